@@ -1,0 +1,24 @@
+// One jest run for the whole workspace; each package is a project so it can have its own setup.
+// Sources are transformed by swc (no type-checking here: `npm run typecheck` does that once).
+const fs = require('node:fs');
+const path = require('node:path');
+const swc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
+delete swc.$schema;
+
+/** @param {string} name @param {object} extra */
+function project(name, extra = {}) {
+  return {
+    displayName: name,
+    rootDir: path.join(__dirname, name),
+    testEnvironment: 'node',
+    transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swc, swcrc: false }] },
+    moduleNameMapper: { '^@spectator/(shared|agent|backend)$': path.join(__dirname, '$1/src/index.ts') },
+    testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.test.ts', '<rootDir>/test/**/*.test.tsx'],
+    testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    ...extra,
+  };
+}
+
+module.exports = {
+  projects: ['shared', 'agent', 'backend', 'dashboard'].map((name) => project(name, require(`./${name}/jest.project.js`))),
+};

@@ -1,0 +1,184 @@
+/**
+ * Management API payloads (`/api/v1`), as the backend sends them and the dashboard reads them.
+ * Shapes leave the process as JSON Schema 2020-12 (`JsonSchema`), the dialect of OpenAPI 3.1.
+ */
+import type { EnvironmentKind } from '../protocol/messages';
+
+/** A JSON Schema 2020-12 object (the subset we write: type, properties, required, items, oneOf, format). */
+export interface JsonSchema {
+  type?: 'string' | 'number' | 'integer' | 'boolean' | 'null' | 'object' | 'array';
+  format?: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean;
+  items?: JsonSchema;
+  oneOf?: JsonSchema[];
+  description?: string;
+  /** Spectator's marker for a shape cut short by a limit. */
+  'x-spectator-truncated'?: boolean;
+}
+
+export interface ApiError {
+  statusCode: number;
+  error: string;
+  message: string;
+}
+
+export interface ProjectResponse {
+  id: string;
+  slug: string;
+  name: string;
+  createdAt: string;
+}
+
+export type TokenScope = 'agent' | 'read' | 'write' | 'admin';
+
+export interface TokenResponse {
+  id: string;
+  name: string;
+  scope: TokenScope;
+  environments: EnvironmentKind[] | null;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  /** Only in the answer to the creation, never again. */
+  token?: string;
+}
+
+export interface CaptureResponse {
+  id: string;
+  environment: { kind: EnvironmentKind; name: string };
+  commit: string | null;
+  build: string | null;
+  pullRequest: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  interactions: number;
+  undocumented: number;
+  diffs: number;
+  rules: string[];
+}
+
+export interface UndocumentedEndpointResponse {
+  method: string;
+  path: string;
+  interactions: number;
+  /** Requests and responses of interest: 1 per request with a JSON body + 1 per response with one. */
+  count: number;
+}
+
+export type ChangeKind = 'added' | 'removed' | 'type changed' | 'now optional' | 'now required' | 'new status' | 'new content type';
+
+export interface ChangeResponse {
+  change: ChangeKind;
+  in: 'request' | 'response';
+  status?: number;
+  /** JSON path of the field, e.g. `$.author` or `$.items[].id`; `$` for the body itself. */
+  at: string;
+  documented?: JsonSchema;
+  observed?: JsonSchema;
+  breaking: boolean;
+}
+
+export interface DiffResponse {
+  endpointId: string;
+  method: string;
+  path: string;
+  version: string;
+  interactions: number;
+  breaking: boolean;
+  changes: ChangeResponse[];
+}
+
+export interface BodyDocResponse {
+  contentType: string;
+  shape: JsonSchema | null;
+}
+
+export interface ResponseDocResponse extends BodyDocResponse {
+  status: number;
+}
+
+export interface ObservedEndpointResponse {
+  method: string;
+  path: string;
+  interactions: number;
+  request: BodyDocResponse | null;
+  responses: ResponseDocResponse[];
+  query: string[];
+  requestHeaders: string[];
+}
+
+export interface EndpointResponse {
+  id: string;
+  method: string;
+  path: string;
+  description: string;
+  version: string;
+  request: BodyDocResponse | null;
+  responses: ResponseDocResponse[];
+  updatedAt: string;
+}
+
+export interface DocumentationRequest {
+  captureId: string;
+  endpoints: Array<{ method: string; path: string; description?: string; documentBodies: boolean }>;
+  message?: string;
+}
+
+export interface DocumentationResponse {
+  proposalId: string | null;
+  versions: Array<{ endpointId: string; method: string; path: string; version: string; previous: string | null }>;
+}
+
+export interface VersionMatrixRow {
+  kind: EnvironmentKind;
+  name: string;
+  build?: string | null;
+  pullRequest?: string | null;
+  commit: string | null;
+  lastSeen: string;
+}
+
+export interface VersionCell {
+  version: string; // "1.1" or "N/A"
+  drift?: boolean;
+}
+
+export interface VersionMatrixResponse {
+  endpoints: Array<{ id: string; method: string; path: string; version: string }>;
+  rows: VersionMatrixRow[];
+  /** cells[rowIndex][endpointIndex] */
+  cells: VersionCell[][];
+  nextCursor: string | null;
+}
+
+export type ProposalStepName = 'Approved' | 'Implemented' | 'Appeared in Staging' | 'Appeared in Production';
+
+export interface ProposalStepResponse {
+  step: ProposalStepName;
+  actor?: string | null;
+  at: string;
+  pullRequest?: string | null;
+  build?: string | null;
+  commit?: string | null;
+}
+
+export interface ProposalResponse {
+  id: string;
+  title: string;
+  description: string;
+  status: 'Open' | ProposalStepName;
+  createdAt: string;
+  createdBy: string | null;
+  endpoints: Array<{ endpointId: string | null; method: string; path: string; fromVersion: string | null; toVersion: string; changes: ChangeResponse[] }>;
+  steps: ProposalStepResponse[];
+}
+
+/** Dashboard live events on `WS /api/v1/projects/{p}/events`. */
+export type DashboardEvent =
+  | { type: 'capture.started'; captureId: string; environment: { kind: EnvironmentKind; name: string }; startedAt: string }
+  | { type: 'capture.updated'; captureId: string }
+  | { type: 'documentation.committed'; endpointIds: string[] }
+  | { type: 'proposal.step'; proposalId: string; step: ProposalStepName; at: string }
+  | { type: 'version.changed'; endpointId: string; environment: { kind: EnvironmentKind; name: string }; version: string };

@@ -1,0 +1,142 @@
+/**
+ * The agent ↔ backend wire protocol (`WS /api/v1/agents/stream`). JSON text frames, one message
+ * each. Every message has a `type`. Bump PROTOCOL_VERSION on an incompatible change.
+ */
+import type { Shape } from '../shape/types';
+
+export const PROTOCOL_VERSION = 1;
+
+export const ENVIRONMENT_KINDS = ['local', 'ci', 'staging', 'production'] as const;
+export type EnvironmentKind = (typeof ENVIRONMENT_KINDS)[number];
+
+/** What the agent runs in. CI runs are identified by pull request; staging and production by build. */
+export interface AgentEnvironment {
+  kind: EnvironmentKind;
+  pullRequest?: string;
+  commit?: string;
+  build?: string;
+}
+
+export type CaptureReason = 'agent-start' | 'command-restart' | 'upstream-restart';
+
+export interface WireCapture {
+  /** Made by the agent (UUID); the backend upserts by it, so a resend is harmless. */
+  id: string;
+  startedAt: string; // ISO 8601
+  reason: CaptureReason;
+}
+
+/** A body as summarised by the agent. `null` in an observation means there was no body. */
+export interface WireBody {
+  /** Media type only, lower-case, without parameters, e.g. `application/json`. */
+  contentType: string;
+  /** Fingerprint of the body's shape, for JSON (and form) bodies whose shape was computed. */
+  shape?: string;
+  /** The body was larger than the capture limit: counted, not shaped. */
+  tooLarge?: true;
+  /** The body claimed JSON but did not parse. */
+  unparsable?: true;
+  /** Counted but not shaped, because shape work was sampled under load. */
+  unshaped?: true;
+}
+
+/**
+ * One aggregated row: the exchanges seen since the last batch with the same
+ * (capture, method, path template, status, request body, response body).
+ */
+export interface WireObservation {
+  method: string; // upper-case
+  /** Path template, e.g. `/posts/{postId}`; never a raw identifier. */
+  path: string;
+  status: number;
+  /** Query parameter names seen (sorted, unique). Never values. */
+  query: string[];
+  /** Request header names seen (lower-case, sorted, unique). Never values. */
+  requestHeaders: string[];
+  /** Response header names seen (lower-case, sorted, unique). Never values. */
+  responseHeaders: string[];
+  request: WireBody | null;
+  response: WireBody | null;
+  count: number;
+  firstSeen: string; // ISO 8601
+  lastSeen: string; // ISO 8601
+}
+
+export interface HelloMessage {
+  type: 'hello';
+  protocol: number;
+  agentId: string;
+  agentVersion: string;
+  environment: AgentEnvironment;
+  capture: WireCapture;
+  /** The `ignoreRequests` entries in effect (their source text). */
+  rules: string[];
+}
+
+export interface BatchMessage {
+  type: 'batch';
+  /** Unique per batch (UUID); a resend carries the same id and must not be counted twice. */
+  batchId: string;
+  captureId: string;
+  /** Every shape referenced by `observations` that the backend has not acknowledged yet. */
+  shapes: Record<string, Shape>;
+  observations: WireObservation[];
+}
+
+/** A new capture started (command restart, upstream came back). The previous one ended. */
+export interface CaptureMessage {
+  type: 'capture';
+  capture: WireCapture;
+  previous?: { id: string; endedAt: string };
+}
+
+export interface CaptureEndMessage {
+  type: 'capture-end';
+  captureId: string;
+  endedAt: string;
+}
+
+export interface RulesMessage {
+  type: 'rules';
+  captureId: string;
+  rules: string[];
+}
+
+export type AgentMessage = HelloMessage | BatchMessage | CaptureMessage | CaptureEndMessage | RulesMessage;
+
+export interface WelcomeMessage {
+  type: 'welcome';
+  protocol: number;
+  project: string;
+  /** Documented path templates, matched first by the agent. */
+  templates: string[];
+}
+
+export interface AckMessage {
+  type: 'ack';
+  batchId: string;
+  /** True when this batch id had been committed before (a resend). */
+  duplicate?: boolean;
+}
+
+export interface TemplatesMessage {
+  type: 'templates';
+  templates: string[];
+}
+
+export interface ErrorMessage {
+  type: 'error';
+  code: string;
+  /** Names what is wrong, e.g. `observations[3].status must be an integer 100-599`. */
+  message: string;
+  batchId?: string;
+}
+
+export type BackendMessage = WelcomeMessage | AckMessage | TemplatesMessage | ErrorMessage;
+
+/** Routes, shared by agent, backend and dashboard. */
+export const ROUTES = {
+  apiPrefix: '/api/v1',
+  agentStream: '/api/v1/agents/stream',
+  projectEvents: (project: string) => `/api/v1/projects/${encodeURIComponent(project)}/events`,
+} as const;
