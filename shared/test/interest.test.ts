@@ -1,0 +1,44 @@
+import { countOfInterest, isJsonMediaType } from '../src/interest';
+
+describe('isJsonMediaType', () => {
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'Application/JSON;charset=UTF-8',
+    '  application/json  ',
+    'application/problem+json',
+    'application/vnd.api+json; ext=bulk',
+    'application/merge-patch+json',
+  ])('%j is JSON', (contentType) => {
+    expect(isJsonMediaType(contentType)).toBe(true);
+  });
+
+  it.each([null, undefined, '', 'text/plain', 'text/html; charset=utf-8', 'application/jsonx', 'application/json-seq', 'text/json', 'application/x-www-form-urlencoded', 'application/+json', 'json', 'application/xml+jsonx'])(
+    '%j is not JSON',
+    (contentType) => {
+      expect(isJsonMediaType(contentType)).toBe(false);
+    },
+  );
+});
+
+describe('countOfInterest', () => {
+  const json = { contentType: 'application/json' };
+  const html = { contentType: 'text/html' };
+
+  it.each([
+    // seed-spec §2: two interactions with one request body and one response body each give 4
+    ['two POST /posts with JSON bodies both ways', { request: json, response: json, count: 2 }, 4],
+    ['a GET with a JSON response', { request: null, response: json, count: 1 }, 1],
+    ['three GETs with JSON responses', { request: null, response: json, count: 3 }, 3],
+    ['a JSON request answered with HTML', { request: json, response: html, count: 5 }, 5],
+    ['no bodies at all', { request: null, response: null, count: 7 }, 0],
+    ['non-JSON bodies', { request: html, response: html, count: 2 }, 0],
+    ['zero interactions', { request: json, response: json, count: 0 }, 0],
+  ])('%s → %i', (_name, observation, expected) => {
+    expect(countOfInterest(observation)).toBe(expected);
+  });
+
+  it.each([-1, 1.5, Number.NaN])('rejects count %p', (count) => {
+    expect(() => countOfInterest({ request: json, response: json, count })).toThrow(`count must be a non-negative integer, got ${count}`);
+  });
+});
