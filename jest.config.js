@@ -20,5 +20,5 @@ function project(name, extra = {}) {
 }
 
 module.exports = {
-  projects: ['shared', 'agent', 'backend', 'dashboard'].map((name) => project(name, require(`./${name}/jest.project.js`))),
+  projects: ['shared', 'agent', 'backend', 'dashboard', 'deploy'].map((name) => project(name, require(`./${name}/jest.project.js`))),
 };

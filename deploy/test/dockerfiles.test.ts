@@ -1,0 +1,205 @@
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import {
+  copyPaths,
+  effectiveUser,
+  exposedPorts,
+  instructionsOf,
+  isDockerIgnored,
+  npmCommands,
+  parseDockerfile,
+  stageEnv,
+  type Dockerfile,
+  type Stage,
+} from './support/dockerfile';
+import { packageScripts, readRepoFile, repoPathExists, workspaceFolders } from './support/repo';
+
+interface ImageExpectation {
+  file: string;
+  /** The command on the image's PATH that is its ENTRYPOINT. */
+  bin: string;
+  /** Source of the file the command runs (compiled to `<pkg>/dist/src/<name>.js`). */
+  source: string;
+  /** Workspaces whose production dependencies the image needs. */
+  workspaces: string[];
+  ports: number[];
+  healthPath: string;
+  /** Environment that points the HEALTHCHECK at a port. */
+  healthEnv: (port: number) => Record<string, string>;
+}
+
+const IMAGES: ImageExpectation[] = [
+  {
+    file: 'Dockerfile.agent',
+    bin: 'spectator-agent',
+    source: 'agent/src/cli.ts',
+    workspaces: ['@spectator/shared', '@spectator/agent'],
+    ports: [4000, 4001],
+    healthPath: '/healthz',
+    healthEnv: (port) => ({ SPECTATOR_ADMIN: `127.0.0.1:${port}` }),
+  },
+  {
+    file: 'Dockerfile.backend',
+    bin: 'spectator-backend',
+    source: 'backend/src/main.ts',
+    workspaces: ['@spectator/shared', '@spectator/backend'],
+    ports: [3000],
+    healthPath: '/api/v1/health',
+    healthEnv: (port) => ({ PORT: String(port) }),
+  },
+];
+
+const dockerignore = readRepoFile('.dockerignore').split('\n');
+
+function finalStage(dockerfile: Dockerfile): Stage {
+  return dockerfile.stages.at(-1)!;
+}
+
+/** Runs the HEALTHCHECK command of an image against a local server answering `status`. */
+async function runHealthcheck(image: ImageExpectation, stage: Stage, status: number | 'closed'): Promise<{ code: number; requested: string[] }> {
+  const command = instructionsOf(stage, 'HEALTHCHECK')[0]!.exec!;
+  const requested: string[] = [];
+  const server = http.createServer((req, res) => {
+    requested.push(req.url ?? '');
+    res.writeHead(status === 'closed' ? 500 : status).end('{}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  if (status === 'closed') await new Promise<void>((resolve) => server.close(() => resolve()));
+  try {
+    const [program, ...args] = command;
+    expect(program).toBe('node');
+    const env = { PATH: process.env.PATH ?? '', ...stageEnv(stage), ...image.healthEnv(port) };
+    const code = await new Promise<number>((resolve) => {
+      execFile(process.execPath, args, { env, timeout: 10_000 }, (error) => resolve(error ? Number(error.code ?? 1) : 0));
+    });
+    return { code, requested };
+  } finally {
+    if (status !== 'closed') await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+describe.each(IMAGES)('$file', (image) => {
+  const dockerfile = parseDockerfile(readRepoFile(image.file));
+  const final = finalStage(dockerfile);
+  const stageNames = dockerfile.stages.map((stage) => stage.name);
+
+  it('is multi-stage and ends on a slim Node 20 image', () => {
+    expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
+    expect(final.base).toMatch(/^node:20(\.\d+)*-(slim|alpine)/);
+  });
+
+  it('builds FROM and COPY --from only stages defined above', () => {
+    dockerfile.stages.forEach((stage, index) => {
+      const earlier = stageNames.slice(0, index);
+      if (stageNames.includes(stage.base)) expect(earlier).toContain(stage.base);
+      for (const copy of instructionsOf(stage, 'COPY').filter((instruction) => instruction.flags.from)) {
+        expect(earlier).toContain(copy.flags.from);
+      }
+    });
+  });
+
+  it('copies from the build context only files that exist and are not dockerignored', () => {
+    const sources = dockerfile.stages.flatMap((stage) =>
+      instructionsOf(stage, 'COPY')
+        .filter((instruction) => !instruction.flags.from)
+        .flatMap((instruction) => copyPaths(instruction).sources),
+    );
+    expect(sources.length).toBeGreaterThan(0);
+    for (const source of sources) {
+      expect({ source, exists: repoPathExists(source), ignored: isDockerIgnored(dockerignore, source) }).toEqual({ source, exists: true, ignored: false });
+    }
+  });
+
+  it('keeps local installs and builds out of the build context', () => {
+    for (const local of ['node_modules', 'agent/node_modules', 'agent/dist', 'backend/dist/src/main.js', '.spectator', '.git', 'shared/tsconfig.tsbuildinfo']) {
+      expect({ local, ignored: isDockerIgnored(dockerignore, local) }).toEqual({ local, ignored: true });
+    }
+  });
+
+  it('runs only npm scripts and workspaces that exist', () => {
+    const folders = workspaceFolders();
+    const commands = dockerfile.stages.flatMap(npmCommands);
+    expect(commands.map((command) => command.command)).toEqual(expect.arrayContaining(['ci', 'run']));
+    for (const command of commands) {
+      for (const workspace of command.workspaces) expect({ workspace, known: folders.has(workspace) }).toEqual({ workspace, known: true });
+      if (command.script === null) continue;
+      const folder = command.workspaces.length === 0 ? '' : folders.get(command.workspaces[0]!)!;
+      expect({ command: command.text, defined: command.script in packageScripts(folder) }).toEqual({ command: command.text, defined: true });
+    }
+  });
+
+  it('installs only the production dependencies of the workspaces it runs', () => {
+    const dependencyStages = dockerfile.stages.filter((stage) => npmCommands(stage).some((command) => command.flags.includes('--omit=dev')));
+    expect(dependencyStages).toHaveLength(1);
+    const install = npmCommands(dependencyStages[0]!).find((command) => command.command === 'ci')!;
+    expect(install.workspaces.sort()).toEqual([...image.workspaces].sort());
+    // The final stage takes node_modules from that stage, never from the build stage (dev tools).
+    const fromBuild = instructionsOf(final, 'COPY').filter((instruction) => instruction.flags.from && instruction.flags.from !== dependencyStages[0]!.name);
+    for (const copy of fromBuild) {
+      for (const source of copyPaths(copy).sources) expect(source).toMatch(/\/dist(\/src)?$/);
+    }
+  });
+
+  it('runs as a non-root user', () => {
+    expect(['root', '0', '']).not.toContain(effectiveUser(final));
+  });
+
+  it(`exposes ${image.ports.join(' and ')}`, () => {
+    expect(exposedPorts(final).sort()).toEqual(image.ports);
+  });
+
+  it(`has ENTRYPOINT ${image.bin}, a command on the PATH that runs the compiled ${image.source}`, () => {
+    expect(instructionsOf(final, 'ENTRYPOINT').at(-1)?.exec).toEqual([image.bin]);
+    const writesBin = instructionsOf(final, 'RUN').find((instruction) => instruction.args.includes(`/usr/local/bin/${image.bin}`));
+    expect(writesBin).toBeDefined();
+    const compiled = /exec node (\/app\/(\S+))\s/.exec(writesBin!.args.replace(/\\n/g, '\n'));
+    expect(compiled).not.toBeNull();
+    const [pkg, ...rest] = compiled![2]!.replace(/^(\w+)\/dist\//, '$1/').replace(/\.js$/, '.ts').split('/');
+    expect(path.posix.join(pkg!, ...rest)).toBe(image.source);
+    // The compiled folder is copied into the final stage under WORKDIR /app.
+    expect(instructionsOf(final, 'WORKDIR').at(-1)?.args).toBe('/app');
+    const copiedTo = instructionsOf(final, 'COPY').map((instruction) => `/app/${copyPaths(instruction).destination}`);
+    expect(copiedTo.some((destination) => compiled![1]!.startsWith(`${destination.replace(/\/$/, '')}/`))).toBe(true);
+  });
+
+  it(`has a HEALTHCHECK that passes on a 200 from ${image.healthPath} and fails otherwise`, async () => {
+    expect(instructionsOf(final, 'HEALTHCHECK')).toHaveLength(1);
+    const healthy = await runHealthcheck(image, final, 200);
+    expect(healthy).toEqual({ code: 0, requested: [image.healthPath] });
+    expect((await runHealthcheck(image, final, 503)).code).not.toBe(0);
+    expect((await runHealthcheck(image, final, 'closed')).code).not.toBe(0);
+  });
+});
+
+describe('parseDockerfile', () => {
+  it('joins continuations, skips comments and reads stages, flags and exec forms', () => {
+    const parsed = parseDockerfile(['# comment', 'FROM node:20 AS build', 'RUN a \\', '  # inside', '  && b', '', 'FROM node:20-slim', 'COPY --from=build /x y', 'CMD ["node", "x.js"]'].join('\n'));
+    expect(parsed.stages.map((stage) => [stage.name, stage.base])).toEqual([['build', 'node:20'], ['1', 'node:20-slim']]);
+    expect(parsed.stages[0]!.instructions[0]).toMatchObject({ keyword: 'RUN', args: 'a && b', line: 3 });
+    expect(parsed.stages[1]!.instructions[0]).toMatchObject({ keyword: 'COPY', flags: { from: 'build' }, args: '/x y' });
+    expect(parsed.stages[1]!.instructions[1]!.exec).toEqual(['node', 'x.js']);
+  });
+
+  it.each([
+    ['FROM node:20\nFOO bar', /line 2: unknown instruction "FOO"/],
+    ['RUN x', /line 1: RUN before the first FROM/],
+    ['FROM node:20\nCMD ["node", 1]', /line 2: CMD exec form/],
+    ['FROM node:20\nRUN a \\', /ends inside a continuation/],
+    ['# nothing', /no FROM/],
+  ])('refuses %j with a clear error', (text, message) => {
+    expect(() => parseDockerfile(text)).toThrow(message);
+  });
+
+  it('matches .dockerignore patterns like Docker (last match wins, ! re-includes)', () => {
+    const patterns = ['**/dist', '*.md', '!README.md'];
+    expect(isDockerIgnored(patterns, 'agent/dist/src/cli.js')).toBe(true);
+    expect(isDockerIgnored(patterns, 'dist')).toBe(true);
+    expect(isDockerIgnored(patterns, 'agent/distance.ts')).toBe(false);
+    expect(isDockerIgnored(patterns, 'CHANGES.md')).toBe(true);
+    expect(isDockerIgnored(patterns, 'README.md')).toBe(false);
+    expect(isDockerIgnored(patterns, 'docs/x.md')).toBe(false);
+  });
+});

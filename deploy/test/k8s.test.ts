@@ -1,0 +1,226 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
+import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { ISecret } from 'kubernetes-models/v1/Secret';
+import type { IService } from 'kubernetes-models/v1/Service';
+import { parse } from 'yaml';
+import { argValue, container, envVar, find, kustomizationResources, loadManifests, portNumber, schemaErrors, type Manifest } from './support/k8s';
+import { REPO_ROOT } from './support/repo';
+
+const backend = loadManifests('k8s/backend');
+const exampleApp = loadManifests('k8s/example-app');
+
+/** The pod spec of a workload, failing clearly when it has none. */
+function podSpec(workload: IDeployment | IStatefulSet | IJob): IPodSpec {
+  const spec = workload.spec?.template.spec;
+  if (!spec) throw new Error('workload without a pod spec');
+  return spec;
+}
+
+/** The port of a `host:port` or `[host:]port` value. */
+function portOf(hostPort: string | undefined): number {
+  return Number(hostPort?.split(':').at(-1));
+}
+
+/** Where a Service sends traffic: the container port its targetPort resolves to in a pod spec. */
+function serviceTarget(service: IService, pod: IPodSpec): { container: string; port: number } | undefined {
+  const target = service.spec?.ports?.[0]?.targetPort;
+  for (const candidate of pod.containers) {
+    const port = portNumber(candidate, target);
+    if (port !== undefined) return { container: candidate.name, port };
+  }
+  return undefined;
+}
+
+/** A `secretKeyRef` of an env var, checked to point at an existing Secret key. */
+function secretKeyOf(target: IContainer, name: string, secrets: readonly Manifest[]): string {
+  const ref = envVar(target, name)?.valueFrom?.secretKeyRef;
+  expect({ name, ref: ref !== undefined }).toEqual({ name, ref: true });
+  const secret = find<ISecret>(secrets, 'Secret', ref!.name!);
+  expect(Object.keys(secret.stringData ?? secret.data ?? {})).toContain(ref!.key);
+  return (secret.stringData ?? {})[ref!.key]!;
+}
+
+describe.each([
+  ['k8s/backend', backend],
+  ['k8s/example-app', exampleApp],
+])('%s', (folder, manifests) => {
+  it('is valid against the Kubernetes schemas', () => {
+    expect(manifests.length).toBeGreaterThan(0);
+    expect(manifests.flatMap(schemaErrors)).toEqual([]);
+  });
+
+  it('lists every manifest file in its kustomization, and only those', () => {
+    const files = fs.readdirSync(path.join(REPO_ROOT, folder)).filter((file) => file.endsWith('.yaml') && file !== 'kustomization.yaml');
+    expect(kustomizationResources(folder).sort()).toEqual(files.sort());
+  });
+
+  it('selects the pods of each workload with each Service and workload selector', () => {
+    const workloads = manifests.filter((manifest) => ['Deployment', 'StatefulSet'].includes(manifest.kind)) as unknown as (IDeployment & Manifest)[];
+    for (const service of manifests.filter((manifest) => manifest.kind === 'Service') as unknown as (IService & Manifest)[]) {
+      const selected = workloads.filter((workload) =>
+        Object.entries(service.spec?.selector ?? {}).every(([key, value]) => workload.spec?.template.metadata?.labels?.[key] === value),
+      );
+      expect({ service: service.metadata.name, selected: selected.length }).toEqual({ service: service.metadata.name, selected: 1 });
+      expect(serviceTarget(service, podSpec(selected[0]!))).toBeDefined();
+    }
+    for (const workload of workloads) {
+      expect(workload.spec?.template.metadata?.labels).toMatchObject(workload.spec?.selector.matchLabels ?? { missing: 'matchLabels' });
+    }
+  });
+
+  it('marks every secret value as a placeholder to replace', () => {
+    for (const secret of manifests.filter((manifest) => manifest.kind === 'Secret') as unknown as (ISecret & Manifest)[]) {
+      const values = Object.entries(secret.stringData ?? {}).filter(([key]) => /PASSWORD|TOKEN|DATABASE_URL/.test(key));
+      expect(values.length).toBeGreaterThan(0);
+      for (const [key, value] of values) expect({ key, value }).toEqual({ key, value: expect.stringContaining('CHANGE-ME') });
+      expect(secret.data).toBeUndefined();
+    }
+  });
+
+  it('gives every container resource requests and a memory limit', () => {
+    const workloads = manifests.filter((manifest) => ['Deployment', 'StatefulSet', 'Job'].includes(manifest.kind)) as unknown as (IDeployment & Manifest)[];
+    for (const workload of workloads) {
+      for (const each of podSpec(workload).containers) {
+        expect({ container: each.name, requests: Object.keys(each.resources?.requests ?? {}).sort(), memoryLimit: each.resources?.limits?.memory !== undefined }).toEqual({
+          container: each.name,
+          requests: ['cpu', 'memory'],
+          memoryLimit: true,
+        });
+      }
+    }
+  });
+});
+
+describe('k8s/backend wiring', () => {
+  const deployment = find<IDeployment>(backend, 'Deployment', 'spectator-backend');
+  const server = container(podSpec(deployment).containers, 'backend');
+  const job = find<IJob>(backend, 'Job', 'spectator-migrate');
+  const migrate = container(podSpec(job).containers, 'migrate');
+  const service = find<IService>(backend, 'Service', 'spectator-backend');
+
+  it('serves on the PORT it is given, on all interfaces, and the Service targets it', () => {
+    const port = Number(envVar(server, 'PORT')?.value);
+    expect(portNumber(server, 'http')).toBe(port);
+    expect(envVar(server, 'HOST')?.value).toBe('0.0.0.0');
+    expect(serviceTarget(service, podSpec(deployment))).toEqual({ container: 'backend', port });
+  });
+
+  it('probes readiness and liveness on /api/v1/health at the serving port', () => {
+    for (const probe of [server.readinessProbe, server.livenessProbe]) {
+      expect(probe?.httpGet?.path).toBe('/api/v1/health');
+      expect(portNumber(server, probe?.httpGet?.port)).toBe(Number(envVar(server, 'PORT')?.value));
+    }
+  });
+
+  it('takes DATABASE_URL and the admin token from the Secret, and leaves migrations to the Job', () => {
+    secretKeyOf(server, 'DATABASE_URL', backend);
+    secretKeyOf(server, 'SPECTATOR_ADMIN_TOKEN', backend);
+    expect(envVar(server, 'SPECTATOR_RUN_MIGRATIONS')?.value).toBe('false');
+  });
+
+  it('runs `spectator-backend migrate` in the Job with the same image and database', () => {
+    expect(migrate.image).toBe(server.image);
+    // No `command`: the image's ENTRYPOINT (spectator-backend) runs with these args.
+    expect(migrate.command).toBeUndefined();
+    expect(migrate.args).toEqual(['migrate']);
+    expect(envVar(migrate, 'DATABASE_URL')?.valueFrom).toEqual(envVar(server, 'DATABASE_URL')?.valueFrom);
+    expect(podSpec(job).restartPolicy).toBe('OnFailure');
+  });
+
+  it('points DATABASE_URL at the bundled PostgreSQL with its user, password and database', () => {
+    const url = new URL(secretKeyOf(server, 'DATABASE_URL', backend));
+    const postgresSet = find<IStatefulSet>(backend, 'StatefulSet', 'spectator-postgres');
+    const postgresService = find<IService>(backend, 'Service', 'spectator-postgres');
+    const postgres = container(podSpec(postgresSet).containers, 'postgres');
+    const credentials = find<ISecret>(backend, 'Secret', postgres.envFrom?.[0]?.secretRef?.name ?? 'missing').stringData ?? {};
+    expect(postgresSet.spec?.serviceName).toBe(postgresService.metadata.name);
+    expect(url.hostname).toBe(postgresService.metadata.name);
+    expect(Number(url.port)).toBe(postgresService.spec?.ports?.[0]?.port);
+    expect(serviceTarget(postgresService, podSpec(postgresSet))).toEqual({ container: 'postgres', port: Number(url.port) });
+    expect({ user: url.username, password: decodeURIComponent(url.password), database: url.pathname.slice(1) }).toEqual({
+      user: credentials.POSTGRES_USER,
+      password: credentials.POSTGRES_PASSWORD,
+      database: credentials.POSTGRES_DB,
+    });
+    expect(postgres.volumeMounts?.map((mount) => mount.name)).toEqual(postgresSet.spec?.volumeClaimTemplates?.map((claim) => claim.metadata?.name));
+  });
+
+  it('keeps every object in the spectator namespace it creates', () => {
+    expect(find(backend, 'Namespace', 'spectator')).toBeDefined();
+    expect(backend.filter((manifest) => manifest.kind !== 'Namespace').map((manifest) => manifest.metadata.namespace)).toEqual(
+      backend.filter((manifest) => manifest.kind !== 'Namespace').map(() => 'spectator'),
+    );
+  });
+});
+
+describe('k8s/example-app wiring (the agent as a sidecar)', () => {
+  const deployment = find<IDeployment>(exampleApp, 'Deployment', 'posts-api');
+  const pod = podSpec(deployment);
+  const labels = deployment.spec?.template.metadata?.labels ?? {};
+  const app = container(pod.containers, 'app');
+  const agent = container(pod.containers, 'spectator-agent');
+  const service = find<IService>(exampleApp, 'Service', 'posts-api');
+
+  it("sends the Service's traffic to the agent's proxy port, not to the app", () => {
+    expect(serviceTarget(service, pod)).toEqual({ container: 'spectator-agent', port: portOf(envVar(agent, 'SPECTATOR_LISTEN')?.value) });
+  });
+
+  it("forwards from the agent to the app's container port on 127.0.0.1", () => {
+    const upstream = new URL(argValue(agent, '--upstream') ?? envVar(agent, 'SPECTATOR_UPSTREAM')?.value ?? 'http://missing');
+    expect(upstream.hostname).toBe('127.0.0.1');
+    expect(Number(upstream.port)).toBe(portNumber(app, 'app'));
+    expect(Number(envVar(app, 'PORT')?.value)).toBe(Number(upstream.port));
+  });
+
+  it.each([
+    ['SPECTATOR_ENV', 'spectator.dev/environment'],
+    ['SPECTATOR_BUILD', 'spectator.dev/build'],
+    ['SPECTATOR_COMMIT', 'spectator.dev/commit'],
+  ])('sets %s from the pod label %s through the downward API', (name, label) => {
+    expect(envVar(agent, name)?.valueFrom?.fieldRef?.fieldPath).toBe(`metadata.labels['${label}']`);
+    expect(typeof labels[label]).toBe('string');
+  });
+
+  it('labels the example pod as a staging build with a commit', () => {
+    expect(['staging', 'production']).toContain(labels['spectator.dev/environment']);
+    expect(labels['spectator.dev/commit']).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('takes the agent token from a Secret and streams to the backend Service', () => {
+    secretKeyOf(agent, 'SPECTATOR_TOKEN', exampleApp);
+    const backendUrl = new URL(envVar(agent, 'SPECTATOR_BACKEND_URL')?.value ?? 'http://missing');
+    const backendService = find<IService>(backend, 'Service', 'spectator-backend');
+    expect(backendUrl.hostname).toBe(`${backendService.metadata.name}.${backendService.metadata.namespace}.svc.cluster.local`);
+    expect(Number(backendUrl.port)).toBe(backendService.spec?.ports?.[0]?.port);
+  });
+
+  it('mounts service.yml from the ConfigMap at SPECTATOR_CONFIG, as a directory so edits reach the agent', () => {
+    const configPath = envVar(agent, 'SPECTATOR_CONFIG')?.value ?? 'missing';
+    const mount = agent.volumeMounts?.find((candidate) => configPath.startsWith(`${candidate.mountPath}/`));
+    expect(mount).toBeDefined();
+    expect(mount!.subPath).toBeUndefined();
+    const volume = pod.volumes?.find((candidate) => candidate.name === mount!.name);
+    const configMap = find<IConfigMap>(exampleApp, 'ConfigMap', volume?.configMap?.name ?? 'missing');
+    const fileName = path.posix.relative(mount!.mountPath, configPath);
+    const key = volume?.configMap?.items?.find((item) => item.path === fileName)?.key ?? fileName;
+    const serviceYml = parse(configMap.data?.[key] ?? '') as { ignoreRequests?: unknown };
+    expect(serviceYml.ignoreRequests).toEqual(expect.arrayContaining(['GET /', 'GET POST PUT /db', 'GET /favicon.ico', 'GET /script.js', 'GET /style.css']));
+  });
+
+  it("probes the agent's admin port: readiness on /readyz, liveness on /healthz", () => {
+    const adminPort = portOf(envVar(agent, 'SPECTATOR_ADMIN')?.value);
+    expect(portNumber(agent, agent.readinessProbe?.httpGet?.port)).toBe(adminPort);
+    expect(portNumber(agent, agent.livenessProbe?.httpGet?.port)).toBe(adminPort);
+    expect([agent.readinessProbe?.httpGet?.path, agent.livenessProbe?.httpGet?.path]).toEqual(['/readyz', '/healthz']);
+  });
+
+  it('bounds the sidecar with CPU and memory limits', () => {
+    expect(Object.keys(agent.resources?.limits ?? {}).sort()).toEqual(['cpu', 'memory']);
+  });
+});
