@@ -1,16 +1,31 @@
+/**
+ * Ignore rules: the `ignoreRequests` list of `service.yml` (seed-spec §4, Ignore rules; DESIGN.md,
+ * Ignore rules; syntax in docs/ignore-rules.md). Traffic matching an entry is not observed.
+ */
+import { parse as parseYaml } from 'yaml';
+import { pathOnly } from '../paths/segments';
+import { compilePattern, decodePercent, MAX_QUADRATIC_PATH_LENGTH, PatternError } from './pattern';
+
+export { MAX_OPEN_ENDED, MAX_QUADRATIC_PATH_LENGTH } from './pattern';
+
 export interface IgnoreRule {
   /** The entry as written in service.yml. */
   source: string;
   /** Upper-case methods; `null` means every method. */
   methods: string[] | null;
+  /** Does the rule's path pattern match `path` (its query, if any, is not looked at)? */
   test(path: string): boolean;
 }
 
 export interface RuleError {
-  /** The entry as written (or its index when not a string). */
+  /** The entry as written; for an entry that is not a string, its YAML value as JSON. */
   entry: string;
+  /** Position in the `ignoreRequests` list, from 0. */
   index: number;
+  /** The whole story for a log line or the dashboard: `ignoreRequests[3] "FETCH /x": unknown method "FETCH" (…)`. */
   message: string;
+  /** Just what is wrong with the entry: `unknown method "FETCH" (…)`. */
+  problem: string;
 }
 
 export interface ParsedRules {
@@ -18,17 +33,121 @@ export interface ParsedRules {
   errors: RuleError[];
 }
 
-/** Parse `ignoreRequests` entries; bad entries are reported, good ones still apply. */
-export function parseIgnoreRules(_entries: readonly unknown[]): ParsedRules {
-  throw new Error('parseIgnoreRules: not implemented yet');
+/** The methods of RFC 9110 §9 and RFC 5789 (PATCH). */
+export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'];
+
+/** Longest entry accepted, in characters: a longer one is surely a mistake, and costs matching time. */
+export const MAX_ENTRY_LENGTH = 500;
+
+/** Largest service.yml accepted, in characters. */
+export const MAX_CONFIG_LENGTH = 1_000_000;
+
+const EXAMPLE = 'ignoreRequests:\n  - OPTIONS (.*)\n  - GET /favicon.ico';
+
+/**
+ * Parse `ignoreRequests` entries: `<METHOD> [<METHOD> ...] <path pattern>`, or a path pattern
+ * alone for every method. Bad entries are reported in `errors` (each naming the entry, its index
+ * and the problem); the good ones are in `rules` and still apply.
+ */
+export function parseIgnoreRules(entries: readonly unknown[]): ParsedRules {
+  if (!Array.isArray(entries)) throw new TypeError(`ignore rules must be a list of strings, got ${describe(entries)}`);
+  const parsed: ParsedRules = { rules: [], errors: [] };
+  entries.forEach((entry: unknown, index) => {
+    try {
+      parsed.rules.push(parseEntry(entry));
+    } catch (error) {
+      if (!(error instanceof PatternError)) throw error;
+      const text = typeof entry === 'string' ? entry : asJson(entry);
+      parsed.errors.push({ entry: text, index, problem: error.message, message: `ignoreRequests[${index}] ${JSON.stringify(text)}: ${error.message}` });
+    }
+  });
+  return parsed;
 }
 
-/** Parse the text of service.yml. Throws an Error with a clear message when it is not YAML or has no `ignoreRequests` list. */
-export function parseServiceConfig(_text: string): ParsedRules {
-  throw new Error('parseServiceConfig: not implemented yet');
+/**
+ * Parse the text of service.yml. Throws an Error with a clear message when it is not YAML, is
+ * not a mapping or has no `ignoreRequests` list; other keys are left alone. An empty list is
+ * fine (nothing ignored).
+ */
+export function parseServiceConfig(text: string): ParsedRules {
+  if (typeof text !== 'string') throw new TypeError(`service.yml text must be a string, got ${describe(text)}`);
+  if (text.length > MAX_CONFIG_LENGTH) throw new Error(`service.yml is ${text.length} characters long; at most ${MAX_CONFIG_LENGTH} are read`);
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    throw new Error(`service.yml is not valid YAML: ${(error as Error).message.split('\n', 1)[0]}`);
+  }
+  if (typeof document !== 'object' || document === null || Array.isArray(document)) {
+    throw new Error(`service.yml must be a YAML mapping with an "ignoreRequests" list, like\n${EXAMPLE}\nbut it is ${describe(document)}`);
+  }
+  if (!('ignoreRequests' in document)) {
+    throw new Error(`service.yml has no "ignoreRequests" list; expected for example\n${EXAMPLE}\n(write "ignoreRequests: []" to ignore nothing)`);
+  }
+  const entries = (document as { ignoreRequests: unknown }).ignoreRequests;
+  if (!Array.isArray(entries)) {
+    throw new Error(`"ignoreRequests" in service.yml must be a list of strings, but it is ${describe(entries)} (write "ignoreRequests: []" to ignore nothing)`);
+  }
+  return parseIgnoreRules(entries);
 }
 
-/** True when a request (method, path without query) is ignored by the rules. */
-export function isIgnored(_rules: readonly IgnoreRule[], _method: string, _path: string): boolean {
-  throw new Error('isIgnored: not implemented yet');
+/** True when a request (method, path; a query is not looked at) is ignored by the rules. */
+export function isIgnored(rules: readonly IgnoreRule[], method: string, path: string): boolean {
+  const upperMethod = method.toUpperCase();
+  return rules.some((rule) => (rule.methods === null || rule.methods.includes(upperMethod)) && rule.test(path));
+}
+
+function parseEntry(entry: unknown): IgnoreRule {
+  if (typeof entry !== 'string') throw new PatternError(`an entry must be a string like "GET /health", got ${describe(entry)}`);
+  if (entry.length > MAX_ENTRY_LENGTH) throw new PatternError(`the entry is ${entry.length} characters long; at most ${MAX_ENTRY_LENGTH}`);
+  const tokens = entry.trim().split(/\s+/).filter(Boolean);
+  if (tokens.length === 0) throw new PatternError('the entry is empty; write methods and a path, like "GET /health"');
+
+  const pathIndex = tokens.findIndex((token) => !/^[A-Za-z]+$/.test(token));
+  const methods = (pathIndex < 0 ? tokens : tokens.slice(0, pathIndex)).map((m) => m.toUpperCase());
+  const unknown = methods.find((m) => !HTTP_METHODS.includes(m));
+  if (unknown !== undefined) {
+    const hint = pathIndex < 0 ? '; a path starts with "/"' : '';
+    throw new PatternError(`unknown method "${unknown}" (expected one of ${HTTP_METHODS.join(', ')})${hint}`);
+  }
+  if (pathIndex < 0) throw new PatternError(`no path after the method; write for example "${methods[0]} (.*)" for every path`);
+  const rest = tokens.slice(pathIndex);
+  if (rest.length > 1) throw new PatternError(`one path per entry, found "${rest[0]}" then "${rest[1]}" (a space in a path is written %20)`);
+
+  const { regex, openEnded } = compilePattern(rest[0]!);
+  return {
+    source: entry,
+    methods: methods.length > 0 ? [...new Set(methods)] : null,
+    test(path: string): boolean {
+      const normalized = normalizePath(path);
+      // Two open-ended wildcards cost time quadratic in the path length: bound the length.
+      if (openEnded >= 2 && normalized.length > MAX_QUADRATIC_PATH_LENGTH) return false;
+      return regex.test(normalized);
+    },
+  };
+}
+
+/** The path as rules see it: no query or fragment, percent-decoded (see decodePercent), one trailing slash dropped. */
+function normalizePath(path: string): string {
+  const normalized = decodePercent(pathOnly(path));
+  return normalized.length > 1 && normalized.endsWith('/') ? normalized.slice(0, -1) : normalized;
+}
+
+/** A non-string entry as JSON, shortened: `42`, `{"GET":"/x"}`. */
+function asJson(value: unknown): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? String(value);
+  } catch {
+    json = String(value);
+  }
+  return json.length > 80 ? `${json.slice(0, 80)}…` : json;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a mapping';
+  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
+  return `${typeof value} ${String(value)}`;
 }

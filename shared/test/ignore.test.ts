@@ -1,0 +1,231 @@
+import { isIgnored, MAX_ENTRY_LENGTH, parseIgnoreRules, parseServiceConfig, type IgnoreRule } from '../src/ignore/rules';
+
+/** Rules from entries that must all be good. */
+function rulesOf(...entries: string[]): IgnoreRule[] {
+  const { rules, errors } = parseIgnoreRules(entries);
+  expect(errors).toEqual([]);
+  return rules;
+}
+
+// DESIGN.md, "Ignore rules (service.yml)", and seed-spec §4: the demo's landing traffic.
+const DESIGN_SERVICE_YML = `ignoreRequests:
+  - GET /
+  - GET POST PUT /db
+  - GET /favicon.ico
+  - GET /script.js
+  - GET /style.css
+  - OPTIONS (.*)
+`;
+
+describe('the service.yml of DESIGN.md', () => {
+  const { rules, errors } = parseServiceConfig(DESIGN_SERVICE_YML);
+
+  it('loads all six entries', () => {
+    expect(errors).toEqual([]);
+    expect(rules.map((r) => [r.source, r.methods])).toEqual([
+      ['GET /', ['GET']],
+      ['GET POST PUT /db', ['GET', 'POST', 'PUT']],
+      ['GET /favicon.ico', ['GET']],
+      ['GET /script.js', ['GET']],
+      ['GET /style.css', ['GET']],
+      ['OPTIONS (.*)', ['OPTIONS']],
+    ]);
+  });
+
+  it.each([
+    ['GET', '/', true],
+    ['GET', '', true],
+    ['GET', '/?utm=1', true],
+    ['GET', '/db', true],
+    ['POST', '/db', true],
+    ['PUT', '/db', true],
+    ['put', '/db/', true],
+    ['DELETE', '/db', false],
+    ['GET', '/DB', true], // case-insensitive
+    ['GET', '/db/items', false],
+    ['GET', '/favicon.ico', true],
+    ['GET', '/faviconXico', false], // the dot is a dot
+    ['GET', '/script.js', true],
+    ['GET', '/style.css', true],
+    ['GET', '/style.css?v=3', true],
+    ['OPTIONS', '/posts', true],
+    ['OPTIONS', '/', true],
+    ['OPTIONS', '/posts/17/comments', true],
+    // the observed API stays observed: `GET /` must not ignore `GET /posts`
+    ['GET', '/posts', false],
+    ['POST', '/posts', false],
+    ['GET', '/posts/1', false],
+    ['POST', '/', false],
+  ])('%s %s ignored: %p', (method, path, expected) => {
+    expect(isIgnored(rules, method, path)).toBe(expected);
+  });
+});
+
+describe('path patterns', () => {
+  it.each([
+    // Optic forms
+    ['GET (.*).css', '/style.css', true],
+    ['GET (.*).css', '/assets/deep/site.CSS', true],
+    ['GET (.*).css', '/style.css.map', false],
+    ['GET (.*).css', '/stylexcss', false],
+    ['GET (.*)\\.(js|css|html)', '/a/b.html', true],
+    ['GET /users/:id', '/users/17', true],
+    ['GET /users/:id', '/users', false],
+    ['GET /users/:id', '/users/17/posts', false],
+    ['GET /users/{userId}/posts', '/users/17/posts', true],
+    ['GET /users/{userId}/posts', '/users//posts', false],
+    ['GET /files/:name.json', '/files/report.json', true],
+    // `*` one segment, `**` any number
+    ['GET /assets/*', '/assets/app.js', true],
+    ['GET /assets/*', '/assets/js/app.js', false],
+    ['GET /assets/*', '/assets', false],
+    ['GET /assets/*.js', '/assets/app.js', true],
+    ['GET /assets/*.js', '/assets/app.css', false],
+    ['GET /assets/**', '/assets', true],
+    ['GET /assets/**', '/assets/js/app.js', true],
+    ['GET /assets/**', '/assetsx', false],
+    ['GET /a/**/z', '/a/z', true],
+    ['GET /a/**/z', '/a/b/c/z', true],
+    ['GET /a/**/z', '/a/b/c', false],
+    ['GET **', '/anything/at/all', true],
+    ['GET /**', '/', true],
+    // path alone: every method
+    ['/health', '/health', true],
+    ['/internal/**', '/internal/metrics', true],
+    // trailing slashes, query, encoding
+    ['GET /db/', '/db', true],
+    ['GET /db', '/db/', true],
+    ['GET /db', '/db//', false], // one trailing slash only
+    ['GET /hello%20world', '/hello%20world', true], // a space is written %20
+    ['GET /hello%20world', '/hello world', true],
+    ['GET /caf%C3%A9', '/café', true], // rules and paths are compared decoded
+    ['GET /café', '/caf%C3%A9', true],
+    ['GET /a/*', '/a/b%2Fc', true], // an encoded slash stays in its segment
+    ['GET /x', '/x#frag', true],
+    ['GET /literal.(txt)', '/literal.txt', true],
+    ['GET /a+b', '/a+b', true], // regex characters outside groups are literal
+    ['GET /a+b', '/aab', false],
+    ['GET /(a+)+', '/aaa+', true], // a quantifier outside a group is literal text
+    ['GET /(a+)+', '/aaaa', false],
+    ['GET /v1\\*', '/v1*', true],
+  ])('%s matches %s: %p', (entry, path, expected) => {
+    const rules = rulesOf(entry);
+    expect(isIgnored(rules, 'GET', path)).toBe(expected);
+  });
+
+  it('an entry without methods applies to every method', () => {
+    const rules = rulesOf('/health');
+    expect(rules[0]!.methods).toBeNull();
+    for (const method of ['GET', 'POST', 'DELETE', 'OPTIONS']) expect(isIgnored(rules, method, '/health')).toBe(true);
+  });
+
+  it('methods are case-insensitive and de-duplicated', () => {
+    expect(rulesOf('get Post GET /x')[0]!.methods).toEqual(['GET', 'POST']);
+  });
+
+  it('no rules ignore nothing', () => {
+    expect(isIgnored([], 'GET', '/')).toBe(false);
+  });
+});
+
+describe('bad entries', () => {
+  it.each<[unknown, string]>([
+    ['FETCH /x', 'unknown method "FETCH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)'],
+    ['GET FETCH /x', 'unknown method "FETCH"'],
+    ['health', 'unknown method "HEALTH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH); a path starts with "/"'],
+    ['OPTIONS', 'no path after the method; write for example "OPTIONS (.*)" for every path'],
+    ['', 'the entry is empty'],
+    ['   ', 'the entry is empty'],
+    ['GET /a b', 'one path per entry, found "/a" then "b"'],
+    ['GET posts', 'unknown method "POSTS"'],
+    ['GET db.json', 'the path must start with "/"'],
+    ['GET /(a', 'unbalanced "(" at character 2 of the path'],
+    ['GET /a)', 'unbalanced ")" at character 3 of the path'],
+    ['GET /(a{2,1})', 'invalid regular expression "(a{2,1})"'],
+    ['GET /([a-)', 'unbalanced "(" at character 2 of the path: no matching ")"'],
+    ['GET /search?q=1', 'a path pattern has no query'],
+    ['GET /((a+)+)', 'a repeated group ("(…)+") can take exponential time'],
+    ['GET /((a|aa)*)', 'a repeated group ("(…)*")'],
+    ['GET /(a)(\\1)', 'back-references ("\\1") are not supported'],
+    ['GET /((?=a)a)', 'lookarounds'],
+    ['GET (.*)a(.*)b(.*)', 'too many open-ended wildcards (3; at most 2'],
+    ['GET /**/x/**/y/**', 'too many open-ended wildcards (3'],
+    ['GET /{1id}', 'bad parameter at character 2 of the path'],
+    ['GET /' + 'a'.repeat(MAX_ENTRY_LENGTH), `the entry is ${MAX_ENTRY_LENGTH + 5} characters long; at most ${MAX_ENTRY_LENGTH}`],
+    [42, 'an entry must be a string like "GET /health", got number 42'],
+    [null, 'an entry must be a string like "GET /health", got null'],
+    [{ GET: '/x' }, 'an entry must be a string like "GET /health", got a mapping'],
+    [['GET', '/x'], 'an entry must be a string like "GET /health", got a list'],
+  ])('%j → %s', (entry, problem) => {
+    const { rules, errors } = parseIgnoreRules([entry]);
+    expect(rules).toEqual([]);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.problem).toContain(problem);
+  });
+
+  it('name the entry and its index, while the good entries still apply', () => {
+    const { rules, errors } = parseIgnoreRules(['GET /', 'FETCH /db', 7, 'OPTIONS (.*)', 'GET /((a+)+)']);
+    expect(rules.map((r) => r.source)).toEqual(['GET /', 'OPTIONS (.*)']);
+    expect(errors.map(({ entry, index }) => ({ entry, index }))).toEqual([
+      { entry: 'FETCH /db', index: 1 },
+      { entry: '7', index: 2 },
+      { entry: 'GET /((a+)+)', index: 4 },
+    ]);
+    expect(errors[0]!.message).toBe(
+      'ignoreRequests[1] "FETCH /db": unknown method "FETCH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)',
+    );
+    expect(isIgnored(rules, 'OPTIONS', '/posts')).toBe(true);
+    expect(isIgnored(rules, 'GET', '/db')).toBe(false);
+  });
+});
+
+describe('parseServiceConfig', () => {
+  it.each([
+    ['ignoreRequests: [', 'service.yml is not valid YAML: '],
+    ['ignoreRequests:\n  - GET /\n ignoreRequests: []\n:', 'service.yml is not valid YAML: '],
+    ['a: 1\na: 2', 'service.yml is not valid YAML: '], // duplicate keys
+    ['', 'service.yml must be a YAML mapping with an "ignoreRequests" list'],
+    ['just some text', 'service.yml must be a YAML mapping with an "ignoreRequests" list, like\nignoreRequests:\n  - OPTIONS (.*)'],
+    ['- GET /', 'but it is a list'],
+    ['project: demo', 'service.yml has no "ignoreRequests" list; expected for example'],
+    ['ignoreRequests: GET /', '"ignoreRequests" in service.yml must be a list of strings, but it is the text "GET /"'],
+    ['ignoreRequests:', '"ignoreRequests" in service.yml must be a list of strings, but it is null'],
+    ['ignoreRequests: {GET: /}', 'but it is a mapping'],
+  ])('%j → %s', (text, message) => {
+    expect(() => parseServiceConfig(text)).toThrow(message);
+  });
+
+  it('accepts an empty list and other keys', () => {
+    expect(parseServiceConfig('project: demo\nignoreRequests: []\n')).toEqual({ rules: [], errors: [] });
+  });
+
+  it('keeps bad entries apart from good ones', () => {
+    const { rules, errors } = parseServiceConfig('ignoreRequests:\n  - GET /health\n  - 12\n  - FETCH /x\n');
+    expect(rules.map((r) => r.source)).toEqual(['GET /health']);
+    expect(errors.map((e) => e.message)).toEqual([
+      'ignoreRequests[1] "12": an entry must be a string like "GET /health", got number 12',
+      expect.stringMatching(/^ignoreRequests\[2\] "FETCH \/x": unknown method "FETCH"/),
+    ]);
+  });
+
+  it('refuses YAML alias bombs', () => {
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefghij'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghij'[i]}`).join(', ')}]`), 'ignoreRequests: *j'].join('\n');
+    expect(() => parseServiceConfig(bomb)).toThrow('service.yml is not valid YAML');
+  });
+});
+
+describe('matching stays fast on hostile paths', () => {
+  // Each pattern is allowed; each path is built to make a backtracking matcher work hardest.
+  it.each([
+    ['GET (.*)a(.*)b', '/' + 'a'.repeat(2040)],
+    ['GET (.*)/(.*).css', '/'.repeat(2040)],
+    ['GET (.*)a(.*)b', '/' + 'a'.repeat(100_000)], // longer than MAX_QUADRATIC_PATH_LENGTH: not tested
+    ['GET ([a-z]*)x', '/' + 'a'.repeat(100_000)],
+    ['GET /*a*b', '/' + 'a'.repeat(2040)],
+  ])('%s against a %#-th hostile path', (entry, path) => {
+    const rules = rulesOf(entry);
+    const started = Date.now();
+    expect(isIgnored(rules, 'GET', path)).toBe(false);
+    expect(Date.now() - started).toBeLessThan(250);
+  });
+});
