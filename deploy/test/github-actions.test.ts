@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { parse } from 'yaml';
+import { packageScripts, readRepoFile } from './support/repo';
+
+interface Step {
+  name?: string;
+  uses?: string;
+  run?: string;
+  if?: string;
+  with?: Record<string, string | number>;
+  'working-directory'?: string;
+}
+
+interface Workflow {
+  on: Record<string, unknown>;
+  permissions?: Record<string, string>;
+  jobs: Record<string, { 'runs-on': string; 'timeout-minutes'?: number; env?: Record<string, string>; steps: Step[] }>;
+}
+
+const text = readRepoFile('deploy/github-actions.yml');
+const workflow = parse(text) as Workflow;
+const [job] = Object.values(workflow.jobs);
+const steps = job!.steps;
+
+/** Index of the first step whose `run` contains `fragment`; fails the test when none does. */
+function stepRunning(fragment: string): number {
+  const index = steps.findIndex((step) => step.run?.includes(fragment));
+  expect({ fragment, found: index >= 0 }).toEqual({ fragment, found: true });
+  return index;
+}
+
+describe('deploy/github-actions.yml', () => {
+  it('runs for pull requests, with read-only repository access and a time limit', () => {
+    expect(Object.keys(workflow.on)).toEqual(['pull_request']);
+    expect(workflow.permissions).toEqual({ contents: 'read' });
+    expect(Object.keys(workflow.jobs)).toHaveLength(1);
+    expect(job!['timeout-minutes']).toBeGreaterThan(0);
+  });
+
+  it('starts the app behind the agent as a CI run of the pull request, in the background', () => {
+    const start = steps[stepRunning('-- npm start')]!.run!;
+    expect(start).toContain('spectator-agent --env ci --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }} -- npm start');
+    expect(start).toMatch(/-- npm start[^\n]*&\n/);
+    // It waits for the agent's readiness on the admin address the job sets, and gives up.
+    expect(start).toContain('http://$SPECTATOR_ADMIN/readyz');
+    expect(start).toMatch(/for attempt in \$\(seq \d+\)/);
+  });
+
+  it('sends the tests through the agent: API_URL is the proxy address SPECTATOR_LISTEN', () => {
+    const env = job!.env!;
+    expect(new URL(env.API_URL!).host).toBe(env.SPECTATOR_LISTEN);
+    expect(env.SPECTATOR_ADMIN).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(env.SPECTATOR_ADMIN).not.toBe(env.SPECTATOR_LISTEN);
+    expect(env.SPECTATOR_TOKEN).toBe('${{ secrets.SPECTATOR_TOKEN }}');
+    expect(env.SPECTATOR_BACKEND_URL).toBe('${{ vars.SPECTATOR_BACKEND_URL }}');
+  });
+
+  it('starts the agent, runs the tests, stops the agent whatever happened, then runs the CI gate', () => {
+    const order = [stepRunning('-- npm start'), stepRunning('npm test'), stepRunning('kill -INT'), stepRunning('spectator-agent check')];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(steps[order[2]!]!.if).toBe('always()');
+    expect(steps[order[3]!]!.run).toBe('spectator-agent check --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }}');
+    // Stopping waits for the agent to send what it holds, for a bounded time.
+    expect(steps[order[2]!]!.run).toMatch(/for attempt in \$\(seq \d+\)[\s\S]*kill -0/);
+  });
+
+  it('builds the agent with the same npm scripts the images build with, and puts it on the PATH', () => {
+    const build = steps.find((step) => step['working-directory'] === '.spectator')!;
+    expect(build.run).toContain('npm ci');
+    expect(build.run).toContain('npm run build\n');
+    expect(packageScripts('').build).toBeDefined();
+    expect(readRepoFile('Dockerfile.agent')).toContain('RUN npm run build\n');
+    expect(build.run).toContain('/agent/dist/src/cli.js');
+    expect(build.run).toContain('>> "$GITHUB_PATH"');
+    const checkout = steps.find((step) => step.with?.path === '.spectator')!;
+    expect(checkout.uses).toMatch(/^actions\/checkout@v\d+$/);
+  });
+
+  it('uses only the github, vars, secrets and env contexts, and actions pinned to a major version', () => {
+    const expressions = [...text.matchAll(/\$\{\{\s*([^}]*?)\s*\}\}/g)].map((match) => match[1]!);
+    expect(expressions.length).toBeGreaterThan(0);
+    for (const expression of expressions) expect(expression).toMatch(/^(github|vars|secrets|env)\.[\w.]+$/);
+    for (const step of steps.filter((candidate) => candidate.uses)) expect(step.uses).toMatch(/^[\w-]+\/[\w-]+@v\d+$/);
+  });
+
+  it('has run scripts that bash parses', () => {
+    for (const step of steps.filter((candidate) => candidate.run)) {
+      // Expressions are replaced before the shell sees the script, as the runner does.
+      const script = step.run!.replace(/\$\{\{[^}]*\}\}/g, '42');
+      const result = spawnSync('bash', ['-n'], { input: script, encoding: 'utf8' });
+      expect({ step: step.name ?? step.run, status: result.status, stderr: result.stderr }).toEqual({ step: step.name ?? step.run, status: 0, stderr: '' });
+    }
+  });
+});
