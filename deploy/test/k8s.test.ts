@@ -8,7 +8,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
-import { parse } from 'yaml';
+import { isIgnored, parseServiceConfig } from '@spectator/shared';
 import { argValue, container, envVar, find, kustomizationResources, loadManifests, portNumber, schemaErrors, type Manifest } from './support/k8s';
 import { REPO_ROOT } from './support/repo';
 
@@ -209,8 +209,11 @@ describe('k8s/example-app wiring (the agent as a sidecar)', () => {
     const configMap = find<IConfigMap>(exampleApp, 'ConfigMap', volume?.configMap?.name ?? 'missing');
     const fileName = path.posix.relative(mount!.mountPath, configPath);
     const key = volume?.configMap?.items?.find((item) => item.path === fileName)?.key ?? fileName;
-    const serviceYml = parse(configMap.data?.[key] ?? '') as { ignoreRequests?: unknown };
-    expect(serviceYml.ignoreRequests).toEqual(expect.arrayContaining(['GET /', 'GET POST PUT /db', 'GET /favicon.ico', 'GET /script.js', 'GET /style.css']));
+    // The agent's own parser reads it without an error, and it ignores the landing page, not the API.
+    const { rules, errors } = parseServiceConfig(configMap.data?.[key] ?? '');
+    expect(errors).toEqual([]);
+    for (const [method, path] of [['GET', '/'], ['PUT', '/db'], ['GET', '/style.css'], ['OPTIONS', '/posts']]) expect({ method, path, ignored: isIgnored(rules, method!, path!) }).toEqual({ method, path, ignored: true });
+    expect(isIgnored(rules, 'POST', '/posts')).toBe(false);
   });
 
   it("probes the agent's admin port: readiness on /readyz, liveness on /healthz", () => {
