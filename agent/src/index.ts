@@ -1,1 +1,3 @@
-export {};
+export { startAgent, type AgentOptions, type AgentTuning, type RunningAgent } from './agent';
+export { parseAgentConfig, helpText, ConfigError, type AgentConfig, type HostPort } from './config';
+export { agentVersion } from './version';

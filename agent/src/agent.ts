@@ -1,0 +1,287 @@
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import type http from 'node:http';
+import type { AgentEnvironment, WireCapture } from '@spectator/shared';
+import { createAdminServer, listen } from './admin';
+import { CommandSupervisor } from './command';
+import { DEFAULT_CAPTURE_LIMIT, parseBackend, parseHostPort, parseUpstream, type AgentConfig, type HostPort } from './config';
+import { Captures } from './capture/captures';
+import { CapturePipeline } from './capture/pipeline';
+import { UpstreamProbe } from './capture/probe';
+import { IgnoreRules } from './capture/rules';
+import type { SamplerOptions } from './capture/sampler';
+import { createRootLogger, type Logger } from './log';
+import { Metrics } from './metrics';
+import { ProxyServer } from './proxy/server';
+import { StreamClient } from './stream/client';
+import { Spool } from './stream/spool';
+import { agentVersion } from './version';
+
+/** Timings and bounds; the defaults suit production, tests shorten them. */
+export interface AgentTuning {
+  /** Batch at least this often, ms. Default 1000. */
+  flushIntervalMs: number;
+  /** Upstream probe interval, ms. Default 2000. */
+  probeIntervalMs: number;
+  /** service.yml poll interval, ms. Default 1000. */
+  configPollMs: number;
+  /** WebSocket ping interval, ms. Default 15000. */
+  heartbeatMs: number;
+  backoffMinMs: number;
+  backoffMaxMs: number;
+  /** On close: how long in-flight requests may take, ms. Default 10000. */
+  shutdownGraceMs: number;
+  /** On close: how long to wait for the last acknowledgement, ms. Default 5000. */
+  ackWaitMs: number;
+  /** Upstream response headers timeout (then 504), ms. Default 60000. */
+  upstreamHeadersTimeoutMs: number;
+  spoolMaxBatches: number;
+  /** Rows that trigger a batch before the timer. Default 500. */
+  batchRows: number;
+  queueMaxItems: number;
+  queueMaxBytes: number;
+  sampler: Partial<SamplerOptions>;
+  /** The wrapped command's output. Default inherited. */
+  commandStdio: 'inherit' | 'ignore';
+  restartDelayMs: number;
+}
+
+const DEFAULT_TUNING: AgentTuning = {
+  flushIntervalMs: 1_000,
+  probeIntervalMs: 2_000,
+  configPollMs: 1_000,
+  heartbeatMs: 15_000,
+  backoffMinMs: 250,
+  backoffMaxMs: 30_000,
+  shutdownGraceMs: 10_000,
+  ackWaitMs: 5_000,
+  upstreamHeadersTimeoutMs: 60_000,
+  spoolMaxBatches: 1_000,
+  batchRows: 500,
+  queueMaxItems: 1_000,
+  queueMaxBytes: 32 * 1024 * 1024,
+  sampler: {},
+  commandStdio: 'inherit',
+  restartDelayMs: 500,
+};
+
+/**
+ * Options of `startAgent`: a config from `parseAgentConfig`, or any part of one (addresses may be
+ * given as text); plus what only a program can pass.
+ */
+export interface AgentOptions extends Partial<Omit<AgentConfig, 'upstream' | 'listen' | 'admin'>> {
+  upstream?: URL | string | null;
+  /** Default `0.0.0.0:4000`. */
+  listen?: HostPort | string;
+  admin?: HostPort | string | null;
+  /** false: forward only, no capture at all (the benchmark's baseline). Default true. */
+  capture?: boolean;
+  /** Root logger to use instead of a new one on stdout. */
+  logger?: Logger;
+  agentId?: string;
+  tuning?: Partial<AgentTuning>;
+}
+
+export interface RunningAgent {
+  /** The proxy's URL ({proxy_url}). */
+  proxyUrl: string;
+  /** Base URL of the admin listener, or null. */
+  adminUrl: string | null;
+  /** Id of the current capture. */
+  captureId(): string;
+  /** Graceful stop: stop accepting, finish in-flight requests, flush, wait (bounded) for the last ack. */
+  close(): Promise<void>;
+  /** The upstream forwarded to (chosen by the agent when a command runs without --upstream). */
+  upstreamUrl: string;
+  metrics: Metrics;
+  /** With a wrapped command: restart it (a new capture). Resolves once it was stopped. */
+  restartCommand(): Promise<void>;
+  /** With a wrapped command: pass a signal to it. */
+  signalCommand(signal: NodeJS.Signals): void;
+}
+
+/** Start an agent: proxy, capture pipeline, backend stream, admin port and wrapped command. */
+export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
+  const tuning: AgentTuning = { ...DEFAULT_TUNING, ...options.tuning };
+  const root = options.logger ?? createRootLogger(options.logLevel ?? 'info');
+  const log = root.child({ module: 'agent' });
+  const metrics = new Metrics();
+  const captures = new Captures();
+  const recentCaptures = new Map<string, WireCapture>([[captures.current.id, captures.current]]);
+  metrics.gauge('captures_total', () => captures.count);
+
+  const command = options.command ?? null;
+  const upstream = await resolveUpstream(options.upstream ?? null, command);
+  const listenAt = typeof options.listen === 'string' ? parseHostPort(options.listen, '0.0.0.0') : (options.listen ?? { host: '0.0.0.0', port: 4000 });
+  const adminAt = typeof options.admin === 'string' ? parseHostPort(options.admin, '0.0.0.0') : (options.admin ?? null);
+  const environment: AgentEnvironment = options.environment ?? { kind: 'local' };
+
+  let stream: StreamClient | null = null;
+  const rules = new IgnoreRules(options.configPath ?? './service.yml', root.child({ module: 'rules' }), (sources) => stream?.sendControl({ type: 'rules', captureId: captures.current.id, rules: sources }), tuning.configPollMs);
+  rules.start();
+
+  let flushQueued = false;
+  const pipeline =
+    options.capture === false
+      ? null
+      : new CapturePipeline({
+          captureLimit: options.captureLimit ?? DEFAULT_CAPTURE_LIMIT,
+          captureId: () => captures.current.id,
+          rules: () => rules.rules,
+          metrics,
+          log: root.child({ module: 'capture' }),
+          backlogRows: tuning.batchRows,
+          queueMaxItems: tuning.queueMaxItems,
+          queueMaxBytes: tuning.queueMaxBytes,
+          sampler: tuning.sampler,
+          onBacklog: () => {
+            if (flushQueued) return;
+            flushQueued = true;
+            setImmediate(flush);
+          },
+        });
+
+  function flush(): void {
+    flushQueued = false;
+    if (!pipeline) return;
+    for (const group of pipeline.drain()) {
+      const capture = recentCaptures.get(group.captureId);
+      if (!stream || !capture) continue;
+      stream.sendBatch(capture, group.observations, group.shapes);
+    }
+  }
+
+  if (options.backend) {
+    const spool = new Spool({ dir: options.spoolDir ?? null, maxBatches: tuning.spoolMaxBatches, log: root.child({ module: 'spool' }), metrics });
+    stream = new StreamClient({
+      url: parseBackend(options.backend),
+      token: options.token ?? '',
+      agentId: options.agentId ?? randomUUID(),
+      agentVersion: agentVersion(),
+      environment,
+      spool,
+      log: root.child({ module: 'stream' }),
+      metrics,
+      helloState: () => ({ capture: captures.current, rules: rules.sources }),
+      onTemplates: (templates) => pipeline?.setKnownTemplates(templates),
+      heartbeatMs: tuning.heartbeatMs,
+      backoffMinMs: tuning.backoffMinMs,
+      backoffMaxMs: tuning.backoffMaxMs,
+    });
+  } else {
+    log.warn({}, 'no --backend: traffic is proxied and summarised but nothing is sent');
+  }
+
+  function newCapture(reason: 'command-restart' | 'upstream-restart'): void {
+    flush();
+    const message = captures.next(reason);
+    recentCaptures.set(message.capture.id, message.capture);
+    // Batches of older captures may still be spooled; their capture objects live in the spool.
+    if (recentCaptures.size > 16) recentCaptures.delete(recentCaptures.keys().next().value as string);
+    log.info({ captureId: message.capture.id, reason, previous: message.previous?.id }, 'new capture');
+    stream?.sendControl(message);
+  }
+
+  const probe = new UpstreamProbe(upstream, tuning.probeIntervalMs, root.child({ module: 'probe' }), metrics, () => newCapture('upstream-restart'));
+  const proxy = new ProxyServer({
+    upstream,
+    observer: pipeline,
+    metrics,
+    log: root.child({ module: 'proxy' }),
+    upstreamHeadersTimeoutMs: tuning.upstreamHeadersTimeoutMs,
+    onUpstreamFailure: (failure) => {
+      if (failure.statusCode === 503) probe.markDown();
+    },
+  });
+  const proxyAddress = await proxy.listen(listenAt.host, listenAt.port);
+  let closing = false;
+
+  let admin: http.Server | null = null;
+  let adminUrl: string | null = null;
+  if (adminAt) {
+    admin = createAdminServer(metrics, {
+      notReady: () => {
+        const reasons: string[] = [];
+        if (closing) reasons.push('shutting down');
+        if (probe.upstreamState !== 'up') reasons.push(`upstream ${probe.upstreamState}`);
+        return reasons;
+      },
+    });
+    const address = await listen(admin, adminAt.host, adminAt.port);
+    adminUrl = `http://${urlHost(adminAt.host)}:${address.port}`;
+  }
+
+  const supervisor = command
+    ? new CommandSupervisor({
+        command,
+        port: Number(upstream.port),
+        log: root.child({ module: 'command' }),
+        stdio: tuning.commandStdio,
+        restartDelayMs: tuning.restartDelayMs,
+        onRestart: () => {
+          probe.reset();
+          newCapture('command-restart');
+        },
+      })
+    : null;
+  supervisor?.start();
+  probe.start();
+  stream?.start();
+  const flushTimer = setInterval(flush, tuning.flushIntervalMs);
+  flushTimer.unref();
+
+  const proxyUrl = `http://${urlHost(listenAt.host)}:${proxyAddress.port}`;
+  log.info({ proxy: proxyUrl, upstream: upstream.origin, admin: adminUrl, environment, captureId: captures.current.id, capture: pipeline ? 'on' : 'off' }, 'agent started');
+
+  let closed: Promise<void> | null = null;
+  async function close(): Promise<void> {
+    closing = true;
+    probe.stop();
+    rules.stop();
+    await proxy.close(tuning.shutdownGraceMs);
+    await supervisor?.stop(tuning.shutdownGraceMs);
+    clearInterval(flushTimer);
+    flush();
+    if (stream) {
+      stream.sendControl({ type: 'capture-end', captureId: captures.current.id, endedAt: new Date().toISOString() });
+      const acked = await stream.waitForAcks(tuning.ackWaitMs);
+      if (!acked) log.warn({ spooled: metrics.get('batches_spooled') }, 'stopping with unacknowledged batches (kept in the spool when --spool is set)');
+      await stream.close();
+    }
+    if (admin) await new Promise<void>((resolve) => admin.close(() => resolve()));
+    log.info({}, 'agent stopped');
+  }
+
+  return {
+    proxyUrl,
+    adminUrl,
+    upstreamUrl: upstream.origin,
+    metrics,
+    captureId: () => captures.current.id,
+    close: () => (closed ??= close()),
+    restartCommand: async () => supervisor?.restart(),
+    signalCommand: (signal) => supervisor?.signal(signal),
+  };
+}
+
+/** The given upstream, or with a wrapped command and none given, a free local port for the app. */
+async function resolveUpstream(upstream: URL | string | null, command: string[] | null): Promise<URL> {
+  if (upstream !== null) return typeof upstream === 'string' ? parseUpstream(upstream) : upstream;
+  if (!command) throw new Error('startAgent: upstream is required unless a command is given');
+  const port = await new Promise<number>((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port: free } = server.address() as net.AddressInfo;
+      server.close(() => resolve(free));
+    });
+  });
+  return new URL(`http://127.0.0.1:${port}`);
+}
+
+/** A host as written in a URL a client can use: wildcard addresses become loopback. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '') return '127.0.0.1';
+  if (host === '::') return '[::1]';
+  return host.includes(':') ? `[${host}]` : host;
+}

@@ -1,0 +1,65 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * The bytes of one body as seen on the hot path: counted always, copied (up to the capture limit)
+ * only when the media type is one we shape. Copying, not keeping the caller's buffers, because the
+ * chunks belong to the stream that produced them.
+ */
+export class BodyTap {
+  bytes = 0;
+  copied = 0;
+  overLimit = false;
+  readonly chunks: Buffer[] = [];
+
+  /**
+   * @param contentType media type (lower-case, no parameters); `''` when absent.
+   * @param contentEncoding `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`.
+   * @param limit bytes to copy; 0 copies nothing (the body is still counted).
+   */
+  constructor(
+    readonly contentType: string,
+    readonly contentEncoding: string,
+    private readonly limit: number,
+  ) {}
+
+  write(chunk: Buffer): void {
+    this.bytes += chunk.length;
+    if (this.overLimit || this.limit === 0) return;
+    if (this.copied + chunk.length > this.limit) {
+      // Past the limit the sample is useless (a cut JSON text does not parse): release what we hold.
+      this.overLimit = true;
+      this.chunks.length = 0;
+      this.copied = 0;
+      return;
+    }
+    this.chunks.push(Buffer.from(chunk));
+    this.copied += chunk.length;
+  }
+}
+
+/** One observed request and response, handed to the capture pipeline after the response went out. */
+export interface Exchange {
+  captureId: string;
+  method: string;
+  /** The raw request target (path and query). It never leaves the process: the pipeline templates it. */
+  target: string;
+  status: number;
+  requestHeaders: IncomingHttpHeaders;
+  responseHeaders: IncomingHttpHeaders;
+  /** `null` when the request had no body. */
+  request: BodyTap | null;
+  /** `null` when the response had no body (HEAD, 204, 304, empty). */
+  response: BodyTap | null;
+  /** Epoch milliseconds when the response ended. */
+  at: number;
+}
+
+/** What the proxy needs from the capture side; implemented by the capture pipeline. */
+export interface ExchangeObserver {
+  /** Current capture id, stamped on each exchange when it starts. */
+  captureId(): string;
+  /** A tap for a body with these headers (copies only shaped media types). */
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined): BodyTap;
+  /** Hand over a finished exchange. Must be cheap and must never throw. */
+  record(exchange: Exchange): void;
+}

@@ -1,0 +1,201 @@
+import { CardinalityLimiter, isIgnored, queryNames, templatePath, type IgnoreRule } from '@spectator/shared';
+import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
+import { isHopByHop, mediaType } from '../proxy/headers';
+import { Aggregator, type CaptureRows, type Observation } from './aggregator';
+import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
+import { ShapeSampler, type SamplerOptions } from './sampler';
+import { isShapedMediaType, summariseBody } from './summarise';
+
+export interface PipelineOptions {
+  /** Bytes of each shaped body copied. 0 counts interactions without looking at bodies. */
+  captureLimit: number;
+  captureId: () => string;
+  rules: () => readonly IgnoreRule[];
+  metrics: Metrics;
+  log: Logger;
+  /** Told when enough rows wait that a batch should go now. */
+  onBacklog?: () => void;
+  /** Rows that make a batch worth sending before the timer. Default 500. */
+  backlogRows?: number;
+  /** Samples waiting for shape work at most. Default 1,000. */
+  queueMaxItems?: number;
+  /** Body bytes held by waiting samples at most. Default 32 MiB. */
+  queueMaxBytes?: number;
+  /** Longest slice of shape work before yielding to the event loop, ms. Default 8. */
+  sliceMs?: number;
+  sampler?: Partial<SamplerOptions>;
+}
+
+interface Pending {
+  observation: Observation;
+  request: BodyTap | null;
+  response: BodyTap | null;
+  bytes: number;
+  key: string;
+}
+
+const TEMPLATE_CACHE_SIZE = 10_000;
+
+/**
+ * The capture side of the proxy. `record` runs right after a response ended: it applies the ignore
+ * rules, templates the path, counts the interaction, and either queues the bodies for shape work
+ * or releases them (sampled out, or queue full). Shape work runs later in short slices.
+ * Nothing here can throw into the proxy.
+ */
+export class CapturePipeline implements ExchangeObserver {
+  readonly captureId: () => string;
+  private readonly aggregator = new Aggregator();
+  private readonly sampler: ShapeSampler;
+  private readonly queue: Pending[] = [];
+  private queueHead = 0;
+  private queueBytes = 0;
+  private scheduled = false;
+  private known: string[] = [];
+  private knownCanonical = new Set<string>();
+  /** Raw path → templatePath result (the limiter still sees every path: its answer changes over time). */
+  private readonly templates = new Map<string, string>();
+  private readonly limiter = new CardinalityLimiter();
+  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
+
+  constructor(options: PipelineOptions) {
+    this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, ...options };
+    this.captureId = options.captureId;
+    this.sampler = new ShapeSampler(options.sampler);
+    options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
+    options.metrics.gauge('queue_bytes', () => this.queueBytes);
+  }
+
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined): BodyTap {
+    const type = mediaType(contentType);
+    const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
+    return new BodyTap(type, encoding, isShapedMediaType(type) ? this.options.captureLimit : 0);
+  }
+
+  /** Documented templates from the backend, matched before inferring parameters. */
+  setKnownTemplates(templates: readonly string[]): void {
+    this.known = [...templates];
+    this.knownCanonical = new Set(this.known.map((template) => templatePath(template)));
+    this.templates.clear();
+  }
+
+  record(exchange: Exchange): void {
+    try {
+      this.accept(exchange);
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'capture failed for one interaction');
+    }
+  }
+
+  /** Do every waiting piece of shape work now, then hand over the rows (grouped by capture). */
+  drain(): CaptureRows[] {
+    this.work(Infinity);
+    return this.aggregator.drain();
+  }
+
+  /** Distinct rows waiting. */
+  get rows(): number {
+    return this.aggregator.size;
+  }
+
+  private accept(exchange: Exchange): void {
+    const { metrics } = this.options;
+    const question = exchange.target.indexOf('?');
+    const pathname = question < 0 ? exchange.target : exchange.target.slice(0, question);
+    const method = exchange.method.toUpperCase();
+    if (isIgnored(this.options.rules(), method, pathname)) {
+      metrics.inc('ignored_total');
+      return;
+    }
+    const template = this.template(pathname);
+    const observation: Observation = {
+      captureId: exchange.captureId,
+      method,
+      template,
+      status: exchange.status,
+      query: question < 0 ? [] : queryNames(exchange.target.slice(question)),
+      requestHeaders: Object.keys(exchange.requestHeaders).filter((name) => !isHopByHop(name)),
+      responseHeaders: Object.keys(exchange.responseHeaders),
+      request: null,
+      response: null,
+      at: exchange.at,
+    };
+    metrics.inc('captured_total');
+    const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
+    const key = `${exchange.captureId} ${method} ${template} ${exchange.status}`;
+    const wanted = bytes > 0 && this.sampler.admit(key, bytes);
+    const fits = this.queue.length - this.queueHead < this.options.queueMaxItems && this.queueBytes + bytes <= this.options.queueMaxBytes;
+    if (wanted && fits) {
+      this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes, key });
+      this.queueBytes += bytes;
+      this.schedule();
+      return;
+    }
+    if (wanted) metrics.inc('dropped_total');
+    if (bytes > 0) metrics.inc('unshaped_total');
+    // Counted now, without shape work: bodies become media type + flags and their copies are freed.
+    observation.request = exchange.request ? summariseBody(exchange.request, false, 0) : null;
+    observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
+    this.add(observation);
+  }
+
+  private template(pathname: string): string {
+    let template = this.templates.get(pathname);
+    if (template === undefined) {
+      template = templatePath(pathname, this.known);
+      if (this.templates.size >= TEMPLATE_CACHE_SIZE) this.templates.clear();
+      this.templates.set(pathname, template);
+    }
+    // Documented templates stay as they are; anything else is kept to bounded cardinality.
+    return this.knownCanonical.has(template) ? template : this.limiter.limit(template);
+  }
+
+  private add(observation: Observation): void {
+    this.aggregator.add(observation);
+    if (this.aggregator.size >= this.options.backlogRows) this.options.onBacklog?.();
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.work(this.options.sliceMs);
+    });
+  }
+
+  /** Shape waiting samples for at most `sliceMs`, then yield (rescheduling if work is left). */
+  private work(sliceMs: number): void {
+    const started = performance.now();
+    while (this.queueHead < this.queue.length) {
+      const pending = this.queue[this.queueHead] as Pending;
+      this.queue[this.queueHead++] = undefined as unknown as Pending;
+      this.queueBytes -= pending.bytes;
+      const before = performance.now();
+      try {
+        const limit = this.options.captureLimit;
+        pending.observation.request = pending.request ? summariseBody(pending.request, true, limit) : null;
+        pending.observation.response = pending.response ? summariseBody(pending.response, true, limit) : null;
+        this.options.metrics.inc('shaped_total');
+      } catch (err) {
+        this.options.log.error({ err: (err as Error).message, template: pending.observation.template }, 'shape work failed; interaction counted unshaped');
+        pending.observation.request = pending.request ? summariseBody(pending.request, false, 0) : null;
+        pending.observation.response = pending.response ? summariseBody(pending.response, false, 0) : null;
+      }
+      const after = performance.now();
+      this.sampler.spent(pending.bytes, after - before);
+      this.add(pending.observation);
+      if (after - started >= sliceMs) break;
+    }
+    if (this.queueHead === this.queue.length) {
+      this.queue.length = 0;
+      this.queueHead = 0;
+    } else {
+      if (this.queueHead > 1024) {
+        this.queue.splice(0, this.queueHead);
+        this.queueHead = 0;
+      }
+      this.schedule();
+    }
+  }
+}

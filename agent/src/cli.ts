@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+import { startAgent } from './agent';
+import { ConfigError, helpText, parseAgentConfig } from './config';
+import { agentVersion } from './version';
+
+/** A subcommand: gets the arguments after its name, resolves with the exit code. */
+type Subcommand = (argv: string[], env: NodeJS.ProcessEnv) => Promise<number>;
+
+/**
+ * Subcommands by name; without a known name the arguments go to `run`. Room for more (e.g. a CI
+ * `check`): add an entry here.
+ */
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  run: runAgent,
+};
+
+/** Entry point of `spectator-agent`. Resolves with the exit code. */
+export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
+  if (options.includes('--help') || options.includes('-h')) {
+    process.stdout.write(helpText(agentVersion()));
+    return 0;
+  }
+  if (options.includes('--version') || options.includes('-v')) {
+    process.stdout.write(`${agentVersion()}\n`);
+    return 0;
+  }
+  const [first, ...rest] = argv;
+  const subcommand = first !== undefined ? SUBCOMMANDS[first] : undefined;
+  return subcommand ? subcommand(rest, env) : runAgent(argv, env);
+}
+
+/** Run the agent until SIGTERM or SIGINT; then shut down gracefully and exit 0. */
+async function runAgent(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  let config;
+  try {
+    config = parseAgentConfig(argv, env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    process.stderr.write(`spectator-agent: ${err.message}\n`);
+    return 2;
+  }
+  const agent = await startAgent(config);
+  return new Promise<number>((resolve) => {
+    const stop = (): void => {
+      // A second signal while stopping means "now".
+      process.once('SIGTERM', () => resolve(1));
+      process.once('SIGINT', () => resolve(1));
+      agent.close().then(
+        () => resolve(0),
+        (err: unknown) => {
+          process.stderr.write(`spectator-agent: shutdown failed: ${(err as Error).message}\n`);
+          resolve(1);
+        },
+      );
+    };
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+    process.on('SIGHUP', () => void agent.restartCommand());
+    for (const signal of ['SIGUSR1', 'SIGUSR2'] as const) process.on(signal, () => agent.signalCommand(signal));
+  });
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2), process.env).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`spectator-agent: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,68 @@
+/**
+ * The agent's counters and gauges, rendered by hand in the Prometheus text format (version 0.0.4)
+ * so the admin port needs no dependency. Counters only ever grow; gauges are read when rendered.
+ */
+interface MetricDefinition {
+  help: string;
+  type: 'counter' | 'gauge';
+}
+
+const DEFINITIONS = {
+  requests_total: { help: 'Requests received by the proxy.', type: 'counter' },
+  upstream_errors_total: { help: 'Requests answered by the agent itself because the upstream failed (502/503/504).', type: 'counter' },
+  captured_total: { help: 'Interactions counted into observations.', type: 'counter' },
+  ignored_total: { help: 'Interactions matched by an ignore rule.', type: 'counter' },
+  shaped_total: { help: 'Interactions whose bodies were shaped.', type: 'counter' },
+  unshaped_total: { help: 'Interactions counted but not shaped because shape work was sampled under load.', type: 'counter' },
+  dropped_total: { help: 'Samples whose bodies were dropped because the capture queue was full (the interaction is still counted).', type: 'counter' },
+  queue_depth: { help: 'Samples waiting in the capture queue.', type: 'gauge' },
+  queue_bytes: { help: 'Body bytes held by samples waiting in the capture queue.', type: 'gauge' },
+  batches_sent_total: { help: 'Batches written to the backend WebSocket (resends included).', type: 'counter' },
+  batches_acked_total: { help: 'Batches acknowledged by the backend.', type: 'counter' },
+  batches_rejected_total: { help: 'Batches the backend answered with an error.', type: 'counter' },
+  batches_spooled: { help: 'Batches waiting for an acknowledgement.', type: 'gauge' },
+  spool_dropped_total: { help: 'Unacknowledged batches dropped because the spool was full (oldest first).', type: 'counter' },
+  backend_connected: { help: '1 while the backend stream is open and welcomed.', type: 'gauge' },
+  backend_connect_failures_total: { help: 'Failed or lost backend connections.', type: 'counter' },
+  captures_total: { help: 'Captures started by this agent.', type: 'counter' },
+  upstream_up: { help: '1 when the last upstream probe succeeded.', type: 'gauge' },
+} as const satisfies Record<string, MetricDefinition>;
+
+export type MetricName = keyof typeof DEFINITIONS;
+
+/** Counters and gauges of one agent. */
+export class Metrics {
+  private readonly values = new Map<MetricName, number>();
+  private readonly gauges = new Map<MetricName, () => number>();
+
+  /** Add `by` (default 1) to a counter. */
+  inc(name: MetricName, by = 1): void {
+    this.values.set(name, (this.values.get(name) ?? 0) + by);
+  }
+
+  /** Set a gauge to a value. */
+  set(name: MetricName, value: number): void {
+    this.values.set(name, value);
+  }
+
+  /** Read a gauge from a function each time metrics are rendered. */
+  gauge(name: MetricName, read: () => number): void {
+    this.gauges.set(name, read);
+  }
+
+  /** Current value (0 when never touched). */
+  get(name: MetricName): number {
+    const read = this.gauges.get(name);
+    return read ? read() : (this.values.get(name) ?? 0);
+  }
+
+  /** Prometheus text exposition of every metric, `spectator_agent_` prefixed. */
+  render(): string {
+    const lines: string[] = [];
+    for (const [name, definition] of Object.entries(DEFINITIONS) as [MetricName, MetricDefinition][]) {
+      const full = `spectator_agent_${name}`;
+      lines.push(`# HELP ${full} ${definition.help}`, `# TYPE ${full} ${definition.type}`, `${full} ${this.get(name)}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+}

@@ -1,0 +1,166 @@
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { Dispatcher, Pool } from 'undici';
+import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
+import type { BodyTap, ExchangeObserver } from '../capture/exchange';
+import { clientResponseHeaders, upstreamRequestHeaders } from './headers';
+import { failureBody, upstreamFailure, type UpstreamFailure } from './errors';
+
+/** What every forwarded request shares. */
+export interface ForwardContext {
+  pool: Pool;
+  /** `null` when capture is off: the hot path then does nothing but forward. */
+  observer: ExchangeObserver | null;
+  metrics: Metrics;
+  log: Logger;
+  /** Told about each upstream failure (the probe uses it to notice the upstream going away). */
+  onUpstreamFailure(failure: UpstreamFailure): void;
+}
+
+/**
+ * Forward one request through the pool: request body streamed up, response streamed down with
+ * backpressure both ways, hop-by-hop headers dropped, trailers relayed. The capture side only sees
+ * copies, and only after the response has ended.
+ */
+export function forward(context: ForwardContext, req: IncomingMessage, res: ServerResponse): void {
+  context.metrics.inc('requests_total');
+  const path = requestPath(req.url);
+  if (path === null) {
+    answer(res, 400, JSON.stringify({ statusCode: 400, error: 'Bad Request', message: 'request target must be a path or an absolute http URL' }));
+    return;
+  }
+  const observer = context.observer;
+  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding']) : null;
+  const handler = new ForwardHandler(context, req, res, requestTap);
+  try {
+    context.pool.dispatch(
+      {
+        path,
+        method: req.method as Dispatcher.HttpMethod,
+        headers: upstreamRequestHeaders(req),
+        // undici accepts async iterables as bodies (lib/core/request.js) though its types list only Readable.
+        body: hasBody(req) ? (requestTap ? (teeBody(req, requestTap) as unknown as Readable) : req) : null,
+        // Requests are replayed by no one: a proxy must not retry a non-idempotent request on its own.
+        idempotent: false,
+      },
+      handler,
+    );
+  } catch (err) {
+    // Invalid method or header values are refused by undici synchronously.
+    handler.onResponseError(null, err as Error);
+  }
+}
+
+class ForwardHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | null = null;
+  private clientGone = false;
+  private status = 0;
+  private responseHeaders: IncomingHttpHeaders = {};
+  private responseTap: BodyTap | null = null;
+  private readonly resume = (): void => this.controller?.resume();
+
+  constructor(
+    private readonly context: ForwardContext,
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+    private readonly requestTap: BodyTap | null,
+  ) {
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      this.clientGone = true;
+      this.controller?.abort(new Error('client closed the connection'));
+    });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.clientGone) controller.abort(new Error('client closed the connection'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    // 1xx: Node answers `Expect: 100-continue` itself; other informational answers are not relayed.
+    if (statusCode < 200) return;
+    this.status = statusCode;
+    this.responseHeaders = clientResponseHeaders(headers);
+    if (this.context.observer) this.responseTap = this.context.observer.tap(headers['content-type'], headers['content-encoding']);
+    this.res.writeHead(statusCode, statusMessage || undefined, this.responseHeaders);
+    // Server-sent events and other streams must reach the client chunk by chunk, now.
+    this.res.flushHeaders();
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.responseTap?.write(chunk);
+    if (!this.res.write(chunk)) {
+      controller.pause();
+      this.res.once('drain', this.resume);
+    }
+  }
+
+  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    for (const _name in trailers) {
+      this.res.addTrailers(trailers as Record<string, string>);
+      break;
+    }
+    this.res.end();
+    const observer = this.context.observer;
+    if (!observer) return;
+    observer.record({
+      captureId: observer.captureId(),
+      method: this.req.method ?? 'GET',
+      target: this.req.url ?? '/',
+      status: this.status,
+      requestHeaders: this.req.headers,
+      responseHeaders: this.responseHeaders,
+      request: this.requestTap && this.requestTap.bytes > 0 ? this.requestTap : null,
+      response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
+      at: Date.now(),
+    });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.clientGone) return;
+    const failure = upstreamFailure(err);
+    if (this.res.headersSent) {
+      // Too late for an error answer: cut the response so the client sees it is incomplete.
+      this.context.log.warn({ code: failure.code, method: this.req.method }, 'upstream failed mid-response');
+      this.res.destroy(err);
+      return;
+    }
+    this.context.metrics.inc('upstream_errors_total');
+    this.context.log.warn({ code: failure.code, status: failure.statusCode, method: this.req.method, reason: err.message }, 'upstream request failed');
+    this.context.onUpstreamFailure(failure);
+    answer(this.res, failure.statusCode, failureBody(failure));
+  }
+}
+
+function answer(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** Origin-form stays as is; absolute-form (`http://host/p?q`) becomes its path and query. */
+function requestPath(url: string | undefined): string | null {
+  if (url === undefined) return null;
+  if (url.startsWith('/')) return url;
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? `${parsed.pathname}${parsed.search}` : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A request has a body when it declares a non-zero length or a transfer coding (RFC 9112 §6.3), whatever its method. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/** The request body as an async iterable that copies into the tap as it streams to the upstream. */
+async function* teeBody(req: IncomingMessage, tap: BodyTap): AsyncGenerator<Buffer> {
+  for await (const chunk of req) {
+    tap.write(chunk as Buffer);
+    yield chunk as Buffer;
+  }
+}

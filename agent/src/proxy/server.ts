@@ -1,0 +1,107 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { Pool } from 'undici';
+import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
+import type { ExchangeObserver } from '../capture/exchange';
+import { forward, type ForwardContext } from './forward';
+import { tunnelUpgrade } from './upgrade';
+import type { UpstreamFailure } from './errors';
+
+export interface ProxyServerOptions {
+  upstream: URL;
+  observer: ExchangeObserver | null;
+  metrics: Metrics;
+  log: Logger;
+  onUpstreamFailure?: (failure: UpstreamFailure) => void;
+  /** Time allowed for the upstream's response headers, ms. Default 60 s; then 504. */
+  upstreamHeadersTimeoutMs?: number;
+}
+
+/** The proxy listener ({proxy_url}): a node:http server in front of one undici Pool to the upstream. */
+export class ProxyServer {
+  private readonly server: http.Server;
+  private readonly pool: Pool;
+  private readonly tunnels = new Set<Duplex>();
+  private inFlight = 0;
+  private idle: (() => void) | null = null;
+
+  constructor(options: ProxyServerOptions) {
+    this.pool = new Pool(options.upstream.origin, {
+      // One connection per concurrent request, kept alive; no pipelining, so one slow response
+      // never holds up another.
+      connections: null,
+      pipelining: 1,
+      keepAliveTimeout: 4_000,
+      headersTimeout: options.upstreamHeadersTimeoutMs ?? 60_000,
+      // Streams (server-sent events) may be quiet for long; the client going away ends them.
+      bodyTimeout: 0,
+    });
+    const context: ForwardContext = {
+      pool: this.pool,
+      observer: options.observer,
+      metrics: options.metrics,
+      log: options.log,
+      onUpstreamFailure: options.onUpstreamFailure ?? (() => undefined),
+    };
+    this.server = http.createServer((req, res) => {
+      this.inFlight++;
+      res.once('close', () => {
+        if (--this.inFlight === 0) this.idle?.();
+      });
+      forward(context, req, res);
+    });
+    this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+      options.metrics.inc('requests_total');
+      const tunnel = tunnelUpgrade(options.upstream, req, socket, head, options.log);
+      this.tunnels.add(tunnel);
+      tunnel.once('close', () => this.tunnels.delete(tunnel));
+    });
+    this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+      if (err.code === 'ECONNRESET' || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":400,"error":"Bad Request","message":"malformed HTTP request"}');
+    });
+  }
+
+  /** Start listening; resolves with the bound address. */
+  listen(host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        resolve(this.server.address() as AddressInfo);
+      });
+    });
+  }
+
+  /** Requests whose response has not finished yet. */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  /**
+   * Stop accepting, let in-flight requests finish (at most `graceMs`), then close every
+   * connection, tunnel and the upstream pool.
+   */
+  async close(graceMs = 10_000): Promise<void> {
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, graceMs);
+        this.idle = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    this.server.closeAllConnections();
+    for (const tunnel of this.tunnels) tunnel.destroy();
+    await closed;
+    await this.pool.close().catch(() => this.pool.destroy());
+  }
+}

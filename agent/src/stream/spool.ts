@@ -1,0 +1,124 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BatchMessage, WireCapture } from '@spectator/shared';
+import type { Logger } from '../log';
+import type { Metrics } from '../metrics';
+
+/** A batch waiting for its acknowledgement. */
+export interface SpoolEntry {
+  batch: BatchMessage;
+  /** The capture the batch belongs to, re-announced after a reconnect (the backend upserts it). */
+  capture: WireCapture;
+  /** The batch as sent (JSON text). */
+  text: string;
+  /** Connection generation it was last written on; 0 = not yet. */
+  sentOn: number;
+  file: string | null;
+}
+
+export interface SpoolOptions {
+  /** Directory to keep batches in across agent restarts, or null for memory only. */
+  dir: string | null;
+  /** Batches kept at most. Default 1,000. */
+  maxBatches?: number;
+  /** Bytes of batch text kept at most. Default 64 MiB. */
+  maxBytes?: number;
+  log: Logger;
+  metrics: Metrics;
+}
+
+/**
+ * Unacknowledged batches in send order, bounded; when full the oldest are dropped and counted.
+ * With a directory each batch is also a file (written when spooled, deleted when acknowledged),
+ * so batches survive an agent restart and are resent by the next run.
+ */
+export class Spool {
+  private readonly entries = new Map<string, SpoolEntry>();
+  private bytes = 0;
+  private sequence = 0;
+  private readonly maxBatches: number;
+  private readonly maxBytes: number;
+
+  constructor(private readonly options: SpoolOptions) {
+    this.maxBatches = options.maxBatches ?? 1_000;
+    this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
+    options.metrics.gauge('batches_spooled', () => this.entries.size);
+    if (options.dir) this.load(options.dir);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Entries in the order they were spooled. */
+  values(): IterableIterator<SpoolEntry> {
+    return this.entries.values();
+  }
+
+  add(batch: BatchMessage, capture: WireCapture): SpoolEntry {
+    const text = JSON.stringify(batch);
+    const entry: SpoolEntry = { batch, capture, text, sentOn: 0, file: null };
+    if (this.options.dir) entry.file = this.write(this.options.dir, entry);
+    this.entries.set(batch.batchId, entry);
+    this.bytes += text.length;
+    while (this.entries.size > this.maxBatches || (this.bytes > this.maxBytes && this.entries.size > 1)) this.dropOldest();
+    return entry;
+  }
+
+  /** Remove an acknowledged (or rejected) batch; returns it when it was here. */
+  remove(batchId: string): SpoolEntry | undefined {
+    const entry = this.entries.get(batchId);
+    if (!entry) return undefined;
+    this.entries.delete(batchId);
+    this.bytes -= entry.text.length;
+    if (entry.file) fs.rm(entry.file, { force: true }, () => undefined);
+    return entry;
+  }
+
+  private dropOldest(): void {
+    const oldest = this.entries.values().next().value as SpoolEntry | undefined;
+    if (!oldest) return;
+    this.remove(oldest.batch.batchId);
+    this.options.metrics.inc('spool_dropped_total');
+    this.options.log.warn({ batchId: oldest.batch.batchId, observations: oldest.batch.observations.length }, 'spool full: dropped the oldest unacknowledged batch');
+  }
+
+  private write(dir: string, entry: SpoolEntry): string | null {
+    // Zero-padded time + sequence keeps file names in send order across restarts.
+    const file = path.join(dir, `${String(Date.now()).padStart(15, '0')}-${String(this.sequence++).padStart(6, '0')}-${entry.batch.batchId}.json`);
+    try {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ capture: entry.capture, batch: entry.batch }));
+      fs.renameSync(`${file}.tmp`, file);
+      return file;
+    } catch (err) {
+      this.options.log.error({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot write spool file; batch kept in memory only');
+      return null;
+    }
+  }
+
+  private load(dir: string): void {
+    let names: string[];
+    try {
+      names = fs.readdirSync(dir).filter((name) => name.endsWith('.json')).sort();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.options.log.error({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot read spool directory');
+      return;
+    }
+    for (const name of names) {
+      const file = path.join(dir, name);
+      try {
+        const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { capture: WireCapture; batch: BatchMessage };
+        if (stored.batch?.type !== 'batch' || typeof stored.batch.batchId !== 'string' || typeof stored.capture?.id !== 'string') throw new Error('not a spooled batch');
+        const text = JSON.stringify(stored.batch);
+        this.entries.set(stored.batch.batchId, { batch: stored.batch, capture: stored.capture, text, sentOn: 0, file });
+        this.bytes += text.length;
+      } catch (err) {
+        this.options.log.error({ file, problem: (err as Error).message }, 'unreadable spool file removed');
+        fs.rmSync(file, { force: true });
+      }
+    }
+    if (this.entries.size > 0) this.options.log.info({ dir, batches: this.entries.size }, 'unacknowledged batches loaded from the spool');
+    while (this.entries.size > this.maxBatches) this.dropOldest();
+  }
+}

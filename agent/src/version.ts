@@ -1,0 +1,17 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+let cached: string | null = null;
+
+/** The agent's version from its package.json (found from here upwards, so it works from src and dist). */
+export function agentVersion(): string {
+  if (cached !== null) return cached;
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const pkg = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === '@spectator/agent') return (cached = pkg.version ?? '0.0.0');
+    }
+    if (path.dirname(dir) === dir) return (cached = '0.0.0');
+  }
+}
