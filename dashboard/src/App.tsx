@@ -1,0 +1,159 @@
+import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import { createApiClient } from './api/client';
+import { NewCaptureNotice } from './components/NewCaptureNotice';
+import { Empty } from './components/states';
+import { AppContext, useApp } from './hooks/app';
+import { DraftsProvider } from './hooks/drafts';
+import { EventsProvider, useEventsStatus } from './hooks/events';
+import { useRoute } from './hooks/route';
+import { navigate, routeHref, type ProjectRoute, type Route } from './lib/routes';
+import { clearSession, loadSession, saveSession, type Session } from './lib/session';
+import { CapturesPage } from './pages/CapturesPage';
+import { CommitPage } from './pages/CommitPage';
+import { DiffPage } from './pages/DiffPage';
+import { DocsPage } from './pages/DocsPage';
+import { ProposalsPage } from './pages/ProposalsPage';
+import { ReviewEndpointPage } from './pages/ReviewEndpointPage';
+import { SettingsPage } from './pages/SettingsPage';
+import { SignInPage } from './pages/SignInPage';
+import { VersionsPage } from './pages/VersionsPage';
+
+/** The dashboard: sign-in, then the signed-in shell of one project. */
+export function App() {
+  const route = useRoute();
+  const [session, setSession] = useState<Session | null>(loadSession);
+
+  // `#/` and project-less links go to the Review of the session's project.
+  useEffect(() => {
+    if (route.page === 'home') navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'signin' }, { replace: true });
+  }, [route.page, session?.project]);
+
+  if (route.page === 'signin' || !session) {
+    const link = route.page === 'signin' ? route : {};
+    return (
+      <SignInPage
+        key={route.page === 'signin' ? `${route.token}:${route.project}` : 'signin'}
+        {...link}
+        onSignedIn={(next) => {
+          saveSession(next);
+          setSession(next);
+          // `replace` drops the one-click link (and its token) from the history.
+          navigate(next.project ? { page: 'captures', project: next.project } : { page: 'home' }, { replace: true });
+        }}
+      />
+    );
+  }
+  if (route.page === 'home') return null;
+  if (route.page === 'not-found') return <NotFound />;
+  return (
+    <SignedIn
+      session={session}
+      route={route}
+      onSignOut={() => {
+        clearSession();
+        setSession(null);
+        navigate({ page: 'signin' }, { replace: true });
+      }}
+    />
+  );
+}
+
+function SignedIn({ session, route, onSignOut }: { session: Session; route: ProjectRoute; onSignOut: () => void }) {
+  const project = route.project;
+  const api = useMemo(() => createApiClient({ token: session.token }), [session.token]);
+  const context = useMemo(() => ({ api, project, signOut: onSignOut }), [api, project, onSignOut]);
+  useEffect(() => {
+    if (session.project !== project) saveSession({ ...session, project });
+  }, [session, project]);
+
+  return (
+    <AppContext.Provider value={context}>
+      <EventsProvider project={project} token={session.token}>
+        <DraftsProvider>
+          <Shell route={route}>
+            <Page route={route} />
+          </Shell>
+          <NewCaptureNotice />
+        </DraftsProvider>
+      </EventsProvider>
+    </AppContext.Provider>
+  );
+}
+
+const SECTIONS: Array<{ label: string; route: (project: string) => Route; pages: Route['page'][] }> = [
+  { label: 'Review', route: (project) => ({ page: 'captures', project }), pages: ['captures', 'undocumented', 'diff', 'commit'] },
+  { label: 'Documentation', route: (project) => ({ page: 'docs', project }), pages: ['docs'] },
+  { label: 'Versions', route: (project) => ({ page: 'versions', project }), pages: ['versions'] },
+  { label: 'Proposals', route: (project) => ({ page: 'proposals', project }), pages: ['proposals'] },
+  { label: 'Settings', route: (project) => ({ page: 'settings', project }), pages: ['settings'] },
+];
+
+function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }) {
+  const { project, signOut } = useApp();
+  const live = useEventsStatus();
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        Skip to content
+      </a>
+      <header className="topbar">
+        <a className="brand" href={routeHref({ page: 'captures', project })}>
+          <span className="logo" aria-hidden="true">
+            ◉
+          </span>{' '}
+          Spectator
+        </a>
+        <span className="project" title="Project">
+          {project}
+        </span>
+        <nav className="tabs" aria-label="Sections">
+          {SECTIONS.map((section) => (
+            <a key={section.label} href={routeHref(section.route(project))} aria-current={section.pages.includes(route.page) ? 'page' : undefined}>
+              {section.label}
+            </a>
+          ))}
+        </nav>
+        <span className={`live live-${live}`} title={live === 'open' ? 'Live updates on' : 'Live updates reconnecting'}>
+          {live === 'open' ? 'live' : 'offline'}
+        </span>
+        <button type="button" className="link" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        {children}
+      </main>
+    </div>
+  );
+}
+
+function Page({ route }: { route: ProjectRoute }) {
+  switch (route.page) {
+    case 'captures':
+      return <CapturesPage {...(route.captureId ? { captureId: route.captureId } : {})} />;
+    case 'undocumented':
+      return <ReviewEndpointPage key={`${route.captureId} ${route.method} ${route.path}`} captureId={route.captureId} method={route.method} path={route.path} />;
+    case 'diff':
+      return <DiffPage key={`${route.captureId} ${route.method} ${route.path}`} captureId={route.captureId} method={route.method} path={route.path} />;
+    case 'commit':
+      return <CommitPage key={route.captureId} captureId={route.captureId} />;
+    case 'docs':
+      return <DocsPage {...(route.endpointId ? { endpointId: route.endpointId } : {})} />;
+    case 'versions':
+      return <VersionsPage {...(route.kind ? { kind: route.kind } : {})} />;
+    case 'proposals':
+      return <ProposalsPage {...(route.proposalId ? { proposalId: route.proposalId } : {})} />;
+    case 'settings':
+      return <SettingsPage />;
+  }
+}
+
+function NotFound() {
+  return (
+    <main className="page">
+      <Empty title="No such page">
+        <a href={routeHref({ page: 'home' })}>Go to the dashboard</a>
+      </Empty>
+    </main>
+  );
+}

@@ -1,0 +1,133 @@
+import type {
+  ApiError as ApiErrorBody,
+  CaptureResponse,
+  DiffResponse,
+  DocumentationRequest,
+  DocumentationResponse,
+  EndpointResponse,
+  ObservedEndpointResponse,
+  ProjectResponse,
+  ProposalResponse,
+  TokenResponse,
+  TokenScope,
+  UndocumentedEndpointResponse,
+  VersionMatrixResponse,
+  EnvironmentKind,
+} from '@spectator/shared';
+import { ROUTES } from '@spectator/shared';
+import type { AgentResponse, EndpointVersionResponse, WebhookResponse } from './types';
+
+/** A failed call to the management API, with the backend's status and message (or status 0 when unreachable). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly path: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** The token is missing, wrong or revoked: signing in again is the fix. */
+  get unauthorized(): boolean {
+    return this.status === 401;
+  }
+}
+
+export interface ApiClientOptions {
+  /** Origin of the backend, `''` for the page's own origin (the backend serves the dashboard). */
+  baseUrl?: string;
+  token: string;
+  /** Injected in tests; defaults to the global `fetch`. */
+  fetch?: typeof fetch;
+}
+
+/** Reads the message of an error body: NestJS sends a string, class-validator an array of them. */
+function errorMessage(body: unknown, fallback: string): string {
+  if (body && typeof body === 'object' && 'message' in body) {
+    const message = (body as Partial<ApiErrorBody> & { message: unknown }).message;
+    if (Array.isArray(message)) return message.join('; ');
+    if (typeof message === 'string' && message) return message;
+  }
+  return fallback;
+}
+
+/**
+ * The one typed client of the management API (`/api/v1`, DESIGN.md). Every method resolves with the
+ * shared wire type or rejects with an `ApiError` whose message can be shown to a person as is.
+ */
+export function createApiClient(options: ApiClientOptions) {
+  const baseUrl = options.baseUrl ?? '';
+  const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
+  const project = (slug: string) => `/projects/${encodeURIComponent(slug)}`;
+
+  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const url = `${baseUrl}${ROUTES.apiPrefix}${path}`;
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        method,
+        headers: {
+          Accept: 'application/json',
+          Authorization: `Bearer ${options.token}`,
+          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+    } catch {
+      throw new ApiError(0, 'Cannot reach the Spectator backend. Check that it is running, then retry.', path);
+    }
+    const text = await response.text();
+    let parsed: unknown = undefined;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        if (response.ok) throw new ApiError(response.status, `The backend answered ${path} with something that is not JSON.`, path);
+      }
+    }
+    if (!response.ok) {
+      const fallback = response.status === 401 ? 'Your token was not accepted. Sign in again.' : `${response.status} ${response.statusText}`.trim();
+      throw new ApiError(response.status, errorMessage(parsed, fallback), path);
+    }
+    return parsed as T;
+  }
+
+  const get = <T>(path: string) => request<T>('GET', path);
+  const query = (params: Record<string, string | undefined>) => {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, value);
+    const text = search.toString();
+    return text ? `?${text}` : '';
+  };
+
+  return {
+    token: options.token,
+    projects: () => get<ProjectResponse[]>('/projects'),
+    captures: (p: string) => get<CaptureResponse[]>(`${project(p)}/captures`),
+    undocumented: (p: string, captureId: string) => get<UndocumentedEndpointResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/undocumented`),
+    diffs: (p: string, captureId: string) => get<DiffResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/diffs`),
+    observed: (p: string, captureId: string, method: string, path: string) =>
+      get<ObservedEndpointResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/observed${query({ method, path })}`),
+    commitDocumentation: (p: string, body: DocumentationRequest) => request<DocumentationResponse>('POST', `${project(p)}/documentation`, body),
+    endpoints: (p: string) => get<EndpointResponse[]>(`${project(p)}/endpoints`),
+    endpointVersions: (p: string, endpointId: string) => get<EndpointVersionResponse[]>(`${project(p)}/endpoints/${encodeURIComponent(endpointId)}/versions`),
+    versions: (p: string, params: { kind?: EnvironmentKind; cursor?: string } = {}) => get<VersionMatrixResponse>(`${project(p)}/versions${query(params)}`),
+    proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
+    proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),
+    approveProposal: (p: string, id: string) => request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
+    tokens: (p: string) => get<TokenResponse[]>(`${project(p)}/tokens`),
+    createToken: (p: string, body: { name: string; scope: TokenScope; environments?: EnvironmentKind[] }) => request<TokenResponse>('POST', `${project(p)}/tokens`, body),
+    revokeToken: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/tokens/${encodeURIComponent(id)}`),
+    agents: (p: string) => get<AgentResponse[]>(`${project(p)}/agents`),
+    webhooks: (p: string) => get<WebhookResponse[]>(`${project(p)}/webhooks`),
+    createWebhook: (p: string, body: { url: string }) => request<WebhookResponse>('POST', `${project(p)}/webhooks`, body),
+    deleteWebhook: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/webhooks/${encodeURIComponent(id)}`),
+    /** The OpenAPI 3.1 export of the documented endpoints, as parsed JSON. */
+    openapi: (p: string) => get<Record<string, unknown>>(`${project(p)}/openapi.json`),
+    /** Where the OpenAPI export lives, for `curl` with a bearer token. */
+    openapiPath: (p: string) => `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json`,
+  };
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;

@@ -1,0 +1,35 @@
+import type { ChangeResponse } from '@spectator/shared';
+import { bodyLabel } from '../lib/format';
+import { schemaTypeLabel } from '../lib/schema-rows';
+import { BreakingBadge } from './badges';
+import { ListTable } from './forms';
+
+function describe(schema: ChangeResponse['documented']): string {
+  return schema ? schemaTypeLabel(schema) + (schema.oneOf?.some((option) => option.type === 'null') ? ' (nullable)' : '') : '—';
+}
+
+/**
+ * The changes of a diff or a proposal, documented and observed side by side at each changed field,
+ * breaking ones marked. Used by Review (diffs) and Proposals, so both read the same.
+ */
+export function ChangesTable({ changes }: { changes: ChangeResponse[] }) {
+  if (changes.length === 0) return <p className="muted">No shape changes.</p>;
+  return (
+    <ListTable columns={[{ label: 'Where' }, { label: 'Field' }, { label: 'Change' }, { label: 'Documented' }, { label: 'Observed' }, { label: 'Impact' }]} className="changes-table">
+          {changes.map((change, index) => (
+            <tr key={`${change.in} ${change.status ?? ''} ${change.at} ${index}`} className={change.breaking ? 'breaking' : undefined}>
+              <td>{bodyLabel(change.in, change.status)}</td>
+              <td>
+                <code>{change.at}</code>
+              </td>
+              <td>{change.change}</td>
+              <td className="documented">{describe(change.documented)}</td>
+              <td className="observed">{describe(change.observed)}</td>
+              <td>
+                <BreakingBadge breaking={change.breaking} />
+              </td>
+            </tr>
+          ))}
+    </ListTable>
+  );
+}

@@ -1,0 +1,72 @@
+import type { ReactNode } from 'react';
+import { useApp } from '../hooks/app';
+import { routeHref } from '../lib/routes';
+import { EndpointName } from './badges';
+
+/** The error of a form or action, announced to screen readers; nothing when there is none. */
+export function FormError({ error }: { error: string | null }) {
+  if (!error) return null;
+  return (
+    <p className="form-error" role="alert">
+      {error}
+    </p>
+  );
+}
+
+/** A secret shown once (a new token, a webhook's signing secret), selected on focus for copying. */
+export function ShownOnce({ label, value, onDone, children }: { label: string; value: string; onDone: () => void; children: ReactNode }) {
+  return (
+    <div className="callout" role="status">
+      {children}
+      <input className="secret" readOnly value={value} onFocus={(e) => e.target.select()} aria-label={label} />
+      <button type="button" className="link" onClick={onDone}>
+        Done
+      </button>
+    </div>
+  );
+}
+
+/** The top of the screens that belong to one capture's review: the way back, and the endpoint. */
+export function ReviewHeader({ captureId, endpoint, children }: { captureId: string; endpoint?: { method: string; path: string }; children?: ReactNode }) {
+  const { project } = useApp();
+  return (
+    <>
+      <nav className="crumbs" aria-label="Breadcrumb">
+        <a href={routeHref({ page: 'captures', project, captureId })}>← Review</a>
+      </nav>
+      <header className="page-header">
+        <div>
+          <h1>{endpoint ? <EndpointName method={endpoint.method} path={endpoint.path} /> : 'Commit changes'}</h1>
+          {children}
+        </div>
+      </header>
+    </>
+  );
+}
+
+/** A column of `ListTable`: its heading, right-aligned numbers, or a heading only screen readers hear. */
+export interface Column {
+  label: string;
+  numeric?: boolean;
+  hidden?: boolean;
+}
+
+/** The lists of the dashboard (endpoints, diffs, agents, tokens, changes): one table layout, scrolling sideways when narrow. */
+export function ListTable({ columns, children, className = 'list-table', testId }: { columns: Column[]; children: ReactNode; className?: string; testId?: string }) {
+  return (
+    <div className="table-scroll">
+      <table className={className} data-testid={testId}>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column.label} scope="col" className={column.numeric ? 'num' : undefined}>
+                {column.hidden ? <span className="visually-hidden">{column.label}</span> : column.label}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,37 @@
+import { environmentLabel, plural, shortCommit, timeAgo } from './format';
+
+describe('format', () => {
+  const now = Date.parse('2026-01-02T12:00:00Z');
+  it.each([
+    ['2026-01-02T12:00:03Z', 'just now'],
+    ['2026-01-02T11:59:30Z', '30 s ago'],
+    ['2026-01-02T11:55:00Z', '5 min ago'],
+    ['2026-01-02T09:00:00Z', '3 h ago'],
+    ['2025-12-30T12:00:00Z', '3 d ago'],
+  ])('timeAgo(%s) is %s', (iso, text) => {
+    expect(timeAgo(iso, now)).toBe(text);
+  });
+
+  it('says never for no time and keeps an unparsable one as is', () => {
+    expect(timeAgo(null, now)).toBe('never');
+    expect(timeAgo('yesterday', now)).toBe('yesterday');
+  });
+
+  it.each([
+    [{ kind: 'ci', pullRequest: '42', build: null }, 'CI · PR #42'],
+    [{ kind: 'ci', pullRequest: '#7', build: 'b' }, 'CI · PR #7'],
+    [{ kind: 'staging', pullRequest: null, build: 's-1' }, 'Staging · build s-1'],
+    [{ kind: 'production', pullRequest: null, build: 'p-2' }, 'Production · build p-2'],
+    [{ kind: 'local', name: 'local', pullRequest: null, build: null }, 'Local'],
+    [{ kind: 'local', name: 'laptop', pullRequest: null, build: null }, 'Local · laptop'],
+  ])('environmentLabel(%j) is %s', (where, label) => {
+    expect(environmentLabel(where)).toBe(label);
+  });
+
+  it('shortens commits and pluralises counts', () => {
+    expect(shortCommit('0123456789abcdef')).toBe('0123456');
+    expect(shortCommit(null)).toBe('—');
+    expect(plural(1, 'diff')).toBe('1 diff');
+    expect(plural(4, 'diff')).toBe('4 diffs');
+  });
+});

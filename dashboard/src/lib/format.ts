@@ -1,0 +1,50 @@
+import type { CaptureResponse, VersionMatrixRow } from '@spectator/shared';
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+
+/** A timestamp as a person reads it (local time zone); `—` for none, the raw text if unparsable. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : dateTime.format(date);
+}
+
+/** `12 s ago`, `5 min ago`, `3 h ago`, `2 d ago`; `just now` under 5 seconds. `now` in ms since epoch. */
+export function timeAgo(iso: string | null | undefined, now: number = Date.now()): string {
+  if (!iso) return 'never';
+  const then = new Date(iso).getTime();
+  if (Number.isNaN(then)) return iso;
+  const seconds = Math.round((now - then) / 1000);
+  if (seconds < 5) return 'just now';
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86400)} d ago`;
+}
+
+/** The first 7 characters of a commit hash, as git shows it; `—` for none. */
+export function shortCommit(commit: string | null | undefined): string {
+  return commit ? commit.slice(0, 7) : '—';
+}
+
+/** `1 endpoint`, `2 endpoints`. */
+export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
+  return `${count.toLocaleString()} ${count === 1 ? singular : pluralForm}`;
+}
+
+/**
+ * Where a capture or an evidence row ran, as the spec names it: CI runs by pull request,
+ * staging and production by build (`CI · PR #42`, `Staging · build s-1`, `Local`).
+ */
+export function environmentLabel(where: Pick<CaptureResponse | VersionMatrixRow, 'pullRequest' | 'build'> & { kind: string; name?: string }): string {
+  const kind = where.kind === 'ci' ? 'CI' : where.kind.charAt(0).toUpperCase() + where.kind.slice(1);
+  if (where.kind === 'ci' && where.pullRequest) return `${kind} · PR #${where.pullRequest.replace(/^#/, '')}`;
+  if (where.build) return `${kind} · build ${where.build}`;
+  if (where.name && where.name !== where.kind) return `${kind} · ${where.name}`;
+  return kind;
+}
+
+/** A body's label in review and documentation: `Request body` or `201 response`. */
+export function bodyLabel(direction: 'request' | 'response', status?: number): string {
+  return direction === 'request' ? 'Request body' : `${status ?? ''} response`.trim();
+}

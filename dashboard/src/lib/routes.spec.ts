@@ -1,0 +1,38 @@
+import { parseRoute, routeHref, type Route } from './routes';
+
+describe('routes', () => {
+  it.each<Route>([
+    { page: 'home' },
+    { page: 'signin' },
+    { page: 'signin', token: 'sp_abc/+=', project: 'demo' },
+    { page: 'captures', project: 'demo' },
+    { page: 'captures', project: 'my project', captureId: '7f0c' },
+    { page: 'undocumented', project: 'demo', captureId: 'c1', method: 'POST', path: '/posts/{postId}' },
+    { page: 'diff', project: 'demo', captureId: 'c1', method: 'GET', path: '/posts?x' },
+    { page: 'commit', project: 'demo', captureId: 'c1' },
+    { page: 'docs', project: 'demo' },
+    { page: 'docs', project: 'demo', endpointId: 'e1' },
+    { page: 'versions', project: 'demo' },
+    { page: 'versions', project: 'demo', kind: 'production' },
+    { page: 'proposals', project: 'demo', proposalId: 'p9' },
+    { page: 'settings', project: 'demo' },
+  ])('%j survives a round trip through the hash', (route) => {
+    expect(parseRoute(routeHref(route))).toEqual(route);
+  });
+
+  it('reads the one-click demo link', () => {
+    expect(parseRoute('#/signin?token=t0k&project=demo')).toEqual({ page: 'signin', token: 't0k', project: 'demo' });
+  });
+
+  it.each(['#/nowhere', '#/p/demo/captures/c1/undocumented', '#/p/demo/unknown'])('%s is not found rather than a crash', (hash) => {
+    expect(parseRoute(hash).page).toBe('not-found');
+  });
+
+  it('drops an unknown environment kind from the versions filter', () => {
+    expect(parseRoute('#/p/demo/versions?kind=moon')).toEqual({ page: 'versions', project: 'demo' });
+  });
+
+  it('survives a malformed percent escape', () => {
+    expect(parseRoute('#/p/%E0%A4%A/settings')).toEqual({ page: 'settings', project: '%E0%A4%A' });
+  });
+});

@@ -1,0 +1,189 @@
+import type { CaptureResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { useEffect, useMemo, useState } from 'react';
+import { Badge, BreakingBadge, EndpointName } from '../components/badges';
+import { ListTable } from '../components/forms';
+import { Async, Empty } from '../components/states';
+import { useApp } from '../hooks/app';
+import { useDrafts } from '../hooks/drafts';
+import { useResource } from '../hooks/resource';
+import { environmentLabel, formatTime, plural, shortCommit, timeAgo } from '../lib/format';
+import { navigate, routeHref } from '../lib/routes';
+
+/** Captures newest first beside the review of the chosen one (the newest by default). */
+export function CapturesPage({ captureId }: { captureId?: string }) {
+  const { api, project } = useApp();
+  const captures = useResource(() => api.captures(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'documentation.committed');
+
+  // Without a chosen capture, show the newest — pinned in the URL, so a later capture does not
+  // pull the view away: the new-capture notice offers that move instead.
+  const newest = captures.state === 'ready' ? captures.data[0]?.id : undefined;
+  useEffect(() => {
+    if (!captureId && newest) navigate({ page: 'captures', project, captureId: newest }, { replace: true });
+  }, [captureId, newest, project]);
+
+  return (
+    <div className="split">
+      <aside className="split-side" aria-label="Captures">
+        <h2>Captures</h2>
+        <Async resource={captures} what="captures">
+          {(list) =>
+            list.length === 0 ? (
+              <Empty title="No captures yet">
+                <p>Run the agent in front of your API and send it some traffic:</p>
+                <pre>spectator-agent --upstream http://127.0.0.1:3000 --backend {window.location.origin} --token $TOKEN</pre>
+              </Empty>
+            ) : (
+              <CaptureList captures={list} selected={captureId} />
+            )
+          }
+        </Async>
+      </aside>
+      <section className="split-main">
+        {captures.state === 'ready' && captureId && (
+          <CaptureReview capture={captures.data.find((c) => c.id === captureId) ?? null} captureId={captureId} newestId={newest} />
+        )}
+      </section>
+    </div>
+  );
+}
+
+function CaptureList({ captures, selected }: { captures: CaptureResponse[]; selected?: string }) {
+  const { project } = useApp();
+  return (
+    <ol className="capture-list">
+      {captures.map((capture, index) => (
+        <li key={capture.id}>
+          <a href={routeHref({ page: 'captures', project, captureId: capture.id })} aria-current={capture.id === selected ? 'page' : undefined} className="capture-item">
+            <span className="capture-where">
+              {environmentLabel({ ...capture, kind: capture.environment.kind, name: capture.environment.name })}
+              {index === 0 && !capture.endedAt && <Badge tone="info">current</Badge>}
+            </span>
+            <span className="capture-meta" title={formatTime(capture.startedAt)}>
+              started {timeAgo(capture.startedAt)} · commit {shortCommit(capture.commit)}
+            </span>
+            <span className="capture-counts">
+              <Badge tone={capture.undocumented ? 'warn' : 'neutral'}>{plural(capture.undocumented, 'undocumented')}</Badge>
+              <Badge tone={capture.diffs ? 'danger' : 'neutral'}>{plural(capture.diffs, 'diff')}</Badge>
+            </span>
+          </a>
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** The Review of one capture: its undocumented endpoints with counts, and its diffs. */
+function CaptureReview({ capture, captureId, newestId }: { capture: CaptureResponse | null; captureId: string; newestId?: string }) {
+  const { api, project } = useApp();
+  const drafts = useDrafts().drafts(captureId);
+  const reloadOn = (e: { type: string; captureId?: string }) => (e.type === 'capture.updated' && e.captureId === captureId) || e.type === 'documentation.committed';
+  const undocumented = useResource(() => api.undocumented(project, captureId), [api, project, captureId], reloadOn);
+  const diffs = useResource(() => api.diffs(project, captureId), [api, project, captureId], reloadOn);
+  const [filter, setFilter] = useState('');
+
+  if (!capture) return <Empty title="This capture does not exist">It may belong to another project. Choose one from the list.</Empty>;
+  return (
+    <div className="review">
+      <header className="page-header">
+        <div>
+          <h1>Review</h1>
+          <p className="muted">
+            {environmentLabel({ ...capture, kind: capture.environment.kind, name: capture.environment.name })} · started {formatTime(capture.startedAt)}
+            {capture.endedAt ? ` · ended ${formatTime(capture.endedAt)}` : ''} · commit {shortCommit(capture.commit)} · {plural(capture.interactions, 'interaction')}
+          </p>
+        </div>
+        {newestId && newestId !== captureId && (
+          <a className="button" href={routeHref({ page: 'captures', project, captureId: newestId })}>
+            Go to the newest capture
+          </a>
+        )}
+      </header>
+
+      {drafts.length > 0 && (
+        <div className="callout" role="status">
+          {plural(drafts.length, 'endpoint')} finished and ready to commit.{' '}
+          <a className="button primary" href={routeHref({ page: 'commit', project, captureId })}>
+            Choose bodies and commit
+          </a>
+        </div>
+      )}
+
+      <section aria-labelledby="undocumented-title">
+        <div className="section-head">
+          <h2 id="undocumented-title">Undocumented endpoints</h2>
+          <input type="search" aria-label="Filter endpoints" placeholder="Filter by path…" value={filter} onChange={(e) => setFilter(e.target.value)} />
+        </div>
+        <Async resource={undocumented} what="undocumented endpoints">
+          {(list) => <UndocumentedTable list={list} filter={filter} captureId={captureId} finished={drafts} />}
+        </Async>
+      </section>
+
+      <section aria-labelledby="diffs-title">
+        <h2 id="diffs-title">Diffs</h2>
+        <Async resource={diffs} what="diffs">
+          {(list) => <DiffsTable list={list} filter={filter} captureId={captureId} />}
+        </Async>
+      </section>
+    </div>
+  );
+}
+
+const matches = (filter: string) => {
+  const needle = filter.trim().toLowerCase();
+  return (item: { method: string; path: string }) => !needle || `${item.method} ${item.path}`.toLowerCase().includes(needle);
+};
+
+function UndocumentedTable({ list, filter, captureId, finished }: { list: UndocumentedEndpointResponse[]; filter: string; captureId: string; finished: Array<{ method: string; path: string }> }) {
+  const { project } = useApp();
+  const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
+  if (list.length === 0) return <Empty title="Nothing undocumented">Every endpoint seen in this capture is documented (or ignored by a rule).</Empty>;
+  if (shown.length === 0) return <Empty title="No endpoint matches the filter" />;
+  return (
+    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Interactions', numeric: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
+          {shown.map((endpoint) => (
+            <tr key={`${endpoint.method} ${endpoint.path}`}>
+              <td>
+                <a href={routeHref({ page: 'undocumented', project, captureId, method: endpoint.method, path: endpoint.path })}>
+                  <EndpointName method={endpoint.method} path={endpoint.path} />
+                </a>
+              </td>
+              <td className="num">{endpoint.interactions.toLocaleString()}</td>
+              <td className="num">
+                <span className="count" title="New requests and responses to review">
+                  {endpoint.count.toLocaleString()}
+                </span>
+              </td>
+              <td>{finished.some((d) => d.method === endpoint.method && d.path === endpoint.path) && <Badge tone="ok">finished</Badge>}</td>
+            </tr>
+          ))}
+    </ListTable>
+  );
+}
+
+function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter: string; captureId: string }) {
+  const { project } = useApp();
+  const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
+  if (list.length === 0) return <Empty title="No diffs">The traffic of this capture matches the documented behaviour.</Empty>;
+  if (shown.length === 0) return <Empty title="No diff matches the filter" />;
+  return (
+    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Documented' }, { label: 'Interactions', numeric: true }, { label: 'Changes', numeric: true }, { label: 'Impact' }]} testId="diffs">
+          {shown.map((diff) => (
+            <tr key={`${diff.method} ${diff.path}`}>
+              <td>
+                <a href={routeHref({ page: 'diff', project, captureId, method: diff.method, path: diff.path })}>
+                  <EndpointName method={diff.method} path={diff.path} />
+                </a>
+              </td>
+              <td>v{diff.version}</td>
+              <td className="num">{diff.interactions.toLocaleString()}</td>
+              <td className="num">
+                <span className="count">{diff.changes.length}</span>
+              </td>
+              <td>
+                <BreakingBadge breaking={diff.breaking} />
+              </td>
+            </tr>
+          ))}
+    </ListTable>
+  );
+}

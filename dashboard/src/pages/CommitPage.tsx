@@ -1,0 +1,112 @@
+import type { DocumentationResponse } from '@spectator/shared';
+import { useState, type FormEvent } from 'react';
+import { EndpointName } from '../components/badges';
+import { FormError, ReviewHeader } from '../components/forms';
+import { Empty } from '../components/states';
+import { useAction } from '../hooks/action';
+import { useApp } from '../hooks/app';
+import { useDrafts } from '../hooks/drafts';
+import { routeHref } from '../lib/routes';
+
+/**
+ * After Finish: choose, per finished endpoint, whether to document its bodies, then Commit changes.
+ * The commit makes each endpoint's first version (1.0) through a proposal approved at once.
+ */
+export function CommitPage({ captureId }: { captureId: string }) {
+  const { api, project } = useApp();
+  const drafts = useDrafts();
+  const finished = drafts.drafts(captureId);
+  const [message, setMessage] = useState('');
+  const { busy, error, run } = useAction();
+  const [committed, setCommitted] = useState<DocumentationResponse | null>(null);
+
+  const commit = async (event: FormEvent) => {
+    event.preventDefault();
+    const result = await run(() =>
+      api.commitDocumentation(project, {
+        captureId,
+        endpoints: finished.map(({ method, path, description, documentBodies }) => ({ method, path, description, documentBodies })),
+        ...(message.trim() ? { message: message.trim() } : {}),
+      }),
+    );
+    if (!result) return;
+    drafts.clear(captureId);
+    setCommitted(result);
+  };
+
+  if (committed) {
+    return (
+      <div className="page">
+        <div className="card success" role="status">
+          <h1>Changes committed</h1>
+          <ul>
+            {committed.versions.map((version) => (
+              <li key={version.endpointId}>
+                <EndpointName method={version.method} path={version.path} /> is documented as version <strong>{version.version}</strong>
+                {version.previous ? ` (was ${version.previous})` : ''}.
+              </li>
+            ))}
+          </ul>
+          <div className="row">
+            <a className="button primary" href={routeHref({ page: 'docs', project })}>
+              See the documentation
+            </a>
+            <a className="button" href={routeHref({ page: 'captures', project, captureId })}>
+              Back to review
+            </a>
+          </div>
+        </div>
+      </div>
+    );
+  }
+
+  return (
+    <div className="page">
+      <ReviewHeader captureId={captureId} />
+      {finished.length === 0 ? (
+        <Empty title="Nothing finished yet">Open an undocumented endpoint, describe it and choose Finish.</Empty>
+      ) : (
+        <form onSubmit={commit} className="commit-form">
+          <fieldset className="card">
+            <legend>Choose which bodies to document</legend>
+            <ul className="plain-list">
+              {finished.map((draft) => (
+                <li key={`${draft.method} ${draft.path}`} className="draft">
+                  <div>
+                    <EndpointName method={draft.method} path={draft.path} />
+                    <p className="muted">{draft.description || 'No description.'}</p>
+                  </div>
+                  <label className="checkbox">
+                    <input
+                      type="checkbox"
+                      checked={draft.documentBodies}
+                      onChange={(e) => drafts.update(captureId, draft.method, draft.path, { documentBodies: e.target.checked })}
+                    />
+                    Document the request and response bodies
+                  </label>
+                  <div className="row">
+                    <a href={routeHref({ page: 'undocumented', project, captureId, method: draft.method, path: draft.path })}>Edit</a>
+                    <button type="button" className="link" onClick={() => drafts.remove(captureId, draft.method, draft.path)}>
+                      Remove
+                    </button>
+                  </div>
+                </li>
+              ))}
+            </ul>
+          </fieldset>
+          <label>
+            Message <span className="muted">(optional)</span>
+            <input value={message} onChange={(e) => setMessage(e.target.value)} placeholder="Why these changes" />
+          </label>
+          <FormError error={error} />
+          <div className="row">
+            <button type="submit" className="primary" disabled={busy}>
+              {busy ? 'Committing…' : 'Commit changes'}
+            </button>
+            <a href={routeHref({ page: 'captures', project, captureId })}>Review more endpoints first</a>
+          </div>
+        </form>
+      )}
+    </div>
+  );
+}

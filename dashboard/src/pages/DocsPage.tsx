@@ -1,0 +1,164 @@
+import type { EndpointResponse } from '@spectator/shared';
+import { useMemo, useState } from 'react';
+import { ApiError } from '../api/client';
+import { Badge, EndpointName } from '../components/badges';
+import { BodyShapes } from '../components/BodyShapes';
+import { Async, Empty, ErrorState } from '../components/states';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { formatTime, plural } from '../lib/format';
+import { routeHref } from '../lib/routes';
+
+/** Every documented endpoint (method, path, description, version, shapes per status) and its history. */
+export function DocsPage({ endpointId }: { endpointId?: string }) {
+  const { api, project } = useApp();
+  const endpoints = useResource(() => api.endpoints(project), [api, project], (e) => e.type === 'documentation.committed');
+  const [filter, setFilter] = useState('');
+
+  return (
+    <div className="page">
+      <header className="page-header">
+        <div>
+          <h1>Documentation</h1>
+          <p className="muted">Committed documentation of the endpoints: shapes with field names and types, never values.</p>
+        </div>
+        <OpenApiExport />
+      </header>
+      <Async resource={endpoints} what="the documentation">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty title="Nothing documented yet">
+              Review a capture, describe an undocumented endpoint, Finish and Commit changes. <a href={routeHref({ page: 'captures', project })}>Go to Review</a>
+            </Empty>
+          ) : (
+            <div className="split">
+              <aside className="split-side" aria-label="Documented endpoints">
+                <input type="search" aria-label="Filter endpoints" placeholder="Filter by path…" value={filter} onChange={(e) => setFilter(e.target.value)} />
+                <EndpointList list={list} filter={filter} selected={endpointId} />
+              </aside>
+              <section className="split-main">
+                {endpointId ? (
+                  <EndpointDoc endpoint={list.find((e) => e.id === endpointId) ?? null} />
+                ) : (
+                  list.map((endpoint) => <EndpointDoc key={endpoint.id} endpoint={endpoint} compact />)
+                )}
+              </section>
+            </div>
+          )
+        }
+      </Async>
+    </div>
+  );
+}
+
+function EndpointList({ list, filter, selected }: { list: EndpointResponse[]; filter: string; selected?: string }) {
+  const { project } = useApp();
+  const needle = filter.trim().toLowerCase();
+  const shown = useMemo(() => list.filter((e) => !needle || `${e.method} ${e.path}`.toLowerCase().includes(needle)), [list, needle]);
+  return (
+    <ul className="nav-list">
+      <li>
+        <a href={routeHref({ page: 'docs', project })} aria-current={!selected ? 'page' : undefined}>
+          All endpoints ({list.length})
+        </a>
+      </li>
+      {shown.map((endpoint) => (
+        <li key={endpoint.id}>
+          <a href={routeHref({ page: 'docs', project, endpointId: endpoint.id })} aria-current={endpoint.id === selected ? 'page' : undefined}>
+            <EndpointName method={endpoint.method} path={endpoint.path} /> <span className="muted">v{endpoint.version}</span>
+          </a>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function EndpointDoc({ endpoint, compact }: { endpoint: EndpointResponse | null; compact?: boolean }) {
+  const { project } = useApp();
+  if (!endpoint) return <Empty title="No such documented endpoint">Choose one from the list.</Empty>;
+  return (
+    <article className="card endpoint-doc" aria-label={`${endpoint.method} ${endpoint.path}`}>
+      <header className="page-header">
+        <h2>
+          {compact ? (
+            <a href={routeHref({ page: 'docs', project, endpointId: endpoint.id })}>
+              <EndpointName method={endpoint.method} path={endpoint.path} />
+            </a>
+          ) : (
+            <EndpointName method={endpoint.method} path={endpoint.path} />
+          )}
+        </h2>
+        <Badge tone="info">version {endpoint.version}</Badge>
+      </header>
+      <p className="description">{endpoint.description || <span className="muted">No description.</span>}</p>
+      <BodyShapes request={endpoint.request} responses={endpoint.responses} />
+      {!compact && <VersionHistory endpointId={endpoint.id} />}
+    </article>
+  );
+}
+
+function VersionHistory({ endpointId }: { endpointId: string }) {
+  const { api, project } = useApp();
+  const history = useResource(() => api.endpointVersions(project, endpointId), [api, project, endpointId], (e) => e.type === 'documentation.committed' || e.type === 'proposal.step');
+  return (
+    <section aria-labelledby="history-title">
+      <h3 id="history-title">Version history</h3>
+      <Async resource={history} what="the version history">
+        {(versions) =>
+          versions.length === 0 ? (
+            <Empty title="No history recorded" />
+          ) : (
+            <ol className="history">
+              {[...versions].reverse().map((version) => (
+                <li key={version.version}>
+                  <Badge tone="info">{version.version}</Badge> {formatTime(version.createdAt)}
+                  {version.approvedBy && <> · approved by {version.approvedBy}</>}
+                  {version.proposalId && (
+                    <>
+                      {' '}
+                      · <a href={routeHref({ page: 'proposals', project, proposalId: version.proposalId })}>{version.proposalTitle || 'proposal'}</a>
+                    </>
+                  )}
+                  {version.responses && <span className="muted"> · {plural(version.responses.length, 'response')}</span>}
+                </li>
+              ))}
+            </ol>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+/**
+ * The OpenAPI 3.1 export. The API wants a bearer token, which a plain link cannot send, so the
+ * document is fetched with the session's token and handed to the browser as a file.
+ */
+function OpenApiExport() {
+  const { api, project } = useApp();
+  const [state, setState] = useState<'idle' | 'busy' | Error>('idle');
+  const download = async () => {
+    setState('busy');
+    try {
+      const document = await api.openapi(project);
+      const url = URL.createObjectURL(new Blob([JSON.stringify(document, null, 2)], { type: 'application/json' }));
+      const link = Object.assign(window.document.createElement('a'), { href: url, download: `${project}-openapi.json` });
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      setState('idle');
+    } catch (caught) {
+      setState(caught instanceof Error ? caught : new ApiError(0, String(caught), 'openapi.json'));
+    }
+  };
+  return (
+    <div className="openapi">
+      <button type="button" onClick={download} disabled={state === 'busy'}>
+        {state === 'busy' ? 'Exporting…' : 'OpenAPI 3.1 export'}
+      </button>
+      <code className="muted small" title="The same document for scripts (send your token as a bearer token)">
+        GET {api.openapiPath(project)}
+      </code>
+      {state instanceof Error && <ErrorState error={state} what="the OpenAPI export" retry={download} />}
+    </div>
+  );
+}

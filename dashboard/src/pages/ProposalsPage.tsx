@@ -1,0 +1,150 @@
+import type { ProposalResponse, ProposalStepName, ProposalStepResponse } from '@spectator/shared';
+import { ApiError } from '../api/client';
+import { Badge, EndpointName } from '../components/badges';
+import { ChangesTable } from '../components/ChangesTable';
+import { FormError } from '../components/forms';
+import { Async, Empty } from '../components/states';
+import { useAction } from '../hooks/action';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { formatTime, plural, shortCommit, timeAgo } from '../lib/format';
+import { routeHref } from '../lib/routes';
+
+/** The lifecycle in the spec's order (§3); steps after Approved are set by evidence alone. */
+export const PROPOSAL_STEPS: readonly ProposalStepName[] = ['Approved', 'Implemented', 'Appeared in Staging', 'Appeared in Production'];
+
+const WAITING_FOR: Record<ProposalStepName, string> = {
+  Approved: 'Waiting for approval by a team member.',
+  Implemented: 'Waiting for a CI run of a pull request whose traffic shows the new versions.',
+  'Appeared in Staging': 'Waiting for evidence of the new versions in a staging build.',
+  'Appeared in Production': 'Waiting for evidence of the new versions in a production build.',
+};
+
+const describeApproveError = (error: Error) =>
+  error instanceof ApiError && error.status === 403 ? 'Your token may not approve proposals (a write token is needed).' : error.message;
+
+const statusTone = (status: ProposalResponse['status']) => (status === 'Open' ? 'warn' : status === 'Appeared in Production' ? 'ok' : 'info');
+
+/** Proposals (API pull requests): the list, and one proposal with its timeline and changes. */
+export function ProposalsPage({ proposalId }: { proposalId?: string }) {
+  const { api, project } = useApp();
+  const proposals = useResource(() => api.proposals(project), [api, project], (e) => e.type === 'proposal.step' || e.type === 'documentation.committed');
+  return (
+    <div className="split">
+      <aside className="split-side" aria-label="Proposals">
+        <h2>Proposals</h2>
+        <Async resource={proposals} what="proposals">
+          {(list) =>
+            list.length === 0 ? (
+              <Empty title="No proposals yet">Committing documentation or accepting a diff makes one.</Empty>
+            ) : (
+              <ol className="nav-list">
+                {[...list]
+                  .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
+                  .map((proposal) => (
+                    <li key={proposal.id}>
+                      <a href={routeHref({ page: 'proposals', project, proposalId: proposal.id })} aria-current={proposal.id === proposalId ? 'page' : undefined}>
+                        <span className="proposal-title">{proposal.title || 'Untitled proposal'}</span>
+                        <span className="muted small">
+                          <Badge tone={statusTone(proposal.status)}>{proposal.status}</Badge> {plural(proposal.endpoints.length, 'endpoint')} · {timeAgo(proposal.createdAt)}
+                        </span>
+                      </a>
+                    </li>
+                  ))}
+              </ol>
+            )
+          }
+        </Async>
+      </aside>
+      <section className="split-main">{proposalId ? <ProposalDetail proposalId={proposalId} /> : <Empty title="Choose a proposal">Its timeline shows Approved → Implemented → Appeared in Staging → Appeared in Production.</Empty>}</section>
+    </div>
+  );
+}
+
+function ProposalDetail({ proposalId }: { proposalId: string }) {
+  const { api, project } = useApp();
+  const proposal = useResource(() => api.proposal(project, proposalId), [api, project, proposalId], (e) => e.type === 'proposal.step' && e.proposalId === proposalId);
+  const approving = useAction(describeApproveError);
+
+  const approve = async () => {
+    if ((await approving.run(() => api.approveProposal(project, proposalId))) !== undefined) proposal.reload();
+  };
+
+  return (
+    <Async resource={proposal} what="the proposal">
+      {(p) => (
+        <article className="proposal">
+          <header className="page-header">
+            <div>
+              <h1>{p.title || 'Untitled proposal'}</h1>
+              <p className="muted">
+                Opened {formatTime(p.createdAt)}
+                {p.createdBy ? ` by ${p.createdBy}` : ''} · <Badge tone={statusTone(p.status)}>{p.status}</Badge>
+              </p>
+            </div>
+            {p.status === 'Open' && (
+              <button type="button" className="primary" onClick={approve} disabled={approving.busy}>
+                {approving.busy ? 'Approving…' : 'Approve'}
+              </button>
+            )}
+          </header>
+          <FormError error={approving.error} />
+          {p.description && <p className="description">{p.description}</p>}
+          <h2>Timeline</h2>
+          <Timeline steps={p.steps} />
+          <h2>Affected endpoints</h2>
+          {p.endpoints.length === 0 ? (
+            <Empty title="No endpoints" />
+          ) : (
+            p.endpoints.map((endpoint) => (
+              <section key={`${endpoint.method} ${endpoint.path}`} className="card">
+                <h3>
+                  <EndpointName method={endpoint.method} path={endpoint.path} />{' '}
+                  <span className="version-move">
+                    {endpoint.fromVersion ?? 'new'} → <strong>{endpoint.toVersion}</strong>
+                  </span>
+                </h3>
+                <ChangesTable changes={endpoint.changes} />
+              </section>
+            ))
+          )}
+        </article>
+      )}
+    </Async>
+  );
+}
+
+/** Where the evidence of a step came from: pull request, build, commit. */
+function stepSource(step: ProposalStepResponse): string {
+  return [step.pullRequest && `PR #${step.pullRequest.replace(/^#/, '')}`, step.build && `build ${step.build}`, step.commit && `commit ${shortCommit(step.commit)}`].filter(Boolean).join(' · ');
+}
+
+/** The four steps in order, each done (actor, time, source) or still waiting for its evidence. */
+export function Timeline({ steps }: { steps: ProposalStepResponse[] }) {
+  return (
+    <ol className="timeline">
+      {PROPOSAL_STEPS.map((name) => {
+        const step = steps.find((s) => s.step === name);
+        return (
+          <li key={name} className={step ? 'done' : 'pending'} aria-label={`${name}: ${step ? 'done' : 'pending'}`}>
+            <span className="dot" aria-hidden="true">
+              {step ? '✓' : ''}
+            </span>
+            <div>
+              <strong>{name}</strong>
+              {step ? (
+                <p className="muted small">
+                  {formatTime(step.at)}
+                  {step.actor ? ` · by ${step.actor}` : ''}
+                  {stepSource(step) ? ` · ${stepSource(step)}` : ''}
+                </p>
+              ) : (
+                <p className="muted small">{WAITING_FOR[name]}</p>
+              )}
+            </div>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

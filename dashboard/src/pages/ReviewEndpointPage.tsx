@@ -1,0 +1,66 @@
+import { useState, type FormEvent } from 'react';
+import { Badge } from '../components/badges';
+import { ReviewHeader } from '../components/forms';
+import { BodyShapes } from '../components/BodyShapes';
+import { Async } from '../components/states';
+import { useApp } from '../hooks/app';
+import { useDrafts } from '../hooks/drafts';
+import { useResource } from '../hooks/resource';
+import { plural } from '../lib/format';
+import { navigate, routeHref } from '../lib/routes';
+
+/**
+ * Reviewing one undocumented endpoint (spec §3): its observed request and response shapes per
+ * status code, a description, and Finish — which moves on to choosing the bodies and committing.
+ */
+export function ReviewEndpointPage({ captureId, method, path }: { captureId: string; method: string; path: string }) {
+  const { api, project } = useApp();
+  const drafts = useDrafts();
+  const existing = drafts.drafts(captureId).find((d) => d.method === method && d.path === path);
+  const [description, setDescription] = useState(existing?.description ?? '');
+  const observed = useResource(() => api.observed(project, captureId, method, path), [api, project, captureId, method, path], (e) => e.type === 'capture.updated' && e.captureId === captureId);
+
+  const finish = (event: FormEvent) => {
+    event.preventDefault();
+    drafts.finish(captureId, { method, path, description: description.trim(), documentBodies: existing?.documentBodies ?? true });
+    navigate({ page: 'commit', project, captureId });
+  };
+
+  return (
+    <div className="page">
+      <ReviewHeader captureId={captureId} endpoint={{ method, path }}>
+        <p className="muted">
+          <Badge tone="warn">undocumented</Badge> Observed shapes: field names and types only, never values.
+        </p>
+      </ReviewHeader>
+      <Async resource={observed} what="the observed shapes">
+        {(endpoint) => (
+          <>
+            <p className="muted">
+              Seen in {plural(endpoint.interactions, 'interaction')}.
+              {endpoint.query.length > 0 && (
+                <>
+                  {' '}
+                  Query parameters: <code>{endpoint.query.join(', ')}</code>.
+                </>
+              )}
+            </p>
+            <BodyShapes request={endpoint.request} responses={endpoint.responses} />
+          </>
+        )}
+      </Async>
+      <form className="card describe" onSubmit={finish}>
+        <label>
+          Description
+          <textarea rows={3} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="What does this endpoint do? e.g. Create a new post." />
+        </label>
+        <div className="row">
+          <button type="submit" className="primary">
+            Finish
+          </button>
+          <a href={routeHref({ page: 'captures', project, captureId })}>Cancel</a>
+        </div>
+      </form>
+    </div>
+  );
+}

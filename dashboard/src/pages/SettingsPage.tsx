@@ -1,0 +1,258 @@
+import { ENVIRONMENT_KINDS, type EnvironmentKind, type TokenResponse, type TokenScope } from '@spectator/shared';
+import { useState, type FormEvent } from 'react';
+import type { AgentResponse } from '../api/types';
+import { Badge } from '../components/badges';
+import { FormError, ListTable, ShownOnce } from '../components/forms';
+import { Async, Empty } from '../components/states';
+import { useAction } from '../hooks/action';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
+
+const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin', 'agent'];
+
+/** Settings of the project: agents seen, tokens, ignore rules in effect, webhooks. */
+export function SettingsPage() {
+  return (
+    <div className="page">
+      <h1>Settings</h1>
+      <AgentsSection />
+      <TokensSection />
+      <RulesSection />
+      <WebhooksSection />
+    </div>
+  );
+}
+
+/** Where an agent runs, whichever of the two layouts the backend sends. */
+function agentWhere(agent: AgentResponse): string {
+  const kind = agent.environment?.kind ?? agent.kind;
+  return kind ? environmentLabel({ kind, name: agent.environment?.name ?? kind, pullRequest: agent.pullRequest ?? null, build: agent.build ?? null }) : '—';
+}
+
+function AgentsSection() {
+  const { api, project } = useApp();
+  const agents = useResource(() => api.agents(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated');
+  return (
+    <section className="card" aria-labelledby="agents-title">
+      <h2 id="agents-title">Agents seen</h2>
+      <Async resource={agents} what="agents">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty title="No agent has connected yet">Create an agent token below and start the agent with it.</Empty>
+          ) : (
+            <ListTable columns={[{ label: 'Environment' }, { label: 'Commit' }, { label: 'Build' }, { label: 'Last seen' }, { label: 'Connection' }]}>
+                  {list.map((agent) => {
+                    const lastSeen = agent.lastSeen ?? agent.lastSeenAt ?? null;
+                    return (
+                      <tr key={agent.id}>
+                        <td>{agentWhere(agent)}</td>
+                        <td>
+                          <code>{shortCommit(agent.commit)}</code>
+                        </td>
+                        <td>{agent.build ?? '—'}</td>
+                        <td title={formatTime(lastSeen)}>{timeAgo(lastSeen)}</td>
+                        <td>{agent.connected ? <Badge tone="ok">connected</Badge> : <Badge>not connected</Badge>}</td>
+                      </tr>
+                    );
+                  })}
+            </ListTable>
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+function TokensSection() {
+  const { api, project } = useApp();
+  const tokens = useResource(() => api.tokens(project), [api, project]);
+  const [name, setName] = useState('');
+  const [scope, setScope] = useState<TokenScope>('read');
+  const [environments, setEnvironments] = useState<EnvironmentKind[]>([]);
+  const [created, setCreated] = useState<TokenResponse | null>(null);
+  const { error, run } = useAction();
+
+  const create = async (event: FormEvent) => {
+    event.preventDefault();
+    const token = await run(() => api.createToken(project, { name: name.trim(), scope, ...(scope === 'agent' && environments.length ? { environments } : {}) }));
+    if (!token) return;
+    setCreated(token);
+    setName('');
+    tokens.reload();
+  };
+  const revoke = async (token: TokenResponse) => {
+    if (!window.confirm(`Revoke the token "${token.name}"? Whatever uses it stops working.`)) return;
+    if ((await run(() => api.revokeToken(project, token.id))) !== undefined) tokens.reload();
+  };
+
+  return (
+    <section className="card" aria-labelledby="tokens-title">
+      <h2 id="tokens-title">Tokens</h2>
+      {created?.token && (
+        <ShownOnce label="New token" value={created.token} onDone={() => setCreated(null)}>
+          New token <strong>{created.name}</strong> — copy it now, it is not shown again:
+        </ShownOnce>
+      )}
+      <Async resource={tokens} what="tokens">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty title="No tokens" />
+          ) : (
+            <ListTable columns={[{ label: 'Name' }, { label: 'Scope' }, { label: 'Created' }, { label: 'Last used' }, { label: 'Actions', hidden: true }]}>
+                  {list.map((token) => (
+                    <tr key={token.id} className={token.revokedAt ? 'revoked' : undefined}>
+                      <td>{token.name}</td>
+                      <td>
+                        <Badge>{token.scope}</Badge> {token.environments?.join(', ')}
+                      </td>
+                      <td>{formatTime(token.createdAt)}</td>
+                      <td>{timeAgo(token.lastUsedAt)}</td>
+                      <td>
+                        {token.revokedAt ? (
+                          <span className="muted">revoked {timeAgo(token.revokedAt)}</span>
+                        ) : (
+                          <button type="button" className="danger" onClick={() => revoke(token)}>
+                            Revoke
+                          </button>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+            </ListTable>
+          )
+        }
+      </Async>
+      <form className="inline-form" onSubmit={create}>
+        <label>
+          Name
+          <input value={name} onChange={(e) => setName(e.target.value)} required placeholder="e.g. staging agent" />
+        </label>
+        <label>
+          Scope
+          <select value={scope} onChange={(e) => setScope(e.target.value as TokenScope)}>
+            {SCOPES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+        {scope === 'agent' && (
+          <fieldset className="checkbox-group">
+            <legend>Environments it may report</legend>
+            {ENVIRONMENT_KINDS.map((kind) => (
+              <label key={kind} className="checkbox">
+                <input
+                  type="checkbox"
+                  checked={environments.includes(kind)}
+                  onChange={(e) => setEnvironments((current) => (e.target.checked ? [...current, kind] : current.filter((k) => k !== kind)))}
+                />
+                {kind}
+              </label>
+            ))}
+          </fieldset>
+        )}
+        <button type="submit">Create token</button>
+      </form>
+      <FormError error={error} />
+    </section>
+  );
+}
+
+/** The rules in effect are the ones the newest capture's agent reported (it watches service.yml). */
+function RulesSection() {
+  const { api, project } = useApp();
+  const captures = useResource(() => api.captures(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated');
+  return (
+    <section className="card" aria-labelledby="rules-title">
+      <h2 id="rules-title">Ignore rules in effect</h2>
+      <p className="muted">
+        From <code>ignoreRequests</code> in the agent&apos;s <code>service.yml</code>. Matching traffic is not captured and never shows here; a change takes effect on the next reload.
+      </p>
+      <Async resource={captures} what="ignore rules">
+        {(list) => {
+          const newest = list[0];
+          if (!newest) return <Empty title="No agent has reported rules yet" />;
+          if (newest.rules.length === 0) return <Empty title="No ignore rules">All traffic is observed.</Empty>;
+          return (
+            <>
+              <p className="muted small">
+                As reported for the capture of {environmentLabel({ ...newest, kind: newest.environment.kind, name: newest.environment.name })} started {timeAgo(newest.startedAt)}.
+              </p>
+              <ul className="rules">
+                {newest.rules.map((rule) => (
+                  <li key={rule}>
+                    <code>{rule}</code>
+                  </li>
+                ))}
+              </ul>
+            </>
+          );
+        }}
+      </Async>
+    </section>
+  );
+}
+
+function WebhooksSection() {
+  const { api, project } = useApp();
+  const webhooks = useResource(() => api.webhooks(project), [api, project]);
+  const [url, setUrl] = useState('');
+  const [secret, setSecret] = useState<string | null>(null);
+  const { error, run } = useAction();
+  const act = async (action: () => Promise<unknown>) => {
+    if ((await run(action)) !== undefined) webhooks.reload();
+  };
+
+  return (
+    <section className="card" aria-labelledby="webhooks-title">
+      <h2 id="webhooks-title">Webhooks</h2>
+      <p className="muted">Each proposal step and each change of the version running in an environment is POSTed as JSON, signed with HMAC-SHA256.</p>
+      {secret && (
+        <ShownOnce label="Signing secret" value={secret} onDone={() => setSecret(null)}>
+          Signing secret — copy it now, it is not shown again:
+        </ShownOnce>
+      )}
+      <Async resource={webhooks} what="webhooks">
+        {(list) =>
+          list.length === 0 ? (
+            <Empty title="No webhooks" />
+          ) : (
+            <ul className="plain-list">
+              {list.map((hook) => (
+                <li key={hook.id} className="row spread">
+                  <code>{hook.url}</code>
+                  <span className="muted small">
+                    {hook.lastDelivery ? `last delivery ${timeAgo(hook.lastDelivery.at)}: ${hook.lastDelivery.ok ? 'ok' : `failed (${hook.lastDelivery.status ?? 'no answer'})`}` : 'no delivery yet'}
+                  </span>
+                  <button type="button" className="danger" onClick={() => window.confirm(`Delete the webhook to ${hook.url}?`) && act(() => api.deleteWebhook(project, hook.id))}>
+                    Delete
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Async>
+      <form
+        className="inline-form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void act(async () => {
+            const created = await api.createWebhook(project, { url: url.trim() });
+            setUrl('');
+            if (created.secret) setSecret(created.secret);
+          });
+        }}
+      >
+        <label>
+          URL
+          <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://example.com/hooks/spectator" />
+        </label>
+        <button type="submit">Add webhook</button>
+      </form>
+      <FormError error={error} />
+    </section>
+  );
+}

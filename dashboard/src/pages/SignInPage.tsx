@@ -1,0 +1,105 @@
+import type { ProjectResponse } from '@spectator/shared';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { ApiError, createApiClient } from '../api/client';
+import { FormError } from '../components/forms';
+import type { Session } from '../lib/session';
+
+/**
+ * Checks a token: with a project, by reading its captures (any project scope may); without one, by
+ * listing projects and taking the only one. Resolves with the session to keep.
+ */
+async function verify(token: string, project: string): Promise<{ session: Session } | { choose: ProjectResponse[] }> {
+  const api = createApiClient({ token });
+  if (project) {
+    await api.captures(project);
+    return { session: { token, project } };
+  }
+  const projects = await api.projects();
+  if (projects.length === 1) return { session: { token, project: projects[0]!.slug } };
+  if (projects.length === 0) throw new ApiError(404, 'This token sees no project yet. Create one with POST /api/v1/projects, or name it below.', '/projects');
+  return { choose: projects };
+}
+
+/** Sign-in with a token (kept for this tab only). `#/signin?token=…&project=…` signs in with one click. */
+export function SignInPage({ token: linkToken, project: linkProject, onSignedIn }: { token?: string; project?: string; onSignedIn: (session: Session) => void }) {
+  const [token, setToken] = useState(linkToken ?? '');
+  const [project, setProject] = useState(linkProject ?? '');
+  const [choices, setChoices] = useState<ProjectResponse[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const autoTried = useRef(false);
+
+  const submit = async (event?: FormEvent) => {
+    event?.preventDefault();
+    if (!token.trim()) {
+      setError('Enter a token.');
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await verify(token.trim(), project.trim());
+      if ('session' in result) onSignedIn(result.session);
+      else setChoices(result.choose);
+    } catch (caught) {
+      const apiError = caught instanceof ApiError ? caught : null;
+      setError(
+        apiError?.status === 401 || apiError?.status === 403
+          ? 'That token was not accepted for this project.'
+          : apiError?.status === 404 && project.trim()
+            ? `No project "${project.trim()}" for this token.`
+            : (caught as Error).message,
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  useEffect(() => {
+    // The demo's one-click link carries the token: sign in at once, once.
+    if (linkToken && !autoTried.current) {
+      autoTried.current = true;
+      void submit();
+    }
+  }, []);
+
+  return (
+    <main className="signin">
+      <form className="card signin-card" onSubmit={submit} aria-busy={busy}>
+        <h1>
+          <span className="logo" aria-hidden="true">
+            ◉
+          </span>{' '}
+          Spectator
+        </h1>
+        <p className="muted">Sign in with a token of your project. It is kept for this browser tab only.</p>
+        <label>
+          Token
+          <input type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} autoFocus={!linkToken} required />
+        </label>
+        {choices ? (
+          <label>
+            Project
+            <select value={project} onChange={(e) => setProject(e.target.value)} required>
+              <option value="">Choose a project…</option>
+              {choices.map((choice) => (
+                <option key={choice.id} value={choice.slug}>
+                  {choice.name} ({choice.slug})
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : (
+          <label>
+            Project <span className="muted">(slug, optional)</span>
+            <input value={project} onChange={(e) => setProject(e.target.value)} placeholder="e.g. demo" />
+          </label>
+        )}
+        <FormError error={error} />
+        <button type="submit" className="primary" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+    </main>
+  );
+}

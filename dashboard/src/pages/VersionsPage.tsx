@@ -1,0 +1,148 @@
+import { type EnvironmentKind, type VersionCell, type VersionMatrixResponse } from '@spectator/shared';
+import { useState } from 'react';
+import { MethodBadge } from '../components/badges';
+import { Async, Empty } from '../components/states';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
+import { mergeMatrixPages, NOT_SEEN, viewMatrix } from '../lib/matrix';
+import { routeHref } from '../lib/routes';
+
+const KIND_LABELS: Record<EnvironmentKind, string> = { ci: 'CI runs', staging: 'Staging', production: 'Production', local: 'Local' };
+/** The spec's order of rows (CI, staging, production), local runs last. */
+const KIND_ORDER: EnvironmentKind[] = ['ci', 'staging', 'production', 'local'];
+
+/**
+ * Which version of each endpoint runs where (spec §9.5): rows are CI runs by pull request, staging
+ * builds and production builds; columns are endpoints; cells the version, `N/A` or drift.
+ */
+export function VersionsPage({ kind }: { kind?: EnvironmentKind }) {
+  const { api, project } = useApp();
+  const matrix = useResource(
+    () => api.versions(project),
+    [api, project],
+    (e) => e.type === 'version.changed' || e.type === 'proposal.step' || e.type === 'documentation.committed' || e.type === 'capture.started',
+  );
+  const [endpointFilter, setEndpointFilter] = useState('');
+
+  return (
+    <div className="page page-wide">
+      <header className="page-header">
+        <div>
+          <h1>Versions</h1>
+          <p className="muted">The version of each endpoint seen running in each CI run, staging build and production build, from evidence alone.</p>
+        </div>
+      </header>
+      <div className="toolbar">
+        <nav className="segmented" aria-label="Environment kind">
+          <a href={routeHref({ page: 'versions', project })} aria-current={!kind ? 'page' : undefined}>
+            All
+          </a>
+          {KIND_ORDER.map((k) => (
+            <a key={k} href={routeHref({ page: 'versions', project, kind: k })} aria-current={kind === k ? 'page' : undefined}>
+              {KIND_LABELS[k]}
+            </a>
+          ))}
+        </nav>
+        <input type="search" aria-label="Filter endpoints" placeholder="Filter endpoints…" value={endpointFilter} onChange={(e) => setEndpointFilter(e.target.value)} />
+        <span className="legend muted">
+          <span className="cell-na">N/A</span> never seen there · <span className="cell-drift">⚠ drift</span> traffic matches no version
+        </span>
+      </div>
+      <Async resource={matrix} what="the versions table">
+        {(first) => <Matrix key={`${first.rows.length}:${first.endpoints.length}:${first.nextCursor}`} first={first} kind={kind} endpointFilter={endpointFilter} />}
+      </Async>
+    </div>
+  );
+}
+
+function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse; kind?: EnvironmentKind; endpointFilter: string }) {
+  const { api, project } = useApp();
+  const [matrix, setMatrix] = useState(first);
+  const [more, setMore] = useState<'idle' | 'busy' | string>('idle');
+  const view = viewMatrix(matrix, kind, endpointFilter);
+
+  const loadMore = async () => {
+    if (!matrix.nextCursor) return;
+    setMore('busy');
+    try {
+      const next = await api.versions(project, { cursor: matrix.nextCursor });
+      setMatrix((current) => mergeMatrixPages(current, next));
+      setMore('idle');
+    } catch (caught) {
+      setMore((caught as Error).message);
+    }
+  };
+
+  if (matrix.endpoints.length === 0) return <Empty title="No documented endpoints yet">Versions appear once endpoints are documented and agents report traffic.</Empty>;
+  if (view.rows.length === 0)
+    return (
+      <Empty title={kind ? `No evidence from ${KIND_LABELS[kind]} yet` : 'No evidence yet'}>
+        Run the agent with <code>--env ci --pr N</code>, or in staging or production with <code>SPECTATOR_BUILD</code> set.
+      </Empty>
+    );
+  return (
+    <>
+      <div className="matrix-scroll" tabIndex={0} role="region" aria-label="Versions by environment and endpoint">
+        <table className="matrix">
+          <thead>
+            <tr>
+              <th scope="col" className="corner">
+                Environment
+              </th>
+              {view.endpoints.map((endpoint) => (
+                <th scope="col" key={endpoint.id} className="endpoint-col" title={`${endpoint.method} ${endpoint.path} (latest ${endpoint.version})`}>
+                  <span className="vertical">
+                    <MethodBadge method={endpoint.method} /> {endpoint.path}
+                  </span>
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {view.rows.map(({ row, cells }, rowIndex) => (
+              <tr key={`${row.kind} ${row.name} ${row.build ?? ''} ${row.pullRequest ?? ''} ${rowIndex}`}>
+                <th scope="row" className={`row-head kind-${row.kind}`}>
+                  <span className="row-title">{environmentLabel(row)}</span>
+                  <span className="muted small" title={`last seen ${formatTime(row.lastSeen)}`}>
+                    {shortCommit(row.commit)} · {timeAgo(row.lastSeen)}
+                  </span>
+                </th>
+                {cells.map((cell, index) => (
+                  <MatrixCell key={view.endpoints[index]!.id} cell={cell} latest={view.endpoints[index]!.version} />
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p className="muted small">
+        {view.rows.length} rows × {view.endpoints.length} endpoints
+        {matrix.nextCursor && (
+          <>
+            {' · '}
+            <button type="button" onClick={loadMore} disabled={more === 'busy'}>
+              {more === 'busy' ? 'Loading…' : 'Load more rows'}
+            </button>
+          </>
+        )}
+        {more !== 'idle' && more !== 'busy' && <span role="alert"> {more}</span>}
+      </p>
+    </>
+  );
+}
+
+function MatrixCell({ cell, latest }: { cell: VersionCell; latest: string }) {
+  if (cell.version === NOT_SEEN) return <td className="cell-na">N/A</td>;
+  if (cell.drift)
+    return (
+      <td className="cell-drift" title={`Traffic here conforms to no documented version (nearest ${cell.version})`}>
+        <span aria-label="drift">⚠</span> {cell.version}
+      </td>
+    );
+  return (
+    <td className={cell.version === latest ? 'cell-latest' : 'cell-behind'} title={cell.version === latest ? 'latest version' : `behind the latest ${latest}`}>
+      {cell.version}
+    </td>
+  );
+}
