@@ -1,1 +1,3 @@
-module.exports = {};
+module.exports = {
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs)/)'],
+};

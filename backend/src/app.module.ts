@@ -1,0 +1,64 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { AuthGuard } from './auth/auth.guard';
+import { TokensService } from './auth/tokens.service';
+import { CapturesController } from './captures/captures.controller';
+import { CapturesService } from './captures/captures.service';
+import { ShapeStore } from './captures/shape-store';
+import { ErrorFilter } from './common/error.filter';
+import { WebSocketRouter } from './common/websocket-router';
+import { ENTITIES } from './database/entities';
+import { EndpointsController } from './endpoints/endpoints.controller';
+import { EndpointsService } from './endpoints/endpoints.service';
+import { VersionStore } from './endpoints/version-store';
+import { EventsGateway } from './events/events.gateway';
+import { EventsService } from './events/events.service';
+import { HealthController } from './health/health.controller';
+import { MetricsService } from './health/metrics.service';
+import { AgentGateway } from './ingest/agent-gateway';
+import { IngestService } from './ingest/ingest.service';
+import { ProjectsController } from './projects/projects.controller';
+import { ProjectsService } from './projects/projects.service';
+import { RUNTIME, type Runtime } from './runtime';
+
+/**
+ * The whole service. Providers are grouped by domain folder (auth, projects, captures, endpoints,
+ * ingest, events, health); one module keeps the wiring in one readable place.
+ */
+@Module({})
+export class AppModule {
+  /** The module for an initialised data source (migrations already applied or skipped). */
+  static forRuntime(runtime: Runtime, dataSource: DataSource): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({ type: 'postgres', url: runtime.databaseUrl }),
+          dataSourceFactory: async () => dataSource,
+        }),
+        TypeOrmModule.forFeature(ENTITIES),
+      ],
+      controllers: [HealthController, ProjectsController, CapturesController, EndpointsController],
+      providers: [
+        { provide: RUNTIME, useValue: runtime },
+        { provide: APP_GUARD, useExisting: AuthGuard },
+        { provide: APP_FILTER, useFactory: () => new ErrorFilter(runtime.log.child({ module: 'http' })) },
+        AuthGuard,
+        TokensService,
+        ProjectsService,
+        ShapeStore,
+        VersionStore,
+        CapturesService,
+        EndpointsService,
+        EventsService,
+        MetricsService,
+        IngestService,
+        AgentGateway,
+        EventsGateway,
+        WebSocketRouter,
+      ],
+    };
+  }
+}

@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { EnvironmentKind, TokenResponse, TokenScope } from '@spectator/shared';
+import { createHash, randomBytes } from 'node:crypto';
+import { IsNull, type Repository } from 'typeorm';
+import { DomainError, ErrorCode } from '../common/errors';
+import { TokenEntity } from './token.entity';
+
+/** Prefix of every token we issue, so a leaked one is recognisable by secret scanners. */
+export const TOKEN_PREFIX = 'spk_';
+
+/** Who is calling, as established from a bearer token. */
+export interface Principal {
+  tokenId: string;
+  name: string;
+  scope: TokenScope;
+  /** `null` for the bootstrap admin token (every project). */
+  projectId: string | null;
+  environments: EnvironmentKind[] | null;
+}
+
+/** SHA-256 hex of a token: tokens carry 192 bits of randomness, so a fast hash is enough. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** A new random token. */
+export function generateToken(): string {
+  return TOKEN_PREFIX + randomBytes(24).toString('base64url');
+}
+
+const SCOPE_RANK: Record<Exclude<TokenScope, 'agent'>, number> = { read: 1, write: 2, admin: 3 };
+
+/**
+ * Whether a principal's scope covers the scope a route needs. `admin` ⊇ `write` ⊇ `read`; `agent`
+ * tokens only stream evidence and are refused everywhere else.
+ */
+export function scopeAllows(held: TokenScope, needed: TokenScope): boolean {
+  if (needed === 'agent' || held === 'agent') return held === needed;
+  return SCOPE_RANK[held] >= SCOPE_RANK[needed];
+}
+
+export function toTokenResponse(entity: TokenEntity, clearToken?: string): TokenResponse {
+  return {
+    id: entity.id,
+    name: entity.name,
+    scope: entity.scope,
+    environments: entity.environments,
+    createdAt: entity.createdAt.toISOString(),
+    lastUsedAt: entity.lastUsedAt?.toISOString() ?? null,
+    revokedAt: entity.revokedAt?.toISOString() ?? null,
+    ...(clearToken === undefined ? {} : { token: clearToken }),
+  };
+}
+
+@Injectable()
+export class TokensService {
+  constructor(@InjectRepository(TokenEntity) private readonly tokens: Repository<TokenEntity>) {}
+
+  /** Issues a token for a project; the clear token is in the answer only. */
+  async create(projectId: string, input: { name: string; scope: TokenScope; environments?: EnvironmentKind[] | null }): Promise<TokenResponse> {
+    if (input.environments && input.scope !== 'agent') {
+      throw new DomainError(ErrorCode.BadInput, 'environments applies only to tokens with scope agent');
+    }
+    const clear = generateToken();
+    const saved = await this.tokens.save(
+      this.tokens.create({
+        projectId,
+        name: input.name,
+        scope: input.scope,
+        environments: input.environments && input.environments.length > 0 ? [...new Set(input.environments)] : null,
+        tokenHash: hashToken(clear),
+      }),
+    );
+    const reloaded = await this.tokens.findOneByOrFail({ id: saved.id });
+    return toTokenResponse(reloaded, clear);
+  }
+
+  /** Tokens of a project, never with their secret. */
+  async list(projectId: string): Promise<TokenResponse[]> {
+    const rows = await this.tokens.find({ where: { projectId }, order: { createdAt: 'ASC' } });
+    return rows.map((row) => toTokenResponse(row));
+  }
+
+  /** Revokes a token of a project. */
+  async revoke(projectId: string, tokenId: string): Promise<void> {
+    const result = await this.tokens.update({ id: tokenId, projectId, revokedAt: IsNull() }, { revokedAt: new Date() });
+    if (!result.affected) throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
+  }
+
+  /**
+   * The principal behind a clear token.
+   * @throws DomainError Unauthenticated when the token is unknown or revoked.
+   */
+  async authenticate(clear: string | null): Promise<Principal> {
+    if (clear === null || clear === '') throw new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)');
+    const entity = await this.tokens.findOneBy({ tokenHash: hashToken(clear) });
+    if (!entity || entity.revokedAt !== null) throw new DomainError(ErrorCode.Unauthenticated, 'unknown or revoked token');
+    // Touch at most once a minute so reads stay reads.
+    void this.tokens
+      .createQueryBuilder()
+      .update()
+      .set({ lastUsedAt: () => 'now()' })
+      .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', { id: entity.id })
+      .execute()
+      .catch(() => undefined);
+    return { tokenId: entity.id, name: entity.name, scope: entity.scope, projectId: entity.projectId, environments: entity.environments };
+  }
+
+  /**
+   * Makes sure a bootstrap admin token exists. A configured token is registered (by hash); without
+   * one, a token is generated only when no bootstrap token exists yet.
+   * @returns the clear token when it is known to this process, and whether it was just generated.
+   */
+  async ensureAdminToken(configured: string | null): Promise<{ token: string | null; generated: boolean }> {
+    return this.tokens.manager.transaction(async (manager) => {
+      // Replicas may start together: serialise the check-then-insert.
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['spectator-admin-token']);
+      const repo = manager.getRepository(TokenEntity);
+      if (configured !== null) {
+        const hash = hashToken(configured);
+        if (!(await repo.findOneBy({ tokenHash: hash }))) {
+          await repo.save(repo.create({ projectId: null, name: 'admin', scope: 'admin', environments: null, tokenHash: hash }));
+        }
+        return { token: configured, generated: false };
+      }
+      const existing = await repo.countBy({ projectId: IsNull(), scope: 'admin', revokedAt: IsNull() });
+      if (existing > 0) return { token: null, generated: false };
+      const clear = generateToken();
+      await repo.save(repo.create({ projectId: null, name: 'admin', scope: 'admin', environments: null, tokenHash: hashToken(clear) }));
+      return { token: clear, generated: true };
+    });
+  }
+
+  /** Whether a clear token is an active token (used to trust the admin-token file). */
+  async isActive(clear: string): Promise<boolean> {
+    return (await this.tokens.countBy({ tokenHash: hashToken(clear), revokedAt: IsNull() })) > 0;
+  }
+}

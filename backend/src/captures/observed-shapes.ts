@@ -1,0 +1,72 @@
+import { type EndpointShapes, mergeAllShapes, type Shape } from '@spectator/shared';
+
+/** One aggregated observation row as the views read it. */
+export interface ObservationRow {
+  method: string;
+  path: string;
+  status: number;
+  requestContentType: string | null;
+  requestShape: string | null;
+  responseContentType: string | null;
+  responseShape: string | null;
+  count: number;
+}
+
+/** The most frequent value by count (ties: the first seen). */
+function mostFrequent(entries: ReadonlyArray<{ value: string; count: number }>): string | null {
+  const totals = new Map<string, number>();
+  for (const { value, count } of entries) totals.set(value, (totals.get(value) ?? 0) + count);
+  let best: string | null = null;
+  let bestCount = -1;
+  for (const [value, total] of totals) {
+    if (total > bestCount) {
+      best = value;
+      bestCount = total;
+    }
+  }
+  return best;
+}
+
+/** The merge of the shapes behind some fingerprints; `null` when none of them is shaped. */
+function mergedShape(fingerprints: ReadonlyArray<string | null>, shapes: ReadonlyMap<string, Shape>): Shape | null {
+  const found = [...new Set(fingerprints)].flatMap((fp) => {
+    const shape = fp === null ? undefined : shapes.get(fp);
+    return shape === undefined ? [] : [shape];
+  });
+  return found.length === 0 ? null : mergeAllShapes(found);
+}
+
+/**
+ * What some observation rows of one endpoint say it looks like: the request body (most frequent
+ * content type, merged shapes) and one response per status code, sorted by status.
+ */
+export function observedEndpointShapes(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): EndpointShapes {
+  const withRequest = rows.filter((row) => row.requestContentType !== null);
+  const requestContentType = mostFrequent(withRequest.map((row) => ({ value: row.requestContentType as string, count: row.count })));
+  const request =
+    requestContentType === null
+      ? null
+      : { contentType: requestContentType, shape: mergedShape(withRequest.filter((row) => row.requestContentType === requestContentType).map((row) => row.requestShape), shapes) };
+
+  const byStatus = new Map<number, ObservationRow[]>();
+  for (const row of rows) byStatus.set(row.status, [...(byStatus.get(row.status) ?? []), row]);
+  const responses = [...byStatus.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([status, group]) => {
+      const withBody = group.filter((row) => row.responseContentType !== null);
+      const contentType = mostFrequent(withBody.map((row) => ({ value: row.responseContentType as string, count: row.count })));
+      const shape = contentType === null ? null : mergedShape(withBody.filter((row) => row.responseContentType === contentType).map((row) => row.responseShape), shapes);
+      return { status, contentType, shape };
+    });
+  return { request, responses };
+}
+
+/** Fingerprints referenced by some rows. */
+export function fingerprintsOf(rows: readonly ObservationRow[]): string[] {
+  const set = new Set<string>();
+  for (const row of rows) {
+    if (row.requestShape !== null) set.add(row.requestShape);
+    if (row.responseShape !== null) set.add(row.responseShape);
+  }
+  return [...set];
+}

@@ -1,0 +1,46 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException } from '@nestjs/common';
+import type { ApiError } from '@spectator/shared';
+import type { Response } from 'express';
+import type { Logger } from 'pino';
+import { DomainError, HTTP_REASONS, httpStatusOf } from './errors';
+
+/** Maps every error to the standard body `{statusCode, error, message}`; unknown errors become a logged 500. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  constructor(private readonly log: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<Response>();
+    const body = this.toApiError(exception);
+    if (body.statusCode >= 500) this.log.error({ err: exception }, 'request failed');
+    if (response.headersSent) return;
+    response.status(body.statusCode).json(body);
+  }
+
+  toApiError(exception: unknown): ApiError {
+    if (exception instanceof DomainError) return apiError(httpStatusOf(exception.code), exception.message);
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const payload = exception.getResponse();
+      const message = typeof payload === 'string' ? payload : messageOf((payload as { message?: unknown }).message) ?? exception.message;
+      return apiError(status, message);
+    }
+    // body-parser errors carry `status` and `type`; their messages are safe to show.
+    const bodyError = exception as { status?: unknown; type?: unknown; message?: unknown };
+    if (typeof bodyError.status === 'number' && typeof bodyError.type === 'string' && bodyError.status >= 400 && bodyError.status < 500) {
+      const message = bodyError.type === 'entity.parse.failed' ? 'body is not valid JSON' : String(bodyError.message);
+      return apiError(bodyError.status, message);
+    }
+    return apiError(500, 'internal error');
+  }
+}
+
+function messageOf(message: unknown): string | undefined {
+  if (Array.isArray(message)) return message.map(String).join('; ');
+  return typeof message === 'string' ? message : undefined;
+}
+
+/** The standard error body. */
+export function apiError(statusCode: number, message: string): ApiError {
+  return { statusCode, error: HTTP_REASONS[statusCode] ?? 'Error', message };
+}

@@ -1,0 +1,63 @@
+/** Domain errors: services throw these; one global filter maps each code to HTTP. */
+export enum ErrorCode {
+  BadInput = 'BadInput',
+  Unauthenticated = 'Unauthenticated',
+  Forbidden = 'Forbidden',
+  ProjectNotFound = 'ProjectNotFound',
+  ProjectExists = 'ProjectExists',
+  CaptureNotFound = 'CaptureNotFound',
+  EndpointNotFound = 'EndpointNotFound',
+  Conflict = 'Conflict',
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+}
+
+/** Compile-time exhaustiveness: reaching this means a case was forgotten. */
+export function assertUnreachable(value: never): never {
+  throw new Error(`unreachable: ${String(value)}`);
+}
+
+/** The HTTP status of a domain error code. */
+export function httpStatusOf(code: ErrorCode): number {
+  switch (code) {
+    case ErrorCode.BadInput:
+      return 400;
+    case ErrorCode.Unauthenticated:
+      return 401;
+    case ErrorCode.Forbidden:
+      return 403;
+    case ErrorCode.ProjectNotFound:
+    case ErrorCode.CaptureNotFound:
+    case ErrorCode.EndpointNotFound:
+      return 404;
+    case ErrorCode.ProjectExists:
+    case ErrorCode.Conflict:
+      return 409;
+    default:
+      return assertUnreachable(code);
+  }
+}
+
+export const HTTP_REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+
+export const badInput = (message: string): DomainError => new DomainError(ErrorCode.BadInput, message);

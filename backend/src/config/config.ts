@@ -1,0 +1,111 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+
+/** Options a caller may pass to `startBackend`; each overrides its environment variable. */
+export interface BackendOptions {
+  port?: number;
+  host?: string;
+  databaseUrl?: string;
+  dataDir?: string;
+  adminToken?: string;
+  runMigrations?: boolean;
+  dashboardDir?: string;
+  logLevel?: string;
+  /** Largest agent message accepted, in bytes (default 4 MiB). */
+  maxMessageBytes?: number;
+}
+
+/** The validated configuration, parsed once at boot. */
+export interface BackendConfig {
+  port: number;
+  host: string;
+  /** `null`: start an embedded PostgreSQL under `dataDir/pg`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** `null`: use the token generated at first start (printed once, kept in `dataDir/admin-token`). */
+  adminToken: string | null;
+  runMigrations: boolean;
+  dashboardDir: string;
+  logLevel: string;
+  maxMessageBytes: number;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Thrown when the configuration is invalid; the message names every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+// The admin token travels in headers and WebSocket sub-protocols, so it must be a plain token.
+const TOKEN_PATTERN = /^[A-Za-z0-9._~-]{16,200}$/;
+
+/**
+ * Parses the environment and the caller's overrides into a validated configuration.
+ * Defaults: port 3000 (`PORT`), host 127.0.0.1 (`HOST`), data dir `./.spectator` (`SPECTATOR_DATA_DIR`),
+ * migrations on (`SPECTATOR_RUN_MIGRATIONS=false` turns them off), log level `info` (`LOG_LEVEL`).
+ * @throws ConfigError naming every bad variable.
+ */
+export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}): BackendConfig {
+  const problems: string[] = [];
+
+  const port = options.port ?? parseInteger(env.PORT, 'PORT', 3000, 0, 65535, problems);
+  const host = options.host ?? (env.HOST || '127.0.0.1');
+
+  const databaseUrl = options.databaseUrl ?? (env.DATABASE_URL || null);
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    problems.push('DATABASE_URL must be a postgres:// or postgresql:// URL');
+  }
+
+  const dataDir = path.resolve(options.dataDir ?? (env.SPECTATOR_DATA_DIR || '.spectator'));
+
+  const adminToken = options.adminToken ?? (env.SPECTATOR_ADMIN_TOKEN || null);
+  if (adminToken !== null && !TOKEN_PATTERN.test(adminToken)) {
+    problems.push('SPECTATOR_ADMIN_TOKEN must be 16-200 characters of A-Z a-z 0-9 . _ ~ -');
+  }
+
+  let runMigrations = options.runMigrations ?? true;
+  if (options.runMigrations === undefined && env.SPECTATOR_RUN_MIGRATIONS !== undefined && env.SPECTATOR_RUN_MIGRATIONS !== '') {
+    const parsed = parseBoolean(env.SPECTATOR_RUN_MIGRATIONS);
+    if (parsed === null) problems.push('SPECTATOR_RUN_MIGRATIONS must be true or false');
+    else runMigrations = parsed;
+  }
+
+  const dashboardDir = path.resolve(options.dashboardDir ?? (env.SPECTATOR_DASHBOARD_DIR || path.join(backendPackageDir(), '..', 'dashboard', 'dist')));
+
+  const logLevel = options.logLevel ?? (env.LOG_LEVEL || 'info');
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const maxMessageBytes =
+    options.maxMessageBytes ?? parseInteger(env.SPECTATOR_MAX_MESSAGE_BYTES, 'SPECTATOR_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024, problems);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes };
+}
+
+/** The directory of @spectator/backend's package.json, from `src` (tests) or `dist/src` (built). */
+function backendPackageDir(): string {
+  let dir = __dirname;
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+function parseInteger(text: string | undefined, name: string, fallback: number, min: number, max: number, problems: string[]): number {
+  if (text === undefined || text === '') return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    problems.push(`${name} must be an integer from ${min} to ${max}`);
+    return fallback;
+  }
+  return value;
+}
+
+function parseBoolean(text: string): boolean | null {
+  const lower = text.toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(lower)) return true;
+  if (['false', '0', 'no', 'off'].includes(lower)) return false;
+  return null;
+}

@@ -1,0 +1,27 @@
+import { DataSource } from 'typeorm';
+import { ENTITIES } from './entities';
+import { Initial1763770000000 } from './migrations/1763770000000-Initial';
+
+/** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
+export const MIGRATIONS = [Initial1763770000000];
+
+/**
+ * The one data source definition, shared by the app and the migration command. Never `synchronize`:
+ * the schema comes from the migrations only.
+ */
+export function createDataSource(url: string, poolSize = 10): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    poolSize,
+    applicationName: 'spectator-backend',
+  });
+}
+
+/** For the TypeORM CLI (`typeorm -d dist/src/database/data-source.js migration:run`). */
+export default createDataSource(process.env.DATABASE_URL ?? 'postgres://localhost/spectator');

@@ -1,0 +1,39 @@
+import type { DataSource } from 'typeorm';
+
+// One key for every replica and the migration Job, so only one of them migrates at a time.
+const MIGRATION_LOCK_KEY = 'spectator-migrations';
+
+/** Runs the pending migrations under a PostgreSQL advisory lock; returns the names applied. */
+export async function migrateUp(dataSource: DataSource): Promise<string[]> {
+  return withMigrationLock(dataSource, async () => (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name));
+}
+
+/** Reverts the last applied migration; returns its name, or null when none was applied. */
+export async function migrateDown(dataSource: DataSource): Promise<string | null> {
+  return withMigrationLock(dataSource, async () => {
+    const before = await appliedMigrations(dataSource);
+    if (before.length === 0) return null;
+    await dataSource.undoLastMigration({ transaction: 'each' });
+    return before[before.length - 1] ?? null;
+  });
+}
+
+/** Names of the applied migrations, oldest first. */
+export async function appliedMigrations(dataSource: DataSource): Promise<string[]> {
+  const exists = (await dataSource.query(`SELECT to_regclass('migrations') IS NOT NULL AS present`)) as Array<{ present: boolean }>;
+  if (!exists[0]?.present) return [];
+  const rows = (await dataSource.query('SELECT name FROM migrations ORDER BY id')) as Array<{ name: string }>;
+  return rows.map((row) => row.name);
+}
+
+async function withMigrationLock<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK_KEY]);
+    return await work();
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(hashtext($1))', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    await runner.release();
+  }
+}

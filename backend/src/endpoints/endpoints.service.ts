@@ -1,0 +1,220 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import {
+  type BodyDocResponse,
+  diffEndpoint,
+  type DocumentationResponse,
+  type EndpointResponse,
+  type EndpointShapes,
+  formatVersion,
+  nextVersion,
+  type ResponseDocResponse,
+  toJsonSchema,
+} from '@spectator/shared';
+import type { DataSource, EntityManager, Repository } from 'typeorm';
+import type { Principal } from '../auth/tokens.service';
+import { CapturesService, toChangeResponse } from '../captures/captures.service';
+import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
+import { ShapeStore } from '../captures/shape-store';
+import { DomainError, ErrorCode } from '../common/errors';
+import { EventsService } from '../events/events.service';
+import type { ProjectEntity } from '../projects/project.entity';
+import { ProposalEntity, ProposalStepEntity } from '../proposals/proposal.entity';
+import type { DocumentationDto } from './dto/documentation.dto';
+import { EndpointVersionEntity } from './endpoint-version.entity';
+import { EndpointEntity } from './endpoint.entity';
+import { extendEndpointShapes, withoutBodies } from './endpoint-shapes';
+
+/** A version history entry of one endpoint, with the proposal behind it. */
+export interface EndpointVersionResponse {
+  id: string;
+  version: string;
+  description: string;
+  createdAt: string;
+  request: BodyDocResponse | null;
+  responses: ResponseDocResponse[];
+  changes: ReturnType<typeof toChangeResponse>[];
+  proposal: { id: string; title: string; status: string; createdBy: string | null; approvedBy: string | null; approvedAt: string | null } | null;
+}
+
+/** Shapes as the API writes them (JSON Schema). */
+export function toBodyDocs(shapes: EndpointShapes): { request: BodyDocResponse | null; responses: ResponseDocResponse[] } {
+  return {
+    request: shapes.request && { contentType: shapes.request.contentType, shape: shapes.request.shape && toJsonSchema(shapes.request.shape) },
+    responses: shapes.responses.map((r) => ({ status: r.status, contentType: r.contentType ?? '', shape: r.shape && toJsonSchema(r.shape) })),
+  };
+}
+
+@Injectable()
+export class EndpointsService {
+  constructor(
+    @InjectRepository(EndpointEntity) private readonly endpoints: Repository<EndpointEntity>,
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly captures: CapturesService,
+    private readonly shapes: ShapeStore,
+    private readonly events: EventsService,
+  ) {}
+
+  /** Documented endpoints with their current version and shapes. */
+  async list(project: ProjectEntity): Promise<EndpointResponse[]> {
+    const rows: Array<{ id: string; method: string; path: string; description: string; updatedAt: Date; major: number; minor: number } & EndpointShapes> =
+      await this.db.query(
+        `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses
+           FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
+          WHERE e.project_id = $1
+          ORDER BY e.path, e.method`,
+        [project.id],
+      );
+    return rows.map((row) => ({
+      id: row.id,
+      method: row.method,
+      path: row.path,
+      description: row.description,
+      version: formatVersion(row),
+      ...toBodyDocs(row),
+      updatedAt: row.updatedAt.toISOString(),
+    }));
+  }
+
+  /** Path templates of documented endpoints (sent to agents, matched first). */
+  async templates(projectId: string): Promise<string[]> {
+    const rows: Array<{ path: string }> = await this.db.query(
+      'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
+      [projectId],
+    );
+    return rows.map((row) => row.path);
+  }
+
+  /** The version history of an endpoint, newest first. */
+  async versions(project: ProjectEntity, endpointId: string): Promise<EndpointVersionResponse[]> {
+    if (!(await this.endpoints.existsBy({ id: endpointId, projectId: project.id }))) {
+      throw new DomainError(ErrorCode.EndpointNotFound, `endpoint ${endpointId} does not exist in project ${project.slug}`);
+    }
+    const rows: Array<EndpointVersionEntity & { title: string | null; status: string | null; createdBy: string | null; approvedBy: string | null; approvedAt: Date | null }> =
+      await this.db.query(
+        `SELECT v.id, v.major, v.minor, v.description, v.request, v.responses, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
+                p.title, p.status, p.created_by AS "createdBy", p.approved_by AS "approvedBy", p.approved_at AS "approvedAt"
+           FROM endpoint_versions v LEFT JOIN proposals p ON p.id = v.proposal_id
+          WHERE v.endpoint_id = $1
+          ORDER BY v.major DESC, v.minor DESC`,
+        [endpointId],
+      );
+    return rows.map((row) => ({
+      id: row.id,
+      version: formatVersion(row),
+      description: row.description,
+      createdAt: row.createdAt.toISOString(),
+      ...toBodyDocs(row),
+      changes: row.changes.map(toChangeResponse),
+      proposal:
+        row.proposalId === null
+          ? null
+          : {
+              id: row.proposalId,
+              title: row.title ?? '',
+              status: row.status ?? 'Approved',
+              createdBy: row.createdBy,
+              approvedBy: row.approvedBy,
+              approvedAt: row.approvedAt?.toISOString() ?? null,
+            },
+    }));
+  }
+
+  /**
+   * Commits documentation from a capture's observed traffic: a proposal made and approved in one
+   * step by the committing token, and a version per endpoint whose documentation changes
+   * (1.0 for a new endpoint, next minor or major from the changes for a documented one).
+   */
+  async commit(project: ProjectEntity, principal: Principal, input: DocumentationDto): Promise<DocumentationResponse> {
+    const capture = await this.captures.byId(project, input.captureId);
+    const seen = new Set<string>();
+    const observed: Array<{ method: string; path: string; description: string | undefined; shapes: EndpointShapes }> = [];
+    for (const [index, endpoint] of input.endpoints.entries()) {
+      const key = `${endpoint.method} ${endpoint.path}`;
+      if (seen.has(key)) throw new DomainError(ErrorCode.BadInput, `endpoints[${index}] repeats ${key}`);
+      seen.add(key);
+      const { rows } = await this.captures.endpointRows(capture, endpoint.method, endpoint.path).catch((error: unknown) => {
+        throw error instanceof DomainError ? new DomainError(error.code, `endpoints[${index}]: ${error.message}`) : error;
+      });
+      const shapes = observedEndpointShapes(rows, await this.shapes.load(fingerprintsOf(rows)));
+      observed.push({ method: endpoint.method, path: endpoint.path, description: endpoint.description, shapes: endpoint.documentBodies ? shapes : withoutBodies(shapes) });
+    }
+    // Lock endpoints in one order so concurrent commits cannot deadlock.
+    observed.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+
+    const result = await this.db.transaction(async (manager) => {
+      const versions: DocumentationResponse['versions'] = [];
+      let proposalId: string | null = null;
+      for (const endpoint of observed) {
+        const locked = await this.lockEndpoint(manager, project.id, endpoint.method, endpoint.path);
+        const current = locked.currentVersionId === null ? null : await manager.getRepository(EndpointVersionEntity).findOneByOrFail({ id: locked.currentVersionId });
+        const documented = current === null ? endpoint.shapes : extendEndpointShapes(current, endpoint.shapes);
+        const changes = current === null ? [] : diffEndpoint(current, documented);
+        const description = endpoint.description ?? locked.description;
+        if (current !== null && changes.length === 0) {
+          if (description !== locked.description) await manager.getRepository(EndpointEntity).update(locked.id, { description, updatedAt: new Date() });
+          versions.push({ endpointId: locked.id, method: locked.method, path: locked.path, version: formatVersion(current), previous: formatVersion(current) });
+          continue;
+        }
+        proposalId ??= await this.approvedProposal(manager, project, principal, capture.id, input.message, observed);
+        const number = nextVersion(current, changes);
+        const version = await manager.getRepository(EndpointVersionEntity).save(
+          manager.getRepository(EndpointVersionEntity).create({
+            endpointId: locked.id,
+            major: number.major,
+            minor: number.minor,
+            description,
+            request: documented.request,
+            responses: documented.responses,
+            changes,
+            proposalId,
+          }),
+        );
+        await manager.getRepository(EndpointEntity).update(locked.id, { currentVersionId: version.id, description, updatedAt: new Date() });
+        versions.push({ endpointId: locked.id, method: locked.method, path: locked.path, version: formatVersion(number), previous: current && formatVersion(current) });
+      }
+      return { proposalId, versions };
+    });
+    await this.events.publish(project.id, { type: 'documentation.committed', endpointIds: result.versions.map((v) => v.endpointId) });
+    return result;
+  }
+
+  private async lockEndpoint(manager: EntityManager, projectId: string, method: string, path: string): Promise<EndpointEntity> {
+    await manager.query(
+      'INSERT INTO endpoints (project_id, method, path) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT endpoints_method_path_unique DO NOTHING',
+      [projectId, method, path],
+    );
+    return manager
+      .getRepository(EndpointEntity)
+      .createQueryBuilder('e')
+      .setLock('pessimistic_write')
+      .where('e.project_id = :projectId AND e.method = :method AND e.path = :path', { projectId, method, path })
+      .getOneOrFail();
+  }
+
+  private async approvedProposal(
+    manager: EntityManager,
+    project: ProjectEntity,
+    principal: Principal,
+    captureId: string,
+    message: string | undefined,
+    endpoints: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<string> {
+    const now = new Date();
+    const title = message ?? `Document ${endpoints.map((e) => `${e.method} ${e.path}`).join(', ')}`.slice(0, 500);
+    const proposal = await manager.getRepository(ProposalEntity).save(
+      manager.getRepository(ProposalEntity).create({
+        projectId: project.id,
+        title,
+        description: message ?? '',
+        status: 'Approved',
+        sourceCaptureId: captureId,
+        createdBy: principal.name,
+        approvedBy: principal.name,
+        approvedAt: now,
+      }),
+    );
+    await manager.getRepository(ProposalStepEntity).save(manager.getRepository(ProposalStepEntity).create({ proposalId: proposal.id, step: 'Approved', actor: principal.name, at: now }));
+    return proposal.id;
+  }
+}

@@ -1,0 +1,61 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { AuthGuard, ensureScope } from '../auth/auth.guard';
+import { TokensService } from '../auth/tokens.service';
+import { chooseProtocol, keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
+import { MetricsService } from '../health/metrics.service';
+import { RUNTIME, type Runtime } from '../runtime';
+import { EventsService } from './events.service';
+
+/** `WS /api/v1/projects/{p}/events`: live events for dashboards (read scope). Incoming frames are ignored. */
+@Injectable()
+export class EventsGateway {
+  private readonly server = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: chooseProtocol });
+  private readonly log: Logger;
+
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly guard: AuthGuard,
+    private readonly events: EventsService,
+    private readonly metrics: MetricsService,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.log = runtime.log.child({ module: 'dashboard-events' });
+  }
+
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, slug: string): Promise<void> {
+    let projectId: string;
+    try {
+      const principal = await this.tokens.authenticate(upgradeToken(request, url));
+      const project = await this.guard.projectFor(principal, slug);
+      ensureScope(principal, 'read');
+      projectId = project.id;
+    } catch (error) {
+      if (!refuseUpgradeFor(socket, error)) this.log.error({ err: error }, 'dashboard authentication failed');
+      return;
+    }
+    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, projectId));
+  }
+
+  private attach(ws: WebSocket, projectId: string): void {
+    this.metrics.dashboardConnections.inc();
+    const stopHeartbeat = keepAlive(ws);
+    const unsubscribe = this.events.subscribe(projectId, (event) => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
+    });
+    ws.on('error', (error) => this.log.debug({ err: error }, 'dashboard socket error'));
+    ws.on('close', () => {
+      unsubscribe();
+      stopHeartbeat();
+      this.metrics.dashboardConnections.dec();
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.server.clients) client.terminate();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

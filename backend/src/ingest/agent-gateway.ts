@@ -1,0 +1,152 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { AgentMessage, BackendMessage } from '@spectator/shared';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { type Principal, TokensService } from '../auth/tokens.service';
+import { ensureScope } from '../auth/auth.guard';
+import { keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
+import { MetricsService } from '../health/metrics.service';
+import { RUNTIME, type Runtime } from '../runtime';
+import { type AgentSession, FatalWireError, IngestService } from './ingest.service';
+import { parseAgentMessage, WireError } from './wire-validation';
+
+/** Consecutive bad messages after which an agent is disconnected (policy violation, 1008). */
+export const MAX_BAD_MESSAGES = 3;
+/** Messages queued on one connection beyond which it is closed (1013, try again later). */
+const MAX_PENDING_MESSAGES = 256;
+
+/** The batch id of a frame that failed validation, when one can be read, so the agent can drop it. */
+function batchIdOf(text: string): string | undefined {
+  const match = /"batchId"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(text.slice(0, 4096));
+  return match?.[1];
+}
+
+/**
+ * `WS /api/v1/agents/stream`: agent tokens only. Messages of one connection are handled one after
+ * the other (a capture before its batches); each batch is acknowledged after its commit.
+ */
+@Injectable()
+export class AgentGateway {
+  private readonly server: WebSocketServer;
+  private readonly log: Logger;
+
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly ingest: IngestService,
+    private readonly metrics: MetricsService,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {
+    // Frames up to twice the limit are read and refused politely; beyond that ws closes with 1009.
+    this.server = new WebSocketServer({ noServer: true, maxPayload: runtime.config.maxMessageBytes * 2 });
+    this.log = runtime.log.child({ module: 'agent-stream' });
+  }
+
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+    let principal: Principal;
+    try {
+      principal = await this.tokens.authenticate(upgradeToken(request, url));
+      ensureScope(principal, 'agent');
+    } catch (error) {
+      if (!refuseUpgradeFor(socket, error)) this.log.error({ err: error }, 'agent authentication failed');
+      return;
+    }
+    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, principal));
+  }
+
+  private attach(ws: WebSocket, principal: Principal): void {
+    this.metrics.agentConnections.inc();
+    const stopHeartbeat = keepAlive(ws);
+    let session: AgentSession | null = null;
+    let badMessages = 0;
+    let pending = 0;
+    let chain = Promise.resolve();
+    const send = (message: BackendMessage): void => {
+      if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
+    };
+    const reject = (code: string, message: string, batchId: string | undefined, fatal: boolean): void => {
+      this.metrics.rejectedMessages.inc();
+      send({ type: 'error', code, message, ...(batchId === undefined ? {} : { batchId }) });
+      badMessages += 1;
+      if (fatal) ws.close(1008, code);
+      else if (badMessages >= MAX_BAD_MESSAGES) ws.close(1008, 'too many bad messages');
+    };
+
+    const handle = async (text: string): Promise<void> => {
+      let message: AgentMessage;
+      try {
+        message = parseAgentMessage(text);
+      } catch (error) {
+        reject('invalid-message', error instanceof Error ? error.message : 'invalid message', batchIdOf(text), false);
+        return;
+      }
+      if (message.type !== 'hello' && session === null) {
+        reject('hello-required', 'the first message must be hello', message.type === 'batch' ? message.batchId : undefined, false);
+        return;
+      }
+      try {
+        switch (message.type) {
+          case 'hello': {
+            const opened = await this.ingest.hello(principal, message);
+            session = opened.session;
+            send(opened.welcome);
+            break;
+          }
+          case 'batch': {
+            const { duplicate } = await this.ingest.ingestBatch(session as AgentSession, message);
+            send({ type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) });
+            break;
+          }
+          case 'capture':
+            await this.ingest.startCapture(session as AgentSession, message.capture, message.previous);
+            break;
+          case 'capture-end':
+            await this.ingest.endCapture(session as AgentSession, message.captureId, message.endedAt);
+            break;
+          case 'rules':
+            await this.ingest.updateRules(session as AgentSession, message.captureId, message.rules);
+            break;
+        }
+        badMessages = 0;
+      } catch (error) {
+        const batchId = message.type === 'batch' ? message.batchId : undefined;
+        if (error instanceof WireError) {
+          reject(error instanceof FatalWireError ? 'refused' : 'invalid-message', error.message, batchId, error instanceof FatalWireError);
+          return;
+        }
+        // Not the agent's fault (e.g. the database is away): the agent keeps the batch and resends.
+        this.log.error({ err: error, type: message.type, batchId }, 'agent message failed');
+        send({ type: 'error', code: 'internal', message: 'the backend could not store this message; resend later', ...(batchId === undefined ? {} : { batchId }) });
+      }
+    };
+
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      const size = Array.isArray(data) ? data.reduce((sum, b) => sum + b.length, 0) : data.byteLength;
+      if (size > this.runtime.config.maxMessageBytes) {
+        reject('too-large', `message of ${size} bytes is over the limit of ${this.runtime.config.maxMessageBytes} bytes`, undefined, false);
+        return;
+      }
+      if (isBinary) {
+        reject('invalid-message', 'messages must be JSON text frames', undefined, false);
+        return;
+      }
+      if (++pending > MAX_PENDING_MESSAGES) {
+        ws.close(1013, 'too many messages in flight');
+        return;
+      }
+      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+      chain = chain.then(() => handle(text)).finally(() => (pending -= 1));
+    });
+    ws.on('error', (error) => this.log.debug({ err: error }, 'agent socket error'));
+    ws.on('close', () => {
+      stopHeartbeat();
+      this.metrics.agentConnections.dec();
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.server.clients) client.terminate();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,235 @@
+import {
+  type AgentMessage,
+  type BatchMessage,
+  ENVIRONMENT_KINDS,
+  type HelloMessage,
+  type Shape,
+  type WireBody,
+  type WireCapture,
+  type WireObservation,
+} from '@spectator/shared';
+
+/**
+ * Validation of agent messages. Hand-written rather than class-validator: batches carry thousands
+ * of observations and this is the ingest hot path; every problem names its JSON path
+ * (e.g. `observations[3].status must be an integer 100-599`).
+ */
+export class WireError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WireError';
+  }
+}
+
+export interface WireLimits {
+  maxObservations: number;
+  maxShapes: number;
+  /** Nodes of one shape (fields, items, options counted). */
+  maxShapeNodes: number;
+}
+
+export const DEFAULT_WIRE_LIMITS: WireLimits = { maxObservations: 10_000, maxShapes: 10_000, maxShapeNodes: 20_000 };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const METHOD = /^[A-Z][A-Z-]{0,19}$/;
+const FINGERPRINT = /^[A-Za-z0-9_+/=:.-]{1,128}$/;
+const CAPTURE_REASONS = ['agent-start', 'command-restart', 'upstream-restart'];
+const SHAPE_KINDS = new Set(['string', 'number', 'boolean', 'null', 'object', 'array', 'oneOf', 'unknown']);
+const STRING_FORMATS = new Set(['uuid', 'date-time', 'date', 'email', 'uri']);
+
+function fail(path: string, problem: string): never {
+  throw new WireError(`${path} ${problem}`);
+}
+
+function record(value: unknown, path: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, 'must be an object');
+  return value as Record<string, unknown>;
+}
+
+function text(value: unknown, path: string, max: number, pattern?: RegExp): string {
+  if (typeof value !== 'string' || value.length > max) fail(path, `must be a string of at most ${max} characters`);
+  if (pattern && !pattern.test(value)) fail(path, `has an invalid format`);
+  return value;
+}
+
+function optionalText(value: unknown, path: string, max: number): string | undefined {
+  return value === undefined || value === null ? undefined : text(value, path, max);
+}
+
+function integer(value: unknown, path: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(path, `must be an integer ${min}-${max}`);
+  return value;
+}
+
+function isoTime(value: unknown, path: string): string {
+  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value))) fail(path, 'must be an ISO 8601 time');
+  return value;
+}
+
+function uuid(value: unknown, path: string): string {
+  return text(value, path, 36, UUID);
+}
+
+function oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) fail(path, `must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+function names(value: unknown, path: string): string[] {
+  if (!Array.isArray(value) || value.length > 500) fail(path, 'must be an array of at most 500 names');
+  return value.map((item, i) => text(item, `${path}[${i}]`, 256));
+}
+
+function textList(value: unknown, path: string, maxItems: number, maxLength: number): string[] {
+  if (!Array.isArray(value) || value.length > maxItems) fail(path, `must be an array of at most ${maxItems} strings`);
+  return value.map((item, i) => text(item, `${path}[${i}]`, maxLength));
+}
+
+function body(value: unknown, path: string): WireBody | null {
+  if (value === null) return null;
+  const o = record(value, path);
+  const result: WireBody = { contentType: text(o.contentType, `${path}.contentType`, 200) };
+  if (o.shape !== undefined) result.shape = text(o.shape, `${path}.shape`, 128, FINGERPRINT);
+  for (const flag of ['tooLarge', 'unparsable', 'unshaped'] as const) {
+    if (o[flag] === undefined) continue;
+    if (o[flag] !== true) fail(`${path}.${flag}`, 'must be true when present');
+    result[flag] = true;
+  }
+  return result;
+}
+
+function observation(value: unknown, path: string): WireObservation {
+  const o = record(value, path);
+  const requestBody = o.request === undefined ? fail(`${path}.request`, 'is required (null for no body)') : body(o.request, `${path}.request`);
+  const responseBody = o.response === undefined ? fail(`${path}.response`, 'is required (null for no body)') : body(o.response, `${path}.response`);
+  const path_ = text(o.path, `${path}.path`, 2048);
+  if (!path_.startsWith('/')) fail(`${path}.path`, 'must start with /');
+  return {
+    method: text(o.method, `${path}.method`, 20, METHOD),
+    path: path_,
+    status: integer(o.status, `${path}.status`, 100, 599),
+    query: names(o.query ?? [], `${path}.query`),
+    requestHeaders: names(o.requestHeaders ?? [], `${path}.requestHeaders`),
+    responseHeaders: names(o.responseHeaders ?? [], `${path}.responseHeaders`),
+    request: requestBody,
+    response: responseBody,
+    count: integer(o.count, `${path}.count`, 1, 1_000_000_000),
+    firstSeen: isoTime(o.firstSeen, `${path}.firstSeen`),
+    lastSeen: isoTime(o.lastSeen, `${path}.lastSeen`),
+  };
+}
+
+/** Checks a shape's structure without recursion on the JS stack, bounded by `maxNodes`. */
+export function validateShape(value: unknown, path: string, maxNodes: number): Shape {
+  const stack: Array<{ value: unknown; path: string }> = [{ value, path }];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const next = stack.pop() as { value: unknown; path: string };
+    if (++nodes > maxNodes) fail(path, `has more than ${maxNodes} nodes`);
+    const shape = record(next.value, next.path);
+    if (typeof shape.kind !== 'string' || !SHAPE_KINDS.has(shape.kind)) fail(`${next.path}.kind`, `must be one of ${[...SHAPE_KINDS].join(', ')}`);
+    if (shape.truncated !== undefined && shape.truncated !== true) fail(`${next.path}.truncated`, 'must be true when present');
+    switch (shape.kind) {
+      case 'string':
+        if (shape.format !== undefined && !(typeof shape.format === 'string' && STRING_FORMATS.has(shape.format))) fail(`${next.path}.format`, `must be one of ${[...STRING_FORMATS].join(', ')}`);
+        break;
+      case 'object': {
+        if (!Array.isArray(shape.fields)) fail(`${next.path}.fields`, 'must be an array');
+        const seen = new Set<string>();
+        shape.fields.forEach((item: unknown, i: number) => {
+          const field = record(item, `${next.path}.fields[${i}]`);
+          const name = text(field.name, `${next.path}.fields[${i}].name`, 1024);
+          if (seen.has(name)) fail(`${next.path}.fields[${i}].name`, 'repeats a field name');
+          seen.add(name);
+          if (typeof field.required !== 'boolean') fail(`${next.path}.fields[${i}].required`, 'must be a boolean');
+          stack.push({ value: field.shape, path: `${next.path}.fields[${i}].shape` });
+        });
+        break;
+      }
+      case 'array':
+        stack.push({ value: shape.items, path: `${next.path}.items` });
+        break;
+      case 'oneOf':
+        if (!Array.isArray(shape.options) || shape.options.length < 2) fail(`${next.path}.options`, 'must be an array of at least 2 shapes');
+        shape.options.forEach((option: unknown, i: number) => stack.push({ value: option, path: `${next.path}.options[${i}]` }));
+        break;
+      default:
+        break;
+    }
+  }
+  return value as Shape;
+}
+
+function capture(value: unknown, path: string): WireCapture {
+  const o = record(value, path);
+  return { id: uuid(o.id, `${path}.id`), startedAt: isoTime(o.startedAt, `${path}.startedAt`), reason: oneOf(o.reason, `${path}.reason`, CAPTURE_REASONS) as WireCapture['reason'] };
+}
+
+function hello(o: Record<string, unknown>): HelloMessage {
+  const environment = record(o.environment, 'environment');
+  const kind = oneOf(environment.kind, 'environment.kind', ENVIRONMENT_KINDS);
+  const optional = (name: 'pullRequest' | 'commit' | 'build'): Record<string, string> => {
+    const value = optionalText(environment[name], `environment.${name}`, 200);
+    return value === undefined ? {} : { [name]: value };
+  };
+  return {
+    type: 'hello',
+    protocol: integer(o.protocol, 'protocol', 0, 1_000_000),
+    agentId: text(o.agentId, 'agentId', 200),
+    agentVersion: text(o.agentVersion, 'agentVersion', 100),
+    environment: { kind, ...optional('pullRequest'), ...optional('commit'), ...optional('build') },
+    capture: capture(o.capture, 'capture'),
+    rules: textList(o.rules ?? [], 'rules', 1000, 1000),
+  };
+}
+
+function batch(o: Record<string, unknown>, limits: WireLimits): BatchMessage {
+  const batchId = uuid(o.batchId, 'batchId');
+  const captureId = uuid(o.captureId, 'captureId');
+  const shapesIn = record(o.shapes ?? {}, 'shapes');
+  const keys = Object.keys(shapesIn);
+  if (keys.length > limits.maxShapes) fail('shapes', `must hold at most ${limits.maxShapes} shapes`);
+  const shapes: Record<string, Shape> = {};
+  for (const key of keys) {
+    if (!FINGERPRINT.test(key)) fail(`shapes[${JSON.stringify(key.slice(0, 64))}]`, 'has an invalid fingerprint');
+    shapes[key] = validateShape(shapesIn[key], `shapes[${JSON.stringify(key)}]`, limits.maxShapeNodes);
+  }
+  if (!Array.isArray(o.observations)) fail('observations', 'must be an array');
+  if (o.observations.length > limits.maxObservations) fail('observations', `must hold at most ${limits.maxObservations} observations`);
+  const observations = o.observations.map((item: unknown, i: number) => observation(item, `observations[${i}]`));
+  return { type: 'batch', batchId, captureId, shapes, observations };
+}
+
+/**
+ * Parses and validates one agent message (the text of a frame).
+ * @throws WireError naming what is wrong.
+ */
+export function parseAgentMessage(data: string, limits: WireLimits = DEFAULT_WIRE_LIMITS): AgentMessage {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    throw new WireError('message is not valid JSON');
+  }
+  const o = record(parsed, 'message');
+  switch (o.type) {
+    case 'hello':
+      return hello(o);
+    case 'batch':
+      return batch(o, limits);
+    case 'capture': {
+      const previous = o.previous === undefined || o.previous === null ? undefined : record(o.previous, 'previous');
+      return {
+        type: 'capture',
+        capture: capture(o.capture, 'capture'),
+        ...(previous ? { previous: { id: uuid(previous.id, 'previous.id'), endedAt: isoTime(previous.endedAt, 'previous.endedAt') } } : {}),
+      };
+    }
+    case 'capture-end':
+      return { type: 'capture-end', captureId: uuid(o.captureId, 'captureId'), endedAt: isoTime(o.endedAt, 'endedAt') };
+    case 'rules':
+      return { type: 'rules', captureId: uuid(o.captureId, 'captureId'), rules: textList(o.rules, 'rules', 1000, 1000) };
+    default:
+      return fail('type', 'must be one of hello, batch, capture, capture-end, rules');
+  }
+}

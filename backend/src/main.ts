@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * `spectator-backend` — the service; `spectator-backend migrate [up|down|status]` — the schema step
+ * for a separate migration Job (start the replicas with SPECTATOR_RUN_MIGRATIONS=false then).
+ */
+import { resolveDatabase, startBackend } from './backend';
+import { ConfigError, parseConfig } from './config/config';
+import { createRootLogger } from './common/logger';
+import { createDataSource } from './database/data-source';
+import { appliedMigrations, migrateDown, migrateUp } from './database/migrate';
+
+const USAGE = `usage:
+  spectator-backend [serve]                 start the service
+  spectator-backend migrate [up|down|status] apply, revert the last, or list migrations
+
+environment: DATABASE_URL (absent: embedded PostgreSQL under SPECTATOR_DATA_DIR/pg), PORT, HOST,
+  SPECTATOR_ADMIN_TOKEN, SPECTATOR_DATA_DIR (./.spectator), SPECTATOR_RUN_MIGRATIONS (true),
+  SPECTATOR_DASHBOARD_DIR, SPECTATOR_MAX_MESSAGE_BYTES, LOG_LEVEL`;
+
+async function serve(): Promise<void> {
+  const backend = await startBackend();
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    process.stderr.write(`${signal}: stopping\n`);
+    backend.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`error while stopping: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+async function migrate(direction: string): Promise<void> {
+  const config = parseConfig(process.env, { runMigrations: false });
+  const log = createRootLogger(config.logLevel);
+  const { url, embedded } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
+  const dataSource = createDataSource(url, 2);
+  await dataSource.initialize();
+  try {
+    if (direction === 'up') {
+      const applied = await migrateUp(dataSource);
+      process.stdout.write(applied.length === 0 ? 'no pending migrations\n' : `applied: ${applied.join(', ')}\n`);
+    } else if (direction === 'down') {
+      const reverted = await migrateDown(dataSource);
+      process.stdout.write(reverted === null ? 'no migration to revert\n' : `reverted: ${reverted}\n`);
+    } else {
+      const applied = await appliedMigrations(dataSource);
+      process.stdout.write(applied.length === 0 ? 'no migrations applied\n' : `applied: ${applied.join(', ')}\n`);
+    }
+  } finally {
+    await dataSource.destroy();
+    await embedded?.stop();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command = 'serve', argument] = argv;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  if (command === 'serve') return serve();
+  if (command === 'migrate') {
+    const direction = argument ?? 'up';
+    if (!['up', 'down', 'status'].includes(direction)) throw new UsageError(`unknown migrate direction ${direction}`);
+    return migrate(direction);
+  }
+  throw new UsageError(`unknown command ${command}`);
+}
+
+class UsageError extends Error {}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof ConfigError || error instanceof UsageError) {
+    process.stderr.write(`spectator-backend: ${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
+    process.exit(2);
+  }
+  process.stderr.write(`spectator-backend: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

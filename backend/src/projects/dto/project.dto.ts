@@ -1,0 +1,35 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ENVIRONMENT_KINDS, type EnvironmentKind, type TokenScope } from '@spectator/shared';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+
+export class CreateProjectDto {
+  @ApiProperty({ example: 'posts-api', description: 'Lower-case letters, digits and -, 1-63 characters' })
+  @IsString()
+  @Matches(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit' })
+  slug: string;
+
+  @ApiProperty({ example: 'Posts API' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+}
+
+export const TOKEN_SCOPES: readonly TokenScope[] = ['agent', 'read', 'write', 'admin'];
+
+export class CreateTokenDto {
+  @ApiProperty({ example: 'staging sidecar' })
+  @IsString()
+  @Length(1, 200)
+  name: string;
+
+  @ApiProperty({ enum: TOKEN_SCOPES })
+  @IsIn(TOKEN_SCOPES)
+  scope: TokenScope;
+
+  @ApiPropertyOptional({ enum: ENVIRONMENT_KINDS, isArray: true, description: 'Agent tokens only: the environment kinds it may report (default: any)' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(4)
+  @IsIn(ENVIRONMENT_KINDS, { each: true })
+  environments?: EnvironmentKind[];
+}

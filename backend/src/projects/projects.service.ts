@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { ProjectResponse } from '@spectator/shared';
+import type { Repository } from 'typeorm';
+import type { Principal } from '../auth/tokens.service';
+import { DomainError, ErrorCode } from '../common/errors';
+import { isUniqueViolation } from '../database/pg-errors';
+import { ProjectEntity } from './project.entity';
+
+export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+export function toProjectResponse(entity: ProjectEntity): ProjectResponse {
+  return { id: entity.id, slug: entity.slug, name: entity.name, createdAt: entity.createdAt.toISOString() };
+}
+
+@Injectable()
+export class ProjectsService {
+  constructor(@InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>) {}
+
+  /** Creates a project; only the bootstrap admin token (not bound to a project) may. */
+  async create(principal: Principal, input: { slug: string; name: string }): Promise<ProjectResponse> {
+    if (principal.projectId !== null) throw new DomainError(ErrorCode.Forbidden, 'creating a project needs the bootstrap admin token');
+    try {
+      const saved = await this.projects.save(this.projects.create({ slug: input.slug, name: input.name }));
+      return toProjectResponse(await this.projects.findOneByOrFail({ id: saved.id }));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new DomainError(ErrorCode.ProjectExists, `slug ${input.slug} is already taken`);
+      throw error;
+    }
+  }
+
+  /** The projects a principal can see: all for the bootstrap admin, else its own. */
+  async list(principal: Principal): Promise<ProjectResponse[]> {
+    const rows = await this.projects.find({ where: principal.projectId === null ? {} : { id: principal.projectId }, order: { slug: 'ASC' } });
+    return rows.map(toProjectResponse);
+  }
+
+  /** @throws DomainError BadInput for a malformed slug, ProjectNotFound for an unknown one. */
+  async bySlug(slug: string): Promise<ProjectEntity> {
+    if (!SLUG_PATTERN.test(slug)) throw new DomainError(ErrorCode.BadInput, 'project slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit');
+    const project = await this.projects.findOneBy({ slug });
+    if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${slug} does not exist`);
+    return project;
+  }
+
+  /** @throws DomainError ProjectNotFound. */
+  async byId(id: string): Promise<ProjectEntity> {
+    const project = await this.projects.findOneBy({ id });
+    if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${id} does not exist`);
+    return project;
+  }
+}

@@ -1,0 +1,100 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startBackend, type RunningBackend } from '../../src/backend';
+import type { BackendOptions } from '../../src/config/config';
+import { TEST_PG_ENV } from './global-setup';
+
+/** A database of its own for one test file. */
+export interface TestDatabase {
+  url: string;
+  name: string;
+  /** Drops the database (closing its connections). */
+  drop(): Promise<void>;
+}
+
+function adminUrl(): string {
+  const url = process.env[TEST_PG_ENV];
+  if (!url) throw new Error(`${TEST_PG_ENV} is not set: run through jest (globalSetup starts PostgreSQL) or set DATABASE_URL`);
+  return url;
+}
+
+async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: adminUrl() });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Creates a fresh, empty database on the test run's PostgreSQL. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `spectator_test_${randomBytes(6).toString('hex')}`;
+  await withAdminClient((client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(adminUrl());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    drop: () => withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
+
+/** A real backend on port 0 for a test. */
+export interface TestBackend extends RunningBackend {
+  databaseUrl: string;
+  /** `fetch` against the backend with the admin token (or `token`), JSON in and out. */
+  api<T = unknown>(method: string, route: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
+}
+
+/**
+ * Starts a backend on 127.0.0.1:0 with migrations. Without `databaseUrl` it gets a fresh database
+ * (dropped on close); give the same `databaseUrl` to two calls for two replicas on one database.
+ */
+export async function startTestBackend(options: BackendOptions & { databaseUrl?: string } = {}): Promise<TestBackend> {
+  const database = options.databaseUrl === undefined ? await createTestDatabase() : null;
+  const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'spectator-test-data-')));
+  const running = await startBackend({
+    port: 0,
+    host: '127.0.0.1',
+    logLevel: process.env.SPECTATOR_TEST_LOG_LEVEL ?? 'silent',
+    adminToken: options.adminToken ?? `test-admin-${randomBytes(12).toString('hex')}`,
+    dashboardDir: path.join(dataDir, 'no-dashboard'),
+    ...options,
+    databaseUrl,
+    dataDir,
+  });
+  return {
+    ...running,
+    databaseUrl,
+    api: (method, route, body, token) => apiCall(running.url, token ?? running.adminToken, method, route, body),
+    close: async () => {
+      await running.close();
+      await database?.drop();
+      if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** One JSON call to the management API (`route` under `/api/v1`, or absolute from `/`). */
+export async function apiCall<T = unknown>(baseUrl: string, token: string | null, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const url = `${baseUrl}${route.startsWith('/api/') || route === '/metrics' ? route : `/api/v1${route}`}`;
+  const response = await fetch(url, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === '' ? null : JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: response.status, body: parsed as T };
+}
