@@ -10,6 +10,7 @@ import {
   isDockerIgnored,
   npmCommands,
   parseDockerfile,
+  runCommands,
   stageEnv,
   type Dockerfile,
   type Stage,
@@ -122,7 +123,7 @@ describe.each(IMAGES)('$file', (image) => {
   it('runs only npm scripts and workspaces that exist', () => {
     const folders = workspaceFolders();
     const commands = dockerfile.stages.flatMap(npmCommands);
-    expect(commands.map((command) => command.command)).toEqual(expect.arrayContaining(['ci', 'run']));
+    expect(commands.map((command) => command.command)).toContain('ci');
     for (const command of commands) {
       for (const workspace of command.workspaces) expect({ workspace, known: folders.has(workspace) }).toEqual({ workspace, known: true });
       if (command.script === null) continue;
@@ -171,6 +172,33 @@ describe.each(IMAGES)('$file', (image) => {
     expect(healthy).toEqual({ code: 0, requested: [image.healthPath] });
     expect((await runHealthcheck(image, final, 503)).code).not.toBe(0);
     expect((await runHealthcheck(image, final, 'closed')).code).not.toBe(0);
+  });
+});
+
+describe('build commands', () => {
+  // `npm start` builds with BUILD_STEPS; the images must build the same way, and CI's type-check
+  // must run the same tsc -b, so a green CI means the images' build commands pass.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { BUILD_STEPS } = require('../start/build.js') as { BUILD_STEPS: { command: string[] }[] };
+  const startCommands = BUILD_STEPS.map((step) => step.command.join(' '));
+  const buildCommands = (file: string): string[] =>
+    runCommands(parseDockerfile(readRepoFile(file)).stages.find((stage) => stage.name === 'build')!).filter((command) => /^(npx tsc|npm run) /.test(command));
+
+  it('the backend image builds exactly what `npm start` builds', () => {
+    expect(buildCommands('Dockerfile.backend')).toEqual(startCommands);
+  });
+
+  it('the agent image compiles a subset of the same tsc -b projects', () => {
+    const [compile] = buildCommands('Dockerfile.agent');
+    expect(buildCommands('Dockerfile.agent')).toHaveLength(1);
+    const projects = (command: string): string[] => command.replace(/^npx tsc -b /, '').split(' ');
+    expect(projects(startCommands[0]!)).toEqual(expect.arrayContaining(projects(compile!)));
+  });
+
+  it("is what CI's type-check compiles", () => {
+    expect(startCommands[0]).toMatch(/^npx tsc -b /);
+    expect(packageScripts('').typecheck).toContain(startCommands[0]!.replace(/^npx /, ''));
+    expect(packageScripts('').test).toMatch(/^npm run typecheck\b/);
   });
 });
 

@@ -190,11 +190,16 @@ export interface NpmCommand {
   text: string;
 }
 
-/** The npm commands a stage runs, in order. */
-export function npmCommands(stage: Stage): NpmCommand[] {
+/** The shell commands a stage runs, in order: each RUN split on `&&`. */
+export function runCommands(stage: Stage): string[] {
   return instructionsOf(stage, 'RUN')
     .flatMap((instruction) => instruction.args.split(/\s*&&\s*/))
-    .map((text) => text.trim())
+    .map((text) => text.trim());
+}
+
+/** The npm commands a stage runs, in order. */
+export function npmCommands(stage: Stage): NpmCommand[] {
+  return runCommands(stage)
     .filter((text) => text.startsWith('npm '))
     .map((text) => {
       const words = text.split(/\s+/).slice(1);
