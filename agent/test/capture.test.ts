@@ -1,7 +1,12 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import zlib from 'node:zlib';
 import { fingerprint, inferShape } from '@spectator/shared';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';
-import { postsApi, startUpstream, type TestUpstream } from './support/upstream';
+import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
 import { waitFor } from './support/wait';
 
 describe('capture', () => {
@@ -41,3 +46,155 @@ describe('capture', () => {
     }
   });
 });
+
+describe('capture of bodies', () => {
+  let upstream: TestUpstream;
+  let backend: FakeBackend;
+  afterEach(async () => {
+    await upstream.close();
+    await backend.stop();
+  });
+
+  async function observe(handler: Parameters<typeof startUpstream>[0], requests: (proxyUrl: string) => Promise<unknown>, captureLimit?: number) {
+    upstream = await startUpstream(handler);
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', captureLimit, tuning: { flushIntervalMs: 60_000 } });
+    await requests(agent.proxyUrl);
+    await agent.close();
+    return backend.observations();
+  }
+
+  it.each([
+    ['gzip', zlib.gzipSync],
+    ['deflate', zlib.deflateSync],
+    ['br', zlib.brotliCompressSync],
+  ] as const)('forwards a %s body as is and shapes its decompressed copy', async (encoding, compress) => {
+    const body = compress(Buffer.from(JSON.stringify({ ok: true, items: [1, 2] })));
+    let received: Buffer | null = null;
+    const rows = await observe(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': body.length });
+        res.end(body);
+      },
+      async (proxyUrl) => {
+        received = await rawGet(`${proxyUrl}/compressed`);
+      },
+    );
+    expect(received).toEqual(body);
+    expect(rows[0]!.response).toEqual({ contentType: 'application/json', shape: fingerprint(inferShape({ ok: true, items: [1] })) });
+  });
+
+  it('counts a body above the capture limit as too large, and a broken JSON body as unparsable', async () => {
+    const rows = await observe(
+      (req, res) => sendJson(res, 200, req.url === '/big' ? { data: 'x'.repeat(5_000) } : {}),
+      async (proxyUrl) => {
+        await fetch(`${proxyUrl}/big`).then((r) => r.arrayBuffer());
+        await fetch(`${proxyUrl}/small`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' }).then((r) => r.arrayBuffer());
+      },
+      1024,
+    );
+    expect(rows.find((o) => o.path === '/big')!.response).toEqual({ contentType: 'application/json', tooLarge: true });
+    expect(rows.find((o) => o.path === '/small')!.request).toEqual({ contentType: 'application/json', unparsable: true });
+  });
+
+  it('records only the media type of a non-JSON body, and the field names of a form', async () => {
+    const rows = await observe(
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end('<p>secret page</p>');
+      },
+      async (proxyUrl) => {
+        await fetch(`${proxyUrl}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user=ann&password=hunter2' }).then((r) => r.text());
+      },
+    );
+    expect(rows[0]!.response).toEqual({ contentType: 'text/html' });
+    expect(rows[0]!.request).toEqual({ contentType: 'application/x-www-form-urlencoded', shape: fingerprint(inferShape({ user: '', password: '' })) });
+  });
+
+  it('templates identifier-like path segments and keeps query parameter names only', async () => {
+    const rows = await observe(
+      (_req, res) => sendJson(res, 200, { id: 1 }),
+      async (proxyUrl) => {
+        for (const id of [17, 18, 19]) await fetch(`${proxyUrl}/posts/${id}?include=author&page=${id}`).then((r) => r.text());
+      },
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ method: 'GET', path: '/posts/{postId}', count: 3, query: ['include', 'page'] });
+  });
+});
+
+describe('ignore rules', () => {
+  it('applies service.yml, reloads it when it changes, and keeps the last good rules when it breaks', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-rules-'));
+    const configPath = path.join(dir, 'service.yml');
+    fs.writeFileSync(configPath, 'ignoreRequests:\n  - GET /\n  - OPTIONS (.*)\n');
+    const upstream = await startUpstream(postsApi());
+    const backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', configPath });
+    const get = (p: string) => fetch(`${agent.proxyUrl}${p}`).then((r) => r.text());
+    try {
+      await waitFor('welcome', () => agent.metrics.get('backend_connected') === 1);
+      const hello = backend.messages.find((m) => m.type === 'hello');
+      expect(hello).toMatchObject({ rules: ['GET /', 'OPTIONS (.*)'] });
+      await get('/');
+      await get('/posts');
+      await waitFor('GET /posts counted', () => backend.count((o) => o.path === '/posts') === 1);
+      expect(backend.count((o) => o.path === '/')).toBe(0);
+
+      // Change the file: /posts is now ignored, and the backend is told the rules in effect.
+      fs.writeFileSync(configPath, 'ignoreRequests:\n  - GET /\n  - GET /posts\n  - FETCH /nope\n');
+      await waitFor('rules message', () => backend.messages.some((m) => m.type === 'rules' && m.rules.includes('GET /posts')));
+      expect(agent.logs.find('bad ignoreRequests entry')[0]).toMatchObject({ entry: 'FETCH /nope' });
+      await get('/posts');
+
+      // Break the file: the last good rules stay (GET /posts still ignored) and the error is logged.
+      fs.writeFileSync(configPath, 'ignoreRequests: [unclosed\n');
+      await waitFor('error logged', () => agent.logs.find('keeping the last good ignore rules').length > 0);
+      await get('/posts');
+      await get('/posts/1');
+      await waitFor('GET /posts/1 counted', () => backend.count((o) => o.path === '/posts/{postId}') === 1);
+      expect(backend.count((o) => o.path === '/posts')).toBe(1);
+      expect(agent.metrics.get('ignored_total')).toBe(3);
+    } finally {
+      await agent.close();
+      await upstream.close();
+      await backend.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('sampling under load', () => {
+  it('counts every interaction exactly while shape work is sampled, and every endpoint and status still gets a shape', async () => {
+    const big = { items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `n${i}`, tags: ['a', 'b'], nested: { ok: true, score: i / 3 } })) };
+    const upstream = await startUpstream((req, res) => sendJson(res, req.url === '/missing' ? 404 : 200, req.url === '/missing' ? { error: 'nope' } : big));
+    const backend = await FakeBackend.start();
+    // A budget of almost nothing: beyond the first sample per endpoint and status, everything is sampled out.
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 0.0001, burstMs: 0 } } });
+    try {
+      const paths = [...Array.from({ length: 60 }, () => '/list'), ...Array.from({ length: 20 }, () => '/missing')];
+      await Promise.all(paths.map((p) => fetch(`${agent.proxyUrl}${p}`).then((r) => r.arrayBuffer())));
+    } finally {
+      await agent.close();
+      await upstream.close();
+      await backend.stop();
+    }
+    expect(backend.count((o) => o.path === '/list')).toBe(60);
+    expect(backend.count((o) => o.path === '/missing')).toBe(20);
+    const shaped = backend.observations().filter((o) => o.response?.shape);
+    expect(new Set(shaped.map((o) => `${o.path} ${o.status}`))).toEqual(new Set(['/list 200', '/missing 404']));
+    expect(backend.observations().some((o) => o.response?.unshaped)).toBe(true);
+    expect(agent.metrics.get('unshaped_total') + agent.metrics.get('shaped_total')).toBe(80);
+  });
+});
+
+function rawGet(url: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    http.get(url, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve(Buffer.concat(chunks)));
+      res.on('error', reject);
+    });
+  });
+}
