@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import { builtinModules } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import {
@@ -15,7 +17,7 @@ import {
   type Dockerfile,
   type Stage,
 } from './support/dockerfile';
-import { packageScripts, readRepoFile, repoPathExists, workspaceFolders } from './support/repo';
+import { packageScripts, readRepoFile, REPO_ROOT, repoPathExists, workspaceFolders } from './support/repo';
 
 interface ImageExpectation {
   file: string;
@@ -53,6 +55,29 @@ const IMAGES: ImageExpectation[] = [
 ];
 
 const dockerignore = readRepoFile('.dockerignore').split('\n');
+
+/** Packages imported at run time (type-only imports apart) by the non-test sources of a workspace folder. */
+function runtimeImports(folder: string): Set<string> {
+  const files = fs.readdirSync(path.join(REPO_ROOT, folder, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file) && !/\.spec\.tsx?$/.test(file));
+  const packages = new Set<string>();
+  for (const file of files) {
+    const source = fs.readFileSync(path.join(REPO_ROOT, folder, 'src', file), 'utf8');
+    for (const match of source.matchAll(/^\s*(?:import(?!\s+type\b)[^'"]*?from\s*|import\s*|export(?!\s+type\b)[^'"]*?from\s*)['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+      const specifier = match[1] ?? match[2]!;
+      if (specifier.startsWith('.') || specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0]!)) continue;
+      packages.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
+    }
+  }
+  return packages;
+}
+
+/** The production dependencies of workspaces, and the workspaces themselves. */
+function productionPackages(workspaces: readonly string[]): Set<string> {
+  const folders = workspaceFolders();
+  return new Set(
+    workspaces.flatMap((workspace) => [workspace, ...Object.keys((JSON.parse(readRepoFile(`${folders.get(workspace)}/package.json`)) as { dependencies?: object }).dependencies ?? {})]),
+  );
+}
 
 function finalStage(dockerfile: Dockerfile): Stage {
   return dockerfile.stages.at(-1)!;
@@ -144,6 +169,13 @@ describe.each(IMAGES)('$file', (image) => {
     }
   });
 
+  it('holds every package its code imports at run time', () => {
+    const installed = productionPackages(image.workspaces);
+    const imported = [...new Set(image.workspaces.flatMap((workspace) => [...runtimeImports(workspaceFolders().get(workspace)!)]))];
+    expect(imported.length).toBeGreaterThan(0);
+    expect(imported.filter((name) => !installed.has(name))).toEqual([]);
+  });
+
   it('runs as a non-root user', () => {
     expect(['root', '0', '']).not.toContain(effectiveUser(final));
   });
@@ -160,6 +192,7 @@ describe.each(IMAGES)('$file', (image) => {
     expect(compiled).not.toBeNull();
     const [pkg, ...rest] = compiled![2]!.replace(/^(\w+)\/dist\//, '$1/').replace(/\.js$/, '.ts').split('/');
     expect(path.posix.join(pkg!, ...rest)).toBe(image.source);
+    expect(repoPathExists(image.source)).toBe(true);
     // The compiled folder is copied into the final stage under WORKDIR /app.
     expect(instructionsOf(final, 'WORKDIR').at(-1)?.args).toBe('/app');
     const copiedTo = instructionsOf(final, 'COPY').map((instruction) => `/app/${copyPaths(instruction).destination}`);
