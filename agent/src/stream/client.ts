@@ -146,12 +146,16 @@ export class StreamClient {
     socket.on('pong', () => {
       this.alive = true;
     });
+    let refused = false;
     socket.on('unexpected-response', (_req, res) => {
+      refused = true;
       this.problem(`backend refused the connection with HTTP ${res.statusCode}`, { status: res.statusCode });
       res.resume();
       socket.terminate();
     });
     socket.on('error', (err: NodeJS.ErrnoException) => {
+      // After a refusal, terminate() reports "closed before the connection was established": already said.
+      if (refused) return;
       this.problem('backend connection failed', { code: err.code ?? err.message });
     });
     socket.on('close', (code: number) => {

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { PROTOCOL_VERSION, ROUTES, type AgentMessage, type BatchMessage, type WireObservation } from '@spectator/shared';
 
@@ -24,6 +25,7 @@ export class FakeBackend {
   readonly authorizations: (string | undefined)[] = [];
   private readonly committed = new Map<string, BatchMessage>();
   private server: http.Server | null = null;
+  private readonly sockets = new Set<Duplex>();
   private wss: WebSocketServer | null = null;
   port = 0;
   ack: boolean;
@@ -63,6 +65,8 @@ export class FakeBackend {
         socket.end('HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\n\r\n');
         return;
       }
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
       wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -116,6 +120,12 @@ export class FakeBackend {
   /** Every shape received, by fingerprint. */
   shapes(): Record<string, unknown> {
     return Object.assign({}, ...this.batches().map((b) => b.shapes)) as Record<string, unknown>;
+  }
+
+  /** Go silent without closing: stop reading from every connection (no pongs, no acks). */
+  freeze(): void {
+    for (const socket of this.sockets) socket.pause();
+    this.ack = false;
   }
 
   /** Kill: cut every connection without a close handshake and stop listening. */

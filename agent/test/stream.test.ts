@@ -1,0 +1,124 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestAgent } from './support/agent';
+import { FakeBackend } from './support/fake-backend';
+import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
+import { waitFor } from './support/wait';
+
+describe('stream to the backend', () => {
+  let upstream: TestUpstream;
+  let backend: FakeBackend;
+  beforeEach(async () => {
+    upstream = await startUpstream(postsApi());
+  });
+  afterEach(async () => {
+    await upstream.close();
+    await backend.stop();
+  });
+
+  const post = (proxyUrl: string, i: number) =>
+    fetch(`${proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: `t${i}`, author: 'a' }) }).then((r) => {
+      expect(r.status).toBe(201);
+      return r.arrayBuffer();
+    });
+
+  it('delivers every observation exactly once (after dedupe by batch id) when the backend is killed and restarted mid-stream', async () => {
+    backend = await FakeBackend.start({ token: 'secret' });
+    backend.ack = false; // batches stay unacknowledged: the agent must resend them after the restart
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'secret', tuning: { flushIntervalMs: 50 } });
+    try {
+      for (let i = 0; i < 40; i++) await post(agent.proxyUrl, i);
+      await waitFor('unacknowledged batches', () => backend.batches().length >= 1);
+      await backend.stop();
+      for (let i = 40; i < 80; i++) await post(agent.proxyUrl, i); // proxying goes on while the backend is gone
+      await waitFor('disconnect noticed', () => agent.metrics.get('backend_connected') === 0);
+      backend.ack = true;
+      await backend.restart();
+      await waitFor('spool drained', () => agent.metrics.get('backend_connected') === 1 && agent.metrics.get('batches_spooled') === 0, 10_000);
+      for (let i = 80; i < 120; i++) await post(agent.proxyUrl, i);
+    } finally {
+      await agent.close();
+    }
+    const ids = backend.batches().map((b) => b.batchId);
+    expect(new Set(ids).size).toBeLessThan(ids.length); // some batches really were sent twice
+    expect(backend.count((o) => o.method === 'POST' && o.path === '/posts')).toBe(120);
+    expect(agent.metrics.get('batches_spooled')).toBe(0);
+    expect(backend.authorizations.every((a) => a === 'Bearer secret')).toBe(true);
+  }, 30_000);
+
+  it('keeps unacknowledged batches on disk with --spool and resends them after an agent restart', async () => {
+    const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-spool-'));
+    backend = await FakeBackend.start();
+    await backend.stop(); // the backend is down for the whole first run
+    const first = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir, tuning: { ackWaitMs: 100 } });
+    const firstCapture = first.captureId();
+    for (let i = 0; i < 5; i++) await post(first.proxyUrl, i);
+    await first.close();
+    expect(fs.readdirSync(spoolDir).filter((f) => f.endsWith('.json')).length).toBeGreaterThan(0);
+
+    await backend.restart();
+    const second = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir });
+    try {
+      await waitFor('spooled batches resent', () => backend.count((o) => o.method === 'POST') === 5);
+      // The earlier run's capture is announced before its batches.
+      const announced = backend.messages.findIndex((m) => m.type === 'capture' && m.capture.id === firstCapture);
+      const firstBatch = backend.messages.findIndex((m) => m.type === 'batch' && m.captureId === firstCapture);
+      expect(announced).toBeGreaterThan(-1);
+      expect(announced).toBeLessThan(firstBatch);
+      await waitFor('spool files removed', () => fs.readdirSync(spoolDir).length === 0);
+    } finally {
+      await second.close();
+      fs.rmSync(spoolDir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps proxying when the backend refuses the token, and says so in its log and metrics', async () => {
+    backend = await FakeBackend.start({ token: 'right' });
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'wrong-token-value' });
+    try {
+      for (let i = 0; i < 3; i++) await post(agent.proxyUrl, i);
+      await waitFor('several refused attempts', () => agent.metrics.get('backend_connect_failures_total') >= 3);
+      expect(agent.metrics.get('backend_connected')).toBe(0);
+      expect(agent.logs.find('backend refused the connection with HTTP 401').filter((l) => l.level === 40)).toHaveLength(1); // warned once, not per retry
+      expect(agent.logs.text).not.toContain('wrong-token-value');
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('detects a backend that stops answering by heartbeat, reconnects, and keeps proxying meanwhile', async () => {
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { heartbeatMs: 100 } });
+    try {
+      await waitFor('connected', () => agent.metrics.get('backend_connected') === 1);
+      backend.freeze();
+      await post(agent.proxyUrl, 1);
+      await waitFor('heartbeat gives up', () => agent.logs.find('stopped answering heartbeats').length > 0);
+      backend.ack = true;
+      await waitFor('reconnected', () => backend.authorizations.length >= 2 && agent.metrics.get('backend_connected') === 1);
+      await waitFor('observation delivered', () => backend.count((o) => o.method === 'POST') === 1);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('uses the documented templates sent in welcome and templates messages', async () => {
+    await upstream.close();
+    upstream = await startUpstream((_req, res) => sendJson(res, 200, {}));
+    backend = await FakeBackend.start({ templates: ['/articles/{slug}'] });
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    try {
+      await waitFor('connected', () => agent.metrics.get('backend_connected') === 1);
+      await fetch(`${agent.proxyUrl}/articles/hello-world`).then((r) => r.text());
+      await waitFor('templated', () => backend.count((o) => o.path === '/articles/{slug}') === 1);
+      backend.broadcast({ type: 'templates', templates: ['/articles/{slug}', '/pages/{pageName}'] });
+      await waitFor('pages template used', async () => {
+        await fetch(`${agent.proxyUrl}/pages/about`).then((r) => r.text());
+        return backend.count((o) => o.path === '/pages/{pageName}') > 0;
+      });
+    } finally {
+      await agent.close();
+    }
+  });
+});
