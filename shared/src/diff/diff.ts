@@ -1,12 +1,92 @@
 import type { Shape } from '../shape/types';
+import { compareShapes } from './compare';
 import type { Direction, EndpointShapes, ShapeChange } from './types';
 
-/** Changes from `documented` to `observed`, classified from the consumer's point of view. */
-export function diffShapes(_documented: Shape, _observed: Shape, _direction: Direction, _status?: number): ShapeChange[] {
-  throw new Error('diffShapes: not implemented yet');
+const NOTHING_KNOWN: Shape = { kind: 'unknown' };
+
+/**
+ * Changes from `documented` to `observed`: what the observed shape does that the documented one
+ * does not allow, at JSON paths (`$`, `$.author`, `$.items[].id`; the options of a oneOf are
+ * compared at the path of the oneOf), classified breaking or not from the consumer's point of
+ * view for `direction` (table in docs/shapes.md). Empty exactly when `observed` conforms.
+ */
+export function diffShapes(documented: Shape, observed: Shape, direction: Direction, status?: number): ShapeChange[] {
+  const changes: ShapeChange[] = [];
+  compareShapes(documented, observed, direction, (change) => {
+    changes.push(status === undefined ? { ...change, in: direction } : { ...change, in: direction, status });
+    return false;
+  });
+  return changes;
 }
 
-/** Changes of a whole endpoint, new status codes included. */
-export function diffEndpoint(_documented: EndpointShapes, _observed: EndpointShapes): ShapeChange[] {
-  throw new Error('diffEndpoint: not implemented yet');
+/**
+ * Changes of a whole endpoint: the request body, then each observed response status.
+ * - A request body where none was documented is `added` at `$` (breaking: the server may now
+ *   need it); a documented one no longer sent is `removed` (not breaking: the server does without).
+ * - A status code not documented is `new status`: breaking for 1xx–3xx (a client written for the
+ *   documented success receives something else), not for 4xx/5xx (errors clients already handle).
+ *   A documented status not observed is no change: the traffic may simply not have produced it.
+ * - A different media type (parameters and letter case aside) is `new content type`, breaking.
+ * - Otherwise the bodies are compared with {@link diffShapes}; a body without a recorded shape
+ *   counts as `unknown`.
+ */
+export function diffEndpoint(documented: EndpointShapes, observed: EndpointShapes): ShapeChange[] {
+  const changes: ShapeChange[] = [];
+  const documentedRequest = documented.request;
+  const observedRequest = observed.request;
+  if (documentedRequest === null && observedRequest !== null) {
+    changes.push({ change: 'added', in: 'request', at: '$', ...observedShape(observedRequest.shape), breaking: true });
+  } else if (documentedRequest !== null && observedRequest === null) {
+    changes.push({ change: 'removed', in: 'request', at: '$', ...documentedShape(documentedRequest.shape), breaking: false });
+  } else if (documentedRequest !== null && observedRequest !== null) {
+    changes.push(...bodyChanges(documentedRequest, observedRequest, 'request'));
+  }
+  for (const response of observed.responses) {
+    const documentedResponse = documented.responses.find((candidate) => candidate.status === response.status);
+    if (documentedResponse === undefined) {
+      changes.push({ change: 'new status', in: 'response', status: response.status, at: '$', ...observedShape(response.shape), breaking: response.status < 400 });
+    } else {
+      changes.push(...bodyChanges(documentedResponse, response, 'response', response.status));
+    }
+  }
+  return changes;
+}
+
+interface Body {
+  contentType: string | null;
+  shape: Shape | null;
+}
+
+function bodyChanges(documented: Body, observed: Body, direction: Direction, status?: number): ShapeChange[] {
+  const documentedType = mediaType(documented.contentType);
+  const observedType = mediaType(observed.contentType);
+  if (documentedType !== observedType) {
+    return [
+      {
+        change: 'new content type',
+        in: direction,
+        ...(status === undefined ? {} : { status }),
+        at: '$',
+        ...documentedShape(documented.shape),
+        ...observedShape(observed.shape),
+        contentTypes: { documented: documentedType, observed: observedType },
+        breaking: true,
+      },
+    ];
+  }
+  return diffShapes(documented.shape ?? NOTHING_KNOWN, observed.shape ?? NOTHING_KNOWN, direction, status);
+}
+
+/** `type/subtype` in lower case, without parameters; null for no body. */
+function mediaType(contentType: string | null): string | null {
+  if (contentType === null) return null;
+  return contentType.split(';', 1)[0]!.trim().toLowerCase();
+}
+
+function documentedShape(shape: Shape | null): { documented?: Shape } {
+  return shape === null ? {} : { documented: shape };
+}
+
+function observedShape(shape: Shape | null): { observed?: Shape } {
+  return shape === null ? {} : { observed: shape };
 }

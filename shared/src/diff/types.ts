@@ -12,6 +12,8 @@ export interface ShapeChange {
   at: string;
   documented?: Shape;
   observed?: Shape;
+  /** For `new content type`: the media types (without parameters) documented and observed; null for no body. */
+  contentTypes?: { documented: string | null; observed: string | null };
   breaking: boolean;
 }
 

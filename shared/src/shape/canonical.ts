@@ -1,6 +1,116 @@
-import type { Shape } from './types';
+import { compareNames, kindRank } from './options';
+import type { Field, Shape } from './types';
 
-/** The canonical text of a shape: equal shapes give equal text (documented in docs/shapes.md). */
-export function canonicalShape(_shape: Shape): string {
-  throw new Error('canonicalShape: not implemented yet');
+/** Where canonical text goes: a string being built, or a running hash. */
+export interface CanonicalSink {
+  write(text: string): void;
+}
+
+
+const STRING_TEXT: Readonly<Record<string, string>> = { uuid: 'S(uuid)', 'date-time': 'S(date-time)', date: 'S(date)', email: 'S(email)', uri: 'S(uri)' };
+
+/**
+ * The canonical text of a shape: equal shapes give equal text, whatever the order of fields or
+ * options in the data (documented in docs/shapes.md). Grammar:
+ * `S` / `S(format)` string, `N` number, `B` boolean, `Z` null, `U` unknown (`U!` truncated),
+ * `{"name":T,"other"?:T}` object with fields in code-unit order, names as JSON strings and `?`
+ * for optional (`{…}!` truncated), `[T]` array (`[T]!` truncated), `(T|T)` oneOf in canonical
+ * kind order.
+ */
+export function canonicalShape(shape: Shape): string {
+  const text = new TextSink();
+  writeCanonical(shape, text);
+  return text.value;
+}
+
+class TextSink implements CanonicalSink {
+  value = '';
+
+  write(piece: string): void {
+    this.value += piece;
+  }
+}
+
+/**
+ * Writes the canonical text of `shape` piece by piece (see {@link canonicalShape}), so a hash can
+ * take it in without the text ever being built.
+ */
+export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
+  switch (shape.kind) {
+    case 'string':
+      sink.write(shape.format === undefined ? 'S' : (STRING_TEXT[shape.format] ?? `S(${shape.format})`));
+      return;
+    case 'number':
+      sink.write('N');
+      return;
+    case 'boolean':
+      sink.write('B');
+      return;
+    case 'null':
+      sink.write('Z');
+      return;
+    case 'unknown':
+      sink.write(shape.truncated ? 'U!' : 'U');
+      return;
+    case 'array':
+      sink.write('[');
+      writeCanonical(shape.items, sink);
+      sink.write(shape.truncated ? ']!' : ']');
+      return;
+    case 'object': {
+      sink.write('{');
+      const fields = inNameOrder(shape.fields);
+      for (let i = 0; i < fields.length; i++) {
+        const field = fields[i]!;
+        if (i > 0) sink.write(',');
+        if (isPlainName(field.name)) {
+          sink.write('"');
+          sink.write(field.name);
+          sink.write(field.required ? '":' : '"?:');
+        } else {
+          sink.write(JSON.stringify(field.name));
+          sink.write(field.required ? ':' : '?:');
+        }
+        writeCanonical(field.shape, sink);
+      }
+      sink.write(shape.truncated ? '}!' : '}');
+      return;
+    }
+    case 'oneOf':
+      sink.write('(');
+      if (inKindOrder(shape.options)) {
+        for (let i = 0; i < shape.options.length; i++) {
+          if (i > 0) sink.write('|');
+          writeCanonical(shape.options[i]!, sink);
+        }
+      } else {
+        // Not in canonical layout (e.g. built by hand): order by kind, then by text.
+        const texts = shape.options.map((option) => ({ rank: kindRank(option.kind), text: canonicalShape(option) }));
+        texts.sort((a, b) => a.rank - b.rank || compareNames(a.text, b.text));
+        sink.write(texts.map((option) => option.text).join('|'));
+      }
+      sink.write(')');
+      return;
+  }
+}
+
+/** A name JSON.stringify writes as it is between quotes: no quote, backslash, control character or surrogate. */
+function isPlainName(name: string): boolean {
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return false;
+  }
+  return true;
+}
+
+function inNameOrder(fields: readonly Field[]): readonly Field[] {
+  for (let i = 1; i < fields.length; i++) {
+    if (fields[i - 1]!.name > fields[i]!.name) return [...fields].sort((a, b) => compareNames(a.name, b.name));
+  }
+  return fields;
+}
+
+function inKindOrder(options: readonly Shape[]): boolean {
+  for (let i = 1; i < options.length; i++) if (kindRank(options[i - 1]!.kind) >= kindRank(options[i]!.kind)) return false;
+  return true;
 }

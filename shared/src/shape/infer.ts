@@ -1,9 +1,274 @@
-import type { Shape, ShapeLimits } from './types';
+import { detectStringFormat } from './formats';
+import type { Field, Shape, ShapeLimits, StringFormat } from './types';
 
 /** Defaults: depth 32, 256 fields per object, 1,000 array items looked at. */
 export const DEFAULT_SHAPE_LIMITS: ShapeLimits = { maxDepth: 32, maxFields: 256, maxItems: 1000 };
 
-/** The shape of a parsed JSON value. Never recursive on the JS stack; bounded by `limits`. */
-export function inferShape(_value: unknown, _limits: Partial<ShapeLimits> = {}): Shape {
-  throw new Error('inferShape: not implemented yet');
+/**
+ * Ceiling on `maxDepth`. Shapes are walked recursively by merge, diff and fingerprint; keeping
+ * every shape at most this deep keeps those walks a few hundred frames deep, far below any
+ * JavaScript engine's stack limit.
+ */
+export const MAX_SHAPE_DEPTH = 256;
+
+// Bits of `Accumulator.seen`: the kinds seen at one position, and what was cut short there.
+const STRING = 1;
+const NUMBER = 2;
+const BOOLEAN = 4;
+const NULL = 8;
+const ARRAY = 16;
+/** A value beyond the depth limit: becomes `{kind:'unknown', truncated:true}`. */
+const CUT = 32;
+const OBJECT_TRUNCATED = 64;
+const ARRAY_TRUNCATED = 128;
+/** Only in `finish`: objects are counted in `Accumulator.objects`, not flagged. */
+const OBJECT = 256;
+
+/**
+ * Everything seen at one position of a body (the body itself, a field, the items of an array),
+ * summed up as values arrive. Absorbing values one by one into an accumulator gives the same
+ * shape as inferring each value and merging the shapes, without building a shape per value:
+ * that is what makes a list of a thousand records cost little more than one record.
+ */
+interface Accumulator {
+  /** Values absorbed here; for a field, the number of objects in which it was present. */
+  values: number;
+  seen: number;
+  /** `undefined` until a string is seen; `null` once strings without one common format were seen. */
+  format: StringFormat | null | undefined;
+  objects: number;
+  /**
+   * Keys of the last object seen and their accumulators: records of a list repeat their keys, so
+   * usually no lookup by name is needed. `fields` (by name) is only built when the keys differ.
+   */
+  lastKeys: readonly string[] | null;
+  lastFields: Accumulator[] | null;
+  fields: Map<string, Accumulator> | null;
+  items: Accumulator | null;
+}
+
+// A plain literal rather than a class: the cheapest object V8 can allocate, and there are many.
+function newAccumulator(): Accumulator {
+  return { values: 0, seen: 0, format: undefined, objects: 0, lastKeys: null, lastFields: null, fields: null, items: null };
+}
+
+const NO_LIMITS: Partial<ShapeLimits> = {};
+
+/**
+ * The shape of a parsed JSON value (what `JSON.parse` returns). Never recursive on the JS stack
+ * over the value; bounded by `limits` (defaults {@link DEFAULT_SHAPE_LIMITS}):
+ * - a value nested in more than `maxDepth` containers becomes `{kind:'unknown', truncated:true}`
+ *   (`maxDepth` is capped at {@link MAX_SHAPE_DEPTH});
+ * - an object with more than `maxFields` keys is described by the first `maxFields` names in
+ *   code-unit order and marked `truncated` (so the result does not depend on key order); so is
+ *   the union of the fields of the objects at one position (the records of a list);
+ * - of an array, only the first `maxItems` items are looked at, and a longer array is marked `truncated`.
+ * Strings get a format hint (uuid, date-time, date, email, uri) when every string seen at that
+ * position has the same format. Values that JSON cannot hold (undefined, functions) read as `unknown`.
+ * Throws a RangeError naming a limit that is not a non-negative integer.
+ */
+export function inferShape(value: unknown, limits: Partial<ShapeLimits> = NO_LIMITS): Shape {
+  const resolved = limits === NO_LIMITS ? DEFAULT_SHAPE_LIMITS : resolveLimits(limits);
+  const root = newAccumulator();
+  const walk: Walk = { maxDepth: resolved.maxDepth, maxFields: resolved.maxFields, maxItems: resolved.maxItems, values: [], accumulators: [], depths: [] };
+  visit(walk, value, root, 0);
+  while (walk.values.length > 0) {
+    const container = walk.values.pop()!;
+    const into = walk.accumulators.pop()!;
+    const depth = walk.depths.pop()!;
+    if (Array.isArray(container)) absorbArray(walk, container, into, depth);
+    else absorbObject(walk, container as Record<string, unknown>, into, depth);
+  }
+  return finish(root, resolved.maxFields);
+}
+
+function resolveLimits(limits: Partial<ShapeLimits>): ShapeLimits {
+  const resolved = { ...DEFAULT_SHAPE_LIMITS, ...limits };
+  for (const name of ['maxDepth', 'maxFields', 'maxItems'] as const) {
+    const limit = resolved[name];
+    if (!(limit === Infinity || (Number.isInteger(limit) && limit >= 0))) {
+      throw new RangeError(`inferShape: limit ${name} must be a non-negative integer, got ${String(limit)}`);
+    }
+  }
+  resolved.maxDepth = Math.min(resolved.maxDepth, MAX_SHAPE_DEPTH);
+  return resolved;
+}
+
+/** One walk over a value: the limits, and an explicit stack of the containers still to look into. */
+interface Walk {
+  readonly maxDepth: number;
+  readonly maxFields: number;
+  readonly maxItems: number;
+  readonly values: object[];
+  readonly accumulators: Accumulator[];
+  readonly depths: number[];
+}
+
+/** Absorbs a scalar at once; queues a container. */
+function visit(walk: Walk, value: unknown, into: Accumulator, depth: number): void {
+  into.values++;
+  if (depth > walk.maxDepth) {
+    into.seen |= CUT;
+    return;
+  }
+  switch (typeof value) {
+    case 'string':
+      into.seen |= STRING;
+      if (into.format !== null) {
+        const format = detectStringFormat(value);
+        into.format = into.format === undefined || into.format === format ? format : null;
+      }
+      return;
+    case 'number':
+    case 'bigint':
+      into.seen |= NUMBER;
+      return;
+    case 'boolean':
+      into.seen |= BOOLEAN;
+      return;
+    case 'object':
+      if (value === null) {
+        into.seen |= NULL;
+      } else {
+        walk.values.push(value);
+        walk.accumulators.push(into);
+        walk.depths.push(depth);
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+function absorbArray(walk: Walk, array: readonly unknown[], into: Accumulator, depth: number): void {
+  into.seen |= ARRAY;
+  let count = array.length;
+  if (count > walk.maxItems) {
+    count = walk.maxItems;
+    into.seen |= ARRAY_TRUNCATED;
+  }
+  if (count === 0) return;
+  const items = (into.items ??= newAccumulator());
+  for (let i = 0; i < count; i++) visit(walk, array[i], items, depth + 1);
+}
+
+function absorbObject(walk: Walk, object: Record<string, unknown>, into: Accumulator, depth: number): void {
+  into.objects++;
+  let keys = Object.keys(object);
+  if (keys.length > walk.maxFields) {
+    keys = smallestNames(keys, walk.maxFields);
+    into.seen |= OBJECT_TRUNCATED;
+  }
+  let fields = into.lastFields;
+  if (fields === null) {
+    fields = [];
+    for (let i = 0; i < keys.length; i++) fields.push(newAccumulator());
+    into.lastKeys = keys;
+    into.lastFields = fields;
+  } else if (!sameNames(into.lastKeys!, keys)) {
+    fields = fieldsByName(into, keys);
+    into.lastKeys = keys;
+    into.lastFields = fields;
+  }
+  for (let i = 0; i < keys.length; i++) visit(walk, object[keys[i]!], fields[i]!, depth + 1);
+}
+
+/** The accumulators of `keys`, found or created by name. */
+function fieldsByName(into: Accumulator, keys: readonly string[]): Accumulator[] {
+  let byName = into.fields;
+  if (byName === null) {
+    byName = into.fields = new Map();
+    const lastKeys = into.lastKeys!;
+    for (let i = 0; i < lastKeys.length; i++) byName.set(lastKeys[i]!, into.lastFields![i]!);
+  }
+  const fields: Accumulator[] = [];
+  for (const name of keys) {
+    let field = byName.get(name);
+    if (field === undefined) {
+      field = newAccumulator();
+      byName.set(name, field);
+    }
+    fields.push(field);
+  }
+  return fields;
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The `count` smallest names in code-unit order, without sorting all of them. */
+function smallestNames(names: readonly string[], count: number): string[] {
+  const kept: string[] = [];
+  if (count === 0) return kept;
+  for (const name of names) {
+    if (kept.length === count && name >= kept[count - 1]!) continue;
+    let low = 0;
+    let high = kept.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (kept[middle]! < name) low = middle + 1;
+      else high = middle;
+    }
+    kept.splice(low, 0, name);
+    if (kept.length > count) kept.pop();
+  }
+  return kept;
+}
+
+/** The shape an accumulator stands for; recursive, but over at most `MAX_SHAPE_DEPTH` levels. */
+function finish(accumulator: Accumulator, maxFields: number): Shape {
+  const { seen } = accumulator;
+  // Most positions hold one kind: no options list for them.
+  switch (accumulator.objects > 0 ? seen | OBJECT : seen & ~(OBJECT_TRUNCATED | ARRAY_TRUNCATED)) {
+    case STRING:
+      return accumulator.format ? { kind: 'string', format: accumulator.format } : { kind: 'string' };
+    case NUMBER:
+      return { kind: 'number' };
+    case OBJECT:
+      return finishObject(accumulator, maxFields);
+    default:
+      break;
+  }
+  // Options are pushed in canonical kind order (see KIND_ORDER).
+  const options: Shape[] = [];
+  if (seen & STRING) options.push(accumulator.format ? { kind: 'string', format: accumulator.format } : { kind: 'string' });
+  if (seen & NUMBER) options.push({ kind: 'number' });
+  if (seen & BOOLEAN) options.push({ kind: 'boolean' });
+  if (accumulator.objects > 0) options.push(finishObject(accumulator, maxFields));
+  if (seen & ARRAY) {
+    const items: Shape = accumulator.items === null ? { kind: 'unknown' } : finish(accumulator.items, maxFields);
+    options.push(seen & ARRAY_TRUNCATED ? { kind: 'array', items, truncated: true } : { kind: 'array', items });
+  }
+  if (seen & CUT) options.push({ kind: 'unknown', truncated: true });
+  if (seen & NULL) options.push({ kind: 'null' });
+  if (options.length === 1) return options[0]!;
+  return options.length === 0 ? { kind: 'unknown' } : { kind: 'oneOf', options };
+}
+
+function finishObject(accumulator: Accumulator, maxFields: number): Shape {
+  const byName = accumulator.fields;
+  const names = byName === null ? accumulator.lastKeys! : [...byName.keys()];
+  const accumulators = byName === null ? accumulator.lastFields! : [...byName.values()];
+  // The built-in sort without a comparator is the fast one; it sorts by code units.
+  const sorted = isSorted(names) ? names : names.slice().sort();
+  // Records of one list may each stay under the limit while their union does not.
+  const truncated = (accumulator.seen & OBJECT_TRUNCATED) !== 0 || names.length > maxFields;
+  const count = Math.min(names.length, maxFields);
+  const indexByName = sorted !== names && names.length > 32 ? new Map(names.map((name, index) => [name, index])) : null;
+  const fields: Field[] = [];
+  for (let i = 0; i < count; i++) {
+    const name = sorted[i]!;
+    const index = sorted === names ? i : indexByName === null ? names.indexOf(name) : indexByName.get(name)!;
+    const field = accumulators[index]!;
+    fields.push({ name, required: field.values === accumulator.objects, shape: finish(field, maxFields) });
+  }
+  return truncated ? { kind: 'object', fields, truncated: true } : { kind: 'object', fields };
+}
+
+function isSorted(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) if (names[i - 1]! > names[i]!) return false;
+  return true;
 }

@@ -1,0 +1,53 @@
+/**
+ * A 128-bit running hash of UTF-16 text: four 32-bit multiply-xor lanes that feed each other
+ * (after bryc's public-domain cyrb128), with a final avalanche.
+ * Pure arithmetic, no `node:crypto`, so it gives the same digest in Node and in browsers. Not
+ * cryptographic: it tells shapes apart, it does not resist someone crafting collisions.
+ */
+export class Hash128 {
+  private h1 = 1779033703;
+  private h2 = 3144134277;
+  private h3 = 1013904242;
+  private h4 = 2773480762;
+  private length = 0;
+  /** Feeds the code units of `text`; feeding `ab` equals feeding `a` then `b`. */
+  write(text: string): void {
+    let { h1, h2, h3, h4 } = this;
+    for (let i = 0; i < text.length; i++) {
+      const unit = text.charCodeAt(i);
+      h1 = h2 ^ Math.imul(h1 ^ unit, 597399067);
+      h2 = h3 ^ Math.imul(h2 ^ unit, 2869860233);
+      h3 = h4 ^ Math.imul(h3 ^ unit, 951274213);
+      h4 = h1 ^ Math.imul(h4 ^ unit, 2716044179);
+    }
+    this.h1 = h1;
+    this.h2 = h2;
+    this.h3 = h3;
+    this.h4 = h4;
+    this.length += text.length;
+  }
+
+  /** 32 lowercase hex digits. */
+  digest(): string {
+    let { h1, h2, h3, h4 } = this;
+    h1 ^= this.length;
+    h1 = Math.imul(h3 ^ (h1 >>> 18), 597399067);
+    h2 = Math.imul(h4 ^ (h2 >>> 22), 2869860233);
+    h3 = Math.imul(h1 ^ (h3 >>> 17), 951274213);
+    h4 = Math.imul(h2 ^ (h4 >>> 19), 2716044179);
+    h1 ^= h2 ^ h3 ^ h4;
+    h2 ^= h1;
+    h3 ^= h1;
+    h4 ^= h1;
+    return hex32(h1) + hex32(h2) + hex32(h3) + hex32(h4);
+  }
+}
+
+const HEX_DIGITS = '0123456789abcdef';
+
+/** Eight hex digits; by hand because `Number#toString(16)` is slow for what it has to do here. */
+function hex32(value: number): string {
+  let text = '';
+  for (let shift = 28; shift >= 0; shift -= 4) text += HEX_DIGITS[(value >>> shift) & 15];
+  return text;
+}

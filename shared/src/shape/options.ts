@@ -1,0 +1,49 @@
+import type { Shape, ShapeKind } from './types';
+
+/**
+ * The canonical order of kinds inside a `oneOf`: scalars first, containers next, `null` last so
+ * that a nullable type reads `T | null`. `oneOf` itself never appears inside a `oneOf`.
+ */
+export const KIND_ORDER: readonly Exclude<ShapeKind, 'oneOf'>[] = ['string', 'number', 'boolean', 'object', 'array', 'unknown', 'null'];
+
+const KIND_RANK: Readonly<Record<ShapeKind, number>> = {
+  string: 0,
+  number: 1,
+  boolean: 2,
+  object: 3,
+  array: 4,
+  unknown: 5,
+  null: 6,
+  oneOf: 7,
+};
+
+/** Position of a kind in {@link KIND_ORDER} (`oneOf` sorts last). */
+export function kindRank(kind: ShapeKind): number {
+  return KIND_RANK[kind];
+}
+
+/**
+ * The alternatives a shape allows: the options of a `oneOf`, nothing for a plain `unknown`
+ * (no information, e.g. the items of an empty array), otherwise the shape itself.
+ */
+export function optionsOf(shape: Shape): readonly Shape[] {
+  if (shape.kind === 'oneOf') return shape.options;
+  if (shape.kind === 'unknown' && !shape.truncated) return [];
+  return [shape];
+}
+
+/** Code-unit order of names, the order of object fields everywhere. */
+export function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * One shape from alternatives already reduced to at most one per kind: `unknown` for none, the
+ * option itself for one, otherwise a `oneOf` in canonical kind order.
+ */
+export function shapeFromOptions(options: Shape[]): Shape {
+  if (options.length === 0) return { kind: 'unknown' };
+  if (options.length === 1) return options[0]!;
+  options.sort((a, b) => kindRank(a.kind) - kindRank(b.kind));
+  return { kind: 'oneOf', options };
+}

@@ -1,0 +1,63 @@
+import { fingerprint, inferShape, MAX_SHAPE_DEPTH, mergeShapes, type Shape } from '@spectator/shared';
+
+// Hostile bodies: inference must end quickly with a truncation marker, never overflow the stack.
+jest.setTimeout(60_000);
+
+/** Follows `items` of nested arrays and counts the levels. */
+function arrayDepth(shape: Shape): { levels: number; innermost: Shape } {
+  let levels = 0;
+  let current = shape;
+  while (current.kind === 'array') {
+    levels++;
+    current = current.items;
+  }
+  return { levels, innermost: current };
+}
+
+describe('inferShape on hostile bodies', () => {
+  it('survives a 100,000-deep nested array, cut at the depth limit', () => {
+    let value: unknown = [];
+    for (let i = 0; i < 100_000; i++) value = [value];
+    const shape = inferShape(value);
+    expect(arrayDepth(shape)).toEqual({ levels: 33, innermost: { kind: 'unknown', truncated: true } });
+    expect(fingerprint(shape)).toMatch(/^[0-9a-f]{32}$/);
+  });
+
+  it('survives a 100,000-deep nested object even with a huge maxDepth (capped)', () => {
+    let value: unknown = 1;
+    for (let i = 0; i < 100_000; i++) value = { next: value };
+    const shape = inferShape(value, { maxDepth: 1_000_000 });
+    let levels = 0;
+    let current = shape;
+    while (current.kind === 'object') {
+      levels++;
+      current = current.fields[0]!.shape;
+    }
+    expect(levels).toBe(MAX_SHAPE_DEPTH + 1);
+    expect(current).toEqual({ kind: 'unknown', truncated: true });
+    // Deep shapes stay usable by the recursive shape operations.
+    expect(fingerprint(mergeShapes(shape, shape))).toBe(fingerprint(shape));
+  });
+
+  it('survives a 1,000,000-item array, looking at the first maxItems items', () => {
+    const value = Array.from({ length: 1_000_000 }, (_, index) => (index < 1000 ? { id: index } : 'late'));
+    const started = Date.now();
+    const shape = inferShape(value);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(shape).toEqual({ kind: 'array', items: { kind: 'object', fields: [{ name: 'id', required: true, shape: { kind: 'number' } }] }, truncated: true });
+  });
+
+  it('survives an object with 1,000,000 keys, keeping maxFields of them', () => {
+    const value: Record<string, number> = {};
+    for (let i = 0; i < 1_000_000; i++) value[`k${i}`] = i;
+    const shape = inferShape(value);
+    expect(shape.kind === 'object' && shape.truncated).toBe(true);
+    expect(shape.kind === 'object' && shape.fields.length).toBe(256);
+  });
+
+  it('survives a 1,000,000-item array of arrays of arrays (work bounded by the sample)', () => {
+    const row = Array.from({ length: 1000 }, () => [1, 'a']);
+    const value = Array.from({ length: 1_000_000 }, () => row);
+    expect(arrayDepth(inferShape(value))).toEqual({ levels: 3, innermost: { kind: 'oneOf', options: [{ kind: 'string' }, { kind: 'number' }] } });
+  });
+});
