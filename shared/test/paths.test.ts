@@ -17,6 +17,7 @@ describe('templatePath', () => {
     ['/user/3', '/user/{userId}'],
     ['/blog-posts/9', '/blog-posts/{blogPostId}'],
     ['/user_accounts/9', '/user_accounts/{userAccountId}'],
+    ['/a-s/jane@example.com', '/a-s/{aSId}'], // regression: a one-letter plural crashed naming
     ['/users/42/posts/17', '/users/{userId}/posts/{postId}'],
     ['/users/42/posts/17/comments', '/users/{userId}/posts/{postId}/comments'],
     // identifier kinds
@@ -174,7 +175,19 @@ describe('identifier detection and singulars', () => {
     ['status', 'status'],
     ['class', 'class'],
     ['matches', 'match'],
+    ['aliases', 'alias'],
+    ['boxes', 'box'],
+    ['hashes', 'hash'],
+    ['responses', 'response'],
+    ['databases', 'database'],
+    ['sizes', 'size'],
+    ['houses', 'house'],
+    ['clauses', 'clause'],
+    ['buses', 'bus'],
+    ['caches', 'cache'],
+    ['series', 'series'],
     ['user', 'user'],
+    ['s', 's'], // regression: `/a-s/…` named its parameter from an empty word and crashed
   ])('singular(%s) = %s', (word, expected) => {
     expect(singular(word)).toBe(expected);
   });

@@ -135,6 +135,9 @@ const IRREGULAR_PLURALS: Readonly<Record<string, string>> = {
   matrices: 'matrix',
   vertices: 'vertex',
   movies: 'movie',
+  caches: 'cache',
+  aliases: 'alias',
+  canvases: 'canvas',
   cookies: 'cookie',
   series: 'series',
   species: 'species',
@@ -148,8 +151,10 @@ export function singular(word: string): string {
   const irregular = IRREGULAR_PLURALS[word];
   if (irregular !== undefined) return irregular;
   if (word.length > 3 && word.endsWith('ies')) return `${word.slice(0, -3)}y`;
-  if (/(?:ss|x|z|ch|sh|s)es$/.test(word) && word.length > 4) return word.slice(0, -2);
-  if (word.endsWith('s') && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1);
+  // `statuses`, `addresses`, `boxes`, `matches`, `hashes` drop `-es`; `houses`, `clauses`,
+  // `databases`, `responses`, `sizes` only drop `-s`, like any other plural.
+  if (word.length > 4 && /(?:[^oa]us|ss|x|ch|sh)es$/.test(word)) return word.slice(0, -2);
+  if (word.length > 1 && word.endsWith('s') && !/(?:ss|us|is)$/.test(word)) return word.slice(0, -1);
   return word;
 }
 
