@@ -1,0 +1,35 @@
+import { ShapeSampler } from './sampler';
+
+describe('ShapeSampler', () => {
+  it('admits everything while the budget lasts, then only the first sample of each key per window', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({ budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000 }, () => now);
+    // Each sample really costs 5 ms: two fit in the 10 ms burst.
+    const admitted = Array.from({ length: 6 }, () => {
+      const yes = sampler.admit('GET /a 200', 1_000);
+      if (yes) sampler.spent(1_000, 5);
+      return yes;
+    });
+    expect(admitted.filter(Boolean).length).toBeLessThanOrEqual(3);
+    expect(admitted[0]).toBe(true);
+    expect(sampler.admit('GET /b 200', 1_000)).toBe(true); // a new key is always shaped
+    expect(sampler.admit('GET /a 200', 1_000)).toBe(false);
+    now += 1_000; // a new window, and 100 ms of budget refilled (capped at the burst)
+    expect(sampler.admit('GET /a 200', 1_000)).toBe(true);
+  });
+
+  it('keeps shape work near its share of wall time under sustained load', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000 }, () => now);
+    let spent = 0;
+    for (let i = 0; i < 10_000; i++) {
+      now += 1; // one request per ms
+      if (sampler.admit('POST /posts 201', 100_000)) {
+        sampler.spent(100_000, 2); // 2 ms per sample
+        spent += 2;
+      }
+    }
+    expect(spent / now).toBeLessThan(0.07);
+    expect(spent / now).toBeGreaterThan(0.03);
+  });
+});
