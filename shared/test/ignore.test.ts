@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { isIgnored, MAX_ENTRY_LENGTH, parseIgnoreRules, parseServiceConfig, type IgnoreRule } from '../src/ignore/rules';
 
 /** Rules from entries that must all be good. */
@@ -227,5 +228,34 @@ describe('matching stays fast on hostile paths', () => {
     const started = Date.now();
     expect(isIgnored(rules, 'GET', path)).toBe(false);
     expect(Date.now() - started).toBeLessThan(250);
+  });
+});
+
+describe('ignore rule laws', () => {
+  // Paths made of characters with no meaning in patterns.
+  const plainPath = fc
+    .array(fc.stringMatching(/^[a-z0-9._~-]{1,8}$/), { minLength: 1, maxLength: 5 })
+    .map((segments) => '/' + segments.join('/'));
+
+  it('a literal entry ignores its own path, with a trailing slash, in any case, with a query; not a longer one', () => {
+    fc.assert(
+      fc.property(plainPath, (path) => {
+        const rules = rulesOf(`GET ${path}`);
+        expect([path, `${path}/`, path.toUpperCase(), `${path}?q=1`].map((p) => isIgnored(rules, 'get', p))).toEqual([true, true, true, true]);
+        expect([`${path}/x`, `${path}x`].map((p) => isIgnored(rules, 'GET', p))).toEqual([false, false]);
+        expect(isIgnored(rules, 'POST', path)).toBe(false);
+      }),
+    );
+  });
+
+  it('never throws, whatever the entries and paths: each entry is a rule or an error', () => {
+    const entry = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('GET ', 'OPTIONS (', '/**', '(.*', '{', ':'), fc.anything());
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 6 }), fc.string({ maxLength: 60 }), (entries, path) => {
+        const { rules, errors } = parseIgnoreRules(entries);
+        expect(rules.length + errors.length).toBe(entries.length);
+        expect(typeof isIgnored(rules, 'GET', path)).toBe('boolean');
+      }),
+    );
   });
 });

@@ -1,4 +1,4 @@
-import { joinSegments, parameterName, splitPath, uniqueName, type Segment } from './segments';
+import { joinSegments, ParameterNames, splitPath, type Segment } from './segments';
 
 export interface CardinalityLimiterOptions {
   /**
@@ -48,7 +48,7 @@ export class CardinalityLimiter {
   /** The template to report for `template`: itself, or with crowded positions made parameters. */
   limit(template: string): string {
     const segments = splitPath(template);
-    const taken = new Set(segments.flatMap((s) => (s.kind === 'param' ? [s.name] : [])));
+    const names = new ParameterNames(segments);
     const limited: Segment[] = [];
     let node = this.root;
     for (const segment of segments) {
@@ -57,8 +57,7 @@ export class CardinalityLimiter {
         limited.push(segment);
         node = literalNode;
       } else {
-        const parent = limited[limited.length - 1];
-        limited.push(segment.kind === 'param' ? segment : { kind: 'param', name: uniqueName(parameterName(parent), taken) });
+        limited.push(segment.kind === 'param' ? segment : names.after(limited[limited.length - 1]));
         node = this.paramChild(node);
       }
     }

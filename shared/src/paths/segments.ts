@@ -72,7 +72,8 @@ export type IdentifierStrength = 'none' | 'weak' | 'strong';
  */
 const STRONG_IDENTIFIERS: ReadonlyArray<[string, RegExp]> = [
   ['uuid', /^[\da-f]{8}-[\da-f]{4}-[\da-f]{4}-[\da-f]{4}-[\da-f]{12}$/i],
-  ['email', /^[^@\s]+@[^@\s]+\.[^@\s]+$/],
+  // Domain labels cannot hold a dot, so there is one way to match: linear time on hostile input.
+  ['email', /^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$/],
   ['long number', /^\d{10,}$/], // epoch timestamps, snowflake ids, phone numbers
   ['long hex', /^(?=[a-f\d]*\d)[a-f\d]{16,}$|^[A-F\d]{16,}$|^[a-f]{24,}$/],
   ['ulid', /^[0-7][\dA-HJKMNP-TV-Z]{25}$/i],
@@ -171,12 +172,33 @@ export function parameterName(parent: Segment | undefined): string {
   return words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('') + 'Id';
 }
 
-/** `name` if unused in `taken`, else `name2`, `name3`, …; records the result in `taken`. */
-export function uniqueName(name: string, taken: Set<string>): string {
-  let unique = name;
-  for (let n = 2; taken.has(unique); n++) unique = `${name}${n}`;
-  taken.add(unique);
-  return unique;
+/**
+ * Names the parameters of one template, keeping them unique: `id`, `id2`, `id3`, … Names already
+ * in the template are kept and never given again. Each name costs O(1) on average, so a path of
+ * thousands of identifiers stays linear.
+ */
+export class ParameterNames {
+  private readonly taken: Set<string>;
+  /** Per base name, the next suffix to try. */
+  private readonly nextSuffix = new Map<string, number>();
+
+  constructor(segments: readonly Segment[]) {
+    this.taken = new Set(segments.flatMap((s) => (s.kind === 'param' ? [s.name] : [])));
+  }
+
+  /** A new parameter segment for a value under `parent` (see parameterName). */
+  after(parent: Segment | undefined): Segment {
+    const base = parameterName(parent);
+    let suffix = this.nextSuffix.get(base) ?? 1;
+    let name = base;
+    for (; ; suffix++) {
+      name = suffix === 1 ? base : `${base}${suffix}`;
+      if (!this.taken.has(name)) break;
+    }
+    this.nextSuffix.set(base, suffix + 1);
+    this.taken.add(name);
+    return { kind: 'param', name };
+  }
 }
 
 function countMatches(text: string, pattern: RegExp): number {

@@ -2,17 +2,7 @@
  * Path templates (DESIGN.md, Paths; docs/paths.md): the agent turns every raw path into a template
  * before anything leaves the pod, so identifiers never do.
  */
-import {
-  identifierStrength,
-  introducesNames,
-  joinSegments,
-  parameterName,
-  pathOnly,
-  splitPath,
-  uniqueName,
-  decodeSegment,
-  type Segment,
-} from './segments';
+import { decodeSegment, identifierStrength, introducesNames, joinSegments, ParameterNames, pathOnly, splitPath, type Segment } from './segments';
 
 export { CardinalityLimiter, type CardinalityLimiterOptions } from './limiter';
 
@@ -31,14 +21,14 @@ export function templatePath(rawPath: string, known: readonly string[] = []): st
   const documented = bestKnownTemplate(segments, known);
   if (documented) return joinSegments(documented);
 
-  const taken = new Set(segments.flatMap((s) => (s.kind === 'param' ? [s.name] : [])));
+  const names = new ParameterNames(segments);
   const templated: Segment[] = [];
   for (const segment of segments) {
     // Decide on what the previous segment became: a date that turned into a parameter names nothing.
     const previous = templated[templated.length - 1];
     const strength = segment.kind === 'literal' ? identifierStrength(segment.text) : 'none';
     const isParameter = strength === 'strong' || (strength === 'weak' && !introducesNames(previous));
-    templated.push(isParameter ? { kind: 'param', name: uniqueName(parameterName(previous), taken) } : segment);
+    templated.push(isParameter ? names.after(previous) : segment);
   }
   return joinSegments(templated);
 }
