@@ -107,7 +107,7 @@ describe('spectator-agent CLI', () => {
     const upstream = await startUpstream((_req, res) => sendJson(res, 200, { ok: true }));
     try {
       const { code, stdout } = await runCli([], { SPECTATOR_UPSTREAM: upstream.url, SPECTATOR_LISTEN: '127.0.0.1:0', SPECTATOR_CONFIG: '/nonexistent.yml' }, async (child, out) => {
-        const started = await waitFor('agent started', () => /"msg":"agent started"/.test(out()) && out(), 15_000);
+        const started = await waitFor('agent started', () => (/"msg":"agent started"/.test(out()) ? out() : null), 15_000);
         const proxy = JSON.parse(started.split('\n').find((line) => line.includes('agent started'))!) as { proxy: string };
         const answer = await new Promise<number>((resolve) => http.get(`${proxy.proxy}/x`, (res) => resolve(res.statusCode ?? 0)).on('error', () => resolve(0)));
         expect(answer).toBe(200);
