@@ -1,0 +1,135 @@
+import { inferShape } from '../shape/infer';
+import type { Shape } from '../shape/types';
+import { conformsTo } from './conform';
+import { diffEndpoint, diffShapes } from './diff';
+import type { Direction, EndpointShapes } from './types';
+
+const S: Shape = { kind: 'string' };
+const N: Shape = { kind: 'number' };
+const Z: Shape = { kind: 'null' };
+const U: Shape = { kind: 'unknown' };
+const CUT: Shape = { kind: 'unknown', truncated: true };
+const object = (...fields: Array<[string, boolean, Shape]>): Shape => ({ kind: 'object', fields: fields.map(([name, required, shape]) => ({ name, required, shape })) });
+const array = (items: Shape): Shape => ({ kind: 'array', items });
+const oneOf = (...options: Shape[]): Shape => ({ kind: 'oneOf', options });
+const UUID: Shape = { kind: 'string', format: 'uuid' };
+const EMAIL: Shape = { kind: 'string', format: 'email' };
+
+/** The POST /posts request as documented in seed-spec §4. */
+const postRequest = object(['author', true, S], ['title', true, S]);
+/** The POST /posts 201 response as documented in seed-spec §4. */
+const postResponse = object(['author', true, S], ['id', true, N], ['title', true, S]);
+
+type Row = [string, Shape, Shape, Array<{ change: string; at: string; breaking: boolean }>];
+
+/** The classification table of docs/shapes.md, one row per case, for each direction. */
+const responseRows: Row[] = [
+  ['an added field does not break', postResponse, object(['author', true, S], ['id', true, N], ['slug', true, S], ['title', true, S]), [{ change: 'added', at: '$.slug', breaking: false }]],
+  ['a removed required field breaks', postResponse, object(['author', true, S], ['title', true, S]), [{ change: 'removed', at: '$.id', breaking: true }]],
+  ['an optional documented field may be absent', object(['a', true, N], ['b', false, N]), object(['a', true, N]), []],
+  ['a field made optional breaks', postResponse, object(['author', false, S], ['id', true, N], ['title', true, S]), [{ change: 'now optional', at: '$.author', breaking: true }]],
+  ['a field made nullable breaks', postResponse, object(['author', true, oneOf(S, Z)], ['id', true, N], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: true }]],
+  ['a changed type breaks', postResponse, object(['author', true, S], ['id', true, S], ['title', true, S]), [{ change: 'type changed', at: '$.id', breaking: true }]],
+  ['a narrower type (null no longer seen) conforms', object(['a', true, oneOf(S, Z)]), object(['a', true, S]), []],
+  ['an optional field always present conforms', object(['a', false, N]), object(['a', true, N]), []],
+  ['a lost format breaks', object(['id', true, UUID]), object(['id', true, S]), [{ change: 'type changed', at: '$.id', breaking: true }]],
+  ['a gained format conforms', object(['id', true, S]), object(['id', true, UUID]), []],
+  ['a type where nothing was known does not break', object(['tags', true, array(U)]), object(['tags', true, array(S)]), [{ change: 'type changed', at: '$.tags[]', breaking: false }]],
+  ['an observed unknown conforms to anything', object(['tags', true, array(S)]), object(['tags', true, array(U)]), []],
+  ['a value cut by a limit conforms to anything', object(['deep', true, object(['a', true, N])]), object(['deep', true, CUT]), []],
+  ['a field added inside array items', object(['items', true, array(object(['id', true, N]))]), object(['items', true, array(object(['id', true, N], ['name', true, S]))]), [{ change: 'added', at: '$.items[].name', breaking: false }]],
+  ['a change inside an object option of a oneOf, at the same path', object(['author', true, oneOf(object(['id', true, N]), Z)]), object(['author', true, oneOf(object(['id', true, S]), Z)]), [{ change: 'type changed', at: '$.author.id', breaking: true }]],
+  ['a field a truncated documented object may not list', { kind: 'object', fields: [], truncated: true }, object(['x', true, N]), []],
+  ['a field a truncated observed object may have cut', object(['x', true, N]), { kind: 'object', fields: [], truncated: true }, []],
+  ['a name that is not an identifier uses brackets', object(), object(['first name', false, S]), [{ change: 'added', at: '$["first name"]', breaking: false }]],
+  ['a different body kind breaks', postResponse, array(postResponse), [{ change: 'type changed', at: '$', breaking: true }]],
+];
+
+const requestRows: Row[] = [
+  ['a new required field breaks', postRequest, object(['author', true, S], ['body', true, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: true }]],
+  ['a new optional field does not break', postRequest, object(['author', true, S], ['body', false, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: false }]],
+  ['a removed field the server no longer needs does not break', postRequest, object(['title', true, S]), [{ change: 'removed', at: '$.author', breaking: false }]],
+  ['a field made optional does not break', postRequest, object(['author', false, S], ['title', true, S]), [{ change: 'now optional', at: '$.author', breaking: false }]],
+  ['a changed type breaks', postRequest, object(['author', true, N], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: true }]],
+  ['a field made nullable (server accepts more) does not break', postRequest, object(['author', true, oneOf(S, Z)], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: false }]],
+  ['a type replaced in a oneOf breaks', object(['a', true, oneOf(S, Z)]), object(['a', true, oneOf(N, Z)]), [{ change: 'type changed', at: '$.a', breaking: true }]],
+  ['a lost format (server accepts more) does not break', object(['id', true, UUID]), object(['id', true, S]), [{ change: 'type changed', at: '$.id', breaking: false }]],
+  ['a different format breaks', object(['id', true, UUID]), object(['id', true, EMAIL]), [{ change: 'type changed', at: '$.id', breaking: true }]],
+];
+
+function summary(documented: Shape, observed: Shape, direction: Direction): Array<{ change: string; at: string; breaking: boolean }> {
+  return diffShapes(documented, observed, direction).map(({ change, at, breaking }) => ({ change, at, breaking }));
+}
+
+describe('diffShapes in a response', () => {
+  it.each(responseRows)('%s', (_name, documented, observed, expected) => {
+    expect(summary(documented, observed, 'response')).toEqual(expected);
+    expect(conformsTo(observed, documented)).toBe(expected.length === 0);
+  });
+});
+
+describe('diffShapes in a request', () => {
+  it.each(requestRows)('%s', (_name, documented, observed, expected) => {
+    expect(summary(documented, observed, 'request')).toEqual(expected);
+    expect(conformsTo(observed, documented)).toBe(expected.length === 0);
+  });
+});
+
+describe('diffShapes', () => {
+  it('carries direction, status and both shapes', () => {
+    expect(diffShapes(postResponse, object(['author', true, S], ['id', true, S], ['title', true, S]), 'response', 201)).toEqual([
+      { change: 'type changed', in: 'response', status: 201, at: '$.id', documented: N, observed: S, breaking: true },
+    ]);
+  });
+
+  it('lists every change, in field name order', () => {
+    const observed = object(['author', false, N], ['extra', true, S]);
+    expect(summary(postResponse, observed, 'response')).toEqual([
+      { change: 'now optional', at: '$.author', breaking: true },
+      { change: 'type changed', at: '$.author', breaking: true },
+      { change: 'added', at: '$.extra', breaking: false },
+      { change: 'removed', at: '$.id', breaking: true },
+      { change: 'removed', at: '$.title', breaking: true },
+    ]);
+  });
+
+  it('finds nothing between the seed-spec POST /posts shapes and the same traffic again', () => {
+    expect(diffShapes(postRequest, inferShape({ title: 'Again', author: 'Ann' }), 'request')).toEqual([]);
+    expect(diffShapes(postResponse, inferShape({ id: 2, title: 'Again', author: 'Ann' }), 'response', 201)).toEqual([]);
+  });
+});
+
+const postsEndpoint: EndpointShapes = {
+  request: { contentType: 'application/json', shape: postRequest },
+  responses: [{ status: 201, contentType: 'application/json; charset=utf-8', shape: postResponse }],
+};
+
+describe('diffEndpoint', () => {
+  it.each<[string, EndpointShapes, Array<{ change: string; in: string; status?: number; at: string; breaking: boolean }>]>([
+    ['the documented POST /posts itself', postsEndpoint, []],
+    ['media type parameters and letter case are not a change', { request: { contentType: 'Application/JSON; charset=utf-8', shape: postRequest }, responses: [{ status: 201, contentType: 'application/json', shape: postResponse }] }, []],
+    ['a new success status breaks', { ...postsEndpoint, responses: [...postsEndpoint.responses, { status: 200, contentType: 'application/json', shape: postResponse }] }, [{ change: 'new status', in: 'response', status: 200, at: '$', breaking: true }]],
+    ['a new error status does not break', { ...postsEndpoint, responses: [{ status: 400, contentType: 'application/problem+json', shape: object(['message', true, S]) }] }, [{ change: 'new status', in: 'response', status: 400, at: '$', breaking: false }]],
+    ['a documented status not seen is no change', { ...postsEndpoint, responses: [] }, []],
+    ['a new response content type breaks', { ...postsEndpoint, responses: [{ status: 201, contentType: 'text/html', shape: null }] }, [{ change: 'new content type', in: 'response', status: 201, at: '$', breaking: true }]],
+    ['a new request content type breaks', { ...postsEndpoint, request: { contentType: 'application/x-www-form-urlencoded', shape: null } }, [{ change: 'new content type', in: 'request', at: '$', breaking: true }]],
+    ['a request body no longer sent does not break', { ...postsEndpoint, request: null }, [{ change: 'removed', in: 'request', at: '$', breaking: false }]],
+    ['a response body change carries its status', { ...postsEndpoint, responses: [{ status: 201, contentType: 'application/json', shape: object(['author', true, S], ['title', true, S]) }] }, [{ change: 'removed', in: 'response', status: 201, at: '$.id', breaking: true }]],
+    ['a request body change', { ...postsEndpoint, request: { contentType: 'application/json', shape: object(['author', true, S], ['title', true, N]) } }, [{ change: 'type changed', in: 'request', at: '$.title', breaking: true }]],
+    ['a body without a recorded shape is no change', { ...postsEndpoint, responses: [{ status: 201, contentType: 'application/json', shape: null }] }, []],
+  ])('%s', (_name, observed, expected) => {
+    expect(diffEndpoint(postsEndpoint, observed).map(({ change, in: direction, status, at, breaking }) => ({ change, in: direction, ...(status === undefined ? {} : { status }), at, breaking }))).toEqual(expected);
+  });
+
+  it('a request body where none was documented breaks', () => {
+    const getPosts: EndpointShapes = { request: null, responses: [{ status: 200, contentType: 'application/json', shape: array(postResponse) }] };
+    expect(diffEndpoint(getPosts, { ...getPosts, request: { contentType: 'application/json', shape: postRequest } })).toEqual([
+      { change: 'added', in: 'request', at: '$', observed: postRequest, breaking: true },
+    ]);
+  });
+
+  it('names the media types of a new content type', () => {
+    const [change] = diffEndpoint(postsEndpoint, { ...postsEndpoint, responses: [{ status: 201, contentType: 'text/html; charset=utf-8', shape: null }] });
+    expect(change?.contentTypes).toEqual({ documented: 'application/json', observed: 'text/html' });
+  });
+});
