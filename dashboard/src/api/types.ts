@@ -3,7 +3,7 @@
  * spell out yet: agents seen, webhooks and an endpoint's version history. Fields beyond `id` are
  * optional so that a backend sending fewer of them still renders; see docs/dashboard.md.
  */
-import type { BodyDocResponse, EnvironmentKind, ResponseDocResponse } from '@spectator/shared';
+import type { BodyDocResponse, ChangeResponse, EnvironmentKind, ResponseDocResponse } from '@spectator/shared';
 
 export interface AgentResponse {
   id: string;
@@ -27,13 +27,15 @@ export interface WebhookResponse {
   lastDelivery?: { at: string; status: number | null; ok: boolean } | null;
 }
 
+/** One version of a documented endpoint, with the proposal that made it (`GET /endpoints/{id}/versions`). */
 export interface EndpointVersionResponse {
+  id?: string;
   version: string;
-  createdAt?: string;
-  proposalId?: string | null;
-  proposalTitle?: string | null;
-  approvedBy?: string | null;
   description?: string;
+  createdAt?: string;
   request?: BodyDocResponse | null;
   responses?: ResponseDocResponse[];
+  /** What changed from the version before (none for 1.0). */
+  changes?: ChangeResponse[];
+  proposal?: { id: string; title: string; status: string; createdBy: string | null; approvedBy: string | null; approvedAt: string | null } | null;
 }

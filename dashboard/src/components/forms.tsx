@@ -44,11 +44,13 @@ export function ReviewHeader({ captureId, endpoint, children }: { captureId: str
   );
 }
 
-/** A column of `ListTable`: its heading, right-aligned numbers, or a heading only screen readers hear. */
+/** A column of `ListTable`: its heading, right-aligned numbers, a heading only screen readers hear, or one left out on narrow windows. */
 export interface Column {
   label: string;
   numeric?: boolean;
   hidden?: boolean;
+  /** Left out below 800 px; its cells need the `wide-only` class too. */
+  wideOnly?: boolean;
 }
 
 /** The lists of the dashboard (endpoints, diffs, agents, tokens, changes): one table layout, scrolling sideways when narrow. */
@@ -59,7 +61,7 @@ export function ListTable({ columns, children, className = 'list-table', testId 
         <thead>
           <tr>
             {columns.map((column) => (
-              <th key={column.label} scope="col" className={column.numeric ? 'num' : undefined}>
+              <th key={column.label} scope="col" className={[column.numeric && 'num', column.wideOnly && 'wide-only'].filter(Boolean).join(' ') || undefined}>
                 {column.hidden ? <span className="visually-hidden">{column.label}</span> : column.label}
               </th>
             ))}

@@ -16,11 +16,12 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
 /** What went wrong, in the backend's words, with a retry (and sign-in again when the token failed). */
 export function ErrorState({ error, retry, what }: { error: Error; retry?: () => void; what?: string }) {
   const apiError = error instanceof ApiError ? error : null;
-  const notAvailable = apiError?.status === 404 || apiError?.status === 501;
+  // A backend without this part of the API (an older version) is not an alarm: say so calmly.
+  const notAvailable = (apiError?.status === 404 || apiError?.status === 501) && what !== undefined;
   return (
-    <div className="state state-error" role="alert">
+    <div className={notAvailable ? 'state' : 'state state-error'} role={notAvailable ? 'status' : 'alert'}>
       <strong>{what ? `Could not load ${what}.` : 'Something went wrong.'}</strong>
-      <p>{notAvailable && what ? `This backend does not offer ${what} (${apiError!.message}).` : error.message}</p>
+      <p>{notAvailable ? `This backend does not offer ${what} (${apiError!.message}).` : error.message}</p>
       <div className="row">
         {retry && (
           <button type="button" onClick={retry}>

@@ -27,9 +27,18 @@ export function shortCommit(commit: string | null | undefined): string {
   return commit ? commit.slice(0, 7) : '—';
 }
 
+// One formatter for all counts: `toLocaleString()` builds a new one per call, which shows when a
+// Review lists 1,000 endpoints.
+const integer = new Intl.NumberFormat();
+
+/** A count as the reader's locale writes it (`1,000`). */
+export function formatCount(count: number): string {
+  return integer.format(count);
+}
+
 /** `1 endpoint`, `2 endpoints`. */
 export function plural(count: number, singular: string, pluralForm = `${singular}s`): string {
-  return `${count.toLocaleString()} ${count === 1 ? singular : pluralForm}`;
+  return `${formatCount(count)} ${count === 1 ? singular : pluralForm}`;
 }
 
 /**

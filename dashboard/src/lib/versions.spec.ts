@@ -1,4 +1,4 @@
-import { acceptedVersion } from './versions';
+import { acceptedVersion, newestFirst } from './versions';
 
 describe('acceptedVersion', () => {
   it('previews the next minor for non-breaking changes and the next major for breaking ones', () => {
@@ -8,5 +8,12 @@ describe('acceptedVersion', () => {
 
   it('gives null for a version it cannot read', () => {
     expect(acceptedVersion('v-one', [])).toBeNull();
+  });
+});
+
+describe('newestFirst', () => {
+  it('orders by version number, not text, with unreadable versions last', () => {
+    const order = newestFirst([{ version: '1.9' }, { version: 'draft' }, { version: '2.0' }, { version: '1.10' }]).map((v) => v.version);
+    expect(order).toEqual(['2.0', '1.10', '1.9', 'draft']);
   });
 });

@@ -6,7 +6,7 @@ import { Async, Empty } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { useResource } from '../hooks/resource';
-import { environmentLabel, formatTime, plural, shortCommit, timeAgo } from '../lib/format';
+import { environmentLabel, formatCount, formatTime, plural, shortCommit, timeAgo } from '../lib/format';
 import { navigate, routeHref } from '../lib/routes';
 
 /** Captures newest first beside the review of the chosen one (the newest by default). */
@@ -62,7 +62,7 @@ function CaptureList({ captures, selected }: { captures: CaptureResponse[]; sele
               started {timeAgo(capture.startedAt)} · commit {shortCommit(capture.commit)}
             </span>
             <span className="capture-counts">
-              <Badge tone={capture.undocumented ? 'warn' : 'neutral'}>{plural(capture.undocumented, 'undocumented')}</Badge>
+              <Badge tone={capture.undocumented ? 'warn' : 'neutral'}>{plural(capture.undocumented, 'undocumented', 'undocumented')}</Badge>
               <Badge tone={capture.diffs ? 'danger' : 'neutral'}>{plural(capture.diffs, 'diff')}</Badge>
             </span>
           </a>
@@ -139,7 +139,7 @@ function UndocumentedTable({ list, filter, captureId, finished }: { list: Undocu
   if (list.length === 0) return <Empty title="Nothing undocumented">Every endpoint seen in this capture is documented (or ignored by a rule).</Empty>;
   if (shown.length === 0) return <Empty title="No endpoint matches the filter" />;
   return (
-    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Interactions', numeric: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
+    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
           {shown.map((endpoint) => (
             <tr key={`${endpoint.method} ${endpoint.path}`}>
               <td>
@@ -147,10 +147,10 @@ function UndocumentedTable({ list, filter, captureId, finished }: { list: Undocu
                   <EndpointName method={endpoint.method} path={endpoint.path} />
                 </a>
               </td>
-              <td className="num">{endpoint.interactions.toLocaleString()}</td>
+              <td className="num wide-only">{formatCount(endpoint.interactions)}</td>
               <td className="num">
                 <span className="count" title="New requests and responses to review">
-                  {endpoint.count.toLocaleString()}
+                  {formatCount(endpoint.count)}
                 </span>
               </td>
               <td>{finished.some((d) => d.method === endpoint.method && d.path === endpoint.path) && <Badge tone="ok">finished</Badge>}</td>
@@ -166,7 +166,7 @@ function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter:
   if (list.length === 0) return <Empty title="No diffs">The traffic of this capture matches the documented behaviour.</Empty>;
   if (shown.length === 0) return <Empty title="No diff matches the filter" />;
   return (
-    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Documented' }, { label: 'Interactions', numeric: true }, { label: 'Changes', numeric: true }, { label: 'Impact' }]} testId="diffs">
+    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Documented', wideOnly: true }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'Changes', numeric: true }, { label: 'Impact' }]} testId="diffs">
           {shown.map((diff) => (
             <tr key={`${diff.method} ${diff.path}`}>
               <td>
@@ -174,8 +174,8 @@ function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter:
                   <EndpointName method={diff.method} path={diff.path} />
                 </a>
               </td>
-              <td>v{diff.version}</td>
-              <td className="num">{diff.interactions.toLocaleString()}</td>
+              <td className="wide-only">v{diff.version}</td>
+              <td className="num wide-only">{formatCount(diff.interactions)}</td>
               <td className="num">
                 <span className="count">{diff.changes.length}</span>
               </td>

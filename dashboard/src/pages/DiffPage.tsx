@@ -88,7 +88,7 @@ function DiffDetail({ diff, documented, observed, captureId }: { diff: DiffRespo
   return (
     <>
       <p className="muted">
-        Documented version {diff.version} · {plural(diff.interactions, 'interaction')} differ · {plural(diff.changes.length, 'change')} <BreakingBadge breaking={diff.breaking} />
+        Documented version {diff.version} · {plural(diff.interactions, 'interaction')} {diff.interactions === 1 ? 'differs' : 'differ'} · {plural(diff.changes.length, 'change')} <BreakingBadge breaking={diff.breaking} />
       </p>
       <ChangesTable changes={diff.changes} />
       <div className="row actions">

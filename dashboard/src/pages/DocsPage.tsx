@@ -3,11 +3,13 @@ import { useMemo, useState } from 'react';
 import { ApiError } from '../api/client';
 import { Badge, EndpointName } from '../components/badges';
 import { BodyShapes } from '../components/BodyShapes';
+import { ChangesTable } from '../components/ChangesTable';
 import { Async, Empty, ErrorState } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatTime, plural } from '../lib/format';
 import { routeHref } from '../lib/routes';
+import { newestFirst } from '../lib/versions';
 
 /** Every documented endpoint (method, path, description, version, shapes per status) and its history. */
 export function DocsPage({ endpointId }: { endpointId?: string }) {
@@ -109,17 +111,22 @@ function VersionHistory({ endpointId }: { endpointId: string }) {
             <Empty title="No history recorded" />
           ) : (
             <ol className="history">
-              {[...versions].reverse().map((version) => (
+              {newestFirst(versions).map((version) => (
                 <li key={version.version}>
                   <Badge tone="info">{version.version}</Badge> {formatTime(version.createdAt)}
-                  {version.approvedBy && <> · approved by {version.approvedBy}</>}
-                  {version.proposalId && (
+                  {version.proposal?.approvedBy && <> · approved by {version.proposal.approvedBy}</>}
+                  {version.proposal && (
                     <>
                       {' '}
-                      · <a href={routeHref({ page: 'proposals', project, proposalId: version.proposalId })}>{version.proposalTitle || 'proposal'}</a>
+                      · <a href={routeHref({ page: 'proposals', project, proposalId: version.proposal.id })}>{version.proposal.title || 'proposal'}</a>
                     </>
                   )}
-                  {version.responses && <span className="muted"> · {plural(version.responses.length, 'response')}</span>}
+                  {version.changes && version.changes.length > 0 && (
+                    <details>
+                      <summary>{plural(version.changes.length, 'change')}</summary>
+                      <ChangesTable changes={version.changes} />
+                    </details>
+                  )}
                 </li>
               ))}
             </ol>

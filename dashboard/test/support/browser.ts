@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+export const DASHBOARD_DIR = path.resolve(__dirname, '../..');
+export const DIST_DIR = path.join(DASHBOARD_DIR, 'dist');
+/** Screenshots of each step, kept as test artifacts (gitignored). */
+export const ARTIFACTS_DIR = path.resolve(DASHBOARD_DIR, '../artifacts/e2e');
+const CHROMIUM = process.env.SPECTATOR_CHROMIUM ?? '/usr/bin/chromium';
+
+/** Flags for a quiet, reproducible headless Chromium: no GPU, no background traffic, no sandbox (containers). */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+function newestMtime(target: string): number {
+  const stat = statSync(target);
+  if (!stat.isDirectory()) return stat.mtimeMs;
+  return readdirSync(target).reduce((newest, name) => Math.max(newest, newestMtime(path.join(target, name))), stat.mtimeMs);
+}
+
+/** True when dist/index.html is missing or older than any source the bundle is made from. */
+function distIsStale(): boolean {
+  const built = path.join(DIST_DIR, 'index.html');
+  if (!existsSync(built)) return true;
+  const sources = ['src', 'index.html', 'vite.config.mts', '../shared/src'].map((p) => path.join(DASHBOARD_DIR, p));
+  return Math.max(...sources.map(newestMtime)) > statSync(built).mtimeMs;
+}
+
+/**
+ * Builds the dashboard with Vite when dist is missing or stale (CI runs only `npm test`). Several
+ * test files may ask at once, so the build is guarded by a lock directory (mkdir is atomic).
+ */
+export async function ensureDashboardBuilt(): Promise<void> {
+  const lock = path.join(DASHBOARD_DIR, '.build-lock');
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`ensureDashboardBuilt: ${lock} held for 2 minutes; remove it if no build is running`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  }
+  try {
+    if (distIsStale()) {
+      const vite = path.join(path.dirname(require.resolve('vite/package.json', { paths: [DASHBOARD_DIR] })), 'bin/vite.js');
+      // Jest sets NODE_ENV=test, which would make Vite bundle React's development build.
+      await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: DASHBOARD_DIR, env: { ...process.env, NODE_ENV: 'production' } });
+    }
+  } finally {
+    rmdirSync(lock);
+  }
+}
+
+/** A fresh headless Chromium (own profile directory, removed on close). */
+export interface TestBrowser {
+  context: BrowserContext;
+  page: Page;
+  close(): Promise<void>;
+}
+
+/** Starts Debian's Chromium through playwright-core with a fresh `--user-data-dir` and a 1280×800 viewport. */
+export async function openBrowser(): Promise<TestBrowser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set SPECTATOR_CHROMIUM)`);
+  const profile = await mkdtemp(path.join(os.tmpdir(), 'spectator-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 800 },
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  return {
+    context,
+    page,
+    close: async () => {
+      await context.close();
+      await rm(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Waits until `condition()` holds, checking every 50 ms, failing with `what` after `timeoutMs`. */
+export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Saves a full-page screenshot as artifacts/e2e/<name>.png and returns its path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(ARTIFACTS_DIR, { recursive: true });
+  const file = path.join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
