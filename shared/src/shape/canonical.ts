@@ -4,7 +4,23 @@ import type { Field, Shape } from './types';
 /** Where canonical text goes: a string being built, or a running hash. */
 export interface CanonicalSink {
   write(text: string): void;
+  /** Writes one UTF-16 code unit: most of the canonical text is single punctuation characters. */
+  writeCode(code: number): void;
 }
+
+// The single-character tokens of the canonical text.
+const OPEN_OBJECT = 0x7b; // {
+const CLOSE_OBJECT = 0x7d; // }
+const OPEN_ARRAY = 0x5b; // [
+const CLOSE_ARRAY = 0x5d; // ]
+const OPEN_ONE_OF = 0x28; // (
+const CLOSE_ONE_OF = 0x29; // )
+const BAR = 0x7c; // |
+const COMMA = 0x2c; // ,
+const QUOTE = 0x22; // "
+const COLON = 0x3a; // :
+const OPTIONAL = 0x3f; // ?
+const TRUNCATED = 0x21; // !
 
 
 const STRING_TEXT: Readonly<Record<string, string>> = { uuid: 'S(uuid)', 'date-time': 'S(date-time)', date: 'S(date)', email: 'S(email)', uri: 'S(uri)' };
@@ -29,6 +45,10 @@ class TextSink implements CanonicalSink {
   write(piece: string): void {
     this.value += piece;
   }
+
+  writeCode(code: number): void {
+    this.value += String.fromCharCode(code);
+  }
 }
 
 /**
@@ -38,49 +58,54 @@ class TextSink implements CanonicalSink {
 export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
   switch (shape.kind) {
     case 'string':
-      sink.write(shape.format === undefined ? 'S' : (STRING_TEXT[shape.format] ?? `S(${shape.format})`));
+      if (shape.format === undefined) sink.writeCode(0x53); // S
+      else sink.write(STRING_TEXT[shape.format] ?? `S(${shape.format})`);
       return;
     case 'number':
-      sink.write('N');
+      sink.writeCode(0x4e); // N
       return;
     case 'boolean':
-      sink.write('B');
+      sink.writeCode(0x42); // B
       return;
     case 'null':
-      sink.write('Z');
+      sink.writeCode(0x5a); // Z
       return;
     case 'unknown':
-      sink.write(shape.truncated ? 'U!' : 'U');
+      sink.writeCode(0x55); // U
+      if (shape.truncated) sink.writeCode(TRUNCATED);
       return;
     case 'array':
-      sink.write('[');
+      sink.writeCode(OPEN_ARRAY);
       writeCanonical(shape.items, sink);
-      sink.write(shape.truncated ? ']!' : ']');
+      sink.writeCode(CLOSE_ARRAY);
+      if (shape.truncated) sink.writeCode(TRUNCATED);
       return;
     case 'object': {
-      sink.write('{');
+      sink.writeCode(OPEN_OBJECT);
       const fields = inNameOrder(shape.fields);
       for (let i = 0; i < fields.length; i++) {
         const field = fields[i]!;
-        if (i > 0) sink.write(',');
+        if (i > 0) sink.writeCode(COMMA);
         if (isPlainName(field.name)) {
-          sink.write('"');
+          sink.writeCode(QUOTE);
           sink.write(field.name);
-          sink.write(field.required ? '":' : '"?:');
+          sink.writeCode(QUOTE);
         } else {
           sink.write(JSON.stringify(field.name));
-          sink.write(field.required ? ':' : '?:');
         }
+        if (!field.required) sink.writeCode(OPTIONAL);
+        sink.writeCode(COLON);
         writeCanonical(field.shape, sink);
       }
-      sink.write(shape.truncated ? '}!' : '}');
+      sink.writeCode(CLOSE_OBJECT);
+      if (shape.truncated) sink.writeCode(TRUNCATED);
       return;
     }
     case 'oneOf':
-      sink.write('(');
+      sink.writeCode(OPEN_ONE_OF);
       if (inKindOrder(shape.options)) {
         for (let i = 0; i < shape.options.length; i++) {
-          if (i > 0) sink.write('|');
+          if (i > 0) sink.writeCode(BAR);
           writeCanonical(shape.options[i]!, sink);
         }
       } else {
@@ -89,7 +114,7 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
         texts.sort((a, b) => a.rank - b.rank || compareNames(a.text, b.text));
         sink.write(texts.map((option) => option.text).join('|'));
       }
-      sink.write(')');
+      sink.writeCode(CLOSE_ONE_OF);
       return;
   }
 }

@@ -27,6 +27,18 @@ export class Hash128 {
     this.length += text.length;
   }
 
+  /** Feeds one code unit; the same as `write(String.fromCharCode(unit))`. */
+  writeCode(unit: number): void {
+    const h1 = this.h2 ^ Math.imul(this.h1 ^ unit, 597399067);
+    const h2 = this.h3 ^ Math.imul(this.h2 ^ unit, 2869860233);
+    const h3 = this.h4 ^ Math.imul(this.h3 ^ unit, 951274213);
+    this.h4 = h1 ^ Math.imul(this.h4 ^ unit, 2716044179);
+    this.h1 = h1;
+    this.h2 = h2;
+    this.h3 = h3;
+    this.length++;
+  }
+
   /** 32 lowercase hex digits. */
   digest(): string {
     let { h1, h2, h3, h4 } = this;
