@@ -1,6 +1,8 @@
 /// <reference types="node" />
 // The demo posts API (deploy/demo-api), started on port 0 and exercised with real HTTP requests.
 // It lives with the shared tests because the deploy folder has no test project of its own here.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseOptions, startDemoApi, MAX_BODY_BYTES } from '../../deploy/demo-api/server';
@@ -229,5 +231,46 @@ describe('options', () => {
     [['--verbose'], {}, 'unknown argument "--verbose"; usage: server.js [--port N] [--host H]'],
   ])('%j with %j fails: %s', (argv, env, message) => {
     expect(() => parseOptions(argv, env)).toThrow(message);
+  });
+});
+
+describe('the command line', () => {
+  const script = join(__dirname, '../../deploy/demo-api/server.js');
+
+  /** Run server.js; resolves once it printed its first line, with that line, the process and its exit. */
+  async function run(args: string[], env: Record<string, string> = {}) {
+    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, PORT: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = once(child, 'exit').then(([code]) => code as number | null);
+    let output = '';
+    const firstLine = new Promise<string>((resolve) => {
+      const collect = (chunk: Buffer) => {
+        output += chunk.toString();
+        if (output.includes('\n')) resolve(output.split('\n', 1)[0]!);
+      };
+      child.stdout.on('data', collect);
+      child.stderr.on('data', collect);
+    });
+    return { child, exited, line: await firstLine };
+  }
+
+  it('listens on --port (0 picks a free one), serves, and stops cleanly on SIGTERM', async () => {
+    const { child, exited, line } = await run(['--port', '0']);
+    const url = /^demo posts API listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(line)?.[1];
+    expect(url).toBeDefined();
+    expect((await fetch(`${url}/posts`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('says which port is in use and how to choose another', async () => {
+    const { exited, line } = await run([], { PORT: String(api.port) });
+    expect(line).toBe(`demo-api: cannot listen on 127.0.0.1:${api.port}: port ${api.port} is in use; choose another with --port or PORT`);
+    expect(await exited).toBe(1);
+  });
+
+  it('refuses a bad port with exit code 2', async () => {
+    const { exited, line } = await run(['--port=http']);
+    expect(line).toBe('demo-api: port must be an integer from 0 to 65535, got "http" (from --port)');
+    expect(await exited).toBe(2);
   });
 });
