@@ -1,3 +1,4 @@
+import { MAX_SHAPE_DEPTH } from './infer';
 import { compareNames, kindRank } from './options';
 import type { Field, Shape } from './types';
 
@@ -34,8 +35,12 @@ const STRING_TEXT: Readonly<Record<string, string>> = { uuid: 'S(uuid)', 'date-t
  * kind order.
  */
 export function canonicalShape(shape: Shape): string {
+  return canonicalText(shape, 0);
+}
+
+function canonicalText(shape: Shape, depth: number): string {
   const text = new TextSink();
-  writeCanonical(shape, text);
+  writeCanonical(shape, text, depth);
   return text.value;
 }
 
@@ -53,9 +58,14 @@ class TextSink implements CanonicalSink {
 
 /**
  * Writes the canonical text of `shape` piece by piece (see {@link canonicalShape}), so a hash can
- * take it in without the text ever being built.
+ * take it in without the text ever being built. `depth` is the nesting of `shape` in the body
+ * (fields and items count, oneOf options do not). Throws a RangeError for a shape nested deeper
+ * than `MAX_SHAPE_DEPTH + 1` levels, which neither inference nor JSON Schema produce.
  */
-export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
+export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): void {
+  // Shapes from inference and JSON Schema are at most MAX_SHAPE_DEPTH + 1 levels deep; a deeper one
+  // (hand-made, or from the wire) is refused here rather than overflowing a stack later.
+  if (depth > MAX_SHAPE_DEPTH + 1) throw new RangeError(`shape nested deeper than ${MAX_SHAPE_DEPTH + 1} levels`);
   switch (shape.kind) {
     case 'string':
       if (shape.format === undefined) sink.writeCode(0x53); // S
@@ -76,7 +86,7 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
       return;
     case 'array':
       sink.writeCode(OPEN_ARRAY);
-      writeCanonical(shape.items, sink);
+      writeCanonical(shape.items, sink, depth + 1);
       sink.writeCode(CLOSE_ARRAY);
       if (shape.truncated) sink.writeCode(TRUNCATED);
       return;
@@ -95,7 +105,7 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
         }
         if (!field.required) sink.writeCode(OPTIONAL);
         sink.writeCode(COLON);
-        writeCanonical(field.shape, sink);
+        writeCanonical(field.shape, sink, depth + 1);
       }
       sink.writeCode(CLOSE_OBJECT);
       if (shape.truncated) sink.writeCode(TRUNCATED);
@@ -106,11 +116,11 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink): void {
       if (inKindOrder(shape.options)) {
         for (let i = 0; i < shape.options.length; i++) {
           if (i > 0) sink.writeCode(BAR);
-          writeCanonical(shape.options[i]!, sink);
+          writeCanonical(shape.options[i]!, sink, depth);
         }
       } else {
         // Not in canonical layout (e.g. built by hand): order by kind, then by text.
-        const texts = shape.options.map((option) => ({ rank: kindRank(option.kind), text: canonicalShape(option) }));
+        const texts = shape.options.map((option) => ({ rank: kindRank(option.kind), text: canonicalText(option, depth) }));
         texts.sort((a, b) => a.rank - b.rank || compareNames(a.text, b.text));
         sink.write(texts.map((option) => option.text).join('|'));
       }

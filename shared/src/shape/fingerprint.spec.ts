@@ -88,6 +88,14 @@ describe('fingerprint', () => {
     }
     expect(seen.size).toBe(20_000);
   });
+
+  it('refuses a shape nested deeper than inference ever makes one, instead of overflowing the stack', () => {
+    let deep: Shape = N;
+    for (let i = 0; i < 100_000; i++) deep = { kind: 'array', items: deep };
+    expect(() => fingerprint(deep)).toThrow(/nested deeper than 257 levels/);
+    const deepest = inferShape(JSON.parse('['.repeat(300) + ']'.repeat(300)), { maxDepth: 1000 });
+    expect(fingerprint(deepest)).toMatch(/^[0-9a-f]{32}$/);
+  });
 });
 
 describe('Hash128', () => {
