@@ -11,7 +11,7 @@
 
 /** Open-ended wildcards (`**`, `(.*)`, `*` inside a segment, …) allowed in one pattern. */
 export const MAX_OPEN_ENDED = 2;
-/** Patterns with two open-ended wildcards test paths up to this length (about 2 ms at worst, measured). */
+/** Patterns with two open-ended wildcards test paths up to this length: their worst case is quadratic in it. */
 export const MAX_QUADRATIC_PATH_LENGTH = 1024;
 
 export interface CompiledPattern {
