@@ -8,6 +8,7 @@
  * refused: repeated groups (`(a+)+`, exponential), back-references and lookarounds, and more than
  * {@link MAX_OPEN_ENDED} open-ended wildcards (each one multiplies the work by the path length).
  */
+import { decodeOrKeep } from '../paths/segments';
 
 /** Open-ended wildcards (`**`, `(.*)`, `*` inside a segment, …) allowed in one pattern. */
 export const MAX_OPEN_ENDED = 2;
@@ -139,12 +140,7 @@ function checkRegexGroup(inner: string): number {
  * stay encoded, so decoding never adds a segment; malformed escapes are kept as text.
  */
 export function decodePercent(text: string): string {
-  if (!text.includes('%')) return text;
-  try {
-    return decodeURI(text);
-  } catch {
-    return text;
-  }
+  return decodeOrKeep(text, decodeURI);
 }
 
 function escapeRegex(text: string): string {

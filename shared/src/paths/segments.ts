@@ -43,11 +43,16 @@ export function joinSegments(segments: readonly Segment[]): string {
 
 /** Percent-decode one segment; malformed escapes (`%zz`, a cut UTF-8 sequence) are kept as text. */
 export function decodeSegment(raw: string): string {
-  if (!raw.includes('%')) return raw;
+  return decodeOrKeep(raw, decodeURIComponent);
+}
+
+/** `decode(text)`, or `text` as it is when it holds no escape or a malformed one. */
+export function decodeOrKeep(text: string, decode: (encoded: string) => string): string {
+  if (!text.includes('%')) return text;
   try {
-    return decodeURIComponent(raw);
+    return decode(text);
   } catch {
-    return raw;
+    return text;
   }
 }
 
