@@ -70,13 +70,14 @@ function staleReason(step, root) {
  * Runs a command in `root`, keeping its output to show only when it fails.
  * @param {string[]} command program and arguments
  * @param {string} root
+ * @param {AbortSignal} [signal] kills the command when aborted
  * @returns {Promise<void>}
  */
-function run(command, root) {
+function run(command, root, signal) {
   const [program, ...args] = command;
   return new Promise((resolve, reject) => {
     // npm and npx are scripts (.cmd on Windows), so a shell finds them there.
-    const child = spawn(/** @type {string} */ (program), args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32' });
+    const child = spawn(/** @type {string} */ (program), args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32', signal });
     /** @type {Buffer[]} */
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));
@@ -94,9 +95,10 @@ function run(command, root) {
  * Builds what is missing or stale, reporting each step through `progress`.
  * @param {string} root repository root
  * @param {(line: string) => void} progress
+ * @param {AbortSignal} [signal] stops the build under way when aborted
  * @returns {Promise<void>}
  */
-async function buildIfNeeded(root, progress) {
+async function buildIfNeeded(root, progress, signal) {
   for (const step of BUILD_STEPS) {
     const reason = staleReason(step, root);
     if (reason === null) {
@@ -105,7 +107,7 @@ async function buildIfNeeded(root, progress) {
     }
     progress(`building ${step.name} (${reason}): ${step.command.join(' ')}`);
     const started = Date.now();
-    await run(step.command, root);
+    await run(step.command, root, signal);
     // tsc -b leaves the stamps of projects it had nothing to do for untouched; mark them all as
     // built now, so an unchanged tree is not rebuilt at every start.
     const now = new Date();
