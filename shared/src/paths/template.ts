@@ -2,7 +2,7 @@
  * Path templates (DESIGN.md, Paths; docs/paths.md): the agent turns every raw path into a template
  * before anything leaves the pod, so identifiers never do.
  */
-import { decodeSegment, identifierStrength, introducesNames, joinSegments, ParameterNames, pathOnly, splitPath, type Segment } from './segments';
+import { decodeSegment, identifierStrength, introducesNames, joinSegments, ParameterNames, splitPath, type Segment } from './segments';
 
 export { CardinalityLimiter, type CardinalityLimiterOptions } from './limiter';
 
@@ -79,7 +79,7 @@ function segmentsMatch(template: readonly Segment[], path: readonly Segment[]): 
 function bestKnownTemplate(segments: readonly Segment[], known: readonly string[]): Segment[] | undefined {
   let best: Segment[] | undefined;
   for (const template of known) {
-    const candidate = splitPath(pathOnly(template));
+    const candidate = splitPath(template);
     if (segmentsMatch(candidate, segments) && (best === undefined || moreSpecific(candidate, best))) best = candidate;
   }
   return best;
