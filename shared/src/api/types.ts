@@ -182,3 +182,58 @@ export type DashboardEvent =
   | { type: 'documentation.committed'; endpointIds: string[] }
   | { type: 'proposal.step'; proposalId: string; step: ProposalStepName; at: string }
   | { type: 'version.changed'; endpointId: string; environment: { kind: EnvironmentKind; name: string }; version: string };
+
+/** `GET /projects/{p}/evidence?environment=…`: which version of each documented endpoint runs there now. */
+export interface EvidenceResponse {
+  environment: EnvironmentKind;
+  pullRequest: string | null;
+  endpoints: Array<{
+    endpointId: string;
+    method: string;
+    path: string;
+    /** `"1.1"`, or `"N/A"` when never seen there. */
+    version: string;
+    /** True when no version conforms and `version` is the nearest one. */
+    drift: boolean;
+    /** The matrix row the evidence comes from (`PR #42`, a build), null when never seen. */
+    row: string | null;
+    pullRequest: string | null;
+    build: string | null;
+    commit: string | null;
+    lastSeen: string | null;
+  }>;
+}
+
+/** `GET /projects/{p}/ci/{pr}`: a pull request's evidence for a CI gate. */
+export interface CiSummaryResponse {
+  pullRequest: string;
+  /** The commit whose captures were summarised (the newest capture's). */
+  commit: string | null;
+  captures: string[];
+  undocumented: UndocumentedEndpointResponse[];
+  diffs: DiffResponse[];
+  breaking: boolean;
+}
+
+/** A webhook registration; `secret` only in the answer to its creation. */
+export interface WebhookResponse {
+  id: string;
+  url: string;
+  createdAt: string;
+  createdBy: string | null;
+  secret?: string;
+}
+
+/** One entry of a webhook's delivery log. */
+export interface WebhookDeliveryResponse {
+  id: string;
+  eventId: string;
+  type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+}
