@@ -3,33 +3,21 @@ import type { Shape } from '../shape/types';
 import { conformsTo } from './conform';
 import { diffEndpoint, diffShapes } from './diff';
 import type { Direction, EndpointShapes } from './types';
+import { array, CUT, N, object, oneOf, POST_REQUEST, POST_RESPONSE, S, U, Z } from '../../test/shape-fixtures';
 
-const S: Shape = { kind: 'string' };
-const N: Shape = { kind: 'number' };
-const Z: Shape = { kind: 'null' };
-const U: Shape = { kind: 'unknown' };
-const CUT: Shape = { kind: 'unknown', truncated: true };
-const object = (...fields: Array<[string, boolean, Shape]>): Shape => ({ kind: 'object', fields: fields.map(([name, required, shape]) => ({ name, required, shape })) });
-const array = (items: Shape): Shape => ({ kind: 'array', items });
-const oneOf = (...options: Shape[]): Shape => ({ kind: 'oneOf', options });
 const UUID: Shape = { kind: 'string', format: 'uuid' };
 const EMAIL: Shape = { kind: 'string', format: 'email' };
-
-/** The POST /posts request as documented in seed-spec §4. */
-const postRequest = object(['author', true, S], ['title', true, S]);
-/** The POST /posts 201 response as documented in seed-spec §4. */
-const postResponse = object(['author', true, S], ['id', true, N], ['title', true, S]);
 
 type Row = [string, Shape, Shape, Array<{ change: string; at: string; breaking: boolean }>];
 
 /** The classification table of docs/shapes.md, one row per case, for each direction. */
 const responseRows: Row[] = [
-  ['an added field does not break', postResponse, object(['author', true, S], ['id', true, N], ['slug', true, S], ['title', true, S]), [{ change: 'added', at: '$.slug', breaking: false }]],
-  ['a removed required field breaks', postResponse, object(['author', true, S], ['title', true, S]), [{ change: 'removed', at: '$.id', breaking: true }]],
+  ['an added field does not break', POST_RESPONSE, object(['author', true, S], ['id', true, N], ['slug', true, S], ['title', true, S]), [{ change: 'added', at: '$.slug', breaking: false }]],
+  ['a removed required field breaks', POST_RESPONSE, object(['author', true, S], ['title', true, S]), [{ change: 'removed', at: '$.id', breaking: true }]],
   ['an optional documented field may be absent', object(['a', true, N], ['b', false, N]), object(['a', true, N]), []],
-  ['a field made optional breaks', postResponse, object(['author', false, S], ['id', true, N], ['title', true, S]), [{ change: 'now optional', at: '$.author', breaking: true }]],
-  ['a field made nullable breaks', postResponse, object(['author', true, oneOf(S, Z)], ['id', true, N], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: true }]],
-  ['a changed type breaks', postResponse, object(['author', true, S], ['id', true, S], ['title', true, S]), [{ change: 'type changed', at: '$.id', breaking: true }]],
+  ['a field made optional breaks', POST_RESPONSE, object(['author', false, S], ['id', true, N], ['title', true, S]), [{ change: 'now optional', at: '$.author', breaking: true }]],
+  ['a field made nullable breaks', POST_RESPONSE, object(['author', true, oneOf(S, Z)], ['id', true, N], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: true }]],
+  ['a changed type breaks', POST_RESPONSE, object(['author', true, S], ['id', true, S], ['title', true, S]), [{ change: 'type changed', at: '$.id', breaking: true }]],
   ['a narrower type (null no longer seen) conforms', object(['a', true, oneOf(S, Z)]), object(['a', true, S]), []],
   ['an optional field always present conforms', object(['a', false, N]), object(['a', true, N]), []],
   ['a lost format breaks', object(['id', true, UUID]), object(['id', true, S]), [{ change: 'type changed', at: '$.id', breaking: true }]],
@@ -42,16 +30,16 @@ const responseRows: Row[] = [
   ['a field a truncated documented object may not list', { kind: 'object', fields: [], truncated: true }, object(['x', true, N]), []],
   ['a field a truncated observed object may have cut', object(['x', true, N]), { kind: 'object', fields: [], truncated: true }, []],
   ['a name that is not an identifier uses brackets', object(), object(['first name', false, S]), [{ change: 'added', at: '$["first name"]', breaking: false }]],
-  ['a different body kind breaks', postResponse, array(postResponse), [{ change: 'type changed', at: '$', breaking: true }]],
+  ['a different body kind breaks', POST_RESPONSE, array(POST_RESPONSE), [{ change: 'type changed', at: '$', breaking: true }]],
 ];
 
 const requestRows: Row[] = [
-  ['a new required field breaks', postRequest, object(['author', true, S], ['body', true, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: true }]],
-  ['a new optional field does not break', postRequest, object(['author', true, S], ['body', false, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: false }]],
-  ['a removed field the server no longer needs does not break', postRequest, object(['title', true, S]), [{ change: 'removed', at: '$.author', breaking: false }]],
-  ['a field made optional does not break', postRequest, object(['author', false, S], ['title', true, S]), [{ change: 'now optional', at: '$.author', breaking: false }]],
-  ['a changed type breaks', postRequest, object(['author', true, N], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: true }]],
-  ['a field made nullable (server accepts more) does not break', postRequest, object(['author', true, oneOf(S, Z)], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: false }]],
+  ['a new required field breaks', POST_REQUEST, object(['author', true, S], ['body', true, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: true }]],
+  ['a new optional field does not break', POST_REQUEST, object(['author', true, S], ['body', false, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: false }]],
+  ['a removed field the server no longer needs does not break', POST_REQUEST, object(['title', true, S]), [{ change: 'removed', at: '$.author', breaking: false }]],
+  ['a field made optional does not break', POST_REQUEST, object(['author', false, S], ['title', true, S]), [{ change: 'now optional', at: '$.author', breaking: false }]],
+  ['a changed type breaks', POST_REQUEST, object(['author', true, N], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: true }]],
+  ['a field made nullable (server accepts more) does not break', POST_REQUEST, object(['author', true, oneOf(S, Z)], ['title', true, S]), [{ change: 'type changed', at: '$.author', breaking: false }]],
   ['a type replaced in a oneOf breaks', object(['a', true, oneOf(S, Z)]), object(['a', true, oneOf(N, Z)]), [{ change: 'type changed', at: '$.a', breaking: true }]],
   ['a lost format (server accepts more) does not break', object(['id', true, UUID]), object(['id', true, S]), [{ change: 'type changed', at: '$.id', breaking: false }]],
   ['a different format breaks', object(['id', true, UUID]), object(['id', true, EMAIL]), [{ change: 'type changed', at: '$.id', breaking: true }]],
@@ -77,14 +65,14 @@ describe('diffShapes in a request', () => {
 
 describe('diffShapes', () => {
   it('carries direction, status and both shapes', () => {
-    expect(diffShapes(postResponse, object(['author', true, S], ['id', true, S], ['title', true, S]), 'response', 201)).toEqual([
+    expect(diffShapes(POST_RESPONSE, object(['author', true, S], ['id', true, S], ['title', true, S]), 'response', 201)).toEqual([
       { change: 'type changed', in: 'response', status: 201, at: '$.id', documented: N, observed: S, breaking: true },
     ]);
   });
 
   it('lists every change, in field name order', () => {
     const observed = object(['author', false, N], ['extra', true, S]);
-    expect(summary(postResponse, observed, 'response')).toEqual([
+    expect(summary(POST_RESPONSE, observed, 'response')).toEqual([
       { change: 'now optional', at: '$.author', breaking: true },
       { change: 'type changed', at: '$.author', breaking: true },
       { change: 'added', at: '$.extra', breaking: false },
@@ -94,21 +82,21 @@ describe('diffShapes', () => {
   });
 
   it('finds nothing between the seed-spec POST /posts shapes and the same traffic again', () => {
-    expect(diffShapes(postRequest, inferShape({ title: 'Again', author: 'Ann' }), 'request')).toEqual([]);
-    expect(diffShapes(postResponse, inferShape({ id: 2, title: 'Again', author: 'Ann' }), 'response', 201)).toEqual([]);
+    expect(diffShapes(POST_REQUEST, inferShape({ title: 'Again', author: 'Ann' }), 'request')).toEqual([]);
+    expect(diffShapes(POST_RESPONSE, inferShape({ id: 2, title: 'Again', author: 'Ann' }), 'response', 201)).toEqual([]);
   });
 });
 
 const postsEndpoint: EndpointShapes = {
-  request: { contentType: 'application/json', shape: postRequest },
-  responses: [{ status: 201, contentType: 'application/json; charset=utf-8', shape: postResponse }],
+  request: { contentType: 'application/json', shape: POST_REQUEST },
+  responses: [{ status: 201, contentType: 'application/json; charset=utf-8', shape: POST_RESPONSE }],
 };
 
 describe('diffEndpoint', () => {
   it.each<[string, EndpointShapes, Array<{ change: string; in: string; status?: number; at: string; breaking: boolean }>]>([
     ['the documented POST /posts itself', postsEndpoint, []],
-    ['media type parameters and letter case are not a change', { request: { contentType: 'Application/JSON; charset=utf-8', shape: postRequest }, responses: [{ status: 201, contentType: 'application/json', shape: postResponse }] }, []],
-    ['a new success status breaks', { ...postsEndpoint, responses: [...postsEndpoint.responses, { status: 200, contentType: 'application/json', shape: postResponse }] }, [{ change: 'new status', in: 'response', status: 200, at: '$', breaking: true }]],
+    ['media type parameters and letter case are not a change', { request: { contentType: 'Application/JSON; charset=utf-8', shape: POST_REQUEST }, responses: [{ status: 201, contentType: 'application/json', shape: POST_RESPONSE }] }, []],
+    ['a new success status breaks', { ...postsEndpoint, responses: [...postsEndpoint.responses, { status: 200, contentType: 'application/json', shape: POST_RESPONSE }] }, [{ change: 'new status', in: 'response', status: 200, at: '$', breaking: true }]],
     ['a new error status does not break', { ...postsEndpoint, responses: [{ status: 400, contentType: 'application/problem+json', shape: object(['message', true, S]) }] }, [{ change: 'new status', in: 'response', status: 400, at: '$', breaking: false }]],
     ['a documented status not seen is no change', { ...postsEndpoint, responses: [] }, []],
     ['a new response content type breaks', { ...postsEndpoint, responses: [{ status: 201, contentType: 'text/html', shape: null }] }, [{ change: 'new content type', in: 'response', status: 201, at: '$', breaking: true }]],
@@ -122,9 +110,9 @@ describe('diffEndpoint', () => {
   });
 
   it('a request body where none was documented breaks', () => {
-    const getPosts: EndpointShapes = { request: null, responses: [{ status: 200, contentType: 'application/json', shape: array(postResponse) }] };
-    expect(diffEndpoint(getPosts, { ...getPosts, request: { contentType: 'application/json', shape: postRequest } })).toEqual([
-      { change: 'added', in: 'request', at: '$', observed: postRequest, breaking: true },
+    const getPosts: EndpointShapes = { request: null, responses: [{ status: 200, contentType: 'application/json', shape: array(POST_RESPONSE) }] };
+    expect(diffEndpoint(getPosts, { ...getPosts, request: { contentType: 'application/json', shape: POST_REQUEST } })).toEqual([
+      { change: 'added', in: 'request', at: '$', observed: POST_REQUEST, breaking: true },
     ]);
   });
 

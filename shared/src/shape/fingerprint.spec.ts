@@ -3,9 +3,7 @@ import { fingerprint } from './fingerprint';
 import { Hash128 } from './hash';
 import { inferShape } from './infer';
 import type { Shape } from './types';
-
-const S: Shape = { kind: 'string' };
-const N: Shape = { kind: 'number' };
+import { N, S } from '../../test/shape-fixtures';
 
 /** The canonical text of `shape`, hashed in one piece: what `fingerprint` must equal. */
 function hashOfText(shape: Shape): string {

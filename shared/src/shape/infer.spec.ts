@@ -1,11 +1,6 @@
 import { DEFAULT_SHAPE_LIMITS, inferShape } from './infer';
 import type { Shape } from './types';
-
-const S: Shape = { kind: 'string' };
-const N: Shape = { kind: 'number' };
-const B: Shape = { kind: 'boolean' };
-const Z: Shape = { kind: 'null' };
-const U: Shape = { kind: 'unknown' };
+import { B, N, S, U, Z } from '../../test/shape-fixtures';
 
 describe('inferShape', () => {
   it.each<[string, unknown, Shape]>([

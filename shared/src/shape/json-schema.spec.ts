@@ -3,13 +3,7 @@ import type { JsonSchema } from '../api/types';
 import { inferShape } from './infer';
 import { fromJsonSchema, InvalidSchemaError, toJsonSchema } from './json-schema';
 import type { Shape } from './types';
-
-const S: Shape = { kind: 'string' };
-const N: Shape = { kind: 'number' };
-const Z: Shape = { kind: 'null' };
-const object = (...fields: Array<[string, boolean, Shape]>): Shape => ({ kind: 'object', fields: fields.map(([name, required, shape]) => ({ name, required, shape })) });
-
-const postResponse = object(['author', true, S], ['id', true, N], ['title', true, S]);
+import { N, object, POST_RESPONSE, S, Z } from '../../test/shape-fixtures';
 
 describe('toJsonSchema', () => {
   it.each<[string, Shape, JsonSchema]>([
@@ -21,7 +15,7 @@ describe('toJsonSchema', () => {
     ['truncated unknown', { kind: 'unknown', truncated: true }, { 'x-spectator-truncated': true }],
     [
       'POST /posts 201 response as a closed object',
-      postResponse,
+      POST_RESPONSE,
       { type: 'object', properties: { author: { type: 'string' }, id: { type: 'number' }, title: { type: 'string' } }, required: ['author', 'id', 'title'], additionalProperties: false },
     ],
     ['optional fields left out of required', object(['a', false, N]), { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: false }],
@@ -46,7 +40,7 @@ describe('toJsonSchema', () => {
       const validate = ajv.compile(toJsonSchema(inferShape(body)));
       expect(validate(body)).toBe(true);
     }
-    const closed = ajv.compile(toJsonSchema(postResponse));
+    const closed = ajv.compile(toJsonSchema(POST_RESPONSE));
     expect(closed({ id: 1, title: 'x', author: 'y', extra: true })).toBe(false);
   });
 });
