@@ -21,4 +21,12 @@ export default tseslint.config(
     files: ['shared/src/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: '@spectator/shared is pure TypeScript: no node: imports (the dashboard uses it too).' }] }] },
   },
+  {
+    // The dashboard app runs in the browser (JSX through the TypeScript parser, by file extension);
+    // its unit specs run in Node and may use node: modules.
+    files: ['dashboard/src/**/*.{ts,tsx}'],
+    ignores: ['dashboard/src/**/*.spec.ts'],
+    languageOptions: { parserOptions: { ecmaFeatures: { jsx: true } } },
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: 'The dashboard runs in the browser: no node: imports.' }] }] },
+  },
 );
