@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { detectStringFormat } from './formats';
 
 describe('detectStringFormat', () => {
@@ -32,15 +33,42 @@ describe('detectStringFormat', () => {
     ['ann@example', null],
     ['ann@@example.com', null],
     ['ann smith@example.com', null],
+    ['ann@exa mple.com', null],
+    ['ann@example..com', null],
+    ['ann@.example.com', null],
+    ['ann@example.com.', null],
+    ['ann\u00a0b@example.com', null],
+    ['ann@example.com\u2028', null],
     ['https://example.com/posts/1?x=y', 'uri'],
     ['postgres://db:5432/app', 'uri'],
     ['https://', null],
     ['://example.com', null],
     ['see https://example.com', null],
+    ['https://example.com/a b', null],
+    ['https://example.com/\u3000', null],
+    ['1http://example.com', null],
+    ['web+cal://example.com', 'uri'],
+    ['ht_tp://example.com', null],
+    ['https://a-bcdefg.io/abc%F0%90%80%80aa', 'uri'], // 36 long with a dash at 8, like a uuid
+    ['2026-11-22@example.com', 'email'], // starts like a date
     ['hello', null],
     ['', null],
     [`https://example.com/${'a'.repeat(3000)}`, null],
   ])('%s → %s', (text, format) => {
     expect(detectStringFormat(text)).toBe(format);
+  });
+
+  // The hand-written checks must agree with the patterns they replace.
+  const EMAIL = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
+  const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s]+$/;
+  it('agrees with the e-mail and URI patterns on generated strings', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.emailAddress(), fc.webUrl(), fc.string({ unit: fc.constantFrom('a', 'Z', '1', '@', '.', ':', '/', ' ', '\u00a0', '+', '-') , maxLength: 14 })), (text) => {
+        const format = detectStringFormat(text);
+        const expected = text.length < 6 || text.length > 254 ? null : URI.test(text) ? 'uri' : EMAIL.test(text) && !text.includes('://') ? 'email' : null;
+        if (format === 'uri' || format === 'email' || format === null) expect(format).toBe(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,10 +1,7 @@
 import type { StringFormat } from './types';
 
-// Checked by hand where it is cheap (uuid, date, date-time): this runs for every sampled string,
-// and a character loop costs a fraction of a RegExp call. The patterns left are anchored and free
-// of nested quantifiers, so each test is linear in the length.
-const EMAIL = /^[^\s@]+@[^\s@.]+(?:\.[^\s@.]+)+$/;
-const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s]+$/;
+// Every check is a loop over character codes: this runs for every sampled string, and a loop
+// costs a fraction of a RegExp call. Each is linear in the length.
 
 /** Longest string given a format hint: an e-mail address is at most 254 characters, URLs rarely pass 2,048. */
 const MAX_FORMATTED_LENGTH = 2048;
@@ -14,19 +11,66 @@ const COLON = 58; // ':'
 
 /**
  * The format hint of a string (RFC 4122 uuid, RFC 3339 date-time and full-date, e-mail address,
- * absolute URI with `scheme://`), or `null`. Only the hint is kept, never the string.
+ * absolute URI with `scheme://`; a string containing `://` is judged as a URI only), or `null`.
+ * Only the hint is kept, never the string.
  */
 export function detectStringFormat(text: string): StringFormat | null {
   const length = text.length;
   if (length < 6 || length > MAX_FORMATTED_LENGTH) return null;
-  if (length === 36 && text.charCodeAt(8) === DASH) return isUuid(text) ? 'uuid' : null;
+  if (length === 36 && text.charCodeAt(8) === DASH && isUuid(text)) return 'uuid';
   if (text.charCodeAt(4) === DASH && isFullDate(text)) {
     if (length === 10) return 'date';
-    return isTimeWithZone(text) ? 'date-time' : null;
+    if (isTimeWithZone(text)) return 'date-time';
   }
-  if (text.indexOf('://') > 0) return URI.test(text) ? 'uri' : null;
-  if (length <= 254 && text.indexOf('@') > 0) return EMAIL.test(text) ? 'email' : null;
+  const schemeEnd = text.indexOf('://');
+  if (schemeEnd > 0) return isUri(text, schemeEnd) ? 'uri' : null;
+  const at = text.indexOf('@');
+  if (at > 0 && length <= 254) return isEmail(text, at) ? 'email' : null;
   return null;
+}
+
+/** `scheme://rest`: scheme `[A-Za-z][A-Za-z0-9+.-]*`, rest non-empty without white space. */
+function isUri(text: string, schemeEnd: number): boolean {
+  if (!isLetter(text.charCodeAt(0))) return false;
+  for (let i = 1; i < schemeEnd; i++) {
+    const code = text.charCodeAt(i);
+    if (!(isLetter(code) || (code >= 48 && code <= 57) || code === 43 || code === 45 || code === 46)) return false;
+  }
+  if (schemeEnd + 3 === text.length) return false;
+  for (let i = schemeEnd + 3; i < text.length; i++) if (isSpace(text.charCodeAt(i))) return false;
+  return true;
+}
+
+/** `local@label.label…`: a local part and two or more non-empty labels, no white space, one `@` (at `at`). */
+function isEmail(text: string, at: number): boolean {
+  for (let i = 0; i < at; i++) if (isSpace(text.charCodeAt(i))) return false;
+  let labels = 0;
+  let labelLength = 0;
+  for (let i = at + 1; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 46) {
+      // '.'
+      if (labelLength === 0) return false;
+      labels++;
+      labelLength = 0;
+    } else if (code === 64 || isSpace(code)) {
+      return false;
+    } else {
+      labelLength++;
+    }
+  }
+  return labelLength > 0 && labels >= 1;
+}
+
+function isLetter(code: number): boolean {
+  return (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+}
+
+/** What `\s` matches in a JavaScript RegExp. */
+function isSpace(code: number): boolean {
+  if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
+  if (code < 160) return false;
+  return code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
 }
 
 function isUuid(text: string): boolean {

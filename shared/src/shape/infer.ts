@@ -1,4 +1,5 @@
 import { detectStringFormat } from './formats';
+import { compareNames } from './options';
 import type { Field, Shape, ShapeLimits, StringFormat } from './types';
 
 /** Defaults: depth 32, 256 fields per object, 1,000 array items looked at. */
@@ -252,23 +253,33 @@ function finishObject(accumulator: Accumulator, maxFields: number): Shape {
   const byName = accumulator.fields;
   const names = byName === null ? accumulator.lastKeys! : [...byName.keys()];
   const accumulators = byName === null ? accumulator.lastFields! : [...byName.values()];
-  // The built-in sort without a comparator is the fast one; it sorts by code units.
-  const sorted = isSorted(names) ? names : names.slice().sort();
+  const order = nameOrder(names);
   // Records of one list may each stay under the limit while their union does not.
   const truncated = (accumulator.seen & OBJECT_TRUNCATED) !== 0 || names.length > maxFields;
   const count = Math.min(names.length, maxFields);
-  const indexByName = sorted !== names && names.length > 32 ? new Map(names.map((name, index) => [name, index])) : null;
   const fields: Field[] = [];
   for (let i = 0; i < count; i++) {
-    const name = sorted[i]!;
-    const index = sorted === names ? i : indexByName === null ? names.indexOf(name) : indexByName.get(name)!;
+    const index = order === null ? i : order[i]!;
     const field = accumulators[index]!;
-    fields.push({ name, required: field.values === accumulator.objects, shape: finish(field, maxFields) });
+    fields.push({ name: names[index]!, required: field.values === accumulator.objects, shape: finish(field, maxFields) });
   }
   return truncated ? { kind: 'object', fields, truncated: true } : { kind: 'object', fields };
 }
 
-function isSorted(names: readonly string[]): boolean {
-  for (let i = 1; i < names.length; i++) if (names[i - 1]! > names[i]!) return false;
-  return true;
+/** Indexes of `names` in code-unit order of the names, or null when they are in order already. */
+function nameOrder(names: readonly string[]): number[] | null {
+  let sorted = true;
+  for (let i = 1; i < names.length && sorted; i++) sorted = names[i - 1]! < names[i]!;
+  if (sorted) return null;
+  const order = names.map((_, index) => index);
+  if (names.length > 24) return order.sort((a, b) => compareNames(names[a]!, names[b]!));
+  // Insertion sort: for the dozen fields of a record it beats the general sort several times over.
+  for (let i = 1; i < order.length; i++) {
+    const index = order[i]!;
+    const name = names[index]!;
+    let j = i;
+    for (; j > 0 && names[order[j - 1]!]! > name; j--) order[j] = order[j - 1]!;
+    order[j] = index;
+  }
+  return order;
 }
