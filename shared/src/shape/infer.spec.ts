@@ -125,6 +125,10 @@ describe('inferShape', () => {
       expect(DEFAULT_SHAPE_LIMITS).toEqual({ maxDepth: 32, maxFields: 256, maxItems: 1000 });
     });
 
+    it('takes the default for a limit given as undefined', () => {
+      expect(inferShape([1, 2], { maxItems: undefined })).toEqual({ kind: 'array', items: N });
+    });
+
     it.each([
       [{ maxDepth: -1 }, /maxDepth/],
       [{ maxFields: 1.5 }, /maxFields/],

@@ -66,7 +66,8 @@ const NO_LIMITS: Partial<ShapeLimits> = {};
  * - of an array, only the first `maxItems` items are looked at, and a longer array is marked `truncated`.
  * Strings get a format hint (uuid, date-time, date, email, uri) when every string seen at that
  * position has the same format. Values that JSON cannot hold (undefined, functions) read as `unknown`.
- * Throws a RangeError naming a limit that is not a non-negative integer.
+ * A limit left out or `undefined` takes its default; `Infinity` is allowed. Throws a RangeError
+ * naming a limit that is not a non-negative integer.
  */
 export function inferShape(value: unknown, limits: Partial<ShapeLimits> = NO_LIMITS): Shape {
   const resolved = limits === NO_LIMITS ? DEFAULT_SHAPE_LIMITS : resolveLimits(limits);
@@ -84,9 +85,10 @@ export function inferShape(value: unknown, limits: Partial<ShapeLimits> = NO_LIM
 }
 
 function resolveLimits(limits: Partial<ShapeLimits>): ShapeLimits {
-  const resolved = { ...DEFAULT_SHAPE_LIMITS, ...limits };
+  const resolved = { ...DEFAULT_SHAPE_LIMITS };
   for (const name of ['maxDepth', 'maxFields', 'maxItems'] as const) {
-    const limit = resolved[name];
+    const limit = limits[name] ?? DEFAULT_SHAPE_LIMITS[name];
+    resolved[name] = limit;
     if (!(limit === Infinity || (Number.isInteger(limit) && limit >= 0))) {
       throw new RangeError(`inferShape: limit ${name} must be a non-negative integer, got ${String(limit)}`);
     }
