@@ -13,6 +13,7 @@ import { ENTITIES } from './database/entities';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
 import { VersionStore } from './endpoints/version-store';
+import { EVIDENCE_CONTROLLERS, EVIDENCE_PROVIDERS } from './evidence/evidence.providers';
 import { EventsGateway } from './events/events.gateway';
 import { EventsService } from './events/events.service';
 import { HealthController } from './health/health.controller';
@@ -40,7 +41,7 @@ export class AppModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      controllers: [HealthController, ProjectsController, CapturesController, EndpointsController],
+      controllers: [HealthController, ProjectsController, CapturesController, EndpointsController, ...EVIDENCE_CONTROLLERS],
       providers: [
         { provide: RUNTIME, useValue: runtime },
         { provide: APP_GUARD, useExisting: AuthGuard },
@@ -58,6 +59,7 @@ export class AppModule {
         AgentGateway,
         EventsGateway,
         WebSocketRouter,
+        ...EVIDENCE_PROVIDERS,
       ],
     };
   }

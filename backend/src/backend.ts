@@ -61,6 +61,8 @@ export async function startBackend(options: BackendOptions = {}): Promise<Runnin
     app = await NestFactory.create<NestExpressApplication>(AppModule.forRuntime(runtime, dataSource), {
       logger: new PinoNestLogger(log.child({ module: 'nest' })),
       abortOnError: false,
+      // Idle keep-alive connections must not hold `close()` up.
+      forceCloseConnections: true,
     });
     configureHttp(app, runtime);
     await app.listen(config.port, config.host);

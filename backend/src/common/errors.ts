@@ -7,6 +7,8 @@ export enum ErrorCode {
   ProjectExists = 'ProjectExists',
   CaptureNotFound = 'CaptureNotFound',
   EndpointNotFound = 'EndpointNotFound',
+  ProposalNotFound = 'ProposalNotFound',
+  WebhookNotFound = 'WebhookNotFound',
   Conflict = 'Conflict',
 }
 
@@ -37,6 +39,8 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.ProjectNotFound:
     case ErrorCode.CaptureNotFound:
     case ErrorCode.EndpointNotFound:
+    case ErrorCode.ProposalNotFound:
+    case ErrorCode.WebhookNotFound:
       return 404;
     case ErrorCode.ProjectExists:
     case ErrorCode.Conflict:

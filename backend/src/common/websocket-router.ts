@@ -1,4 +1,4 @@
-import { Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Injectable, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ROUTES } from '@spectator/shared';
 import type { IncomingMessage, Server } from 'node:http';
@@ -14,7 +14,7 @@ const EVENTS_PATH = /^\/api\/v1\/projects\/([^/]+)\/events\/?$/;
  * dashboard events (a path with a parameter, which the fixed-path ws adapter cannot route).
  */
 @Injectable()
-export class WebSocketRouter implements OnApplicationBootstrap, OnApplicationShutdown {
+export class WebSocketRouter implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: Server | null = null;
   private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => undefined);
@@ -49,7 +49,8 @@ export class WebSocketRouter implements OnApplicationBootstrap, OnApplicationShu
     this.server.on('upgrade', this.onUpgrade);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the HTTP server closes: it would wait forever for upgraded sockets otherwise. */
+  async beforeApplicationShutdown(): Promise<void> {
     this.server?.off('upgrade', this.onUpgrade);
     await Promise.all([this.agents.close(), this.dashboards.close()]);
   }

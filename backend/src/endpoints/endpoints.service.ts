@@ -18,6 +18,7 @@ import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-sha
 import { ShapeStore } from '../captures/shape-store';
 import { DomainError, ErrorCode } from '../common/errors';
 import { EventsService } from '../events/events.service';
+import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { ProposalEntity, ProposalStepEntity } from '../proposals/proposal.entity';
 import type { DocumentationDto } from './dto/documentation.dto';
@@ -53,6 +54,7 @@ export class EndpointsService {
     private readonly captures: CapturesService,
     private readonly shapes: ShapeStore,
     private readonly events: EventsService,
+    private readonly evidence: EvidenceService,
   ) {}
 
   /** Documented endpoints with their current version and shapes. */
@@ -173,6 +175,8 @@ export class EndpointsService {
         await manager.getRepository(EndpointEntity).update(locked.id, { currentVersionId: version.id, description, updatedAt: new Date() });
         versions.push({ endpointId: locked.id, method: locked.method, path: locked.path, version: formatVersion(number), previous: current && formatVersion(current) });
       }
+      // New versions can change matrix cells and move proposals (evidence may already be there).
+      await this.evidence.versionsMade(manager, project, proposalId, versions.filter((v) => v.version !== v.previous).map((v) => v.endpointId));
       return { proposalId, versions };
     });
     await this.events.publish(project.id, { type: 'documentation.committed', endpointIds: result.versions.map((v) => v.endpointId) });

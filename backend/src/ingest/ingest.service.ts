@@ -17,6 +17,7 @@ import type { Principal } from '../auth/tokens.service';
 import { LruCache } from '../common/lru-cache';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
+import { EvidenceService } from '../evidence/evidence.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { WireError } from './wire-validation';
@@ -149,6 +150,7 @@ export class IngestService {
     private readonly endpoints: EndpointsService,
     private readonly events: EventsService,
     private readonly metrics: MetricsService,
+    private readonly evidence: EvidenceService,
   ) {}
 
   /**
@@ -265,6 +267,8 @@ export class IngestService {
           );
         }
         if (rows.length > 0) await manager.query(UPSERT_OBSERVATIONS, [batch.captureId, JSON.stringify(rows)]);
+        // Evidence (matrix cells, proposal steps, transitions) is as durable as the batch: same transaction.
+        await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
         return false;
       }),
     );

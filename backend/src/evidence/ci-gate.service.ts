@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import type { CiSummaryResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { Repository } from 'typeorm';
+import { CaptureEntity } from '../captures/capture.entity';
+import { CapturesService } from '../captures/captures.service';
+import { badInput, DomainError, ErrorCode } from '../common/errors';
+import type { ProjectEntity } from '../projects/project.entity';
+
+/** A pull request number or name as agents send it (`--pr`). */
+const PULL_REQUEST_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
+
+/** How many captures of one commit are summarised at most (a CI run restarts its app a few times). */
+const CAPTURES_PER_COMMIT = 50;
+
+/**
+ * What a CI gate needs to know about a pull request: the undocumented endpoints and the diffs
+ * (with breaking flags) of its CI captures at its newest commit, merged over those captures.
+ * Older commits of the pull request are left out: a later push may have fixed them.
+ */
+@Injectable()
+export class CiGateService {
+  constructor(
+    @InjectRepository(CaptureEntity) private readonly captureRows: Repository<CaptureEntity>,
+    private readonly captures: CapturesService,
+  ) {}
+
+  /** @throws DomainError CaptureNotFound when the pull request has no CI capture. */
+  async summary(project: ProjectEntity, pullRequest: string): Promise<CiSummaryResponse> {
+    if (!PULL_REQUEST_PATTERN.test(pullRequest)) throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
+    const newest = await this.captureRows.findOne({
+      where: { projectId: project.id, environmentKind: 'ci', pullRequest },
+      order: { startedAt: 'DESC' },
+    });
+    if (!newest) throw new DomainError(ErrorCode.CaptureNotFound, `pull request ${pullRequest} has no CI capture in project ${project.slug}`);
+    const captures =
+      newest.commit === null
+        ? [newest]
+        : await this.captureRows.find({
+            where: { projectId: project.id, environmentKind: 'ci', pullRequest, commit: newest.commit },
+            order: { startedAt: 'DESC' },
+            take: CAPTURES_PER_COMMIT,
+          });
+    const undocumented = new Map<string, UndocumentedEndpointResponse>();
+    const diffs = new Map<string, DiffResponse>();
+    for (const capture of captures) {
+      const [seen, changed] = await Promise.all([this.captures.undocumentedOf(project, capture), this.captures.diffsOf(project, capture)]);
+      for (const u of seen) {
+        const key = `${u.method} ${u.path}`;
+        const before = undocumented.get(key);
+        undocumented.set(key, before ? { ...before, interactions: before.interactions + u.interactions, count: before.count + u.count } : u);
+      }
+      for (const d of changed) {
+        const key = `${d.method} ${d.path}`;
+        const before = diffs.get(key);
+        // One diff per endpoint: the most severe one seen across the captures (breaking first).
+        if (!before || (d.breaking && !before.breaking)) diffs.set(key, d);
+      }
+    }
+    const byRoute = <T extends { method: string; path: string }>(a: T, b: T): number => a.path.localeCompare(b.path) || a.method.localeCompare(b.method);
+    const diffList = [...diffs.values()].sort(byRoute);
+    return {
+      pullRequest,
+      commit: newest.commit,
+      captures: captures.map((c) => c.id),
+      undocumented: [...undocumented.values()].sort(byRoute),
+      diffs: diffList,
+      breaking: diffList.some((d) => d.breaking),
+    };
+  }
+}

@@ -1,0 +1,371 @@
+import { Injectable } from '@nestjs/common';
+import type { AgentEnvironment, EndpointShapes, ProposalStepName, Shape } from '@spectator/shared';
+import type { EntityManager } from 'typeorm';
+import { rowConforms } from '../captures/conformance';
+import type { ObservationRow } from '../captures/observed-shapes';
+import { LruCache } from '../common/lru-cache';
+import { returningRows } from '../versions/returning';
+import { type EventProject, Notifier } from '../webhooks/notifier';
+import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
+import { environmentRowOf, type EnvironmentRowKey, type MatrixKind } from './environment-row';
+
+/** One aggregated exchange of an ingest batch (the fields of the ingest service's aggregated rows). */
+export interface BatchExchange {
+  method: string;
+  path: string;
+  status: number;
+  req_ct: string | null;
+  req_fp: string | null;
+  res_ct: string | null;
+  res_fp: string | null;
+  count: number;
+  last_seen: string;
+}
+
+/** An environment row as stored. */
+interface EnvironmentRow extends EnvironmentRowKey {
+  id: string;
+  firstSeen: Date;
+}
+
+interface EndpointRef {
+  id: string;
+  method: string;
+  path: string;
+}
+
+type EvidenceExchange = ObservationRow & { lastSeen: Date };
+
+/** The step evidence of a kind of environment moves a proposal to. */
+const STEP_OF_KIND: Record<MatrixKind, ProposalStepName> = {
+  ci: 'Implemented',
+  staging: 'Appeared in Staging',
+  production: 'Appeared in Production',
+};
+
+/** Lifecycle order, for "status = furthest step reached". */
+const STEP_RANK_SQL = `CASE status WHEN 'Open' THEN 0 WHEN 'Approved' THEN 1 WHEN 'Implemented' THEN 2 WHEN 'Appeared in Staging' THEN 3 ELSE 4 END`;
+const STEP_RANK: Record<ProposalStepName, number> = { Approved: 1, Implemented: 2, 'Appeared in Staging': 3, 'Appeared in Production': 4 };
+
+/** How many rows at most are recomputed for one endpoint when a version of it is made. */
+export const RECOMPUTE_ROW_LIMIT = 2_000;
+
+const ROW_COLUMNS = `id, kind, name, scope, pull_request AS "pullRequest", build, commit, first_seen AS "firstSeen"`;
+
+/**
+ * The precomputed evidence: per environment row, the distinct exchanges it observed per method +
+ * path, and per (row, documented endpoint) the version the row shows, kept up to date inside the
+ * transactions that change its inputs (an ingest batch, a new version). Transitions it finds (the
+ * version running somewhere changed, a proposal reached a step) are emitted in the same transaction.
+ *
+ * Concurrency: every writer of a row's cells first locks that environment row (the upsert in
+ * `recordBatch`, `FOR UPDATE` in `versionsMade`), so two writers never compute a cell from
+ * different snapshots; locks are taken in one order (endpoints, environment rows by id, proposals
+ * by id) so writers cannot deadlock.
+ */
+@Injectable()
+export class EvidenceService {
+  /** Conformance of one distinct exchange to one version: both are immutable, so this never goes stale. */
+  private readonly conformance = new LruCache<string, boolean>(200_000);
+  private readonly versionShapes = new LruCache<string, EndpointShapes>(20_000);
+  private readonly shapes = new LruCache<string, Shape>(50_000);
+
+  constructor(private readonly notifier: Notifier) {}
+
+  /**
+   * The ingest hook, called in the batch's transaction: records the batch's exchanges for its
+   * environment row and refreshes that row's cells of the documented endpoints it touched.
+   * `local` captures are not evidence and are skipped.
+   */
+  async recordBatch(manager: EntityManager, project: EventProject, environment: AgentEnvironment, exchanges: readonly BatchExchange[]): Promise<void> {
+    const key = environmentRowOf(environment);
+    if (key === null || exchanges.length === 0) return;
+    const lastSeen = exchanges.reduce((latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest), exchanges[0]?.last_seen as string);
+    const row = await this.upsertRow(manager, project.id, key, lastSeen);
+    await manager.query(
+      `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
+                                                response_content_type, response_shape, count, last_seen)
+       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen
+         FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
+                                                 count bigint, last_seen timestamptz)
+       ON CONFLICT (row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+       DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
+      [row.id, project.id, JSON.stringify(exchanges)],
+    );
+    const touched = [...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values()];
+    const endpoints: EndpointRef[] = await manager.query(
+      `SELECT e.id, e.method, e.path FROM endpoints e
+         JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON e.method = t.method AND e.path = t.path
+        WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
+        ORDER BY e.id`,
+      [project.id, JSON.stringify(touched)],
+    );
+    if (endpoints.length === 0) return;
+    const changed = await this.refreshCells(manager, project, row, endpoints);
+    await this.recordSteps(manager, project, [{ row, endpointIds: changed }]);
+  }
+
+  /**
+   * Called in the transaction that made new versions of some endpoints (a documentation commit or
+   * an approval): emits the `Approved` step of the proposal behind them, and recomputes the cells
+   * that can change. A new version is newer than every other, so a cell that already shows a
+   * version keeps it (it is the lowest conforming one); only drifting cells and rows that saw the
+   * endpoint before it was documented are recomputed (at most RECOMPUTE_ROW_LIMIT rows per endpoint).
+   */
+  async versionsMade(manager: EntityManager, project: EventProject, proposalId: string | null, endpointIds: readonly string[]): Promise<void> {
+    if (proposalId !== null) await this.emitApproved(manager, project, proposalId);
+    if (endpointIds.length === 0) return;
+    const pairs: Array<{ rowId: string; endpointId: string }> = await manager.query(
+      `SELECT e.id AS "endpointId", stale."rowId"
+         FROM endpoints e
+         CROSS JOIN LATERAL (
+           SELECT DISTINCT eo.row_id AS "rowId" FROM evidence_observations eo
+            WHERE eo.project_id = e.project_id AND eo.method = e.method AND eo.path = e.path
+              AND NOT EXISTS (SELECT 1 FROM evidence_cells c WHERE c.row_id = eo.row_id AND c.endpoint_id = e.id AND c.version_id IS NOT NULL)
+            LIMIT ${RECOMPUTE_ROW_LIMIT}) stale
+        WHERE e.id = ANY($1::uuid[]) AND e.project_id = $2`,
+      [endpointIds, project.id],
+    );
+    if (pairs.length === 0) return;
+    const rows: EnvironmentRow[] = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [
+      [...new Set(pairs.map((pair) => pair.rowId))],
+    ]);
+    const endpoints: EndpointRef[] = await manager.query('SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id', [[...new Set(pairs.map((p) => p.endpointId))]]);
+    const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
+    for (const row of rows) {
+      const wanted = new Set(pairs.filter((pair) => pair.rowId === row.id).map((pair) => pair.endpointId));
+      changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints.filter((e) => wanted.has(e.id))) });
+    }
+    await this.recordSteps(manager, project, changes);
+  }
+
+  /** Creates or touches the row (taking its lock until the transaction ends) and returns it. */
+  private async upsertRow(manager: EntityManager, projectId: string, key: EnvironmentRowKey, lastSeen: string): Promise<EnvironmentRow> {
+    const [row] = (await manager.query(
+      `INSERT INTO environment_rows AS r (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::timestamptz)
+       ON CONFLICT ON CONSTRAINT environment_rows_name_unique DO UPDATE
+         SET last_seen = greatest(r.last_seen, EXCLUDED.last_seen),
+             commit = coalesce(EXCLUDED.commit, r.commit),
+             build = coalesce(EXCLUDED.build, r.build)
+       RETURNING ${ROW_COLUMNS}`,
+      [projectId, key.kind, key.name, key.scope, key.pullRequest, key.build, key.commit, lastSeen],
+    )) as EnvironmentRow[];
+    if (!row) throw new Error('environment row upsert returned nothing');
+    return row;
+  }
+
+  /**
+   * Recomputes one row's cells of some endpoints from its evidence, writes them, moves "what runs
+   * there now" when this row is the newest of its scope, and emits `version.changed` for every
+   * change there. Returns the endpoints whose cell changed.
+   */
+  private async refreshCells(manager: EntityManager, project: EventProject, row: EnvironmentRow, endpoints: readonly EndpointRef[]): Promise<string[]> {
+    if (endpoints.length === 0) return [];
+    const endpointIds = endpoints.map((e) => e.id);
+    const [versions, evidence, before] = await Promise.all([
+      manager.query(`SELECT id, endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[])`, [endpointIds]) as Promise<
+        Array<CandidateVersion & { endpointId: string }>
+      >,
+      manager.query(
+        `SELECT o.method, o.path, o.status, o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
+                o.response_content_type AS "responseContentType", o.response_shape AS "responseShape", o.count::float8 AS count, o.last_seen AS "lastSeen"
+           FROM evidence_observations o
+           JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
+          WHERE o.row_id = $1`,
+        [row.id, JSON.stringify(endpoints.map(({ method, path }) => ({ method, path })))],
+      ) as Promise<EvidenceExchange[]>,
+      manager.query(`SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`, [
+        row.id,
+        endpointIds,
+      ]) as Promise<Array<CellValue & { endpointId: string }>>,
+    ]);
+    const shapes = await this.loadShapes(manager, evidence);
+    const documented = await this.loadVersionShapes(manager, versions.map((v) => v.id));
+    const conforms = (versionId: string, exchange: EvidenceExchange): boolean => {
+      const key = `${versionId}\u0000${exchange.status}\u0000${exchange.requestContentType ?? ' '}\u0000${exchange.requestShape ?? ' '}\u0000${exchange.responseContentType ?? ' '}\u0000${exchange.responseShape ?? ' '}`;
+      let result = this.conformance.get(key);
+      if (result === undefined) {
+        const version = documented.get(versionId);
+        result = version !== undefined && rowConforms(version, exchange, shapes);
+        this.conformance.set(key, result);
+      }
+      return result;
+    };
+
+    const previous = new Map(before.map((cell) => [cell.endpointId, cell]));
+    const cells: Array<CellValue & { endpointId: string; lastSeen: string }> = [];
+    for (const endpoint of endpoints) {
+      const seen = evidence.filter((e) => e.method === endpoint.method && e.path === endpoint.path);
+      const candidates = versions.filter((v) => v.endpointId === endpoint.id);
+      if (seen.length === 0 || candidates.length === 0) continue;
+      const lastSeen = new Date(Math.max(...seen.map((e) => new Date(e.lastSeen).getTime()))).toISOString();
+      cells.push({ endpointId: endpoint.id, ...evaluateCell(candidates, seen, conforms), lastSeen });
+    }
+    if (cells.length === 0) return [];
+    await manager.query(
+      `INSERT INTO evidence_cells AS c (row_id, endpoint_id, version_id, version, drift, last_seen)
+       SELECT $1::uuid, x."endpointId", x."versionId", x.version, x.drift, x."lastSeen"
+         FROM jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
+        ORDER BY x."endpointId"
+       ON CONFLICT (row_id, endpoint_id) DO UPDATE
+         SET version_id = EXCLUDED.version_id, version = EXCLUDED.version, drift = EXCLUDED.drift, last_seen = greatest(c.last_seen, EXCLUDED.last_seen)`,
+      [row.id, JSON.stringify(cells)],
+    );
+    const changed = cells.filter((cell) => {
+      const old = previous.get(cell.endpointId);
+      return old === undefined || old.versionId !== cell.versionId || old.version !== cell.version || old.drift !== cell.drift;
+    });
+    await this.moveCurrent(manager, project, row, cells, endpoints);
+    return changed.map((cell) => cell.endpointId);
+  }
+
+  /**
+   * "What runs there now" per (kind, scope, endpoint) follows the newest row (by first evidence)
+   * that saw the endpoint, so traffic trickling in from an older build does not move it back.
+   */
+  private async moveCurrent(
+    manager: EntityManager,
+    project: EventProject,
+    row: EnvironmentRow,
+    cells: ReadonlyArray<CellValue & { endpointId: string; lastSeen: string }>,
+    endpoints: readonly EndpointRef[],
+  ): Promise<void> {
+    const current: Array<{ endpointId: string; rowId: string; rowFirstSeen: Date; version: string; drift: boolean }> = await manager.query(
+      `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
+        WHERE project_id = $1 AND kind = $2 AND scope = $3 AND endpoint_id = ANY($4::uuid[])
+        ORDER BY endpoint_id FOR UPDATE`,
+      [project.id, row.kind, row.scope, cells.map((cell) => cell.endpointId)],
+    );
+    const byEndpoint = new Map(current.map((c) => [c.endpointId, c]));
+    const moves = cells.filter((cell) => {
+      const now = byEndpoint.get(cell.endpointId);
+      return now === undefined || now.rowId === row.id || now.rowFirstSeen.getTime() <= row.firstSeen.getTime();
+    });
+    if (moves.length === 0) return;
+    await manager.query(
+      `INSERT INTO evidence_current AS c (project_id, kind, scope, endpoint_id, row_id, row_first_seen, version_id, version, drift, last_seen)
+       SELECT $1::uuid, $2, $3, x."endpointId", $4::uuid, $5::timestamptz, x."versionId", x.version, x.drift, x."lastSeen"
+         FROM jsonb_to_recordset($6::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
+        ORDER BY x."endpointId"
+       ON CONFLICT (project_id, kind, scope, endpoint_id) DO UPDATE
+         SET row_id = EXCLUDED.row_id, row_first_seen = EXCLUDED.row_first_seen, version_id = EXCLUDED.version_id,
+             version = EXCLUDED.version, drift = EXCLUDED.drift, last_seen = EXCLUDED.last_seen`,
+      [project.id, row.kind, row.scope, row.id, row.firstSeen, JSON.stringify(moves)],
+    );
+    const names = new Map(endpoints.map((e) => [e.id, e]));
+    for (const cell of moves) {
+      const before = byEndpoint.get(cell.endpointId);
+      if (before !== undefined && before.version === cell.version && before.drift === cell.drift) continue;
+      const endpoint = names.get(cell.endpointId) as EndpointRef;
+      await this.notifier.emit(manager, project, {
+        type: 'version.changed',
+        endpointId: cell.endpointId,
+        method: endpoint.method,
+        path: endpoint.path,
+        environment: { kind: row.kind, name: row.name },
+        pullRequest: row.pullRequest,
+        build: row.build,
+        commit: row.commit,
+        previous: before?.version ?? null,
+        version: cell.version,
+        drift: cell.drift,
+      });
+    }
+  }
+
+  /**
+   * Records the evidence steps of proposals: a row of kind K shows a proposal when, for every
+   * version the proposal made, the row's cell of that endpoint shows that version or a later one.
+   * Each step is recorded once (unique per proposal and step) when its own evidence appears, even
+   * before an earlier step's; the status is the furthest step reached and never moves back.
+   */
+  private async recordSteps(manager: EntityManager, project: EventProject, changes: ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>): Promise<void> {
+    const found: Array<{ row: EnvironmentRow; proposalId: string }> = [];
+    for (const { row, endpointIds } of changes) {
+      if (endpointIds.length === 0) continue;
+      const shown: Array<{ id: string }> = await manager.query(
+        `SELECT p.id FROM proposals p
+          WHERE p.project_id = $1 AND p.status <> 'Open'
+            AND p.id IN (SELECT v.proposal_id FROM endpoint_versions v WHERE v.endpoint_id = ANY($2::uuid[]) AND v.proposal_id IS NOT NULL)
+            AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $4)
+            AND NOT EXISTS (
+              SELECT 1 FROM endpoint_versions v
+                LEFT JOIN evidence_cells c ON c.row_id = $3 AND c.endpoint_id = v.endpoint_id
+                LEFT JOIN endpoint_versions cv ON cv.id = c.version_id
+               WHERE v.proposal_id = p.id AND (cv.id IS NULL OR (cv.major, cv.minor) < (v.major, v.minor)))`,
+        [project.id, endpointIds, row.id, STEP_OF_KIND[row.kind]],
+      );
+      for (const { id } of shown) found.push({ row, proposalId: id });
+    }
+    // Proposals are locked in id order (see the class comment).
+    found.sort((a, b) => (a.proposalId < b.proposalId ? -1 : a.proposalId > b.proposalId ? 1 : 0));
+    for (const { row, proposalId } of found) {
+      const step = STEP_OF_KIND[row.kind];
+      const [recorded] = (await manager.query(
+        `INSERT INTO proposal_steps (proposal_id, step, at, pull_request, build, commit)
+         VALUES ($1, $2, now(), $3, $4, $5)
+         ON CONFLICT ON CONSTRAINT proposal_steps_once DO NOTHING
+         RETURNING at`,
+        [proposalId, step, row.pullRequest, row.build, row.commit],
+      )) as Array<{ at: Date }>;
+      if (!recorded) continue;
+      const [proposal] = await returningRows<{ title: string; status: ProposalStepName }>(
+        manager,
+        `UPDATE proposals SET status = CASE WHEN ${STEP_RANK_SQL} < $2 THEN $3 ELSE status END WHERE id = $1 RETURNING title, status`,
+        [proposalId, STEP_RANK[step], step],
+      );
+      if (!proposal) continue;
+      await this.notifier.emit(manager, project, {
+        type: 'proposal.step',
+        proposalId,
+        title: proposal.title,
+        step,
+        status: proposal.status,
+        at: recorded.at.toISOString(),
+        actor: null,
+        pullRequest: row.pullRequest,
+        build: row.build,
+        commit: row.commit,
+      });
+    }
+  }
+
+  private async emitApproved(manager: EntityManager, project: EventProject, proposalId: string): Promise<void> {
+    const [step] = (await manager.query(
+      `SELECT p.title, p.status, s.actor, s.at FROM proposals p JOIN proposal_steps s ON s.proposal_id = p.id AND s.step = 'Approved' WHERE p.id = $1`,
+      [proposalId],
+    )) as Array<{ title: string; status: ProposalStepName; actor: string | null; at: Date }>;
+    if (!step) return;
+    await this.notifier.emit(manager, project, {
+      type: 'proposal.step',
+      proposalId,
+      title: step.title,
+      step: 'Approved',
+      status: step.status,
+      at: step.at.toISOString(),
+      actor: step.actor,
+      pullRequest: null,
+      build: null,
+      commit: null,
+    });
+  }
+
+  /** Shapes read through the transaction: a batch's new shapes are not committed yet. */
+  private loadShapes(manager: EntityManager, exchanges: readonly ObservationRow[]): Promise<Map<string, Shape>> {
+    const fingerprints = exchanges.flatMap((e) => [e.requestShape, e.responseShape]).filter((fp): fp is string => fp !== null);
+    return this.shapes.loadMany(fingerprints, async (missing) => {
+      const rows: Array<{ fingerprint: string; shape: Shape }> = await manager.query('SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])', [missing]);
+      return rows.map((r) => [r.fingerprint, r.shape]);
+    });
+  }
+
+  /** Versions read through the transaction: a version made in it is not committed yet. */
+  private loadVersionShapes(manager: EntityManager, ids: readonly string[]): Promise<Map<string, EndpointShapes>> {
+    return this.versionShapes.loadMany(ids, async (missing) => {
+      const rows: Array<EndpointShapes & { id: string }> = await manager.query('SELECT id, request, responses FROM endpoint_versions WHERE id = ANY($1::uuid[])', [missing]);
+      return rows.map(({ id, request, responses }) => [id, { request, responses }]);
+    });
+  }
+}

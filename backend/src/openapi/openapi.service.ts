@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type EndpointShapes, formatVersion, type JsonSchema, parseVersion } from '@spectator/shared';
+import type { DataSource } from 'typeorm';
+import { badInput } from '../common/errors';
+import { toBodyDocs } from '../endpoints/endpoints.service';
+import type { ProjectEntity } from '../projects/project.entity';
+import type { OpenApiQuery } from './dto/openapi.dto';
+
+/** One endpoint at one version, as exported. */
+export interface ExportedEndpoint extends EndpointShapes {
+  method: string;
+  path: string;
+  description: string;
+  major: number;
+  minor: number;
+}
+
+type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
+
+const REASONS: Record<string, string> = { '2': 'Success', '3': 'Redirection', '4': 'Client error', '5': 'Server error' };
+
+/** `{postId}` segments of a path template, in order. */
+function pathParameters(path: string): string[] {
+  return [...path.matchAll(/\{([^{}/]+)\}/g)].map((match) => match[1] as string);
+}
+
+/** The media type map of one body: a documented shape as its JSON Schema, an unshaped body as `{}`. */
+function content(contentType: string, schema: JsonSchema | null): Record<string, unknown> {
+  return { [contentType]: schema === null ? {} : { schema } };
+}
+
+/**
+ * An OpenAPI 3.1 document of some endpoint versions. Shapes are JSON Schema 2020-12 (the dialect
+ * OpenAPI 3.1 uses); each operation carries its per-endpoint version as `x-spectator-version`.
+ */
+export function toOpenApi(title: string, description: string, endpoints: readonly ExportedEndpoint[]): OpenApiDocument {
+  const paths: OpenApiDocument['paths'] = {};
+  for (const endpoint of endpoints) {
+    const docs = toBodyDocs(endpoint);
+    const responses: Record<string, unknown> = {};
+    for (const response of docs.responses) {
+      responses[String(response.status)] = {
+        description: REASONS[String(response.status)[0] as string] ?? 'Response',
+        ...(response.contentType === '' ? {} : { content: content(response.contentType, response.shape) }),
+      };
+    }
+    const parameters = pathParameters(endpoint.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    const operation: Record<string, unknown> = {
+      ...(endpoint.description === '' ? {} : { summary: endpoint.description.split('\n')[0]?.slice(0, 200), description: endpoint.description }),
+      ...(parameters.length === 0 ? {} : { parameters }),
+      ...(docs.request === null ? {} : { requestBody: { required: true, content: content(docs.request.contentType, docs.request.shape) } }),
+      responses: Object.keys(responses).length === 0 ? { default: { description: 'Not documented' } } : responses,
+      'x-spectator-version': formatVersion(endpoint),
+    };
+    (paths[endpoint.path] ??= {})[endpoint.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: { title, version: '1', description },
+    paths,
+  };
+}
+
+/** The OpenAPI export of a project's documented endpoints. */
+@Injectable()
+export class OpenApiService {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async document(project: ProjectEntity, query: OpenApiQuery): Promise<OpenApiDocument> {
+    if (query.version !== undefined && query.environment !== undefined) throw badInput('give version or environment, not both');
+    if (query.pullRequest !== undefined && query.environment !== 'ci') throw badInput('pullRequest is only for environment=ci');
+    const columns = `e.method, e.path, v.description, v.major, v.minor, v.request, v.responses`;
+    let endpoints: ExportedEndpoint[];
+    let description: string;
+    if (query.version !== undefined) {
+      const version = parseVersion(query.version);
+      description = `Endpoints at version ${query.version}.`;
+      endpoints = await this.db.query(
+        `SELECT ${columns} FROM endpoints e JOIN endpoint_versions v ON v.endpoint_id = e.id AND v.major = $2 AND v.minor = $3
+          WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+        [project.id, version.major, version.minor],
+      );
+    } else if (query.environment !== undefined) {
+      const scoped = query.environment !== 'ci' || query.pullRequest !== undefined;
+      description = `The versions running in ${query.environment}${query.pullRequest === undefined ? '' : ` (pull request ${query.pullRequest})`} now.`;
+      endpoints = await this.db.query(
+        `SELECT ${columns} FROM endpoints e
+           JOIN LATERAL (SELECT c.version FROM evidence_current c
+                          WHERE c.project_id = e.project_id AND c.kind = $2 AND c.endpoint_id = e.id ${scoped ? 'AND c.scope = $3' : ''}
+                          ORDER BY c.row_first_seen DESC LIMIT 1) cur ON true
+           JOIN endpoint_versions v ON v.endpoint_id = e.id AND (v.major || '.' || v.minor) = cur.version
+          WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+        scoped ? [project.id, query.environment, query.pullRequest ?? ''] : [project.id, query.environment],
+      );
+    } else {
+      description = 'The current documented versions.';
+      endpoints = await this.db.query(`SELECT ${columns} FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id WHERE e.project_id = $1 ORDER BY e.path, e.method`, [
+        project.id,
+      ]);
+    }
+    return toOpenApi(project.name, `${description} Generated by Spectator from observed traffic.`, endpoints);
+  }
+}

@@ -1,0 +1,88 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { EndpointRefDto } from '../../captures/dto/captures.dto';
+
+/** A planned body: a media type and a JSON Schema (2020-12, the subset Spectator writes). */
+export class PlannedBodyDto {
+  @ApiProperty({ example: 'application/json' })
+  @IsString()
+  @MaxLength(200)
+  contentType: string;
+
+  @ApiPropertyOptional({ description: 'JSON Schema of the body; absent for a body whose shape is not documented' })
+  @IsOptional()
+  @IsObject()
+  schema?: Record<string, unknown>;
+}
+
+export class PlannedResponseDto extends PlannedBodyDto {
+  @ApiProperty({ example: 200 })
+  @IsInt()
+  @Min(100)
+  @Max(599)
+  status: number;
+}
+
+/** An endpoint a proposal affects; request/responses only for planned shapes (design first). */
+export class ProposalEndpointDto extends EndpointRefDto {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  description?: string;
+
+  @ApiPropertyOptional({ type: PlannedBodyDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PlannedBodyDto)
+  request?: PlannedBodyDto;
+
+  @ApiPropertyOptional({ type: [PlannedResponseDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => PlannedResponseDto)
+  responses?: PlannedResponseDto[];
+}
+
+/**
+ * A new proposal: with `captureId`, the endpoints' observed traffic in that capture (undocumented
+ * endpoints or diffs to accept); without it, planned shapes given per endpoint.
+ */
+export class CreateProposalDto {
+  @ApiProperty()
+  @IsString()
+  @MaxLength(500)
+  title: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(20_000)
+  description?: string;
+
+  @ApiPropertyOptional({ format: 'uuid' })
+  @IsOptional()
+  @IsUUID()
+  captureId?: string;
+
+  @ApiProperty({ type: [ProposalEndpointDto] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(500)
+  @ValidateNested({ each: true })
+  @Type(() => ProposalEndpointDto)
+  endpoints: ProposalEndpointDto[];
+}
+
+export class ListProposalsQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+}

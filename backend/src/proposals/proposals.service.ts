@@ -1,0 +1,227 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { type EndpointShapes, formatVersion, fromJsonSchema, type ProposalResponse, type ProposalStepName, type ShapeChange } from '@spectator/shared';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { Principal } from '../auth/tokens.service';
+import { toChangeResponse } from '../captures/captures.service';
+import { CapturesService } from '../captures/captures.service';
+import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
+import { ShapeStore } from '../captures/shape-store';
+import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { EvidenceService } from '../evidence/evidence.service';
+import type { ProjectEntity } from '../projects/project.entity';
+import { returningRows } from '../versions/returning';
+import { type CurrentVersion, planVersion, type ProposalMode, writeNextVersion } from '../versions/version-writer';
+import type { CreateProposalDto, PlannedBodyDto, ProposalEndpointDto } from './dto/proposal.dto';
+
+/** A proposed endpoint change, as stored until approval. */
+interface StoredEndpoint extends EndpointShapes {
+  method: string;
+  path: string;
+  description: string | null;
+  mode: ProposalMode;
+}
+
+interface ProposalRow {
+  id: string;
+  title: string;
+  description: string;
+  status: ProposalResponse['status'];
+  createdAt: Date;
+  createdBy: string | null;
+}
+
+/** Reads a planned body's JSON Schema, naming the field when it is not one Spectator can read. */
+function plannedShape(body: PlannedBodyDto, field: string): EndpointShapes['request'] {
+  if (body.schema === undefined) return { contentType: body.contentType, shape: null };
+  try {
+    return { contentType: body.contentType, shape: fromJsonSchema(body.schema) };
+  } catch (error) {
+    throw badInput(`${field}.schema: ${(error as Error).message}`);
+  }
+}
+
+/** The planned shapes of one endpoint (design first). */
+function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): EndpointShapes {
+  if (endpoint.responses === undefined || endpoint.responses.length === 0) throw badInput(`${field}.responses must list at least one response for a proposal without captureId`);
+  const statuses = new Set<number>();
+  const responses = endpoint.responses.map((response, i) => {
+    if (statuses.has(response.status)) throw badInput(`${field}.responses[${i}] repeats status ${response.status}`);
+    statuses.add(response.status);
+    const body = plannedShape(response, `${field}.responses[${i}]`);
+    return { status: response.status, contentType: body?.contentType ?? null, shape: body?.shape ?? null };
+  });
+  return { request: endpoint.request === undefined ? null : plannedShape(endpoint.request, `${field}.request`), responses: responses.sort((a, b) => a.status - b.status) };
+}
+
+/**
+ * Proposals, the API's pull requests: made from a capture's observed traffic or from planned
+ * shapes, approved by a `write` token (which makes the next versions), then moved through
+ * Implemented → Appeared in Staging → Appeared in Production by evidence alone (EvidenceService).
+ */
+@Injectable()
+export class ProposalsService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly captures: CapturesService,
+    private readonly shapes: ShapeStore,
+    private readonly evidence: EvidenceService,
+  ) {}
+
+  /** Creates an open proposal. @throws DomainError BadInput naming the field, CaptureNotFound. */
+  async create(project: ProjectEntity, principal: Principal, input: CreateProposalDto): Promise<ProposalResponse> {
+    const capture = input.captureId === undefined ? null : await this.captures.byId(project, input.captureId);
+    const seen = new Set<string>();
+    const stored: StoredEndpoint[] = [];
+    for (const [index, endpoint] of input.endpoints.entries()) {
+      const field = `endpoints[${index}]`;
+      const key = `${endpoint.method} ${endpoint.path}`;
+      if (seen.has(key)) throw badInput(`${field} repeats ${key}`);
+      seen.add(key);
+      let shapes: EndpointShapes;
+      if (capture === null) shapes = plannedEndpointShapes(endpoint, field);
+      else {
+        if (endpoint.request !== undefined || endpoint.responses !== undefined) throw badInput(`${field}: request and responses are planned shapes, not allowed with captureId`);
+        const { rows } = await this.captures.endpointRows(capture, endpoint.method, endpoint.path).catch((error: unknown) => {
+          throw error instanceof DomainError ? badInput(`${field}: ${error.message}`) : error;
+        });
+        shapes = observedEndpointShapes(rows, await this.shapes.load(fingerprintsOf(rows)));
+      }
+      stored.push({ method: endpoint.method, path: endpoint.path, description: endpoint.description ?? null, mode: capture === null ? 'replace' : 'extend', ...shapes });
+    }
+    const id = await this.db.transaction(async (manager) => {
+      const [proposal] = (await manager.query(
+        `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by) VALUES ($1, $2, $3, 'Open', $4, $5) RETURNING id`,
+        [project.id, input.title, input.description ?? '', capture?.id ?? null, principal.name],
+      )) as Array<{ id: string }>;
+      if (!proposal) throw new Error('proposal insert returned nothing');
+      await manager.query(
+        `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses)
+         SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses
+           FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb)`,
+        [proposal.id, JSON.stringify(stored.map((e, position) => ({ position, ...e })))],
+      );
+      return proposal.id;
+    });
+    return this.get(project, id);
+  }
+
+  /** Proposals newest first (at most `limit`). */
+  async list(project: ProjectEntity, limit: number): Promise<ProposalResponse[]> {
+    const rows = await this.rows(this.db.manager, project, null, limit);
+    return Promise.all(rows.map((row) => this.describe(this.db.manager, row)));
+  }
+
+  /** @throws DomainError ProposalNotFound */
+  async get(project: ProjectEntity, id: string): Promise<ProposalResponse> {
+    const [row] = await this.rows(this.db.manager, project, id, 1);
+    if (!row) throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
+    return this.describe(this.db.manager, row);
+  }
+
+  /**
+   * Approves an open proposal in one transaction: the next version of each endpoint (in path,
+   * method order, the lock order of every version writer), the Approved step with the approver,
+   * then the evidence already there may move it further at once.
+   * @throws DomainError Conflict when it is already approved, ProposalNotFound.
+   */
+  async approve(project: ProjectEntity, principal: Principal, id: string): Promise<ProposalResponse> {
+    await this.db.transaction(async (manager) => {
+      const [row] = await this.rows(manager, project, id, 1);
+      if (!row) throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
+      if (row.status !== 'Open') throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved (status ${row.status})`);
+      const endpoints: StoredEndpoint[] = await manager.query(
+        'SELECT method, path, description, mode, request, responses FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
+        [id],
+      );
+      const endpointIds: string[] = [];
+      for (const endpoint of endpoints) {
+        const written = await writeNextVersion(manager, { projectId: project.id, ...endpoint, shapes: endpoint, proposalId: id });
+        endpointIds.push(written.endpointId);
+      }
+      const approved = await returningRows(manager, `UPDATE proposals SET status = 'Approved', approved_by = $2, approved_at = now() WHERE id = $1 AND status = 'Open' RETURNING id`, [
+        id,
+        principal.name,
+      ]);
+      if (approved.length === 0) throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved`);
+      await manager.query(`INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, 'Approved', $2, now())`, [id, principal.name]);
+      await this.evidence.versionsMade(manager, project, id, endpointIds);
+    });
+    return this.get(project, id);
+  }
+
+  private rows(manager: EntityManager, project: ProjectEntity, id: string | null, limit: number): Promise<ProposalRow[]> {
+    return manager.query(
+      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy" FROM proposals
+        WHERE project_id = $1 ${id === null ? '' : 'AND id = $3'}
+        ORDER BY created_at DESC, id DESC LIMIT $2`,
+      id === null ? [project.id, limit] : [project.id, limit, id],
+    );
+  }
+
+  /** Status, steps and endpoints: the versions made (approved) or the versions it would make (open). */
+  private async describe(manager: EntityManager, row: ProposalRow): Promise<ProposalResponse> {
+    const steps: Array<{ step: ProposalStepName; actor: string | null; at: Date; pullRequest: string | null; build: string | null; commit: string | null }> = await manager.query(
+      `SELECT step, actor, at, pull_request AS "pullRequest", build, commit FROM proposal_steps WHERE proposal_id = $1
+        ORDER BY CASE step WHEN 'Approved' THEN 1 WHEN 'Implemented' THEN 2 WHEN 'Appeared in Staging' THEN 3 ELSE 4 END`,
+      [row.id],
+    );
+    return {
+      id: row.id,
+      title: row.title,
+      description: row.description,
+      status: row.status,
+      createdAt: row.createdAt.toISOString(),
+      createdBy: row.createdBy,
+      endpoints: row.status === 'Open' ? await this.plannedEndpoints(manager, row.id) : await this.madeEndpoints(manager, row.id),
+      steps: steps.map((s) => ({ step: s.step, actor: s.actor, at: s.at.toISOString(), pullRequest: s.pullRequest, build: s.build, commit: s.commit })),
+    };
+  }
+
+  private async madeEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
+    const made: Array<{ endpointId: string; method: string; path: string; major: number; minor: number; changes: ShapeChange[]; fromMajor: number | null; fromMinor: number | null }> =
+      await manager.query(
+        `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, prev.major AS "fromMajor", prev.minor AS "fromMinor"
+           FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
+           LEFT JOIN LATERAL (SELECT p.major, p.minor FROM endpoint_versions p
+                               WHERE p.endpoint_id = v.endpoint_id AND (p.major, p.minor) < (v.major, v.minor)
+                               ORDER BY p.major DESC, p.minor DESC LIMIT 1) prev ON true
+          WHERE v.proposal_id = $1
+          ORDER BY e.path, e.method`,
+        [proposalId],
+      );
+    return made.map((m) => ({
+      endpointId: m.endpointId,
+      method: m.method,
+      path: m.path,
+      fromVersion: m.fromMajor === null || m.fromMinor === null ? null : formatVersion({ major: m.fromMajor, minor: m.fromMinor }),
+      toVersion: formatVersion(m),
+      changes: m.changes.map(toChangeResponse),
+    }));
+  }
+
+  private async plannedEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
+    const planned: Array<StoredEndpoint & { endpointId: string | null; current: CurrentVersion | null }> = await manager.query(
+      `SELECT pe.method, pe.path, pe.description, pe.mode, pe.request, pe.responses, e.id AS "endpointId",
+              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses) END AS current
+         FROM proposal_endpoints pe
+         JOIN proposals p ON p.id = pe.proposal_id
+         LEFT JOIN endpoints e ON e.project_id = p.project_id AND e.method = pe.method AND e.path = pe.path
+         LEFT JOIN endpoint_versions v ON v.id = e.current_version_id
+        WHERE pe.proposal_id = $1
+        ORDER BY pe.position`,
+      [proposalId],
+    );
+    return planned.map((p) => {
+      const plan = planVersion(p.current, p, p.mode);
+      return {
+        endpointId: p.endpointId,
+        method: p.method,
+        path: p.path,
+        fromVersion: p.current && formatVersion(p.current),
+        toVersion: formatVersion(plan.version),
+        changes: plan.changes.map(toChangeResponse),
+      };
+    });
+  }
+}

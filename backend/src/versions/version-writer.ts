@@ -1,0 +1,71 @@
+import { diffEndpoint, type EndpointShapes, nextVersion, type ShapeChange, type Version } from '@spectator/shared';
+import type { EntityManager } from 'typeorm';
+import { extendEndpointShapes } from '../endpoints/endpoint-shapes';
+
+/**
+ * How proposed shapes become documentation: `extend` merges observed shapes into what is
+ * documented (accepting a capture's changes keeps what was documented accepted), `replace` takes
+ * planned shapes as the new documentation (design first).
+ */
+export type ProposalMode = 'extend' | 'replace';
+
+/** The current version of an endpoint, as far as the next version depends on it. */
+export type CurrentVersion = EndpointShapes & Version;
+
+/** The version a proposal gives an endpoint: its documentation, its changes and its number. */
+export interface PlannedVersion {
+  documented: EndpointShapes;
+  changes: ShapeChange[];
+  version: Version;
+}
+
+/**
+ * The next version from the current one (null: not documented yet) and proposed shapes, by the
+ * shared rules: 1.0 first; then next minor when every change is non-breaking, next major otherwise.
+ */
+export function planVersion(current: CurrentVersion | null, shapes: EndpointShapes, mode: ProposalMode): PlannedVersion {
+  const documented = current === null || mode === 'replace' ? shapes : extendEndpointShapes(current, shapes);
+  const changes = current === null ? [] : diffEndpoint(current, documented);
+  return { documented, changes, version: nextVersion(current, changes) };
+}
+
+/** What one written version was. */
+export interface WrittenVersion {
+  endpointId: string;
+  versionId: string;
+  version: Version;
+  previous: Version | null;
+  changes: ShapeChange[];
+}
+
+/**
+ * Writes the next version of an endpoint inside a transaction: upserts the endpoint row (which
+ * locks it until the transaction ends, so concurrent writers of one endpoint queue up), plans the
+ * version from the current one, inserts it and makes it current.
+ */
+export async function writeNextVersion(
+  manager: EntityManager,
+  input: { projectId: string; method: string; path: string; description: string | null; shapes: EndpointShapes; mode: ProposalMode; proposalId: string },
+): Promise<WrittenVersion> {
+  const [endpoint] = (await manager.query(
+    `INSERT INTO endpoints AS e (project_id, method, path) VALUES ($1, $2, $3)
+     ON CONFLICT ON CONSTRAINT endpoints_method_path_unique DO UPDATE SET updated_at = e.updated_at
+     RETURNING e.id, e.description, e.current_version_id AS "currentVersionId"`,
+    [input.projectId, input.method, input.path],
+  )) as Array<{ id: string; description: string; currentVersionId: string | null }>;
+  if (!endpoint) throw new Error('endpoint upsert returned nothing');
+  const [current] =
+    endpoint.currentVersionId === null
+      ? [null]
+      : ((await manager.query('SELECT major, minor, request, responses FROM endpoint_versions WHERE id = $1', [endpoint.currentVersionId])) as CurrentVersion[]);
+  const plan = planVersion(current ?? null, input.shapes, input.mode);
+  const description = input.description ?? endpoint.description;
+  const [written] = (await manager.query(
+    `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, changes, proposal_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+    [endpoint.id, plan.version.major, plan.version.minor, description, JSON.stringify(plan.documented.request), JSON.stringify(plan.documented.responses), JSON.stringify(plan.changes), input.proposalId],
+  )) as Array<{ id: string }>;
+  if (!written) throw new Error('version insert returned nothing');
+  await manager.query('UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1', [endpoint.id, written.id, description]);
+  return { endpointId: endpoint.id, versionId: written.id, version: plan.version, previous: current ? { major: current.major, minor: current.minor } : null, changes: plan.changes };
+}

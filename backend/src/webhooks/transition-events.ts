@@ -1,0 +1,53 @@
+import type { DashboardEvent, EnvironmentKind, ProposalStepName } from '@spectator/shared';
+
+/** A proposal reached a lifecycle step (once per step, never back). */
+export interface ProposalStepEvent {
+  type: 'proposal.step';
+  proposalId: string;
+  title: string;
+  step: ProposalStepName;
+  /** The proposal's status after this step: the furthest step reached. */
+  status: ProposalStepName;
+  at: string;
+  actor: string | null;
+  pullRequest: string | null;
+  build: string | null;
+  commit: string | null;
+}
+
+/** The version of an endpoint running in an environment changed (or was seen there first). */
+export interface VersionChangedEvent {
+  type: 'version.changed';
+  endpointId: string;
+  method: string;
+  path: string;
+  environment: { kind: EnvironmentKind; name: string };
+  pullRequest: string | null;
+  build: string | null;
+  commit: string | null;
+  /** `null` when the endpoint was never seen there before. */
+  previous: string | null;
+  version: string;
+  /** True when no version conforms and `version` is only the nearest one. */
+  drift: boolean;
+}
+
+/** What webhooks receive as `data` (docs/webhooks.md). */
+export type TransitionEvent = ProposalStepEvent | VersionChangedEvent;
+
+/** The body POSTed to a webhook. */
+export interface WebhookBody {
+  /** Unique per event; the same in every delivery and retry of it. */
+  id: string;
+  type: TransitionEvent['type'];
+  project: string;
+  occurredAt: string;
+  data: TransitionEvent;
+}
+
+/** The dashboard's (smaller) form of a transition event. */
+export function toDashboardEvent(event: TransitionEvent): DashboardEvent {
+  return event.type === 'proposal.step'
+    ? { type: 'proposal.step', proposalId: event.proposalId, step: event.step, at: event.at }
+    : { type: 'version.changed', endpointId: event.endpointId, environment: event.environment, version: event.version };
+}

@@ -1,0 +1,223 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import type { Principal } from '../auth/tokens.service';
+import { badInput, DomainError, ErrorCode } from '../common/errors';
+import type { ProjectEntity } from '../projects/project.entity';
+import { RUNTIME, type Runtime } from '../runtime';
+import { returningRows } from '../versions/returning';
+import type { CreateWebhookDto } from './dto/webhook.dto';
+import { Notifier } from './notifier';
+import { SIGNATURE_HEADER, signBody } from './signature';
+
+/** Delivery policy (docs/webhooks.md). */
+export const DELIVERY = {
+  /** Attempts before a delivery is marked failed. */
+  maxAttempts: 8,
+  /** Wait before the second attempt (ms); doubled for each later one, capped at `maxBackoffMs`. */
+  firstBackoffMs: 1_000,
+  maxBackoffMs: 10 * 60_000,
+  /** A receiver gets this long to answer (ms). */
+  timeoutMs: 10_000,
+  /** How often each replica looks for due deliveries (ms). */
+  pollMs: 500,
+  /** Deliveries claimed per look; a claim is a lease, so a replica that dies mid-send frees them. */
+  batch: 10,
+  leaseSeconds: 60,
+  maxWebhooksPerProject: 20,
+} as const;
+
+/** The wait before attempt `attempt + 1` (ms), after `attempt` failed ones. */
+export function backoffMs(attempt: number): number {
+  return Math.min(DELIVERY.firstBackoffMs * 2 ** Math.max(0, attempt - 1), DELIVERY.maxBackoffMs);
+}
+
+interface ClaimedDelivery {
+  id: string;
+  body: string;
+  type: string;
+  attempts: number;
+  url: string;
+  secret: string;
+}
+
+interface DeliveryRow {
+  id: string;
+  eventId: string;
+  type: string;
+  status: WebhookDeliveryResponse['status'];
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: Date;
+  nextAttemptAt: Date;
+  deliveredAt: Date | null;
+}
+
+/**
+ * Webhook registrations and the delivery worker. Deliveries are rows written in the transaction
+ * of the transition they report (Notifier); every replica polls for due ones, claims a few with
+ * `FOR UPDATE SKIP LOCKED` and a lease, POSTs them signed, and records the outcome: delivered,
+ * retried later with exponential backoff, or failed after `maxAttempts`. Nothing lives only in
+ * memory, so deliveries survive restarts and are shared by replicas.
+ */
+@Injectable()
+export class WebhooksService implements OnModuleInit, OnModuleDestroy {
+  private readonly log: Logger;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(RUNTIME) runtime: Runtime,
+    private readonly notifier: Notifier,
+  ) {
+    this.log = runtime.log.child({ module: 'webhooks' });
+  }
+
+  onModuleInit(): void {
+    this.unsubscribe = this.notifier.onQueued(() => this.schedule(50));
+    this.schedule(DELIVERY.pollMs);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  async create(project: ProjectEntity, principal: Principal, input: CreateWebhookDto): Promise<WebhookResponse> {
+    const [{ count }] = (await this.db.query('SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1', [project.id])) as [{ count: number }];
+    if (count >= DELIVERY.maxWebhooksPerProject) throw badInput(`a project has at most ${DELIVERY.maxWebhooksPerProject} webhooks`);
+    const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64url')}`;
+    const [row] = (await this.db.query(
+      'INSERT INTO webhooks (project_id, url, secret, created_by) VALUES ($1, $2, $3, $4) RETURNING id, url, created_at AS "createdAt", created_by AS "createdBy"',
+      [project.id, input.url, secret, principal.name],
+    )) as Array<{ id: string; url: string; createdAt: Date; createdBy: string | null }>;
+    if (!row) throw new Error('webhook insert returned nothing');
+    return { id: row.id, url: row.url, createdAt: row.createdAt.toISOString(), createdBy: row.createdBy, secret };
+  }
+
+  async list(project: ProjectEntity): Promise<WebhookResponse[]> {
+    const rows: Array<{ id: string; url: string; createdAt: Date; createdBy: string | null }> = await this.db.query(
+      'SELECT id, url, created_at AS "createdAt", created_by AS "createdBy" FROM webhooks WHERE project_id = $1 ORDER BY created_at, id',
+      [project.id],
+    );
+    return rows.map((row) => ({ id: row.id, url: row.url, createdAt: row.createdAt.toISOString(), createdBy: row.createdBy }));
+  }
+
+  /** Deletes a webhook and its delivery log. @throws DomainError WebhookNotFound */
+  async remove(project: ProjectEntity, id: string): Promise<void> {
+    const rows = await returningRows(this.db, 'DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING id', [id, project.id]);
+    if (rows.length === 0) throw this.notFound(project, id);
+  }
+
+  /** A webhook's deliveries, newest first. @throws DomainError WebhookNotFound */
+  async deliveries(project: ProjectEntity, id: string, limit: number): Promise<WebhookDeliveryResponse[]> {
+    const exists = (await this.db.query('SELECT 1 FROM webhooks WHERE id = $1 AND project_id = $2', [id, project.id])) as unknown[];
+    if (exists.length === 0) throw this.notFound(project, id);
+    const rows: DeliveryRow[] = await this.db.query(
+      `SELECT id, event_id AS "eventId", event_type AS type, status, attempts, last_status AS "lastStatus", last_error AS "lastError",
+              created_at AS "createdAt", next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt"
+         FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+      [id, limit],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      eventId: row.eventId,
+      type: row.type,
+      status: row.status,
+      attempts: row.attempts,
+      lastStatus: row.lastStatus,
+      lastError: row.lastError,
+      createdAt: row.createdAt.toISOString(),
+      nextAttemptAt: row.status === 'pending' ? row.nextAttemptAt.toISOString() : null,
+      deliveredAt: row.deliveredAt?.toISOString() ?? null,
+    }));
+  }
+
+  /** Sends what is due now; resolves when this round's attempts are recorded. */
+  async deliverDue(): Promise<number> {
+    const claimed = await returningRows<ClaimedDelivery>(
+      this.db,
+      `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2)
+         FROM webhooks w
+        WHERE w.id = d.webhook_id
+          AND d.id IN (SELECT id FROM webhook_deliveries
+                        WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+                        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING d.id, d.body, d.event_type AS type, d.attempts, w.url, w.secret`,
+      [DELIVERY.batch, DELIVERY.leaseSeconds],
+    );
+    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    return claimed.length;
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    let status: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await fetch(delivery.url, {
+        method: 'POST',
+        redirect: 'manual',
+        signal: AbortSignal.timeout(DELIVERY.timeoutMs),
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'spectator-webhooks/1',
+          [SIGNATURE_HEADER]: signBody(delivery.secret, delivery.body),
+          'X-Spectator-Event': delivery.type,
+          'X-Spectator-Delivery': delivery.id,
+        },
+        body: delivery.body,
+      });
+      status = response.status;
+      await response.body?.cancel();
+      if (status < 200 || status >= 300) error = `receiver answered ${status}`;
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause;
+      error = (err as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY.timeoutMs} ms` : `${(err as Error).message}${cause?.code ? ` (${cause.code})` : ''}`;
+    }
+    if (error === null) {
+      await this.db.query(`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL, lease_until = NULL WHERE id = $1`, [delivery.id, status]);
+      return;
+    }
+    const failed = delivery.attempts >= DELIVERY.maxAttempts;
+    this.log.warn({ deliveryId: delivery.id, attempts: delivery.attempts, status, failed }, 'webhook delivery attempt failed');
+    await this.db.query(
+      `UPDATE webhook_deliveries SET status = $2, last_status = $3, last_error = $4, lease_until = NULL,
+              next_attempt_at = now() + make_interval(secs => $5::float8 / 1000)
+        WHERE id = $1`,
+      [delivery.id, failed ? 'failed' : 'pending', status, error.slice(0, 500), backoffMs(delivery.attempts)],
+    );
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.running = this.deliverDue()
+        .then((sent) => {
+          this.running = null;
+          // A full batch means more may be due: look again at once.
+          this.schedule(sent >= DELIVERY.batch ? 0 : DELIVERY.pollMs);
+        })
+        .catch((err: unknown) => {
+          this.running = null;
+          if (!this.stopped) this.log.warn({ err }, 'webhook delivery round failed');
+          this.schedule(DELIVERY.pollMs);
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private notFound(project: ProjectEntity, id: string): DomainError {
+    return new DomainError(ErrorCode.WebhookNotFound, `webhook ${id} does not exist in project ${project.slug}`);
+  }
+}

@@ -1,0 +1,170 @@
+import type { ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import pg from 'pg';
+import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
+import { startTestBackend, type TestBackend } from './support';
+
+let backend: TestBackend;
+let agentToken: string;
+let readToken: string;
+
+const postExchange = { method: 'POST', path: '/posts', status: 201, request: { title: 't', author: 'a' }, response: { id: 1, title: 't', author: 'a' } };
+
+async function openAgent(token = agentToken): Promise<{ agent: TestAgent; captureId: string }> {
+  const agent = await connectTestAgent(backend.url, token);
+  const hello = helloMessage();
+  const welcome = await agent.request(hello);
+  expect(welcome).toMatchObject({ type: 'welcome', project: 'ingest' });
+  return { agent, captureId: hello.capture.id };
+}
+
+async function undocumented(captureId: string): Promise<UndocumentedEndpointResponse[]> {
+  const { status, body } = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/ingest/captures/${captureId}/undocumented`, undefined, readToken);
+  expect(status).toBe(200);
+  return body;
+}
+
+async function rowCount(table: string): Promise<number> {
+  const client = new pg.Client({ connectionString: backend.databaseUrl });
+  await client.connect();
+  try {
+    const result = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table}`);
+    return Number(result.rows[0]?.n);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'ingest', name: 'Ingest' })).status).toBe(201);
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/ingest/tokens', { name: 'agent', scope: 'agent', environments: ['local', 'ci'] })).body.token as string;
+  readToken = (await backend.api<TokenResponse>('POST', '/projects/ingest/tokens', { name: 'reader', scope: 'read' })).body.token as string;
+});
+afterAll(async () => {
+  await backend.close();
+});
+
+describe('agent stream', () => {
+  it('acknowledges a batch after committing it and counts requests and responses of interest', async () => {
+    const { agent, captureId } = await openAgent();
+    const batch = batchMessage(captureId, [postExchange, { ...postExchange, count: 1 }, { method: 'GET', path: '/posts', status: 200, response: [{ id: 1 }] }]);
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+    expect(await undocumented(captureId)).toEqual([
+      { method: 'GET', path: '/posts', interactions: 1, count: 1 },
+      { method: 'POST', path: '/posts', interactions: 2, count: 4 },
+    ]);
+    await agent.close();
+  });
+
+  it('acknowledges a resent batch as a duplicate without counting it twice', async () => {
+    const { agent, captureId } = await openAgent();
+    const batch = batchMessage(captureId, [postExchange]);
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId, duplicate: true });
+    await agent.close();
+    // A resend on another connection (after a reconnect) is a duplicate too.
+    const again = await connectTestAgent(backend.url, agentToken);
+    await again.request(helloMessage({ capture: { id: captureId, startedAt: new Date().toISOString(), reason: 'agent-start' } }));
+    expect(await again.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId, duplicate: true });
+    expect(await undocumented(captureId)).toEqual([{ method: 'POST', path: '/posts', interactions: 1, count: 2 }]);
+    await again.close();
+  });
+
+  it('never loses an increment when batches for one row arrive concurrently on several connections', async () => {
+    const { agent: first, captureId } = await openAgent();
+    const agents = [first];
+    for (let i = 0; i < 3; i++) {
+      const agent = await connectTestAgent(backend.url, agentToken);
+      await agent.request(helloMessage({ agentId: `agent-${i}`, capture: { id: captureId, startedAt: new Date().toISOString(), reason: 'agent-start' } }));
+      agents.push(agent);
+    }
+    const perAgent = 10;
+    await Promise.all(
+      agents.map(async (agent) => {
+        const batches = Array.from({ length: perAgent }, () => batchMessage(captureId, [{ ...postExchange, count: 3 }]));
+        for (const batch of batches) agent.send(batch);
+        for (const batch of batches) expect(await agent.next(10_000)).toEqual({ type: 'ack', batchId: batch.batchId });
+      }),
+    );
+    expect(await undocumented(captureId)).toEqual([{ method: 'POST', path: '/posts', interactions: agents.length * perAgent * 3, count: agents.length * perAgent * 3 * 2 }]);
+    await Promise.all(agents.map((agent) => agent.close()));
+  });
+
+  it('answers a bad message with an error naming the problem, writes nothing, and closes after repeated bad messages', async () => {
+    const { agent, captureId } = await openAgent();
+    const observationsBefore = await rowCount('observations');
+    const good = batchMessage(captureId, [postExchange]);
+    const badStatus = { ...good, observations: [{ ...good.observations[0], status: 42 }] };
+    expect(await agent.request(JSON.stringify(badStatus))).toMatchObject({ type: 'error', code: 'invalid-message', batchId: good.batchId, message: 'observations[0].status must be an integer 100-599' });
+    expect(await agent.request('{not json')).toMatchObject({ type: 'error', message: 'message is not valid JSON' });
+    // A good message in between resets the count of bad ones.
+    expect(await agent.request(good)).toEqual({ type: 'ack', batchId: good.batchId });
+    const unknownShape = batchMessage(captureId, [{ ...postExchange, request: { neverSentBefore: true } }]);
+    unknownShape.shapes = {};
+    expect(await agent.request(unknownShape)).toMatchObject({ type: 'error', message: expect.stringMatching(/^observations\[0\]\.request\.shape \S+ is an unknown shape/) });
+    const forged = batchMessage(captureId, [{ ...postExchange, request: { forged: 1 } }]);
+    const [firstKey] = Object.keys(forged.shapes);
+    forged.shapes[firstKey as string] = { kind: 'number' };
+    expect(await agent.request(forged)).toMatchObject({ type: 'error', message: expect.stringContaining('does not match its fingerprint') });
+    expect(await agent.request({ type: 'rules', captureId: '00000000-0000-4000-8000-000000000000', rules: [] })).toMatchObject({
+      type: 'error',
+      message: expect.stringContaining('is not a capture of this project'),
+    });
+    expect(await agent.closed).toBe(1008);
+    // Only the good batch was written: one new row (the same key as before in a new capture).
+    expect(await rowCount('observations')).toBe(observationsBefore + 1);
+  });
+
+  it('refuses a message over the size limit with an error', async () => {
+    const { agent, captureId } = await openAgent();
+    const huge = JSON.stringify({ ...batchMessage(captureId, [postExchange]), padding: 'x'.repeat(4 * 1024 * 1024 + 10) });
+    expect(await agent.request(huge)).toMatchObject({ type: 'error', code: 'too-large' });
+    const good = batchMessage(captureId, [postExchange]);
+    expect(await agent.request(good)).toEqual({ type: 'ack', batchId: good.batchId });
+    await agent.close();
+  });
+
+  it('wants a hello first and checks the protocol version', async () => {
+    const agent = await connectTestAgent(backend.url, agentToken);
+    expect(await agent.request(batchMessage('00000000-0000-4000-8000-000000000000', [postExchange]))).toMatchObject({ type: 'error', code: 'hello-required' });
+    expect(await agent.request(helloMessage({ protocol: 99 }))).toMatchObject({ type: 'error', code: 'refused', message: expect.stringContaining('protocol 99') });
+    expect(await agent.closed).toBe(1008);
+  });
+
+  it('limits an agent token to its environments', async () => {
+    const agent = await connectTestAgent(backend.url, agentToken);
+    expect(await agent.request(helloMessage({ environment: { kind: 'production', build: 'b1' } }))).toMatchObject({
+      type: 'error',
+      code: 'refused',
+      message: 'environment.kind production is not allowed for this token (allowed: local, ci)',
+    });
+    expect(await agent.closed).toBe(1008);
+  });
+
+  it('refuses connections without an agent token', async () => {
+    await expect(connectTestAgent(backend.url, null)).rejects.toMatchObject({ status: 401 });
+    await expect(connectTestAgent(backend.url, 'spk_unknown')).rejects.toMatchObject({ status: 401 });
+    await expect(connectTestAgent(backend.url, readToken)).rejects.toMatchObject({ status: 403 });
+    await expect(connectTestAgent(backend.url, backend.adminToken)).rejects.toMatchObject({ status: 403 });
+  });
+
+  it('records captures from hello and capture messages, newest first, with their environment', async () => {
+    const agent = await connectTestAgent(backend.url, agentToken);
+    const hello = helloMessage({ environment: { kind: 'ci', pullRequest: '42', commit: 'abc123' }, rules: ['GET /'] });
+    await agent.request(hello);
+    const next = { id: '11111111-1111-4111-8111-111111111111', startedAt: new Date(Date.now() + 1000).toISOString(), reason: 'command-restart' as const };
+    agent.send({ type: 'capture', capture: next, previous: { id: hello.capture.id, endedAt: new Date().toISOString() } });
+    const batch = batchMessage(next.id, [postExchange]);
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+    const { body } = await backend.api<Array<{ id: string; endedAt: string | null; environment: unknown; pullRequest: string | null; commit: string | null; rules: string[]; interactions: number }>>(
+      'GET',
+      '/projects/ingest/captures?limit=2',
+      undefined,
+      readToken,
+    );
+    expect(body.map((c) => c.id)).toEqual([next.id, hello.capture.id]);
+    expect(body[0]).toMatchObject({ environment: { kind: 'ci', name: 'PR #42' }, pullRequest: '42', commit: 'abc123', rules: ['GET /'], endedAt: null, interactions: 1 });
+    expect(body[1]?.endedAt).not.toBeNull();
+    await agent.close();
+  });
+});

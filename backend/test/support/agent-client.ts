@@ -1,0 +1,125 @@
+import {
+  type AgentMessage,
+  type BackendMessage,
+  type BatchMessage,
+  fingerprint,
+  type HelloMessage,
+  inferShape,
+  PROTOCOL_VERSION,
+  ROUTES,
+  type Shape,
+  type WireObservation,
+} from '@spectator/shared';
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+
+/** A hand-driven agent over a real WebSocket, for tests of the ingest protocol. */
+export interface TestAgent {
+  socket: WebSocket;
+  /** Sends a message (or raw text) as one frame. */
+  send(message: AgentMessage | string): void;
+  /** The next backend message (waits up to `timeoutMs`). */
+  next(timeoutMs?: number): Promise<BackendMessage>;
+  /** Sends and waits for the answer. */
+  request(message: AgentMessage | string, timeoutMs?: number): Promise<BackendMessage>;
+  /** Resolves with the close code when the backend closes the connection. */
+  closed: Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Opens `WS /api/v1/agents/stream` with a bearer token; rejects with the HTTP status when the upgrade is refused. */
+export function connectTestAgent(baseUrl: string, token: string | null): Promise<TestAgent> {
+  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${ROUTES.agentStream}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+  const inbox: BackendMessage[] = [];
+  const waiters: Array<(message: BackendMessage) => void> = [];
+  socket.on('message', (data) => {
+    const message = JSON.parse(data.toString()) as BackendMessage;
+    const waiter = waiters.shift();
+    if (waiter) waiter(message);
+    else inbox.push(message);
+  });
+  const closed = new Promise<number>((resolve) => socket.on('close', (code) => resolve(code)));
+  const agent: TestAgent = {
+    socket,
+    closed,
+    send: (message) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
+    next: (timeoutMs = 5000) => {
+      const queued = inbox.shift();
+      if (queued) return Promise.resolve(queued);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no message from the backend in time')), timeoutMs);
+        waiters.push((message) => {
+          clearTimeout(timer);
+          resolve(message);
+        });
+      });
+    },
+    request: (message, timeoutMs) => {
+      agent.send(message);
+      return agent.next(timeoutMs);
+    },
+    close: async () => {
+      if (socket.readyState === WebSocket.CLOSED) return;
+      socket.close();
+      await closed;
+    },
+  };
+  return new Promise((resolve, reject) => {
+    socket.once('open', () => resolve(agent));
+    socket.once('unexpected-response', (_request, response) => reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode })));
+    socket.once('error', reject);
+  });
+}
+
+/** A hello for a new capture. */
+export function helloMessage(overrides: Partial<HelloMessage> = {}): HelloMessage {
+  return {
+    type: 'hello',
+    protocol: PROTOCOL_VERSION,
+    agentId: 'test-agent',
+    agentVersion: '0.0.0-test',
+    environment: { kind: 'local' },
+    capture: { id: randomUUID(), startedAt: new Date().toISOString(), reason: 'agent-start' },
+    rules: [],
+    ...overrides,
+  };
+}
+
+/** An exchange to put in a batch: bodies are given as JSON values and shaped here. */
+export interface TestExchange {
+  method: string;
+  path: string;
+  status: number;
+  request?: unknown;
+  response?: unknown;
+  count?: number;
+}
+
+/** A batch for some exchanges, with the shapes they reference. */
+export function batchMessage(captureId: string, exchanges: readonly TestExchange[], batchId: string = randomUUID()): BatchMessage {
+  const shapes: Record<string, Shape> = {};
+  const body = (value: unknown): WireObservation['request'] => {
+    if (value === undefined) return null;
+    const shape = inferShape(value);
+    const fp = fingerprint(shape);
+    shapes[fp] = shape;
+    return { contentType: 'application/json', shape: fp };
+  };
+  const now = new Date().toISOString();
+  const observations = exchanges.map(
+    (e): WireObservation => ({
+      method: e.method,
+      path: e.path,
+      status: e.status,
+      query: [],
+      requestHeaders: ['content-type'],
+      responseHeaders: ['content-type'],
+      request: body(e.request),
+      response: body(e.response),
+      count: e.count ?? 1,
+      firstSeen: now,
+      lastSeen: now,
+    }),
+  );
+  return { type: 'batch', batchId, captureId, shapes, observations };
+}
