@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import fc from 'fast-check';
-import { conformsTo, diffShapes, fingerprint, fromJsonSchema, inferShape, mergeAllShapes, mergeShapes, toJsonSchema, type Direction, type Shape } from '@spectator/shared';
+import { conformsTo, diffShapes, diffVersions, fingerprint, fromJsonSchema, inferShape, mergeAllShapes, mergeShapes, toJsonSchema, type Direction, type Shape } from '@spectator/shared';
 
 // The laws of docs/shapes.md, checked on generated bodies and shapes.
 
@@ -149,6 +149,14 @@ describe('shape laws', () => {
 
   it('conforms exactly when the diff is empty', () => {
     fc.assert(fc.property(shapes, shapes, direction, (documented, observed, side) => conformsTo(observed, documented) === (diffShapes(documented, observed, side).length === 0)), { numRuns: 500 });
+  });
+
+  it('two versions differ exactly when one does not conform to the other', () => {
+    fc.assert(
+      fc.property(shapes, shapes, direction, (before, after, side) => (diffVersions(before, after, side).length === 0) === (conformsTo(after, before) && conformsTo(before, after))),
+      { numRuns: 500 },
+    );
+    fc.assert(fc.property(shapes, direction, (shape, side) => diffVersions(shape, shape, side).length === 0));
   });
 
   it('toJsonSchema and fromJsonSchema round-trip', () => {

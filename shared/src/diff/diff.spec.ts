@@ -1,7 +1,7 @@
 import { inferShape } from '../shape/infer';
 import type { Shape } from '../shape/types';
 import { conformsTo } from './conform';
-import { diffEndpoint, diffShapes } from './diff';
+import { diffEndpoint, diffShapes, diffVersions } from './diff';
 import type { Direction, EndpointShapes } from './types';
 import { array, CUT, N, object, oneOf, POST_REQUEST, POST_RESPONSE, S, U, Z } from '../../test/shape-fixtures';
 
@@ -119,5 +119,31 @@ describe('diffEndpoint', () => {
   it('names the media types of a new content type', () => {
     const [change] = diffEndpoint(postsEndpoint, { ...postsEndpoint, responses: [{ status: 201, contentType: 'text/html; charset=utf-8', shape: null }] });
     expect(change?.contentTypes).toEqual({ documented: 'application/json', observed: 'text/html' });
+  });
+});
+
+describe('diffVersions (planned against documented)', () => {
+  it.each<[string, Direction, Shape, Shape, Array<{ change: string; at: string; breaking: boolean }>]>([
+    ['nothing changed', 'response', POST_RESPONSE, POST_RESPONSE, []],
+    ['response: a required field removed breaks (listed once)', 'response', POST_RESPONSE, object(['author', true, S], ['title', true, S]), [{ change: 'removed', at: '$.id', breaking: true }]],
+    ['response: an optional field removed does not break', 'response', object(['a', true, N], ['b', false, S]), object(['a', true, N]), [{ change: 'removed', at: '$.b', breaking: false }]],
+    ['response: an optional field made required does not break', 'response', object(['a', false, N]), object(['a', true, N]), [{ change: 'now required', at: '$.a', breaking: false }]],
+    ['response: a type narrowed does not break', 'response', object(['a', true, oneOf(S, Z)]), object(['a', true, S]), [{ change: 'type changed', at: '$.a', breaking: false }]],
+    ['response: a type widened breaks', 'response', object(['a', true, S]), object(['a', true, oneOf(S, Z)]), [{ change: 'type changed', at: '$.a', breaking: true }]],
+    ['response: a type replaced breaks (listed once)', 'response', object(['a', true, S]), object(['a', true, N]), [{ change: 'type changed', at: '$.a', breaking: true }]],
+    ['request: an optional field made required breaks', 'request', object(['a', false, N]), object(['a', true, N]), [{ change: 'now required', at: '$.a', breaking: true }]],
+    ['request: a type narrowed (null no longer accepted) breaks', 'request', object(['a', true, oneOf(S, Z)]), object(['a', true, S]), [{ change: 'type changed', at: '$.a', breaking: true }]],
+    ['request: a format now demanded breaks', 'request', object(['id', true, S]), object(['id', true, UUID]), [{ change: 'type changed', at: '$.id', breaking: true }]],
+    ['request: a new required field breaks (listed once)', 'request', POST_REQUEST, object(['author', true, S], ['body', true, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: true }]],
+    ['request: a new optional field does not break', 'request', POST_REQUEST, object(['author', true, S], ['body', false, S], ['title', true, S]), [{ change: 'added', at: '$.body', breaking: false }]],
+    ['request: an optional field dropped does not break', 'request', object(['a', true, N], ['b', false, S]), object(['a', true, N]), [{ change: 'removed', at: '$.b', breaking: false }]],
+  ])('%s', (_name, direction, before, after, expected) => {
+    expect(diffVersions(before, after, direction).map(({ change, at, breaking }) => ({ change, at, breaking }))).toEqual(expected);
+  });
+
+  it('gives the before shape as documented and the after shape as observed, with direction and status', () => {
+    expect(diffVersions(object(['a', false, N]), object(['a', true, N]), 'response', 200)).toEqual([
+      { change: 'now required', in: 'response', status: 200, at: '$.a', documented: N, observed: N, breaking: false },
+    ]);
   });
 });

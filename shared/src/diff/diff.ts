@@ -1,8 +1,12 @@
+import type { ChangeKind } from '../api/types';
 import type { Shape } from '../shape/types';
 import { compareShapes } from './compare';
 import type { Direction, EndpointShapes, ShapeChange } from './types';
 
 const NOTHING_KNOWN: Shape = { kind: 'unknown' };
+const OPPOSITE: Readonly<Record<Direction, Direction>> = { request: 'response', response: 'request' };
+/** What a change found from `after` to `before` is called from `before` to `after`. */
+const REVERSED: Partial<Record<ChangeKind, ChangeKind>> = { added: 'removed', removed: 'added', 'now optional': 'now required' };
 
 /**
  * Changes from `documented` to `observed`: what the observed shape does that the documented one
@@ -16,6 +20,42 @@ export function diffShapes(documented: Shape, observed: Shape, direction: Direct
     changes.push(status === undefined ? { ...change, in: direction } : { ...change, in: direction, status });
     return false;
   });
+  return changes;
+}
+
+/**
+ * Changes between two documented versions of a body (a proposal's planned shape against the
+ * current one): what `after` allows that `before` did not ({@link diffShapes}), and what `before`
+ * allowed that `after` no longer does. The second half is `diffShapes(after, before)` read from
+ * the other side, because narrowing a request is to clients what widening a response is: a field
+ * made required in a request (`now required`) or a type no longer accepted breaks; an optional
+ * response field dropped (`removed`) or made required (`now required`), or a response type
+ * narrowed, does not. `documented` holds the `before` shape, `observed` the `after` one. A change
+ * found both ways is listed once, breaking if either way says so. Empty exactly when each of the
+ * two conforms to the other.
+ */
+export function diffVersions(before: Shape, after: Shape, direction: Direction, status?: number): ShapeChange[] {
+  const changes = diffShapes(before, after, direction, status);
+  const byKey = new Map(changes.map((change) => [`${change.change} ${change.at}`, change]));
+  for (const narrowed of diffShapes(after, before, OPPOSITE[direction])) {
+    const kind = REVERSED[narrowed.change] ?? narrowed.change;
+    const same = byKey.get(`${kind} ${narrowed.at}`);
+    if (same !== undefined) {
+      same.breaking ||= narrowed.breaking;
+      continue;
+    }
+    const change: ShapeChange = {
+      change: kind,
+      in: direction,
+      ...(status === undefined ? {} : { status }),
+      at: narrowed.at,
+      ...(narrowed.observed === undefined ? {} : { documented: narrowed.observed }),
+      ...(narrowed.documented === undefined ? {} : { observed: narrowed.documented }),
+      breaking: narrowed.breaking,
+    };
+    changes.push(change);
+    byKey.set(`${kind} ${narrowed.at}`, change);
+  }
   return changes;
 }
 
