@@ -179,11 +179,14 @@ async function start(options, { register, progress, signal }) {
   register(async () => {
     const captureId = agent.captureId();
     await agent.close();
-    // The agent's last message ends its capture; let the backend record it before it stops.
-    await waitForCaptureEnd(dashboardApi, demo.slug, captureId, 3_000);
+    // The agent's last message ends its capture; let the backend record it before it stops
+    // (only tidier: a capture left open is closed by the next one).
+    await waitForCapture(dashboardApi, demo.slug, captureId, (capture) => capture.endedAt !== null, 3_000).catch(() => undefined);
   });
   progress(`agent proxying ${agent.proxyUrl} → ${demoApi.url}`);
-  const { requests } = await playWalkthrough(agent.proxyUrl);
+  const { requests, observed } = await playWalkthrough(agent.proxyUrl);
+  // Ready means the dashboard already shows the walkthrough: wait for the agent's batch to land.
+  await waitForCapture(dashboardApi, demo.slug, agent.captureId(), (capture) => capture.interactions >= observed, 10_000);
   progress(`walkthrough: ${requests} requests through the agent (landing page, two POST /posts, GET /posts)`);
 
   const signIn = `${backend.url}/#/signin?token=${encodeURIComponent(demo.dashboardToken)}&project=${encodeURIComponent(demo.slug)}`;
@@ -208,19 +211,25 @@ Ctrl-C stops everything; the data stays in ${display(options.dataDir)} (npm star
 }
 
 /**
- * Resolves once the backend shows the capture as ended, or after `timeoutMs` (it is only tidier).
+ * Resolves once the backend shows a capture in the state `done` looks for.
  * @param {import('./start/api').ApiClient} api
  * @param {string} project
  * @param {string} captureId
+ * @param {(capture: { interactions: number, endedAt: string | null }) => boolean} done
  * @param {number} timeoutMs
  * @returns {Promise<void>}
+ * @throws Error when the capture is not in that state within `timeoutMs`
  */
-async function waitForCaptureEnd(api, project, captureId, timeoutMs) {
+async function waitForCapture(api, project, captureId, done, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    /** @type {{ endedAt: string | null }} */
-    const capture = await api.call('GET', `/projects/${project}/captures/${captureId}`);
-    if (capture.endedAt !== null) return;
+  for (;;) {
+    /** @type {{ interactions: number, endedAt: string | null } | null} */
+    const capture = await api.call('GET', `/projects/${project}/captures/${captureId}`).catch((error) => {
+      if (error.status === 404) return null;
+      throw error;
+    });
+    if (capture && done(capture)) return;
+    if (Date.now() > deadline) throw new Error(`the backend did not show capture ${captureId} as expected within ${timeoutMs / 1000} s (it has ${JSON.stringify(capture)})`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

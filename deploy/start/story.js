@@ -58,7 +58,8 @@ const WALKTHROUGH_POSTS = [
 /**
  * The spec's walkthrough through the agent's proxy: landing traffic, two POST /posts, a GET /posts.
  * @param {string} proxyUrl
- * @returns {Promise<{ requests: number }>}
+ * @returns {Promise<{ requests: number, observed: number }>} requests sent, and how many of them
+ *   service.yml does not ignore (the interactions the capture will count)
  * @throws Error naming the request whose answer was not the expected one
  */
 async function playWalkthrough(proxyUrl) {
@@ -69,7 +70,7 @@ async function playWalkthrough(proxyUrl) {
     const expected = method === 'POST' && path === '/posts' ? 201 : 200;
     if (status !== expected) throw new Error(`walkthrough: ${method} ${path} through the agent answered ${status}, expected ${expected}`);
   }
-  return { requests: requests.length };
+  return { requests: requests.length, observed: requests.length - LANDING_TRAFFIC.length };
 }
 
 /**

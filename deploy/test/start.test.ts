@@ -1,0 +1,215 @@
+// `npm start`, run for real: the build check, the backend on an embedded PostgreSQL, the demo
+// project, the story, the demo API behind the agent; then the printed URLs are used, Ctrl-C is
+// sent to the process group as a terminal does, and the data is kept or dropped as promised.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureDashboardBuilt } from '../../dashboard/test/support/browser';
+import { REPO_ROOT } from './support/repo';
+
+const START_TIMEOUT_MS = 240_000;
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+interface Printed {
+  dashboard: URL;
+  token: string;
+  proxy: string;
+  api: string;
+}
+
+const runs: Run[] = [];
+
+/** Runs `node deploy/start.js <args>` in its own process group, as a terminal runs `npm start`. */
+function runStart(args: string[]): Run {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    // The demo must not pick up a database or tokens meant for other tests, nor Jest's NODE_ENV.
+    if (!/^(DATABASE_URL|PORT|HOST|LOG_LEVEL|NODE_ENV|SPECTATOR_.*)$/.test(key)) env[key] = value;
+  }
+  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'deploy/start.js'), ...args], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  child.stderr!.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const run = { child, output: () => text, exited };
+  runs.push(run);
+  return run;
+}
+
+/** Waits for the ready line (or the exit), then reads the printed addresses. */
+async function ready(run: Run): Promise<Printed> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let exitCode: number | null | undefined;
+  void run.exited.then((code) => (exitCode = code));
+  while (!run.output().includes('Spectator is ready.')) {
+    if (exitCode !== undefined) throw new Error(`npm start exited (${exitCode}) before it was ready:\n${run.output()}`);
+    if (Date.now() > deadline) throw new Error(`npm start was not ready within ${START_TIMEOUT_MS / 1000} s:\n${run.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const field = (name: string): string => {
+    const match = new RegExp(`^  ${name} +(\\S+)`, 'm').exec(run.output());
+    if (!match) throw new Error(`no "${name}" line in:\n${run.output()}`);
+    return match[1]!;
+  };
+  const dashboard = new URL(field('Dashboard'));
+  const token = new URLSearchParams(dashboard.hash.split('?')[1]).get('token') ?? '';
+  return { dashboard, token, proxy: field('Proxy'), api: field('API') };
+}
+
+/** Ctrl-C as a terminal sends it: SIGINT to the whole foreground process group. */
+async function interrupt(run: Run): Promise<number | null> {
+  if (run.child.exitCode === null && run.child.signalCode === null) process.kill(-run.child.pid!, 'SIGINT');
+  return run.exited;
+}
+
+/**
+ * Starts, waits until ready, runs `check`, then presses Ctrl-C (also when `check` fails, so the
+ * next test finds the data directory free).
+ * @returns the exit code after Ctrl-C
+ */
+async function withStart(args: string[], check: (printed: Printed, run: Run) => Promise<void>): Promise<{ code: number | null; run: Run; printed: Printed }> {
+  const run = runStart(args);
+  try {
+    const printed = await ready(run);
+    await check(printed, run);
+    return { code: await interrupt(run), run, printed };
+  } finally {
+    await interrupt(run);
+  }
+}
+
+async function getJson<T>(url: string, token: string): Promise<T> {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  expect({ url, status: response.status }).toEqual({ url, status: 200 });
+  return (await response.json()) as T;
+}
+
+interface Capture {
+  id: string;
+  environment: { kind: string };
+  pullRequest: string | null;
+  build: string | null;
+  interactions: number;
+}
+
+describe('npm start', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-start-'));
+  // As root, the embedded PostgreSQL runs as a system user of its own, which must reach the
+  // directory (mkdtemp makes it 0700).
+  fs.chmodSync(dataDir, 0o755);
+  let firstToken = '';
+  let firstCaptures = 0;
+
+  beforeAll(async () => {
+    // The dashboard's browser tests build dist/ under a lock while this file may run; build (or
+    // wait for their build) under the same lock, so npm start finds it fresh and skips its own.
+    await ensureDashboardBuilt();
+  }, 180_000);
+
+  afterAll(async () => {
+    // A run a failed test left behind is stopped too.
+    for (const run of runs.filter((candidate) => candidate.child.exitCode === null && candidate.child.signalCode === null)) {
+      process.kill(-run.child.pid!, 'SIGINT');
+      await run.exited;
+    }
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it(
+    'starts everything, serves what it prints, and stops cleanly on Ctrl-C',
+    async () => {
+      const { code, run, printed } = await withStart(['--port', '0', '--proxy-port', '0', '--data-dir', dataDir], async (printed) => {
+        expect(printed.dashboard.hash).toContain('project=demo');
+
+        // The dashboard is served, with the built app.
+        const page = await fetch(new URL('/', printed.dashboard));
+        expect(page.status).toBe(200);
+        expect(page.headers.get('content-type')).toContain('text/html');
+        expect(await page.text()).toContain('<div id="root"');
+
+        // The spec's walkthrough in the newest (local) capture: landing traffic ignored, two POST
+        // /posts with bodies both ways = 4 to review, GET /posts documented by the story.
+        const captures = await getJson<Capture[]>(`${printed.api}/projects/demo/captures`, printed.token);
+        const [newest] = captures;
+        expect(newest!.environment.kind).toBe('local');
+        expect(newest!.interactions).toBe(3);
+        expect(await getJson(`${printed.api}/projects/demo/captures/${newest!.id}/undocumented`, printed.token)).toEqual([{ method: 'POST', path: '/posts', interactions: 2, count: 4 }]);
+
+        // The story: CI runs of two pull requests, staging and production builds.
+        const tags = captures.map((capture) => `${capture.environment.kind}:${capture.pullRequest ?? capture.build ?? ''}`);
+        expect(tags).toEqual(expect.arrayContaining(['ci:1', 'ci:2', 'staging:s-101', 'staging:s-102', 'production:p-101']));
+        const endpoints = await getJson<{ method: string; path: string; version: string }[]>(`${printed.api}/projects/demo/endpoints`, printed.token);
+        expect(endpoints.map((endpoint) => `${endpoint.method} ${endpoint.path} ${endpoint.version}`).sort()).toEqual(['GET /posts 1.1', 'GET /posts/{postId} 1.1']);
+
+        // The proxy is the demo API behind the agent: the created record comes back unchanged.
+        const created = await fetch(`${printed.proxy}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'From the test', author: 'Jest' }) });
+        expect(created.status).toBe(201);
+        expect(await created.json()).toEqual({ id: 3, title: 'From the test', author: 'Jest' });
+        firstCaptures = captures.length;
+        firstToken = printed.token;
+      });
+      expect(code).toBe(0);
+      expect(run.output()).toContain('Spectator stopped.');
+      // Nothing serves any more, and nothing was logged at error level while stopping.
+      await expect(fetch(`${printed.api}/health`)).rejects.toThrow();
+      expect(run.output()).not.toMatch(/"level":50|while stopping/);
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    'starts again on the same data: the project, its tokens and captures are kept, the story is not replayed',
+    async () => {
+      const { code } = await withStart(['--port', '0', '--proxy-port', '0', '--data-dir', dataDir], async (printed, run) => {
+        expect(run.output()).toContain('found the demo project "demo" and its data');
+        expect(run.output()).not.toContain('playing the story');
+        expect(printed.token).toBe(firstToken);
+        expect(await getJson<Capture[]>(`${printed.api}/projects/demo/captures`, printed.token)).toHaveLength(firstCaptures + 1);
+      });
+      expect(code).toBe(0);
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+
+  it(
+    '--fresh starts over with an empty database',
+    async () => {
+      const { code } = await withStart(['--fresh', '--port', '0', '--proxy-port', '0', '--data-dir', dataDir], async (printed, run) => {
+        expect(run.output()).toContain('(--fresh)');
+        expect(run.output()).toContain('created the demo project "demo"');
+        expect(printed.token).not.toBe(firstToken);
+        expect(await getJson<Capture[]>(`${printed.api}/projects/demo/captures`, printed.token)).toHaveLength(firstCaptures);
+      });
+      expect(code).toBe(0);
+    },
+    START_TIMEOUT_MS + 60_000,
+  );
+
+  it('says which port is taken and how to choose another', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as net.AddressInfo;
+    try {
+      const run = runStart(['--port', String(port), '--proxy-port', '0', '--data-dir', dataDir]);
+      expect(await run.exited).toBe(1);
+      expect(run.output()).toContain(`port ${port} is in use`);
+      expect(run.output()).toContain(`npm start -- --port ${port + 1}`);
+    } finally {
+      await new Promise<void>((resolve) => taken.close(() => resolve()));
+    }
+  });
+
+  it('refuses an unknown option with the usage', async () => {
+    const run = runStart(['--colour']);
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('unknown option "--colour"');
+    expect(run.output()).toContain('--fresh');
+  });
+});
