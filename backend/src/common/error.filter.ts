@@ -21,6 +21,8 @@ export class ErrorFilter implements ExceptionFilter {
     if (exception instanceof DomainError) return apiError(httpStatusOf(exception.code), exception.message);
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
+      // Nest maps body-parser's SyntaxError to a 400 carrying the parser's words; say what it means.
+      if ((exception.cause as { type?: unknown } | undefined)?.type === 'entity.parse.failed') return apiError(400, 'body is not valid JSON');
       const payload = exception.getResponse();
       const message = typeof payload === 'string' ? payload : messageOf((payload as { message?: unknown }).message) ?? exception.message;
       return apiError(status, message);

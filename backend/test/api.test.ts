@@ -1,0 +1,242 @@
+import type { CaptureResponse, DiffResponse, DocumentationResponse, EndpointResponse, ObservedEndpointResponse, TokenResponse } from '@spectator/shared';
+import { randomUUID } from 'node:crypto';
+import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+import { apiCall, startTestBackend, type TestBackend } from './support';
+
+let backend: TestBackend;
+const tokens: Record<'agent' | 'read' | 'write' | 'admin' | 'otherRead', string> = { agent: '', read: '', write: '', admin: '', otherRead: '' };
+let captureId: string;
+
+async function token(project: string, scope: string): Promise<string> {
+  const response = await backend.api<TokenResponse>('POST', `/projects/${project}/tokens`, { name: `${scope} token`, scope });
+  expect(response.status).toBe(201);
+  return response.body.token as string;
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  await backend.api('POST', '/projects', { slug: 'api', name: 'API' });
+  await backend.api('POST', '/projects', { slug: 'other', name: 'Other' });
+  tokens.agent = await token('api', 'agent');
+  tokens.read = await token('api', 'read');
+  tokens.write = await token('api', 'write');
+  tokens.admin = await token('api', 'admin');
+  tokens.otherRead = await token('other', 'read');
+  const agent = await connectTestAgent(backend.url, tokens.agent);
+  const hello = helloMessage();
+  captureId = hello.capture.id;
+  await agent.request(hello);
+  const batch = batchMessage(captureId, [
+    { method: 'POST', path: '/posts', status: 201, request: { title: 't', author: 'a' }, response: { id: 1, title: 't', author: 'a' }, count: 2 },
+    { method: 'GET', path: '/posts/{postId}', status: 200, response: { id: 1, title: 't', author: 'a' } },
+  ]);
+  expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+  await agent.close();
+});
+afterAll(async () => {
+  await backend.close();
+});
+
+describe('auth', () => {
+  const routes: Array<[string, () => string, string]> = [
+    ['GET', () => '/projects', 'read'],
+    ['GET', () => '/projects/api/captures', 'read'],
+    ['GET', () => `/projects/api/captures/${captureId}/undocumented`, 'read'],
+    ['GET', () => `/projects/api/captures/${captureId}/diffs`, 'read'],
+    ['GET', () => '/projects/api/endpoints', 'read'],
+    ['POST', () => '/projects/api/documentation', 'write'],
+    ['POST', () => '/projects/api/tokens', 'admin'],
+  ];
+
+  it.each(routes)('%s %s needs a token', async (method, route) => {
+    const response = await apiCall(backend.url, null, method, route(), method === 'POST' ? {} : undefined);
+    expect(response).toEqual({ status: 401, body: { statusCode: 401, error: 'Unauthorized', message: 'missing bearer token (Authorization: Bearer <token>)' } });
+    expect((await apiCall(backend.url, 'spk_not-a-token', method, route())).status).toBe(401);
+  });
+
+  it.each(routes)('%s %s needs scope %s', async (method, route, needed) => {
+    const order = ['read', 'write', 'admin'];
+    for (const scope of ['agent', ...order] as const) {
+      const allowed = scope !== 'agent' && order.indexOf(scope) >= order.indexOf(needed);
+      const response = await apiCall(backend.url, tokens[scope], method, route(), method === 'POST' ? {} : undefined);
+      if (allowed) expect(response.status).not.toBe(403);
+      else expect(response).toMatchObject({ status: 403, body: { statusCode: 403, error: 'Forbidden', message: expect.stringContaining(`scope ${needed}`) } });
+    }
+  });
+
+  it('keeps a token inside its project', async () => {
+    expect(await apiCall(backend.url, tokens.otherRead, 'GET', '/projects/api/captures')).toMatchObject({ status: 403, body: { message: 'this token belongs to another project than api' } });
+    expect((await apiCall<Array<{ slug: string }>>(backend.url, tokens.otherRead, 'GET', '/projects')).body.map((p) => p.slug)).toEqual(['other']);
+    expect((await backend.api<Array<{ slug: string }>>('GET', '/projects')).body.map((p) => p.slug)).toEqual(['api', 'other']);
+    expect(await apiCall(backend.url, tokens.admin, 'POST', '/projects', { slug: 'nope', name: 'Nope' })).toMatchObject({ status: 403 });
+  });
+
+  it('shows a token once and stores only its hash', async () => {
+    const list = await backend.api<TokenResponse[]>('GET', '/projects/api/tokens');
+    expect(list.status).toBe(200);
+    expect(list.body.length).toBe(4);
+    for (const t of list.body) expect(t.token).toBeUndefined();
+  });
+
+  it('revokes a token', async () => {
+    const created = await backend.api<TokenResponse>('POST', '/projects/api/tokens', { name: 'temp', scope: 'read' });
+    expect((await apiCall(backend.url, created.body.token as string, 'GET', '/projects/api/captures')).status).toBe(200);
+    expect((await backend.api('DELETE', `/projects/api/tokens/${created.body.id}`)).status).toBe(204);
+    expect((await apiCall(backend.url, created.body.token as string, 'GET', '/projects/api/captures')).status).toBe(401);
+  });
+});
+
+describe('bad input answers 400 naming the field, never 500', () => {
+  // Bodies that need the capture id are functions: it is known only after beforeAll.
+  const cases: Array<[string, string, () => string, unknown, RegExp]> = [
+    ['missing slug', 'POST', () => '/projects', { name: 'x' }, /^slug /],
+    ['bad slug', 'POST', () => '/projects', { slug: 'Has Spaces', name: 'x' }, /^slug must be 1-63 characters/],
+    ['unknown field', 'POST', () => '/projects', { slug: 'ok', name: 'x', extra: 1 }, /property extra should not exist/],
+    ['array body', 'POST', () => '/projects', [1, 2], /./],
+    ['invalid JSON', 'POST', () => '/projects', '{"slug":', /^body is not valid JSON$/],
+    ['bad scope', 'POST', () => '/projects/api/tokens', { name: 'x', scope: 'root' }, /^scope must be one of/],
+    ['bad environment', 'POST', () => '/projects/api/tokens', { name: 'x', scope: 'agent', environments: ['moon'] }, /^environments /],
+    ['environments on a read token', 'POST', () => '/projects/api/tokens', { name: 'x', scope: 'read', environments: ['ci'] }, /^environments applies only/],
+    ['bad token id', 'DELETE', () => '/projects/api/tokens/123', undefined, /^tokenId must be a UUID$/],
+    ['bad project slug', 'GET', () => '/projects/NOT_A_SLUG/captures', undefined, /^project slug must be/],
+    ['bad limit', 'GET', () => '/projects/api/captures?limit=abc', undefined, /^limit /],
+    ['limit too large', 'GET', () => '/projects/api/captures?limit=1000', undefined, /^limit must not be greater than 100/],
+    ['bad before', 'GET', () => '/projects/api/captures?before=yesterday', undefined, /^before /],
+    ['bad capture id', 'GET', () => '/projects/api/captures/abc/undocumented', undefined, /^id must be a UUID$/],
+    ['bad capture id (diffs)', 'GET', () => '/projects/api/captures/abc/diffs', undefined, /^id must be a UUID$/],
+    ['observed without method', 'GET', () => `/projects/api/captures/${captureId}/observed?path=/posts`, undefined, /^method must be one of/],
+    ['observed with a bad path', 'GET', () => `/projects/api/captures/${captureId}/observed?method=GET&path=posts`, undefined, /^path must start with \//],
+    ['observed for an endpoint not seen', 'GET', () => `/projects/api/captures/${captureId}/observed?method=GET&path=/nothing`, undefined, /^GET \/nothing was not observed/],
+    ['documentation without endpoints', 'POST', () => '/projects/api/documentation', { captureId: randomUUID(), endpoints: [] }, /^endpoints must contain at least 1 elements$/],
+    ['documentation with a bad capture id', 'POST', () => '/projects/api/documentation', { captureId: 'x', endpoints: [] }, /^captureId must be a UUID/],
+    [
+      'documentation without documentBodies',
+      'POST',
+      () => '/projects/api/documentation',
+      { captureId: randomUUID(), endpoints: [{ method: 'POST', path: '/posts' }] },
+      /^endpoints\[0\]\.documentBodies must be a boolean value$/,
+    ],
+    [
+      'documentation with a bad method',
+      'POST',
+      () => '/projects/api/documentation',
+      { captureId: randomUUID(), endpoints: [{ method: 'FETCH', path: '/posts', documentBodies: true }] },
+      /^endpoints\[0\]\.method must be one of/,
+    ],
+    [
+      'documentation of an endpoint not observed',
+      'POST',
+      () => '/projects/api/documentation',
+      () => ({ captureId, endpoints: [{ method: 'DELETE', path: '/posts', documentBodies: true }] }),
+      /^endpoints\[0\]: DELETE \/posts was not observed/,
+    ],
+    [
+      'documentation repeating an endpoint',
+      'POST',
+      () => '/projects/api/documentation',
+      () => ({ captureId, endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }, { method: 'POST', path: '/posts', documentBodies: false }] }),
+      /^endpoints\[1\] repeats POST \/posts$/,
+    ],
+    ['bad endpoint id', 'GET', () => '/projects/api/endpoints/xyz/versions', undefined, /^id must be a UUID$/],
+  ];
+
+  it.each(cases)('%s', async (_name, method, route, body, message) => {
+    const response = await backend.api<{ statusCode: number; error: string; message: string }>(method, route(), typeof body === 'function' ? (body as () => unknown)() : body);
+    expect(response.status).toBe(400);
+    expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringMatching(message) });
+  });
+
+  it('answers 404 for what does not exist and 409 for a taken slug', async () => {
+    expect(await backend.api('GET', '/projects/nope/captures')).toMatchObject({ status: 404, body: { statusCode: 404, error: 'Not Found', message: 'project nope does not exist' } });
+    expect((await backend.api('GET', `/projects/api/captures/${randomUUID()}/undocumented`)).status).toBe(404);
+    expect((await backend.api('GET', `/projects/api/endpoints/${randomUUID()}/versions`)).status).toBe(404);
+    expect((await backend.api('GET', '/projects/api/nothing-here')).status).toBe(404);
+    expect(await backend.api('POST', '/projects', { slug: 'api', name: 'again' })).toMatchObject({ status: 409, body: { error: 'Conflict', message: 'slug api is already taken' } });
+  });
+});
+
+describe('documentation and diffs', () => {
+  it('documents an endpoint as version 1.0 from observed traffic, removes it from undocumented, and diffs later traffic', async () => {
+    const observed = await backend.api<ObservedEndpointResponse>('GET', `/projects/api/captures/${captureId}/observed?method=POST&path=/posts`, undefined, tokens.read);
+    expect(observed.status).toBe(200);
+    expect(observed.body).toMatchObject({ method: 'POST', path: '/posts', interactions: 2, request: { contentType: 'application/json' }, requestHeaders: ['content-type'] });
+
+    const commit = await backend.api<DocumentationResponse>(
+      'POST',
+      '/projects/api/documentation',
+      { captureId, endpoints: [{ method: 'POST', path: '/posts', description: 'Create a post', documentBodies: true }] },
+      tokens.write,
+    );
+    expect(commit.status).toBe(201);
+    expect(commit.body.versions).toEqual([{ endpointId: expect.any(String), method: 'POST', path: '/posts', version: '1.0', previous: null }]);
+    expect(commit.body.proposalId).toEqual(expect.any(String));
+
+    const undocumented = await backend.api<Array<{ method: string; path: string }>>('GET', `/projects/api/captures/${captureId}/undocumented`);
+    expect(undocumented.body.map((u) => `${u.method} ${u.path}`)).toEqual(['GET /posts/{postId}']);
+    const endpoints = await backend.api<EndpointResponse[]>('GET', '/projects/api/endpoints');
+    expect(endpoints.body).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: '/posts',
+        description: 'Create a post',
+        version: '1.0',
+        request: { contentType: 'application/json', shape: expect.objectContaining({ type: 'object', required: ['author', 'title'] }) },
+        responses: [{ status: 201, contentType: 'application/json', shape: expect.objectContaining({ type: 'object' }) }],
+      }),
+    ]);
+    expect((await backend.api<DiffResponse[]>('GET', `/projects/api/captures/${captureId}/diffs`)).body).toEqual([]);
+
+    // A new field in the request of a later capture is a diff for review in that capture only.
+    const agent = await connectTestAgent(backend.url, tokens.agent);
+    const hello = helloMessage();
+    await agent.request(hello);
+    await agent.request(batchMessage(hello.capture.id, [{ method: 'POST', path: '/posts', status: 201, request: { title: 't', author: 'a', tags: ['x'] }, response: { id: 2, title: 't', author: 'a' } }]));
+    await agent.close();
+    const diffs = await backend.api<DiffResponse[]>('GET', `/projects/api/captures/${hello.capture.id}/diffs`);
+    expect(diffs.body).toEqual([
+      {
+        endpointId: commit.body.versions[0]?.endpointId,
+        method: 'POST',
+        path: '/posts',
+        version: '1.0',
+        interactions: 1,
+        breaking: expect.any(Boolean),
+        changes: [expect.objectContaining({ change: 'added', in: 'request', at: '$.tags' })],
+      },
+    ]);
+    const captures = await backend.api<CaptureResponse[]>('GET', '/projects/api/captures');
+    expect(captures.body[0]).toMatchObject({ id: hello.capture.id, interactions: 1, undocumented: 0, diffs: 1 });
+    expect(captures.body[1]).toMatchObject({ id: captureId, interactions: 3, undocumented: 1, diffs: 0 });
+
+    // Accepting the change makes the next version.
+    const accept = await backend.api<DocumentationResponse>('POST', '/projects/api/documentation', {
+      captureId: hello.capture.id,
+      endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }],
+      message: 'Accept tags',
+    });
+    expect(accept.body.versions[0]).toMatchObject({ version: expect.stringMatching(/^(1\.1|2\.0)$/), previous: '1.0' });
+    expect((await backend.api<DiffResponse[]>('GET', `/projects/api/captures/${hello.capture.id}/diffs`)).body).toEqual([]);
+    const history = await backend.api<Array<{ version: string; proposal: { title: string; status: string; approvedBy: string } }>>(
+      'GET',
+      `/projects/api/endpoints/${commit.body.versions[0]?.endpointId}/versions`,
+    );
+    expect(history.body.map((v) => v.version)).toEqual([accept.body.versions[0]?.version, '1.0']);
+    expect(history.body[0]?.proposal).toMatchObject({ title: 'Accept tags', status: 'Approved', approvedBy: 'admin' });
+    expect(history.body[1]?.proposal).toMatchObject({ status: 'Approved', approvedBy: 'write token' });
+  });
+});
+
+describe('service endpoints', () => {
+  it('reports health, metrics and its own OpenAPI document', async () => {
+    expect(await apiCall(backend.url, null, 'GET', '/health')).toEqual({ status: 200, body: { status: 'ok', database: 'ok' } });
+    const metrics = await fetch(`${backend.url}/metrics`);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    expect(await metrics.text()).toMatch(/^spectator_ingest_batches_total \d+$/m);
+    const openapi = await apiCall<{ openapi: string; paths: Record<string, unknown> }>(backend.url, null, 'GET', '/api/docs/openapi.json');
+    expect(openapi.status).toBe(200);
+    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/api/v1/projects', '/api/v1/projects/{p}/documentation']));
+    const page = await fetch(`${backend.url}/api/docs`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<html');
+  });
+});
