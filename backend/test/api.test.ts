@@ -56,7 +56,7 @@ describe('auth', () => {
 
   it.each(routes)('%s %s needs scope %s', async (method, route, needed) => {
     const order = ['read', 'write', 'admin'];
-    for (const scope of ['agent', ...order] as const) {
+    for (const scope of ['agent', 'read', 'write', 'admin'] as const) {
       const allowed = scope !== 'agent' && order.indexOf(scope) >= order.indexOf(needed);
       const response = await apiCall(backend.url, tokens[scope], method, route(), method === 'POST' ? {} : undefined);
       if (allowed) expect(response.status).not.toBe(403);

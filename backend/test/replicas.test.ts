@@ -1,0 +1,97 @@
+import type { DashboardEvent, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { ROUTES } from '@spectator/shared';
+import WebSocket from 'ws';
+import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+import { startTestBackend, type TestBackend } from './support';
+
+/** A dashboard listening to project events; `token` travels as the browser would send it. */
+async function listen(baseUrl: string, project: string, token: string, via: 'query' | 'protocol'): Promise<{ events: DashboardEvent[]; close(): void; socket: WebSocket }> {
+  const url = `${baseUrl.replace(/^http/, 'ws')}${ROUTES.projectEvents(project)}${via === 'query' ? `?token=${encodeURIComponent(token)}` : ''}`;
+  const socket = via === 'query' ? new WebSocket(url) : new WebSocket(url, ['spectator.v1', `bearer.${token}`]);
+  const events: DashboardEvent[] = [];
+  socket.on('message', (data) => events.push(JSON.parse(data.toString()) as DashboardEvent));
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode })));
+    socket.once('error', reject);
+  });
+  return { events, socket, close: () => socket.close() };
+}
+
+async function eventually(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+let first: TestBackend;
+let second: TestBackend;
+
+beforeAll(async () => {
+  first = await startTestBackend();
+  // A second replica on the same database, with the same admin token.
+  second = await startTestBackend({ databaseUrl: first.databaseUrl, adminToken: first.adminToken });
+});
+afterAll(async () => {
+  await second.close();
+  await first.close();
+});
+
+describe('two replicas on one database', () => {
+  it('work as one service: agents on both, events on both, one view of the counts', async () => {
+    expect((await first.api('POST', '/projects', { slug: 'shared', name: 'Shared' })).status).toBe(201);
+    const agentToken = (await second.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+    const readToken = (await first.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
+
+    const dashboardOnFirst = await listen(first.url, 'shared', readToken, 'query');
+    const dashboardOnSecond = await listen(second.url, 'shared', readToken, 'protocol');
+    expect(dashboardOnSecond.socket.protocol).toBe('spectator.v1');
+
+    const agentOnFirst = await connectTestAgent(first.url, agentToken);
+    const agentOnSecond = await connectTestAgent(second.url, agentToken);
+    const hello = helloMessage();
+    await agentOnFirst.request(hello);
+    // The same capture reported through the other replica (e.g. after a reconnect elsewhere).
+    await agentOnSecond.request(helloMessage({ agentId: 'other', capture: hello.capture }));
+
+    const exchange = { method: 'GET', path: '/posts', status: 200, response: [{ id: 1 }] };
+    const batches = Array.from({ length: 10 }, () => batchMessage(hello.capture.id, [exchange]));
+    await Promise.all(batches.map((batch, i) => (i % 2 === 0 ? agentOnFirst : agentOnSecond).request(batch)));
+
+    for (const backend of [first, second]) {
+      const { body } = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/shared/captures/${hello.capture.id}/undocumented`);
+      expect(body).toEqual([{ method: 'GET', path: '/posts', interactions: 10, count: 10 }]);
+    }
+    for (const dashboard of [dashboardOnFirst, dashboardOnSecond]) {
+      await eventually(() => dashboard.events.some((e) => e.type === 'capture.updated'));
+      const started = dashboard.events.filter((e) => e.type === 'capture.started');
+      expect(started).toEqual([{ type: 'capture.started', captureId: hello.capture.id, environment: { kind: 'local', name: 'local' }, startedAt: new Date(hello.capture.startedAt).toISOString() }]);
+    }
+
+    await agentOnFirst.request(
+      batchMessage(hello.capture.id, [{ method: 'POST', path: '/posts', status: 201, request: { title: 't' }, response: { id: 1, title: 't' } }]),
+    );
+    const commit = await second.api<{ versions: Array<{ endpointId: string }> }>('POST', '/projects/shared/documentation', {
+      captureId: hello.capture.id,
+      endpoints: [{ method: 'POST', path: '/posts', description: 'Create', documentBodies: true }],
+    });
+    expect(commit.status).toBe(201);
+    await eventually(() => dashboardOnFirst.events.some((e) => e.type === 'documentation.committed'));
+    expect(dashboardOnFirst.events.find((e) => e.type === 'documentation.committed')).toEqual({ type: 'documentation.committed', endpointIds: [commit.body.versions[0]?.endpointId] });
+
+    // A new agent connection hears about documented templates from either replica.
+    const late = await connectTestAgent(first.url, agentToken);
+    expect(await late.request(helloMessage())).toMatchObject({ type: 'welcome', templates: ['/posts'] });
+
+    await Promise.all([agentOnFirst.close(), agentOnSecond.close(), late.close()]);
+    dashboardOnFirst.close();
+    dashboardOnSecond.close();
+  });
+
+  it('refuses dashboards without a read token of the project', async () => {
+    await expect(listen(first.url, 'shared', 'spk_nope', 'query')).rejects.toMatchObject({ status: 401 });
+    await expect(listen(first.url, 'missing', first.adminToken, 'query')).rejects.toMatchObject({ status: 404 });
+  });
+});
