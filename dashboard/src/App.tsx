@@ -73,7 +73,7 @@ function SignedIn({ session, route, onSignOut }: { session: Session; route: Proj
           <Shell route={route}>
             <Page route={route} />
           </Shell>
-          <NewCaptureNotice />
+          <NewCaptureNotice route={route} />
         </DraftsProvider>
       </EventsProvider>
     </AppContext.Provider>

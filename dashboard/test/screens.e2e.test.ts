@@ -126,6 +126,13 @@ describe('dashboard screens (fixture API)', () => {
     api.answer(`GET ${P}/captures`, { body: [capture('c3', '2026-01-01T11:00:00Z', { undocumented: 0 }), ...captures] });
     api.answer(`GET ${P}/captures/c3/undocumented`, { body: [] });
     api.answer(`GET ${P}/captures/c3/diffs`, { body: [] });
+    // A CI run elsewhere does not interrupt the review of a local capture.
+    const capturesAsked = () => api.requests.filter((r) => r.path === `${P}/captures`).length;
+    const before = capturesAsked();
+    api.emit({ type: 'capture.started', captureId: 'ci-9', environment: { kind: 'ci', name: 'ci' }, startedAt: '2026-01-01T11:00:00Z' });
+    await until('the captures lookup for the CI event', () => capturesAsked() > before);
+    await page.waitForTimeout(200);
+    expect(await page.getByRole('dialog').count()).toBe(0);
     expect(api.emit({ type: 'capture.started', captureId: 'c3', environment: { kind: 'local', name: 'local' }, startedAt: '2026-01-01T11:00:00Z' })).toBeGreaterThan(0);
     const dialog = page.getByRole('dialog', { name: 'New capture' });
     await dialog.waitFor();

@@ -149,6 +149,11 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     expect(await doc.getByRole('region', { name: '201 response' }).locator('tbody tr').allTextContents()).toEqual(['authorString', 'idNumber', 'titleString']);
     await screenshot(page, 'walkthrough-5-documentation');
 
+    await doc.getByRole('link', { name: /POST\s*\/posts/ }).click();
+    const history = page.getByRole('region', { name: 'Version history' });
+    await history.locator('li').first().waitFor();
+    expect(await history.locator('li').allTextContents()).toEqual([expect.stringMatching(/^1\.0/)]);
+
     await page.getByRole('link', { name: 'Review' }).first().click();
     await page.getByText('Nothing undocumented').waitFor();
   });
@@ -187,5 +192,15 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     await page.getByText('Nothing undocumented').waitFor();
     expect(await page.locator('.capture-list li').count()).toBeGreaterThanOrEqual(2);
     await screenshot(page, 'walkthrough-8-new-capture-clean');
+  });
+
+  it('lists the ignore rules the agent reported in Settings, and says tokens need an admin token', async () => {
+    await page.getByRole('link', { name: 'Settings' }).click();
+    const rules = page.getByRole('region', { name: 'Ignore rules in effect' });
+    await rules.locator('li').first().waitFor();
+    expect(await rules.locator('li').allTextContents()).toEqual(expect.arrayContaining(['GET /', 'GET POST PUT /db', 'OPTIONS (.*)']));
+    // The dashboard signed in with a write token; listing tokens takes an admin token.
+    await page.getByRole('region', { name: 'Tokens' }).getByText('Your token may not see tokens').waitFor();
+    await screenshot(page, 'walkthrough-9-settings');
   });
 });

@@ -16,12 +16,21 @@ export function Loading({ label = 'Loading…' }: { label?: string }) {
 /** What went wrong, in the backend's words, with a retry (and sign-in again when the token failed). */
 export function ErrorState({ error, retry, what }: { error: Error; retry?: () => void; what?: string }) {
   const apiError = error instanceof ApiError ? error : null;
-  // A backend without this part of the API (an older version) is not an alarm: say so calmly.
+  // A backend without this part of the API (an older version), or a token whose scope does not
+  // reach it, is not an alarm: say so calmly.
   const notAvailable = (apiError?.status === 404 || apiError?.status === 501) && what !== undefined;
+  const forbidden = apiError?.status === 403 && what !== undefined;
+  const calm = notAvailable || forbidden;
   return (
-    <div className={notAvailable ? 'state' : 'state state-error'} role={notAvailable ? 'status' : 'alert'}>
+    <div className={calm ? 'state' : 'state state-error'} role={calm ? 'status' : 'alert'}>
       <strong>{what ? `Could not load ${what}.` : 'Something went wrong.'}</strong>
-      <p>{notAvailable ? `This backend does not offer ${what} (${apiError!.message}).` : error.message}</p>
+      <p>
+        {notAvailable
+          ? `This backend does not offer ${what} (${apiError!.message}).`
+          : forbidden
+            ? `Your token may not see ${what}: ${apiError!.message}. Sign in with a token of a wider scope (admin) to manage them.`
+            : error.message}
+      </p>
       <div className="row">
         {retry && (
           <button type="button" onClick={retry}>
