@@ -86,19 +86,19 @@ async function waitForHealth(baseUrl, timeoutMs) {
 }
 
 /**
- * Compose setup: `node project.js <agent-token-file>` with SPECTATOR_URL and
- * SPECTATOR_ADMIN_TOKEN set; waits for the backend, ensures the demo project and writes the
- * agent token to the file.
+ * Compose setup: `node project.js <agent-token-file> <state-file>` with SPECTATOR_URL and
+ * SPECTATOR_ADMIN_TOKEN set; waits for the backend, ensures the demo project (tokens kept in the
+ * state file, which stays with the setup) and writes only the agent token where the agent reads it.
  * @returns {Promise<void>}
  */
 async function main() {
-  const [tokenFile] = process.argv.slice(2);
+  const [tokenFile, stateFile] = process.argv.slice(2);
   const { SPECTATOR_URL: url, SPECTATOR_ADMIN_TOKEN: adminToken } = process.env;
-  const missing = [!tokenFile && 'the agent token file argument', !url && 'SPECTATOR_URL', !adminToken && 'SPECTATOR_ADMIN_TOKEN'].filter(Boolean);
-  if (missing.length > 0) throw new Error(`usage: SPECTATOR_URL=… SPECTATOR_ADMIN_TOKEN=… node project.js <agent-token-file>; missing ${missing.join(', ')}`);
-  await waitForHealth(/** @type {string} */ (url), 120_000);
-  const tokens = await ensureDemoProject(createApiClient(/** @type {string} */ (url), /** @type {string} */ (adminToken)), path.join(path.dirname(/** @type {string} */ (tokenFile)), 'demo-tokens.json'));
-  fs.writeFileSync(/** @type {string} */ (tokenFile), tokens.agentToken, { mode: 0o644 });
+  const missing = [!tokenFile && 'the agent token file argument', !stateFile && 'the state file argument', !url && 'SPECTATOR_URL', !adminToken && 'SPECTATOR_ADMIN_TOKEN'].filter(Boolean);
+  if (!tokenFile || !stateFile || !url || !adminToken) throw new Error(`usage: SPECTATOR_URL=… SPECTATOR_ADMIN_TOKEN=… node project.js <agent-token-file> <state-file>; missing ${missing.join(', ')}`);
+  await waitForHealth(url, 120_000);
+  const tokens = await ensureDemoProject(createApiClient(url, adminToken), stateFile);
+  fs.writeFileSync(tokenFile, tokens.agentToken, { mode: 0o644 });
   console.log(`demo project "${tokens.slug}" ${tokens.created ? 'created' : 'found'}; agent token written to ${tokenFile}`);
 }
 
