@@ -32,17 +32,18 @@ export type MetricName = keyof typeof DEFINITIONS;
 
 /** Counters and gauges of one agent. */
 export class Metrics {
-  private readonly values = new Map<MetricName, number>();
+  // A plain object with every key present: increments stay monomorphic property writes (hot path).
+  private readonly values = Object.fromEntries(Object.keys(DEFINITIONS).map((name) => [name, 0])) as Record<MetricName, number>;
   private readonly gauges = new Map<MetricName, () => number>();
 
   /** Add `by` (default 1) to a counter. */
   inc(name: MetricName, by = 1): void {
-    this.values.set(name, (this.values.get(name) ?? 0) + by);
+    this.values[name] += by;
   }
 
   /** Set a gauge to a value. */
   set(name: MetricName, value: number): void {
-    this.values.set(name, value);
+    this.values[name] = value;
   }
 
   /** Read a gauge from a function each time metrics are rendered. */
@@ -53,7 +54,7 @@ export class Metrics {
   /** Current value (0 when never touched). */
   get(name: MetricName): number {
     const read = this.gauges.get(name);
-    return read ? read() : (this.values.get(name) ?? 0);
+    return read ? read() : this.values[name];
   }
 
   /** Prometheus text exposition of every metric, `spectator_agent_` prefixed. */

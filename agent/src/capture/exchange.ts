@@ -14,24 +14,27 @@ export class BodyTap {
   /**
    * @param contentType media type (lower-case, no parameters); `''` when absent.
    * @param contentEncoding `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`.
-   * @param limit bytes to copy; 0 copies nothing (the body is still counted).
+   * @param limit the capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at.
+   * @param copy whether to copy (false: sampled out, or not a shaped media type; only counted).
    */
   constructor(
     readonly contentType: string,
     readonly contentEncoding: string,
     private readonly limit: number,
+    private readonly copy: boolean,
   ) {}
 
   write(chunk: Buffer): void {
     this.bytes += chunk.length;
     if (this.overLimit || this.limit === 0) return;
-    if (this.copied + chunk.length > this.limit) {
+    if (this.bytes > this.limit) {
       // Past the limit the sample is useless (a cut JSON text does not parse): release what we hold.
       this.overLimit = true;
       this.chunks.length = 0;
       this.copied = 0;
       return;
     }
+    if (!this.copy) return;
     this.chunks.push(Buffer.from(chunk));
     this.copied += chunk.length;
   }
@@ -52,14 +55,21 @@ export interface Exchange {
   response: BodyTap | null;
   /** Epoch milliseconds when the response ended. */
   at: number;
+  /** Whether the sampler chose this interaction for shape work (decided when the response started). */
+  sampled: boolean;
 }
 
 /** What the proxy needs from the capture side; implemented by the capture pipeline. */
 export interface ExchangeObserver {
   /** Current capture id, stamped on each exchange when it starts. */
   captureId(): string;
-  /** A tap for a body with these headers (copies only shaped media types). */
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined): BodyTap;
+  /** A tap for a body with these headers: copies shaped media types when `copy`, else only counts. */
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap;
+  /**
+   * Decide, when the response starts, whether this interaction's bodies get shape work, so a
+   * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.
+   */
+  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean;
   /** Hand over a finished exchange. Must be cheap and must never throw. */
   record(exchange: Exchange): void;
 }

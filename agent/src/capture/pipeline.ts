@@ -1,6 +1,7 @@
 import { CardinalityLimiter, isIgnored, queryNames, templatePath, type IgnoreRule } from '@spectator/shared';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
+import type { IncomingHttpHeaders } from 'node:http';
 import { isHopByHop, mediaType } from '../proxy/headers';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
@@ -32,10 +33,14 @@ interface Pending {
   request: BodyTap | null;
   response: BodyTap | null;
   bytes: number;
-  key: string;
 }
 
 const TEMPLATE_CACHE_SIZE = 10_000;
+
+function pathOf(target: string): string {
+  const question = target.indexOf('?');
+  return question < 0 ? target : target.slice(0, question);
+}
 
 /**
  * The capture side of the proxy. `record` runs right after a response ended: it applies the ignore
@@ -53,7 +58,7 @@ export class CapturePipeline implements ExchangeObserver {
   private scheduled = false;
   private known: string[] = [];
   private knownCanonical = new Set<string>();
-  /** Raw path → templatePath result (the limiter still sees every path: its answer changes over time). */
+  /** Raw path → template reported (after the cardinality limiter). */
   private readonly templates = new Map<string, string>();
   private readonly limiter = new CardinalityLimiter();
   private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
@@ -66,10 +71,27 @@ export class CapturePipeline implements ExchangeObserver {
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
   }
 
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined): BodyTap {
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
     const type = mediaType(contentType);
     const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-    return new BodyTap(type, encoding, isShapedMediaType(type) ? this.options.captureLimit : 0);
+    const shaped = isShapedMediaType(type);
+    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped);
+  }
+
+  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {
+    try {
+      const limit = this.options.captureLimit;
+      const length = Number(responseHeaders['content-length'] ?? limit);
+      const expectedBytes = requestCopied + (isShapedMediaType(mediaType(responseHeaders['content-type'])) && length <= limit ? length : 0);
+      // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
+      if (expectedBytes === 0) return false;
+      const pathname = pathOf(target);
+      const key = `${this.captureId()} ${method.toUpperCase()} ${this.template(pathname)} ${status}`;
+      return this.sampler.admit(key, expectedBytes);
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
+      return false;
+    }
   }
 
   /** Documented templates from the backend, matched before inferring parameters. */
@@ -101,7 +123,7 @@ export class CapturePipeline implements ExchangeObserver {
   private accept(exchange: Exchange): void {
     const { metrics } = this.options;
     const question = exchange.target.indexOf('?');
-    const pathname = question < 0 ? exchange.target : exchange.target.slice(0, question);
+    const pathname = pathOf(exchange.target);
     const method = exchange.method.toUpperCase();
     if (isIgnored(this.options.rules(), method, pathname)) {
       metrics.inc('ignored_total');
@@ -122,32 +144,40 @@ export class CapturePipeline implements ExchangeObserver {
     };
     metrics.inc('captured_total');
     const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
-    const key = `${exchange.captureId} ${method} ${template} ${exchange.status}`;
-    const wanted = bytes > 0 && this.sampler.admit(key, bytes);
+    const wanted = exchange.sampled && bytes > 0;
     const fits = this.queue.length - this.queueHead < this.options.queueMaxItems && this.queueBytes + bytes <= this.options.queueMaxBytes;
     if (wanted && fits) {
-      this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes, key });
+      this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes });
       this.queueBytes += bytes;
       this.schedule();
       return;
     }
     if (wanted) metrics.inc('dropped_total');
-    if (bytes > 0) metrics.inc('unshaped_total');
     // Counted now, without shape work: bodies become media type + flags and their copies are freed.
     observation.request = exchange.request ? summariseBody(exchange.request, false, 0) : null;
     observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
+    if (observation.request?.body.unshaped || observation.response?.body.unshaped) metrics.inc('unshaped_total');
     this.add(observation);
   }
 
   private template(pathname: string): string {
-    let template = this.templates.get(pathname);
-    if (template === undefined) {
-      template = templatePath(pathname, this.known);
-      if (this.templates.size >= TEMPLATE_CACHE_SIZE) this.templates.clear();
-      this.templates.set(pathname, template);
-    }
+    const cached = this.templates.get(pathname);
+    if (cached !== undefined) return cached;
+    const inferred = templatePath(pathname, this.known);
     // Documented templates stay as they are; anything else is kept to bounded cardinality.
-    return this.knownCanonical.has(template) ? template : this.limiter.limit(template);
+    if (this.knownCanonical.has(inferred)) return this.remember(pathname, inferred);
+    const before = this.limiter.trackedPrefixes;
+    const limited = this.limiter.limit(inferred);
+    // A path the limiter had not seen changes its state and may collapse positions that cached
+    // templates still show as literals: start the cache afresh (rare once traffic is steady).
+    if (this.limiter.trackedPrefixes !== before) this.templates.clear();
+    return this.remember(pathname, limited);
+  }
+
+  private remember(pathname: string, template: string): string {
+    if (this.templates.size >= TEMPLATE_CACHE_SIZE) this.templates.clear();
+    this.templates.set(pathname, template);
+    return template;
   }
 
   private add(observation: Observation): void {

@@ -31,7 +31,8 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
     return;
   }
   const observer = context.observer;
-  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding']) : null;
+  // Request bodies are copied before the sampling decision (it needs the status); they are usually small.
+  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true) : null;
   const handler = new ForwardHandler(context, req, res, requestTap);
   try {
     context.pool.dispatch(
@@ -58,6 +59,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private responseHeaders: IncomingHttpHeaders = {};
   private responseTap: BodyTap | null = null;
+  private sampled = false;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -83,10 +85,15 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.status = statusCode;
     this.responseHeaders = clientResponseHeaders(headers);
-    if (this.context.observer) this.responseTap = this.context.observer.tap(headers['content-type'], headers['content-encoding']);
+    const observer = this.context.observer;
+    if (observer) {
+      this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', statusCode, headers, this.requestTap?.copied ?? 0);
+      this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
+    }
     this.res.writeHead(statusCode, statusMessage || undefined, this.responseHeaders);
-    // Server-sent events and other streams must reach the client chunk by chunk, now.
-    this.res.flushHeaders();
+    // A response without a length may be a stream (server-sent events): its headers go out now,
+    // before the first event. Others go out with the first body bytes, in one write.
+    if (headers['content-length'] === undefined) this.res.flushHeaders();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -115,6 +122,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       request: this.requestTap && this.requestTap.bytes > 0 ? this.requestTap : null,
       response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
       at: Date.now(),
+      sampled: this.sampled,
     });
   }
 

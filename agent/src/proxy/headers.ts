@@ -10,6 +10,8 @@ const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-
 
 function connectionListed(value: string | string[] | undefined): Set<string> | null {
   if (value === undefined) return null;
+  // The usual values name no header beyond the hop-by-hop ones already stripped.
+  if (typeof value === 'string' && /^\s*(keep-alive|close)\s*$/i.test(value)) return null;
   const listed = new Set<string>();
   for (const token of (Array.isArray(value) ? value.join(',') : value).split(',')) {
     const name = token.trim().toLowerCase();

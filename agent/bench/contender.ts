@@ -1,0 +1,124 @@
+/**
+ * One benchmark party in its own process: `node contender.js <kind> [upstream]`. Prints one JSON
+ * line `{"url": …}` when listening; stops on SIGTERM. Kinds: upstream (the JSON API plus a
+ * WebSocket sink that acknowledges agent batches), agent-capture, agent-nocapture, fastify,
+ * http-proxy, mockttp.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { PROTOCOL_VERSION, ROUTES, type AgentMessage } from '@spectator/shared';
+import { startAgent } from '../src/agent';
+import { createRootLogger } from '../src/log';
+
+/** Realistic records: the small list has 10, the 100 KB body ~560, the 1 MB body ~5,600. */
+function records(count: number): object[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: i + 1,
+    title: `Post number ${i + 1} about proxies`,
+    author: { id: 1000 + (i % 37), name: `Author ${i % 37}`, email: `author${i % 37}@example.com` },
+    tags: ['api', i % 2 ? 'json' : 'http'],
+    published: i % 3 !== 0,
+    createdAt: new Date(1_700_000_000_000 + i * 60_000).toISOString(),
+    score: i / 7,
+  }));
+}
+
+export const BODIES = {
+  small: JSON.stringify(records(10)),
+  large: JSON.stringify(records(560)),
+  huge: JSON.stringify(records(5_600)),
+};
+
+async function upstream(): Promise<string> {
+  let nextId = 1;
+  const send = (res: http.ServerResponse, status: number, body: string) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  };
+  const server = http.createServer((req, res) => {
+    if (req.method === 'POST') {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const input = JSON.parse(Buffer.concat(chunks).toString('utf8')) as object;
+        send(res, 201, JSON.stringify({ id: nextId++, ...input }));
+      });
+      return;
+    }
+    send(res, 200, req.url === '/large' ? BODIES.large : req.url === '/huge' ? BODIES.huge : BODIES.small);
+  });
+  server.keepAliveTimeout = 60_000;
+  // The backend stand-in: welcome, then acknowledge every batch, so the agent streams as in production.
+  const wss = new WebSocketServer({ server, path: ROUTES.agentStream });
+  wss.on('connection', (ws) =>
+    ws.on('message', (data) => {
+      const message = JSON.parse(data.toString()) as AgentMessage;
+      if (message.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', protocol: PROTOCOL_VERSION, project: 'bench', templates: [] }));
+      if (message.type === 'batch') ws.send(JSON.stringify({ type: 'ack', batchId: message.batchId }));
+    }),
+  );
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function main(kind: string, target: string): Promise<string> {
+  switch (kind) {
+    case 'upstream':
+      return upstream();
+    case 'agent-capture':
+    case 'agent-nocapture': {
+      const agent = await startAgent({
+        upstream: target,
+        listen: '127.0.0.1:0',
+        admin: '127.0.0.1:0',
+        configPath: '/nonexistent/service.yml',
+        capture: kind === 'agent-capture',
+        backend: kind === 'agent-capture' ? target : null,
+        token: 'bench',
+        logger: createRootLogger('error'),
+      });
+      process.stdout.write(`${JSON.stringify({ admin: agent.adminUrl })}\n`);
+      return agent.proxyUrl;
+    }
+    case 'fastify': {
+      const { default: Fastify } = await import('fastify');
+      const { default: proxy } = await import('@fastify/http-proxy');
+      const app = Fastify({ logger: false });
+      await app.register(proxy, { upstream: target });
+      return app.listen({ port: 0, host: '127.0.0.1' });
+    }
+    case 'http-proxy': {
+      const { default: httpProxy } = await import('http-proxy');
+      // Keep-alive to the upstream, as every other contender does.
+      const proxy = httpProxy.createProxyServer({ agent: new http.Agent({ keepAlive: true, maxSockets: 256 }), xfwd: true });
+      proxy.on('error', (_err, _req, res) => {
+        res.writeHead(502);
+        res.end();
+      });
+      const server = http.createServer((req, res) => proxy.web(req, res, { target }));
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    }
+    case 'mockttp': {
+      const { getLocal } = await import('mockttp');
+      const server = getLocal();
+      await server.start({ startPort: 20_000, endPort: 60_000 });
+      await server.forAnyRequest().thenForwardTo(target);
+      return server.url.replace('localhost', '127.0.0.1');
+    }
+    default:
+      throw new Error(`unknown contender kind "${kind}"`);
+  }
+}
+
+if (require.main === module) {
+  main(process.argv[2] ?? '', process.argv[3] ?? '').then(
+    (url) => process.stdout.write(`${JSON.stringify({ url })}\n`),
+    (err: unknown) => {
+      process.stderr.write(`${(err as Error).stack}\n`);
+      process.exit(1);
+    },
+  );
+  process.on('SIGTERM', () => process.exit(0));
+}

@@ -1,0 +1,187 @@
+/**
+ * `npm run bench -w @spectator/agent`: throughput and added latency of the agent against direct
+ * access and other Node proxies, measured side by side in one run. Every contender runs in its own
+ * process; cells are interleaved (round → scenario → contender) so drift in machine load hits all
+ * contenders alike; figures are medians over rounds. Latency percentiles come from every response
+ * time autocannon reports (sub-millisecond, unlike its own millisecond histogram).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const POST_BODY = JSON.stringify({ title: 'Hello from the bench', author: 'Ann' });
+
+interface Scenario {
+  name: string;
+  path: string;
+  method: 'GET' | 'POST';
+  connections: number;
+}
+
+const SCENARIOS: Scenario[] = [1, 32].flatMap((connections) => [
+  { name: `GET small JSON list, ${connections} conn`, path: '/posts', method: 'GET' as const, connections },
+  { name: `POST /posts, ${connections} conn`, path: '/posts', method: 'POST' as const, connections },
+  { name: `GET 100 KB JSON, ${connections} conn`, path: '/large', method: 'GET' as const, connections },
+]);
+
+interface Party {
+  name: string;
+  url: string;
+  admin?: string;
+  child?: ChildProcess;
+}
+
+interface Cell {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
+
+/** Start a contender process and wait for the URL it prints. */
+async function spawnParty(name: string, kind: string, target = ''): Promise<Party> {
+  const child = spawn(process.execPath, [CONTENDER_SCRIPT, kind, target], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = readline.createInterface({ input: child.stdout! });
+  const party: Party = { name, url: '', child };
+  console.log(`starting ${name}`);
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before listening`)));
+    lines.on('line', (line) => {
+      let message: { url?: string; admin?: string };
+      try {
+        message = JSON.parse(line) as typeof message;
+      } catch {
+        return; // a contender's own output
+      }
+      if (message.admin) party.admin = message.admin;
+      if (message.url) {
+        party.url = message.url;
+        resolve();
+      }
+    });
+  });
+  return party;
+}
+
+/** One autocannon run; percentiles from every response time. */
+async function measure(url: string, scenario: Scenario, seconds: number): Promise<Cell> {
+  const times: number[] = [];
+  const instance = autocannon({
+    url: `${url}${scenario.path}`,
+    connections: scenario.connections,
+    duration: seconds,
+    method: scenario.method,
+    ...(scenario.method === 'POST' ? { body: POST_BODY, headers: { 'content-type': 'application/json' } } : {}),
+  });
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => times.push(responseTime));
+  const result = await instance;
+  times.sort((a, b) => a - b);
+  const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
+  return { rps: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx };
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+/** Peak and current RSS of a process, MB (Linux /proc). */
+function rssOf(pid: number | undefined): { peak: number; now: number } {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+    return { peak: kb('VmHWM') / 1024, now: kb('VmRSS') / 1024 };
+  } catch {
+    return { peak: NaN, now: NaN };
+  }
+}
+
+async function metricsOf(party: Party): Promise<Record<string, number>> {
+  if (!party.admin) return {};
+  const text = await fetch(`${party.admin}/metrics`).then((r) => r.text());
+  return Object.fromEntries(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.split(' ')[0]!.replace('spectator_agent_', ''), Number(l.split(' ')[1])]));
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const upstream = await spawnParty('upstream', 'upstream');
+  const parties: Party[] = [{ name: 'direct', url: upstream.url }];
+  parties.push(await spawnParty('agent (capture on)', 'agent-capture', upstream.url));
+  parties.push(await spawnParty('agent (capture off)', 'agent-nocapture', upstream.url));
+  parties.push(await spawnParty('@fastify/http-proxy', 'fastify', upstream.url));
+  parties.push(await spawnParty('http-proxy', 'http-proxy', upstream.url));
+  try {
+    parties.push(await spawnParty('mockttp', 'mockttp', upstream.url));
+  } catch (err) {
+    console.log(`mockttp left out: ${(err as Error).message}`);
+  }
+  console.log(`agent benchmark: ${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders; node ${process.version}`);
+
+  // Warm-up: JIT, connection pools, the agent's first shapes per endpoint.
+  for (const scenario of SCENARIOS) for (const party of parties) await measure(party.url, scenario, 1);
+
+  const cells = new Map<string, Cell[]>();
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const scenario of SCENARIOS) {
+      for (const party of parties) {
+        const cell = await measure(party.url, scenario, SECONDS);
+        const key = `${scenario.name}|${party.name}`;
+        cells.set(key, [...(cells.get(key) ?? []), cell]);
+      }
+    }
+    console.log(`round ${round + 1}/${ROUNDS} done (${Math.round((Date.now() - started) / 1000)} s)`);
+  }
+
+  const summary = (scenario: Scenario, party: Party) => {
+    const runs = cells.get(`${scenario.name}|${party.name}`) ?? [];
+    return { rps: median(runs.map((c) => c.rps)), p50: median(runs.map((c) => c.p50)), p99: median(runs.map((c) => c.p99)), errors: runs.reduce((s, c) => s + c.errors, 0) };
+  };
+  const aims: string[] = [];
+  for (const scenario of SCENARIOS) {
+    const direct = summary(scenario, parties[0]!);
+    console.log(`\n${scenario.name}`);
+    console.log(`  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} errors`);
+    for (const party of parties) {
+      const s = summary(scenario, party);
+      console.log(`  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${s.errors}`);
+    }
+    const agent = summary(scenario, parties[1]!);
+    const ratios = parties.slice(2).map((peer) => `${fmt(agent.rps / summary(scenario, peer).rps)}× ${peer.name}`);
+    console.log(`  agent (capture on) throughput = ${ratios.join(', ')}`);
+    const off = summary(scenario, parties[2]!);
+    const fastify = summary(scenario, parties[3]!);
+    const mockttp = parties[5] ? summary(scenario, parties[5]) : null;
+    aims.push(`${scenario.name}: capture cost ${fmt((1 - agent.rps / off.rps) * 100, 1)}% (aim ≤ 10%) ${agent.rps >= 0.9 * off.rps ? 'met' : 'MISSED'}; vs fastify ${fmt(agent.rps / fastify.rps)}× (aim ≥ 1) ${agent.rps >= fastify.rps ? 'met' : 'MISSED'}` + (mockttp ? `; vs mockttp ${fmt(agent.rps / mockttp.rps)}× (aim ≥ 3) ${agent.rps >= 3 * mockttp.rps ? 'met' : 'MISSED'}` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
+  }
+  const captureMetrics = await metricsOf(parties[1]!);
+  const benchRss = rssOf(parties[1]!.child?.pid);
+
+  // Memory: a fresh agent (capture on) streaming 1 MB JSON bodies at 32 connections.
+  const memoryAgent = await spawnParty('agent (capture on, 1 MB)', 'agent-capture', upstream.url);
+  const huge = await measure(memoryAgent.url, { name: '1 MB', path: '/huge', method: 'GET', connections: 32 }, SECONDS + 2);
+  const hugeRss = rssOf(memoryAgent.child?.pid);
+  const hugeMetrics = await metricsOf(memoryAgent);
+
+  console.log('\nAims');
+  for (const line of aims) console.log(`  ${line}`);
+  console.log(`  peak RSS streaming 1 MB bodies at 32 conn: ${fmt(hugeRss.peak, 1)} MB (aim < 150) ${hugeRss.peak < 150 ? 'met' : 'MISSED'}; ${fmt(huge.rps, 0)} req/s, ${huge.errors} errors`);
+  console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
+  console.log(`1 MB agent: requests ${hugeMetrics.requests_total}, counted ${hugeMetrics.captured_total}, shaped ${hugeMetrics.shaped_total}, sampled out ${hugeMetrics.unshaped_total}, dropped ${hugeMetrics.dropped_total}`);
+  console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
+
+  for (const party of [...parties, upstream, memoryAgent]) party.child?.kill('SIGTERM');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
