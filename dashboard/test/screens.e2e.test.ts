@@ -224,11 +224,20 @@ describe('dashboard screens (fixture API)', () => {
     api.answer(`POST ${P}/tokens`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 't2', token: 'sp_once_only_secret', createdAt: '2026-01-01T12:00:00Z', lastUsedAt: null, revokedAt: null } }));
     api.answer(`DELETE ${P}/tokens/t1`, { status: 204 });
     api.answer(`GET ${P}/agents`, { body: [{ id: 'a1', environment: { kind: 'staging', name: 'staging' }, build: 's-7', commit: '0123456789', lastSeen: '2026-01-01T12:00:00Z', connected: true }] });
+    api.answer(`GET ${P}/webhooks`, { body: [{ id: 'w1', url: 'https://hooks.example/spectator', createdAt: '2026-01-01T09:00:00Z', createdBy: 'ana' }] });
+    api.answer(`GET ${P}/webhooks/w1/deliveries`, {
+      body: [{ id: 'd1', eventId: 'ev1', type: 'proposal.step', status: 'failed', attempts: 5, lastStatus: 500, lastError: null, createdAt: '2026-01-01T10:00:00Z', nextAttemptAt: null, deliveredAt: null }],
+    });
+    api.answer(`POST ${P}/webhooks`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 'w2', createdAt: '2026-01-01T12:00:00Z', createdBy: 'ana', secret: 'whsec_once_only' } }));
     await page.goto(`${api.url}/#/p/demo/settings`);
     await page.getByRole('region', { name: 'Agents seen' }).getByText('Staging · build s-7').waitFor();
     expect(await page.getByRole('region', { name: 'Ignore rules in effect' }).textContent()).toContain('GET POST PUT /db');
-    // Webhooks are not in this fixture: the section says so calmly instead of breaking the page.
-    await page.getByRole('region', { name: 'Webhooks' }).getByText('This backend does not offer webhooks').waitFor();
+    const webhooks = page.getByRole('region', { name: 'Webhooks' });
+    await webhooks.getByText('failed after 5 attempts (500)').waitFor();
+    expect(api.requests.some((r) => r.path === `${P}/webhooks/w1/deliveries?limit=1`)).toBe(true);
+    await webhooks.getByLabel('URL').fill('https://hooks.example/second');
+    await webhooks.getByRole('button', { name: 'Add webhook' }).click();
+    expect(await webhooks.getByLabel('Signing secret').inputValue()).toBe('whsec_once_only');
 
     await page.getByLabel('Name').fill('ci agent');
     await page.getByLabel('Scope').selectOption('agent');

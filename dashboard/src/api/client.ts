@@ -13,9 +13,11 @@ import type {
   UndocumentedEndpointResponse,
   VersionMatrixResponse,
   EnvironmentKind,
+  WebhookDeliveryResponse,
+  WebhookResponse,
 } from '@spectator/shared';
 import { ROUTES } from '@spectator/shared';
-import type { AgentResponse, EndpointVersionResponse, WebhookResponse } from './types';
+import type { AgentResponse, EndpointVersionResponse } from './types';
 
 /** A failed call to the management API, with the backend's status and message (or status 0 when unreachable). */
 export class ApiError extends Error {
@@ -123,6 +125,8 @@ export function createApiClient(options: ApiClientOptions) {
     webhooks: (p: string) => get<WebhookResponse[]>(`${project(p)}/webhooks`),
     createWebhook: (p: string, body: { url: string }) => request<WebhookResponse>('POST', `${project(p)}/webhooks`, body),
     deleteWebhook: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/webhooks/${encodeURIComponent(id)}`),
+    /** A webhook's delivery log, newest first, at most `limit` entries. */
+    webhookDeliveries: (p: string, id: string, limit: number) => get<WebhookDeliveryResponse[]>(`${project(p)}/webhooks/${encodeURIComponent(id)}/deliveries${query({ limit: String(limit) })}`),
     /** The OpenAPI 3.1 export of the documented endpoints, as parsed JSON. */
     openapi: (p: string) => get<Record<string, unknown>>(`${project(p)}/openapi.json`),
     /** Where the OpenAPI export lives, for `curl` with a bearer token. */

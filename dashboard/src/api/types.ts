@@ -1,6 +1,6 @@
 /**
  * Payloads the dashboard reads that the shared contract (`@spectator/shared`, DESIGN.md) does not
- * spell out yet: agents seen, webhooks and an endpoint's version history. Fields beyond `id` are
+ * spell out yet: agents seen and an endpoint's version history. Fields beyond `id` are
  * optional so that a backend sending fewer of them still renders; see docs/dashboard.md.
  */
 import type { BodyDocResponse, ChangeResponse, EnvironmentKind, ResponseDocResponse } from '@spectator/shared';
@@ -16,15 +16,6 @@ export interface AgentResponse {
   lastSeen?: string | null;
   lastSeenAt?: string | null;
   connected?: boolean;
-}
-
-export interface WebhookResponse {
-  id: string;
-  url: string;
-  createdAt?: string;
-  /** Shown once, in the answer to the creation. */
-  secret?: string;
-  lastDelivery?: { at: string; status: number | null; ok: boolean } | null;
 }
 
 /** One version of a documented endpoint, with the proposal that made it (`GET /endpoints/{id}/versions`). */

@@ -223,9 +223,7 @@ function WebhooksSection() {
               {list.map((hook) => (
                 <li key={hook.id} className="row spread">
                   <code>{hook.url}</code>
-                  <span className="muted small">
-                    {hook.lastDelivery ? `last delivery ${timeAgo(hook.lastDelivery.at)}: ${hook.lastDelivery.ok ? 'ok' : `failed (${hook.lastDelivery.status ?? 'no answer'})`}` : 'no delivery yet'}
-                  </span>
+                  <LastDelivery webhookId={hook.id} />
                   <button type="button" className="danger" onClick={() => window.confirm(`Delete the webhook to ${hook.url}?`) && act(() => api.deleteWebhook(project, hook.id))}>
                     Delete
                   </button>
@@ -254,5 +252,25 @@ function WebhooksSection() {
       </form>
       <FormError error={error} />
     </section>
+  );
+}
+
+/** The newest entry of a webhook's delivery log: delivered, pending (with its retry) or failed. */
+function LastDelivery({ webhookId }: { webhookId: string }) {
+  const { api, project } = useApp();
+  const deliveries = useResource(() => api.webhookDeliveries(project, webhookId, 1), [api, project, webhookId], (e) => e.type === 'proposal.step' || e.type === 'version.changed');
+  if (deliveries.state !== 'ready') return <span className="muted small">{deliveries.state === 'loading' ? 'deliveries…' : 'delivery log unavailable'}</span>;
+  const last = deliveries.data[0];
+  if (!last) return <span className="muted small">no delivery yet</span>;
+  const outcome =
+    last.status === 'delivered'
+      ? `delivered ${timeAgo(last.deliveredAt)}`
+      : last.status === 'pending'
+        ? `pending, ${last.attempts} attempt${last.attempts === 1 ? '' : 's'}${last.nextAttemptAt ? `, next ${formatTime(last.nextAttemptAt)}` : ''}`
+        : `failed after ${last.attempts} attempts (${last.lastStatus ?? last.lastError ?? 'no answer'})`;
+  return (
+    <span className="muted small" title={formatTime(last.createdAt)}>
+      <Badge tone={last.status === 'delivered' ? 'ok' : last.status === 'pending' ? 'warn' : 'danger'}>{last.type}</Badge> {outcome}
+    </span>
   );
 }
