@@ -47,7 +47,7 @@ class Generator {
     return { id, name, email: `${name.replace(' ', '.')}@example.com`, url: `https://example.com/users/${id}`, verified: this.random() < 0.5 };
   }
 
-  /** A blog post of about 0.8–1.2 KB. */
+  /** A blog post of about 0.7–1 KB of JSON. */
   post(id: number): Record<string, unknown> {
     return {
       id,

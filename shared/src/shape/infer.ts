@@ -56,6 +56,15 @@ function newAccumulator(): Accumulator {
 const NO_LIMITS: Partial<ShapeLimits> = {};
 
 /**
+ * Values looked at in one inference, at most; those beyond are cut like values beyond the depth
+ * limit. Sampling keeps a parsed body of records far below it (a 1 MB page of a thousand posts is
+ * about 40,000 values). It bounds the work, and the size of the shape, for bodies of very many
+ * small values (a large matrix) and for objects that share parts, which JSON.parse never makes
+ * but a caller might pass (`{a: x, b: x}` nested 40 deep has 2^40 paths).
+ */
+export const MAX_SHAPE_VALUES = 200_000;
+
+/**
  * The shape of a parsed JSON value (what `JSON.parse` returns). Never recursive on the JS stack
  * over the value; bounded by `limits` (defaults {@link DEFAULT_SHAPE_LIMITS}):
  * - a value nested in more than `maxDepth` containers becomes `{kind:'unknown', truncated:true}`
@@ -66,13 +75,14 @@ const NO_LIMITS: Partial<ShapeLimits> = {};
  * - of an array, only the first `maxItems` items are looked at, and a longer array is marked `truncated`.
  * Strings get a format hint (uuid, date-time, date, email, uri) when every string seen at that
  * position has the same format. Values that JSON cannot hold (undefined, functions) read as `unknown`.
+ * Values beyond the first {@link MAX_SHAPE_VALUES} (200,000) looked at are cut the same way.
  * A limit left out or `undefined` takes its default; `Infinity` is allowed. Throws a RangeError
  * naming a limit that is not a non-negative integer.
  */
 export function inferShape(value: unknown, limits: Partial<ShapeLimits> = NO_LIMITS): Shape {
   const resolved = limits === NO_LIMITS ? DEFAULT_SHAPE_LIMITS : resolveLimits(limits);
   const root = newAccumulator();
-  const walk: Walk = { maxDepth: resolved.maxDepth, maxFields: resolved.maxFields, maxItems: resolved.maxItems, values: [], accumulators: [], depths: [] };
+  const walk: Walk = { maxDepth: resolved.maxDepth, maxFields: resolved.maxFields, maxItems: resolved.maxItems, budget: MAX_SHAPE_VALUES, values: [], accumulators: [], depths: [] };
   visit(walk, value, root, 0);
   while (walk.values.length > 0) {
     const container = walk.values.pop()!;
@@ -105,12 +115,14 @@ interface Walk {
   readonly values: object[];
   readonly accumulators: Accumulator[];
   readonly depths: number[];
+  /** Values still to be looked at before everything further is cut (see MAX_SHAPE_VALUES). */
+  budget: number;
 }
 
 /** Absorbs a scalar at once; queues a container. */
 function visit(walk: Walk, value: unknown, into: Accumulator, depth: number): void {
   into.values++;
-  if (depth > walk.maxDepth) {
+  if (depth > walk.maxDepth || --walk.budget < 0) {
     into.seen |= CUT;
     return;
   }
