@@ -4,6 +4,9 @@ import http from 'node:http';
 import { builtinModules } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { parseAgentConfig } from '@spectator/agent';
+// The config module alone: the backend's index loads NestJS, which this project does not transform.
+import { parseConfig } from '../../backend/src/config/config';
 import {
   copyPaths,
   effectiveUser,
@@ -21,6 +24,8 @@ import { packageScripts, readRepoFile, REPO_ROOT, repoPathExists, workspaceFolde
 
 interface ImageExpectation {
   file: string;
+  /** The ports the program listens on with the image's environment, read by its own parser, and the hosts. */
+  listens: (env: Record<string, string>) => { ports: number[]; hosts: string[] };
   /** The command on the image's PATH that is its ENTRYPOINT. */
   bin: string;
   /** Source of the file the command runs (compiled to `<pkg>/dist/src/<name>.js`). */
@@ -36,6 +41,10 @@ interface ImageExpectation {
 const IMAGES: ImageExpectation[] = [
   {
     file: 'Dockerfile.agent',
+    listens: (env) => {
+      const config = parseAgentConfig(['--upstream', 'http://127.0.0.1:8080'], env);
+      return { ports: [config.listen.port, config.admin!.port], hosts: [config.listen.host, config.admin!.host] };
+    },
     bin: 'spectator-agent',
     source: 'agent/src/cli.ts',
     workspaces: ['@spectator/shared', '@spectator/agent'],
@@ -45,6 +54,10 @@ const IMAGES: ImageExpectation[] = [
   },
   {
     file: 'Dockerfile.backend',
+    listens: (env) => {
+      const config = parseConfig({ ...env, DATABASE_URL: 'postgres://u:p@db:5432/spectator' });
+      return { ports: [config.port], hosts: [config.host] };
+    },
     bin: 'spectator-backend',
     source: 'backend/src/main.ts',
     workspaces: ['@spectator/shared', '@spectator/backend'],
@@ -180,8 +193,11 @@ describe.each(IMAGES)('$file', (image) => {
     expect(['root', '0', '']).not.toContain(effectiveUser(final));
   });
 
-  it(`exposes ${image.ports.join(' and ')}`, () => {
+  it(`exposes ${image.ports.join(' and ')}, where its program listens on all interfaces with the image's environment`, () => {
     expect(exposedPorts(final).sort()).toEqual(image.ports);
+    const { ports, hosts } = image.listens(stageEnv(final));
+    expect(ports).toEqual(image.ports);
+    expect(new Set(hosts)).toEqual(new Set(['0.0.0.0']));
   });
 
   it(`has ENTRYPOINT ${image.bin}, a command on the PATH that runs the compiled ${image.source}`, () => {

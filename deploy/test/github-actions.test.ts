@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { parseAgentConfig } from '@spectator/agent';
 import { parse } from 'yaml';
 import { readRepoFile } from './support/repo';
 
@@ -44,6 +45,20 @@ describe('deploy/github-actions.yml', () => {
     // It waits for the agent's readiness on the admin address the job sets, and gives up.
     expect(start).toContain('http://$SPECTATOR_ADMIN/readyz');
     expect(start).toMatch(/for attempt in \$\(seq \d+\)/);
+  });
+
+  it("is read by the agent's own option parser as a CI run of the pull request that wraps npm start", () => {
+    const start = steps[stepRunning('-- npm start')]!.run!;
+    const line = /^spectator-agent (.*) -- npm start/m.exec(start)![1]!;
+    const argv = [...line.replace('${{ github.event.pull_request.number }}', '42').replace('${{ github.sha }}', 'f'.repeat(40)).split(' '), '--', 'npm', 'start'];
+    // What the runner sets, with the job's env (the vars and secrets given values).
+    const env = { CI: 'true', GITHUB_ACTIONS: 'true', ...job!.env, SPECTATOR_BACKEND_URL: 'https://spectator.example.com', SPECTATOR_TOKEN: 'agent-token' };
+    const config = parseAgentConfig(argv, env);
+    expect(config.environment).toEqual({ kind: 'ci', pullRequest: '42', commit: 'f'.repeat(40) });
+    expect(config.command).toEqual(['npm', 'start']);
+    expect(`${config.listen.host}:${config.listen.port}`).toBe(job!.env!.SPECTATOR_LISTEN);
+    expect(`${config.admin?.host}:${config.admin?.port}`).toBe(job!.env!.SPECTATOR_ADMIN);
+    expect(config.backend).toBe('wss://spectator.example.com/api/v1/agents/stream');
   });
 
   it('sends the tests through the agent: API_URL is the proxy address SPECTATOR_LISTEN', () => {

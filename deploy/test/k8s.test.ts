@@ -8,7 +8,10 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { ISecret } from 'kubernetes-models/v1/Secret';
 import type { IService } from 'kubernetes-models/v1/Service';
+import { parseAgentConfig } from '@spectator/agent';
 import { isIgnored, parseServiceConfig } from '@spectator/shared';
+// The config module alone: the backend's index loads NestJS, which this project does not transform.
+import { ConfigError, parseConfig } from '../../backend/src/config/config';
 import { argValue, container, envVar, find, kustomizationResources, loadManifests, portNumber, schemaErrors, type Manifest } from './support/k8s';
 import { REPO_ROOT } from './support/repo';
 
@@ -44,6 +47,23 @@ function secretKeyOf(target: IContainer, name: string, secrets: readonly Manifes
   const secret = find<ISecret>(secrets, 'Secret', ref!.name!);
   expect(Object.keys(secret.stringData ?? secret.data ?? {})).toContain(ref!.key);
   return (secret.stringData ?? {})[ref!.key]!;
+}
+
+/**
+ * The environment a container gets, as the kubelet resolves it: plain values, Secret keys
+ * (`secrets` may replace some values) and the downward API's label fields.
+ */
+function resolvedEnv(target: IContainer, manifests: readonly Manifest[], labels: Record<string, string>, replace: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of target.env ?? []) {
+    const secretRef = entry.valueFrom?.secretKeyRef;
+    const fieldPath = entry.valueFrom?.fieldRef?.fieldPath;
+    if (entry.value !== undefined) env[entry.name] = entry.value;
+    else if (secretRef) env[entry.name] = replace[entry.name] ?? (find<ISecret>(manifests, 'Secret', secretRef.name!).stringData ?? {})[secretRef.key]!;
+    else if (fieldPath) env[entry.name] = labels[/^metadata\.labels\['(.+)'\]$/.exec(fieldPath)?.[1] ?? '']!;
+    else throw new Error(`env ${entry.name}: unsupported source`);
+  }
+  return env;
 }
 
 describe.each([
@@ -151,6 +171,19 @@ describe('k8s/backend wiring', () => {
     expect(postgres.volumeMounts?.map((mount) => mount.name)).toEqual(postgresSet.spec?.volumeClaimTemplates?.map((claim) => claim.metadata?.name));
   });
 
+  it("is read by the backend's own configuration parser, which refuses the admin token placeholder", () => {
+    const labels = deployment.spec?.template.metadata?.labels ?? {};
+    expect(() => parseConfig(resolvedEnv(server, backend, labels))).toThrow(ConfigError);
+    expect(() => parseConfig(resolvedEnv(server, backend, labels))).toThrow(/SPECTATOR_ADMIN_TOKEN/);
+    const config = parseConfig(resolvedEnv(server, backend, labels, { SPECTATOR_ADMIN_TOKEN: 'a'.repeat(32) }));
+    expect({ port: config.port, host: config.host, runMigrations: config.runMigrations, database: new URL(config.databaseUrl!).hostname }).toEqual({
+      port: portNumber(server, 'http'),
+      host: '0.0.0.0',
+      runMigrations: false,
+      database: 'spectator-postgres',
+    });
+  });
+
   it('keeps every object in the spectator namespace it creates', () => {
     expect(find(backend, 'Namespace', 'spectator')).toBeDefined();
     expect(backend.filter((manifest) => manifest.kind !== 'Namespace').map((manifest) => manifest.metadata.namespace)).toEqual(
@@ -221,6 +254,16 @@ describe('k8s/example-app wiring (the agent as a sidecar)', () => {
     expect(portNumber(agent, agent.readinessProbe?.httpGet?.port)).toBe(adminPort);
     expect(portNumber(agent, agent.livenessProbe?.httpGet?.port)).toBe(adminPort);
     expect([agent.readinessProbe?.httpGet?.path, agent.livenessProbe?.httpGet?.path]).toEqual(['/readyz', '/healthz']);
+  });
+
+  it("is read by the agent's own option parser as a staging agent of this pod's build and commit", () => {
+    const config = parseAgentConfig(agent.args ?? [], resolvedEnv(agent, exampleApp, labels));
+    expect(config.listen.port).toBe(serviceTarget(service, pod)?.port);
+    expect(config.admin?.port).toBe(portNumber(agent, 'admin'));
+    expect(config.upstream?.toString()).toBe(`http://127.0.0.1:${portNumber(app, 'app')}/`);
+    expect(config.environment).toEqual({ kind: 'staging', build: labels['spectator.dev/build'], commit: labels['spectator.dev/commit'] });
+    expect(config.configPath).toBe('/etc/spectator/service.yml');
+    expect(config.backend).toMatch(/^ws:\/\/spectator-backend\.spectator\.svc\.cluster\.local:3000\//);
   });
 
   it('bounds the sidecar with CPU and memory limits', () => {
