@@ -167,4 +167,19 @@ describe('agent stream', () => {
     expect(body[1]?.endedAt).not.toBeNull();
     await agent.close();
   });
+
+  it('applies the rules in effect on every view, so a rule added later hides traffic already captured', async () => {
+    const { agent, captureId } = await openAgent();
+    const batch = batchMessage(captureId, [postExchange, { method: 'GET', path: '/style.css', status: 200 }, { method: 'OPTIONS', path: '/posts', status: 204 }]);
+    await agent.request(batch);
+    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path}`)).toEqual(['OPTIONS /posts', 'POST /posts', 'GET /style.css']);
+    agent.send({ type: 'rules', captureId, rules: ['GET (.*).css', 'OPTIONS (.*)', 'NOT A RULE'] });
+    // The next acknowledged batch proves the rules message before it was handled.
+    const later = batchMessage(captureId, []);
+    expect(await agent.request(later)).toEqual({ type: 'ack', batchId: later.batchId });
+    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path}`)).toEqual(['POST /posts']);
+    const { body } = await backend.api<Array<{ id: string; rules: string[]; interactions: number }>>('GET', `/projects/ingest/captures/${captureId}`, undefined, readToken);
+    expect(body).toMatchObject({ rules: ['GET (.*).css', 'OPTIONS (.*)', 'NOT A RULE'], interactions: 1 });
+    await agent.close();
+  });
 });
