@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { startAgent } from './agent';
+import { runCheck } from './check';
 import { ConfigError, helpText, parseAgentConfig } from './config';
 import { agentVersion } from './version';
 
@@ -12,6 +13,7 @@ type Subcommand = (argv: string[], env: NodeJS.ProcessEnv) => Promise<number>;
  */
 const SUBCOMMANDS: Record<string, Subcommand> = {
   run: runAgent,
+  check: (argv, env) => runCheck(argv, env),
 };
 
 /** Entry point of `spectator-agent`. Resolves with the exit code. */
