@@ -116,6 +116,18 @@ describe('diffEndpoint', () => {
     ]);
   });
 
+  it('compares a response with the documented one of the same status and media type', () => {
+    const twoTypes: EndpointShapes = {
+      request: null,
+      responses: [
+        { status: 200, contentType: 'application/json', shape: POST_RESPONSE },
+        { status: 200, contentType: 'text/csv', shape: null },
+      ],
+    };
+    expect(diffEndpoint(twoTypes, { request: null, responses: [{ status: 200, contentType: 'text/csv', shape: null }] })).toEqual([]);
+    expect(diffEndpoint(twoTypes, { request: null, responses: [{ status: 200, contentType: 'text/html', shape: null }] })).toMatchObject([{ change: 'new content type', status: 200 }]);
+  });
+
   it('names the media types of a new content type', () => {
     const [change] = diffEndpoint(postsEndpoint, { ...postsEndpoint, responses: [{ status: 201, contentType: 'text/html; charset=utf-8', shape: null }] });
     expect(change?.contentTypes).toEqual({ documented: 'application/json', observed: 'text/html' });

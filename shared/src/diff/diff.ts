@@ -82,10 +82,13 @@ export function diffEndpoint(documented: EndpointShapes, observed: EndpointShape
     changes.push(...bodyChanges(documentedRequest, observedRequest, 'request'));
   }
   for (const response of observed.responses) {
-    const documentedResponse = documented.responses.find((candidate) => candidate.status === response.status);
-    if (documentedResponse === undefined) {
+    const sameStatus = documented.responses.filter((candidate) => candidate.status === response.status);
+    if (sameStatus.length === 0) {
       changes.push({ change: 'new status', in: 'response', status: response.status, at: '$', ...observedShape(response.shape), breaking: response.status < 400 });
     } else {
+      // A status may be documented with several media types; compare with the one that matches.
+      const observedType = mediaType(response.contentType);
+      const documentedResponse = sameStatus.find((candidate) => mediaType(candidate.contentType) === observedType) ?? sameStatus[0]!;
       changes.push(...bodyChanges(documentedResponse, response, 'response', response.status));
     }
   }
