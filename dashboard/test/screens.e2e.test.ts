@@ -28,7 +28,8 @@ function answerDefaults(): void {
   api.answer(`GET ${P}/endpoints`, { body: [documentedPost, { ...documentedPost, id: 'ep-put', method: 'PUT', path: '/posts/{postId}' }] });
   api.answer(`GET ${P}/endpoints/ep-post/versions`, { body: [{ id: 'v1', version: '1.0', description: documentedPost.description, createdAt: '2026-01-01T10:00:00Z', request: null, responses: [], changes: [], proposal: { id: 'pr-0', title: 'Document POST /posts', status: 'Approved', createdBy: 'ana', approvedBy: 'ana', approvedAt: '2026-01-01T10:00:00Z' } }] });
   api.answer(`POST ${P}/documentation`, { status: 201, body: { proposalId: 'pr-0', versions: [{ endpointId: 'ep-post', method: 'POST', path: '/posts', version: '1.0', previous: null }] } });
-  api.answer(`GET ${P}/versions`, { body: matrix(100, 100) });
+  // Two pages: 100 rows, then 10 more after the cursor.
+  api.answer(`GET ${P}/versions`, ({ path }) => (path.includes('cursor=page-2') ? { body: { ...matrix(10, 100), nextCursor: null } } : { body: { ...matrix(100, 100), nextCursor: 'page-2' } }));
 }
 
 const rows = (testId: string) => page.locator(`[data-testid=${testId}] tbody tr`);
@@ -183,10 +184,17 @@ describe('dashboard screens (fixture API)', () => {
     expect(Math.abs(header.y - box.y)).toBeLessThan(3); // column headers stuck to the top
     expect(Math.abs(rowHead.x - box.x)).toBeLessThan(3); // row headers stuck to the left
     await screenshot(page, 'screens-11-versions-scrolled');
+    expect(api.requests.some((r) => r.path === `${P}/versions?limit=100`)).toBe(true);
+
+    await page.getByRole('button', { name: 'Load more rows' }).click();
+    await until('the second page of rows', async () => (await table.locator('tbody tr').count()) === 110);
+    expect(api.requests.some((r) => r.path === `${P}/versions?limit=100&cursor=page-2`)).toBe(true);
+    expect(await page.getByRole('button', { name: 'Load more rows' }).count()).toBe(0);
 
     await page.getByRole('navigation', { name: 'Environment kind' }).getByRole('link', { name: 'Staging' }).click();
     await page.waitForURL(/kind=staging/);
-    expect(await table.locator('tbody tr').count()).toBe(33);
+    await until('the staging rows', () => api.requests.some((r) => r.path === `${P}/versions?kind=staging&limit=100`));
+    await until('the 33 staging rows', async () => (await table.locator('tbody tr').count()) === 33);
     expect(await table.locator('tbody th').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('Staging · build s-1')]));
     await screenshot(page, 'screens-12-versions-staging');
   });

@@ -114,7 +114,9 @@ export function createApiClient(options: ApiClientOptions) {
     commitDocumentation: (p: string, body: DocumentationRequest) => request<DocumentationResponse>('POST', `${project(p)}/documentation`, body),
     endpoints: (p: string) => get<EndpointResponse[]>(`${project(p)}/endpoints`),
     endpointVersions: (p: string, endpointId: string) => get<EndpointVersionResponse[]>(`${project(p)}/endpoints/${encodeURIComponent(endpointId)}/versions`),
-    versions: (p: string, params: { kind?: EnvironmentKind; cursor?: string } = {}) => get<VersionMatrixResponse>(`${project(p)}/versions${query(params)}`),
+    /** One page of the versions matrix: rows of `kind` (all kinds when absent), `limit` rows (the backend allows 1-100), after `cursor`. */
+    versions: (p: string, params: { kind?: EnvironmentKind; limit?: number; cursor?: string } = {}) =>
+      get<VersionMatrixResponse>(`${project(p)}/versions${query({ kind: params.kind, limit: params.limit?.toString(), cursor: params.cursor })}`),
     proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),
     approveProposal: (p: string, id: string) => request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),

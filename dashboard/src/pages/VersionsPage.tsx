@@ -8,19 +8,25 @@ import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/forma
 import { mergeMatrixPages, NOT_SEEN, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 
-const KIND_LABELS: Record<EnvironmentKind, string> = { ci: 'CI runs', staging: 'Staging', production: 'Production', local: 'Local' };
-/** The spec's order of rows (CI, staging, production), local runs last. */
-const KIND_ORDER: EnvironmentKind[] = ['ci', 'staging', 'production', 'local'];
+type RowKind = Exclude<EnvironmentKind, 'local'>;
+const KIND_LABELS: Record<RowKind, string> = { ci: 'CI runs', staging: 'Staging', production: 'Production' };
+/** The spec's rows (§9.5): CI runs by pull request, staging builds, production builds. Local runs are not evidence. */
+const KIND_ORDER: RowKind[] = ['ci', 'staging', 'production'];
+/** Rows per page: the most the backend gives at once, so 100 × 100 needs one request. */
+const PAGE_ROWS = 100;
+
+const rowKind = (kind: EnvironmentKind | undefined): RowKind | undefined => KIND_ORDER.find((k) => k === kind);
 
 /**
  * Which version of each endpoint runs where (spec §9.5): rows are CI runs by pull request, staging
  * builds and production builds; columns are endpoints; cells the version, `N/A` or drift.
  */
-export function VersionsPage({ kind }: { kind?: EnvironmentKind }) {
+export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
   const { api, project } = useApp();
+  const kind = rowKind(routeKind);
   const matrix = useResource(
-    () => api.versions(project),
-    [api, project],
+    () => api.versions(project, { ...(kind ? { kind } : {}), limit: PAGE_ROWS }),
+    [api, project, kind],
     (e) => e.type === 'version.changed' || e.type === 'proposal.step' || e.type === 'documentation.committed' || e.type === 'capture.started',
   );
   const [endpointFilter, setEndpointFilter] = useState('');
@@ -50,13 +56,13 @@ export function VersionsPage({ kind }: { kind?: EnvironmentKind }) {
         </span>
       </div>
       <Async resource={matrix} what="the versions table">
-        {(first) => <Matrix key={`${first.rows.length}:${first.endpoints.length}:${first.nextCursor}`} first={first} kind={kind} endpointFilter={endpointFilter} />}
+        {(first) => <Matrix key={`${kind}:${first.rows.length}:${first.endpoints.length}:${first.nextCursor}`} first={first} kind={kind} endpointFilter={endpointFilter} />}
       </Async>
     </div>
   );
 }
 
-function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse; kind?: EnvironmentKind; endpointFilter: string }) {
+function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse; kind?: RowKind; endpointFilter: string }) {
   const { api, project } = useApp();
   const [matrix, setMatrix] = useState(first);
   const [more, setMore] = useState<'idle' | 'busy' | string>('idle');
@@ -66,7 +72,7 @@ function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse;
     if (!matrix.nextCursor) return;
     setMore('busy');
     try {
-      const next = await api.versions(project, { cursor: matrix.nextCursor });
+      const next = await api.versions(project, { ...(kind ? { kind } : {}), limit: PAGE_ROWS, cursor: matrix.nextCursor });
       setMatrix((current) => mergeMatrixPages(current, next));
       setMore('idle');
     } catch (caught) {
