@@ -6,16 +6,7 @@ import type { Shape, ShapeKind } from './types';
  */
 export const KIND_ORDER: readonly Exclude<ShapeKind, 'oneOf'>[] = ['string', 'number', 'boolean', 'object', 'array', 'unknown', 'null'];
 
-const KIND_RANK: Readonly<Record<ShapeKind, number>> = {
-  string: 0,
-  number: 1,
-  boolean: 2,
-  object: 3,
-  array: 4,
-  unknown: 5,
-  null: 6,
-  oneOf: 7,
-};
+const KIND_RANK = Object.fromEntries([...KIND_ORDER, 'oneOf'].map((kind, rank) => [kind, rank])) as Readonly<Record<ShapeKind, number>>;
 
 /** Position of a kind in {@link KIND_ORDER} (`oneOf` sorts last). */
 export function kindRank(kind: ShapeKind): number {
