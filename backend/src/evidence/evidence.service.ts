@@ -164,23 +164,23 @@ export class EvidenceService {
   private async refreshCells(manager: EntityManager, project: EventProject, row: EnvironmentRow, endpoints: readonly EndpointRef[]): Promise<string[]> {
     if (endpoints.length === 0) return [];
     const endpointIds = endpoints.map((e) => e.id);
-    const [versions, evidence, before] = await Promise.all([
-      manager.query(`SELECT id, endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[])`, [endpointIds]) as Promise<
-        Array<CandidateVersion & { endpointId: string }>
-      >,
-      manager.query(
-        `SELECT o.method, o.path, o.status, o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
-                o.response_content_type AS "responseContentType", o.response_shape AS "responseShape", o.count::float8 AS count, o.last_seen AS "lastSeen"
-           FROM evidence_observations o
-           JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
-          WHERE o.row_id = $1`,
-        [row.id, JSON.stringify(endpoints.map(({ method, path }) => ({ method, path })))],
-      ) as Promise<EvidenceExchange[]>,
-      manager.query(`SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`, [
-        row.id,
-        endpointIds,
-      ]) as Promise<Array<CellValue & { endpointId: string }>>,
-    ]);
+    // One connection per transaction: these run one after the other.
+    const versions: Array<CandidateVersion & { endpointId: string }> = await manager.query(
+      `SELECT id, endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[])`,
+      [endpointIds],
+    );
+    const evidence: EvidenceExchange[] = await manager.query(
+      `SELECT o.method, o.path, o.status, o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
+              o.response_content_type AS "responseContentType", o.response_shape AS "responseShape", o.count::float8 AS count, o.last_seen AS "lastSeen"
+         FROM evidence_observations o
+         JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
+        WHERE o.row_id = $1`,
+      [row.id, JSON.stringify(endpoints.map(({ method, path }) => ({ method, path })))],
+    );
+    const before: Array<CellValue & { endpointId: string }> = await manager.query(
+      `SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`,
+      [row.id, endpointIds],
+    );
     const shapes = await this.loadShapes(manager, evidence);
     const documented = await this.loadVersionShapes(manager, versions.map((v) => v.id));
     const conforms = (versionId: string, exchange: EvidenceExchange): boolean => {

@@ -37,6 +37,9 @@ export function backoffMs(attempt: number): number {
 
 interface ClaimedDelivery {
   id: string;
+  /** bigint, as text. */
+  seq: string;
+  webhookId: string;
   body: string;
   type: string;
   attempts: number;
@@ -151,11 +154,18 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
         WHERE w.id = d.webhook_id
           AND d.id IN (SELECT id FROM webhook_deliveries
                         WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-                        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING d.id, d.body, d.event_type AS type, d.attempts, w.url, w.secret`,
+                        ORDER BY next_attempt_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED)
+        RETURNING d.id, d.seq, d.webhook_id AS "webhookId", d.body, d.event_type AS type, d.attempts, w.url, w.secret`,
       [DELIVERY.batch, DELIVERY.leaseSeconds],
     );
-    await Promise.all(claimed.map((delivery) => this.attempt(delivery)));
+    // Webhooks in parallel; each webhook's deliveries one after the other, in the order they were emitted.
+    const byWebhook = new Map<string, ClaimedDelivery[]>();
+    for (const delivery of claimed.sort((a, b) => Number(a.seq) - Number(b.seq))) byWebhook.set(delivery.webhookId, [...(byWebhook.get(delivery.webhookId) ?? []), delivery]);
+    await Promise.all(
+      [...byWebhook.values()].map(async (deliveries) => {
+        for (const delivery of deliveries) await this.attempt(delivery);
+      }),
+    );
     return claimed.length;
   }
 

@@ -103,6 +103,8 @@ export class Evidence1763800000000 implements MigrationInterface {
     await q.query(`
       CREATE TABLE webhook_deliveries (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+        -- the order events were emitted in: deliveries are claimed and sent in this order
+        seq bigserial NOT NULL,
         webhook_id uuid NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
         event_id uuid NOT NULL,
         event_type text NOT NULL,
@@ -118,7 +120,7 @@ export class Evidence1763800000000 implements MigrationInterface {
         delivered_at timestamptz,
         CONSTRAINT webhook_deliveries_once UNIQUE (webhook_id, event_id)
       )`);
-    await q.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`);
+    await q.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at, seq) WHERE status = 'pending'`);
     await q.query(`CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (webhook_id, created_at DESC)`);
   }
 

@@ -1,0 +1,132 @@
+import { startAgent } from '@spectator/agent';
+import type { AgentEnvironment } from '@spectator/shared';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { verifySignature } from '../../src/webhooks/signature';
+
+/** Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. */
+export async function eventually<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    if (Date.now() > deadline) throw new Error(`not reached in time; last value: ${JSON.stringify(value)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** A started HTTP server on 127.0.0.1:0. */
+export interface LocalServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+async function listen(server: Server): Promise<LocalServer> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A JSON app answering each `METHOD /path` with the routed function's result. */
+export function startJsonApp(routes: Record<string, (body: unknown) => { status: number; body: unknown }>): Promise<LocalServer> {
+  return listen(
+    createServer((request, response) => {
+      void readBody(request).then((text) => {
+        const route = `${request.method} ${(request.url ?? '/').split('?')[0]}`;
+        const handler = routes[route];
+        const result = handler ? handler(text === '' ? undefined : JSON.parse(text)) : { status: 404, body: { error: 'not found' } };
+        response.writeHead(result.status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(result.body));
+      });
+    }),
+  );
+}
+
+/** One webhook request as received. */
+export interface ReceivedHook {
+  body: string;
+  signature: string | undefined;
+  event: string | undefined;
+  delivery: string | undefined;
+  valid: boolean;
+}
+
+/** A webhook receiver that checks signatures with `secret`; `failFirst` requests are answered 500. */
+export async function startHookReceiver(secret: string, failFirst = 0): Promise<LocalServer & { received: ReceivedHook[] }> {
+  const received: ReceivedHook[] = [];
+  let failures = failFirst;
+  const server = await listen(
+    createServer((request, response) => {
+      void readBody(request).then((body) => {
+        const signature = request.headers['x-spectator-signature'] as string | undefined;
+        if (failures > 0) {
+          failures--;
+          response.writeHead(500).end();
+          return;
+        }
+        received.push({
+          body,
+          signature,
+          event: request.headers['x-spectator-event'] as string | undefined,
+          delivery: request.headers['x-spectator-delivery'] as string | undefined,
+          valid: verifySignature(secret, body, signature),
+        });
+        response.writeHead(204).end();
+      });
+    }),
+  );
+  return { ...server, received };
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+/**
+ * Runs a real agent for one environment in front of `upstream`, lets `traffic` call through its
+ * proxy, then closes it (which flushes and waits for the backend's acknowledgement). Resolves with
+ * the capture id.
+ */
+export async function withAgent(backendUrl: string, token: string, upstream: string, environment: AgentEnvironment, traffic: (proxyUrl: string) => Promise<void>): Promise<string> {
+  const agent = await startAgent({
+    listen: '127.0.0.1:0',
+    upstream,
+    backend: backendUrl,
+    token,
+    environment,
+    configPath: path.join(os.tmpdir(), 'spectator-no-service.yml'),
+    logLevel: 'silent',
+    tuning: { flushIntervalMs: 50, probeIntervalMs: 200, ackWaitMs: 10_000 },
+  });
+  try {
+    await traffic(agent.proxyUrl);
+    return agent.captureId();
+  } finally {
+    await agent.close();
+  }
+}
+
+/** `fetch` JSON through a proxy and check the status. */
+export async function call(base: string, method: string, route: string, body?: unknown): Promise<unknown> {
+  const response = await fetch(`${base}${route}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status >= 500) throw new Error(`${method} ${route} → ${response.status}`);
+  return response.json();
+}
