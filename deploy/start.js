@@ -204,7 +204,8 @@ Try next:
      Document it ("Create a new post. Accepts author, title as JSON in request body") and commit.
   2. Send more traffic through the agent and watch it arrive:
        curl -X POST ${agent.proxyUrl}/posts -H 'Content-Type: application/json' -d '{"title":"Hi","author":"Lin"}'
-  3. Versions: which version of each endpoint runs in PR #1, PR #2, staging and production.
+  3. Versions: GET /posts is 1.0 in PR #1, staging s-101 and production p-101, and 1.1 in PR #2
+     and staging s-102. Once POST /posts is documented it shows N/A there until evidence arrives.
   4. Proposals: "Posts show their likes" is Implemented and in Staging, not yet in Production.
 
 Ctrl-C stops everything; the data stays in ${display(options.dataDir)} (npm start -- --fresh starts over).`);

@@ -91,6 +91,17 @@ async function getJson<T>(url: string, token: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** Runs a node script of the repository to its end. */
+function runNode(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
 interface Capture {
   id: string;
   environment: { kind: string };
@@ -148,12 +159,41 @@ describe('npm start', () => {
         const endpoints = await getJson<{ method: string; path: string; version: string }[]>(`${printed.api}/projects/demo/endpoints`, printed.token);
         expect(endpoints.map((endpoint) => `${endpoint.method} ${endpoint.path} ${endpoint.version}`).sort()).toEqual(['GET /posts 1.1', 'GET /posts/{postId} 1.1']);
 
+        // The versions table the story promises: 1.0 where v1 ran, 1.1 where v2 ran.
+        const matrix = await getJson<{ endpoints: { path: string }[]; rows: { kind: string; pullRequest?: string | null; build?: string | null }[]; cells: { version: string }[][] }>(
+          `${printed.api}/projects/demo/versions`,
+          printed.token,
+        );
+        const table = Object.fromEntries(matrix.rows.map((row, index) => [`${row.kind}:${row.pullRequest ?? row.build}`, matrix.cells[index]!.map((cell) => cell.version)]));
+        expect(table).toEqual({ 'ci:1': ['1.0', '1.0'], 'ci:2': ['1.1', '1.1'], 'staging:s-101': ['1.0', '1.0'], 'staging:s-102': ['1.1', '1.1'], 'production:p-101': ['1.0', '1.0'] });
+
+        // Both proposals moved on evidence alone: the first all the way, the second up to staging.
+        const proposals = await getJson<{ title: string; steps: { step: string }[] }[]>(`${printed.api}/projects/demo/proposals`, printed.token);
+        expect(Object.fromEntries(proposals.map((proposal) => [proposal.title, proposal.steps.map((step) => step.step)]))).toEqual({
+          'Document the posts API': ['Approved', 'Implemented', 'Appeared in Staging', 'Appeared in Production'],
+          'Posts show their likes': ['Approved', 'Implemented', 'Appeared in Staging'],
+        });
+
         // The proxy is the demo API behind the agent: the created record comes back unchanged.
         const created = await fetch(`${printed.proxy}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'From the test', author: 'Jest' }) });
         expect(created.status).toBe(201);
         expect(await created.json()).toEqual({ id: 3, title: 'From the test', author: 'Jest' });
         firstCaptures = captures.length;
         firstToken = printed.token;
+
+        // The compose setup step (the same module) finds the project and hands out an agent token.
+        const setupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-setup-'));
+        try {
+          const setup = await runNode(['deploy/start/project.js', path.join(setupDir, 'agent-token'), path.join(setupDir, 'state.json')], {
+            SPECTATOR_URL: printed.api.replace(/\/api\/v1$/, ''),
+            SPECTATOR_ADMIN_TOKEN: fs.readFileSync(path.join(dataDir, 'admin-token'), 'utf8').trim(),
+          });
+          expect(setup).toEqual({ code: 0, output: `demo project "demo" found; agent token written to ${path.join(setupDir, 'agent-token')}\n` });
+          const state = JSON.parse(fs.readFileSync(path.join(setupDir, 'state.json'), 'utf8')) as { agentToken: string };
+          expect(fs.readFileSync(path.join(setupDir, 'agent-token'), 'utf8')).toBe(state.agentToken);
+        } finally {
+          fs.rmSync(setupDir, { recursive: true, force: true });
+        }
       });
       expect(code).toBe(0);
       expect(run.output()).toContain('Spectator stopped.');
@@ -204,6 +244,12 @@ describe('npm start', () => {
     } finally {
       await new Promise<void>((resolve) => taken.close(() => resolve()));
     }
+  });
+
+  it('the compose setup step names what it is missing', async () => {
+    const { code, output } = await runNode(['deploy/start/project.js'], {});
+    expect(code).toBe(1);
+    expect(output).toContain('missing the agent token file argument, the state file argument, SPECTATOR_URL, SPECTATOR_ADMIN_TOKEN');
   });
 
   it('refuses an unknown option with the usage', async () => {
