@@ -1,10 +1,12 @@
 import { spawnSync } from 'node:child_process';
 import { parseAgentConfig } from '@spectator/agent';
+import { parseCheckOptions } from '../../agent/src/check';
 import { parse } from 'yaml';
 import { readRepoFile } from './support/repo';
 
 interface Step {
   name?: string;
+  env?: Record<string, string>;
   uses?: string;
   run?: string;
   if?: string;
@@ -61,6 +63,15 @@ describe('deploy/github-actions.yml', () => {
     expect(config.backend).toBe('wss://spectator.example.com/api/v1/agents/stream');
   });
 
+  it("runs the CI gate with a read token, read by the check's own option parser", () => {
+    const gate = steps[stepRunning('spectator-agent check')]!;
+    expect(gate.env).toEqual({ SPECTATOR_TOKEN: '${{ secrets.SPECTATOR_READ_TOKEN }}' });
+    const argv = gate.run!.replace('${{ github.event.pull_request.number }}', '42').split(' ').slice(2);
+    const values: Record<string, string> = { 'vars.SPECTATOR_BACKEND_URL': 'https://spectator.example.com', 'vars.SPECTATOR_PROJECT': 'posts-api', 'secrets.SPECTATOR_READ_TOKEN': 'read-token' };
+    const env = Object.fromEntries(Object.entries({ ...job!.env, ...gate.env }).map(([key, value]) => [key, value.replace(/^\$\{\{ (.+) \}\}$/, (_, name: string) => values[name] ?? '')]));
+    expect(parseCheckOptions(argv, env)).toEqual({ backend: 'https://spectator.example.com', token: 'read-token', project: 'posts-api', pullRequest: '42', failOn: ['undocumented', 'breaking'] });
+  });
+
   it('sends the tests through the agent: API_URL is the proxy address SPECTATOR_LISTEN', () => {
     const env = job!.env!;
     expect(new URL(env.API_URL!).host).toBe(env.SPECTATOR_LISTEN);
@@ -74,7 +85,7 @@ describe('deploy/github-actions.yml', () => {
     const order = [stepRunning('-- npm start'), stepRunning('npm test'), stepRunning('kill -INT'), stepRunning('spectator-agent check')];
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(steps[order[2]!]!.if).toBe('always()');
-    expect(steps[order[3]!]!.run).toBe('spectator-agent check --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }}');
+    expect(steps[order[3]!]!.run).toBe('spectator-agent check --pr ${{ github.event.pull_request.number }} --fail-on undocumented,breaking');
     // Stopping waits for the agent to send what it holds, for a bounded time.
     expect(steps[order[2]!]!.run).toMatch(/for attempt in \$\(seq \d+\)[\s\S]*kill -0/);
   });
