@@ -16,6 +16,7 @@ import {
 } from '@spectator/shared';
 import type { DataSource, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
+import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../endpoints/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
@@ -63,6 +64,12 @@ export function visibilityOf(capture: Pick<CaptureEntity, 'rules'>): (method: st
  */
 @Injectable()
 export class CapturesService {
+  /**
+   * Whether an observation row conforms to a version, by (version, status, content types,
+   * fingerprints). Versions and shapes never change, so the answer never does either.
+   */
+  private readonly conformance = new LruCache<string, boolean>(200_000);
+
   constructor(
     @InjectRepository(CaptureEntity) private readonly captures: Repository<CaptureEntity>,
     @InjectDataSource() private readonly db: DataSource,
@@ -172,7 +179,14 @@ export class CapturesService {
     const offending = new Map<string, typeof seen>();
     for (const row of seen) {
       const version = versions.get(row.versionId);
-      if (version === undefined || rowConforms(version, row, shapes)) continue;
+      if (version === undefined) continue;
+      const key = `${row.versionId}\u0000${row.status}\u0000${row.requestContentType}\u0000${row.requestShape}\u0000${row.responseContentType}\u0000${row.responseShape}`;
+      let conforms = this.conformance.get(key);
+      if (conforms === undefined) {
+        conforms = rowConforms(version, row, shapes);
+        this.conformance.set(key, conforms);
+      }
+      if (conforms) continue;
       offending.set(row.endpointId, [...(offending.get(row.endpointId) ?? []), row]);
     }
     const diffs: DiffResponse[] = [];

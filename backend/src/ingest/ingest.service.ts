@@ -76,40 +76,41 @@ function union(a: string[], b: string[]): string[] {
 export function aggregateObservations(observations: readonly WireObservation[]): AggregatedRow[] {
   const rows = new Map<string, AggregatedRow>();
   for (const o of observations) {
-    const row: AggregatedRow = {
-      method: o.method,
-      path: o.path,
-      status: o.status,
-      req_ct: o.request?.contentType ?? null,
-      req_fp: o.request?.shape ?? null,
-      req_note: noteOf(o.request),
-      res_ct: o.response?.contentType ?? null,
-      res_fp: o.response?.shape ?? null,
-      res_note: noteOf(o.response),
-      query: [...new Set(o.query)].sort(),
-      req_h: [...new Set(o.requestHeaders)].sort(),
-      res_h: [...new Set(o.responseHeaders)].sort(),
-      count: o.count,
-      first_seen: o.firstSeen,
-      last_seen: o.lastSeen,
-    };
-    const key = JSON.stringify([row.method, row.path, row.status, row.req_ct, row.req_fp, row.res_ct, row.res_fp]);
+    const req = o.request;
+    const res = o.response;
+    // NUL cannot occur in a validated method, path, media type or fingerprint; ' ' stands for "none" as in the index.
+    const key = `${o.method}\u0000${o.path}\u0000${o.status}\u0000${req?.contentType ?? ' '}\u0000${req?.shape ?? ' '}\u0000${res?.contentType ?? ' '}\u0000${res?.shape ?? ' '}`;
     const before = rows.get(key);
     if (before === undefined) {
-      rows.set(key, row);
+      rows.set(key, {
+        method: o.method,
+        path: o.path,
+        status: o.status,
+        req_ct: req?.contentType ?? null,
+        req_fp: req?.shape ?? null,
+        req_note: noteOf(req),
+        res_ct: res?.contentType ?? null,
+        res_fp: res?.shape ?? null,
+        res_note: noteOf(res),
+        query: o.query,
+        req_h: o.requestHeaders,
+        res_h: o.responseHeaders,
+        count: o.count,
+        first_seen: o.firstSeen,
+        last_seen: o.lastSeen,
+      });
       continue;
     }
-    before.count += row.count;
-    before.query = union(before.query, row.query);
-    before.req_h = union(before.req_h, row.req_h);
-    before.res_h = union(before.res_h, row.res_h);
-    before.req_note = row.req_note ?? before.req_note;
-    before.res_note = row.res_note ?? before.res_note;
-    if (Date.parse(row.first_seen) < Date.parse(before.first_seen)) before.first_seen = row.first_seen;
-    if (Date.parse(row.last_seen) > Date.parse(before.last_seen)) before.last_seen = row.last_seen;
+    before.count += o.count;
+    before.query = union(before.query, o.query);
+    before.req_h = union(before.req_h, o.requestHeaders);
+    before.res_h = union(before.res_h, o.responseHeaders);
+    before.req_note = noteOf(req) ?? before.req_note;
+    before.res_note = noteOf(res) ?? before.res_note;
+    if (Date.parse(o.firstSeen) < Date.parse(before.first_seen)) before.first_seen = o.firstSeen;
+    if (Date.parse(o.lastSeen) > Date.parse(before.last_seen)) before.last_seen = o.lastSeen;
   }
-  const keyOf = (r: AggregatedRow): string => `${r.method}\u0000${r.path}\u0000${r.status}\u0000${r.req_ct ?? ' '}\u0000${r.req_fp ?? ' '}\u0000${r.res_ct ?? ' '}\u0000${r.res_fp ?? ' '}`;
-  return [...rows.values()].sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+  return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
 
 const UPSERT_OBSERVATIONS = `

@@ -77,7 +77,8 @@ function oneOf<T extends string>(value: unknown, path: string, allowed: readonly
 
 function names(value: unknown, path: string): string[] {
   if (!Array.isArray(value) || value.length > 500) fail(path, 'must be an array of at most 500 names');
-  return value.map((item, i) => text(item, `${path}[${i}]`, 256));
+  // Kept sorted and unique (as the protocol says), so stored lists compare by containment.
+  return [...new Set(value.map((item, i) => text(item, `${path}[${i}]`, 256)))].sort();
 }
 
 function textList(value: unknown, path: string, maxItems: number, maxLength: number): string[] {

@@ -70,6 +70,10 @@ export class ProposalsService {
 
   /** Creates an open proposal. @throws DomainError BadInput naming the field, CaptureNotFound. */
   async create(project: ProjectEntity, principal: Principal, input: CreateProposalDto): Promise<ProposalResponse> {
+    if (input.captureId !== undefined) {
+      const index = input.endpoints.findIndex((e) => e.request !== undefined || e.responses !== undefined);
+      if (index >= 0) throw badInput(`endpoints[${index}]: request and responses are planned shapes, not allowed with captureId`);
+    }
     const capture = input.captureId === undefined ? null : await this.captures.byId(project, input.captureId);
     const seen = new Set<string>();
     const stored: StoredEndpoint[] = [];
@@ -81,7 +85,6 @@ export class ProposalsService {
       let shapes: EndpointShapes;
       if (capture === null) shapes = plannedEndpointShapes(endpoint, field);
       else {
-        if (endpoint.request !== undefined || endpoint.responses !== undefined) throw badInput(`${field}: request and responses are planned shapes, not allowed with captureId`);
         const { rows } = await this.captures.endpointRows(capture, endpoint.method, endpoint.path).catch((error: unknown) => {
           throw error instanceof DomainError ? badInput(`${field}: ${error.message}`) : error;
         });

@@ -1,0 +1,262 @@
+/**
+ * Backend benchmark, bounded (a few minutes on 2 cores), all contenders in one run on one
+ * embedded PostgreSQL:
+ *  1. ingest: simulated agents stream batches over real WebSockets to the backend, against the same
+ *     rows written by a plain multi-row INSERT … ON CONFLICT through `pg` (alternating rounds,
+ *     medians, ratio);
+ *  2. views: p95 of the undocumented and diffs API calls on a project with 10,000 endpoints and
+ *     1,000,000 aggregated observations (seeded with generate_series).
+ */
+import { fingerprint, inferShape, type Shape, type WireObservation } from '@spectator/shared';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startBackend } from '../src/backend';
+import { startEmbeddedPostgres } from '../src/database/embedded';
+import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
+
+const AGENTS = 4;
+const BATCHES_PER_AGENT = 25;
+const ROWS_PER_BATCH = 500;
+const ROUNDS = 3;
+const ENDPOINTS = 10_000;
+const CAPTURES = 100;
+const QUERY_SAMPLES = 40;
+
+const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
+const percentile = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] as number;
+
+const requestShape = inferShape({ title: 't', author: 'a' });
+const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
+const driftShape = inferShape({ title: 't', author: 'a', draft: true });
+const SHAPES: Record<string, Shape> = { [fingerprint(requestShape)]: requestShape, [fingerprint(responseShape)]: responseShape, [fingerprint(driftShape)]: driftShape };
+
+/** The batches of one agent in one round: distinct keys over 2,000 paths so rows are both inserted and updated. */
+function batchesFor(agent: number, round: number): WireObservation[][] {
+  const now = new Date().toISOString();
+  return Array.from({ length: BATCHES_PER_AGENT }, (_, b) =>
+    Array.from({ length: ROWS_PER_BATCH }, (_, r): WireObservation => {
+      const i = (agent * 7919 + round * 104_729 + b * ROWS_PER_BATCH + r) % 2000;
+      return {
+        method: 'POST',
+        path: `/resource${i}`,
+        status: r % 10 === 0 ? 400 : 201,
+        query: [],
+        requestHeaders: ['content-type'],
+        responseHeaders: ['content-type'],
+        request: { contentType: 'application/json', shape: fingerprint(requestShape) },
+        response: { contentType: 'application/json', shape: fingerprint(responseShape) },
+        count: 1 + (r % 3),
+        firstSeen: now,
+        lastSeen: now,
+      };
+    }),
+  );
+}
+
+async function ingestThroughBackend(agents: TestAgent[], captureId: string, round: number): Promise<number> {
+  // Serialised before the clock starts: the agents' own JSON work is not the backend's cost.
+  const work = agents.map((_, a) => batchesFor(a, round).map((observations) => JSON.stringify({ type: 'batch', batchId: randomUUID(), captureId, shapes: {}, observations })));
+  const started = performance.now();
+  await Promise.all(
+    agents.map(async (agent, a) => {
+      // Like the real agent: a window of batches in flight, each kept until its ack.
+      const window = 8;
+      let next = 0;
+      const send = (): void => agent.send(work[a]?.[next++] as string);
+      let inFlight = 0;
+      while (next < BATCHES_PER_AGENT && inFlight < window) {
+        send();
+        inFlight++;
+      }
+      while (inFlight > 0) {
+        const message = await agent.next(60_000);
+        if (message.type !== 'ack') throw new Error(`unexpected ${JSON.stringify(message)}`);
+        inFlight--;
+        if (next < BATCHES_PER_AGENT) {
+          send();
+          inFlight++;
+        }
+      }
+    }),
+  );
+  return (AGENTS * BATCHES_PER_AGENT * ROWS_PER_BATCH) / ((performance.now() - started) / 1000);
+}
+
+async function ingestPlain(pool: pg.Pool, captureId: string, round: number): Promise<number> {
+  const work = Array.from({ length: AGENTS }, (_, a) => batchesFor(a, round));
+  const started = performance.now();
+  await Promise.all(
+    work.map(async (batches) => {
+      const client = await pool.connect();
+      try {
+        for (const rows of batches) {
+          // Fold duplicate keys as any correct writer must (ON CONFLICT cannot touch a row twice).
+          const folded = new Map<string, WireObservation>();
+          for (const row of rows) {
+            const key = `${row.path} ${row.status}`;
+            const before = folded.get(key);
+            if (before) before.count += row.count;
+            else folded.set(key, { ...row });
+          }
+          const values: unknown[] = [];
+          const tuples = [...folded.values()]
+            .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.status - y.status))
+            .map((row) => {
+              const base = values.length;
+              values.push(captureId, row.method, row.path, row.status, row.request?.contentType, row.request?.shape, row.response?.contentType, row.response?.shape, row.count, row.firstSeen, row.lastSeen);
+              return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+            });
+          await client.query('BEGIN');
+          await client.query(
+            `INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
+             VALUES ${tuples.join(', ')}
+             ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                          (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+             DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
+            values,
+          );
+          await client.query('COMMIT');
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  return (AGENTS * BATCHES_PER_AGENT * ROWS_PER_BATCH) / ((performance.now() - started) / 1000);
+}
+
+async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
+  const fpRequest = fingerprint(requestShape);
+  const fpResponse = fingerprint(responseShape);
+  const fpDrift = fingerprint(driftShape);
+  const documented = { request: { contentType: 'application/json', shape: requestShape }, responses: [{ status: 201, contentType: 'application/json', shape: responseShape }] };
+  const t0 = performance.now();
+  await pool.query(
+    `INSERT INTO endpoints (project_id, method, path, description) SELECT $1, 'POST', '/item' || i, 'seeded' FROM generate_series(1, $2::int) i`,
+    [projectId, ENDPOINTS],
+  );
+  // Half of the endpoints documented (1.0), the other half undocumented.
+  await pool.query(
+    `WITH v AS (
+       INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses)
+       SELECT id, 1, 0, $2::jsonb, $3::jsonb FROM endpoints WHERE project_id = $1 AND substr(path, 6)::int % 2 = 0
+       RETURNING id, endpoint_id)
+     UPDATE endpoints e SET current_version_id = v.id FROM v WHERE e.id = v.endpoint_id`,
+    [projectId, JSON.stringify(documented.request), JSON.stringify(documented.responses)],
+  );
+  await pool.query(
+    `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at)
+     SELECT gen_random_uuid(), $1, 'staging', 'staging', 'agent-start', now() - make_interval(mins => c) FROM generate_series(1, $2::int) c`,
+    [projectId, CAPTURES],
+  );
+  // One row per endpoint per capture; every 50th endpoint sends a drifting request body. Seeding
+  // only: foreign-key triggers off and the aggregate index rebuilt once afterwards, for speed.
+  const client = await pool.connect();
+  const index = (await client.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'observations_aggregate_key'`)).rows[0]?.indexdef as string;
+  await client.query('SET session_replication_role = replica');
+  await client.query('DROP INDEX observations_aggregate_key');
+  await client.query(
+    `INSERT INTO observations (capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT c.id, 'POST', '/item' || i, 201, 'application/json', CASE WHEN i % 50 = 0 THEN $3 ELSE $2 END, 'application/json', $4, 1 + i % 7, now(), now()
+       FROM captures c CROSS JOIN generate_series(1, $5::int) i
+      WHERE c.project_id = $1`,
+    [projectId, fpRequest, fpDrift, fpResponse, ENDPOINTS],
+  );
+  await client.query(index);
+  await client.query('SET session_replication_role = DEFAULT');
+  client.release();
+  await pool.query('ANALYZE');
+  const count = (await pool.query<{ n: string }>('SELECT count(*) AS n FROM observations o JOIN captures c ON c.id = o.capture_id WHERE c.project_id = $1', [projectId])).rows[0]?.n;
+  console.log(`seeded ${ENDPOINTS} endpoints (${ENDPOINTS / 2} documented), ${CAPTURES} captures, ${count} observations in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  const latest = await pool.query<{ id: string }>('SELECT id FROM captures WHERE project_id = $1 ORDER BY started_at DESC LIMIT 1', [projectId]);
+  return latest.rows[0]?.id as string;
+}
+
+async function timeCalls(url: string, token: string, samples: number): Promise<{ p50: number; p95: number; items: number }> {
+  const times: number[] = [];
+  let items = 0;
+  for (let i = 0; i < samples + 3; i++) {
+    const started = performance.now();
+    const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    const body = (await response.json()) as unknown[];
+    if (response.status !== 200) throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`);
+    if (i >= 3) times.push(performance.now() - started); // the first calls warm caches
+    items = body.length;
+  }
+  return { p50: percentile(times, 50), p95: percentile(times, 95), items };
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
+  await chmod(dir, 0o755);
+  const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
+  const backend = await startBackend({ port: 0, databaseUrl: database.url, dataDir: dir, adminToken: `bench-${randomUUID()}`, logLevel: 'warn', dashboardDir: dir });
+  const pool = new pg.Pool({ connectionString: database.url, max: AGENTS + 1 });
+  try {
+    const api = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
+      const response = await fetch(`${backend.url}/api/v1${route}`, {
+        method,
+        headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return (await response.json()) as T;
+    };
+    const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
+    const { token } = await api<{ token: string }>('POST', '/projects/bench/tokens', { name: 'bench agents', scope: 'agent' });
+    await pool.query(`INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`, [JSON.stringify(SHAPES)]);
+
+    const hello = helloMessage({ environment: { kind: 'staging', build: 'bench' } });
+    const agents: TestAgent[] = [];
+    for (let a = 0; a < AGENTS; a++) {
+      const agent = await connectTestAgent(backend.url, token);
+      await agent.request({ ...hello, agentId: `bench-${a}` });
+      agents.push(agent);
+    }
+    const plainCapture = randomUUID();
+    await pool.query(
+      `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at) VALUES ($1, $2, 'staging', 'staging', 'agent-start', now())`,
+      [plainCapture, project.id],
+    );
+
+    const viaBackend: number[] = [];
+    const viaPlain: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate which goes first so neither always gets the warmer database.
+      if (round % 2 === 0) {
+        viaBackend.push(await ingestThroughBackend(agents, hello.capture.id, round));
+        viaPlain.push(await ingestPlain(pool, plainCapture, round));
+      } else {
+        viaPlain.push(await ingestPlain(pool, plainCapture, round));
+        viaBackend.push(await ingestThroughBackend(agents, hello.capture.id, round));
+      }
+      console.log(`round ${round + 1}: backend over WebSocket ${viaBackend[round]?.toFixed(0)} obs/s, plain INSERT … ON CONFLICT ${viaPlain[round]?.toFixed(0)} obs/s`);
+    }
+    await Promise.all(agents.map((agent) => agent.close()));
+    const [backendMedian, plainMedian] = [median(viaBackend), median(viaPlain)];
+    console.log(
+      `ingest (${AGENTS} agents × ${BATCHES_PER_AGENT} batches × ${ROWS_PER_BATCH} observations, median of ${ROUNDS}): backend ${backendMedian.toFixed(0)} obs/s, ` +
+        `plain ${plainMedian.toFixed(0)} obs/s, ratio backend/plain ${(backendMedian / plainMedian).toFixed(2)} (aim ≥ 0.50)`,
+    );
+
+    const views = await api<{ id: string }>('POST', '/projects', { slug: 'views', name: 'Views' });
+    const latest = await seedViews(pool, views.id);
+    const base = `${backend.url}/api/v1/projects/views/captures/${latest}`;
+    const undocumented = await timeCalls(`${base}/undocumented`, backend.adminToken, QUERY_SAMPLES);
+    const diffs = await timeCalls(`${base}/diffs`, backend.adminToken, QUERY_SAMPLES);
+    console.log(`undocumented (${undocumented.items} endpoints): p50 ${undocumented.p50.toFixed(1)} ms, p95 ${undocumented.p95.toFixed(1)} ms (aim < 50 ms)`);
+    console.log(`diffs (${diffs.items} endpoints): p50 ${diffs.p50.toFixed(1)} ms, p95 ${diffs.p95.toFixed(1)} ms (aim < 50 ms)`);
+  } finally {
+    await pool.end();
+    await backend.close();
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
