@@ -9,8 +9,6 @@ import path from 'node:path';
 import { startAgent, type RunningAgent } from '@spectator/agent';
 import type { Page } from 'playwright-core';
 import { startDemoApi } from '../../deploy/demo-api/server';
-import startTestPostgres from '../../backend/test/support/global-setup';
-import stopTestPostgres from '../../backend/test/support/global-teardown';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
 
@@ -28,7 +26,6 @@ const LANDING: Array<[string, string]> = [
   ['PUT', '/db'],
 ];
 
-let ownPostgres = false;
 let backend: TestBackend;
 let demo: Awaited<ReturnType<typeof startDemoApi>>;
 let agent: RunningAgent;
@@ -57,10 +54,7 @@ const undocumentedRows = () => page.locator('[data-testid=undocumented] tbody tr
 
 beforeAll(async () => {
   await ensureDashboardBuilt();
-  if (!process.env.SPECTATOR_TEST_PG_URL) {
-    ownPostgres = true;
-    await startTestPostgres();
-  }
+  // PostgreSQL comes from the root jest globalSetup (backend/test/support/global-setup.ts).
   backend = await startTestBackend({ dashboardDir: DIST_DIR });
   expect((await backend.api('POST', '/projects', { slug: 'demo', name: 'Demo posts API' })).status).toBe(201);
   const write = await backend.api<{ token: string }>('POST', '/projects/demo/tokens', { name: 'dashboard', scope: 'write' });
@@ -91,7 +85,6 @@ afterAll(async () => {
   await agent?.close();
   await demo?.close();
   await backend?.close();
-  if (ownPostgres) await stopTestPostgres();
   if (workDir) await rm(workDir, { recursive: true, force: true });
 });
 

@@ -104,7 +104,11 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
                     {endpoint.fromVersion ?? 'new'} → <strong>{endpoint.toVersion}</strong>
                   </span>
                 </h3>
-                <ChangesTable changes={endpoint.changes} />
+                {endpoint.fromVersion === null && endpoint.changes.length === 0 ? (
+                  <p className="muted">A new endpoint, documented from the observed traffic.</p>
+                ) : (
+                  <ChangesTable changes={endpoint.changes} />
+                )}
               </section>
             ))
           )}

@@ -56,7 +56,7 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
         </span>
       </div>
       <Async resource={matrix} what="the versions table">
-        {(first) => <Matrix key={`${kind}:${first.rows.length}:${first.endpoints.length}:${first.nextCursor}`} first={first} kind={kind} endpointFilter={endpointFilter} />}
+        {(first) => <Matrix first={first} kind={kind} endpointFilter={endpointFilter} />}
       </Async>
     </div>
   );
@@ -64,7 +64,10 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
 
 function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse; kind?: RowKind; endpointFilter: string }) {
   const { api, project } = useApp();
-  const [matrix, setMatrix] = useState(first);
+  // Further pages extend the first page they were loaded after; a live reload brings a new first
+  // page and starts over from it, so the table never shows a stale first page.
+  const [extended, setExtended] = useState<{ base: VersionMatrixResponse; merged: VersionMatrixResponse } | null>(null);
+  const matrix = extended?.base === first ? extended.merged : first;
   const [more, setMore] = useState<'idle' | 'busy' | string>('idle');
   const view = viewMatrix(matrix, kind, endpointFilter);
 
@@ -73,7 +76,7 @@ function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse;
     setMore('busy');
     try {
       const next = await api.versions(project, { ...(kind ? { kind } : {}), limit: PAGE_ROWS, cursor: matrix.nextCursor });
-      setMatrix((current) => mergeMatrixPages(current, next));
+      setExtended({ base: first, merged: mergeMatrixPages(matrix, next) });
       setMore('idle');
     } catch (caught) {
       setMore((caught as Error).message);
