@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../src/webhooks/signature';
+import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './agent-client';
 
 /** Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. */
 export async function eventually<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
@@ -129,4 +130,23 @@ export async function call(base: string, method: string, route: string, body?: u
   });
   if (response.status >= 500) throw new Error(`${method} ${route} → ${response.status}`);
   return response.json();
+}
+
+/**
+ * Reports some exchanges as one agent connection of an environment (hello, one batch, ack) with
+ * the hand-driven test agent; resolves with the capture id once the batch is committed.
+ */
+export async function report(backendUrl: string, token: string, environment: AgentEnvironment, exchanges: readonly TestExchange[]): Promise<string> {
+  const agent = await connectTestAgent(backendUrl, token);
+  try {
+    const hello = helloMessage({ agentId: `agent-${environment.kind}-${environment.pullRequest ?? environment.build ?? ''}`, environment });
+    const welcome = await agent.request(hello);
+    if (welcome.type !== 'welcome') throw new Error(`no welcome: ${JSON.stringify(welcome)}`);
+    const batch = batchMessage(hello.capture.id, exchanges);
+    const ack = await agent.request(batch);
+    if (ack.type !== 'ack') throw new Error(`batch not acknowledged: ${JSON.stringify(ack)}`);
+    return hello.capture.id;
+  } finally {
+    await agent.close();
+  }
 }
