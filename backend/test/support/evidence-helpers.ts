@@ -61,14 +61,19 @@ export interface ReceivedHook {
   valid: boolean;
 }
 
-/** A webhook receiver that checks signatures with `secret`; `failFirst` requests are answered 500. */
-export async function startHookReceiver(secret: string, failFirst = 0): Promise<LocalServer & { received: ReceivedHook[] }> {
+/**
+ * A webhook receiver that checks signatures with `secret`; the first `failFirst` requests (and as
+ * many more as `failNext` asks for later) are answered 500 and not recorded.
+ */
+export async function startHookReceiver(secret: string, failFirst = 0): Promise<LocalServer & { received: ReceivedHook[]; failNext(count: number): void; attempts(): number }> {
   const received: ReceivedHook[] = [];
   let failures = failFirst;
+  let attempts = 0;
   const server = await listen(
     createServer((request, response) => {
       void readBody(request).then((body) => {
         const signature = request.headers['x-spectator-signature'] as string | undefined;
+        attempts++;
         if (failures > 0) {
           failures--;
           response.writeHead(500).end();
@@ -85,7 +90,7 @@ export async function startHookReceiver(secret: string, failFirst = 0): Promise<
       });
     }),
   );
-  return { ...server, received };
+  return { ...server, received, failNext: (count) => (failures = count), attempts: () => attempts };
 }
 
 function readBody(request: IncomingMessage): Promise<string> {

@@ -1,0 +1,141 @@
+/** Webhooks: registration, signed deliveries, retries with backoff, a durable log shared by replicas. */
+import type { ProposalResponse, TokenResponse, WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared';
+import type { WebhookBody } from '../src/webhooks/transition-events';
+import { createTestDatabase, startTestBackend, type TestBackend, type TestDatabase } from './support';
+import { eventually, startHookReceiver } from './support/evidence-helpers';
+
+const SECRET = 'webhook-test-secret-42';
+let count = 0;
+
+/** Makes one `proposal.step` event (an approval) in a project. */
+async function approveOne(backend: TestBackend, project: string): Promise<string> {
+  const path = `/things${count++}`;
+  const made = await backend.api<ProposalResponse>('POST', `/projects/${project}/proposals`, {
+    title: `Plan ${path}`,
+    endpoints: [{ method: 'GET', path, responses: [{ status: 204, contentType: 'application/json' }] }],
+  });
+  expect((await backend.api('POST', `/projects/${project}/proposals/${made.body.id}/approve`)).status).toBe(200);
+  return made.body.id;
+}
+
+async function deliveries(backend: TestBackend, project: string, hook: string): Promise<WebhookDeliveryResponse[]> {
+  const { status, body } = await backend.api<WebhookDeliveryResponse[]>('GET', `/projects/${project}/webhooks/${hook}/deliveries`);
+  expect(status).toBe(200);
+  return body;
+}
+
+describe('webhook registration', () => {
+  let backend: TestBackend;
+  beforeAll(async () => {
+    backend = await startTestBackend();
+    await backend.api('POST', '/projects', { slug: 'hooks', name: 'Hooks' });
+  });
+  afterAll(async () => {
+    await backend.close();
+  });
+
+  it('shows a generated secret once, lists without it, deletes with the log', async () => {
+    const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', { url: 'http://127.0.0.1:9/hook' });
+    expect(created.status).toBe(201);
+    expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
+    const listed = await backend.api<WebhookResponse[]>('GET', '/projects/hooks/webhooks');
+    expect(listed.body).toEqual([{ id: created.body.id, url: 'http://127.0.0.1:9/hook', createdAt: expect.any(String), createdBy: expect.any(String) }]);
+    expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(204);
+    expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(404);
+    expect((await backend.api('GET', `/projects/hooks/webhooks/${created.body.id}/deliveries`)).status).toBe(404);
+  });
+
+  it.each([
+    [{ url: 'ftp://example.com/x' }, 'url must be an http:// or https:// URL'],
+    [{ url: 'not a url' }, 'url must be an http:// or https:// URL'],
+    [{ url: 'https://example.com/x', secret: 'short' }, 'secret must be longer than or equal to 16 characters'],
+    [{ url: 'https://example.com/x', events: ['all'] }, 'events should not exist'],
+  ])('refuses %j with 400 naming the field', async (body, message) => {
+    const result = await backend.api<{ message: string }>('POST', '/projects/hooks/webhooks', body);
+    expect(result.status).toBe(400);
+    expect(result.body.message).toContain(message);
+  });
+
+  it('needs an admin token', async () => {
+    const write = (await backend.api<TokenResponse>('POST', '/projects/hooks/tokens', { name: 'w', scope: 'write' })).body.token as string;
+    expect((await backend.api('POST', '/projects/hooks/webhooks', { url: 'https://example.com/x' }, write)).status).toBe(403);
+    expect((await backend.api('GET', '/projects/hooks/webhooks', undefined, write)).status).toBe(403);
+  });
+});
+
+describe('webhook deliveries', () => {
+  let database: TestDatabase;
+  let first: TestBackend;
+  let second: TestBackend | null = null;
+  let receiver: Awaited<ReturnType<typeof startHookReceiver>>;
+  let hook: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    first = await startTestBackend({ databaseUrl: database.url });
+    await first.api('POST', '/projects', { slug: 'deliver', name: 'Deliver' });
+    receiver = await startHookReceiver(SECRET);
+    hook = (await first.api<WebhookResponse>('POST', '/projects/deliver/webhooks', { url: `${receiver.url}/in`, secret: SECRET })).body.id;
+  });
+  afterAll(async () => {
+    await first.close();
+    await second?.close();
+    await receiver.close();
+    await database.drop();
+  });
+
+  it('POSTs each event as signed JSON, and logs it as delivered', async () => {
+    const proposalId = await approveOne(first, 'deliver');
+    const [hit] = await eventually(() => receiver.received, (r) => r.length >= 1);
+    expect(hit?.valid).toBe(true);
+    expect(hit?.signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+    const body = JSON.parse(hit?.body ?? '') as WebhookBody;
+    expect(body).toEqual({
+      id: expect.any(String),
+      type: 'proposal.step',
+      project: 'deliver',
+      occurredAt: expect.any(String),
+      data: { type: 'proposal.step', proposalId, title: expect.any(String), step: 'Approved', status: 'Approved', at: expect.any(String), actor: expect.any(String), pullRequest: null, build: null, commit: null },
+    });
+    expect(hit?.event).toBe('proposal.step');
+    const log = await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered');
+    expect(log).toEqual([expect.objectContaining({ id: hit?.delivery, eventId: body.id, type: 'proposal.step', status: 'delivered', attempts: 1, lastStatus: 204, lastError: null, nextAttemptAt: null })]);
+  });
+
+  it('retries a failed delivery with backoff', async () => {
+    receiver.failNext(1);
+    const before = receiver.received.length;
+    await approveOne(first, 'deliver');
+    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'pending' && l[0].attempts === 1);
+    const [pending] = await deliveries(first, 'deliver', hook);
+    expect(pending).toMatchObject({ lastStatus: 500, lastError: 'receiver answered 500', nextAttemptAt: expect.any(String) });
+    const [done] = await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered');
+    expect(done).toMatchObject({ attempts: 2, lastStatus: 204, lastError: null });
+    expect(receiver.received.length).toBe(before + 1);
+    expect(receiver.received.every((r) => r.valid)).toBe(true);
+  });
+
+  it('keeps pending deliveries across a restart, and two replicas never send one twice', async () => {
+    receiver.failNext(1_000);
+    await approveOne(first, 'deliver');
+    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'pending' && l[0].attempts >= 1);
+    await first.close();
+    receiver.failNext(0);
+    const delivered = receiver.received.length;
+    // A new process on the same database delivers what the stopped one left pending.
+    first = await startTestBackend({ databaseUrl: database.url });
+    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered', 30_000);
+    expect(receiver.received.length).toBe(delivered + 1);
+
+    second = await startTestBackend({ databaseUrl: database.url, adminToken: first.adminToken });
+    const events = 24;
+    for (let i = 0; i < events; i++) await approveOne(i % 2 === 0 ? first : second, 'deliver');
+    await eventually(() => receiver.received.length, (n) => n >= delivered + 1 + events, 30_000);
+    // Give a duplicate, if any, time to show up.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const ids = receiver.received.map((r) => (JSON.parse(r.body) as WebhookBody).id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(delivered + 1 + events);
+    expect((await deliveries(second, 'deliver', hook)).every((d) => d.status === 'delivered')).toBe(true);
+  });
+});
