@@ -11,7 +11,7 @@ import { PROTOCOL_VERSION, ROUTES, type AgentMessage } from '@spectator/shared';
 import { startAgent } from '../src/agent';
 import { createRootLogger } from '../src/log';
 
-/** Realistic records: the small list has 10, the 100 KB body ~560, the 1 MB body ~5,600. */
+/** Realistic records: the small list has 10 (~2 KB), the 100 KB body 447; the 1 MB body is as many as stay under the 1 MiB capture limit, so it is shaped when sampled. */
 function records(count: number): object[] {
   return Array.from({ length: count }, (_, i) => ({
     id: i + 1,
@@ -26,8 +26,8 @@ function records(count: number): object[] {
 
 export const BODIES = {
   small: JSON.stringify(records(10)),
-  large: JSON.stringify(records(560)),
-  huge: JSON.stringify(records(5_600)),
+  large: JSON.stringify(records(447)),
+  huge: JSON.stringify(records(4_600)),
 };
 
 async function upstream(): Promise<string> {

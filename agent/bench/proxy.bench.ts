@@ -46,8 +46,12 @@ const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
 
 /** Start a contender process and wait for the URL it prints. */
 async function spawnParty(name: string, kind: string, target = ''): Promise<Party> {
-  const child = spawn(process.execPath, [CONTENDER_SCRIPT, kind, target], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CONTENDER_SCRIPT, kind, target], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines = readline.createInterface({ input: child.stdout! });
+  // mockttp reports every request autocannon cuts at the end of a run; keep only real errors.
+  readline.createInterface({ input: child.stderr! }).on('line', (line) => {
+    if (!/Failed to handle request|You should either explicitly mock|No rules were found|^\s*$|^\s+(GET|POST)|^The configured rules|^Match |^- /.test(line)) process.stderr.write(`[${name}] ${line}\n`);
+  });
   const party: Party = { name, url: '', child };
   console.log(`starting ${name}`);
   await new Promise<void>((resolve, reject) => {

@@ -18,7 +18,11 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 
 /** Entry point of `spectator-agent`. Resolves with the exit code. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  const options = argv.indexOf('--') < 0 ? argv : argv.slice(0, argv.indexOf('--'));
+  const [first, ...rest] = argv;
+  // A subcommand other than `run` reads its own options, --help included.
+  if (first !== undefined && first !== 'run' && SUBCOMMANDS[first]) return (SUBCOMMANDS[first] as Subcommand)(rest, env);
+  const args = first === 'run' ? rest : argv;
+  const options = args.indexOf('--') < 0 ? args : args.slice(0, args.indexOf('--'));
   if (options.includes('--help') || options.includes('-h')) {
     process.stdout.write(helpText(agentVersion()));
     return 0;
@@ -27,9 +31,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
     process.stdout.write(`${agentVersion()}\n`);
     return 0;
   }
-  const [first, ...rest] = argv;
-  const subcommand = first !== undefined ? SUBCOMMANDS[first] : undefined;
-  return subcommand ? subcommand(rest, env) : runAgent(argv, env);
+  return runAgent(args, env);
 }
 
 /** Run the agent until SIGTERM or SIGINT; then shut down gracefully and exit 0. */

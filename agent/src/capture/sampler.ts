@@ -1,14 +1,17 @@
 /** Tuning of shape sampling under load. */
 export interface SamplerOptions {
-  /** Share of wall time shape work may use once past the per-key guarantee. Default 0.05 (5%). */
+  /** Share of wall time shape work may use once past the per-key guarantee. Default 0.02 (2%). */
   budgetShare: number;
-  /** Most budget that can be saved up while idle, ms. Default 200. */
+  /**
+   * Most budget that can be saved up while idle, ms. Default 20: small, so a burst of traffic
+   * after a quiet spell is not shaped in full at the cost of its latency.
+   */
   burstMs: number;
   /** Every key (capture, method, template, status) gets at least one shaped sample per window, ms. Default 10 s. */
   keyWindowMs: number;
 }
 
-const DEFAULTS: SamplerOptions = { budgetShare: 0.05, burstMs: 200, keyWindowMs: 10_000 };
+const DEFAULTS: SamplerOptions = { budgetShare: 0.02, burstMs: 20, keyWindowMs: 10_000 };
 
 /**
  * Decides which interactions get their bodies shaped. Counting is never sampled; only the parse +

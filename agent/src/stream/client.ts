@@ -33,6 +33,7 @@ export interface StreamClientOptions {
 const HIGH_WATER_BYTES = 1024 * 1024;
 const ACKED_SHAPES_MAX = 100_000;
 const MAX_OUTBOX = 1_000;
+const WELCOME_TIMEOUT_MS = 10_000;
 
 /**
  * The WebSocket stream to the backend: hello → welcome, then batches, each kept in the spool until
@@ -138,6 +139,13 @@ export class StreamClient {
       socket.send(JSON.stringify(hello));
       this.alive = true;
       this.startHeartbeat(socket);
+      // A server that accepts the socket but never welcomes us would hold the spool forever.
+      const welcomeTimer = setTimeout(() => {
+        if (this.socket !== socket || this.ready) return;
+        this.problem('backend did not answer hello', {});
+        socket.terminate();
+      }, WELCOME_TIMEOUT_MS);
+      welcomeTimer.unref();
     });
     socket.on('message', (data: WebSocket.RawData) => {
       this.alive = true;

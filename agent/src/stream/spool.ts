@@ -71,7 +71,8 @@ export class Spool {
     if (!entry) return undefined;
     this.entries.delete(batchId);
     this.bytes -= entry.text.length;
-    if (entry.file) fs.rm(entry.file, { force: true }, () => undefined);
+    // Synchronous (about once a second): a stopping agent must not leave acknowledged batches behind.
+    if (entry.file) fs.rmSync(entry.file, { force: true });
     return entry;
   }
 
