@@ -103,3 +103,10 @@ describe.each(PAGES)('%s', (page) => {
 it('the docs show commands at all (the pattern finds fenced sh blocks)', () => {
   expect(PAGES.flatMap(commands).length).toBeGreaterThanOrEqual(8);
 });
+
+it('docs/operations.md describes every variable the backend reads, and no other', () => {
+  const read = new Set([...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.([A-Z_]+)/g)].map((match) => match[1]!));
+  const table = readRepoFile('docs/operations.md').split('## Migrations')[0]!;
+  const documented = new Set([...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]!));
+  expect([...documented].sort()).toEqual([...read].sort());
+});
