@@ -199,6 +199,20 @@ describe('dashboard screens (fixture API)', () => {
     await screenshot(page, 'screens-12-versions-staging');
   });
 
+  it('regression: a live reload with the same rows and columns replaces the versions table (it stayed stale)', async () => {
+    await page.goto(`${api.url}/#/p/demo/versions`);
+    const firstCell = page.locator('table.matrix tbody tr').first().locator('td').nth(1);
+    await firstCell.waitFor();
+    expect(await firstCell.textContent()).toBe('1.1');
+    const changed = { ...matrix(100, 100), nextCursor: 'page-2' }; // same rows, columns and cursor as before
+    changed.cells[0]![1] = { version: '2.0' };
+    api.answer(`GET ${P}/versions`, { body: changed });
+    await api.eventSockets(1);
+    api.emit({ type: 'version.changed', endpointId: 'e1', environment: { kind: 'ci', name: 'ci' }, version: '2.0' });
+    await until('the changed cell', async () => (await firstCell.textContent()) === '2.0');
+    answerDefaults();
+  });
+
   it('approves a proposal and advances its timeline as evidence events arrive', async () => {
     let current: ProposalResponse = proposal([]);
     api.answer(`GET ${P}/proposals`, () => ({ body: [current] }));
