@@ -157,6 +157,10 @@ async function start(options, { register, progress, signal }) {
       configPath,
       logLevel,
       progress,
+    }).catch((error) => {
+      if (error instanceof StopRequested) throw error;
+      // The project exists now, so a plain restart would not replay the story.
+      throw new Error(`${error.message}\n(the story is played for a new project only: npm start -- --fresh plays it again)`);
     });
   }
 
