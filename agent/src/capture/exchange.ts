@@ -24,6 +24,11 @@ export class BodyTap {
     private readonly copy: boolean,
   ) {}
 
+  /** True when bytes written are copied (a shaped media type, sampled, limit above 0). */
+  get copying(): boolean {
+    return this.copy && this.limit > 0;
+  }
+
   write(chunk: Buffer): void {
     this.bytes += chunk.length;
     if (this.overLimit || this.limit === 0) return;

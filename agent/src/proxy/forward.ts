@@ -41,7 +41,8 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
         method: req.method as Dispatcher.HttpMethod,
         headers: upstreamRequestHeaders(req),
         // undici accepts async iterables as bodies (lib/core/request.js) though its types list only Readable.
-        body: hasBody(req) ? (requestTap ? (teeBody(req, requestTap) as unknown as Readable) : req) : null,
+        // Only a body worth copying goes through the tee; any other streams to the upstream as is.
+        body: requestTap?.copying ? (teeBody(req, requestTap) as unknown as Readable) : hasBody(req) ? req : null,
         // Requests are replayed by no one: a proxy must not retry a non-idempotent request on its own.
         idempotent: false,
       },
@@ -119,7 +120,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       status: this.status,
       requestHeaders: this.req.headers,
       responseHeaders: this.responseHeaders,
-      request: this.requestTap && this.requestTap.bytes > 0 ? this.requestTap : null,
+      // A body that was not teed was not counted either: its declared presence stands.
+      request: this.requestTap && (this.requestTap.bytes > 0 || !this.requestTap.copying) ? this.requestTap : null,
       response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
       at: Date.now(),
       sampled: this.sampled,
