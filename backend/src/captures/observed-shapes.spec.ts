@@ -1,0 +1,58 @@
+import { fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { rowConforms } from './conformance';
+import { type ObservationRow, observedEndpointShapes } from './observed-shapes';
+
+const withTitle = inferShape({ title: 't' });
+const withTitleAndAuthor = inferShape({ title: 't', author: 'a' });
+const created = inferShape({ id: 1 });
+const shapes = new Map<string, Shape>([withTitle, withTitleAndAuthor, created].map((s) => [fingerprint(s), s]));
+
+function row(overrides: Partial<ObservationRow>): ObservationRow {
+  return {
+    method: 'POST',
+    path: '/posts',
+    status: 201,
+    requestContentType: 'application/json',
+    requestShape: fingerprint(withTitleAndAuthor),
+    responseContentType: 'application/json',
+    responseShape: fingerprint(created),
+    count: 1,
+    ...overrides,
+  };
+}
+
+describe('observedEndpointShapes', () => {
+  it('merges request shapes (a field missing somewhere becomes optional) and groups responses by status', () => {
+    const observed = observedEndpointShapes([row({ count: 3 }), row({ requestShape: fingerprint(withTitle) }), row({ status: 400, responseShape: null, responseContentType: 'text/plain' })], shapes);
+    expect(observed.request?.contentType).toBe('application/json');
+    expect(observed.request?.shape).toEqual({
+      kind: 'object',
+      fields: [
+        { name: 'author', required: false, shape: { kind: 'string' } },
+        { name: 'title', required: true, shape: { kind: 'string' } },
+      ],
+    });
+    expect(observed.responses).toEqual([
+      { status: 201, contentType: 'application/json', shape: created },
+      { status: 400, contentType: 'text/plain', shape: null },
+    ]);
+  });
+
+  it('has no request when no request carried a body', () => {
+    expect(observedEndpointShapes([row({ requestContentType: null, requestShape: null })], shapes).request).toBeNull();
+  });
+});
+
+describe('rowConforms', () => {
+  const documented = observedEndpointShapes([row({})], shapes);
+
+  it.each([
+    ['the documented exchange', row({}), true],
+    ['a request missing a required field', row({ requestShape: fingerprint(withTitle) }), false],
+    ['an undocumented status', row({ status: 500 }), false],
+    ['another response content type', row({ responseContentType: 'text/html', responseShape: null }), false],
+    ['a body too large to shape', row({ requestShape: null }), true],
+  ])('%s → %s', (_name, observed, expected) => {
+    expect(rowConforms(documented, observed, shapes)).toBe(expected);
+  });
+});

@@ -1,0 +1,79 @@
+import { fingerprint, inferShape } from '@spectator/shared';
+import { parseAgentMessage, validateShape, WireError } from './wire-validation';
+
+const capture = { id: '5b3c2a6e-8f1d-4c1e-9a7b-0d2e4f6a8b10', startedAt: '2026-01-01T00:00:00.000Z', reason: 'agent-start' };
+const observation = {
+  method: 'POST',
+  path: '/posts',
+  status: 201,
+  query: ['b', 'a', 'a'],
+  requestHeaders: ['content-type'],
+  responseHeaders: [],
+  request: { contentType: 'application/json', shape: 'abc' },
+  response: null,
+  count: 2,
+  firstSeen: '2026-01-01T00:00:00.000Z',
+  lastSeen: '2026-01-01T00:00:01.000Z',
+};
+const batch = { type: 'batch', batchId: '0c6f1d9e-3b2a-4f5e-8d7c-1a2b3c4d5e6f', captureId: capture.id, shapes: {}, observations: [observation] };
+
+function problem(message: unknown): string {
+  try {
+    parseAgentMessage(typeof message === 'string' ? message : JSON.stringify(message));
+  } catch (error) {
+    if (error instanceof WireError) return error.message;
+    throw error;
+  }
+  throw new Error('accepted');
+}
+
+describe('parseAgentMessage', () => {
+  it('accepts a valid batch and keeps name lists sorted and unique', () => {
+    const parsed = parseAgentMessage(JSON.stringify(batch));
+    expect(parsed).toMatchObject({ type: 'batch', observations: [{ query: ['a', 'b'], count: 2 }] });
+  });
+
+  it.each([
+    ['not JSON', '{', 'message is not valid JSON'],
+    ['not an object', '[1]', 'message must be an object'],
+    ['unknown type', { type: 'nope' }, 'type must be one of hello, batch, capture, capture-end, rules'],
+    ['bad batch id', { ...batch, batchId: 'x' }, 'batchId has an invalid format'],
+    ['bad status', { ...batch, observations: [{ ...observation, status: 99 }] }, 'observations[0].status must be an integer 100-599'],
+    ['fractional count', { ...batch, observations: [{ ...observation, count: 1.5 }] }, 'observations[0].count must be an integer 1-1000000000'],
+    ['lower-case method', { ...batch, observations: [{ ...observation, method: 'get' }] }, 'observations[0].method has an invalid format'],
+    ['relative path', { ...batch, observations: [{ ...observation, path: 'posts' }] }, 'observations[0].path must start with /'],
+    ['missing request', { ...batch, observations: [{ ...observation, request: undefined }] }, 'observations[0].request is required (null for no body)'],
+    ['bad flag', { ...batch, observations: [{ ...observation, response: { contentType: 'text/html', tooLarge: 'yes' } }] }, 'observations[0].response.tooLarge must be true when present'],
+    ['bad time', { ...batch, observations: [{ ...observation, lastSeen: 'later' }] }, 'observations[0].lastSeen must be an ISO 8601 time'],
+    ['bad shape', { ...batch, shapes: { abc: { kind: 'weird' } } }, 'shapes["abc"].kind must be one of string, number, boolean, null, object, array, oneOf, unknown'],
+    ['bad environment', { type: 'hello', protocol: 1, agentId: 'a', agentVersion: '1', environment: { kind: 'moon' }, capture }, 'environment.kind must be one of local, ci, staging, production'],
+    ['bad capture reason', { type: 'capture', capture: { ...capture, reason: 'why' } }, 'capture.reason must be one of agent-start, command-restart, upstream-restart'],
+    ['rules not strings', { type: 'rules', captureId: capture.id, rules: [1] }, 'rules[0] must be a string of at most 1000 characters'],
+  ])('names the problem: %s', (_name, message, expected) => {
+    expect(problem(message)).toBe(expected);
+  });
+
+  it('limits the observations of a batch', () => {
+    const many = { ...batch, observations: Array.from({ length: 3 }, () => observation) };
+    expect(() => parseAgentMessage(JSON.stringify(many), { maxObservations: 2, maxShapes: 10, maxShapeNodes: 10 })).toThrow('observations must hold at most 2 observations');
+  });
+});
+
+describe('validateShape', () => {
+  it('accepts inferred shapes', () => {
+    const shape = inferShape({ a: [1, { b: null }], c: 'x' });
+    expect(validateShape(shape, 's', 1000)).toBe(shape);
+    expect(fingerprint(shape)).toEqual(expect.any(String));
+  });
+
+  it('is bounded without recursion: a very deep shape is refused by size, not by the stack', () => {
+    let deep: unknown = { kind: 'string' };
+    for (let i = 0; i < 100_000; i++) deep = { kind: 'array', items: deep };
+    expect(() => validateShape(deep, 's', 20_000)).toThrow('s has more than 20000 nodes');
+  });
+
+  it('refuses repeated field names', () => {
+    const shape = { kind: 'object', fields: [{ name: 'a', required: true, shape: { kind: 'string' } }, { name: 'a', required: true, shape: { kind: 'number' } }] };
+    expect(() => validateShape(shape, 's', 100)).toThrow('s.fields[1].name repeats a field name');
+  });
+});
