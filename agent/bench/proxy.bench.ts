@@ -40,6 +40,8 @@ interface Cell {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time of the contender's process per request, µs: robust to other load on the machine. */
+  cpuPerRequest: number;
 }
 
 const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
@@ -73,8 +75,19 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   return party;
 }
 
-/** One autocannon run; percentiles from every response time. */
-async function measure(url: string, scenario: Scenario, seconds: number): Promise<Cell> {
+/** CPU time (user + system) of a process so far, µs (Linux /proc; clock ticks of 10 ms). */
+function cpuOf(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return NaN;
+  }
+}
+
+/** One autocannon run; percentiles from every response time; CPU of `pid` per request. */
+async function measure(url: string, scenario: Scenario, seconds: number, pid?: number): Promise<Cell> {
+  const cpuBefore = cpuOf(pid);
   const times: number[] = [];
   const instance = autocannon({
     url: `${url}${scenario.path}`,
@@ -87,7 +100,8 @@ async function measure(url: string, scenario: Scenario, seconds: number): Promis
   const result = await instance;
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  return { rps: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx };
+  const cpuPerRequest = (cpuOf(pid) - cpuBefore) / Math.max(1, result.requests.total);
+  return { rps: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx, cpuPerRequest };
 }
 
 const median = (values: number[]) => {
@@ -118,7 +132,8 @@ const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) :
 async function main(): Promise<void> {
   const started = Date.now();
   const upstream = await spawnParty('upstream', 'upstream');
-  const parties: Party[] = [{ name: 'direct', url: upstream.url }];
+  // For direct, the CPU column is the upstream's own; for proxies, the proxy process's.
+  const parties: Party[] = [{ name: 'direct', url: upstream.url, child: upstream.child }];
   parties.push(await spawnParty('agent (capture on)', 'agent-capture', upstream.url));
   parties.push(await spawnParty('agent (capture off)', 'agent-nocapture', upstream.url));
   parties.push(await spawnParty('@fastify/http-proxy', 'fastify', upstream.url));
@@ -137,7 +152,7 @@ async function main(): Promise<void> {
   for (let round = 0; round < ROUNDS; round++) {
     for (const scenario of SCENARIOS) {
       for (const party of parties) {
-        const cell = await measure(party.url, scenario, SECONDS);
+        const cell = await measure(party.url, scenario, SECONDS, party.child?.pid);
         const key = `${scenario.name}|${party.name}`;
         cells.set(key, [...(cells.get(key) ?? []), cell]);
       }
@@ -147,16 +162,16 @@ async function main(): Promise<void> {
 
   const summary = (scenario: Scenario, party: Party) => {
     const runs = cells.get(`${scenario.name}|${party.name}`) ?? [];
-    return { rps: median(runs.map((c) => c.rps)), p50: median(runs.map((c) => c.p50)), p99: median(runs.map((c) => c.p99)), errors: runs.reduce((s, c) => s + c.errors, 0) };
+    return { rps: median(runs.map((c) => c.rps)), p50: median(runs.map((c) => c.p50)), p99: median(runs.map((c) => c.p99)), cpu: median(runs.map((c) => c.cpuPerRequest)), errors: runs.reduce((s, c) => s + c.errors, 0) };
   };
   const aims: string[] = [];
   for (const scenario of SCENARIOS) {
     const direct = summary(scenario, parties[0]!);
     console.log(`\n${scenario.name}`);
-    console.log(`  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} errors`);
+    console.log(`  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} errors`);
     for (const party of parties) {
       const s = summary(scenario, party);
-      console.log(`  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${s.errors}`);
+      console.log(`  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${s.errors}`);
     }
     const agent = summary(scenario, parties[1]!);
     const ratios = parties.slice(2).map((peer) => `${fmt(agent.rps / summary(scenario, peer).rps)}× ${peer.name}`);
@@ -164,14 +179,14 @@ async function main(): Promise<void> {
     const off = summary(scenario, parties[2]!);
     const fastify = summary(scenario, parties[3]!);
     const mockttp = parties[5] ? summary(scenario, parties[5]) : null;
-    aims.push(`${scenario.name}: capture cost ${fmt((1 - agent.rps / off.rps) * 100, 1)}% (aim ≤ 10%) ${agent.rps >= 0.9 * off.rps ? 'met' : 'MISSED'}; vs fastify ${fmt(agent.rps / fastify.rps)}× (aim ≥ 1) ${agent.rps >= fastify.rps ? 'met' : 'MISSED'}` + (mockttp ? `; vs mockttp ${fmt(agent.rps / mockttp.rps)}× (aim ≥ 3) ${agent.rps >= 3 * mockttp.rps ? 'met' : 'MISSED'}` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
+    aims.push(`${scenario.name}: capture cost ${fmt((1 - agent.rps / off.rps) * 100, 1)}% of throughput (aim ≤ 10%) ${agent.rps >= 0.9 * off.rps ? 'met' : 'MISSED'}, ${fmt((agent.cpu / off.cpu - 1) * 100, 1)}% more CPU per request; vs fastify ${fmt(agent.rps / fastify.rps)}× (aim ≥ 1) ${agent.rps >= fastify.rps ? 'met' : 'MISSED'}` + (mockttp ? `; vs mockttp ${fmt(agent.rps / mockttp.rps)}× (aim ≥ 3) ${agent.rps >= 3 * mockttp.rps ? 'met' : 'MISSED'}` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
   }
   const captureMetrics = await metricsOf(parties[1]!);
   const benchRss = rssOf(parties[1]!.child?.pid);
 
   // Memory: a fresh agent (capture on) streaming 1 MB JSON bodies at 32 connections.
   const memoryAgent = await spawnParty('agent (capture on, 1 MB)', 'agent-capture', upstream.url);
-  const huge = await measure(memoryAgent.url, { name: '1 MB', path: '/huge', method: 'GET', connections: 32 }, SECONDS + 2);
+  const huge = await measure(memoryAgent.url, { name: '1 MB', path: '/huge', method: 'GET', connections: 32 }, SECONDS + 2, memoryAgent.child?.pid);
   const hugeRss = rssOf(memoryAgent.child?.pid);
   const hugeMetrics = await metricsOf(memoryAgent);
 
