@@ -3,7 +3,7 @@
  * (NestJS + embedded PostgreSQL, serving the built dashboard) and a real agent in front of the demo
  * posts API. Screenshots of every step go to artifacts/e2e/walkthrough-*.png.
  */
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { startAgent, type RunningAgent } from '@spectator/agent';
@@ -142,6 +142,13 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     expect(await doc.getByRole('region', { name: '201 response' }).locator('tbody tr').allTextContents()).toEqual(['authorString', 'idNumber', 'titleString']);
     await screenshot(page, 'walkthrough-5-documentation');
 
+    // The OpenAPI export downloads with the session's token (a plain link could not send it).
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click()]);
+    const openapi = JSON.parse(await readFile((await download.path())!, 'utf8')) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    expect(download.suggestedFilename()).toBe('demo-openapi.json');
+    expect(openapi.openapi).toMatch(/^3\.1\./);
+    expect(Object.keys(openapi.paths['/posts'] ?? {})).toEqual(['post']);
+
     await doc.getByRole('link', { name: /POST\s*\/posts/ }).click();
     const history = page.getByRole('region', { name: 'Version history' });
     await history.locator('li').first().waitFor();
@@ -187,8 +194,11 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     await screenshot(page, 'walkthrough-8-new-capture-clean');
   });
 
-  it('lists the ignore rules the agent reported in Settings, and says tokens need an admin token', async () => {
+  it('lists the agent, the ignore rules it reported in Settings, and says tokens need an admin token', async () => {
     await page.getByRole('link', { name: 'Settings' }).click();
+    const agents = page.getByRole('region', { name: 'Agents seen' });
+    await agents.locator('tbody tr').first().waitFor();
+    expect(await agents.locator('tbody tr').allTextContents()).toEqual([expect.stringMatching(/^Local.*(running|connected)$/)]);
     const rules = page.getByRole('region', { name: 'Ignore rules in effect' });
     await rules.locator('li').first().waitFor();
     expect(await rules.locator('li').allTextContents()).toEqual(expect.arrayContaining(['GET /', 'GET POST PUT /db', 'OPTIONS (.*)']));

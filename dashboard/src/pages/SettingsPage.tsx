@@ -1,5 +1,6 @@
 import { ENVIRONMENT_KINDS, type EnvironmentKind, type TokenResponse, type TokenScope } from '@spectator/shared';
 import { useState, type FormEvent } from 'react';
+import { ApiError } from '../api/client';
 import type { AgentResponse } from '../api/types';
 import { Badge } from '../components/badges';
 import { FormError, ListTable, ShownOnce } from '../components/forms';
@@ -7,6 +8,7 @@ import { Async, Empty } from '../components/states';
 import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
+import { agentsFromCaptures } from '../lib/agents';
 import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
 
 const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin', 'agent'];
@@ -32,31 +34,47 @@ function agentWhere(agent: AgentResponse): string {
 
 function AgentsSection() {
   const { api, project } = useApp();
-  const agents = useResource(() => api.agents(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated');
+  const agents = useResource(
+    async () => {
+      try {
+        return { fromCaptures: false, list: await api.agents(project) };
+      } catch (error) {
+        // A backend without an agents list: every capture is an agent's run, so read them from there.
+        if (!(error instanceof ApiError && error.status === 404)) throw error;
+        return { fromCaptures: true, list: agentsFromCaptures(await api.captures(project)) };
+      }
+    },
+    [api, project],
+    (e) => e.type === 'capture.started' || e.type === 'capture.updated',
+  );
   return (
     <section className="card" aria-labelledby="agents-title">
       <h2 id="agents-title">Agents seen</h2>
       <Async resource={agents} what="agents">
-        {(list) =>
+        {({ fromCaptures, list }) =>
           list.length === 0 ? (
             <Empty title="No agent has connected yet">Create an agent token below and start the agent with it.</Empty>
           ) : (
-            <ListTable columns={[{ label: 'Environment' }, { label: 'Commit' }, { label: 'Build' }, { label: 'Last seen' }, { label: 'Connection' }]}>
-                  {list.map((agent) => {
-                    const lastSeen = agent.lastSeen ?? agent.lastSeenAt ?? null;
-                    return (
-                      <tr key={agent.id}>
-                        <td>{agentWhere(agent)}</td>
-                        <td>
-                          <code>{shortCommit(agent.commit)}</code>
-                        </td>
-                        <td>{agent.build ?? '—'}</td>
-                        <td title={formatTime(lastSeen)}>{timeAgo(lastSeen)}</td>
-                        <td>{agent.connected ? <Badge tone="ok">connected</Badge> : <Badge>not connected</Badge>}</td>
-                      </tr>
-                    );
-                  })}
-            </ListTable>
+            <>
+              <ListTable columns={[{ label: 'Environment' }, { label: 'Commit' }, { label: 'Build' }, { label: 'Last seen' }, { label: fromCaptures ? 'Capture' : 'Connection' }]}>
+                {list.map((agent) => {
+                  const lastSeen = agent.lastSeen ?? agent.lastSeenAt ?? null;
+                  const live = fromCaptures ? ['running', 'ended'] : ['connected', 'not connected'];
+                  return (
+                    <tr key={agent.id}>
+                      <td>{agentWhere(agent)}</td>
+                      <td>
+                        <code>{shortCommit(agent.commit)}</code>
+                      </td>
+                      <td>{agent.build ?? '—'}</td>
+                      <td title={formatTime(lastSeen)}>{timeAgo(lastSeen)}</td>
+                      <td>{agent.connected ? <Badge tone="ok">{live[0]}</Badge> : <Badge>{live[1]}</Badge>}</td>
+                    </tr>
+                  );
+                })}
+              </ListTable>
+              {fromCaptures && <p className="muted small">Read from the captures: one row per environment, pull request and build.</p>}
+            </>
           )
         }
       </Async>
