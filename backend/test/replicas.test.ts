@@ -3,6 +3,7 @@ import { ROUTES } from '@spectator/shared';
 import WebSocket from 'ws';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
+import { eventually } from './support/evidence-helpers';
 
 /** A dashboard listening to project events; `token` travels as the browser would send it. */
 async function listen(baseUrl: string, project: string, token: string, via: 'query' | 'protocol'): Promise<{ events: DashboardEvent[]; close(): void; socket: WebSocket }> {
@@ -16,14 +17,6 @@ async function listen(baseUrl: string, project: string, token: string, via: 'que
     socket.once('error', reject);
   });
   return { events, socket, close: () => socket.close() };
-}
-
-async function eventually(check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 let first: TestBackend;
@@ -65,7 +58,7 @@ describe('two replicas on one database', () => {
       expect(body).toEqual([{ method: 'GET', path: '/posts', interactions: 10, count: 10 }]);
     }
     for (const dashboard of [dashboardOnFirst, dashboardOnSecond]) {
-      await eventually(() => dashboard.events.some((e) => e.type === 'capture.updated'));
+      await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'capture.updated'));
       const started = dashboard.events.filter((e) => e.type === 'capture.started');
       expect(started).toEqual([{ type: 'capture.started', captureId: hello.capture.id, environment: { kind: 'local', name: 'local' }, startedAt: new Date(hello.capture.startedAt).toISOString() }]);
     }
@@ -78,7 +71,7 @@ describe('two replicas on one database', () => {
       endpoints: [{ method: 'POST', path: '/posts', description: 'Create', documentBodies: true }],
     });
     expect(commit.status).toBe(201);
-    await eventually(() => dashboardOnFirst.events.some((e) => e.type === 'documentation.committed'));
+    await eventually(() => dashboardOnFirst.events, (events) => events.some((e) => e.type === 'documentation.committed'));
     expect(dashboardOnFirst.events.find((e) => e.type === 'documentation.committed')).toEqual({ type: 'documentation.committed', endpointIds: [commit.body.versions[0]?.endpointId] });
 
     // A new agent connection hears about documented templates from either replica.

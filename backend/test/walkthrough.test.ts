@@ -8,6 +8,7 @@ import path from 'node:path';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { startTestBackend, type TestBackend } from './support';
+import { eventually } from './support/evidence-helpers';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const CANARY = 'CANARY7731';
@@ -16,16 +17,6 @@ let backend: TestBackend;
 let agent: RunningAgent;
 let events: DashboardEvent[];
 let dashboard: WebSocket;
-
-async function eventually<T>(read: () => Promise<T>, ok: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`not reached in time; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 const undocumented = async (captureId: string): Promise<UndocumentedEndpointResponse[]> =>
   (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/demo/captures/${captureId}/undocumented`)).body;
