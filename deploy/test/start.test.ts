@@ -181,6 +181,19 @@ describe('npm start', () => {
         firstCaptures = captures.length;
         firstToken = printed.token;
 
+        // The tour's step 2 and 4 (docs/README.md): documenting POST /posts makes 1.0, shown N/A
+        // where no evidence of it ran.
+        const documented = await fetch(`${printed.api}/projects/demo/documentation`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${printed.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ captureId: newest!.id, endpoints: [{ method: 'POST', path: '/posts', description: 'Create a new post. Accepts author, title as JSON in request body', documentBodies: true }] }),
+        });
+        expect(documented.status).toBe(201);
+        const after = await getJson<{ endpoints: { method: string; path: string }[]; cells: { version: string }[][] }>(`${printed.api}/projects/demo/versions`, printed.token);
+        const column = after.endpoints.findIndex((endpoint) => endpoint.method === 'POST' && endpoint.path === '/posts');
+        expect(column).toBeGreaterThanOrEqual(0);
+        expect(new Set(after.cells.map((row) => row[column]!.version))).toEqual(new Set(['N/A']));
+
         // The compose setup step (the same module) finds the project and hands out an agent token.
         const setupDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-setup-'));
         try {
