@@ -4,7 +4,7 @@ import { NewCaptureNotice } from './components/NewCaptureNotice';
 import { Empty } from './components/states';
 import { AppContext, useApp } from './hooks/app';
 import { DraftsProvider } from './hooks/drafts';
-import { EventsProvider, useEventsStatus } from './hooks/events';
+import { EventsProvider, useEventsStatus, type EventsStatus } from './hooks/events';
 import { useRoute } from './hooks/route';
 import { navigate, routeHref, type ProjectRoute, type Route } from './lib/routes';
 import { clearSession, loadSession, saveSession, type Session } from './lib/session';
@@ -88,6 +88,13 @@ const SECTIONS: Array<{ label: string; route: (project: string) => Route; pages:
   { label: 'Settings', route: (project) => ({ page: 'settings', project }), pages: ['settings'] },
 ];
 
+const LIVE_LABELS: Record<EventsStatus, string> = { open: 'live', connecting: 'connecting…', closed: 'offline' };
+const LIVE_TITLES: Record<EventsStatus, string> = {
+  open: 'Live updates on',
+  connecting: 'Connecting for live updates',
+  closed: 'Live updates lost; reconnecting (views reload when back)',
+};
+
 function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }) {
   const { project, signOut } = useApp();
   const live = useEventsStatus();
@@ -113,8 +120,8 @@ function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }
             </a>
           ))}
         </nav>
-        <span className={`live live-${live}`} title={live === 'open' ? 'Live updates on' : 'Live updates reconnecting'}>
-          {live === 'open' ? 'live' : 'offline'}
+        <span className={`live live-${live}`} title={LIVE_TITLES[live]} role="status">
+          {LIVE_LABELS[live]}
         </span>
         <button type="button" className="link" onClick={signOut}>
           Sign out

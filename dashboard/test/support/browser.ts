@@ -93,8 +93,8 @@ export async function openBrowser(): Promise<TestBrowser> {
   };
 }
 
-/** Waits until `condition()` holds, checking every 50 ms, failing with `what` after `timeoutMs`. */
-export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+/** Waits until `condition()` holds, checking every 50 ms, failing with `what` after `timeoutMs` (generous: the machine is shared). */
+export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
