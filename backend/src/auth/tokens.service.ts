@@ -4,6 +4,7 @@ import type { EnvironmentKind, TokenResponse, TokenScope } from '@spectator/shar
 import { createHash, randomBytes } from 'node:crypto';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
+import { LruCache } from '../common/lru-cache';
 import { TokenEntity } from './token.entity';
 
 /** Prefix of every token we issue, so a leaked one is recognisable by secret scanners. */
@@ -55,6 +56,9 @@ export function toTokenResponse(entity: TokenEntity, clearToken?: string): Token
 
 @Injectable()
 export class TokensService {
+  /** When this process last touched each token's `last_used_at` (ms), so a busy token is written once a minute, not per request. */
+  private readonly touched = new LruCache<string, number>(10_000);
+
   constructor(@InjectRepository(TokenEntity) private readonly tokens: Repository<TokenEntity>) {}
 
   /** Issues a token for a project; the clear token is in the answer only. */
@@ -97,13 +101,17 @@ export class TokensService {
     const entity = await this.tokens.findOneBy({ tokenHash: hashToken(clear) });
     if (!entity || entity.revokedAt !== null) throw new DomainError(ErrorCode.Unauthenticated, 'unknown or revoked token');
     // Touch at most once a minute so reads stay reads.
-    void this.tokens
-      .createQueryBuilder()
-      .update()
-      .set({ lastUsedAt: () => 'now()' })
-      .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', { id: entity.id })
-      .execute()
-      .catch(() => undefined);
+    const now = Date.now();
+    if (now - (this.touched.get(entity.id) ?? 0) > 60_000) {
+      this.touched.set(entity.id, now);
+      void this.tokens
+        .createQueryBuilder()
+        .update()
+        .set({ lastUsedAt: () => 'now()' })
+        .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', { id: entity.id })
+        .execute()
+        .catch(() => undefined);
+    }
     return { tokenId: entity.id, name: entity.name, scope: entity.scope, projectId: entity.projectId, environments: entity.environments };
   }
 

@@ -4,6 +4,7 @@ import type { ProjectResponse } from '@spectator/shared';
 import type { Repository } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { DomainError, ErrorCode } from '../common/errors';
+import { LruCache } from '../common/lru-cache';
 import { isUniqueViolation } from '../database/pg-errors';
 import { ProjectEntity } from './project.entity';
 
@@ -15,6 +16,12 @@ export function toProjectResponse(entity: ProjectEntity): ProjectResponse {
 
 @Injectable()
 export class ProjectsService {
+  /**
+   * Projects by slug for a few seconds: every request resolves its project, and a project's id,
+   * slug and name do not change (there is no rename), so a short cache only saves round trips.
+   */
+  private readonly bySlugCache = new LruCache<string, { project: ProjectEntity; at: number }>(1_000);
+
   constructor(@InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>) {}
 
   /** Creates a project; only the bootstrap admin token (not bound to a project) may. */
@@ -38,8 +45,11 @@ export class ProjectsService {
   /** @throws DomainError BadInput for a malformed slug, ProjectNotFound for an unknown one. */
   async bySlug(slug: string): Promise<ProjectEntity> {
     if (!SLUG_PATTERN.test(slug)) throw new DomainError(ErrorCode.BadInput, 'project slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit');
+    const cached = this.bySlugCache.get(slug);
+    if (cached && Date.now() - cached.at < 10_000) return cached.project;
     const project = await this.projects.findOneBy({ slug });
     if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${slug} does not exist`);
+    this.bySlugCache.set(slug, { project, at: Date.now() });
     return project;
   }
 
