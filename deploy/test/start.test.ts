@@ -225,6 +225,11 @@ describe('npm start', () => {
         expect(run.output()).not.toContain('playing the story');
         expect(printed.token).toBe(firstToken);
         expect(await getJson<Capture[]>(`${printed.api}/projects/demo/captures`, printed.token)).toHaveLength(firstCaptures + 1);
+
+        // A second npm start on the same data while this one runs says what is wrong.
+        const second = runStart(['--port', '0', '--proxy-port', '0', '--data-dir', dataDir]);
+        expect(await second.exited).toBe(1);
+        expect(second.output()).toContain(`Is another npm start using ${dataDir}?`);
       });
       expect(code).toBe(0);
     },
