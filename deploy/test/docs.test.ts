@@ -57,9 +57,11 @@ const RULES: [RegExp, (match: RegExpMatchArray) => void][] = [
     },
   ],
   [
-    /^kubectl -n (\S+) delete job (\S+) --ignore-not-found$/,
-    ([, namespace, name]) => {
-      expect(manifests.some((manifest) => manifest.kind === 'Job' && manifest.metadata.name === name && manifest.metadata.namespace === namespace)).toBe(true);
+    /^kubectl -n (\S+) (?:wait --for=condition=complete job\/(\S+) --timeout=\d+s|delete job (\S+) --ignore-not-found|rollout restart deployment\/(\S+))$/,
+    ([, namespace, waitFor, remove, restart]) => {
+      // The object it names is in the manifests the k8s tests validate.
+      const [kind, name] = restart ? ['Deployment', restart] : ['Job', waitFor ?? remove];
+      expect(manifests.some((manifest) => manifest.kind === kind && manifest.metadata.name === name && manifest.metadata.namespace === namespace)).toBe(true);
     },
   ],
   [
