@@ -76,6 +76,8 @@ export class Evidence1763800000000 implements MigrationInterface {
         PRIMARY KEY (project_id, kind, scope, endpoint_id)
       )`);
     await q.query(`CREATE INDEX evidence_current_row_idx ON evidence_current (row_id)`);
+    // "The newest evidence of any pull request" per endpoint (evidence for ci without a pull request).
+    await q.query(`CREATE INDEX evidence_current_newest_idx ON evidence_current (project_id, kind, endpoint_id, row_first_seen DESC)`);
     await q.query(`
       CREATE TABLE proposal_endpoints (
         id bigserial PRIMARY KEY,

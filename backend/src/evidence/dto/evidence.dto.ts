@@ -1,22 +1,14 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { PageLimitQuery } from '../../versions/page-limit.dto';
 import { MATRIX_KINDS, type MatrixKind } from '../environment-row';
 
-/** `?kind=&limit=&cursor=` of the version matrix. */
-export class MatrixQuery {
+/** `?kind=&limit=&cursor=` of the version matrix (20 rows by default). */
+export class MatrixQuery extends PageLimitQuery {
   @ApiPropertyOptional({ enum: MATRIX_KINDS, description: 'only rows of this kind' })
   @IsOptional()
   @IsIn(MATRIX_KINDS)
   kind?: MatrixKind;
-
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
 
   @ApiPropertyOptional({ description: 'nextCursor of the previous page' })
   @IsOptional()

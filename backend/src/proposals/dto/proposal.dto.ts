@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateNested } from 'class-validator';
 import { EndpointRefDto } from '../../captures/dto/captures.dto';
+import { PageLimitQuery } from '../../versions/page-limit.dto';
 
 /** A planned body: a media type and a JSON Schema (2020-12, the subset Spectator writes). */
 export class PlannedBodyDto {
@@ -77,12 +78,5 @@ export class CreateProposalDto {
   endpoints: ProposalEndpointDto[];
 }
 
-export class ListProposalsQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-}
+/** `?limit=` of the proposal list (50 by default). */
+export class ListProposalsQuery extends PageLimitQuery {}

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, IsUrl, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsOptional, IsString, IsUrl, MaxLength, MinLength } from 'class-validator';
+import { PageLimitQuery } from '../../versions/page-limit.dto';
 
 export class CreateWebhookDto {
   @ApiProperty({ example: 'https://ci.example.com/hooks/spectator' })
@@ -17,12 +17,5 @@ export class CreateWebhookDto {
   secret?: string;
 }
 
-export class ListDeliveriesQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 200, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(200)
-  limit?: number;
-}
+/** `?limit=` of a delivery log (50 by default). */
+export class ListDeliveriesQuery extends PageLimitQuery {}

@@ -1,0 +1,178 @@
+/**
+ * Versions and evidence benchmark (issue 5: both views < 100 ms p95 on 1,000 endpoints, 500 builds
+ * and 1,000,000 observations). One embedded PostgreSQL, one backend, seeded with generate_series:
+ * 1,000 documented endpoints, 500 environment rows (100 pull requests, 200 staging and 200
+ * production builds), one capture per row with 2,000 aggregated observations each (1,000,000), and
+ * the evidence the ingest hook keeps for them (500,000 distinct exchanges, 500,000 cells).
+ *
+ * Side by side, alternating, medians of rounds: the API answering from the precomputed rows
+ * against the SQL a per-request computation would need at the least (the newest observation of
+ * each endpoint in the environment, read from the raw observations, before any conformance work).
+ * The ratio is a lower bound of what precomputing saves.
+ */
+import { fingerprint, inferShape } from '@spectator/shared';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startBackend } from '../src/backend';
+import { startEmbeddedPostgres } from '../src/database/embedded';
+
+const ENDPOINTS = 1_000;
+const PULL_REQUESTS = 100;
+const STAGING_BUILDS = 200;
+const PRODUCTION_BUILDS = 200;
+const SAMPLES = 40;
+const ROUNDS = 3;
+
+const percentile = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] as number;
+const median = (values: number[]): number => percentile(values, 50);
+
+const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
+const FP = fingerprint(responseShape);
+
+async function seed(pool: pg.Pool, projectId: string): Promise<void> {
+  const q = (sql: string, params: unknown[] = []): Promise<pg.QueryResult> => pool.query(sql, params);
+  await q(`INSERT INTO shapes (fingerprint, shape) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [FP, JSON.stringify(responseShape)]);
+  await q(`INSERT INTO endpoints (project_id, method, path) SELECT $1, 'GET', '/resource' || i || '/{id}' FROM generate_series(1, $2::int) i`, [projectId, ENDPOINTS]);
+  const responses = JSON.stringify([{ status: 200, contentType: 'application/json', shape: responseShape }]);
+  await q(`INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 0, NULL, $2::jsonb FROM endpoints WHERE project_id = $1`, [projectId, responses]);
+  await q(`INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 1, NULL, $2::jsonb FROM endpoints WHERE project_id = $1 AND path LIKE '%5/{id}'`, [projectId, responses]);
+  await q(`UPDATE endpoints e SET current_version_id = (SELECT v.id FROM endpoint_versions v WHERE v.endpoint_id = e.id ORDER BY major DESC, minor DESC LIMIT 1) WHERE project_id = $1`, [projectId]);
+  // Rows: first_seen staggered so "newest first" has an order; one capture per row.
+  await q(
+    `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+     SELECT $1::uuid, 'ci', 'PR #' || i, i::text, i::text, NULL, 'c' || i, now() - make_interval(mins => 1000 - i), now() - make_interval(mins => 1000 - i) FROM generate_series(1, $2::int) i
+     UNION ALL
+     SELECT $1::uuid, 'staging', 's-' || i, '', NULL, 's-' || i, 'c' || i, now() - make_interval(mins => 1000 - i), now() - make_interval(mins => 1000 - i) FROM generate_series(1, $3::int) i
+     UNION ALL
+     SELECT $1::uuid, 'production', 'p-' || i, '', NULL, 'p-' || i, 'c' || i, now() - make_interval(mins => 1000 - i), now() - make_interval(mins => 1000 - i) FROM generate_series(1, $4::int) i`,
+    [projectId, PULL_REQUESTS, STAGING_BUILDS, PRODUCTION_BUILDS],
+  );
+  await q(
+    `INSERT INTO captures (id, project_id, environment_kind, environment_name, pull_request, commit, build, reason, started_at)
+     SELECT gen_random_uuid(), project_id, kind, name, pull_request, commit, build, 'agent-start', first_seen FROM environment_rows WHERE project_id = $1`,
+    [projectId],
+  );
+  // 2,000 aggregated observations per capture: every endpoint with a 200 and a 404.
+  await q(
+    `INSERT INTO observations (capture_id, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT c.id, e.method, e.path, s.status, 'application/json', $2, 3, c.started_at, c.started_at
+       FROM captures c CROSS JOIN endpoints e CROSS JOIN (VALUES (200), (404)) s(status)
+      WHERE c.project_id = $1 AND e.project_id = $1`,
+    [projectId, FP],
+  );
+  await q(
+    `INSERT INTO evidence_observations (row_id, project_id, method, path, status, response_content_type, response_shape, count, last_seen)
+     SELECT r.id, $1::uuid, e.method, e.path, 200, 'application/json', $2, 3, r.last_seen FROM environment_rows r CROSS JOIN endpoints e
+      WHERE r.project_id = $1 AND e.project_id = $1`,
+    [projectId, FP],
+  );
+  await q(
+    `INSERT INTO evidence_cells (row_id, endpoint_id, version_id, version, drift, last_seen)
+     SELECT r.id, e.id, v.id, '1.0', false, r.last_seen FROM environment_rows r CROSS JOIN endpoints e
+       JOIN endpoint_versions v ON v.endpoint_id = e.id AND v.major = 1 AND v.minor = 0
+      WHERE r.project_id = $1 AND e.project_id = $1`,
+    [projectId],
+  );
+  await q(
+    `INSERT INTO evidence_current (project_id, kind, scope, endpoint_id, row_id, row_first_seen, version_id, version, drift, last_seen)
+     SELECT DISTINCT ON (r.kind, r.scope, c.endpoint_id) $1::uuid, r.kind, r.scope, c.endpoint_id, r.id, r.first_seen, c.version_id, c.version, c.drift, c.last_seen
+       FROM evidence_cells c JOIN environment_rows r ON r.id = c.row_id
+      WHERE r.project_id = $1
+      ORDER BY r.kind, r.scope, c.endpoint_id, r.first_seen DESC`,
+    [projectId],
+  );
+  await q('ANALYZE');
+}
+
+/** Latencies (ms) of `samples` sequential calls of `call`, after 3 warm-up calls. */
+async function time(call: () => Promise<void>, samples: number): Promise<number[]> {
+  for (let i = 0; i < 3; i++) await call();
+  const times: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    const started = performance.now();
+    await call();
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
+  await chmod(dir, 0o755);
+  const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
+  const backend = await startBackend({ port: 0, databaseUrl: database.url, dataDir: dir, adminToken: `bench-${randomUUID()}`, logLevel: 'warn', dashboardDir: dir });
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
+  try {
+    const get = async (route: string): Promise<unknown> => {
+      const response = await fetch(`${backend.url}/api/v1${route}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+      const body: unknown = await response.json();
+      if (response.status !== 200) throw new Error(`${route}: ${response.status} ${JSON.stringify(body)}`);
+      return body;
+    };
+    const created = await fetch(`${backend.url}/api/v1/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ slug: 'bench', name: 'Bench' }),
+    });
+    const project = (await created.json()) as { id: string };
+    const seedStarted = performance.now();
+    await seed(pool, project.id);
+    const counts = (await pool.query<{ observations: string; evidence: string; cells: string; rows: string }>(
+      `SELECT (SELECT count(*) FROM observations) AS observations, (SELECT count(*) FROM evidence_observations) AS evidence,
+              (SELECT count(*) FROM evidence_cells) AS cells, (SELECT count(*) FROM environment_rows) AS rows`,
+    )).rows[0];
+    console.log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${ENDPOINTS} endpoints, ${counts?.rows} rows, ${counts?.observations} observations, ${counts?.evidence} evidence exchanges, ${counts?.cells} cells`);
+
+    const middle = (await get('/projects/bench/versions?kind=staging&limit=100')) as { nextCursor: string };
+    // The least a per-request computation of "what runs in production" must read: the newest production observation per endpoint.
+    const naiveProduction = async (): Promise<void> => {
+      await pool.query(
+        `SELECT DISTINCT ON (o.method, o.path) o.method, o.path, o.status, o.response_shape, c.build, c.commit, o.last_seen
+           FROM observations o JOIN captures c ON c.id = o.capture_id
+          WHERE c.project_id = $1 AND c.environment_kind = 'production'
+          ORDER BY o.method, o.path, c.started_at DESC`,
+        [project.id],
+      );
+    };
+    const contenders: Array<[string, () => Promise<void>]> = [
+      ['GET /versions (20 rows × 1,000 endpoints)', async () => void (await get('/projects/bench/versions'))],
+      ['GET /versions?limit=100', async () => void (await get('/projects/bench/versions?limit=100'))],
+      ['GET /versions?kind=staging&cursor= (page 2)', async () => void (await get(`/projects/bench/versions?kind=staging&limit=20&cursor=${middle.nextCursor}`))],
+      ['GET /evidence?environment=production', async () => void (await get('/projects/bench/evidence?environment=production'))],
+      ['GET /evidence?environment=ci&pullRequest=50', async () => void (await get('/projects/bench/evidence?environment=ci&pullRequest=50'))],
+      ['GET /evidence?environment=ci (newest of 100 PRs)', async () => void (await get('/projects/bench/evidence?environment=ci'))],
+      ['naive: newest production observation per endpoint (SQL only)', naiveProduction],
+    ];
+    const samples = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
+    const p95s = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [name, call] of contenders) {
+        const times = await time(call, name.startsWith('naive') ? Math.ceil(SAMPLES / 8) : SAMPLES);
+        samples.get(name)?.push(...times);
+        p95s.get(name)?.push(percentile(times, 95));
+      }
+    }
+    console.log(`\n${'call'.padEnd(62)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)}  (median over ${ROUNDS} alternating rounds)`);
+    for (const [name] of contenders) {
+      console.log(`${name.padEnd(62)} ${median(samples.get(name) ?? []).toFixed(1).padStart(8)} ${median(p95s.get(name) ?? []).toFixed(1).padStart(8)}`);
+    }
+    const evidenceP50 = median(samples.get('GET /evidence?environment=production') ?? []);
+    const naiveP50 = median(samples.get('naive: newest production observation per endpoint (SQL only)') ?? []);
+    console.log(`\nratio (p50): naive SQL lookup / precomputed evidence API = ${(naiveP50 / evidenceP50).toFixed(1)}x (the naive side is SQL only, no HTTP, no conformance)`);
+    const worst = Math.max(...[...p95s.entries()].filter(([name]) => !name.startsWith('naive')).map(([, values]) => median(values)));
+    console.log(`worst API p95: ${worst.toFixed(1)} ms (target < 100 ms): ${worst < 100 ? 'met' : 'NOT met'}`);
+  } finally {
+    await pool.end();
+    await backend.close();
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
