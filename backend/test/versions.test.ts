@@ -1,5 +1,5 @@
 /** The version matrix and the evidence view, from batches sent by hand-driven agents over real WebSockets. */
-import type { EvidenceResponse, ProposalResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
+import type { CiSummaryResponse, EvidenceResponse, ProposalResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { report } from './support/evidence-helpers';
 
@@ -138,6 +138,26 @@ describe('the evidence view', () => {
   ])('answers 400 naming the problem for "%s"', async (query, message) => {
     const { status, body } = await backend.api<{ message: string }>('GET', `/projects/matrix/evidence${query}`);
     expect(status).toBe(400);
+    expect(body.message).toContain(message);
+  });
+});
+
+describe('the CI gate summary', () => {
+  it("summarises a pull request's captures at its newest commit", async () => {
+    await report(backend.url, agentToken, { kind: 'ci', pullRequest: '9', commit: 'old' }, [{ ...item, path: '/gone' }]);
+    const capture = await report(backend.url, agentToken, { kind: 'ci', pullRequest: '9', commit: 'new' }, [item, { ...item, response: { id: 1 } }, { ...item, path: '/fresh' }]);
+    const { status, body } = await backend.api<CiSummaryResponse>('GET', '/projects/matrix/ci/9');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ pullRequest: '9', commit: 'new', captures: [capture], undocumented: [{ method: 'GET', path: '/fresh', interactions: 1, count: 1 }], breaking: true });
+    expect(body.diffs).toEqual([expect.objectContaining({ method: 'GET', path: '/items', breaking: true, changes: [expect.objectContaining({ change: 'removed', at: '$.name', breaking: true })] })]);
+  });
+
+  it.each([
+    ['/projects/matrix/ci/404', 404, 'pull request 404 has no CI capture in project matrix'],
+    ['/projects/matrix/ci/a%20b', 400, 'pr must be a pull request number'],
+  ])('answers %s with %i', async (route, expected, message) => {
+    const { status, body } = await backend.api<{ message: string }>('GET', route);
+    expect(status).toBe(expected);
     expect(body.message).toContain(message);
   });
 });
