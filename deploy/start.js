@@ -197,6 +197,14 @@ async function start(options, { register, progress, signal }) {
   await waitForCapture(dashboardApi, demo.slug, agent.captureId(), (capture) => capture.interactions >= observed, 10_000);
   progress(`walkthrough: ${requests} requests through the agent (landing page, two POST /posts, GET /posts)`);
 
+  /** @type {{ method: string, path: string, count: number }[]} */
+  const undocumented = await dashboardApi.call('GET', `/projects/${demo.slug}/captures/${agent.captureId()}/undocumented`);
+  const createPost = undocumented.find((endpoint) => endpoint.method === 'POST' && endpoint.path === '/posts');
+  // On a later start POST /posts may be documented already: say what the dashboard shows then.
+  const firstStep = createPost
+    ? `the newest capture lists POST /posts as undocumented (${createPost.count} to review).
+     Document it ("Create a new post. Accepts author, title as JSON in request body") and commit.`
+    : 'POST /posts is documented already: the newest capture shows its traffic, and a diff if its shape changed.';
   const signIn = `${backend.url}/#/signin?token=${encodeURIComponent(demo.dashboardToken)}&project=${encodeURIComponent(demo.slug)}`;
   console.log(`
 Spectator is ready.
@@ -208,8 +216,7 @@ Spectator is ready.
   API        ${backend.url}/api/v1   (reference: ${backend.url}/api/docs)
 
 Try next:
-  1. Open the dashboard: the newest capture lists POST /posts as undocumented (4 to review).
-     Document it ("Create a new post. Accepts author, title as JSON in request body") and commit.
+  1. Open the dashboard: ${firstStep}
   2. Send more traffic through the agent and watch it arrive:
        curl -X POST ${agent.proxyUrl}/posts -H 'Content-Type: application/json' -d '{"title":"Hi","author":"Lin"}'
   3. Versions: GET /posts is 1.0 in PR #1, staging s-101 and production p-101, and 1.1 in PR #2

@@ -136,8 +136,9 @@ describe('npm start', () => {
   it(
     'starts everything, serves what it prints, and stops cleanly on Ctrl-C',
     async () => {
-      const { code, run, printed } = await withStart(['--port', '0', '--proxy-port', '0', '--data-dir', dataDir], async (printed) => {
+      const { code, run, printed } = await withStart(['--port', '0', '--proxy-port', '0', '--data-dir', dataDir], async (printed, started) => {
         expect(printed.dashboard.hash).toContain('project=demo');
+        expect(started.output()).toContain('lists POST /posts as undocumented (4 to review)');
 
         // The dashboard is served, with the built app.
         const page = await fetch(new URL('/', printed.dashboard));
@@ -222,6 +223,8 @@ describe('npm start', () => {
     async () => {
       const { code } = await withStart(['--port', '0', '--proxy-port', '0', '--data-dir', dataDir], async (printed, run) => {
         expect(run.output()).toContain('found the demo project "demo" and its data');
+        // The first test documented POST /posts; the hints say so instead of asking for it.
+        expect(run.output()).toContain('POST /posts is documented already');
         expect(run.output()).not.toContain('playing the story');
         expect(printed.token).toBe(firstToken);
         expect(await getJson<Capture[]>(`${printed.api}/projects/demo/captures`, printed.token)).toHaveLength(firstCaptures + 1);
