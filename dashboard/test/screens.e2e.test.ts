@@ -5,6 +5,8 @@
  * against the real backend in review-1000.e2e.test.ts. The spec's walkthrough against the real
  * backend and agent is walkthrough.e2e.test.ts. Screenshots go to artifacts/e2e/.
  */
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { ProposalResponse } from '@spectator/shared';
 import type { Page } from 'playwright-core';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
@@ -49,6 +51,14 @@ afterAll(async () => {
 });
 
 describe('dashboard screens (fixture API)', () => {
+  it("serves a bundle with React's production build (a NODE_ENV of test once gave the development one)", async () => {
+    const assets = path.join(DIST_DIR, 'assets');
+    const map = (await readdir(assets)).find((name) => name.endsWith('.js.map'));
+    const sources = (JSON.parse(await readFile(path.join(assets, map!), 'utf8')) as { sources: string[] }).sources.filter((source) => /react/.test(source));
+    expect(sources.some((source) => source.endsWith('react-dom-client.production.js'))).toBe(true);
+    expect(sources.filter((source) => source.includes('development'))).toEqual([]);
+  });
+
   it('refuses a wrong token with a clear message', async () => {
     await page.goto(`${api.url}/#/signin`);
     await page.getByLabel('Token').fill('not-the-token');

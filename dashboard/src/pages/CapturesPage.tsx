@@ -3,10 +3,11 @@ import { useEffect, useMemo, useState } from 'react';
 import { Badge, BreakingBadge, EndpointName } from '../components/badges';
 import { ListTable } from '../components/forms';
 import { Async, Empty } from '../components/states';
+import { TimeAgo } from '../components/TimeAgo';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { useResource } from '../hooks/resource';
-import { environmentLabel, formatCount, formatTime, plural, shortCommit, timeAgo } from '../lib/format';
+import { environmentLabel, formatCount, formatTime, plural, shortCommit } from '../lib/format';
 import { navigate, routeHref } from '../lib/routes';
 
 /** Captures newest first beside the review of the chosen one (the newest by default). */
@@ -58,8 +59,8 @@ function CaptureList({ captures, selected }: { captures: CaptureResponse[]; sele
               {environmentLabel({ ...capture, kind: capture.environment.kind, name: capture.environment.name })}
               {index === 0 && !capture.endedAt && <Badge tone="info">current</Badge>}
             </span>
-            <span className="capture-meta" title={formatTime(capture.startedAt)}>
-              started {timeAgo(capture.startedAt)} · commit {shortCommit(capture.commit)}
+            <span className="capture-meta">
+              started <TimeAgo at={capture.startedAt} /> · commit {shortCommit(capture.commit)}
             </span>
             <span className="capture-counts">
               <Badge tone={capture.undocumented ? 'warn' : 'neutral'}>{plural(capture.undocumented, 'undocumented', 'undocumented')}</Badge>

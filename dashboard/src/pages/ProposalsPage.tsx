@@ -4,10 +4,11 @@ import { Badge, EndpointName } from '../components/badges';
 import { ChangesTable } from '../components/ChangesTable';
 import { FormError } from '../components/forms';
 import { Async, Empty } from '../components/states';
+import { TimeAgo } from '../components/TimeAgo';
 import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
-import { formatTime, plural, shortCommit, timeAgo } from '../lib/format';
+import { formatTime, plural, shortCommit } from '../lib/format';
 import { routeHref } from '../lib/routes';
 
 /** The lifecycle in the spec's order (§3); steps after Approved are set by evidence alone. */
@@ -46,7 +47,7 @@ export function ProposalsPage({ proposalId }: { proposalId?: string }) {
                       <a href={routeHref({ page: 'proposals', project, proposalId: proposal.id })} aria-current={proposal.id === proposalId ? 'page' : undefined}>
                         <span className="proposal-title">{proposal.title || 'Untitled proposal'}</span>
                         <span className="muted small">
-                          <Badge tone={statusTone(proposal.status)}>{proposal.status}</Badge> {plural(proposal.endpoints.length, 'endpoint')} · {timeAgo(proposal.createdAt)}
+                          <Badge tone={statusTone(proposal.status)}>{proposal.status}</Badge> {plural(proposal.endpoints.length, 'endpoint')} · <TimeAgo at={proposal.createdAt} />
                         </span>
                       </a>
                     </li>

@@ -5,6 +5,7 @@ import type { AgentResponse } from '../api/types';
 import { Badge } from '../components/badges';
 import { FormError, ListTable, ShownOnce } from '../components/forms';
 import { Async, Empty } from '../components/states';
+import { TimeAgo } from '../components/TimeAgo';
 import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
@@ -67,7 +68,9 @@ function AgentsSection() {
                         <code>{shortCommit(agent.commit)}</code>
                       </td>
                       <td>{agent.build ?? '—'}</td>
-                      <td title={formatTime(lastSeen)}>{timeAgo(lastSeen)}</td>
+                      <td>
+                        <TimeAgo at={lastSeen} />
+                      </td>
                       <td>{agent.connected ? <Badge tone="ok">{live[0]}</Badge> : <Badge>{live[1]}</Badge>}</td>
                     </tr>
                   );
@@ -125,10 +128,14 @@ function TokensSection() {
                         <Badge>{token.scope}</Badge> {token.environments?.join(', ')}
                       </td>
                       <td>{formatTime(token.createdAt)}</td>
-                      <td>{timeAgo(token.lastUsedAt)}</td>
+                      <td>
+                        <TimeAgo at={token.lastUsedAt} />
+                      </td>
                       <td>
                         {token.revokedAt ? (
-                          <span className="muted">revoked {timeAgo(token.revokedAt)}</span>
+                          <span className="muted">
+                            revoked <TimeAgo at={token.revokedAt} />
+                          </span>
                         ) : (
                           <button type="button" className="danger" onClick={() => revoke(token)}>
                             Revoke
@@ -196,7 +203,7 @@ function RulesSection() {
           return (
             <>
               <p className="muted small">
-                As reported for the capture of {environmentLabel({ ...newest, kind: newest.environment.kind, name: newest.environment.name })} started {timeAgo(newest.startedAt)}.
+                As reported for the capture of {environmentLabel({ ...newest, kind: newest.environment.kind, name: newest.environment.name })} started <TimeAgo at={newest.startedAt} />.
               </p>
               <ul className="rules">
                 {newest.rules.map((rule) => (

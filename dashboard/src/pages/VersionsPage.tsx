@@ -1,10 +1,11 @@
 import { type EnvironmentKind, type VersionCell, type VersionMatrixResponse } from '@spectator/shared';
 import { useState } from 'react';
 import { MethodBadge } from '../components/badges';
+import { TimeAgo } from '../components/TimeAgo';
 import { Async, Empty } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
-import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
+import { environmentLabel, formatTime, shortCommit } from '../lib/format';
 import { mergeMatrixPages, NOT_SEEN, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 
@@ -114,7 +115,7 @@ function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse;
                 <th scope="row" className={`row-head kind-${row.kind}`}>
                   <span className="row-title">{environmentLabel(row)}</span>
                   <span className="muted small" title={`last seen ${formatTime(row.lastSeen)}`}>
-                    {shortCommit(row.commit)} · {timeAgo(row.lastSeen)}
+                    {shortCommit(row.commit)} · <TimeAgo at={row.lastSeen} />
                   </span>
                 </th>
                 {cells.map((cell, index) => (

@@ -57,8 +57,8 @@ export async function ensureDashboardBuilt(): Promise<void> {
   try {
     if (distIsStale()) {
       const vite = path.join(path.dirname(require.resolve('vite/package.json', { paths: [DASHBOARD_DIR] })), 'bin/vite.js');
-      // Jest sets NODE_ENV=test, which would make Vite bundle React's development build.
-      await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: DASHBOARD_DIR, env: { ...process.env, NODE_ENV: 'production' } });
+      // Under jest NODE_ENV is `test`; vite.config.mts makes the build a production one anyway.
+      await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: DASHBOARD_DIR });
     }
   } finally {
     rmdirSync(lock);

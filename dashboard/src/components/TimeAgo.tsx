@@ -1,0 +1,34 @@
+import { useSyncExternalStore } from 'react';
+import { formatTime, timeAgo } from '../lib/format';
+
+const TICK_MS = 15_000;
+let now = Date.now();
+const listeners = new Set<() => void>();
+let timer: ReturnType<typeof setInterval> | undefined;
+
+/** One shared clock for every relative time on screen, ticking only while one is shown. */
+function subscribe(listener: () => void): () => void {
+  listeners.add(listener);
+  timer ??= setInterval(() => {
+    now = Date.now();
+    listeners.forEach((notify) => notify());
+  }, TICK_MS);
+  return () => {
+    listeners.delete(listener);
+    if (listeners.size === 0) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+}
+
+/** `5 min ago`, kept current as time passes, with the exact local time on hover. */
+export function TimeAgo({ at }: { at: string | null | undefined }) {
+  // The tick only re-renders; the text is computed from the time of this render.
+  useSyncExternalStore(subscribe, () => now);
+  return (
+    <time dateTime={at ?? undefined} title={formatTime(at)}>
+      {timeAgo(at)}
+    </time>
+  );
+}
