@@ -111,6 +111,36 @@ describe('capture of bodies', () => {
     expect(rows[0]!.request).toEqual({ contentType: 'application/x-www-form-urlencoded', shape: fingerprint(inferShape({ user: '', password: '' })) });
   });
 
+  it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {
+    // The tap listens to the request's own 'data' events: every piece must reach both the upstream
+    // and the copy, also when the first piece arrives before the upstream connection is ready.
+    const value = { title: 'Hello', tags: ['a', 'b'], author: { name: 'Ann', id: 7 } };
+    const text = JSON.stringify(value);
+    const pieces = [text.slice(0, 5), text.slice(5, 20), text.slice(20)];
+    let echoed = '';
+    const rows = await observe(
+      (_req, res, body) => sendJson(res, 201, { length: body.length, text: body.toString() }),
+      async (proxyUrl) => {
+        echoed = await new Promise<string>((resolve, reject) => {
+          const req = http.request(`${proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+          });
+          req.on('error', reject);
+          req.write(pieces[0]);
+          setTimeout(() => {
+            req.write(pieces[1]);
+            setTimeout(() => req.end(pieces[2]), 20);
+          }, 20);
+        });
+      },
+    );
+    expect(JSON.parse(echoed)).toEqual({ length: Buffer.byteLength(text), text });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.request).toEqual({ contentType: 'application/json', shape: fingerprint(inferShape(value)) });
+  });
+
   it('templates identifier-like path segments and keeps query parameter names only', async () => {
     const rows = await observe(
       (_req, res) => sendJson(res, 200, { id: 1 }),

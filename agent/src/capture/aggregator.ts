@@ -1,4 +1,4 @@
-import type { Shape, WireBody, WireObservation } from '@spectator/shared';
+import type { Shape, WireObservation } from '@spectator/shared';
 import type { BodySummary } from './summarise';
 
 /** One interaction, reduced to what may leave the process. */
@@ -47,15 +47,13 @@ export class Aggregator {
   }
 
   add(o: Observation): void {
-    const request = o.request?.body ?? null;
-    const response = o.response?.body ?? null;
-    const key = `${o.method} ${o.template} ${o.status} ${bodyKey(request)} ${bodyKey(response)}`;
+    const key = `${o.method} ${o.template} ${o.status} ${o.request?.key ?? '-'} ${o.response?.key ?? '-'}`;
     let rows = this.captures.get(o.captureId);
     if (!rows) this.captures.set(o.captureId, (rows = new Map()));
     let row = rows.get(key);
     if (!row) {
       row = {
-        observation: { method: o.method, path: o.template, status: o.status, query: [], requestHeaders: [], responseHeaders: [], request, response, count: 0, firstSeen: '', lastSeen: '' },
+        observation: { method: o.method, path: o.template, status: o.status, query: [], requestHeaders: [], responseHeaders: [], request: o.request?.body ?? null, response: o.response?.body ?? null, count: 0, firstSeen: '', lastSeen: '' },
         firstSeen: o.at,
         lastSeen: o.at,
         query: new Set(),
@@ -70,9 +68,9 @@ export class Aggregator {
     for (const name of o.query) row.query.add(name);
     for (const name of o.requestHeaders) row.requestHeaders.add(name);
     for (const name of o.responseHeaders) row.responseHeaders.add(name);
-    for (const summary of [o.request, o.response]) {
-      if (summary?.shape && summary.body.shape) this.shapes.set(summary.body.shape, summary.shape);
-    }
+    // Only shaped bodies carry a shape (a few per second under load): the rest skip this.
+    if (o.request?.shape && o.request.body.shape) this.shapes.set(o.request.body.shape, o.request.shape);
+    if (o.response?.shape && o.response.body.shape) this.shapes.set(o.response.body.shape, o.response.shape);
   }
 
   /** Take every row, grouped by capture, each group with the shapes its rows reference. */
@@ -100,9 +98,4 @@ export class Aggregator {
     this.rowCount = 0;
     return out;
   }
-}
-
-function bodyKey(body: WireBody | null): string {
-  if (!body) return '-';
-  return `${body.contentType}|${body.shape ?? ''}|${body.tooLarge ? 'L' : ''}${body.unparsable ? 'U' : ''}${body.unshaped ? 'S' : ''}`;
 }

@@ -2,11 +2,11 @@ import { CardinalityLimiter, isIgnored, queryNames, templatePath, type IgnoreRul
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isHopByHop, mediaType } from '../proxy/headers';
+import { isHopByHop } from '../proxy/headers';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
-import { isShapedMediaType, summariseBody } from './summarise';
+import { classifyContentType, summariseBody } from './summarise';
 
 export interface PipelineOptions {
   /** Bytes of each shaped body copied. 0 counts interactions without looking at bodies. */
@@ -42,6 +42,11 @@ function pathOf(target: string): string {
   return question < 0 ? target : target.slice(0, question);
 }
 
+/** Node's parser hands over methods in upper case already: skip the copy then. */
+function upperCase(method: string): string {
+  return /^[A-Z]+$/.test(method) ? method : method.toUpperCase();
+}
+
 /**
  * The capture side of the proxy. `record` runs right after a response ended: it applies the ignore
  * rules, templates the path, counts the interaction, and either queues the bodies for shape work
@@ -72,9 +77,8 @@ export class CapturePipeline implements ExchangeObserver {
   }
 
   tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
-    const type = mediaType(contentType);
+    const { type, shaped } = classifyContentType(contentType);
     const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-    const shaped = isShapedMediaType(type);
     return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped);
   }
 
@@ -82,12 +86,11 @@ export class CapturePipeline implements ExchangeObserver {
     try {
       const limit = this.options.captureLimit;
       const length = Number(responseHeaders['content-length'] ?? limit);
-      const expectedBytes = requestCopied + (isShapedMediaType(mediaType(responseHeaders['content-type'])) && length <= limit ? length : 0);
+      const expectedBytes = requestCopied + (classifyContentType(responseHeaders['content-type']).shaped && length <= limit ? length : 0);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
       if (expectedBytes === 0) return false;
-      const pathname = pathOf(target);
-      const key = `${this.captureId()} ${method.toUpperCase()} ${this.template(pathname)} ${status}`;
-      return this.sampler.admit(key, expectedBytes);
+      const slot = this.sampler.slot(this.captureId(), upperCase(method), this.template(pathOf(target)), status);
+      return this.sampler.admit(slot, expectedBytes);
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
       return false;
@@ -124,7 +127,7 @@ export class CapturePipeline implements ExchangeObserver {
     const { metrics } = this.options;
     const question = exchange.target.indexOf('?');
     const pathname = pathOf(exchange.target);
-    const method = exchange.method.toUpperCase();
+    const method = upperCase(exchange.method);
     if (isIgnored(this.options.rules(), method, pathname)) {
       metrics.inc('ignored_total');
       return;

@@ -6,16 +6,16 @@ describe('ShapeSampler', () => {
     const sampler = new ShapeSampler({ budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000 }, () => now);
     // Each sample really costs 5 ms: two fit in the 10 ms burst.
     const admitted = Array.from({ length: 6 }, () => {
-      const yes = sampler.admit('GET /a 200', 1_000);
+      const yes = sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 1_000);
       if (yes) sampler.spent(1_000, 5);
       return yes;
     });
     expect(admitted.filter(Boolean).length).toBeLessThanOrEqual(3);
     expect(admitted[0]).toBe(true);
-    expect(sampler.admit('GET /b 200', 1_000)).toBe(true); // a new key is always shaped
-    expect(sampler.admit('GET /a 200', 1_000)).toBe(false);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/b', 200), 1_000)).toBe(true); // a new key is always shaped
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 1_000)).toBe(false);
     now += 1_000; // a new window, and 100 ms of budget refilled (capped at the burst)
-    expect(sampler.admit('GET /a 200', 1_000)).toBe(true);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 1_000)).toBe(true);
   });
 
   it('keeps shape work near its share of wall time under sustained load', () => {
@@ -24,12 +24,27 @@ describe('ShapeSampler', () => {
     let spent = 0;
     for (let i = 0; i < 10_000; i++) {
       now += 1; // one request per ms
-      if (sampler.admit('POST /posts 201', 100_000)) {
+      if (sampler.admit(sampler.slot('c1', 'POST', '/posts', 201), 100_000)) {
         sampler.spent(100_000, 2); // 2 ms per sample
         spent += 2;
       }
     }
     expect(spent / now).toBeLessThan(0.07);
     expect(spent / now).toBeGreaterThan(0.03);
+  });
+
+  it('keys by capture, method, template and status: each new key, and each key in a new capture, is shaped at once', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({ budgetShare: 0, burstMs: 0, keyWindowMs: 1_000 }, () => now);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(true);
+    // No budget at all: only the per-key guarantee admits.
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(false);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 404), 100)).toBe(true);
+    expect(sampler.admit(sampler.slot('c1', 'POST', '/a', 200), 100)).toBe(true);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/b', 200), 100)).toBe(true);
+    expect(sampler.admit(sampler.slot('c2', 'GET', '/a', 200), 100)).toBe(true);
+    expect(sampler.admit(sampler.slot('c2', 'GET', '/a', 200), 100)).toBe(false);
+    now += 1_000;
+    expect(sampler.admit(sampler.slot('c2', 'GET', '/a', 200), 100)).toBe(true);
   });
 });

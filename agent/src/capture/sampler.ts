@@ -11,6 +11,14 @@ export interface SamplerOptions {
   keyWindowMs: number;
 }
 
+/** When one key (capture, method, template, status) was last shaped; looked up once per interaction. */
+export interface SampleSlot {
+  lastShaped: number;
+}
+
+/** Keys tracked at most; past it the slots start afresh (each key is then shaped once more). */
+const MAX_SLOTS = 50_000;
+
 const DEFAULTS: SamplerOptions = { budgetShare: 0.02, burstMs: 20, keyWindowMs: 10_000 };
 
 /**
@@ -24,7 +32,10 @@ export class ShapeSampler {
   private readonly options: SamplerOptions;
   private tokensMs: number;
   private refilledAt: number;
-  private readonly lastShaped = new Map<string, number>();
+  /** template → method → status → slot, for the current capture: no key string built per interaction. */
+  private slots = new Map<string, Map<string, Map<number, SampleSlot>>>();
+  private slotCount = 0;
+  private slotsCapture = '';
   /** Learned cost of shape work per body byte, ms (exponentially weighted). */
   private msPerByte = 0.00001;
 
@@ -34,15 +45,32 @@ export class ShapeSampler {
     this.refilledAt = now();
   }
 
+  /** The slot of a key. A new capture starts every key afresh, so its first interactions are shaped. */
+  slot(captureId: string, method: string, template: string, status: number): SampleSlot {
+    if (captureId !== this.slotsCapture || this.slotCount >= MAX_SLOTS) {
+      this.slots = new Map();
+      this.slotCount = 0;
+      this.slotsCapture = captureId;
+    }
+    let byMethod = this.slots.get(template);
+    if (byMethod === undefined) this.slots.set(template, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    let slot = byStatus.get(status);
+    if (slot === undefined) {
+      byStatus.set(status, (slot = { lastShaped: -Infinity }));
+      this.slotCount++;
+    }
+    return slot;
+  }
+
   /** Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when yes. */
-  admit(key: string, bytes: number): boolean {
+  admit(slot: SampleSlot, bytes: number): boolean {
     const now = this.now();
     this.refill(now);
     const estimate = bytes * this.msPerByte;
-    const last = this.lastShaped.get(key);
-    if (last === undefined || now - last >= this.options.keyWindowMs) {
-      if (this.lastShaped.size >= 50_000) this.lastShaped.clear();
-      this.lastShaped.set(key, now);
+    if (now - slot.lastShaped >= this.options.keyWindowMs) {
+      slot.lastShaped = now;
       this.tokensMs -= estimate;
       return true;
     }

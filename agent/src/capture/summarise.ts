@@ -1,11 +1,14 @@
 import zlib from 'node:zlib';
 import { fingerprint, inferShape, isJsonMediaType, type Shape, type WireBody } from '@spectator/shared';
 import type { BodyTap } from './exchange';
+import { mediaType } from '../proxy/headers';
 
 /** A body as it leaves the process: media type and flags, plus the shape when one was computed. */
 export interface BodySummary {
   body: WireBody;
   shape?: Shape;
+  /** What tells this body apart in a row key: media type, fingerprint and flags. */
+  key: string;
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -14,7 +17,49 @@ const UNLABELLED = 'application/octet-stream';
 
 /** Bodies of these media types are copied and shaped: JSON, and form field names. */
 export function isShapedMediaType(contentType: string): boolean {
-  return contentType === FORM || isJsonMediaType(contentType);
+  return classifyContentType(contentType).shaped;
+}
+
+/** A `content-type` value reduced to its media type, and whether bodies of that type are shaped. */
+export interface MediaClass {
+  /** Lower-case, without parameters; `''` when absent. */
+  type: string;
+  shaped: boolean;
+}
+
+const NO_MEDIA_TYPE: MediaClass = Object.freeze({ type: '', shaped: false });
+/** Every request looks its content types up twice or more; traffic has only a handful of distinct values. */
+const mediaClasses = new Map<string, MediaClass>();
+/** Bound of each cache keyed by values from traffic. */
+const CACHE_SIZE = 256;
+
+/** Classify a `content-type` header value (memoized; the first value of a repeated header counts). */
+export function classifyContentType(value: string | string[] | undefined): MediaClass {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return NO_MEDIA_TYPE;
+  let known = mediaClasses.get(text);
+  if (known === undefined) {
+    const type = mediaType(text);
+    known = Object.freeze({ type, shaped: type === FORM || isJsonMediaType(type) });
+    if (mediaClasses.size >= CACHE_SIZE) mediaClasses.clear();
+    mediaClasses.set(text, known);
+  }
+  return known;
+}
+
+type Flag = 'tooLarge' | 'unparsable' | 'unshaped';
+
+/** Summaries without a shape are the same for every body of a media type: made once, shared (never mutated). */
+const unshapedSummaries = new Map<string, Partial<Record<Flag | 'plain', BodySummary>>>();
+
+function summaryWithout(contentType: string, flag: Flag | null): BodySummary {
+  let byFlag = unshapedSummaries.get(contentType);
+  if (byFlag === undefined) {
+    if (unshapedSummaries.size >= CACHE_SIZE) unshapedSummaries.clear();
+    unshapedSummaries.set(contentType, (byFlag = {}));
+  }
+  const slot = flag ?? 'plain';
+  return (byFlag[slot] ??= Object.freeze({ body: Object.freeze(flag ? { contentType, [flag]: true } : { contentType }), key: `${contentType}||${flag ?? ''}` }));
 }
 
 /**
@@ -23,20 +68,21 @@ export function isShapedMediaType(contentType: string): boolean {
  */
 export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): BodySummary {
   const contentType = tap.contentType || UNLABELLED;
-  if (!isShapedMediaType(contentType)) return { body: { contentType } };
-  if (tap.overLimit) return { body: { contentType, tooLarge: true } };
-  if (!shapeIt || tap.copied < tap.bytes) return { body: { contentType, unshaped: true } };
+  if (!isShapedMediaType(contentType)) return summaryWithout(contentType, null);
+  if (tap.overLimit) return summaryWithout(contentType, 'tooLarge');
+  if (!shapeIt || tap.copied < tap.bytes) return summaryWithout(contentType, 'unshaped');
   const decoded = decode(Buffer.concat(tap.chunks, tap.copied), tap.contentEncoding, limit);
-  if (decoded === 'too-large') return { body: { contentType, tooLarge: true } };
-  if (decoded === 'unreadable') return { body: { contentType, unparsable: true } };
+  if (decoded === 'too-large') return summaryWithout(contentType, 'tooLarge');
+  if (decoded === 'unreadable') return summaryWithout(contentType, 'unparsable');
   let value: unknown;
   try {
     value = contentType === FORM ? formFields(decoded) : JSON.parse(decoded.toString('utf8'));
   } catch {
-    return { body: { contentType, unparsable: true } };
+    return summaryWithout(contentType, 'unparsable');
   }
   const shape = inferShape(value);
-  return { body: { contentType, shape: fingerprint(shape) }, shape };
+  const id = fingerprint(shape);
+  return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
 }
 
 /** Undo `content-encoding` (gzip, x-gzip, deflate, br), never producing more than `limit` bytes. */

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
@@ -40,9 +39,8 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
         path,
         method: req.method as Dispatcher.HttpMethod,
         headers: upstreamRequestHeaders(req),
-        // undici accepts async iterables as bodies (lib/core/request.js) though its types list only Readable.
-        // Only a body worth copying goes through the tee; any other streams to the upstream as is.
-        body: requestTap?.copying ? (teeBody(req, requestTap) as unknown as Readable) : hasBody(req) ? req : null,
+        // The request streams to the upstream as is; a body worth copying is also watched by the tap.
+        body: requestTap ? tapRequest(req, requestTap) : hasBody(req) ? req : null,
         // Requests are replayed by no one: a proxy must not retry a non-idempotent request on its own.
         idempotent: false,
       },
@@ -167,10 +165,15 @@ function hasBody(req: IncomingMessage): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
-/** The request body as an async iterable that copies into the tap as it streams to the upstream. */
-async function* teeBody(req: IncomingMessage, tap: BodyTap): AsyncGenerator<Buffer> {
-  for await (const chunk of req) {
-    tap.write(chunk as Buffer);
-    yield chunk as Buffer;
-  }
+/**
+ * Let the tap see every request body chunk as undici streams it to the upstream. The request is
+ * paused first so adding a 'data' listener does not start the flow: undici resumes it once it
+ * attaches its own listener (client-h1 writeStream), so neither side misses a chunk, undici's
+ * backpressure (pause/resume) still holds, and no generator or extra stream sits in the path.
+ */
+function tapRequest(req: IncomingMessage, tap: BodyTap): IncomingMessage {
+  if (!tap.copying) return req;
+  req.pause();
+  req.on('data', (chunk: Buffer) => tap.write(chunk));
+  return req;
 }

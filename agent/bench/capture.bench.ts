@@ -1,0 +1,130 @@
+/**
+ * `node dist/bench/capture.bench.js`: CPU time the capture side adds to one proxied request, without
+ * sockets, so it can be measured quickly and steadily on a loaded machine. Each request does what
+ * `forward` does with capture on (request tap, sampling decision, response tap, body chunks, record)
+ * against the same exchange with capture off (only the objects the proxy builds anyway). The two are
+ * interleaved in rounds in one process, and each round yields to the event loop every 200 requests so
+ * sampled shape work runs, as it does in the agent; figures are medians of process CPU µs/request.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { CapturePipeline } from '../src/capture/pipeline';
+import { createRootLogger } from '../src/log';
+import { Metrics } from '../src/metrics';
+import { BODIES } from './contender';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
+const YIELD_EVERY = 200;
+
+interface Scenario {
+  name: string;
+  method: string;
+  target: (i: number) => string;
+  status: number;
+  requestHeaders: IncomingHttpHeaders;
+  requestBody: Buffer | null;
+  responseBody: Buffer;
+}
+
+/** Headers as autocannon and the bench upstream send them (after the proxy's own handling). */
+const REQUEST_HEADERS: IncomingHttpHeaders = { host: '127.0.0.1:4000', connection: 'keep-alive', 'user-agent': 'bench', accept: 'application/json' };
+const POST_BODY = Buffer.from(JSON.stringify({ title: 'Hello from the bench', author: 'Ann' }));
+
+const SCENARIOS: Scenario[] = [
+  { name: 'GET small JSON list', method: 'GET', target: () => '/posts', status: 200, requestHeaders: REQUEST_HEADERS, requestBody: null, responseBody: Buffer.from(BODIES.small) },
+  {
+    name: 'POST /posts',
+    method: 'POST',
+    target: () => '/posts',
+    status: 201,
+    requestHeaders: { ...REQUEST_HEADERS, 'content-type': 'application/json', 'content-length': String(POST_BODY.length) },
+    requestBody: POST_BODY,
+    responseBody: Buffer.from(JSON.stringify({ id: 1, title: 'Hello from the bench', author: 'Ann' })),
+  },
+  { name: 'GET 100 KB JSON', method: 'GET', target: () => '/large', status: 200, requestHeaders: REQUEST_HEADERS, requestBody: null, responseBody: Buffer.from(BODIES.large) },
+  { name: 'GET /posts/{id}?page', method: 'GET', target: (i) => `/posts/${i % 500}?page=${i % 7}`, status: 200, requestHeaders: REQUEST_HEADERS, requestBody: null, responseBody: Buffer.from(BODIES.small) },
+];
+
+/** Response chunks as undici hands them over (64 KiB at most). */
+function chunksOf(body: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let at = 0; at < body.length; at += 65_536) out.push(body.subarray(at, at + 65_536));
+  return out;
+}
+
+const cpuMicros = () => {
+  const usage = process.cpuUsage();
+  return usage.user + usage.system;
+};
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** Run `count` requests of a scenario; `pipeline` null = capture off. Returns CPU µs per request. */
+async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: number): Promise<number> {
+  const responseHeaders: IncomingHttpHeaders = { 'content-type': 'application/json', 'content-length': String(scenario.responseBody.length), date: new Date().toUTCString(), 'keep-alive': 'timeout=60' };
+  const chunks = chunksOf(scenario.responseBody);
+  let sink = 0;
+  const started = cpuMicros();
+  for (let i = 0; i < count; i++) {
+    const target = scenario.target(i);
+    if (pipeline) {
+      const requestTap = scenario.requestBody ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true) : null;
+      if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
+      const sampled = pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0);
+      const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampled);
+      for (const chunk of chunks) responseTap.write(chunk);
+      pipeline.record({
+        captureId: pipeline.captureId(),
+        method: scenario.method,
+        target,
+        status: scenario.status,
+        requestHeaders: scenario.requestHeaders,
+        responseHeaders,
+        request: requestTap && (requestTap.bytes > 0 || !requestTap.copying) ? requestTap : null,
+        response: responseTap.bytes > 0 ? responseTap : null,
+        at: Date.now(),
+        sampled,
+      });
+    } else {
+      for (const chunk of chunks) sink += chunk.length;
+    }
+    if (i % YIELD_EVERY === YIELD_EVERY - 1) await yieldToLoop();
+  }
+  // The rows go out once a second in the agent; drained per run here, so their cost is counted too.
+  if (pipeline) sink += pipeline.drain().length;
+  const cost = (cpuMicros() - started) / count;
+  return sink >= 0 ? cost : NaN;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+};
+
+async function main(): Promise<void> {
+  const metrics = new Metrics();
+  const pipeline = new CapturePipeline({
+    captureLimit: 1024 * 1024,
+    captureId: () => '6f9d7c5e-0c55-4d1e-9d7a-3b1b8f0f2a10',
+    rules: () => [],
+    metrics,
+    log: createRootLogger('silent'),
+  });
+  console.log(`capture path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; node ${process.version}`);
+  // Warm-up: JIT and the first shapes.
+  for (const scenario of SCENARIOS) await run(pipeline, scenario, 2_000);
+  for (const scenario of SCENARIOS) {
+    const on: number[] = [];
+    const off: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      off.push(await run(null, scenario, REQUESTS));
+      on.push(await run(pipeline, scenario, REQUESTS));
+    }
+    console.log(`  ${scenario.name.padEnd(22)} capture adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`);
+  }
+  console.log(`  counted ${metrics.get('captured_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
