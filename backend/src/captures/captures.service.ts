@@ -3,13 +3,13 @@ import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import {
   type CaptureResponse,
   type ChangeResponse,
-  countOfInterest,
   diffEndpoint,
   type DiffResponse,
   formatVersion,
   isIgnored,
   type ObservedEndpointResponse,
   parseIgnoreRules,
+  type Shape,
   type ShapeChange,
   toJsonSchema,
   type UndocumentedEndpointResponse,
@@ -17,7 +17,7 @@ import {
 import type { DataSource, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
-import { VersionStore } from '../endpoints/version-store';
+import { type DocumentedVersion, VersionStore } from '../endpoints/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
 import { rowConforms } from './conformance';
@@ -28,6 +28,14 @@ import { ShapeStore } from './shape-store';
 const ROW_COLUMNS = `o.method, o.path, o.status,
   o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
   o.response_content_type AS "responseContentType", o.response_shape AS "responseShape"`;
+
+/** The default collation, as `localeCompare` uses it, built once (building it per comparison is slow). */
+const collator = new Intl.Collator();
+
+/** Order of the views' lists: by path, then method. */
+function byPathThenMethod(a: { method: string; path: string }, b: { method: string; path: string }): number {
+  return collator.compare(a.path, b.path) || collator.compare(a.method, b.method);
+}
 
 /** A change as the API writes it: shapes as JSON Schema. */
 export function toChangeResponse(change: ShapeChange): ChangeResponse {
@@ -101,7 +109,7 @@ export class CapturesService {
   async summary(project: ProjectEntity, capture: CaptureEntity): Promise<CaptureResponse> {
     const visible = visibilityOf(capture);
     const totals: Array<{ method: string; path: string; count: number }> = await this.db.query(
-      'SELECT method, path, sum(count)::float8 AS count FROM observations WHERE capture_id = $1 GROUP BY method, path',
+      'SELECT method, path, interactions::float8 AS count FROM capture_endpoints WHERE capture_id = $1',
       [capture.id],
     );
     const interactions = totals.filter((row) => visible(row.method, row.path)).reduce((sum, row) => sum + row.count, 0);
@@ -125,34 +133,21 @@ export class CapturesService {
     return this.undocumentedOf(project, await this.byId(project, captureId));
   }
 
-  /** Endpoints seen in a capture without committed documentation, with their count of interest. */
+  /**
+   * Endpoints seen in a capture without committed documentation, with their count of interest,
+   * read from the summaries the ingest transaction keeps (one row per endpoint).
+   */
   async undocumentedOf(project: ProjectEntity, capture: CaptureEntity): Promise<UndocumentedEndpointResponse[]> {
     const visible = visibilityOf(capture);
-    const groups: Array<{ method: string; path: string; requestContentType: string | null; responseContentType: string | null; count: number }> =
-      await this.db.query(
-        `SELECT o.method, o.path, o.request_content_type AS "requestContentType", o.response_content_type AS "responseContentType",
-                sum(o.count)::float8 AS count
-           FROM observations o
-          WHERE o.capture_id = $1
-            AND NOT EXISTS (SELECT 1 FROM endpoints e
-                             WHERE e.project_id = $2 AND e.method = o.method AND e.path = o.path AND e.current_version_id IS NOT NULL)
-          GROUP BY o.method, o.path, o.request_content_type, o.response_content_type`,
-        [capture.id, project.id],
-      );
-    const byEndpoint = new Map<string, UndocumentedEndpointResponse>();
-    for (const group of groups) {
-      if (!visible(group.method, group.path)) continue;
-      const key = `${group.method} ${group.path}`;
-      const entry = byEndpoint.get(key) ?? { method: group.method, path: group.path, interactions: 0, count: 0 };
-      entry.interactions += group.count;
-      entry.count += countOfInterest({
-        request: group.requestContentType === null ? null : { contentType: group.requestContentType },
-        response: group.responseContentType === null ? null : { contentType: group.responseContentType },
-        count: group.count,
-      });
-      byEndpoint.set(key, entry);
-    }
-    return [...byEndpoint.values()].sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+    const rows: UndocumentedEndpointResponse[] = await this.db.query(
+      `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
+         FROM capture_endpoints ce
+        WHERE ce.capture_id = $1
+          AND NOT EXISTS (SELECT 1 FROM endpoints e
+                           WHERE e.project_id = $2 AND e.method = ce.method AND e.path = ce.path AND e.current_version_id IS NOT NULL)`,
+      [capture.id, project.id],
+    );
+    return rows.filter((row) => visible(row.method, row.path)).sort(byPathThenMethod);
   }
 
   async diffs(project: ProjectEntity, captureId: string): Promise<DiffResponse[]> {
@@ -162,51 +157,88 @@ export class CapturesService {
   /**
    * Differences between a capture's traffic and the current documentation: per documented
    * endpoint, the rows that do not conform, their interactions, and the classified changes.
+   * Only endpoints whose cached flag says they differ, or whose flag is stale (a new version, or
+   * a new observation key since it was computed), have their observation rows read; stale flags
+   * are written back so the next read skips them.
    */
   async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<DiffResponse[]> {
     const visible = visibilityOf(capture);
-    const rows: Array<ObservationRow & { endpointId: string; versionId: string }> = await this.db.query(
-      `SELECT e.id AS "endpointId", e.current_version_id AS "versionId", ${ROW_COLUMNS}, o.count::float8 AS count
-         FROM observations o
-         JOIN endpoints e ON e.project_id = $2 AND e.method = o.method AND e.path = o.path
-        WHERE o.capture_id = $1 AND e.current_version_id IS NOT NULL`,
+    const candidates: Array<{ endpointId: string; versionId: string; method: string; path: string; revision: string; stale: boolean }> = await this.db.query(
+      `SELECT e.id AS "endpointId", e.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
+              (ce.checked_version IS DISTINCT FROM e.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
+         FROM capture_endpoints ce
+         JOIN endpoints e ON e.project_id = $2 AND e.method = ce.method AND e.path = ce.path
+        WHERE ce.capture_id = $1 AND e.current_version_id IS NOT NULL
+          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM e.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision)`,
       [capture.id, project.id],
     );
-    const seen = rows.filter((row) => visible(row.method, row.path));
-    if (seen.length === 0) return [];
-    const [versions, shapes] = await Promise.all([this.versions.load(seen.map((row) => row.versionId)), this.shapes.load(fingerprintsOf(seen))]);
-
-    const offending = new Map<string, typeof seen>();
-    for (const row of seen) {
-      const version = versions.get(row.versionId);
-      if (version === undefined) continue;
-      const key = `${row.versionId}\u0000${row.status}\u0000${row.requestContentType}\u0000${row.requestShape}\u0000${row.responseContentType}\u0000${row.responseShape}`;
-      let conforms = this.conformance.get(key);
-      if (conforms === undefined) {
-        conforms = rowConforms(version, row, shapes);
-        this.conformance.set(key, conforms);
-      }
-      if (conforms) continue;
-      offending.set(row.endpointId, [...(offending.get(row.endpointId) ?? []), row]);
+    const wanted = candidates.filter((row) => visible(row.method, row.path));
+    if (wanted.length === 0) return [];
+    const rows: ObservationRow[] = await this.db.query(
+      `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
+         FROM observations o
+         JOIN unnest($2::text[], $3::text[]) AS w(method, path) ON o.method = w.method AND o.path = w.path
+        WHERE o.capture_id = $1`,
+      [capture.id, wanted.map((row) => row.method), wanted.map((row) => row.path)],
+    );
+    const rowsByEndpoint = new Map<string, ObservationRow[]>();
+    for (const row of rows) {
+      const key = `${row.method} ${row.path}`;
+      rowsByEndpoint.set(key, [...(rowsByEndpoint.get(key) ?? []), row]);
     }
+    const [versions, shapes] = await Promise.all([this.versions.load(wanted.map((row) => row.versionId)), this.shapes.load(fingerprintsOf(rows))]);
+
+    const checked: Array<{ method: string; path: string; versionId: string; revision: string; differs: boolean }> = [];
     const diffs: DiffResponse[] = [];
-    for (const [endpointId, group] of offending) {
-      const first = group[0];
-      const version = first && versions.get(first.versionId);
-      if (!first || !version) continue;
-      const changes = diffEndpoint(version, observedEndpointShapes(group, shapes));
+    for (const candidate of wanted) {
+      const version = versions.get(candidate.versionId);
+      if (version === undefined) continue;
+      const offending = (rowsByEndpoint.get(`${candidate.method} ${candidate.path}`) ?? []).filter((row) => !this.conforms(version, row, shapes));
+      if (candidate.stale) checked.push({ method: candidate.method, path: candidate.path, versionId: candidate.versionId, revision: candidate.revision, differs: offending.length > 0 });
+      if (offending.length === 0) continue;
+      const changes = diffEndpoint(version, observedEndpointShapes(offending, shapes));
       if (changes.length === 0) continue;
       diffs.push({
-        endpointId,
-        method: first.method,
-        path: first.path,
+        endpointId: candidate.endpointId,
+        method: candidate.method,
+        path: candidate.path,
         version: formatVersion(version),
-        interactions: group.reduce((sum, row) => sum + row.count, 0),
+        interactions: offending.reduce((sum, row) => sum + row.count, 0),
         breaking: changes.some((change) => change.breaking),
         changes: changes.map(toChangeResponse),
       });
     }
-    return diffs.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
+    if (checked.length > 0) await this.recordChecks(capture.id, checked);
+    return diffs.sort(byPathThenMethod);
+  }
+
+  /** Whether a row conforms to a version, cached (versions and shapes never change once written). */
+  private conforms(version: DocumentedVersion, row: ObservationRow, shapes: ReadonlyMap<string, Shape>): boolean {
+    const key = `${version.id}\u0000${row.status}\u0000${row.requestContentType}\u0000${row.requestShape}\u0000${row.responseContentType}\u0000${row.responseShape}`;
+    let conforms = this.conformance.get(key);
+    if (conforms === undefined) {
+      conforms = rowConforms(version, row, shapes);
+      this.conformance.set(key, conforms);
+    }
+    return conforms;
+  }
+
+  /**
+   * Stores freshly computed diff flags with the version and revision they were computed for. The
+   * revision was read before the observation rows, so a key committed in between leaves the flag
+   * stale (recomputed next time), never wrongly fresh. Rows an ingest transaction holds are
+   * skipped rather than waited for (no lock-order deadlock with ingest; they stay stale).
+   */
+  private async recordChecks(captureId: string, checked: ReadonlyArray<{ method: string; path: string; versionId: string; revision: string; differs: boolean }>): Promise<void> {
+    await this.db.query(
+      `UPDATE capture_endpoints ce SET checked_version = c.version_id, checked_revision = c.revision, differs = c.differs
+          FROM unnest($2::text[], $3::text[], $4::uuid[], $5::bigint[], $6::boolean[]) AS c(method, path, version_id, revision, differs)
+        WHERE ce.capture_id = $1 AND ce.method = c.method AND ce.path = c.path
+          AND (ce.capture_id, ce.method, ce.path) IN (SELECT capture_id, method, path FROM capture_endpoints
+                                                       WHERE capture_id = $1 AND (method, path) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+                                                         FOR UPDATE SKIP LOCKED)`,
+      [captureId, checked.map((c) => c.method), checked.map((c) => c.path), checked.map((c) => c.versionId), checked.map((c) => c.revision), checked.map((c) => c.differs)],
+    );
   }
 
   /** The merged observed shapes of one endpoint in a capture, for review. */

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type AgentEnvironment,
   type BatchMessage,
+  countOfInterest,
   type EnvironmentKind,
   fingerprint,
   type HelloMessage,
@@ -113,28 +114,64 @@ export function aggregateObservations(observations: readonly WireObservation[]):
   return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
 
+/**
+ * Upserts a batch's folded rows into observations and, in the same statement, the per-endpoint
+ * summaries the capture views read (capture_endpoints): interactions and count of interest are
+ * added; `revision` grows by one for each endpoint that got a new observation key, which makes
+ * its cached diff flag stale. Summaries are written in (method, path) order, like observations.
+ */
 const UPSERT_OBSERVATIONS = `
-  INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
-                                 response_content_type, response_shape, response_note, query, request_headers, response_headers,
-                                 count, first_seen, last_seen)
-  SELECT $1::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
-         r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen
-    FROM jsonb_to_recordset($2::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, req_note text,
-                                            res_ct text, res_fp text, res_note text, query text[], req_h text[], res_h text[],
-                                            count bigint, first_seen timestamptz, last_seen timestamptz)
-  ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-               (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
-  DO UPDATE SET
-    count = o.count + EXCLUDED.count,
-    first_seen = least(o.first_seen, EXCLUDED.first_seen),
-    last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
-    request_note = coalesce(EXCLUDED.request_note, o.request_note),
-    response_note = coalesce(EXCLUDED.response_note, o.response_note),
-    query = CASE WHEN EXCLUDED.query <@ o.query THEN o.query ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.query || EXCLUDED.query) x ORDER BY x) END,
-    request_headers = CASE WHEN EXCLUDED.request_headers <@ o.request_headers THEN o.request_headers
-                      ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.request_headers || EXCLUDED.request_headers) x ORDER BY x) END,
-    response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
-                       ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END`;
+  WITH input AS (
+    SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, req_note text,
+                                                     res_ct text, res_fp text, res_note text, query text[], req_h text[], res_h text[],
+                                                     count bigint, first_seen timestamptz, last_seen timestamptz, interest bigint)
+  ), upserted AS (
+    INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
+                                   response_content_type, response_shape, response_note, query, request_headers, response_headers,
+                                   count, first_seen, last_seen)
+    SELECT $1::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
+           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen
+      FROM input r
+    ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+    DO UPDATE SET
+      count = o.count + EXCLUDED.count,
+      first_seen = least(o.first_seen, EXCLUDED.first_seen),
+      last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
+      request_note = coalesce(EXCLUDED.request_note, o.request_note),
+      response_note = coalesce(EXCLUDED.response_note, o.response_note),
+      query = CASE WHEN EXCLUDED.query <@ o.query THEN o.query ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.query || EXCLUDED.query) x ORDER BY x) END,
+      request_headers = CASE WHEN EXCLUDED.request_headers <@ o.request_headers THEN o.request_headers
+                        ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.request_headers || EXCLUDED.request_headers) x ORDER BY x) END,
+      response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
+                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END
+    RETURNING o.method, o.path, (o.xmax = 0) AS inserted
+  ), new_keys AS (
+    SELECT method, path, bool_or(inserted) AS fresh FROM upserted GROUP BY method, path
+  )
+  INSERT INTO capture_endpoints AS ce (capture_id, method, path, interactions, interest, revision)
+  SELECT $1::uuid, t.method, t.path, t.interactions, t.interest, CASE WHEN k.fresh THEN 1 ELSE 0 END
+    FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
+    JOIN new_keys k ON k.method = t.method AND k.path = t.path
+   ORDER BY t.method, t.path
+  ON CONFLICT (capture_id, method, path) DO UPDATE SET
+    interactions = ce.interactions + EXCLUDED.interactions,
+    interest = ce.interest + EXCLUDED.interest,
+    revision = ce.revision + EXCLUDED.revision`;
+
+/** The rows of a batch as UPSERT_OBSERVATIONS reads them: each with its count of interest. */
+function upsertPayload(rows: readonly AggregatedRow[]): string {
+  return JSON.stringify(
+    rows.map((row) => ({
+      ...row,
+      interest: countOfInterest({
+        request: row.req_ct === null ? null : { contentType: row.req_ct },
+        response: row.res_ct === null ? null : { contentType: row.res_ct },
+        count: row.count,
+      }),
+    })),
+  );
+}
 
 // PostgreSQL errors worth one more try: serialization failure, deadlock.
 const RETRYABLE = new Set(['40001', '40P01']);
@@ -267,7 +304,7 @@ export class IngestService {
             [JSON.stringify(Object.fromEntries(shapeEntries))],
           );
         }
-        if (rows.length > 0) await manager.query(UPSERT_OBSERVATIONS, [batch.captureId, JSON.stringify(rows)]);
+        if (rows.length > 0) await manager.query(UPSERT_OBSERVATIONS, [batch.captureId, upsertPayload(rows)]);
         // Evidence (matrix cells, proposal steps, transitions) is as durable as the batch: same transaction.
         await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
         return false;
