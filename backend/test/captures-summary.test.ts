@@ -1,0 +1,167 @@
+import { countOfInterest, type DiffResponse, type DocumentationResponse, type ProjectResponse, type TokenResponse, type UndocumentedEndpointResponse } from '@spectator/shared';
+import pg from 'pg';
+import { createDataSource } from '../src/database/data-source';
+import { migrateDown, migrateUp } from '../src/database/migrate';
+import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
+import { startTestBackend, type TestBackend } from './support';
+
+let backend: TestBackend;
+let agentToken: string;
+let db: pg.Client;
+
+interface SummaryRow {
+  captureId: string;
+  method: string;
+  path: string;
+  interactions: number;
+  interest: number;
+}
+
+/** The per-endpoint summaries as stored, sorted. */
+async function storedSummaries(client: pg.Client, captureId: string): Promise<SummaryRow[]> {
+  const { rows } = await client.query<SummaryRow>(
+    `SELECT capture_id AS "captureId", method, path, interactions::float8 AS interactions, interest::float8 AS interest
+       FROM capture_endpoints WHERE capture_id = $1 ORDER BY method, path`,
+    [captureId],
+  );
+  return rows;
+}
+
+/** The same summaries recomputed from the observation rows (count of interest by the shared definition). */
+async function recomputedSummaries(client: pg.Client, captureId: string): Promise<SummaryRow[]> {
+  const { rows } = await client.query<{ method: string; path: string; req: string | null; res: string | null; count: number }>(
+    `SELECT method, path, request_content_type AS req, response_content_type AS res, sum(count)::float8 AS count
+       FROM observations WHERE capture_id = $1 GROUP BY method, path, request_content_type, response_content_type ORDER BY method, path`,
+    [captureId],
+  );
+  const byEndpoint = new Map<string, SummaryRow>();
+  for (const row of rows) {
+    const key = `${row.method} ${row.path}`;
+    const summary = byEndpoint.get(key) ?? { captureId, method: row.method, path: row.path, interactions: 0, interest: 0 };
+    summary.interactions += row.count;
+    summary.interest += countOfInterest({ request: row.req === null ? null : { contentType: row.req }, response: row.res === null ? null : { contentType: row.res }, count: row.count });
+    byEndpoint.set(key, summary);
+  }
+  return [...byEndpoint.values()];
+}
+
+async function openAgents(count: number, captureId?: string): Promise<{ agents: TestAgent[]; captureId: string }> {
+  const agents: TestAgent[] = [];
+  let id = captureId;
+  for (let i = 0; i < count; i++) {
+    const agent = await connectTestAgent(backend.url, agentToken);
+    const hello = helloMessage(id === undefined ? { agentId: `summary-${i}` } : { agentId: `summary-${i}`, capture: { id, startedAt: new Date().toISOString(), reason: 'agent-start' } });
+    await agent.request(hello);
+    id = hello.capture.id;
+    agents.push(agent);
+  }
+  return { agents, captureId: id as string };
+}
+
+/** A batch where some bodies are not JSON (not of interest) and some responses have no body. */
+function mixedBatch(captureId: string, seed: number): ReturnType<typeof batchMessage> {
+  const exchanges: TestExchange[] = Array.from({ length: 12 }, (_, i) => ({
+    method: i % 3 === 0 ? 'GET' : 'POST',
+    path: `/things/${(seed + i) % 5}`,
+    status: i % 4 === 0 ? 400 : 201,
+    request: i % 3 === 0 ? undefined : { name: 'n', ...(i % 5 === 0 ? { extra: seed } : {}) },
+    response: i % 6 === 0 ? undefined : { id: 1 },
+    count: 1 + ((seed + i) % 4),
+  }));
+  const batch = batchMessage(captureId, exchanges);
+  batch.observations.forEach((o, i) => {
+    if (i % 7 === 0 && o.response !== null) o.response = { contentType: 'text/plain' };
+  });
+  return batch;
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'summary', name: 'Summary' })).status).toBe(201);
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/summary/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  db = new pg.Client({ connectionString: backend.databaseUrl });
+  await db.connect();
+});
+afterAll(async () => {
+  await db.end();
+  await backend.close();
+});
+
+describe('capture endpoint summaries', () => {
+  it('equal a recomputation from observations after concurrent and duplicate batches', async () => {
+    const { agents, captureId } = await openAgents(3);
+    const batches = Array.from({ length: 9 }, (_, i) => mixedBatch(captureId, i));
+    // Three connections send three batches each at once; then every batch is resent (duplicates).
+    await Promise.all(agents.map((agent, a) => Promise.all(batches.filter((_, i) => i % 3 === a).map((batch) => agent.request(batch)))));
+    const resent = await Promise.all(batches.map((batch, i) => (agents[i % 3] as TestAgent).request(batch)));
+    expect(resent.every((ack) => ack.type === 'ack' && 'duplicate' in ack && ack.duplicate === true)).toBe(true);
+    await Promise.all(agents.map((agent) => agent.close()));
+
+    const stored = await storedSummaries(db, captureId);
+    expect(stored.length).toBeGreaterThan(5);
+    expect(stored).toEqual(await recomputedSummaries(db, captureId));
+    const expectedInteractions = batches.flatMap((b) => b.observations).reduce((sum, o) => sum + o.count, 0);
+    expect(stored.reduce((sum, row) => sum + row.interactions, 0)).toBe(expectedInteractions);
+
+    // The undocumented view reads them: same totals per endpoint.
+    const view = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/summary/captures/${captureId}/undocumented`);
+    expect(view.body.map((u) => [u.method, u.path, u.interactions, u.count]).sort()).toEqual(stored.map((s) => [s.method, s.path, s.interactions, s.interest]).sort());
+  });
+
+  it('keep the diff flag right when new observation keys arrive and when the endpoint gets a new version', async () => {
+    const created = { method: 'POST', path: '/posts', status: 201, request: { title: 't' }, response: { id: 1 } };
+    const { agents, captureId } = await openAgents(1);
+    const [agent] = agents as [TestAgent];
+    await agent.request(batchMessage(captureId, [created]));
+    const commit = await backend.api<DocumentationResponse>('POST', '/projects/summary/documentation', { captureId, endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }] });
+    expect(commit.status).toBe(201);
+    const diffs = async (): Promise<DiffResponse[]> => (await backend.api<DiffResponse[]>('GET', `/projects/summary/captures/${captureId}/diffs`)).body;
+    const flag = async (): Promise<{ differs: boolean | null; fresh: boolean }> =>
+      (
+        await db.query<{ differs: boolean | null; fresh: boolean }>(
+          `SELECT ce.differs, (ce.checked_version = e.current_version_id AND ce.checked_revision = ce.revision) AS fresh
+             FROM capture_endpoints ce JOIN endpoints e ON e.method = ce.method AND e.path = ce.path
+            WHERE ce.capture_id = $1 AND ce.path = '/posts'`,
+          [captureId],
+        )
+      ).rows[0] as { differs: boolean | null; fresh: boolean };
+
+    expect(await diffs()).toEqual([]);
+    expect(await flag()).toEqual({ differs: false, fresh: true });
+    // More of the same traffic: counts grow, no new key, the flag stays fresh.
+    await agent.request(batchMessage(captureId, [created]));
+    expect(await flag()).toEqual({ differs: false, fresh: true });
+
+    // A new field is a new observation key: the flag goes stale and the next read finds the diff.
+    await agent.request(batchMessage(captureId, [{ ...created, request: { title: 't', tags: ['x'] } }]));
+    expect((await flag()).fresh).toBe(false);
+    expect(await diffs()).toEqual([expect.objectContaining({ method: 'POST', path: '/posts', version: '1.0', interactions: 1, changes: [expect.objectContaining({ change: 'added', at: '$.tags' })] })]);
+    expect(await flag()).toEqual({ differs: true, fresh: true });
+
+    // A new version that documents the field: the flag is for the old version, so it is recomputed.
+    const accept = await backend.api<DocumentationResponse>('POST', '/projects/summary/documentation', { captureId, endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }] });
+    expect(accept.status).toBe(201);
+    expect((await flag()).fresh).toBe(false);
+    expect(await diffs()).toEqual([]);
+    expect(await flag()).toEqual({ differs: false, fresh: true });
+    await agent.close();
+  });
+
+  it('are backfilled from existing observations by the migration', async () => {
+    const { agents, captureId } = await openAgents(1);
+    for (let i = 0; i < 3; i++) await (agents[0] as TestAgent).request(mixedBatch(captureId, i));
+    await (agents[0] as TestAgent).close();
+    const before = await storedSummaries(db, captureId);
+    // Down one migration (the summaries go) and up again (they are rebuilt from observations).
+    const ds = createDataSource(backend.databaseUrl, 2);
+    await ds.initialize();
+    try {
+      expect(await migrateDown(ds)).toBe('CaptureEndpoints1763900000000');
+      expect(await migrateUp(ds)).toEqual(['CaptureEndpoints1763900000000']);
+    } finally {
+      await ds.destroy();
+    }
+    expect(await storedSummaries(db, captureId)).toEqual(before);
+    expect(before).toEqual(await recomputedSummaries(db, captureId));
+  });
+});
