@@ -59,34 +59,33 @@ export class MatrixService {
     const nextCursor = rows.length > options.limit ? (page[page.length - 1]?.id ?? null) : null;
 
     const columns = await this.columns(project);
+    const index = new Map(columns.map((c, i) => [c.id, i]));
     const cells: VersionCell[][] = page.map(() => columns.map(() => NOT_SEEN));
     const rowIndex = new Map(page.map((r, i) => [r.id, i]));
-    if (page.length > 0 && columns.length > 0) {
-      // One text per row with the cells in column order ('' never seen, '~' drift), built by
-      // PostgreSQL: 20 rows × 1,000 endpoints as 20,000 driver rows cost several times more
-      // (backend/bench/versions.bench.ts).
+    if (page.length > 0) {
+      // One JSON text per row, parsed natively: 20 rows × 1,000 endpoints as 20,000 driver rows cost
+      // several times more (measured in backend/bench/versions.bench.ts).
       const found: Array<{ rowId: string; cells: string }> = await this.db.query(
-        `SELECT r.id AS "rowId",
-                string_agg(CASE WHEN c.drift THEN '~' ELSE '' END || coalesce(c.version, ''), ',' ORDER BY x.ordinality) AS cells
-           FROM unnest($1::uuid[]) AS r(id)
-           CROSS JOIN unnest($2::uuid[]) WITH ORDINALITY AS x(endpoint_id, ordinality)
-           LEFT JOIN evidence_cells c ON c.row_id = r.id AND c.endpoint_id = x.endpoint_id
-          GROUP BY r.id`,
-        [page.map((r) => r.id), columns.map((c) => c.id)],
+        `SELECT row_id AS "rowId", json_agg(json_build_array(endpoint_id, version, drift))::text AS cells
+           FROM evidence_cells WHERE row_id = ANY($1::uuid[]) GROUP BY row_id`,
+        [page.map((r) => r.id)],
       );
       // Cells are shared objects per value: a page has a handful of distinct ones.
-      const shared = new Map<string, VersionCell>([['', NOT_SEEN]]);
+      const shared = new Map<string, VersionCell>();
       for (const { rowId, cells: text } of found) {
         const line = cells[rowIndex.get(rowId) ?? -1];
         if (line === undefined) continue;
-        text.split(',').forEach((value, c) => {
-          let cell = shared.get(value);
+        for (const [endpointId, version, drift] of JSON.parse(text) as Array<[string, string, boolean]>) {
+          const c = index.get(endpointId);
+          if (c === undefined) continue;
+          const key = drift ? `~${version}` : version;
+          let cell = shared.get(key);
           if (cell === undefined) {
-            cell = value.startsWith('~') ? { version: value.slice(1), drift: true } : { version: value };
-            shared.set(value, cell);
+            cell = drift ? { version, drift: true } : { version };
+            shared.set(key, cell);
           }
           line[c] = cell;
-        });
+        }
       }
     }
     return {
