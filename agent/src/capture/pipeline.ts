@@ -42,11 +42,6 @@ function pathOf(target: string): string {
   return question < 0 ? target : target.slice(0, question);
 }
 
-/** Node's parser hands over methods in upper case already: skip the copy then. */
-function upperCase(method: string): string {
-  return /^[A-Z]+$/.test(method) ? method : method.toUpperCase();
-}
-
 /**
  * The capture side of the proxy. `record` runs right after a response ended: it applies the ignore
  * rules, templates the path, counts the interaction, and either queues the bodies for shape work
@@ -89,7 +84,7 @@ export class CapturePipeline implements ExchangeObserver {
       const expectedBytes = requestCopied + (classifyContentType(responseHeaders['content-type']).shaped && length <= limit ? length : 0);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
       if (expectedBytes === 0) return false;
-      const slot = this.sampler.slot(this.captureId(), upperCase(method), this.template(pathOf(target)), status);
+      const slot = this.sampler.slot(this.captureId(), method.toUpperCase(), this.template(pathOf(target)), status);
       return this.sampler.admit(slot, expectedBytes);
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
@@ -127,7 +122,7 @@ export class CapturePipeline implements ExchangeObserver {
     const { metrics } = this.options;
     const question = exchange.target.indexOf('?');
     const pathname = pathOf(exchange.target);
-    const method = upperCase(exchange.method);
+    const method = exchange.method.toUpperCase();
     if (isIgnored(this.options.rules(), method, pathname)) {
       metrics.inc('ignored_total');
       return;
