@@ -118,7 +118,8 @@ export function aggregateObservations(observations: readonly WireObservation[]):
  * Upserts a batch's folded rows into observations and, in the same statement, the per-endpoint
  * summaries the capture views read (capture_endpoints): interactions and count of interest are
  * added; `revision` grows by one for each endpoint that got a new observation key, which makes
- * its cached diff flag stale. Summaries are written in (method, path) order, like observations.
+ * its cached diff flag stale. Summaries are written in one fixed (method, path) order (byte order:
+ * no locale-aware sort needed), so concurrent batches lock them in the same order.
  */
 const UPSERT_OBSERVATIONS = `
   WITH input AS (
@@ -153,7 +154,7 @@ const UPSERT_OBSERVATIONS = `
   SELECT $1::uuid, t.method, t.path, t.interactions, t.interest, CASE WHEN k.fresh THEN 1 ELSE 0 END
     FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
     JOIN new_keys k ON k.method = t.method AND k.path = t.path
-   ORDER BY t.method, t.path
+   ORDER BY t.method COLLATE "C", t.path COLLATE "C"
   ON CONFLICT (capture_id, method, path) DO UPDATE SET
     interactions = ce.interactions + EXCLUDED.interactions,
     interest = ce.interest + EXCLUDED.interest,
