@@ -9,20 +9,7 @@ import { ROUTES } from '@spectator/shared';
 import WebSocket from 'ws';
 import type { WebhookBody } from '../src/webhooks/transition-events';
 import { startTestBackend, type TestBackend } from './support';
-import { call, eventually, type LocalServer, startHookReceiver, startJsonApp, withAgent } from './support/evidence-helpers';
-
-type Variant = 'v1' | 'v2' | 'v3';
-
-/** The users API as each pull request leaves it: v2 adds an optional `email`, v3 drops `name`. */
-function usersApi(variant: Variant): Promise<LocalServer> {
-  const user = (id: number): Record<string, unknown> => ({ id, name: `user ${id}` });
-  const list = { v1: [user(1), user(2)], v2: [{ ...user(1), email: 'a@example.com' }, user(2)], v3: [{ id: 1 }, { id: 2 }] }[variant];
-  return startJsonApp({
-    'GET /users': () => ({ status: 200, body: list }),
-    'POST /users': () => ({ status: 201, body: user(3) }),
-    'GET /users/1': () => ({ status: 200, body: user(1) }),
-  });
-}
+import { eventually, runUsersTraffic, startHookReceiver, type UsersVariant } from './support/evidence-helpers';
 
 let backend: TestBackend;
 let agentToken: string;
@@ -34,17 +21,8 @@ const dashboardEvents: DashboardEvent[] = [];
 const SECRET = 'story-webhook-secret-0123456789';
 
 /** Runs an agent for an environment in front of a users API variant and sends the usual traffic. */
-async function run(environment: AgentEnvironment, variant: Variant, withUserById: boolean): Promise<string> {
-  const app = await usersApi(variant);
-  try {
-    return await withAgent(backend.url, agentToken, app.url, environment, async (proxy) => {
-      await call(proxy, 'GET', '/users');
-      await call(proxy, 'POST', '/users', { name: 'new user' });
-      if (withUserById) await call(proxy, 'GET', '/users/1');
-    });
-  } finally {
-    await app.close();
-  }
+function run(environment: AgentEnvironment, variant: UsersVariant, withUserById: boolean): Promise<string> {
+  return runUsersTraffic(backend.url, agentToken, environment, variant, withUserById);
 }
 
 async function proposal(id: string): Promise<ProposalResponse> {

@@ -6,7 +6,7 @@
  */
 import type { AgentEnvironment, ProposalResponse, TokenResponse } from '@spectator/shared';
 import type { Page } from 'playwright-core';
-import { call, startJsonApp, withAgent } from '../../backend/test/support/evidence-helpers';
+import { runUsersTraffic } from '../../backend/test/support/evidence-helpers';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
 
@@ -18,23 +18,9 @@ let aliceToken: string;
 let browser: TestBrowser;
 let page: Page;
 
-/** The users API: v2 adds an optional `email` to the list. */
-async function run(environment: AgentEnvironment, variant: 'v1' | 'v2', withUserById: boolean): Promise<string> {
-  const user = (id: number) => ({ id, name: `user ${id}` });
-  const app = await startJsonApp({
-    'GET /users': () => ({ status: 200, body: variant === 'v2' ? [{ ...user(1), email: 'a@example.com' }, user(2)] : [user(1), user(2)] }),
-    'POST /users': () => ({ status: 201, body: user(3) }),
-    'GET /users/1': () => ({ status: 200, body: user(1) }),
-  });
-  try {
-    return await withAgent(backend.url, agentToken, app.url, environment, async (proxy) => {
-      await call(proxy, 'GET', '/users');
-      await call(proxy, 'POST', '/users', { name: 'new user' });
-      if (withUserById) await call(proxy, 'GET', '/users/1');
-    });
-  } finally {
-    await app.close();
-  }
+/** Runs an agent for an environment in front of the users API (v2 adds an optional `email`) and sends the usual traffic. */
+function run(environment: AgentEnvironment, variant: 'v1' | 'v2', withUserById: boolean): Promise<string> {
+  return runUsersTraffic(backend.url, agentToken, environment, variant, withUserById);
 }
 
 /** A proposal as a team member opens it through the API, from a CI capture's changes. */

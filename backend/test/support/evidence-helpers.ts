@@ -126,6 +126,37 @@ export async function withAgent(backendUrl: string, token: string, upstream: str
   }
 }
 
+/** The users API as each pull request of the stories leaves it: v2 adds an optional `email`, v3 drops `name`. */
+export type UsersVariant = 'v1' | 'v2' | 'v3';
+
+/** A real users API of one variant on port 0. */
+export function startUsersApi(variant: UsersVariant): Promise<LocalServer> {
+  const user = (id: number): Record<string, unknown> => ({ id, name: `user ${id}` });
+  const list = { v1: [user(1), user(2)], v2: [{ ...user(1), email: 'a@example.com' }, user(2)], v3: [{ id: 1 }, { id: 2 }] }[variant];
+  return startJsonApp({
+    'GET /users': () => ({ status: 200, body: list }),
+    'POST /users': () => ({ status: 201, body: user(3) }),
+    'GET /users/1': () => ({ status: 200, body: user(1) }),
+  });
+}
+
+/**
+ * Runs a real agent for an environment in front of a users API variant and sends the stories'
+ * usual traffic (GET and POST /users, and GET /users/1 when asked). Resolves with the capture id.
+ */
+export async function runUsersTraffic(backendUrl: string, token: string, environment: AgentEnvironment, variant: UsersVariant, withUserById: boolean): Promise<string> {
+  const app = await startUsersApi(variant);
+  try {
+    return await withAgent(backendUrl, token, app.url, environment, async (proxy) => {
+      await call(proxy, 'GET', '/users');
+      await call(proxy, 'POST', '/users', { name: 'new user' });
+      if (withUserById) await call(proxy, 'GET', '/users/1');
+    });
+  } finally {
+    await app.close();
+  }
+}
+
 /** `fetch` JSON through a proxy and check the status. */
 export async function call(base: string, method: string, route: string, body?: unknown): Promise<unknown> {
   const response = await fetch(`${base}${route}`, {
