@@ -2,6 +2,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { AgentsController } from './agents/agents.controller';
+import { AgentsService } from './agents/agents.service';
 import { AuthGuard } from './auth/auth.guard';
 import { TokensService } from './auth/tokens.service';
 import { CapturesController } from './captures/captures.controller';
@@ -41,7 +43,7 @@ export class AppModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      controllers: [HealthController, ProjectsController, CapturesController, EndpointsController, ...EVIDENCE_CONTROLLERS],
+      controllers: [HealthController, ProjectsController, CapturesController, EndpointsController, AgentsController, ...EVIDENCE_CONTROLLERS],
       providers: [
         { provide: RUNTIME, useValue: runtime },
         { provide: APP_GUARD, useExisting: AuthGuard },
@@ -56,6 +58,7 @@ export class AppModule {
         EventsService,
         MetricsService,
         IngestService,
+        AgentsService,
         AgentGateway,
         EventsGateway,
         WebSocketRouter,

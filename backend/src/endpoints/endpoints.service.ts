@@ -2,12 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import {
   type BodyDocResponse,
-  diffEndpoint,
   type DocumentationResponse,
   type EndpointResponse,
   type EndpointShapes,
   formatVersion,
-  nextVersion,
   type ResponseDocResponse,
   toJsonSchema,
 } from '@spectator/shared';
@@ -24,7 +22,8 @@ import { ProposalEntity, ProposalStepEntity } from '../proposals/proposal.entity
 import type { DocumentationDto } from './dto/documentation.dto';
 import { EndpointVersionEntity } from './endpoint-version.entity';
 import { EndpointEntity } from './endpoint.entity';
-import { extendEndpointShapes, withoutBodies } from './endpoint-shapes';
+import { writeNextVersion } from '../versions/version-writer';
+import { withoutBodies } from './endpoint-shapes';
 
 /** A version history entry of one endpoint, with the proposal behind it. */
 export interface EndpointVersionResponse {
@@ -145,55 +144,40 @@ export class EndpointsService {
     observed.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
 
     const result = await this.db.transaction(async (manager) => {
-      const versions: DocumentationResponse['versions'] = [];
       let proposalId: string | null = null;
-      for (const endpoint of observed) {
-        const locked = await this.lockEndpoint(manager, project.id, endpoint.method, endpoint.path);
-        const current = locked.currentVersionId === null ? null : await manager.getRepository(EndpointVersionEntity).findOneByOrFail({ id: locked.currentVersionId });
-        const documented = current === null ? endpoint.shapes : extendEndpointShapes(current, endpoint.shapes);
-        const changes = current === null ? [] : diffEndpoint(current, documented);
-        const description = endpoint.description ?? locked.description;
-        if (current !== null && changes.length === 0) {
-          if (description !== locked.description) await manager.getRepository(EndpointEntity).update(locked.id, { description, updatedAt: new Date() });
-          versions.push({ endpointId: locked.id, method: locked.method, path: locked.path, version: formatVersion(current), previous: formatVersion(current) });
-          continue;
-        }
+      // Made on the first endpoint whose documentation changes; none when nothing changes.
+      const proposal = async (): Promise<string> => {
         proposalId ??= await this.approvedProposal(manager, project, principal, capture.id, input.message, observed);
-        const number = nextVersion(current, changes);
-        const version = await manager.getRepository(EndpointVersionEntity).save(
-          manager.getRepository(EndpointVersionEntity).create({
-            endpointId: locked.id,
-            major: number.major,
-            minor: number.minor,
-            description,
-            request: documented.request,
-            responses: documented.responses,
-            changes,
-            proposalId,
-          }),
-        );
-        await manager.getRepository(EndpointEntity).update(locked.id, { currentVersionId: version.id, description, updatedAt: new Date() });
-        versions.push({ endpointId: locked.id, method: locked.method, path: locked.path, version: formatVersion(number), previous: current && formatVersion(current) });
+        return proposalId;
+      };
+      const versions: DocumentationResponse['versions'] = [];
+      const made: string[] = [];
+      for (const endpoint of observed) {
+        const written = await writeNextVersion(manager, {
+          projectId: project.id,
+          method: endpoint.method,
+          path: endpoint.path,
+          description: endpoint.description ?? null,
+          shapes: endpoint.shapes,
+          mode: 'extend',
+          proposalId: proposal,
+          keepUnchanged: true,
+        });
+        if (written.made) made.push(written.endpointId);
+        versions.push({
+          endpointId: written.endpointId,
+          method: endpoint.method,
+          path: endpoint.path,
+          version: formatVersion(written.version),
+          previous: written.previous && formatVersion(written.previous),
+        });
       }
       // New versions can change matrix cells and move proposals (evidence may already be there).
-      await this.evidence.versionsMade(manager, project, proposalId, versions.filter((v) => v.version !== v.previous).map((v) => v.endpointId));
+      await this.evidence.versionsMade(manager, project, proposalId, made);
       return { proposalId, versions };
     });
     await this.events.publish(project.id, { type: 'documentation.committed', endpointIds: result.versions.map((v) => v.endpointId) });
     return result;
-  }
-
-  private async lockEndpoint(manager: EntityManager, projectId: string, method: string, path: string): Promise<EndpointEntity> {
-    await manager.query(
-      'INSERT INTO endpoints (project_id, method, path) VALUES ($1, $2, $3) ON CONFLICT ON CONSTRAINT endpoints_method_path_unique DO NOTHING',
-      [projectId, method, path],
-    );
-    return manager
-      .getRepository(EndpointEntity)
-      .createQueryBuilder('e')
-      .setLock('pessimistic_write')
-      .where('e.project_id = :projectId AND e.method = :method AND e.path = :path', { projectId, method, path })
-      .getOneOrFail();
   }
 
   private async approvedProposal(

@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { AgentsService } from '../agents/agents.service';
 import { type Principal, TokensService } from '../auth/tokens.service';
 import { ensureScope } from '../auth/auth.guard';
 import { keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
@@ -36,6 +37,7 @@ export class AgentGateway {
     private readonly tokens: TokensService,
     private readonly ingest: IngestService,
     private readonly metrics: MetricsService,
+    private readonly agents: AgentsService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     // Frames up to twice the limit are read and refused politely; beyond that ws closes with 1009.
@@ -58,6 +60,7 @@ export class AgentGateway {
   private attach(ws: WebSocket, principal: Principal): void {
     this.metrics.agentConnections.inc();
     const stopHeartbeat = keepAlive(ws);
+    const presence = this.agents.presence();
     let session: AgentSession | null = null;
     let badMessages = 0;
     let pending = 0;
@@ -90,6 +93,7 @@ export class AgentGateway {
           case 'hello': {
             const opened = await this.ingest.hello(principal, message);
             session = opened.session;
+            await presence.open(session.agentRowId);
             send(opened.welcome);
             break;
           }
@@ -141,6 +145,7 @@ export class AgentGateway {
     ws.on('error', (error) => this.log.debug({ err: error }, 'agent socket error'));
     ws.on('close', () => {
       stopHeartbeat();
+      void presence.close();
       this.metrics.agentConnections.dec();
     });
   }

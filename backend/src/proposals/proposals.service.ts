@@ -139,7 +139,7 @@ export class ProposalsService {
       );
       const endpointIds: string[] = [];
       for (const endpoint of endpoints) {
-        const written = await writeNextVersion(manager, { projectId: project.id, ...endpoint, shapes: endpoint, proposalId: id });
+        const written = await writeNextVersion(manager, { projectId: project.id, ...endpoint, shapes: endpoint, proposalId: id, keepUnchanged: false });
         endpointIds.push(written.endpointId);
       }
       const approved = await returningRows(manager, `UPDATE proposals SET status = 'Approved', approved_by = $2, approved_at = now() WHERE id = $1 AND status = 'Open' RETURNING id`, [

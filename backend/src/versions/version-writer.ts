@@ -29,24 +29,46 @@ export function planVersion(current: CurrentVersion | null, shapes: EndpointShap
   return { documented, changes, version: nextVersion(current, changes) };
 }
 
-/** What one written version was. */
+/** What one write left as the endpoint's current version. */
 export interface WrittenVersion {
   endpointId: string;
+  /** The current version after the write: the new one, or the one kept (`made` false). */
   versionId: string;
   version: Version;
   previous: Version | null;
   changes: ShapeChange[];
+  /** False when `keepUnchanged` kept the current version. */
+  made: boolean;
+}
+
+/** What to version: one endpoint's shapes, by a proposal (its id, or made on first need). */
+export interface VersionInput {
+  projectId: string;
+  method: string;
+  path: string;
+  /** Null keeps the endpoint's description. */
+  description: string | null;
+  shapes: EndpointShapes;
+  mode: ProposalMode;
+  /**
+   * The proposal the version belongs to. A function is called only when a version is made, so a
+   * documentation commit makes its proposal only when something changes.
+   */
+  proposalId: string | (() => Promise<string>);
+  /**
+   * True: a documented endpoint whose documentation would not change keeps its version (only a
+   * new description is written). False: every write makes a version (approval of a proposal).
+   */
+  keepUnchanged: boolean;
 }
 
 /**
- * Writes the next version of an endpoint inside a transaction: upserts the endpoint row (which
- * locks it until the transaction ends, so concurrent writers of one endpoint queue up), plans the
- * version from the current one, inserts it and makes it current.
+ * The one way endpoint versions are written (documentation commits and proposal approvals), inside
+ * a transaction: upserts the endpoint row (which locks it until the transaction ends, so
+ * concurrent writers of one endpoint queue up: callers write endpoints in path, method order so
+ * they cannot deadlock), plans the version from the current one, inserts it and makes it current.
  */
-export async function writeNextVersion(
-  manager: EntityManager,
-  input: { projectId: string; method: string; path: string; description: string | null; shapes: EndpointShapes; mode: ProposalMode; proposalId: string },
-): Promise<WrittenVersion> {
+export async function writeNextVersion(manager: EntityManager, input: VersionInput): Promise<WrittenVersion> {
   const [endpoint] = (await manager.query(
     `INSERT INTO endpoints AS e (project_id, method, path) VALUES ($1, $2, $3)
      ON CONFLICT ON CONSTRAINT endpoints_method_path_unique DO UPDATE SET updated_at = e.updated_at
@@ -60,12 +82,25 @@ export async function writeNextVersion(
       : ((await manager.query('SELECT major, minor, request, responses FROM endpoint_versions WHERE id = $1', [endpoint.currentVersionId])) as CurrentVersion[]);
   const plan = planVersion(current ?? null, input.shapes, input.mode);
   const description = input.description ?? endpoint.description;
+  if (input.keepUnchanged && current && endpoint.currentVersionId !== null && plan.changes.length === 0) {
+    if (description !== endpoint.description) await manager.query('UPDATE endpoints SET description = $2, updated_at = now() WHERE id = $1', [endpoint.id, description]);
+    const kept = { major: current.major, minor: current.minor };
+    return { endpointId: endpoint.id, versionId: endpoint.currentVersionId, version: kept, previous: kept, changes: [], made: false };
+  }
+  const proposalId = typeof input.proposalId === 'string' ? input.proposalId : await input.proposalId();
   const [written] = (await manager.query(
     `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, changes, proposal_id)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-    [endpoint.id, plan.version.major, plan.version.minor, description, JSON.stringify(plan.documented.request), JSON.stringify(plan.documented.responses), JSON.stringify(plan.changes), input.proposalId],
+    [endpoint.id, plan.version.major, plan.version.minor, description, JSON.stringify(plan.documented.request), JSON.stringify(plan.documented.responses), JSON.stringify(plan.changes), proposalId],
   )) as Array<{ id: string }>;
   if (!written) throw new Error('version insert returned nothing');
   await manager.query('UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1', [endpoint.id, written.id, description]);
-  return { endpointId: endpoint.id, versionId: written.id, version: plan.version, previous: current ? { major: current.major, minor: current.minor } : null, changes: plan.changes };
+  return {
+    endpointId: endpoint.id,
+    versionId: written.id,
+    version: plan.version,
+    previous: current ? { major: current.major, minor: current.minor } : null,
+    changes: plan.changes,
+    made: true,
+  };
 }

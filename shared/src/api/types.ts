@@ -59,6 +59,25 @@ export interface CaptureResponse {
   rules: string[];
 }
 
+/** An agent (evidence source) seen by a project: `GET /projects/{p}/agents`, newest first. */
+export interface AgentResponse {
+  id: string;
+  /** The agent's own id (its hello's `agentId`), unique within the project. */
+  agentKey: string;
+  /** The agent's software version. */
+  version: string;
+  /** From its current capture (the newest it started). */
+  environment: { kind: EnvironmentKind; name: string };
+  pullRequest: string | null;
+  commit: string | null;
+  build: string | null;
+  currentCaptureId: string | null;
+  firstSeen: string;
+  lastSeen: string;
+  /** Connected to some backend replica now (an open connection whose replica is alive). */
+  connected: boolean;
+}
+
 export interface UndocumentedEndpointResponse {
   method: string;
   path: string;
