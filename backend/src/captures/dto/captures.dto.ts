@@ -1,18 +1,10 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { HTTP_METHODS } from '@spectator/shared';
+import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { PageLimitQuery } from '../../versions/page-limit.dto';
 
-export const HTTP_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT'] as const;
-
-export class ListCapturesQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit?: number;
-
+/** `?limit=` (default 20) and `?before=` of the captures list. */
+export class ListCapturesQuery extends PageLimitQuery {
   @ApiPropertyOptional({ description: 'ISO 8601 time: only captures started before it (paging)' })
   @IsOptional()
   @IsISO8601()
