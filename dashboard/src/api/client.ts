@@ -1,4 +1,5 @@
 import type {
+  AgentResponse,
   ApiError as ApiErrorBody,
   CaptureResponse,
   DiffResponse,
@@ -17,7 +18,7 @@ import type {
   WebhookResponse,
 } from '@spectator/shared';
 import { ROUTES } from '@spectator/shared';
-import type { AgentResponse, EndpointVersionResponse } from './types';
+import type { EndpointVersionResponse } from './types';
 
 /** A failed call to the management API, with the backend's status and message (or status 0 when unreachable). */
 export class ApiError extends Error {

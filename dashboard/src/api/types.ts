@@ -1,22 +1,9 @@
 /**
  * Payloads the dashboard reads that the shared contract (`@spectator/shared`, DESIGN.md) does not
- * spell out yet: agents seen and an endpoint's version history. Fields beyond `id` are
+ * spell out yet: an endpoint's version history. Fields beyond `id` are
  * optional so that a backend sending fewer of them still renders; see docs/dashboard.md.
  */
-import type { BodyDocResponse, ChangeResponse, EnvironmentKind, ResponseDocResponse } from '@spectator/shared';
-
-export interface AgentResponse {
-  id: string;
-  environment?: { kind: EnvironmentKind; name?: string } | null;
-  kind?: EnvironmentKind;
-  pullRequest?: string | null;
-  commit?: string | null;
-  build?: string | null;
-  agentVersion?: string | null;
-  lastSeen?: string | null;
-  lastSeenAt?: string | null;
-  connected?: boolean;
-}
+import type { BodyDocResponse, ChangeResponse, ResponseDocResponse } from '@spectator/shared';
 
 /** One version of a documented endpoint, with the proposal that made it (`GET /endpoints/{id}/versions`). */
 export interface EndpointVersionResponse {

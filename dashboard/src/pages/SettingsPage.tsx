@@ -1,7 +1,5 @@
-import { ENVIRONMENT_KINDS, type EnvironmentKind, type TokenResponse, type TokenScope } from '@spectator/shared';
+import { ENVIRONMENT_KINDS, type AgentResponse, type EnvironmentKind, type TokenResponse, type TokenScope } from '@spectator/shared';
 import { useState, type FormEvent } from 'react';
-import { ApiError } from '../api/client';
-import type { AgentResponse } from '../api/types';
 import { Badge } from '../components/badges';
 import { FormError, ListTable, ShownOnce } from '../components/forms';
 import { Async, Empty } from '../components/states';
@@ -9,7 +7,6 @@ import { TimeAgo } from '../components/TimeAgo';
 import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
-import { agentsFromCaptures } from '../lib/agents';
 import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
 
 const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin', 'agent'];
@@ -27,57 +24,37 @@ export function SettingsPage() {
   );
 }
 
-/** Where an agent runs, whichever of the two layouts the backend sends. */
+/** Where an agent runs: its environment, with the pull request or build of its current capture. */
 function agentWhere(agent: AgentResponse): string {
-  const kind = agent.environment?.kind ?? agent.kind;
-  return kind ? environmentLabel({ kind, name: agent.environment?.name ?? kind, pullRequest: agent.pullRequest ?? null, build: agent.build ?? null }) : '—';
+  return environmentLabel({ kind: agent.environment.kind, name: agent.environment.name, pullRequest: agent.pullRequest, build: agent.build });
 }
 
 function AgentsSection() {
   const { api, project } = useApp();
-  const agents = useResource(
-    async () => {
-      try {
-        return { fromCaptures: false, list: await api.agents(project) };
-      } catch (error) {
-        // A backend without an agents list: every capture is an agent's run, so read them from there.
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
-        return { fromCaptures: true, list: agentsFromCaptures(await api.captures(project)) };
-      }
-    },
-    [api, project],
-    (e) => e.type === 'capture.started' || e.type === 'capture.updated',
-  );
+  const agents = useResource(() => api.agents(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated');
   return (
     <section className="card" aria-labelledby="agents-title">
       <h2 id="agents-title">Agents seen</h2>
       <Async resource={agents} what="agents">
-        {({ fromCaptures, list }) =>
+        {(list) =>
           list.length === 0 ? (
             <Empty title="No agent has connected yet">Create an agent token below and start the agent with it.</Empty>
           ) : (
-            <>
-              <ListTable columns={[{ label: 'Environment' }, { label: 'Commit' }, { label: 'Build' }, { label: 'Last seen' }, { label: fromCaptures ? 'Capture' : 'Connection' }]}>
-                {list.map((agent) => {
-                  const lastSeen = agent.lastSeen ?? agent.lastSeenAt ?? null;
-                  const live = fromCaptures ? ['running', 'ended'] : ['connected', 'not connected'];
-                  return (
-                    <tr key={agent.id}>
-                      <td>{agentWhere(agent)}</td>
-                      <td>
-                        <code>{shortCommit(agent.commit)}</code>
-                      </td>
-                      <td>{agent.build ?? '—'}</td>
-                      <td>
-                        <TimeAgo at={lastSeen} />
-                      </td>
-                      <td>{agent.connected ? <Badge tone="ok">{live[0]}</Badge> : <Badge>{live[1]}</Badge>}</td>
-                    </tr>
-                  );
-                })}
-              </ListTable>
-              {fromCaptures && <p className="muted small">Read from the captures: one row per environment, pull request and build.</p>}
-            </>
+            <ListTable columns={[{ label: 'Environment' }, { label: 'Commit' }, { label: 'Build' }, { label: 'Last seen' }, { label: 'Connection' }]}>
+              {list.map((agent) => (
+                <tr key={agent.id}>
+                  <td>{agentWhere(agent)}</td>
+                  <td>
+                    <code>{shortCommit(agent.commit)}</code>
+                  </td>
+                  <td>{agent.build ?? '—'}</td>
+                  <td>
+                    <TimeAgo at={agent.lastSeen} />
+                  </td>
+                  <td>{agent.connected ? <Badge tone="ok">connected</Badge> : <Badge>not connected</Badge>}</td>
+                </tr>
+              ))}
+            </ListTable>
           )
         }
       </Async>
