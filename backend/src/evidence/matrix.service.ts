@@ -7,6 +7,8 @@ import type { ProjectEntity } from '../projects/project.entity';
 import { MATRIX_KINDS, type MatrixKind } from './environment-row';
 
 const NOT_SEEN: VersionCell = Object.freeze({ version: 'N/A' });
+/** Length of a UUID's text form, the fixed-width head of each cell entry the matrix query returns. */
+const UUID_LENGTH = 36;
 
 /** One documented endpoint as a matrix column. */
 interface Column {
@@ -63,10 +65,12 @@ export class MatrixService {
     const cells: VersionCell[][] = page.map(() => columns.map(() => NOT_SEEN));
     const rowIndex = new Map(page.map((r, i) => [r.id, i]));
     if (page.length > 0) {
-      // One JSON text per row, parsed natively: 20 rows × 1,000 endpoints as 20,000 driver rows cost
-      // several times more (measured in backend/bench/versions.bench.ts).
+      // One text per row, `<endpoint id><~ if drift, else space><version>` joined by commas: measured
+      // (backend/bench/versions.bench.ts) about half the SQL time of json_agg(json_build_array(…))
+      // for 20 rows × 1,000 endpoints, and split faster than JSON.parse. Ids are 36-character UUID
+      // texts and versions are `major.minor`, so neither contains the separators.
       const found: Array<{ rowId: string; cells: string }> = await this.db.query(
-        `SELECT row_id AS "rowId", json_agg(json_build_array(endpoint_id, version, drift))::text AS cells
+        `SELECT row_id AS "rowId", string_agg(endpoint_id::text || CASE WHEN drift THEN '~' ELSE ' ' END || version, ',') AS cells
            FROM evidence_cells WHERE row_id = ANY($1::uuid[]) GROUP BY row_id`,
         [page.map((r) => r.id)],
       );
@@ -75,13 +79,14 @@ export class MatrixService {
       for (const { rowId, cells: text } of found) {
         const line = cells[rowIndex.get(rowId) ?? -1];
         if (line === undefined) continue;
-        for (const [endpointId, version, drift] of JSON.parse(text) as Array<[string, string, boolean]>) {
-          const c = index.get(endpointId);
+        for (const entry of text.split(',')) {
+          const c = index.get(entry.slice(0, UUID_LENGTH));
           if (c === undefined) continue;
-          const key = drift ? `~${version}` : version;
+          const key = entry.slice(UUID_LENGTH);
           let cell = shared.get(key);
           if (cell === undefined) {
-            cell = drift ? { version, drift: true } : { version };
+            const version = key.slice(1);
+            cell = key.startsWith('~') ? { version, drift: true } : { version };
             shared.set(key, cell);
           }
           line[c] = cell;
