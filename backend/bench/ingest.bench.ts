@@ -9,12 +9,8 @@
  */
 import { fingerprint, inferShape, type Shape, type WireObservation } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { startBackend } from '../src/backend';
-import { startEmbeddedPostgres } from '../src/database/embedded';
+import type pg from 'pg';
+import { median, percentile, runBench, withBenchBackend } from './harness';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 
 const AGENTS = 4;
@@ -25,8 +21,6 @@ const ENDPOINTS = 10_000;
 const CAPTURES = 100;
 const QUERY_SAMPLES = 40;
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
-const percentile = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] as number;
 
 const requestShape = inferShape({ title: 't', author: 'a' });
 const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
@@ -219,20 +213,7 @@ const BEFORE_DIFFS = `SELECT e.id, e.current_version_id, o.method, o.path, o.sta
   WHERE o.capture_id = $1 AND e.current_version_id IS NOT NULL`;
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
-  await chmod(dir, 0o755);
-  const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
-  const backend = await startBackend({ port: 0, databaseUrl: database.url, dataDir: dir, adminToken: `bench-${randomUUID()}`, logLevel: 'warn', dashboardDir: dir });
-  const pool = new pg.Pool({ connectionString: database.url, max: AGENTS + 1 });
-  try {
-    const api = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
-      const response = await fetch(`${backend.url}/api/v1${route}`, {
-        method,
-        headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return (await response.json()) as T;
-    };
+  await withBenchBackend(AGENTS + 1, async ({ backend, pool, api }) => {
     const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
     const { token } = await api<{ token: string }>('POST', '/projects/bench/tokens', { name: 'bench agents', scope: 'agent' });
     await pool.query(`INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`, [JSON.stringify(SHAPES)]);
@@ -290,15 +271,7 @@ async function main(): Promise<void> {
           `the SQL alone of the view before summaries: p50 ${t.beforeP50.toFixed(1)} ms, p95 ${t.beforeP95.toFixed(1)} ms; ratio API/that SQL p50 ${(t.p50 / t.beforeP50).toFixed(2)}`,
       );
     }
-  } finally {
-    await pool.end();
-    await backend.close();
-    await database.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

@@ -11,13 +11,8 @@
  * The ratio is a lower bound of what precomputing saves.
  */
 import { fingerprint, inferShape } from '@spectator/shared';
-import { randomUUID } from 'node:crypto';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
-import { startBackend } from '../src/backend';
-import { startEmbeddedPostgres } from '../src/database/embedded';
+import type pg from 'pg';
+import { median, percentile, runBench, withBenchBackend } from './harness';
 
 const ENDPOINTS = 1_000;
 const PULL_REQUESTS = 100;
@@ -26,8 +21,6 @@ const PRODUCTION_BUILDS = 200;
 const SAMPLES = 40;
 const ROUNDS = 3;
 
-const percentile = (values: number[], p: number): number => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] as number;
-const median = (values: number[]): number => percentile(values, 50);
 
 const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
 const FP = fingerprint(responseShape);
@@ -100,24 +93,9 @@ async function time(call: () => Promise<void>, samples: number): Promise<number[
 }
 
 async function main(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
-  await chmod(dir, 0o755);
-  const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
-  const backend = await startBackend({ port: 0, databaseUrl: database.url, dataDir: dir, adminToken: `bench-${randomUUID()}`, logLevel: 'warn', dashboardDir: dir });
-  const pool = new pg.Pool({ connectionString: database.url, max: 2 });
-  try {
-    const get = async (route: string): Promise<unknown> => {
-      const response = await fetch(`${backend.url}/api/v1${route}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
-      const body: unknown = await response.json();
-      if (response.status !== 200) throw new Error(`${route}: ${response.status} ${JSON.stringify(body)}`);
-      return body;
-    };
-    const created = await fetch(`${backend.url}/api/v1/projects`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ slug: 'bench', name: 'Bench' }),
-    });
-    const project = (await created.json()) as { id: string };
+  await withBenchBackend(2, async ({ pool, api }) => {
+    const get = (route: string): Promise<unknown> => api('GET', route);
+    const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
     const seedStarted = performance.now();
     await seed(pool, project.id);
     const counts = (await pool.query<{ observations: string; evidence: string; cells: string; rows: string }>(
@@ -164,15 +142,7 @@ async function main(): Promise<void> {
     console.log(`\nratio (p50): naive SQL lookup / precomputed evidence API = ${(naiveP50 / evidenceP50).toFixed(1)}x (the naive side is SQL only, no HTTP, no conformance)`);
     const worst = Math.max(...[...p95s.entries()].filter(([name]) => !name.startsWith('naive')).map(([, values]) => median(values)));
     console.log(`worst API p95: ${worst.toFixed(1)} ms (target < 100 ms): ${worst < 100 ? 'met' : 'NOT met'}`);
-  } finally {
-    await pool.end();
-    await backend.close();
-    await database.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
+  });
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runBench(main);

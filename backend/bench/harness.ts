@@ -1,0 +1,59 @@
+/**
+ * What the backend benchmarks share: a throwaway embedded PostgreSQL and a real backend on it, a
+ * pool for seeding, a JSON client with the admin token, and the statistics they print.
+ */
+import type { RunningBackend } from '../src/backend';
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { startBackend } from '../src/backend';
+import { startEmbeddedPostgres } from '../src/database/embedded';
+
+/** The `p`th percentile (nearest rank) of `values`. */
+export const percentile = (values: readonly number[], p: number): number =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.max(0, Math.ceil((p / 100) * values.length) - 1))] as number;
+export const median = (values: readonly number[]): number => percentile(values, 50);
+
+export interface BenchBackend {
+  backend: RunningBackend;
+  pool: pg.Pool;
+  /** A management API call with the admin token; throws on a non-2xx answer, naming the route. */
+  api<T>(method: string, route: string, body?: unknown): Promise<T>;
+}
+
+/** Runs `bench` against a fresh database and backend, and always cleans both up. */
+export async function withBenchBackend(poolSize: number, bench: (b: BenchBackend) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
+  await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
+  const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
+  const backend = await startBackend({ port: 0, databaseUrl: database.url, dataDir: dir, adminToken: `bench-${randomUUID()}`, logLevel: 'warn', dashboardDir: dir });
+  const pool = new pg.Pool({ connectionString: database.url, max: poolSize });
+  const api = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
+    const response = await fetch(`${backend.url}/api/v1${route}`, {
+      method,
+      headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const answer: unknown = await response.json();
+    if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(answer)}`);
+    return answer as T;
+  };
+  try {
+    await bench({ backend, pool, api });
+  } finally {
+    await pool.end();
+    await backend.close();
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs a bench's main; a failure is printed and exits 1. */
+export function runBench(main: () => Promise<void>): void {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
