@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,19 +24,16 @@ export const CHROMIUM_ARGS = [
   '--disable-quic',
 ];
 
-function newestMtime(target: string): number {
-  const stat = statSync(target);
-  if (!stat.isDirectory()) return stat.mtimeMs;
-  return readdirSync(target).reduce((newest, name) => Math.max(newest, newestMtime(path.join(target, name))), stat.mtimeMs);
+interface BuildStep {
+  name: string;
+  inputs: string[];
+  outputs: string[];
 }
-
-/** True when dist/index.html is missing or older than any source the bundle is made from. */
-function distIsStale(): boolean {
-  const built = path.join(DIST_DIR, 'index.html');
-  if (!existsSync(built)) return true;
-  const sources = ['src', 'index.html', 'vite.config.mts', '../shared/src'].map((p) => path.join(DASHBOARD_DIR, p));
-  return Math.max(...sources.map(newestMtime)) > statSync(built).mtimeMs;
-}
+// The one staleness rule, shared with `npm start` (deploy/start/build.js): dist is rebuilt when an
+// output is missing or older than any input of the dashboard's build step.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script with no type declarations
+const { BUILD_STEPS, staleReason } = require('../../../deploy/start/build.js') as { BUILD_STEPS: readonly BuildStep[]; staleReason: (step: BuildStep, root: string) => string | null };
+const DASHBOARD_STEP = BUILD_STEPS.find((step) => step.outputs.includes('dashboard/dist/index.html')) as BuildStep;
 
 /**
  * Builds the dashboard with Vite when dist is missing or stale (CI runs only `npm test`). Several
@@ -55,7 +52,7 @@ export async function ensureDashboardBuilt(): Promise<void> {
     }
   }
   try {
-    if (distIsStale()) {
+    if (staleReason(DASHBOARD_STEP, path.resolve(DASHBOARD_DIR, '..'))) {
       const vite = path.join(path.dirname(require.resolve('vite/package.json', { paths: [DASHBOARD_DIR] })), 'bin/vite.js');
       // Under jest NODE_ENV is `test`; vite.config.mts makes the build a production one anyway.
       await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: DASHBOARD_DIR });
