@@ -2,6 +2,7 @@
  * What the backend benchmarks share: a throwaway embedded PostgreSQL and a real backend on it, a
  * pool for seeding, a JSON client with the admin token, and the statistics they print.
  */
+import { fingerprint, inferShape, type Shape } from '@spectator/shared';
 import type { RunningBackend } from '../src/backend';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -10,6 +11,13 @@ import path from 'node:path';
 import pg from 'pg';
 import { startBackend } from '../src/backend';
 import { startEmbeddedPostgres } from '../src/database/embedded';
+
+/** The bodies the benches send: a post as created, as answered, and a request that drifts from the first. */
+export const requestShape = inferShape({ title: 't', author: 'a' });
+export const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
+export const driftShape = inferShape({ title: 't', author: 'a', draft: true });
+/** Those shapes by fingerprint, as the shapes table holds them. */
+export const SHAPES: Record<string, Shape> = Object.fromEntries([requestShape, responseShape, driftShape].map((shape) => [fingerprint(shape), shape]));
 
 /** The `p`th percentile (nearest rank) of `values`. */
 export const percentile = (values: readonly number[], p: number): number =>
