@@ -23,6 +23,7 @@ import { MetricsService } from './health/metrics.service';
 import { AgentGateway } from './ingest/agent-gateway';
 import { IngestService } from './ingest/ingest.service';
 import { ProjectsController } from './projects/projects.controller';
+import { MeController } from './auth/me.controller';
 import { ProjectsService } from './projects/projects.service';
 import { RUNTIME, type Runtime } from './runtime';
 
@@ -43,7 +44,7 @@ export class AppModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      controllers: [HealthController, ProjectsController, CapturesController, EndpointsController, AgentsController, ...EVIDENCE_CONTROLLERS],
+      controllers: [HealthController, MeController, ProjectsController, CapturesController, EndpointsController, AgentsController, ...EVIDENCE_CONTROLLERS],
       providers: [
         { provide: RUNTIME, useValue: runtime },
         { provide: APP_GUARD, useExisting: AuthGuard },

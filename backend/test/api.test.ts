@@ -40,6 +40,7 @@ afterAll(async () => {
 describe('auth', () => {
   const routes: Array<[string, () => string, string]> = [
     ['GET', () => '/projects', 'read'],
+    ['GET', () => '/me', 'read'],
     ['GET', () => '/projects/api/captures', 'read'],
     ['GET', () => `/projects/api/captures/${captureId}/undocumented`, 'read'],
     ['GET', () => `/projects/api/captures/${captureId}/diffs`, 'read'],
@@ -69,6 +70,12 @@ describe('auth', () => {
     expect((await apiCall<Array<{ slug: string }>>(backend.url, tokens.otherRead, 'GET', '/projects')).body.map((p) => p.slug)).toEqual(['other']);
     expect((await backend.api<Array<{ slug: string }>>('GET', '/projects')).body.map((p) => p.slug)).toEqual(['api', 'other']);
     expect(await apiCall(backend.url, tokens.admin, 'POST', '/projects', { slug: 'nope', name: 'Nope' })).toMatchObject({ status: 403 });
+  });
+
+  it('tells a token who it is: name, scope and project (the dashboard offers only what it may do)', async () => {
+    expect(await apiCall(backend.url, tokens.read, 'GET', '/me')).toEqual({ status: 200, body: { name: 'read token', scope: 'read', project: 'api', environments: null } });
+    expect((await apiCall(backend.url, tokens.write, 'GET', '/me')).body).toMatchObject({ scope: 'write', project: 'api' });
+    expect((await backend.api('GET', '/me')).body).toEqual({ name: 'admin', scope: 'admin', project: null, environments: null });
   });
 
   it('shows a token once and stores only its hash', async () => {

@@ -1,3 +1,4 @@
+import type { WhoAmIResponse } from '@spectator/shared';
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import { createApiClient } from './api/client';
 import { NewCaptureNotice } from './components/NewCaptureNotice';
@@ -61,7 +62,19 @@ export function App() {
 function SignedIn({ session, route, onSignOut }: { session: Session; route: ProjectRoute; onSignOut: () => void }) {
   const project = route.project;
   const api = useMemo(() => createApiClient({ token: session.token }), [session.token]);
-  const context = useMemo(() => ({ api, project, signOut: onSignOut }), [api, project, onSignOut]);
+  const [who, setWho] = useState<WhoAmIResponse | null>(null);
+  useEffect(() => {
+    let current = true;
+    // Without an answer (an older backend, a network error) `who` stays null: every action shows and the backend decides.
+    api.me().then(
+      (answer) => current && setWho(answer),
+      () => undefined,
+    );
+    return () => {
+      current = false;
+    };
+  }, [api]);
+  const context = useMemo(() => ({ api, project, who, signOut: onSignOut }), [api, project, who, onSignOut]);
   useEffect(() => {
     if (session.project !== project) saveSession({ ...session, project });
   }, [session, project]);
@@ -96,7 +109,7 @@ const LIVE_TITLES: Record<EventsStatus, string> = {
 };
 
 function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }) {
-  const { project, signOut } = useApp();
+  const { project, who, signOut } = useApp();
   const live = useEventsStatus();
   return (
     <div className="shell">
@@ -123,6 +136,11 @@ function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }
         <span className={`live live-${live}`} title={LIVE_TITLES[live]} role="status">
           {LIVE_LABELS[live]}
         </span>
+        {who && (
+          <span className="whoami muted" data-testid="whoami" title={`Signed in with the token "${who.name}"`}>
+            {who.scope} token
+          </span>
+        )}
         <button type="button" className="link" onClick={signOut}>
           Sign out
         </button>

@@ -23,7 +23,10 @@ let page: Page;
 const P = '/projects/demo';
 const captures = [capture('c2', '2026-01-01T10:05:00Z', { diffs: 1 }), capture('c1', '2026-01-01T10:00:00Z', { endedAt: '2026-01-01T10:05:00Z' })];
 
+const ADMIN = { name: 'fixture admin', scope: 'admin', project: 'demo', environments: null };
+
 function answerDefaults(): void {
+  api.answer('GET /me', { body: ADMIN });
   api.answer(`GET ${P}/captures`, { body: captures });
   api.answer(`GET ${P}/captures/c2/undocumented`, { body: [{ method: 'POST', path: '/posts', interactions: 2, count: 4 }, ...undocumented(2)] });
   api.answer(`GET ${P}/captures/c2/diffs`, { body: [{ ...postDiff, path: '/posts/{postId}', method: 'PUT' }] });
@@ -265,6 +268,34 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByRole('button', { name: 'Revoke' }).click();
     await until('the revoke request', () => api.requests.some((r) => r.method === 'DELETE' && r.path === `${P}/tokens/t1`));
     await screenshot(page, 'screens-14-settings');
+  });
+
+  it('offers a read token no action it cannot take: no Approve or Accept, no token or webhook admin (says which scope each needs)', async () => {
+    api.answer('GET /me', { body: { ...ADMIN, name: 'viewer', scope: 'read' } });
+    api.answer(`GET ${P}/proposals/pr-1`, { body: proposal([]) });
+    const before = api.requests.length;
+    try {
+      await page.goto(`${api.url}/#/p/demo/proposals/pr-1`);
+      await page.reload(); // a new session of the app: it asks who the token is again
+      await page.getByTestId('whoami').getByText('read token').waitFor();
+      await page.getByText('Approving needs a token with scope write; you signed in with a read token.').waitFor();
+      expect(await page.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+
+      await page.goto(`${api.url}/#/p/demo/captures/c2/diff?method=PUT&path=%2Fposts%2F%7BpostId%7D`);
+      await page.getByText('Accepting changes needs a token with scope write').waitFor();
+      expect(await page.getByRole('button', { name: /Accept changes/ }).count()).toBe(0);
+
+      await page.goto(`${api.url}/#/p/demo/settings`);
+      await page.getByText('Managing tokens needs a token with scope admin').waitFor();
+      await page.getByText('Managing webhooks needs a token with scope admin').waitFor();
+      await page.getByRole('region', { name: 'Agents seen' }).waitFor();
+      // Nothing the token may not read was even asked for.
+      expect(api.requests.slice(before).filter((r) => /\/(tokens|webhooks)/.test(r.path))).toEqual([]);
+      await screenshot(page, 'screens-15-read-token');
+    } finally {
+      api.answer('GET /me', { body: ADMIN });
+      await page.reload();
+    }
   });
 
   it('works with the keyboard alone: skip link, section tabs, focusable links', async () => {

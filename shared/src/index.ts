@@ -13,3 +13,4 @@ export * from './version/version';
 export * from './interest';
 export * from './protocol/messages';
 export * from './api/types';
+export * from './api/scopes';

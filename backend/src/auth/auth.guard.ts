@@ -1,12 +1,12 @@
 import { type CanActivate, createParamDecorator, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { TokenScope } from '@spectator/shared';
+import { scopeAllows, type TokenScope } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
 import { DomainError, ErrorCode } from '../common/errors';
 import { bearerOf } from './bearer';
 import type { ProjectEntity } from '../projects/project.entity';
 import { ProjectsService } from '../projects/projects.service';
-import { type Principal, scopeAllows, TokensService } from './tokens.service';
+import { type Principal, TokensService } from './tokens.service';
 
 const SCOPE_KEY = 'spectator:scope';
 

@@ -1,7 +1,7 @@
 import type { Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import type { TokenEntity } from './token.entity';
-import { hashToken, scopeAllows, TOKEN_PREFIX, TokensService } from './tokens.service';
+import { hashToken, TOKEN_PREFIX, TokensService } from './tokens.service';
 
 /** A repository double holding rows in memory: only what TokensService calls. */
 function fakeRepository(rows: TokenEntity[] = []): Repository<TokenEntity> {
@@ -45,20 +45,5 @@ describe('TokensService', () => {
     await expect(service.authenticate('spk_other')).rejects.toMatchObject({ code: ErrorCode.Unauthenticated });
     (rows[0] as TokenEntity).revokedAt = new Date();
     await expect(service.authenticate(token as string)).rejects.toMatchObject({ code: ErrorCode.Unauthenticated });
-  });
-});
-
-describe('scopeAllows', () => {
-  it.each([
-    ['admin', 'read', true],
-    ['admin', 'write', true],
-    ['write', 'read', true],
-    ['read', 'write', false],
-    ['write', 'admin', false],
-    ['agent', 'read', false],
-    ['admin', 'agent', false],
-    ['agent', 'agent', true],
-  ] as const)('%s covers %s: %s', (held, needed, allowed) => {
-    expect(scopeAllows(held, needed)).toBe(allowed);
   });
 });

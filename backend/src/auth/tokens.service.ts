@@ -30,17 +30,6 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(24).toString('base64url');
 }
 
-const SCOPE_RANK: Record<Exclude<TokenScope, 'agent'>, number> = { read: 1, write: 2, admin: 3 };
-
-/**
- * Whether a principal's scope covers the scope a route needs. `admin` ⊇ `write` ⊇ `read`; `agent`
- * tokens only stream evidence and are refused everywhere else.
- */
-export function scopeAllows(held: TokenScope, needed: TokenScope): boolean {
-  if (needed === 'agent' || held === 'agent') return held === needed;
-  return SCOPE_RANK[held] >= SCOPE_RANK[needed];
-}
-
 export function toTokenResponse(entity: TokenEntity, clearToken?: string): TokenResponse {
   return {
     id: entity.id,

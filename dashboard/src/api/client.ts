@@ -1,4 +1,5 @@
 import type {
+  WhoAmIResponse,
   AgentResponse,
   ApiError as ApiErrorBody,
   CaptureResponse,
@@ -106,6 +107,8 @@ export function createApiClient(options: ApiClientOptions) {
 
   return {
     token: options.token,
+    /** Who the token is (name, scope, project): the dashboard offers only the actions its scope allows. */
+    me: () => get<WhoAmIResponse>('/me'),
     projects: () => get<ProjectResponse[]>('/projects'),
     captures: (p: string) => get<CaptureResponse[]>(`${project(p)}/captures`),
     undocumented: (p: string, captureId: string) => get<UndocumentedEndpointResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/undocumented`),

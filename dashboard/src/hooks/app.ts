@@ -1,10 +1,13 @@
 import { createContext, useContext } from 'react';
+import type { WhoAmIResponse } from '@spectator/shared';
 import type { ApiClient } from '../api/client';
 
-/** What every page of a signed-in project needs: the API client, the project slug and sign-out. */
+/** What every page of a signed-in project needs: the API client, the project slug, the token's identity and sign-out. */
 export interface AppContextValue {
   api: ApiClient;
   project: string;
+  /** The signed-in token (`GET /me`); null until known or when the backend cannot say (then every action shows, and the backend decides). */
+  who: WhoAmIResponse | null;
   signOut(): void;
 }
 

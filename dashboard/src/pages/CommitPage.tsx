@@ -7,6 +7,7 @@ import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { routeHref } from '../lib/routes';
+import { NeedsScope } from '../components/Permission';
 
 /**
  * After Finish: choose, per finished endpoint, whether to document its bodies, then Commit changes.
@@ -100,9 +101,11 @@ export function CommitPage({ captureId }: { captureId: string }) {
           </label>
           <FormError error={error} />
           <div className="row">
-            <button type="submit" className="primary" disabled={busy}>
-              {busy ? 'Committing…' : 'Commit changes'}
-            </button>
+            <NeedsScope scope="write" action="Committing documentation">
+              <button type="submit" className="primary" disabled={busy}>
+                {busy ? 'Committing…' : 'Commit changes'}
+              </button>
+            </NeedsScope>
             <a href={routeHref({ page: 'captures', project, captureId })}>Review more endpoints first</a>
           </div>
         </form>

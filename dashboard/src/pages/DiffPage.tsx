@@ -11,6 +11,7 @@ import { useResource } from '../hooks/resource';
 import { bodyLabel, plural } from '../lib/format';
 import { routeHref } from '../lib/routes';
 import { acceptedVersion } from '../lib/versions';
+import { NeedsScope } from '../components/Permission';
 
 interface DiffView {
   diff: DiffResponse | null;
@@ -92,9 +93,11 @@ function DiffDetail({ diff, documented, observed, captureId }: { diff: DiffRespo
       </p>
       <ChangesTable changes={diff.changes} />
       <div className="row actions">
-        <button type="button" className="primary" onClick={accept} disabled={busy}>
-          {busy ? 'Accepting…' : `Accept changes → ${next ?? 'next version'}`}
-        </button>
+        <NeedsScope scope="write" action="Accepting changes">
+          <button type="button" className="primary" onClick={accept} disabled={busy}>
+            {busy ? 'Accepting…' : `Accept changes → ${next ?? 'next version'}`}
+          </button>
+        </NeedsScope>
         <a className="button" href={routeHref({ page: 'captures', project, captureId })}>
           Leave it
         </a>

@@ -10,6 +10,7 @@ import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatTime, plural, shortCommit } from '../lib/format';
 import { routeHref } from '../lib/routes';
+import { NeedsScope } from '../components/Permission';
 
 /** The lifecycle in the spec's order (§3); steps after Approved are set by evidence alone. */
 export const PROPOSAL_STEPS: readonly ProposalStepName[] = ['Approved', 'Implemented', 'Appeared in Staging', 'Appeared in Production'];
@@ -84,9 +85,11 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
               </p>
             </div>
             {p.status === 'Open' && (
-              <button type="button" className="primary" onClick={approve} disabled={approving.busy}>
-                {approving.busy ? 'Approving…' : 'Approve'}
-              </button>
+              <NeedsScope scope="write" action="Approving">
+                <button type="button" className="primary" onClick={approve} disabled={approving.busy}>
+                  {approving.busy ? 'Approving…' : 'Approve'}
+                </button>
+              </NeedsScope>
             )}
           </header>
           <FormError error={approving.error} />

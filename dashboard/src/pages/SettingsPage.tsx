@@ -1,5 +1,5 @@
 import { ENVIRONMENT_KINDS, type AgentResponse, type EnvironmentKind, type TokenResponse, type TokenScope } from '@spectator/shared';
-import { useState, type FormEvent } from 'react';
+import { useState, type FormEvent, type ReactNode } from 'react';
 import { Badge } from '../components/badges';
 import { FormError, ListTable, ShownOnce } from '../components/forms';
 import { Async, Empty } from '../components/states';
@@ -8,6 +8,7 @@ import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
+import { ScopeNote, useScopeAllows } from '../components/Permission';
 
 const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin', 'agent'];
 
@@ -17,10 +18,25 @@ export function SettingsPage() {
     <div className="page">
       <h1>Settings</h1>
       <AgentsSection />
-      <TokensSection />
+      <AdminSection title="Tokens" action="Managing tokens">
+        <TokensSection />
+      </AdminSection>
       <RulesSection />
-      <WebhooksSection />
+      <AdminSection title="Webhooks" action="Managing webhooks">
+        <WebhooksSection />
+      </AdminSection>
     </div>
+  );
+}
+
+/** A section only an admin token can use: for other tokens, its title and the scope it needs (nothing is fetched). */
+function AdminSection({ title, action, children }: { title: string; action: string; children: ReactNode }) {
+  if (useScopeAllows('admin')) return <>{children}</>;
+  return (
+    <section className="card">
+      <h2>{title}</h2>
+      <ScopeNote scope="admin" action={action} />
+    </section>
   );
 }
 

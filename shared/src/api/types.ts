@@ -33,6 +33,17 @@ export interface ProjectResponse {
 
 export type TokenScope = 'agent' | 'read' | 'write' | 'admin';
 
+/** `GET /me`: who the bearer token is, so a client offers only the actions it may take. */
+export interface WhoAmIResponse {
+  /** The token's name, as given at creation (`admin` for the bootstrap token). */
+  name: string;
+  scope: TokenScope;
+  /** Slug of the project the token belongs to; null for the bootstrap admin token (every project). */
+  project: string | null;
+  /** The environment kinds an agent token may report; null when unlimited. */
+  environments: EnvironmentKind[] | null;
+}
+
 export interface TokenResponse {
   id: string;
   name: string;
