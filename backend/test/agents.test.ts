@@ -3,11 +3,13 @@ import pg from 'pg';
 import pino from 'pino';
 import { AgentsService } from '../src/agents/agents.service';
 import { createDataSource } from '../src/database/data-source';
+import { EventsService } from '../src/events/events.service';
 import type { Runtime } from '../src/runtime';
 import { apiCall } from './support';
 import { connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
+import { listenToEvents } from './support/events-client';
 
 // Two replicas on one database: agents connect to `first`, the list is read from `second`.
 let first: TestBackend;
@@ -81,6 +83,26 @@ describe('GET /projects/{p}/agents', () => {
     await agent.close();
   });
 
+  it('tells dashboards on every replica when an agent connects and disconnects (agent.connection)', async () => {
+    const dashboard = await listenToEvents(second.url, 'fleet', tokens.read, 'query');
+    const otherProject = await listenToEvents(second.url, 'other', tokens.otherRead, 'query');
+    try {
+      const { agent } = await connect('announced');
+      const agentId = (await agentByKey('announced'))?.id;
+      await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && e.connected));
+      await agent.close();
+      await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && !e.connected));
+      expect(dashboard.events.filter((e) => e.type === 'agent.connection')).toEqual([
+        { type: 'agent.connection', agentId, connected: true },
+        { type: 'agent.connection', agentId, connected: false },
+      ]);
+      expect(otherProject.events.filter((e) => e.type === 'agent.connection')).toEqual([]);
+    } finally {
+      dashboard.close();
+      otherProject.close();
+    }
+  });
+
   it('keeps an agent connected while one of its connections is open (a reconnect before the old close)', async () => {
     const { agent: old } = await connect('flappy');
     const { agent: fresh } = await connect('flappy');
@@ -111,7 +133,8 @@ describe('GET /projects/{p}/agents', () => {
     const ds = createDataSource(first.databaseUrl, 2);
     await ds.initialize();
     try {
-      const service = new AgentsService(ds, { log: pino({ level: 'silent' }) } as unknown as Runtime);
+      const runtime = { log: pino({ level: 'silent' }) } as unknown as Runtime;
+      const service = new AgentsService(ds, runtime, new EventsService(ds, runtime));
       const presence = service.presence(50);
       await presence.open(agentId);
       expect(await agentByKey('beating')).toMatchObject({ connected: true });

@@ -1,23 +1,8 @@
-import type { DashboardEvent, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
-import { ROUTES } from '@spectator/shared';
-import WebSocket from 'ws';
+import type { TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
-
-/** A dashboard listening to project events; `token` travels as the browser would send it. */
-async function listen(baseUrl: string, project: string, token: string, via: 'query' | 'protocol'): Promise<{ events: DashboardEvent[]; close(): void; socket: WebSocket }> {
-  const url = `${baseUrl.replace(/^http/, 'ws')}${ROUTES.projectEvents(project)}${via === 'query' ? `?token=${encodeURIComponent(token)}` : ''}`;
-  const socket = via === 'query' ? new WebSocket(url) : new WebSocket(url, ['spectator.v1', `bearer.${token}`]);
-  const events: DashboardEvent[] = [];
-  socket.on('message', (data) => events.push(JSON.parse(data.toString()) as DashboardEvent));
-  await new Promise<void>((resolve, reject) => {
-    socket.once('open', () => resolve());
-    socket.once('unexpected-response', (_req, res) => reject(Object.assign(new Error(`refused ${res.statusCode}`), { status: res.statusCode })));
-    socket.once('error', reject);
-  });
-  return { events, socket, close: () => socket.close() };
-}
+import { listenToEvents as listen } from './support/events-client';
 
 let first: TestBackend;
 let second: TestBackend;

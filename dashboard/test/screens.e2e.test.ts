@@ -239,9 +239,8 @@ describe('dashboard screens (fixture API)', () => {
     api.answer(`GET ${P}/tokens`, () => ({ body: tokens }));
     api.answer(`POST ${P}/tokens`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 't2', token: 'sp_once_only_secret', createdAt: '2026-01-01T12:00:00Z', lastUsedAt: null, revokedAt: null } }));
     api.answer(`DELETE ${P}/tokens/t1`, { status: 204 });
-    api.answer(`GET ${P}/agents`, {
-      body: [{ id: 'a1', agentKey: 'pod-a1', version: '0.1.0', environment: { kind: 'staging', name: 's-7' }, pullRequest: null, build: 's-7', commit: '0123456789', currentCaptureId: null, firstSeen: '2026-01-01T11:00:00Z', lastSeen: '2026-01-01T12:00:00Z', connected: true }],
-    });
+    const agentSeen = { id: 'a1', agentKey: 'pod-a1', version: '0.1.0', environment: { kind: 'staging', name: 's-7' }, pullRequest: null, build: 's-7', commit: '0123456789', currentCaptureId: null, firstSeen: '2026-01-01T11:00:00Z', lastSeen: '2026-01-01T12:00:00Z', connected: true };
+    api.answer(`GET ${P}/agents`, { body: [agentSeen] });
     api.answer(`GET ${P}/webhooks`, { body: [{ id: 'w1', url: 'https://hooks.example/spectator', createdAt: '2026-01-01T09:00:00Z', createdBy: 'ana' }] });
     api.answer(`GET ${P}/webhooks/w1/deliveries`, {
       body: [{ id: 'd1', eventId: 'ev1', type: 'proposal.step', status: 'failed', attempts: 5, lastStatus: 500, lastError: null, createdAt: '2026-01-01T10:00:00Z', nextAttemptAt: null, deliveredAt: null }],
@@ -249,6 +248,14 @@ describe('dashboard screens (fixture API)', () => {
     api.answer(`POST ${P}/webhooks`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 'w2', createdAt: '2026-01-01T12:00:00Z', createdBy: 'ana', secret: 'whsec_once_only' } }));
     await page.goto(`${api.url}/#/p/demo/settings`);
     await page.getByRole('region', { name: 'Agents seen' }).getByText('Staging · build s-7').waitFor();
+    // An agent disconnecting anywhere reloads the list (agent.connection).
+    const agentLists = () => api.requests.filter((r) => r.path === `${P}/agents`).length;
+    const listed = agentLists();
+    api.answer(`GET ${P}/agents`, { body: [{ ...agentSeen, connected: false }] });
+    await api.eventSockets(1);
+    api.emit({ type: 'agent.connection', agentId: 'a1', connected: false });
+    await page.getByRole('region', { name: 'Agents seen' }).getByText('not connected').waitFor();
+    expect(agentLists()).toBe(listed + 1);
     expect(await page.getByRole('region', { name: 'Ignore rules in effect' }).textContent()).toContain('GET POST PUT /db');
     const webhooks = page.getByRole('region', { name: 'Webhooks' });
     await webhooks.getByText('failed after 5 attempts (500)').waitFor();

@@ -4,7 +4,9 @@ import type { AgentResponse, EnvironmentKind } from '@spectator/shared';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { ProjectEntity } from '../projects/project.entity';
+import { EventsService } from '../events/events.service';
 import { RUNTIME, type Runtime } from '../runtime';
+import { returningRows } from '../versions/returning';
 
 /** How often an open connection refreshes its heartbeat: one UPDATE per agent per interval. */
 export const HEARTBEAT_INTERVAL_MS = 30_000;
@@ -48,6 +50,7 @@ export class AgentsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(RUNTIME) runtime: Runtime,
+    private readonly events: EventsService,
   ) {
     this.log = runtime.log.child({ module: 'agents' });
   }
@@ -101,11 +104,13 @@ export class AgentsService {
       if (connectionId === null) return;
       const id = connectionId;
       connectionId = null;
-      await this.db.query(
+      const agents = await returningRows<{ id: string; projectId: string }>(
+        this.db,
         `WITH c AS (UPDATE agent_connections SET closed_at = now(), heartbeat_at = now() WHERE id = $1 RETURNING agent_id)
-         UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c)`,
+         UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c) RETURNING id, project_id AS "projectId"`,
         [id],
       );
+      for (const row of agents) await this.events.publish(row.projectId, { type: 'agent.connection', agentId: row.id, connected: false });
     };
     return {
       open: (agentRowId) =>
@@ -115,10 +120,11 @@ export class AgentsService {
           // Drop this agent's finished or abandoned connections so the table stays small.
           const [row] = (await this.db.query(
             `WITH gone AS (DELETE FROM agent_connections WHERE agent_id = $1 AND (closed_at IS NOT NULL OR heartbeat_at < now() - $2::interval))
-             INSERT INTO agent_connections (agent_id) VALUES ($1) RETURNING id`,
+             INSERT INTO agent_connections (agent_id) VALUES ($1) RETURNING id, (SELECT project_id FROM agents WHERE id = $1) AS "projectId"`,
             [agentRowId, STALE_INTERVAL],
-          )) as Array<{ id: string }>;
+          )) as Array<{ id: string; projectId: string }>;
           connectionId = row?.id ?? null;
+          if (row) await this.events.publish(row.projectId, { type: 'agent.connection', agentId: agentRowId, connected: true });
           heartbeat ??= setInterval(() => void run('heartbeat', () => this.beat(connectionId)), heartbeatMs).unref();
         }),
       close: () => {

@@ -13,6 +13,7 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<DashboardEvent['type']>([
   'documentation.committed',
   'proposal.step',
   'version.changed',
+  'agent.connection',
 ]);
 
 /**

@@ -47,7 +47,7 @@ function agentWhere(agent: AgentResponse): string {
 
 function AgentsSection() {
   const { api, project } = useApp();
-  const agents = useResource(() => api.agents(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated');
+  const agents = useResource(() => api.agents(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'agent.connection');
   return (
     <section className="card" aria-labelledby="agents-title">
       <h2 id="agents-title">Agents seen</h2>

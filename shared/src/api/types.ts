@@ -211,7 +211,9 @@ export type DashboardEvent =
   | { type: 'capture.updated'; captureId: string }
   | { type: 'documentation.committed'; endpointIds: string[] }
   | { type: 'proposal.step'; proposalId: string; step: ProposalStepName; at: string }
-  | { type: 'version.changed'; endpointId: string; environment: { kind: EnvironmentKind; name: string }; version: string };
+  | { type: 'version.changed'; endpointId: string; environment: { kind: EnvironmentKind; name: string }; version: string }
+  /** An agent's WebSocket opened (`connected`) or closed on some replica (an agent whose replica died shows as gone after its heartbeat lapses, without an event). */
+  | { type: 'agent.connection'; agentId: string; connected: boolean };
 
 /** `GET /projects/{p}/evidence?environment=…`: which version of each documented endpoint runs there now. */
 export interface EvidenceResponse {
