@@ -1,6 +1,6 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { CiSummaryResponse, EvidenceResponse, VersionMatrixResponse } from '@spectator/shared';
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { CiSummaryResponse, EvidenceResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CiGateService } from './ci-gate.service';
@@ -17,9 +17,16 @@ export class EvidenceController {
     private readonly ciGate: CiGateService,
   ) {}
 
+  /**
+   * The version matrix (`VersionMatrixResponse`), sent as the JSON text the service assembles from
+   * stored row texts: a string body is sent as it is, under the JSON content type set here before
+   * the handler runs (an error body is JSON too).
+   */
   @Get('versions')
-  versions(@CurrentProject() project: ProjectEntity, @Query() query: MatrixQuery): Promise<VersionMatrixResponse> {
-    return this.matrix.matrix(project, { kind: query.kind, limit: query.limit ?? 20, cursor: query.cursor });
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOkResponse({ description: 'VersionMatrixResponse: {endpoints, rows, cells[row][endpoint], nextCursor}' })
+  versions(@CurrentProject() project: ProjectEntity, @Query() query: MatrixQuery): Promise<string> {
+    return this.matrix.matrixJson(project, { kind: query.kind, limit: query.limit ?? 20, cursor: query.cursor });
   }
 
   @Get('evidence')

@@ -7,6 +7,7 @@ import { LruCache } from '../common/lru-cache';
 import { returningRows } from '../versions/returning';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
+import { REBUILD_CELLS_TEXT_SQL } from './cells-text';
 import { environmentRowOf, type EnvironmentRowKey, type MatrixKind } from './environment-row';
 
 /** One aggregated exchange of an ingest batch (the fields of the ingest service's aggregated rows). */
@@ -58,9 +59,9 @@ const ROW_COLUMNS = `id, kind, name, scope, pull_request AS "pullRequest", build
  * transactions that change its inputs (an ingest batch, a new version). Transitions it finds (the
  * version running somewhere changed, a proposal reached a step) are emitted in the same transaction.
  *
- * Concurrency: every writer of a row's cells first locks that environment row (the upsert in
- * `recordBatch`, `FOR UPDATE` in `versionsMade`), so two writers never compute a cell from
- * different snapshots; locks are taken in one order (endpoints, environment rows by id, proposals
+ * Concurrency: every writer of a row's cells (and of its matrix text, cells-text.ts) first locks
+ * that environment row (the upsert in `recordBatch`, `FOR UPDATE` in `versionsMade`), so two
+ * writers never compute a cell from different snapshots; locks are taken in one order (endpoints, environment rows by id, proposals
  * by id) so writers cannot deadlock.
  */
 @Injectable()
@@ -103,6 +104,8 @@ export class EvidenceService {
     );
     if (endpoints.length === 0) return;
     const changed = await this.refreshCells(manager, project, row, endpoints);
+    // The matrix text shows versions and drift only: a batch that changed no cell leaves it as is.
+    if (changed.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [row.id]]);
     await this.recordSteps(manager, project, [{ row, endpointIds: changed }]);
   }
 
@@ -112,10 +115,19 @@ export class EvidenceService {
    * that can change. A new version is newer than every other, so a cell that already shows a
    * version keeps it (it is the lowest conforming one); only drifting cells and rows that saw the
    * endpoint before it was documented are recomputed (at most RECOMPUTE_ROW_LIMIT rows per endpoint).
+   * When an endpoint is documented for the first time the matrix gains a column, so every row of
+   * the project is locked and its cells text rewritten (rare: once per endpoint).
    */
   async versionsMade(manager: EntityManager, project: EventProject, proposalId: string | null, endpointIds: readonly string[]): Promise<void> {
     if (proposalId !== null) await this.emitApproved(manager, project, proposalId);
     if (endpointIds.length === 0) return;
+    // First documented now: the version just made is its only one.
+    const [{ firstDocumented } = { firstDocumented: 0 }] = (await manager.query(
+      `SELECT count(*)::int AS "firstDocumented" FROM endpoints e
+        WHERE e.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM endpoint_versions v WHERE v.endpoint_id = e.id AND v.id <> e.current_version_id)`,
+      [endpointIds],
+    )) as Array<{ firstDocumented: number }>;
+    const columnsGrew = firstDocumented > 0;
     const pairs: Array<{ rowId: string; endpointId: string }> = await manager.query(
       `SELECT e.id AS "endpointId", stale."rowId"
          FROM endpoints e
@@ -127,16 +139,20 @@ export class EvidenceService {
         WHERE e.id = ANY($1::uuid[]) AND e.project_id = $2`,
       [endpointIds, project.id],
     );
-    if (pairs.length === 0) return;
-    const rows: EnvironmentRow[] = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [
-      [...new Set(pairs.map((pair) => pair.rowId))],
-    ]);
+    if (pairs.length === 0 && !columnsGrew) return;
+    // Pair rows are rows of this project, so locking every row of the project covers them.
+    const rows: EnvironmentRow[] = columnsGrew
+      ? await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`, [project.id])
+      : await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [[...new Set(pairs.map((pair) => pair.rowId))]]);
     const endpoints: EndpointRef[] = await manager.query('SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id', [[...new Set(pairs.map((p) => p.endpointId))]]);
     const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
     for (const row of rows) {
       const wanted = new Set(pairs.filter((pair) => pair.rowId === row.id).map((pair) => pair.endpointId));
-      changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints.filter((e) => wanted.has(e.id))) });
+      if (wanted.size > 0) changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints.filter((e) => wanted.has(e.id))) });
     }
+    // A new statement after the locks: it sees what writers that held them committed.
+    const rewritten = columnsGrew ? rows.map((row) => row.id) : changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
+    if (rewritten.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rewritten]);
     await this.recordSteps(manager, project, changes);
   }
 

@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type EvidenceResponse, formatVersion, type VersionCell, type VersionMatrixResponse, type VersionMatrixRow } from '@spectator/shared';
-import type { DataSource } from 'typeorm';
+import { type EvidenceResponse, formatVersion, type VersionMatrixResponse, type VersionMatrixRow } from '@spectator/shared';
+import type { DataSource, EntityManager } from 'typeorm';
 import { badInput } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
+import { BUILD_CELLS_TEXT_SQL, notSeenCellsText } from './cells-text';
 import { MATRIX_KINDS, type MatrixKind } from './environment-row';
 
-const NOT_SEEN: VersionCell = Object.freeze({ version: 'N/A' });
-/** Length of a UUID's text form, the fixed-width head of each cell entry the matrix query returns. */
-const UUID_LENGTH = 36;
+
+/** An environment row of a matrix page, with its stored cells text. */
+type StoredRow = Omit<VersionMatrixRow, 'lastSeen'> & { id: string; lastSeen: Date; cellsJson: string | null; cellsColumns: number | null };
 
 /** One documented endpoint as a matrix column. */
 interface Column {
@@ -29,83 +30,65 @@ export class MatrixService {
 
   /**
    * The matrix: documented endpoints (path, method order) × environment rows (CI runs, staging
-   * builds, production builds; newest first within each kind), `limit` rows per page.
+   * builds, production builds; newest first within each kind), `limit` rows per page, as the JSON
+   * text of a `VersionMatrixResponse`. Each row's cells are stored pre-serialised (cells-text.ts) and
+   * spliced in as they are: a 100-row page is 100,000 cells.
    */
-  async matrix(project: ProjectEntity, options: { kind?: MatrixKind; limit: number; cursor?: string }): Promise<VersionMatrixResponse> {
-    const kinds = options.kind === undefined ? [...MATRIX_KINDS] : [options.kind];
-    let after: { kind: MatrixKind; id: string } | null = null;
-    if (options.cursor !== undefined) {
-      const [row] = (await this.db.query('SELECT kind, id FROM environment_rows WHERE id = $1 AND project_id = $2', [options.cursor, project.id])) as Array<{ kind: MatrixKind; id: string }>;
-      if (!row || !kinds.includes(row.kind)) throw badInput(`cursor ${options.cursor} is not a row of this matrix`);
-      after = row;
-    }
-    type Row = VersionMatrixRow & { id: string };
-    const rows: Row[] = [];
-    // One indexed query per kind, in order, until the page is full (one more row tells if there is a next page).
-    for (const kind of kinds.slice(after === null ? 0 : kinds.indexOf(after.kind))) {
-      const wanted = options.limit + 1 - rows.length;
-      if (wanted <= 0) break;
-      const continuing = after !== null && after.kind === kind;
-      const found: Row[] = await this.db.query(
-        `SELECT r.id, r.kind, r.name, r.build, r.pull_request AS "pullRequest", r.commit, r.last_seen AS "lastSeen"
-           FROM environment_rows r
-          WHERE r.project_id = $1 AND r.kind = $2
-            ${continuing ? 'AND (r.first_seen, r.id) < (SELECT first_seen, id FROM environment_rows WHERE id = $4)' : ''}
-          ORDER BY r.first_seen DESC, r.id DESC
-          LIMIT $3`,
-        continuing ? [project.id, kind, wanted, after?.id] : [project.id, kind, wanted],
-      );
-      rows.push(...found);
-    }
-    const page = rows.slice(0, options.limit);
-    const nextCursor = rows.length > options.limit ? (page[page.length - 1]?.id ?? null) : null;
-
-    const columns = await this.columns(project);
-    const index = new Map(columns.map((c, i) => [c.id, i]));
-    const cells: VersionCell[][] = page.map(() => columns.map(() => NOT_SEEN));
-    const rowIndex = new Map(page.map((r, i) => [r.id, i]));
-    if (page.length > 0) {
-      // One text per row, `<endpoint id><~ if drift, else space><version>` joined by commas: measured
-      // (backend/bench/versions.bench.ts) about half the SQL time of json_agg(json_build_array(…))
-      // for 20 rows × 1,000 endpoints, and split faster than JSON.parse. Ids are 36-character UUID
-      // texts and versions are `major.minor`, so neither contains the separators.
-      const found: Array<{ rowId: string; cells: string }> = await this.db.query(
-        `SELECT row_id AS "rowId", string_agg(endpoint_id::text || CASE WHEN drift THEN '~' ELSE ' ' END || version, ',') AS cells
-           FROM evidence_cells WHERE row_id = ANY($1::uuid[]) GROUP BY row_id`,
-        [page.map((r) => r.id)],
-      );
-      // Cells are shared objects per value: a page has a handful of distinct ones.
-      const shared = new Map<string, VersionCell>();
-      for (const { rowId, cells: text } of found) {
-        const line = cells[rowIndex.get(rowId) ?? -1];
-        if (line === undefined) continue;
-        for (const entry of text.split(',')) {
-          const c = index.get(entry.slice(0, UUID_LENGTH));
-          if (c === undefined) continue;
-          const key = entry.slice(UUID_LENGTH);
-          let cell = shared.get(key);
-          if (cell === undefined) {
-            const version = key.slice(1);
-            cell = key.startsWith('~') ? { version, drift: true } : { version };
-            shared.set(key, cell);
-          }
-          line[c] = cell;
-        }
+  matrixJson(project: ProjectEntity, options: { kind?: MatrixKind; limit: number; cursor?: string }): Promise<string> {
+    // One snapshot: the columns and the rows' texts were written together.
+    return this.db.transaction('REPEATABLE READ', async (manager) => {
+      const kinds = options.kind === undefined ? [...MATRIX_KINDS] : [options.kind];
+      let after: { kind: MatrixKind; id: string } | null = null;
+      if (options.cursor !== undefined) {
+        const [row] = (await manager.query('SELECT kind, id FROM environment_rows WHERE id = $1 AND project_id = $2', [options.cursor, project.id])) as Array<{ kind: MatrixKind; id: string }>;
+        if (!row || !kinds.includes(row.kind)) throw badInput(`cursor ${options.cursor} is not a row of this matrix`);
+        after = row;
       }
-    }
-    return {
-      endpoints: columns.map((c) => ({ id: c.id, method: c.method, path: c.path, version: formatVersion(c) })),
-      rows: page.map((r) => ({
-        kind: r.kind,
-        name: r.name,
-        build: r.build,
-        pullRequest: r.pullRequest,
-        commit: r.commit,
-        lastSeen: new Date(r.lastSeen).toISOString(),
-      })),
-      cells,
-      nextCursor,
-    };
+      const rows: StoredRow[] = [];
+      // One indexed query per kind, in order, until the page is full (one more row tells if there is a next page).
+      for (const kind of kinds.slice(after === null ? 0 : kinds.indexOf(after.kind))) {
+        const wanted = options.limit + 1 - rows.length;
+        if (wanted <= 0) break;
+        const continuing = after !== null && after.kind === kind;
+        const found: StoredRow[] = await manager.query(
+          `SELECT r.id, r.kind, r.name, r.build, r.pull_request AS "pullRequest", r.commit, r.last_seen AS "lastSeen",
+                  r.cells_json AS "cellsJson", r.cells_columns AS "cellsColumns"
+             FROM environment_rows r
+            WHERE r.project_id = $1 AND r.kind = $2
+              ${continuing ? 'AND (r.first_seen, r.id) < (SELECT first_seen, id FROM environment_rows WHERE id = $4)' : ''}
+            ORDER BY r.first_seen DESC, r.id DESC
+            LIMIT $3`,
+          continuing ? [project.id, kind, wanted, after?.id] : [project.id, kind, wanted],
+        );
+        rows.push(...found);
+      }
+      const page = rows.slice(0, options.limit);
+      const nextCursor = rows.length > options.limit ? (page[page.length - 1]?.id ?? null) : null;
+      const columns = await this.columns(manager, project);
+
+      // A text built for fewer columns comes from a row created while an endpoint was being
+      // documented (the column rewrite could not see it yet): built here until its next change.
+      const stale = page.filter((r) => r.cellsJson !== null && r.cellsColumns !== columns.length).map((r) => r.id);
+      const rebuilt = new Map<string, string>();
+      if (stale.length > 0) {
+        const found: Array<{ id: string; cells: string }> = await manager.query(BUILD_CELLS_TEXT_SQL, [project.id, stale]);
+        for (const { id, cells } of found) rebuilt.set(id, cells);
+      }
+      const notSeen = notSeenCellsText(columns.length);
+      const head = JSON.stringify({
+        endpoints: columns.map((c) => ({ id: c.id, method: c.method, path: c.path, version: formatVersion(c) })),
+        rows: page.map((r): VersionMatrixRow => ({
+          kind: r.kind,
+          name: r.name,
+          build: r.build,
+          pullRequest: r.pullRequest,
+          commit: r.commit,
+          lastSeen: new Date(r.lastSeen).toISOString(),
+        })),
+      } satisfies Omit<VersionMatrixResponse, 'cells' | 'nextCursor'>);
+      const cells = page.map((r) => rebuilt.get(r.id) ?? r.cellsJson ?? notSeen).join(',');
+      return `${head.slice(0, -1)},"cells":[${cells}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+    });
   }
 
   /**
@@ -150,8 +133,8 @@ export class MatrixService {
     };
   }
 
-  private columns(project: ProjectEntity): Promise<Column[]> {
-    return this.db.query(
+  private columns(manager: EntityManager, project: ProjectEntity): Promise<Column[]> {
+    return manager.query(
       `SELECT e.id, e.method, e.path, v.major, v.minor FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
         WHERE e.project_id = $1 ORDER BY e.path, e.method`,
       [project.id],
