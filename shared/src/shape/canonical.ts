@@ -1,30 +1,27 @@
-import { MAX_SHAPE_DEPTH } from './infer';
-import { compareNames, kindRank } from './options';
+import {
+  BAR,
+  BOOLEAN_CODE,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  CLOSE_ONE_OF,
+  COLON,
+  COMMA,
+  NULL_CODE,
+  NUMBER_CODE,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  OPEN_ONE_OF,
+  OPTIONAL,
+  TRUNCATED,
+  UNKNOWN_CODE,
+  writeFieldName,
+  writeString,
+  type CanonicalSink,
+} from './canonical-text';
+import { compareNames, kindRank, MAX_SHAPE_DEPTH } from './options';
 import type { Field, Shape } from './types';
 
-/** Where canonical text goes: a string being built, or a running hash. */
-export interface CanonicalSink {
-  write(text: string): void;
-  /** Writes one UTF-16 code unit: most of the canonical text is single punctuation characters. */
-  writeCode(code: number): void;
-}
-
-// The single-character tokens of the canonical text.
-const OPEN_OBJECT = 0x7b; // {
-const CLOSE_OBJECT = 0x7d; // }
-const OPEN_ARRAY = 0x5b; // [
-const CLOSE_ARRAY = 0x5d; // ]
-const OPEN_ONE_OF = 0x28; // (
-const CLOSE_ONE_OF = 0x29; // )
-const BAR = 0x7c; // |
-const COMMA = 0x2c; // ,
-const QUOTE = 0x22; // "
-const COLON = 0x3a; // :
-const OPTIONAL = 0x3f; // ?
-const TRUNCATED = 0x21; // !
-
-
-const STRING_TEXT: Readonly<Record<string, string>> = { uuid: 'S(uuid)', 'date-time': 'S(date-time)', date: 'S(date)', email: 'S(email)', uri: 'S(uri)' };
+export type { CanonicalSink } from './canonical-text';
 
 /**
  * The canonical text of a shape: equal shapes give equal text, whatever the order of fields or
@@ -68,20 +65,19 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): vo
   if (depth > MAX_SHAPE_DEPTH + 1) throw new RangeError(`shape nested deeper than ${MAX_SHAPE_DEPTH + 1} levels`);
   switch (shape.kind) {
     case 'string':
-      if (shape.format === undefined) sink.writeCode(0x53); // S
-      else sink.write(STRING_TEXT[shape.format] ?? `S(${shape.format})`);
+      writeString(shape.format, sink);
       return;
     case 'number':
-      sink.writeCode(0x4e); // N
+      sink.writeCode(NUMBER_CODE);
       return;
     case 'boolean':
-      sink.writeCode(0x42); // B
+      sink.writeCode(BOOLEAN_CODE);
       return;
     case 'null':
-      sink.writeCode(0x5a); // Z
+      sink.writeCode(NULL_CODE);
       return;
     case 'unknown':
-      sink.writeCode(0x55); // U
+      sink.writeCode(UNKNOWN_CODE);
       if (shape.truncated) sink.writeCode(TRUNCATED);
       return;
     case 'array':
@@ -96,13 +92,7 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): vo
       for (let i = 0; i < fields.length; i++) {
         const field = fields[i]!;
         if (i > 0) sink.writeCode(COMMA);
-        if (isPlainName(field.name)) {
-          sink.writeCode(QUOTE);
-          sink.write(field.name);
-          sink.writeCode(QUOTE);
-        } else {
-          sink.write(JSON.stringify(field.name));
-        }
+        writeFieldName(field.name, sink);
         if (!field.required) sink.writeCode(OPTIONAL);
         sink.writeCode(COLON);
         writeCanonical(field.shape, sink, depth + 1);
@@ -127,15 +117,6 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): vo
       sink.writeCode(CLOSE_ONE_OF);
       return;
   }
-}
-
-/** A name JSON.stringify writes as it is between quotes: no quote, backslash, control character or surrogate. */
-function isPlainName(name: string): boolean {
-  for (let i = 0; i < name.length; i++) {
-    const code = name.charCodeAt(i);
-    if (code < 0x20 || code === 0x22 || code === 0x5c || (code >= 0xd800 && code <= 0xdfff)) return false;
-  }
-  return true;
 }
 
 function inNameOrder(fields: readonly Field[]): readonly Field[] {

@@ -1,8 +1,9 @@
+import fc from 'fast-check';
 import { canonicalShape } from './canonical';
 import { fingerprint } from './fingerprint';
 import { Hash128 } from './hash';
-import { inferShape } from './infer';
-import type { Shape } from './types';
+import { inferShape, shapeFingerprint } from './infer';
+import type { Shape, ShapeLimits } from './types';
 import { N, S } from '../../test/shape-fixtures';
 
 /** The canonical text of `shape`, hashed in one piece: what `fingerprint` must equal. */
@@ -93,6 +94,58 @@ describe('fingerprint', () => {
     expect(() => fingerprint(deep)).toThrow(/nested deeper than 257 levels/);
     const deepest = inferShape(JSON.parse('['.repeat(300) + ']'.repeat(300)), { maxDepth: 1000 });
     expect(fingerprint(deepest)).toMatch(/^[0-9a-f]{32}$/);
+  });
+});
+
+describe('shapeFingerprint', () => {
+  // Names drawn from a few, so records of a list share some keys and miss others (optional fields,
+  // key lists that change from record to record), with names that need JSON escapes or sort oddly.
+  const NAMES = ['id', 'title', 'author', 'a', 'B', '_', 'é', 'a"b', 'line\nbreak', '\ud800', '__proto__', ''];
+  const { json } = fc.letrec<{ json: unknown }>((tie) => ({
+    json: fc.oneof(
+      { maxDepth: 4, depthIdentifier: 'json', withCrossShrink: true },
+      fc.oneof(fc.string({ maxLength: 6 }), fc.uuid(), fc.emailAddress(), fc.webUrl(), fc.constantFrom('2026-11-22', '2026-11-22T03:08:00Z')),
+      fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)),
+      fc.array(tie('json'), { maxLength: 5 }),
+      fc.dictionary(fc.constantFrom(...NAMES), tie('json'), { maxKeys: 6 }),
+    ),
+  }));
+  const limits: fc.Arbitrary<Partial<ShapeLimits>> = fc.oneof(
+    fc.constant({}),
+    fc.record({ maxDepth: fc.integer({ min: 0, max: 4 }), maxFields: fc.integer({ min: 0, max: 4 }), maxItems: fc.integer({ min: 0, max: 4 }) }, { requiredKeys: [] }),
+  );
+
+  it('equals fingerprint(inferShape(x)) for arbitrary JSON values and limits', () => {
+    fc.assert(
+      fc.property(json, limits, (value, limit) => {
+        expect(shapeFingerprint(value, limit)).toBe(fingerprint(inferShape(value, limit)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('equals fingerprint(inferShape(x)) for lists of records whose key lists repeat, change and come back', () => {
+    const record = fc.dictionary(fc.constantFrom(...NAMES), fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.constant(null)), { maxKeys: 6 });
+    fc.assert(
+      fc.property(fc.array(record, { maxLength: 3 }), fc.array(fc.nat(2), { maxLength: 12 }), (records, picks) => {
+        const list = picks.map((pick) => records[pick % Math.max(records.length, 1)] ?? {});
+        expect(shapeFingerprint(list)).toBe(fingerprint(inferShape(list)));
+        expect(shapeFingerprint({ data: list, first: list[0] ?? null })).toBe(fingerprint(inferShape({ data: list, first: list[0] ?? null })));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it.each<[string, unknown, string]>([
+    ['POST /posts request', { title: 'Hello', author: 'Ann' }, '4c6a172fb1483adc1b37e0327e515173'],
+    ['POST /posts 201 response', { id: 1, title: 'Hello', author: 'Ann' }, 'dc4275488d5b12f4c893375f820698f1'],
+    ['an empty array', [], 'ab98ac6291abe84139b153b4e13b159a'],
+  ])('gives the fixed digest of %s', (_name, body, expected) => {
+    expect(shapeFingerprint(body)).toBe(expected);
+  });
+
+  it('names a bad limit like inferShape does', () => {
+    expect(() => shapeFingerprint({}, { maxFields: -1 })).toThrow(/limit maxFields must be a non-negative integer, got -1/);
   });
 });
 

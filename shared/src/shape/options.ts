@@ -1,6 +1,13 @@
 import type { Shape, ShapeKind } from './types';
 
 /**
+ * Ceiling on `maxDepth`. Shapes are walked recursively by merge, diff and fingerprint; keeping
+ * every shape at most this deep keeps those walks a few hundred frames deep, far below any
+ * JavaScript engine's stack limit.
+ */
+export const MAX_SHAPE_DEPTH = 256;
+
+/**
  * The canonical order of kinds inside a `oneOf`: scalars first, containers next, `null` last so
  * that a nullable type reads `T | null`. `oneOf` itself never appears inside a `oneOf`.
  */
