@@ -13,6 +13,7 @@ import type { SamplerOptions } from './capture/sampler';
 import { createRootLogger, type Logger } from './log';
 import { Metrics } from './metrics';
 import { ProxyServer } from './proxy/server';
+import { readTlsFiles, readUpstreamCa, watchTlsFiles } from './proxy/tls-files';
 import { StreamClient } from './stream/client';
 import { Spool } from './stream/spool';
 import { agentVersion } from './version';
@@ -111,6 +112,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   metrics.gauge('captures_total', () => captures.count);
 
   const command = options.command ?? null;
+  // Read first: unusable TLS files stop the start before anything else runs.
+  const tls = options.tls ? await readTlsFiles(options.tls) : undefined;
+  const upstreamCa = options.upstreamCaPath ? await readUpstreamCa(options.upstreamCaPath) : undefined;
   const upstream = await resolveUpstream(options.upstream ?? null, command);
   const listenAt = typeof options.listen === 'string' ? parseHostPort(options.listen, '0.0.0.0') : (options.listen ?? { host: '0.0.0.0', port: 4000 });
   const adminAt = typeof options.admin === 'string' ? parseHostPort(options.admin, '0.0.0.0') : (options.admin ?? null);
@@ -184,6 +188,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   const probe = new UpstreamProbe(upstream, tuning.probeIntervalMs, root.child({ module: 'probe' }), metrics, () => newCapture('upstream-restart'));
   const proxy = new ProxyServer({
+    ...(tls ? { tls } : {}),
+    ...(upstreamCa ? { upstreamCa } : {}),
     upstream,
     observer: pipeline,
     metrics,
@@ -194,6 +200,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     },
   });
   const proxyAddress = await proxy.listen(listenAt.host, listenAt.port);
+  const stopWatchingTls = options.tls ? watchTlsFiles(options.tls, tuning.configPollMs, (credentials) => proxy.setCredentials(credentials), root.child({ module: 'tls' })) : () => undefined;
   let closing = false;
 
   let admin: http.Server | null = null;
@@ -230,7 +237,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const flushTimer = setInterval(flush, tuning.flushIntervalMs);
   flushTimer.unref();
 
-  const proxyUrl = `http://${urlHost(listenAt.host)}:${proxyAddress.port}`;
+  const proxyUrl = `${proxy.secure ? 'https' : 'http'}://${urlHost(listenAt.host)}:${proxyAddress.port}`;
   log.info({ proxy: proxyUrl, upstream: upstream.origin, admin: adminUrl, environment, captureId: captures.current.id, capture: pipeline ? 'on' : 'off' }, 'agent started');
 
   let closed: Promise<void> | null = null;
@@ -238,6 +245,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     closing = true;
     probe.stop();
     rules.stop();
+    stopWatchingTls();
     await proxy.close(tuning.shutdownGraceMs);
     await supervisor?.stop(tuning.shutdownGraceMs);
     clearInterval(flushTimer);

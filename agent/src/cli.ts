@@ -36,15 +36,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<numb
 
 /** Run the agent until SIGTERM or SIGINT; then shut down gracefully and exit 0. */
 async function runAgent(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
-  let config;
+  let agent;
   try {
-    config = parseAgentConfig(argv, env);
+    // Bad options, and files they name that cannot be used (TLS), stop the agent with every problem named.
+    agent = await startAgent(parseAgentConfig(argv, env));
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     process.stderr.write(`spectator-agent: ${err.message}\n`);
     return 2;
   }
-  const agent = await startAgent(config);
   return new Promise<number>((resolve) => {
     const stop = (): void => {
       // A second signal while stopping means "now".

@@ -14,6 +14,8 @@ describe('parseAgentConfig', () => {
       admin: null,
       spoolDir: null,
       captureLimit: 1024 * 1024,
+      tls: null,
+      upstreamCaPath: null,
       command: null,
       logLevel: 'info',
     });
@@ -43,6 +45,9 @@ describe('parseAgentConfig', () => {
       SPECTATOR_SPOOL: '/var/spool',
       SPECTATOR_CAPTURE_LIMIT: '512k',
       SPECTATOR_LOG_LEVEL: 'warn',
+      SPECTATOR_TLS_CERT: '/tls/tls.crt',
+      SPECTATOR_TLS_KEY: '/tls/tls.key',
+      SPECTATOR_UPSTREAM_CA: '/tls/ca.crt',
     });
     expect(config).toMatchObject({
       listen: { host: '0.0.0.0', port: 8080 },
@@ -52,6 +57,8 @@ describe('parseAgentConfig', () => {
       admin: { host: '0.0.0.0', port: 4001 },
       spoolDir: '/var/spool',
       captureLimit: 512 * 1024,
+      tls: { certPath: '/tls/tls.crt', keyPath: '/tls/tls.key' },
+      upstreamCaPath: '/tls/ca.crt',
       logLevel: 'warn',
     });
   });
@@ -76,7 +83,7 @@ describe('parseAgentConfig', () => {
   it('names every problem in one error', () => {
     let error: unknown;
     try {
-      parseAgentConfig(['--listen', 'x:y', '--upstream', 'http://a/path', '--backend', 'http://b', '--env', 'production', '--pr', 'abc', '--capture-limit', '1g', '--admin', '70000', '--nope', 'stray', '--spool'], {});
+      parseAgentConfig(['--listen', 'x:y', '--upstream', 'http://a/path', '--backend', 'http://b', '--env', 'production', '--pr', 'abc', '--capture-limit', '1g', '--admin', '70000', '--tls-cert', '/tls/tls.crt', '--nope', 'stray', '--spool'], {});
     } catch (err) {
       error = err;
     }
@@ -92,6 +99,7 @@ describe('parseAgentConfig', () => {
       '--build (SPECTATOR_BUILD): required for --env production (production is identified by build)',
       '--admin (SPECTATOR_ADMIN): "70000" is not host:port, :port or a port number 0-65535',
       '--capture-limit (SPECTATOR_CAPTURE_LIMIT): "1g" is not a size in bytes (e.g. 1048576, 512k, 1m)',
+      '--tls-key (SPECTATOR_TLS_KEY): required with --tls-cert',
     ]);
     expect((error as Error).message).toContain('invalid agent configuration');
   });

@@ -18,9 +18,19 @@ export interface AgentConfig {
   spoolDir: string | null;
   /** Bytes of each body copied for shape work. Default 1 MiB; 0 counts interactions without looking at bodies. */
   captureLimit: number;
+  /** PEM files for serving the proxy over HTTPS (reloaded when they change), or `null` for plain HTTP. */
+  tls: TlsFiles | null;
+  /** PEM CA certificate(s) trusted for an https:// upstream besides the system's, or `null`. */
+  upstreamCaPath: string | null;
   /** `-- <command>`: the app the agent starts and watches, or `null`. */
   command: string[] | null;
   logLevel: string;
+}
+
+/** Where the proxy's certificate chain and private key are (PEM). */
+export interface TlsFiles {
+  certPath: string;
+  keyPath: string;
 }
 
 export interface HostPort {
@@ -32,7 +42,7 @@ export const DEFAULT_CAPTURE_LIMIT = 1024 * 1024;
 const MAX_CAPTURE_LIMIT = 64 * 1024 * 1024;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'logLevel';
+type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'tlsCert' | 'tlsKey' | 'upstreamCa' | 'logLevel';
 
 interface OptionSpec {
   key: OptionKey;
@@ -56,6 +66,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'admin', flag: '--admin', envVar: 'SPECTATOR_ADMIN', value: '<[host:]port>', help: 'Admin port serving /healthz, /readyz and Prometheus /metrics. Default: none.' },
   { key: 'spool', flag: '--spool', envVar: 'SPECTATOR_SPOOL', value: '<dir>', help: 'Keep unacknowledged batches on disk here so an agent restart resends them. Default: memory only.' },
   { key: 'captureLimit', flag: '--capture-limit', envVar: 'SPECTATOR_CAPTURE_LIMIT', value: '<bytes>', help: 'Bytes of each JSON body copied for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. 0 = count only.' },
+  { key: 'tlsCert', flag: '--tls-cert', envVar: 'SPECTATOR_TLS_CERT', value: '<path>', help: 'PEM certificate chain: the proxy serves HTTPS with it (and --tls-key); both files are re-read when they change. Default: plain HTTP.' },
+  { key: 'tlsKey', flag: '--tls-key', envVar: 'SPECTATOR_TLS_KEY', value: '<path>', help: 'PEM private key for --tls-cert.' },
+  { key: 'upstreamCa', flag: '--upstream-ca', envVar: 'SPECTATOR_UPSTREAM_CA', value: '<path>', help: 'PEM CA certificate(s) to trust for an https:// upstream, besides the system ones (e.g. an in-cluster CA).' },
   { key: 'logLevel', flag: '--log-level', envVar: 'SPECTATOR_LOG_LEVEL', value: '<level>', help: `Log level: ${LOG_LEVELS.join('|')}. Default info.` },
 ];
 
@@ -119,6 +132,8 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const admin = check('admin', (text) => parseHostPort(text, '0.0.0.0'), null);
   const captureLimit = check('captureLimit', parseByteSize, DEFAULT_CAPTURE_LIMIT);
   const logLevel = check('logLevel', (text) => oneOf(text, LOG_LEVELS), 'info');
+  const [certPath, keyPath] = [nonEmpty(raw('tlsCert')), nonEmpty(raw('tlsKey'))];
+  if ((certPath === undefined) !== (keyPath === undefined)) problems.push(`${named(certPath === undefined ? 'tlsCert' : 'tlsKey')}: required with ${certPath === undefined ? '--tls-key' : '--tls-cert'}`);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -131,6 +146,8 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     admin,
     spoolDir: raw('spool') ?? null,
     captureLimit,
+    tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : null,
+    upstreamCaPath: nonEmpty(raw('upstreamCa')) ?? null,
     command,
     logLevel,
   };

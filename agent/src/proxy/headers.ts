@@ -44,7 +44,7 @@ export function forwardedHeaders(req: IncomingMessage): [string, string][] {
   const clientAddress = req.socket.remoteAddress ?? '';
   const out: [string, string][] = [
     ['x-forwarded-for', priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${clientAddress}` : clientAddress],
-    ['x-forwarded-proto', firstValue(req.headers['x-forwarded-proto']) ?? 'http'],
+    ['x-forwarded-proto', firstValue(req.headers['x-forwarded-proto']) ?? ((req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http')],
   ];
   const host = firstValue(req.headers['x-forwarded-host']) ?? req.headers.host;
   if (host !== undefined) out.push(['x-forwarded-host', host]);

@@ -1,4 +1,6 @@
 import http from 'node:http';
+import https from 'node:https';
+import tls from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
@@ -17,17 +19,29 @@ export interface ProxyServerOptions {
   onUpstreamFailure?: (failure: UpstreamFailure) => void;
   /** Time allowed for the upstream's response headers, ms. Default 60 s; then 504. */
   upstreamHeadersTimeoutMs?: number;
+  /** Serve HTTPS with this certificate chain and key (PEM); plain HTTP without. */
+  tls?: TlsCredentials;
+  /** CA certificates (PEM) trusted for an https:// upstream besides the system's. */
+  upstreamCa?: Buffer | string;
+}
+
+/** A certificate chain and its private key, PEM. */
+export interface TlsCredentials {
+  cert: Buffer | string;
+  key: Buffer | string;
 }
 
 /** The proxy listener ({proxy_url}): a node:http server in front of one undici Pool to the upstream. */
 export class ProxyServer {
-  private readonly server: http.Server;
+  private readonly server: http.Server | https.Server;
   private readonly pool: Pool;
   private readonly tunnels = new Set<Duplex>();
   private inFlight = 0;
   private idle: (() => void) | null = null;
 
   constructor(options: ProxyServerOptions) {
+    // `ca` replaces Node's default trust store, so the system roots go along.
+    const upstreamTls = options.upstreamCa === undefined ? undefined : { ca: [...tls.rootCertificates, options.upstreamCa.toString()] };
     this.pool = new Pool(options.upstream.origin, {
       // One connection per concurrent request, kept alive; no pipelining, so one slow response
       // never holds up another.
@@ -37,6 +51,7 @@ export class ProxyServer {
       headersTimeout: options.upstreamHeadersTimeoutMs ?? 60_000,
       // Streams (server-sent events) may be quiet for long; the client going away ends them.
       bodyTimeout: 0,
+      ...(upstreamTls ? { connect: upstreamTls } : {}),
     });
     const context: ForwardContext = {
       pool: this.pool,
@@ -45,16 +60,17 @@ export class ProxyServer {
       log: options.log,
       onUpstreamFailure: options.onUpstreamFailure ?? (() => undefined),
     };
-    this.server = http.createServer((req, res) => {
+    const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.inFlight++;
       res.once('close', () => {
         if (--this.inFlight === 0) this.idle?.();
       });
       forward(context, req, res);
-    });
+    };
+    this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handle) : http.createServer(handle);
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       options.metrics.inc('requests_total');
-      const tunnel = tunnelUpgrade(options.upstream, req, socket, head, options.log);
+      const tunnel = tunnelUpgrade(options.upstream, req, socket, head, options.log, upstreamTls);
       this.tunnels.add(tunnel);
       tunnel.once('close', () => this.tunnels.delete(tunnel));
     });
@@ -76,6 +92,20 @@ export class ProxyServer {
         resolve(this.server.address() as AddressInfo);
       });
     });
+  }
+
+  /** Whether the proxy serves HTTPS. */
+  get secure(): boolean {
+    return this.server instanceof https.Server;
+  }
+
+  /**
+   * Replaces the certificate and key for new connections (a rotated certificate); open
+   * connections keep theirs. @throws when the pair is not a valid certificate and matching key.
+   */
+  setCredentials(tls: TlsCredentials): void {
+    if (!(this.server instanceof https.Server)) throw new Error('the proxy serves plain HTTP');
+    this.server.setSecureContext({ cert: tls.cert, key: tls.key });
   }
 
   /** Requests whose response has not finished yet. */

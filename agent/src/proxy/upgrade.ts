@@ -12,10 +12,11 @@ import { forwardedHeaders, isForwardedHeader } from './headers';
  * then both sockets are piped. Frames are not observed.
  * @returns the upstream socket, so the server can close tunnels on shutdown.
  */
-export function tunnelUpgrade(upstream: URL, req: IncomingMessage, client: Duplex, head: Buffer, log: Logger): Duplex {
+export function tunnelUpgrade(upstream: URL, req: IncomingMessage, client: Duplex, head: Buffer, log: Logger, upstreamTls?: tls.ConnectionOptions): Duplex {
   const port = Number(upstream.port) || (upstream.protocol === 'https:' ? 443 : 80);
   const host = upstream.hostname.replace(/^\[|\]$/g, '');
-  const server = upstream.protocol === 'https:' ? tls.connect({ host, port, servername: host }) : net.connect({ host, port });
+  // SNI takes host names only (an IP address there is refused with a warning).
+  const server = upstream.protocol === 'https:' ? tls.connect({ ...upstreamTls, host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}) }) : net.connect({ host, port });
   let connected = false;
   server.once(upstream.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
     connected = true;
