@@ -9,7 +9,7 @@ import pg from 'pg';
 import { createDataSource } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
 import { startTestBackend, type TestBackend } from './support';
-import type { TestExchange } from './support/agent-client';
+import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './support/agent-client';
 import { report } from './support/evidence-helpers';
 
 let backend: TestBackend;
@@ -126,6 +126,41 @@ describe('the stored matrix texts', () => {
     const m = await expectMatrixMatchesEvidence();
     expect(shown(m)['p-1']).toBe('/a:N/A /b:N/A /c:1.1');
     expect(m.endpoints.map((e) => e.version)).toEqual(['1.0', '1.0', '1.1']);
+  });
+
+  it('stay right when agents of one build send overlapping batches at once (the row is locked after the evidence insert)', async () => {
+    const agents = await Promise.all([0, 1, 2, 3].map(() => connectTestAgent(backend.url, agentToken)));
+    try {
+      const environment = { kind: 'staging' as const, build: 's-busy' };
+      const captures = await Promise.all(
+        agents.map(async (agent, a) => {
+          const hello = helloMessage({ agentId: `busy-${a}`, environment });
+          expect((await agent.request(hello)).type).toBe('welcome');
+          return hello.capture.id;
+        }),
+      );
+      // The same 30 exchanges per batch, in a different order per agent; every third drifts on /c.
+      const exchanges = Array.from({ length: 30 }, (_, i): TestExchange => (i % 3 === 0 ? ok('/c', { id: i, extra: true, [`f${i}`]: 1 }) : ok(i % 2 ? '/a' : '/b', i % 2 ? { id: i } : { id: `${i}` })));
+      const acks = await Promise.all(
+        agents.map(async (agent, a) => {
+          const answers = [];
+          for (let b = 0; b < 5; b++) {
+            const ordered = a % 2 ? [...exchanges].reverse() : exchanges;
+            answers.push((await agent.request(batchMessage(captures[a] as string, ordered), 20_000)).type);
+          }
+          return answers;
+        }),
+      );
+      expect(acks.flat()).toEqual(Array(20).fill('ack'));
+    } finally {
+      await Promise.all(agents.map((agent) => agent.close()));
+    }
+    const counts = await db.query<{ n: string; total: string }>(
+      `SELECT count(*) AS n, sum(o.count) AS total FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id WHERE r.name = 's-busy'`,
+    );
+    // /c bodies differ per i (10 distinct), /a and /b bodies collapse to one shape each.
+    expect(counts.rows[0]).toEqual({ n: '12', total: String(4 * 5 * 30) });
+    expect(shown(await expectMatrixMatchesEvidence())['s-busy']).toBe('/a:1.0 /b:1.0 /c:~1.1');
   });
 
   it('are read around when missing or built for fewer columns, and the page stays right', async () => {

@@ -70,6 +70,8 @@ export class EvidenceService {
   private readonly conformance = new LruCache<string, boolean>(200_000);
   private readonly versionShapes = new LruCache<string, EndpointShapes>(20_000);
   private readonly shapes = new LruCache<string, Shape>(50_000);
+  /** Environment row ids by project, kind and name. */
+  private readonly rowIds = new LruCache<string, string>(10_000);
 
   constructor(private readonly notifier: Notifier) {}
 
@@ -77,23 +79,29 @@ export class EvidenceService {
    * The ingest hook, called in the batch's transaction: records the batch's exchanges for its
    * environment row and refreshes that row's cells of the documented endpoints it touched.
    * `local` captures are not evidence and are skipped.
+   *
+   * The row's lock is taken after the exchanges are recorded, so agents of one build do not queue
+   * behind each other's evidence insert: that insert needs no row lock (it adds counts, in one key
+   * order so concurrent batches cannot deadlock on the observations), only computing cells does,
+   * and everything that computes them is read after the lock.
    */
   async recordBatch(manager: EntityManager, project: EventProject, environment: AgentEnvironment, exchanges: readonly BatchExchange[]): Promise<void> {
     const key = environmentRowOf(environment);
     if (key === null || exchanges.length === 0) return;
     const lastSeen = exchanges.reduce((latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest), exchanges[0]?.last_seen as string);
-    const row = await this.upsertRow(manager, project.id, key, lastSeen);
     await manager.query(
       `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
                                                 response_content_type, response_shape, count, last_seen)
        SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen
          FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
                                                  count bigint, last_seen timestamptz)
+        ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
        ON CONFLICT (row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                     (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
        DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
-      [row.id, project.id, JSON.stringify(exchanges)],
+      [await this.rowIdOf(manager, project.id, key), project.id, JSON.stringify(exchanges)],
     );
+    const row = await this.upsertRow(manager, project.id, key, lastSeen);
     const touched = [...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values()];
     const endpoints: EndpointRef[] = await manager.query(
       `SELECT e.id, e.method, e.path FROM endpoints e
@@ -128,32 +136,62 @@ export class EvidenceService {
       [endpointIds],
     )) as Array<{ firstDocumented: number }>;
     const columnsGrew = firstDocumented > 0;
-    const pairs: Array<{ rowId: string; endpointId: string }> = await manager.query(
-      `SELECT e.id AS "endpointId", stale."rowId"
-         FROM endpoints e
-         CROSS JOIN LATERAL (
-           SELECT DISTINCT eo.row_id AS "rowId" FROM evidence_observations eo
-            WHERE eo.project_id = e.project_id AND eo.method = e.method AND eo.path = e.path
-              AND NOT EXISTS (SELECT 1 FROM evidence_cells c WHERE c.row_id = eo.row_id AND c.endpoint_id = e.id AND c.version_id IS NOT NULL)
-            LIMIT ${RECOMPUTE_ROW_LIMIT}) stale
-        WHERE e.id = ANY($1::uuid[]) AND e.project_id = $2`,
-      [endpointIds, project.id],
-    );
-    if (pairs.length === 0 && !columnsGrew) return;
-    // Pair rows are rows of this project, so locking every row of the project covers them.
-    const rows: EnvironmentRow[] = columnsGrew
-      ? await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`, [project.id])
-      : await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [[...new Set(pairs.map((pair) => pair.rowId))]]);
+    const stalePairs = (): Promise<Array<{ rowId: string; endpointId: string }>> =>
+      manager.query(
+        `SELECT e.id AS "endpointId", stale."rowId"
+           FROM endpoints e
+           CROSS JOIN LATERAL (
+             SELECT DISTINCT eo.row_id AS "rowId" FROM evidence_observations eo
+              WHERE eo.project_id = e.project_id AND eo.method = e.method AND eo.path = e.path
+                AND NOT EXISTS (SELECT 1 FROM evidence_cells c WHERE c.row_id = eo.row_id AND c.endpoint_id = e.id AND c.version_id IS NOT NULL)
+              LIMIT ${RECOMPUTE_ROW_LIMIT}) stale
+          WHERE e.id = ANY($1::uuid[]) AND e.project_id = $2`,
+        [endpointIds, project.id],
+      );
+    let rows: EnvironmentRow[];
+    let pairs: Array<{ rowId: string; endpointId: string }>;
+    if (columnsGrew) {
+      // Every row of the project, locked before its evidence is read: a batch that recorded
+      // exchanges of the new endpoint and committed while we waited is seen.
+      rows = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`, [project.id]);
+      pairs = await stalePairs();
+    } else {
+      pairs = await stalePairs();
+      if (pairs.length === 0) return;
+      rows = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [[...new Set(pairs.map((pair) => pair.rowId))]]);
+    }
     const endpoints: EndpointRef[] = await manager.query('SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id', [[...new Set(pairs.map((p) => p.endpointId))]]);
     const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
     for (const row of rows) {
       const wanted = new Set(pairs.filter((pair) => pair.rowId === row.id).map((pair) => pair.endpointId));
       if (wanted.size > 0) changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints.filter((e) => wanted.has(e.id))) });
     }
-    // A new statement after the locks: it sees what writers that held them committed.
     const rewritten = columnsGrew ? rows.map((row) => row.id) : changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
     if (rewritten.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rewritten]);
     await this.recordSteps(manager, project, changes);
+  }
+
+  /**
+   * The id of the row, created when new (which locks only a new row). Ids of committed rows are
+   * cached: rows are only ever removed with their project, and the key names the project.
+   */
+  private async rowIdOf(manager: EntityManager, projectId: string, key: EnvironmentRowKey): Promise<string> {
+    const cacheKey = `${projectId}\u0000${key.kind}\u0000${key.name}`;
+    const cached = this.rowIds.get(cacheKey);
+    if (cached !== undefined) return cached;
+    const [created] = (await manager.query(
+      `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now())
+       ON CONFLICT ON CONSTRAINT environment_rows_name_unique DO NOTHING
+       RETURNING id`,
+      [projectId, key.kind, key.name, key.scope, key.pullRequest, key.build, key.commit],
+    )) as Array<{ id: string }>;
+    // Not cached: this transaction may still roll back.
+    if (created) return created.id;
+    const [existing] = (await manager.query('SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3', [projectId, key.kind, key.name])) as Array<{ id: string }>;
+    if (!existing) throw new Error(`environment row ${key.kind} ${key.name} neither inserted nor found`);
+    this.rowIds.set(cacheKey, existing.id);
+    return existing.id;
   }
 
   /** Creates or touches the row (taking its lock until the transaction ends) and returns it. */
