@@ -23,6 +23,13 @@ import { CaptureEntity } from './capture.entity';
 import { rowConforms } from './conformance';
 import { fingerprintsOf, type ObservationRow, observedEndpointShapes } from './observed-shapes';
 import { ShapeStore } from './shape-store';
+import { StampedViewCache } from './view-cache';
+
+/**
+ * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture; an
+ * entry holds at most one list of a capture's endpoints.
+ */
+const CACHED_VIEWS_PER_KIND = 64;
 
 /** Columns of an observation row, as `ObservationRow` fields. */
 const ROW_COLUMNS = `o.method, o.path, o.status,
@@ -49,6 +56,16 @@ export function toChangeResponse(change: ShapeChange): ChangeResponse {
     ...(change.observed === undefined ? {} : { observed: toJsonSchema(change.observed) }),
     breaking: change.breaking,
   };
+}
+
+/** The cache key of a capture's views. */
+function cacheKey(project: ProjectEntity, capture: CaptureEntity): string {
+  return `${project.id} ${capture.id}`;
+}
+
+/** A view's full stamp: the database stamp and the rules the view applies. */
+function viewStamp(stamp: string, capture: Pick<CaptureEntity, 'rules'>): string {
+  return `${stamp} ${JSON.stringify(capture.rules)}`;
 }
 
 /** A predicate "is this method + path visible" for a capture's rules in effect. */
@@ -79,6 +96,14 @@ export class CapturesService {
    */
   private readonly conformance = new LruCache<string, boolean>(200_000);
 
+  /**
+   * The views of recently read captures, each with the stamp it was computed at (`stampOf`): a
+   * dashboard reloading a capture, or the captures list, recomputes only what changed since.
+   */
+  private readonly cachedUndocumented = new StampedViewCache<UndocumentedEndpointResponse[]>(CACHED_VIEWS_PER_KIND);
+  private readonly cachedDiffs = new StampedViewCache<DiffResponse[]>(CACHED_VIEWS_PER_KIND);
+  private readonly cachedInteractions = new StampedViewCache<number>(CACHED_VIEWS_PER_KIND);
+
   constructor(
     @InjectRepository(CaptureEntity) private readonly captures: Repository<CaptureEntity>,
     @InjectDataSource() private readonly db: DataSource,
@@ -108,13 +133,12 @@ export class CapturesService {
 
   /** One capture with its counts. */
   async summary(project: ProjectEntity, capture: CaptureEntity): Promise<CaptureResponse> {
-    const visible = visibilityOf(capture);
-    const totals: Array<{ method: string; path: string; count: number }> = await this.db.query(
-      'SELECT method, path, interactions::float8 AS count FROM capture_endpoints WHERE capture_id = $1',
-      [capture.id],
-    );
-    const interactions = totals.filter((row) => visible(row.method, row.path)).reduce((sum, row) => sum + row.count, 0);
-    const [undocumented, diffs] = await Promise.all([this.undocumentedOf(project, capture), this.diffsOf(project, capture)]);
+    const stamp = await this.stampOf(project, capture.id);
+    const [interactions, undocumented, diffs] = await Promise.all([
+      this.cachedInteractions.get(cacheKey(project, capture), viewStamp(stamp, capture), () => this.computeInteractions(capture)),
+      this.undocumentedAt(project, capture, stamp),
+      this.diffsAt(project, capture, stamp),
+    ]);
     return {
       id: capture.id,
       environment: { kind: capture.environmentKind, name: capture.environmentName },
@@ -130,15 +154,55 @@ export class CapturesService {
     };
   }
 
-  async undocumented(project: ProjectEntity, captureId: string): Promise<UndocumentedEndpointResponse[]> {
-    return this.undocumentedOf(project, await this.byId(project, captureId));
+  /** Interactions of a capture's visible endpoints. */
+  private async computeInteractions(capture: CaptureEntity): Promise<number> {
+    const visible = visibilityOf(capture);
+    const totals: Array<{ method: string; path: string; count: number }> = await this.db.query(
+      'SELECT method, path, interactions::float8 AS count FROM capture_endpoints WHERE capture_id = $1',
+      [capture.id],
+    );
+    return totals.filter((row) => visible(row.method, row.path)).reduce((sum, row) => sum + row.count, 0);
   }
 
   /**
-   * Endpoints seen in a capture without committed documentation, with their count of interest,
-   * read from the summaries the ingest transaction keeps (one row per endpoint).
+   * What a capture's views depend on that can change, read before the views' own queries: the
+   * capture's committed batches and the project's documentation revision (both only grow; see the
+   * ViewStamps migration). Rules in effect come from the capture row (`viewStamp`).
+   */
+  private async stampOf(project: ProjectEntity, captureId: string): Promise<string> {
+    const [row] = (await this.db.query(
+      `SELECT (SELECT count(*) FROM processed_batches WHERE capture_id = $1)::text AS batches,
+              (SELECT documentation_revision FROM projects WHERE id = $2)::text AS documentation`,
+      [captureId, project.id],
+    )) as Array<{ batches: string; documentation: string | null }>;
+    return `${row?.batches ?? ''} ${row?.documentation ?? ''}`;
+  }
+
+  /** A capture with its stamp (read at the same time; the stamp query needs only the id). */
+  private async byIdWithStamp(project: ProjectEntity, captureId: string): Promise<{ capture: CaptureEntity; stamp: string }> {
+    const [capture, stamp] = await Promise.all([this.byId(project, captureId), this.stampOf(project, captureId)]);
+    return { capture, stamp };
+  }
+
+  async undocumented(project: ProjectEntity, captureId: string): Promise<UndocumentedEndpointResponse[]> {
+    const { capture, stamp } = await this.byIdWithStamp(project, captureId);
+    return this.undocumentedAt(project, capture, stamp);
+  }
+
+  /**
+   * Endpoints seen in a capture without committed documentation, with their count of interest.
+   * The result is shared with later callers: do not modify it.
    */
   async undocumentedOf(project: ProjectEntity, capture: CaptureEntity): Promise<UndocumentedEndpointResponse[]> {
+    return this.undocumentedAt(project, capture, await this.stampOf(project, capture.id));
+  }
+
+  private undocumentedAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<UndocumentedEndpointResponse[]> {
+    return this.cachedUndocumented.get(cacheKey(project, capture), viewStamp(stamp, capture), () => this.computeUndocumented(project, capture));
+  }
+
+  /** The undocumented view, read from the summaries the ingest transaction keeps (one row per endpoint). */
+  private async computeUndocumented(project: ProjectEntity, capture: CaptureEntity): Promise<UndocumentedEndpointResponse[]> {
     const visible = visibilityOf(capture);
     const rows: UndocumentedEndpointResponse[] = await this.db.query(
       `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
@@ -153,7 +217,20 @@ export class CapturesService {
   }
 
   async diffs(project: ProjectEntity, captureId: string): Promise<DiffResponse[]> {
-    return this.diffsOf(project, await this.byId(project, captureId));
+    const { capture, stamp } = await this.byIdWithStamp(project, captureId);
+    return this.diffsAt(project, capture, stamp);
+  }
+
+  /**
+   * Differences between a capture's traffic and the current documentation (`computeDiffs`). The
+   * result is shared with later callers: do not modify it.
+   */
+  async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<DiffResponse[]> {
+    return this.diffsAt(project, capture, await this.stampOf(project, capture.id));
+  }
+
+  private diffsAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<DiffResponse[]> {
+    return this.cachedDiffs.get(cacheKey(project, capture), viewStamp(stamp, capture), () => this.computeDiffs(project, capture));
   }
 
   /**
@@ -163,7 +240,7 @@ export class CapturesService {
    * a new observation key since it was computed), have their observation rows read; stale flags
    * are written back so the next read skips them.
    */
-  async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<DiffResponse[]> {
+  private async computeDiffs(project: ProjectEntity, capture: CaptureEntity): Promise<DiffResponse[]> {
     const visible = visibilityOf(capture);
     const candidates: Array<{ endpointId: string; versionId: string; method: string; path: string; revision: string; stale: boolean }> = await this.db.query(
       `SELECT e.id AS "endpointId", e.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
