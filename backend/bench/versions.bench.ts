@@ -9,9 +9,17 @@
  * against the SQL a per-request computation would need at the least (the newest observation of
  * each endpoint in the environment, read from the raw observations, before any conformance work).
  * The ratio is a lower bound of what precomputing saves.
+ *
+ * With SPECTATOR_BENCH_BASELINE=<an earlier build's dist/.../src/backend.js>, that build also serves
+ * the same database (no migrations) and its matrix pages alternate with this build's, call by call
+ * in the same rounds: before/after side by side, as ratios of medians.
  */
 import { fingerprint, inferShape } from '@spectator/shared';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type pg from 'pg';
+import type { RunningBackend } from '../src/backend';
 import { REBUILD_CELLS_TEXT_SQL } from '../src/evidence/cells-text';
 import { median, percentile, runBench, withBenchBackend } from './harness';
 
@@ -82,6 +90,21 @@ async function seed(pool: pg.Pool, projectId: string): Promise<void> {
   await q('ANALYZE');
 }
 
+/** The earlier build named by SPECTATOR_BENCH_BASELINE, serving the bench's database; null without it. */
+async function startBaseline(pool: pg.Pool, adminToken: string, dir: string): Promise<RunningBackend | null> {
+  const entry = process.env.SPECTATOR_BENCH_BASELINE;
+  if (entry === undefined || entry === '') return null;
+  const { startBackend } = (await import(path.resolve(entry))) as typeof import('../src/backend');
+  return startBackend({ port: 0, host: '127.0.0.1', databaseUrl: pool.options.connectionString, dataDir: dir, dashboardDir: dir, adminToken, logLevel: 'warn', runMigrations: false });
+}
+
+/** GET of a management route of `backend`, parsed as the harness's client does. */
+async function getFrom(backend: RunningBackend, route: string): Promise<unknown> {
+  const response = await fetch(`${backend.url}/api/v1${route}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+  if (!response.ok) throw new Error(`baseline GET ${route}: ${response.status}`);
+  return response.json();
+}
+
 /** Latencies (ms) of `samples` sequential calls of `call`, after 3 warm-up calls. */
 async function time(call: () => Promise<void>, samples: number): Promise<number[]> {
   for (let i = 0; i < 3; i++) await call();
@@ -95,7 +118,7 @@ async function time(call: () => Promise<void>, samples: number): Promise<number[
 }
 
 async function main(): Promise<void> {
-  await withBenchBackend(2, async ({ pool, api }) => {
+  await withBenchBackend(2, async ({ backend, pool, api }) => {
     const get = (route: string): Promise<unknown> => api('GET', route);
     const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
     const seedStarted = performance.now();
@@ -117,10 +140,18 @@ async function main(): Promise<void> {
         [project.id],
       );
     };
+    const baselineDir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-baseline-'));
+    const baseline = await startBaseline(pool, backend.adminToken, baselineDir);
+    const matrixPages: Array<[string, string]> = [
+      ['GET /versions (20 rows × 1,000 endpoints)', '/projects/bench/versions'],
+      ['GET /versions?limit=100', '/projects/bench/versions?limit=100'],
+      ['GET /versions?kind=staging&cursor= (page 2)', `/projects/bench/versions?kind=staging&limit=20&cursor=${middle.nextCursor}`],
+    ];
     const contenders: Array<[string, () => Promise<void>]> = [
-      ['GET /versions (20 rows × 1,000 endpoints)', async () => void (await get('/projects/bench/versions'))],
-      ['GET /versions?limit=100', async () => void (await get('/projects/bench/versions?limit=100'))],
-      ['GET /versions?kind=staging&cursor= (page 2)', async () => void (await get(`/projects/bench/versions?kind=staging&limit=20&cursor=${middle.nextCursor}`))],
+      ...matrixPages.flatMap(([name, route]): Array<[string, () => Promise<void>]> => [
+        [name, async () => void (await get(route))],
+        ...(baseline === null ? [] : [[`baseline ${name}`, async () => void (await getFrom(baseline, route))] as [string, () => Promise<void>]]),
+      ]),
       ['GET /evidence?environment=production', async () => void (await get('/projects/bench/evidence?environment=production'))],
       ['GET /evidence?environment=ci&pullRequest=50', async () => void (await get('/projects/bench/evidence?environment=ci&pullRequest=50'))],
       ['GET /evidence?environment=ci (newest of 100 PRs)', async () => void (await get('/projects/bench/evidence?environment=ci'))],
@@ -149,7 +180,14 @@ async function main(): Promise<void> {
     const oneRow = await time(async () => void (await pool.query(REBUILD_CELLS_TEXT_SQL, [project.id, [rowIds[0]]])), SAMPLES);
     const allRows = await time(async () => void (await pool.query(REBUILD_CELLS_TEXT_SQL, [project.id, rowIds])), 3);
     console.log(`rewriting the cells text of 1 row (${ENDPOINTS} cells): p50 ${median(oneRow).toFixed(1)} ms, p95 ${percentile(oneRow, 95).toFixed(1)} ms; of all ${rowIds.length} rows: median ${median(allRows).toFixed(0)} ms`);
-    const worst = Math.max(...[...p95s.entries()].filter(([name]) => !name.startsWith('naive')).map(([, values]) => median(values)));
+    for (const [name] of baseline === null ? [] : matrixPages) {
+      const ratio = (stat: (values: number[]) => number): string =>
+        (stat(samples.get(`baseline ${name}`) ?? []) / stat(samples.get(name) ?? [])).toFixed(2);
+      console.log(`baseline / this build, ${name}: p50 ${ratio(median)}x, p95 ${(median(p95s.get(`baseline ${name}`) ?? []) / median(p95s.get(name) ?? [])).toFixed(2)}x`);
+    }
+    await baseline?.close();
+    await rm(baselineDir, { recursive: true, force: true });
+    const worst = Math.max(...[...p95s.entries()].filter(([name]) => !name.startsWith('naive') && !name.startsWith('baseline')).map(([, values]) => median(values)));
     console.log(`worst API p95: ${worst.toFixed(1)} ms (target < 100 ms): ${worst < 100 ? 'met' : 'NOT met'}`);
   });
 }

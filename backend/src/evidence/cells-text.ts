@@ -26,7 +26,9 @@ export const BUILD_CELLS_TEXT_SQL = `
                            ',' ORDER BY e.path, e.method) || ']' AS cells
     FROM unnest($2::uuid[]) AS target(id)
     CROSS JOIN endpoints e
-    LEFT JOIN evidence_cells c ON c.row_id = target.id AND c.endpoint_id = e.id
+    -- The rows' cells by primary key, not a join on all cells (the planner would scan them).
+    LEFT JOIN (SELECT row_id, endpoint_id, version, drift FROM evidence_cells WHERE row_id = ANY($2::uuid[])) c
+           ON c.row_id = target.id AND c.endpoint_id = e.id
    WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
    GROUP BY target.id`;
 
