@@ -1,6 +1,6 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { CaptureResponse, DiffResponse, ObservedEndpointResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { Controller, Get, Header, Param, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import type { CaptureResponse, ObservedEndpointResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -24,14 +24,21 @@ export class CapturesController {
     return this.captures.summary(project, await this.captures.byId(project, id));
   }
 
+  // The two views are sent as the JSON text the service keeps with each computed view: a string
+  // body is sent as it is, under the JSON content type set before the handler runs (an error body
+  // is JSON too).
   @Get(':id/undocumented')
-  undocumented(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<UndocumentedEndpointResponse[]> {
-    return this.captures.undocumented(project, id);
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOkResponse({ description: 'UndocumentedEndpointResponse[]: [{method, path, interactions, count}]' })
+  undocumented(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<string> {
+    return this.captures.undocumentedJson(project, id);
   }
 
   @Get(':id/diffs')
-  diffs(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<DiffResponse[]> {
-    return this.captures.diffs(project, id);
+  @Header('Content-Type', 'application/json; charset=utf-8')
+  @ApiOkResponse({ description: 'DiffResponse[]: [{endpointId, method, path, version, interactions, breaking, changes}]' })
+  diffs(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<string> {
+    return this.captures.diffsJson(project, id);
   }
 
   @Get(':id/observed')

@@ -23,7 +23,7 @@ import { CaptureEntity } from './capture.entity';
 import { rowConforms } from './conformance';
 import { fingerprintsOf, type ObservationRow, observedEndpointShapes } from './observed-shapes';
 import { ShapeStore } from './shape-store';
-import { StampedViewCache } from './view-cache';
+import { StampedViewCache, ViewList } from './view-cache';
 
 /**
  * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture; an
@@ -100,8 +100,8 @@ export class CapturesService {
    * The views of recently read captures, each with the stamp it was computed at (`stampOf`): a
    * dashboard reloading a capture, or the captures list, recomputes only what changed since.
    */
-  private readonly cachedUndocumented = new StampedViewCache<UndocumentedEndpointResponse[]>(CACHED_VIEWS_PER_KIND);
-  private readonly cachedDiffs = new StampedViewCache<DiffResponse[]>(CACHED_VIEWS_PER_KIND);
+  private readonly cachedUndocumented = new StampedViewCache<ViewList<UndocumentedEndpointResponse>>(CACHED_VIEWS_PER_KIND);
+  private readonly cachedDiffs = new StampedViewCache<ViewList<DiffResponse>>(CACHED_VIEWS_PER_KIND);
   private readonly cachedInteractions = new StampedViewCache<number>(CACHED_VIEWS_PER_KIND);
 
   constructor(
@@ -148,8 +148,8 @@ export class CapturesService {
       startedAt: capture.startedAt.toISOString(),
       endedAt: capture.endedAt?.toISOString() ?? null,
       interactions,
-      undocumented: undocumented.length,
-      diffs: diffs.length,
+      undocumented: undocumented.items.length,
+      diffs: diffs.items.length,
       rules: capture.rules,
     };
   }
@@ -178,27 +178,31 @@ export class CapturesService {
     return `${row?.batches ?? ''} ${row?.documentation ?? ''}`;
   }
 
-  /** A capture with its stamp (read at the same time; the stamp query needs only the id). */
-  private async byIdWithStamp(project: ProjectEntity, captureId: string): Promise<{ capture: CaptureEntity; stamp: string }> {
+  /**
+   * A view of a capture as the JSON text the API sends: the capture and the stamp are read at the
+   * same time (the stamp query needs only the id); the text is made once per computed view.
+   * @throws DomainError CaptureNotFound unless the capture belongs to the project.
+   */
+  private async viewJson<T>(project: ProjectEntity, captureId: string, read: (capture: CaptureEntity, stamp: string) => Promise<ViewList<T>>): Promise<string> {
     const [capture, stamp] = await Promise.all([this.byId(project, captureId), this.stampOf(project, captureId)]);
-    return { capture, stamp };
+    return (await read(capture, stamp)).json();
   }
 
-  async undocumented(project: ProjectEntity, captureId: string): Promise<UndocumentedEndpointResponse[]> {
-    const { capture, stamp } = await this.byIdWithStamp(project, captureId);
-    return this.undocumentedAt(project, capture, stamp);
+  /** `UndocumentedEndpointResponse[]` as JSON text. */
+  undocumentedJson(project: ProjectEntity, captureId: string): Promise<string> {
+    return this.viewJson(project, captureId, (capture, stamp) => this.undocumentedAt(project, capture, stamp));
   }
 
   /**
    * Endpoints seen in a capture without committed documentation, with their count of interest.
    * The result is shared with later callers: do not modify it.
    */
-  async undocumentedOf(project: ProjectEntity, capture: CaptureEntity): Promise<UndocumentedEndpointResponse[]> {
-    return this.undocumentedAt(project, capture, await this.stampOf(project, capture.id));
+  async undocumentedOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly UndocumentedEndpointResponse[]> {
+    return (await this.undocumentedAt(project, capture, await this.stampOf(project, capture.id))).items;
   }
 
-  private undocumentedAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<UndocumentedEndpointResponse[]> {
-    return this.cachedUndocumented.get(cacheKey(project, capture), viewStamp(stamp, capture), () => this.computeUndocumented(project, capture));
+  private undocumentedAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<ViewList<UndocumentedEndpointResponse>> {
+    return this.cachedUndocumented.get(cacheKey(project, capture), viewStamp(stamp, capture), async () => new ViewList(await this.computeUndocumented(project, capture)));
   }
 
   /** The undocumented view, read from the summaries the ingest transaction keeps (one row per endpoint). */
@@ -216,21 +220,21 @@ export class CapturesService {
     return rows.filter((row) => visible(row.method, row.path)).sort(byPathThenMethod);
   }
 
-  async diffs(project: ProjectEntity, captureId: string): Promise<DiffResponse[]> {
-    const { capture, stamp } = await this.byIdWithStamp(project, captureId);
-    return this.diffsAt(project, capture, stamp);
+  /** `DiffResponse[]` as JSON text. */
+  diffsJson(project: ProjectEntity, captureId: string): Promise<string> {
+    return this.viewJson(project, captureId, (capture, stamp) => this.diffsAt(project, capture, stamp));
   }
 
   /**
    * Differences between a capture's traffic and the current documentation (`computeDiffs`). The
    * result is shared with later callers: do not modify it.
    */
-  async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<DiffResponse[]> {
-    return this.diffsAt(project, capture, await this.stampOf(project, capture.id));
+  async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly DiffResponse[]> {
+    return (await this.diffsAt(project, capture, await this.stampOf(project, capture.id))).items;
   }
 
-  private diffsAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<DiffResponse[]> {
-    return this.cachedDiffs.get(cacheKey(project, capture), viewStamp(stamp, capture), () => this.computeDiffs(project, capture));
+  private diffsAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<ViewList<DiffResponse>> {
+    return this.cachedDiffs.get(cacheKey(project, capture), viewStamp(stamp, capture), async () => new ViewList(await this.computeDiffs(project, capture)));
   }
 
   /**

@@ -22,3 +22,16 @@ export class StampedViewCache<T> {
     return value;
   }
 }
+
+/** A view's list and, once asked for, its JSON text, made once however often the view is sent. */
+export class ViewList<T> {
+  private text: string | undefined;
+
+  constructor(readonly items: readonly T[]) {}
+
+  /** The list as the API sends it. */
+  json(): string {
+    this.text ??= JSON.stringify(this.items);
+    return this.text;
+  }
+}
