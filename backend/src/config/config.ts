@@ -13,6 +13,8 @@ export interface BackendOptions {
   logLevel?: string;
   /** Largest agent message accepted, in bytes (default 4 MiB). */
   maxMessageBytes?: number;
+  /** Days a committed batch id is remembered for duplicate detection (default 30). */
+  batchRetentionDays?: number;
 }
 
 /** The validated configuration, parsed once at boot. */
@@ -28,7 +30,19 @@ export interface BackendConfig {
   dashboardDir: string;
   logLevel: string;
   maxMessageBytes: number;
+  /**
+   * Committed batch ids older than this many days are pruned; an agent resending a batch later
+   * than that would have it counted twice. Agents resend only what is still in their spool.
+   */
+  batchRetentionDays: number;
 }
+
+/**
+ * How long committed batch ids are kept by default: far longer than an agent holds a batch (its
+ * spool resends within seconds of a reconnect; a disk spool survives an agent restart, which an
+ * operator notices within days), yet bounded so the table does not grow forever.
+ */
+export const DEFAULT_BATCH_RETENTION_DAYS = 30;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -82,8 +96,11 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const maxMessageBytes =
     options.maxMessageBytes ?? parseInteger(env.SPECTATOR_MAX_MESSAGE_BYTES, 'SPECTATOR_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024, problems);
 
+  const batchRetentionDays =
+    options.batchRetentionDays ?? parseInteger(env.SPECTATOR_BATCH_RETENTION_DAYS, 'SPECTATOR_BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 1, 3650, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes };
+  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes, batchRetentionDays };
 }
 
 /** The directory of @spectator/backend's package.json, from `src` (tests) or `dist/src` (built). */

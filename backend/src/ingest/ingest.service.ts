@@ -1,9 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type AgentEnvironment,
   type BatchMessage,
-  countOfInterest,
   type EnvironmentKind,
   fingerprint,
   type HelloMessage,
@@ -13,14 +12,18 @@ import {
   type WireCapture,
   type WireObservation,
 } from '@spectator/shared';
+import type { Logger } from 'pino';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { LruCache } from '../common/lru-cache';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
+import { environmentRowOf } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
+import { RUNTIME, type Runtime } from '../runtime';
+import { type AggregatedRow, type BatchHeader, WRITE_BATCH, writeBatchParameters } from './batch-statement';
 import { WireError } from './wire-validation';
 
 /** What a connection knows after its hello. */
@@ -41,24 +44,6 @@ export class FatalWireError extends WireError {}
 export function environmentName(environment: AgentEnvironment): string {
   if (environment.kind === 'ci' && environment.pullRequest) return `PR #${environment.pullRequest}`;
   return environment.kind;
-}
-
-interface AggregatedRow {
-  method: string;
-  path: string;
-  status: number;
-  req_ct: string | null;
-  req_fp: string | null;
-  req_note: string | null;
-  res_ct: string | null;
-  res_fp: string | null;
-  res_note: string | null;
-  query: string[];
-  req_h: string[];
-  res_h: string[];
-  count: number;
-  first_seen: string;
-  last_seen: string;
 }
 
 function noteOf(body: WireBody | null): string | null {
@@ -114,74 +99,23 @@ export function aggregateObservations(observations: readonly WireObservation[]):
   return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
 
-/**
- * Upserts a batch's folded rows into observations and, in the same statement, the per-endpoint
- * summaries the capture views read (capture_endpoints): interactions and count of interest are
- * added; `revision` grows by one for each endpoint that got a new observation key, which makes
- * its cached diff flag stale. Summaries are written in one fixed (method, path) order (byte order:
- * no locale-aware sort needed), so concurrent batches lock them in the same order.
- */
-const UPSERT_OBSERVATIONS = `
-  WITH input AS (
-    SELECT * FROM jsonb_to_recordset($2::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, req_note text,
-                                                     res_ct text, res_fp text, res_note text, query text[], req_h text[], res_h text[],
-                                                     count bigint, first_seen timestamptz, last_seen timestamptz, interest bigint)
-  ), upserted AS (
-    INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
-                                   response_content_type, response_shape, response_note, query, request_headers, response_headers,
-                                   count, first_seen, last_seen)
-    SELECT $1::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
-           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen
-      FROM input r
-    ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
-    DO UPDATE SET
-      count = o.count + EXCLUDED.count,
-      first_seen = least(o.first_seen, EXCLUDED.first_seen),
-      last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
-      request_note = coalesce(EXCLUDED.request_note, o.request_note),
-      response_note = coalesce(EXCLUDED.response_note, o.response_note),
-      query = CASE WHEN EXCLUDED.query <@ o.query THEN o.query ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.query || EXCLUDED.query) x ORDER BY x) END,
-      request_headers = CASE WHEN EXCLUDED.request_headers <@ o.request_headers THEN o.request_headers
-                        ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.request_headers || EXCLUDED.request_headers) x ORDER BY x) END,
-      response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
-                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END
-    RETURNING o.method, o.path, (o.xmax = 0) AS inserted
-  ), new_keys AS (
-    SELECT method, path, bool_or(inserted) AS fresh FROM upserted GROUP BY method, path
-  )
-  INSERT INTO capture_endpoints AS ce (capture_id, method, path, interactions, interest, revision)
-  SELECT $1::uuid, t.method, t.path, t.interactions, t.interest, CASE WHEN k.fresh THEN 1 ELSE 0 END
-    FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
-    JOIN new_keys k ON k.method = t.method AND k.path = t.path
-   ORDER BY t.method COLLATE "C", t.path COLLATE "C"
-  ON CONFLICT (capture_id, method, path) DO UPDATE SET
-    interactions = ce.interactions + EXCLUDED.interactions,
-    interest = ce.interest + EXCLUDED.interest,
-    revision = ce.revision + EXCLUDED.revision`;
-
-/** The rows of a batch as UPSERT_OBSERVATIONS reads them: each with its count of interest. */
-function upsertPayload(rows: readonly AggregatedRow[]): string {
-  return JSON.stringify(
-    rows.map((row) => ({
-      ...row,
-      interest: countOfInterest({
-        request: row.req_ct === null ? null : { contentType: row.req_ct },
-        response: row.res_ct === null ? null : { contentType: row.res_ct },
-        count: row.count,
-      }),
-    })),
-  );
-}
-
 // PostgreSQL errors worth one more try: serialization failure, deadlock.
 const RETRYABLE = new Set(['40001', '40P01']);
 
+/** How often each replica prunes old batch ids (deleting is idempotent: replicas need no coordination). */
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** Batch ids deleted per statement, so a large backlog never makes one long transaction. */
+const PRUNE_CHUNK = 10_000;
+
 /** Evidence in: agents, captures and batches of observations, each batch in one transaction. */
 @Injectable()
-export class IngestService {
+export class IngestService implements OnModuleInit, OnModuleDestroy {
   /** Fingerprints known to be stored (shapes are never deleted, so this only saves queries). */
   private readonly storedShapes = new LruCache<string, true>(100_000);
+  private readonly log: Logger;
+  private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning: Promise<void> | null = null;
+  private stopped = false;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -190,7 +124,58 @@ export class IngestService {
     private readonly events: EventsService,
     private readonly metrics: MetricsService,
     private readonly evidence: EvidenceService,
-  ) {}
+    @Inject(RUNTIME) private readonly runtime: Runtime,
+  ) {
+    this.log = runtime.log.child({ module: 'ingest' });
+  }
+
+  /** Prunes old batch ids now (in the background) and then every hour. */
+  onModuleInit(): void {
+    this.schedulePrune(0);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.pruneTimer) clearTimeout(this.pruneTimer);
+    await this.pruning;
+  }
+
+  /**
+   * Deletes committed batch ids older than `batchRetentionDays`, a chunk at a time. A batch resent
+   * after that would be counted again; agents resend only what their spool still holds.
+   * @returns how many ids were deleted.
+   */
+  async pruneBatchIds(): Promise<number> {
+    let total = 0;
+    while (!this.stopped) {
+      const [result] = (await this.db.query(
+        `WITH pruned AS (
+           DELETE FROM processed_batches
+            WHERE batch_id IN (SELECT batch_id FROM processed_batches WHERE committed_at < now() - make_interval(days => $1) LIMIT $2)
+           RETURNING 1)
+         SELECT count(*)::int AS deleted FROM pruned`,
+        [this.runtime.config.batchRetentionDays, PRUNE_CHUNK],
+      )) as Array<{ deleted: number }>;
+      const deleted = result?.deleted ?? 0;
+      total += deleted;
+      if (deleted < PRUNE_CHUNK) break;
+    }
+    if (total > 0) this.log.info({ deleted: total, retentionDays: this.runtime.config.batchRetentionDays }, 'pruned old batch ids');
+    return total;
+  }
+
+  private schedulePrune(delayMs: number): void {
+    this.pruneTimer = setTimeout(() => {
+      this.pruning = this.pruneBatchIds()
+        .then(() => undefined)
+        .catch((error: unknown) => this.log.warn({ err: error }, 'pruning old batch ids failed'))
+        .finally(() => {
+          this.pruning = null;
+          if (!this.stopped) this.schedulePrune(PRUNE_INTERVAL_MS);
+        });
+    }, delayMs);
+    this.pruneTimer.unref();
+  }
 
   /**
    * Opens a session from a hello: checks the protocol and the token's environments, records the
@@ -289,28 +274,20 @@ export class IngestService {
     await this.ensureShapesKnown(batch);
     const rows = aggregateObservations(batch.observations);
     const shapeEntries = Object.entries(batch.shapes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const duplicate = await this.withRetry(() =>
-      this.db.transaction(async (manager: EntityManager) => {
-        const claimed = (await manager.query(
-          `INSERT INTO processed_batches (batch_id, project_id, capture_id, observations) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (batch_id) DO NOTHING RETURNING batch_id`,
-          [batch.batchId, session.projectId, batch.captureId, batch.observations.length],
-        )) as unknown[];
-        if (claimed.length === 0) return true;
-        if (shapeEntries.length > 0) {
-          await manager.query(
-            `INSERT INTO shapes (fingerprint, shape)
-             SELECT s.key, s.value FROM jsonb_each($1::jsonb) AS s ORDER BY s.key
-             ON CONFLICT (fingerprint) DO NOTHING`,
-            [JSON.stringify(Object.fromEntries(shapeEntries))],
-          );
-        }
-        if (rows.length > 0) await manager.query(UPSERT_OBSERVATIONS, [batch.captureId, upsertPayload(rows)]);
-        // Evidence (matrix cells, proposal steps, transitions) is as durable as the batch: same transaction.
-        await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
-        return false;
-      }),
-    );
+    const header: BatchHeader = { batchId: batch.batchId, projectId: session.projectId, captureId: batch.captureId, observations: batch.observations.length, shapes: shapeEntries };
+    const parameters = writeBatchParameters(header, rows);
+    const claimed = await this.withRetry(async () => {
+      // A batch that is no evidence (local captures) is the one statement, committed on its own:
+      // one round trip, and row locks held only while PostgreSQL runs it.
+      if (environmentRowOf(session.environment) === null) return this.writeBatch(this.db, parameters);
+      // Evidence (matrix cells, proposal steps, transitions) is as durable as the batch: same transaction.
+      return this.db.transaction(async (manager: EntityManager) => {
+        const written = await this.writeBatch(manager, parameters);
+        if (written) await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
+        return written;
+      });
+    });
+    const duplicate = !claimed;
     for (const [key] of shapeEntries) this.storedShapes.set(key, true);
     if (duplicate) this.metrics.duplicateBatches.inc();
     else {
@@ -319,6 +296,13 @@ export class IngestService {
       this.events.captureChanged(session.projectId, batch.captureId);
     }
     return { duplicate };
+  }
+
+  /** Runs WRITE_BATCH; false when the batch id was committed before (nothing written). */
+  private async writeBatch(runner: Pick<EntityManager, 'query'>, parameters: unknown[]): Promise<boolean> {
+    const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{ claimed: boolean }>;
+    if (result === undefined) throw new Error('batch statement returned nothing');
+    return result.claimed;
   }
 
   private async ensureCapture(session: AgentSession, captureId: string, field: string): Promise<void> {

@@ -48,6 +48,8 @@ describe('parseAgentMessage', () => {
     ['bad shape', { ...batch, shapes: { abc: { kind: 'weird' } } }, 'shapes["abc"].kind must be one of string, number, boolean, null, object, array, oneOf, unknown'],
     ['bad environment', { type: 'hello', protocol: 1, agentId: 'a', agentVersion: '1', environment: { kind: 'moon' }, capture }, 'environment.kind must be one of local, ci, staging, production'],
     ['bad capture reason', { type: 'capture', capture: { ...capture, reason: 'why' } }, 'capture.reason must be one of agent-start, command-restart, upstream-restart'],
+    ['NUL in a name', { ...batch, observations: [{ ...observation, requestHeaders: ['x-a\u0000b'] }] }, 'observations[0].requestHeaders[0] must not contain NUL characters'],
+    ['NUL in a shape field name', { ...batch, shapes: { abc: { kind: 'object', fields: [{ name: 'a\u0000', required: true, shape: { kind: 'string' } }] } } }, 'shapes["abc"].fields[0].name must not contain NUL characters'],
     ['rules not strings', { type: 'rules', captureId: capture.id, rules: [1] }, 'rules[0] must be a string of at most 1000 characters'],
   ])('names the problem: %s', (_name, message, expected) => {
     expect(problem(message)).toBe(expected);

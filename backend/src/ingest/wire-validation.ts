@@ -48,6 +48,8 @@ function record(value: unknown, path: string): Record<string, unknown> {
 
 function text(value: unknown, path: string, max: number, pattern?: RegExp): string {
   if (typeof value !== 'string' || value.length > max) fail(path, `must be a string of at most ${max} characters`);
+  // PostgreSQL text cannot hold NUL: refused here, with its path, rather than failing the batch's statement.
+  if (value.includes('\u0000')) fail(path, 'must not contain NUL characters');
   if (pattern && !pattern.test(value)) fail(path, `has an invalid format`);
   return value;
 }

@@ -1,0 +1,62 @@
+import type { AggregatedRow } from './batch-statement';
+import { textArrayLiteral, writeBatchParameters } from './batch-statement';
+
+const row: AggregatedRow = {
+  method: 'POST',
+  path: '/posts',
+  status: 201,
+  req_ct: 'application/json',
+  req_fp: 'fp1',
+  req_note: null,
+  res_ct: 'text/html',
+  res_fp: null,
+  res_note: 'unshaped',
+  query: ['a', 'b'],
+  req_h: [],
+  res_h: ['content-type'],
+  count: 3,
+  first_seen: '2026-01-01T00:00:00.000Z',
+  last_seen: '2026-01-01T00:00:01.000Z',
+};
+const header = { batchId: 'b', projectId: 'p', captureId: 'c', observations: 4, shapes: [] };
+
+describe('textArrayLiteral', () => {
+  it('quotes every element, escapes quotes and backslashes, and writes null as NULL', () => {
+    expect(textArrayLiteral(['a', '', 'NULL', null, 'x,y {z}', 'say "hi"', 'back\\slash'])).toBe('{"a","","NULL",NULL,"x,y {z}","say \\"hi\\"","back\\\\slash"}');
+    expect(textArrayLiteral([])).toBe('{}');
+  });
+});
+
+describe('writeBatchParameters', () => {
+  it('gives each distinct name list one slice of the flat names array, and empty lists the empty slice', () => {
+    const parameters = writeBatchParameters(header, [row, { ...row, status: 400, query: ['a', 'b'], res_h: ['a', 'b'] }]);
+    expect(parameters.slice(0, 6)).toEqual(['b', 'p', 'c', 4, null, '{"a","b","content-type"}']);
+    // query from/to, request headers from/to, response headers from/to
+    expect(parameters.slice(19)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
+  });
+
+  it('passes each column as an array literal, with the count of interest of each row', () => {
+    const parameters = writeBatchParameters(header, [row, { ...row, res_ct: 'application/problem+json', count: 2 }, { ...row, req_ct: null, count: 5 }]);
+    expect(parameters.slice(6, 19)).toEqual([
+      '{"POST","POST","POST"}',
+      '{"/posts","/posts","/posts"}',
+      '{201,201,201}',
+      '{"application/json","application/json",NULL}',
+      '{"fp1","fp1","fp1"}',
+      '{NULL,NULL,NULL}',
+      '{"text/html","application/problem+json","text/html"}',
+      '{NULL,NULL,NULL}',
+      '{"unshaped","unshaped","unshaped"}',
+      '{3,2,5}',
+      '{"2026-01-01T00:00:00.000Z","2026-01-01T00:00:00.000Z","2026-01-01T00:00:00.000Z"}',
+      '{"2026-01-01T00:00:01.000Z","2026-01-01T00:00:01.000Z","2026-01-01T00:00:01.000Z"}',
+      // JSON request only: 1 per interaction; JSON request and response: 2; neither: 0.
+      '{3,4,0}',
+    ]);
+  });
+
+  it('sends the shapes as one JSON object', () => {
+    const parameters = writeBatchParameters({ ...header, shapes: [['fp1', { kind: 'string' }]] }, []);
+    expect(JSON.parse(parameters[4] as string)).toEqual({ fp1: { kind: 'string' } });
+  });
+});

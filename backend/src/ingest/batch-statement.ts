@@ -1,0 +1,192 @@
+import { countOfInterest, type Shape } from '@spectator/shared';
+
+/** One observation row of a batch after folding (see `aggregateObservations`); also what the evidence hook reads. */
+export interface AggregatedRow {
+  method: string;
+  path: string;
+  status: number;
+  req_ct: string | null;
+  req_fp: string | null;
+  req_note: string | null;
+  res_ct: string | null;
+  res_fp: string | null;
+  res_note: string | null;
+  query: string[];
+  req_h: string[];
+  res_h: string[];
+  count: number;
+  first_seen: string;
+  last_seen: string;
+}
+
+/** What identifies a batch and what it carries besides its rows. */
+export interface BatchHeader {
+  batchId: string;
+  projectId: string;
+  captureId: string;
+  /** Observations as sent (before folding), recorded with the batch id. */
+  observations: number;
+  /** New shapes, sorted by fingerprint (one lock order for concurrent batches). */
+  shapes: ReadonlyArray<readonly [string, Shape]>;
+}
+
+/**
+ * Writes a whole batch in one statement, so a batch costs one round trip and holds its row locks
+ * only while PostgreSQL executes it (never while Node is busy with other messages):
+ *  - `claimed`: the batch id goes in first; a batch id committed before (or being committed by a
+ *    concurrent resend, which this waits for) yields no row, and every later part reads nothing;
+ *  - `new_shapes`: the batch's shapes, content-addressed (the shape foreign keys of observations are
+ *    checked at the end of the statement, so shapes inserted here satisfy them);
+ *  - `input`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
+ *    JSON document); each row's query and header names are a slice of one flat `names` array;
+ *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`);
+ *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
+ *    count of interest are added; `revision` grows by one for each endpoint that got a new
+ *    observation key, which makes its cached diff flag stale. Written in byte order of (method,
+ *    path), so concurrent batches lock them in the same order.
+ * The statement answers `claimed`: false for a duplicate (nothing was written).
+ */
+export const WRITE_BATCH = `
+  WITH claimed AS (
+    INSERT INTO processed_batches (batch_id, project_id, capture_id, observations) VALUES ($1::uuid, $2::uuid, $3::uuid, $4::integer)
+    ON CONFLICT (batch_id) DO NOTHING
+    RETURNING batch_id
+  ), new_shapes AS (
+    INSERT INTO shapes (fingerprint, shape)
+    SELECT s.key, s.value FROM jsonb_each($5::jsonb) AS s WHERE EXISTS (SELECT FROM claimed) ORDER BY s.key
+    ON CONFLICT (fingerprint) DO NOTHING
+  ), input AS (
+    SELECT r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen, r.interest,
+           ($6::text[])[r.query_from:r.query_to] AS query,
+           ($6::text[])[r.req_h_from:r.req_h_to] AS req_h,
+           ($6::text[])[r.res_h_from:r.res_h_to] AS res_h
+      FROM unnest($7::text[], $8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+                  $16::bigint[], $17::timestamptz[], $18::timestamptz[], $19::bigint[],
+                  $20::integer[], $21::integer[], $22::integer[], $23::integer[], $24::integer[], $25::integer[])
+           AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen, interest,
+                query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to)
+     WHERE EXISTS (SELECT FROM claimed)
+  ), upserted AS (
+    INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
+                                   response_content_type, response_shape, response_note, query, request_headers, response_headers,
+                                   count, first_seen, last_seen)
+    SELECT $3::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
+           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen
+      FROM input r
+    ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+    DO UPDATE SET
+      count = o.count + EXCLUDED.count,
+      first_seen = least(o.first_seen, EXCLUDED.first_seen),
+      last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
+      request_note = coalesce(EXCLUDED.request_note, o.request_note),
+      response_note = coalesce(EXCLUDED.response_note, o.response_note),
+      query = CASE WHEN EXCLUDED.query <@ o.query THEN o.query ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.query || EXCLUDED.query) x ORDER BY x) END,
+      request_headers = CASE WHEN EXCLUDED.request_headers <@ o.request_headers THEN o.request_headers
+                        ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.request_headers || EXCLUDED.request_headers) x ORDER BY x) END,
+      response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
+                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END
+    RETURNING o.method, o.path, (o.xmax = 0) AS inserted
+  ), new_keys AS (
+    SELECT method, path, bool_or(inserted) AS fresh FROM upserted GROUP BY method, path
+  ), summaries AS (
+    INSERT INTO capture_endpoints AS ce (capture_id, method, path, interactions, interest, revision)
+    SELECT $3::uuid, t.method, t.path, t.interactions, t.interest, CASE WHEN k.fresh THEN 1 ELSE 0 END
+      FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
+      JOIN new_keys k ON k.method = t.method AND k.path = t.path
+     ORDER BY t.method COLLATE "C", t.path COLLATE "C"
+    ON CONFLICT (capture_id, method, path) DO UPDATE SET
+      interactions = ce.interactions + EXCLUDED.interactions,
+      interest = ce.interest + EXCLUDED.interest,
+      revision = ce.revision + EXCLUDED.revision
+  )
+  SELECT EXISTS (SELECT FROM claimed) AS claimed`;
+
+/** 1-based bounds of each distinct name list in one flat array (identical lists share a slice). */
+class NameLists {
+  readonly names: string[] = [];
+  private readonly slices = new Map<string, readonly [number, number]>();
+
+  slice(list: readonly string[]): readonly [number, number] {
+    if (list.length === 0) return EMPTY_SLICE;
+    // Validated names hold no NUL (PostgreSQL text cannot), so NUL-joined keys never collide.
+    const key = list.join('\u0000');
+    let bounds = this.slices.get(key);
+    if (bounds === undefined) {
+      bounds = [this.names.length + 1, this.names.length + list.length];
+      this.names.push(...list);
+      this.slices.set(key, bounds);
+    }
+    return bounds;
+  }
+}
+
+/** In PostgreSQL `a[1:0]` is the empty array. */
+const EMPTY_SLICE = [1, 0] as const;
+
+const ARRAY_ELEMENT_ESCAPES = /[\\"]/g;
+
+/**
+ * A PostgreSQL array literal of text values (`NULL` for null), every element quoted. Built here
+ * because pg's generic array encoding (a regular expression per element) cost more CPU than the
+ * rest of the batch's parameters together.
+ */
+export function textArrayLiteral(values: ReadonlyArray<string | null>): string {
+  let literal = '{';
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] as string | null;
+    if (i > 0) literal += ',';
+    literal += value === null ? 'NULL' : `"${value.includes('"') || value.includes('\\') ? value.replace(ARRAY_ELEMENT_ESCAPES, '\\$&') : value}"`;
+  }
+  return `${literal}}`;
+}
+
+/** A PostgreSQL array literal of integers. */
+function integerArrayLiteral(values: readonly number[]): string {
+  return `{${values.join(',')}}`;
+}
+
+/**
+ * The parameters of WRITE_BATCH: the batch header, the flat name array, then one array literal per
+ * column of the folded rows.
+ */
+export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
+  const lists = new NameLists();
+  // Requests and responses of interest per interaction depend only on the two content types.
+  const interestPerInteraction = new Map<string, number>();
+  const interest = rows.map((row) => {
+    const pair = `${row.req_ct ?? ''}\u0000${row.res_ct ?? ''}`;
+    let per = interestPerInteraction.get(pair);
+    if (per === undefined) {
+      per = countOfInterest({ request: row.req_ct === null ? null : { contentType: row.req_ct }, response: row.res_ct === null ? null : { contentType: row.res_ct }, count: 1 });
+      interestPerInteraction.set(pair, per);
+    }
+    return per * row.count;
+  });
+  // Query names, request header names, response header names: each as (from, to) arrays.
+  const bounds = [rows.map((row) => lists.slice(row.query)), rows.map((row) => lists.slice(row.req_h)), rows.map((row) => lists.slice(row.res_h))].flatMap(
+    (slices) => [integerArrayLiteral(slices.map(([from]) => from)), integerArrayLiteral(slices.map(([, to]) => to))],
+  );
+  return [
+    header.batchId,
+    header.projectId,
+    header.captureId,
+    header.observations,
+    header.shapes.length === 0 ? null : JSON.stringify(Object.fromEntries(header.shapes)),
+    textArrayLiteral(lists.names),
+    textArrayLiteral(rows.map((row) => row.method)),
+    textArrayLiteral(rows.map((row) => row.path)),
+    integerArrayLiteral(rows.map((row) => row.status)),
+    textArrayLiteral(rows.map((row) => row.req_ct)),
+    textArrayLiteral(rows.map((row) => row.req_fp)),
+    textArrayLiteral(rows.map((row) => row.req_note)),
+    textArrayLiteral(rows.map((row) => row.res_ct)),
+    textArrayLiteral(rows.map((row) => row.res_fp)),
+    textArrayLiteral(rows.map((row) => row.res_note)),
+    integerArrayLiteral(rows.map((row) => row.count)),
+    textArrayLiteral(rows.map((row) => row.first_seen)),
+    textArrayLiteral(rows.map((row) => row.last_seen)),
+    integerArrayLiteral(interest),
+    ...bounds,
+  ];
+}
