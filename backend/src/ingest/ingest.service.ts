@@ -314,13 +314,15 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
 
   /** Every fingerprint an observation references must be in the batch or already stored. */
   private async ensureShapesKnown(batch: BatchMessage): Promise<void> {
+    // Where each fingerprint is first used (for the error), then only those neither sent nor known.
     const firstUse = new Map<string, string>();
     batch.observations.forEach((o, i) => {
-      for (const [side, body] of [['request', o.request], ['response', o.response]] as const) {
-        const fp = body?.shape;
-        if (fp !== undefined && !(fp in batch.shapes) && !this.storedShapes.get(fp) && !firstUse.has(fp)) firstUse.set(fp, `observations[${i}].${side}.shape`);
-      }
+      const request = o.request?.shape;
+      if (request !== undefined && !firstUse.has(request)) firstUse.set(request, `observations[${i}].request.shape`);
+      const response = o.response?.shape;
+      if (response !== undefined && !firstUse.has(response)) firstUse.set(response, `observations[${i}].response.shape`);
     });
+    for (const fp of firstUse.keys()) if (fp in batch.shapes || this.storedShapes.get(fp)) firstUse.delete(fp);
     if (firstUse.size === 0) return;
     const stored = (await this.db.query('SELECT fingerprint FROM shapes WHERE fingerprint = ANY($1::text[])', [[...firstUse.keys()]])) as Array<{ fingerprint: string }>;
     for (const { fingerprint: fp } of stored) {

@@ -79,8 +79,14 @@ function oneOf<T extends string>(value: unknown, path: string, allowed: readonly
 
 function names(value: unknown, path: string): string[] {
   if (!Array.isArray(value) || value.length > 500) fail(path, 'must be an array of at most 500 names');
-  // Kept sorted and unique (as the protocol says), so stored lists compare by containment.
-  return [...new Set(value.map((item, i) => text(item, `${path}[${i}]`, 256)))].sort();
+  // Kept sorted and unique (as the protocol says), so stored lists compare by containment. Agents
+  // send them so: then the validated array itself is the result (no copies on the hot path).
+  let ordered = true;
+  for (let i = 0; i < value.length; i++) {
+    const name = text(value[i], `${path}[${i}]`, 256);
+    if (i > 0 && !((value[i - 1] as string) < name)) ordered = false;
+  }
+  return ordered ? (value as string[]) : [...new Set(value as string[])].sort();
 }
 
 function textList(value: unknown, path: string, maxItems: number, maxLength: number): string[] {
