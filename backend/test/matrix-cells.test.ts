@@ -194,6 +194,19 @@ describe('the stored matrix texts', () => {
     expect(JSON.stringify(tooMany.body)).toMatch(/limit/);
   });
 
+  it('gain several columns at once, spliced in where they belong, and a stale text is rebuilt meanwhile', async () => {
+    await db.query(`UPDATE environment_rows SET cells_json = '[{"version":"9.9"}]', cells_columns = cells_columns - 1 WHERE name = 'PR #1'`);
+    const created = await backend.api<ProposalResponse>('POST', '/projects/cells/proposals', {
+      title: 'two at once',
+      endpoints: ['/0', '/bb'].map((path) => ({ method: 'GET', path, responses: [{ status: 200, contentType: 'application/json', schema: schemaOf({ id: 'number' }) }] })),
+    });
+    expect((await backend.api('POST', `/projects/cells/proposals/${created.body.id}/approve`)).status).toBe(200);
+    const m = await expectMatrixMatchesEvidence();
+    expect(m.endpoints.map((e) => e.path)).toEqual(['/0', '/a', '/b', '/bb', '/c']);
+    expect(shown(m)['PR #1']).toBe('/0:N/A /a:1.0 /b:N/A /bb:N/A /c:1.0');
+    expect(shown(m)['p-1']).toBe('/0:N/A /a:1.0 /b:N/A /bb:N/A /c:1.1');
+  });
+
   it('are backfilled from evidence_cells by the migration', async () => {
     const before = await matrix();
     const ds = createDataSource(backend.databaseUrl, 2);

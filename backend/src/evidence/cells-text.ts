@@ -10,6 +10,8 @@
  * cells (every cell `N/A`).
  */
 
+import type { EntityManager } from 'typeorm';
+
 /** The `VersionCell` JSON of a row that never saw an endpoint (`NOT_SEEN` in the matrix). */
 export const NOT_SEEN_JSON = '{"version":"N/A"}';
 
@@ -44,4 +46,56 @@ export const REBUILD_CELLS_TEXT_SQL = `
 /** The cells text of a row without cells: `N/A` in each of `columns` columns. */
 export function notSeenCellsText(columns: number): string {
   return columns === 0 ? '[]' : `[${NOT_SEEN_JSON}${`,${NOT_SEEN_JSON}`.repeat(columns - 1)}]`;
+}
+
+/** How many rows' texts are held in memory at once while columns are inserted. */
+const INSERT_CHUNK_ROWS = 100;
+
+/**
+ * Inserts an `N/A` column for each endpoint just documented (`newEndpointIds`, documented in this
+ * transaction) into the stored texts of `rowIds` (locked by the caller, none of them with a cell
+ * of those endpoints): a splice of the stored arrays, with no join of rows × endpoints. Returns
+ * the rows whose text was not built for the columns before these, to be rebuilt instead; rows
+ * without text stay without (all `N/A`).
+ */
+export async function insertNotSeenColumns(manager: EntityManager, projectId: string, rowIds: readonly string[], newEndpointIds: readonly string[]): Promise<string[]> {
+  const positions: Array<{ ordinal: number; total: number }> = await manager.query(
+    `SELECT ordinal, total FROM (
+       SELECT id, (row_number() OVER (ORDER BY path, method))::int - 1 AS ordinal, (count(*) OVER ())::int AS total
+         FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL) columns
+      WHERE id = ANY($2::uuid[]) ORDER BY ordinal`,
+    [projectId, newEndpointIds],
+  );
+  const total = positions[0]?.total;
+  if (total === undefined) return [];
+  const before = total - positions.length;
+  const notSeen = JSON.parse(NOT_SEEN_JSON) as unknown;
+  const stale: string[] = [];
+  for (let start = 0; start < rowIds.length; start += INSERT_CHUNK_ROWS) {
+    const chunk = rowIds.slice(start, start + INSERT_CHUNK_ROWS);
+    const stored: Array<{ id: string; cellsJson: string | null; cellsColumns: number | null }> = await manager.query(
+      'SELECT id, cells_json AS "cellsJson", cells_columns AS "cellsColumns" FROM environment_rows WHERE id = ANY($1::uuid[])',
+      [chunk],
+    );
+    const ids: string[] = [];
+    const texts: string[] = [];
+    for (const row of stored) {
+      if (row.cellsJson === null) continue;
+      if (row.cellsColumns !== before) {
+        stale.push(row.id);
+        continue;
+      }
+      const cells = JSON.parse(row.cellsJson) as unknown[];
+      // Ascending final positions: each insertion lands where it ends up.
+      for (const { ordinal } of positions) cells.splice(ordinal, 0, notSeen);
+      ids.push(row.id);
+      texts.push(JSON.stringify(cells));
+    }
+    if (ids.length === 0) continue;
+    await manager.query(
+      `UPDATE environment_rows r SET cells_json = x.cells, cells_columns = $3 FROM unnest($1::uuid[], $2::text[]) AS x(id, cells) WHERE r.id = x.id`,
+      [ids, texts, total],
+    );
+  }
+  return stale;
 }

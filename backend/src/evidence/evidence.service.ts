@@ -7,7 +7,7 @@ import { LruCache } from '../common/lru-cache';
 import { returningRows } from '../versions/returning';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
-import { REBUILD_CELLS_TEXT_SQL } from './cells-text';
+import { insertNotSeenColumns, REBUILD_CELLS_TEXT_SQL } from './cells-text';
 import { environmentRowOf, type EnvironmentRowKey, type MatrixKind } from './environment-row';
 
 /** One aggregated exchange of an ingest batch (the fields of the ingest service's aggregated rows). */
@@ -124,18 +124,18 @@ export class EvidenceService {
    * version keeps it (it is the lowest conforming one); only drifting cells and rows that saw the
    * endpoint before it was documented are recomputed (at most RECOMPUTE_ROW_LIMIT rows per endpoint).
    * When an endpoint is documented for the first time the matrix gains a column, so every row of
-   * the project is locked and its cells text rewritten (rare: once per endpoint).
+   * the project is locked and gets an `N/A` spliced into its cells text (rare: once per endpoint).
    */
   async versionsMade(manager: EntityManager, project: EventProject, proposalId: string | null, endpointIds: readonly string[]): Promise<void> {
     if (proposalId !== null) await this.emitApproved(manager, project, proposalId);
     if (endpointIds.length === 0) return;
     // First documented now: the version just made is its only one.
-    const [{ firstDocumented } = { firstDocumented: 0 }] = (await manager.query(
-      `SELECT count(*)::int AS "firstDocumented" FROM endpoints e
+    const firstDocumented = ((await manager.query(
+      `SELECT e.id FROM endpoints e
         WHERE e.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM endpoint_versions v WHERE v.endpoint_id = e.id AND v.id <> e.current_version_id)`,
       [endpointIds],
-    )) as Array<{ firstDocumented: number }>;
-    const columnsGrew = firstDocumented > 0;
+    )) as Array<{ id: string }>).map((e) => e.id);
+    const columnsGrew = firstDocumented.length > 0;
     const stalePairs = (): Promise<Array<{ rowId: string; endpointId: string }>> =>
       manager.query(
         `SELECT e.id AS "endpointId", stale."rowId"
@@ -166,8 +166,13 @@ export class EvidenceService {
       const wanted = new Set(pairs.filter((pair) => pair.rowId === row.id).map((pair) => pair.endpointId));
       if (wanted.size > 0) changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints.filter((e) => wanted.has(e.id))) });
     }
-    const rewritten = columnsGrew ? rows.map((row) => row.id) : changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
-    if (rewritten.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rewritten]);
+    // Rows whose cells changed get their text rebuilt; the others only gain the new columns.
+    const rebuilt = new Set(changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id));
+    if (columnsGrew) {
+      const stale = await insertNotSeenColumns(manager, project.id, rows.filter((row) => !rebuilt.has(row.id)).map((row) => row.id), firstDocumented);
+      for (const id of stale) rebuilt.add(id);
+    }
+    if (rebuilt.size > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [...rebuilt]]);
     await this.recordSteps(manager, project, changes);
   }
 
