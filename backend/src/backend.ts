@@ -16,6 +16,7 @@ import { createDataSource } from './database/data-source';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateUp } from './database/migrate';
 import { MetricsService } from './health/metrics.service';
+import { YAML_MEDIA_TYPES } from './openapi/openapi-import';
 import type { Runtime } from './runtime';
 
 /** A started backend. */
@@ -102,6 +103,8 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
     next();
   });
   app.useBodyParser('json', { limit: '2mb' });
+  // YAML bodies arrive as text (the OpenAPI import reads them).
+  app.useBodyParser('text', { limit: '2mb', type: YAML_MEDIA_TYPES });
   app.setGlobalPrefix('api/v1', { exclude: ['metrics'] });
   app.useGlobalPipes(createValidationPipe());
   app.disable('x-powered-by');

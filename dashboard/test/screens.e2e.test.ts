@@ -277,6 +277,26 @@ describe('dashboard screens (fixture API)', () => {
     await screenshot(page, 'screens-14-settings');
   });
 
+  it('imports an OpenAPI file (YAML sent as application/yaml), approved at once, and shows the proposal and its simplifications', async () => {
+    api.answer(`POST ${P}/openapi/import`, ({ path }) => ({
+      status: 201,
+      body: { proposal: { ...proposal([{ step: 'Approved', actor: 'ana', at: '2026-01-01T12:00:00Z' }]), title: 'Import Pets 1.0 from OpenAPI' }, warnings: ['GET /pets: response "default" skipped (Spectator documents exact status codes)', `DELETE /pets/{petId}: response "4XX" skipped (asked as ${path})`] },
+    }));
+    await page.goto(`${api.url}/#/p/demo/docs`);
+    const yaml = 'openapi: 3.1.0\ninfo: { title: Pets, version: "1.0" }\npaths: {}\n';
+    await page.getByLabel('OpenAPI file').setInputFiles({ name: 'pets.yaml', mimeType: 'application/yaml', buffer: Buffer.from(yaml) });
+    await page.getByLabel('Approve at once').check();
+    await page.getByRole('button', { name: 'Import', exact: true }).click();
+    await page.getByRole('link', { name: 'Import Pets 1.0 from OpenAPI' }).waitFor();
+    const sent = api.requests.find((r) => r.method === 'POST' && r.path.startsWith(`${P}/openapi/import`));
+    expect(sent?.path).toBe(`${P}/openapi/import?approve=true`);
+    expect(sent?.contentType).toBe('application/yaml');
+    expect(sent?.body).toBe(yaml);
+    await page.getByText('2 simplifications').click();
+    await page.getByText('GET /pets: response "default" skipped').waitFor();
+    await screenshot(page, 'screens-15-openapi-import');
+  });
+
   it('offers a read token no action it cannot take: no Approve or Accept, no token or webhook admin (says which scope each needs)', async () => {
     api.answer('GET /me', { body: { ...ADMIN, name: 'viewer', scope: 'read' } });
     api.answer(`GET ${P}/proposals/pr-1`, { body: proposal([]) });
@@ -292,13 +312,16 @@ describe('dashboard screens (fixture API)', () => {
       await page.getByText('Accepting changes needs a token with scope write').waitFor();
       expect(await page.getByRole('button', { name: /Accept changes/ }).count()).toBe(0);
 
+      await page.goto(`${api.url}/#/p/demo/docs`);
+      await page.getByText('Importing OpenAPI needs a token with scope write').waitFor();
       await page.goto(`${api.url}/#/p/demo/settings`);
       await page.getByText('Managing tokens needs a token with scope admin').waitFor();
       await page.getByText('Managing webhooks needs a token with scope admin').waitFor();
       await page.getByRole('region', { name: 'Agents seen' }).waitFor();
       // Nothing the token may not read was even asked for.
       expect(api.requests.slice(before).filter((r) => /\/(tokens|webhooks)/.test(r.path))).toEqual([]);
-      await screenshot(page, 'screens-15-read-token');
+      expect(await page.getByLabel('OpenAPI file').count()).toBe(0);
+      await screenshot(page, 'screens-16-read-token');
     } finally {
       api.answer('GET /me', { body: ADMIN });
       await page.reload();

@@ -1,8 +1,12 @@
-import { Controller, Get, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { CurrentProject, RequireScope } from '../auth/auth.guard';
+import type { OpenApiImportResponse } from '@spectator/shared';
+import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
+import type { Principal } from '../auth/tokens.service';
+import { ProposalsService } from '../proposals/proposals.service';
+import { documentOf, importOpenApi } from './openapi-import';
 import type { ProjectEntity } from '../projects/project.entity';
-import { OpenApiQuery } from './dto/openapi.dto';
+import { OpenApiImportQuery, OpenApiQuery } from './dto/openapi.dto';
 import { OpenApiService } from './openapi.service';
 
 @ApiTags('openapi')
@@ -10,10 +14,27 @@ import { OpenApiService } from './openapi.service';
 @RequireScope('read')
 @Controller('projects/:p')
 export class OpenApiController {
-  constructor(private readonly openapi: OpenApiService) {}
+  constructor(
+    private readonly openapi: OpenApiService,
+    private readonly proposals: ProposalsService,
+  ) {}
 
   @Get('openapi.json')
   document(@CurrentProject() project: ProjectEntity, @Query() query: OpenApiQuery): Promise<Record<string, unknown>> {
     return this.openapi.document(project, query);
+  }
+
+  /**
+   * Imports an OpenAPI 3.0/3.1 document (JSON, or YAML as `application/yaml`) as a proposal of planned shapes: every operation
+   * with its description, request body and responses per status code. With `?approve=true` the
+   * proposal is approved at once: new endpoints become 1.0, documented ones their next version.
+   */
+  @Post('openapi/import')
+  @HttpCode(201)
+  @RequireScope('write')
+  async import(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Body() body: unknown, @Query() query: OpenApiImportQuery): Promise<OpenApiImportResponse> {
+    const { warnings, ...proposal } = importOpenApi(documentOf(body));
+    const created = await this.proposals.create(project, principal, proposal);
+    return { proposal: query.approve === 'true' ? await this.proposals.approve(project, principal, created.id) : created, warnings };
   }
 }

@@ -48,7 +48,11 @@ function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): En
   const responses = endpoint.responses.map((response, i) => {
     if (statuses.has(response.status)) throw badInput(`${field}.responses[${i}] repeats status ${response.status}`);
     statuses.add(response.status);
-    const body = plannedShape(response, `${field}.responses[${i}]`);
+    if (response.contentType === undefined) {
+      if (response.schema !== undefined) throw badInput(`${field}.responses[${i}].contentType is required with a schema`);
+      return { status: response.status, contentType: null, shape: null };
+    }
+    const body = plannedShape({ contentType: response.contentType, ...(response.schema === undefined ? {} : { schema: response.schema }) }, `${field}.responses[${i}]`);
     return { status: response.status, contentType: body?.contentType ?? null, shape: body?.shape ?? null };
   });
   return { request: endpoint.request === undefined ? null : plannedShape(endpoint.request, `${field}.request`), responses: responses.sort((a, b) => a.status - b.status) };

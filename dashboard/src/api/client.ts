@@ -1,4 +1,5 @@
 import type {
+  OpenApiImportResponse,
   WhoAmIResponse,
   AgentResponse,
   ApiError as ApiErrorBody,
@@ -65,7 +66,8 @@ export function createApiClient(options: ApiClientOptions) {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const project = (slug: string) => `/projects/${encodeURIComponent(slug)}`;
 
-  async function request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** A call with a JSON body, or with `raw` text sent as is under its own media type. */
+  async function request<T>(method: string, path: string, body?: unknown, raw?: { contentType: string }): Promise<T> {
     const url = `${baseUrl}${ROUTES.apiPrefix}${path}`;
     let response: Response;
     try {
@@ -74,9 +76,9 @@ export function createApiClient(options: ApiClientOptions) {
         headers: {
           Accept: 'application/json',
           Authorization: `Bearer ${options.token}`,
-          ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+          ...(body === undefined ? {} : { 'Content-Type': raw?.contentType ?? 'application/json' }),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: raw ? String(body) : JSON.stringify(body) }),
       });
     } catch {
       throw new ApiError(0, 'Cannot reach the Spectator backend. Check that it is running, then retry.', path);
@@ -133,6 +135,13 @@ export function createApiClient(options: ApiClientOptions) {
     deleteWebhook: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/webhooks/${encodeURIComponent(id)}`),
     /** A webhook's delivery log, newest first, at most `limit` entries. */
     webhookDeliveries: (p: string, id: string, limit: number) => get<WebhookDeliveryResponse[]>(`${project(p)}/webhooks/${encodeURIComponent(id)}/deliveries${query({ limit: String(limit) })}`),
+    /**
+     * Imports an OpenAPI 3.0/3.1 document (its text, JSON or YAML) as a proposal; `approve` approves it at once.
+     */
+    importOpenApi: (p: string, text: string, options: { approve: boolean }) =>
+      request<OpenApiImportResponse>('POST', `${project(p)}/openapi/import${query({ approve: options.approve ? 'true' : undefined })}`, text, {
+        contentType: /^\s*[{[]/.test(text) ? 'application/json' : 'application/yaml',
+      }),
     /** The OpenAPI 3.1 export of the documented endpoints, as parsed JSON. */
     openapi: (p: string) => get<Record<string, unknown>>(`${project(p)}/openapi.json`),
     /** Where the OpenAPI export lives, for `curl` with a bearer token. */

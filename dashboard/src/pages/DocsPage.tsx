@@ -1,10 +1,13 @@
-import type { EndpointResponse } from '@spectator/shared';
-import { useMemo, useState } from 'react';
+import type { EndpointResponse, OpenApiImportResponse } from '@spectator/shared';
+import { useMemo, useState, type FormEvent } from 'react';
 import { ApiError } from '../api/client';
 import { Badge, EndpointName } from '../components/badges';
 import { BodyShapes } from '../components/BodyShapes';
 import { ChangesTable } from '../components/ChangesTable';
+import { FormError } from '../components/forms';
+import { NeedsScope } from '../components/Permission';
 import { Async, Empty, ErrorState } from '../components/states';
+import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatTime, plural } from '../lib/format';
@@ -16,6 +19,7 @@ export function DocsPage({ endpointId }: { endpointId?: string }) {
   const { api, project } = useApp();
   const endpoints = useResource(() => api.endpoints(project), [api, project], (e) => e.type === 'documentation.committed');
   const [filter, setFilter] = useState('');
+  const [imported, setImported] = useState<OpenApiImportResponse | null>(null);
 
   return (
     <div className="page">
@@ -24,13 +28,19 @@ export function DocsPage({ endpointId }: { endpointId?: string }) {
           <h1>Documentation</h1>
           <p className="muted">Committed documentation of the endpoints: shapes with field names and types, never values.</p>
         </div>
-        <OpenApiExport />
+        <div className="row header-actions">
+          <NeedsScope scope="write" action="Importing OpenAPI">
+            <OpenApiImport onImported={setImported} />
+          </NeedsScope>
+          <OpenApiExport />
+        </div>
       </header>
+      {imported && <ImportResult result={imported} />}
       <Async resource={endpoints} what="the documentation">
         {(list) =>
           list.length === 0 ? (
             <Empty title="Nothing documented yet">
-              Review a capture, describe an undocumented endpoint, Finish and Commit changes. <a href={routeHref({ page: 'captures', project })}>Go to Review</a>
+              Review a capture, describe an undocumented endpoint, Finish and Commit changes — or import an OpenAPI document you already have. <a href={routeHref({ page: 'captures', project })}>Go to Review</a>
             </Empty>
           ) : (
             <div className="split">
@@ -134,6 +144,73 @@ function VersionHistory({ endpointId }: { endpointId: string }) {
         }
       </Async>
     </section>
+  );
+}
+
+/**
+ * Imports an OpenAPI 3.0/3.1 file (JSON or YAML) as a proposal, approved at once when asked; shows
+ * the proposal it made and what the import simplified.
+ */
+function OpenApiImport({ onImported }: { onImported: (result: OpenApiImportResponse | null) => void }) {
+  const { api, project } = useApp();
+  const [file, setFile] = useState<File | null>(null);
+  const [approve, setApprove] = useState(false);
+  const { busy, error, run } = useAction();
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!file) return;
+    const answer = await run(async () => api.importOpenApi(project, await file.text(), { approve }));
+    if (answer) {
+      onImported(answer);
+      setFile(null);
+    }
+  };
+
+  return (
+    <div className="openapi-import">
+      <form onSubmit={submit} className="row" aria-label="Import OpenAPI">
+        <label className="button">
+          {file ? file.name : 'Import OpenAPI…'}
+          <input type="file" accept=".json,.yaml,.yml,application/json,application/yaml" className="visually-hidden" aria-label="OpenAPI file" onChange={(e) => (setFile(e.target.files?.[0] ?? null), onImported(null))} />
+        </label>
+        {file && (
+          <>
+            <label className="checkbox">
+              <input type="checkbox" checked={approve} onChange={(e) => setApprove(e.target.checked)} />
+              Approve at once
+            </label>
+            <button type="submit" className="primary" disabled={busy}>
+              {busy ? 'Importing…' : 'Import'}
+            </button>
+          </>
+        )}
+      </form>
+      <FormError error={error} />
+    </div>
+  );
+}
+
+/** The proposal an import made, and what it simplified. */
+function ImportResult({ result }: { result: OpenApiImportResponse }) {
+  const { project } = useApp();
+  return (
+    <div className="state import-result" role="status">
+      <strong>
+        <a href={routeHref({ page: 'proposals', project, proposalId: result.proposal.id })}>{result.proposal.title}</a>: {plural(result.proposal.endpoints.length, 'endpoint')},{' '}
+        {result.proposal.status === 'Open' ? 'waiting for approval' : result.proposal.status.toLowerCase()}.
+      </strong>
+      {result.warnings.length > 0 && (
+        <details>
+          <summary>{plural(result.warnings.length, 'simplification')}</summary>
+          <ul className="small">
+            {result.warnings.map((warning) => (
+              <li key={warning}>{warning}</li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </div>
   );
 }
 

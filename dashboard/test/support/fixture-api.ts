@@ -13,6 +13,8 @@ export interface RecordedRequest {
   /** Path under /api/v1 with its query, e.g. `/projects/demo/captures`. */
   path: string;
   token: string | null;
+  /** The request's media type, null without a body. */
+  contentType: string | null;
   body: unknown;
 }
 
@@ -60,7 +62,10 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
     req.on('end', () => {
       const apiPath = url.pathname.slice('/api/v1'.length) + url.search;
       const auth = req.headers.authorization ?? '';
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: apiPath, token: auth.startsWith('Bearer ') ? auth.slice(7) : null, body: text ? JSON.parse(text) : undefined };
+      const contentType = req.headers['content-type'] ?? null;
+      // JSON bodies parsed; others (a YAML upload) kept as text.
+      const body: unknown = !text ? undefined : contentType === null || contentType.startsWith('application/json') ? JSON.parse(text) : text;
+      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: apiPath, token: auth.startsWith('Bearer ') ? auth.slice(7) : null, contentType, body };
       requests.push(recorded);
       if (recorded.token !== token) return sendJson(res, 401, { statusCode: 401, error: 'Unauthorized', message: 'unknown or revoked token' });
       const key = `${recorded.method} ${apiPath}`;

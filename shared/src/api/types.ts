@@ -194,6 +194,13 @@ export interface ProposalStepResponse {
   commit?: string | null;
 }
 
+/** `POST /projects/{p}/openapi/import`: the proposal made from an OpenAPI document, and what was simplified. */
+export interface OpenApiImportResponse {
+  proposal: ProposalResponse;
+  /** Each simplification, naming the operation and JSON Pointer (a `default` response skipped, a recursive schema cut, …). */
+  warnings: string[];
+}
+
 export interface ProposalResponse {
   id: string;
   title: string;

@@ -1,5 +1,5 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { MATRIX_KINDS, type MatrixKind } from '../../evidence/environment-row';
 
 /** Which versions of the endpoints to export: current (default), one version number, or what runs in an environment. */
@@ -19,4 +19,12 @@ export class OpenApiQuery {
   @IsString()
   @MaxLength(200)
   pullRequest?: string;
+}
+
+/** `?approve=` of the OpenAPI import: approve the proposal at once (the importer's documentation becomes the next versions). */
+export class OpenApiImportQuery {
+  @ApiProperty({ required: false, enum: ['true', 'false'], description: 'approve the proposal at once (default false: it waits for review)' })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  approve?: 'true' | 'false';
 }

@@ -17,12 +17,24 @@ export class PlannedBodyDto {
   schema?: Record<string, unknown>;
 }
 
-export class PlannedResponseDto extends PlannedBodyDto {
+/** A planned response: a status code and its body, if it has one. */
+export class PlannedResponseDto {
   @ApiProperty({ example: 200 })
   @IsInt()
   @Min(100)
   @Max(599)
   status: number;
+
+  @ApiPropertyOptional({ example: 'application/json', description: 'absent for a response without a body (e.g. 204)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  contentType?: string;
+
+  @ApiPropertyOptional({ description: 'JSON Schema of the body; absent for a body whose shape is not documented' })
+  @IsOptional()
+  @IsObject()
+  schema?: Record<string, unknown>;
 }
 
 /** An endpoint a proposal affects; request/responses only for planned shapes (design first). */

@@ -1,0 +1,141 @@
+import { fromJsonSchema } from '@spectator/shared';
+import { DomainError } from '../common/errors';
+import { importOpenApi, MAX_IMPORTED_ENDPOINTS } from './openapi-import';
+
+/** A small but realistic OpenAPI 3.0 document: refs, allOf, a recursive schema, a map, a form body, 204, default. */
+const petstore = {
+  openapi: '3.0.3',
+  info: { title: 'Petstore', version: '2.1.0', description: 'Pets and their owners.' },
+  paths: {
+    '/pets': {
+      get: {
+        summary: 'List pets',
+        responses: {
+          '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } } },
+          default: { $ref: '#/components/responses/Error' },
+        },
+      },
+      post: {
+        summary: 'Create a pet',
+        description: 'The new pet is returned with its id.',
+        requestBody: { $ref: '#/components/requestBodies/NewPet' },
+        responses: { '201': { description: 'created', content: { 'application/json; charset=utf-8': { schema: { $ref: '#/components/schemas/Pet' } } } } },
+      },
+    },
+    '/pets/{petId}': {
+      delete: { responses: { '204': { description: 'gone' }, '4XX': { description: 'no' } } },
+      put: {
+        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
+        responses: { '200': { description: 'ok', content: { 'text/plain': {} } } },
+      },
+    },
+    '/tree': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } },
+    '/odd': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { not: { type: 'string' } } } } } } } },
+    '/only-default': { get: { responses: { default: { description: 'whatever' } } } },
+  },
+  components: {
+    schemas: {
+      NewPet: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tag: { type: 'string', nullable: true } } },
+      Pet: {
+        allOf: [{ $ref: '#/components/schemas/NewPet' }, { type: 'object', required: ['id'], properties: { id: { type: 'integer', format: 'int64' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } }],
+        discriminator: { propertyName: 'name' },
+      },
+      Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } },
+      Error: { type: 'object', properties: { message: { type: 'string' } } },
+    },
+    requestBodies: { NewPet: { content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } } },
+    responses: { Error: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } },
+  },
+};
+
+const shapeOf = (schema: Record<string, unknown> | undefined) => fromJsonSchema(schema);
+
+describe('importOpenApi', () => {
+  const imported = importOpenApi(petstore);
+  const endpoint = (method: string, path: string) => imported.endpoints.find((e) => e.method === method && e.path === path);
+
+  it('names the proposal after the document and keeps its description', () => {
+    expect(imported.title).toBe('Import Petstore 2.1.0 from OpenAPI');
+    expect(imported.description).toBe('Pets and their owners.');
+    expect(imported.endpoints.map((e) => `${e.method} ${e.path}`)).toEqual(['GET /pets', 'POST /pets', 'DELETE /pets/{petId}', 'PUT /pets/{petId}', 'GET /tree', 'GET /odd']);
+  });
+
+  it('resolves $refs (schemas, request bodies, responses) and merges allOf of objects into one closed object', () => {
+    const post = endpoint('POST', '/pets');
+    expect(post?.description).toBe('Create a pet\n\nThe new pet is returned with its id.');
+    expect(post?.request?.contentType).toBe('application/json');
+    expect(shapeOf(post?.request?.schema)).toEqual({
+      kind: 'object',
+      fields: [
+        { name: 'name', required: true, shape: { kind: 'string' } },
+        { name: 'tag', required: false, shape: { kind: 'oneOf', options: [{ kind: 'string' }, { kind: 'null' }] } },
+      ],
+    });
+    expect(post?.responses).toHaveLength(1);
+    expect(post?.responses[0]?.status).toBe(201);
+    expect(post?.responses[0]?.contentType).toBe('application/json; charset=utf-8');
+    expect(shapeOf(post?.responses[0]?.schema)).toEqual({
+      kind: 'object',
+      fields: [
+        { name: 'id', required: true, shape: { kind: 'number' } },
+        // A map: its keys are data, so it is an open object.
+        { name: 'labels', required: false, shape: { kind: 'object', fields: [], truncated: true } },
+        { name: 'name', required: true, shape: { kind: 'string' } },
+        { name: 'tag', required: false, shape: { kind: 'oneOf', options: [{ kind: 'string' }, { kind: 'null' }] } },
+      ],
+    });
+  });
+
+  it('documents bodiless and non-JSON responses by presence, and skips what has no exact status code, saying so', () => {
+    expect(endpoint('DELETE', '/pets/{petId}')?.responses).toEqual([{ status: 204 }]);
+    expect(endpoint('PUT', '/pets/{petId}')).toEqual({
+      method: 'PUT',
+      path: '/pets/{petId}',
+      request: { contentType: 'application/x-www-form-urlencoded' },
+      responses: [{ status: 200, contentType: 'text/plain' }],
+    });
+    expect(endpoint('GET', '/only-default')).toBeUndefined();
+    expect(imported.warnings).toEqual(
+      expect.arrayContaining([
+        'GET /pets: response "default" skipped (Spectator documents exact status codes)',
+        'DELETE /pets/{petId}: response "4XX" skipped (Spectator documents exact status codes)',
+        'GET /only-default: skipped, it has no response with an exact status code',
+      ]),
+    );
+  });
+
+  it('cuts a recursive schema where it recurs, and keeps a body it cannot read as its media type alone', () => {
+    expect(shapeOf(endpoint('GET', '/tree')?.responses[0]?.schema)).toEqual({
+      kind: 'object',
+      fields: [
+        { name: 'children', required: false, shape: { kind: 'array', items: { kind: 'unknown' } } },
+        { name: 'name', required: false, shape: { kind: 'string' } },
+      ],
+    });
+    expect(endpoint('GET', '/odd')?.responses).toEqual([{ status: 200, contentType: 'application/json' }]);
+    expect(imported.warnings).toEqual(
+      expect.arrayContaining([
+        '#/paths/~1tree/get/responses/200/content/application~1json/schema/properties/children/items: recursive $ref "#/components/schemas/Node" documented as any value from here on',
+        expect.stringMatching(/^GET \/odd: #\/paths\/~1odd\/get\/responses\/200\/content\/application~1json\/schema: documented without a shape: .*not/),
+      ]),
+    );
+  });
+
+  it.each([
+    [[], 'the body must be an OpenAPI 3 document (a JSON object)'],
+    [{ swagger: '2.0', paths: {} }, 'swagger 2.0 documents are not supported; convert to OpenAPI 3 first'],
+    [{ openapi: '4.0.0', paths: {} }, 'openapi must be a 3.0.x or 3.1.x version string'],
+    [{ openapi: '3.1.0' }, 'paths must be an object of path items'],
+    [{ openapi: '3.1.0', paths: { pets: {} } }, 'paths: "pets" must start with /'],
+    [{ openapi: '3.1.0', paths: {} }, 'paths: no operation with a response of an exact status code to import'],
+    [{ openapi: '3.1.0', paths: { '/a': { get: { responses: { '200': { $ref: '#/components/responses/Missing' } } } } } }, '#/paths/~1a/get/responses/200: $ref "#/components/responses/Missing" points to nothing in the document'],
+  ])('refuses %j: %s', (document, message) => {
+    expect(() => importOpenApi(document)).toThrow(DomainError);
+    expect(() => importOpenApi(document)).toThrow(message);
+  });
+
+  it(`refuses more than ${MAX_IMPORTED_ENDPOINTS} operations in one import`, () => {
+    const paths = Object.fromEntries(Array.from({ length: MAX_IMPORTED_ENDPOINTS + 1 }, (_, i) => [`/r${i}`, { get: { responses: { '200': { description: 'ok' } } } }]));
+    expect(() => importOpenApi({ openapi: '3.1.0', paths })).toThrow(`paths: ${MAX_IMPORTED_ENDPOINTS + 1} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
+  });
+});

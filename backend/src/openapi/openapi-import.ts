@@ -1,0 +1,235 @@
+import { fromJsonSchema, HTTP_METHODS } from '@spectator/shared';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { badInput } from '../common/errors';
+
+/** A body as a planned proposal takes it: a media type and, for JSON, a JSON Schema. */
+export interface ImportedBody {
+  contentType: string;
+  schema?: Record<string, unknown>;
+}
+
+/** One operation of the document as a planned endpoint. */
+export interface ImportedEndpoint {
+  method: string;
+  path: string;
+  description?: string;
+  request?: ImportedBody;
+  responses: Array<{ status: number } & Partial<ImportedBody>>;
+}
+
+/** An OpenAPI document read as the endpoints of a planned proposal, with what had to be simplified. */
+export interface ImportedApi {
+  title: string;
+  description: string;
+  endpoints: ImportedEndpoint[];
+  /** Each simplification, naming the operation and JSON Pointer (e.g. a `default` response skipped). */
+  warnings: string[];
+}
+
+/** Media types of a YAML document (read as text by the body parser, then parsed here). */
+export const YAML_MEDIA_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/x-yaml'];
+
+/**
+ * The request body of an import: a parsed JSON document, or YAML text.
+ * @throws DomainError BadInput naming the line of a YAML syntax error.
+ */
+export function documentOf(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return parseYaml(body, { maxAliasCount: 1_000 });
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
+    throw badInput(`body is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** At most this many operations per import: the proposal limit. */
+export const MAX_IMPORTED_ENDPOINTS = 500;
+const MAX_DESCRIPTION = 10_000;
+/** OpenAPI's annotations on schemas that say nothing about structure. */
+const ANNOTATIONS = ['discriminator', 'xml', 'externalDocs', '$defs', 'definitions', '$anchor'];
+
+type Json = Record<string, unknown>;
+/** The schema of any value (what shapes call `unknown`). */
+const ANY: Json = Object.freeze({}) as Json;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const escapePointer = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** JSON media types: `application/json`, `*+json`, with or without parameters. */
+const isJson = (mediaType: string): boolean => /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(mediaType);
+
+/**
+ * Reads an OpenAPI 3.0 or 3.1 document (already parsed) as planned endpoints: for every operation
+ * its summary and description, its JSON request body and its responses per status code, with
+ * local `$ref`s resolved and `allOf` of objects merged. What Spectator cannot document exactly is
+ * simplified and reported in `warnings` rather than refused: a `default` or `2XX` response is
+ * skipped (versions document exact status codes), a recursive schema is cut where it recurs (any
+ * value there), a map (`additionalProperties` with a schema) becomes an open object, a schema
+ * Spectator cannot read keeps the body's media type without a shape.
+ * @throws DomainError BadInput when the document is not OpenAPI 3 or has no operation to import.
+ */
+export function importOpenApi(document: unknown): ImportedApi {
+  if (!isObject(document)) throw badInput('the body must be an OpenAPI 3 document (a JSON object)');
+  if (typeof document.swagger === 'string') throw badInput(`swagger ${document.swagger} documents are not supported; convert to OpenAPI 3 first`);
+  if (typeof document.openapi !== 'string' || !/^3\.[01]\./.test(document.openapi)) throw badInput('openapi must be a 3.0.x or 3.1.x version string');
+  if (!isObject(document.paths)) throw badInput('paths must be an object of path items');
+  const info = isObject(document.info) ? document.info : {};
+  const warnings: string[] = [];
+  const reader = new SchemaReader(document, warnings);
+  const endpoints: ImportedEndpoint[] = [];
+  for (const [path, rawItem] of Object.entries(document.paths)) {
+    if (!path.startsWith('/')) throw badInput(`paths: "${path}" must start with /`);
+    const item = reader.resolve(rawItem, `#/paths/${escapePointer(path)}`);
+    if (!isObject(item)) continue;
+    for (const [key, operation] of Object.entries(item)) {
+      const method = key.toUpperCase();
+      if (!HTTP_METHODS.includes(method) || !isObject(operation)) continue;
+      const endpoint = readOperation(reader, method, path, operation, `#/paths/${escapePointer(path)}/${key}`);
+      if (endpoint) endpoints.push(endpoint);
+    }
+  }
+  if (endpoints.length === 0) throw badInput('paths: no operation with a response of an exact status code to import');
+  if (endpoints.length > MAX_IMPORTED_ENDPOINTS) throw badInput(`paths: ${endpoints.length} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
+  const title = typeof info.title === 'string' && info.title.trim() ? info.title.trim() : 'API';
+  return {
+    title: `Import ${title}${typeof info.version === 'string' ? ` ${info.version}` : ''} from OpenAPI`.slice(0, 500),
+    description: typeof info.description === 'string' ? info.description.slice(0, 20_000) : '',
+    endpoints,
+    warnings,
+  };
+}
+
+function readOperation(reader: SchemaReader, method: string, path: string, operation: Json, at: string): ImportedEndpoint | null {
+  const name = `${method} ${path}`;
+  const responses: ImportedEndpoint['responses'] = [];
+  const declared = isObject(operation.responses) ? operation.responses : {};
+  for (const [code, rawResponse] of Object.entries(declared)) {
+    if (!/^[1-5]\d\d$/.test(code)) {
+      reader.warn(`${name}: response "${code}" skipped (Spectator documents exact status codes)`);
+      continue;
+    }
+    const response = reader.resolve(rawResponse, `${at}/responses/${code}`);
+    const body = isObject(response) ? reader.body(response.content, `${at}/responses/${code}/content`, name) : undefined;
+    responses.push({ status: Number(code), ...body });
+  }
+  if (responses.length === 0) {
+    reader.warn(`${name}: skipped, it has no response with an exact status code`);
+    return null;
+  }
+  const endpoint: ImportedEndpoint = { method, path, responses };
+  const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
+  const [summary, details] = [text(operation.summary), text(operation.description)];
+  // A summary that opens the description (as Spectator's own export writes them) is said once.
+  const description = details.startsWith(summary) ? details : `${summary}\n\n${details}`.trim();
+  if (description) endpoint.description = description.slice(0, MAX_DESCRIPTION);
+  if (operation.requestBody !== undefined) {
+    const requestBody = reader.resolve(operation.requestBody, `${at}/requestBody`);
+    const body = isObject(requestBody) ? reader.body(requestBody.content, `${at}/requestBody/content`, name) : undefined;
+    if (body) endpoint.request = body;
+  }
+  return endpoint;
+}
+
+/** Resolves local references and rewrites schemas into the JSON Schema subset shapes are read from. */
+class SchemaReader {
+  constructor(
+    private readonly document: Json,
+    private readonly warnings: string[],
+  ) {}
+
+  warn(message: string): void {
+    this.warnings.push(message);
+  }
+
+  /** A `$ref` object replaced by what it points to (followed through chains); anything else as is. */
+  resolve(value: unknown, at: string, seen: ReadonlySet<string> = new Set()): unknown {
+    if (!isObject(value) || typeof value.$ref !== 'string') return value;
+    const ref = value.$ref;
+    if (!ref.startsWith('#/')) {
+      this.warn(`${at}: external $ref "${ref}" is not followed`);
+      return undefined;
+    }
+    if (seen.has(ref)) return undefined;
+    let target: unknown = this.document;
+    for (const token of ref.slice(2).split('/')) {
+      const key = decodeURIComponent(token).replace(/~1/g, '/').replace(/~0/g, '~');
+      target = isObject(target) ? target[key] : Array.isArray(target) ? (target as unknown[])[Number(key)] : undefined;
+    }
+    if (target === undefined) throw badInput(`${at}: $ref "${ref}" points to nothing in the document`);
+    return this.resolve(target, at, new Set([...seen, ref]));
+  }
+
+  /**
+   * The body of a `content` map: its JSON media type with the schema as shapes read it, or else
+   * its first media type without a shape (a non-JSON body is documented by presence).
+   */
+  body(content: unknown, at: string, name: string): ImportedBody | undefined {
+    if (!isObject(content)) return undefined;
+    const mediaTypes = Object.keys(content);
+    const json = mediaTypes.find(isJson);
+    if (json === undefined) return mediaTypes[0] === undefined ? undefined : { contentType: mediaTypes[0] };
+    const media = content[json];
+    if (!isObject(media) || media.schema === undefined) return { contentType: json };
+    const where = `${at}/${escapePointer(json)}/schema`;
+    const schema = this.schema(media.schema, where, new Set());
+    try {
+      fromJsonSchema(schema);
+    } catch (error) {
+      this.warn(`${name}: ${where}: documented without a shape: ${(error as Error).message}`);
+      return { contentType: json };
+    }
+    return { contentType: json, schema: isObject(schema) ? schema : ANY };
+  }
+
+  /** A schema with `$ref`s inlined (a recursion cut to "any value"), `allOf` merged, maps opened, annotations dropped. */
+  private schema(value: unknown, at: string, refs: ReadonlySet<string>): unknown {
+    if (!isObject(value)) return value;
+    if (typeof value.$ref === 'string') {
+      const ref = value.$ref;
+      if (refs.has(ref)) {
+        this.warn(`${at}: recursive $ref "${ref}" documented as any value from here on`);
+        return ANY;
+      }
+      const target = this.resolve({ $ref: ref }, at);
+      return target === undefined ? ANY : this.schema(target, at, new Set([...refs, ref]));
+    }
+    const out: Json = {};
+    for (const [key, child] of Object.entries(value)) {
+      if (ANNOTATIONS.includes(key)) continue;
+      if (key === 'properties' && isObject(child)) {
+        out.properties = Object.fromEntries(Object.entries(child).map(([field, schema]) => [field, this.schema(schema, `${at}/properties/${escapePointer(field)}`, refs)]));
+      } else if ((key === 'items' || key === 'not') && isObject(child)) {
+        out[key] = this.schema(child, `${at}/${key}`, refs);
+      } else if ((key === 'oneOf' || key === 'anyOf' || key === 'allOf') && Array.isArray(child)) {
+        out[key] = child.map((option, index) => this.schema(option, `${at}/${key}/${index}`, refs));
+      } else if (key === 'additionalProperties' && isObject(child)) {
+        // A map: its keys are data, so the object is documented open (any further fields).
+        out.additionalProperties = true;
+      } else {
+        out[key] = child;
+      }
+    }
+    return Array.isArray(out.allOf) ? this.mergeAllOf(out, at) : out;
+  }
+
+  /** `allOf` whose parts are all objects (the usual composition) as one object; anything else is reported. */
+  private mergeAllOf(schema: Json, at: string): unknown {
+    const { allOf, ...rest } = schema;
+    const parts = [rest, ...(allOf as unknown[])].filter((part) => !(isObject(part) && Object.keys(part).length === 0));
+    if (parts.length === 1) return parts[0];
+    const objects = parts.every((part) => isObject(part) && (part.type === 'object' || part.type === undefined) && part.oneOf === undefined && part.anyOf === undefined);
+    if (!objects) {
+      this.warn(`${at}/allOf: only objects can be combined; documented as any value`);
+      return ANY;
+    }
+    const merged: Json = { type: 'object', properties: {}, required: [] };
+    for (const part of parts as Json[]) {
+      Object.assign(merged.properties as Json, isObject(part.properties) ? part.properties : {});
+      if (Array.isArray(part.required)) (merged.required as unknown[]).push(...part.required.filter((name) => !(merged.required as unknown[]).includes(name)));
+      if (part.additionalProperties === true) merged.additionalProperties = true;
+      if (part.nullable === true) merged.nullable = true;
+      if (typeof part.description === 'string' && merged.description === undefined) merged.description = part.description;
+    }
+    return merged;
+  }
+}
