@@ -1,7 +1,8 @@
 /**
  * One benchmark party in its own process: `node contender.js <kind> [upstream]`. Prints one JSON
  * line `{"url": …}` when listening; stops on SIGTERM. Kinds: upstream (the JSON API plus a
- * WebSocket sink that acknowledges agent batches), agent-capture, agent-nocapture, fastify,
+ * WebSocket sink that acknowledges agent batches), agent-capture, agent-capture-noshape (no shape
+ * budget), agent-nocapture, fastify,
  * http-proxy, mockttp.
  */
 import http from 'node:http';
@@ -67,16 +68,21 @@ async function main(kind: string, target: string): Promise<string> {
     case 'upstream':
       return upstream();
     case 'agent-capture':
+    case 'agent-capture-noshape':
     case 'agent-nocapture': {
+      const capture = kind !== 'agent-nocapture';
       const agent = await startAgent({
         upstream: target,
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         configPath: '/nonexistent/service.yml',
-        capture: kind === 'agent-capture',
-        backend: kind === 'agent-capture' ? target : null,
+        capture,
+        backend: capture ? target : null,
         token: 'bench',
         logger: createRootLogger('error'),
+        // Capture with no shape budget: every interaction counted, only the first of each endpoint
+        // and status per window shaped; beside agent-capture it isolates what sampled shape work costs.
+        ...(kind === 'agent-capture-noshape' ? { tuning: { sampler: { budgetShare: 0, burstMs: 0 } } } : {}),
       });
       process.stdout.write(`${JSON.stringify({ admin: agent.adminUrl })}\n`);
       return agent.proxyUrl;

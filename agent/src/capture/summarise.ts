@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { fingerprint, inferShape, isJsonMediaType, type Shape, type WireBody } from '@spectator/shared';
+import { inferShape, isJsonMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
 import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
 
@@ -82,9 +82,25 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   } catch {
     return summaryWithout(contentType, 'unparsable');
   }
-  const shape = inferShape(value);
-  const id = fingerprint(shape);
-  return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
+  const id = shapeFingerprint(value);
+  return { body: { contentType, shape: id }, shape: shapeOf(id, value), key: `${contentType}|${id}|` };
+}
+
+/**
+ * Shapes by fingerprint. Traffic repeats a handful of shapes per endpoint, so the fingerprint
+ * (one walk, no shape built) settles most bodies and the shape is built only the first time a
+ * fingerprint is seen (shapes are never mutated, so one object serves every row).
+ */
+const knownShapes = new Map<string, Shape>();
+
+function shapeOf(id: string, value: unknown): Shape {
+  let shape = knownShapes.get(id);
+  if (shape === undefined) {
+    shape = inferShape(value);
+    if (knownShapes.size >= CACHE_SIZE) knownShapes.clear();
+    knownShapes.set(id, shape);
+  }
+  return shape;
 }
 
 /** Undo `content-encoding` (gzip, x-gzip, deflate, br), never producing more than `limit` bytes. */
