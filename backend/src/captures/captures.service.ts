@@ -58,8 +58,27 @@ export function toChangeResponse(change: ShapeChange): ChangeResponse {
   };
 }
 
+/** What the views read of a capture. */
+type ViewedCapture = Pick<CaptureEntity, 'id' | 'rules'>;
+
+/**
+ * The stamp columns (`CapturesService.stampOf`) of capture `$1` in project `$2`: its committed
+ * batches and the project's documentation revision.
+ */
+const STAMP_COLUMNS = `(SELECT count(*) FROM processed_batches b WHERE b.capture_id = $1)::text AS batches,
+  (SELECT p.documentation_revision FROM projects p WHERE p.id = $2)::text AS documentation`;
+
+/** The stamp as the cache compares it. */
+function stampText(row: { batches: string; documentation: string } | undefined): string {
+  return `${row?.batches ?? ''} ${row?.documentation ?? ''}`;
+}
+
+function captureNotFound(project: ProjectEntity, captureId: string): DomainError {
+  return new DomainError(ErrorCode.CaptureNotFound, `capture ${captureId} does not exist in project ${project.slug}`);
+}
+
 /** The cache key of a capture's views. */
-function cacheKey(project: ProjectEntity, capture: CaptureEntity): string {
+function cacheKey(project: ProjectEntity, capture: ViewedCapture): string {
   return `${project.id} ${capture.id}`;
 }
 
@@ -114,7 +133,7 @@ export class CapturesService {
   /** @throws DomainError CaptureNotFound unless the capture belongs to the project. */
   async byId(project: ProjectEntity, id: string): Promise<CaptureEntity> {
     const capture = await this.captures.findOneBy({ id, projectId: project.id });
-    if (!capture) throw new DomainError(ErrorCode.CaptureNotFound, `capture ${id} does not exist in project ${project.slug}`);
+    if (!capture) throw captureNotFound(project, id);
     return capture;
   }
 
@@ -155,7 +174,7 @@ export class CapturesService {
   }
 
   /** Interactions of a capture's visible endpoints. */
-  private async computeInteractions(capture: CaptureEntity): Promise<number> {
+  private async computeInteractions(capture: ViewedCapture): Promise<number> {
     const visible = visibilityOf(capture);
     const totals: Array<{ method: string; path: string; count: number }> = await this.db.query(
       'SELECT method, path, interactions::float8 AS count FROM capture_endpoints WHERE capture_id = $1',
@@ -170,22 +189,23 @@ export class CapturesService {
    * ViewStamps migration). Rules in effect come from the capture row (`viewStamp`).
    */
   private async stampOf(project: ProjectEntity, captureId: string): Promise<string> {
-    const [row] = (await this.db.query(
-      `SELECT (SELECT count(*) FROM processed_batches WHERE capture_id = $1)::text AS batches,
-              (SELECT documentation_revision FROM projects WHERE id = $2)::text AS documentation`,
-      [captureId, project.id],
-    )) as Array<{ batches: string; documentation: string | null }>;
-    return `${row?.batches ?? ''} ${row?.documentation ?? ''}`;
+    const [row] = (await this.db.query(`SELECT ${STAMP_COLUMNS}`, [captureId, project.id])) as Array<{ batches: string; documentation: string }>;
+    return stampText(row);
   }
 
   /**
-   * A view of a capture as the JSON text the API sends: the capture and the stamp are read at the
-   * same time (the stamp query needs only the id); the text is made once per computed view.
+   * A view of a capture as the JSON text the API sends: the capture's rules and its stamp come in
+   * one query; the text is made once per computed view.
    * @throws DomainError CaptureNotFound unless the capture belongs to the project.
    */
-  private async viewJson<T>(project: ProjectEntity, captureId: string, read: (capture: CaptureEntity, stamp: string) => Promise<ViewList<T>>): Promise<string> {
-    const [capture, stamp] = await Promise.all([this.byId(project, captureId), this.stampOf(project, captureId)]);
-    return (await read(capture, stamp)).json();
+  private async viewJson<T>(project: ProjectEntity, captureId: string, read: (capture: ViewedCapture, stamp: string) => Promise<ViewList<T>>): Promise<string> {
+    const [row] = (await this.db.query(`SELECT c.rules, ${STAMP_COLUMNS} FROM captures c WHERE c.id = $1 AND c.project_id = $2`, [captureId, project.id])) as Array<{
+      rules: string[];
+      batches: string;
+      documentation: string;
+    }>;
+    if (!row) throw captureNotFound(project, captureId);
+    return (await read({ id: captureId, rules: row.rules }, stampText(row))).json();
   }
 
   /** `UndocumentedEndpointResponse[]` as JSON text. */
@@ -201,12 +221,12 @@ export class CapturesService {
     return (await this.undocumentedAt(project, capture, await this.stampOf(project, capture.id))).items;
   }
 
-  private undocumentedAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<ViewList<UndocumentedEndpointResponse>> {
+  private undocumentedAt(project: ProjectEntity, capture: ViewedCapture, stamp: string): Promise<ViewList<UndocumentedEndpointResponse>> {
     return this.cachedUndocumented.get(cacheKey(project, capture), viewStamp(stamp, capture), async () => new ViewList(await this.computeUndocumented(project, capture)));
   }
 
   /** The undocumented view, read from the summaries the ingest transaction keeps (one row per endpoint). */
-  private async computeUndocumented(project: ProjectEntity, capture: CaptureEntity): Promise<UndocumentedEndpointResponse[]> {
+  private async computeUndocumented(project: ProjectEntity, capture: ViewedCapture): Promise<UndocumentedEndpointResponse[]> {
     const visible = visibilityOf(capture);
     const rows: UndocumentedEndpointResponse[] = await this.db.query(
       `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
@@ -233,7 +253,7 @@ export class CapturesService {
     return (await this.diffsAt(project, capture, await this.stampOf(project, capture.id))).items;
   }
 
-  private diffsAt(project: ProjectEntity, capture: CaptureEntity, stamp: string): Promise<ViewList<DiffResponse>> {
+  private diffsAt(project: ProjectEntity, capture: ViewedCapture, stamp: string): Promise<ViewList<DiffResponse>> {
     return this.cachedDiffs.get(cacheKey(project, capture), viewStamp(stamp, capture), async () => new ViewList(await this.computeDiffs(project, capture)));
   }
 
@@ -244,7 +264,7 @@ export class CapturesService {
    * a new observation key since it was computed), have their observation rows read; stale flags
    * are written back so the next read skips them.
    */
-  private async computeDiffs(project: ProjectEntity, capture: CaptureEntity): Promise<DiffResponse[]> {
+  private async computeDiffs(project: ProjectEntity, capture: ViewedCapture): Promise<DiffResponse[]> {
     const visible = visibilityOf(capture);
     const candidates: Array<{ endpointId: string; versionId: string; method: string; path: string; revision: string; stale: boolean }> = await this.db.query(
       `SELECT e.id AS "endpointId", e.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
