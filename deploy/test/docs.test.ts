@@ -106,6 +106,18 @@ it('the docs show commands at all (the pattern finds fenced sh blocks)', () => {
   expect(PAGES.flatMap(commands).length).toBeGreaterThanOrEqual(8);
 });
 
+it('every SPECTATOR_ variable the Kubernetes docs and manifests set is one the agent or the backend reads', () => {
+  const read = new Set([
+    ...[...readRepoFile('agent/src/config.ts').matchAll(/envVar: '(SPECTATOR_[A-Z_]+)'/g)].map((match) => match[1]!),
+    ...[...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.(SPECTATOR_[A-Z_]+)/g)].map((match) => match[1]!),
+  ]);
+  const yamlBlocks = [...readRepoFile('docs/kubernetes.md').matchAll(/```yaml\n([\s\S]*?)```/g)].map((block) => block[1]!);
+  for (const block of yamlBlocks) expect(() => parse(block)).not.toThrow();
+  const set = [...yamlBlocks, ...manifests.map((manifest) => JSON.stringify(manifest))].flatMap((text) => [...text.matchAll(/name"?:\s*"?(SPECTATOR_[A-Z_]+)/g)].map((match) => match[1]!));
+  expect(set).toEqual(expect.arrayContaining(['SPECTATOR_TLS_CERT', 'SPECTATOR_BACKEND_URL']));
+  expect(set.filter((name) => !read.has(name))).toEqual([]);
+});
+
 it('docs/operations.md describes every variable the backend reads, and no other', () => {
   const read = new Set([...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.([A-Z_]+)/g)].map((match) => match[1]!));
   const table = readRepoFile('docs/operations.md').split('## Migrations')[0]!;
