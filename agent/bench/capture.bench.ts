@@ -7,7 +7,9 @@
  * sampled shape work runs, as it does in the agent; figures are medians of process CPU µs/request.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { BodyTap } from '../src/capture/exchange';
 import { CapturePipeline } from '../src/capture/pipeline';
+import { summariseBody } from '../src/capture/summarise';
 import { createRootLogger } from '../src/log';
 import { Metrics } from '../src/metrics';
 import { BODIES } from './contender';
@@ -122,6 +124,49 @@ async function main(): Promise<void> {
     console.log(`  ${scenario.name.padEnd(22)} capture adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`);
   }
   console.log(`  counted ${metrics.get('captured_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`);
+  shapeWorkPerSample();
+}
+
+/**
+ * What one admitted sample costs in the work queue (the bodies of one interaction summarised with
+ * shape work), beside `JSON.parse` of the same bytes alone, interleaved round by round: the ratio
+ * is how much of a sample is parsing, which no shape code can save.
+ */
+function shapeWorkPerSample(): void {
+  const limit = 1024 * 1024;
+  console.log(`shape work per sampled interaction (CPU µs, medians of ${ROUNDS} rounds), beside JSON.parse of its bodies alone:`);
+  for (const scenario of SCENARIOS.slice(0, 3)) {
+    const bodies = [scenario.requestBody, scenario.responseBody].filter((body): body is Buffer => body !== null);
+    let sink = 0;
+    const summarise = (): void => {
+      for (const body of bodies) {
+        const tap = new BodyTap('application/json', '', limit, true);
+        for (const chunk of chunksOf(body)) tap.write(chunk);
+        sink += summariseBody(tap, true, limit).key.length;
+      }
+    };
+    const parse = (): void => {
+      for (const body of bodies) sink += (JSON.parse(body.toString('utf8')) as object) === null ? 0 : 1;
+    };
+    const count = Math.max(10, Math.round(2_000_000 / bodies.reduce((sum, body) => sum + body.length, 0)));
+    const timed = (work: () => void): number => {
+      const started = cpuMicros();
+      for (let i = 0; i < count; i++) work();
+      return (cpuMicros() - started) / count;
+    };
+    timed(summarise);
+    timed(parse);
+    const summariseTimes: number[] = [];
+    const parseTimes: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      summariseTimes.push(timed(summarise));
+      parseTimes.push(timed(parse));
+    }
+    if (sink < 0) console.log('unreachable'); // keeps the results alive
+    const whole = median(summariseTimes);
+    const parsing = median(parseTimes);
+    console.log(`  ${scenario.name.padEnd(22)} ${whole.toFixed(1).padStart(8)} µs, JSON.parse alone ${parsing.toFixed(1).padStart(8)} µs (${((parsing / whole) * 100).toFixed(0)}% of it)`);
+  }
 }
 
 main().catch((err: unknown) => {

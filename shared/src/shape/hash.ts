@@ -57,17 +57,21 @@ export class Hash128 {
     h2 ^= h1;
     h3 ^= h1;
     h4 ^= h1;
-    return hex32(h1) + hex32(h2) + hex32(h3) + hex32(h4);
+    // One flat string from 32 codes: concatenated pieces make a rope that every later Map lookup or
+    // template literal has to flatten first (a digest and one lookup: 0.18 vs 0.48 µs, measured).
+    return String.fromCharCode(
+      hexDigit(h1, 28), hexDigit(h1, 24), hexDigit(h1, 20), hexDigit(h1, 16), hexDigit(h1, 12), hexDigit(h1, 8), hexDigit(h1, 4), hexDigit(h1, 0),
+      hexDigit(h2, 28), hexDigit(h2, 24), hexDigit(h2, 20), hexDigit(h2, 16), hexDigit(h2, 12), hexDigit(h2, 8), hexDigit(h2, 4), hexDigit(h2, 0),
+      hexDigit(h3, 28), hexDigit(h3, 24), hexDigit(h3, 20), hexDigit(h3, 16), hexDigit(h3, 12), hexDigit(h3, 8), hexDigit(h3, 4), hexDigit(h3, 0),
+      hexDigit(h4, 28), hexDigit(h4, 24), hexDigit(h4, 20), hexDigit(h4, 16), hexDigit(h4, 12), hexDigit(h4, 8), hexDigit(h4, 4), hexDigit(h4, 0),
+    );
   }
 }
 
-/** The two hex digits of each byte value. */
-const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, byte) => (byte < 16 ? '0' : '') + byte.toString(16));
+/** Character codes of the lowercase hex digits. */
+const HEX_CODES: readonly number[] = [...'0123456789abcdef'].map((digit) => digit.charCodeAt(0));
 
-/**
- * Eight hex digits, a byte at a time from a table: twice as fast as a digit at a time, and
- * `Number#toString(16)` plus padding is slower still (measured, about 0.2 vs 0.4 vs 0.8 µs a digest).
- */
-function hex32(value: number): string {
-  return HEX_BYTES[value >>> 24]! + HEX_BYTES[(value >>> 16) & 255]! + HEX_BYTES[(value >>> 8) & 255]! + HEX_BYTES[value & 255]!;
+/** The code of the hex digit of `value` at bit `shift`. */
+function hexDigit(value: number, shift: number): number {
+  return HEX_CODES[(value >>> shift) & 15]!;
 }
