@@ -1,4 +1,5 @@
 import type { CaptureResponse, DiffResponse, DocumentationResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -92,6 +93,25 @@ describe('capture views served from memory', () => {
     await setRules([]);
     expect(await undocumented()).toEqual([['GET /health', 1], ['GET /posts', 1]]);
     expect(await diffs()).toEqual([['POST /posts', '1.1', ['added $.draft']]]);
+  });
+
+  it('show a new batch even when an old batch id of the capture was pruned in between', async () => {
+    const db = new pg.Client({ connectionString: reader.databaseUrl });
+    await db.connect();
+    try {
+      // A batch of this capture whose id is due for pruning (as if committed 40 days ago), then another one.
+      const old = batchMessage(captureId, [{ method: 'GET', path: '/old', status: 200, response: { ok: true } }]);
+      expect(await agent.request(old)).toEqual({ type: 'ack', batchId: old.batchId });
+      await db.query(`UPDATE processed_batches SET committed_at = now() - interval '40 days' WHERE batch_id = $1`, [old.batchId]);
+      await send([{ method: 'GET', path: '/other', status: 200, response: { ok: true } }]);
+      expect(await undocumented()).toEqual(expect.arrayContaining([['GET /old', 1], ['GET /other', 1]]));
+      // Pruned, and a new batch: as many batch ids for the capture as before, but new traffic.
+      await db.query('DELETE FROM processed_batches WHERE batch_id = $1', [old.batchId]);
+      await send([{ method: 'GET', path: '/old', status: 200, response: { ok: true } }]);
+      expect(await undocumented()).toContainEqual(['GET /old', 2]);
+    } finally {
+      await db.end();
+    }
   });
 
   it('answer an unknown capture with 404 whatever is kept', async () => {

@@ -62,15 +62,28 @@ export function toChangeResponse(change: ShapeChange): ChangeResponse {
 type ViewedCapture = Pick<CaptureEntity, 'id' | 'rules'>;
 
 /**
- * The stamp columns (`CapturesService.stampOf`) of capture `$1` in project `$2`: its committed
- * batches and the project's documentation revision.
+ * The stamp columns (`CapturesService.stampOf`) of capture `$1` in project `$2`, counting batches
+ * from window start `$3` (a timestamptz text; NULL or too old: a new window starts now, less a
+ * margin): the window start, the capture's batches committed since it, and the project's
+ * documentation revision.
+ *
+ * Why a window: batch ids are pruned after `SPECTATOR_BATCH_RETENTION_DAYS` (at least one day), so
+ * a count of all of a capture's batch ids could fall by one and rise by one between two requests.
+ * Rows in a window that starts at most 2 hours 10 minutes ago are never pruned, and every batch
+ * committed after a stamp was read has `committed_at` (its transaction's start) in the window
+ * unless its transaction ran for longer than the 10-minute margin: so the count only grows, and an
+ * unchanged count means no new batch. PostgreSQL's clock is used throughout.
  */
-const STAMP_COLUMNS = `(SELECT count(*) FROM processed_batches b WHERE b.capture_id = $1)::text AS batches,
+const STAMP_COLUMNS = `w.since::text AS since,
+  (SELECT count(*) FROM processed_batches b WHERE b.capture_id = $1 AND b.committed_at >= w.since)::text AS batches,
   (SELECT p.documentation_revision FROM projects p WHERE p.id = $2)::text AS documentation`;
+const STAMP_WINDOW = `(SELECT CASE WHEN $3::timestamptz > now() - interval '2 hours' THEN $3::timestamptz ELSE now() - interval '10 minutes' END AS since) w`;
 
-/** The stamp as the cache compares it. */
-function stampText(row: { batches: string; documentation: string } | undefined): string {
-  return `${row?.batches ?? ''} ${row?.documentation ?? ''}`;
+/** A stamp as read by a query with STAMP_COLUMNS. */
+interface StampRow {
+  since: string;
+  batches: string;
+  documentation: string;
 }
 
 function captureNotFound(project: ProjectEntity, captureId: string): DomainError {
@@ -78,7 +91,7 @@ function captureNotFound(project: ProjectEntity, captureId: string): DomainError
 }
 
 /** The cache key of a capture's views. */
-function cacheKey(project: ProjectEntity, capture: ViewedCapture): string {
+function cacheKey(project: ProjectEntity, capture: Pick<ViewedCapture, 'id'>): string {
   return `${project.id} ${capture.id}`;
 }
 
@@ -122,6 +135,8 @@ export class CapturesService {
   private readonly cachedUndocumented = new StampedViewCache<ViewList<UndocumentedEndpointResponse>>(CACHED_VIEWS_PER_KIND);
   private readonly cachedDiffs = new StampedViewCache<ViewList<DiffResponse>>(CACHED_VIEWS_PER_KIND);
   private readonly cachedInteractions = new StampedViewCache<number>(CACHED_VIEWS_PER_KIND);
+  /** Per capture, the start of the window its batches are counted from (STAMP_COLUMNS). */
+  private readonly stampWindows = new LruCache<string, string>(CACHED_VIEWS_PER_KIND * 2);
 
   constructor(
     @InjectRepository(CaptureEntity) private readonly captures: Repository<CaptureEntity>,
@@ -189,8 +204,16 @@ export class CapturesService {
    * ViewStamps migration). Rules in effect come from the capture row (`viewStamp`).
    */
   private async stampOf(project: ProjectEntity, captureId: string): Promise<string> {
-    const [row] = (await this.db.query(`SELECT ${STAMP_COLUMNS}`, [captureId, project.id])) as Array<{ batches: string; documentation: string }>;
-    return stampText(row);
+    const key = cacheKey(project, { id: captureId });
+    const [row] = (await this.db.query(`SELECT ${STAMP_COLUMNS} FROM ${STAMP_WINDOW}`, [captureId, project.id, this.stampWindows.get(key) ?? null])) as StampRow[];
+    return this.stampText(key, row);
+  }
+
+  /** The stamp as the caches compare it; remembers the capture's window start. */
+  private stampText(key: string, row: StampRow | undefined): string {
+    if (row === undefined) return '';
+    this.stampWindows.set(key, row.since);
+    return `${row.since} ${row.batches} ${row.documentation}`;
   }
 
   /**
@@ -199,13 +222,14 @@ export class CapturesService {
    * @throws DomainError CaptureNotFound unless the capture belongs to the project.
    */
   private async viewJson<T>(project: ProjectEntity, captureId: string, read: (capture: ViewedCapture, stamp: string) => Promise<ViewList<T>>): Promise<string> {
-    const [row] = (await this.db.query(`SELECT c.rules, ${STAMP_COLUMNS} FROM captures c WHERE c.id = $1 AND c.project_id = $2`, [captureId, project.id])) as Array<{
-      rules: string[];
-      batches: string;
-      documentation: string;
-    }>;
+    const key = cacheKey(project, { id: captureId });
+    const [row] = (await this.db.query(`SELECT c.rules, ${STAMP_COLUMNS} FROM captures c, ${STAMP_WINDOW} WHERE c.id = $1 AND c.project_id = $2`, [
+      captureId,
+      project.id,
+      this.stampWindows.get(key) ?? null,
+    ])) as Array<StampRow & { rules: string[] }>;
     if (!row) throw captureNotFound(project, captureId);
-    return (await read({ id: captureId, rules: row.rules }, stampText(row))).json();
+    return (await read({ id: captureId, rules: row.rules }, this.stampText(key, row))).json();
   }
 
   /** `UndocumentedEndpointResponse[]` as JSON text. */

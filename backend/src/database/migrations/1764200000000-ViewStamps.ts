@@ -7,9 +7,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *    every writer of versions bumps it, whichever code path or replica it runs on. It is deferred
  *    to commit time, when the writer already holds its endpoint rows: taking the project row in
  *    the middle of a commit could deadlock two commits that write overlapping endpoints;
- *  - an index to count a capture's committed batches (each batch that changes a capture's
- *    summaries or observations inserts its `processed_batches` row in the same transaction).
- * Both only grow, so an unchanged pair means unchanged inputs.
+ *  - an index to count a capture's batches committed since a time (each batch that changes a
+ *    capture's summaries or observations inserts its `processed_batches` row in the same
+ *    transaction; old rows are pruned, so the views count from a recent start, see CapturesService).
  */
 export class ViewStamps1764200000000 implements MigrationInterface {
   name = 'ViewStamps1764200000000';
@@ -26,7 +26,7 @@ export class ViewStamps1764200000000 implements MigrationInterface {
     await q.query(`
       CREATE CONSTRAINT TRIGGER endpoint_versions_bump_documentation_revision AFTER INSERT ON endpoint_versions
         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION bump_documentation_revision()`);
-    await q.query('CREATE INDEX processed_batches_capture_idx ON processed_batches (capture_id)');
+    await q.query('CREATE INDEX processed_batches_capture_idx ON processed_batches (capture_id, committed_at)');
   }
 
   async down(q: QueryRunner): Promise<void> {
