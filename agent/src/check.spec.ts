@@ -1,7 +1,10 @@
 import type { CiSummaryResponse } from '@spectator/shared';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CHECK_EXIT, judgeCiSummary, parseCheckOptions, runCheck } from './check';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CHECK_EXIT, judgeCiSummary, markdownReport, parseCheckOptions, runCheck } from './check';
 import { ConfigError } from './config';
 
 const base = ['--backend', 'http://127.0.0.1:1', '--token', 't', '--project', 'demo', '--pr', '12'];
@@ -25,7 +28,10 @@ describe('parseCheckOptions', () => {
       project: 'p',
       pullRequest: '77',
       failOn: ['diffs'],
+      markdown: null,
     });
+    expect(parseCheckOptions([...base, '--markdown', 'report.md'], {}).markdown).toBe('report.md');
+    expect(parseCheckOptions(base, { SPECTATOR_CHECK_MARKDOWN: 'env.md' }).markdown).toBe('env.md');
     expect(parseCheckOptions(base, {}).failOn).toEqual(['undocumented', 'breaking']);
   });
 
@@ -63,7 +69,76 @@ describe('judgeCiSummary', () => {
   });
 });
 
+describe('markdownReport', () => {
+  const links = { backend: 'https://spectator.example.com', project: 'my api' };
+
+  it('tables undocumented endpoints and diffs with their changes, says why it fails, and links the newest capture', () => {
+    const report = markdownReport(
+      summary({ captures: ['c2', 'c1'], undocumented: [{ method: 'POST', path: '/a|b', interactions: 2, count: 4 }], diffs: [diff(true), diff(false)], breaking: true }),
+      ['undocumented', 'breaking'],
+      links,
+    );
+    expect(report.split('\n')).toEqual([
+      '### Spectator API check for pull request #12: failed',
+      '',
+      'Commit `abc` · 2 capture(s) · fails on undocumented, breaking',
+      '',
+      '**Failed:** 1 undocumented endpoint(s), 1 breaking diff(s).',
+      '',
+      '#### Undocumented endpoints (1)',
+      '',
+      '| Endpoint | Interactions |',
+      '| --- | ---: |',
+      '| `POST /a\\|b` | 2 |',
+      '',
+      '#### Diffs against the documentation (2)',
+      '',
+      '| Endpoint | Documented | Breaking | Changes |',
+      '| --- | --- | --- | --- |',
+      '| `GET /users` | 1.0 | **yes** | `removed response 200 $.name (breaking)` |',
+      '| `GET /users` | 1.0 | no | `added response 200 $.name` |',
+      '',
+      '[Review in Spectator](https://spectator.example.com/#/p/my%20api/captures/c2)',
+      '',
+    ]);
+  });
+
+  it('says so when everything matches', () => {
+    expect(markdownReport(summary(), ['undocumented', 'breaking'], links)).toContain('passed\n\nCommit `abc` · 1 capture(s) · fails on undocumented, breaking\n\nEvery observed endpoint is documented and matches its documentation.');
+  });
+});
+
 describe('runCheck', () => {
+  it('prints the text report, writes the Markdown one to --markdown and the GitHub job summary, and exits 1 when the gate fails', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-check-'));
+    const answer = summary({ diffs: [diff(true)], breaking: true });
+    const server = createServer((request, response) => {
+      expect(request.url).toBe('/api/v1/projects/demo/ci/12');
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const stepSummary = path.join(dir, 'step-summary.md');
+      await writeFile(stepSummary, 'earlier step\n');
+      let output = '';
+      const sink = { write: (text: string) => (output += text) };
+      const markdown = path.join(dir, 'comment.md');
+      expect(await runCheck(['--backend', url, ...base.slice(2), '--markdown', markdown], { GITHUB_STEP_SUMMARY: stepSummary }, sink, sink)).toBe(CHECK_EXIT.failed);
+      expect(output).toBe(judgeCiSummary(answer, ['undocumented', 'breaking']).text);
+      const expected = markdownReport(answer, ['undocumented', 'breaking'], { backend: url, project: 'demo' });
+      expect(await readFile(markdown, 'utf8')).toBe(expected);
+      expect(await readFile(stepSummary, 'utf8')).toBe(`earlier step\n${expected}`);
+
+      output = '';
+      expect(await runCheck(['--backend', url, ...base.slice(2), '--markdown', path.join(dir, 'missing', 'x.md')], {}, sink, sink)).toBe(CHECK_EXIT.error);
+      expect(output).toContain('cannot write the Markdown report');
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('exits 2 with the reason when the backend refuses or cannot be reached', async () => {
     const server = createServer((_request, response) => {
       response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 404, error: 'Not Found', message: 'pull request 12 has no CI capture in project demo' }));

@@ -1,4 +1,5 @@
 import type { ApiError, CiSummaryResponse } from '@spectator/shared';
+import { appendFile, writeFile } from 'node:fs/promises';
 import { ConfigError, pullRequestFromCi } from './config';
 
 /** What the CI gate can fail on. */
@@ -13,6 +14,8 @@ export interface CheckOptions {
   project: string;
   pullRequest: string;
   failOn: FailOn[];
+  /** Also write the report as Markdown to this file (for a pull request comment), or null. */
+  markdown: string | null;
 }
 
 /** Exit codes: 0 passed, 1 the gate failed, 2 the check could not run (options, backend). */
@@ -28,14 +31,18 @@ when it finds what --fail-on names. Exit code 0: passed, 1: failed, 2: could not
   --project <slug>    Project slug (SPECTATOR_PROJECT)
   --pr <number>       Pull request (SPECTATOR_PR, else the usual CI variables)
   --fail-on <list>    Comma-separated: ${FAIL_ON.join(', ')} (any diff). Default undocumented,breaking.
+  --markdown <path>   Also write the report as Markdown to this file, e.g. to post as a pull request
+                      comment (SPECTATOR_CHECK_MARKDOWN). On GitHub Actions the Markdown report is
+                      added to the job summary ($GITHUB_STEP_SUMMARY) as well.
 `;
 
-const FLAGS: Record<string, keyof Omit<CheckOptions, 'failOn'> | 'failOn'> = {
+const FLAGS: Record<string, keyof CheckOptions> = {
   '--backend': 'backend',
   '--token': 'token',
   '--project': 'project',
   '--pr': 'pullRequest',
   '--fail-on': 'failOn',
+  '--markdown': 'markdown',
 };
 
 /**
@@ -80,31 +87,71 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const failOn = (given.failOn ?? 'undocumented,breaking').split(',').map((s) => s.trim()).filter((s) => s !== '');
   for (const item of failOn) if (!(FAIL_ON as readonly string[]).includes(item)) problems.push(`--fail-on "${item}" must be one of ${FAIL_ON.join(', ')}`);
   if (problems.length > 0) throw new ConfigError(problems);
-  return { backend: base, token: token as string, project: project as string, pullRequest: pullRequest as string, failOn: failOn as FailOn[] };
+  const markdown = given.markdown ?? (env.SPECTATOR_CHECK_MARKDOWN || null);
+  return { backend: base, token: token as string, project: project as string, pullRequest: pullRequest as string, failOn: failOn as FailOn[], markdown };
 }
 
-/** The readable summary of a pull request's evidence and whether the gate passes. */
-export function judgeCiSummary(summary: CiSummaryResponse, failOn: readonly FailOn[]): { passed: boolean; text: string } {
-  const lines: string[] = [`Spectator CI check for pull request ${summary.pullRequest}${summary.commit ? ` at ${summary.commit}` : ''} (${summary.captures.length} capture(s))`];
+/** Why the gate fails (empty: it passes), by the --fail-on list. */
+function failureReasons(summary: CiSummaryResponse, failOn: readonly FailOn[]): string[] {
   const reasons: string[] = [];
+  if (summary.undocumented.length > 0 && failOn.includes('undocumented')) reasons.push(`${summary.undocumented.length} undocumented endpoint(s)`);
+  const breaking = summary.diffs.filter((d) => d.breaking).length;
+  if (failOn.includes('diffs') && summary.diffs.length > 0) reasons.push(`${summary.diffs.length} diff(s)`);
+  else if (failOn.includes('breaking') && breaking > 0) reasons.push(`${breaking} breaking diff(s)`);
+  return reasons;
+}
+
+/** One change of a diff in words: `removed response 200 $.name (breaking)`. */
+const describeChange = (c: CiSummaryResponse['diffs'][number]['changes'][number]): string => `${c.change} ${c.in}${c.status === undefined ? '' : ` ${c.status}`} ${c.at}${c.breaking ? ' (breaking)' : ''}`;
+
+/** The readable summary of a pull request's evidence and whether the gate passes. */
+export function judgeCiSummary(summary: CiSummaryResponse, failOn: readonly FailOn[]): { passed: boolean; reasons: string[]; text: string } {
+  const lines: string[] = [`Spectator CI check for pull request ${summary.pullRequest}${summary.commit ? ` at ${summary.commit}` : ''} (${summary.captures.length} capture(s))`];
   if (summary.undocumented.length > 0) {
     lines.push(`  Undocumented endpoints (${summary.undocumented.length}):`);
     for (const u of summary.undocumented) lines.push(`    ${u.method} ${u.path}  (${u.interactions} interaction(s))`);
-    if (failOn.includes('undocumented')) reasons.push(`${summary.undocumented.length} undocumented endpoint(s)`);
   }
   if (summary.diffs.length > 0) {
     lines.push(`  Diffs against the documentation (${summary.diffs.length}):`);
     for (const d of summary.diffs) {
       lines.push(`    ${d.method} ${d.path}  documented ${d.version}${d.breaking ? '  BREAKING' : ''}`);
-      for (const c of d.changes) lines.push(`      - ${c.change} ${c.in}${c.status === undefined ? '' : ` ${c.status}`} ${c.at}${c.breaking ? ' (breaking)' : ''}`);
+      for (const c of d.changes) lines.push(`      - ${describeChange(c)}`);
     }
-    const breaking = summary.diffs.filter((d) => d.breaking).length;
-    if (failOn.includes('diffs')) reasons.push(`${summary.diffs.length} diff(s)`);
-    else if (failOn.includes('breaking') && breaking > 0) reasons.push(`${breaking} breaking diff(s)`);
   }
   if (summary.undocumented.length === 0 && summary.diffs.length === 0) lines.push('  Every observed endpoint is documented and matches its documentation.');
+  const reasons = failureReasons(summary, failOn);
   lines.push(reasons.length === 0 ? 'PASSED' : `FAILED: ${reasons.join(', ')} (--fail-on ${failOn.join(',')})`);
-  return { passed: reasons.length === 0, text: `${lines.join('\n')}\n` };
+  return { passed: reasons.length === 0, reasons, text: `${lines.join('\n')}\n` };
+}
+
+/** Text shown as inline code in a Markdown table: no backticks, pipes escaped, one line. */
+const code = (text: string): string => `\`${text.replace(/`/g, "'").replace(/\|/g, '\\|').replace(/\s+/g, ' ')}\``;
+
+/**
+ * The report as Markdown (a job summary, a pull request comment): the verdict, tables of
+ * undocumented endpoints and of diffs with their changes, and a link to review the newest capture
+ * in the dashboard. Names and types only, like everything Spectator keeps.
+ */
+export function markdownReport(summary: CiSummaryResponse, failOn: readonly FailOn[], links: { backend: string; project: string }): string {
+  const reasons = failureReasons(summary, failOn);
+  const out: string[] = [
+    `### Spectator API check for pull request #${summary.pullRequest}: ${reasons.length === 0 ? 'passed' : 'failed'}`,
+    '',
+    `${summary.commit ? `Commit ${code(summary.commit.slice(0, 12))} · ` : ''}${summary.captures.length} capture(s) · fails on ${failOn.join(', ')}`,
+    '',
+    reasons.length === 0 ? (summary.undocumented.length === 0 && summary.diffs.length === 0 ? 'Every observed endpoint is documented and matches its documentation.' : 'Nothing here fails the check.') : `**Failed:** ${reasons.join(', ')}.`,
+  ];
+  if (summary.undocumented.length > 0) {
+    out.push('', `#### Undocumented endpoints (${summary.undocumented.length})`, '', '| Endpoint | Interactions |', '| --- | ---: |');
+    for (const u of summary.undocumented) out.push(`| ${code(`${u.method} ${u.path}`)} | ${u.interactions} |`);
+  }
+  if (summary.diffs.length > 0) {
+    out.push('', `#### Diffs against the documentation (${summary.diffs.length})`, '', '| Endpoint | Documented | Breaking | Changes |', '| --- | --- | --- | --- |');
+    for (const d of summary.diffs) out.push(`| ${code(`${d.method} ${d.path}`)} | ${d.version} | ${d.breaking ? '**yes**' : 'no'} | ${d.changes.map((c) => code(describeChange(c))).join('<br>')} |`);
+  }
+  const newest = summary.captures[0];
+  if (newest !== undefined) out.push('', `[Review in Spectator](${links.backend}/#/p/${encodeURIComponent(links.project)}/captures/${encodeURIComponent(newest)})`);
+  return `${out.join('\n')}\n`;
 }
 
 /** `spectator-agent check`: resolves with the exit code (see CHECK_EXIT); writes the summary to `out`. */
@@ -141,7 +188,16 @@ export async function runCheck(argv: readonly string[], env: NodeJS.ProcessEnv, 
     err.write(`spectator-agent check: the backend answered ${response.status}: ${message}\n`);
     return CHECK_EXIT.error;
   }
-  const verdict = judgeCiSummary(JSON.parse(text) as CiSummaryResponse, options.failOn);
+  const summary = JSON.parse(text) as CiSummaryResponse;
+  const verdict = judgeCiSummary(summary, options.failOn);
   out.write(verdict.text);
+  const markdown = markdownReport(summary, options.failOn, options);
+  try {
+    if (options.markdown !== null) await writeFile(options.markdown, markdown);
+    if (env.GITHUB_STEP_SUMMARY) await appendFile(env.GITHUB_STEP_SUMMARY, markdown);
+  } catch (error) {
+    err.write(`spectator-agent check: cannot write the Markdown report: ${(error as Error).message}\n`);
+    return CHECK_EXIT.error;
+  }
   return verdict.passed ? CHECK_EXIT.passed : CHECK_EXIT.failed;
 }

@@ -69,7 +69,7 @@ describe('deploy/github-actions.yml', () => {
     const argv = gate.run!.replace('${{ github.event.pull_request.number }}', '42').split(' ').slice(2);
     const values: Record<string, string> = { 'vars.SPECTATOR_BACKEND_URL': 'https://spectator.example.com', 'vars.SPECTATOR_PROJECT': 'posts-api', 'secrets.SPECTATOR_READ_TOKEN': 'read-token' };
     const env = Object.fromEntries(Object.entries({ ...job!.env, ...gate.env }).map(([key, value]) => [key, value.replace(/^\$\{\{ (.+) \}\}$/, (_, name: string) => values[name] ?? '')]));
-    expect(parseCheckOptions(argv, env)).toEqual({ backend: 'https://spectator.example.com', token: 'read-token', project: 'posts-api', pullRequest: '42', failOn: ['undocumented', 'breaking'] });
+    expect(parseCheckOptions(argv, env)).toEqual({ backend: 'https://spectator.example.com', token: 'read-token', project: 'posts-api', pullRequest: '42', failOn: ['undocumented', 'breaking'], markdown: null });
   });
 
   it('sends the tests through the agent: API_URL is the proxy address SPECTATOR_LISTEN', () => {
