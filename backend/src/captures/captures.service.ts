@@ -26,10 +26,11 @@ import { ShapeStore } from './shape-store';
 import { StampedViewCache, ViewList } from './view-cache';
 
 /**
- * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture; an
- * entry holds at most one list of a capture's endpoints.
+ * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture: enough
+ * for a captures page (20 by default) and the captures being reviewed. An entry holds one list of
+ * a capture's endpoints and its JSON text (about 1 MB for 5,000 undocumented endpoints).
  */
-const CACHED_VIEWS_PER_KIND = 64;
+const CACHED_VIEWS_PER_KIND = 32;
 
 /** Columns of an observation row, as `ObservationRow` fields. */
 const ROW_COLUMNS = `o.method, o.path, o.status,
@@ -200,8 +201,8 @@ export class CapturesService {
 
   /**
    * What a capture's views depend on that can change, read before the views' own queries: the
-   * capture's committed batches and the project's documentation revision (both only grow; see the
-   * ViewStamps migration). Rules in effect come from the capture row (`viewStamp`).
+   * capture's batches committed since its window start and the project's documentation revision
+   * (both only grow; see STAMP_COLUMNS). Rules in effect come from the capture row (`viewStamp`).
    */
   private async stampOf(project: ProjectEntity, captureId: string): Promise<string> {
     const key = cacheKey(project, { id: captureId });
