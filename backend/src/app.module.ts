@@ -24,6 +24,7 @@ import { AgentGateway } from './ingest/agent-gateway';
 import { IngestService } from './ingest/ingest.service';
 import { ProjectsController } from './projects/projects.controller';
 import { MeController } from './auth/me.controller';
+import { RetentionService } from './retention/retention.service';
 import { ProjectsService } from './projects/projects.service';
 import { RUNTIME, type Runtime } from './runtime';
 
@@ -59,6 +60,7 @@ export class AppModule {
         EventsService,
         MetricsService,
         IngestService,
+        RetentionService,
         AgentsService,
         AgentGateway,
         EventsGateway,

@@ -15,6 +15,8 @@ export interface BackendOptions {
   maxMessageBytes?: number;
   /** Days a committed batch id is remembered for duplicate detection (default 30). */
   batchRetentionDays?: number;
+  /** Days a capture is kept after its last traffic (default 90; 0 keeps captures forever). */
+  captureRetentionDays?: number;
 }
 
 /** The validated configuration, parsed once at boot. */
@@ -35,6 +37,8 @@ export interface BackendConfig {
    * than that would have it counted twice. Agents resend only what is still in their spool.
    */
   batchRetentionDays: number;
+  /** Captures whose last traffic is older than this many days are deleted (with their observations); 0 keeps them. */
+  captureRetentionDays: number;
 }
 
 /**
@@ -43,6 +47,9 @@ export interface BackendConfig {
  * operator notices within days), yet bounded so the table does not grow forever.
  */
 export const DEFAULT_BATCH_RETENTION_DAYS = 30;
+
+/** How long a capture is kept after its last traffic by default: a quarter of captures to review, far more than a review needs. */
+export const DEFAULT_CAPTURE_RETENTION_DAYS = 90;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -99,8 +106,12 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const batchRetentionDays =
     options.batchRetentionDays ?? parseInteger(env.SPECTATOR_BATCH_RETENTION_DAYS, 'SPECTATOR_BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 1, 3650, problems);
 
+  const captureRetentionDays =
+    options.captureRetentionDays ??
+    parseInteger(env.SPECTATOR_CAPTURE_RETENTION_DAYS, 'SPECTATOR_CAPTURE_RETENTION_DAYS', DEFAULT_CAPTURE_RETENTION_DAYS, 0, 36500, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes, batchRetentionDays };
+  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes, batchRetentionDays, captureRetentionDays };
 }
 
 /** The directory of @spectator/backend's package.json, from `src` (tests) or `dist/src` (built). */
