@@ -6,6 +6,7 @@
  */
 import { fingerprint, type WireObservation } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type pg from 'pg';
 import { median, requestShape, responseShape, runBench, SHAPES, withBenchBackend } from './harness';
@@ -111,6 +112,35 @@ async function ingestPlain(pool: pg.Pool, captureId: string, round: number): Pro
   return (AGENTS * BATCHES_PER_AGENT * ROWS_PER_BATCH) / ((performance.now() - started) / 1000);
 }
 
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on Linux's common builds). */
+const CLOCK_TICKS = 100;
+
+/** The fields of /proc/<pid>/stat after the command name (state, ppid, …), or null where there is none. */
+async function procStat(pid: string | number): Promise<string[] | null> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  return stat === null ? null : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * CPU seconds used so far by the bench's PostgreSQL, from /proc (NaN without it): the postmaster's
+ * own and that of its children, running (their utime and stime) or ended (the postmaster's cutime
+ * and cstime: the backend's pool closes idle connections). Unlike rates, CPU per observation barely
+ * moves with what else the machine runs.
+ */
+async function postgresCpuSeconds(postmaster: number): Promise<number> {
+  const entries = await readdir('/proc').catch(() => [] as string[]);
+  let ticks = Number.NaN;
+  for (const entry of entries) {
+    const fields = /^\d+$/.test(entry) ? await procStat(entry) : null;
+    // ppid is the 2nd of these fields; utime, stime, cutime, cstime the 12th to 15th.
+    if (fields === null) continue;
+    const own = Number(fields[11]) + Number(fields[12]);
+    if (Number(entry) === postmaster) ticks = (Number.isNaN(ticks) ? 0 : ticks) + own + Number(fields[13]) + Number(fields[14]);
+    else if (Number(fields[1]) === postmaster) ticks = (Number.isNaN(ticks) ? 0 : ticks) + own;
+  }
+  return ticks / CLOCK_TICKS;
+}
+
 async function main(): Promise<void> {
   await withBenchBackend(AGENTS + 1, async ({ backend, pool, api }) => {
     const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
@@ -136,15 +166,22 @@ async function main(): Promise<void> {
       [plainCapture, project.id],
     );
 
-    const contenders: Array<{ label: string; run: (round: number) => Promise<number>; rates: number[] }> = [
-      ...sessions.map((session) => ({ label: session.label, run: (round: number) => ingestThroughBackend(session.agents, session.captureId, round), rates: [] as number[] })),
-      { label: 'plain INSERT … ON CONFLICT', run: (round: number) => ingestPlain(pool, plainCapture, round), rates: [] as number[] },
+    const contenders: Array<{ label: string; run: (round: number) => Promise<number>; rates: number[]; nodeCpu: number; postgresCpu: number }> = [
+      ...sessions.map((session) => ({ label: session.label, run: (round: number) => ingestThroughBackend(session.agents, session.captureId, round), rates: [] as number[], nodeCpu: 0, postgresCpu: 0 })),
+      { label: 'plain INSERT … ON CONFLICT', run: (round: number) => ingestPlain(pool, plainCapture, round), rates: [] as number[], nodeCpu: 0, postgresCpu: 0 },
     ];
+    const [{ pid }] = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
+    const postmaster = Number((await procStat(pid))?.[1]);
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate the order so no contender always gets the warmer database.
       for (let k = 0; k < contenders.length; k++) {
         const contender = contenders[(round + k) % contenders.length] as (typeof contenders)[number];
+        const nodeBefore = process.cpuUsage();
+        const postgresBefore = await postgresCpuSeconds(postmaster);
         contender.rates.push(await contender.run(round));
+        const node = process.cpuUsage(nodeBefore);
+        contender.nodeCpu += (node.user + node.system) / 1e6;
+        contender.postgresCpu += (await postgresCpuSeconds(postmaster)) - postgresBefore;
       }
       console.log(`round ${round + 1}: ${contenders.map((c) => `${c.label} ${c.rates[round]?.toFixed(0)} obs/s`).join(', ')}`);
     }
@@ -157,6 +194,11 @@ async function main(): Promise<void> {
       // Each round's own ratio too: the machine's load moves both contenders of a round alike.
       const perRound = contender.rates.map((r, round) => (r / (plainRates[round] as number)).toFixed(2)).join(' ');
       console.log(`  ${contender.label.padEnd(28)} ${rate.toFixed(0).padStart(7)} obs/s  ratio to plain ${(rate / plainMedian).toFixed(2)}  (per round ${perRound})`);
+    }
+    // CPU per 1,000 observations: this process (backend and simulated agents, or the plain writer) and PostgreSQL.
+    const thousands = (ROUNDS * AGENTS * BATCHES_PER_AGENT * ROWS_PER_BATCH) / 1000;
+    for (const contender of contenders) {
+      console.log(`  ${contender.label.padEnd(28)} CPU per 1,000 observations: node ${((contender.nodeCpu / thousands) * 1000).toFixed(1)} ms, postgres ${((contender.postgresCpu / thousands) * 1000).toFixed(1)} ms`);
     }
     console.log(`  load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   });

@@ -21,9 +21,13 @@ const row: AggregatedRow = {
 const header = { batchId: 'b', projectId: 'p', captureId: 'c', observations: 4, shapes: [] };
 
 describe('textArrayLiteral', () => {
-  it('quotes every element, escapes quotes and backslashes, and writes null as NULL', () => {
-    expect(textArrayLiteral(['a', '', 'NULL', null, 'x,y {z}', 'say "hi"', 'back\\slash'])).toBe('{"a","","NULL",NULL,"x,y {z}","say \\"hi\\"","back\\\\slash"}');
+  it('quotes every element and writes null as NULL (PostgreSQL reads null in any case)', () => {
+    expect(textArrayLiteral(['a', '', 'NULL', null, 'x,y {z}', 'ünï☃'])).toBe('{"a","","NULL",null,"x,y {z}","ünï☃"}');
     expect(textArrayLiteral([])).toBe('{}');
+  });
+
+  it('escapes quotes and backslashes, and keeps control characters as they are (JSON escapes them otherwise)', () => {
+    expect(textArrayLiteral(['say "hi"', 'back\\slash', null, 'line\nbreak'])).toBe('{"say \\"hi\\"","back\\\\slash",NULL,"line\nbreak"}');
   });
 });
 
@@ -41,11 +45,11 @@ describe('writeBatchParameters', () => {
       '{"POST","POST","POST"}',
       '{"/posts","/posts","/posts"}',
       '{201,201,201}',
-      '{"application/json","application/json",NULL}',
+      '{"application/json","application/json",null}',
       '{"fp1","fp1","fp1"}',
-      '{NULL,NULL,NULL}',
+      '{null,null,null}',
       '{"text/html","application/problem+json","text/html"}',
-      '{NULL,NULL,NULL}',
+      '{null,null,null}',
       '{"unshaped","unshaped","unshaped"}',
       '{3,2,5}',
       '{"2026-01-01T00:00:00.000Z","2026-01-01T00:00:00.000Z","2026-01-01T00:00:00.000Z"}',

@@ -132,11 +132,17 @@ const ARRAY_ELEMENT_ESCAPES = /[\\"]/g;
  * rest of the batch's parameters together.
  */
 export function textArrayLiteral(values: ReadonlyArray<string | null>): string {
+  // JSON's array text is the array literal when nothing in it is escaped: quoted elements, and
+  // `null`, which PostgreSQL reads as NULL. One native call instead of a loop.
+  const json = JSON.stringify(values);
+  if (!json.includes('\\')) return `{${json.slice(1, -1)}}`;
+  // Some element holds a quote, a backslash or a control character: JSON's escapes (\n, \u0001)
+  // mean something else to PostgreSQL, so only quotes and backslashes are escaped, its way.
   let literal = '{';
   for (let i = 0; i < values.length; i++) {
     const value = values[i] as string | null;
     if (i > 0) literal += ',';
-    literal += value === null ? 'NULL' : `"${value.includes('"') || value.includes('\\') ? value.replace(ARRAY_ELEMENT_ESCAPES, '\\$&') : value}"`;
+    literal += value === null ? 'NULL' : `"${value.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`;
   }
   return `${literal}}`;
 }

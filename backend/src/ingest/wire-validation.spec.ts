@@ -45,6 +45,8 @@ describe('parseAgentMessage', () => {
     ['missing request', { ...batch, observations: [{ ...observation, request: undefined }] }, 'observations[0].request is required (null for no body)'],
     ['bad flag', { ...batch, observations: [{ ...observation, response: { contentType: 'text/html', tooLarge: 'yes' } }] }, 'observations[0].response.tooLarge must be true when present'],
     ['bad time', { ...batch, observations: [{ ...observation, lastSeen: 'later' }] }, 'observations[0].lastSeen must be an ISO 8601 time'],
+    ['30 February', { ...batch, observations: [{ ...observation, firstSeen: '2026-02-30T00:00:00.000Z' }] }, 'observations[0].firstSeen must be an ISO 8601 time'],
+    ['month 13', { ...batch, observations: [{ ...observation, lastSeen: '2026-13-01T00:00:00Z' }] }, 'observations[0].lastSeen must be an ISO 8601 time'],
     ['bad shape', { ...batch, shapes: { abc: { kind: 'weird' } } }, 'shapes["abc"].kind must be one of string, number, boolean, null, object, array, oneOf, unknown'],
     ['bad environment', { type: 'hello', protocol: 1, agentId: 'a', agentVersion: '1', environment: { kind: 'moon' }, capture }, 'environment.kind must be one of local, ci, staging, production'],
     ['bad capture reason', { type: 'capture', capture: { ...capture, reason: 'why' } }, 'capture.reason must be one of agent-start, command-restart, upstream-restart'],
@@ -53,6 +55,13 @@ describe('parseAgentMessage', () => {
     ['rules not strings', { type: 'rules', captureId: capture.id, rules: [1] }, 'rules[0] must be a string of at most 1000 characters'],
   ])('names the problem: %s', (_name, message, expected) => {
     expect(problem(message)).toBe(expected);
+  });
+
+  it('accepts ISO times with an offset, a 29 February of a leap year, and other forms Date.parse reads', () => {
+    for (const time of ['2024-02-29T23:59:59.999Z', '2026-01-01T08:00:00+05:30', '2026-01-01T00:00:00.123456Z', '2026-01-01T00:00Z']) {
+      expect(parseAgentMessage(JSON.stringify({ ...batch, observations: [{ ...observation, lastSeen: time }] }))).toMatchObject({ observations: [{ lastSeen: time }] });
+    }
+    expect(problem({ ...batch, observations: [{ ...observation, lastSeen: '2025-02-29T00:00:00Z' }] })).toBe('observations[0].lastSeen must be an ISO 8601 time');
   });
 
   it('limits the observations of a batch', () => {

@@ -63,8 +63,28 @@ function integer(value: unknown, path: string, min: number, max: number): number
   return value;
 }
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** The two-digit number at `at` in `text` (NaN when not digits). */
+function twoDigits(text: string, at: number): number {
+  const tens = text.charCodeAt(at) - 48;
+  const ones = text.charCodeAt(at + 1) - 48;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : Number.NaN;
+}
+
+/** Whether a `YYYY-MM-DD…` text names a day its month does not have (false for other forms). */
+function pastMonthEnd(text: string): boolean {
+  if (text[4] !== '-' || text[7] !== '-') return false;
+  const year = twoDigits(text, 0) * 100 + twoDigits(text, 2);
+  const month = twoDigits(text, 5);
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return twoDigits(text, 8) > (DAYS_IN_MONTH[month - 1] ?? 31) + (leap ? 1 : 0);
+}
+
 function isoTime(value: unknown, path: string): string {
-  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value))) fail(path, 'must be an ISO 8601 time');
+  // Date.parse rolls 30 February over to March where PostgreSQL refuses it: refused here, or the
+  // batch would fail in the database (and be resent forever) instead.
+  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value)) || pastMonthEnd(value)) fail(path, 'must be an ISO 8601 time');
   return value;
 }
 
