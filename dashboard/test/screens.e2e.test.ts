@@ -315,8 +315,8 @@ describe('dashboard screens (fixture API)', () => {
       await page.goto(`${api.url}/#/p/demo/docs`);
       await page.getByText('Importing OpenAPI needs a token with scope write').waitFor();
       await page.goto(`${api.url}/#/p/demo/settings`);
-      await page.getByText('Managing tokens needs a token with scope admin').waitFor();
-      await page.getByText('Managing webhooks needs a token with scope admin').waitFor();
+      await page.getByRole('region', { name: 'Tokens' }).getByText('Managing tokens needs a token with scope admin').waitFor();
+      await page.getByRole('region', { name: 'Webhooks' }).getByText('Managing webhooks needs a token with scope admin').waitFor();
       await page.getByRole('region', { name: 'Agents seen' }).waitFor();
       // Nothing the token may not read was even asked for.
       expect(api.requests.slice(before).filter((r) => /\/(tokens|webhooks)/.test(r.path))).toEqual([]);

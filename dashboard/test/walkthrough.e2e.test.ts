@@ -202,8 +202,8 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     const rules = page.getByRole('region', { name: 'Ignore rules in effect' });
     await rules.locator('li').first().waitFor();
     expect(await rules.locator('li').allTextContents()).toEqual(expect.arrayContaining(['GET /', 'GET POST PUT /db', 'OPTIONS (.*)']));
-    // The dashboard signed in with a write token; listing tokens takes an admin token.
-    await page.getByRole('region', { name: 'Tokens' }).getByText('Your token may not see tokens').waitFor();
+    // The dashboard signed in with a write token; managing tokens takes an admin token, and it says so without asking.
+    await page.getByRole('region', { name: 'Tokens' }).getByText('Managing tokens needs a token with scope admin; you signed in with a write token.').waitFor();
     await screenshot(page, 'walkthrough-9-settings');
   });
 });

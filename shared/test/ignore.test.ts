@@ -228,7 +228,10 @@ describe('matching stays fast on hostile paths', () => {
     const rules = rulesOf(entry);
     const started = Date.now();
     expect(isIgnored(rules, 'GET', path)).toBe(false);
-    expect(Date.now() - started).toBeLessThan(100);
+    // A hang detector, not a speed claim: a backtracking blow-up on these paths takes minutes to
+    // years, the guarded matcher milliseconds; the bound only has to tell the two apart on a
+    // loaded CI machine (100 ms was once exceeded there at 138 ms).
+    expect(Date.now() - started).toBeLessThan(2_000);
   });
 
   it('a two-wildcard pattern does not test paths longer than MAX_QUADRATIC_PATH_LENGTH', () => {

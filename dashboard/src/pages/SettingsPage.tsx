@@ -31,10 +31,11 @@ export function SettingsPage() {
 
 /** A section only an admin token can use: for other tokens, its title and the scope it needs (nothing is fetched). */
 function AdminSection({ title, action, children }: { title: string; action: string; children: ReactNode }) {
+  const titleId = `${title.toLowerCase()}-title`;
   if (useScopeAllows('admin')) return <>{children}</>;
   return (
-    <section className="card">
-      <h2>{title}</h2>
+    <section className="card" aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
       <ScopeNote scope="admin" action={action} />
     </section>
   );
