@@ -297,6 +297,16 @@ describe('dashboard screens (fixture API)', () => {
     await screenshot(page, 'screens-15-openapi-import');
   });
 
+  it('exports the OpenAPI of the versions running in an environment', async () => {
+    api.answer(`GET ${P}/openapi.json`, ({ path }) => ({ body: { openapi: '3.1.0', info: { title: 'demo', version: path }, paths: {} } }));
+    await page.goto(`${api.url}/#/p/demo/docs`);
+    await page.getByLabel('Export which versions').selectOption('production');
+    await page.locator('.openapi code').filter({ hasText: `GET /api/v1${P}/openapi.json?environment=production` }).waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click()]);
+    expect(download.suggestedFilename()).toBe('demo-production-openapi.json');
+    expect(api.requests.filter((r) => r.path.startsWith(`${P}/openapi.json`)).map((r) => r.path)).toEqual([`${P}/openapi.json?environment=production`]);
+  });
+
   it('offers a read token no action it cannot take: no Approve or Accept, no token or webhook admin (says which scope each needs)', async () => {
     api.answer('GET /me', { body: { ...ADMIN, name: 'viewer', scope: 'read' } });
     api.answer(`GET ${P}/proposals/pr-1`, { body: proposal([]) });

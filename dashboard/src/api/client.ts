@@ -143,9 +143,9 @@ export function createApiClient(options: ApiClientOptions) {
         contentType: /^\s*[{[]/.test(text) ? 'application/json' : 'application/yaml',
       }),
     /** The OpenAPI 3.1 export of the documented endpoints, as parsed JSON. */
-    openapi: (p: string) => get<Record<string, unknown>>(`${project(p)}/openapi.json`),
+    openapi: (p: string, params: { environment?: EnvironmentKind } = {}) => get<Record<string, unknown>>(`${project(p)}/openapi.json${query({ environment: params.environment })}`),
     /** Where the OpenAPI export lives, for `curl` with a bearer token. */
-    openapiPath: (p: string) => `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json`,
+    openapiPath: (p: string, params: { environment?: EnvironmentKind } = {}) => `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json${query({ environment: params.environment })}`,
   };
 }
 

@@ -12,7 +12,7 @@ import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatTime, plural } from '../lib/format';
 import { routeHref } from '../lib/routes';
-import { newestFirst } from '../lib/versions';
+import { KIND_LABELS, KIND_ORDER, newestFirst, type RowKind } from '../lib/versions';
 
 /** Every documented endpoint (method, path, description, version, shapes per status) and its history. */
 export function DocsPage({ endpointId }: { endpointId?: string }) {
@@ -221,12 +221,15 @@ function ImportResult({ result }: { result: OpenApiImportResponse }) {
 function OpenApiExport() {
   const { api, project } = useApp();
   const [state, setState] = useState<'idle' | 'busy' | Error>('idle');
+  // The documentation as it is now, or the versions that run in an environment now (from evidence).
+  const [environment, setEnvironment] = useState<'' | RowKind>('');
+  const params = environment === '' ? {} : { environment };
   const download = async () => {
     setState('busy');
     try {
-      const document = await api.openapi(project);
+      const document = await api.openapi(project, params);
       const url = URL.createObjectURL(new Blob([JSON.stringify(document, null, 2)], { type: 'application/json' }));
-      const link = Object.assign(window.document.createElement('a'), { href: url, download: `${project}-openapi.json` });
+      const link = Object.assign(window.document.createElement('a'), { href: url, download: `${project}${environment ? `-${environment}` : ''}-openapi.json` });
       link.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       setState('idle');
@@ -236,11 +239,21 @@ function OpenApiExport() {
   };
   return (
     <div className="openapi">
-      <button type="button" onClick={download} disabled={state === 'busy'}>
-        {state === 'busy' ? 'Exporting…' : 'OpenAPI 3.1 export'}
-      </button>
+      <div className="row">
+        <select aria-label="Export which versions" value={environment} onChange={(e) => setEnvironment(e.target.value as '' | RowKind)}>
+          <option value="">Current documentation</option>
+          {KIND_ORDER.map((kind) => (
+            <option key={kind} value={kind}>
+              As running in {KIND_LABELS[kind]}
+            </option>
+          ))}
+        </select>
+        <button type="button" onClick={download} disabled={state === 'busy'}>
+          {state === 'busy' ? 'Exporting…' : 'OpenAPI 3.1 export'}
+        </button>
+      </div>
       <code className="muted small" title="The same document for scripts (send your token as a bearer token)">
-        GET {api.openapiPath(project)}
+        GET {api.openapiPath(project, params)}
       </code>
       {state instanceof Error && <ErrorState error={state} what="the OpenAPI export" retry={download} />}
     </div>

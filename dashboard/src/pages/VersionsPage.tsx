@@ -8,11 +8,8 @@ import { useResource } from '../hooks/resource';
 import { environmentLabel, formatTime, shortCommit } from '../lib/format';
 import { mergeMatrixPages, NOT_SEEN, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
+import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 
-type RowKind = Exclude<EnvironmentKind, 'local'>;
-const KIND_LABELS: Record<RowKind, string> = { ci: 'CI runs', staging: 'Staging', production: 'Production' };
-/** The spec's rows (§9.5): CI runs by pull request, staging builds, production builds. Local runs are not evidence. */
-const KIND_ORDER: RowKind[] = ['ci', 'staging', 'production'];
 /** Rows per page: the most the backend gives at once, so 100 × 100 needs one request. */
 const PAGE_ROWS = 100;
 
