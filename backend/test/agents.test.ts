@@ -138,11 +138,14 @@ describe('GET /projects/{p}/agents', () => {
       const presence = service.presence(50);
       await presence.open(agentId);
       expect(await agentByKey('beating')).toMatchObject({ connected: true });
-      await db.query(`UPDATE agent_connections SET heartbeat_at = now() - interval '91 seconds' WHERE agent_id = $1 AND closed_at IS NULL`, [agentId]);
-      await db.query(`UPDATE agents SET last_seen_at = now() - interval '1 hour' WHERE id = $1`, [agentId]);
-      // The timer brings the connection back within a few intervals.
-      const beaten = await eventually(() => agentByKey('beating'), (a) => a?.connected === true, 5000);
-      expect(Date.now() - Date.parse((beaten as AgentResponse).lastSeen)).toBeLessThan(60_000);
+      // Both aged in one statement: a beat between two statements would leave a fresh heartbeat beside an old last seen.
+      await db.query(
+        `WITH k AS (UPDATE agent_connections SET heartbeat_at = now() - interval '91 seconds' WHERE agent_id = $1 AND closed_at IS NULL)
+         UPDATE agents SET last_seen_at = now() - interval '1 hour' WHERE id = $1`,
+        [agentId],
+      );
+      // The timer brings the connection and its last seen back within a few intervals.
+      await eventually(() => agentByKey('beating'), (a) => a?.connected === true && Date.now() - Date.parse(a.lastSeen) < 60_000, 5000);
       await presence.close();
       expect(await agentByKey('beating')).toMatchObject({ connected: false });
       const closedAt = (await db.query<{ at: Date }>('SELECT heartbeat_at AS at FROM agent_connections WHERE agent_id = $1', [agentId])).rows[0]?.at;
