@@ -7,7 +7,6 @@ import type { ProjectEntity } from '../projects/project.entity';
 import { BUILD_CELLS_TEXT_SQL, notSeenCellsText } from './cells-text';
 import { MATRIX_KINDS, type MatrixKind } from './environment-row';
 
-
 /** An environment row of a matrix page, with its stored cells text. */
 type StoredRow = Omit<VersionMatrixRow, 'lastSeen'> & { id: string; lastSeen: Date; cellsJson: string | null; cellsColumns: number | null };
 
