@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { LruCache } from '../common/lru-cache';
+import { PeriodicJob } from '../common/periodic';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
@@ -113,9 +114,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   /** Fingerprints known to be stored (shapes are never deleted, so this only saves queries). */
   private readonly storedShapes = new LruCache<string, true>(100_000);
   private readonly log: Logger;
-  private pruneTimer: NodeJS.Timeout | null = null;
-  private pruning: Promise<void> | null = null;
-  private stopped = false;
+  private readonly pruning: PeriodicJob;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -127,17 +126,16 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
+    this.pruning = new PeriodicJob('pruning old batch ids', PRUNE_INTERVAL_MS, () => this.pruneBatchIds(), this.log);
   }
 
   /** Prunes old batch ids now (in the background) and then every hour. */
   onModuleInit(): void {
-    this.schedulePrune(0);
+    this.pruning.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
-    if (this.pruneTimer) clearTimeout(this.pruneTimer);
-    await this.pruning;
+    await this.pruning.stop();
   }
 
   /**
@@ -147,7 +145,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    */
   async pruneBatchIds(): Promise<number> {
     let total = 0;
-    while (!this.stopped) {
+    while (!this.pruning.isStopped) {
       const [result] = (await this.db.query(
         `WITH pruned AS (
            DELETE FROM processed_batches
@@ -162,19 +160,6 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
     if (total > 0) this.log.info({ deleted: total, retentionDays: this.runtime.config.batchRetentionDays }, 'pruned old batch ids');
     return total;
-  }
-
-  private schedulePrune(delayMs: number): void {
-    this.pruneTimer = setTimeout(() => {
-      this.pruning = this.pruneBatchIds()
-        .then(() => undefined)
-        .catch((error: unknown) => this.log.warn({ err: error }, 'pruning old batch ids failed'))
-        .finally(() => {
-          this.pruning = null;
-          if (!this.stopped) this.schedulePrune(PRUNE_INTERVAL_MS);
-        });
-    }, delayMs);
-    this.pruneTimer.unref();
   }
 
   /**
