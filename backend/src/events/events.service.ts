@@ -48,6 +48,8 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
 
   /** Sends an event to the dashboards of a project on every replica. Never throws. */
   async publish(projectId: string, event: DashboardEvent): Promise<void> {
+    // Shutting down: connections closing now (agents' disconnects) must not race the database pool closing.
+    if (this.closed) return;
     try {
       await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ projectId, event })]);
     } catch (error) {
