@@ -14,14 +14,14 @@
  * the same database (no migrations) and its matrix pages alternate with this build's, call by call
  * in the same rounds: before/after side by side, as ratios of medians.
  */
-import { fingerprint, inferShape } from '@spectator/shared';
+import { fingerprint } from '@spectator/shared';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import type { RunningBackend } from '../src/backend';
 import { REBUILD_CELLS_TEXT_SQL } from '../src/evidence/cells-text';
-import { median, percentile, runBench, withBenchBackend } from './harness';
+import { median, percentile, responseShape, runBench, withBenchBackend } from './harness';
 
 const ENDPOINTS = 1_000;
 const PULL_REQUESTS = 100;
@@ -31,7 +31,6 @@ const SAMPLES = 40;
 const ROUNDS = 3;
 
 
-const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
 const FP = fingerprint(responseShape);
 
 async function seed(pool: pg.Pool, projectId: string): Promise<void> {

@@ -7,7 +7,7 @@ import { EventsService } from '../src/events/events.service';
 import type { Runtime } from '../src/runtime';
 import { apiCall } from './support';
 import { connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
-import { startTestBackend, type TestBackend } from './support';
+import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
 import { listenToEvents } from './support/events-client';
 
@@ -36,7 +36,7 @@ async function connect(agentId: string, environment: Parameters<typeof helloMess
 
 beforeAll(async () => {
   first = await startTestBackend();
-  second = await startTestBackend({ databaseUrl: first.databaseUrl, adminToken: first.adminToken });
+  second = await startTestReplica(first);
   for (const slug of ['fleet', 'other']) expect((await first.api<ProjectResponse>('POST', '/projects', { slug, name: slug })).status).toBe(201);
   tokens.agent = (await first.api<TokenResponse>('POST', '/projects/fleet/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
   tokens.read = (await first.api<TokenResponse>('POST', '/projects/fleet/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;

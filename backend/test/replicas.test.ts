@@ -1,6 +1,6 @@
 import type { TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
-import { startTestBackend, type TestBackend } from './support';
+import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
 import { listenToEvents as listen } from './support/events-client';
 
@@ -10,7 +10,7 @@ let second: TestBackend;
 beforeAll(async () => {
   first = await startTestBackend();
   // A second replica on the same database, with the same admin token.
-  second = await startTestBackend({ databaseUrl: first.databaseUrl, adminToken: first.adminToken });
+  second = await startTestReplica(first);
 });
 afterAll(async () => {
   await second.close();

@@ -1,7 +1,7 @@
 import type { CaptureResponse, DiffResponse, DocumentationResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
-import { startTestBackend, type TestBackend } from './support';
+import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
 
 // The views are read from one replica (which keeps them in memory between requests) while every
@@ -11,7 +11,7 @@ let writer: TestBackend;
 
 beforeAll(async () => {
   reader = await startTestBackend();
-  writer = await startTestBackend({ databaseUrl: reader.databaseUrl, adminToken: reader.adminToken });
+  writer = await startTestReplica(reader);
 });
 afterAll(async () => {
   await writer.close();

@@ -1,7 +1,7 @@
 /** Webhooks: registration, signed deliveries, retries with backoff, a durable log shared by replicas. */
 import type { ProposalResponse, TokenResponse, WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared';
 import type { WebhookBody } from '../src/webhooks/transition-events';
-import { createTestDatabase, startTestBackend, type TestBackend, type TestDatabase } from './support';
+import { createTestDatabase, startTestBackend, startTestReplica, type TestBackend, type TestDatabase } from './support';
 import { eventually, startHookReceiver } from './support/evidence-helpers';
 
 const SECRET = 'webhook-test-secret-42';
@@ -127,7 +127,7 @@ describe('webhook deliveries', () => {
     await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered', 30_000);
     expect(receiver.received.length).toBe(delivered + 1);
 
-    second = await startTestBackend({ databaseUrl: database.url, adminToken: first.adminToken });
+    second = await startTestReplica(first);
     const events = 24;
     for (let i = 0; i < events; i++) await approveOne(i % 2 === 0 ? first : second, 'deliver');
     await eventually(() => receiver.received.length, (n) => n >= delivered + 1 + events, 30_000);

@@ -81,6 +81,11 @@ export async function startTestBackend(options: BackendOptions & { databaseUrl?:
   };
 }
 
+/** A second replica of `of`: another backend on the same database with the same admin token. */
+export function startTestReplica(of: TestBackend, options: BackendOptions = {}): Promise<TestBackend> {
+  return startTestBackend({ ...options, databaseUrl: of.databaseUrl, adminToken: of.adminToken });
+}
+
 /** One JSON call to the management API (`route` under `/api/v1`, or absolute from `/`). */
 export async function apiCall<T = unknown>(baseUrl: string, token: string | null, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
   const url = `${baseUrl}${route.startsWith('/api/') || route === '/metrics' ? route : `/api/v1${route}`}`;
