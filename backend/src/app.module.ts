@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { AgentsController } from './agents/agents.controller';
 import { AgentsService } from './agents/agents.service';
 import { AuthGuard } from './auth/auth.guard';
+import { TokenWatch } from './auth/token-watch';
 import { TokensService } from './auth/tokens.service';
 import { CapturesController } from './captures/captures.controller';
 import { CapturesService } from './captures/captures.service';
@@ -52,6 +53,7 @@ export class AppModule {
         { provide: APP_FILTER, useFactory: () => new ErrorFilter(runtime.log.child({ module: 'http' })) },
         AuthGuard,
         TokensService,
+        TokenWatch,
         ProjectsService,
         ShapeStore,
         VersionStore,

@@ -6,6 +6,7 @@ import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { TokenEntity } from './token.entity';
+import { TokenWatch } from './token-watch';
 
 /** Prefix of every token we issue, so a leaked one is recognisable by secret scanners. */
 export const TOKEN_PREFIX = 'spk_';
@@ -39,8 +40,24 @@ export function toTokenResponse(entity: TokenEntity, clearToken?: string): Token
     createdAt: entity.createdAt.toISOString(),
     lastUsedAt: entity.lastUsedAt?.toISOString() ?? null,
     revokedAt: entity.revokedAt?.toISOString() ?? null,
+    expiresAt: entity.expiresAt?.toISOString() ?? null,
     ...(clearToken === undefined ? {} : { token: clearToken }),
   };
+}
+
+/** The longest a token may be issued for. */
+export const MAX_TOKEN_LIFETIME_DAYS = 3650;
+
+/** A requested expiry as a date. @throws DomainError BadInput when it is not in the future or too far ahead. */
+function expiryOf(text: string): Date {
+  const expiresAt = new Date(text);
+  const now = Date.now();
+  if (Number.isNaN(expiresAt.getTime())) throw new DomainError(ErrorCode.BadInput, 'expiresAt must be an ISO 8601 date and time');
+  if (expiresAt.getTime() <= now) throw new DomainError(ErrorCode.BadInput, `expiresAt must be in the future (it is ${expiresAt.toISOString()})`);
+  if (expiresAt.getTime() > now + MAX_TOKEN_LIFETIME_DAYS * 86_400_000) {
+    throw new DomainError(ErrorCode.BadInput, `expiresAt must be at most ${MAX_TOKEN_LIFETIME_DAYS} days ahead`);
+  }
+  return expiresAt;
 }
 
 @Injectable()
@@ -48,13 +65,17 @@ export class TokensService {
   /** When this process last touched each token's `last_used_at` (ms), so a busy token is written once a minute, not per request. */
   private readonly touched = new LruCache<string, number>(10_000);
 
-  constructor(@InjectRepository(TokenEntity) private readonly tokens: Repository<TokenEntity>) {}
+  constructor(
+    @InjectRepository(TokenEntity) private readonly tokens: Repository<TokenEntity>,
+    private readonly watch: TokenWatch,
+  ) {}
 
   /** Issues a token for a project; the clear token is in the answer only. */
-  async create(projectId: string, input: { name: string; scope: TokenScope; environments?: EnvironmentKind[] | null }): Promise<TokenResponse> {
+  async create(projectId: string, input: { name: string; scope: TokenScope; environments?: EnvironmentKind[] | null; expiresAt?: string }): Promise<TokenResponse> {
     if (input.environments && input.scope !== 'agent') {
       throw new DomainError(ErrorCode.BadInput, 'environments applies only to tokens with scope agent');
     }
+    const expiresAt = input.expiresAt === undefined ? null : expiryOf(input.expiresAt);
     const clear = generateToken();
     const saved = await this.tokens.save(
       this.tokens.create({
@@ -63,6 +84,7 @@ export class TokensService {
         scope: input.scope,
         environments: input.environments && input.environments.length > 0 ? [...new Set(input.environments)] : null,
         tokenHash: hashToken(clear),
+        expiresAt,
       }),
     );
     const reloaded = await this.tokens.findOneByOrFail({ id: saved.id });
@@ -75,10 +97,11 @@ export class TokensService {
     return rows.map((row) => toTokenResponse(row));
   }
 
-  /** Revokes a token of a project. */
+  /** Revokes a token of a project; its open connections on this replica close now, on others within the check interval. */
   async revoke(projectId: string, tokenId: string): Promise<void> {
     const result = await this.tokens.update({ id: tokenId, projectId, revokedAt: IsNull() }, { revokedAt: new Date() });
     if (!result.affected) throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
+    await this.watch.check();
   }
 
   /**
@@ -89,6 +112,9 @@ export class TokensService {
     if (clear === null || clear === '') throw new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)');
     const entity = await this.tokens.findOneBy({ tokenHash: hashToken(clear) });
     if (!entity || entity.revokedAt !== null) throw new DomainError(ErrorCode.Unauthenticated, 'unknown or revoked token');
+    if (entity.expiresAt !== null && entity.expiresAt.getTime() <= Date.now()) {
+      throw new DomainError(ErrorCode.Unauthenticated, `token ${entity.name} expired at ${entity.expiresAt.toISOString()}`);
+    }
     // Touch at most once a minute so reads stay reads.
     const now = Date.now();
     if (now - (this.touched.get(entity.id) ?? 0) > 60_000) {

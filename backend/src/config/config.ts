@@ -17,6 +17,8 @@ export interface BackendOptions {
   batchRetentionDays?: number;
   /** Days a capture is kept after its last traffic (default 90; 0 keeps captures forever). */
   captureRetentionDays?: number;
+  /** Seconds between checks that open WebSockets' tokens are still valid (default 30). */
+  tokenCheckSeconds?: number;
 }
 
 /** The validated configuration, parsed once at boot. */
@@ -39,6 +41,8 @@ export interface BackendConfig {
   batchRetentionDays: number;
   /** Captures whose last traffic is older than this many days are deleted (with their observations); 0 keeps them. */
   captureRetentionDays: number;
+  /** Open WebSockets whose token was revoked or expired are closed within this many seconds. */
+  tokenCheckSeconds: number;
 }
 
 /**
@@ -110,8 +114,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     options.captureRetentionDays ??
     parseInteger(env.SPECTATOR_CAPTURE_RETENTION_DAYS, 'SPECTATOR_CAPTURE_RETENTION_DAYS', DEFAULT_CAPTURE_RETENTION_DAYS, 0, 36500, problems);
 
+  const tokenCheckSeconds = options.tokenCheckSeconds ?? parseInteger(env.SPECTATOR_TOKEN_CHECK_SECONDS, 'SPECTATOR_TOKEN_CHECK_SECONDS', 30, 1, 3600, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes, batchRetentionDays, captureRetentionDays };
+  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes, batchRetentionDays, captureRetentionDays, tokenCheckSeconds };
 }
 
 /** The directory of @spectator/backend's package.json, from `src` (tests) or `dist/src` (built). */

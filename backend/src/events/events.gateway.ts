@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AuthGuard, ensureScope } from '../auth/auth.guard';
+import { TokenWatch } from '../auth/token-watch';
 import { TokensService } from '../auth/tokens.service';
 import { chooseProtocol, keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
 import { MetricsService } from '../health/metrics.service';
@@ -18,6 +19,7 @@ export class EventsGateway {
 
   constructor(
     private readonly tokens: TokensService,
+    private readonly watch: TokenWatch,
     private readonly guard: AuthGuard,
     private readonly events: EventsService,
     private readonly metrics: MetricsService,
@@ -28,20 +30,23 @@ export class EventsGateway {
 
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, slug: string): Promise<void> {
     let projectId: string;
+    let tokenId: string;
     try {
       const principal = await this.tokens.authenticate(upgradeToken(request, url));
       const project = await this.guard.projectFor(principal, slug);
       ensureScope(principal, 'read');
       projectId = project.id;
+      tokenId = principal.tokenId;
     } catch (error) {
       if (!refuseUpgradeFor(socket, error)) this.log.error({ err: error }, 'dashboard authentication failed');
       return;
     }
-    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, projectId));
+    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, projectId, tokenId));
   }
 
-  private attach(ws: WebSocket, projectId: string): void {
+  private attach(ws: WebSocket, projectId: string, tokenId: string): void {
     this.metrics.dashboardConnections.inc();
+    this.watch.closeWhenTokenEnds(ws, tokenId);
     const stopHeartbeat = keepAlive(ws);
     const unsubscribe = this.events.subscribe(projectId, (event) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));

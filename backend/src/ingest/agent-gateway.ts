@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AgentsService } from '../agents/agents.service';
+import { TokenWatch } from '../auth/token-watch';
 import { type Principal, TokensService } from '../auth/tokens.service';
 import { ensureScope } from '../auth/auth.guard';
 import { keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
@@ -35,6 +36,7 @@ export class AgentGateway {
 
   constructor(
     private readonly tokens: TokensService,
+    private readonly watch: TokenWatch,
     private readonly ingest: IngestService,
     private readonly metrics: MetricsService,
     private readonly agents: AgentsService,
@@ -59,6 +61,7 @@ export class AgentGateway {
 
   private attach(ws: WebSocket, principal: Principal): void {
     this.metrics.agentConnections.inc();
+    this.watch.closeWhenTokenEnds(ws, principal.tokenId);
     const stopHeartbeat = keepAlive(ws);
     const presence = this.agents.presence();
     let session: AgentSession | null = null;

@@ -52,6 +52,8 @@ export interface TokenResponse {
   createdAt: string;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** When the token stops working on its own; null for a token that does not expire. */
+  expiresAt: string | null;
   /** Only in the answer to the creation, never again. */
   token?: string;
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ENVIRONMENT_KINDS, type EnvironmentKind, type TokenScope } from '@spectator/shared';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsOptional, IsString, Length, Matches } from 'class-validator';
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'posts-api', description: 'Lower-case letters, digits and -, 1-63 characters' })
@@ -32,4 +32,9 @@ export class CreateTokenDto {
   @ArrayMaxSize(4)
   @IsIn(ENVIRONMENT_KINDS, { each: true })
   environments?: EnvironmentKind[];
+
+  @ApiPropertyOptional({ example: '2027-01-31T00:00:00Z', description: 'When the token stops working on its own (ISO 8601, in the future, at most 10 years ahead); default: never' })
+  @IsOptional()
+  @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z' })
+  expiresAt?: string;
 }

@@ -1,0 +1,78 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import type { WebSocket } from 'ws';
+import { PeriodicJob } from '../common/periodic';
+import { RUNTIME, type Runtime } from '../runtime';
+
+/** Close code for a socket whose token stopped working: policy violation, as for any refused peer. */
+export const TOKEN_ENDED_CLOSE_CODE = 1008;
+
+/**
+ * Ends open WebSockets (agent streams, dashboard events) whose token was revoked or expired after
+ * they were opened. A token is checked when a connection opens; without this an agent connected
+ * for weeks would keep streaming on a revoked token. Every replica checks the tokens of its own
+ * open connections every `tokenCheckSeconds` (one query for all of them), so a revocation made
+ * through any replica, or an expiry, ends them within that time; the replica that revokes checks
+ * at once.
+ */
+@Injectable()
+export class TokenWatch implements OnModuleInit, OnModuleDestroy {
+  private readonly watchers = new Map<string, Set<(reason: string) => void>>();
+  private readonly job: PeriodicJob;
+  private readonly log: Logger;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.log = runtime.log.child({ module: 'token-watch' });
+    this.job = new PeriodicJob("checking open connections' tokens", runtime.config.tokenCheckSeconds * 1000, () => this.check(), this.log);
+  }
+
+  onModuleInit(): void {
+    this.job.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.job.stop();
+  }
+
+  /** Closes `ws` (1008, with the reason) once its token stops working; stops watching when it closes. */
+  closeWhenTokenEnds(ws: WebSocket, tokenId: string): void {
+    const end = (reason: string): void => ws.close(TOKEN_ENDED_CLOSE_CODE, reason);
+    let watchers = this.watchers.get(tokenId);
+    if (watchers === undefined) this.watchers.set(tokenId, (watchers = new Set()));
+    watchers.add(end);
+    ws.once('close', () => {
+      const current = this.watchers.get(tokenId);
+      current?.delete(end);
+      if (current?.size === 0) this.watchers.delete(tokenId);
+    });
+  }
+
+  /**
+   * Ends the watched connections whose token is revoked or expired (by the database's clock).
+   * @returns how many connections were ended
+   */
+  async check(): Promise<number> {
+    if (this.watchers.size === 0) return 0;
+    const ended: Array<{ id: string; reason: string }> = await this.db.query(
+      `SELECT id, CASE WHEN revoked_at IS NOT NULL THEN 'token revoked' ELSE 'token expired' END AS reason
+         FROM tokens WHERE id = ANY($1::uuid[]) AND (revoked_at IS NOT NULL OR expires_at <= now())`,
+      [[...this.watchers.keys()]],
+    );
+    let count = 0;
+    for (const { id, reason } of ended) {
+      const watchers = this.watchers.get(id);
+      this.watchers.delete(id);
+      for (const end of watchers ?? []) {
+        end(reason);
+        count += 1;
+      }
+    }
+    if (count > 0) this.log.info({ connections: count, tokens: ended.length }, 'closed connections whose token was revoked or expired');
+    return count;
+  }
+}
