@@ -1,5 +1,5 @@
 import type { AggregatedRow } from './batch-statement';
-import { textArrayLiteral, writeBatchParameters } from './batch-statement';
+import { textArrayLiteral, touchedEndpoints, writeBatchParameters } from './batch-statement';
 
 const row: AggregatedRow = {
   method: 'POST',
@@ -36,8 +36,14 @@ describe('writeBatchParameters', () => {
     const parameters = writeBatchParameters(header, [row, { ...row, status: 400, query: ['a', 'b'], res_h: ['a', 'b'] }]);
     expect(parameters.slice(0, 6)).toEqual(['b', 'p', 'c', 4, null, '{"a","b","content-type"}']);
     // query from/to, request headers from/to, response headers from/to
-    expect(parameters.slice(19)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
+    expect(parameters.slice(19, 25)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
   });
+
+  it('ends with the endpoints the batch touches, each once', () => {
+    const rows = [row, { ...row, status: 400 }, { ...row, path: '/posts/{id}' }, { ...row, method: 'PUT', path: '/posts/{id}' }];
+    expect(writeBatchParameters(header, rows).slice(25)).toEqual(['{"POST","POST","PUT"}', '{"/posts","/posts/{id}","/posts/{id}"}']);
+  });
+
 
   it('passes each column as an array literal, with the count of interest of each row', () => {
     const parameters = writeBatchParameters(header, [row, { ...row, res_ct: 'application/problem+json', count: 2 }, { ...row, req_ct: null, count: 5 }]);
@@ -62,5 +68,13 @@ describe('writeBatchParameters', () => {
   it('sends the shapes as one JSON object', () => {
     const parameters = writeBatchParameters({ ...header, shapes: [['fp1', { kind: 'string' }]] }, []);
     expect(JSON.parse(parameters[4] as string)).toEqual({ fp1: { kind: 'string' } });
+  });
+});
+
+describe('touchedEndpoints', () => {
+  it('lists each (method, path) of sorted rows once, keeping methods and paths paired', () => {
+    const rows = [row, { ...row, status: 404 }, { ...row, method: 'PUT' }, { ...row, method: 'PUT', path: '/z' }, { ...row, method: 'PUT', path: '/z', status: 500 }];
+    expect(touchedEndpoints(rows)).toEqual({ methods: ['POST', 'PUT', 'PUT'], paths: ['/posts', '/posts', '/z'] });
+    expect(touchedEndpoints([])).toEqual({ methods: [], paths: [] });
   });
 });

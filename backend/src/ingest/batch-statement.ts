@@ -34,7 +34,9 @@ export interface BatchHeader {
  * Writes a whole batch in one statement, so a batch costs one round trip and holds its row locks
  * only while PostgreSQL executes it (never while Node is busy with other messages):
  *  - `claimed`: the batch id goes in first; a batch id committed before (or being committed by a
- *    concurrent resend, which this waits for) yields no row, and every later part reads nothing;
+ *    concurrent resend, which this waits for) yields no row, and every later part reads nothing.
+ *    Its row records the writing transaction and the (method, path) keys the batch touches, which
+ *    the capture views patch themselves from (see `CapturesService`);
  *  - `new_shapes`: the batch's shapes, content-addressed (the shape foreign keys of observations are
  *    checked at the end of the statement, so shapes inserted here satisfy them);
  *  - `input`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
@@ -48,7 +50,8 @@ export interface BatchHeader {
  */
 export const WRITE_BATCH = `
   WITH claimed AS (
-    INSERT INTO processed_batches (batch_id, project_id, capture_id, observations) VALUES ($1::uuid, $2::uuid, $3::uuid, $4::integer)
+    INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
+    VALUES ($1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $26::text[], $27::text[])
     ON CONFLICT (batch_id) DO NOTHING
     RETURNING batch_id
   ), new_shapes AS (
@@ -153,8 +156,23 @@ function integerArrayLiteral(values: readonly number[]): string {
 }
 
 /**
- * The parameters of WRITE_BATCH: the batch header, the flat name array, then one array literal per
- * column of the folded rows.
+ * The distinct (method, path) keys of folded rows, as two parallel arrays. Rows come sorted by
+ * their aggregate key, which starts with method and path, so equal keys are adjacent.
+ */
+export function touchedEndpoints(rows: readonly AggregatedRow[]): { methods: string[]; paths: string[] } {
+  const methods: string[] = [];
+  const paths: string[] = [];
+  for (const row of rows) {
+    if (methods.at(-1) === row.method && paths.at(-1) === row.path) continue;
+    methods.push(row.method);
+    paths.push(row.path);
+  }
+  return { methods, paths };
+}
+
+/**
+ * The parameters of WRITE_BATCH: the batch header, the flat name array, one array literal per
+ * column of the folded rows, then the touched endpoints.
  */
 export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
   const lists = new NameLists();
@@ -173,6 +191,7 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
   const bounds = [rows.map((row) => lists.slice(row.query)), rows.map((row) => lists.slice(row.req_h)), rows.map((row) => lists.slice(row.res_h))].flatMap(
     (slices) => [integerArrayLiteral(slices.map(([from]) => from)), integerArrayLiteral(slices.map(([, to]) => to))],
   );
+  const touched = touchedEndpoints(rows);
   return [
     header.batchId,
     header.projectId,
@@ -194,5 +213,7 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     textArrayLiteral(rows.map((row) => row.last_seen)),
     integerArrayLiteral(interest),
     ...bounds,
+    textArrayLiteral(touched.methods),
+    textArrayLiteral(touched.paths),
   ];
 }
