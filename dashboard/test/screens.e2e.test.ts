@@ -235,7 +235,10 @@ describe('dashboard screens (fixture API)', () => {
   });
 
   it('settings: shows a new token once, asks before revoking, lists the ignore rules in effect', async () => {
-    const tokens = [{ id: 't1', name: 'admin', scope: 'admin', environments: null, createdAt: '2026-01-01T09:00:00Z', lastUsedAt: '2026-01-01T12:00:00Z', revokedAt: null }];
+    const tokens = [
+      { id: 't1', name: 'admin', scope: 'admin', environments: null, createdAt: '2026-01-01T09:00:00Z', lastUsedAt: '2026-01-01T12:00:00Z', revokedAt: null, expiresAt: null },
+      { id: 't0', name: 'old ci', scope: 'agent', environments: ['ci'], createdAt: '2025-01-01T09:00:00Z', lastUsedAt: null, revokedAt: null, expiresAt: '2025-02-01T09:00:00Z' },
+    ];
     api.answer(`GET ${P}/tokens`, () => ({ body: tokens }));
     api.answer(`POST ${P}/tokens`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 't2', token: 'sp_once_only_secret', createdAt: '2026-01-01T12:00:00Z', lastUsedAt: null, revokedAt: null } }));
     api.answer(`DELETE ${P}/tokens/t1`, { status: 204 });
@@ -267,9 +270,15 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByLabel('Name').fill('ci agent');
     await page.getByLabel('Scope').selectOption('agent');
     await page.getByLabel('ci', { exact: true }).check();
+    const tokensRegion = page.getByRole('region', { name: 'Tokens' });
+    expect(await tokensRegion.getByRole('row', { name: /old ci/ }).textContent()).toContain('expired');
+    expect(await tokensRegion.getByRole('row', { name: /admin/ }).textContent()).toContain('never');
+    await page.getByLabel('Expires').selectOption('in 30 days');
     await page.getByRole('button', { name: 'Create token' }).click();
     expect(await page.getByLabel('New token').inputValue()).toBe('sp_once_only_secret');
-    expect(api.requests.find((r) => r.method === 'POST' && r.path === `${P}/tokens`)?.body).toEqual({ name: 'ci agent', scope: 'agent', environments: ['ci'] });
+    const { expiresAt, ...createdWith } = api.requests.find((r) => r.method === 'POST' && r.path === `${P}/tokens`)?.body as { expiresAt: string };
+    expect(createdWith).toEqual({ name: 'ci agent', scope: 'agent', environments: ['ci'] });
+    expect(Math.abs(Date.parse(expiresAt) - Date.now() - 30 * 86_400_000)).toBeLessThan(60_000);
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke' }).click();

@@ -127,7 +127,7 @@ export function createApiClient(options: ApiClientOptions) {
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),
     approveProposal: (p: string, id: string) => request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
     tokens: (p: string) => get<TokenResponse[]>(`${project(p)}/tokens`),
-    createToken: (p: string, body: { name: string; scope: TokenScope; environments?: EnvironmentKind[] }) => request<TokenResponse>('POST', `${project(p)}/tokens`, body),
+    createToken: (p: string, body: { name: string; scope: TokenScope; environments?: EnvironmentKind[]; expiresAt?: string }) => request<TokenResponse>('POST', `${project(p)}/tokens`, body),
     revokeToken: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/tokens/${encodeURIComponent(id)}`),
     agents: (p: string) => get<AgentResponse[]>(`${project(p)}/agents`),
     webhooks: (p: string) => get<WebhookResponse[]>(`${project(p)}/webhooks`),

@@ -79,18 +79,39 @@ function AgentsSection() {
   );
 }
 
+/** Lifetimes offered for a new token, in days (0: never expires). */
+const TOKEN_LIFETIMES: ReadonlyArray<readonly [number, string]> = [
+  [0, 'never'],
+  [7, 'in 7 days'],
+  [30, 'in 30 days'],
+  [90, 'in 90 days'],
+  [365, 'in a year'],
+];
+
+function isExpired(token: TokenResponse): boolean {
+  return token.expiresAt !== null && Date.parse(token.expiresAt) <= Date.now();
+}
+
 function TokensSection() {
   const { api, project } = useApp();
   const tokens = useResource(() => api.tokens(project), [api, project]);
   const [name, setName] = useState('');
   const [scope, setScope] = useState<TokenScope>('read');
   const [environments, setEnvironments] = useState<EnvironmentKind[]>([]);
+  const [lifetimeDays, setLifetimeDays] = useState(0);
   const [created, setCreated] = useState<TokenResponse | null>(null);
   const { error, run } = useAction();
 
   const create = async (event: FormEvent) => {
     event.preventDefault();
-    const token = await run(() => api.createToken(project, { name: name.trim(), scope, ...(scope === 'agent' && environments.length ? { environments } : {}) }));
+    const token = await run(() =>
+      api.createToken(project, {
+        name: name.trim(),
+        scope,
+        ...(scope === 'agent' && environments.length ? { environments } : {}),
+        ...(lifetimeDays > 0 ? { expiresAt: new Date(Date.now() + lifetimeDays * 86_400_000).toISOString() } : {}),
+      }),
+    );
     if (!token) return;
     setCreated(token);
     setName('');
@@ -114,9 +135,9 @@ function TokensSection() {
           list.length === 0 ? (
             <Empty title="No tokens" />
           ) : (
-            <ListTable columns={[{ label: 'Name' }, { label: 'Scope' }, { label: 'Created' }, { label: 'Last used' }, { label: 'Actions', hidden: true }]}>
+            <ListTable columns={[{ label: 'Name' }, { label: 'Scope' }, { label: 'Created' }, { label: 'Last used' }, { label: 'Expires' }, { label: 'Actions', hidden: true }]}>
                   {list.map((token) => (
-                    <tr key={token.id} className={token.revokedAt ? 'revoked' : undefined}>
+                    <tr key={token.id} className={token.revokedAt || isExpired(token) ? 'revoked' : undefined}>
                       <td>{token.name}</td>
                       <td>
                         <Badge>{token.scope}</Badge> {token.environments?.join(', ')}
@@ -125,12 +146,13 @@ function TokensSection() {
                       <td>
                         <TimeAgo at={token.lastUsedAt} />
                       </td>
+                      <td>{token.expiresAt === null ? <span className="muted">never</span> : isExpired(token) ? `expired ${formatTime(token.expiresAt)}` : formatTime(token.expiresAt)}</td>
                       <td>
                         {token.revokedAt ? (
                           <span className="muted">
                             revoked <TimeAgo at={token.revokedAt} />
                           </span>
-                        ) : (
+                        ) : isExpired(token) ? null : (
                           <button type="button" className="danger" onClick={() => revoke(token)}>
                             Revoke
                           </button>
@@ -172,6 +194,16 @@ function TokensSection() {
             ))}
           </fieldset>
         )}
+        <label>
+          Expires
+          <select value={lifetimeDays} onChange={(e) => setLifetimeDays(Number(e.target.value))}>
+            {TOKEN_LIFETIMES.map(([days, label]) => (
+              <option key={days} value={days}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
         <button type="submit">Create token</button>
       </form>
       <FormError error={error} />
