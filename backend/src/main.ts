@@ -15,7 +15,9 @@ const USAGE = `usage:
 
 environment: DATABASE_URL (absent: embedded PostgreSQL under SPECTATOR_DATA_DIR/pg), PORT, HOST,
   SPECTATOR_ADMIN_TOKEN, SPECTATOR_DATA_DIR (./.spectator), SPECTATOR_RUN_MIGRATIONS (true),
-  SPECTATOR_DASHBOARD_DIR, SPECTATOR_MAX_MESSAGE_BYTES, LOG_LEVEL`;
+  SPECTATOR_DASHBOARD_DIR, SPECTATOR_MAX_MESSAGE_BYTES, SPECTATOR_CAPTURE_RETENTION_DAYS (90),
+  SPECTATOR_BATCH_RETENTION_DAYS (30), SPECTATOR_TOKEN_CHECK_SECONDS (30), LOG_LEVEL
+  (docs/operations.md describes each)`;
 
 async function serve(): Promise<void> {
   const backend = await startBackend();

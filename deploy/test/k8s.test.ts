@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
+import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
@@ -182,6 +184,31 @@ describe('k8s/backend wiring', () => {
       runMigrations: false,
       database: 'spectator-postgres',
     });
+  });
+
+  it('runs several replicas that stay available through rolling updates, drains and scale-downs', () => {
+    const pdb = find<IPodDisruptionBudget>(backend, 'PodDisruptionBudget', 'spectator-backend');
+    const hpa = find<IHorizontalPodAutoscaler>(backend, 'HorizontalPodAutoscaler', 'spectator-backend');
+    const podLabels = deployment.spec?.template.metadata?.labels ?? {};
+    expect(Object.entries(pdb.spec?.selector?.matchLabels ?? { none: 'selected' }).every(([key, value]) => podLabels[key] === value)).toBe(true);
+    expect(hpa.spec?.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment.metadata?.name });
+    const replicas = deployment.spec?.replicas ?? 1;
+    expect(hpa.spec?.minReplicas).toBe(replicas);
+    expect(hpa.spec?.maxReplicas).toBeGreaterThan(replicas);
+    // A drain may take a pod only while another one serves.
+    expect(replicas).toBeGreaterThanOrEqual(2);
+    expect(Number(pdb.spec?.minAvailable)).toBeGreaterThanOrEqual(1);
+    expect(Number(pdb.spec?.minAvailable)).toBeLessThan(replicas);
+    expect(deployment.spec?.strategy?.rollingUpdate).toMatchObject({ maxUnavailable: 0 });
+  });
+
+  it('stops a pod only after its endpoint is gone, within the grace period', () => {
+    const preStop = server.lifecycle?.preStop?.exec?.command ?? [];
+    expect(preStop.slice(0, 1)).toEqual(['sleep']);
+    const delay = Number(preStop[1]);
+    expect(delay).toBeGreaterThan(0);
+    // The backend's own drain (sockets, in-flight requests, the database pool) follows the sleep.
+    expect(podSpec(deployment).terminationGracePeriodSeconds).toBeGreaterThanOrEqual(delay + 20);
   });
 
   it('keeps every object in the spectator namespace it creates', () => {
