@@ -31,13 +31,29 @@ interface Row {
   responseHeaders: Set<string>;
 }
 
+/** Rows of one capture: the list in arrival order, and an index by key for counting. */
+interface CaptureTable {
+  rows: Row[];
+  /** template → method → status → request body key → response body key → row. */
+  index: Map<string, Map<string, Map<number, Map<string, Map<string, Row>>>>>;
+}
+
+/** The map under `key`, made when missing. */
+function childMap<K, K2, V>(map: Map<K, Map<K2, V>>, key: K): Map<K2, V> {
+  let child = map.get(key);
+  if (child === undefined) map.set(key, (child = new Map<K2, V>()));
+  return child;
+}
+
 /**
  * Counts interactions per (capture, method, template, status, request body, response body), where
  * a body is its media type, shape fingerprint and flags; query and header names are unioned into
- * the row, with first and last seen.
+ * the row, with first and last seen. Rows are found through nested maps of the key's parts, each
+ * part a string the pipeline already holds (the same object every time, its hash computed once),
+ * rather than by building and hashing a key string per interaction.
  */
 export class Aggregator {
-  private captures = new Map<string, Map<string, Row>>();
+  private captures = new Map<string, CaptureTable>();
   private shapes = new Map<string, Shape>();
   private rowCount = 0;
 
@@ -47,10 +63,11 @@ export class Aggregator {
   }
 
   add(o: Observation): void {
-    const key = `${o.method} ${o.template} ${o.status} ${o.request?.key ?? '-'} ${o.response?.key ?? '-'}`;
-    let rows = this.captures.get(o.captureId);
-    if (!rows) this.captures.set(o.captureId, (rows = new Map()));
-    let row = rows.get(key);
+    let table = this.captures.get(o.captureId);
+    if (!table) this.captures.set(o.captureId, (table = { rows: [], index: new Map() }));
+    const byResponse = childMap(childMap(childMap(childMap(table.index, o.template), o.method), o.status), o.request?.key ?? '-');
+    const responseKey = o.response?.key ?? '-';
+    let row = byResponse.get(responseKey);
     if (!row) {
       row = {
         observation: { method: o.method, path: o.template, status: o.status, query: [], requestHeaders: [], responseHeaders: [], request: o.request?.body ?? null, response: o.response?.body ?? null, count: 0, firstSeen: '', lastSeen: '' },
@@ -60,10 +77,13 @@ export class Aggregator {
         requestHeaders: new Set(),
         responseHeaders: new Set(),
       };
-      rows.set(key, row);
+      byResponse.set(responseKey, row);
+      table.rows.push(row);
       this.rowCount++;
     }
     row.observation.count++;
+    // Shaped interactions reach the row after later unshaped ones (they wait for shape work).
+    if (o.at < row.firstSeen) row.firstSeen = o.at;
     if (o.at > row.lastSeen) row.lastSeen = o.at;
     for (const name of o.query) row.query.add(name);
     for (const name of o.requestHeaders) row.requestHeaders.add(name);
@@ -76,10 +96,10 @@ export class Aggregator {
   /** Take every row, grouped by capture, each group with the shapes its rows reference. */
   drain(): CaptureRows[] {
     const out: CaptureRows[] = [];
-    for (const [captureId, rows] of this.captures) {
+    for (const [captureId, { rows }] of this.captures) {
       const shapes = new Map<string, Shape>();
       const observations: WireObservation[] = [];
-      for (const row of rows.values()) {
+      for (const row of rows) {
         row.observation.firstSeen = new Date(row.firstSeen).toISOString();
         row.observation.lastSeen = new Date(row.lastSeen).toISOString();
         row.observation.query = [...row.query].sort();

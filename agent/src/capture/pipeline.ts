@@ -36,6 +36,20 @@ interface Pending {
 }
 
 const TEMPLATE_CACHE_SIZE = 10_000;
+const NO_NAMES: readonly string[] = Object.freeze([]);
+
+/** Header names without the hop-by-hop ones, filtered in place in the fresh array `Object.keys` made. */
+function endToEndNames(headers: IncomingHttpHeaders): string[] {
+  const names = Object.keys(headers);
+  let kept = 0;
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i] as string;
+    if (!isHopByHop(name)) names[kept++] = name;
+  }
+  // Setting an array's length is not free; most requests carry no hop-by-hop header but Connection.
+  if (kept < names.length) names.length = kept;
+  return names;
+}
 
 function pathOf(target: string): string {
   const question = target.indexOf('?');
@@ -123,7 +137,8 @@ export class CapturePipeline implements ExchangeObserver {
     const question = exchange.target.indexOf('?');
     const pathname = pathOf(exchange.target);
     const method = exchange.method.toUpperCase();
-    if (isIgnored(this.options.rules(), method, pathname)) {
+    const rules = this.options.rules();
+    if (rules.length > 0 && isIgnored(rules, method, pathname)) {
       metrics.inc('ignored_total');
       return;
     }
@@ -133,8 +148,8 @@ export class CapturePipeline implements ExchangeObserver {
       method,
       template,
       status: exchange.status,
-      query: question < 0 ? [] : queryNames(exchange.target.slice(question)),
-      requestHeaders: Object.keys(exchange.requestHeaders).filter((name) => !isHopByHop(name)),
+      query: question < 0 ? NO_NAMES : queryNames(exchange.target.slice(question)),
+      requestHeaders: endToEndNames(exchange.requestHeaders),
       responseHeaders: Object.keys(exchange.responseHeaders),
       request: null,
       response: null,

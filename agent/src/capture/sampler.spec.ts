@@ -47,4 +47,13 @@ describe('ShapeSampler', () => {
     now += 1_000;
     expect(sampler.admit(sampler.slot('c2', 'GET', '/a', 200), 100)).toBe(true);
   });
+
+  it('still shapes a key once per window after the wall clock is set back', () => {
+    let now = 1_000_000;
+    const sampler = new ShapeSampler({ budgetShare: 0, burstMs: 0, keyWindowMs: 1_000 }, () => now);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(true);
+    now -= 3_600_000; // NTP steps the clock back an hour
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(true);
+    expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(false);
+  });
 });

@@ -39,7 +39,12 @@ export class ShapeSampler {
   /** Learned cost of shape work per body byte, ms (exponentially weighted). */
   private msPerByte = 0.00001;
 
-  constructor(options: Partial<SamplerOptions> = {}, private readonly now: () => number = () => performance.now()) {
+  /**
+   * @param now clock in ms, read once per interaction; `Date.now` by default because it is several
+   * times cheaper than `performance.now()` (which builds an hrtime pair) and whole milliseconds are
+   * fine for refilling a budget over many requests.
+   */
+  constructor(options: Partial<SamplerOptions> = {}, private readonly now: () => number = Date.now) {
     this.options = { ...DEFAULTS, ...options };
     this.tokensMs = this.options.burstMs;
     this.refilledAt = now();
@@ -69,7 +74,8 @@ export class ShapeSampler {
     const now = this.now();
     this.refill(now);
     const estimate = bytes * this.msPerByte;
-    if (now - slot.lastShaped >= this.options.keyWindowMs) {
+    // A wall clock set back (NTP) must not starve a key of its guaranteed sample.
+    if (now - slot.lastShaped >= this.options.keyWindowMs || now < slot.lastShaped) {
       slot.lastShaped = now;
       this.tokensMs -= estimate;
       return true;
@@ -87,7 +93,7 @@ export class ShapeSampler {
   }
 
   private refill(now: number): void {
-    const elapsed = now - this.refilledAt;
+    const elapsed = Math.max(0, now - this.refilledAt);
     this.refilledAt = now;
     this.tokensMs = Math.min(this.options.burstMs, this.tokensMs + elapsed * this.options.budgetShare);
   }
