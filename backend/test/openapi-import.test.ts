@@ -15,7 +15,14 @@ const users = {
       },
     },
     '/users/{userId}': {
-      get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/User' } } } }, '404': { description: 'none' } } },
+      parameters: [
+        { name: 'userId', in: 'path', required: true, schema: { type: 'string' } },
+        { name: 'X-Tenant', in: 'header', required: false, schema: { type: 'string' } },
+      ],
+      get: {
+        parameters: [{ name: 'fields', in: 'query', schema: { type: 'string' } }],
+        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/User' } } } }, '404': { description: 'none' } },
+      },
       delete: { responses: { '204': { description: 'gone' } } },
     },
   },
@@ -41,7 +48,8 @@ afterAll(async () => {
 
 const endpointsOf = async (project: string) => (await backend.api<EndpointResponse[]>('GET', `/projects/${project}/endpoints`)).body;
 /** What an endpoint documents, without ids and times (to compare two projects). */
-const documented = (list: EndpointResponse[]) => list.map(({ method, path, description, version, request, responses }) => ({ method, path, description, version, request, responses }));
+const documented = (list: EndpointResponse[]) =>
+  list.map(({ method, path, description, version, request, responses, parameters }) => ({ method, path, description, version, request, responses, parameters }));
 
 describe('POST /projects/{p}/openapi/import', () => {
   it('needs a write token and answers a bad document with 400 naming what is wrong', async () => {
@@ -71,6 +79,9 @@ describe('POST /projects/{p}/openapi/import', () => {
     const post = list.find((e) => e.method === 'POST');
     expect(post).toMatchObject({ description: 'Create a user', request: { contentType: 'application/json' }, responses: [{ status: 201, contentType: 'application/json' }] });
     expect(list.find((e) => e.method === 'DELETE')?.responses).toEqual([{ status: 204, contentType: '', shape: null }]);
+    // Path-item parameters apply to every operation of the path; path parameters are the template's.
+    expect(list.find((e) => e.method === 'GET')?.parameters).toEqual({ query: [{ name: 'fields', required: false }], headers: [{ name: 'x-tenant', required: false }] });
+    expect(list.find((e) => e.method === 'DELETE')?.parameters).toEqual({ query: [], headers: [{ name: 'x-tenant', required: false }] });
 
     const agent = await connectTestAgent(backend.url, tokens.agent);
     const hello = helloMessage({ environment: { kind: 'ci', pullRequest: '7' } });

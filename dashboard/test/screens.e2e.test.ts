@@ -89,6 +89,8 @@ describe('dashboard screens (fixture API)', () => {
     await response.locator('tr[data-path="$.tags"]').waitFor();
     expect(await response.locator('tr[data-path="$.tags"]').textContent()).toMatch(/Array of String.*optional.*nullable/);
     expect(await page.getByRole('region', { name: 'Request body' }).textContent()).toContain('author');
+    // Names seen, never values; standard headers (content-type, user-agent) left out.
+    await page.getByText('Request headers: x-tenant.').waitFor();
     await screenshot(page, 'screens-03-endpoint-review');
 
     await page.getByLabel('Description').fill('Create a new post. Accepts author, title as JSON in request body');
@@ -111,6 +113,7 @@ describe('dashboard screens (fixture API)', () => {
     expect(await accept.textContent()).toBe('Accept changes → 2.0');
     const breakingRow = page.locator('.changes-table tr.breaking');
     expect(await breakingRow.textContent()).toMatch(/201 response.*\$\.author.*removed.*String.*—.*breaking/);
+    expect(await page.locator('.changes-table tr').filter({ hasText: 'page' }).textContent()).toMatch(/Query parameter.*page.*added.*non-breaking/i);
     // The removed field is highlighted on the documented side.
     await page.locator('.side-by-side tr.changed[data-path="$.author"]').first().waitFor();
     await screenshot(page, 'screens-05-diff');
@@ -309,6 +312,8 @@ describe('dashboard screens (fixture API)', () => {
   it('exports the OpenAPI of the versions running in an environment', async () => {
     api.answer(`GET ${P}/openapi.json`, ({ path }) => ({ body: { openapi: '3.1.0', info: { title: 'demo', version: path }, paths: {} } }));
     await page.goto(`${api.url}/#/p/demo/docs`);
+    const parameters = page.getByRole('article', { name: 'POST /posts' }).getByRole('region', { name: 'Parameters' });
+    expect(await parameters.textContent()).toMatch(/limit.*query.*optional.*x-tenant.*header.*required/);
     await page.getByLabel('Export which versions').selectOption('production');
     await page.locator('.openapi code').filter({ hasText: `GET /api/v1${P}/openapi.json?environment=production` }).waitFor();
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click()]);

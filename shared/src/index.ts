@@ -7,6 +7,8 @@ export * from './shape/json-schema';
 export * from './diff/types';
 export * from './diff/conform';
 export * from './diff/diff';
+export * from './diff/parameters';
+export * from './http/headers';
 export * from './paths/template';
 export * from './ignore/rules';
 export * from './version/version';

@@ -56,3 +56,35 @@ describe('rowConforms', () => {
     expect(rowConforms(documented, observed, shapes)).toBe(expected);
   });
 });
+
+describe('parameters of observation rows', () => {
+  const named = (query: string[], requestHeaders: string[], overrides: Partial<ObservationRow> = {}): ObservationRow => row({ query, requestHeaders, ...overrides });
+
+  it('observes the names of every row, required where every row has them, without standard headers', () => {
+    expect(observedEndpointShapes([named(['limit', 'q'], ['user-agent', 'x-tenant']), named(['q'], ['x-tenant'])], shapes).parameters).toEqual({
+      query: [
+        { name: 'limit', required: false },
+        { name: 'q', required: true },
+      ],
+      headers: [{ name: 'x-tenant', required: true }],
+    });
+    expect(observedEndpointShapes([row({})], shapes).parameters).toBeUndefined();
+  });
+
+  const documented = { ...observedEndpointShapes([row({})], shapes), parameters: { query: [{ name: 'q', required: true }], headers: [{ name: 'x-tenant', required: false }] } };
+
+  it.each([
+    ['the documented names', named(['q'], ['x-tenant', 'accept']), true],
+    ['an optional header left out', named(['q'], []), true],
+    ['an undocumented query parameter', named(['page', 'q'], []), false],
+    ['an undocumented header', named(['q'], ['x-region']), false],
+    ['a required query parameter missing', named([], ['x-tenant']), false],
+    ['a row read without names (not compared)', row({}), true],
+  ])('%s → %s', (_name, observed, expected) => {
+    expect(rowConforms(documented, observed, shapes)).toBe(expected);
+  });
+
+  it('compares no names with a version that does not document parameters', () => {
+    expect(rowConforms(observedEndpointShapes([row({})], shapes), named(['page'], ['x-region']), shapes)).toBe(true);
+  });
+});

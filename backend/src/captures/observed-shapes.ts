@@ -1,4 +1,4 @@
-import { type EndpointShapes, mergeAllShapes, type Shape } from '@spectator/shared';
+import { type EndpointShapes, mergeAllShapes, observedParameters, type Shape } from '@spectator/shared';
 
 /** One aggregated observation row as the views read it. */
 export interface ObservationRow {
@@ -10,7 +10,19 @@ export interface ObservationRow {
   responseContentType: string | null;
   responseShape: string | null;
   count: number;
+  /**
+   * Query parameter and request header names of the row's exchanges (never values). Absent when
+   * read without them (then parameters are neither shown nor compared).
+   */
+  query?: string[] | null;
+  requestHeaders?: string[] | null;
 }
+
+/** Columns of an `observations o` row, as `ObservationRow` fields (`count` aside: callers sum or cast it). */
+export const ROW_COLUMNS = `o.method, o.path, o.status,
+  o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
+  o.response_content_type AS "responseContentType", o.response_shape AS "responseShape",
+  o.query, o.request_headers AS "requestHeaders"`;
 
 /** The most frequent value by count (ties: the first seen). */
 function mostFrequent(entries: ReadonlyArray<{ value: string; count: number }>): string | null {
@@ -38,7 +50,9 @@ function mergedShape(fingerprints: ReadonlyArray<string | null>, shapes: Readonl
 
 /**
  * What some observation rows of one endpoint say it looks like: the request body (most frequent
- * content type, merged shapes) and one response per status code, sorted by status.
+ * content type, merged shapes), one response per status code, sorted by status, and the query
+ * parameters and documentable request headers (`observedParameters`: required where every row
+ * has the name; absent when the rows were read without names).
  */
 export function observedEndpointShapes(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): EndpointShapes {
   const withRequest = rows.filter((row) => row.requestContentType !== null);
@@ -58,7 +72,8 @@ export function observedEndpointShapes(rows: readonly ObservationRow[], shapes: 
       const shape = contentType === null ? null : mergedShape(withBody.filter((row) => row.responseContentType === contentType).map((row) => row.responseShape), shapes);
       return { status, contentType, shape };
     });
-  return { request, responses };
+  const parameters = observedParameters(rows);
+  return { request, responses, ...(parameters === undefined ? {} : { parameters }) };
 }
 
 /** Fingerprints referenced by some rows. */

@@ -1,4 +1,4 @@
-import { type EndpointShapes, mergeAllShapes, type Shape } from '@spectator/shared';
+import { type EndpointShapes, extendParameters, mergeAllShapes, type Shape } from '@spectator/shared';
 
 function mergeOptional(a: Shape | null, b: Shape | null): Shape | null {
   if (a === null) return b;
@@ -8,7 +8,8 @@ function mergeOptional(a: Shape | null, b: Shape | null): Shape | null {
 
 /**
  * Documented behaviour extended by newly observed behaviour: shapes merged (so what was
- * documented stays accepted), new status codes added. The observed content type wins where they differ.
+ * documented stays accepted), new status codes added, observed parameters added as optional
+ * (`extendParameters`). The observed content type wins where they differ.
  */
 export function extendEndpointShapes(documented: EndpointShapes, observed: EndpointShapes): EndpointShapes {
   const request =
@@ -30,10 +31,17 @@ export function extendEndpointShapes(documented: EndpointShapes, observed: Endpo
         : { status: seen.status, contentType: seen.contentType ?? before.contentType, shape: seen.contentType === before.contentType ? mergeOptional(before.shape, seen.shape) : seen.shape },
     );
   }
-  return { request, responses: [...responses.values()].sort((a, b) => a.status - b.status) };
+  const parameters = extendParameters(documented.parameters, observed.parameters);
+  return { request, responses: [...responses.values()].sort((a, b) => a.status - b.status), ...(parameters === undefined ? {} : { parameters }) };
 }
 
-/** The same endpoint with every body shape left out (documented without bodies). */
+/** What nothing documented looks like: extending it documents what was observed (parameters as optional). */
+export const NOTHING_DOCUMENTED: EndpointShapes = Object.freeze({ request: null, responses: [] });
+
+/**
+ * The same endpoint with every body shape and its parameters left out (documented without
+ * bodies: the endpoint's existence, statuses and media types only).
+ */
 export function withoutBodies(shapes: EndpointShapes): EndpointShapes {
   return {
     request: shapes.request && { contentType: shapes.request.contentType, shape: null },

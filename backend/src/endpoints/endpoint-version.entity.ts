@@ -1,4 +1,4 @@
-import type { EndpointShapes, ShapeChange } from '@spectator/shared';
+import type { EndpointShapes, ParametersDoc, ShapeChange } from '@spectator/shared';
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /** One version of an endpoint's behaviour; every version comes from an approved proposal. */
@@ -24,6 +24,10 @@ export class EndpointVersionEntity {
 
   @Column('jsonb')
   responses: EndpointShapes['responses'];
+
+  /** Documented query parameters and request headers; null when this version does not document them. */
+  @Column({ type: 'jsonb', nullable: true })
+  parameters: ParametersDoc | null;
 
   /** The changes from the previous version (empty for 1.0). */
   @Column('jsonb')

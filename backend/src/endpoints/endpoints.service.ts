@@ -6,6 +6,7 @@ import {
   type EndpointResponse,
   type EndpointShapes,
   formatVersion,
+  type ParametersDoc,
   type ResponseDocResponse,
   toJsonSchema,
 } from '@spectator/shared';
@@ -33,15 +34,17 @@ export interface EndpointVersionResponse {
   createdAt: string;
   request: BodyDocResponse | null;
   responses: ResponseDocResponse[];
+  parameters: ParametersDoc | null;
   changes: ReturnType<typeof toChangeResponse>[];
   proposal: { id: string; title: string; status: string; createdBy: string | null; approvedBy: string | null; approvedAt: string | null } | null;
 }
 
-/** Shapes as the API writes them (JSON Schema). */
-export function toBodyDocs(shapes: EndpointShapes): { request: BodyDocResponse | null; responses: ResponseDocResponse[] } {
+/** Documentation as the API writes it: shapes as JSON Schema, parameters null when not documented. */
+export function toEndpointDocs(shapes: EndpointShapes): { request: BodyDocResponse | null; responses: ResponseDocResponse[]; parameters: ParametersDoc | null } {
   return {
     request: shapes.request && { contentType: shapes.request.contentType, shape: shapes.request.shape && toJsonSchema(shapes.request.shape) },
     responses: shapes.responses.map((r) => ({ status: r.status, contentType: r.contentType ?? '', shape: r.shape && toJsonSchema(r.shape) })),
+    parameters: shapes.parameters ?? null,
   };
 }
 
@@ -60,7 +63,7 @@ export class EndpointsService {
   async list(project: ProjectEntity): Promise<EndpointResponse[]> {
     const rows: Array<{ id: string; method: string; path: string; description: string; updatedAt: Date; major: number; minor: number } & EndpointShapes> =
       await this.db.query(
-        `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses
+        `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses, v.parameters
            FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
           WHERE e.project_id = $1
           ORDER BY e.path, e.method`,
@@ -72,7 +75,7 @@ export class EndpointsService {
       path: row.path,
       description: row.description,
       version: formatVersion(row),
-      ...toBodyDocs(row),
+      ...toEndpointDocs(row),
       updatedAt: row.updatedAt.toISOString(),
     }));
   }
@@ -93,7 +96,7 @@ export class EndpointsService {
     }
     const rows: Array<EndpointVersionEntity & { title: string | null; status: string | null; createdBy: string | null; approvedBy: string | null; approvedAt: Date | null }> =
       await this.db.query(
-        `SELECT v.id, v.major, v.minor, v.description, v.request, v.responses, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
+        `SELECT v.id, v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
                 p.title, p.status, p.created_by AS "createdBy", p.approved_by AS "approvedBy", p.approved_at AS "approvedAt"
            FROM endpoint_versions v LEFT JOIN proposals p ON p.id = v.proposal_id
           WHERE v.endpoint_id = $1
@@ -105,7 +108,7 @@ export class EndpointsService {
       version: formatVersion(row),
       description: row.description,
       createdAt: row.createdAt.toISOString(),
-      ...toBodyDocs(row),
+      ...toEndpointDocs(row),
       changes: row.changes.map(toChangeResponse),
       proposal:
         row.proposalId === null
@@ -124,7 +127,9 @@ export class EndpointsService {
   /**
    * Commits documentation from a capture's observed traffic: a proposal made and approved in one
    * step by the committing token, and a version per endpoint whose documentation changes
-   * (1.0 for a new endpoint, next minor or major from the changes for a documented one).
+   * (1.0 for a new endpoint, next minor or major from the changes for a documented one). With
+   * `documentBodies`, the query parameter and documentable request header names seen are
+   * documented too (new ones as optional); without, the endpoint's parameters stay as they are.
    */
   async commit(project: ProjectEntity, principal: Principal, input: DocumentationDto): Promise<DocumentationResponse> {
     const capture = await this.captures.byId(project, input.captureId);

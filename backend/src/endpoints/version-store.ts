@@ -25,7 +25,7 @@ export class VersionStore {
   async load(ids: readonly string[]): Promise<Map<string, DocumentedVersion>> {
     return this.cache.loadMany(ids, async (missing) => {
       const rows: DocumentedVersion[] = await this.db.query(
-        `SELECT id, endpoint_id AS "endpointId", major, minor, request, responses FROM endpoint_versions WHERE id = ANY($1::uuid[])`,
+        `SELECT id, endpoint_id AS "endpointId", major, minor, request, responses, parameters FROM endpoint_versions WHERE id = ANY($1::uuid[])`,
         [missing],
       );
       return rows.map((row) => [row.id, row]);

@@ -93,6 +93,7 @@ describe('importOpenApi', () => {
       path: '/pets/{petId}',
       request: { contentType: 'application/x-www-form-urlencoded' },
       responses: [{ status: 200, contentType: 'text/plain' }],
+      parameters: { query: [], headers: [] },
     });
     expect(endpoint('GET', '/only-default')).toBeUndefined();
     expect(imported.warnings).toEqual(
@@ -119,6 +120,44 @@ describe('importOpenApi', () => {
         expect.stringMatching(/^GET \/odd: #\/paths\/~1odd\/get\/responses\/200\/content\/application~1json\/schema: documented without a shape: .*not/),
       ]),
     );
+  });
+
+  it('reads query and header parameters: the operation overrides the path item by name and in, $refs resolved, skips reported', () => {
+    const withParameters = importOpenApi({
+      openapi: '3.1.0',
+      paths: {
+        '/orders/{orderId}': {
+          parameters: [
+            { name: 'orderId', in: 'path', required: true },
+            { name: 'X-Tenant', in: 'header', required: true },
+            { name: 'expand', in: 'query', required: true },
+          ],
+          get: {
+            parameters: [
+              { name: 'expand', in: 'query' },
+              { $ref: '#/components/parameters/Limit' },
+              { name: 'Accept', in: 'header', required: true },
+              { name: 'session', in: 'cookie' },
+              { in: 'query' },
+            ],
+            responses: { '200': { description: 'ok' } },
+          },
+        },
+      },
+      components: { parameters: { Limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer' } } } },
+    });
+    expect(withParameters.endpoints[0]?.parameters).toEqual({
+      query: [
+        { name: 'expand', required: false },
+        { name: 'limit', required: false },
+      ],
+      headers: [{ name: 'x-tenant', required: true }],
+    });
+    expect(withParameters.warnings).toEqual([
+      'GET /orders/{orderId}: #/paths/~1orders~1{orderId}/get/parameters/4: skipped, not a parameter (it needs a name and an in)',
+      'GET /orders/{orderId}: #/paths/~1orders~1{orderId}/get/parameters/2: header "Accept" skipped (a standard header, not documented)',
+      'GET /orders/{orderId}: #/paths/~1orders~1{orderId}/get/parameters/3: cookie parameter "session" skipped (Spectator documents query parameters and request headers)',
+    ]);
   });
 
   it.each([

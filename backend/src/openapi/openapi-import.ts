@@ -1,4 +1,4 @@
-import { fromJsonSchema, HTTP_METHODS } from '@spectator/shared';
+import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, type ParametersDoc } from '@spectator/shared';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { badInput } from '../common/errors';
 
@@ -15,6 +15,8 @@ export interface ImportedEndpoint {
   description?: string;
   request?: ImportedBody;
   responses: Array<{ status: number } & Partial<ImportedBody>>;
+  /** Query parameters and request headers: the operation's, documenting none when it declares none. */
+  parameters: ParametersDoc;
 }
 
 /** An OpenAPI document read as the endpoints of a planned proposal, with what had to be simplified. */
@@ -65,7 +67,8 @@ const isJson = (mediaType: string): boolean => /^application\/(?:[\w.-]+\+)?json
  * simplified and reported in `warnings` rather than refused: a `default` or `2XX` response is
  * skipped (versions document exact status codes), a recursive schema is cut where it recurs (any
  * value there), a map (`additionalProperties` with a schema) becomes an open object, a schema
- * Spectator cannot read keeps the body's media type without a shape.
+ * Spectator cannot read keeps the body's media type without a shape. Parameters: query and header
+ * ones are documented (`readParameters`); cookie parameters and standard headers are skipped.
  * @throws DomainError BadInput when the document is not OpenAPI 3 or has no operation to import.
  */
 export function importOpenApi(document: unknown): ImportedApi {
@@ -84,7 +87,7 @@ export function importOpenApi(document: unknown): ImportedApi {
     for (const [key, operation] of Object.entries(item)) {
       const method = key.toUpperCase();
       if (!HTTP_METHODS.includes(method) || !isObject(operation)) continue;
-      const endpoint = readOperation(reader, method, path, operation, `#/paths/${escapePointer(path)}/${key}`);
+      const endpoint = readOperation(reader, method, path, item, operation, `#/paths/${escapePointer(path)}`, key);
       if (endpoint) endpoints.push(endpoint);
     }
   }
@@ -99,8 +102,9 @@ export function importOpenApi(document: unknown): ImportedApi {
   };
 }
 
-function readOperation(reader: SchemaReader, method: string, path: string, operation: Json, at: string): ImportedEndpoint | null {
+function readOperation(reader: SchemaReader, method: string, path: string, item: Json, operation: Json, itemAt: string, key: string): ImportedEndpoint | null {
   const name = `${method} ${path}`;
+  const at = `${itemAt}/${key}`;
   const responses: ImportedEndpoint['responses'] = [];
   const declared = isObject(operation.responses) ? operation.responses : {};
   for (const [code, rawResponse] of Object.entries(declared)) {
@@ -116,7 +120,7 @@ function readOperation(reader: SchemaReader, method: string, path: string, opera
     reader.warn(`${name}: skipped, it has no response with an exact status code`);
     return null;
   }
-  const endpoint: ImportedEndpoint = { method, path, responses };
+  const endpoint: ImportedEndpoint = { method, path, responses, parameters: readParameters(reader, name, [item.parameters, `${itemAt}/parameters`], [operation.parameters, `${at}/parameters`]) };
   const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
   const [summary, details] = [text(operation.summary), text(operation.description)];
   // A summary that opens the description (as Spectator's own export writes them) is said once.
@@ -128,6 +132,43 @@ function readOperation(reader: SchemaReader, method: string, path: string, opera
     if (body) endpoint.request = body;
   }
   return endpoint;
+}
+
+/**
+ * The query parameters and request headers of an operation: the path item's `parameters`, then
+ * the operation's, which override them by name and location (OpenAPI 3, Operation Object); local
+ * `$ref`s (to `components/parameters`) resolved. Path parameters are the path template's own and
+ * are left out silently; cookie parameters, standard headers (`isDocumentableHeader`: Accept,
+ * Content-Type, Authorization, …) and entries that are not parameters are skipped with a warning.
+ * Header names are lower-cased; each list is sorted by name.
+ */
+function readParameters(reader: SchemaReader, name: string, ...lists: Array<[unknown, string]>): ParametersDoc {
+  const declared = new Map<string, { parameter: Json & { name: string; in: string }; at: string }>();
+  for (const [list, listAt] of lists) {
+    if (!Array.isArray(list)) continue;
+    list.forEach((raw: unknown, index) => {
+      const at = `${listAt}/${index}`;
+      const parameter = reader.resolve(raw, at);
+      if (!isObject(parameter) || typeof parameter.name !== 'string' || typeof parameter.in !== 'string') {
+        reader.warn(`${name}: ${at}: skipped, not a parameter (it needs a name and an in)`);
+        return;
+      }
+      const named = parameter as Json & { name: string; in: string };
+      declared.set(`${named.in} ${named.in === 'header' ? named.name.toLowerCase() : named.name}`, { parameter: named, at });
+    });
+  }
+  const documented: ParametersDoc = { query: [], headers: [] };
+  for (const { parameter, at } of declared.values()) {
+    const required = parameter.required === true;
+    if (parameter.in === 'path') continue;
+    if (parameter.in === 'query') documented.query.push({ name: parameter.name, required });
+    else if (parameter.in === 'header' && isDocumentableHeader(parameter.name)) documented.headers.push({ name: parameter.name.toLowerCase(), required });
+    else if (parameter.in === 'header') reader.warn(`${name}: ${at}: header "${parameter.name}" skipped (a standard header, not documented)`);
+    else reader.warn(`${name}: ${at}: ${parameter.in} parameter "${parameter.name}" skipped (Spectator documents query parameters and request headers)`);
+  }
+  documented.query.sort(byParameterName);
+  documented.headers.sort(byParameterName);
+  return documented;
 }
 
 /** Resolves local references and rewrites schemas into the JSON Schema subset shapes are read from. */

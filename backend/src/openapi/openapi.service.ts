@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { type EndpointShapes, formatVersion, type JsonSchema, parseVersion } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import { badInput } from '../common/errors';
-import { toBodyDocs } from '../endpoints/endpoints.service';
+import { toEndpointDocs } from '../endpoints/endpoints.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import type { OpenApiQuery } from './dto/openapi.dto';
 
@@ -32,12 +32,13 @@ function content(contentType: string, schema: JsonSchema | null): Record<string,
 
 /**
  * An OpenAPI 3.1 document of some endpoint versions. Shapes are JSON Schema 2020-12 (the dialect
- * OpenAPI 3.1 uses); each operation carries its per-endpoint version as `x-spectator-version`.
+ * OpenAPI 3.1 uses); each operation carries its per-endpoint version as `x-spectator-version`,
+ * its path parameters, and its documented query parameters and request headers.
  */
 export function toOpenApi(title: string, description: string, endpoints: readonly ExportedEndpoint[]): OpenApiDocument {
   const paths: OpenApiDocument['paths'] = {};
   for (const endpoint of endpoints) {
-    const docs = toBodyDocs(endpoint);
+    const docs = toEndpointDocs(endpoint);
     const responses: Record<string, unknown> = {};
     for (const response of docs.responses) {
       responses[String(response.status)] = {
@@ -45,7 +46,12 @@ export function toOpenApi(title: string, description: string, endpoints: readonl
         ...(response.contentType === '' ? {} : { content: content(response.contentType, response.shape) }),
       };
     }
-    const parameters = pathParameters(endpoint.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+    // Names only: values are never recorded, so every parameter is documented as a string.
+    const parameters = [
+      ...pathParameters(endpoint.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+      ...(docs.parameters?.query ?? []).map(({ name, required }) => ({ name, in: 'query', required, schema: { type: 'string' } })),
+      ...(docs.parameters?.headers ?? []).map(({ name, required }) => ({ name, in: 'header', required, schema: { type: 'string' } })),
+    ];
     const operation: Record<string, unknown> = {
       ...(endpoint.description === '' ? {} : { summary: endpoint.description.split('\n')[0]?.slice(0, 200), description: endpoint.description }),
       ...(parameters.length === 0 ? {} : { parameters }),
@@ -71,7 +77,7 @@ export class OpenApiService {
   async document(project: ProjectEntity, query: OpenApiQuery): Promise<OpenApiDocument> {
     if (query.version !== undefined && query.environment !== undefined) throw badInput('give version or environment, not both');
     if (query.pullRequest !== undefined && query.environment !== 'ci') throw badInput('pullRequest is only for environment=ci');
-    const columns = `e.method, e.path, v.description, v.major, v.minor, v.request, v.responses`;
+    const columns = `e.method, e.path, v.description, v.major, v.minor, v.request, v.responses, v.parameters`;
     let endpoints: ExportedEndpoint[];
     let description: string;
     if (query.version !== undefined) {

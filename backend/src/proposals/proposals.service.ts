@@ -1,6 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type EndpointShapes, formatVersion, fromJsonSchema, type ProposalResponse, type ProposalStepName, type ShapeChange } from '@spectator/shared';
+import {
+  byParameterName,
+  type EndpointShapes,
+  formatVersion,
+  fromJsonSchema,
+  isDocumentableHeader,
+  type ParameterDoc,
+  type ParametersDoc,
+  type ProposalResponse,
+  type ProposalStepName,
+  type ShapeChange,
+} from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { toChangeResponse } from '../captures/captures.service';
@@ -12,7 +23,7 @@ import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { returningRows } from '../versions/returning';
 import { type CurrentVersion, planVersion, type ProposalMode, writeNextVersion } from '../versions/version-writer';
-import type { CreateProposalDto, PlannedBodyDto, ProposalEndpointDto } from './dto/proposal.dto';
+import type { CreateProposalDto, PlannedBodyDto, PlannedParameterDto, PlannedParametersDto, ProposalEndpointDto } from './dto/proposal.dto';
 
 /** A proposed endpoint change, as stored until approval. */
 interface StoredEndpoint extends EndpointShapes {
@@ -41,6 +52,29 @@ function plannedShape(body: PlannedBodyDto, field: string): EndpointShapes['requ
   }
 }
 
+/**
+ * One planned parameter list, sorted by name; header names lower-cased.
+ * @throws DomainError BadInput naming the entry that repeats a name or is a standard header.
+ */
+function plannedParameterList(list: readonly PlannedParameterDto[] | undefined, headers: boolean, field: string): ParameterDoc[] {
+  const names = new Set<string>();
+  return (list ?? [])
+    .map((parameter, i) => {
+      const name = headers ? parameter.name.toLowerCase() : parameter.name;
+      if (names.has(name)) throw badInput(`${field}[${i}] repeats ${JSON.stringify(name)}`);
+      if (headers && !isDocumentableHeader(name)) throw badInput(`${field}[${i}]: ${name} is a standard header, not part of an API's documentation`);
+      names.add(name);
+      return { name, required: parameter.required };
+    })
+    .sort(byParameterName);
+}
+
+/** Planned parameters (design first); undefined when the endpoint's parameters are not documented. */
+function plannedParameters(parameters: PlannedParametersDto | undefined, field: string): ParametersDoc | undefined {
+  if (parameters === undefined) return undefined;
+  return { query: plannedParameterList(parameters.query, false, `${field}.query`), headers: plannedParameterList(parameters.headers, true, `${field}.headers`) };
+}
+
 /** The planned shapes of one endpoint (design first). */
 function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): EndpointShapes {
   if (endpoint.responses === undefined || endpoint.responses.length === 0) throw badInput(`${field}.responses must list at least one response for a proposal without captureId`);
@@ -55,7 +89,12 @@ function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): En
     const body = plannedShape({ contentType: response.contentType, ...(response.schema === undefined ? {} : { schema: response.schema }) }, `${field}.responses[${i}]`);
     return { status: response.status, contentType: body?.contentType ?? null, shape: body?.shape ?? null };
   });
-  return { request: endpoint.request === undefined ? null : plannedShape(endpoint.request, `${field}.request`), responses: responses.sort((a, b) => a.status - b.status) };
+  const parameters = plannedParameters(endpoint.parameters, `${field}.parameters`);
+  return {
+    request: endpoint.request === undefined ? null : plannedShape(endpoint.request, `${field}.request`),
+    responses: responses.sort((a, b) => a.status - b.status),
+    ...(parameters === undefined ? {} : { parameters }),
+  };
 }
 
 /**
@@ -75,8 +114,8 @@ export class ProposalsService {
   /** Creates an open proposal. @throws DomainError BadInput naming the field, CaptureNotFound. */
   async create(project: ProjectEntity, principal: Principal, input: CreateProposalDto): Promise<ProposalResponse> {
     if (input.captureId !== undefined) {
-      const index = input.endpoints.findIndex((e) => e.request !== undefined || e.responses !== undefined);
-      if (index >= 0) throw badInput(`endpoints[${index}]: request and responses are planned shapes, not allowed with captureId`);
+      const index = input.endpoints.findIndex((e) => e.request !== undefined || e.responses !== undefined || e.parameters !== undefined);
+      if (index >= 0) throw badInput(`endpoints[${index}]: request, responses and parameters are planned shapes, not allowed with captureId`);
     }
     const capture = input.captureId === undefined ? null : await this.captures.byId(project, input.captureId);
     const seen = new Set<string>();
@@ -103,9 +142,9 @@ export class ProposalsService {
       )) as Array<{ id: string }>;
       if (!proposal) throw new Error('proposal insert returned nothing');
       await manager.query(
-        `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses)
-         SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses
-           FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb)`,
+        `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses, parameters)
+         SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
+           FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb, parameters jsonb)`,
         [proposal.id, JSON.stringify(stored.map((e, position) => ({ position, ...e })))],
       );
       return proposal.id;
@@ -138,7 +177,7 @@ export class ProposalsService {
       if (!row) throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
       if (row.status !== 'Open') throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved (status ${row.status})`);
       const endpoints: StoredEndpoint[] = await manager.query(
-        'SELECT method, path, description, mode, request, responses FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
+        'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
         [id],
       );
       const endpointIds: string[] = [];
@@ -209,8 +248,8 @@ export class ProposalsService {
 
   private async plannedEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
     const planned: Array<StoredEndpoint & { endpointId: string | null; current: CurrentVersion | null }> = await manager.query(
-      `SELECT pe.method, pe.path, pe.description, pe.mode, pe.request, pe.responses, e.id AS "endpointId",
-              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses) END AS current
+      `SELECT pe.method, pe.path, pe.description, pe.mode, pe.request, pe.responses, pe.parameters, e.id AS "endpointId",
+              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses, 'parameters', v.parameters) END AS current
          FROM proposal_endpoints pe
          JOIN proposals p ON p.id = pe.proposal_id
          LEFT JOIN endpoints e ON e.project_id = p.project_id AND e.method = pe.method AND e.path = pe.path

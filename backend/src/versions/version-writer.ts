@@ -1,6 +1,6 @@
-import { diffEndpoint, type EndpointShapes, nextVersion, type ShapeChange, type Version } from '@spectator/shared';
+import { diffEndpoint, type EndpointShapes, nextVersion, NO_PARAMETERS, type ShapeChange, type Version } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
-import { extendEndpointShapes } from '../endpoints/endpoint-shapes';
+import { extendEndpointShapes, NOTHING_DOCUMENTED } from '../endpoints/endpoint-shapes';
 
 /**
  * How proposed shapes become documentation: `extend` merges observed shapes into what is
@@ -22,10 +22,13 @@ export interface PlannedVersion {
 /**
  * The next version from the current one (null: not documented yet) and proposed shapes, by the
  * shared rules: 1.0 first; then next minor when every change is non-breaking, next major otherwise.
+ * A current version without parameter lists counts as documenting none when the new one has
+ * them, so documenting parameters for the first time is a change (`added`, the next minor).
  */
 export function planVersion(current: CurrentVersion | null, shapes: EndpointShapes, mode: ProposalMode): PlannedVersion {
-  const documented = current === null || mode === 'replace' ? shapes : extendEndpointShapes(current, shapes);
-  const changes = current === null ? [] : diffEndpoint(current, documented);
+  const documented = mode === 'replace' ? shapes : extendEndpointShapes(current ?? NOTHING_DOCUMENTED, shapes);
+  const before = current !== null && !current.parameters && documented.parameters ? { ...current, parameters: NO_PARAMETERS } : current;
+  const changes = before === null ? [] : diffEndpoint(before, documented);
   return { documented, changes, version: nextVersion(current, changes) };
 }
 
@@ -79,7 +82,7 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
   const [current] =
     endpoint.currentVersionId === null
       ? [null]
-      : ((await manager.query('SELECT major, minor, request, responses FROM endpoint_versions WHERE id = $1', [endpoint.currentVersionId])) as CurrentVersion[]);
+      : ((await manager.query('SELECT major, minor, request, responses, parameters FROM endpoint_versions WHERE id = $1', [endpoint.currentVersionId])) as CurrentVersion[]);
   const plan = planVersion(current ?? null, input.shapes, input.mode);
   const description = input.description ?? endpoint.description;
   if (input.keepUnchanged && current && endpoint.currentVersionId !== null && plan.changes.length === 0) {
@@ -89,9 +92,19 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
   }
   const proposalId = typeof input.proposalId === 'string' ? input.proposalId : await input.proposalId();
   const [written] = (await manager.query(
-    `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, changes, proposal_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-    [endpoint.id, plan.version.major, plan.version.minor, description, JSON.stringify(plan.documented.request), JSON.stringify(plan.documented.responses), JSON.stringify(plan.changes), proposalId],
+    `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+    [
+      endpoint.id,
+      plan.version.major,
+      plan.version.minor,
+      description,
+      JSON.stringify(plan.documented.request),
+      JSON.stringify(plan.documented.responses),
+      plan.documented.parameters ? JSON.stringify(plan.documented.parameters) : null,
+      JSON.stringify(plan.changes),
+      proposalId,
+    ],
   )) as Array<{ id: string }>;
   if (!written) throw new Error('version insert returned nothing');
   await manager.query('UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1', [endpoint.id, written.id, description]);

@@ -1,5 +1,5 @@
 import type { ChangeResponse } from '@spectator/shared';
-import { bodyLabel } from '../lib/format';
+import { changePlaceLabel } from '../lib/format';
 import { schemaTypeLabel } from '../lib/schema-rows';
 import { BreakingBadge } from './badges';
 import { ListTable } from './forms';
@@ -9,8 +9,9 @@ function describe(schema: ChangeResponse['documented']): string {
 }
 
 /**
- * The changes of a diff or a proposal, documented and observed side by side at each changed field,
- * breaking ones marked. Used by Review (diffs) and Proposals, so both read the same.
+ * The changes of a diff or a proposal, documented and observed side by side at each changed field
+ * (or query parameter / request header, by name), breaking ones marked. Used by Review (diffs),
+ * Proposals and the version history, so all read the same.
  */
 export function ChangesTable({ changes }: { changes: ChangeResponse[] }) {
   if (changes.length === 0) return <p className="muted">No shape changes.</p>;
@@ -18,7 +19,7 @@ export function ChangesTable({ changes }: { changes: ChangeResponse[] }) {
     <ListTable columns={[{ label: 'Where' }, { label: 'Field' }, { label: 'Change' }, { label: 'Documented' }, { label: 'Observed' }, { label: 'Impact' }]} className="changes-table">
           {changes.map((change, index) => (
             <tr key={`${change.in} ${change.status ?? ''} ${change.at} ${index}`} className={change.breaking ? 'breaking' : undefined}>
-              <td>{bodyLabel(change.in, change.status)}</td>
+              <td>{changePlaceLabel(change.in, change.status)}</td>
               <td>
                 <code>{change.at}</code>
               </td>

@@ -1,4 +1,4 @@
-import { environmentLabel, plural, shortCommit, timeAgo } from './format';
+import { changePlaceLabel, environmentLabel, plural, shortCommit, timeAgo } from './format';
 
 describe('format', () => {
   const now = Date.parse('2026-01-02T12:00:00Z');
@@ -33,5 +33,16 @@ describe('format', () => {
     expect(shortCommit(null)).toBe('—');
     expect(plural(1, 'diff')).toBe('1 diff');
     expect(plural(4, 'diff')).toBe('4 diffs');
+  });
+});
+
+describe('changePlaceLabel', () => {
+  it.each([
+    ['request', undefined, 'Request body'],
+    ['response', 201, '201 response'],
+    ['query', undefined, 'Query parameter'],
+    ['header', undefined, 'Request header'],
+  ] as const)('%s %s → %s', (place, status, label) => {
+    expect(changePlaceLabel(place, status)).toBe(label);
   });
 });

@@ -1,4 +1,4 @@
-import type { CaptureResponse, VersionMatrixRow } from '@spectator/shared';
+import type { CaptureResponse, ChangeResponse, VersionMatrixRow } from '@spectator/shared';
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
@@ -56,4 +56,11 @@ export function environmentLabel(where: Pick<CaptureResponse | VersionMatrixRow,
 /** A body's label in review and documentation: `Request body` or `201 response`. */
 export function bodyLabel(direction: 'request' | 'response', status?: number): string {
   return direction === 'request' ? 'Request body' : `${status ?? ''} response`.trim();
+}
+
+/** Where a change is: a body ({@link bodyLabel}), `Query parameter` or `Request header`. */
+export function changePlaceLabel(place: ChangeResponse['in'], status?: number): string {
+  if (place === 'query') return 'Query parameter';
+  if (place === 'header') return 'Request header';
+  return bodyLabel(place, status);
 }

@@ -113,6 +113,8 @@ function DiffDetail({ diff, documented, observed, captureId }: { diff: DiffRespo
 function SideBySide({ changes, documented, observed, version }: { changes: ChangeResponse[]; documented: EndpointResponse | null; observed: ObservedEndpointResponse | null; version: string }) {
   const bodies = new Map<string, { direction: 'request' | 'response'; status?: number; paths: Set<string> }>();
   for (const change of changes) {
+    // Parameter changes have no body to show; the changes table names them.
+    if (change.in !== 'request' && change.in !== 'response') continue;
     const key = `${change.in} ${change.status ?? ''}`;
     const entry = bodies.get(key) ?? { direction: change.in, ...(change.status !== undefined ? { status: change.status } : {}), paths: new Set<string>() };
     entry.paths.add(change.at);

@@ -5,6 +5,7 @@ import { Badge, EndpointName } from '../components/badges';
 import { BodyShapes } from '../components/BodyShapes';
 import { ChangesTable } from '../components/ChangesTable';
 import { FormError } from '../components/forms';
+import { DocumentedParameters } from '../components/Parameters';
 import { NeedsScope } from '../components/Permission';
 import { Async, Empty, ErrorState } from '../components/states';
 import { useAction } from '../hooks/action';
@@ -14,7 +15,7 @@ import { formatTime, plural } from '../lib/format';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, newestFirst, type RowKind } from '../lib/versions';
 
-/** Every documented endpoint (method, path, description, version, shapes per status) and its history. */
+/** Every documented endpoint (method, path, description, version, parameters, shapes per status) and its history. */
 export function DocsPage({ endpointId }: { endpointId?: string }) {
   const { api, project } = useApp();
   const endpoints = useResource(() => api.endpoints(project), [api, project], (e) => e.type === 'documentation.committed');
@@ -103,6 +104,7 @@ function EndpointDoc({ endpoint, compact }: { endpoint: EndpointResponse | null;
         <Badge tone="info">version {endpoint.version}</Badge>
       </header>
       <p className="description">{endpoint.description || <span className="muted">No description.</span>}</p>
+      <DocumentedParameters parameters={endpoint.parameters} />
       <BodyShapes request={endpoint.request} responses={endpoint.responses} />
       {!compact && <VersionHistory endpointId={endpoint.id} />}
     </article>

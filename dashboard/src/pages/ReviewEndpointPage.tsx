@@ -1,3 +1,4 @@
+import { isDocumentableHeader } from '@spectator/shared';
 import { useState, type FormEvent } from 'react';
 import { Badge } from '../components/badges';
 import { ReviewHeader } from '../components/forms';
@@ -42,6 +43,12 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
                 <>
                   {' '}
                   Query parameters: <code>{endpoint.query.join(', ')}</code>.
+                </>
+              )}
+              {endpoint.requestHeaders.some(isDocumentableHeader) && (
+                <>
+                  {' '}
+                  Request headers: <code>{endpoint.requestHeaders.filter(isDocumentableHeader).join(', ')}</code>.
                 </>
               )}
             </p>

@@ -46,8 +46,8 @@ export const observedPost: ObservedEndpointResponse = {
   interactions: 2,
   request: { contentType: 'application/json', shape: postRequestSchema },
   responses: [{ status: 201, contentType: 'application/json', shape: { ...postSchema, properties: { ...postSchema.properties, tags: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] } } } }],
-  query: [],
-  requestHeaders: ['content-type'],
+  query: ['limit'],
+  requestHeaders: ['content-type', 'user-agent', 'x-tenant'],
 };
 
 export const documentedPost: EndpointResponse = {
@@ -58,6 +58,7 @@ export const documentedPost: EndpointResponse = {
   version: '1.0',
   request: { contentType: 'application/json', shape: postRequestSchema },
   responses: [{ status: 201, contentType: 'application/json', shape: postSchema }],
+  parameters: { query: [{ name: 'limit', required: false }], headers: [{ name: 'x-tenant', required: true }] },
   updatedAt: '2026-01-01T10:00:00Z',
 };
 
@@ -71,6 +72,7 @@ export const postDiff: DiffResponse = {
   changes: [
     { change: 'added', in: 'request', at: '$.body', observed: { type: 'string' }, breaking: false },
     { change: 'removed', in: 'response', status: 201, at: '$.author', documented: { type: 'string' }, breaking: true },
+    { change: 'added', in: 'query', at: 'page', breaking: false },
   ],
 };
 

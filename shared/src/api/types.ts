@@ -101,11 +101,30 @@ export interface UndocumentedEndpointResponse {
 
 export type ChangeKind = 'added' | 'removed' | 'type changed' | 'now optional' | 'now required' | 'new status' | 'new content type';
 
+/** Where a documented request parameter is sent (path parameters are the path template's own). */
+export type ParameterLocation = 'query' | 'header';
+
+/** A documented query parameter or request header: its name (never a value) and whether every request sends it. */
+export interface ParameterDoc {
+  name: string;
+  required: boolean;
+}
+
+/**
+ * An endpoint's documented query parameters and request headers (header names lower-case, each
+ * list sorted by name). Absent or null: not documented, so never compared with traffic.
+ */
+export interface ParametersDoc {
+  query: ParameterDoc[];
+  headers: ParameterDoc[];
+}
+
 export interface ChangeResponse {
   change: ChangeKind;
-  in: 'request' | 'response';
+  /** The request or response body, or a query parameter / request header (then `at` is its name). */
+  in: 'request' | 'response' | ParameterLocation;
   status?: number;
-  /** JSON path of the field, e.g. `$.author` or `$.items[].id`; `$` for the body itself. */
+  /** JSON path of the field, e.g. `$.author` or `$.items[].id`; `$` for the body itself; the name of a query parameter or header. */
   at: string;
   documented?: JsonSchema;
   observed?: JsonSchema;
@@ -149,6 +168,8 @@ export interface EndpointResponse {
   version: string;
   request: BodyDocResponse | null;
   responses: ResponseDocResponse[];
+  /** Documented query parameters and request headers; null when the version does not document them. */
+  parameters: ParametersDoc | null;
   updatedAt: string;
 }
 

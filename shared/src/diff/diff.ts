@@ -1,6 +1,7 @@
 import type { ChangeKind } from '../api/types';
 import type { Shape } from '../shape/types';
 import { compareShapes } from './compare';
+import { parameterChanges } from './parameters';
 import type { Direction, EndpointShapes, ShapeChange } from './types';
 
 const NOTHING_KNOWN: Shape = { kind: 'unknown' };
@@ -60,7 +61,10 @@ export function diffVersions(before: Shape, after: Shape, direction: Direction, 
 }
 
 /**
- * Changes of a whole endpoint: the request body, then each observed response status.
+ * Changes of a whole endpoint: its query parameters and request headers, the request body, then
+ * each observed response status.
+ * - Parameters are compared only when both sides list them ({@link parameterChanges}): a new name
+ *   is `added`, a documented required one not always sent is `now optional`; neither breaks.
  * - A request body where none was documented is `added` at `$` (breaking: the server may now
  *   need it); a documented one no longer sent is `removed` (not breaking: the server does without).
  * - A status code not documented is `new status`: breaking for 1xx–3xx (a client written for the
@@ -71,7 +75,7 @@ export function diffVersions(before: Shape, after: Shape, direction: Direction, 
  *   counts as `unknown`.
  */
 export function diffEndpoint(documented: EndpointShapes, observed: EndpointShapes): ShapeChange[] {
-  const changes: ShapeChange[] = [];
+  const changes = parameterChanges(documented.parameters, observed.parameters);
   const documentedRequest = documented.request;
   const observedRequest = observed.request;
   if (documentedRequest === null && observedRequest !== null) {

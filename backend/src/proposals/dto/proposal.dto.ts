@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsInt, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
 import { EndpointRefDto } from '../../captures/dto/captures.dto';
 import { PageLimitQuery } from '../../versions/page-limit.dto';
 
@@ -37,7 +37,39 @@ export class PlannedResponseDto {
   schema?: Record<string, unknown>;
 }
 
-/** An endpoint a proposal affects; request/responses only for planned shapes (design first). */
+/** A planned query parameter or request header: its name and whether every request must send it. */
+export class PlannedParameterDto {
+  @ApiProperty({ example: 'limit' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  name: string;
+
+  @ApiProperty()
+  @IsBoolean()
+  required: boolean;
+}
+
+/** Planned query parameters and request headers (design first); an absent list documents none. */
+export class PlannedParametersDto {
+  @ApiPropertyOptional({ type: [PlannedParameterDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(200)
+  @ValidateNested({ each: true })
+  @Type(() => PlannedParameterDto)
+  query?: PlannedParameterDto[];
+
+  @ApiPropertyOptional({ type: [PlannedParameterDto], description: 'header names in any letter case; standard headers (host, accept, authorization, …) are refused' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(200)
+  @ValidateNested({ each: true })
+  @Type(() => PlannedParameterDto)
+  headers?: PlannedParameterDto[];
+}
+
+/** An endpoint a proposal affects; request/responses/parameters only for planned shapes (design first). */
 export class ProposalEndpointDto extends EndpointRefDto {
   @ApiPropertyOptional()
   @IsOptional()
@@ -58,6 +90,12 @@ export class ProposalEndpointDto extends EndpointRefDto {
   @ValidateNested({ each: true })
   @Type(() => PlannedResponseDto)
   responses?: PlannedResponseDto[];
+
+  @ApiPropertyOptional({ type: PlannedParametersDto, description: 'absent: the parameters are not documented (never compared with traffic)' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PlannedParametersDto)
+  parameters?: PlannedParametersDto;
 }
 
 /**

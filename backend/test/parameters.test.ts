@@ -1,0 +1,155 @@
+/**
+ * Query parameters and request headers documented end to end: the real agent in front of a real
+ * upstream, documentation commits, versions, proposals and the OpenAPI round trip. Parameter
+ * values are canaries that must never reach the database.
+ */
+import { startAgent, type RunningAgent } from '@spectator/agent';
+import type { DocumentationResponse, EndpointResponse, ObservedEndpointResponse, OpenApiImportResponse, ProposalResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { startTestBackend, type TestBackend } from './support';
+import { eventually, type LocalServer, startJsonApp } from './support/evidence-helpers';
+import { tablesContaining } from './support/privacy';
+
+const CANARY = 'CANARY4412';
+
+let backend: TestBackend;
+let upstream: LocalServer;
+let agent: RunningAgent;
+
+/** GET /orders through the agent, with the given query parameters and headers (values are canaries). */
+async function getOrders(query: string[], headers: Record<string, string>): Promise<void> {
+  const search = query.map((name) => `${name}=${CANARY}`).join('&');
+  const answer = await fetch(`${agent.proxyUrl}/orders${search ? `?${search}` : ''}`, { headers });
+  expect(answer.status).toBe(200);
+  await answer.arrayBuffer();
+}
+
+const endpoints = async (project: string): Promise<EndpointResponse[]> => (await backend.api<EndpointResponse[]>('GET', `/projects/${project}/endpoints`)).body;
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  for (const slug of ['shop', 'copy']) await backend.api('POST', '/projects', { slug, name: slug });
+  const token = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  upstream = await startJsonApp({
+    'GET /orders': () => ({ status: 200, body: [{ id: 1, total: 9.5 }] }),
+    'GET /customers': () => ({ status: 200, body: [] }),
+  });
+  agent = await startAgent({
+    listen: '127.0.0.1:0',
+    upstream: upstream.url,
+    backend: backend.url,
+    token,
+    environment: { kind: 'local' },
+    logLevel: 'silent',
+    tuning: { flushIntervalMs: 100 },
+  });
+});
+afterAll(async () => {
+  await agent?.close();
+  await upstream?.close();
+  await backend?.close();
+});
+
+describe('query parameters and request headers', () => {
+  let captureId: string;
+  let endpointId: string;
+
+  it('shows the names seen for review and documents them, as optional, when the bodies are documented', async () => {
+    captureId = agent.captureId();
+    await getOrders(['limit', 'q'], { 'x-tenant': CANARY, 'user-agent': CANARY, accept: 'application/json' });
+    await getOrders(['q'], { 'X-Tenant': CANARY, 'x-forwarded-for': CANARY });
+    await eventually(
+      async () => (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/shop/captures/${captureId}/undocumented`)).body,
+      (list) => list.some((u) => u.path === '/orders' && u.interactions === 2),
+    );
+    const observed = (await backend.api<ObservedEndpointResponse>('GET', `/projects/shop/captures/${captureId}/observed?method=GET&path=/orders`)).body;
+    expect(observed.query).toEqual(['limit', 'q']);
+    expect(observed.requestHeaders).toEqual(expect.arrayContaining(['x-tenant', 'user-agent', 'x-forwarded-for']));
+
+    const commit = await backend.api<DocumentationResponse>('POST', '/projects/shop/documentation', { captureId, endpoints: [{ method: 'GET', path: '/orders', documentBodies: true }] });
+    expect(commit.status).toBe(201);
+    expect(commit.body.versions).toEqual([expect.objectContaining({ version: '1.0' })]);
+    endpointId = commit.body.versions[0]?.endpointId as string;
+    const [documented] = await endpoints('shop');
+    expect(documented?.parameters).toEqual({
+      query: [
+        { name: 'limit', required: false },
+        { name: 'q', required: false },
+      ],
+      headers: [{ name: 'x-tenant', required: false }],
+    });
+  });
+
+  it('a documentation commit without bodies leaves the parameters undocumented', async () => {
+    await getOrders([], {});
+    const other = await fetch(`${agent.proxyUrl}/customers?email=${CANARY}`);
+    expect(other.status).toBe(200);
+    await other.arrayBuffer();
+    await eventually(
+      async () => (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/shop/captures/${captureId}/undocumented`)).body,
+      (list) => list.some((u) => u.path === '/customers'),
+    );
+    const commit = await backend.api<DocumentationResponse>('POST', '/projects/shop/documentation', { captureId, endpoints: [{ method: 'GET', path: '/customers', documentBodies: false }] });
+    expect(commit.status).toBe(201);
+    expect((await endpoints('shop')).find((e) => e.path === '/customers')?.parameters).toBeNull();
+  });
+
+  it('a new query parameter is a change naming it, and committing it makes the next minor version', async () => {
+    await getOrders(['page', 'q'], { 'x-tenant': CANARY });
+    await eventually(
+      async () => (await backend.api<{ interactions: number }>('GET', `/projects/shop/captures/${captureId}`)).body,
+      (capture) => capture.interactions >= 5,
+    );
+    // A proposal from the capture shows what committing would change, before anything is written.
+    const proposal = await backend.api<ProposalResponse>('POST', '/projects/shop/proposals', { title: 'Paging', captureId, endpoints: [{ method: 'GET', path: '/orders' }] });
+    expect(proposal.status).toBe(201);
+    expect(proposal.body.endpoints).toEqual([
+      expect.objectContaining({ endpointId, fromVersion: '1.0', toVersion: '1.1', changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] }),
+    ]);
+
+    const commit = await backend.api<DocumentationResponse>('POST', '/projects/shop/documentation', { captureId, endpoints: [{ method: 'GET', path: '/orders', documentBodies: true }] });
+    expect(commit.body.versions).toEqual([expect.objectContaining({ endpointId, version: '1.1', previous: '1.0' })]);
+    expect((await endpoints('shop')).find((e) => e.path === '/orders')?.parameters?.query.map((p) => p.name)).toEqual(['limit', 'page', 'q']);
+    const versions = (await backend.api<Array<{ version: string; changes: unknown[] }>>('GET', `/projects/shop/endpoints/${endpointId}/versions`)).body;
+    expect(versions[0]).toMatchObject({ version: '1.1', changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] });
+  });
+
+  it('planned parameters: documented as given, a standard header or a repeated name refused naming the field', async () => {
+    const planned = (parameters: unknown) =>
+      backend.api<ProposalResponse>('POST', '/projects/shop/proposals', { title: 'Search', endpoints: [{ method: 'GET', path: '/search', responses: [{ status: 200 }], parameters }] });
+    expect((await planned({ headers: [{ name: 'Accept', required: true }] })).body).toMatchObject({
+      statusCode: 400,
+      message: 'endpoints[0].parameters.headers[0]: accept is a standard header, not part of an API\'s documentation',
+    });
+    expect((await planned({ query: [{ name: 'q', required: true }, { name: 'q', required: false }] })).body).toMatchObject({ statusCode: 400, message: 'endpoints[0].parameters.query[1] repeats "q"' });
+    expect((await planned({ query: [{ name: 'q' }] })).status).toBe(400);
+    const made = await planned({ query: [{ name: 'q', required: true }], headers: [{ name: 'X-Region', required: false }] });
+    expect(made.status).toBe(201);
+    expect((await backend.api<ProposalResponse>('POST', `/projects/shop/proposals/${made.body.id}/approve`)).status).toBe(200);
+    expect((await endpoints('shop')).find((e) => e.path === '/search')?.parameters).toEqual({ query: [{ name: 'q', required: true }], headers: [{ name: 'x-region', required: false }] });
+  });
+
+  it('exports them as OpenAPI parameters, and an import of the export documents the same parameters', async () => {
+    const exported = (await backend.api<{ paths: Record<string, Record<string, { parameters?: unknown[] }>> }>('GET', '/projects/shop/openapi.json')).body;
+    expect(exported.paths['/orders']?.get?.parameters).toEqual([
+      { name: 'limit', in: 'query', required: false, schema: { type: 'string' } },
+      { name: 'page', in: 'query', required: false, schema: { type: 'string' } },
+      { name: 'q', in: 'query', required: false, schema: { type: 'string' } },
+      { name: 'x-tenant', in: 'header', required: false, schema: { type: 'string' } },
+    ]);
+    const imported = await backend.api<OpenApiImportResponse>('POST', '/projects/copy/openapi/import?approve=true', exported);
+    expect(imported.status).toBe(201);
+    expect(imported.body.warnings).toEqual([]);
+    // Endpoints whose versions document parameters (an export cannot tell "none documented" from "not documented").
+    const original = (await endpoints('shop')).filter((e) => e.parameters !== null);
+    expect(original.map((e) => e.path)).toEqual(['/orders', '/search']);
+    const copied = (await endpoints('copy')).filter((e) => original.some((o) => o.method === e.method && o.path === e.path));
+    const documentation = (list: EndpointResponse[]) => list.map(({ method, path, parameters }) => ({ method, path, parameters }));
+    expect(documentation(copied)).toEqual(documentation(original));
+  });
+
+  it('never stores a parameter or header value', async () => {
+    expect(await tablesContaining(backend.databaseUrl, CANARY)).toEqual([]);
+    // The names are stored, so the search does find what is there.
+    expect(await tablesContaining(backend.databaseUrl, 'x-tenant')).toEqual(expect.arrayContaining(['endpoint_versions', 'observations']));
+  });
+});
