@@ -15,4 +15,5 @@ export * from './version/version';
 export * from './interest';
 export * from './protocol/messages';
 export * from './api/types';
+export * from './api/compare';
 export * from './api/scopes';

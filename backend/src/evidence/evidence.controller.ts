@@ -1,10 +1,12 @@
 import { Controller, Get, Header, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import type { CiSummaryResponse, EvidenceResponse } from '@spectator/shared';
+import type { CiSummaryResponse, CompareResponse, EvidenceResponse } from '@spectator/shared';
+import { badInput } from '../common/errors';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CiGateService } from './ci-gate.service';
-import { EnvironmentQuery, MatrixQuery } from './dto/evidence.dto';
+import { CompareService } from './compare.service';
+import { CompareQuery, EnvironmentQuery, MatrixQuery } from './dto/evidence.dto';
 import { MatrixService } from './matrix.service';
 
 @ApiTags('evidence')
@@ -15,6 +17,7 @@ export class EvidenceController {
   constructor(
     private readonly matrix: MatrixService,
     private readonly ciGate: CiGateService,
+    private readonly comparison: CompareService,
   ) {}
 
   /**
@@ -32,6 +35,14 @@ export class EvidenceController {
   @Get('evidence')
   evidence(@CurrentProject() project: ProjectEntity, @Query() query: EnvironmentQuery): Promise<EvidenceResponse> {
     return this.matrix.evidence(project, query.environment, query.pullRequest);
+  }
+
+  /** What clients of `from` would see change if `to` replaced it, per documented endpoint seen on either side. */
+  @Get('compare')
+  compare(@CurrentProject() project: ProjectEntity, @Query() query: CompareQuery): Promise<CompareResponse> {
+    if (query.fromPullRequest !== undefined && query.from !== 'ci') throw badInput('fromPullRequest is only for from=ci');
+    if (query.toPullRequest !== undefined && query.to !== 'ci') throw badInput('toPullRequest is only for to=ci');
+    return this.comparison.compare(project, { environment: query.from, pullRequest: query.fromPullRequest ?? null }, { environment: query.to, pullRequest: query.toPullRequest ?? null });
   }
 
   @Get('ci/:pr')

@@ -6,6 +6,7 @@ import { Notifier } from '../webhooks/notifier';
 import { WebhooksController } from '../webhooks/webhooks.controller';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { CiGateService } from './ci-gate.service';
+import { CompareService } from './compare.service';
 import { EvidenceController } from './evidence.controller';
 import { EvidenceService } from './evidence.service';
 import { MatrixService } from './matrix.service';
@@ -14,4 +15,4 @@ import { MatrixService } from './matrix.service';
 export const EVIDENCE_CONTROLLERS = [EvidenceController, ProposalsController, WebhooksController, OpenApiController];
 
 /** Their providers. */
-export const EVIDENCE_PROVIDERS = [Notifier, EvidenceService, MatrixService, CiGateService, ProposalsService, WebhooksService, OpenApiService];
+export const EVIDENCE_PROVIDERS = [Notifier, EvidenceService, MatrixService, CiGateService, CompareService, ProposalsService, WebhooksService, OpenApiService];

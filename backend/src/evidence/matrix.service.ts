@@ -19,6 +19,22 @@ interface Column {
   minor: number;
 }
 
+/** The version of one documented endpoint an environment runs now, from its newest evidence there. */
+export interface CurrentVersion {
+  endpointId: string;
+  method: string;
+  path: string;
+  /** Null when never seen there (or the version was deleted). */
+  versionId: string | null;
+  version: string | null;
+  drift: boolean | null;
+  row: string | null;
+  pullRequest: string | null;
+  build: string | null;
+  commit: string | null;
+  lastSeen: Date | null;
+}
+
 /**
  * Reads the precomputed evidence (no conformance work per request): the version matrix and
  * "which version runs there now". Both are a few indexed queries whatever the traffic volume.
@@ -92,28 +108,35 @@ export class MatrixService {
 
   /**
    * Which version of each documented endpoint runs in an environment now: the newest row (by first
-   * evidence) of that environment that saw it; for `ci`, of one pull request or, without one, of any.
+   * evidence) of that environment that saw it; for `ci`, of one pull request or, without one, of
+   * any. Endpoints never seen there have a null version.
+   * @throws DomainError BadInput for a pull request with another environment than `ci`.
    */
-  async evidence(project: ProjectEntity, environment: MatrixKind, pullRequest?: string): Promise<EvidenceResponse> {
+  async currentVersions(project: ProjectEntity, environment: MatrixKind, pullRequest?: string): Promise<CurrentVersion[]> {
     if (pullRequest !== undefined && environment !== 'ci') throw badInput('pullRequest is only for environment=ci');
     const scoped = environment !== 'ci' || pullRequest !== undefined;
-    const rows: Array<{ endpointId: string; method: string; path: string; version: string | null; drift: boolean | null; row: string | null; pullRequest: string | null; build: string | null; commit: string | null; lastSeen: Date | null }> =
-      await this.db.query(
-        `SELECT e.id AS "endpointId", e.method, e.path, cur.version, cur.drift, r.name AS row, r.pull_request AS "pullRequest", r.build, r.commit, cur.last_seen AS "lastSeen"
-           FROM endpoints e
-           ${
-             scoped
-               ? 'LEFT JOIN evidence_current cur ON cur.project_id = e.project_id AND cur.kind = $2 AND cur.scope = $3 AND cur.endpoint_id = e.id'
-               : `LEFT JOIN LATERAL (
-                    SELECT c.* FROM evidence_current c
-                     WHERE c.project_id = e.project_id AND c.kind = $2 AND c.endpoint_id = e.id
-                     ORDER BY c.row_first_seen DESC LIMIT 1) cur ON true`
-           }
-           LEFT JOIN environment_rows r ON r.id = cur.row_id
-          WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
-          ORDER BY e.path, e.method`,
-        scoped ? [project.id, environment, pullRequest ?? ''] : [project.id, environment],
-      );
+    return this.db.query(
+      `SELECT e.id AS "endpointId", e.method, e.path, cur.version_id AS "versionId", cur.version, cur.drift, r.name AS row,
+              r.pull_request AS "pullRequest", r.build, r.commit, cur.last_seen AS "lastSeen"
+         FROM endpoints e
+         ${
+           scoped
+             ? 'LEFT JOIN evidence_current cur ON cur.project_id = e.project_id AND cur.kind = $2 AND cur.scope = $3 AND cur.endpoint_id = e.id'
+             : `LEFT JOIN LATERAL (
+                  SELECT c.* FROM evidence_current c
+                   WHERE c.project_id = e.project_id AND c.kind = $2 AND c.endpoint_id = e.id
+                   ORDER BY c.row_first_seen DESC LIMIT 1) cur ON true`
+         }
+         LEFT JOIN environment_rows r ON r.id = cur.row_id
+        WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
+        ORDER BY e.path, e.method`,
+      scoped ? [project.id, environment, pullRequest ?? ''] : [project.id, environment],
+    );
+  }
+
+  /** `GET /evidence`: the version of each documented endpoint an environment runs now, `N/A` where never seen. */
+  async evidence(project: ProjectEntity, environment: MatrixKind, pullRequest?: string): Promise<EvidenceResponse> {
+    const rows = await this.currentVersions(project, environment, pullRequest);
     return {
       environment,
       pullRequest: pullRequest ?? null,

@@ -29,3 +29,26 @@ export class EnvironmentQuery {
   pullRequest?: string;
 }
 
+
+/** `?from=&to=&fromPullRequest=&toPullRequest=` of the comparison of two environments. */
+export class CompareQuery {
+  @ApiProperty({ enum: MATRIX_KINDS, description: 'the side clients run now, e.g. production' })
+  @IsIn(MATRIX_KINDS)
+  from: MatrixKind;
+
+  @ApiProperty({ enum: MATRIX_KINDS, description: 'the side that would replace it, e.g. staging' })
+  @IsIn(MATRIX_KINDS)
+  to: MatrixKind;
+
+  @ApiPropertyOptional({ description: 'for from=ci: one pull request (default: the newest evidence of any)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  fromPullRequest?: string;
+
+  @ApiPropertyOptional({ description: 'for to=ci: one pull request (default: the newest evidence of any)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  toPullRequest?: string;
+}
