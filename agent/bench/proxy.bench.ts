@@ -54,8 +54,10 @@ interface Cell {
   p50: number;
   p99: number;
   errors: number;
-  /** CPU time of the contender's process per request, µs: robust to other load on the machine. */
+  /** CPU time of the contender's process per request (all threads, GC helpers included), µs. */
   cpuPerRequest: number;
+  /** CPU time of the contender's main thread per request, µs: its JavaScript, without GC helper threads. */
+  mainPerRequest: number;
 }
 
 const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
@@ -89,18 +91,30 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   return party;
 }
 
-/** CPU time (user + system) of a process so far, µs (Linux /proc; clock ticks of 10 ms). */
-function cpuOf(pid: number | undefined): number {
+/** CPU time a thread has run so far, µs: the scheduler's own count in ns (`/proc/…/schedstat`). */
+function threadCpuOf(pid: number, tid: number | string): number {
+  return Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1_000;
+}
+
+/**
+ * CPU time of a process so far, µs: all its threads (GC helpers included) and its main thread
+ * alone. Read from the scheduler's nanosecond counts, not `/proc/<pid>/stat`, whose 10 ms clock
+ * ticks are too coarse for cells of a second. NaN off Linux.
+ */
+function cpuOf(pid: number | undefined): { all: number; main: number } {
   try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    if (pid === undefined) throw new Error('no process');
+    const all = fs.readdirSync(`/proc/${pid}/task`).reduce((sum, tid) => sum + threadCpuOf(pid, tid), 0);
+    return { all, main: threadCpuOf(pid, pid) };
   } catch {
-    return NaN;
+    return { all: NaN, main: NaN };
   }
 }
 
-/** One autocannon run; percentiles from every response time; CPU of `pid` per request. */
-async function measure(url: string, scenario: Scenario, seconds: number, pid?: number): Promise<Cell> {
+/** One autocannon run against a party; percentiles from every response time; its CPU time per request (all threads and main thread). */
+async function measure(party: Party, scenario: Scenario, seconds: number): Promise<Cell> {
+  const url = party.url;
+  const pid = party.child?.pid;
   const cpuBefore = cpuOf(pid);
   const times: number[] = [];
   const instance = autocannon({
@@ -114,8 +128,11 @@ async function measure(url: string, scenario: Scenario, seconds: number, pid?: n
   const result = await instance;
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  const cpuPerRequest = (cpuOf(pid) - cpuBefore) / Math.max(1, result.requests.total);
-  return { rps: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx, cpuPerRequest };
+  const requests = Math.max(1, result.requests.total);
+  const cpuAfter = cpuOf(pid);
+  const cpuPerRequest = (cpuAfter.all - cpuBefore.all) / requests;
+  const mainPerRequest = (cpuAfter.main - cpuBefore.main) / requests;
+  return { rps: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx, cpuPerRequest, mainPerRequest };
 }
 
 const median = (values: number[]) => {
@@ -193,21 +210,24 @@ async function measureCaptureCost(on: Party, off: Party, noShape: Party): Promis
   const aims: string[] = [];
   for (const scenario of SCENARIOS) {
     // Warm-up: the first cells after switching scenario carry the previous one's connections.
-    for (const party of [on, off, noShape]) await measure(party.url, scenario, 1);
+    for (const party of [on, off, noShape]) await measure(party, scenario, 1);
     const rps = { off: [] as number[], noShape: [] as number[] };
     const cpu = { off: [] as number[], noShape: [] as number[] };
+    const main = { off: [] as number[], noShape: [] as number[] };
     const shares: number[] = [];
     for (let round = 0; round < PAIRED_ROUNDS; round++) {
       const order = round % 2 === 0 ? [on, off, noShape] : [noShape, off, on];
       const cells = new Map<Party, Cell>();
       const shapedBefore = (await metricsOf(on)).shaped_total ?? NaN;
-      for (const party of order) cells.set(party, await measure(party.url, scenario, PAIRED_SECONDS, party.child?.pid));
+      for (const party of order) cells.set(party, await measure(party, scenario, PAIRED_SECONDS));
       const capturedAfter = await metricsOf(on);
       const withCapture = cells.get(on)!;
       rps.off.push(withCapture.rps / cells.get(off)!.rps);
       rps.noShape.push(withCapture.rps / cells.get(noShape)!.rps);
       cpu.off.push(withCapture.cpuPerRequest / cells.get(off)!.cpuPerRequest);
       cpu.noShape.push(withCapture.cpuPerRequest / cells.get(noShape)!.cpuPerRequest);
+      main.off.push(withCapture.mainPerRequest / cells.get(off)!.mainPerRequest);
+      main.noShape.push(withCapture.mainPerRequest / cells.get(noShape)!.mainPerRequest);
       shares.push(((capturedAfter.shaped_total ?? NaN) - shapedBefore) / (withCapture.rps * PAIRED_SECONDS));
     }
     const onOff = summariseRatios(rps.off);
@@ -216,6 +236,8 @@ async function measureCaptureCost(on: Party, off: Party, noShape: Party): Promis
     console.log(`    req/s on ÷ no-shape  ${showRatio(summariseRatios(rps.noShape))}`);
     console.log(`    CPU/req on ÷ off     ${showRatio(summariseRatios(cpu.off))}`);
     console.log(`    CPU/req on ÷ no-shape ${showRatio(summariseRatios(cpu.noShape))}`);
+    console.log(`    main thread CPU/req on ÷ off      ${showRatio(summariseRatios(main.off))}`);
+    console.log(`    main thread CPU/req on ÷ no-shape ${showRatio(summariseRatios(main.noShape))}`);
     console.log(`    shaped ${fmt(median(shares) * 100, 1)}% of the capture-on agent's requests (median of rounds)`);
     const verdict = !onOff.interval ? 'not settled (too few rounds)' : onOff.interval[0] >= 0.9 ? 'met, settled' : onOff.interval[1] < 0.9 ? 'MISSED, settled' : 'not settled';
     aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, ${PAIRED_ROUNDS} paired rounds; aim ≤ 10%) ${verdict}`);
@@ -248,13 +270,13 @@ async function main(): Promise<void> {
   console.log(`agent benchmark: ${ONLY_PAIRED ? 'capture cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; node ${process.version}`);
 
   // Warm-up: JIT, connection pools, the agent's first shapes per endpoint.
-  for (const scenario of SCENARIOS) for (const party of parties) await measure(party.url, scenario, 1);
+  for (const scenario of SCENARIOS) for (const party of parties) await measure(party, scenario, 1);
 
   const cells = new Map<string, Cell[]>();
   for (let round = 0; round < (ONLY_PAIRED ? 0 : ROUNDS); round++) {
     for (const scenario of SCENARIOS) {
       for (const party of parties) {
-        const cell = await measure(party.url, scenario, SECONDS, party.child?.pid);
+        const cell = await measure(party, scenario, SECONDS);
         const key = `${scenario.name}|${party.name}`;
         cells.set(key, [...(cells.get(key) ?? []), cell]);
       }
@@ -264,16 +286,16 @@ async function main(): Promise<void> {
 
   const summary = (scenario: Scenario, party: Party) => {
     const runs = cells.get(`${scenario.name}|${party.name}`) ?? [];
-    return { rps: median(runs.map((c) => c.rps)), p50: median(runs.map((c) => c.p50)), p99: median(runs.map((c) => c.p99)), cpu: median(runs.map((c) => c.cpuPerRequest)), errors: runs.reduce((s, c) => s + c.errors, 0) };
+    return { rps: median(runs.map((c) => c.rps)), p50: median(runs.map((c) => c.p50)), p99: median(runs.map((c) => c.p99)), cpu: median(runs.map((c) => c.cpuPerRequest)), main: median(runs.map((c) => c.mainPerRequest)), errors: runs.reduce((s, c) => s + c.errors, 0) };
   };
   const aims: string[] = [];
   for (const scenario of ONLY_PAIRED ? [] : SCENARIOS) {
     const direct = summary(scenario, parties[0]!);
     console.log(`\n${scenario.name}`);
-    console.log(`  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} errors`);
+    console.log(`  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} ${'main µs/req'.padStart(11)} errors`);
     for (const party of parties) {
       const s = summary(scenario, party);
-      console.log(`  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${s.errors}`);
+      console.log(`  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${fmt(s.main, 0).padStart(11)} ${s.errors}`);
     }
     const agent = summary(scenario, captureOn);
     const ratios = parties.filter((peer) => peer !== captureOn && peer !== parties[0]).map((peer) => `${fmt(agent.rps / summary(scenario, peer).rps)}× ${peer.name}`);
@@ -291,7 +313,7 @@ async function main(): Promise<void> {
   // Memory: a fresh agent (capture on) streaming 1 MB JSON bodies at 32 connections.
   const memoryAgent = ONLY_PAIRED ? null : await spawnParty('agent (capture on, 1 MB)', 'agent-capture', upstream.url);
   if (memoryAgent) {
-    const huge = await measure(memoryAgent.url, { name: '1 MB', path: '/huge', method: 'GET', connections: 32 }, SECONDS + 2, memoryAgent.child?.pid);
+    const huge = await measure(memoryAgent, { name: '1 MB', path: '/huge', method: 'GET', connections: 32 }, SECONDS + 2);
     const hugeRss = rssOf(memoryAgent.child?.pid);
     const hugeMetrics = await metricsOf(memoryAgent);
     aims.push(`peak RSS streaming 1 MB bodies at 32 conn: ${fmt(hugeRss.peak, 1)} MB (aim < 150) ${hugeRss.peak < 150 ? 'met' : 'MISSED'}; ${fmt(huge.rps, 0)} req/s, ${huge.errors} errors; requests ${hugeMetrics.requests_total}, counted ${hugeMetrics.captured_total}, shaped ${hugeMetrics.shaped_total}, sampled out ${hugeMetrics.unshaped_total}, dropped ${hugeMetrics.dropped_total}`);

@@ -56,4 +56,24 @@ describe('ShapeSampler', () => {
     expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(true);
     expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 100)).toBe(false);
   });
+
+  it('charges a fixed overhead per sample, so samples whose timed work is next to nothing still use up the budget', () => {
+    let now = 0;
+    const admittedWith = (sampleOverheadMs: number) => {
+      const sampler = new ShapeSampler({ budgetShare: 0.01, burstMs: 1, keyWindowMs: 60_000, sampleOverheadMs }, () => now);
+      let admitted = 0;
+      for (let i = 0; i < 1_000; i++) {
+        now += 1; // one small request per ms for a second: 10 ms of budget
+        if (sampler.admit(sampler.slot('c1', 'POST', '/posts', 201), 100)) {
+          sampler.spent(100, 0.001); // the timed shape work of a tiny body
+          admitted++;
+        }
+      }
+      return admitted;
+    };
+    expect(admittedWith(0)).toBeGreaterThan(900);
+    const withOverhead = admittedWith(0.1);
+    expect(withOverhead).toBeGreaterThan(80);
+    expect(withOverhead).toBeLessThan(130);
+  });
 });
