@@ -4,6 +4,7 @@ import type {
   AgentResponse,
   ApiError as ApiErrorBody,
   CaptureResponse,
+  CompareResponse,
   DiffResponse,
   DocumentationRequest,
   DocumentationResponse,
@@ -143,6 +144,8 @@ export function createApiClient(options: ApiClientOptions) {
         contentType: /^\s*[{[]/.test(text) ? 'application/json' : 'application/yaml',
       }),
     /** The OpenAPI 3.1 export of the documented endpoints, as parsed JSON. */
+    /** What clients of `from` would see change if `to` replaced it. */
+    compare: (p: string, params: { from: EnvironmentKind; to: EnvironmentKind; fromPullRequest?: string; toPullRequest?: string }) => get<CompareResponse>(`${project(p)}/compare${query(params)}`),
     openapi: (p: string, params: { environment?: EnvironmentKind } = {}) => get<Record<string, unknown>>(`${project(p)}/openapi.json${query({ environment: params.environment })}`),
     /** Where the OpenAPI export lives, for `curl` with a bearer token. */
     openapiPath: (p: string, params: { environment?: EnvironmentKind } = {}) => `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json${query({ environment: params.environment })}`,

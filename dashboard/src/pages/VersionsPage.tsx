@@ -9,6 +9,7 @@ import { environmentLabel, formatTime, shortCommit } from '../lib/format';
 import { mergeMatrixPages, NOT_SEEN, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
+import { ComparePanel } from './ComparePanel';
 
 /** Rows per page: the most the backend gives at once, so 100 × 100 needs one request. */
 const PAGE_ROWS = 100;
@@ -56,6 +57,7 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
       <Async resource={matrix} what="the versions table">
         {(first) => <Matrix first={first} kind={kind} endpointFilter={endpointFilter} />}
       </Async>
+      <ComparePanel />
     </div>
   );
 }
