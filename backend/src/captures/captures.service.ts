@@ -84,7 +84,7 @@ const VIEW_INPUTS = `
     SELECT kept.i,
            CASE WHEN EXISTS (SELECT FROM batches b WHERE b.i = kept.i AND b.touched_methods IS NULL)
                   OR (SELECT count(*) FROM touched t WHERE t.i = kept.i) > $4 THEN NULL
-                ELSE (SELECT coalesce(json_agg(json_build_array(t.method, t.path)), '[]') FROM touched t WHERE t.i = kept.i) END AS changed
+                ELSE (SELECT coalesce(json_agg(json_build_array(t.method, t.path) ORDER BY t.method, t.path), '[]') FROM touched t WHERE t.i = kept.i) END AS changed
       FROM kept
   )
   SELECT c.rules, p.documentation_revision::text AS documentation, pg_current_snapshot()::text AS snapshot,
@@ -112,6 +112,12 @@ interface ViewInputs {
 interface InteractionTotals {
   total: number;
   byEndpoint: ReadonlyMap<string, number>;
+}
+
+/** A project's documented endpoints (`endpointKeyText`) at a documentation revision. */
+interface DocumentedEndpoints {
+  revision: string;
+  keys: ReadonlySet<string>;
 }
 
 /**
@@ -173,6 +179,8 @@ export class CapturesService {
   private readonly keptUndocumented = new KeptViews<ViewList<UndocumentedEndpointResponse>>(CACHED_VIEWS_PER_KIND);
   private readonly keptDiffs = new KeptViews<ViewList<DiffResponse>>(CACHED_VIEWS_PER_KIND);
   private readonly keptInteractions = new KeptViews<InteractionTotals>(CACHED_VIEWS_PER_KIND);
+  /** Per project, its documented endpoints at a documentation revision (`documentedAt`). */
+  private readonly documented = new LruCache<string, DocumentedEndpoints>(CACHED_VIEWS_PER_KIND);
 
   constructor(
     @InjectRepository(CaptureEntity) private readonly captures: Repository<CaptureEntity>,
@@ -207,9 +215,9 @@ export class CapturesService {
     const since = [this.keptInteractions.basisOf(key), this.keptUndocumented.basisOf(key), this.keptDiffs.basisOf(key)] as const;
     const inputs = await this.readInputs(project, capture.id, since);
     const [interactions, undocumented, diffs] = await Promise.all([
-      this.keptInteractions.get(key, since[0], inputs.basis, inputs.changed[0] ?? null, this.interactionsUpkeep(inputs.capture)),
-      this.keptUndocumented.get(key, since[1], inputs.basis, inputs.changed[1] ?? null, this.undocumentedUpkeep(project, inputs.capture)),
-      this.keptDiffs.get(key, since[2], inputs.basis, inputs.changed[2] ?? null, this.diffsUpkeep(project, inputs.capture)),
+      this.keptInteractions.get(key, since[0], inputs.basis, inputs.changed[0] ?? null, this.interactionsUpkeep(inputs)),
+      this.keptUndocumented.get(key, since[1], inputs.basis, inputs.changed[1] ?? null, this.undocumentedUpkeep(project, inputs)),
+      this.keptDiffs.get(key, since[2], inputs.basis, inputs.changed[2] ?? null, this.diffsUpkeep(project, inputs)),
     ]);
     return {
       id: capture.id,
@@ -242,24 +250,52 @@ export class CapturesService {
   }
 
   /** One view of a capture, kept in `views` and brought up to date by `upkeep`. */
-  private async viewOf<T>(views: KeptViews<T>, project: ProjectEntity, captureId: string, upkeep: (capture: ViewedCapture) => ViewUpkeep<T>): Promise<T> {
+  private async viewOf<T>(views: KeptViews<T>, project: ProjectEntity, captureId: string, upkeep: (inputs: ViewInputs) => ViewUpkeep<T>): Promise<T> {
     const key = cacheKey(project, { id: captureId });
     const since = views.basisOf(key);
     const inputs = await this.readInputs(project, captureId, [since]);
-    return views.get(key, since, inputs.basis, inputs.changed[0] ?? null, upkeep(inputs.capture));
+    return views.get(key, since, inputs.basis, inputs.changed[0] ?? null, upkeep(inputs));
+  }
+
+  /**
+   * The documented endpoints of a project at documentation revision `revision` or later (kept per
+   * project, read again when a later revision is asked for), by `endpointKeyText`.
+   */
+  private async documentedAt(project: ProjectEntity, revision: string): Promise<DocumentedEndpoints> {
+    const kept = this.documented.get(project.id);
+    if (kept !== undefined && BigInt(kept.revision) >= BigInt(revision)) return kept;
+    // One statement: the revision and the endpoints it counts come from one snapshot.
+    const rows: Array<{ revision: string; method: string | null; path: string | null }> = await this.db.query(
+      `SELECT p.documentation_revision::text AS revision, e.method, e.path
+         FROM projects p LEFT JOIN endpoints e ON e.project_id = p.id AND e.current_version_id IS NOT NULL
+        WHERE p.id = $1`,
+      [project.id],
+    );
+    const documented: DocumentedEndpoints = {
+      revision: rows[0]?.revision ?? revision,
+      keys: new Set(rows.flatMap((row) => (row.method === null || row.path === null ? [] : [endpointKeyText({ method: row.method, path: row.path })]))),
+    };
+    this.documented.set(project.id, documented);
+    return documented;
+  }
+
+  /**
+   * Of the changed endpoints of a patch, the visible ones that are documented (`true`) or not
+   * (`false`) at the basis's documentation revision or later: the only ones the diffs view, or the
+   * undocumented view, has to read again. The others leave the view (or stay out of it) as they
+   * are: documentation only changes with the revision, and a view kept at another revision is
+   * computed in full.
+   */
+  private async changedWhere(project: ProjectEntity, inputs: ViewInputs, changed: readonly EndpointKey[], documented: boolean): Promise<EndpointKey[]> {
+    const visible = visibilityOf(inputs.capture);
+    const { keys } = await this.documentedAt(project, inputs.basis.documentation);
+    return changed.filter((endpoint) => keys.has(endpointKeyText(endpoint)) === documented && visible(endpoint.method, endpoint.path));
   }
 
   /** Interactions of a capture's visible endpoints: all summaries read, or the changed ones again. */
-  private interactionsUpkeep(capture: ViewedCapture): ViewUpkeep<InteractionTotals> {
-    const read = async (only?: readonly EndpointKey[]): Promise<Map<string, number>> => {
-      const visible = visibilityOf(capture);
-      const summaries = summariesOf(only, 2);
-      const rows: Array<{ method: string; path: string; count: number }> = await this.db.query(
-        `SELECT ce.method, ce.path, ce.interactions::float8 AS count FROM ${summaries.from} WHERE ce.capture_id = $1`,
-        [capture.id, ...summaries.parameters],
-      );
-      return new Map(rows.filter((row) => visible(row.method, row.path)).map((row) => [endpointKeyText(row), row.count]));
-    };
+  private interactionsUpkeep({ capture }: ViewInputs): ViewUpkeep<InteractionTotals> {
+    const read = async (only?: readonly EndpointKey[]): Promise<Map<string, number>> =>
+      new Map((await this.readSummaries(capture, only)).map((row) => [endpointKeyText(row), row.interactions]));
     const totalOf = (byEndpoint: ReadonlyMap<string, number>): number => [...byEndpoint.values()].reduce((sum, count) => sum + count, 0);
     return {
       compute: async () => {
@@ -278,7 +314,7 @@ export class CapturesService {
 
   /** `UndocumentedEndpointResponse[]` as JSON text. */
   async undocumentedJson(project: ProjectEntity, captureId: string): Promise<string> {
-    return (await this.viewOf(this.keptUndocumented, project, captureId, (capture) => this.undocumentedUpkeep(project, capture))).json();
+    return (await this.viewOf(this.keptUndocumented, project, captureId, (inputs) => this.undocumentedUpkeep(project, inputs))).json();
   }
 
   /**
@@ -286,27 +322,37 @@ export class CapturesService {
    * The result is shared with later callers: do not modify it.
    */
   async undocumentedOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly UndocumentedEndpointResponse[]> {
-    return (await this.viewOf(this.keptUndocumented, project, capture.id, (viewed) => this.undocumentedUpkeep(project, viewed))).items;
-  }
-
-  private undocumentedUpkeep(project: ProjectEntity, capture: ViewedCapture): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
-    return sortedListUpkeep((only) => this.readUndocumented(project, capture, only));
+    return (await this.viewOf(this.keptUndocumented, project, capture.id, (inputs) => this.undocumentedUpkeep(project, inputs))).items;
   }
 
   /**
-   * The undocumented view (unsorted), read from the summaries the ingest transaction keeps (one row
-   * per endpoint): all of them, or `only` those endpoints'.
+   * The undocumented view: in full, the capture's summaries anti-joined with the documented
+   * endpoints; patched, the summaries of the changed endpoints that are not documented
+   * (`changedWhere`; no anti-join: a key documented since is counted in a later documentation
+   * revision, and the next read computes the view in full).
    */
-  private async readUndocumented(project: ProjectEntity, capture: ViewedCapture, only?: readonly EndpointKey[]): Promise<UndocumentedEndpointResponse[]> {
+  private undocumentedUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
+    return sortedListUpkeep(async (changed) =>
+      changed === undefined ? this.readSummaries(inputs.capture, undefined, project) : this.readSummaries(inputs.capture, await this.changedWhere(project, inputs, changed, false)),
+    );
+  }
+
+  /**
+   * Summaries of a capture's visible endpoints (unsorted), as the ingest transaction keeps them
+   * (one row per endpoint): all of them, or `only` those endpoints'; with `undocumentedIn`, only
+   * endpoints without documentation in that project.
+   */
+  private async readSummaries(capture: ViewedCapture, only?: readonly EndpointKey[], undocumentedIn?: ProjectEntity): Promise<UndocumentedEndpointResponse[]> {
+    if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
-    const summaries = summariesOf(only, 3);
+    const summaries = summariesOf(only, undocumentedIn === undefined ? 2 : 3);
+    const undocumented = `AND NOT EXISTS (SELECT 1 FROM endpoints e
+                                           WHERE e.project_id = $2 AND e.method = ce.method AND e.path = ce.path AND e.current_version_id IS NOT NULL)`;
     const rows: UndocumentedEndpointResponse[] = await this.db.query(
       `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
          FROM ${summaries.from}
-        WHERE ce.capture_id = $1
-          AND NOT EXISTS (SELECT 1 FROM endpoints e
-                           WHERE e.project_id = $2 AND e.method = ce.method AND e.path = ce.path AND e.current_version_id IS NOT NULL)`,
-      [capture.id, project.id, ...summaries.parameters],
+        WHERE ce.capture_id = $1 ${undocumentedIn === undefined ? '' : undocumented}`,
+      [capture.id, ...(undocumentedIn === undefined ? [] : [undocumentedIn.id]), ...summaries.parameters],
     );
     // Sorted by the caller, not in SQL: the same order as diffs, and a sort in the query cost ~5 of its 34 ms (5,000 rows).
     return rows.filter((row) => visible(row.method, row.path));
@@ -314,7 +360,7 @@ export class CapturesService {
 
   /** `DiffResponse[]` as JSON text. */
   async diffsJson(project: ProjectEntity, captureId: string): Promise<string> {
-    return (await this.viewOf(this.keptDiffs, project, captureId, (capture) => this.diffsUpkeep(project, capture))).json();
+    return (await this.viewOf(this.keptDiffs, project, captureId, (inputs) => this.diffsUpkeep(project, inputs))).json();
   }
 
   /**
@@ -322,11 +368,11 @@ export class CapturesService {
    * result is shared with later callers: do not modify it.
    */
   async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly DiffResponse[]> {
-    return (await this.viewOf(this.keptDiffs, project, capture.id, (viewed) => this.diffsUpkeep(project, viewed))).items;
+    return (await this.viewOf(this.keptDiffs, project, capture.id, (inputs) => this.diffsUpkeep(project, inputs))).items;
   }
 
-  private diffsUpkeep(project: ProjectEntity, capture: ViewedCapture): ViewUpkeep<ViewList<DiffResponse>> {
-    return sortedListUpkeep((only) => this.readDiffs(project, capture, only));
+  private diffsUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<DiffResponse>> {
+    return sortedListUpkeep(async (changed) => this.readDiffs(project, inputs.capture, changed === undefined ? undefined : await this.changedWhere(project, inputs, changed, true)));
   }
 
   /**
@@ -338,6 +384,7 @@ export class CapturesService {
    * `only` those.
    */
   private async readDiffs(project: ProjectEntity, capture: ViewedCapture, only?: readonly EndpointKey[]): Promise<DiffResponse[]> {
+    if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
     const summaries = summariesOf(only, 3);
     const candidates: Array<{ endpointId: string; versionId: string; method: string; path: string; revision: string; stale: boolean }> = await this.db.query(
