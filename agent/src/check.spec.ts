@@ -9,7 +9,44 @@ import { ConfigError } from './config';
 
 const base = ['--backend', 'http://127.0.0.1:1', '--token', 't', '--project', 'demo', '--pr', '12'];
 
-const summary = (overrides: Partial<CiSummaryResponse> = {}): CiSummaryResponse => ({ pullRequest: '12', commit: 'abc', captures: ['c1'], undocumented: [], diffs: [], breaking: false, ...overrides });
+const noChange: CiSummaryResponse['againstProduction'] = { from: { environment: 'production', pullRequest: null }, to: { environment: 'ci', pullRequest: '12' }, breaking: false, endpoints: [] };
+const summary = (overrides: Partial<CiSummaryResponse> = {}): CiSummaryResponse => ({
+  pullRequest: '12',
+  commit: 'abc',
+  captures: ['c1'],
+  undocumented: [],
+  diffs: [],
+  breaking: false,
+  againstProduction: noChange,
+  ...overrides,
+});
+/** The pull request moves GET /users from production's 1.1 to 2.0 (dropping `name`) and adds GET /orders. */
+const productionMoves: CiSummaryResponse['againstProduction'] = {
+  ...noChange,
+  breaking: true,
+  endpoints: [
+    {
+      endpointId: 'e',
+      method: 'GET',
+      path: '/users',
+      from: { version: '1.1', drift: false, build: 'p-1', pullRequest: null, commit: 'p' },
+      to: { version: '2.0', drift: false, build: null, pullRequest: '12', commit: 'abc' },
+      status: 'changed',
+      breaking: true,
+      changes: [{ change: 'removed', in: 'response', status: 200, at: '$.name', breaking: true }],
+    },
+    {
+      endpointId: 'o',
+      method: 'GET',
+      path: '/orders',
+      from: { version: 'N/A', drift: false, build: null, pullRequest: null, commit: null },
+      to: { version: '1.0', drift: false, build: null, pullRequest: '12', commit: 'abc' },
+      status: 'only in to',
+      breaking: false,
+      changes: [],
+    },
+  ],
+};
 const diff = (breaking: boolean): CiSummaryResponse['diffs'][number] => ({
   endpointId: 'e',
   method: 'GET',
@@ -49,7 +86,7 @@ describe('parseCheckOptions', () => {
       '--token (or SPECTATOR_TOKEN) is required',
       '--project (or SPECTATOR_PROJECT) is required',
       '--pr "1 2" is not a pull request number',
-      '--fail-on "slow" must be one of undocumented, breaking, diffs',
+      '--fail-on "slow" must be one of undocumented, breaking, diffs, production-breaking',
     ]);
   });
 });
@@ -62,6 +99,9 @@ describe('judgeCiSummary', () => {
     ['a non-breaking diff by default', summary({ diffs: [diff(false)] }), ['undocumented', 'breaking'], true, 'added response 200 $.name'],
     ['a non-breaking diff with --fail-on diffs', summary({ diffs: [diff(false)] }), ['diffs'], false, 'FAILED: 1 diff(s)'],
     ['a breaking diff', summary({ diffs: [diff(true)], breaking: true }), ['breaking'], false, 'GET /users  documented 1.0  BREAKING'],
+    ['a version change for production, reported', summary({ againstProduction: productionMoves }), ['undocumented', 'breaking'], true, 'Against production (2):\n    GET /users  1.1 → 2.0  BREAKING\n      - removed response 200 $.name (breaking)\n    GET /orders  N/A → 1.0'],
+    ['a version change breaking production, with --fail-on production-breaking', summary({ againstProduction: productionMoves }), ['production-breaking'], false, "FAILED: 1 endpoint(s) breaking for production's clients"],
+    ['a summary from a backend without the comparison', summary({ againstProduction: undefined }), ['production-breaking'], true, 'PASSED'],
   ] as const)('%s', (_name, input, failOn, passed, text) => {
     const verdict = judgeCiSummary(input, failOn);
     expect(verdict.passed).toBe(passed);
@@ -74,7 +114,7 @@ describe('markdownReport', () => {
 
   it('tables undocumented endpoints and diffs with their changes, says why it fails, and links the newest capture', () => {
     const report = markdownReport(
-      summary({ captures: ['c2', 'c1'], undocumented: [{ method: 'POST', path: '/a|b', interactions: 2, count: 4 }], diffs: [diff(true), diff(false)], breaking: true }),
+      summary({ captures: ['c2', 'c1'], undocumented: [{ method: 'POST', path: '/a|b', interactions: 2, count: 4 }], diffs: [diff(true), diff(false)], breaking: true, againstProduction: productionMoves }),
       ['undocumented', 'breaking'],
       links,
     );
@@ -97,6 +137,13 @@ describe('markdownReport', () => {
       '| --- | --- | --- | --- |',
       '| `GET /users` | 1.0 | **yes** | `removed response 200 $.name (breaking)` |',
       '| `GET /users` | 1.0 | no | `added response 200 $.name` |',
+      '',
+      '#### Against production (2)',
+      '',
+      '| Endpoint | Production → this pull request | Breaking | Changes |',
+      '| --- | --- | --- | --- |',
+      '| `GET /users` | 1.1 → 2.0 | **yes** | `removed response 200 $.name (breaking)` |',
+      '| `GET /orders` | N/A → 1.0 | no |  |',
       '',
       '[Review in Spectator](https://spectator.example.com/#/p/my%20api/captures/c2)',
       '',

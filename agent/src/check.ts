@@ -1,9 +1,9 @@
-import type { ApiError, CiSummaryResponse } from '@spectator/shared';
+import type { ApiError, CiSummaryResponse, CompareEndpoint } from '@spectator/shared';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { ConfigError, pullRequestFromCi } from './config';
 
 /** What the CI gate can fail on. */
-export const FAIL_ON = ['undocumented', 'breaking', 'diffs'] as const;
+export const FAIL_ON = ['undocumented', 'breaking', 'diffs', 'production-breaking'] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 
 /** `spectator-agent check` options. */
@@ -24,13 +24,17 @@ export const CHECK_EXIT = { passed: 0, failed: 1, error: 2 } as const;
 export const CHECK_HELP = `Usage: spectator-agent check --backend <url> --token <token> --project <slug> --pr <number> [--fail-on <list>]
 
 Asks the backend about a pull request's CI evidence (its captures at the newest commit) and fails
-when it finds what --fail-on names. Exit code 0: passed, 1: failed, 2: could not check.
+when it finds what --fail-on names. It also reports the versions the pull request's CI runs showed
+against those production runs: what merging it changes for production's clients. Exit code 0:
+passed, 1: failed, 2: could not check.
 
   --backend <url>     Backend base URL (SPECTATOR_BACKEND_URL)
   --token <token>     A read token of the project (SPECTATOR_TOKEN)
   --project <slug>    Project slug (SPECTATOR_PROJECT)
   --pr <number>       Pull request (SPECTATOR_PR, else the usual CI variables)
-  --fail-on <list>    Comma-separated: ${FAIL_ON.join(', ')} (any diff). Default undocumented,breaking.
+  --fail-on <list>    Comma-separated: undocumented, breaking (a breaking diff against the
+                      documentation), diffs (any diff), production-breaking (a version change that
+                      breaks production's clients). Default undocumented,breaking.
   --markdown <path>   Also write the report as Markdown to this file, e.g. to post as a pull request
                       comment (SPECTATOR_CHECK_MARKDOWN). On GitHub Actions the Markdown report is
                       added to the job summary ($GITHUB_STEP_SUMMARY) as well.
@@ -98,8 +102,18 @@ function failureReasons(summary: CiSummaryResponse, failOn: readonly FailOn[]): 
   const breaking = summary.diffs.filter((d) => d.breaking).length;
   if (failOn.includes('diffs') && summary.diffs.length > 0) reasons.push(`${summary.diffs.length} diff(s)`);
   else if (failOn.includes('breaking') && breaking > 0) reasons.push(`${breaking} breaking diff(s)`);
+  const forProduction = productionChanges(summary).filter((e) => e.breaking).length;
+  if (failOn.includes('production-breaking') && forProduction > 0) reasons.push(`${forProduction} endpoint(s) breaking for production's clients`);
   return reasons;
 }
+
+/** The endpoints whose version differs from production's (a backend older than this agent sends none). */
+function productionChanges(summary: CiSummaryResponse): CompareEndpoint[] {
+  return (summary.againstProduction as CiSummaryResponse['againstProduction'] | undefined)?.endpoints.filter((e) => e.status !== 'same') ?? [];
+}
+
+/** How an endpoint's version moves from production to the pull request: `1.1 → 2.0`, `N/A → 1.0`. */
+const versionMove = (e: CompareEndpoint): string => `${e.from.version} → ${e.to.version}`;
 
 /** One change of a diff in words: `removed response 200 $.name (breaking)`. */
 const describeChange = (c: CiSummaryResponse['diffs'][number]['changes'][number]): string => `${c.change} ${c.in}${c.status === undefined ? '' : ` ${c.status}`} ${c.at}${c.breaking ? ' (breaking)' : ''}`;
@@ -119,6 +133,14 @@ export function judgeCiSummary(summary: CiSummaryResponse, failOn: readonly Fail
     }
   }
   if (summary.undocumented.length === 0 && summary.diffs.length === 0) lines.push('  Every observed endpoint is documented and matches its documentation.');
+  const forProduction = productionChanges(summary);
+  if (forProduction.length > 0) {
+    lines.push(`  Against production (${forProduction.length}):`);
+    for (const e of forProduction) {
+      lines.push(`    ${e.method} ${e.path}  ${versionMove(e)}${e.breaking ? '  BREAKING' : ''}`);
+      for (const c of e.changes) lines.push(`      - ${describeChange(c)}`);
+    }
+  }
   const reasons = failureReasons(summary, failOn);
   lines.push(reasons.length === 0 ? 'PASSED' : `FAILED: ${reasons.join(', ')} (--fail-on ${failOn.join(',')})`);
   return { passed: reasons.length === 0, reasons, text: `${lines.join('\n')}\n` };
@@ -148,6 +170,11 @@ export function markdownReport(summary: CiSummaryResponse, failOn: readonly Fail
   if (summary.diffs.length > 0) {
     out.push('', `#### Diffs against the documentation (${summary.diffs.length})`, '', '| Endpoint | Documented | Breaking | Changes |', '| --- | --- | --- | --- |');
     for (const d of summary.diffs) out.push(`| ${code(`${d.method} ${d.path}`)} | ${d.version} | ${d.breaking ? '**yes**' : 'no'} | ${d.changes.map((c) => code(describeChange(c))).join('<br>')} |`);
+  }
+  const forProduction = productionChanges(summary);
+  if (forProduction.length > 0) {
+    out.push('', `#### Against production (${forProduction.length})`, '', '| Endpoint | Production → this pull request | Breaking | Changes |', '| --- | --- | --- | --- |');
+    for (const e of forProduction) out.push(`| ${code(`${e.method} ${e.path}`)} | ${versionMove(e)} | ${e.breaking ? '**yes**' : 'no'} | ${e.changes.map((c) => code(describeChange(c))).join('<br>')} |`);
   }
   const newest = summary.captures[0];
   if (newest !== undefined) out.push('', `[Review in Spectator](${links.backend}/#/p/${encodeURIComponent(links.project)}/captures/${encodeURIComponent(newest)})`);

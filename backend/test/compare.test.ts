@@ -1,5 +1,5 @@
 /** Comparing the versions two environments run, from evidence sent by hand-driven agents over real WebSockets. */
-import type { CompareResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
+import type { CiSummaryResponse, CompareResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { report } from './support/evidence-helpers';
 
@@ -88,6 +88,13 @@ describe('GET /projects/{p}/compare', () => {
     // The same environment on both sides of one version is `same`, with no changes.
     const same = await compare('from=ci&to=ci&toPullRequest=9');
     expect(same.endpoints.find((e) => e.path === '/items')).toMatchObject({ status: 'same', changes: [], breaking: false });
+  });
+
+  it("is part of the CI gate's summary: what the pull request changes for production's clients (not the endpoints its CI did not call)", async () => {
+    const { status, body } = await backend.api<CiSummaryResponse>('GET', '/projects/release/ci/9');
+    expect(status).toBe(200);
+    expect(body.againstProduction).toEqual({ ...(await compare('from=production&to=ci&toPullRequest=9')), endpoints: expect.any(Array) });
+    expect(body.againstProduction.endpoints.map((e) => [e.path, e.status, e.from.version, e.to.version, e.breaking])).toEqual([['/items', 'changed', '1.0', '2.0', true]]);
   });
 
   it('answers bad input with 400 naming what is wrong', async () => {

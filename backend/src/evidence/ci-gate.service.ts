@@ -6,6 +6,7 @@ import { CaptureEntity } from '../captures/capture.entity';
 import { CapturesService } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
+import { CompareService } from './compare.service';
 
 /** A pull request number or name as agents send it (`--pr`). */
 const PULL_REQUEST_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
@@ -16,13 +17,15 @@ const CAPTURES_PER_COMMIT = 50;
 /**
  * What a CI gate needs to know about a pull request: the undocumented endpoints and the diffs
  * (with breaking flags) of its CI captures at its newest commit, merged over those captures.
- * Older commits of the pull request are left out: a later push may have fixed them.
+ * Older commits of the pull request are left out: a later push may have fixed them. And what it
+ * changes for production's clients: its CI evidence's versions against production's.
  */
 @Injectable()
 export class CiGateService {
   constructor(
     @InjectRepository(CaptureEntity) private readonly captureRows: Repository<CaptureEntity>,
     private readonly captures: CapturesService,
+    private readonly comparison: CompareService,
   ) {}
 
   /** @throws DomainError CaptureNotFound when the pull request has no CI capture. */
@@ -59,6 +62,9 @@ export class CiGateService {
     }
     const byRoute = <T extends { method: string; path: string }>(a: T, b: T): number => a.path.localeCompare(b.path) || a.method.localeCompare(b.method);
     const diffList = [...diffs.values()].sort(byRoute);
+    const compared = await this.comparison.compare(project, { environment: 'production', pullRequest: null }, { environment: 'ci', pullRequest });
+    // Endpoints the CI runs did not exercise are no change: CI rarely calls every endpoint.
+    const againstProduction = { ...compared, endpoints: compared.endpoints.filter((endpoint) => endpoint.status === 'changed' || endpoint.status === 'only in to') };
     return {
       pullRequest,
       commit: newest.commit,
@@ -66,6 +72,7 @@ export class CiGateService {
       undocumented: [...undocumented.values()].sort(byRoute),
       diffs: diffList,
       breaking: diffList.some((d) => d.breaking),
+      againstProduction,
     };
   }
 }
