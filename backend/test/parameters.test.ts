@@ -4,9 +4,9 @@
  * values are canaries that must never reach the database.
  */
 import { startAgent, type RunningAgent } from '@spectator/agent';
-import type { DocumentationResponse, EndpointResponse, ObservedEndpointResponse, OpenApiImportResponse, ProposalResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { DocumentationResponse, EndpointResponse, EvidenceResponse, ObservedEndpointResponse, OpenApiImportResponse, ProposalResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
-import { eventually, type LocalServer, startJsonApp } from './support/evidence-helpers';
+import { eventually, type LocalServer, startJsonApp, withAgent } from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
 
 const CANARY = 'CANARY4412';
@@ -14,6 +14,7 @@ const CANARY = 'CANARY4412';
 let backend: TestBackend;
 let upstream: LocalServer;
 let agent: RunningAgent;
+let agentToken: string;
 
 /** GET /orders through the agent, with the given query parameters and headers (values are canaries). */
 async function getOrders(query: string[], headers: Record<string, string>): Promise<void> {
@@ -28,7 +29,7 @@ const endpoints = async (project: string): Promise<EndpointResponse[]> => (await
 beforeAll(async () => {
   backend = await startTestBackend();
   for (const slug of ['shop', 'copy']) await backend.api('POST', '/projects', { slug, name: slug });
-  const token = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
   upstream = await startJsonApp({
     'GET /orders': () => ({ status: 200, body: [{ id: 1, total: 9.5 }] }),
     'GET /customers': () => ({ status: 200, body: [] }),
@@ -37,7 +38,7 @@ beforeAll(async () => {
     listen: '127.0.0.1:0',
     upstream: upstream.url,
     backend: backend.url,
-    token,
+    token: agentToken,
     environment: { kind: 'local' },
     logLevel: 'silent',
     tuning: { flushIntervalMs: 100 },
@@ -111,6 +112,20 @@ describe('query parameters and request headers', () => {
     expect((await endpoints('shop')).find((e) => e.path === '/orders')?.parameters?.query.map((p) => p.name)).toEqual(['limit', 'page', 'q']);
     const versions = (await backend.api<Array<{ version: string; changes: unknown[] }>>('GET', `/projects/shop/endpoints/${endpointId}/versions`)).body;
     expect(versions[0]).toMatchObject({ version: '1.1', changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] });
+  });
+
+  it('evidence: staging runs the version whose parameters its traffic sends; an undocumented one is drift', async () => {
+    const staging = async (query: string[]): Promise<EvidenceResponse['endpoints'][number] | undefined> => {
+      await withAgent(backend.url, agentToken, upstream.url, { kind: 'staging', build: `b-${query.join('-')}` }, async (proxyUrl) => {
+        const answer = await fetch(`${proxyUrl}/orders?${query.map((name) => `${name}=${CANARY}`).join('&')}`, { headers: { 'x-tenant': CANARY } });
+        await answer.arrayBuffer();
+      });
+      return (await backend.api<EvidenceResponse>('GET', '/projects/shop/evidence?environment=staging')).body.endpoints.find((e) => e.path === '/orders');
+    };
+    // `page` is documented from 1.1 on.
+    expect(await staging(['page', 'q'])).toMatchObject({ version: '1.1', drift: false });
+    // Same bodies, but a query parameter no version documents: no version conforms.
+    expect(await staging(['debug', 'q'])).toMatchObject({ drift: true });
   });
 
   it('planned parameters: documented as given, a standard header or a repeated name refused naming the field', async () => {

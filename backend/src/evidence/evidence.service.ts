@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { AgentEnvironment, EndpointShapes, ProposalStepName, Shape } from '@spectator/shared';
+import { type AgentEnvironment, type EndpointShapes, isDocumentableHeader, type ProposalStepName, type Shape } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { rowConforms } from '../captures/conformance';
-import type { ObservationRow } from '../captures/observed-shapes';
+import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
 import { returningRows } from '../versions/returning';
 import { type EventProject, Notifier } from '../webhooks/notifier';
@@ -21,6 +21,24 @@ export interface BatchExchange {
   res_fp: string | null;
   count: number;
   last_seen: string;
+  /** Query parameter and request header names (absent: not known, then parameters are not compared). */
+  query?: string[];
+  req_h?: string[];
+}
+
+/**
+ * The union of a stored name list and a batch's (sorted), as observations keep them; an unknown
+ * (null) side leaves the other as it is.
+ */
+function unionOfNames(column: string): string {
+  return `${column} = CASE WHEN EXCLUDED.${column} IS NULL OR EXCLUDED.${column} <@ o.${column} THEN o.${column} WHEN o.${column} IS NULL THEN EXCLUDED.${column}
+                     ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.${column} || EXCLUDED.${column}) x ORDER BY x) END`;
+}
+
+/** What evidence keeps of an exchange: its key, count, last seen, and only the header names worth documenting. */
+function evidenceOf(exchange: BatchExchange): Omit<BatchExchange, 'query' | 'req_h'> & { query: string[] | null; req_h: string[] | null } {
+  const { method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query, req_h } = exchange;
+  return { method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query: query ?? null, req_h: req_h?.filter(isDocumentableHeader) ?? null };
 }
 
 /** An environment row as stored. */
@@ -84,6 +102,10 @@ export class EvidenceService {
    * behind each other's evidence insert: that insert needs no row lock (it adds counts, in one key
    * order so concurrent batches cannot deadlock on the observations), only computing cells does,
    * and everything that computes them is read after the lock.
+   *
+   * Each exchange's query parameter and documentable request header names are kept too (a union
+   * per stored row, like observations), so a version that documents parameters is evidenced only
+   * by traffic that sends what it documents.
    */
   async recordBatch(manager: EntityManager, project: EventProject, environment: AgentEnvironment, exchanges: readonly BatchExchange[]): Promise<void> {
     const key = environmentRowOf(environment);
@@ -91,15 +113,16 @@ export class EvidenceService {
     const lastSeen = exchanges.reduce((latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest), exchanges[0]?.last_seen as string);
     await manager.query(
       `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                response_content_type, response_shape, count, last_seen)
-       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen
+                                                response_content_type, response_shape, count, last_seen, query, request_headers)
+       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h
          FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
-                                                 count bigint, last_seen timestamptz)
+                                                 count bigint, last_seen timestamptz, query text[], req_h text[])
         ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
        ON CONFLICT (row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                     (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
-       DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
-      [await this.rowIdOf(manager, project.id, key), project.id, JSON.stringify(exchanges)],
+       DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
+                     ${unionOfNames('query')}, ${unionOfNames('request_headers')}`,
+      [await this.rowIdOf(manager, project.id, key), project.id, JSON.stringify(exchanges.map(evidenceOf))],
     );
     const row = await this.upsertRow(manager, project.id, key, lastSeen);
     const touched = [...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values()];
@@ -229,8 +252,7 @@ export class EvidenceService {
       [endpointIds],
     );
     const evidence: EvidenceExchange[] = await manager.query(
-      `SELECT o.method, o.path, o.status, o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
-              o.response_content_type AS "responseContentType", o.response_shape AS "responseShape", o.count::float8 AS count, o.last_seen AS "lastSeen"
+      `SELECT ${OBSERVATION_COLUMNS}, o.count::float8 AS count, o.last_seen AS "lastSeen"
          FROM evidence_observations o
          JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
         WHERE o.row_id = $1`,
@@ -243,7 +265,7 @@ export class EvidenceService {
     const shapes = await this.loadShapes(manager, evidence);
     const documented = await this.loadVersionShapes(manager, versions.map((v) => v.id));
     const conforms = (versionId: string, exchange: EvidenceExchange): boolean => {
-      const key = `${versionId}\u0000${exchange.status}\u0000${exchange.requestContentType ?? ' '}\u0000${exchange.requestShape ?? ' '}\u0000${exchange.responseContentType ?? ' '}\u0000${exchange.responseShape ?? ' '}`;
+      const key = `${versionId}\u0000${exchange.status}\u0000${exchange.requestContentType ?? ' '}\u0000${exchange.requestShape ?? ' '}\u0000${exchange.responseContentType ?? ' '}\u0000${exchange.responseShape ?? ' '}\u0000${JSON.stringify([exchange.query, exchange.requestHeaders])}`;
       let result = this.conformance.get(key);
       if (result === undefined) {
         const version = documented.get(versionId);
@@ -423,8 +445,8 @@ export class EvidenceService {
   /** Versions read through the transaction: a version made in it is not committed yet. */
   private loadVersionShapes(manager: EntityManager, ids: readonly string[]): Promise<Map<string, EndpointShapes>> {
     return this.versionShapes.loadMany(ids, async (missing) => {
-      const rows: Array<EndpointShapes & { id: string }> = await manager.query('SELECT id, request, responses FROM endpoint_versions WHERE id = ANY($1::uuid[])', [missing]);
-      return rows.map(({ id, request, responses }) => [id, { request, responses }]);
+      const rows: Array<EndpointShapes & { id: string }> = await manager.query('SELECT id, request, responses, parameters FROM endpoint_versions WHERE id = ANY($1::uuid[])', [missing]);
+      return rows.map(({ id, request, responses, parameters }) => [id, { request, responses, parameters }]);
     });
   }
 }
