@@ -13,8 +13,9 @@
  * interval lies on one side of the aim.
  *
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (3, 3);
- * `BENCH_PAIRED_ROUNDS`, `BENCH_PAIRED_SECONDS`: those of the capture-cost part (12, 1);
- * `BENCH_PART=paired`: the capture-cost part alone.
+ * `BENCH_PAIRED_ROUNDS`, `BENCH_PAIRED_SECONDS`: those of the capture-cost part (16, 1);
+ * `BENCH_PART=paired`: the capture-cost part alone; `BENCH_NO_SHAPE=1`: add to that part an agent
+ * with no shape budget, to split the cost into counting and sampled shape work.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -24,9 +25,10 @@ import autocannon from 'autocannon';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 12);
+const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 16);
 const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 1);
 const ONLY_PAIRED = process.env.BENCH_PART === 'paired';
+const WITH_NO_SHAPE = process.env.BENCH_NO_SHAPE === '1';
 const POST_BODY = JSON.stringify({ title: 'Hello from the bench', author: 'Ann' });
 
 interface Scenario {
@@ -201,48 +203,46 @@ function summariseRatios(ratios: number[]): RatioSummary {
 const showRatio = (r: RatioSummary) => `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
 /**
- * The capture cost alone: for each scenario, `PAIRED_ROUNDS` rounds of capture on, capture off and
- * no shape budget, `PAIRED_SECONDS` each, the order reversed every other round; ratios per round.
- * @returns one aim line per scenario.
+ * The capture cost alone: for each scenario, `PAIRED_ROUNDS` rounds of capture on against each of
+ * `peers` (capture off, and the no-shape-budget agent when asked for), `PAIRED_SECONDS` each, the
+ * order reversed every other round (ABBA, or ABC CBA); ratios of capture on to each peer per round.
+ * @returns one aim line per scenario (capture on against capture off, the first peer).
  */
-async function measureCaptureCost(on: Party, off: Party, noShape: Party): Promise<string[]> {
-  console.log(`\ncapture cost: ${PAIRED_ROUNDS} rounds × ${PAIRED_SECONDS} s per agent and scenario, order on/off/no-shape then reversed; ratios per round (median, IQR, 95% CI of the median)`);
+async function measureCaptureCost(on: Party, peers: Party[]): Promise<string[]> {
+  const names = [on, ...peers].map((party) => party.name).join(' / ');
+  console.log(`\ncapture cost: ${PAIRED_ROUNDS} rounds × ${PAIRED_SECONDS} s of ${names} per scenario, the order reversed every other round; ratios of capture on to each per round: median (IQR; 95% CI of the median)`);
   const aims: string[] = [];
   for (const scenario of SCENARIOS) {
     // Warm-up: the first cells after switching scenario carry the previous one's connections.
-    for (const party of [on, off, noShape]) await measure(party, scenario, 1);
-    const rps = { off: [] as number[], noShape: [] as number[] };
-    const cpu = { off: [] as number[], noShape: [] as number[] };
-    const main = { off: [] as number[], noShape: [] as number[] };
+    for (const party of [on, ...peers]) await measure(party, scenario, 1);
+    const ratios = peers.map(() => ({ rps: [] as number[], cpu: [] as number[], main: [] as number[] }));
     const shares: number[] = [];
     for (let round = 0; round < PAIRED_ROUNDS; round++) {
-      const order = round % 2 === 0 ? [on, off, noShape] : [noShape, off, on];
+      const order = round % 2 === 0 ? [on, ...peers] : [...peers].reverse().concat(on);
       const cells = new Map<Party, Cell>();
       const shapedBefore = (await metricsOf(on)).shaped_total ?? NaN;
       for (const party of order) cells.set(party, await measure(party, scenario, PAIRED_SECONDS));
-      const capturedAfter = await metricsOf(on);
+      const shapedAfter = (await metricsOf(on)).shaped_total ?? NaN;
       const withCapture = cells.get(on)!;
-      rps.off.push(withCapture.rps / cells.get(off)!.rps);
-      rps.noShape.push(withCapture.rps / cells.get(noShape)!.rps);
-      cpu.off.push(withCapture.cpuPerRequest / cells.get(off)!.cpuPerRequest);
-      cpu.noShape.push(withCapture.cpuPerRequest / cells.get(noShape)!.cpuPerRequest);
-      main.off.push(withCapture.mainPerRequest / cells.get(off)!.mainPerRequest);
-      main.noShape.push(withCapture.mainPerRequest / cells.get(noShape)!.mainPerRequest);
-      shares.push(((capturedAfter.shaped_total ?? NaN) - shapedBefore) / (withCapture.rps * PAIRED_SECONDS));
+      peers.forEach((peer, i) => {
+        const other = cells.get(peer)!;
+        ratios[i]!.rps.push(withCapture.rps / other.rps);
+        ratios[i]!.cpu.push(withCapture.cpuPerRequest / other.cpuPerRequest);
+        ratios[i]!.main.push(withCapture.mainPerRequest / other.mainPerRequest);
+      });
+      shares.push((shapedAfter - shapedBefore) / (withCapture.rps * PAIRED_SECONDS));
     }
-    const onOff = summariseRatios(rps.off);
-    console.log(`  ${scenario.name}`);
-    console.log(`    req/s on ÷ off       ${showRatio(onOff)}`);
-    console.log(`    req/s on ÷ no-shape  ${showRatio(summariseRatios(rps.noShape))}`);
-    console.log(`    CPU/req on ÷ off     ${showRatio(summariseRatios(cpu.off))}`);
-    console.log(`    CPU/req on ÷ no-shape ${showRatio(summariseRatios(cpu.noShape))}`);
-    console.log(`    main thread CPU/req on ÷ off      ${showRatio(summariseRatios(main.off))}`);
-    console.log(`    main thread CPU/req on ÷ no-shape ${showRatio(summariseRatios(main.noShape))}`);
-    console.log(`    shaped ${fmt(median(shares) * 100, 1)}% of the capture-on agent's requests (median of rounds)`);
+    console.log(`  ${scenario.name}: shaped ${fmt(median(shares) * 100, 1)}% of the capture-on agent's requests (median of rounds)`);
+    peers.forEach((peer, i) => {
+      const { rps, cpu, main } = ratios[i]!;
+      console.log(`    ÷ ${peer.name}: req/s ${showRatio(summariseRatios(rps))}`);
+      console.log(`    ${' '.repeat(peer.name.length + 2)}  CPU/req ${showRatio(summariseRatios(cpu))}, main thread ${showRatio(summariseRatios(main))}`);
+    });
+    const onOff = summariseRatios(ratios[0]!.rps);
     const verdict = !onOff.interval ? 'not settled (too few rounds)' : onOff.interval[0] >= 0.9 ? 'met, settled' : onOff.interval[1] < 0.9 ? 'MISSED, settled' : 'not settled';
-    aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, ${PAIRED_ROUNDS} paired rounds; aim ≤ 10%) ${verdict}`);
+    aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; ${PAIRED_ROUNDS} paired rounds; aim ≤ 10%) ${verdict}`);
   }
-  const rss = [on, off, noShape].map((party) => `${party.name} ${fmt(rssOf(party.child?.pid).peak, 1)} MB`);
+  const rss = [on, ...peers].map((party) => `${party.name} ${fmt(rssOf(party.child?.pid).peak, 1)} MB`);
   console.log(`  peak RSS so far: ${rss.join(', ')}`);
   return aims;
 }
@@ -256,7 +256,7 @@ async function main(): Promise<void> {
   const captureOff = await spawnParty('agent (capture off)', 'agent-nocapture', upstream.url);
   // Capture with no shape budget (each endpoint and status still shaped once per window): the gap
   // to capture on is what sampled shape work costs, the gap to capture off what counting costs.
-  const noShape = await spawnParty('agent (no shape budget)', 'agent-capture-noshape', upstream.url);
+  const noShape = WITH_NO_SHAPE ? await spawnParty('agent (no shape budget)', 'agent-capture-noshape', upstream.url) : null;
   if (!ONLY_PAIRED) {
     parties.push(captureOn, captureOff);
     parties.push(await spawnParty('@fastify/http-proxy', 'fastify', upstream.url));
@@ -306,7 +306,7 @@ async function main(): Promise<void> {
     const mockttp = mockttpParty ? summary(scenario, mockttpParty) : null;
     aims.push(`${scenario.name}: vs fastify ${fmt(agent.rps / fastify.rps)}× (aim ≥ 1) ${agent.rps >= fastify.rps ? 'met' : 'MISSED'}` + (mockttp ? `; vs mockttp ${fmt(agent.rps / mockttp.rps)}× (aim ≥ 3) ${agent.rps >= 3 * mockttp.rps ? 'met' : 'MISSED'}` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
   }
-  aims.push(...(await measureCaptureCost(captureOn, captureOff, noShape)));
+  aims.push(...(await measureCaptureCost(captureOn, noShape ? [captureOff, noShape] : [captureOff])));
   const captureMetrics = await metricsOf(captureOn);
   const benchRss = rssOf(captureOn.child?.pid);
 
@@ -324,7 +324,7 @@ async function main(): Promise<void> {
   console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
-  for (const party of [captureOn, captureOff, noShape, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
+  for (const party of [captureOn, captureOff, ...(noShape ? [noShape] : []), ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
 }
 
 main().catch((err: unknown) => {

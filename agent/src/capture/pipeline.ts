@@ -75,6 +75,8 @@ export class CapturePipeline implements ExchangeObserver {
   /** Raw path → template reported (after the cardinality limiter). */
   private readonly templates = new Map<string, string>();
   private readonly limiter = new CardinalityLimiter();
+  /** Raw query names (values cut off) → the names reported. */
+  private readonly queries = new Map<string, readonly string[]>();
   private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
 
   constructor(options: PipelineOptions) {
@@ -148,7 +150,7 @@ export class CapturePipeline implements ExchangeObserver {
       method,
       template,
       status: exchange.status,
-      query: question < 0 ? NO_NAMES : queryNames(exchange.target.slice(question)),
+      query: question < 0 ? NO_NAMES : this.queryNames(exchange.target, question),
       requestHeaders: endToEndNames(exchange.requestHeaders),
       responseHeaders: Object.keys(exchange.responseHeaders),
       request: null,
@@ -171,6 +173,32 @@ export class CapturePipeline implements ExchangeObserver {
     observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
     if (observation.request?.body.unshaped || observation.response?.body.unshaped) metrics.inc('unshaped_total');
     this.add(observation);
+  }
+
+  /**
+   * The names of a query (`target` from its `?` at `question`), through a bounded cache keyed by the
+   * raw names alone: values change from request to request (`page=3`, `page=4`) while the names
+   * rarely do, and `queryNames` (decoding, identifier checks, sorting) costs a few µs a request.
+   * The key keeps each pair up to its first `=`, the part `queryNames` reads as the name.
+   */
+  private queryNames(target: string, question: number): readonly string[] {
+    const hash = target.indexOf('#', question);
+    const end = hash < 0 ? target.length : hash;
+    let key = '';
+    for (let at = question + 1; at <= end; ) {
+      let next = target.indexOf('&', at);
+      if (next < 0 || next > end) next = end;
+      const equals = target.indexOf('=', at);
+      key += `${target.slice(at, equals >= 0 && equals < next ? equals : next)}&`;
+      at = next + 1;
+    }
+    let names = this.queries.get(key);
+    if (names === undefined) {
+      names = Object.freeze(queryNames(`?${key.slice(0, -1)}`));
+      if (this.queries.size >= TEMPLATE_CACHE_SIZE) this.queries.clear();
+      this.queries.set(key, names);
+    }
+    return names;
   }
 
   private template(pathname: string): string {

@@ -1,0 +1,37 @@
+import fc from 'fast-check';
+import { queryNames } from '@spectator/shared';
+import { createRootLogger } from '../log';
+import { Metrics } from '../metrics';
+import { CapturePipeline } from './pipeline';
+
+function pipeline(): CapturePipeline {
+  return new CapturePipeline({ captureLimit: 1024, captureId: () => 'c1', rules: () => [], metrics: new Metrics(), log: createRootLogger('silent') });
+}
+
+/** The query names the pipeline reports for one request to `target`. */
+function reported(capture: CapturePipeline, target: string): readonly string[] {
+  capture.record({ captureId: 'c1', method: 'GET', target, status: 200, requestHeaders: {}, responseHeaders: {}, request: null, response: null, at: 0, sampled: false });
+  return capture.drain()[0]?.observations[0]?.query ?? [];
+}
+
+describe('CapturePipeline query names', () => {
+  it('reports the names queryNames finds, for any query, through its cache of raw names', () => {
+    const capture = pipeline();
+    const queryText = fc.stringMatching(/^[a-zA-Z0-9&=#%+?/[\]_.-]{0,40}$/);
+    fc.assert(
+      fc.property(queryText, (query) => {
+        expect(reported(capture, `/p?${query}`)).toEqual([...queryNames(`?${query}`)].sort());
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it.each([
+    ['/search?page=3&sort=asc', ['page', 'sort']],
+    ['/search?page=4&sort=desc', ['page', 'sort']],
+    ['/search?q=a=b&&tag[0]=x&tag[1]=y#frag=1', ['q', 'tag[]']],
+    ['/search?', []],
+  ])('%s → %j (values never change the names)', (target, names) => {
+    expect(reported(pipeline(), target)).toEqual(names);
+  });
+});
