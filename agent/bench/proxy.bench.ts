@@ -13,7 +13,7 @@
  * interval lies on one side of the aim.
  *
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (3, 3);
- * `BENCH_PAIRED_ROUNDS`, `BENCH_PAIRED_SECONDS`: those of the capture-cost part (16, 1);
+ * `BENCH_PAIRED_ROUNDS`, `BENCH_PAIRED_SECONDS`: those of the capture-cost part (12, 1);
  * `BENCH_PART=paired`: the capture-cost part alone; `BENCH_NO_SHAPE=1`: add to that part an agent
  * with no shape budget, to split the cost into counting and sampled shape work.
  */
@@ -25,7 +25,7 @@ import autocannon from 'autocannon';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 16);
+const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 12);
 const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 1);
 const ONLY_PAIRED = process.env.BENCH_PART === 'paired';
 const WITH_NO_SHAPE = process.env.BENCH_NO_SHAPE === '1';
@@ -203,22 +203,27 @@ function summariseRatios(ratios: number[]): RatioSummary {
 const showRatio = (r: RatioSummary) => `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
 /**
- * The capture cost alone: for each scenario, `PAIRED_ROUNDS` rounds of capture on against each of
- * `peers` (capture off, and the no-shape-budget agent when asked for), `PAIRED_SECONDS` each, the
- * order reversed every other round (ABBA, or ABC CBA); ratios of capture on to each peer per round.
+ * The capture cost alone: for each scenario, `PAIRED_ROUNDS` rounds of capture on, each of `peers`
+ * (capture off, and the no-shape-budget agent when asked for) and `control`, `PAIRED_SECONDS` each,
+ * the order reversed every other round (ABC CBA); ratios of capture on to each peer per round.
+ * `control` is a second capture-off process: capture off ÷ control is an A/A comparison of the
+ * same code, which shows how far two processes differ for reasons other than capture (memory
+ * layout, JIT, scheduling); a cell whose A/A interval excludes 1 is not taken as settled.
  * @returns one aim line per scenario (capture on against capture off, the first peer).
  */
-async function measureCaptureCost(on: Party, peers: Party[]): Promise<string[]> {
-  const names = [on, ...peers].map((party) => party.name).join(' / ');
+async function measureCaptureCost(on: Party, peers: Party[], control: Party): Promise<string[]> {
+  const names = [on, ...peers, control].map((party) => party.name).join(' / ');
   console.log(`\ncapture cost: ${PAIRED_ROUNDS} rounds × ${PAIRED_SECONDS} s of ${names} per scenario, the order reversed every other round; ratios of capture on to each per round: median (IQR; 95% CI of the median)`);
   const aims: string[] = [];
   for (const scenario of SCENARIOS) {
     // Warm-up: the first cells after switching scenario carry the previous one's connections.
-    for (const party of [on, ...peers]) await measure(party, scenario, 1);
+    for (const party of [on, ...peers, control]) await measure(party, scenario, 1);
     const ratios = peers.map(() => ({ rps: [] as number[], cpu: [] as number[], main: [] as number[] }));
+    const sameCode: number[] = [];
     const shares: number[] = [];
     for (let round = 0; round < PAIRED_ROUNDS; round++) {
-      const order = round % 2 === 0 ? [on, ...peers] : [...peers].reverse().concat(on);
+      const forward = [on, ...peers, control];
+      const order = round % 2 === 0 ? forward : forward.reverse();
       const cells = new Map<Party, Cell>();
       const shapedBefore = (await metricsOf(on)).shaped_total ?? NaN;
       for (const party of order) cells.set(party, await measure(party, scenario, PAIRED_SECONDS));
@@ -230,6 +235,7 @@ async function measureCaptureCost(on: Party, peers: Party[]): Promise<string[]> 
         ratios[i]!.cpu.push(withCapture.cpuPerRequest / other.cpuPerRequest);
         ratios[i]!.main.push(withCapture.mainPerRequest / other.mainPerRequest);
       });
+      sameCode.push(cells.get(peers[0]!)!.rps / cells.get(control)!.rps);
       shares.push((shapedAfter - shapedBefore) / (withCapture.rps * PAIRED_SECONDS));
     }
     console.log(`  ${scenario.name}: shaped ${fmt(median(shares) * 100, 1)}% of the capture-on agent's requests (median of rounds)`);
@@ -238,11 +244,22 @@ async function measureCaptureCost(on: Party, peers: Party[]): Promise<string[]> 
       console.log(`    ÷ ${peer.name}: req/s ${showRatio(summariseRatios(rps))}`);
       console.log(`    ${' '.repeat(peer.name.length + 2)}  CPU/req ${showRatio(summariseRatios(cpu))}, main thread ${showRatio(summariseRatios(main))}`);
     });
+    const aa = summariseRatios(sameCode);
+    console.log(`    A/A: ${peers[0]!.name} ÷ ${control.name}: req/s ${showRatio(aa)}`);
     const onOff = summariseRatios(ratios[0]!.rps);
-    const verdict = !onOff.interval ? 'not settled (too few rounds)' : onOff.interval[0] >= 0.9 ? 'met, settled' : onOff.interval[1] < 0.9 ? 'MISSED, settled' : 'not settled';
+    const processBias = aa.interval !== null && (aa.interval[0] > 1 || aa.interval[1] < 1);
+    const verdict = !onOff.interval
+      ? 'not settled (too few rounds)'
+      : processBias
+        ? `not settled (two capture-off processes differ: A/A ${fmt(aa.median, 3)})`
+        : onOff.interval[0] >= 0.9
+          ? 'met, settled'
+          : onOff.interval[1] < 0.9
+            ? 'MISSED, settled'
+            : 'not settled';
     aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; ${PAIRED_ROUNDS} paired rounds; aim ≤ 10%) ${verdict}`);
   }
-  const rss = [on, ...peers].map((party) => `${party.name} ${fmt(rssOf(party.child?.pid).peak, 1)} MB`);
+  const rss = [on, ...peers, control].map((party) => `${party.name} ${fmt(rssOf(party.child?.pid).peak, 1)} MB`);
   console.log(`  peak RSS so far: ${rss.join(', ')}`);
   return aims;
 }
@@ -256,6 +273,8 @@ async function main(): Promise<void> {
   const captureOff = await spawnParty('agent (capture off)', 'agent-nocapture', upstream.url);
   // Capture with no shape budget (each endpoint and status still shaped once per window): the gap
   // to capture on is what sampled shape work costs, the gap to capture off what counting costs.
+  // A second capture-off process: the A/A control of the capture-cost part.
+  const captureOffControl = await spawnParty('agent (capture off, 2nd)', 'agent-nocapture', upstream.url);
   const noShape = WITH_NO_SHAPE ? await spawnParty('agent (no shape budget)', 'agent-capture-noshape', upstream.url) : null;
   if (!ONLY_PAIRED) {
     parties.push(captureOn, captureOff);
@@ -306,7 +325,7 @@ async function main(): Promise<void> {
     const mockttp = mockttpParty ? summary(scenario, mockttpParty) : null;
     aims.push(`${scenario.name}: vs fastify ${fmt(agent.rps / fastify.rps)}× (aim ≥ 1) ${agent.rps >= fastify.rps ? 'met' : 'MISSED'}` + (mockttp ? `; vs mockttp ${fmt(agent.rps / mockttp.rps)}× (aim ≥ 3) ${agent.rps >= 3 * mockttp.rps ? 'met' : 'MISSED'}` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
   }
-  aims.push(...(await measureCaptureCost(captureOn, noShape ? [captureOff, noShape] : [captureOff])));
+  aims.push(...(await measureCaptureCost(captureOn, noShape ? [captureOff, noShape] : [captureOff], captureOffControl)));
   const captureMetrics = await metricsOf(captureOn);
   const benchRss = rssOf(captureOn.child?.pid);
 
@@ -324,7 +343,7 @@ async function main(): Promise<void> {
   console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
-  for (const party of [captureOn, captureOff, ...(noShape ? [noShape] : []), ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
+  for (const party of [captureOn, captureOff, captureOffControl, ...(noShape ? [noShape] : []), ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
 }
 
 main().catch((err: unknown) => {
