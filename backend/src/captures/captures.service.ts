@@ -62,14 +62,15 @@ const MAX_PATCHED_ENDPOINTS = 2_000;
 /**
  * The inputs of capture `$1`'s views in project `$2`, all in the statement's one snapshot: the
  * capture's rules, the project's documentation revision, the snapshot and PostgreSQL's clock, and
- * for each kept view's snapshot in `$3` the endpoints changed since (`changes[i]`: `[method, path]`
- * pairs; null when a batch did not record them or when more than `$4` changed).
+ * for each kept view's snapshot in `$3` the keys the batches since touched (`changes[i]`: parallel
+ * `methods` and `paths`, repeats possible; `unknown` when a batch did not record its keys).
  *
  * A batch's changes are seen by a snapshot exactly when its transaction is (`pg_visible_in_snapshot`
  * on the `xid` its `processed_batches` row records, in the same transaction as its summaries): the
  * batches a kept view's snapshot did not see are those committed since, whatever order
  * transactions took their ids and committed in. The index on `(capture_id, xid)` finds them from
- * the snapshot's xmin (no transaction below it was running then).
+ * the snapshot's xmin (no transaction below it was running then). Keys are deduplicated and
+ * sorted in Node: in SQL that cost more than the rest of the statement (collation-aware compares).
  */
 const VIEW_INPUTS = `
   WITH kept AS (
@@ -78,17 +79,17 @@ const VIEW_INPUTS = `
     SELECT kept.i, b.touched_methods, b.touched_paths
       FROM kept JOIN processed_batches b
         ON b.capture_id = $1 AND b.xid >= pg_snapshot_xmin(kept.snapshot) AND NOT pg_visible_in_snapshot(b.xid, kept.snapshot)
-  ), touched AS (
-    SELECT DISTINCT b.i, t.method, t.path FROM batches b CROSS JOIN unnest(b.touched_methods, b.touched_paths) AS t(method, path)
   ), changes AS (
-    SELECT kept.i,
-           CASE WHEN EXISTS (SELECT FROM batches b WHERE b.i = kept.i AND b.touched_methods IS NULL)
-                  OR (SELECT count(*) FROM touched t WHERE t.i = kept.i) > $4 THEN NULL
-                ELSE (SELECT coalesce(json_agg(json_build_array(t.method, t.path) ORDER BY t.method, t.path), '[]') FROM touched t WHERE t.i = kept.i) END AS changed
-      FROM kept
+    SELECT kept.i, bool_or(b.i IS NOT NULL AND b.touched_methods IS NULL) AS unknown,
+           -- Two aggregates of one query level read the rows in the same order: the arrays stay paired.
+           array_agg(t.method) FILTER (WHERE t.method IS NOT NULL) AS methods, array_agg(t.path) FILTER (WHERE t.method IS NOT NULL) AS paths
+      FROM kept LEFT JOIN batches b ON b.i = kept.i
+      LEFT JOIN LATERAL unnest(b.touched_methods, b.touched_paths) AS t(method, path) ON true
+     GROUP BY kept.i
   )
   SELECT c.rules, p.documentation_revision::text AS documentation, pg_current_snapshot()::text AS snapshot,
-         extract(epoch FROM now())::float8 AS "takenAt", (SELECT json_agg(changes.changed ORDER BY changes.i) FROM changes) AS changes
+         extract(epoch FROM now())::float8 AS "takenAt",
+         (SELECT json_agg(json_build_object('unknown', changes.unknown, 'methods', changes.methods, 'paths', changes.paths) ORDER BY changes.i) FROM changes) AS changes
     FROM captures c JOIN projects p ON p.id = c.project_id
    WHERE c.id = $1 AND c.project_id = $2`;
 
@@ -98,7 +99,25 @@ interface ViewInputsRow {
   documentation: string;
   snapshot: string;
   takenAt: number;
-  changes: Array<Array<[string, string]> | null> | null;
+  changes: Array<{ unknown: boolean; methods: string[] | null; paths: string[] | null }> | null;
+}
+
+/**
+ * The changed endpoints of one entry of VIEW_INPUTS' `changes`: each once, in byte order (the
+ * order of the summaries' primary key, near enough, so reading them walks the index in order);
+ * null when unknown or more than MAX_PATCHED_ENDPOINTS.
+ */
+function changedEndpoints(change: { unknown: boolean; methods: string[] | null; paths: string[] | null } | undefined): ChangedEndpoints {
+  if (change === undefined || change.unknown) return null;
+  const methods = change.methods ?? [];
+  const paths = change.paths ?? [];
+  const byKey = new Map<string, EndpointKey>();
+  methods.forEach((method, i) => {
+    const path = paths[i] as string;
+    byKey.set(endpointKeyText({ method, path }), { method, path });
+  });
+  if (byKey.size > MAX_PATCHED_ENDPOINTS) return null;
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, endpoint]) => endpoint);
 }
 
 /** The inputs of a capture's views now, and per kept view asked about what changed since its basis. */
@@ -114,10 +133,16 @@ interface InteractionTotals {
   byEndpoint: ReadonlyMap<string, number>;
 }
 
-/** A project's documented endpoints (`endpointKeyText`) at a documentation revision. */
+/** A documented endpoint: its key, id and current version. */
+interface DocumentedEndpoint extends EndpointKey {
+  endpointId: string;
+  versionId: string;
+}
+
+/** A project's documented endpoints (by `endpointKeyText`) at a documentation revision. */
 interface DocumentedEndpoints {
   revision: string;
-  keys: ReadonlySet<string>;
+  byKey: ReadonlyMap<string, DocumentedEndpoint>;
 }
 
 /**
@@ -240,12 +265,12 @@ export class CapturesService {
    * @throws DomainError CaptureNotFound unless the capture belongs to the project.
    */
   private async readInputs(project: ProjectEntity, captureId: string, since: ReadonlyArray<ViewBasis | undefined>): Promise<ViewInputs> {
-    const [row] = (await this.db.query(VIEW_INPUTS, [captureId, project.id, since.map((basis) => basis?.snapshot ?? null), MAX_PATCHED_ENDPOINTS])) as ViewInputsRow[];
+    const [row] = (await this.db.query(VIEW_INPUTS, [captureId, project.id, since.map((basis) => basis?.snapshot ?? null)])) as ViewInputsRow[];
     if (!row) throw captureNotFound(project, captureId);
     return {
       capture: { id: captureId, rules: row.rules },
       basis: { snapshot: row.snapshot, takenAt: row.takenAt, documentation: row.documentation, rules: JSON.stringify(row.rules) },
-      changed: since.map((_, i) => row.changes?.[i]?.map(([method, path]) => ({ method, path })) ?? null),
+      changed: since.map((_, i) => changedEndpoints(row.changes?.[i])),
     };
   }
 
@@ -265,31 +290,39 @@ export class CapturesService {
     const kept = this.documented.get(project.id);
     if (kept !== undefined && BigInt(kept.revision) >= BigInt(revision)) return kept;
     // One statement: the revision and the endpoints it counts come from one snapshot.
-    const rows: Array<{ revision: string; method: string | null; path: string | null }> = await this.db.query(
-      `SELECT p.documentation_revision::text AS revision, e.method, e.path
+    const rows: Array<{ revision: string } & ({ endpointId: null } | DocumentedEndpoint)> = await this.db.query(
+      `SELECT p.documentation_revision::text AS revision, e.method, e.path, e.id AS "endpointId", e.current_version_id AS "versionId"
          FROM projects p LEFT JOIN endpoints e ON e.project_id = p.id AND e.current_version_id IS NOT NULL
         WHERE p.id = $1`,
       [project.id],
     );
     const documented: DocumentedEndpoints = {
       revision: rows[0]?.revision ?? revision,
-      keys: new Set(rows.flatMap((row) => (row.method === null || row.path === null ? [] : [endpointKeyText({ method: row.method, path: row.path })]))),
+      byKey: new Map(
+        rows.flatMap((row) => (row.endpointId === null ? [] : [[endpointKeyText(row), { method: row.method, path: row.path, endpointId: row.endpointId, versionId: row.versionId }] as const])),
+      ),
     };
     this.documented.set(project.id, documented);
     return documented;
   }
 
   /**
-   * Of the changed endpoints of a patch, the visible ones that are documented (`true`) or not
-   * (`false`) at the basis's documentation revision or later: the only ones the diffs view, or the
-   * undocumented view, has to read again. The others leave the view (or stay out of it) as they
-   * are: documentation only changes with the revision, and a view kept at another revision is
-   * computed in full.
+   * The visible changed endpoints of a patch, documented or not at the basis's documentation
+   * revision or later: the diffs view reads the documented ones again, the undocumented view the
+   * others. The rest leave a view (or stay out of it): documentation only changes with the
+   * revision, and a view kept at another revision is computed in full.
    */
-  private async changedWhere(project: ProjectEntity, inputs: ViewInputs, changed: readonly EndpointKey[], documented: boolean): Promise<EndpointKey[]> {
+  private async splitChanged(project: ProjectEntity, inputs: ViewInputs, changed: readonly EndpointKey[]): Promise<{ documented: DocumentedEndpoint[]; undocumented: EndpointKey[] }> {
     const visible = visibilityOf(inputs.capture);
-    const { keys } = await this.documentedAt(project, inputs.basis.documentation);
-    return changed.filter((endpoint) => keys.has(endpointKeyText(endpoint)) === documented && visible(endpoint.method, endpoint.path));
+    const { byKey } = await this.documentedAt(project, inputs.basis.documentation);
+    const split = { documented: [] as DocumentedEndpoint[], undocumented: [] as EndpointKey[] };
+    for (const endpoint of changed) {
+      if (!visible(endpoint.method, endpoint.path)) continue;
+      const documented = byKey.get(endpointKeyText(endpoint));
+      if (documented === undefined) split.undocumented.push(endpoint);
+      else split.documented.push(documented);
+    }
+    return split;
   }
 
   /** Interactions of a capture's visible endpoints: all summaries read, or the changed ones again. */
@@ -328,12 +361,12 @@ export class CapturesService {
   /**
    * The undocumented view: in full, the capture's summaries anti-joined with the documented
    * endpoints; patched, the summaries of the changed endpoints that are not documented
-   * (`changedWhere`; no anti-join: a key documented since is counted in a later documentation
+   * (`splitChanged`; no anti-join: a key documented since is counted in a later documentation
    * revision, and the next read computes the view in full).
    */
   private undocumentedUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
     return sortedListUpkeep(async (changed) =>
-      changed === undefined ? this.readSummaries(inputs.capture, undefined, project) : this.readSummaries(inputs.capture, await this.changedWhere(project, inputs, changed, false)),
+      changed === undefined ? this.readSummaries(inputs.capture, undefined, project) : this.readSummaries(inputs.capture, (await this.splitChanged(project, inputs, changed)).undocumented),
     );
   }
 
@@ -372,7 +405,7 @@ export class CapturesService {
   }
 
   private diffsUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<DiffResponse>> {
-    return sortedListUpkeep(async (changed) => this.readDiffs(project, inputs.capture, changed === undefined ? undefined : await this.changedWhere(project, inputs, changed, true)));
+    return sortedListUpkeep(async (changed) => this.readDiffs(project, inputs.capture, changed === undefined ? undefined : (await this.splitChanged(project, inputs, changed)).documented));
   }
 
   /**
@@ -383,18 +416,25 @@ export class CapturesService {
    * are written back so the next read skips them. Unsorted; of all the capture's endpoints, or of
    * `only` those.
    */
-  private async readDiffs(project: ProjectEntity, capture: ViewedCapture, only?: readonly EndpointKey[]): Promise<DiffResponse[]> {
+  private async readDiffs(project: ProjectEntity, capture: ViewedCapture, only?: readonly DocumentedEndpoint[]): Promise<DiffResponse[]> {
     if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
-    const summaries = summariesOf(only, 3);
+    // The documented endpoints (d): all of the project's, or `only` those (as known to `documentedAt`), each with its summary.
+    const documented =
+      only === undefined
+        ? { from: 'capture_endpoints ce JOIN endpoints d ON d.project_id = $2 AND d.method = ce.method AND d.path = ce.path AND d.current_version_id IS NOT NULL', parameters: [project.id] }
+        : {
+            from: `unnest($2::text[], $3::text[], $4::uuid[], $5::uuid[]) AS d(method, path, id, current_version_id)
+                   JOIN capture_endpoints ce ON ce.capture_id = $1 AND ce.method = d.method AND ce.path = d.path`,
+            parameters: [only.map((e) => e.method), only.map((e) => e.path), only.map((e) => e.endpointId), only.map((e) => e.versionId)],
+          };
     const candidates: Array<{ endpointId: string; versionId: string; method: string; path: string; revision: string; stale: boolean }> = await this.db.query(
-      `SELECT e.id AS "endpointId", e.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
-              (ce.checked_version IS DISTINCT FROM e.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
-         FROM ${summaries.from}
-         JOIN endpoints e ON e.project_id = $2 AND e.method = ce.method AND e.path = ce.path
-        WHERE ce.capture_id = $1 AND e.current_version_id IS NOT NULL
-          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM e.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision)`,
-      [capture.id, project.id, ...summaries.parameters],
+      `SELECT d.id AS "endpointId", d.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
+              (ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
+         FROM ${documented.from}
+        WHERE ce.capture_id = $1
+          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision)`,
+      [capture.id, ...documented.parameters],
     );
     const wanted = candidates.filter((row) => visible(row.method, row.path));
     if (wanted.length === 0) return [];
