@@ -217,6 +217,27 @@ describe('capture views patched from the endpoints of new batches', () => {
     }
   });
 
+  it('are computed in full when more endpoints changed than a patch is worth', async () => {
+    const { agent, captureId } = await openAgent(writer);
+    try {
+      await send(agent, captureId, [{ method: 'GET', path: '/first', status: 200, response: { ok: true } }]);
+      await expectKeptViewsExact(captureId, 'before');
+      // 2,100 endpoints in two batches (over the 2,000 a patch reads), then one more small batch.
+      for (const part of [0, 1]) {
+        await send(agent, captureId, Array.from({ length: 1050 }, (_, i) => ({ method: 'GET', path: `/many/${part}/${i}`, status: 200, response: { ok: true } })));
+      }
+      const patchesBefore = patchesIn(keptQueries);
+      const after = await expectKeptViewsExact(captureId, 'after 2,100 endpoints');
+      expect(after.undocumented).toHaveLength(2101);
+      expect(patchesIn(keptQueries)).toBe(patchesBefore);
+      await send(agent, captureId, [{ method: 'GET', path: '/first', status: 200, response: { ok: true } }]);
+      await expectKeptViewsExact(captureId, 'after one more batch');
+      expect(patchesIn(keptQueries)).toBeGreaterThan(patchesBefore);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('are computed in full after a batch that did not record the endpoints it touched', async () => {
     const { agent, captureId } = await openAgent(writer);
     try {
