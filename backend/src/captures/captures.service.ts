@@ -9,7 +9,6 @@ import {
   isIgnored,
   type ObservedEndpointResponse,
   parseIgnoreRules,
-  type Shape,
   type ShapeChange,
   toJsonSchema,
   type UndocumentedEndpointResponse,
@@ -17,10 +16,10 @@ import {
 import type { DataSource, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
-import { type DocumentedVersion, VersionStore } from '../endpoints/version-store';
+import { VersionStore } from '../endpoints/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
-import { rowConforms } from './conformance';
+import { ConformanceCache } from './conformance';
 import { fingerprintsOf, type ObservationRow, observedEndpointShapes } from './observed-shapes';
 import { ShapeStore } from './shape-store';
 import { type ChangedEndpoints, type EndpointKey, endpointKeyText, KeptViews, sortedListUpkeep, type ViewBasis, type ViewList, type ViewUpkeep } from './view-cache';
@@ -190,11 +189,8 @@ export function visibilityOf(capture: Pick<CaptureEntity, 'rules'>): (method: st
  */
 @Injectable()
 export class CapturesService {
-  /**
-   * Whether an observation row conforms to a version, by (version, status, content types,
-   * fingerprints). Versions and shapes never change, so the answer never does either.
-   */
-  private readonly conformance = new LruCache<string, boolean>(200_000);
+  /** Whether an observation row conforms to a version (never changes once known). */
+  private readonly conformance = new ConformanceCache();
 
   /**
    * The views of recently read captures, each with the basis it was read at (`readInputs`): a
@@ -459,7 +455,7 @@ export class CapturesService {
     for (const candidate of wanted) {
       const version = versions.get(candidate.versionId);
       if (version === undefined) continue;
-      const offending = (rowsByEndpoint.get(endpointKeyText(candidate)) ?? []).filter((row) => !this.conforms(version, row, shapes));
+      const offending = (rowsByEndpoint.get(endpointKeyText(candidate)) ?? []).filter((row) => !this.conformance.conforms(version.id, version, row, shapes));
       if (candidate.stale) checked.push({ method: candidate.method, path: candidate.path, versionId: candidate.versionId, revision: candidate.revision, differs: offending.length > 0 });
       if (offending.length === 0) continue;
       const changes = diffEndpoint(version, observedEndpointShapes(offending, shapes));
@@ -478,16 +474,6 @@ export class CapturesService {
     return diffs;
   }
 
-  /** Whether a row conforms to a version, cached (versions and shapes never change once written). */
-  private conforms(version: DocumentedVersion, row: ObservationRow, shapes: ReadonlyMap<string, Shape>): boolean {
-    const key = `${version.id}\u0000${row.status}\u0000${row.requestContentType}\u0000${row.requestShape}\u0000${row.responseContentType}\u0000${row.responseShape}`;
-    let conforms = this.conformance.get(key);
-    if (conforms === undefined) {
-      conforms = rowConforms(version, row, shapes);
-      this.conformance.set(key, conforms);
-    }
-    return conforms;
-  }
 
   /**
    * Stores freshly computed diff flags with the version and revision they were computed for. The

@@ -1,4 +1,5 @@
 import { conformsTo, type EndpointShapes, observedParameters, parameterChanges, type Shape } from '@spectator/shared';
+import { LruCache } from '../common/lru-cache';
 import type { ObservationRow } from './observed-shapes';
 
 /**
@@ -29,4 +30,24 @@ function bodyConforms(observedFingerprint: string | null, documented: Shape | nu
   if (observedFingerprint === null || documented === null) return true;
   const observed = shapes.get(observedFingerprint);
   return observed === undefined || conformsTo(observed, documented);
+}
+
+/**
+ * Conformance of rows to versions, remembered per process: versions and shapes never change once
+ * written, so the answer for a version and a row's status, media types, shapes and parameter names
+ * never changes either (the names are part of the key: rows of equal shapes may carry other names).
+ */
+export class ConformanceCache {
+  private readonly answers = new LruCache<string, boolean>(200_000);
+
+  /** Whether `row` conforms to the version `versionId` (`version` is its documentation; undefined when it is gone: conforms to nothing). */
+  conforms(versionId: string, version: EndpointShapes | undefined, row: ObservationRow, shapes: ReadonlyMap<string, Shape>): boolean {
+    const key = [versionId, row.status, row.requestContentType ?? ' ', row.requestShape ?? ' ', row.responseContentType ?? ' ', row.responseShape ?? ' ', JSON.stringify([row.query ?? null, row.requestHeaders ?? null])].join('\u0000');
+    let answer = this.answers.get(key);
+    if (answer === undefined) {
+      answer = version !== undefined && rowConforms(version, row, shapes);
+      this.answers.set(key, answer);
+    }
+    return answer;
+  }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type AgentEnvironment, type EndpointShapes, isDocumentableHeader, type ProposalStepName, type Shape } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
-import { rowConforms } from '../captures/conformance';
+import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
 import { returningRows } from '../versions/returning';
@@ -85,7 +85,7 @@ const ROW_COLUMNS = `id, kind, name, scope, pull_request AS "pullRequest", build
 @Injectable()
 export class EvidenceService {
   /** Conformance of one distinct exchange to one version: both are immutable, so this never goes stale. */
-  private readonly conformance = new LruCache<string, boolean>(200_000);
+  private readonly conformance = new ConformanceCache();
   private readonly versionShapes = new LruCache<string, EndpointShapes>(20_000);
   private readonly shapes = new LruCache<string, Shape>(50_000);
   /** Environment row ids by project, kind and name. */
@@ -264,16 +264,7 @@ export class EvidenceService {
     );
     const shapes = await this.loadShapes(manager, evidence);
     const documented = await this.loadVersionShapes(manager, versions.map((v) => v.id));
-    const conforms = (versionId: string, exchange: EvidenceExchange): boolean => {
-      const key = `${versionId}\u0000${exchange.status}\u0000${exchange.requestContentType ?? ' '}\u0000${exchange.requestShape ?? ' '}\u0000${exchange.responseContentType ?? ' '}\u0000${exchange.responseShape ?? ' '}\u0000${JSON.stringify([exchange.query, exchange.requestHeaders])}`;
-      let result = this.conformance.get(key);
-      if (result === undefined) {
-        const version = documented.get(versionId);
-        result = version !== undefined && rowConforms(version, exchange, shapes);
-        this.conformance.set(key, result);
-      }
-      return result;
-    };
+    const conforms = (versionId: string, exchange: EvidenceExchange): boolean => this.conformance.conforms(versionId, documented.get(versionId), exchange, shapes);
 
     const previous = new Map(before.map((cell) => [cell.endpointId, cell]));
     const cells: Array<CellValue & { endpointId: string; lastSeen: string }> = [];
