@@ -3,8 +3,20 @@ import type { DataSource } from 'typeorm';
 // One key for every replica and the migration Job, so only one of them migrates at a time.
 const MIGRATION_LOCK_KEY = 'spectator-migrations';
 
-/** Runs the pending migrations under a PostgreSQL advisory lock; returns the names applied. */
+/** The oldest PostgreSQL the schema works on: the capture views use `xid8` and `pg_snapshot` (PostgreSQL 13). */
+export const MIN_POSTGRES_VERSION = 130000;
+
+/** @throws Error naming both versions when the server is older than MIN_POSTGRES_VERSION. */
+export async function ensurePostgresVersion(dataSource: DataSource): Promise<void> {
+  const [row] = (await dataSource.query(`SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS text`)) as Array<{ num: number; text: string }>;
+  if (row !== undefined && row.num < MIN_POSTGRES_VERSION) {
+    throw new Error(`PostgreSQL ${row.text} is too old: Spectator needs PostgreSQL 13 or later (xid8 snapshots)`);
+  }
+}
+
+/** Runs the pending migrations under a PostgreSQL advisory lock, once the server is new enough; returns the names applied. */
 export async function migrateUp(dataSource: DataSource): Promise<string[]> {
+  await ensurePostgresVersion(dataSource);
   return withMigrationLock(dataSource, async () => (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name));
 }
 
