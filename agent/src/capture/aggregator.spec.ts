@@ -4,14 +4,14 @@ import type { BodySummary } from './summarise';
 const json = (shape: string): BodySummary => ({ body: { contentType: 'application/json', shape }, key: `application/json|${shape}|` });
 
 function observation(overrides: Partial<Observation>): Observation {
-  return { captureId: 'c1', method: 'GET', template: '/posts', status: 200, query: [], requestHeaders: ['accept'], responseHeaders: ['content-type'], request: null, response: json('a'), at: 1_000, ...overrides };
+  return { captureId: 'c1', method: 'GET', template: '/posts', status: 200, query: [], requestHeaders: { accept: '*/*', connection: 'keep-alive' }, responseHeaders: { 'content-type': 'application/json' }, request: null, response: json('a'), at: 1_000, ...overrides };
 }
 
 describe('Aggregator', () => {
   it('counts one row per capture, method, template, status and body pair, with names unioned and first/last seen', () => {
     const aggregator = new Aggregator();
     aggregator.add(observation({ at: 2_000, query: ['page'] }));
-    aggregator.add(observation({ at: 1_000, requestHeaders: ['accept', 'x-trace'] }));
+    aggregator.add(observation({ at: 1_000, requestHeaders: { accept: '*/*', 'x-trace': 'abc' } }));
     aggregator.add(observation({ response: json('b') }));
     aggregator.add(observation({ status: 404 }));
     aggregator.add(observation({ method: 'POST', request: json('a') }));

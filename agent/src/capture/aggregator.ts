@@ -1,5 +1,9 @@
 import type { Shape, WireObservation } from '@spectator/shared';
+import { isHopByHop } from '../proxy/headers';
 import type { BodySummary } from './summarise';
+
+/** A message's header object as received: only its keys (the names) are read, never its values. */
+export type HeaderNames = Readonly<Record<string, unknown>>;
 
 /** One interaction, reduced to what may leave the process. */
 export interface Observation {
@@ -8,8 +12,12 @@ export interface Observation {
   template: string;
   status: number;
   query: readonly string[];
-  requestHeaders: readonly string[];
-  responseHeaders: readonly string[];
+  /**
+   * The header objects themselves rather than arrays of their names: every interaction is counted,
+   * and two name arrays per interaction were garbage the proxy's own work had to collect too.
+   */
+  requestHeaders: HeaderNames;
+  responseHeaders: HeaderNames;
   request: BodySummary | null;
   response: BodySummary | null;
   at: number;
@@ -43,6 +51,12 @@ function childMap<K, K2, V>(map: Map<K, Map<K2, V>>, key: K): Map<K2, V> {
   let child = map.get(key);
   if (child === undefined) map.set(key, (child = new Map<K2, V>()));
   return child;
+}
+
+/** Union the names of `headers` into `names`, skipping hop-by-hop ones (they describe the connection, not the API). */
+function addHeaderNames(names: Set<string>, headers: HeaderNames): void {
+  // `for…in` walks the keys without the array `Object.keys` would make; header objects have no enumerable inherited keys.
+  for (const name in headers) if (!isHopByHop(name)) names.add(name);
 }
 
 /**
@@ -86,8 +100,8 @@ export class Aggregator {
     if (o.at < row.firstSeen) row.firstSeen = o.at;
     if (o.at > row.lastSeen) row.lastSeen = o.at;
     for (const name of o.query) row.query.add(name);
-    for (const name of o.requestHeaders) row.requestHeaders.add(name);
-    for (const name of o.responseHeaders) row.responseHeaders.add(name);
+    addHeaderNames(row.requestHeaders, o.requestHeaders);
+    addHeaderNames(row.responseHeaders, o.responseHeaders);
     // Only shaped bodies carry a shape (a few per second under load): the rest skip this.
     if (o.request?.shape && o.request.body.shape) this.shapes.set(o.request.body.shape, o.request.shape);
     if (o.response?.shape && o.response.body.shape) this.shapes.set(o.response.body.shape, o.response.shape);

@@ -2,10 +2,9 @@ import { CardinalityLimiter, isIgnored, queryNames, templatePath, type IgnoreRul
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
-import { isHopByHop } from '../proxy/headers';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
-import { ShapeSampler, type SamplerOptions } from './sampler';
+import { eventLoopActiveMs, ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody } from './summarise';
 
 export interface PipelineOptions {
@@ -38,19 +37,6 @@ interface Pending {
 const TEMPLATE_CACHE_SIZE = 10_000;
 const NO_NAMES: readonly string[] = Object.freeze([]);
 
-/** Header names without the hop-by-hop ones, filtered in place in the fresh array `Object.keys` made. */
-function endToEndNames(headers: IncomingHttpHeaders): string[] {
-  const names = Object.keys(headers);
-  let kept = 0;
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string;
-    if (!isHopByHop(name)) names[kept++] = name;
-  }
-  // Setting an array's length is not free; most requests carry no hop-by-hop header but Connection.
-  if (kept < names.length) names.length = kept;
-  return names;
-}
-
 function pathOf(target: string): string {
   const question = target.indexOf('?');
   return question < 0 ? target : target.slice(0, question);
@@ -82,7 +68,8 @@ export class CapturePipeline implements ExchangeObserver {
   constructor(options: PipelineOptions) {
     this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, ...options };
     this.captureId = options.captureId;
-    this.sampler = new ShapeSampler(options.sampler);
+    // The budget is a share of the agent's own busy time, not of wall time (see ShapeSampler).
+    this.sampler = new ShapeSampler(options.sampler, Date.now, eventLoopActiveMs);
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
   }
@@ -151,8 +138,8 @@ export class CapturePipeline implements ExchangeObserver {
       template,
       status: exchange.status,
       query: question < 0 ? NO_NAMES : this.queryNames(exchange.target, question),
-      requestHeaders: endToEndNames(exchange.requestHeaders),
-      responseHeaders: Object.keys(exchange.responseHeaders),
+      requestHeaders: exchange.requestHeaders,
+      responseHeaders: exchange.responseHeaders,
       request: null,
       response: null,
       at: exchange.at,
