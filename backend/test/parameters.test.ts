@@ -4,9 +4,10 @@
  * values are canaries that must never reach the database.
  */
 import { startAgent, type RunningAgent } from '@spectator/agent';
-import type { DocumentationResponse, EndpointResponse, EvidenceResponse, ObservedEndpointResponse, OpenApiImportResponse, ProposalResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
-import { startTestBackend, type TestBackend } from './support';
+import type { DiffResponse, DocumentationResponse, EndpointResponse, EvidenceResponse, ObservedEndpointResponse, OpenApiImportResponse, ProposalResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually, type LocalServer, startJsonApp, withAgent } from './support/evidence-helpers';
+import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { tablesContaining } from './support/privacy';
 
 const CANARY = 'CANARY4412';
@@ -95,11 +96,24 @@ describe('query parameters and request headers', () => {
   });
 
   it('a new query parameter is a change naming it, and committing it makes the next minor version', async () => {
+    const diffs = async (): Promise<DiffResponse[]> => (await backend.api<DiffResponse[]>('GET', `/projects/shop/captures/${captureId}/diffs`)).body;
+    // Read (and so cache) the capture's diffs while it conforms: the new name must still show.
+    expect(await diffs()).toEqual([]);
     await getOrders(['page', 'q'], { 'x-tenant': CANARY });
     await eventually(
       async () => (await backend.api<{ interactions: number }>('GET', `/projects/shop/captures/${captureId}`)).body,
       (capture) => capture.interactions >= 5,
     );
+    // The same status and bodies as traffic already stored: only the row's names grew. This replica
+    // patches the diffs it keeps; a fresh one computes them from the stored per-endpoint flags.
+    const named = [expect.objectContaining({ method: 'GET', path: '/orders', version: '1.0', breaking: false, changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] })];
+    expect(await eventually(diffs, (list) => list.length > 0)).toEqual(named);
+    const fresh = await startTestReplica(backend);
+    try {
+      expect((await fresh.api<DiffResponse[]>('GET', `/projects/shop/captures/${captureId}/diffs`)).body).toEqual(named);
+    } finally {
+      await fresh.close();
+    }
     // A proposal from the capture shows what committing would change, before anything is written.
     const proposal = await backend.api<ProposalResponse>('POST', '/projects/shop/proposals', { title: 'Paging', captureId, endpoints: [{ method: 'GET', path: '/orders' }] });
     expect(proposal.status).toBe(201);
@@ -166,5 +180,40 @@ describe('query parameters and request headers', () => {
     expect(await tablesContaining(backend.databaseUrl, CANARY)).toEqual([]);
     // The names are stored, so the search does find what is there.
     expect(await tablesContaining(backend.databaseUrl, 'x-tenant')).toEqual(expect.arrayContaining(['endpoint_versions', 'observations']));
+  });
+});
+
+describe('a stored row whose names grow', () => {
+  it('shows the new name as a diff on every replica, though its status and bodies were seen before', async () => {
+    await backend.api('POST', '/projects', { slug: 'grow', name: 'grow' });
+    const token = (await backend.api<TokenResponse>('POST', '/projects/grow/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+    const planned = await backend.api<ProposalResponse>('POST', '/projects/grow/proposals', {
+      title: 'Items',
+      endpoints: [{ method: 'GET', path: '/items', responses: [{ status: 200 }], parameters: { query: [{ name: 'limit', required: false }], headers: [] } }],
+    });
+    expect((await backend.api('POST', `/projects/grow/proposals/${planned.body.id}/approve`)).status).toBe(200);
+    const agent = await connectTestAgent(backend.url, token);
+    const hello = helloMessage({ agentId: 'grow' });
+    expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+    // One observation key (GET /items 200, no bodies), sent twice with different query names.
+    const batch = (query: string[]) => {
+      const message = batchMessage(hello.capture.id, [{ method: 'GET', path: '/items', status: 200 }]);
+      return { ...message, observations: message.observations.map((o) => ({ ...o, query })) };
+    };
+    const diffs = async (on: TestBackend) => (await on.api<DiffResponse[]>('GET', `/projects/grow/captures/${hello.capture.id}/diffs`)).body;
+    expect(await agent.request(batch(['limit']))).toMatchObject({ type: 'ack' });
+    // Read once, so the endpoint's stored flag says it conforms.
+    expect(await diffs(backend)).toEqual([]);
+    expect(await agent.request(batch(['limit', 'page']))).toMatchObject({ type: 'ack' });
+    await agent.close();
+    const named = [expect.objectContaining({ method: 'GET', path: '/items', changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] })];
+    expect(await diffs(backend)).toEqual(named);
+    // A replica without kept views computes from the stored flags: the grown names made them stale.
+    const fresh = await startTestReplica(backend);
+    try {
+      expect(await diffs(fresh)).toEqual(named);
+    } finally {
+      await fresh.close();
+    }
   });
 });

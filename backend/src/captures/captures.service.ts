@@ -20,7 +20,7 @@ import { VersionStore } from '../endpoints/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
 import { ConformanceCache } from './conformance';
-import { fingerprintsOf, type ObservationRow, observedEndpointShapes } from './observed-shapes';
+import { fingerprintsOf, type ObservationRow, observedEndpointShapes, ROW_COLUMNS } from './observed-shapes';
 import { ShapeStore } from './shape-store';
 import { type ChangedEndpoints, type EndpointKey, endpointKeyText, KeptViews, sortedListUpkeep, type ViewBasis, type ViewList, type ViewUpkeep } from './view-cache';
 
@@ -30,11 +30,6 @@ import { type ChangedEndpoints, type EndpointKey, endpointKeyText, KeptViews, so
  * a capture's endpoints and its JSON text (about 1 MB for 5,000 undocumented endpoints).
  */
 const CACHED_VIEWS_PER_KIND = 32;
-
-/** Columns of an observation row, as `ObservationRow` fields. */
-const ROW_COLUMNS = `o.method, o.path, o.status,
-  o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
-  o.response_content_type AS "responseContentType", o.response_shape AS "responseShape"`;
 
 /** A change as the API writes it: shapes as JSON Schema. */
 export function toChangeResponse(change: ShapeChange): ChangeResponse {
@@ -517,7 +512,7 @@ export class CapturesService {
   async endpointRows(capture: CaptureEntity, method: string, path: string): Promise<{ rows: ObservationRow[]; query: string[]; requestHeaders: string[] }> {
     const rows: Array<ObservationRow & { query: string[]; requestHeaders: string[] }> = visibilityOf(capture)(method, path)
       ? await this.db.query(
-          `SELECT ${ROW_COLUMNS}, o.count::float8 AS count, o.query, o.request_headers AS "requestHeaders"
+          `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
              FROM observations o WHERE o.capture_id = $1 AND o.method = $2 AND o.path = $3`,
           [capture.id, method, path],
         )

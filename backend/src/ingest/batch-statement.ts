@@ -44,7 +44,8 @@ export interface BatchHeader {
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`);
  *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
  *    count of interest are added; `revision` grows by one for each endpoint that got a new
- *    observation key, which makes its cached diff flag stale. Written in byte order of (method,
+ *    observation key or new request names on a stored one (`grown`), which makes its cached diff
+ *    flag stale. Written in byte order of (method,
  *    path), so concurrent batches lock them in the same order.
  * The statement answers `claimed`: false for a duplicate (nothing was written).
  */
@@ -69,6 +70,16 @@ export const WRITE_BATCH = `
            AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen, interest,
                 query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to)
      WHERE EXISTS (SELECT FROM claimed)
+  ), grown AS (
+    -- Rows already stored whose request names this batch extends: a new query parameter or request
+    -- header is a change the diffs view must look at again, like a new key (read in the statement's
+    -- snapshot: a concurrent batch adding the same name bumps too, which only costs a recheck).
+    SELECT DISTINCT r.method, r.path
+      FROM input r JOIN observations o
+        ON o.capture_id = $3::uuid AND o.method = r.method AND o.path = r.path AND o.status = r.status
+       AND coalesce(o.request_content_type, ' ') = coalesce(r.req_ct, ' ') AND coalesce(o.request_shape, ' ') = coalesce(r.req_fp, ' ')
+       AND coalesce(o.response_content_type, ' ') = coalesce(r.res_ct, ' ') AND coalesce(o.response_shape, ' ') = coalesce(r.res_fp, ' ')
+     WHERE NOT (r.query <@ o.query AND r.req_h <@ o.request_headers)
   ), upserted AS (
     INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
                                    response_content_type, response_shape, response_note, query, request_headers, response_headers,
@@ -94,7 +105,8 @@ export const WRITE_BATCH = `
     SELECT method, path, bool_or(inserted) AS fresh FROM upserted GROUP BY method, path
   ), summaries AS (
     INSERT INTO capture_endpoints AS ce (capture_id, method, path, interactions, interest, revision)
-    SELECT $3::uuid, t.method, t.path, t.interactions, t.interest, CASE WHEN k.fresh THEN 1 ELSE 0 END
+    SELECT $3::uuid, t.method, t.path, t.interactions, t.interest,
+           CASE WHEN k.fresh OR EXISTS (SELECT FROM grown g WHERE g.method = t.method AND g.path = t.path) THEN 1 ELSE 0 END
       FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
       JOIN new_keys k ON k.method = t.method AND k.path = t.path
      ORDER BY t.method COLLATE "C", t.path COLLATE "C"
