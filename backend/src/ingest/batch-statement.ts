@@ -44,8 +44,8 @@ export interface BatchHeader {
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`);
  *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
  *    count of interest are added; `revision` grows by one for each endpoint that got a new
- *    observation key or new request names on a stored one (`grown`), which makes its cached diff
- *    flag stale. Written in byte order of (method,
+ *    observation key or new request names on a stored one (`names_grew`, set by the upsert from
+ *    the row as it was: RETURNING sees only the new row), which makes its cached diff flag stale. Written in byte order of (method,
  *    path), so concurrent batches lock them in the same order.
  * The statement answers `claimed`: false for a duplicate (nothing was written).
  */
@@ -70,16 +70,6 @@ export const WRITE_BATCH = `
            AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen, interest,
                 query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to)
      WHERE EXISTS (SELECT FROM claimed)
-  ), grown AS (
-    -- Rows already stored whose request names this batch extends: a new query parameter or request
-    -- header is a change the diffs view must look at again, like a new key (read in the statement's
-    -- snapshot: a concurrent batch adding the same name bumps too, which only costs a recheck).
-    SELECT DISTINCT r.method, r.path
-      FROM input r JOIN observations o
-        ON o.capture_id = $3::uuid AND o.method = r.method AND o.path = r.path AND o.status = r.status
-       AND coalesce(o.request_content_type, ' ') = coalesce(r.req_ct, ' ') AND coalesce(o.request_shape, ' ') = coalesce(r.req_fp, ' ')
-       AND coalesce(o.response_content_type, ' ') = coalesce(r.res_ct, ' ') AND coalesce(o.response_shape, ' ') = coalesce(r.res_fp, ' ')
-     WHERE NOT (r.query <@ o.query AND r.req_h <@ o.request_headers)
   ), upserted AS (
     INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
                                    response_content_type, response_shape, response_note, query, request_headers, response_headers,
@@ -99,14 +89,15 @@ export const WRITE_BATCH = `
       request_headers = CASE WHEN EXCLUDED.request_headers <@ o.request_headers THEN o.request_headers
                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.request_headers || EXCLUDED.request_headers) x ORDER BY x) END,
       response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
-                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END
-    RETURNING o.method, o.path, (o.xmax = 0) AS inserted
+                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END,
+      names_grew = NOT (EXCLUDED.query <@ o.query AND EXCLUDED.request_headers <@ o.request_headers)
+    RETURNING o.method, o.path, (o.xmax = 0) AS inserted, o.names_grew
   ), new_keys AS (
-    SELECT method, path, bool_or(inserted) AS fresh FROM upserted GROUP BY method, path
+    SELECT method, path, bool_or(inserted) AS fresh, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
   ), summaries AS (
     INSERT INTO capture_endpoints AS ce (capture_id, method, path, interactions, interest, revision)
     SELECT $3::uuid, t.method, t.path, t.interactions, t.interest,
-           CASE WHEN k.fresh OR EXISTS (SELECT FROM grown g WHERE g.method = t.method AND g.path = t.path) THEN 1 ELSE 0 END
+           CASE WHEN k.fresh OR k.grown THEN 1 ELSE 0 END
       FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
       JOIN new_keys k ON k.method = t.method AND k.path = t.path
      ORDER BY t.method COLLATE "C", t.path COLLATE "C"
