@@ -4,7 +4,7 @@ import type { Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
-import { eventLoopActiveMs, ShapeSampler, type SamplerOptions } from './sampler';
+import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody } from './summarise';
 
 export interface PipelineOptions {
@@ -68,8 +68,7 @@ export class CapturePipeline implements ExchangeObserver {
   constructor(options: PipelineOptions) {
     this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, ...options };
     this.captureId = options.captureId;
-    // The budget is a share of the agent's own busy time, not of wall time (see ShapeSampler).
-    this.sampler = new ShapeSampler(options.sampler, Date.now, eventLoopActiveMs);
+    this.sampler = new ShapeSampler(options.sampler);
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
   }

@@ -1,11 +1,6 @@
-import { performance } from 'node:perf_hooks';
-
 /** Tuning of shape sampling under load. */
 export interface SamplerOptions {
-  /**
-   * Share of the agent's busy time (see `ShapeSampler`'s `busyNow`) shape work may use once past
-   * the per-key guarantee. Default 0.02 (2%).
-   */
+  /** Share of wall time shape work may use once past the per-key guarantee. Default 0.02 (2%). */
   budgetShare: number;
   /**
    * Most budget that can be saved up while idle, ms. Default 20: small, so a burst of traffic
@@ -35,29 +30,16 @@ const MAX_SLOTS = 50_000;
 const DEFAULTS: SamplerOptions = { budgetShare: 0.02, burstMs: 20, keyWindowMs: 10_000, sampleOverheadMs: 0.015 };
 
 /**
- * Milliseconds the event loop has been active (running callbacks, not waiting in epoll) since the
- * process started: what the agent's main thread has spent, read without a system call.
- */
-export function eventLoopActiveMs(): number {
-  return performance.eventLoopUtilization().active;
-}
-
-/**
  * Decides which interactions get their bodies shaped. Counting is never sampled; only the parse +
  * infer + fingerprint work is. Each endpoint-and-status key is shaped at least once per window,
  * whatever the load; beyond that a time budget (a token bucket in milliseconds refilled at
- * `budgetShare` of the busy clock) admits samples while it lasts, so shape work stays a small
- * fixed share of what the agent spends. With the agent's busy time as that clock (the pipeline's
- * choice) rather than wall time, an agent that waits on its upstream half the time no longer
- * spends 2 % of wall time, i.e. 4 % or more of its own CPU, on shapes.
+ * `budgetShare` of wall time) admits samples while it lasts, so under light load everything is
+ * shaped and under heavy load shape work stays a small fixed share of the CPU.
  */
 export class ShapeSampler {
   private readonly options: SamplerOptions;
   private tokensMs: number;
-  /** Wall clock of the last refill. */
   private refilledAt: number;
-  /** Busy clock at the last refill. */
-  private busyAt: number;
   /** template → method → status → slot, for the current capture: no key string built per interaction. */
   private slots = new Map<string, Map<string, Map<number, SampleSlot>>>();
   private slotCount = 0;
@@ -68,18 +50,12 @@ export class ShapeSampler {
   /**
    * @param now clock in ms, read once per interaction; `Date.now` by default because it is several
    * times cheaper than `performance.now()` (which builds an hrtime pair) and whole milliseconds are
-   * fine for key windows. It also says when to read the busy clock: at most once per tick of it.
-   * @param busyNow the clock the budget refills from, ms; wall time (`now`) unless given.
+   * fine for refilling a budget over many requests.
    */
-  constructor(
-    options: Partial<SamplerOptions> = {},
-    private readonly now: () => number = Date.now,
-    private readonly busyNow: () => number = now,
-  ) {
+  constructor(options: Partial<SamplerOptions> = {}, private readonly now: () => number = Date.now) {
     this.options = { ...DEFAULTS, ...options };
     this.tokensMs = this.options.burstMs;
     this.refilledAt = now();
-    this.busyAt = busyNow();
   }
 
   /** The slot of a key. A new capture starts every key afresh, so its first interactions are shaped. */
@@ -126,12 +102,8 @@ export class ShapeSampler {
   }
 
   private refill(now: number): void {
-    // Within one tick of the wall clock nothing is refilled: the busy clock is read at most once per ms.
-    if (now === this.refilledAt) return;
+    const elapsed = Math.max(0, now - this.refilledAt);
     this.refilledAt = now;
-    const busy = this.busyNow();
-    const elapsed = Math.max(0, busy - this.busyAt);
-    this.busyAt = busy;
     this.tokensMs = Math.min(this.options.burstMs, this.tokensMs + elapsed * this.options.budgetShare);
   }
 }
