@@ -18,6 +18,21 @@ describe('ShapeSampler', () => {
     expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 1_000)).toBe(true);
   });
 
+  it('shapes every interaction under light load (a CI run: a rare body variant must not be missed), with the default budget', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({}, () => now);
+    let admitted = 0;
+    for (let i = 0; i < 2_000; i++) {
+      now += 20; // 50 requests a second, far from busy
+      const slot = sampler.slot('c1', 'POST', '/posts', 201);
+      if (sampler.admit(slot, 2_000)) {
+        sampler.spent(2_000, 0.05); // a small JSON body: 50 µs of shape work
+        admitted += 1;
+      }
+    }
+    expect(admitted).toBe(2_000);
+  });
+
   it('keeps shape work near its share of wall time under sustained load', () => {
     let now = 0;
     const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000 }, () => now);
