@@ -73,6 +73,8 @@ describe('compare environments (Versions page)', () => {
     expect(await rows.filter({ hasText: '/orders' }).textContent()).toContain('not seen in Production');
     await users.getByText('1 change').click();
     await users.getByRole('cell', { name: '$[].name' }).waitFor();
+    // The two sides of a change are the two versions, named as such.
+    expect(await users.locator('.changes-table thead').textContent()).toMatch(/Production 1\.1.*PR #42 2\.0/);
     await screenshot(page, 'compare-01-production-vs-pr');
   });
 

@@ -11,12 +11,13 @@ function describe(schema: ChangeResponse['documented']): string {
 /**
  * The changes of a diff or a proposal, documented and observed side by side at each changed field
  * (or query parameter / request header, by name), breaking ones marked. Used by Review (diffs),
- * Proposals and the version history, so all read the same.
+ * Proposals, the version history and the comparison of environments (whose two sides are two
+ * versions: `sides` names them), so all read the same.
  */
-export function ChangesTable({ changes }: { changes: ChangeResponse[] }) {
+export function ChangesTable({ changes, sides = ['Documented', 'Observed'] }: { changes: ChangeResponse[]; sides?: readonly [string, string] }) {
   if (changes.length === 0) return <p className="muted">No shape changes.</p>;
   return (
-    <ListTable columns={[{ label: 'Where' }, { label: 'Field' }, { label: 'Change' }, { label: 'Documented' }, { label: 'Observed' }, { label: 'Impact' }]} className="changes-table">
+    <ListTable columns={[{ label: 'Where' }, { label: 'Field' }, { label: 'Change' }, { label: sides[0] }, { label: sides[1] }, { label: 'Impact' }]} className="changes-table">
           {changes.map((change, index) => (
             <tr key={`${change.in} ${change.status ?? ''} ${change.at} ${index}`} className={change.breaking ? 'breaking' : undefined}>
               <td>{changePlaceLabel(change.in, change.status)}</td>

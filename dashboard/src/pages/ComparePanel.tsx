@@ -114,7 +114,7 @@ export function ComparePanel() {
                         <summary>
                           {endpoint.changes.length} change{endpoint.changes.length === 1 ? '' : 's'}
                         </summary>
-                        <ChangesTable changes={endpoint.changes} />
+                        <ChangesTable changes={endpoint.changes} sides={[`${sideLabel(result.from)} ${endpoint.from.version}`, `${sideLabel(result.to)} ${endpoint.to.version}`]} />
                       </details>
                     )}
                   </td>
