@@ -4,6 +4,7 @@ import { type EndpointShapes, formatVersion, type JsonSchema, parseVersion } fro
 import type { DataSource } from 'typeorm';
 import { badInput } from '../common/errors';
 import { toEndpointDocs } from '../endpoints/endpoints.service';
+import { MatrixService } from '../evidence/matrix.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import type { OpenApiQuery } from './dto/openapi.dto';
 
@@ -72,7 +73,10 @@ export function toOpenApi(title: string, description: string, endpoints: readonl
 /** The OpenAPI export of a project's documented endpoints. */
 @Injectable()
 export class OpenApiService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly matrix: MatrixService,
+  ) {}
 
   async document(project: ProjectEntity, query: OpenApiQuery): Promise<OpenApiDocument> {
     if (query.version !== undefined && query.environment !== undefined) throw badInput('give version or environment, not both');
@@ -89,16 +93,12 @@ export class OpenApiService {
         [project.id, version.major, version.minor],
       );
     } else if (query.environment !== undefined) {
-      const scoped = query.environment !== 'ci' || query.pullRequest !== undefined;
       description = `The versions running in ${query.environment}${query.pullRequest === undefined ? '' : ` (pull request ${query.pullRequest})`} now.`;
+      const running = await this.matrix.currentVersions(project, query.environment, query.pullRequest);
       endpoints = await this.db.query(
-        `SELECT ${columns} FROM endpoints e
-           JOIN LATERAL (SELECT c.version FROM evidence_current c
-                          WHERE c.project_id = e.project_id AND c.kind = $2 AND c.endpoint_id = e.id ${scoped ? 'AND c.scope = $3' : ''}
-                          ORDER BY c.row_first_seen DESC LIMIT 1) cur ON true
-           JOIN endpoint_versions v ON v.endpoint_id = e.id AND (v.major || '.' || v.minor) = cur.version
-          WHERE e.project_id = $1 ORDER BY e.path, e.method`,
-        scoped ? [project.id, query.environment, query.pullRequest ?? ''] : [project.id, query.environment],
+        `SELECT ${columns} FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
+          WHERE v.id = ANY($1::uuid[]) ORDER BY e.path, e.method`,
+        [running.flatMap((row) => (row.versionId === null ? [] : [row.versionId]))],
       );
     } else {
       description = 'The current documented versions.';
