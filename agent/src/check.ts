@@ -107,9 +107,9 @@ function failureReasons(summary: CiSummaryResponse, failOn: readonly FailOn[]): 
   return reasons;
 }
 
-/** The endpoints whose version differs from production's (a backend older than this agent sends none). */
+/** The endpoints whose version differs from production's, as the backend chose them (a backend older than this agent sends none). */
 function productionChanges(summary: CiSummaryResponse): CompareEndpoint[] {
-  return (summary.againstProduction as CiSummaryResponse['againstProduction'] | undefined)?.endpoints.filter((e) => e.status !== 'same') ?? [];
+  return (summary.againstProduction as CiSummaryResponse['againstProduction'] | undefined)?.endpoints ?? [];
 }
 
 /** How an endpoint's version moves from production to the pull request: `1.1 → 2.0`, `N/A → 1.0`. */

@@ -104,16 +104,10 @@ describe('query parameters and request headers', () => {
       async () => (await backend.api<{ interactions: number }>('GET', `/projects/shop/captures/${captureId}`)).body,
       (capture) => capture.interactions >= 5,
     );
-    // The same status and bodies as traffic already stored: only the row's names grew. This replica
-    // patches the diffs it keeps; a fresh one computes them from the stored per-endpoint flags.
-    const named = [expect.objectContaining({ method: 'GET', path: '/orders', version: '1.0', breaking: false, changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] })];
-    expect(await eventually(diffs, (list) => list.length > 0)).toEqual(named);
-    const fresh = await startTestReplica(backend);
-    try {
-      expect((await fresh.api<DiffResponse[]>('GET', `/projects/shop/captures/${captureId}/diffs`)).body).toEqual(named);
-    } finally {
-      await fresh.close();
-    }
+    // (A stored row whose names grow, read on a replica without kept views: the last test below.)
+    expect(await eventually(diffs, (list) => list.length > 0)).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/orders', version: '1.0', breaking: false, changes: [{ change: 'added', in: 'query', at: 'page', breaking: false }] }),
+    ]);
     // A proposal from the capture shows what committing would change, before anything is written.
     const proposal = await backend.api<ProposalResponse>('POST', '/projects/shop/proposals', { title: 'Paging', captureId, endpoints: [{ method: 'GET', path: '/orders' }] });
     expect(proposal.status).toBe(201);

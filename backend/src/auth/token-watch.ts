@@ -53,6 +53,14 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
+   * Checks at once, after a revocation on this replica. A failure is logged, not thrown: the token
+   * is revoked already, and the periodic check ends its connections anyway.
+   */
+  async checkNow(): Promise<void> {
+    await this.check().catch((error: unknown) => this.log.warn({ err: error }, "checking open connections' tokens failed"));
+  }
+
+  /**
    * Ends the watched connections whose token is revoked or expired (by the database's clock).
    * @returns how many connections were ended
    */

@@ -23,7 +23,7 @@ function fakeRepository(rows: TokenEntity[] = []): Repository<TokenEntity> {
 
 /** A service over in-memory rows; the watch of open connections is a double (tested with real sockets in backend/test/tokens.test.ts). */
 function serviceOver(rows: TokenEntity[] = []): TokensService {
-  return new TokensService(fakeRepository(rows), { check: jest.fn().mockResolvedValue(0) } as unknown as TokenWatch);
+  return new TokensService(fakeRepository(rows), { checkNow: jest.fn().mockResolvedValue(undefined) } as unknown as TokenWatch);
 }
 
 describe('TokensService', () => {

@@ -101,7 +101,7 @@ export class TokensService {
   async revoke(projectId: string, tokenId: string): Promise<void> {
     const result = await this.tokens.update({ id: tokenId, projectId, revokedAt: IsNull() }, { revokedAt: new Date() });
     if (!result.affected) throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
-    await this.watch.check();
+    await this.watch.checkNow();
   }
 
   /**
