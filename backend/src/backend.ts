@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { TokensService } from './auth/tokens.service';
 import { type BackendOptions, parseConfig } from './config/config';
+import { requireJsonBodies } from './common/content-type';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { createValidationPipe } from './common/validation';
 import { createDataSource } from './database/data-source';
@@ -102,6 +103,7 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
     });
     next();
   });
+  app.use(requireJsonBodies(YAML_MEDIA_TYPES));
   app.useBodyParser('json', { limit: '2mb' });
   // YAML bodies arrive as text (the OpenAPI import reads them).
   app.useBodyParser('text', { limit: '2mb', type: YAML_MEDIA_TYPES });

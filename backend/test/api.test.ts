@@ -116,6 +116,8 @@ describe('bad input answers 400 naming the field, never 500', () => {
     ['observed for an endpoint not seen', 'GET', () => `/projects/api/captures/${captureId}/observed?method=GET&path=/nothing`, undefined, /^GET \/nothing was not observed/],
     ['documentation without endpoints', 'POST', () => '/projects/api/documentation', { captureId: randomUUID(), endpoints: [] }, /^endpoints must contain at least 1 elements$/],
     ['documentation with a bad capture id', 'POST', () => '/projects/api/documentation', { captureId: 'x', endpoints: [] }, /^captureId must be a UUID/],
+    // A missing field is told what it must be, without the size limits of a value it does not have.
+    ['documentation with an empty body', 'POST', () => '/projects/api/documentation', {}, /^captureId must be a UUID; endpoints must be an array$/],
     [
       'documentation without documentBodies',
       'POST',
@@ -151,6 +153,28 @@ describe('bad input answers 400 naming the field, never 500', () => {
     const response = await backend.api<{ statusCode: number; error: string; message: string }>(method, route(), typeof body === 'function' ? (body as () => unknown)() : body);
     expect(response.status).toBe(400);
     expect(response.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.stringMatching(message) });
+  });
+
+  it.each([
+    ['curl -d (form-urlencoded)', 'application/x-www-form-urlencoded', /^content-type must be application\/json \(got application\/x-www-form-urlencoded\); with curl, add -H 'content-type: application\/json'$/],
+    ['text/plain', 'text/plain; charset=utf-8', /^content-type must be application\/json \(got text\/plain\)/],
+    ['no content-type', null, /^content-type is missing: send the body as application\/json/],
+  ])('answers 415 naming the media type for a JSON body sent as %s (was a 400 listing every field)', async (_name, contentType, message) => {
+    const body = JSON.stringify({ captureId, endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }] });
+    const headers: Record<string, string> = { authorization: `Bearer ${tokens.write}` };
+    if (contentType) headers['content-type'] = contentType;
+    // A Blob body lets fetch send no content-type at all.
+    const response = await fetch(`${backend.url}/api/v1/projects/api/documentation`, { method: 'POST', headers, body: contentType ? body : new Blob([body]) });
+    expect(response.status).toBe(415);
+    expect(await response.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: expect.stringMatching(message) });
+  });
+
+  it('still takes JSON with a charset and a vendor +json type, and bodiless POSTs', async () => {
+    const post = (contentType: string) =>
+      fetch(`${backend.url}/api/v1/projects`, { method: 'POST', headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': contentType }, body: JSON.stringify({ name: 'x' }) });
+    for (const type of ['application/json; charset=utf-8', 'application/merge-patch+json']) expect(await (await post(type)).json()).toMatchObject({ statusCode: 400, message: expect.stringMatching(/^slug /) });
+    const approve = await fetch(`${backend.url}/api/v1/projects/api/proposals/${randomUUID()}/approve`, { method: 'POST', headers: { authorization: `Bearer ${tokens.write}` } });
+    expect(approve.status).toBe(404);
   });
 
   it('answers 404 for what does not exist and 409 for a taken slug', async () => {
