@@ -163,6 +163,40 @@ describe('dashboard screens (fixture API)', () => {
     answerDefaults();
   });
 
+  it('raises the new-capture modal for a capture that started while the events socket was away (a restarted npm start showed none)', async () => {
+    const capturesAsked = () => api.requests.filter((r) => r.path === `${P}/captures`).length;
+    await page.goto(`${api.url}/#/p/demo/captures/c2`);
+    const before = capturesAsked();
+    await page.reload();
+    await rows('undocumented').first().waitFor();
+    // The page's list and the notice's record of the captures known before the socket went away.
+    await until('both captures lookups after the reload', () => capturesAsked() >= before + 2);
+    await api.eventSockets(1);
+
+    // A reconnect with nothing new in between raises nothing.
+    const beforeQuiet = capturesAsked();
+    await api.dropEventSockets();
+    await api.eventSockets(1);
+    await until('the captures lookups after the quiet reconnect', () => capturesAsked() >= beforeQuiet + 2);
+    await page.waitForTimeout(200);
+    expect(await page.getByRole('dialog').count()).toBe(0);
+
+    // The backend restarts: while the tab is away a CI run and a new local capture begin.
+    await api.dropEventSockets();
+    const ciRun = capture('ci-10', '2026-01-01T11:05:00Z', { environment: { kind: 'ci', name: 'ci' }, pullRequest: '7' });
+    api.answer(`GET ${P}/captures`, { body: [ciRun, capture('c3', '2026-01-01T11:00:00Z', { undocumented: 0 }), ...captures] });
+    api.answer(`GET ${P}/captures/c3/undocumented`, { body: [] });
+    api.answer(`GET ${P}/captures/c3/diffs`, { body: [] });
+    const dialog = page.getByRole('dialog', { name: 'New capture' });
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toMatch(/a new capture started in Local at/);
+    await screenshot(page, 'screens-09b-new-capture-after-reconnect');
+    await dialog.getByRole('button', { name: 'Review' }).click();
+    await page.waitForURL(/\/captures\/c3$/);
+    await page.getByText('No diffs').waitFor();
+    answerDefaults();
+  });
+
   it('shows a 100 × 100 versions matrix with N/A and drift, headers kept in view, filtered by kind', async () => {
     await page.goto(`${api.url}/#/p/demo/versions`);
     const table = page.locator('table.matrix');

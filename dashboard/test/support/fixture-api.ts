@@ -27,6 +27,8 @@ export interface FixtureApi {
   emit(event: DashboardEvent): number;
   /** Resolves once `count` events sockets are connected. */
   eventSockets(count: number): Promise<void>;
+  /** Cuts every events socket (as a backend restart does) and resolves once they are closed. */
+  dropEventSockets(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,17 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
     },
     eventSockets: async (count) => {
       while (sockets.size < count) await new Promise<void>((resolve) => waiters.push(resolve));
+    },
+    dropEventSockets: async () => {
+      await Promise.all(
+        [...sockets].map(
+          (ws) =>
+            new Promise<void>((resolve) => {
+              ws.once('close', () => resolve());
+              ws.terminate();
+            }),
+        ),
+      );
     },
     close: async () => {
       for (const ws of sockets) ws.terminate();
