@@ -257,6 +257,8 @@ describe('dashboard screens (fixture API)', () => {
     await timeline.first().waitFor();
     expect(await timeline.evaluateAll((items) => items.map((li) => li.className))).toEqual(['pending', 'pending', 'pending', 'pending']);
     expect(await page.locator('.proposal').textContent()).toContain('1.0 → 1.1');
+    // Its changes are between two versions: the columns say which (they said Documented and Observed).
+    expect(await page.locator('.proposal .changes-table thead th').allTextContents()).toEqual(['Where', 'Field', 'Change', 'Version 1.0', 'Version 1.1', 'Impact']);
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.locator('ol.timeline > li.done').getByText('by ana').waitFor();
 

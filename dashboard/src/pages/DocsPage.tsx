@@ -123,7 +123,7 @@ function VersionHistory({ endpointId }: { endpointId: string }) {
             <Empty title="No history recorded" />
           ) : (
             <ol className="history">
-              {newestFirst(versions).map((version) => (
+              {newestFirst(versions).map((version, index, ordered) => (
                 <li key={version.version}>
                   <Badge tone="info">{version.version}</Badge> {formatTime(version.createdAt)}
                   {version.proposal?.approvedBy && <> · approved by {version.proposal.approvedBy}</>}
@@ -136,7 +136,7 @@ function VersionHistory({ endpointId }: { endpointId: string }) {
                   {version.changes && version.changes.length > 0 && (
                     <details>
                       <summary>{plural(version.changes.length, 'change')}</summary>
-                      <ChangesTable changes={version.changes} />
+                      <ChangesTable changes={version.changes} sides={[`Version ${ordered[index + 1]?.version ?? 'before'}`, `Version ${version.version}`]} />
                     </details>
                   )}
                 </li>

@@ -111,7 +111,8 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
                 {endpoint.fromVersion === null && endpoint.changes.length === 0 ? (
                   <p className="muted">A new endpoint, documented from the observed traffic.</p>
                 ) : (
-                  <ChangesTable changes={endpoint.changes} />
+                  // The two sides are the versions before and after, not documented and observed traffic.
+                  <ChangesTable changes={endpoint.changes} sides={[endpoint.fromVersion === null ? 'Before' : `Version ${endpoint.fromVersion}`, `Version ${endpoint.toVersion}`]} />
                 )}
               </section>
             ))
