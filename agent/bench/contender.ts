@@ -1,12 +1,12 @@
 /**
  * One benchmark party in its own process: `node contender.js <kind> [upstream]`. Prints one JSON
  * line `{"url": …}` when listening; stops on SIGTERM. Kinds: upstream (the JSON API plus a
- * WebSocket sink that acknowledges agent batches), agent-capture, agent-capture-noshape (no shape
- * budget), agent-nocapture, fastify,
- * http-proxy, mockttp.
+ * WebSocket sink that acknowledges agent batches), agent-capture (switched by `capture on|off`
+ * lines on stdin), agent-nocapture, fastify, http-proxy, mockttp.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import readline from 'node:readline';
 import { WebSocketServer } from 'ws';
 import { PROTOCOL_VERSION, ROUTES, type AgentMessage } from '@spectator/shared';
 import { startAgent } from '../src/agent';
@@ -68,7 +68,6 @@ async function main(kind: string, target: string): Promise<string> {
     case 'upstream':
       return upstream();
     case 'agent-capture':
-    case 'agent-capture-noshape':
     case 'agent-nocapture': {
       const capture = kind !== 'agent-nocapture';
       const agent = await startAgent({
@@ -80,11 +79,18 @@ async function main(kind: string, target: string): Promise<string> {
         backend: capture ? target : null,
         token: 'bench',
         logger: createRootLogger('error'),
-        // Capture with no shape budget: every interaction counted, only the first of each endpoint
-        // and status per window shaped; beside agent-capture it isolates what sampled shape work costs.
-        ...(kind === 'agent-capture-noshape' ? { tuning: { sampler: { budgetShare: 0, burstMs: 0 } } } : {}),
       });
       process.stdout.write(`${JSON.stringify({ admin: agent.adminUrl })}\n`);
+      // `capture on` / `capture off` on stdin switch capture in this process, answered with where the
+      // switch fell: the capture-cost part compares both in one process, under one continuous load.
+      readline.createInterface({ input: process.stdin }).on('line', (line) => {
+        const match = /^capture (on|off)$/.exec(line.trim());
+        if (!match) return;
+        agent.setCapturing(match[1] === 'on');
+        // Where the switch fell: requests so far, CPU µs so far (all threads), ms on this process's clock.
+        const cpu = process.cpuUsage();
+        process.stdout.write(`${JSON.stringify({ capture: match[1], requests: agent.metrics.get('requests_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`);
+      });
       return agent.proxyUrl;
     }
     case 'fastify': {

@@ -6,16 +6,17 @@
  * time autocannon reports (sub-millisecond, unlike its own millisecond histogram).
  *
  * The capture cost (capture on against capture off) is too small for that table to decide: cells of
- * 3 s swing ±20 % on two cores shared by three busy processes. A second part measures it alone, in
- * many short rounds of capture on / off / no shape budget in alternating order (ABC CBA, so drift
- * within a round hits both sides alike), and reports the median of the per-round ratios with its
- * spread (IQR) and a distribution-free 95 % interval of that median: a cell is settled when the
- * interval lies on one side of the aim.
+ * 3 s swing ±20 % on two cores shared by three busy processes, and two processes of the same code
+ * differ by up to 15 %. A second part measures it alone, in one agent process switched between
+ * capture on and off every quarter second under one continuous load (ABC CBA, so drift hits both
+ * sides alike), and reports the median of the per-round ratios with its spread (IQR) and
+ * a distribution-free 95 % interval of that median: a cell is settled when the interval lies on
+ * one side of the aim.
  *
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (3, 3);
- * `BENCH_PAIRED_ROUNDS`, `BENCH_PAIRED_SECONDS`: those of the capture-cost part (12, 1);
- * `BENCH_PART=paired`: the capture-cost part alone; `BENCH_NO_SHAPE=1`: add to that part an agent
- * with no shape budget, to split the cost into counting and sampled shape work.
+ * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`: seconds per scenario and ms per capture switch of the
+ * capture-cost part (30, 250);
+ * `BENCH_PART=paired`: the capture-cost part alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -25,10 +26,9 @@ import autocannon from 'autocannon';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const PAIRED_ROUNDS = Number(process.env.BENCH_PAIRED_ROUNDS ?? 12);
-const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 1);
+const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 30);
+const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 250);
 const ONLY_PAIRED = process.env.BENCH_PART === 'paired';
-const WITH_NO_SHAPE = process.env.BENCH_NO_SHAPE === '1';
 const POST_BODY = JSON.stringify({ title: 'Hello from the bench', author: 'Ann' });
 
 interface Scenario {
@@ -49,6 +49,8 @@ interface Party {
   url: string;
   admin?: string;
   child?: ChildProcess;
+  /** Settles the pending `capture on|off` command of an agent when it answers. */
+  switched?: (point: SwitchPoint) => void;
 }
 
 interface Cell {
@@ -66,7 +68,7 @@ const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
 
 /** Start a contender process and wait for the URL it prints. */
 async function spawnParty(name: string, kind: string, target = ''): Promise<Party> {
-  const child = spawn(process.execPath, [CONTENDER_SCRIPT, kind, target], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CONTENDER_SCRIPT, kind, target], { stdio: ['pipe', 'pipe', 'pipe'] });
   const lines = readline.createInterface({ input: child.stdout! });
   // mockttp reports every request autocannon cuts at the end of a run; keep only real errors.
   readline.createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -77,13 +79,14 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before listening`)));
     lines.on('line', (line) => {
-      let message: { url?: string; admin?: string };
+      let message: { url?: string; admin?: string; capture?: string } & Partial<SwitchPoint>;
       try {
         message = JSON.parse(line) as typeof message;
       } catch {
         return; // a contender's own output
       }
       if (message.admin) party.admin = message.admin;
+      if (message.capture) party.switched?.({ requests: message.requests ?? NaN, cpu: message.cpu ?? NaN, at: message.at ?? NaN });
       if (message.url) {
         party.url = message.url;
         resolve();
@@ -91,6 +94,14 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
     });
   });
   return party;
+}
+
+/** Switch capture on or off in an agent contender; resolves once it has, with where the switch fell. */
+function switchCapture(party: Party, on: boolean): Promise<SwitchPoint> {
+  return new Promise((resolve) => {
+    party.switched = resolve;
+    party.child!.stdin!.write(`capture ${on ? 'on' : 'off'}\n`);
+  });
 }
 
 /** CPU time a thread has run so far, µs: the scheduler's own count in ns (`/proc/…/schedstat`). */
@@ -202,65 +213,66 @@ function summariseRatios(ratios: number[]): RatioSummary {
 
 const showRatio = (r: RatioSummary) => `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
+/** Where a capture switch fell in the agent: requests so far, CPU µs so far, its clock in ms. */
+interface SwitchPoint {
+  requests: number;
+  cpu: number;
+  at: number;
+}
+
 /**
- * The capture cost alone: for each scenario, `PAIRED_ROUNDS` rounds of capture on, each of `peers`
- * (capture off, and the no-shape-budget agent when asked for) and `control`, `PAIRED_SECONDS` each,
- * the order reversed every other round (ABC CBA); ratios of capture on to each peer per round.
- * `control` is a second capture-off process: capture off ÷ control is an A/A comparison of the
- * same code, which shows how far two processes differ for reasons other than capture (memory
- * layout, JIT, scheduling); a cell whose A/A interval excludes 1 is not taken as settled.
- * @returns one aim line per scenario (capture on against capture off, the first peer).
+ * The capture cost alone, in one agent process switched between capture on and off under one
+ * continuous load, so both sides share the JIT state, memory layout and CPU placement (two
+ * processes of the same code differed by up to 15 %) and the same moment of machine load. Per
+ * scenario, `PAIRED_SECONDS` of load with the capture switched every `WINDOW_MS`, in the repeating
+ * order on, off, off, off, off, on (ABC CBA: the second off is an A/A control); each group of three
+ * windows gives the ratios of on to off (req/s and CPU per request, counted by the agent itself at
+ * each switch) and of off to off, the noise floor a verdict has to clear. The first windows of a
+ * scenario are dropped as warm-up.
+ * @returns one aim line per scenario.
  */
-async function measureCaptureCost(on: Party, peers: Party[], control: Party): Promise<string[]> {
-  const names = [on, ...peers, control].map((party) => party.name).join(' / ');
-  console.log(`\ncapture cost: ${PAIRED_ROUNDS} rounds × ${PAIRED_SECONDS} s of ${names} per scenario, the order reversed every other round; ratios of capture on to each per round: median (IQR; 95% CI of the median)`);
+async function measureCaptureCost(agent: Party): Promise<string[]> {
+  console.log(`\ncapture cost: one agent under continuous load, capture switched every ${WINDOW_MS} ms for ${PAIRED_SECONDS} s per scenario (on, off, off again, then reversed); ratios of on to off per group of windows: median (IQR; 95% CI of the median)`);
   const aims: string[] = [];
+  const pattern = [true, false, false, false, false, true];
   for (const scenario of SCENARIOS) {
-    // Warm-up: the first cells after switching scenario carry the previous one's connections.
-    for (const party of [on, ...peers, control]) await measure(party, scenario, 1);
-    const ratios = peers.map(() => ({ rps: [] as number[], cpu: [] as number[], main: [] as number[] }));
-    const sameCode: number[] = [];
-    const shares: number[] = [];
-    for (let round = 0; round < PAIRED_ROUNDS; round++) {
-      const forward = [on, ...peers, control];
-      const order = round % 2 === 0 ? forward : forward.reverse();
-      const cells = new Map<Party, Cell>();
-      const shapedBefore = (await metricsOf(on)).shaped_total ?? NaN;
-      for (const party of order) cells.set(party, await measure(party, scenario, PAIRED_SECONDS));
-      const shapedAfter = (await metricsOf(on)).shaped_total ?? NaN;
-      const withCapture = cells.get(on)!;
-      peers.forEach((peer, i) => {
-        const other = cells.get(peer)!;
-        ratios[i]!.rps.push(withCapture.rps / other.rps);
-        ratios[i]!.cpu.push(withCapture.cpuPerRequest / other.cpuPerRequest);
-        ratios[i]!.main.push(withCapture.mainPerRequest / other.mainPerRequest);
-      });
-      sameCode.push(cells.get(peers[0]!)!.rps / cells.get(control)!.rps);
-      shares.push((shapedAfter - shapedBefore) / (withCapture.rps * PAIRED_SECONDS));
+    await switchCapture(agent, true);
+    const load = measure(agent, scenario, PAIRED_SECONDS);
+    const points: (SwitchPoint & { on: boolean })[] = [];
+    const ends = Date.now() + PAIRED_SECONDS * 1000 - WINDOW_MS;
+    for (let i = 0; Date.now() < ends; i++) {
+      const on = pattern[i % pattern.length]!;
+      points.push({ ...(await switchCapture(agent, on)), on });
+      await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
     }
-    console.log(`  ${scenario.name}: shaped ${fmt(median(shares) * 100, 1)}% of the capture-on agent's requests (median of rounds)`);
-    peers.forEach((peer, i) => {
-      const { rps, cpu, main } = ratios[i]!;
-      console.log(`    ÷ ${peer.name}: req/s ${showRatio(summariseRatios(rps))}`);
-      console.log(`    ${' '.repeat(peer.name.length + 2)}  CPU/req ${showRatio(summariseRatios(cpu))}, main thread ${showRatio(summariseRatios(main))}`);
+    points.push({ ...(await switchCapture(agent, true)), on: true });
+    await load;
+    const windows = points.slice(0, -1).map((start, i) => {
+      const end = points[i + 1]!;
+      const requests = end.requests - start.requests;
+      return { on: start.on, rps: (requests * 1000) / (end.at - start.at), cpu: (end.cpu - start.cpu) / Math.max(1, requests) };
     });
+    const rps: number[] = [];
+    const cpu: number[] = [];
+    const sameCode: number[] = [];
+    // Groups of three windows (on, off, off or off, off, on), after a warm-up of one whole pattern.
+    for (let g = pattern.length; g + 3 <= windows.length; g += 3) {
+      const group = windows.slice(g, g + 3);
+      const on = group.find((w) => w.on)!;
+      const [off, again] = group.filter((w) => !w.on) as [(typeof group)[0], (typeof group)[0]];
+      rps.push(on.rps / off.rps);
+      cpu.push(on.cpu / off.cpu);
+      sameCode.push(off.rps / again.rps);
+    }
+    const onOff = summariseRatios(rps);
     const aa = summariseRatios(sameCode);
-    console.log(`    A/A: ${peers[0]!.name} ÷ ${control.name}: req/s ${showRatio(aa)}`);
-    const onOff = summariseRatios(ratios[0]!.rps);
-    const processBias = aa.interval !== null && (aa.interval[0] > 1 || aa.interval[1] < 1);
-    const verdict = !onOff.interval
-      ? 'not settled (too few rounds)'
-      : processBias
-        ? `not settled (two capture-off processes differ: A/A ${fmt(aa.median, 3)})`
-        : onOff.interval[0] >= 0.9
-          ? 'met, settled'
-          : onOff.interval[1] < 0.9
-            ? 'MISSED, settled'
-            : 'not settled';
-    aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; ${PAIRED_ROUNDS} paired rounds; aim ≤ 10%) ${verdict}`);
+    console.log(`  ${scenario.name}: ${rps.length} groups`);
+    console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(cpu))}`);
+    console.log(`    A/A: off ÷ off again: req/s ${showRatio(aa)}`);
+    const verdict = !onOff.interval ? 'not settled (too few groups)' : onOff.interval[0] >= 0.9 ? 'met, settled' : onOff.interval[1] < 0.9 ? 'MISSED, settled' : 'not settled';
+    aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows; aim ≤ 10%) ${verdict}`);
   }
-  const rss = [on, ...peers, control].map((party) => `${party.name} ${fmt(rssOf(party.child?.pid).peak, 1)} MB`);
-  console.log(`  peak RSS so far: ${rss.join(', ')}`);
+  console.log(`  peak RSS of the switched agent: ${fmt(rssOf(agent.child?.pid).peak, 1)} MB`);
   return aims;
 }
 
@@ -271,11 +283,8 @@ async function main(): Promise<void> {
   const parties: Party[] = ONLY_PAIRED ? [] : [{ name: 'direct', url: upstream.url, child: upstream.child }];
   const captureOn = await spawnParty('agent (capture on)', 'agent-capture', upstream.url);
   const captureOff = await spawnParty('agent (capture off)', 'agent-nocapture', upstream.url);
-  // Capture with no shape budget (each endpoint and status still shaped once per window): the gap
-  // to capture on is what sampled shape work costs, the gap to capture off what counting costs.
-  // A second capture-off process: the A/A control of the capture-cost part.
-  const captureOffControl = await spawnParty('agent (capture off, 2nd)', 'agent-nocapture', upstream.url);
-  const noShape = WITH_NO_SHAPE ? await spawnParty('agent (no shape budget)', 'agent-capture-noshape', upstream.url) : null;
+  // The capture-cost part switches one agent between capture on and off.
+  const switched = await spawnParty('agent (capture switched)', 'agent-capture', upstream.url);
   if (!ONLY_PAIRED) {
     parties.push(captureOn, captureOff);
     parties.push(await spawnParty('@fastify/http-proxy', 'fastify', upstream.url));
@@ -325,7 +334,7 @@ async function main(): Promise<void> {
     const mockttp = mockttpParty ? summary(scenario, mockttpParty) : null;
     aims.push(`${scenario.name}: vs fastify ${fmt(agent.rps / fastify.rps)}× (aim ≥ 1) ${agent.rps >= fastify.rps ? 'met' : 'MISSED'}` + (mockttp ? `; vs mockttp ${fmt(agent.rps / mockttp.rps)}× (aim ≥ 3) ${agent.rps >= 3 * mockttp.rps ? 'met' : 'MISSED'}` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
   }
-  aims.push(...(await measureCaptureCost(captureOn, noShape ? [captureOff, noShape] : [captureOff], captureOffControl)));
+  aims.push(...(await measureCaptureCost(switched)));
   const captureMetrics = await metricsOf(captureOn);
   const benchRss = rssOf(captureOn.child?.pid);
 
@@ -343,7 +352,7 @@ async function main(): Promise<void> {
   console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
-  for (const party of [captureOn, captureOff, captureOffControl, ...(noShape ? [noShape] : []), ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
+  for (const party of [captureOn, captureOff, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
 }
 
 main().catch((err: unknown) => {

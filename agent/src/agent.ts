@@ -99,6 +99,12 @@ export interface RunningAgent {
   restartCommand(): Promise<void>;
   /** With a wrapped command: pass a signal to it. */
   signalCommand(signal: NodeJS.Signals): void;
+  /**
+   * Pause (false) or resume (true) capture while proxying goes on; requests already under way
+   * finish as they started. The benchmark measures capture on and off in one process with it.
+   * No effect on an agent started with `capture: false`.
+   */
+  setCapturing(enabled: boolean): void;
 }
 
 /** Start an agent: proxy, capture pipeline, backend stream, admin port and wrapped command. */
@@ -269,6 +275,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     close: () => (closed ??= close()),
     restartCommand: async () => supervisor?.restart(),
     signalCommand: (signal) => supervisor?.signal(signal),
+    setCapturing: (enabled) => proxy.setObserver(enabled ? pipeline : null),
   };
 }
 

@@ -30,20 +30,34 @@ const DEFINITIONS = {
 
 export type MetricName = keyof typeof DEFINITIONS;
 
+/** One counter or set value; hot paths keep the object and call `inc` on it (no name lookup per request). */
+export class Counter {
+  value = 0;
+
+  /** Add `by` (default 1). */
+  inc(by = 1): void {
+    this.value += by;
+  }
+}
+
 /** Counters and gauges of one agent. */
 export class Metrics {
-  // A plain object with every key present: increments stay monomorphic property writes (hot path).
-  private readonly values = Object.fromEntries(Object.keys(DEFINITIONS).map((name) => [name, 0])) as Record<MetricName, number>;
+  private readonly values = Object.fromEntries(Object.keys(DEFINITIONS).map((name) => [name, new Counter()])) as Record<MetricName, Counter>;
   private readonly gauges = new Map<MetricName, () => number>();
+
+  /** The counter itself, for code that counts on every request. */
+  counter(name: MetricName): Counter {
+    return this.values[name];
+  }
 
   /** Add `by` (default 1) to a counter. */
   inc(name: MetricName, by = 1): void {
-    this.values[name] += by;
+    this.values[name].inc(by);
   }
 
   /** Set a gauge to a value. */
   set(name: MetricName, value: number): void {
-    this.values[name] = value;
+    this.values[name].value = value;
   }
 
   /** Read a gauge from a function each time metrics are rendered. */
@@ -54,7 +68,7 @@ export class Metrics {
   /** Current value (0 when never touched). */
   get(name: MetricName): number {
     const read = this.gauges.get(name);
-    return read ? read() : this.values[name];
+    return read ? read() : this.values[name].value;
   }
 
   /** Prometheus text exposition of every metric, `spectator_agent_` prefixed. */

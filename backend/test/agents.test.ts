@@ -92,7 +92,8 @@ describe('GET /projects/{p}/agents', () => {
       await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && e.connected));
       await agent.close();
       await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && !e.connected));
-      expect(dashboard.events.filter((e) => e.type === 'agent.connection')).toEqual([
+      // Only this agent's events: an agent of an earlier test may still be announced leaving.
+      expect(dashboard.events.filter((e) => e.type === 'agent.connection' && e.agentId === agentId)).toEqual([
         { type: 'agent.connection', agentId, connected: true },
         { type: 'agent.connection', agentId, connected: false },
       ]);

@@ -53,10 +53,18 @@ function childMap<K, K2, V>(map: Map<K, Map<K2, V>>, key: K): Map<K2, V> {
   return child;
 }
 
-/** Union the names of `headers` into `names`, skipping hop-by-hop ones (they describe the connection, not the API). */
+/**
+ * Union the names of `headers` into `names`. Hop-by-hop names (they describe the connection, not
+ * the API) are dropped when the row is drained, once, rather than checked on every interaction.
+ */
 function addHeaderNames(names: Set<string>, headers: HeaderNames): void {
   // `for…in` walks the keys without the array `Object.keys` would make; header objects have no enumerable inherited keys.
-  for (const name in headers) if (!isHopByHop(name)) names.add(name);
+  for (const name in headers) names.add(name);
+}
+
+/** The names of a row, sorted, without hop-by-hop ones. */
+function headerNameList(names: Set<string>): string[] {
+  return [...names].filter((name) => !isHopByHop(name)).sort();
 }
 
 /**
@@ -117,8 +125,8 @@ export class Aggregator {
         row.observation.firstSeen = new Date(row.firstSeen).toISOString();
         row.observation.lastSeen = new Date(row.lastSeen).toISOString();
         row.observation.query = [...row.query].sort();
-        row.observation.requestHeaders = [...row.requestHeaders].sort();
-        row.observation.responseHeaders = [...row.responseHeaders].sort();
+        row.observation.requestHeaders = headerNameList(row.requestHeaders);
+        row.observation.responseHeaders = headerNameList(row.responseHeaders);
         observations.push(row.observation);
         for (const body of [row.observation.request, row.observation.response]) {
           const shape = body?.shape ? this.shapes.get(body.shape) : undefined;

@@ -1,30 +1,36 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
+/** The chunks of a tap that holds none yet: shared, so a tap that only counts allocates no array. */
+const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
+
 /**
- * The bytes of one body as seen on the hot path: counted always, copied (up to the capture limit)
- * only when the media type is one we shape. Copying, not keeping the caller's buffers, because the
- * chunks belong to the stream that produced them.
+ * The bytes of one body as seen on the hot path: counted always, kept (up to the capture limit)
+ * only when the media type is one we shape. Response chunks are copied: undici hands out views of
+ * its socket reads. Request chunks from node:http are kept as they are: its parser copies every body
+ * chunk into a Buffer of its own, which nothing else writes to (`ownsChunks`).
  */
 export class BodyTap {
   bytes = 0;
   copied = 0;
   overLimit = false;
-  readonly chunks: Buffer[] = [];
+  chunks: readonly Buffer[] = NO_CHUNKS;
 
   /**
    * @param contentType media type (lower-case, no parameters); `''` when absent.
    * @param contentEncoding `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`.
    * @param limit the capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at.
-   * @param copy whether to copy (false: sampled out, or not a shaped media type; only counted).
+   * @param copy whether to keep the bytes (false: sampled out, or not a shaped media type; only counted).
+   * @param ownsChunks the chunks written are this tap's to keep: no other code reuses or changes them.
    */
   constructor(
     readonly contentType: string,
     readonly contentEncoding: string,
     private readonly limit: number,
     private readonly copy: boolean,
+    private readonly ownsChunks = false,
   ) {}
 
-  /** True when bytes written are copied (a shaped media type, sampled, limit above 0). */
+  /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */
   get copying(): boolean {
     return this.copy && this.limit > 0;
   }
@@ -35,12 +41,13 @@ export class BodyTap {
     if (this.bytes > this.limit) {
       // Past the limit the sample is useless (a cut JSON text does not parse): release what we hold.
       this.overLimit = true;
-      this.chunks.length = 0;
+      this.chunks = NO_CHUNKS;
       this.copied = 0;
       return;
     }
     if (!this.copy) return;
-    this.chunks.push(Buffer.from(chunk));
+    if (this.chunks === NO_CHUNKS) this.chunks = [];
+    (this.chunks as Buffer[]).push(this.ownsChunks ? chunk : Buffer.from(chunk));
     this.copied += chunk.length;
   }
 }
@@ -68,8 +75,11 @@ export interface Exchange {
 export interface ExchangeObserver {
   /** Current capture id, stamped on each exchange when it starts. */
   captureId(): string;
-  /** A tap for a body with these headers: copies shaped media types when `copy`, else only counts. */
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap;
+  /**
+   * A tap for a body with these headers: keeps shaped media types when `copy`, else only counts.
+   * `ownsChunks`: the chunks will be the tap's to keep as they are (see `BodyTap`).
+   */
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean, ownsChunks?: boolean): BodyTap;
   /**
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a
    * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.

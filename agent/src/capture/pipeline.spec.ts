@@ -1,11 +1,11 @@
 import fc from 'fast-check';
-import { queryNames } from '@spectator/shared';
+import { parseIgnoreRules, queryNames, type IgnoreRule } from '@spectator/shared';
 import { createRootLogger } from '../log';
 import { Metrics } from '../metrics';
 import { CapturePipeline } from './pipeline';
 
-function pipeline(): CapturePipeline {
-  return new CapturePipeline({ captureLimit: 1024, captureId: () => 'c1', rules: () => [], metrics: new Metrics(), log: createRootLogger('silent') });
+function pipeline(rules: IgnoreRule[] = []): CapturePipeline {
+  return new CapturePipeline({ captureLimit: 1024, captureId: () => 'c1', rules: () => rules, metrics: new Metrics(), log: createRootLogger('silent') });
 }
 
 /** The query names the pipeline reports for one request to `target`. */
@@ -33,5 +33,16 @@ describe('CapturePipeline query names', () => {
     ['/search?', []],
   ])('%s → %j (values never change the names)', (target, names) => {
     expect(reported(pipeline(), target)).toEqual(names);
+  });
+});
+
+describe('CapturePipeline sampling', () => {
+  const json = { 'content-type': 'application/json', 'content-length': '20' };
+
+  it('spends no shape budget on ignored traffic: an ignored endpoint is never sampled, others still are', () => {
+    const capture = pipeline(parseIgnoreRules(['GET POST /db']).rules);
+    expect(capture.sample('GET', '/db?x=1', 200, json, 0)).toBe(false);
+    expect(capture.sample('post', '/db', 201, json, 20)).toBe(false);
+    expect(capture.sample('GET', '/posts', 200, json, 0)).toBe(true);
   });
 });

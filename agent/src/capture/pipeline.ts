@@ -1,6 +1,6 @@
 import { CardinalityLimiter, isIgnored, queryNames, templatePath, type IgnoreRule } from '@spectator/shared';
 import type { Logger } from '../log';
-import type { Metrics } from '../metrics';
+import type { Counter, Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
@@ -64,19 +64,24 @@ export class CapturePipeline implements ExchangeObserver {
   /** Raw query names (values cut off) → the names reported. */
   private readonly queries = new Map<string, readonly string[]>();
   private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
+  /** Counters touched on every interaction, held rather than looked up by name. */
+  private readonly captured: Counter;
+  private readonly unshaped: Counter;
 
   constructor(options: PipelineOptions) {
     this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, ...options };
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler);
+    this.captured = options.metrics.counter('captured_total');
+    this.unshaped = options.metrics.counter('unshaped_total');
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
   }
 
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean, ownsChunks = false): BodyTap {
     const { type, shaped } = classifyContentType(contentType);
     const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped);
+    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped, ownsChunks);
   }
 
   sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {
@@ -86,7 +91,12 @@ export class CapturePipeline implements ExchangeObserver {
       const expectedBytes = requestCopied + (classifyContentType(responseHeaders['content-type']).shaped && length <= limit ? length : 0);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
       if (expectedBytes === 0) return false;
-      const slot = this.sampler.slot(this.captureId(), method.toUpperCase(), this.template(pathOf(target)), status);
+      const upper = method.toUpperCase();
+      const pathname = pathOf(target);
+      // Ignored traffic is dropped when recorded: shaping its bodies would only spend the budget.
+      const rules = this.options.rules();
+      if (rules.length > 0 && isIgnored(rules, upper, pathname)) return false;
+      const slot = this.sampler.slot(this.captureId(), upper, this.template(pathname), status);
       return this.sampler.admit(slot, expectedBytes);
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
@@ -143,7 +153,7 @@ export class CapturePipeline implements ExchangeObserver {
       response: null,
       at: exchange.at,
     };
-    metrics.inc('captured_total');
+    this.captured.inc();
     const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
     const wanted = exchange.sampled && bytes > 0;
     const fits = this.queue.length - this.queueHead < this.options.queueMaxItems && this.queueBytes + bytes <= this.options.queueMaxBytes;
@@ -157,7 +167,7 @@ export class CapturePipeline implements ExchangeObserver {
     // Counted now, without shape work: bodies become media type + flags and their copies are freed.
     observation.request = exchange.request ? summariseBody(exchange.request, false, 0) : null;
     observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
-    if (observation.request?.body.unshaped || observation.response?.body.unshaped) metrics.inc('unshaped_total');
+    if (observation.request?.body.unshaped || observation.response?.body.unshaped) this.unshaped.inc();
     this.add(observation);
   }
 

@@ -35,7 +35,7 @@ describe('ShapeSampler', () => {
 
   it('keeps shape work near its share of wall time under sustained load', () => {
     let now = 0;
-    const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000 }, () => now);
+    const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000, maxPerKeyPerSecond: Infinity }, () => now);
     let spent = 0;
     for (let i = 0; i < 10_000; i++) {
       now += 1; // one request per ms
@@ -75,7 +75,7 @@ describe('ShapeSampler', () => {
   it('charges a fixed overhead per sample, so samples whose timed work is next to nothing still use up the budget', () => {
     let now = 0;
     const admittedWith = (sampleOverheadMs: number) => {
-      const sampler = new ShapeSampler({ budgetShare: 0.01, burstMs: 1, keyWindowMs: 60_000, sampleOverheadMs }, () => now);
+      const sampler = new ShapeSampler({ budgetShare: 0.01, burstMs: 1, keyWindowMs: 60_000, sampleOverheadMs, maxPerKeyPerSecond: Infinity }, () => now);
       let admitted = 0;
       for (let i = 0; i < 1_000; i++) {
         now += 1; // one small request per ms for a second: 10 ms of budget
@@ -90,5 +90,26 @@ describe('ShapeSampler', () => {
     const withOverhead = admittedWith(0.1);
     expect(withOverhead).toBeGreaterThan(80);
     expect(withOverhead).toBeLessThan(130);
+  });
+
+  it('admits at most maxPerKeyPerSecond samples of one key a second, however much budget is left; other keys are not held back', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({ budgetShare: 1, burstMs: 1_000, keyWindowMs: 60_000, maxPerKeyPerSecond: 100 }, () => now);
+    const admittedIn = (template: string, requests: number, stepMs: number) => {
+      let admitted = 0;
+      for (let i = 0; i < requests; i++) {
+        now += stepMs;
+        if (sampler.admit(sampler.slot('c1', 'GET', template, 200), 100)) {
+          sampler.spent(100, 0.001);
+          admitted++;
+        }
+      }
+      return admitted;
+    };
+    // 10,000 requests a second on one endpoint for 3 s: 100 a second shaped, not 10,000.
+    expect(admittedIn('/hot', 30_000, 0.1)).toBeGreaterThanOrEqual(300);
+    expect(admittedIn('/hot', 30_000, 0.1)).toBeLessThanOrEqual(303);
+    // Another endpoint in the same second is shaped in full up to its own limit.
+    expect(admittedIn('/cold', 50, 0)).toBe(50);
   });
 });

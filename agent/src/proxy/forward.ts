@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from '../log';
-import type { Metrics } from '../metrics';
+import type { Counter, Metrics } from '../metrics';
 import type { BodyTap, ExchangeObserver } from '../capture/exchange';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers';
 import { failureBody, upstreamFailure, type UpstreamFailure } from './errors';
@@ -12,6 +12,8 @@ export interface ForwardContext {
   /** `null` when capture is off: the hot path then does nothing but forward. */
   observer: ExchangeObserver | null;
   metrics: Metrics;
+  /** `requests_total`, counted on every request. */
+  requests: Counter;
   log: Logger;
   /** Told about each upstream failure (the probe uses it to notice the upstream going away). */
   onUpstreamFailure(failure: UpstreamFailure): void;
@@ -23,16 +25,17 @@ export interface ForwardContext {
  * copies, and only after the response has ended.
  */
 export function forward(context: ForwardContext, req: IncomingMessage, res: ServerResponse): void {
-  context.metrics.inc('requests_total');
+  context.requests.inc();
   const path = requestPath(req.url);
   if (path === null) {
     answer(res, 400, JSON.stringify({ statusCode: 400, error: 'Bad Request', message: 'request target must be a path or an absolute http URL' }));
     return;
   }
   const observer = context.observer;
-  // Request bodies are copied before the sampling decision (it needs the status); they are usually small.
-  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true) : null;
-  const handler = new ForwardHandler(context, req, res, requestTap);
+  // Request bodies are kept before the sampling decision (it needs the status), without a copy:
+  // node:http's parser gives every body chunk a Buffer of its own.
+  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true, true) : null;
+  const handler = new ForwardHandler(context, observer, req, res, requestTap);
   try {
     context.pool.dispatch(
       {
@@ -63,6 +66,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly context: ForwardContext,
+    /** The observer when the request arrived: a request is observed from start to end, or not at all. */
+    private readonly observer: ExchangeObserver | null,
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly requestTap: BodyTap | null,
@@ -84,7 +89,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.status = statusCode;
     this.responseHeaders = clientResponseHeaders(headers);
-    const observer = this.context.observer;
+    const observer = this.observer;
     if (observer) {
       this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', statusCode, headers, this.requestTap?.copied ?? 0);
       this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
@@ -109,7 +114,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       break;
     }
     this.res.end();
-    const observer = this.context.observer;
+    const observer = this.observer;
     if (!observer) return;
     observer.record({
       captureId: observer.captureId(),
@@ -174,6 +179,11 @@ function hasBody(req: IncomingMessage): boolean {
 function tapRequest(req: IncomingMessage, tap: BodyTap): IncomingMessage {
   if (!tap.copying) return req;
   req.pause();
+  // `read(0)` returns nothing and starts no flow; it only asks for data, which marks the request as
+  // being read. Without it a small body, wholly buffered by the time undici resumes the stream, is
+  // taken for unread, and Node "dumps" the request when the response finishes (removing every
+  // 'data' listener and resuming it): 1.9 µs a request, a CPU profile of POST /posts showed.
+  req.read(0);
   req.on('data', (chunk: Buffer) => tap.write(chunk));
   return req;
 }

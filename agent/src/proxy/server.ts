@@ -36,6 +36,7 @@ export class ProxyServer {
   private readonly server: http.Server | https.Server;
   private readonly pool: Pool;
   private readonly tunnels = new Set<Duplex>();
+  private readonly context: ForwardContext;
   private inFlight = 0;
   private idle: (() => void) | null = null;
 
@@ -53,13 +54,14 @@ export class ProxyServer {
       bodyTimeout: 0,
       ...(upstreamTls ? { connect: upstreamTls } : {}),
     });
-    const context: ForwardContext = {
+    const context: ForwardContext = (this.context = {
       pool: this.pool,
       observer: options.observer,
       metrics: options.metrics,
+      requests: options.metrics.counter('requests_total'),
       log: options.log,
       onUpstreamFailure: options.onUpstreamFailure ?? (() => undefined),
-    };
+    });
     const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.inFlight++;
       res.once('close', () => {
@@ -106,6 +108,11 @@ export class ProxyServer {
   setCredentials(tls: TlsCredentials): void {
     if (!(this.server instanceof https.Server)) throw new Error('the proxy serves plain HTTP');
     this.server.setSecureContext({ cert: tls.cert, key: tls.key });
+  }
+
+  /** Requests from now on are observed by `observer`, or only forwarded (`null`). */
+  setObserver(observer: ExchangeObserver | null): void {
+    this.context.observer = observer;
   }
 
   /** Requests whose response has not finished yet. */
