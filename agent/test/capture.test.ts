@@ -49,6 +49,35 @@ describe('capture', () => {
   });
 });
 
+describe('pausing capture (setCapturing)', () => {
+  it('forwards every request while paused but counts only those that arrived while capture was on', async () => {
+    const upstream = await startUpstream(postsApi());
+    const backend = await FakeBackend.start({ token: 't0k' });
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 't0k', tuning: { flushIntervalMs: 60_000 } });
+    try {
+      const post = async () => {
+        const res = await fetch(`${agent.proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'T', author: 'A' }) });
+        expect(res.status).toBe(201);
+      };
+      await post();
+      agent.setCapturing(false);
+      await post();
+      await post();
+      agent.setCapturing(true);
+      await post();
+      await agent.close();
+      expect(agent.metrics.get('requests_total')).toBe(4);
+      expect(agent.metrics.get('captured_total')).toBe(2);
+      const counted = backend.observations().filter((o) => o.method === 'POST').reduce((sum, o) => sum + o.count, 0);
+      expect(counted).toBe(2);
+    } finally {
+      await agent.close();
+      await upstream.close();
+      await backend.stop();
+    }
+  });
+});
+
 describe('capture of bodies', () => {
   let upstream: TestUpstream;
   let backend: FakeBackend;
