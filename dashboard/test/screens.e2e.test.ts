@@ -106,7 +106,7 @@ describe('dashboard screens (fixture API)', () => {
     expect(await page.locator('.success').textContent()).toContain('version 1.0');
   });
 
-  it('shows a diff side by side with the breaking change marked and the next version on the accept button', async () => {
+  it('shows a diff side by side with the breaking change marked and the next version on the accept button; after accepting, the version made stays (the reload said "No diff")', async () => {
     await page.goto(`${api.url}/#/p/demo/captures/c2/diff?method=PUT&path=%2Fposts%2F%7BpostId%7D`);
     const accept = page.getByRole('button', { name: /Accept changes/ });
     await accept.waitFor();
@@ -117,6 +117,23 @@ describe('dashboard screens (fixture API)', () => {
     // The removed field is highlighted on the documented side.
     await page.locator('.side-by-side tr.changed[data-path="$.author"]').first().waitFor();
     await screenshot(page, 'screens-05-diff');
+
+    // Accepting answers with the version made, and keeps saying so when the commit's own event
+    // reloads the view, which has no diff any more (it said "No diff for this endpoint").
+    api.answer(`POST ${P}/documentation`, { status: 201, body: { proposalId: 'pr-2', versions: [{ endpointId: 'ep-put', method: 'PUT', path: '/posts/{postId}', version: '2.0', previous: '1.0' }] } });
+    api.answer(`GET ${P}/captures/c2/diffs`, { body: [] });
+    const diffsAsked = () => api.requests.filter((r) => r.path === `${P}/captures/c2/diffs`).length;
+    await api.eventSockets(1);
+    await accept.click();
+    const accepted = page.getByRole('status').filter({ hasText: 'Changes accepted' });
+    await accepted.waitFor();
+    const before = diffsAsked();
+    api.emit({ type: 'documentation.committed', endpointIds: ['ep-put'] });
+    await until('the diff view reloaded after the commit', () => diffsAsked() > before);
+    await page.waitForTimeout(200);
+    expect(await accepted.textContent()).toMatch(/PUT\s*\/posts\/\{postId\} is now version 2\.0 \(was 1\.0\)/);
+    expect(await page.getByText('No diff for this endpoint').count()).toBe(0);
+    answerDefaults();
   });
 
   it('shows loading, then an error with Retry, then the empty state', async () => {

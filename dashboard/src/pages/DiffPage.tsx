@@ -36,55 +36,83 @@ export function DiffPage({ captureId, method, path }: { captureId: string; metho
     [api, project, captureId, method, path],
     (e) => (e.type === 'capture.updated' && e.captureId === captureId) || e.type === 'documentation.committed',
   );
+  // Kept here, not in DiffDetail: the commit's own documentation.committed event reloads the view,
+  // which then has no diff, and the answer (which version was made) was replaced by "No diff".
+  const [accepted, setAccepted] = useState<Accepted | null>(null);
+  const shown = accepted && accepted.captureId === captureId && accepted.diff.method === method && accepted.diff.path === path ? accepted : null;
 
   return (
     <div className="page">
       <ReviewHeader captureId={captureId} endpoint={{ method, path }} />
-      <Async resource={view} what="the diff">
-        {({ diff, documented, observed }) =>
-          diff ? (
-            <DiffDetail diff={diff} documented={documented} observed={observed} captureId={captureId} />
-          ) : (
-            <Empty title="No diff for this endpoint in this capture">
-              Its traffic matches the documented behaviour, or the diff was accepted. <a href={routeHref({ page: 'captures', project, captureId })}>Back to review</a>
-            </Empty>
-          )
-        }
-      </Async>
+      {shown ? (
+        <AcceptedNotice accepted={shown} />
+      ) : (
+        <Async resource={view} what="the diff">
+          {({ diff, documented, observed }) =>
+            diff ? (
+              <DiffDetail diff={diff} documented={documented} observed={observed} captureId={captureId} onAccepted={setAccepted} />
+            ) : (
+              <Empty title="No diff for this endpoint in this capture">
+                Its traffic matches the documented behaviour, or the diff was accepted. <a href={routeHref({ page: 'captures', project, captureId })}>Back to review</a>
+              </Empty>
+            )
+          }
+        </Async>
+      )}
     </div>
   );
 }
 
-function DiffDetail({ diff, documented, observed, captureId }: { diff: DiffResponse; documented: EndpointResponse | null; observed: ObservedEndpointResponse | null; captureId: string }) {
+/** What accepting a diff made: the commit's answer and the diff it answered. */
+interface Accepted {
+  captureId: string;
+  result: DocumentationResponse;
+  diff: DiffResponse;
+}
+
+/** The version the accepted changes made (the backend's answer, not the preview of the button). */
+function AcceptedNotice({ accepted: { captureId, result, diff } }: { accepted: Accepted }) {
+  const { project } = useApp();
+  const made = result.versions.find((v) => v.method === diff.method && v.path === diff.path);
+  return (
+    <div className="card success" role="status">
+      <h2>Changes accepted</h2>
+      <p>
+        <EndpointName method={diff.method} path={diff.path} /> is now version <strong>{made?.version ?? acceptedVersion(diff.version, diff.changes) ?? '?'}</strong> (was {diff.version}).
+      </p>
+      <div className="row">
+        <a className="button primary" href={routeHref({ page: 'captures', project, captureId })}>
+          Back to review
+        </a>
+        <a className="button" href={routeHref({ page: 'docs', project, endpointId: diff.endpointId })}>
+          See its documentation
+        </a>
+      </div>
+    </div>
+  );
+}
+
+function DiffDetail({
+  diff,
+  documented,
+  observed,
+  captureId,
+  onAccepted,
+}: {
+  diff: DiffResponse;
+  documented: EndpointResponse | null;
+  observed: ObservedEndpointResponse | null;
+  captureId: string;
+  onAccepted: (accepted: Accepted) => void;
+}) {
   const { api, project } = useApp();
   const { busy, error, run } = useAction();
-  const [accepted, setAccepted] = useState<DocumentationResponse | null>(null);
   const next = acceptedVersion(diff.version, diff.changes);
 
   const accept = async () => {
     const result = await run(() => api.commitDocumentation(project, { captureId, endpoints: [{ method: diff.method, path: diff.path, documentBodies: true }] }));
-    if (result) setAccepted(result);
+    if (result) onAccepted({ captureId, result, diff });
   };
-
-  if (accepted) {
-    const made = accepted.versions.find((v) => v.method === diff.method && v.path === diff.path);
-    return (
-      <div className="card success" role="status">
-        <h2>Changes accepted</h2>
-        <p>
-          <EndpointName method={diff.method} path={diff.path} /> is now version <strong>{made?.version ?? next ?? '?'}</strong> (was {diff.version}).
-        </p>
-        <div className="row">
-          <a className="button primary" href={routeHref({ page: 'captures', project, captureId })}>
-            Back to review
-          </a>
-          <a className="button" href={routeHref({ page: 'docs', project, endpointId: diff.endpointId })}>
-            See its documentation
-          </a>
-        </div>
-      </div>
-    );
-  }
 
   return (
     <>
