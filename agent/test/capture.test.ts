@@ -172,6 +172,33 @@ describe('capture of bodies', () => {
     expect(rows[0]!.request).toEqual({ contentType: 'application/json', shape: fingerprint(inferShape(value)) });
   });
 
+  it('shapes each of many concurrent exchanges from its own bytes, small and multi-chunk bodies alike (chunks are kept, not copied)', async () => {
+    // Bodies are kept by reference on the hot path; were any producer to reuse a chunk's memory for
+    // a later read, a kept body would change under the capture and its shape would come out wrong.
+    const count = 40;
+    const requestValue = (i: number) => ({ [`q${i}`]: 'v'.repeat(i % 2 ? 50 : 150_000), n: i });
+    const responseValue = (i: number) => ({ [`r${i}`]: Array.from({ length: i % 3 ? 2 : 3_000 }, () => ({ id: i, name: 'x'.repeat(40) })) });
+    upstream = await startUpstream((_req, res, body) => {
+      const i = (JSON.parse(body.toString()) as { n: number }).n;
+      sendJson(res, 200, responseValue(i));
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 1, burstMs: 60_000 } } });
+    await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        fetch(`${agent.proxyUrl}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(requestValue(i)) }).then((r) => r.arrayBuffer()),
+      ),
+    );
+    await agent.close();
+    const rows = backend.observations();
+    const pairs = (list: { request: unknown; response: unknown }[]) => list.map((o) => JSON.stringify([o.request, o.response])).sort();
+    const expected = Array.from({ length: count }, (_, i) => ({
+      request: { contentType: 'application/json', shape: fingerprint(inferShape(requestValue(i))) },
+      response: { contentType: 'application/json', shape: fingerprint(inferShape(responseValue(i))) },
+    }));
+    expect(pairs(rows)).toEqual(pairs(expected));
+  });
+
   it('templates identifier-like path segments and keeps query parameter names only', async () => {
     const rows = await observe(
       (_req, res) => sendJson(res, 200, { id: 1 }),

@@ -5,9 +5,10 @@ const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
 
 /**
  * The bytes of one body as seen on the hot path: counted always, kept (up to the capture limit)
- * only when the media type is one we shape. Response chunks are copied: undici hands out views of
- * its socket reads. Request chunks from node:http are kept as they are: its parser copies every body
- * chunk into a Buffer of its own, which nothing else writes to (`ownsChunks`).
+ * only when the media type is one we shape. Chunks are copied unless the producer never writes to
+ * them again (`ownsChunks`): node:http's parser copies every request body chunk into a Buffer of
+ * its own, and undici's response chunks are views of one socket read each, which Node allocates
+ * afresh for every read. Not copying saves a memcpy (100 KB for a 100 KB body) on the hot path.
  */
 export class BodyTap {
   bytes = 0;

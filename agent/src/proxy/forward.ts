@@ -32,8 +32,9 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
     return;
   }
   const observer = context.observer;
-  // Request bodies are kept before the sampling decision (it needs the status), without a copy:
-  // node:http's parser gives every body chunk a Buffer of its own.
+  // Request bodies are kept before the sampling decision (it needs the status). Neither they nor
+  // response bodies are copied: node:http's parser gives every request body chunk a Buffer of its
+  // own, and undici's response chunks are views of a socket read that is never reused.
   const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true, true) : null;
   const handler = new ForwardHandler(context, observer, req, res, requestTap);
   try {
@@ -92,7 +93,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     const observer = this.observer;
     if (observer) {
       this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', statusCode, headers, this.requestTap?.copied ?? 0);
-      this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
+      this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled, true);
     }
     this.res.writeHead(statusCode, statusMessage || undefined, this.responseHeaders);
     // A response without a length may be a stream (server-sent events): its headers go out now,
