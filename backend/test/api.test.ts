@@ -257,6 +257,41 @@ describe('documentation and diffs', () => {
   });
 });
 
+describe('a diff and the version its acceptance makes agree', () => {
+  it('reads a field some interactions of the capture send as optional, as accepting does (the diff said breaking, → 2.0, and accepting made 1.1)', async () => {
+    const agent = await connectTestAgent(backend.url, tokens.agent);
+    const first = helloMessage();
+    await agent.request(first);
+    await agent.request(batchMessage(first.capture.id, [{ method: 'POST', path: '/comments', status: 201, request: { text: 't' }, response: { id: 1, text: 't' } }]));
+    const documented = await backend.api<DocumentationResponse>('POST', '/projects/api/documentation', { captureId: first.capture.id, endpoints: [{ method: 'POST', path: '/comments', documentBodies: true }] });
+    expect(documented.body.versions[0]).toMatchObject({ version: '1.0' });
+
+    // The app restarts; most clients send what is documented, one also sends tags.
+    const second = helloMessage();
+    await agent.request(second);
+    await agent.request(
+      batchMessage(second.capture.id, [
+        { method: 'POST', path: '/comments', status: 201, request: { text: 't' }, response: { id: 2, text: 't' }, count: 2 },
+        { method: 'POST', path: '/comments', status: 201, request: { text: 't', tags: ['x'] }, response: { id: 3, text: 't' } },
+      ]),
+    );
+    await agent.close();
+    const diffs = await backend.api<DiffResponse[]>('GET', `/projects/api/captures/${second.capture.id}/diffs`);
+    expect(diffs.body).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: '/comments',
+        version: '1.0',
+        interactions: 1,
+        breaking: false,
+        changes: [expect.objectContaining({ change: 'added', in: 'request', at: '$.tags', breaking: false, observed: expect.objectContaining({ type: 'array' }) })],
+      }),
+    ]);
+    const accepted = await backend.api<DocumentationResponse>('POST', '/projects/api/documentation', { captureId: second.capture.id, endpoints: [{ method: 'POST', path: '/comments', documentBodies: true }] });
+    expect(accepted.body.versions[0]).toMatchObject({ version: '1.1', previous: '1.0' });
+  });
+});
+
 describe('service endpoints', () => {
   it('reports health, metrics and its own OpenAPI document', async () => {
     expect(await apiCall(backend.url, null, 'GET', '/health')).toEqual({ status: 200, body: { status: 'ok', database: 'ok' } });

@@ -450,10 +450,14 @@ export class CapturesService {
     for (const candidate of wanted) {
       const version = versions.get(candidate.versionId);
       if (version === undefined) continue;
-      const offending = (rowsByEndpoint.get(endpointKeyText(candidate)) ?? []).filter((row) => !this.conformance.conforms(version.id, version, row, shapes));
+      const endpointRows = rowsByEndpoint.get(endpointKeyText(candidate)) ?? [];
+      const offending = endpointRows.filter((row) => !this.conformance.conforms(version.id, version, row, shapes));
       if (candidate.stale) checked.push({ method: candidate.method, path: candidate.path, versionId: candidate.versionId, revision: candidate.revision, differs: offending.length > 0 });
       if (offending.length === 0) continue;
-      const changes = diffEndpoint(version, observedEndpointShapes(offending, shapes));
+      // The changes are read from all of the capture's traffic of the endpoint, as accepting them
+      // documents it: from the offending rows alone, a field only some clients send looked
+      // required (a breaking request change, "→ 2.0") while accepting made it optional (1.1).
+      const changes = diffEndpoint(version, observedEndpointShapes(endpointRows, shapes));
       if (changes.length === 0) continue;
       diffs.push({
         endpointId: candidate.endpointId,
