@@ -71,7 +71,7 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   if (!isShapedMediaType(contentType)) return summaryWithout(contentType, null);
   if (tap.overLimit) return summaryWithout(contentType, 'tooLarge');
   if (!shapeIt || tap.copied < tap.bytes) return summaryWithout(contentType, 'unshaped');
-  // The chunks are the tap's own copies: a body that came in one chunk needs no second copy.
+  // The chunks are the tap's to keep (see BodyTap): a body that came in one chunk needs no second copy.
   const bytes = tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied);
   const decoded = decode(bytes, tap.contentEncoding, limit);
   if (decoded === 'too-large') return summaryWithout(contentType, 'tooLarge');
