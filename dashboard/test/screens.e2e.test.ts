@@ -69,6 +69,16 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').getByText('That token was not accepted for this project.').waitFor();
     await screenshot(page, 'screens-01-signin-refused');
+
+    // A known token the project refuses (403) says why: here an agent token, which said the same "not accepted".
+    api.answer(`GET ${P}/captures`, { status: 403, body: { statusCode: 403, error: 'Forbidden', message: 'this needs a token with scope read; this token has scope agent' } });
+    await page.getByLabel('Token').fill(TOKEN);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('alert')
+      .getByText('That token cannot open this project: this needs a token with scope read; this token has scope agent. An agent token only streams traffic: sign in with a read, write or admin token of the project.')
+      .waitFor();
+    answerDefaults();
   });
 
   it('signs in with the one-click link, drops the token from the address, and opens the newest capture', async () => {

@@ -43,9 +43,12 @@ export function SignInPage({ token: linkToken, project: linkProject, onSignedIn 
       else setChoices(result.choose);
     } catch (caught) {
       const apiError = caught instanceof ApiError ? caught : null;
+      // A 403 knows the token: say why (an agent token, another project's token) instead of a bare no.
       setError(
-        apiError?.status === 401 || apiError?.status === 403
+        apiError?.status === 401
           ? 'That token was not accepted for this project.'
+          : apiError?.status === 403
+            ? `That token cannot open this project: ${apiError.message}.${/scope agent\b/.test(apiError.message) ? ' An agent token only streams traffic: sign in with a read, write or admin token of the project.' : ''}`
           : apiError?.status === 404 && project.trim()
             ? `No project "${project.trim()}" for this token.`
             : (caught as Error).message,
