@@ -87,9 +87,10 @@ async function main(kind: string, target: string): Promise<string> {
         const match = /^capture (on|off)$/.exec(line.trim());
         if (!match) return;
         agent.setCapturing(match[1] === 'on');
-        // Where the switch fell: requests so far, CPU µs so far (all threads), ms on this process's clock.
+        // Where the switch fell: requests and shaped samples so far, CPU µs so far (all threads), ms on this process's clock.
         const cpu = process.cpuUsage();
-        process.stdout.write(`${JSON.stringify({ capture: match[1], requests: agent.metrics.get('requests_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`);
+        const { metrics } = agent;
+        process.stdout.write(`${JSON.stringify({ capture: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`);
       });
       return agent.proxyUrl;
     }

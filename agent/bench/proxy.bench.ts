@@ -15,7 +15,7 @@
  *
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (6, 2);
  * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`: seconds per scenario and ms per capture switch of the
- * capture-cost part (30, 250);
+ * capture-cost part (45, 250);
  * `BENCH_PART=paired`: the capture-cost part alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -26,7 +26,7 @@ import autocannon from 'autocannon';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 30);
+const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 45);
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 250);
 const ONLY_PAIRED = process.env.BENCH_PART === 'paired';
 const POST_BODY = JSON.stringify({ title: 'Hello from the bench', author: 'Ann' });
@@ -86,7 +86,7 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
         return; // a contender's own output
       }
       if (message.admin) party.admin = message.admin;
-      if (message.capture) party.switched?.({ requests: message.requests ?? NaN, cpu: message.cpu ?? NaN, at: message.at ?? NaN });
+      if (message.capture) party.switched?.({ requests: message.requests ?? NaN, shaped: message.shaped ?? NaN, cpu: message.cpu ?? NaN, at: message.at ?? NaN });
       if (message.url) {
         party.url = message.url;
         resolve();
@@ -213,9 +213,10 @@ function summariseRatios(ratios: number[]): RatioSummary {
 
 const showRatio = (r: RatioSummary) => `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
-/** Where a capture switch fell in the agent: requests so far, CPU µs so far, its clock in ms. */
+/** Where a capture switch fell in the agent: requests and shaped samples so far, CPU µs so far, its clock in ms. */
 interface SwitchPoint {
   requests: number;
+  shaped: number;
   cpu: number;
   at: number;
 }
@@ -250,8 +251,9 @@ async function measureCaptureCost(agent: Party): Promise<string[]> {
     const windows = points.slice(0, -1).map((start, i) => {
       const end = points[i + 1]!;
       const requests = end.requests - start.requests;
-      return { on: start.on, rps: (requests * 1000) / (end.at - start.at), cpu: (end.cpu - start.cpu) / Math.max(1, requests) };
+      return { on: start.on, rps: (requests * 1000) / (end.at - start.at), cpu: (end.cpu - start.cpu) / Math.max(1, requests), shaped: (end.shaped - start.shaped) / Math.max(1, requests) };
     });
+    const shapedShare = median(windows.filter((w) => w.on).map((w) => w.shaped));
     const rps: number[] = [];
     const cpu: number[] = [];
     const sameCode: number[] = [];
@@ -266,7 +268,7 @@ async function measureCaptureCost(agent: Party): Promise<string[]> {
     }
     const onOff = summariseRatios(rps);
     const aa = summariseRatios(sameCode);
-    console.log(`  ${scenario.name}: ${rps.length} groups`);
+    console.log(`  ${scenario.name}: ${rps.length} groups; ${fmt(shapedShare * 100, 1)}% of requests shaped while capture is on (median of windows)`);
     console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(cpu))}`);
     console.log(`    A/A: off ÷ off again: req/s ${showRatio(aa)}`);
     const verdict = !onOff.interval ? 'not settled (too few groups)' : onOff.interval[0] >= 0.9 ? 'met, settled' : onOff.interval[1] < 0.9 ? 'MISSED, settled' : 'not settled';
