@@ -301,6 +301,16 @@ describe('service endpoints', () => {
     const openapi = await apiCall<{ openapi: string; paths: Record<string, unknown> }>(backend.url, null, 'GET', '/api/docs/openapi.json');
     expect(openapi.status).toBe(200);
     expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/api/v1/projects', '/api/v1/projects/{p}/documentation']));
+    // Every template variable of a path is declared once as a path parameter ({p} was missing everywhere).
+    const undeclared: string[] = [];
+    for (const [route, operations] of Object.entries(openapi.body.paths as Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const declared = (operation.parameters ?? []).filter((parameter) => parameter.in === 'path').map((parameter) => parameter.name);
+        const variables = [...route.matchAll(/\{(\w+)\}/g)].map((match) => match[1]);
+        if (JSON.stringify([...declared].sort()) !== JSON.stringify([...variables].sort())) undeclared.push(`${method.toUpperCase()} ${route}: ${declared.join(',')}`);
+      }
+    }
+    expect(undeclared).toEqual([]);
     const page = await fetch(`${backend.url}/api/docs`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<html');

@@ -1,5 +1,6 @@
 import { type CanActivate, createParamDecorator, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { ApiParam } from '@nestjs/swagger';
 import { scopeAllows, type TokenScope } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
 import { DomainError, ErrorCode } from '../common/errors';
@@ -62,12 +63,26 @@ export function ensureScope(principal: Principal, needed: TokenScope): void {
   }
 }
 
-/** The project resolved by the guard for a `/projects/{p}` route. */
-export const CurrentProject = createParamDecorator((_data: unknown, context: ExecutionContext): ProjectEntity => {
-  const project = context.switchToHttp().getRequest<AuthenticatedRequest>().project;
-  if (!project) throw new Error('CurrentProject used on a route without {p}');
-  return project;
-});
+/**
+ * The project resolved by the guard for a `/projects/{p}` route. It also declares the path
+ * parameter `p` in the service's own OpenAPI document (`/api/docs`): the guard reads it, not a
+ * `@Param`, so without this every `{p}` route was described without its parameter (an invalid
+ * document, and a "Try it out" that could not call them).
+ */
+export const CurrentProject = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): ProjectEntity => {
+    const project = context.switchToHttp().getRequest<AuthenticatedRequest>().project;
+    if (!project) throw new Error('CurrentProject used on a route without {p}');
+    return project;
+  },
+  [
+    (target: object, key: string | symbol | undefined) => {
+      if (key === undefined) return;
+      const descriptor = Object.getOwnPropertyDescriptor(target, key);
+      if (descriptor) ApiParam({ name: 'p', description: 'the project slug', schema: { type: 'string' } })(target, key, descriptor);
+    },
+  ],
+);
 
 /** The authenticated caller. */
 export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
