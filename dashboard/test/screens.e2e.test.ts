@@ -232,6 +232,8 @@ describe('dashboard screens (fixture API)', () => {
     expect(await table.locator('thead th.endpoint-col').count()).toBe(100);
     expect(await table.locator('td.cell-na').count()).toBeGreaterThan(0);
     expect(await table.locator('td.cell-drift').count()).toBeGreaterThan(0);
+    // The legend names each kind of cell, the amber 'behind the latest' one too.
+    expect(await page.locator('.legend').textContent()).toBe('1.1 latest documented · 1.0 behind the latest · N/A never seen there · ⚠ drift traffic matches no version');
     expect(await table.locator('tbody tr').first().locator('th').textContent()).toContain('CI · PR #100');
 
     const scroller = page.locator('.matrix-scroll');

@@ -51,7 +51,9 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
         </nav>
         <input type="search" aria-label="Filter endpoints" placeholder="Filter endpoints…" value={endpointFilter} onChange={(e) => setEndpointFilter(e.target.value)} />
         <span className="legend muted">
-          <span className="cell-na">N/A</span> never seen there · <span className="cell-drift">⚠ drift</span> traffic matches no version
+          {/* Every colour of a cell is named here: an amber 1.0 read as a warning nobody explained. */}
+          <span className="cell-latest">1.1</span> latest documented · <span className="cell-behind">1.0</span> behind the latest · <span className="cell-na">N/A</span> never seen there ·{' '}
+          <span className="cell-drift">⚠ drift</span> traffic matches no version
         </span>
       </div>
       <Async resource={matrix} what="the versions table">
