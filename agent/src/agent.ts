@@ -4,12 +4,12 @@ import type http from 'node:http';
 import type { AgentEnvironment, WireCapture } from '@spectator/shared';
 import { createAdminServer, listen } from './admin';
 import { CommandSupervisor } from './command';
-import { DEFAULT_CAPTURE_LIMIT, parseBackend, parseHostPort, parseUpstream, type AgentConfig, type HostPort } from './config';
+import { DEFAULT_CAPTURE_LIMIT, DEFAULT_SHAPE_BUDGET, parseBackend, parseHostPort, parseUpstream, type AgentConfig, type HostPort } from './config';
 import { Captures } from './capture/captures';
 import { CapturePipeline } from './capture/pipeline';
 import { UpstreamProbe } from './capture/probe';
 import { IgnoreRules } from './capture/rules';
-import type { SamplerOptions } from './capture/sampler';
+import { samplerOptionsForBudget, type SamplerOptions } from './capture/sampler';
 import { createRootLogger, type Logger } from './log';
 import { Metrics } from './metrics';
 import { ProxyServer } from './proxy/server';
@@ -143,7 +143,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           backlogRows: tuning.batchRows,
           queueMaxItems: tuning.queueMaxItems,
           queueMaxBytes: tuning.queueMaxBytes,
-          sampler: tuning.sampler,
+          sampler: { ...samplerOptionsForBudget(options.shapeBudget ?? DEFAULT_SHAPE_BUDGET), ...tuning.sampler },
           onBacklog: () => {
             if (flushQueued) return;
             flushQueued = true;

@@ -1,4 +1,4 @@
-import { ConfigError, OPTIONS, helpText, parseAgentConfig, parseByteSize, parseHostPort } from './config';
+import { ConfigError, OPTIONS, helpText, parseAgentConfig, parseByteSize, parseHostPort, parsePercent } from './config';
 
 const base = ['--upstream', 'http://127.0.0.1:3000'];
 
@@ -14,6 +14,7 @@ describe('parseAgentConfig', () => {
       admin: null,
       spoolDir: null,
       captureLimit: 1024 * 1024,
+      shapeBudget: 2,
       tls: null,
       upstreamCaPath: null,
       command: null,
@@ -44,6 +45,7 @@ describe('parseAgentConfig', () => {
       SPECTATOR_ADMIN: '4001',
       SPECTATOR_SPOOL: '/var/spool',
       SPECTATOR_CAPTURE_LIMIT: '512k',
+      SPECTATOR_SHAPE_BUDGET: '100',
       SPECTATOR_LOG_LEVEL: 'warn',
       SPECTATOR_TLS_CERT: '/tls/tls.crt',
       SPECTATOR_TLS_KEY: '/tls/tls.key',
@@ -57,6 +59,7 @@ describe('parseAgentConfig', () => {
       admin: { host: '0.0.0.0', port: 4001 },
       spoolDir: '/var/spool',
       captureLimit: 512 * 1024,
+      shapeBudget: 100,
       tls: { certPath: '/tls/tls.crt', keyPath: '/tls/tls.key' },
       upstreamCaPath: '/tls/ca.crt',
       logLevel: 'warn',
@@ -83,7 +86,7 @@ describe('parseAgentConfig', () => {
   it('names every problem in one error', () => {
     let error: unknown;
     try {
-      parseAgentConfig(['--listen', 'x:y', '--upstream', 'http://a/path', '--backend', 'http://b', '--env', 'production', '--pr', 'abc', '--capture-limit', '1g', '--admin', '70000', '--tls-cert', '/tls/tls.crt', '--nope', 'stray', '--spool'], {});
+      parseAgentConfig(['--listen', 'x:y', '--upstream', 'http://a/path', '--backend', 'http://b', '--env', 'production', '--pr', 'abc', '--capture-limit', '1g', '--shape-budget', '150', '--admin', '70000', '--tls-cert', '/tls/tls.crt', '--nope', 'stray', '--spool'], {});
     } catch (err) {
       error = err;
     }
@@ -99,6 +102,7 @@ describe('parseAgentConfig', () => {
       '--build (SPECTATOR_BUILD): required for --env production (production is identified by build)',
       '--admin (SPECTATOR_ADMIN): "70000" is not host:port, :port or a port number 0-65535',
       '--capture-limit (SPECTATOR_CAPTURE_LIMIT): "1g" is not a size in bytes (e.g. 1048576, 512k, 1m)',
+      '--shape-budget (SPECTATOR_SHAPE_BUDGET): "150" is not a percentage from 0 to 100',
       '--tls-key (SPECTATOR_TLS_KEY): required with --tls-cert',
     ]);
     expect((error as Error).message).toContain('invalid agent configuration');
@@ -126,4 +130,13 @@ describe('parsers', () => {
   ])('byte size %s', (text, bytes) => expect(parseByteSize(text)).toBe(bytes));
 
   it('refuses a capture limit above 64m', () => expect(() => parseByteSize('65m')).toThrow('above the maximum'));
+
+  it.each([
+    ['2', 2],
+    ['0.5', 0.5],
+    ['100%', 100],
+    ['0', 0],
+  ])('percentage %s', (text, percent) => expect(parsePercent(text)).toBe(percent));
+
+  it.each(['-1', '101', 'half', '', '1e2'])('refuses %j as a percentage', (text) => expect(() => parsePercent(text)).toThrow('is not a percentage from 0 to 100'));
 });

@@ -18,6 +18,11 @@ export interface AgentConfig {
   spoolDir: string | null;
   /** Bytes of each body copied for shape work. Default 1 MiB; 0 counts interactions without looking at bodies. */
   captureLimit: number;
+  /**
+   * Percent of one CPU core shape work may use beyond each endpoint and status's guaranteed sample
+   * (one every 10 s). Default 2; 100 shapes every interaction whatever the load; 0 only the guaranteed ones.
+   */
+  shapeBudget: number;
   /** PEM files for serving the proxy over HTTPS (reloaded when they change), or `null` for plain HTTP. */
   tls: TlsFiles | null;
   /** PEM CA certificate(s) trusted for an https:// upstream besides the system's, or `null`. */
@@ -39,10 +44,11 @@ export interface HostPort {
 }
 
 export const DEFAULT_CAPTURE_LIMIT = 1024 * 1024;
+export const DEFAULT_SHAPE_BUDGET = 2;
 const MAX_CAPTURE_LIMIT = 64 * 1024 * 1024;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'tlsCert' | 'tlsKey' | 'upstreamCa' | 'logLevel';
+type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'shapeBudget' | 'tlsCert' | 'tlsKey' | 'upstreamCa' | 'logLevel';
 
 interface OptionSpec {
   key: OptionKey;
@@ -66,6 +72,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'admin', flag: '--admin', envVar: 'SPECTATOR_ADMIN', value: '<[host:]port>', help: 'Admin port serving /healthz, /readyz and Prometheus /metrics. Default: none.' },
   { key: 'spool', flag: '--spool', envVar: 'SPECTATOR_SPOOL', value: '<dir>', help: 'Keep unacknowledged batches on disk here so an agent restart resends them. Default: memory only.' },
   { key: 'captureLimit', flag: '--capture-limit', envVar: 'SPECTATOR_CAPTURE_LIMIT', value: '<bytes>', help: 'Bytes of each JSON body copied for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. 0 = count only.' },
+  {
+    key: 'shapeBudget',
+    flag: '--shape-budget',
+    envVar: 'SPECTATOR_SHAPE_BUDGET',
+    value: '<percent>',
+    help: 'Share of one CPU core that shape work may use under load, beyond one sample per endpoint and status every 10 s. Default 2. 100 shapes every interaction whatever the load (a CI run that must see every body variant); 0 only the guaranteed samples.',
+  },
   { key: 'tlsCert', flag: '--tls-cert', envVar: 'SPECTATOR_TLS_CERT', value: '<path>', help: 'PEM certificate chain: the proxy serves HTTPS with it (and --tls-key); both files are re-read when they change. Default: plain HTTP.' },
   { key: 'tlsKey', flag: '--tls-key', envVar: 'SPECTATOR_TLS_KEY', value: '<path>', help: 'PEM private key for --tls-cert.' },
   { key: 'upstreamCa', flag: '--upstream-ca', envVar: 'SPECTATOR_UPSTREAM_CA', value: '<path>', help: 'PEM CA certificate(s) to trust for an https:// upstream, besides the system ones (e.g. an in-cluster CA).' },
@@ -131,6 +144,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   if ((kind === 'staging' || kind === 'production') && build === undefined) problems.push(`${named('build')}: required for --env ${kind} (${kind} is identified by build)`);
   const admin = check('admin', (text) => parseHostPort(text, '0.0.0.0'), null);
   const captureLimit = check('captureLimit', parseByteSize, DEFAULT_CAPTURE_LIMIT);
+  const shapeBudget = check('shapeBudget', parsePercent, DEFAULT_SHAPE_BUDGET);
   const logLevel = check('logLevel', (text) => oneOf(text, LOG_LEVELS), 'info');
   const [certPath, keyPath] = [nonEmpty(raw('tlsCert')), nonEmpty(raw('tlsKey'))];
   if ((certPath === undefined) !== (keyPath === undefined)) problems.push(`${named(certPath === undefined ? 'tlsCert' : 'tlsKey')}: required with ${certPath === undefined ? '--tls-key' : '--tls-cert'}`);
@@ -146,6 +160,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     admin,
     spoolDir: raw('spool') ?? null,
     captureLimit,
+    shapeBudget,
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : null,
     upstreamCaPath: nonEmpty(raw('upstreamCa')) ?? null,
     command,
@@ -255,6 +270,14 @@ export function parseByteSize(text: string): number {
   const bytes = Number(match[1]) * (unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1);
   if (bytes > MAX_CAPTURE_LIMIT) throw new Error(`"${text}" is above the maximum of 64m`);
   return bytes;
+}
+
+/** A percentage from 0 to 100 (a decimal point allowed, a `%` sign too). */
+export function parsePercent(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*%?$/.exec(text.trim());
+  const percent = match ? Number(match[1]) : NaN;
+  if (!(percent >= 0 && percent <= 100)) throw new Error(`"${text}" is not a percentage from 0 to 100`);
+  return percent;
 }
 
 function oneOf<T extends string>(text: string, allowed: readonly T[]): T {

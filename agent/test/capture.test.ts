@@ -274,6 +274,27 @@ describe('sampling under load', () => {
     expect(backend.observations().some((o) => o.response?.unshaped)).toBe(true);
     expect(agent.metrics.get('unshaped_total') + agent.metrics.get('shaped_total')).toBe(80);
   });
+
+  it('shapes every interaction of a burst with --shape-budget 100, and only a few with --shape-budget 0', async () => {
+    const big = { items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `n${i}`, tags: ['a', 'b'], nested: { ok: true, score: i / 3 } })) };
+    const upstream = await startUpstream((_req, res) => sendJson(res, 200, big));
+    const backend = await FakeBackend.start();
+    const burst = async (shapeBudget: number) => {
+      const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget, tuning: { flushIntervalMs: 60_000 } });
+      await Promise.all(Array.from({ length: 300 }, () => fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer())));
+      await agent.close();
+      return { shaped: agent.metrics.get('shaped_total'), unshaped: agent.metrics.get('unshaped_total') };
+    };
+    try {
+      // 300 bodies of 20 KB at once: budget 0 never refills, so beyond the first saved-up 20 ms
+      // (some tens of samples) they are counted unshaped, however long the burst takes.
+      expect((await burst(0)).unshaped).toBeGreaterThan(150);
+      expect(await burst(100)).toEqual({ shaped: 300, unshaped: 0 });
+    } finally {
+      await upstream.close();
+      await backend.stop();
+    }
+  });
 });
 
 function rawGet(url: string): Promise<Buffer> {

@@ -42,7 +42,7 @@ describe('deploy/github-actions.yml', () => {
 
   it('starts the app behind the agent as a CI run of the pull request, in the background', () => {
     const start = steps[stepRunning('-- npm start')]!.run!;
-    expect(start).toContain('spectator-agent --env ci --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }} -- npm start');
+    expect(start).toContain('spectator-agent --env ci --shape-budget 100 --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }} -- npm start');
     expect(start).toMatch(/-- npm start[^\n]*&\n/);
     // It waits for the agent's readiness on the admin address the job sets, and gives up.
     expect(start).toContain('http://$SPECTATOR_ADMIN/readyz');

@@ -26,6 +26,14 @@ export interface SamplerOptions {
   maxPerKeyPerSecond: number;
 }
 
+/**
+ * Sampler options for a shape budget in percent of one core (`--shape-budget`). 100 lifts the time
+ * budget and the per-key cap: every interaction is shaped (the queue's bounds still hold).
+ */
+export function samplerOptionsForBudget(percent: number): Partial<SamplerOptions> {
+  return percent >= 100 ? { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity } : { budgetShare: percent / 100 };
+}
+
 /** When one key (capture, method, template, status) was last shaped; looked up once per interaction. */
 export interface SampleSlot {
   lastShaped: number;
