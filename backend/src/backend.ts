@@ -12,7 +12,7 @@ import { TokensService } from './auth/tokens.service';
 import { type BackendOptions, parseConfig } from './config/config';
 import { requireJsonBodies } from './common/content-type';
 import { createRootLogger, PinoNestLogger } from './common/logger';
-import { createValidationPipe } from './common/validation';
+import { createValidationPipe, RejectNulCharacters } from './common/validation';
 import { createDataSource } from './database/data-source';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateUp } from './database/migrate';
@@ -108,7 +108,7 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
   // YAML bodies arrive as text (the OpenAPI import reads them).
   app.useBodyParser('text', { limit: '2mb', type: YAML_MEDIA_TYPES });
   app.setGlobalPrefix('api/v1', { exclude: ['metrics'] });
-  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalPipes(new RejectNulCharacters(), createValidationPipe());
   app.disable('x-powered-by');
 
   const document = SwaggerModule.createDocument(

@@ -147,6 +147,20 @@ describe('bad input answers 400 naming the field, never 500', () => {
       /^endpoints\[1\] repeats POST \/posts$/,
     ],
     ['bad endpoint id', 'GET', () => '/projects/api/endpoints/xyz/versions', undefined, /^id must be a UUID$/],
+    // A value of another type is told its type only (`?limit=abc` listed the bounds too).
+    ['a limit that is not a number', 'GET', () => '/projects/api/proposals?limit=abc', undefined, /^limit must be an integer number$/],
+    // PostgreSQL keeps no NUL in text or jsonb: each of these answered 500.
+    ['a NUL in a token name', 'POST', () => '/projects/api/tokens', { name: 'ci\u0000', scope: 'read' }, /^name must not contain NUL characters$/],
+    [
+      'a NUL in a planned description',
+      'POST',
+      () => '/projects/api/proposals',
+      { title: 't', endpoints: [{ method: 'GET', path: '/x', description: 'a\u0000b', responses: [{ status: 200, contentType: 'application/json' }] }] },
+      /^endpoints\[0\]\.description must not contain NUL characters$/,
+    ],
+    ['a NUL in a schema field name', 'POST', () => '/projects/api/proposals', { title: 't', endpoints: [{ method: 'GET', path: '/x', responses: [{ status: 200, contentType: 'application/json', schema: { type: 'object', properties: { 'a\u0000': { type: 'string' } } } }] }] }, /^endpoints\[0\]\.responses\[0\]\.schema\.properties\.a. must not contain NUL characters$/],
+    ['a NUL in a query value', 'GET', () => '/projects/api/evidence?environment=ci&pullRequest=%00', undefined, /^pullRequest must not contain NUL characters$/],
+    ['a NUL in an observed path', 'GET', () => `/projects/api/captures/${captureId}/observed?method=GET&path=/po%00sts`, undefined, /^path must not contain NUL characters$/],
   ];
 
   it.each(cases)('%s', async (_name, method, route, body, message) => {
