@@ -124,6 +124,8 @@ describe('dashboard screens (fixture API)', () => {
     const breakingRow = page.locator('.changes-table tr.breaking');
     expect(await breakingRow.textContent()).toMatch(/201 response.*\$\.author.*removed.*String.*—.*breaking/);
     expect(await page.locator('.changes-table tr').filter({ hasText: 'page' }).textContent()).toMatch(/Query parameter.*page.*added.*non-breaking/i);
+    // Both sides of an optionality change have the same type; the optional side says so.
+    expect(await page.locator('.changes-table tbody tr').filter({ hasText: '$.title' }).locator('td').allTextContents()).toEqual(['Request body', '$.title', 'now optional', 'String', 'String, optional', 'non-breaking']);
     // The removed field is highlighted on the documented side.
     await page.locator('.side-by-side tr.changed[data-path="$.author"]').first().waitFor();
     await screenshot(page, 'screens-05-diff');

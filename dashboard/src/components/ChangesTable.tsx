@@ -25,8 +25,15 @@ export function ChangesTable({ changes, sides = ['Documented', 'Observed'] }: { 
                 <code>{change.at}</code>
               </td>
               <td>{change.change}</td>
-              <td className="documented">{describe(change.documented)}</td>
-              <td className="observed">{describe(change.observed)}</td>
+              {/* The two sides of an optionality change have one type: say which side is optional ("now optional" read String | String). */}
+              <td className="documented">
+                {describe(change.documented)}
+                {change.change === 'now required' && ', optional'}
+              </td>
+              <td className="observed">
+                {describe(change.observed)}
+                {change.change === 'now optional' && ', optional'}
+              </td>
               <td>
                 <BreakingBadge breaking={change.breaking} />
               </td>

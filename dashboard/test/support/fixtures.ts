@@ -73,6 +73,7 @@ export const postDiff: DiffResponse = {
     { change: 'added', in: 'request', at: '$.body', observed: { type: 'string' }, breaking: false },
     { change: 'removed', in: 'response', status: 201, at: '$.author', documented: { type: 'string' }, breaking: true },
     { change: 'added', in: 'query', at: 'page', breaking: false },
+    { change: 'now optional', in: 'request', at: '$.title', documented: { type: 'string' }, observed: { type: 'string' }, breaking: false },
   ],
 };
 
