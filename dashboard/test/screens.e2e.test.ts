@@ -139,6 +139,8 @@ describe('dashboard screens (fixture API)', () => {
     await accept.click();
     const accepted = page.getByRole('status').filter({ hasText: 'Changes accepted' });
     await accepted.waitFor();
+    // The proposal it makes is titled as an acceptance, not "Document PUT /posts/{postId}" like a first commit.
+    expect(api.requests.filter((r) => r.method === 'POST' && r.path === `${P}/documentation`).at(-1)?.body).toMatchObject({ message: 'Accept changes to PUT /posts/{postId} (was 1.0)' });
     const before = diffsAsked();
     api.emit({ type: 'documentation.committed', endpointIds: ['ep-put'] });
     await until('the diff view reloaded after the commit', () => diffsAsked() > before);

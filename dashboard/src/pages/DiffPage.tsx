@@ -110,7 +110,10 @@ function DiffDetail({
   const next = acceptedVersion(diff.version, diff.changes);
 
   const accept = async () => {
-    const result = await run(() => api.commitDocumentation(project, { captureId, endpoints: [{ method: diff.method, path: diff.path, documentBodies: true }] }));
+    // The message titles the proposal: without it, accepting was titled "Document POST /posts" like the
+    // first commit. No version in it: the backend decides that (the button's is a preview).
+    const message = `Accept changes to ${diff.method} ${diff.path} (was ${diff.version})`;
+    const result = await run(() => api.commitDocumentation(project, { captureId, endpoints: [{ method: diff.method, path: diff.path, documentBodies: true }], message }));
     if (result) onAccepted({ captureId, result, diff });
   };
 
