@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { AppModule } from './app.module';
 import { TokensService } from './auth/tokens.service';
 import { type BackendOptions, parseConfig } from './config/config';
+import { apiVersionHint } from './common/api-not-found';
 import { requireJsonBodies } from './common/content-type';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { createValidationPipe, RejectNulCharacters } from './common/validation';
@@ -103,6 +104,7 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
     });
     next();
   });
+  app.use('/api', apiVersionHint);
   app.use(requireJsonBodies(YAML_MEDIA_TYPES));
   app.useBodyParser('json', { limit: '2mb' });
   // YAML bodies arrive as text (the OpenAPI import reads them).

@@ -196,6 +196,10 @@ describe('bad input answers 400 naming the field, never 500', () => {
     expect((await backend.api('GET', `/projects/api/captures/${randomUUID()}/undocumented`)).status).toBe(404);
     expect((await backend.api('GET', `/projects/api/endpoints/${randomUUID()}/versions`)).status).toBe(404);
     expect((await backend.api('GET', '/projects/api/nothing-here')).status).toBe(404);
+    // A path under /api without the version is told where the API is, as JSON (it got an HTML page).
+    const unversioned = await fetch(`${backend.url}/api/projects?limit=1`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+    expect(unversioned.status).toBe(404);
+    expect(await unversioned.json()).toEqual({ statusCode: 404, error: 'Not Found', message: 'Cannot GET /api/projects: the management API is under /api/v1 (e.g. /api/v1/projects)' });
     expect(await backend.api('POST', '/projects', { slug: 'api', name: 'again' })).toMatchObject({ status: 409, body: { error: 'Conflict', message: 'slug api is already taken' } });
   });
 });
