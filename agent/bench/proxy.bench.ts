@@ -2,8 +2,8 @@
  * `npm run bench -w @spectator/agent`: throughput and added latency of the agent against direct
  * access and other Node proxies, measured side by side in one run. Every contender runs in its own
  * process; cells are interleaved (round → scenario → contender) so drift in machine load hits all
- * contenders alike; figures are medians over rounds. Latency percentiles come from every response
- * time autocannon reports (sub-millisecond, unlike its own millisecond histogram).
+ * contenders alike; figures are medians over rounds. The load comes from wrk when it is installed,
+ * else autocannon (`BENCH_LOADGEN` chooses); latency percentiles are sub-millisecond either way.
  *
  * The capture cost (capture on against capture off) is too small for that table to decide: cells of
  * 3 s swing ±20 % on two cores shared by three busy processes, and two processes of the same code
@@ -18,8 +18,9 @@
  * capture-cost part (45, 250);
  * `BENCH_PART=paired`: the capture-cost part alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
@@ -124,14 +125,27 @@ function cpuOf(pid: number | undefined): { all: number; main: number } {
   }
 }
 
-/** One autocannon run against a party; percentiles from every response time; its CPU time per request (all threads and main thread). */
-async function measure(party: Party, scenario: Scenario, seconds: number): Promise<Cell> {
-  const url = party.url;
-  const pid = party.child?.pid;
-  const cpuBefore = cpuOf(pid);
+/** What one load run saw: requests answered, over how long, latency percentiles (ms), errors. */
+interface Load {
+  requests: number;
+  seconds: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+/**
+ * The load generator: wrk when it is installed (C, one thread: it leaves far more of the two cores
+ * to the contenders than autocannon, whose JavaScript competed with them), else autocannon.
+ * `BENCH_LOADGEN=wrk|autocannon` chooses.
+ */
+const LOADGEN: 'wrk' | 'autocannon' = process.env.BENCH_LOADGEN === 'autocannon' || process.env.BENCH_LOADGEN === 'wrk' ? process.env.BENCH_LOADGEN : spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
+
+/** autocannon; percentiles from every response time it reports (sub-millisecond, unlike its own millisecond histogram). */
+async function loadWithAutocannon(url: string, scenario: Scenario, seconds: number): Promise<Load> {
   const times: number[] = [];
   const instance = autocannon({
-    url: `${url}${scenario.path}`,
+    url,
     connections: scenario.connections,
     duration: seconds,
     method: scenario.method,
@@ -141,11 +155,63 @@ async function measure(party: Party, scenario: Scenario, seconds: number): Promi
   const result = await instance;
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  const requests = Math.max(1, result.requests.total);
+  return { requests: result.requests.total, seconds: result.duration || seconds, p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx };
+}
+
+let postScriptPath: string | null = null;
+
+/** wrk's Lua script for `POST /posts` with the bench's JSON body (written once). */
+function postScript(): string {
+  if (postScriptPath) return postScriptPath;
+  postScriptPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-bench-')), 'post.lua');
+  fs.writeFileSync(postScriptPath, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(POST_BODY)}\nwrk.headers["Content-Type"] = "application/json"\n`);
+  return postScriptPath;
+}
+
+/** A wrk duration or latency (`850.00us`, `1.20ms`, `2.00s`, `1.00m`) in ms. */
+function wrkMs(value: string, unit: string): number {
+  return Number(value) * ({ us: 0.001, ms: 1, s: 1_000, m: 60_000 } as Record<string, number>)[unit]!;
+}
+
+/** wrk, one thread; percentiles from its `--latency` distribution (µs resolution). */
+async function loadWithWrk(url: string, scenario: Scenario, seconds: number): Promise<Load> {
+  const args = ['-t1', `-c${scenario.connections}`, `-d${seconds}s`, '--latency', ...(scenario.method === 'POST' ? ['-s', postScript()] : []), url];
+  const output = await new Promise<string>((resolve, reject) =>
+    execFile('wrk', args, { timeout: (seconds + 30) * 1_000 }, (err, stdout) => (err ? reject(new Error(`wrk ${args.join(' ')}: ${err.message}`)) : resolve(stdout))),
+  );
+  const total = /(\d+) requests in ([\d.]+)(us|ms|s|m)\b/.exec(output);
+  const percentile = (q: number) => {
+    const match = new RegExp(`^\\s+${q}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(output);
+    return match ? wrkMs(match[1]!, match[2]!) : NaN;
+  };
+  const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output);
+  const non2xx = Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0);
+  if (!total) throw new Error(`wrk printed no request count:\n${output}`);
+  return {
+    requests: Number(total[1]),
+    seconds: wrkMs(total[2]!, total[3]!) / 1_000,
+    p50: percentile(50),
+    p99: percentile(99),
+    errors: non2xx + (socketErrors ? socketErrors.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0),
+  };
+}
+
+/** One load run against a party (wrk or autocannon, see LOADGEN), with its CPU time per request (all threads and main thread). */
+async function measure(party: Party, scenario: Scenario, seconds: number): Promise<Cell> {
+  const pid = party.child?.pid;
+  const cpuBefore = cpuOf(pid);
+  const url = `${party.url}${scenario.path}`;
+  const load = LOADGEN === 'wrk' ? await loadWithWrk(url, scenario, seconds) : await loadWithAutocannon(url, scenario, seconds);
   const cpuAfter = cpuOf(pid);
-  const cpuPerRequest = (cpuAfter.all - cpuBefore.all) / requests;
-  const mainPerRequest = (cpuAfter.main - cpuBefore.main) / requests;
-  return { rps: result.requests.total / (result.duration || seconds), p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx, cpuPerRequest, mainPerRequest };
+  const requests = Math.max(1, load.requests);
+  return {
+    rps: load.requests / load.seconds,
+    p50: load.p50,
+    p99: load.p99,
+    errors: load.errors,
+    cpuPerRequest: (cpuAfter.all - cpuBefore.all) / requests,
+    mainPerRequest: (cpuAfter.main - cpuBefore.main) / requests,
+  };
 }
 
 const median = (values: number[]) => {
@@ -297,7 +363,7 @@ async function main(): Promise<void> {
       console.log(`mockttp left out: ${(err as Error).message}`);
     }
   }
-  console.log(`agent benchmark: ${ONLY_PAIRED ? 'capture cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; node ${process.version}`);
+  console.log(`agent benchmark: ${ONLY_PAIRED ? 'capture cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}`);
 
   // Warm-up: JIT, connection pools, the agent's first shapes per endpoint.
   for (const scenario of SCENARIOS) for (const party of parties) await measure(party, scenario, 1);
@@ -360,6 +426,7 @@ async function main(): Promise<void> {
   console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
+  if (postScriptPath) fs.rmSync(path.dirname(postScriptPath), { recursive: true, force: true });
   for (const party of [captureOn, captureOff, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
 }
 
