@@ -56,6 +56,15 @@ describe('webhook registration', () => {
     expect(result.body.message).toContain(message);
   });
 
+  it("records why a delivery could not be made, not just fetch's 'fetch failed'", async () => {
+    // Port 1 is one of the ports fetch refuses to call; the log said "fetch failed" and nothing more.
+    const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', { url: 'http://127.0.0.1:1/hook' });
+    await approveOne(backend, 'hooks');
+    const [pending] = await eventually(() => deliveries(backend, 'hooks', created.body.id), (l) => (l[0]?.attempts ?? 0) >= 1);
+    expect(pending).toMatchObject({ status: 'pending', lastStatus: null, lastError: 'fetch failed (bad port)' });
+    expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(204);
+  });
+
   it('needs an admin token', async () => {
     const write = (await backend.api<TokenResponse>('POST', '/projects/hooks/tokens', { name: 'w', scope: 'write' })).body.token as string;
     expect((await backend.api('POST', '/projects/hooks/webhooks', { url: 'https://example.com/x' }, write)).status).toBe(403);

@@ -316,9 +316,17 @@ describe('dashboard screens (fixture API)', () => {
     api.answer(`DELETE ${P}/tokens/t1`, { status: 204 });
     const agentSeen = { id: 'a1', agentKey: 'pod-a1', version: '0.1.0', environment: { kind: 'staging', name: 's-7' }, pullRequest: null, build: 's-7', commit: '0123456789', currentCaptureId: null, firstSeen: '2026-01-01T11:00:00Z', lastSeen: '2026-01-01T12:00:00Z', connected: true };
     api.answer(`GET ${P}/agents`, { body: [agentSeen] });
-    api.answer(`GET ${P}/webhooks`, { body: [{ id: 'w1', url: 'https://hooks.example/spectator', createdAt: '2026-01-01T09:00:00Z', createdBy: 'ana' }] });
+    api.answer(`GET ${P}/webhooks`, {
+      body: [
+        { id: 'w1', url: 'https://hooks.example/spectator', createdAt: '2026-01-01T09:00:00Z', createdBy: 'ana' },
+        { id: 'w0', url: 'http://127.0.0.1:1/hook', createdAt: '2026-01-01T08:00:00Z', createdBy: 'ana' },
+      ],
+    });
     api.answer(`GET ${P}/webhooks/w1/deliveries`, {
       body: [{ id: 'd1', eventId: 'ev1', type: 'proposal.step', status: 'failed', attempts: 5, lastStatus: 500, lastError: null, createdAt: '2026-01-01T10:00:00Z', nextAttemptAt: null, deliveredAt: null }],
+    });
+    api.answer(`GET ${P}/webhooks/w0/deliveries`, {
+      body: [{ id: 'd0', eventId: 'ev0', type: 'version.changed', status: 'pending', attempts: 3, lastStatus: null, lastError: 'fetch failed (bad port)', createdAt: '2026-01-01T10:00:00Z', nextAttemptAt: '2026-01-01T10:05:00Z', deliveredAt: null }],
     });
     api.answer(`POST ${P}/webhooks`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 'w2', createdAt: '2026-01-01T12:00:00Z', createdBy: 'ana', secret: 'whsec_once_only' } }));
     await page.goto(`${api.url}/#/p/demo/settings`);
@@ -334,6 +342,8 @@ describe('dashboard screens (fixture API)', () => {
     expect(await page.getByRole('region', { name: 'Ignore rules in effect' }).textContent()).toContain('GET POST PUT /db');
     const webhooks = page.getByRole('region', { name: 'Webhooks' });
     await webhooks.getByText('failed after 5 attempts (500)').waitFor();
+    // A pending delivery says why it is retrying.
+    await webhooks.getByText(/pending, 3 attempts \(last: fetch failed \(bad port\)\), next /).waitFor();
     expect(api.requests.some((r) => r.path === `${P}/webhooks/w1/deliveries?limit=1`)).toBe(true);
     await webhooks.getByLabel('URL').fill('https://hooks.example/second');
     await webhooks.getByRole('button', { name: 'Add webhook' }).click();

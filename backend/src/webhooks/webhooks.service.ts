@@ -190,8 +190,11 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       await response.body?.cancel();
       if (status < 200 || status >= 300) error = `receiver answered ${status}`;
     } catch (err) {
-      const cause = (err as { cause?: { code?: string } }).cause;
-      error = (err as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY.timeoutMs} ms` : `${(err as Error).message}${cause?.code ? ` (${cause.code})` : ''}`;
+      // fetch says only "fetch failed"; the reason is its cause: a code (ECONNREFUSED, ENOTFOUND) or,
+      // without one, a message ("bad port": fetch refuses ports such as 1, 9, 6000 outright).
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const reason = cause?.code ?? cause?.message;
+      error = (err as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY.timeoutMs} ms` : `${(err as Error).message}${reason ? ` (${reason})` : ''}`;
     }
     if (error === null) {
       await this.db.query(`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL, lease_until = NULL WHERE id = $1`, [delivery.id, status]);

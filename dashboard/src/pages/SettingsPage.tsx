@@ -317,7 +317,8 @@ function LastDelivery({ webhookId }: { webhookId: string }) {
     last.status === 'delivered'
       ? `delivered ${timeAgo(last.deliveredAt)}`
       : last.status === 'pending'
-        ? `pending, ${last.attempts} attempt${last.attempts === 1 ? '' : 's'}${last.nextAttemptAt ? `, next ${formatTime(last.nextAttemptAt)}` : ''}`
+        ? // Why it is retrying: a receiver that is down looked the same as one that is merely slow.
+          `pending, ${last.attempts} attempt${last.attempts === 1 ? '' : 's'}${last.lastError ? ` (last: ${last.lastError})` : ''}${last.nextAttemptAt ? `, next ${formatTime(last.nextAttemptAt)}` : ''}`
         : `failed after ${last.attempts} attempts (${last.lastStatus ?? last.lastError ?? 'no answer'})`;
   return (
     <span className="muted small" title={formatTime(last.createdAt)}>
