@@ -101,8 +101,8 @@ export interface RunningAgent {
   signalCommand(signal: NodeJS.Signals): void;
   /**
    * Pause (false) or resume (true) capture while proxying goes on; requests already under way
-   * finish as they started. The benchmark measures capture on and off in one process with it.
-   * No effect on an agent started with `capture: false`.
+   * finish as they started. Paused time earns no shape budget. The benchmark measures capture on
+   * and off in one process with it. No effect on an agent started with `capture: false`.
    */
   setCapturing(enabled: boolean): void;
 }
@@ -275,7 +275,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     close: () => (closed ??= close()),
     restartCommand: async () => supervisor?.restart(),
     signalCommand: (signal) => supervisor?.signal(signal),
-    setCapturing: (enabled) => proxy.setObserver(enabled ? pipeline : null),
+    setCapturing: (enabled) => {
+      if (!pipeline) return;
+      if (enabled) pipeline.resume();
+      else pipeline.pause();
+      proxy.setObserver(enabled ? pipeline : null);
+    },
   };
 }
 

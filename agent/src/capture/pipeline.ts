@@ -104,6 +104,16 @@ export class CapturePipeline implements ExchangeObserver {
     }
   }
 
+  /** Capture paused (the proxy stopped handing exchanges over): the shape budget's clock stops too. */
+  pause(): void {
+    this.sampler.pause();
+  }
+
+  /** Capture resumed after `pause`. */
+  resume(): void {
+    this.sampler.resume();
+  }
+
   /** Documented templates from the backend, matched before inferring parameters. */
   setKnownTemplates(templates: readonly string[]): void {
     this.known = [...templates];

@@ -112,4 +112,19 @@ describe('ShapeSampler', () => {
     // Another endpoint in the same second is shaped in full up to its own limit.
     expect(admittedIn('/cold', 50, 0)).toBe(50);
   });
+
+  it('earns no budget and ages no key window while paused: resumed, it admits what it would have without the pause', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({ budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000, maxPerKeyPerSecond: Infinity }, () => now);
+    const slot = sampler.slot('c1', 'GET', '/a', 200);
+    expect(sampler.admit(slot, 100)).toBe(true); // the key's guaranteed sample
+    sampler.spent(100, 10); // ...which used up the whole burst
+    expect(sampler.admit(slot, 100)).toBe(false);
+    sampler.pause();
+    now += 60_000; // a minute paused: would refill the burst and open a new key window
+    sampler.resume();
+    expect(sampler.admit(slot, 100)).toBe(false);
+    now += 1_000; // a second of capture: 100 ms of budget (capped at the burst), and a new key window
+    expect(sampler.admit(slot, 100)).toBe(true);
+  });
 });

@@ -66,6 +66,10 @@ export class ShapeSampler {
   private slotsCapture = '';
   /** Learned cost of shape work per body byte, ms (exponentially weighted). */
   private msPerByte = 0.00001;
+  /** When `pause` stopped the clock, or null while it runs. */
+  private pausedAt: number | null = null;
+  /** Time spent paused so far, ms: taken off the clock. */
+  private pausedTotal = 0;
 
   /**
    * @param now clock in ms, read once per interaction; `Date.now` by default because it is several
@@ -99,7 +103,7 @@ export class ShapeSampler {
 
   /** Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when yes. */
   admit(slot: SampleSlot, bytes: number): boolean {
-    const now = this.now();
+    const now = this.clock();
     this.refill(now);
     // The fixed overhead is charged here for good: `spent` corrects only the timed part.
     const estimate = this.options.sampleOverheadMs + bytes * this.msPerByte;
@@ -122,6 +126,27 @@ export class ShapeSampler {
     }
     slot.admitted++;
     return true;
+  }
+
+  /**
+   * Stop the sampler's clock while capture is paused: paused time earns no budget and does not age
+   * a key's window, so capture resumed behaves as if it had never stopped (not with a budget saved
+   * up while nothing was captured).
+   */
+  pause(): void {
+    this.pausedAt ??= this.now();
+  }
+
+  /** Start the clock again after `pause`. */
+  resume(): void {
+    if (this.pausedAt === null) return;
+    this.pausedTotal += Math.max(0, this.now() - this.pausedAt);
+    this.pausedAt = null;
+  }
+
+  /** The clock without paused time. */
+  private clock(): number {
+    return this.now() - this.pausedTotal;
   }
 
   /** Report what an admitted sample really cost, correcting the reservation and the learned cost. */
