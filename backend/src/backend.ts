@@ -14,7 +14,7 @@ import { apiVersionHint } from './common/api-not-found';
 import { requireJsonBodies } from './common/content-type';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { createValidationPipe, RejectNulCharacters } from './common/validation';
-import { createDataSource } from './database/data-source';
+import { connectDataSource, createDataSource } from './database/data-source';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateUp } from './database/migrate';
 import { MetricsService } from './health/metrics.service';
@@ -55,7 +55,7 @@ export async function startBackend(options: BackendOptions = {}): Promise<Runnin
   const dataSource = createDataSource(databaseUrl);
   let app: NestExpressApplication | null = null;
   try {
-    await dataSource.initialize();
+    await connectDataSource(dataSource, databaseUrl, embedded ? `the embedded PostgreSQL under ${config.dataDir}` : 'DATABASE_URL');
     if (config.runMigrations) {
       const applied = await migrateUp(dataSource);
       if (applied.length > 0) log.info({ applied }, 'migrations applied');

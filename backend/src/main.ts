@@ -6,7 +6,7 @@
 import { resolveDatabase, startBackend } from './backend';
 import { ConfigError, parseConfig } from './config/config';
 import { createRootLogger } from './common/logger';
-import { createDataSource } from './database/data-source';
+import { connectDataSource, createDataSource, DatabaseUnreachable } from './database/data-source';
 import { appliedMigrations, migrateDown, migrateUp } from './database/migrate';
 
 const USAGE = `usage:
@@ -43,7 +43,7 @@ async function migrate(direction: string): Promise<void> {
   const log = createRootLogger(config.logLevel);
   const { url, embedded } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
   const dataSource = createDataSource(url, 2);
-  await dataSource.initialize();
+  await connectDataSource(dataSource, url, embedded ? `the embedded PostgreSQL under ${config.dataDir}` : 'DATABASE_URL');
   try {
     if (direction === 'up') {
       const applied = await migrateUp(dataSource);
@@ -82,6 +82,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof ConfigError || error instanceof UsageError) {
     process.stderr.write(`spectator-backend: ${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
     process.exit(2);
+  }
+  // A database that cannot be reached is the operator's to fix: its message says what and where, a stack adds nothing.
+  if (error instanceof DatabaseUnreachable) {
+    process.stderr.write(`spectator-backend: ${error.message}\n`);
+    process.exit(1);
   }
   process.stderr.write(`spectator-backend: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
   process.exit(1);

@@ -2,6 +2,7 @@ import { stat, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../src/config/config';
+import { DatabaseUnreachable } from '../src/database/data-source';
 import { startBackend } from '../src/backend';
 import { apiCall, createTestDatabase, type TestDatabase } from './support';
 
@@ -44,6 +45,12 @@ describe('bootstrap admin token', () => {
     } finally {
       await second.close();
     }
+  });
+
+  it('names the database it cannot reach and the setting it came from, without the password', async () => {
+    const failure = startBackend({ databaseUrl: 'postgres://spectator:s3cret-pw@127.0.0.1:1/nowhere' });
+    await expect(failure).rejects.toThrow(DatabaseUnreachable);
+    await expect(failure).rejects.toThrow(/^could not connect to PostgreSQL at postgres:\/\/spectator:\*\*\*@127\.0\.0\.1:1\/nowhere \(DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/);
   });
 
   it('fails fast naming the bad variable', async () => {

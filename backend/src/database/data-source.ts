@@ -32,5 +32,38 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
   });
 }
 
+/** PostgreSQL could not be reached or refused the login: names where (password hidden), which setting, and why. */
+export class DatabaseUnreachable extends Error {
+  constructor(url: string, source: string, cause: unknown) {
+    // Duck-typed: the driver's errors may come from another realm (under jest, `instanceof Error` fails).
+    const reason = typeof (cause as { message?: unknown } | null)?.message === 'string' ? (cause as { message: string }).message : String(cause);
+    super(`could not connect to PostgreSQL at ${withoutPassword(url)} (${source}): ${reason}`, { cause });
+    this.name = 'DatabaseUnreachable';
+  }
+}
+
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(an unreadable URL)';
+  }
+}
+
+/**
+ * Opens the data source. A connection failure becomes a `DatabaseUnreachable` naming the database
+ * and the setting it came from (`source`, e.g. `DATABASE_URL`): the bare driver error
+ * (`Error: connect ECONNREFUSED 127.0.0.1:5432` and a stack) named neither.
+ */
+export async function connectDataSource(dataSource: DataSource, url: string, source: string): Promise<void> {
+  try {
+    await dataSource.initialize();
+  } catch (error) {
+    throw new DatabaseUnreachable(url, source, error);
+  }
+}
+
 /** For the TypeORM CLI (`typeorm -d dist/src/database/data-source.js migration:run`). */
 export default createDataSource(process.env.DATABASE_URL ?? 'postgres://localhost/spectator');
