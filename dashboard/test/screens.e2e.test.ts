@@ -165,6 +165,16 @@ describe('dashboard screens (fixture API)', () => {
     await alert.getByRole('button', { name: 'Retry' }).click();
     await page.getByText('Nothing documented yet').waitFor();
     await screenshot(page, 'screens-08-empty');
+    // No captures: the command to start with names the token's scope and an upstream that is not this backend.
+    api.answer(`GET ${P}/captures`, { body: [] });
+    await page.goto(`${api.url}/#/p/demo/captures`);
+    const start = page.getByRole('complementary', { name: 'Captures' }).locator('pre');
+    await start.waitFor();
+    expect(await start.textContent()).toBe(`SPECTATOR_TOKEN=<agent token> spectator-agent --upstream http://127.0.0.1:8080 --backend ${api.url}`);
+    // The list is loaded once per page: load it again with the captures of the tests that follow.
+    answerDefaults();
+    await page.reload();
+    await rows('undocumented').first().waitFor();
     answerDefaults();
   });
 

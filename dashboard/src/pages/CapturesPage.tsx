@@ -30,8 +30,12 @@ export function CapturesPage({ captureId }: { captureId?: string }) {
           {(list) =>
             list.length === 0 ? (
               <Empty title="No captures yet">
-                <p>Run the agent in front of your API and send it some traffic:</p>
-                <pre>spectator-agent --upstream http://127.0.0.1:3000 --backend {window.location.origin} --token $TOKEN</pre>
+                {/* Which token, and an upstream that is not this backend's own default port 3000 (copied as it was, it proxied to the backend). */}
+                <p>
+                  Run the agent in front of your API (its address as <code>--upstream</code>) with an <strong>agent</strong> token of this project (Settings → Tokens), and send
+                  traffic through the agent (port 4000):
+                </p>
+                <pre>SPECTATOR_TOKEN=&lt;agent token&gt; spectator-agent --upstream http://127.0.0.1:8080 --backend {window.location.origin}</pre>
               </Empty>
             ) : (
               <CaptureList captures={list} selected={captureId} />
