@@ -183,7 +183,8 @@ describe('capture of bodies', () => {
       sendJson(res, 200, responseValue(i));
     });
     backend = await FakeBackend.start();
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 1, burstMs: 60_000 } } });
+    // Every exchange shaped: --shape-budget 100 lifts the time budget and the per-endpoint cap.
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget: 100, tuning: { flushIntervalMs: 60_000 } });
     await Promise.all(
       Array.from({ length: count }, (_, i) =>
         fetch(`${agent.proxyUrl}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(requestValue(i)) }).then((r) => r.arrayBuffer()),

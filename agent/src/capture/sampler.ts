@@ -18,7 +18,8 @@ export interface SamplerOptions {
    */
   sampleOverheadMs: number;
   /**
-   * Shaped samples one key may have per second at most, default 100. A hot endpoint under load
+   * Shaped samples one key may have per second at most, default 100 (a token bucket per key, so they
+   * are spread over the second; the guaranteed sample per window comes on top). A hot endpoint under load
    * would otherwise take the whole budget for bodies it repeats thousands of times a second (at
    * 11,000 requests a second on one endpoint, 500 samples a second cost 2.5 % of the agent's CPU);
    * light traffic such as a CI run stays far below it, so every interaction there is still shaped.
@@ -37,10 +38,12 @@ export function samplerOptionsForBudget(percent: number): Partial<SamplerOptions
 /** When one key (capture, method, template, status) was last shaped; looked up once per interaction. */
 export interface SampleSlot {
   lastShaped: number;
-  /** Start (ms) of the second `admitted` counts in. */
-  secondStart: number;
-  /** Samples admitted in the second from `secondStart`. */
-  admitted: number;
+  /**
+   * The key's own token bucket, in samples: refilled at `maxPerKeyPerSecond`, holding at most a
+   * tenth of a second's worth, so a hot key's samples are spread over the second, not bunched at its start.
+   */
+  keyTokens: number;
+  keyRefilledAt: number;
 }
 
 /** Keys tracked at most; past it the slots start afresh (each key is then shaped once more). */
@@ -95,7 +98,7 @@ export class ShapeSampler {
     if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
     let slot = byStatus.get(status);
     if (slot === undefined) {
-      byStatus.set(status, (slot = { lastShaped: -Infinity, secondStart: -Infinity, admitted: 0 }));
+      byStatus.set(status, (slot = { lastShaped: -Infinity, keyTokens: this.keyBurst(), keyRefilledAt: this.clock() }));
       this.slotCount++;
     }
     return slot;
@@ -110,22 +113,29 @@ export class ShapeSampler {
     // A wall clock set back (NTP) must not starve a key of its guaranteed sample.
     if (now - slot.lastShaped >= this.options.keyWindowMs || now < slot.lastShaped) {
       slot.lastShaped = now;
-      return this.take(slot, now, estimate);
+      return this.take(slot, estimate);
     }
     if (this.tokensMs <= 0) return false;
-    if (now - slot.secondStart < 1_000 && now >= slot.secondStart && slot.admitted >= this.options.maxPerKeyPerSecond) return false;
-    return this.take(slot, now, estimate);
+    const perSecond = this.options.maxPerKeyPerSecond;
+    if (Number.isFinite(perSecond)) {
+      slot.keyTokens = Math.min(this.keyBurst(), slot.keyTokens + (Math.max(0, now - slot.keyRefilledAt) * perSecond) / 1_000);
+      slot.keyRefilledAt = now;
+      if (slot.keyTokens < 1) return false;
+    }
+    return this.take(slot, estimate);
   }
 
-  /** Admit one sample of `slot`: reserve its estimated cost and count it in the key's second. */
-  private take(slot: SampleSlot, now: number, estimate: number): true {
+  /** Admit one sample of `slot`: reserve its estimated cost and take one of the key's tokens. */
+  private take(slot: SampleSlot, estimate: number): true {
     this.tokensMs -= estimate;
-    if (now - slot.secondStart >= 1_000 || now < slot.secondStart) {
-      slot.secondStart = now;
-      slot.admitted = 0;
-    }
-    slot.admitted++;
+    slot.keyTokens = Math.max(0, slot.keyTokens - 1);
     return true;
+  }
+
+  /** Samples a key may save up: a tenth of a second's worth, at least one (unbounded without a cap). */
+  private keyBurst(): number {
+    const perSecond = this.options.maxPerKeyPerSecond;
+    return Number.isFinite(perSecond) ? Math.max(1, perSecond / 10) : Infinity;
   }
 
   /**
