@@ -99,7 +99,7 @@ describe('judgeCiSummary', () => {
     ['a non-breaking diff by default', summary({ diffs: [diff(false)] }), ['undocumented', 'breaking'], true, 'added response 200 $.name'],
     ['a non-breaking diff with --fail-on diffs', summary({ diffs: [diff(false)] }), ['diffs'], false, 'FAILED: 1 diff(s)'],
     ['a breaking diff', summary({ diffs: [diff(true)], breaking: true }), ['breaking'], false, 'GET /users  documented 1.0  BREAKING'],
-    ['a version change for production, reported', summary({ againstProduction: productionMoves }), ['undocumented', 'breaking'], true, 'Against production (2):\n    GET /users  1.1 → 2.0  BREAKING\n      - removed response 200 $.name (breaking)\n    GET /orders  N/A → 1.0'],
+    ['a version change for production, reported', summary({ againstProduction: productionMoves }), ['undocumented', 'breaking'], true, 'Against production (2):\n    GET /users  1.1 → 2.0  BREAKING\n      - removed response 200 $.name (breaking)\n    GET /orders  N/A → 1.0 (not in production yet)'],
     ['a version change breaking production, with --fail-on production-breaking', summary({ againstProduction: productionMoves }), ['production-breaking'], false, "FAILED: 1 endpoint(s) breaking for production's clients"],
     ['a summary from a backend without the comparison', summary({ againstProduction: undefined }), ['production-breaking'], true, 'PASSED'],
   ] as const)('%s', (_name, input, failOn, passed, text) => {
@@ -143,7 +143,7 @@ describe('markdownReport', () => {
       '| Endpoint | Production → this pull request | Breaking | Changes |',
       '| --- | --- | --- | --- |',
       '| `GET /users` | 1.1 → 2.0 | **yes** | `removed response 200 $.name (breaking)` |',
-      '| `GET /orders` | N/A → 1.0 | no |  |',
+      '| `GET /orders` | N/A → 1.0 (not in production yet) | no |  |',
       '',
       '[Review in Spectator](https://spectator.example.com/#/p/my%20api/captures/c2)',
       '',

@@ -24,9 +24,9 @@ export const CHECK_EXIT = { passed: 0, failed: 1, error: 2 } as const;
 export const CHECK_HELP = `Usage: spectator-agent check --backend <url> --token <token> --project <slug> --pr <number> [--fail-on <list>]
 
 Asks the backend about a pull request's CI evidence (its captures at the newest commit) and fails
-when it finds what --fail-on names. It also reports the versions the pull request's CI runs showed
-against those production runs: what merging it changes for production's clients. Exit code 0:
-passed, 1: failed, 2: could not check.
+when it finds what --fail-on names. It also compares the versions the pull request's CI runs
+showed with the versions running in production: what merging it changes for production's clients.
+Exit code 0: passed, 1: failed, 2: could not check.
 
   --backend <url>     Backend base URL (SPECTATOR_BACKEND_URL)
   --token <token>     A read token of the project (SPECTATOR_TOKEN)
@@ -112,8 +112,8 @@ function productionChanges(summary: CiSummaryResponse): CompareEndpoint[] {
   return (summary.againstProduction as CiSummaryResponse['againstProduction'] | undefined)?.endpoints ?? [];
 }
 
-/** How an endpoint's version moves from production to the pull request: `1.1 → 2.0`, `N/A → 1.0`. */
-const versionMove = (e: CompareEndpoint): string => `${e.from.version} → ${e.to.version}`;
+/** How an endpoint's version moves from production to the pull request: `1.1 → 2.0`, `N/A → 1.0 (not in production yet)`. */
+const versionMove = (e: CompareEndpoint): string => `${e.from.version} → ${e.to.version}${e.status === 'only in to' ? ' (not in production yet)' : ''}`;
 
 /** One change of a diff in words: `removed response 200 $.name (breaking)`. */
 const describeChange = (c: CiSummaryResponse['diffs'][number]['changes'][number]): string => `${c.change} ${c.in}${c.status === undefined ? '' : ` ${c.status}`} ${c.at}${c.breaking ? ' (breaking)' : ''}`;

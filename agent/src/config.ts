@@ -186,8 +186,8 @@ export function helpText(version: string): string {
     '',
     'Options (each also an environment variable; flags win):',
     ...lines,
-    '  --help                Print this help.',
-    '  --version             Print the agent version.',
+    `  ${'--help'.padEnd(width)}  Print this help.`,
+    `  ${'--version'.padEnd(width)}  Print the agent version.`,
     '',
   ].join('\n');
 }

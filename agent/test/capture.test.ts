@@ -213,6 +213,19 @@ describe('capture of bodies', () => {
 });
 
 describe('ignore rules', () => {
+  it('says once that there is no service.yml, however often the file watcher looks', async () => {
+    const upstream = await startUpstream(postsApi());
+    const configPath = path.join(os.tmpdir(), `spectator-missing-${process.pid}`, 'service.yml');
+    const agent = await startTestAgent({ upstream: upstream.url, configPath, tuning: { configPollMs: 10 } });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(agent.logs.find('no service config')).toHaveLength(1);
+    } finally {
+      await agent.close();
+      await upstream.close();
+    }
+  });
+
   it('applies service.yml, reloads it when it changes, and keeps the last good rules when it breaks', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-rules-'));
     const configPath = path.join(dir, 'service.yml');

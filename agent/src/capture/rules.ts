@@ -10,6 +10,8 @@ import type { Logger } from '../log';
 export class IgnoreRules {
   private current: IgnoreRule[] = [];
   private lastText: string | null = null;
+  /** The file's absence was logged (and not followed by a file since). */
+  private missingReported = false;
   private watching = false;
 
   /**
@@ -60,13 +62,16 @@ export class IgnoreRules {
         this.log.error({ path: this.path, code: (err as NodeJS.ErrnoException).code }, 'cannot read service config; keeping the last good ignore rules');
         return false;
       }
+      // Said once per absence: the file watcher also reports a file that is missing from the start.
       if (this.lastText !== null) this.log.warn({ path: this.path }, 'service config removed; no ignore rules apply');
-      else this.log.info({ path: this.path }, 'no service config; no ignore rules apply');
+      else if (!this.missingReported) this.log.info({ path: this.path }, 'no service config; no ignore rules apply');
+      this.missingReported = true;
       const changed = this.current.length > 0;
       this.current = [];
       this.lastText = null;
       return changed;
     }
+    this.missingReported = false;
     if (text === this.lastText) return false;
     try {
       const parsed = parseServiceConfig(text);
