@@ -33,19 +33,25 @@ describe('ShapeSampler', () => {
     expect(admitted).toBe(2_000);
   });
 
-  it('keeps shape work near its share of wall time under sustained load', () => {
-    let now = 0;
-    const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000, maxPerKeyPerSecond: Infinity }, () => now);
-    let spent = 0;
-    for (let i = 0; i < 10_000; i++) {
-      now += 1; // one request per ms
-      if (sampler.admit(sampler.slot('c1', 'POST', '/posts', 201), 100_000)) {
-        sampler.spent(100_000, 2); // 2 ms per sample
-        spent += 2;
+  it('keeps shape work near its share of wall time under sustained load, each ms of it charged costFactor times', () => {
+    const timedShare = (costFactor: number) => {
+      let now = 0;
+      const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000, maxPerKeyPerSecond: Infinity, costFactor }, () => now);
+      let spent = 0;
+      for (let i = 0; i < 10_000; i++) {
+        now += 1; // one request per ms
+        if (sampler.admit(sampler.slot('c1', 'POST', '/posts', 201), 100_000)) {
+          sampler.spent(100_000, 2); // 2 ms per sample
+          spent += 2;
+        }
       }
-    }
-    expect(spent / now).toBeLessThan(0.07);
-    expect(spent / now).toBeGreaterThan(0.03);
+      return spent / now;
+    };
+    expect(timedShare(1)).toBeLessThan(0.07);
+    expect(timedShare(1)).toBeGreaterThan(0.03);
+    // With its hidden cost counted, the timed work gets a quarter of the budget.
+    expect(timedShare(4)).toBeLessThan(0.07 / 4);
+    expect(timedShare(4)).toBeGreaterThan(0.03 / 4);
   });
 
   it('keys by capture, method, template and status: each new key, and each key in a new capture, is shaped at once', () => {
