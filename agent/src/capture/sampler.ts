@@ -37,10 +37,12 @@ export interface SamplerOptions {
 
 /**
  * Sampler options for a shape budget in percent of one core (`--shape-budget`). 100 lifts the time
- * budget and the per-key cap: every interaction is shaped (the queue's bounds still hold).
+ * budget and the per-key cap: every interaction is shaped (the queue's bounds still hold). 0 leaves
+ * no budget at all, not even a saved-up burst: only each key's guaranteed sample per window.
  */
 export function samplerOptionsForBudget(percent: number): Partial<SamplerOptions> {
-  return percent >= 100 ? { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity } : { budgetShare: percent / 100 };
+  if (percent >= 100) return { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity };
+  return percent <= 0 ? { budgetShare: 0, burstMs: 0 } : { budgetShare: percent / 100 };
 }
 
 /** When one key (capture, method, template, status) was last shaped; looked up once per interaction. */
