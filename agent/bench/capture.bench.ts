@@ -69,7 +69,7 @@ async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: 
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
     if (pipeline) {
-      const requestTap = scenario.requestBody ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true, true) : null;
+      const requestTap = scenario.requestBody ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true) : null;
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
       const sampled = pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0);
       const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampled);

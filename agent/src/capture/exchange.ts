@@ -5,10 +5,10 @@ const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
 
 /**
  * The bytes of one body as seen on the hot path: counted always, kept (up to the capture limit)
- * only when the media type is one we shape. Chunks are copied unless the producer never writes to
- * them again (`ownsChunks`): node:http's parser copies every request body chunk into a Buffer of
- * its own, and undici's response chunks are views of one socket read each, which Node allocates
- * afresh for every read. Not copying saves a memcpy (100 KB for a 100 KB body) on the hot path.
+ * only when the media type is one we shape. Chunks are kept as they are, not copied: node:http's
+ * parser copies every request body chunk into a Buffer of its own, and undici's response chunks
+ * are views of one socket read each, which Node allocates afresh for every read; neither is written
+ * to again. Not copying saves a memcpy (100 KB for a 100 KB body) on the hot path.
  */
 export class BodyTap {
   bytes = 0;
@@ -21,14 +21,12 @@ export class BodyTap {
    * @param contentEncoding `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`.
    * @param limit the capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at.
    * @param copy whether to keep the bytes (false: sampled out, or not a shaped media type; only counted).
-   * @param ownsChunks the chunks written are this tap's to keep: no other code reuses or changes them.
    */
   constructor(
     readonly contentType: string,
     readonly contentEncoding: string,
     private readonly limit: number,
     private readonly copy: boolean,
-    private readonly ownsChunks = false,
   ) {}
 
   /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */
@@ -48,7 +46,7 @@ export class BodyTap {
     }
     if (!this.copy) return;
     if (this.chunks === NO_CHUNKS) this.chunks = [];
-    (this.chunks as Buffer[]).push(this.ownsChunks ? chunk : Buffer.from(chunk));
+    (this.chunks as Buffer[]).push(chunk);
     this.copied += chunk.length;
   }
 }
@@ -76,11 +74,8 @@ export interface Exchange {
 export interface ExchangeObserver {
   /** Current capture id, stamped on each exchange when it starts. */
   captureId(): string;
-  /**
-   * A tap for a body with these headers: keeps shaped media types when `copy`, else only counts.
-   * `ownsChunks`: the chunks will be the tap's to keep as they are (see `BodyTap`).
-   */
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean, ownsChunks?: boolean): BodyTap;
+  /** A tap for a body with these headers: keeps shaped media types when `copy`, else only counts. */
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap;
   /**
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a
    * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.

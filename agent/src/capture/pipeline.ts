@@ -78,10 +78,10 @@ export class CapturePipeline implements ExchangeObserver {
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
   }
 
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean, ownsChunks = false): BodyTap {
+  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
     const { type, shaped } = classifyContentType(contentType);
     const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped, ownsChunks);
+    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped);
   }
 
   sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {

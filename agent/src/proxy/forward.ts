@@ -22,7 +22,7 @@ export interface ForwardContext {
 /**
  * Forward one request through the pool: request body streamed up, response streamed down with
  * backpressure both ways, hop-by-hop headers dropped, trailers relayed. The capture side only sees
- * copies, and only after the response has ended.
+ * the chunks (it keeps them, never changes them), and shapes them only after the response has ended.
  */
 export function forward(context: ForwardContext, req: IncomingMessage, res: ServerResponse): void {
   context.requests.inc();
@@ -35,7 +35,7 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
   // Request bodies are kept before the sampling decision (it needs the status). Neither they nor
   // response bodies are copied: node:http's parser gives every request body chunk a Buffer of its
   // own, and undici's response chunks are views of a socket read that is never reused.
-  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true, true) : null;
+  const requestTap = observer && hasBody(req) ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true) : null;
   const handler = new ForwardHandler(context, observer, req, res, requestTap);
   try {
     context.pool.dispatch(
@@ -43,7 +43,7 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
         path,
         method: req.method as Dispatcher.HttpMethod,
         headers: upstreamRequestHeaders(req),
-        // The request streams to the upstream as is; a body worth copying is also watched by the tap.
+        // The request streams to the upstream as is; a body worth keeping is also watched by the tap.
         body: requestTap ? tapRequest(req, requestTap) : hasBody(req) ? req : null,
         // Requests are replayed by no one: a proxy must not retry a non-idempotent request on its own.
         idempotent: false,
@@ -93,7 +93,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     const observer = this.observer;
     if (observer) {
       this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', statusCode, headers, this.requestTap?.copied ?? 0);
-      this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled, true);
+      this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
     }
     this.res.writeHead(statusCode, statusMessage || undefined, this.responseHeaders);
     // A response without a length may be a stream (server-sent events): its headers go out now,
