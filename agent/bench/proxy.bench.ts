@@ -423,7 +423,8 @@ async function main(): Promise<void> {
 
   console.log('\nAims');
   for (const line of aims) console.log(`  ${line}`);
-  console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
+  // With the capture-cost part alone the capture-on process served nothing: nothing to report of it.
+  if (!ONLY_PAIRED) console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
   if (postScriptPath) fs.rmSync(path.dirname(postScriptPath), { recursive: true, force: true });
