@@ -295,20 +295,21 @@ describe('sampling under load', () => {
     const backend = await FakeBackend.start();
     const burst = async (shapeBudget: number) => {
       const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget, tuning: { flushIntervalMs: 60_000 } });
-      await Promise.all(Array.from({ length: 300 }, () => fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer())));
+      await Promise.all(Array.from({ length: 120 }, () => fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer())));
       await agent.close();
       return { shaped: agent.metrics.get('shaped_total'), unshaped: agent.metrics.get('unshaped_total') };
     };
     try {
-      // 300 bodies of 20 KB at once: budget 0 shapes only the endpoint's guaranteed sample, however
+      // 120 bodies of 20 KB at once: budget 0 shapes only the endpoint's guaranteed sample, however
       // long the burst takes.
-      expect(await burst(0)).toEqual({ shaped: 1, unshaped: 299 });
-      expect(await burst(100)).toEqual({ shaped: 300, unshaped: 0 });
+      expect(await burst(0)).toEqual({ shaped: 1, unshaped: 119 });
+      expect(await burst(100)).toEqual({ shaped: 120, unshaped: 0 });
     } finally {
       await upstream.close();
       await backend.stop();
     }
-  });
+    // Shaping all of them is the slow part; a loaded CI machine took over 5 s for 300.
+  }, 30_000);
 });
 
 function rawGet(url: string): Promise<Buffer> {
