@@ -17,6 +17,8 @@ export interface ForwardContext {
   log: Logger;
   /** Told about each upstream failure (the probe uses it to notice the upstream going away). */
   onUpstreamFailure(failure: UpstreamFailure): void;
+  /** Told when each forwarded exchange's response has closed (finished or cut). */
+  onExchangeClosed(): void;
 }
 
 /**
@@ -28,6 +30,7 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
   context.requests.inc();
   const path = requestPath(req.url);
   if (path === null) {
+    res.once('close', context.onExchangeClosed);
     answer(res, 400, JSON.stringify({ statusCode: 400, error: 'Bad Request', message: 'request target must be a path or an absolute http URL' }));
     return;
   }
@@ -63,6 +66,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private responseHeaders: IncomingHttpHeaders = {};
   private responseTap: BodyTap | null = null;
   private sampled = false;
+  /** Whether the response's sampling decision and tap are made (after its first bytes went out). */
+  private tapped = false;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -73,7 +78,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     private readonly res: ServerResponse,
     private readonly requestTap: BodyTap | null,
   ) {
+    // One listener per exchange does both: the proxy's in-flight count, and aborting the upstream
+    // request when the client went away before its response finished.
     res.once('close', () => {
+      context.onExchangeClosed();
       if (res.writableFinished) return;
       this.clientGone = true;
       this.controller?.abort(new Error('client closed the connection'));
@@ -90,20 +98,31 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.status = statusCode;
     this.responseHeaders = clientResponseHeaders(headers);
-    const observer = this.observer;
-    if (observer) {
-      this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', statusCode, headers, this.requestTap?.copied ?? 0);
-      this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
-    }
     this.res.writeHead(statusCode, statusMessage || undefined, this.responseHeaders);
     // A response without a length may be a stream (server-sent events): its headers go out now,
     // before the first event. Others go out with the first body bytes, in one write.
     if (headers['content-length'] === undefined) this.res.flushHeaders();
   }
 
+  /**
+   * The sampling decision and the response tap, made once the response's first bytes are on their
+   * way to the client: nothing capture does sits between the upstream's answer and the client. The
+   * tap keeps chunks by reference, so seeing a chunk after it was written changes nothing.
+   */
+  private startTap(): void {
+    this.tapped = true;
+    const observer = this.observer;
+    if (!observer) return;
+    const headers = this.responseHeaders;
+    this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
+    this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
+  }
+
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    const written = this.res.write(chunk);
+    if (!this.tapped) this.startTap();
     this.responseTap?.write(chunk);
-    if (!this.res.write(chunk)) {
+    if (!written) {
       controller.pause();
       this.res.once('drain', this.resume);
     }
@@ -117,6 +136,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     this.res.end();
     const observer = this.observer;
     if (!observer) return;
+    if (!this.tapped) this.startTap();
     observer.record({
       captureId: observer.captureId(),
       method: this.req.method ?? 'GET',

@@ -61,12 +61,12 @@ export class ProxyServer {
       requests: options.metrics.counter('requests_total'),
       log: options.log,
       onUpstreamFailure: options.onUpstreamFailure ?? (() => undefined),
+      onExchangeClosed: () => {
+        if (--this.inFlight === 0) this.idle?.();
+      },
     });
     const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.inFlight++;
-      res.once('close', () => {
-        if (--this.inFlight === 0) this.idle?.();
-      });
       forward(context, req, res);
     };
     this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handle) : http.createServer(handle);
