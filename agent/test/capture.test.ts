@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { fingerprint, inferShape } from '@spectator/shared';
+import { fingerprint, inferShape, type Shape } from '@spectator/shared';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';
 import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
@@ -128,7 +128,7 @@ describe('capture of bodies', () => {
     expect(rows.find((o) => o.path === '/small')!.request).toEqual({ contentType: 'application/json', unparsable: true });
   });
 
-  it('records only the media type of a non-JSON body, and the field names of a form', async () => {
+  it('records only the media type of a non-JSON body, and the fields of a form: urlencoded and multipart', async () => {
     const rows = await observe(
       (_req, res) => {
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
@@ -136,10 +136,30 @@ describe('capture of bodies', () => {
       },
       async (proxyUrl) => {
         await fetch(`${proxyUrl}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user=ann&password=hunter2' }).then((r) => r.text());
+        // An upload as a browser sends it: fetch writes the multipart body and its boundary.
+        const form = new FormData();
+        form.append('title', 'Holiday');
+        form.append('contact', 'ann@example.com');
+        form.append('photo', new Blob([Buffer.from([0x89, 0x50, 0x4e, 0x47])], { type: 'image/png' }), 'beach.png');
+        form.append('meta', new Blob(['{"width":3}'], { type: 'application/json' }));
+        await fetch(`${proxyUrl}/upload`, { method: 'POST', body: form }).then((r) => r.text());
       },
     );
-    expect(rows[0]!.response).toEqual({ contentType: 'text/html' });
-    expect(rows[0]!.request).toEqual({ contentType: 'application/x-www-form-urlencoded', shape: fingerprint(inferShape({ user: '', password: '' })) });
+    const row = (path: string) => rows.find((o) => o.path === path)!;
+    expect(row('/form').response).toEqual({ contentType: 'text/html' });
+    expect(row('/form').request).toEqual({ contentType: 'application/x-www-form-urlencoded', shape: fingerprint(inferShape({ user: '', password: '' })) });
+    // A Blob part is a file part to fetch (filename "blob"), whatever its type: `meta` is binary too.
+    const binary: Shape = { kind: 'string', format: 'binary' };
+    const upload: Shape = {
+      kind: 'object',
+      fields: [
+        { name: 'contact', required: true, shape: { kind: 'string', format: 'email' } },
+        { name: 'meta', required: true, shape: binary },
+        { name: 'photo', required: true, shape: binary },
+        { name: 'title', required: true, shape: { kind: 'string' } },
+      ],
+    };
+    expect(row('/upload').request).toEqual({ contentType: 'multipart/form-data', shape: fingerprint(upload) });
   });
 
   it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {

@@ -19,6 +19,9 @@ const CANARY = {
   nestedResponse: 'canary-nested-value-5e7a',
   gzipBody: 'canary-gzip-body-8d2c',
   formValue: 'canary-form-value-1a4b',
+  multipartValue: 'canary-multipart-value-2e8f',
+  fileName: 'canary-file-name-7b3a.pdf',
+  fileContent: 'canary-file-content-4c1d',
   queryValue: 'canary-query-value-3f8e',
   headerValue: 'canary-header-value-7c3d',
   authorization: 'canary-bearer-token-9e2f',
@@ -69,9 +72,13 @@ describe('privacy', () => {
         await fetch(`${agent.proxyUrl}${p}`, { method: 'POST', headers, body: JSON.stringify({ secret: CANARY.requestBody, count: CANARY.requestNumber }) }).then((r) => r.text());
       }
       await fetch(`${agent.proxyUrl}/login`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `user=${CANARY.formValue}&password=${CANARY.formValue}` }).then((r) => r.text());
+      const form = new FormData();
+      form.append('note', CANARY.multipartValue);
+      form.append('doc', new Blob([CANARY.fileContent], { type: 'application/pdf' }), CANARY.fileName);
+      await fetch(`${agent.proxyUrl}/upload`, { method: 'POST', headers: { cookie: headers.cookie }, body: form }).then((r) => r.text());
       await fetch(`${agent.proxyUrl}/gzip/${CANARY.pathNumber}`, { headers }).then((r) => r.text());
       await fetch(`${agent.proxyUrl}/reset/${CANARY.pathHex}?q=${CANARY.queryValue}`, { headers }).then((r) => r.text());
-      await waitFor('observations', () => backend.count() >= 8);
+      await waitFor('observations', () => backend.count() >= 9);
     } finally {
       await agent.close();
       await upstream.close();
@@ -82,8 +89,10 @@ describe('privacy', () => {
     const sent = backend.frames.join('\n');
     const logged = agent.logs.text;
     // The test is only worth something if the traffic was really seen and logged.
-    expect(backend.count()).toBeGreaterThanOrEqual(8);
+    expect(backend.count()).toBeGreaterThanOrEqual(9);
     expect(sent).toContain('"secret"'); // field names do travel
+    expect(sent).toContain('"doc"'); // a multipart part's name too
+    expect(sent).toContain('multipart/form-data');
     expect(sent).toContain('/users/{userId}/orders');
     expect(logged).toContain('BREW /coffee');
     expect(logged).toContain('upstream request failed');

@@ -19,6 +19,16 @@ export function isJsonMediaType(contentType: string | null | undefined): boolean
 }
 
 /**
+ * True for the form media types, `application/x-www-form-urlencoded` and `multipart/form-data`
+ * (with or without parameters, any letter case): the agent shapes their field names like JSON.
+ */
+export function isFormMediaType(contentType: string | null | undefined): boolean {
+  if (typeof contentType !== 'string') return false;
+  const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return mediaType === 'application/x-www-form-urlencoded' || mediaType === 'multipart/form-data';
+}
+
+/**
  * Count of interest: 1 per request with a JSON body + 1 per response with a JSON body, times
  * `count` (the number of aggregated interactions). A `null` side had no body. Throws a RangeError
  * when `count` is not a non-negative integer.

@@ -1,4 +1,4 @@
-import { countOfInterest, isJsonMediaType } from '../src/interest';
+import { countOfInterest, isFormMediaType, isJsonMediaType } from '../src/interest';
 
 describe('isJsonMediaType', () => {
   it.each([
@@ -40,5 +40,18 @@ describe('countOfInterest', () => {
 
   it.each([-1, 1.5, Number.NaN])('rejects count %p', (count) => {
     expect(() => countOfInterest({ request: json, response: json, count })).toThrow(`count must be a non-negative integer, got ${count}`);
+  });
+});
+
+describe('isFormMediaType', () => {
+  it.each([
+    ['application/x-www-form-urlencoded', true],
+    ['Multipart/Form-Data; boundary=----x', true],
+    ['multipart/mixed; boundary=x', false],
+    ['application/json', false],
+    ['', false],
+    [null, false],
+  ])('%s → %s', (value, expected) => {
+    expect(isFormMediaType(value)).toBe(expected);
   });
 });

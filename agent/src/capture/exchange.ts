@@ -21,12 +21,14 @@ export class BodyTap {
    * @param contentEncoding `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`.
    * @param limit the capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at.
    * @param copy whether to keep the bytes (false: sampled out, or not a shaped media type; only counted).
+   * @param boundary a multipart body's boundary (from `content-type`), `''` for other bodies.
    */
   constructor(
     readonly contentType: string,
     readonly contentEncoding: string,
     private readonly limit: number,
     private readonly copy: boolean,
+    readonly boundary = '',
   ) {}
 
   /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */

@@ -6,6 +6,7 @@ import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody } from './summarise';
+import { boundaryOf, MULTIPART_FORM } from './form';
 
 export interface PipelineOptions {
   /** Bytes of each shaped body copied. 0 counts interactions without looking at bodies. */
@@ -81,7 +82,7 @@ export class CapturePipeline implements ExchangeObserver {
   tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
     const { type, shaped } = classifyContentType(contentType);
     const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped);
+    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped, type === MULTIPART_FORM ? boundaryOf(contentType) : '');
   }
 
   sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {

@@ -1,7 +1,8 @@
 import zlib from 'node:zlib';
-import { inferShape, isJsonMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
+import { fingerprint, inferShape, isFormMediaType, isJsonMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
 import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
+import { MULTIPART_FORM, multipartShape, urlencodedShape } from './form';
 
 /** A body as it leaves the process: media type and flags, plus the shape when one was computed. */
 export interface BodySummary {
@@ -11,11 +12,10 @@ export interface BodySummary {
   key: string;
 }
 
-const FORM = 'application/x-www-form-urlencoded';
 /** RFC 9110 §8.3: a body without a media type may be treated as octet-stream. */
 const UNLABELLED = 'application/octet-stream';
 
-/** Bodies of these media types are copied and shaped: JSON, and form field names. */
+/** Bodies of these media types are copied and shaped: JSON, and forms (urlencoded and multipart). */
 export function isShapedMediaType(contentType: string): boolean {
   return classifyContentType(contentType).shaped;
 }
@@ -40,7 +40,7 @@ export function classifyContentType(value: string | string[] | undefined): Media
   let known = mediaClasses.get(text);
   if (known === undefined) {
     const type = mediaType(text);
-    known = Object.freeze({ type, shaped: type === FORM || isJsonMediaType(type) });
+    known = Object.freeze({ type, shaped: isFormMediaType(type) || isJsonMediaType(type) });
     if (mediaClasses.size >= CACHE_SIZE) mediaClasses.clear();
     mediaClasses.set(text, known);
   }
@@ -76,9 +76,15 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   const decoded = decode(bytes, tap.contentEncoding, limit);
   if (decoded === 'too-large') return summaryWithout(contentType, 'tooLarge');
   if (decoded === 'unreadable') return summaryWithout(contentType, 'unparsable');
+  if (isFormMediaType(contentType)) {
+    const shape = contentType === MULTIPART_FORM ? multipartShape(decoded, tap.boundary) : urlencodedShape(decoded);
+    if (shape === null) return summaryWithout(contentType, 'unparsable');
+    const id = fingerprint(shape);
+    return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
+  }
   let value: unknown;
   try {
-    value = contentType === FORM ? formFields(decoded) : JSON.parse(decoded.toString('utf8'));
+    value = JSON.parse(decoded.toString('utf8'));
   } catch {
     return summaryWithout(contentType, 'unparsable');
   }
@@ -126,11 +132,4 @@ function inflateEither(bytes: Buffer, options: zlib.ZlibOptions): Buffer {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) throw err;
     return zlib.inflateRawSync(bytes, options);
   }
-}
-
-/** A form body as an object of its field names (each a string); the values are never kept. */
-function formFields(bytes: Buffer): Record<string, string> {
-  const fields: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const name of new URLSearchParams(bytes.toString('utf8')).keys()) fields[name] = '';
-  return fields;
 }

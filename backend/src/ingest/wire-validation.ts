@@ -4,6 +4,7 @@ import {
   ENVIRONMENT_KINDS,
   type HelloMessage,
   type Shape,
+  STRING_FORMATS as SHARED_STRING_FORMATS,
   type WireBody,
   type WireCapture,
   type WireObservation,
@@ -35,7 +36,7 @@ const METHOD = /^[A-Z][A-Z-]{0,19}$/;
 const FINGERPRINT = /^[A-Za-z0-9_+/=:.-]{1,128}$/;
 const CAPTURE_REASONS = ['agent-start', 'command-restart', 'upstream-restart'];
 const SHAPE_KINDS = new Set(['string', 'number', 'boolean', 'null', 'object', 'array', 'oneOf', 'unknown']);
-const STRING_FORMATS = new Set(['uuid', 'date-time', 'date', 'email', 'uri']);
+const STRING_FORMATS: ReadonlySet<string> = new Set(SHARED_STRING_FORMATS);
 
 function fail(path: string, problem: string): never {
   throw new WireError(`${path} ${problem}`);

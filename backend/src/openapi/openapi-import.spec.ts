@@ -25,7 +25,7 @@ const petstore = {
     '/pets/{petId}': {
       delete: { responses: { '204': { description: 'gone' }, '4XX': { description: 'no' } } },
       put: {
-        requestBody: { content: { 'application/x-www-form-urlencoded': { schema: { type: 'object' } } } },
+        requestBody: { content: { 'text/plain': {}, 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } },
         responses: { '200': { description: 'ok', content: { 'text/plain': {} } } },
       },
     },
@@ -86,12 +86,13 @@ describe('importOpenApi', () => {
     });
   });
 
-  it('documents bodiless and non-JSON responses by presence, and skips what has no exact status code, saying so', () => {
+  it('documents bodiless and non-JSON responses by presence (a form body by its fields), and skips what has no exact status code, saying so', () => {
     expect(endpoint('DELETE', '/pets/{petId}')?.responses).toEqual([{ status: 204 }]);
     expect(endpoint('PUT', '/pets/{petId}')).toEqual({
       method: 'PUT',
       path: '/pets/{petId}',
-      request: { contentType: 'application/x-www-form-urlencoded' },
+      // A form's fields are shaped like JSON (the agent records their names), so its schema is read.
+      request: { contentType: 'application/x-www-form-urlencoded', schema: { type: 'object', properties: { name: { type: 'string' } } } },
       responses: [{ status: 200, contentType: 'text/plain' }],
       parameters: { query: [], headers: [] },
     });

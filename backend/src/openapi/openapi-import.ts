@@ -1,4 +1,4 @@
-import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, type ParametersDoc } from '@spectator/shared';
+import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, isFormMediaType, type ParametersDoc } from '@spectator/shared';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { badInput } from '../common/errors';
 
@@ -201,25 +201,26 @@ class SchemaReader {
   }
 
   /**
-   * The body of a `content` map: its JSON media type with the schema as shapes read it, or else
-   * its first media type without a shape (a non-JSON body is documented by presence).
+   * The body of a `content` map: its JSON media type (else its form media type: urlencoded or
+   * multipart, whose field names the agent shapes) with the schema as shapes read it, or else its
+   * first media type without a shape (another body is documented by presence).
    */
   body(content: unknown, at: string, name: string): ImportedBody | undefined {
     if (!isObject(content)) return undefined;
     const mediaTypes = Object.keys(content);
-    const json = mediaTypes.find(isJson);
-    if (json === undefined) return mediaTypes[0] === undefined ? undefined : { contentType: mediaTypes[0] };
-    const media = content[json];
-    if (!isObject(media) || media.schema === undefined) return { contentType: json };
-    const where = `${at}/${escapePointer(json)}/schema`;
+    const shaped = mediaTypes.find(isJson) ?? mediaTypes.find(isFormMediaType);
+    if (shaped === undefined) return mediaTypes[0] === undefined ? undefined : { contentType: mediaTypes[0] };
+    const media = content[shaped];
+    if (!isObject(media) || media.schema === undefined) return { contentType: shaped };
+    const where = `${at}/${escapePointer(shaped)}/schema`;
     const schema = this.schema(media.schema, where, new Set());
     try {
       fromJsonSchema(schema);
     } catch (error) {
       this.warn(`${name}: ${where}: documented without a shape: ${(error as Error).message}`);
-      return { contentType: json };
+      return { contentType: shaped };
     }
-    return { contentType: json, schema: isObject(schema) ? schema : ANY };
+    return { contentType: shaped, schema: isObject(schema) ? schema : ANY };
   }
 
   /** A schema with `$ref`s inlined (a recursion cut to "any value"), `allOf` merged, maps opened, annotations dropped. */

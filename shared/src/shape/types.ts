@@ -5,9 +5,13 @@
  * and the dashboard. Object fields are kept as an array sorted by name (not a record) so that a
  * shape has one canonical layout and no field name can collide with `Object.prototype`.
  */
-export type StringFormat = 'uuid' | 'date-time' | 'date' | 'email' | 'uri';
+export type StringFormat = 'uuid' | 'date-time' | 'date' | 'email' | 'uri' | 'binary';
 
-export const STRING_FORMATS: readonly StringFormat[] = ['uuid', 'date-time', 'date', 'email', 'uri'];
+/**
+ * Every format hint. All but `binary` are detected from a string's text; `binary` marks a file
+ * part of a `multipart/form-data` body (what OpenAPI calls an upload), never a JSON string.
+ */
+export const STRING_FORMATS: readonly StringFormat[] = ['uuid', 'date-time', 'date', 'email', 'uri', 'binary'];
 
 export interface StringShape {
   kind: 'string';
