@@ -1,5 +1,5 @@
 import { inferShape } from '@spectator/shared';
-import { boundaryOf, multipartShape, urlencodedShape } from './form';
+import { boundaryOf, MAX_FORM_PARTS, multipartShape, urlencodedShape } from './form';
 
 /** A multipart/form-data body as browsers and `fetch(FormData)` write it. */
 function multipart(boundary: string, parts: { headers: string[]; content: string }[]): Buffer {
@@ -12,6 +12,15 @@ describe('urlencodedShape', () => {
     const shape = urlencodedShape(Buffer.from('user=ann&email=ann%40example.com&tag=a&tag=b&id=5f0c2a7e-9b1d-4c3e-8a6f-2d7b9e1c4a80'));
     expect(shape).toEqual(inferShape({ user: 'ann', email: 'ann@example.com', tag: ['a', 'b'], id: '5f0c2a7e-9b1d-4c3e-8a6f-2d7b9e1c4a80' }));
     expect(shape.fields.find((f) => f.name === 'email')?.shape).toEqual({ kind: 'string', format: 'email' });
+  });
+
+  it(`reads at most ${MAX_FORM_PARTS} fields, and marks the shape of a longer form truncated`, () => {
+    const fields = (count: number) => Buffer.from(Array.from({ length: count }, (_, i) => `f${i}=v`).join('&'));
+    const long = urlencodedShape(fields(MAX_FORM_PARTS + 500));
+    expect(long.truncated).toBe(true);
+    expect(long.fields.length).toBe(256); // the shape limit on field names
+    expect(urlencodedShape(Buffer.from(Array.from({ length: MAX_FORM_PARTS + 1 }, () => 'a=1').join('&')))).toEqual({ kind: 'object', fields: [{ name: 'a', required: true, shape: { kind: 'array', items: { kind: 'string' } } }], truncated: true });
+    expect(urlencodedShape(Buffer.from(Array.from({ length: MAX_FORM_PARTS }, () => 'a=1').join('&'))).truncated).toBeUndefined();
   });
 
   it('gives an empty body no fields', () => {
@@ -54,6 +63,12 @@ describe('multipartShape', () => {
   it('reads a name with an escaped quote and a file named only by filename*', () => {
     const body = multipart(boundary, [{ headers: [`Content-Disposition: form-data; name="say \\"hi\\""; filename*=UTF-8''r%C3%A9sum%C3%A9.pdf`], content: '%PDF' }]);
     expect(multipartShape(body, boundary)?.fields).toEqual([{ name: 'say "hi"', required: true, shape: { kind: 'string', format: 'binary' } }]);
+  });
+
+  it(`reads at most ${MAX_FORM_PARTS} parts, and marks the shape of a longer body truncated`, () => {
+    const parts = (count: number) => multipart(boundary, Array.from({ length: count }, () => ({ headers: ['Content-Disposition: form-data; name="a"'], content: 'x' })));
+    expect(multipartShape(parts(MAX_FORM_PARTS + 1), boundary)).toEqual({ kind: 'object', fields: [{ name: 'a', required: true, shape: { kind: 'array', items: { kind: 'string' } } }], truncated: true });
+    expect(multipartShape(parts(MAX_FORM_PARTS), boundary)?.truncated).toBeUndefined();
   });
 
   it('is null for another boundary, a body cut short, or a body with no named part', () => {
