@@ -2,7 +2,8 @@
  * One benchmark party in its own process: `node contender.js <kind> [upstream]`. Prints one JSON
  * line `{"url": …}` when listening; stops on SIGTERM. Kinds: upstream (the JSON API plus a
  * WebSocket sink that acknowledges agent batches), agent-capture (switched by `capture on|off`
- * lines on stdin), agent-nocapture, fastify, http-proxy, mockttp.
+ * lines on stdin), agent-nocapture, fastify, http-proxy, mockttp (forwarding only, its lightest
+ * use), mockttp-optic (mockttp as Optic's `optic capture` ran it).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -118,6 +119,27 @@ async function main(kind: string, target: string): Promise<string> {
       const server = getLocal();
       await server.start({ startPort: 20_000, endPort: 60_000 });
       await server.forAnyRequest().thenForwardTo(target);
+      return server.url.replace('localhost', '127.0.0.1');
+    }
+    case 'mockttp-optic': {
+      // As Optic's capture proxy set mockttp up (projects/optic/src/commands/capture/sources/proxy.ts):
+      // no traffic kept by mockttp, each request's body read in `beforeRequest` and each response's in
+      // a 'response' listener, which is where Optic took its interactions from.
+      const { getLocal } = await import('mockttp');
+      const server = getLocal({ cors: false, debug: false, recordTraffic: false });
+      await server.start({ startPort: 20_000, endPort: 60_000 });
+      // mockttp 4 takes no request callback beside `thenForwardTo`'s fixed rewrite, so the callback
+      // redirects each request to the upstream itself.
+      await server.forAnyRequest().thenPassThrough({
+        beforeRequest: (request) => {
+          void request.body.buffer;
+          const url = new URL(request.url);
+          return { url: `${target}${url.pathname}${url.search}` };
+        },
+      });
+      await server.on('response', (response) => {
+        void response.body.buffer;
+      });
       return server.url.replace('localhost', '127.0.0.1');
     }
     default:
