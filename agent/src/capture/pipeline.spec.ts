@@ -46,3 +46,15 @@ describe('CapturePipeline sampling', () => {
     expect(capture.sample('GET', '/posts', 200, json, 0)).toBe(true);
   });
 });
+
+describe('CapturePipeline taps', () => {
+  it('gives a body it cannot classify a tap that only counts, and says so, instead of throwing on the hot path', () => {
+    const lines: string[] = [];
+    const capture = new CapturePipeline({ captureLimit: 1024, captureId: () => 'c1', rules: () => [], metrics: new Metrics(), log: createRootLogger('error', { write: (line: string) => lines.push(line) }) });
+    // Not a header value node:http would give: the media type lookup throws on it.
+    const tap = capture.tap({} as unknown as string, undefined, true);
+    tap.write(Buffer.from('{"a":1}'));
+    expect({ bytes: tap.bytes, copied: tap.copied, copying: tap.copying }).toEqual({ bytes: 7, copied: 0, copying: false });
+    expect(lines.join('')).toContain('capture failed for one body');
+  });
+});

@@ -80,9 +80,16 @@ export class CapturePipeline implements ExchangeObserver {
   }
 
   tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
-    const { type, shaped } = classifyContentType(contentType);
-    const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-    return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped, type === MULTIPART_FORM ? boundaryOf(contentType) : '');
+    // Called on the hot path, where a throw would end the request handler: whatever goes wrong, the
+    // body is still forwarded and counted, only not looked at.
+    try {
+      const { type, shaped } = classifyContentType(contentType);
+      const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
+      return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped, type === MULTIPART_FORM ? boundaryOf(contentType) : '');
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'capture failed for one body: counted, not looked at');
+      return new BodyTap('', '', 0, false);
+    }
   }
 
   sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {
