@@ -33,13 +33,16 @@ export interface RunningBackend {
 
 const ADMIN_TOKEN_FILE = 'admin-token';
 
-/** The database URL to use: the configured one, or an embedded PostgreSQL under `<dataDir>/pg`. */
-export async function resolveDatabase(databaseUrl: string | null, dataDir: string, log: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
-  if (databaseUrl !== null) return { url: databaseUrl, embedded: null };
+/**
+ * The database URL to use: the configured one, or an embedded PostgreSQL under `<dataDir>/pg`.
+ * `source` names where it came from, for an error that cannot reach it.
+ */
+export async function resolveDatabase(databaseUrl: string | null, dataDir: string, log: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null; source: string }> {
+  if (databaseUrl !== null) return { url: databaseUrl, embedded: null, source: 'DATABASE_URL' };
   const dir = path.join(dataDir, 'pg');
   log.info({ dir }, 'DATABASE_URL not set: starting embedded PostgreSQL');
   const embedded = await startEmbeddedPostgres({ dir });
-  return { url: embedded.url, embedded };
+  return { url: embedded.url, embedded, source: `the embedded PostgreSQL under ${dataDir}` };
 }
 
 /**
@@ -51,11 +54,11 @@ export async function resolveDatabase(databaseUrl: string | null, dataDir: strin
 export async function startBackend(options: BackendOptions = {}): Promise<RunningBackend> {
   const config = parseConfig(process.env, options);
   const log = createRootLogger(config.logLevel);
-  const { url: databaseUrl, embedded } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
+  const { url: databaseUrl, embedded, source } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
   const dataSource = createDataSource(databaseUrl);
   let app: NestExpressApplication | null = null;
   try {
-    await connectDataSource(dataSource, databaseUrl, embedded ? `the embedded PostgreSQL under ${config.dataDir}` : 'DATABASE_URL');
+    await connectDataSource(dataSource, databaseUrl, source);
     if (config.runMigrations) {
       const applied = await migrateUp(dataSource);
       if (applied.length > 0) log.info({ applied }, 'migrations applied');

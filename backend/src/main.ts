@@ -41,9 +41,9 @@ async function serve(): Promise<void> {
 async function migrate(direction: string): Promise<void> {
   const config = parseConfig(process.env, { runMigrations: false });
   const log = createRootLogger(config.logLevel);
-  const { url, embedded } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
+  const { url, embedded, source } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
   const dataSource = createDataSource(url, 2);
-  await connectDataSource(dataSource, url, embedded ? `the embedded PostgreSQL under ${config.dataDir}` : 'DATABASE_URL');
+  await connectDataSource(dataSource, url, source);
   try {
     if (direction === 'up') {
       const applied = await migrateUp(dataSource);

@@ -66,8 +66,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private responseHeaders: IncomingHttpHeaders = {};
   private responseTap: BodyTap | null = null;
   private sampled = false;
-  /** Whether the response's sampling decision and tap are made (after its first bytes went out). */
-  private tapped = false;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -107,12 +105,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   /**
    * The sampling decision and the response tap, made once the response's first bytes are on their
    * way to the client: nothing capture does sits between the upstream's answer and the client. The
-   * tap keeps chunks by reference, so seeing a chunk after it was written changes nothing.
+   * tap keeps chunks by reference, so seeing a chunk after it was written changes nothing. Made
+   * once: with an observer, `responseTap` is set from then on.
    */
-  private startTap(): void {
-    this.tapped = true;
-    const observer = this.observer;
-    if (!observer) return;
+  private startTap(observer: ExchangeObserver): void {
     const headers = this.responseHeaders;
     this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
     this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
@@ -120,7 +116,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     const written = this.res.write(chunk);
-    if (!this.tapped) this.startTap();
+    if (this.responseTap === null && this.observer) this.startTap(this.observer);
     this.responseTap?.write(chunk);
     if (!written) {
       controller.pause();
@@ -136,7 +132,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     this.res.end();
     const observer = this.observer;
     if (!observer) return;
-    if (!this.tapped) this.startTap();
+    if (this.responseTap === null) this.startTap(observer);
     observer.record({
       captureId: observer.captureId(),
       method: this.req.method ?? 'GET',
