@@ -78,6 +78,29 @@ describe('proxy', () => {
     expect(res.body.equals(Buffer.concat(parts))).toBe(true);
   });
 
+
+  it('starts the upstream request before a body that arrives late is whole', async () => {
+    // The client sends its headers and the first part of a sized body, and the rest only once the
+    // upstream has that part: an agent that waited for whole bodies would deadlock here.
+    let firstPartUp: () => void = () => undefined;
+    const upstreamHasFirstPart = new Promise<void>((resolve) => (firstPartUp = resolve));
+    await through((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        firstPartUp();
+      });
+      req.on('end', () => sendJson(res, 200, { body: Buffer.concat(chunks).toString() }));
+    }, true);
+    const body = Readable.from((async function* () {
+      yield Buffer.from('{"title":');
+      await upstreamHasFirstPart;
+      yield Buffer.from('"late"}');
+    })());
+    const res = await request(`${agent.proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '16' }, body });
+    expect(JSON.parse(res.body.toString())).toEqual({ body: '{"title":"late"}' });
+    expect(upstream.received[0]!.headers['content-length']).toBe('16');
+  });
   it('answers HEAD, 204 and 304 without a body and with their headers', async () => {
     await through((req, res) => {
       if (req.method === 'HEAD') res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1234' }).end();
