@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -160,6 +161,47 @@ describe('capture of bodies', () => {
       ],
     };
     expect(row('/upload').request).toEqual({ contentType: 'multipart/form-data', shape: fingerprint(upload) });
+  });
+
+  it('shapes a stream by its items: server-sent events the client left, long and gzipped JSON lines; counts a JSON response the client left', async () => {
+    const event = (i: number) => ({ index: i, delta: { text: 'tok'.repeat(i % 3) }, ...(i % 2 ? { done: false } : {}) });
+    // 96 KB of JSON lines, and 250 KB that gzip to about 125 KB (hex does not compress much): both
+    // are shaped from their first 64 KiB, the gzipped one decoded as far as those bytes go.
+    const lines = (count: number, name: (i: number) => string) => Array.from({ length: count }, (_, i) => JSON.stringify({ id: i, name: name(i) })).join('\n') + '\n';
+    const plain = lines(300, () => 'n'.repeat(300));
+    const gzipped = zlib.gzipSync(lines(600, () => crypto.randomBytes(200).toString('hex')));
+    const rows = await observe(
+      (req, res) => {
+        if (req.url === '/events') {
+          // Never ends on its own: the client leaves after three events, as an SSE client does.
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+          let i = 0;
+          const timer = setInterval(() => res.write(`event: delta\nid: ${i}\ndata: ${JSON.stringify(event(i++))}\n\n`), 5);
+          res.on('close', () => clearInterval(timer));
+        } else if (req.url === '/export') {
+          res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+          res.end(plain);
+        } else if (req.url === '/export.gz') {
+          res.writeHead(200, { 'content-type': 'application/x-ndjson', 'content-encoding': 'gzip' });
+          res.end(gzipped);
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.write('{"items":[');
+        }
+      },
+      async (proxyUrl) => {
+        await readThenLeave(`${proxyUrl}/events`, (text) => text.split('\n\n').length > 3);
+        expect((await rawGet(`${proxyUrl}/export`)).toString()).toBe(plain);
+        expect(await rawGet(`${proxyUrl}/export.gz`)).toEqual(gzipped);
+        await readThenLeave(`${proxyUrl}/slow.json`, (text) => text.length > 0);
+      },
+    );
+    const row = (path: string) => rows.find((o) => o.path === path)!;
+    expect(row('/events')).toMatchObject({ status: 200, count: 1, response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([event(0), event(1), event(2)])) } });
+    const line = fingerprint(inferShape([{ id: 0, name: '' }]));
+    expect(row('/export')).toMatchObject({ count: 1, response: { contentType: 'application/x-ndjson', shape: line } });
+    expect(row('/export.gz')).toMatchObject({ count: 1, response: { contentType: 'application/x-ndjson', shape: line } });
+    expect(row('/slow.json')).toMatchObject({ status: 200, count: 1, response: { contentType: 'application/json', unshaped: true } });
   });
 
   it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {
@@ -330,6 +372,22 @@ describe('sampling under load', () => {
     }
   });
 });
+
+/** GET `url`, read until `enough(text so far)`, then close the connection (the client leaves). */
+function readThenLeave(url: string, enough: (text: string) => boolean): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (!enough(text)) return;
+        req.destroy();
+        resolve();
+      });
+    });
+    req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+  });
+}
 
 function rawGet(url: string): Promise<Buffer> {
   return new Promise((resolve, reject) => {

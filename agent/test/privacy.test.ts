@@ -34,10 +34,15 @@ const CANARY = {
   pathToken: 'usr8Kq2Zx91Lm',
   pathEmail: 'canary.person@example.org',
   agentToken: 'canary-agent-token-5a9b',
+  eventData: 'canary-event-data-8e3b',
+  eventText: 'canary-event-text-0d7c',
+  eventName: 'canary-event-name-3a6f',
+  eventId: 'canary-event-id-9c2e',
+  jsonLine: 'canary-json-line-5b1a',
 };
 
 describe('privacy', () => {
-  it('sends and logs no planted value: bodies, query strings, headers, cookies, identifier-like path segments, the token', async () => {
+  it('sends and logs no planted value: bodies, streamed events and lines, query strings, headers, cookies, identifier-like path segments, the token', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-privacy-'));
     const configPath = path.join(dir, 'service.yml');
     // A bad entry gets logged: the log line must name the entry, and the entry is config, not traffic.
@@ -49,6 +54,14 @@ describe('privacy', () => {
         return void res.end(zipped);
       }
       if (req.url?.startsWith('/reset')) return void req.socket.destroy();
+      if (req.url?.startsWith('/events')) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        return void res.end(`event: ${CANARY.eventName}\nid: ${CANARY.eventId}\ndata: {"delta":"${CANARY.eventData}"}\n\ndata: ${CANARY.eventText}\n\n`);
+      }
+      if (req.url?.startsWith('/lines')) {
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        return void res.end(`{"value":"${CANARY.jsonLine}"}\n`);
+      }
       sendJson(res, 200, { echo: body.length, secret: CANARY.responseBody, nested: { list: [{ value: CANARY.nestedResponse }] } }, { 'set-cookie': `session=${CANARY.setCookie}; HttpOnly`, 'x-upstream-secret': CANARY.responseHeader });
     });
     const backend = await FakeBackend.start({ token: CANARY.agentToken });
@@ -78,7 +91,9 @@ describe('privacy', () => {
       await fetch(`${agent.proxyUrl}/upload`, { method: 'POST', headers: { cookie: headers.cookie }, body: form }).then((r) => r.text());
       await fetch(`${agent.proxyUrl}/gzip/${CANARY.pathNumber}`, { headers }).then((r) => r.text());
       await fetch(`${agent.proxyUrl}/reset/${CANARY.pathHex}?q=${CANARY.queryValue}`, { headers }).then((r) => r.text());
-      await waitFor('observations', () => backend.count() >= 9);
+      await fetch(`${agent.proxyUrl}/events`, { headers }).then((r) => r.text());
+      await fetch(`${agent.proxyUrl}/lines`, { headers }).then((r) => r.text());
+      await waitFor('observations', () => backend.count() >= 11);
     } finally {
       await agent.close();
       await upstream.close();
@@ -89,10 +104,12 @@ describe('privacy', () => {
     const sent = backend.frames.join('\n');
     const logged = agent.logs.text;
     // The test is only worth something if the traffic was really seen and logged.
-    expect(backend.count()).toBeGreaterThanOrEqual(9);
+    expect(backend.count()).toBeGreaterThanOrEqual(11);
     expect(sent).toContain('"secret"'); // field names do travel
     expect(sent).toContain('"doc"'); // a multipart part's name too
     expect(sent).toContain('multipart/form-data');
+    expect(sent).toContain('"delta"'); // an event's data is shaped: its field names travel
+    expect(sent).toContain('"value"'); // a JSON line's too
     expect(sent).toContain('/users/{userId}/orders');
     expect(logged).toContain('BREW /coffee');
     expect(logged).toContain('upstream request failed');

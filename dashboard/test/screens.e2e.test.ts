@@ -116,6 +116,20 @@ describe('dashboard screens (fixture API)', () => {
     expect(await page.locator('.success').textContent()).toContain('version 1.0');
   });
 
+  it('says that a stream body (server-sent events) is shaped as the list of its items', async () => {
+    const event = { type: 'object', properties: { delta: { type: 'string' } }, required: ['delta'], additionalProperties: false } as const;
+    api.answer(`GET ${P}/captures/c2/observed`, { body: { ...observedPost, method: 'GET', path: '/chat', request: null, responses: [{ status: 200, contentType: 'text/event-stream', shape: { type: 'array', items: event } }] } });
+    try {
+      await page.goto(`${api.url}/#/p/demo/captures/c2/undocumented?method=GET&path=%2Fchat`);
+      const response = page.getByRole('region', { name: '200 response' });
+      await response.locator('tr[data-path="$[].delta"]').waitFor();
+      expect(await response.textContent()).toContain('A stream: shaped as the list of its items');
+      expect(await page.getByRole('region', { name: 'Request body' }).textContent()).not.toContain('A stream');
+    } finally {
+      answerDefaults();
+    }
+  });
+
   it('shows a diff side by side with the breaking change marked and the next version on the accept button; after accepting, the version made stays (the reload said "No diff")', async () => {
     await page.goto(`${api.url}/#/p/demo/captures/c2/diff?method=PUT&path=%2Fposts%2F%7BpostId%7D`);
     const accept = page.getByRole('button', { name: /Accept changes/ });

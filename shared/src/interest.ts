@@ -13,9 +13,13 @@ const JSON_MEDIA_TYPE = /^application\/(?:[!#$&^_.+\w-]+\+)?json$/;
  * (`; charset=utf-8`), in any letter case. Anything else, including null and `''`, is false.
  */
 export function isJsonMediaType(contentType: string | null | undefined): boolean {
-  if (typeof contentType !== 'string') return false;
-  const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
-  return JSON_MEDIA_TYPE.test(mediaType);
+  const mediaType = bareMediaType(contentType);
+  return mediaType !== null && JSON_MEDIA_TYPE.test(mediaType);
+}
+
+/** `type/subtype` of a `content-type` value, lower-case and without parameters; null when not a string. */
+function bareMediaType(contentType: string | null | undefined): string | null {
+  return typeof contentType === 'string' ? contentType.split(';', 1)[0]!.trim().toLowerCase() : null;
 }
 
 /**
@@ -23,10 +27,22 @@ export function isJsonMediaType(contentType: string | null | undefined): boolean
  * (with or without parameters, any letter case): the agent shapes their field names like JSON.
  */
 export function isFormMediaType(contentType: string | null | undefined): boolean {
-  if (typeof contentType !== 'string') return false;
-  const mediaType = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  const mediaType = bareMediaType(contentType);
   return mediaType === 'application/x-www-form-urlencoded' || mediaType === 'multipart/form-data';
 }
+
+/**
+ * Media types of a body that is a sequence of items sent one after another: server-sent events
+ * (`text/event-stream`), JSON lines (`application/x-ndjson`, `application/jsonl`, …) and JSON text
+ * sequences (`application/json-seq`, RFC 7464). The agent shapes such a body as an array of its
+ * items (each event's data); an export documents the shape of one item.
+ */
+export function isStreamMediaType(contentType: string | null | undefined): boolean {
+  const mediaType = bareMediaType(contentType);
+  return mediaType !== null && STREAM_MEDIA_TYPES.has(mediaType);
+}
+
+const STREAM_MEDIA_TYPES = new Set(['text/event-stream', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonl', 'application/jsonlines', 'application/x-jsonlines', 'application/json-seq']);
 
 /**
  * Count of interest: 1 per request with a JSON body + 1 per response with a JSON body, times

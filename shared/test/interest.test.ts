@@ -1,4 +1,4 @@
-import { countOfInterest, isFormMediaType, isJsonMediaType } from '../src/interest';
+import { countOfInterest, isFormMediaType, isJsonMediaType, isStreamMediaType } from '../src/interest';
 
 describe('isJsonMediaType', () => {
   it.each([
@@ -53,5 +53,20 @@ describe('isFormMediaType', () => {
     [null, false],
   ])('%s → %s', (value, expected) => {
     expect(isFormMediaType(value)).toBe(expected);
+  });
+});
+
+describe('isStreamMediaType', () => {
+  it.each([
+    ['text/event-stream', true],
+    ['Text/Event-Stream; charset=utf-8', true],
+    ['application/x-ndjson', true],
+    ['application/jsonl', true],
+    ['application/json-seq', true],
+    ['application/json', false],
+    ['text/plain', false],
+    [undefined, false],
+  ])('%s → %s', (value, expected) => {
+    expect(isStreamMediaType(value)).toBe(expected);
   });
 });

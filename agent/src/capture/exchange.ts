@@ -14,6 +14,11 @@ export class BodyTap {
   bytes = 0;
   copied = 0;
   overLimit = false;
+  /**
+   * The kept bytes end before the body did: a stream (`prefix`) went past the limit, or the
+   * exchange ended early (`cutShort`). A stream is then shaped from its first complete items.
+   */
+  cut = false;
   chunks: readonly Buffer[] = NO_CHUNKS;
 
   /**
@@ -22,6 +27,8 @@ export class BodyTap {
    * @param limit the capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at.
    * @param copy whether to keep the bytes (false: sampled out, or not a shaped media type; only counted).
    * @param boundary a multipart body's boundary (from `content-type`), `''` for other bodies.
+   * @param prefix a stream of items (server-sent events, JSON lines): past the limit its first
+   *   `limit` bytes are kept (`cut`) instead of none (`overLimit`).
    */
   constructor(
     readonly contentType: string,
@@ -29,6 +36,7 @@ export class BodyTap {
     private readonly limit: number,
     private readonly copy: boolean,
     readonly boundary = '',
+    readonly prefix = false,
   ) {}
 
   /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */
@@ -38,7 +46,13 @@ export class BodyTap {
 
   write(chunk: Buffer): void {
     this.bytes += chunk.length;
-    if (this.overLimit || this.limit === 0) return;
+    if (this.overLimit || this.cut || this.limit === 0) return;
+    if (this.bytes > this.limit && this.prefix) {
+      // A view of the chunk up to the limit, not a copy.
+      if (this.copy) this.keep(chunk.subarray(0, this.limit - this.copied));
+      this.cut = true;
+      return;
+    }
     if (this.bytes > this.limit) {
       // Past the limit the sample is useless (a cut JSON text does not parse): release what we hold.
       this.overLimit = true;
@@ -46,7 +60,16 @@ export class BodyTap {
       this.copied = 0;
       return;
     }
-    if (!this.copy) return;
+    if (this.copy) this.keep(chunk);
+  }
+
+  /** The exchange ended before the body did (the client went away, the upstream failed). */
+  cutShort(): void {
+    this.cut = true;
+  }
+
+  private keep(chunk: Buffer): void {
+    if (chunk.length === 0) return;
     if (this.chunks === NO_CHUNKS) this.chunks = [];
     (this.chunks as Buffer[]).push(chunk);
     this.copied += chunk.length;

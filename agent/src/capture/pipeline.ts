@@ -5,7 +5,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
-import { classifyContentType, summariseBody } from './summarise';
+import { classifyContentType, summariseBody, type MediaClass } from './summarise';
+import { STREAM_PREFIX_BYTES } from './stream';
 import { boundaryOf, MULTIPART_FORM } from './form';
 
 export interface PipelineOptions {
@@ -83,9 +84,9 @@ export class CapturePipeline implements ExchangeObserver {
     // Called on the hot path, where a throw would end the request handler: whatever goes wrong, the
     // body is still forwarded and counted, only not looked at.
     try {
-      const { type, shaped } = classifyContentType(contentType);
+      const media = classifyContentType(contentType);
       const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-      return new BodyTap(type, encoding, shaped ? this.options.captureLimit : 0, copy && shaped, type === MULTIPART_FORM ? boundaryOf(contentType) : '');
+      return new BodyTap(media.type, encoding, this.keptBytes(media), copy && media.shaped, media.type === MULTIPART_FORM ? boundaryOf(contentType) : '', media.stream);
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'capture failed for one body: counted, not looked at');
       return new BodyTap('', '', 0, false);
@@ -94,9 +95,11 @@ export class CapturePipeline implements ExchangeObserver {
 
   sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {
     try {
-      const limit = this.options.captureLimit;
-      const length = Number(responseHeaders['content-length'] ?? limit);
-      const expectedBytes = requestCopied + (classifyContentType(responseHeaders['content-type']).shaped && length <= limit ? length : 0);
+      const media = classifyContentType(responseHeaders['content-type']);
+      const kept = this.keptBytes(media);
+      const length = Number(responseHeaders['content-length'] ?? kept);
+      // A stream is shaped from its first `kept` bytes; another body not at all past the limit.
+      const expectedBytes = requestCopied + (media.stream ? Math.min(length, kept) || 0 : length <= kept ? length : 0);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
       if (expectedBytes === 0) return false;
       const upper = method.toUpperCase();
@@ -110,6 +113,12 @@ export class CapturePipeline implements ExchangeObserver {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
       return false;
     }
+  }
+
+  /** Bytes of a body of this media type kept for shape work: none unshaped, a stream's first ones. */
+  private keptBytes(media: MediaClass): number {
+    if (!media.shaped) return 0;
+    return media.stream ? Math.min(this.options.captureLimit, STREAM_PREFIX_BYTES) : this.options.captureLimit;
   }
 
   /** Capture paused (the proxy stopped handing exchanges over): the shape budget's clock stops too. */

@@ -1,8 +1,9 @@
 import zlib from 'node:zlib';
-import { fingerprint, inferShape, isFormMediaType, isJsonMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
+import { fingerprint, inferShape, isFormMediaType, isJsonMediaType, isStreamMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
 import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
 import { MULTIPART_FORM, multipartShape, urlencodedShape } from './form';
+import { streamShape } from './stream';
 
 /** A body as it leaves the process: media type and flags, plus the shape when one was computed. */
 export interface BodySummary {
@@ -15,7 +16,7 @@ export interface BodySummary {
 /** RFC 9110 §8.3: a body without a media type may be treated as octet-stream. */
 const UNLABELLED = 'application/octet-stream';
 
-/** Bodies of these media types are copied and shaped: JSON, and forms (urlencoded and multipart). */
+/** Bodies of these media types are copied and shaped: JSON, forms (urlencoded and multipart), and streams of items. */
 export function isShapedMediaType(contentType: string): boolean {
   return classifyContentType(contentType).shaped;
 }
@@ -25,9 +26,11 @@ export interface MediaClass {
   /** Lower-case, without parameters; `''` when absent. */
   type: string;
   shaped: boolean;
+  /** A stream of items (server-sent events, JSON lines): shaped from its first bytes. */
+  stream: boolean;
 }
 
-const NO_MEDIA_TYPE: MediaClass = Object.freeze({ type: '', shaped: false });
+const NO_MEDIA_TYPE: MediaClass = Object.freeze({ type: '', shaped: false, stream: false });
 /** Every request looks its content types up twice or more; traffic has only a handful of distinct values. */
 const mediaClasses = new Map<string, MediaClass>();
 /** Bound of each cache keyed by values from traffic. */
@@ -40,7 +43,8 @@ export function classifyContentType(value: string | string[] | undefined): Media
   let known = mediaClasses.get(text);
   if (known === undefined) {
     const type = mediaType(text);
-    known = Object.freeze({ type, shaped: isFormMediaType(type) || isJsonMediaType(type) });
+    const stream = isStreamMediaType(type);
+    known = Object.freeze({ type, shaped: stream || isFormMediaType(type) || isJsonMediaType(type), stream });
     if (mediaClasses.size >= CACHE_SIZE) mediaClasses.clear();
     mediaClasses.set(text, known);
   }
@@ -70,14 +74,16 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   const contentType = tap.contentType || UNLABELLED;
   if (!isShapedMediaType(contentType)) return summaryWithout(contentType, null);
   if (tap.overLimit) return summaryWithout(contentType, 'tooLarge');
-  if (!shapeIt || tap.copied < tap.bytes) return summaryWithout(contentType, 'unshaped');
+  // A stream is shaped from the items its kept bytes hold whole; any other body only when all of it is here.
+  const stream = tap.prefix;
+  if (!shapeIt || (!stream && (tap.cut || tap.copied < tap.bytes))) return summaryWithout(contentType, 'unshaped');
   // The chunks are the tap's to keep (see BodyTap): a body that came in one chunk needs no second copy.
   const bytes = tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied);
-  const decoded = decode(bytes, tap.contentEncoding, limit);
+  const decoded = decode(bytes, tap.contentEncoding, limit, tap.cut);
   if (decoded === 'too-large') return summaryWithout(contentType, 'tooLarge');
   if (decoded === 'unreadable') return summaryWithout(contentType, 'unparsable');
-  if (isFormMediaType(contentType)) {
-    const shape = contentType === MULTIPART_FORM ? multipartShape(decoded, tap.boundary) : urlencodedShape(decoded);
+  if (stream || isFormMediaType(contentType)) {
+    const shape = stream ? streamShape(decoded, contentType, tap.cut) : contentType === MULTIPART_FORM ? multipartShape(decoded, tap.boundary) : urlencodedShape(decoded);
     if (shape === null) return summaryWithout(contentType, 'unparsable');
     const id = fingerprint(shape);
     return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
@@ -109,15 +115,19 @@ function shapeOf(id: string, value: unknown): Shape {
   return shape;
 }
 
-/** Undo `content-encoding` (gzip, x-gzip, deflate, br), never producing more than `limit` bytes. */
-function decode(bytes: Buffer, contentEncoding: string, limit: number): Buffer | 'too-large' | 'unreadable' {
+/**
+ * Undo `content-encoding` (gzip, x-gzip, deflate, br), never producing more than `limit` bytes.
+ * `partial`: the bytes stop before the encoded body does (a stream's prefix); what they hold is
+ * decoded and the missing end is not an error.
+ */
+function decode(bytes: Buffer, contentEncoding: string, limit: number, partial: boolean): Buffer | 'too-large' | 'unreadable' {
   const encoding = contentEncoding.trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') return bytes;
-  const options = { maxOutputLength: Math.max(limit, 1) };
+  const options = { maxOutputLength: Math.max(limit, 1), ...(partial ? { finishFlush: zlib.constants.Z_SYNC_FLUSH } : {}) };
   try {
     if (encoding === 'gzip' || encoding === 'x-gzip') return zlib.gunzipSync(bytes, options);
     if (encoding === 'deflate') return inflateEither(bytes, options);
-    if (encoding === 'br') return zlib.brotliDecompressSync(bytes, options);
+    if (encoding === 'br') return zlib.brotliDecompressSync(bytes, { maxOutputLength: options.maxOutputLength, ...(partial ? { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH } : {}) });
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError ? 'too-large' : 'unreadable';
   }

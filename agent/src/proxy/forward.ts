@@ -102,6 +102,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private responseHeaders: IncomingHttpHeaders = {};
   private responseTap: BodyTap | null = null;
   private sampled = false;
+  private recorded = false;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -119,6 +120,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       if (res.writableFinished) return;
       this.clientGone = true;
       this.controller?.abort(new Error('client closed the connection'));
+      // A response the client left (a server-sent event stream is usually ended so) still happened.
+      if (this.status !== 0) this.record(false);
     });
   }
 
@@ -166,9 +169,16 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       break;
     }
     this.res.end();
+    this.record(true);
+  }
+
+  /** Hand the exchange to capture, once: `complete` false when its response ended early. */
+  private record(complete: boolean): void {
     const observer = this.observer;
-    if (!observer) return;
+    if (!observer || this.recorded) return;
+    this.recorded = true;
     if (this.responseTap === null) this.startTap(observer);
+    if (!complete) this.responseTap?.cutShort();
     observer.record({
       captureId: observer.captureId(),
       method: this.req.method ?? 'GET',
@@ -190,6 +200,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (this.res.headersSent) {
       // Too late for an error answer: cut the response so the client sees it is incomplete.
       this.context.log.warn({ code: failure.code, method: this.req.method }, 'upstream failed mid-response');
+      this.record(false);
       this.res.destroy(err);
       return;
     }

@@ -1,4 +1,4 @@
-import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, isFormMediaType, type ParametersDoc } from '@spectator/shared';
+import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, isFormMediaType, isJsonMediaType, isStreamMediaType, type ParametersDoc } from '@spectator/shared';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { badInput } from '../common/errors';
 
@@ -56,9 +56,6 @@ type Json = Record<string, unknown>;
 const ANY: Json = Object.freeze({}) as Json;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 const escapePointer = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
-
-/** JSON media types: `application/json`, `*+json`, with or without parameters. */
-const isJson = (mediaType: string): boolean => /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i.test(mediaType);
 
 /**
  * Reads an OpenAPI 3.0 or 3.1 document (already parsed) as planned endpoints: for every operation
@@ -202,18 +199,21 @@ class SchemaReader {
 
   /**
    * The body of a `content` map: its JSON media type (else its form media type: urlencoded or
-   * multipart, whose field names the agent shapes) with the schema as shapes read it, or else its
+   * multipart, whose field names the agent shapes; else its stream media type: server-sent events,
+   * JSON lines, documented by one item's schema) with the schema as shapes read it, or else its
    * first media type without a shape (another body is documented by presence).
    */
   body(content: unknown, at: string, name: string): ImportedBody | undefined {
     if (!isObject(content)) return undefined;
     const mediaTypes = Object.keys(content);
-    const shaped = mediaTypes.find(isJson) ?? mediaTypes.find(isFormMediaType);
+    const shaped = mediaTypes.find(isJsonMediaType) ?? mediaTypes.find(isFormMediaType) ?? mediaTypes.find(isStreamMediaType);
     if (shaped === undefined) return mediaTypes[0] === undefined ? undefined : { contentType: mediaTypes[0] };
     const media = content[shaped];
     if (!isObject(media) || media.schema === undefined) return { contentType: shaped };
     const where = `${at}/${escapePointer(shaped)}/schema`;
-    const schema = this.schema(media.schema, where, new Set());
+    const read = this.schema(media.schema, where, new Set());
+    // A stream's schema is that of one item (see the export); its shape is the array of its items.
+    const schema = isStreamMediaType(shaped) ? { type: 'array', items: read } : read;
     try {
       fromJsonSchema(schema);
     } catch (error) {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type EndpointShapes, formatVersion, type JsonSchema, parseVersion } from '@spectator/shared';
+import { type EndpointShapes, formatVersion, isStreamMediaType, type JsonSchema, parseVersion } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import { badInput } from '../common/errors';
 import { toEndpointDocs } from '../endpoints/endpoints.service';
@@ -26,9 +26,14 @@ function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{([^{}/]+)\}/g)].map((match) => match[1] as string);
 }
 
-/** The media type map of one body: a documented shape as its JSON Schema, an unshaped body as `{}`. */
+/**
+ * The media type map of one body: a documented shape as its JSON Schema, an unshaped body as `{}`.
+ * A stream (server-sent events, JSON lines) is shaped as the array of its items and documented by
+ * the schema of one item, as OpenAPI 3.1 descriptions of such streams do (3.2 calls it `itemSchema`).
+ */
 function content(contentType: string, schema: JsonSchema | null): Record<string, unknown> {
-  return { [contentType]: schema === null ? {} : { schema } };
+  if (schema === null) return { [contentType]: {} };
+  return { [contentType]: { schema: isStreamMediaType(contentType) && schema.items !== undefined ? schema.items : schema } };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { BodyDocResponse, ResponseDocResponse } from '@spectator/shared';
+import { isStreamMediaType, type BodyDocResponse, type ResponseDocResponse } from '@spectator/shared';
 import { bodyLabel } from '../lib/format';
 import { ShapeTable } from './ShapeTable';
 
@@ -11,6 +11,7 @@ export function BodyShapes({ request, responses }: { request: BodyDocResponse | 
         <h3>
           Request body {request && <span className="content-type">{request.contentType}</span>}
         </h3>
+        {request && <StreamNote contentType={request.contentType} />}
         {request ? <ShapeTable schema={request.shape} /> : <p className="muted">No request body.</p>}
       </section>
       {sorted.length === 0 && <p className="muted">No responses recorded.</p>}
@@ -20,9 +21,16 @@ export function BodyShapes({ request, responses }: { request: BodyDocResponse | 
             <span className={`status status-${String(response.status).charAt(0)}xx`}>{response.status}</span> response{' '}
             {response.contentType && <span className="content-type">{response.contentType}</span>}
           </h3>
+          <StreamNote contentType={response.contentType} />
           {response.shape || response.contentType ? <ShapeTable schema={response.shape} /> : <p className="muted">No body.</p>}
         </section>
       ))}
     </div>
   );
+}
+
+/** A stream's shape is the array of its items: say so, or it reads as a JSON array. */
+function StreamNote({ contentType }: { contentType: string }) {
+  if (!isStreamMediaType(contentType)) return null;
+  return <p className="muted stream-note">A stream: shaped as the list of its items (each event’s data, or each line).</p>;
 }
