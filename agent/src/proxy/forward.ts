@@ -23,8 +23,9 @@ export interface ForwardContext {
 
 /**
  * Forward one request through the pool: request body streamed up (or sent as one buffer when it
- * came whole with the headers), response streamed down with backpressure both ways, hop-by-hop headers dropped, trailers relayed. The capture side only sees
- * the chunks (it keeps them, never changes them), and shapes them only after the response has ended.
+ * came whole with the headers), response streamed down with backpressure both ways, hop-by-hop
+ * headers dropped, trailers relayed. The capture side only sees the chunks (it keeps them, never
+ * changes them), and shapes them only after the response has ended.
  */
 export function forward(context: ForwardContext, req: IncomingMessage, res: ServerResponse): void {
   context.requests.inc();
@@ -35,7 +36,7 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
     return;
   }
   if (!hasBody(req)) {
-    dispatch(context, req, res, path, null);
+    dispatch(context, context.observer, req, res, path, null);
     return;
   }
   // Node's parser hands the request to us before it has read the body that came in the same read;
@@ -52,15 +53,15 @@ function dispatchWithBody(context: ForwardContext, req: IncomingMessage, res: Se
   const arrived = arrivedBody(req);
   if (arrived !== null) {
     requestTap?.write(arrived);
-    dispatch(context, req, res, path, requestTap, arrived);
+    dispatch(context, observer, req, res, path, requestTap, arrived);
   } else {
     // The request streams to the upstream as is; a body worth keeping is also watched by the tap.
-    dispatch(context, req, res, path, requestTap, requestTap ? tapRequest(req, requestTap) : req);
+    dispatch(context, observer, req, res, path, requestTap, requestTap ? tapRequest(req, requestTap) : req);
   }
 }
 
-function dispatch(context: ForwardContext, req: IncomingMessage, res: ServerResponse, path: string, requestTap: BodyTap | null, body: Buffer | IncomingMessage | null = null): void {
-  const handler = new ForwardHandler(context, context.observer, req, res, requestTap);
+function dispatch(context: ForwardContext, observer: ExchangeObserver | null, req: IncomingMessage, res: ServerResponse, path: string, requestTap: BodyTap | null, body: Buffer | IncomingMessage | null = null): void {
+  const handler = new ForwardHandler(context, observer, req, res, requestTap);
   try {
     context.pool.dispatch(
       {
@@ -83,8 +84,8 @@ function dispatch(context: ForwardContext, req: IncomingMessage, res: ServerResp
  * The request's whole body when all of it has already arrived, as one buffer, else `null` (it then
  * streams). Nothing waits for it: a body is taken whole only when the bytes that came with the
  * headers are all of it, as they are for the usual small JSON body. Sent as one buffer, undici
- * writes it with the headers and sets up no stream piping (6 % of the agent's CPU per request for
- * a small POST, measured in one process against the streamed path).
+ * writes it with the headers and sets up no stream piping: 11 % less of the agent's CPU per
+ * request for `POST /posts` at 1 connection, measured in one process against the streamed path.
  */
 function arrivedBody(req: IncomingMessage): Buffer | null {
   const length = req.headers['content-length'];
