@@ -71,8 +71,8 @@ async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: 
     if (pipeline) {
       const requestTap = scenario.requestBody ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true) : null;
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
-      const sampled = pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0);
-      const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampled);
+      const sampledBytes = pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0);
+      const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampledBytes > 0);
       for (const chunk of chunks) responseTap.write(chunk);
       pipeline.record({
         captureId: pipeline.captureId(),
@@ -84,7 +84,7 @@ async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: 
         request: requestTap && (requestTap.bytes > 0 || !requestTap.copying) ? requestTap : null,
         response: responseTap.bytes > 0 ? responseTap : null,
         at: Date.now(),
-        sampled,
+        sampledBytes,
       });
     } else {
       for (const chunk of chunks) sink += chunk.length;

@@ -41,6 +41,8 @@ export interface AgentTuning {
   batchRows: number;
   queueMaxItems: number;
   queueMaxBytes: number;
+  /** Bytes all open streams (server-sent events, JSON lines) keep for shape work at most. Default 16 MiB. */
+  streamBytesMax: number;
   sampler: Partial<SamplerOptions>;
   /** The wrapped command's output. Default inherited. */
   commandStdio: 'inherit' | 'ignore';
@@ -61,6 +63,7 @@ const DEFAULT_TUNING: AgentTuning = {
   batchRows: 500,
   queueMaxItems: 1_000,
   queueMaxBytes: 32 * 1024 * 1024,
+  streamBytesMax: 16 * 1024 * 1024,
   sampler: {},
   commandStdio: 'inherit',
   restartDelayMs: 500,
@@ -143,6 +146,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           backlogRows: tuning.batchRows,
           queueMaxItems: tuning.queueMaxItems,
           queueMaxBytes: tuning.queueMaxBytes,
+          streamBytesMax: tuning.streamBytesMax,
           sampler: { ...samplerOptionsForBudget(options.shapeBudget ?? DEFAULT_SHAPE_BUDGET), ...tuning.sampler },
           onBacklog: () => {
             if (flushQueued) return;

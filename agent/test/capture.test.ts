@@ -204,6 +204,22 @@ describe('capture of bodies', () => {
     expect(row('/slow.json')).toMatchObject({ status: 200, count: 1, response: { contentType: 'application/json', unshaped: true } });
   });
 
+  it('gives back what each stream kept when its exchange ends: many streams in turn stay shaped under a small bound for all', async () => {
+    const events = Array.from({ length: 40 }, (_, i) => `data: {"index":${i},"text":"${'t'.repeat(100)}"}\n\n`).join('');
+    upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(events);
+    });
+    backend = await FakeBackend.start();
+    // Each stream keeps about 5 KB: without the release, the third would keep nothing.
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, streamBytesMax: 12_000 } });
+    for (let i = 0; i < 6; i++) expect((await rawGet(`${agent.proxyUrl}/events`)).toString()).toBe(events);
+    await waitFor('every stream given back', () => agent.metrics.get('stream_bytes') === 0);
+    await agent.close();
+    const rows = backend.observations();
+    expect(rows).toEqual([expect.objectContaining({ path: '/events', count: 6, response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([{ index: 0, text: '' }])) } })]);
+  });
+
   it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {
     // The tap listens to the request's own 'data' events: every piece must reach both the upstream
     // and the copy, also when the first piece arrives before the upstream connection is ready.

@@ -4,6 +4,15 @@ import type { IncomingHttpHeaders } from 'node:http';
 const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
 
 /**
+ * The bytes all open streams keep, against a bound: a stream may stay open for hours, so without
+ * it every open event stream would keep its prefix for as long (a thousand open streams, 64 MB).
+ */
+export interface StreamLedger {
+  held: number;
+  readonly limit: number;
+}
+
+/**
  * The bytes of one body as seen on the hot path: counted always, kept (up to the capture limit)
  * only when the media type is one we shape. Chunks are kept as they are, not copied: node:http's
  * parser copies every request body chunk into a Buffer of its own, and undici's response chunks
@@ -20,6 +29,8 @@ export class BodyTap {
    */
   cut = false;
   chunks: readonly Buffer[] = NO_CHUNKS;
+  /** Bytes counted against the ledger, until `release`. */
+  private held = 0;
 
   /**
    * @param contentType media type (lower-case, no parameters); `''` when absent.
@@ -29,6 +40,7 @@ export class BodyTap {
    * @param boundary a multipart body's boundary (from `content-type`), `''` for other bodies.
    * @param prefix a stream of items (server-sent events, JSON lines): past the limit its first
    *   `limit` bytes are kept (`cut`) instead of none (`overLimit`).
+   * @param ledger what all open streams keep: a stream stops keeping (`cut`) when it is full.
    */
   constructor(
     readonly contentType: string,
@@ -37,6 +49,7 @@ export class BodyTap {
     private readonly copy: boolean,
     readonly boundary = '',
     readonly prefix = false,
+    private readonly ledger: StreamLedger | null = null,
   ) {}
 
   /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */
@@ -68,8 +81,23 @@ export class BodyTap {
     this.cut = true;
   }
 
+  /** The exchange is over: what this tap kept no longer counts against the ledger (once). */
+  release(): void {
+    if (this.ledger === null || this.held === 0) return;
+    this.ledger.held -= this.held;
+    this.held = 0;
+  }
+
   private keep(chunk: Buffer): void {
     if (chunk.length === 0) return;
+    if (this.ledger !== null) {
+      if (this.ledger.held + chunk.length > this.ledger.limit) {
+        this.cut = true;
+        return;
+      }
+      this.ledger.held += chunk.length;
+      this.held += chunk.length;
+    }
     if (this.chunks === NO_CHUNKS) this.chunks = [];
     (this.chunks as Buffer[]).push(chunk);
     this.copied += chunk.length;
@@ -91,8 +119,11 @@ export interface Exchange {
   response: BodyTap | null;
   /** Epoch milliseconds when the response ended. */
   at: number;
-  /** Whether the sampler chose this interaction for shape work (decided when the response started). */
-  sampled: boolean;
+  /**
+   * Body bytes the sampler reserved shape work for when the response started (the sampling
+   * decision); 0 when it chose not to shape this interaction.
+   */
+  sampledBytes: number;
 }
 
 /** What the proxy needs from the capture side; implemented by the capture pipeline. */
@@ -104,8 +135,9 @@ export interface ExchangeObserver {
   /**
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a
    * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.
+   * Returns the body bytes shape work was reserved for (the exchange's `sampledBytes`), 0 for no.
    */
-  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean;
+  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): number;
   /** Hand over a finished exchange. Must be cheap and must never throw. */
   record(exchange: Exchange): void;
 }

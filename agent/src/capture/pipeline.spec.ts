@@ -10,7 +10,7 @@ function pipeline(rules: IgnoreRule[] = []): CapturePipeline {
 
 /** The query names the pipeline reports for one request to `target`. */
 function reported(capture: CapturePipeline, target: string): readonly string[] {
-  capture.record({ captureId: 'c1', method: 'GET', target, status: 200, requestHeaders: {}, responseHeaders: {}, request: null, response: null, at: 0, sampled: false });
+  capture.record({ captureId: 'c1', method: 'GET', target, status: 200, requestHeaders: {}, responseHeaders: {}, request: null, response: null, at: 0, sampledBytes: 0 });
   return capture.drain()[0]?.observations[0]?.query ?? [];
 }
 
@@ -41,9 +41,9 @@ describe('CapturePipeline sampling', () => {
 
   it('spends no shape budget on ignored traffic: an ignored endpoint is never sampled, others still are', () => {
     const capture = pipeline(parseIgnoreRules(['GET POST /db']).rules);
-    expect(capture.sample('GET', '/db?x=1', 200, json, 0)).toBe(false);
-    expect(capture.sample('post', '/db', 201, json, 20)).toBe(false);
-    expect(capture.sample('GET', '/posts', 200, json, 0)).toBe(true);
+    expect(capture.sample('GET', '/db?x=1', 200, json, 0)).toBe(0);
+    expect(capture.sample('post', '/db', 201, json, 20)).toBe(0);
+    expect(capture.sample('GET', '/posts', 200, json, 0)).toBeGreaterThan(0);
   });
 });
 
@@ -56,5 +56,45 @@ describe('CapturePipeline taps', () => {
     tap.write(Buffer.from('{"a":1}'));
     expect({ bytes: tap.bytes, copied: tap.copied, copying: tap.copying }).toEqual({ bytes: 7, copied: 0, copying: false });
     expect(lines.join('')).toContain('capture failed for one body');
+  });
+});
+
+describe('CapturePipeline stream taps', () => {
+  const SSE = 'text/event-stream';
+  const event = (text: string) => Buffer.from(`data: {"t":"${text}"}\n\n`);
+
+  it('keeps all open streams’ bytes within streamBytesMax, each stream’s until its exchange releases them', () => {
+    const metrics = new Metrics();
+    const capture = new CapturePipeline({ captureLimit: 1024 * 1024, streamBytesMax: 100, captureId: () => 'c1', rules: () => [], metrics, log: createRootLogger('silent') });
+    const held = () => Number(metrics.render().match(/spectator_agent_stream_bytes (\d+)/)?.[1]);
+    const [big, small] = [event('a'.repeat(70)), event('b')];
+    expect(big.length + small.length).toBeGreaterThan(100);
+    const first = capture.tap(SSE, undefined, true);
+    const second = capture.tap(SSE, undefined, true);
+    first.write(big);
+    second.write(small); // would pass 100 in all: not kept, and the stream keeps nothing from now on
+    expect([first.copied, first.cut, second.copied, second.cut, held()]).toEqual([big.length, false, 0, true, big.length]);
+    second.write(small);
+    expect([second.bytes, second.copied]).toEqual([2 * small.length, 0]);
+    first.release();
+    first.release(); // once only
+    expect(held()).toBe(0);
+    const third = capture.tap(SSE, undefined, true);
+    third.write(small);
+    expect([third.copied, held()]).toEqual([small.length, small.length]);
+    // A JSON body is not a stream: the bound is not its.
+    const json = capture.tap('application/json', undefined, true);
+    json.write(Buffer.alloc(500, 0x20));
+    expect([json.copied, held()]).toEqual([500, small.length]);
+  });
+
+  it('keeps at most 64 KiB of a stream, or the capture limit when lower, and marks it cut', () => {
+    const chunk = event('x'.repeat(1000));
+    for (const [captureLimit, kept] of [[1024, 1024], [1024 * 1024, 64 * 1024]] as const) {
+      const capture = new CapturePipeline({ captureLimit, captureId: () => 'c1', rules: () => [], metrics: new Metrics(), log: createRootLogger('silent') });
+      const long = capture.tap(SSE, undefined, true);
+      for (let i = 0; i < 100; i++) long.write(chunk);
+      expect([long.prefix, long.copied, long.cut, long.bytes]).toEqual([true, kept, true, 100 * chunk.length]);
+    }
   });
 });

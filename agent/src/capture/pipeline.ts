@@ -3,7 +3,7 @@ import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Aggregator, type CaptureRows, type Observation } from './aggregator';
-import { BodyTap, type Exchange, type ExchangeObserver } from './exchange';
+import { BodyTap, type Exchange, type ExchangeObserver, type StreamLedger } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
@@ -26,6 +26,8 @@ export interface PipelineOptions {
   queueMaxBytes?: number;
   /** Longest slice of shape work before yielding to the event loop, ms. Default 8. */
   sliceMs?: number;
+  /** Bytes all open streams keep for shape work at most (see `AgentTuning`). Default 16 MiB. */
+  streamBytesMax?: number;
   sampler?: Partial<SamplerOptions>;
 }
 
@@ -34,6 +36,8 @@ interface Pending {
   request: BodyTap | null;
   response: BodyTap | null;
   bytes: number;
+  /** Bytes the sampler reserved shape work for (see `Exchange.sampledBytes`). */
+  reserved: number;
 }
 
 const TEMPLATE_CACHE_SIZE = 10_000;
@@ -66,18 +70,22 @@ export class CapturePipeline implements ExchangeObserver {
   /** Raw query names (values cut off) → the names reported. */
   private readonly queries = new Map<string, readonly string[]>();
   private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
+  /** What the open streams' taps keep, against `streamBytesMax`. */
+  private readonly streams: StreamLedger;
   /** Counters touched on every interaction, held rather than looked up by name. */
   private readonly captured: Counter;
   private readonly unshaped: Counter;
 
   constructor(options: PipelineOptions) {
-    this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, ...options };
+    this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, streamBytesMax: 16 * 1024 * 1024, ...options };
+    this.streams = { held: 0, limit: this.options.streamBytesMax };
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler);
     this.captured = options.metrics.counter('captured_total');
     this.unshaped = options.metrics.counter('unshaped_total');
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
+    options.metrics.gauge('stream_bytes', () => this.streams.held);
   }
 
   tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
@@ -86,14 +94,14 @@ export class CapturePipeline implements ExchangeObserver {
     try {
       const media = classifyContentType(contentType);
       const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-      return new BodyTap(media.type, encoding, this.keptBytes(media), copy && media.shaped, media.type === MULTIPART_FORM ? boundaryOf(contentType) : '', media.stream);
+      return new BodyTap(media.type, encoding, this.keptBytes(media), copy && media.shaped, media.type === MULTIPART_FORM ? boundaryOf(contentType) : '', media.stream, media.stream ? this.streams : null);
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'capture failed for one body: counted, not looked at');
       return new BodyTap('', '', 0, false);
     }
   }
 
-  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): boolean {
+  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): number {
     try {
       const media = classifyContentType(responseHeaders['content-type']);
       const kept = this.keptBytes(media);
@@ -101,17 +109,17 @@ export class CapturePipeline implements ExchangeObserver {
       // A stream is shaped from its first `kept` bytes; another body not at all past the limit.
       const expectedBytes = requestCopied + (media.stream ? Math.min(length, kept) || 0 : length <= kept ? length : 0);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
-      if (expectedBytes === 0) return false;
+      if (expectedBytes === 0) return 0;
       const upper = method.toUpperCase();
       const pathname = pathOf(target);
       // Ignored traffic is dropped when recorded: shaping its bodies would only spend the budget.
       const rules = this.options.rules();
-      if (rules.length > 0 && isIgnored(rules, upper, pathname)) return false;
+      if (rules.length > 0 && isIgnored(rules, upper, pathname)) return 0;
       const slot = this.sampler.slot(this.captureId(), upper, this.template(pathname), status);
-      return this.sampler.admit(slot, expectedBytes);
+      return this.sampler.admit(slot, expectedBytes) ? expectedBytes : 0;
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
-      return false;
+      return 0;
     }
   }
 
@@ -182,15 +190,18 @@ export class CapturePipeline implements ExchangeObserver {
     };
     this.captured.inc();
     const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
-    const wanted = exchange.sampled && bytes > 0;
+    const reserved = exchange.sampledBytes;
+    const wanted = reserved > 0 && bytes > 0;
     const fits = this.queue.length - this.queueHead < this.options.queueMaxItems && this.queueBytes + bytes <= this.options.queueMaxBytes;
     if (wanted && fits) {
-      this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes });
+      this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes, reserved });
       this.queueBytes += bytes;
       this.schedule();
       return;
     }
     if (wanted) metrics.inc('dropped_total');
+    // Admitted but nothing to shape after all (no bytes came, or no room): the reservation goes back.
+    if (reserved > 0) this.sampler.spent(reserved, 0, 0);
     // Counted now, without shape work: bodies become media type + flags and their copies are freed.
     observation.request = exchange.request ? summariseBody(exchange.request, false, 0) : null;
     observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
@@ -277,7 +288,7 @@ export class CapturePipeline implements ExchangeObserver {
         pending.observation.response = pending.response ? summariseBody(pending.response, false, 0) : null;
       }
       const after = performance.now();
-      this.sampler.spent(pending.bytes, after - before);
+      this.sampler.spent(pending.reserved, pending.bytes, after - before);
       this.add(pending.observation);
       if (after - started >= sliceMs) break;
     }

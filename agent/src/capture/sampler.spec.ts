@@ -7,7 +7,7 @@ describe('ShapeSampler', () => {
     // Each sample really costs 5 ms: two fit in the 10 ms burst.
     const admitted = Array.from({ length: 6 }, () => {
       const yes = sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 1_000);
-      if (yes) sampler.spent(1_000, 5);
+      if (yes) sampler.spent(1_000, 1_000, 5);
       return yes;
     });
     expect(admitted.filter(Boolean).length).toBeLessThanOrEqual(3);
@@ -26,7 +26,7 @@ describe('ShapeSampler', () => {
       now += 20; // 50 requests a second, far from busy
       const slot = sampler.slot('c1', 'POST', '/posts', 201);
       if (sampler.admit(slot, 2_000)) {
-        sampler.spent(2_000, 0.05); // a small JSON body: 50 µs of shape work
+        sampler.spent(2_000, 2_000, 0.05); // a small JSON body: 50 µs of shape work
         admitted += 1;
       }
     }
@@ -41,7 +41,7 @@ describe('ShapeSampler', () => {
       for (let i = 0; i < 10_000; i++) {
         now += 1; // one request per ms
         if (sampler.admit(sampler.slot('c1', 'POST', '/posts', 201), 100_000)) {
-          sampler.spent(100_000, 2); // 2 ms per sample
+          sampler.spent(100_000, 100_000, 2); // 2 ms per sample
           spent += 2;
         }
       }
@@ -86,7 +86,7 @@ describe('ShapeSampler', () => {
       for (let i = 0; i < 1_000; i++) {
         now += 1; // one small request per ms for a second: 10 ms of budget
         if (sampler.admit(sampler.slot('c1', 'POST', '/posts', 201), 100)) {
-          sampler.spent(100, 0.001); // the timed shape work of a tiny body
+          sampler.spent(100, 100, 0.001); // the timed shape work of a tiny body
           admitted++;
         }
       }
@@ -106,7 +106,7 @@ describe('ShapeSampler', () => {
       for (let i = 0; i < requests; i++) {
         now += stepMs;
         if (sampler.admit(sampler.slot('c1', 'GET', template, 200), 100)) {
-          sampler.spent(100, 0.001);
+          sampler.spent(100, 100, 0.001);
           admitted++;
         }
       }
@@ -126,7 +126,7 @@ describe('ShapeSampler', () => {
     const sampler = new ShapeSampler({ budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000, maxPerKeyPerSecond: Infinity }, () => now);
     const slot = sampler.slot('c1', 'GET', '/a', 200);
     expect(sampler.admit(slot, 100)).toBe(true); // the key's guaranteed sample
-    sampler.spent(100, 10); // ...which used up the whole burst
+    sampler.spent(100, 100, 10); // ...which used up the whole burst
     expect(sampler.admit(slot, 100)).toBe(false);
     sampler.pause();
     now += 60_000; // a minute paused: would refill the burst and open a new key window
@@ -134,5 +134,26 @@ describe('ShapeSampler', () => {
     expect(sampler.admit(slot, 100)).toBe(false);
     now += 1_000; // a second of capture: 100 ms of budget (capped at the burst), and a new key window
     expect(sampler.admit(slot, 100)).toBe(true);
+  });
+
+  it('gives back a reservation made for more bytes than came: a stream, a body without a length, one dropped unshaped', () => {
+    /** Shaped of 200 requests at 50 a second; `toldReserved`: the reservation `spent` is told of. */
+    const shapedOf = (reservedBytes: number, realBytes: number, toldReserved = reservedBytes) => {
+      let now = 0;
+      const sampler = new ShapeSampler({ budgetShare: 0.02, burstMs: 20, keyWindowMs: 60_000, maxPerKeyPerSecond: Infinity, sampleOverheadMs: 0 }, () => now);
+      let shaped = 0;
+      for (let i = 0; i < 200; i++) {
+        now += 20; // 0.4 ms of budget between two requests
+        if (!sampler.admit(sampler.slot('c1', 'GET', '/events', 200), reservedBytes)) continue;
+        sampler.spent(toldReserved, realBytes, realBytes * 0.00002); // 20 ns a byte
+        shaped++;
+      }
+      return shaped;
+    };
+    // 5 KB of events shaped each time: reserved as 5 KB or as a 1 MiB worst case, all are shaped...
+    expect(shapedOf(5_000, 5_000)).toBe(200);
+    expect(shapedOf(1024 * 1024, 5_000)).toBe(200);
+    // ...where keeping the 1 MiB reservation (the real cost charged on top of it) starved the key.
+    expect(shapedOf(1024 * 1024, 5_000, 5_000)).toBeLessThan(100);
   });
 });

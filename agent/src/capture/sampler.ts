@@ -169,10 +169,15 @@ export class ShapeSampler {
     return this.now() - this.pausedTotal;
   }
 
-  /** Report what an admitted sample really cost, correcting the reservation and the learned cost. */
-  spent(bytes: number, ms: number): void {
-    const estimate = bytes * this.msPerByte;
-    this.tokensMs -= (ms - estimate) * this.options.costFactor;
+  /**
+   * Report what an admitted sample really cost: `reservedBytes` as admitted, `bytes` shaped (fewer
+   * when the body was shorter than expected, as a stream or a body without a length usually is; 0
+   * when it was not shaped after all) in `ms`. The reservation is replaced by the real cost, and
+   * the cost per byte learned from it.
+   */
+  spent(reservedBytes: number, bytes: number, ms: number): void {
+    const reserved = reservedBytes * this.msPerByte;
+    this.tokensMs -= (ms - reserved) * this.options.costFactor;
     if (bytes > 256) this.msPerByte = this.msPerByte * 0.9 + (ms / bytes) * 0.1;
   }
 

@@ -6,7 +6,7 @@ const NDJSON = 'application/x-ndjson';
 
 function shapeText(text: string, contentType: string, cut = false): string | null {
   const shape = streamShape(Buffer.from(text, 'utf8'), contentType, cut);
-  return shape === null ? null : canonicalShape(shape);
+  return shape === null || shape === 'no-items' ? shape : canonicalShape(shape);
 }
 
 describe('streamShape: server-sent events', () => {
@@ -24,6 +24,12 @@ describe('streamShape: server-sent events', () => {
     expect(shapeText('event: ping\n\ndata: {"a":1}\n\ndata: {"b":', SSE, true)).toBe('[{"a":N}]');
     expect(shapeText('data: {"a":1}\n\ndata: {"b":2}', SSE)).toBe('[{"a":N}]');
     expect(shapeText(': keep-alive\n\n', SSE)).toBe('[U]');
+  });
+
+  it('says so when the kept bytes of a cut stream hold no whole event (nothing seen), unlike a stream that ended without one', () => {
+    expect(streamShape(Buffer.from('data: {"a":'), SSE, true)).toBe('no-items');
+    expect(streamShape(Buffer.from('{"id":'), NDJSON, true)).toBe('no-items');
+    expect(shapeText('', SSE)).toBe('[U]');
   });
 
   it('looks at the first 1,000 events only, so the shape does not depend on how long the stream ran', () => {

@@ -13,12 +13,17 @@ const MAX_ITEMS = 1_000;
  * The shape of a stream body as the array of its items: each server-sent event's data (JSON, or a
  * string when the data is not JSON, like `[DONE]`), each JSON line, or each JSON text of a sequence
  * (RFC 7464). Only complete items count: an item the kept bytes cut off is left out. `null` when a
- * JSON lines or sequence body holds something that is not JSON. Event names, ids and comments are
- * not looked at, and nothing here keeps a value: the shape holds kinds and field names only.
+ * JSON lines or sequence body holds something that is not JSON; `'no-items'` when the kept bytes of
+ * a `cut` stream hold no complete item (nothing seen to shape, unlike a stream that ended empty).
+ * Event names, ids and comments are not looked at, and nothing here keeps a value: the shape holds
+ * kinds and field names only.
  */
-export function streamShape(bytes: Buffer, contentType: string, cut: boolean): Shape | null {
+export function streamShape(bytes: Buffer, contentType: string, cut: boolean): Shape | null | 'no-items' {
   const text = bytes.toString('utf8');
-  if (contentType === 'text/event-stream') return inferShape(eventData(text).map(parseOrText));
+  if (contentType === 'text/event-stream') {
+    const events = eventData(text);
+    return cut && events.length === 0 ? 'no-items' : inferShape(events.map(parseOrText));
+  }
   const items = contentType === 'application/json-seq' ? text.split('\x1e') : text.split('\n');
   // The last piece is complete only when the body ended there (JSON lines may omit the last newline).
   if (cut) items.pop();
@@ -33,7 +38,7 @@ export function streamShape(bytes: Buffer, contentType: string, cut: boolean): S
       return null;
     }
   }
-  return inferShape(values);
+  return cut && values.length === 0 ? 'no-items' : inferShape(values);
 }
 
 /**

@@ -85,6 +85,7 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   if (stream || isFormMediaType(contentType)) {
     const shape = stream ? streamShape(decoded, contentType, tap.cut) : contentType === MULTIPART_FORM ? multipartShape(decoded, tap.boundary) : urlencodedShape(decoded);
     if (shape === null) return summaryWithout(contentType, 'unparsable');
+    if (shape === 'no-items') return summaryWithout(contentType, 'unshaped');
     const id = fingerprint(shape);
     return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
   }

@@ -102,7 +102,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   private status = 0;
   private responseHeaders: IncomingHttpHeaders = {};
   private responseTap: BodyTap | null = null;
-  private sampled = false;
+  /** Body bytes the sampler reserved shape work for; 0: not shaped. */
+  private sampledBytes = 0;
   private recorded = false;
   private readonly resume = (): void => this.controller?.resume();
 
@@ -114,15 +115,20 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     private readonly res: ServerResponse,
     private readonly requestTap: BodyTap | null,
   ) {
-    // One listener per exchange does both: the proxy's in-flight count, and aborting the upstream
-    // request when the client went away before its response finished.
+    // One listener per exchange does it all: the proxy's in-flight count; aborting the upstream
+    // request (and recording the exchange) when the client went away before its response finished;
+    // releasing what stream taps kept.
     res.once('close', () => {
       context.onExchangeClosed();
-      if (res.writableFinished) return;
-      this.clientGone = true;
-      this.controller?.abort(new Error('client closed the connection'));
-      // A response the client left (a server-sent event stream is usually ended so) still happened.
-      if (this.status !== 0) this.record(false);
+      if (!res.writableFinished) {
+        this.clientGone = true;
+        this.controller?.abort(new Error('client closed the connection'));
+        // A response the client left (a server-sent event stream is usually ended so) still happened.
+        if (this.status !== 0) this.record(false);
+      }
+      // What a stream's taps kept now counts against the pipeline's queue, or is dropped.
+      this.requestTap?.release();
+      this.responseTap?.release();
     });
   }
 
@@ -150,8 +156,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
    */
   private startTap(observer: ExchangeObserver): void {
     const headers = this.responseHeaders;
-    this.sampled = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
-    this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampled);
+    this.sampledBytes = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
+    this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampledBytes > 0);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -191,7 +197,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
       request: this.requestTap && (this.requestTap.bytes > 0 || !this.requestTap.copying) ? this.requestTap : null,
       response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
       at: Date.now(),
-      sampled: this.sampled,
+      sampledBytes: this.sampledBytes,
     });
   }
 
