@@ -36,6 +36,8 @@ export interface AgentTuning {
   ackWaitMs: number;
   /** Upstream response headers timeout (then 504), ms. Default 60000. */
   upstreamHeadersTimeoutMs: number;
+  /** A stream response (server-sent events, JSON lines) still open after this long is counted then, ms. Default 10000. */
+  streamRecordAfterMs: number;
   spoolMaxBatches: number;
   /** Rows that trigger a batch before the timer. Default 500. */
   batchRows: number;
@@ -59,6 +61,7 @@ const DEFAULT_TUNING: AgentTuning = {
   shutdownGraceMs: 10_000,
   ackWaitMs: 5_000,
   upstreamHeadersTimeoutMs: 60_000,
+  streamRecordAfterMs: 10_000,
   spoolMaxBatches: 1_000,
   batchRows: 500,
   queueMaxItems: 1_000,
@@ -205,6 +208,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     metrics,
     log: root.child({ module: 'proxy' }),
     upstreamHeadersTimeoutMs: tuning.upstreamHeadersTimeoutMs,
+    streamRecordAfterMs: tuning.streamRecordAfterMs,
     onUpstreamFailure: (failure) => {
       if (failure.statusCode === 503) probe.markDown();
     },

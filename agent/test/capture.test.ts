@@ -8,7 +8,7 @@ import { fingerprint, inferShape, type Shape } from '@spectator/shared';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';
 import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
-import { waitFor } from './support/wait';
+import { sleep, waitFor } from './support/wait';
 
 describe('capture', () => {
   let upstream: TestUpstream;
@@ -218,6 +218,29 @@ describe('capture of bodies', () => {
     await agent.close();
     const rows = backend.observations();
     expect(rows).toEqual([expect.objectContaining({ path: '/events', count: 6, response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([{ index: 0, text: '' }])) } })]);
+  });
+
+  it('counts an event stream still open after streamRecordAfterMs then, shaped from its events so far, and not again at its end', async () => {
+    upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let i = 0;
+      const timer = setInterval(() => res.write(`data: {"seq":${i++}}\n\n`), 20);
+      res.on('close', () => clearInterval(timer));
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 50, streamRecordAfterMs: 300 } });
+    const client = http.get(`${agent.proxyUrl}/events`, (res) => res.resume());
+    try {
+      await waitFor('the open stream to be counted', () => backend.observations().some((o) => o.path === '/events'));
+      expect(client.destroyed).toBe(false);
+      await sleep(200); // more events, and a flush or more, while the stream stays open
+    } finally {
+      client.destroy();
+    }
+    await agent.close();
+    const rows = backend.observations().filter((o) => o.path === '/events');
+    expect(rows.reduce((sum, o) => sum + o.count, 0)).toBe(1);
+    expect(rows[0]!.response).toEqual({ contentType: 'text/event-stream', shape: fingerprint(inferShape([{ seq: 0 }])) });
   });
 
   it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {

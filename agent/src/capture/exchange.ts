@@ -81,6 +81,11 @@ export class BodyTap {
     this.cut = true;
   }
 
+  /** Shape work is done with the kept bytes: let them go (a stream's tap may live on for hours). */
+  drop(): void {
+    this.chunks = NO_CHUNKS;
+  }
+
   /** The exchange is over: what this tap kept no longer counts against the ledger (once). */
   release(): void {
     if (this.ledger === null || this.held === 0) return;

@@ -205,6 +205,8 @@ export class CapturePipeline implements ExchangeObserver {
     // Counted now, without shape work: bodies become media type + flags and their copies are freed.
     observation.request = exchange.request ? summariseBody(exchange.request, false, 0) : null;
     observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
+    exchange.request?.drop();
+    exchange.response?.drop();
     if (observation.request?.body.unshaped || observation.response?.body.unshaped) this.unshaped.inc();
     this.add(observation);
   }
@@ -287,6 +289,8 @@ export class CapturePipeline implements ExchangeObserver {
         pending.observation.request = pending.request ? summariseBody(pending.request, false, 0) : null;
         pending.observation.response = pending.response ? summariseBody(pending.response, false, 0) : null;
       }
+      pending.request?.drop();
+      pending.response?.drop();
       const after = performance.now();
       this.sampler.spent(pending.reserved, pending.bytes, after - before);
       this.add(pending.observation);

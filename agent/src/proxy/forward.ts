@@ -19,6 +19,16 @@ export interface ForwardContext {
   onUpstreamFailure(failure: UpstreamFailure): void;
   /** Told when each forwarded exchange's response has closed (finished or cut). */
   onExchangeClosed(): void;
+  /** Streams (server-sent events, JSON lines) being observed whose response has not ended. */
+  openStreams: Set<OpenStream>;
+}
+
+/** A stream response still going on, which the proxy may count before it ends (see `recordSoFar`). */
+export interface OpenStream {
+  /** Epoch ms when its response started. */
+  readonly startedAt: number;
+  /** Count the exchange now, shaped from what came so far; its end is then not counted again. */
+  recordSoFar(): void;
 }
 
 /**
@@ -96,7 +106,7 @@ function arrivedBody(req: IncomingMessage): Buffer | null {
   return body;
 }
 
-class ForwardHandler implements Dispatcher.DispatchHandler {
+class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
   private controller: Dispatcher.DispatchController | null = null;
   private clientGone = false;
   private status = 0;
@@ -105,6 +115,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   /** Body bytes the sampler reserved shape work for; 0: not shaped. */
   private sampledBytes = 0;
   private recorded = false;
+  startedAt = 0;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -158,6 +169,16 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     const headers = this.responseHeaders;
     this.sampledBytes = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
     this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampledBytes > 0);
+    if (this.responseTap.prefix && !this.recorded) {
+      this.startedAt = Date.now();
+      this.context.openStreams.add(this);
+    }
+  }
+
+  recordSoFar(): void {
+    this.record(false);
+    // The pipeline has what the tap kept; the exchange may go on for hours.
+    this.responseTap?.release();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -185,6 +206,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
     if (!observer || this.recorded) return;
     this.recorded = true;
     if (this.responseTap === null) this.startTap(observer);
+    // Every stream in `openStreams` leaves it here: its exchange is recorded at the latest when it ends.
+    if (this.responseTap?.prefix) this.context.openStreams.delete(this);
     if (!complete) this.responseTap?.cutShort();
     observer.record({
       captureId: observer.captureId(),

@@ -23,6 +23,8 @@ export interface ProxyServerOptions {
   tls?: TlsCredentials;
   /** CA certificates (PEM) trusted for an https:// upstream besides the system's. */
   upstreamCa?: Buffer | string;
+  /** A stream response still going on after this long is counted then, ms. Default 10 s. */
+  streamRecordAfterMs?: number;
 }
 
 /** A certificate chain and its private key, PEM. */
@@ -39,6 +41,7 @@ export class ProxyServer {
   private readonly context: ForwardContext;
   private inFlight = 0;
   private idle: (() => void) | null = null;
+  private readonly streamSweep: NodeJS.Timeout;
 
   constructor(options: ProxyServerOptions) {
     // `ca` replaces Node's default trust store, so the system roots go along.
@@ -64,7 +67,16 @@ export class ProxyServer {
       onExchangeClosed: () => {
         if (--this.inFlight === 0) this.idle?.();
       },
+      openStreams: new Set(),
     });
+    // An event stream may stay open for hours: it is counted (and shaped from its first events)
+    // once it has been open a while, so its endpoint shows up without waiting for its end.
+    const recordAfterMs = options.streamRecordAfterMs ?? 10_000;
+    this.streamSweep = setInterval(() => {
+      const due = Date.now() - recordAfterMs;
+      for (const stream of context.openStreams) if (stream.startedAt <= due) stream.recordSoFar();
+    }, Math.min(1_000, Math.max(10, recordAfterMs / 4)));
+    this.streamSweep.unref();
     const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.inFlight++;
       forward(context, req, res);
@@ -125,6 +137,7 @@ export class ProxyServer {
    * connection, tunnel and the upstream pool.
    */
   async close(graceMs = 10_000): Promise<void> {
+    clearInterval(this.streamSweep);
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
     if (this.inFlight > 0) {
