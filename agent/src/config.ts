@@ -71,7 +71,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'config', flag: '--config', envVar: 'SPECTATOR_CONFIG', value: '<path>', help: 'Project configuration with ignoreRequests. Default ./service.yml; reloaded when it changes.' },
   { key: 'admin', flag: '--admin', envVar: 'SPECTATOR_ADMIN', value: '<[host:]port>', help: 'Admin port serving /healthz, /readyz and Prometheus /metrics. Default: none.' },
   { key: 'spool', flag: '--spool', envVar: 'SPECTATOR_SPOOL', value: '<dir>', help: 'Keep unacknowledged batches on disk here so an agent restart resends them. Default: memory only.' },
-  { key: 'captureLimit', flag: '--capture-limit', envVar: 'SPECTATOR_CAPTURE_LIMIT', value: '<bytes>', help: 'Bytes of each JSON or form body copied for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. 0 = count only.' },
+  { key: 'captureLimit', flag: '--capture-limit', envVar: 'SPECTATOR_CAPTURE_LIMIT', value: '<bytes>', help: 'Bytes of each JSON or form body kept for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. A stream (server-sent events, JSON lines) keeps its first 64k at most. 0 = count only.' },
   {
     key: 'shapeBudget',
     flag: '--shape-budget',
