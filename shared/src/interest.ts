@@ -1,7 +1,8 @@
 /**
  * The "count of interest" of an undocumented endpoint (seed-spec §2, Undocumented endpoint): the
- * sum of all requests and responses of interest, i.e. those with a JSON body. Two interactions with
- * one request body and one response body each give 4.
+ * sum of all requests and responses of interest, i.e. those with a JSON body (DESIGN.md; forms and
+ * streams are shaped too but not counted). Two interactions with one request body and one response
+ * body each give 4.
  */
 
 /** `type/subtype` before any parameters; the subtype is `json` or ends in `+json`. */
@@ -40,6 +41,11 @@ export function isFormMediaType(contentType: string | null | undefined): boolean
 export function isStreamMediaType(contentType: string | null | undefined): boolean {
   const mediaType = bareMediaType(contentType);
   return mediaType !== null && STREAM_MEDIA_TYPES.has(mediaType);
+}
+
+/** Bodies of these media types are shaped by the agent: JSON, forms, and streams of items. */
+export function isShapedBodyMediaType(contentType: string | null | undefined): boolean {
+  return isJsonMediaType(contentType) || isFormMediaType(contentType) || isStreamMediaType(contentType);
 }
 
 const STREAM_MEDIA_TYPES = new Set(['text/event-stream', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonl', 'application/jsonlines', 'application/x-jsonlines', 'application/json-seq']);

@@ -32,7 +32,10 @@ describe('countOfInterest', () => {
     ['three GETs with JSON responses', { request: null, response: json, count: 3 }, 3],
     ['a JSON request answered with HTML', { request: json, response: html, count: 5 }, 5],
     ['no bodies at all', { request: null, response: null, count: 7 }, 0],
-    ['non-JSON bodies', { request: html, response: html, count: 2 }, 0],
+    ['bodies not shaped (HTML)', { request: html, response: html, count: 2 }, 0],
+    // DESIGN.md counts JSON bodies only: forms and streams are shaped, but not counted.
+    ['an upload answered with JSON', { request: { contentType: 'multipart/form-data; boundary=x' }, response: json, count: 2 }, 2],
+    ['a GET answered with server-sent events', { request: null, response: { contentType: 'text/event-stream' }, count: 3 }, 0],
     ['zero interactions', { request: json, response: json, count: 0 }, 0],
   ])('%s → %i', (_name, observation, expected) => {
     expect(countOfInterest(observation)).toBe(expected);

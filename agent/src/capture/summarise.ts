@@ -1,5 +1,5 @@
 import zlib from 'node:zlib';
-import { fingerprint, inferShape, isFormMediaType, isJsonMediaType, isStreamMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
+import { fingerprint, inferShape, isFormMediaType, isShapedBodyMediaType, isStreamMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
 import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
 import { MULTIPART_FORM, multipartShape, urlencodedShape } from './form';
@@ -43,8 +43,7 @@ export function classifyContentType(value: string | string[] | undefined): Media
   let known = mediaClasses.get(text);
   if (known === undefined) {
     const type = mediaType(text);
-    const stream = isStreamMediaType(type);
-    known = Object.freeze({ type, shaped: stream || isFormMediaType(type) || isJsonMediaType(type), stream });
+    known = Object.freeze({ type, shaped: isShapedBodyMediaType(type), stream: isStreamMediaType(type) });
     if (mediaClasses.size >= CACHE_SIZE) mediaClasses.clear();
     mediaClasses.set(text, known);
   }
