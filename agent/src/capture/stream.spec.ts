@@ -1,5 +1,9 @@
-import { canonicalShape, inferShape, type Shape } from '@spectator/shared';
-import { streamShape } from './stream';
+import crypto from 'node:crypto';
+import zlib from 'node:zlib';
+import { canonicalShape, fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { BodyTap } from './exchange';
+import { STREAM_PREFIX_BYTES, streamShape } from './stream';
+import { summariseBody } from './summarise';
 
 const SSE = 'text/event-stream';
 const NDJSON = 'application/x-ndjson';
@@ -58,5 +62,23 @@ describe('streamShape: JSON lines and JSON text sequences', () => {
 
   it('reads RFC 7464 sequences (each text after a record separator)', () => {
     expect(shapeText('\x1e{"a":1}\n\x1e{"a":2}\n', 'application/json-seq')).toBe('[{"a":N}]');
+  });
+});
+
+describe('a stream prefix through summariseBody', () => {
+  // 600 lines of 400 hex characters compress to about 125 KB: past the 64 KiB kept, so the kept
+  // bytes end mid-stream and are decoded as far as they go.
+  const lines = Array.from({ length: 600 }, (_, i) => JSON.stringify({ id: i, name: crypto.randomBytes(200).toString('hex') })).join('\n') + '\n';
+
+  it.each([
+    ['gzip', zlib.gzipSync],
+    ['deflate', zlib.deflateSync],
+    ['deflate', zlib.deflateRawSync],
+    ['br', zlib.brotliCompressSync],
+  ] as const)('decodes a %s stream cut at 64 KiB and shapes its whole lines', (encoding, compress) => {
+    const tap = new BodyTap(NDJSON, encoding, STREAM_PREFIX_BYTES, true, '', true);
+    tap.write(compress(Buffer.from(lines)));
+    expect(tap.cut).toBe(true);
+    expect(summariseBody(tap, true, 1024 * 1024).body).toEqual({ contentType: NDJSON, shape: fingerprint(inferShape([{ id: 0, name: '' }])) });
   });
 });

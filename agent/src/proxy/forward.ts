@@ -25,7 +25,7 @@ export interface ForwardContext {
 
 /** A stream response still going on, which the proxy may count before it ends (see `recordSoFar`). */
 export interface OpenStream {
-  /** Epoch ms when its response started. */
+  /** Epoch ms when its response's first bytes came (when capture began to watch it). */
   readonly startedAt: number;
   /** Count the exchange now, shaped from what came so far; its end is then not counted again. */
   recordSoFar(): void;
@@ -46,7 +46,7 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
     return;
   }
   if (!hasBody(req)) {
-    dispatch(context, context.observer, req, res, path, null);
+    dispatch(context, context.observer, req, res, path, null, null);
     return;
   }
   // Node's parser hands the request to us before it has read the body that came in the same read;
@@ -70,7 +70,7 @@ function dispatchWithBody(context: ForwardContext, req: IncomingMessage, res: Se
   }
 }
 
-function dispatch(context: ForwardContext, observer: ExchangeObserver | null, req: IncomingMessage, res: ServerResponse, path: string, requestTap: BodyTap | null, body: Buffer | IncomingMessage | null = null): void {
+function dispatch(context: ForwardContext, observer: ExchangeObserver | null, req: IncomingMessage, res: ServerResponse, path: string, requestTap: BodyTap | null, body: Buffer | IncomingMessage | null): void {
   const handler = new ForwardHandler(context, observer, req, res, requestTap);
   try {
     context.pool.dispatch(
@@ -128,7 +128,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
   ) {
     // One listener per exchange does it all: the proxy's in-flight count; aborting the upstream
     // request (and recording the exchange) when the client went away before its response finished;
-    // releasing what stream taps kept.
+    // releasing what stream taps kept of an exchange never recorded (no response came).
     res.once('close', () => {
       context.onExchangeClosed();
       if (!res.writableFinished) {
@@ -137,9 +137,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
         // A response the client left (a server-sent event stream is usually ended so) still happened.
         if (this.status !== 0) this.record(false);
       }
-      // What a stream's taps kept now counts against the pipeline's queue, or is dropped.
-      this.requestTap?.release();
-      this.responseTap?.release();
+      this.releaseTaps();
     });
   }
 
@@ -177,8 +175,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
 
   recordSoFar(): void {
     this.record(false);
-    // The pipeline has what the tap kept; the exchange may go on for hours.
-    this.responseTap?.release();
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -222,6 +218,15 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
       at: Date.now(),
       sampledBytes: this.sampledBytes,
     });
+    // What stream taps kept is the pipeline's now (its queue has a bound of its own), or dropped;
+    // an exchange counted early may go on for hours.
+    this.releaseTaps();
+  }
+
+  /** What the stream taps kept no longer counts against the bound for open streams (once). */
+  private releaseTaps(): void {
+    this.requestTap?.release();
+    this.responseTap?.release();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
