@@ -171,7 +171,8 @@ describe('GET /projects/{p}/agents', () => {
   it('needs a read token of the project, refuses a bad limit and answers 404 for an unknown project', async () => {
     expect((await apiCall(second.url, null, 'GET', '/projects/fleet/agents')).status).toBe(401);
     expect((await apiCall(second.url, tokens.agent, 'GET', '/projects/fleet/agents')).status).toBe(403);
-    expect((await apiCall(second.url, tokens.otherRead, 'GET', '/projects/fleet/agents')).status).toBe(403);
+    // Another project's token is told the project does not exist, as for an unknown slug.
+    expect(await apiCall(second.url, tokens.otherRead, 'GET', '/projects/fleet/agents')).toMatchObject({ status: 404, body: { message: 'project fleet does not exist' } });
     expect((await apiCall(second.url, second.adminToken, 'GET', '/projects/fleet/agents')).status).toBe(200);
     expect(await apiCall(second.url, tokens.read, 'GET', '/projects/fleet/agents?limit=0')).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
     expect(await apiCall(second.url, second.adminToken, 'GET', '/projects/nope/agents')).toMatchObject({ status: 404, body: { message: 'project nope does not exist' } });

@@ -1,5 +1,6 @@
 import type { CaptureResponse, DiffResponse, DocumentationResponse, EndpointResponse, ObservedEndpointResponse, TokenResponse } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { apiCall, startTestBackend, type TestBackend } from './support';
 
@@ -66,10 +67,28 @@ describe('auth', () => {
   });
 
   it('keeps a token inside its project', async () => {
-    expect(await apiCall(backend.url, tokens.otherRead, 'GET', '/projects/api/captures')).toMatchObject({ status: 403, body: { message: 'this token belongs to another project than api' } });
     expect((await apiCall<Array<{ slug: string }>>(backend.url, tokens.otherRead, 'GET', '/projects')).body.map((p) => p.slug)).toEqual(['other']);
     expect((await backend.api<Array<{ slug: string }>>('GET', '/projects')).body.map((p) => p.slug)).toEqual(['api', 'other']);
     expect(await apiCall(backend.url, tokens.admin, 'POST', '/projects', { slug: 'nope', name: 'Nope' })).toMatchObject({ status: 403 });
+  });
+
+  it('answers 404 alike for another project and an unknown one, so slugs cannot be listed', async () => {
+    const unknown = { status: 404, body: { statusCode: 404, error: 'Not Found', message: 'project nope does not exist' } };
+    expect(await apiCall(backend.url, tokens.otherRead, 'GET', '/projects/nope/captures')).toEqual(unknown);
+    expect(await apiCall(backend.url, tokens.otherRead, 'GET', '/projects/api/captures')).toEqual({ ...unknown, body: { ...unknown.body, message: 'project api does not exist' } });
+    expect((await apiCall(backend.url, tokens.otherRead, 'GET', '/projects/api')).status).toBe(404);
+    expect((await apiCall(backend.url, tokens.agent, 'GET', '/projects/other')).status).toBe(404);
+    // The dashboard's events socket answers the same.
+    for (const slug of ['api', 'nope']) {
+      const socket = new WebSocket(`${backend.url.replace(/^http/, 'ws')}/api/v1/projects/${slug}/events`, { headers: { authorization: `Bearer ${tokens.otherRead}` } });
+      const status = await new Promise<number | undefined>((resolve) => {
+        socket.once('unexpected-response', (_request, response) => resolve(response.statusCode));
+        socket.once('open', () => resolve(101));
+        socket.once('error', () => resolve(undefined));
+      });
+      socket.terminate();
+      expect(status).toBe(404);
+    }
   });
 
   it('tells a token who it is: name, scope and project (the dashboard offers only what it may do)', async () => {

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { DomainError, ErrorCode } from '../common/errors';
 import { bearerOf } from './bearer';
 import type { ProjectEntity } from '../projects/project.entity';
-import { ProjectsService } from '../projects/projects.service';
+import { projectNotFound, ProjectsService } from '../projects/projects.service';
 import { type Principal, TokensService } from './tokens.service';
 
 const SCOPE_KEY = 'spectator:scope';
@@ -46,12 +46,10 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  /** The project a principal may use, by slug. */
+  /** The project a principal may use, by slug; another project's is answered as unknown (404). */
   async projectFor(principal: Principal, slug: string): Promise<ProjectEntity> {
     const project = await this.projects.bySlug(slug);
-    if (principal.projectId !== null && principal.projectId !== project.id) {
-      throw new DomainError(ErrorCode.Forbidden, `this token belongs to another project than ${slug}`);
-    }
+    if (principal.projectId !== null && principal.projectId !== project.id) throw projectNotFound(slug);
     return project;
   }
 }

@@ -14,6 +14,14 @@ export function toProjectResponse(entity: ProjectEntity): ProjectResponse {
   return { id: entity.id, slug: entity.slug, name: entity.name, createdAt: entity.createdAt.toISOString() };
 }
 
+/**
+ * The answer for a slug a caller may not see: the same for a project that does not exist and for
+ * another project's, so slugs cannot be listed by trying them (issue 15).
+ */
+export function projectNotFound(slug: string): DomainError {
+  return new DomainError(ErrorCode.ProjectNotFound, `project ${slug} does not exist`);
+}
+
 @Injectable()
 export class ProjectsService {
   /**
@@ -48,7 +56,7 @@ export class ProjectsService {
     const cached = this.bySlugCache.get(slug);
     if (cached && Date.now() - cached.at < 10_000) return cached.project;
     const project = await this.projects.findOneBy({ slug });
-    if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${slug} does not exist`);
+    if (!project) throw projectNotFound(slug);
     this.bySlugCache.set(slug, { project, at: Date.now() });
     return project;
   }

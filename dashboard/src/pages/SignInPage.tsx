@@ -43,7 +43,7 @@ export function SignInPage({ token: linkToken, project: linkProject, onSignedIn 
       else setChoices(result.choose);
     } catch (caught) {
       const apiError = caught instanceof ApiError ? caught : null;
-      // A 403 knows the token: say why (an agent token, another project's token) instead of a bare no.
+      // A 403 knows the token: say why (an agent token) instead of a bare no. Another project's slug is a 404, like an unknown one.
       setError(
         apiError?.status === 401
           ? 'That token was not accepted for this project.'
