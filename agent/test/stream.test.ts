@@ -47,6 +47,37 @@ describe('stream to the backend', () => {
     expect(backend.authorizations.every((a) => a === 'Bearer secret')).toBe(true);
   }, 30_000);
 
+  it('keeps a batch the backend cannot store now and resends it with backoff; drops, counts and logs a refusal', async () => {
+    backend = await FakeBackend.start();
+    // The database is away for the first three tries of every batch; one batch is refused for good.
+    const tries = new Map<string, number>();
+    let refusedForGood: string | null = null;
+    backend.refuse = (batch) => {
+      if (refusedForGood === null) refusedForGood = batch.batchId;
+      if (batch.batchId === refusedForGood) return { type: 'error', code: 'invalid-message', message: 'observations[0].status must be an integer 100-599', retryable: false, batchId: batch.batchId };
+      const n = (tries.get(batch.batchId) ?? 0) + 1;
+      tries.set(batch.batchId, n);
+      return n <= 3 ? { type: 'error', code: 'unavailable', message: 'the backend could not store this message now; resend later', retryable: true, batchId: batch.batchId } : null;
+    };
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    try {
+      await waitFor('connected', () => agent.metrics.get('backend_connected') === 1);
+      await post(agent.proxyUrl, 0);
+      await waitFor('the first batch refused', () => refusedForGood !== null && agent.metrics.get('batches_spooled') === 0);
+      for (let i = 1; i <= 20; i++) await post(agent.proxyUrl, i);
+      await waitFor('every other batch stored', () => backend.count((o) => o.method === 'POST') === 20 && agent.metrics.get('batches_spooled') === 0, 10_000);
+    } finally {
+      await agent.close();
+    }
+    expect(agent.metrics.get('batches_rejected_total')).toBe(1);
+    expect(agent.metrics.get('batches_retried_total')).toBe(3 * tries.size);
+    expect(agent.metrics.get('backend_connected')).toBe(0); // closed by agent.close(), never dropped by the errors
+    expect(backend.authorizations).toHaveLength(1);
+    expect(agent.logs.find('backend refused a batch; it is dropped')).toEqual([expect.objectContaining({ code: 'invalid-message', batchId: refusedForGood, observations: 1 })]);
+    // One warning for the outage, not one per retry.
+    expect(agent.logs.find('backend cannot store batches now').length).toBeLessThanOrEqual(tries.size);
+   }, 20_000);
+
   it('keeps unacknowledged batches on disk with --spool and resends them after an agent restart', async () => {
     const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-spool-'));
     backend = await FakeBackend.start();

@@ -95,7 +95,7 @@ describe('agent stream', () => {
     const observationsBefore = await rowCount('observations');
     const good = batchMessage(captureId, [postExchange]);
     const badStatus = { ...good, observations: [{ ...good.observations[0], status: 42 }] };
-    expect(await agent.request(JSON.stringify(badStatus))).toMatchObject({ type: 'error', code: 'invalid-message', batchId: good.batchId, message: 'observations[0].status must be an integer 100-599' });
+    expect(await agent.request(JSON.stringify(badStatus))).toEqual({ type: 'error', code: 'invalid-message', batchId: good.batchId, retryable: false, message: 'observations[0].status must be an integer 100-599' });
     expect(await agent.request('{not json')).toMatchObject({ type: 'error', message: 'message is not valid JSON' });
     // A good message in between resets the count of bad ones.
     expect(await agent.request(good)).toEqual({ type: 'ack', batchId: good.batchId });
@@ -115,10 +115,11 @@ describe('agent stream', () => {
     expect(await rowCount('observations')).toBe(observationsBefore + 1);
   });
 
-  it('refuses a message over the size limit with an error', async () => {
+  it('refuses a message over the size limit with an error naming its batch, for good', async () => {
     const { agent, captureId } = await openAgent();
-    const huge = JSON.stringify({ ...batchMessage(captureId, [postExchange]), padding: 'x'.repeat(4 * 1024 * 1024 + 10) });
-    expect(await agent.request(huge)).toMatchObject({ type: 'error', code: 'too-large' });
+    const batch = batchMessage(captureId, [postExchange]);
+    const huge = JSON.stringify({ ...batch, padding: 'x'.repeat(4 * 1024 * 1024 + 10) });
+    expect(await agent.request(huge)).toMatchObject({ type: 'error', code: 'too-large', retryable: false, batchId: batch.batchId });
     const good = batchMessage(captureId, [postExchange]);
     expect(await agent.request(good)).toEqual({ type: 'ack', batchId: good.batchId });
     await agent.close();

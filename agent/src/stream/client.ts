@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { PROTOCOL_VERSION, type AgentEnvironment, type BackendMessage, type BatchMessage, type CaptureEndMessage, type CaptureMessage, type HelloMessage, type RulesMessage, type Shape, type WireCapture, type WireObservation } from '@spectator/shared';
+import { PROTOCOL_VERSION, type AgentEnvironment, type BackendMessage, type BatchMessage, type CaptureEndMessage, type CaptureMessage, type ErrorMessage, type HelloMessage, type RulesMessage, type Shape, type WireCapture, type WireObservation } from '@spectator/shared';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import type { Spool } from './spool';
@@ -53,6 +53,10 @@ export class StreamClient {
   private pumpTimer: NodeJS.Timeout | null = null;
   private alive = false;
   private lastProblem = '';
+  /** Retryable batch errors in a row (reset by an ack): the backoff before batches are resent. */
+  private retries = 0;
+  /** Epoch ms before which no batch is written: the backend asked to resend later. */
+  private holdUntil = 0;
   private readonly ackedShapes = new Set<string>();
   private readonly outbox: ControlMessage[] = [];
   private drainWaiters: (() => void)[] = [];
@@ -199,6 +203,8 @@ export class StreamClient {
         if (!entry) return;
         if (entry.sentOn === this.generation) this.inFlight--;
         metrics.inc('batches_acked_total');
+        if (this.retries > 0) log.info({ retries: this.retries }, 'backend stores batches again');
+        this.retries = 0;
         if (this.ackedShapes.size > ACKED_SHAPES_MAX) this.ackedShapes.clear();
         for (const id of Object.keys(entry.batch.shapes)) this.ackedShapes.add(id);
         this.afterAck();
@@ -207,21 +213,41 @@ export class StreamClient {
       case 'templates':
         this.options.onTemplates(Array.isArray(message.templates) ? message.templates : []);
         return;
-      case 'error': {
-        if (message.batchId) {
-          const entry = spool.remove(message.batchId);
-          if (entry?.sentOn === this.generation) this.inFlight--;
-          metrics.inc('batches_rejected_total');
-          log.error({ code: message.code, problem: message.message, batchId: message.batchId }, 'backend rejected a batch; it is dropped');
-          this.afterAck();
-        } else {
-          log.error({ code: message.code, problem: message.message }, 'backend reported an error');
-        }
+      case 'error':
+        this.batchError(message);
         return;
-      }
       default:
         log.warn({ type: (message as { type?: unknown })?.type }, 'unknown message from backend; ignored');
     }
+  }
+
+  /**
+   * An error about a batch sent on this connection: one the backend may store later (`retryable`)
+   * stays in the spool and is sent again after a backoff; a refusal that can never succeed is
+   * dropped, counted and logged. Errors about no batch (or one not in flight here) are only logged.
+   */
+  private batchError(message: ErrorMessage): void {
+    const { log, metrics, spool } = this.options;
+    const entry = message.batchId === undefined ? undefined : spool.get(message.batchId);
+    if (entry === undefined || entry.sentOn !== this.generation) {
+      log[message.retryable ? 'warn' : 'error']({ code: message.code, problem: message.message }, 'backend reported an error');
+      return;
+    }
+    this.inFlight--;
+    if (message.retryable) {
+      entry.sentOn = 0;
+      metrics.inc('batches_retried_total');
+      const delay = this.backoff(this.retries++);
+      this.holdUntil = Math.max(this.holdUntil, Date.now() + delay);
+      // Once per outage: every batch of it is answered so until the backend stores again.
+      if (this.retries === 1) log.warn({ code: message.code, problem: message.message, retryingWithBackoff: true }, 'backend cannot store batches now; they stay spooled and are resent');
+      this.pump();
+      return;
+    }
+    spool.remove(entry.batch.batchId);
+    metrics.inc('batches_rejected_total');
+    log.error({ code: message.code, problem: message.message, batchId: entry.batch.batchId, observations: entry.batch.observations.length }, 'backend refused a batch; it is dropped');
+    this.afterAck();
   }
 
   private afterWelcome(socket: WebSocket): void {
@@ -253,17 +279,17 @@ export class StreamClient {
     const socket = this.socket;
     if (!this.ready || !socket) return;
     const window = this.options.window ?? 16;
+    const held = this.holdUntil - Date.now();
+    if (held > 0) {
+      this.pumpLater(held);
+      return;
+    }
     for (const entry of this.options.spool.values()) {
       if (this.inFlight >= window) return;
       if (entry.sentOn === this.generation) continue;
       if (socket.bufferedAmount > HIGH_WATER_BYTES) {
         // The network is slower than we produce: try again shortly instead of buffering without bound.
-        if (!this.pumpTimer) {
-          this.pumpTimer = setTimeout(() => {
-            this.pumpTimer = null;
-            this.pump();
-          }, 50);
-        }
+        this.pumpLater(50);
         return;
       }
       socket.send(entry.text);
@@ -271,6 +297,22 @@ export class StreamClient {
       this.inFlight++;
       this.options.metrics.inc('batches_sent_total');
     }
+  }
+
+  private pumpLater(ms: number): void {
+    if (this.pumpTimer) return;
+    this.pumpTimer = setTimeout(() => {
+      this.pumpTimer = null;
+      this.pump();
+    }, ms);
+  }
+
+  /** The jittered delay before attempt `attempt` (0-based): between half and all of min·2^attempt, at most max. */
+  private backoff(attempt: number): number {
+    const min = this.options.backoffMinMs ?? 250;
+    const max = this.options.backoffMaxMs ?? 30_000;
+    const delay = Math.min(max, min * 2 ** attempt);
+    return delay / 2 + Math.random() * (delay / 2);
   }
 
   private startHeartbeat(socket: WebSocket): void {
@@ -295,11 +337,7 @@ export class StreamClient {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
     if (this.stopped) return;
-    const min = this.options.backoffMinMs ?? 250;
-    const max = this.options.backoffMaxMs ?? 30_000;
-    const delay = Math.min(max, min * 2 ** this.attempts++);
-    const jittered = delay / 2 + Math.random() * (delay / 2);
-    this.reconnectTimer = setTimeout(() => this.connect(), jittered);
+    this.reconnectTimer = setTimeout(() => this.connect(), this.backoff(this.attempts++));
     this.reconnectTimer.unref();
   }
 

@@ -65,6 +65,10 @@ export class Spool {
     return entry;
   }
 
+  get(batchId: string): SpoolEntry | undefined {
+    return this.entries.get(batchId);
+  }
+
   /** Remove an acknowledged (or rejected) batch; returns it when it was here. */
   remove(batchId: string): SpoolEntry | undefined {
     const entry = this.entries.get(batchId);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { PROTOCOL_VERSION, ROUTES, type AgentMessage, type BatchMessage, type WireObservation } from '@spectator/shared';
+import { PROTOCOL_VERSION, ROUTES, type AgentMessage, type BatchMessage, type ErrorMessage, type WireObservation } from '@spectator/shared';
 
 export interface FakeBackendOptions {
   token?: string;
@@ -29,6 +29,10 @@ export class FakeBackend {
   private wss: WebSocketServer | null = null;
   port = 0;
   ack: boolean;
+  /** Batches answered with an error from `refuse` (kept out of `frames`, `messages` and the counts). */
+  readonly refused: BatchMessage[] = [];
+  /** When set, asked first for each batch received: an error to answer it with instead of an ack. */
+  refuse: ((batch: BatchMessage) => ErrorMessage | null) | null = null;
 
   constructor(private readonly options: FakeBackendOptions = {}) {
     this.ack = options.ack ?? true;
@@ -78,8 +82,15 @@ export class FakeBackend {
   private accept(ws: WebSocket): void {
     ws.on('message', (data) => {
       const text = data.toString();
-      this.frames.push(text);
       const message = JSON.parse(text) as AgentMessage;
+      const refusal = message.type === 'batch' ? this.refuse?.(message) : null;
+      if (refusal) {
+        // Answered with an error: not received, as far as the counts here go.
+        this.refused.push(message as BatchMessage);
+        ws.send(JSON.stringify(refusal));
+        return;
+      }
+      this.frames.push(text);
       this.messages.push(message);
       if (message.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', protocol: PROTOCOL_VERSION, project: 'demo', templates: this.options.templates ?? [] }));
       if (message.type === 'batch' && this.ack) {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AgentMessage, BackendMessage } from '@spectator/shared';
+import type { AgentMessage, BackendMessage, StreamErrorCode } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -19,10 +19,17 @@ export const MAX_BAD_MESSAGES = 3;
 /** Messages queued on one connection beyond which it is closed (1013, try again later). */
 const MAX_PENDING_MESSAGES = 256;
 
-/** The batch id of a frame that failed validation, when one can be read, so the agent can drop it. */
+/** The batch id of a frame that was refused, when one can be read, so the agent can drop it. */
 function batchIdOf(text: string): string | undefined {
   const match = /"batchId"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(text.slice(0, 4096));
   return match?.[1];
+}
+
+/** The first 4 KiB of a frame as text (where a batch's id is), without copying the frame. */
+function headOf(data: RawData): string {
+  const first = Array.isArray(data) ? data[0] : data;
+  if (first === undefined) return '';
+  return (Buffer.isBuffer(first) ? first : Buffer.from(first)).subarray(0, 4096).toString('utf8');
 }
 
 /**
@@ -71,9 +78,10 @@ export class AgentGateway {
     const send = (message: BackendMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
-    const reject = (code: string, message: string, batchId: string | undefined, fatal: boolean): void => {
+    // A refusal: the same message can never succeed, so the agent drops it (retryable: false).
+    const reject = (code: Exclude<StreamErrorCode, 'unavailable'>, message: string, batchId: string | undefined, fatal: boolean): void => {
       this.metrics.rejectedMessages.inc();
-      send({ type: 'error', code, message, ...(batchId === undefined ? {} : { batchId }) });
+      send({ type: 'error', code, message, retryable: false, ...(batchId === undefined ? {} : { batchId }) });
       badMessages += 1;
       if (fatal) ws.close(1008, code);
       else if (badMessages >= MAX_BAD_MESSAGES) ws.close(1008, 'too many bad messages');
@@ -122,16 +130,20 @@ export class AgentGateway {
           reject(error instanceof FatalWireError ? 'refused' : 'invalid-message', error.message, batchId, error instanceof FatalWireError);
           return;
         }
-        // Not the agent's fault (e.g. the database is away): the agent keeps the batch and resends.
+        // Not the agent's fault (e.g. the database is away): the agent keeps the batch and resends it.
         this.log.error({ err: error, type: message.type, batchId }, 'agent message failed');
-        send({ type: 'error', code: 'internal', message: 'the backend could not store this message; resend later', ...(batchId === undefined ? {} : { batchId }) });
+        send({ type: 'error', code: 'unavailable', message: 'the backend could not store this message now; resend later', retryable: true, ...(batchId === undefined ? {} : { batchId }) });
+        // A hello, capture, capture-end or rules message has no id to resend it by: the connection
+        // is closed instead (1013, try again later), and the agent's next hello carries its current
+        // capture and rules again, its spooled batches' captures re-announced before them.
+        if (batchId === undefined) ws.close(1013, 'backend unavailable; reconnect later');
       }
     };
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const size = Array.isArray(data) ? data.reduce((sum, b) => sum + b.length, 0) : data.byteLength;
       if (size > this.runtime.config.maxMessageBytes) {
-        reject('too-large', `message of ${size} bytes is over the limit of ${this.runtime.config.maxMessageBytes} bytes`, undefined, false);
+        reject('too-large', `message of ${size} bytes is over the limit of ${this.runtime.config.maxMessageBytes} bytes`, batchIdOf(headOf(data)), false);
         return;
       }
       if (isBinary) {

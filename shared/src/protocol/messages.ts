@@ -124,11 +124,24 @@ export interface TemplatesMessage {
   templates: string[];
 }
 
+/**
+ * Error codes of the agent stream. `unavailable` is the only one that can succeed later: the backend
+ * could not handle the message now (its database is away, say), so the agent keeps it and sends it
+ * again. Every other code is a refusal that resending the same message can never turn into success.
+ */
+export type StreamErrorCode = 'unavailable' | 'invalid-message' | 'too-large' | 'hello-required' | 'refused';
+
 export interface ErrorMessage {
   type: 'error';
-  code: string;
+  code: StreamErrorCode;
   /** Names what is wrong, e.g. `observations[3].status must be an integer 100-599`. */
   message: string;
+  /**
+   * True when the same message may succeed later (`unavailable`): a batch is kept and resent with
+   * backoff. False for refusals that never can: a batch is dropped (and counted) by the agent.
+   */
+  retryable: boolean;
+  /** The batch this error is about, when it is about one. */
   batchId?: string;
 }
 
