@@ -1,4 +1,4 @@
-import type { ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { CaptureResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
@@ -181,6 +181,48 @@ describe('agent stream', () => {
     expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path}`)).toEqual(['POST /posts']);
     const { body } = await backend.api<Array<{ id: string; rules: string[]; interactions: number }>>('GET', `/projects/ingest/captures/${captureId}`, undefined, readToken);
     expect(body).toMatchObject({ rules: ['GET (.*).css', 'OPTIONS (.*)', 'NOT A RULE'], interactions: 1 });
+    await agent.close();
+  });
+
+  it('adds up noise counts apart from endpoints, and keeps the largest count of distinct paths', async () => {
+    const { agent, captureId } = await openAgent();
+    const first = { ...batchMessage(captureId, [postExchange]), unmatched: { requests: 900, paths: 40 } };
+    expect(await agent.request(first)).toEqual({ type: 'ack', batchId: first.batchId });
+    const second = { ...batchMessage(captureId, []), unmatched: { requests: 334, paths: 51 } };
+    expect(await agent.request(second)).toEqual({ type: 'ack', batchId: second.batchId });
+    // A resend is a duplicate: its counts are not added again.
+    expect(await agent.request(second)).toEqual({ type: 'ack', batchId: second.batchId, duplicate: true });
+    const { body } = await backend.api<CaptureResponse>('GET', `/projects/ingest/captures/${captureId}`, undefined, readToken);
+    expect(body).toMatchObject({ unmatched: { requests: 1234, paths: 51 }, interactions: 1 });
+    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path}`)).toEqual(['POST /posts']);
+    await agent.close();
+  });
+
+  it('stores later literal rows of a capture under the templates its agent learned', async () => {
+    const { agent, captureId } = await openAgent();
+    agent.send({ type: 'learned', captureId, templates: ['/users/{user}', '/repos/{owner}/{repo}'] });
+    // A batch spooled before the agent learned the templates arrives after the learned message.
+    const late = batchMessage(captureId, [
+      { method: 'GET', path: '/users/alice', status: 200, response: { login: 'x' } },
+      { method: 'GET', path: '/users/bob', status: 200, response: { login: 'x' } },
+      { method: 'GET', path: '/repos/carol/web', status: 200, response: { name: 'x' } },
+      { method: 'GET', path: '/users/me', status: 200, response: { login: 'x' } },
+    ]);
+    expect(await agent.request(late)).toEqual({ type: 'ack', batchId: late.batchId });
+    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path} ${u.interactions}`).sort()).toEqual(['GET /repos/{owner}/{repo} 1', 'GET /users/{user} 3']);
+    const client = new pg.Client({ connectionString: backend.databaseUrl });
+    await client.connect();
+    try {
+      const literal = await client.query(`SELECT count(*)::int AS n FROM observations WHERE capture_id = $1 AND (path LIKE '%alice%' OR path LIKE '%bob%' OR path LIKE '%carol%')`, [captureId]);
+      expect(literal.rows[0]).toEqual({ n: 0 });
+    } finally {
+      await client.end();
+    }
+    // A learned message for another project's (or no) capture is refused.
+    expect(await agent.request({ type: 'learned', captureId: '00000000-0000-4000-8000-000000000000', templates: ['/users/{user}'] })).toMatchObject({
+      type: 'error',
+      message: expect.stringContaining('is not a capture of this project'),
+    });
     await agent.close();
   });
 });

@@ -40,4 +40,12 @@ export class CaptureEntity {
   /** The `ignoreRequests` entries in effect, as the agent reported them. */
   @Column({ type: 'text', array: true })
   rules: string[];
+
+  /** Requests that only got 404/405 on paths matching no template (noise, counted apart; docs/paths.md). */
+  @Column({ name: 'unmatched_requests', type: 'bigint', transformer: { to: (value: number) => value, from: (value: string | null) => Number(value ?? 0) } })
+  unmatchedRequests: number;
+
+  /** Distinct such paths, as the agent last counted them (never the paths themselves). */
+  @Column({ name: 'unmatched_paths', type: 'integer' })
+  unmatchedPaths: number;
 }

@@ -247,6 +247,7 @@ export class CapturesService {
       undocumented: undocumented.items.length,
       diffs: diffs.items.length,
       rules: capture.rules,
+      unmatched: { requests: capture.unmatchedRequests, paths: capture.unmatchedPaths },
     };
   }
 

@@ -122,6 +122,9 @@ export class AgentGateway {
           case 'rules':
             await this.ingest.updateRules(session as AgentSession, message.captureId, message.rules);
             break;
+          case 'learned':
+            await this.ingest.learn(session as AgentSession, message);
+            break;
         }
         badMessages = 0;
       } catch (error) {

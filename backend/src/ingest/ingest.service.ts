@@ -5,7 +5,9 @@ import {
   type BatchMessage,
   type EnvironmentKind,
   fingerprint,
+  bestTemplate,
   type HelloMessage,
+  type LearnedMessage,
   PROTOCOL_VERSION,
   type WelcomeMessage,
   type WireBody,
@@ -36,7 +38,12 @@ export interface AgentSession {
   rules: string[];
   /** Captures of this project already checked by this connection. */
   knownCaptures: Set<string>;
+  /** Per capture, the templates its agent learned (`learned` messages), as read or written by this connection. */
+  learned: Map<string, string[]>;
 }
+
+/** Learned templates kept per capture at most; past it a `learned` message is refused. */
+export const MAX_LEARNED_PER_CAPTURE = 10_000;
 
 /** A fatal problem: the connection is closed after the error reply. */
 export class FatalWireError extends WireError {}
@@ -192,6 +199,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       environment: message.environment,
       rules: message.rules,
       knownCaptures: new Set(),
+      learned: new Map(),
     };
     await this.startCapture(session, message.capture);
     const welcome: WelcomeMessage = { type: 'welcome', protocol: PROTOCOL_VERSION, project: project.slug, templates: await this.endpoints.templates(project.id) };
@@ -245,6 +253,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    */
   async ingestBatch(session: AgentSession, batch: BatchMessage): Promise<{ duplicate: boolean }> {
     await this.ensureCapture(session, batch.captureId, 'captureId');
+    await this.applyLearned(session, batch);
     for (const [key, shape] of Object.entries(batch.shapes)) {
       if (this.storedShapes.get(key)) continue;
       let actual: string;
@@ -261,14 +270,19 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const shapeEntries = Object.entries(batch.shapes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     const header: BatchHeader = { batchId: batch.batchId, projectId: session.projectId, captureId: batch.captureId, observations: batch.observations.length, shapes: shapeEntries };
     const parameters = writeBatchParameters(header, rows);
+    const evidence = environmentRowOf(session.environment) !== null;
+    const unmatched = batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
     const claimed = await this.withRetry(async () => {
-      // A batch that is no evidence (local captures) is the one statement, committed on its own:
-      // one round trip, and row locks held only while PostgreSQL runs it.
-      if (environmentRowOf(session.environment) === null) return this.writeBatch(this.db, parameters);
-      // Evidence (matrix cells, proposal steps, transitions) is as durable as the batch: same transaction.
+      // A batch that is no evidence (local captures) and carries no noise counts is the one
+      // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
+      if (!evidence && !unmatched) return this.writeBatch(this.db, parameters);
+      // Evidence (matrix cells, proposal steps, transitions) and noise counts are as durable as the batch: same transaction.
       return this.db.transaction(async (manager: EntityManager) => {
         const written = await this.writeBatch(manager, parameters);
-        if (written) await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
+        if (written && evidence) await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
+        if (written && unmatched) {
+          await manager.query('UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1', [batch.captureId, unmatched.requests, unmatched.paths]);
+        }
         return written;
       });
     });
@@ -281,6 +295,46 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       this.events.captureChanged(session.projectId, batch.captureId);
     }
     return { duplicate };
+  }
+
+  /**
+   * Templates the agent learned for a capture after it had sent literal paths they cover: kept for
+   * the capture, so rows of batches still on their way (spooled, resent) are stored under the
+   * template too. Idempotent: a template already kept is not added again.
+   * @throws WireError when the capture is not this project's, or would keep too many templates.
+   */
+  async learn(session: AgentSession, message: LearnedMessage): Promise<void> {
+    await this.ensureCapture(session, message.captureId, 'captureId');
+    const known = await this.learnedOf(session, message.captureId);
+    const fresh = message.templates.filter((template) => !known.includes(template));
+    if (fresh.length === 0) return;
+    if (known.length + fresh.length > MAX_LEARNED_PER_CAPTURE) throw new WireError(`templates would make more than ${MAX_LEARNED_PER_CAPTURE} learned templates for capture ${message.captureId}`);
+    await this.db.query('INSERT INTO capture_learned_templates (capture_id, template) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [message.captureId, fresh]);
+    known.push(...fresh);
+    this.events.captureChanged(session.projectId, message.captureId);
+  }
+
+  /** The learned templates of a capture (read once per connection, then kept up to date by `learn`). */
+  private async learnedOf(session: AgentSession, captureId: string): Promise<string[]> {
+    let learned = session.learned.get(captureId);
+    if (learned === undefined) {
+      const rows = (await this.db.query('SELECT template FROM capture_learned_templates WHERE capture_id = $1', [captureId])) as Array<{ template: string }>;
+      learned = rows.map((row) => row.template);
+      // Bounded like the connection's other per-capture state: captures change rarely.
+      if (session.learned.size >= 64) session.learned.delete(session.learned.keys().next().value as string);
+      session.learned.set(captureId, learned);
+    }
+    return learned;
+  }
+
+  /** Store literal rows under the capture's learned templates that cover them (`/users/alice` → `/users/{user}`). */
+  private async applyLearned(session: AgentSession, batch: BatchMessage): Promise<void> {
+    const learned = await this.learnedOf(session, batch.captureId);
+    if (learned.length === 0) return;
+    for (const observation of batch.observations) {
+      const template = bestTemplate(observation.path, learned);
+      if (template !== undefined) observation.path = template;
+    }
   }
 
   /** Runs WRITE_BATCH; false when the batch id was committed before (nothing written). */

@@ -36,7 +36,7 @@ describe('parseAgentMessage', () => {
   it.each([
     ['not JSON', '{', 'message is not valid JSON'],
     ['not an object', '[1]', 'message must be an object'],
-    ['unknown type', { type: 'nope' }, 'type must be one of hello, batch, capture, capture-end, rules'],
+    ['unknown type', { type: 'nope' }, 'type must be one of hello, batch, capture, capture-end, rules, learned'],
     ['bad batch id', { ...batch, batchId: 'x' }, 'batchId has an invalid format'],
     ['bad status', { ...batch, observations: [{ ...observation, status: 99 }] }, 'observations[0].status must be an integer 100-599'],
     ['fractional count', { ...batch, observations: [{ ...observation, count: 1.5 }] }, 'observations[0].count must be an integer 1-1000000000'],
@@ -53,6 +53,12 @@ describe('parseAgentMessage', () => {
     ['NUL in a name', { ...batch, observations: [{ ...observation, requestHeaders: ['x-a\u0000b'] }] }, 'observations[0].requestHeaders[0] must not contain NUL characters'],
     ['NUL in a shape field name', { ...batch, shapes: { abc: { kind: 'object', fields: [{ name: 'a\u0000', required: true, shape: { kind: 'string' } }] } } }, 'shapes["abc"].fields[0].name must not contain NUL characters'],
     ['rules not strings', { type: 'rules', captureId: capture.id, rules: [1] }, 'rules[0] must be a string of at most 1000 characters'],
+    ['a path riding along the noise counts', { ...batch, unmatched: { requests: 1, paths: 1, path: '/.env' } }, 'unmatched.path is not allowed (unmatched carries counts only)'],
+    ['negative noise count', { ...batch, unmatched: { requests: -1, paths: 0 } }, 'unmatched.requests must be an integer 0-1000000000'],
+    ['learned without templates', { type: 'learned', captureId: capture.id, templates: [] }, 'templates must be an array of 1-1000 templates'],
+    ['learned literal path', { type: 'learned', captureId: capture.id, templates: ['/users/alice'] }, 'templates[0] must hold at least one {parameter}'],
+    ['learned path not canonical', { type: 'learned', captureId: capture.id, templates: ['/users/{user}/', 'users/{user}'] }, 'templates[0] must be a canonical path template (e.g. /users/{user})'],
+    ['learned hint not true', { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], hint: 'yes' }, 'hint must be true when present'],
   ])('names the problem: %s', (_name, message, expected) => {
     expect(problem(message)).toBe(expected);
   });
@@ -62,6 +68,12 @@ describe('parseAgentMessage', () => {
       expect(parseAgentMessage(JSON.stringify({ ...batch, observations: [{ ...observation, lastSeen: time }] }))).toMatchObject({ observations: [{ lastSeen: time }] });
     }
     expect(problem({ ...batch, observations: [{ ...observation, lastSeen: '2025-02-29T00:00:00Z' }] })).toBe('observations[0].lastSeen must be an ISO 8601 time');
+  });
+
+  it('accepts noise counts and learned templates (unique, a hint flag kept)', () => {
+    expect(parseAgentMessage(JSON.stringify({ ...batch, unmatched: { requests: 1234, paths: 51 } }))).toMatchObject({ unmatched: { requests: 1234, paths: 51 } });
+    const learned = { type: 'learned', captureId: capture.id, templates: ['/repos/{owner}/{repo}', '/users/{user}', '/users/{user}'], hint: true };
+    expect(parseAgentMessage(JSON.stringify(learned))).toEqual({ ...learned, templates: ['/repos/{owner}/{repo}', '/users/{user}'] });
   });
 
   it('limits the observations of a batch', () => {

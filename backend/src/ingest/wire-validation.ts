@@ -3,11 +3,15 @@ import {
   type BatchMessage,
   ENVIRONMENT_KINDS,
   type HelloMessage,
+  type LearnedMessage,
   type Shape,
   STRING_FORMATS as SHARED_STRING_FORMATS,
   type WireBody,
   type WireCapture,
   type WireObservation,
+  type WireUnmatched,
+  hasParameter,
+  templatePath,
 } from '@spectator/shared';
 
 /**
@@ -227,7 +231,37 @@ function batch(o: Record<string, unknown>, limits: WireLimits): BatchMessage {
   if (!Array.isArray(o.observations)) fail('observations', 'must be an array');
   if (o.observations.length > limits.maxObservations) fail('observations', `must hold at most ${limits.maxObservations} observations`);
   const observations = o.observations.map((item: unknown, i: number) => observation(item, `observations[${i}]`));
-  return { type: 'batch', batchId, captureId, shapes, observations };
+  const noise = o.unmatched === undefined || o.unmatched === null ? undefined : unmatched(o.unmatched, 'unmatched');
+  return { type: 'batch', batchId, captureId, shapes, observations, ...(noise ? { unmatched: noise } : {}) };
+}
+
+/** Counts only: any other field (a path, say) is refused, so nothing else can ride along. */
+function unmatched(value: unknown, path: string): WireUnmatched {
+  const o = record(value, path);
+  for (const key of Object.keys(o)) if (key !== 'requests' && key !== 'paths') fail(`${path}.${key}`, 'is not allowed (unmatched carries counts only)');
+  return { requests: integer(o.requests, `${path}.requests`, 0, 1_000_000_000), paths: integer(o.paths, `${path}.paths`, 0, 1_000_000_000) };
+}
+
+/** Templates a `learned` message may carry at most. */
+export const MAX_LEARNED_TEMPLATES = 1000;
+
+/**
+ * A path template as the agent writes it: canonical (what `templatePath` gives back unchanged) and
+ * with at least one parameter, as only a template with a parameter can regroup literal rows.
+ */
+function template(value: unknown, path: string): string {
+  const t = text(value, path, 2048);
+  if (!t.startsWith('/') || templatePath(t) !== t) fail(path, 'must be a canonical path template (e.g. /users/{user})');
+  if (!hasParameter(t)) fail(path, 'must hold at least one {parameter}');
+  return t;
+}
+
+function learned(o: Record<string, unknown>): LearnedMessage {
+  const captureId = uuid(o.captureId, 'captureId');
+  if (!Array.isArray(o.templates) || o.templates.length === 0 || o.templates.length > MAX_LEARNED_TEMPLATES) fail('templates', `must be an array of 1-${MAX_LEARNED_TEMPLATES} templates`);
+  const templates = [...new Set(o.templates.map((item: unknown, i: number) => template(item, `templates[${i}]`)))];
+  if (o.hint !== undefined && o.hint !== true) fail('hint', 'must be true when present');
+  return { type: 'learned', captureId, templates, ...(o.hint === true ? { hint: true as const } : {}) };
 }
 
 /**
@@ -259,7 +293,9 @@ export function parseAgentMessage(data: string, limits: WireLimits = DEFAULT_WIR
       return { type: 'capture-end', captureId: uuid(o.captureId, 'captureId'), endedAt: isoTime(o.endedAt, 'endedAt') };
     case 'rules':
       return { type: 'rules', captureId: uuid(o.captureId, 'captureId'), rules: textList(o.rules, 'rules', 1000, 1000) };
+    case 'learned':
+      return learned(o);
     default:
-      return fail('type', 'must be one of hello, batch, capture, capture-end, rules');
+      return fail('type', 'must be one of hello, batch, capture, capture-end, rules, learned');
   }
 }

@@ -30,6 +30,7 @@ export function capture(id: string, startedAt: string, counts: Partial<CaptureRe
     undocumented: 1,
     diffs: 0,
     rules: ['GET /', 'GET POST PUT /db', 'GET /favicon.ico', 'GET /script.js', 'GET /style.css'],
+    unmatched: { requests: 0, paths: 0 },
     ...counts,
   };
 }

@@ -71,6 +71,11 @@ export interface CaptureResponse {
   undocumented: number;
   diffs: number;
   rules: string[];
+  /**
+   * Noise counted apart: requests that only got 404/405 on paths matching no known or learned
+   * template (scanners, typos), and how many distinct paths they hit. The paths are never stored.
+   */
+  unmatched: { requests: number; paths: number };
 }
 
 /** An agent (evidence source) seen by a project: `GET /projects/{p}/agents`, newest first. */

@@ -34,6 +34,20 @@ export function templatePath(rawPath: string, known: readonly string[] = []): st
 }
 
 /**
+ * The most specific of `templates` that `path` (a raw path or a template) matches, in canonical
+ * form, or undefined when none does. See `templatePath` for "most specific".
+ */
+export function bestTemplate(path: string, templates: readonly string[]): string | undefined {
+  const best = bestKnownTemplate(splitPath(path), templates);
+  return best ? joinSegments(best) : undefined;
+}
+
+/** Does a template hold at least one `{parameter}` segment? */
+export function hasParameter(template: string): boolean {
+  return splitPath(template).some((segment) => segment.kind === 'param');
+}
+
+/**
  * Does a raw path (or a template) match a template? A parameter matches any one non-empty
  * segment; a literal matches the same text after percent-decoding (case-sensitive, as paths are).
  * A parameter in `path` only matches a parameter of `template`, so for templates this reads

@@ -81,6 +81,34 @@ export interface BatchMessage {
   /** Every shape referenced by `observations` that the backend has not acknowledged yet. */
   shapes: Record<string, Shape>;
   observations: WireObservation[];
+  /**
+   * Requests since the last batch that only got 404/405 on paths matching no known or learned
+   * template (scanners, typos: `/.env`, `/wp-admin/…`), counted apart so they never become
+   * endpoints. Counts only: the paths themselves never leave the agent (docs/paths.md, Noise).
+   */
+  unmatched?: WireUnmatched;
+}
+
+/** Counts of unmatched noise (see `BatchMessage.unmatched`). */
+export interface WireUnmatched {
+  /** Requests in this batch. */
+  requests: number;
+  /** Distinct unmatched paths seen so far in this capture (a running total, not added up). */
+  paths: number;
+}
+
+/**
+ * Templates the agent learned after it may already have sent literal paths they cover
+ * (`/users/alice` sent while the position was undecided, `/users/{user}` learned later), and the
+ * templates users stated in `service.yml` `paths:`. The backend regroups the rows it stored under
+ * literal paths into each template and maps later literal rows of the capture the same way.
+ */
+export interface LearnedMessage {
+  type: 'learned';
+  captureId: string;
+  templates: string[];
+  /** Stated by users (`service.yml` `paths:`): regrouped across the project, not only the capture. */
+  hint?: true;
 }
 
 /** A new capture started (command restart, upstream came back). The previous one ended. */
@@ -102,7 +130,7 @@ export interface RulesMessage {
   rules: string[];
 }
 
-export type AgentMessage = HelloMessage | BatchMessage | CaptureMessage | CaptureEndMessage | RulesMessage;
+export type AgentMessage = HelloMessage | BatchMessage | CaptureMessage | CaptureEndMessage | RulesMessage | LearnedMessage;
 
 export interface WelcomeMessage {
   type: 'welcome';
