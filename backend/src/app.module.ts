@@ -9,6 +9,7 @@ import { TokenWatch } from './auth/token-watch';
 import { TokensService } from './auth/tokens.service';
 import { CapturesController } from './captures/captures.controller';
 import { CapturesService } from './captures/captures.service';
+import { RegroupService } from './captures/regroup.service';
 import { ShapeStore } from './captures/shape-store';
 import { ErrorFilter } from './common/error.filter';
 import { WebSocketRouter } from './common/websocket-router';
@@ -58,6 +59,7 @@ export class AppModule {
         ShapeStore,
         VersionStore,
         CapturesService,
+        RegroupService,
         EndpointsService,
         EventsService,
         MetricsService,

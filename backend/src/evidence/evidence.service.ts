@@ -141,6 +141,64 @@ export class EvidenceService {
   }
 
   /**
+   * Regrouping (captures/regroup.service.ts), in its transaction: moves the evidence some
+   * environment rows (`rowIds`, or every row of the project when null) keep under the `literals`
+   * paths to `template`, folded by exchange key (counts added, last seen the latest, name lists
+   * united; an unknown list leaves the other as it is, as in `recordBatch`), and refreshes those
+   * rows' cells of the endpoints documented at `template`. Nothing is left under the literals.
+   * @returns how many evidence rows were moved (before folding).
+   */
+  async regroup(manager: EntityManager, project: EventProject, rowIds: readonly string[] | null, literals: readonly string[], template: string): Promise<number> {
+    if (literals.length === 0) return 0;
+    // The name lists are united with jsonpath: an aggregate of arrays of different lengths cannot be built directly.
+    const names = (column: string): string =>
+      `CASE WHEN bool_and(m.${column} IS NULL) THEN NULL
+            ELSE (SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') FROM jsonb_array_elements_text(jsonb_path_query_array(jsonb_agg(to_jsonb(m.${column})), '$[*][*]')) x WHERE x IS NOT NULL) END`;
+    const moved: Array<{ rowId: string; moved: number }> = await manager.query(
+      `WITH moved AS (
+         DELETE FROM evidence_observations o
+          WHERE o.project_id = $1 AND ($2::uuid[] IS NULL OR o.row_id = ANY($2::uuid[])) AND o.path = ANY($3::text[])
+         RETURNING o.*
+       ), folded AS (
+         SELECT m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape,
+                sum(m.count) AS count, max(m.last_seen) AS last_seen, ${names('query')} AS query, ${names('request_headers')} AS request_headers,
+                count(*) AS rows
+           FROM moved m
+          GROUP BY m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
+       ), merged AS (
+         INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
+                                                  response_content_type, response_shape, count, last_seen, query, request_headers)
+         SELECT f.row_id, $1::uuid, f.method, $4, f.status, f.request_content_type, f.request_shape, f.response_content_type, f.response_shape,
+                f.count, f.last_seen, f.query, f.request_headers
+           FROM folded f
+          ORDER BY f.row_id, f.method, f.status, coalesce(f.request_content_type, ' '), coalesce(f.request_shape, ' '),
+                   coalesce(f.response_content_type, ' '), coalesce(f.response_shape, ' ')
+         ON CONFLICT (row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                      (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+         DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
+                       ${unionOfNames('query')}, ${unionOfNames('request_headers')}
+       )
+       SELECT row_id AS "rowId", sum(rows)::int AS moved FROM folded GROUP BY row_id ORDER BY row_id`,
+      [project.id, rowIds, literals, template],
+    );
+    if (moved.length === 0) return 0;
+    const endpoints: EndpointRef[] = await manager.query(
+      'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND path = $2 AND current_version_id IS NOT NULL ORDER BY id',
+      [project.id, template],
+    );
+    if (endpoints.length > 0) {
+      // Rows are locked in id order (see the class comment) before their cells are computed.
+      const rows: EnvironmentRow[] = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [moved.map((m) => m.rowId)]);
+      const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
+      for (const row of rows) changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints) });
+      const rebuilt = changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
+      if (rebuilt.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rebuilt]);
+      await this.recordSteps(manager, project, changes);
+    }
+    return moved.reduce((sum, m) => sum + m.moved, 0);
+  }
+
+  /**
    * Called in the transaction that made new versions of some endpoints (a documentation commit or
    * an approval): emits the `Approved` step of the proposal behind them, and recomputes the cells
    * that can change. A new version is newer than every other, so a cell that already shows a

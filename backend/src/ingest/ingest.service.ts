@@ -19,6 +19,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { LruCache } from '../common/lru-cache';
 import { PeriodicJob } from '../common/periodic';
+import { withRetry } from '../common/retry';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
@@ -106,9 +107,6 @@ export function aggregateObservations(observations: readonly WireObservation[]):
   }
   return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
-
-// PostgreSQL errors worth one more try: serialization failure, deadlock.
-const RETRYABLE = new Set(['40001', '40P01']);
 
 /** How often each replica prunes old batch ids (deleting is idempotent: replicas need no coordination). */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
@@ -272,7 +270,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const parameters = writeBatchParameters(header, rows);
     const evidence = environmentRowOf(session.environment) !== null;
     const unmatched = batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
-    const claimed = await this.withRetry(async () => {
+    const claimed = await withRetry(async () => {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
       if (!evidence && !unmatched) return this.writeBatch(this.db, parameters);
@@ -370,16 +368,5 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
     const [fp, where] = firstUse.entries().next().value ?? [];
     if (fp !== undefined) throw new WireError(`${where} ${fp} is an unknown shape: include it in shapes`);
-  }
-
-  private async withRetry<T>(work: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await work();
-      } catch (error) {
-        const code = (error as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (error as { code?: string }).code;
-        if (attempt >= 3 || code === undefined || !RETRYABLE.has(code)) throw error;
-      }
-    }
   }
 }

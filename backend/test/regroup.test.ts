@@ -1,0 +1,211 @@
+import type {
+  CaptureResponse,
+  DiffResponse,
+  DocumentationResponse,
+  EvidenceResponse,
+  ObservedEndpointResponse,
+  ProjectResponse,
+  TokenResponse,
+  UndocumentedEndpointResponse,
+  VersionMatrixResponse,
+} from '@spectator/shared';
+import type { DataSource } from 'typeorm';
+import { RegroupService } from '../src/captures/regroup.service';
+import { createDataSource } from '../src/database/data-source';
+import type { EventsService } from '../src/events/events.service';
+import { EvidenceService } from '../src/evidence/evidence.service';
+import { Notifier } from '../src/webhooks/notifier';
+import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
+import { startTestBackend, type TestBackend } from './support';
+import { tablesContaining } from './support/privacy';
+
+// Regrouping: traffic stored under literal paths, then merged into the template once it is
+// known, must read exactly as the same traffic sent under the template from the start. Two
+// projects get the same exchanges, one under literal paths (then regrouped), one under templates.
+
+/** Names in path positions, unique enough to find anywhere in the database. */
+const NAMES = ['alice-q7zx', 'bob-q7zx', 'carol-q7zx'];
+
+let backend: TestBackend;
+let ds: DataSource;
+let regroup: RegroupService;
+const changedCaptures: string[] = [];
+
+/** Exchanges of one user, at `user` (a name, or the template's parameter). */
+function exchangesOf(user: string, variant: number): TestExchange[] {
+  return [
+    { method: 'GET', path: `/users/${user}`, status: 200, response: { login: 'x', id: 1, ...(variant > 0 ? { name: 'n' } : {}) } },
+    { method: 'GET', path: `/users/${user}`, status: 404, response: { message: 'not found' } },
+    { method: 'GET', path: `/users/${user}/repos`, status: 200, response: [{ name: 'r', stars: variant }], count: 2 + variant },
+    { method: 'POST', path: `/users/${user}/repos`, status: 201, request: { name: 'r', ...(variant > 1 ? { private: true } : {}) }, response: { id: 1 } },
+    { method: 'POST', path: `/users/${user}/repos`, status: 400, request: { name: 5 }, response: { error: 'bad' } },
+  ];
+}
+
+interface Side {
+  slug: string;
+  agent: TestAgent;
+  captures: string[];
+}
+
+async function openSide(slug: string, environment: { kind: 'staging'; build: string }): Promise<Side> {
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug, name: slug })).status).toBe(201);
+  const token = (await backend.api<TokenResponse>('POST', `/projects/${slug}/tokens`, { name: 'agent', scope: 'agent' })).body.token as string;
+  const agent = await connectTestAgent(backend.url, token);
+  const hello = helloMessage({ agentId: `agent-${slug}`, environment });
+  expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+  return { slug, agent, captures: [hello.capture.id] };
+}
+
+async function send(side: Side, exchanges: TestExchange[]): Promise<void> {
+  const batch = batchMessage(side.captures.at(-1) as string, exchanges);
+  expect(await side.agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+}
+
+async function newCapture(side: Side): Promise<void> {
+  const id = crypto.randomUUID();
+  side.agent.send({ type: 'capture', capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' }, previous: { id: side.captures.at(-1) as string, endedAt: new Date().toISOString() } });
+  side.captures.push(id);
+}
+
+async function get<T>(route: string): Promise<T> {
+  const { status, body } = await backend.api<T>('GET', route);
+  expect({ route, status, body: status === 200 ? null : body }).toEqual({ route, status: 200, body: null });
+  return body;
+}
+
+/** Everything the API says about a side's captures, documentation and evidence, without ids and times. */
+async function viewsOf(side: Side): Promise<unknown> {
+  const p = `/projects/${side.slug}`;
+  const captures = [];
+  for (const id of side.captures) {
+    const { interactions, undocumented, diffs } = await get<CaptureResponse>(`${p}/captures/${id}`);
+    const list = await get<UndocumentedEndpointResponse[]>(`${p}/captures/${id}/undocumented`);
+    const diffList = (await get<DiffResponse[]>(`${p}/captures/${id}/diffs`)).map(({ endpointId: _, ...diff }) => diff);
+    const observed: ObservedEndpointResponse[] = [];
+    for (const endpoint of list) observed.push(await get<ObservedEndpointResponse>(`${p}/captures/${id}/observed?method=${endpoint.method}&path=${encodeURIComponent(endpoint.path)}`));
+    captures.push({ interactions, undocumented, diffs, list: sorted(list), diffList: sorted(diffList), observed: sorted(observed) });
+  }
+  const evidence = (await get<EvidenceResponse>(`${p}/evidence?environment=staging`)).endpoints.map(({ endpointId: _, lastSeen: __, ...rest }) => rest);
+  const matrix = await get<VersionMatrixResponse>(`${p}/versions?kind=staging`);
+  const cells = matrix.rows.map((row, i) => ({ name: row.name, cells: matrix.cells[i] }));
+  return { captures, evidence, cells, columns: matrix.endpoints.map(({ method, path }) => ({ method, path })) };
+}
+
+function sorted<T extends { method: string; path: string }>(list: readonly T[]): T[] {
+  return [...list].sort((a, b) => `${a.method} ${a.path}`.localeCompare(`${b.method} ${b.path}`));
+}
+
+/** Rows of a project under paths LIKE `pattern`: observations and summaries of one capture, and all evidence. */
+async function rowsUnder(slug: string, pattern: string, captureId: string): Promise<{ observations: number; summaries: number; evidence: number }> {
+  const [counts] = (await ds.query(
+    `SELECT (SELECT count(*)::int FROM observations WHERE capture_id = $3 AND path LIKE $2) AS observations,
+            (SELECT count(*)::int FROM capture_endpoints WHERE capture_id = $3 AND path LIKE $2) AS summaries,
+            (SELECT count(*)::int FROM evidence_observations o JOIN projects p ON p.id = o.project_id WHERE p.slug = $1 AND o.path LIKE $2) AS evidence`,
+    [slug, pattern, captureId],
+  )) as Array<{ observations: number; summaries: number; evidence: number }>;
+  return counts as { observations: number; summaries: number; evidence: number };
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  ds = createDataSource(backend.databaseUrl, 4);
+  await ds.initialize();
+  // Another process on the same database, as a second replica would be: the backend's kept views must notice.
+  const events = { captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture) } as unknown as EventsService;
+  regroup = new RegroupService(ds, new EvidenceService(new Notifier()), events);
+});
+afterAll(async () => {
+  await ds?.destroy();
+  await backend?.close();
+});
+
+describe('regrouping literal paths into a template', () => {
+  let literal: Side;
+  let direct: Side;
+
+  beforeAll(async () => {
+    literal = await openSide('literal', { kind: 'staging', build: 'b1' });
+    direct = await openSide('direct', { kind: 'staging', build: 'b1' });
+    // GET /users/{user} documented on both sides from template traffic, so diffs and evidence cells exist.
+    for (const side of [literal, direct]) {
+      await send(side, [{ method: 'GET', path: '/users/{user}', status: 200, response: { login: 'x', id: 1 } }]);
+      const commit = await backend.api<DocumentationResponse>('POST', `/projects/${side.slug}/documentation`, {
+        captureId: side.captures[0],
+        endpoints: [{ method: 'GET', path: '/users/{user}', description: 'A user', documentBodies: true }],
+      });
+      expect(commit.status).toBe(201);
+    }
+    // The same traffic on both sides, over two captures: by name on one side, by template on the other.
+    for (const [variant, name] of NAMES.entries()) {
+      await send(literal, exchangesOf(name, variant));
+      await send(direct, exchangesOf('{user}', variant));
+    }
+    for (const side of [literal, direct]) await newCapture(side);
+    for (const [variant, name] of NAMES.entries()) {
+      await send(literal, exchangesOf(name, variant + 1));
+      await send(direct, exchangesOf('{user}', variant + 1));
+    }
+  });
+  afterAll(async () => {
+    await literal?.agent.close();
+    await direct?.agent.close();
+  });
+
+  it('merges one capture only when scoped to it, leaving the other capture as it was', async () => {
+    // Read first, so the backend keeps these views and must patch them.
+    const before = await viewsOf(literal);
+    const repos = '/users/%-q7zx/repos';
+    const [first, second] = literal.captures as [string, string];
+    const literalBefore = { first: await rowsUnder('literal', repos, first), second: await rowsUnder('literal', repos, second) };
+    // 3 users × (GET 200, POST 201, POST 400) per capture; 2 endpoints per user.
+    expect(literalBefore.second).toMatchObject({ observations: 9, summaries: 6 });
+    const merged = await regroup.regroup(await projectId('literal'), '/users/{user}/repos', { captureId: second });
+    expect(merged).toBe(literalBefore.second.observations + literalBefore.second.summaries + literalBefore.second.evidence);
+    expect(changedCaptures).toEqual([second]);
+    // The capture's environment row (build b1) holds both captures' evidence: all of it moved.
+    expect(await rowsUnder('literal', repos, second)).toEqual({ observations: 0, summaries: 0, evidence: 0 });
+    expect(await rowsUnder('literal', repos, first)).toEqual({ ...literalBefore.first, evidence: 0 });
+    expect(await viewsOf(literal)).not.toEqual(before);
+  });
+
+  it('reads as the traffic sent under the templates once every literal is merged, and no name is left in any table', async () => {
+    const id = await projectId('literal');
+    const [first, second] = literal.captures as [string, string];
+    const all = async (pattern: string): Promise<number> => {
+      const [a, b] = [await rowsUnder('literal', pattern, first), await rowsUnder('literal', pattern, second)];
+      return a.observations + a.summaries + b.observations + b.summaries + a.evidence;
+    };
+    const repos = await all('/users/%-q7zx/repos');
+    expect(repos).toBeGreaterThan(0);
+    expect(await regroup.regroup(id, '/users/{user}/repos')).toBe(repos);
+    const users = await all('/users/%-q7zx');
+    expect(users).toBeGreaterThan(0);
+    expect(await regroup.regroup(id, '/users/{user}')).toBe(users);
+    // Nothing left to merge: a second call is a no-op.
+    expect(await regroup.regroup(id, '/users/{user}')).toBe(0);
+    expect(await viewsOf(literal)).toEqual(await viewsOf(direct));
+    for (const name of NAMES) expect(await tablesContaining(backend.databaseUrl, name)).toEqual([]);
+  });
+
+  it('leaves documented paths alone and refuses a template without a parameter', async () => {
+    const side = await openSide('documented', { kind: 'staging', build: 'b2' });
+    await send(side, [
+      { method: 'GET', path: '/users/me', status: 200, response: { login: 'x' } },
+      { method: 'GET', path: '/users/dave-q7zx', status: 200, response: { login: 'x' } },
+    ]);
+    await backend.api('POST', '/projects/documented/documentation', { captureId: side.captures[0], endpoints: [{ method: 'GET', path: '/users/me', documentBodies: true }] });
+    const id = await projectId('documented');
+    expect(await regroup.regroup(id, '/users/{user}')).toBe(1 + 1 + 1);
+    const list = await get<UndocumentedEndpointResponse[]>(`/projects/documented/captures/${side.captures[0]}/undocumented`);
+    expect(list).toEqual([{ method: 'GET', path: '/users/{user}', interactions: 1, count: 1 }]);
+    expect(await rowsUnder('documented', '/users/me', side.captures[0] as string)).toEqual({ observations: 1, summaries: 1, evidence: 1 });
+    await expect(regroup.regroup(id, '/users/me')).rejects.toThrow('template /users/me has no {parameter}');
+    await expect(regroup.regroup(id, 'users/{user}')).rejects.toThrow('must start with /');
+    await side.agent.close();
+  });
+});
+
+async function projectId(slug: string): Promise<string> {
+  return (await get<ProjectResponse>(`/projects/${slug}`)).id;
+}
