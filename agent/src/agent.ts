@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import type http from 'node:http';
 import type { AgentEnvironment, WireCapture } from '@spectator/shared';
 import { createAdminServer, listen } from './admin';
@@ -89,6 +91,30 @@ export interface AgentOptions extends Partial<Omit<AgentConfig, 'upstream' | 'li
   tuning?: Partial<AgentTuning>;
 }
 
+/**
+ * This agent's id: a new one per run, or with a spool directory the one kept there (`agent-id`),
+ * so spooled batches of a capture are resent by the agent that opened it (the backend binds a
+ * capture to its agent). A directory that cannot be written gives a new id, logged.
+ */
+function spooledAgentId(dir: string | null, log: Logger): string {
+  const id = randomUUID();
+  if (dir === null) return id;
+  const file = path.join(dir, 'agent-id');
+  try {
+    const kept = fs.readFileSync(file, 'utf8').trim();
+    if (/^[0-9a-f-]{36}$/.test(kept)) return kept;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot read the kept agent id; using a new one');
+  }
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(file, `${id}\n`);
+  } catch (err) {
+    log.warn({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot keep the agent id in the spool directory');
+  }
+  return id;
+}
+
 export interface RunningAgent {
   /** The proxy's URL ({proxy_url}). */
   proxyUrl: string;
@@ -173,7 +199,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     stream = new StreamClient({
       url: parseBackend(options.backend),
       token: options.token ?? '',
-      agentId: options.agentId ?? randomUUID(),
+      agentId: options.agentId ?? spooledAgentId(options.spoolDir ?? null, log),
       agentVersion: agentVersion(),
       environment,
       spool,

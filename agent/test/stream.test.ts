@@ -78,6 +78,35 @@ describe('stream to the backend', () => {
     expect(agent.logs.find('backend cannot store batches now').length).toBeLessThanOrEqual(tries.size);
    }, 20_000);
 
+  it('keeps its agent id with --spool, so after a restart it may resume the captures it opened', async () => {
+    // The backend binds a capture to the agent that opened it (issue 15): a restarted agent with a
+    // new id would have its spooled batches of an announced capture refused.
+    const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-spool-'));
+    backend = await FakeBackend.start();
+    backend.ack = false;
+    try {
+      const first = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir, tuning: { ackWaitMs: 100, flushIntervalMs: 50 } });
+      await post(first.proxyUrl, 0);
+      await waitFor('a batch sent', () => backend.batches().length >= 1);
+      await first.close();
+      backend.ack = true;
+      const second = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir });
+      await waitFor('spool drained', () => second.metrics.get('batches_spooled') === 0 && second.metrics.get('backend_connected') === 1, 10_000);
+      await second.close();
+      const ids = backend.messages.flatMap((m) => (m.type === 'hello' ? [m.agentId] : []));
+      expect(ids.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(ids).size).toBe(1);
+      // Without a spool each run is a new agent.
+      const third = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+      await waitFor('hello', () => backend.messages.filter((m) => m.type === 'hello').length > ids.length);
+      await third.close();
+      const last = backend.messages.filter((m) => m.type === 'hello').at(-1);
+      expect(last?.type === 'hello' && last.agentId).not.toBe(ids[0]);
+    } finally {
+      fs.rmSync(spoolDir, { recursive: true, force: true });
+    }
+  });
+
   it('keeps unacknowledged batches on disk with --spool and resends them after an agent restart', async () => {
     const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-spool-'));
     backend = await FakeBackend.start();
@@ -97,7 +126,7 @@ describe('stream to the backend', () => {
       const firstBatch = backend.messages.findIndex((m) => m.type === 'batch' && m.captureId === firstCapture);
       expect(announced).toBeGreaterThan(-1);
       expect(announced).toBeLessThan(firstBatch);
-      await waitFor('spool files removed', () => fs.readdirSync(spoolDir).length === 0);
+      await waitFor('spool files removed', () => fs.readdirSync(spoolDir).filter((f) => f.endsWith('.json')).length === 0);
     } finally {
       await second.close();
       fs.rmSync(spoolDir, { recursive: true, force: true });

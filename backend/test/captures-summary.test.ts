@@ -50,7 +50,8 @@ async function openAgents(count: number, captureId?: string): Promise<{ agents: 
   let id = captureId;
   for (let i = 0; i < count; i++) {
     const agent = await connectTestAgent(backend.url, agentToken);
-    const hello = helloMessage(id === undefined ? { agentId: `summary-${i}` } : { agentId: `summary-${i}`, capture: { id, startedAt: new Date().toISOString(), reason: 'agent-start' } });
+    // Connections sharing a capture are its one agent's (a capture belongs to the agent that opened it).
+    const hello = helloMessage(id === undefined ? { agentId: 'summary' } : { agentId: 'summary', capture: { id, startedAt: new Date().toISOString(), reason: 'agent-start' } });
     await agent.request(hello);
     id = hello.capture.id;
     agents.push(agent);

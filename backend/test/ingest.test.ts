@@ -75,7 +75,8 @@ describe('agent stream', () => {
     const agents = [first];
     for (let i = 0; i < 3; i++) {
       const agent = await connectTestAgent(backend.url, agentToken);
-      await agent.request(helloMessage({ agentId: `agent-${i}`, capture: { id: captureId, startedAt: new Date().toISOString(), reason: 'agent-start' } }));
+      // The same agent on several connections (as after reconnects): a capture is its agent's only.
+      await agent.request(helloMessage({ capture: { id: captureId, startedAt: new Date().toISOString(), reason: 'agent-start' } }));
       agents.push(agent);
     }
     const perAgent = 10;

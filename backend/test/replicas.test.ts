@@ -31,8 +31,8 @@ describe('two replicas on one database', () => {
     const agentOnSecond = await connectTestAgent(second.url, agentToken);
     const hello = helloMessage();
     await agentOnFirst.request(hello);
-    // The same capture reported through the other replica (e.g. after a reconnect elsewhere).
-    await agentOnSecond.request(helloMessage({ agentId: 'other', capture: hello.capture }));
+    // The same agent's capture reported through the other replica (e.g. after a reconnect elsewhere).
+    await agentOnSecond.request(helloMessage({ capture: hello.capture }));
 
     const exchange = { method: 'GET', path: '/posts', status: 200, response: [{ id: 1 }] };
     const batches = Array.from({ length: 10 }, () => batchMessage(hello.capture.id, [exchange]));

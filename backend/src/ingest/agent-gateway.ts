@@ -100,6 +100,8 @@ export class AgentGateway {
         return;
       }
       try {
+        // Every message but hello acts on captures of this connection's agent and environment only.
+        if (message.type !== 'hello') await this.ingest.authorize(session as AgentSession, message);
         switch (message.type) {
           case 'hello': {
             const opened = await this.ingest.hello(principal, message);

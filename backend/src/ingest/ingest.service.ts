@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type AgentEnvironment,
+  type AgentMessage,
   type BatchMessage,
   type EnvironmentKind,
   fingerprint,
@@ -17,6 +18,7 @@ import {
 import type { Logger } from 'pino';
 import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
+import { assertUnreachable } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { PeriodicJob } from '../common/periodic';
 import { withRetry } from '../common/retry';
@@ -37,7 +39,7 @@ export interface AgentSession {
   agentRowId: string;
   environment: AgentEnvironment;
   rules: string[];
-  /** Captures of this project already checked by this connection. */
+  /** Captures already checked as this connection's own (its agent and environment). */
   knownCaptures: Set<string>;
   /** Per capture, the templates its agent learned (`learned` messages), as read or written by this connection. */
   learned: Map<string, string[]>;
@@ -46,8 +48,31 @@ export interface AgentSession {
 /** Learned templates kept per capture at most; past it a `learned` message is refused. */
 export const MAX_LEARNED_PER_CAPTURE = 10_000;
 
+/**
+ * The captures a message acts on other than one it opens, each checked against the connection
+ * before the message is handled. Exhaustive, so a new message type must say what it touches.
+ */
+export function capturesNamedBy(message: Exclude<AgentMessage, HelloMessage>): string[] {
+  switch (message.type) {
+    case 'batch':
+    case 'rules':
+    case 'capture-end':
+    case 'learned':
+      return [message.captureId];
+    case 'capture':
+      // The capture it opens is bound by startCapture's upsert; the one it ends must be ours.
+      return message.previous ? [message.previous.id] : [];
+    default:
+      return assertUnreachable(message);
+  }
+}
+
 /** A fatal problem: the connection is closed after the error reply. */
 export class FatalWireError extends WireError {}
+
+function notOurs(captureId: string): FatalWireError {
+  return new FatalWireError(`captureId ${captureId} belongs to another agent or environment`);
+}
 
 /** The display name of an environment: CI runs by pull request, the others by kind. */
 export function environmentName(environment: AgentEnvironment): string {
@@ -180,16 +205,22 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       throw new FatalWireError(`environment.kind ${message.environment.kind} is not allowed for this token (allowed: ${allowed.join(', ')})`);
     }
     const project = await this.projects.byId(principal.projectId);
+    // An agent key already in use is taken over only by a token that may report that agent's
+    // environment: a CI token cannot become the production agent (and so reach its captures).
     const [agent] = (await this.db.query(
       `INSERT INTO agents (project_id, agent_key, token_id, agent_version, environment_kind)
        VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT ON CONSTRAINT agents_key_unique
        DO UPDATE SET token_id = EXCLUDED.token_id, agent_version = EXCLUDED.agent_version,
                      environment_kind = EXCLUDED.environment_kind, last_seen_at = now()
+         WHERE $6::text[] IS NULL OR agents.environment_kind = ANY($6::text[])
        RETURNING id`,
-      [project.id, message.agentId, principal.tokenId, message.agentVersion, message.environment.kind],
+      [project.id, message.agentId, principal.tokenId, message.agentVersion, message.environment.kind, allowed],
     )) as Array<{ id: string }>;
-    if (!agent) throw new Error('agent upsert returned nothing');
+    if (!agent) {
+      const [taken] = (await this.db.query('SELECT environment_kind AS kind FROM agents WHERE project_id = $1 AND agent_key = $2', [project.id, message.agentId])) as Array<{ kind: string }>;
+      throw new FatalWireError(`agentId ${message.agentId} is an agent of environment ${taken?.kind ?? 'unknown'}, which this token may not report`);
+    }
     const session: AgentSession = {
       projectId: project.id,
       projectSlug: project.slug,
@@ -204,20 +235,25 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     return { session, welcome };
   }
 
-  /** Records a capture (idempotent by its id) and tells dashboards when it is new. */
+  /**
+   * Records a capture (idempotent by its id) and tells dashboards when it is new. An id already
+   * recorded is resumed only by the agent and environment that opened it.
+   * @throws FatalWireError when the id is another agent's, environment's or project's capture.
+   */
   async startCapture(session: AgentSession, capture: WireCapture, previous?: { id: string; endedAt: string }): Promise<void> {
     if (previous) await this.endCapture(session, previous.id, previous.endedAt);
     const env = session.environment;
     const rows = (await this.db.query(
       `INSERT INTO captures (id, project_id, agent_id, environment_kind, environment_name, pull_request, commit, build, reason, started_at, rules)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules, agent_id = EXCLUDED.agent_id
-         WHERE captures.project_id = EXCLUDED.project_id
+       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules
+         WHERE captures.project_id = EXCLUDED.project_id AND captures.agent_id = EXCLUDED.agent_id
+           AND captures.environment_kind = EXCLUDED.environment_kind AND captures.environment_name = EXCLUDED.environment_name
        RETURNING (xmax = 0) AS created`,
       [capture.id, session.projectId, session.agentRowId, env.kind, environmentName(env), env.pullRequest ?? null, env.commit ?? null, env.build ?? null, capture.reason, capture.startedAt, session.rules],
     )) as Array<{ created: boolean }>;
     const row = rows[0];
-    if (!row) throw new WireError(`capture.id ${capture.id} belongs to another project`);
+    if (!row) throw notOurs(capture.id);
     session.knownCaptures.add(capture.id);
     if (row.created) {
       this.metrics.capturesStarted.inc();
@@ -231,14 +267,14 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   }
 
   async endCapture(session: AgentSession, captureId: string, endedAt: string): Promise<void> {
-    await this.ensureCapture(session, captureId, 'captureId');
+    await this.ensureCapture(session, captureId);
     await this.db.query('UPDATE captures SET ended_at = $3 WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [captureId, session.projectId, endedAt]);
     this.events.captureChanged(session.projectId, captureId);
   }
 
   /** New rules in effect: later captures of this connection get them too. */
   async updateRules(session: AgentSession, captureId: string, rules: string[]): Promise<void> {
-    await this.ensureCapture(session, captureId, 'captureId');
+    await this.ensureCapture(session, captureId);
     session.rules = rules;
     await this.db.query('UPDATE captures SET rules = $3 WHERE id = $1 AND project_id = $2', [captureId, session.projectId, rules]);
     this.events.captureChanged(session.projectId, captureId);
@@ -250,7 +286,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    * @throws WireError naming the problem; nothing is written then.
    */
   async ingestBatch(session: AgentSession, batch: BatchMessage): Promise<{ duplicate: boolean }> {
-    await this.ensureCapture(session, batch.captureId, 'captureId');
+    await this.ensureCapture(session, batch.captureId);
     await this.applyLearned(session, batch);
     for (const [key, shape] of Object.entries(batch.shapes)) {
       if (this.storedShapes.get(key)) continue;
@@ -302,7 +338,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    * @throws WireError when the capture is not this project's, or would keep too many templates.
    */
   async learn(session: AgentSession, message: LearnedMessage): Promise<void> {
-    await this.ensureCapture(session, message.captureId, 'captureId');
+    await this.ensureCapture(session, message.captureId);
     const known = await this.learnedOf(session, message.captureId);
     const fresh = message.templates.filter((template) => !known.includes(template));
     if (fresh.length === 0) return;
@@ -342,10 +378,25 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     return result.claimed;
   }
 
-  private async ensureCapture(session: AgentSession, captureId: string, field: string): Promise<void> {
+  /**
+   * Checks every capture a message acts on against the connection (issue 15: a token limited to
+   * one environment could end, re-rule or count into another's capture by naming its id).
+   * @throws WireError for a capture that does not exist; FatalWireError for another's.
+   */
+  async authorize(session: AgentSession, message: Exclude<AgentMessage, HelloMessage>): Promise<void> {
+    for (const captureId of capturesNamedBy(message)) await this.ensureCapture(session, captureId);
+  }
+
+  /** A capture of this connection's agent and environment, checked once per connection. */
+  private async ensureCapture(session: AgentSession, captureId: string): Promise<void> {
     if (session.knownCaptures.has(captureId)) return;
-    const found = (await this.db.query('SELECT 1 FROM captures WHERE id = $1 AND project_id = $2', [captureId, session.projectId])) as unknown[];
-    if (found.length === 0) throw new WireError(`${field} ${captureId} is not a capture of this project (send hello or capture first)`);
+    const [found] = (await this.db.query(
+      `SELECT (agent_id IS NOT DISTINCT FROM $3 AND environment_kind = $4 AND environment_name = $5) AS own
+         FROM captures WHERE id = $1 AND project_id = $2`,
+      [captureId, session.projectId, session.agentRowId, session.environment.kind, environmentName(session.environment)],
+    )) as Array<{ own: boolean }>;
+    if (!found) throw new WireError(`captureId ${captureId} is not a capture of this project (send hello or capture first)`);
+    if (!found.own) throw notOurs(captureId);
     session.knownCaptures.add(captureId);
   }
 
