@@ -121,6 +121,19 @@ export function isVersionSegment(text: string): boolean {
   return /^v\d+(?:\.\d+)?(?:(?:alpha|beta|rc)\d*)?$/i.test(text);
 }
 
+/**
+ * A dotted version number (`2.0`, `1.1`, `3.0.1`): kept literal wherever it is
+ * (`/marketing/segments/2.0/{id}`), as a version names an API, it is not a value in it.
+ */
+export function isDottedVersion(text: string): boolean {
+  return /^\d{1,3}\.\d{1,3}(?:\.\d{1,4})?$/.test(text);
+}
+
+/** Any version-like segment (`v1`, `v2beta`, `2.0`): never a parameter, never learned as one. */
+export function isVersionLike(text: string): boolean {
+  return isVersionSegment(text) || isDottedVersion(text);
+}
+
 /** A literal after which a weak identifier is still a name (DESIGN.md, Paths). */
 export function introducesNames(segment: Segment | undefined): boolean {
   if (segment === undefined) return true; // the first segment
@@ -170,11 +183,20 @@ export function singular(word: string): string {
  * number, absent).
  */
 export function parameterName(parent: Segment | undefined): string {
-  if (parent?.kind !== 'literal' || !/^[A-Za-z][A-Za-z_.-]*$/.test(parent.text) || introducesNames(parent)) return 'id';
+  const noun = parameterNoun(parent);
+  return noun === undefined ? 'id' : `${noun}Id`;
+}
+
+/**
+ * The noun a value under `parent` is one of, camel-cased and singular: `blog-posts` → `blogPost`,
+ * `orgs` → `org`; undefined when the parent is not a word (a parameter, a number, `api`, a version, absent).
+ */
+export function parameterNoun(parent: Segment | undefined): string | undefined {
+  if (parent?.kind !== 'literal' || !/^[A-Za-z][A-Za-z_.-]*$/.test(parent.text) || introducesNames(parent)) return undefined;
   const words = parent.text.toLowerCase().split(/[-_.]+/).filter(Boolean);
-  if (words.length === 0) return 'id';
+  if (words.length === 0) return undefined;
   words[words.length - 1] = singular(words[words.length - 1]!);
-  return words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('') + 'Id';
+  return words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('');
 }
 
 /**

@@ -2,9 +2,11 @@
  * Path templates (DESIGN.md, Paths; docs/paths.md): the agent turns every raw path into a template
  * before anything leaves the pod, so identifiers never do.
  */
-import { decodeSegment, identifierStrength, introducesNames, joinSegments, ParameterNames, splitPath, type Segment } from './segments';
+import { decodeSegment, identifierStrength, introducesNames, isDottedVersion, joinSegments, ParameterNames, splitPath, type Segment } from './segments';
 
 export { CardinalityLimiter, type CardinalityLimiterOptions } from './limiter';
+export { PathLearner, responseKeys, type PathLearnerOptions } from './learner';
+export { isVersionLike } from './segments';
 
 /**
  * Raw path → template: `/posts/17` → `/posts/{postId}`, `/users/ab12cd34ef/posts/5?x=1` →
@@ -26,7 +28,7 @@ export function templatePath(rawPath: string, known: readonly string[] = []): st
   for (const segment of segments) {
     // Decide on what the previous segment became: a date that turned into a parameter names nothing.
     const previous = templated[templated.length - 1];
-    const strength = segment.kind === 'literal' ? identifierStrength(segment.text) : 'none';
+    const strength = segment.kind === 'literal' && !isDottedVersion(segment.text) ? identifierStrength(segment.text) : 'none';
     const isParameter = strength === 'strong' || (strength === 'weak' && !introducesNames(previous));
     templated.push(isParameter ? names.after(previous) : segment);
   }

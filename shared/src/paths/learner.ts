@@ -1,0 +1,309 @@
+/**
+ * Path templates learned from the structure of traffic (docs/paths.md, Learned parameters): a
+ * position whose sibling values lead to the same continuation (the same following segments, or
+ * responses of the same shape) is a parameter after as few as two values, even when its values
+ * are plain words (`/users/alice`, `/users/bob` → `/users/{user}`).
+ */
+import type { Shape } from '../shape/types';
+import { encodeSegment, introducesNames, isVersionLike, joinSegments, parameterNoun, splitPath, type Segment } from './segments';
+
+export interface PathLearnerOptions {
+  /** Distinct observations (template, method, status, response keys) kept as evidence at most. Default 5,000. */
+  maxRecords?: number;
+  /** Observations of one value compared with those of another at most. Default 32. */
+  maxCompared?: number;
+}
+
+/** What one observation says about its path: kept once per distinct content. */
+interface PathRecord {
+  /** The path as the detectors templated it (identifiers already parameters). */
+  segments: Segment[];
+  method: string;
+  /** Top-level field names of a 2xx JSON response (`[]`-prefixed for a list of objects), sorted; null when unknown. */
+  keys: readonly string[] | null;
+}
+
+/** One record seen at one position: the record, its current resolved form, and the position. */
+interface Placed {
+  record: PathRecord;
+  resolved: Segment[];
+  at: number;
+}
+
+/** A position learned as a parameter: under its prefix, every literal but the exceptions is a value. */
+interface LearnedPosition {
+  /** Sibling values whose continuations contradict the others' (route words, `/users/me`). */
+  exceptions: Set<string>;
+}
+
+/** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
+const LEARNED = '';
+
+/**
+ * Learns which positions are parameters from what follows them. Bounded: at most `maxRecords`
+ * distinct observations are kept (later ones only use what was learned), and learned positions
+ * are at most one per kept observation and position.
+ *
+ * Rules (docs/paths.md):
+ * - Two sibling values are alike when some continuation of the one matches some continuation of
+ *   the other (the same following segments, the last one a literal; or no following segment and
+ *   2xx JSON responses whose top-level fields mostly agree), and no continuation contradicts (the
+ *   same following segments, both answered 2xx JSON with different fields). Two alike values make
+ *   their position a parameter; a value that contradicts stays literal (an exception).
+ * - The first segment, a segment after `api`, a version or a literal date, version-like values
+ *   (`v1`, `2.0`) and positions that already have a detected identifier among their values
+ *   (`/pets/17` beside `/pets/findByStatus`) are never learned: names live there.
+ */
+export class PathLearner {
+  private readonly maxRecords: number;
+  private readonly maxCompared: number;
+  private readonly records: PathRecord[] = [];
+  private readonly recordKeys = new Set<string>();
+  /** Resolved prefix (see `prefixKey`) → the position after it, learned as a parameter. */
+  private readonly learned = new Map<string, LearnedPosition>();
+  /** Resolved prefix → literal value → where it was seen (rebuilt when something is learned). */
+  private index = new Map<string, Map<string, Placed[]>>();
+  /** Resolved prefixes whose next position has a detected identifier among its values. */
+  private identifierPositions = new Set<string>();
+  private learnedCount = 0;
+
+  constructor(options: PathLearnerOptions = {}) {
+    this.maxRecords = options.maxRecords ?? 5_000;
+    this.maxCompared = options.maxCompared ?? 32;
+  }
+
+  /** Grows by one each time a position is learned: templates resolved before may have changed. */
+  get generation(): number {
+    return this.learnedCount;
+  }
+
+  /** Distinct observations kept as evidence. */
+  get size(): number {
+    return this.records.length;
+  }
+
+  /**
+   * Take one observation as evidence. `template` is the path as `templatePath` gave it (without
+   * documented templates: those are never learned from), `keys` the top-level field names of a 2xx
+   * JSON response (see `responseKeys`), or null. Returns true when a position was learned.
+   */
+  observe(template: string, method: string, keys: readonly string[] | null): boolean {
+    const recordKey = `${method} ${template} ${keys === null ? '-' : keys.join(',')}`;
+    if (this.recordKeys.has(recordKey) || this.records.length >= this.maxRecords) return false;
+    this.recordKeys.add(recordKey);
+    const record: PathRecord = { segments: splitPath(template), method, keys };
+    this.records.push(record);
+    this.place(record);
+    const before = this.learnedCount;
+    this.settle(record);
+    return this.learnedCount !== before;
+  }
+
+  /** The template for a path as `templatePath` gave it, with learned positions made parameters. */
+  resolve(template: string): string {
+    return joinSegments(nameRuns(this.resolveSegments(splitPath(template))));
+  }
+
+  /**
+   * May the literal at each position of `template` (as `resolve` gave it) still become a
+   * parameter? True when some literal sits where a value may live: not the first segment, not
+   * after `api` or a version, not a version itself, not a position with identifiers among its values.
+   */
+  undecided(template: string): boolean {
+    const segments = splitPath(template);
+    let key = '';
+    for (let i = 0; i < segments.length; i++) {
+      const segment = segments[i]!;
+      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key)) return true;
+      key = extendKey(key, segment);
+    }
+    return false;
+  }
+
+  /** Resolved segments; learned parameters are still unnamed (`LEARNED`). */
+  private resolveSegments(segments: readonly Segment[]): Segment[] {
+    const out: Segment[] = [];
+    let key = '';
+    for (const segment of segments) {
+      const position = segment.kind === 'literal' ? this.learned.get(key) : undefined;
+      const next: Segment = position && segment.kind === 'literal' && !position.exceptions.has(segment.text) && !isVersionLike(segment.text) ? { kind: 'param', name: LEARNED } : segment;
+      out.push(next);
+      key = extendKey(key, next);
+    }
+    return out;
+  }
+
+  /** Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? */
+  private mayLearn(resolved: readonly Segment[], at: number, key: string): boolean {
+    const segment = resolved[at]!;
+    if (segment.kind !== 'literal' || at === 0 || isVersionLike(segment.text)) return false;
+    return !introducesNames(resolved[at - 1]) && !this.identifierPositions.has(key);
+  }
+
+  /** Index a record at each of its positions, by its resolved prefix. */
+  private place(record: PathRecord): void {
+    const resolved = this.resolveSegments(record.segments);
+    let key = '';
+    for (let at = 0; at < resolved.length; at++) {
+      const segment = resolved[at]!;
+      if (segment.kind === 'param' && segment.name !== LEARNED) this.identifierPositions.add(key);
+      if (segment.kind === 'literal') {
+        let byValue = this.index.get(key);
+        if (byValue === undefined) this.index.set(key, (byValue = new Map()));
+        let placed = byValue.get(segment.text);
+        if (placed === undefined) byValue.set(segment.text, (placed = []));
+        if (placed.length < this.maxCompared) placed.push({ record, resolved, at });
+      }
+      key = extendKey(key, segment);
+    }
+  }
+
+  /** Learn what `record` decides, then what that in turn decides, until nothing changes. */
+  private settle(record: PathRecord): void {
+    let pending: PathRecord[] = [record];
+    while (pending.length > 0) {
+      let learnedAny = false;
+      for (const next of pending) if (this.decide(next)) learnedAny = true;
+      if (!learnedAny) return;
+      // Prefixes merged (`/users/alice/…` and `/users/bob/…` are now one): index again, look at everything again.
+      this.index = new Map();
+      this.identifierPositions = new Set();
+      for (const kept of this.records) this.place(kept);
+      pending = this.records;
+    }
+  }
+
+  /** Look at each undecided position of `record`; true when one was learned. */
+  private decide(record: PathRecord): boolean {
+    const resolved = this.resolveSegments(record.segments);
+    let key = '';
+    for (let at = 0; at < resolved.length; at++) {
+      const segment = resolved[at]!;
+      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(resolved, at, key) && this.decidePosition(key, segment.text)) return true;
+      key = extendKey(key, segment);
+    }
+    return false;
+  }
+
+  /** Compare `value` with its siblings under `key`; learn the position when one is alike. */
+  private decidePosition(key: string, value: string): boolean {
+    const siblings = this.index.get(key);
+    const mine = siblings?.get(value);
+    if (!siblings || !mine || siblings.size < 2) return false;
+    let alike = false;
+    const exceptions = new Set<string>();
+    for (const [other, theirs] of siblings) {
+      if (other === value || isVersionLike(other)) continue;
+      const verdict = compare(mine, theirs);
+      if (verdict === 'alike') alike = true;
+      else if (verdict === 'contradicts') exceptions.add(other);
+    }
+    if (!alike) return false;
+    this.learned.set(key, { exceptions });
+    this.learnedCount++;
+    return true;
+  }
+}
+
+/** How two sibling values' continuations relate. */
+type Verdict = 'alike' | 'contradicts' | 'unknown';
+
+function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
+  let agree = false;
+  for (const x of a) {
+    for (const y of b) {
+      if (x.record.method !== y.record.method) continue;
+      const verdict = compareContinuations(x, y);
+      if (verdict === 'contradicts') return 'contradicts';
+      if (verdict === 'alike') agree = true;
+    }
+  }
+  return agree ? 'alike' : 'unknown';
+}
+
+/** Two continuations (what follows each value) of one method. */
+function compareContinuations(x: Placed, y: Placed): Verdict {
+  const restX = x.resolved.length - x.at - 1;
+  const restY = y.resolved.length - y.at - 1;
+  if (restX !== restY) return 'unknown';
+  let identical = true;
+  let sharedLiteral = false;
+  for (let k = 1; k <= restX; k++) {
+    const s = x.resolved[x.at + k]!;
+    const t = y.resolved[y.at + k]!;
+    if (s.kind === 'literal' && t.kind === 'literal' && s.text === t.text) sharedLiteral = true;
+    else if (s.kind !== 'param' || t.kind !== 'param') identical = false;
+  }
+  const fields = compareKeys(x.record.keys, y.record.keys);
+  if (identical) {
+    // The same following segments: the responses decide when both are known, a shared literal otherwise.
+    if (fields !== 'unknown') return fields;
+    return sharedLiteral ? 'alike' : 'unknown';
+  }
+  // Different values further on too (`alice/web/issues`, `bob/cli/issues`): alike when they end the same.
+  const lastX = x.resolved[x.resolved.length - 1]!;
+  const lastY = y.resolved[y.resolved.length - 1]!;
+  return restX > 0 && lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text && fields !== 'contradicts' ? 'alike' : 'unknown';
+}
+
+/** Top-level field names agree when at least half of all of them are shared (Jaccard ≥ 0.5). */
+function compareKeys(a: readonly string[] | null, b: readonly string[] | null): Verdict {
+  if (a === null || b === null || a.length === 0 || b.length === 0) return 'unknown';
+  const inA = new Set(a);
+  let shared = 0;
+  for (const key of b) if (inA.has(key)) shared++;
+  return shared * 2 >= inA.size + b.length - shared ? 'alike' : 'contradicts';
+}
+
+/** The prefix key one segment further: literals by their canonical text, every parameter as `{}`. */
+function extendKey(key: string, segment: Segment): string {
+  return `${key}/${segment.kind === 'param' ? '{}' : encodeSegment(segment.text)}`;
+}
+
+/**
+ * Names learned parameters after the route's nouns. A run of consecutive parameters after a
+ * literal noun is named from it: the last one is the noun's singular (`/users/{user}`), the one
+ * before `owner`, the one before that `namespace` (`/repos/{owner}/{repo}`); a run holding no learned
+ * parameter keeps the names it has. Names stay unique within the template.
+ */
+function nameRuns(segments: Segment[]): Segment[] {
+  if (!segments.some((s) => s.kind === 'param' && s.name === LEARNED)) return segments;
+  const taken = new Set(segments.flatMap((s) => (s.kind === 'param' && s.name !== LEARNED ? [s.name] : [])));
+  const out = [...segments];
+  for (let start = 0; start < out.length; ) {
+    if (out[start]!.kind !== 'param') {
+      start++;
+      continue;
+    }
+    let end = start;
+    while (end < out.length && out[end]!.kind === 'param') end++;
+    const run = out.slice(start, end) as Array<Extract<Segment, { kind: 'param' }>>;
+    if (run.some((s) => s.name === LEARNED)) {
+      for (const s of run) if (s.name !== LEARNED) taken.delete(s.name);
+      const noun = parameterNoun(out[start - 1]) ?? 'name';
+      const names = [noun, 'owner', 'namespace'];
+      for (let i = run.length - 1, k = 0; i >= 0; i--, k++) out[start + i] = { kind: 'param', name: unique(names[k] ?? `${noun}Part${run.length - k}`, taken) };
+    }
+    start = end;
+  }
+  return out;
+}
+
+function unique(name: string, taken: Set<string>): string {
+  let candidate = name;
+  for (let n = 2; taken.has(candidate); n++) candidate = `${name}${n}`;
+  taken.add(candidate);
+  return candidate;
+}
+
+/**
+ * The top-level field names of a response shape, as the learner compares them: an object's field
+ * names, a list's item field names prefixed `[]` (so a list never agrees with one of its items);
+ * null for anything else (a scalar, an empty list: nothing to compare).
+ */
+export function responseKeys(shape: Shape | undefined): readonly string[] | null {
+  if (shape === undefined) return null;
+  if (shape.kind === 'object') return shape.fields.length === 0 ? null : shape.fields.map((f) => f.name);
+  if (shape.kind === 'array' && shape.items.kind === 'object' && shape.items.fields.length > 0) return shape.items.fields.map((f) => `[]${f.name}`);
+  return null;
+}

@@ -1,0 +1,97 @@
+import { PathLearner, responseKeys, templatePath } from '../src/paths/template';
+import { inferShape } from '../src/shape/infer';
+
+const user = (login: string) => responseKeys(inferShape({ login, id: 1, name: 'N', bio: null }));
+const repo = responseKeys(inferShape({ id: 1, name: 'web', full_name: 'o/web', private: false }));
+const list = (item: object) => responseKeys(inferShape([item]));
+
+/** Feed raw paths (templated by the detectors first) and resolve each. */
+function learn(learner: PathLearner, traffic: Array<[string, string, readonly string[] | null]>): void {
+  for (const [method, raw, keys] of traffic) learner.observe(templatePath(raw), method, keys);
+}
+
+describe('PathLearner', () => {
+  it('makes a position of names a parameter after two values with the same response fields', () => {
+    const learner = new PathLearner();
+    learn(learner, [['GET', '/users/alice', user('alice')]]);
+    // One value: nothing to compare, it stays literal (and undecided).
+    expect(learner.resolve(templatePath('/users/alice'))).toBe('/users/alice');
+    expect(learner.undecided('/users/alice')).toBe(true);
+    learn(learner, [['GET', '/users/bob', user('bob')]]);
+    expect(learner.resolve(templatePath('/users/alice'))).toBe('/users/{user}');
+    expect(learner.resolve(templatePath('/users/carol'))).toBe('/users/{user}');
+    expect(learner.undecided('/users/{user}')).toBe(false);
+  });
+
+  it('learns consecutive names from shared continuations and names them owner and repo', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/repos/alice/web/issues', list({ number: 1, title: 't' })],
+      ['GET', '/repos/bob/cli/pulls', list({ number: 1, head: 'h' })],
+    ]);
+    expect(learner.resolve('/repos/alice/web/issues')).toBe('/repos/alice/web/issues');
+    learn(learner, [['GET', '/repos/bob/cli/issues', list({ number: 2, title: 'u' })]]);
+    expect(learner.resolve('/repos/dave/api/issues')).toBe('/repos/{owner}/{repo}/issues');
+    expect(learner.resolve('/repos/dave/api/pulls')).toBe('/repos/{owner}/{repo}/pulls');
+  });
+
+  it('keeps route words whose responses differ literal, and the first segment always', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/admin/users', list({ login: 'a', id: 1 })],
+      ['GET', '/admin/posts', list({ title: 't', body: 'b' })],
+      ['GET', '/admin/users/export', null],
+      ['GET', '/admin/posts/export', null],
+      ['GET', '/users', list({ login: 'a', id: 1 })],
+      ['GET', '/posts', list({ login: 'a', id: 1 })],
+    ]);
+    expect(learner.resolve('/admin/users')).toBe('/admin/users');
+    expect(learner.resolve('/admin/posts/export')).toBe('/admin/posts/export');
+    expect(learner.resolve('/posts')).toBe('/posts');
+    expect(learner.generation).toBe(0);
+  });
+
+  it('keeps a value whose response contradicts its siblings literal (/users/me)', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/users/me', responseKeys(inferShape({ plan: 'x', email: 'e', quota: 1, settings: {} }))],
+      ['GET', '/users/alice', user('alice')],
+      ['GET', '/users/bob', user('bob')],
+    ]);
+    expect(learner.resolve('/users/me')).toBe('/users/me');
+    expect(learner.resolve('/users/carol')).toBe('/users/{user}');
+  });
+
+  it('never learns versions, values after api or a version, or beside detected identifiers', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/api/v1/users', list({ id: 1 })],
+      ['GET', '/api/v2/users', list({ id: 1 })],
+      ['GET', '/marketing/segments/2.0/17', repo],
+      ['GET', '/marketing/segments/3.1/17', repo],
+      ['GET', '/pets/17', repo],
+      ['GET', '/pets/findByStatus', list({ id: 1, name: 'n' })],
+      ['GET', '/pets/findByTags', list({ id: 1, name: 'n' })],
+    ]);
+    expect(learner.resolve('/api/v1/users')).toBe('/api/v1/users');
+    expect(templatePath('/marketing/segments/2.0/17')).toBe('/marketing/segments/2.0/{id}');
+    expect(learner.resolve(templatePath('/marketing/segments/2.0/17'))).toBe('/marketing/segments/2.0/{id}');
+    expect(learner.resolve('/pets/findByTags')).toBe('/pets/findByTags');
+    expect(learner.undecided('/pets/findByTags')).toBe(false);
+  });
+
+  it('learns slugs from a shared literal continuation with no bodies at all', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/orgs/bob-infra/actions/cache/usage', null],
+      ['GET', '/orgs/acme/actions/cache/usage', null],
+    ]);
+    expect(learner.resolve('/orgs/zeta/actions/cache/usage')).toBe('/orgs/{org}/actions/cache/usage');
+  });
+
+  it('stays bounded: records past maxRecords are not kept', () => {
+    const learner = new PathLearner({ maxRecords: 10 });
+    for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);
+    expect(learner.size).toBe(10);
+  });
+});
