@@ -199,8 +199,12 @@ describe('agent stream', () => {
     await agent.close();
   });
 
-  it('stores later literal rows of a capture under the templates its agent learned', async () => {
+  it('regroups rows stored under literal paths when the agent learns their template, and stores later ones under it', async () => {
     const { agent, captureId } = await openAgent();
+    // Sent while the position was undecided (one value each), then learned.
+    const early = batchMessage(captureId, [{ method: 'GET', path: '/users/dave', status: 200, response: { login: 'x' } }]);
+    expect(await agent.request(early)).toEqual({ type: 'ack', batchId: early.batchId });
+    expect((await undocumented(captureId)).map((u) => u.path)).toEqual(['/users/dave']);
     agent.send({ type: 'learned', captureId, templates: ['/users/{user}', '/repos/{owner}/{repo}'] });
     // A batch spooled before the agent learned the templates arrives after the learned message.
     const late = batchMessage(captureId, [
@@ -210,12 +214,14 @@ describe('agent stream', () => {
       { method: 'GET', path: '/users/me', status: 200, response: { login: 'x' } },
     ]);
     expect(await agent.request(late)).toEqual({ type: 'ack', batchId: late.batchId });
-    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path} ${u.interactions}`).sort()).toEqual(['GET /repos/{owner}/{repo} 1', 'GET /users/{user} 3']);
+    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path} ${u.interactions}`).sort()).toEqual(['GET /repos/{owner}/{repo} 1', 'GET /users/{user} 4']);
     const client = new pg.Client({ connectionString: backend.databaseUrl });
     await client.connect();
     try {
-      const literal = await client.query(`SELECT count(*)::int AS n FROM observations WHERE capture_id = $1 AND (path LIKE '%alice%' OR path LIKE '%bob%' OR path LIKE '%carol%')`, [captureId]);
+      const literal = await client.query(`SELECT count(*)::int AS n FROM observations WHERE capture_id = $1 AND (path LIKE '%alice%' OR path LIKE '%bob%' OR path LIKE '%carol%' OR path LIKE '%dave%')`, [captureId]);
       expect(literal.rows[0]).toEqual({ n: 0 });
+      const endpoints = await client.query(`SELECT count(*)::int AS n FROM capture_endpoints WHERE capture_id = $1 AND path LIKE '%dave%'`, [captureId]);
+      expect(endpoints.rows[0]).toEqual({ n: 0 });
     } finally {
       await client.end();
     }

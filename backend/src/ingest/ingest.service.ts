@@ -26,6 +26,7 @@ import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
+import { RegroupService } from '../captures/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../runtime';
@@ -153,6 +154,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     private readonly events: EventsService,
     private readonly metrics: MetricsService,
     private readonly evidence: EvidenceService,
+    private readonly regrouping: RegroupService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
@@ -341,11 +343,16 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await this.ensureCapture(session, message.captureId);
     const known = await this.learnedOf(session, message.captureId);
     const fresh = message.templates.filter((template) => !known.includes(template));
-    if (fresh.length === 0) return;
     if (known.length + fresh.length > MAX_LEARNED_PER_CAPTURE) throw new WireError(`templates would make more than ${MAX_LEARNED_PER_CAPTURE} learned templates for capture ${message.captureId}`);
-    await this.db.query('INSERT INTO capture_learned_templates (capture_id, template) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [message.captureId, fresh]);
-    known.push(...fresh);
-    this.events.captureChanged(session.projectId, message.captureId);
+    if (fresh.length > 0) {
+      await this.db.query('INSERT INTO capture_learned_templates (capture_id, template) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [message.captureId, fresh]);
+      known.push(...fresh);
+    }
+    // Rows already stored under literal paths the templates cover are merged into them (each
+    // template again on a resend: regrouping what is already regrouped finds nothing). Users' hints
+    // regroup the whole project; a learned template the capture it was learned in.
+    const scope = message.hint ? {} : { captureId: message.captureId };
+    for (const template of message.templates) await this.regrouping.regroup(session.projectId, template, scope);
   }
 
   /** The learned templates of a capture (read once per connection, then kept up to date by `learn`). */
