@@ -265,6 +265,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
         log: root.child({ module: 'command' }),
         stdio: tuning.commandStdio,
         restartDelayMs: tuning.restartDelayMs,
+        graceMs: tuning.shutdownGraceMs,
         onRestart: () => {
           probe.reset();
           newCapture('command-restart');

@@ -1,28 +1,9 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import http from 'node:http';
 import { startTestAgent } from './support/agent';
+import { proxyUrlOf, runCli } from './support/cli';
 import { FakeBackend } from './support/fake-backend';
 import { sendJson, startUpstream } from './support/upstream';
 import { waitFor } from './support/wait';
-
-const CLI = path.join(__dirname, '../src/cli.ts');
-const REGISTER = path.join(__dirname, 'support/register.js');
-
-/** Run the real CLI (TypeScript sources through swc) and collect its output and exit code. */
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}, whileRunning?: (child: ReturnType<typeof spawn>, stdout: () => string) => Promise<void>) {
-  const child = spawn(process.execPath, ['-r', REGISTER, CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return (async () => {
-    if (whileRunning) await whileRunning(child, () => stdout);
-    const code = await exited;
-    return { code, stdout, stderr };
-  })();
-}
 
 describe('admin port', () => {
   it('serves /healthz, /readyz (with reasons) and Prometheus /metrics', async () => {
@@ -107,9 +88,8 @@ describe('spectator-agent CLI', () => {
     const upstream = await startUpstream((_req, res) => sendJson(res, 200, { ok: true }));
     try {
       const { code, stdout } = await runCli([], { SPECTATOR_UPSTREAM: upstream.url, SPECTATOR_LISTEN: '127.0.0.1:0', SPECTATOR_CONFIG: '/nonexistent.yml' }, async (child, out) => {
-        const started = await waitFor('agent started', () => (/"msg":"agent started"/.test(out()) ? out() : null), 15_000);
-        const proxy = JSON.parse(started.split('\n').find((line) => line.includes('agent started'))!) as { proxy: string };
-        const answer = await new Promise<number>((resolve) => http.get(`${proxy.proxy}/x`, (res) => resolve(res.statusCode ?? 0)).on('error', () => resolve(0)));
+        const proxy = await proxyUrlOf(out);
+        const answer = await new Promise<number>((resolve) => http.get(`${proxy}/x`, (res) => resolve(res.statusCode ?? 0)).on('error', () => resolve(0)));
         expect(answer).toBe(200);
         child.kill('SIGTERM');
       });
