@@ -20,7 +20,7 @@ import { VersionStore } from '../endpoints/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
 import { ConformanceCache } from './conformance';
-import { fingerprintsOf, type ObservationRow, observedEndpointShapes, ROW_COLUMNS } from './observed-shapes';
+import { acceptedStatus, fingerprintsOf, type ObservationRow, observedEndpointShapes, rejectedRequests, ROW_COLUMNS } from './observed-shapes';
 import { ShapeStore } from './shape-store';
 import { type ChangedEndpoints, type EndpointKey, endpointKeyText, KeptViews, sortedListUpkeep, type ViewBasis, type ViewList, type ViewUpkeep } from './view-cache';
 
@@ -458,7 +458,9 @@ export class CapturesService {
       // The changes are read from all of the capture's traffic of the endpoint, as accepting them
       // documents it: from the offending rows alone, a field only some clients send looked
       // required (a breaking request change, "→ 2.0") while accepting made it optional (1.1).
-      const changes = diffEndpoint(version, observedEndpointShapes(endpointRows, shapes));
+      const observed = observedEndpointShapes(endpointRows, shapes);
+      // Without an accepted exchange the traffic says nothing of the request: no "request removed".
+      const changes = diffEndpoint(version, endpointRows.some((row) => acceptedStatus(row.status)) ? observed : { ...observed, request: version.request });
       if (changes.length === 0) continue;
       diffs.push({
         endpointId: candidate.endpointId,
@@ -505,6 +507,7 @@ export class CapturesService {
       interactions: rows.reduce((sum, row) => sum + row.count, 0),
       request: observed.request && { contentType: observed.request.contentType, shape: observed.request.shape && toJsonSchema(observed.request.shape) },
       responses: observed.responses.map((r) => ({ status: r.status, contentType: r.contentType ?? '', shape: r.shape && toJsonSchema(r.shape) })),
+      rejectedRequests: rejectedRequests(rows, shapes).map((r) => ({ ...r, shape: r.shape && toJsonSchema(r.shape) })),
       query,
       requestHeaders,
     };

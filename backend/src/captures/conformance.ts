@@ -1,18 +1,20 @@
 import { conformsTo, type EndpointShapes, observedParameters, parameterChanges, type Shape } from '@spectator/shared';
 import { LruCache } from '../common/lru-cache';
-import type { ObservationRow } from './observed-shapes';
+import { acceptedStatus, type ObservationRow } from './observed-shapes';
 
 /**
  * Whether the exchanges of one observation row match documented behaviour: a documented request
- * content type, a documented status with its content type, and bodies that conform (closed
- * conformance, from @spectator/shared) wherever both sides have a shape. A side without a
+ * content type (for an accepted exchange, 2xx/3xx, only), a documented status with its content
+ * type, and bodies that conform (closed conformance, from @spectator/shared) wherever both sides
+ * have a shape. A side without a
  * recorded shape (bodies not documented, or too large to shape) is not compared. Where the version
  * documents parameters and the row carries names, every query parameter and documentable request
  * header must be documented and every required one present (the same rule as `diffEndpoint`).
  */
 export function rowConforms(documented: EndpointShapes, row: ObservationRow, shapes: ReadonlyMap<string, Shape>): boolean {
   if (documented.parameters && parameterChanges(documented.parameters, observedParameters([row])).length > 0) return false;
-  if (row.requestContentType !== null) {
+  // A request the API did not accept says nothing about what it accepts (observedEndpointShapes).
+  if (row.requestContentType !== null && acceptedStatus(row.status)) {
     if (documented.request === null) return false;
     if (documented.request.contentType !== row.requestContentType) return false;
     if (!bodyConforms(row.requestShape, documented.request.shape, shapes)) return false;

@@ -49,18 +49,38 @@ function mergedShape(fingerprints: ReadonlyArray<string | null>, shapes: Readonl
 }
 
 /**
- * What some observation rows of one endpoint say it looks like: the request body (most frequent
- * content type, merged shapes), one response per status code, sorted by status, and the query
- * parameters and documentable request headers (`observedParameters`: required where every row
- * has the name; absent when the rows were read without names).
+ * Did the API accept the exchange (2xx/3xx)? Only accepted exchanges say what a request may look
+ * like: a 4xx answered a request the API refused (a bad `author`), a 5xx one it failed on.
+ */
+export function acceptedStatus(status: number): boolean {
+  return status >= 200 && status < 400;
+}
+
+/** A request body of 4xx exchanges: the client's mistake, shown for review, never documented. */
+export function rejectedStatus(status: number): boolean {
+  return status >= 400 && status < 500;
+}
+
+/** The request body of some rows: the most frequent content type, the merge of its shapes; null when none has a body. */
+function requestBodyOf(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): { contentType: string; shape: Shape | null } | null {
+  const withRequest = rows.filter((row) => row.requestContentType !== null);
+  const contentType = mostFrequent(withRequest.map((row) => ({ value: row.requestContentType as string, count: row.count })));
+  if (contentType === null) return null;
+  return { contentType, shape: mergedShape(withRequest.filter((row) => row.requestContentType === contentType).map((row) => row.requestShape), shapes) };
+}
+
+/**
+ * What some observation rows of one endpoint say it looks like: the request body of the accepted
+ * exchanges (`acceptedStatus`: most frequent content type, merged shapes), one response per status
+ * code, sorted by status, and the query parameters and documentable request headers
+ * (`observedParameters`: required where every row has the name; absent when the rows were read
+ * without names).
  */
 export function observedEndpointShapes(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): EndpointShapes {
-  const withRequest = rows.filter((row) => row.requestContentType !== null);
-  const requestContentType = mostFrequent(withRequest.map((row) => ({ value: row.requestContentType as string, count: row.count })));
-  const request =
-    requestContentType === null
-      ? null
-      : { contentType: requestContentType, shape: mergedShape(withRequest.filter((row) => row.requestContentType === requestContentType).map((row) => row.requestShape), shapes) };
+  const request = requestBodyOf(
+    rows.filter((row) => acceptedStatus(row.status)),
+    shapes,
+  );
 
   const byStatus = new Map<number, ObservationRow[]>();
   for (const row of rows) byStatus.set(row.status, [...(byStatus.get(row.status) ?? []), row]);
@@ -84,4 +104,13 @@ export function fingerprintsOf(rows: readonly ObservationRow[]): string[] {
     if (row.responseShape !== null) set.add(row.responseShape);
   }
   return [...set];
+}
+
+/** The request bodies of the rejected (4xx) exchanges of some rows of one endpoint, per status, sorted by status. */
+export function rejectedRequests(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): Array<{ status: number; interactions: number; contentType: string; shape: Shape | null }> {
+  const byStatus = new Map<number, ObservationRow[]>();
+  for (const row of rows) if (rejectedStatus(row.status) && row.requestContentType !== null) byStatus.set(row.status, [...(byStatus.get(row.status) ?? []), row]);
+  return [...byStatus.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([status, group]) => ({ status, interactions: group.reduce((sum, row) => sum + row.count, 0), ...(requestBodyOf(group, shapes) as { contentType: string; shape: Shape | null }) }));
 }

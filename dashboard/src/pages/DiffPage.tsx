@@ -1,6 +1,7 @@
 import type { BodyDocResponse, ChangeResponse, DiffResponse, DocumentationResponse, EndpointResponse, ObservedEndpointResponse } from '@spectator/shared';
 import { useState } from 'react';
 import { BreakingBadge, EndpointName } from '../components/badges';
+import { RejectedRequests } from '../components/BodyShapes';
 import { ChangesTable } from '../components/ChangesTable';
 import { FormError, ReviewHeader } from '../components/forms';
 import { ShapeTable } from '../components/ShapeTable';
@@ -136,6 +137,7 @@ function DiffDetail({
       <FormError error={error} />
       <h2>Side by side</h2>
       <SideBySide changes={diff.changes} documented={documented} observed={observed} version={diff.version} />
+      <RejectedRequests rejected={observed?.rejectedRequests ?? []} />
     </>
   );
 }

@@ -2,7 +2,7 @@ import { isDocumentableHeader } from '@spectator/shared';
 import { useState, type FormEvent } from 'react';
 import { Badge } from '../components/badges';
 import { ReviewHeader } from '../components/forms';
-import { BodyShapes } from '../components/BodyShapes';
+import { BodyShapes, RejectedRequests } from '../components/BodyShapes';
 import { Async } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
@@ -53,6 +53,7 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
               )}
             </p>
             <BodyShapes request={endpoint.request} responses={endpoint.responses} />
+            <RejectedRequests rejected={endpoint.rejectedRequests ?? []} />
           </>
         )}
       </Async>

@@ -47,6 +47,7 @@ export const observedPost: ObservedEndpointResponse = {
   interactions: 2,
   request: { contentType: 'application/json', shape: postRequestSchema },
   responses: [{ status: 201, contentType: 'application/json', shape: { ...postSchema, properties: { ...postSchema.properties, tags: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] } } } }],
+  rejectedRequests: [],
   query: ['limit'],
   requestHeaders: ['content-type', 'user-agent', 'x-tenant'],
 };

@@ -160,10 +160,22 @@ export interface ObservedEndpointResponse {
   method: string;
   path: string;
   interactions: number;
+  /** The request body of the exchanges the API accepted (2xx/3xx): what documenting it documents. */
   request: BodyDocResponse | null;
   responses: ResponseDocResponse[];
+  /** Request bodies the API rejected (4xx), per status: shown for review, never documented. */
+  rejectedRequests: RejectedRequestResponse[];
   query: string[];
   requestHeaders: string[];
+}
+
+/** The request bodies of one 4xx status of an endpoint (merged shapes of the most frequent media type). */
+export interface RejectedRequestResponse {
+  status: number;
+  /** Exchanges with this status and a request body. */
+  interactions: number;
+  contentType: string;
+  shape: JsonSchema | null;
 }
 
 export interface EndpointResponse {
