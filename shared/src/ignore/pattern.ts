@@ -1,24 +1,31 @@
 /**
- * Path patterns of ignore rules, compiled to anchored, case-insensitive regular expressions.
+ * Path patterns of ignore rules, compiled to anchored, case-insensitive regular expressions run by
+ * RE2 (the `re2js` port: pure JavaScript, so it runs in the agent, the backend and the browser).
  * Syntax (docs/ignore-rules.md): literal text; `*` one segment (or any run of characters within
- * one); `**` any number of segments; `:name` and `{name}` one segment; `(regex)` a JavaScript
- * regular expression, which may cross `/` (`OPTIONS (.*)`, `GET (.*).css`).
+ * one); `**` any number of segments; `:name` and `{name}` one segment; `(regex)` a regular
+ * expression in JavaScript syntax, which may cross `/` (`OPTIONS (.*)`, `GET (.*).css`).
  *
- * Matching must stay fast on paths an attacker chooses, so patterns that can backtrack badly are
- * refused: repeated groups (`(a+)+`, exponential), back-references and lookarounds, and more than
- * {@link MAX_OPEN_ENDED} open-ended wildcards (each one multiplies the work by the path length).
+ * Paths are chosen by whoever sends a request, and an agent's rules are untrusted input to the
+ * backend, so matching must stay fast whatever the pattern: RE2 never backtracks, its time is
+ * linear in the path length times the size of the compiled program, and that size is bounded
+ * ({@link MAX_PROGRAM_SIZE}). What RE2 cannot do in linear time (back-references, lookarounds)
+ * it refuses.
  */
+import { RE2JS, RE2JSException } from 're2js';
 import { decodeOrKeep } from '../paths/segments';
 
-/** Open-ended wildcards (`**`, `(.*)`, `*` inside a segment, …) allowed in one pattern. */
-export const MAX_OPEN_ENDED = 2;
-/** Patterns with two open-ended wildcards test paths up to this length: their worst case is quadratic in it. */
-export const MAX_QUADRATIC_PATH_LENGTH = 1024;
+/**
+ * Largest compiled program of one pattern, in RE2 instructions. A pattern's work per path
+ * character is bounded by its program size; counted repeats (`.{0,150}`) are what make programs
+ * big (`GET /assets/**` is 13 instructions, `(.{0,100}.{0,100}Z)` 404, `(.{0,150}.{0,150}.{0,150}.{0,150}Z)` 1,204).
+ */
+export const MAX_PROGRAM_SIZE = 500;
 
 export interface CompiledPattern {
-  regex: RegExp;
-  /** How many open-ended wildcards the pattern has: the degree of its worst-case matching time. */
-  openEnded: number;
+  /** Whole-path, case-insensitive matcher; compiled once, tested per request. */
+  regex: RE2JS;
+  /** Instructions in the compiled program: the bound on work per path character. */
+  programSize: number;
 }
 
 /** A pattern that cannot be used; the message says what is wrong with it. */
@@ -34,15 +41,12 @@ export function compilePattern(pattern: string): CompiledPattern {
   const decoded = decodePercent(pattern);
   const source = decoded.length > 1 && decoded.endsWith('/') && !decoded.endsWith('\\/') ? decoded.slice(0, -1) : decoded;
   let regex = '';
-  let openEnded = 0;
   for (let i = 0; i < source.length; ) {
     const c = source[i]!;
     const segmentStart = i === 0 || source[i - 1] === '/';
     if (c === '(') {
       const end = groupEnd(source, i);
-      const inner = source.slice(i + 1, end);
-      openEnded += checkRegexGroup(inner);
-      regex += `(?:${inner})`;
+      regex += `(?:${regexGroup(source.slice(i + 1, end))})`;
       i = end + 1;
     } else if (c === ')') {
       throw new PatternError(`unbalanced ")" at character ${i + 1} of the path`);
@@ -50,13 +54,10 @@ export function compilePattern(pattern: string): CompiledPattern {
       const wholeSegments = segmentStart && isSegmentEnd(source, i + 2);
       // `/a/**` matches `/a` and everything below it; `/a/**/b` matches `/a/b`, `/a/x/y/b`.
       regex = wholeSegments && regex.endsWith('/') ? `${regex.slice(0, -1)}(?:/.*)?` : `${regex}.*`;
-      openEnded++;
       i += 2;
     } else if (c === '*' || c === '{' || (c === ':' && segmentStart && /[A-Za-z_]/.test(source[i + 1] ?? ''))) {
       const end = c === '*' ? i + 1 : parameterEnd(source, i);
-      const wholeSegment = segmentStart && isSegmentEnd(source, end);
-      regex += wholeSegment ? '[^/]+' : '[^/]*';
-      if (!wholeSegment) openEnded++; // segment-bounded, but several in one segment multiply
+      regex += segmentStart && isSegmentEnd(source, end) ? '[^/]+' : '[^/]*';
       i = end;
     } else if (c === '?') {
       throw new PatternError('a path pattern has no query: rules match the path without its query (remove "?" and what follows)');
@@ -68,12 +69,20 @@ export function compilePattern(pattern: string): CompiledPattern {
       i++;
     }
   }
-  if (openEnded > MAX_OPEN_ENDED) {
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(regex, RE2JS.CASE_INSENSITIVE);
+  } catch (error) {
+    if (!(error instanceof RE2JSException)) throw error;
+    throw new PatternError(`the pattern cannot be compiled: ${error.message}`);
+  }
+  const programSize = compiled.programSize();
+  if (programSize > MAX_PROGRAM_SIZE) {
     throw new PatternError(
-      `too many open-ended wildcards (${openEnded}; at most ${MAX_OPEN_ENDED} of "**", "(.*)", "*" inside a segment, …), so that matching stays fast`,
+      `the pattern is too large (${programSize} instructions compiled, at most ${MAX_PROGRAM_SIZE}), so that matching stays fast; use fewer or smaller counted repeats such as "{0,150}"`,
     );
   }
-  return { regex: new RegExp(`^${regex}$`, 'i'), openEnded };
+  return { regex: compiled, programSize };
 }
 
 /** Index of the `)` closing the group opened at `start`, skipping escapes and `[…]` classes. */
@@ -103,36 +112,20 @@ function isSegmentEnd(source: string, i: number): boolean {
 }
 
 /**
- * Check the inside of a `(regex)` group and count its open-ended quantifiers. Throws on
- * constructs that can backtrack exponentially or that the group cannot hold.
+ * The inside of a `(regex)` group, written in JavaScript syntax, as RE2 syntax (`(?<name>`,
+ * `\u0041`, a bare `/`). Throws when RE2 cannot run it: back-references and lookarounds need
+ * backtracking, so RE2 has none.
  */
-function checkRegexGroup(inner: string): number {
+function regexGroup(inner: string): string {
   try {
-    new RegExp(inner);
+    const translated = RE2JS.translateRegExp(inner);
+    RE2JS.compile(translated); // alone, so that an error names this group
+    return translated;
   } catch (error) {
-    throw new PatternError(`invalid regular expression "(${inner})": ${(error as Error).message}`);
+    if (!(error instanceof RE2JSException)) throw error;
+    const hint = /\\[1-9k]|\(\?<?[=!]/.test(inner) ? ' (back-references and lookarounds are not supported: they cannot be matched in linear time)' : '';
+    throw new PatternError(`invalid regular expression "(${inner})": ${error.message}${hint}`);
   }
-  let openEnded = 0;
-  let inClass = false;
-  for (let i = 0; i < inner.length; i++) {
-    const c = inner[i]!;
-    const next = inner[i + 1] ?? '';
-    if (c === '\\') {
-      if (/[1-9k]/.test(next)) throw new PatternError(`back-references ("\\${next}") are not supported in "(${inner})"`);
-      i++;
-    } else if (inClass) {
-      inClass = c !== ']';
-    } else if (c === '[') {
-      inClass = true;
-    } else if (c === '(' && /^\?<?[=!]/.test(inner.slice(i + 1))) {
-      throw new PatternError(`lookarounds ("(?=", "(?!", "(?<=", "(?<!") are not supported in "(${inner})"`);
-    } else if (c === ')' && /[*+{]/.test(next)) {
-      throw new PatternError(`a repeated group ("(…)${next}") can take exponential time to match; repeat a character or a class instead, in "(${inner})"`);
-    } else if (c === '*' || c === '+' || (c === '{' && /^\{\d+,\}/.test(inner.slice(i)))) {
-      openEnded++;
-    }
-  }
-  return openEnded;
 }
 
 /**
