@@ -1,4 +1,4 @@
-import type { TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { DashboardEvent, DocumentationResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -66,6 +66,45 @@ describe('two replicas on one database', () => {
     await Promise.all([agentOnFirst.close(), agentOnSecond.close(), late.close()]);
     dashboardOnFirst.close();
     dashboardOnSecond.close();
+  });
+
+  // PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"): a commit
+  // sent its endpoint ids in the payload, and no dashboard heard of it.
+  it('tell dashboards of a commit of 400 endpoints, with every endpoint id (a NOTIFY payload holds under 8,000 bytes)', async () => {
+    expect((await first.api('POST', '/projects', { slug: 'large', name: 'Large' })).status).toBe(201);
+    const agentToken = (await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+    const readToken = (await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
+    const dashboards = [await listen(first.url, 'large', readToken, 'query'), await listen(second.url, 'large', readToken, 'query')];
+
+    const agent = await connectTestAgent(first.url, agentToken);
+    const hello = helloMessage();
+    await agent.request(hello);
+    const paths = Array.from({ length: 400 }, (_, i) => `/resources-${String(i).padStart(3, '0')}/{resourceId}`);
+    const batch = batchMessage(
+      hello.capture.id,
+      paths.map((path) => ({ method: 'GET', path, status: 200, response: { id: 1 } })),
+    );
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+    const { body: undocumented } = await first.api<UndocumentedEndpointResponse[]>('GET', `/projects/large/captures/${hello.capture.id}/undocumented`);
+    expect(undocumented).toHaveLength(400);
+
+    const commit = await second.api<DocumentationResponse>('POST', '/projects/large/documentation', {
+      captureId: hello.capture.id,
+      endpoints: paths.map((path) => ({ method: 'GET', path, documentBodies: true })),
+    });
+    expect(commit.status).toBe(201);
+    const ids = commit.body.versions.map((v) => v.endpointId).sort();
+    expect(ids).toHaveLength(400);
+    for (const dashboard of dashboards) {
+      const events = await eventually(
+        () => dashboard.events,
+        (list) => list.some((e) => e.type === 'documentation.committed'),
+      );
+      const committed = events.find((e): e is Extract<DashboardEvent, { type: 'documentation.committed' }> => e.type === 'documentation.committed');
+      expect([...(committed?.endpointIds ?? [])].sort()).toEqual(ids);
+    }
+    await agent.close();
+    for (const dashboard of dashboards) dashboard.close();
   });
 
   it('refuses dashboards without a read token of the project', async () => {

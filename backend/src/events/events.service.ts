@@ -3,20 +3,40 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DashboardEvent } from '@spectator/shared';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../runtime';
 
-/** The PostgreSQL channel that carries dashboard events between replicas. */
+/** The PostgreSQL channel that carries dashboard events between replicas (as ids, see `publishEvent`). */
 export const EVENTS_CHANNEL = 'spectator_events';
 
 /** How often per capture at most a `capture.updated` goes out (ms): batches can arrive many per second. */
 const CAPTURE_UPDATE_INTERVAL_MS = 500;
 
+/** Stored events older than this are deleted: every replica has read them long before. */
+const EVENT_RETENTION = '5 minutes';
+const PRUNE_INTERVAL_MS = 60_000;
+
 type Listener = (event: DashboardEvent) => void;
 
 /**
- * Dashboard events across replicas: published with `pg_notify`, received on every replica by a
- * dedicated LISTEN connection, and handed to the dashboards connected to that replica.
+ * Publishes a dashboard event through `runner` (a transaction's manager: delivered at its commit,
+ * dropped on rollback). The event is stored in `dashboard_events` and only its id is notified:
+ * PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"), which a
+ * documentation commit of a few hundred endpoint ids exceeds. Listeners read the event back by id.
+ */
+export async function publishEvent(runner: Pick<EntityManager, 'query'>, projectId: string, event: DashboardEvent): Promise<void> {
+  await runner.query(
+    `WITH stored AS (INSERT INTO dashboard_events (project_id, event) VALUES ($1, $2) RETURNING id)
+     SELECT pg_notify($3, stored.id::text) FROM stored`,
+    [projectId, JSON.stringify(event), EVENTS_CHANNEL],
+  );
+}
+
+/**
+ * Dashboard events across replicas: stored and their ids notified (`publishEvent`), received on
+ * every replica by a dedicated LISTEN connection, read back in the order notified, and handed to
+ * the dashboards connected to that replica.
  */
 @Injectable()
 export class EventsService implements OnModuleInit, OnModuleDestroy {
@@ -26,20 +46,33 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   private closed = false;
   private reconnectDelayMs = 200;
   private readonly log: Logger;
+  /** Ids notified and not read yet, in the order notified; `reading` reads them one batch at a time. */
+  private notified: string[] = [];
+  private reading: Promise<void> | null = null;
+  private readonly pruning: PeriodicJob;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'events' });
+    this.pruning = new PeriodicJob('pruning old dashboard events', PRUNE_INTERVAL_MS, () => this.prune(), this.log);
   }
 
   async onModuleInit(): Promise<void> {
     await this.listen();
+    this.pruning.start();
+  }
+
+  /** Deletes stored events every replica has read long ago. */
+  async prune(): Promise<void> {
+    await this.db.query(`DELETE FROM dashboard_events WHERE created_at < now() - interval '${EVENT_RETENTION}'`);
   }
 
   async onModuleDestroy(): Promise<void> {
     this.closed = true;
+    await this.pruning.stop();
+    await this.reading;
     for (const timer of this.pendingCaptureUpdates.values()) clearTimeout(timer);
     this.pendingCaptureUpdates.clear();
     await this.client?.end().catch(() => undefined);
@@ -51,7 +84,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     // Shutting down: connections closing now (agents' disconnects) must not race the database pool closing.
     if (this.closed) return;
     try {
-      await this.db.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ projectId, event })]);
+      await publishEvent(this.db, projectId, event);
     } catch (error) {
       this.log.warn({ err: error, type: event.type }, 'event not published');
     }
@@ -107,19 +140,41 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     }, delay).unref();
   }
 
+  /** A notification carries a stored event's id: queued, then read back (in order) and dispatched. */
   private dispatch(payload: string | undefined): void {
-    if (payload === undefined) return;
-    let parsed: { projectId: string; event: DashboardEvent };
-    try {
-      parsed = JSON.parse(payload) as { projectId: string; event: DashboardEvent };
-    } catch {
-      return;
-    }
-    for (const listener of this.listeners.get(parsed.projectId) ?? []) {
+    if (payload === undefined || !/^\d+$/.test(payload)) return;
+    this.notified.push(payload);
+    this.reading ??= this.readNotified().finally(() => (this.reading = null));
+  }
+
+  /** Reads the notified events, a batch at a time, and hands each to its project's listeners. */
+  private async readNotified(): Promise<void> {
+    while (this.notified.length > 0 && !this.closed) {
+      const ids = this.notified.splice(0, 500);
+      let rows: Array<{ id: string; projectId: string; event: string }>;
       try {
-        listener(parsed.event);
+        rows = await this.db.query('SELECT id::text AS id, project_id AS "projectId", event FROM dashboard_events WHERE id = ANY($1::bigint[])', [ids]);
       } catch (error) {
-        this.log.warn({ err: error }, 'event listener failed');
+        this.log.warn({ err: error, events: ids.length }, 'notified events not read');
+        continue;
+      }
+      const byId = new Map(rows.map((row) => [row.id, row]));
+      for (const id of ids) {
+        const row = byId.get(id);
+        if (row === undefined) continue;
+        let event: DashboardEvent;
+        try {
+          event = JSON.parse(row.event) as DashboardEvent;
+        } catch {
+          continue;
+        }
+        for (const listener of this.listeners.get(row.projectId) ?? []) {
+          try {
+            listener(event);
+          } catch (error) {
+            this.log.warn({ err: error }, 'event listener failed');
+          }
+        }
       }
     }
   }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
-import { EVENTS_CHANNEL } from '../events/events.service';
+import { publishEvent } from '../events/events.service';
 import { toDashboardEvent, type TransitionEvent, type WebhookBody } from './transition-events';
 
 /** The project an event belongs to. */
@@ -12,7 +12,7 @@ export interface EventProject {
 
 /**
  * Emits transition events inside the transaction that caused them: the dashboard notification
- * (`pg_notify` is delivered at commit, and dropped on rollback) and one pending delivery per
+ * (`publishEvent`: delivered at commit, and dropped on rollback) and one pending delivery per
  * webhook of the project, so a delivery exists exactly when the transition was committed.
  */
 @Injectable()
@@ -20,7 +20,7 @@ export class Notifier {
   private readonly wakeListeners = new Set<() => void>();
 
   async emit(manager: EntityManager, project: EventProject, event: TransitionEvent): Promise<void> {
-    await manager.query('SELECT pg_notify($1, $2)', [EVENTS_CHANNEL, JSON.stringify({ projectId: project.id, event: toDashboardEvent(event) })]);
+    await publishEvent(manager, project.id, toDashboardEvent(event));
     const id = randomUUID();
     const body: WebhookBody = { id, type: event.type, project: project.slug, occurredAt: new Date().toISOString(), data: event };
     const inserted = (await manager.query(
