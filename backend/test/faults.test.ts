@@ -1,0 +1,295 @@
+/**
+ * Faults while agents send (issue #15): two real agents (one with `--spool`) under bounded load in
+ * front of a real upstream, a real backend process on a PostgreSQL of this test's own. PostgreSQL is
+ * stopped and started again; then the backend is killed (SIGKILL) and started again. Every request
+ * the agents answered must be counted in the database exactly once. Each phase waits on conditions
+ * (the agents saw the fault, requests went through during it, storing resumed), never on time.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import pg from 'pg';
+import { startAgent, type RunningAgent } from '@spectator/agent';
+import type { TokenResponse } from '@spectator/shared';
+import { freePort } from '../src/database/embedded';
+import { apiCall } from './support';
+
+const ROOT = path.resolve(__dirname, '../..');
+const REGISTER = path.join(ROOT, 'agent/test/support/register.js');
+const ADMIN_TOKEN = 'fault-test-admin-token-0123456789abcdef';
+/** Requests each load loop sends at most (a bound; phases stop it long before). */
+const MAX_REQUESTS_PER_LOOP = 100_000;
+/** Requests each agent must answer while a fault lasts, before the fault is undone. */
+const DURING_FAULT = 200;
+/** Bound of every wait below: generous for a loaded CI machine, never the expected path. */
+const WAIT_MS = 45_000;
+
+async function waitFor(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** A child process run from the TypeScript sources, its stdout read as lines. */
+function runTs(script: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; lines: AsyncIterator<string>; output: string[] } {
+  const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, script), ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const output: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+  return { child, lines, output };
+}
+
+/** The test's own PostgreSQL (backend/test/support/postgres-process.ts), stopped and started on one port. */
+async function startPostgres(dir: string): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
+  const port = await freePort();
+  const { child, lines, output } = runTs('backend/test/support/postgres-process.ts', [path.join(dir, 'pg'), String(port)], {});
+  const next = async (state: string): Promise<string> => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`postgres-process ended: ${output.join('')}`);
+    const answer = JSON.parse(line.value) as { state: string; url: string };
+    if (answer.state !== state) throw new Error(`postgres-process said ${line.value}, expected ${state}`);
+    return answer.url;
+  };
+  const url = await next('started');
+  return {
+    url,
+    stop: async () => {
+      child.stdin?.write('stop\n');
+      await next('stopped');
+    },
+    start: async () => {
+      child.stdin?.write('start\n');
+      await next('started');
+    },
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.stdin?.end();
+      await exited;
+    },
+  };
+}
+
+/** A backend process (`backend/src/main.ts`), ready once `/api/v1/health` answers 200. */
+async function startBackendProcess(env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
+  const { child, output } = runTs('backend/src/main.ts', [], env);
+  child.stdout?.resume();
+  await waitFor('the backend to answer /api/v1/health', async () => {
+    if (child.exitCode !== null) throw new Error(`backend exited with ${child.exitCode}: ${output.join('')}`);
+    return fetch(`${url}/api/v1/health`).then(
+      (answer) => answer.status === 200,
+      () => false,
+    );
+  });
+  return child;
+}
+
+/** A small JSON API: GET /items/{n}. */
+async function startUpstream(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const body = JSON.stringify({ id: Number(req.url?.split('/')[2] ?? 0), name: 'item', tags: ['a'] });
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Four request loops through one agent, until stopped (or each has sent its bound). */
+function startLoad(proxyUrl: string): { readonly answered: number; readonly failed: number; stop(): Promise<void> } {
+  const state = { answered: 0, failed: 0, stopped: false };
+  const loop = async (worker: number): Promise<void> => {
+    for (let i = 0; i < MAX_REQUESTS_PER_LOOP && !state.stopped; i++) {
+      const answer = await fetch(`${proxyUrl}/items/${(worker * 31 + i) % 97}`);
+      await answer.arrayBuffer();
+      if (answer.status === 200) state.answered++;
+      else state.failed++;
+    }
+  };
+  const loops = [0, 1, 2, 3].map(loop);
+  return {
+    get answered() {
+      return state.answered;
+    },
+    get failed() {
+      return state.failed;
+    },
+    stop: async () => {
+      state.stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+let work: string;
+let postgres: Awaited<ReturnType<typeof startPostgres>>;
+let backendEnv: NodeJS.ProcessEnv;
+let backendUrl: string;
+let backend: ChildProcess;
+let upstream: Awaited<ReturnType<typeof startUpstream>>;
+let agentToken: string;
+
+/** Count stored for a capture: the sum of its observations' counts. */
+async function stored(captureId: string): Promise<number> {
+  const client = new pg.Client({ connectionString: postgres.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: number }>('SELECT coalesce(sum(count), 0)::int AS n FROM observations WHERE capture_id = $1', [captureId]);
+    return rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
+interface PhaseResult {
+  agent: string;
+  sent: number;
+  stored: number;
+  failed: number;
+  retried: number;
+  rejected: number;
+  spoolDropped: number;
+}
+
+/**
+ * Two agents under load; `fault` runs once both have had batches stored, then load stops, the
+ * agents drain and close, and what each answered is compared with what is stored for its capture.
+ */
+async function underLoad(name: string, fault: (agents: RunningAgent[], loads: ReturnType<typeof startLoad>[]) => Promise<void>): Promise<PhaseResult[]> {
+  const spoolDir = path.join(work, `spool-${name}`);
+  const agents: RunningAgent[] = [];
+  for (const spool of [spoolDir, null]) {
+    agents.push(
+      await startAgent({
+        listen: '127.0.0.1:0',
+        upstream: upstream.url,
+        backend: backendUrl,
+        token: agentToken,
+        environment: { kind: 'local' },
+        spoolDir: spool,
+        logLevel: 'silent',
+        tuning: { flushIntervalMs: 100, probeIntervalMs: 100, heartbeatMs: 1_000, backoffMinMs: 20, backoffMaxMs: 500, ackWaitMs: WAIT_MS },
+      }),
+    );
+  }
+  const loads = agents.map((agent) => startLoad(agent.proxyUrl));
+  const captures = agents.map((agent) => agent.captureId());
+  const closed = agents.map(() => false);
+  const results: PhaseResult[] = [];
+  try {
+    try {
+      await waitFor('batches of both agents stored', async () => (await stored(captures[0] as string)) > 0 && (await stored(captures[1] as string)) > 0);
+      await fault(agents, loads);
+    } finally {
+      await Promise.all(loads.map((load) => load.stop()));
+    }
+    for (const [i, agent] of agents.entries()) {
+      const load = loads[i] as ReturnType<typeof startLoad>;
+      const captureId = captures[i] as string;
+      await waitFor(`agent ${i} to count every answer and empty its spool`, () => agent.metrics.get('captured_total') === load.answered && agent.metrics.get('batches_spooled') === 0);
+      // Closing flushes the rows left and waits for their acknowledgement: all is stored then.
+      await agent.close();
+      closed[i] = true;
+      expect(agent.captureId()).toBe(captureId);
+      results.push({
+        agent: i === 0 ? 'with --spool' : 'memory spool',
+        sent: load.answered,
+        stored: await stored(captureId),
+        failed: load.failed,
+        retried: agent.metrics.get('batches_retried_total'),
+        rejected: agent.metrics.get('batches_rejected_total'),
+        spoolDropped: agent.metrics.get('spool_dropped_total'),
+      });
+    }
+  } finally {
+    // A failed phase still stops its agents (their timers would keep jest alive).
+    await Promise.all(agents.map((agent, i) => (closed[i] ? undefined : agent.close())));
+  }
+  process.stdout.write(`fault test, ${name}: ${JSON.stringify(results)}\n`);
+  return results;
+}
+
+/** What must hold after every fault: each answer stored once, none refused, none dropped. */
+function expectExact(results: PhaseResult[]): void {
+  for (const result of results) {
+    expect(result).toEqual({ ...result, stored: result.sent, failed: 0, rejected: 0, spoolDropped: 0 });
+    expect(result.sent).toBeGreaterThan(DURING_FAULT);
+  }
+}
+
+beforeAll(async () => {
+  work = await mkdtemp(path.join(os.tmpdir(), 'spectator-faults-'));
+  // The postgres system user (we may run as root) must reach the cluster inside.
+  await chmod(work, 0o755);
+  postgres = await startPostgres(work);
+  const port = await freePort();
+  backendUrl = `http://127.0.0.1:${port}`;
+  backendEnv = {
+    DATABASE_URL: postgres.url,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
+    SPECTATOR_DATA_DIR: path.join(work, 'backend'),
+    SPECTATOR_DASHBOARD_DIR: path.join(work, 'no-dashboard'),
+    LOG_LEVEL: 'fatal',
+  };
+  backend = await startBackendProcess(backendEnv, backendUrl);
+  expect((await apiCall(backendUrl, ADMIN_TOKEN, 'POST', '/projects', { slug: 'faults', name: 'faults' })).status).toBe(201);
+  agentToken = (await apiCall<TokenResponse>(backendUrl, ADMIN_TOKEN, 'POST', '/projects/faults/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  upstream = await startUpstream();
+}, 120_000);
+
+afterAll(async () => {
+  if (backend && backend.exitCode === null) {
+    const exited = once(backend, 'exit');
+    backend.kill('SIGTERM');
+    await exited;
+  }
+  await upstream?.close();
+  await postgres?.close();
+  if (work) await rm(work, { recursive: true, force: true });
+});
+
+describe('faults while agents send', () => {
+  it('PostgreSQL stopped and started again: every answered request is stored exactly once', async () => {
+    const results = await underLoad('postgres restart', async (agents, loads) => {
+      // Batches answered with an error, whatever the agent makes of it (kept or dropped).
+      const errors = (agent: RunningAgent): number => agent.metrics.get('batches_retried_total') + agent.metrics.get('batches_rejected_total');
+      const errorsBefore = agents.map(errors);
+      await postgres.stop();
+      await waitFor('the backend to answer batches of both agents with an error', () => agents.every((agent, i) => errors(agent) > (errorsBefore[i] as number)));
+      const answeredAtStop = loads.map((load) => load.answered);
+      await waitFor('requests answered during the outage', () => loads.every((load, i) => load.answered >= (answeredAtStop[i] as number) + DURING_FAULT));
+      await postgres.start();
+      const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
+      await waitFor('batches stored again', () => agents.every((agent, i) => agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)));
+    });
+    expectExact(results);
+    for (const result of results) expect(result.retried).toBeGreaterThan(0);
+  }, 150_000);
+
+  it('backend killed (SIGKILL) and started again: every answered request is stored exactly once', async () => {
+    const results = await underLoad('backend kill -9', async (agents, loads) => {
+      const exited = once(backend, 'exit');
+      backend.kill('SIGKILL');
+      await exited;
+      await waitFor('both agents to notice', () => agents.every((agent) => agent.metrics.get('backend_connected') === 0));
+      const answeredAtKill = loads.map((load) => load.answered);
+      await waitFor('requests answered while the backend is away', () => loads.every((load, i) => load.answered >= (answeredAtKill[i] as number) + DURING_FAULT));
+      backend = await startBackendProcess(backendEnv, backendUrl);
+      const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
+      await waitFor('both agents storing again', () => agents.every((agent, i) => agent.metrics.get('backend_connected') === 1 && agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)));
+    });
+    expectExact(results);
+  }, 150_000);
+});
