@@ -65,7 +65,8 @@ async function runAgent(argv: string[], env: NodeJS.ProcessEnv): Promise<number>
   });
 }
 
-if (require.main === module) {
+/** Runs `spectator-agent` with this process's arguments and exits with its code (the bin calls this). */
+export function run(): void {
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {
@@ -74,3 +75,6 @@ if (require.main === module) {
     },
   );
 }
+
+// `node cli.js` (the one-file build in the image, the tests) runs it too.
+if (require.main === module) run();
