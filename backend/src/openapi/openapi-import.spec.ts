@@ -1,6 +1,6 @@
 import { fromJsonSchema } from '@spectator/shared';
 import { DomainError } from '../common/errors';
-import { importOpenApi, MAX_IMPORTED_ENDPOINTS } from './openapi-import';
+import { importOpenApi, MAX_IMPORTED_ENDPOINTS, MAX_SCHEMA_NODES } from './openapi-import';
 
 /** A small but realistic OpenAPI 3.0 document: refs, allOf, a recursive schema, a map, a form body, 204, default. */
 const petstore = {
@@ -177,5 +177,29 @@ describe('importOpenApi', () => {
   it(`refuses more than ${MAX_IMPORTED_ENDPOINTS} operations in one import`, () => {
     const paths = Object.fromEntries(Array.from({ length: MAX_IMPORTED_ENDPOINTS + 1 }, (_, i) => [`/r${i}`, { get: { responses: { '200': { description: 'ok' } } } }]));
     expect(() => importOpenApi({ openapi: '3.1.0', paths })).toThrow(`paths: ${MAX_IMPORTED_ENDPOINTS + 1} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
+  });
+
+  // Issue 15 item 4: 30 components, each with two properties that $ref the next one (3.4 KB),
+  // inline to 2^30 schemas: the backend ran out of heap; depth 18 blocked its event loop 3 s.
+  it.each([18, 30])('refuses a $ref chain that doubles at each of %i levels, naming the limit, without expanding it', (depth) => {
+    const schemas = Object.fromEntries(
+      Array.from({ length: depth }, (_, i) => [`S${i}`, i === depth - 1 ? { type: 'string' } : { type: 'object', properties: { a: { $ref: `#/components/schemas/S${i + 1}` }, b: { $ref: `#/components/schemas/S${i + 1}` } } }]),
+    );
+    const document = { openapi: '3.1.0', info: { title: 'bomb', version: '1' }, paths: { '/x': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/S0' } } } } } } } }, components: { schemas } };
+    expect(JSON.stringify(document).length).toBeLessThan(5_000);
+    const started = process.cpuUsage();
+    expect(() => importOpenApi(document)).toThrow(DomainError);
+    expect(() => importOpenApi(document)).toThrow(`#/paths/~1x/get/responses/200/content/application~1json/schema: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import`);
+    const used = process.cpuUsage(started);
+    expect((used.user + used.system) / 1000).toBeLessThan(2_000); // a hang detector: the expansion takes minutes or the heap
+  });
+
+  it('counts a schema used many times at each use, and accepts a large ordinary document', () => {
+    const many = { type: 'object', properties: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, { type: 'string' }])) };
+    const paths = Object.fromEntries(
+      Array.from({ length: 200 }, (_, i) => [`/r${i}`, { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Many' } } } } } } }]),
+    );
+    const imported = importOpenApi({ openapi: '3.1.0', info: { title: 'big', version: '1' }, paths, components: { schemas: { Many: many } } });
+    expect(imported.endpoints).toHaveLength(200);
   });
 });

@@ -48,6 +48,13 @@ export function documentOf(body: unknown): unknown {
 /** At most this many operations per import: the proposal limit. */
 export const MAX_IMPORTED_ENDPOINTS = 500;
 const MAX_DESCRIPTION = 10_000;
+/**
+ * At most this many schema objects per import, counted as inlined: a `$ref` counts its target at
+ * each use. Bodies are stored with their schemas inlined, so without this bound a few kilobytes of
+ * `$ref`s that each use the next one twice inline to 2^depth schemas (issue 15 item 4: 30 levels
+ * exhausted the heap). The count stops the import as soon as it passes the bound.
+ */
+export const MAX_SCHEMA_NODES = 100_000;
 /** OpenAPI's annotations on schemas that say nothing about structure. */
 const ANNOTATIONS = ['discriminator', 'xml', 'externalDocs', '$defs', 'definitions', '$anchor'];
 
@@ -170,6 +177,9 @@ function readParameters(reader: SchemaReader, name: string, ...lists: Array<[unk
 
 /** Resolves local references and rewrites schemas into the JSON Schema subset shapes are read from. */
 class SchemaReader {
+  /** Schema objects read so far in this import (see MAX_SCHEMA_NODES). */
+  private nodes = 0;
+
   constructor(
     private readonly document: Json,
     private readonly warnings: string[],
@@ -211,7 +221,7 @@ class SchemaReader {
     const media = content[shaped];
     if (!isObject(media) || media.schema === undefined) return { contentType: shaped };
     const where = `${at}/${escapePointer(shaped)}/schema`;
-    const read = this.schema(media.schema, where, new Set());
+    const read = this.schema(media.schema, where, new Set(), where);
     // A stream's schema is that of one item (see the export); its shape is the array of its items.
     const schema = isStreamMediaType(shaped) ? { type: 'array', items: read } : read;
     try {
@@ -224,8 +234,11 @@ class SchemaReader {
   }
 
   /** A schema with `$ref`s inlined (a recursion cut to "any value"), `allOf` merged, maps opened, annotations dropped. */
-  private schema(value: unknown, at: string, refs: ReadonlySet<string>): unknown {
+  private schema(value: unknown, at: string, refs: ReadonlySet<string>, body: string): unknown {
     if (!isObject(value)) return value;
+    if (++this.nodes > MAX_SCHEMA_NODES) {
+      throw badInput(`${body}: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import (the limit); use fewer $refs to schemas that themselves use $refs more than once`);
+    }
     if (typeof value.$ref === 'string') {
       const ref = value.$ref;
       if (refs.has(ref)) {
@@ -233,17 +246,17 @@ class SchemaReader {
         return ANY;
       }
       const target = this.resolve({ $ref: ref }, at);
-      return target === undefined ? ANY : this.schema(target, at, new Set([...refs, ref]));
+      return target === undefined ? ANY : this.schema(target, at, new Set([...refs, ref]), body);
     }
     const out: Json = {};
     for (const [key, child] of Object.entries(value)) {
       if (ANNOTATIONS.includes(key)) continue;
       if (key === 'properties' && isObject(child)) {
-        out.properties = Object.fromEntries(Object.entries(child).map(([field, schema]) => [field, this.schema(schema, `${at}/properties/${escapePointer(field)}`, refs)]));
+        out.properties = Object.fromEntries(Object.entries(child).map(([field, schema]) => [field, this.schema(schema, `${at}/properties/${escapePointer(field)}`, refs, body)]));
       } else if ((key === 'items' || key === 'not') && isObject(child)) {
-        out[key] = this.schema(child, `${at}/${key}`, refs);
+        out[key] = this.schema(child, `${at}/${key}`, refs, body);
       } else if ((key === 'oneOf' || key === 'anyOf' || key === 'allOf') && Array.isArray(child)) {
-        out[key] = child.map((option, index) => this.schema(option, `${at}/${key}/${index}`, refs));
+        out[key] = child.map((option, index) => this.schema(option, `${at}/${key}/${index}`, refs, body));
       } else if (key === 'additionalProperties' && isObject(child)) {
         // A map: its keys are data, so the object is documented open (any further fields).
         out.additionalProperties = true;
