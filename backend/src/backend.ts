@@ -13,7 +13,7 @@ import { type BackendOptions, parseConfig } from './config/config';
 import { apiVersionHint } from './common/api-not-found';
 import { requireJsonBodies } from './common/content-type';
 import { createRootLogger, PinoNestLogger } from './common/logger';
-import { createValidationPipe, RejectNulCharacters } from './common/validation';
+import { createValidationPipe, RejectHostileInput } from './common/validation';
 import { connectDataSource, createDataSource } from './database/data-source';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateUp } from './database/migrate';
@@ -113,7 +113,7 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
   // YAML bodies arrive as text (the OpenAPI import reads them).
   app.useBodyParser('text', { limit: '2mb', type: YAML_MEDIA_TYPES });
   app.setGlobalPrefix('api/v1', { exclude: ['metrics'] });
-  app.useGlobalPipes(new RejectNulCharacters(), createValidationPipe());
+  app.useGlobalPipes(new RejectHostileInput(), createValidationPipe());
   app.disable('x-powered-by');
 
   const document = SwaggerModule.createDocument(

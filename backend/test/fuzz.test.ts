@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { startTestBackend, type TestBackend } from './support';
 import { connectTestAgent, helloMessage } from './support/agent-client';
+import { MAX_INPUT_DEPTH } from '../src/common/validation';
 
 // Every route of the service's own OpenAPI document gets random path parameters, query values and
 // bodies (random JSON, objects with the route's own field names holding random values, bytes that
@@ -63,7 +64,13 @@ afterAll(async () => {
 /** A path parameter: the real project or capture sometimes, else anything a client could send. */
 function pathValue(name: string): fc.Arbitrary<string> {
   const real = name === 'p' ? fc.constant('fz') : fc.constantFrom(captureId, randomUUID());
-  return fc.oneof({ arbitrary: real, weight: 3 }, fc.uuid(), fc.string({ maxLength: 40 }), fc.constantFrom('..', '%', '%00', 'a'.repeat(300), '-1', '0'));
+  return fc.oneof(
+    { arbitrary: real, weight: 3 },
+    fc.uuid(),
+    fc.string({ maxLength: 40 }),
+    fc.string({ unit: 'grapheme', maxLength: 20 }),
+    fc.constantFrom('..', '%', '%00', 'a'.repeat(300), 'a'.repeat(5_000), '-1', '0', '%ff', '__proto__', 'constructor'),
+  );
 }
 
 /** A query value: text, a small or any integer, a date. */
@@ -81,12 +88,59 @@ function bodyFor(operation: Operation): fc.Arbitrary<{ text: string; type: strin
   const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom('\u0000', { 'n\u0000': 'x' }));
   const fields = operation.fields.length > 0 ? fc.dictionary(fc.constantFrom(...operation.fields), value, { maxKeys: operation.fields.length }) : fc.object();
   const json = fc.oneof(value, fields, fc.record({ captureId: fc.constant(captureId), endpoints: fc.array(fc.dictionary(fc.constantFrom('method', 'path', 'description', 'documentBodies'), value)) }));
+  // Hostile JSON (issue 15 item 11): deep nesting around the limit, prototype keys, huge numbers
+  // and strings, long arrays, inside the route's own fields or as the whole body.
+  const nested = fc.tuple(fc.integer({ min: 1, max: 2 * MAX_INPUT_DEPTH }), fc.constantFrom('[', '{"a":', '{"__proto__":')).map(([depth, open]) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth));
+  const hostile = fc.oneof(
+    nested,
+    fc.constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"x":1}}}', '1e999', '-0', '123456789012345678901234567890', '"\\ud800"'),
+    fc.integer({ min: 1, max: 200_000 }).map((n) => JSON.stringify('x'.repeat(n))),
+    fc.integer({ min: 1, max: 20_000 }).map((n) => `[${'0,'.repeat(n)}0]`),
+  );
+  const inFields = fc.tuple(fc.constantFrom(...(operation.fields.length > 0 ? operation.fields : ['name'])), hostile).map(([field, text]) => `{${JSON.stringify(field)}:${text}}`);
   return fc.oneof(
     fc.constant(undefined),
     json.map((v) => ({ text: JSON.stringify(v), type: 'application/json' })),
+    fc.oneof(hostile, inFields).map((text) => ({ text, type: 'application/json' })),
     fc.tuple(fc.string({ maxLength: 200 }), fc.constantFrom('application/json', 'application/yaml', 'text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream')).map(([text, type]) => ({ text, type })),
   );
 }
+
+// Issue 15 item 11: bodies nested 10^5 deep answered 500 (`Maximum call stack size exceeded` in
+// class-transformer). Too-deep input is refused before validation, naming the limit.
+describe('deeply nested bodies', () => {
+  const deepArray = (depth: number): string => '['.repeat(depth) + ']'.repeat(depth);
+  const deepObject = (depth: number): string => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+  it.each([
+    ['POST', '/projects/fz/documentation'],
+    ['POST', '/projects/fz/proposals'],
+    ['POST', '/projects/fz/tokens'],
+    ['POST', '/projects/fz/webhooks'],
+    ['POST', '/projects'],
+    ['POST', '/projects/fz/openapi/import'],
+  ])('%s %s: 400 naming the depth limit', async (method, path) => {
+    for (const [text, where] of [
+      [deepArray(100_000), 'at [0][0][0]'],
+      [deepObject(100_000), 'at a.a.a'],
+      [`{"name":${deepArray(100_000)}}`, 'at name[0][0]'],
+    ] as const) {
+      const response = await fetch(`${backend.url}/api/v1${path}`, { method, headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' }, body: text });
+      const body = (await response.json()) as { message: string };
+      expect({ status: response.status, message: body.message }).toEqual({ status: 400, message: expect.stringContaining(`body is nested more than ${MAX_INPUT_DEPTH} levels deep (the limit), ${where}`) });
+    }
+    // At the limit, the route's own validation answers (class-transformer copes).
+    const atLimit = await fetch(`${backend.url}/api/v1${path}`, { method, headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' }, body: `{"name":${deepArray(MAX_INPUT_DEPTH - 1)}}` });
+    expect(atLimit.status).toBe(400);
+    expect(((await atLimit.json()) as { message: string }).message).not.toContain('levels deep');
+  });
+
+  it('a YAML OpenAPI document too', async () => {
+    const yaml = `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: ${deepArray(20_000)}\n`;
+    const response = await fetch(`${backend.url}/api/v1/projects/fz/openapi/import`, { method: 'POST', headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/yaml' }, body: yaml });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toMatch(/nested more than \d+ levels deep|not valid YAML/);
+  });
+});
 
 describe('every route of the service, with random input', () => {
   it('never answers 500, and every error has the standard body', async () => {
@@ -126,7 +180,9 @@ describe('every route of the service, with random input', () => {
         { numRuns: RUNS_PER_OPERATION, seed },
       );
     }
-    if (process.env.FUZZ_VERBOSE) console.log(operations.length, 'operations', [...statuses].sort());
+    const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
+    const errors500 = [...statuses].filter(([status]) => status >= 500).reduce((sum, [, count]) => sum + count, 0);
+    console.log(`fuzz: ${requests} requests over ${operations.length} operations (seed ${seed}); 5xx answers: ${errors500}; statuses ${JSON.stringify([...statuses].sort())}`);
     // FUZZ_SEED=<seed> replays a failing run.
     expect({ seed, failures: failures.slice(0, 10) }).toEqual({ seed, failures: [] });
   });

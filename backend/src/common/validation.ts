@@ -44,22 +44,38 @@ export function uuidPipe(name: string): ParseUUIDPipe {
 }
 
 /**
- * Where the first NUL character is in a JSON-like value (a key or a string), as a field path
- * (`endpoints[0].description`), or null. Iterative: a body may nest deeply.
+ * Deepest nesting of arrays and objects accepted in a body, query or YAML document. Deeper input
+ * overflowed the stack in class-transformer (a 500); shapes nest at most 256 levels, and their
+ * JSON Schemas take about three JSON levels per shape level, so real input stays far below.
  */
-export function nulCharacterPath(value: unknown, root: string): string | null {
-  const stack: Array<{ value: unknown; path: string }> = [{ value, path: root }];
+export const MAX_INPUT_DEPTH = 1_000;
+
+/**
+ * What makes a JSON-like value unacceptable before validation, as a message, or null: a NUL
+ * character in a key or a string (PostgreSQL cannot keep one in text or jsonb), or nesting deeper
+ * than {@link MAX_INPUT_DEPTH}. `name` names the value (`body`, `query`); the message names the
+ * field (`endpoints[0].description`). Iterative: a body may nest deeply.
+ */
+export function inputProblem(value: unknown, name: string, root = ''): string | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: root, depth: 0 }];
   while (stack.length > 0) {
     const next = stack.pop()!;
+    const where = next.path === '' ? name : next.path;
     if (typeof next.value === 'string') {
-      if (next.value.includes('\u0000')) return next.path;
-    } else if (Array.isArray(next.value)) {
-      next.value.forEach((item, index) => stack.push({ value: item, path: `${next.path}[${index}]` }));
+      if (next.value.includes('\u0000')) return `${where} must not contain NUL characters`;
     } else if (next.value !== null && typeof next.value === 'object') {
-      for (const [key, item] of Object.entries(next.value)) {
-        const path = next.path === '' ? key : `${next.path}.${key}`;
-        if (key.includes('\u0000')) return path;
-        stack.push({ value: item, path });
+      if (next.depth >= MAX_INPUT_DEPTH) {
+        return `${name} is nested more than ${MAX_INPUT_DEPTH} levels deep (the limit), at ${where.length > 80 ? `${where.slice(0, 80)}…` : where}`;
+      }
+      const depth = next.depth + 1;
+      if (Array.isArray(next.value)) {
+        next.value.forEach((item, index) => stack.push({ value: item, path: `${next.path}[${index}]`, depth }));
+      } else {
+        for (const [key, item] of Object.entries(next.value)) {
+          const path = next.path === '' ? key : `${next.path}.${key}`;
+          if (key.includes('\u0000')) return `${path} must not contain NUL characters`;
+          stack.push({ value: item, path, depth });
+        }
       }
     }
   }
@@ -67,17 +83,18 @@ export function nulCharacterPath(value: unknown, root: string): string | null {
 }
 
 /**
- * The first global pipe: a NUL character in a body, query value or path parameter is a 400 naming
- * where it is. PostgreSQL cannot keep one in text or jsonb, and the insert or query failed with a
- * 500 (a token name, a proposal title, a description, `?pullRequest=%00`). Agents' batches are
- * checked the same way by the wire validation.
+ * The first global pipe: a NUL character in a body, query value or path parameter, or a body
+ * nested too deep, is a 400 naming where. PostgreSQL cannot keep a NUL in text or jsonb, and the
+ * insert or query failed with a 500 (a token name, a proposal title, a description,
+ * `?pullRequest=%00`); a body nested 10^5 deep overflowed the stack in class-transformer (a 500).
+ * Agents' batches are checked by the wire validation.
  */
-export class RejectNulCharacters implements PipeTransform {
+export class RejectHostileInput implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     // Custom parameters (the resolved project, the caller) are the service's own objects.
     if (metadata.type === 'custom') return value;
-    const path = nulCharacterPath(value, metadata.data ?? '');
-    if (path !== null) throw badInput(`${path === '' ? metadata.type : path} must not contain NUL characters`);
+    const problem = inputProblem(value, metadata.type, metadata.data ?? '');
+    if (problem !== null) throw badInput(problem);
     return value;
   }
 }

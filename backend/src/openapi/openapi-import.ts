@@ -1,6 +1,7 @@
 import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, isFormMediaType, isJsonMediaType, isStreamMediaType, type ParametersDoc } from '@spectator/shared';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { badInput } from '../common/errors';
+import { inputProblem } from '../common/validation';
 
 /** A body as a planned proposal takes it: a media type and, for JSON, a JSON Schema. */
 export interface ImportedBody {
@@ -37,12 +38,17 @@ export const YAML_MEDIA_TYPES = ['application/yaml', 'application/x-yaml', 'text
  */
 export function documentOf(body: unknown): unknown {
   if (typeof body !== 'string') return body;
+  let document: unknown;
   try {
-    return parseYaml(body, { maxAliasCount: 1_000 });
+    document = parseYaml(body, { maxAliasCount: 1_000 });
   } catch (error) {
     const where = error instanceof YAMLParseError && error.linePos ? ` (line ${error.linePos[0].line})` : '';
     throw badInput(`body is not valid YAML${where}: ${(error as Error).message.split('\n')[0]}`);
   }
+  // JSON bodies are checked by the global pipe; YAML is only parsed here.
+  const problem = inputProblem(document, 'body');
+  if (problem !== null) throw badInput(problem);
+  return document;
 }
 
 /** At most this many operations per import: the proposal limit. */
