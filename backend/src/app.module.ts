@@ -10,6 +10,8 @@ import { TokensService } from './auth/tokens.service';
 import { CapturesController } from './captures/captures.controller';
 import { CapturesService } from './captures/captures.service';
 import { RegroupService } from './captures/regroup.service';
+import { PathHintsController } from './captures/path-hints.controller';
+import { PathHintsService } from './captures/path-hints.service';
 import { ShapeStore } from './captures/shape-store';
 import { ErrorFilter } from './common/error.filter';
 import { WebSocketRouter } from './common/websocket-router';
@@ -47,7 +49,7 @@ export class AppModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      controllers: [HealthController, MeController, ProjectsController, CapturesController, EndpointsController, AgentsController, ...EVIDENCE_CONTROLLERS],
+      controllers: [HealthController, MeController, ProjectsController, CapturesController, PathHintsController, EndpointsController, AgentsController, ...EVIDENCE_CONTROLLERS],
       providers: [
         { provide: RUNTIME, useValue: runtime },
         { provide: APP_GUARD, useExisting: AuthGuard },
@@ -60,6 +62,7 @@ export class AppModule {
         VersionStore,
         CapturesService,
         RegroupService,
+        PathHintsService,
         EndpointsService,
         EventsService,
         MetricsService,

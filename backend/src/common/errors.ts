@@ -9,6 +9,7 @@ export enum ErrorCode {
   EndpointNotFound = 'EndpointNotFound',
   ProposalNotFound = 'ProposalNotFound',
   WebhookNotFound = 'WebhookNotFound',
+  PathHintNotFound = 'PathHintNotFound',
   Conflict = 'Conflict',
 }
 
@@ -41,6 +42,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.EndpointNotFound:
     case ErrorCode.ProposalNotFound:
     case ErrorCode.WebhookNotFound:
+    case ErrorCode.PathHintNotFound:
       return 404;
     case ErrorCode.ProjectExists:
     case ErrorCode.Conflict:

@@ -13,6 +13,7 @@ import {
 import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { CapturesService, toChangeResponse } from '../captures/captures.service';
+import { PathHintsService } from '../captures/path-hints.service';
 import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
 import { DomainError, ErrorCode } from '../common/errors';
@@ -57,6 +58,7 @@ export class EndpointsService {
     private readonly shapes: ShapeStore,
     private readonly events: EventsService,
     private readonly evidence: EvidenceService,
+    private readonly hints: PathHintsService,
   ) {}
 
   /** Documented endpoints with their current version and shapes. */
@@ -80,13 +82,19 @@ export class EndpointsService {
     }));
   }
 
-  /** Path templates of documented endpoints (sent to agents, matched first). */
+  /**
+   * Path templates sent to agents, matched first: those of documented endpoints, then those users
+   * stated (path hints). The agent takes the most specific match and, on a tie, the first listed,
+   * so a documented template wins over a hint.
+   */
   async templates(projectId: string): Promise<string[]> {
     const rows: Array<{ path: string }> = await this.db.query(
       'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
       [projectId],
     );
-    return rows.map((row) => row.path);
+    const documented = rows.map((row) => row.path);
+    const hinted = (await this.hints.templates(projectId)).filter((template) => !documented.includes(template));
+    return [...documented, ...hinted];
   }
 
   /** The version history of an endpoint, newest first. */

@@ -14,6 +14,7 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<DashboardEvent['type']>([
   'proposal.step',
   'version.changed',
   'agent.connection',
+  'paths.hinted',
 ]);
 
 /**

@@ -258,6 +258,8 @@ export type DashboardEvent =
   | { type: 'capture.started'; captureId: string; environment: { kind: EnvironmentKind; name: string }; startedAt: string }
   | { type: 'capture.updated'; captureId: string }
   | { type: 'documentation.committed'; endpointIds: string[] }
+  /** A user stated a template (`POST /path-hints`): what was stored under its literal paths is now under it. */
+  | { type: 'paths.hinted'; template: string; regrouped: number }
   | { type: 'proposal.step'; proposalId: string; step: ProposalStepName; at: string }
   | { type: 'version.changed'; endpointId: string; environment: { kind: EnvironmentKind; name: string }; version: string }
   /** An agent's WebSocket opened (`connected`) or closed on some replica (an agent whose replica died shows as gone after its heartbeat lapses, without an event). */
@@ -323,4 +325,22 @@ export interface WebhookDeliveryResponse {
   createdAt: string;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
+}
+
+/** `POST /projects/{p}/path-hints`: a template a user states (e.g. "this segment is a parameter"). */
+export interface PathHintRequest {
+  /** `/repos/{owner}/{repo}`: each `{name}` segment is a parameter. */
+  template: string;
+}
+
+/** A stated template (`GET /projects/{p}/path-hints`). */
+export interface PathHintResponse {
+  template: string;
+  createdBy: string | null;
+  createdAt: string;
+}
+
+/** The answer to a new hint: it, and how many stored rows were merged into it at once. */
+export interface PathHintCreatedResponse extends PathHintResponse {
+  regrouped: number;
 }

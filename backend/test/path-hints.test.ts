@@ -1,0 +1,84 @@
+import type { DashboardEvent, PathHintCreatedResponse, PathHintResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
+import { startTestBackend, type TestBackend } from './support';
+import { eventually } from './support/evidence-helpers';
+import { listenToEvents } from './support/events-client';
+import { tablesContaining } from './support/privacy';
+
+// "This segment is a parameter": a template stated in the dashboard regroups what is stored under
+// its literal paths at once, reaches agents, and never takes paths from a documented template.
+
+let backend: TestBackend;
+let agent: TestAgent;
+let captureId: string;
+let readToken: string;
+
+const hints = (route = '', method = 'GET', body?: unknown, token?: string) => backend.api<unknown>(method, `/projects/hints/path-hints${route}`, body, token);
+const undocumented = async (): Promise<UndocumentedEndpointResponse[]> => (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/hints/captures/${captureId}/undocumented`)).body;
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'hints', name: 'Hints' })).status).toBe(201);
+  const token = (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  readToken = (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'reader', scope: 'read' })).body.token as string;
+  agent = await connectTestAgent(backend.url, token);
+  const hello = helloMessage();
+  expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+  captureId = hello.capture.id;
+  const batch = batchMessage(captureId, [
+    { method: 'GET', path: '/images/alice-cli-k3v', status: 200, response: { name: 'x' } },
+    { method: 'GET', path: '/images/bob-web-k3v', status: 200, response: { name: 'x' }, count: 2 },
+    { method: 'GET', path: '/images/latest', status: 200, response: { name: 'x' } },
+    { method: 'GET', path: '/users/{userId}', status: 200, response: { id: 1 } },
+  ]);
+  expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+  const commit = await backend.api('POST', '/projects/hints/documentation', {
+    captureId,
+    endpoints: [
+      { method: 'GET', path: '/images/latest', documentBodies: true },
+      { method: 'GET', path: '/users/{userId}', documentBodies: true },
+    ],
+  });
+  expect(commit.status).toBe(201);
+});
+afterAll(async () => {
+  await agent?.close();
+  await backend?.close();
+});
+
+describe('path hints', () => {
+  it('regroup the stored literal paths at once, leave documented paths alone, and tell dashboards', async () => {
+    const dashboard = await listenToEvents(backend.url, 'hints', readToken, 'query');
+    expect((await hints('', 'POST', { template: '/images/{image}' }, readToken)).status).toBe(403);
+    const { status, body } = await hints('', 'POST', { template: '/images/{image}' });
+    expect(status).toBe(201);
+    expect(body).toEqual({ template: '/images/{image}', createdBy: expect.any(String), createdAt: expect.any(String), regrouped: 4 } satisfies PathHintCreatedResponse);
+    expect(await undocumented()).toEqual([{ method: 'GET', path: '/images/{image}', interactions: 3, count: 3 }]);
+    expect(await tablesContaining(backend.databaseUrl, 'k3v')).toEqual([]);
+    const events = await eventually(() => dashboard.events, (list) => list.some((e) => e.type === 'paths.hinted'));
+    expect(events.find((e) => e.type === 'paths.hinted')).toEqual({ type: 'paths.hinted', template: '/images/{image}', regrouped: 4 } satisfies DashboardEvent);
+    dashboard.close();
+  });
+
+  it('are listed, and sent to agents after the documented templates', async () => {
+    expect((await hints()).body).toEqual([{ template: '/images/{image}', createdBy: expect.any(String), createdAt: expect.any(String) }] satisfies PathHintResponse[]);
+    const late = await connectTestAgent(backend.url, (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'agent 2', scope: 'agent' })).body.token as string);
+    expect(await late.request(helloMessage())).toMatchObject({ type: 'welcome', templates: ['/images/latest', '/users/{userId}', '/images/{image}'] });
+    await late.close();
+  });
+
+  it('lose to documented templates and refuse what is not a template, naming it', async () => {
+    expect(await hints('', 'POST', { template: '/users/{user}' })).toEqual({
+      status: 409,
+      body: expect.objectContaining({ message: 'template /users/{user} is covered by the documented /users/{userId}, which wins over a hint' }),
+    });
+    expect(await hints('', 'POST', { template: 'images/{image}' })).toEqual({ status: 400, body: expect.objectContaining({ message: 'template must start with /' }) });
+    expect(await hints('', 'POST', { template: '/images/all' })).toEqual({ status: 400, body: expect.objectContaining({ message: 'template /images/all has no {parameter}' }) });
+  });
+
+  it('can be forgotten', async () => {
+    expect((await hints(`?template=${encodeURIComponent('/images/{image}')}`, 'DELETE')).status).toBe(204);
+    expect((await hints()).body).toEqual([]);
+    expect(await hints(`?template=${encodeURIComponent('/images/{image}')}`, 'DELETE')).toEqual({ status: 404, body: expect.objectContaining({ message: 'project hints has no path hint /images/{image}' }) });
+  });
+});
