@@ -122,7 +122,21 @@ function queryValues(parameter, doc, rng, generate) {
   const schema = inlineSchema(doc, deref(doc, parameter.schema) ?? {});
   const value = generate(schema, rng);
   const items = Array.isArray(value) ? value.slice(0, 3) : [value];
-  return items.map((item) => (item !== null && typeof item === 'object' ? JSON.stringify(item) : String(item)));
+  // An empty value reads as a missing one to the mock; a required parameter must have one.
+  return items.map((item) => (item !== null && typeof item === 'object' ? JSON.stringify(item) : String(item))).map((text) => (text === '' ? 'bench' : text));
+}
+
+/**
+ * The value of a required Accept or Content-Type header parameter: its enum, default or example,
+ * else JSON.
+ * @param {any} parameter resolved
+ * @param {any} doc
+ * @returns {string}
+ */
+function mediaTypeValue(parameter, doc) {
+  const schema = deref(doc, parameter.schema) ?? {};
+  const given = Array.isArray(schema.enum) ? schema.enum[0] : (schema.default ?? parameter.example ?? schema.example);
+  return typeof given === 'string' && given !== '' ? given : 'application/json';
 }
 
 /**
@@ -170,7 +184,7 @@ function credentialQueryNames(doc) {
 }
 
 /**
- * A JSON or form body for an operation's request, when it documents one.
+ * A JSON, form or plain text body for an operation's request, when it documents one.
  * @param {any} doc
  * @param {Operation} operation
  * @param {Rng} rng
@@ -188,6 +202,8 @@ function requestBody(doc, operation, rng, generate) {
     for (const [key, item] of Object.entries(value && typeof value === 'object' ? value : {})) params.append(key, typeof item === 'object' ? JSON.stringify(item) : String(item));
     return { contentType: 'application/x-www-form-urlencoded', text: params.toString() };
   }
+  const text = content?.['text/plain']?.schema;
+  if (text) return { contentType: 'text/plain', text: String(generate(inlineSchema(doc, text), rng)) };
   return undefined;
 }
 
@@ -232,12 +248,16 @@ function planOperation(doc, operation, index, rng, generate) {
       const send = parameter.required === true || rng.next() < 0.5;
       if (!send) continue;
       if (parameter.in === 'query') for (const value of queryValues(parameter, doc, rng, generate)) query.append(parameter.name, value);
-      else if (parameter.in === 'header' && !/^(accept|content-type|authorization)$/i.test(parameter.name)) headers[String(parameter.name).toLowerCase()] = queryValues(parameter, doc, rng, generate)[0] ?? 'x';
+      else if (parameter.in === 'header') {
+        const name = String(parameter.name).toLowerCase();
+        if (name === 'authorization' || ((name === 'accept' || name === 'content-type') && parameter.required !== true)) continue;
+        headers[name] = name === 'accept' || name === 'content-type' ? mediaTypeValue(parameter, doc) : queryValues(parameter, doc, rng, generate)[0] || 'bench';
+      }
     }
     const search = query.toString();
     if (search !== '') path = `${path}?${search}`;
     const body = requestBody(doc, operation, rng, generate);
-    if (body) headers['content-type'] = body.contentType;
+    if (body && !headers['content-type']) headers['content-type'] = body.contentType;
     if (prefer !== undefined) headers.prefer = `code=${prefer}`;
     requests.push({ operation: index, method: operation.method, path, headers, body: body?.text, prefer });
   }
