@@ -46,6 +46,12 @@ function namedVolumeFor(name: string, containerPath: string): string {
 }
 
 describe('deploy/docker-compose.yml', () => {
+  it('pins the public images it pulls by digest, their tags beside them', () => {
+    const pulled = Object.values(compose.services).filter((each) => each.image !== undefined && each.build === undefined && !each.image.endsWith(':local'));
+    expect(pulled.length).toBeGreaterThan(0);
+    for (const each of pulled) expect(each.image).toMatch(/^[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
+  });
+
   it('builds the backend and agent images from the Dockerfiles at the repository root', () => {
     const builds = Object.values(services).filter((candidate) => candidate.build);
     expect(builds.map((candidate) => candidate.build!.dockerfile).sort()).toEqual(['Dockerfile.agent', 'Dockerfile.backend']);

@@ -125,9 +125,13 @@ describe.each(IMAGES)('$file', (image) => {
   const final = finalStage(dockerfile);
   const stageNames = dockerfile.stages.map((stage) => stage.name);
 
-  it('is multi-stage and ends on a slim Node 20 image', () => {
+  it('is multi-stage and ends on a slim Node LTS image pinned by digest, which a build argument can replace', () => {
     expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
-    expect(final.base).toMatch(/^node:20(\.\d+)*-(slim|alpine)/);
+    // CI passes a base image it made itself (.ci/images); every stage not built on another stands on it.
+    expect(final.base).toBe('${NODE_IMAGE}');
+    for (const stage of dockerfile.stages.filter((each) => !stageNames.includes(each.base))) expect(stage.base).toBe('${NODE_IMAGE}');
+    const declared = dockerfile.globalArgs.map((arg) => /^NODE_IMAGE=(\S+)$/.exec(arg.args)?.[1]).find(Boolean);
+    expect(declared).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-slim|slim)@sha256:[0-9a-f]{64}$/);
   });
 
   it('builds FROM and COPY --from only stages defined above', () => {

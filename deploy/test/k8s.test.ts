@@ -4,6 +4,7 @@ import type { IDeployment } from 'kubernetes-models/apps/v1/Deployment';
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IHorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
@@ -17,6 +18,9 @@ import { ConfigError, parseConfig } from '../../backend/src/config/config';
 import { argValue, container, envVar, find, kustomizationResources, loadManifests, portNumber, schemaErrors, type Manifest } from './support/k8s';
 import { REPO_ROOT } from './support/repo';
 
+/** `name:tag@sha256:<digest>`: the digest decides what runs, the tag says what it was. */
+const PINNED_IMAGE = /^[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}$/;
+
 const backend = loadManifests('k8s/backend');
 const exampleApp = loadManifests('k8s/example-app');
 
@@ -25,6 +29,16 @@ function podSpec(workload: IDeployment | IStatefulSet | IJob): IPodSpec {
   const spec = workload.spec?.template.spec;
   if (!spec) throw new Error('workload without a pod spec');
   return spec;
+}
+
+/** The one NetworkPolicy whose podSelector selects a workload's pods. */
+function policyFor(manifests: readonly Manifest[], workload: IDeployment | IStatefulSet | IJob): INetworkPolicy {
+  const labels = workload.spec?.template.metadata?.labels ?? {};
+  const policies = (manifests.filter((manifest) => manifest.kind === 'NetworkPolicy') as unknown as (INetworkPolicy & Manifest)[]).filter((policy) =>
+    Object.entries(policy.spec?.podSelector.matchLabels ?? {}).every(([key, value]) => labels[key] === value),
+  );
+  expect(policies).toHaveLength(1);
+  return policies[0]!;
 }
 
 /** The port of a `host:port` or `[host:]port` value. */
@@ -105,6 +119,20 @@ describe.each([
     }
   });
 
+  it('puts every workload under a NetworkPolicy', () => {
+    const workloads = manifests.filter((manifest) => ['Deployment', 'StatefulSet', 'Job'].includes(manifest.kind)) as unknown as (IDeployment & Manifest)[];
+    expect(workloads.length).toBeGreaterThan(0);
+    for (const workload of workloads) expect(policyFor(manifests, workload).spec?.policyTypes).toContain('Ingress');
+  });
+
+  it('pins every public image by digest, its tag beside it', () => {
+    const images = (manifests.filter((manifest) => ['Deployment', 'StatefulSet', 'Job'].includes(manifest.kind)) as unknown as (IDeployment & Manifest)[]).flatMap((workload) =>
+      podSpec(workload).containers.map((each) => each.image ?? ''),
+    );
+    // registry.example.com stands for the operator's own registry, where the release tags the images.
+    for (const image of images.filter((name) => !name.startsWith('registry.example.com/'))) expect(image).toMatch(PINNED_IMAGE);
+  });
+
   it('gives every container resource requests and a memory limit', () => {
     const workloads = manifests.filter((manifest) => ['Deployment', 'StatefulSet', 'Job'].includes(manifest.kind)) as unknown as (IDeployment & Manifest)[];
     for (const workload of workloads) {
@@ -133,11 +161,44 @@ describe('k8s/backend wiring', () => {
     expect(serviceTarget(service, podSpec(deployment))).toEqual({ container: 'backend', port });
   });
 
-  it('probes readiness and liveness on /api/v1/health at the serving port', () => {
+  it('probes readiness on /api/v1/health (with the database) and liveness on /api/v1/health/live (without), at the serving port', () => {
+    // backend/test/health.test.ts shows /health/live answering while the database is unreachable.
+    expect([server.readinessProbe?.httpGet?.path, server.livenessProbe?.httpGet?.path]).toEqual(['/api/v1/health', '/api/v1/health/live']);
     for (const probe of [server.readinessProbe, server.livenessProbe]) {
-      expect(probe?.httpGet?.path).toBe('/api/v1/health');
       expect(portNumber(server, probe?.httpGet?.port)).toBe(Number(envVar(server, 'PORT')?.value));
     }
+  });
+
+  it('runs PostgreSQL as its own non-root user, without privileges, on a read-only root filesystem', () => {
+    const statefulSet = find<IStatefulSet>(backend, 'StatefulSet', 'spectator-postgres');
+    const pod = podSpec(statefulSet);
+    const postgres = container(pod.containers, 'postgres');
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, runAsUser: 999, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(postgres.securityContext).toEqual({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    // What it writes outside its data volume: the socket folder and /tmp.
+    const mounts = (postgres.volumeMounts ?? []).map((mount) => [mount.mountPath, pod.volumes?.find((volume) => volume.name === mount.name)?.emptyDir !== undefined]);
+    expect(mounts).toEqual(expect.arrayContaining([['/var/run/postgresql', true], ['/tmp', true]]));
+  });
+
+  it('lets only the backend and the migration Job reach PostgreSQL, on 5432', () => {
+    const policy = policyFor(backend, find<IStatefulSet>(backend, 'StatefulSet', 'spectator-postgres'));
+    expect(policy.spec?.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(policy.spec?.egress).toEqual([]);
+    const [rule, ...others] = policy.spec?.ingress ?? [];
+    expect(others).toEqual([]);
+    expect(rule?.from?.map((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name']).sort()).toEqual(['spectator-backend', 'spectator-migrate']);
+    expect(rule?.from?.every((peer) => peer.namespaceSelector === undefined && peer.ipBlock === undefined)).toBe(true);
+    expect(rule?.ports).toEqual([{ protocol: 'TCP', port: 5432 }]);
+  });
+
+  it('lets the backend take connections on its port only, and reach DNS, PostgreSQL and public addresses', () => {
+    const policy = policyFor(backend, deployment);
+    expect(policy.spec?.ingress).toEqual([{ ports: [{ protocol: 'TCP', port: Number(envVar(server, 'PORT')?.value) }] }]);
+    const egress = policy.spec?.egress ?? [];
+    expect(egress.some((rule) => rule.to?.some((peer) => peer.podSelector?.matchLabels?.['app.kubernetes.io/name'] === 'spectator-postgres'))).toBe(true);
+    const open = egress.flatMap((rule) => rule.to ?? []).find((peer) => peer.ipBlock?.cidr === '0.0.0.0/0');
+    // Webhooks go to public receivers; the cluster's private ranges and cloud metadata are out.
+    expect(open?.ipBlock?.except).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
   });
 
   it('takes DATABASE_URL and the admin token from the Secret, and leaves migrations to the Job', () => {
@@ -170,7 +231,9 @@ describe('k8s/backend wiring', () => {
       password: credentials.POSTGRES_PASSWORD,
       database: credentials.POSTGRES_DB,
     });
-    expect(postgres.volumeMounts?.map((mount) => mount.name)).toEqual(postgresSet.spec?.volumeClaimTemplates?.map((claim) => claim.metadata?.name));
+    // Its data on the claim; the other mounts are emptyDirs (see the read-only root test).
+    const claimed = postgres.volumeMounts?.filter((mount) => !podSpec(postgresSet).volumes?.some((volume) => volume.name === mount.name));
+    expect(claimed?.map((mount) => mount.name)).toEqual(postgresSet.spec?.volumeClaimTemplates?.map((claim) => claim.metadata?.name));
   });
 
   it("is read by the backend's own configuration parser, which refuses the admin token placeholder", () => {
@@ -291,6 +354,16 @@ describe('k8s/example-app wiring (the agent as a sidecar)', () => {
     expect(config.environment).toEqual({ kind: 'staging', build: labels['spectator.dev/build'], commit: labels['spectator.dev/commit'] });
     expect(config.configPath).toBe('/etc/spectator/service.yml');
     expect(config.backend).toMatch(/^ws:\/\/spectator-backend\.spectator\.svc\.cluster\.local:3000\//);
+  });
+
+  it("lets clients reach the agent's proxy but not the app's own port, and the admin port only from monitoring", () => {
+    const policy = policyFor(exampleApp, deployment);
+    const allowed = (policy.spec?.ingress ?? []).flatMap((rule) => (rule.ports ?? []).map((port) => ({ port: port.port, from: rule.from?.map((peer) => peer.namespaceSelector?.matchLabels) ?? 'anywhere' })));
+    expect(allowed).toEqual([
+      { port: serviceTarget(service, pod)?.port, from: 'anywhere' },
+      { port: portNumber(agent, 'admin'), from: [{ 'kubernetes.io/metadata.name': 'monitoring' }] },
+    ]);
+    expect(allowed.map((rule) => rule.port)).not.toContain(portNumber(app, 'app'));
   });
 
   it('bounds the sidecar with CPU and memory limits', () => {
