@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import type http from 'node:http';
-import type { AgentEnvironment, WireCapture } from '@spectator/shared';
+import { hasParameter, type AgentEnvironment, type WireCapture } from '@spectator/shared';
 import { createAdminServer, listen } from './admin';
 import { CommandSupervisor } from './command';
 import { DEFAULT_CAPTURE_LIMIT, DEFAULT_SHAPE_BUDGET, parseBackend, parseHostPort, parseUpstream, type AgentConfig, type HostPort } from './config';
@@ -47,6 +47,8 @@ export interface AgentTuning {
   queueMaxBytes: number;
   /** Bytes all open streams (server-sent events, JSON lines) keep for shape work at most. Default 16 MiB. */
   streamBytesMax: number;
+  /** How long an interaction whose path holds an undecided literal is held before it goes out as it is, ms (docs/paths.md). Default 3000. */
+  pathHoldMs: number;
   sampler: Partial<SamplerOptions>;
   /** The wrapped command's output. Default inherited. */
   commandStdio: 'inherit' | 'ignore';
@@ -69,6 +71,7 @@ const DEFAULT_TUNING: AgentTuning = {
   queueMaxItems: 1_000,
   queueMaxBytes: 32 * 1024 * 1024,
   streamBytesMax: 16 * 1024 * 1024,
+  pathHoldMs: 3_000,
   sampler: {},
   commandStdio: 'inherit',
   restartDelayMs: 500,
@@ -159,7 +162,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const environment: AgentEnvironment = options.environment ?? { kind: 'local' };
 
   let stream: StreamClient | null = null;
-  const rules = new IgnoreRules(options.configPath ?? './service.yml', root.child({ module: 'rules' }), (sources) => stream?.sendControl({ type: 'rules', captureId: captures.current.id, rules: sources }), tuning.configPollMs);
+  // Set once the pipeline and stream exist; the first load (below) is applied then.
+  let pathsChanged: (paths: readonly string[]) => void = () => undefined;
+  const rules = new IgnoreRules(
+    options.configPath ?? './service.yml',
+    root.child({ module: 'rules' }),
+    (sources) => stream?.sendControl({ type: 'rules', captureId: captures.current.id, rules: sources }),
+    tuning.configPollMs,
+    (paths) => pathsChanged(paths),
+  );
   rules.start();
 
   let flushQueued = false;
@@ -176,6 +187,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           queueMaxItems: tuning.queueMaxItems,
           queueMaxBytes: tuning.queueMaxBytes,
           streamBytesMax: tuning.streamBytesMax,
+          holdMs: tuning.pathHoldMs,
           sampler: { ...samplerOptionsForBudget(options.shapeBudget ?? DEFAULT_SHAPE_BUDGET), ...tuning.sampler },
           onBacklog: () => {
             if (flushQueued) return;
@@ -190,7 +202,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     for (const group of pipeline.drain()) {
       const capture = recentCaptures.get(group.captureId);
       if (!stream || !capture) continue;
-      stream.sendBatch(capture, group.observations, group.shapes);
+      if (group.observations.length > 0 || group.unmatched) stream.sendBatch(capture, group.observations, group.shapes, group.unmatched);
+      // After the batch: the backend regroups rows already stored and maps later literal rows too.
+      if (group.learned && group.learned.length > 0) stream.sendControl({ type: 'learned', captureId: capture.id, templates: group.learned });
     }
   }
 
@@ -214,6 +228,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   } else {
     log.warn({}, 'no --backend: traffic is proxied and summarised but nothing is sent');
   }
+
+  // Users' path templates (service.yml paths:) are matched like documented ones, and the backend
+  // regroups what the project stored under literal paths they cover.
+  pathsChanged = (paths) => {
+    pipeline?.setPathHints(paths);
+    const templates = paths.filter(hasParameter);
+    if (templates.length > 0) stream?.sendControl({ type: 'learned', captureId: captures.current.id, templates, hint: true });
+  };
+  pathsChanged(rules.paths);
 
   function newCapture(reason: 'command-restart' | 'upstream-restart'): void {
     flush();
@@ -290,6 +313,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     await proxy.close(tuning.shutdownGraceMs);
     await supervisor?.stop(tuning.shutdownGraceMs);
     clearInterval(flushTimer);
+    pipeline?.releaseAll();
     flush();
     if (stream) {
       stream.sendControl({ type: 'capture-end', captureId: captures.current.id, endedAt: new Date().toISOString() });

@@ -18,6 +18,8 @@ const DEFINITIONS = {
   queue_depth: { help: 'Samples waiting in the capture queue.', type: 'gauge' },
   queue_bytes: { help: 'Body bytes held by samples waiting in the capture queue.', type: 'gauge' },
   stream_bytes: { help: 'Body bytes kept by open streams (server-sent events, JSON lines) for shape work.', type: 'gauge' },
+  unmatched_total: { help: 'Requests counted as noise: only 404/405 on a path matching no known or learned template (counted apart, never recorded).', type: 'counter' },
+  held_interactions: { help: 'Interactions held while a literal in their path is undecided (see docs/paths.md).', type: 'gauge' },
   batches_sent_total: { help: 'Batches written to the backend WebSocket (resends included).', type: 'counter' },
   batches_acked_total: { help: 'Batches acknowledged by the backend.', type: 'counter' },
   batches_rejected_total: { help: 'Batches the backend refused for good (an error that resending cannot fix); each is dropped and logged.', type: 'counter' },

@@ -370,22 +370,24 @@ describe('ignore rules', () => {
 describe('sampling under load', () => {
   it('counts every interaction exactly while shape work is sampled, and every endpoint and status still gets a shape', async () => {
     const big = { items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `n${i}`, tags: ['a', 'b'], nested: { ok: true, score: i / 3 } })) };
-    const upstream = await startUpstream((req, res) => sendJson(res, req.url === '/missing' ? 404 : 200, req.url === '/missing' ? { error: 'nope' } : big));
+    // A 404 of a real endpoint (not noise: the endpoint answered 200 first).
+    const upstream = await startUpstream((req, res) => sendJson(res, req.url === '/list?missing' ? 404 : 200, req.url === '/list?missing' ? { error: 'nope' } : big));
     const backend = await FakeBackend.start();
     // A budget of almost nothing: beyond the first sample per endpoint and status, everything is sampled out.
     const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 0.0001, burstMs: 0 } } });
     try {
-      const paths = [...Array.from({ length: 60 }, () => '/list'), ...Array.from({ length: 20 }, () => '/missing')];
+      await fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer());
+      const paths = [...Array.from({ length: 59 }, () => '/list'), ...Array.from({ length: 20 }, () => '/list?missing')];
       await Promise.all(paths.map((p) => fetch(`${agent.proxyUrl}${p}`).then((r) => r.arrayBuffer())));
     } finally {
       await agent.close();
       await upstream.close();
       await backend.stop();
     }
-    expect(backend.count((o) => o.path === '/list')).toBe(60);
-    expect(backend.count((o) => o.path === '/missing')).toBe(20);
+    expect(backend.count((o) => o.path === '/list' && o.status === 200)).toBe(60);
+    expect(backend.count((o) => o.path === '/list' && o.status === 404)).toBe(20);
     const shaped = backend.observations().filter((o) => o.response?.shape);
-    expect(new Set(shaped.map((o) => `${o.path} ${o.status}`))).toEqual(new Set(['/list 200', '/missing 404']));
+    expect(new Set(shaped.map((o) => `${o.path} ${o.status}`))).toEqual(new Set(['/list 200', '/list 404']));
     expect(backend.observations().some((o) => o.response?.unshaped)).toBe(true);
     expect(agent.metrics.get('unshaped_total') + agent.metrics.get('shaped_total')).toBe(80);
   });

@@ -196,7 +196,14 @@ describe('parseServiceConfig', () => {
   });
 
   it('accepts an empty list and other keys', () => {
-    expect(parseServiceConfig('project: demo\nignoreRequests: []\n')).toEqual({ rules: [], errors: [] });
+    expect(parseServiceConfig('project: demo\nignoreRequests: []\n')).toEqual({ rules: [], errors: [], paths: [], pathErrors: [] });
+  });
+
+  it('reads the paths list as canonical templates, naming bad entries', () => {
+    const parsed = parseServiceConfig('ignoreRequests: []\npaths:\n  - /repos/{owner}/{repo}/issues/{number}/\n  - users/{user}\n  - 7\n  - /users/me\n');
+    expect(parsed.paths).toEqual(['/repos/{owner}/{repo}/issues/{number}', '/users/me']);
+    expect(parsed.pathErrors.map((e) => e.message)).toEqual(['paths[1] "users/{user}": a path template starts with "/"', 'paths[2] "7": an entry must be a path template like "/users/{user}", got number 7']);
+    expect(() => parseServiceConfig('ignoreRequests: []\npaths: /users/{user}\n')).toThrow('"paths" in service.yml must be a list of path templates');
   });
 
   it('keeps bad entries apart from good ones', () => {

@@ -1,15 +1,36 @@
-import type { Shape, WireObservation } from '@spectator/shared';
+import type { Shape, WireObservation, WireUnmatched } from '@spectator/shared';
 import { isHopByHop } from '../proxy/headers';
 import type { BodySummary } from './summarise';
 
 /** A message's header object as received: only its keys (the names) are read, never its values. */
 export type HeaderNames = Readonly<Record<string, unknown>>;
 
+/** What a raw path gives when no documented or hinted template matches it (cached per path by the pipeline). */
+export interface PathEntry {
+  /** The template as the learner resolves it in `generation`: what noise is told apart by. */
+  resolved: string;
+  /**
+   * The template reported (`resolved` kept to bounded cardinality), made when first reported: noise
+   * never reaches the cardinality limiter. Empty until then.
+   */
+  template: string;
+  /** The path as the detectors templated it: what the learner takes and resolves. */
+  inferred: string;
+  /** `template` holds a literal the learner may still make a parameter (set with `template`). */
+  undecided: boolean;
+  /** The learner's generation `resolved` was resolved in. */
+  generation: number;
+  /** Methods whose bodiless evidence the learner already has, so repeats skip it. */
+  observed: string[];
+}
+
 /** One interaction, reduced to what may leave the process. */
 export interface Observation {
   captureId: string;
   method: string;
   template: string;
+  /** What the path gave, when no documented or hinted template matched it: evidence for the path learner. */
+  path?: PathEntry;
   status: number;
   query: readonly string[];
   /**
@@ -28,6 +49,10 @@ export interface CaptureRows {
   captureId: string;
   observations: WireObservation[];
   shapes: Map<string, Shape>;
+  /** Templates learned that cover literal paths already sent for this capture (a `learned` message). */
+  learned?: string[];
+  /** Noise counted apart since the last drain (counts only). */
+  unmatched?: WireUnmatched;
 }
 
 interface Row {

@@ -1,8 +1,8 @@
-import { CardinalityLimiter, isIgnored, queryNames, templatePath, type IgnoreRule } from '@spectator/shared';
+import { CardinalityLimiter, hasParameter, isIgnored, PathLearner, queryNames, responseKeys, templatePath, type IgnoreRule } from '@spectator/shared';
 import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Aggregator, type CaptureRows, type Observation } from './aggregator';
+import { Aggregator, type CaptureRows, type Observation, type PathEntry } from './aggregator';
 import { BodyTap, type Exchange, type ExchangeObserver, type StreamLedger } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
@@ -28,6 +28,15 @@ export interface PipelineOptions {
   sliceMs?: number;
   /** Bytes all open streams keep for shape work at most (see `AgentTuning`). Default 16 MiB. */
   streamBytesMax?: number;
+  /**
+   * How long an interaction whose path holds an undecided literal (`/users/alice` before a second
+   * user was seen) is held in the agent before it goes out as it is, ms. Default 3,000.
+   */
+  holdMs?: number;
+  /** Interactions held at most; past it the oldest goes out at once. Default 10,000. */
+  holdMax?: number;
+  /** Clock for holding, ms. Default `Date.now`. */
+  now?: () => number;
   sampler?: Partial<SamplerOptions>;
 }
 
@@ -41,6 +50,18 @@ interface Pending {
 }
 
 const TEMPLATE_CACHE_SIZE = 10_000;
+/** Distinct unmatched paths counted per capture at most (kept in memory only, never sent). */
+const UNMATCHED_PATHS_MAX = 10_000;
+
+interface Held {
+  observation: Observation;
+  until: number;
+}
+
+/** Statuses that, on a path matching no template, mark a request as noise. */
+function isNotFound(status: number): boolean {
+  return status === 404 || status === 405;
+}
 const NO_NAMES: readonly string[] = Object.freeze([]);
 
 function pathOf(target: string): string {
@@ -62,11 +83,28 @@ export class CapturePipeline implements ExchangeObserver {
   private queueHead = 0;
   private queueBytes = 0;
   private scheduled = false;
+  private documented: string[] = [];
+  private hints: string[] = [];
   private known: string[] = [];
   private knownCanonical = new Set<string>();
-  /** Raw path → template reported (after the cardinality limiter). */
-  private readonly templates = new Map<string, string>();
+  /** Raw path → what it gives: a documented template (a string) or a `PathEntry`; started afresh when the learner learns. */
+  private readonly templates = new Map<string, string | PathEntry>();
   private readonly limiter = new CardinalityLimiter();
+  private readonly learner = new PathLearner();
+  /** The learner's generation the cached templates were made in. */
+  private generation = 0;
+  /** Templates reported with a non-404/405 status: a 404 on them is the endpoint's own. */
+  private readonly confirmed = new Set<string>();
+  /** Every prefix of a confirmed template (`/posts` of `/posts/{postId}/comments`, and the template itself). */
+  private readonly confirmedPrefixes = new Set<string>();
+  /** Interactions whose path holds an undecided literal, oldest first (see `holdMs`). */
+  private held: Held[] = [];
+  /** Templates sent with an undecided literal → the capture they went out in: regrouped when learned. */
+  private readonly sentUndecided = new Map<string, string>();
+  /** Per capture, templates learned that cover literal paths already sent. */
+  private learnedOut = new Map<string, Set<string>>();
+  /** Per capture, noise since the last drain and the distinct noisy paths seen. */
+  private readonly unmatched = new Map<string, { requests: number; paths: Set<string>; overflow: number }>();
   /** Raw query names (values cut off) → the names reported. */
   private readonly queries = new Map<string, readonly string[]>();
   private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
@@ -77,7 +115,7 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly unshaped: Counter;
 
   constructor(options: PipelineOptions) {
-    this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, streamBytesMax: 16 * 1024 * 1024, ...options };
+    this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, streamBytesMax: 16 * 1024 * 1024, holdMs: 3_000, holdMax: 10_000, now: Date.now, ...options };
     this.streams = { held: 0, limit: this.options.streamBytesMax };
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler);
@@ -86,6 +124,7 @@ export class CapturePipeline implements ExchangeObserver {
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
     options.metrics.gauge('stream_bytes', () => this.streams.held);
+    options.metrics.gauge('held_interactions', () => this.held.length);
   }
 
   tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
@@ -115,7 +154,9 @@ export class CapturePipeline implements ExchangeObserver {
       // Ignored traffic is dropped when recorded: shaping its bodies would only spend the budget.
       const rules = this.options.rules();
       if (rules.length > 0 && isIgnored(rules, upper, pathname)) return 0;
-      const slot = this.sampler.slot(this.captureId(), upper, this.template(pathname), status);
+      const entry = this.template(pathname);
+      if (this.isNoise(entry, status)) return 0;
+      const slot = this.sampler.slot(this.captureId(), upper, typeof entry === 'string' ? entry : this.reported(entry), status);
       return this.sampler.admit(slot, expectedBytes) ? expectedBytes : 0;
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
@@ -141,7 +182,18 @@ export class CapturePipeline implements ExchangeObserver {
 
   /** Documented templates from the backend, matched before inferring parameters. */
   setKnownTemplates(templates: readonly string[]): void {
-    this.known = [...templates];
+    this.documented = [...templates];
+    this.setKnown();
+  }
+
+  /** Templates users stated (service.yml `paths:`), matched like documented ones. */
+  setPathHints(templates: readonly string[]): void {
+    this.hints = [...templates];
+    this.setKnown();
+  }
+
+  private setKnown(): void {
+    this.known = [...this.documented, ...this.hints];
     this.knownCanonical = new Set(this.known.map((template) => templatePath(template)));
     this.templates.clear();
   }
@@ -154,10 +206,37 @@ export class CapturePipeline implements ExchangeObserver {
     }
   }
 
-  /** Do every waiting piece of shape work now, then hand over the rows (grouped by capture). */
+  /**
+   * Do every waiting piece of shape work now, let go of held interactions whose time is up or whose
+   * path was decided, then hand over the rows (grouped by capture) with what was learned and the noise counts.
+   */
   drain(): CaptureRows[] {
     this.work(Infinity);
-    return this.aggregator.drain();
+    this.release(false);
+    const groups = this.aggregator.drain();
+    const byCapture = new Map(groups.map((group) => [group.captureId, group]));
+    const groupOf = (captureId: string): CaptureRows => {
+      let group = byCapture.get(captureId);
+      if (group === undefined) {
+        byCapture.set(captureId, (group = { captureId, observations: [], shapes: new Map() }));
+        groups.push(group);
+      }
+      return group;
+    };
+    for (const [captureId, templates] of this.learnedOut) groupOf(captureId).learned = [...templates];
+    this.learnedOut = new Map();
+    for (const [captureId, noise] of this.unmatched) {
+      if (noise.requests > 0) groupOf(captureId).unmatched = { requests: noise.requests, paths: noise.paths.size + noise.overflow };
+      noise.requests = 0;
+      // Only the current capture counts on; an older one's paths are let go.
+      if (captureId !== this.captureId()) this.unmatched.delete(captureId);
+    }
+    return groups;
+  }
+
+  /** Let every held interaction go now (the agent is stopping). */
+  releaseAll(): void {
+    this.release(true);
   }
 
   /** Distinct rows waiting. */
@@ -175,11 +254,20 @@ export class CapturePipeline implements ExchangeObserver {
       metrics.inc('ignored_total');
       return;
     }
-    const template = this.template(pathname);
+    const entry = this.template(pathname);
+    if (this.isNoise(entry, exchange.status)) {
+      this.countNoise(exchange.captureId, pathname);
+      exchange.request?.drop();
+      exchange.response?.drop();
+      return;
+    }
+    const learned = typeof entry !== 'string';
+    if (learned && !isNotFound(exchange.status) && !this.confirmed.has(entry.resolved)) this.confirm(entry.resolved);
     const observation: Observation = {
       captureId: exchange.captureId,
       method,
-      template,
+      template: learned ? this.reported(entry) : entry,
+      ...(learned ? { path: entry } : {}),
       status: exchange.status,
       query: question < 0 ? NO_NAMES : this.queryNames(exchange.target, question),
       requestHeaders: exchange.requestHeaders,
@@ -237,27 +325,168 @@ export class CapturePipeline implements ExchangeObserver {
     return names;
   }
 
-  private template(pathname: string): string {
+  private template(pathname: string): string | PathEntry {
+    if (this.learner.generation !== this.generation) this.learned();
     const cached = this.templates.get(pathname);
     if (cached !== undefined) return cached;
     const inferred = templatePath(pathname, this.known);
-    // Documented templates stay as they are; anything else is kept to bounded cardinality.
+    // Documented and hinted templates stay as they are; anything else is learned from and kept to bounded cardinality.
     if (this.knownCanonical.has(inferred)) return this.remember(pathname, inferred);
+    return this.remember(pathname, { resolved: this.learner.resolve(inferred), template: '', inferred, undecided: false, generation: this.generation, observed: [] });
+  }
+
+  /** The template an entry is reported under (made on its first report, see `PathEntry.template`). */
+  private reported(entry: PathEntry): string {
+    if (entry.template !== '') return entry.template;
     const before = this.limiter.trackedPrefixes;
-    const limited = this.limiter.limit(inferred);
+    entry.template = this.limiter.limit(entry.resolved);
+    entry.undecided = this.learner.undecided(entry.template);
     // A path the limiter had not seen changes its state and may collapse positions that cached
     // templates still show as literals: start the cache afresh (rare once traffic is steady).
     if (this.limiter.trackedPrefixes !== before) this.templates.clear();
-    return this.remember(pathname, limited);
+    return entry.template;
   }
 
-  private remember(pathname: string, template: string): string {
+  /** A detector-templated path as reported now: learned positions made parameters, cardinality bounded. */
+  private resolve(inferred: string): string {
+    return this.limiter.limit(this.learner.resolve(inferred));
+  }
+
+  private remember<T extends string | PathEntry>(pathname: string, entry: T): T {
     if (this.templates.size >= TEMPLATE_CACHE_SIZE) this.templates.clear();
-    this.templates.set(pathname, template);
-    return template;
+    this.templates.set(pathname, entry);
+    return entry;
   }
 
+  /**
+   * Noise: a 404 or 405 on a path that matches no documented, hinted or learned template and whose
+   * template never got another status. Counted apart, never recorded, never learned from.
+   */
+  private isNoise(entry: string | PathEntry, status: number): boolean {
+    return isNotFound(status) && typeof entry !== 'string' && !this.confirmed.has(entry.resolved) && !this.underConfirmedRoute(entry.resolved);
+  }
+
+  /**
+   * Does a template have a parameter right after a route confirmed by other traffic
+   * (`/posts/{postId}` once `/posts` answered 200)? Then its 404 is that route's own: an unknown id.
+   */
+  private underConfirmedRoute(template: string): boolean {
+    for (let at = template.indexOf('/{'); at > 0; at = template.indexOf('/{', at + 1)) {
+      if (this.confirmedPrefixes.has(template.slice(0, at))) return true;
+    }
+    return false;
+  }
+
+  /** A template answered with another status than 404/405: its 404s are its own, and so are those of ids under it. */
+  private confirm(template: string): void {
+    if (this.confirmed.size >= TEMPLATE_CACHE_SIZE) return;
+    this.confirmed.add(template);
+    for (let at = template.indexOf('/', 1); at > 0; at = template.indexOf('/', at + 1)) this.confirmedPrefixes.add(template.slice(0, at));
+    this.confirmedPrefixes.add(template);
+  }
+
+  private countNoise(captureId: string, pathname: string): void {
+    this.options.metrics.inc('unmatched_total');
+    let noise = this.unmatched.get(captureId);
+    if (noise === undefined) this.unmatched.set(captureId, (noise = { requests: 0, paths: new Set(), overflow: 0 }));
+    noise.requests++;
+    if (noise.paths.has(pathname)) return;
+    if (noise.paths.size < UNMATCHED_PATHS_MAX) noise.paths.add(pathname);
+    else noise.overflow++; // past the bound every new-looking path counts: an upper estimate
+  }
+
+  /**
+   * The learner learned a position: cached templates are stale, confirmed templates move to their
+   * new form, and templates already sent with literals the position now covers are reported as
+   * learned, so the backend regroups them.
+   */
+  private learned(): void {
+    this.generation = this.learner.generation;
+    this.templates.clear();
+    const confirmed = [...this.confirmed];
+    this.confirmed.clear();
+    this.confirmedPrefixes.clear();
+    for (const template of confirmed) this.confirm(this.learner.resolve(template));
+    for (const [template, captureId] of [...this.sentUndecided]) {
+      const now = this.learner.resolve(template);
+      if (now === template) continue;
+      this.sentUndecided.delete(template);
+      if (hasParameter(now)) {
+        let out = this.learnedOut.get(captureId);
+        if (out === undefined) this.learnedOut.set(captureId, (out = new Set()));
+        out.add(now);
+      }
+      if (this.learner.undecided(now)) this.sentUndecided.set(now, captureId);
+    }
+  }
+
+  /**
+   * An interaction, counted and shaped, on its way to the rows: its path is evidence for the
+   * learner; while its template holds an undecided literal it is held (see `holdMs`).
+   */
   private add(observation: Observation): void {
+    const path = observation.path;
+    if (path !== undefined) {
+      const status = observation.status;
+      const keys = status >= 200 && status < 300 ? responseKeys(observation.response?.shape) : null;
+      // Evidence without response fields once per path and method; with fields, the learner keeps each distinct set once.
+      if (!isNotFound(status) && (keys !== null || !path.observed.includes(observation.method))) {
+        if (keys === null && path.observed.length < 16) path.observed.push(observation.method);
+        this.learner.observe(path.inferred, observation.method, keys);
+      }
+      if (this.learner.generation !== this.generation) this.learned();
+      // Resolved again only when the learner learned since the path was cached.
+      const current = path.generation === this.generation;
+      if (!current) observation.template = this.resolve(path.inferred);
+      const undecided = current ? path.undecided : this.learner.undecided(observation.template);
+      if (undecided && this.options.holdMs > 0) {
+        this.held.push({ observation, until: this.options.now() + this.options.holdMs });
+        // Past the bound the oldest goes out now, as it is resolved now.
+        if (this.held.length > this.options.holdMax) this.releaseOne(this.held.shift() as Held);
+        return;
+      }
+      this.toRows(observation, undecided);
+      return;
+    }
+    this.toRows(observation, false);
+  }
+
+  /**
+   * Let held interactions go: those whose time is up or whose template is decided now (or every
+   * one, `all`). Each goes out under its template as resolved now.
+   */
+  private release(all: boolean): void {
+    if (this.held.length === 0) return;
+    if (this.learner.generation !== this.generation) this.learned();
+    const now = this.options.now();
+    // Held interactions repeat a few paths: each resolved once per release.
+    const resolved = new Map<string, { template: string; undecided: boolean }>();
+    const kept: Held[] = [];
+    for (const item of this.held) {
+      const inferred = (item.observation.path as PathEntry).inferred;
+      let current = resolved.get(inferred);
+      if (current === undefined) {
+        const template = this.resolve(inferred);
+        resolved.set(inferred, (current = { template, undecided: this.learner.undecided(template) }));
+      }
+      if (all || item.until <= now || !current.undecided) {
+        item.observation.template = current.template;
+        this.toRows(item.observation, current.undecided);
+      } else kept.push(item);
+    }
+    this.held = kept;
+  }
+
+  private releaseOne(item: Held): void {
+    const template = this.resolve((item.observation.path as PathEntry).inferred);
+    item.observation.template = template;
+    this.toRows(item.observation, this.learner.undecided(template));
+  }
+
+  /** To the rows. `undecided`: the template holds a literal the learner may still make a parameter. */
+  private toRows(observation: Observation, undecided: boolean): void {
+    // Sent with such a literal: remembered, so the backend is told when it is learned and regroups it then.
+    if (undecided && this.sentUndecided.size < TEMPLATE_CACHE_SIZE && !this.sentUndecided.has(observation.template)) this.sentUndecided.set(observation.template, observation.captureId);
     this.aggregator.add(observation);
     if (this.aggregator.size >= this.options.backlogRows) this.options.onBacklog?.();
   }

@@ -9,6 +9,7 @@ import type { Logger } from '../log';
  */
 export class IgnoreRules {
   private current: IgnoreRule[] = [];
+  private currentPaths: string[] = [];
   private lastText: string | null = null;
   /** The file's absence was logged (and not followed by a file since). */
   private missingReported = false;
@@ -24,7 +25,13 @@ export class IgnoreRules {
     private readonly log: Logger,
     private readonly onChange: (sources: string[]) => void = () => undefined,
     private readonly pollMs = 1000,
+    private readonly onPaths: (paths: string[]) => void = () => undefined,
   ) {}
+
+  /** The path templates users stated (`paths:`), matched like documented templates. */
+  get paths(): readonly string[] {
+    return this.currentPaths;
+  }
 
   /** Rules in effect now. */
   get rules(): readonly IgnoreRule[] {
@@ -52,6 +59,13 @@ export class IgnoreRules {
     if (this.reload()) this.onChange(this.sources);
   };
 
+  private setPaths(paths: string[]): void {
+    if (paths.length === this.currentPaths.length && paths.every((p, i) => p === this.currentPaths[i])) return;
+    this.currentPaths = paths;
+    if (paths.length > 0) this.log.info({ path: this.path, paths }, 'path templates loaded');
+    this.onPaths(paths);
+  }
+
   /** @returns true when the rules in effect changed. */
   reload(): boolean {
     let text: string;
@@ -69,6 +83,7 @@ export class IgnoreRules {
       const changed = this.current.length > 0;
       this.current = [];
       this.lastText = null;
+      this.setPaths([]);
       return changed;
     }
     this.missingReported = false;
@@ -76,8 +91,10 @@ export class IgnoreRules {
     try {
       const parsed = parseServiceConfig(text);
       for (const error of parsed.errors) this.log.error({ path: this.path, entry: error.entry, index: error.index, problem: error.message }, 'bad ignoreRequests entry skipped');
+      for (const error of parsed.pathErrors) this.log.error({ path: this.path, entry: error.entry, index: error.index, problem: error.message }, 'bad paths entry skipped');
       this.current = parsed.rules;
       this.lastText = text;
+      this.setPaths(parsed.paths);
       this.log.info({ path: this.path, rules: this.sources }, 'ignore rules loaded');
       return true;
     } catch (err) {

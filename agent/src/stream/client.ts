@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { PROTOCOL_VERSION, type AgentEnvironment, type BackendMessage, type BatchMessage, type CaptureEndMessage, type CaptureMessage, type ErrorMessage, type HelloMessage, type RulesMessage, type Shape, type WireCapture, type WireObservation } from '@spectator/shared';
+import { PROTOCOL_VERSION, type AgentEnvironment, type BackendMessage, type BatchMessage, type CaptureEndMessage, type CaptureMessage, type ErrorMessage, type HelloMessage, type LearnedMessage, type RulesMessage, type Shape, type WireCapture, type WireObservation, type WireUnmatched } from '@spectator/shared';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import type { Spool } from './spool';
 
-type ControlMessage = CaptureMessage | CaptureEndMessage | RulesMessage;
+type ControlMessage = CaptureMessage | CaptureEndMessage | RulesMessage | LearnedMessage;
 
 export interface StreamClientOptions {
   /** ws(s):// URL of the agent stream. */
@@ -72,17 +72,17 @@ export class StreamClient {
     this.connect();
   }
 
-  /** Spool a batch of rows for a capture and send it when the connection allows. */
-  sendBatch(capture: WireCapture, observations: WireObservation[], shapes: Map<string, Shape>): string {
+  /** Spool a batch of rows (and noise counts) for a capture and send it when the connection allows. */
+  sendBatch(capture: WireCapture, observations: WireObservation[], shapes: Map<string, Shape>, unmatched?: WireUnmatched): string {
     const wireShapes: Record<string, Shape> = {};
     for (const [id, shape] of shapes) if (!this.ackedShapes.has(id)) wireShapes[id] = shape;
-    const batch: BatchMessage = { type: 'batch', batchId: randomUUID(), captureId: capture.id, shapes: wireShapes, observations };
+    const batch: BatchMessage = { type: 'batch', batchId: randomUUID(), captureId: capture.id, shapes: wireShapes, observations, ...(unmatched ? { unmatched } : {}) };
     this.options.spool.add(batch, capture);
     this.pump();
     return batch.batchId;
   }
 
-  /** Send a capture, capture-end or rules message now, or right after the next welcome. */
+  /** Send a capture, capture-end, rules or learned message now, or right after the next welcome. */
   sendControl(message: ControlMessage): void {
     if (this.ready && this.socket) {
       this.socket.send(JSON.stringify(message));

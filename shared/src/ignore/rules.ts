@@ -4,6 +4,7 @@
  */
 import { parse as parseYaml } from 'yaml';
 import { pathOnly } from '../paths/segments';
+import { templatePath } from '../paths/template';
 import { compilePattern, decodePercent, PatternError } from './pattern';
 
 export { MAX_PROGRAM_SIZE } from './pattern';
@@ -32,6 +33,17 @@ export interface ParsedRules {
   rules: IgnoreRule[];
   errors: RuleError[];
 }
+
+/** A whole service.yml: the ignore rules, and the path templates users stated (`paths:`). */
+export interface ParsedServiceConfig extends ParsedRules {
+  /** Canonical templates of the `paths` list, matched like documented ones (docs/paths.md, Path hints). */
+  paths: string[];
+  /** Bad `paths` entries, each named; the other entries still apply. */
+  pathErrors: RuleError[];
+}
+
+/** `paths` entries read at most. */
+export const MAX_PATH_HINTS = 1_000;
 
 /** The methods of RFC 9110 §9 and RFC 5789 (PATCH). */
 export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'];
@@ -84,7 +96,7 @@ export function parseIgnoreRules(entries: readonly unknown[]): ParsedRules {
  * not a mapping or has no `ignoreRequests` list; other keys are left alone. An empty list is
  * fine (nothing ignored).
  */
-export function parseServiceConfig(text: string): ParsedRules {
+export function parseServiceConfig(text: string): ParsedServiceConfig {
   if (typeof text !== 'string') throw new TypeError(`service.yml text must be a string, got ${describe(text)}`);
   if (text.length > MAX_CONFIG_LENGTH) throw new Error(`service.yml is ${text.length} characters long; at most ${MAX_CONFIG_LENGTH} are read`);
   let document: unknown;
@@ -103,7 +115,25 @@ export function parseServiceConfig(text: string): ParsedRules {
   if (!Array.isArray(entries)) {
     throw new Error(`"ignoreRequests" in service.yml must be a list of strings, but it is ${describe(entries)} (write "ignoreRequests: []" to ignore nothing)`);
   }
-  return parseIgnoreRules(entries);
+  return { ...parseIgnoreRules(entries), ...parsePathHints((document as { paths?: unknown }).paths) };
+}
+
+/** The `paths:` list of service.yml: templates such as `/repos/{owner}/{repo}/issues/{number}`. */
+function parsePathHints(value: unknown): Pick<ParsedServiceConfig, 'paths' | 'pathErrors'> {
+  const parsed: Pick<ParsedServiceConfig, 'paths' | 'pathErrors'> = { paths: [], pathErrors: [] };
+  if (value === undefined || value === null) return parsed;
+  if (!Array.isArray(value)) throw new Error(`"paths" in service.yml must be a list of path templates like "/users/{user}", but it is ${describe(value)}`);
+  value.slice(0, MAX_PATH_HINTS).forEach((entry: unknown, index) => {
+    const problem =
+      typeof entry !== 'string' ? `an entry must be a path template like "/users/{user}", got ${describe(entry)}` : !entry.startsWith('/') ? 'a path template starts with "/"' : entry.length > MAX_ENTRY_LENGTH ? `the entry is ${entry.length} characters long; at most ${MAX_ENTRY_LENGTH}` : null;
+    if (problem === null) parsed.paths.push(templatePath(entry as string, [entry as string]));
+    else {
+      const text = typeof entry === 'string' ? entry : asJson(entry);
+      parsed.pathErrors.push({ entry: text, index, problem, message: `paths[${index}] ${JSON.stringify(text)}: ${problem}` });
+    }
+  });
+  parsed.paths = [...new Set(parsed.paths)];
+  return parsed;
 }
 
 /** True when a request (method, path; a query is not looked at) is ignored by the rules. */

@@ -50,9 +50,11 @@ const LEARNED = '';
  *   2xx JSON responses whose top-level fields mostly agree), and no continuation contradicts (the
  *   same following segments, both answered 2xx JSON with different fields). Two alike values make
  *   their position a parameter; a value that contradicts stays literal (an exception).
- * - The first segment, a segment after `api`, a version or a literal date, version-like values
- *   (`v1`, `2.0`) and positions that already have a detected identifier among their values
- *   (`/pets/17` beside `/pets/findByStatus`) are never learned: names live there.
+ * - The first segment, a segment after `api`, a version, a literal date or a detected identifier,
+ *   version-like values (`v1`, `2.0`), positions that already have a detected identifier among
+ *   their values (`/pets/17` beside `/pets/findByStatus`) and route words (a value seen after two
+ *   different values of the position before: `issues` in `/repos/a/web/issues`,
+ *   `/repos/b/cli/issues`) are never learned: names live there.
  */
 export class PathLearner {
   private readonly maxRecords: number;
@@ -66,6 +68,8 @@ export class PathLearner {
   /** Resolved prefixes whose next position has a detected identifier among its values. */
   private identifierPositions = new Set<string>();
   private learnedCount = 0;
+  /** Position and literal → the literals seen right before it (two at most: see `isRouteWord`). */
+  private readonly parentsOf = new Map<string, Set<string>>();
 
   constructor(options: PathLearnerOptions = {}) {
     this.maxRecords = options.maxRecords ?? 5_000;
@@ -93,6 +97,7 @@ export class PathLearner {
     this.recordKeys.add(recordKey);
     const record: PathRecord = { segments: splitPath(template), method, keys };
     this.records.push(record);
+    this.noteParents(record.segments);
     this.place(record);
     const before = this.learnedCount;
     this.settle(record);
@@ -137,7 +142,32 @@ export class PathLearner {
   private mayLearn(resolved: readonly Segment[], at: number, key: string): boolean {
     const segment = resolved[at]!;
     if (segment.kind !== 'literal' || at === 0 || isVersionLike(segment.text)) return false;
-    return !introducesNames(resolved[at - 1]) && !this.identifierPositions.has(key);
+    const previous = resolved[at - 1]!;
+    // After a detected identifier come route words (`/posts/{postId}/comments`).
+    if (previous.kind === 'param' && previous.name !== LEARNED) return false;
+    return !introducesNames(previous) && !this.identifierPositions.has(key) && !this.isRouteWord(at, segment.text);
+  }
+
+  /**
+   * A value seen right after two different values of a position that may hold values is a route
+   * word: `issues` after the repositories `web` and `cli`, `actions` after two organisations.
+   * Names recur across values far less than the words of a route do.
+   */
+  private isRouteWord(at: number, text: string): boolean {
+    return (this.parentsOf.get(`${at}/${text}`)?.size ?? 0) >= 2;
+  }
+
+  /** Note the parents of each literal of a record (see `isRouteWord`). */
+  private noteParents(segments: readonly Segment[]): void {
+    for (let at = 2; at < segments.length; at++) {
+      const segment = segments[at]!;
+      const parent = segments[at - 1]!;
+      if (segment.kind !== 'literal' || parent.kind !== 'literal' || introducesNames(segments[at - 2]) || isVersionLike(parent.text)) continue;
+      const key = `${at}/${segment.text}`;
+      let parents = this.parentsOf.get(key);
+      if (parents === undefined) this.parentsOf.set(key, (parents = new Set()));
+      if (parents.size < 2) parents.add(parent.text);
+    }
   }
 
   /** Index a record at each of its positions, by its resolved prefix. */
@@ -194,6 +224,10 @@ export class PathLearner {
     const exceptions = new Set<string>();
     for (const [other, theirs] of siblings) {
       if (other === value || isVersionLike(other)) continue;
+      if (this.isRouteWord(mine[0]!.at, other)) {
+        exceptions.add(other);
+        continue;
+      }
       const verdict = compare(mine, theirs);
       if (verdict === 'alike') alike = true;
       else if (verdict === 'contradicts') exceptions.add(other);

@@ -1,0 +1,165 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BatchMessage, LearnedMessage } from '@spectator/shared';
+import { startTestAgent } from './support/agent';
+import { FakeBackend } from './support/fake-backend';
+import { sendJson, startUpstream, type TestUpstream } from './support/upstream';
+import { waitFor } from './support/wait';
+
+/** Names and slugs in path positions, at least two distinct values per position. */
+const NAMES = {
+  users: ['canary-alice', 'canary-bob', 'canary-carol'],
+  orgs: ['canary-acme', 'canary-initech'],
+  owners: ['canary-dave', 'canary-erin'],
+  repos: ['canary-web', 'canary-cli'],
+  categories: ['canary-dinner', 'canary-lunch'],
+};
+const ALL_NAMES = Object.values(NAMES).flat();
+
+/** A small API whose answers share fields per route, as real ones do; anything else is 404. */
+function namedApi(): Parameters<typeof startUpstream>[0] {
+  return (req, res) => {
+    const url = (req.url ?? '/').split('?')[0]!;
+    const parts = url.split('/').filter(Boolean);
+    const known = (list: string[], value: string | undefined) => value !== undefined && list.includes(value);
+    if (parts[0] === 'users' && parts.length === 2 && known(NAMES.users, parts[1])) return sendJson(res, 200, { login: 'x', id: 1, name: 'n', bio: null });
+    if (parts[0] === 'users' && parts.length === 2) return sendJson(res, 404, { message: 'Not Found' });
+    if (parts[0] === 'orgs' && parts.length === 5 && parts.slice(2).join('/') === 'actions/cache/usage') return sendJson(res, 200, { total_active_caches_count: 1, total_active_caches_size_in_bytes: 2 });
+    if (parts[0] === 'repos' && parts.length === 4 && (parts[3] === 'issues' || parts[3] === 'pulls')) return sendJson(res, 200, [{ number: 1, title: 't', state: 'open' }]);
+    if (parts[0] === 'browse' && parts[1] === 'categories' && parts.length === 3) return sendJson(res, 200, { id: 'x', name: 'n', icons: [] });
+    if (url === '/posts') return sendJson(res, 200, [{ id: 1, title: 't' }]);
+    if (parts[0] === 'posts' && parts.length === 2 && /^\d+$/.test(parts[1]!)) return sendJson(res, 200, { id: 1, title: 't' });
+    if (parts[0] === 'api' && parts[1] === 'v2' && parts[2] === 'status') return sendJson(res, 200, { ok: true });
+    return sendJson(res, 404, { message: 'Not Found' });
+  };
+}
+
+/** The traffic of a CI run: a few requests per operation, names varied. */
+function realTraffic(): string[] {
+  return [
+    ...NAMES.users.map((u) => `/users/${u}`),
+    ...NAMES.orgs.map((o) => `/orgs/${o}/actions/cache/usage`),
+    `/repos/${NAMES.owners[0]}/${NAMES.repos[0]}/issues`,
+    `/repos/${NAMES.owners[1]}/${NAMES.repos[1]}/pulls`,
+    `/repos/${NAMES.owners[1]}/${NAMES.repos[1]}/issues`,
+    ...NAMES.categories.map((c) => `/browse/categories/${c}`),
+    '/posts',
+    '/posts/17',
+    '/posts/18',
+    '/api/v2/status',
+    `/users/canary-nobody`, // an unknown user: the endpoint's own 404
+  ];
+}
+
+const EXPECTED_TEMPLATES = ['/api/v2/status', '/browse/categories/{category}', '/orgs/{org}/actions/cache/usage', '/posts', '/posts/{postId}', '/repos/{owner}/{repo}/issues', '/repos/{owner}/{repo}/pulls', '/users/{user}'];
+
+/** Send `paths` through the agent, `concurrency` at a time (bounded). */
+async function sendAll(proxyUrl: string, paths: readonly string[], concurrency = 16): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < paths.length) {
+      const p = paths[next++]!;
+      await fetch(`${proxyUrl}${p}`).then((r) => r.arrayBuffer());
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+// Each test sends its traffic and waits for what the agent holds: more than jest's default 5 s on a loaded machine.
+jest.setTimeout(20_000);
+
+let upstream: TestUpstream;
+let backend: FakeBackend;
+afterEach(async () => {
+  await upstream?.close();
+  await backend?.stop();
+});
+
+describe('path templates from structure', () => {
+  it('learns names and slugs as parameters and sends none of them: not in a batch, not in a learned message, not in the log', async () => {
+    upstream = await startUpstream(namedApi());
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    // First the endpoints, then the unknown user: a 404 on a path of a learned template is its own.
+    const traffic = realTraffic();
+    await sendAll(agent.proxyUrl, traffic.slice(0, -1), 1);
+    await sendAll(agent.proxyUrl, traffic.slice(-1), 1);
+    await agent.close();
+    const templates = [...new Set(backend.observations().map((o) => o.path))].sort();
+    expect(templates).toEqual(EXPECTED_TEMPLATES);
+    expect(backend.count((o) => o.path === '/users/{user}' && o.status === 404)).toBe(1);
+    const leaked = ALL_NAMES.filter((name) => backend.frames.some((frame) => frame.includes(name)));
+    expect(leaked).toEqual([]);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+    expect(agent.logs.lines.some((line) => line.includes('canary-'))).toBe(false);
+  });
+
+  it('sends a single value as it is once its hold is over, and says so when a later value teaches the template', async () => {
+    upstream = await startUpstream(namedApi());
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { pathHoldMs: 100 } });
+    try {
+      await sendAll(agent.proxyUrl, [`/users/${NAMES.users[0]}`], 1);
+      // One value: nothing to compare it with. After the hold it goes out literal.
+      await waitFor('the single value sent', () => backend.count((o) => o.path === `/users/${NAMES.users[0]}`) === 1);
+      await sendAll(agent.proxyUrl, [`/users/${NAMES.users[1]}`], 1);
+      const learned = await waitFor('learned', () => backend.messages.find((m): m is LearnedMessage => m.type === 'learned'));
+      expect(learned).toEqual({ type: 'learned', captureId: agent.captureId(), templates: ['/users/{user}'] });
+      await waitFor('the second value sent under the template', () => backend.count((o) => o.path === '/users/{user}') === 1);
+      // The second value never left the agent.
+      expect(backend.frames.some((frame) => frame.includes(NAMES.users[1]!))).toBe(false);
+    } finally {
+      await agent.close();
+    }
+  });
+
+  it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
+    upstream = await startUpstream(namedApi());
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    const scanner: string[] = [];
+    const probes = ['/.env', '/wp-admin/setup-config.php', '/wp-login.php', '/.git/config', '/phpmyadmin/index.php', '/admin/config.php', '/api/.env', '/server-status', '/actuator/health', '/cgi-bin/luci'];
+    for (let i = 0; i < 1_000; i++) scanner.push(i % 2 === 0 ? probes[i % probes.length]! : `/scan-${(i * 7919) % 61}/x${i % 3}/index.php`);
+    const distinct = new Set(scanner).size;
+    // Real traffic first, then the scanner mixed with more real traffic.
+    const real = realTraffic().slice(0, -1);
+    await sendAll(agent.proxyUrl, real, 1);
+    const mixed: string[] = [];
+    scanner.forEach((p, i) => {
+      mixed.push(p);
+      if (i % 50 === 0) mixed.push(real[(i / 50) % real.length]!);
+    });
+    await sendAll(agent.proxyUrl, mixed);
+    await agent.close();
+    const templates = [...new Set(backend.observations().map((o) => o.path))].sort();
+    expect(templates).toEqual(EXPECTED_TEMPLATES);
+    const batches = backend.messages.filter((m): m is BatchMessage => m.type === 'batch');
+    const requests = batches.reduce((sum, b) => sum + (b.unmatched?.requests ?? 0), 0);
+    const paths = Math.max(...batches.map((b) => b.unmatched?.paths ?? 0));
+    expect({ requests, paths }).toEqual({ requests: 1_000, paths: distinct });
+    expect(agent.metrics.get('unmatched_total')).toBe(1_000);
+    expect(backend.frames.some((frame) => frame.includes('wp-admin') || frame.includes('scan-') || frame.includes('.env'))).toBe(false);
+  });
+
+  it('matches service.yml paths like documented templates and tells the backend to regroup them', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-paths-'));
+    const configPath = path.join(dir, 'service.yml');
+    fs.writeFileSync(configPath, 'ignoreRequests: []\npaths:\n  - /users/{username}\n  - 42\n');
+    upstream = await startUpstream(namedApi());
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', configPath });
+    try {
+      await sendAll(agent.proxyUrl, [`/users/${NAMES.users[0]}`], 1);
+      const hint = await waitFor('hint', () => backend.messages.find((m): m is LearnedMessage => m.type === 'learned'));
+      expect(hint).toMatchObject({ templates: ['/users/{username}'], hint: true });
+      expect(agent.logs.find('bad paths entry skipped')[0]).toMatchObject({ index: 1 });
+      // One value, yet no hold: a stated template is decided.
+      await waitFor('sent under the hint', () => backend.count((o) => o.path === '/users/{username}') === 1);
+      expect(backend.frames.some((frame) => frame.includes(NAMES.users[0]!))).toBe(false);
+    } finally {
+      await agent.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
