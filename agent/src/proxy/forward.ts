@@ -4,7 +4,7 @@ import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
 import type { BodyTap, ExchangeObserver } from '../capture/exchange';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers';
-import { failureBody, upstreamFailure, type UpstreamFailure } from './errors';
+import { errorCode, failureBody, upstreamFailure, type UpstreamFailure } from './errors';
 
 /** What every forwarded request shares. */
 export interface ForwardContext {
@@ -147,14 +147,42 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
-    // 1xx: Node answers `Expect: 100-continue` itself; other informational answers are not relayed.
-    if (statusCode < 200) return;
+    if (statusCode < 200) {
+      this.informational(statusCode, headers);
+      return;
+    }
     this.status = statusCode;
     this.responseHeaders = clientResponseHeaders(headers);
-    this.res.writeHead(statusCode, statusMessage || undefined, this.responseHeaders);
+    if (headers['content-length'] !== undefined) {
+      // The reason phrase as the upstream sent it, an empty one too (Node would put its own).
+      this.res.writeHead(statusCode, statusMessage, this.responseHeaders);
+      return;
+    }
+    // Neither a length nor a transfer coding: the body runs until the upstream closes (RFC 9112
+    // §6.3), so it reaches the client framed the same way, not re-framed as chunks.
+    if (headers['transfer-encoding'] === undefined && statusCode !== 204 && statusCode !== 304 && this.req.method !== 'HEAD') this.res.useChunkedEncodingByDefault = false;
+    this.res.writeHead(statusCode, statusMessage, this.responseHeaders);
     // A response without a length may be a stream (server-sent events): its headers go out now,
     // before the first event. Others go out with the first body bytes, in one write.
-    if (headers['content-length'] === undefined) this.res.flushHeaders();
+    this.res.flushHeaders();
+  }
+
+  /**
+   * An interim answer: `103 Early Hints` and `102 Processing` are relayed (Node writes them with its
+   * own reason phrase; a 102's headers are not kept). `100 Continue` is Node's own answer to
+   * `Expect`; Node has no way to write any other 1xx, so they are not relayed (docs/agent.md).
+   */
+  private informational(statusCode: number, headers: IncomingHttpHeaders): void {
+    // An HTTP/1.0 client is sent no interim answers (RFC 9110 §15.2).
+    if (this.res.headersSent || this.clientGone || this.req.httpVersionMinor === 0) return;
+    if (statusCode === 102) this.res.writeProcessing();
+    else if (statusCode === 103) {
+      try {
+        this.res.writeEarlyHints(clientResponseHeaders(headers) as Record<string, string | string[]>);
+      } catch {
+        // Node refuses a `Link` value it cannot validate; the hints are only hints.
+      }
+    }
   }
 
   /**
@@ -187,7 +215,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     }
   }
 
-  onResponseEnd(_controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+  onResponseEnd(_controller: Dispatcher.DispatchController | null, trailers: IncomingHttpHeaders): void {
     for (const _name in trailers) {
       this.res.addTrailers(trailers as Record<string, string>);
       break;
@@ -231,6 +259,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
 
   onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
     if (this.clientGone) return;
+    // A 204 or 304 has no body whatever its Content-Length says (a 304 states the length of the
+    // representation), yet undici takes the missing bytes for a mismatch: the answer is complete.
+    if ((this.status === 204 || this.status === 304) && errorCode(err) === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      this.onResponseEnd(null, {});
+      return;
+    }
     const failure = upstreamFailure(err);
     if (this.res.headersSent) {
       // Too late for an error answer: cut the response so the client sees it is incomplete.

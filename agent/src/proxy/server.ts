@@ -33,6 +33,14 @@ export interface TlsCredentials {
   key: Buffer | string;
 }
 
+/**
+ * Request and response heads up to this size pass (Node's and undici's default, 16 KiB, turned
+ * larger ones into a 400 or a 502 the app never gave). 256 KiB is what browsers accept of a
+ * response (Chromium's limit), and a bound still: a larger request head is answered 431, a larger
+ * response head 502.
+ */
+export const MAX_HEAD_BYTES = 256 * 1024;
+
 /** The proxy listener ({proxy_url}): a node:http server in front of one undici Pool to the upstream. */
 export class ProxyServer {
   private readonly server: http.Server | https.Server;
@@ -53,6 +61,7 @@ export class ProxyServer {
       pipelining: 1,
       keepAliveTimeout: 4_000,
       headersTimeout: options.upstreamHeadersTimeoutMs ?? 60_000,
+      maxHeaderSize: MAX_HEAD_BYTES,
       // Streams (server-sent events) may be quiet for long; the client going away ends them.
       bodyTimeout: 0,
       ...(upstreamTls ? { connect: upstreamTls } : {}),
@@ -81,7 +90,7 @@ export class ProxyServer {
       this.inFlight++;
       forward(context, req, res);
     };
-    this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handle) : http.createServer(handle);
+    this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key, maxHeaderSize: MAX_HEAD_BYTES }, handle) : http.createServer({ maxHeaderSize: MAX_HEAD_BYTES }, handle);
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       options.metrics.inc('requests_total');
       const tunnel = tunnelUpgrade(options.upstream, req, socket, head, options.log, upstreamTls);
@@ -91,6 +100,10 @@ export class ProxyServer {
     this.server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
       if (err.code === 'ECONNRESET' || !socket.writable) {
         socket.destroy();
+        return;
+      }
+      if (err.code === 'HPE_HEADER_OVERFLOW') {
+        socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":431,"error":"Request Header Fields Too Large","message":"request head over ${MAX_HEAD_BYTES} bytes"}`);
         return;
       }
       socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":400,"error":"Bad Request","message":"malformed HTTP request"}');
