@@ -4,7 +4,7 @@ import type { BodySummary } from './summarise';
 const json = (shape: string): BodySummary => ({ body: { contentType: 'application/json', shape }, key: `application/json|${shape}|` });
 
 function observation(overrides: Partial<Observation>): Observation {
-  return { captureId: 'c1', method: 'GET', template: '/posts', status: 200, query: [], requestHeaders: { accept: '*/*', connection: 'keep-alive' }, responseHeaders: { 'content-type': 'application/json' }, request: null, response: json('a'), at: 1_000, ...overrides };
+  return { captureId: 'c1', method: 'GET', template: '/posts', path: undefined, status: 200, query: [], requestHeaders: { accept: '*/*', connection: 'keep-alive' }, responseHeaders: { 'content-type': 'application/json' }, request: null, response: json('a'), at: 1_000, ...overrides };
 }
 
 describe('Aggregator', () => {

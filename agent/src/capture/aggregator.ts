@@ -30,7 +30,7 @@ export interface Observation {
   method: string;
   template: string;
   /** What the path gave, when no documented or hinted template matched it: evidence for the path learner. */
-  path?: PathEntry;
+  path: PathEntry | undefined;
   status: number;
   query: readonly string[];
   /**

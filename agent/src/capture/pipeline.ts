@@ -267,7 +267,7 @@ export class CapturePipeline implements ExchangeObserver {
       captureId: exchange.captureId,
       method,
       template: learned ? this.reported(entry) : entry,
-      ...(learned ? { path: entry } : {}),
+      path: learned ? entry : undefined,
       status: exchange.status,
       query: question < 0 ? NO_NAMES : this.queryNames(exchange.target, question),
       requestHeaders: exchange.requestHeaders,
