@@ -10,6 +10,7 @@ export * from './diff/diff';
 export * from './diff/parameters';
 export * from './http/headers';
 export * from './paths/template';
+export * from './paths/hints';
 export * from './ignore/rules';
 export * from './version/version';
 export * from './interest';

@@ -10,6 +10,8 @@ import type {
   DocumentationResponse,
   EndpointResponse,
   ObservedEndpointResponse,
+  PathHintCreatedResponse,
+  PathHintResponse,
   ProjectResponse,
   ProposalResponse,
   TokenResponse,
@@ -119,6 +121,10 @@ export function createApiClient(options: ApiClientOptions) {
     observed: (p: string, captureId: string, method: string, path: string) =>
       get<ObservedEndpointResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/observed${query({ method, path })}`),
     commitDocumentation: (p: string, body: DocumentationRequest) => request<DocumentationResponse>('POST', `${project(p)}/documentation`, body),
+    /** Templates users stated ("this segment is a parameter"). */
+    pathHints: (p: string) => get<PathHintResponse[]>(`${project(p)}/path-hints`),
+    /** States a template: what is stored under its literal paths is merged into it at once. */
+    addPathHint: (p: string, template: string) => request<PathHintCreatedResponse>('POST', `${project(p)}/path-hints`, { template }),
     endpoints: (p: string) => get<EndpointResponse[]>(`${project(p)}/endpoints`),
     endpointVersions: (p: string, endpointId: string) => get<EndpointVersionResponse[]>(`${project(p)}/endpoints/${encodeURIComponent(endpointId)}/versions`),
     /** One page of the versions matrix: rows of `kind` (all kinds when absent), `limit` rows (the backend allows 1-100), after `cursor`. */

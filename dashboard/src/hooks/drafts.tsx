@@ -12,6 +12,8 @@ export interface DraftEndpoint {
 interface DraftsValue {
   drafts(captureId: string): DraftEndpoint[];
   finish(captureId: string, draft: DraftEndpoint): void;
+  /** Finishes many at once ("select all"): a draft already there keeps its description and choice. */
+  finishMany(captureId: string, drafts: readonly DraftEndpoint[]): void;
   update(captureId: string, method: string, path: string, change: Partial<DraftEndpoint>): void;
   remove(captureId: string, method: string, path: string): void;
   clear(captureId: string): void;
@@ -46,6 +48,8 @@ export function DraftsProvider({ children }: { children: ReactNode }) {
     () => ({
       drafts: (captureId) => byCapture[captureId] ?? [],
       finish: (captureId, draft) => edit(captureId, (list) => [...list.filter((d) => !same(d, draft.method, draft.path)), draft]),
+      finishMany: (captureId, many) =>
+        edit(captureId, (list) => [...list, ...many.filter((draft) => !list.some((d) => same(d, draft.method, draft.path)))]),
       update: (captureId, method, path, change) => edit(captureId, (list) => list.map((d) => (same(d, method, path) ? { ...d, ...change } : d))),
       remove: (captureId, method, path) => edit(captureId, (list) => list.filter((d) => !same(d, method, path))),
       clear: (captureId) => edit(captureId, () => []),

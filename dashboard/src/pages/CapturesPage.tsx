@@ -2,6 +2,7 @@ import type { CaptureResponse, DiffResponse, UndocumentedEndpointResponse } from
 import { useEffect, useMemo, useState } from 'react';
 import { Badge, BreakingBadge, EndpointName } from '../components/badges';
 import { ListTable } from '../components/forms';
+import { selectionKey, SelectionBar } from '../components/ReviewSelection';
 import { Async, Empty } from '../components/states';
 import { TimeAgo } from '../components/TimeAgo';
 import { useApp } from '../hooks/app';
@@ -13,7 +14,7 @@ import { navigate, routeHref } from '../lib/routes';
 /** Captures newest first beside the review of the chosen one (the newest by default). */
 export function CapturesPage({ captureId }: { captureId?: string }) {
   const { api, project } = useApp();
-  const captures = useResource(() => api.captures(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'documentation.committed');
+  const captures = useResource(() => api.captures(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'documentation.committed' || e.type === 'paths.hinted');
 
   // Without a chosen capture, show the newest — pinned in the URL, so a later capture does not
   // pull the view away: the new-capture notice offers that move instead.
@@ -81,10 +82,14 @@ function CaptureList({ captures, selected }: { captures: CaptureResponse[]; sele
 function CaptureReview({ capture, captureId, newestId }: { capture: CaptureResponse | null; captureId: string; newestId?: string }) {
   const { api, project } = useApp();
   const drafts = useDrafts().drafts(captureId);
-  const reloadOn = (e: { type: string; captureId?: string }) => (e.type === 'capture.updated' && e.captureId === captureId) || e.type === 'documentation.committed';
+  const reloadOn = (e: { type: string; captureId?: string }) => (e.type === 'capture.updated' && e.captureId === captureId) || e.type === 'documentation.committed' || e.type === 'paths.hinted';
   const undocumented = useResource(() => api.undocumented(project, captureId), [api, project, captureId], reloadOn);
   const diffs = useResource(() => api.diffs(project, captureId), [api, project, captureId], reloadOn);
   const [filter, setFilter] = useState('');
+  // Selected undocumented endpoints (`selectionKey`), per capture: moving to another capture starts afresh.
+  const [selection, setSelection] = useState<{ captureId: string; keys: ReadonlySet<string> }>({ captureId, keys: new Set() });
+  const selected = selection.captureId === captureId ? selection.keys : new Set<string>();
+  const select = (keys: ReadonlySet<string>) => setSelection({ captureId, keys });
 
   if (!capture) return <Empty title="This capture does not exist">It may belong to another project. Choose one from the list.</Empty>;
   return (
@@ -119,7 +124,7 @@ function CaptureReview({ capture, captureId, newestId }: { capture: CaptureRespo
           <input type="search" aria-label="Filter endpoints" placeholder="Filter by path…" value={filter} onChange={(e) => setFilter(e.target.value)} />
         </div>
         <Async resource={undocumented} what="undocumented endpoints">
-          {(list) => <UndocumentedTable list={list} filter={filter} captureId={captureId} finished={drafts} />}
+          {(list) => <UndocumentedTable list={list} filter={filter} captureId={captureId} finished={drafts} selected={selected} onSelect={select} />}
         </Async>
       </section>
 
@@ -138,15 +143,39 @@ const matches = (filter: string) => {
   return (item: { method: string; path: string }) => !needle || `${item.method} ${item.path}`.toLowerCase().includes(needle);
 };
 
-function UndocumentedTable({ list, filter, captureId, finished }: { list: UndocumentedEndpointResponse[]; filter: string; captureId: string; finished: Array<{ method: string; path: string }> }) {
+function UndocumentedTable({
+  list,
+  filter,
+  captureId,
+  finished,
+  selected,
+  onSelect,
+}: {
+  list: UndocumentedEndpointResponse[];
+  filter: string;
+  captureId: string;
+  finished: Array<{ method: string; path: string }>;
+  selected: ReadonlySet<string>;
+  onSelect: (next: ReadonlySet<string>) => void;
+}) {
   const { project } = useApp();
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
   if (list.length === 0) return <Empty title="Nothing undocumented">Every endpoint seen in this capture is documented (or ignored by a rule).</Empty>;
   if (shown.length === 0) return <Empty title="No endpoint matches the filter" />;
+  const toggle = (key: string) => {
+    const next = new Set(selected);
+    if (!next.delete(key)) next.add(key);
+    onSelect(next);
+  };
   return (
-    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
+    <>
+      <SelectionBar captureId={captureId} shown={shown} selected={selected} onSelect={onSelect} />
+      <ListTable columns={[{ label: 'Select', hidden: true }, { label: 'Endpoint' }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
           {shown.map((endpoint) => (
-            <tr key={`${endpoint.method} ${endpoint.path}`}>
+            <tr key={selectionKey(endpoint)}>
+              <td className="select-cell">
+                <input type="checkbox" aria-label={`Select ${selectionKey(endpoint)}`} checked={selected.has(selectionKey(endpoint))} onChange={() => toggle(selectionKey(endpoint))} />
+              </td>
               <td>
                 <a href={routeHref({ page: 'undocumented', project, captureId, method: endpoint.method, path: endpoint.path })}>
                   <EndpointName method={endpoint.method} path={endpoint.path} />
@@ -161,7 +190,8 @@ function UndocumentedTable({ list, filter, captureId, finished }: { list: Undocu
               <td>{finished.some((d) => d.method === endpoint.method && d.path === endpoint.path) && <Badge tone="ok">finished</Badge>}</td>
             </tr>
           ))}
-    </ListTable>
+      </ListTable>
+    </>
   );
 }
 

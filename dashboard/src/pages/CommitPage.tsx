@@ -9,6 +9,9 @@ import { useDrafts } from '../hooks/drafts';
 import { routeHref } from '../lib/routes';
 import { NeedsScope } from '../components/Permission';
 
+/** What the backend takes in one documentation commit (`POST /documentation`). */
+const MAX_ENDPOINTS_PER_COMMIT = 500;
+
 /**
  * After Finish: choose, per finished endpoint, whether to document its bodies, then Commit changes.
  * The commit makes each endpoint's first version (1.0) through a proposal approved at once.
@@ -23,13 +26,24 @@ export function CommitPage({ captureId }: { captureId: string }) {
 
   const commit = async (event: FormEvent) => {
     event.preventDefault();
-    const result = await run(() =>
-      api.commitDocumentation(project, {
-        captureId,
-        endpoints: finished.map(({ method, path, description, documentBodies }) => ({ method, path, description, documentBodies })),
-        ...(message.trim() ? { message: message.trim() } : {}),
-      }),
-    );
+    const endpoints = finished.map(({ method, path, description, documentBodies }) => ({ method, path, description, documentBodies }));
+    const parts = Math.ceil(endpoints.length / MAX_ENDPOINTS_PER_COMMIT);
+    const result = await run(async () => {
+      // The backend takes up to 500 endpoints per commit: more are committed in parts, one proposal each.
+      const versions: DocumentationResponse['versions'] = [];
+      let proposalId: string | null = null;
+      for (let part = 0; part < parts; part++) {
+        const text = message.trim();
+        const answer = await api.commitDocumentation(project, {
+          captureId,
+          endpoints: endpoints.slice(part * MAX_ENDPOINTS_PER_COMMIT, (part + 1) * MAX_ENDPOINTS_PER_COMMIT),
+          ...(text ? { message: parts > 1 ? `${text} (part ${part + 1} of ${parts})` : text } : {}),
+        });
+        versions.push(...answer.versions);
+        proposalId ??= answer.proposalId;
+      }
+      return { proposalId, versions };
+    });
     if (!result) return;
     drafts.clear(captureId);
     setCommitted(result);
@@ -70,6 +84,11 @@ export function CommitPage({ captureId }: { captureId: string }) {
         <form onSubmit={commit} className="commit-form">
           <fieldset className="card">
             <legend>Choose which bodies to document</legend>
+            {finished.length > MAX_ENDPOINTS_PER_COMMIT && (
+              <p className="muted">
+                {finished.length} endpoints: committed in {Math.ceil(finished.length / MAX_ENDPOINTS_PER_COMMIT)} parts of at most {MAX_ENDPOINTS_PER_COMMIT}, one proposal each.
+              </p>
+            )}
             <ul className="plain-list">
               {finished.map((draft) => (
                 <li key={`${draft.method} ${draft.path}`} className="draft">

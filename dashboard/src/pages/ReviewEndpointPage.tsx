@@ -1,8 +1,10 @@
-import { isDocumentableHeader } from '@spectator/shared';
+import { isDocumentableHeader, withParameterAt } from '@spectator/shared';
 import { useState, type FormEvent } from 'react';
 import { Badge } from '../components/badges';
 import { ReviewHeader } from '../components/forms';
 import { BodyShapes, RejectedRequests } from '../components/BodyShapes';
+import { NeedsScope } from '../components/Permission';
+import { TemplateForm } from '../components/ReviewSelection';
 import { Async } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
@@ -52,6 +54,7 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
                 </>
               )}
             </p>
+            <SegmentHints captureId={captureId} method={method} path={path} />
             <BodyShapes request={endpoint.request} responses={endpoint.responses} />
             <RejectedRequests rejected={endpoint.rejectedRequests ?? []} />
           </>
@@ -70,5 +73,47 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
         </div>
       </form>
     </div>
+  );
+}
+
+/**
+ * "This segment is a parameter": each literal segment of the path can be made a parameter (a name
+ * or a slug the agent kept as a word). The template is stated as a path hint, the stored traffic
+ * regroups into it at once, and the review moves to the template's endpoint.
+ */
+function SegmentHints({ captureId, method, path }: { captureId: string; method: string; path: string }) {
+  const { project } = useApp();
+  const [chosen, setChosen] = useState<number | null>(null);
+  const segments = path.split('/').filter(Boolean);
+  if (!segments.some((segment) => !segment.startsWith('{'))) return null;
+  const proposed = chosen === null ? undefined : withParameterAt(path, chosen);
+  return (
+    <section className="card segment-hints" aria-label="Path segments">
+      <h3>Path segments</h3>
+      <p className="muted">Is a segment a name, a slug or an identifier? Make it a parameter: this endpoint and its literal siblings become one template.</p>
+      <NeedsScope scope="write" action="Stating a template">
+        <div className="path-segments">
+          {segments.map((segment, index) =>
+            segment.startsWith('{') ? (
+              <code key={index}>/{segment}</code>
+            ) : (
+              <button key={index} type="button" aria-pressed={chosen === index} title="This segment is a parameter" onClick={() => setChosen(index)}>
+                /{segment}
+              </button>
+            ),
+          )}
+        </div>
+      </NeedsScope>
+      {proposed !== undefined && (
+        <TemplateForm
+          key={proposed}
+          proposed={proposed}
+          what="This segment is a parameter: the template"
+          action="Make it a parameter"
+          onCancel={() => setChosen(null)}
+          onDone={(template) => navigate({ page: 'undocumented', project, captureId, method, path: template })}
+        />
+      )}
+    </section>
   );
 }
