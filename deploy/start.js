@@ -212,7 +212,7 @@ Spectator is ready.
   Dashboard  ${signIn}
              (the link signs you in to the demo project)
   Proxy      ${agent.proxyUrl}
-             (the {proxy_url}: the demo posts API behind the agent)
+             (send requests here: the demo posts API, with the agent in front)
   API        ${backend.url}/api/v1   (reference: ${backend.url}/api/docs)
 
 Try next:

@@ -119,7 +119,7 @@ function spooledAgentId(dir: string | null, log: Logger): string {
 }
 
 export interface RunningAgent {
-  /** The proxy's URL ({proxy_url}). */
+  /** The proxy's URL: where clients send their requests. */
   proxyUrl: string;
   /** Base URL of the admin listener, or null. */
   adminUrl: string | null;
@@ -145,7 +145,7 @@ export interface RunningAgent {
 /** Start an agent: proxy, capture pipeline, backend stream, admin port and wrapped command. */
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const tuning: AgentTuning = { ...DEFAULT_TUNING, ...options.tuning };
-  const root = options.logger ?? createRootLogger(options.logLevel ?? 'info');
+  const root = options.logger ?? createRootLogger(options.logLevel ?? 'info', undefined, options.logFormat);
   const log = root.child({ module: 'agent' });
   const metrics = new Metrics();
   const captures = new Captures();

@@ -19,7 +19,15 @@ describe('parseAgentConfig', () => {
       upstreamCaPath: null,
       command: null,
       logLevel: 'info',
+      // Jest's stdout is not a terminal.
+      logFormat: process.stdout.isTTY ? 'pretty' : 'json',
     });
+  });
+
+  it('takes --log-format json|pretty, and refuses another', () => {
+    expect(parseAgentConfig([...base, '--log-format', 'pretty'], {}).logFormat).toBe('pretty');
+    expect(parseAgentConfig(base, { SPECTATOR_LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => parseAgentConfig([...base, '--log-format', 'text'], {})).toThrow('--log-format (SPECTATOR_LOG_FORMAT): "text" must be one of json, pretty');
   });
 
   it.each([

@@ -1,8 +1,9 @@
 import { ENVIRONMENT_KINDS, ROUTES, type AgentEnvironment, type EnvironmentKind } from '@spectator/shared';
+import { defaultLogFormat, LOG_FORMATS, type LogFormat } from './log';
 
 /** A validated agent configuration (see docs/agent.md for every option). */
 export interface AgentConfig {
-  /** Where the proxy listens ({proxy_url}). Default `0.0.0.0:4000`. */
+  /** Where the proxy listens (the address clients and tests send requests to). Default `0.0.0.0:4000`. */
   listen: HostPort;
   /** The app being observed. `null` only with a wrapped command: the agent then picks a free port and passes it as `PORT`. */
   upstream: URL | null;
@@ -30,6 +31,8 @@ export interface AgentConfig {
   /** `-- <command>`: the app the agent starts and watches, or `null`. */
   command: string[] | null;
   logLevel: string;
+  /** `json` or `pretty`; default pretty when stdout is a terminal, else json. */
+  logFormat: LogFormat;
 }
 
 /** Where the proxy's certificate chain and private key are (PEM). */
@@ -48,7 +51,7 @@ export const DEFAULT_SHAPE_BUDGET = 2;
 const MAX_CAPTURE_LIMIT = 64 * 1024 * 1024;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'shapeBudget' | 'tlsCert' | 'tlsKey' | 'upstreamCa' | 'logLevel';
+type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'shapeBudget' | 'tlsCert' | 'tlsKey' | 'upstreamCa' | 'logLevel' | 'logFormat';
 
 interface OptionSpec {
   key: OptionKey;
@@ -83,6 +86,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { key: 'tlsKey', flag: '--tls-key', envVar: 'SPECTATOR_TLS_KEY', value: '<path>', help: 'PEM private key for --tls-cert.' },
   { key: 'upstreamCa', flag: '--upstream-ca', envVar: 'SPECTATOR_UPSTREAM_CA', value: '<path>', help: 'PEM CA certificate(s) to trust for an https:// upstream, besides the system ones (e.g. an in-cluster CA).' },
   { key: 'logLevel', flag: '--log-level', envVar: 'SPECTATOR_LOG_LEVEL', value: '<level>', help: `Log level: ${LOG_LEVELS.join('|')}. Default info.` },
+  { key: 'logFormat', flag: '--log-format', envVar: 'SPECTATOR_LOG_FORMAT', value: '<format>', help: `Log lines: ${LOG_FORMATS.join('|')}. Default pretty when stdout is a terminal, else json.` },
 ];
 
 /** Where CI systems put the commit, pull request and build; first match wins. */
@@ -146,6 +150,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const captureLimit = check('captureLimit', parseByteSize, DEFAULT_CAPTURE_LIMIT);
   const shapeBudget = check('shapeBudget', parsePercent, DEFAULT_SHAPE_BUDGET);
   const logLevel = check('logLevel', (text) => oneOf(text, LOG_LEVELS), 'info');
+  const logFormat = check('logFormat', (text) => oneOf(text, LOG_FORMATS), defaultLogFormat());
   const [certPath, keyPath] = [nonEmpty(raw('tlsCert')), nonEmpty(raw('tlsKey'))];
   if ((certPath === undefined) !== (keyPath === undefined)) problems.push(`${named(certPath === undefined ? 'tlsCert' : 'tlsKey')}: required with ${certPath === undefined ? '--tls-key' : '--tls-cert'}`);
 
@@ -165,6 +170,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     upstreamCaPath: nonEmpty(raw('upstreamCa')) ?? null,
     command,
     logLevel,
+    logFormat,
   };
 }
 

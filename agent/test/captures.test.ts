@@ -42,11 +42,16 @@ describe('captures', () => {
     const later = await startUpstream(postsApi());
     await later.close();
     const agent = await startTestAgent({ upstream: later.url, backend: backend.url, token: 'x' });
+    // Before the app ever answered, the agent is waiting for it; nothing "stopped".
+    await waitFor('waiting logged', () => agent.logs.find('waiting for the app to answer').length === 1);
     const upstream = await startUpstream(postsApi(), { port: later.port });
     try {
       const first = agent.captureId();
       await waitFor('upstream seen up', () => agent.metrics.get('upstream_up') === 1);
       expect(agent.captureId()).toBe(first);
+      expect(agent.logs.find('upstream stopped answering')).toEqual([]);
+      await upstream.close();
+      await waitFor('stop logged', () => agent.logs.find('upstream stopped answering').length === 1);
     } finally {
       await agent.close();
       await upstream.close();

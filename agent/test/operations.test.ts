@@ -84,6 +84,21 @@ describe('spectator-agent CLI', () => {
     }
   }, 20_000);
 
+  it('writes readable lines with --log-format pretty (JSON lines when stdout is not a terminal, by default)', async () => {
+    const upstream = await startUpstream((_req, res) => sendJson(res, 200, { ok: true }));
+    try {
+      const { code, stdout } = await runCli(['--upstream', upstream.url, '--listen', '127.0.0.1:0', '--config', '/nonexistent.yml', '--log-format', 'pretty'], {}, async (child, out) => {
+        await waitFor('agent started', () => out().includes('INFO: agent: agent started'), 15_000);
+        child.kill('SIGTERM');
+      });
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: agent: agent started \{"proxy":"http:\/\/127\.0\.0\.1:\d+"/m);
+      expect(stdout.split('\n').filter((line) => line.startsWith('{'))).toEqual([]);
+    } finally {
+      await upstream.close();
+    }
+  }, 30_000);
+
   it('runs from environment variables and exits 0 on SIGTERM after a graceful stop', async () => {
     const upstream = await startUpstream((_req, res) => sendJson(res, 200, { ok: true }));
     try {

@@ -81,7 +81,9 @@ export class UpstreamProbe {
     this.metrics.set('upstream_up', up ? 1 : 0);
     if (before === this.state) return;
     if (!up) {
-      this.log.warn({ upstream: this.upstream.origin }, 'upstream stopped answering');
+      // An app that never answered yet is starting (the wrapped command, a CI job), not failing.
+      if (this.seenUp) this.log.warn({ upstream: this.upstream.origin }, 'upstream stopped answering');
+      else this.log.info({ upstream: this.upstream.origin }, 'waiting for the app to answer');
       return;
     }
     if (before === 'down' && this.seenUp) {

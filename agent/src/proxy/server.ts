@@ -41,7 +41,7 @@ export interface TlsCredentials {
  */
 export const MAX_HEAD_BYTES = 256 * 1024;
 
-/** The proxy listener ({proxy_url}): a node:http server in front of one undici Pool to the upstream. */
+/** The proxy listener (where clients send their requests): a node:http server in front of one undici Pool to the upstream. */
 export class ProxyServer {
   private readonly server: http.Server | https.Server;
   private readonly pool: Pool;
