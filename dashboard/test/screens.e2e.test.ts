@@ -21,7 +21,7 @@ let browser: TestBrowser;
 let page: Page;
 
 const P = '/projects/demo';
-const captures = [capture('c2', '2026-01-01T10:05:00Z', { diffs: 1 }), capture('c1', '2026-01-01T10:00:00Z', { endedAt: '2026-01-01T10:05:00Z' })];
+const captures = [capture('c2', '2026-01-01T10:05:00Z', { diffs: 1, unmatched: { requests: 1234, paths: 51 } }), capture('c1', '2026-01-01T10:00:00Z', { endedAt: '2026-01-01T10:05:00Z' })];
 
 const ADMIN = { name: 'fixture admin', scope: 'admin', project: 'demo', environments: null };
 
@@ -90,6 +90,8 @@ describe('dashboard screens (fixture API)', () => {
     await expect(post.locator('td .count').textContent()).resolves.toBe('4');
     await rows('diffs').first().waitFor();
     expect(await rows('diffs').first().textContent()).toContain('breaking');
+    // Noise is counted apart, under the endpoints.
+    expect(await page.getByTestId('unmatched').textContent()).toBe('unmatched: 1,234 requests on 51 paths');
     await screenshot(page, 'screens-02-review');
   });
 

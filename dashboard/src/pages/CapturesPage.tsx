@@ -126,6 +126,11 @@ function CaptureReview({ capture, captureId, newestId }: { capture: CaptureRespo
         <Async resource={undocumented} what="undocumented endpoints">
           {(list) => <UndocumentedTable list={list} filter={filter} captureId={captureId} finished={drafts} selected={selected} onSelect={select} />}
         </Async>
+        {capture.unmatched.requests > 0 && (
+          <p className="muted" data-testid="unmatched" title="Requests that only got 404 or 405 on paths matching no known or learned template (scanners, typos): counted apart, never endpoints. The paths are not kept.">
+            unmatched: {plural(capture.unmatched.requests, 'request')} on {plural(capture.unmatched.paths, 'path')}
+          </p>
+        )}
       </section>
 
       <section aria-labelledby="diffs-title">
