@@ -1,6 +1,7 @@
 // @ts-check
 // `npm run bench:reconstruct`: how well Spectator, har-to-openapi and Optic reconstruct real public
 // OpenAPI documents from a CI run's worth of traffic. See docs/benchmarks.md.
+const { createHash } = require('node:crypto');
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
@@ -16,7 +17,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
   --set train|heldout|all   which documents (default all; each set gets its own table)
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
-  --details                 print each document's operation scores (training set only)
+  --details                 print each document's operation scores, missed and extra operations (training set only)
   --out <dir>               where traffic, outputs and results go (default bench/reconstruct/results)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
   --help                    this text`;
@@ -64,14 +65,19 @@ function parseArgs(argv) {
   return options;
 }
 
-/** Installs this folder's own dependencies (npm ci) when they are missing or older than its lockfile. */
+/**
+ * Installs this folder's own dependencies (npm ci) unless the lockfile they were installed from
+ * is the one here now (its SHA-256 is kept beside them).
+ */
 function ensureInstalled() {
-  const marker = path.join(HERE, 'node_modules', '.package-lock.json');
-  const lock = path.join(HERE, 'package-lock.json');
-  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
-  console.log('installing the bench\'s own tools (npm ci --prefix bench/reconstruct; once)…');
+  const lock = fs.readFileSync(path.join(HERE, 'package-lock.json'));
+  const digest = createHash('sha256').update(lock).digest('hex');
+  const marker = path.join(HERE, 'node_modules', '.bench-lock-sha256');
+  if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === digest) return;
+  console.log('installing the bench\'s own tools (npm ci --prefix bench/reconstruct; once per lockfile)…');
   const result = spawnSync('npm', ['ci', '--prefix', HERE, '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`npm ci --prefix bench/reconstruct failed with exit code ${result.status}`);
+  fs.writeFileSync(marker, digest);
 }
 
 /** @returns {Promise<number>} a free loopback port */
@@ -152,7 +158,7 @@ async function main() {
   const { planTraffic } = require('./lib/traffic');
   const { createGenerator } = require('./lib/generate');
   const { sendAll, toHar } = require('./lib/send');
-  const { observe, scoreDocument, addCounts, emptyCounts, formatTable, summarize } = require('./lib/score');
+  const { observe, scoreDocument, operationDiff, addCounts, emptyCounts, formatTable, summarize } = require('./lib/score');
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
   const { startSpectator } = require('./lib/spectator');
 
@@ -225,6 +231,13 @@ async function main() {
         perDocument.push({ id: entry.id, operations: operations.length, requests: exchanges.length, failed, rejected, scores: documentScores });
         const detail = set === 'train' && options.details ? `: ${line.join('; ')}` : '';
         console.log(`[${set}] ${entry.id}: ${operations.length} operations, ${exchanges.length} requests (${rejected} plain requests answered 4xx/5xx, ${failed} failed), ${((Date.now() - started) / 1000).toFixed(0)} s${detail}`);
+        if (set === 'train' && options.details) {
+          for (const name of options.contenders) {
+            const { missed, extra } = operationDiff({ operations, observations, contender: outputs[name] });
+            if (missed.length > 0) console.log(`  ${name} missed: ${missed.join(', ')}`);
+            if (extra.length > 0) console.log(`  ${name} wrote instead: ${extra.slice(0, 30).join(', ')}${extra.length > 30 ? `, … (${extra.length} in all)` : ''}`);
+          }
+        }
       }
       const title = `### ${set === 'train' ? 'Training' : 'Held-out'} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}`;

@@ -211,6 +211,23 @@ function scoreDocument({ source, operations, observations, contender }) {
 }
 
 /**
+ * Which operations a contender got wrong: the source operations the traffic reached that it has
+ * no exact match for, and its operations that match no source operation (`METHOD /path` as each
+ * side writes them). For reading a document's result, not for scores.
+ * @param {{ operations: Operation[], observations: Map<number, Observation>, contender: any }} input
+ * @returns {{ missed: string[], extra: string[] }}
+ */
+function operationDiff({ operations, observations, contender }) {
+  const theirs = listOperations(contender ?? {});
+  const ours = new Set(operations.map((operation) => `${operation.method} ${operation.key}`));
+  const found = new Set(theirs.map((operation) => `${operation.method} ${operation.key}`));
+  return {
+    missed: operations.filter((operation, index) => observations.has(index) && !found.has(`${operation.method} ${operation.key}`)).map((operation) => `${operation.method} ${operation.path}`),
+    extra: theirs.filter((operation) => !ours.has(`${operation.method} ${operation.key}`)).map((operation) => `${operation.method} ${operation.path}`),
+  };
+}
+
+/**
  * @param {SetCounts} a
  * @param {SetCounts} b
  * @returns {SetCounts}
@@ -360,4 +377,4 @@ function formatTable(columns) {
   return [header, rule, ...body].join('\n');
 }
 
-module.exports = { observe, scoreDocument, addCounts, emptyCounts, summarize, formatTable, countSet, f1 };
+module.exports = { observe, scoreDocument, operationDiff, addCounts, emptyCounts, summarize, formatTable, countSet, f1 };

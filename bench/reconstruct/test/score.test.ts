@@ -1,7 +1,7 @@
 // The reconstruction bench's scoring on small hand-made documents: a bench that scores wrong is
 // worse than none, so each rule of lib/score.js and lib/openapi.js has a case that would fail.
 import { flattenSchema, flattenValue, isInstanceOf, listOperations, templateKey } from '../lib/openapi';
-import { countSet, observe, scoreDocument, summarize, formatTable, emptyCounts, addCounts } from '../lib/score';
+import { countSet, observe, operationDiff, scoreDocument, summarize, formatTable, emptyCounts, addCounts } from '../lib/score';
 import type { Exchange } from '../lib/send';
 
 const pet = {
@@ -201,5 +201,16 @@ describe('scoreDocument', () => {
     expect(table).toContain('| score | source | nothing |');
     expect(table).toContain('| operations: recall | 1.00 | 0.00 |');
     expect(table).toContain('| operations: precision | 0.80 | n/a |');
+  });
+});
+
+describe('operationDiff', () => {
+  it('names the source operations reached but not matched, and the operations matching no source operation', () => {
+    const operations = listOperations(source);
+    const contender = { paths: { '/pets': { get: { responses: {} } }, '/users/alice/repos': { get: { responses: {} } }, '/users/me/repos': { get: { responses: {} } } } };
+    expect(operationDiff({ operations, observations: observe(traffic), contender })).toEqual({
+      missed: ['POST /pets', 'GET /pets/{petId}', 'GET /users/{user}/repos'],
+      extra: ['GET /users/alice/repos'],
+    });
   });
 });
