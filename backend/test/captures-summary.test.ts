@@ -158,7 +158,7 @@ describe('capture endpoint summaries', () => {
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];
-      while (reverted.at(-1) !== 'CaptureEndpoints1763900000000' && reverted.length < 10) reverted.push(await migrateDown(ds));
+      while (reverted.at(-1) !== 'CaptureEndpoints1763900000000' && reverted.length < 100) reverted.push(await migrateDown(ds));
       expect(reverted.at(-1)).toBe('CaptureEndpoints1763900000000');
       expect(await migrateUp(ds)).toEqual([...reverted].reverse());
     } finally {
