@@ -1,0 +1,263 @@
+// @ts-check
+/* global fetch, setTimeout, clearTimeout -- Node globals the shared ESLint config does not list for .js */
+// Runs the entrypoints inside the images that .ci/images built and checks what the Dockerfiles
+// promise: a non-root user, the agent proxying a request, the backend answering /api/v1/health
+// against a real PostgreSQL, and each image's HEALTHCHECK command passing. `buildah run
+// --isolation chroot` shares the machine's network, so 127.0.0.1 inside is the machine's; every
+// port is a free one picked here. With --node <binary>, the same checks run the repository's
+// build (agent/dist, backend/dist) on that Node.js instead (another supported version).
+//   node .ci/check-images.js <agent image> <backend image>
+//   node .ci/check-images.js --node <path to node>
+const { execFileSync, spawn } = require('node:child_process');
+const crypto = require('node:crypto');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+// The backend's own helper (its build, which npm ci's prepare made): a loopback port free right now.
+const { freePort } = require('../backend/dist/src/database/embedded.js');
+
+/** @type {(() => void)[]} */
+const cleanups = [];
+
+/**
+ * @param {string} what
+ * @param {boolean} ok
+ * @param {string} [detail]
+ */
+function check(what, ok, detail = '') {
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${detail ? `: ${detail}` : ''}`);
+  if (!ok) throw new Error(`check failed: ${what}`);
+}
+
+/**
+ * A working container of `image`; removed at the end.
+ * @param {string} image
+ */
+function container(image) {
+  const id = execFileSync('buildah', ['from', '--quiet', image], { encoding: 'utf8' }).trim();
+  cleanups.push(() => execFileSync('buildah', ['rm', id], { stdio: 'ignore' }));
+  return id;
+}
+
+/**
+ * The image's Docker config (User, Env, Entrypoint, Healthcheck).
+ * @param {string} image
+ * @returns {{ User?: string; Entrypoint?: string[]; Healthcheck?: { Test?: string[] } }}
+ */
+function imageConfig(image) {
+  return JSON.parse(execFileSync('buildah', ['inspect', '--type', 'image', image], { encoding: 'utf8' })).Docker.config;
+}
+
+/**
+ * Where a program runs: in a working container of an image (buildah run), or on the machine with
+ * a given Node.js binary.
+ * @typedef {object} Runner
+ * @property {string} name
+ * @property {(env: Record<string, string>, command: string[]) => string[]} argv `[program, ...args]` that runs `command`
+ * @property {string[]} entrypoint the program's command (the image's ENTRYPOINT)
+ */
+
+/**
+ * @param {string} image
+ * @returns {Runner}
+ */
+function imageRunner(image) {
+  const id = container(image);
+  return {
+    name: image,
+    argv: (env, command) => ['buildah', 'run', '--isolation', 'chroot', ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]), id, '--', ...command],
+    entrypoint: imageConfig(image).Entrypoint ?? [],
+  };
+}
+
+/**
+ * Runs a command to its end; resolves with its exit code and output.
+ * @param {Runner} runner
+ * @param {Record<string, string>} env
+ * @param {string[]} command
+ * @returns {Promise<{ code: number | null; output: string }>}
+ */
+function runToEnd(runner, env, command) {
+  return new Promise((resolve) => {
+    const [program, ...args] = runner.argv(env, command);
+    const child = spawn(/** @type {string} */ (program), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output: output.trim() });
+    });
+  });
+}
+
+/**
+ * Starts a long-running command (its own process group, stopped at the end).
+ * @param {Runner} runner
+ * @param {Record<string, string>} env
+ * @param {string[]} command
+ */
+function startIn(runner, env, command) {
+  const [program, ...args] = runner.argv(env, command);
+  const child = spawn(/** @type {string} */ (program), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...env } });
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const stop = async () => {
+    try {
+      process.kill(-(/** @type {number} */ (child.pid)), 'SIGTERM');
+    } catch {
+      return;
+    }
+    const killer = setTimeout(() => process.kill(-(/** @type {number} */ (child.pid)), 'SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(killer);
+  };
+  cleanups.push(() => void stop());
+  return { output: () => output, exited, stop };
+}
+
+/**
+ * Polls `probe` until it returns a truthy value, for at most `ms`.
+ * @template T
+ * @param {string} what
+ * @param {() => Promise<T>} probe
+ * @param {number} ms
+ * @returns {Promise<T>}
+ */
+async function waitFor(what, probe, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * The HEALTHCHECK's command (`CMD` form) of an image.
+ * @param {{ Healthcheck?: { Test?: string[] } }} config
+ */
+function healthcheckCommand(config) {
+  const test = config.Healthcheck?.Test ?? [];
+  check('HEALTHCHECK is set (exec form)', test[0] === 'CMD' && test.length > 1, JSON.stringify(test));
+  return test.slice(1);
+}
+
+/**
+ * The agent proxies a request to an app on the machine, and (in an image) its HEALTHCHECK passes.
+ * @param {Runner} runner
+ * @param {string[] | null} healthcheck
+ */
+async function checkAgent(runner, healthcheck) {
+  const upstream = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ path: req.url, from: 'upstream' }));
+  });
+  await new Promise((resolve) => upstream.listen(0, '127.0.0.1', () => resolve(undefined)));
+  cleanups.push(() => upstream.close());
+  const env = { SPECTATOR_LISTEN: `127.0.0.1:${await freePort()}`, SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`, SPECTATOR_CONFIG: '/nonexistent/service.yml' };
+  const agent = startIn(runner, env, [...runner.entrypoint, '--upstream', `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (upstream.address()).port}`]);
+  const answer = await waitFor('the agent to proxy', () => fetch(`http://${env.SPECTATOR_LISTEN}/users/7`).then((r) => (r.status === 200 ? r.json() : undefined)), 30_000).catch((err) => {
+    console.log(agent.output());
+    throw err;
+  });
+  check(`${runner.name}: the agent proxies a request`, JSON.stringify(answer) === JSON.stringify({ path: '/users/7', from: 'upstream' }), JSON.stringify(answer));
+  if (healthcheck) {
+    const health = await runToEnd(runner, env, healthcheck);
+    check(`${runner.name}: HEALTHCHECK passes`, health.code === 0, `exit ${health.code}`);
+  }
+  await agent.stop();
+}
+
+/**
+ * The backend answers /api/v1/health against a PostgreSQL of its own, and (in an image) its HEALTHCHECK passes.
+ * @param {Runner} runner
+ * @param {string[] | null} healthcheck
+ */
+async function checkBackend(runner, healthcheck) {
+  // The embedded PostgreSQL the tests use, run as a child and stopped at the end.
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-pg-'));
+  const postgres = spawn(process.execPath, ['-r', path.join(ROOT, 'agent/test/support/register.js'), path.join(ROOT, 'backend/test/support/postgres-process.ts'), dataDir, String(await freePort())], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const postgresExited = new Promise((resolve) => postgres.once('exit', resolve));
+  cleanups.push(() => {
+    postgres.stdin.end();
+    void postgresExited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  });
+  const databaseUrl = await new Promise((resolve, reject) => {
+    postgres.stdout.once('data', (d) => resolve(/** @type {{ url: string }} */ (JSON.parse(String(d).split('\n')[0] ?? '')).url));
+    void postgresExited.then((code) => reject(new Error(`PostgreSQL exited (${code})`)));
+  });
+  const port = String(await freePort());
+  const env = { DATABASE_URL: String(databaseUrl), PORT: port, HOST: '127.0.0.1', SPECTATOR_ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'), SPECTATOR_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-data-')) };
+  const backend = startIn(runner, env, runner.entrypoint);
+  const health = await waitFor('the backend to answer /api/v1/health', () => fetch(`http://127.0.0.1:${port}/api/v1/health`).then((r) => (r.status === 200 ? r.json() : undefined)), 60_000).catch((err) => {
+    console.log(backend.output());
+    throw err;
+  });
+  check(`${runner.name}: the backend answers /api/v1/health against PostgreSQL`, JSON.stringify(health) === JSON.stringify({ status: 'ok', database: 'ok' }), JSON.stringify(health));
+  if (healthcheck) {
+    const result = await runToEnd(runner, env, healthcheck);
+    check(`${runner.name}: HEALTHCHECK passes`, result.code === 0, `exit ${result.code}`);
+  }
+  await backend.stop();
+}
+
+/**
+ * @param {string} image
+ * @param {(runner: Runner, healthcheck: string[] | null) => Promise<void>} checks
+ */
+async function checkImage(image, checks) {
+  const config = imageConfig(image);
+  const runner = imageRunner(image);
+  const { output } = await runToEnd(runner, {}, ['id', '-u']);
+  check(`${image}: runs as a non-root user`, config.User !== undefined && !['', 'root', '0'].includes(config.User) && output !== '0', `USER ${config.User}, uid ${output}`);
+  await checks(runner, healthcheckCommand(config));
+}
+
+/**
+ * The repository's build run by another Node.js binary.
+ * @param {string} node
+ * @param {string} entry file relative to the repository root
+ * @returns {Runner}
+ */
+function nodeRunner(node, entry) {
+  const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
+  return { name: `Node ${version} ${entry}`, argv: (_env, command) => command, entrypoint: [node, path.join(ROOT, entry)] };
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--node' && args[1]) {
+    await checkAgent(nodeRunner(args[1], 'agent/dist/src/cli.js'), null);
+    await checkBackend(nodeRunner(args[1], 'backend/dist/src/main.js'), null);
+    return;
+  }
+  const [agentImage, backendImage] = args;
+  if (!agentImage || !backendImage) throw new Error('usage: node .ci/check-images.js <agent image> <backend image> | --node <path to node>');
+  await checkImage(agentImage, checkAgent);
+  await checkImage(backendImage, checkBackend);
+}
+
+main().then(
+  () => {
+    for (const cleanup of cleanups.reverse()) cleanup();
+  },
+  (err) => {
+    console.error(`check-images: ${err instanceof Error ? err.message : String(err)}`);
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        cleanup();
+      } catch {
+        // keep cleaning
+      }
+    }
+    process.exitCode = 1;
+  },
+);
