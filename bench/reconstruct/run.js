@@ -19,6 +19,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
   --details                 print each document's operation scores, missed and extra operations (training set only)
   --out <dir>               where traffic, outputs and results go (default bench/reconstruct/results)
+  --rescore <dir>           score the traffic and outputs an earlier run saved in <dir> again (no mock, no contenders run)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
   --help                    this text`;
 
@@ -30,6 +31,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {boolean} details
  * @property {string} out
  * @property {boolean} select
+ * @property {string | null} rescore
  * @property {boolean} help
  */
 
@@ -39,7 +41,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  */
 function parseArgs(argv) {
   /** @type {Options} */
-  const options = { set: 'all', only: [], contenders: [...CONTENDERS], details: false, out: path.join(HERE, 'results'), select: false, help: false };
+  const options = { set: 'all', only: [], contenders: [...CONTENDERS], details: false, out: path.join(HERE, 'results'), select: false, rescore: null, help: false };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = /** @type {[string, string | undefined]} */ (String(argv[index]).split(/=(.*)/s, 2));
     const value = () => {
@@ -59,6 +61,7 @@ function parseArgs(argv) {
     } else if (flag === '--details') options.details = true;
     else if (flag === '--out') options.out = path.resolve(value());
     else if (flag === '--select') options.select = true;
+    else if (flag === '--rescore') options.rescore = path.resolve(value());
     else if (flag === '--help' || flag === '-h') options.help = true;
     else throw new Error(`unknown option "${argv[index]}"\n\n${USAGE}`);
   }
@@ -129,6 +132,38 @@ async function startPrism(file, seed) {
 }
 
 /**
+ * The exchanges an earlier run saved in a document's folder: `exchanges.json`, or (for runs made
+ * before it was saved) its HAR entries paired in order with the same seed's plan.
+ * @param {string} docDir
+ * @param {import('./lib/traffic').PlannedRequest[]} planned
+ * @returns {import('./lib/send').Exchange[]}
+ * @throws Error when the HAR is not the traffic of this plan
+ */
+function savedExchanges(docDir, planned) {
+  const saved = path.join(docDir, 'exchanges.json');
+  if (fs.existsSync(saved)) return JSON.parse(fs.readFileSync(saved, 'utf8'));
+  /** @type {{ log: { entries: any[] } }} */
+  const har = JSON.parse(fs.readFileSync(path.join(docDir, 'traffic.har'), 'utf8'));
+  if (har.log.entries.length !== planned.length) throw new Error(`${docDir}: ${har.log.entries.length} HAR entries for ${planned.length} planned requests`);
+  return har.log.entries.map((entry, index) => {
+    const request = /** @type {import('./lib/traffic').PlannedRequest} */ (planned[index]);
+    const url = new URL(entry.request.url);
+    if (entry.request.method !== request.method || `${url.pathname}${url.search}` !== request.path || (entry.request.postData?.text ?? undefined) !== request.body) {
+      throw new Error(`${docDir}: HAR entry ${index} (${entry.request.method} ${url.pathname}${url.search}) is not the planned ${request.method} ${request.path}`);
+    }
+    return {
+      request,
+      url: entry.request.url,
+      startedAt: entry.startedDateTime,
+      ms: entry.time,
+      status: entry.response.status,
+      responseHeaders: Object.fromEntries(entry.response.headers.map((/** @type {{ name: string, value: string }} */ header) => [header.name, header.value])),
+      responseText: entry.response.content.text ?? '',
+    };
+  });
+}
+
+/**
  * @param {string} id
  * @param {number} index
  * @returns {string} a project slug for the document
@@ -164,10 +199,11 @@ async function main() {
 
   /** @type {('train' | 'heldout')[]} */
   const sets = options.set === 'all' ? ['train', 'heldout'] : [options.set];
-  const runDir = path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
+  const rescore = options.rescore;
+  const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
   const generate = createGenerator();
-  const spectator = options.contenders.includes('spectator') ? await startSpectator({ log: (line) => console.log(line) }) : null;
+  const spectator = !rescore && options.contenders.includes('spectator') ? await startSpectator({ log: (line) => console.log(line) }) : null;
   /** @type {Record<string, unknown>} */
   const results = { startedAt: new Date().toISOString(), commit: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(), seed: corpus.seed, sets: {} };
   /** @type {string[]} */
@@ -189,37 +225,47 @@ async function main() {
         const seed = `${corpus.seed}:${entry.id}`;
         const planned = planTraffic(source, operations, seed, generate);
         const docDir = path.join(runDir, entry.id.replace(/[^A-Za-z0-9.-]+/g, '_'));
-        fs.mkdirSync(docDir, { recursive: true });
-        const prism = await startPrism(file, seed);
         /** @type {import('./lib/send').Exchange[]} */
         let exchanges = [];
         /** @type {Record<string, any>} */
         const outputs = {};
         const started = Date.now();
-        try {
-          if (spectator) {
-            const result = await spectator.reconstruct(slugFor(entry.id, index), String(source.info?.title ?? entry.id).slice(0, 200), prism.url, async (proxyUrl) => {
-              exchanges = await sendAll(proxyUrl, planned);
-              return exchanges.filter((exchange) => exchange.status > 0).length;
-            });
-            outputs.spectator = result.openapi;
-          } else {
-            exchanges = await sendAll(prism.url, planned);
+        if (rescore) {
+          exchanges = savedExchanges(docDir, planned);
+          for (const name of options.contenders) {
+            const output = path.join(docDir, `${name}.openapi.json`);
+            if (!fs.existsSync(output)) throw new Error(`${output} is missing: that run had no ${name} (choose with --contenders)`);
+            outputs[name] = JSON.parse(fs.readFileSync(output, 'utf8'));
           }
-        } finally {
-          await prism.close();
+        } else {
+          fs.mkdirSync(docDir, { recursive: true });
+          const prism = await startPrism(file, seed);
+          try {
+            if (spectator) {
+              const result = await spectator.reconstruct(slugFor(entry.id, index), String(source.info?.title ?? entry.id).slice(0, 200), prism.url, async (proxyUrl) => {
+                exchanges = await sendAll(proxyUrl, planned);
+                return exchanges.filter((exchange) => exchange.status > 0).length;
+              });
+              outputs.spectator = result.openapi;
+            } else {
+              exchanges = await sendAll(prism.url, planned);
+            }
+          } finally {
+            await prism.close();
+          }
+          fs.writeFileSync(path.join(docDir, 'exchanges.json'), JSON.stringify(exchanges));
+          const harFile = path.join(docDir, 'traffic.har');
+          fs.writeFileSync(harFile, JSON.stringify(toHar(exchanges)));
+          if (options.contenders.includes('har-to-openapi')) outputs['har-to-openapi'] = await runHarToOpenapi(harFile, docDir);
+          if (options.contenders.includes('optic')) outputs.optic = await runOptic(harFile, docDir);
+          for (const name of options.contenders) fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
         }
         requests += exchanges.length;
-        const harFile = path.join(docDir, 'traffic.har');
-        fs.writeFileSync(harFile, JSON.stringify(toHar(exchanges)));
-        if (options.contenders.includes('har-to-openapi')) outputs['har-to-openapi'] = await runHarToOpenapi(harFile, docDir);
-        if (options.contenders.includes('optic')) outputs.optic = await runOptic(harFile, docDir);
         const observations = observe(exchanges);
         /** @type {Record<string, unknown>} */
         const documentScores = {};
         const line = [];
         for (const name of options.contenders) {
-          fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
           const counts = scoreDocument({ source, operations, observations, contender: outputs[name] });
           totals[name] = addCounts(/** @type {import('./lib/score').Counts} */ (totals[name]), counts);
           documentScores[name] = counts;
@@ -249,8 +295,9 @@ async function main() {
   }
   const report = tables.join('\n\n');
   console.log(`\n${report}\n`);
-  fs.writeFileSync(path.join(runDir, 'results.json'), JSON.stringify(results, null, 2));
-  fs.writeFileSync(path.join(runDir, 'tables.md'), `${report}\n`);
+  const suffix = rescore ? '.rescored' : '';
+  fs.writeFileSync(path.join(runDir, `results${suffix}.json`), JSON.stringify(results, null, 2));
+  fs.writeFileSync(path.join(runDir, `tables${suffix}.md`), `${report}\n`);
   console.log(`traffic, outputs and results in ${path.relative(process.cwd(), runDir) || runDir}`);
 }
 

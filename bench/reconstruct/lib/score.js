@@ -9,12 +9,14 @@
 //   (literal copies such as `/users/alice`, `/users/bob` of `/users/{user}`, with or without the
 //   template itself).
 // - Fields, statuses, query names: on each operation the contender got right. Recall: of what the
-//   source defines AND the traffic showed, the share the contender documents. Precision: of what
-//   the contender documents, the share the source defines; what the traffic showed beyond the
-//   source (a 406 or 422 the mock made up, extra keys of an open object) is neither credited nor
-//   held against anyone. Fields are JSON paths (`owner.login`, `items[].id`); type accuracy is the
-//   share of common fields whose documented types the source allows (integer counts as number,
-//   null aside); required accuracy the share whose required flag agrees.
+//   source defines AND the traffic showed, the share the contender documents (a request body
+//   shows its fields once the API accepted it, 2xx or 3xx, the rule Spectator documents by).
+//   Precision: of what the contender documents, the share the source defines; what the traffic
+//   showed beyond the source (a 406 or 422 the mock made up, extra keys of an open object) is
+//   neither credited nor held against anyone. Fields are JSON paths (`owner.login`,
+//   `items[].id`); type accuracy is the share of common fields whose documented types the source
+//   allows (integer counts as number, null aside); required accuracy the share whose required
+//   flag agrees.
 const { flattenSchema, flattenValue, isInstanceOf, jsonContent, listOperations, numericStatuses } = require('./openapi');
 
 /** @typedef {import('./openapi').Operation} Operation */
@@ -26,7 +28,7 @@ const { flattenSchema, flattenValue, isInstanceOf, jsonContent, listOperations, 
  * @property {Set<number>} statuses
  * @property {Set<string>} queryNames
  * @property {Map<number, Set<string>>} responseFields by status
- * @property {Set<string>} requestFields
+ * @property {Set<string>} requestFields of the bodies of accepted requests (answered 2xx or 3xx)
  */
 
 /**
@@ -62,7 +64,8 @@ function observe(exchanges) {
       for (const field of flattenValue(parseJson(exchange.responseText)).keys()) fields.add(field);
       observation.responseFields.set(exchange.status, fields);
     }
-    if (exchange.request.body !== undefined && /json/i.test(exchange.request.headers['content-type'] ?? '')) {
+    // A request body counts once the API accepted it (2xx, 3xx): what it refused documents nothing.
+    if (exchange.status < 400 && exchange.request.body !== undefined && /json/i.test(exchange.request.headers['content-type'] ?? '')) {
       for (const field of flattenValue(parseJson(exchange.request.body)).keys()) observation.requestFields.add(field);
     }
   }

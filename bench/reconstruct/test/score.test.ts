@@ -63,7 +63,7 @@ const onePet = { id: 1, name: 'rex', tag: null, owner: { login: 'alice' } };
 const traffic: Exchange[] = [
   exchange(0, 'GET', '/pets?limit=2&api_key=k', 200, [onePet]),
   exchange(1, 'POST', '/pets', 201, onePet, { name: 'rex', tag: 'dog' }),
-  exchange(1, 'POST', '/pets', 422, { made: 'up' }),
+  exchange(1, 'POST', '/pets', 422, { made: 'up' }, { name: 'rex', refused: true }),
   exchange(2, 'GET', '/pets/17', 200, onePet),
   exchange(3, 'GET', '/users/alice/repos', 200),
   exchange(3, 'GET', '/users/bob/repos', 200),
@@ -142,6 +142,7 @@ describe('scoreDocument', () => {
   it('observes statuses, query names and fields per operation', () => {
     expect(observations.get(0)?.queryNames).toEqual(new Set(['limit', 'api_key']));
     expect(observations.get(1)?.statuses).toEqual(new Set([201, 422]));
+    // The 422's body (with `refused`) was not accepted: it shows nothing of the request.
     expect([...(observations.get(1)?.requestFields ?? [])]).toEqual(['name', 'tag']);
     expect(observations.has(4)).toBe(false);
   });
