@@ -211,8 +211,9 @@ describe('capture of bodies', () => {
       res.end(events);
     });
     backend = await FakeBackend.start();
-    // Each stream keeps about 5 KB: without the release, the third would keep nothing.
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, streamBytesMax: 12_000 } });
+    // Each stream keeps about 5 KB: without the release, the third would keep nothing. Every exchange
+    // is shaped (--shape-budget 100), so what is measured is the byte bound, not sampling under load.
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget: 100, tuning: { flushIntervalMs: 60_000, streamBytesMax: 12_000 } });
     for (let i = 0; i < 6; i++) expect((await rawGet(`${agent.proxyUrl}/events`)).toString()).toBe(events);
     await waitFor('every stream given back', () => agent.metrics.get('stream_bytes') === 0);
     await agent.close();
