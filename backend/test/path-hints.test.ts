@@ -1,4 +1,4 @@
-import type { DashboardEvent, PathHintCreatedResponse, PathHintResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { BackendMessage, DashboardEvent, PathHintCreatedResponse, PathHintResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -58,6 +58,14 @@ describe('path hints', () => {
     const events = await eventually(() => dashboard.events, (list) => list.some((e) => e.type === 'paths.hinted'));
     expect(events.find((e) => e.type === 'paths.hinted')).toEqual({ type: 'paths.hinted', template: '/images/{image}', regrouped: 4 } satisfies DashboardEvent);
     dashboard.close();
+  });
+
+  it('reach connected agents at once: documented templates first', async () => {
+    // The documentation commit before the hint was pushed too; the newest push has both.
+    const pushed: BackendMessage[] = [];
+    while (!pushed.some((m) => m.type === 'templates' && m.templates.includes('/images/{image}'))) pushed.push(await agent.next());
+    expect(pushed.every((m) => m.type === 'templates')).toBe(true);
+    expect(pushed.at(-1)).toEqual({ type: 'templates', templates: ['/images/latest', '/users/{userId}', '/images/{image}'] });
   });
 
   it('are listed, and sent to agents after the documented templates', async () => {

@@ -9,6 +9,7 @@ import { TokenWatch } from '../auth/token-watch';
 import { type Principal, TokensService } from '../auth/tokens.service';
 import { ensureScope } from '../auth/auth.guard';
 import { keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
+import { EventsService } from '../events/events.service';
 import { MetricsService } from '../health/metrics.service';
 import { RUNTIME, type Runtime } from '../runtime';
 import { type AgentSession, FatalWireError, IngestService } from './ingest.service';
@@ -16,6 +17,8 @@ import { parseAgentMessage, WireError } from './wire-validation';
 
 /** Consecutive bad messages after which an agent is disconnected (policy violation, 1008). */
 export const MAX_BAD_MESSAGES = 3;
+/** How long after a commit or a path hint the connected agents are sent the templates (ms): a burst of events makes one read. */
+const TEMPLATES_PUSH_DELAY_MS = 100;
 /** Messages queued on one connection beyond which it is closed (1013, try again later). */
 const MAX_PENDING_MESSAGES = 256;
 
@@ -47,6 +50,7 @@ export class AgentGateway {
     private readonly ingest: IngestService,
     private readonly metrics: MetricsService,
     private readonly agents: AgentsService,
+    private readonly events: EventsService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     // Frames up to twice the limit are read and refused politely; beyond that ws closes with 1009.
@@ -78,6 +82,28 @@ export class AgentGateway {
     const send = (message: BackendMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
+    // Templates the agent matches first change with documentation commits and path hints (on any
+    // replica): the connected agent gets them at once (one read per burst of events), not only at its next hello.
+    let stopTemplates = (): void => undefined;
+    let templatesDue: NodeJS.Timeout | null = null;
+    const followTemplates = (opened: AgentSession): void => {
+      stopTemplates();
+      const unsubscribe = this.events.subscribe(opened.projectId, (event) => {
+        if ((event.type !== 'paths.hinted' && event.type !== 'documentation.committed') || templatesDue !== null) return;
+        templatesDue = setTimeout(() => {
+          templatesDue = null;
+          this.ingest.templates(opened.projectId).then(
+            (templates) => send({ type: 'templates', templates }),
+            (error: unknown) => this.log.warn({ err: error }, 'templates not sent to agent'),
+          );
+        }, TEMPLATES_PUSH_DELAY_MS);
+      });
+      stopTemplates = () => {
+        unsubscribe();
+        if (templatesDue !== null) clearTimeout(templatesDue);
+        templatesDue = null;
+      };
+    };
     // A refusal: the same message can never succeed, so the agent drops it (retryable: false).
     const reject = (code: Exclude<StreamErrorCode, 'unavailable'>, message: string, batchId: string | undefined, fatal: boolean): void => {
       this.metrics.rejectedMessages.inc();
@@ -108,6 +134,7 @@ export class AgentGateway {
             session = opened.session;
             await presence.open(session.agentRowId);
             send(opened.welcome);
+            followTemplates(opened.session);
             break;
           }
           case 'batch': {
@@ -164,6 +191,7 @@ export class AgentGateway {
     });
     ws.on('error', (error) => this.log.debug({ err: error }, 'agent socket error'));
     ws.on('close', () => {
+      stopTemplates();
       stopHeartbeat();
       void presence.close();
       this.metrics.agentConnections.dec();

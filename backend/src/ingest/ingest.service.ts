@@ -233,8 +233,13 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       learned: new Map(),
     };
     await this.startCapture(session, message.capture);
-    const welcome: WelcomeMessage = { type: 'welcome', protocol: PROTOCOL_VERSION, project: project.slug, templates: await this.endpoints.templates(project.id) };
+    const welcome: WelcomeMessage = { type: 'welcome', protocol: PROTOCOL_VERSION, project: project.slug, templates: await this.templates(project.id) };
     return { session, welcome };
+  }
+
+  /** The templates agents of a project match first (documented, then hinted), as `welcome` sends them. */
+  templates(projectId: string): Promise<string[]> {
+    return this.endpoints.templates(projectId);
   }
 
   /**
