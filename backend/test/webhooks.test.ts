@@ -3,6 +3,8 @@ import type { ProposalResponse, TokenResponse, WebhookDeliveryResponse, WebhookR
 import type { WebhookBody } from '../src/webhooks/transition-events';
 import { createTestDatabase, startTestBackend, startTestReplica, type TestBackend, type TestDatabase } from './support';
 import { eventually, startHookReceiver } from './support/evidence-helpers';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 const SECRET = 'webhook-test-secret-42';
 let count = 0;
@@ -146,5 +148,110 @@ describe('webhook deliveries', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toHaveLength(delivered + 1 + events);
     expect((await deliveries(second, 'deliver', hook)).every((d) => d.status === 'delivered')).toBe(true);
+  });
+});
+
+// Issue 15 item 6: `http://169.254.169.254/…`, `10.0.0.1`, `[::1]`, `localhost`, `0.0.0.0` were
+// accepted, and the delivery log let a project admin probe internal ports.
+describe('webhooks do not reach internal addresses', () => {
+  let database: TestDatabase;
+  let strict: TestBackend;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    strict = await startTestBackend({ databaseUrl: database.url, webhookAllow: [] });
+    await strict.api('POST', '/projects', { slug: 'inside', name: 'Inside' });
+  });
+  afterAll(async () => {
+    await strict.close();
+    await database.drop();
+  });
+
+  it.each([
+    ['http://169.254.169.254/latest/meta-data/', 'a link-local address (cloud metadata lives there) (169.254.169.254)'],
+    ['http://10.0.0.1/hook', 'a private address (10.0.0.1)'],
+    ['http://192.168.1.20:8080/hook', 'a private address (192.168.1.20)'],
+    ['http://[::1]/hook', 'a loopback address (::1)'],
+    ['http://127.0.0.1:5432/', 'a loopback address (127.0.0.1)'],
+    ['http://[::ffff:127.0.0.1]/hook', 'a loopback address (127.0.0.1)'],
+    ['http://0.0.0.0/hook', 'the unspecified address (0.0.0.0)'],
+    ['http://[fd00:ec2::254]/latest', 'a unique-local address (fd00:ec2::254)'],
+    ['http://100.100.100.200/latest', 'a shared (carrier-grade NAT) address (100.100.100.200)'],
+    ['http://localhost:3000/hook', 'localhost resolves to a loopback address'],
+  ])('refuses %s with 400 naming why', async (url, why) => {
+    const result = await strict.api<{ message: string }>('POST', '/projects/inside/webhooks', { url });
+    expect(result.status).toBe(400);
+    expect(result.body.message).toContain(`url: ${why}`);
+    expect(result.body.message).toContain('SPECTATOR_WEBHOOK_ALLOW');
+  });
+
+  it('refuses credentials in the URL without showing them back', async () => {
+    const result = await strict.api<{ message: string }>('POST', '/projects/inside/webhooks', { url: 'https://ci-bot:s3cr3t-pass@hooks.example.com/x' });
+    expect(result.status).toBe(400);
+    expect(result.body.message).toContain('url must not contain credentials');
+    expect(JSON.stringify(result.body)).not.toMatch(/s3cr3t|ci-bot/);
+  });
+
+  it('checks the address again when connecting (a name that resolves inside later, a literal registered when allowed)', async () => {
+    const receiver = await startHookReceiver(SECRET);
+    // Registered through a replica that allows loopback; delivered by one that does not.
+    const lenient = await startTestReplica(strict, { webhookAllow: ['127.0.0.0/8', '::1'] });
+    const port = new URL(receiver.url).port;
+    const byName = (await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', { url: `http://localhost:${port}/in`, secret: SECRET })).body.id;
+    const byAddress = (await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', { url: `http://127.0.0.1:${port}/in`, secret: SECRET })).body.id;
+    await lenient.close();
+    await approveOne(strict, 'inside');
+    const [named] = await eventually(() => deliveries(strict, 'inside', byName), (l) => (l[0]?.attempts ?? 0) >= 1);
+    const [literal] = await eventually(() => deliveries(strict, 'inside', byAddress), (l) => (l[0]?.attempts ?? 0) >= 1);
+    expect(named).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringMatching(/^fetch failed \(EADDRNOTALLOWED: localhost resolves to a loopback address \((127\.0\.0\.1|::1)\)/) });
+    expect(literal).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringContaining('EADDRNOTALLOWED: a loopback address (127.0.0.1)') });
+    expect(receiver.attempts()).toBe(0);
+    await receiver.close();
+  });
+});
+
+// Issue 15 item 7: with 20 receivers answering after 15 s in one project, another project's
+// instant receiver got its delivery after 9.4 s (`deliverDue` waited for the whole round).
+describe('a slow receiver delays only its own deliveries', () => {
+  let backend: TestBackend;
+  let fast: Awaited<ReturnType<typeof startHookReceiver>>;
+  const held: ServerResponse[] = [];
+  let abandoned = 0;
+  let slow: Server;
+
+  beforeAll(async () => {
+    backend = await startTestBackend();
+    await backend.api('POST', '/projects', { slug: 'slow', name: 'Slow' });
+    await backend.api('POST', '/projects', { slug: 'fast', name: 'Fast' });
+    fast = await startHookReceiver(SECRET);
+    // Answers nothing until released; counts attempts the backend gave up on.
+    slow = createServer((request, response) => {
+      request.resume();
+      request.socket.on('close', () => {
+        if (!response.writableEnded) abandoned++;
+      });
+      held.push(response);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
+    for (let i = 0; i < 20; i++) expect((await backend.api('POST', '/projects/slow/webhooks', { url: `${slowUrl}/hook${i}` })).status).toBe(201);
+    expect((await backend.api('POST', '/projects/fast/webhooks', { url: `${fast.url}/in`, secret: SECRET })).status).toBe(201);
+  });
+  afterAll(async () => {
+    for (const response of held) response.writeHead(204).end();
+    await backend.close();
+    await fast.close();
+    await new Promise((resolve) => slow.close(resolve));
+  });
+
+  it('another project is delivered while all 20 slow receivers still hold their requests', async () => {
+    await approveOne(backend, 'slow');
+    await eventually(() => held.length, (n) => n >= 10);
+    await approveOne(backend, 'fast');
+    await eventually(() => fast.received.length, (n) => n >= 1);
+    // No slow attempt ended (timed out) before the fast delivery: it did not wait for them.
+    expect(abandoned).toBe(0);
+    expect(held.filter((response) => !response.writableEnded).length).toBe(held.length);
+    // And the slow project's own deliveries were all started, not left for later rounds.
+    await eventually(() => held.length, (n) => n === 20);
   });
 });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { parseAllowList } from '../webhooks/target-guard';
 
 /** Options a caller may pass to `startBackend`; each overrides its environment variable. */
 export interface BackendOptions {
@@ -19,6 +20,10 @@ export interface BackendOptions {
   captureRetentionDays?: number;
   /** Seconds between checks that open WebSockets' tokens are still valid (default 30). */
   tokenCheckSeconds?: number;
+  /** Non-public addresses (CIDR ranges) webhook deliveries may reach (default none). */
+  webhookAllow?: string[];
+  /** Bearer token `/metrics` asks for (default: none, so `/metrics` answers 404). */
+  metricsToken?: string;
 }
 
 /** The validated configuration, parsed once at boot. */
@@ -43,6 +48,10 @@ export interface BackendConfig {
   captureRetentionDays: number;
   /** Open WebSockets whose token was revoked or expired are closed within this many seconds. */
   tokenCheckSeconds: number;
+  /** CIDR ranges of non-public addresses webhook deliveries may reach (SPECTATOR_WEBHOOK_ALLOW). */
+  webhookAllow: string[];
+  /** `/metrics` answers only `Authorization: Bearer <this>`; `null`: it is not served (SPECTATOR_METRICS_TOKEN). */
+  metricsToken: string | null;
 }
 
 /**
@@ -116,8 +125,30 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
 
   const tokenCheckSeconds = options.tokenCheckSeconds ?? parseInteger(env.SPECTATOR_TOKEN_CHECK_SECONDS, 'SPECTATOR_TOKEN_CHECK_SECONDS', 30, 1, 3600, problems);
 
+  const webhookAllow = parseAllowList(options.webhookAllow?.join(',') ?? env.SPECTATOR_WEBHOOK_ALLOW, problems);
+
+  const metricsToken = options.metricsToken ?? (env.SPECTATOR_METRICS_TOKEN || null);
+  if (metricsToken !== null && !TOKEN_PATTERN.test(metricsToken)) {
+    problems.push('SPECTATOR_METRICS_TOKEN must be 16-200 characters of A-Z a-z 0-9 . _ ~ -');
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
-  return { port, host, databaseUrl, dataDir, adminToken, runMigrations, dashboardDir, logLevel, maxMessageBytes, batchRetentionDays, captureRetentionDays, tokenCheckSeconds };
+  return {
+    port,
+    host,
+    databaseUrl,
+    dataDir,
+    adminToken,
+    runMigrations,
+    dashboardDir,
+    logLevel,
+    maxMessageBytes,
+    batchRetentionDays,
+    captureRetentionDays,
+    tokenCheckSeconds,
+    webhookAllow,
+    metricsToken,
+  };
 }
 
 /** The directory of @spectator/backend's package.json, from `src` (tests) or `dist/src` (built). */

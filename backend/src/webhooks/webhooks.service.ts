@@ -4,6 +4,7 @@ import type { WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
+import { type Agent, fetch } from 'undici';
 import type { Principal } from '../auth/tokens.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -12,6 +13,7 @@ import { returningRows } from '../versions/returning';
 import type { CreateWebhookDto } from './dto/webhook.dto';
 import { Notifier } from './notifier';
 import { SIGNATURE_HEADER, signBody } from './signature';
+import { TargetGuard } from './target-guard';
 
 /** Delivery policy (docs/webhooks.md). */
 export const DELIVERY = {
@@ -26,9 +28,23 @@ export const DELIVERY = {
   pollMs: 500,
   /** Deliveries claimed per look; a claim is a lease, so a replica that dies mid-send frees them. */
   batch: 10,
-  leaseSeconds: 60,
+  /** Longer than a webhook's share of one claim takes at worst (`batch` attempts of `timeoutMs` each, one after the other). */
+  leaseSeconds: 120,
+  /**
+   * Attempts in flight at once in one replica. Deliveries do not wait on each other: a look claims
+   * while others are still sending, up to this many, skipping webhooks that have one in flight.
+   */
+  maxInFlight: 50,
   maxWebhooksPerProject: 20,
 } as const;
+
+function withoutCredentials(text: string): string {
+  const url = new URL(text);
+  if (url.username === '' && url.password === '') return text;
+  url.username = '';
+  url.password = '';
+  return url.toString();
+}
 
 /** The wait before attempt `attempt + 1` (ms), after `attempt` failed ones. */
 export function backoffMs(attempt: number): number {
@@ -74,6 +90,11 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
   private running: Promise<void> | null = null;
   private stopped = false;
   private unsubscribe: (() => void) | null = null;
+  private readonly guard: TargetGuard;
+  private readonly dispatcher: Agent;
+  /** Webhooks with attempts in flight in this replica, each with the end of its chain of attempts. */
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private attemptsInFlight = 0;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -81,6 +102,8 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     private readonly notifier: Notifier,
   ) {
     this.log = runtime.log.child({ module: 'webhooks' });
+    this.guard = new TargetGuard(runtime.config.webhookAllow);
+    this.dispatcher = this.guard.dispatcher({ connectTimeoutMs: DELIVERY.timeoutMs });
   }
 
   onModuleInit(): void {
@@ -93,9 +116,20 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.inFlight.values());
+    await this.dispatcher.close();
   }
 
+  /**
+   * @throws DomainError BadInput for credentials in the URL, or a host that is or resolves to an
+   * internal address (loopback, private, link-local, unique-local, …) outside SPECTATOR_WEBHOOK_ALLOW.
+   */
   async create(project: ProjectEntity, principal: Principal, input: CreateWebhookDto): Promise<WebhookResponse> {
+    const url = new URL(input.url);
+    // Said without echoing them: a URL is listed back to every admin of the project.
+    if (url.username !== '' || url.password !== '') throw badInput('url must not contain credentials (user:password@); receivers check the signature instead');
+    const refusal = await this.guard.urlRefusal(input.url);
+    if (refusal !== null) throw badInput(`url: ${refusal}: webhooks do not reach internal addresses (an operator can allow ranges with SPECTATOR_WEBHOOK_ALLOW)`);
     const [{ count }] = (await this.db.query('SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1', [project.id])) as [{ count: number }];
     if (count >= DELIVERY.maxWebhooksPerProject) throw badInput(`a project has at most ${DELIVERY.maxWebhooksPerProject} webhooks`);
     const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64url')}`;
@@ -112,7 +146,8 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       'SELECT id, url, created_at AS "createdAt", created_by AS "createdBy" FROM webhooks WHERE project_id = $1 ORDER BY created_at, id',
       [project.id],
     );
-    return rows.map((row) => ({ id: row.id, url: row.url, createdAt: row.createdAt.toISOString(), createdBy: row.createdBy }));
+    // Credentials are refused at registration; a URL registered with some before that shows without them.
+    return rows.map((row) => ({ id: row.id, url: withoutCredentials(row.url), createdAt: row.createdAt.toISOString(), createdBy: row.createdBy }));
   }
 
   /** Deletes a webhook and its delivery log. @throws DomainError WebhookNotFound */
@@ -145,8 +180,15 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     }));
   }
 
-  /** Sends what is due now; resolves when this round's attempts are recorded. */
+  /**
+   * Claims what is due now and starts sending it; resolves once claimed (not sent), with the count.
+   * Webhooks in parallel, each webhook's deliveries one after the other in the order they were
+   * emitted; webhooks with an attempt in flight are not claimed from again until it ends, so a slow
+   * receiver holds up only its own deliveries. `settled()` waits for the attempts.
+   */
   async deliverDue(): Promise<number> {
+    const room = Math.min(DELIVERY.batch, DELIVERY.maxInFlight - this.attemptsInFlight);
+    if (room <= 0) return 0;
     const claimed = await returningRows<ClaimedDelivery>(
       this.db,
       `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2)
@@ -154,28 +196,44 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
         WHERE w.id = d.webhook_id
           AND d.id IN (SELECT id FROM webhook_deliveries
                         WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+                          AND webhook_id <> ALL($3::uuid[])
                         ORDER BY next_attempt_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED)
         RETURNING d.id, d.seq, d.webhook_id AS "webhookId", d.body, d.event_type AS type, d.attempts, w.url, w.secret`,
-      [DELIVERY.batch, DELIVERY.leaseSeconds],
+      [room, DELIVERY.leaseSeconds, [...this.inFlight.keys()]],
     );
-    // Webhooks in parallel; each webhook's deliveries one after the other, in the order they were emitted.
-    const byWebhook = new Map<string, ClaimedDelivery[]>();
-    for (const delivery of claimed.sort((a, b) => Number(a.seq) - Number(b.seq))) byWebhook.set(delivery.webhookId, [...(byWebhook.get(delivery.webhookId) ?? []), delivery]);
-    await Promise.all(
-      [...byWebhook.values()].map(async (deliveries) => {
-        for (const delivery of deliveries) await this.attempt(delivery);
-      }),
-    );
+    this.attemptsInFlight += claimed.length;
+    for (const delivery of claimed.sort((a, b) => Number(a.seq) - Number(b.seq))) {
+      const chain = (this.inFlight.get(delivery.webhookId) ?? Promise.resolve())
+        .then(() => this.attempt(delivery))
+        .catch((err: unknown) => this.log.warn({ err, deliveryId: delivery.id }, 'webhook delivery not recorded; it is sent again when its lease ends'))
+        .finally(() => {
+          this.attemptsInFlight--;
+          if (this.inFlight.get(delivery.webhookId) === chain) this.inFlight.delete(delivery.webhookId);
+          // Room again, and this webhook's next deliveries may be due.
+          this.schedule(0);
+        });
+      this.inFlight.set(delivery.webhookId, chain);
+    }
     return claimed.length;
+  }
+
+  /** Resolves when the attempts in flight now are recorded. */
+  async settled(): Promise<void> {
+    await Promise.all(this.inFlight.values());
   }
 
   private async attempt(delivery: ClaimedDelivery): Promise<void> {
     let status: number | null = null;
     let error: string | null = null;
     try {
+      // A literal address is connected to without a lookup, so it is checked here; names are checked
+      // in the connection's lookup (TargetGuard), whatever they resolve to at that moment.
+      const literal = this.guard.literalRefusal(delivery.url);
+      if (literal !== null) throw Object.assign(new Error('fetch failed'), { cause: { code: 'EADDRNOTALLOWED', message: literal } });
       const response = await fetch(delivery.url, {
         method: 'POST',
         redirect: 'manual',
+        dispatcher: this.dispatcher,
         signal: AbortSignal.timeout(DELIVERY.timeoutMs),
         headers: {
           'content-type': 'application/json',
@@ -193,7 +251,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       // fetch says only "fetch failed"; the reason is its cause: a code (ECONNREFUSED, ENOTFOUND) or,
       // without one, a message ("bad port": fetch refuses ports such as 1, 9, 6000 outright).
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const reason = cause?.code ?? cause?.message;
+      const reason = cause?.code === 'EADDRNOTALLOWED' ? `${cause.code}: ${cause.message}` : (cause?.code ?? cause?.message);
       error = (err as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY.timeoutMs} ms` : `${(err as Error).message}${reason ? ` (${reason})` : ''}`;
     }
     if (error === null) {

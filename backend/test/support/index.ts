@@ -65,6 +65,8 @@ export async function startTestBackend(options: BackendOptions & { databaseUrl?:
     logLevel: process.env.SPECTATOR_TEST_LOG_LEVEL ?? 'silent',
     adminToken: options.adminToken ?? `test-admin-${randomBytes(12).toString('hex')}`,
     dashboardDir: path.join(dataDir, 'no-dashboard'),
+    // Test receivers listen on loopback, which webhooks do not reach unless allowed.
+    webhookAllow: ['127.0.0.0/8', '::1'],
     ...options,
     databaseUrl,
     dataDir,
