@@ -62,7 +62,8 @@ describe('webhook registration', () => {
     // Port 1 is one of the ports fetch refuses to call; the log said "fetch failed" and nothing more.
     const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', { url: 'http://127.0.0.1:1/hook' });
     await approveOne(backend, 'hooks');
-    const [pending] = await eventually(() => deliveries(backend, 'hooks', created.body.id), (l) => (l[0]?.attempts ?? 0) >= 1);
+    // `attempts` counts when a delivery is claimed; `lastError` is recorded when the attempt ends.
+    const [pending] = await eventually(() => deliveries(backend, 'hooks', created.body.id), (l) => (l[0]?.lastError ?? null) !== null);
     expect(pending).toMatchObject({ status: 'pending', lastStatus: null, lastError: 'fetch failed (bad port)' });
     expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(204);
   });
@@ -117,7 +118,7 @@ describe('webhook deliveries', () => {
     receiver.failNext(1);
     const before = receiver.received.length;
     await approveOne(first, 'deliver');
-    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'pending' && l[0].attempts === 1);
+    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'pending' && l[0].attempts === 1 && l[0].lastStatus !== null);
     const [pending] = await deliveries(first, 'deliver', hook);
     expect(pending).toMatchObject({ lastStatus: 500, lastError: 'receiver answered 500', nextAttemptAt: expect.any(String) });
     const [done] = await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered');
@@ -200,8 +201,8 @@ describe('webhooks do not reach internal addresses', () => {
     const byAddress = (await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', { url: `http://127.0.0.1:${port}/in`, secret: SECRET })).body.id;
     await lenient.close();
     await approveOne(strict, 'inside');
-    const [named] = await eventually(() => deliveries(strict, 'inside', byName), (l) => (l[0]?.attempts ?? 0) >= 1);
-    const [literal] = await eventually(() => deliveries(strict, 'inside', byAddress), (l) => (l[0]?.attempts ?? 0) >= 1);
+    const [named] = await eventually(() => deliveries(strict, 'inside', byName), (l) => (l[0]?.lastError ?? null) !== null);
+    const [literal] = await eventually(() => deliveries(strict, 'inside', byAddress), (l) => (l[0]?.lastError ?? null) !== null);
     expect(named).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringMatching(/^fetch failed \(EADDRNOTALLOWED: localhost resolves to a loopback address \((127\.0\.0\.1|::1)\)/) });
     expect(literal).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringContaining('EADDRNOTALLOWED: a loopback address (127.0.0.1)') });
     expect(receiver.attempts()).toBe(0);
