@@ -72,7 +72,7 @@ async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: 
       const requestTap = scenario.requestBody ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true) : null;
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
       const sampledBytes = pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0);
-      const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampledBytes > 0);
+      const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampledBytes !== 0); // as forward does: negative keeps a small body to notice a new variant
       for (const chunk of chunks) responseTap.write(chunk);
       pipeline.record({
         captureId: pipeline.captureId(),

@@ -18,6 +18,7 @@ const DEFINITIONS = {
   queue_depth: { help: 'Samples waiting in the capture queue.', type: 'gauge' },
   queue_bytes: { help: 'Body bytes held by samples waiting in the capture queue.', type: 'gauge' },
   stream_bytes: { help: 'Body bytes kept by open streams (server-sent events, JSON lines) for shape work.', type: 'gauge' },
+  novel_shaped_total: { help: 'Interactions sampled out but shaped anyway because their bodies were a new variant of their endpoint and status (key fingerprint).', type: 'counter' },
   unmatched_total: { help: 'Requests counted as noise: only 404/405 on a path matching no known or learned template (counted apart, never recorded).', type: 'counter' },
   held_interactions: { help: 'Interactions held while a literal in their path is undecided (see docs/paths.md).', type: 'gauge' },
   batches_sent_total: { help: 'Batches written to the backend WebSocket (resends included).', type: 'counter' },

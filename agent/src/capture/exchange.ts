@@ -126,7 +126,8 @@ export interface Exchange {
   at: number;
   /**
    * Body bytes the sampler reserved shape work for when the response started (the sampling
-   * decision); 0 when it chose not to shape this interaction.
+   * decision); 0 when it chose not to shape this interaction; negative when it chose not to, but
+   * the (small) bodies are kept to notice a new variant, which is then shaped (capture/novelty.ts).
    */
   sampledBytes: number;
 }
@@ -140,7 +141,8 @@ export interface ExchangeObserver {
   /**
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a
    * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.
-   * Returns the body bytes shape work was reserved for (the exchange's `sampledBytes`), 0 for no.
+   * Returns the body bytes shape work was reserved for (the exchange's `sampledBytes`), 0 for no,
+   * their negative for "no, but keep the body to look for a new variant".
    */
   sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): number;
   /** Hand over a finished exchange. Must be cheap and must never throw. */

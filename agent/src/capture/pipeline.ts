@@ -8,6 +8,7 @@ import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
 import { boundaryOf, MULTIPART_FORM } from './form';
+import { NOVELTY_BYTES, NOVELTY_VARIANTS, tapFingerprint } from './novelty';
 
 export interface PipelineOptions {
   /** Bytes of each shaped body copied. 0 counts interactions without looking at bodies. */
@@ -113,6 +114,7 @@ export class CapturePipeline implements ExchangeObserver {
   /** Counters touched on every interaction, held rather than looked up by name. */
   private readonly captured: Counter;
   private readonly unshaped: Counter;
+  private readonly novelShaped: Counter;
 
   constructor(options: PipelineOptions) {
     this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, streamBytesMax: 16 * 1024 * 1024, holdMs: 3_000, holdMax: 10_000, now: Date.now, ...options };
@@ -121,6 +123,7 @@ export class CapturePipeline implements ExchangeObserver {
     this.sampler = new ShapeSampler(options.sampler);
     this.captured = options.metrics.counter('captured_total');
     this.unshaped = options.metrics.counter('unshaped_total');
+    this.novelShaped = options.metrics.counter('novel_shaped_total');
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
     options.metrics.gauge('stream_bytes', () => this.streams.held);
@@ -157,11 +160,31 @@ export class CapturePipeline implements ExchangeObserver {
       const entry = this.template(pathname);
       if (this.isNoise(entry, status)) return 0;
       const slot = this.sampler.slot(this.captureId(), upper, typeof entry === 'string' ? entry : this.reported(entry), status);
-      return this.sampler.admit(slot, expectedBytes) ? expectedBytes : 0;
+      if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
+      // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
+      const watch = !media.stream && responseHeaders['content-length'] !== undefined && length <= NOVELTY_BYTES && requestCopied <= NOVELTY_BYTES && (slot.variants?.size ?? 0) < NOVELTY_VARIANTS;
+      return watch ? -expectedBytes : 0;
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
       return 0;
     }
+  }
+
+  /**
+   * Is this interaction's pair of bodies a variant its key (method, template, status) has not had
+   * yet? Notes it when so. False when its bodies cannot be fingerprinted cheaply.
+   */
+  private novel(observation: Observation, exchange: Exchange): boolean {
+    const request = tapFingerprint(exchange.request);
+    const response = tapFingerprint(exchange.response);
+    if (request === null && response === null) return false;
+    const variant = (Math.imul(request ?? 0, 31) + (response ?? 0)) >>> 0;
+    const slot = this.sampler.slot(observation.captureId, observation.method, observation.template, observation.status);
+    slot.variants ??= new Set();
+    if (slot.variants.has(variant) || slot.variants.size >= NOVELTY_VARIANTS) return false;
+    slot.variants.add(variant);
+    if (exchange.sampledBytes < 0) this.novelShaped.inc();
+    return true;
   }
 
   /** Bytes of a body of this media type kept for shape work: none unshaped, a stream's first ones. */
@@ -278,8 +301,10 @@ export class CapturePipeline implements ExchangeObserver {
     };
     this.captured.inc();
     const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
-    const reserved = exchange.sampledBytes;
-    const wanted = reserved > 0 && bytes > 0;
+    const reserved = Math.max(0, exchange.sampledBytes);
+    // A sampled-out body kept for novelty is shaped when its variant is new for its key.
+    const wanted = (reserved > 0 || (exchange.sampledBytes < 0 && this.novel(observation, exchange))) && bytes > 0;
+    if (reserved > 0 && bytes > 0) this.novel(observation, exchange);
     const fits = this.queue.length - this.queueHead < this.options.queueMaxItems && this.queueBytes + bytes <= this.options.queueMaxBytes;
     if (wanted && fits) {
       this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes, reserved });

@@ -54,6 +54,8 @@ export interface SampleSlot {
    */
   keyTokens: number;
   keyRefilledAt: number;
+  /** Key fingerprints of the body variants seen (see novelty.ts), made on the first; at most NOVELTY_VARIANTS. */
+  variants: Set<number> | null;
 }
 
 /** Keys tracked at most; past it the slots start afresh (each key is then shaped once more). */
@@ -108,7 +110,7 @@ export class ShapeSampler {
     if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
     let slot = byStatus.get(status);
     if (slot === undefined) {
-      byStatus.set(status, (slot = { lastShaped: -Infinity, keyTokens: this.keyBurst(), keyRefilledAt: this.clock() }));
+      byStatus.set(status, (slot = { lastShaped: -Infinity, keyTokens: this.keyBurst(), keyRefilledAt: this.clock(), variants: null }));
       this.slotCount++;
     }
     return slot;

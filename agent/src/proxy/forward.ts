@@ -194,7 +194,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
   private startTap(observer: ExchangeObserver): void {
     const headers = this.responseHeaders;
     this.sampledBytes = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
-    this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampledBytes > 0);
+    // Negative: sampled out, but a small body is kept to notice a new variant (capture/novelty.ts).
+    this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampledBytes !== 0);
     if (this.responseTap.prefix && !this.recorded) {
       this.startedAt = Date.now();
       this.context.openStreams.add(this);

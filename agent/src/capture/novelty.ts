@@ -1,0 +1,94 @@
+import { isJsonMediaType } from '@spectator/shared';
+import type { BodyTap } from './exchange';
+
+/**
+ * Bodies up to this size are kept (by reference, no copy) even when sampled out, so a new
+ * variant can be noticed and shaped (docs/agent.md, Novel variants). Larger ones are not looked at.
+ */
+export const NOVELTY_BYTES = 16 * 1024;
+
+/** Distinct variants noticed per key (method, template, status) at most; past it no more are looked for. */
+export const NOVELTY_VARIANTS = 32;
+
+/** Keys hashed per body at most. */
+const MAX_KEYS = 128;
+
+/** Bytes of a body looked at for its keys: the first item of a list, the top of an object. */
+export const SCAN_BYTES = 256;
+
+const QUOTE = 0x22;
+const COLON = 0x3a;
+const BACKSLASH = 0x5c;
+const SCRATCH = new Uint32Array(MAX_KEYS);
+
+/**
+ * A structural fingerprint of a JSON text's keys, without parsing it or building its shape: the
+ * set of object keys (every string followed by `:`, at any depth) in its first SCAN_BYTES, each
+ * hashed (FNV-1a) and combined regardless of order and repeats, so a list of 3 items and one of 30
+ * give the same value while a field more or less gives another. One pass over the bytes in plain
+ * JavaScript (no call per key). Types of values are not looked at (the shape fingerprint does that
+ * once the body is shaped), nor keys past SCAN_BYTES. 0 for a body with no key.
+ */
+export function keyFingerprint(text: Buffer): number {
+  const end = Math.min(text.length, SCAN_BYTES);
+  // Distinct key hashes so far, in a scratch array: bodies hold few distinct keys, so a linear
+  // look-up beats a Set (no allocation per body).
+  let distinct = 0;
+  let combined = 0;
+  let inString = false;
+  let hash = 0;
+  for (let i = 0; i < end; i++) {
+    const byte = text[i] as number;
+    if (inString) {
+      if (byte === QUOTE) {
+        inString = false;
+        let next = i + 1;
+        while (next < end && (text[next] === 0x20 || text[next] === 0x0a || text[next] === 0x0d || text[next] === 0x09)) next++;
+        if (next < end && text[next] === COLON) {
+          hash >>>= 0;
+          let seen = false;
+          for (let k = 0; k < distinct; k++) {
+            if (SCRATCH[k] === hash) {
+              seen = true;
+              break;
+            }
+          }
+          if (!seen && distinct < MAX_KEYS) {
+            SCRATCH[distinct++] = hash;
+            combined = (combined + Math.imul(hash, 0x9e3779b1)) | 0;
+          }
+        }
+      } else if (byte === BACKSLASH) {
+        i++; // an escaped character: part of the string, never its end
+      } else hash = Math.imul(hash ^ byte, 0x01000193);
+    } else if (byte === QUOTE) {
+      inString = true;
+      hash = 0x811c9dc5;
+    }
+  }
+  return combined >>> 0;
+}
+
+/** Media types seen (a handful) → JSON or not: asked for every watched body. */
+const jsonTypes = new Map<string, boolean>();
+
+function isJson(mediaType: string): boolean {
+  let json = jsonTypes.get(mediaType);
+  if (json === undefined) {
+    json = isJsonMediaType(mediaType);
+    if (jsonTypes.size >= 256) jsonTypes.clear();
+    jsonTypes.set(mediaType, json);
+  }
+  return json;
+}
+
+/**
+ * The key fingerprint of a tapped body whose bytes are all here, or null when it cannot be taken
+ * cheaply (not JSON, encoded, cut, larger than NOVELTY_BYTES, nothing kept).
+ */
+export function tapFingerprint(tap: BodyTap | null): number | null {
+  if (tap === null || tap.copied === 0 || tap.copied !== tap.bytes || tap.copied > NOVELTY_BYTES || tap.cut || tap.overLimit) return null;
+  if (tap.contentEncoding !== '' && tap.contentEncoding.toLowerCase() !== 'identity') return null;
+  if (!isJson(tap.contentType)) return null;
+  return keyFingerprint(tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied));
+}

@@ -1,0 +1,53 @@
+import { fingerprint, inferShape } from '@spectator/shared';
+import { startTestAgent } from './support/agent';
+import { FakeBackend } from './support/fake-backend';
+import { sendJson, startUpstream, type TestUpstream } from './support/upstream';
+
+// A load of a few thousand requests through the proxy: more than jest's default 5 s on a loaded machine.
+jest.setTimeout(60_000);
+
+/** About 12 KB of items: shape work the default budget cannot do for every request. */
+const items = (extra: boolean) => ({ items: Array.from({ length: 80 }, (_, i) => ({ id: i, name: `item ${i}`, price: i * 1.5, tags: ['a', 'b'], ...(extra ? { discount: 0.1 } : {}) })) });
+const VARIANT_A = items(false);
+const VARIANT_B = items(true);
+
+let upstream: TestUpstream;
+let backend: FakeBackend;
+afterEach(async () => {
+  await upstream?.close();
+  await backend?.stop();
+});
+
+/** Send `count` requests to `path`, `concurrency` at a time (bounded). */
+async function load(proxyUrl: string, path: string, count: number, concurrency = 32): Promise<void> {
+  let sent = 0;
+  const worker = async (): Promise<void> => {
+    while (sent < count) {
+      sent++;
+      await fetch(`${proxyUrl}${path}`).then((r) => r.arrayBuffer());
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+}
+
+describe('novel variants under load', () => {
+  it('shapes a second body variant of one endpoint that comes once, right after a flood of the first, with the default --shape-budget', async () => {
+    upstream = await startUpstream((req, res) => sendJson(res, 200, req.url === '/items?variant=b' ? VARIANT_B : VARIANT_A));
+    backend = await FakeBackend.start();
+    // The default budget; the guaranteed sample per key and window is pushed out of reach, so only
+    // the budget (or noticing the new variant) can shape the second one, however slow the machine.
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { keyWindowMs: 3_600_000 } } });
+    try {
+      await load(agent.proxyUrl, '/items', 800);
+      await load(agent.proxyUrl, '/items?variant=b', 1, 1);
+      await load(agent.proxyUrl, '/items', 200);
+      // Under that load most of the first variant was sampled out.
+      expect(agent.metrics.get('unshaped_total')).toBeGreaterThan(500);
+    } finally {
+      await agent.close();
+    }
+    const shapes = new Set(backend.observations().flatMap((o) => (o.path === '/items' && o.response?.shape ? [o.response.shape] : [])));
+    expect(shapes).toEqual(new Set([fingerprint(inferShape(VARIANT_A)), fingerprint(inferShape(VARIANT_B))]));
+    expect(agent.metrics.get('novel_shaped_total')).toBe(1);
+  });
+});
