@@ -19,6 +19,8 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
   --details                 print each document's operation scores, missed and extra operations (training set only)
   --out <dir>               where traffic, outputs and results go (default bench/reconstruct/results)
+  --peers-from <dir>        run only Spectator; take har-to-openapi's and Optic's documents from an earlier run in
+                            <dir> (checked to be of the same traffic: the peers are deterministic, Optic is slow)
   --rescore <dir>           score the traffic and outputs an earlier run saved in <dir> again (no mock, no contenders run)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
   --help                    this text`;
@@ -32,6 +34,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {string} out
  * @property {boolean} select
  * @property {string | null} rescore
+ * @property {string | null} peersFrom
  * @property {boolean} help
  */
 
@@ -41,7 +44,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  */
 function parseArgs(argv) {
   /** @type {Options} */
-  const options = { set: 'all', only: [], contenders: [...CONTENDERS], details: false, out: path.join(HERE, 'results'), select: false, rescore: null, help: false };
+  const options = { set: 'all', only: [], contenders: [...CONTENDERS], details: false, out: path.join(HERE, 'results'), select: false, rescore: null, peersFrom: null, help: false };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = /** @type {[string, string | undefined]} */ (String(argv[index]).split(/=(.*)/s, 2));
     const value = () => {
@@ -62,6 +65,7 @@ function parseArgs(argv) {
     else if (flag === '--out') options.out = path.resolve(value());
     else if (flag === '--select') options.select = true;
     else if (flag === '--rescore') options.rescore = path.resolve(value());
+    else if (flag === '--peers-from') options.peersFrom = path.resolve(value());
     else if (flag === '--help' || flag === '-h') options.help = true;
     else throw new Error(`unknown option "${argv[index]}"\n\n${USAGE}`);
   }
@@ -164,6 +168,25 @@ function savedExchanges(docDir, planned) {
 }
 
 /**
+ * A peer's document from an earlier run, once that run's traffic is shown to be this one's
+ * (same requests, statuses and answers, in order).
+ * @param {string} docDir the document's folder in the earlier run
+ * @param {string} name the peer
+ * @param {import('./lib/send').Exchange[]} exchanges this run's
+ * @returns {any}
+ * @throws Error naming the first exchange that differs
+ */
+function earlierPeer(docDir, name, exchanges) {
+  const earlier = savedExchanges(docDir, exchanges.map((exchange) => exchange.request));
+  if (earlier.length !== exchanges.length) throw new Error(`${docDir}: ${earlier.length} exchanges, this run ${exchanges.length}`);
+  exchanges.forEach((exchange, index) => {
+    const other = /** @type {import('./lib/send').Exchange} */ (earlier[index]);
+    if (other.status !== exchange.status || other.responseText !== exchange.responseText) throw new Error(`${docDir}: exchange ${index} (${exchange.request.method} ${exchange.request.path}) was answered otherwise there; run the peers again`);
+  });
+  return JSON.parse(fs.readFileSync(path.join(docDir, `${name}.openapi.json`), 'utf8'));
+}
+
+/**
  * @param {string} id
  * @param {number} index
  * @returns {string} a project slug for the document
@@ -200,6 +223,8 @@ async function main() {
   /** @type {('train' | 'heldout')[]} */
   const sets = options.set === 'all' ? ['train', 'heldout'] : [options.set];
   const rescore = options.rescore;
+  const peersFrom = options.peersFrom;
+  if (peersFrom && !options.contenders.includes('spectator')) throw new Error('--peers-from runs Spectator: keep it among --contenders');
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
   const generate = createGenerator();
@@ -256,8 +281,9 @@ async function main() {
           fs.writeFileSync(path.join(docDir, 'exchanges.json'), JSON.stringify(exchanges));
           const harFile = path.join(docDir, 'traffic.har');
           fs.writeFileSync(harFile, JSON.stringify(toHar(exchanges)));
-          if (options.contenders.includes('har-to-openapi')) outputs['har-to-openapi'] = await runHarToOpenapi(harFile, docDir);
-          if (options.contenders.includes('optic')) outputs.optic = await runOptic(harFile, docDir);
+          const earlierDir = peersFrom ? path.join(peersFrom, path.basename(docDir)) : null;
+          if (options.contenders.includes('har-to-openapi')) outputs['har-to-openapi'] = earlierDir ? earlierPeer(earlierDir, 'har-to-openapi', exchanges) : await runHarToOpenapi(harFile, docDir);
+          if (options.contenders.includes('optic')) outputs.optic = earlierDir ? earlierPeer(earlierDir, 'optic', exchanges) : await runOptic(harFile, docDir);
           for (const name of options.contenders) fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
         }
         requests += exchanges.length;
