@@ -1,4 +1,4 @@
-import type { BackendMessage, DashboardEvent, PathHintCreatedResponse, PathHintResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { DashboardEvent, PathHintCreatedResponse, PathHintResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -62,10 +62,8 @@ describe('path hints', () => {
 
   it('reach connected agents at once: documented templates first', async () => {
     // The documentation commit before the hint was pushed too; the newest push has both.
-    const pushed: BackendMessage[] = [];
-    while (!pushed.some((m) => m.type === 'templates' && m.templates.includes('/images/{image}'))) pushed.push(await agent.next());
-    expect(pushed.every((m) => m.type === 'templates')).toBe(true);
-    expect(pushed.at(-1)).toEqual({ type: 'templates', templates: ['/images/latest', '/users/{userId}', '/images/{image}'] });
+    await eventually(() => agent.templates, (pushed) => pushed.some((m) => m.templates.includes('/images/{image}')));
+    expect(agent.templates.at(-1)).toEqual({ type: 'templates', templates: ['/images/latest', '/users/{userId}', '/images/{image}'] });
   });
 
   it('are listed, and sent to agents after the documented templates', async () => {

@@ -8,6 +8,7 @@ import {
   PROTOCOL_VERSION,
   ROUTES,
   type Shape,
+  type TemplatesMessage,
   type WireObservation,
 } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +25,11 @@ export interface TestAgent {
   request(message: AgentMessage | string, timeoutMs?: number): Promise<BackendMessage>;
   /** Resolves with the close code when the backend closes the connection. */
   closed: Promise<number>;
+  /**
+   * The `templates` messages the backend pushed (after documentation commits and path hints), in
+   * order. They come unasked, so they are kept here rather than answering `next` or `request`.
+   */
+  templates: TemplatesMessage[];
   close(): Promise<void>;
 }
 
@@ -32,8 +38,13 @@ export function connectTestAgent(baseUrl: string, token: string | null): Promise
   const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${ROUTES.agentStream}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
   const inbox: BackendMessage[] = [];
   const waiters: Array<(message: BackendMessage) => void> = [];
+  const templates: TemplatesMessage[] = [];
   socket.on('message', (data) => {
     const message = JSON.parse(data.toString()) as BackendMessage;
+    if (message.type === 'templates') {
+      templates.push(message);
+      return;
+    }
     const waiter = waiters.shift();
     if (waiter) waiter(message);
     else inbox.push(message);
@@ -42,6 +53,7 @@ export function connectTestAgent(baseUrl: string, token: string | null): Promise
   const agent: TestAgent = {
     socket,
     closed,
+    templates,
     send: (message) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
     next: (timeoutMs = 5000) => {
       const queued = inbox.shift();
