@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -107,6 +108,31 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
     });
     next();
   });
+  // Issue 15 item 14: the dashboard and the API get a strict CSP (scripts and everything else from
+  // this origin only; styles may be inline, as Swagger UI's are), no framing, no MIME sniffing and
+  // no referrer. No upgrade-insecure-requests: plain-HTTP installations (localhost, a cluster
+  // service) must keep loading their own assets.
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          fontSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          objectSrc: ["'none'"],
+          baseUri: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+        },
+      },
+      frameguard: { action: 'deny' },
+      referrerPolicy: { policy: 'no-referrer' },
+    }),
+  );
   app.use('/api', apiVersionHint);
   app.use(requireJsonBodies(YAML_MEDIA_TYPES));
   app.useBodyParser('json', { limit: '2mb' });

@@ -5,6 +5,7 @@ import { batchMessage, connectTestAgent, helloMessage } from './support/agent-cl
 import { apiCall, startTestBackend, type TestBackend } from './support';
 
 let backend: TestBackend;
+const METRICS_TOKEN = 'metrics-scraper-token-0123456789';
 const tokens: Record<'agent' | 'read' | 'write' | 'admin' | 'otherRead', string> = { agent: '', read: '', write: '', admin: '', otherRead: '' };
 let captureId: string;
 
@@ -15,7 +16,7 @@ async function token(project: string, scope: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  backend = await startTestBackend();
+  backend = await startTestBackend({ metricsToken: METRICS_TOKEN });
   await backend.api('POST', '/projects', { slug: 'api', name: 'API' });
   await backend.api('POST', '/projects', { slug: 'other', name: 'Other' });
   tokens.agent = await token('api', 'agent');
@@ -330,9 +331,27 @@ describe('a diff and the version its acceptance makes agree', () => {
 });
 
 describe('service endpoints', () => {
+  // Issue 15 item 14: /metrics was public.
+  it('serves /metrics only with the metrics token', async () => {
+    const variants: Array<Record<string, string>> = [{}, { authorization: 'Bearer wrong-token-0123456789' }, { authorization: `Bearer ${backend.adminToken}` }];
+    for (const headers of variants) {
+      const response = await fetch(`${backend.url}/metrics`, { headers });
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ statusCode: 401, message: 'metrics need Authorization: Bearer <SPECTATOR_METRICS_TOKEN>' });
+    }
+    const unset = await startTestBackend();
+    try {
+      const response = await fetch(`${unset.url}/metrics`, { headers: { authorization: `Bearer ${unset.adminToken}` } });
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ statusCode: 404, message: 'metrics are not served: set SPECTATOR_METRICS_TOKEN to serve them' });
+    } finally {
+      await unset.close();
+    }
+  });
+
   it('reports health, metrics and its own OpenAPI document', async () => {
     expect(await apiCall(backend.url, null, 'GET', '/health')).toEqual({ status: 200, body: { status: 'ok', database: 'ok' } });
-    const metrics = await fetch(`${backend.url}/metrics`);
+    const metrics = await fetch(`${backend.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
     expect(metrics.headers.get('content-type')).toContain('text/plain');
     expect(await metrics.text()).toMatch(/^spectator_ingest_batches_total \d+$/m);
     const openapi = await apiCall<{ openapi: string; paths: Record<string, unknown> }>(backend.url, null, 'GET', '/api/docs/openapi.json');

@@ -1,11 +1,16 @@
-import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, Header, HttpCode, Inject, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { RequireScope } from '../auth/auth.guard';
 import { apiError } from '../common/error.filter';
+import { DomainError, ErrorCode } from '../common/errors';
+import { RUNTIME, type Runtime } from '../runtime';
 import { MetricsService } from './metrics.service';
+
+const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
 
 @ApiTags('health')
 @RequireScope('public')
@@ -14,6 +19,7 @@ export class HealthController {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly metrics: MetricsService,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {}
 
   /**
@@ -37,10 +43,18 @@ export class HealthController {
     }
   }
 
+  /**
+   * Prometheus text, for `Authorization: Bearer <SPECTATOR_METRICS_TOKEN>` only (counts and rates
+   * say how the service is used); 404 when no metrics token is configured.
+   */
   @Get('metrics')
   @HttpCode(200)
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
-  render(): string {
+  render(@Req() request: Request): string {
+    const expected = this.runtime.config.metricsToken;
+    if (expected === null) throw new DomainError(ErrorCode.NotServed, 'metrics are not served: set SPECTATOR_METRICS_TOKEN to serve them');
+    const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
+    if (!timingSafeEqual(digest(given), digest(expected))) throw new DomainError(ErrorCode.Unauthenticated, 'metrics need Authorization: Bearer <SPECTATOR_METRICS_TOKEN>');
     return this.metrics.render();
   }
 }
