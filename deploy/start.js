@@ -294,7 +294,7 @@ async function main() {
 
   const onSignal = (/** @type {NodeJS.Signals} */ signal) => {
     if (stopping) {
-      console.error('\nStopping already; a second signal forces the exit (the embedded PostgreSQL may be left running).');
+      console.error('\nStopping already; a second signal forces the exit (the embedded PostgreSQL may be left running; the next start stops it).');
       process.exit(130);
     }
     stopping = true;

