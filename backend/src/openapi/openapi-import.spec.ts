@@ -48,6 +48,7 @@ const petstore = {
   },
 };
 
+const info = { title: 't', version: '1' };
 const shapeOf = (schema: Record<string, unknown> | undefined) => fromJsonSchema(schema);
 
 describe('importOpenApi', () => {
@@ -126,20 +127,20 @@ describe('importOpenApi', () => {
   it('reads query and header parameters: the operation overrides the path item by name and in, $refs resolved, skips reported', () => {
     const withParameters = importOpenApi({
       openapi: '3.1.0',
+      info,
       paths: {
         '/orders/{orderId}': {
           parameters: [
-            { name: 'orderId', in: 'path', required: true },
-            { name: 'X-Tenant', in: 'header', required: true },
-            { name: 'expand', in: 'query', required: true },
+            { name: 'orderId', in: 'path', required: true, schema: { type: 'string' } },
+            { name: 'X-Tenant', in: 'header', required: true, schema: { type: 'string' } },
+            { name: 'expand', in: 'query', required: true, schema: { type: 'string' } },
           ],
           get: {
             parameters: [
-              { name: 'expand', in: 'query' },
+              { name: 'expand', in: 'query', schema: { type: 'string' } },
               { $ref: '#/components/parameters/Limit' },
-              { name: 'Accept', in: 'header', required: true },
-              { name: 'session', in: 'cookie' },
-              { in: 'query' },
+              { name: 'Accept', in: 'header', required: true, schema: { type: 'string' } },
+              { name: 'session', in: 'cookie', schema: { type: 'string' } },
             ],
             responses: { '200': { description: 'ok' } },
           },
@@ -155,7 +156,6 @@ describe('importOpenApi', () => {
       headers: [{ name: 'x-tenant', required: true }],
     });
     expect(withParameters.warnings).toEqual([
-      'GET /orders/{orderId}: #/paths/~1orders~1{orderId}/get/parameters/4: skipped, not a parameter (it needs a name and an in)',
       'GET /orders/{orderId}: #/paths/~1orders~1{orderId}/get/parameters/2: header "Accept" skipped (a standard header, not documented)',
       'GET /orders/{orderId}: #/paths/~1orders~1{orderId}/get/parameters/3: cookie parameter "session" skipped (Spectator documents query parameters and request headers)',
     ]);
@@ -166,9 +166,13 @@ describe('importOpenApi', () => {
     [{ swagger: '2.0', paths: {} }, 'swagger 2.0 documents are not supported; convert to OpenAPI 3 first'],
     [{ openapi: '4.0.0', paths: {} }, 'openapi must be a 3.0.x or 3.1.x version string'],
     [{ openapi: '3.1.0' }, 'paths must be an object of path items'],
-    [{ openapi: '3.1.0', paths: { pets: {} } }, 'paths: "pets" must start with /'],
-    [{ openapi: '3.1.0', paths: {} }, 'paths: no operation with a response of an exact status code to import'],
-    [{ openapi: '3.1.0', paths: { '/a': { get: { responses: { '200': { $ref: '#/components/responses/Missing' } } } } } }, '#/paths/~1a/get/responses/200: $ref "#/components/responses/Missing" points to nothing in the document'],
+    [{ openapi: '3.1.0', info, paths: { pets: {} } }, 'paths: "pets" must start with /'],
+    [{ openapi: '3.1.0', info, paths: {} }, 'paths: no operation with a response of an exact status code to import'],
+    // Issue 15 item 4: the document is validated against the OpenAPI schema of its version.
+    [{ openapi: '3.1.0', paths: {} }, "not a valid OpenAPI 3.1 document: the document must have required property 'info'"],
+    [{ openapi: '3.0.3', info, paths: { '/a': { get: { responses: { '200': {} } } } } }, "not a valid OpenAPI 3.0 document: #/paths/~1a/get/responses/200 must have required property 'description'"],
+    [{ openapi: '3.1.0', info, paths: { '/a': { get: { parameters: [{ in: 'query' }], responses: { '200': { description: 'ok' } } } } } }, 'not a valid OpenAPI 3.1 document: #/paths/~1a/get/parameters/0'],
+    [{ openapi: '3.1.0', info, paths: { '/a': { get: { responses: { '200': { $ref: '#/components/responses/Missing' } } } } } }, '#/paths/~1a/get/responses/200: $ref "#/components/responses/Missing" points to nothing in the document'],
   ])('refuses %j: %s', (document, message) => {
     expect(() => importOpenApi(document)).toThrow(DomainError);
     expect(() => importOpenApi(document)).toThrow(message);
@@ -176,7 +180,7 @@ describe('importOpenApi', () => {
 
   it(`refuses more than ${MAX_IMPORTED_ENDPOINTS} operations in one import`, () => {
     const paths = Object.fromEntries(Array.from({ length: MAX_IMPORTED_ENDPOINTS + 1 }, (_, i) => [`/r${i}`, { get: { responses: { '200': { description: 'ok' } } } }]));
-    expect(() => importOpenApi({ openapi: '3.1.0', paths })).toThrow(`paths: ${MAX_IMPORTED_ENDPOINTS + 1} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
+    expect(() => importOpenApi({ openapi: '3.1.0', info, paths })).toThrow(`paths: ${MAX_IMPORTED_ENDPOINTS + 1} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
   });
 
   // Issue 15 item 4: 30 components, each with two properties that $ref the next one (3.4 KB),

