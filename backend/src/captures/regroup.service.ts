@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { matchTemplate, templatePath } from '@spectator/shared';
+import { bestTemplate, hasParameter, matchTemplate } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
@@ -19,17 +19,16 @@ export interface RegroupScope {
 const MAX_TEMPLATE_LENGTH = 2_000;
 
 /**
- * A template in the canonical form the agent writes paths in (`templatePath` gives a known template
- * back canonically), checked: it starts with `/`, holds no NUL and has at least one parameter.
+ * A template in the canonical form the agent writes paths in (a template is its own best match,
+ * in canonical form), checked: it starts with `/`, holds no NUL and has at least one parameter.
  * @throws DomainError BadInput naming what is wrong.
  */
 export function canonicalTemplate(template: string): string {
   if (!template.startsWith('/')) throw badInput(`template ${JSON.stringify(template.slice(0, 100))} must start with /`);
   if (template.length > MAX_TEMPLATE_LENGTH) throw badInput(`template is longer than ${MAX_TEMPLATE_LENGTH} characters`);
   if (template.includes('\u0000')) throw badInput('template must not contain a NUL character');
-  const canonical = templatePath(template, [template]);
-  // Literal braces are percent-encoded in canonical form: a brace left is a parameter.
-  if (!canonical.includes('{')) throw badInput(`template ${canonical} has no {parameter}`);
+  const canonical = bestTemplate(template, [template]) ?? template;
+  if (!hasParameter(canonical)) throw badInput(`template ${canonical} has no {parameter}`);
   return canonical;
 }
 
@@ -213,7 +212,7 @@ export class RegroupService {
     );
     const known = [...documented, template];
     const protectedPaths = new Set(documented);
-    return paths.filter((path) => !protectedPaths.has(path) && templatePath(path, known) === template).sort();
+    return paths.filter((path) => !protectedPaths.has(path) && bestTemplate(path, known) === template).sort();
   }
 }
 
