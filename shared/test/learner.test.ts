@@ -80,6 +80,61 @@ describe('PathLearner', () => {
     expect(learner.undecided('/pets/findByTags')).toBe(false);
   });
 
+  it('keeps collections literal: a value followed by a detected identifier is a route word', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['DELETE', '/self/calls/133304/hold', null],
+      ['DELETE', '/self/conferences/156205/hold', null],
+      ['GET', '/self/calls/133304', repo],
+      ['GET', '/self/conferences/156205', repo],
+    ]);
+    expect(learner.resolve(templatePath('/self/calls/17/hold'))).toBe('/self/calls/{callId}/hold');
+    expect(learner.resolve(templatePath('/self/conferences/17'))).toBe('/self/conferences/{conferenceId}');
+    expect(learner.generation).toBe(0);
+  });
+
+  it('learns consecutive names before an identifier, each seen once (/bills/{jurisdiction}/{session}/{id})', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/bills/peggy/wonka-mobile/30528', repo],
+      ['GET', '/bills/frank-blue/heidi-core/146173', repo],
+      ['GET', '/bills/ocd-bill/111963', repo],
+      ['GET', '/bills/ocd-bill/128675', repo],
+    ]);
+    expect(learner.resolve(templatePath('/bills/hooli/dave/259653'))).toBe('/bills/{owner}/{bill}/{billId}');
+    expect(learner.resolve(templatePath('/bills/ocd-bill/17'))).toBe('/bills/ocd-bill/{ocdBillId}');
+  });
+
+  it('keeps action words literal however alike their answers', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['POST', '/vectors/upsert', responseKeys(inferShape({ count: 1 }))],
+      ['POST', '/vectors/delete', responseKeys(inferShape({ count: 1 }))],
+    ]);
+    expect(learner.resolve('/vectors/upsert')).toBe('/vectors/upsert');
+  });
+
+  it('learns a position of many leaf values with nothing to compare, but not of three', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['POST', '/v0/data/alice', null],
+      ['POST', '/v0/data/bob', null],
+      ['POST', '/v0/data/carol', null],
+    ]);
+    expect(learner.resolve('/v0/data/alice')).toBe('/v0/data/alice');
+    learn(learner, [['POST', '/v0/data/dave', null]]);
+    expect(learner.resolve('/v0/data/erin')).toBe('/v0/data/{data}');
+  });
+
+  it('learns a name followed by a slug when the answers agree', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/articles/erin/initech-payments', repo],
+      ['GET', '/articles/judy/dave', repo],
+    ]);
+    expect(learner.resolve('/articles/walter/tyrell')).toBe('/articles/{owner}/{article}');
+  });
+
   it('learns slugs from a shared literal continuation with no bodies at all', () => {
     const learner = new PathLearner();
     learn(learner, [

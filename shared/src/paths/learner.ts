@@ -36,6 +36,18 @@ interface LearnedPosition {
   exceptions: Set<string>;
 }
 
+/**
+ * Words that name an action or a view rather than a thing, never learned as values however alike
+ * their answers (`/vectors/upsert` beside `/vectors/delete`, `/users/me` beside `/users/alice`).
+ */
+const ROUTE_WORDS: ReadonlySet<string> = new Set(
+  (
+    'all batch bulk cancel config count create current delete describe details download edit export fetch find health history import info ' +
+    'latest list login logout me mine new query remove search self settings stats status summary sync unmask update upload upsert validate verify ' +
+    'active archived draft drafts featured inactive pending popular private public published recent top trending unpublished'
+  ).split(' '),
+);
+
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
 const LEARNED = '';
 
@@ -54,7 +66,9 @@ const LEARNED = '';
  *   version-like values (`v1`, `2.0`), positions that already have a detected identifier among
  *   their values (`/pets/17` beside `/pets/findByStatus`) and route words (a value seen after two
  *   different values of the position before: `issues` in `/repos/a/web/issues`,
- *   `/repos/b/cli/issues`) are never learned: names live there.
+ *   `/repos/b/cli/issues`; a collection, right before a detected identifier and after a literal:
+ *   `calls` in `/self/calls/17`; an action or view word of ROUTE_WORDS: `upsert`, `search`, `me`)
+ *   are never learned: names live there.
  */
 export class PathLearner {
   private readonly maxRecords: number;
@@ -129,9 +143,11 @@ export class PathLearner {
   private resolveSegments(segments: readonly Segment[]): Segment[] {
     const out: Segment[] = [];
     let key = '';
-    for (const segment of segments) {
+    for (const [at, segment] of segments.entries()) {
       const position = segment.kind === 'literal' ? this.learned.get(key) : undefined;
-      const next: Segment = position && segment.kind === 'literal' && !position.exceptions.has(segment.text) && !isVersionLike(segment.text) ? { kind: 'param', name: LEARNED } : segment;
+      const value = position !== undefined && segment.kind === 'literal' && !position.exceptions.has(segment.text) && !isVersionLike(segment.text) && !ROUTE_WORDS.has(segment.text.toLowerCase());
+      // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`).
+      const next: Segment = value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at) ? { kind: 'param', name: LEARNED } : segment;
       out.push(next);
       key = extendKey(key, next);
     }
@@ -145,6 +161,7 @@ export class PathLearner {
     const previous = resolved[at - 1]!;
     // After a detected identifier come route words (`/posts/{postId}/comments`).
     if (previous.kind === 'param' && previous.name !== LEARNED) return false;
+    if (isCollection(resolved, at)) return false;
     return !introducesNames(previous) && !this.identifierPositions.has(key) && !this.isRouteWord(at, segment.text);
   }
 
@@ -154,7 +171,8 @@ export class PathLearner {
    * Names recur across values far less than the words of a route do.
    */
   private isRouteWord(at: number, text: string): boolean {
-    return (this.parentsOf.get(`${at}/${text}`)?.size ?? 0) >= 2;
+    const key = `${at}/${text}`;
+    return ROUTE_WORDS.has(text.toLowerCase()) || (this.parentsOf.get(key)?.size ?? 0) >= 2;
   }
 
   /** Note the parents of each literal of a record (see `isRouteWord`). */
@@ -221,38 +239,62 @@ export class PathLearner {
     const mine = siblings?.get(value);
     if (!siblings || !mine || siblings.size < 2) return false;
     let alike = false;
+    let same = 0;
     const exceptions = new Set<string>();
     for (const [other, theirs] of siblings) {
       if (other === value || isVersionLike(other)) continue;
-      if (this.isRouteWord(mine[0]!.at, other)) {
+      if (this.isRouteWord(mine[0]!.at, other) || theirs.some((placed) => isCollection(placed.resolved, placed.at))) {
         exceptions.add(other);
         continue;
       }
       const verdict = compare(mine, theirs);
       if (verdict === 'alike') alike = true;
+      else if (verdict === 'same') same++;
       else if (verdict === 'contradicts') exceptions.add(other);
     }
-    if (!alike) return false;
+    if (!alike && same + 1 < MANY_SIBLINGS) return false;
     this.learned.set(key, { exceptions });
     this.learnedCount++;
     return true;
   }
 }
 
-/** How two sibling values' continuations relate. */
-type Verdict = 'alike' | 'contradicts' | 'unknown';
+/**
+ * A collection: a literal right before a detected identifier, itself after a literal
+ * (`/self/calls/{id}`). After a learned parameter it may be a name still
+ * (`/bills/{owner}/wonka-mobile/{id}`, a session before a bill id).
+ */
+function isCollection(resolved: readonly Segment[], at: number): boolean {
+  const next = resolved[at + 1];
+  const previous = resolved[at - 1];
+  return next?.kind === 'param' && next.name !== LEARNED && !(previous?.kind === 'param' && previous.name === LEARNED);
+}
+
+/**
+ * How two sibling values' continuations relate. `same`: the same following segments and nothing
+ * else to compare (no answers with fields): alike only when many siblings are (MANY_SIBLINGS).
+ */
+type Verdict = 'alike' | 'contradicts' | 'same' | 'unknown';
+
+/**
+ * Sibling values with the same continuation and nothing against it that make a position a
+ * parameter even without answers to compare (`/v0/data/alice`, `/v0/data/bob`, … answered 4xx).
+ */
+const MANY_SIBLINGS = 4;
 
 function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
   let agree = false;
+  let same = false;
   for (const x of a) {
     for (const y of b) {
       if (x.record.method !== y.record.method) continue;
       const verdict = compareContinuations(x, y);
       if (verdict === 'contradicts') return 'contradicts';
       if (verdict === 'alike') agree = true;
+      if (verdict === 'same') same = true;
     }
   }
-  return agree ? 'alike' : 'unknown';
+  return agree ? 'alike' : same ? 'same' : 'unknown';
 }
 
 /** Two continuations (what follows each value) of one method. */
@@ -272,12 +314,14 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   if (identical) {
     // The same following segments: the responses decide when both are known, a shared literal otherwise.
     if (fields !== 'unknown') return fields;
-    return sharedLiteral ? 'alike' : 'unknown';
+    return sharedLiteral ? 'alike' : 'same';
   }
   // Different values further on too (`alice/web/issues`, `bob/cli/issues`): alike when they end the same.
   const lastX = x.resolved[x.resolved.length - 1]!;
   const lastY = y.resolved[y.resolved.length - 1]!;
-  return restX > 0 && lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text && fields !== 'contradicts' ? 'alike' : 'unknown';
+  const sameEnd = (lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text) || (lastX.kind === 'param' && lastY.kind === 'param');
+  // Or, one value following each (a name and a slug: `/articles/alice/my-post`, `/articles/bob/hello`), when the answers agree.
+  return restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike')) ? 'alike' : 'unknown';
 }
 
 /** Top-level field names agree when at least half of all of them are shared (Jaccard ≥ 0.5). */
@@ -295,28 +339,36 @@ function extendKey(key: string, segment: Segment): string {
 }
 
 /**
- * Names learned parameters after the route's nouns. A run of consecutive parameters after a
- * literal noun is named from it: the last one is the noun's singular (`/users/{user}`), the one
- * before `owner`, the one before that `namespace` (`/repos/{owner}/{repo}`); a run holding no learned
- * parameter keeps the names it has. Names stay unique within the template.
+ * Names learned parameters after the route's nouns. A run of consecutive learned parameters is
+ * named from the last literal before it: the last one is the noun's singular (`/users/{user}`), the
+ * one before `owner`, the one before that `namespace` (`/repos/{owner}/{repo}`). Detected
+ * identifiers keep their names, but those right after learned ones, named after what turned out a
+ * value, take the noun's (`/bills/{owner}/{bill}/{billId}`, never `{daveId}`). Names stay unique
+ * within the template.
  */
 function nameRuns(segments: Segment[]): Segment[] {
   if (!segments.some((s) => s.kind === 'param' && s.name === LEARNED)) return segments;
   const taken = new Set(segments.flatMap((s) => (s.kind === 'param' && s.name !== LEARNED ? [s.name] : [])));
   const out = [...segments];
   for (let start = 0; start < out.length; ) {
-    if (out[start]!.kind !== 'param') {
+    const first = out[start]!;
+    if (first.kind !== 'param' || first.name !== LEARNED) {
       start++;
       continue;
     }
+    // A run of learned parameters, named from the last literal before them.
     let end = start;
-    while (end < out.length && out[end]!.kind === 'param') end++;
-    const run = out.slice(start, end) as Array<Extract<Segment, { kind: 'param' }>>;
-    if (run.some((s) => s.name === LEARNED)) {
-      for (const s of run) if (s.name !== LEARNED) taken.delete(s.name);
-      const noun = parameterNoun(out[start - 1]) ?? 'name';
-      const names = [noun, 'owner', 'namespace'];
-      for (let i = run.length - 1, k = 0; i >= 0; i--, k++) out[start + i] = { kind: 'param', name: unique(names[k] ?? `${noun}Part${run.length - k}`, taken) };
+    while (end < out.length && out[end]!.kind === 'param' && (out[end] as { name: string }).name === LEARNED) end++;
+    let before = start - 1;
+    while (before >= 0 && out[before]!.kind === 'param') before--;
+    const noun = parameterNoun(out[before]) ?? 'name';
+    const names = [noun, 'owner', 'namespace'];
+    const length = end - start;
+    for (let i = length - 1, k = 0; i >= 0; i--, k++) out[start + i] = { kind: 'param', name: unique(names[k] ?? `${noun}Part${length - k}`, taken) };
+    // Detected identifiers right after them were named after a literal that turned out a value (`{daveId}`): named after the noun instead.
+    for (; end < out.length && out[end]!.kind === 'param' && (out[end] as { name: string }).name !== LEARNED; end++) {
+      taken.delete((out[end] as { name: string }).name);
+      out[end] = { kind: 'param', name: unique(`${noun === 'name' ? '' : noun}Id`.replace(/^Id$/, 'id'), taken) };
     }
     start = end;
   }
