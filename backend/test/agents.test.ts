@@ -84,8 +84,8 @@ describe('GET /projects/{p}/agents', () => {
   });
 
   it('tells dashboards on every replica when an agent connects and disconnects (agent.connection)', async () => {
-    const dashboard = await listenToEvents(second.url, 'fleet', tokens.read, 'query');
-    const otherProject = await listenToEvents(second.url, 'other', tokens.otherRead, 'query');
+    const dashboard = await listenToEvents(second.url, 'fleet', tokens.read, 'header');
+    const otherProject = await listenToEvents(second.url, 'other', tokens.otherRead, 'header');
     try {
       const { agent } = await connect('announced');
       const agentId = (await agentByKey('announced'))?.id;

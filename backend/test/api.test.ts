@@ -92,6 +92,28 @@ describe('auth', () => {
     }
   });
 
+  it('never takes a token from a WebSocket URL, and never echoes one back as the sub-protocol', async () => {
+    const base = backend.url.replace(/^http/, 'ws');
+    const upgrade = (url: string, protocols?: string[]): Promise<{ status: number; protocol?: string }> =>
+      new Promise((resolve) => {
+        const socket = protocols ? new WebSocket(url, protocols) : new WebSocket(url);
+        socket.once('unexpected-response', (_request, response) => {
+          resolve({ status: response.statusCode ?? 0 });
+          socket.terminate();
+        });
+        socket.once('open', () => {
+          resolve({ status: 101, protocol: socket.protocol });
+          socket.close();
+        });
+        socket.once('error', () => resolve({ status: -1 }));
+      });
+    // A token in the URL lands in access logs and browser consoles (issue 15, item 12).
+    expect(await upgrade(`${base}/api/v1/projects/api/events?token=${tokens.read}`)).toEqual({ status: 401 });
+    expect(await upgrade(`${base}/api/v1/agents/stream?token=${tokens.agent}`)).toEqual({ status: 401 });
+    expect(await upgrade(`${base}/api/v1/projects/api/events`, ['spectator.v1', `bearer.${tokens.read}`])).toEqual({ status: 101, protocol: 'spectator.v1' });
+    expect(await upgrade(`${base}/api/v1/agents/stream`, [`bearer.${tokens.agent}`, 'spectator.v1'])).toEqual({ status: 101, protocol: 'spectator.v1' });
+  });
+
   it('tells a token who it is: name, scope and project (the dashboard offers only what it may do)', async () => {
     expect(await apiCall(backend.url, tokens.read, 'GET', '/me')).toEqual({ status: 200, body: { name: 'read token', scope: 'read', project: 'api', environments: null } });
     expect((await apiCall(backend.url, tokens.write, 'GET', '/me')).body).toMatchObject({ scope: 'write', project: 'api' });

@@ -23,7 +23,7 @@ describe('two replicas on one database', () => {
     const agentToken = (await second.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
     const readToken = (await first.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
 
-    const dashboardOnFirst = await listen(first.url, 'shared', readToken, 'query');
+    const dashboardOnFirst = await listen(first.url, 'shared', readToken, 'header');
     const dashboardOnSecond = await listen(second.url, 'shared', readToken, 'protocol');
     expect(dashboardOnSecond.socket.protocol).toBe('spectator.v1');
 
@@ -108,7 +108,7 @@ describe('two replicas on one database', () => {
   });
 
   it('refuses dashboards without a read token of the project', async () => {
-    await expect(listen(first.url, 'shared', 'spk_nope', 'query')).rejects.toMatchObject({ status: 401 });
-    await expect(listen(first.url, 'missing', first.adminToken, 'query')).rejects.toMatchObject({ status: 404 });
+    await expect(listen(first.url, 'shared', 'spk_nope', 'header')).rejects.toMatchObject({ status: 401 });
+    await expect(listen(first.url, 'missing', first.adminToken, 'header')).rejects.toMatchObject({ status: 404 });
   });
 });

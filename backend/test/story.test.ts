@@ -74,7 +74,7 @@ beforeAll(async () => {
   receiver = await startHookReceiver(SECRET);
   const hook = await backend.api<WebhookResponse>('POST', '/projects/story/webhooks', { url: `${receiver.url}/hooks`, secret: SECRET });
   expect(hook.status).toBe(201);
-  dashboard = new WebSocket(`${backend.url.replace(/^http/, 'ws')}${ROUTES.projectEvents('story')}?token=${backend.adminToken}`);
+  dashboard = new WebSocket(`${backend.url.replace(/^http/, 'ws')}${ROUTES.projectEvents('story')}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
   dashboard.on('message', (data) => dashboardEvents.push(JSON.parse(data.toString()) as DashboardEvent));
   await new Promise((resolve) => dashboard.once('open', resolve));
 });

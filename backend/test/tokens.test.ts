@@ -73,8 +73,8 @@ describe('open connections of a token that stops working', () => {
     const agent = await connectTestAgent(first.url, agentToken.token as string);
     expect(await agent.request(helloMessage({ agentId: 'revoked' }))).toMatchObject({ type: 'welcome' });
     const dashboardHere = await listenToEvents(first.url, 'keys', readToken.token as string, 'protocol');
-    const dashboardThere = await listenToEvents(second.url, 'keys', readToken.token as string, 'query');
-    const untouched = await listenToEvents(second.url, 'keys', bystander.token as string, 'query');
+    const dashboardThere = await listenToEvents(second.url, 'keys', readToken.token as string, 'header');
+    const untouched = await listenToEvents(second.url, 'keys', bystander.token as string, 'header');
     const closes = [closeOf(agent.socket), closeOf(dashboardHere.socket), closeOf(dashboardThere.socket)];
 
     expect((await first.api('DELETE', `/projects/keys/tokens/${agentToken.id}`)).status).toBe(204);

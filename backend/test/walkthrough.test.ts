@@ -30,7 +30,7 @@ beforeAll(async () => {
   backend = await startTestBackend();
   await backend.api('POST', '/projects', { slug: 'demo', name: 'Demo posts API' });
   const token = (await backend.api<TokenResponse>('POST', '/projects/demo/tokens', { name: 'local agent', scope: 'agent' })).body.token as string;
-  dashboard = new WebSocket(`${backend.url.replace(/^http/, 'ws')}${ROUTES.projectEvents('demo')}?token=${backend.adminToken}`);
+  dashboard = new WebSocket(`${backend.url.replace(/^http/, 'ws')}${ROUTES.projectEvents('demo')}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
   events = [];
   dashboard.on('message', (data) => events.push(JSON.parse(data.toString()) as DashboardEvent));
   await new Promise((resolve) => dashboard.once('open', resolve));

@@ -35,10 +35,12 @@ export function App() {
       <SignInPage
         key={route.page === 'signin' ? `${route.token}:${route.project}` : 'signin'}
         {...link}
+        current={session}
+        onStay={() => navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'home' }, { replace: true })}
         onSignedIn={(next) => {
           saveSession(next);
           setSession(next);
-          // `replace` drops the one-click link (and its token) from the history.
+          // `replace` drops the sign-in link (and its token) from the history.
           navigate(next.project ? { page: 'captures', project: next.project } : { page: 'home' }, { replace: true });
         }}
       />

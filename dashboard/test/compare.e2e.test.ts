@@ -47,6 +47,7 @@ beforeAll(async () => {
   browser = await openBrowser();
   page = browser.page;
   await page.goto(`${api.url}/#/signin?token=${TOKEN}&project=demo`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/#\/p\/demo\//);
 });
 afterAll(async () => {

@@ -81,8 +81,14 @@ describe('dashboard screens (fixture API)', () => {
     answerDefaults();
   });
 
-  it('signs in with the one-click link, drops the token from the address, and opens the newest capture', async () => {
+  it('signs in with a link only once asked, drops the token from the address, and opens the newest capture', async () => {
     await page.goto(`${api.url}/#/signin?token=${TOKEN}&project=demo`);
+    // A link fills the form and asks (issue 15: a link signed a browser into another project unasked).
+    const asked = api.requests.length;
+    await page.getByTestId('signin-link').getByText('to the project demo').waitFor();
+    expect(api.requests.slice(asked)).toEqual([]);
+    expect(await page.evaluate(() => sessionStorage.getItem('spectator.session'))).toBeNull();
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(/#\/p\/demo\/captures\/c2$/);
     expect(page.url()).not.toContain(TOKEN);
     expect(await page.evaluate(() => sessionStorage.getItem('spectator.session'))).toContain(TOKEN);
@@ -93,6 +99,16 @@ describe('dashboard screens (fixture API)', () => {
     // Noise is counted apart, under the endpoints.
     expect(await page.getByTestId('unmatched').textContent()).toBe('unmatched: 1,234 requests on 51 paths');
     await screenshot(page, 'screens-02-review');
+
+    // Signed in, a link to another project says what it would replace, and staying changes nothing.
+    await page.goto(`${api.url}/#/signin?token=spk_someone-else&project=elsewhere`);
+    await page.getByTestId('signin-link').getByText('You are signed in to demo now').waitFor();
+    await screenshot(page, 'screens-02b-signin-link-asks');
+    await page.getByRole('button', { name: 'Stay in demo' }).click();
+    await page.waitForURL(/#\/p\/demo\/captures/);
+    expect(page.url()).not.toContain('spk_someone-else');
+    expect(await page.evaluate(() => sessionStorage.getItem('spectator.session'))).toContain(TOKEN);
+    await rows('diffs').first().waitFor();
   });
 
   it('reviews an undocumented endpoint: shapes with markers, Finish, choose bodies, Commit changes', async () => {

@@ -70,6 +70,8 @@ describe('the versions story in the dashboard (real backend and agents)', () => 
     expect(byId.status).toBe(201);
 
     await page.goto(`${backend.url}/#/signin?token=${encodeURIComponent(aliceToken)}&project=story`);
+
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(/#\/p\/story\/captures\//);
     await page.getByRole('link', { name: 'Proposals' }).click();
     await page.getByRole('link', { name: /^Users/ }).click();

@@ -99,6 +99,8 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     await until('the backend to count both POSTs', async () => (await api<Array<{ path: string; count: number }>>(`/projects/demo/captures/${firstCapture}/undocumented`)).some((e) => e.path === '/posts' && e.count === 4));
 
     await page.goto(`${backend.url}/#/signin?token=${encodeURIComponent(token)}&project=demo`);
+
+    await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(new RegExp(`#/p/demo/captures/${firstCapture}$`));
     const post = undocumentedRows().filter({ hasText: '/posts' });
     await post.waitFor();

@@ -20,7 +20,7 @@ export class WebSocketRouter implements OnApplicationBootstrap, BeforeApplicatio
     socket.on('error', () => undefined);
     const url = new URL(request.url ?? '/', 'http://localhost');
     if (url.pathname === ROUTES.agentStream) {
-      void this.agents.handleUpgrade(request, socket, head, url);
+      void this.agents.handleUpgrade(request, socket, head);
       return;
     }
     const events = EVENTS_PATH.exec(url.pathname);
@@ -32,7 +32,7 @@ export class WebSocketRouter implements OnApplicationBootstrap, BeforeApplicatio
         refuseUpgrade(socket, 400, 'project slug is not valid URL encoding');
         return;
       }
-      void this.dashboards.handleUpgrade(request, socket, head, url, slug);
+      void this.dashboards.handleUpgrade(request, socket, head, slug);
       return;
     }
     refuseUpgrade(socket, 404, `no WebSocket at ${url.pathname}`);

@@ -25,29 +25,34 @@ export function refuseUpgradeFor(socket: Duplex, error: unknown): boolean {
   return false;
 }
 
+/** The `Sec-WebSocket-Protocol` entry that carries a token: `bearer.<token>`. */
+const BEARER_PROTOCOL = 'bearer.';
+
 /**
- * The token of a WebSocket upgrade: `Authorization: Bearer`, else a `token` query parameter, else
- * a `Sec-WebSocket-Protocol` entry `bearer.<token>` (browsers cannot set headers on WebSockets).
+ * The token of a WebSocket upgrade: `Authorization: Bearer`, else a `Sec-WebSocket-Protocol` entry
+ * `bearer.<token>` (browsers cannot set headers on WebSockets). Never the URL: a token there ends
+ * up in access logs, proxies' logs and the browser's console (issue 15).
  */
-export function upgradeToken(request: IncomingMessage, url: URL): string | null {
+export function upgradeToken(request: IncomingMessage): string | null {
   const bearer = bearerOf(request.headers);
   if (bearer) return bearer;
-  const query = url.searchParams.get('token');
-  if (query) return query;
   const protocols = request.headers['sec-websocket-protocol'];
   if (typeof protocols === 'string') {
     for (const entry of protocols.split(',').map((p) => p.trim())) {
-      if (entry.startsWith('bearer.')) return entry.slice('bearer.'.length);
+      if (entry.startsWith(BEARER_PROTOCOL)) return entry.slice(BEARER_PROTOCOL.length);
     }
   }
   return null;
 }
 
-/** The sub-protocol we answer: `spectator.v1` when offered, else the first one (a browser needs one echoed). */
+/**
+ * The sub-protocol we answer: `spectator.v1` when offered, else the first one that is not a token
+ * (a browser needs one echoed; a token is never sent back in a response header).
+ */
 export function chooseProtocol(protocols: Set<string>): string | false {
   if (protocols.has('spectator.v1')) return 'spectator.v1';
-  const first = protocols.values().next();
-  return first.done ? false : first.value;
+  for (const protocol of protocols) if (!protocol.startsWith(BEARER_PROTOCOL)) return protocol;
+  return false;
 }
 
 /** Pings a socket every period and terminates it when the previous ping went unanswered. */

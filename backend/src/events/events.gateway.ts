@@ -28,11 +28,11 @@ export class EventsGateway {
     this.log = runtime.log.child({ module: 'dashboard-events' });
   }
 
-  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL, slug: string): Promise<void> {
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, slug: string): Promise<void> {
     let projectId: string;
     let tokenId: string;
     try {
-      const principal = await this.tokens.authenticate(upgradeToken(request, url));
+      const principal = await this.tokens.authenticate(upgradeToken(request));
       const project = await this.guard.projectFor(principal, slug);
       ensureScope(principal, 'read');
       projectId = project.id;

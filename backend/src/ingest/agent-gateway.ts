@@ -8,7 +8,7 @@ import { AgentsService } from '../agents/agents.service';
 import { TokenWatch } from '../auth/token-watch';
 import { type Principal, TokensService } from '../auth/tokens.service';
 import { ensureScope } from '../auth/auth.guard';
-import { keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
+import { chooseProtocol, keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
 import { EventsService } from '../events/events.service';
 import { MetricsService } from '../health/metrics.service';
 import { RUNTIME, type Runtime } from '../runtime';
@@ -54,14 +54,14 @@ export class AgentGateway {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     // Frames up to twice the limit are read and refused politely; beyond that ws closes with 1009.
-    this.server = new WebSocketServer({ noServer: true, maxPayload: runtime.config.maxMessageBytes * 2 });
+    this.server = new WebSocketServer({ noServer: true, maxPayload: runtime.config.maxMessageBytes * 2, handleProtocols: chooseProtocol });
     this.log = runtime.log.child({ module: 'agent-stream' });
   }
 
-  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, url: URL): Promise<void> {
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     let principal: Principal;
     try {
-      principal = await this.tokens.authenticate(upgradeToken(request, url));
+      principal = await this.tokens.authenticate(upgradeToken(request));
       ensureScope(principal, 'agent');
     } catch (error) {
       if (!refuseUpgradeFor(socket, error)) this.log.error({ err: error }, 'agent authentication failed');

@@ -1,10 +1,10 @@
 import { type DashboardEvent, ROUTES } from '@spectator/shared';
 import WebSocket from 'ws';
 
-/** A dashboard listening to project events; `token` travels as the browser would send it. */
-export async function listenToEvents(baseUrl: string, project: string, token: string, via: 'query' | 'protocol'): Promise<{ events: DashboardEvent[]; close(): void; socket: WebSocket }> {
-  const url = `${baseUrl.replace(/^http/, 'ws')}${ROUTES.projectEvents(project)}${via === 'query' ? `?token=${encodeURIComponent(token)}` : ''}`;
-  const socket = via === 'query' ? new WebSocket(url) : new WebSocket(url, ['spectator.v1', `bearer.${token}`]);
+/** A dashboard listening to project events; `token` travels as a header, or as the browser sends it (a sub-protocol). */
+export async function listenToEvents(baseUrl: string, project: string, token: string, via: 'header' | 'protocol'): Promise<{ events: DashboardEvent[]; close(): void; socket: WebSocket }> {
+  const url = `${baseUrl.replace(/^http/, 'ws')}${ROUTES.projectEvents(project)}`;
+  const socket = via === 'header' ? new WebSocket(url, { headers: { authorization: `Bearer ${token}` } }) : new WebSocket(url, ['spectator.v1', `bearer.${token}`]);
   const events: DashboardEvent[] = [];
   socket.on('message', (data) => events.push(JSON.parse(data.toString()) as DashboardEvent));
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { ROUTES } from '@spectator/shared';
 import { createContext, useContext, useEffect, useRef, useState, type ReactNode } from 'react';
-import { eventsUrl, parseDashboardEvent, reconnectDelay, type DashboardSignal } from '../lib/events';
+import { eventsProtocols, eventsUrl, parseDashboardEvent, reconnectDelay, type DashboardSignal } from '../lib/events';
 
 type Listener = (signal: DashboardSignal) => void;
 export type EventsStatus = 'connecting' | 'open' | 'closed';
@@ -37,7 +37,7 @@ export function EventsProvider({ project, token, children }: { project: string; 
 
     const connect = () => {
       setStatus('connecting');
-      socket = new WebSocket(eventsUrl(window.location, ROUTES.projectEvents(project), token));
+      socket = new WebSocket(eventsUrl(window.location, ROUTES.projectEvents(project)), eventsProtocols(token));
       socket.onopen = () => {
         attempt = 0;
         setStatus('open');

@@ -1,4 +1,4 @@
-import { eventsUrl, parseDashboardEvent, reconnectDelay } from './events';
+import { eventsProtocols, eventsUrl, parseDashboardEvent, reconnectDelay } from './events';
 
 describe('parseDashboardEvent', () => {
   it('reads a capture.started event', () => {
@@ -16,9 +16,10 @@ describe('parseDashboardEvent', () => {
 });
 
 describe('eventsUrl', () => {
-  it('uses wss on https and carries the token in the query, escaped', () => {
-    expect(eventsUrl({ protocol: 'https:', host: 'spectator.example:8443' }, '/api/v1/projects/demo/events', 'a b&c')).toBe('wss://spectator.example:8443/api/v1/projects/demo/events?token=a%20b%26c');
-    expect(eventsUrl({ protocol: 'http:', host: '127.0.0.1:3000' }, '/e', 't')).toBe('ws://127.0.0.1:3000/e?token=t');
+  it('uses wss on https and never carries the token (it rides as a sub-protocol)', () => {
+    expect(eventsUrl({ protocol: 'https:', host: 'spectator.example:8443' }, '/api/v1/projects/demo/events')).toBe('wss://spectator.example:8443/api/v1/projects/demo/events');
+    expect(eventsUrl({ protocol: 'http:', host: '127.0.0.1:3000' }, '/e')).toBe('ws://127.0.0.1:3000/e');
+    expect(eventsProtocols('spk_abc-_1')).toEqual(['spectator.v1', 'bearer.spk_abc-_1']);
   });
 });
 

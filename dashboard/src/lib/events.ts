@@ -38,10 +38,19 @@ export function parseDashboardEvent(frame: string): DashboardEvent | null {
   return value as DashboardEvent;
 }
 
-/** The WebSocket URL of a project's events; browsers cannot set headers on a WebSocket, so the token rides in the query. */
-export function eventsUrl(location: Pick<Location, 'protocol' | 'host'>, path: string, token: string): string {
+/** The WebSocket URL of a project's events. It carries no token: see `eventsProtocols`. */
+export function eventsUrl(location: Pick<Location, 'protocol' | 'host'>, path: string): string {
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  return `${scheme}://${location.host}${path}?token=${encodeURIComponent(token)}`;
+  return `${scheme}://${location.host}${path}`;
+}
+
+/**
+ * The sub-protocols offered on the events socket: browsers cannot set headers on a WebSocket, and a
+ * token in the URL would land in access logs, so it rides as `bearer.<token>`; the backend answers
+ * `spectator.v1` and never echoes the token.
+ */
+export function eventsProtocols(token: string): string[] {
+  return ['spectator.v1', `bearer.${token}`];
 }
 
 /** Reconnect delay after `attempt` failures: exponential from 0.5 s, capped at 15 s, with jitter so dashboards do not reconnect in step. */

@@ -1,5 +1,5 @@
 import type { ProjectResponse } from '@spectator/shared';
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { ApiError, createApiClient } from '../api/client';
 import { FormError } from '../components/forms';
 import type { Session } from '../lib/session';
@@ -20,14 +20,29 @@ async function verify(token: string, project: string): Promise<{ session: Sessio
   return { choose: projects };
 }
 
-/** Sign-in with a token (kept for this tab only). `#/signin?token=…&project=…` signs in with one click. */
-export function SignInPage({ token: linkToken, project: linkProject, onSignedIn }: { token?: string; project?: string; onSignedIn: (session: Session) => void }) {
+/**
+ * Sign-in with a token (kept for this tab only). `#/signin?token=…&project=…` fills the form and asks
+ * before signing in: a link from someone else must not switch this tab to another project unasked.
+ */
+export function SignInPage({
+  token: linkToken,
+  project: linkProject,
+  current,
+  onSignedIn,
+  onStay,
+}: {
+  token?: string;
+  project?: string;
+  /** The session this tab has now, if any: a link would replace it. */
+  current?: Session | null;
+  onSignedIn: (session: Session) => void;
+  onStay?: () => void;
+}) {
   const [token, setToken] = useState(linkToken ?? '');
   const [project, setProject] = useState(linkProject ?? '');
   const [choices, setChoices] = useState<ProjectResponse[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
-  const autoTried = useRef(false);
 
   const submit = async (event?: FormEvent) => {
     event?.preventDefault();
@@ -58,14 +73,6 @@ export function SignInPage({ token: linkToken, project: linkProject, onSignedIn 
     }
   };
 
-  useEffect(() => {
-    // The demo's one-click link carries the token: sign in at once, once.
-    if (linkToken && !autoTried.current) {
-      autoTried.current = true;
-      void submit();
-    }
-  }, []);
-
   return (
     <main className="signin">
       <form className="card signin-card" onSubmit={submit} aria-busy={busy}>
@@ -76,6 +83,20 @@ export function SignInPage({ token: linkToken, project: linkProject, onSignedIn 
           Spectator
         </h1>
         <p className="muted">Sign in with a token of your project. It is kept for this browser tab only.</p>
+        {linkToken ? (
+          <p className="callout" role="status" data-testid="signin-link">
+            <span>
+              This link signs this tab in {linkProject ? <>to the project <strong>{linkProject}</strong> </> : ''}with the token it carries. Sign in only if you
+              trust where the link came from.
+              {current ? (
+                <>
+                  {' '}
+                  You are signed in{current.project ? <> to <strong>{current.project}</strong></> : ''} now; signing in replaces that.
+                </>
+              ) : null}
+            </span>
+          </p>
+        ) : null}
         <label>
           Token
           <input type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} autoFocus={!linkToken} required />
@@ -102,6 +123,11 @@ export function SignInPage({ token: linkToken, project: linkProject, onSignedIn 
         <button type="submit" className="primary" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
+        {linkToken && current && onStay ? (
+          <button type="button" onClick={onStay}>
+            Stay {current.project ? `in ${current.project}` : 'signed in as before'}
+          </button>
+        ) : null}
       </form>
     </main>
   );

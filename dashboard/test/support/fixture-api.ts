@@ -78,10 +78,13 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
     });
   });
 
-  const wss = new WebSocketServer({ noServer: true });
+  // As the backend: the token comes as a `bearer.<token>` sub-protocol, never in the URL, and the
+  // answer is `spectator.v1`.
+  const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => (offered.has('spectator.v1') ? 'spectator.v1' : false) });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://fixture');
-    if (!/^\/api\/v1\/projects\/[^/]+\/events$/.test(url.pathname) || url.searchParams.get('token') !== token) {
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!/^\/api\/v1\/projects\/[^/]+\/events$/.test(url.pathname) || url.search !== '' || !offered.includes(`bearer.${token}`)) {
       socket.end('HTTP/1.1 401 Unauthorized\r\n\r\n');
       return;
     }
