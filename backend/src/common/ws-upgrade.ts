@@ -55,13 +55,17 @@ export function chooseProtocol(protocols: Set<string>): string | false {
   return false;
 }
 
-/** Pings a socket every period and terminates it when the previous ping went unanswered. */
+/**
+ * Pings a socket every period and terminates it when the previous ping went unanswered. A socket
+ * we stopped reading (backpressure) cannot read its pong: it is not judged while paused.
+ */
 export function keepAlive(ws: import('ws').WebSocket): () => void {
   let alive = true;
   ws.on('pong', () => {
     alive = true;
   });
   const timer = setInterval(() => {
+    if (ws.isPaused) return;
     if (!alive) {
       ws.terminate();
       return;

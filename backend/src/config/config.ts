@@ -14,6 +14,8 @@ export interface BackendOptions {
   logLevel?: string;
   /** Largest agent message accepted, in bytes (default 4 MiB). */
   maxMessageBytes?: number;
+  /** Bytes of agent messages read and not yet handled, all connections together, past which reading stops (default 64 MiB). */
+  maxQueuedBytes?: number;
   /** Days a committed batch id is remembered for duplicate detection (default 30). */
   batchRetentionDays?: number;
   /** Days a capture is kept after its last traffic (default 90; 0 keeps captures forever). */
@@ -40,6 +42,11 @@ export interface BackendConfig {
   logLevel: string;
   maxMessageBytes: number;
   /**
+   * Bytes of agent messages read and not yet handled, all connections together: past it the
+   * replica stops reading from agent sockets (TCP backpressure) until half of it is handled.
+   */
+  maxQueuedBytes: number;
+  /**
    * Committed batch ids older than this many days are pruned; an agent resending a batch later
    * than that would have it counted twice. Agents resend only what is still in their spool.
    */
@@ -63,6 +70,9 @@ export const DEFAULT_BATCH_RETENTION_DAYS = 30;
 
 /** How long a capture is kept after its last traffic by default: a quarter of captures to review, far more than a review needs. */
 export const DEFAULT_CAPTURE_RETENTION_DAYS = 90;
+
+/** Agent message bytes queued on a replica before it stops reading: 16 messages of the largest size. */
+export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -116,6 +126,9 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const maxMessageBytes =
     options.maxMessageBytes ?? parseInteger(env.SPECTATOR_MAX_MESSAGE_BYTES, 'SPECTATOR_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024, problems);
 
+  const maxQueuedBytes =
+    options.maxQueuedBytes ?? parseInteger(env.SPECTATOR_MAX_QUEUED_BYTES, 'SPECTATOR_MAX_QUEUED_BYTES', DEFAULT_MAX_QUEUED_BYTES, 1024 * 1024, 4 * 1024 * 1024 * 1024, problems);
+
   const batchRetentionDays =
     options.batchRetentionDays ?? parseInteger(env.SPECTATOR_BATCH_RETENTION_DAYS, 'SPECTATOR_BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 1, 3650, problems);
 
@@ -143,6 +156,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     dashboardDir,
     logLevel,
     maxMessageBytes,
+    maxQueuedBytes,
     batchRetentionDays,
     captureRetentionDays,
     tokenCheckSeconds,

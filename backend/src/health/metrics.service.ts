@@ -34,6 +34,9 @@ export class MetricsService {
   readonly httpErrors = new Counter('spectator_http_server_errors_total', 'HTTP requests answered with a 5xx status');
   readonly agentConnections = new Gauge('spectator_agent_connections', 'Agent WebSocket connections open on this replica');
   readonly dashboardConnections = new Gauge('spectator_dashboard_connections', 'Dashboard event WebSocket connections open on this replica');
+  readonly agentQueuedBytes = new Gauge('spectator_agent_queued_bytes', 'Bytes of agent messages read and not yet handled, all connections of this replica');
+  readonly agentQueuedBytesMax = new Gauge('spectator_agent_queued_bytes_max', 'Highest spectator_agent_queued_bytes since this replica started');
+  readonly agentReadsPaused = new Counter('spectator_agent_reads_paused_total', 'Times reading from agent connections stopped because the queued bytes were over the bound');
 
   /** The exposition text (format version 0.0.4). */
   render(): string {
@@ -47,6 +50,9 @@ export class MetricsService {
       this.httpErrors,
       this.agentConnections,
       this.dashboardConnections,
+      this.agentQueuedBytes,
+      this.agentQueuedBytesMax,
+      this.agentReadsPaused,
     ];
     const lines = metrics.flatMap((m) => [`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m instanceof Gauge ? 'gauge' : 'counter'}`, `${m.name} ${m.current}`]);
     const memory = process.memoryUsage();

@@ -43,6 +43,9 @@ function headOf(data: RawData): string {
 export class AgentGateway {
   private readonly server: WebSocketServer;
   private readonly log: Logger;
+  /** Bytes of messages read and not yet handled, all connections together (see `queue`). */
+  private queuedBytes = 0;
+  private readingPaused = false;
 
   constructor(
     private readonly tokens: TokensService,
@@ -70,8 +73,36 @@ export class AgentGateway {
     this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, principal));
   }
 
+  /**
+   * Counts a message read; past `maxQueuedBytes` every agent socket stops being read (TCP
+   * backpressure: the agents' sends wait in their kernel buffers and their own bounded spools), so
+   * however many agents send however much, the replica holds the bound plus at most the message
+   * that crossed it and one partial frame per connection (issue 15: 150 batches of 3.9 MB on one
+   * connection were all read and queued).
+   */
+  private queue(bytes: number): void {
+    this.queuedBytes += bytes;
+    this.metrics.agentQueuedBytes.inc(bytes);
+    if (this.queuedBytes > this.metrics.agentQueuedBytesMax.current) this.metrics.agentQueuedBytesMax.inc(this.queuedBytes - this.metrics.agentQueuedBytesMax.current);
+    if (this.readingPaused || this.queuedBytes <= this.runtime.config.maxQueuedBytes) return;
+    this.readingPaused = true;
+    this.metrics.agentReadsPaused.inc();
+    this.log.warn({ queuedBytes: this.queuedBytes, maxQueuedBytes: this.runtime.config.maxQueuedBytes }, 'agent messages queued over the bound: reading paused');
+    for (const client of this.server.clients) client.pause();
+  }
+
+  /** A message handled: reading resumes once the queue is down to half the bound. */
+  private dequeue(bytes: number): void {
+    this.queuedBytes -= bytes;
+    this.metrics.agentQueuedBytes.dec(bytes);
+    if (!this.readingPaused || this.queuedBytes > this.runtime.config.maxQueuedBytes / 2) return;
+    this.readingPaused = false;
+    for (const client of this.server.clients) client.resume();
+  }
+
   private attach(ws: WebSocket, principal: Principal): void {
     this.metrics.agentConnections.inc();
+    if (this.readingPaused) ws.pause();
     this.watch.closeWhenTokenEnds(ws, principal.tokenId);
     const stopHeartbeat = keepAlive(ws);
     const presence = this.agents.presence();
@@ -187,7 +218,13 @@ export class AgentGateway {
         return;
       }
       const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
-      chain = chain.then(() => handle(text)).finally(() => (pending -= 1));
+      this.queue(size);
+      chain = chain
+        .then(() => handle(text))
+        .finally(() => {
+          pending -= 1;
+          this.dequeue(size);
+        });
     });
     ws.on('error', (error) => this.log.debug({ err: error }, 'agent socket error'));
     ws.on('close', () => {
