@@ -74,7 +74,7 @@ describe('two replicas on one database', () => {
     expect((await first.api('POST', '/projects', { slug: 'large', name: 'Large' })).status).toBe(201);
     const agentToken = (await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
     const readToken = (await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
-    const dashboards = [await listen(first.url, 'large', readToken, 'query'), await listen(second.url, 'large', readToken, 'query')];
+    const dashboards = [await listen(first.url, 'large', readToken, 'header'), await listen(second.url, 'large', readToken, 'header')];
 
     const agent = await connectTestAgent(first.url, agentToken);
     const hello = helloMessage();
