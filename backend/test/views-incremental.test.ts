@@ -247,7 +247,7 @@ describe('capture views patched from the endpoints of new batches', () => {
       const message = batchMessage(captureId, [{ method: 'GET', path: '/unlisted', status: 200, response: { ok: true } }]);
       const rows = aggregateObservations(message.observations);
       const parameters = writeBatchParameters({ batchId: message.batchId, projectId: project.id, captureId, observations: rows.length, shapes: Object.entries(message.shapes) }, rows);
-      await db.query(WRITE_BATCH, [...parameters.slice(0, -2), null, null]);
+      await db.query(WRITE_BATCH, [...parameters.slice(0, 25), null, null, ...parameters.slice(27)]);
       const after = await expectKeptViewsExact(captureId, 'after the unlisted batch');
       expect(after.undocumented.map((u) => u.path)).toEqual(['/known', '/unlisted']);
     } finally {

@@ -48,4 +48,8 @@ export class CaptureEntity {
   /** Distinct such paths, as the agent last counted them (never the paths themselves). */
   @Column({ name: 'unmatched_paths', type: 'integer' })
   unmatchedPaths: number;
+
+  /** Requests of endpoints not kept because the capture had its cap of endpoints already (SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE). */
+  @Column({ name: 'overflow_requests', type: 'bigint', transformer: { to: (value: number) => value, from: (value: string | null) => Number(value ?? 0) } })
+  overflowRequests: number;
 }

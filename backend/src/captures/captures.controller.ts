@@ -5,7 +5,7 @@ import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CapturesService } from './captures.service';
-import { ListCapturesQuery, ObservedQuery } from './dto/captures.dto';
+import { afterKey, ListCapturesQuery, ObservedQuery, ViewPageQuery } from './dto/captures.dto';
 
 @ApiTags('captures')
 @ApiBearerAuth()
@@ -30,15 +30,15 @@ export class CapturesController {
   @Get(':id/undocumented')
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOkResponse({ description: 'UndocumentedEndpointResponse[]: [{method, path, interactions, count}]' })
-  undocumented(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<string> {
-    return this.captures.undocumentedJson(project, id);
+  undocumented(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string, @Query() page: ViewPageQuery): Promise<string> {
+    return this.captures.undocumentedJson(project, id, afterKey(page), page.limit);
   }
 
   @Get(':id/diffs')
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOkResponse({ description: 'DiffResponse[]: [{endpointId, method, path, version, interactions, breaking, changes}]' })
-  diffs(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<string> {
-    return this.captures.diffsJson(project, id);
+  diffs(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string, @Query() page: ViewPageQuery): Promise<string> {
+    return this.captures.diffsJson(project, id, afterKey(page), page.limit);
   }
 
   @Get(':id/observed')

@@ -248,6 +248,7 @@ export class CapturesService {
       diffs: diffs.items.length,
       rules: capture.rules,
       unmatched: { requests: capture.unmatchedRequests, paths: capture.unmatchedPaths },
+      overflow: { requests: capture.overflowRequests },
     };
   }
 
@@ -337,9 +338,9 @@ export class CapturesService {
     };
   }
 
-  /** `UndocumentedEndpointResponse[]` as JSON text. */
-  async undocumentedJson(project: ProjectEntity, captureId: string): Promise<string> {
-    return (await this.viewOf(this.keptUndocumented, project, captureId, (inputs) => this.undocumentedUpkeep(project, inputs))).json();
+  /** `UndocumentedEndpointResponse[]` as JSON text: all, or a page (`ViewList.page`). */
+  async undocumentedJson(project: ProjectEntity, captureId: string, after?: EndpointKey, limit?: number): Promise<string> {
+    return (await this.viewOf(this.keptUndocumented, project, captureId, (inputs) => this.undocumentedUpkeep(project, inputs))).page(after, limit);
   }
 
   /**
@@ -383,9 +384,9 @@ export class CapturesService {
     return rows.filter((row) => visible(row.method, row.path));
   }
 
-  /** `DiffResponse[]` as JSON text. */
-  async diffsJson(project: ProjectEntity, captureId: string): Promise<string> {
-    return (await this.viewOf(this.keptDiffs, project, captureId, (inputs) => this.diffsUpkeep(project, inputs))).json();
+  /** `DiffResponse[]` as JSON text: all, or a page (`ViewList.page`). */
+  async diffsJson(project: ProjectEntity, captureId: string, after?: EndpointKey, limit?: number): Promise<string> {
+    return (await this.viewOf(this.keptDiffs, project, captureId, (inputs) => this.diffsUpkeep(project, inputs))).page(after, limit);
   }
 
   /**

@@ -135,4 +135,24 @@ export class ViewList<T> {
     this.text ??= JSON.stringify(this.items);
     return this.text;
   }
+
+  /**
+   * One page as the API sends it: up to `limit` items after the key `after` (an item's own key, or
+   * any key: the page starts at the next item in `byPathThenMethod` order, so an item that left
+   * the view since does not lose the place). Without either, the whole list.
+   */
+  page(after: EndpointKey | undefined, limit: number | undefined): string {
+    if (after === undefined && limit === undefined) return this.json();
+    const items = this.items as ReadonlyArray<T & EndpointKey>;
+    let start = 0;
+    if (after !== undefined) {
+      let end = items.length;
+      while (start < end) {
+        const middle = (start + end) >>> 1;
+        if (byPathThenMethod(items[middle] as EndpointKey, after) <= 0) start = middle + 1;
+        else end = middle;
+      }
+    }
+    return JSON.stringify(items.slice(start, limit === undefined ? undefined : start + limit));
+  }
 }

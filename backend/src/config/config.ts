@@ -16,6 +16,8 @@ export interface BackendOptions {
   maxMessageBytes?: number;
   /** Bytes of agent messages read and not yet handled, all connections together, past which reading stops (default 64 MiB). */
   maxQueuedBytes?: number;
+  /** Endpoints (method, path) one capture keeps at most; requests of further ones are counted as overflow (default 20,000). */
+  maxEndpointsPerCapture?: number;
   /** Days a committed batch id is remembered for duplicate detection (default 30). */
   batchRetentionDays?: number;
   /** Days a capture is kept after its last traffic (default 90; 0 keeps captures forever). */
@@ -46,6 +48,8 @@ export interface BackendConfig {
    * replica stops reading from agent sockets (TCP backpressure) until half of it is handled.
    */
   maxQueuedBytes: number;
+  /** Endpoints (method, path) one capture keeps at most; the requests of further endpoints are counted (`overflow`), not stored. */
+  maxEndpointsPerCapture: number;
   /**
    * Committed batch ids older than this many days are pruned; an agent resending a batch later
    * than that would have it counted twice. Agents resend only what is still in their spool.
@@ -73,6 +77,9 @@ export const DEFAULT_CAPTURE_RETENTION_DAYS = 90;
 
 /** Agent message bytes queued on a replica before it stops reading: 16 messages of the largest size. */
 export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+
+/** Endpoints one capture keeps by default: far more than an API has, few enough that its views stay small (about 2 MB). */
+export const DEFAULT_MAX_ENDPOINTS_PER_CAPTURE = 20_000;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -129,6 +136,10 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const maxQueuedBytes =
     options.maxQueuedBytes ?? parseInteger(env.SPECTATOR_MAX_QUEUED_BYTES, 'SPECTATOR_MAX_QUEUED_BYTES', DEFAULT_MAX_QUEUED_BYTES, 1024 * 1024, 4 * 1024 * 1024 * 1024, problems);
 
+  const maxEndpointsPerCapture =
+    options.maxEndpointsPerCapture ??
+    parseInteger(env.SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE, 'SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE', DEFAULT_MAX_ENDPOINTS_PER_CAPTURE, 1, 1_000_000, problems);
+
   const batchRetentionDays =
     options.batchRetentionDays ?? parseInteger(env.SPECTATOR_BATCH_RETENTION_DAYS, 'SPECTATOR_BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 1, 3650, problems);
 
@@ -157,6 +168,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     logLevel,
     maxMessageBytes,
     maxQueuedBytes,
+    maxEndpointsPerCapture,
     batchRetentionDays,
     captureRetentionDays,
     tokenCheckSeconds,

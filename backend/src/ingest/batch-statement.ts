@@ -28,6 +28,8 @@ export interface BatchHeader {
   observations: number;
   /** New shapes, sorted by fingerprint (one lock order for concurrent batches). */
   shapes: ReadonlyArray<readonly [string, Shape]>;
+  /** Endpoints (method, path) a capture keeps at most; rows of further ones are counted as overflow. Absent: no cap. */
+  maxEndpoints?: number;
 }
 
 /**
@@ -39,8 +41,13 @@ export interface BatchHeader {
  *    the capture views patch themselves from (see `CapturesService`);
  *  - `new_shapes`: the batch's shapes, content-addressed (the shape foreign keys of observations are
  *    checked at the end of the statement, so shapes inserted here satisfy them);
- *  - `input`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
+ *  - `offered`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
  *    JSON document); each row's query and header names are a slice of one flat `names` array;
+ *  - `input`: the offered rows of endpoints the capture has, and of new endpoints while it has
+ *    room under the cap ($28, in byte order of (method, path)); `overflow` adds the requests of
+ *    the rest to `captures.overflow_requests` (issue 15: one capture took 10^5 templates).
+ *    Concurrent batches each see the count before them, so together they may pass the cap by
+ *    the new endpoints they bring at once;
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`);
  *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
  *    count of interest are added; `revision` grows by one for each endpoint that got a new
@@ -59,7 +66,7 @@ export const WRITE_BATCH = `
     INSERT INTO shapes (fingerprint, shape)
     SELECT s.key, s.value FROM jsonb_each($5::jsonb) AS s WHERE EXISTS (SELECT FROM claimed) ORDER BY s.key
     ON CONFLICT (fingerprint) DO NOTHING
-  ), input AS (
+  ), offered AS (
     SELECT r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen, r.interest,
            ($6::text[])[r.query_from:r.query_to] AS query,
            ($6::text[])[r.req_h_from:r.req_h_to] AS req_h,
@@ -70,6 +77,23 @@ export const WRITE_BATCH = `
            AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen, interest,
                 query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to)
      WHERE EXISTS (SELECT FROM claimed)
+  ), known AS (
+    SELECT ce.method, ce.path FROM capture_endpoints ce
+     WHERE ce.capture_id = $3::uuid AND (ce.method, ce.path) IN (SELECT method, path FROM offered)
+  ), admitted AS (
+    SELECT DISTINCT ON (k.method COLLATE "C", k.path COLLATE "C") k.method, k.path FROM offered k
+     WHERE NOT EXISTS (SELECT FROM known WHERE known.method = k.method AND known.path = k.path)
+     ORDER BY k.method COLLATE "C", k.path COLLATE "C"
+     LIMIT CASE WHEN $28::integer IS NULL THEN NULL
+                ELSE greatest($28::integer - (SELECT count(*) FROM capture_endpoints WHERE capture_id = $3::uuid), 0) END
+  ), input AS (
+    SELECT o.* FROM offered o
+     WHERE EXISTS (SELECT FROM known k WHERE k.method = o.method AND k.path = o.path)
+        OR EXISTS (SELECT FROM admitted a WHERE a.method = o.method AND a.path = o.path)
+  ), overflow AS (
+    UPDATE captures SET overflow_requests = overflow_requests + d.n
+      FROM (SELECT (SELECT coalesce(sum(count), 0) FROM offered) - (SELECT coalesce(sum(count), 0) FROM input) AS n) d
+     WHERE captures.id = $3::uuid AND d.n > 0
   ), upserted AS (
     INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
                                    response_content_type, response_shape, response_note, query, request_headers, response_headers,
@@ -218,5 +242,6 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     ...bounds,
     textArrayLiteral(touched.methods),
     textArrayLiteral(touched.paths),
+    header.maxEndpoints ?? null,
   ];
 }

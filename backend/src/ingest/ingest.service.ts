@@ -309,7 +309,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await this.ensureShapesKnown(batch);
     const rows = aggregateObservations(batch.observations);
     const shapeEntries = Object.entries(batch.shapes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const header: BatchHeader = { batchId: batch.batchId, projectId: session.projectId, captureId: batch.captureId, observations: batch.observations.length, shapes: shapeEntries };
+    const header: BatchHeader = { batchId: batch.batchId, projectId: session.projectId, captureId: batch.captureId, observations: batch.observations.length, shapes: shapeEntries, maxEndpoints: this.runtime.config.maxEndpointsPerCapture };
     const parameters = writeBatchParameters(header, rows);
     const evidence = environmentRowOf(session.environment) !== null;
     const unmatched = batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;

@@ -2,6 +2,7 @@ import type { CaptureResponse, DiffResponse, UndocumentedEndpointResponse } from
 import { useEffect, useMemo, useState } from 'react';
 import { Badge, BreakingBadge, EndpointName } from '../components/badges';
 import { ListTable } from '../components/forms';
+import { Pager, usePage } from '../components/Pager';
 import { selectionKey, SelectionBar } from '../components/ReviewSelection';
 import { Async, Empty } from '../components/states';
 import { TimeAgo } from '../components/TimeAgo';
@@ -165,6 +166,8 @@ function UndocumentedTable({
 }) {
   const { project } = useApp();
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
+  const { rows, pager } = usePage(shown);
+  const done = useMemo(() => new Set(finished.map((d) => `${d.method} ${d.path}`)), [finished]);
   if (list.length === 0) return <Empty title="Nothing undocumented">Every endpoint seen in this capture is documented (or ignored by a rule).</Empty>;
   if (shown.length === 0) return <Empty title="No endpoint matches the filter" />;
   const toggle = (key: string) => {
@@ -176,7 +179,7 @@ function UndocumentedTable({
     <>
       <SelectionBar captureId={captureId} shown={shown} selected={selected} onSelect={onSelect} />
       <ListTable columns={[{ label: 'Select', hidden: true }, { label: 'Endpoint' }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
-          {shown.map((endpoint) => (
+          {rows.map((endpoint) => (
             <tr key={selectionKey(endpoint)}>
               <td className="select-cell">
                 <input type="checkbox" aria-label={`Select ${selectionKey(endpoint)}`} checked={selected.has(selectionKey(endpoint))} onChange={() => toggle(selectionKey(endpoint))} />
@@ -192,10 +195,11 @@ function UndocumentedTable({
                   {formatCount(endpoint.count)}
                 </span>
               </td>
-              <td>{finished.some((d) => d.method === endpoint.method && d.path === endpoint.path) && <Badge tone="ok">finished</Badge>}</td>
+              <td>{done.has(`${endpoint.method} ${endpoint.path}`) && <Badge tone="ok">finished</Badge>}</td>
             </tr>
           ))}
       </ListTable>
+      <Pager pager={pager} testId="undocumented-pager" />
     </>
   );
 }
@@ -203,11 +207,13 @@ function UndocumentedTable({
 function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter: string; captureId: string }) {
   const { project } = useApp();
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
+  const { rows, pager } = usePage(shown);
   if (list.length === 0) return <Empty title="No diffs">The traffic of this capture matches the documented behaviour.</Empty>;
   if (shown.length === 0) return <Empty title="No diff matches the filter" />;
   return (
+    <>
     <ListTable columns={[{ label: 'Endpoint' }, { label: 'Documented', wideOnly: true }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'Changes', numeric: true }, { label: 'Impact' }]} testId="diffs">
-          {shown.map((diff) => (
+          {rows.map((diff) => (
             <tr key={`${diff.method} ${diff.path}`}>
               <td>
                 <a href={routeHref({ page: 'diff', project, captureId, method: diff.method, path: diff.path })}>
@@ -225,5 +231,7 @@ function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter:
             </tr>
           ))}
     </ListTable>
+    <Pager pager={pager} testId="diffs-pager" />
+    </>
   );
 }

@@ -31,6 +31,7 @@ export function capture(id: string, startedAt: string, counts: Partial<CaptureRe
     diffs: 0,
     rules: ['GET /', 'GET POST PUT /db', 'GET /favicon.ico', 'GET /script.js', 'GET /style.css'],
     unmatched: { requests: 0, paths: 0 },
+    overflow: { requests: 0 },
     ...counts,
   };
 }

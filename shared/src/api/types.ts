@@ -76,6 +76,11 @@ export interface CaptureResponse {
    * template (scanners, typos), and how many distinct paths they hit. The paths are never stored.
    */
   unmatched: { requests: number; paths: number };
+  /**
+   * Requests of endpoints this capture did not keep: it had its cap of endpoints already (the
+   * backend's SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE). Counted, never stored.
+   */
+  overflow: { requests: number };
 }
 
 /** An agent (evidence source) seen by a project: `GET /projects/{p}/agents`, newest first. */

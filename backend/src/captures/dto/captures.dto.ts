@@ -1,6 +1,7 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import { HTTP_METHODS } from '@spectator/shared';
-import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { PageLimitQuery } from '../../versions/page-limit.dto';
 
 /** `?limit=` (default 20) and `?before=` of the captures list. */
@@ -22,6 +23,34 @@ export class EndpointRefDto {
   @MaxLength(2000)
   @Matches(/^\//, { message: 'path must start with /' })
   path: string;
+}
+
+/** Items a view page holds at most. */
+export const MAX_VIEW_PAGE = 100_000;
+
+/** `?limit=&after=` of the undocumented and diffs views (both optional: without them, the whole view). */
+export class ViewPageQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_VIEW_PAGE, description: 'items in the page at most (default: all)' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_VIEW_PAGE)
+  limit?: number;
+
+  @ApiPropertyOptional({ example: 'GET /posts/{postId}', description: 'the `method path` of the last item seen: the page starts after it (views are sorted by path, then method)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2100)
+  @Matches(/^[A-Z]+ \/.*$/s, { message: 'after must be the method and path of an item, e.g. "GET /posts"' })
+  after?: string;
+}
+
+/** The endpoint key of a `?after=` cursor. */
+export function afterKey(query: ViewPageQuery): { method: string; path: string } | undefined {
+  if (query.after === undefined) return undefined;
+  const space = query.after.indexOf(' ');
+  return { method: query.after.slice(0, space), path: query.after.slice(space + 1) };
 }
 
 /** `?method=&path=` of the observed view. */

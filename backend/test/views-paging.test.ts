@@ -1,0 +1,67 @@
+import type { CaptureResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
+import { startTestBackend, type TestBackend } from './support';
+
+// Issue 15, item 10: one capture took 10^5 distinct templates and its undocumented view was sent
+// whole (18.7 MB). A capture keeps at most SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE endpoints (the
+// requests of any further one are counted, not stored), and the views are paged with a cursor.
+const CAP = 5;
+let backend: TestBackend;
+let agent: TestAgent;
+let captureId: string;
+
+const get = (path: string, count = 1) => ({ method: 'GET', path, status: 200, count });
+
+beforeAll(async () => {
+  backend = await startTestBackend({ maxEndpointsPerCapture: CAP });
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'pages', name: 'Pages' })).status).toBe(201);
+  const token = (await backend.api<TokenResponse>('POST', '/projects/pages/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  agent = await connectTestAgent(backend.url, token);
+  const hello = helloMessage();
+  captureId = hello.capture.id;
+  expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+});
+afterAll(async () => {
+  await agent.close();
+  await backend.close();
+});
+
+async function view(query = ''): Promise<{ status: number; body: UndocumentedEndpointResponse[] }> {
+  return backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/pages/captures/${captureId}/undocumented${query}`);
+}
+
+describe('a capture’s endpoints', () => {
+  it('are capped: requests of endpoints past the cap are counted as overflow, not stored', async () => {
+    const first = batchMessage(captureId, ['/a', '/b', '/c', '/d', '/e', '/f', '/g'].map((path) => get(path, 2)));
+    expect(await agent.request(first)).toEqual({ type: 'ack', batchId: first.batchId });
+    expect((await view()).body.map((e) => e.path)).toEqual(['/a', '/b', '/c', '/d', '/e']);
+    // A known endpoint is still counted; new ones are not stored however they come.
+    const second = batchMessage(captureId, [get('/a', 3), get('/h', 4)]);
+    expect(await agent.request(second)).toEqual({ type: 'ack', batchId: second.batchId });
+    const { body } = await backend.api<CaptureResponse>('GET', `/projects/pages/captures/${captureId}`);
+    expect(body).toMatchObject({ undocumented: CAP, interactions: 2 * CAP + 3, overflow: { requests: 2 * 2 + 4 } });
+    expect((await view()).body.find((e) => e.path === '/a')).toMatchObject({ interactions: 5 });
+  });
+});
+
+describe('the views', () => {
+  it('are paged with a limit and the key of the last item seen', async () => {
+    const page1 = await view('?limit=2');
+    expect(page1).toMatchObject({ status: 200 });
+    expect(page1.body.map((e) => e.path)).toEqual(['/a', '/b']);
+    const page2 = await view(`?limit=2&after=${encodeURIComponent('GET /b')}`);
+    expect(page2.body.map((e) => e.path)).toEqual(['/c', '/d']);
+    const page3 = await view(`?limit=2&after=${encodeURIComponent('GET /d')}`);
+    expect(page3.body.map((e) => e.path)).toEqual(['/e']);
+    expect((await view(`?limit=2&after=${encodeURIComponent('GET /e')}`)).body).toEqual([]);
+    // A key between items pages from the next one (the item it named may have left the view).
+    expect((await view(`?after=${encodeURIComponent('POST /a')}`)).body.map((e) => e.path)).toEqual(['/b', '/c', '/d', '/e']);
+    expect((await backend.api<unknown[]>('GET', `/projects/pages/captures/${captureId}/diffs?limit=10`)).body).toEqual([]);
+  });
+
+  it('refuse a bad limit or cursor with a 400 naming it', async () => {
+    expect(await view('?limit=0')).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
+    expect(await view('?limit=100001')).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
+    expect(await view('?after=nospace')).toMatchObject({ status: 400, body: { message: expect.stringContaining('after') } });
+  });
+});
