@@ -213,7 +213,7 @@ describe('the stored matrix texts', () => {
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];
-      while (reverted.at(-1) !== 'MatrixCellsText1764100000000' && reverted.length < 10) reverted.push(await migrateDown(ds));
+      while (reverted.at(-1) !== 'MatrixCellsText1764100000000' && reverted.length < 20) reverted.push(await migrateDown(ds));
       expect(reverted.at(-1)).toBe('MatrixCellsText1764100000000');
       const columns = (await db.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = 'environment_rows' AND column_name LIKE 'cells%'`)).rows;
       expect(columns).toEqual([]);

@@ -48,7 +48,7 @@ afterAll(async () => {
 
 describe('path hints', () => {
   it('regroup the stored literal paths at once, leave documented paths alone, and tell dashboards', async () => {
-    const dashboard = await listenToEvents(backend.url, 'hints', readToken, 'query');
+    const dashboard = await listenToEvents(backend.url, 'hints', readToken, 'header');
     expect((await hints('', 'POST', { template: '/images/{image}' }, readToken)).status).toBe(403);
     const { status, body } = await hints('', 'POST', { template: '/images/{image}' });
     expect(status).toBe(201);
