@@ -3,8 +3,8 @@
 // `npm start`: the whole product on one machine. Builds what is missing or stale, starts the
 // backend on an embedded PostgreSQL (data under ./.spectator), makes the demo project, starts the
 // demo posts API with the agent in front of it, plays a short story of traffic, and prints the
-// dashboard's address with a one-click sign-in. Ctrl-C stops everything; a later start keeps the
-// data; `npm start -- --fresh` starts over.
+// dashboard's address with a sign-in link (it asks before signing in). Ctrl-C stops everything;
+// a later start keeps the data; `npm start -- --fresh` starts over.
 const fs = require('node:fs');
 const net = require('node:net');
 const path = require('node:path');
@@ -210,7 +210,7 @@ async function start(options, { register, progress, signal }) {
 Spectator is ready.
 
   Dashboard  ${signIn}
-             (the link signs you in to the demo project)
+             (the link opens the sign-in for the demo project: press Sign in)
   Proxy      ${agent.proxyUrl}
              (send requests here: the demo posts API, with the agent in front)
   API        ${backend.url}/api/v1   (reference: ${backend.url}/api/docs)
