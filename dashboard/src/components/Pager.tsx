@@ -2,7 +2,7 @@ import { useEffect, useState } from 'react';
 import { formatCount } from '../lib/format';
 
 /** Rows a list table renders at once: a Review of 10^5 endpoints rendered whole took 18.7 s (issue 15). */
-export const PAGE_ROWS = 1000;
+export const PAGE_ROWS = 250;
 
 /**
  * One page of `items` (`PAGE_ROWS` at a time) and the pager's state. Back to the first page when
