@@ -43,6 +43,7 @@ beforeAll(async () => {
   browser = await openBrowser();
   page = browser.page;
   await page.goto(`${backend.url}/#/signin?token=${encodeURIComponent(token)}&project=scale`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(new RegExp(`/captures/${captureId}$`));
 });
 
