@@ -14,13 +14,14 @@ const CONNECTIONS = 3;
 // Lower than the default (64 MiB) so the test's flood crosses it on a loaded machine too.
 const QUEUED_BOUND = 16 * 1024 * 1024;
 const MAX_MESSAGE = 4 * 1024 * 1024;
+const METRICS_TOKEN = 'metrics-token-for-the-flood-test';
 
 let backend: TestBackend;
 let token: string;
 let dir: string;
 
 beforeAll(async () => {
-  backend = await startTestBackend({ maxQueuedBytes: QUEUED_BOUND });
+  backend = await startTestBackend({ maxQueuedBytes: QUEUED_BOUND, metricsToken: METRICS_TOKEN });
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'flood', name: 'Flood' })).status).toBe(201);
   token = (await backend.api<TokenResponse>('POST', '/projects/flood/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
   dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-flood-'));
@@ -108,7 +109,7 @@ describe('agent stream under a flood of large batches', () => {
     // The figure for the issue note: the backend's peak RSS over its level before the flood.
     process.stdout.write(`flood of ${BATCHES} × ${(text.length / 1024 / 1024).toFixed(2)} MB on ${CONNECTIONS} connections: backend RSS ${(baseline / 1024 / 1024).toFixed(0)} → ${(peak / 1024 / 1024).toFixed(0)} MB (+${growthMb.toFixed(0)} MB; queued bound ${QUEUED_BOUND / 1024 / 1024} MiB)\n`);
     expect(results.map((r) => r.answers)).toEqual(agents.map(() => ({ welcome: 1, ack: BATCHES / CONNECTIONS })));
-    const metrics = await apiCall<string>(backend.url, null, 'GET', '/metrics');
+    const metrics = await apiCall<string>(backend.url, METRICS_TOKEN, 'GET', '/metrics');
     expect(metrics.body).toMatch(/^spectator_agent_reads_paused_total [1-9]\d*$/m);
     expect(metrics.body).toMatch(/^spectator_agent_queued_bytes 0$/m);
     // The high-water mark: the bound, overshot by at most a message per connection (the one that
