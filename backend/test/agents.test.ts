@@ -140,9 +140,11 @@ describe('GET /projects/{p}/agents', () => {
       await presence.open(agentId);
       expect(await agentByKey('beating')).toMatchObject({ connected: true });
       // Both aged in one statement: a beat between two statements would leave a fresh heartbeat beside an old last seen.
+      // The agents row is updated from the connection's RETURNING, so the connection is locked first, in
+      // the same order as the beat's statement (an unread CTE runs last: the opposite order deadlocked).
       await db.query(
-        `WITH k AS (UPDATE agent_connections SET heartbeat_at = now() - interval '91 seconds' WHERE agent_id = $1 AND closed_at IS NULL)
-         UPDATE agents SET last_seen_at = now() - interval '1 hour' WHERE id = $1`,
+        `WITH k AS (UPDATE agent_connections SET heartbeat_at = now() - interval '91 seconds' WHERE agent_id = $1 AND closed_at IS NULL RETURNING agent_id)
+         UPDATE agents SET last_seen_at = now() - interval '1 hour' WHERE id IN (SELECT agent_id FROM k)`,
         [agentId],
       );
       // The timer brings the connection and its last seen back within a few intervals.
