@@ -23,5 +23,7 @@ module.exports = {
   // One embedded PostgreSQL per test run (unless DATABASE_URL is set); each test file makes its own database.
   globalSetup: path.join(__dirname, 'backend/test/support/global-setup.ts'),
   globalTeardown: path.join(__dirname, 'backend/test/support/global-teardown.ts'),
-  projects: ['shared', 'agent', 'backend', 'dashboard', 'deploy', 'bench/reconstruct'].map((name) => project(name, require(`./${name}/jest.project.js`))),
+  projects: ['shared', 'agent', 'backend', 'dashboard', 'deploy', 'bench/reconstruct'].map((name) =>
+    project(name, require(`./${name}/jest.project.js`)),
+  ),
 };

@@ -68,7 +68,16 @@ function imageRunner(image) {
   const id = container(image);
   return {
     name: image,
-    argv: (env, command) => ['buildah', 'run', '--isolation', 'chroot', ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]), id, '--', ...command],
+    argv: (env, command) => [
+      'buildah',
+      'run',
+      '--isolation',
+      'chroot',
+      ...Object.entries(env).flatMap(([key, value]) => ['--env', `${key}=${value}`]),
+      id,
+      '--',
+      ...command,
+    ],
     entrypoint: imageConfig(image).Entrypoint ?? [],
   };
 }
@@ -83,7 +92,10 @@ function imageRunner(image) {
 function runToEnd(runner, env, command) {
   return new Promise((resolve) => {
     const [program, ...args] = runner.argv(env, command);
-    const child = spawn(/** @type {string} */ (program), args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(/** @type {string} */ (program), args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, ...env },
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -103,7 +115,11 @@ function runToEnd(runner, env, command) {
  */
 function startIn(runner, env, command) {
   const [program, ...args] = runner.argv(env, command);
-  const child = spawn(/** @type {string} */ (program), args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, ...env } });
+  const child = spawn(/** @type {string} */ (program), args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, ...env },
+  });
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
@@ -162,13 +178,29 @@ async function checkAgent(runner, healthcheck) {
   });
   await new Promise((resolve) => upstream.listen(0, '127.0.0.1', () => resolve(undefined)));
   cleanups.push(() => upstream.close());
-  const env = { SPECTATOR_LISTEN: `127.0.0.1:${await freePort()}`, SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`, SPECTATOR_CONFIG: '/nonexistent/service.yml' };
-  const agent = startIn(runner, env, [...runner.entrypoint, '--upstream', `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (upstream.address()).port}`]);
-  const answer = await waitFor('the agent to proxy', () => fetch(`http://${env.SPECTATOR_LISTEN}/users/7`).then((r) => (r.status === 200 ? r.json() : undefined)), 30_000).catch((err) => {
+  const env = {
+    SPECTATOR_LISTEN: `127.0.0.1:${await freePort()}`,
+    SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`,
+    SPECTATOR_CONFIG: '/nonexistent/service.yml',
+  };
+  const agent = startIn(runner, env, [
+    ...runner.entrypoint,
+    '--upstream',
+    `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (upstream.address()).port}`,
+  ]);
+  const answer = await waitFor(
+    'the agent to proxy',
+    () => fetch(`http://${env.SPECTATOR_LISTEN}/users/7`).then((r) => (r.status === 200 ? r.json() : undefined)),
+    30_000,
+  ).catch((err) => {
     console.log(agent.output());
     throw err;
   });
-  check(`${runner.name}: the agent proxies a request`, JSON.stringify(answer) === JSON.stringify({ path: '/users/7', from: 'upstream' }), JSON.stringify(answer));
+  check(
+    `${runner.name}: the agent proxies a request`,
+    JSON.stringify(answer) === JSON.stringify({ path: '/users/7', from: 'upstream' }),
+    JSON.stringify(answer),
+  );
   if (healthcheck) {
     const health = await runToEnd(runner, env, healthcheck);
     check(`${runner.name}: HEALTHCHECK passes`, health.code === 0, `exit ${health.code}`);
@@ -184,24 +216,50 @@ async function checkAgent(runner, healthcheck) {
 async function checkBackend(runner, healthcheck) {
   // The embedded PostgreSQL the tests use, run as a child and stopped at the end.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-pg-'));
-  const postgres = spawn(process.execPath, ['-r', path.join(ROOT, 'agent/test/support/register.js'), path.join(ROOT, 'backend/test/support/postgres-process.ts'), dataDir, String(await freePort())], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const postgres = spawn(
+    process.execPath,
+    [
+      '-r',
+      path.join(ROOT, 'agent/test/support/register.js'),
+      path.join(ROOT, 'backend/test/support/postgres-process.ts'),
+      dataDir,
+      String(await freePort()),
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   const postgresExited = new Promise((resolve) => postgres.once('exit', resolve));
   cleanups.push(() => {
     postgres.stdin.end();
     void postgresExited.then(() => fs.rmSync(dataDir, { recursive: true, force: true }));
   });
   const databaseUrl = await new Promise((resolve, reject) => {
-    postgres.stdout.once('data', (d) => resolve(/** @type {{ url: string }} */ (JSON.parse(String(d).split('\n')[0] ?? '')).url));
+    postgres.stdout.once('data', (d) =>
+      resolve(/** @type {{ url: string }} */ (JSON.parse(String(d).split('\n')[0] ?? '')).url),
+    );
     void postgresExited.then((code) => reject(new Error(`PostgreSQL exited (${code})`)));
   });
   const port = String(await freePort());
-  const env = { DATABASE_URL: String(databaseUrl), PORT: port, HOST: '127.0.0.1', SPECTATOR_ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'), SPECTATOR_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-data-')) };
+  const env = {
+    DATABASE_URL: String(databaseUrl),
+    PORT: port,
+    HOST: '127.0.0.1',
+    SPECTATOR_ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+    SPECTATOR_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-data-')),
+  };
   const backend = startIn(runner, env, runner.entrypoint);
-  const health = await waitFor('the backend to answer /api/v1/health', () => fetch(`http://127.0.0.1:${port}/api/v1/health`).then((r) => (r.status === 200 ? r.json() : undefined)), 60_000).catch((err) => {
+  const health = await waitFor(
+    'the backend to answer /api/v1/health',
+    () => fetch(`http://127.0.0.1:${port}/api/v1/health`).then((r) => (r.status === 200 ? r.json() : undefined)),
+    60_000,
+  ).catch((err) => {
     console.log(backend.output());
     throw err;
   });
-  check(`${runner.name}: the backend answers /api/v1/health against PostgreSQL`, JSON.stringify(health) === JSON.stringify({ status: 'ok', database: 'ok' }), JSON.stringify(health));
+  check(
+    `${runner.name}: the backend answers /api/v1/health against PostgreSQL`,
+    JSON.stringify(health) === JSON.stringify({ status: 'ok', database: 'ok' }),
+    JSON.stringify(health),
+  );
   if (healthcheck) {
     const result = await runToEnd(runner, env, healthcheck);
     check(`${runner.name}: HEALTHCHECK passes`, result.code === 0, `exit ${result.code}`);
@@ -217,7 +275,11 @@ async function checkImage(image, checks) {
   const config = imageConfig(image);
   const runner = imageRunner(image);
   const { output } = await runToEnd(runner, {}, ['id', '-u']);
-  check(`${image}: runs as a non-root user`, config.User !== undefined && !['', 'root', '0'].includes(config.User) && output !== '0', `USER ${config.User}, uid ${output}`);
+  check(
+    `${image}: runs as a non-root user`,
+    config.User !== undefined && !['', 'root', '0'].includes(config.User) && output !== '0',
+    `USER ${config.User}, uid ${output}`,
+  );
   await checks(runner, healthcheckCommand(config));
 }
 
@@ -229,7 +291,11 @@ async function checkImage(image, checks) {
  */
 function nodeRunner(node, entry) {
   const version = execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
-  return { name: `Node ${version} ${entry}`, argv: (_env, command) => command, entrypoint: [node, path.join(ROOT, entry)] };
+  return {
+    name: `Node ${version} ${entry}`,
+    argv: (_env, command) => command,
+    entrypoint: [node, path.join(ROOT, entry)],
+  };
 }
 
 async function main() {
@@ -240,7 +306,8 @@ async function main() {
     return;
   }
   const [agentImage, backendImage] = args;
-  if (!agentImage || !backendImage) throw new Error('usage: node .ci/check-images.js <agent image> <backend image> | --node <path to node>');
+  if (!agentImage || !backendImage)
+    throw new Error('usage: node .ci/check-images.js <agent image> <backend image> | --node <path to node>');
   await checkImage(agentImage, checkAgent);
   await checkImage(backendImage, checkBackend);
 }

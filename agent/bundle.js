@@ -15,20 +15,19 @@ if (kind !== 'package' && kind !== 'image') {
   process.exit(2);
 }
 
-esbuild
-  .buildSync({
-    entryPoints: [path.join(__dirname, 'src/package.ts')],
-    outfile: path.join(__dirname, kind === 'package' ? 'dist/spectator-agent.cjs' : 'dist/image/spectator-agent.cjs'),
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    // The oldest Node the agent supports (package.json engines).
-    target: `node${/\d+/.exec(pkg.engines.node)?.[0]}`,
-    minifySyntax: true,
-    minifyWhitespace: true,
-    // The package's dependencies are installed beside it; ws's native helpers are optional either way.
-    external: [...(kind === 'package' ? Object.keys(pkg.dependencies) : []), 'bufferutil', 'utf-8-validate'],
-    // @spectator/shared from its sources, as the tests and tsc see it.
-    alias: { '@spectator/shared': path.join(__dirname, '../shared/src/index.ts') },
-    logLevel: 'warning',
-  });
+esbuild.buildSync({
+  entryPoints: [path.join(__dirname, 'src/package.ts')],
+  outfile: path.join(__dirname, kind === 'package' ? 'dist/spectator-agent.cjs' : 'dist/image/spectator-agent.cjs'),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  // The oldest Node the agent supports (package.json engines).
+  target: `node${/\d+/.exec(pkg.engines.node)?.[0]}`,
+  minifySyntax: true,
+  minifyWhitespace: true,
+  // The package's dependencies are installed beside it; ws's native helpers are optional either way.
+  external: [...(kind === 'package' ? Object.keys(pkg.dependencies) : []), 'bufferutil', 'utf-8-validate'],
+  // @spectator/shared from its sources, as the tests and tsc see it.
+  alias: { '@spectator/shared': path.join(__dirname, '../shared/src/index.ts') },
+  logLevel: 'warning',
+});

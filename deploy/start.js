@@ -49,7 +49,14 @@ class StopRequested extends Error {}
  */
 function parseArgs(argv) {
   /** @type {StartOptions} */
-  const options = { fresh: false, port: 3000, proxyPort: 4000, dataDir: path.join(ROOT, '.spectator'), verbose: false, help: false };
+  const options = {
+    fresh: false,
+    port: 3000,
+    proxyPort: 4000,
+    dataDir: path.join(ROOT, '.spectator'),
+    verbose: false,
+    help: false,
+  };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = /** @type {[string, string | undefined]} */ (String(argv[index]).split(/=(.*)/s, 2));
     const value = () => {
@@ -59,7 +66,8 @@ function parseArgs(argv) {
     };
     const port = () => {
       const text = value();
-      if (!/^\d{1,5}$/.test(text) || Number(text) > 65535) throw new UsageError(`${flag} must be a port number from 0 to 65535, got "${text}"`);
+      if (!/^\d{1,5}$/.test(text) || Number(text) > 65535)
+        throw new UsageError(`${flag} must be a port number from 0 to 65535, got "${text}"`);
       return Number(text);
     };
     if (flag === '--fresh') options.fresh = true;
@@ -70,7 +78,8 @@ function parseArgs(argv) {
     else if (flag === '--data-dir') options.dataDir = path.resolve(value());
     else throw new UsageError(`unknown option "${argv[index]}"`);
   }
-  if (options.port !== 0 && options.port === options.proxyPort) throw new UsageError(`--port and --proxy-port are both ${options.port}; they need two ports`);
+  if (options.port !== 0 && options.port === options.proxyPort)
+    throw new UsageError(`--port and --proxy-port are both ${options.port}; they need two ports`);
   return options;
 }
 
@@ -84,7 +93,9 @@ function assertPortFree(port, flag) {
   if (port === 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
-    probe.once('error', (error) => reject(/** @type {NodeJS.ErrnoException} */ (error).code === 'EADDRINUSE' ? portInUse(port, flag) : error));
+    probe.once('error', (error) =>
+      reject(/** @type {NodeJS.ErrnoException} */ (error).code === 'EADDRINUSE' ? portInUse(port, flag) : error),
+    );
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
@@ -95,7 +106,9 @@ function assertPortFree(port, flag) {
  * @returns {Error}
  */
 function portInUse(port, flag) {
-  return new Error(`port ${port} is in use (another program, or an earlier npm start still running). Stop it, or choose another port: npm start -- ${flag} ${port + 1}`);
+  return new Error(
+    `port ${port} is in use (another program, or an earlier npm start still running). Stop it, or choose another port: npm start -- ${flag} ${port + 1}`,
+  );
 }
 
 /**
@@ -106,7 +119,10 @@ function portInUse(port, flag) {
 function removeData(dataDir, progress) {
   if (!fs.existsSync(dataDir)) return;
   const ours = ['pg', 'admin-token', 'demo-tokens.json'].some((entry) => fs.existsSync(path.join(dataDir, entry)));
-  if (!ours) throw new Error(`--fresh: ${dataDir} does not look like Spectator's data (no pg/, admin-token or demo-tokens.json); not deleting it`);
+  if (!ours)
+    throw new Error(
+      `--fresh: ${dataDir} does not look like Spectator's data (no pg/, admin-token or demo-tokens.json); not deleting it`,
+    );
   fs.rmSync(dataDir, { recursive: true, force: true });
   progress(`deleted ${path.relative(process.cwd(), dataDir) || dataDir} (--fresh)`);
 }
@@ -132,23 +148,39 @@ async function start(options, { register, progress, signal }) {
   const { startDemoApi } = require(path.join(ROOT, 'deploy/demo-api/server.js'));
 
   const usesEmbedded = !process.env.DATABASE_URL;
-  progress(usesEmbedded ? `starting the backend on an embedded PostgreSQL (data in ${display(options.dataDir)})` : 'starting the backend on DATABASE_URL');
+  progress(
+    usesEmbedded
+      ? `starting the backend on an embedded PostgreSQL (data in ${display(options.dataDir)})`
+      : 'starting the backend on DATABASE_URL',
+  );
   const startedAt = Date.now();
-  const backend = await startBackendProcess({ port: options.port, dataDir: options.dataDir, logLevel }).catch((/** @type {NodeJS.ErrnoException} */ error) => {
-    if (error.code === 'EADDRINUSE') throw portInUse(options.port, '--port');
-    if (error.code === 'DATABASE_START' && usesEmbedded) {
-      throw new Error(`${error.message}. Is another npm start using ${display(options.dataDir)}? Stop it, or choose another folder with --data-dir; npm start -- --fresh starts over.`);
-    }
-    throw error;
-  });
+  const backend = await startBackendProcess({ port: options.port, dataDir: options.dataDir, logLevel }).catch(
+    (/** @type {NodeJS.ErrnoException} */ error) => {
+      if (error.code === 'EADDRINUSE') throw portInUse(options.port, '--port');
+      if (error.code === 'DATABASE_START' && usesEmbedded) {
+        throw new Error(
+          `${error.message}. Is another npm start using ${display(options.dataDir)}? Stop it, or choose another folder with --data-dir; npm start -- --fresh starts over.`,
+        );
+      }
+      throw error;
+    },
+  );
   register(() => backend.close());
   progress(`backend ready at ${backend.url} in ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   const adminToken = backend.adminToken || process.env.SPECTATOR_ADMIN_TOKEN || '';
-  if (!adminToken) throw new Error(`the admin token of the data in ${display(options.dataDir)} is lost (its admin-token file is gone). Set SPECTATOR_ADMIN_TOKEN to it, or start over: npm start -- --fresh`);
+  if (!adminToken)
+    throw new Error(
+      `the admin token of the data in ${display(options.dataDir)} is lost (its admin-token file is gone). Set SPECTATOR_ADMIN_TOKEN to it, or start over: npm start -- --fresh`,
+    );
 
-  const demo = await ensureDemoProject(createApiClient(backend.url, adminToken), path.join(options.dataDir, 'demo-tokens.json'));
+  const demo = await ensureDemoProject(
+    createApiClient(backend.url, adminToken),
+    path.join(options.dataDir, 'demo-tokens.json'),
+  );
   const dashboardApi = createApiClient(backend.url, demo.dashboardToken);
-  progress(demo.created ? `created the demo project "${demo.slug}"` : `found the demo project "${demo.slug}" and its data`);
+  progress(
+    demo.created ? `created the demo project "${demo.slug}"` : `found the demo project "${demo.slug}" and its data`,
+  );
   const configPath = path.join(ROOT, 'deploy/service.yml');
   if (demo.created) {
     progress('playing the story of pull requests #1 and #2, staging and production builds');
@@ -164,7 +196,9 @@ async function start(options, { register, progress, signal }) {
     }).catch((error) => {
       if (error instanceof StopRequested) throw error;
       // The project exists now, so a plain restart would not replay the story.
-      throw new Error(`${error.message}\n(the story is played for a new project only: npm start -- --fresh plays it again)`);
+      throw new Error(
+        `${error.message}\n(the story is played for a new project only: npm start -- --fresh plays it again)`,
+      );
     });
   }
 
@@ -189,16 +223,27 @@ async function start(options, { register, progress, signal }) {
     await agent.close();
     // The agent's last message ends its capture; let the backend record it before it stops
     // (only tidier: a capture left open is closed by the next one).
-    await waitForCapture(dashboardApi, demo.slug, captureId, (capture) => capture.endedAt !== null, 3_000).catch(() => undefined);
+    await waitForCapture(dashboardApi, demo.slug, captureId, (capture) => capture.endedAt !== null, 3_000).catch(
+      () => undefined,
+    );
   });
   progress(`agent proxying ${agent.proxyUrl} → ${demoApi.url}`);
   const { requests, observed } = await playWalkthrough(agent.proxyUrl);
   // Ready means the dashboard already shows the walkthrough: wait for the agent's batch to land.
-  await waitForCapture(dashboardApi, demo.slug, agent.captureId(), (capture) => capture.interactions >= observed, 10_000);
+  await waitForCapture(
+    dashboardApi,
+    demo.slug,
+    agent.captureId(),
+    (capture) => capture.interactions >= observed,
+    10_000,
+  );
   progress(`walkthrough: ${requests} requests through the agent (landing page, two POST /posts, GET /posts)`);
 
   /** @type {{ method: string, path: string, count: number }[]} */
-  const undocumented = await dashboardApi.call('GET', `/projects/${demo.slug}/captures/${agent.captureId()}/undocumented`);
+  const undocumented = await dashboardApi.call(
+    'GET',
+    `/projects/${demo.slug}/captures/${agent.captureId()}/undocumented`,
+  );
   const createPost = undocumented.find((endpoint) => endpoint.method === 'POST' && endpoint.path === '/posts');
   // On a later start POST /posts may be documented already: say what the dashboard shows then.
   const firstStep = createPost
@@ -245,7 +290,10 @@ async function waitForCapture(api, project, captureId, done, timeoutMs) {
       throw error;
     });
     if (capture && done(capture)) return;
-    if (Date.now() > deadline) throw new Error(`the backend did not show capture ${captureId} as expected within ${timeoutMs / 1000} s (it has ${JSON.stringify(capture)})`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the backend did not show capture ${captureId} as expected within ${timeoutMs / 1000} s (it has ${JSON.stringify(capture)})`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
@@ -294,7 +342,9 @@ async function main() {
 
   const onSignal = (/** @type {NodeJS.Signals} */ signal) => {
     if (stopping) {
-      console.error('\nStopping already; a second signal forces the exit (the embedded PostgreSQL may be left running; the next start stops it).');
+      console.error(
+        '\nStopping already; a second signal forces the exit (the embedded PostgreSQL may be left running; the next start stops it).',
+      );
       process.exit(130);
     }
     stopping = true;

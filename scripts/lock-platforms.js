@@ -13,11 +13,27 @@ const path = require('node:path');
 
 const OS = ['darwin', 'win32', 'linux', 'android', 'freebsd', 'openbsd', 'netbsd', 'sunos', 'aix', 'openharmony'];
 const CPU = ['arm64', 'x64', 'ia32', 'arm', 'ppc64', 'riscv64', 's390x', 'loong64', 'mips64el', 'wasm32'];
-const ALIASES = { win: 'win32', windows: 'win32', mac: 'darwin', macos: 'darwin', x86_64: 'x64', amd64: 'x64', aarch64: 'arm64', armv7: 'arm', x86: 'ia32', ppc64le: 'ppc64', wasm: 'wasm32' };
+const ALIASES = {
+  win: 'win32',
+  windows: 'win32',
+  mac: 'darwin',
+  macos: 'darwin',
+  x86_64: 'x64',
+  amd64: 'x64',
+  aarch64: 'arm64',
+  armv7: 'arm',
+  x86: 'ia32',
+  ppc64le: 'ppc64',
+  wasm: 'wasm32',
+};
 
 /** os/cpu/libc of a platform package, read from its name (`@swc/core-linux-x64-musl`). */
 function platformOf(name) {
-  const parts = name.split('/').pop().split('-').map((p) => ALIASES[p] ?? p);
+  const parts = name
+    .split('/')
+    .pop()
+    .split('-')
+    .map((p) => ALIASES[p] ?? p);
   const os = parts.find((p) => OS.includes(p));
   const cpu = parts.find((p) => CPU.includes(p));
   if (!os && cpu !== 'wasm32') return null;
@@ -60,7 +76,9 @@ if (process.argv.includes('--check')) {
   }
   process.exit(0);
 }
-const sorted = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+const sorted = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 lock.packages = sorted;
 fs.writeFileSync(lockFile, JSON.stringify(lock, null, 2) + '\n');
 console.log(`package-lock.json: ${added.length} platform entries added`);

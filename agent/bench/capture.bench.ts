@@ -29,22 +29,55 @@ interface Scenario {
 }
 
 /** Headers as autocannon and the bench upstream send them (after the proxy's own handling). */
-const REQUEST_HEADERS: IncomingHttpHeaders = { host: '127.0.0.1:4000', connection: 'keep-alive', 'user-agent': 'bench', accept: 'application/json' };
+const REQUEST_HEADERS: IncomingHttpHeaders = {
+  host: '127.0.0.1:4000',
+  connection: 'keep-alive',
+  'user-agent': 'bench',
+  accept: 'application/json',
+};
 const POST_BODY = Buffer.from(JSON.stringify({ title: 'Hello from the bench', author: 'Ann' }));
 
 const SCENARIOS: Scenario[] = [
-  { name: 'GET small JSON list', method: 'GET', target: () => '/posts', status: 200, requestHeaders: REQUEST_HEADERS, requestBody: null, responseBody: Buffer.from(BODIES.small) },
+  {
+    name: 'GET small JSON list',
+    method: 'GET',
+    target: () => '/posts',
+    status: 200,
+    requestHeaders: REQUEST_HEADERS,
+    requestBody: null,
+    responseBody: Buffer.from(BODIES.small),
+  },
   {
     name: 'POST /posts',
     method: 'POST',
     target: () => '/posts',
     status: 201,
-    requestHeaders: { ...REQUEST_HEADERS, 'content-type': 'application/json', 'content-length': String(POST_BODY.length) },
+    requestHeaders: {
+      ...REQUEST_HEADERS,
+      'content-type': 'application/json',
+      'content-length': String(POST_BODY.length),
+    },
     requestBody: POST_BODY,
     responseBody: Buffer.from(JSON.stringify({ id: 1, title: 'Hello from the bench', author: 'Ann' })),
   },
-  { name: 'GET 100 KB JSON', method: 'GET', target: () => '/large', status: 200, requestHeaders: REQUEST_HEADERS, requestBody: null, responseBody: Buffer.from(BODIES.large) },
-  { name: 'GET /posts/{id}?page', method: 'GET', target: (i) => `/posts/${i % 500}?page=${i % 7}`, status: 200, requestHeaders: REQUEST_HEADERS, requestBody: null, responseBody: Buffer.from(BODIES.small) },
+  {
+    name: 'GET 100 KB JSON',
+    method: 'GET',
+    target: () => '/large',
+    status: 200,
+    requestHeaders: REQUEST_HEADERS,
+    requestBody: null,
+    responseBody: Buffer.from(BODIES.large),
+  },
+  {
+    name: 'GET /posts/{id}?page',
+    method: 'GET',
+    target: (i) => `/posts/${i % 500}?page=${i % 7}`,
+    status: 200,
+    requestHeaders: REQUEST_HEADERS,
+    requestBody: null,
+    responseBody: Buffer.from(BODIES.small),
+  },
 ];
 
 /** Response chunks as undici hands them over (64 KiB at most). */
@@ -62,17 +95,34 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Run `count` requests of a scenario; `pipeline` null = capture off. Returns CPU µs per request. */
 async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: number): Promise<number> {
-  const responseHeaders: IncomingHttpHeaders = { 'content-type': 'application/json', 'content-length': String(scenario.responseBody.length), date: new Date().toUTCString(), 'keep-alive': 'timeout=60' };
+  const responseHeaders: IncomingHttpHeaders = {
+    'content-type': 'application/json',
+    'content-length': String(scenario.responseBody.length),
+    date: new Date().toUTCString(),
+    'keep-alive': 'timeout=60',
+  };
   const chunks = chunksOf(scenario.responseBody);
   let sink = 0;
   const started = cpuMicros();
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
     if (pipeline) {
-      const requestTap = scenario.requestBody ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true) : null;
+      const requestTap = scenario.requestBody
+        ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true)
+        : null;
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
-      const sampledBytes = pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0);
-      const responseTap = pipeline.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], sampledBytes !== 0); // as forward does: negative keeps a small body to notice a new variant
+      const sampledBytes = pipeline.sample(
+        scenario.method,
+        target,
+        scenario.status,
+        responseHeaders,
+        requestTap?.copied ?? 0,
+      );
+      const responseTap = pipeline.tap(
+        responseHeaders['content-type'],
+        responseHeaders['content-encoding'],
+        sampledBytes !== 0,
+      ); // as forward does: negative keeps a small body to notice a new variant
       for (const chunk of chunks) responseTap.write(chunk);
       pipeline.record({
         captureId: pipeline.captureId(),
@@ -111,7 +161,9 @@ async function main(): Promise<void> {
     metrics,
     log: createRootLogger('silent'),
   });
-  console.log(`capture path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; node ${process.version}`);
+  console.log(
+    `capture path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; node ${process.version}`,
+  );
   // Warm-up: JIT and the first shapes.
   for (const scenario of SCENARIOS) await run(pipeline, scenario, 2_000);
   for (const scenario of SCENARIOS) {
@@ -121,9 +173,13 @@ async function main(): Promise<void> {
       off.push(await run(null, scenario, REQUESTS));
       on.push(await run(pipeline, scenario, REQUESTS));
     }
-    console.log(`  ${scenario.name.padEnd(22)} capture adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`);
+    console.log(
+      `  ${scenario.name.padEnd(22)} capture adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`,
+    );
   }
-  console.log(`  counted ${metrics.get('captured_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`);
+  console.log(
+    `  counted ${metrics.get('captured_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`,
+  );
   shapeWorkPerSample();
 }
 
@@ -134,7 +190,9 @@ async function main(): Promise<void> {
  */
 function shapeWorkPerSample(): void {
   const limit = 1024 * 1024;
-  console.log(`shape work per sampled interaction (CPU µs, medians of ${ROUNDS} rounds), beside JSON.parse of its bodies alone:`);
+  console.log(
+    `shape work per sampled interaction (CPU µs, medians of ${ROUNDS} rounds), beside JSON.parse of its bodies alone:`,
+  );
   for (const scenario of SCENARIOS.slice(0, 3)) {
     const bodies = [scenario.requestBody, scenario.responseBody].filter((body): body is Buffer => body !== null);
     let sink = 0;
@@ -165,7 +223,9 @@ function shapeWorkPerSample(): void {
     if (sink < 0) console.log('unreachable'); // keeps the results alive
     const whole = median(summariseTimes);
     const parsing = median(parseTimes);
-    console.log(`  ${scenario.name.padEnd(22)} ${whole.toFixed(1).padStart(8)} µs, JSON.parse alone ${parsing.toFixed(1).padStart(8)} µs (${((parsing / whole) * 100).toFixed(0)}% of it)`);
+    console.log(
+      `  ${scenario.name.padEnd(22)} ${whole.toFixed(1).padStart(8)} µs, JSON.parse alone ${parsing.toFixed(1).padStart(8)} µs (${((parsing / whole) * 100).toFixed(0)}% of it)`,
+    );
   }
 }
 

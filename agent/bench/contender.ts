@@ -56,7 +56,8 @@ async function upstream(): Promise<string> {
   wss.on('connection', (ws) =>
     ws.on('message', (data) => {
       const message = JSON.parse(data.toString()) as AgentMessage;
-      if (message.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', protocol: PROTOCOL_VERSION, project: 'bench', templates: [] }));
+      if (message.type === 'hello')
+        ws.send(JSON.stringify({ type: 'welcome', protocol: PROTOCOL_VERSION, project: 'bench', templates: [] }));
       if (message.type === 'batch') ws.send(JSON.stringify({ type: 'ack', batchId: message.batchId }));
     }),
   );
@@ -91,7 +92,9 @@ async function main(kind: string, target: string): Promise<string> {
         // Where the switch fell: requests and shaped samples so far, CPU µs so far (all threads), ms on this process's clock.
         const cpu = process.cpuUsage();
         const { metrics } = agent;
-        process.stdout.write(`${JSON.stringify({ capture: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`);
+        process.stdout.write(
+          `${JSON.stringify({ capture: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`,
+        );
       });
       return agent.proxyUrl;
     }
@@ -105,7 +108,10 @@ async function main(kind: string, target: string): Promise<string> {
     case 'http-proxy': {
       const { default: httpProxy } = await import('http-proxy');
       // Keep-alive to the upstream, as every other contender does.
-      const proxy = httpProxy.createProxyServer({ agent: new http.Agent({ keepAlive: true, maxSockets: 256 }), xfwd: true });
+      const proxy = httpProxy.createProxyServer({
+        agent: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+        xfwd: true,
+      });
       proxy.on('error', (_err, _req, res) => {
         res.writeHead(502);
         res.end();

@@ -75,7 +75,12 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   const lines = readline.createInterface({ input: child.stdout! });
   // mockttp reports every request autocannon cuts at the end of a run; keep only real errors.
   readline.createInterface({ input: child.stderr! }).on('line', (line) => {
-    if (!/Failed to handle request|You should either explicitly mock|No rules were found|^\s*$|^\s+(GET|POST)|^The configured rules|^Match |^- /.test(line)) process.stderr.write(`[${name}] ${line}\n`);
+    if (
+      !/Failed to handle request|You should either explicitly mock|No rules were found|^\s*$|^\s+(GET|POST)|^The configured rules|^Match |^- /.test(
+        line,
+      )
+    )
+      process.stderr.write(`[${name}] ${line}\n`);
   });
   const party: Party = { name, url: '', child };
   console.log(`starting ${name}`);
@@ -89,7 +94,13 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
         return; // a contender's own output
       }
       if (message.admin) party.admin = message.admin;
-      if (message.capture) party.switched?.({ requests: message.requests ?? NaN, shaped: message.shaped ?? NaN, cpu: message.cpu ?? NaN, at: message.at ?? NaN });
+      if (message.capture)
+        party.switched?.({
+          requests: message.requests ?? NaN,
+          shaped: message.shaped ?? NaN,
+          cpu: message.cpu ?? NaN,
+          at: message.at ?? NaN,
+        });
       if (message.url) {
         party.url = message.url;
         resolve();
@@ -141,7 +152,12 @@ interface Load {
  * to the contenders than autocannon, whose JavaScript competed with them), else autocannon.
  * `BENCH_LOADGEN=wrk|autocannon` chooses.
  */
-const LOADGEN: 'wrk' | 'autocannon' = process.env.BENCH_LOADGEN === 'autocannon' || process.env.BENCH_LOADGEN === 'wrk' ? process.env.BENCH_LOADGEN : spawnSync('wrk', ['--version']).error ? 'autocannon' : 'wrk';
+const LOADGEN: 'wrk' | 'autocannon' =
+  process.env.BENCH_LOADGEN === 'autocannon' || process.env.BENCH_LOADGEN === 'wrk'
+    ? process.env.BENCH_LOADGEN
+    : spawnSync('wrk', ['--version']).error
+      ? 'autocannon'
+      : 'wrk';
 
 /** autocannon; percentiles from every response time it reports (sub-millisecond, unlike its own millisecond histogram). */
 async function loadWithAutocannon(url: string, scenario: Scenario, seconds: number): Promise<Load> {
@@ -153,11 +169,19 @@ async function loadWithAutocannon(url: string, scenario: Scenario, seconds: numb
     method: scenario.method,
     ...(scenario.method === 'POST' ? { body: POST_BODY, headers: { 'content-type': 'application/json' } } : {}),
   });
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => times.push(responseTime));
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) =>
+    times.push(responseTime),
+  );
   const result = await instance;
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? NaN;
-  return { requests: result.requests.total, seconds: result.duration || seconds, p50: at(0.5), p99: at(0.99), errors: result.errors + result.timeouts + result.non2xx };
+  return {
+    requests: result.requests.total,
+    seconds: result.duration || seconds,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors: result.errors + result.timeouts + result.non2xx,
+  };
 }
 
 let postScriptPath: string | null = null;
@@ -166,7 +190,10 @@ let postScriptPath: string | null = null;
 function postScript(): string {
   if (postScriptPath) return postScriptPath;
   postScriptPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-bench-')), 'post.lua');
-  fs.writeFileSync(postScriptPath, `wrk.method = "POST"\nwrk.body = ${JSON.stringify(POST_BODY)}\nwrk.headers["Content-Type"] = "application/json"\n`);
+  fs.writeFileSync(
+    postScriptPath,
+    `wrk.method = "POST"\nwrk.body = ${JSON.stringify(POST_BODY)}\nwrk.headers["Content-Type"] = "application/json"\n`,
+  );
   return postScriptPath;
 }
 
@@ -177,9 +204,18 @@ function wrkMs(value: string, unit: string): number {
 
 /** wrk, one thread; percentiles from its `--latency` distribution (µs resolution). */
 async function loadWithWrk(url: string, scenario: Scenario, seconds: number): Promise<Load> {
-  const args = ['-t1', `-c${scenario.connections}`, `-d${seconds}s`, '--latency', ...(scenario.method === 'POST' ? ['-s', postScript()] : []), url];
+  const args = [
+    '-t1',
+    `-c${scenario.connections}`,
+    `-d${seconds}s`,
+    '--latency',
+    ...(scenario.method === 'POST' ? ['-s', postScript()] : []),
+    url,
+  ];
   const output = await new Promise<string>((resolve, reject) =>
-    execFile('wrk', args, { timeout: (seconds + 30) * 1_000 }, (err, stdout) => (err ? reject(new Error(`wrk ${args.join(' ')}: ${err.message}`)) : resolve(stdout))),
+    execFile('wrk', args, { timeout: (seconds + 30) * 1_000 }, (err, stdout) =>
+      err ? reject(new Error(`wrk ${args.join(' ')}: ${err.message}`)) : resolve(stdout),
+    ),
   );
   const total = /(\d+) requests in ([\d.]+)(us|ms|s|m)\b/.exec(output);
   const percentile = (q: number) => {
@@ -203,7 +239,8 @@ async function measure(party: Party, scenario: Scenario, seconds: number): Promi
   const pid = party.child?.pid;
   const cpuBefore = cpuOf(pid);
   const url = `${party.url}${scenario.path}`;
-  const load = LOADGEN === 'wrk' ? await loadWithWrk(url, scenario, seconds) : await loadWithAutocannon(url, scenario, seconds);
+  const load =
+    LOADGEN === 'wrk' ? await loadWithWrk(url, scenario, seconds) : await loadWithAutocannon(url, scenario, seconds);
   const cpuAfter = cpuOf(pid);
   const requests = Math.max(1, load.requests);
   return {
@@ -236,7 +273,12 @@ function rssOf(pid: number | undefined): { peak: number; now: number } {
 async function metricsOf(party: Party): Promise<Record<string, number>> {
   if (!party.admin) return {};
   const text = await fetch(`${party.admin}/metrics`).then((r) => r.text());
-  return Object.fromEntries(text.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.split(' ')[0]!.replace('spectator_agent_', ''), Number(l.split(' ')[1])]));
+  return Object.fromEntries(
+    text
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => [l.split(' ')[0]!.replace('spectator_agent_', ''), Number(l.split(' ')[1])]),
+  );
 }
 
 const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : 'n/a');
@@ -245,7 +287,10 @@ const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) :
 const quantile = (sorted: number[], q: number) => {
   const at = (sorted.length - 1) * q;
   const low = Math.floor(at);
-  return (sorted[low] as number) + ((sorted[Math.min(low + 1, sorted.length - 1)] as number) - (sorted[low] as number)) * (at - low);
+  return (
+    (sorted[low] as number) +
+    ((sorted[Math.min(low + 1, sorted.length - 1)] as number) - (sorted[low] as number)) * (at - low)
+  );
 };
 
 /**
@@ -276,10 +321,16 @@ interface RatioSummary {
 
 function summariseRatios(ratios: number[]): RatioSummary {
   const sorted = ratios.filter(Number.isFinite).sort((a, b) => a - b);
-  return { median: quantile(sorted, 0.5), q1: quantile(sorted, 0.25), q3: quantile(sorted, 0.75), interval: medianInterval(sorted) };
+  return {
+    median: quantile(sorted, 0.5),
+    q1: quantile(sorted, 0.25),
+    q3: quantile(sorted, 0.75),
+    interval: medianInterval(sorted),
+  };
 }
 
-const showRatio = (r: RatioSummary) => `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
+const showRatio = (r: RatioSummary) =>
+  `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
 /** Where a capture switch fell in the agent: requests and shaped samples so far, CPU µs so far, its clock in ms. */
 interface SwitchPoint {
@@ -301,7 +352,9 @@ interface SwitchPoint {
  * @returns one aim line per scenario.
  */
 async function measureCaptureCost(agent: Party): Promise<string[]> {
-  console.log(`\ncapture cost: one agent under continuous load, capture switched every ${WINDOW_MS} ms for ${PAIRED_SECONDS} s per scenario (on, off, off again, then reversed); ratios of on to off per group of windows: median (IQR; 95% CI of the median)`);
+  console.log(
+    `\ncapture cost: one agent under continuous load, capture switched every ${WINDOW_MS} ms for ${PAIRED_SECONDS} s per scenario (on, off, off again, then reversed); ratios of on to off per group of windows: median (IQR; 95% CI of the median)`,
+  );
   const aims: string[] = [];
   const pattern = [true, false, false, false, false, true];
   for (const scenario of SCENARIOS) {
@@ -319,7 +372,12 @@ async function measureCaptureCost(agent: Party): Promise<string[]> {
     const windows = points.slice(0, -1).map((start, i) => {
       const end = points[i + 1]!;
       const requests = end.requests - start.requests;
-      return { on: start.on, rps: (requests * 1000) / (end.at - start.at), cpu: (end.cpu - start.cpu) / Math.max(1, requests), shaped: (end.shaped - start.shaped) / Math.max(1, requests) };
+      return {
+        on: start.on,
+        rps: (requests * 1000) / (end.at - start.at),
+        cpu: (end.cpu - start.cpu) / Math.max(1, requests),
+        shaped: (end.shaped - start.shaped) / Math.max(1, requests),
+      };
     });
     const shapedShare = median(windows.filter((w) => w.on).map((w) => w.shaped));
     const rps: number[] = [];
@@ -336,11 +394,21 @@ async function measureCaptureCost(agent: Party): Promise<string[]> {
     }
     const onOff = summariseRatios(rps);
     const aa = summariseRatios(sameCode);
-    console.log(`  ${scenario.name}: ${rps.length} groups; ${fmt(shapedShare * 100, 1)}% of requests shaped while capture is on (median of windows)`);
+    console.log(
+      `  ${scenario.name}: ${rps.length} groups; ${fmt(shapedShare * 100, 1)}% of requests shaped while capture is on (median of windows)`,
+    );
     console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(cpu))}`);
     console.log(`    A/A: off ÷ off again: req/s ${showRatio(aa)}`);
-    const verdict = !onOff.interval ? 'not settled (too few groups)' : onOff.interval[0] >= 0.9 ? 'met, settled' : onOff.interval[1] < 0.9 ? 'MISSED, settled' : 'not settled';
-    aims.push(`${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows; aim ≤ 10%) ${verdict}`);
+    const verdict = !onOff.interval
+      ? 'not settled (too few groups)'
+      : onOff.interval[0] >= 0.9
+        ? 'met, settled'
+        : onOff.interval[1] < 0.9
+          ? 'MISSED, settled'
+          : 'not settled';
+    aims.push(
+      `${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows; aim ≤ 10%) ${verdict}`,
+    );
   }
   console.log(`  peak RSS of the switched agent: ${fmt(rssOf(agent.child?.pid).peak, 1)} MB`);
   return aims;
@@ -371,7 +439,9 @@ async function main(): Promise<void> {
       }
     }
   }
-  console.log(`agent benchmark: ${ONLY_PAIRED ? 'capture cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}`);
+  console.log(
+    `agent benchmark: ${ONLY_PAIRED ? 'capture cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}`,
+  );
 
   // Warm-up: JIT, connection pools, the agent's first shapes per endpoint.
   for (const scenario of SCENARIOS) for (const party of parties) await measure(party, scenario, 1);
@@ -390,19 +460,32 @@ async function main(): Promise<void> {
 
   const summary = (scenario: Scenario, party: Party) => {
     const runs = cells.get(`${scenario.name}|${party.name}`) ?? [];
-    return { rps: median(runs.map((c) => c.rps)), p50: median(runs.map((c) => c.p50)), p99: median(runs.map((c) => c.p99)), cpu: median(runs.map((c) => c.cpuPerRequest)), main: median(runs.map((c) => c.mainPerRequest)), errors: runs.reduce((s, c) => s + c.errors, 0) };
+    return {
+      rps: median(runs.map((c) => c.rps)),
+      p50: median(runs.map((c) => c.p50)),
+      p99: median(runs.map((c) => c.p99)),
+      cpu: median(runs.map((c) => c.cpuPerRequest)),
+      main: median(runs.map((c) => c.mainPerRequest)),
+      errors: runs.reduce((s, c) => s + c.errors, 0),
+    };
   };
   const aims: string[] = [];
   for (const scenario of ONLY_PAIRED ? [] : SCENARIOS) {
     const direct = summary(scenario, parties[0]!);
     console.log(`\n${scenario.name}`);
-    console.log(`  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} ${'main µs/req'.padStart(11)} errors`);
+    console.log(
+      `  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} ${'main µs/req'.padStart(11)} errors`,
+    );
     for (const party of parties) {
       const s = summary(scenario, party);
-      console.log(`  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${fmt(s.main, 0).padStart(11)} ${s.errors}`);
+      console.log(
+        `  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${fmt(s.main, 0).padStart(11)} ${s.errors}`,
+      );
     }
     const agent = summary(scenario, captureOn);
-    const ratios = parties.filter((peer) => peer !== captureOn && peer !== parties[0]).map((peer) => `${fmt(agent.rps / summary(scenario, peer).rps)}× ${peer.name}`);
+    const ratios = parties
+      .filter((peer) => peer !== captureOn && peer !== parties[0])
+      .map((peer) => `${fmt(agent.rps / summary(scenario, peer).rps)}× ${peer.name}`);
     console.log(`  agent (capture on) throughput = ${ratios.join(', ')} (ratios of the medians)`);
     // The aims compare cells of the same round (run back to back): the median of those per-round
     // ratios, with its interval when there are rounds enough, is steadier than a ratio of medians.
@@ -410,12 +493,29 @@ async function main(): Promise<void> {
       const peerRuns = cells.get(`${scenario.name}|${peerName}`) ?? [];
       const ownRuns = cells.get(`${scenario.name}|${captureOn.name}`) ?? [];
       const ratio = summariseRatios(ownRuns.map((cell, round) => cell.rps / (peerRuns[round]?.rps ?? NaN)));
-      const verdict = ratio.interval ? (ratio.interval[0] >= aim ? 'met, settled' : ratio.interval[1] < aim ? 'MISSED, settled' : ratio.median >= aim ? 'met, not settled' : 'missed, not settled') : ratio.median >= aim ? 'met' : 'MISSED';
+      const verdict = ratio.interval
+        ? ratio.interval[0] >= aim
+          ? 'met, settled'
+          : ratio.interval[1] < aim
+            ? 'MISSED, settled'
+            : ratio.median >= aim
+              ? 'met, not settled'
+              : 'missed, not settled'
+        : ratio.median >= aim
+          ? 'met'
+          : 'MISSED';
       return `vs ${peerName} ${showRatio(ratio)} (aim ≥ ${aim}) ${verdict}`;
     };
     const has = (name: string) => parties.some((party) => party.name === name);
     // The aim is judged against mockttp forwarding only (its fastest use); mockttp as Optic ran it, body capture included, is shown beside it.
-    aims.push(`${scenario.name}: ${against('@fastify/http-proxy', 1)}` + (has('mockttp') ? `; ${against('mockttp', 3)}` : '') + (has(MOCKTTP_AS_OPTIC) ? ` [${against(MOCKTTP_AS_OPTIC, 3)}]` : '') + (scenario.connections === 1 ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}` : ''));
+    aims.push(
+      `${scenario.name}: ${against('@fastify/http-proxy', 1)}` +
+        (has('mockttp') ? `; ${against('mockttp', 3)}` : '') +
+        (has(MOCKTTP_AS_OPTIC) ? ` [${against(MOCKTTP_AS_OPTIC, 3)}]` : '') +
+        (scenario.connections === 1
+          ? `; added p50 ${fmt(agent.p50 - direct.p50, 3)} ms (aim < 0.5) ${agent.p50 - direct.p50 < 0.5 ? 'met' : 'MISSED'}`
+          : ''),
+    );
   }
   aims.push(...(await measureCaptureCost(switched)));
   const captureMetrics = await metricsOf(captureOn);
@@ -424,20 +524,30 @@ async function main(): Promise<void> {
   // Memory: a fresh agent (capture on) streaming 1 MB JSON bodies at 32 connections.
   const memoryAgent = ONLY_PAIRED ? null : await spawnParty('agent (capture on, 1 MB)', 'agent-capture', upstream.url);
   if (memoryAgent) {
-    const huge = await measure(memoryAgent, { name: '1 MB', path: '/huge', method: 'GET', connections: 32 }, SECONDS + 2);
+    const huge = await measure(
+      memoryAgent,
+      { name: '1 MB', path: '/huge', method: 'GET', connections: 32 },
+      SECONDS + 2,
+    );
     const hugeRss = rssOf(memoryAgent.child?.pid);
     const hugeMetrics = await metricsOf(memoryAgent);
-    aims.push(`peak RSS streaming 1 MB bodies at 32 conn: ${fmt(hugeRss.peak, 1)} MB (aim < 150) ${hugeRss.peak < 150 ? 'met' : 'MISSED'}; ${fmt(huge.rps, 0)} req/s, ${huge.errors} errors; requests ${hugeMetrics.requests_total}, counted ${hugeMetrics.captured_total}, shaped ${hugeMetrics.shaped_total}, sampled out ${hugeMetrics.unshaped_total}, dropped ${hugeMetrics.dropped_total}`);
+    aims.push(
+      `peak RSS streaming 1 MB bodies at 32 conn: ${fmt(hugeRss.peak, 1)} MB (aim < 150) ${hugeRss.peak < 150 ? 'met' : 'MISSED'}; ${fmt(huge.rps, 0)} req/s, ${huge.errors} errors; requests ${hugeMetrics.requests_total}, counted ${hugeMetrics.captured_total}, shaped ${hugeMetrics.shaped_total}, sampled out ${hugeMetrics.unshaped_total}, dropped ${hugeMetrics.dropped_total}`,
+    );
   }
 
   console.log('\nAims');
   for (const line of aims) console.log(`  ${line}`);
   // With the capture-cost part alone the capture-on process served nothing: nothing to report of it.
-  if (!ONLY_PAIRED) console.log(`\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`);
+  if (!ONLY_PAIRED)
+    console.log(
+      `\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.captured_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`,
+    );
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
   if (postScriptPath) fs.rmSync(path.dirname(postScriptPath), { recursive: true, force: true });
-  for (const party of [captureOn, captureOff, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])]) party.child?.kill('SIGTERM');
+  for (const party of [captureOn, captureOff, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])])
+    party.child?.kill('SIGTERM');
 }
 
 main().catch((err: unknown) => {

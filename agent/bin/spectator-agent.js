@@ -8,7 +8,9 @@ const bundle = path.join(__dirname, '../dist/spectator-agent.cjs');
 const compiled = path.join(__dirname, '../dist/src/cli.js');
 const entry = [bundle, compiled].find((file) => fs.existsSync(file));
 if (!entry) {
-  process.stderr.write(`spectator-agent: not built yet; run \`npm run build\` in ${path.resolve(__dirname, '../..')}\n`);
+  process.stderr.write(
+    `spectator-agent: not built yet; run \`npm run build\` in ${path.resolve(__dirname, '../..')}\n`,
+  );
   process.exit(1);
 }
 require(entry).run();

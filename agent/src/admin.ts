@@ -15,18 +15,38 @@ export interface AdminStatus {
 export function createAdminServer(metrics: Metrics, status: AdminStatus): http.Server {
   return http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'application/json', JSON.stringify({ statusCode: 405, error: 'Method Not Allowed', message: 'admin endpoints accept GET' }));
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(
+        res,
+        405,
+        'application/json',
+        JSON.stringify({ statusCode: 405, error: 'Method Not Allowed', message: 'admin endpoints accept GET' }),
+      );
     switch (path) {
       case '/healthz':
         return send(res, 200, 'application/json', JSON.stringify({ status: 'ok' }));
       case '/readyz': {
         const reasons = status.notReady();
-        return send(res, reasons.length === 0 ? 200 : 503, 'application/json', JSON.stringify(reasons.length === 0 ? { status: 'ready' } : { status: 'not ready', reasons }));
+        return send(
+          res,
+          reasons.length === 0 ? 200 : 503,
+          'application/json',
+          JSON.stringify(reasons.length === 0 ? { status: 'ready' } : { status: 'not ready', reasons }),
+        );
       }
       case '/metrics':
         return send(res, 200, 'text/plain; version=0.0.4; charset=utf-8', metrics.render());
       default:
-        return send(res, 404, 'application/json', JSON.stringify({ statusCode: 404, error: 'Not Found', message: 'admin endpoints: /healthz, /readyz, /metrics' }));
+        return send(
+          res,
+          404,
+          'application/json',
+          JSON.stringify({
+            statusCode: 404,
+            error: 'Not Found',
+            message: 'admin endpoints: /healthz, /readyz, /metrics',
+          }),
+        );
     }
   });
 }

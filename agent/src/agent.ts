@@ -6,7 +6,15 @@ import type http from 'node:http';
 import { hasParameter, type AgentEnvironment, type WireCapture } from '@spectator/shared';
 import { createAdminServer, listen } from './admin';
 import { CommandSupervisor } from './command';
-import { DEFAULT_CAPTURE_LIMIT, DEFAULT_SHAPE_BUDGET, parseBackend, parseHostPort, parseUpstream, type AgentConfig, type HostPort } from './config';
+import {
+  DEFAULT_CAPTURE_LIMIT,
+  DEFAULT_SHAPE_BUDGET,
+  parseBackend,
+  parseHostPort,
+  parseUpstream,
+  type AgentConfig,
+  type HostPort,
+} from './config';
 import { Captures } from './capture/captures';
 import { CapturePipeline } from './capture/pipeline';
 import { UpstreamProbe } from './capture/probe';
@@ -107,7 +115,8 @@ function spooledAgentId(dir: string | null, log: Logger): string {
     const kept = fs.readFileSync(file, 'utf8').trim();
     if (/^[0-9a-f-]{36}$/.test(kept)) return kept;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') log.warn({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot read the kept agent id; using a new one');
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      log.warn({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot read the kept agent id; using a new one');
   }
   try {
     fs.mkdirSync(dir, { recursive: true });
@@ -157,7 +166,10 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const tls = options.tls ? await readTlsFiles(options.tls) : undefined;
   const upstreamCa = options.upstreamCaPath ? await readUpstreamCa(options.upstreamCaPath) : undefined;
   const upstream = await resolveUpstream(options.upstream ?? null, command);
-  const listenAt = typeof options.listen === 'string' ? parseHostPort(options.listen, '0.0.0.0') : (options.listen ?? { host: '0.0.0.0', port: 4000 });
+  const listenAt =
+    typeof options.listen === 'string'
+      ? parseHostPort(options.listen, '0.0.0.0')
+      : (options.listen ?? { host: '0.0.0.0', port: 4000 });
   const adminAt = typeof options.admin === 'string' ? parseHostPort(options.admin, '0.0.0.0') : (options.admin ?? null);
   const environment: AgentEnvironment = options.environment ?? { kind: 'local' };
 
@@ -202,14 +214,21 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     for (const group of pipeline.drain()) {
       const capture = recentCaptures.get(group.captureId);
       if (!stream || !capture) continue;
-      if (group.observations.length > 0 || group.unmatched) stream.sendBatch(capture, group.observations, group.shapes, group.unmatched);
+      if (group.observations.length > 0 || group.unmatched)
+        stream.sendBatch(capture, group.observations, group.shapes, group.unmatched);
       // After the batch: the backend regroups rows already stored and maps later literal rows too.
-      if (group.learned && group.learned.length > 0) stream.sendControl({ type: 'learned', captureId: capture.id, templates: group.learned });
+      if (group.learned && group.learned.length > 0)
+        stream.sendControl({ type: 'learned', captureId: capture.id, templates: group.learned });
     }
   }
 
   if (options.backend) {
-    const spool = new Spool({ dir: options.spoolDir ?? null, maxBatches: tuning.spoolMaxBatches, log: root.child({ module: 'spool' }), metrics });
+    const spool = new Spool({
+      dir: options.spoolDir ?? null,
+      maxBatches: tuning.spoolMaxBatches,
+      log: root.child({ module: 'spool' }),
+      metrics,
+    });
     stream = new StreamClient({
       url: parseBackend(options.backend),
       token: options.token ?? '',
@@ -234,7 +253,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   pathsChanged = (paths) => {
     pipeline?.setPathHints(paths);
     const templates = paths.filter(hasParameter);
-    if (templates.length > 0) stream?.sendControl({ type: 'learned', captureId: captures.current.id, templates, hint: true });
+    if (templates.length > 0)
+      stream?.sendControl({ type: 'learned', captureId: captures.current.id, templates, hint: true });
   };
   pathsChanged(rules.paths);
 
@@ -248,7 +268,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     stream?.sendControl(message);
   }
 
-  const probe = new UpstreamProbe(upstream, tuning.probeIntervalMs, root.child({ module: 'probe' }), metrics, () => newCapture('upstream-restart'));
+  const probe = new UpstreamProbe(upstream, tuning.probeIntervalMs, root.child({ module: 'probe' }), metrics, () =>
+    newCapture('upstream-restart'),
+  );
   const proxy = new ProxyServer({
     ...(tls ? { tls } : {}),
     ...(upstreamCa ? { upstreamCa } : {}),
@@ -263,7 +285,14 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     },
   });
   const proxyAddress = await proxy.listen(listenAt.host, listenAt.port);
-  const stopWatchingTls = options.tls ? watchTlsFiles(options.tls, tuning.configPollMs, (credentials) => proxy.setCredentials(credentials), root.child({ module: 'tls' })) : () => undefined;
+  const stopWatchingTls = options.tls
+    ? watchTlsFiles(
+        options.tls,
+        tuning.configPollMs,
+        (credentials) => proxy.setCredentials(credentials),
+        root.child({ module: 'tls' }),
+      )
+    : () => undefined;
   let closing = false;
 
   let admin: http.Server | null = null;
@@ -302,7 +331,17 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   flushTimer.unref();
 
   const proxyUrl = `${proxy.secure ? 'https' : 'http'}://${urlHost(listenAt.host)}:${proxyAddress.port}`;
-  log.info({ proxy: proxyUrl, upstream: upstream.origin, admin: adminUrl, environment, captureId: captures.current.id, capture: pipeline ? 'on' : 'off' }, 'agent started');
+  log.info(
+    {
+      proxy: proxyUrl,
+      upstream: upstream.origin,
+      admin: adminUrl,
+      environment,
+      captureId: captures.current.id,
+      capture: pipeline ? 'on' : 'off',
+    },
+    'agent started',
+  );
 
   let closed: Promise<void> | null = null;
   async function close(): Promise<void> {
@@ -318,7 +357,11 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     if (stream) {
       stream.sendControl({ type: 'capture-end', captureId: captures.current.id, endedAt: new Date().toISOString() });
       const acked = await stream.waitForAcks(tuning.ackWaitMs);
-      if (!acked) log.warn({ spooled: metrics.get('batches_spooled') }, 'stopping with unacknowledged batches (kept in the spool when --spool is set)');
+      if (!acked)
+        log.warn(
+          { spooled: metrics.get('batches_spooled') },
+          'stopping with unacknowledged batches (kept in the spool when --spool is set)',
+        );
       await stream.close();
     }
     if (admin) await new Promise<void>((resolve) => admin.close(() => resolve()));

@@ -9,7 +9,12 @@ import { ConfigError } from './config';
 
 const base = ['--backend', 'http://127.0.0.1:1', '--token', 't', '--project', 'demo', '--pr', '12'];
 
-const noChange: CiSummaryResponse['againstProduction'] = { from: { environment: 'production', pullRequest: null }, to: { environment: 'ci', pullRequest: '12' }, breaking: false, endpoints: [] };
+const noChange: CiSummaryResponse['againstProduction'] = {
+  from: { environment: 'production', pullRequest: null },
+  to: { environment: 'ci', pullRequest: '12' },
+  breaking: false,
+  endpoints: [],
+};
 const summary = (overrides: Partial<CiSummaryResponse> = {}): CiSummaryResponse => ({
   pullRequest: '12',
   commit: 'abc',
@@ -59,7 +64,13 @@ const diff = (breaking: boolean): CiSummaryResponse['diffs'][number] => ({
 
 describe('parseCheckOptions', () => {
   it('reads flags, then environment variables, then the CI pull request', () => {
-    expect(parseCheckOptions(['--backend=wss://spectator.example.com/', '--fail-on', 'diffs'], { SPECTATOR_TOKEN: 'tok', SPECTATOR_PROJECT: 'p', GITHUB_REF: 'refs/pull/77/merge' })).toEqual({
+    expect(
+      parseCheckOptions(['--backend=wss://spectator.example.com/', '--fail-on', 'diffs'], {
+        SPECTATOR_TOKEN: 'tok',
+        SPECTATOR_PROJECT: 'p',
+        GITHUB_REF: 'refs/pull/77/merge',
+      }),
+    ).toEqual({
       backend: 'https://spectator.example.com',
       token: 'tok',
       project: 'p',
@@ -94,14 +105,62 @@ describe('parseCheckOptions', () => {
 describe('judgeCiSummary', () => {
   it.each([
     ['nothing found', summary(), ['undocumented', 'breaking'], true, 'PASSED'],
-    ['an undocumented endpoint', summary({ undocumented: [{ method: 'POST', path: '/users', interactions: 2, count: 4 }] }), ['undocumented'], false, 'FAILED: 1 undocumented endpoint(s)'],
-    ['an undocumented endpoint when only breaking diffs fail', summary({ undocumented: [{ method: 'POST', path: '/users', interactions: 2, count: 4 }] }), ['breaking'], true, 'POST /users  (2 interaction(s))'],
-    ['a non-breaking diff by default', summary({ diffs: [diff(false)] }), ['undocumented', 'breaking'], true, 'added response 200 $.name'],
-    ['a non-breaking diff with --fail-on diffs', summary({ diffs: [diff(false)] }), ['diffs'], false, 'FAILED: 1 diff(s)'],
-    ['a breaking diff', summary({ diffs: [diff(true)], breaking: true }), ['breaking'], false, 'GET /users  documented 1.0  BREAKING'],
-    ['a version change for production, reported', summary({ againstProduction: productionMoves }), ['undocumented', 'breaking'], true, 'Against production (2):\n    GET /users  1.1 → 2.0  BREAKING\n      - removed response 200 $.name (breaking)\n    GET /orders  N/A → 1.0 (not in production yet)'],
-    ['a version change breaking production, with --fail-on production-breaking', summary({ againstProduction: productionMoves }), ['production-breaking'], false, "FAILED: 1 endpoint(s) breaking for production's clients"],
-    ['a summary from a backend without the comparison', summary({ againstProduction: undefined }), ['production-breaking'], true, 'PASSED'],
+    [
+      'an undocumented endpoint',
+      summary({ undocumented: [{ method: 'POST', path: '/users', interactions: 2, count: 4 }] }),
+      ['undocumented'],
+      false,
+      'FAILED: 1 undocumented endpoint(s)',
+    ],
+    [
+      'an undocumented endpoint when only breaking diffs fail',
+      summary({ undocumented: [{ method: 'POST', path: '/users', interactions: 2, count: 4 }] }),
+      ['breaking'],
+      true,
+      'POST /users  (2 interaction(s))',
+    ],
+    [
+      'a non-breaking diff by default',
+      summary({ diffs: [diff(false)] }),
+      ['undocumented', 'breaking'],
+      true,
+      'added response 200 $.name',
+    ],
+    [
+      'a non-breaking diff with --fail-on diffs',
+      summary({ diffs: [diff(false)] }),
+      ['diffs'],
+      false,
+      'FAILED: 1 diff(s)',
+    ],
+    [
+      'a breaking diff',
+      summary({ diffs: [diff(true)], breaking: true }),
+      ['breaking'],
+      false,
+      'GET /users  documented 1.0  BREAKING',
+    ],
+    [
+      'a version change for production, reported',
+      summary({ againstProduction: productionMoves }),
+      ['undocumented', 'breaking'],
+      true,
+      'Against production (2):\n    GET /users  1.1 → 2.0  BREAKING\n      - removed response 200 $.name (breaking)\n    GET /orders  N/A → 1.0 (not in production yet)',
+    ],
+    [
+      'a version change breaking production, with --fail-on production-breaking',
+      summary({ againstProduction: productionMoves }),
+      ['production-breaking'],
+      false,
+      "FAILED: 1 endpoint(s) breaking for production's clients",
+    ],
+    [
+      'a summary from a backend without the comparison',
+      summary({ againstProduction: undefined }),
+      ['production-breaking'],
+      true,
+      'PASSED',
+    ],
   ] as const)('%s', (_name, input, failOn, passed, text) => {
     const verdict = judgeCiSummary(input, failOn);
     expect(verdict.passed).toBe(passed);
@@ -114,7 +173,13 @@ describe('markdownReport', () => {
 
   it('tables undocumented endpoints and diffs with their changes, says why it fails, and links the newest capture', () => {
     const report = markdownReport(
-      summary({ captures: ['c2', 'c1'], undocumented: [{ method: 'POST', path: '/a|b', interactions: 2, count: 4 }], diffs: [diff(true), diff(false)], breaking: true, againstProduction: productionMoves }),
+      summary({
+        captures: ['c2', 'c1'],
+        undocumented: [{ method: 'POST', path: '/a|b', interactions: 2, count: 4 }],
+        diffs: [diff(true), diff(false)],
+        breaking: true,
+        againstProduction: productionMoves,
+      }),
       ['undocumented', 'breaking'],
       links,
     );
@@ -151,7 +216,9 @@ describe('markdownReport', () => {
   });
 
   it('says so when everything matches', () => {
-    expect(markdownReport(summary(), ['undocumented', 'breaking'], links)).toContain('passed\n\nCommit `abc` · 1 capture(s) · fails on undocumented, breaking\n\nEvery observed endpoint is documented and matches its documentation.');
+    expect(markdownReport(summary(), ['undocumented', 'breaking'], links)).toContain(
+      'passed\n\nCommit `abc` · 1 capture(s) · fails on undocumented, breaking\n\nEvery observed endpoint is documented and matches its documentation.',
+    );
   });
 });
 
@@ -171,14 +238,28 @@ describe('runCheck', () => {
       let output = '';
       const sink = { write: (text: string) => (output += text) };
       const markdown = path.join(dir, 'comment.md');
-      expect(await runCheck(['--backend', url, ...base.slice(2), '--markdown', markdown], { GITHUB_STEP_SUMMARY: stepSummary }, sink, sink)).toBe(CHECK_EXIT.failed);
+      expect(
+        await runCheck(
+          ['--backend', url, ...base.slice(2), '--markdown', markdown],
+          { GITHUB_STEP_SUMMARY: stepSummary },
+          sink,
+          sink,
+        ),
+      ).toBe(CHECK_EXIT.failed);
       expect(output).toBe(judgeCiSummary(answer, ['undocumented', 'breaking']).text);
       const expected = markdownReport(answer, ['undocumented', 'breaking'], { backend: url, project: 'demo' });
       expect(await readFile(markdown, 'utf8')).toBe(expected);
       expect(await readFile(stepSummary, 'utf8')).toBe(`earlier step\n${expected}`);
 
       output = '';
-      expect(await runCheck(['--backend', url, ...base.slice(2), '--markdown', path.join(dir, 'missing', 'x.md')], {}, sink, sink)).toBe(CHECK_EXIT.error);
+      expect(
+        await runCheck(
+          ['--backend', url, ...base.slice(2), '--markdown', path.join(dir, 'missing', 'x.md')],
+          {},
+          sink,
+          sink,
+        ),
+      ).toBe(CHECK_EXIT.error);
       expect(output).toContain('cannot write the Markdown report');
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -188,7 +269,13 @@ describe('runCheck', () => {
 
   it('exits 2 with the reason when the backend refuses or cannot be reached', async () => {
     const server = createServer((_request, response) => {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 404, error: 'Not Found', message: 'pull request 12 has no CI capture in project demo' }));
+      response.writeHead(404, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          statusCode: 404,
+          error: 'Not Found',
+          message: 'pull request 12 has no CI capture in project demo',
+        }),
+      );
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     let output = '';

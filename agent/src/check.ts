@@ -58,7 +58,9 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
-    const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] = arg.includes('=')
+      ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+      : [arg, undefined];
     const key = FLAGS[flag];
     if (key === undefined) {
       problems.push(`unknown option ${flag}`);
@@ -87,23 +89,38 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
   if (!token) problems.push('--token (or SPECTATOR_TOKEN) is required');
   if (!project) problems.push('--project (or SPECTATOR_PROJECT) is required');
   if (!pullRequest) problems.push('--pr (or SPECTATOR_PR) is required outside a pull request build');
-  else if (!/^[A-Za-z0-9._-]{1,200}$/.test(pullRequest)) problems.push(`--pr "${pullRequest}" is not a pull request number`);
-  const failOn = (given.failOn ?? 'undocumented,breaking').split(',').map((s) => s.trim()).filter((s) => s !== '');
-  for (const item of failOn) if (!(FAIL_ON as readonly string[]).includes(item)) problems.push(`--fail-on "${item}" must be one of ${FAIL_ON.join(', ')}`);
+  else if (!/^[A-Za-z0-9._-]{1,200}$/.test(pullRequest))
+    problems.push(`--pr "${pullRequest}" is not a pull request number`);
+  const failOn = (given.failOn ?? 'undocumented,breaking')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  for (const item of failOn)
+    if (!(FAIL_ON as readonly string[]).includes(item))
+      problems.push(`--fail-on "${item}" must be one of ${FAIL_ON.join(', ')}`);
   if (problems.length > 0) throw new ConfigError(problems);
   const markdown = given.markdown ?? (env.SPECTATOR_CHECK_MARKDOWN || null);
-  return { backend: base, token: token as string, project: project as string, pullRequest: pullRequest as string, failOn: failOn as FailOn[], markdown };
+  return {
+    backend: base,
+    token: token as string,
+    project: project as string,
+    pullRequest: pullRequest as string,
+    failOn: failOn as FailOn[],
+    markdown,
+  };
 }
 
 /** Why the gate fails (empty: it passes), by the --fail-on list. */
 function failureReasons(summary: CiSummaryResponse, failOn: readonly FailOn[]): string[] {
   const reasons: string[] = [];
-  if (summary.undocumented.length > 0 && failOn.includes('undocumented')) reasons.push(`${summary.undocumented.length} undocumented endpoint(s)`);
+  if (summary.undocumented.length > 0 && failOn.includes('undocumented'))
+    reasons.push(`${summary.undocumented.length} undocumented endpoint(s)`);
   const breaking = summary.diffs.filter((d) => d.breaking).length;
   if (failOn.includes('diffs') && summary.diffs.length > 0) reasons.push(`${summary.diffs.length} diff(s)`);
   else if (failOn.includes('breaking') && breaking > 0) reasons.push(`${breaking} breaking diff(s)`);
   const forProduction = productionChanges(summary).filter((e) => e.breaking).length;
-  if (failOn.includes('production-breaking') && forProduction > 0) reasons.push(`${forProduction} endpoint(s) breaking for production's clients`);
+  if (failOn.includes('production-breaking') && forProduction > 0)
+    reasons.push(`${forProduction} endpoint(s) breaking for production's clients`);
   return reasons;
 }
 
@@ -113,14 +130,21 @@ function productionChanges(summary: CiSummaryResponse): CompareEndpoint[] {
 }
 
 /** How an endpoint's version moves from production to the pull request: `1.1 → 2.0`, `N/A → 1.0 (not in production yet)`. */
-const versionMove = (e: CompareEndpoint): string => `${e.from.version} → ${e.to.version}${e.status === 'only in to' ? ' (not in production yet)' : ''}`;
+const versionMove = (e: CompareEndpoint): string =>
+  `${e.from.version} → ${e.to.version}${e.status === 'only in to' ? ' (not in production yet)' : ''}`;
 
 /** One change of a diff in words: `removed response 200 $.name (breaking)`. */
-const describeChange = (c: CiSummaryResponse['diffs'][number]['changes'][number]): string => `${c.change} ${c.in}${c.status === undefined ? '' : ` ${c.status}`} ${c.at}${c.breaking ? ' (breaking)' : ''}`;
+const describeChange = (c: CiSummaryResponse['diffs'][number]['changes'][number]): string =>
+  `${c.change} ${c.in}${c.status === undefined ? '' : ` ${c.status}`} ${c.at}${c.breaking ? ' (breaking)' : ''}`;
 
 /** The readable summary of a pull request's evidence and whether the gate passes. */
-export function judgeCiSummary(summary: CiSummaryResponse, failOn: readonly FailOn[]): { passed: boolean; reasons: string[]; text: string } {
-  const lines: string[] = [`Spectator CI check for pull request ${summary.pullRequest}${summary.commit ? ` at ${summary.commit}` : ''} (${summary.captures.length} capture(s))`];
+export function judgeCiSummary(
+  summary: CiSummaryResponse,
+  failOn: readonly FailOn[],
+): { passed: boolean; reasons: string[]; text: string } {
+  const lines: string[] = [
+    `Spectator CI check for pull request ${summary.pullRequest}${summary.commit ? ` at ${summary.commit}` : ''} (${summary.captures.length} capture(s))`,
+  ];
   if (summary.undocumented.length > 0) {
     lines.push(`  Undocumented endpoints (${summary.undocumented.length}):`);
     for (const u of summary.undocumented) lines.push(`    ${u.method} ${u.path}  (${u.interactions} interaction(s))`);
@@ -132,7 +156,8 @@ export function judgeCiSummary(summary: CiSummaryResponse, failOn: readonly Fail
       for (const c of d.changes) lines.push(`      - ${describeChange(c)}`);
     }
   }
-  if (summary.undocumented.length === 0 && summary.diffs.length === 0) lines.push('  Every observed endpoint is documented and matches its documentation.');
+  if (summary.undocumented.length === 0 && summary.diffs.length === 0)
+    lines.push('  Every observed endpoint is documented and matches its documentation.');
   const forProduction = productionChanges(summary);
   if (forProduction.length > 0) {
     lines.push(`  Against production (${forProduction.length}):`);
@@ -154,35 +179,76 @@ const code = (text: string): string => `\`${text.replace(/`/g, "'").replace(/\|/
  * undocumented endpoints and of diffs with their changes, and a link to review the newest capture
  * in the dashboard. Names and types only, like everything Spectator keeps.
  */
-export function markdownReport(summary: CiSummaryResponse, failOn: readonly FailOn[], links: { backend: string; project: string }): string {
+export function markdownReport(
+  summary: CiSummaryResponse,
+  failOn: readonly FailOn[],
+  links: { backend: string; project: string },
+): string {
   const reasons = failureReasons(summary, failOn);
   const out: string[] = [
     `### Spectator API check for pull request #${summary.pullRequest}: ${reasons.length === 0 ? 'passed' : 'failed'}`,
     '',
     `${summary.commit ? `Commit ${code(summary.commit.slice(0, 12))} · ` : ''}${summary.captures.length} capture(s) · fails on ${failOn.join(', ')}`,
     '',
-    reasons.length === 0 ? (summary.undocumented.length === 0 && summary.diffs.length === 0 ? 'Every observed endpoint is documented and matches its documentation.' : 'Nothing here fails the check.') : `**Failed:** ${reasons.join(', ')}.`,
+    reasons.length === 0
+      ? summary.undocumented.length === 0 && summary.diffs.length === 0
+        ? 'Every observed endpoint is documented and matches its documentation.'
+        : 'Nothing here fails the check.'
+      : `**Failed:** ${reasons.join(', ')}.`,
   ];
   if (summary.undocumented.length > 0) {
-    out.push('', `#### Undocumented endpoints (${summary.undocumented.length})`, '', '| Endpoint | Interactions |', '| --- | ---: |');
+    out.push(
+      '',
+      `#### Undocumented endpoints (${summary.undocumented.length})`,
+      '',
+      '| Endpoint | Interactions |',
+      '| --- | ---: |',
+    );
     for (const u of summary.undocumented) out.push(`| ${code(`${u.method} ${u.path}`)} | ${u.interactions} |`);
   }
   if (summary.diffs.length > 0) {
-    out.push('', `#### Diffs against the documentation (${summary.diffs.length})`, '', '| Endpoint | Documented | Breaking | Changes |', '| --- | --- | --- | --- |');
-    for (const d of summary.diffs) out.push(`| ${code(`${d.method} ${d.path}`)} | ${d.version} | ${d.breaking ? '**yes**' : 'no'} | ${d.changes.map((c) => code(describeChange(c))).join('<br>')} |`);
+    out.push(
+      '',
+      `#### Diffs against the documentation (${summary.diffs.length})`,
+      '',
+      '| Endpoint | Documented | Breaking | Changes |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const d of summary.diffs)
+      out.push(
+        `| ${code(`${d.method} ${d.path}`)} | ${d.version} | ${d.breaking ? '**yes**' : 'no'} | ${d.changes.map((c) => code(describeChange(c))).join('<br>')} |`,
+      );
   }
   const forProduction = productionChanges(summary);
   if (forProduction.length > 0) {
-    out.push('', `#### Against production (${forProduction.length})`, '', '| Endpoint | Production → this pull request | Breaking | Changes |', '| --- | --- | --- | --- |');
-    for (const e of forProduction) out.push(`| ${code(`${e.method} ${e.path}`)} | ${versionMove(e)} | ${e.breaking ? '**yes**' : 'no'} | ${e.changes.map((c) => code(describeChange(c))).join('<br>')} |`);
+    out.push(
+      '',
+      `#### Against production (${forProduction.length})`,
+      '',
+      '| Endpoint | Production → this pull request | Breaking | Changes |',
+      '| --- | --- | --- | --- |',
+    );
+    for (const e of forProduction)
+      out.push(
+        `| ${code(`${e.method} ${e.path}`)} | ${versionMove(e)} | ${e.breaking ? '**yes**' : 'no'} | ${e.changes.map((c) => code(describeChange(c))).join('<br>')} |`,
+      );
   }
   const newest = summary.captures[0];
-  if (newest !== undefined) out.push('', `[Review in Spectator](${links.backend}/#/p/${encodeURIComponent(links.project)}/captures/${encodeURIComponent(newest)})`);
+  if (newest !== undefined)
+    out.push(
+      '',
+      `[Review in Spectator](${links.backend}/#/p/${encodeURIComponent(links.project)}/captures/${encodeURIComponent(newest)})`,
+    );
   return `${out.join('\n')}\n`;
 }
 
 /** `spectator-agent check`: resolves with the exit code (see CHECK_EXIT); writes the summary to `out`. */
-export async function runCheck(argv: readonly string[], env: NodeJS.ProcessEnv, out: { write(text: string): unknown } = process.stdout, err: { write(text: string): unknown } = process.stderr): Promise<number> {
+export async function runCheck(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  out: { write(text: string): unknown } = process.stdout,
+  err: { write(text: string): unknown } = process.stderr,
+): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     out.write(CHECK_HELP);
     return CHECK_EXIT.passed;
@@ -192,16 +258,23 @@ export async function runCheck(argv: readonly string[], env: NodeJS.ProcessEnv, 
     options = parseCheckOptions(argv, env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    err.write(`spectator-agent check: invalid options:\n${error.problems.map((problem) => `  - ${problem}`).join('\n')}\n`);
+    err.write(
+      `spectator-agent check: invalid options:\n${error.problems.map((problem) => `  - ${problem}`).join('\n')}\n`,
+    );
     return CHECK_EXIT.error;
   }
   const url = `${options.backend}/api/v1/projects/${encodeURIComponent(options.project)}/ci/${encodeURIComponent(options.pullRequest)}`;
   let response: Response;
   try {
-    response = await fetch(url, { headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' }, signal: AbortSignal.timeout(30_000) });
+    response = await fetch(url, {
+      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+      signal: AbortSignal.timeout(30_000),
+    });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code;
-    err.write(`spectator-agent check: cannot reach the backend at ${options.backend}: ${(error as Error).message}${cause ? ` (${cause})` : ''}\n`);
+    err.write(
+      `spectator-agent check: cannot reach the backend at ${options.backend}: ${(error as Error).message}${cause ? ` (${cause})` : ''}\n`,
+    );
     return CHECK_EXIT.error;
   }
   const text = await response.text();

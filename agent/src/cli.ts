@@ -20,7 +20,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
   const [first, ...rest] = argv;
   // A subcommand other than `run` reads its own options, --help included.
-  if (first !== undefined && first !== 'run' && SUBCOMMANDS[first]) return (SUBCOMMANDS[first] as Subcommand)(rest, env);
+  if (first !== undefined && first !== 'run' && SUBCOMMANDS[first])
+    return (SUBCOMMANDS[first] as Subcommand)(rest, env);
   const args = first === 'run' ? rest : argv;
   const options = args.indexOf('--') < 0 ? args : args.slice(0, args.indexOf('--'));
   if (options.includes('--help') || options.includes('-h')) {

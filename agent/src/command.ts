@@ -53,11 +53,15 @@ export class CommandSupervisor {
     const [program, ...args] = this.options.command as [string, ...string[]];
     const port = String(this.options.port);
     // detached: a new session and process group led by the child (POSIX setsid), so the group can be signalled.
-    const child = spawn(program, args.map((arg) => arg.replaceAll('{PORT}', port)), {
-      stdio: this.options.stdio ?? 'inherit',
-      env: { ...process.env, PORT: port },
-      detached: process.platform !== 'win32',
-    });
+    const child = spawn(
+      program,
+      args.map((arg) => arg.replaceAll('{PORT}', port)),
+      {
+        stdio: this.options.stdio ?? 'inherit',
+        env: { ...process.env, PORT: port },
+        detached: process.platform !== 'win32',
+      },
+    );
     child.once('error', (err: NodeJS.ErrnoException) => {
       this.options.log.error({ code: err.code, command: program }, 'cannot start app');
     });

@@ -27,7 +27,9 @@ describe('parseAgentConfig', () => {
   it('takes --log-format json|pretty, and refuses another', () => {
     expect(parseAgentConfig([...base, '--log-format', 'pretty'], {}).logFormat).toBe('pretty');
     expect(parseAgentConfig(base, { SPECTATOR_LOG_FORMAT: 'json' }).logFormat).toBe('json');
-    expect(() => parseAgentConfig([...base, '--log-format', 'text'], {})).toThrow('--log-format (SPECTATOR_LOG_FORMAT): "text" must be one of json, pretty');
+    expect(() => parseAgentConfig([...base, '--log-format', 'text'], {})).toThrow(
+      '--log-format (SPECTATOR_LOG_FORMAT): "text" must be one of json, pretty',
+    );
   });
 
   it.each([
@@ -75,12 +77,32 @@ describe('parseAgentConfig', () => {
   });
 
   it.each([
-    ['GitHub Actions', { GITHUB_SHA: 'g1', GITHUB_REF: 'refs/pull/42/merge', GITHUB_RUN_ID: '900' }, { pullRequest: '42', commit: 'g1', build: '900' }],
-    ['GitLab CI', { CI_COMMIT_SHA: 'l1', CI_MERGE_REQUEST_IID: '7', CI_PIPELINE_ID: '55' }, { pullRequest: '7', commit: 'l1', build: '55' }],
-    ['CircleCI', { CIRCLE_SHA1: 'c1', CIRCLE_PULL_REQUEST: 'https://github.com/o/r/pull/9', CIRCLE_BUILD_NUM: '3' }, { pullRequest: '9', commit: 'c1', build: '3' }],
-    ['Buildkite', { BUILDKITE_COMMIT: 'b1', BUILDKITE_PULL_REQUEST: '11', BUILDKITE_BUILD_NUMBER: '4' }, { pullRequest: '11', commit: 'b1', build: '4' }],
+    [
+      'GitHub Actions',
+      { GITHUB_SHA: 'g1', GITHUB_REF: 'refs/pull/42/merge', GITHUB_RUN_ID: '900' },
+      { pullRequest: '42', commit: 'g1', build: '900' },
+    ],
+    [
+      'GitLab CI',
+      { CI_COMMIT_SHA: 'l1', CI_MERGE_REQUEST_IID: '7', CI_PIPELINE_ID: '55' },
+      { pullRequest: '7', commit: 'l1', build: '55' },
+    ],
+    [
+      'CircleCI',
+      { CIRCLE_SHA1: 'c1', CIRCLE_PULL_REQUEST: 'https://github.com/o/r/pull/9', CIRCLE_BUILD_NUM: '3' },
+      { pullRequest: '9', commit: 'c1', build: '3' },
+    ],
+    [
+      'Buildkite',
+      { BUILDKITE_COMMIT: 'b1', BUILDKITE_PULL_REQUEST: '11', BUILDKITE_BUILD_NUMBER: '4' },
+      { pullRequest: '11', commit: 'b1', build: '4' },
+    ],
     ['Buildkite without a PR', { BUILDKITE_COMMIT: 'b1', BUILDKITE_PULL_REQUEST: 'false' }, { commit: 'b1' }],
-    ['Jenkins', { GIT_COMMIT: 'j1', CHANGE_ID: '5', BUILD_NUMBER: '6' }, { pullRequest: '5', commit: 'j1', build: '6' }],
+    [
+      'Jenkins',
+      { GIT_COMMIT: 'j1', CHANGE_ID: '5', BUILD_NUMBER: '6' },
+      { pullRequest: '5', commit: 'j1', build: '6' },
+    ],
   ])('falls back to %s variables, and CI=true means --env ci', (_name, env, expected) => {
     expect(parseAgentConfig(base, { CI: 'true', ...env }).environment).toEqual({ kind: 'ci', ...expected });
   });
@@ -94,7 +116,32 @@ describe('parseAgentConfig', () => {
   it('names every problem in one error', () => {
     let error: unknown;
     try {
-      parseAgentConfig(['--listen', 'x:y', '--upstream', 'http://a/path', '--backend', 'http://b', '--env', 'production', '--pr', 'abc', '--capture-limit', '1g', '--shape-budget', '150', '--admin', '70000', '--tls-cert', '/tls/tls.crt', '--nope', 'stray', '--spool'], {});
+      parseAgentConfig(
+        [
+          '--listen',
+          'x:y',
+          '--upstream',
+          'http://a/path',
+          '--backend',
+          'http://b',
+          '--env',
+          'production',
+          '--pr',
+          'abc',
+          '--capture-limit',
+          '1g',
+          '--shape-budget',
+          '150',
+          '--admin',
+          '70000',
+          '--tls-cert',
+          '/tls/tls.crt',
+          '--nope',
+          'stray',
+          '--spool',
+        ],
+        {},
+      );
     } catch (err) {
       error = err;
     }
@@ -146,5 +193,7 @@ describe('parsers', () => {
     ['0', 0],
   ])('percentage %s', (text, percent) => expect(parsePercent(text)).toBe(percent));
 
-  it.each(['-1', '101', 'half', '', '1e2'])('refuses %j as a percentage', (text) => expect(() => parsePercent(text)).toThrow('is not a percentage from 0 to 100'));
+  it.each(['-1', '101', 'half', '', '1e2'])('refuses %j as a percentage', (text) =>
+    expect(() => parsePercent(text)).toThrow('is not a percentage from 0 to 100'),
+  );
 });

@@ -51,7 +51,25 @@ export const DEFAULT_SHAPE_BUDGET = 2;
 const MAX_CAPTURE_LIMIT = 64 * 1024 * 1024;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-type OptionKey = 'listen' | 'upstream' | 'backend' | 'token' | 'env' | 'pr' | 'commit' | 'build' | 'config' | 'admin' | 'spool' | 'captureLimit' | 'shapeBudget' | 'tlsCert' | 'tlsKey' | 'upstreamCa' | 'logLevel' | 'logFormat';
+type OptionKey =
+  | 'listen'
+  | 'upstream'
+  | 'backend'
+  | 'token'
+  | 'env'
+  | 'pr'
+  | 'commit'
+  | 'build'
+  | 'config'
+  | 'admin'
+  | 'spool'
+  | 'captureLimit'
+  | 'shapeBudget'
+  | 'tlsCert'
+  | 'tlsKey'
+  | 'upstreamCa'
+  | 'logLevel'
+  | 'logFormat';
 
 interface OptionSpec {
   key: OptionKey;
@@ -63,18 +81,90 @@ interface OptionSpec {
 
 /** Every option, once: parsing, environment variables and `--help` all read this table. */
 export const OPTIONS: readonly OptionSpec[] = [
-  { key: 'listen', flag: '--listen', envVar: 'SPECTATOR_LISTEN', value: '<host:port>', help: 'Where the proxy listens. Default 0.0.0.0:4000.' },
-  { key: 'upstream', flag: '--upstream', envVar: 'SPECTATOR_UPSTREAM', value: '<url>', help: 'The app to forward to, e.g. http://127.0.0.1:3000. Required unless a command is given.' },
-  { key: 'backend', flag: '--backend', envVar: 'SPECTATOR_BACKEND_URL', value: '<url>', help: `Backend base URL (http(s):// or ws(s)://); the agent connects to ${ROUTES.agentStream} on it. Without it nothing is sent.` },
-  { key: 'token', flag: '--token', envVar: 'SPECTATOR_TOKEN', value: '<token>', help: 'Agent token for the backend (required with --backend). Never logged.' },
-  { key: 'env', flag: '--env', envVar: 'SPECTATOR_ENV', value: '<kind>', help: `Environment kind: ${ENVIRONMENT_KINDS.join('|')}. Default ci when CI is set, else local.` },
-  { key: 'pr', flag: '--pr', envVar: 'SPECTATOR_PR', value: '<number>', help: 'Pull request of a CI run. Falls back to GitHub Actions, GitLab CI, CircleCI, Buildkite and Jenkins variables.' },
-  { key: 'commit', flag: '--commit', envVar: 'SPECTATOR_COMMIT', value: '<sha>', help: 'Commit being run. Falls back to GITHUB_SHA, CI_COMMIT_SHA, CIRCLE_SHA1, BUILDKITE_COMMIT, GIT_COMMIT.' },
-  { key: 'build', flag: '--build', envVar: 'SPECTATOR_BUILD', value: '<id>', help: 'Build identifier (required for staging and production). Falls back to GITHUB_RUN_ID, CI_PIPELINE_ID, CIRCLE_BUILD_NUM, BUILDKITE_BUILD_NUMBER, BUILD_NUMBER.' },
-  { key: 'config', flag: '--config', envVar: 'SPECTATOR_CONFIG', value: '<path>', help: 'Project configuration with ignoreRequests. Default ./service.yml; reloaded when it changes.' },
-  { key: 'admin', flag: '--admin', envVar: 'SPECTATOR_ADMIN', value: '<[host:]port>', help: 'Admin port serving /healthz, /readyz and Prometheus /metrics. Default: none.' },
-  { key: 'spool', flag: '--spool', envVar: 'SPECTATOR_SPOOL', value: '<dir>', help: 'Keep unacknowledged batches on disk here so an agent restart resends them. Default: memory only.' },
-  { key: 'captureLimit', flag: '--capture-limit', envVar: 'SPECTATOR_CAPTURE_LIMIT', value: '<bytes>', help: 'Bytes of each JSON or form body kept for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. A stream (server-sent events, JSON lines) keeps its first 64k at most. 0 = count only.' },
+  {
+    key: 'listen',
+    flag: '--listen',
+    envVar: 'SPECTATOR_LISTEN',
+    value: '<host:port>',
+    help: 'Where the proxy listens. Default 0.0.0.0:4000.',
+  },
+  {
+    key: 'upstream',
+    flag: '--upstream',
+    envVar: 'SPECTATOR_UPSTREAM',
+    value: '<url>',
+    help: 'The app to forward to, e.g. http://127.0.0.1:3000. Required unless a command is given.',
+  },
+  {
+    key: 'backend',
+    flag: '--backend',
+    envVar: 'SPECTATOR_BACKEND_URL',
+    value: '<url>',
+    help: `Backend base URL (http(s):// or ws(s)://); the agent connects to ${ROUTES.agentStream} on it. Without it nothing is sent.`,
+  },
+  {
+    key: 'token',
+    flag: '--token',
+    envVar: 'SPECTATOR_TOKEN',
+    value: '<token>',
+    help: 'Agent token for the backend (required with --backend). Never logged.',
+  },
+  {
+    key: 'env',
+    flag: '--env',
+    envVar: 'SPECTATOR_ENV',
+    value: '<kind>',
+    help: `Environment kind: ${ENVIRONMENT_KINDS.join('|')}. Default ci when CI is set, else local.`,
+  },
+  {
+    key: 'pr',
+    flag: '--pr',
+    envVar: 'SPECTATOR_PR',
+    value: '<number>',
+    help: 'Pull request of a CI run. Falls back to GitHub Actions, GitLab CI, CircleCI, Buildkite and Jenkins variables.',
+  },
+  {
+    key: 'commit',
+    flag: '--commit',
+    envVar: 'SPECTATOR_COMMIT',
+    value: '<sha>',
+    help: 'Commit being run. Falls back to GITHUB_SHA, CI_COMMIT_SHA, CIRCLE_SHA1, BUILDKITE_COMMIT, GIT_COMMIT.',
+  },
+  {
+    key: 'build',
+    flag: '--build',
+    envVar: 'SPECTATOR_BUILD',
+    value: '<id>',
+    help: 'Build identifier (required for staging and production). Falls back to GITHUB_RUN_ID, CI_PIPELINE_ID, CIRCLE_BUILD_NUM, BUILDKITE_BUILD_NUMBER, BUILD_NUMBER.',
+  },
+  {
+    key: 'config',
+    flag: '--config',
+    envVar: 'SPECTATOR_CONFIG',
+    value: '<path>',
+    help: 'Project configuration with ignoreRequests. Default ./service.yml; reloaded when it changes.',
+  },
+  {
+    key: 'admin',
+    flag: '--admin',
+    envVar: 'SPECTATOR_ADMIN',
+    value: '<[host:]port>',
+    help: 'Admin port serving /healthz, /readyz and Prometheus /metrics. Default: none.',
+  },
+  {
+    key: 'spool',
+    flag: '--spool',
+    envVar: 'SPECTATOR_SPOOL',
+    value: '<dir>',
+    help: 'Keep unacknowledged batches on disk here so an agent restart resends them. Default: memory only.',
+  },
+  {
+    key: 'captureLimit',
+    flag: '--capture-limit',
+    envVar: 'SPECTATOR_CAPTURE_LIMIT',
+    value: '<bytes>',
+    help: 'Bytes of each JSON or form body kept for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. A stream (server-sent events, JSON lines) keeps its first 64k at most. 0 = count only.',
+  },
   {
     key: 'shapeBudget',
     flag: '--shape-budget',
@@ -82,11 +172,41 @@ export const OPTIONS: readonly OptionSpec[] = [
     value: '<percent>',
     help: 'Share of one CPU core that shape work may use under load, beyond one sample per endpoint and status every 10 s. Default 2. 100 shapes every interaction whatever the load (a CI run that must see every body variant); 0 only the guaranteed samples.',
   },
-  { key: 'tlsCert', flag: '--tls-cert', envVar: 'SPECTATOR_TLS_CERT', value: '<path>', help: 'PEM certificate chain: the proxy serves HTTPS with it (and --tls-key); both files are re-read when they change. Default: plain HTTP.' },
-  { key: 'tlsKey', flag: '--tls-key', envVar: 'SPECTATOR_TLS_KEY', value: '<path>', help: 'PEM private key for --tls-cert.' },
-  { key: 'upstreamCa', flag: '--upstream-ca', envVar: 'SPECTATOR_UPSTREAM_CA', value: '<path>', help: 'PEM CA certificate(s) to trust for an https:// upstream, besides the system ones (e.g. an in-cluster CA).' },
-  { key: 'logLevel', flag: '--log-level', envVar: 'SPECTATOR_LOG_LEVEL', value: '<level>', help: `Log level: ${LOG_LEVELS.join('|')}. Default info.` },
-  { key: 'logFormat', flag: '--log-format', envVar: 'SPECTATOR_LOG_FORMAT', value: '<format>', help: `Log lines: ${LOG_FORMATS.join('|')}. Default pretty when stdout is a terminal, else json.` },
+  {
+    key: 'tlsCert',
+    flag: '--tls-cert',
+    envVar: 'SPECTATOR_TLS_CERT',
+    value: '<path>',
+    help: 'PEM certificate chain: the proxy serves HTTPS with it (and --tls-key); both files are re-read when they change. Default: plain HTTP.',
+  },
+  {
+    key: 'tlsKey',
+    flag: '--tls-key',
+    envVar: 'SPECTATOR_TLS_KEY',
+    value: '<path>',
+    help: 'PEM private key for --tls-cert.',
+  },
+  {
+    key: 'upstreamCa',
+    flag: '--upstream-ca',
+    envVar: 'SPECTATOR_UPSTREAM_CA',
+    value: '<path>',
+    help: 'PEM CA certificate(s) to trust for an https:// upstream, besides the system ones (e.g. an in-cluster CA).',
+  },
+  {
+    key: 'logLevel',
+    flag: '--log-level',
+    envVar: 'SPECTATOR_LOG_LEVEL',
+    value: '<level>',
+    help: `Log level: ${LOG_LEVELS.join('|')}. Default info.`,
+  },
+  {
+    key: 'logFormat',
+    flag: '--log-format',
+    envVar: 'SPECTATOR_LOG_FORMAT',
+    value: '<format>',
+    help: `Log lines: ${LOG_FORMATS.join('|')}. Default pretty when stdout is a terminal, else json.`,
+  },
 ];
 
 /** Where CI systems put the commit, pull request and build; first match wins. */
@@ -133,7 +253,8 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
 
   const listen = check('listen', (text) => parseHostPort(text, '0.0.0.0'), { host: '0.0.0.0', port: 4000 });
   const upstream = check('upstream', parseUpstream, null);
-  if (upstream === null && command === null && raw('upstream') === undefined) problems.push(`${named('upstream')}: required (or give a command after --)`);
+  if (upstream === null && command === null && raw('upstream') === undefined)
+    problems.push(`${named('upstream')}: required (or give a command after --)`);
   const backend = check('backend', parseBackend, null);
   const token = nonEmpty(raw('token')) ?? null;
   if (backend !== null && token === null) problems.push(`${named('token')}: required with --backend`);
@@ -145,14 +266,18 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   if (pullRequest !== undefined) environment.pullRequest = pullRequest;
   if (commit !== undefined) environment.commit = commit;
   if (build !== undefined) environment.build = build;
-  if ((kind === 'staging' || kind === 'production') && build === undefined) problems.push(`${named('build')}: required for --env ${kind} (${kind} is identified by build)`);
+  if ((kind === 'staging' || kind === 'production') && build === undefined)
+    problems.push(`${named('build')}: required for --env ${kind} (${kind} is identified by build)`);
   const admin = check('admin', (text) => parseHostPort(text, '0.0.0.0'), null);
   const captureLimit = check('captureLimit', parseByteSize, DEFAULT_CAPTURE_LIMIT);
   const shapeBudget = check('shapeBudget', parsePercent, DEFAULT_SHAPE_BUDGET);
   const logLevel = check('logLevel', (text) => oneOf(text, LOG_LEVELS), 'info');
   const logFormat = check('logFormat', (text) => oneOf(text, LOG_FORMATS), defaultLogFormat());
   const [certPath, keyPath] = [nonEmpty(raw('tlsCert')), nonEmpty(raw('tlsKey'))];
-  if ((certPath === undefined) !== (keyPath === undefined)) problems.push(`${named(certPath === undefined ? 'tlsCert' : 'tlsKey')}: required with ${certPath === undefined ? '--tls-key' : '--tls-cert'}`);
+  if ((certPath === undefined) !== (keyPath === undefined))
+    problems.push(
+      `${named(certPath === undefined ? 'tlsCert' : 'tlsKey')}: required with ${certPath === undefined ? '--tls-key' : '--tls-cert'}`,
+    );
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -177,7 +302,10 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
 /** `--help` text, generated from OPTIONS. */
 export function helpText(version: string): string {
   const width = Math.max(...OPTIONS.map((option) => `${option.flag} ${option.value}`.length));
-  const lines = OPTIONS.map((option) => `  ${`${option.flag} ${option.value}`.padEnd(width)}  ${option.help}\n  ${''.padEnd(width)}  env: ${option.envVar}`);
+  const lines = OPTIONS.map(
+    (option) =>
+      `  ${`${option.flag} ${option.value}`.padEnd(width)}  ${option.help}\n  ${''.padEnd(width)}  env: ${option.envVar}`,
+  );
   return [
     `spectator-agent ${version}: a sidecar proxy that observes an API's traffic as shapes (never values) and streams them to the Spectator backend.`,
     '',
@@ -198,7 +326,10 @@ export function helpText(version: string): string {
   ].join('\n');
 }
 
-function readArgv(argv: readonly string[], problems: string[]): { values: Map<OptionKey, string>; command: string[] | null } {
+function readArgv(
+  argv: readonly string[],
+  problems: string[],
+): { values: Map<OptionKey, string>; command: string[] | null } {
   const values = new Map<OptionKey, string>();
   let command: string[] | null = null;
   for (let i = 0; i < argv.length; i++) {
@@ -212,7 +343,11 @@ function readArgv(argv: readonly string[], problems: string[]): { values: Map<Op
     const flag = equals > 0 ? arg.slice(0, equals) : arg;
     const spec = OPTIONS.find((option) => option.flag === flag);
     if (!spec) {
-      problems.push(arg.startsWith('-') ? `${flag}: unknown option (see --help)` : `${arg}: unexpected argument (a command goes after --)`);
+      problems.push(
+        arg.startsWith('-')
+          ? `${flag}: unknown option (see --help)`
+          : `${arg}: unexpected argument (a command goes after --)`,
+      );
       continue;
     }
     const value = equals > 0 ? arg.slice(equals + 1) : argv[++i];
@@ -238,8 +373,10 @@ export function parseHostPort(text: string, defaultHost: string): HostPort {
 /** An http(s) origin to forward to. */
 export function parseUpstream(text: string): URL {
   const url = parseUrl(text);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`"${text}" must be an http:// or https:// URL`);
-  if (url.search || url.hash || (url.pathname !== '/' && url.pathname !== '')) throw new Error(`"${text}" must be an origin without path, query or fragment`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`"${text}" must be an http:// or https:// URL`);
+  if (url.search || url.hash || (url.pathname !== '/' && url.pathname !== ''))
+    throw new Error(`"${text}" must be an origin without path, query or fragment`);
   return url;
 }
 

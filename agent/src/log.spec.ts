@@ -17,13 +17,21 @@ describe('agent logs', () => {
     const { log, lines } = capture('pretty');
     log.child({ module: 'agent' }).info({ proxy: 'http://127.0.0.1:4000', token: 'secret-token' }, 'agent started');
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: agent: agent started \{"proxy":"http:\/\/127\.0\.0\.1:4000","token":"\[redacted\]"\}\n$/);
+    expect(lines[0]).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: agent: agent started \{"proxy":"http:\/\/127\.0\.0\.1:4000","token":"\[redacted\]"\}\n$/,
+    );
     expect(lines[0]).not.toContain('secret-token');
   });
 
   it('json: one object per line, the token redacted', () => {
     const { log, lines } = capture('json');
     log.child({ module: 'agent' }).warn({ token: 'secret-token' }, 'x');
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 40, module: 'agent', msg: 'x', token: '[redacted]', name: 'spectator-agent' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 40,
+      module: 'agent',
+      msg: 'x',
+      token: '[redacted]',
+      name: 'spectator-agent',
+    });
   });
 });

@@ -11,7 +11,16 @@ export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
  * Paths pino censors wherever they appear in a log object. The token is the only secret the agent
  * holds; header-shaped objects are listed too so a careless `log.info({ headers })` cannot leak one.
  */
-const REDACT_PATHS = ['token', '*.token', 'authorization', '*.authorization', 'headers.authorization', 'headers.cookie', '*.headers.authorization', '*.headers.cookie'];
+const REDACT_PATHS = [
+  'token',
+  '*.token',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'headers.cookie',
+  '*.headers.authorization',
+  '*.headers.cookie',
+];
 
 /** The format when none is asked for: readable on a terminal, JSON when stdout goes to a file, a pipe or a log collector. */
 export function defaultLogFormat(stdoutIsTty = process.stdout.isTTY === true): LogFormat {
@@ -30,6 +39,12 @@ export function createRootLogger(level = 'info', destination?: DestinationStream
   const out = destination ?? pino.destination(1);
   if (format === 'json') return pino(options, out);
   // Each JSON line is rewritten as it is written: as synchronous as JSON, no worker thread.
-  const prettify = prettyFactory({ colorize: destination === undefined && process.stdout.isTTY === true, singleLine: true, ignore: 'pid,hostname,name,module', messageFormat: '{if module}{module}: {end}{msg}', translateTime: 'SYS:HH:MM:ss.l' });
+  const prettify = prettyFactory({
+    colorize: destination === undefined && process.stdout.isTTY === true,
+    singleLine: true,
+    ignore: 'pid,hostname,name,module',
+    messageFormat: '{if module}{module}: {end}{msg}',
+    translateTime: 'SYS:HH:MM:ss.l',
+  });
   return pino(options, { write: (line: string) => out.write(prettify(line)) });
 }

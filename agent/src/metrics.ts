@@ -9,24 +9,54 @@ interface MetricDefinition {
 
 const DEFINITIONS = {
   requests_total: { help: 'Requests received by the proxy.', type: 'counter' },
-  upstream_errors_total: { help: 'Requests answered by the agent itself because the upstream failed (502/503/504).', type: 'counter' },
+  upstream_errors_total: {
+    help: 'Requests answered by the agent itself because the upstream failed (502/503/504).',
+    type: 'counter',
+  },
   captured_total: { help: 'Interactions counted into observations.', type: 'counter' },
   ignored_total: { help: 'Interactions matched by an ignore rule.', type: 'counter' },
   shaped_total: { help: 'Interactions whose bodies were shaped.', type: 'counter' },
-  unshaped_total: { help: 'Interactions counted without a body shape: shape work sampled out under load, or the body cut short (the client left).', type: 'counter' },
-  dropped_total: { help: 'Samples whose bodies were dropped because the capture queue was full (the interaction is still counted).', type: 'counter' },
+  unshaped_total: {
+    help: 'Interactions counted without a body shape: shape work sampled out under load, or the body cut short (the client left).',
+    type: 'counter',
+  },
+  dropped_total: {
+    help: 'Samples whose bodies were dropped because the capture queue was full (the interaction is still counted).',
+    type: 'counter',
+  },
   queue_depth: { help: 'Samples waiting in the capture queue.', type: 'gauge' },
   queue_bytes: { help: 'Body bytes held by samples waiting in the capture queue.', type: 'gauge' },
-  stream_bytes: { help: 'Body bytes kept by open streams (server-sent events, JSON lines) for shape work.', type: 'gauge' },
-  novel_shaped_total: { help: 'Interactions sampled out but shaped anyway because their bodies were a new variant of their endpoint and status (key fingerprint).', type: 'counter' },
-  unmatched_total: { help: 'Requests counted as noise: only 404/405 on a path matching no known or learned template (counted apart, never recorded).', type: 'counter' },
-  held_interactions: { help: 'Interactions held while a literal in their path is undecided (see docs/paths.md).', type: 'gauge' },
+  stream_bytes: {
+    help: 'Body bytes kept by open streams (server-sent events, JSON lines) for shape work.',
+    type: 'gauge',
+  },
+  novel_shaped_total: {
+    help: 'Interactions sampled out but shaped anyway because their bodies were a new variant of their endpoint and status (key fingerprint).',
+    type: 'counter',
+  },
+  unmatched_total: {
+    help: 'Requests counted as noise: only 404/405 on a path matching no known or learned template (counted apart, never recorded).',
+    type: 'counter',
+  },
+  held_interactions: {
+    help: 'Interactions held while a literal in their path is undecided (see docs/paths.md).',
+    type: 'gauge',
+  },
   batches_sent_total: { help: 'Batches written to the backend WebSocket (resends included).', type: 'counter' },
   batches_acked_total: { help: 'Batches acknowledged by the backend.', type: 'counter' },
-  batches_rejected_total: { help: 'Batches the backend refused for good (an error that resending cannot fix); each is dropped and logged.', type: 'counter' },
-  batches_retried_total: { help: 'Batches the backend could not store then (retryable error, e.g. its database away), kept and resent after a backoff.', type: 'counter' },
+  batches_rejected_total: {
+    help: 'Batches the backend refused for good (an error that resending cannot fix); each is dropped and logged.',
+    type: 'counter',
+  },
+  batches_retried_total: {
+    help: 'Batches the backend could not store then (retryable error, e.g. its database away), kept and resent after a backoff.',
+    type: 'counter',
+  },
   batches_spooled: { help: 'Batches waiting for an acknowledgement.', type: 'gauge' },
-  spool_dropped_total: { help: 'Unacknowledged batches dropped because the spool was full (oldest first).', type: 'counter' },
+  spool_dropped_total: {
+    help: 'Unacknowledged batches dropped because the spool was full (oldest first).',
+    type: 'counter',
+  },
   backend_connected: { help: '1 while the backend stream is open and welcomed.', type: 'gauge' },
   backend_connect_failures_total: { help: 'Failed or lost backend connections.', type: 'counter' },
   captures_total: { help: 'Captures started by this agent.', type: 'counter' },
@@ -47,7 +77,10 @@ export class Counter {
 
 /** Counters and gauges of one agent. */
 export class Metrics {
-  private readonly values = Object.fromEntries(Object.keys(DEFINITIONS).map((name) => [name, new Counter()])) as Record<MetricName, Counter>;
+  private readonly values = Object.fromEntries(Object.keys(DEFINITIONS).map((name) => [name, new Counter()])) as Record<
+    MetricName,
+    Counter
+  >;
   private readonly gauges = new Map<MetricName, () => number>();
 
   /** The counter itself, for code that counts on every request. */

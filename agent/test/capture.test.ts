@@ -26,10 +26,22 @@ describe('capture', () => {
     // One batch for the whole test: rows are aggregated per batch, and close() flushes. Shape work
     // unbudgeted: this test is about aggregation, and a loaded CI machine once left the second
     // POST unshaped by the sampler (a row of its own, counted but without shapes).
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 't0k', tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 1, burstMs: 60_000 } } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 't0k',
+      tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 1, burstMs: 60_000 } },
+    });
     try {
-      for (const post of [{ title: 'Hello', author: 'Ann' }, { title: 'Again', author: 'Bob' }]) {
-        const res = await fetch(`${agent.proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(post) });
+      for (const post of [
+        { title: 'Hello', author: 'Ann' },
+        { title: 'Again', author: 'Bob' },
+      ]) {
+        const res = await fetch(`${agent.proxyUrl}/posts`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(post),
+        });
         expect(res.status).toBe(201);
         expect(await res.json()).toEqual({ id: expect.any(Number), ...post });
       }
@@ -54,10 +66,19 @@ describe('pausing capture (setCapturing)', () => {
   it('forwards every request while paused but counts only those that arrived while capture was on', async () => {
     const upstream = await startUpstream(postsApi());
     const backend = await FakeBackend.start({ token: 't0k' });
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 't0k', tuning: { flushIntervalMs: 60_000 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 't0k',
+      tuning: { flushIntervalMs: 60_000 },
+    });
     try {
       const post = async () => {
-        const res = await fetch(`${agent.proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: 'T', author: 'A' }) });
+        const res = await fetch(`${agent.proxyUrl}/posts`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ title: 'T', author: 'A' }),
+        });
         expect(res.status).toBe(201);
       };
       await post();
@@ -69,7 +90,10 @@ describe('pausing capture (setCapturing)', () => {
       await agent.close();
       expect(agent.metrics.get('requests_total')).toBe(4);
       expect(agent.metrics.get('captured_total')).toBe(2);
-      const counted = backend.observations().filter((o) => o.method === 'POST').reduce((sum, o) => sum + o.count, 0);
+      const counted = backend
+        .observations()
+        .filter((o) => o.method === 'POST')
+        .reduce((sum, o) => sum + o.count, 0);
       expect(counted).toBe(2);
     } finally {
       await agent.close();
@@ -87,10 +111,20 @@ describe('capture of bodies', () => {
     await backend.stop();
   });
 
-  async function observe(handler: Parameters<typeof startUpstream>[0], requests: (proxyUrl: string) => Promise<unknown>, captureLimit?: number) {
+  async function observe(
+    handler: Parameters<typeof startUpstream>[0],
+    requests: (proxyUrl: string) => Promise<unknown>,
+    captureLimit?: number,
+  ) {
     upstream = await startUpstream(handler);
     backend = await FakeBackend.start();
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', captureLimit, tuning: { flushIntervalMs: 60_000 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      captureLimit,
+      tuning: { flushIntervalMs: 60_000 },
+    });
     await requests(agent.proxyUrl);
     await agent.close();
     return backend.observations();
@@ -105,7 +139,11 @@ describe('capture of bodies', () => {
     let received: Buffer | null = null;
     const rows = await observe(
       (_req, res) => {
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding, 'content-length': body.length });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': encoding,
+          'content-length': body.length,
+        });
         res.end(body);
       },
       async (proxyUrl) => {
@@ -113,7 +151,10 @@ describe('capture of bodies', () => {
       },
     );
     expect(received).toEqual(body);
-    expect(rows[0]!.response).toEqual({ contentType: 'application/json', shape: fingerprint(inferShape({ ok: true, items: [1] })) });
+    expect(rows[0]!.response).toEqual({
+      contentType: 'application/json',
+      shape: fingerprint(inferShape({ ok: true, items: [1] })),
+    });
   });
 
   it('counts a body above the capture limit as too large, and a broken JSON body as unparsable', async () => {
@@ -121,12 +162,19 @@ describe('capture of bodies', () => {
       (req, res) => sendJson(res, 200, req.url === '/big' ? { data: 'x'.repeat(5_000) } : {}),
       async (proxyUrl) => {
         await fetch(`${proxyUrl}/big`).then((r) => r.arrayBuffer());
-        await fetch(`${proxyUrl}/small`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' }).then((r) => r.arrayBuffer());
+        await fetch(`${proxyUrl}/small`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"a":',
+        }).then((r) => r.arrayBuffer());
       },
       1024,
     );
     expect(rows.find((o) => o.path === '/big')!.response).toEqual({ contentType: 'application/json', tooLarge: true });
-    expect(rows.find((o) => o.path === '/small')!.request).toEqual({ contentType: 'application/json', unparsable: true });
+    expect(rows.find((o) => o.path === '/small')!.request).toEqual({
+      contentType: 'application/json',
+      unparsable: true,
+    });
   });
 
   it('records only the media type of a non-JSON body, and the fields of a form: urlencoded and multipart', async () => {
@@ -136,7 +184,11 @@ describe('capture of bodies', () => {
         res.end('<p>secret page</p>');
       },
       async (proxyUrl) => {
-        await fetch(`${proxyUrl}/form`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user=ann&password=hunter2' }).then((r) => r.text());
+        await fetch(`${proxyUrl}/form`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: 'user=ann&password=hunter2',
+        }).then((r) => r.text());
         // An upload as a browser sends it: fetch writes the multipart body and its boundary.
         const form = new FormData();
         form.append('title', 'Holiday');
@@ -148,7 +200,10 @@ describe('capture of bodies', () => {
     );
     const row = (path: string) => rows.find((o) => o.path === path)!;
     expect(row('/form').response).toEqual({ contentType: 'text/html' });
-    expect(row('/form').request).toEqual({ contentType: 'application/x-www-form-urlencoded', shape: fingerprint(inferShape({ user: '', password: '' })) });
+    expect(row('/form').request).toEqual({
+      contentType: 'application/x-www-form-urlencoded',
+      shape: fingerprint(inferShape({ user: '', password: '' })),
+    });
     // A Blob part is a file part to fetch (filename "blob"), whatever its type: `meta` is binary too.
     const binary: Shape = { kind: 'string', format: 'binary' };
     const upload: Shape = {
@@ -164,10 +219,15 @@ describe('capture of bodies', () => {
   });
 
   it('shapes a stream by its items: server-sent events the client left, long and gzipped JSON lines; counts a JSON response the client left', async () => {
-    const event = (i: number) => ({ index: i, delta: { text: 'tok'.repeat(i % 3) }, ...(i % 2 ? { done: false } : {}) });
+    const event = (i: number) => ({
+      index: i,
+      delta: { text: 'tok'.repeat(i % 3) },
+      ...(i % 2 ? { done: false } : {}),
+    });
     // 96 KB of JSON lines, and 250 KB that gzip to about 125 KB (hex does not compress much): both
     // are shaped from their first 64 KiB, the gzipped one decoded as far as those bytes go.
-    const lines = (count: number, name: (i: number) => string) => Array.from({ length: count }, (_, i) => JSON.stringify({ id: i, name: name(i) })).join('\n') + '\n';
+    const lines = (count: number, name: (i: number) => string) =>
+      Array.from({ length: count }, (_, i) => JSON.stringify({ id: i, name: name(i) })).join('\n') + '\n';
     const plain = lines(300, () => 'n'.repeat(300));
     const gzipped = zlib.gzipSync(lines(600, () => crypto.randomBytes(200).toString('hex')));
     const rows = await observe(
@@ -176,7 +236,10 @@ describe('capture of bodies', () => {
           // Never ends on its own: the client leaves after three events, as an SSE client does.
           res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
           let i = 0;
-          const timer = setInterval(() => res.write(`event: delta\nid: ${i}\ndata: ${JSON.stringify(event(i++))}\n\n`), 5);
+          const timer = setInterval(
+            () => res.write(`event: delta\nid: ${i}\ndata: ${JSON.stringify(event(i++))}\n\n`),
+            5,
+          );
           res.on('close', () => clearInterval(timer));
         } else if (req.url === '/export') {
           res.writeHead(200, { 'content-type': 'application/x-ndjson' });
@@ -197,15 +260,28 @@ describe('capture of bodies', () => {
       },
     );
     const row = (path: string) => rows.find((o) => o.path === path)!;
-    expect(row('/events')).toMatchObject({ status: 200, count: 1, response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([event(0), event(1), event(2)])) } });
+    expect(row('/events')).toMatchObject({
+      status: 200,
+      count: 1,
+      response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([event(0), event(1), event(2)])) },
+    });
     const line = fingerprint(inferShape([{ id: 0, name: '' }]));
     expect(row('/export')).toMatchObject({ count: 1, response: { contentType: 'application/x-ndjson', shape: line } });
-    expect(row('/export.gz')).toMatchObject({ count: 1, response: { contentType: 'application/x-ndjson', shape: line } });
-    expect(row('/slow.json')).toMatchObject({ status: 200, count: 1, response: { contentType: 'application/json', unshaped: true } });
+    expect(row('/export.gz')).toMatchObject({
+      count: 1,
+      response: { contentType: 'application/x-ndjson', shape: line },
+    });
+    expect(row('/slow.json')).toMatchObject({
+      status: 200,
+      count: 1,
+      response: { contentType: 'application/json', unshaped: true },
+    });
   });
 
   it('gives back what each stream kept when its exchange ends: many streams in turn stay shaped under a small bound for all', async () => {
-    const events = Array.from({ length: 40 }, (_, i) => `data: {"index":${i},"text":"${'t'.repeat(100)}"}\n\n`).join('');
+    const events = Array.from({ length: 40 }, (_, i) => `data: {"index":${i},"text":"${'t'.repeat(100)}"}\n\n`).join(
+      '',
+    );
     upstream = await startUpstream((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.end(events);
@@ -213,12 +289,24 @@ describe('capture of bodies', () => {
     backend = await FakeBackend.start();
     // Each stream keeps about 5 KB: without the release, the third would keep nothing. Every exchange
     // is shaped (--shape-budget 100), so what is measured is the byte bound, not sampling under load.
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget: 100, tuning: { flushIntervalMs: 60_000, streamBytesMax: 12_000 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      shapeBudget: 100,
+      tuning: { flushIntervalMs: 60_000, streamBytesMax: 12_000 },
+    });
     for (let i = 0; i < 6; i++) expect((await rawGet(`${agent.proxyUrl}/events`)).toString()).toBe(events);
     await waitFor('every stream given back', () => agent.metrics.get('stream_bytes') === 0);
     await agent.close();
     const rows = backend.observations();
-    expect(rows).toEqual([expect.objectContaining({ path: '/events', count: 6, response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([{ index: 0, text: '' }])) } })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        path: '/events',
+        count: 6,
+        response: { contentType: 'text/event-stream', shape: fingerprint(inferShape([{ index: 0, text: '' }])) },
+      }),
+    ]);
   });
 
   it('counts an event stream still open after streamRecordAfterMs then, shaped from its events so far, and not again at its end', async () => {
@@ -229,7 +317,12 @@ describe('capture of bodies', () => {
       res.on('close', () => clearInterval(timer));
     });
     backend = await FakeBackend.start();
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 50, streamRecordAfterMs: 300 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { flushIntervalMs: 50, streamRecordAfterMs: 300 },
+    });
     const client = http.get(`${agent.proxyUrl}/events`, (res) => res.resume());
     try {
       await waitFor('the open stream to be counted', () => backend.observations().some((o) => o.path === '/events'));
@@ -241,7 +334,10 @@ describe('capture of bodies', () => {
     await agent.close();
     const rows = backend.observations().filter((o) => o.path === '/events');
     expect(rows.reduce((sum, o) => sum + o.count, 0)).toBe(1);
-    expect(rows[0]!.response).toEqual({ contentType: 'text/event-stream', shape: fingerprint(inferShape([{ seq: 0 }])) });
+    expect(rows[0]!.response).toEqual({
+      contentType: 'text/event-stream',
+      shape: fingerprint(inferShape([{ seq: 0 }])),
+    });
   });
 
   it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {
@@ -255,11 +351,15 @@ describe('capture of bodies', () => {
       (_req, res, body) => sendJson(res, 201, { length: body.length, text: body.toString() }),
       async (proxyUrl) => {
         echoed = await new Promise<string>((resolve, reject) => {
-          const req = http.request(`${proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (chunk: Buffer) => chunks.push(chunk));
-            res.on('end', () => resolve(Buffer.concat(chunks).toString()));
-          });
+          const req = http.request(
+            `${proxyUrl}/posts`,
+            { method: 'POST', headers: { 'content-type': 'application/json' } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+            },
+          );
           req.on('error', reject);
           req.write(pieces[0]);
           setTimeout(() => {
@@ -279,22 +379,35 @@ describe('capture of bodies', () => {
     // a later read, a kept body would change under the capture and its shape would come out wrong.
     const count = 40;
     const requestValue = (i: number) => ({ [`q${i}`]: 'v'.repeat(i % 2 ? 50 : 150_000), n: i });
-    const responseValue = (i: number) => ({ [`r${i}`]: Array.from({ length: i % 3 ? 2 : 3_000 }, () => ({ id: i, name: 'x'.repeat(40) })) });
+    const responseValue = (i: number) => ({
+      [`r${i}`]: Array.from({ length: i % 3 ? 2 : 3_000 }, () => ({ id: i, name: 'x'.repeat(40) })),
+    });
     upstream = await startUpstream((_req, res, body) => {
       const i = (JSON.parse(body.toString()) as { n: number }).n;
       sendJson(res, 200, responseValue(i));
     });
     backend = await FakeBackend.start();
     // Every exchange shaped: --shape-budget 100 lifts the time budget and the per-endpoint cap.
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget: 100, tuning: { flushIntervalMs: 60_000 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      shapeBudget: 100,
+      tuning: { flushIntervalMs: 60_000 },
+    });
     await Promise.all(
       Array.from({ length: count }, (_, i) =>
-        fetch(`${agent.proxyUrl}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(requestValue(i)) }).then((r) => r.arrayBuffer()),
+        fetch(`${agent.proxyUrl}/echo`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(requestValue(i)),
+        }).then((r) => r.arrayBuffer()),
       ),
     );
     await agent.close();
     const rows = backend.observations();
-    const pairs = (list: { request: unknown; response: unknown }[]) => list.map((o) => JSON.stringify([o.request, o.response])).sort();
+    const pairs = (list: { request: unknown; response: unknown }[]) =>
+      list.map((o) => JSON.stringify([o.request, o.response])).sort();
     const expected = Array.from({ length: count }, (_, i) => ({
       request: { contentType: 'application/json', shape: fingerprint(inferShape(requestValue(i))) },
       response: { contentType: 'application/json', shape: fingerprint(inferShape(responseValue(i))) },
@@ -306,7 +419,8 @@ describe('capture of bodies', () => {
     const rows = await observe(
       (_req, res) => sendJson(res, 200, { id: 1 }),
       async (proxyUrl) => {
-        for (const id of [17, 18, 19]) await fetch(`${proxyUrl}/posts/${id}?include=author&page=${id}`).then((r) => r.text());
+        for (const id of [17, 18, 19])
+          await fetch(`${proxyUrl}/posts/${id}?include=author&page=${id}`).then((r) => r.text());
       },
     );
     expect(rows).toHaveLength(1);
@@ -347,7 +461,9 @@ describe('ignore rules', () => {
 
       // Change the file: /posts is now ignored, and the backend is told the rules in effect.
       fs.writeFileSync(configPath, 'ignoreRequests:\n  - GET /\n  - GET /posts\n  - FETCH /nope\n');
-      await waitFor('rules message', () => backend.messages.some((m) => m.type === 'rules' && m.rules.includes('GET /posts')));
+      await waitFor('rules message', () =>
+        backend.messages.some((m) => m.type === 'rules' && m.rules.includes('GET /posts')),
+      );
       expect(agent.logs.find('bad ignoreRequests entry')[0]).toMatchObject({ entry: 'FETCH /nope' });
       await get('/posts');
 
@@ -370,15 +486,32 @@ describe('ignore rules', () => {
 
 describe('sampling under load', () => {
   it('counts every interaction exactly while shape work is sampled, and every endpoint and status still gets a shape', async () => {
-    const big = { items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `n${i}`, tags: ['a', 'b'], nested: { ok: true, score: i / 3 } })) };
+    const big = {
+      items: Array.from({ length: 300 }, (_, i) => ({
+        id: i,
+        name: `n${i}`,
+        tags: ['a', 'b'],
+        nested: { ok: true, score: i / 3 },
+      })),
+    };
     // A 404 of a real endpoint (not noise: the endpoint answered 200 first).
-    const upstream = await startUpstream((req, res) => sendJson(res, req.url === '/list?missing' ? 404 : 200, req.url === '/list?missing' ? { error: 'nope' } : big));
+    const upstream = await startUpstream((req, res) =>
+      sendJson(res, req.url === '/list?missing' ? 404 : 200, req.url === '/list?missing' ? { error: 'nope' } : big),
+    );
     const backend = await FakeBackend.start();
     // A budget of almost nothing: beyond the first sample per endpoint and status, everything is sampled out.
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 0.0001, burstMs: 0 } } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { flushIntervalMs: 60_000, sampler: { budgetShare: 0.0001, burstMs: 0 } },
+    });
     try {
       await fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer());
-      const paths = [...Array.from({ length: 59 }, () => '/list'), ...Array.from({ length: 20 }, () => '/list?missing')];
+      const paths = [
+        ...Array.from({ length: 59 }, () => '/list'),
+        ...Array.from({ length: 20 }, () => '/list?missing'),
+      ];
       await Promise.all(paths.map((p) => fetch(`${agent.proxyUrl}${p}`).then((r) => r.arrayBuffer())));
     } finally {
       await agent.close();
@@ -394,12 +527,27 @@ describe('sampling under load', () => {
   });
 
   it('shapes every interaction of a burst with --shape-budget 100, and only the guaranteed one with --shape-budget 0', async () => {
-    const big = { items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `n${i}`, tags: ['a', 'b'], nested: { ok: true, score: i / 3 } })) };
+    const big = {
+      items: Array.from({ length: 300 }, (_, i) => ({
+        id: i,
+        name: `n${i}`,
+        tags: ['a', 'b'],
+        nested: { ok: true, score: i / 3 },
+      })),
+    };
     const upstream = await startUpstream((_req, res) => sendJson(res, 200, big));
     const backend = await FakeBackend.start();
     const burst = async (shapeBudget: number) => {
-      const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', shapeBudget, tuning: { flushIntervalMs: 60_000 } });
-      await Promise.all(Array.from({ length: 120 }, () => fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer())));
+      const agent = await startTestAgent({
+        upstream: upstream.url,
+        backend: backend.url,
+        token: 'x',
+        shapeBudget,
+        tuning: { flushIntervalMs: 60_000 },
+      });
+      await Promise.all(
+        Array.from({ length: 120 }, () => fetch(`${agent.proxyUrl}/list`).then((r) => r.arrayBuffer())),
+      );
       await agent.close();
       return { shaped: agent.metrics.get('shaped_total'), unshaped: agent.metrics.get('unshaped_total') };
     };

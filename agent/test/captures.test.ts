@@ -4,7 +4,8 @@ import { FakeBackend } from './support/fake-backend';
 import { postsApi, startUpstream } from './support/upstream';
 import { waitFor } from './support/wait';
 
-const captureMessages = (backend: FakeBackend) => backend.messages.filter((m): m is CaptureMessage => m.type === 'capture');
+const captureMessages = (backend: FakeBackend) =>
+  backend.messages.filter((m): m is CaptureMessage => m.type === 'capture');
 
 describe('captures', () => {
   let backend: FakeBackend;
@@ -28,9 +29,15 @@ describe('captures', () => {
       restarted = await startUpstream(postsApi(), { port: upstream.port });
       await waitFor('new capture', () => agent.captureId() !== first);
       await waitFor('capture message', () => captureMessages(backend).length === 1);
-      expect(captureMessages(backend)[0]).toMatchObject({ capture: { id: agent.captureId(), reason: 'upstream-restart' }, previous: { id: first } });
+      expect(captureMessages(backend)[0]).toMatchObject({
+        capture: { id: agent.captureId(), reason: 'upstream-restart' },
+        previous: { id: first },
+      });
       await fetch(`${agent.proxyUrl}/posts`).then((r) => r.text());
-      await waitFor('traffic in both captures', () => backend.observations().filter((o) => o.path === '/posts').length === 2);
+      await waitFor(
+        'traffic in both captures',
+        () => backend.observations().filter((o) => o.path === '/posts').length === 2,
+      );
       expect(new Set(backend.observations().map((o) => o.captureId))).toEqual(new Set([first, agent.captureId()]));
     } finally {
       await agent.close();
@@ -67,8 +74,15 @@ describe('captures', () => {
         res.end(JSON.stringify({ pid: process.pid, arg: process.argv[1] }));
         if (req.url === '/exit') setTimeout(() => process.exit(3), 10);
       }).listen(Number(process.env.PORT), '127.0.0.1');`;
-    const agent = await startTestAgent({ backend: backend.url, token: 'x', command: [process.execPath, '-e', app, 'port={PORT}'] });
-    const get = (p: string) => fetch(`${agent.proxyUrl}${p}`).then((r) => (r.status === 200 ? (r.json() as Promise<{ pid: number; arg: string }>) : null));
+    const agent = await startTestAgent({
+      backend: backend.url,
+      token: 'x',
+      command: [process.execPath, '-e', app, 'port={PORT}'],
+    });
+    const get = (p: string) =>
+      fetch(`${agent.proxyUrl}${p}`).then((r) =>
+        r.status === 200 ? (r.json() as Promise<{ pid: number; arg: string }>) : null,
+      );
     try {
       const first = await waitFor('app up', () => get('/hello').catch(() => null));
       expect(first.arg).toBe(`port=${new URL(agent.upstreamUrl).port}`);

@@ -13,7 +13,10 @@ import { waitFor } from './support/wait';
  */
 function makeApp(helperIgnoresTermMs?: number): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-command-'));
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', private: true, scripts: { start: 'node app.js' } }));
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: 'app', private: true, scripts: { start: 'node app.js' } }),
+  );
   fs.writeFileSync(
     path.join(dir, 'app.js'),
     `const fs = require('node:fs');
@@ -22,7 +25,10 @@ function makeApp(helperIgnoresTermMs?: number): string {
      ${helperIgnoresTermMs === undefined ? '' : `require('node:child_process').spawn(process.execPath, [__dirname + '/helper.js'], { stdio: 'ignore' });`}
      http.createServer((req, res) => res.end(JSON.stringify({ pid: process.pid }))).listen(Number(process.env.PORT), '127.0.0.1');`,
   );
-  const linger = helperIgnoresTermMs === Infinity ? '' : `setTimeout(() => { fs.appendFileSync(__dirname + '/pids', 'helper-exit ' + process.pid + '\\n'); process.exit(0); }, ${helperIgnoresTermMs});`;
+  const linger =
+    helperIgnoresTermMs === Infinity
+      ? ''
+      : `setTimeout(() => { fs.appendFileSync(__dirname + '/pids', 'helper-exit ' + process.pid + '\\n'); process.exit(0); }, ${helperIgnoresTermMs});`;
   fs.writeFileSync(
     path.join(dir, 'helper.js'),
     `const fs = require('node:fs');
@@ -71,18 +77,26 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
     const dir = makeApp();
     let first = 0;
     let second = 0;
-    const { code, stdout } = await runCli(['--listen', '127.0.0.1:0', '--config', '/nonexistent.yml', '--', 'npm', '--prefix', dir, 'start'], {}, async (agent, out) => {
-      const proxy = await proxyUrlOf(out);
-      first = await waitFor('app answering', () => pidOfAnswer(`${proxy}/pid`), 15_000);
-      agent.kill('SIGHUP');
-      // A new app answers: the old one let go of its port (before, it kept it and every restart died with EADDRINUSE).
-      second = await waitFor('restarted app answering', async () => {
-        const pid = await pidOfAnswer(`${proxy}/pid`);
-        return pid !== null && pid !== first ? pid : null;
-      }, 15_000);
-      expect(running(first)).toBe(false);
-      agent.kill('SIGTERM');
-    });
+    const { code, stdout } = await runCli(
+      ['--listen', '127.0.0.1:0', '--config', '/nonexistent.yml', '--', 'npm', '--prefix', dir, 'start'],
+      {},
+      async (agent, out) => {
+        const proxy = await proxyUrlOf(out);
+        first = await waitFor('app answering', () => pidOfAnswer(`${proxy}/pid`), 15_000);
+        agent.kill('SIGHUP');
+        // A new app answers: the old one let go of its port (before, it kept it and every restart died with EADDRINUSE).
+        second = await waitFor(
+          'restarted app answering',
+          async () => {
+            const pid = await pidOfAnswer(`${proxy}/pid`);
+            return pid !== null && pid !== first ? pid : null;
+          },
+          15_000,
+        );
+        expect(running(first)).toBe(false);
+        agent.kill('SIGTERM');
+      },
+    );
     expect(code).toBe(0);
     expect(pidsOf(dir).map(([role, pid]) => [role, pid])).toEqual([
       ['app', first],
@@ -94,7 +108,10 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
 
   it('sh -c: a helper that answers SIGTERM late gets its time, and the agent waits for it', async () => {
     const dir = makeApp(700);
-    const agent = await startTestAgent({ command: ['sh', '-c', `cd ${dir} && node app.js; echo after`], tuning: { shutdownGraceMs: 10_000 } });
+    const agent = await startTestAgent({
+      command: ['sh', '-c', `cd ${dir} && node app.js; echo after`],
+      tuning: { shutdownGraceMs: 10_000 },
+    });
     await waitFor('app answering', () => pidOfAnswer(`${agent.proxyUrl}/pid`), 10_000);
     await waitFor('helper started', () => pidsOf(dir).some(([role]) => role === 'helper'));
     await agent.close();
@@ -105,7 +122,10 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
 
   it('a helper that ignores SIGTERM is killed after the grace period', async () => {
     const dir = makeApp(Infinity);
-    const agent = await startTestAgent({ command: ['sh', '-c', `cd ${dir} && node app.js; echo after`], tuning: { shutdownGraceMs: 500 } });
+    const agent = await startTestAgent({
+      command: ['sh', '-c', `cd ${dir} && node app.js; echo after`],
+      tuning: { shutdownGraceMs: 500 },
+    });
     await waitFor('app answering', () => pidOfAnswer(`${agent.proxyUrl}/pid`), 10_000);
     await waitFor('helper started', () => pidsOf(dir).some(([role]) => role === 'helper'));
     await agent.close();
@@ -115,15 +135,22 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
 
   it('when the app exits by itself, what it started is ended before the restart', async () => {
     const dir = makeApp(Infinity);
-    const agent = await startTestAgent({ command: ['sh', '-c', `cd ${dir} && exec node app.js`], tuning: { shutdownGraceMs: 500 } });
+    const agent = await startTestAgent({
+      command: ['sh', '-c', `cd ${dir} && exec node app.js`],
+      tuning: { shutdownGraceMs: 500 },
+    });
     try {
       const first = await waitFor('app answering', () => pidOfAnswer(`${agent.proxyUrl}/pid`), 10_000);
       const helper = await waitFor('helper started', () => pidsOf(dir).find(([role]) => role === 'helper')?.[1]);
       process.kill(first, 'SIGKILL');
-      await waitFor('restarted app answering', async () => {
-        const pid = await pidOfAnswer(`${agent.proxyUrl}/pid`);
-        return pid !== null && pid !== first;
-      }, 10_000);
+      await waitFor(
+        'restarted app answering',
+        async () => {
+          const pid = await pidOfAnswer(`${agent.proxyUrl}/pid`);
+          return pid !== null && pid !== first;
+        },
+        10_000,
+      );
       expect(running(helper)).toBe(false);
     } finally {
       await agent.close();

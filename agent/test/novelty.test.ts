@@ -7,7 +7,15 @@ import { sendJson, startUpstream, type TestUpstream } from './support/upstream';
 jest.setTimeout(60_000);
 
 /** About 12 KB of items: shape work the default budget cannot do for every request. */
-const items = (extra: boolean) => ({ items: Array.from({ length: 80 }, (_, i) => ({ id: i, name: `item ${i}`, price: i * 1.5, tags: ['a', 'b'], ...(extra ? { discount: 0.1 } : {}) })) });
+const items = (extra: boolean) => ({
+  items: Array.from({ length: 80 }, (_, i) => ({
+    id: i,
+    name: `item ${i}`,
+    price: i * 1.5,
+    tags: ['a', 'b'],
+    ...(extra ? { discount: 0.1 } : {}),
+  })),
+});
 const VARIANT_A = items(false);
 const VARIANT_B = items(true);
 
@@ -32,11 +40,18 @@ async function load(proxyUrl: string, path: string, count: number, concurrency =
 
 describe('novel variants under load', () => {
   it('shapes a second body variant of one endpoint that comes once, right after a flood of the first, with the default --shape-budget', async () => {
-    upstream = await startUpstream((req, res) => sendJson(res, 200, req.url === '/items?variant=b' ? VARIANT_B : VARIANT_A));
+    upstream = await startUpstream((req, res) =>
+      sendJson(res, 200, req.url === '/items?variant=b' ? VARIANT_B : VARIANT_A),
+    );
     backend = await FakeBackend.start();
     // The default budget; the guaranteed sample per key and window is pushed out of reach, so only
     // the budget (or noticing the new variant) can shape the second one, however slow the machine.
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { flushIntervalMs: 60_000, sampler: { keyWindowMs: 3_600_000 } } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { flushIntervalMs: 60_000, sampler: { keyWindowMs: 3_600_000 } },
+    });
     try {
       await load(agent.proxyUrl, '/items', 800);
       await load(agent.proxyUrl, '/items?variant=b', 1, 1);
@@ -46,7 +61,9 @@ describe('novel variants under load', () => {
     } finally {
       await agent.close();
     }
-    const shapes = new Set(backend.observations().flatMap((o) => (o.path === '/items' && o.response?.shape ? [o.response.shape] : [])));
+    const shapes = new Set(
+      backend.observations().flatMap((o) => (o.path === '/items' && o.response?.shape ? [o.response.shape] : [])),
+    );
     expect(shapes).toEqual(new Set([fingerprint(inferShape(VARIANT_A)), fingerprint(inferShape(VARIANT_B))]));
     expect(agent.metrics.get('novel_shaped_total')).toBe(1);
   });

@@ -23,13 +23,18 @@ function namedApi(): Parameters<typeof startUpstream>[0] {
     const url = (req.url ?? '/').split('?')[0]!;
     const parts = url.split('/').filter(Boolean);
     const known = (list: string[], value: string | undefined) => value !== undefined && list.includes(value);
-    if (parts[0] === 'users' && parts.length === 2 && known(NAMES.users, parts[1])) return sendJson(res, 200, { login: 'x', id: 1, name: 'n', bio: null });
+    if (parts[0] === 'users' && parts.length === 2 && known(NAMES.users, parts[1]))
+      return sendJson(res, 200, { login: 'x', id: 1, name: 'n', bio: null });
     if (parts[0] === 'users' && parts.length === 2) return sendJson(res, 404, { message: 'Not Found' });
-    if (parts[0] === 'orgs' && parts.length === 5 && parts.slice(2).join('/') === 'actions/cache/usage') return sendJson(res, 200, { total_active_caches_count: 1, total_active_caches_size_in_bytes: 2 });
-    if (parts[0] === 'repos' && parts.length === 4 && (parts[3] === 'issues' || parts[3] === 'pulls')) return sendJson(res, 200, [{ number: 1, title: 't', state: 'open' }]);
-    if (parts[0] === 'browse' && parts[1] === 'categories' && parts.length === 3) return sendJson(res, 200, { id: 'x', name: 'n', icons: [] });
+    if (parts[0] === 'orgs' && parts.length === 5 && parts.slice(2).join('/') === 'actions/cache/usage')
+      return sendJson(res, 200, { total_active_caches_count: 1, total_active_caches_size_in_bytes: 2 });
+    if (parts[0] === 'repos' && parts.length === 4 && (parts[3] === 'issues' || parts[3] === 'pulls'))
+      return sendJson(res, 200, [{ number: 1, title: 't', state: 'open' }]);
+    if (parts[0] === 'browse' && parts[1] === 'categories' && parts.length === 3)
+      return sendJson(res, 200, { id: 'x', name: 'n', icons: [] });
     if (url === '/posts') return sendJson(res, 200, [{ id: 1, title: 't' }]);
-    if (parts[0] === 'posts' && parts.length === 2 && /^\d+$/.test(parts[1]!)) return sendJson(res, 200, { id: 1, title: 't' });
+    if (parts[0] === 'posts' && parts.length === 2 && /^\d+$/.test(parts[1]!))
+      return sendJson(res, 200, { id: 1, title: 't' });
     if (parts[0] === 'api' && parts[1] === 'v2' && parts[2] === 'status') return sendJson(res, 200, { ok: true });
     return sendJson(res, 404, { message: 'Not Found' });
   };
@@ -52,7 +57,16 @@ function realTraffic(): string[] {
   ];
 }
 
-const EXPECTED_TEMPLATES = ['/api/v2/status', '/browse/categories/{category}', '/orgs/{org}/actions/cache/usage', '/posts', '/posts/{postId}', '/repos/{owner}/{repo}/issues', '/repos/{owner}/{repo}/pulls', '/users/{user}'];
+const EXPECTED_TEMPLATES = [
+  '/api/v2/status',
+  '/browse/categories/{category}',
+  '/orgs/{org}/actions/cache/usage',
+  '/posts',
+  '/posts/{postId}',
+  '/repos/{owner}/{repo}/issues',
+  '/repos/{owner}/{repo}/pulls',
+  '/users/{user}',
+];
 
 /** Send `paths` through the agent, `concurrency` at a time (bounded). */
 async function sendAll(proxyUrl: string, paths: readonly string[], concurrency = 16): Promise<void> {
@@ -98,15 +112,25 @@ describe('path templates from structure', () => {
   it('sends a single value as it is once its hold is over, and says so when a later value teaches the template', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { pathHoldMs: 100 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { pathHoldMs: 100 },
+    });
     try {
       await sendAll(agent.proxyUrl, [`/users/${NAMES.users[0]}`], 1);
       // One value: nothing to compare it with. After the hold it goes out literal.
       await waitFor('the single value sent', () => backend.count((o) => o.path === `/users/${NAMES.users[0]}`) === 1);
       await sendAll(agent.proxyUrl, [`/users/${NAMES.users[1]}`], 1);
-      const learned = await waitFor('learned', () => backend.messages.find((m): m is LearnedMessage => m.type === 'learned'));
+      const learned = await waitFor('learned', () =>
+        backend.messages.find((m): m is LearnedMessage => m.type === 'learned'),
+      );
       expect(learned).toEqual({ type: 'learned', captureId: agent.captureId(), templates: ['/users/{user}'] });
-      await waitFor('the second value sent under the template', () => backend.count((o) => o.path === '/users/{user}') === 1);
+      await waitFor(
+        'the second value sent under the template',
+        () => backend.count((o) => o.path === '/users/{user}') === 1,
+      );
       // The second value never left the agent.
       expect(backend.frames.some((frame) => frame.includes(NAMES.users[1]!))).toBe(false);
     } finally {
@@ -119,8 +143,20 @@ describe('path templates from structure', () => {
     backend = await FakeBackend.start();
     const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
     const scanner: string[] = [];
-    const probes = ['/.env', '/wp-admin/setup-config.php', '/wp-login.php', '/.git/config', '/phpmyadmin/index.php', '/admin/config.php', '/api/.env', '/server-status', '/actuator/health', '/cgi-bin/luci'];
-    for (let i = 0; i < 1_000; i++) scanner.push(i % 2 === 0 ? probes[i % probes.length]! : `/scan-${(i * 7919) % 61}/x${i % 3}/index.php`);
+    const probes = [
+      '/.env',
+      '/wp-admin/setup-config.php',
+      '/wp-login.php',
+      '/.git/config',
+      '/phpmyadmin/index.php',
+      '/admin/config.php',
+      '/api/.env',
+      '/server-status',
+      '/actuator/health',
+      '/cgi-bin/luci',
+    ];
+    for (let i = 0; i < 1_000; i++)
+      scanner.push(i % 2 === 0 ? probes[i % probes.length]! : `/scan-${(i * 7919) % 61}/x${i % 3}/index.php`);
     const distinct = new Set(scanner).size;
     // Real traffic first, then the scanner mixed with more real traffic.
     const real = realTraffic().slice(0, -1);
@@ -139,7 +175,9 @@ describe('path templates from structure', () => {
     const paths = Math.max(...batches.map((b) => b.unmatched?.paths ?? 0));
     expect({ requests, paths }).toEqual({ requests: 1_000, paths: distinct });
     expect(agent.metrics.get('unmatched_total')).toBe(1_000);
-    expect(backend.frames.some((frame) => frame.includes('wp-admin') || frame.includes('scan-') || frame.includes('.env'))).toBe(false);
+    expect(
+      backend.frames.some((frame) => frame.includes('wp-admin') || frame.includes('scan-') || frame.includes('.env')),
+    ).toBe(false);
   });
 
   it('matches service.yml paths like documented templates and tells the backend to regroup them', async () => {

@@ -50,22 +50,38 @@ describe('privacy', () => {
     const upstream = await startUpstream((req, res, body) => {
       if (req.url?.startsWith('/gzip')) {
         const zipped = zlib.gzipSync(JSON.stringify({ secret: CANARY.gzipBody }));
-        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': zipped.length });
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-encoding': 'gzip',
+          'content-length': zipped.length,
+        });
         return void res.end(zipped);
       }
       if (req.url?.startsWith('/reset')) return void req.socket.destroy();
       if (req.url?.startsWith('/events')) {
         res.writeHead(200, { 'content-type': 'text/event-stream' });
-        return void res.end(`event: ${CANARY.eventName}\nid: ${CANARY.eventId}\ndata: {"delta":"${CANARY.eventData}"}\n\ndata: ${CANARY.eventText}\n\n`);
+        return void res.end(
+          `event: ${CANARY.eventName}\nid: ${CANARY.eventId}\ndata: {"delta":"${CANARY.eventData}"}\n\ndata: ${CANARY.eventText}\n\n`,
+        );
       }
       if (req.url?.startsWith('/lines')) {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         return void res.end(`{"value":"${CANARY.jsonLine}"}\n`);
       }
-      sendJson(res, 200, { echo: body.length, secret: CANARY.responseBody, nested: { list: [{ value: CANARY.nestedResponse }] } }, { 'set-cookie': `session=${CANARY.setCookie}; HttpOnly`, 'x-upstream-secret': CANARY.responseHeader });
+      sendJson(
+        res,
+        200,
+        { echo: body.length, secret: CANARY.responseBody, nested: { list: [{ value: CANARY.nestedResponse }] } },
+        { 'set-cookie': `session=${CANARY.setCookie}; HttpOnly`, 'x-upstream-secret': CANARY.responseHeader },
+      );
     });
     const backend = await FakeBackend.start({ token: CANARY.agentToken });
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: CANARY.agentToken, configPath });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: CANARY.agentToken,
+      configPath,
+    });
     const headers = {
       'content-type': 'application/json',
       'x-client-secret': CANARY.headerValue,
@@ -82,15 +98,27 @@ describe('privacy', () => {
     ];
     try {
       for (const p of paths) {
-        await fetch(`${agent.proxyUrl}${p}`, { method: 'POST', headers, body: JSON.stringify({ secret: CANARY.requestBody, count: CANARY.requestNumber }) }).then((r) => r.text());
+        await fetch(`${agent.proxyUrl}${p}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ secret: CANARY.requestBody, count: CANARY.requestNumber }),
+        }).then((r) => r.text());
       }
-      await fetch(`${agent.proxyUrl}/login`, { method: 'POST', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, body: `user=${CANARY.formValue}&password=${CANARY.formValue}` }).then((r) => r.text());
+      await fetch(`${agent.proxyUrl}/login`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+        body: `user=${CANARY.formValue}&password=${CANARY.formValue}`,
+      }).then((r) => r.text());
       const form = new FormData();
       form.append('note', CANARY.multipartValue);
       form.append('doc', new Blob([CANARY.fileContent], { type: 'application/pdf' }), CANARY.fileName);
-      await fetch(`${agent.proxyUrl}/upload`, { method: 'POST', headers: { cookie: headers.cookie }, body: form }).then((r) => r.text());
+      await fetch(`${agent.proxyUrl}/upload`, { method: 'POST', headers: { cookie: headers.cookie }, body: form }).then(
+        (r) => r.text(),
+      );
       await fetch(`${agent.proxyUrl}/gzip/${CANARY.pathNumber}`, { headers }).then((r) => r.text());
-      await fetch(`${agent.proxyUrl}/reset/${CANARY.pathHex}?q=${CANARY.queryValue}`, { headers }).then((r) => r.text());
+      await fetch(`${agent.proxyUrl}/reset/${CANARY.pathHex}?q=${CANARY.queryValue}`, { headers }).then((r) =>
+        r.text(),
+      );
       await fetch(`${agent.proxyUrl}/events`, { headers }).then((r) => r.text());
       await fetch(`${agent.proxyUrl}/lines`, { headers }).then((r) => r.text());
       await waitFor('observations', () => backend.count() >= 11);

@@ -9,19 +9,30 @@ import { sleep, waitFor } from './support/wait';
 type Agent = Awaited<ReturnType<typeof startTestAgent>>;
 
 /** One request through node:http (fetch hides hop-by-hop headers, HEAD bodies and trailers). */
-function request(url: string, options: http.RequestOptions & { body?: Buffer | string | Readable } = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer; trailers: NodeJS.Dict<string> }> {
+function request(
+  url: string,
+  options: http.RequestOptions & { body?: Buffer | string | Readable } = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Buffer; trailers: NodeJS.Dict<string> }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), trailers: res.trailers }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+          trailers: res.trailers,
+        }),
+      );
       res.on('error', reject);
     });
     req.on('error', reject);
     if (options.body instanceof Readable) options.body.pipe(req);
     else {
       // node:http sends a GET/DELETE/OPTIONS body without framing unless told its length.
-      if (options.body !== undefined && !req.hasHeader('content-length')) req.setHeader('content-length', Buffer.byteLength(options.body));
+      if (options.body !== undefined && !req.hasHeader('content-length'))
+        req.setHeader('content-length', Buffer.byteLength(options.body));
       req.end(options.body);
     }
   });
@@ -42,10 +53,26 @@ describe('proxy', () => {
 
   it('forwards method, path, query and headers; strips hop-by-hop headers both ways; sets x-forwarded-*', async () => {
     await through((_req, res) => {
-      res.writeHead(201, 'Made', { connection: 'x-hop-out', 'x-hop-out': 'a', 'keep-alive': 'timeout=5', 'set-cookie': ['a=1', 'b=2'], 'x-custom': 'yes' });
+      res.writeHead(201, 'Made', {
+        connection: 'x-hop-out',
+        'x-hop-out': 'a',
+        'keep-alive': 'timeout=5',
+        'set-cookie': ['a=1', 'b=2'],
+        'x-custom': 'yes',
+      });
       res.end('done');
     });
-    const res = await request(`${agent.proxyUrl}/a/b?c=d&e=f`, { method: 'PUT', headers: { connection: 'keep-alive, x-hop-in', 'x-hop-in': '1', 'x-end-to-end': 'kept', 'x-forwarded-for': '10.0.0.1', 'content-type': 'text/plain' }, body: 'payload' });
+    const res = await request(`${agent.proxyUrl}/a/b?c=d&e=f`, {
+      method: 'PUT',
+      headers: {
+        connection: 'keep-alive, x-hop-in',
+        'x-hop-in': '1',
+        'x-end-to-end': 'kept',
+        'x-forwarded-for': '10.0.0.1',
+        'content-type': 'text/plain',
+      },
+      body: 'payload',
+    });
     expect(res.status).toBe(201);
     expect(res.body.toString()).toBe('done');
     expect(res.headers['x-custom']).toBe('yes');
@@ -63,7 +90,11 @@ describe('proxy', () => {
 
   it.each(['GET', 'DELETE', 'PATCH', 'OPTIONS'])('forwards a %s request with a body', async (method) => {
     await through((req, res, body) => sendJson(res, 200, { method: req.method, body: body.toString() }));
-    const res = await request(`${agent.proxyUrl}/things/1`, { method, headers: { 'content-type': 'application/json' }, body: '{"filter":true}' });
+    const res = await request(`${agent.proxyUrl}/things/1`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: '{"filter":true}',
+    });
     expect(JSON.parse(res.body.toString())).toEqual({ method, body: '{"filter":true}' });
   });
 
@@ -78,7 +109,6 @@ describe('proxy', () => {
     expect(res.body.equals(Buffer.concat(parts))).toBe(true);
   });
 
-
   it('starts the upstream request before a body that arrives late is whole', async () => {
     // The client sends its headers and the first part of a sized body, and the rest only once the
     // upstream has that part: an agent that waited for whole bodies would deadlock here.
@@ -92,18 +122,25 @@ describe('proxy', () => {
       });
       req.on('end', () => sendJson(res, 200, { body: Buffer.concat(chunks).toString() }));
     }, true);
-    const body = Readable.from((async function* () {
-      yield Buffer.from('{"title":');
-      await upstreamHasFirstPart;
-      yield Buffer.from('"late"}');
-    })());
-    const res = await request(`${agent.proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '16' }, body });
+    const body = Readable.from(
+      (async function* () {
+        yield Buffer.from('{"title":');
+        await upstreamHasFirstPart;
+        yield Buffer.from('"late"}');
+      })(),
+    );
+    const res = await request(`${agent.proxyUrl}/posts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '16' },
+      body,
+    });
     expect(JSON.parse(res.body.toString())).toEqual({ body: '{"title":"late"}' });
     expect(upstream.received[0]!.headers['content-length']).toBe('16');
   });
   it('answers HEAD, 204 and 304 without a body and with their headers', async () => {
     await through((req, res) => {
-      if (req.method === 'HEAD') res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1234' }).end();
+      if (req.method === 'HEAD')
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1234' }).end();
       else if (req.url === '/empty') res.writeHead(204, { 'x-ok': '1' }).end();
       else res.writeHead(304, { etag: '"v1"' }).end();
     });
@@ -173,7 +210,12 @@ describe('proxy', () => {
   it('streams bodies of several hundred MB both ways with flat memory, capture on', async () => {
     const size = 256 * 1024 * 1024;
     const chunk = Buffer.alloc(64 * 1024, 'x');
-    const generate = () => Readable.from((function* () { for (let sent = 0; sent < size; sent += chunk.length) yield chunk; })());
+    const generate = () =>
+      Readable.from(
+        (function* () {
+          for (let sent = 0; sent < size; sent += chunk.length) yield chunk;
+        })(),
+      );
     let uploaded = 0;
     await through((req, res) => {
       if (req.method === 'POST') {
@@ -189,7 +231,11 @@ describe('proxy', () => {
     let peak = before;
     const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
     try {
-      const up = await request(`${agent.proxyUrl}/upload`, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': size }, body: generate() });
+      const up = await request(`${agent.proxyUrl}/upload`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': size },
+        body: generate(),
+      });
       expect(JSON.parse(up.body.toString())).toEqual({ uploaded: size });
       let downloaded = 0;
       await new Promise<void>((resolve, reject) => {
@@ -214,18 +260,23 @@ describe('proxy', () => {
     let fastDone: () => void = () => undefined;
     const fastCompleted = new Promise<void>((resolve) => (fastDone = resolve));
     const slowClient = (i: number) => {
-      const body = Readable.from((async function* () {
-        yield Buffer.alloc(100, i);
-        await fastCompleted;
-        for (let part = 0; part < 4; part++) {
-          await sleep(10);
+      const body = Readable.from(
+        (async function* () {
           yield Buffer.alloc(100, i);
-        }
-      })());
+          await fastCompleted;
+          for (let part = 0; part < 4; part++) {
+            await sleep(10);
+            yield Buffer.alloc(100, i);
+          }
+        })(),
+      );
       return request(`${agent.proxyUrl}/slow/${i}`, { method: 'POST', body });
     };
     const slow = Array.from({ length: 100 }, (_, i) => slowClient(i));
-    await waitFor('every slow request to reach the upstream connection', () => agent.metrics.get('requests_total') === 100);
+    await waitFor(
+      'every slow request to reach the upstream connection',
+      () => agent.metrics.get('requests_total') === 100,
+    );
     const fast = await request(`${agent.proxyUrl}/fast`);
     expect(upstream.received.map((r) => r.url)).toEqual(['/fast']);
     fastDone();
@@ -245,15 +296,27 @@ describe('upstream failures', () => {
   async function errorFrom(upstreamUrl: string, tuning = {}) {
     agent = await startTestAgent({ upstream: upstreamUrl, tuning });
     const res = await request(`${agent.proxyUrl}/x`);
-    return { status: res.status, type: res.headers['content-type'], body: JSON.parse(res.body.toString()) as Record<string, unknown> };
+    return {
+      status: res.status,
+      type: res.headers['content-type'],
+      body: JSON.parse(res.body.toString()) as Record<string, unknown>,
+    };
   }
 
   it('answers 503 when the upstream is down (connection refused), and logs why', async () => {
     const closed = await startUpstream(() => undefined);
     await closed.close();
     const res = await errorFrom(closed.url);
-    expect(res).toEqual({ status: 503, type: 'application/json', body: { statusCode: 503, error: 'Service Unavailable', message: 'upstream is not accepting connections' } });
-    expect(agent!.logs.find('upstream request failed')[0]).toMatchObject({ code: 'ECONNREFUSED', status: 503, module: 'proxy' });
+    expect(res).toEqual({
+      status: 503,
+      type: 'application/json',
+      body: { statusCode: 503, error: 'Service Unavailable', message: 'upstream is not accepting connections' },
+    });
+    expect(agent!.logs.find('upstream request failed')[0]).toMatchObject({
+      code: 'ECONNREFUSED',
+      status: 503,
+      module: 'proxy',
+    });
     expect(agent!.metrics.get('upstream_errors_total')).toBe(1);
   });
 
@@ -287,7 +350,9 @@ describe('upstream failures', () => {
       agent = await startTestAgent({ upstream: up.url });
       const { port } = new URL(agent.proxyUrl);
       const answer = await new Promise<string>((resolve) => {
-        const socket = net.connect(Number(port), '127.0.0.1', () => socket.write('GET nonsense HTTP/1.1\r\nhost: x\r\n\r\n'));
+        const socket = net.connect(Number(port), '127.0.0.1', () =>
+          socket.write('GET nonsense HTTP/1.1\r\nhost: x\r\n\r\n'),
+        );
         let text = '';
         socket.on('data', (d: Buffer) => (text += d.toString()));
         socket.on('close', () => resolve(text));

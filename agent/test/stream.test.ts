@@ -18,7 +18,11 @@ describe('stream to the backend', () => {
   });
 
   const post = (proxyUrl: string, i: number) =>
-    fetch(`${proxyUrl}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ title: `t${i}`, author: 'a' }) }).then((r) => {
+    fetch(`${proxyUrl}/posts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ title: `t${i}`, author: 'a' }),
+    }).then((r) => {
       expect(r.status).toBe(201);
       return r.arrayBuffer();
     });
@@ -26,7 +30,12 @@ describe('stream to the backend', () => {
   it('delivers every observation exactly once (after dedupe by batch id) when the backend is killed and restarted mid-stream', async () => {
     backend = await FakeBackend.start({ token: 'secret' });
     backend.ack = false; // batches stay unacknowledged: the agent must resend them after the restart
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'secret', tuning: { flushIntervalMs: 50 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'secret',
+      tuning: { flushIntervalMs: 50 },
+    });
     try {
       for (let i = 0; i < 40; i++) await post(agent.proxyUrl, i);
       await waitFor('unacknowledged batches', () => backend.batches().length >= 1);
@@ -35,7 +44,11 @@ describe('stream to the backend', () => {
       await waitFor('disconnect noticed', () => agent.metrics.get('backend_connected') === 0);
       backend.ack = true;
       await backend.restart();
-      await waitFor('spool drained', () => agent.metrics.get('backend_connected') === 1 && agent.metrics.get('batches_spooled') === 0, 10_000);
+      await waitFor(
+        'spool drained',
+        () => agent.metrics.get('backend_connected') === 1 && agent.metrics.get('batches_spooled') === 0,
+        10_000,
+      );
       for (let i = 80; i < 120; i++) await post(agent.proxyUrl, i);
     } finally {
       await agent.close();
@@ -54,18 +67,40 @@ describe('stream to the backend', () => {
     let refusedForGood: string | null = null;
     backend.refuse = (batch) => {
       if (refusedForGood === null) refusedForGood = batch.batchId;
-      if (batch.batchId === refusedForGood) return { type: 'error', code: 'invalid-message', message: 'observations[0].status must be an integer 100-599', retryable: false, batchId: batch.batchId };
+      if (batch.batchId === refusedForGood)
+        return {
+          type: 'error',
+          code: 'invalid-message',
+          message: 'observations[0].status must be an integer 100-599',
+          retryable: false,
+          batchId: batch.batchId,
+        };
       const n = (tries.get(batch.batchId) ?? 0) + 1;
       tries.set(batch.batchId, n);
-      return n <= 3 ? { type: 'error', code: 'unavailable', message: 'the backend could not store this message now; resend later', retryable: true, batchId: batch.batchId } : null;
+      return n <= 3
+        ? {
+            type: 'error',
+            code: 'unavailable',
+            message: 'the backend could not store this message now; resend later',
+            retryable: true,
+            batchId: batch.batchId,
+          }
+        : null;
     };
     const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
     try {
       await waitFor('connected', () => agent.metrics.get('backend_connected') === 1);
       await post(agent.proxyUrl, 0);
-      await waitFor('the first batch refused', () => refusedForGood !== null && agent.metrics.get('batches_spooled') === 0);
+      await waitFor(
+        'the first batch refused',
+        () => refusedForGood !== null && agent.metrics.get('batches_spooled') === 0,
+      );
       for (let i = 1; i <= 20; i++) await post(agent.proxyUrl, i);
-      await waitFor('every other batch stored', () => backend.count((o) => o.method === 'POST') === 20 && agent.metrics.get('batches_spooled') === 0, 10_000);
+      await waitFor(
+        'every other batch stored',
+        () => backend.count((o) => o.method === 'POST') === 20 && agent.metrics.get('batches_spooled') === 0,
+        10_000,
+      );
     } finally {
       await agent.close();
     }
@@ -73,10 +108,12 @@ describe('stream to the backend', () => {
     expect(agent.metrics.get('batches_retried_total')).toBe(3 * tries.size);
     expect(agent.metrics.get('backend_connected')).toBe(0); // closed by agent.close(), never dropped by the errors
     expect(backend.authorizations).toHaveLength(1);
-    expect(agent.logs.find('backend refused a batch; it is dropped')).toEqual([expect.objectContaining({ code: 'invalid-message', batchId: refusedForGood, observations: 1 })]);
+    expect(agent.logs.find('backend refused a batch; it is dropped')).toEqual([
+      expect.objectContaining({ code: 'invalid-message', batchId: refusedForGood, observations: 1 }),
+    ]);
     // One warning for the outage, not one per retry.
     expect(agent.logs.find('backend cannot store batches now').length).toBeLessThanOrEqual(tries.size);
-   }, 20_000);
+  }, 20_000);
 
   it('keeps its agent id with --spool, so after a restart it may resume the captures it opened', async () => {
     // The backend binds a capture to the agent that opened it (issue 15): a restarted agent with a
@@ -85,13 +122,23 @@ describe('stream to the backend', () => {
     backend = await FakeBackend.start();
     backend.ack = false;
     try {
-      const first = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir, tuning: { ackWaitMs: 100, flushIntervalMs: 50 } });
+      const first = await startTestAgent({
+        upstream: upstream.url,
+        backend: backend.url,
+        token: 'x',
+        spoolDir,
+        tuning: { ackWaitMs: 100, flushIntervalMs: 50 },
+      });
       await post(first.proxyUrl, 0);
       await waitFor('a batch sent', () => backend.batches().length >= 1);
       await first.close();
       backend.ack = true;
       const second = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir });
-      await waitFor('spool drained', () => second.metrics.get('batches_spooled') === 0 && second.metrics.get('backend_connected') === 1, 10_000);
+      await waitFor(
+        'spool drained',
+        () => second.metrics.get('batches_spooled') === 0 && second.metrics.get('backend_connected') === 1,
+        10_000,
+      );
       await second.close();
       const ids = backend.messages.flatMap((m) => (m.type === 'hello' ? [m.agentId] : []));
       expect(ids.length).toBeGreaterThanOrEqual(2);
@@ -111,7 +158,13 @@ describe('stream to the backend', () => {
     const spoolDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-spool-'));
     backend = await FakeBackend.start();
     await backend.stop(); // the backend is down for the whole first run
-    const first = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', spoolDir, tuning: { ackWaitMs: 100 } });
+    const first = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      spoolDir,
+      tuning: { ackWaitMs: 100 },
+    });
     const firstCapture = first.captureId();
     for (let i = 0; i < 5; i++) await post(first.proxyUrl, i);
     await first.close();
@@ -126,7 +179,10 @@ describe('stream to the backend', () => {
       const firstBatch = backend.messages.findIndex((m) => m.type === 'batch' && m.captureId === firstCapture);
       expect(announced).toBeGreaterThan(-1);
       expect(announced).toBeLessThan(firstBatch);
-      await waitFor('spool files removed', () => fs.readdirSync(spoolDir).filter((f) => f.endsWith('.json')).length === 0);
+      await waitFor(
+        'spool files removed',
+        () => fs.readdirSync(spoolDir).filter((f) => f.endsWith('.json')).length === 0,
+      );
     } finally {
       await second.close();
       fs.rmSync(spoolDir, { recursive: true, force: true });
@@ -140,7 +196,9 @@ describe('stream to the backend', () => {
       for (let i = 0; i < 3; i++) await post(agent.proxyUrl, i);
       await waitFor('several refused attempts', () => agent.metrics.get('backend_connect_failures_total') >= 3);
       expect(agent.metrics.get('backend_connected')).toBe(0);
-      expect(agent.logs.find('backend refused the connection with HTTP 401').filter((l) => l.level === 40)).toHaveLength(1); // warned once, not per retry
+      expect(
+        agent.logs.find('backend refused the connection with HTTP 401').filter((l) => l.level === 40),
+      ).toHaveLength(1); // warned once, not per retry
       expect(agent.logs.text).not.toContain('wrong-token-value');
     } finally {
       await agent.close();
@@ -149,14 +207,22 @@ describe('stream to the backend', () => {
 
   it('detects a backend that stops answering by heartbeat, reconnects, and keeps proxying meanwhile', async () => {
     backend = await FakeBackend.start();
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { heartbeatMs: 100 } });
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { heartbeatMs: 100 },
+    });
     try {
       await waitFor('connected', () => agent.metrics.get('backend_connected') === 1);
       backend.freeze();
       await post(agent.proxyUrl, 1);
       await waitFor('heartbeat gives up', () => agent.logs.find('stopped answering heartbeats').length > 0);
       backend.ack = true;
-      await waitFor('reconnected', () => backend.authorizations.length >= 2 && agent.metrics.get('backend_connected') === 1);
+      await waitFor(
+        'reconnected',
+        () => backend.authorizations.length >= 2 && agent.metrics.get('backend_connected') === 1,
+      );
       await waitFor('observation delivered', () => backend.count((o) => o.method === 'POST') === 1);
     } finally {
       await agent.close();

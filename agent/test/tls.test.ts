@@ -39,7 +39,9 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-tls-'));
-    [first, second] = await Promise.all([0, 1].map(() => generateCACertificate({ subject: { commonName: 'localhost' }, bits: 2048 }))) as [Pair, Pair];
+    [first, second] = (await Promise.all(
+      [0, 1].map(() => generateCACertificate({ subject: { commonName: 'localhost' }, bits: 2048 })),
+    )) as [Pair, Pair];
     upstream = await startUpstream((req, res) => sendJson(res, 200, { proto: req.headers['x-forwarded-proto'] }));
   }, 60_000);
   afterAll(async () => {
@@ -60,7 +62,11 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
     try {
       expect(agent.proxyUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
       const answer = await get(`${agent.proxyUrl}/orders`, first.cert);
-      expect(answer).toEqual({ status: 200, body: JSON.stringify({ proto: 'https' }), fingerprint: fingerprintOf(first) });
+      expect(answer).toEqual({
+        status: 200,
+        body: JSON.stringify({ proto: 'https' }),
+        fingerprint: fingerprintOf(first),
+      });
       await waitFor('the exchange counted', () => agent.metrics.get('requests_total') === 1);
     } finally {
       await agent.close();
@@ -74,12 +80,23 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
       expect((await get(`${agent.proxyUrl}/`, first.cert)).fingerprint).toBe(fingerprintOf(first));
       await writeFile(tls.keyPath, second.key);
       await writeFile(tls.certPath, second.cert);
-      await waitFor('the new certificate served', async () => (await get(`${agent.proxyUrl}/`, second.cert).catch(() => null))?.fingerprint === fingerprintOf(second), 10_000, 100);
+      await waitFor(
+        'the new certificate served',
+        async () =>
+          (await get(`${agent.proxyUrl}/`, second.cert).catch(() => null))?.fingerprint === fingerprintOf(second),
+        10_000,
+        100,
+      );
 
       // (A reload between the two writes above may have logged a mismatched pair already.)
       const reported = agent.logs.find('TLS certificate not reloaded').length;
       await writeFile(tls.certPath, 'not a certificate');
-      await waitFor('the broken file reported', () => agent.logs.find('TLS certificate not reloaded').length > reported, 10_000, 100);
+      await waitFor(
+        'the broken file reported',
+        () => agent.logs.find('TLS certificate not reloaded').length > reported,
+        10_000,
+        100,
+      );
       expect((await get(`${agent.proxyUrl}/`, second.cert)).fingerprint).toBe(fingerprintOf(second));
       expect(agent.logs.text).not.toContain(second.key.split('\n')[1]);
     } finally {
@@ -88,7 +105,9 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
   });
 
   it('forwards to an https:// upstream signed by the CA of --upstream-ca (requests and WebSocket upgrades); without it the upstream is refused with 502', async () => {
-    const secureUpstream = https.createServer({ cert: first.cert, key: first.key }, (req, res) => sendJson(res, 200, { secure: true, path: req.url }));
+    const secureUpstream = https.createServer({ cert: first.cert, key: first.key }, (req, res) =>
+      sendJson(res, 200, { secure: true, path: req.url }),
+    );
     const sockets = new WebSocketServer({ server: secureUpstream });
     sockets.on('connection', (socket) => socket.on('message', (data) => socket.send(`echo ${String(data)}`)));
     await new Promise<void>((resolve) => secureUpstream.listen(0, '127.0.0.1', resolve));
@@ -98,7 +117,10 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
     const untrusting = await startTestAgent({ upstream: origin });
     try {
       const answer = await fetch(`${trusting.proxyUrl}/items?x=1`);
-      expect({ status: answer.status, body: await answer.json() }).toEqual({ status: 200, body: { secure: true, path: '/items?x=1' } });
+      expect({ status: answer.status, body: await answer.json() }).toEqual({
+        status: 200,
+        body: { secure: true, path: '/items?x=1' },
+      });
       const socket = new WebSocket(`${trusting.proxyUrl.replace('http', 'ws')}/live`);
       const echoed = await new Promise<string>((resolve, reject) => {
         socket.once('open', () => socket.send('hi'));
@@ -121,13 +143,19 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
 
   it('refuses to start with a file it cannot read or a certificate and key that do not match, naming the option', async () => {
     const good = await files('good', first);
-    await expect(startTestAgent({ upstream: upstream.url, tls: { ...good, certPath: path.join(dir, 'missing.crt') } })).rejects.toThrow(
+    await expect(
+      startTestAgent({ upstream: upstream.url, tls: { ...good, certPath: path.join(dir, 'missing.crt') } }),
+    ).rejects.toThrow(
       new ConfigError([`--tls-cert (SPECTATOR_TLS_CERT): cannot read ${path.join(dir, 'missing.crt')}: ENOENT`]),
     );
-    await expect(startTestAgent({ upstream: upstream.url, upstreamCaPath: good.keyPath })).rejects.toThrow(/^invalid agent configuration:\n {2}- --upstream-ca \(SPECTATOR_UPSTREAM_CA\): .*good\.key is not a PEM certificate/);
+    await expect(startTestAgent({ upstream: upstream.url, upstreamCaPath: good.keyPath })).rejects.toThrow(
+      /^invalid agent configuration:\n {2}- --upstream-ca \(SPECTATOR_UPSTREAM_CA\): .*good\.key is not a PEM certificate/,
+    );
     const mismatched = { certPath: good.certPath, keyPath: (await files('other', second)).keyPath };
     const error = await startTestAgent({ upstream: upstream.url, tls: mismatched }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(ConfigError);
-    expect((error as ConfigError).problems[0]).toMatch(/^--tls-cert\/--tls-key: .*good\.crt and .*other\.key are not a PEM certificate and its private key/);
+    expect((error as ConfigError).problems[0]).toMatch(
+      /^--tls-cert\/--tls-key: .*good\.crt and .*other\.key are not a PEM certificate and its private key/,
+    );
   });
 });

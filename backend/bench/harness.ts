@@ -17,11 +17,15 @@ export const requestShape = inferShape({ title: 't', author: 'a' });
 export const responseShape = inferShape({ id: 1, title: 't', author: 'a' });
 export const driftShape = inferShape({ title: 't', author: 'a', draft: true });
 /** Those shapes by fingerprint, as the shapes table holds them. */
-export const SHAPES: Record<string, Shape> = Object.fromEntries([requestShape, responseShape, driftShape].map((shape) => [fingerprint(shape), shape]));
+export const SHAPES: Record<string, Shape> = Object.fromEntries(
+  [requestShape, responseShape, driftShape].map((shape) => [fingerprint(shape), shape]),
+);
 
 /** The `p`th percentile (nearest rank) of `values`. */
 export const percentile = (values: readonly number[], p: number): number =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.max(0, Math.ceil((p / 100) * values.length) - 1))] as number;
+  [...values].sort((a, b) => a - b)[
+    Math.min(values.length - 1, Math.max(0, Math.ceil((p / 100) * values.length) - 1))
+  ] as number;
 export const median = (values: readonly number[]): number => percentile(values, 50);
 
 export interface BenchBackend {
@@ -36,7 +40,14 @@ export async function withBenchBackend(poolSize: number, bench: (b: BenchBackend
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
   const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
-  const backend = await startBackend({ port: 0, databaseUrl: database.url, dataDir: dir, adminToken: `bench-${randomUUID()}`, logLevel: 'warn', dashboardDir: dir });
+  const backend = await startBackend({
+    port: 0,
+    databaseUrl: database.url,
+    dataDir: dir,
+    adminToken: `bench-${randomUUID()}`,
+    logLevel: 'warn',
+    dashboardDir: dir,
+  });
   const pool = new pg.Pool({ connectionString: database.url, max: poolSize });
   const api = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${backend.url}/api/v1${route}`, {

@@ -42,7 +42,11 @@ function batchesFor(agent: number, round: number): WireObservation[][] {
 
 async function ingestThroughBackend(agents: TestAgent[], captureId: string, round: number): Promise<number> {
   // Serialised before the clock starts: the agents' own JSON work is not the backend's cost.
-  const work = agents.map((_, a) => batchesFor(a, round).map((observations) => JSON.stringify({ type: 'batch', batchId: randomUUID(), captureId, shapes: {}, observations })));
+  const work = agents.map((_, a) =>
+    batchesFor(a, round).map((observations) =>
+      JSON.stringify({ type: 'batch', batchId: randomUUID(), captureId, shapes: {}, observations }),
+    ),
+  );
   const started = performance.now();
   await Promise.all(
     agents.map(async (agent, a) => {
@@ -90,7 +94,19 @@ async function ingestPlain(pool: pg.Pool, captureId: string, round: number): Pro
             .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.status - y.status))
             .map((row) => {
               const base = values.length;
-              values.push(captureId, row.method, row.path, row.status, row.request?.contentType, row.request?.shape, row.response?.contentType, row.response?.shape, row.count, row.firstSeen, row.lastSeen);
+              values.push(
+                captureId,
+                row.method,
+                row.path,
+                row.status,
+                row.request?.contentType,
+                row.request?.shape,
+                row.response?.contentType,
+                row.response?.shape,
+                row.count,
+                row.firstSeen,
+                row.lastSeen,
+              );
               return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
             });
           await client.query('BEGIN');
@@ -135,7 +151,8 @@ async function postgresCpuSeconds(postmaster: number): Promise<number> {
     // ppid is the 2nd of these fields; utime, stime, cutime, cstime the 12th to 15th.
     if (fields === null) continue;
     const own = Number(fields[11]) + Number(fields[12]);
-    if (Number(entry) === postmaster) ticks = (Number.isNaN(ticks) ? 0 : ticks) + own + Number(fields[13]) + Number(fields[14]);
+    if (Number(entry) === postmaster)
+      ticks = (Number.isNaN(ticks) ? 0 : ticks) + own + Number(fields[13]) + Number(fields[14]);
     else if (Number(fields[1]) === postmaster) ticks = (Number.isNaN(ticks) ? 0 : ticks) + own;
   }
   return ticks / CLOCK_TICKS;
@@ -144,8 +161,14 @@ async function postgresCpuSeconds(postmaster: number): Promise<number> {
 async function main(): Promise<void> {
   await withBenchBackend(AGENTS + 1, async ({ backend, pool, api }) => {
     const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
-    const { token } = await api<{ token: string }>('POST', '/projects/bench/tokens', { name: 'bench agents', scope: 'agent' });
-    await pool.query(`INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`, [JSON.stringify(SHAPES)]);
+    const { token } = await api<{ token: string }>('POST', '/projects/bench/tokens', {
+      name: 'bench agents',
+      scope: 'agent',
+    });
+    await pool.query(
+      `INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`,
+      [JSON.stringify(SHAPES)],
+    );
 
     // Two sets of agents: staging (evidence is recorded in each batch's transaction, issue 5) and
     // local (captures only, no evidence), so the cost of each part shows.
@@ -166,9 +189,27 @@ async function main(): Promise<void> {
       [plainCapture, project.id],
     );
 
-    const contenders: Array<{ label: string; run: (round: number) => Promise<number>; rates: number[]; nodeCpu: number; postgresCpu: number }> = [
-      ...sessions.map((session) => ({ label: session.label, run: (round: number) => ingestThroughBackend(session.agents, session.captureId, round), rates: [] as number[], nodeCpu: 0, postgresCpu: 0 })),
-      { label: 'plain INSERT … ON CONFLICT', run: (round: number) => ingestPlain(pool, plainCapture, round), rates: [] as number[], nodeCpu: 0, postgresCpu: 0 },
+    const contenders: Array<{
+      label: string;
+      run: (round: number) => Promise<number>;
+      rates: number[];
+      nodeCpu: number;
+      postgresCpu: number;
+    }> = [
+      ...sessions.map((session) => ({
+        label: session.label,
+        run: (round: number) => ingestThroughBackend(session.agents, session.captureId, round),
+        rates: [] as number[],
+        nodeCpu: 0,
+        postgresCpu: 0,
+      })),
+      {
+        label: 'plain INSERT … ON CONFLICT',
+        run: (round: number) => ingestPlain(pool, plainCapture, round),
+        rates: [] as number[],
+        nodeCpu: 0,
+        postgresCpu: 0,
+      },
     ];
     const [{ pid }] = (await pool.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
     const postmaster = Number((await procStat(pid))?.[1]);
@@ -183,24 +224,37 @@ async function main(): Promise<void> {
         contender.nodeCpu += (node.user + node.system) / 1e6;
         contender.postgresCpu += (await postgresCpuSeconds(postmaster)) - postgresBefore;
       }
-      console.log(`round ${round + 1}: ${contenders.map((c) => `${c.label} ${c.rates[round]?.toFixed(0)} obs/s`).join(', ')}`);
+      console.log(
+        `round ${round + 1}: ${contenders.map((c) => `${c.label} ${c.rates[round]?.toFixed(0)} obs/s`).join(', ')}`,
+      );
     }
     await Promise.all(sessions.flatMap((session) => session.agents.map((agent) => agent.close())));
     const plainRates = contenders[contenders.length - 1]?.rates ?? [];
     const plainMedian = median(plainRates);
-    console.log(`ingest (${AGENTS} agents × ${BATCHES_PER_AGENT} batches × ${ROWS_PER_BATCH} observations per round, medians of ${ROUNDS} rounds, aim ≥ 0.50 of plain):`);
+    console.log(
+      `ingest (${AGENTS} agents × ${BATCHES_PER_AGENT} batches × ${ROWS_PER_BATCH} observations per round, medians of ${ROUNDS} rounds, aim ≥ 0.50 of plain):`,
+    );
     for (const contender of contenders) {
       const rate = median(contender.rates);
       // Each round's own ratio too: the machine's load moves both contenders of a round alike.
       const perRound = contender.rates.map((r, round) => (r / (plainRates[round] as number)).toFixed(2)).join(' ');
-      console.log(`  ${contender.label.padEnd(28)} ${rate.toFixed(0).padStart(7)} obs/s  ratio to plain ${(rate / plainMedian).toFixed(2)}  (per round ${perRound})`);
+      console.log(
+        `  ${contender.label.padEnd(28)} ${rate.toFixed(0).padStart(7)} obs/s  ratio to plain ${(rate / plainMedian).toFixed(2)}  (per round ${perRound})`,
+      );
     }
     // CPU per 1,000 observations: this process (backend and simulated agents, or the plain writer) and PostgreSQL.
     const thousands = (ROUNDS * AGENTS * BATCHES_PER_AGENT * ROWS_PER_BATCH) / 1000;
     for (const contender of contenders) {
-      console.log(`  ${contender.label.padEnd(28)} CPU per 1,000 observations: node ${((contender.nodeCpu / thousands) * 1000).toFixed(1)} ms, postgres ${((contender.postgresCpu / thousands) * 1000).toFixed(1)} ms`);
+      console.log(
+        `  ${contender.label.padEnd(28)} CPU per 1,000 observations: node ${((contender.nodeCpu / thousands) * 1000).toFixed(1)} ms, postgres ${((contender.postgresCpu / thousands) * 1000).toFixed(1)} ms`,
+      );
     }
-    console.log(`  load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    console.log(
+      `  load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
   });
 }
 

@@ -30,17 +30,31 @@ const PRODUCTION_BUILDS = 200;
 const SAMPLES = 40;
 const ROUNDS = 3;
 
-
 const FP = fingerprint(responseShape);
 
 async function seed(pool: pg.Pool, projectId: string): Promise<void> {
   const q = (sql: string, params: unknown[] = []): Promise<pg.QueryResult> => pool.query(sql, params);
-  await q(`INSERT INTO shapes (fingerprint, shape) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [FP, JSON.stringify(responseShape)]);
-  await q(`INSERT INTO endpoints (project_id, method, path) SELECT $1, 'GET', '/resource' || i || '/{id}' FROM generate_series(1, $2::int) i`, [projectId, ENDPOINTS]);
+  await q(`INSERT INTO shapes (fingerprint, shape) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+    FP,
+    JSON.stringify(responseShape),
+  ]);
+  await q(
+    `INSERT INTO endpoints (project_id, method, path) SELECT $1, 'GET', '/resource' || i || '/{id}' FROM generate_series(1, $2::int) i`,
+    [projectId, ENDPOINTS],
+  );
   const responses = JSON.stringify([{ status: 200, contentType: 'application/json', shape: responseShape }]);
-  await q(`INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 0, NULL, $2::jsonb FROM endpoints WHERE project_id = $1`, [projectId, responses]);
-  await q(`INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 1, NULL, $2::jsonb FROM endpoints WHERE project_id = $1 AND path LIKE '%5/{id}'`, [projectId, responses]);
-  await q(`UPDATE endpoints e SET current_version_id = (SELECT v.id FROM endpoint_versions v WHERE v.endpoint_id = e.id ORDER BY major DESC, minor DESC LIMIT 1) WHERE project_id = $1`, [projectId]);
+  await q(
+    `INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 0, NULL, $2::jsonb FROM endpoints WHERE project_id = $1`,
+    [projectId, responses],
+  );
+  await q(
+    `INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 1, NULL, $2::jsonb FROM endpoints WHERE project_id = $1 AND path LIKE '%5/{id}'`,
+    [projectId, responses],
+  );
+  await q(
+    `UPDATE endpoints e SET current_version_id = (SELECT v.id FROM endpoint_versions v WHERE v.endpoint_id = e.id ORDER BY major DESC, minor DESC LIMIT 1) WHERE project_id = $1`,
+    [projectId],
+  );
   // Rows: first_seen staggered so "newest first" has an order; one capture per row.
   await q(
     `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
@@ -77,7 +91,10 @@ async function seed(pool: pg.Pool, projectId: string): Promise<void> {
       WHERE r.project_id = $1 AND e.project_id = $1`,
     [projectId],
   );
-  await q(REBUILD_CELLS_TEXT_SQL, [projectId, (await q('SELECT array_agg(id) AS ids FROM environment_rows WHERE project_id = $1', [projectId])).rows[0]?.ids]);
+  await q(REBUILD_CELLS_TEXT_SQL, [
+    projectId,
+    (await q('SELECT array_agg(id) AS ids FROM environment_rows WHERE project_id = $1', [projectId])).rows[0]?.ids,
+  ]);
   await q(
     `INSERT INTO evidence_current (project_id, kind, scope, endpoint_id, row_id, row_first_seen, version_id, version, drift, last_seen)
      SELECT DISTINCT ON (r.kind, r.scope, c.endpoint_id) $1::uuid, r.kind, r.scope, c.endpoint_id, r.id, r.first_seen, c.version_id, c.version, c.drift, c.last_seen
@@ -94,12 +111,23 @@ async function startBaseline(pool: pg.Pool, adminToken: string, dir: string): Pr
   const entry = process.env.SPECTATOR_BENCH_BASELINE;
   if (entry === undefined || entry === '') return null;
   const { startBackend } = (await import(path.resolve(entry))) as typeof import('../src/backend');
-  return startBackend({ port: 0, host: '127.0.0.1', databaseUrl: pool.options.connectionString, dataDir: dir, dashboardDir: dir, adminToken, logLevel: 'warn', runMigrations: false });
+  return startBackend({
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: pool.options.connectionString,
+    dataDir: dir,
+    dashboardDir: dir,
+    adminToken,
+    logLevel: 'warn',
+    runMigrations: false,
+  });
 }
 
 /** GET of a management route of `backend`, parsed as the harness's client does. */
 async function getFrom(backend: RunningBackend, route: string): Promise<unknown> {
-  const response = await fetch(`${backend.url}/api/v1${route}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+  const response = await fetch(`${backend.url}/api/v1${route}`, {
+    headers: { authorization: `Bearer ${backend.adminToken}` },
+  });
   if (!response.ok) throw new Error(`baseline GET ${route}: ${response.status}`);
   return response.json();
 }
@@ -122,11 +150,15 @@ async function main(): Promise<void> {
     const project = await api<{ id: string }>('POST', '/projects', { slug: 'bench', name: 'Bench' });
     const seedStarted = performance.now();
     await seed(pool, project.id);
-    const counts = (await pool.query<{ observations: string; evidence: string; cells: string; rows: string }>(
-      `SELECT (SELECT count(*) FROM observations) AS observations, (SELECT count(*) FROM evidence_observations) AS evidence,
+    const counts = (
+      await pool.query<{ observations: string; evidence: string; cells: string; rows: string }>(
+        `SELECT (SELECT count(*) FROM observations) AS observations, (SELECT count(*) FROM evidence_observations) AS evidence,
               (SELECT count(*) FROM evidence_cells) AS cells, (SELECT count(*) FROM environment_rows) AS rows`,
-    )).rows[0];
-    console.log(`seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${ENDPOINTS} endpoints, ${counts?.rows} rows, ${counts?.observations} observations, ${counts?.evidence} evidence exchanges, ${counts?.cells} cells`);
+      )
+    ).rows[0];
+    console.log(
+      `seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s: ${ENDPOINTS} endpoints, ${counts?.rows} rows, ${counts?.observations} observations, ${counts?.evidence} evidence exchanges, ${counts?.cells} cells`,
+    );
 
     const middle = (await get('/projects/bench/versions?kind=staging&limit=100')) as { nextCursor: string };
     // The least a per-request computation of "what runs in production" must read: the newest production observation per endpoint.
@@ -144,16 +176,30 @@ async function main(): Promise<void> {
     const matrixPages: Array<[string, string]> = [
       ['GET /versions (20 rows × 1,000 endpoints)', '/projects/bench/versions'],
       ['GET /versions?limit=100', '/projects/bench/versions?limit=100'],
-      ['GET /versions?kind=staging&cursor= (page 2)', `/projects/bench/versions?kind=staging&limit=20&cursor=${middle.nextCursor}`],
+      [
+        'GET /versions?kind=staging&cursor= (page 2)',
+        `/projects/bench/versions?kind=staging&limit=20&cursor=${middle.nextCursor}`,
+      ],
     ];
     const contenders: Array<[string, () => Promise<void>]> = [
       ...matrixPages.flatMap(([name, route]): Array<[string, () => Promise<void>]> => [
         [name, async () => void (await get(route))],
-        ...(baseline === null ? [] : [[`baseline ${name}`, async () => void (await getFrom(baseline, route))] as [string, () => Promise<void>]]),
+        ...(baseline === null
+          ? []
+          : [[`baseline ${name}`, async () => void (await getFrom(baseline, route))] as [string, () => Promise<void>]]),
       ]),
-      ['GET /evidence?environment=production', async () => void (await get('/projects/bench/evidence?environment=production'))],
-      ['GET /evidence?environment=ci&pullRequest=50', async () => void (await get('/projects/bench/evidence?environment=ci&pullRequest=50'))],
-      ['GET /evidence?environment=ci (newest of 100 PRs)', async () => void (await get('/projects/bench/evidence?environment=ci'))],
+      [
+        'GET /evidence?environment=production',
+        async () => void (await get('/projects/bench/evidence?environment=production')),
+      ],
+      [
+        'GET /evidence?environment=ci&pullRequest=50',
+        async () => void (await get('/projects/bench/evidence?environment=ci&pullRequest=50')),
+      ],
+      [
+        'GET /evidence?environment=ci (newest of 100 PRs)',
+        async () => void (await get('/projects/bench/evidence?environment=ci')),
+      ],
       ['naive: newest production observation per endpoint (SQL only)', naiveProduction],
     ];
     const samples = new Map<string, number[]>(contenders.map(([name]) => [name, []]));
@@ -165,38 +211,69 @@ async function main(): Promise<void> {
         p95s.get(name)?.push(percentile(times, 95));
       }
     }
-    console.log(`\n${'call'.padEnd(62)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)}  (median over ${ROUNDS} alternating rounds)`);
+    console.log(
+      `\n${'call'.padEnd(62)} ${'p50 ms'.padStart(8)} ${'p95 ms'.padStart(8)}  (median over ${ROUNDS} alternating rounds)`,
+    );
     for (const [name] of contenders) {
-      console.log(`${name.padEnd(62)} ${median(samples.get(name) ?? []).toFixed(1).padStart(8)} ${median(p95s.get(name) ?? []).toFixed(1).padStart(8)}`);
+      console.log(
+        `${name.padEnd(62)} ${median(samples.get(name) ?? [])
+          .toFixed(1)
+          .padStart(8)} ${median(p95s.get(name) ?? [])
+          .toFixed(1)
+          .padStart(8)}`,
+      );
     }
     const evidenceP50 = median(samples.get('GET /evidence?environment=production') ?? []);
     const naiveP50 = median(samples.get('naive: newest production observation per endpoint (SQL only)') ?? []);
-    console.log(`\nratio (p50): naive SQL lookup / precomputed evidence API = ${(naiveP50 / evidenceP50).toFixed(1)}x (the naive side is SQL only, no HTTP, no conformance)`);
+    console.log(
+      `\nratio (p50): naive SQL lookup / precomputed evidence API = ${(naiveP50 / evidenceP50).toFixed(1)}x (the naive side is SQL only, no HTTP, no conformance)`,
+    );
 
     // What the stored texts cost writers: a batch that changes a row's cells rewrites that row's
     // text; a first documented endpoint rewrites every row's (rows × endpoints cells).
-    const rowIds = (await pool.query<{ id: string }>('SELECT id FROM environment_rows WHERE project_id = $1 ORDER BY first_seen DESC', [project.id])).rows.map((r) => r.id);
-    const oneRow = await time(async () => void (await pool.query(REBUILD_CELLS_TEXT_SQL, [project.id, [rowIds[0]]])), SAMPLES);
+    const rowIds = (
+      await pool.query<{ id: string }>(
+        'SELECT id FROM environment_rows WHERE project_id = $1 ORDER BY first_seen DESC',
+        [project.id],
+      )
+    ).rows.map((r) => r.id);
+    const oneRow = await time(
+      async () => void (await pool.query(REBUILD_CELLS_TEXT_SQL, [project.id, [rowIds[0]]])),
+      SAMPLES,
+    );
     const allRows = await time(async () => void (await pool.query(REBUILD_CELLS_TEXT_SQL, [project.id, rowIds])), 3);
     // A first documentation through the API: every row's text gains the column (spliced, not rebuilt).
     let documented = 0;
     const documentNew = async (): Promise<void> => {
       const path = `/resource${++documented}/{id}/new`;
       const schema = { type: 'object', properties: { id: { type: 'number' } }, required: ['id'] };
-      const proposal = await api<{ id: string }>('POST', '/projects/bench/proposals', { title: path, endpoints: [{ method: 'GET', path, responses: [{ status: 200, contentType: 'application/json', schema }] }] });
+      const proposal = await api<{ id: string }>('POST', '/projects/bench/proposals', {
+        title: path,
+        endpoints: [{ method: 'GET', path, responses: [{ status: 200, contentType: 'application/json', schema }] }],
+      });
       await api('POST', `/projects/bench/proposals/${proposal.id}/approve`);
     };
     const firstDocumentation = await time(documentNew, 3);
-    console.log(`rewriting the cells text of 1 row (${ENDPOINTS} cells): p50 ${median(oneRow).toFixed(1)} ms, p95 ${percentile(oneRow, 95).toFixed(1)} ms; rebuilding all ${rowIds.length} rows: median ${median(allRows).toFixed(0)} ms`);
-    console.log(`documenting a new endpoint through the API (proposal + approval; every row's text gains the column): median ${median(firstDocumentation).toFixed(0)} ms`);
+    console.log(
+      `rewriting the cells text of 1 row (${ENDPOINTS} cells): p50 ${median(oneRow).toFixed(1)} ms, p95 ${percentile(oneRow, 95).toFixed(1)} ms; rebuilding all ${rowIds.length} rows: median ${median(allRows).toFixed(0)} ms`,
+    );
+    console.log(
+      `documenting a new endpoint through the API (proposal + approval; every row's text gains the column): median ${median(firstDocumentation).toFixed(0)} ms`,
+    );
     for (const [name] of baseline === null ? [] : matrixPages) {
       const ratio = (stat: (values: number[]) => number): string =>
         (stat(samples.get(`baseline ${name}`) ?? []) / stat(samples.get(name) ?? [])).toFixed(2);
-      console.log(`baseline / this build, ${name}: p50 ${ratio(median)}x, p95 ${(median(p95s.get(`baseline ${name}`) ?? []) / median(p95s.get(name) ?? [])).toFixed(2)}x`);
+      console.log(
+        `baseline / this build, ${name}: p50 ${ratio(median)}x, p95 ${(median(p95s.get(`baseline ${name}`) ?? []) / median(p95s.get(name) ?? [])).toFixed(2)}x`,
+      );
     }
     await baseline?.close();
     await rm(baselineDir, { recursive: true, force: true });
-    const worst = Math.max(...[...p95s.entries()].filter(([name]) => !name.startsWith('naive') && !name.startsWith('baseline')).map(([, values]) => median(values)));
+    const worst = Math.max(
+      ...[...p95s.entries()]
+        .filter(([name]) => !name.startsWith('naive') && !name.startsWith('baseline'))
+        .map(([, values]) => median(values)),
+    );
     console.log(`worst API p95: ${worst.toFixed(1)} ms (target < 100 ms): ${worst < 100 ? 'met' : 'NOT met'}`);
   });
 }

@@ -49,14 +49,20 @@ async function writeSeededBatch(pool: pg.Pool, projectId: string, captureId: str
       last_seen: now,
     }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  await pool.query(WRITE_BATCH, writeBatchParameters({ batchId: randomUUID(), projectId, captureId, observations: rows.length, shapes: [] }, rows));
+  await pool.query(
+    WRITE_BATCH,
+    writeBatchParameters({ batchId: randomUUID(), projectId, captureId, observations: rows.length, shapes: [] }, rows),
+  );
 }
 
 async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
   const fpRequest = fingerprint(requestShape);
   const fpResponse = fingerprint(responseShape);
   const fpDrift = fingerprint(driftShape);
-  const documented = { request: { contentType: 'application/json', shape: requestShape }, responses: [{ status: 201, contentType: 'application/json', shape: responseShape }] };
+  const documented = {
+    request: { contentType: 'application/json', shape: requestShape },
+    responses: [{ status: 201, contentType: 'application/json', shape: responseShape }],
+  };
   const t0 = performance.now();
   await pool.query(
     `INSERT INTO endpoints (project_id, method, path, description) SELECT $1, 'POST', '/item' || i, 'seeded' FROM generate_series(1, $2::int) i`,
@@ -79,7 +85,11 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
   // One row per endpoint per capture; every 50th endpoint sends a drifting request body. Seeding
   // only: foreign-key triggers off and the aggregate index rebuilt once afterwards, for speed.
   const client = await pool.connect();
-  const index = (await client.query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'observations_aggregate_key'`)).rows[0]?.indexdef as string;
+  const index = (
+    await client.query<{ indexdef: string }>(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'observations_aggregate_key'`,
+    )
+  ).rows[0]?.indexdef as string;
   await client.query('SET session_replication_role = replica');
   await client.query('DROP INDEX observations_aggregate_key');
   await client.query(
@@ -100,9 +110,19 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
   await client.query('SET session_replication_role = DEFAULT');
   client.release();
   await pool.query('ANALYZE');
-  const count = (await pool.query<{ n: string }>('SELECT count(*) AS n FROM observations o JOIN captures c ON c.id = o.capture_id WHERE c.project_id = $1', [projectId])).rows[0]?.n;
-  console.log(`seeded ${ENDPOINTS} endpoints (${ENDPOINTS / 2} documented), ${CAPTURES} captures, ${count} observations in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  const latest = await pool.query<{ id: string }>('SELECT id FROM captures WHERE project_id = $1 ORDER BY started_at DESC LIMIT 1', [projectId]);
+  const count = (
+    await pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM observations o JOIN captures c ON c.id = o.capture_id WHERE c.project_id = $1',
+      [projectId],
+    )
+  ).rows[0]?.n;
+  console.log(
+    `seeded ${ENDPOINTS} endpoints (${ENDPOINTS / 2} documented), ${CAPTURES} captures, ${count} observations in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+  const latest = await pool.query<{ id: string }>(
+    'SELECT id FROM captures WHERE project_id = $1 ORDER BY started_at DESC LIMIT 1',
+    [projectId],
+  );
   return latest.rows[0]?.id as string;
 }
 
@@ -184,7 +204,10 @@ const BEFORE_DIFFS = `SELECT e.id, e.current_version_id, o.method, o.path, o.sta
 
 async function main(): Promise<void> {
   await withBenchBackend(2, async ({ backend, pool, api }) => {
-    await pool.query(`INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`, [JSON.stringify(SHAPES)]);
+    await pool.query(
+      `INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`,
+      [JSON.stringify(SHAPES)],
+    );
     const views = await api<{ id: string }>('POST', '/projects', { slug: 'views', name: 'Views' });
     const latest = await seedViews(pool, views.id);
     const base = `${backend.url}/api/v1/projects/views/captures/${latest}`;
@@ -193,20 +216,47 @@ async function main(): Promise<void> {
     // A batch row that does not list the endpoints it touched: the next call computes the view in
     // full, which is what every first call after a batch cost before views were patched.
     const unlistedBatch = (): Promise<unknown> =>
-      pool.query(`INSERT INTO processed_batches (batch_id, project_id, capture_id, observations) VALUES (gen_random_uuid(), $1, $2, 0)`, [views.id, latest]);
-    for (const [view, before] of [['undocumented', BEFORE_UNDOCUMENTED], ['diffs', BEFORE_DIFFS]] as const) {
+      pool.query(
+        `INSERT INTO processed_batches (batch_id, project_id, capture_id, observations) VALUES (gen_random_uuid(), $1, $2, 0)`,
+        [views.id, latest],
+      );
+    for (const [view, before] of [
+      ['undocumented', BEFORE_UNDOCUMENTED],
+      ['diffs', BEFORE_DIFFS],
+    ] as const) {
       const results = await timeRounds(QUERY_SAMPLES, [
-        { label: `after a new batch of ${BATCH_ENDPOINTS} endpoints (patched)`, prepare: newBatch, run: () => apiCall(`${base}/${view}`, backend.adminToken) },
-        { label: 'after a batch that did not list its endpoints (computed in full)', prepare: unlistedBatch, run: () => apiCall(`${base}/${view}`, backend.adminToken) },
+        {
+          label: `after a new batch of ${BATCH_ENDPOINTS} endpoints (patched)`,
+          prepare: newBatch,
+          run: () => apiCall(`${base}/${view}`, backend.adminToken),
+        },
+        {
+          label: 'after a batch that did not list its endpoints (computed in full)',
+          prepare: unlistedBatch,
+          run: () => apiCall(`${base}/${view}`, backend.adminToken),
+        },
         { label: 'unchanged since the last call', run: () => apiCall(`${base}/${view}`, backend.adminToken) },
-        { label: 'the SQL alone of the view before summaries', run: async () => ({ items: (await pool.query(before, [latest, views.id])).rowCount ?? 0 }) },
+        {
+          label: 'the SQL alone of the view before summaries',
+          run: async () => ({ items: (await pool.query(before, [latest, views.id])).rowCount ?? 0 }),
+        },
       ]);
       const sql = results[3] as { p50: number };
       for (const t of results) {
-        const lastByte = t.lastByte === undefined ? '' : ` (to the last byte, before the client parses it: p50 ${t.lastByte.p50.toFixed(1)} ms, p95 ${t.lastByte.p95.toFixed(1)} ms)`;
-        console.log(`${view}, ${t.label} (${t.items} rows): p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms${lastByte}; p50 ratio to that SQL ${(t.p50 / sql.p50).toFixed(2)}`);
+        const lastByte =
+          t.lastByte === undefined
+            ? ''
+            : ` (to the last byte, before the client parses it: p50 ${t.lastByte.p50.toFixed(1)} ms, p95 ${t.lastByte.p95.toFixed(1)} ms)`;
+        console.log(
+          `${view}, ${t.label} (${t.items} rows): p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms${lastByte}; p50 ratio to that SQL ${(t.p50 / sql.p50).toFixed(2)}`,
+        );
       }
-      console.log(`  load average ${os.loadavg().map((load) => load.toFixed(1)).join(' ')}`);
+      console.log(
+        `  load average ${os
+          .loadavg()
+          .map((load) => load.toFixed(1))
+          .join(' ')}`,
+      );
     }
   });
 }

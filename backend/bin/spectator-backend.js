@@ -5,7 +5,9 @@ const path = require('node:path');
 
 const main = path.join(__dirname, '../dist/src/main.js');
 if (!fs.existsSync(main)) {
-  process.stderr.write(`spectator-backend: not built yet; run \`npm run build\` in ${path.resolve(__dirname, '../..')}\n`);
+  process.stderr.write(
+    `spectator-backend: not built yet; run \`npm run build\` in ${path.resolve(__dirname, '../..')}\n`,
+  );
   process.exit(1);
 }
 require(main);

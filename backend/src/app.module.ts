@@ -49,7 +49,16 @@ export class AppModule {
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      controllers: [HealthController, MeController, ProjectsController, CapturesController, PathHintsController, EndpointsController, AgentsController, ...EVIDENCE_CONTROLLERS],
+      controllers: [
+        HealthController,
+        MeController,
+        ProjectsController,
+        CapturesController,
+        PathHintsController,
+        EndpointsController,
+        AgentsController,
+        ...EVIDENCE_CONTROLLERS,
+      ],
       providers: [
         { provide: RUNTIME, useValue: runtime },
         { provide: APP_GUARD, useExisting: AuthGuard },

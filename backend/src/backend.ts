@@ -38,7 +38,11 @@ const ADMIN_TOKEN_FILE = 'admin-token';
  * The database URL to use: the configured one, or an embedded PostgreSQL under `<dataDir>/pg`.
  * `source` names where it came from, for an error that cannot reach it.
  */
-export async function resolveDatabase(databaseUrl: string | null, dataDir: string, log: Logger): Promise<{ url: string; embedded: EmbeddedDatabase | null; source: string }> {
+export async function resolveDatabase(
+  databaseUrl: string | null,
+  dataDir: string,
+  log: Logger,
+): Promise<{ url: string; embedded: EmbeddedDatabase | null; source: string }> {
   if (databaseUrl !== null) return { url: databaseUrl, embedded: null, source: 'DATABASE_URL' };
   const dir = path.join(dataDir, 'pg');
   log.info({ dir }, 'DATABASE_URL not set: starting embedded PostgreSQL');
@@ -146,7 +150,9 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
     app,
     new DocumentBuilder()
       .setTitle('Spectator management API')
-      .setDescription('Captures, undocumented endpoints, diffs, documentation and versions. Errors: {statusCode, error, message}.')
+      .setDescription(
+        'Captures, undocumented endpoints, diffs, documentation and versions. Errors: {statusCode, error, message}.',
+      )
       .setVersion('1')
       .addBearerAuth()
       .build(),
@@ -158,7 +164,11 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
     app.useStaticAssets(runtime.config.dashboardDir, { index: 'index.html' });
     // SPA fallback: client-side routes get index.html; the API and metrics keep their 404s.
     app.use((request: Request, response: Response, next: NextFunction) => {
-      if ((request.method === 'GET' || request.method === 'HEAD') && !request.path.startsWith('/api') && request.path !== '/metrics') {
+      if (
+        (request.method === 'GET' || request.method === 'HEAD') &&
+        !request.path.startsWith('/api') &&
+        request.path !== '/metrics'
+      ) {
         response.sendFile(index);
         return;
       }
@@ -171,7 +181,12 @@ function configureHttp(app: NestExpressApplication, runtime: Runtime): void {
  * The bootstrap admin token: the configured one; else one generated at the first start, printed
  * once and kept in `<dataDir>/admin-token` (mode 0600); else the one from that file.
  */
-async function bootstrapAdminToken(tokens: TokensService, configured: string | null, dataDir: string, log: Logger): Promise<string> {
+async function bootstrapAdminToken(
+  tokens: TokensService,
+  configured: string | null,
+  dataDir: string,
+  log: Logger,
+): Promise<string> {
   const { token, generated } = await tokens.ensureAdminToken(configured);
   const file = path.join(dataDir, ADMIN_TOKEN_FILE);
   if (generated && token !== null) {

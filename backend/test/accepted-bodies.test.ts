@@ -1,5 +1,18 @@
-import type { DiffResponse, DocumentationResponse, EndpointResponse, ObservedEndpointResponse, ProjectResponse, TokenResponse } from '@spectator/shared';
-import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
+import type {
+  DiffResponse,
+  DocumentationResponse,
+  EndpointResponse,
+  ObservedEndpointResponse,
+  ProjectResponse,
+  TokenResponse,
+} from '@spectator/shared';
+import {
+  batchMessage,
+  connectTestAgent,
+  helloMessage,
+  type TestAgent,
+  type TestExchange,
+} from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 
 // The documented request is what the API accepted (2xx/3xx). A 400 for a bad `author` used to be
@@ -9,8 +22,20 @@ let backend: TestBackend;
 let agent: TestAgent;
 const captures: string[] = [];
 
-const created: TestExchange = { method: 'POST', path: '/posts', status: 201, request: { title: 't', author: 'a' }, response: { id: 1, title: 't', author: 'a' } };
-const rejected: TestExchange = { method: 'POST', path: '/posts', status: 400, request: { title: 't', author: { name: 'x' } }, response: { error: 'author must be a string' } };
+const created: TestExchange = {
+  method: 'POST',
+  path: '/posts',
+  status: 201,
+  request: { title: 't', author: 'a' },
+  response: { id: 1, title: 't', author: 'a' },
+};
+const rejected: TestExchange = {
+  method: 'POST',
+  path: '/posts',
+  status: 400,
+  request: { title: 't', author: { name: 'x' } },
+  response: { error: 'author must be a string' },
+};
 
 async function send(exchanges: TestExchange[]): Promise<void> {
   const batch = batchMessage(captures.at(-1) as string, exchanges);
@@ -25,8 +50,11 @@ async function get<T>(route: string): Promise<T> {
 
 beforeAll(async () => {
   backend = await startTestBackend();
-  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'bodies', name: 'Bodies' })).status).toBe(201);
-  const token = (await backend.api<TokenResponse>('POST', '/projects/bodies/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'bodies', name: 'Bodies' })).status).toBe(
+    201,
+  );
+  const token = (await backend.api<TokenResponse>('POST', '/projects/bodies/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
   agent = await connectTestAgent(backend.url, token);
   const hello = helloMessage();
   expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
@@ -41,14 +69,18 @@ describe('documented request bodies come from accepted exchanges', () => {
   it('reviews the request of 2xx exchanges, and shows the 4xx request bodies apart as rejected', async () => {
     await send([created, { ...created, count: 2 }, rejected]);
     const observed = await get<ObservedEndpointResponse>(`/captures/${captures[0]}/observed?method=POST&path=/posts`);
-    expect(observed.request?.shape).toMatchObject({ properties: { title: { type: 'string' }, author: { type: 'string' } } });
+    expect(observed.request?.shape).toMatchObject({
+      properties: { title: { type: 'string' }, author: { type: 'string' } },
+    });
     expect(observed.responses.map((r) => r.status)).toEqual([201, 400]);
     expect(observed.rejectedRequests).toEqual([
       {
         status: 400,
         interactions: 1,
         contentType: 'application/json',
-        shape: expect.objectContaining({ properties: expect.objectContaining({ author: expect.objectContaining({ type: 'object' }) }) }),
+        shape: expect.objectContaining({
+          properties: expect.objectContaining({ author: expect.objectContaining({ type: 'object' }) }),
+        }),
       },
     ]);
   });
@@ -66,7 +98,11 @@ describe('documented request bodies come from accepted exchanges', () => {
 
   it('offers no request change for rejected bodies: a 400 as documented is no diff, a new 4xx status only a response change', async () => {
     const id = crypto.randomUUID();
-    agent.send({ type: 'capture', capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' }, previous: { id: captures[0] as string, endedAt: new Date().toISOString() } });
+    agent.send({
+      type: 'capture',
+      capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
+      previous: { id: captures[0] as string, endedAt: new Date().toISOString() },
+    });
     captures.push(id);
     await send([created, rejected, { ...rejected, request: { author: 7 } }]);
     expect(await get<DiffResponse[]>(`/captures/${id}/diffs`)).toEqual([]);

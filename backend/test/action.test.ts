@@ -89,8 +89,11 @@ async function runAction(inputs: Record<string, string>, event: Context['event']
   fs.mkdirSync(temp);
   const summary = path.join(runner, 'summary.md');
   fs.writeFileSync(summary, '');
-  const withDefaults = Object.fromEntries(Object.entries(action.inputs).map(([name, input]) => [name, inputs[name] ?? input.default ?? '']));
-  for (const [name, input] of Object.entries(action.inputs)) if (input.required) expect({ name, given: withDefaults[name] !== '' }).toEqual({ name, given: true });
+  const withDefaults = Object.fromEntries(
+    Object.entries(action.inputs).map(([name, input]) => [name, inputs[name] ?? input.default ?? '']),
+  );
+  for (const [name, input] of Object.entries(action.inputs))
+    if (input.required) expect({ name, given: withDefaults[name] !== '' }).toEqual({ name, given: true });
   const context: Context = { inputs: withDefaults, event, steps: {} };
   const paths: string[] = [];
   let output = '';
@@ -121,16 +124,35 @@ async function runAction(inputs: Record<string, string>, event: Context['event']
       ...Object.fromEntries(Object.entries(step.env ?? {}).map(([key, text]) => [key, interpolate(text, context)])),
     };
     const code = await new Promise<number>((resolve) => {
-      const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', interpolate(step.run, context)], { env, cwd: runner, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['--noprofile', '--norc', '-eo', 'pipefail', '-c', interpolate(step.run, context)], {
+        env,
+        cwd: runner,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));
       child.once('exit', (exit) => resolve(exit ?? 1));
     });
-    if (step.id) context.steps[step.id] = { outputs: Object.fromEntries(fs.readFileSync(outputFile, 'utf8').split('\n').filter(Boolean).map((line) => line.split(/=(.*)/s, 2) as [string, string])) };
+    if (step.id)
+      context.steps[step.id] = {
+        outputs: Object.fromEntries(
+          fs
+            .readFileSync(outputFile, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => line.split(/=(.*)/s, 2) as [string, string]),
+        ),
+      };
     paths.unshift(...fs.readFileSync(pathFile, 'utf8').split('\n').filter(Boolean));
     if (code !== 0) failed = true;
   }
-  const result = { code: failed ? 1 : 0, output, summary: fs.readFileSync(summary, 'utf8'), ran, outputs: context.steps };
+  const result = {
+    code: failed ? 1 : 0,
+    output,
+    summary: fs.readFileSync(summary, 'utf8'),
+    ran,
+    outputs: context.steps,
+  };
   fs.rmSync(runner, { recursive: true, force: true });
   return result;
 }
@@ -149,12 +171,23 @@ describe('action.yml, run as a GitHub runner runs it', () => {
     ports.listen = await freePort();
     ports.admin = await freePort();
     await backend.api('POST', '/projects', { slug: 'shop', name: 'Shop' });
-    for (const scope of ['agent', 'read'] as const) tokens[scope] = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: scope, scope })).body.token as string;
+    for (const scope of ['agent', 'read'] as const)
+      tokens[scope] = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: scope, scope })).body
+        .token as string;
     // The agent as users install it: its npm package.
-    const name = execFileSync('npm', ['pack', '-w', '@spectator/agent', '--pack-destination', work, '--silent'], { cwd: ROOT, encoding: 'utf8' }).trim().split('\n').pop()!;
+    const name = execFileSync('npm', ['pack', '-w', '@spectator/agent', '--pack-destination', work, '--silent'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .pop()!;
     tarball = path.join(work, name);
     app = path.join(work, 'app.js');
-    fs.writeFileSync(app, `require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify([{ id: 1, name: 'pen' }])); }).listen(Number(process.env.PORT), '127.0.0.1');`);
+    fs.writeFileSync(
+      app,
+      `require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json' }); res.end(JSON.stringify([{ id: 1, name: 'pen' }])); }).listen(Number(process.env.PORT), '127.0.0.1');`,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -176,9 +209,14 @@ describe('action.yml, run as a GitHub runner runs it', () => {
 
   it('a pull request from a fork (no token) skips with one clear line, at once', async () => {
     const started = Date.now();
-    const result = await runAction({ ...inputs(), token: '', 'read-token': '' }, { pull_request: { number: 7, head: { sha: headSha } } });
+    const result = await runAction(
+      { ...inputs(), token: '', 'read-token': '' },
+      { pull_request: { number: 7, head: { sha: headSha } } },
+    );
     expect(result.code).toBe(0);
-    expect(result.output.trim().split('\n')).toEqual(['Spectator skipped: no agent token (pull requests from forks get no secrets).']);
+    expect(result.output.trim().split('\n')).toEqual([
+      'Spectator skipped: no agent token (pull requests from forks get no secrets).',
+    ]);
     expect(result.ran).toHaveLength(1);
     expect(result.outputs.context?.outputs.skip).toBe('true');
     expect(Date.now() - started).toBeLessThan(10_000);

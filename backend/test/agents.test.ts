@@ -27,7 +27,10 @@ async function agentByKey(key: string): Promise<AgentResponse | undefined> {
   return (await agents()).find((a) => a.agentKey === key);
 }
 
-async function connect(agentId: string, environment: Parameters<typeof helloMessage>[0] = {}): Promise<{ agent: TestAgent; captureId: string }> {
+async function connect(
+  agentId: string,
+  environment: Parameters<typeof helloMessage>[0] = {},
+): Promise<{ agent: TestAgent; captureId: string }> {
   const agent = await connectTestAgent(first.url, tokens.agent);
   const hello = helloMessage({ agentId, ...environment });
   expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
@@ -37,10 +40,15 @@ async function connect(agentId: string, environment: Parameters<typeof helloMess
 beforeAll(async () => {
   first = await startTestBackend();
   second = await startTestReplica(first);
-  for (const slug of ['fleet', 'other']) expect((await first.api<ProjectResponse>('POST', '/projects', { slug, name: slug })).status).toBe(201);
-  tokens.agent = (await first.api<TokenResponse>('POST', '/projects/fleet/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
-  tokens.read = (await first.api<TokenResponse>('POST', '/projects/fleet/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
-  tokens.otherRead = (await first.api<TokenResponse>('POST', '/projects/other/tokens', { name: 'other', scope: 'read' })).body.token as string;
+  for (const slug of ['fleet', 'other'])
+    expect((await first.api<ProjectResponse>('POST', '/projects', { slug, name: slug })).status).toBe(201);
+  tokens.agent = (await first.api<TokenResponse>('POST', '/projects/fleet/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
+  tokens.read = (await first.api<TokenResponse>('POST', '/projects/fleet/tokens', { name: 'dashboard', scope: 'read' }))
+    .body.token as string;
+  tokens.otherRead = (
+    await first.api<TokenResponse>('POST', '/projects/other/tokens', { name: 'other', scope: 'read' })
+  ).body.token as string;
   db = new pg.Client({ connectionString: first.databaseUrl });
   await db.connect();
 });
@@ -53,7 +61,10 @@ afterAll(async () => {
 describe('GET /projects/{p}/agents', () => {
   it('lists an agent after its hello as connected, with environment, commit and build of its capture, on another replica too', async () => {
     expect(await agents()).toEqual([]);
-    const { agent, captureId } = await connect('ci-runner', { environment: { kind: 'ci', pullRequest: '42', commit: 'abc123', build: 'b-7' }, agentVersion: '1.2.3' });
+    const { agent, captureId } = await connect('ci-runner', {
+      environment: { kind: 'ci', pullRequest: '42', commit: 'abc123', build: 'b-7' },
+      agentVersion: '1.2.3',
+    });
     const listed = await agentByKey('ci-runner');
     expect(listed).toEqual({
       id: expect.any(String),
@@ -68,18 +79,34 @@ describe('GET /projects/{p}/agents', () => {
       lastSeen: expect.any(String),
       connected: true,
     });
-    expect(Date.parse((listed as AgentResponse).lastSeen)).toBeGreaterThanOrEqual(Date.parse((listed as AgentResponse).firstSeen));
+    expect(Date.parse((listed as AgentResponse).lastSeen)).toBeGreaterThanOrEqual(
+      Date.parse((listed as AgentResponse).firstSeen),
+    );
 
     await agent.close();
-    const closed = await eventually(() => agentByKey('ci-runner'), (a) => a?.connected === false, 5000);
-    expect(Date.parse((closed as AgentResponse).lastSeen)).toBeGreaterThanOrEqual(Date.parse((listed as AgentResponse).lastSeen));
+    const closed = await eventually(
+      () => agentByKey('ci-runner'),
+      (a) => a?.connected === false,
+      5000,
+    );
+    expect(Date.parse((closed as AgentResponse).lastSeen)).toBeGreaterThanOrEqual(
+      Date.parse((listed as AgentResponse).lastSeen),
+    );
   });
 
   it('follows the newest capture: a reconnect with a new commit moves environment, commit and currentCaptureId', async () => {
     const { agent: before } = await connect('stage', { environment: { kind: 'staging', commit: 'old' } });
     await before.close();
-    const { agent, captureId } = await connect('stage', { environment: { kind: 'staging', commit: 'new', build: '2' } });
-    expect(await agentByKey('stage')).toMatchObject({ environment: { kind: 'staging', name: 'staging' }, commit: 'new', build: '2', currentCaptureId: captureId, connected: true });
+    const { agent, captureId } = await connect('stage', {
+      environment: { kind: 'staging', commit: 'new', build: '2' },
+    });
+    expect(await agentByKey('stage')).toMatchObject({
+      environment: { kind: 'staging', name: 'staging' },
+      commit: 'new',
+      build: '2',
+      currentCaptureId: captureId,
+      connected: true,
+    });
     await agent.close();
   });
 
@@ -89,9 +116,15 @@ describe('GET /projects/{p}/agents', () => {
     try {
       const { agent } = await connect('announced');
       const agentId = (await agentByKey('announced'))?.id;
-      await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && e.connected));
+      await eventually(
+        () => dashboard.events,
+        (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && e.connected),
+      );
       await agent.close();
-      await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && !e.connected));
+      await eventually(
+        () => dashboard.events,
+        (events) => events.some((e) => e.type === 'agent.connection' && e.agentId === agentId && !e.connected),
+      );
       // Only this agent's events: an agent of an earlier test may still be announced leaving.
       expect(dashboard.events.filter((e) => e.type === 'agent.connection' && e.agentId === agentId)).toEqual([
         { type: 'agent.connection', agentId, connected: true },
@@ -109,19 +142,36 @@ describe('GET /projects/{p}/agents', () => {
     const { agent: fresh } = await connect('flappy');
     await old.close();
     // Give the old connection's close time to be recorded, then it must still count as connected.
-    await eventually(async () => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_connections k JOIN agents a ON a.id = k.agent_id WHERE a.agent_key = 'flappy' AND k.closed_at IS NOT NULL`)).rows[0]?.n, (n) => n === 1, 5000);
+    await eventually(
+      async () =>
+        (
+          await db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM agent_connections k JOIN agents a ON a.id = k.agent_id WHERE a.agent_key = 'flappy' AND k.closed_at IS NOT NULL`,
+          )
+        ).rows[0]?.n,
+      (n) => n === 1,
+      5000,
+    );
     expect(await agentByKey('flappy')).toMatchObject({ connected: true });
     await fresh.close();
-    await eventually(() => agentByKey('flappy'), (a) => a?.connected === false, 5000);
+    await eventually(
+      () => agentByKey('flappy'),
+      (a) => a?.connected === false,
+      5000,
+    );
   });
 
   it('treats an open connection whose replica stopped refreshing its heartbeat as not connected', async () => {
     const { agent } = await connect('orphan');
     expect(await agentByKey('orphan')).toMatchObject({ connected: true });
     // What a replica that died leaves behind: closed_at never set, heartbeat no longer refreshed.
-    await db.query(`UPDATE agent_connections SET heartbeat_at = now() - interval '91 seconds' WHERE agent_id = (SELECT id FROM agents WHERE agent_key = 'orphan')`);
+    await db.query(
+      `UPDATE agent_connections SET heartbeat_at = now() - interval '91 seconds' WHERE agent_id = (SELECT id FROM agents WHERE agent_key = 'orphan')`,
+    );
     expect(await agentByKey('orphan')).toMatchObject({ connected: false });
-    await db.query(`UPDATE agent_connections SET heartbeat_at = now() - interval '60 seconds' WHERE agent_id = (SELECT id FROM agents WHERE agent_key = 'orphan')`);
+    await db.query(
+      `UPDATE agent_connections SET heartbeat_at = now() - interval '60 seconds' WHERE agent_id = (SELECT id FROM agents WHERE agent_key = 'orphan')`,
+    );
     expect(await agentByKey('orphan')).toMatchObject({ connected: true });
     await agent.close();
   });
@@ -130,7 +180,11 @@ describe('GET /projects/{p}/agents', () => {
     const { agent } = await connect('beating');
     const agentId = (await agentByKey('beating'))?.id as string;
     await agent.close();
-    await eventually(() => agentByKey('beating'), (a) => a?.connected === false, 5000);
+    await eventually(
+      () => agentByKey('beating'),
+      (a) => a?.connected === false,
+      5000,
+    );
     const ds = createDataSource(first.databaseUrl, 2);
     await ds.initialize();
     try {
@@ -148,12 +202,24 @@ describe('GET /projects/{p}/agents', () => {
         [agentId],
       );
       // The timer brings the connection and its last seen back within a few intervals.
-      await eventually(() => agentByKey('beating'), (a) => a?.connected === true && Date.now() - Date.parse(a.lastSeen) < 60_000, 5000);
+      await eventually(
+        () => agentByKey('beating'),
+        (a) => a?.connected === true && Date.now() - Date.parse(a.lastSeen) < 60_000,
+        5000,
+      );
       await presence.close();
       expect(await agentByKey('beating')).toMatchObject({ connected: false });
-      const closedAt = (await db.query<{ at: Date }>('SELECT heartbeat_at AS at FROM agent_connections WHERE agent_id = $1', [agentId])).rows[0]?.at;
+      const closedAt = (
+        await db.query<{ at: Date }>('SELECT heartbeat_at AS at FROM agent_connections WHERE agent_id = $1', [agentId])
+      ).rows[0]?.at;
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect((await db.query<{ at: Date }>('SELECT heartbeat_at AS at FROM agent_connections WHERE agent_id = $1', [agentId])).rows[0]?.at).toEqual(closedAt);
+      expect(
+        (
+          await db.query<{ at: Date }>('SELECT heartbeat_at AS at FROM agent_connections WHERE agent_id = $1', [
+            agentId,
+          ])
+        ).rows[0]?.at,
+      ).toEqual(closedAt);
     } finally {
       await ds.destroy();
     }
@@ -174,10 +240,22 @@ describe('GET /projects/{p}/agents', () => {
     expect((await apiCall(second.url, null, 'GET', '/projects/fleet/agents')).status).toBe(401);
     expect((await apiCall(second.url, tokens.agent, 'GET', '/projects/fleet/agents')).status).toBe(403);
     // Another project's token is told the project does not exist, as for an unknown slug.
-    expect(await apiCall(second.url, tokens.otherRead, 'GET', '/projects/fleet/agents')).toMatchObject({ status: 404, body: { message: 'project fleet does not exist' } });
+    expect(await apiCall(second.url, tokens.otherRead, 'GET', '/projects/fleet/agents')).toMatchObject({
+      status: 404,
+      body: { message: 'project fleet does not exist' },
+    });
     expect((await apiCall(second.url, second.adminToken, 'GET', '/projects/fleet/agents')).status).toBe(200);
-    expect(await apiCall(second.url, tokens.read, 'GET', '/projects/fleet/agents?limit=0')).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
-    expect(await apiCall(second.url, second.adminToken, 'GET', '/projects/nope/agents')).toMatchObject({ status: 404, body: { message: 'project nope does not exist' } });
-    expect(await apiCall(second.url, tokens.otherRead, 'GET', '/projects/other/agents')).toMatchObject({ status: 200, body: [] });
+    expect(await apiCall(second.url, tokens.read, 'GET', '/projects/fleet/agents?limit=0')).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('limit') },
+    });
+    expect(await apiCall(second.url, second.adminToken, 'GET', '/projects/nope/agents')).toMatchObject({
+      status: 404,
+      body: { message: 'project nope does not exist' },
+    });
+    expect(await apiCall(second.url, tokens.otherRead, 'GET', '/projects/other/agents')).toMatchObject({
+      status: 200,
+      body: [],
+    });
   });
 });

@@ -50,7 +50,9 @@ describe('bootstrap admin token', () => {
   it('names the database it cannot reach and the setting it came from, without the password', async () => {
     const failure = startBackend({ databaseUrl: 'postgres://spectator:s3cret-pw@127.0.0.1:1/nowhere' });
     await expect(failure).rejects.toThrow(DatabaseUnreachable);
-    await expect(failure).rejects.toThrow(/^could not connect to PostgreSQL at postgres:\/\/spectator:\*\*\*@127\.0\.0\.1:1\/nowhere \(DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/);
+    await expect(failure).rejects.toThrow(
+      /^could not connect to PostgreSQL at postgres:\/\/spectator:\*\*\*@127\.0\.0\.1:1\/nowhere \(DATABASE_URL\): connect ECONNREFUSED 127\.0\.0\.1:1$/,
+    );
   });
 
   it('fails fast naming the bad variable', async () => {
@@ -58,7 +60,9 @@ describe('bootstrap admin token', () => {
     process.env.SPECTATOR_MAX_MESSAGE_BYTES = 'lots';
     try {
       await expect(startBackend({ databaseUrl: database.url })).rejects.toThrow(ConfigError);
-      await expect(startBackend({ databaseUrl: database.url })).rejects.toThrow(/SPECTATOR_MAX_MESSAGE_BYTES must be an integer/);
+      await expect(startBackend({ databaseUrl: database.url })).rejects.toThrow(
+        /SPECTATOR_MAX_MESSAGE_BYTES must be an integer/,
+      );
     } finally {
       if (saved === undefined) delete process.env.SPECTATOR_MAX_MESSAGE_BYTES;
       else process.env.SPECTATOR_MAX_MESSAGE_BYTES = saved;

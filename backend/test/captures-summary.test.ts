@@ -1,8 +1,21 @@
-import { countOfInterest, type DiffResponse, type DocumentationResponse, type ProjectResponse, type TokenResponse, type UndocumentedEndpointResponse } from '@spectator/shared';
+import {
+  countOfInterest,
+  type DiffResponse,
+  type DocumentationResponse,
+  type ProjectResponse,
+  type TokenResponse,
+  type UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import pg from 'pg';
 import { createDataSource } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
-import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
+import {
+  batchMessage,
+  connectTestAgent,
+  helloMessage,
+  type TestAgent,
+  type TestExchange,
+} from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 
 let backend: TestBackend;
@@ -29,7 +42,13 @@ async function storedSummaries(client: pg.Client, captureId: string): Promise<Su
 
 /** The same summaries recomputed from the observation rows (count of interest by the shared definition). */
 async function recomputedSummaries(client: pg.Client, captureId: string): Promise<SummaryRow[]> {
-  const { rows } = await client.query<{ method: string; path: string; req: string | null; res: string | null; count: number }>(
+  const { rows } = await client.query<{
+    method: string;
+    path: string;
+    req: string | null;
+    res: string | null;
+    count: number;
+  }>(
     `SELECT method, path, request_content_type AS req, response_content_type AS res, sum(count)::float8 AS count
        FROM observations WHERE capture_id = $1 GROUP BY method, path, request_content_type, response_content_type ORDER BY method, path`,
     [captureId],
@@ -37,9 +56,19 @@ async function recomputedSummaries(client: pg.Client, captureId: string): Promis
   const byEndpoint = new Map<string, SummaryRow>();
   for (const row of rows) {
     const key = `${row.method} ${row.path}`;
-    const summary = byEndpoint.get(key) ?? { captureId, method: row.method, path: row.path, interactions: 0, interest: 0 };
+    const summary = byEndpoint.get(key) ?? {
+      captureId,
+      method: row.method,
+      path: row.path,
+      interactions: 0,
+      interest: 0,
+    };
     summary.interactions += row.count;
-    summary.interest += countOfInterest({ request: row.req === null ? null : { contentType: row.req }, response: row.res === null ? null : { contentType: row.res }, count: row.count });
+    summary.interest += countOfInterest({
+      request: row.req === null ? null : { contentType: row.req },
+      response: row.res === null ? null : { contentType: row.res },
+      count: row.count,
+    });
     byEndpoint.set(key, summary);
   }
   return [...byEndpoint.values()];
@@ -51,7 +80,11 @@ async function openAgents(count: number, captureId?: string): Promise<{ agents: 
   for (let i = 0; i < count; i++) {
     const agent = await connectTestAgent(backend.url, agentToken);
     // Connections sharing a capture are its one agent's (a capture belongs to the agent that opened it).
-    const hello = helloMessage(id === undefined ? { agentId: 'summary' } : { agentId: 'summary', capture: { id, startedAt: new Date().toISOString(), reason: 'agent-start' } });
+    const hello = helloMessage(
+      id === undefined
+        ? { agentId: 'summary' }
+        : { agentId: 'summary', capture: { id, startedAt: new Date().toISOString(), reason: 'agent-start' } },
+    );
     await agent.request(hello);
     id = hello.capture.id;
     agents.push(agent);
@@ -78,8 +111,11 @@ function mixedBatch(captureId: string, seed: number): ReturnType<typeof batchMes
 
 beforeAll(async () => {
   backend = await startTestBackend();
-  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'summary', name: 'Summary' })).status).toBe(201);
-  agentToken = (await backend.api<TokenResponse>('POST', '/projects/summary/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'summary', name: 'Summary' })).status).toBe(
+    201,
+  );
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/summary/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
 });
@@ -93,7 +129,9 @@ describe('capture endpoint summaries', () => {
     const { agents, captureId } = await openAgents(3);
     const batches = Array.from({ length: 9 }, (_, i) => mixedBatch(captureId, i));
     // Three connections send three batches each at once; then every batch is resent (duplicates).
-    await Promise.all(agents.map((agent, a) => Promise.all(batches.filter((_, i) => i % 3 === a).map((batch) => agent.request(batch)))));
+    await Promise.all(
+      agents.map((agent, a) => Promise.all(batches.filter((_, i) => i % 3 === a).map((batch) => agent.request(batch)))),
+    );
     const resent = await Promise.all(batches.map((batch, i) => (agents[i % 3] as TestAgent).request(batch)));
     expect(resent.every((ack) => ack.type === 'ack' && 'duplicate' in ack && ack.duplicate === true)).toBe(true);
     await Promise.all(agents.map((agent) => agent.close()));
@@ -105,8 +143,13 @@ describe('capture endpoint summaries', () => {
     expect(stored.reduce((sum, row) => sum + row.interactions, 0)).toBe(expectedInteractions);
 
     // The undocumented view reads them: same totals per endpoint.
-    const view = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/summary/captures/${captureId}/undocumented`);
-    expect(view.body.map((u) => [u.method, u.path, u.interactions, u.count]).sort()).toEqual(stored.map((s) => [s.method, s.path, s.interactions, s.interest]).sort());
+    const view = await backend.api<UndocumentedEndpointResponse[]>(
+      'GET',
+      `/projects/summary/captures/${captureId}/undocumented`,
+    );
+    expect(view.body.map((u) => [u.method, u.path, u.interactions, u.count]).sort()).toEqual(
+      stored.map((s) => [s.method, s.path, s.interactions, s.interest]).sort(),
+    );
   });
 
   it('keep the diff flag right when new observation keys arrive and when the endpoint gets a new version', async () => {
@@ -114,9 +157,13 @@ describe('capture endpoint summaries', () => {
     const { agents, captureId } = await openAgents(1);
     const [agent] = agents as [TestAgent];
     await agent.request(batchMessage(captureId, [created]));
-    const commit = await backend.api<DocumentationResponse>('POST', '/projects/summary/documentation', { captureId, endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }] });
+    const commit = await backend.api<DocumentationResponse>('POST', '/projects/summary/documentation', {
+      captureId,
+      endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }],
+    });
     expect(commit.status).toBe(201);
-    const diffs = async (): Promise<DiffResponse[]> => (await backend.api<DiffResponse[]>('GET', `/projects/summary/captures/${captureId}/diffs`)).body;
+    const diffs = async (): Promise<DiffResponse[]> =>
+      (await backend.api<DiffResponse[]>('GET', `/projects/summary/captures/${captureId}/diffs`)).body;
     const flag = async (): Promise<{ differs: boolean | null; fresh: boolean }> =>
       (
         await db.query<{ differs: boolean | null; fresh: boolean }>(
@@ -136,11 +183,22 @@ describe('capture endpoint summaries', () => {
     // A new field is a new observation key: the flag goes stale and the next read finds the diff.
     await agent.request(batchMessage(captureId, [{ ...created, request: { title: 't', tags: ['x'] } }]));
     expect((await flag()).fresh).toBe(false);
-    expect(await diffs()).toEqual([expect.objectContaining({ method: 'POST', path: '/posts', version: '1.0', interactions: 1, changes: [expect.objectContaining({ change: 'added', at: '$.tags' })] })]);
+    expect(await diffs()).toEqual([
+      expect.objectContaining({
+        method: 'POST',
+        path: '/posts',
+        version: '1.0',
+        interactions: 1,
+        changes: [expect.objectContaining({ change: 'added', at: '$.tags' })],
+      }),
+    ]);
     expect(await flag()).toEqual({ differs: true, fresh: true });
 
     // A new version that documents the field: the flag is for the old version, so it is recomputed.
-    const accept = await backend.api<DocumentationResponse>('POST', '/projects/summary/documentation', { captureId, endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }] });
+    const accept = await backend.api<DocumentationResponse>('POST', '/projects/summary/documentation', {
+      captureId,
+      endpoints: [{ method: 'POST', path: '/posts', documentBodies: true }],
+    });
     expect(accept.status).toBe(201);
     expect((await flag()).fresh).toBe(false);
     expect(await diffs()).toEqual([]);
@@ -158,7 +216,8 @@ describe('capture endpoint summaries', () => {
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];
-      while (reverted.at(-1) !== 'CaptureEndpoints1763900000000' && reverted.length < 100) reverted.push(await migrateDown(ds));
+      while (reverted.at(-1) !== 'CaptureEndpoints1763900000000' && reverted.length < 100)
+        reverted.push(await migrateDown(ds));
       expect(reverted.at(-1)).toBe('CaptureEndpoints1763900000000');
       expect(await migrateUp(ds)).toEqual([...reverted].reverse());
     } finally {

@@ -10,13 +10,27 @@ const id = { type: 'number' };
 const name = { type: 'string' };
 const tags = { type: 'array', items: { type: 'string' } };
 
-async function document(method: string, path: string, properties: Record<string, unknown>, required: string[]): Promise<string> {
+async function document(
+  method: string,
+  path: string,
+  properties: Record<string, unknown>,
+  required: string[],
+): Promise<string> {
   const created = await backend.api<ProposalResponse>('POST', '/projects/release/proposals', {
     title: `${method} ${path}`,
-    endpoints: [{ method, path, responses: [{ status: 200, contentType: json, schema: { type: 'object', properties, required } }] }],
+    endpoints: [
+      {
+        method,
+        path,
+        responses: [{ status: 200, contentType: json, schema: { type: 'object', properties, required } }],
+      },
+    ],
   });
   expect(created.status).toBe(201);
-  const approved = await backend.api<ProposalResponse>('POST', `/projects/release/proposals/${created.body.id}/approve`);
+  const approved = await backend.api<ProposalResponse>(
+    'POST',
+    `/projects/release/proposals/${created.body.id}/approve`,
+  );
   expect(approved.status).toBe(200);
   return approved.body.endpoints[0]?.toVersion as string;
 }
@@ -30,7 +44,9 @@ async function compare(query: string): Promise<CompareResponse> {
 beforeAll(async () => {
   backend = await startTestBackend();
   await backend.api('POST', '/projects', { slug: 'release', name: 'Release' });
-  const token = (await backend.api<TokenResponse>('POST', '/projects/release/tokens', { name: 'agents', scope: 'agent' })).body.token as string;
+  const token = (
+    await backend.api<TokenResponse>('POST', '/projects/release/tokens', { name: 'agents', scope: 'agent' })
+  ).body.token as string;
   // GET /items: 1.0 {id, name}; 1.1 adds optional tags; 2.0 drops name (breaking for clients).
   expect(await document('GET', '/items', { id, name }, ['id', 'name'])).toBe('1.0');
   expect(await document('GET', '/items', { id, name, tags }, ['id', 'name'])).toBe('1.1');
@@ -47,7 +63,9 @@ beforeAll(async () => {
     { ...items, response: { id: 1, name: 'x', tags: ['a'] } },
     { method: 'GET', path: '/orders', status: 200, response: { id: 7 } },
   ]);
-  await report(backend.url, token, { kind: 'ci', pullRequest: '9', commit: 'ccc' }, [{ ...items, response: { id: 1, tags: [] } }]);
+  await report(backend.url, token, { kind: 'ci', pullRequest: '9', commit: 'ccc' }, [
+    { ...items, response: { id: 1, tags: [] } },
+  ]);
 });
 afterAll(async () => {
   await backend.close();
@@ -69,8 +87,18 @@ describe('GET /projects/{p}/compare', () => {
       breaking: false,
       changes: [{ change: 'added', in: 'response', status: 200, at: '$.tags', breaking: false }],
     });
-    expect(byPath['/orders']).toMatchObject({ status: 'only in to', from: { version: 'N/A' }, to: { version: '1.0' }, changes: [] });
-    expect(byPath['/health']).toMatchObject({ status: 'only in from', from: { version: '1.0' }, to: { version: 'N/A' }, changes: [] });
+    expect(byPath['/orders']).toMatchObject({
+      status: 'only in to',
+      from: { version: 'N/A' },
+      to: { version: '1.0' },
+      changes: [],
+    });
+    expect(byPath['/health']).toMatchObject({
+      status: 'only in from',
+      from: { version: '1.0' },
+      to: { version: 'N/A' },
+      changes: [],
+    });
   });
 
   it("marks a pull request's breaking change against production", async () => {
@@ -78,7 +106,12 @@ describe('GET /projects/{p}/compare', () => {
     expect(result.to).toEqual({ environment: 'ci', pullRequest: '9' });
     expect(result.breaking).toBe(true);
     const items = result.endpoints.find((e) => e.path === '/items');
-    expect(items).toMatchObject({ status: 'changed', from: { version: '1.0' }, to: { version: '2.0', pullRequest: '9', commit: 'ccc' }, breaking: true });
+    expect(items).toMatchObject({
+      status: 'changed',
+      from: { version: '1.0' },
+      to: { version: '2.0', pullRequest: '9', commit: 'ccc' },
+      breaking: true,
+    });
     expect(items?.changes).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ change: 'removed', in: 'response', at: '$.name', breaking: true }),
@@ -87,14 +120,23 @@ describe('GET /projects/{p}/compare', () => {
     );
     // The same environment on both sides of one version is `same`, with no changes.
     const same = await compare('from=ci&to=ci&toPullRequest=9');
-    expect(same.endpoints.find((e) => e.path === '/items')).toMatchObject({ status: 'same', changes: [], breaking: false });
+    expect(same.endpoints.find((e) => e.path === '/items')).toMatchObject({
+      status: 'same',
+      changes: [],
+      breaking: false,
+    });
   });
 
   it("is part of the CI gate's summary: what the pull request changes for production's clients (not the endpoints its CI did not call)", async () => {
     const { status, body } = await backend.api<CiSummaryResponse>('GET', '/projects/release/ci/9');
     expect(status).toBe(200);
-    expect(body.againstProduction).toEqual({ ...(await compare('from=production&to=ci&toPullRequest=9')), endpoints: expect.any(Array) });
-    expect(body.againstProduction.endpoints.map((e) => [e.path, e.status, e.from.version, e.to.version, e.breaking])).toEqual([['/items', 'changed', '1.0', '2.0', true]]);
+    expect(body.againstProduction).toEqual({
+      ...(await compare('from=production&to=ci&toPullRequest=9')),
+      endpoints: expect.any(Array),
+    });
+    expect(
+      body.againstProduction.endpoints.map((e) => [e.path, e.status, e.from.version, e.to.version, e.breaking]),
+    ).toEqual([['/items', 'changed', '1.0', '2.0', true]]);
   });
 
   it('answers bad input with 400 naming what is wrong', async () => {
@@ -107,7 +149,11 @@ describe('GET /projects/{p}/compare', () => {
     ];
     for (const [query, message] of cases) {
       const { status, body } = await backend.api<{ message: string }>('GET', `/projects/release/compare?${query}`);
-      expect({ query, status, message: body.message }).toEqual({ query, status: 400, message: expect.stringMatching(message) });
+      expect({ query, status, message: body.message }).toEqual({
+        query,
+        status: 400,
+        message: expect.stringMatching(message),
+      });
     }
   });
 });

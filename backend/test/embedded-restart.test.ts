@@ -19,7 +19,13 @@ const children: ChildProcess[] = [];
 /** `spectator-backend` from the sources on `dataDir`; resolves with its URL once listening, or rejects with its output when it exits first. */
 function startBackend(): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, 'backend/src/main.ts')], {
-    env: { PATH: process.env.PATH, SPECTATOR_DATA_DIR: dataDir, PORT: '0', SPECTATOR_ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'info' },
+    env: {
+      PATH: process.env.PATH,
+      SPECTATOR_DATA_DIR: dataDir,
+      PORT: '0',
+      SPECTATOR_ADMIN_TOKEN: TOKEN,
+      LOG_LEVEL: 'info',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -32,7 +38,9 @@ function startBackend(): Promise<{ child: ChildProcess; url: string }> {
     };
     child.stdout!.on('data', read);
     child.stderr!.on('data', read);
-    child.once('exit', (code) => reject(new Error(`backend exited ${code} before listening:\n${output.slice(-2_000)}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`backend exited ${code} before listening:\n${output.slice(-2_000)}`)),
+    );
   });
 }
 
@@ -66,7 +74,11 @@ afterAll(async () => {
 
 it('starts again on the same data folder after a kill -9, with its data', async () => {
   const first = await startBackend();
-  const made = await fetch(`${first.url}/api/v1/projects`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ slug: 'kept', name: 'Kept' }) });
+  const made = await fetch(`${first.url}/api/v1/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ slug: 'kept', name: 'Kept' }),
+  });
   expect(made.status).toBe(201);
   const orphan = postmasterPid();
   first.child.kill('SIGKILL');

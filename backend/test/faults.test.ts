@@ -38,8 +38,15 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>): P
 }
 
 /** A child process run from the TypeScript sources, its stdout read as lines. */
-function runTs(script: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; lines: AsyncIterator<string>; output: string[] } {
-  const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, script), ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+function runTs(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; lines: AsyncIterator<string>; output: string[] } {
+  const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, script), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const output: string[] = [];
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
   const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
@@ -47,9 +54,15 @@ function runTs(script: string, args: string[], env: NodeJS.ProcessEnv): { child:
 }
 
 /** The test's own PostgreSQL (backend/test/support/postgres-process.ts), stopped and started on one port. */
-async function startPostgres(dir: string): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
+async function startPostgres(
+  dir: string,
+): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
   const port = await freePort();
-  const { child, lines, output } = runTs('backend/test/support/postgres-process.ts', [path.join(dir, 'pg'), String(port)], {});
+  const { child, lines, output } = runTs(
+    'backend/test/support/postgres-process.ts',
+    [path.join(dir, 'pg'), String(port)],
+    {},
+  );
   const next = async (state: string): Promise<string> => {
     const line = await lines.next();
     if (line.done) throw new Error(`postgres-process ended: ${output.join('')}`);
@@ -144,7 +157,10 @@ async function stored(captureId: string): Promise<number> {
   const client = new pg.Client({ connectionString: postgres.url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ n: number }>('SELECT coalesce(sum(count), 0)::int AS n FROM observations WHERE capture_id = $1', [captureId]);
+    const { rows } = await client.query<{ n: number }>(
+      'SELECT coalesce(sum(count), 0)::int AS n FROM observations WHERE capture_id = $1',
+      [captureId],
+    );
     return rows[0]?.n ?? 0;
   } finally {
     await client.end();
@@ -190,7 +206,14 @@ async function underLoad(name: string, fault: (fleet: Fleet) => Promise<void>): 
         environment: { kind: 'local' },
         spoolDir,
         logLevel: 'silent',
-        tuning: { flushIntervalMs: 100, probeIntervalMs: 100, heartbeatMs: 1_000, backoffMinMs: 20, backoffMaxMs: 500, ackWaitMs: WAIT_MS },
+        tuning: {
+          flushIntervalMs: 100,
+          probeIntervalMs: 100,
+          heartbeatMs: 1_000,
+          backoffMinMs: 20,
+          backoffMaxMs: 500,
+          ackWaitMs: WAIT_MS,
+        },
       });
       fleet.agents.push(agent);
       fleet.loads.push(startLoad(agent.proxyUrl));
@@ -205,7 +228,10 @@ async function underLoad(name: string, fault: (fleet: Fleet) => Promise<void>): 
     try {
       await fleet.join('with --spool', path.join(work, `spool-${name}`));
       await fleet.join('memory spool', null);
-      await waitFor('batches of both agents stored', async () => (await stored(captures[0] as string)) > 0 && (await stored(captures[1] as string)) > 0);
+      await waitFor(
+        'batches of both agents stored',
+        async () => (await stored(captures[0] as string)) > 0 && (await stored(captures[1] as string)) > 0,
+      );
       await fault(fleet);
     } finally {
       await Promise.all(fleet.loads.map((load) => load.stop()));
@@ -213,7 +239,10 @@ async function underLoad(name: string, fault: (fleet: Fleet) => Promise<void>): 
     for (const [i, agent] of fleet.agents.entries()) {
       const load = fleet.loads[i] as ReturnType<typeof startLoad>;
       const captureId = captures[i] as string;
-      await waitFor(`agent ${i} to count every answer and empty its spool`, () => agent.metrics.get('captured_total') === load.answered && agent.metrics.get('batches_spooled') === 0);
+      await waitFor(
+        `agent ${i} to count every answer and empty its spool`,
+        () => agent.metrics.get('captured_total') === load.answered && agent.metrics.get('batches_spooled') === 0,
+      );
       // Closing flushes the rows left and waits for their acknowledgement: all is stored then.
       await agent.close();
       closed[i] = true;
@@ -261,8 +290,15 @@ beforeAll(async () => {
     LOG_LEVEL: 'fatal',
   };
   backend = await startBackendProcess(backendEnv, backendUrl);
-  expect((await apiCall(backendUrl, ADMIN_TOKEN, 'POST', '/projects', { slug: 'faults', name: 'faults' })).status).toBe(201);
-  agentToken = (await apiCall<TokenResponse>(backendUrl, ADMIN_TOKEN, 'POST', '/projects/faults/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  expect((await apiCall(backendUrl, ADMIN_TOKEN, 'POST', '/projects', { slug: 'faults', name: 'faults' })).status).toBe(
+    201,
+  );
+  agentToken = (
+    await apiCall<TokenResponse>(backendUrl, ADMIN_TOKEN, 'POST', '/projects/faults/tokens', {
+      name: 'agent',
+      scope: 'agent',
+    })
+  ).body.token as string;
   upstream = await startUpstream();
 }, 120_000);
 
@@ -281,18 +317,25 @@ describe('faults while agents send', () => {
   it('PostgreSQL stopped and started again: every answered request is stored exactly once', async () => {
     const results = await underLoad('postgres restart', async ({ agents, loads, join }) => {
       // Batches answered with an error, whatever the agent makes of it (kept or dropped).
-      const errors = (agent: RunningAgent): number => agent.metrics.get('batches_retried_total') + agent.metrics.get('batches_rejected_total');
+      const errors = (agent: RunningAgent): number =>
+        agent.metrics.get('batches_retried_total') + agent.metrics.get('batches_rejected_total');
       const errorsBefore = agents.map(errors);
       await postgres.stop();
-      await waitFor('the backend to answer batches of both agents with an error', () => agents.every((agent, i) => errors(agent) > (errorsBefore[i] as number)));
+      await waitFor('the backend to answer batches of both agents with an error', () =>
+        agents.every((agent, i) => errors(agent) > (errorsBefore[i] as number)),
+      );
       // An agent starting now cannot be welcomed (its hello cannot be stored): it spools and retries.
       const late = await join('memory spool, started during the outage', null);
       const answeredAtStop = loads.map((load) => load.answered);
-      await waitFor('requests answered during the outage', () => loads.every((load, i) => load.answered >= (answeredAtStop[i] ?? 0) + DURING_FAULT));
+      await waitFor('requests answered during the outage', () =>
+        loads.every((load, i) => load.answered >= (answeredAtStop[i] ?? 0) + DURING_FAULT),
+      );
       expect(late.metrics.get('backend_connected')).toBe(0);
       await postgres.start();
       const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
-      await waitFor('batches of every agent stored again', () => agents.every((agent, i) => agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)));
+      await waitFor('batches of every agent stored again', () =>
+        agents.every((agent, i) => agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)),
+      );
     });
     expectExact(results);
     expect(results).toHaveLength(3);
@@ -304,12 +347,22 @@ describe('faults while agents send', () => {
       const exited = once(backend, 'exit');
       backend.kill('SIGKILL');
       await exited;
-      await waitFor('both agents to notice', () => agents.every((agent) => agent.metrics.get('backend_connected') === 0));
+      await waitFor('both agents to notice', () =>
+        agents.every((agent) => agent.metrics.get('backend_connected') === 0),
+      );
       const answeredAtKill = loads.map((load) => load.answered);
-      await waitFor('requests answered while the backend is away', () => loads.every((load, i) => load.answered >= (answeredAtKill[i] as number) + DURING_FAULT));
+      await waitFor('requests answered while the backend is away', () =>
+        loads.every((load, i) => load.answered >= (answeredAtKill[i] as number) + DURING_FAULT),
+      );
       backend = await startBackendProcess(backendEnv, backendUrl);
       const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
-      await waitFor('both agents storing again', () => agents.every((agent, i) => agent.metrics.get('backend_connected') === 1 && agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)));
+      await waitFor('both agents storing again', () =>
+        agents.every(
+          (agent, i) =>
+            agent.metrics.get('backend_connected') === 1 &&
+            agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number),
+        ),
+      );
     });
     expectExact(results);
   }, 150_000);

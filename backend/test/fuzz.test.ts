@@ -26,7 +26,16 @@ const RUNS_PER_OPERATION = Number(process.env.FUZZ_RUNS ?? 60);
 
 type OpenApiSchema = { properties?: Record<string, unknown>; $ref?: string };
 type OpenApiDocument = {
-  paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }>; requestBody?: { content?: Record<string, { schema?: OpenApiSchema }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: Array<{ name: string; in: string }>;
+        requestBody?: { content?: Record<string, { schema?: OpenApiSchema }> };
+      }
+    >
+  >;
   components?: { schemas?: Record<string, OpenApiSchema> };
 };
 
@@ -50,7 +59,9 @@ beforeAll(async () => {
   const document = await backend.api<OpenApiDocument>('GET', '/api/docs/openapi.json');
   operations = operationsOf(document.body);
   // A capture with traffic, so routes that take a capture id can also get a real one.
-  const agentToken = (await backend.api<TokenResponse>('POST', '/projects/fz/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  const agentToken = (
+    await backend.api<TokenResponse>('POST', '/projects/fz/tokens', { name: 'agent', scope: 'agent' })
+  ).body.token as string;
   const agent = await connectTestAgent(backend.url, agentToken);
   const hello = helloMessage({ agentId: 'fuzz' });
   expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
@@ -86,23 +97,55 @@ const queryValue = fc.oneof(
 /** A body: random JSON, the route's own fields with random values, or bytes under some media type. */
 function bodyFor(operation: Operation): fc.Arbitrary<{ text: string; type: string } | undefined> {
   const value = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constantFrom('\u0000', { 'n\u0000': 'x' }));
-  const fields = operation.fields.length > 0 ? fc.dictionary(fc.constantFrom(...operation.fields), value, { maxKeys: operation.fields.length }) : fc.object();
-  const json = fc.oneof(value, fields, fc.record({ captureId: fc.constant(captureId), endpoints: fc.array(fc.dictionary(fc.constantFrom('method', 'path', 'description', 'documentBodies'), value)) }));
+  const fields =
+    operation.fields.length > 0
+      ? fc.dictionary(fc.constantFrom(...operation.fields), value, { maxKeys: operation.fields.length })
+      : fc.object();
+  const json = fc.oneof(
+    value,
+    fields,
+    fc.record({
+      captureId: fc.constant(captureId),
+      endpoints: fc.array(fc.dictionary(fc.constantFrom('method', 'path', 'description', 'documentBodies'), value)),
+    }),
+  );
   // Hostile JSON (issue 15 item 11): deep nesting around the limit, prototype keys, huge numbers
   // and strings, long arrays, inside the route's own fields or as the whole body.
-  const nested = fc.tuple(fc.integer({ min: 1, max: 2 * MAX_INPUT_DEPTH }), fc.constantFrom('[', '{"a":', '{"__proto__":')).map(([depth, open]) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth));
+  const nested = fc
+    .tuple(fc.integer({ min: 1, max: 2 * MAX_INPUT_DEPTH }), fc.constantFrom('[', '{"a":', '{"__proto__":'))
+    .map(([depth, open]) => open.repeat(depth) + '1' + (open === '[' ? ']' : '}').repeat(depth));
   const hostile = fc.oneof(
     nested,
-    fc.constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"x":1}}}', '1e999', '-0', '123456789012345678901234567890', '"\\ud800"'),
+    fc.constantFrom(
+      '{"__proto__":{"admin":true}}',
+      '{"constructor":{"prototype":{"x":1}}}',
+      '1e999',
+      '-0',
+      '123456789012345678901234567890',
+      '"\\ud800"',
+    ),
     fc.integer({ min: 1, max: 200_000 }).map((n) => JSON.stringify('x'.repeat(n))),
     fc.integer({ min: 1, max: 20_000 }).map((n) => `[${'0,'.repeat(n)}0]`),
   );
-  const inFields = fc.tuple(fc.constantFrom(...(operation.fields.length > 0 ? operation.fields : ['name'])), hostile).map(([field, text]) => `{${JSON.stringify(field)}:${text}}`);
+  const inFields = fc
+    .tuple(fc.constantFrom(...(operation.fields.length > 0 ? operation.fields : ['name'])), hostile)
+    .map(([field, text]) => `{${JSON.stringify(field)}:${text}}`);
   return fc.oneof(
     fc.constant(undefined),
     json.map((v) => ({ text: JSON.stringify(v), type: 'application/json' })),
     fc.oneof(hostile, inFields).map((text) => ({ text, type: 'application/json' })),
-    fc.tuple(fc.string({ maxLength: 200 }), fc.constantFrom('application/json', 'application/yaml', 'text/plain', 'application/x-www-form-urlencoded', 'application/octet-stream')).map(([text, type]) => ({ text, type })),
+    fc
+      .tuple(
+        fc.string({ maxLength: 200 }),
+        fc.constantFrom(
+          'application/json',
+          'application/yaml',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'application/octet-stream',
+        ),
+      )
+      .map(([text, type]) => ({ text, type })),
   );
 }
 
@@ -124,67 +167,103 @@ describe('deeply nested bodies', () => {
       [deepObject(100_000), 'at a.a.a'],
       [`{"name":${deepArray(100_000)}}`, 'at name[0][0]'],
     ] as const) {
-      const response = await fetch(`${backend.url}/api/v1${path}`, { method, headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' }, body: text });
+      const response = await fetch(`${backend.url}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
+        body: text,
+      });
       const body = (await response.json()) as { message: string };
-      expect({ status: response.status, message: body.message }).toEqual({ status: 400, message: expect.stringContaining(`body is nested more than ${MAX_INPUT_DEPTH} levels deep (the limit), ${where}`) });
+      expect({ status: response.status, message: body.message }).toEqual({
+        status: 400,
+        message: expect.stringContaining(
+          `body is nested more than ${MAX_INPUT_DEPTH} levels deep (the limit), ${where}`,
+        ),
+      });
     }
     // At the limit, the route's own validation answers (class-transformer copes).
-    const atLimit = await fetch(`${backend.url}/api/v1${path}`, { method, headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' }, body: `{"name":${deepArray(MAX_INPUT_DEPTH - 1)}}` });
+    const atLimit = await fetch(`${backend.url}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/json' },
+      body: `{"name":${deepArray(MAX_INPUT_DEPTH - 1)}}`,
+    });
     expect(atLimit.status).toBe(400);
     expect(((await atLimit.json()) as { message: string }).message).not.toContain('levels deep');
   });
 
   it('a YAML OpenAPI document too', async () => {
     const yaml = `openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths: ${deepArray(20_000)}\n`;
-    const response = await fetch(`${backend.url}/api/v1/projects/fz/openapi/import`, { method: 'POST', headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/yaml' }, body: yaml });
+    const response = await fetch(`${backend.url}/api/v1/projects/fz/openapi/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${backend.adminToken}`, 'content-type': 'application/yaml' },
+      body: yaml,
+    });
     expect(response.status).toBe(400);
-    expect(((await response.json()) as { message: string }).message).toMatch(/nested more than \d+ levels deep|not valid YAML/);
+    expect(((await response.json()) as { message: string }).message).toMatch(
+      /nested more than \d+ levels deep|not valid YAML/,
+    );
   });
 });
 
 describe('every route of the service, with random input', () => {
-  it('never answers 500, and every error has the standard body', async () => {
-    expect(operations.length).toBeGreaterThan(20);
-    const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
-    const failures: string[] = [];
-    const statuses = new Map<number, number>();
-    for (const operation of operations) {
-      const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
-      const request = fc.record({
-        params: fc.tuple(...names.map(pathValue)),
-        // Each declared query parameter may come, and now and then one the route does not know.
-        query: fc
-          .tuple(fc.record(Object.fromEntries(operation.query.map((name) => [name, queryValue])), { requiredKeys: [] }), fc.option(fc.record({ unknown: queryValue }), { freq: 5 }))
-          .map(([known, unknown]) => ({ ...known, ...unknown }) as Record<string, string>),
-        body: bodyFor(operation),
-      });
-      await fc.assert(
-        fc.asyncProperty(request, async ({ params, query, body }) => {
-          let path = operation.path;
-          names.forEach((name, i) => (path = path.replace(`{${name}}`, encodeURIComponent(params[i] as string))));
-          const search = new URLSearchParams(query).toString();
-          const response = await fetch(`${backend.url}${path}${search ? `?${search}` : ''}`, {
-            method: operation.method,
-            headers: { authorization: `Bearer ${backend.adminToken}`, ...(body ? { 'content-type': body.type } : {}) },
-            body: body && operation.method !== 'GET' ? body.text : undefined,
-          });
-          const text = await response.text();
-          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-          const what = `${operation.method} ${path}${search ? `?${search}` : ''} ${body ? `${body.type} ${body.text.slice(0, 120)}` : ''} → ${response.status} ${text.slice(0, 200)}`;
-          if (response.status >= 500) failures.push(what);
-          if (response.status >= 400) {
-            const error = JSON.parse(text) as { statusCode?: unknown; error?: unknown; message?: unknown };
-            if (error.statusCode !== response.status || typeof error.error !== 'string' || typeof error.message !== 'string') failures.push(`not the standard error body: ${what}`);
-          }
-        }),
-        { numRuns: RUNS_PER_OPERATION, seed },
+  it(
+    'never answers 500, and every error has the standard body',
+    async () => {
+      expect(operations.length).toBeGreaterThan(20);
+      const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+      const failures: string[] = [];
+      const statuses = new Map<number, number>();
+      for (const operation of operations) {
+        const names = [...operation.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+        const request = fc.record({
+          params: fc.tuple(...names.map(pathValue)),
+          // Each declared query parameter may come, and now and then one the route does not know.
+          query: fc
+            .tuple(
+              fc.record(Object.fromEntries(operation.query.map((name) => [name, queryValue])), { requiredKeys: [] }),
+              fc.option(fc.record({ unknown: queryValue }), { freq: 5 }),
+            )
+            .map(([known, unknown]) => ({ ...known, ...unknown }) as Record<string, string>),
+          body: bodyFor(operation),
+        });
+        await fc.assert(
+          fc.asyncProperty(request, async ({ params, query, body }) => {
+            let path = operation.path;
+            names.forEach((name, i) => (path = path.replace(`{${name}}`, encodeURIComponent(params[i] as string))));
+            const search = new URLSearchParams(query).toString();
+            const response = await fetch(`${backend.url}${path}${search ? `?${search}` : ''}`, {
+              method: operation.method,
+              headers: {
+                authorization: `Bearer ${backend.adminToken}`,
+                ...(body ? { 'content-type': body.type } : {}),
+              },
+              body: body && operation.method !== 'GET' ? body.text : undefined,
+            });
+            const text = await response.text();
+            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+            const what = `${operation.method} ${path}${search ? `?${search}` : ''} ${body ? `${body.type} ${body.text.slice(0, 120)}` : ''} → ${response.status} ${text.slice(0, 200)}`;
+            if (response.status >= 500) failures.push(what);
+            if (response.status >= 400) {
+              const error = JSON.parse(text) as { statusCode?: unknown; error?: unknown; message?: unknown };
+              if (
+                error.statusCode !== response.status ||
+                typeof error.error !== 'string' ||
+                typeof error.message !== 'string'
+              )
+                failures.push(`not the standard error body: ${what}`);
+            }
+          }),
+          { numRuns: RUNS_PER_OPERATION, seed },
+        );
+      }
+      const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
+      const errors500 = [...statuses].filter(([status]) => status >= 500).reduce((sum, [, count]) => sum + count, 0);
+      console.log(
+        `fuzz: ${requests} requests over ${operations.length} operations (seed ${seed}); 5xx answers: ${errors500}; statuses ${JSON.stringify([...statuses].sort())}`,
       );
-    }
-    const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
-    const errors500 = [...statuses].filter(([status]) => status >= 500).reduce((sum, [, count]) => sum + count, 0);
-    console.log(`fuzz: ${requests} requests over ${operations.length} operations (seed ${seed}); 5xx answers: ${errors500}; statuses ${JSON.stringify([...statuses].sort())}`);
-    // FUZZ_SEED=<seed> replays a failing run.
-    expect({ seed, failures: failures.slice(0, 10) }).toEqual({ seed, failures: [] });
-    // About 40 s for the default 60 runs per route on an idle machine; room for a loaded one.
-  }, RUNS_PER_OPERATION * 5_000);
+      // FUZZ_SEED=<seed> replays a failing run.
+      expect({ seed, failures: failures.slice(0, 10) }).toEqual({ seed, failures: [] });
+      // About 40 s for the default 60 runs per route on an idle machine; room for a loaded one.
+    },
+    RUNS_PER_OPERATION * 5_000,
+  );
 });

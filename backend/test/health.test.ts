@@ -27,11 +27,16 @@ describe('health', () => {
   // the replicas out of the Service without restarting them.
   it('/health/live answers 200 while the database is unreachable; /health answers 503 then', async () => {
     const name = new URL(backend.databaseUrl).pathname.slice(1);
-    expect(await apiCall(backend.url, null, 'GET', '/health')).toEqual({ status: 200, body: { status: 'ok', database: 'ok' } });
+    expect(await apiCall(backend.url, null, 'GET', '/health')).toEqual({
+      status: 200,
+      body: { status: 'ok', database: 'ok' },
+    });
     expect(await apiCall(backend.url, null, 'GET', '/health/live')).toEqual({ status: 200, body: { status: 'ok' } });
     await onServer(`ALTER DATABASE "${name}" WITH ALLOW_CONNECTIONS false`);
     try {
-      await onServer(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`);
+      await onServer(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${name}' AND pid <> pg_backend_pid()`,
+      );
       expect((await apiCall(backend.url, null, 'GET', '/health')).status).toBe(503);
       expect(await apiCall(backend.url, null, 'GET', '/health/live')).toEqual({ status: 200, body: { status: 'ok' } });
     } finally {

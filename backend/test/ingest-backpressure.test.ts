@@ -23,7 +23,8 @@ let dir: string;
 beforeAll(async () => {
   backend = await startTestBackend({ maxQueuedBytes: QUEUED_BOUND, metricsToken: METRICS_TOKEN });
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'flood', name: 'Flood' })).status).toBe(201);
-  token = (await backend.api<TokenResponse>('POST', '/projects/flood/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  token = (await backend.api<TokenResponse>('POST', '/projects/flood/tokens', { name: 'agent', scope: 'agent' })).body
+    .token as string;
   dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-flood-'));
 });
 afterAll(async () => {
@@ -39,7 +40,8 @@ function bigBatch(captureId: string): string {
   const batch = batchMessage(captureId, [{ method: 'GET', path: '/flood', status: 200, response: { ok: true } }]);
   const [one] = batch.observations;
   if (!one) throw new Error('no observation');
-  const names = (prefix: string) => Array.from({ length: 100 }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}-${'n'.repeat(90)}`);
+  const names = (prefix: string) =>
+    Array.from({ length: 100 }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}-${'n'.repeat(90)}`);
   const wide = { ...one, query: names('q'), requestHeaders: names('x-req'), responseHeaders: names('x-res') };
   const size = JSON.stringify(wide).length + 1;
   batch.observations = Array.from({ length: Math.min(10_000, Math.floor((3.9 * 1024 * 1024) / size)) }, () => wide);
@@ -94,7 +96,15 @@ describe('agent stream under a flood of large batches', () => {
             new Promise<string>((resolve, reject) =>
               execFile(
                 process.execPath,
-                [clientFile, require.resolve('ws'), `${backend.url.replace(/^http/, 'ws')}/api/v1/agents/stream`, token, JSON.stringify(hello), batchFile, String(BATCHES / CONNECTIONS)],
+                [
+                  clientFile,
+                  require.resolve('ws'),
+                  `${backend.url.replace(/^http/, 'ws')}/api/v1/agents/stream`,
+                  token,
+                  JSON.stringify(hello),
+                  batchFile,
+                  String(BATCHES / CONNECTIONS),
+                ],
                 { maxBuffer: 1024 * 1024, timeout: 150_000 },
                 (error, stdout, stderr) => (error ? reject(new Error(`${error.message} ${stderr}`)) : resolve(stdout)),
               ),
@@ -107,7 +117,9 @@ describe('agent stream under a flood of large batches', () => {
     const results = outputs.map((output) => JSON.parse(output) as { code: number; answers: Record<string, number> });
     const growthMb = (peak - baseline) / 1024 / 1024;
     // The figure for the issue note: the backend's peak RSS over its level before the flood.
-    process.stdout.write(`flood of ${BATCHES} × ${(text.length / 1024 / 1024).toFixed(2)} MB on ${CONNECTIONS} connections: backend RSS ${(baseline / 1024 / 1024).toFixed(0)} → ${(peak / 1024 / 1024).toFixed(0)} MB (+${growthMb.toFixed(0)} MB; queued bound ${QUEUED_BOUND / 1024 / 1024} MiB)\n`);
+    process.stdout.write(
+      `flood of ${BATCHES} × ${(text.length / 1024 / 1024).toFixed(2)} MB on ${CONNECTIONS} connections: backend RSS ${(baseline / 1024 / 1024).toFixed(0)} → ${(peak / 1024 / 1024).toFixed(0)} MB (+${growthMb.toFixed(0)} MB; queued bound ${QUEUED_BOUND / 1024 / 1024} MiB)\n`,
+    );
     expect(results.map((r) => r.answers)).toEqual(agents.map(() => ({ welcome: 1, ack: BATCHES / CONNECTIONS })));
     const metrics = await apiCall<string>(backend.url, METRICS_TOKEN, 'GET', '/metrics');
     expect(metrics.body).toMatch(/^spectator_agent_reads_paused_total [1-9]\d*$/m);
@@ -122,8 +134,15 @@ describe('agent stream under a flood of large batches', () => {
     // queue holds at most the bound plus a message per connection while each is handled.
     expect(growthMb).toBeLessThan(300);
     for (const { hello } of agents) {
-      const { body } = await backend.api<Array<{ interactions: number }>>('GET', `/projects/flood/captures/${hello.capture.id}/undocumented`);
-      expect(body).toEqual([expect.objectContaining({ interactions: (BATCHES / CONNECTIONS) * (JSON.parse(text) as { observations: unknown[] }).observations.length })]);
+      const { body } = await backend.api<Array<{ interactions: number }>>(
+        'GET',
+        `/projects/flood/captures/${hello.capture.id}/undocumented`,
+      );
+      expect(body).toEqual([
+        expect.objectContaining({
+          interactions: (BATCHES / CONNECTIONS) * (JSON.parse(text) as { observations: unknown[] }).observations.length,
+        }),
+      ]);
     }
   }, 180_000);
 });

@@ -9,7 +9,11 @@ import { startTestBackend, type TestBackend } from './support';
 let backend: TestBackend;
 let db: pg.Client;
 const tokens = { production: '', ci: '', read: '' };
-const prodHello = helloMessage({ agentId: 'prod-agent', environment: { kind: 'production', build: 'b-1' }, rules: ['GET /health'] });
+const prodHello = helloMessage({
+  agentId: 'prod-agent',
+  environment: { kind: 'production', build: 'b-1' },
+  rules: ['GET /health'],
+});
 const prodCapture = prodHello.capture.id;
 let prodAgent: TestAgent;
 
@@ -17,26 +21,53 @@ const exchange = { method: 'GET', path: '/orders', status: 200, response: [{ id:
 
 async function openCi(overrides: Parameters<typeof helloMessage>[0] = {}): Promise<TestAgent> {
   const agent = await connectTestAgent(backend.url, tokens.ci);
-  expect(await agent.request(helloMessage({ agentId: 'ci-agent', environment: { kind: 'ci', pullRequest: '7' }, ...overrides }))).toMatchObject({ type: 'welcome' });
+  expect(
+    await agent.request(
+      helloMessage({ agentId: 'ci-agent', environment: { kind: 'ci', pullRequest: '7' }, ...overrides }),
+    ),
+  ).toMatchObject({ type: 'welcome' });
   return agent;
 }
 
-async function prodState(): Promise<{ interactions: number; rules: string[]; endedAt: string | null; agentKey: string | null; environment: string }> {
-  const { body, status } = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/bind/captures/${prodCapture}/undocumented`, undefined, tokens.read);
+async function prodState(): Promise<{
+  interactions: number;
+  rules: string[];
+  endedAt: string | null;
+  agentKey: string | null;
+  environment: string;
+}> {
+  const { body, status } = await backend.api<UndocumentedEndpointResponse[]>(
+    'GET',
+    `/projects/bind/captures/${prodCapture}/undocumented`,
+    undefined,
+    tokens.read,
+  );
   expect(status).toBe(200);
-  const { rows } = await db.query<{ rules: string[]; ended_at: Date | null; agent_key: string | null; environment_kind: string }>(
+  const { rows } = await db.query<{
+    rules: string[];
+    ended_at: Date | null;
+    agent_key: string | null;
+    environment_kind: string;
+  }>(
     'SELECT c.rules, c.ended_at, a.agent_key, c.environment_kind FROM captures c LEFT JOIN agents a ON a.id = c.agent_id WHERE c.id = $1',
     [prodCapture],
   );
   const row = rows[0];
   if (!row) throw new Error('production capture missing');
-  return { interactions: body.reduce((sum, e) => sum + e.interactions, 0), rules: row.rules, endedAt: row.ended_at?.toISOString() ?? null, agentKey: row.agent_key, environment: row.environment_kind };
+  return {
+    interactions: body.reduce((sum, e) => sum + e.interactions, 0),
+    rules: row.rules,
+    endedAt: row.ended_at?.toISOString() ?? null,
+    agentKey: row.agent_key,
+    environment: row.environment_kind,
+  };
 }
 
 beforeAll(async () => {
   backend = await startTestBackend();
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'bind', name: 'Bind' })).status).toBe(201);
-  const token = async (name: string, body: object): Promise<string> => (await backend.api<TokenResponse>('POST', '/projects/bind/tokens', { name, ...body })).body.token as string;
+  const token = async (name: string, body: object): Promise<string> =>
+    (await backend.api<TokenResponse>('POST', '/projects/bind/tokens', { name, ...body })).body.token as string;
   tokens.production = await token('prod', { scope: 'agent', environments: ['production'] });
   tokens.ci = await token('ci', { scope: 'agent', environments: ['ci'] });
   tokens.read = await token('reader', { scope: 'read' });
@@ -53,7 +84,13 @@ afterAll(async () => {
   await backend.close();
 });
 
-const untouched = { interactions: 1, rules: ['GET /health'], endedAt: null, agentKey: 'prod-agent', environment: 'production' };
+const untouched = {
+  interactions: 1,
+  rules: ['GET /health'],
+  endedAt: null,
+  agentKey: 'prod-agent',
+  environment: 'production',
+};
 
 describe('a connection acts only on the captures of its own agent and environment', () => {
   const hostile: Array<[string, () => AgentMessage]> = [
@@ -61,10 +98,24 @@ describe('a connection acts only on the captures of its own agent and environmen
     ['rules', () => ({ type: 'rules', captureId: prodCapture, rules: ['(.*)'] })],
     ['capture-end', () => ({ type: 'capture-end', captureId: prodCapture, endedAt: new Date().toISOString() })],
     ['learned templates', () => ({ type: 'learned', captureId: prodCapture, templates: ['/orders/{id}'] })],
-    ['a capture with its id', () => ({ type: 'capture', capture: { id: prodCapture, startedAt: new Date().toISOString(), reason: 'command-restart' } })],
+    [
+      'a capture with its id',
+      () => ({
+        type: 'capture',
+        capture: { id: prodCapture, startedAt: new Date().toISOString(), reason: 'command-restart' },
+      }),
+    ],
     [
       'a capture that ends it as the previous one',
-      () => ({ type: 'capture', capture: { id: '22222222-2222-4222-8222-222222222222', startedAt: new Date().toISOString(), reason: 'command-restart' }, previous: { id: prodCapture, endedAt: new Date().toISOString() } }),
+      () => ({
+        type: 'capture',
+        capture: {
+          id: '22222222-2222-4222-8222-222222222222',
+          startedAt: new Date().toISOString(),
+          reason: 'command-restart',
+        },
+        previous: { id: prodCapture, endedAt: new Date().toISOString() },
+      }),
     ],
   ];
 
@@ -72,7 +123,11 @@ describe('a connection acts only on the captures of its own agent and environmen
     const agent = await openCi();
     const message = make();
     const answer = await agent.request(message);
-    expect(answer).toMatchObject({ type: 'error', code: 'refused', message: `captureId ${prodCapture} belongs to another agent or environment` });
+    expect(answer).toMatchObject({
+      type: 'error',
+      code: 'refused',
+      message: `captureId ${prodCapture} belongs to another agent or environment`,
+    });
     if (message.type === 'batch') expect(answer).toMatchObject({ batchId: message.batchId });
     expect(await agent.closed).toBe(1008);
     expect(await prodState()).toEqual(untouched);
@@ -80,8 +135,19 @@ describe('a connection acts only on the captures of its own agent and environmen
 
   it('refuses a hello that names another environment’s capture', async () => {
     const agent = await connectTestAgent(backend.url, tokens.ci);
-    const answer = await agent.request(helloMessage({ agentId: 'ci-agent', environment: { kind: 'ci' }, capture: { id: prodCapture, startedAt: new Date().toISOString(), reason: 'agent-start' }, rules: ['(.*)'] }));
-    expect(answer).toMatchObject({ type: 'error', code: 'refused', message: `captureId ${prodCapture} belongs to another agent or environment` });
+    const answer = await agent.request(
+      helloMessage({
+        agentId: 'ci-agent',
+        environment: { kind: 'ci' },
+        capture: { id: prodCapture, startedAt: new Date().toISOString(), reason: 'agent-start' },
+        rules: ['(.*)'],
+      }),
+    );
+    expect(answer).toMatchObject({
+      type: 'error',
+      code: 'refused',
+      message: `captureId ${prodCapture} belongs to another agent or environment`,
+    });
     expect(await agent.closed).toBe(1008);
     expect(await prodState()).toEqual(untouched);
   });
@@ -104,7 +170,10 @@ describe('a connection acts only on the captures of its own agent and environmen
   it('refuses a capture of the same agent key in another environment (a CI pull request cannot write to another one)', async () => {
     const first = await openCi({ agentId: 'ci-runner', environment: { kind: 'ci', pullRequest: '1' } });
     const capture = '33333333-3333-4333-8333-333333333333';
-    first.send({ type: 'capture', capture: { id: capture, startedAt: new Date().toISOString(), reason: 'command-restart' } });
+    first.send({
+      type: 'capture',
+      capture: { id: capture, startedAt: new Date().toISOString(), reason: 'command-restart' },
+    });
     const own = batchMessage(capture, [exchange]);
     expect(await first.request(own)).toEqual({ type: 'ack', batchId: own.batchId });
     await first.close();

@@ -17,7 +17,8 @@ let db: pg.Client;
 beforeAll(async () => {
   backend = await startTestBackend();
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'fz', name: 'fuzz' })).status).toBe(201);
-  token = (await backend.api<TokenResponse>('POST', '/projects/fz/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  token = (await backend.api<TokenResponse>('POST', '/projects/fz/tokens', { name: 'agent', scope: 'agent' })).body
+    .token as string;
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
 });
@@ -31,7 +32,9 @@ type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 /** Every path into a JSON value (the root excluded), as lists of keys and indices. */
 function pathsOf(value: Json, prefix: Array<string | number> = []): Array<Array<string | number>> {
   if (value === null || typeof value !== 'object') return [];
-  const entries: Array<[string | number, Json]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+  const entries: Array<[string | number, Json]> = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : Object.entries(value);
   return entries.flatMap(([key, child]) => [[...prefix, key], ...pathsOf(child, [...prefix, key])]);
 }
 
@@ -54,7 +57,23 @@ function countOf(batch: BatchMessage): number {
 
 const replacement = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
-  fc.constantFrom('', '\u0000', 'x'.repeat(5000), '2026-02-30T00:00:00Z', '/posts/{id}', 'GET', 'application/json', -1, 0, 1e300, 2 ** 53, 1.5, Number.MAX_SAFE_INTEGER, [], {}),
+  fc.constantFrom(
+    '',
+    '\u0000',
+    'x'.repeat(5000),
+    '2026-02-30T00:00:00Z',
+    '/posts/{id}',
+    'GET',
+    'application/json',
+    -1,
+    0,
+    1e300,
+    2 ** 53,
+    1.5,
+    Number.MAX_SAFE_INTEGER,
+    [],
+    {},
+  ),
 );
 
 describe('agent stream with mutated batches', () => {
@@ -77,28 +96,41 @@ describe('agent stream with mutated batches', () => {
     };
 
     await fc.assert(
-      fc.asyncProperty(fc.nat(), fc.option(replacement, { freq: 5 }), fc.integer({ min: 1, max: 4 }), async (pick, by, rows) => {
-        const exchanges = Array.from({ length: rows }, (_, i) => ({ method: 'POST', path: `/fuzz/${i}`, status: 201, request: { title: 't' }, response: { id: 1 }, count: i + 1 }));
-        const valid = batchMessage(captureId, exchanges) as unknown as Json;
-        const paths = pathsOf(valid);
-        const path = paths[pick % paths.length] as Array<string | number>;
-        const mutated = mutate(valid, path, by ?? undefined);
-        const answer = await send(mutated);
-        if (answer.type === 'ack') {
-          outcomes.ack += 1;
-          if (!answer.duplicate) acknowledged += countOf(mutated as unknown as BatchMessage);
-        } else if (answer.type === 'error') {
-          outcomes.error += 1;
-          if (answer.message.length === 0) problems.push(`error without a message for ${path.join('.')}`);
-        } else {
-          problems.push(`unexpected answer ${answer.type} for ${path.join('.')}`);
-        }
-        // The stream is still usable: a valid batch right after is acknowledged.
-        const next = batchMessage(captureId, exchanges);
-        const after = await send(next as unknown as Json);
-        if (after.type !== 'ack') problems.push(`valid batch after a mutated ${path.join('.')} got ${JSON.stringify(after)}`);
-        else acknowledged += countOf(next);
-      }),
+      fc.asyncProperty(
+        fc.nat(),
+        fc.option(replacement, { freq: 5 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (pick, by, rows) => {
+          const exchanges = Array.from({ length: rows }, (_, i) => ({
+            method: 'POST',
+            path: `/fuzz/${i}`,
+            status: 201,
+            request: { title: 't' },
+            response: { id: 1 },
+            count: i + 1,
+          }));
+          const valid = batchMessage(captureId, exchanges) as unknown as Json;
+          const paths = pathsOf(valid);
+          const path = paths[pick % paths.length] as Array<string | number>;
+          const mutated = mutate(valid, path, by ?? undefined);
+          const answer = await send(mutated);
+          if (answer.type === 'ack') {
+            outcomes.ack += 1;
+            if (!answer.duplicate) acknowledged += countOf(mutated as unknown as BatchMessage);
+          } else if (answer.type === 'error') {
+            outcomes.error += 1;
+            if (answer.message.length === 0) problems.push(`error without a message for ${path.join('.')}`);
+          } else {
+            problems.push(`unexpected answer ${answer.type} for ${path.join('.')}`);
+          }
+          // The stream is still usable: a valid batch right after is acknowledged.
+          const next = batchMessage(captureId, exchanges);
+          const after = await send(next as unknown as Json);
+          if (after.type !== 'ack')
+            problems.push(`valid batch after a mutated ${path.join('.')} got ${JSON.stringify(after)}`);
+          else acknowledged += countOf(next);
+        },
+      ),
       { numRuns: Number(process.env.FUZZ_RUNS ?? 150), seed: Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31) },
     );
     await agent.close();

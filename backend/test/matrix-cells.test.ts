@@ -19,7 +19,9 @@ let agentToken: string;
 /** An object schema; a type ending in `?` is an optional property. */
 const schemaOf = (properties: Record<string, string>): unknown => ({
   type: 'object',
-  properties: Object.fromEntries(Object.entries(properties).map(([name, type]) => [name, { type: type.replace('?', '') }])),
+  properties: Object.fromEntries(
+    Object.entries(properties).map(([name, type]) => [name, { type: type.replace('?', '') }]),
+  ),
   required: Object.keys(properties).filter((name) => !properties[name]?.endsWith('?')),
 });
 const ok = (path: string, response: unknown): TestExchange => ({ method: 'GET', path, status: 200, response });
@@ -27,7 +29,13 @@ const ok = (path: string, response: unknown): TestExchange => ({ method: 'GET', 
 async function document(path: string, properties: Record<string, string>): Promise<void> {
   const created = await backend.api<ProposalResponse>('POST', '/projects/cells/proposals', {
     title: `document ${path}`,
-    endpoints: [{ method: 'GET', path, responses: [{ status: 200, contentType: 'application/json', schema: schemaOf(properties) }] }],
+    endpoints: [
+      {
+        method: 'GET',
+        path,
+        responses: [{ status: 200, contentType: 'application/json', schema: schemaOf(properties) }],
+      },
+    ],
   });
   expect(created.status).toBe(201);
   expect((await backend.api('POST', `/projects/cells/proposals/${created.body.id}/approve`)).status).toBe(200);
@@ -41,7 +49,11 @@ async function matrix(query = '?limit=100'): Promise<VersionMatrixResponse> {
 
 /** The cells of the rows named `names` (kind + name), computed from evidence_cells and the documented endpoints. */
 async function cellsFromEvidence(rows: ReadonlyArray<{ kind: string; name: string }>): Promise<VersionCell[][]> {
-  const columns = (await db.query<{ id: string }>(`SELECT id FROM endpoints WHERE current_version_id IS NOT NULL ORDER BY path, method`)).rows;
+  const columns = (
+    await db.query<{ id: string }>(
+      `SELECT id FROM endpoints WHERE current_version_id IS NOT NULL ORDER BY path, method`,
+    )
+  ).rows;
   const stored = (
     await db.query<{ kind: string; name: string; endpoint_id: string; version: string; drift: boolean }>(
       `SELECT r.kind, r.name, c.endpoint_id, c.version, c.drift FROM evidence_cells c JOIN environment_rows r ON r.id = c.row_id`,
@@ -58,7 +70,11 @@ async function cellsFromEvidence(rows: ReadonlyArray<{ kind: string; name: strin
 
 /** Every stored text parses to the cells evidence_cells holds, for the current columns. */
 async function expectStoredTextsMatchEvidence(): Promise<void> {
-  const rows = (await db.query<{ kind: string; name: string; cells_json: string; cells_columns: number }>(`SELECT kind, name, cells_json, cells_columns FROM environment_rows WHERE cells_json IS NOT NULL ORDER BY kind, name`)).rows;
+  const rows = (
+    await db.query<{ kind: string; name: string; cells_json: string; cells_columns: number }>(
+      `SELECT kind, name, cells_json, cells_columns FROM environment_rows WHERE cells_json IS NOT NULL ORDER BY kind, name`,
+    )
+  ).rows;
   const expected = await cellsFromEvidence(rows);
   expect(rows.map((r) => JSON.parse(r.cells_json) as unknown)).toEqual(expected);
   expect(rows.map((r) => r.cells_columns)).toEqual(expected.map((cells) => cells.length));
@@ -67,7 +83,11 @@ async function expectStoredTextsMatchEvidence(): Promise<void> {
 /** GET /versions equals the matrix computed from evidence_cells, and every stored text does too. */
 async function expectMatrixMatchesEvidence(): Promise<VersionMatrixResponse> {
   const m = await matrix();
-  const columns = (await db.query<{ id: string }>(`SELECT id FROM endpoints WHERE current_version_id IS NOT NULL ORDER BY path, method`)).rows;
+  const columns = (
+    await db.query<{ id: string }>(
+      `SELECT id FROM endpoints WHERE current_version_id IS NOT NULL ORDER BY path, method`,
+    )
+  ).rows;
   expect(m.endpoints.map((e) => e.id)).toEqual(columns.map((c) => c.id));
   expect(m.cells).toEqual(await cellsFromEvidence(m.rows));
   await expectStoredTextsMatchEvidence();
@@ -76,7 +96,12 @@ async function expectMatrixMatchesEvidence(): Promise<VersionMatrixResponse> {
 
 /** `row name → "path: version"` with drift marked `~`, for readable expectations. */
 function shown(m: VersionMatrixResponse): Record<string, string> {
-  return Object.fromEntries(m.rows.map((row, r) => [row.name, m.endpoints.map((e, c) => `${e.path}:${m.cells[r]?.[c]?.drift ? '~' : ''}${m.cells[r]?.[c]?.version}`).join(' ')]));
+  return Object.fromEntries(
+    m.rows.map((row, r) => [
+      row.name,
+      m.endpoints.map((e, c) => `${e.path}:${m.cells[r]?.[c]?.drift ? '~' : ''}${m.cells[r]?.[c]?.version}`).join(' '),
+    ]),
+  );
 }
 
 beforeAll(async () => {
@@ -84,7 +109,8 @@ beforeAll(async () => {
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
   await backend.api('POST', '/projects', { slug: 'cells', name: 'Cells' });
-  agentToken = (await backend.api<TokenResponse>('POST', '/projects/cells/tokens', { name: 'agents', scope: 'agent' })).body.token as string;
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/cells/tokens', { name: 'agents', scope: 'agent' }))
+    .body.token as string;
 });
 afterAll(async () => {
   await db.end();
@@ -96,7 +122,10 @@ describe('the stored matrix texts', () => {
     await document('/a', { id: 'number' });
     await document('/c', { id: 'number' });
     await report(backend.url, agentToken, { kind: 'ci', pullRequest: '1' }, [ok('/a', { id: 1 }), ok('/c', { id: 2 })]);
-    await report(backend.url, agentToken, { kind: 'staging', build: 's-1' }, [ok('/a', { id: 1 }), ok('/b', { id: 'x' })]);
+    await report(backend.url, agentToken, { kind: 'staging', build: 's-1' }, [
+      ok('/a', { id: 1 }),
+      ok('/b', { id: 'x' }),
+    ]);
     await report(backend.url, agentToken, { kind: 'production', build: 'p-1' }, [ok('/c', { id: 2 })]);
     // Only undocumented traffic: a row without cells, hence without text.
     await report(backend.url, agentToken, { kind: 'production', build: 'p-0' }, [ok('/undocumented', {})]);
@@ -140,7 +169,11 @@ describe('the stored matrix texts', () => {
         }),
       );
       // The same 30 exchanges per batch, in a different order per agent; every third drifts on /c.
-      const exchanges = Array.from({ length: 30 }, (_, i): TestExchange => (i % 3 === 0 ? ok('/c', { id: i, extra: true, [`f${i}`]: 1 }) : ok(i % 2 ? '/a' : '/b', i % 2 ? { id: i } : { id: `${i}` })));
+      const exchanges = Array.from({ length: 30 }, (_, i): TestExchange =>
+        i % 3 === 0
+          ? ok('/c', { id: i, extra: true, [`f${i}`]: 1 })
+          : ok(i % 2 ? '/a' : '/b', i % 2 ? { id: i } : { id: `${i}` }),
+      );
       const acks = await Promise.all(
         agents.map(async (agent, a) => {
           const answers = [];
@@ -166,7 +199,9 @@ describe('the stored matrix texts', () => {
   it('are read around when missing or built for fewer columns, and the page stays right', async () => {
     const before = await matrix();
     // As a row created while an endpoint was being documented would be: built for one column fewer.
-    await db.query(`UPDATE environment_rows SET cells_json = '[{"version":"9.9"}]', cells_columns = cells_columns - 1 WHERE name = 'p-1'`);
+    await db.query(
+      `UPDATE environment_rows SET cells_json = '[{"version":"9.9"}]', cells_columns = cells_columns - 1 WHERE name = 'p-1'`,
+    );
     await db.query(`UPDATE environment_rows SET cells_json = NULL, cells_columns = NULL WHERE name = 'p-0'`);
     expect(await matrix()).toEqual(before);
     // The next change of the row's cells rewrites its text.
@@ -175,7 +210,9 @@ describe('the stored matrix texts', () => {
   });
 
   it('are sent as JSON text, pages included, and a bad cursor still answers the standard JSON error', async () => {
-    const response = await fetch(`${backend.url}/api/v1/projects/cells/versions?kind=production&limit=1`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+    const response = await fetch(`${backend.url}/api/v1/projects/cells/versions?kind=production&limit=1`, {
+      headers: { authorization: `Bearer ${backend.adminToken}` },
+    });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     const first = (await response.json()) as VersionMatrixResponse;
@@ -185,20 +222,31 @@ describe('the stored matrix texts', () => {
     expect(second.rows.map((r) => r.name)).toEqual(['p-1']);
     expect(second.nextCursor).toBeNull();
 
-    const bad = await fetch(`${backend.url}/api/v1/projects/cells/versions?cursor=00000000-0000-4000-8000-000000000000`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+    const bad = await fetch(
+      `${backend.url}/api/v1/projects/cells/versions?cursor=00000000-0000-4000-8000-000000000000`,
+      { headers: { authorization: `Bearer ${backend.adminToken}` } },
+    );
     expect(bad.status).toBe(400);
     expect(bad.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(((await bad.json()) as { message: string }).message).toMatch(/cursor 00000000-0000-4000-8000-000000000000 is not a row of this matrix/);
+    expect(((await bad.json()) as { message: string }).message).toMatch(
+      /cursor 00000000-0000-4000-8000-000000000000 is not a row of this matrix/,
+    );
     const tooMany = await backend.api<{ message: string }>('GET', '/projects/cells/versions?limit=101');
     expect(tooMany.status).toBe(400);
     expect(JSON.stringify(tooMany.body)).toMatch(/limit/);
   });
 
   it('gain several columns at once, spliced in where they belong, and a stale text is rebuilt meanwhile', async () => {
-    await db.query(`UPDATE environment_rows SET cells_json = '[{"version":"9.9"}]', cells_columns = cells_columns - 1 WHERE name = 'PR #1'`);
+    await db.query(
+      `UPDATE environment_rows SET cells_json = '[{"version":"9.9"}]', cells_columns = cells_columns - 1 WHERE name = 'PR #1'`,
+    );
     const created = await backend.api<ProposalResponse>('POST', '/projects/cells/proposals', {
       title: 'two at once',
-      endpoints: ['/0', '/bb'].map((path) => ({ method: 'GET', path, responses: [{ status: 200, contentType: 'application/json', schema: schemaOf({ id: 'number' }) }] })),
+      endpoints: ['/0', '/bb'].map((path) => ({
+        method: 'GET',
+        path,
+        responses: [{ status: 200, contentType: 'application/json', schema: schemaOf({ id: 'number' }) }],
+      })),
     });
     expect((await backend.api('POST', `/projects/cells/proposals/${created.body.id}/approve`)).status).toBe(200);
     const m = await expectMatrixMatchesEvidence();
@@ -213,9 +261,14 @@ describe('the stored matrix texts', () => {
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];
-      while (reverted.at(-1) !== 'MatrixCellsText1764100000000' && reverted.length < 20) reverted.push(await migrateDown(ds));
+      while (reverted.at(-1) !== 'MatrixCellsText1764100000000' && reverted.length < 20)
+        reverted.push(await migrateDown(ds));
       expect(reverted.at(-1)).toBe('MatrixCellsText1764100000000');
-      const columns = (await db.query<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = 'environment_rows' AND column_name LIKE 'cells%'`)).rows;
+      const columns = (
+        await db.query<{ column_name: string }>(
+          `SELECT column_name FROM information_schema.columns WHERE table_name = 'environment_rows' AND column_name LIKE 'cells%'`,
+        )
+      ).rows;
       expect(columns).toEqual([]);
       expect(await migrateUp(ds)).toEqual([...reverted].reverse());
     } finally {

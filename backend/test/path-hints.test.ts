@@ -1,4 +1,11 @@
-import type { DashboardEvent, PathHintCreatedResponse, PathHintResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type {
+  DashboardEvent,
+  PathHintCreatedResponse,
+  PathHintResponse,
+  ProjectResponse,
+  TokenResponse,
+  UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -13,14 +20,18 @@ let agent: TestAgent;
 let captureId: string;
 let readToken: string;
 
-const hints = (route = '', method = 'GET', body?: unknown, token?: string) => backend.api<unknown>(method, `/projects/hints/path-hints${route}`, body, token);
-const undocumented = async (): Promise<UndocumentedEndpointResponse[]> => (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/hints/captures/${captureId}/undocumented`)).body;
+const hints = (route = '', method = 'GET', body?: unknown, token?: string) =>
+  backend.api<unknown>(method, `/projects/hints/path-hints${route}`, body, token);
+const undocumented = async (): Promise<UndocumentedEndpointResponse[]> =>
+  (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/hints/captures/${captureId}/undocumented`)).body;
 
 beforeAll(async () => {
   backend = await startTestBackend();
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'hints', name: 'Hints' })).status).toBe(201);
-  const token = (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
-  readToken = (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'reader', scope: 'read' })).body.token as string;
+  const token = (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
+  readToken = (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'reader', scope: 'read' }))
+    .body.token as string;
   agent = await connectTestAgent(backend.url, token);
   const hello = helloMessage();
   expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
@@ -52,39 +63,77 @@ describe('path hints', () => {
     expect((await hints('', 'POST', { template: '/images/{image}' }, readToken)).status).toBe(403);
     const { status, body } = await hints('', 'POST', { template: '/images/{image}' });
     expect(status).toBe(201);
-    expect(body).toEqual({ template: '/images/{image}', createdBy: expect.any(String), createdAt: expect.any(String), regrouped: 4 } satisfies PathHintCreatedResponse);
+    expect(body).toEqual({
+      template: '/images/{image}',
+      createdBy: expect.any(String),
+      createdAt: expect.any(String),
+      regrouped: 4,
+    } satisfies PathHintCreatedResponse);
     expect(await undocumented()).toEqual([{ method: 'GET', path: '/images/{image}', interactions: 3, count: 3 }]);
     expect(await tablesContaining(backend.databaseUrl, 'k3v')).toEqual([]);
-    const events = await eventually(() => dashboard.events, (list) => list.some((e) => e.type === 'paths.hinted'));
-    expect(events.find((e) => e.type === 'paths.hinted')).toEqual({ type: 'paths.hinted', template: '/images/{image}', regrouped: 4 } satisfies DashboardEvent);
+    const events = await eventually(
+      () => dashboard.events,
+      (list) => list.some((e) => e.type === 'paths.hinted'),
+    );
+    expect(events.find((e) => e.type === 'paths.hinted')).toEqual({
+      type: 'paths.hinted',
+      template: '/images/{image}',
+      regrouped: 4,
+    } satisfies DashboardEvent);
     dashboard.close();
   });
 
   it('reach connected agents at once: documented templates first', async () => {
     // The documentation commit before the hint was pushed too; the newest push has both.
-    await eventually(() => agent.templates, (pushed) => pushed.some((m) => m.templates.includes('/images/{image}')));
-    expect(agent.templates.at(-1)).toEqual({ type: 'templates', templates: ['/images/latest', '/users/{userId}', '/images/{image}'] });
+    await eventually(
+      () => agent.templates,
+      (pushed) => pushed.some((m) => m.templates.includes('/images/{image}')),
+    );
+    expect(agent.templates.at(-1)).toEqual({
+      type: 'templates',
+      templates: ['/images/latest', '/users/{userId}', '/images/{image}'],
+    });
   });
 
   it('are listed, and sent to agents after the documented templates', async () => {
-    expect((await hints()).body).toEqual([{ template: '/images/{image}', createdBy: expect.any(String), createdAt: expect.any(String) }] satisfies PathHintResponse[]);
-    const late = await connectTestAgent(backend.url, (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'agent 2', scope: 'agent' })).body.token as string);
-    expect(await late.request(helloMessage())).toMatchObject({ type: 'welcome', templates: ['/images/latest', '/users/{userId}', '/images/{image}'] });
+    expect((await hints()).body).toEqual([
+      { template: '/images/{image}', createdBy: expect.any(String), createdAt: expect.any(String) },
+    ] satisfies PathHintResponse[]);
+    const late = await connectTestAgent(
+      backend.url,
+      (await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'agent 2', scope: 'agent' })).body
+        .token as string,
+    );
+    expect(await late.request(helloMessage())).toMatchObject({
+      type: 'welcome',
+      templates: ['/images/latest', '/users/{userId}', '/images/{image}'],
+    });
     await late.close();
   });
 
   it('lose to documented templates and refuse what is not a template, naming it', async () => {
     expect(await hints('', 'POST', { template: '/users/{user}' })).toEqual({
       status: 409,
-      body: expect.objectContaining({ message: 'template /users/{user} is covered by the documented /users/{userId}, which wins over a hint' }),
+      body: expect.objectContaining({
+        message: 'template /users/{user} is covered by the documented /users/{userId}, which wins over a hint',
+      }),
     });
-    expect(await hints('', 'POST', { template: 'images/{image}' })).toEqual({ status: 400, body: expect.objectContaining({ message: 'template must start with /' }) });
-    expect(await hints('', 'POST', { template: '/images/all' })).toEqual({ status: 400, body: expect.objectContaining({ message: 'template /images/all has no {parameter}' }) });
+    expect(await hints('', 'POST', { template: 'images/{image}' })).toEqual({
+      status: 400,
+      body: expect.objectContaining({ message: 'template must start with /' }),
+    });
+    expect(await hints('', 'POST', { template: '/images/all' })).toEqual({
+      status: 400,
+      body: expect.objectContaining({ message: 'template /images/all has no {parameter}' }),
+    });
   });
 
   it('can be forgotten', async () => {
     expect((await hints(`?template=${encodeURIComponent('/images/{image}')}`, 'DELETE')).status).toBe(204);
     expect((await hints()).body).toEqual([]);
-    expect(await hints(`?template=${encodeURIComponent('/images/{image}')}`, 'DELETE')).toEqual({ status: 404, body: expect.objectContaining({ message: 'project hints has no path hint /images/{image}' }) });
+    expect(await hints(`?template=${encodeURIComponent('/images/{image}')}`, 'DELETE')).toEqual({
+      status: 404,
+      body: expect.objectContaining({ message: 'project hints has no path hint /images/{image}' }),
+    });
   });
 });

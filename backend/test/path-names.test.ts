@@ -25,16 +25,20 @@ function send(res: import('node:http').ServerResponse, status: number, body: unk
 beforeAll(async () => {
   backend = await startTestBackend();
   await backend.api('POST', '/projects', { slug: 'names', name: 'names' });
-  const token = (await backend.api<TokenResponse>('POST', '/projects/names/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  const token = (await backend.api<TokenResponse>('POST', '/projects/names/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
   const server = createServer((req, res) => {
     const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
     if (parts[0] === 'users' && parts.length === 2) return send(res, 200, { login: 'x', id: 1, name: 'n' });
-    if (parts[0] === 'orgs' && parts.length === 3 && parts[2] === 'members') return send(res, 200, [{ login: 'x', id: 1 }]);
+    if (parts[0] === 'orgs' && parts.length === 3 && parts[2] === 'members')
+      return send(res, 200, [{ login: 'x', id: 1 }]);
     return send(res, 404, { message: 'Not Found' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address() as import('node:net').AddressInfo;
-  upstream = { url: `http://127.0.0.1:${address.port}`, close: () =>
+  upstream = {
+    url: `http://127.0.0.1:${address.port}`,
+    close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
@@ -58,7 +62,10 @@ afterAll(async () => {
 
 /** The capture's undocumented endpoints as `METHOD path interactions`; none before the agent's hello arrived. */
 async function undocumented(): Promise<string[]> {
-  const { status, body } = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/names/captures/${agent.captureId()}/undocumented`);
+  const { status, body } = await backend.api<UndocumentedEndpointResponse[]>(
+    'GET',
+    `/projects/names/captures/${agent.captureId()}/undocumented`,
+  );
   return status === 200 ? body.map((u) => `${u.method} ${u.path} ${u.interactions}`).sort() : [];
 }
 
@@ -73,12 +80,15 @@ describe('names in paths', () => {
     // Scanner noise: counted apart, no endpoint.
     for (const probe of ['/.env', '/wp-login.php', '/.env']) await get(probe);
     const expected = ['GET /orgs/{org}/members 2', 'GET /users/{user} 3'];
-    expect(await eventually(undocumented, (list) => JSON.stringify(list) === JSON.stringify(expected))).toEqual(expected);
+    expect(await eventually(undocumented, (list) => JSON.stringify(list) === JSON.stringify(expected))).toEqual(
+      expected,
+    );
     const capture = await eventually(
       async () => (await backend.api<CaptureResponse>('GET', `/projects/names/captures/${agent.captureId()}`)).body,
       (c) => c.unmatched.requests === 3,
     );
     expect(capture.unmatched).toEqual({ requests: 3, paths: 2 });
-    for (const name of [...USERS, ...ORGS, 'wp-login', '.env']) expect({ name, tables: await tablesContaining(backend.databaseUrl, name) }).toEqual({ name, tables: [] });
+    for (const name of [...USERS, ...ORGS, 'wp-login', '.env'])
+      expect({ name, tables: await tablesContaining(backend.databaseUrl, name) }).toEqual({ name, tables: [] });
   });
 });

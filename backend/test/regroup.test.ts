@@ -15,7 +15,13 @@ import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
 import { EvidenceService } from '../src/evidence/evidence.service';
 import { Notifier } from '../src/webhooks/notifier';
-import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
+import {
+  batchMessage,
+  connectTestAgent,
+  helloMessage,
+  type TestAgent,
+  type TestExchange,
+} from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { tablesContaining } from './support/privacy';
 
@@ -34,10 +40,27 @@ const changedCaptures: string[] = [];
 /** Exchanges of one user, at `user` (a name, or the template's parameter). */
 function exchangesOf(user: string, variant: number): TestExchange[] {
   return [
-    { method: 'GET', path: `/users/${user}`, status: 200, response: { login: 'x', id: 1, ...(variant > 0 ? { name: 'n' } : {}) } },
+    {
+      method: 'GET',
+      path: `/users/${user}`,
+      status: 200,
+      response: { login: 'x', id: 1, ...(variant > 0 ? { name: 'n' } : {}) },
+    },
     { method: 'GET', path: `/users/${user}`, status: 404, response: { message: 'not found' } },
-    { method: 'GET', path: `/users/${user}/repos`, status: 200, response: [{ name: 'r', stars: variant }], count: 2 + variant },
-    { method: 'POST', path: `/users/${user}/repos`, status: 201, request: { name: 'r', ...(variant > 1 ? { private: true } : {}) }, response: { id: 1 } },
+    {
+      method: 'GET',
+      path: `/users/${user}/repos`,
+      status: 200,
+      response: [{ name: 'r', stars: variant }],
+      count: 2 + variant,
+    },
+    {
+      method: 'POST',
+      path: `/users/${user}/repos`,
+      status: 201,
+      request: { name: 'r', ...(variant > 1 ? { private: true } : {}) },
+      response: { id: 1 },
+    },
     { method: 'POST', path: `/users/${user}/repos`, status: 400, request: { name: 5 }, response: { error: 'bad' } },
   ];
 }
@@ -50,7 +73,9 @@ interface Side {
 
 async function openSide(slug: string, environment: { kind: 'staging'; build: string }): Promise<Side> {
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug, name: slug })).status).toBe(201);
-  const token = (await backend.api<TokenResponse>('POST', `/projects/${slug}/tokens`, { name: 'agent', scope: 'agent' })).body.token as string;
+  const token = (
+    await backend.api<TokenResponse>('POST', `/projects/${slug}/tokens`, { name: 'agent', scope: 'agent' })
+  ).body.token as string;
   const agent = await connectTestAgent(backend.url, token);
   const hello = helloMessage({ agentId: `agent-${slug}`, environment });
   expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
@@ -64,7 +89,11 @@ async function send(side: Side, exchanges: TestExchange[]): Promise<void> {
 
 async function newCapture(side: Side): Promise<void> {
   const id = crypto.randomUUID();
-  side.agent.send({ type: 'capture', capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' }, previous: { id: side.captures.at(-1) as string, endedAt: new Date().toISOString() } });
+  side.agent.send({
+    type: 'capture',
+    capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
+    previous: { id: side.captures.at(-1) as string, endedAt: new Date().toISOString() },
+  });
   side.captures.push(id);
 }
 
@@ -83,10 +112,24 @@ async function viewsOf(side: Side): Promise<unknown> {
     const list = await get<UndocumentedEndpointResponse[]>(`${p}/captures/${id}/undocumented`);
     const diffList = (await get<DiffResponse[]>(`${p}/captures/${id}/diffs`)).map(({ endpointId: _, ...diff }) => diff);
     const observed: ObservedEndpointResponse[] = [];
-    for (const endpoint of list) observed.push(await get<ObservedEndpointResponse>(`${p}/captures/${id}/observed?method=${endpoint.method}&path=${encodeURIComponent(endpoint.path)}`));
-    captures.push({ interactions, undocumented, diffs, list: sorted(list), diffList: sorted(diffList), observed: sorted(observed) });
+    for (const endpoint of list)
+      observed.push(
+        await get<ObservedEndpointResponse>(
+          `${p}/captures/${id}/observed?method=${endpoint.method}&path=${encodeURIComponent(endpoint.path)}`,
+        ),
+      );
+    captures.push({
+      interactions,
+      undocumented,
+      diffs,
+      list: sorted(list),
+      diffList: sorted(diffList),
+      observed: sorted(observed),
+    });
   }
-  const evidence = (await get<EvidenceResponse>(`${p}/evidence?environment=staging`)).endpoints.map(({ endpointId: _, lastSeen: __, ...rest }) => rest);
+  const evidence = (await get<EvidenceResponse>(`${p}/evidence?environment=staging`)).endpoints.map(
+    ({ endpointId: _, lastSeen: __, ...rest }) => rest,
+  );
   const matrix = await get<VersionMatrixResponse>(`${p}/versions?kind=staging`);
   const cells = matrix.rows.map((row, i) => ({ name: row.name, cells: matrix.cells[i] }));
   return { captures, evidence, cells, columns: matrix.endpoints.map(({ method, path }) => ({ method, path })) };
@@ -97,7 +140,11 @@ function sorted<T extends { method: string; path: string }>(list: readonly T[]):
 }
 
 /** Rows of a project under paths LIKE `pattern`: observations and summaries of one capture, and all evidence. */
-async function rowsUnder(slug: string, pattern: string, captureId: string): Promise<{ observations: number; summaries: number; evidence: number }> {
+async function rowsUnder(
+  slug: string,
+  pattern: string,
+  captureId: string,
+): Promise<{ observations: number; summaries: number; evidence: number }> {
   const [counts] = (await ds.query(
     `SELECT (SELECT count(*)::int FROM observations WHERE capture_id = $3 AND path LIKE $2) AS observations,
             (SELECT count(*)::int FROM capture_endpoints WHERE capture_id = $3 AND path LIKE $2) AS summaries,
@@ -112,7 +159,9 @@ beforeAll(async () => {
   ds = createDataSource(backend.databaseUrl, 4);
   await ds.initialize();
   // Another process on the same database, as a second replica would be: the backend's kept views must notice.
-  const events = { captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture) } as unknown as EventsService;
+  const events = {
+    captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture),
+  } as unknown as EventsService;
   regroup = new RegroupService(ds, new EvidenceService(new Notifier()), events);
 });
 afterAll(async () => {
@@ -157,11 +206,16 @@ describe('regrouping literal paths into a template', () => {
     const before = await viewsOf(literal);
     const repos = '/users/%-q7zx/repos';
     const [first, second] = literal.captures as [string, string];
-    const literalBefore = { first: await rowsUnder('literal', repos, first), second: await rowsUnder('literal', repos, second) };
+    const literalBefore = {
+      first: await rowsUnder('literal', repos, first),
+      second: await rowsUnder('literal', repos, second),
+    };
     // 3 users × (GET 200, POST 201, POST 400) per capture; 2 endpoints per user.
     expect(literalBefore.second).toMatchObject({ observations: 9, summaries: 6 });
     const merged = await regroup.regroup(await projectId('literal'), '/users/{user}/repos', { captureId: second });
-    expect(merged).toBe(literalBefore.second.observations + literalBefore.second.summaries + literalBefore.second.evidence);
+    expect(merged).toBe(
+      literalBefore.second.observations + literalBefore.second.summaries + literalBefore.second.evidence,
+    );
     expect(changedCaptures).toEqual([second]);
     // The capture's environment row (build b1) holds both captures' evidence: all of it moved.
     expect(await rowsUnder('literal', repos, second)).toEqual({ observations: 0, summaries: 0, evidence: 0 });
@@ -194,12 +248,21 @@ describe('regrouping literal paths into a template', () => {
       { method: 'GET', path: '/users/me', status: 200, response: { login: 'x' } },
       { method: 'GET', path: '/users/dave-q7zx', status: 200, response: { login: 'x' } },
     ]);
-    await backend.api('POST', '/projects/documented/documentation', { captureId: side.captures[0], endpoints: [{ method: 'GET', path: '/users/me', documentBodies: true }] });
+    await backend.api('POST', '/projects/documented/documentation', {
+      captureId: side.captures[0],
+      endpoints: [{ method: 'GET', path: '/users/me', documentBodies: true }],
+    });
     const id = await projectId('documented');
     expect(await regroup.regroup(id, '/users/{user}')).toBe(1 + 1 + 1);
-    const list = await get<UndocumentedEndpointResponse[]>(`/projects/documented/captures/${side.captures[0]}/undocumented`);
+    const list = await get<UndocumentedEndpointResponse[]>(
+      `/projects/documented/captures/${side.captures[0]}/undocumented`,
+    );
     expect(list).toEqual([{ method: 'GET', path: '/users/{user}', interactions: 1, count: 1 }]);
-    expect(await rowsUnder('documented', '/users/me', side.captures[0] as string)).toEqual({ observations: 1, summaries: 1, evidence: 1 });
+    expect(await rowsUnder('documented', '/users/me', side.captures[0] as string)).toEqual({
+      observations: 1,
+      summaries: 1,
+      evidence: 1,
+    });
     await expect(regroup.regroup(id, '/users/me')).rejects.toThrow('template /users/me has no {parameter}');
     await expect(regroup.regroup(id, 'users/{user}')).rejects.toThrow('must start with /');
     await side.agent.close();

@@ -1,4 +1,9 @@
-import type { DashboardEvent, DocumentationResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type {
+  DashboardEvent,
+  DocumentationResponse,
+  TokenResponse,
+  UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -20,8 +25,12 @@ afterAll(async () => {
 describe('two replicas on one database', () => {
   it('work as one service: agents on both, events on both, one view of the counts', async () => {
     expect((await first.api('POST', '/projects', { slug: 'shared', name: 'Shared' })).status).toBe(201);
-    const agentToken = (await second.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
-    const readToken = (await first.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
+    const agentToken = (
+      await second.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'agent', scope: 'agent' })
+    ).body.token as string;
+    const readToken = (
+      await first.api<TokenResponse>('POST', '/projects/shared/tokens', { name: 'dashboard', scope: 'read' })
+    ).body.token as string;
 
     const dashboardOnFirst = await listen(first.url, 'shared', readToken, 'header');
     const dashboardOnSecond = await listen(second.url, 'shared', readToken, 'protocol');
@@ -39,25 +48,50 @@ describe('two replicas on one database', () => {
     await Promise.all(batches.map((batch, i) => (i % 2 === 0 ? agentOnFirst : agentOnSecond).request(batch)));
 
     for (const backend of [first, second]) {
-      const { body } = await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/shared/captures/${hello.capture.id}/undocumented`);
+      const { body } = await backend.api<UndocumentedEndpointResponse[]>(
+        'GET',
+        `/projects/shared/captures/${hello.capture.id}/undocumented`,
+      );
       expect(body).toEqual([{ method: 'GET', path: '/posts', interactions: 10, count: 10 }]);
     }
     for (const dashboard of [dashboardOnFirst, dashboardOnSecond]) {
-      await eventually(() => dashboard.events, (events) => events.some((e) => e.type === 'capture.updated'));
+      await eventually(
+        () => dashboard.events,
+        (events) => events.some((e) => e.type === 'capture.updated'),
+      );
       const started = dashboard.events.filter((e) => e.type === 'capture.started');
-      expect(started).toEqual([{ type: 'capture.started', captureId: hello.capture.id, environment: { kind: 'local', name: 'local' }, startedAt: new Date(hello.capture.startedAt).toISOString() }]);
+      expect(started).toEqual([
+        {
+          type: 'capture.started',
+          captureId: hello.capture.id,
+          environment: { kind: 'local', name: 'local' },
+          startedAt: new Date(hello.capture.startedAt).toISOString(),
+        },
+      ]);
     }
 
     await agentOnFirst.request(
-      batchMessage(hello.capture.id, [{ method: 'POST', path: '/posts', status: 201, request: { title: 't' }, response: { id: 1, title: 't' } }]),
+      batchMessage(hello.capture.id, [
+        { method: 'POST', path: '/posts', status: 201, request: { title: 't' }, response: { id: 1, title: 't' } },
+      ]),
     );
-    const commit = await second.api<{ versions: Array<{ endpointId: string }> }>('POST', '/projects/shared/documentation', {
-      captureId: hello.capture.id,
-      endpoints: [{ method: 'POST', path: '/posts', description: 'Create', documentBodies: true }],
-    });
+    const commit = await second.api<{ versions: Array<{ endpointId: string }> }>(
+      'POST',
+      '/projects/shared/documentation',
+      {
+        captureId: hello.capture.id,
+        endpoints: [{ method: 'POST', path: '/posts', description: 'Create', documentBodies: true }],
+      },
+    );
     expect(commit.status).toBe(201);
-    await eventually(() => dashboardOnFirst.events, (events) => events.some((e) => e.type === 'documentation.committed'));
-    expect(dashboardOnFirst.events.find((e) => e.type === 'documentation.committed')).toEqual({ type: 'documentation.committed', endpointIds: [commit.body.versions[0]?.endpointId] });
+    await eventually(
+      () => dashboardOnFirst.events,
+      (events) => events.some((e) => e.type === 'documentation.committed'),
+    );
+    expect(dashboardOnFirst.events.find((e) => e.type === 'documentation.committed')).toEqual({
+      type: 'documentation.committed',
+      endpointIds: [commit.body.versions[0]?.endpointId],
+    });
 
     // A new agent connection hears about documented templates from either replica.
     const late = await connectTestAgent(first.url, agentToken);
@@ -72,9 +106,16 @@ describe('two replicas on one database', () => {
   // sent its endpoint ids in the payload, and no dashboard heard of it.
   it('tell dashboards of a commit of 400 endpoints, with every endpoint id (a NOTIFY payload holds under 8,000 bytes)', async () => {
     expect((await first.api('POST', '/projects', { slug: 'large', name: 'Large' })).status).toBe(201);
-    const agentToken = (await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
-    const readToken = (await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'dashboard', scope: 'read' })).body.token as string;
-    const dashboards = [await listen(first.url, 'large', readToken, 'header'), await listen(second.url, 'large', readToken, 'header')];
+    const agentToken = (
+      await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'agent', scope: 'agent' })
+    ).body.token as string;
+    const readToken = (
+      await first.api<TokenResponse>('POST', '/projects/large/tokens', { name: 'dashboard', scope: 'read' })
+    ).body.token as string;
+    const dashboards = [
+      await listen(first.url, 'large', readToken, 'header'),
+      await listen(second.url, 'large', readToken, 'header'),
+    ];
 
     const agent = await connectTestAgent(first.url, agentToken);
     const hello = helloMessage();
@@ -85,7 +126,10 @@ describe('two replicas on one database', () => {
       paths.map((path) => ({ method: 'GET', path, status: 200, response: { id: 1 } })),
     );
     expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
-    const { body: undocumented } = await first.api<UndocumentedEndpointResponse[]>('GET', `/projects/large/captures/${hello.capture.id}/undocumented`);
+    const { body: undocumented } = await first.api<UndocumentedEndpointResponse[]>(
+      'GET',
+      `/projects/large/captures/${hello.capture.id}/undocumented`,
+    );
     expect(undocumented).toHaveLength(400);
 
     const commit = await second.api<DocumentationResponse>('POST', '/projects/large/documentation', {
@@ -100,7 +144,9 @@ describe('two replicas on one database', () => {
         () => dashboard.events,
         (list) => list.some((e) => e.type === 'documentation.committed'),
       );
-      const committed = events.find((e): e is Extract<DashboardEvent, { type: 'documentation.committed' }> => e.type === 'documentation.committed');
+      const committed = events.find(
+        (e): e is Extract<DashboardEvent, { type: 'documentation.committed' }> => e.type === 'documentation.committed',
+      );
       expect([...(committed?.endpointIds ?? [])].sort()).toEqual(ids);
     }
     await agent.close();

@@ -16,7 +16,8 @@ let token: string;
 beforeAll(async () => {
   backend = await startTestBackend();
   await backend.api('POST', '/projects', { slug: 'keep', name: 'Keep' });
-  token = (await backend.api<TokenResponse>('POST', '/projects/keep/tokens', { name: 'agents', scope: 'agent' })).body.token as string;
+  token = (await backend.api<TokenResponse>('POST', '/projects/keep/tokens', { name: 'agents', scope: 'agent' })).body
+    .token as string;
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
 });
@@ -30,24 +31,43 @@ async function capture(agentId: string, environment: HelloMessage['environment']
   const agent = await connectTestAgent(backend.url, token);
   const hello = helloMessage({ agentId, environment });
   await agent.request(hello);
-  expect(await agent.request(batchMessage(hello.capture.id, [{ method: 'POST', path: '/orders', status: 201, request: { sku: 'x' }, response: { id: 1 } }]))).toMatchObject({ type: 'ack' });
+  expect(
+    await agent.request(
+      batchMessage(hello.capture.id, [
+        { method: 'POST', path: '/orders', status: 201, request: { sku: 'x' }, response: { id: 1 } },
+      ]),
+    ),
+  ).toMatchObject({ type: 'ack' });
   await agent.close();
   return hello.capture.id;
 }
 
 /** Moves a capture's start, end and traffic `days` into the past. */
 async function age(captureId: string, days: number, traffic = true): Promise<void> {
-  await db.query(`UPDATE captures SET started_at = now() - make_interval(days => $2), ended_at = now() - make_interval(days => $2 - 1) WHERE id = $1`, [captureId, days]);
-  if (traffic) await db.query(`UPDATE observations SET first_seen = now() - make_interval(days => $2), last_seen = now() - make_interval(days => $2) WHERE capture_id = $1`, [captureId, days]);
+  await db.query(
+    `UPDATE captures SET started_at = now() - make_interval(days => $2), ended_at = now() - make_interval(days => $2 - 1) WHERE id = $1`,
+    [captureId, days],
+  );
+  if (traffic)
+    await db.query(
+      `UPDATE observations SET first_seen = now() - make_interval(days => $2), last_seen = now() - make_interval(days => $2) WHERE capture_id = $1`,
+      [captureId, days],
+    );
 }
 
-const count = async (table: string, captureId: string): Promise<number> => (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE capture_id = $1`, [captureId])).rows[0]!.n;
+const count = async (table: string, captureId: string): Promise<number> =>
+  (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE capture_id = $1`, [captureId])).rows[0]!
+    .n;
 
 async function prune(captureRetentionDays: number): Promise<number> {
   const ds = createDataSource(backend.databaseUrl, 2);
   await ds.initialize();
   try {
-    const runtime = { config: { ...parseConfig({}), captureRetentionDays }, databaseUrl: backend.databaseUrl, log: pino({ level: 'silent' }) } as Runtime;
+    const runtime = {
+      config: { ...parseConfig({}), captureRetentionDays },
+      databaseUrl: backend.databaseUrl,
+      log: pino({ level: 'silent' }),
+    } as Runtime;
     return await new RetentionService(ds, runtime).pruneCaptures();
   } finally {
     await ds.destroy();
@@ -60,7 +80,11 @@ describe('capture retention', () => {
     const newestOfA = await capture('pod-a', { kind: 'staging', build: 'b-1' });
     const oldButBusy = await capture('pod-b');
     await capture('pod-b'); // pod-b's newest
-    const proposal = await backend.api<ProposalResponse>('POST', '/projects/keep/proposals', { title: 'from the old capture', captureId: old, endpoints: [{ method: 'POST', path: '/orders' }] });
+    const proposal = await backend.api<ProposalResponse>('POST', '/projects/keep/proposals', {
+      title: 'from the old capture',
+      captureId: old,
+      endpoints: [{ method: 'POST', path: '/orders' }],
+    });
     expect(proposal.status).toBe(201);
     await age(old, 40);
     await age(newestOfA, 40);
@@ -72,10 +96,16 @@ describe('capture retention', () => {
     expect(await prune(30)).toBe(1);
 
     expect((await backend.api('GET', `/projects/keep/captures/${old}`)).status).toBe(404);
-    for (const table of ['observations', 'capture_endpoints', 'processed_batches']) expect({ table, rows: await count(table, old) }).toEqual({ table, rows: 0 });
-    for (const kept of [newestOfA, oldButBusy]) expect((await backend.api('GET', `/projects/keep/captures/${kept}`)).status).toBe(200);
-    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM environment_rows')).rows[0]!.n).toBe(rowsBefore);
-    expect((await backend.api<ProposalResponse>('GET', `/projects/keep/proposals/${proposal.body.id}`)).body).toMatchObject({ title: 'from the old capture', endpoints: [{ method: 'POST', path: '/orders' }] });
+    for (const table of ['observations', 'capture_endpoints', 'processed_batches'])
+      expect({ table, rows: await count(table, old) }).toEqual({ table, rows: 0 });
+    for (const kept of [newestOfA, oldButBusy])
+      expect((await backend.api('GET', `/projects/keep/captures/${kept}`)).status).toBe(200);
+    expect((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM environment_rows')).rows[0]!.n).toBe(
+      rowsBefore,
+    );
+    expect(
+      (await backend.api<ProposalResponse>('GET', `/projects/keep/proposals/${proposal.body.id}`)).body,
+    ).toMatchObject({ title: 'from the old capture', endpoints: [{ method: 'POST', path: '/orders' }] });
     expect(await prune(30)).toBe(0);
   });
 });

@@ -6,7 +6,12 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { DocumentationResponse, OpenApiImportResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type {
+  DocumentationResponse,
+  OpenApiImportResponse,
+  TokenResponse,
+  UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually, withAgent, type LocalServer } from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
@@ -32,14 +37,16 @@ type OpenApi = { paths: Record<string, Record<string, Operation>> };
 
 beforeAll(async () => {
   backend = await startTestBackend();
-  for (const slug of ['photos', 'photos-copy', 'chat', 'chat-copy']) await backend.api('POST', '/projects', { slug, name: slug });
+  for (const slug of ['photos', 'photos-copy', 'chat', 'chat-copy'])
+    await backend.api('POST', '/projects', { slug, name: slug });
   // POST /photos takes any body and answers 201 with JSON; GET /chat streams two events and a last `[DONE]`.
   const server = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
       if (request.url === '/chat') {
         response.writeHead(200, { 'content-type': 'text/event-stream' });
-        const delta = (index: number) => `event: ${CANARY.eventName}\nid: ${CANARY.eventId}\ndata: {"index":${index},"delta":"${CANARY.eventData}"}\n\n`;
+        const delta = (index: number) =>
+          `event: ${CANARY.eventName}\nid: ${CANARY.eventId}\ndata: {"index":${index},"delta":"${CANARY.eventData}"}\n\n`;
         response.end(`${delta(0)}${delta(1)}data: [DONE]\n\n`);
         return;
       }
@@ -85,7 +92,12 @@ describe.each([
     documented: (operation: Operation | undefined) => operation?.requestBody?.content,
     content: {
       'multipart/form-data': {
-        schema: { type: 'object', properties: { caption: { type: 'string' }, photo: { type: 'string', format: 'binary' } }, required: ['caption', 'photo'], additionalProperties: false },
+        schema: {
+          type: 'object',
+          properties: { caption: { type: 'string' }, photo: { type: 'string', format: 'binary' } },
+          required: ['caption', 'photo'],
+          additionalProperties: false,
+        },
       },
     },
   },
@@ -100,28 +112,54 @@ describe.each([
     documented: (operation: Operation | undefined) => operation?.responses['200']?.content,
     content: {
       'text/event-stream': {
-        schema: { oneOf: [{ type: 'string' }, { type: 'object', properties: { delta: { type: 'string' }, index: { type: 'number' } }, required: ['delta', 'index'], additionalProperties: false }] },
+        schema: {
+          oneOf: [
+            { type: 'string' },
+            {
+              type: 'object',
+              properties: { delta: { type: 'string' }, index: { type: 'number' } },
+              required: ['delta', 'index'],
+              additionalProperties: false,
+            },
+          ],
+        },
       },
     },
   },
 ])('$body', ({ project, method, path, traffic, interest, documented, content }) => {
   it('is documented from traffic, exported, and imported back the same', async () => {
-    const token = (await backend.api<TokenResponse>('POST', `/projects/${project}/tokens`, { name: 'agent', scope: 'agent' })).body.token as string;
+    const token = (
+      await backend.api<TokenResponse>('POST', `/projects/${project}/tokens`, { name: 'agent', scope: 'agent' })
+    ).body.token as string;
     const captureId = await withAgent(backend.url, token, upstream.url, { kind: 'local' }, async (proxyUrl) => {
       for (let i = 0; i < 2; i++) await traffic(proxyUrl);
     });
     await eventually(
-      async () => (await backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/${project}/captures/${captureId}/undocumented`)).body,
-      (list) => list.some((u) => u.method === method && u.path === path && u.interactions === 2 && u.count === interest),
+      async () =>
+        (
+          await backend.api<UndocumentedEndpointResponse[]>(
+            'GET',
+            `/projects/${project}/captures/${captureId}/undocumented`,
+          )
+        ).body,
+      (list) =>
+        list.some((u) => u.method === method && u.path === path && u.interactions === 2 && u.count === interest),
     );
-    const commit = await backend.api<DocumentationResponse>('POST', `/projects/${project}/documentation`, { captureId, endpoints: [{ method, path, documentBodies: true }] });
+    const commit = await backend.api<DocumentationResponse>('POST', `/projects/${project}/documentation`, {
+      captureId,
+      endpoints: [{ method, path, documentBodies: true }],
+    });
     expect(commit.status).toBe(201);
 
     const exported = (await backend.api<OpenApi>('GET', `/projects/${project}/openapi.json`)).body;
     const operation = (openApi: OpenApi) => openApi.paths[path]?.[method.toLowerCase()];
     expect(documented(operation(exported))).toEqual(content);
 
-    const imported = await backend.api<OpenApiImportResponse>('POST', `/projects/${project}-copy/openapi/import?approve=true`, exported);
+    const imported = await backend.api<OpenApiImportResponse>(
+      'POST',
+      `/projects/${project}-copy/openapi/import?approve=true`,
+      exported,
+    );
     expect(imported.status).toBe(201);
     expect(imported.body.warnings).toEqual([]);
     const reexported = (await backend.api<OpenApi>('GET', `/projects/${project}-copy/openapi.json`)).body;
@@ -130,7 +168,8 @@ describe.each([
 });
 
 it('never stores a part value, a file name, file bytes, event data, an event name or an id', async () => {
-  for (const value of Object.values(CANARY)) expect({ value, tables: await tablesContaining(backend.databaseUrl, value) }).toEqual({ value, tables: [] });
+  for (const value of Object.values(CANARY))
+    expect({ value, tables: await tablesContaining(backend.databaseUrl, value) }).toEqual({ value, tables: [] });
   // The part and field names are stored, so the search does find what is there.
   expect(await tablesContaining(backend.databaseUrl, 'photo')).not.toEqual([]);
   expect(await tablesContaining(backend.databaseUrl, 'delta')).not.toEqual([]);

@@ -9,7 +9,10 @@ let dashboardDir: string;
 beforeAll(async () => {
   dashboardDir = await mkdtemp(path.join(os.tmpdir(), 'spectator-dashboard-'));
   await mkdir(path.join(dashboardDir, 'assets'));
-  await writeFile(path.join(dashboardDir, 'index.html'), '<!doctype html><html><body>spectator dashboard</body></html>');
+  await writeFile(
+    path.join(dashboardDir, 'index.html'),
+    '<!doctype html><html><body>spectator dashboard</body></html>',
+  );
   await writeFile(path.join(dashboardDir, 'assets', 'app.js'), 'console.log("app")');
   backend = await startTestBackend({ dashboardDir });
 });
@@ -38,16 +41,19 @@ describe('the built dashboard', () => {
 
 // Issue 15 item 14: no CSP, frame-ancestors, X-Content-Type-Options or Referrer-Policy.
 describe('security headers', () => {
-  it.each(['/', '/projects/demo/captures', '/assets/app.js', '/api/v1/health', '/api/v1/nothing', '/api/docs'])('%s carries them', async (route) => {
-    const response = await fetch(`${backend.url}${route}`);
-    const csp = response.headers.get('content-security-policy') ?? '';
-    expect(csp).toContain("default-src 'self'");
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).toContain("object-src 'none'");
-    expect(csp).not.toContain('upgrade-insecure-requests'); // plain-HTTP installations keep working
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
-    expect(response.headers.get('x-frame-options')).toBe('DENY');
-  });
+  it.each(['/', '/projects/demo/captures', '/assets/app.js', '/api/v1/health', '/api/v1/nothing', '/api/docs'])(
+    '%s carries them',
+    async (route) => {
+      const response = await fetch(`${backend.url}${route}`);
+      const csp = response.headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("object-src 'none'");
+      expect(csp).not.toContain('upgrade-insecure-requests'); // plain-HTTP installations keep working
+      expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+    },
+  );
 });

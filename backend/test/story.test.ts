@@ -4,7 +4,15 @@
  * real webhook receiver checking signatures.
  */
 import { runCheck } from '@spectator/agent';
-import type { AgentEnvironment, DashboardEvent, EvidenceResponse, ProposalResponse, TokenResponse, VersionMatrixResponse, WebhookResponse } from '@spectator/shared';
+import type {
+  AgentEnvironment,
+  DashboardEvent,
+  EvidenceResponse,
+  ProposalResponse,
+  TokenResponse,
+  VersionMatrixResponse,
+  WebhookResponse,
+} from '@spectator/shared';
 import { ROUTES } from '@spectator/shared';
 import WebSocket from 'ws';
 import type { WebhookBody } from '../src/webhooks/transition-events';
@@ -26,55 +34,104 @@ function run(environment: AgentEnvironment, variant: UsersVariant, withUserById:
 }
 
 async function proposal(id: string): Promise<ProposalResponse> {
-  const { status, body } = await backend.api<ProposalResponse>('GET', `/projects/story/proposals/${id}`, undefined, readToken);
+  const { status, body } = await backend.api<ProposalResponse>(
+    'GET',
+    `/projects/story/proposals/${id}`,
+    undefined,
+    readToken,
+  );
   expect(status).toBe(200);
   return body;
 }
 
-async function proposeFromCapture(captureId: string, title: string, endpoints: Array<{ method: string; path: string }>): Promise<ProposalResponse> {
-  const created = await backend.api<ProposalResponse>('POST', '/projects/story/proposals', { title, description: `${title} (from the CI capture)`, captureId, endpoints }, aliceToken);
+async function proposeFromCapture(
+  captureId: string,
+  title: string,
+  endpoints: Array<{ method: string; path: string }>,
+): Promise<ProposalResponse> {
+  const created = await backend.api<ProposalResponse>(
+    'POST',
+    '/projects/story/proposals',
+    { title, description: `${title} (from the CI capture)`, captureId, endpoints },
+    aliceToken,
+  );
   expect(created.status).toBe(201);
   expect(created.body.status).toBe('Open');
   return created.body;
 }
 
 async function approve(id: string): Promise<ProposalResponse> {
-  const approved = await backend.api<ProposalResponse>('POST', `/projects/story/proposals/${id}/approve`, undefined, aliceToken);
+  const approved = await backend.api<ProposalResponse>(
+    'POST',
+    `/projects/story/proposals/${id}/approve`,
+    undefined,
+    aliceToken,
+  );
   expect(approved.status).toBe(200);
   return approved.body;
 }
 
 /** The matrix as `{row name: {"METHOD path": version}}` (drift marked with `~`). */
 async function matrix(): Promise<Record<string, Record<string, string>>> {
-  const { status, body } = await backend.api<VersionMatrixResponse>('GET', '/projects/story/versions?limit=100', undefined, readToken);
+  const { status, body } = await backend.api<VersionMatrixResponse>(
+    'GET',
+    '/projects/story/versions?limit=100',
+    undefined,
+    readToken,
+  );
   expect(status).toBe(200);
   return Object.fromEntries(
-    body.rows.map((row, r) => [row.name, Object.fromEntries(body.endpoints.map((e, c) => [`${e.method} ${e.path}`, `${body.cells[r]?.[c]?.drift ? '~' : ''}${body.cells[r]?.[c]?.version}`]))]),
+    body.rows.map((row, r) => [
+      row.name,
+      Object.fromEntries(
+        body.endpoints.map((e, c) => [
+          `${e.method} ${e.path}`,
+          `${body.cells[r]?.[c]?.drift ? '~' : ''}${body.cells[r]?.[c]?.version}`,
+        ]),
+      ),
+    ]),
   );
 }
 
 async function gate(pr: string, failOn?: string): Promise<{ code: number; output: string }> {
   let output = '';
   const sink = { write: (text: string) => (output += text) };
-  const args = ['--backend', backend.url, '--token', readToken, '--project', 'story', '--pr', pr, ...(failOn ? ['--fail-on', failOn] : [])];
+  const args = [
+    '--backend',
+    backend.url,
+    '--token',
+    readToken,
+    '--project',
+    'story',
+    '--pr',
+    pr,
+    ...(failOn ? ['--fail-on', failOn] : []),
+  ];
   const code = await runCheck(args, {}, sink, sink);
   return { code, output };
 }
 
-const stepsOf = (p: ProposalResponse): Array<[string, string | null | undefined, string | null | undefined]> => p.steps.map((s) => [s.step, s.pullRequest ?? s.build ?? null, s.actor]);
+const stepsOf = (p: ProposalResponse): Array<[string, string | null | undefined, string | null | undefined]> =>
+  p.steps.map((s) => [s.step, s.pullRequest ?? s.build ?? null, s.actor]);
 
 beforeAll(async () => {
   backend = await startTestBackend();
   expect((await backend.api('POST', '/projects', { slug: 'story', name: 'Users API' })).status).toBe(201);
   const token = async (name: string, scope: string, environments?: string[]): Promise<string> =>
-    (await backend.api<TokenResponse>('POST', '/projects/story/tokens', { name, scope, environments })).body.token as string;
+    (await backend.api<TokenResponse>('POST', '/projects/story/tokens', { name, scope, environments })).body
+      .token as string;
   agentToken = await token('agents', 'agent', ['ci', 'staging', 'production']);
   readToken = await token('ci gate', 'read');
   aliceToken = await token('alice', 'write');
   receiver = await startHookReceiver(SECRET);
-  const hook = await backend.api<WebhookResponse>('POST', '/projects/story/webhooks', { url: `${receiver.url}/hooks`, secret: SECRET });
+  const hook = await backend.api<WebhookResponse>('POST', '/projects/story/webhooks', {
+    url: `${receiver.url}/hooks`,
+    secret: SECRET,
+  });
   expect(hook.status).toBe(201);
-  dashboard = new WebSocket(`${backend.url.replace(/^http/, 'ws')}${ROUTES.projectEvents('story')}`, { headers: { authorization: `Bearer ${backend.adminToken}` } });
+  dashboard = new WebSocket(`${backend.url.replace(/^http/, 'ws')}${ROUTES.projectEvents('story')}`, {
+    headers: { authorization: `Bearer ${backend.adminToken}` },
+  });
   dashboard.on('message', (data) => dashboardEvents.push(JSON.parse(data.toString()) as DashboardEvent));
   await new Promise((resolve) => dashboard.once('open', resolve));
 });
@@ -113,7 +170,9 @@ describe('the story', () => {
       ['Implemented', '1', null],
     ]);
     expect(approved.steps[1]?.commit).toBe('c1');
-    expect((await backend.api('POST', `/projects/story/proposals/${first.id}/approve`, undefined, aliceToken)).status).toBe(409);
+    expect(
+      (await backend.api('POST', `/projects/story/proposals/${first.id}/approve`, undefined, aliceToken)).status,
+    ).toBe(409);
 
     // The third endpoint through the dashboard's documentation commit (a proposal made and approved in one step).
     const commit = await backend.api<{ proposalId: string }>('POST', '/projects/story/documentation', {
@@ -145,7 +204,12 @@ describe('the story', () => {
       's-1': { 'GET /users': '1.0', 'POST /users': '1.0', 'GET /users/{userId}': '1.0' },
       'p-1': { 'GET /users': '1.0', 'POST /users': '1.0', 'GET /users/{userId}': 'N/A' },
     });
-    const production = await backend.api<EvidenceResponse>('GET', '/projects/story/evidence?environment=production', undefined, readToken);
+    const production = await backend.api<EvidenceResponse>(
+      'GET',
+      '/projects/story/evidence?environment=production',
+      undefined,
+      readToken,
+    );
     expect(production.body.endpoints.map((e) => [e.method, e.path, e.version, e.build, e.commit])).toEqual([
       ['GET', '/users', '1.0', 'p-1', 'c1'],
       ['POST', '/users', '1.0', 'p-1', 'c1'],
@@ -164,26 +228,39 @@ describe('the story', () => {
     second = await proposeFromCapture(capture, 'Users have an email', [{ method: 'GET', path: '/users' }]);
     expect(second.endpoints.map((e) => [e.fromVersion, e.toVersion])).toEqual([['1.0', '1.1']]);
     expect((await approve(second.id)).status).toBe('Implemented');
-    expect((await matrix())['PR #2']).toEqual({ 'GET /users': '1.1', 'POST /users': '1.0', 'GET /users/{userId}': 'N/A' });
+    expect((await matrix())['PR #2']).toEqual({
+      'GET /users': '1.1',
+      'POST /users': '1.0',
+      'GET /users/{userId}': 'N/A',
+    });
     const before = await matrix();
     expect([before['s-1']?.['GET /users'], before['p-1']?.['GET /users']]).toEqual(['1.0', '1.0']);
 
     await run({ kind: 'staging', build: 's-2', commit: 'c2' }, 'v2', true);
     expect((await proposal(second.id)).status).toBe('Appeared in Staging');
-    const staging = await backend.api<EvidenceResponse>('GET', '/projects/story/evidence?environment=staging', undefined, readToken);
-    expect(staging.body.endpoints.find((e) => e.path === '/users' && e.method === 'GET')).toMatchObject({ version: '1.1', build: 's-2', commit: 'c2' });
+    const staging = await backend.api<EvidenceResponse>(
+      'GET',
+      '/projects/story/evidence?environment=staging',
+      undefined,
+      readToken,
+    );
+    expect(staging.body.endpoints.find((e) => e.path === '/users' && e.method === 'GET')).toMatchObject({
+      version: '1.1',
+      build: 's-2',
+      commit: 'c2',
+    });
     expect((await matrix())['p-1']?.['GET /users']).toBe('1.0');
 
     await run({ kind: 'production', build: 'p-2', commit: 'c2' }, 'v2', false);
     expect((await proposal(second.id)).status).toBe('Appeared in Production');
     const after = await matrix();
-    expect([after['PR #2']?.['GET /users'], after['s-1']?.['GET /users'], after['s-2']?.['GET /users'], after['p-1']?.['GET /users'], after['p-2']?.['GET /users']]).toEqual([
-      '1.1',
-      '1.0',
-      '1.1',
-      '1.0',
-      '1.1',
-    ]);
+    expect([
+      after['PR #2']?.['GET /users'],
+      after['s-1']?.['GET /users'],
+      after['s-2']?.['GET /users'],
+      after['p-1']?.['GET /users'],
+      after['p-2']?.['GET /users'],
+    ]).toEqual(['1.1', '1.0', '1.1', '1.0', '1.1']);
   });
 
   it('4: PR #3 removes a response field → the CI gate fails until it is documented as 2.0', async () => {
@@ -214,20 +291,52 @@ describe('the story', () => {
       [third.id, ['Approved', 'Implemented']],
     ] as const;
     const total = expected.reduce((n, [, steps]) => n + steps.length, 0);
-    const steps = (): WebhookBody[] => receiver.received.map((r) => JSON.parse(r.body) as WebhookBody).filter((b) => b.type === 'proposal.step');
+    const steps = (): WebhookBody[] =>
+      receiver.received.map((r) => JSON.parse(r.body) as WebhookBody).filter((b) => b.type === 'proposal.step');
     await eventually(steps, (found) => found.length >= total);
     expect(receiver.received.every((r) => r.valid)).toBe(true);
     for (const [id, names] of expected) {
-      expect(steps().filter((b) => b.data.type === 'proposal.step' && b.data.proposalId === id).map((b) => b.data.type === 'proposal.step' && b.data.step)).toEqual(names);
+      expect(
+        steps()
+          .filter((b) => b.data.type === 'proposal.step' && b.data.proposalId === id)
+          .map((b) => b.data.type === 'proposal.step' && b.data.step),
+      ).toEqual(names);
     }
     expect(steps()).toHaveLength(total);
-    const changes = receiver.received.map((r) => JSON.parse(r.body) as WebhookBody).filter((b) => b.type === 'version.changed');
+    const changes = receiver.received
+      .map((r) => JSON.parse(r.body) as WebhookBody)
+      .filter((b) => b.type === 'version.changed');
     expect(changes.map((b) => b.data)).toContainEqual(
-      expect.objectContaining({ method: 'GET', path: '/users', environment: { kind: 'staging', name: 's-2' }, previous: '1.0', version: '1.1', build: 's-2', commit: 'c2' }),
+      expect.objectContaining({
+        method: 'GET',
+        path: '/users',
+        environment: { kind: 'staging', name: 's-2' },
+        previous: '1.0',
+        version: '1.1',
+        build: 's-2',
+        commit: 'c2',
+      }),
     );
-    expect(changes.map((b) => b.data)).toContainEqual(expect.objectContaining({ method: 'GET', path: '/users', environment: { kind: 'ci', name: 'PR #3' }, previous: '1.1', version: '2.0', drift: false }));
+    expect(changes.map((b) => b.data)).toContainEqual(
+      expect.objectContaining({
+        method: 'GET',
+        path: '/users',
+        environment: { kind: 'ci', name: 'PR #3' },
+        previous: '1.1',
+        version: '2.0',
+        drift: false,
+      }),
+    );
     expect(new Set(receiver.received.map((r) => r.delivery)).size).toBe(receiver.received.length);
-    expect(dashboardEvents).toContainEqual(expect.objectContaining({ type: 'proposal.step', proposalId: third.id, step: 'Implemented' }));
-    expect(dashboardEvents).toContainEqual(expect.objectContaining({ type: 'version.changed', environment: { kind: 'production', name: 'p-2' }, version: '1.1' }));
+    expect(dashboardEvents).toContainEqual(
+      expect.objectContaining({ type: 'proposal.step', proposalId: third.id, step: 'Implemented' }),
+    );
+    expect(dashboardEvents).toContainEqual(
+      expect.objectContaining({
+        type: 'version.changed',
+        environment: { kind: 'production', name: 'p-2' },
+        version: '1.1',
+      }),
+    );
   });
 });

@@ -38,7 +38,11 @@ describe('token expiry', () => {
       ['2999-01-01T00:00:00Z', 'expiresAt must be at most 3650 days ahead'],
     ];
     for (const [expiresAt, message] of cases) {
-      const refused = await first.api<{ message: string }>('POST', '/projects/keys/tokens', { name: 'x', scope: 'read', expiresAt });
+      const refused = await first.api<{ message: string }>('POST', '/projects/keys/tokens', {
+        name: 'x',
+        scope: 'read',
+        expiresAt,
+      });
       expect({ status: refused.status, message: refused.body.message }).toEqual({ status: 400, message });
     }
   });
@@ -51,14 +55,26 @@ describe('token expiry', () => {
     expect(listed.body.find((t) => t.id === token.id)).toMatchObject({ expiresAt, revokedAt: null });
     expect((await apiCall(second.url, token.token as string, 'GET', '/projects/keys/captures')).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1600));
-    const refused = await apiCall<{ message: string }>(second.url, token.token as string, 'GET', '/projects/keys/captures');
-    expect(refused).toEqual({ status: 401, body: { statusCode: 401, error: 'Unauthorized', message: `token short-lived reader expired at ${expiresAt}` } });
+    const refused = await apiCall<{ message: string }>(
+      second.url,
+      token.token as string,
+      'GET',
+      '/projects/keys/captures',
+    );
+    expect(refused).toEqual({
+      status: 401,
+      body: { statusCode: 401, error: 'Unauthorized', message: `token short-lived reader expired at ${expiresAt}` },
+    });
   });
 });
 
 describe('open connections of a token that stops working', () => {
   it('closes an agent stream when its token expires, and refuses its reconnection', async () => {
-    const token = await issue({ name: 'ci agent', scope: 'agent', expiresAt: new Date(Date.now() + 2000).toISOString() });
+    const token = await issue({
+      name: 'ci agent',
+      scope: 'agent',
+      expiresAt: new Date(Date.now() + 2000).toISOString(),
+    });
     const agent = await connectTestAgent(second.url, token.token as string);
     const closed = closeOf(agent.socket);
     expect(await agent.request(helloMessage({ agentId: 'expiring' }))).toMatchObject({ type: 'welcome' });

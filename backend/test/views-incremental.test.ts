@@ -1,4 +1,11 @@
-import type { CaptureResponse, DiffResponse, DocumentationResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type {
+  CaptureResponse,
+  DiffResponse,
+  DocumentationResponse,
+  ProjectResponse,
+  TokenResponse,
+  UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
 import { CaptureEntity } from '../src/captures/capture.entity';
@@ -9,7 +16,13 @@ import { VersionStore } from '../src/endpoints/version-store';
 import { aggregateObservations } from '../src/ingest/ingest.service';
 import { WRITE_BATCH, writeBatchParameters } from '../src/ingest/batch-statement';
 import type { ProjectEntity } from '../src/projects/project.entity';
-import { batchMessage, connectTestAgent, helloMessage, type TestAgent, type TestExchange } from './support/agent-client';
+import {
+  batchMessage,
+  connectTestAgent,
+  helloMessage,
+  type TestAgent,
+  type TestExchange,
+} from './support/agent-client';
 import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
 
@@ -31,12 +44,18 @@ let project: ProjectEntity;
 
 /** A CapturesService over the test database; its `db.query` calls are recorded in `log` when given. */
 function capturesService(log?: string[]): CapturesService {
-  const recording = log === undefined ? ds : ({ query: (sql: string, parameters?: unknown[]) => (log.push(sql), ds.query(sql, parameters)) } as unknown as DataSource);
+  const recording =
+    log === undefined
+      ? ds
+      : ({
+          query: (sql: string, parameters?: unknown[]) => (log.push(sql), ds.query(sql, parameters)),
+        } as unknown as DataSource);
   return new CapturesService(ds.getRepository(CaptureEntity), recording, new ShapeStore(ds), new VersionStore(ds));
 }
 
 /** A patch reads summaries by key (`summariesOf`); a full computation reads them all. */
-const patchesIn = (queries: readonly string[]): number => queries.filter((sql) => sql.includes('AS k(method, path)')).length;
+const patchesIn = (queries: readonly string[]): number =>
+  queries.filter((sql) => sql.includes('AS k(method, path)')).length;
 
 beforeAll(async () => {
   reader = await startTestBackend();
@@ -49,7 +68,9 @@ beforeAll(async () => {
   const created = await writer.api<ProjectResponse>('POST', '/projects', { slug: 'incremental', name: 'Incremental' });
   expect(created.status).toBe(201);
   project = { id: created.body.id, slug: 'incremental', name: 'Incremental' } as ProjectEntity;
-  agentToken = (await writer.api<TokenResponse>('POST', '/projects/incremental/tokens', { name: 'agents', scope: 'agent' })).body.token as string;
+  agentToken = (
+    await writer.api<TokenResponse>('POST', '/projects/incremental/tokens', { name: 'agents', scope: 'agent' })
+  ).body.token as string;
 });
 afterAll(async () => {
   await db.end();
@@ -59,7 +80,11 @@ afterAll(async () => {
 });
 
 /** A deterministic pseudo-random source (mulberry32), so a failing sequence can be replayed by its seed. */
-function randomSource(seed: number): { int(below: number): number; pick<T>(items: readonly T[]): T; chance(p: number): boolean } {
+function randomSource(seed: number): {
+  int(below: number): number;
+  pick<T>(items: readonly T[]): T;
+  chance(p: number): boolean;
+} {
   let state = seed >>> 0;
   const next = (): number => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -98,7 +123,11 @@ interface Views {
 
 async function viewsOf(service: CapturesService, captureId: string): Promise<Views> {
   const capture = await service.byId(project, captureId);
-  const [undocumented, diffs, summary] = await Promise.all([service.undocumentedJson(project, captureId), service.diffsJson(project, captureId), service.summary(project, capture)]);
+  const [undocumented, diffs, summary] = await Promise.all([
+    service.undocumentedJson(project, captureId),
+    service.diffsJson(project, captureId),
+    service.summary(project, capture),
+  ]);
   return {
     undocumented: JSON.parse(undocumented) as UndocumentedEndpointResponse[],
     diffs: JSON.parse(diffs) as DiffResponse[],
@@ -114,7 +143,11 @@ async function viewsFromReader(captureId: string): Promise<Views> {
     reader.api<CaptureResponse>('GET', route),
   ]);
   const { interactions, undocumented: undocumentedCount, diffs: diffCount } = summary.body;
-  return { undocumented: undocumented.body, diffs: diffs.body, summary: { interactions, undocumented: undocumentedCount, diffs: diffCount } };
+  return {
+    undocumented: undocumented.body,
+    diffs: diffs.body,
+    summary: { interactions, undocumented: undocumentedCount, diffs: diffCount },
+  };
 }
 
 /** The kept views (the reader replica's and this process's) equal a computation from scratch. */
@@ -141,44 +174,65 @@ async function send(agent: TestAgent, captureId: string, exchanges: TestExchange
 }
 
 describe('capture views patched from the endpoints of new batches', () => {
-  it.each([1, 2, 3])('equal a full computation after a random sequence of batches, commits and rule changes (seed %i)', async (seed) => {
-    const random = randomSource(seed);
-    const { agent: owner, captureId } = await openAgent(reader);
-    const { agent: other } = await openAgent(writer);
-    const { agent: third } = await openAgent(writer);
-    const patchesBefore = patchesIn(keptQueries);
-    try {
-      let views = await expectKeptViewsExact(captureId, 'empty');
-      for (let step = 0; step < 14; step++) {
-        const action = random.pick(['batch', 'batch', 'concurrent', 'concurrent', 'read during batches', 'commit', 'rules'] as const);
-        const label = `seed ${seed} step ${step} ${action}`;
-        if (action === 'batch') await send(random.chance(0.5) ? owner : other, captureId, randomExchanges(random));
-        else if (action === 'concurrent') {
-          await Promise.all([owner, other, third].map((agent) => send(agent, captureId, randomExchanges(random))));
-        } else if (action === 'read during batches') {
-          // Reads on both replicas while batches commit: what they keep must catch up on the next read.
-          await Promise.all([send(owner, captureId, randomExchanges(random)), send(other, captureId, randomExchanges(random)), viewsFromReader(captureId), viewsOf(kept, captureId)]);
-        } else if (action === 'commit' && views.undocumented.length + views.diffs.length > 0) {
-          const candidates = [...views.undocumented, ...views.diffs].map(({ method, path }) => ({ method, path }));
-          const chosen = random.pick(candidates);
-          const committed = await writer.api<DocumentationResponse>('POST', '/projects/incremental/documentation', { captureId, endpoints: [{ ...chosen, documentBodies: true }] });
-          expect(committed.status).toBe(201);
-        } else if (action === 'rules') {
-          const rules = random.pick(RULE_SETS);
-          owner.send({ type: 'rules', captureId, rules });
-          await eventually(
-            async () => (await db.query<{ rules: string[] }>('SELECT rules FROM captures WHERE id = $1', [captureId])).rows[0]?.rules,
-            (stored) => JSON.stringify(stored) === JSON.stringify(rules),
-          );
+  it.each([1, 2, 3])(
+    'equal a full computation after a random sequence of batches, commits and rule changes (seed %i)',
+    async (seed) => {
+      const random = randomSource(seed);
+      const { agent: owner, captureId } = await openAgent(reader);
+      const { agent: other } = await openAgent(writer);
+      const { agent: third } = await openAgent(writer);
+      const patchesBefore = patchesIn(keptQueries);
+      try {
+        let views = await expectKeptViewsExact(captureId, 'empty');
+        for (let step = 0; step < 14; step++) {
+          const action = random.pick([
+            'batch',
+            'batch',
+            'concurrent',
+            'concurrent',
+            'read during batches',
+            'commit',
+            'rules',
+          ] as const);
+          const label = `seed ${seed} step ${step} ${action}`;
+          if (action === 'batch') await send(random.chance(0.5) ? owner : other, captureId, randomExchanges(random));
+          else if (action === 'concurrent') {
+            await Promise.all([owner, other, third].map((agent) => send(agent, captureId, randomExchanges(random))));
+          } else if (action === 'read during batches') {
+            // Reads on both replicas while batches commit: what they keep must catch up on the next read.
+            await Promise.all([
+              send(owner, captureId, randomExchanges(random)),
+              send(other, captureId, randomExchanges(random)),
+              viewsFromReader(captureId),
+              viewsOf(kept, captureId),
+            ]);
+          } else if (action === 'commit' && views.undocumented.length + views.diffs.length > 0) {
+            const candidates = [...views.undocumented, ...views.diffs].map(({ method, path }) => ({ method, path }));
+            const chosen = random.pick(candidates);
+            const committed = await writer.api<DocumentationResponse>('POST', '/projects/incremental/documentation', {
+              captureId,
+              endpoints: [{ ...chosen, documentBodies: true }],
+            });
+            expect(committed.status).toBe(201);
+          } else if (action === 'rules') {
+            const rules = random.pick(RULE_SETS);
+            owner.send({ type: 'rules', captureId, rules });
+            await eventually(
+              async () =>
+                (await db.query<{ rules: string[] }>('SELECT rules FROM captures WHERE id = $1', [captureId])).rows[0]
+                  ?.rules,
+              (stored) => JSON.stringify(stored) === JSON.stringify(rules),
+            );
+          }
+          views = await expectKeptViewsExact(captureId, label);
         }
-        views = await expectKeptViewsExact(captureId, label);
+        // The sequence exercised the patches, not only full computations.
+        expect(patchesIn(keptQueries) - patchesBefore).toBeGreaterThan(0);
+      } finally {
+        await Promise.all([owner.close(), other.close(), third.close()]);
       }
-      // The sequence exercised the patches, not only full computations.
-      expect(patchesIn(keptQueries) - patchesBefore).toBeGreaterThan(0);
-    } finally {
-      await Promise.all([owner.close(), other.close(), third.close()]);
-    }
-  });
+    },
+  );
 
   it('see a batch whose transaction took its id first and committed last', async () => {
     const { agent, captureId } = await openAgent(writer);
@@ -196,7 +250,13 @@ describe('capture views patched from the endpoints of new batches', () => {
         const rows = aggregateObservations(message.observations);
         const shapes = Object.entries(message.shapes).sort(([a], [b]) => (a < b ? -1 : 1));
         await slow.query('BEGIN');
-        await slow.query(WRITE_BATCH, writeBatchParameters({ batchId: message.batchId, projectId: project.id, captureId, observations: rows.length, shapes }, rows));
+        await slow.query(
+          WRITE_BATCH,
+          writeBatchParameters(
+            { batchId: message.batchId, projectId: project.id, captureId, observations: rows.length, shapes },
+            rows,
+          ),
+        );
         // ... while a later one commits and the views are read (their snapshot sees the open one as running) ...
         await send(agent, captureId, [{ method: 'GET', path: '/fast', status: 200, response: { ok: true } }]);
         const during = await expectKeptViewsExact(captureId, 'while the slow batch is open');
@@ -224,7 +284,16 @@ describe('capture views patched from the endpoints of new batches', () => {
       await expectKeptViewsExact(captureId, 'before');
       // 2,100 endpoints in two batches (over the 2,000 a patch reads), then one more small batch.
       for (const part of [0, 1]) {
-        await send(agent, captureId, Array.from({ length: 1050 }, (_, i) => ({ method: 'GET', path: `/many/${part}/${i}`, status: 200, response: { ok: true } })));
+        await send(
+          agent,
+          captureId,
+          Array.from({ length: 1050 }, (_, i) => ({
+            method: 'GET',
+            path: `/many/${part}/${i}`,
+            status: 200,
+            response: { ok: true },
+          })),
+        );
       }
       const patchesBefore = patchesIn(keptQueries);
       const after = await expectKeptViewsExact(captureId, 'after 2,100 endpoints');
@@ -244,9 +313,20 @@ describe('capture views patched from the endpoints of new batches', () => {
       await send(agent, captureId, [{ method: 'GET', path: '/known', status: 200, response: { ok: true } }]);
       await expectKeptViewsExact(captureId, 'before');
       // A writer that lists no touched endpoints (as before this change): its batch row has NULL keys.
-      const message = batchMessage(captureId, [{ method: 'GET', path: '/unlisted', status: 200, response: { ok: true } }]);
+      const message = batchMessage(captureId, [
+        { method: 'GET', path: '/unlisted', status: 200, response: { ok: true } },
+      ]);
       const rows = aggregateObservations(message.observations);
-      const parameters = writeBatchParameters({ batchId: message.batchId, projectId: project.id, captureId, observations: rows.length, shapes: Object.entries(message.shapes) }, rows);
+      const parameters = writeBatchParameters(
+        {
+          batchId: message.batchId,
+          projectId: project.id,
+          captureId,
+          observations: rows.length,
+          shapes: Object.entries(message.shapes),
+        },
+        rows,
+      );
       await db.query(WRITE_BATCH, [...parameters.slice(0, 25), null, null, ...parameters.slice(27)]);
       const after = await expectKeptViewsExact(captureId, 'after the unlisted batch');
       expect(after.undocumented.map((u) => u.path)).toEqual(['/known', '/unlisted']);

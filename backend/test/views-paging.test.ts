@@ -15,7 +15,8 @@ const get = (path: string, count = 1) => ({ method: 'GET', path, status: 200, co
 beforeAll(async () => {
   backend = await startTestBackend({ maxEndpointsPerCapture: CAP });
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'pages', name: 'Pages' })).status).toBe(201);
-  const token = (await backend.api<TokenResponse>('POST', '/projects/pages/tokens', { name: 'agent', scope: 'agent' })).body.token as string;
+  const token = (await backend.api<TokenResponse>('POST', '/projects/pages/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
   agent = await connectTestAgent(backend.url, token);
   const hello = helloMessage();
   captureId = hello.capture.id;
@@ -27,12 +28,18 @@ afterAll(async () => {
 });
 
 async function view(query = ''): Promise<{ status: number; body: UndocumentedEndpointResponse[] }> {
-  return backend.api<UndocumentedEndpointResponse[]>('GET', `/projects/pages/captures/${captureId}/undocumented${query}`);
+  return backend.api<UndocumentedEndpointResponse[]>(
+    'GET',
+    `/projects/pages/captures/${captureId}/undocumented${query}`,
+  );
 }
 
 describe('a capture’s endpoints', () => {
   it('are capped: requests of endpoints past the cap are counted as overflow, not stored', async () => {
-    const first = batchMessage(captureId, ['/a', '/b', '/c', '/d', '/e', '/f', '/g'].map((path) => get(path, 2)));
+    const first = batchMessage(
+      captureId,
+      ['/a', '/b', '/c', '/d', '/e', '/f', '/g'].map((path) => get(path, 2)),
+    );
     expect(await agent.request(first)).toEqual({ type: 'ack', batchId: first.batchId });
     expect((await view()).body.map((e) => e.path)).toEqual(['/a', '/b', '/c', '/d', '/e']);
     // A known endpoint is still counted; new ones are not stored however they come.
@@ -55,13 +62,26 @@ describe('the views', () => {
     expect(page3.body.map((e) => e.path)).toEqual(['/e']);
     expect((await view(`?limit=2&after=${encodeURIComponent('GET /e')}`)).body).toEqual([]);
     // A key between items pages from the next one (the item it named may have left the view).
-    expect((await view(`?after=${encodeURIComponent('POST /a')}`)).body.map((e) => e.path)).toEqual(['/b', '/c', '/d', '/e']);
-    expect((await backend.api<unknown[]>('GET', `/projects/pages/captures/${captureId}/diffs?limit=10`)).body).toEqual([]);
+    expect((await view(`?after=${encodeURIComponent('POST /a')}`)).body.map((e) => e.path)).toEqual([
+      '/b',
+      '/c',
+      '/d',
+      '/e',
+    ]);
+    expect((await backend.api<unknown[]>('GET', `/projects/pages/captures/${captureId}/diffs?limit=10`)).body).toEqual(
+      [],
+    );
   });
 
   it('refuse a bad limit or cursor with a 400 naming it', async () => {
     expect(await view('?limit=0')).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
-    expect(await view('?limit=100001')).toMatchObject({ status: 400, body: { message: expect.stringContaining('limit') } });
-    expect(await view('?after=nospace')).toMatchObject({ status: 400, body: { message: expect.stringContaining('after') } });
+    expect(await view('?limit=100001')).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('limit') },
+    });
+    expect(await view('?after=nospace')).toMatchObject({
+      status: 400,
+      body: { message: expect.stringContaining('after') },
+    });
   });
 });

@@ -21,7 +21,10 @@ async function approveOne(backend: TestBackend, project: string): Promise<string
 }
 
 async function deliveries(backend: TestBackend, project: string, hook: string): Promise<WebhookDeliveryResponse[]> {
-  const { status, body } = await backend.api<WebhookDeliveryResponse[]>('GET', `/projects/${project}/webhooks/${hook}/deliveries`);
+  const { status, body } = await backend.api<WebhookDeliveryResponse[]>(
+    'GET',
+    `/projects/${project}/webhooks/${hook}/deliveries`,
+  );
   expect(status).toBe(200);
   return body;
 }
@@ -37,11 +40,20 @@ describe('webhook registration', () => {
   });
 
   it('shows a generated secret once, lists without it, deletes with the log', async () => {
-    const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', { url: 'http://127.0.0.1:9/hook' });
+    const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', {
+      url: 'http://127.0.0.1:9/hook',
+    });
     expect(created.status).toBe(201);
     expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9_-]{32}$/);
     const listed = await backend.api<WebhookResponse[]>('GET', '/projects/hooks/webhooks');
-    expect(listed.body).toEqual([{ id: created.body.id, url: 'http://127.0.0.1:9/hook', createdAt: expect.any(String), createdBy: expect.any(String) }]);
+    expect(listed.body).toEqual([
+      {
+        id: created.body.id,
+        url: 'http://127.0.0.1:9/hook',
+        createdAt: expect.any(String),
+        createdBy: expect.any(String),
+      },
+    ]);
     expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(204);
     expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(404);
     expect((await backend.api('GET', `/projects/hooks/webhooks/${created.body.id}/deliveries`)).status).toBe(404);
@@ -60,17 +72,25 @@ describe('webhook registration', () => {
 
   it("records why a delivery could not be made, not just fetch's 'fetch failed'", async () => {
     // Port 1 is one of the ports fetch refuses to call; the log said "fetch failed" and nothing more.
-    const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', { url: 'http://127.0.0.1:1/hook' });
+    const created = await backend.api<WebhookResponse>('POST', '/projects/hooks/webhooks', {
+      url: 'http://127.0.0.1:1/hook',
+    });
     await approveOne(backend, 'hooks');
     // `attempts` counts when a delivery is claimed; `lastError` is recorded when the attempt ends.
-    const [pending] = await eventually(() => deliveries(backend, 'hooks', created.body.id), (l) => (l[0]?.lastError ?? null) !== null);
+    const [pending] = await eventually(
+      () => deliveries(backend, 'hooks', created.body.id),
+      (l) => (l[0]?.lastError ?? null) !== null,
+    );
     expect(pending).toMatchObject({ status: 'pending', lastStatus: null, lastError: 'fetch failed (bad port)' });
     expect((await backend.api('DELETE', `/projects/hooks/webhooks/${created.body.id}`)).status).toBe(204);
   });
 
   it('needs an admin token', async () => {
-    const write = (await backend.api<TokenResponse>('POST', '/projects/hooks/tokens', { name: 'w', scope: 'write' })).body.token as string;
-    expect((await backend.api('POST', '/projects/hooks/webhooks', { url: 'https://example.com/x' }, write)).status).toBe(403);
+    const write = (await backend.api<TokenResponse>('POST', '/projects/hooks/tokens', { name: 'w', scope: 'write' }))
+      .body.token as string;
+    expect(
+      (await backend.api('POST', '/projects/hooks/webhooks', { url: 'https://example.com/x' }, write)).status,
+    ).toBe(403);
     expect((await backend.api('GET', '/projects/hooks/webhooks', undefined, write)).status).toBe(403);
   });
 });
@@ -87,7 +107,12 @@ describe('webhook deliveries', () => {
     first = await startTestBackend({ databaseUrl: database.url });
     await first.api('POST', '/projects', { slug: 'deliver', name: 'Deliver' });
     receiver = await startHookReceiver(SECRET);
-    hook = (await first.api<WebhookResponse>('POST', '/projects/deliver/webhooks', { url: `${receiver.url}/in`, secret: SECRET })).body.id;
+    hook = (
+      await first.api<WebhookResponse>('POST', '/projects/deliver/webhooks', {
+        url: `${receiver.url}/in`,
+        secret: SECRET,
+      })
+    ).body.id;
   });
   afterAll(async () => {
     await first.close();
@@ -98,7 +123,10 @@ describe('webhook deliveries', () => {
 
   it('POSTs each event as signed JSON, and logs it as delivered', async () => {
     const proposalId = await approveOne(first, 'deliver');
-    const [hit] = await eventually(() => receiver.received, (r) => r.length >= 1);
+    const [hit] = await eventually(
+      () => receiver.received,
+      (r) => r.length >= 1,
+    );
     expect(hit?.valid).toBe(true);
     expect(hit?.signature).toMatch(/^sha256=[0-9a-f]{64}$/);
     const body = JSON.parse(hit?.body ?? '') as WebhookBody;
@@ -107,21 +135,56 @@ describe('webhook deliveries', () => {
       type: 'proposal.step',
       project: 'deliver',
       occurredAt: expect.any(String),
-      data: { type: 'proposal.step', proposalId, title: expect.any(String), step: 'Approved', status: 'Approved', at: expect.any(String), actor: expect.any(String), pullRequest: null, build: null, commit: null },
+      data: {
+        type: 'proposal.step',
+        proposalId,
+        title: expect.any(String),
+        step: 'Approved',
+        status: 'Approved',
+        at: expect.any(String),
+        actor: expect.any(String),
+        pullRequest: null,
+        build: null,
+        commit: null,
+      },
     });
     expect(hit?.event).toBe('proposal.step');
-    const log = await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered');
-    expect(log).toEqual([expect.objectContaining({ id: hit?.delivery, eventId: body.id, type: 'proposal.step', status: 'delivered', attempts: 1, lastStatus: 204, lastError: null, nextAttemptAt: null })]);
+    const log = await eventually(
+      () => deliveries(first, 'deliver', hook),
+      (l) => l[0]?.status === 'delivered',
+    );
+    expect(log).toEqual([
+      expect.objectContaining({
+        id: hit?.delivery,
+        eventId: body.id,
+        type: 'proposal.step',
+        status: 'delivered',
+        attempts: 1,
+        lastStatus: 204,
+        lastError: null,
+        nextAttemptAt: null,
+      }),
+    ]);
   });
 
   it('retries a failed delivery with backoff', async () => {
     receiver.failNext(1);
     const before = receiver.received.length;
     await approveOne(first, 'deliver');
-    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'pending' && l[0].attempts === 1 && l[0].lastStatus !== null);
+    await eventually(
+      () => deliveries(first, 'deliver', hook),
+      (l) => l[0]?.status === 'pending' && l[0].attempts === 1 && l[0].lastStatus !== null,
+    );
     const [pending] = await deliveries(first, 'deliver', hook);
-    expect(pending).toMatchObject({ lastStatus: 500, lastError: 'receiver answered 500', nextAttemptAt: expect.any(String) });
-    const [done] = await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered');
+    expect(pending).toMatchObject({
+      lastStatus: 500,
+      lastError: 'receiver answered 500',
+      nextAttemptAt: expect.any(String),
+    });
+    const [done] = await eventually(
+      () => deliveries(first, 'deliver', hook),
+      (l) => l[0]?.status === 'delivered',
+    );
     expect(done).toMatchObject({ attempts: 2, lastStatus: 204, lastError: null });
     expect(receiver.received.length).toBe(before + 1);
     expect(receiver.received.every((r) => r.valid)).toBe(true);
@@ -130,19 +193,30 @@ describe('webhook deliveries', () => {
   it('keeps pending deliveries across a restart, and two replicas never send one twice', async () => {
     receiver.failNext(1_000);
     await approveOne(first, 'deliver');
-    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'pending' && l[0].attempts >= 1);
+    await eventually(
+      () => deliveries(first, 'deliver', hook),
+      (l) => l[0]?.status === 'pending' && l[0].attempts >= 1,
+    );
     await first.close();
     receiver.failNext(0);
     const delivered = receiver.received.length;
     // A new process on the same database delivers what the stopped one left pending.
     first = await startTestBackend({ databaseUrl: database.url });
-    await eventually(() => deliveries(first, 'deliver', hook), (l) => l[0]?.status === 'delivered', 30_000);
+    await eventually(
+      () => deliveries(first, 'deliver', hook),
+      (l) => l[0]?.status === 'delivered',
+      30_000,
+    );
     expect(receiver.received.length).toBe(delivered + 1);
 
     second = await startTestReplica(first);
     const events = 24;
     for (let i = 0; i < events; i++) await approveOne(i % 2 === 0 ? first : second, 'deliver');
-    await eventually(() => receiver.received.length, (n) => n >= delivered + 1 + events, 30_000);
+    await eventually(
+      () => receiver.received.length,
+      (n) => n >= delivered + 1 + events,
+      30_000,
+    );
     // Give a duplicate, if any, time to show up.
     await new Promise((resolve) => setTimeout(resolve, 1_200));
     const ids = receiver.received.map((r) => (JSON.parse(r.body) as WebhookBody).id);
@@ -186,7 +260,9 @@ describe('webhooks do not reach internal addresses', () => {
   });
 
   it('refuses credentials in the URL without showing them back', async () => {
-    const result = await strict.api<{ message: string }>('POST', '/projects/inside/webhooks', { url: 'https://ci-bot:s3cr3t-pass@hooks.example.com/x' });
+    const result = await strict.api<{ message: string }>('POST', '/projects/inside/webhooks', {
+      url: 'https://ci-bot:s3cr3t-pass@hooks.example.com/x',
+    });
     expect(result.status).toBe(400);
     expect(result.body.message).toContain('url must not contain credentials');
     expect(JSON.stringify(result.body)).not.toMatch(/s3cr3t|ci-bot/);
@@ -197,14 +273,40 @@ describe('webhooks do not reach internal addresses', () => {
     // Registered through a replica that allows loopback; delivered by one that does not.
     const lenient = await startTestReplica(strict, { webhookAllow: ['127.0.0.0/8', '::1'] });
     const port = new URL(receiver.url).port;
-    const byName = (await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', { url: `http://localhost:${port}/in`, secret: SECRET })).body.id;
-    const byAddress = (await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', { url: `http://127.0.0.1:${port}/in`, secret: SECRET })).body.id;
+    const byName = (
+      await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', {
+        url: `http://localhost:${port}/in`,
+        secret: SECRET,
+      })
+    ).body.id;
+    const byAddress = (
+      await lenient.api<WebhookResponse>('POST', '/projects/inside/webhooks', {
+        url: `http://127.0.0.1:${port}/in`,
+        secret: SECRET,
+      })
+    ).body.id;
     await lenient.close();
     await approveOne(strict, 'inside');
-    const [named] = await eventually(() => deliveries(strict, 'inside', byName), (l) => (l[0]?.lastError ?? null) !== null);
-    const [literal] = await eventually(() => deliveries(strict, 'inside', byAddress), (l) => (l[0]?.lastError ?? null) !== null);
-    expect(named).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringMatching(/^fetch failed \(EADDRNOTALLOWED: localhost resolves to a loopback address \((127\.0\.0\.1|::1)\)/) });
-    expect(literal).toMatchObject({ status: 'pending', lastStatus: null, lastError: expect.stringContaining('EADDRNOTALLOWED: a loopback address (127.0.0.1)') });
+    const [named] = await eventually(
+      () => deliveries(strict, 'inside', byName),
+      (l) => (l[0]?.lastError ?? null) !== null,
+    );
+    const [literal] = await eventually(
+      () => deliveries(strict, 'inside', byAddress),
+      (l) => (l[0]?.lastError ?? null) !== null,
+    );
+    expect(named).toMatchObject({
+      status: 'pending',
+      lastStatus: null,
+      lastError: expect.stringMatching(
+        /^fetch failed \(EADDRNOTALLOWED: localhost resolves to a loopback address \((127\.0\.0\.1|::1)\)/,
+      ),
+    });
+    expect(literal).toMatchObject({
+      status: 'pending',
+      lastStatus: null,
+      lastError: expect.stringContaining('EADDRNOTALLOWED: a loopback address (127.0.0.1)'),
+    });
     expect(receiver.attempts()).toBe(0);
     await receiver.close();
   });
@@ -234,8 +336,11 @@ describe('a slow receiver delays only its own deliveries', () => {
     });
     await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
     const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}`;
-    for (let i = 0; i < 20; i++) expect((await backend.api('POST', '/projects/slow/webhooks', { url: `${slowUrl}/hook${i}` })).status).toBe(201);
-    expect((await backend.api('POST', '/projects/fast/webhooks', { url: `${fast.url}/in`, secret: SECRET })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect((await backend.api('POST', '/projects/slow/webhooks', { url: `${slowUrl}/hook${i}` })).status).toBe(201);
+    expect(
+      (await backend.api('POST', '/projects/fast/webhooks', { url: `${fast.url}/in`, secret: SECRET })).status,
+    ).toBe(201);
   });
   afterAll(async () => {
     for (const response of held) response.writeHead(204).end();
@@ -246,13 +351,22 @@ describe('a slow receiver delays only its own deliveries', () => {
 
   it('another project is delivered while all 20 slow receivers still hold their requests', async () => {
     await approveOne(backend, 'slow');
-    await eventually(() => held.length, (n) => n >= 10);
+    await eventually(
+      () => held.length,
+      (n) => n >= 10,
+    );
     await approveOne(backend, 'fast');
-    await eventually(() => fast.received.length, (n) => n >= 1);
+    await eventually(
+      () => fast.received.length,
+      (n) => n >= 1,
+    );
     // No slow attempt ended (timed out) before the fast delivery: it did not wait for them.
     expect(abandoned).toBe(0);
     expect(held.filter((response) => !response.writableEnded).length).toBe(held.length);
     // And the slow project's own deliveries were all started, not left for later rounds.
-    await eventually(() => held.length, (n) => n === 20);
+    await eventually(
+      () => held.length,
+      (n) => n === 20,
+    );
   });
 });

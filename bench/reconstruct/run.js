@@ -44,7 +44,17 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  */
 function parseArgs(argv) {
   /** @type {Options} */
-  const options = { set: 'all', only: [], contenders: [...CONTENDERS], details: false, out: path.join(HERE, 'results'), select: false, rescore: null, peersFrom: null, help: false };
+  const options = {
+    set: 'all',
+    only: [],
+    contenders: [...CONTENDERS],
+    details: false,
+    out: path.join(HERE, 'results'),
+    select: false,
+    rescore: null,
+    peersFrom: null,
+    help: false,
+  };
   for (let index = 0; index < argv.length; index++) {
     const [flag, inline] = /** @type {[string, string | undefined]} */ (String(argv[index]).split(/=(.*)/s, 2));
     const value = () => {
@@ -54,13 +64,15 @@ function parseArgs(argv) {
     };
     if (flag === '--set') {
       const set = value();
-      if (set !== 'train' && set !== 'heldout' && set !== 'all') throw new Error(`--set must be train, heldout or all, got "${set}"`);
+      if (set !== 'train' && set !== 'heldout' && set !== 'all')
+        throw new Error(`--set must be train, heldout or all, got "${set}"`);
       options.set = set;
     } else if (flag === '--only') options.only = value().split(',').filter(Boolean);
     else if (flag === '--contenders') {
       options.contenders = value().split(',').filter(Boolean);
       const unknown = options.contenders.filter((name) => !CONTENDERS.includes(name));
-      if (unknown.length > 0 || options.contenders.length === 0) throw new Error(`--contenders takes ${CONTENDERS.join(', ')}; got "${unknown.join(',')}"`);
+      if (unknown.length > 0 || options.contenders.length === 0)
+        throw new Error(`--contenders takes ${CONTENDERS.join(', ')}; got "${unknown.join(',')}"`);
     } else if (flag === '--details') options.details = true;
     else if (flag === '--out') options.out = path.resolve(value());
     else if (flag === '--select') options.select = true;
@@ -81,7 +93,7 @@ function ensureInstalled() {
   const digest = createHash('sha256').update(lock).digest('hex');
   const marker = path.join(HERE, 'node_modules', '.bench-lock-sha256');
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8') === digest) return;
-  console.log('installing the bench\'s own tools (npm ci --prefix bench/reconstruct; once per lockfile)…');
+  console.log("installing the bench's own tools (npm ci --prefix bench/reconstruct; once per lockfile)…");
   const result = spawnSync('npm', ['ci', '--prefix', HERE, '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`npm ci --prefix bench/reconstruct failed with exit code ${result.status}`);
   fs.writeFileSync(marker, digest);
@@ -108,7 +120,24 @@ function freePort() {
  */
 async function startPrism(file, seed) {
   const port = await freePort();
-  const child = spawn(path.join(HERE, 'node_modules', '.bin', 'prism'), ['mock', '-d', '--seed', seed, '--json-schema-faker-fillProperties=false', '-h', '127.0.0.1', '-p', String(port), '-v', 'warn', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(
+    path.join(HERE, 'node_modules', '.bin', 'prism'),
+    [
+      'mock',
+      '-d',
+      '--seed',
+      seed,
+      '--json-schema-faker-fillProperties=false',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-v',
+      'warn',
+      file,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   let errors = '';
   child.stderr.on('data', (chunk) => {
     errors = (errors + chunk.toString('utf8')).slice(-4_000);
@@ -148,12 +177,19 @@ function savedExchanges(docDir, planned) {
   if (fs.existsSync(saved)) return JSON.parse(fs.readFileSync(saved, 'utf8'));
   /** @type {{ log: { entries: any[] } }} */
   const har = JSON.parse(fs.readFileSync(path.join(docDir, 'traffic.har'), 'utf8'));
-  if (har.log.entries.length !== planned.length) throw new Error(`${docDir}: ${har.log.entries.length} HAR entries for ${planned.length} planned requests`);
+  if (har.log.entries.length !== planned.length)
+    throw new Error(`${docDir}: ${har.log.entries.length} HAR entries for ${planned.length} planned requests`);
   return har.log.entries.map((entry, index) => {
     const request = /** @type {import('./lib/traffic').PlannedRequest} */ (planned[index]);
     const url = new URL(entry.request.url);
-    if (entry.request.method !== request.method || `${url.pathname}${url.search}` !== request.path || (entry.request.postData?.text ?? undefined) !== request.body) {
-      throw new Error(`${docDir}: HAR entry ${index} (${entry.request.method} ${url.pathname}${url.search}) is not the planned ${request.method} ${request.path}`);
+    if (
+      entry.request.method !== request.method ||
+      `${url.pathname}${url.search}` !== request.path ||
+      (entry.request.postData?.text ?? undefined) !== request.body
+    ) {
+      throw new Error(
+        `${docDir}: HAR entry ${index} (${entry.request.method} ${url.pathname}${url.search}) is not the planned ${request.method} ${request.path}`,
+      );
     }
     return {
       request,
@@ -161,7 +197,12 @@ function savedExchanges(docDir, planned) {
       startedAt: entry.startedDateTime,
       ms: entry.time,
       status: entry.response.status,
-      responseHeaders: Object.fromEntries(entry.response.headers.map((/** @type {{ name: string, value: string }} */ header) => [header.name, header.value])),
+      responseHeaders: Object.fromEntries(
+        entry.response.headers.map((/** @type {{ name: string, value: string }} */ header) => [
+          header.name,
+          header.value,
+        ]),
+      ),
       responseText: entry.response.content.text ?? '',
     };
   });
@@ -177,11 +218,18 @@ function savedExchanges(docDir, planned) {
  * @throws Error naming the first exchange that differs
  */
 function earlierPeer(docDir, name, exchanges) {
-  const earlier = savedExchanges(docDir, exchanges.map((exchange) => exchange.request));
-  if (earlier.length !== exchanges.length) throw new Error(`${docDir}: ${earlier.length} exchanges, this run ${exchanges.length}`);
+  const earlier = savedExchanges(
+    docDir,
+    exchanges.map((exchange) => exchange.request),
+  );
+  if (earlier.length !== exchanges.length)
+    throw new Error(`${docDir}: ${earlier.length} exchanges, this run ${exchanges.length}`);
   exchanges.forEach((exchange, index) => {
     const other = /** @type {import('./lib/send').Exchange} */ (earlier[index]);
-    if (other.status !== exchange.status || other.responseText !== exchange.responseText) throw new Error(`${docDir}: exchange ${index} (${exchange.request.method} ${exchange.request.path}) was answered otherwise there; run the peers again`);
+    if (other.status !== exchange.status || other.responseText !== exchange.responseText)
+      throw new Error(
+        `${docDir}: exchange ${index} (${exchange.request.method} ${exchange.request.path}) was answered otherwise there; run the peers again`,
+      );
   });
   return JSON.parse(fs.readFileSync(path.join(docDir, `${name}.openapi.json`), 'utf8'));
 }
@@ -207,7 +255,11 @@ async function main() {
   /** @type {{ seed: number, train: { id: string }[], heldout: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
   if (options.select) {
-    const selected = selectCorpus(listCandidates(apiDir), { seed: corpus.seed, train: corpus.train.length, heldout: corpus.heldout.length });
+    const selected = selectCorpus(listCandidates(apiDir), {
+      seed: corpus.seed,
+      train: corpus.train.length,
+      heldout: corpus.heldout.length,
+    });
     console.log(JSON.stringify({ seed: corpus.seed, ...selected }, null, 2));
     return;
   }
@@ -216,7 +268,15 @@ async function main() {
   const { planTraffic } = require('./lib/traffic');
   const { createGenerator } = require('./lib/generate');
   const { sendAll, toHar } = require('./lib/send');
-  const { observe, scoreDocument, operationDiff, addCounts, emptyCounts, formatTable, summarize } = require('./lib/score');
+  const {
+    observe,
+    scoreDocument,
+    operationDiff,
+    addCounts,
+    emptyCounts,
+    formatTable,
+    summarize,
+  } = require('./lib/score');
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
   const { startSpectator } = require('./lib/spectator');
 
@@ -224,13 +284,22 @@ async function main() {
   const sets = options.set === 'all' ? ['train', 'heldout'] : [options.set];
   const rescore = options.rescore;
   const peersFrom = options.peersFrom;
-  if (peersFrom && !options.contenders.includes('spectator')) throw new Error('--peers-from runs Spectator: keep it among --contenders');
+  if (peersFrom && !options.contenders.includes('spectator'))
+    throw new Error('--peers-from runs Spectator: keep it among --contenders');
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
   const generate = createGenerator();
-  const spectator = !rescore && options.contenders.includes('spectator') ? await startSpectator({ log: (line) => console.log(line) }) : null;
+  const spectator =
+    !rescore && options.contenders.includes('spectator')
+      ? await startSpectator({ log: (line) => console.log(line) })
+      : null;
   /** @type {Record<string, unknown>} */
-  const results = { startedAt: new Date().toISOString(), commit: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(), seed: corpus.seed, sets: {} };
+  const results = {
+    startedAt: new Date().toISOString(),
+    commit: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+    seed: corpus.seed,
+    sets: {},
+  };
   /** @type {string[]} */
   const tables = [];
   try {
@@ -246,7 +315,9 @@ async function main() {
         index++;
         const file = path.join(apiDir, `${entry.id}.json`);
         const source = JSON.parse(fs.readFileSync(file, 'utf8'));
-        const operations = listOperations(source).filter((operation) => !['HEAD', 'OPTIONS', 'TRACE'].includes(operation.method));
+        const operations = listOperations(source).filter(
+          (operation) => !['HEAD', 'OPTIONS', 'TRACE'].includes(operation.method),
+        );
         const seed = `${corpus.seed}:${entry.id}`;
         const planned = planTraffic(source, operations, seed, generate);
         const docDir = path.join(runDir, entry.id.replace(/[^A-Za-z0-9.-]+/g, '_'));
@@ -259,7 +330,8 @@ async function main() {
           exchanges = savedExchanges(docDir, planned);
           for (const name of options.contenders) {
             const output = path.join(docDir, `${name}.openapi.json`);
-            if (!fs.existsSync(output)) throw new Error(`${output} is missing: that run had no ${name} (choose with --contenders)`);
+            if (!fs.existsSync(output))
+              throw new Error(`${output} is missing: that run had no ${name} (choose with --contenders)`);
             outputs[name] = JSON.parse(fs.readFileSync(output, 'utf8'));
           }
         } else {
@@ -267,10 +339,15 @@ async function main() {
           const prism = await startPrism(file, seed);
           try {
             if (spectator) {
-              const result = await spectator.reconstruct(slugFor(entry.id, index), String(source.info?.title ?? entry.id).slice(0, 200), prism.url, async (proxyUrl) => {
-                exchanges = await sendAll(proxyUrl, planned);
-                return exchanges.filter((exchange) => exchange.status > 0).length;
-              });
+              const result = await spectator.reconstruct(
+                slugFor(entry.id, index),
+                String(source.info?.title ?? entry.id).slice(0, 200),
+                prism.url,
+                async (proxyUrl) => {
+                  exchanges = await sendAll(proxyUrl, planned);
+                  return exchanges.filter((exchange) => exchange.status > 0).length;
+                },
+              );
               outputs.spectator = result.openapi;
             } else {
               exchanges = await sendAll(prism.url, planned);
@@ -282,9 +359,14 @@ async function main() {
           const harFile = path.join(docDir, 'traffic.har');
           fs.writeFileSync(harFile, JSON.stringify(toHar(exchanges)));
           const earlierDir = peersFrom ? path.join(peersFrom, path.basename(docDir)) : null;
-          if (options.contenders.includes('har-to-openapi')) outputs['har-to-openapi'] = earlierDir ? earlierPeer(earlierDir, 'har-to-openapi', exchanges) : await runHarToOpenapi(harFile, docDir);
-          if (options.contenders.includes('optic')) outputs.optic = earlierDir ? earlierPeer(earlierDir, 'optic', exchanges) : await runOptic(harFile, docDir);
-          for (const name of options.contenders) fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
+          if (options.contenders.includes('har-to-openapi'))
+            outputs['har-to-openapi'] = earlierDir
+              ? earlierPeer(earlierDir, 'har-to-openapi', exchanges)
+              : await runHarToOpenapi(harFile, docDir);
+          if (options.contenders.includes('optic'))
+            outputs.optic = earlierDir ? earlierPeer(earlierDir, 'optic', exchanges) : await runOptic(harFile, docDir);
+          for (const name of options.contenders)
+            fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
         }
         requests += exchanges.length;
         const observations = observe(exchanges);
@@ -296,18 +378,34 @@ async function main() {
           totals[name] = addCounts(/** @type {import('./lib/score').Counts} */ (totals[name]), counts);
           documentScores[name] = counts;
           const summary = summarize(counts);
-          line.push(`${name} ops F1 ${summary.operations.f1?.toFixed(2) ?? 'n/a'} (${counts.rightOperations}/${counts.sourceOperations}, ${counts.contenderOperations} out, ${summary.exploded} exploded)`);
+          line.push(
+            `${name} ops F1 ${summary.operations.f1?.toFixed(2) ?? 'n/a'} (${counts.rightOperations}/${counts.sourceOperations}, ${counts.contenderOperations} out, ${summary.exploded} exploded)`,
+          );
         }
         const failed = exchanges.filter((exchange) => exchange.status === 0).length;
-        const rejected = exchanges.filter((exchange) => exchange.request.prefer === undefined && exchange.status >= 400).length;
-        perDocument.push({ id: entry.id, operations: operations.length, requests: exchanges.length, failed, rejected, scores: documentScores });
+        const rejected = exchanges.filter(
+          (exchange) => exchange.request.prefer === undefined && exchange.status >= 400,
+        ).length;
+        perDocument.push({
+          id: entry.id,
+          operations: operations.length,
+          requests: exchanges.length,
+          failed,
+          rejected,
+          scores: documentScores,
+        });
         const detail = set === 'train' && options.details ? `: ${line.join('; ')}` : '';
-        console.log(`[${set}] ${entry.id}: ${operations.length} operations, ${exchanges.length} requests (${rejected} plain requests answered 4xx/5xx, ${failed} failed), ${((Date.now() - started) / 1000).toFixed(0)} s${detail}`);
+        console.log(
+          `[${set}] ${entry.id}: ${operations.length} operations, ${exchanges.length} requests (${rejected} plain requests answered 4xx/5xx, ${failed} failed), ${((Date.now() - started) / 1000).toFixed(0)} s${detail}`,
+        );
         if (set === 'train' && options.details) {
           for (const name of options.contenders) {
             const { missed, extra } = operationDiff({ operations, observations, contender: outputs[name] });
             if (missed.length > 0) console.log(`  ${name} missed: ${missed.join(', ')}`);
-            if (extra.length > 0) console.log(`  ${name} wrote instead: ${extra.slice(0, 30).join(', ')}${extra.length > 30 ? `, … (${extra.length} in all)` : ''}`);
+            if (extra.length > 0)
+              console.log(
+                `  ${name} wrote instead: ${extra.slice(0, 30).join(', ')}${extra.length > 30 ? `, … (${extra.length} in all)` : ''}`,
+              );
           }
         }
       }

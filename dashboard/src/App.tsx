@@ -26,7 +26,10 @@ export function App() {
 
   // `#/` and project-less links go to the Review of the session's project.
   useEffect(() => {
-    if (route.page === 'home') navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'signin' }, { replace: true });
+    if (route.page === 'home')
+      navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'signin' }, {
+        replace: true,
+      });
   }, [route.page, session?.project]);
 
   if (route.page === 'signin' || !session) {
@@ -36,7 +39,11 @@ export function App() {
         key={route.page === 'signin' ? `${route.token}:${route.project}` : 'signin'}
         {...link}
         current={session}
-        onStay={() => navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'home' }, { replace: true })}
+        onStay={() =>
+          navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'home' }, {
+            replace: true,
+          })
+        }
         onSignedIn={(next) => {
           saveSession(next);
           setSession(next);
@@ -96,7 +103,11 @@ function SignedIn({ session, route, onSignOut }: { session: Session; route: Proj
 }
 
 const SECTIONS: Array<{ label: string; route: (project: string) => Route; pages: Route['page'][] }> = [
-  { label: 'Review', route: (project) => ({ page: 'captures', project }), pages: ['captures', 'undocumented', 'diff', 'commit'] },
+  {
+    label: 'Review',
+    route: (project) => ({ page: 'captures', project }),
+    pages: ['captures', 'undocumented', 'diff', 'commit'],
+  },
   { label: 'Documentation', route: (project) => ({ page: 'docs', project }), pages: ['docs'] },
   { label: 'Versions', route: (project) => ({ page: 'versions', project }), pages: ['versions'] },
   { label: 'Proposals', route: (project) => ({ page: 'proposals', project }), pages: ['proposals'] },
@@ -115,7 +126,11 @@ function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }
   const live = useEventsStatus();
   return (
     <div className="shell">
-      <a className="skip-link" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}
+      >
         Skip to content
       </a>
       <header className="topbar">
@@ -130,7 +145,11 @@ function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }
         </span>
         <nav className="tabs" aria-label="Sections">
           {SECTIONS.map((section) => (
-            <a key={section.label} href={routeHref(section.route(project))} aria-current={section.pages.includes(route.page) ? 'page' : undefined}>
+            <a
+              key={section.label}
+              href={routeHref(section.route(project))}
+              aria-current={section.pages.includes(route.page) ? 'page' : undefined}
+            >
               {section.label}
             </a>
           ))}
@@ -159,9 +178,23 @@ function Page({ route }: { route: ProjectRoute }) {
     case 'captures':
       return <CapturesPage {...(route.captureId ? { captureId: route.captureId } : {})} />;
     case 'undocumented':
-      return <ReviewEndpointPage key={`${route.captureId} ${route.method} ${route.path}`} captureId={route.captureId} method={route.method} path={route.path} />;
+      return (
+        <ReviewEndpointPage
+          key={`${route.captureId} ${route.method} ${route.path}`}
+          captureId={route.captureId}
+          method={route.method}
+          path={route.path}
+        />
+      );
     case 'diff':
-      return <DiffPage key={`${route.captureId} ${route.method} ${route.path}`} captureId={route.captureId} method={route.method} path={route.path} />;
+      return (
+        <DiffPage
+          key={`${route.captureId} ${route.method} ${route.path}`}
+          captureId={route.captureId}
+          method={route.method}
+          path={route.path}
+        />
+      );
     case 'commit':
       return <CommitPage key={route.captureId} captureId={route.captureId} />;
     case 'docs':

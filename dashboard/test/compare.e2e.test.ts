@@ -13,7 +13,14 @@ let api: FixtureApi;
 let browser: TestBrowser;
 let page: Page;
 
-const side = (version: string, extra: Partial<CompareResponse['endpoints'][number]['from']> = {}) => ({ version, drift: false, build: null, pullRequest: null, commit: null, ...extra });
+const side = (version: string, extra: Partial<CompareResponse['endpoints'][number]['from']> = {}) => ({
+  version,
+  drift: false,
+  build: null,
+  pullRequest: null,
+  commit: null,
+  ...extra,
+});
 
 const comparison: CompareResponse = {
   from: { environment: 'production', pullRequest: null },
@@ -28,10 +35,37 @@ const comparison: CompareResponse = {
       to: side('2.0', { pullRequest: '42', commit: '123456789a' }),
       status: 'changed',
       breaking: true,
-      changes: [{ change: 'removed', in: 'response', status: 200, at: '$[].name', documented: { type: 'string' }, breaking: true }],
+      changes: [
+        {
+          change: 'removed',
+          in: 'response',
+          status: 200,
+          at: '$[].name',
+          documented: { type: 'string' },
+          breaking: true,
+        },
+      ],
     },
-    { endpointId: 'e2', method: 'POST', path: '/users', from: side('1.0'), to: side('1.0'), status: 'same', breaking: false, changes: [] },
-    { endpointId: 'e3', method: 'GET', path: '/orders', from: side('N/A'), to: side('1.0', { pullRequest: '42' }), status: 'only in to', breaking: false, changes: [] },
+    {
+      endpointId: 'e2',
+      method: 'POST',
+      path: '/users',
+      from: side('1.0'),
+      to: side('1.0'),
+      status: 'same',
+      breaking: false,
+      changes: [],
+    },
+    {
+      endpointId: 'e3',
+      method: 'GET',
+      path: '/orders',
+      from: side('N/A'),
+      to: side('1.0', { pullRequest: '42' }),
+      status: 'only in to',
+      breaking: false,
+      changes: [],
+    },
   ],
 };
 
@@ -42,7 +76,9 @@ beforeAll(async () => {
   api.answer(`GET ${P}/captures`, { body: [] });
   api.answer(`GET ${P}/versions`, { body: { ...matrix(3, 3), nextCursor: null } });
   api.answer(`GET ${P}/compare`, ({ path }) =>
-    path.includes('to=staging') ? { status: 400, body: { statusCode: 400, error: 'Bad Request', message: 'from and to are the same (staging)' } } : { body: comparison },
+    path.includes('to=staging')
+      ? { status: 400, body: { statusCode: 400, error: 'Bad Request', message: 'from and to are the same (staging)' } }
+      : { body: comparison },
   );
   browser = await openBrowser();
   page = browser.page;
@@ -70,7 +106,9 @@ describe('compare environments (Versions page)', () => {
     const rows = panel.locator('[data-testid=compare] > tbody > tr');
     expect(await rows.count()).toBe(2);
     const users = rows.filter({ hasText: '/users' });
-    expect(await users.textContent()).toMatch(/GET\s*\/users.*1\.1.*p-9 · abcdef1.*2\.0.*PR #42 · 1234567.*changes.*breaking/s);
+    expect(await users.textContent()).toMatch(
+      /GET\s*\/users.*1\.1.*p-9 · abcdef1.*2\.0.*PR #42 · 1234567.*changes.*breaking/s,
+    );
     expect(await rows.filter({ hasText: '/orders' }).textContent()).toContain('not seen in Production');
     await users.getByText('1 change').click();
     await users.getByRole('cell', { name: '$[].name' }).waitFor();

@@ -23,8 +23,11 @@ beforeAll(async () => {
   await ensureDashboardBuilt();
   backend = await startTestBackend({ dashboardDir: DIST_DIR });
   expect((await backend.api('POST', '/projects', { slug: 'big', name: 'A thousand endpoints' })).status).toBe(201);
-  const agentToken = (await backend.api<{ token: string }>('POST', '/projects/big/tokens', { name: 'agent', scope: 'agent' })).body.token;
-  token = (await backend.api<{ token: string }>('POST', '/projects/big/tokens', { name: 'dashboard', scope: 'read' })).body.token;
+  const agentToken = (
+    await backend.api<{ token: string }>('POST', '/projects/big/tokens', { name: 'agent', scope: 'agent' })
+  ).body.token;
+  token = (await backend.api<{ token: string }>('POST', '/projects/big/tokens', { name: 'dashboard', scope: 'read' }))
+    .body.token;
 
   const agent = await connectTestAgent(backend.url, agentToken);
   const hello = helloMessage();
@@ -37,7 +40,10 @@ beforeAll(async () => {
     ...(i % 2 ? {} : { request: { name: 'x', size: 1 } }),
     response: { id: 1, name: 'x', tags: ['a'] },
   }));
-  for (let start = 0; start < ENDPOINTS; start += 250) expect((await agent.request(batchMessage(captureId, exchanges.slice(start, start + 250)), 30_000)).type).toBe('ack');
+  for (let start = 0; start < ENDPOINTS; start += 250)
+    expect((await agent.request(batchMessage(captureId, exchanges.slice(start, start + 250)), 30_000)).type).toBe(
+      'ack',
+    );
   await agent.close();
   browser = await openBrowser();
   page = browser.page;
@@ -58,16 +64,28 @@ it('renders the Review of 1,000 undocumented endpoints from the real backend (me
     await page.goto('about:blank');
     await page.goto(url);
     // performance.now() counts from the navigation start of the dashboard page.
-    const handle = await page.waitForFunction((count) => (document.querySelectorAll('[data-testid=undocumented] tbody tr').length === count && document.querySelector('[data-testid=undocumented-pager]') ? performance.now() : false), PAGE_ROWS, {
-      polling: 'raf',
-      timeout: 60_000,
-    });
+    const handle = await page.waitForFunction(
+      (count) =>
+        document.querySelectorAll('[data-testid=undocumented] tbody tr').length === count &&
+        document.querySelector('[data-testid=undocumented-pager]')
+          ? performance.now()
+          : false,
+      PAGE_ROWS,
+      {
+        polling: 'raf',
+        timeout: 60_000,
+      },
+    );
     times.push((await handle.jsonValue()) as number);
   }
   times.sort((a, b) => a - b);
   const median = times[2]!;
-  console.log(`Review of ${ENDPOINTS} undocumented endpoints (real backend): first render ${median.toFixed(0)} ms after navigation start, median of 5 (runs ${times.map((t) => t.toFixed(0)).join(', ')} ms)`);
-  expect(await page.locator('[data-testid=undocumented] tbody tr').first().textContent()).toMatch(/^(GET|POST)\/area-\d{4}\/items/);
+  console.log(
+    `Review of ${ENDPOINTS} undocumented endpoints (real backend): first render ${median.toFixed(0)} ms after navigation start, median of 5 (runs ${times.map((t) => t.toFixed(0)).join(', ')} ms)`,
+  );
+  expect(await page.locator('[data-testid=undocumented] tbody tr').first().textContent()).toMatch(
+    /^(GET|POST)\/area-\d{4}\/items/,
+  );
   expect(await page.getByTestId('undocumented-pager').textContent()).toContain(`1–${PAGE_ROWS} of 1,000`);
   await screenshot(page, 'review-1000-real-backend');
   expect(median).toBeLessThan(5000);

@@ -23,10 +23,19 @@ const rows = () => page.locator('[data-testid=undocumented] tbody tr');
 beforeAll(async () => {
   await ensureDashboardBuilt();
   api = await startFixtureApi(DIST_DIR, TOKEN);
-  const endpoints: UndocumentedEndpointResponse[] = Array.from({ length: ENDPOINTS }, (_, i) => ({ method: 'GET', path: `/area-${String(i).padStart(6, '0')}/items`, interactions: 1, count: 1 }));
+  const endpoints: UndocumentedEndpointResponse[] = Array.from({ length: ENDPOINTS }, (_, i) => ({
+    method: 'GET',
+    path: `/area-${String(i).padStart(6, '0')}/items`,
+    interactions: 1,
+    count: 1,
+  }));
   api.answer('GET /me', { body: { name: 'reader', scope: 'read', project: 'demo', environments: null } });
-  api.answer(`GET ${P}/captures`, { body: [capture('c1', new Date().toISOString(), { undocumented: ENDPOINTS, interactions: ENDPOINTS })] });
-  api.answer(`GET ${P}/captures/c1`, { body: capture('c1', new Date().toISOString(), { undocumented: ENDPOINTS, interactions: ENDPOINTS }) });
+  api.answer(`GET ${P}/captures`, {
+    body: [capture('c1', new Date().toISOString(), { undocumented: ENDPOINTS, interactions: ENDPOINTS })],
+  });
+  api.answer(`GET ${P}/captures/c1`, {
+    body: capture('c1', new Date().toISOString(), { undocumented: ENDPOINTS, interactions: ENDPOINTS }),
+  });
   api.answer(`GET ${P}/captures/c1/undocumented`, { body: endpoints });
   api.answer(`GET ${P}/captures/c1/diffs`, { body: [] });
   browser = await openBrowser();
@@ -47,14 +56,24 @@ it('shows a Review of 10^5 undocumented endpoints a page at a time, and filters 
     await page.goto('about:blank');
     await page.goto(`${api.url}/#/p/demo/captures/c1`);
     // From navigation start to the frame where the first page of rows and the pager are there.
-    const handle = await page.waitForFunction(() => (document.querySelectorAll('[data-testid=undocumented] tbody tr').length > 0 && document.querySelector('[data-testid=undocumented-pager]') ? performance.now() : false), undefined, {
-      polling: 'raf',
-      timeout: 60_000,
-    });
+    const handle = await page.waitForFunction(
+      () =>
+        document.querySelectorAll('[data-testid=undocumented] tbody tr').length > 0 &&
+        document.querySelector('[data-testid=undocumented-pager]')
+          ? performance.now()
+          : false,
+      undefined,
+      {
+        polling: 'raf',
+        timeout: 60_000,
+      },
+    );
     times.push((await handle.jsonValue()) as number);
   }
   times.sort((a, b) => a - b);
-  console.log(`Review of ${ENDPOINTS} undocumented endpoints (fixture API): usable ${times[1]!.toFixed(0)} ms after navigation start, median of 3 (runs ${times.map((t) => t.toFixed(0)).join(', ')} ms)`);
+  console.log(
+    `Review of ${ENDPOINTS} undocumented endpoints (fixture API): usable ${times[1]!.toFixed(0)} ms after navigation start, median of 3 (runs ${times.map((t) => t.toFixed(0)).join(', ')} ms)`,
+  );
   expect(await rows().count()).toBe(250);
   expect(await page.getByTestId('undocumented-pager').textContent()).toContain('1–250 of 100,000');
   await screenshot(page, 'review-100k');

@@ -21,21 +21,60 @@ let browser: TestBrowser;
 let page: Page;
 
 const P = '/projects/demo';
-const captures = [capture('c2', '2026-01-01T10:05:00Z', { diffs: 1, unmatched: { requests: 1234, paths: 51 } }), capture('c1', '2026-01-01T10:00:00Z', { endedAt: '2026-01-01T10:05:00Z' })];
+const captures = [
+  capture('c2', '2026-01-01T10:05:00Z', { diffs: 1, unmatched: { requests: 1234, paths: 51 } }),
+  capture('c1', '2026-01-01T10:00:00Z', { endedAt: '2026-01-01T10:05:00Z' }),
+];
 
 const ADMIN = { name: 'fixture admin', scope: 'admin', project: 'demo', environments: null };
 
 function answerDefaults(): void {
   api.answer('GET /me', { body: ADMIN });
   api.answer(`GET ${P}/captures`, { body: captures });
-  api.answer(`GET ${P}/captures/c2/undocumented`, { body: [{ method: 'POST', path: '/posts', interactions: 2, count: 4 }, ...undocumented(2)] });
+  api.answer(`GET ${P}/captures/c2/undocumented`, {
+    body: [{ method: 'POST', path: '/posts', interactions: 2, count: 4 }, ...undocumented(2)],
+  });
   api.answer(`GET ${P}/captures/c2/diffs`, { body: [{ ...postDiff, path: '/posts/{postId}', method: 'PUT' }] });
-  api.answer(`GET ${P}/captures/c2/observed`, ({ path }) => ({ body: path.includes('PUT') ? { ...observedPost, method: 'PUT', path: '/posts/{postId}' } : observedPost }));
-  api.answer(`GET ${P}/endpoints`, { body: [documentedPost, { ...documentedPost, id: 'ep-put', method: 'PUT', path: '/posts/{postId}' }] });
-  api.answer(`GET ${P}/endpoints/ep-post/versions`, { body: [{ id: 'v1', version: '1.0', description: documentedPost.description, createdAt: '2026-01-01T10:00:00Z', request: null, responses: [], changes: [], proposal: { id: 'pr-0', title: 'Document POST /posts', status: 'Approved', createdBy: 'ana', approvedBy: 'ana', approvedAt: '2026-01-01T10:00:00Z' } }] });
-  api.answer(`POST ${P}/documentation`, { status: 201, body: { proposalId: 'pr-0', versions: [{ endpointId: 'ep-post', method: 'POST', path: '/posts', version: '1.0', previous: null }] } });
+  api.answer(`GET ${P}/captures/c2/observed`, ({ path }) => ({
+    body: path.includes('PUT') ? { ...observedPost, method: 'PUT', path: '/posts/{postId}' } : observedPost,
+  }));
+  api.answer(`GET ${P}/endpoints`, {
+    body: [documentedPost, { ...documentedPost, id: 'ep-put', method: 'PUT', path: '/posts/{postId}' }],
+  });
+  api.answer(`GET ${P}/endpoints/ep-post/versions`, {
+    body: [
+      {
+        id: 'v1',
+        version: '1.0',
+        description: documentedPost.description,
+        createdAt: '2026-01-01T10:00:00Z',
+        request: null,
+        responses: [],
+        changes: [],
+        proposal: {
+          id: 'pr-0',
+          title: 'Document POST /posts',
+          status: 'Approved',
+          createdBy: 'ana',
+          approvedBy: 'ana',
+          approvedAt: '2026-01-01T10:00:00Z',
+        },
+      },
+    ],
+  });
+  api.answer(`POST ${P}/documentation`, {
+    status: 201,
+    body: {
+      proposalId: 'pr-0',
+      versions: [{ endpointId: 'ep-post', method: 'POST', path: '/posts', version: '1.0', previous: null }],
+    },
+  });
   // Two pages: 100 rows, then 10 more after the cursor.
-  api.answer(`GET ${P}/versions`, ({ path }) => (path.includes('cursor=page-2') ? { body: { ...matrix(10, 100), nextCursor: null } } : { body: { ...matrix(100, 100), nextCursor: 'page-2' } }));
+  api.answer(`GET ${P}/versions`, ({ path }) =>
+    path.includes('cursor=page-2')
+      ? { body: { ...matrix(10, 100), nextCursor: null } }
+      : { body: { ...matrix(100, 100), nextCursor: 'page-2' } },
+  );
 }
 
 const rows = (testId: string) => page.locator(`[data-testid=${testId}] tbody tr`);
@@ -57,7 +96,9 @@ describe('dashboard screens (fixture API)', () => {
   it("serves a bundle with React's production build (a NODE_ENV of test once gave the development one)", async () => {
     const assets = path.join(DIST_DIR, 'assets');
     const map = (await readdir(assets)).find((name) => name.endsWith('.js.map'));
-    const sources = (JSON.parse(await readFile(path.join(assets, map!), 'utf8')) as { sources: string[] }).sources.filter((source) => /react/.test(source));
+    const sources = (
+      JSON.parse(await readFile(path.join(assets, map!), 'utf8')) as { sources: string[] }
+    ).sources.filter((source) => /react/.test(source));
     expect(sources.some((source) => source.endsWith('react-dom-client.production.js'))).toBe(true);
     expect(sources.filter((source) => source.includes('development'))).toEqual([]);
   });
@@ -71,12 +112,21 @@ describe('dashboard screens (fixture API)', () => {
     await screenshot(page, 'screens-01-signin-refused');
 
     // A known token the project refuses (403) says why: here an agent token, which said the same "not accepted".
-    api.answer(`GET ${P}/captures`, { status: 403, body: { statusCode: 403, error: 'Forbidden', message: 'this needs a token with scope read; this token has scope agent' } });
+    api.answer(`GET ${P}/captures`, {
+      status: 403,
+      body: {
+        statusCode: 403,
+        error: 'Forbidden',
+        message: 'this needs a token with scope read; this token has scope agent',
+      },
+    });
     await page.getByLabel('Token').fill(TOKEN);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page
       .getByRole('alert')
-      .getByText('That token cannot open this project: this needs a token with scope read; this token has scope agent. An agent token only streams traffic: sign in with a read, write or admin token of the project.')
+      .getByText(
+        'That token cannot open this project: this needs a token with scope read; this token has scope agent. An agent token only streams traffic: sign in with a read, write or admin token of the project.',
+      )
       .waitFor();
     answerDefaults();
   });
@@ -115,7 +165,9 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByRole('link', { name: /POST\s*\/posts/ }).click();
     const response = page.getByRole('region', { name: '201 response' });
     await response.locator('tr[data-path="$.tags"]').waitFor();
-    expect(await response.locator('tr[data-path="$.tags"]').textContent()).toMatch(/Array of String.*optional.*nullable/);
+    expect(await response.locator('tr[data-path="$.tags"]').textContent()).toMatch(
+      /Array of String.*optional.*nullable/,
+    );
     expect(await page.getByRole('region', { name: 'Request body' }).textContent()).toContain('author');
     // Names seen, never values; standard headers (content-type, user-agent) left out.
     await page.getByText('Request headers: x-tenant.').waitFor();
@@ -130,13 +182,36 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByRole('button', { name: 'Commit changes' }).click();
     await page.getByText('is documented as version').waitFor();
     const sent = api.requests.find((r) => r.method === 'POST' && r.path === `${P}/documentation`);
-    expect(sent?.body).toEqual({ captureId: 'c2', endpoints: [{ method: 'POST', path: '/posts', description: 'Create a new post. Accepts author, title as JSON in request body', documentBodies: true }] });
+    expect(sent?.body).toEqual({
+      captureId: 'c2',
+      endpoints: [
+        {
+          method: 'POST',
+          path: '/posts',
+          description: 'Create a new post. Accepts author, title as JSON in request body',
+          documentBodies: true,
+        },
+      ],
+    });
     expect(await page.locator('.success').textContent()).toContain('version 1.0');
   });
 
   it('says that a stream body (server-sent events) is shaped as the list of its items', async () => {
-    const event = { type: 'object', properties: { delta: { type: 'string' } }, required: ['delta'], additionalProperties: false } as const;
-    api.answer(`GET ${P}/captures/c2/observed`, { body: { ...observedPost, method: 'GET', path: '/chat', request: null, responses: [{ status: 200, contentType: 'text/event-stream', shape: { type: 'array', items: event } }] } });
+    const event = {
+      type: 'object',
+      properties: { delta: { type: 'string' } },
+      required: ['delta'],
+      additionalProperties: false,
+    } as const;
+    api.answer(`GET ${P}/captures/c2/observed`, {
+      body: {
+        ...observedPost,
+        method: 'GET',
+        path: '/chat',
+        request: null,
+        responses: [{ status: 200, contentType: 'text/event-stream', shape: { type: 'array', items: event } }],
+      },
+    });
     try {
       await page.goto(`${api.url}/#/p/demo/captures/c2/undocumented?method=GET&path=%2Fchat`);
       const response = page.getByRole('region', { name: '200 response' });
@@ -155,16 +230,26 @@ describe('dashboard screens (fixture API)', () => {
     expect(await accept.textContent()).toBe('Accept changes → 2.0');
     const breakingRow = page.locator('.changes-table tr.breaking');
     expect(await breakingRow.textContent()).toMatch(/201 response.*\$\.author.*removed.*String.*—.*breaking/);
-    expect(await page.locator('.changes-table tr').filter({ hasText: 'page' }).textContent()).toMatch(/Query parameter.*page.*added.*non-breaking/i);
+    expect(await page.locator('.changes-table tr').filter({ hasText: 'page' }).textContent()).toMatch(
+      /Query parameter.*page.*added.*non-breaking/i,
+    );
     // Both sides of an optionality change have the same type; the optional side says so.
-    expect(await page.locator('.changes-table tbody tr').filter({ hasText: '$.title' }).locator('td').allTextContents()).toEqual(['Request body', '$.title', 'now optional', 'String', 'String, optional', 'non-breaking']);
+    expect(
+      await page.locator('.changes-table tbody tr').filter({ hasText: '$.title' }).locator('td').allTextContents(),
+    ).toEqual(['Request body', '$.title', 'now optional', 'String', 'String, optional', 'non-breaking']);
     // The removed field is highlighted on the documented side.
     await page.locator('.side-by-side tr.changed[data-path="$.author"]').first().waitFor();
     await screenshot(page, 'screens-05-diff');
 
     // Accepting answers with the version made, and keeps saying so when the commit's own event
     // reloads the view, which has no diff any more (it said "No diff for this endpoint").
-    api.answer(`POST ${P}/documentation`, { status: 201, body: { proposalId: 'pr-2', versions: [{ endpointId: 'ep-put', method: 'PUT', path: '/posts/{postId}', version: '2.0', previous: '1.0' }] } });
+    api.answer(`POST ${P}/documentation`, {
+      status: 201,
+      body: {
+        proposalId: 'pr-2',
+        versions: [{ endpointId: 'ep-put', method: 'PUT', path: '/posts/{postId}', version: '2.0', previous: '1.0' }],
+      },
+    });
     api.answer(`GET ${P}/captures/c2/diffs`, { body: [] });
     const diffsAsked = () => api.requests.filter((r) => r.path === `${P}/captures/c2/diffs`).length;
     await api.eventSockets(1);
@@ -172,7 +257,9 @@ describe('dashboard screens (fixture API)', () => {
     const accepted = page.getByRole('status').filter({ hasText: 'Changes accepted' });
     await accepted.waitFor();
     // The proposal it makes is titled as an acceptance, not "Document PUT /posts/{postId}" like a first commit.
-    expect(api.requests.filter((r) => r.method === 'POST' && r.path === `${P}/documentation`).at(-1)?.body).toMatchObject({ message: 'Accept changes to PUT /posts/{postId} (was 1.0)' });
+    expect(
+      api.requests.filter((r) => r.method === 'POST' && r.path === `${P}/documentation`).at(-1)?.body,
+    ).toMatchObject({ message: 'Accept changes to PUT /posts/{postId} (was 1.0)' });
     const before = diffsAsked();
     api.emit({ type: 'documentation.committed', endpointIds: ['ep-put'] });
     await until('the diff view reloaded after the commit', () => diffsAsked() > before);
@@ -188,7 +275,10 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByText('Loading the documentation…').waitFor();
     await screenshot(page, 'screens-06-loading');
 
-    api.answer(`GET ${P}/endpoints`, { status: 500, body: { statusCode: 500, error: 'Internal Server Error', message: 'database is down' } });
+    api.answer(`GET ${P}/endpoints`, {
+      status: 500,
+      body: { statusCode: 500, error: 'Internal Server Error', message: 'database is down' },
+    });
     await page.reload();
     const alert = page.getByRole('alert').filter({ hasText: 'database is down' });
     await alert.waitFor();
@@ -202,7 +292,9 @@ describe('dashboard screens (fixture API)', () => {
     await page.goto(`${api.url}/#/p/demo/captures`);
     const start = page.getByRole('complementary', { name: 'Captures' }).locator('pre');
     await start.waitFor();
-    expect(await start.textContent()).toBe(`SPECTATOR_TOKEN=<agent token> spectator-agent --upstream http://127.0.0.1:8080 --backend ${api.url}`);
+    expect(await start.textContent()).toBe(
+      `SPECTATOR_TOKEN=<agent token> spectator-agent --upstream http://127.0.0.1:8080 --backend ${api.url}`,
+    );
     // The list is loaded once per page: load it again with the captures of the tests that follow.
     answerDefaults();
     await page.reload();
@@ -214,17 +306,31 @@ describe('dashboard screens (fixture API)', () => {
     await page.goto(`${api.url}/#/p/demo/captures/c2`);
     await rows('undocumented').first().waitFor();
     await api.eventSockets(1);
-    api.answer(`GET ${P}/captures`, { body: [capture('c3', '2026-01-01T11:00:00Z', { undocumented: 0 }), ...captures] });
+    api.answer(`GET ${P}/captures`, {
+      body: [capture('c3', '2026-01-01T11:00:00Z', { undocumented: 0 }), ...captures],
+    });
     api.answer(`GET ${P}/captures/c3/undocumented`, { body: [] });
     api.answer(`GET ${P}/captures/c3/diffs`, { body: [] });
     // A CI run elsewhere does not interrupt the review of a local capture.
     const capturesAsked = () => api.requests.filter((r) => r.path === `${P}/captures`).length;
     const before = capturesAsked();
-    api.emit({ type: 'capture.started', captureId: 'ci-9', environment: { kind: 'ci', name: 'ci' }, startedAt: '2026-01-01T11:00:00Z' });
+    api.emit({
+      type: 'capture.started',
+      captureId: 'ci-9',
+      environment: { kind: 'ci', name: 'ci' },
+      startedAt: '2026-01-01T11:00:00Z',
+    });
     await until('the captures lookup for the CI event', () => capturesAsked() > before);
     await page.waitForTimeout(200);
     expect(await page.getByRole('dialog').count()).toBe(0);
-    expect(api.emit({ type: 'capture.started', captureId: 'c3', environment: { kind: 'local', name: 'local' }, startedAt: '2026-01-01T11:00:00Z' })).toBeGreaterThan(0);
+    expect(
+      api.emit({
+        type: 'capture.started',
+        captureId: 'c3',
+        environment: { kind: 'local', name: 'local' },
+        startedAt: '2026-01-01T11:00:00Z',
+      }),
+    ).toBeGreaterThan(0);
     const dialog = page.getByRole('dialog', { name: 'New capture' });
     await dialog.waitFor();
     await screenshot(page, 'screens-09-new-capture-modal');
@@ -256,8 +362,13 @@ describe('dashboard screens (fixture API)', () => {
 
     // The backend restarts: while the tab is away a CI run and a new local capture begin.
     await api.dropEventSockets();
-    const ciRun = capture('ci-10', '2026-01-01T11:05:00Z', { environment: { kind: 'ci', name: 'ci' }, pullRequest: '7' });
-    api.answer(`GET ${P}/captures`, { body: [ciRun, capture('c3', '2026-01-01T11:00:00Z', { undocumented: 0 }), ...captures] });
+    const ciRun = capture('ci-10', '2026-01-01T11:05:00Z', {
+      environment: { kind: 'ci', name: 'ci' },
+      pullRequest: '7',
+    });
+    api.answer(`GET ${P}/captures`, {
+      body: [ciRun, capture('c3', '2026-01-01T11:00:00Z', { undocumented: 0 }), ...captures],
+    });
     api.answer(`GET ${P}/captures/c3/undocumented`, { body: [] });
     api.answer(`GET ${P}/captures/c3/diffs`, { body: [] });
     const dialog = page.getByRole('dialog', { name: 'New capture' });
@@ -279,7 +390,9 @@ describe('dashboard screens (fixture API)', () => {
     expect(await table.locator('td.cell-na').count()).toBeGreaterThan(0);
     expect(await table.locator('td.cell-drift').count()).toBeGreaterThan(0);
     // The legend names each kind of cell, the amber 'behind the latest' one too.
-    expect(await page.locator('.legend').textContent()).toBe('1.1 latest documented · 1.0 behind the latest · N/A never seen there · ⚠ drift traffic matches no version');
+    expect(await page.locator('.legend').textContent()).toBe(
+      '1.1 latest documented · 1.0 behind the latest · N/A never seen there · ⚠ drift traffic matches no version',
+    );
     expect(await table.locator('tbody tr').first().locator('th').textContent()).toContain('CI · PR #100');
 
     const scroller = page.locator('.matrix-scroll');
@@ -301,7 +414,9 @@ describe('dashboard screens (fixture API)', () => {
     await page.waitForURL(/kind=staging/);
     await until('the staging rows', () => api.requests.some((r) => r.path === `${P}/versions?kind=staging&limit=100`));
     await until('the 33 staging rows', async () => (await table.locator('tbody tr').count()) === 33);
-    expect(await table.locator('tbody th').allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining('Staging · build s-1')]));
+    expect(await table.locator('tbody th').allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining('Staging · build s-1')]),
+    );
     await screenshot(page, 'screens-12-versions-staging');
   });
 
@@ -330,10 +445,22 @@ describe('dashboard screens (fixture API)', () => {
     await page.goto(`${api.url}/#/p/demo/proposals/pr-1`);
     const timeline = page.locator('ol.timeline > li');
     await timeline.first().waitFor();
-    expect(await timeline.evaluateAll((items) => items.map((li) => li.className))).toEqual(['pending', 'pending', 'pending', 'pending']);
+    expect(await timeline.evaluateAll((items) => items.map((li) => li.className))).toEqual([
+      'pending',
+      'pending',
+      'pending',
+      'pending',
+    ]);
     expect(await page.locator('.proposal').textContent()).toContain('1.0 → 1.1');
     // Its changes are between two versions: the columns say which (they said Documented and Observed).
-    expect(await page.locator('.proposal .changes-table thead th').allTextContents()).toEqual(['Where', 'Field', 'Change', 'Version 1.0', 'Version 1.1', 'Impact']);
+    expect(await page.locator('.proposal .changes-table thead th').allTextContents()).toEqual([
+      'Where',
+      'Field',
+      'Change',
+      'Version 1.0',
+      'Version 1.1',
+      'Impact',
+    ]);
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.locator('ol.timeline > li.done').getByText('by ana').waitFor();
 
@@ -344,19 +471,64 @@ describe('dashboard screens (fixture API)', () => {
     ]);
     api.emit({ type: 'proposal.step', proposalId: 'pr-1', step: 'Implemented', at: '2026-01-01T12:10:00Z' });
     await page.locator('ol.timeline > li.done').nth(1).getByText('PR #2 · commit abcdef1').waitFor();
-    expect(await timeline.evaluateAll((items) => items.map((li) => li.className))).toEqual(['done', 'done', 'pending', 'pending']);
+    expect(await timeline.evaluateAll((items) => items.map((li) => li.className))).toEqual([
+      'done',
+      'done',
+      'pending',
+      'pending',
+    ]);
     await screenshot(page, 'screens-13-proposal-timeline');
   });
 
   it('settings: shows a new token once, asks before revoking, lists the ignore rules in effect', async () => {
     const tokens = [
-      { id: 't1', name: 'admin', scope: 'admin', environments: null, createdAt: '2026-01-01T09:00:00Z', lastUsedAt: '2026-01-01T12:00:00Z', revokedAt: null, expiresAt: null },
-      { id: 't0', name: 'old ci', scope: 'agent', environments: ['ci'], createdAt: '2025-01-01T09:00:00Z', lastUsedAt: null, revokedAt: null, expiresAt: '2025-02-01T09:00:00Z' },
+      {
+        id: 't1',
+        name: 'admin',
+        scope: 'admin',
+        environments: null,
+        createdAt: '2026-01-01T09:00:00Z',
+        lastUsedAt: '2026-01-01T12:00:00Z',
+        revokedAt: null,
+        expiresAt: null,
+      },
+      {
+        id: 't0',
+        name: 'old ci',
+        scope: 'agent',
+        environments: ['ci'],
+        createdAt: '2025-01-01T09:00:00Z',
+        lastUsedAt: null,
+        revokedAt: null,
+        expiresAt: '2025-02-01T09:00:00Z',
+      },
     ];
     api.answer(`GET ${P}/tokens`, () => ({ body: tokens }));
-    api.answer(`POST ${P}/tokens`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 't2', token: 'sp_once_only_secret', createdAt: '2026-01-01T12:00:00Z', lastUsedAt: null, revokedAt: null } }));
+    api.answer(`POST ${P}/tokens`, ({ body }) => ({
+      status: 201,
+      body: {
+        ...(body as object),
+        id: 't2',
+        token: 'sp_once_only_secret',
+        createdAt: '2026-01-01T12:00:00Z',
+        lastUsedAt: null,
+        revokedAt: null,
+      },
+    }));
     api.answer(`DELETE ${P}/tokens/t1`, { status: 204 });
-    const agentSeen = { id: 'a1', agentKey: 'pod-a1', version: '0.1.0', environment: { kind: 'staging', name: 's-7' }, pullRequest: null, build: 's-7', commit: '0123456789', currentCaptureId: null, firstSeen: '2026-01-01T11:00:00Z', lastSeen: '2026-01-01T12:00:00Z', connected: true };
+    const agentSeen = {
+      id: 'a1',
+      agentKey: 'pod-a1',
+      version: '0.1.0',
+      environment: { kind: 'staging', name: 's-7' },
+      pullRequest: null,
+      build: 's-7',
+      commit: '0123456789',
+      currentCaptureId: null,
+      firstSeen: '2026-01-01T11:00:00Z',
+      lastSeen: '2026-01-01T12:00:00Z',
+      connected: true,
+    };
     api.answer(`GET ${P}/agents`, { body: [agentSeen] });
     api.answer(`GET ${P}/webhooks`, {
       body: [
@@ -365,12 +537,47 @@ describe('dashboard screens (fixture API)', () => {
       ],
     });
     api.answer(`GET ${P}/webhooks/w1/deliveries`, {
-      body: [{ id: 'd1', eventId: 'ev1', type: 'proposal.step', status: 'failed', attempts: 5, lastStatus: 500, lastError: null, createdAt: '2026-01-01T10:00:00Z', nextAttemptAt: null, deliveredAt: null }],
+      body: [
+        {
+          id: 'd1',
+          eventId: 'ev1',
+          type: 'proposal.step',
+          status: 'failed',
+          attempts: 5,
+          lastStatus: 500,
+          lastError: null,
+          createdAt: '2026-01-01T10:00:00Z',
+          nextAttemptAt: null,
+          deliveredAt: null,
+        },
+      ],
     });
     api.answer(`GET ${P}/webhooks/w0/deliveries`, {
-      body: [{ id: 'd0', eventId: 'ev0', type: 'version.changed', status: 'pending', attempts: 3, lastStatus: null, lastError: 'fetch failed (bad port)', createdAt: '2026-01-01T10:00:00Z', nextAttemptAt: '2026-01-01T10:05:00Z', deliveredAt: null }],
+      body: [
+        {
+          id: 'd0',
+          eventId: 'ev0',
+          type: 'version.changed',
+          status: 'pending',
+          attempts: 3,
+          lastStatus: null,
+          lastError: 'fetch failed (bad port)',
+          createdAt: '2026-01-01T10:00:00Z',
+          nextAttemptAt: '2026-01-01T10:05:00Z',
+          deliveredAt: null,
+        },
+      ],
     });
-    api.answer(`POST ${P}/webhooks`, ({ body }) => ({ status: 201, body: { ...(body as object), id: 'w2', createdAt: '2026-01-01T12:00:00Z', createdBy: 'ana', secret: 'whsec_once_only' } }));
+    api.answer(`POST ${P}/webhooks`, ({ body }) => ({
+      status: 201,
+      body: {
+        ...(body as object),
+        id: 'w2',
+        createdAt: '2026-01-01T12:00:00Z',
+        createdBy: 'ana',
+        secret: 'whsec_once_only',
+      },
+    }));
     await page.goto(`${api.url}/#/p/demo/settings`);
     await page.getByRole('region', { name: 'Agents seen' }).getByText('Staging · build s-7').waitFor();
     // An agent disconnecting anywhere reloads the list (agent.connection).
@@ -381,7 +588,9 @@ describe('dashboard screens (fixture API)', () => {
     api.emit({ type: 'agent.connection', agentId: 'a1', connected: false });
     await page.getByRole('region', { name: 'Agents seen' }).getByText('not connected').waitFor();
     expect(agentLists()).toBe(listed + 1);
-    expect(await page.getByRole('region', { name: 'Ignore rules in effect' }).textContent()).toContain('GET POST PUT /db');
+    expect(await page.getByRole('region', { name: 'Ignore rules in effect' }).textContent()).toContain(
+      'GET POST PUT /db',
+    );
     const webhooks = page.getByRole('region', { name: 'Webhooks' });
     await webhooks.getByText('failed after 5 attempts (500)').waitFor();
     // A pending delivery says why it is retrying.
@@ -400,24 +609,38 @@ describe('dashboard screens (fixture API)', () => {
     await page.getByLabel('Expires').selectOption('in 30 days');
     await page.getByRole('button', { name: 'Create token' }).click();
     expect(await page.getByLabel('New token').inputValue()).toBe('sp_once_only_secret');
-    const { expiresAt, ...createdWith } = api.requests.find((r) => r.method === 'POST' && r.path === `${P}/tokens`)?.body as { expiresAt: string };
+    const { expiresAt, ...createdWith } = api.requests.find((r) => r.method === 'POST' && r.path === `${P}/tokens`)
+      ?.body as { expiresAt: string };
     expect(createdWith).toEqual({ name: 'ci agent', scope: 'agent', environments: ['ci'] });
     expect(Math.abs(Date.parse(expiresAt) - Date.now() - 30 * 86_400_000)).toBeLessThan(60_000);
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke' }).click();
-    await until('the revoke request', () => api.requests.some((r) => r.method === 'DELETE' && r.path === `${P}/tokens/t1`));
+    await until('the revoke request', () =>
+      api.requests.some((r) => r.method === 'DELETE' && r.path === `${P}/tokens/t1`),
+    );
     await screenshot(page, 'screens-14-settings');
   });
 
   it('imports an OpenAPI file (YAML sent as application/yaml), approved at once, and shows the proposal and its simplifications', async () => {
     api.answer(`POST ${P}/openapi/import`, ({ path }) => ({
       status: 201,
-      body: { proposal: { ...proposal([{ step: 'Approved', actor: 'ana', at: '2026-01-01T12:00:00Z' }]), title: 'Import Pets 1.0 from OpenAPI' }, warnings: ['GET /pets: response "default" skipped (Spectator documents exact status codes)', `DELETE /pets/{petId}: response "4XX" skipped (asked as ${path})`] },
+      body: {
+        proposal: {
+          ...proposal([{ step: 'Approved', actor: 'ana', at: '2026-01-01T12:00:00Z' }]),
+          title: 'Import Pets 1.0 from OpenAPI',
+        },
+        warnings: [
+          'GET /pets: response "default" skipped (Spectator documents exact status codes)',
+          `DELETE /pets/{petId}: response "4XX" skipped (asked as ${path})`,
+        ],
+      },
     }));
     await page.goto(`${api.url}/#/p/demo/docs`);
     const yaml = 'openapi: 3.1.0\ninfo: { title: Pets, version: "1.0" }\npaths: {}\n';
-    await page.getByLabel('OpenAPI file').setInputFiles({ name: 'pets.yaml', mimeType: 'application/yaml', buffer: Buffer.from(yaml) });
+    await page
+      .getByLabel('OpenAPI file')
+      .setInputFiles({ name: 'pets.yaml', mimeType: 'application/yaml', buffer: Buffer.from(yaml) });
     await page.getByLabel('Approve at once').check();
     await page.getByRole('button', { name: 'Import', exact: true }).click();
     await page.getByRole('link', { name: 'Import Pets 1.0 from OpenAPI' }).waitFor();
@@ -431,15 +654,25 @@ describe('dashboard screens (fixture API)', () => {
   });
 
   it('exports the OpenAPI of the versions running in an environment', async () => {
-    api.answer(`GET ${P}/openapi.json`, ({ path }) => ({ body: { openapi: '3.1.0', info: { title: 'demo', version: path }, paths: {} } }));
+    api.answer(`GET ${P}/openapi.json`, ({ path }) => ({
+      body: { openapi: '3.1.0', info: { title: 'demo', version: path }, paths: {} },
+    }));
     await page.goto(`${api.url}/#/p/demo/docs`);
     const parameters = page.getByRole('article', { name: 'POST /posts' }).getByRole('region', { name: 'Parameters' });
     expect(await parameters.textContent()).toMatch(/limit.*query.*optional.*x-tenant.*header.*required/);
     await page.getByLabel('Export which versions').selectOption('production');
-    await page.locator('.openapi code').filter({ hasText: `GET /api/v1${P}/openapi.json?environment=production` }).waitFor();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click()]);
+    await page
+      .locator('.openapi code')
+      .filter({ hasText: `GET /api/v1${P}/openapi.json?environment=production` })
+      .waitFor();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click(),
+    ]);
     expect(download.suggestedFilename()).toBe('demo-production-openapi.json');
-    expect(api.requests.filter((r) => r.path.startsWith(`${P}/openapi.json`)).map((r) => r.path)).toEqual([`${P}/openapi.json?environment=production`]);
+    expect(api.requests.filter((r) => r.path.startsWith(`${P}/openapi.json`)).map((r) => r.path)).toEqual([
+      `${P}/openapi.json?environment=production`,
+    ]);
   });
 
   it('offers a read token no action it cannot take: no Approve or Accept, no token or webhook admin (says which scope each needs)', async () => {
@@ -460,8 +693,14 @@ describe('dashboard screens (fixture API)', () => {
       await page.goto(`${api.url}/#/p/demo/docs`);
       await page.getByText('Importing OpenAPI needs a token with scope write').waitFor();
       await page.goto(`${api.url}/#/p/demo/settings`);
-      await page.getByRole('region', { name: 'Tokens' }).getByText('Managing tokens needs a token with scope admin').waitFor();
-      await page.getByRole('region', { name: 'Webhooks' }).getByText('Managing webhooks needs a token with scope admin').waitFor();
+      await page
+        .getByRole('region', { name: 'Tokens' })
+        .getByText('Managing tokens needs a token with scope admin')
+        .waitFor();
+      await page
+        .getByRole('region', { name: 'Webhooks' })
+        .getByText('Managing webhooks needs a token with scope admin')
+        .waitFor();
       await page.getByRole('region', { name: 'Agents seen' }).waitFor();
       // Nothing the token may not read was even asked for.
       expect(api.requests.slice(before).filter((r) => /\/(tokens|webhooks)/.test(r.path))).toEqual([]);

@@ -57,8 +57,15 @@ beforeAll(async () => {
   // PostgreSQL comes from the root jest globalSetup (backend/test/support/global-setup.ts).
   backend = await startTestBackend({ dashboardDir: DIST_DIR });
   expect((await backend.api('POST', '/projects', { slug: 'demo', name: 'Demo posts API' })).status).toBe(201);
-  const write = await backend.api<{ token: string }>('POST', '/projects/demo/tokens', { name: 'dashboard', scope: 'write' });
-  const agentToken = await backend.api<{ token: string }>('POST', '/projects/demo/tokens', { name: 'agent', scope: 'agent', environments: ['local'] });
+  const write = await backend.api<{ token: string }>('POST', '/projects/demo/tokens', {
+    name: 'dashboard',
+    scope: 'write',
+  });
+  const agentToken = await backend.api<{ token: string }>('POST', '/projects/demo/tokens', {
+    name: 'agent',
+    scope: 'agent',
+    environments: ['local'],
+  });
   token = write.body.token;
 
   workDir = await mkdtemp(path.join(os.tmpdir(), 'spectator-walkthrough-'));
@@ -96,7 +103,11 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     expect(await send('POST', '/posts', { title: 'Hello', author: 'Ana' })).toBe(201);
     expect(await send('POST', '/posts', { title: 'Again', author: 'Bo' })).toBe(201);
     firstCapture = agent.captureId();
-    await until('the backend to count both POSTs', async () => (await api<Array<{ path: string; count: number }>>(`/projects/demo/captures/${firstCapture}/undocumented`)).some((e) => e.path === '/posts' && e.count === 4));
+    await until('the backend to count both POSTs', async () =>
+      (await api<Array<{ path: string; count: number }>>(`/projects/demo/captures/${firstCapture}/undocumented`)).some(
+        (e) => e.path === '/posts' && e.count === 4,
+      ),
+    );
 
     await page.goto(`${backend.url}/#/signin?token=${encodeURIComponent(token)}&project=demo`);
 
@@ -107,7 +118,8 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     expect((await post.locator('.count').textContent())?.trim()).toBe('4');
     const listed = await undocumentedRows().allTextContents();
     expect(listed).toHaveLength(1);
-    for (const [, route] of LANDING) expect(listed.join('\n')).not.toMatch(new RegExp(`\\s${route.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`));
+    for (const [, route] of LANDING)
+      expect(listed.join('\n')).not.toMatch(new RegExp(`\\s${route.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(\\s|$)`));
     await screenshot(page, 'walkthrough-1-undocumented');
   });
 
@@ -140,13 +152,26 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     const text = await doc.textContent();
     expect(text).toContain(DESCRIPTION);
     expect(text).toContain('version 1.0');
-    expect(await doc.getByRole('region', { name: 'Request body' }).locator('tbody tr').allTextContents()).toEqual(['authorString', 'titleString']);
-    expect(await doc.getByRole('region', { name: '201 response' }).locator('tbody tr').allTextContents()).toEqual(['authorString', 'idNumber', 'titleString']);
+    expect(await doc.getByRole('region', { name: 'Request body' }).locator('tbody tr').allTextContents()).toEqual([
+      'authorString',
+      'titleString',
+    ]);
+    expect(await doc.getByRole('region', { name: '201 response' }).locator('tbody tr').allTextContents()).toEqual([
+      'authorString',
+      'idNumber',
+      'titleString',
+    ]);
     await screenshot(page, 'walkthrough-5-documentation');
 
     // The OpenAPI export downloads with the session's token (a plain link could not send it).
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click()]);
-    const openapi = JSON.parse(await readFile((await download.path())!, 'utf8')) as { openapi: string; paths: Record<string, Record<string, unknown>> };
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'OpenAPI 3.1 export' }).click(),
+    ]);
+    const openapi = JSON.parse(await readFile((await download.path())!, 'utf8')) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+    };
     expect(download.suggestedFilename()).toBe('demo-openapi.json');
     expect(openapi.openapi).toMatch(/^3\.1\./);
     expect(Object.keys(openapi.paths['/posts'] ?? {})).toEqual(['post']);
@@ -200,12 +225,19 @@ describe('the spec walkthrough in the dashboard (real backend, agent and demo AP
     await page.getByRole('link', { name: 'Settings' }).click();
     const agents = page.getByRole('region', { name: 'Agents seen' });
     await agents.locator('tbody tr').first().waitFor();
-    expect(await agents.locator('tbody tr').allTextContents()).toEqual([expect.stringMatching(/^Local.*(running|connected)$/)]);
+    expect(await agents.locator('tbody tr').allTextContents()).toEqual([
+      expect.stringMatching(/^Local.*(running|connected)$/),
+    ]);
     const rules = page.getByRole('region', { name: 'Ignore rules in effect' });
     await rules.locator('li').first().waitFor();
-    expect(await rules.locator('li').allTextContents()).toEqual(expect.arrayContaining(['GET /', 'GET POST PUT /db', 'OPTIONS (.*)']));
+    expect(await rules.locator('li').allTextContents()).toEqual(
+      expect.arrayContaining(['GET /', 'GET POST PUT /db', 'OPTIONS (.*)']),
+    );
     // The dashboard signed in with a write token; managing tokens takes an admin token, and it says so without asking.
-    await page.getByRole('region', { name: 'Tokens' }).getByText('Managing tokens needs a token with scope admin; you signed in with a write token.').waitFor();
+    await page
+      .getByRole('region', { name: 'Tokens' })
+      .getByText('Managing tokens needs a token with scope admin; you signed in with a write token.')
+      .waitFor();
     await screenshot(page, 'walkthrough-9-settings');
   });
 });

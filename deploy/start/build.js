@@ -20,13 +20,37 @@ const BUILD_STEPS = [
   {
     name: 'TypeScript (shared, agent, backend)',
     command: ['npx', 'tsc', '-b', 'shared', 'agent', 'backend'],
-    inputs: ['tsconfig.base.json', 'shared/src', 'shared/tsconfig.json', 'shared/package.json', 'agent/src', 'agent/tsconfig.json', 'agent/package.json', 'backend/src', 'backend/tsconfig.json', 'backend/package.json'],
-    outputs: ['shared/dist/tsconfig.tsbuildinfo', 'agent/dist/tsconfig.tsbuildinfo', 'backend/dist/tsconfig.tsbuildinfo', 'backend/dist/src/index.js', 'agent/dist/src/index.js'],
+    inputs: [
+      'tsconfig.base.json',
+      'shared/src',
+      'shared/tsconfig.json',
+      'shared/package.json',
+      'agent/src',
+      'agent/tsconfig.json',
+      'agent/package.json',
+      'backend/src',
+      'backend/tsconfig.json',
+      'backend/package.json',
+    ],
+    outputs: [
+      'shared/dist/tsconfig.tsbuildinfo',
+      'agent/dist/tsconfig.tsbuildinfo',
+      'backend/dist/tsconfig.tsbuildinfo',
+      'backend/dist/src/index.js',
+      'agent/dist/src/index.js',
+    ],
   },
   {
     name: 'dashboard (Vite)',
     command: ['npm', 'run', 'build', '-w', '@spectator/dashboard'],
-    inputs: ['dashboard/src', 'dashboard/index.html', 'dashboard/package.json', 'dashboard/vite.config.mts', 'dashboard/vite.config.ts', 'shared/src'],
+    inputs: [
+      'dashboard/src',
+      'dashboard/index.html',
+      'dashboard/package.json',
+      'dashboard/vite.config.mts',
+      'dashboard/vite.config.ts',
+      'shared/src',
+    ],
     outputs: ['dashboard/dist/index.html'],
   },
 ];
@@ -77,7 +101,12 @@ function run(command, root, signal) {
   const [program, ...args] = command;
   return new Promise((resolve, reject) => {
     // npm and npx are scripts (.cmd on Windows), so a shell finds them there.
-    const child = spawn(/** @type {string} */ (program), args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], shell: process.platform === 'win32', signal });
+    const child = spawn(/** @type {string} */ (program), args, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: process.platform === 'win32',
+      signal,
+    });
     /** @type {Buffer[]} */
     const output = [];
     child.stdout.on('data', (chunk) => output.push(chunk));

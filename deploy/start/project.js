@@ -24,7 +24,11 @@ const DEMO_PROJECT = { slug: 'demo', name: 'Demo posts API' };
 function readTokens(file) {
   try {
     const value = JSON.parse(fs.readFileSync(file, 'utf8'));
-    return typeof value.agentToken === 'string' && typeof value.dashboardToken === 'string' && Array.isArray(value.tokenIds) ? value : null;
+    return typeof value.agentToken === 'string' &&
+      typeof value.dashboardToken === 'string' &&
+      Array.isArray(value.tokenIds)
+      ? value
+      : null;
   } catch {
     return null;
   }
@@ -53,9 +57,15 @@ async function ensureDemoProject(admin, tokensFile) {
   }
   if (!tokens) {
     /** @type {{ id: string, token: string }} */
-    const agent = await admin.call('POST', `/projects/${DEMO_PROJECT.slug}/tokens`, { name: 'demo agents', scope: 'agent' });
+    const agent = await admin.call('POST', `/projects/${DEMO_PROJECT.slug}/tokens`, {
+      name: 'demo agents',
+      scope: 'agent',
+    });
     /** @type {{ id: string, token: string }} */
-    const dashboard = await admin.call('POST', `/projects/${DEMO_PROJECT.slug}/tokens`, { name: 'demo dashboard sign-in', scope: 'admin' });
+    const dashboard = await admin.call('POST', `/projects/${DEMO_PROJECT.slug}/tokens`, {
+      name: 'demo dashboard sign-in',
+      scope: 'admin',
+    });
     tokens = { agentToken: agent.token, dashboardToken: dashboard.token, tokenIds: [agent.id, dashboard.id] };
     fs.mkdirSync(path.dirname(tokensFile), { recursive: true });
     fs.writeFileSync(tokensFile, `${JSON.stringify(tokens, null, 2)}\n`, { mode: 0o600 });
@@ -94,12 +104,22 @@ async function waitForHealth(baseUrl, timeoutMs) {
 async function main() {
   const [tokenFile, stateFile] = process.argv.slice(2);
   const { SPECTATOR_URL: url, SPECTATOR_ADMIN_TOKEN: adminToken } = process.env;
-  const missing = [!tokenFile && 'the agent token file argument', !stateFile && 'the state file argument', !url && 'SPECTATOR_URL', !adminToken && 'SPECTATOR_ADMIN_TOKEN'].filter(Boolean);
-  if (!tokenFile || !stateFile || !url || !adminToken) throw new Error(`usage: SPECTATOR_URL=… SPECTATOR_ADMIN_TOKEN=… node project.js <agent-token-file> <state-file>; missing ${missing.join(', ')}`);
+  const missing = [
+    !tokenFile && 'the agent token file argument',
+    !stateFile && 'the state file argument',
+    !url && 'SPECTATOR_URL',
+    !adminToken && 'SPECTATOR_ADMIN_TOKEN',
+  ].filter(Boolean);
+  if (!tokenFile || !stateFile || !url || !adminToken)
+    throw new Error(
+      `usage: SPECTATOR_URL=… SPECTATOR_ADMIN_TOKEN=… node project.js <agent-token-file> <state-file>; missing ${missing.join(', ')}`,
+    );
   await waitForHealth(url, 120_000);
   const tokens = await ensureDemoProject(createApiClient(url, adminToken), stateFile);
   fs.writeFileSync(tokenFile, tokens.agentToken, { mode: 0o644 });
-  console.log(`demo project "${tokens.slug}" ${tokens.created ? 'created' : 'found'}; agent token written to ${tokenFile}`);
+  console.log(
+    `demo project "${tokens.slug}" ${tokens.created ? 'created' : 'found'}; agent token written to ${tokenFile}`,
+  );
 }
 
 if (require.main === module) {

@@ -64,11 +64,16 @@ const WALKTHROUGH_POSTS = [
  */
 async function playWalkthrough(proxyUrl) {
   /** @type {[method: string, path: string, body?: unknown][]} */
-  const requests = [...LANDING_TRAFFIC, ...WALKTHROUGH_POSTS.map((post) => /** @type {[string, string, unknown]} */ (['POST', '/posts', post])), ['GET', '/posts']];
+  const requests = [
+    ...LANDING_TRAFFIC,
+    ...WALKTHROUGH_POSTS.map((post) => /** @type {[string, string, unknown]} */ (['POST', '/posts', post])),
+    ['GET', '/posts'],
+  ];
   for (const [method, path, body] of requests) {
     const { status } = await send(proxyUrl, method, path, body);
     const expected = method === 'POST' && path === '/posts' ? 201 : 200;
-    if (status !== expected) throw new Error(`walkthrough: ${method} ${path} through the agent answered ${status}, expected ${expected}`);
+    if (status !== expected)
+      throw new Error(`walkthrough: ${method} ${path} through the agent answered ${status}, expected ${expected}`);
   }
   return { requests: requests.length, observed: requests.length - LANDING_TRAFFIC.length };
 }
@@ -80,11 +85,20 @@ async function playWalkthrough(proxyUrl) {
  * @returns {Promise<{ url: string, close: () => Promise<void> }>}
  */
 async function startStoryApi(variant) {
-  const posts = WALKTHROUGH_POSTS.map((post, index) => ({ id: index + 1, ...post, ...(variant === 'v2' ? { likes: 3 * index } : {}) }));
+  const posts = WALKTHROUGH_POSTS.map((post, index) => ({
+    id: index + 1,
+    ...post,
+    ...(variant === 'v2' ? { likes: 3 * index } : {}),
+  }));
   const server = http.createServer((req, res) => {
     const match = /^\/posts(?:\/(\d+))?$/.exec((req.url ?? '/').split('?')[0] ?? '/');
     const found = match?.[1] === undefined ? posts : posts.find((post) => post.id === Number(match[1]));
-    const [status, body] = req.method !== 'GET' || !match ? [404, { message: 'not found' }] : found ? [200, found] : [404, { message: 'no such post' }];
+    const [status, body] =
+      req.method !== 'GET' || !match
+        ? [404, { message: 'not found' }]
+        : found
+          ? [200, found]
+          : [404, { message: 'no such post' }];
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(undefined)));
@@ -140,7 +154,8 @@ async function runBuild(context, variant, environment) {
     try {
       for (const path of ['/posts', '/posts/1', '/posts/2']) {
         const { status } = await send(agent.proxyUrl, 'GET', path);
-        if (status !== 200) throw new Error(`story: GET ${path} through a ${environment.kind} agent answered ${status}`);
+        if (status !== 200)
+          throw new Error(`story: GET ${path} through a ${environment.kind} agent answered ${status}`);
       }
       return agent.captureId();
     } finally {
@@ -173,7 +188,11 @@ async function documentGets(context, captureId, message) {
     }));
   if (endpoints.length === 0) throw new Error(`story: capture ${captureId} shows no GET endpoint to document`);
   /** @type {{ versions: { method: string, path: string, version: string }[] }} */
-  const result = await context.api.call('POST', `/projects/${context.project}/documentation`, { captureId, endpoints, message });
+  const result = await context.api.call('POST', `/projects/${context.project}/documentation`, {
+    captureId,
+    endpoints,
+    message,
+  });
   return result.versions.map((version) => `${version.method} ${version.path} ${version.version}`);
 }
 
@@ -193,11 +212,20 @@ async function playEnvironmentStory(context) {
   await runBuild(context, 'v1', { kind: 'production', build: 'p-101', commit: storyCommit('v1') });
   progress('story: staging build s-101 and production build p-101');
   const v2Local = await runBuild(context, 'v2', { kind: 'local', commit: storyCommit('v2') });
-  progress(`story: accepted a new response field: ${(await documentGets(context, v2Local, 'Posts show their likes')).join(', ')}`);
+  progress(
+    `story: accepted a new response field: ${(await documentGets(context, v2Local, 'Posts show their likes')).join(', ')}`,
+  );
   await runBuild(context, 'v2', { kind: 'ci', pullRequest: '2', commit: storyCommit('v2') });
   progress('story: CI run of pull request #2');
   await runBuild(context, 'v2', { kind: 'staging', build: 's-102', commit: storyCommit('v2') });
   progress('story: staging build s-102 (production still runs p-101)');
 }
 
-module.exports = { LANDING_TRAFFIC, WALKTHROUGH_POSTS, playEnvironmentStory, playWalkthrough, startStoryApi, storyCommit };
+module.exports = {
+  LANDING_TRAFFIC,
+  WALKTHROUGH_POSTS,
+  playEnvironmentStory,
+  playWalkthrough,
+  startStoryApi,
+  storyCommit,
+};

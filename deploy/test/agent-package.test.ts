@@ -29,7 +29,9 @@ function installedPackages(nodeModules: string): string[] {
   return fs
     .readdirSync(nodeModules)
     .filter((entry) => !entry.startsWith('.'))
-    .flatMap((entry) => (entry.startsWith('@') ? fs.readdirSync(path.join(nodeModules, entry)).map((name) => `${entry}/${name}`) : [entry]));
+    .flatMap((entry) =>
+      entry.startsWith('@') ? fs.readdirSync(path.join(nodeModules, entry)).map((name) => `${entry}/${name}`) : [entry],
+    );
 }
 
 /** Starts `spectator-agent` with `args`; resolves with its proxy URL once it logged `agent started`. */
@@ -54,15 +56,28 @@ function startInstalledAgent(bin: string, args: string[]) {
 describe('the @spectator/agent package, installed on its own', () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-agent-package-'));
   const app = path.join(work, 'app');
-  const agentManifest = JSON.parse(readRepoFile('agent/package.json')) as { version: string; dependencies: Record<string, string> };
+  const agentManifest = JSON.parse(readRepoFile('agent/package.json')) as {
+    version: string;
+    dependencies: Record<string, string>;
+  };
   const bin = path.join(app, 'node_modules/.bin/spectator-agent');
 
   beforeAll(() => {
-    const tarball = execFileSync('npm', ['pack', '-w', '@spectator/agent', '--pack-destination', work, '--silent'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim().split('\n').pop()!;
+    const tarball = execFileSync('npm', ['pack', '-w', '@spectator/agent', '--pack-destination', work, '--silent'], {
+      cwd: REPO_ROOT,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .pop()!;
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), '{"private":true}');
     // --prefer-offline: the cache that installed the repository has every package it needs.
-    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(work, tarball)], { cwd: app, stdio: 'ignore' });
+    execFileSync(
+      'npm',
+      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(work, tarball)],
+      { cwd: app, stdio: 'ignore' },
+    );
   }, 120_000);
 
   afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
@@ -73,7 +88,12 @@ describe('the @spectator/agent package, installed on its own', () => {
     allowed.add('@spectator/agent');
     expect(installed.filter((name) => !allowed.has(name))).toEqual([]);
     expect(installed).toEqual(expect.arrayContaining(Object.keys(agentManifest.dependencies)));
-    expect(fs.readdirSync(path.join(app, 'node_modules/@spectator/agent')).sort()).toEqual(['bin', 'dist', 'index.js', 'package.json']);
+    expect(fs.readdirSync(path.join(app, 'node_modules/@spectator/agent')).sort()).toEqual([
+      'bin',
+      'dist',
+      'index.js',
+      'package.json',
+    ]);
   });
 
   it('runs `spectator-agent --version` by name', () => {
@@ -87,7 +107,14 @@ describe('the @spectator/agent package, installed on its own', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     const { port } = upstream.address() as { port: number };
-    const agent = startInstalledAgent(bin, ['--upstream', `http://127.0.0.1:${port}`, '--listen', '127.0.0.1:0', '--config', path.join(work, 'none.yml')]);
+    const agent = startInstalledAgent(bin, [
+      '--upstream',
+      `http://127.0.0.1:${port}`,
+      '--listen',
+      '127.0.0.1:0',
+      '--config',
+      path.join(work, 'none.yml'),
+    ]);
     try {
       const proxy = await agent.proxyUrl;
       const answer = await fetch(`${proxy}/users/1`);
@@ -102,7 +129,11 @@ describe('the @spectator/agent package, installed on its own', () => {
   });
 
   it('works as a library too (require)', () => {
-    const exported = execFileSync(process.execPath, ['-e', "console.log(typeof require('@spectator/agent').startAgent)"], { cwd: app, encoding: 'utf8' });
+    const exported = execFileSync(
+      process.execPath,
+      ['-e', "console.log(typeof require('@spectator/agent').startAgent)"],
+      { cwd: app, encoding: 'utf8' },
+    );
     expect(exported).toBe('function\n');
   });
 });

@@ -18,7 +18,10 @@ interface ComposeService {
   healthcheck?: { test: string[] };
 }
 
-const compose = parse(readRepoFile('deploy/docker-compose.yml')) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+const compose = parse(readRepoFile('deploy/docker-compose.yml')) as {
+  services: Record<string, ComposeService>;
+  volumes: Record<string, unknown>;
+};
 const { services } = compose;
 const service = (name: string): ComposeService => {
   const found = services[name];
@@ -33,41 +36,59 @@ const fromDeploy = (relative: string): string => path.posix.normalize(path.posix
 function bindMountFor(name: string, containerPath: string): [string, string] {
   for (const volume of service(name).volumes ?? []) {
     const [source, target] = volume.split(':') as [string, string];
-    if (source.startsWith('.') && (containerPath === target || containerPath.startsWith(`${target}/`))) return [fromDeploy(source), target];
+    if (source.startsWith('.') && (containerPath === target || containerPath.startsWith(`${target}/`)))
+      return [fromDeploy(source), target];
   }
   throw new Error(`${name} mounts nothing at ${containerPath}`);
 }
 
 /** The named volume of a service mounted at a folder holding `containerPath`. */
 function namedVolumeFor(name: string, containerPath: string): string {
-  const volume = (service(name).volumes ?? []).map((entry) => entry.split(':') as [string, string]).find(([source, target]) => !source.startsWith('.') && containerPath.startsWith(`${target}/`));
+  const volume = (service(name).volumes ?? [])
+    .map((entry) => entry.split(':') as [string, string])
+    .find(([source, target]) => !source.startsWith('.') && containerPath.startsWith(`${target}/`));
   if (!volume) throw new Error(`${name} has no named volume holding ${containerPath}`);
   return volume[0];
 }
 
 describe('deploy/docker-compose.yml', () => {
   it('pins the public images it pulls by digest, their tags beside them', () => {
-    const pulled = Object.values(compose.services).filter((each) => each.image !== undefined && each.build === undefined && !each.image.endsWith(':local'));
+    const pulled = Object.values(compose.services).filter(
+      (each) => each.image !== undefined && each.build === undefined && !each.image.endsWith(':local'),
+    );
     expect(pulled.length).toBeGreaterThan(0);
     for (const each of pulled) expect(each.image).toMatch(/^[\w./-]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
   });
 
   it('builds the backend and agent images from the Dockerfiles at the repository root', () => {
     const builds = Object.values(services).filter((candidate) => candidate.build);
-    expect(builds.map((candidate) => candidate.build!.dockerfile).sort()).toEqual(['Dockerfile.agent', 'Dockerfile.backend']);
+    expect(builds.map((candidate) => candidate.build!.dockerfile).sort()).toEqual([
+      'Dockerfile.agent',
+      'Dockerfile.backend',
+    ]);
     for (const { build } of builds) {
       expect(fromDeploy(build!.context)).toBe('.');
       expect(repoPathExists(build!.dockerfile)).toBe(true);
     }
     // Services that use the backend image without building it come after its build.
-    expect([service('backend').image, service('setup').image]).toEqual([service('migrate').image, service('migrate').image]);
+    expect([service('backend').image, service('setup').image]).toEqual([
+      service('migrate').image,
+      service('migrate').image,
+    ]);
   });
 
   it('migrates once, then starts the backend with migrations off, on the same database', () => {
     const postgres = service('postgres').environment!;
     for (const name of ['migrate', 'backend']) {
       const url = new URL(service(name).environment!.DATABASE_URL!);
-      expect({ name, host: url.hostname, port: url.port, user: url.username, password: url.password, database: url.pathname.slice(1) }).toEqual({
+      expect({
+        name,
+        host: url.hostname,
+        port: url.port,
+        user: url.username,
+        password: url.password,
+        database: url.pathname.slice(1),
+      }).toEqual({
         name,
         host: 'postgres',
         port: '5432',
@@ -114,11 +135,16 @@ describe('deploy/docker-compose.yml', () => {
     const serverFile = path.posix.join(source, path.posix.relative(target, script!));
     expect(repoPathExists(serverFile)).toBe(true);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { parseOptions } = require(path.join('..', '..', serverFile)) as { parseOptions: (argv: string[], env: object) => { port: number; host: string } };
+    const { parseOptions } = require(path.join('..', '..', serverFile)) as {
+      parseOptions: (argv: string[], env: object) => { port: number; host: string };
+    };
     const app = parseOptions(args, {});
 
     // The agent's own option parser reads its command and environment.
-    const config = parseAgentConfig(agent.command!, { ...agent.environment, SPECTATOR_TOKEN: 'token-from-the-setup-volume' });
+    const config = parseAgentConfig(agent.command!, {
+      ...agent.environment,
+      SPECTATOR_TOKEN: 'token-from-the-setup-volume',
+    });
     expect(config.upstream?.toString()).toBe(`http://${app.host}:${app.port}/`);
     expect(app.host).toBe('127.0.0.1');
     expect(config.environment.kind).toBe('local');
@@ -140,6 +166,10 @@ describe('deploy/docker-compose.yml', () => {
   it('runs the demo API and the setup without root where nothing needs it', () => {
     expect(service('demo-api').user).toBe('node');
     // Only the one-shot setup writes into a fresh named volume as root.
-    expect(Object.entries(services).filter(([, candidate]) => candidate.user === 'root').map(([name]) => name)).toEqual(['setup']);
+    expect(
+      Object.entries(services)
+        .filter(([, candidate]) => candidate.user === 'root')
+        .map(([name]) => name),
+    ).toEqual(['setup']);
   });
 });

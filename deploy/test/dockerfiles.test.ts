@@ -71,13 +71,22 @@ const dockerignore = readRepoFile('.dockerignore').split('\n');
 
 /** Packages imported at run time (type-only imports apart) by the non-test sources of a workspace folder. */
 function runtimeImports(folder: string): Set<string> {
-  const files = fs.readdirSync(path.join(REPO_ROOT, folder, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => /\.tsx?$/.test(file) && !/\.spec\.tsx?$/.test(file));
+  const files = fs
+    .readdirSync(path.join(REPO_ROOT, folder, 'src'), { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.tsx?$/.test(file) && !/\.spec\.tsx?$/.test(file));
   const packages = new Set<string>();
   for (const file of files) {
     const source = fs.readFileSync(path.join(REPO_ROOT, folder, 'src', file), 'utf8');
-    for (const match of source.matchAll(/^\s*(?:import(?!\s+type\b)[^'"]*?from\s*|import\s*|export(?!\s+type\b)[^'"]*?from\s*)['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)/gm)) {
+    for (const match of source.matchAll(
+      /^\s*(?:import(?!\s+type\b)[^'"]*?from\s*|import\s*|export(?!\s+type\b)[^'"]*?from\s*)['"]([^'"]+)['"]|require\(\s*['"]([^'"]+)['"]\s*\)/gm,
+    )) {
       const specifier = match[1] ?? match[2]!;
-      if (specifier.startsWith('.') || specifier.startsWith('node:') || builtinModules.includes(specifier.split('/')[0]!)) continue;
+      if (
+        specifier.startsWith('.') ||
+        specifier.startsWith('node:') ||
+        builtinModules.includes(specifier.split('/')[0]!)
+      )
+        continue;
       packages.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!);
     }
   }
@@ -88,7 +97,13 @@ function runtimeImports(folder: string): Set<string> {
 function productionPackages(workspaces: readonly string[]): Set<string> {
   const folders = workspaceFolders();
   return new Set(
-    workspaces.flatMap((workspace) => [workspace, ...Object.keys((JSON.parse(readRepoFile(`${folders.get(workspace)}/package.json`)) as { dependencies?: object }).dependencies ?? {})]),
+    workspaces.flatMap((workspace) => [
+      workspace,
+      ...Object.keys(
+        (JSON.parse(readRepoFile(`${folders.get(workspace)}/package.json`)) as { dependencies?: object })
+          .dependencies ?? {},
+      ),
+    ]),
   );
 }
 
@@ -97,7 +112,11 @@ function finalStage(dockerfile: Dockerfile): Stage {
 }
 
 /** Runs the HEALTHCHECK command of an image against a local server answering `status`. */
-async function runHealthcheck(image: ImageExpectation, stage: Stage, status: number | 'closed'): Promise<{ code: number; requested: string[] }> {
+async function runHealthcheck(
+  image: ImageExpectation,
+  stage: Stage,
+  status: number | 'closed',
+): Promise<{ code: number; requested: string[] }> {
   const command = instructionsOf(stage, 'HEALTHCHECK')[0]!.exec!;
   const requested: string[] = [];
   const server = http.createServer((req, res) => {
@@ -112,7 +131,9 @@ async function runHealthcheck(image: ImageExpectation, stage: Stage, status: num
     expect(program).toBe('node');
     const env = { PATH: process.env.PATH ?? '', ...stageEnv(stage), ...image.healthEnv(port) };
     const code = await new Promise<number>((resolve) => {
-      execFile(process.execPath, args, { env, timeout: 10_000 }, (error) => resolve(error ? Number(error.code ?? 1) : 0));
+      execFile(process.execPath, args, { env, timeout: 10_000 }, (error) =>
+        resolve(error ? Number(error.code ?? 1) : 0),
+      );
     });
     return { code, requested };
   } finally {
@@ -129,7 +150,8 @@ describe.each(IMAGES)('$file', (image) => {
     expect(dockerfile.stages.length).toBeGreaterThanOrEqual(2);
     // CI passes a base image it made itself (.ci/images); every stage not built on another stands on it.
     expect(final.base).toBe('${NODE_IMAGE}');
-    for (const stage of dockerfile.stages.filter((each) => !stageNames.includes(each.base))) expect(stage.base).toBe('${NODE_IMAGE}');
+    for (const stage of dockerfile.stages.filter((each) => !stageNames.includes(each.base)))
+      expect(stage.base).toBe('${NODE_IMAGE}');
     const declared = dockerfile.globalArgs.map((arg) => /^NODE_IMAGE=(\S+)$/.exec(arg.args)?.[1]).find(Boolean);
     expect(declared).toMatch(/^node:(22|24)(\.\d+)*-(bookworm-slim|slim)@sha256:[0-9a-f]{64}$/);
   });
@@ -152,12 +174,24 @@ describe.each(IMAGES)('$file', (image) => {
     );
     expect(sources.length).toBeGreaterThan(0);
     for (const source of sources) {
-      expect({ source, exists: repoPathExists(source), ignored: isDockerIgnored(dockerignore, source) }).toEqual({ source, exists: true, ignored: false });
+      expect({ source, exists: repoPathExists(source), ignored: isDockerIgnored(dockerignore, source) }).toEqual({
+        source,
+        exists: true,
+        ignored: false,
+      });
     }
   });
 
   it('keeps local installs and builds out of the build context', () => {
-    for (const local of ['node_modules', 'agent/node_modules', 'agent/dist', 'backend/dist/src/main.js', '.spectator', '.git', 'shared/tsconfig.tsbuildinfo']) {
+    for (const local of [
+      'node_modules',
+      'agent/node_modules',
+      'agent/dist',
+      'backend/dist/src/main.js',
+      '.spectator',
+      '.git',
+      'shared/tsconfig.tsbuildinfo',
+    ]) {
       expect({ local, ignored: isDockerIgnored(dockerignore, local) }).toEqual({ local, ignored: true });
     }
   });
@@ -167,20 +201,28 @@ describe.each(IMAGES)('$file', (image) => {
     const commands = dockerfile.stages.flatMap(npmCommands);
     expect(commands.map((command) => command.command)).toContain('ci');
     for (const command of commands) {
-      for (const workspace of command.workspaces) expect({ workspace, known: folders.has(workspace) }).toEqual({ workspace, known: true });
+      for (const workspace of command.workspaces)
+        expect({ workspace, known: folders.has(workspace) }).toEqual({ workspace, known: true });
       if (command.script === null) continue;
       const folder = command.workspaces.length === 0 ? '' : folders.get(command.workspaces[0]!)!;
-      expect({ command: command.text, defined: command.script in packageScripts(folder) }).toEqual({ command: command.text, defined: true });
+      expect({ command: command.text, defined: command.script in packageScripts(folder) }).toEqual({
+        command: command.text,
+        defined: true,
+      });
     }
   });
 
   it('installs only the production dependencies of the workspaces it runs', () => {
-    const dependencyStages = dockerfile.stages.filter((stage) => npmCommands(stage).some((command) => command.flags.includes('--omit=dev')));
+    const dependencyStages = dockerfile.stages.filter((stage) =>
+      npmCommands(stage).some((command) => command.flags.includes('--omit=dev')),
+    );
     expect(dependencyStages).toHaveLength(1);
     const install = npmCommands(dependencyStages[0]!).find((command) => command.command === 'ci')!;
     expect(install.workspaces.sort()).toEqual([...image.workspaces].sort());
     // The final stage takes node_modules from that stage, never from the build stage (dev tools).
-    const fromBuild = instructionsOf(final, 'COPY').filter((instruction) => instruction.flags.from && instruction.flags.from !== dependencyStages[0]!.name);
+    const fromBuild = instructionsOf(final, 'COPY').filter(
+      (instruction) => instruction.flags.from && instruction.flags.from !== dependencyStages[0]!.name,
+    );
     for (const copy of fromBuild) {
       for (const source of copyPaths(copy).sources) expect(source).toMatch(/\/dist(\/src)?$/);
     }
@@ -188,7 +230,9 @@ describe.each(IMAGES)('$file', (image) => {
 
   it('holds every package its code imports at run time', () => {
     const installed = productionPackages(image.workspaces);
-    const imported = [...new Set(image.workspaces.flatMap((workspace) => [...runtimeImports(workspaceFolders().get(workspace)!)]))];
+    const imported = [
+      ...new Set(image.workspaces.flatMap((workspace) => [...runtimeImports(workspaceFolders().get(workspace)!)])),
+    ];
     expect(imported.length).toBeGreaterThan(0);
     expect(imported.filter((name) => !installed.has(name))).toEqual([]);
   });
@@ -206,11 +250,16 @@ describe.each(IMAGES)('$file', (image) => {
 
   it(`has ENTRYPOINT ${image.bin}, a command on the PATH that runs the compiled ${image.source}`, () => {
     expect(instructionsOf(final, 'ENTRYPOINT').at(-1)?.exec).toEqual([image.bin]);
-    const writesBin = instructionsOf(final, 'RUN').find((instruction) => instruction.args.includes(`/usr/local/bin/${image.bin}`));
+    const writesBin = instructionsOf(final, 'RUN').find((instruction) =>
+      instruction.args.includes(`/usr/local/bin/${image.bin}`),
+    );
     expect(writesBin).toBeDefined();
     const compiled = /exec node (\/app\/(\S+))\s/.exec(writesBin!.args.replace(/\\n/g, '\n'));
     expect(compiled).not.toBeNull();
-    const [pkg, ...rest] = compiled![2]!.replace(/^(\w+)\/dist\//, '$1/').replace(/\.js$/, '.ts').split('/');
+    const [pkg, ...rest] = compiled![2]!
+      .replace(/^(\w+)\/dist\//, '$1/')
+      .replace(/\.js$/, '.ts')
+      .split('/');
     expect(path.posix.join(pkg!, ...rest)).toBe(image.source);
     expect(repoPathExists(image.source)).toBe(true);
     // The compiled folder is copied into the final stage under WORKDIR /app.
@@ -235,7 +284,9 @@ describe('build commands', () => {
   const { BUILD_STEPS } = require('../start/build.js') as { BUILD_STEPS: { command: string[] }[] };
   const startCommands = BUILD_STEPS.map((step) => step.command.join(' '));
   const buildCommands = (file: string): string[] =>
-    runCommands(parseDockerfile(readRepoFile(file)).stages.find((stage) => stage.name === 'build')!).filter((command) => /^(npx tsc|npm run) /.test(command));
+    runCommands(parseDockerfile(readRepoFile(file)).stages.find((stage) => stage.name === 'build')!).filter((command) =>
+      /^(npx tsc|npm run) /.test(command),
+    );
 
   it('the backend image builds exactly what `npm start` builds', () => {
     expect(buildCommands('Dockerfile.backend')).toEqual(startCommands);
@@ -257,10 +308,29 @@ describe('build commands', () => {
 
 describe('parseDockerfile', () => {
   it('joins continuations, skips comments and reads stages, flags and exec forms', () => {
-    const parsed = parseDockerfile(['# comment', 'FROM node:20 AS build', 'RUN a \\', '  # inside', '  && b', '', 'FROM node:20-slim', 'COPY --from=build /x y', 'CMD ["node", "x.js"]'].join('\n'));
-    expect(parsed.stages.map((stage) => [stage.name, stage.base])).toEqual([['build', 'node:20'], ['1', 'node:20-slim']]);
+    const parsed = parseDockerfile(
+      [
+        '# comment',
+        'FROM node:20 AS build',
+        'RUN a \\',
+        '  # inside',
+        '  && b',
+        '',
+        'FROM node:20-slim',
+        'COPY --from=build /x y',
+        'CMD ["node", "x.js"]',
+      ].join('\n'),
+    );
+    expect(parsed.stages.map((stage) => [stage.name, stage.base])).toEqual([
+      ['build', 'node:20'],
+      ['1', 'node:20-slim'],
+    ]);
     expect(parsed.stages[0]!.instructions[0]).toMatchObject({ keyword: 'RUN', args: 'a && b', line: 3 });
-    expect(parsed.stages[1]!.instructions[0]).toMatchObject({ keyword: 'COPY', flags: { from: 'build' }, args: '/x y' });
+    expect(parsed.stages[1]!.instructions[0]).toMatchObject({
+      keyword: 'COPY',
+      flags: { from: 'build' },
+      args: '/x y',
+    });
     expect(parsed.stages[1]!.instructions[1]!.exec).toEqual(['node', 'x.js']);
   });
 

@@ -11,7 +11,14 @@ import { readRepoFile, REPO_ROOT, repoPathExists } from './support/repo';
 const { parseArgs } = require('../start.js') as { parseArgs: (argv: string[]) => unknown };
 
 /** The pages of docs/ this folder's tests answer for. */
-const PAGES = ['docs/README.md', 'docs/concepts.md', 'docs/kubernetes.md', 'docs/ci.md', 'docs/operations.md', 'docs/privacy.md'];
+const PAGES = [
+  'docs/README.md',
+  'docs/concepts.md',
+  'docs/kubernetes.md',
+  'docs/ci.md',
+  'docs/operations.md',
+  'docs/privacy.md',
+];
 
 /** Shell commands of the fenced `sh` blocks of a page, comments dropped. */
 function commands(page: string): string[] {
@@ -24,7 +31,9 @@ function commands(page: string): string[] {
 }
 
 const manifests = [...loadManifests('k8s/backend'), ...loadManifests('k8s/example-app')];
-const images = new Set(manifests.flatMap((manifest) => JSON.stringify(manifest).match(/registry\.example\.com\/[\w.-]+:[\w.-]+/g) ?? []));
+const images = new Set(
+  manifests.flatMap((manifest) => JSON.stringify(manifest).match(/registry\.example\.com\/[\w.-]+:[\w.-]+/g) ?? []),
+);
 const startTest = readRepoFile('deploy/test/start.test.ts');
 
 /** Each rule: a command pattern, and the check that what it names is what the tests run or validate. */
@@ -61,15 +70,25 @@ const RULES: [RegExp, (match: RegExpMatchArray) => void][] = [
     ([, namespace, waitFor, remove, restart]) => {
       // The object it names is in the manifests the k8s tests validate.
       const [kind, name] = restart ? ['Deployment', restart] : ['Job', waitFor ?? remove];
-      expect(manifests.some((manifest) => manifest.kind === kind && manifest.metadata.name === name && manifest.metadata.namespace === namespace)).toBe(true);
+      expect(
+        manifests.some(
+          (manifest) =>
+            manifest.kind === kind && manifest.metadata.name === name && manifest.metadata.namespace === namespace,
+        ),
+      ).toBe(true);
     },
   ],
   [
     /^docker run --rm -e DATABASE_URL (\S+) (.+)$/,
     ([, image, args]) => {
       // The same image and arguments as the migration Job the k8s tests check.
-      const job = manifests.find((manifest) => manifest.kind === 'Job') as unknown as { spec: { template: { spec: { containers: { image: string; args: string[] }[] } } } };
-      expect({ image, args: args!.split(' ') }).toEqual({ image: job.spec.template.spec.containers[0]!.image, args: job.spec.template.spec.containers[0]!.args });
+      const job = manifests.find((manifest) => manifest.kind === 'Job') as unknown as {
+        spec: { template: { spec: { containers: { image: string; args: string[] }[] } } };
+      };
+      expect({ image, args: args!.split(' ') }).toEqual({
+        image: job.spec.template.spec.containers[0]!.image,
+        args: job.spec.template.spec.containers[0]!.args,
+      });
     },
   ],
   [
@@ -78,7 +97,10 @@ const RULES: [RegExp, (match: RegExpMatchArray) => void][] = [
       // deploy/test/compose.test.ts checks this file; it requires exactly this variable.
       expect(file).toBe('deploy/docker-compose.yml');
       expect(fs.existsSync(path.join(REPO_ROOT, 'deploy/test/compose.test.ts'))).toBe(true);
-      expect((parse(readRepoFile(file!)) as { services: { backend: { environment: Record<string, string> } } }).services.backend.environment.SPECTATOR_ADMIN_TOKEN).toMatch(/^\$\{SPECTATOR_ADMIN_TOKEN:\?/);
+      expect(
+        (parse(readRepoFile(file!)) as { services: { backend: { environment: Record<string, string> } } }).services
+          .backend.environment.SPECTATOR_ADMIN_TOKEN,
+      ).toMatch(/^\$\{SPECTATOR_ADMIN_TOKEN:\?/);
     },
   ],
 ];
@@ -97,7 +119,10 @@ describe.each(PAGES)('%s', (page) => {
   it('links only to files that exist', () => {
     for (const [, target] of readRepoFile(page).matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
       if (/^[a-z]+:/.test(target!)) continue;
-      expect({ target, exists: repoPathExists(path.join(path.dirname(page), target!)) }).toEqual({ target, exists: true });
+      expect({ target, exists: repoPathExists(path.join(path.dirname(page), target!)) }).toEqual({
+        target,
+        exists: true,
+      });
     }
   });
 });
@@ -109,17 +134,25 @@ it('the docs show commands at all (the pattern finds fenced sh blocks)', () => {
 it('every SPECTATOR_ variable the Kubernetes docs and manifests set is one the agent or the backend reads', () => {
   const read = new Set([
     ...[...readRepoFile('agent/src/config.ts').matchAll(/envVar: '(SPECTATOR_[A-Z_]+)'/g)].map((match) => match[1]!),
-    ...[...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.(SPECTATOR_[A-Z_]+)/g)].map((match) => match[1]!),
+    ...[...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.(SPECTATOR_[A-Z_]+)/g)].map(
+      (match) => match[1]!,
+    ),
   ]);
-  const yamlBlocks = [...readRepoFile('docs/kubernetes.md').matchAll(/```yaml\n([\s\S]*?)```/g)].map((block) => block[1]!);
+  const yamlBlocks = [...readRepoFile('docs/kubernetes.md').matchAll(/```yaml\n([\s\S]*?)```/g)].map(
+    (block) => block[1]!,
+  );
   for (const block of yamlBlocks) expect(() => parse(block)).not.toThrow();
-  const set = [...yamlBlocks, ...manifests.map((manifest) => JSON.stringify(manifest))].flatMap((text) => [...text.matchAll(/name"?:\s*"?(SPECTATOR_[A-Z_]+)/g)].map((match) => match[1]!));
+  const set = [...yamlBlocks, ...manifests.map((manifest) => JSON.stringify(manifest))].flatMap((text) =>
+    [...text.matchAll(/name"?:\s*"?(SPECTATOR_[A-Z_]+)/g)].map((match) => match[1]!),
+  );
   expect(set).toEqual(expect.arrayContaining(['SPECTATOR_TLS_CERT', 'SPECTATOR_BACKEND_URL']));
   expect(set.filter((name) => !read.has(name))).toEqual([]);
 });
 
 it('docs/operations.md describes every variable the backend reads, and no other', () => {
-  const read = new Set([...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.([A-Z_]+)/g)].map((match) => match[1]!));
+  const read = new Set(
+    [...readRepoFile('backend/src/config/config.ts').matchAll(/\benv\.([A-Z_]+)/g)].map((match) => match[1]!),
+  );
   const table = readRepoFile('docs/operations.md').split('## Migrations')[0]!;
   const documented = new Set([...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]!));
   expect([...documented].sort()).toEqual([...read].sort());

@@ -42,7 +42,9 @@ describe('deploy/github-actions.yml', () => {
 
   it('starts the app behind the agent as a CI run of the pull request, in the background', () => {
     const start = steps[stepRunning('-- npm start')]!.run!;
-    expect(start).toContain('spectator-agent --env ci --shape-budget 100 --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }} -- npm start');
+    expect(start).toContain(
+      'spectator-agent --env ci --shape-budget 100 --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }} -- npm start',
+    );
     expect(start).toMatch(/-- npm start[^\n]*&\n/);
     // It waits for the agent's readiness on the admin address the job sets, and gives up.
     expect(start).toContain('http://$SPECTATOR_ADMIN/readyz');
@@ -52,9 +54,23 @@ describe('deploy/github-actions.yml', () => {
   it("is read by the agent's own option parser as a CI run of the pull request that wraps npm start", () => {
     const start = steps[stepRunning('-- npm start')]!.run!;
     const line = /^spectator-agent (.*) -- npm start/m.exec(start)![1]!;
-    const argv = [...line.replace('${{ github.event.pull_request.number }}', '42').replace('${{ github.sha }}', 'f'.repeat(40)).split(' '), '--', 'npm', 'start'];
+    const argv = [
+      ...line
+        .replace('${{ github.event.pull_request.number }}', '42')
+        .replace('${{ github.sha }}', 'f'.repeat(40))
+        .split(' '),
+      '--',
+      'npm',
+      'start',
+    ];
     // What the runner sets, with the job's env (the vars and secrets given values).
-    const env = { CI: 'true', GITHUB_ACTIONS: 'true', ...job!.env, SPECTATOR_BACKEND_URL: 'https://spectator.example.com', SPECTATOR_TOKEN: 'agent-token' };
+    const env = {
+      CI: 'true',
+      GITHUB_ACTIONS: 'true',
+      ...job!.env,
+      SPECTATOR_BACKEND_URL: 'https://spectator.example.com',
+      SPECTATOR_TOKEN: 'agent-token',
+    };
     const config = parseAgentConfig(argv, env);
     expect(config.environment).toEqual({ kind: 'ci', pullRequest: '42', commit: 'f'.repeat(40) });
     expect(config.command).toEqual(['npm', 'start']);
@@ -67,9 +83,25 @@ describe('deploy/github-actions.yml', () => {
     const gate = steps[stepRunning('spectator-agent check')]!;
     expect(gate.env).toEqual({ SPECTATOR_TOKEN: '${{ secrets.SPECTATOR_READ_TOKEN }}' });
     const argv = gate.run!.replace('${{ github.event.pull_request.number }}', '42').split(' ').slice(2);
-    const values: Record<string, string> = { 'vars.SPECTATOR_BACKEND_URL': 'https://spectator.example.com', 'vars.SPECTATOR_PROJECT': 'posts-api', 'secrets.SPECTATOR_READ_TOKEN': 'read-token' };
-    const env = Object.fromEntries(Object.entries({ ...job!.env, ...gate.env }).map(([key, value]) => [key, value.replace(/^\$\{\{ (.+) \}\}$/, (_, name: string) => values[name] ?? '')]));
-    expect(parseCheckOptions(argv, env)).toEqual({ backend: 'https://spectator.example.com', token: 'read-token', project: 'posts-api', pullRequest: '42', failOn: ['undocumented', 'breaking'], markdown: null });
+    const values: Record<string, string> = {
+      'vars.SPECTATOR_BACKEND_URL': 'https://spectator.example.com',
+      'vars.SPECTATOR_PROJECT': 'posts-api',
+      'secrets.SPECTATOR_READ_TOKEN': 'read-token',
+    };
+    const env = Object.fromEntries(
+      Object.entries({ ...job!.env, ...gate.env }).map(([key, value]) => [
+        key,
+        value.replace(/^\$\{\{ (.+) \}\}$/, (_, name: string) => values[name] ?? ''),
+      ]),
+    );
+    expect(parseCheckOptions(argv, env)).toEqual({
+      backend: 'https://spectator.example.com',
+      token: 'read-token',
+      project: 'posts-api',
+      pullRequest: '42',
+      failOn: ['undocumented', 'breaking'],
+      markdown: null,
+    });
   });
 
   it('sends the tests through the agent: API_URL is the proxy address SPECTATOR_LISTEN', () => {
@@ -82,10 +114,17 @@ describe('deploy/github-actions.yml', () => {
   });
 
   it('starts the agent, runs the tests, stops the agent whatever happened, then runs the CI gate', () => {
-    const order = [stepRunning('-- npm start'), stepRunning('npm test'), stepRunning('kill -INT'), stepRunning('spectator-agent check')];
+    const order = [
+      stepRunning('-- npm start'),
+      stepRunning('npm test'),
+      stepRunning('kill -INT'),
+      stepRunning('spectator-agent check'),
+    ];
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(steps[order[2]!]!.if).toBe('always()');
-    expect(steps[order[3]!]!.run).toBe('spectator-agent check --pr ${{ github.event.pull_request.number }} --fail-on undocumented,breaking');
+    expect(steps[order[3]!]!.run).toBe(
+      'spectator-agent check --pr ${{ github.event.pull_request.number }} --fail-on undocumented,breaking',
+    );
     // Stopping waits for the agent to send what it holds, for a bounded time.
     expect(steps[order[2]!]!.run).toMatch(/for attempt in \$\(seq \d+\)[\s\S]*kill -0/);
   });
@@ -113,7 +152,11 @@ describe('deploy/github-actions.yml', () => {
       // Expressions are replaced before the shell sees the script, as the runner does.
       const script = step.run!.replace(/\$\{\{[^}]*\}\}/g, '42');
       const result = spawnSync('bash', ['-n'], { input: script, encoding: 'utf8' });
-      expect({ step: step.name ?? step.run, status: result.status, stderr: result.stderr }).toEqual({ step: step.name ?? step.run, status: 0, stderr: '' });
+      expect({ step: step.name ?? step.run, status: result.status, stderr: result.stderr }).toEqual({
+        step: step.name ?? step.run,
+        status: 0,
+        stderr: '',
+      });
     }
   });
 });

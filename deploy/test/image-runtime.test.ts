@@ -15,7 +15,9 @@ import { readRepoFile, REPO_ROOT } from './support/repo';
 const run = promisify(execFile);
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { buildIfNeeded } = require('../start/build.js') as { buildIfNeeded: (root: string, progress: (line: string) => void) => Promise<void> };
+const { buildIfNeeded } = require('../start/build.js') as {
+  buildIfNeeded: (root: string, progress: (line: string) => void) => Promise<void>;
+};
 
 /** Copies a file or folder, making parents. */
 function copy(from: string, to: string): void {
@@ -35,27 +37,37 @@ async function assembleFinalStage(file: string, app: string): Promise<Stage> {
   const deps = stages.find((stage) => runCommands(stage).some((command) => command.includes('--omit=dev')))!;
   // The stages the production-deps stage stands on: its base chain.
   const chain: Stage[] = [];
-  for (let stage: Stage | undefined = deps; stage; stage = stages.find((candidate) => candidate.name === stage!.base)) chain.unshift(stage);
+  for (let stage: Stage | undefined = deps; stage; stage = stages.find((candidate) => candidate.name === stage!.base))
+    chain.unshift(stage);
   for (const stage of chain) {
     for (const instruction of instructionsOf(stage, 'COPY').filter((candidate) => !candidate.flags.from)) {
       const { sources, destination } = copyPaths(instruction);
-      for (const source of sources) copy(path.join(REPO_ROOT, source), path.join(app, destination.endsWith('/') ? path.join(destination, path.basename(source)) : destination));
+      for (const source of sources)
+        copy(
+          path.join(REPO_ROOT, source),
+          path.join(app, destination.endsWith('/') ? path.join(destination, path.basename(source)) : destination),
+        );
     }
     for (const command of runCommands(stage).filter((text) => text.startsWith('npm ci'))) {
       // Offline first: the packages are in the cache after the repository's own install.
       await run('sh', ['-c', `${command} --prefer-offline`], { cwd: app, timeout: 180_000 });
     }
   }
-  for (const instruction of instructionsOf(final, 'COPY').filter((candidate) => candidate.flags.from && candidate.flags.from !== deps.name)) {
+  for (const instruction of instructionsOf(final, 'COPY').filter(
+    (candidate) => candidate.flags.from && candidate.flags.from !== deps.name,
+  )) {
     const { sources, destination } = copyPaths(instruction);
-    for (const source of sources) copy(path.join(REPO_ROOT, path.relative('/app', source)), path.join(app, destination));
+    for (const source of sources)
+      copy(path.join(REPO_ROOT, path.relative('/app', source)), path.join(app, destination));
   }
   return final;
 }
 
 /** The file the image's PATH wrapper (`exec node /app/…`) runs, inside `app`. */
 function entryFile(final: Stage, bin: string, app: string): string {
-  const wrapper = instructionsOf(final, 'RUN').find((instruction) => instruction.args.includes(`/usr/local/bin/${bin}`))!;
+  const wrapper = instructionsOf(final, 'RUN').find((instruction) =>
+    instruction.args.includes(`/usr/local/bin/${bin}`),
+  )!;
   const target = /exec node \/app\/(\S+)/.exec(wrapper.args)![1]!;
   return path.join(app, target);
 }
@@ -89,8 +101,18 @@ describe('the images run with production dependencies only', () => {
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
 
     const adminPort = await freePort();
-    const env = { PATH: process.env.PATH ?? '', ...stageEnv(final), SPECTATOR_LISTEN: '127.0.0.1:0', SPECTATOR_ADMIN: `127.0.0.1:${adminPort}`, SPECTATOR_LOG_LEVEL: 'warn' };
-    const agent = spawn(process.execPath, [entry, '--upstream', 'http://127.0.0.1:9'], { cwd: app, env, stdio: 'ignore' });
+    const env = {
+      PATH: process.env.PATH ?? '',
+      ...stageEnv(final),
+      SPECTATOR_LISTEN: '127.0.0.1:0',
+      SPECTATOR_ADMIN: `127.0.0.1:${adminPort}`,
+      SPECTATOR_LOG_LEVEL: 'warn',
+    };
+    const agent = spawn(process.execPath, [entry, '--upstream', 'http://127.0.0.1:9'], {
+      cwd: app,
+      env,
+      stdio: 'ignore',
+    });
     try {
       const healthcheck = instructionsOf(final, 'HEALTHCHECK')[0]!.exec!;
       let code = 1;
@@ -115,7 +137,10 @@ describe('the images run with production dependencies only', () => {
     expect(fs.existsSync(path.join(app, 'node_modules', 'typescript'))).toBe(false);
     expect(fs.existsSync(path.join(app, 'dashboard', 'dist', 'index.html'))).toBe(true);
     // main.js imports the whole service (NestJS, TypeORM, pg, the migrations) before it reads argv.
-    const help = await run(process.execPath, [entry, '--help'], { cwd: app, env: { PATH: process.env.PATH ?? '', ...stageEnv(final) } });
+    const help = await run(process.execPath, [entry, '--help'], {
+      cwd: app,
+      env: { PATH: process.env.PATH ?? '', ...stageEnv(final) },
+    });
     expect(help.stdout).toContain('spectator-backend migrate');
   }, 240_000);
 });

@@ -87,11 +87,19 @@ for (const entry of [...named, ...generated]) {
     if (ms > worst.ms) worst = { ms, entry, path: index };
   });
 }
-console.log(`ignore rules: ${named.length + generated.length} hostile rules (programs up to ${MAX_PROGRAM_SIZE} instructions) on ${paths.length} paths of ${PATH_LENGTH} characters`);
-console.log(`  worst single rule: ${worst.ms.toFixed(2)} ms (path ${worst.path}) ${worst.entry.slice(0, 100)}${worst.entry.length > 100 ? '…' : ''}`);
-console.log(`  GET /assets/** on the same paths: ${ordinaryMs.toFixed(3)} ms; ratio ${(worst.ms / Math.max(ordinaryMs, 0.001)).toFixed(0)}`);
+console.log(
+  `ignore rules: ${named.length + generated.length} hostile rules (programs up to ${MAX_PROGRAM_SIZE} instructions) on ${paths.length} paths of ${PATH_LENGTH} characters`,
+);
+console.log(
+  `  worst single rule: ${worst.ms.toFixed(2)} ms (path ${worst.path}) ${worst.entry.slice(0, 100)}${worst.entry.length > 100 ? '…' : ''}`,
+);
+console.log(
+  `  GET /assets/** on the same paths: ${ordinaryMs.toFixed(3)} ms; ratio ${(worst.ms / Math.max(ordinaryMs, 0.001)).toFixed(0)}`,
+);
 
 // A whole list at its limit: the largest generated rules, as many as fit.
 const list = parseIgnoreRules([...generated].sort((a, b) => b.length - a.length).concat(generated)).rules;
 const listMs = Math.max(...paths.map((path) => worstMs(list, path)));
-console.log(`  a list of ${list.length} hostile rules (at most ${MAX_RULES_PROGRAM_SIZE} instructions together): ${listMs.toFixed(2)} ms per ${PATH_LENGTH}-character path`);
+console.log(
+  `  a list of ${list.length} hostile rules (at most ${MAX_RULES_PROGRAM_SIZE} instructions together): ${listMs.toFixed(2)} ms per ${PATH_LENGTH}-character path`,
+);

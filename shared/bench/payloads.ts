@@ -16,7 +16,22 @@ function randomFrom(seed: number): () => number {
   };
 }
 
-const WORDS = ['alpha', 'shape', 'proxy', 'review', 'deploy', 'staging', 'version', 'capture', 'endpoint', 'schema', 'evidence', 'traffic', 'build', 'commit'];
+const WORDS = [
+  'alpha',
+  'shape',
+  'proxy',
+  'review',
+  'deploy',
+  'staging',
+  'version',
+  'capture',
+  'endpoint',
+  'schema',
+  'evidence',
+  'traffic',
+  'build',
+  'commit',
+];
 
 class Generator {
   private readonly random: () => number;
@@ -39,12 +54,20 @@ class Generator {
   }
 
   timestamp(): string {
-    return new Date(Date.UTC(2026, this.integer(12), 1 + this.integer(28), this.integer(24), this.integer(60), this.integer(60))).toISOString();
+    return new Date(
+      Date.UTC(2026, this.integer(12), 1 + this.integer(28), this.integer(24), this.integer(60), this.integer(60)),
+    ).toISOString();
   }
 
   person(id: number): Record<string, unknown> {
     const name = this.words(2);
-    return { id, name, email: `${name.replace(' ', '.')}@example.com`, url: `https://example.com/users/${id}`, verified: this.random() < 0.5 };
+    return {
+      id,
+      name,
+      email: `${name.replace(' ', '.')}@example.com`,
+      url: `https://example.com/users/${id}`,
+      verified: this.random() < 0.5,
+    };
   }
 
   /** A blog post of about 0.7–1 KB of JSON. */
@@ -61,7 +84,12 @@ class Generator {
       author: this.person(this.integer(1000)),
       tags: Array.from({ length: this.integer(4) }, () => this.words(1)),
       metrics: { views: this.integer(100_000), likes: this.integer(5_000), shares: this.integer(500) },
-      comments: Array.from({ length: this.integer(3) }, (_, index) => ({ id: index + 1, author: this.person(this.integer(1000)), text: this.words(8), createdAt: this.timestamp() })),
+      comments: Array.from({ length: this.integer(3) }, (_, index) => ({
+        id: index + 1,
+        author: this.person(this.integer(1000)),
+        text: this.words(8),
+        createdAt: this.timestamp(),
+      })),
     };
   }
 }
@@ -82,12 +110,24 @@ function postPage(bytes: number, seed: number): string {
     data.push(post);
     dataBytes += JSON.stringify(post).length + 1;
   }
-  return JSON.stringify({ data, page: { number: 1, size: data.length, total: data.length * 7, next: 'https://example.com/posts?page=2' } });
+  return JSON.stringify({
+    data,
+    page: { number: 1, size: data.length, total: data.length * 7, next: 'https://example.com/posts?page=2' },
+  });
 }
 
 /** The four sizes of the bench: one small record (~200 B), and list pages of ~3 KB, ~100 KB and ~1 MB. */
 export function benchPayloads(): Payload[] {
-  const small = { id: 17, title: 'Spectator watches traffic', author: 'Ann Example', email: 'ann@example.com', published: true, createdAt: '2026-11-22T00:25:00.000Z', tags: ['api', 'docs'], rating: 4.5 };
+  const small = {
+    id: 17,
+    title: 'Spectator watches traffic',
+    author: 'Ann Example',
+    email: 'ann@example.com',
+    published: true,
+    createdAt: '2026-11-22T00:25:00.000Z',
+    tags: ['api', 'docs'],
+    rating: 4.5,
+  };
   return [
     { name: '200 B record', text: JSON.stringify(small) },
     { name: '3 KB page', text: postPage(3 * 1024, 1) },

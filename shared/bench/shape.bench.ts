@@ -11,7 +11,11 @@ import { benchPayloads } from './payloads';
 
 // The package compiles without Node's types (it must run in browsers); the bench needs only these.
 declare const console: { log(...values: unknown[]): void };
-declare const process: { env: Record<string, string | undefined>; version: string; cpuUsage(): { user: number; system: number } };
+declare const process: {
+  env: Record<string, string | undefined>;
+  version: string;
+  cpuUsage(): { user: number; system: number };
+};
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 41);
 /** Each timed batch runs about this long, so timer resolution does not matter. */
@@ -55,14 +59,28 @@ interface Contender {
 }
 
 function main(): void {
-  console.log(`shape bench: ${ROUNDS} interleaved rounds, medians of CPU time, ratios to JSON.parse (node ${process.version})`);
   console.log(
-    ['payload'.padEnd(14), 'bytes'.padStart(9), 'JSON.parse'.padStart(12), 'shape+fp'.padStart(12), 'ratio'.padStart(7), 'fused fp'.padStart(12), 'ratio'.padStart(7)].join(' '),
+    `shape bench: ${ROUNDS} interleaved rounds, medians of CPU time, ratios to JSON.parse (node ${process.version})`,
+  );
+  console.log(
+    [
+      'payload'.padEnd(14),
+      'bytes'.padStart(9),
+      'JSON.parse'.padStart(12),
+      'shape+fp'.padStart(12),
+      'ratio'.padStart(7),
+      'fused fp'.padStart(12),
+      'ratio'.padStart(7),
+    ].join(' '),
   );
   for (const payload of benchPayloads()) {
     const value: unknown = JSON.parse(payload.text);
     const contenders: Contender[] = [
-      { name: 'JSON.parse', run: () => void (sink += (JSON.parse(payload.text) as object) === null ? 1 : 0), times: [] },
+      {
+        name: 'JSON.parse',
+        run: () => void (sink += (JSON.parse(payload.text) as object) === null ? 1 : 0),
+        times: [],
+      },
       { name: 'inferShape + fingerprint', run: () => void (sink += fingerprint(inferShape(value)).length), times: [] },
       { name: 'shapeFingerprint', run: () => void (sink += shapeFingerprint(value).length), times: [] },
     ];
@@ -71,7 +89,10 @@ function main(): void {
     // again later in the same run.
     for (const contender of contenders) warmUp(contender.run);
     // Size the batches from the slowest.
-    const iterations = Math.max(1, Math.round(BATCH_MS / Math.max(...contenders.map((contender) => timeBatch(20, contender.run)), 1e-4)));
+    const iterations = Math.max(
+      1,
+      Math.round(BATCH_MS / Math.max(...contenders.map((contender) => timeBatch(20, contender.run)), 1e-4)),
+    );
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate which goes first so none always runs on a warmer cache.
       for (let k = 0; k < contenders.length; k++) {

@@ -48,7 +48,16 @@ export function isShapedBodyMediaType(contentType: string | null | undefined): b
   return isJsonMediaType(contentType) || isFormMediaType(contentType) || isStreamMediaType(contentType);
 }
 
-const STREAM_MEDIA_TYPES = new Set(['text/event-stream', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonl', 'application/jsonlines', 'application/x-jsonlines', 'application/json-seq']);
+const STREAM_MEDIA_TYPES = new Set([
+  'text/event-stream',
+  'application/x-ndjson',
+  'application/ndjson',
+  'application/jsonl',
+  'application/x-jsonl',
+  'application/jsonlines',
+  'application/x-jsonlines',
+  'application/json-seq',
+]);
 
 /**
  * Count of interest: 1 per request with a JSON body + 1 per response with a JSON body, times
@@ -63,6 +72,7 @@ export function countOfInterest(o: {
   if (!Number.isSafeInteger(o.count) || o.count < 0) {
     throw new RangeError(`count must be a non-negative integer, got ${String(o.count)}`);
   }
-  const perInteraction = Number(isJsonMediaType(o.request?.contentType)) + Number(isJsonMediaType(o.response?.contentType));
+  const perInteraction =
+    Number(isJsonMediaType(o.request?.contentType)) + Number(isJsonMediaType(o.response?.contentType));
   return perInteraction * o.count;
 }

@@ -23,7 +23,11 @@ async function messageOf(response: Response): Promise<string> {
 }
 
 function postJson(path: string, body: unknown, contentType = 'application/json'): Promise<Response> {
-  return fetch(api.url + path, { method: 'POST', headers: { 'content-type': contentType }, body: JSON.stringify(body) });
+  return fetch(api.url + path, {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: JSON.stringify(body),
+  });
 }
 
 describe('POST /posts', () => {
@@ -39,10 +43,13 @@ describe('POST /posts', () => {
     expect(await second.json()).toEqual({ id: 2, title: 'Again', author: 'Grace' });
   });
 
-  it.each(['application/json; charset=utf-8', 'Application/JSON', 'application/vnd.demo+json'])('accepts Content-Type %s', async (contentType) => {
-    const response = await postJson('/posts', { title: 't', author: 'a' }, contentType);
-    expect(response.status).toBe(201);
-  });
+  it.each(['application/json; charset=utf-8', 'Application/JSON', 'application/vnd.demo+json'])(
+    'accepts Content-Type %s',
+    async (contentType) => {
+      const response = await postJson('/posts', { title: 't', author: 'a' }, contentType);
+      expect(response.status).toBe(201);
+    },
+  );
 
   it.each([
     ['text/plain', 'got Content-Type "text/plain"'],
@@ -59,7 +66,10 @@ describe('POST /posts', () => {
   });
 
   it('answers a body without Content-Type with 415', async () => {
-    const response = await fetch(`${api.url}/posts`, { method: 'POST', body: new TextEncoder().encode('{"title":"t","author":"a"}') });
+    const response = await fetch(`${api.url}/posts`, {
+      method: 'POST',
+      body: new TextEncoder().encode('{"title":"t","author":"a"}'),
+    });
     expect(response.status).toBe(415);
     expect(await messageOf(response)).toContain('got no Content-Type header');
   });
@@ -72,7 +82,10 @@ describe('POST /posts', () => {
     [{ title: 'Hello', author: ['Ada'] }, '"author" must be a string, got array'],
     [{ title: 'Hello', author: null }, '"author" is required (a string)'],
     [{ title: ' ', author: 'Ada' }, '"title" must not be empty'],
-    [['Hello', 'Ada'], 'the request body (a JSON object with "title" and "author") must be a JSON object, got an array'],
+    [
+      ['Hello', 'Ada'],
+      'the request body (a JSON object with "title" and "author") must be a JSON object, got an array',
+    ],
     ['Hello', 'the request body (a JSON object with "title" and "author") must be a JSON object, got string'],
   ])('answers %j with 400 naming the field', async (body, message) => {
     const response = await postJson('/posts', body);
@@ -84,7 +97,11 @@ describe('POST /posts', () => {
     ['{"title": "Hello",', 'the request body is not valid JSON: '],
     ['', 'the request body is empty; send a JSON object'],
   ])('answers the body %j with 400', async (text, message) => {
-    const response = await fetch(`${api.url}/posts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    const response = await fetch(`${api.url}/posts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: text,
+    });
     expect(response.status).toBe(400);
     expect(await messageOf(response)).toContain(message);
   });
@@ -194,18 +211,42 @@ describe('the landing page', () => {
     expect(await (await fetch(`${api.url}/db`)).json()).toEqual({ visits: 0 });
     const posted = await postJson('/db', { event: 'visit' });
     expect(posted.status).toBe(200);
-    const put = await fetch(`${api.url}/db`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"visits":1}' });
+    const put = await fetch(`${api.url}/db`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"visits":1}',
+    });
     expect(await put.json()).toEqual({ visits: 1 });
     expect(await (await fetch(`${api.url}/db`)).json()).toEqual({ visits: 1 });
-    const bad = await fetch(`${api.url}/db`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '[1]' });
+    const bad = await fetch(`${api.url}/db`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '[1]',
+    });
     expect(bad.status).toBe(400);
   });
 
   it('is exactly the traffic deploy/service.yml ignores, and the posts API is not', async () => {
     const { rules, errors } = parseServiceConfig(readFileSync(join(__dirname, '../../deploy/service.yml'), 'utf8'));
     expect(errors).toEqual([]);
-    expect(rules.map((r) => r.source)).toEqual(['GET /', 'GET POST PUT /db', 'GET /favicon.ico', 'GET /script.js', 'GET /style.css', 'OPTIONS (.*)']);
-    const landing = ['GET /', 'GET /script.js', 'GET /style.css', 'GET /favicon.ico', 'GET /db', 'POST /db', 'PUT /db', 'OPTIONS /posts'];
+    expect(rules.map((r) => r.source)).toEqual([
+      'GET /',
+      'GET POST PUT /db',
+      'GET /favicon.ico',
+      'GET /script.js',
+      'GET /style.css',
+      'OPTIONS (.*)',
+    ]);
+    const landing = [
+      'GET /',
+      'GET /script.js',
+      'GET /style.css',
+      'GET /favicon.ico',
+      'GET /db',
+      'POST /db',
+      'PUT /db',
+      'OPTIONS /posts',
+    ];
     const api = ['POST /posts', 'GET /posts', 'GET /posts/1'];
     const ignored = (request: string) => isIgnored(rules, request.split(' ')[0]!, request.split(' ')[1]!);
     expect(landing.filter((r) => !ignored(r))).toEqual([]);
@@ -239,7 +280,10 @@ describe('the command line', () => {
 
   /** Run server.js; resolves once it printed its first line, with that line, the process and its exit. */
   async function run(args: string[], env: Record<string, string> = {}) {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, PORT: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [script, ...args], {
+      env: { ...process.env, PORT: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const exited = once(child, 'exit').then(([code]) => code as number | null);
     let output = '';
     const firstLine = new Promise<string>((resolve) => {
@@ -264,7 +308,9 @@ describe('the command line', () => {
 
   it('says which port is in use and how to choose another', async () => {
     const { exited, line } = await run([], { PORT: String(api.port) });
-    expect(line).toBe(`demo-api: cannot listen on 127.0.0.1:${api.port}: port ${api.port} is in use; choose another with --port or PORT`);
+    expect(line).toBe(
+      `demo-api: cannot listen on 127.0.0.1:${api.port}: port ${api.port} is in use; choose another with --port or PORT`,
+    );
     expect(await exited).toBe(1);
   });
 

@@ -1,5 +1,13 @@
 import fc from 'fast-check';
-import { isIgnored, MAX_ENTRY_LENGTH, MAX_PROGRAM_SIZE, MAX_RULES_PROGRAM_SIZE, parseIgnoreRules, parseServiceConfig, type IgnoreRule } from '../src/ignore/rules';
+import {
+  isIgnored,
+  MAX_ENTRY_LENGTH,
+  MAX_PROGRAM_SIZE,
+  MAX_RULES_PROGRAM_SIZE,
+  parseIgnoreRules,
+  parseServiceConfig,
+  type IgnoreRule,
+} from '../src/ignore/rules';
 
 /** Rules from entries that must all be good. */
 function rulesOf(...entries: string[]): IgnoreRule[] {
@@ -131,9 +139,15 @@ describe('path patterns', () => {
 
 describe('bad entries', () => {
   it.each<[unknown, string]>([
-    ['FETCH /x', 'unknown method "FETCH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)'],
+    [
+      'FETCH /x',
+      'unknown method "FETCH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH)',
+    ],
     ['GET FETCH /x', 'unknown method "FETCH"'],
-    ['health', 'unknown method "HEALTH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH); a path starts with "/"'],
+    [
+      'health',
+      'unknown method "HEALTH" (expected one of GET, HEAD, POST, PUT, DELETE, CONNECT, OPTIONS, TRACE, PATCH); a path starts with "/"',
+    ],
     ['OPTIONS', 'no path after the method; write for example "OPTIONS (.*)" for every path'],
     ['', 'the entry is empty'],
     ['   ', 'the entry is empty'],
@@ -145,13 +159,28 @@ describe('bad entries', () => {
     ['GET /(a{2,1})', 'invalid regular expression "(a{2,1})"'],
     ['GET /([a-)', 'unbalanced "(" at character 2 of the path: no matching ")"'],
     ['GET /search?q=1', 'a path pattern has no query'],
-    ['GET /(a)(\\1)', 'invalid regular expression "(\\1)": error parsing regexp: invalid escape sequence: `\\1` (back-references and lookarounds are not supported'],
-    ['GET /((?=a)a)', 'invalid regular expression "((?=a)a)": error parsing regexp: invalid or unsupported Perl syntax: `(?=` (back-references and lookarounds'],
+    [
+      'GET /(a)(\\1)',
+      'invalid regular expression "(\\1)": error parsing regexp: invalid escape sequence: `\\1` (back-references and lookarounds are not supported',
+    ],
+    [
+      'GET /((?=a)a)',
+      'invalid regular expression "((?=a)a)": error parsing regexp: invalid or unsupported Perl syntax: `(?=` (back-references and lookarounds',
+    ],
     ['GET /((?<!a)b)', 'back-references and lookarounds are not supported'],
-    ['GET /(.{0,150}.{0,150}.{0,150}.{0,150}Z)', `the pattern is too large (1204 instructions compiled, at most ${MAX_PROGRAM_SIZE})`],
-    ['GET /((.{0,1000}){0,1000})', 'invalid regular expression "((.{0,1000}){0,1000})": error parsing regexp: expression too large'],
+    [
+      'GET /(.{0,150}.{0,150}.{0,150}.{0,150}Z)',
+      `the pattern is too large (1204 instructions compiled, at most ${MAX_PROGRAM_SIZE})`,
+    ],
+    [
+      'GET /((.{0,1000}){0,1000})',
+      'invalid regular expression "((.{0,1000}){0,1000})": error parsing regexp: expression too large',
+    ],
     ['GET /{1id}', 'bad parameter at character 2 of the path'],
-    ['GET /' + 'a'.repeat(MAX_ENTRY_LENGTH), `the entry is ${MAX_ENTRY_LENGTH + 5} characters long; at most ${MAX_ENTRY_LENGTH}`],
+    [
+      'GET /' + 'a'.repeat(MAX_ENTRY_LENGTH),
+      `the entry is ${MAX_ENTRY_LENGTH + 5} characters long; at most ${MAX_ENTRY_LENGTH}`,
+    ],
     [42, 'an entry must be a string like "GET /health", got number 42'],
     [null, 'an entry must be a string like "GET /health", got null'],
     [{ GET: '/x' }, 'an entry must be a string like "GET /health", got a mapping'],
@@ -185,7 +214,10 @@ describe('parseServiceConfig', () => {
     ['ignoreRequests:\n  - GET /\n ignoreRequests: []\n:', 'service.yml is not valid YAML: '],
     ['a: 1\na: 2', 'service.yml is not valid YAML: '], // duplicate keys
     ['', 'service.yml must be a YAML mapping with an "ignoreRequests" list'],
-    ['just some text', 'service.yml must be a YAML mapping with an "ignoreRequests" list, like\nignoreRequests:\n  - OPTIONS (.*)'],
+    [
+      'just some text',
+      'service.yml must be a YAML mapping with an "ignoreRequests" list, like\nignoreRequests:\n  - OPTIONS (.*)',
+    ],
     ['- GET /', 'but it is a list'],
     ['project: demo', 'service.yml has no "ignoreRequests" list; expected for example'],
     ['ignoreRequests: GET /', '"ignoreRequests" in service.yml must be a list of strings, but it is the text "GET /"'],
@@ -196,14 +228,26 @@ describe('parseServiceConfig', () => {
   });
 
   it('accepts an empty list and other keys', () => {
-    expect(parseServiceConfig('project: demo\nignoreRequests: []\n')).toEqual({ rules: [], errors: [], paths: [], pathErrors: [] });
+    expect(parseServiceConfig('project: demo\nignoreRequests: []\n')).toEqual({
+      rules: [],
+      errors: [],
+      paths: [],
+      pathErrors: [],
+    });
   });
 
   it('reads the paths list as canonical templates, naming bad entries', () => {
-    const parsed = parseServiceConfig('ignoreRequests: []\npaths:\n  - /repos/{owner}/{repo}/issues/{number}/\n  - users/{user}\n  - 7\n  - /users/me\n');
+    const parsed = parseServiceConfig(
+      'ignoreRequests: []\npaths:\n  - /repos/{owner}/{repo}/issues/{number}/\n  - users/{user}\n  - 7\n  - /users/me\n',
+    );
     expect(parsed.paths).toEqual(['/repos/{owner}/{repo}/issues/{number}', '/users/me']);
-    expect(parsed.pathErrors.map((e) => e.message)).toEqual(['paths[1] "users/{user}": a path template starts with "/"', 'paths[2] "7": an entry must be a path template like "/users/{user}", got number 7']);
-    expect(() => parseServiceConfig('ignoreRequests: []\npaths: /users/{user}\n')).toThrow('"paths" in service.yml must be a list of path templates');
+    expect(parsed.pathErrors.map((e) => e.message)).toEqual([
+      'paths[1] "users/{user}": a path template starts with "/"',
+      'paths[2] "7": an entry must be a path template like "/users/{user}", got number 7',
+    ]);
+    expect(() => parseServiceConfig('ignoreRequests: []\npaths: /users/{user}\n')).toThrow(
+      '"paths" in service.yml must be a list of path templates',
+    );
   });
 
   it('keeps bad entries apart from good ones', () => {
@@ -216,7 +260,11 @@ describe('parseServiceConfig', () => {
   });
 
   it('refuses YAML alias bombs', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]', ...'bcdefghij'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghij'[i]}`).join(', ')}]`), 'ignoreRequests: *j'].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x]',
+      ...'bcdefghij'.split('').map((k, i) => `${k}: &${k} [${Array(9).fill(`*${'abcdefghij'[i]}`).join(', ')}]`),
+      'ignoreRequests: *j',
+    ].join('\n');
     expect(() => parseServiceConfig(bomb)).toThrow('service.yml is not valid YAML');
   });
 });
@@ -256,7 +304,9 @@ describe('matching stays fast on hostile paths', () => {
 
   it('bounds the compiled size of a whole list', () => {
     const big = `GET /(.{0,${Math.floor(MAX_PROGRAM_SIZE / 2) - 10}})`;
-    const { rules, errors } = parseIgnoreRules(Array.from({ length: Math.ceil((2 * MAX_RULES_PROGRAM_SIZE) / MAX_PROGRAM_SIZE) }, () => big));
+    const { rules, errors } = parseIgnoreRules(
+      Array.from({ length: Math.ceil((2 * MAX_RULES_PROGRAM_SIZE) / MAX_PROGRAM_SIZE) }, () => big),
+    );
     expect(rules.length).toBeGreaterThan(0);
     expect(errors.length).toBeGreaterThan(0);
     expect(errors[0]!.problem).toContain(`compile to more than ${MAX_RULES_PROGRAM_SIZE} instructions together`);
@@ -275,7 +325,12 @@ describe('ignore rule laws', () => {
     fc.assert(
       fc.property(plainPath, (path) => {
         const rules = rulesOf(`GET ${path}`);
-        expect([path, `${path}/`, path.toUpperCase(), `${path}?q=1`].map((p) => isIgnored(rules, 'get', p))).toEqual([true, true, true, true]);
+        expect([path, `${path}/`, path.toUpperCase(), `${path}?q=1`].map((p) => isIgnored(rules, 'get', p))).toEqual([
+          true,
+          true,
+          true,
+          true,
+        ]);
         expect([`${path}/x`, `${path}x`].map((p) => isIgnored(rules, 'GET', p))).toEqual([false, false]);
         expect(isIgnored(rules, 'POST', path)).toBe(false);
       }),
@@ -283,7 +338,11 @@ describe('ignore rule laws', () => {
   });
 
   it('never throws, whatever the entries and paths: each entry is a rule or an error', () => {
-    const entry = fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom('GET ', 'OPTIONS (', '/**', '(.*', '{', ':'), fc.anything());
+    const entry = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.constantFrom('GET ', 'OPTIONS (', '/**', '(.*', '{', ':'),
+      fc.anything(),
+    );
     fc.assert(
       fc.property(fc.array(entry, { maxLength: 6 }), fc.string({ maxLength: 60 }), (entries, path) => {
         const { rules, errors } = parseIgnoreRules(entries);

@@ -13,12 +13,22 @@ describe('isJsonMediaType', () => {
     expect(isJsonMediaType(contentType)).toBe(true);
   });
 
-  it.each([null, undefined, '', 'text/plain', 'text/html; charset=utf-8', 'application/jsonx', 'application/json-seq', 'text/json', 'application/x-www-form-urlencoded', 'application/+json', 'json', 'application/xml+jsonx'])(
-    '%j is not JSON',
-    (contentType) => {
-      expect(isJsonMediaType(contentType)).toBe(false);
-    },
-  );
+  it.each([
+    null,
+    undefined,
+    '',
+    'text/plain',
+    'text/html; charset=utf-8',
+    'application/jsonx',
+    'application/json-seq',
+    'text/json',
+    'application/x-www-form-urlencoded',
+    'application/+json',
+    'json',
+    'application/xml+jsonx',
+  ])('%j is not JSON', (contentType) => {
+    expect(isJsonMediaType(contentType)).toBe(false);
+  });
 });
 
 describe('countOfInterest', () => {
@@ -34,15 +44,25 @@ describe('countOfInterest', () => {
     ['no bodies at all', { request: null, response: null, count: 7 }, 0],
     ['bodies not shaped (HTML)', { request: html, response: html, count: 2 }, 0],
     // DESIGN.md counts JSON bodies only: forms and streams are shaped, but not counted.
-    ['an upload answered with JSON', { request: { contentType: 'multipart/form-data; boundary=x' }, response: json, count: 2 }, 2],
-    ['a GET answered with server-sent events', { request: null, response: { contentType: 'text/event-stream' }, count: 3 }, 0],
+    [
+      'an upload answered with JSON',
+      { request: { contentType: 'multipart/form-data; boundary=x' }, response: json, count: 2 },
+      2,
+    ],
+    [
+      'a GET answered with server-sent events',
+      { request: null, response: { contentType: 'text/event-stream' }, count: 3 },
+      0,
+    ],
     ['zero interactions', { request: json, response: json, count: 0 }, 0],
   ])('%s → %i', (_name, observation, expected) => {
     expect(countOfInterest(observation)).toBe(expected);
   });
 
   it.each([-1, 1.5, Number.NaN])('rejects count %p', (count) => {
-    expect(() => countOfInterest({ request: json, response: json, count })).toThrow(`count must be a non-negative integer, got ${count}`);
+    expect(() => countOfInterest({ request: json, response: json, count })).toThrow(
+      `count must be a non-negative integer, got ${count}`,
+    );
   });
 });
 

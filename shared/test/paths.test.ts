@@ -248,13 +248,16 @@ describe('CardinalityLimiter', () => {
   it('bounds the number of templates for 10,000 distinct slugs', () => {
     const limiter = new CardinalityLimiter();
     const templates = new Set<string>();
-    for (let i = 0; i < 10_000; i++) templates.add(limiter.limit(templatePath(`/articles/slug-number-${i.toString(36)}x/comments`)));
+    for (let i = 0; i < 10_000; i++)
+      templates.add(limiter.limit(templatePath(`/articles/slug-number-${i.toString(36)}x/comments`)));
     expect(templates.size).toBeLessThanOrEqual(51);
     expect(templates).toContain('/articles/{articleId}/comments');
   });
 
   it.each([0, -1, 1.5])('rejects maxLiterals %p', (maxLiterals) => {
-    expect(() => new CardinalityLimiter({ maxLiterals })).toThrow(`maxLiterals must be a positive integer, got ${maxLiterals}`);
+    expect(() => new CardinalityLimiter({ maxLiterals })).toThrow(
+      `maxLiterals must be a positive integer, got ${maxLiterals}`,
+    );
   });
 });
 
@@ -276,7 +279,20 @@ describe('templating stays fast on hostile paths', () => {
 
 describe('path template laws', () => {
   const segment = fc.oneof(
-    fc.constantFrom('posts', 'users', 'api', 'v1', 'me', '2024-01-31', 'a1b2c3d4', 'x%2Fy', '%zz', '{id}', 'caf%C3%A9', ''),
+    fc.constantFrom(
+      'posts',
+      'users',
+      'api',
+      'v1',
+      'me',
+      '2024-01-31',
+      'a1b2c3d4',
+      'x%2Fy',
+      '%zz',
+      '{id}',
+      'caf%C3%A9',
+      '',
+    ),
     fc.nat().map(String),
     fc.uuid(),
     fc.emailAddress(),
@@ -284,10 +300,17 @@ describe('path template laws', () => {
     fc.string({ maxLength: 12 }),
   );
   const rawPath = fc.array(segment, { maxLength: 6 }).map((segments) => '/' + segments.join('/'));
-  const known = fc.array(rawPath.map((p) => templatePath(p)), { maxLength: 4 });
+  const known = fc.array(
+    rawPath.map((p) => templatePath(p)),
+    { maxLength: 4 },
+  );
 
   it('a template matches the raw path it came from', () => {
-    fc.assert(fc.property(rawPath, known, (raw, documented) => expect(matchTemplate(templatePath(raw, documented), raw)).toBe(true)));
+    fc.assert(
+      fc.property(rawPath, known, (raw, documented) =>
+        expect(matchTemplate(templatePath(raw, documented), raw)).toBe(true),
+      ),
+    );
   });
 
   it('templating is idempotent', () => {
@@ -306,10 +329,14 @@ describe('path template laws', () => {
 
   it('never throws, and always gives a path, whatever the input', () => {
     fc.assert(
-      fc.property(fc.string({ unit: 'binary', maxLength: 60 }), fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }), (raw, documented) => {
-        expect(templatePath(raw, documented)).toMatch(/^\//);
-        expect(Array.isArray(queryNames(raw))).toBe(true);
-      }),
+      fc.property(
+        fc.string({ unit: 'binary', maxLength: 60 }),
+        fc.array(fc.string({ maxLength: 20 }), { maxLength: 3 }),
+        (raw, documented) => {
+          expect(templatePath(raw, documented)).toMatch(/^\//);
+          expect(Array.isArray(queryNames(raw))).toBe(true);
+        },
+      ),
     );
   });
 

@@ -9,7 +9,10 @@ export const U: Shape = { kind: 'unknown' };
 export const CUT: Shape = { kind: 'unknown', truncated: true };
 
 /** An object from `[name, required, shape]` triples, in the order given. */
-export const object = (...fields: Array<[string, boolean, Shape]>): Shape => ({ kind: 'object', fields: fields.map(([name, required, shape]) => ({ name, required, shape })) });
+export const object = (...fields: Array<[string, boolean, Shape]>): Shape => ({
+  kind: 'object',
+  fields: fields.map(([name, required, shape]) => ({ name, required, shape })),
+});
 export const array = (items: Shape): Shape => ({ kind: 'array', items });
 export const oneOf = (...options: Shape[]): Shape => ({ kind: 'oneOf', options });
 

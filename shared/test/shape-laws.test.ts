@@ -1,6 +1,18 @@
 import Ajv2020 from 'ajv/dist/2020';
 import fc from 'fast-check';
-import { conformsTo, diffShapes, diffVersions, fingerprint, fromJsonSchema, inferShape, mergeAllShapes, mergeShapes, toJsonSchema, type Direction, type Shape } from '@spectator/shared';
+import {
+  conformsTo,
+  diffShapes,
+  diffVersions,
+  fingerprint,
+  fromJsonSchema,
+  inferShape,
+  mergeAllShapes,
+  mergeShapes,
+  toJsonSchema,
+  type Direction,
+  type Shape,
+} from '@spectator/shared';
 
 // The laws of docs/shapes.md, checked on generated bodies and shapes.
 
@@ -8,7 +20,9 @@ const FORMATTED_STRINGS: fc.Arbitrary<string> = fc.oneof(
   fc.string({ maxLength: 8 }),
   fc.uuid(),
   fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((date) => date.toISOString()),
-  fc.date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10)),
+  fc
+    .date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true })
+    .map((date) => date.toISOString().slice(0, 10)),
   fc.emailAddress(),
   fc.webUrl(),
 );
@@ -40,13 +54,25 @@ const LEAVES: Shape[] = [
 /** Shapes in canonical layout (sorted fields, one option per kind in order), optional and truncated parts included. */
 const shapes = fc.letrec<{ shape: Shape; single: Shape; object: Shape; array: Shape; oneOf: Shape }>((tie) => ({
   shape: fc.oneof({ maxDepth: 3, depthIdentifier: 'shape', withCrossShrink: true }, tie('single'), tie('oneOf')),
-  single: fc.oneof({ maxDepth: 3, depthIdentifier: 'shape', withCrossShrink: true }, fc.constantFrom(...LEAVES), tie('object'), tie('array')),
+  single: fc.oneof(
+    { maxDepth: 3, depthIdentifier: 'shape', withCrossShrink: true },
+    fc.constantFrom(...LEAVES),
+    tie('object'),
+    tie('array'),
+  ),
   object: fc
     .record({
-      fields: fc.uniqueArray(fc.record({ name: fc.string({ maxLength: 3 }), required: fc.boolean(), shape: tie('shape') }), { selector: (field) => field.name, maxLength: 4 }),
+      fields: fc.uniqueArray(
+        fc.record({ name: fc.string({ maxLength: 3 }), required: fc.boolean(), shape: tie('shape') }),
+        { selector: (field) => field.name, maxLength: 4 },
+      ),
       truncated: fc.boolean(),
     })
-    .map(({ fields, truncated }): Shape => ({ kind: 'object', fields: [...fields].sort(byName), ...truncatedFlag(truncated) })),
+    .map(({ fields, truncated }): Shape => ({
+      kind: 'object',
+      fields: [...fields].sort(byName),
+      ...truncatedFlag(truncated),
+    })),
   array: fc
     .record({ items: fc.oneof(tie('shape'), fc.constant<Shape>({ kind: 'unknown' })), truncated: fc.boolean() })
     .map(({ items, truncated }): Shape => ({ kind: 'array', items, ...truncatedFlag(truncated) })),
@@ -58,14 +84,20 @@ const direction: fc.Arbitrary<Direction> = fc.constantFrom('request', 'response'
 /** The same body with the keys of every object in reverse order. */
 function reverseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseKeys);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).reverse().map(([key, item]) => [key, reverseKeys(item)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([key, item]) => [key, reverseKeys(item)]),
+    );
   return value;
 }
 
 /** The same body with the items of every array in reverse order. */
 function reverseItems(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseItems).reverse();
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, reverseItems(item)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, reverseItems(item)]));
   return value;
 }
 
@@ -73,7 +105,10 @@ function reverseItems(value: unknown): unknown {
 function reverseLayout(shape: Shape): Shape {
   switch (shape.kind) {
     case 'object':
-      return { ...shape, fields: shape.fields.map((field) => ({ ...field, shape: reverseLayout(field.shape) })).reverse() };
+      return {
+        ...shape,
+        fields: shape.fields.map((field) => ({ ...field, shape: reverseLayout(field.shape) })).reverse(),
+      };
     case 'array':
       return { ...shape, items: reverseLayout(shape.items) };
     case 'oneOf':
@@ -85,15 +120,24 @@ function reverseLayout(shape: Shape): Shape {
 
 describe('shape laws', () => {
   it('fingerprint ignores the key order of the body', () => {
-    fc.assert(fc.property(jsonBody, (body) => fingerprint(inferShape(reverseKeys(body))) === fingerprint(inferShape(body))), { numRuns: 300 });
+    fc.assert(
+      fc.property(jsonBody, (body) => fingerprint(inferShape(reverseKeys(body))) === fingerprint(inferShape(body))),
+      { numRuns: 300 },
+    );
   });
 
   it('fingerprint ignores the item order of the body', () => {
-    fc.assert(fc.property(jsonBody, (body) => fingerprint(inferShape(reverseItems(body))) === fingerprint(inferShape(body))), { numRuns: 300 });
+    fc.assert(
+      fc.property(jsonBody, (body) => fingerprint(inferShape(reverseItems(body))) === fingerprint(inferShape(body))),
+      { numRuns: 300 },
+    );
   });
 
   it('fingerprint ignores the order of fields and options in the shape data', () => {
-    fc.assert(fc.property(shapes, (shape) => fingerprint(reverseLayout(shape)) === fingerprint(shape)), { numRuns: 300 });
+    fc.assert(
+      fc.property(shapes, (shape) => fingerprint(reverseLayout(shape)) === fingerprint(shape)),
+      { numRuns: 300 },
+    );
   });
 
   it('inferring a list equals merging the shapes of its items', () => {
@@ -133,8 +177,14 @@ describe('shape laws', () => {
   });
 
   it('every shape conforms to its merge with others', () => {
-    fc.assert(fc.property(shapes, shapes, (a, b) => conformsTo(a, mergeShapes(a, b))), { numRuns: 300 });
-    fc.assert(fc.property(jsonBody, jsonBody, (a, b) => conformsTo(inferShape(a), mergeShapes(inferShape(a), inferShape(b)))), { numRuns: 300 });
+    fc.assert(
+      fc.property(shapes, shapes, (a, b) => conformsTo(a, mergeShapes(a, b))),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(jsonBody, jsonBody, (a, b) => conformsTo(inferShape(a), mergeShapes(inferShape(a), inferShape(b)))),
+      { numRuns: 300 },
+    );
   });
 
   it('diff of a shape with itself is empty, and a shape conforms to itself', () => {
@@ -148,12 +198,27 @@ describe('shape laws', () => {
   });
 
   it('conforms exactly when the diff is empty', () => {
-    fc.assert(fc.property(shapes, shapes, direction, (documented, observed, side) => conformsTo(observed, documented) === (diffShapes(documented, observed, side).length === 0)), { numRuns: 500 });
+    fc.assert(
+      fc.property(
+        shapes,
+        shapes,
+        direction,
+        (documented, observed, side) =>
+          conformsTo(observed, documented) === (diffShapes(documented, observed, side).length === 0),
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('two versions differ exactly when one does not conform to the other', () => {
     fc.assert(
-      fc.property(shapes, shapes, direction, (before, after, side) => (diffVersions(before, after, side).length === 0) === (conformsTo(after, before) && conformsTo(before, after))),
+      fc.property(
+        shapes,
+        shapes,
+        direction,
+        (before, after, side) =>
+          (diffVersions(before, after, side).length === 0) === (conformsTo(after, before) && conformsTo(before, after)),
+      ),
       { numRuns: 500 },
     );
     fc.assert(fc.property(shapes, direction, (shape, side) => diffVersions(shape, shape, side).length === 0));
@@ -170,6 +235,9 @@ describe('shape laws', () => {
 
   it('a body is valid against the JSON Schema of its own shape', () => {
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
-    fc.assert(fc.property(jsonBody, (body) => ajv.validate(toJsonSchema(inferShape(body)), body)), { numRuns: 200 });
+    fc.assert(
+      fc.property(jsonBody, (body) => ajv.validate(toJsonSchema(inferShape(body)), body)),
+      { numRuns: 200 },
+    );
   });
 });

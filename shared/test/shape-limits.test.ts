@@ -44,7 +44,11 @@ describe('inferShape on hostile bodies', () => {
     const started = Date.now();
     const shape = inferShape(value);
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(shape).toEqual({ kind: 'array', items: { kind: 'object', fields: [{ name: 'id', required: true, shape: { kind: 'number' } }] }, truncated: true });
+    expect(shape).toEqual({
+      kind: 'array',
+      items: { kind: 'object', fields: [{ name: 'id', required: true, shape: { kind: 'number' } }] },
+      truncated: true,
+    });
   });
 
   it('survives an object with 1,000,000 keys, keeping maxFields of them', () => {

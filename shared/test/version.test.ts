@@ -15,12 +15,25 @@ describe('parseVersion', () => {
     expect(parseVersion(text)).toEqual(expected);
   });
 
-  it.each(['1', 'v1.0', '1.0.0', '01.0', '1.01', ' 1.0', '1.0 ', '1.', '.1', '-1.0', '1.-1', 'a.b', '', '1e3.0', '99999999999999999999.0'])(
-    'rejects %j, naming it and the expected form',
-    (text) => {
-      expect(() => parseVersion(text)).toThrow(`invalid version ${JSON.stringify(text)}: expected <major>.<minor>`);
-    },
-  );
+  it.each([
+    '1',
+    'v1.0',
+    '1.0.0',
+    '01.0',
+    '1.01',
+    ' 1.0',
+    '1.0 ',
+    '1.',
+    '.1',
+    '-1.0',
+    '1.-1',
+    'a.b',
+    '',
+    '1e3.0',
+    '99999999999999999999.0',
+  ])('rejects %j, naming it and the expected form', (text) => {
+    expect(() => parseVersion(text)).toThrow(`invalid version ${JSON.stringify(text)}: expected <major>.<minor>`);
+  });
 });
 
 describe('formatVersion', () => {
@@ -31,7 +44,11 @@ describe('formatVersion', () => {
     expect(formatVersion(version)).toBe(text);
   });
 
-  it.each([{ major: -1, minor: 0 }, { major: 1.5, minor: 0 }, { major: 1, minor: Number.NaN }])('rejects %j', (version) => {
+  it.each([
+    { major: -1, minor: 0 },
+    { major: 1.5, minor: 0 },
+    { major: 1, minor: Number.NaN },
+  ])('rejects %j', (version) => {
     expect(() => formatVersion(version)).toThrow('major and minor must be non-negative integers');
   });
 });

@@ -1,10 +1,26 @@
 import { Aggregator, type Observation } from './aggregator';
 import type { BodySummary } from './summarise';
 
-const json = (shape: string): BodySummary => ({ body: { contentType: 'application/json', shape }, key: `application/json|${shape}|` });
+const json = (shape: string): BodySummary => ({
+  body: { contentType: 'application/json', shape },
+  key: `application/json|${shape}|`,
+});
 
 function observation(overrides: Partial<Observation>): Observation {
-  return { captureId: 'c1', method: 'GET', template: '/posts', path: undefined, status: 200, query: [], requestHeaders: { accept: '*/*', connection: 'keep-alive' }, responseHeaders: { 'content-type': 'application/json' }, request: null, response: json('a'), at: 1_000, ...overrides };
+  return {
+    captureId: 'c1',
+    method: 'GET',
+    template: '/posts',
+    path: undefined,
+    status: 200,
+    query: [],
+    requestHeaders: { accept: '*/*', connection: 'keep-alive' },
+    responseHeaders: { 'content-type': 'application/json' },
+    request: null,
+    response: json('a'),
+    at: 1_000,
+    ...overrides,
+  };
 }
 
 describe('Aggregator', () => {
@@ -26,7 +42,12 @@ describe('Aggregator', () => {
       ['GET', '/posts', 404, 'a', 1],
       ['POST', '/posts', 200, 'a', 1],
     ]);
-    expect(first?.observations[0]).toMatchObject({ query: ['page'], requestHeaders: ['accept', 'x-trace'], firstSeen: new Date(1_000).toISOString(), lastSeen: new Date(2_000).toISOString() });
+    expect(first?.observations[0]).toMatchObject({
+      query: ['page'],
+      requestHeaders: ['accept', 'x-trace'],
+      firstSeen: new Date(1_000).toISOString(),
+      lastSeen: new Date(2_000).toISOString(),
+    });
     expect(second?.captureId).toBe('c2');
     expect(aggregator.size).toBe(0);
     expect(aggregator.drain()).toEqual([]);

@@ -112,12 +112,27 @@ export class Aggregator {
   add(o: Observation): void {
     let table = this.captures.get(o.captureId);
     if (!table) this.captures.set(o.captureId, (table = { rows: [], index: new Map() }));
-    const byResponse = childMap(childMap(childMap(childMap(table.index, o.template), o.method), o.status), o.request?.key ?? '-');
+    const byResponse = childMap(
+      childMap(childMap(childMap(table.index, o.template), o.method), o.status),
+      o.request?.key ?? '-',
+    );
     const responseKey = o.response?.key ?? '-';
     let row = byResponse.get(responseKey);
     if (!row) {
       row = {
-        observation: { method: o.method, path: o.template, status: o.status, query: [], requestHeaders: [], responseHeaders: [], request: o.request?.body ?? null, response: o.response?.body ?? null, count: 0, firstSeen: '', lastSeen: '' },
+        observation: {
+          method: o.method,
+          path: o.template,
+          status: o.status,
+          query: [],
+          requestHeaders: [],
+          responseHeaders: [],
+          request: o.request?.body ?? null,
+          response: o.response?.body ?? null,
+          count: 0,
+          firstSeen: '',
+          lastSeen: '',
+        },
         firstSeen: o.at,
         lastSeen: o.at,
         query: new Set(),

@@ -137,14 +137,24 @@ export interface ExchangeObserver {
   /** Current capture id, stamped on each exchange when it starts. */
   captureId(): string;
   /** A tap for a body with these headers: keeps shaped media types when `copy`, else only counts. */
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap;
+  tap(
+    contentType: string | string[] | undefined,
+    contentEncoding: string | string[] | undefined,
+    copy: boolean,
+  ): BodyTap;
   /**
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a
    * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.
    * Returns the body bytes shape work was reserved for (the exchange's `sampledBytes`), 0 for no,
    * their negative for "no, but keep the body to look for a new variant".
    */
-  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): number;
+  sample(
+    method: string,
+    target: string,
+    status: number,
+    responseHeaders: IncomingHttpHeaders,
+    requestCopied: number,
+  ): number;
   /** Hand over a finished exchange. Must be cheap and must never throw. */
   record(exchange: Exchange): void;
 }

@@ -1,4 +1,12 @@
-import { DEFAULT_SHAPE_LIMITS, inferShape, isJsonMediaType, mergeShapes, type Field, type ObjectShape, type Shape } from '@spectator/shared';
+import {
+  DEFAULT_SHAPE_LIMITS,
+  inferShape,
+  isJsonMediaType,
+  mergeShapes,
+  type Field,
+  type ObjectShape,
+  type Shape,
+} from '@spectator/shared';
 import { mediaType } from '../proxy/headers';
 
 /**
@@ -41,7 +49,8 @@ export function urlencodedShape(bytes: Buffer): ObjectShape {
     at = cut + 1;
   }
   const parts: FormPart[] = [];
-  for (const [name, value] of new URLSearchParams(cut < 0 ? text : text.slice(0, cut))) parts.push({ name, shape: inferShape(value) });
+  for (const [name, value] of new URLSearchParams(cut < 0 ? text : text.slice(0, cut)))
+    parts.push({ name, shape: inferShape(value) });
   return formShape(parts, cut >= 0);
 }
 
@@ -72,7 +81,10 @@ export function multipartShape(bytes: Buffer, boundary: string): ObjectShape | n
     if (headersEnd < 0) return null;
     const end = bytes.indexOf(next, headersEnd);
     if (end < 0) return null;
-    const part = readPart(bytes.toString('latin1', headersStart + 2, headersEnd + 2), bytes.subarray(headersEnd + 4, end));
+    const part = readPart(
+      bytes.toString('latin1', headersStart + 2, headersEnd + 2),
+      bytes.subarray(headersEnd + 4, end),
+    );
     if (part) parts.push(part);
     at = end + 2;
   }
@@ -98,7 +110,8 @@ function readPart(headerText: string, content: Buffer): FormPart | null {
   }
   const name = parameter(disposition, 'name');
   if (name === null) return null;
-  if (parameter(disposition, 'filename') !== null || parameter(disposition, 'filename*') !== null) return { name, shape: BINARY };
+  if (parameter(disposition, 'filename') !== null || parameter(disposition, 'filename*') !== null)
+    return { name, shape: BINARY };
   if (isJsonMediaType(mediaType(contentType))) {
     try {
       return { name, shape: inferShape(JSON.parse(content.toString('utf8'))) };
@@ -106,7 +119,10 @@ function readPart(headerText: string, content: Buffer): FormPart | null {
       // Not JSON after all: a string like any other text part.
     }
   }
-  return { name, shape: content.length > MAX_TEXT_FOR_FORMAT ? { kind: 'string' } : inferShape(content.toString('utf8')) };
+  return {
+    name,
+    shape: content.length > MAX_TEXT_FOR_FORMAT ? { kind: 'string' } : inferShape(content.toString('utf8')),
+  };
 }
 
 /** `; key="quoted \\"value\\""` or `; key=token` in a header value, for each parameter read. */

@@ -43,7 +43,8 @@ export function keyFingerprint(text: Buffer): number {
       if (byte === QUOTE) {
         inString = false;
         let next = i + 1;
-        while (next < end && (text[next] === 0x20 || text[next] === 0x0a || text[next] === 0x0d || text[next] === 0x09)) next++;
+        while (next < end && (text[next] === 0x20 || text[next] === 0x0a || text[next] === 0x0d || text[next] === 0x09))
+          next++;
         if (next < end && text[next] === COLON) {
           hash >>>= 0;
           let seen = false;
@@ -87,7 +88,15 @@ function isJson(mediaType: string): boolean {
  * cheaply (not JSON, encoded, cut, larger than NOVELTY_BYTES, nothing kept).
  */
 export function tapFingerprint(tap: BodyTap | null): number | null {
-  if (tap === null || tap.copied === 0 || tap.copied !== tap.bytes || tap.copied > NOVELTY_BYTES || tap.cut || tap.overLimit) return null;
+  if (
+    tap === null ||
+    tap.copied === 0 ||
+    tap.copied !== tap.bytes ||
+    tap.copied > NOVELTY_BYTES ||
+    tap.cut ||
+    tap.overLimit
+  )
+    return null;
   if (tap.contentEncoding !== '' && tap.contentEncoding.toLowerCase() !== 'identity') return null;
   if (!isJson(tap.contentType)) return null;
   return keyFingerprint(tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied));

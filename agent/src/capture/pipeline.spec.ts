@@ -5,12 +5,29 @@ import { Metrics } from '../metrics';
 import { CapturePipeline } from './pipeline';
 
 function pipeline(rules: IgnoreRule[] = []): CapturePipeline {
-  return new CapturePipeline({ captureLimit: 1024, captureId: () => 'c1', rules: () => rules, metrics: new Metrics(), log: createRootLogger('silent') });
+  return new CapturePipeline({
+    captureLimit: 1024,
+    captureId: () => 'c1',
+    rules: () => rules,
+    metrics: new Metrics(),
+    log: createRootLogger('silent'),
+  });
 }
 
 /** The query names the pipeline reports for one request to `target`. */
 function reported(capture: CapturePipeline, target: string): readonly string[] {
-  capture.record({ captureId: 'c1', method: 'GET', target, status: 200, requestHeaders: {}, responseHeaders: {}, request: null, response: null, at: 0, sampledBytes: 0 });
+  capture.record({
+    captureId: 'c1',
+    method: 'GET',
+    target,
+    status: 200,
+    requestHeaders: {},
+    responseHeaders: {},
+    request: null,
+    response: null,
+    at: 0,
+    sampledBytes: 0,
+  });
   return capture.drain()[0]?.observations[0]?.query ?? [];
 }
 
@@ -50,11 +67,21 @@ describe('CapturePipeline sampling', () => {
 describe('CapturePipeline taps', () => {
   it('gives a body it cannot classify a tap that only counts, and says so, instead of throwing on the hot path', () => {
     const lines: string[] = [];
-    const capture = new CapturePipeline({ captureLimit: 1024, captureId: () => 'c1', rules: () => [], metrics: new Metrics(), log: createRootLogger('error', { write: (line: string) => lines.push(line) }) });
+    const capture = new CapturePipeline({
+      captureLimit: 1024,
+      captureId: () => 'c1',
+      rules: () => [],
+      metrics: new Metrics(),
+      log: createRootLogger('error', { write: (line: string) => lines.push(line) }),
+    });
     // Not a header value node:http would give: the media type lookup throws on it.
     const tap = capture.tap({} as unknown as string, undefined, true);
     tap.write(Buffer.from('{"a":1}'));
-    expect({ bytes: tap.bytes, copied: tap.copied, copying: tap.copying }).toEqual({ bytes: 7, copied: 0, copying: false });
+    expect({ bytes: tap.bytes, copied: tap.copied, copying: tap.copying }).toEqual({
+      bytes: 7,
+      copied: 0,
+      copying: false,
+    });
     expect(lines.join('')).toContain('capture failed for one body');
   });
 });
@@ -65,7 +92,14 @@ describe('CapturePipeline stream taps', () => {
 
   it('keeps all open streams’ bytes within streamBytesMax, each stream’s until its exchange releases them', () => {
     const metrics = new Metrics();
-    const capture = new CapturePipeline({ captureLimit: 1024 * 1024, streamBytesMax: 100, captureId: () => 'c1', rules: () => [], metrics, log: createRootLogger('silent') });
+    const capture = new CapturePipeline({
+      captureLimit: 1024 * 1024,
+      streamBytesMax: 100,
+      captureId: () => 'c1',
+      rules: () => [],
+      metrics,
+      log: createRootLogger('silent'),
+    });
     const held = () => Number(metrics.render().match(/spectator_agent_stream_bytes (\d+)/)?.[1]);
     const [big, small] = [event('a'.repeat(70)), event('b')];
     expect(big.length + small.length).toBeGreaterThan(100);
@@ -73,7 +107,13 @@ describe('CapturePipeline stream taps', () => {
     const second = capture.tap(SSE, undefined, true);
     first.write(big);
     second.write(small); // would pass 100 in all: not kept, and the stream keeps nothing from now on
-    expect([first.copied, first.cut, second.copied, second.cut, held()]).toEqual([big.length, false, 0, true, big.length]);
+    expect([first.copied, first.cut, second.copied, second.cut, held()]).toEqual([
+      big.length,
+      false,
+      0,
+      true,
+      big.length,
+    ]);
     second.write(small);
     expect([second.bytes, second.copied]).toEqual([2 * small.length, 0]);
     first.release();
@@ -90,8 +130,17 @@ describe('CapturePipeline stream taps', () => {
 
   it('keeps at most 64 KiB of a stream, or the capture limit when lower, and marks it cut', () => {
     const chunk = event('x'.repeat(1000));
-    for (const [captureLimit, kept] of [[1024, 1024], [1024 * 1024, 64 * 1024]] as const) {
-      const capture = new CapturePipeline({ captureLimit, captureId: () => 'c1', rules: () => [], metrics: new Metrics(), log: createRootLogger('silent') });
+    for (const [captureLimit, kept] of [
+      [1024, 1024],
+      [1024 * 1024, 64 * 1024],
+    ] as const) {
+      const capture = new CapturePipeline({
+        captureLimit,
+        captureId: () => 'c1',
+        rules: () => [],
+        metrics: new Metrics(),
+        log: createRootLogger('silent'),
+      });
       const long = capture.tap(SSE, undefined, true);
       for (let i = 0; i < 100; i++) long.write(chunk);
       expect([long.prefix, long.copied, long.cut, long.bytes]).toEqual([true, kept, true, 100 * chunk.length]);

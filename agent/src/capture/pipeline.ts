@@ -1,4 +1,13 @@
-import { CardinalityLimiter, hasParameter, isIgnored, PathLearner, queryNames, responseKeys, templatePath, type IgnoreRule } from '@spectator/shared';
+import {
+  CardinalityLimiter,
+  hasParameter,
+  isIgnored,
+  PathLearner,
+  queryNames,
+  responseKeys,
+  templatePath,
+  type IgnoreRule,
+} from '@spectator/shared';
 import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -108,7 +117,8 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly unmatched = new Map<string, { requests: number; paths: Set<string>; overflow: number }>();
   /** Raw query names (values cut off) → the names reported. */
   private readonly queries = new Map<string, readonly string[]>();
-  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> & Pick<PipelineOptions, 'onBacklog'>;
+  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> &
+    Pick<PipelineOptions, 'onBacklog'>;
   /** What the open streams' taps keep, against `streamBytesMax`. */
   private readonly streams: StreamLedger;
   /** Counters touched on every interaction, held rather than looked up by name. */
@@ -117,7 +127,17 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly novelShaped: Counter;
 
   constructor(options: PipelineOptions) {
-    this.options = { backlogRows: 500, queueMaxItems: 1_000, queueMaxBytes: 32 * 1024 * 1024, sliceMs: 8, streamBytesMax: 16 * 1024 * 1024, holdMs: 3_000, holdMax: 10_000, now: Date.now, ...options };
+    this.options = {
+      backlogRows: 500,
+      queueMaxItems: 1_000,
+      queueMaxBytes: 32 * 1024 * 1024,
+      sliceMs: 8,
+      streamBytesMax: 16 * 1024 * 1024,
+      holdMs: 3_000,
+      holdMax: 10_000,
+      now: Date.now,
+      ...options,
+    };
     this.streams = { held: 0, limit: this.options.streamBytesMax };
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler);
@@ -130,20 +150,38 @@ export class CapturePipeline implements ExchangeObserver {
     options.metrics.gauge('held_interactions', () => this.held.length);
   }
 
-  tap(contentType: string | string[] | undefined, contentEncoding: string | string[] | undefined, copy: boolean): BodyTap {
+  tap(
+    contentType: string | string[] | undefined,
+    contentEncoding: string | string[] | undefined,
+    copy: boolean,
+  ): BodyTap {
     // Called on the hot path, where a throw would end the request handler: whatever goes wrong, the
     // body is still forwarded and counted, only not looked at.
     try {
       const media = classifyContentType(contentType);
       const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-      return new BodyTap(media.type, encoding, this.keptBytes(media), copy && media.shaped, media.type === MULTIPART_FORM ? boundaryOf(contentType) : '', media.stream, media.stream ? this.streams : null);
+      return new BodyTap(
+        media.type,
+        encoding,
+        this.keptBytes(media),
+        copy && media.shaped,
+        media.type === MULTIPART_FORM ? boundaryOf(contentType) : '',
+        media.stream,
+        media.stream ? this.streams : null,
+      );
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'capture failed for one body: counted, not looked at');
       return new BodyTap('', '', 0, false);
     }
   }
 
-  sample(method: string, target: string, status: number, responseHeaders: IncomingHttpHeaders, requestCopied: number): number {
+  sample(
+    method: string,
+    target: string,
+    status: number,
+    responseHeaders: IncomingHttpHeaders,
+    requestCopied: number,
+  ): number {
     try {
       const media = classifyContentType(responseHeaders['content-type']);
       const kept = this.keptBytes(media);
@@ -159,10 +197,20 @@ export class CapturePipeline implements ExchangeObserver {
       if (rules.length > 0 && isIgnored(rules, upper, pathname)) return 0;
       const entry = this.template(pathname);
       if (this.isNoise(entry, status)) return 0;
-      const slot = this.sampler.slot(this.captureId(), upper, typeof entry === 'string' ? entry : this.reported(entry), status);
+      const slot = this.sampler.slot(
+        this.captureId(),
+        upper,
+        typeof entry === 'string' ? entry : this.reported(entry),
+        status,
+      );
       if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
       // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
-      const watch = !media.stream && responseHeaders['content-length'] !== undefined && length <= NOVELTY_BYTES && requestCopied <= NOVELTY_BYTES && (slot.variants?.size ?? 0) < NOVELTY_VARIANTS;
+      const watch =
+        !media.stream &&
+        responseHeaders['content-length'] !== undefined &&
+        length <= NOVELTY_BYTES &&
+        requestCopied <= NOVELTY_BYTES &&
+        (slot.variants?.size ?? 0) < NOVELTY_VARIANTS;
       return watch ? -expectedBytes : 0;
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
@@ -249,7 +297,8 @@ export class CapturePipeline implements ExchangeObserver {
     for (const [captureId, templates] of this.learnedOut) groupOf(captureId).learned = [...templates];
     this.learnedOut = new Map();
     for (const [captureId, noise] of this.unmatched) {
-      if (noise.requests > 0) groupOf(captureId).unmatched = { requests: noise.requests, paths: noise.paths.size + noise.overflow };
+      if (noise.requests > 0)
+        groupOf(captureId).unmatched = { requests: noise.requests, paths: noise.paths.size + noise.overflow };
       noise.requests = 0;
       // Only the current capture counts on; an older one's paths are let go.
       if (captureId !== this.captureId()) this.unmatched.delete(captureId);
@@ -305,7 +354,9 @@ export class CapturePipeline implements ExchangeObserver {
     // A sampled-out body kept for novelty is shaped when its variant is new for its key.
     const wanted = (reserved > 0 || (exchange.sampledBytes < 0 && this.novel(observation, exchange))) && bytes > 0;
     if (reserved > 0 && bytes > 0) this.novel(observation, exchange);
-    const fits = this.queue.length - this.queueHead < this.options.queueMaxItems && this.queueBytes + bytes <= this.options.queueMaxBytes;
+    const fits =
+      this.queue.length - this.queueHead < this.options.queueMaxItems &&
+      this.queueBytes + bytes <= this.options.queueMaxBytes;
     if (wanted && fits) {
       this.queue.push({ observation, request: exchange.request, response: exchange.response, bytes, reserved });
       this.queueBytes += bytes;
@@ -334,7 +385,7 @@ export class CapturePipeline implements ExchangeObserver {
     const hash = target.indexOf('#', question);
     const end = hash < 0 ? target.length : hash;
     let key = '';
-    for (let at = question + 1; at <= end; ) {
+    for (let at = question + 1; at <= end;) {
       let next = target.indexOf('&', at);
       if (next < 0 || next > end) next = end;
       const equals = target.indexOf('=', at);
@@ -357,7 +408,14 @@ export class CapturePipeline implements ExchangeObserver {
     const inferred = templatePath(pathname, this.known);
     // Documented and hinted templates stay as they are; anything else is learned from and kept to bounded cardinality.
     if (this.knownCanonical.has(inferred)) return this.remember(pathname, inferred);
-    return this.remember(pathname, { resolved: this.learner.resolve(inferred), template: '', inferred, undecided: false, generation: this.generation, observed: [] });
+    return this.remember(pathname, {
+      resolved: this.learner.resolve(inferred),
+      template: '',
+      inferred,
+      undecided: false,
+      generation: this.generation,
+      observed: [],
+    });
   }
 
   /** The template an entry is reported under (made on its first report, see `PathEntry.template`). */
@@ -388,7 +446,12 @@ export class CapturePipeline implements ExchangeObserver {
    * template never got another status. Counted apart, never recorded, never learned from.
    */
   private isNoise(entry: string | PathEntry, status: number): boolean {
-    return isNotFound(status) && typeof entry !== 'string' && !this.confirmed.has(entry.resolved) && !this.underConfirmedRoute(entry.resolved);
+    return (
+      isNotFound(status) &&
+      typeof entry !== 'string' &&
+      !this.confirmed.has(entry.resolved) &&
+      !this.underConfirmedRoute(entry.resolved)
+    );
   }
 
   /**
@@ -406,7 +469,8 @@ export class CapturePipeline implements ExchangeObserver {
   private confirm(template: string): void {
     if (this.confirmed.size >= TEMPLATE_CACHE_SIZE) return;
     this.confirmed.add(template);
-    for (let at = template.indexOf('/', 1); at > 0; at = template.indexOf('/', at + 1)) this.confirmedPrefixes.add(template.slice(0, at));
+    for (let at = template.indexOf('/', 1); at > 0; at = template.indexOf('/', at + 1))
+      this.confirmedPrefixes.add(template.slice(0, at));
     this.confirmedPrefixes.add(template);
   }
 
@@ -511,7 +575,8 @@ export class CapturePipeline implements ExchangeObserver {
   /** To the rows. `undecided`: the template holds a literal the learner may still make a parameter. */
   private toRows(observation: Observation, undecided: boolean): void {
     // Sent with such a literal: remembered, so the backend is told when it is learned and regroups it then.
-    if (undecided && this.sentUndecided.size < TEMPLATE_CACHE_SIZE && !this.sentUndecided.has(observation.template)) this.sentUndecided.set(observation.template, observation.captureId);
+    if (undecided && this.sentUndecided.size < TEMPLATE_CACHE_SIZE && !this.sentUndecided.has(observation.template))
+      this.sentUndecided.set(observation.template, observation.captureId);
     this.aggregator.add(observation);
     if (this.aggregator.size >= this.options.backlogRows) this.options.onBacklog?.();
   }
@@ -539,7 +604,10 @@ export class CapturePipeline implements ExchangeObserver {
         pending.observation.response = pending.response ? summariseBody(pending.response, true, limit) : null;
         this.options.metrics.inc('shaped_total');
       } catch (err) {
-        this.options.log.error({ err: (err as Error).message, template: pending.observation.template }, 'shape work failed; interaction counted unshaped');
+        this.options.log.error(
+          { err: (err as Error).message, template: pending.observation.template },
+          'shape work failed; interaction counted unshaped',
+        );
         pending.observation.request = pending.request ? summariseBody(pending.request, false, 0) : null;
         pending.observation.response = pending.response ? summariseBody(pending.response, false, 0) : null;
       }

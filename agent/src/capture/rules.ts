@@ -73,7 +73,10 @@ export class IgnoreRules {
       text = fs.readFileSync(this.path, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') {
-        this.log.error({ path: this.path, code: (err as NodeJS.ErrnoException).code }, 'cannot read service config; keeping the last good ignore rules');
+        this.log.error(
+          { path: this.path, code: (err as NodeJS.ErrnoException).code },
+          'cannot read service config; keeping the last good ignore rules',
+        );
         return false;
       }
       // Said once per absence: the file watcher also reports a file that is missing from the start.
@@ -90,15 +93,26 @@ export class IgnoreRules {
     if (text === this.lastText) return false;
     try {
       const parsed = parseServiceConfig(text);
-      for (const error of parsed.errors) this.log.error({ path: this.path, entry: error.entry, index: error.index, problem: error.message }, 'bad ignoreRequests entry skipped');
-      for (const error of parsed.pathErrors) this.log.error({ path: this.path, entry: error.entry, index: error.index, problem: error.message }, 'bad paths entry skipped');
+      for (const error of parsed.errors)
+        this.log.error(
+          { path: this.path, entry: error.entry, index: error.index, problem: error.message },
+          'bad ignoreRequests entry skipped',
+        );
+      for (const error of parsed.pathErrors)
+        this.log.error(
+          { path: this.path, entry: error.entry, index: error.index, problem: error.message },
+          'bad paths entry skipped',
+        );
       this.current = parsed.rules;
       this.lastText = text;
       this.setPaths(parsed.paths);
       this.log.info({ path: this.path, rules: this.sources }, 'ignore rules loaded');
       return true;
     } catch (err) {
-      this.log.error({ path: this.path, problem: (err as Error).message }, 'service config is invalid; keeping the last good ignore rules');
+      this.log.error(
+        { path: this.path, problem: (err as Error).message },
+        'service config is invalid; keeping the last good ignore rules',
+      );
       return false;
     }
   }

@@ -36,7 +36,10 @@ describe('ShapeSampler', () => {
   it('keeps shape work near its share of wall time under sustained load, each ms of it charged costFactor times', () => {
     const timedShare = (costFactor: number) => {
       let now = 0;
-      const sampler = new ShapeSampler({ budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000, maxPerKeyPerSecond: Infinity, costFactor }, () => now);
+      const sampler = new ShapeSampler(
+        { budgetShare: 0.05, burstMs: 50, keyWindowMs: 10_000, maxPerKeyPerSecond: Infinity, costFactor },
+        () => now,
+      );
       let spent = 0;
       for (let i = 0; i < 10_000; i++) {
         now += 1; // one request per ms
@@ -81,7 +84,10 @@ describe('ShapeSampler', () => {
   it('charges a fixed overhead per sample, so samples whose timed work is next to nothing still use up the budget', () => {
     let now = 0;
     const admittedWith = (sampleOverheadMs: number) => {
-      const sampler = new ShapeSampler({ budgetShare: 0.01, burstMs: 1, keyWindowMs: 60_000, sampleOverheadMs, maxPerKeyPerSecond: Infinity }, () => now);
+      const sampler = new ShapeSampler(
+        { budgetShare: 0.01, burstMs: 1, keyWindowMs: 60_000, sampleOverheadMs, maxPerKeyPerSecond: Infinity },
+        () => now,
+      );
       let admitted = 0;
       for (let i = 0; i < 1_000; i++) {
         now += 1; // one small request per ms for a second: 10 ms of budget
@@ -100,7 +106,10 @@ describe('ShapeSampler', () => {
 
   it('admits at most maxPerKeyPerSecond samples of one key a second, however much budget is left; other keys are not held back', () => {
     let now = 0;
-    const sampler = new ShapeSampler({ budgetShare: 1, burstMs: 1_000, keyWindowMs: 60_000, maxPerKeyPerSecond: 100 }, () => now);
+    const sampler = new ShapeSampler(
+      { budgetShare: 1, burstMs: 1_000, keyWindowMs: 60_000, maxPerKeyPerSecond: 100 },
+      () => now,
+    );
     const admittedIn = (template: string, requests: number, stepMs: number) => {
       let admitted = 0;
       for (let i = 0; i < requests; i++) {
@@ -123,7 +132,10 @@ describe('ShapeSampler', () => {
 
   it('earns no budget and ages no key window while paused: resumed, it admits what it would have without the pause', () => {
     let now = 0;
-    const sampler = new ShapeSampler({ budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000, maxPerKeyPerSecond: Infinity }, () => now);
+    const sampler = new ShapeSampler(
+      { budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000, maxPerKeyPerSecond: Infinity },
+      () => now,
+    );
     const slot = sampler.slot('c1', 'GET', '/a', 200);
     expect(sampler.admit(slot, 100)).toBe(true); // the key's guaranteed sample
     sampler.spent(100, 100, 10); // ...which used up the whole burst
@@ -140,7 +152,10 @@ describe('ShapeSampler', () => {
     /** Shaped of 200 requests at 50 a second; `toldReserved`: the reservation `spent` is told of. */
     const shapedOf = (reservedBytes: number, realBytes: number, toldReserved = reservedBytes) => {
       let now = 0;
-      const sampler = new ShapeSampler({ budgetShare: 0.02, burstMs: 20, keyWindowMs: 60_000, maxPerKeyPerSecond: Infinity, sampleOverheadMs: 0 }, () => now);
+      const sampler = new ShapeSampler(
+        { budgetShare: 0.02, burstMs: 20, keyWindowMs: 60_000, maxPerKeyPerSecond: Infinity, sampleOverheadMs: 0 },
+        () => now,
+      );
       let shaped = 0;
       for (let i = 0; i < 200; i++) {
         now += 20; // 0.4 ms of budget between two requests

@@ -61,7 +61,14 @@ export interface SampleSlot {
 /** Keys tracked at most; past it the slots start afresh (each key is then shaped once more). */
 const MAX_SLOTS = 50_000;
 
-const DEFAULTS: SamplerOptions = { budgetShare: 0.02, burstMs: 20, keyWindowMs: 10_000, sampleOverheadMs: 0.015, costFactor: 4, maxPerKeyPerSecond: 100 };
+const DEFAULTS: SamplerOptions = {
+  budgetShare: 0.02,
+  burstMs: 20,
+  keyWindowMs: 10_000,
+  sampleOverheadMs: 0.015,
+  costFactor: 4,
+  maxPerKeyPerSecond: 100,
+};
 
 /**
  * Decides which interactions get their bodies shaped. Counting is never sampled; only the parse +
@@ -91,7 +98,10 @@ export class ShapeSampler {
    * times cheaper than `performance.now()` (which builds an hrtime pair) and whole milliseconds are
    * fine for refilling a budget over many requests.
    */
-  constructor(options: Partial<SamplerOptions> = {}, private readonly now: () => number = Date.now) {
+  constructor(
+    options: Partial<SamplerOptions> = {},
+    private readonly now: () => number = Date.now,
+  ) {
     this.options = { ...DEFAULTS, ...options };
     this.tokensMs = this.options.burstMs;
     this.refilledAt = now();
@@ -110,7 +120,10 @@ export class ShapeSampler {
     if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
     let slot = byStatus.get(status);
     if (slot === undefined) {
-      byStatus.set(status, (slot = { lastShaped: -Infinity, keyTokens: this.keyBurst(), keyRefilledAt: this.clock(), variants: null }));
+      byStatus.set(
+        status,
+        (slot = { lastShaped: -Infinity, keyTokens: this.keyBurst(), keyRefilledAt: this.clock(), variants: null }),
+      );
       this.slotCount++;
     }
     return slot;
@@ -130,7 +143,10 @@ export class ShapeSampler {
     if (this.tokensMs <= 0) return false;
     const perSecond = this.options.maxPerKeyPerSecond;
     if (Number.isFinite(perSecond)) {
-      slot.keyTokens = Math.min(this.keyBurst(), slot.keyTokens + (Math.max(0, now - slot.keyRefilledAt) * perSecond) / 1_000);
+      slot.keyTokens = Math.min(
+        this.keyBurst(),
+        slot.keyTokens + (Math.max(0, now - slot.keyRefilledAt) * perSecond) / 1_000,
+      );
       slot.keyRefilledAt = now;
       if (slot.keyTokens < 1) return false;
     }

@@ -15,8 +15,11 @@ function shapeText(text: string, contentType: string, cut = false): string | nul
 
 describe('streamShape: server-sent events', () => {
   it('is the array of the events’ data: JSON data as its shape, other data as a string', () => {
-    const text = ': a comment\n\nevent: delta\nid: 7\ndata: {"text":"He","index":0}\n\ndata: {"text":"llo","index":1,"done":false}\n\ndata: [DONE]\n\n';
-    expect(shapeText(text, SSE)).toBe(canonicalShape(inferShape([{ text: 'He', index: 0 }, { text: 'llo', index: 1, done: false }, '[DONE]'])));
+    const text =
+      ': a comment\n\nevent: delta\nid: 7\ndata: {"text":"He","index":0}\n\ndata: {"text":"llo","index":1,"done":false}\n\ndata: [DONE]\n\n';
+    expect(shapeText(text, SSE)).toBe(
+      canonicalShape(inferShape([{ text: 'He', index: 0 }, { text: 'llo', index: 1, done: false }, '[DONE]'])),
+    );
     expect(shapeText(text, SSE)).toBe('[(S|{"done"?:B,"index":N,"text":S})]');
   });
 
@@ -42,14 +45,20 @@ describe('streamShape: server-sent events', () => {
   });
 
   it('keeps no value: not the data, not an event name, not an id', () => {
-    const shape = streamShape(Buffer.from('event: canary-event\nid: canary-id\ndata: {"secret":"canary-value"}\n\ndata: canary-text\n\n'), SSE, false) as Shape;
+    const shape = streamShape(
+      Buffer.from('event: canary-event\nid: canary-id\ndata: {"secret":"canary-value"}\n\ndata: canary-text\n\n'),
+      SSE,
+      false,
+    ) as Shape;
     expect(JSON.stringify(shape)).not.toMatch(/canary/);
   });
 });
 
 describe('streamShape: JSON lines and JSON text sequences', () => {
   it('is the array of the lines’ shapes; blank lines and a missing last newline are fine', () => {
-    expect(shapeText('{"id":1,"name":"a"}\n\n{"id":2}\r\n{"id":3,"name":null}', NDJSON)).toBe('[{"id":N,"name"?:(S|Z)}]');
+    expect(shapeText('{"id":1,"name":"a"}\n\n{"id":2}\r\n{"id":3,"name":null}', NDJSON)).toBe(
+      '[{"id":N,"name"?:(S|Z)}]',
+    );
   });
 
   it('leaves out the line the kept bytes cut off', () => {
@@ -68,7 +77,10 @@ describe('streamShape: JSON lines and JSON text sequences', () => {
 describe('a stream prefix through summariseBody', () => {
   // 600 lines of 400 hex characters compress to about 125 KB: past the 64 KiB kept, so the kept
   // bytes end mid-stream and are decoded as far as they go.
-  const lines = Array.from({ length: 600 }, (_, i) => JSON.stringify({ id: i, name: crypto.randomBytes(200).toString('hex') })).join('\n') + '\n';
+  const lines =
+    Array.from({ length: 600 }, (_, i) =>
+      JSON.stringify({ id: i, name: crypto.randomBytes(200).toString('hex') }),
+    ).join('\n') + '\n';
 
   it.each([
     ['gzip', zlib.gzipSync],
@@ -79,6 +91,9 @@ describe('a stream prefix through summariseBody', () => {
     const tap = new BodyTap(NDJSON, encoding, STREAM_PREFIX_BYTES, true, '', true);
     tap.write(compress(Buffer.from(lines)));
     expect(tap.cut).toBe(true);
-    expect(summariseBody(tap, true, 1024 * 1024).body).toEqual({ contentType: NDJSON, shape: fingerprint(inferShape([{ id: 0, name: '' }])) });
+    expect(summariseBody(tap, true, 1024 * 1024).body).toEqual({
+      contentType: NDJSON,
+      shape: fingerprint(inferShape([{ id: 0, name: '' }])),
+    });
   });
 });

@@ -1,5 +1,14 @@
 import zlib from 'node:zlib';
-import { fingerprint, inferShape, isFormMediaType, isShapedBodyMediaType, isStreamMediaType, shapeFingerprint, type Shape, type WireBody } from '@spectator/shared';
+import {
+  fingerprint,
+  inferShape,
+  isFormMediaType,
+  isShapedBodyMediaType,
+  isStreamMediaType,
+  shapeFingerprint,
+  type Shape,
+  type WireBody,
+} from '@spectator/shared';
 import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
 import { MULTIPART_FORM, multipartShape, urlencodedShape } from './form';
@@ -62,7 +71,10 @@ function summaryWithout(contentType: string, flag: Flag | null): BodySummary {
     unshapedSummaries.set(contentType, (byFlag = {}));
   }
   const slot = flag ?? 'plain';
-  return (byFlag[slot] ??= Object.freeze({ body: Object.freeze(flag ? { contentType, [flag]: true } : { contentType }), key: `${contentType}||${flag ?? ''}` }));
+  return (byFlag[slot] ??= Object.freeze({
+    body: Object.freeze(flag ? { contentType, [flag]: true } : { contentType }),
+    key: `${contentType}||${flag ?? ''}`,
+  }));
 }
 
 /**
@@ -82,7 +94,11 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   if (decoded === 'too-large') return summaryWithout(contentType, 'tooLarge');
   if (decoded === 'unreadable') return summaryWithout(contentType, 'unparsable');
   if (stream || isFormMediaType(contentType)) {
-    const shape = stream ? streamShape(decoded, contentType, tap.cut) : contentType === MULTIPART_FORM ? multipartShape(decoded, tap.boundary) : urlencodedShape(decoded);
+    const shape = stream
+      ? streamShape(decoded, contentType, tap.cut)
+      : contentType === MULTIPART_FORM
+        ? multipartShape(decoded, tap.boundary)
+        : urlencodedShape(decoded);
     if (shape === null) return summaryWithout(contentType, 'unparsable');
     if (shape === 'no-items') return summaryWithout(contentType, 'unshaped');
     const id = fingerprint(shape);
@@ -120,16 +136,30 @@ function shapeOf(id: string, value: unknown): Shape {
  * `partial`: the bytes stop before the encoded body does (a stream's prefix); what they hold is
  * decoded and the missing end is not an error.
  */
-function decode(bytes: Buffer, contentEncoding: string, limit: number, partial: boolean): Buffer | 'too-large' | 'unreadable' {
+function decode(
+  bytes: Buffer,
+  contentEncoding: string,
+  limit: number,
+  partial: boolean,
+): Buffer | 'too-large' | 'unreadable' {
   const encoding = contentEncoding.trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') return bytes;
-  const options = { maxOutputLength: Math.max(limit, 1), ...(partial ? { finishFlush: zlib.constants.Z_SYNC_FLUSH } : {}) };
+  const options = {
+    maxOutputLength: Math.max(limit, 1),
+    ...(partial ? { finishFlush: zlib.constants.Z_SYNC_FLUSH } : {}),
+  };
   try {
     if (encoding === 'gzip' || encoding === 'x-gzip') return zlib.gunzipSync(bytes, options);
     if (encoding === 'deflate') return inflateEither(bytes, options);
-    if (encoding === 'br') return zlib.brotliDecompressSync(bytes, { maxOutputLength: options.maxOutputLength, ...(partial ? { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH } : {}) });
+    if (encoding === 'br')
+      return zlib.brotliDecompressSync(bytes, {
+        maxOutputLength: options.maxOutputLength,
+        ...(partial ? { finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH } : {}),
+      });
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError ? 'too-large' : 'unreadable';
+    return (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError
+      ? 'too-large'
+      : 'unreadable';
   }
   return 'unreadable';
 }

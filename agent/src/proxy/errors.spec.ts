@@ -14,6 +14,10 @@ describe('upstreamFailure', () => {
   });
 
   it('looks into the cause undici wraps around socket errors', () => {
-    expect(upstreamFailure(new Error('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }))).toMatchObject({ statusCode: 503, code: 'ECONNREFUSED' });
+    expect(
+      upstreamFailure(
+        new Error('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }),
+      ),
+    ).toMatchObject({ statusCode: 503, code: 'ECONNREFUSED' });
   });
 });

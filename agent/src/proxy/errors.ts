@@ -10,15 +10,26 @@ export interface UpstreamFailure {
   code: string;
 }
 
-const UNAVAILABLE = ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED'];
+const UNAVAILABLE = [
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CLOSED',
+  'UND_ERR_DESTROYED',
+];
 const TIMEOUT = ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'ETIMEDOUT'];
 
 /** Map an error from the upstream request to 502 (bad answer or reset), 503 (not reachable) or 504 (too slow). */
 export function upstreamFailure(err: unknown): UpstreamFailure {
   const code = errorCode(err);
-  if (UNAVAILABLE.includes(code)) return { statusCode: 503, error: 'Service Unavailable', message: 'upstream is not accepting connections', code };
-  if (TIMEOUT.includes(code)) return { statusCode: 504, error: 'Gateway Timeout', message: 'upstream did not answer in time', code };
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return { statusCode: 502, error: 'Bad Gateway', message: 'upstream closed the connection', code };
+  if (UNAVAILABLE.includes(code))
+    return { statusCode: 503, error: 'Service Unavailable', message: 'upstream is not accepting connections', code };
+  if (TIMEOUT.includes(code))
+    return { statusCode: 504, error: 'Gateway Timeout', message: 'upstream did not answer in time', code };
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE')
+    return { statusCode: 502, error: 'Bad Gateway', message: 'upstream closed the connection', code };
   return { statusCode: 502, error: 'Bad Gateway', message: 'upstream gave an invalid response', code };
 }
 

@@ -42,7 +42,15 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
   const path = requestPath(req.url);
   if (path === null) {
     res.once('close', context.onExchangeClosed);
-    answer(res, 400, JSON.stringify({ statusCode: 400, error: 'Bad Request', message: 'request target must be a path or an absolute http URL' }));
+    answer(
+      res,
+      400,
+      JSON.stringify({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: 'request target must be a path or an absolute http URL',
+      }),
+    );
     return;
   }
   if (!hasBody(req)) {
@@ -70,7 +78,15 @@ function dispatchWithBody(context: ForwardContext, req: IncomingMessage, res: Se
   }
 }
 
-function dispatch(context: ForwardContext, observer: ExchangeObserver | null, req: IncomingMessage, res: ServerResponse, path: string, requestTap: BodyTap | null, body: Buffer | IncomingMessage | null): void {
+function dispatch(
+  context: ForwardContext,
+  observer: ExchangeObserver | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  requestTap: BodyTap | null,
+  body: Buffer | IncomingMessage | null,
+): void {
   const handler = new ForwardHandler(context, observer, req, res, requestTap);
   try {
     context.pool.dispatch(
@@ -146,7 +162,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     if (this.clientGone) controller.abort(new Error('client closed the connection'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
     if (statusCode < 200) {
       this.informational(statusCode, headers);
       return;
@@ -160,7 +181,13 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     }
     // Neither a length nor a transfer coding: the body runs until the upstream closes (RFC 9112
     // §6.3), so it reaches the client framed the same way, not re-framed as chunks.
-    if (headers['transfer-encoding'] === undefined && statusCode !== 204 && statusCode !== 304 && this.req.method !== 'HEAD') this.res.useChunkedEncodingByDefault = false;
+    if (
+      headers['transfer-encoding'] === undefined &&
+      statusCode !== 204 &&
+      statusCode !== 304 &&
+      this.req.method !== 'HEAD'
+    )
+      this.res.useChunkedEncodingByDefault = false;
     this.res.writeHead(statusCode, statusMessage, this.responseHeaders);
     // A response without a length may be a stream (server-sent events): its headers go out now,
     // before the first event. Others go out with the first body bytes, in one write.
@@ -193,7 +220,13 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
    */
   private startTap(observer: ExchangeObserver): void {
     const headers = this.responseHeaders;
-    this.sampledBytes = observer.sample(this.req.method ?? 'GET', this.req.url ?? '/', this.status, headers, this.requestTap?.copied ?? 0);
+    this.sampledBytes = observer.sample(
+      this.req.method ?? 'GET',
+      this.req.url ?? '/',
+      this.status,
+      headers,
+      this.requestTap?.copied ?? 0,
+    );
     // Negative: sampled out, but a small body is kept to notice a new variant (capture/novelty.ts).
     this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampledBytes !== 0);
     if (this.responseTap.prefix && !this.recorded) {
@@ -275,7 +308,10 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
       return;
     }
     this.context.metrics.inc('upstream_errors_total');
-    this.context.log.warn({ code: failure.code, status: failure.statusCode, method: this.req.method, reason: err.message }, 'upstream request failed');
+    this.context.log.warn(
+      { code: failure.code, status: failure.statusCode, method: this.req.method, reason: err.message },
+      'upstream request failed',
+    );
     this.context.onUpstreamFailure(failure);
     answer(this.res, failure.statusCode, failureBody(failure));
   }

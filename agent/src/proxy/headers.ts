@@ -5,7 +5,15 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
  * (RFC 9110 §7.6.1: Connection, Proxy-Connection, Keep-Alive, TE, Transfer-Encoding, Upgrade, plus
  * every name listed in Connection). `expect` is answered by this hop too (Node sends 100 Continue).
  */
-const HOP_BY_HOP = new Set(['connection', 'proxy-connection', 'keep-alive', 'te', 'transfer-encoding', 'upgrade', 'expect']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'proxy-connection',
+  'keep-alive',
+  'te',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+]);
 const FORWARDED = new Set(['x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host']);
 
 function connectionListed(value: string | string[] | undefined): Set<string> | null {
@@ -43,8 +51,15 @@ export function forwardedHeaders(req: IncomingMessage): [string, string][] {
   const priorFor = req.headers['x-forwarded-for'];
   const clientAddress = req.socket.remoteAddress ?? '';
   const out: [string, string][] = [
-    ['x-forwarded-for', priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${clientAddress}` : clientAddress],
-    ['x-forwarded-proto', firstValue(req.headers['x-forwarded-proto']) ?? ((req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http')],
+    [
+      'x-forwarded-for',
+      priorFor ? `${Array.isArray(priorFor) ? priorFor.join(', ') : priorFor}, ${clientAddress}` : clientAddress,
+    ],
+    [
+      'x-forwarded-proto',
+      firstValue(req.headers['x-forwarded-proto']) ??
+        ((req.socket as { encrypted?: boolean }).encrypted === true ? 'https' : 'http'),
+    ],
   ];
   const host = firstValue(req.headers['x-forwarded-host']) ?? req.headers.host;
   if (host !== undefined) out.push(['x-forwarded-host', host]);

@@ -53,7 +53,8 @@ export class ProxyServer {
 
   constructor(options: ProxyServerOptions) {
     // `ca` replaces Node's default trust store, so the system roots go along.
-    const upstreamTls = options.upstreamCa === undefined ? undefined : { ca: [...tls.rootCertificates, options.upstreamCa.toString()] };
+    const upstreamTls =
+      options.upstreamCa === undefined ? undefined : { ca: [...tls.rootCertificates, options.upstreamCa.toString()] };
     this.pool = new Pool(options.upstream.origin, {
       // One connection per concurrent request, kept alive; no pipelining, so one slow response
       // never holds up another.
@@ -81,16 +82,21 @@ export class ProxyServer {
     // An event stream may stay open for hours: it is counted (and shaped from its first events)
     // once it has been open a while, so its endpoint shows up without waiting for its end.
     const recordAfterMs = options.streamRecordAfterMs ?? 10_000;
-    this.streamSweep = setInterval(() => {
-      const due = Date.now() - recordAfterMs;
-      for (const stream of context.openStreams) if (stream.startedAt <= due) stream.recordSoFar();
-    }, Math.min(1_000, Math.max(10, recordAfterMs / 4)));
+    this.streamSweep = setInterval(
+      () => {
+        const due = Date.now() - recordAfterMs;
+        for (const stream of context.openStreams) if (stream.startedAt <= due) stream.recordSoFar();
+      },
+      Math.min(1_000, Math.max(10, recordAfterMs / 4)),
+    );
     this.streamSweep.unref();
     const handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
       this.inFlight++;
       forward(context, req, res);
     };
-    this.server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key, maxHeaderSize: MAX_HEAD_BYTES }, handle) : http.createServer({ maxHeaderSize: MAX_HEAD_BYTES }, handle);
+    this.server = options.tls
+      ? https.createServer({ cert: options.tls.cert, key: options.tls.key, maxHeaderSize: MAX_HEAD_BYTES }, handle)
+      : http.createServer({ maxHeaderSize: MAX_HEAD_BYTES }, handle);
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       options.metrics.inc('requests_total');
       const tunnel = tunnelUpgrade(options.upstream, req, socket, head, options.log, upstreamTls);
@@ -103,10 +109,14 @@ export class ProxyServer {
         return;
       }
       if (err.code === 'HPE_HEADER_OVERFLOW') {
-        socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":431,"error":"Request Header Fields Too Large","message":"request head over ${MAX_HEAD_BYTES} bytes"}`);
+        socket.end(
+          `HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":431,"error":"Request Header Fields Too Large","message":"request head over ${MAX_HEAD_BYTES} bytes"}`,
+        );
         return;
       }
-      socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":400,"error":"Bad Request","message":"malformed HTTP request"}');
+      socket.end(
+        'HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"statusCode":400,"error":"Bad Request","message":"malformed HTTP request"}',
+      );
     });
   }
 

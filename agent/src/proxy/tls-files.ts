@@ -12,11 +12,16 @@ import type { TlsCredentials } from './server';
  * @throws ConfigError naming the option and file at fault.
  */
 export async function readTlsFiles(files: TlsFiles): Promise<TlsCredentials> {
-  const [cert, key] = await Promise.all([readOption(files.certPath, '--tls-cert (SPECTATOR_TLS_CERT)'), readOption(files.keyPath, '--tls-key (SPECTATOR_TLS_KEY)')]);
+  const [cert, key] = await Promise.all([
+    readOption(files.certPath, '--tls-cert (SPECTATOR_TLS_CERT)'),
+    readOption(files.keyPath, '--tls-key (SPECTATOR_TLS_KEY)'),
+  ]);
   try {
     tls.createSecureContext({ cert, key });
   } catch (err) {
-    throw new ConfigError([`--tls-cert/--tls-key: ${files.certPath} and ${files.keyPath} are not a PEM certificate and its private key (${(err as Error).message})`]);
+    throw new ConfigError([
+      `--tls-cert/--tls-key: ${files.certPath} and ${files.keyPath} are not a PEM certificate and its private key (${(err as Error).message})`,
+    ]);
   }
   return { cert, key };
 }
@@ -41,7 +46,9 @@ async function readOption(path: string, option: string): Promise<Buffer> {
   try {
     return await readFile(path);
   } catch (err) {
-    throw new ConfigError([`${option}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`]);
+    throw new ConfigError([
+      `${option}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    ]);
   }
 }
 
@@ -50,7 +57,12 @@ async function readOption(path: string, option: string): Promise<Buffer> {
  * mounted Secret update) and hands it to `apply`; a broken pair is logged and the last good one
  * kept. Returns the function that stops watching.
  */
-export function watchTlsFiles(files: TlsFiles, intervalMs: number, apply: (credentials: TlsCredentials) => void, log: Logger): () => void {
+export function watchTlsFiles(
+  files: TlsFiles,
+  intervalMs: number,
+  apply: (credentials: TlsCredentials) => void,
+  log: Logger,
+): () => void {
   let reading = Promise.resolve();
   const reload = (): void => {
     reading = reading.then(async () => {

@@ -12,11 +12,21 @@ import { forwardedHeaders, isForwardedHeader } from './headers';
  * then both sockets are piped. Frames are not observed.
  * @returns the upstream socket, so the server can close tunnels on shutdown.
  */
-export function tunnelUpgrade(upstream: URL, req: IncomingMessage, client: Duplex, head: Buffer, log: Logger, upstreamTls?: tls.ConnectionOptions): Duplex {
+export function tunnelUpgrade(
+  upstream: URL,
+  req: IncomingMessage,
+  client: Duplex,
+  head: Buffer,
+  log: Logger,
+  upstreamTls?: tls.ConnectionOptions,
+): Duplex {
   const port = Number(upstream.port) || (upstream.protocol === 'https:' ? 443 : 80);
   const host = upstream.hostname.replace(/^\[|\]$/g, '');
   // SNI takes host names only (an IP address there is refused with a warning).
-  const server = upstream.protocol === 'https:' ? tls.connect({ ...upstreamTls, host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}) }) : net.connect({ host, port });
+  const server =
+    upstream.protocol === 'https:'
+      ? tls.connect({ ...upstreamTls, host, port, ...(net.isIP(host) === 0 ? { servername: host } : {}) })
+      : net.connect({ host, port });
   let connected = false;
   server.once(upstream.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
     connected = true;
@@ -30,7 +40,9 @@ export function tunnelUpgrade(upstream: URL, req: IncomingMessage, client: Duple
       const failure = upstreamFailure(err);
       log.warn({ code: failure.code, status: failure.statusCode }, 'upgrade to upstream failed');
       const body = failureBody(failure);
-      client.end(`HTTP/1.1 ${failure.statusCode} ${failure.error}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      client.end(
+        `HTTP/1.1 ${failure.statusCode} ${failure.error}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     client.destroy();

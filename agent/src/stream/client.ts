@@ -1,6 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { PROTOCOL_VERSION, type AgentEnvironment, type BackendMessage, type BatchMessage, type CaptureEndMessage, type CaptureMessage, type ErrorMessage, type HelloMessage, type LearnedMessage, type RulesMessage, type Shape, type WireCapture, type WireObservation, type WireUnmatched } from '@spectator/shared';
+import {
+  PROTOCOL_VERSION,
+  type AgentEnvironment,
+  type BackendMessage,
+  type BatchMessage,
+  type CaptureEndMessage,
+  type CaptureMessage,
+  type ErrorMessage,
+  type HelloMessage,
+  type LearnedMessage,
+  type RulesMessage,
+  type Shape,
+  type WireCapture,
+  type WireObservation,
+  type WireUnmatched,
+} from '@spectator/shared';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
 import type { Spool } from './spool';
@@ -73,10 +88,22 @@ export class StreamClient {
   }
 
   /** Spool a batch of rows (and noise counts) for a capture and send it when the connection allows. */
-  sendBatch(capture: WireCapture, observations: WireObservation[], shapes: Map<string, Shape>, unmatched?: WireUnmatched): string {
+  sendBatch(
+    capture: WireCapture,
+    observations: WireObservation[],
+    shapes: Map<string, Shape>,
+    unmatched?: WireUnmatched,
+  ): string {
     const wireShapes: Record<string, Shape> = {};
     for (const [id, shape] of shapes) if (!this.ackedShapes.has(id)) wireShapes[id] = shape;
-    const batch: BatchMessage = { type: 'batch', batchId: randomUUID(), captureId: capture.id, shapes: wireShapes, observations, ...(unmatched ? { unmatched } : {}) };
+    const batch: BatchMessage = {
+      type: 'batch',
+      batchId: randomUUID(),
+      captureId: capture.id,
+      shapes: wireShapes,
+      observations,
+      ...(unmatched ? { unmatched } : {}),
+    };
     this.options.spool.add(batch, capture);
     this.pump();
     return batch.batchId;
@@ -133,13 +160,25 @@ export class StreamClient {
   private connect(): void {
     if (this.stopped) return;
     const { log } = this.options;
-    const socket = new WebSocket(this.options.url, { headers: { authorization: `Bearer ${this.options.token}` }, handshakeTimeout: 10_000, perMessageDeflate: false });
+    const socket = new WebSocket(this.options.url, {
+      headers: { authorization: `Bearer ${this.options.token}` },
+      handshakeTimeout: 10_000,
+      perMessageDeflate: false,
+    });
     this.socket = socket;
     this.generation++;
     this.inFlight = 0;
     socket.on('open', () => {
       const { capture, rules } = this.options.helloState();
-      const hello: HelloMessage = { type: 'hello', protocol: PROTOCOL_VERSION, agentId: this.options.agentId, agentVersion: this.options.agentVersion, environment: this.options.environment, capture, rules };
+      const hello: HelloMessage = {
+        type: 'hello',
+        protocol: PROTOCOL_VERSION,
+        agentId: this.options.agentId,
+        agentVersion: this.options.agentVersion,
+        environment: this.options.environment,
+        capture,
+        rules,
+      };
       socket.send(JSON.stringify(hello));
       this.alive = true;
       this.startHeartbeat(socket);
@@ -189,12 +228,16 @@ export class StreamClient {
     }
     switch (message?.type) {
       case 'welcome':
-        if (message.protocol !== PROTOCOL_VERSION) log.warn({ backend: message.protocol, agent: PROTOCOL_VERSION }, 'backend speaks another protocol version');
+        if (message.protocol !== PROTOCOL_VERSION)
+          log.warn({ backend: message.protocol, agent: PROTOCOL_VERSION }, 'backend speaks another protocol version');
         this.ready = true;
         this.attempts = 0;
         this.lastProblem = '';
         metrics.set('backend_connected', 1);
-        log.info({ project: message.project, templates: message.templates?.length ?? 0, spooled: spool.size }, 'connected to backend');
+        log.info(
+          { project: message.project, templates: message.templates?.length ?? 0, spooled: spool.size },
+          'connected to backend',
+        );
         this.options.onTemplates(Array.isArray(message.templates) ? message.templates : []);
         this.afterWelcome(socket);
         return;
@@ -230,7 +273,10 @@ export class StreamClient {
     const { log, metrics, spool } = this.options;
     const entry = message.batchId === undefined ? undefined : spool.get(message.batchId);
     if (entry === undefined || entry.sentOn !== this.generation) {
-      log[message.retryable ? 'warn' : 'error']({ code: message.code, problem: message.message }, 'backend reported an error');
+      log[message.retryable ? 'warn' : 'error'](
+        { code: message.code, problem: message.message },
+        'backend reported an error',
+      );
       return;
     }
     this.inFlight--;
@@ -240,13 +286,25 @@ export class StreamClient {
       const delay = this.backoff(this.retries++);
       this.holdUntil = Math.max(this.holdUntil, Date.now() + delay);
       // Once per outage: every batch of it is answered so until the backend stores again.
-      if (this.retries === 1) log.warn({ code: message.code, problem: message.message, retryingWithBackoff: true }, 'backend cannot store batches now; they stay spooled and are resent');
+      if (this.retries === 1)
+        log.warn(
+          { code: message.code, problem: message.message, retryingWithBackoff: true },
+          'backend cannot store batches now; they stay spooled and are resent',
+        );
       this.pump();
       return;
     }
     spool.remove(entry.batch.batchId);
     metrics.inc('batches_rejected_total');
-    log.error({ code: message.code, problem: message.message, batchId: entry.batch.batchId, observations: entry.batch.observations.length }, 'backend refused a batch; it is dropped');
+    log.error(
+      {
+        code: message.code,
+        problem: message.message,
+        batchId: entry.batch.batchId,
+        observations: entry.batch.observations.length,
+      },
+      'backend refused a batch; it is dropped',
+    );
     this.afterAck();
   }
 

@@ -7,7 +7,13 @@ import { Metrics } from '../metrics';
 import { Spool } from './spool';
 
 const capture: WireCapture = { id: 'c1', startedAt: '2026-01-01T00:00:00.000Z', reason: 'agent-start' };
-const batch = (id: string): BatchMessage => ({ type: 'batch', batchId: id, captureId: 'c1', shapes: {}, observations: [] });
+const batch = (id: string): BatchMessage => ({
+  type: 'batch',
+  batchId: id,
+  captureId: 'c1',
+  shapes: {},
+  observations: [],
+});
 const log = pino({ level: 'silent' });
 
 describe('Spool', () => {

@@ -61,7 +61,8 @@ export class Spool {
     if (this.options.dir) entry.file = this.write(this.options.dir, entry);
     this.entries.set(batch.batchId, entry);
     this.bytes += text.length;
-    while (this.entries.size > this.maxBatches || (this.bytes > this.maxBytes && this.entries.size > 1)) this.dropOldest();
+    while (this.entries.size > this.maxBatches || (this.bytes > this.maxBytes && this.entries.size > 1))
+      this.dropOldest();
     return entry;
   }
 
@@ -85,19 +86,28 @@ export class Spool {
     if (!oldest) return;
     this.remove(oldest.batch.batchId);
     this.options.metrics.inc('spool_dropped_total');
-    this.options.log.warn({ batchId: oldest.batch.batchId, observations: oldest.batch.observations.length }, 'spool full: dropped the oldest unacknowledged batch');
+    this.options.log.warn(
+      { batchId: oldest.batch.batchId, observations: oldest.batch.observations.length },
+      'spool full: dropped the oldest unacknowledged batch',
+    );
   }
 
   private write(dir: string, entry: SpoolEntry): string | null {
     // Zero-padded time + sequence keeps file names in send order across restarts.
-    const file = path.join(dir, `${String(Date.now()).padStart(15, '0')}-${String(this.sequence++).padStart(6, '0')}-${entry.batch.batchId}.json`);
+    const file = path.join(
+      dir,
+      `${String(Date.now()).padStart(15, '0')}-${String(this.sequence++).padStart(6, '0')}-${entry.batch.batchId}.json`,
+    );
     try {
       fs.mkdirSync(dir, { recursive: true });
       fs.writeFileSync(`${file}.tmp`, JSON.stringify({ capture: entry.capture, batch: entry.batch }));
       fs.renameSync(`${file}.tmp`, file);
       return file;
     } catch (err) {
-      this.options.log.error({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot write spool file; batch kept in memory only');
+      this.options.log.error(
+        { dir, code: (err as NodeJS.ErrnoException).code },
+        'cannot write spool file; batch kept in memory only',
+      );
       return null;
     }
   }
@@ -105,16 +115,25 @@ export class Spool {
   private load(dir: string): void {
     let names: string[];
     try {
-      names = fs.readdirSync(dir).filter((name) => name.endsWith('.json')).sort();
+      names = fs
+        .readdirSync(dir)
+        .filter((name) => name.endsWith('.json'))
+        .sort();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') this.options.log.error({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot read spool directory');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        this.options.log.error({ dir, code: (err as NodeJS.ErrnoException).code }, 'cannot read spool directory');
       return;
     }
     for (const name of names) {
       const file = path.join(dir, name);
       try {
         const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { capture: WireCapture; batch: BatchMessage };
-        if (stored.batch?.type !== 'batch' || typeof stored.batch.batchId !== 'string' || typeof stored.capture?.id !== 'string') throw new Error('not a spooled batch');
+        if (
+          stored.batch?.type !== 'batch' ||
+          typeof stored.batch.batchId !== 'string' ||
+          typeof stored.capture?.id !== 'string'
+        )
+          throw new Error('not a spooled batch');
         const text = JSON.stringify(stored.batch);
         this.entries.set(stored.batch.batchId, { batch: stored.batch, capture: stored.capture, text, sentOn: 0, file });
         this.bytes += text.length;
@@ -123,7 +142,8 @@ export class Spool {
         fs.rmSync(file, { force: true });
       }
     }
-    if (this.entries.size > 0) this.options.log.info({ dir, batches: this.entries.size }, 'unacknowledged batches loaded from the spool');
+    if (this.entries.size > 0)
+      this.options.log.info({ dir, batches: this.entries.size }, 'unacknowledged batches loaded from the spool');
     while (this.entries.size > this.maxBatches) this.dropOldest();
   }
 }

@@ -12,7 +12,9 @@ export class LogSink {
   }
   /** Parsed lines whose msg contains `fragment`. */
   find(fragment: string): Record<string, unknown>[] {
-    return this.lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => String(entry.msg).includes(fragment));
+    return this.lines
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((entry) => String(entry.msg).includes(fragment));
   }
 }
 
@@ -28,7 +30,19 @@ export async function startTestAgent(options: AgentOptions): Promise<RunningAgen
     // The agent's own root logger (with its redaction), writing into memory.
     logger: createRootLogger('debug', logs),
     ...options,
-    tuning: { flushIntervalMs: 100, probeIntervalMs: 100, configPollMs: 50, heartbeatMs: 1_000, backoffMinMs: 20, backoffMaxMs: 200, ackWaitMs: 2_000, shutdownGraceMs: 2_000, commandStdio: 'ignore', restartDelayMs: 50, ...options.tuning },
+    tuning: {
+      flushIntervalMs: 100,
+      probeIntervalMs: 100,
+      configPollMs: 50,
+      heartbeatMs: 1_000,
+      backoffMinMs: 20,
+      backoffMaxMs: 200,
+      ackWaitMs: 2_000,
+      shutdownGraceMs: 2_000,
+      commandStdio: 'ignore',
+      restartDelayMs: 50,
+      ...options.tuning,
+    },
   });
   return Object.assign(agent, { logs });
 }

@@ -6,8 +6,15 @@ const CLI = path.join(__dirname, '../../src/cli.ts');
 const REGISTER = path.join(__dirname, 'register.js');
 
 /** Run the real CLI (TypeScript sources through swc) and collect its output and exit code. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, whileRunning?: (child: ChildProcess, stdout: () => string) => Promise<void>) {
-  const child = spawn(process.execPath, ['-r', REGISTER, CLI, ...args], { env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  whileRunning?: (child: ChildProcess, stdout: () => string) => Promise<void>,
+) {
+  const child = spawn(process.execPath, ['-r', REGISTER, CLI, ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -22,6 +29,13 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, whileRunning
 
 /** The proxy URL from the CLI's `agent started` log line, once it is written. */
 export async function proxyUrlOf(stdout: () => string): Promise<string> {
-  const started = await waitFor('agent started', () => stdout().split('\n').find((line) => line.includes('"msg":"agent started"')), 15_000);
+  const started = await waitFor(
+    'agent started',
+    () =>
+      stdout()
+        .split('\n')
+        .find((line) => line.includes('"msg":"agent started"')),
+    15_000,
+  );
   return (JSON.parse(started) as { proxy: string }).proxy;
 }

@@ -2,7 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { PROTOCOL_VERSION, ROUTES, type AgentMessage, type BatchMessage, type ErrorMessage, type WireObservation } from '@spectator/shared';
+import {
+  PROTOCOL_VERSION,
+  ROUTES,
+  type AgentMessage,
+  type BatchMessage,
+  type ErrorMessage,
+  type WireObservation,
+} from '@spectator/shared';
 
 export interface FakeBackendOptions {
   token?: string;
@@ -92,7 +99,15 @@ export class FakeBackend {
       }
       this.frames.push(text);
       this.messages.push(message);
-      if (message.type === 'hello') ws.send(JSON.stringify({ type: 'welcome', protocol: PROTOCOL_VERSION, project: 'demo', templates: this.options.templates ?? [] }));
+      if (message.type === 'hello')
+        ws.send(
+          JSON.stringify({
+            type: 'welcome',
+            protocol: PROTOCOL_VERSION,
+            project: 'demo',
+            templates: this.options.templates ?? [],
+          }),
+        );
       if (message.type === 'batch' && this.ack) {
         const duplicate = this.committed.has(message.batchId);
         this.committed.set(message.batchId, message);
@@ -125,7 +140,9 @@ export class FakeBackend {
 
   /** Sum of counts over deduplicated observations matching a filter. */
   count(filter: (o: WireObservation) => boolean = () => true): number {
-    return this.observations().filter(filter).reduce((sum, o) => sum + o.count, 0);
+    return this.observations()
+      .filter(filter)
+      .reduce((sum, o) => sum + o.count, 0);
   }
 
   /** Every shape received, by fingerprint. */

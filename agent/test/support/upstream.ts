@@ -29,7 +29,13 @@ export async function startUpstream(
   const received: ReceivedRequest[] = [];
   const server = http.createServer((req, res) => {
     if (options.streaming) {
-      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body: Buffer.alloc(0) });
+      received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body: Buffer.alloc(0),
+      });
       handler(req, res, Buffer.alloc(0));
       return;
     }
@@ -37,7 +43,13 @@ export async function startUpstream(
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaders: req.rawHeaders, body });
+      received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        rawHeaders: req.rawHeaders,
+        body,
+      });
       handler(req, res, body);
     });
   });
@@ -57,9 +69,18 @@ export async function startUpstream(
 }
 
 /** Reply with JSON. */
-export function sendJson(res: http.ServerResponse, status: number, value: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+export function sendJson(
+  res: http.ServerResponse,
+  status: number,
+  value: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   const text = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 

@@ -1,5 +1,10 @@
 /** Poll `check` until it returns a truthy value (returned) or `timeoutMs` passes (throws naming `what`). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 5_000, everyMs = 20): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 5_000,
+  everyMs = 20,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -99,7 +99,9 @@ export class AgentsService {
     let heartbeat: NodeJS.Timeout | null = null;
     let chain = Promise.resolve();
     const run = (what: string, work: () => Promise<void>): Promise<void> =>
-      (chain = chain.then(work).catch((error: unknown) => this.log.warn({ err: error }, `agent presence ${what} failed`)));
+      (chain = chain
+        .then(work)
+        .catch((error: unknown) => this.log.warn({ err: error }, `agent presence ${what} failed`)));
     const closeConnection = async (): Promise<void> => {
       if (connectionId === null) return;
       const id = connectionId;
@@ -110,7 +112,8 @@ export class AgentsService {
          UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c) RETURNING id, project_id AS "projectId"`,
         [id],
       );
-      for (const row of agents) await this.events.publish(row.projectId, { type: 'agent.connection', agentId: row.id, connected: false });
+      for (const row of agents)
+        await this.events.publish(row.projectId, { type: 'agent.connection', agentId: row.id, connected: false });
     };
     return {
       open: (agentRowId) =>
@@ -124,7 +127,12 @@ export class AgentsService {
             [agentRowId, STALE_INTERVAL],
           )) as Array<{ id: string; projectId: string }>;
           connectionId = row?.id ?? null;
-          if (row) await this.events.publish(row.projectId, { type: 'agent.connection', agentId: agentRowId, connected: true });
+          if (row)
+            await this.events.publish(row.projectId, {
+              type: 'agent.connection',
+              agentId: agentRowId,
+              connected: true,
+            });
           heartbeat ??= setInterval(() => void run('heartbeat', () => this.beat(connectionId)), heartbeatMs).unref();
         }),
       close: () => {

@@ -12,7 +12,8 @@ import { type Principal, TokensService } from './tokens.service';
 const SCOPE_KEY = 'spectator:scope';
 
 /** The scope a route needs (`public` for none). Every route must say; the guard refuses otherwise. */
-export const RequireScope = (scope: TokenScope | 'public'): MethodDecorator & ClassDecorator => SetMetadata(SCOPE_KEY, scope);
+export const RequireScope = (scope: TokenScope | 'public'): MethodDecorator & ClassDecorator =>
+  SetMetadata(SCOPE_KEY, scope);
 
 interface AuthenticatedRequest {
   headers: IncomingMessage['headers'];
@@ -34,7 +35,10 @@ export class AuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const needed = this.reflector.getAllAndOverride<TokenScope | 'public' | undefined>(SCOPE_KEY, [context.getHandler(), context.getClass()]);
+    const needed = this.reflector.getAllAndOverride<TokenScope | 'public' | undefined>(SCOPE_KEY, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (needed === 'public') return true;
     if (needed === undefined) throw new DomainError(ErrorCode.Forbidden, 'route has no access rule');
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -57,7 +61,10 @@ export class AuthGuard implements CanActivate {
 /** @throws DomainError Forbidden when the principal's scope does not cover `needed`. */
 export function ensureScope(principal: Principal, needed: TokenScope): void {
   if (!scopeAllows(principal.scope, needed)) {
-    throw new DomainError(ErrorCode.Forbidden, `this needs a token with scope ${needed}; this token has scope ${principal.scope}`);
+    throw new DomainError(
+      ErrorCode.Forbidden,
+      `this needs a token with scope ${needed}; this token has scope ${principal.scope}`,
+    );
   }
 }
 
@@ -77,7 +84,8 @@ export const CurrentProject = createParamDecorator(
     (target: object, key: string | symbol | undefined) => {
       if (key === undefined) return;
       const descriptor = Object.getOwnPropertyDescriptor(target, key);
-      if (descriptor) ApiParam({ name: 'p', description: 'the project slug', schema: { type: 'string' } })(target, key, descriptor);
+      if (descriptor)
+        ApiParam({ name: 'p', description: 'the project slug', schema: { type: 'string' } })(target, key, descriptor);
     },
   ],
 );

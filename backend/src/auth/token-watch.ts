@@ -28,7 +28,12 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'token-watch' });
-    this.job = new PeriodicJob("checking open connections' tokens", runtime.config.tokenCheckSeconds * 1000, () => this.check(), this.log);
+    this.job = new PeriodicJob(
+      "checking open connections' tokens",
+      runtime.config.tokenCheckSeconds * 1000,
+      () => this.check(),
+      this.log,
+    );
   }
 
   onModuleInit(): void {
@@ -57,7 +62,9 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
    * is revoked already, and the periodic check ends its connections anyway.
    */
   async checkNow(): Promise<void> {
-    await this.check().catch((error: unknown) => this.log.warn({ err: error }, "checking open connections' tokens failed"));
+    await this.check().catch((error: unknown) =>
+      this.log.warn({ err: error }, "checking open connections' tokens failed"),
+    );
   }
 
   /**
@@ -80,7 +87,11 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
         count += 1;
       }
     }
-    if (count > 0) this.log.info({ connections: count, tokens: ended.length }, 'closed connections whose token was revoked or expired');
+    if (count > 0)
+      this.log.info(
+        { connections: count, tokens: ended.length },
+        'closed connections whose token was revoked or expired',
+      );
     return count;
   }
 }

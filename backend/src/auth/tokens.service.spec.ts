@@ -11,19 +11,30 @@ function fakeRepository(rows: TokenEntity[] = []): Repository<TokenEntity> {
   return {
     create: (partial: Partial<TokenEntity>) => ({ ...partial }) as TokenEntity,
     save: jest.fn(async (entity: TokenEntity) => {
-      const saved = { ...entity, id: `id-${rows.length + 1}`, createdAt: new Date('2026-01-01T00:00:00Z'), lastUsedAt: null, revokedAt: null, expiresAt: entity.expiresAt ?? null };
+      const saved = {
+        ...entity,
+        id: `id-${rows.length + 1}`,
+        createdAt: new Date('2026-01-01T00:00:00Z'),
+        lastUsedAt: null,
+        revokedAt: null,
+        expiresAt: entity.expiresAt ?? null,
+      };
       rows.push(saved);
       return saved;
     }),
     findOneByOrFail: jest.fn(async ({ id }: { id: string }) => rows.find((row) => row.id === id) as TokenEntity),
-    findOneBy: jest.fn(async ({ tokenHash }: { tokenHash: string }) => rows.find((row) => row.tokenHash === tokenHash) ?? null),
+    findOneBy: jest.fn(
+      async ({ tokenHash }: { tokenHash: string }) => rows.find((row) => row.tokenHash === tokenHash) ?? null,
+    ),
     createQueryBuilder: () => builder,
   } as unknown as Repository<TokenEntity>;
 }
 
 /** A service over in-memory rows; the watch of open connections is a double (tested with real sockets in backend/test/tokens.test.ts). */
 function serviceOver(rows: TokenEntity[] = []): TokensService {
-  return new TokensService(fakeRepository(rows), { checkNow: jest.fn().mockResolvedValue(undefined) } as unknown as TokenWatch);
+  return new TokensService(fakeRepository(rows), {
+    checkNow: jest.fn().mockResolvedValue(undefined),
+  } as unknown as TokenWatch);
 }
 
 describe('TokensService', () => {
@@ -39,15 +50,23 @@ describe('TokensService', () => {
 
   it('refuses environments on a token that does not stream', async () => {
     const service = serviceOver();
-    await expect(service.create('p', { name: 'reader', scope: 'read', environments: ['ci'] })).rejects.toMatchObject({ code: ErrorCode.BadInput });
+    await expect(service.create('p', { name: 'reader', scope: 'read', environments: ['ci'] })).rejects.toMatchObject({
+      code: ErrorCode.BadInput,
+    });
   });
 
   it('authenticates by hash and rejects missing, unknown and revoked tokens', async () => {
     const rows: TokenEntity[] = [];
     const service = serviceOver(rows);
     const { token } = await service.create('p', { name: 'w', scope: 'write' });
-    await expect(service.authenticate(token as string)).resolves.toMatchObject({ name: 'w', scope: 'write', projectId: 'p' });
-    await expect(service.authenticate(null)).rejects.toEqual(new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)'));
+    await expect(service.authenticate(token as string)).resolves.toMatchObject({
+      name: 'w',
+      scope: 'write',
+      projectId: 'p',
+    });
+    await expect(service.authenticate(null)).rejects.toEqual(
+      new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)'),
+    );
     await expect(service.authenticate('spk_other')).rejects.toMatchObject({ code: ErrorCode.Unauthenticated });
     (rows[0] as TokenEntity).revokedAt = new Date();
     await expect(service.authenticate(token as string)).rejects.toMatchObject({ code: ErrorCode.Unauthenticated });
@@ -61,16 +80,22 @@ describe('TokensService', () => {
     expect(created.expiresAt).toBe(expiresAt);
     await expect(service.authenticate(created.token as string)).resolves.toMatchObject({ name: 'ci' });
     (rows[0] as TokenEntity).expiresAt = new Date('2026-01-02T00:00:00Z');
-    await expect(service.authenticate(created.token as string)).rejects.toEqual(new DomainError(ErrorCode.Unauthenticated, 'token ci expired at 2026-01-02T00:00:00.000Z'));
+    await expect(service.authenticate(created.token as string)).rejects.toEqual(
+      new DomainError(ErrorCode.Unauthenticated, 'token ci expired at 2026-01-02T00:00:00.000Z'),
+    );
   });
 
   it('refuses an expiry in the past or more than ten years ahead', async () => {
     const service = serviceOver();
-    await expect(service.create('p', { name: 'x', scope: 'read', expiresAt: '2020-01-01T00:00:00Z' })).rejects.toMatchObject({
+    await expect(
+      service.create('p', { name: 'x', scope: 'read', expiresAt: '2020-01-01T00:00:00Z' }),
+    ).rejects.toMatchObject({
       code: ErrorCode.BadInput,
       message: 'expiresAt must be in the future (it is 2020-01-01T00:00:00.000Z)',
     });
-    await expect(service.create('p', { name: 'x', scope: 'read', expiresAt: '2999-01-01T00:00:00Z' })).rejects.toMatchObject({
+    await expect(
+      service.create('p', { name: 'x', scope: 'read', expiresAt: '2999-01-01T00:00:00Z' }),
+    ).rejects.toMatchObject({
       code: ErrorCode.BadInput,
       message: 'expiresAt must be at most 3650 days ahead',
     });

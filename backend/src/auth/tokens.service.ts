@@ -52,8 +52,10 @@ export const MAX_TOKEN_LIFETIME_DAYS = 3650;
 function expiryOf(text: string): Date {
   const expiresAt = new Date(text);
   const now = Date.now();
-  if (Number.isNaN(expiresAt.getTime())) throw new DomainError(ErrorCode.BadInput, 'expiresAt must be an ISO 8601 date and time');
-  if (expiresAt.getTime() <= now) throw new DomainError(ErrorCode.BadInput, `expiresAt must be in the future (it is ${expiresAt.toISOString()})`);
+  if (Number.isNaN(expiresAt.getTime()))
+    throw new DomainError(ErrorCode.BadInput, 'expiresAt must be an ISO 8601 date and time');
+  if (expiresAt.getTime() <= now)
+    throw new DomainError(ErrorCode.BadInput, `expiresAt must be in the future (it is ${expiresAt.toISOString()})`);
   if (expiresAt.getTime() > now + MAX_TOKEN_LIFETIME_DAYS * 86_400_000) {
     throw new DomainError(ErrorCode.BadInput, `expiresAt must be at most ${MAX_TOKEN_LIFETIME_DAYS} days ahead`);
   }
@@ -71,7 +73,10 @@ export class TokensService {
   ) {}
 
   /** Issues a token for a project; the clear token is in the answer only. */
-  async create(projectId: string, input: { name: string; scope: TokenScope; environments?: EnvironmentKind[] | null; expiresAt?: string }): Promise<TokenResponse> {
+  async create(
+    projectId: string,
+    input: { name: string; scope: TokenScope; environments?: EnvironmentKind[] | null; expiresAt?: string },
+  ): Promise<TokenResponse> {
     if (input.environments && input.scope !== 'agent') {
       throw new DomainError(ErrorCode.BadInput, 'environments applies only to tokens with scope agent');
     }
@@ -100,7 +105,8 @@ export class TokensService {
   /** Revokes a token of a project; its open connections on this replica close now, on others within the check interval. */
   async revoke(projectId: string, tokenId: string): Promise<void> {
     const result = await this.tokens.update({ id: tokenId, projectId, revokedAt: IsNull() }, { revokedAt: new Date() });
-    if (!result.affected) throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
+    if (!result.affected)
+      throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
     await this.watch.checkNow();
   }
 
@@ -109,11 +115,16 @@ export class TokensService {
    * @throws DomainError Unauthenticated when the token is unknown or revoked.
    */
   async authenticate(clear: string | null): Promise<Principal> {
-    if (clear === null || clear === '') throw new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)');
+    if (clear === null || clear === '')
+      throw new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)');
     const entity = await this.tokens.findOneBy({ tokenHash: hashToken(clear) });
-    if (!entity || entity.revokedAt !== null) throw new DomainError(ErrorCode.Unauthenticated, 'unknown or revoked token');
+    if (!entity || entity.revokedAt !== null)
+      throw new DomainError(ErrorCode.Unauthenticated, 'unknown or revoked token');
     if (entity.expiresAt !== null && entity.expiresAt.getTime() <= Date.now()) {
-      throw new DomainError(ErrorCode.Unauthenticated, `token ${entity.name} expired at ${entity.expiresAt.toISOString()}`);
+      throw new DomainError(
+        ErrorCode.Unauthenticated,
+        `token ${entity.name} expired at ${entity.expiresAt.toISOString()}`,
+      );
     }
     // Touch at most once a minute so reads stay reads.
     const now = Date.now();
@@ -123,11 +134,17 @@ export class TokensService {
         .createQueryBuilder()
         .update()
         .set({ lastUsedAt: () => 'now()' })
-        .where('id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval \'1 minute\')', { id: entity.id })
+        .where("id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')", { id: entity.id })
         .execute()
         .catch(() => undefined);
     }
-    return { tokenId: entity.id, name: entity.name, scope: entity.scope, projectId: entity.projectId, environments: entity.environments };
+    return {
+      tokenId: entity.id,
+      name: entity.name,
+      scope: entity.scope,
+      projectId: entity.projectId,
+      environments: entity.environments,
+    };
   }
 
   /**
@@ -143,14 +160,24 @@ export class TokensService {
       if (configured !== null) {
         const hash = hashToken(configured);
         if (!(await repo.findOneBy({ tokenHash: hash }))) {
-          await repo.save(repo.create({ projectId: null, name: 'admin', scope: 'admin', environments: null, tokenHash: hash }));
+          await repo.save(
+            repo.create({ projectId: null, name: 'admin', scope: 'admin', environments: null, tokenHash: hash }),
+          );
         }
         return { token: configured, generated: false };
       }
       const existing = await repo.countBy({ projectId: IsNull(), scope: 'admin', revokedAt: IsNull() });
       if (existing > 0) return { token: null, generated: false };
       const clear = generateToken();
-      await repo.save(repo.create({ projectId: null, name: 'admin', scope: 'admin', environments: null, tokenHash: hashToken(clear) }));
+      await repo.save(
+        repo.create({
+          projectId: null,
+          name: 'admin',
+          scope: 'admin',
+          environments: null,
+          tokenHash: hashToken(clear),
+        }),
+      );
       return { token: clear, generated: true };
     });
   }

@@ -42,7 +42,11 @@ export class CaptureEntity {
   rules: string[];
 
   /** Requests that only got 404/405 on paths matching no template (noise, counted apart; docs/paths.md). */
-  @Column({ name: 'unmatched_requests', type: 'bigint', transformer: { to: (value: number) => value, from: (value: string | null) => Number(value ?? 0) } })
+  @Column({
+    name: 'unmatched_requests',
+    type: 'bigint',
+    transformer: { to: (value: number) => value, from: (value: string | null) => Number(value ?? 0) },
+  })
   unmatchedRequests: number;
 
   /** Distinct such paths, as the agent last counted them (never the paths themselves). */
@@ -50,6 +54,10 @@ export class CaptureEntity {
   unmatchedPaths: number;
 
   /** Requests of endpoints not kept because the capture had its cap of endpoints already (SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE). */
-  @Column({ name: 'overflow_requests', type: 'bigint', transformer: { to: (value: number) => value, from: (value: string | null) => Number(value ?? 0) } })
+  @Column({
+    name: 'overflow_requests',
+    type: 'bigint',
+    transformer: { to: (value: number) => value, from: (value: string | null) => Number(value ?? 0) },
+  })
   overflowRequests: number;
 }

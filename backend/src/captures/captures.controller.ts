@@ -16,11 +16,18 @@ export class CapturesController {
 
   @Get()
   list(@CurrentProject() project: ProjectEntity, @Query() query: ListCapturesQuery): Promise<CaptureResponse[]> {
-    return this.captures.list(project, query.limit ?? 20, query.before === undefined ? undefined : new Date(query.before));
+    return this.captures.list(
+      project,
+      query.limit ?? 20,
+      query.before === undefined ? undefined : new Date(query.before),
+    );
   }
 
   @Get(':id')
-  async get(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<CaptureResponse> {
+  async get(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+  ): Promise<CaptureResponse> {
     return this.captures.summary(project, await this.captures.byId(project, id));
   }
 
@@ -30,19 +37,33 @@ export class CapturesController {
   @Get(':id/undocumented')
   @Header('Content-Type', 'application/json; charset=utf-8')
   @ApiOkResponse({ description: 'UndocumentedEndpointResponse[]: [{method, path, interactions, count}]' })
-  undocumented(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string, @Query() page: ViewPageQuery): Promise<string> {
+  undocumented(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() page: ViewPageQuery,
+  ): Promise<string> {
     return this.captures.undocumentedJson(project, id, afterKey(page), page.limit);
   }
 
   @Get(':id/diffs')
   @Header('Content-Type', 'application/json; charset=utf-8')
-  @ApiOkResponse({ description: 'DiffResponse[]: [{endpointId, method, path, version, interactions, breaking, changes}]' })
-  diffs(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string, @Query() page: ViewPageQuery): Promise<string> {
+  @ApiOkResponse({
+    description: 'DiffResponse[]: [{endpointId, method, path, version, interactions, breaking, changes}]',
+  })
+  diffs(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() page: ViewPageQuery,
+  ): Promise<string> {
     return this.captures.diffsJson(project, id, afterKey(page), page.limit);
   }
 
   @Get(':id/observed')
-  observed(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string, @Query() query: ObservedQuery): Promise<ObservedEndpointResponse> {
+  observed(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() query: ObservedQuery,
+  ): Promise<ObservedEndpointResponse> {
     return this.captures.observed(project, id, query.method, query.path);
   }
 }

@@ -20,9 +20,25 @@ import { VersionStore } from '../endpoints/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
 import { ConformanceCache } from './conformance';
-import { acceptedStatus, fingerprintsOf, type ObservationRow, observedEndpointShapes, rejectedRequests, ROW_COLUMNS } from './observed-shapes';
+import {
+  acceptedStatus,
+  fingerprintsOf,
+  type ObservationRow,
+  observedEndpointShapes,
+  rejectedRequests,
+  ROW_COLUMNS,
+} from './observed-shapes';
 import { ShapeStore } from './shape-store';
-import { type ChangedEndpoints, type EndpointKey, endpointKeyText, KeptViews, sortedListUpkeep, type ViewBasis, type ViewList, type ViewUpkeep } from './view-cache';
+import {
+  type ChangedEndpoints,
+  type EndpointKey,
+  endpointKeyText,
+  KeptViews,
+  sortedListUpkeep,
+  type ViewBasis,
+  type ViewList,
+  type ViewUpkeep,
+} from './view-cache';
 
 /**
  * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture: enough
@@ -101,7 +117,9 @@ interface ViewInputsRow {
  * order of the summaries' primary key, near enough, so reading them walks the index in order);
  * null when unknown or more than MAX_PATCHED_ENDPOINTS.
  */
-function changedEndpoints(change: { unknown: boolean; methods: string[] | null; paths: string[] | null } | undefined): ChangedEndpoints {
+function changedEndpoints(
+  change: { unknown: boolean; methods: string[] | null; paths: string[] | null } | undefined,
+): ChangedEndpoints {
   if (change === undefined || change.unknown) return null;
   const methods = change.methods ?? [];
   const paths = change.paths ?? [];
@@ -144,7 +162,10 @@ interface DocumentedEndpoints {
  * (each by primary key; their methods and paths become parameters `firstParameter` and the next).
  * Returns the FROM clause and its extra parameters.
  */
-function summariesOf(only: readonly EndpointKey[] | undefined, firstParameter: number): { from: string; parameters: unknown[] } {
+function summariesOf(
+  only: readonly EndpointKey[] | undefined,
+  firstParameter: number,
+): { from: string; parameters: unknown[] } {
   if (only === undefined) return { from: 'capture_endpoints ce', parameters: [] };
   return {
     from: `unnest($${firstParameter}::text[], $${firstParameter + 1}::text[]) AS k(method, path)
@@ -228,11 +249,27 @@ export class CapturesService {
   /** One capture with its counts. */
   async summary(project: ProjectEntity, capture: CaptureEntity): Promise<CaptureResponse> {
     const key = cacheKey(project, capture);
-    const since = [this.keptInteractions.basisOf(key), this.keptUndocumented.basisOf(key), this.keptDiffs.basisOf(key)] as const;
+    const since = [
+      this.keptInteractions.basisOf(key),
+      this.keptUndocumented.basisOf(key),
+      this.keptDiffs.basisOf(key),
+    ] as const;
     const inputs = await this.readInputs(project, capture.id, since);
     const [interactions, undocumented, diffs] = await Promise.all([
-      this.keptInteractions.get(key, since[0], inputs.basis, inputs.changed[0] ?? null, this.interactionsUpkeep(inputs)),
-      this.keptUndocumented.get(key, since[1], inputs.basis, inputs.changed[1] ?? null, this.undocumentedUpkeep(project, inputs)),
+      this.keptInteractions.get(
+        key,
+        since[0],
+        inputs.basis,
+        inputs.changed[0] ?? null,
+        this.interactionsUpkeep(inputs),
+      ),
+      this.keptUndocumented.get(
+        key,
+        since[1],
+        inputs.basis,
+        inputs.changed[1] ?? null,
+        this.undocumentedUpkeep(project, inputs),
+      ),
       this.keptDiffs.get(key, since[2], inputs.basis, inputs.changed[2] ?? null, this.diffsUpkeep(project, inputs)),
     ]);
     return {
@@ -257,18 +294,36 @@ export class CapturesService {
    * queries, and for each kept view's basis in `since` what changed since.
    * @throws DomainError CaptureNotFound unless the capture belongs to the project.
    */
-  private async readInputs(project: ProjectEntity, captureId: string, since: ReadonlyArray<ViewBasis | undefined>): Promise<ViewInputs> {
-    const [row] = (await this.db.query(VIEW_INPUTS, [captureId, project.id, since.map((basis) => basis?.snapshot ?? null)])) as ViewInputsRow[];
+  private async readInputs(
+    project: ProjectEntity,
+    captureId: string,
+    since: ReadonlyArray<ViewBasis | undefined>,
+  ): Promise<ViewInputs> {
+    const [row] = (await this.db.query(VIEW_INPUTS, [
+      captureId,
+      project.id,
+      since.map((basis) => basis?.snapshot ?? null),
+    ])) as ViewInputsRow[];
     if (!row) throw captureNotFound(project, captureId);
     return {
       capture: { id: captureId, rules: row.rules },
-      basis: { snapshot: row.snapshot, takenAt: row.takenAt, documentation: row.documentation, rules: JSON.stringify(row.rules) },
+      basis: {
+        snapshot: row.snapshot,
+        takenAt: row.takenAt,
+        documentation: row.documentation,
+        rules: JSON.stringify(row.rules),
+      },
       changed: since.map((_, i) => changedEndpoints(row.changes?.[i])),
     };
   }
 
   /** One view of a capture, kept in `views` and brought up to date by `upkeep`. */
-  private async viewOf<T>(views: KeptViews<T>, project: ProjectEntity, captureId: string, upkeep: (inputs: ViewInputs) => ViewUpkeep<T>): Promise<T> {
+  private async viewOf<T>(
+    views: KeptViews<T>,
+    project: ProjectEntity,
+    captureId: string,
+    upkeep: (inputs: ViewInputs) => ViewUpkeep<T>,
+  ): Promise<T> {
     const key = cacheKey(project, { id: captureId });
     const since = views.basisOf(key);
     const inputs = await this.readInputs(project, captureId, [since]);
@@ -292,7 +347,16 @@ export class CapturesService {
     const documented: DocumentedEndpoints = {
       revision: rows[0]?.revision ?? revision,
       byKey: new Map(
-        rows.flatMap((row) => (row.endpointId === null ? [] : [[endpointKeyText(row), { method: row.method, path: row.path, endpointId: row.endpointId, versionId: row.versionId }] as const])),
+        rows.flatMap((row) =>
+          row.endpointId === null
+            ? []
+            : [
+                [
+                  endpointKeyText(row),
+                  { method: row.method, path: row.path, endpointId: row.endpointId, versionId: row.versionId },
+                ] as const,
+              ],
+        ),
       ),
     };
     this.documented.set(project.id, documented);
@@ -305,7 +369,11 @@ export class CapturesService {
    * others. The rest leave a view (or stay out of it): documentation only changes with the
    * revision, and a view kept at another revision is computed in full.
    */
-  private async splitChanged(project: ProjectEntity, inputs: ViewInputs, changed: readonly EndpointKey[]): Promise<{ documented: DocumentedEndpoint[]; undocumented: EndpointKey[] }> {
+  private async splitChanged(
+    project: ProjectEntity,
+    inputs: ViewInputs,
+    changed: readonly EndpointKey[],
+  ): Promise<{ documented: DocumentedEndpoint[]; undocumented: EndpointKey[] }> {
     const visible = visibilityOf(inputs.capture);
     const { byKey } = await this.documentedAt(project, inputs.basis.documentation);
     const split = { documented: [] as DocumentedEndpoint[], undocumented: [] as EndpointKey[] };
@@ -322,7 +390,8 @@ export class CapturesService {
   private interactionsUpkeep({ capture }: ViewInputs): ViewUpkeep<InteractionTotals> {
     const read = async (only?: readonly EndpointKey[]): Promise<Map<string, number>> =>
       new Map((await this.readSummaries(capture, only)).map((row) => [endpointKeyText(row), row.interactions]));
-    const totalOf = (byEndpoint: ReadonlyMap<string, number>): number => [...byEndpoint.values()].reduce((sum, count) => sum + count, 0);
+    const totalOf = (byEndpoint: ReadonlyMap<string, number>): number =>
+      [...byEndpoint.values()].reduce((sum, count) => sum + count, 0);
     return {
       compute: async () => {
         const byEndpoint = await read();
@@ -339,16 +408,30 @@ export class CapturesService {
   }
 
   /** `UndocumentedEndpointResponse[]` as JSON text: all, or a page (`ViewList.page`). */
-  async undocumentedJson(project: ProjectEntity, captureId: string, after?: EndpointKey, limit?: number): Promise<string> {
-    return (await this.viewOf(this.keptUndocumented, project, captureId, (inputs) => this.undocumentedUpkeep(project, inputs))).page(after, limit);
+  async undocumentedJson(
+    project: ProjectEntity,
+    captureId: string,
+    after?: EndpointKey,
+    limit?: number,
+  ): Promise<string> {
+    return (
+      await this.viewOf(this.keptUndocumented, project, captureId, (inputs) => this.undocumentedUpkeep(project, inputs))
+    ).page(after, limit);
   }
 
   /**
    * Endpoints seen in a capture without committed documentation, with their count of interest.
    * The result is shared with later callers: do not modify it.
    */
-  async undocumentedOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly UndocumentedEndpointResponse[]> {
-    return (await this.viewOf(this.keptUndocumented, project, capture.id, (inputs) => this.undocumentedUpkeep(project, inputs))).items;
+  async undocumentedOf(
+    project: ProjectEntity,
+    capture: CaptureEntity,
+  ): Promise<readonly UndocumentedEndpointResponse[]> {
+    return (
+      await this.viewOf(this.keptUndocumented, project, capture.id, (inputs) =>
+        this.undocumentedUpkeep(project, inputs),
+      )
+    ).items;
   }
 
   /**
@@ -357,9 +440,14 @@ export class CapturesService {
    * (`splitChanged`; no anti-join: a key documented since is counted in a later documentation
    * revision, and the next read computes the view in full).
    */
-  private undocumentedUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
+  private undocumentedUpkeep(
+    project: ProjectEntity,
+    inputs: ViewInputs,
+  ): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
     return sortedListUpkeep(async (changed) =>
-      changed === undefined ? this.readSummaries(inputs.capture, undefined, project) : this.readSummaries(inputs.capture, (await this.splitChanged(project, inputs, changed)).undocumented),
+      changed === undefined
+        ? this.readSummaries(inputs.capture, undefined, project)
+        : this.readSummaries(inputs.capture, (await this.splitChanged(project, inputs, changed)).undocumented),
     );
   }
 
@@ -368,7 +456,11 @@ export class CapturesService {
    * (one row per endpoint): all of them, or `only` those endpoints'; with `undocumentedIn`, only
    * endpoints without documentation in that project.
    */
-  private async readSummaries(capture: ViewedCapture, only?: readonly EndpointKey[], undocumentedIn?: ProjectEntity): Promise<UndocumentedEndpointResponse[]> {
+  private async readSummaries(
+    capture: ViewedCapture,
+    only?: readonly EndpointKey[],
+    undocumentedIn?: ProjectEntity,
+  ): Promise<UndocumentedEndpointResponse[]> {
     if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
     const summaries = summariesOf(only, undocumentedIn === undefined ? 2 : 3);
@@ -386,7 +478,10 @@ export class CapturesService {
 
   /** `DiffResponse[]` as JSON text: all, or a page (`ViewList.page`). */
   async diffsJson(project: ProjectEntity, captureId: string, after?: EndpointKey, limit?: number): Promise<string> {
-    return (await this.viewOf(this.keptDiffs, project, captureId, (inputs) => this.diffsUpkeep(project, inputs))).page(after, limit);
+    return (await this.viewOf(this.keptDiffs, project, captureId, (inputs) => this.diffsUpkeep(project, inputs))).page(
+      after,
+      limit,
+    );
   }
 
   /**
@@ -394,11 +489,18 @@ export class CapturesService {
    * result is shared with later callers: do not modify it.
    */
   async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly DiffResponse[]> {
-    return (await this.viewOf(this.keptDiffs, project, capture.id, (inputs) => this.diffsUpkeep(project, inputs))).items;
+    return (await this.viewOf(this.keptDiffs, project, capture.id, (inputs) => this.diffsUpkeep(project, inputs)))
+      .items;
   }
 
   private diffsUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<DiffResponse>> {
-    return sortedListUpkeep(async (changed) => this.readDiffs(project, inputs.capture, changed === undefined ? undefined : (await this.splitChanged(project, inputs, changed)).documented));
+    return sortedListUpkeep(async (changed) =>
+      this.readDiffs(
+        project,
+        inputs.capture,
+        changed === undefined ? undefined : (await this.splitChanged(project, inputs, changed)).documented,
+      ),
+    );
   }
 
   /**
@@ -409,19 +511,38 @@ export class CapturesService {
    * are written back so the next read skips them. Unsorted; of all the capture's endpoints, or of
    * `only` those.
    */
-  private async readDiffs(project: ProjectEntity, capture: ViewedCapture, only?: readonly DocumentedEndpoint[]): Promise<DiffResponse[]> {
+  private async readDiffs(
+    project: ProjectEntity,
+    capture: ViewedCapture,
+    only?: readonly DocumentedEndpoint[],
+  ): Promise<DiffResponse[]> {
     if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
     // The documented endpoints (d): all of the project's, or `only` those (as known to `documentedAt`), each with its summary.
     const documented =
       only === undefined
-        ? { from: 'capture_endpoints ce JOIN endpoints d ON d.project_id = $2 AND d.method = ce.method AND d.path = ce.path AND d.current_version_id IS NOT NULL', parameters: [project.id] }
+        ? {
+            from: 'capture_endpoints ce JOIN endpoints d ON d.project_id = $2 AND d.method = ce.method AND d.path = ce.path AND d.current_version_id IS NOT NULL',
+            parameters: [project.id],
+          }
         : {
             from: `unnest($2::text[], $3::text[], $4::uuid[], $5::uuid[]) AS d(method, path, id, current_version_id)
                    JOIN capture_endpoints ce ON ce.capture_id = $1 AND ce.method = d.method AND ce.path = d.path`,
-            parameters: [only.map((e) => e.method), only.map((e) => e.path), only.map((e) => e.endpointId), only.map((e) => e.versionId)],
+            parameters: [
+              only.map((e) => e.method),
+              only.map((e) => e.path),
+              only.map((e) => e.endpointId),
+              only.map((e) => e.versionId),
+            ],
           };
-    const candidates: Array<{ endpointId: string; versionId: string; method: string; path: string; revision: string; stale: boolean }> = await this.db.query(
+    const candidates: Array<{
+      endpointId: string;
+      versionId: string;
+      method: string;
+      path: string;
+      revision: string;
+      stale: boolean;
+    }> = await this.db.query(
       `SELECT d.id AS "endpointId", d.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
               (ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
          FROM ${documented.from}
@@ -445,7 +566,10 @@ export class CapturesService {
       if (endpointRows === undefined) rowsByEndpoint.set(key, [row]);
       else endpointRows.push(row);
     }
-    const [versions, shapes] = await Promise.all([this.versions.load(wanted.map((row) => row.versionId)), this.shapes.load(fingerprintsOf(rows))]);
+    const [versions, shapes] = await Promise.all([
+      this.versions.load(wanted.map((row) => row.versionId)),
+      this.shapes.load(fingerprintsOf(rows)),
+    ]);
 
     const checked: Array<{ method: string; path: string; versionId: string; revision: string; differs: boolean }> = [];
     const diffs: DiffResponse[] = [];
@@ -454,14 +578,24 @@ export class CapturesService {
       if (version === undefined) continue;
       const endpointRows = rowsByEndpoint.get(endpointKeyText(candidate)) ?? [];
       const offending = endpointRows.filter((row) => !this.conformance.conforms(version.id, version, row, shapes));
-      if (candidate.stale) checked.push({ method: candidate.method, path: candidate.path, versionId: candidate.versionId, revision: candidate.revision, differs: offending.length > 0 });
+      if (candidate.stale)
+        checked.push({
+          method: candidate.method,
+          path: candidate.path,
+          versionId: candidate.versionId,
+          revision: candidate.revision,
+          differs: offending.length > 0,
+        });
       if (offending.length === 0) continue;
       // The changes are read from all of the capture's traffic of the endpoint, as accepting them
       // documents it: from the offending rows alone, a field only some clients send looked
       // required (a breaking request change, "→ 2.0") while accepting made it optional (1.1).
       const observed = observedEndpointShapes(endpointRows, shapes);
       // Without an accepted exchange the traffic says nothing of the request: no "request removed".
-      const changes = diffEndpoint(version, endpointRows.some((row) => acceptedStatus(row.status)) ? observed : { ...observed, request: version.request });
+      const changes = diffEndpoint(
+        version,
+        endpointRows.some((row) => acceptedStatus(row.status)) ? observed : { ...observed, request: version.request },
+      );
       if (changes.length === 0) continue;
       diffs.push({
         endpointId: candidate.endpointId,
@@ -477,14 +611,16 @@ export class CapturesService {
     return diffs;
   }
 
-
   /**
    * Stores freshly computed diff flags with the version and revision they were computed for. The
    * revision was read before the observation rows, so a key committed in between leaves the flag
    * stale (recomputed next time), never wrongly fresh. Rows an ingest transaction holds are
    * skipped rather than waited for (no lock-order deadlock with ingest; they stay stale).
    */
-  private async recordChecks(captureId: string, checked: ReadonlyArray<{ method: string; path: string; versionId: string; revision: string; differs: boolean }>): Promise<void> {
+  private async recordChecks(
+    captureId: string,
+    checked: ReadonlyArray<{ method: string; path: string; versionId: string; revision: string; differs: boolean }>,
+  ): Promise<void> {
     await this.db.query(
       `UPDATE capture_endpoints ce SET checked_version = c.version_id, checked_revision = c.revision, differs = c.differs
           FROM unnest($2::text[], $3::text[], $4::uuid[], $5::bigint[], $6::boolean[]) AS c(method, path, version_id, revision, differs)
@@ -492,12 +628,24 @@ export class CapturesService {
           AND (ce.capture_id, ce.method, ce.path) IN (SELECT capture_id, method, path FROM capture_endpoints
                                                        WHERE capture_id = $1 AND (method, path) IN (SELECT * FROM unnest($2::text[], $3::text[]))
                                                          FOR UPDATE SKIP LOCKED)`,
-      [captureId, checked.map((c) => c.method), checked.map((c) => c.path), checked.map((c) => c.versionId), checked.map((c) => c.revision), checked.map((c) => c.differs)],
+      [
+        captureId,
+        checked.map((c) => c.method),
+        checked.map((c) => c.path),
+        checked.map((c) => c.versionId),
+        checked.map((c) => c.revision),
+        checked.map((c) => c.differs),
+      ],
     );
   }
 
   /** The merged observed shapes of one endpoint in a capture, for review. */
-  async observed(project: ProjectEntity, captureId: string, method: string, path: string): Promise<ObservedEndpointResponse> {
+  async observed(
+    project: ProjectEntity,
+    captureId: string,
+    method: string,
+    path: string,
+  ): Promise<ObservedEndpointResponse> {
     const capture = await this.byId(project, captureId);
     const { rows, query, requestHeaders } = await this.endpointRows(capture, method, path);
     const shapes = await this.shapes.load(fingerprintsOf(rows));
@@ -506,8 +654,15 @@ export class CapturesService {
       method,
       path,
       interactions: rows.reduce((sum, row) => sum + row.count, 0),
-      request: observed.request && { contentType: observed.request.contentType, shape: observed.request.shape && toJsonSchema(observed.request.shape) },
-      responses: observed.responses.map((r) => ({ status: r.status, contentType: r.contentType ?? '', shape: r.shape && toJsonSchema(r.shape) })),
+      request: observed.request && {
+        contentType: observed.request.contentType,
+        shape: observed.request.shape && toJsonSchema(observed.request.shape),
+      },
+      responses: observed.responses.map((r) => ({
+        status: r.status,
+        contentType: r.contentType ?? '',
+        shape: r.shape && toJsonSchema(r.shape),
+      })),
       rejectedRequests: rejectedRequests(rows, shapes).map((r) => ({ ...r, shape: r.shape && toJsonSchema(r.shape) })),
       query,
       requestHeaders,
@@ -518,16 +673,28 @@ export class CapturesService {
    * The visible observation rows of one endpoint in a capture, with the query and request header
    * names seen. @throws DomainError BadInput when the endpoint was not observed (or is ignored).
    */
-  async endpointRows(capture: CaptureEntity, method: string, path: string): Promise<{ rows: ObservationRow[]; query: string[]; requestHeaders: string[] }> {
-    const rows: Array<ObservationRow & { query: string[]; requestHeaders: string[] }> = visibilityOf(capture)(method, path)
+  async endpointRows(
+    capture: CaptureEntity,
+    method: string,
+    path: string,
+  ): Promise<{ rows: ObservationRow[]; query: string[]; requestHeaders: string[] }> {
+    const rows: Array<ObservationRow & { query: string[]; requestHeaders: string[] }> = visibilityOf(capture)(
+      method,
+      path,
+    )
       ? await this.db.query(
           `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
              FROM observations o WHERE o.capture_id = $1 AND o.method = $2 AND o.path = $3`,
           [capture.id, method, path],
         )
       : [];
-    if (rows.length === 0) throw new DomainError(ErrorCode.BadInput, `${method} ${path} was not observed in capture ${capture.id}`);
+    if (rows.length === 0)
+      throw new DomainError(ErrorCode.BadInput, `${method} ${path} was not observed in capture ${capture.id}`);
     const union = (lists: string[][]): string[] => [...new Set(lists.flat())].sort();
-    return { rows, query: union(rows.map((row) => row.query)), requestHeaders: union(rows.map((row) => row.requestHeaders)) };
+    return {
+      rows,
+      query: union(rows.map((row) => row.query)),
+      requestHeaders: union(rows.map((row) => row.requestHeaders)),
+    };
   }
 }

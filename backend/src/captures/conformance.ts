@@ -11,8 +11,13 @@ import { acceptedStatus, type ObservationRow } from './observed-shapes';
  * documents parameters and the row carries names, every query parameter and documentable request
  * header must be documented and every required one present (the same rule as `diffEndpoint`).
  */
-export function rowConforms(documented: EndpointShapes, row: ObservationRow, shapes: ReadonlyMap<string, Shape>): boolean {
-  if (documented.parameters && parameterChanges(documented.parameters, observedParameters([row])).length > 0) return false;
+export function rowConforms(
+  documented: EndpointShapes,
+  row: ObservationRow,
+  shapes: ReadonlyMap<string, Shape>,
+): boolean {
+  if (documented.parameters && parameterChanges(documented.parameters, observedParameters([row])).length > 0)
+    return false;
   // A request the API did not accept says nothing about what it accepts (observedEndpointShapes).
   if (row.requestContentType !== null && acceptedStatus(row.status)) {
     if (documented.request === null) return false;
@@ -28,7 +33,11 @@ export function rowConforms(documented: EndpointShapes, row: ObservationRow, sha
   return true;
 }
 
-function bodyConforms(observedFingerprint: string | null, documented: Shape | null, shapes: ReadonlyMap<string, Shape>): boolean {
+function bodyConforms(
+  observedFingerprint: string | null,
+  documented: Shape | null,
+  shapes: ReadonlyMap<string, Shape>,
+): boolean {
   if (observedFingerprint === null || documented === null) return true;
   const observed = shapes.get(observedFingerprint);
   return observed === undefined || conformsTo(observed, documented);
@@ -43,8 +52,21 @@ export class ConformanceCache {
   private readonly answers = new LruCache<string, boolean>(200_000);
 
   /** Whether `row` conforms to the version `versionId` (`version` is its documentation; undefined when it is gone: conforms to nothing). */
-  conforms(versionId: string, version: EndpointShapes | undefined, row: ObservationRow, shapes: ReadonlyMap<string, Shape>): boolean {
-    const key = [versionId, row.status, row.requestContentType ?? ' ', row.requestShape ?? ' ', row.responseContentType ?? ' ', row.responseShape ?? ' ', JSON.stringify([row.query ?? null, row.requestHeaders ?? null])].join('\u0000');
+  conforms(
+    versionId: string,
+    version: EndpointShapes | undefined,
+    row: ObservationRow,
+    shapes: ReadonlyMap<string, Shape>,
+  ): boolean {
+    const key = [
+      versionId,
+      row.status,
+      row.requestContentType ?? ' ',
+      row.requestShape ?? ' ',
+      row.responseContentType ?? ' ',
+      row.responseShape ?? ' ',
+      JSON.stringify([row.query ?? null, row.requestHeaders ?? null]),
+    ].join('\u0000');
     let answer = this.answers.get(key);
     if (answer === undefined) {
       answer = version !== undefined && rowConforms(version, row, shapes);

@@ -23,7 +23,14 @@ function row(overrides: Partial<ObservationRow>): ObservationRow {
 
 describe('observedEndpointShapes', () => {
   it('merges request shapes (a field missing somewhere becomes optional) and groups responses by status', () => {
-    const observed = observedEndpointShapes([row({ count: 3 }), row({ requestShape: fingerprint(withTitle) }), row({ status: 400, responseShape: null, responseContentType: 'text/plain' })], shapes);
+    const observed = observedEndpointShapes(
+      [
+        row({ count: 3 }),
+        row({ requestShape: fingerprint(withTitle) }),
+        row({ status: 400, responseShape: null, responseContentType: 'text/plain' }),
+      ],
+      shapes,
+    );
     expect(observed.request?.contentType).toBe('application/json');
     expect(observed.request?.shape).toEqual({
       kind: 'object',
@@ -58,10 +65,14 @@ describe('rowConforms', () => {
 });
 
 describe('parameters of observation rows', () => {
-  const named = (query: string[], requestHeaders: string[], overrides: Partial<ObservationRow> = {}): ObservationRow => row({ query, requestHeaders, ...overrides });
+  const named = (query: string[], requestHeaders: string[], overrides: Partial<ObservationRow> = {}): ObservationRow =>
+    row({ query, requestHeaders, ...overrides });
 
   it('observes the names of every row, required where every row has them, without standard headers', () => {
-    expect(observedEndpointShapes([named(['limit', 'q'], ['user-agent', 'x-tenant']), named(['q'], ['x-tenant'])], shapes).parameters).toEqual({
+    expect(
+      observedEndpointShapes([named(['limit', 'q'], ['user-agent', 'x-tenant']), named(['q'], ['x-tenant'])], shapes)
+        .parameters,
+    ).toEqual({
       query: [
         { name: 'limit', required: false },
         { name: 'q', required: true },
@@ -71,7 +82,10 @@ describe('parameters of observation rows', () => {
     expect(observedEndpointShapes([row({})], shapes).parameters).toBeUndefined();
   });
 
-  const documented = { ...observedEndpointShapes([row({})], shapes), parameters: { query: [{ name: 'q', required: true }], headers: [{ name: 'x-tenant', required: false }] } };
+  const documented = {
+    ...observedEndpointShapes([row({})], shapes),
+    parameters: { query: [{ name: 'q', required: true }], headers: [{ name: 'x-tenant', required: false }] },
+  };
 
   it.each([
     ['the documented names', named(['q'], ['x-tenant', 'accept']), true],

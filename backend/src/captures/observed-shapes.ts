@@ -62,11 +62,22 @@ export function rejectedStatus(status: number): boolean {
 }
 
 /** The request body of some rows: the most frequent content type, the merge of its shapes; null when none has a body. */
-function requestBodyOf(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): { contentType: string; shape: Shape | null } | null {
+function requestBodyOf(
+  rows: readonly ObservationRow[],
+  shapes: ReadonlyMap<string, Shape>,
+): { contentType: string; shape: Shape | null } | null {
   const withRequest = rows.filter((row) => row.requestContentType !== null);
-  const contentType = mostFrequent(withRequest.map((row) => ({ value: row.requestContentType as string, count: row.count })));
+  const contentType = mostFrequent(
+    withRequest.map((row) => ({ value: row.requestContentType as string, count: row.count })),
+  );
   if (contentType === null) return null;
-  return { contentType, shape: mergedShape(withRequest.filter((row) => row.requestContentType === contentType).map((row) => row.requestShape), shapes) };
+  return {
+    contentType,
+    shape: mergedShape(
+      withRequest.filter((row) => row.requestContentType === contentType).map((row) => row.requestShape),
+      shapes,
+    ),
+  };
 }
 
 /**
@@ -76,7 +87,10 @@ function requestBodyOf(rows: readonly ObservationRow[], shapes: ReadonlyMap<stri
  * (`observedParameters`: required where every row has the name; absent when the rows were read
  * without names).
  */
-export function observedEndpointShapes(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): EndpointShapes {
+export function observedEndpointShapes(
+  rows: readonly ObservationRow[],
+  shapes: ReadonlyMap<string, Shape>,
+): EndpointShapes {
   const request = requestBodyOf(
     rows.filter((row) => acceptedStatus(row.status)),
     shapes,
@@ -88,8 +102,16 @@ export function observedEndpointShapes(rows: readonly ObservationRow[], shapes: 
     .sort(([a], [b]) => a - b)
     .map(([status, group]) => {
       const withBody = group.filter((row) => row.responseContentType !== null);
-      const contentType = mostFrequent(withBody.map((row) => ({ value: row.responseContentType as string, count: row.count })));
-      const shape = contentType === null ? null : mergedShape(withBody.filter((row) => row.responseContentType === contentType).map((row) => row.responseShape), shapes);
+      const contentType = mostFrequent(
+        withBody.map((row) => ({ value: row.responseContentType as string, count: row.count })),
+      );
+      const shape =
+        contentType === null
+          ? null
+          : mergedShape(
+              withBody.filter((row) => row.responseContentType === contentType).map((row) => row.responseShape),
+              shapes,
+            );
       return { status, contentType, shape };
     });
   const parameters = observedParameters(rows);
@@ -107,10 +129,19 @@ export function fingerprintsOf(rows: readonly ObservationRow[]): string[] {
 }
 
 /** The request bodies of the rejected (4xx) exchanges of some rows of one endpoint, per status, sorted by status. */
-export function rejectedRequests(rows: readonly ObservationRow[], shapes: ReadonlyMap<string, Shape>): Array<{ status: number; interactions: number; contentType: string; shape: Shape | null }> {
+export function rejectedRequests(
+  rows: readonly ObservationRow[],
+  shapes: ReadonlyMap<string, Shape>,
+): Array<{ status: number; interactions: number; contentType: string; shape: Shape | null }> {
   const byStatus = new Map<number, ObservationRow[]>();
-  for (const row of rows) if (rejectedStatus(row.status) && row.requestContentType !== null) byStatus.set(row.status, [...(byStatus.get(row.status) ?? []), row]);
+  for (const row of rows)
+    if (rejectedStatus(row.status) && row.requestContentType !== null)
+      byStatus.set(row.status, [...(byStatus.get(row.status) ?? []), row]);
   return [...byStatus.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([status, group]) => ({ status, interactions: group.reduce((sum, row) => sum + row.count, 0), ...(requestBodyOf(group, shapes) as { contentType: string; shape: Shape | null }) }));
+    .map(([status, group]) => ({
+      status,
+      interactions: group.reduce((sum, row) => sum + row.count, 0),
+      ...(requestBodyOf(group, shapes) as { contentType: string; shape: Shape | null }),
+    }));
 }

@@ -22,7 +22,11 @@ export class PathHintsController {
 
   @Post()
   @RequireScope('write')
-  add(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Body() body: PathHintDto): Promise<PathHintCreatedResponse> {
+  add(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: PathHintDto,
+  ): Promise<PathHintCreatedResponse> {
     return this.hints.add(project, principal, body.template);
   }
 

@@ -17,7 +17,11 @@ interface HintRow {
   createdAt: Date;
 }
 
-const toResponse = (row: HintRow): PathHintResponse => ({ template: row.template, createdBy: row.createdBy, createdAt: row.createdAt.toISOString() });
+const toResponse = (row: HintRow): PathHintResponse => ({
+  template: row.template,
+  createdBy: row.createdBy,
+  createdAt: row.createdAt.toISOString(),
+});
 
 /**
  * Templates users state in the dashboard ("this segment is a parameter" on an undocumented
@@ -36,15 +40,19 @@ export class PathHintsService {
 
   /** A project's hints, oldest first. */
   async list(project: ProjectEntity): Promise<PathHintResponse[]> {
-    const rows: HintRow[] = await this.db.query('SELECT template, created_by AS "createdBy", created_at AS "createdAt" FROM path_hints WHERE project_id = $1 ORDER BY created_at, template', [
-      project.id,
-    ]);
+    const rows: HintRow[] = await this.db.query(
+      'SELECT template, created_by AS "createdBy", created_at AS "createdAt" FROM path_hints WHERE project_id = $1 ORDER BY created_at, template',
+      [project.id],
+    );
     return rows.map(toResponse);
   }
 
   /** The hinted templates of a project (for agents, after the documented ones). */
   async templates(projectId: string): Promise<string[]> {
-    const rows: Array<{ template: string }> = await this.db.query('SELECT template FROM path_hints WHERE project_id = $1 ORDER BY template', [projectId]);
+    const rows: Array<{ template: string }> = await this.db.query(
+      'SELECT template FROM path_hints WHERE project_id = $1 ORDER BY template',
+      [projectId],
+    );
     return rows.map((row) => row.template);
   }
 
@@ -55,9 +63,16 @@ export class PathHintsService {
    */
   async add(project: ProjectEntity, principal: Principal, template: string): Promise<PathHintCreatedResponse> {
     const canonical = canonicalTemplate(template);
-    const documented: Array<{ path: string }> = await this.db.query('SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL', [project.id]);
+    const documented: Array<{ path: string }> = await this.db.query(
+      'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL',
+      [project.id],
+    );
     const winner = documented.find((row) => matchTemplate(row.path, canonical));
-    if (winner !== undefined) throw new DomainError(ErrorCode.Conflict, `template ${canonical} is covered by the documented ${winner.path}, which wins over a hint`);
+    if (winner !== undefined)
+      throw new DomainError(
+        ErrorCode.Conflict,
+        `template ${canonical} is covered by the documented ${winner.path}, which wins over a hint`,
+      );
     const [row] = (await this.db.query(
       `WITH counted AS (SELECT count(*) AS hints FROM path_hints WHERE project_id = $1)
        INSERT INTO path_hints (project_id, template, created_by)
@@ -66,7 +81,8 @@ export class PathHintsService {
        RETURNING template, created_by AS "createdBy", created_at AS "createdAt"`,
       [project.id, canonical, principal.name, MAX_PATH_HINTS],
     )) as HintRow[];
-    if (!row) throw new DomainError(ErrorCode.BadInput, `project ${project.slug} already has ${MAX_PATH_HINTS} path hints`);
+    if (!row)
+      throw new DomainError(ErrorCode.BadInput, `project ${project.slug} already has ${MAX_PATH_HINTS} path hints`);
     const regrouped = await this.regroup.regroup(project.id, canonical);
     await this.events.publish(project.id, { type: 'paths.hinted', template: canonical, regrouped });
     return { ...toResponse(row), regrouped };
@@ -75,10 +91,11 @@ export class PathHintsService {
   /** Forgets a hint (rows merged into it stay merged). @throws DomainError PathHintNotFound */
   async remove(project: ProjectEntity, template: string): Promise<void> {
     const canonical = canonicalTemplate(template);
-    const [deleted] = (await this.db.query('WITH gone AS (DELETE FROM path_hints WHERE project_id = $1 AND template = $2 RETURNING 1) SELECT count(*)::int AS n FROM gone', [
-      project.id,
-      canonical,
-    ])) as Array<{ n: number }>;
-    if (!deleted?.n) throw new DomainError(ErrorCode.PathHintNotFound, `project ${project.slug} has no path hint ${canonical}`);
+    const [deleted] = (await this.db.query(
+      'WITH gone AS (DELETE FROM path_hints WHERE project_id = $1 AND template = $2 RETURNING 1) SELECT count(*)::int AS n FROM gone',
+      [project.id, canonical],
+    )) as Array<{ n: number }>;
+    if (!deleted?.n)
+      throw new DomainError(ErrorCode.PathHintNotFound, `project ${project.slug} has no path hint ${canonical}`);
   }
 }

@@ -25,7 +25,8 @@ const MAX_TEMPLATE_LENGTH = 2_000;
  */
 export function canonicalTemplate(template: string): string {
   if (!template.startsWith('/')) throw badInput(`template ${JSON.stringify(template.slice(0, 100))} must start with /`);
-  if (template.length > MAX_TEMPLATE_LENGTH) throw badInput(`template is longer than ${MAX_TEMPLATE_LENGTH} characters`);
+  if (template.length > MAX_TEMPLATE_LENGTH)
+    throw badInput(`template is longer than ${MAX_TEMPLATE_LENGTH} characters`);
   if (template.includes('\u0000')) throw badInput('template must not contain a NUL character');
   const canonical = bestTemplate(template, [template]) ?? template;
   if (!hasParameter(canonical)) throw badInput(`template ${canonical} has no {parameter}`);
@@ -101,19 +102,33 @@ export class RegroupService {
    */
   async regroup(projectId: string, template: string, scope: RegroupScope = {}): Promise<number> {
     const canonical = canonicalTemplate(template);
-    const result = await withRetry(() => this.db.transaction((manager) => this.regroupIn(manager, projectId, canonical, scope.captureId ?? null)));
+    const result = await withRetry(() =>
+      this.db.transaction((manager) => this.regroupIn(manager, projectId, canonical, scope.captureId ?? null)),
+    );
     for (const captureId of result.captures) this.events.captureChanged(projectId, captureId);
     return result.merged;
   }
 
-  private async regroupIn(manager: EntityManager, projectId: string, template: string, captureId: string | null): Promise<{ merged: number; captures: string[] }> {
-    const [project] = (await manager.query('SELECT id, slug FROM projects WHERE id = $1', [projectId])) as Array<{ id: string; slug: string }>;
+  private async regroupIn(
+    manager: EntityManager,
+    projectId: string,
+    template: string,
+    captureId: string | null,
+  ): Promise<{ merged: number; captures: string[] }> {
+    const [project] = (await manager.query('SELECT id, slug FROM projects WHERE id = $1', [projectId])) as Array<{
+      id: string;
+      slug: string;
+    }>;
     if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${projectId} does not exist`);
     const rowIds = captureId === null ? null : await this.evidenceRowsOf(manager, project, captureId);
     const literals = await this.literalsOf(manager, project.id, template, captureId, rowIds);
     if (literals.length === 0) return { merged: 0, captures: [] };
 
-    const moved: Array<MovedRow & { rows: number }> = await manager.query(TAKE_OBSERVATIONS, [project.id, captureId, literals]);
+    const moved: Array<MovedRow & { rows: number }> = await manager.query(TAKE_OBSERVATIONS, [
+      project.id,
+      captureId,
+      literals,
+    ]);
     const [summaries] = (await manager.query(
       `WITH gone AS (
          DELETE FROM capture_endpoints ce USING captures c
@@ -144,7 +159,13 @@ export class RegroupService {
    * batch of its own whose touched endpoints are unknown, so views kept of the capture are computed
    * again in full (its keys would have to name the literal paths for a patch to drop them).
    */
-  private async writeMerged(manager: EntityManager, projectId: string, captureId: string, template: string, rows: readonly MovedRow[]): Promise<void> {
+  private async writeMerged(
+    manager: EntityManager,
+    projectId: string,
+    captureId: string,
+    template: string,
+    rows: readonly MovedRow[],
+  ): Promise<void> {
     const folded: AggregatedRow[] = rows
       .map((row) => ({
         method: row.method,
@@ -166,19 +187,33 @@ export class RegroupService {
       // In the order the ingest folds a batch's rows in (`aggregateObservations`): one lock order with concurrent batches.
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
     const batchId = randomUUID();
-    const [result] = (await manager.query(WRITE_BATCH, writeBatchParameters({ batchId, projectId, captureId, observations: folded.length, shapes: [] }, folded))) as Array<{ claimed: boolean }>;
+    const [result] = (await manager.query(
+      WRITE_BATCH,
+      writeBatchParameters({ batchId, projectId, captureId, observations: folded.length, shapes: [] }, folded),
+    )) as Array<{ claimed: boolean }>;
     if (!result?.claimed) throw new Error(`regrouping batch ${batchId} was not claimed`);
     // Its touched keys are made unknown: naming the literal keys would keep the names stored.
-    await manager.query('UPDATE processed_batches SET touched_methods = NULL, touched_paths = NULL WHERE batch_id = $1', [batchId]);
+    await manager.query(
+      'UPDATE processed_batches SET touched_methods = NULL, touched_paths = NULL WHERE batch_id = $1',
+      [batchId],
+    );
   }
 
   /** The evidence row of a capture's environment (none for `local`). @throws DomainError CaptureNotFound */
-  private async evidenceRowsOf(manager: EntityManager, project: { id: string; slug: string }, captureId: string): Promise<string[]> {
-    const [capture] = (await manager.query('SELECT environment_kind AS kind, pull_request AS "pullRequest", build, commit FROM captures WHERE id = $1 AND project_id = $2', [
-      captureId,
-      project.id,
-    ])) as Array<{ kind: string; pullRequest: string | null; build: string | null; commit: string | null }>;
-    if (!capture) throw new DomainError(ErrorCode.CaptureNotFound, `capture ${captureId} does not exist in project ${project.slug}`);
+  private async evidenceRowsOf(
+    manager: EntityManager,
+    project: { id: string; slug: string },
+    captureId: string,
+  ): Promise<string[]> {
+    const [capture] = (await manager.query(
+      'SELECT environment_kind AS kind, pull_request AS "pullRequest", build, commit FROM captures WHERE id = $1 AND project_id = $2',
+      [captureId, project.id],
+    )) as Array<{ kind: string; pullRequest: string | null; build: string | null; commit: string | null }>;
+    if (!capture)
+      throw new DomainError(
+        ErrorCode.CaptureNotFound,
+        `capture ${captureId} does not exist in project ${project.slug}`,
+      );
     if (!MATRIX_KINDS.includes(capture.kind as MatrixKind)) return [];
     const key = environmentRowOf({
       kind: capture.kind as MatrixKind,
@@ -187,7 +222,10 @@ export class RegroupService {
       ...(capture.commit === null ? {} : { commit: capture.commit }),
     });
     if (key === null) return [];
-    const rows = (await manager.query('SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3', [project.id, key.kind, key.name])) as Array<{ id: string }>;
+    const rows = (await manager.query(
+      'SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3',
+      [project.id, key.kind, key.name],
+    )) as Array<{ id: string }>;
     return rows.map((row) => row.id);
   }
 
@@ -196,7 +234,13 @@ export class RegroupService {
    * documented, and not matched more specifically by a documented template (the agent matches the
    * most specific known template; on a tie the documented one, listed first, wins).
    */
-  private async literalsOf(manager: EntityManager, projectId: string, template: string, captureId: string | null, rowIds: readonly string[] | null): Promise<string[]> {
+  private async literalsOf(
+    manager: EntityManager,
+    projectId: string,
+    template: string,
+    captureId: string | null,
+    rowIds: readonly string[] | null,
+  ): Promise<string[]> {
     const candidates = (await manager.query(
       `SELECT ce.path FROM capture_endpoints ce JOIN captures c ON c.id = ce.capture_id
         WHERE c.project_id = $1 AND ($2::uuid IS NULL OR ce.capture_id = $2) AND ce.path LIKE $3 AND ce.path <> $4
@@ -207,9 +251,12 @@ export class RegroupService {
     )) as Array<{ path: string }>;
     const paths = candidates.map((row) => row.path).filter((path) => matchTemplate(template, path));
     if (paths.length === 0) return [];
-    const documented = ((await manager.query('SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path', [projectId])) as Array<{ path: string }>).map(
-      (row) => row.path,
-    );
+    const documented = (
+      (await manager.query(
+        'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
+        [projectId],
+      )) as Array<{ path: string }>
+    ).map((row) => row.path);
     const known = [...documented, template];
     const protectedPaths = new Set(documented);
     return paths.filter((path) => !protectedPaths.has(path) && bestTemplate(path, known) === template).sort();
@@ -218,5 +265,13 @@ export class RegroupService {
 
 /** A row's aggregate key as the ingest writes it (NUL never occurs in stored values; ' ' stands for none). */
 function keyOf(row: AggregatedRow): string {
-  return [row.method, row.path, row.status, row.req_ct ?? ' ', row.req_fp ?? ' ', row.res_ct ?? ' ', row.res_fp ?? ' '].join('\u0000');
+  return [
+    row.method,
+    row.path,
+    row.status,
+    row.req_ct ?? ' ',
+    row.req_fp ?? ' ',
+    row.res_ct ?? ' ',
+    row.res_fp ?? ' ',
+  ].join('\u0000');
 }

@@ -17,7 +17,10 @@ export class ShapeStore {
   /** The shapes of some fingerprints (unknown fingerprints are absent from the map). */
   async load(fingerprints: readonly string[]): Promise<Map<string, Shape>> {
     return this.cache.loadMany(fingerprints, async (missing) => {
-      const rows: Array<{ fingerprint: string; shape: Shape }> = await this.db.query('SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])', [missing]);
+      const rows: Array<{ fingerprint: string; shape: Shape }> = await this.db.query(
+        'SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])',
+        [missing],
+      );
       return rows.map((row) => [row.fingerprint, row.shape]);
     });
   }

@@ -1,7 +1,22 @@
 import fc from 'fast-check';
-import { byPathThenMethod, type EndpointKey, endpointKeyText, KeptViews, MAX_PATCHED_AGE_SECONDS, patchSortedList, type ViewBasis, type ViewUpkeep } from './view-cache';
+import {
+  byPathThenMethod,
+  type EndpointKey,
+  endpointKeyText,
+  KeptViews,
+  MAX_PATCHED_AGE_SECONDS,
+  patchSortedList,
+  type ViewBasis,
+  type ViewUpkeep,
+} from './view-cache';
 
-const basis = (overrides: Partial<ViewBasis> = {}): ViewBasis => ({ snapshot: '10:10:', takenAt: 1000, documentation: '1', rules: '[]', ...overrides });
+const basis = (overrides: Partial<ViewBasis> = {}): ViewBasis => ({
+  snapshot: '10:10:',
+  takenAt: 1000,
+  documentation: '1',
+  rules: '[]',
+  ...overrides,
+});
 
 /** An upkeep that counts and labels what it did: a full computation, or a patch of the kept value. */
 function recording(): ViewUpkeep<string> & { calls: string[] } {
@@ -35,7 +50,11 @@ describe('KeptViews', () => {
   });
 
   it('computes in full when the documentation, the rules or the age rule out a patch, or changes are unknown', async () => {
-    for (const current of [basis({ documentation: '2' }), basis({ rules: '["GET /a"]' }), basis({ takenAt: 1000 + MAX_PATCHED_AGE_SECONDS })]) {
+    for (const current of [
+      basis({ documentation: '2' }),
+      basis({ rules: '["GET /a"]' }),
+      basis({ takenAt: 1000 + MAX_PATCHED_AGE_SECONDS }),
+    ]) {
       const views = new KeptViews<string>(4);
       const upkeep = recording();
       await views.get('c', undefined, basis(), [], upkeep);
@@ -61,7 +80,10 @@ describe('KeptViews', () => {
 
   it('keeps nothing when the computation fails, and forgets the least recently used capture', async () => {
     const views = new KeptViews<string>(2);
-    const failing: ViewUpkeep<string> = { compute: () => Promise.reject(new Error('database down')), patch: () => Promise.reject(new Error('unused')) };
+    const failing: ViewUpkeep<string> = {
+      compute: () => Promise.reject(new Error('database down')),
+      patch: () => Promise.reject(new Error('unused')),
+    };
     await expect(views.get('one', undefined, basis(), [], failing)).rejects.toThrow('database down');
     expect(views.basisOf('one')).toBeUndefined();
     const upkeep = recording();
@@ -79,14 +101,29 @@ describe('patchSortedList', () => {
   it('replaces, inserts and removes the changed endpoints in order, leaving the kept list as it was', () => {
     const kept = [item('GET', '/a'), item('POST', '/a'), item('GET', '/c'), item('GET', '/e')];
     const before = JSON.stringify(kept);
-    const patched = patchSortedList(kept, [item('POST', '/a'), item('GET', '/b'), item('GET', '/e'), item('GET', '/z')], [item('GET', '/z', 1), item('POST', '/a', 1), item('GET', '/b', 1)]);
-    expect(patched).toEqual([item('GET', '/a'), item('POST', '/a', 1), item('GET', '/b', 1), item('GET', '/c'), item('GET', '/z', 1)]);
+    const patched = patchSortedList(
+      kept,
+      [item('POST', '/a'), item('GET', '/b'), item('GET', '/e'), item('GET', '/z')],
+      [item('GET', '/z', 1), item('POST', '/a', 1), item('GET', '/b', 1)],
+    );
+    expect(patched).toEqual([
+      item('GET', '/a'),
+      item('POST', '/a', 1),
+      item('GET', '/b', 1),
+      item('GET', '/c'),
+      item('GET', '/z', 1),
+    ]);
     expect(JSON.stringify(kept)).toBe(before);
   });
 
   it('equals sorting the kept entries that did not change with the fresh ones (property)', () => {
-    const key = fc.record({ method: fc.constantFrom('GET', 'POST', 'PUT'), path: fc.constantFrom('/', '/a', '/a/b', '/B', '/b', '/é', '/z', '/10', '/9') });
-    const unique = (keys: EndpointKey[]): EndpointKey[] => [...new Map(keys.map((k) => [endpointKeyText(k), k])).values()];
+    const key = fc.record({
+      method: fc.constantFrom('GET', 'POST', 'PUT'),
+      path: fc.constantFrom('/', '/a', '/a/b', '/B', '/b', '/é', '/z', '/10', '/9'),
+    });
+    const unique = (keys: EndpointKey[]): EndpointKey[] => [
+      ...new Map(keys.map((k) => [endpointKeyText(k), k])).values(),
+    ];
     fc.assert(
       fc.property(fc.array(key), fc.array(key), fc.array(fc.boolean()), (keptKeys, changedKeys, stillThere) => {
         const kept = unique(keptKeys)

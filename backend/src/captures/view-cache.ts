@@ -78,10 +78,17 @@ export class KeptViews<T> {
    * (nothing kept, another basis kept by now, documentation or rules changed, too old, changes
    * unknown). The result is kept with `current`.
    */
-  async get(key: string, since: ViewBasis | undefined, current: ViewBasis, changed: ChangedEndpoints, upkeep: ViewUpkeep<T>): Promise<T> {
+  async get(
+    key: string,
+    since: ViewBasis | undefined,
+    current: ViewBasis,
+    changed: ChangedEndpoints,
+    upkeep: ViewUpkeep<T>,
+  ): Promise<T> {
     const kept = this.entries.get(key);
     let value: T;
-    if (kept === undefined || kept.basis !== since || changed === null || !continues(kept.basis, current)) value = await upkeep.compute();
+    if (kept === undefined || kept.basis !== since || changed === null || !continues(kept.basis, current))
+      value = await upkeep.compute();
     else if (changed.length === 0) value = kept.value;
     else value = await upkeep.patch(kept.value, changed);
     // A concurrent request may have kept a newer basis meanwhile: either entry is exact (see above).
@@ -92,21 +99,30 @@ export class KeptViews<T> {
 
 /** Whether a view kept at `kept` can be brought to `current` by patching changed endpoints. */
 function continues(kept: ViewBasis, current: ViewBasis): boolean {
-  return kept.documentation === current.documentation && kept.rules === current.rules && current.takenAt - kept.takenAt < MAX_PATCHED_AGE_SECONDS;
+  return (
+    kept.documentation === current.documentation &&
+    kept.rules === current.rules &&
+    current.takenAt - kept.takenAt < MAX_PATCHED_AGE_SECONDS
+  );
 }
 
 /**
  * A sorted list (`byPathThenMethod`) with the entries of `changed` endpoints replaced by `fresh`
  * (any order, only changed endpoints): one merge pass, the kept list is not modified.
  */
-export function patchSortedList<T extends EndpointKey>(kept: readonly T[], changed: readonly EndpointKey[], fresh: readonly T[]): T[] {
+export function patchSortedList<T extends EndpointKey>(
+  kept: readonly T[],
+  changed: readonly EndpointKey[],
+  fresh: readonly T[],
+): T[] {
   const replaced = new Set(changed.map(endpointKeyText));
   const incoming = [...fresh].sort(byPathThenMethod);
   const merged: T[] = [];
   let next = 0;
   for (const item of kept) {
     if (replaced.has(endpointKeyText(item))) continue;
-    while (next < incoming.length && byPathThenMethod(incoming[next] as T, item) < 0) merged.push(incoming[next++] as T);
+    while (next < incoming.length && byPathThenMethod(incoming[next] as T, item) < 0)
+      merged.push(incoming[next++] as T);
     merged.push(item);
   }
   while (next < incoming.length) merged.push(incoming[next++] as T);
@@ -117,7 +133,9 @@ export function patchSortedList<T extends EndpointKey>(kept: readonly T[], chang
  * The upkeep of a list view sorted by `byPathThenMethod`, from `read`: the list's entries (any
  * order) of all of a capture's endpoints, or of `only` those.
  */
-export function sortedListUpkeep<T extends EndpointKey>(read: (only?: readonly EndpointKey[]) => Promise<T[]>): ViewUpkeep<ViewList<T>> {
+export function sortedListUpkeep<T extends EndpointKey>(
+  read: (only?: readonly EndpointKey[]) => Promise<T[]>,
+): ViewUpkeep<ViewList<T>> {
   return {
     compute: async () => new ViewList((await read()).sort(byPathThenMethod)),
     patch: async (kept, changed) => new ViewList(patchSortedList(kept.items, changed, await read(changed))),

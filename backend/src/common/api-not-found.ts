@@ -10,5 +10,9 @@ import { apiError } from './error.filter';
 export function apiVersionHint(request: Request, response: Response, next: NextFunction): void {
   if (/^\/(v1|docs)(\/|$)/.test(request.path)) return next();
   const path = request.originalUrl.split('?')[0] ?? request.originalUrl;
-  response.status(404).json(apiError(404, `Cannot ${request.method} ${path}: the management API is under /api/v1 (e.g. /api/v1/projects)`));
+  response
+    .status(404)
+    .json(
+      apiError(404, `Cannot ${request.method} ${path}: the management API is under /api/v1 (e.g. /api/v1/projects)`),
+    );
 }

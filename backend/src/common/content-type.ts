@@ -10,7 +10,9 @@ const BODY_MEDIA_TYPES = (yaml: readonly string[]): string[] => ['application/js
  * sends `application/x-www-form-urlencoded`) had its JSON read as one form field name, and the
  * answer listed every field as missing plus `property {"captureId":… should not exist`.
  */
-export function requireJsonBodies(yamlMediaTypes: readonly string[]): (request: Request, response: Response, next: NextFunction) => void {
+export function requireJsonBodies(
+  yamlMediaTypes: readonly string[],
+): (request: Request, response: Response, next: NextFunction) => void {
   const accepted = BODY_MEDIA_TYPES(yamlMediaTypes);
   return (request, response, next) => {
     if (!request.path.startsWith('/api/') || !hasBody(request) || request.is(accepted)) return next();

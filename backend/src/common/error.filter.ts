@@ -22,14 +22,23 @@ export class ErrorFilter implements ExceptionFilter {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       // Nest maps body-parser's SyntaxError to a 400 carrying the parser's words; say what it means.
-      if ((exception.cause as { type?: unknown } | undefined)?.type === 'entity.parse.failed') return apiError(400, 'body is not valid JSON');
+      if ((exception.cause as { type?: unknown } | undefined)?.type === 'entity.parse.failed')
+        return apiError(400, 'body is not valid JSON');
       const payload = exception.getResponse();
-      const message = typeof payload === 'string' ? payload : messageOf((payload as { message?: unknown }).message) ?? exception.message;
+      const message =
+        typeof payload === 'string'
+          ? payload
+          : (messageOf((payload as { message?: unknown }).message) ?? exception.message);
       return apiError(status, message);
     }
     // body-parser errors carry `status` and `type`; their messages are safe to show.
     const bodyError = exception as { status?: unknown; type?: unknown; message?: unknown };
-    if (typeof bodyError.status === 'number' && typeof bodyError.type === 'string' && bodyError.status >= 400 && bodyError.status < 500) {
+    if (
+      typeof bodyError.status === 'number' &&
+      typeof bodyError.type === 'string' &&
+      bodyError.status >= 400 &&
+      bodyError.status < 500
+    ) {
       const message = bodyError.type === 'entity.parse.failed' ? 'body is not valid JSON' : String(bodyError.message);
       return apiError(bodyError.status, message);
     }

@@ -3,7 +3,11 @@ import pino, { type Logger } from 'pino';
 
 /** The root pino logger of one backend instance; modules take `child({ module })`. */
 export function createRootLogger(level: string): Logger {
-  return pino({ level, base: { service: 'spectator-backend' }, redact: ['req.headers.authorization', 'token', 'adminToken'] });
+  return pino({
+    level,
+    base: { service: 'spectator-backend' },
+    redact: ['req.headers.authorization', 'token', 'adminToken'],
+  });
 }
 
 /** Nest's logger interface over pino, so framework messages land in the same structured log. */

@@ -10,7 +10,9 @@ export async function withRetry<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
-      const code = (error as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (error as { code?: string }).code;
+      const code =
+        (error as { code?: string; driverError?: { code?: string } }).driverError?.code ??
+        (error as { code?: string }).code;
       if (attempt >= 3 || code === undefined || !RETRYABLE.has(code)) throw error;
     }
   }

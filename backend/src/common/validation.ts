@@ -1,14 +1,27 @@
-import { type ArgumentMetadata, ParseUUIDPipe, type PipeTransform, ValidationPipe, type ValidationError } from '@nestjs/common';
+import {
+  type ArgumentMetadata,
+  ParseUUIDPipe,
+  type PipeTransform,
+  ValidationPipe,
+  type ValidationError,
+} from '@nestjs/common';
 import { badInput } from './errors';
 
 /** Flattens class-validator errors into one message that names each bad field by its full path. */
 export function describeValidationErrors(errors: readonly ValidationError[], parent = ''): string[] {
   const messages: string[] = [];
   for (const error of errors) {
-    const field = parent === '' ? error.property : /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`;
+    const field =
+      parent === ''
+        ? error.property
+        : /^\d+$/.test(error.property)
+          ? `${parent}[${error.property}]`
+          : `${parent}.${error.property}`;
     for (const constraint of constraintsToReport(error)) {
       // class-validator starts its messages with the bare property name; show the full path instead.
-      const text = constraint.startsWith(`${error.property} `) ? constraint.slice(error.property.length + 1) : constraint;
+      const text = constraint.startsWith(`${error.property} `)
+        ? constraint.slice(error.property.length + 1)
+        : constraint;
       messages.push(`${field} ${text}`);
     }
     messages.push(...describeValidationErrors(error.children ?? [], field));
@@ -19,7 +32,20 @@ export function describeValidationErrors(errors: readonly ValidationError[], par
 // When a value is not of its type (missing, `limit=abc`), its size limits say nothing more: `{}` was
 // answered `endpoints must contain no more than 500 elements; … at least 1 elements; … must be an
 // array`, and `?limit=abc` with three messages. Only the type is reported then.
-const TYPE_CONSTRAINTS: ReadonlySet<string> = new Set(['isArray', 'isString', 'isInt', 'isNumber', 'isBoolean', 'isUuid', 'isIn', 'isEnum', 'isObject', 'isUrl', 'isDateString', 'isIso8601']);
+const TYPE_CONSTRAINTS: ReadonlySet<string> = new Set([
+  'isArray',
+  'isString',
+  'isInt',
+  'isNumber',
+  'isBoolean',
+  'isUuid',
+  'isIn',
+  'isEnum',
+  'isObject',
+  'isUrl',
+  'isDateString',
+  'isIso8601',
+]);
 
 /** The messages of one field: only its type's when it is not of its type, else every broken rule. */
 function constraintsToReport(error: ValidationError): string[] {

@@ -4,18 +4,53 @@ import { ConfigError, parseConfig } from './config';
 describe('parseConfig', () => {
   it('has defaults for everything', () => {
     const config = parseConfig({});
-    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', databaseUrl: null, adminToken: null, runMigrations: true, logLevel: 'info', maxMessageBytes: 4 * 1024 * 1024, batchRetentionDays: 30, captureRetentionDays: 90 });
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: null,
+      adminToken: null,
+      runMigrations: true,
+      logLevel: 'info',
+      maxMessageBytes: 4 * 1024 * 1024,
+      batchRetentionDays: 30,
+      captureRetentionDays: 90,
+    });
     expect(config.dataDir).toBe(path.resolve('.spectator'));
   });
 
   it('reads the environment and lets options win', () => {
-    const env = { PORT: '8080', DATABASE_URL: 'postgres://u:p@db/s', SPECTATOR_ADMIN_TOKEN: 'a-long-enough-token', SPECTATOR_RUN_MIGRATIONS: 'false', LOG_LEVEL: 'warn', SPECTATOR_BATCH_RETENTION_DAYS: '90', SPECTATOR_CAPTURE_RETENTION_DAYS: '0' };
-    expect(parseConfig(env)).toMatchObject({ port: 8080, databaseUrl: 'postgres://u:p@db/s', adminToken: 'a-long-enough-token', runMigrations: false, logLevel: 'warn', batchRetentionDays: 90, captureRetentionDays: 0 });
+    const env = {
+      PORT: '8080',
+      DATABASE_URL: 'postgres://u:p@db/s',
+      SPECTATOR_ADMIN_TOKEN: 'a-long-enough-token',
+      SPECTATOR_RUN_MIGRATIONS: 'false',
+      LOG_LEVEL: 'warn',
+      SPECTATOR_BATCH_RETENTION_DAYS: '90',
+      SPECTATOR_CAPTURE_RETENTION_DAYS: '0',
+    };
+    expect(parseConfig(env)).toMatchObject({
+      port: 8080,
+      databaseUrl: 'postgres://u:p@db/s',
+      adminToken: 'a-long-enough-token',
+      runMigrations: false,
+      logLevel: 'warn',
+      batchRetentionDays: 90,
+      captureRetentionDays: 0,
+    });
     expect(parseConfig(env, { port: 0, runMigrations: true })).toMatchObject({ port: 0, runMigrations: true });
   });
 
   it('names every bad variable at once', () => {
-    const bad = { PORT: 'eighty', DATABASE_URL: 'mysql://x', SPECTATOR_ADMIN_TOKEN: 'CHANGE-ME to a random token', SPECTATOR_RUN_MIGRATIONS: 'maybe', LOG_LEVEL: 'loud', SPECTATOR_MAX_MESSAGE_BYTES: '-1', SPECTATOR_BATCH_RETENTION_DAYS: '0', SPECTATOR_CAPTURE_RETENTION_DAYS: 'forever' };
+    const bad = {
+      PORT: 'eighty',
+      DATABASE_URL: 'mysql://x',
+      SPECTATOR_ADMIN_TOKEN: 'CHANGE-ME to a random token',
+      SPECTATOR_RUN_MIGRATIONS: 'maybe',
+      LOG_LEVEL: 'loud',
+      SPECTATOR_MAX_MESSAGE_BYTES: '-1',
+      SPECTATOR_BATCH_RETENTION_DAYS: '0',
+      SPECTATOR_CAPTURE_RETENTION_DAYS: 'forever',
+    };
     let error: unknown;
     try {
       parseConfig(bad);

@@ -119,35 +119,82 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   }
 
   let runMigrations = options.runMigrations ?? true;
-  if (options.runMigrations === undefined && env.SPECTATOR_RUN_MIGRATIONS !== undefined && env.SPECTATOR_RUN_MIGRATIONS !== '') {
+  if (
+    options.runMigrations === undefined &&
+    env.SPECTATOR_RUN_MIGRATIONS !== undefined &&
+    env.SPECTATOR_RUN_MIGRATIONS !== ''
+  ) {
     const parsed = parseBoolean(env.SPECTATOR_RUN_MIGRATIONS);
     if (parsed === null) problems.push('SPECTATOR_RUN_MIGRATIONS must be true or false');
     else runMigrations = parsed;
   }
 
-  const dashboardDir = path.resolve(options.dashboardDir ?? (env.SPECTATOR_DASHBOARD_DIR || path.join(backendPackageDir(), '..', 'dashboard', 'dist')));
+  const dashboardDir = path.resolve(
+    options.dashboardDir ?? (env.SPECTATOR_DASHBOARD_DIR || path.join(backendPackageDir(), '..', 'dashboard', 'dist')),
+  );
 
   const logLevel = options.logLevel ?? (env.LOG_LEVEL || 'info');
-  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel))
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   const maxMessageBytes =
-    options.maxMessageBytes ?? parseInteger(env.SPECTATOR_MAX_MESSAGE_BYTES, 'SPECTATOR_MAX_MESSAGE_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024, problems);
+    options.maxMessageBytes ??
+    parseInteger(
+      env.SPECTATOR_MAX_MESSAGE_BYTES,
+      'SPECTATOR_MAX_MESSAGE_BYTES',
+      4 * 1024 * 1024,
+      1024,
+      256 * 1024 * 1024,
+      problems,
+    );
 
   const maxQueuedBytes =
-    options.maxQueuedBytes ?? parseInteger(env.SPECTATOR_MAX_QUEUED_BYTES, 'SPECTATOR_MAX_QUEUED_BYTES', DEFAULT_MAX_QUEUED_BYTES, 1024 * 1024, 4 * 1024 * 1024 * 1024, problems);
+    options.maxQueuedBytes ??
+    parseInteger(
+      env.SPECTATOR_MAX_QUEUED_BYTES,
+      'SPECTATOR_MAX_QUEUED_BYTES',
+      DEFAULT_MAX_QUEUED_BYTES,
+      1024 * 1024,
+      4 * 1024 * 1024 * 1024,
+      problems,
+    );
 
   const maxEndpointsPerCapture =
     options.maxEndpointsPerCapture ??
-    parseInteger(env.SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE, 'SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE', DEFAULT_MAX_ENDPOINTS_PER_CAPTURE, 1, 1_000_000, problems);
+    parseInteger(
+      env.SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE,
+      'SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE',
+      DEFAULT_MAX_ENDPOINTS_PER_CAPTURE,
+      1,
+      1_000_000,
+      problems,
+    );
 
   const batchRetentionDays =
-    options.batchRetentionDays ?? parseInteger(env.SPECTATOR_BATCH_RETENTION_DAYS, 'SPECTATOR_BATCH_RETENTION_DAYS', DEFAULT_BATCH_RETENTION_DAYS, 1, 3650, problems);
+    options.batchRetentionDays ??
+    parseInteger(
+      env.SPECTATOR_BATCH_RETENTION_DAYS,
+      'SPECTATOR_BATCH_RETENTION_DAYS',
+      DEFAULT_BATCH_RETENTION_DAYS,
+      1,
+      3650,
+      problems,
+    );
 
   const captureRetentionDays =
     options.captureRetentionDays ??
-    parseInteger(env.SPECTATOR_CAPTURE_RETENTION_DAYS, 'SPECTATOR_CAPTURE_RETENTION_DAYS', DEFAULT_CAPTURE_RETENTION_DAYS, 0, 36500, problems);
+    parseInteger(
+      env.SPECTATOR_CAPTURE_RETENTION_DAYS,
+      'SPECTATOR_CAPTURE_RETENTION_DAYS',
+      DEFAULT_CAPTURE_RETENTION_DAYS,
+      0,
+      36500,
+      problems,
+    );
 
-  const tokenCheckSeconds = options.tokenCheckSeconds ?? parseInteger(env.SPECTATOR_TOKEN_CHECK_SECONDS, 'SPECTATOR_TOKEN_CHECK_SECONDS', 30, 1, 3600, problems);
+  const tokenCheckSeconds =
+    options.tokenCheckSeconds ??
+    parseInteger(env.SPECTATOR_TOKEN_CHECK_SECONDS, 'SPECTATOR_TOKEN_CHECK_SECONDS', 30, 1, 3600, problems);
 
   const webhookAllow = parseAllowList(options.webhookAllow?.join(',') ?? env.SPECTATOR_WEBHOOK_ALLOW, problems);
 
@@ -184,7 +231,14 @@ function backendPackageDir(): string {
   return dir;
 }
 
-function parseInteger(text: string | undefined, name: string, fallback: number, min: number, max: number, problems: string[]): number {
+function parseInteger(
+  text: string | undefined,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+  problems: string[],
+): number {
   if (text === undefined || text === '') return fallback;
   const value = Number(text);
   if (!Number.isInteger(value) || value < min || value > max) {

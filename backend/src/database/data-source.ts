@@ -16,7 +16,22 @@ import { PathHints1764810000000 } from './migrations/1764810000000-PathHints';
 import { CaptureOverflow1764900000000 } from './migrations/1764900000000-CaptureOverflow';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
-export const MIGRATIONS = [Initial1763770000000, Evidence1763800000000, CaptureEndpoints1763900000000, AgentConnections1764000000000, MatrixCellsText1764100000000, ViewStamps1764200000000, BatchChanges1764300000000, EndpointParameters1764400000000, TokenExpiry1764500000000, ObservationNamesGrew1764600000000, UnmatchedAndLearned1764750000000, DashboardEvents1764800000000, PathHints1764810000000, CaptureOverflow1764900000000];
+export const MIGRATIONS = [
+  Initial1763770000000,
+  Evidence1763800000000,
+  CaptureEndpoints1763900000000,
+  AgentConnections1764000000000,
+  MatrixCellsText1764100000000,
+  ViewStamps1764200000000,
+  BatchChanges1764300000000,
+  EndpointParameters1764400000000,
+  TokenExpiry1764500000000,
+  ObservationNamesGrew1764600000000,
+  UnmatchedAndLearned1764750000000,
+  DashboardEvents1764800000000,
+  PathHints1764810000000,
+  CaptureOverflow1764900000000,
+];
 
 /**
  * The one data source definition, shared by the app and the migration command. Never `synchronize`:
@@ -40,7 +55,10 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
 export class DatabaseUnreachable extends Error {
   constructor(url: string, source: string, cause: unknown) {
     // Duck-typed: the driver's errors may come from another realm (under jest, `instanceof Error` fails).
-    const reason = typeof (cause as { message?: unknown } | null)?.message === 'string' ? (cause as { message: string }).message : String(cause);
+    const reason =
+      typeof (cause as { message?: unknown } | null)?.message === 'string'
+        ? (cause as { message: string }).message
+        : String(cause);
     super(`could not connect to PostgreSQL at ${withoutPassword(url)} (${source}): ${reason}`, { cause });
     this.name = 'DatabaseUnreachable';
   }

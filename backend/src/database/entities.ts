@@ -9,4 +9,12 @@ import { ProposalEntity, ProposalStepEntity } from '../proposals/proposal.entity
  * Entities mapped by TypeORM. Agents, shapes, observations and processed batches are written and
  * aggregated with hand-written SQL (ingest hot path, aggregate views), so they have no entity.
  */
-export const ENTITIES = [ProjectEntity, TokenEntity, CaptureEntity, EndpointEntity, EndpointVersionEntity, ProposalEntity, ProposalStepEntity];
+export const ENTITIES = [
+  ProjectEntity,
+  TokenEntity,
+  CaptureEntity,
+  EndpointEntity,
+  EndpointVersionEntity,
+  ProposalEntity,
+  ProposalStepEntity,
+];

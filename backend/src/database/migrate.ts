@@ -8,7 +8,9 @@ export const MIN_POSTGRES_VERSION = 130000;
 
 /** @throws Error naming both versions when the server is older than MIN_POSTGRES_VERSION. */
 export async function ensurePostgresVersion(dataSource: DataSource): Promise<void> {
-  const [row] = (await dataSource.query(`SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS text`)) as Array<{ num: number; text: string }>;
+  const [row] = (await dataSource.query(
+    `SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS text`,
+  )) as Array<{ num: number; text: string }>;
   if (row !== undefined && row.num < MIN_POSTGRES_VERSION) {
     throw new Error(`PostgreSQL ${row.text} is too old: Spectator needs PostgreSQL 13 or later (xid8 snapshots)`);
   }
@@ -17,7 +19,9 @@ export async function ensurePostgresVersion(dataSource: DataSource): Promise<voi
 /** Runs the pending migrations under a PostgreSQL advisory lock, once the server is new enough; returns the names applied. */
 export async function migrateUp(dataSource: DataSource): Promise<string[]> {
   await ensurePostgresVersion(dataSource);
-  return withMigrationLock(dataSource, async () => (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name));
+  return withMigrationLock(dataSource, async () =>
+    (await dataSource.runMigrations({ transaction: 'each' })).map((m) => m.name),
+  );
 }
 
 /** Reverts the last applied migration; returns its name, or null when none was applied. */
@@ -32,7 +36,9 @@ export async function migrateDown(dataSource: DataSource): Promise<string | null
 
 /** Names of the applied migrations, oldest first. */
 export async function appliedMigrations(dataSource: DataSource): Promise<string[]> {
-  const exists = (await dataSource.query(`SELECT to_regclass('migrations') IS NOT NULL AS present`)) as Array<{ present: boolean }>;
+  const exists = (await dataSource.query(`SELECT to_regclass('migrations') IS NOT NULL AS present`)) as Array<{
+    present: boolean;
+  }>;
   if (!exists[0]?.present) return [];
   const rows = (await dataSource.query('SELECT name FROM migrations ORDER BY id')) as Array<{ name: string }>;
   return rows.map((row) => row.name);

@@ -19,7 +19,10 @@ export function extendEndpointShapes(documented: EndpointShapes, observed: Endpo
         ? observed.request
         : {
             contentType: observed.request.contentType,
-            shape: observed.request.contentType === documented.request.contentType ? mergeOptional(documented.request.shape, observed.request.shape) : observed.request.shape,
+            shape:
+              observed.request.contentType === documented.request.contentType
+                ? mergeOptional(documented.request.shape, observed.request.shape)
+                : observed.request.shape,
           };
   const responses = new Map(documented.responses.map((r) => [r.status, r]));
   for (const seen of observed.responses) {
@@ -28,11 +31,19 @@ export function extendEndpointShapes(documented: EndpointShapes, observed: Endpo
       seen.status,
       before === undefined
         ? seen
-        : { status: seen.status, contentType: seen.contentType ?? before.contentType, shape: seen.contentType === before.contentType ? mergeOptional(before.shape, seen.shape) : seen.shape },
+        : {
+            status: seen.status,
+            contentType: seen.contentType ?? before.contentType,
+            shape: seen.contentType === before.contentType ? mergeOptional(before.shape, seen.shape) : seen.shape,
+          },
     );
   }
   const parameters = extendParameters(documented.parameters, observed.parameters);
-  return { request, responses: [...responses.values()].sort((a, b) => a.status - b.status), ...(parameters === undefined ? {} : { parameters }) };
+  return {
+    request,
+    responses: [...responses.values()].sort((a, b) => a.status - b.status),
+    ...(parameters === undefined ? {} : { parameters }),
+  };
 }
 
 /** What nothing documented looks like: extending it documents what was observed (parameters as optional). */

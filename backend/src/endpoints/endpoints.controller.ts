@@ -22,13 +22,20 @@ export class EndpointsController {
 
   @Get('endpoints/:id/versions')
   @RequireScope('read')
-  versions(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<EndpointVersionResponse[]> {
+  versions(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+  ): Promise<EndpointVersionResponse[]> {
     return this.endpoints.versions(project, id);
   }
 
   @Post('documentation')
   @RequireScope('write')
-  commit(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Body() body: DocumentationDto): Promise<DocumentationResponse> {
+  commit(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: DocumentationDto,
+  ): Promise<DocumentationResponse> {
     return this.endpoints.commit(project, principal, body);
   }
 }

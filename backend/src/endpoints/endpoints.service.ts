@@ -37,14 +37,32 @@ export interface EndpointVersionResponse {
   responses: ResponseDocResponse[];
   parameters: ParametersDoc | null;
   changes: ReturnType<typeof toChangeResponse>[];
-  proposal: { id: string; title: string; status: string; createdBy: string | null; approvedBy: string | null; approvedAt: string | null } | null;
+  proposal: {
+    id: string;
+    title: string;
+    status: string;
+    createdBy: string | null;
+    approvedBy: string | null;
+    approvedAt: string | null;
+  } | null;
 }
 
 /** Documentation as the API writes it: shapes as JSON Schema, parameters null when not documented. */
-export function toEndpointDocs(shapes: EndpointShapes): { request: BodyDocResponse | null; responses: ResponseDocResponse[]; parameters: ParametersDoc | null } {
+export function toEndpointDocs(shapes: EndpointShapes): {
+  request: BodyDocResponse | null;
+  responses: ResponseDocResponse[];
+  parameters: ParametersDoc | null;
+} {
   return {
-    request: shapes.request && { contentType: shapes.request.contentType, shape: shapes.request.shape && toJsonSchema(shapes.request.shape) },
-    responses: shapes.responses.map((r) => ({ status: r.status, contentType: r.contentType ?? '', shape: r.shape && toJsonSchema(r.shape) })),
+    request: shapes.request && {
+      contentType: shapes.request.contentType,
+      shape: shapes.request.shape && toJsonSchema(shapes.request.shape),
+    },
+    responses: shapes.responses.map((r) => ({
+      status: r.status,
+      contentType: r.contentType ?? '',
+      shape: r.shape && toJsonSchema(r.shape),
+    })),
     parameters: shapes.parameters ?? null,
   };
 }
@@ -63,14 +81,23 @@ export class EndpointsService {
 
   /** Documented endpoints with their current version and shapes. */
   async list(project: ProjectEntity): Promise<EndpointResponse[]> {
-    const rows: Array<{ id: string; method: string; path: string; description: string; updatedAt: Date; major: number; minor: number } & EndpointShapes> =
-      await this.db.query(
-        `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses, v.parameters
+    const rows: Array<
+      {
+        id: string;
+        method: string;
+        path: string;
+        description: string;
+        updatedAt: Date;
+        major: number;
+        minor: number;
+      } & EndpointShapes
+    > = await this.db.query(
+      `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses, v.parameters
            FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
           WHERE e.project_id = $1
           ORDER BY e.path, e.method`,
-        [project.id],
-      );
+      [project.id],
+    );
     return rows.map((row) => ({
       id: row.id,
       method: row.method,
@@ -100,17 +127,27 @@ export class EndpointsService {
   /** The version history of an endpoint, newest first. */
   async versions(project: ProjectEntity, endpointId: string): Promise<EndpointVersionResponse[]> {
     if (!(await this.endpoints.existsBy({ id: endpointId, projectId: project.id }))) {
-      throw new DomainError(ErrorCode.EndpointNotFound, `endpoint ${endpointId} does not exist in project ${project.slug}`);
+      throw new DomainError(
+        ErrorCode.EndpointNotFound,
+        `endpoint ${endpointId} does not exist in project ${project.slug}`,
+      );
     }
-    const rows: Array<EndpointVersionEntity & { title: string | null; status: string | null; createdBy: string | null; approvedBy: string | null; approvedAt: Date | null }> =
-      await this.db.query(
-        `SELECT v.id, v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
+    const rows: Array<
+      EndpointVersionEntity & {
+        title: string | null;
+        status: string | null;
+        createdBy: string | null;
+        approvedBy: string | null;
+        approvedAt: Date | null;
+      }
+    > = await this.db.query(
+      `SELECT v.id, v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
                 p.title, p.status, p.created_by AS "createdBy", p.approved_by AS "approvedBy", p.approved_at AS "approvedAt"
            FROM endpoint_versions v LEFT JOIN proposals p ON p.id = v.proposal_id
           WHERE v.endpoint_id = $1
           ORDER BY v.major DESC, v.minor DESC`,
-        [endpointId],
-      );
+      [endpointId],
+    );
     return rows.map((row) => ({
       id: row.id,
       version: formatVersion(row),
@@ -142,16 +179,26 @@ export class EndpointsService {
   async commit(project: ProjectEntity, principal: Principal, input: DocumentationDto): Promise<DocumentationResponse> {
     const capture = await this.captures.byId(project, input.captureId);
     const seen = new Set<string>();
-    const observed: Array<{ method: string; path: string; description: string | undefined; shapes: EndpointShapes }> = [];
+    const observed: Array<{ method: string; path: string; description: string | undefined; shapes: EndpointShapes }> =
+      [];
     for (const [index, endpoint] of input.endpoints.entries()) {
       const key = `${endpoint.method} ${endpoint.path}`;
       if (seen.has(key)) throw new DomainError(ErrorCode.BadInput, `endpoints[${index}] repeats ${key}`);
       seen.add(key);
-      const { rows } = await this.captures.endpointRows(capture, endpoint.method, endpoint.path).catch((error: unknown) => {
-        throw error instanceof DomainError ? new DomainError(error.code, `endpoints[${index}]: ${error.message}`) : error;
-      });
+      const { rows } = await this.captures
+        .endpointRows(capture, endpoint.method, endpoint.path)
+        .catch((error: unknown) => {
+          throw error instanceof DomainError
+            ? new DomainError(error.code, `endpoints[${index}]: ${error.message}`)
+            : error;
+        });
       const shapes = observedEndpointShapes(rows, await this.shapes.load(fingerprintsOf(rows)));
-      observed.push({ method: endpoint.method, path: endpoint.path, description: endpoint.description, shapes: endpoint.documentBodies ? shapes : withoutBodies(shapes) });
+      observed.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        description: endpoint.description,
+        shapes: endpoint.documentBodies ? shapes : withoutBodies(shapes),
+      });
     }
     // Lock endpoints in one order so concurrent commits cannot deadlock.
     observed.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
@@ -189,7 +236,10 @@ export class EndpointsService {
       await this.evidence.versionsMade(manager, project, proposalId, made);
       return { proposalId, versions };
     });
-    await this.events.publish(project.id, { type: 'documentation.committed', endpointIds: result.versions.map((v) => v.endpointId) });
+    await this.events.publish(project.id, {
+      type: 'documentation.committed',
+      endpointIds: result.versions.map((v) => v.endpointId),
+    });
     return result;
   }
 
@@ -215,7 +265,13 @@ export class EndpointsService {
         approvedAt: now,
       }),
     );
-    await manager.getRepository(ProposalStepEntity).save(manager.getRepository(ProposalStepEntity).create({ proposalId: proposal.id, step: 'Approved', actor: principal.name, at: now }));
+    await manager
+      .getRepository(ProposalStepEntity)
+      .save(
+        manager
+          .getRepository(ProposalStepEntity)
+          .create({ proposalId: proposal.id, step: 'Approved', actor: principal.name, at: now }),
+      );
     return proposal.id;
   }
 }

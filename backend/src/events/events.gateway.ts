@@ -14,7 +14,11 @@ import { EventsService } from './events.service';
 /** `WS /api/v1/projects/{p}/events`: live events for dashboards (read scope). Incoming frames are ignored. */
 @Injectable()
 export class EventsGateway {
-  private readonly server = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, handleProtocols: chooseProtocol });
+  private readonly server = new WebSocketServer({
+    noServer: true,
+    maxPayload: 64 * 1024,
+    handleProtocols: chooseProtocol,
+  });
   private readonly log: Logger;
 
   constructor(

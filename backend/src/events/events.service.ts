@@ -25,7 +25,11 @@ type Listener = (event: DashboardEvent) => void;
  * PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"), which a
  * documentation commit of a few hundred endpoint ids exceeds. Listeners read the event back by id.
  */
-export async function publishEvent(runner: Pick<EntityManager, 'query'>, projectId: string, event: DashboardEvent): Promise<void> {
+export async function publishEvent(
+  runner: Pick<EntityManager, 'query'>,
+  projectId: string,
+  event: DashboardEvent,
+): Promise<void> {
   await runner.query(
     `WITH stored AS (INSERT INTO dashboard_events (project_id, event) VALUES ($1, $2) RETURNING id)
      SELECT pg_notify($3, stored.id::text) FROM stored`,
@@ -113,7 +117,10 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   }
 
   private async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.runtime.databaseUrl, application_name: 'spectator-backend-events' });
+    const client = new pg.Client({
+      connectionString: this.runtime.databaseUrl,
+      application_name: 'spectator-backend-events',
+    });
     client.on('notification', (message) => this.dispatch(message.payload));
     client.on('error', (error) => {
       this.log.warn({ err: error }, 'event listener connection lost');
@@ -132,11 +139,12 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     const delay = this.reconnectDelayMs;
     this.reconnectDelayMs = Math.min(this.reconnectDelayMs * 2, 10_000);
     setTimeout(() => {
-      if (!this.closed) this.listen().catch((error: unknown) => {
-        this.log.warn({ err: error }, 'event listener reconnect failed');
-        this.client = lost;
-        this.scheduleReconnect(lost);
-      });
+      if (!this.closed)
+        this.listen().catch((error: unknown) => {
+          this.log.warn({ err: error }, 'event listener reconnect failed');
+          this.client = lost;
+          this.scheduleReconnect(lost);
+        });
     }, delay).unref();
   }
 
@@ -153,7 +161,10 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
       const ids = this.notified.splice(0, 500);
       let rows: Array<{ id: string; projectId: string; event: string }>;
       try {
-        rows = await this.db.query('SELECT id::text AS id, project_id AS "projectId", event FROM dashboard_events WHERE id = ANY($1::bigint[])', [ids]);
+        rows = await this.db.query(
+          'SELECT id::text AS id, project_id AS "projectId", event FROM dashboard_events WHERE id = ANY($1::bigint[])',
+          [ids],
+        );
       } catch (error) {
         this.log.warn({ err: error, events: ids.length }, 'notified events not read');
         continue;

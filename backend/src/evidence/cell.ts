@@ -25,7 +25,11 @@ export interface CellValue {
  * @param exchanges the distinct exchanges the row observed for the endpoint, each with its count.
  * @param conforms whether one exchange conforms to one version.
  */
-export function evaluateCell<E extends { count: number }>(versions: readonly CandidateVersion[], exchanges: readonly E[], conforms: (versionId: string, exchange: E) => boolean): CellValue {
+export function evaluateCell<E extends { count: number }>(
+  versions: readonly CandidateVersion[],
+  exchanges: readonly E[],
+  conforms: (versionId: string, exchange: E) => boolean,
+): CellValue {
   if (versions.length === 0) throw new Error('evaluateCell needs at least one version');
   const ascending = [...versions].sort((a, b) => a.major - b.major || a.minor - b.minor);
   let nearest = ascending[ascending.length - 1] as CandidateVersion;

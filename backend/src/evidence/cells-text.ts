@@ -58,7 +58,12 @@ const INSERT_CHUNK_ROWS = 100;
  * the rows whose text was not built for the columns before these, to be rebuilt instead; rows
  * without text stay without (all `N/A`).
  */
-export async function insertNotSeenColumns(manager: EntityManager, projectId: string, rowIds: readonly string[], newEndpointIds: readonly string[]): Promise<string[]> {
+export async function insertNotSeenColumns(
+  manager: EntityManager,
+  projectId: string,
+  rowIds: readonly string[],
+  newEndpointIds: readonly string[],
+): Promise<string[]> {
   const positions: Array<{ ordinal: number; total: number }> = await manager.query(
     `SELECT ordinal, total FROM (
        SELECT id, (row_number() OVER (ORDER BY path, method))::int - 1 AS ordinal, (count(*) OVER ())::int AS total

@@ -30,12 +30,17 @@ export class CiGateService {
 
   /** @throws DomainError CaptureNotFound when the pull request has no CI capture. */
   async summary(project: ProjectEntity, pullRequest: string): Promise<CiSummaryResponse> {
-    if (!PULL_REQUEST_PATTERN.test(pullRequest)) throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
+    if (!PULL_REQUEST_PATTERN.test(pullRequest))
+      throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
     const newest = await this.captureRows.findOne({
       where: { projectId: project.id, environmentKind: 'ci', pullRequest },
       order: { startedAt: 'DESC' },
     });
-    if (!newest) throw new DomainError(ErrorCode.CaptureNotFound, `pull request ${pullRequest} has no CI capture in project ${project.slug}`);
+    if (!newest)
+      throw new DomainError(
+        ErrorCode.CaptureNotFound,
+        `pull request ${pullRequest} has no CI capture in project ${project.slug}`,
+      );
     const captures =
       newest.commit === null
         ? [newest]
@@ -47,11 +52,17 @@ export class CiGateService {
     const undocumented = new Map<string, UndocumentedEndpointResponse>();
     const diffs = new Map<string, DiffResponse>();
     for (const capture of captures) {
-      const [seen, changed] = await Promise.all([this.captures.undocumentedOf(project, capture), this.captures.diffsOf(project, capture)]);
+      const [seen, changed] = await Promise.all([
+        this.captures.undocumentedOf(project, capture),
+        this.captures.diffsOf(project, capture),
+      ]);
       for (const u of seen) {
         const key = `${u.method} ${u.path}`;
         const before = undocumented.get(key);
-        undocumented.set(key, before ? { ...before, interactions: before.interactions + u.interactions, count: before.count + u.count } : u);
+        undocumented.set(
+          key,
+          before ? { ...before, interactions: before.interactions + u.interactions, count: before.count + u.count } : u,
+        );
       }
       for (const d of changed) {
         const key = `${d.method} ${d.path}`;
@@ -60,11 +71,21 @@ export class CiGateService {
         if (!before || (d.breaking && !before.breaking)) diffs.set(key, d);
       }
     }
-    const byRoute = <T extends { method: string; path: string }>(a: T, b: T): number => a.path.localeCompare(b.path) || a.method.localeCompare(b.method);
+    const byRoute = <T extends { method: string; path: string }>(a: T, b: T): number =>
+      a.path.localeCompare(b.path) || a.method.localeCompare(b.method);
     const diffList = [...diffs.values()].sort(byRoute);
-    const compared = await this.comparison.compare(project, { environment: 'production', pullRequest: null }, { environment: 'ci', pullRequest });
+    const compared = await this.comparison.compare(
+      project,
+      { environment: 'production', pullRequest: null },
+      { environment: 'ci', pullRequest },
+    );
     // Endpoints the CI runs did not exercise are no change: CI rarely calls every endpoint.
-    const againstProduction = { ...compared, endpoints: compared.endpoints.filter((endpoint) => endpoint.status === 'changed' || endpoint.status === 'only in to') };
+    const againstProduction = {
+      ...compared,
+      endpoints: compared.endpoints.filter(
+        (endpoint) => endpoint.status === 'changed' || endpoint.status === 'only in to',
+      ),
+    };
     return {
       pullRequest,
       commit: newest.commit,

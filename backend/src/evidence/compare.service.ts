@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { type CompareEndpoint, type CompareResponse, type CompareSide, type CompareVersion, diffEndpoint } from '@spectator/shared';
+import {
+  type CompareEndpoint,
+  type CompareResponse,
+  type CompareSide,
+  type CompareVersion,
+  diffEndpoint,
+} from '@spectator/shared';
 import { toChangeResponse } from '../captures/captures.service';
 import { badInput } from '../common/errors';
 import { VersionStore } from '../endpoints/version-store';
@@ -10,7 +16,13 @@ const NOT_SEEN: CompareVersion = { version: 'N/A', drift: false, build: null, pu
 
 function sideVersion(current: CurrentVersion | undefined): CompareVersion {
   if (current?.version == null) return NOT_SEEN;
-  return { version: current.version, drift: current.drift ?? false, build: current.build, pullRequest: current.pullRequest, commit: current.commit };
+  return {
+    version: current.version,
+    drift: current.drift ?? false,
+    build: current.build,
+    pullRequest: current.pullRequest,
+    commit: current.commit,
+  };
 }
 
 /**
@@ -28,7 +40,9 @@ export class CompareService {
 
   async compare(project: ProjectEntity, from: CompareSide, to: CompareSide): Promise<CompareResponse> {
     if (from.environment === to.environment && from.pullRequest === to.pullRequest) {
-      throw badInput(`from and to are the same (${from.environment}${from.pullRequest === null ? '' : ` pull request ${from.pullRequest}`})`);
+      throw badInput(
+        `from and to are the same (${from.environment}${from.pullRequest === null ? '' : ` pull request ${from.pullRequest}`})`,
+      );
     }
     const [fromRows, toRows] = await Promise.all([
       this.matrix.currentVersions(project, from.environment, from.pullRequest ?? undefined),
@@ -53,7 +67,13 @@ export class CompareService {
         path: before.path,
         from: sideVersion(before),
         to: sideVersion(after),
-        status: !seenBefore ? 'only in to' : !seenAfter ? 'only in from' : before.version === after?.version ? 'same' : 'changed',
+        status: !seenBefore
+          ? 'only in to'
+          : !seenAfter
+            ? 'only in from'
+            : before.version === after?.version
+              ? 'same'
+              : 'changed',
         breaking: changes.some((change) => change.breaking),
         changes,
       });

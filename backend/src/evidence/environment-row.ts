@@ -35,6 +35,13 @@ export function environmentRowOf(environment: AgentEnvironment): EnvironmentRowK
         : { kind: 'ci', name: `PR #${pullRequest}`, scope: pullRequest, pullRequest, build, commit };
     case 'staging':
     case 'production':
-      return { kind: environment.kind, name: build ?? commit ?? environment.kind, scope: '', pullRequest, build, commit };
+      return {
+        kind: environment.kind,
+        name: build ?? commit ?? environment.kind,
+        scope: '',
+        pullRequest,
+        build,
+        commit,
+      };
   }
 }

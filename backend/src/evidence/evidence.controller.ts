@@ -40,9 +40,14 @@ export class EvidenceController {
   /** What clients of `from` would see change if `to` replaced it, per documented endpoint seen on either side. */
   @Get('compare')
   compare(@CurrentProject() project: ProjectEntity, @Query() query: CompareQuery): Promise<CompareResponse> {
-    if (query.fromPullRequest !== undefined && query.from !== 'ci') throw badInput('fromPullRequest is only for from=ci');
+    if (query.fromPullRequest !== undefined && query.from !== 'ci')
+      throw badInput('fromPullRequest is only for from=ci');
     if (query.toPullRequest !== undefined && query.to !== 'ci') throw badInput('toPullRequest is only for to=ci');
-    return this.comparison.compare(project, { environment: query.from, pullRequest: query.fromPullRequest ?? null }, { environment: query.to, pullRequest: query.toPullRequest ?? null });
+    return this.comparison.compare(
+      project,
+      { environment: query.from, pullRequest: query.fromPullRequest ?? null },
+      { environment: query.to, pullRequest: query.toPullRequest ?? null },
+    );
   }
 
   @Get('ci/:pr')

@@ -15,4 +15,13 @@ import { MatrixService } from './matrix.service';
 export const EVIDENCE_CONTROLLERS = [EvidenceController, ProposalsController, WebhooksController, OpenApiController];
 
 /** Their providers. */
-export const EVIDENCE_PROVIDERS = [Notifier, EvidenceService, MatrixService, CiGateService, CompareService, ProposalsService, WebhooksService, OpenApiService];
+export const EVIDENCE_PROVIDERS = [
+  Notifier,
+  EvidenceService,
+  MatrixService,
+  CiGateService,
+  CompareService,
+  ProposalsService,
+  WebhooksService,
+  OpenApiService,
+];

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { type AgentEnvironment, type EndpointShapes, isDocumentableHeader, type ProposalStepName, type Shape } from '@spectator/shared';
+import {
+  type AgentEnvironment,
+  type EndpointShapes,
+  isDocumentableHeader,
+  type ProposalStepName,
+  type Shape,
+} from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
@@ -36,9 +42,23 @@ function unionOfNames(column: string): string {
 }
 
 /** What evidence keeps of an exchange: its key, count, last seen, and only the header names worth documenting. */
-function evidenceOf(exchange: BatchExchange): Omit<BatchExchange, 'query' | 'req_h'> & { query: string[] | null; req_h: string[] | null } {
+function evidenceOf(
+  exchange: BatchExchange,
+): Omit<BatchExchange, 'query' | 'req_h'> & { query: string[] | null; req_h: string[] | null } {
   const { method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query, req_h } = exchange;
-  return { method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query: query ?? null, req_h: req_h?.filter(isDocumentableHeader) ?? null };
+  return {
+    method,
+    path,
+    status,
+    req_ct,
+    req_fp,
+    res_ct,
+    res_fp,
+    count,
+    last_seen,
+    query: query ?? null,
+    req_h: req_h?.filter(isDocumentableHeader) ?? null,
+  };
 }
 
 /** An environment row as stored. */
@@ -64,7 +84,12 @@ const STEP_OF_KIND: Record<MatrixKind, ProposalStepName> = {
 
 /** Lifecycle order, for "status = furthest step reached". */
 const STEP_RANK_SQL = `CASE status WHEN 'Open' THEN 0 WHEN 'Approved' THEN 1 WHEN 'Implemented' THEN 2 WHEN 'Appeared in Staging' THEN 3 ELSE 4 END`;
-const STEP_RANK: Record<ProposalStepName, number> = { Approved: 1, Implemented: 2, 'Appeared in Staging': 3, 'Appeared in Production': 4 };
+const STEP_RANK: Record<ProposalStepName, number> = {
+  Approved: 1,
+  Implemented: 2,
+  'Appeared in Staging': 3,
+  'Appeared in Production': 4,
+};
 
 /** How many rows at most are recomputed for one endpoint when a version of it is made. */
 export const RECOMPUTE_ROW_LIMIT = 2_000;
@@ -107,10 +132,18 @@ export class EvidenceService {
    * per stored row, like observations), so a version that documents parameters is evidenced only
    * by traffic that sends what it documents.
    */
-  async recordBatch(manager: EntityManager, project: EventProject, environment: AgentEnvironment, exchanges: readonly BatchExchange[]): Promise<void> {
+  async recordBatch(
+    manager: EntityManager,
+    project: EventProject,
+    environment: AgentEnvironment,
+    exchanges: readonly BatchExchange[],
+  ): Promise<void> {
     const key = environmentRowOf(environment);
     if (key === null || exchanges.length === 0) return;
-    const lastSeen = exchanges.reduce((latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest), exchanges[0]?.last_seen as string);
+    const lastSeen = exchanges.reduce(
+      (latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest),
+      exchanges[0]?.last_seen as string,
+    );
     await manager.query(
       `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
                                                 response_content_type, response_shape, count, last_seen, query, request_headers)
@@ -125,7 +158,9 @@ export class EvidenceService {
       [await this.rowIdOf(manager, project.id, key), project.id, JSON.stringify(exchanges.map(evidenceOf))],
     );
     const row = await this.upsertRow(manager, project.id, key, lastSeen);
-    const touched = [...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values()];
+    const touched = [
+      ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
+    ];
     const endpoints: EndpointRef[] = await manager.query(
       `SELECT e.id, e.method, e.path FROM endpoints e
          JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON e.method = t.method AND e.path = t.path
@@ -148,7 +183,13 @@ export class EvidenceService {
    * rows' cells of the endpoints documented at `template`. Nothing is left under the literals.
    * @returns how many evidence rows were moved (before folding).
    */
-  async regroup(manager: EntityManager, project: EventProject, rowIds: readonly string[] | null, literals: readonly string[], template: string): Promise<number> {
+  async regroup(
+    manager: EntityManager,
+    project: EventProject,
+    rowIds: readonly string[] | null,
+    literals: readonly string[],
+    template: string,
+  ): Promise<number> {
     if (literals.length === 0) return 0;
     // The name lists are united with jsonpath: an aggregate of arrays of different lengths cannot be built directly.
     const names = (column: string): string =>
@@ -188,9 +229,13 @@ export class EvidenceService {
     );
     if (endpoints.length > 0) {
       // Rows are locked in id order (see the class comment) before their cells are computed.
-      const rows: EnvironmentRow[] = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [moved.map((m) => m.rowId)]);
+      const rows: EnvironmentRow[] = await manager.query(
+        `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+        [moved.map((m) => m.rowId)],
+      );
       const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
-      for (const row of rows) changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints) });
+      for (const row of rows)
+        changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints) });
       const rebuilt = changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
       if (rebuilt.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rebuilt]);
       await this.recordSteps(manager, project, changes);
@@ -207,15 +252,22 @@ export class EvidenceService {
    * When an endpoint is documented for the first time the matrix gains a column, so every row of
    * the project is locked and gets an `N/A` spliced into its cells text (rare: once per endpoint).
    */
-  async versionsMade(manager: EntityManager, project: EventProject, proposalId: string | null, endpointIds: readonly string[]): Promise<void> {
+  async versionsMade(
+    manager: EntityManager,
+    project: EventProject,
+    proposalId: string | null,
+    endpointIds: readonly string[],
+  ): Promise<void> {
     if (proposalId !== null) await this.emitApproved(manager, project, proposalId);
     if (endpointIds.length === 0) return;
     // First documented now: the version just made is its only one.
-    const firstDocumented = ((await manager.query(
-      `SELECT e.id FROM endpoints e
+    const firstDocumented = (
+      (await manager.query(
+        `SELECT e.id FROM endpoints e
         WHERE e.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM endpoint_versions v WHERE v.endpoint_id = e.id AND v.id <> e.current_version_id)`,
-      [endpointIds],
-    )) as Array<{ id: string }>).map((e) => e.id);
+        [endpointIds],
+      )) as Array<{ id: string }>
+    ).map((e) => e.id);
     const columnsGrew = firstDocumented.length > 0;
     const stalePairs = (): Promise<Array<{ rowId: string; endpointId: string }>> =>
       manager.query(
@@ -234,23 +286,46 @@ export class EvidenceService {
     if (columnsGrew) {
       // Every row of the project, locked before its evidence is read: a batch that recorded
       // exchanges of the new endpoint and committed while we waited is seen.
-      rows = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`, [project.id]);
+      rows = await manager.query(
+        `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`,
+        [project.id],
+      );
       pairs = await stalePairs();
     } else {
       pairs = await stalePairs();
       if (pairs.length === 0) return;
-      rows = await manager.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [[...new Set(pairs.map((pair) => pair.rowId))]]);
+      rows = await manager.query(
+        `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+        [[...new Set(pairs.map((pair) => pair.rowId))]],
+      );
     }
-    const endpoints: EndpointRef[] = await manager.query('SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id', [[...new Set(pairs.map((p) => p.endpointId))]]);
+    const endpoints: EndpointRef[] = await manager.query(
+      'SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id',
+      [[...new Set(pairs.map((p) => p.endpointId))]],
+    );
     const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
     for (const row of rows) {
       const wanted = new Set(pairs.filter((pair) => pair.rowId === row.id).map((pair) => pair.endpointId));
-      if (wanted.size > 0) changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints.filter((e) => wanted.has(e.id))) });
+      if (wanted.size > 0)
+        changes.push({
+          row,
+          endpointIds: await this.refreshCells(
+            manager,
+            project,
+            row,
+            endpoints.filter((e) => wanted.has(e.id)),
+          ),
+        });
     }
     // Rows whose cells changed get their text rebuilt; the others only gain the new columns.
     const rebuilt = new Set(changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id));
     if (columnsGrew) {
-      const stale = await insertNotSeenColumns(manager, project.id, rows.filter((row) => !rebuilt.has(row.id)).map((row) => row.id), firstDocumented);
+      const stale = await insertNotSeenColumns(
+        manager,
+        project.id,
+        rows.filter((row) => !rebuilt.has(row.id)).map((row) => row.id),
+        firstDocumented,
+      );
       for (const id of stale) rebuilt.add(id);
     }
     if (rebuilt.size > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [...rebuilt]]);
@@ -274,14 +349,22 @@ export class EvidenceService {
     )) as Array<{ id: string }>;
     // Not cached: this transaction may still roll back.
     if (created) return created.id;
-    const [existing] = (await manager.query('SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3', [projectId, key.kind, key.name])) as Array<{ id: string }>;
+    const [existing] = (await manager.query(
+      'SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3',
+      [projectId, key.kind, key.name],
+    )) as Array<{ id: string }>;
     if (!existing) throw new Error(`environment row ${key.kind} ${key.name} neither inserted nor found`);
     this.rowIds.set(cacheKey, existing.id);
     return existing.id;
   }
 
   /** Creates or touches the row (taking its lock until the transaction ends) and returns it. */
-  private async upsertRow(manager: EntityManager, projectId: string, key: EnvironmentRowKey, lastSeen: string): Promise<EnvironmentRow> {
+  private async upsertRow(
+    manager: EntityManager,
+    projectId: string,
+    key: EnvironmentRowKey,
+    lastSeen: string,
+  ): Promise<EnvironmentRow> {
     const [row] = (await manager.query(
       `INSERT INTO environment_rows AS r (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
        VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::timestamptz)
@@ -301,7 +384,12 @@ export class EvidenceService {
    * there now" when this row is the newest of its scope, and emits `version.changed` for every
    * change there. Returns the endpoints whose cell changed.
    */
-  private async refreshCells(manager: EntityManager, project: EventProject, row: EnvironmentRow, endpoints: readonly EndpointRef[]): Promise<string[]> {
+  private async refreshCells(
+    manager: EntityManager,
+    project: EventProject,
+    row: EnvironmentRow,
+    endpoints: readonly EndpointRef[],
+  ): Promise<string[]> {
     if (endpoints.length === 0) return [];
     const endpointIds = endpoints.map((e) => e.id);
     // One connection per transaction: these run one after the other.
@@ -321,8 +409,12 @@ export class EvidenceService {
       [row.id, endpointIds],
     );
     const shapes = await this.loadShapes(manager, evidence);
-    const documented = await this.loadVersionShapes(manager, versions.map((v) => v.id));
-    const conforms = (versionId: string, exchange: EvidenceExchange): boolean => this.conformance.conforms(versionId, documented.get(versionId), exchange, shapes);
+    const documented = await this.loadVersionShapes(
+      manager,
+      versions.map((v) => v.id),
+    );
+    const conforms = (versionId: string, exchange: EvidenceExchange): boolean =>
+      this.conformance.conforms(versionId, documented.get(versionId), exchange, shapes);
 
     const previous = new Map(before.map((cell) => [cell.endpointId, cell]));
     const cells: Array<CellValue & { endpointId: string; lastSeen: string }> = [];
@@ -345,7 +437,12 @@ export class EvidenceService {
     );
     const changed = cells.filter((cell) => {
       const old = previous.get(cell.endpointId);
-      return old === undefined || old.versionId !== cell.versionId || old.version !== cell.version || old.drift !== cell.drift;
+      return (
+        old === undefined ||
+        old.versionId !== cell.versionId ||
+        old.version !== cell.version ||
+        old.drift !== cell.drift
+      );
     });
     await this.moveCurrent(manager, project, row, cells, endpoints);
     return changed.map((cell) => cell.endpointId);
@@ -362,12 +459,13 @@ export class EvidenceService {
     cells: ReadonlyArray<CellValue & { endpointId: string; lastSeen: string }>,
     endpoints: readonly EndpointRef[],
   ): Promise<void> {
-    const current: Array<{ endpointId: string; rowId: string; rowFirstSeen: Date; version: string; drift: boolean }> = await manager.query(
-      `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
+    const current: Array<{ endpointId: string; rowId: string; rowFirstSeen: Date; version: string; drift: boolean }> =
+      await manager.query(
+        `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
         WHERE project_id = $1 AND kind = $2 AND scope = $3 AND endpoint_id = ANY($4::uuid[])
         ORDER BY endpoint_id FOR UPDATE`,
-      [project.id, row.kind, row.scope, cells.map((cell) => cell.endpointId)],
-    );
+        [project.id, row.kind, row.scope, cells.map((cell) => cell.endpointId)],
+      );
     const byEndpoint = new Map(current.map((c) => [c.endpointId, c]));
     const moves = cells.filter((cell) => {
       const now = byEndpoint.get(cell.endpointId);
@@ -411,7 +509,11 @@ export class EvidenceService {
    * Each step is recorded once (unique per proposal and step) when its own evidence appears, even
    * before an earlier step's; the status is the furthest step reached and never moves back.
    */
-  private async recordSteps(manager: EntityManager, project: EventProject, changes: ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>): Promise<void> {
+  private async recordSteps(
+    manager: EntityManager,
+    project: EventProject,
+    changes: ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>,
+  ): Promise<void> {
     const found: Array<{ row: EnvironmentRow; proposalId: string }> = [];
     for (const { row, endpointIds } of changes) {
       if (endpointIds.length === 0) continue;
@@ -484,9 +586,14 @@ export class EvidenceService {
 
   /** Shapes read through the transaction: a batch's new shapes are not committed yet. */
   private loadShapes(manager: EntityManager, exchanges: readonly ObservationRow[]): Promise<Map<string, Shape>> {
-    const fingerprints = exchanges.flatMap((e) => [e.requestShape, e.responseShape]).filter((fp): fp is string => fp !== null);
+    const fingerprints = exchanges
+      .flatMap((e) => [e.requestShape, e.responseShape])
+      .filter((fp): fp is string => fp !== null);
     return this.shapes.loadMany(fingerprints, async (missing) => {
-      const rows: Array<{ fingerprint: string; shape: Shape }> = await manager.query('SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])', [missing]);
+      const rows: Array<{ fingerprint: string; shape: Shape }> = await manager.query(
+        'SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])',
+        [missing],
+      );
       return rows.map((r) => [r.fingerprint, r.shape]);
     });
   }
@@ -494,7 +601,10 @@ export class EvidenceService {
   /** Versions read through the transaction: a version made in it is not committed yet. */
   private loadVersionShapes(manager: EntityManager, ids: readonly string[]): Promise<Map<string, EndpointShapes>> {
     return this.versionShapes.loadMany(ids, async (missing) => {
-      const rows: Array<EndpointShapes & { id: string }> = await manager.query('SELECT id, request, responses, parameters FROM endpoint_versions WHERE id = ANY($1::uuid[])', [missing]);
+      const rows: Array<EndpointShapes & { id: string }> = await manager.query(
+        'SELECT id, request, responses, parameters FROM endpoint_versions WHERE id = ANY($1::uuid[])',
+        [missing],
+      );
       return rows.map(({ id, request, responses, parameters }) => [id, { request, responses, parameters }]);
     });
   }

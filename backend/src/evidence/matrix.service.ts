@@ -1,6 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type EvidenceResponse, formatVersion, type VersionMatrixResponse, type VersionMatrixRow } from '@spectator/shared';
+import {
+  type EvidenceResponse,
+  formatVersion,
+  type VersionMatrixResponse,
+  type VersionMatrixRow,
+} from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 import { badInput } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -8,7 +13,12 @@ import { BUILD_CELLS_TEXT_SQL, notSeenCellsText } from './cells-text';
 import { MATRIX_KINDS, type MatrixKind } from './environment-row';
 
 /** An environment row of a matrix page, with its stored cells text. */
-type StoredRow = Omit<VersionMatrixRow, 'lastSeen'> & { id: string; lastSeen: Date; cellsJson: string | null; cellsColumns: number | null };
+type StoredRow = Omit<VersionMatrixRow, 'lastSeen'> & {
+  id: string;
+  lastSeen: Date;
+  cellsJson: string | null;
+  cellsColumns: number | null;
+};
 
 /** One documented endpoint as a matrix column. */
 interface Column {
@@ -55,7 +65,10 @@ export class MatrixService {
       const kinds = options.kind === undefined ? [...MATRIX_KINDS] : [options.kind];
       let after: { kind: MatrixKind; id: string } | null = null;
       if (options.cursor !== undefined) {
-        const [row] = (await manager.query('SELECT kind, id FROM environment_rows WHERE id = $1 AND project_id = $2', [options.cursor, project.id])) as Array<{ kind: MatrixKind; id: string }>;
+        const [row] = (await manager.query('SELECT kind, id FROM environment_rows WHERE id = $1 AND project_id = $2', [
+          options.cursor,
+          project.id,
+        ])) as Array<{ kind: MatrixKind; id: string }>;
         if (!row || !kinds.includes(row.kind)) throw badInput(`cursor ${options.cursor} is not a row of this matrix`);
         after = row;
       }
@@ -86,7 +99,10 @@ export class MatrixService {
       const stale = page.filter((r) => r.cellsJson !== null && r.cellsColumns !== columns.length).map((r) => r.id);
       const rebuilt = new Map<string, string>();
       if (stale.length > 0) {
-        const found: Array<{ id: string; cells: string }> = await manager.query(BUILD_CELLS_TEXT_SQL, [project.id, stale]);
+        const found: Array<{ id: string; cells: string }> = await manager.query(BUILD_CELLS_TEXT_SQL, [
+          project.id,
+          stale,
+        ]);
         for (const { id, cells } of found) rebuilt.set(id, cells);
       }
       const notSeen = notSeenCellsText(columns.length);
@@ -112,7 +128,11 @@ export class MatrixService {
    * any. Endpoints never seen there have a null version.
    * @throws DomainError BadInput for a pull request with another environment than `ci`.
    */
-  async currentVersions(project: ProjectEntity, environment: MatrixKind, pullRequest?: string): Promise<CurrentVersion[]> {
+  async currentVersions(
+    project: ProjectEntity,
+    environment: MatrixKind,
+    pullRequest?: string,
+  ): Promise<CurrentVersion[]> {
     if (pullRequest !== undefined && environment !== 'ci') throw badInput('pullRequest is only for environment=ci');
     const scoped = environment !== 'ci' || pullRequest !== undefined;
     return this.db.query(

@@ -52,9 +52,11 @@ export class HealthController {
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   render(@Req() request: Request): string {
     const expected = this.runtime.config.metricsToken;
-    if (expected === null) throw new DomainError(ErrorCode.NotServed, 'metrics are not served: set SPECTATOR_METRICS_TOKEN to serve them');
+    if (expected === null)
+      throw new DomainError(ErrorCode.NotServed, 'metrics are not served: set SPECTATOR_METRICS_TOKEN to serve them');
     const given = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1] ?? '';
-    if (!timingSafeEqual(digest(given), digest(expected))) throw new DomainError(ErrorCode.Unauthenticated, 'metrics need Authorization: Bearer <SPECTATOR_METRICS_TOKEN>');
+    if (!timingSafeEqual(digest(given), digest(expected)))
+      throw new DomainError(ErrorCode.Unauthenticated, 'metrics need Authorization: Bearer <SPECTATOR_METRICS_TOKEN>');
     return this.metrics.render();
   }
 }

@@ -26,17 +26,41 @@ export class Gauge extends Counter {
 @Injectable()
 export class MetricsService {
   readonly batches = new Counter('spectator_ingest_batches_total', 'Agent batches committed');
-  readonly duplicateBatches = new Counter('spectator_ingest_duplicate_batches_total', 'Agent batches acknowledged again without counting (resends)');
-  readonly observations = new Counter('spectator_ingest_observations_total', 'Aggregated observations received in committed batches');
-  readonly rejectedMessages = new Counter('spectator_ingest_rejected_messages_total', 'Agent messages answered with an error');
+  readonly duplicateBatches = new Counter(
+    'spectator_ingest_duplicate_batches_total',
+    'Agent batches acknowledged again without counting (resends)',
+  );
+  readonly observations = new Counter(
+    'spectator_ingest_observations_total',
+    'Aggregated observations received in committed batches',
+  );
+  readonly rejectedMessages = new Counter(
+    'spectator_ingest_rejected_messages_total',
+    'Agent messages answered with an error',
+  );
   readonly capturesStarted = new Counter('spectator_captures_started_total', 'Captures created');
   readonly httpRequests = new Counter('spectator_http_requests_total', 'HTTP requests served');
   readonly httpErrors = new Counter('spectator_http_server_errors_total', 'HTTP requests answered with a 5xx status');
-  readonly agentConnections = new Gauge('spectator_agent_connections', 'Agent WebSocket connections open on this replica');
-  readonly dashboardConnections = new Gauge('spectator_dashboard_connections', 'Dashboard event WebSocket connections open on this replica');
-  readonly agentQueuedBytes = new Gauge('spectator_agent_queued_bytes', 'Bytes of agent messages read and not yet handled, all connections of this replica');
-  readonly agentQueuedBytesMax = new Gauge('spectator_agent_queued_bytes_max', 'Highest spectator_agent_queued_bytes since this replica started');
-  readonly agentReadsPaused = new Counter('spectator_agent_reads_paused_total', 'Times reading from agent connections stopped because the queued bytes were over the bound');
+  readonly agentConnections = new Gauge(
+    'spectator_agent_connections',
+    'Agent WebSocket connections open on this replica',
+  );
+  readonly dashboardConnections = new Gauge(
+    'spectator_dashboard_connections',
+    'Dashboard event WebSocket connections open on this replica',
+  );
+  readonly agentQueuedBytes = new Gauge(
+    'spectator_agent_queued_bytes',
+    'Bytes of agent messages read and not yet handled, all connections of this replica',
+  );
+  readonly agentQueuedBytesMax = new Gauge(
+    'spectator_agent_queued_bytes_max',
+    'Highest spectator_agent_queued_bytes since this replica started',
+  );
+  readonly agentReadsPaused = new Counter(
+    'spectator_agent_reads_paused_total',
+    'Times reading from agent connections stopped because the queued bytes were over the bound',
+  );
 
   /** The exposition text (format version 0.0.4). */
   render(): string {
@@ -54,10 +78,22 @@ export class MetricsService {
       this.agentQueuedBytesMax,
       this.agentReadsPaused,
     ];
-    const lines = metrics.flatMap((m) => [`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m instanceof Gauge ? 'gauge' : 'counter'}`, `${m.name} ${m.current}`]);
+    const lines = metrics.flatMap((m) => [
+      `# HELP ${m.name} ${m.help}`,
+      `# TYPE ${m.name} ${m instanceof Gauge ? 'gauge' : 'counter'}`,
+      `${m.name} ${m.current}`,
+    ]);
     const memory = process.memoryUsage();
-    lines.push('# HELP process_resident_memory_bytes Resident memory size in bytes', '# TYPE process_resident_memory_bytes gauge', `process_resident_memory_bytes ${memory.rss}`);
-    lines.push('# HELP process_uptime_seconds Seconds since this process started', '# TYPE process_uptime_seconds gauge', `process_uptime_seconds ${process.uptime().toFixed(1)}`);
+    lines.push(
+      '# HELP process_resident_memory_bytes Resident memory size in bytes',
+      '# TYPE process_resident_memory_bytes gauge',
+      `process_resident_memory_bytes ${memory.rss}`,
+    );
+    lines.push(
+      '# HELP process_uptime_seconds Seconds since this process started',
+      '# TYPE process_uptime_seconds gauge',
+      `process_uptime_seconds ${process.uptime().toFixed(1)}`,
+    );
     return `${lines.join('\n')}\n`;
   }
 }

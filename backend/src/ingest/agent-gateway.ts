@@ -57,7 +57,11 @@ export class AgentGateway {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     // Frames up to twice the limit are read and refused politely; beyond that ws closes with 1009.
-    this.server = new WebSocketServer({ noServer: true, maxPayload: runtime.config.maxMessageBytes * 2, handleProtocols: chooseProtocol });
+    this.server = new WebSocketServer({
+      noServer: true,
+      maxPayload: runtime.config.maxMessageBytes * 2,
+      handleProtocols: chooseProtocol,
+    });
     this.log = runtime.log.child({ module: 'agent-stream' });
   }
 
@@ -83,11 +87,15 @@ export class AgentGateway {
   private queue(bytes: number): void {
     this.queuedBytes += bytes;
     this.metrics.agentQueuedBytes.inc(bytes);
-    if (this.queuedBytes > this.metrics.agentQueuedBytesMax.current) this.metrics.agentQueuedBytesMax.inc(this.queuedBytes - this.metrics.agentQueuedBytesMax.current);
+    if (this.queuedBytes > this.metrics.agentQueuedBytesMax.current)
+      this.metrics.agentQueuedBytesMax.inc(this.queuedBytes - this.metrics.agentQueuedBytesMax.current);
     if (this.readingPaused || this.queuedBytes <= this.runtime.config.maxQueuedBytes) return;
     this.readingPaused = true;
     this.metrics.agentReadsPaused.inc();
-    this.log.warn({ queuedBytes: this.queuedBytes, maxQueuedBytes: this.runtime.config.maxQueuedBytes }, 'agent messages queued over the bound: reading paused');
+    this.log.warn(
+      { queuedBytes: this.queuedBytes, maxQueuedBytes: this.runtime.config.maxQueuedBytes },
+      'agent messages queued over the bound: reading paused',
+    );
     for (const client of this.server.clients) client.pause();
   }
 
@@ -120,7 +128,8 @@ export class AgentGateway {
     const followTemplates = (opened: AgentSession): void => {
       stopTemplates();
       const unsubscribe = this.events.subscribe(opened.projectId, (event) => {
-        if ((event.type !== 'paths.hinted' && event.type !== 'documentation.committed') || templatesDue !== null) return;
+        if ((event.type !== 'paths.hinted' && event.type !== 'documentation.committed') || templatesDue !== null)
+          return;
         templatesDue = setTimeout(() => {
           templatesDue = null;
           this.ingest.templates(opened.projectId).then(
@@ -136,7 +145,12 @@ export class AgentGateway {
       };
     };
     // A refusal: the same message can never succeed, so the agent drops it (retryable: false).
-    const reject = (code: Exclude<StreamErrorCode, 'unavailable'>, message: string, batchId: string | undefined, fatal: boolean): void => {
+    const reject = (
+      code: Exclude<StreamErrorCode, 'unavailable'>,
+      message: string,
+      batchId: string | undefined,
+      fatal: boolean,
+    ): void => {
       this.metrics.rejectedMessages.inc();
       send({ type: 'error', code, message, retryable: false, ...(batchId === undefined ? {} : { batchId }) });
       badMessages += 1;
@@ -153,7 +167,12 @@ export class AgentGateway {
         return;
       }
       if (message.type !== 'hello' && session === null) {
-        reject('hello-required', 'the first message must be hello', message.type === 'batch' ? message.batchId : undefined, false);
+        reject(
+          'hello-required',
+          'the first message must be hello',
+          message.type === 'batch' ? message.batchId : undefined,
+          false,
+        );
         return;
       }
       try {
@@ -190,12 +209,23 @@ export class AgentGateway {
       } catch (error) {
         const batchId = message.type === 'batch' ? message.batchId : undefined;
         if (error instanceof WireError) {
-          reject(error instanceof FatalWireError ? 'refused' : 'invalid-message', error.message, batchId, error instanceof FatalWireError);
+          reject(
+            error instanceof FatalWireError ? 'refused' : 'invalid-message',
+            error.message,
+            batchId,
+            error instanceof FatalWireError,
+          );
           return;
         }
         // Not the agent's fault (e.g. the database is away): the agent keeps the batch and resends it.
         this.log.error({ err: error, type: message.type, batchId }, 'agent message failed');
-        send({ type: 'error', code: 'unavailable', message: 'the backend could not store this message now; resend later', retryable: true, ...(batchId === undefined ? {} : { batchId }) });
+        send({
+          type: 'error',
+          code: 'unavailable',
+          message: 'the backend could not store this message now; resend later',
+          retryable: true,
+          ...(batchId === undefined ? {} : { batchId }),
+        });
         // A hello, capture, capture-end or rules message has no id to resend it by: the connection
         // is closed instead (1013, try again later), and the agent's next hello carries its current
         // capture and rules again, its spooled batches' captures re-announced before them.
@@ -206,7 +236,12 @@ export class AgentGateway {
     ws.on('message', (data: RawData, isBinary: boolean) => {
       const size = Array.isArray(data) ? data.reduce((sum, b) => sum + b.length, 0) : data.byteLength;
       if (size > this.runtime.config.maxMessageBytes) {
-        reject('too-large', `message of ${size} bytes is over the limit of ${this.runtime.config.maxMessageBytes} bytes`, batchIdOf(headOf(data)), false);
+        reject(
+          'too-large',
+          `message of ${size} bytes is over the limit of ${this.runtime.config.maxMessageBytes} bytes`,
+          batchIdOf(headOf(data)),
+          false,
+        );
         return;
       }
       if (isBinary) {
@@ -217,7 +252,9 @@ export class AgentGateway {
         ws.close(1013, 'too many messages in flight');
         return;
       }
-      const text = Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data as ArrayBuffer).toString('utf8');
+      const text = Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data as ArrayBuffer).toString('utf8');
       this.queue(size);
       chain = chain
         .then(() => handle(text))

@@ -23,7 +23,12 @@ describe('aggregateObservations', () => {
       { ...base, status: 404 },
     ]);
     expect(rows).toHaveLength(2);
-    expect(rows.find((row) => row.status === 200)).toMatchObject({ count: 3, query: ['a', 'b'], first_seen: '2026-01-01T00:00:01.000Z', last_seen: '2026-01-01T00:00:09.000Z' });
+    expect(rows.find((row) => row.status === 200)).toMatchObject({
+      count: 3,
+      query: ['a', 'b'],
+      first_seen: '2026-01-01T00:00:01.000Z',
+      last_seen: '2026-01-01T00:00:09.000Z',
+    });
   });
 
   it('keeps "no body" apart from a body and sorts rows by key (one lock order for concurrent batches)', () => {

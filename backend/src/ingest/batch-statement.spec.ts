@@ -27,26 +27,42 @@ describe('textArrayLiteral', () => {
   });
 
   it('escapes quotes and backslashes, and keeps control characters as they are (JSON escapes them otherwise)', () => {
-    expect(textArrayLiteral(['say "hi"', 'back\\slash', null, 'line\nbreak'])).toBe('{"say \\"hi\\"","back\\\\slash",NULL,"line\nbreak"}');
+    expect(textArrayLiteral(['say "hi"', 'back\\slash', null, 'line\nbreak'])).toBe(
+      '{"say \\"hi\\"","back\\\\slash",NULL,"line\nbreak"}',
+    );
   });
 });
 
 describe('writeBatchParameters', () => {
   it('gives each distinct name list one slice of the flat names array, and empty lists the empty slice', () => {
-    const parameters = writeBatchParameters(header, [row, { ...row, status: 400, query: ['a', 'b'], res_h: ['a', 'b'] }]);
+    const parameters = writeBatchParameters(header, [
+      row,
+      { ...row, status: 400, query: ['a', 'b'], res_h: ['a', 'b'] },
+    ]);
     expect(parameters.slice(0, 6)).toEqual(['b', 'p', 'c', 4, null, '{"a","b","content-type"}']);
     // query from/to, request headers from/to, response headers from/to
     expect(parameters.slice(19, 25)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
   });
 
   it('ends with the endpoints the batch touches, each once', () => {
-    const rows = [row, { ...row, status: 400 }, { ...row, path: '/posts/{id}' }, { ...row, method: 'PUT', path: '/posts/{id}' }];
-    expect(writeBatchParameters(header, rows).slice(25, 27)).toEqual(['{"POST","POST","PUT"}', '{"/posts","/posts/{id}","/posts/{id}"}']);
+    const rows = [
+      row,
+      { ...row, status: 400 },
+      { ...row, path: '/posts/{id}' },
+      { ...row, method: 'PUT', path: '/posts/{id}' },
+    ];
+    expect(writeBatchParameters(header, rows).slice(25, 27)).toEqual([
+      '{"POST","POST","PUT"}',
+      '{"/posts","/posts/{id}","/posts/{id}"}',
+    ]);
   });
 
-
   it('passes each column as an array literal, with the count of interest of each row', () => {
-    const parameters = writeBatchParameters(header, [row, { ...row, res_ct: 'application/problem+json', count: 2 }, { ...row, req_ct: null, count: 5 }]);
+    const parameters = writeBatchParameters(header, [
+      row,
+      { ...row, res_ct: 'application/problem+json', count: 2 },
+      { ...row, req_ct: null, count: 5 },
+    ]);
     expect(parameters.slice(6, 19)).toEqual([
       '{"POST","POST","POST"}',
       '{"/posts","/posts","/posts"}',
@@ -73,7 +89,13 @@ describe('writeBatchParameters', () => {
 
 describe('touchedEndpoints', () => {
   it('lists each (method, path) of sorted rows once, keeping methods and paths paired', () => {
-    const rows = [row, { ...row, status: 404 }, { ...row, method: 'PUT' }, { ...row, method: 'PUT', path: '/z' }, { ...row, method: 'PUT', path: '/z', status: 500 }];
+    const rows = [
+      row,
+      { ...row, status: 404 },
+      { ...row, method: 'PUT' },
+      { ...row, method: 'PUT', path: '/z' },
+      { ...row, method: 'PUT', path: '/z', status: 500 },
+    ];
     expect(touchedEndpoints(rows)).toEqual({ methods: ['POST', 'PUT', 'PUT'], paths: ['/posts', '/posts', '/z'] });
     expect(touchedEndpoints([])).toEqual({ methods: [], paths: [] });
   });

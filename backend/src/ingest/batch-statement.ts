@@ -209,15 +209,24 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     const pair = `${row.req_ct ?? ''}\u0000${row.res_ct ?? ''}`;
     let per = interestPerInteraction.get(pair);
     if (per === undefined) {
-      per = countOfInterest({ request: row.req_ct === null ? null : { contentType: row.req_ct }, response: row.res_ct === null ? null : { contentType: row.res_ct }, count: 1 });
+      per = countOfInterest({
+        request: row.req_ct === null ? null : { contentType: row.req_ct },
+        response: row.res_ct === null ? null : { contentType: row.res_ct },
+        count: 1,
+      });
       interestPerInteraction.set(pair, per);
     }
     return per * row.count;
   });
   // Query names, request header names, response header names: each as (from, to) arrays.
-  const bounds = [rows.map((row) => lists.slice(row.query)), rows.map((row) => lists.slice(row.req_h)), rows.map((row) => lists.slice(row.res_h))].flatMap(
-    (slices) => [integerArrayLiteral(slices.map(([from]) => from)), integerArrayLiteral(slices.map(([, to]) => to))],
-  );
+  const bounds = [
+    rows.map((row) => lists.slice(row.query)),
+    rows.map((row) => lists.slice(row.req_h)),
+    rows.map((row) => lists.slice(row.res_h)),
+  ].flatMap((slices) => [
+    integerArrayLiteral(slices.map(([from]) => from)),
+    integerArrayLiteral(slices.map(([, to]) => to)),
+  ]);
   const touched = touchedEndpoints(rows);
   return [
     header.batchId,

@@ -190,7 +190,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       total += deleted;
       if (deleted < PRUNE_CHUNK) break;
     }
-    if (total > 0) this.log.info({ deleted: total, retentionDays: this.runtime.config.batchRetentionDays }, 'pruned old batch ids');
+    if (total > 0)
+      this.log.info({ deleted: total, retentionDays: this.runtime.config.batchRetentionDays }, 'pruned old batch ids');
     return total;
   }
 
@@ -199,12 +200,20 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    * agent and its current capture, and answers with the documented templates.
    * @throws FatalWireError when the agent must not go on.
    */
-  async hello(principal: Principal, message: HelloMessage): Promise<{ session: AgentSession; welcome: WelcomeMessage }> {
-    if (message.protocol !== PROTOCOL_VERSION) throw new FatalWireError(`protocol ${message.protocol} is not supported (this backend speaks ${PROTOCOL_VERSION})`);
+  async hello(
+    principal: Principal,
+    message: HelloMessage,
+  ): Promise<{ session: AgentSession; welcome: WelcomeMessage }> {
+    if (message.protocol !== PROTOCOL_VERSION)
+      throw new FatalWireError(
+        `protocol ${message.protocol} is not supported (this backend speaks ${PROTOCOL_VERSION})`,
+      );
     if (principal.projectId === null) throw new FatalWireError('an agent token belongs to a project');
     const allowed: EnvironmentKind[] | null = principal.environments;
     if (allowed !== null && !allowed.includes(message.environment.kind)) {
-      throw new FatalWireError(`environment.kind ${message.environment.kind} is not allowed for this token (allowed: ${allowed.join(', ')})`);
+      throw new FatalWireError(
+        `environment.kind ${message.environment.kind} is not allowed for this token (allowed: ${allowed.join(', ')})`,
+      );
     }
     const project = await this.projects.byId(principal.projectId);
     // An agent key already in use is taken over only by a token that may report that agent's
@@ -220,8 +229,13 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       [project.id, message.agentId, principal.tokenId, message.agentVersion, message.environment.kind, allowed],
     )) as Array<{ id: string }>;
     if (!agent) {
-      const [taken] = (await this.db.query('SELECT environment_kind AS kind FROM agents WHERE project_id = $1 AND agent_key = $2', [project.id, message.agentId])) as Array<{ kind: string }>;
-      throw new FatalWireError(`agentId ${message.agentId} is an agent of environment ${taken?.kind ?? 'unknown'}, which this token may not report`);
+      const [taken] = (await this.db.query(
+        'SELECT environment_kind AS kind FROM agents WHERE project_id = $1 AND agent_key = $2',
+        [project.id, message.agentId],
+      )) as Array<{ kind: string }>;
+      throw new FatalWireError(
+        `agentId ${message.agentId} is an agent of environment ${taken?.kind ?? 'unknown'}, which this token may not report`,
+      );
     }
     const session: AgentSession = {
       projectId: project.id,
@@ -233,7 +247,12 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       learned: new Map(),
     };
     await this.startCapture(session, message.capture);
-    const welcome: WelcomeMessage = { type: 'welcome', protocol: PROTOCOL_VERSION, project: project.slug, templates: await this.templates(project.id) };
+    const welcome: WelcomeMessage = {
+      type: 'welcome',
+      protocol: PROTOCOL_VERSION,
+      project: project.slug,
+      templates: await this.templates(project.id),
+    };
     return { session, welcome };
   }
 
@@ -247,7 +266,11 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    * recorded is resumed only by the agent and environment that opened it.
    * @throws FatalWireError when the id is another agent's, environment's or project's capture.
    */
-  async startCapture(session: AgentSession, capture: WireCapture, previous?: { id: string; endedAt: string }): Promise<void> {
+  async startCapture(
+    session: AgentSession,
+    capture: WireCapture,
+    previous?: { id: string; endedAt: string },
+  ): Promise<void> {
     if (previous) await this.endCapture(session, previous.id, previous.endedAt);
     const env = session.environment;
     const rows = (await this.db.query(
@@ -257,7 +280,19 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
          WHERE captures.project_id = EXCLUDED.project_id AND captures.agent_id = EXCLUDED.agent_id
            AND captures.environment_kind = EXCLUDED.environment_kind AND captures.environment_name = EXCLUDED.environment_name
        RETURNING (xmax = 0) AS created`,
-      [capture.id, session.projectId, session.agentRowId, env.kind, environmentName(env), env.pullRequest ?? null, env.commit ?? null, env.build ?? null, capture.reason, capture.startedAt, session.rules],
+      [
+        capture.id,
+        session.projectId,
+        session.agentRowId,
+        env.kind,
+        environmentName(env),
+        env.pullRequest ?? null,
+        env.commit ?? null,
+        env.build ?? null,
+        capture.reason,
+        capture.startedAt,
+        session.rules,
+      ],
     )) as Array<{ created: boolean }>;
     const row = rows[0];
     if (!row) throw notOurs(capture.id);
@@ -275,7 +310,11 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
 
   async endCapture(session: AgentSession, captureId: string, endedAt: string): Promise<void> {
     await this.ensureCapture(session, captureId);
-    await this.db.query('UPDATE captures SET ended_at = $3 WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [captureId, session.projectId, endedAt]);
+    await this.db.query('UPDATE captures SET ended_at = $3 WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [
+      captureId,
+      session.projectId,
+      endedAt,
+    ]);
     this.events.captureChanged(session.projectId, captureId);
   }
 
@@ -283,7 +322,11 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   async updateRules(session: AgentSession, captureId: string, rules: string[]): Promise<void> {
     await this.ensureCapture(session, captureId);
     session.rules = rules;
-    await this.db.query('UPDATE captures SET rules = $3 WHERE id = $1 AND project_id = $2', [captureId, session.projectId, rules]);
+    await this.db.query('UPDATE captures SET rules = $3 WHERE id = $1 AND project_id = $2', [
+      captureId,
+      session.projectId,
+      rules,
+    ]);
     this.events.captureChanged(session.projectId, captureId);
   }
 
@@ -309,10 +352,18 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await this.ensureShapesKnown(batch);
     const rows = aggregateObservations(batch.observations);
     const shapeEntries = Object.entries(batch.shapes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const header: BatchHeader = { batchId: batch.batchId, projectId: session.projectId, captureId: batch.captureId, observations: batch.observations.length, shapes: shapeEntries, maxEndpoints: this.runtime.config.maxEndpointsPerCapture };
+    const header: BatchHeader = {
+      batchId: batch.batchId,
+      projectId: session.projectId,
+      captureId: batch.captureId,
+      observations: batch.observations.length,
+      shapes: shapeEntries,
+      maxEndpoints: this.runtime.config.maxEndpointsPerCapture,
+    };
     const parameters = writeBatchParameters(header, rows);
     const evidence = environmentRowOf(session.environment) !== null;
-    const unmatched = batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
+    const unmatched =
+      batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
     const claimed = await withRetry(async () => {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
@@ -320,9 +371,18 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       // Evidence (matrix cells, proposal steps, transitions) and noise counts are as durable as the batch: same transaction.
       return this.db.transaction(async (manager: EntityManager) => {
         const written = await this.writeBatch(manager, parameters);
-        if (written && evidence) await this.evidence.recordBatch(manager, { id: session.projectId, slug: session.projectSlug }, session.environment, rows);
+        if (written && evidence)
+          await this.evidence.recordBatch(
+            manager,
+            { id: session.projectId, slug: session.projectSlug },
+            session.environment,
+            rows,
+          );
         if (written && unmatched) {
-          await manager.query('UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1', [batch.captureId, unmatched.requests, unmatched.paths]);
+          await manager.query(
+            'UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1',
+            [batch.captureId, unmatched.requests, unmatched.paths],
+          );
         }
         return written;
       });
@@ -348,9 +408,15 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await this.ensureCapture(session, message.captureId);
     const known = await this.learnedOf(session, message.captureId);
     const fresh = message.templates.filter((template) => !known.includes(template));
-    if (known.length + fresh.length > MAX_LEARNED_PER_CAPTURE) throw new WireError(`templates would make more than ${MAX_LEARNED_PER_CAPTURE} learned templates for capture ${message.captureId}`);
+    if (known.length + fresh.length > MAX_LEARNED_PER_CAPTURE)
+      throw new WireError(
+        `templates would make more than ${MAX_LEARNED_PER_CAPTURE} learned templates for capture ${message.captureId}`,
+      );
     if (fresh.length > 0) {
-      await this.db.query('INSERT INTO capture_learned_templates (capture_id, template) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [message.captureId, fresh]);
+      await this.db.query(
+        'INSERT INTO capture_learned_templates (capture_id, template) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING',
+        [message.captureId, fresh],
+      );
       known.push(...fresh);
     }
     // Rows already stored under literal paths the templates cover are merged into them (each
@@ -364,7 +430,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   private async learnedOf(session: AgentSession, captureId: string): Promise<string[]> {
     let learned = session.learned.get(captureId);
     if (learned === undefined) {
-      const rows = (await this.db.query('SELECT template FROM capture_learned_templates WHERE capture_id = $1', [captureId])) as Array<{ template: string }>;
+      const rows = (await this.db.query('SELECT template FROM capture_learned_templates WHERE capture_id = $1', [
+        captureId,
+      ])) as Array<{ template: string }>;
       learned = rows.map((row) => row.template);
       // Bounded like the connection's other per-capture state: captures change rarely.
       if (session.learned.size >= 64) session.learned.delete(session.learned.keys().next().value as string);
@@ -405,9 +473,16 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const [found] = (await this.db.query(
       `SELECT (agent_id IS NOT DISTINCT FROM $3 AND environment_kind = $4 AND environment_name = $5) AS own
          FROM captures WHERE id = $1 AND project_id = $2`,
-      [captureId, session.projectId, session.agentRowId, session.environment.kind, environmentName(session.environment)],
+      [
+        captureId,
+        session.projectId,
+        session.agentRowId,
+        session.environment.kind,
+        environmentName(session.environment),
+      ],
     )) as Array<{ own: boolean }>;
-    if (!found) throw new WireError(`captureId ${captureId} is not a capture of this project (send hello or capture first)`);
+    if (!found)
+      throw new WireError(`captureId ${captureId} is not a capture of this project (send hello or capture first)`);
     if (!found.own) throw notOurs(captureId);
     session.knownCaptures.add(captureId);
   }
@@ -420,11 +495,14 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       const request = o.request?.shape;
       if (request !== undefined && !firstUse.has(request)) firstUse.set(request, `observations[${i}].request.shape`);
       const response = o.response?.shape;
-      if (response !== undefined && !firstUse.has(response)) firstUse.set(response, `observations[${i}].response.shape`);
+      if (response !== undefined && !firstUse.has(response))
+        firstUse.set(response, `observations[${i}].response.shape`);
     });
     for (const fp of firstUse.keys()) if (fp in batch.shapes || this.storedShapes.get(fp)) firstUse.delete(fp);
     if (firstUse.size === 0) return;
-    const stored = (await this.db.query('SELECT fingerprint FROM shapes WHERE fingerprint = ANY($1::text[])', [[...firstUse.keys()]])) as Array<{ fingerprint: string }>;
+    const stored = (await this.db.query('SELECT fingerprint FROM shapes WHERE fingerprint = ANY($1::text[])', [
+      [...firstUse.keys()],
+    ])) as Array<{ fingerprint: string }>;
     for (const { fingerprint: fp } of stored) {
       this.storedShapes.set(fp, true);
       firstUse.delete(fp);

@@ -1,7 +1,11 @@
 import { fingerprint, inferShape } from '@spectator/shared';
 import { parseAgentMessage, validateShape, WireError } from './wire-validation';
 
-const capture = { id: '5b3c2a6e-8f1d-4c1e-9a7b-0d2e4f6a8b10', startedAt: '2026-01-01T00:00:00.000Z', reason: 'agent-start' };
+const capture = {
+  id: '5b3c2a6e-8f1d-4c1e-9a7b-0d2e4f6a8b10',
+  startedAt: '2026-01-01T00:00:00.000Z',
+  reason: 'agent-start',
+};
 const observation = {
   method: 'POST',
   path: '/posts',
@@ -15,7 +19,13 @@ const observation = {
   firstSeen: '2026-01-01T00:00:00.000Z',
   lastSeen: '2026-01-01T00:00:01.000Z',
 };
-const batch = { type: 'batch', batchId: '0c6f1d9e-3b2a-4f5e-8d7c-1a2b3c4d5e6f', captureId: capture.id, shapes: {}, observations: [observation] };
+const batch = {
+  type: 'batch',
+  batchId: '0c6f1d9e-3b2a-4f5e-8d7c-1a2b3c4d5e6f',
+  captureId: capture.id,
+  shapes: {},
+  observations: [observation],
+};
 
 function problem(message: unknown): string {
   try {
@@ -38,47 +48,155 @@ describe('parseAgentMessage', () => {
     ['not an object', '[1]', 'message must be an object'],
     ['unknown type', { type: 'nope' }, 'type must be one of hello, batch, capture, capture-end, rules, learned'],
     ['bad batch id', { ...batch, batchId: 'x' }, 'batchId has an invalid format'],
-    ['bad status', { ...batch, observations: [{ ...observation, status: 99 }] }, 'observations[0].status must be an integer 100-599'],
-    ['fractional count', { ...batch, observations: [{ ...observation, count: 1.5 }] }, 'observations[0].count must be an integer 1-1000000000'],
-    ['lower-case method', { ...batch, observations: [{ ...observation, method: 'get' }] }, 'observations[0].method has an invalid format'],
-    ['relative path', { ...batch, observations: [{ ...observation, path: 'posts' }] }, 'observations[0].path must start with /'],
-    ['missing request', { ...batch, observations: [{ ...observation, request: undefined }] }, 'observations[0].request is required (null for no body)'],
-    ['bad flag', { ...batch, observations: [{ ...observation, response: { contentType: 'text/html', tooLarge: 'yes' } }] }, 'observations[0].response.tooLarge must be true when present'],
-    ['bad time', { ...batch, observations: [{ ...observation, lastSeen: 'later' }] }, 'observations[0].lastSeen must be an ISO 8601 time'],
-    ['30 February', { ...batch, observations: [{ ...observation, firstSeen: '2026-02-30T00:00:00.000Z' }] }, 'observations[0].firstSeen must be an ISO 8601 time'],
-    ['month 13', { ...batch, observations: [{ ...observation, lastSeen: '2026-13-01T00:00:00Z' }] }, 'observations[0].lastSeen must be an ISO 8601 time'],
-    ['bad shape', { ...batch, shapes: { abc: { kind: 'weird' } } }, 'shapes["abc"].kind must be one of string, number, boolean, null, object, array, oneOf, unknown'],
-    ['bad environment', { type: 'hello', protocol: 1, agentId: 'a', agentVersion: '1', environment: { kind: 'moon' }, capture }, 'environment.kind must be one of local, ci, staging, production'],
-    ['bad capture reason', { type: 'capture', capture: { ...capture, reason: 'why' } }, 'capture.reason must be one of agent-start, command-restart, upstream-restart'],
-    ['NUL in a name', { ...batch, observations: [{ ...observation, requestHeaders: ['x-a\u0000b'] }] }, 'observations[0].requestHeaders[0] must not contain NUL characters'],
-    ['NUL in a shape field name', { ...batch, shapes: { abc: { kind: 'object', fields: [{ name: 'a\u0000', required: true, shape: { kind: 'string' } }] } } }, 'shapes["abc"].fields[0].name must not contain NUL characters'],
-    ['rules not strings', { type: 'rules', captureId: capture.id, rules: [1] }, 'rules[0] must be a string of at most 1000 characters'],
-    ['a path riding along the noise counts', { ...batch, unmatched: { requests: 1, paths: 1, path: '/.env' } }, 'unmatched.path is not allowed (unmatched carries counts only)'],
-    ['negative noise count', { ...batch, unmatched: { requests: -1, paths: 0 } }, 'unmatched.requests must be an integer 0-1000000000'],
-    ['learned without templates', { type: 'learned', captureId: capture.id, templates: [] }, 'templates must be an array of 1-1000 templates'],
-    ['learned literal path', { type: 'learned', captureId: capture.id, templates: ['/users/alice'] }, 'templates[0] must hold at least one {parameter}'],
-    ['learned path not canonical', { type: 'learned', captureId: capture.id, templates: ['/users/{user}/', 'users/{user}'] }, 'templates[0] must be a canonical path template (e.g. /users/{user})'],
-    ['learned hint not true', { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], hint: 'yes' }, 'hint must be true when present'],
+    [
+      'bad status',
+      { ...batch, observations: [{ ...observation, status: 99 }] },
+      'observations[0].status must be an integer 100-599',
+    ],
+    [
+      'fractional count',
+      { ...batch, observations: [{ ...observation, count: 1.5 }] },
+      'observations[0].count must be an integer 1-1000000000',
+    ],
+    [
+      'lower-case method',
+      { ...batch, observations: [{ ...observation, method: 'get' }] },
+      'observations[0].method has an invalid format',
+    ],
+    [
+      'relative path',
+      { ...batch, observations: [{ ...observation, path: 'posts' }] },
+      'observations[0].path must start with /',
+    ],
+    [
+      'missing request',
+      { ...batch, observations: [{ ...observation, request: undefined }] },
+      'observations[0].request is required (null for no body)',
+    ],
+    [
+      'bad flag',
+      { ...batch, observations: [{ ...observation, response: { contentType: 'text/html', tooLarge: 'yes' } }] },
+      'observations[0].response.tooLarge must be true when present',
+    ],
+    [
+      'bad time',
+      { ...batch, observations: [{ ...observation, lastSeen: 'later' }] },
+      'observations[0].lastSeen must be an ISO 8601 time',
+    ],
+    [
+      '30 February',
+      { ...batch, observations: [{ ...observation, firstSeen: '2026-02-30T00:00:00.000Z' }] },
+      'observations[0].firstSeen must be an ISO 8601 time',
+    ],
+    [
+      'month 13',
+      { ...batch, observations: [{ ...observation, lastSeen: '2026-13-01T00:00:00Z' }] },
+      'observations[0].lastSeen must be an ISO 8601 time',
+    ],
+    [
+      'bad shape',
+      { ...batch, shapes: { abc: { kind: 'weird' } } },
+      'shapes["abc"].kind must be one of string, number, boolean, null, object, array, oneOf, unknown',
+    ],
+    [
+      'bad environment',
+      { type: 'hello', protocol: 1, agentId: 'a', agentVersion: '1', environment: { kind: 'moon' }, capture },
+      'environment.kind must be one of local, ci, staging, production',
+    ],
+    [
+      'bad capture reason',
+      { type: 'capture', capture: { ...capture, reason: 'why' } },
+      'capture.reason must be one of agent-start, command-restart, upstream-restart',
+    ],
+    [
+      'NUL in a name',
+      { ...batch, observations: [{ ...observation, requestHeaders: ['x-a\u0000b'] }] },
+      'observations[0].requestHeaders[0] must not contain NUL characters',
+    ],
+    [
+      'NUL in a shape field name',
+      {
+        ...batch,
+        shapes: { abc: { kind: 'object', fields: [{ name: 'a\u0000', required: true, shape: { kind: 'string' } }] } },
+      },
+      'shapes["abc"].fields[0].name must not contain NUL characters',
+    ],
+    [
+      'rules not strings',
+      { type: 'rules', captureId: capture.id, rules: [1] },
+      'rules[0] must be a string of at most 1000 characters',
+    ],
+    [
+      'a path riding along the noise counts',
+      { ...batch, unmatched: { requests: 1, paths: 1, path: '/.env' } },
+      'unmatched.path is not allowed (unmatched carries counts only)',
+    ],
+    [
+      'negative noise count',
+      { ...batch, unmatched: { requests: -1, paths: 0 } },
+      'unmatched.requests must be an integer 0-1000000000',
+    ],
+    [
+      'learned without templates',
+      { type: 'learned', captureId: capture.id, templates: [] },
+      'templates must be an array of 1-1000 templates',
+    ],
+    [
+      'learned literal path',
+      { type: 'learned', captureId: capture.id, templates: ['/users/alice'] },
+      'templates[0] must hold at least one {parameter}',
+    ],
+    [
+      'learned path not canonical',
+      { type: 'learned', captureId: capture.id, templates: ['/users/{user}/', 'users/{user}'] },
+      'templates[0] must be a canonical path template (e.g. /users/{user})',
+    ],
+    [
+      'learned hint not true',
+      { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], hint: 'yes' },
+      'hint must be true when present',
+    ],
   ])('names the problem: %s', (_name, message, expected) => {
     expect(problem(message)).toBe(expected);
   });
 
   it('accepts ISO times with an offset, a 29 February of a leap year, and other forms Date.parse reads', () => {
-    for (const time of ['2024-02-29T23:59:59.999Z', '2026-01-01T08:00:00+05:30', '2026-01-01T00:00:00.123456Z', '2026-01-01T00:00Z']) {
-      expect(parseAgentMessage(JSON.stringify({ ...batch, observations: [{ ...observation, lastSeen: time }] }))).toMatchObject({ observations: [{ lastSeen: time }] });
+    for (const time of [
+      '2024-02-29T23:59:59.999Z',
+      '2026-01-01T08:00:00+05:30',
+      '2026-01-01T00:00:00.123456Z',
+      '2026-01-01T00:00Z',
+    ]) {
+      expect(
+        parseAgentMessage(JSON.stringify({ ...batch, observations: [{ ...observation, lastSeen: time }] })),
+      ).toMatchObject({ observations: [{ lastSeen: time }] });
     }
-    expect(problem({ ...batch, observations: [{ ...observation, lastSeen: '2025-02-29T00:00:00Z' }] })).toBe('observations[0].lastSeen must be an ISO 8601 time');
+    expect(problem({ ...batch, observations: [{ ...observation, lastSeen: '2025-02-29T00:00:00Z' }] })).toBe(
+      'observations[0].lastSeen must be an ISO 8601 time',
+    );
   });
 
   it('accepts noise counts and learned templates (unique, a hint flag kept)', () => {
-    expect(parseAgentMessage(JSON.stringify({ ...batch, unmatched: { requests: 1234, paths: 51 } }))).toMatchObject({ unmatched: { requests: 1234, paths: 51 } });
-    const learned = { type: 'learned', captureId: capture.id, templates: ['/repos/{owner}/{repo}', '/users/{user}', '/users/{user}'], hint: true };
-    expect(parseAgentMessage(JSON.stringify(learned))).toEqual({ ...learned, templates: ['/repos/{owner}/{repo}', '/users/{user}'] });
+    expect(parseAgentMessage(JSON.stringify({ ...batch, unmatched: { requests: 1234, paths: 51 } }))).toMatchObject({
+      unmatched: { requests: 1234, paths: 51 },
+    });
+    const learned = {
+      type: 'learned',
+      captureId: capture.id,
+      templates: ['/repos/{owner}/{repo}', '/users/{user}', '/users/{user}'],
+      hint: true,
+    };
+    expect(parseAgentMessage(JSON.stringify(learned))).toEqual({
+      ...learned,
+      templates: ['/repos/{owner}/{repo}', '/users/{user}'],
+    });
   });
 
   it('limits the observations of a batch', () => {
     const many = { ...batch, observations: Array.from({ length: 3 }, () => observation) };
-    expect(() => parseAgentMessage(JSON.stringify(many), { maxObservations: 2, maxShapes: 10, maxShapeNodes: 10 })).toThrow('observations must hold at most 2 observations');
+    expect(() =>
+      parseAgentMessage(JSON.stringify(many), { maxObservations: 2, maxShapes: 10, maxShapeNodes: 10 }),
+    ).toThrow('observations must hold at most 2 observations');
   });
 });
 
@@ -96,7 +214,13 @@ describe('validateShape', () => {
   });
 
   it('refuses repeated field names', () => {
-    const shape = { kind: 'object', fields: [{ name: 'a', required: true, shape: { kind: 'string' } }, { name: 'a', required: true, shape: { kind: 'number' } }] };
+    const shape = {
+      kind: 'object',
+      fields: [
+        { name: 'a', required: true, shape: { kind: 'string' } },
+        { name: 'a', required: true, shape: { kind: 'number' } },
+      ],
+    };
     expect(() => validateShape(shape, 's', 100)).toThrow('s.fields[1].name repeats a field name');
   });
 });

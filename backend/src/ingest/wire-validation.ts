@@ -64,7 +64,8 @@ function optionalText(value: unknown, path: string, max: number): string | undef
 }
 
 function integer(value: unknown, path: string, min: number, max: number): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) fail(path, `must be an integer ${min}-${max}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    fail(path, `must be an integer ${min}-${max}`);
   return value;
 }
 
@@ -89,7 +90,8 @@ function pastMonthEnd(text: string): boolean {
 function isoTime(value: unknown, path: string): string {
   // Date.parse rolls 30 February over to March where PostgreSQL refuses it: refused here, or the
   // batch would fail in the database (and be resent forever) instead.
-  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value)) || pastMonthEnd(value)) fail(path, 'must be an ISO 8601 time');
+  if (typeof value !== 'string' || value.length > 40 || Number.isNaN(Date.parse(value)) || pastMonthEnd(value))
+    fail(path, 'must be an ISO 8601 time');
   return value;
 }
 
@@ -98,7 +100,8 @@ function uuid(value: unknown, path: string): string {
 }
 
 function oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T {
-  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) fail(path, `must be one of ${allowed.join(', ')}`);
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value))
+    fail(path, `must be one of ${allowed.join(', ')}`);
   return value as T;
 }
 
@@ -134,8 +137,14 @@ function body(value: unknown, path: string): WireBody | null {
 
 function observation(value: unknown, path: string): WireObservation {
   const o = record(value, path);
-  const requestBody = o.request === undefined ? fail(`${path}.request`, 'is required (null for no body)') : body(o.request, `${path}.request`);
-  const responseBody = o.response === undefined ? fail(`${path}.response`, 'is required (null for no body)') : body(o.response, `${path}.response`);
+  const requestBody =
+    o.request === undefined
+      ? fail(`${path}.request`, 'is required (null for no body)')
+      : body(o.request, `${path}.request`);
+  const responseBody =
+    o.response === undefined
+      ? fail(`${path}.response`, 'is required (null for no body)')
+      : body(o.response, `${path}.response`);
   const path_ = text(o.path, `${path}.path`, 2048);
   if (!path_.startsWith('/')) fail(`${path}.path`, 'must start with /');
   return {
@@ -161,11 +170,14 @@ export function validateShape(value: unknown, path: string, maxNodes: number): S
     const next = stack.pop() as { value: unknown; path: string };
     if (++nodes > maxNodes) fail(path, `has more than ${maxNodes} nodes`);
     const shape = record(next.value, next.path);
-    if (typeof shape.kind !== 'string' || !SHAPE_KINDS.has(shape.kind)) fail(`${next.path}.kind`, `must be one of ${[...SHAPE_KINDS].join(', ')}`);
-    if (shape.truncated !== undefined && shape.truncated !== true) fail(`${next.path}.truncated`, 'must be true when present');
+    if (typeof shape.kind !== 'string' || !SHAPE_KINDS.has(shape.kind))
+      fail(`${next.path}.kind`, `must be one of ${[...SHAPE_KINDS].join(', ')}`);
+    if (shape.truncated !== undefined && shape.truncated !== true)
+      fail(`${next.path}.truncated`, 'must be true when present');
     switch (shape.kind) {
       case 'string':
-        if (shape.format !== undefined && !(typeof shape.format === 'string' && STRING_FORMATS.has(shape.format))) fail(`${next.path}.format`, `must be one of ${[...STRING_FORMATS].join(', ')}`);
+        if (shape.format !== undefined && !(typeof shape.format === 'string' && STRING_FORMATS.has(shape.format)))
+          fail(`${next.path}.format`, `must be one of ${[...STRING_FORMATS].join(', ')}`);
         break;
       case 'object': {
         if (!Array.isArray(shape.fields)) fail(`${next.path}.fields`, 'must be an array');
@@ -184,8 +196,11 @@ export function validateShape(value: unknown, path: string, maxNodes: number): S
         stack.push({ value: shape.items, path: `${next.path}.items` });
         break;
       case 'oneOf':
-        if (!Array.isArray(shape.options) || shape.options.length < 2) fail(`${next.path}.options`, 'must be an array of at least 2 shapes');
-        shape.options.forEach((option: unknown, i: number) => stack.push({ value: option, path: `${next.path}.options[${i}]` }));
+        if (!Array.isArray(shape.options) || shape.options.length < 2)
+          fail(`${next.path}.options`, 'must be an array of at least 2 shapes');
+        shape.options.forEach((option: unknown, i: number) =>
+          stack.push({ value: option, path: `${next.path}.options[${i}]` }),
+        );
         break;
       default:
         break;
@@ -196,7 +211,11 @@ export function validateShape(value: unknown, path: string, maxNodes: number): S
 
 function capture(value: unknown, path: string): WireCapture {
   const o = record(value, path);
-  return { id: uuid(o.id, `${path}.id`), startedAt: isoTime(o.startedAt, `${path}.startedAt`), reason: oneOf(o.reason, `${path}.reason`, CAPTURE_REASONS) as WireCapture['reason'] };
+  return {
+    id: uuid(o.id, `${path}.id`),
+    startedAt: isoTime(o.startedAt, `${path}.startedAt`),
+    reason: oneOf(o.reason, `${path}.reason`, CAPTURE_REASONS) as WireCapture['reason'],
+  };
 }
 
 function hello(o: Record<string, unknown>): HelloMessage {
@@ -229,7 +248,8 @@ function batch(o: Record<string, unknown>, limits: WireLimits): BatchMessage {
     shapes[key] = validateShape(shapesIn[key], `shapes[${JSON.stringify(key)}]`, limits.maxShapeNodes);
   }
   if (!Array.isArray(o.observations)) fail('observations', 'must be an array');
-  if (o.observations.length > limits.maxObservations) fail('observations', `must hold at most ${limits.maxObservations} observations`);
+  if (o.observations.length > limits.maxObservations)
+    fail('observations', `must hold at most ${limits.maxObservations} observations`);
   const observations = o.observations.map((item: unknown, i: number) => observation(item, `observations[${i}]`));
   const noise = o.unmatched === undefined || o.unmatched === null ? undefined : unmatched(o.unmatched, 'unmatched');
   return { type: 'batch', batchId, captureId, shapes, observations, ...(noise ? { unmatched: noise } : {}) };
@@ -238,8 +258,12 @@ function batch(o: Record<string, unknown>, limits: WireLimits): BatchMessage {
 /** Counts only: any other field (a path, say) is refused, so nothing else can ride along. */
 function unmatched(value: unknown, path: string): WireUnmatched {
   const o = record(value, path);
-  for (const key of Object.keys(o)) if (key !== 'requests' && key !== 'paths') fail(`${path}.${key}`, 'is not allowed (unmatched carries counts only)');
-  return { requests: integer(o.requests, `${path}.requests`, 0, 1_000_000_000), paths: integer(o.paths, `${path}.paths`, 0, 1_000_000_000) };
+  for (const key of Object.keys(o))
+    if (key !== 'requests' && key !== 'paths') fail(`${path}.${key}`, 'is not allowed (unmatched carries counts only)');
+  return {
+    requests: integer(o.requests, `${path}.requests`, 0, 1_000_000_000),
+    paths: integer(o.paths, `${path}.paths`, 0, 1_000_000_000),
+  };
 }
 
 /** Templates a `learned` message may carry at most. */
@@ -258,7 +282,8 @@ function template(value: unknown, path: string): string {
 
 function learned(o: Record<string, unknown>): LearnedMessage {
   const captureId = uuid(o.captureId, 'captureId');
-  if (!Array.isArray(o.templates) || o.templates.length === 0 || o.templates.length > MAX_LEARNED_TEMPLATES) fail('templates', `must be an array of 1-${MAX_LEARNED_TEMPLATES} templates`);
+  if (!Array.isArray(o.templates) || o.templates.length === 0 || o.templates.length > MAX_LEARNED_TEMPLATES)
+    fail('templates', `must be an array of 1-${MAX_LEARNED_TEMPLATES} templates`);
   const templates = [...new Set(o.templates.map((item: unknown, i: number) => template(item, `templates[${i}]`)))];
   if (o.hint !== undefined && o.hint !== true) fail('hint', 'must be true when present');
   return { type: 'learned', captureId, templates, ...(o.hint === true ? { hint: true as const } : {}) };
@@ -286,13 +311,24 @@ export function parseAgentMessage(data: string, limits: WireLimits = DEFAULT_WIR
       return {
         type: 'capture',
         capture: capture(o.capture, 'capture'),
-        ...(previous ? { previous: { id: uuid(previous.id, 'previous.id'), endedAt: isoTime(previous.endedAt, 'previous.endedAt') } } : {}),
+        ...(previous
+          ? {
+              previous: {
+                id: uuid(previous.id, 'previous.id'),
+                endedAt: isoTime(previous.endedAt, 'previous.endedAt'),
+              },
+            }
+          : {}),
       };
     }
     case 'capture-end':
       return { type: 'capture-end', captureId: uuid(o.captureId, 'captureId'), endedAt: isoTime(o.endedAt, 'endedAt') };
     case 'rules':
-      return { type: 'rules', captureId: uuid(o.captureId, 'captureId'), rules: textList(o.rules, 'rules', 1000, 1000) };
+      return {
+        type: 'rules',
+        captureId: uuid(o.captureId, 'captureId'),
+        rules: textList(o.rules, 'rules', 1000, 1000),
+      };
     case 'learned':
       return learned(o);
     default:

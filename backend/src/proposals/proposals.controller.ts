@@ -16,7 +16,11 @@ export class ProposalsController {
 
   @Post()
   @RequireScope('write')
-  create(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Body() body: CreateProposalDto): Promise<ProposalResponse> {
+  create(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateProposalDto,
+  ): Promise<ProposalResponse> {
     return this.proposals.create(project, principal, body);
   }
 
@@ -35,7 +39,11 @@ export class ProposalsController {
   @Post(':id/approve')
   @HttpCode(200)
   @RequireScope('write')
-  approve(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Param('id', uuidPipe('id')) id: string): Promise<ProposalResponse> {
+  approve(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', uuidPipe('id')) id: string,
+  ): Promise<ProposalResponse> {
     return this.proposals.approve(project, principal, id);
   }
 }

@@ -23,7 +23,13 @@ import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { returningRows } from '../versions/returning';
 import { type CurrentVersion, planVersion, type ProposalMode, writeNextVersion } from '../versions/version-writer';
-import type { CreateProposalDto, PlannedBodyDto, PlannedParameterDto, PlannedParametersDto, ProposalEndpointDto } from './dto/proposal.dto';
+import type {
+  CreateProposalDto,
+  PlannedBodyDto,
+  PlannedParameterDto,
+  PlannedParametersDto,
+  ProposalEndpointDto,
+} from './dto/proposal.dto';
 
 /** A proposed endpoint change, as stored until approval. */
 interface StoredEndpoint extends EndpointShapes {
@@ -56,13 +62,18 @@ function plannedShape(body: PlannedBodyDto, field: string): EndpointShapes['requ
  * One planned parameter list, sorted by name; header names lower-cased.
  * @throws DomainError BadInput naming the entry that repeats a name or is a standard header.
  */
-function plannedParameterList(list: readonly PlannedParameterDto[] | undefined, headers: boolean, field: string): ParameterDoc[] {
+function plannedParameterList(
+  list: readonly PlannedParameterDto[] | undefined,
+  headers: boolean,
+  field: string,
+): ParameterDoc[] {
   const names = new Set<string>();
   return (list ?? [])
     .map((parameter, i) => {
       const name = headers ? parameter.name.toLowerCase() : parameter.name;
       if (names.has(name)) throw badInput(`${field}[${i}] repeats ${JSON.stringify(name)}`);
-      if (headers && !isDocumentableHeader(name)) throw badInput(`${field}[${i}]: ${name} is a standard header, not part of an API's documentation`);
+      if (headers && !isDocumentableHeader(name))
+        throw badInput(`${field}[${i}]: ${name} is a standard header, not part of an API's documentation`);
       names.add(name);
       return { name, required: parameter.required };
     })
@@ -72,21 +83,29 @@ function plannedParameterList(list: readonly PlannedParameterDto[] | undefined, 
 /** Planned parameters (design first); undefined when the endpoint's parameters are not documented. */
 function plannedParameters(parameters: PlannedParametersDto | undefined, field: string): ParametersDoc | undefined {
   if (parameters === undefined) return undefined;
-  return { query: plannedParameterList(parameters.query, false, `${field}.query`), headers: plannedParameterList(parameters.headers, true, `${field}.headers`) };
+  return {
+    query: plannedParameterList(parameters.query, false, `${field}.query`),
+    headers: plannedParameterList(parameters.headers, true, `${field}.headers`),
+  };
 }
 
 /** The planned shapes of one endpoint (design first). */
 function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): EndpointShapes {
-  if (endpoint.responses === undefined || endpoint.responses.length === 0) throw badInput(`${field}.responses must list at least one response for a proposal without captureId`);
+  if (endpoint.responses === undefined || endpoint.responses.length === 0)
+    throw badInput(`${field}.responses must list at least one response for a proposal without captureId`);
   const statuses = new Set<number>();
   const responses = endpoint.responses.map((response, i) => {
     if (statuses.has(response.status)) throw badInput(`${field}.responses[${i}] repeats status ${response.status}`);
     statuses.add(response.status);
     if (response.contentType === undefined) {
-      if (response.schema !== undefined) throw badInput(`${field}.responses[${i}].contentType is required with a schema`);
+      if (response.schema !== undefined)
+        throw badInput(`${field}.responses[${i}].contentType is required with a schema`);
       return { status: response.status, contentType: null, shape: null };
     }
-    const body = plannedShape({ contentType: response.contentType, ...(response.schema === undefined ? {} : { schema: response.schema }) }, `${field}.responses[${i}]`);
+    const body = plannedShape(
+      { contentType: response.contentType, ...(response.schema === undefined ? {} : { schema: response.schema }) },
+      `${field}.responses[${i}]`,
+    );
     return { status: response.status, contentType: body?.contentType ?? null, shape: body?.shape ?? null };
   });
   const parameters = plannedParameters(endpoint.parameters, `${field}.parameters`);
@@ -114,8 +133,13 @@ export class ProposalsService {
   /** Creates an open proposal. @throws DomainError BadInput naming the field, CaptureNotFound. */
   async create(project: ProjectEntity, principal: Principal, input: CreateProposalDto): Promise<ProposalResponse> {
     if (input.captureId !== undefined) {
-      const index = input.endpoints.findIndex((e) => e.request !== undefined || e.responses !== undefined || e.parameters !== undefined);
-      if (index >= 0) throw badInput(`endpoints[${index}]: request, responses and parameters are planned shapes, not allowed with captureId`);
+      const index = input.endpoints.findIndex(
+        (e) => e.request !== undefined || e.responses !== undefined || e.parameters !== undefined,
+      );
+      if (index >= 0)
+        throw badInput(
+          `endpoints[${index}]: request, responses and parameters are planned shapes, not allowed with captureId`,
+        );
     }
     const capture = input.captureId === undefined ? null : await this.captures.byId(project, input.captureId);
     const seen = new Set<string>();
@@ -128,12 +152,20 @@ export class ProposalsService {
       let shapes: EndpointShapes;
       if (capture === null) shapes = plannedEndpointShapes(endpoint, field);
       else {
-        const { rows } = await this.captures.endpointRows(capture, endpoint.method, endpoint.path).catch((error: unknown) => {
-          throw error instanceof DomainError ? badInput(`${field}: ${error.message}`) : error;
-        });
+        const { rows } = await this.captures
+          .endpointRows(capture, endpoint.method, endpoint.path)
+          .catch((error: unknown) => {
+            throw error instanceof DomainError ? badInput(`${field}: ${error.message}`) : error;
+          });
         shapes = observedEndpointShapes(rows, await this.shapes.load(fingerprintsOf(rows)));
       }
-      stored.push({ method: endpoint.method, path: endpoint.path, description: endpoint.description ?? null, mode: capture === null ? 'replace' : 'extend', ...shapes });
+      stored.push({
+        method: endpoint.method,
+        path: endpoint.path,
+        description: endpoint.description ?? null,
+        mode: capture === null ? 'replace' : 'extend',
+        ...shapes,
+      });
     }
     const id = await this.db.transaction(async (manager) => {
       const [proposal] = (await manager.query(
@@ -161,7 +193,8 @@ export class ProposalsService {
   /** @throws DomainError ProposalNotFound */
   async get(project: ProjectEntity, id: string): Promise<ProposalResponse> {
     const [row] = await this.rows(this.db.manager, project, id, 1);
-    if (!row) throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
+    if (!row)
+      throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
     return this.describe(this.db.manager, row);
   }
 
@@ -174,29 +207,46 @@ export class ProposalsService {
   async approve(project: ProjectEntity, principal: Principal, id: string): Promise<ProposalResponse> {
     await this.db.transaction(async (manager) => {
       const [row] = await this.rows(manager, project, id, 1);
-      if (!row) throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
-      if (row.status !== 'Open') throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved (status ${row.status})`);
+      if (!row)
+        throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
+      if (row.status !== 'Open')
+        throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved (status ${row.status})`);
       const endpoints: StoredEndpoint[] = await manager.query(
         'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
         [id],
       );
       const endpointIds: string[] = [];
       for (const endpoint of endpoints) {
-        const written = await writeNextVersion(manager, { projectId: project.id, ...endpoint, shapes: endpoint, proposalId: id, keepUnchanged: false });
+        const written = await writeNextVersion(manager, {
+          projectId: project.id,
+          ...endpoint,
+          shapes: endpoint,
+          proposalId: id,
+          keepUnchanged: false,
+        });
         endpointIds.push(written.endpointId);
       }
-      const approved = await returningRows(manager, `UPDATE proposals SET status = 'Approved', approved_by = $2, approved_at = now() WHERE id = $1 AND status = 'Open' RETURNING id`, [
-        id,
-        principal.name,
-      ]);
+      const approved = await returningRows(
+        manager,
+        `UPDATE proposals SET status = 'Approved', approved_by = $2, approved_at = now() WHERE id = $1 AND status = 'Open' RETURNING id`,
+        [id, principal.name],
+      );
       if (approved.length === 0) throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved`);
-      await manager.query(`INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, 'Approved', $2, now())`, [id, principal.name]);
+      await manager.query(
+        `INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, 'Approved', $2, now())`,
+        [id, principal.name],
+      );
       await this.evidence.versionsMade(manager, project, id, endpointIds);
     });
     return this.get(project, id);
   }
 
-  private rows(manager: EntityManager, project: ProjectEntity, id: string | null, limit: number): Promise<ProposalRow[]> {
+  private rows(
+    manager: EntityManager,
+    project: ProjectEntity,
+    id: string | null,
+    limit: number,
+  ): Promise<ProposalRow[]> {
     return manager.query(
       `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy" FROM proposals
         WHERE project_id = $1 ${id === null ? '' : 'AND id = $3'}
@@ -207,7 +257,14 @@ export class ProposalsService {
 
   /** Status, steps and endpoints: the versions made (approved) or the versions it would make (open). */
   private async describe(manager: EntityManager, row: ProposalRow): Promise<ProposalResponse> {
-    const steps: Array<{ step: ProposalStepName; actor: string | null; at: Date; pullRequest: string | null; build: string | null; commit: string | null }> = await manager.query(
+    const steps: Array<{
+      step: ProposalStepName;
+      actor: string | null;
+      at: Date;
+      pullRequest: string | null;
+      build: string | null;
+      commit: string | null;
+    }> = await manager.query(
       `SELECT step, actor, at, pull_request AS "pullRequest", build, commit FROM proposal_steps WHERE proposal_id = $1
         ORDER BY CASE step WHEN 'Approved' THEN 1 WHEN 'Implemented' THEN 2 WHEN 'Appeared in Staging' THEN 3 ELSE 4 END`,
       [row.id],
@@ -219,36 +276,56 @@ export class ProposalsService {
       status: row.status,
       createdAt: row.createdAt.toISOString(),
       createdBy: row.createdBy,
-      endpoints: row.status === 'Open' ? await this.plannedEndpoints(manager, row.id) : await this.madeEndpoints(manager, row.id),
-      steps: steps.map((s) => ({ step: s.step, actor: s.actor, at: s.at.toISOString(), pullRequest: s.pullRequest, build: s.build, commit: s.commit })),
+      endpoints:
+        row.status === 'Open'
+          ? await this.plannedEndpoints(manager, row.id)
+          : await this.madeEndpoints(manager, row.id),
+      steps: steps.map((s) => ({
+        step: s.step,
+        actor: s.actor,
+        at: s.at.toISOString(),
+        pullRequest: s.pullRequest,
+        build: s.build,
+        commit: s.commit,
+      })),
     };
   }
 
   private async madeEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
-    const made: Array<{ endpointId: string; method: string; path: string; major: number; minor: number; changes: ShapeChange[]; fromMajor: number | null; fromMinor: number | null }> =
-      await manager.query(
-        `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, prev.major AS "fromMajor", prev.minor AS "fromMinor"
+    const made: Array<{
+      endpointId: string;
+      method: string;
+      path: string;
+      major: number;
+      minor: number;
+      changes: ShapeChange[];
+      fromMajor: number | null;
+      fromMinor: number | null;
+    }> = await manager.query(
+      `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, prev.major AS "fromMajor", prev.minor AS "fromMinor"
            FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
            LEFT JOIN LATERAL (SELECT p.major, p.minor FROM endpoint_versions p
                                WHERE p.endpoint_id = v.endpoint_id AND (p.major, p.minor) < (v.major, v.minor)
                                ORDER BY p.major DESC, p.minor DESC LIMIT 1) prev ON true
           WHERE v.proposal_id = $1
           ORDER BY e.path, e.method`,
-        [proposalId],
-      );
+      [proposalId],
+    );
     return made.map((m) => ({
       endpointId: m.endpointId,
       method: m.method,
       path: m.path,
-      fromVersion: m.fromMajor === null || m.fromMinor === null ? null : formatVersion({ major: m.fromMajor, minor: m.fromMinor }),
+      fromVersion:
+        m.fromMajor === null || m.fromMinor === null ? null : formatVersion({ major: m.fromMajor, minor: m.fromMinor }),
       toVersion: formatVersion(m),
       changes: m.changes.map(toChangeResponse),
     }));
   }
 
   private async plannedEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
-    const planned: Array<StoredEndpoint & { endpointId: string | null; current: CurrentVersion | null }> = await manager.query(
-      `SELECT pe.method, pe.path, pe.description, pe.mode, pe.request, pe.responses, pe.parameters, e.id AS "endpointId",
+    const planned: Array<StoredEndpoint & { endpointId: string | null; current: CurrentVersion | null }> =
+      await manager.query(
+        `SELECT pe.method, pe.path, pe.description, pe.mode, pe.request, pe.responses, pe.parameters, e.id AS "endpointId",
               CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses, 'parameters', v.parameters) END AS current
          FROM proposal_endpoints pe
          JOIN proposals p ON p.id = pe.proposal_id
@@ -256,8 +333,8 @@ export class ProposalsService {
          LEFT JOIN endpoint_versions v ON v.id = e.current_version_id
         WHERE pe.proposal_id = $1
         ORDER BY pe.position`,
-      [proposalId],
-    );
+        [proposalId],
+      );
     return planned.map((p) => {
       const plan = planVersion(p.current, p, p.mode);
       return {

@@ -50,7 +50,9 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
     let total = 0;
     while (!this.job.isStopped) {
       const deleted = await this.db.transaction(async (manager) => {
-        const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [RETENTION_LOCK])) as Array<{ locked: boolean }>;
+        const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+          RETENTION_LOCK,
+        ])) as Array<{ locked: boolean }>;
         if (!lock?.locked) return -1;
         const [result] = (await manager.query(
           `WITH newest AS (

@@ -1,4 +1,11 @@
-import { diffEndpoint, type EndpointShapes, nextVersion, NO_PARAMETERS, type ShapeChange, type Version } from '@spectator/shared';
+import {
+  diffEndpoint,
+  type EndpointShapes,
+  nextVersion,
+  NO_PARAMETERS,
+  type ShapeChange,
+  type Version,
+} from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { extendEndpointShapes, NOTHING_DOCUMENTED } from '../endpoints/endpoint-shapes';
 
@@ -25,9 +32,16 @@ export interface PlannedVersion {
  * A current version without parameter lists counts as documenting none when the new one has
  * them, so documenting parameters for the first time is a change (`added`, the next minor).
  */
-export function planVersion(current: CurrentVersion | null, shapes: EndpointShapes, mode: ProposalMode): PlannedVersion {
+export function planVersion(
+  current: CurrentVersion | null,
+  shapes: EndpointShapes,
+  mode: ProposalMode,
+): PlannedVersion {
   const documented = mode === 'replace' ? shapes : extendEndpointShapes(current ?? NOTHING_DOCUMENTED, shapes);
-  const before = current !== null && !current.parameters && documented.parameters ? { ...current, parameters: NO_PARAMETERS } : current;
+  const before =
+    current !== null && !current.parameters && documented.parameters
+      ? { ...current, parameters: NO_PARAMETERS }
+      : current;
   const changes = before === null ? [] : diffEndpoint(before, documented);
   return { documented, changes, version: nextVersion(current, changes) };
 }
@@ -82,13 +96,27 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
   const [current] =
     endpoint.currentVersionId === null
       ? [null]
-      : ((await manager.query('SELECT major, minor, request, responses, parameters FROM endpoint_versions WHERE id = $1', [endpoint.currentVersionId])) as CurrentVersion[]);
+      : ((await manager.query(
+          'SELECT major, minor, request, responses, parameters FROM endpoint_versions WHERE id = $1',
+          [endpoint.currentVersionId],
+        )) as CurrentVersion[]);
   const plan = planVersion(current ?? null, input.shapes, input.mode);
   const description = input.description ?? endpoint.description;
   if (input.keepUnchanged && current && endpoint.currentVersionId !== null && plan.changes.length === 0) {
-    if (description !== endpoint.description) await manager.query('UPDATE endpoints SET description = $2, updated_at = now() WHERE id = $1', [endpoint.id, description]);
+    if (description !== endpoint.description)
+      await manager.query('UPDATE endpoints SET description = $2, updated_at = now() WHERE id = $1', [
+        endpoint.id,
+        description,
+      ]);
     const kept = { major: current.major, minor: current.minor };
-    return { endpointId: endpoint.id, versionId: endpoint.currentVersionId, version: kept, previous: kept, changes: [], made: false };
+    return {
+      endpointId: endpoint.id,
+      versionId: endpoint.currentVersionId,
+      version: kept,
+      previous: kept,
+      changes: [],
+      made: false,
+    };
   }
   const proposalId = typeof input.proposalId === 'string' ? input.proposalId : await input.proposalId();
   const [written] = (await manager.query(
@@ -107,7 +135,10 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
     ],
   )) as Array<{ id: string }>;
   if (!written) throw new Error('version insert returned nothing');
-  await manager.query('UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1', [endpoint.id, written.id, description]);
+  await manager.query(
+    'UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1',
+    [endpoint.id, written.id, description],
+  );
   return {
     endpointId: endpoint.id,
     versionId: written.id,

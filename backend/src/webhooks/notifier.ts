@@ -22,7 +22,13 @@ export class Notifier {
   async emit(manager: EntityManager, project: EventProject, event: TransitionEvent): Promise<void> {
     await publishEvent(manager, project.id, toDashboardEvent(event));
     const id = randomUUID();
-    const body: WebhookBody = { id, type: event.type, project: project.slug, occurredAt: new Date().toISOString(), data: event };
+    const body: WebhookBody = {
+      id,
+      type: event.type,
+      project: project.slug,
+      occurredAt: new Date().toISOString(),
+      data: event,
+    };
     const inserted = (await manager.query(
       `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body)
        SELECT w.id, $2, $3, $4 FROM webhooks w WHERE w.project_id = $1 RETURNING id`,

@@ -6,7 +6,9 @@ describe('webhook signatures', () => {
   const body = JSON.stringify({ id: 'e1', type: 'proposal.step', data: { title: 'naïve ✓' } });
 
   it('is sha256=<hex HMAC-SHA256 of the UTF-8 body>', () => {
-    expect(signBody('secret-123', body)).toBe(`sha256=${createHmac('sha256', 'secret-123').update(Buffer.from(body, 'utf8')).digest('hex')}`);
+    expect(signBody('secret-123', body)).toBe(
+      `sha256=${createHmac('sha256', 'secret-123').update(Buffer.from(body, 'utf8')).digest('hex')}`,
+    );
   });
 
   it.each([

@@ -30,8 +30,10 @@ export class TargetGuard {
   refusal(address: string): string | null {
     if (!ipaddr.isValid(address)) return `not an IP address`;
     let parsed = ipaddr.parse(address);
-    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-    if (this.allowed.some(([network, bits]) => network.kind() === parsed.kind() && parsed.match(network, bits))) return null;
+    if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+      parsed = (parsed as ipaddr.IPv6).toIPv4Address();
+    if (this.allowed.some(([network, bits]) => network.kind() === parsed.kind() && parsed.match(network, bits)))
+      return null;
     const range = parsed.range();
     return range === 'unicast' ? null : `${describeRange(range)} (${parsed.toString()})`;
   }
@@ -92,7 +94,9 @@ export class TargetGuard {
 
 /** An error in the shape of a failed connection, so the delivery log names it like ECONNREFUSED. */
 function notAllowed(message: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${message}: webhooks do not reach internal addresses (SPECTATOR_WEBHOOK_ALLOW)`), { code: 'EADDRNOTALLOWED' });
+  return Object.assign(new Error(`${message}: webhooks do not reach internal addresses (SPECTATOR_WEBHOOK_ALLOW)`), {
+    code: 'EADDRNOTALLOWED',
+  });
 }
 
 function describeRange(range: string): string {
@@ -111,10 +115,12 @@ function describeRange(range: string): string {
 }
 
 function parseRange(text: string): Range {
-  return text.includes('/') ? ipaddr.parseCIDR(text) : (() => {
-    const address = ipaddr.parse(text);
-    return [address, address.kind() === 'ipv4' ? 32 : 128] as Range;
-  })();
+  return text.includes('/')
+    ? ipaddr.parseCIDR(text)
+    : (() => {
+        const address = ipaddr.parse(text);
+        return [address, address.kind() === 'ipv4' ? 32 : 128] as Range;
+      })();
 }
 
 /**
@@ -122,12 +128,17 @@ function parseRange(text: string): Range {
  * they are not public. Pushes a problem for each entry that is neither.
  */
 export function parseAllowList(text: string | undefined, problems: string[]): string[] {
-  const entries = (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = (text ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     try {
       parseRange(entry);
     } catch {
-      problems.push(`SPECTATOR_WEBHOOK_ALLOW: "${entry}" is not an IP address or CIDR range (e.g. 10.1.0.0/16, 127.0.0.1, fd00::/8)`);
+      problems.push(
+        `SPECTATOR_WEBHOOK_ALLOW: "${entry}" is not an IP address or CIDR range (e.g. 10.1.0.0/16, 127.0.0.1, fd00::/8)`,
+      );
     }
   }
   return entries;

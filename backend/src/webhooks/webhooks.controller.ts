@@ -16,7 +16,11 @@ export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
 
   @Post()
-  create(@CurrentProject() project: ProjectEntity, @CurrentPrincipal() principal: Principal, @Body() body: CreateWebhookDto): Promise<WebhookResponse> {
+  create(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateWebhookDto,
+  ): Promise<WebhookResponse> {
     return this.webhooks.create(project, principal, body);
   }
 
@@ -32,7 +36,11 @@ export class WebhooksController {
   }
 
   @Get(':id/deliveries')
-  deliveries(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string, @Query() query: ListDeliveriesQuery): Promise<WebhookDeliveryResponse[]> {
+  deliveries(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() query: ListDeliveriesQuery,
+  ): Promise<WebhookDeliveryResponse[]> {
     return this.webhooks.deliveries(project, id, query.limit ?? 50);
   }
 }

@@ -127,11 +127,18 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
   async create(project: ProjectEntity, principal: Principal, input: CreateWebhookDto): Promise<WebhookResponse> {
     const url = new URL(input.url);
     // Said without echoing them: a URL is listed back to every admin of the project.
-    if (url.username !== '' || url.password !== '') throw badInput('url must not contain credentials (user:password@); receivers check the signature instead');
+    if (url.username !== '' || url.password !== '')
+      throw badInput('url must not contain credentials (user:password@); receivers check the signature instead');
     const refusal = await this.guard.urlRefusal(input.url);
-    if (refusal !== null) throw badInput(`url: ${refusal}: webhooks do not reach internal addresses (an operator can allow ranges with SPECTATOR_WEBHOOK_ALLOW)`);
-    const [{ count }] = (await this.db.query('SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1', [project.id])) as [{ count: number }];
-    if (count >= DELIVERY.maxWebhooksPerProject) throw badInput(`a project has at most ${DELIVERY.maxWebhooksPerProject} webhooks`);
+    if (refusal !== null)
+      throw badInput(
+        `url: ${refusal}: webhooks do not reach internal addresses (an operator can allow ranges with SPECTATOR_WEBHOOK_ALLOW)`,
+      );
+    const [{ count }] = (await this.db.query('SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1', [
+      project.id,
+    ])) as [{ count: number }];
+    if (count >= DELIVERY.maxWebhooksPerProject)
+      throw badInput(`a project has at most ${DELIVERY.maxWebhooksPerProject} webhooks`);
     const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64url')}`;
     const [row] = (await this.db.query(
       'INSERT INTO webhooks (project_id, url, secret, created_by) VALUES ($1, $2, $3, $4) RETURNING id, url, created_at AS "createdAt", created_by AS "createdBy"',
@@ -147,18 +154,29 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       [project.id],
     );
     // Credentials are refused at registration; a URL registered with some before that shows without them.
-    return rows.map((row) => ({ id: row.id, url: withoutCredentials(row.url), createdAt: row.createdAt.toISOString(), createdBy: row.createdBy }));
+    return rows.map((row) => ({
+      id: row.id,
+      url: withoutCredentials(row.url),
+      createdAt: row.createdAt.toISOString(),
+      createdBy: row.createdBy,
+    }));
   }
 
   /** Deletes a webhook and its delivery log. @throws DomainError WebhookNotFound */
   async remove(project: ProjectEntity, id: string): Promise<void> {
-    const rows = await returningRows(this.db, 'DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING id', [id, project.id]);
+    const rows = await returningRows(this.db, 'DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING id', [
+      id,
+      project.id,
+    ]);
     if (rows.length === 0) throw this.notFound(project, id);
   }
 
   /** A webhook's deliveries, newest first. @throws DomainError WebhookNotFound */
   async deliveries(project: ProjectEntity, id: string, limit: number): Promise<WebhookDeliveryResponse[]> {
-    const exists = (await this.db.query('SELECT 1 FROM webhooks WHERE id = $1 AND project_id = $2', [id, project.id])) as unknown[];
+    const exists = (await this.db.query('SELECT 1 FROM webhooks WHERE id = $1 AND project_id = $2', [
+      id,
+      project.id,
+    ])) as unknown[];
     if (exists.length === 0) throw this.notFound(project, id);
     const rows: DeliveryRow[] = await this.db.query(
       `SELECT id, event_id AS "eventId", event_type AS type, status, attempts, last_status AS "lastStatus", last_error AS "lastError",
@@ -205,7 +223,12 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     for (const delivery of claimed.sort((a, b) => Number(a.seq) - Number(b.seq))) {
       const chain = (this.inFlight.get(delivery.webhookId) ?? Promise.resolve())
         .then(() => this.attempt(delivery))
-        .catch((err: unknown) => this.log.warn({ err, deliveryId: delivery.id }, 'webhook delivery not recorded; it is sent again when its lease ends'))
+        .catch((err: unknown) =>
+          this.log.warn(
+            { err, deliveryId: delivery.id },
+            'webhook delivery not recorded; it is sent again when its lease ends',
+          ),
+        )
         .finally(() => {
           this.attemptsInFlight--;
           if (this.inFlight.get(delivery.webhookId) === chain) this.inFlight.delete(delivery.webhookId);
@@ -229,7 +252,8 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       // A literal address is connected to without a lookup, so it is checked here; names are checked
       // in the connection's lookup (TargetGuard), whatever they resolve to at that moment.
       const literal = this.guard.literalRefusal(delivery.url);
-      if (literal !== null) throw Object.assign(new Error('fetch failed'), { cause: { code: 'EADDRNOTALLOWED', message: literal } });
+      if (literal !== null)
+        throw Object.assign(new Error('fetch failed'), { cause: { code: 'EADDRNOTALLOWED', message: literal } });
       const response = await fetch(delivery.url, {
         method: 'POST',
         redirect: 'manual',
@@ -251,15 +275,25 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       // fetch says only "fetch failed"; the reason is its cause: a code (ECONNREFUSED, ENOTFOUND) or,
       // without one, a message ("bad port": fetch refuses ports such as 1, 9, 6000 outright).
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      const reason = cause?.code === 'EADDRNOTALLOWED' ? `${cause.code}: ${cause.message}` : (cause?.code ?? cause?.message);
-      error = (err as Error).name === 'TimeoutError' ? `no answer within ${DELIVERY.timeoutMs} ms` : `${(err as Error).message}${reason ? ` (${reason})` : ''}`;
+      const reason =
+        cause?.code === 'EADDRNOTALLOWED' ? `${cause.code}: ${cause.message}` : (cause?.code ?? cause?.message);
+      error =
+        (err as Error).name === 'TimeoutError'
+          ? `no answer within ${DELIVERY.timeoutMs} ms`
+          : `${(err as Error).message}${reason ? ` (${reason})` : ''}`;
     }
     if (error === null) {
-      await this.db.query(`UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL, lease_until = NULL WHERE id = $1`, [delivery.id, status]);
+      await this.db.query(
+        `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL, lease_until = NULL WHERE id = $1`,
+        [delivery.id, status],
+      );
       return;
     }
     const failed = delivery.attempts >= DELIVERY.maxAttempts;
-    this.log.warn({ deliveryId: delivery.id, attempts: delivery.attempts, status, failed }, 'webhook delivery attempt failed');
+    this.log.warn(
+      { deliveryId: delivery.id, attempts: delivery.attempts, status, failed },
+      'webhook delivery attempt failed',
+    );
     await this.db.query(
       `UPDATE webhook_deliveries SET status = $2, last_status = $3, last_error = $4, lease_until = NULL,
               next_attempt_at = now() + make_interval(secs => $5::float8 / 1000)

@@ -35,7 +35,9 @@ export interface TestAgent {
 
 /** Opens `WS /api/v1/agents/stream` with a bearer token; rejects with the HTTP status when the upgrade is refused. */
 export function connectTestAgent(baseUrl: string, token: string | null): Promise<TestAgent> {
-  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${ROUTES.agentStream}`, { headers: token === null ? {} : { authorization: `Bearer ${token}` } });
+  const socket = new WebSocket(`${baseUrl.replace(/^http/, 'ws')}${ROUTES.agentStream}`, {
+    headers: token === null ? {} : { authorization: `Bearer ${token}` },
+  });
   const inbox: BackendMessage[] = [];
   const waiters: Array<(message: BackendMessage) => void> = [];
   const templates: TemplatesMessage[] = [];
@@ -78,7 +80,9 @@ export function connectTestAgent(baseUrl: string, token: string | null): Promise
   };
   return new Promise((resolve, reject) => {
     socket.once('open', () => resolve(agent));
-    socket.once('unexpected-response', (_request, response) => reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode })));
+    socket.once('unexpected-response', (_request, response) =>
+      reject(Object.assign(new Error(`upgrade refused: ${response.statusCode}`), { status: response.statusCode })),
+    );
     socket.once('error', reject);
   });
 }
@@ -108,7 +112,11 @@ export interface TestExchange {
 }
 
 /** A batch for some exchanges, with the shapes they reference. */
-export function batchMessage(captureId: string, exchanges: readonly TestExchange[], batchId: string = randomUUID()): BatchMessage {
+export function batchMessage(
+  captureId: string,
+  exchanges: readonly TestExchange[],
+  batchId: string = randomUUID(),
+): BatchMessage {
   const shapes: Record<string, Shape> = {};
   const body = (value: unknown): WireObservation['request'] => {
     if (value === undefined) return null;
@@ -118,20 +126,18 @@ export function batchMessage(captureId: string, exchanges: readonly TestExchange
     return { contentType: 'application/json', shape: fp };
   };
   const now = new Date().toISOString();
-  const observations = exchanges.map(
-    (e): WireObservation => ({
-      method: e.method,
-      path: e.path,
-      status: e.status,
-      query: [],
-      requestHeaders: ['content-type'],
-      responseHeaders: ['content-type'],
-      request: body(e.request),
-      response: body(e.response),
-      count: e.count ?? 1,
-      firstSeen: now,
-      lastSeen: now,
-    }),
-  );
+  const observations = exchanges.map((e): WireObservation => ({
+    method: e.method,
+    path: e.path,
+    status: e.status,
+    query: [],
+    requestHeaders: ['content-type'],
+    responseHeaders: ['content-type'],
+    request: body(e.request),
+    response: body(e.response),
+    count: e.count ?? 1,
+    firstSeen: now,
+    lastSeen: now,
+  }));
   return { type: 'batch', batchId, captureId, shapes, observations };
 }

@@ -8,7 +8,11 @@ import { verifySignature } from '../../src/webhooks/signature';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './agent-client';
 
 /** Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. */
-export async function eventually<T>(read: () => Promise<T> | T, ok: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+export async function eventually<T>(
+  read: () => Promise<T> | T,
+  ok: (value: T) => boolean,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -38,13 +42,17 @@ async function listen(server: Server): Promise<LocalServer> {
 }
 
 /** A JSON app answering each `METHOD /path` with the routed function's result. */
-export function startJsonApp(routes: Record<string, (body: unknown) => { status: number; body: unknown }>): Promise<LocalServer> {
+export function startJsonApp(
+  routes: Record<string, (body: unknown) => { status: number; body: unknown }>,
+): Promise<LocalServer> {
   return listen(
     createServer((request, response) => {
       void readBody(request).then((text) => {
         const route = `${request.method} ${(request.url ?? '/').split('?')[0]}`;
         const handler = routes[route];
-        const result = handler ? handler(text === '' ? undefined : JSON.parse(text)) : { status: 404, body: { error: 'not found' } };
+        const result = handler
+          ? handler(text === '' ? undefined : JSON.parse(text))
+          : { status: 404, body: { error: 'not found' } };
         response.writeHead(result.status, { 'content-type': 'application/json' });
         response.end(JSON.stringify(result.body));
       });
@@ -65,7 +73,10 @@ export interface ReceivedHook {
  * A webhook receiver that checks signatures with `secret`; the first `failFirst` requests (and as
  * many more as `failNext` asks for later) are answered 500 and not recorded.
  */
-export async function startHookReceiver(secret: string, failFirst = 0): Promise<LocalServer & { received: ReceivedHook[]; failNext(count: number): void; attempts(): number }> {
+export async function startHookReceiver(
+  secret: string,
+  failFirst = 0,
+): Promise<LocalServer & { received: ReceivedHook[]; failNext(count: number): void; attempts(): number }> {
   const received: ReceivedHook[] = [];
   let failures = failFirst;
   let attempts = 0;
@@ -107,7 +118,13 @@ function readBody(request: IncomingMessage): Promise<string> {
  * proxy, then closes it (which flushes and waits for the backend's acknowledgement). Resolves with
  * the capture id.
  */
-export async function withAgent(backendUrl: string, token: string, upstream: string, environment: AgentEnvironment, traffic: (proxyUrl: string) => Promise<void>): Promise<string> {
+export async function withAgent(
+  backendUrl: string,
+  token: string,
+  upstream: string,
+  environment: AgentEnvironment,
+  traffic: (proxyUrl: string) => Promise<void>,
+): Promise<string> {
   const agent = await startAgent({
     listen: '127.0.0.1:0',
     upstream,
@@ -132,7 +149,11 @@ export type UsersVariant = 'v1' | 'v2' | 'v3';
 /** A real users API of one variant on port 0. */
 export function startUsersApi(variant: UsersVariant): Promise<LocalServer> {
   const user = (id: number): Record<string, unknown> => ({ id, name: `user ${id}` });
-  const list = { v1: [user(1), user(2)], v2: [{ ...user(1), email: 'a@example.com' }, user(2)], v3: [{ id: 1 }, { id: 2 }] }[variant];
+  const list = {
+    v1: [user(1), user(2)],
+    v2: [{ ...user(1), email: 'a@example.com' }, user(2)],
+    v3: [{ id: 1 }, { id: 2 }],
+  }[variant];
   return startJsonApp({
     'GET /users': () => ({ status: 200, body: list }),
     'POST /users': () => ({ status: 201, body: user(3) }),
@@ -144,7 +165,13 @@ export function startUsersApi(variant: UsersVariant): Promise<LocalServer> {
  * Runs a real agent for an environment in front of a users API variant and sends the stories'
  * usual traffic (GET and POST /users, and GET /users/1 when asked). Resolves with the capture id.
  */
-export async function runUsersTraffic(backendUrl: string, token: string, environment: AgentEnvironment, variant: UsersVariant, withUserById: boolean): Promise<string> {
+export async function runUsersTraffic(
+  backendUrl: string,
+  token: string,
+  environment: AgentEnvironment,
+  variant: UsersVariant,
+  withUserById: boolean,
+): Promise<string> {
   const app = await startUsersApi(variant);
   try {
     return await withAgent(backendUrl, token, app.url, environment, async (proxy) => {
@@ -172,10 +199,18 @@ export async function call(base: string, method: string, route: string, body?: u
  * Reports some exchanges as one agent connection of an environment (hello, one batch, ack) with
  * the hand-driven test agent; resolves with the capture id once the batch is committed.
  */
-export async function report(backendUrl: string, token: string, environment: AgentEnvironment, exchanges: readonly TestExchange[]): Promise<string> {
+export async function report(
+  backendUrl: string,
+  token: string,
+  environment: AgentEnvironment,
+  exchanges: readonly TestExchange[],
+): Promise<string> {
   const agent = await connectTestAgent(backendUrl, token);
   try {
-    const hello = helloMessage({ agentId: `agent-${environment.kind}-${environment.pullRequest ?? environment.build ?? ''}`, environment });
+    const hello = helloMessage({
+      agentId: `agent-${environment.kind}-${environment.pullRequest ?? environment.build ?? ''}`,
+      environment,
+    });
     const welcome = await agent.request(hello);
     if (welcome.type !== 'welcome') throw new Error(`no welcome: ${JSON.stringify(welcome)}`);
     const batch = batchMessage(hello.capture.id, exchanges);

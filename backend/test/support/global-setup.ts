@@ -23,7 +23,12 @@ export default async function globalSetup(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-test-pg-'));
   // mkdtemp makes it 0700; the postgres system user (we may run as root) must reach the cluster inside.
   await chmod(dir, 0o755);
-  const pg = await startEmbeddedPostgres({ dir: path.join(dir, 'data'), database: 'postgres', persistent: false, disposable: true });
+  const pg = await startEmbeddedPostgres({
+    dir: path.join(dir, 'data'),
+    database: 'postgres',
+    persistent: false,
+    disposable: true,
+  });
   globalThis.__spectatorTestPostgres = { pg, dir };
   process.env[TEST_PG_ENV] = pg.adminUrl;
 }

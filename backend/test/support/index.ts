@@ -17,7 +17,8 @@ export interface TestDatabase {
 
 function adminUrl(): string {
   const url = process.env[TEST_PG_ENV];
-  if (!url) throw new Error(`${TEST_PG_ENV} is not set: run through jest (globalSetup starts PostgreSQL) or set DATABASE_URL`);
+  if (!url)
+    throw new Error(`${TEST_PG_ENV} is not set: run through jest (globalSetup starts PostgreSQL) or set DATABASE_URL`);
   return url;
 }
 
@@ -40,7 +41,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return {
     url: url.toString(),
     name,
-    drop: () => withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    drop: () =>
+      withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
 
@@ -89,11 +91,20 @@ export function startTestReplica(of: TestBackend, options: BackendOptions = {}):
 }
 
 /** One JSON call to the management API (`route` under `/api/v1`, or absolute from `/`). */
-export async function apiCall<T = unknown>(baseUrl: string, token: string | null, method: string, route: string, body?: unknown): Promise<{ status: number; body: T }> {
+export async function apiCall<T = unknown>(
+  baseUrl: string,
+  token: string | null,
+  method: string,
+  route: string,
+  body?: unknown,
+): Promise<{ status: number; body: T }> {
   const url = `${baseUrl}${route.startsWith('/api/') || route === '/metrics' ? route : `/api/v1${route}`}`;
   const response = await fetch(url, {
     method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
   });
   const text = await response.text();

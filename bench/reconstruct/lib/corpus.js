@@ -52,8 +52,11 @@ function pathParameterKind(parameter, doc) {
 function assess(doc, bytes) {
   if (bytes > MAX_FILE_BYTES) return { reason: 'larger than 1.5 MB' };
   if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.0')) return { reason: 'not OpenAPI 3.0' };
-  const operations = listOperations(doc).filter((operation) => operation.method !== 'HEAD' && operation.method !== 'OPTIONS' && operation.method !== 'TRACE');
-  if (operations.length < MIN_OPERATIONS || operations.length > MAX_OPERATIONS) return { reason: `${operations.length} operations` };
+  const operations = listOperations(doc).filter(
+    (operation) => operation.method !== 'HEAD' && operation.method !== 'OPTIONS' && operation.method !== 'TRACE',
+  );
+  if (operations.length < MIN_OPERATIONS || operations.length > MAX_OPERATIONS)
+    return { reason: `${operations.length} operations` };
   const keys = new Set();
   /** @type {Set<string>} */
   const styles = new Set();
@@ -66,10 +69,12 @@ function assess(doc, bytes) {
     if (keys.has(id)) return { reason: `two operations ${id}` };
     keys.add(id);
     const segments = operation.path.split('/').filter(Boolean);
-    if (segments.some((segment) => segment.includes('{') && !/^\{[^{}+*#.;?&]+\}$/.test(segment))) return { reason: `a parameter inside a segment (${operation.path})` };
+    if (segments.some((segment) => segment.includes('{') && !/^\{[^{}+*#.;?&]+\}$/.test(segment)))
+      return { reason: `a parameter inside a segment (${operation.path})` };
     const pathParameters = operation.parameters.filter((parameter) => parameter.in === 'path');
-    const named = (segments.filter((segment) => segment.startsWith('{'))).map((segment) => segment.slice(1, -1));
-    if (!named.every((name) => pathParameters.some((parameter) => parameter.name === name))) return { reason: `undeclared path parameter in ${operation.path}` };
+    const named = segments.filter((segment) => segment.startsWith('{')).map((segment) => segment.slice(1, -1));
+    if (!named.every((name) => pathParameters.some((parameter) => parameter.name === name)))
+      return { reason: `undeclared path parameter in ${operation.path}` };
     if (named.length >= 2) styles.add('nested');
     for (const parameter of pathParameters) {
       const kind = pathParameterKind(parameter, doc);
@@ -77,19 +82,29 @@ function assess(doc, bytes) {
       if (kind === 'uuid') styles.add('uuids');
       if (kind === 'name') styles.add('namesSlugs');
     }
-    if (segments.some((segment) => /^(v\d+([.]\d+)*([a-z]+\d*)?|\d+\.\d+|\d{4}-\d{2}-\d{2})$/i.test(segment))) styles.add('versionSegments');
+    if (segments.some((segment) => /^(v\d+([.]\d+)*([a-z]+\d*)?|\d+\.\d+|\d{4}-\d{2}-\d{2})$/i.test(segment)))
+      styles.add('versionSegments');
     if (operation.parameters.some((parameter) => parameter.in === 'query')) withQuery++;
     if (jsonContent(operation.requestBody?.content)?.schema) withBody++;
     if (numericStatuses(operation.responses).length >= 2) withStatuses++;
     const success = numericStatuses(operation.responses).find((status) => status >= 200 && status < 300);
-    if (success !== undefined && jsonContent(operation.responses.get(String(success))?.content)?.schema) withJsonAnswer++;
+    if (success !== undefined && jsonContent(operation.responses.get(String(success))?.content)?.schema)
+      withJsonAnswer++;
     for (const [status, response] of operation.responses) {
       const schema = jsonContent(response?.content)?.schema;
-      if (schema && flattenSchema(doc, schema).size > MAX_RESPONSE_FIELDS) return { reason: `a response of more than ${MAX_RESPONSE_FIELDS} fields (${operation.method} ${operation.path} ${status})` };
+      if (schema && flattenSchema(doc, schema).size > MAX_RESPONSE_FIELDS)
+        return {
+          reason: `a response of more than ${MAX_RESPONSE_FIELDS} fields (${operation.method} ${operation.path} ${status})`,
+        };
     }
   }
-  if (withJsonAnswer < operations.length * 0.6) return { reason: 'fewer than 60 % of operations answer JSON with a schema' };
-  if (!['numericIds', 'uuids', 'namesSlugs', 'nested'].some((style) => styles.has(style)) && !operations.some((operation) => operation.key.includes('{}'))) return { reason: 'no path parameters' };
+  if (withJsonAnswer < operations.length * 0.6)
+    return { reason: 'fewer than 60 % of operations answer JSON with a schema' };
+  if (
+    !['numericIds', 'uuids', 'namesSlugs', 'nested'].some((style) => styles.has(style)) &&
+    !operations.some((operation) => operation.key.includes('{}'))
+  )
+    return { reason: 'no path parameters' };
   if (withQuery >= 3) styles.add('queryParameters');
   if (withBody >= 2) styles.add('requestBodies');
   if (withStatuses >= 3) styles.add('severalStatuses');
@@ -124,7 +139,13 @@ function listCandidates(apiDir) {
         if (bytes > MAX_FILE_BYTES) continue;
         const doc = JSON.parse(fs.readFileSync(full, 'utf8'));
         const verdict = assess(doc, bytes);
-        if ('styles' in verdict) candidates.push({ id, title: String(doc.info?.title ?? id), operations: verdict.operations, styles: verdict.styles });
+        if ('styles' in verdict)
+          candidates.push({
+            id,
+            title: String(doc.info?.title ?? id),
+            operations: verdict.operations,
+            styles: verdict.styles,
+          });
       }
     }
   };
@@ -143,7 +164,9 @@ function listCandidates(apiDir) {
  */
 function selectCorpus(candidates, { seed, train, heldout, exclude = [] }) {
   const rank = (/** @type {CorpusEntry} */ entry) => hashString(`${seed}:${entry.id}`);
-  const order = candidates.filter((candidate) => !exclude.includes(candidate.id)).sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1));
+  const order = candidates
+    .filter((candidate) => !exclude.includes(candidate.id))
+    .sort((a, b) => rank(a) - rank(b) || (a.id < b.id ? -1 : 1));
   const providers = new Set();
   const provider = (/** @type {CorpusEntry} */ entry) => entry.id.split('/')[0];
   /** @param {number} size */

@@ -102,7 +102,8 @@ function listOperations(doc) {
       }
       /** @type {Map<string, any>} */
       const responses = new Map();
-      for (const [status, response] of Object.entries(operation.responses ?? {})) responses.set(String(status), deref(doc, response));
+      for (const [status, response] of Object.entries(operation.responses ?? {}))
+        responses.set(String(status), deref(doc, response));
       operations.push({
         method: method.toUpperCase(),
         path,
@@ -126,7 +127,9 @@ function listOperations(doc) {
 function jsonContent(content) {
   if (!content || typeof content !== 'object') return undefined;
   const types = Object.keys(content);
-  const chosen = types.find((type) => type.split(';')[0]?.trim().toLowerCase() === 'application/json') ?? types.find((type) => /[/+]json\b/i.test(type));
+  const chosen =
+    types.find((type) => type.split(';')[0]?.trim().toLowerCase() === 'application/json') ??
+    types.find((type) => /[/+]json\b/i.test(type));
   return chosen === undefined ? undefined : { mediaType: chosen, schema: content[chosen]?.schema };
 }
 
@@ -215,7 +218,11 @@ function ownTypes(schema) {
 function valueType(value) {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
-  return typeof value === 'number' || typeof value === 'bigint' ? 'number' : typeof value === 'object' ? 'object' : typeof value;
+  return typeof value === 'number' || typeof value === 'bigint'
+    ? 'number'
+    : typeof value === 'object'
+      ? 'object'
+      : typeof value;
 }
 
 /**
@@ -346,10 +353,26 @@ function inlineSchema(doc, schema, refs = []) {
   for (const [key, value] of Object.entries(schema)) {
     if (key === 'example' || key === 'examples' || key === 'xml' || key === 'discriminator') continue;
     if (key === 'properties' && value && typeof value === 'object') {
-      copy.properties = Object.fromEntries(Object.entries(value).map(([name, property]) => [name, inlineSchema(doc, property, refs)]));
+      copy.properties = Object.fromEntries(
+        Object.entries(value).map(([name, property]) => [name, inlineSchema(doc, property, refs)]),
+      );
     } else copy[key] = inlineSchema(doc, value, refs);
   }
   return copy;
 }
 
-module.exports = { inlineSchema, METHODS, MAX_DEPTH, resolvePointer, deref, templateKey, isInstanceOf, listOperations, jsonContent, numericStatuses, flattenSchema, flattenValue, valueType };
+module.exports = {
+  inlineSchema,
+  METHODS,
+  MAX_DEPTH,
+  resolvePointer,
+  deref,
+  templateKey,
+  isInstanceOf,
+  listOperations,
+  jsonContent,
+  numericStatuses,
+  flattenSchema,
+  flattenValue,
+  valueType,
+};

@@ -32,7 +32,12 @@ function run(command, args, { cwd, timeoutMs }) {
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(output);
-      else reject(new Error(`${path.basename(command)} ${args.join(' ')} ended with ${signal ?? `exit code ${code}`}: ${output.slice(-1_000)}`));
+      else
+        reject(
+          new Error(
+            `${path.basename(command)} ${args.join(' ')} ended with ${signal ?? `exit code ${code}`}: ${output.slice(-1_000)}`,
+          ),
+        );
     });
   });
 }
@@ -44,7 +49,21 @@ function run(command, args, { cwd, timeoutMs }) {
  */
 async function runHarToOpenapi(harFile, workDir) {
   const out = path.join(workDir, 'har-to-openapi.json');
-  await run(path.join(BIN, 'har-to-openapi'), [harFile, '-f', 'json', '-o', out, '--attempt-to-parameterize-url', '--min-length-for-numeric-path', '1', '--force-all-requests-in-same-spec'], { cwd: workDir, timeoutMs: 600_000 });
+  await run(
+    path.join(BIN, 'har-to-openapi'),
+    [
+      harFile,
+      '-f',
+      'json',
+      '-o',
+      out,
+      '--attempt-to-parameterize-url',
+      '--min-length-for-numeric-path',
+      '1',
+      '--force-all-requests-in-same-spec',
+    ],
+    { cwd: workDir, timeoutMs: 600_000 },
+  );
   return JSON.parse(fs.readFileSync(out, 'utf8'));
 }
 
@@ -55,8 +74,14 @@ async function runHarToOpenapi(harFile, workDir) {
  */
 async function runOptic(harFile, workDir) {
   const spec = path.join(workDir, 'optic.json');
-  fs.writeFileSync(spec, JSON.stringify({ openapi: '3.0.3', info: { title: 'bench', version: '0' }, paths: {} }, null, 2));
-  await run(path.join(BIN, 'optic'), ['capture', spec, '--har', harFile, '--update', 'automatic'], { cwd: workDir, timeoutMs: 900_000 });
+  fs.writeFileSync(
+    spec,
+    JSON.stringify({ openapi: '3.0.3', info: { title: 'bench', version: '0' }, paths: {} }, null, 2),
+  );
+  await run(path.join(BIN, 'optic'), ['capture', spec, '--har', harFile, '--update', 'automatic'], {
+    cwd: workDir,
+    timeoutMs: 900_000,
+  });
   return JSON.parse(fs.readFileSync(spec, 'utf8'));
 }
 

@@ -17,7 +17,14 @@
 //   `items[].id`); type accuracy is the share of common fields whose documented types the source
 //   allows (integer counts as number, null aside); required accuracy the share whose required
 //   flag agrees.
-const { flattenSchema, flattenValue, isInstanceOf, jsonContent, listOperations, numericStatuses } = require('./openapi');
+const {
+  flattenSchema,
+  flattenValue,
+  isInstanceOf,
+  jsonContent,
+  listOperations,
+  numericStatuses,
+} = require('./openapi');
 
 /** @typedef {import('./openapi').Operation} Operation */
 /** @typedef {import('./send').Exchange} Exchange */
@@ -54,7 +61,13 @@ function observe(exchanges) {
   for (const exchange of exchanges) {
     if (exchange.status === 0) continue;
     const index = exchange.request.operation;
-    const observation = observations.get(index) ?? { requests: 0, statuses: new Set(), queryNames: new Set(), responseFields: new Map(), requestFields: new Set() };
+    const observation = observations.get(index) ?? {
+      requests: 0,
+      statuses: new Set(),
+      queryNames: new Set(),
+      responseFields: new Map(),
+      requestFields: new Set(),
+    };
     observations.set(index, observation);
     observation.requests++;
     observation.statuses.add(exchange.status);
@@ -65,7 +78,11 @@ function observe(exchanges) {
       observation.responseFields.set(exchange.status, fields);
     }
     // A request body counts once the API accepted it (2xx, 3xx): what it refused documents nothing.
-    if (exchange.status < 400 && exchange.request.body !== undefined && /json/i.test(exchange.request.headers['content-type'] ?? '')) {
+    if (
+      exchange.status < 400 &&
+      exchange.request.body !== undefined &&
+      /json/i.test(exchange.request.headers['content-type'] ?? '')
+    ) {
       for (const field of flattenValue(parseJson(exchange.request.body)).keys()) observation.requestFields.add(field);
     }
   }
@@ -115,7 +132,18 @@ function emptyFields() {
 
 /** @returns {Counts} */
 function emptyCounts() {
-  return { documents: 0, sourceOperations: 0, contenderOperations: 0, rightOperations: 0, exploded: 0, literalCopies: 0, response: emptyFields(), request: emptyFields(), statuses: emptySet(), query: emptySet() };
+  return {
+    documents: 0,
+    sourceOperations: 0,
+    contenderOperations: 0,
+    rightOperations: 0,
+    exploded: 0,
+    literalCopies: 0,
+    response: emptyFields(),
+    request: emptyFields(),
+    statuses: emptySet(),
+    query: emptySet(),
+  };
 }
 
 /**
@@ -153,7 +181,8 @@ function countFields(counts, contender, source, shown) {
     const truth = source.get(path);
     if (!truth) continue;
     counts.typeTotal++;
-    if (field.types.size > 0 && (truth.types.size === 0 || [...field.types].every((type) => truth.types.has(type)))) counts.typeRight++;
+    if (field.types.size > 0 && (truth.types.size === 0 || [...field.types].every((type) => truth.types.has(type))))
+      counts.typeRight++;
     counts.requiredTotal++;
     if (field.required === truth.required) counts.requiredRight++;
   }
@@ -175,7 +204,9 @@ function bodyFields(doc, holder) {
  * @returns {Set<string>}
  */
 function queryNamesOf(operation) {
-  return new Set(operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => String(parameter.name)));
+  return new Set(
+    operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => String(parameter.name)),
+  );
 }
 
 /**
@@ -189,13 +220,21 @@ function scoreDocument({ source, operations, observations, contender }) {
   counts.documents = 1;
   const theirs = listOperations(contender ?? {});
   counts.contenderOperations = theirs.length;
-  const reached = operations.map((operation, index) => ({ operation, observation: observations.get(index) })).filter((entry) => entry.observation !== undefined);
+  const reached = operations
+    .map((operation, index) => ({ operation, observation: observations.get(index) }))
+    .filter((entry) => entry.observation !== undefined);
   counts.sourceOperations = reached.length;
   const exactKeys = new Set(operations.map((operation) => `${operation.method} ${operation.key}`));
   for (const { operation, observation } of reached) {
     if (!observation) continue;
     const match = theirs.find((candidate) => candidate.method === operation.method && candidate.key === operation.key);
-    const copies = theirs.filter((candidate) => candidate.method === operation.method && candidate.key !== operation.key && !exactKeys.has(`${candidate.method} ${candidate.key}`) && isInstanceOf(candidate.key, operation.key));
+    const copies = theirs.filter(
+      (candidate) =>
+        candidate.method === operation.method &&
+        candidate.key !== operation.key &&
+        !exactKeys.has(`${candidate.method} ${candidate.key}`) &&
+        isInstanceOf(candidate.key, operation.key),
+    );
     counts.literalCopies += copies.length;
     if (copies.length + (match ? 1 : 0) >= 2) counts.exploded++;
     if (!match) continue;
@@ -206,9 +245,19 @@ function scoreDocument({ source, operations, observations, contender }) {
     countSet(counts.query, queryNamesOf(match), queryNamesOf(operation), observation.queryNames);
     for (const status of sourceStatuses) {
       if (!observation.statuses.has(status)) continue;
-      countFields(counts.response, bodyFields(contender, match.responses.get(String(status))), bodyFields(source, operation.responses.get(String(status))), observation.responseFields.get(status) ?? new Set());
+      countFields(
+        counts.response,
+        bodyFields(contender, match.responses.get(String(status))),
+        bodyFields(source, operation.responses.get(String(status))),
+        observation.responseFields.get(status) ?? new Set(),
+      );
     }
-    countFields(counts.request, bodyFields(contender, match.requestBody), bodyFields(source, operation.requestBody), observation.requestFields);
+    countFields(
+      counts.request,
+      bodyFields(contender, match.requestBody),
+      bodyFields(source, operation.requestBody),
+      observation.requestFields,
+    );
   }
   return counts;
 }
@@ -225,8 +274,12 @@ function operationDiff({ operations, observations, contender }) {
   const ours = new Set(operations.map((operation) => `${operation.method} ${operation.key}`));
   const found = new Set(theirs.map((operation) => `${operation.method} ${operation.key}`));
   return {
-    missed: operations.filter((operation, index) => observations.has(index) && !found.has(`${operation.method} ${operation.key}`)).map((operation) => `${operation.method} ${operation.path}`),
-    extra: theirs.filter((operation) => !ours.has(`${operation.method} ${operation.key}`)).map((operation) => `${operation.method} ${operation.path}`),
+    missed: operations
+      .filter((operation, index) => observations.has(index) && !found.has(`${operation.method} ${operation.key}`))
+      .map((operation) => `${operation.method} ${operation.path}`),
+    extra: theirs
+      .filter((operation) => !ours.has(`${operation.method} ${operation.key}`))
+      .map((operation) => `${operation.method} ${operation.path}`),
   };
 }
 
@@ -236,7 +289,12 @@ function operationDiff({ operations, observations, contender }) {
  * @returns {SetCounts}
  */
 function addSet(a, b) {
-  return { hitsP: a.hitsP + b.hitsP, totalP: a.totalP + b.totalP, hitsR: a.hitsR + b.hitsR, totalR: a.totalR + b.totalR };
+  return {
+    hitsP: a.hitsP + b.hitsP,
+    totalP: a.totalP + b.totalP,
+    hitsR: a.hitsR + b.hitsR,
+    totalR: a.totalR + b.totalR,
+  };
 }
 
 /**
@@ -245,7 +303,13 @@ function addSet(a, b) {
  * @returns {FieldCounts}
  */
 function addFields(a, b) {
-  return { set: addSet(a.set, b.set), typeRight: a.typeRight + b.typeRight, typeTotal: a.typeTotal + b.typeTotal, requiredRight: a.requiredRight + b.requiredRight, requiredTotal: a.requiredTotal + b.requiredTotal };
+  return {
+    set: addSet(a.set, b.set),
+    typeRight: a.typeRight + b.typeRight,
+    typeTotal: a.typeTotal + b.typeTotal,
+    requiredRight: a.requiredRight + b.requiredRight,
+    requiredTotal: a.requiredTotal + b.requiredTotal,
+  };
 }
 
 /**
@@ -321,9 +385,18 @@ function prf(counts) {
  * @returns {Summary}
  */
 function summarize(counts) {
-  const operations = prf({ hitsP: counts.rightOperations, totalP: counts.contenderOperations, hitsR: counts.rightOperations, totalR: counts.sourceOperations });
+  const operations = prf({
+    hitsP: counts.rightOperations,
+    totalP: counts.contenderOperations,
+    hitsR: counts.rightOperations,
+    totalR: counts.sourceOperations,
+  });
   /** @param {FieldCounts} fields */
-  const fieldSummary = (fields) => ({ ...prf(fields.set), types: ratio(fields.typeRight, fields.typeTotal), required: ratio(fields.requiredRight, fields.requiredTotal) });
+  const fieldSummary = (fields) => ({
+    ...prf(fields.set),
+    types: ratio(fields.typeRight, fields.typeTotal),
+    required: ratio(fields.requiredRight, fields.requiredTotal),
+  });
   return {
     operations,
     exploded: counts.exploded,
@@ -355,7 +428,10 @@ function formatTable(columns) {
     ['operations: precision', (s) => cell(s.operations.precision)],
     ['operations: recall', (s) => cell(s.operations.recall)],
     ['operations: F1', (s) => cell(s.operations.f1)],
-    ['operations right / reached / output', (_s, c) => `${c.rightOperations} / ${c.sourceOperations} / ${c.contenderOperations}`],
+    [
+      'operations right / reached / output',
+      (_s, c) => `${c.rightOperations} / ${c.sourceOperations} / ${c.contenderOperations}`,
+    ],
     ['exploded operations (literal copies)', (s) => `${s.exploded} (${s.literalCopies})`],
     ['response fields: precision', (s) => cell(s.response.precision)],
     ['response fields: recall', (s) => cell(s.response.recall)],
@@ -376,8 +452,21 @@ function formatTable(columns) {
   ];
   const header = `| score | ${columns.map((column) => column.name).join(' | ')} |`;
   const rule = `| --- | ${columns.map(() => '---:').join(' | ')} |`;
-  const body = rows.map(([label, value]) => `| ${label} | ${summaries.map((summary, index) => value(summary, /** @type {{ counts: Counts }} */ (columns[index]).counts)).join(' | ')} |`);
+  const body = rows.map(
+    ([label, value]) =>
+      `| ${label} | ${summaries.map((summary, index) => value(summary, /** @type {{ counts: Counts }} */ (columns[index]).counts)).join(' | ')} |`,
+  );
   return [header, rule, ...body].join('\n');
 }
 
-module.exports = { observe, scoreDocument, operationDiff, addCounts, emptyCounts, summarize, formatTable, countSet, f1 };
+module.exports = {
+  observe,
+  scoreDocument,
+  operationDiff,
+  addCounts,
+  emptyCounts,
+  summarize,
+  formatTable,
+  countSet,
+  f1,
+};

@@ -28,9 +28,22 @@ async function sendAll(baseUrl, requests, { timeoutMs = 15_000 } = {}) {
     const url = `${baseUrl}${request.path}`;
     const started = Date.now();
     /** @type {Exchange} */
-    const exchange = { request, url, startedAt: new Date(started).toISOString(), ms: 0, status: 0, responseHeaders: {}, responseText: '' };
+    const exchange = {
+      request,
+      url,
+      startedAt: new Date(started).toISOString(),
+      ms: 0,
+      status: 0,
+      responseHeaders: {},
+      responseText: '',
+    };
     try {
-      const response = await fetch(url, { method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(timeoutMs) });
+      const response = await fetch(url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        signal: AbortSignal.timeout(timeoutMs),
+      });
       exchange.responseText = await response.text();
       exchange.status = response.status;
       response.headers.forEach((value, name) => {
@@ -69,9 +82,14 @@ function toHar(exchanges) {
               url: exchange.url,
               httpVersion: 'HTTP/1.1',
               cookies: [],
-              headers: Object.entries({ host: url.host, ...exchange.request.headers }).map(([name, value]) => ({ name, value })),
+              headers: Object.entries({ host: url.host, ...exchange.request.headers }).map(([name, value]) => ({
+                name,
+                value,
+              })),
               queryString: [...url.searchParams].map(([name, value]) => ({ name, value })),
-              ...(exchange.request.body === undefined ? {} : { postData: { mimeType: requestType ?? 'application/json', text: exchange.request.body } }),
+              ...(exchange.request.body === undefined
+                ? {}
+                : { postData: { mimeType: requestType ?? 'application/json', text: exchange.request.body } }),
               headersSize: -1,
               bodySize: exchange.request.body === undefined ? 0 : Buffer.byteLength(exchange.request.body),
             },
@@ -81,7 +99,11 @@ function toHar(exchanges) {
               httpVersion: 'HTTP/1.1',
               cookies: [],
               headers: Object.entries(exchange.responseHeaders).map(([name, value]) => ({ name, value })),
-              content: { size: Buffer.byteLength(exchange.responseText), mimeType: responseType, text: exchange.responseText },
+              content: {
+                size: Buffer.byteLength(exchange.responseText),
+                mimeType: responseType,
+                text: exchange.responseText,
+              },
               redirectURL: '',
               headersSize: -1,
               bodySize: Buffer.byteLength(exchange.responseText),

@@ -19,7 +19,8 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
  */
 function buildSpectator() {
   const result = spawnSync('npx', ['tsc', '-b', 'shared', 'agent', 'backend'], { cwd: ROOT, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`building Spectator (npx tsc -b shared agent backend) failed with exit code ${result.status}`);
+  if (result.status !== 0)
+    throw new Error(`building Spectator (npx tsc -b shared agent backend) failed with exit code ${result.status}`);
 }
 
 /**
@@ -51,7 +52,16 @@ async function startSpectator({ log }) {
       await admin.call('POST', '/projects', { slug, name });
       /** @type {{ token: string }} */
       const agentToken = await admin.call('POST', `/projects/${slug}/tokens`, { name: 'bench agent', scope: 'agent' });
-      const agent = await startAgent({ listen: '127.0.0.1:0', upstream, backend: backend.url, token: agentToken.token, environment: { kind: 'local' }, configPath, admin: null, logLevel: 'error' });
+      const agent = await startAgent({
+        listen: '127.0.0.1:0',
+        upstream,
+        backend: backend.url,
+        token: agentToken.token,
+        environment: { kind: 'local' },
+        configPath,
+        admin: null,
+        logLevel: 'error',
+      });
       let sent = 0;
       let captureId = '';
       try {
@@ -66,9 +76,15 @@ async function startSpectator({ log }) {
       let documented = 0;
       // Documented in commits of 50 endpoints (the API takes up to 500 in one).
       for (let start = 0; start < undocumented.length; start += 50) {
-        const endpoints = undocumented.slice(start, start + 50).map((endpoint) => ({ method: endpoint.method, path: endpoint.path, documentBodies: true }));
+        const endpoints = undocumented
+          .slice(start, start + 50)
+          .map((endpoint) => ({ method: endpoint.method, path: endpoint.path, documentBodies: true }));
         /** @type {{ versions: unknown[] }} */
-        const result = await admin.call('POST', `/projects/${slug}/documentation`, { captureId, endpoints, message: 'Document what the bench traffic showed' });
+        const result = await admin.call('POST', `/projects/${slug}/documentation`, {
+          captureId,
+          endpoints,
+          message: 'Document what the bench traffic showed',
+        });
         documented += result.versions.length;
       }
       const openapi = await admin.call('GET', `/projects/${slug}/openapi.json`);

@@ -19,9 +19,43 @@ const { deref, inlineSchema, jsonContent, numericStatuses } = require('./openapi
  * @property {number | undefined} prefer the status asked of the mock, if any
  */
 
-const FIRST_NAMES = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan', 'judy', 'mallory', 'oscar', 'peggy', 'trent', 'victor', 'walter'];
+const FIRST_NAMES = [
+  'alice',
+  'bob',
+  'carol',
+  'dave',
+  'erin',
+  'frank',
+  'grace',
+  'heidi',
+  'ivan',
+  'judy',
+  'mallory',
+  'oscar',
+  'peggy',
+  'trent',
+  'victor',
+  'walter',
+];
 const ORGS = ['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne', 'tyrell', 'cyberdyne', 'wonka'];
-const WORDS = ['infra', 'web', 'cli', 'payments', 'search', 'mobile', 'data', 'docs', 'api', 'core', 'billing', 'dinner', 'summer', 'north', 'blue', 'river'];
+const WORDS = [
+  'infra',
+  'web',
+  'cli',
+  'payments',
+  'search',
+  'mobile',
+  'data',
+  'docs',
+  'api',
+  'core',
+  'billing',
+  'dinner',
+  'summer',
+  'north',
+  'blue',
+  'river',
+];
 
 /**
  * A name or slug as people write them: `alice`, `bob-infra`, `acme-payments`, `Dave`.
@@ -43,7 +77,8 @@ function nameOrSlug(rng) {
  * @returns {string} a random version-4 UUID
  */
 function uuid(rng) {
-  const hex = (/** @type {number} */ count) => Array.from({ length: count }, () => rng.int(0, 15).toString(16)).join('');
+  const hex = (/** @type {number} */ count) =>
+    Array.from({ length: count }, () => rng.int(0, 15).toString(16)).join('');
   return `${hex(8)}-${hex(4)}-4${hex(3)}-${rng.pick(['8', '9', 'a', 'b'])}${hex(3)}-${hex(12)}`;
 }
 
@@ -99,7 +134,8 @@ function pathValue(parameter, doc, rng, generate) {
   let value;
   if (schema.format === 'uuid' || /uuid|guid/i.test(name)) value = uuid(rng);
   else if (schema.format === 'date') value = `20${rng.int(10, 26)}-0${rng.int(1, 9)}-${rng.int(10, 28)}`;
-  else if (schema.format === 'date-time') value = `20${rng.int(10, 26)}-0${rng.int(1, 9)}-${rng.int(10, 28)}T${rng.int(10, 23)}:${rng.int(10, 59)}:00Z`;
+  else if (schema.format === 'date-time')
+    value = `20${rng.int(10, 26)}-0${rng.int(1, 9)}-${rng.int(10, 28)}T${rng.int(10, 23)}:${rng.int(10, 59)}:00Z`;
   else if (schema.format === 'email') value = `${rng.pick(FIRST_NAMES)}@example.com`;
   else if (/(^id$|Id$|_id$|ID$|-id$|number$|Number$|_no$)/.test(name)) value = String(rng.int(100, 999_999));
   else value = nameOrSlug(rng);
@@ -123,7 +159,9 @@ function queryValues(parameter, doc, rng, generate) {
   const value = generate(schema, rng);
   const items = Array.isArray(value) ? value.slice(0, 3) : [value];
   // An empty value reads as a missing one to the mock; a required parameter must have one.
-  return items.map((item) => (item !== null && typeof item === 'object' ? JSON.stringify(item) : String(item))).map((text) => (text === '' ? 'bench' : text));
+  return items
+    .map((item) => (item !== null && typeof item === 'object' ? JSON.stringify(item) : String(item)))
+    .map((text) => (text === '' ? 'bench' : text));
 }
 
 /**
@@ -153,7 +191,9 @@ function credentials(doc, operation) {
   /** @type {string[]} */
   const cookies = [];
   const requirements = operation.operation.security ?? doc.security ?? [];
-  const first = Array.isArray(requirements) ? requirements.find((requirement) => requirement && typeof requirement === 'object') : undefined;
+  const first = Array.isArray(requirements)
+    ? requirements.find((requirement) => requirement && typeof requirement === 'object')
+    : undefined;
   for (const name of Object.keys(first ?? {})) {
     const scheme = deref(doc, doc.components?.securitySchemes?.[name]);
     if (!scheme) continue;
@@ -161,7 +201,8 @@ function credentials(doc, operation) {
       if (scheme.in === 'query') query[scheme.name] = 'bench-key-0001';
       else if (scheme.in === 'cookie') cookies.push(`${scheme.name}=bench-key-0001`);
       else headers[String(scheme.name).toLowerCase()] = 'bench-key-0001';
-    } else if (scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'basic') headers.authorization = `Basic ${Buffer.from('bench:secret').toString('base64')}`;
+    } else if (scheme.type === 'http' && String(scheme.scheme).toLowerCase() === 'basic')
+      headers.authorization = `Basic ${Buffer.from('bench:secret').toString('base64')}`;
     else headers.authorization = 'Bearer bench-token-0001';
   }
   if (cookies.length > 0) headers.cookie = cookies.join('; ');
@@ -194,12 +235,14 @@ function credentialQueryNames(doc) {
 function requestBody(doc, operation, rng, generate) {
   const content = operation.requestBody?.content;
   const json = jsonContent(content);
-  if (json?.schema) return { contentType: 'application/json', text: JSON.stringify(generate(inlineSchema(doc, json.schema), rng)) };
+  if (json?.schema)
+    return { contentType: 'application/json', text: JSON.stringify(generate(inlineSchema(doc, json.schema), rng)) };
   const form = content?.['application/x-www-form-urlencoded']?.schema;
   if (form) {
     const value = generate(inlineSchema(doc, form), rng);
     const params = new URLSearchParams();
-    for (const [key, item] of Object.entries(value && typeof value === 'object' ? value : {})) params.append(key, typeof item === 'object' ? JSON.stringify(item) : String(item));
+    for (const [key, item] of Object.entries(value && typeof value === 'object' ? value : {}))
+      params.append(key, typeof item === 'object' ? JSON.stringify(item) : String(item));
     return { contentType: 'application/x-www-form-urlencoded', text: params.toString() };
   }
   const text = content?.['text/plain']?.schema;
@@ -238,7 +281,9 @@ function planOperation(doc, operation, index, rng, generate) {
   for (let ordinal = 0; ordinal < plain + others.length; ordinal++) {
     const prefer = ordinal < plain ? undefined : others[ordinal - plain];
     let path = operation.path.replace(/\{([^}]+)\}/g, (_whole, name) => {
-      const parameter = operation.parameters.find((candidate) => candidate.in === 'path' && candidate.name === name) ?? { name, schema: { type: 'string' } };
+      const parameter = operation.parameters.find(
+        (candidate) => candidate.in === 'path' && candidate.name === name,
+      ) ?? { name, schema: { type: 'string' } };
       return encodeURIComponent(pathValue(parameter, doc, rng, generate));
     });
     const query = new URLSearchParams(auth.query);
@@ -247,11 +292,16 @@ function planOperation(doc, operation, index, rng, generate) {
     for (const parameter of operation.parameters) {
       const send = parameter.required === true || rng.next() < 0.5;
       if (!send) continue;
-      if (parameter.in === 'query') for (const value of queryValues(parameter, doc, rng, generate)) query.append(parameter.name, value);
+      if (parameter.in === 'query')
+        for (const value of queryValues(parameter, doc, rng, generate)) query.append(parameter.name, value);
       else if (parameter.in === 'header') {
         const name = String(parameter.name).toLowerCase();
-        if (name === 'authorization' || ((name === 'accept' || name === 'content-type') && parameter.required !== true)) continue;
-        headers[name] = name === 'accept' || name === 'content-type' ? mediaTypeValue(parameter, doc) : queryValues(parameter, doc, rng, generate)[0] || 'bench';
+        if (name === 'authorization' || ((name === 'accept' || name === 'content-type') && parameter.required !== true))
+          continue;
+        headers[name] =
+          name === 'accept' || name === 'content-type'
+            ? mediaTypeValue(parameter, doc)
+            : queryValues(parameter, doc, rng, generate)[0] || 'bench';
       }
     }
     const search = query.toString();
@@ -274,8 +324,19 @@ function planOperation(doc, operation, index, rng, generate) {
  */
 function planTraffic(doc, operations, seed, generate) {
   const rng = createRng(seed);
-  const requests = operations.flatMap((operation, index) => planOperation(doc, operation, index, rng.fork(`${operation.method} ${operation.path}`), generate));
+  const requests = operations.flatMap((operation, index) =>
+    planOperation(doc, operation, index, rng.fork(`${operation.method} ${operation.path}`), generate),
+  );
   return rng.fork('order').shuffle(requests);
 }
 
-module.exports = { planTraffic, planOperation, pathValue, nameOrSlug, uuid, credentials, credentialQueryNames, fitsString };
+module.exports = {
+  planTraffic,
+  planOperation,
+  pathValue,
+  nameOrSlug,
+  uuid,
+  credentials,
+  credentialQueryNames,
+  fitsString,
+};

@@ -1,7 +1,16 @@
 // The reconstruction bench's scoring on small hand-made documents: a bench that scores wrong is
 // worse than none, so each rule of lib/score.js and lib/openapi.js has a case that would fail.
 import { flattenSchema, flattenValue, isInstanceOf, listOperations, templateKey } from '../lib/openapi';
-import { countSet, observe, operationDiff, scoreDocument, summarize, formatTable, emptyCounts, addCounts } from '../lib/score';
+import {
+  countSet,
+  observe,
+  operationDiff,
+  scoreDocument,
+  summarize,
+  formatTable,
+  emptyCounts,
+  addCounts,
+} from '../lib/score';
 import type { Exchange } from '../lib/send';
 
 const pet = {
@@ -21,34 +30,87 @@ const source = {
   components: {
     schemas: {
       Pet: pet,
-      Owner: { type: 'object', required: ['login'], properties: { login: { type: 'string' }, friend: { $ref: '#/components/schemas/Owner' } } },
+      Owner: {
+        type: 'object',
+        required: ['login'],
+        properties: { login: { type: 'string' }, friend: { $ref: '#/components/schemas/Owner' } },
+      },
     },
   },
   paths: {
     '/pets': {
       get: {
-        parameters: [{ in: 'query', name: 'limit', schema: { type: 'integer' } }, { in: 'query', name: 'tag', schema: { type: 'string' } }],
-        responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } } } },
+        parameters: [
+          { in: 'query', name: 'limit', schema: { type: 'integer' } },
+          { in: 'query', name: 'tag', schema: { type: 'string' } },
+        ],
+        responses: {
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/Pet' } } } },
+          },
+        },
       },
       post: {
-        requestBody: { content: { 'application/json': { schema: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, tag: { type: 'string' } } } } } },
-        responses: { '201': { description: 'made', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } }, '422': { description: 'bad' } },
+        requestBody: {
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['name'],
+                properties: { name: { type: 'string' }, tag: { type: 'string' } },
+              },
+            },
+          },
+        },
+        responses: {
+          '201': {
+            description: 'made',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } },
+          },
+          '422': { description: 'bad' },
+        },
       },
     },
     '/pets/{petId}': {
       parameters: [{ in: 'path', name: 'petId', required: true, schema: { type: 'integer' } }],
-      get: { responses: { '200': { description: 'ok', content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } } }, '404': { description: 'none' } } },
+      get: {
+        responses: {
+          '200': {
+            description: 'ok',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Pet' } } },
+          },
+          '404': { description: 'none' },
+        },
+      },
     },
     '/users/{user}/repos': {
-      get: { parameters: [{ in: 'path', name: 'user', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok' } } },
+      get: {
+        parameters: [{ in: 'path', name: 'user', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'ok' } },
+      },
     },
     '/users/me/repos': { get: { responses: { '200': { description: 'ok' } } } },
   },
 };
 
-function exchange(operation: number, method: string, path: string, status: number, response?: unknown, body?: unknown): Exchange {
+function exchange(
+  operation: number,
+  method: string,
+  path: string,
+  status: number,
+  response?: unknown,
+  body?: unknown,
+): Exchange {
   return {
-    request: { operation, method, path, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body), prefer: undefined },
+    request: {
+      operation,
+      method,
+      path,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      prefer: undefined,
+    },
     url: `http://127.0.0.1:1${path}`,
     startedAt: '2026-01-01T00:00:00.000Z',
     ms: 1,
@@ -87,7 +149,13 @@ describe('templates', () => {
 
   it('lists operations with path-item parameters merged', () => {
     const operations = listOperations(source);
-    expect(operations.map((operation) => `${operation.method} ${operation.key}`)).toEqual(['GET /pets', 'POST /pets', 'GET /pets/{}', 'GET /users/{}/repos', 'GET /users/me/repos']);
+    expect(operations.map((operation) => `${operation.method} ${operation.key}`)).toEqual([
+      'GET /pets',
+      'POST /pets',
+      'GET /pets/{}',
+      'GET /users/{}/repos',
+      'GET /users/me/repos',
+    ]);
     expect(operations[2]?.parameters.map((parameter) => parameter.name)).toEqual(['petId']);
   });
 });
@@ -95,20 +163,34 @@ describe('templates', () => {
 describe('flattenSchema', () => {
   it('writes fields as JSON paths with types and required flags, following $refs and stopping at a recursion', () => {
     const fields = flattenSchema(source, { type: 'array', items: { $ref: '#/components/schemas/Pet' } });
-    expect([...fields.keys()].sort()).toEqual(['[]', '[].id', '[].name', '[].owner', '[].owner.friend', '[].owner.login', '[].tag']);
+    expect([...fields.keys()].sort()).toEqual([
+      '[]',
+      '[].id',
+      '[].name',
+      '[].owner',
+      '[].owner.friend',
+      '[].owner.login',
+      '[].tag',
+    ]);
     expect(fields.get('[].id')).toEqual({ types: new Set(['number']), nullable: false, required: true });
     expect(fields.get('[].tag')).toEqual({ types: new Set(['string']), nullable: true, required: false });
     expect(fields.get('[].owner.login')?.required).toBe(true);
   });
 
   it('merges allOf and unites oneOf, required only where every branch requires it', () => {
-    const fields = flattenSchema({}, {
-      allOf: [{ type: 'object', required: ['a'], properties: { a: { type: 'string' } } }, { properties: { b: { type: ['integer', 'null'] } } }],
-      oneOf: [
-        { type: 'object', required: ['c', 'd'], properties: { c: { type: 'string' }, d: { type: 'string' } } },
-        { type: 'object', required: ['c'], properties: { c: { type: 'boolean' } } },
-      ],
-    });
+    const fields = flattenSchema(
+      {},
+      {
+        allOf: [
+          { type: 'object', required: ['a'], properties: { a: { type: 'string' } } },
+          { properties: { b: { type: ['integer', 'null'] } } },
+        ],
+        oneOf: [
+          { type: 'object', required: ['c', 'd'], properties: { c: { type: 'string' }, d: { type: 'string' } } },
+          { type: 'object', required: ['c'], properties: { c: { type: 'boolean' } } },
+        ],
+      },
+    );
     expect(fields.get('a')?.required).toBe(true);
     expect(fields.get('b')).toEqual({ types: new Set(['number']), nullable: true, required: false });
     expect(fields.get('c')).toEqual({ types: new Set(['string', 'boolean']), nullable: false, required: true });
@@ -163,9 +245,32 @@ describe('scoreDocument', () => {
       paths: {
         '/pets': {
           get: {
-            parameters: [{ in: 'query', name: 'limit' }, { in: 'query', name: 'api_key' }, { in: 'query', name: 'invented' }],
+            parameters: [
+              { in: 'query', name: 'limit' },
+              { in: 'query', name: 'api_key' },
+              { in: 'query', name: 'invented' },
+            ],
             responses: {
-              '200': { content: { 'application/json': { schema: { type: 'array', items: { type: 'object', required: ['id', 'name', 'tag', 'owner'], properties: { id: { type: 'string' }, name: { type: 'string' }, tag: { type: 'null' }, owner: { type: 'object', properties: { login: { type: 'string' } } }, extra: { type: 'string' } } } } } } },
+              '200': {
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'array',
+                      items: {
+                        type: 'object',
+                        required: ['id', 'name', 'tag', 'owner'],
+                        properties: {
+                          id: { type: 'string' },
+                          name: { type: 'string' },
+                          tag: { type: 'null' },
+                          owner: { type: 'object', properties: { login: { type: 'string' } } },
+                          extra: { type: 'string' },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
               '500': { content: {} },
             },
           },
@@ -176,7 +281,13 @@ describe('scoreDocument', () => {
       },
     };
     const counts = scoreDocument({ source, operations, observations, contender });
-    expect(counts).toMatchObject({ sourceOperations: 4, contenderOperations: 4, rightOperations: 1, exploded: 1, literalCopies: 2 });
+    expect(counts).toMatchObject({
+      sourceOperations: 4,
+      contenderOperations: 4,
+      rightOperations: 1,
+      exploded: 1,
+      literalCopies: 2,
+    });
     const summary = summarize(counts);
     expect(summary.operations.precision).toBe(0.25);
     expect(summary.operations.recall).toBe(0.25);
@@ -198,7 +309,10 @@ describe('scoreDocument', () => {
     const both = addCounts(addCounts(emptyCounts(), one), one);
     expect(both.documents).toBe(2);
     expect(both.rightOperations).toBe(2 * one.rightOperations);
-    const table = formatTable([{ name: 'source', counts: both }, { name: 'nothing', counts: scoreDocument({ source, operations, observations, contender: { paths: {} } }) }]);
+    const table = formatTable([
+      { name: 'source', counts: both },
+      { name: 'nothing', counts: scoreDocument({ source, operations, observations, contender: { paths: {} } }) },
+    ]);
     expect(table).toContain('| score | source | nothing |');
     expect(table).toContain('| operations: recall | 1.00 | 0.00 |');
     expect(table).toContain('| operations: precision | 0.80 | n/a |');
@@ -208,7 +322,13 @@ describe('scoreDocument', () => {
 describe('operationDiff', () => {
   it('names the source operations reached but not matched, and the operations matching no source operation', () => {
     const operations = listOperations(source);
-    const contender = { paths: { '/pets': { get: { responses: {} } }, '/users/alice/repos': { get: { responses: {} } }, '/users/me/repos': { get: { responses: {} } } } };
+    const contender = {
+      paths: {
+        '/pets': { get: { responses: {} } },
+        '/users/alice/repos': { get: { responses: {} } },
+        '/users/me/repos': { get: { responses: {} } },
+      },
+    };
     expect(operationDiff({ operations, observations: observe(traffic), contender })).toEqual({
       missed: ['POST /pets', 'GET /pets/{petId}', 'GET /users/{user}/repos'],
       extra: ['GET /users/alice/repos'],

@@ -5,7 +5,8 @@ import { listOperations } from '../lib/openapi';
 import { createRng } from '../lib/rng';
 import { pathValue, planTraffic, credentials } from '../lib/traffic';
 
-const plain = (schema: { type?: string }) => (schema.type === 'integer' || schema.type === 'number' ? 7 : schema.type === 'object' ? { name: 'x' } : 'value');
+const plain = (schema: { type?: string }) =>
+  schema.type === 'integer' || schema.type === 'number' ? 7 : schema.type === 'object' ? { name: 'x' } : 'value';
 
 const doc = {
   openapi: '3.0.3',
@@ -18,10 +19,25 @@ const doc = {
         { in: 'path', name: 'org', required: true, schema: { type: 'string' } },
         { in: 'path', name: 'memberId', required: true, schema: { type: 'integer', minimum: 1, maximum: 50 } },
       ],
-      get: { parameters: [{ in: 'query', name: 'q', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } }, '404': { description: 'no' }, '500': { description: 'oops' } } },
-      put: { requestBody: { content: { 'application/json': { schema: { type: 'object' } } } }, responses: { '204': { description: 'done' } } },
+      get: {
+        parameters: [{ in: 'query', name: 'q', required: true, schema: { type: 'string' } }],
+        responses: {
+          '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object' } } } },
+          '404': { description: 'no' },
+          '500': { description: 'oops' },
+        },
+      },
+      put: {
+        requestBody: { content: { 'application/json': { schema: { type: 'object' } } } },
+        responses: { '204': { description: 'done' } },
+      },
     },
-    '/things/{thingUuid}': { get: { parameters: [{ in: 'path', name: 'thingUuid', required: true, schema: { type: 'string' } }], responses: { '200': { description: 'ok' } } } },
+    '/things/{thingUuid}': {
+      get: {
+        parameters: [{ in: 'path', name: 'thingUuid', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'ok' } },
+      },
+    },
   },
 };
 
@@ -37,7 +53,12 @@ describe('traffic', () => {
       expect(plainCount).toBeGreaterThanOrEqual(3);
       expect(plainCount).toBeLessThanOrEqual(10);
     }
-    expect(first.filter((request) => request.operation === 0 && request.prefer !== undefined).map((request) => request.prefer).sort()).toEqual([404, 500]);
+    expect(
+      first
+        .filter((request) => request.operation === 0 && request.prefer !== undefined)
+        .map((request) => request.prefer)
+        .sort(),
+    ).toEqual([404, 500]);
     const get = first.find((request) => request.operation === 0 && request.prefer === 404);
     expect(get?.headers).toMatchObject({ prefer: 'code=404', 'x-key': 'bench-key-0001', accept: 'application/json' });
     expect(get?.path).toMatch(/^\/orgs\/[^/{}]+\/members\/([1-9]|[1-4]\d|50)\?q=value$/);
@@ -48,27 +69,75 @@ describe('traffic', () => {
 
   it('varies names and slugs, and gives UUIDs where the name says so', () => {
     const rng = createRng(3);
-    const names = new Set(Array.from({ length: 20 }, () => pathValue({ name: 'org', schema: { type: 'string' } }, doc, rng, plain)));
+    const names = new Set(
+      Array.from({ length: 20 }, () => pathValue({ name: 'org', schema: { type: 'string' } }, doc, rng, plain)),
+    );
     expect(names.size).toBeGreaterThan(5);
     for (const name of names) expect(name).toMatch(/^[A-Za-z][A-Za-z0-9-]*$/);
-    expect(pathValue({ name: 'thingUuid', schema: { type: 'string' } }, doc, rng, plain)).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(pathValue({ name: 'thingUuid', schema: { type: 'string' } }, doc, rng, plain)).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(pathValue({ name: 'id', schema: { type: 'string', enum: ['only'] } }, doc, rng, plain)).toBe('only');
     // A pattern the name heuristics miss: generated from the schema instead.
     expect(pathValue({ name: 'code', schema: { type: 'string', pattern: '^value$' } }, doc, rng, plain)).toBe('value');
   });
 
   it('sends credentials the way the security scheme says', () => {
-    const operation = listOperations({ ...doc, security: [{ basic: [] }], components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } } })[0];
-    expect(operation && credentials({ components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } }, security: [{ basic: [] }] }, operation).headers.authorization).toMatch(/^Basic /);
+    const operation = listOperations({
+      ...doc,
+      security: [{ basic: [] }],
+      components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } },
+    })[0];
+    expect(
+      operation &&
+        credentials(
+          { components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } }, security: [{ basic: [] }] },
+          operation,
+        ).headers.authorization,
+    ).toMatch(/^Basic /);
   });
 });
 
 describe('corpus', () => {
   it('tags a document by style and refuses what the bench cannot score', () => {
-    const verdict = assess({ ...doc, paths: { ...doc.paths, '/a': { get: { responses: { '200': { content: { 'application/json': { schema: {} } } } } } }, '/b/v2/{c}': { get: { parameters: [{ in: 'path', name: 'c', schema: { type: 'string' } }], responses: { '200': { content: { 'application/json': { schema: {} } } } } } }, '/d': { post: { responses: { '200': { content: { 'application/json': { schema: {} } } } } } }, '/e': { get: { responses: { '200': { content: { 'application/json': { schema: {} } } } } } } } }, 1000);
-    expect(verdict).toEqual({ styles: ['numericIds', 'uuids', 'namesSlugs', 'nested', 'versionSegments'], operations: 7 });
+    const verdict = assess(
+      {
+        ...doc,
+        paths: {
+          ...doc.paths,
+          '/a': { get: { responses: { '200': { content: { 'application/json': { schema: {} } } } } } },
+          '/b/v2/{c}': {
+            get: {
+              parameters: [{ in: 'path', name: 'c', schema: { type: 'string' } }],
+              responses: { '200': { content: { 'application/json': { schema: {} } } } },
+            },
+          },
+          '/d': { post: { responses: { '200': { content: { 'application/json': { schema: {} } } } } } },
+          '/e': { get: { responses: { '200': { content: { 'application/json': { schema: {} } } } } } },
+        },
+      },
+      1000,
+    );
+    expect(verdict).toEqual({
+      styles: ['numericIds', 'uuids', 'namesSlugs', 'nested', 'versionSegments'],
+      operations: 7,
+    });
     expect(assess({ swagger: '2.0', paths: {} }, 10)).toEqual({ reason: 'not OpenAPI 3.0' });
-    expect(assess({ ...doc, paths: { ...doc.paths, '/files/{id}.json': { get: { responses: {} } }, '/x': { get: {} }, '/y': { get: {} }, '/z': { get: {} } } }, 10)).toEqual({ reason: 'a parameter inside a segment (/files/{id}.json)' });
+    expect(
+      assess(
+        {
+          ...doc,
+          paths: {
+            ...doc.paths,
+            '/files/{id}.json': { get: { responses: {} } },
+            '/x': { get: {} },
+            '/y': { get: {} },
+            '/z': { get: {} },
+          },
+        },
+        10,
+      ),
+    ).toEqual({ reason: 'a parameter inside a segment (/files/{id}.json)' });
   });
 
   it('chooses by seed, one document per provider, covering the styles first', () => {
@@ -84,6 +153,8 @@ describe('corpus', () => {
     const ids = [...chosen.train, ...chosen.heldout].map((entry) => entry.id);
     expect(ids).toHaveLength(3);
     expect(new Set(ids.map((id) => id.split('/')[0])).size).toBe(3);
-    expect(selectCorpus(candidates, { seed: 1, train: 2, heldout: 1, exclude: ids }).train.map((entry) => entry.id)).not.toContain(ids[0]);
+    expect(
+      selectCorpus(candidates, { seed: 1, train: 2, heldout: 1, exclude: ids }).train.map((entry) => entry.id),
+    ).not.toContain(ids[0]);
   });
 });

@@ -92,11 +92,15 @@ export function createApiClient(options: ApiClientOptions) {
       try {
         parsed = JSON.parse(text);
       } catch {
-        if (response.ok) throw new ApiError(response.status, `The backend answered ${path} with something that is not JSON.`, path);
+        if (response.ok)
+          throw new ApiError(response.status, `The backend answered ${path} with something that is not JSON.`, path);
       }
     }
     if (!response.ok) {
-      const fallback = response.status === 401 ? 'Your token was not accepted. Sign in again.' : `${response.status} ${response.statusText}`.trim();
+      const fallback =
+        response.status === 401
+          ? 'Your token was not accepted. Sign in again.'
+          : `${response.status} ${response.statusText}`.trim();
       throw new ApiError(response.status, errorMessage(parsed, fallback), path);
     }
     return parsed as T;
@@ -116,45 +120,74 @@ export function createApiClient(options: ApiClientOptions) {
     me: () => get<WhoAmIResponse>('/me'),
     projects: () => get<ProjectResponse[]>('/projects'),
     captures: (p: string) => get<CaptureResponse[]>(`${project(p)}/captures`),
-    undocumented: (p: string, captureId: string) => get<UndocumentedEndpointResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/undocumented`),
-    diffs: (p: string, captureId: string) => get<DiffResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/diffs`),
+    undocumented: (p: string, captureId: string) =>
+      get<UndocumentedEndpointResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/undocumented`),
+    diffs: (p: string, captureId: string) =>
+      get<DiffResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/diffs`),
     observed: (p: string, captureId: string, method: string, path: string) =>
-      get<ObservedEndpointResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/observed${query({ method, path })}`),
-    commitDocumentation: (p: string, body: DocumentationRequest) => request<DocumentationResponse>('POST', `${project(p)}/documentation`, body),
+      get<ObservedEndpointResponse>(
+        `${project(p)}/captures/${encodeURIComponent(captureId)}/observed${query({ method, path })}`,
+      ),
+    commitDocumentation: (p: string, body: DocumentationRequest) =>
+      request<DocumentationResponse>('POST', `${project(p)}/documentation`, body),
     /** Templates users stated ("this segment is a parameter"). */
     pathHints: (p: string) => get<PathHintResponse[]>(`${project(p)}/path-hints`),
     /** States a template: what is stored under its literal paths is merged into it at once. */
-    addPathHint: (p: string, template: string) => request<PathHintCreatedResponse>('POST', `${project(p)}/path-hints`, { template }),
+    addPathHint: (p: string, template: string) =>
+      request<PathHintCreatedResponse>('POST', `${project(p)}/path-hints`, { template }),
     endpoints: (p: string) => get<EndpointResponse[]>(`${project(p)}/endpoints`),
-    endpointVersions: (p: string, endpointId: string) => get<EndpointVersionResponse[]>(`${project(p)}/endpoints/${encodeURIComponent(endpointId)}/versions`),
+    endpointVersions: (p: string, endpointId: string) =>
+      get<EndpointVersionResponse[]>(`${project(p)}/endpoints/${encodeURIComponent(endpointId)}/versions`),
     /** One page of the versions matrix: rows of `kind` (all kinds when absent), `limit` rows (the backend allows 1-100), after `cursor`. */
     versions: (p: string, params: { kind?: EnvironmentKind; limit?: number; cursor?: string } = {}) =>
-      get<VersionMatrixResponse>(`${project(p)}/versions${query({ kind: params.kind, limit: params.limit?.toString(), cursor: params.cursor })}`),
+      get<VersionMatrixResponse>(
+        `${project(p)}/versions${query({ kind: params.kind, limit: params.limit?.toString(), cursor: params.cursor })}`,
+      ),
     proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),
-    approveProposal: (p: string, id: string) => request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
+    approveProposal: (p: string, id: string) =>
+      request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
     tokens: (p: string) => get<TokenResponse[]>(`${project(p)}/tokens`),
-    createToken: (p: string, body: { name: string; scope: TokenScope; environments?: EnvironmentKind[]; expiresAt?: string }) => request<TokenResponse>('POST', `${project(p)}/tokens`, body),
-    revokeToken: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/tokens/${encodeURIComponent(id)}`),
+    createToken: (
+      p: string,
+      body: { name: string; scope: TokenScope; environments?: EnvironmentKind[]; expiresAt?: string },
+    ) => request<TokenResponse>('POST', `${project(p)}/tokens`, body),
+    revokeToken: (p: string, id: string) =>
+      request<unknown>('DELETE', `${project(p)}/tokens/${encodeURIComponent(id)}`),
     agents: (p: string) => get<AgentResponse[]>(`${project(p)}/agents`),
     webhooks: (p: string) => get<WebhookResponse[]>(`${project(p)}/webhooks`),
-    createWebhook: (p: string, body: { url: string }) => request<WebhookResponse>('POST', `${project(p)}/webhooks`, body),
-    deleteWebhook: (p: string, id: string) => request<unknown>('DELETE', `${project(p)}/webhooks/${encodeURIComponent(id)}`),
+    createWebhook: (p: string, body: { url: string }) =>
+      request<WebhookResponse>('POST', `${project(p)}/webhooks`, body),
+    deleteWebhook: (p: string, id: string) =>
+      request<unknown>('DELETE', `${project(p)}/webhooks/${encodeURIComponent(id)}`),
     /** A webhook's delivery log, newest first, at most `limit` entries. */
-    webhookDeliveries: (p: string, id: string, limit: number) => get<WebhookDeliveryResponse[]>(`${project(p)}/webhooks/${encodeURIComponent(id)}/deliveries${query({ limit: String(limit) })}`),
+    webhookDeliveries: (p: string, id: string, limit: number) =>
+      get<WebhookDeliveryResponse[]>(
+        `${project(p)}/webhooks/${encodeURIComponent(id)}/deliveries${query({ limit: String(limit) })}`,
+      ),
     /**
      * Imports an OpenAPI 3.0/3.1 document (its text, JSON or YAML) as a proposal; `approve` approves it at once.
      */
     importOpenApi: (p: string, text: string, options: { approve: boolean }) =>
-      request<OpenApiImportResponse>('POST', `${project(p)}/openapi/import${query({ approve: options.approve ? 'true' : undefined })}`, text, {
-        contentType: /^\s*[{[]/.test(text) ? 'application/json' : 'application/yaml',
-      }),
+      request<OpenApiImportResponse>(
+        'POST',
+        `${project(p)}/openapi/import${query({ approve: options.approve ? 'true' : undefined })}`,
+        text,
+        {
+          contentType: /^\s*[{[]/.test(text) ? 'application/json' : 'application/yaml',
+        },
+      ),
     /** The OpenAPI 3.1 export of the documented endpoints, as parsed JSON. */
     /** What clients of `from` would see change if `to` replaced it. */
-    compare: (p: string, params: { from: EnvironmentKind; to: EnvironmentKind; fromPullRequest?: string; toPullRequest?: string }) => get<CompareResponse>(`${project(p)}/compare${query(params)}`),
-    openapi: (p: string, params: { environment?: EnvironmentKind } = {}) => get<Record<string, unknown>>(`${project(p)}/openapi.json${query({ environment: params.environment })}`),
+    compare: (
+      p: string,
+      params: { from: EnvironmentKind; to: EnvironmentKind; fromPullRequest?: string; toPullRequest?: string },
+    ) => get<CompareResponse>(`${project(p)}/compare${query(params)}`),
+    openapi: (p: string, params: { environment?: EnvironmentKind } = {}) =>
+      get<Record<string, unknown>>(`${project(p)}/openapi.json${query({ environment: params.environment })}`),
     /** Where the OpenAPI export lives, for `curl` with a bearer token. */
-    openapiPath: (p: string, params: { environment?: EnvironmentKind } = {}) => `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json${query({ environment: params.environment })}`,
+    openapiPath: (p: string, params: { environment?: EnvironmentKind } = {}) =>
+      `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json${query({ environment: params.environment })}`,
   };
 }
 

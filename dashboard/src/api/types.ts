@@ -15,5 +15,12 @@ export interface EndpointVersionResponse {
   responses?: ResponseDocResponse[];
   /** What changed from the version before (none for 1.0). */
   changes?: ChangeResponse[];
-  proposal?: { id: string; title: string; status: string; createdBy: string | null; approvedBy: string | null; approvedAt: string | null } | null;
+  proposal?: {
+    id: string;
+    title: string;
+    status: string;
+    createdBy: string | null;
+    approvedBy: string | null;
+    approvedAt: string | null;
+  } | null;
 }

@@ -5,7 +5,9 @@ import { BreakingBadge } from './badges';
 import { ListTable } from './forms';
 
 function describe(schema: ChangeResponse['documented']): string {
-  return schema ? schemaTypeLabel(schema) + (schema.oneOf?.some((option) => option.type === 'null') ? ' (nullable)' : '') : '—';
+  return schema
+    ? schemaTypeLabel(schema) + (schema.oneOf?.some((option) => option.type === 'null') ? ' (nullable)' : '')
+    : '—';
 }
 
 /**
@@ -14,31 +16,50 @@ function describe(schema: ChangeResponse['documented']): string {
  * Proposals, the version history and the comparison of environments (whose two sides are two
  * versions: `sides` names them), so all read the same.
  */
-export function ChangesTable({ changes, sides = ['Documented', 'Observed'] }: { changes: ChangeResponse[]; sides?: readonly [string, string] }) {
+export function ChangesTable({
+  changes,
+  sides = ['Documented', 'Observed'],
+}: {
+  changes: ChangeResponse[];
+  sides?: readonly [string, string];
+}) {
   if (changes.length === 0) return <p className="muted">No shape changes.</p>;
   return (
-    <ListTable columns={[{ label: 'Where' }, { label: 'Field' }, { label: 'Change' }, { label: sides[0] }, { label: sides[1] }, { label: 'Impact' }]} className="changes-table">
-          {changes.map((change, index) => (
-            <tr key={`${change.in} ${change.status ?? ''} ${change.at} ${index}`} className={change.breaking ? 'breaking' : undefined}>
-              <td>{changePlaceLabel(change.in, change.status)}</td>
-              <td>
-                <code>{change.at}</code>
-              </td>
-              <td>{change.change}</td>
-              {/* The two sides of an optionality change have one type: say which side is optional ("now optional" read String | String). */}
-              <td className="documented">
-                {describe(change.documented)}
-                {change.change === 'now required' && ', optional'}
-              </td>
-              <td className="observed">
-                {describe(change.observed)}
-                {change.change === 'now optional' && ', optional'}
-              </td>
-              <td>
-                <BreakingBadge breaking={change.breaking} />
-              </td>
-            </tr>
-          ))}
+    <ListTable
+      columns={[
+        { label: 'Where' },
+        { label: 'Field' },
+        { label: 'Change' },
+        { label: sides[0] },
+        { label: sides[1] },
+        { label: 'Impact' },
+      ]}
+      className="changes-table"
+    >
+      {changes.map((change, index) => (
+        <tr
+          key={`${change.in} ${change.status ?? ''} ${change.at} ${index}`}
+          className={change.breaking ? 'breaking' : undefined}
+        >
+          <td>{changePlaceLabel(change.in, change.status)}</td>
+          <td>
+            <code>{change.at}</code>
+          </td>
+          <td>{change.change}</td>
+          {/* The two sides of an optionality change have one type: say which side is optional ("now optional" read String | String). */}
+          <td className="documented">
+            {describe(change.documented)}
+            {change.change === 'now required' && ', optional'}
+          </td>
+          <td className="observed">
+            {describe(change.observed)}
+            {change.change === 'now optional' && ', optional'}
+          </td>
+          <td>
+            <BreakingBadge breaking={change.breaking} />
+          </td>
+        </tr>
+      ))}
     </ListTable>
   );
 }

@@ -4,7 +4,17 @@ import { useEffect, useId, useRef, type ReactNode } from 'react';
  * A modal dialog on the native `<dialog>` element: focus moves into it, Escape closes it, focus
  * stays inside while open and returns to where it was when it closes.
  */
-export function Modal({ title, onClose, children, actions }: { title: string; onClose: () => void; children: ReactNode; actions: ReactNode }) {
+export function Modal({
+  title,
+  onClose,
+  children,
+  actions,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  actions: ReactNode;
+}) {
   const dialog = useRef<HTMLDialogElement>(null);
   const titleId = useId();
   useEffect(() => {

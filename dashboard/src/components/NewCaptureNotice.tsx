@@ -53,8 +53,16 @@ export function NewCaptureNotice({ route }: { route: ProjectRoute }) {
           knownIds.current = new Set([...(known ?? []), ...captures.map((c) => c.id)]);
           if (!known) return;
           const environment = captures.find((c) => c.id === viewed)?.environment;
-          const missed = captures.find((c) => !known.has(c.id) && (!environment || sameEnvironment(c.environment, environment)));
-          if (missed) setStarted({ type: 'capture.started', captureId: missed.id, environment: missed.environment, startedAt: missed.startedAt });
+          const missed = captures.find(
+            (c) => !known.has(c.id) && (!environment || sameEnvironment(c.environment, environment)),
+          );
+          if (missed)
+            setStarted({
+              type: 'capture.started',
+              captureId: missed.id,
+              environment: missed.environment,
+              startedAt: missed.startedAt,
+            });
         },
         () => undefined,
       );
@@ -93,7 +101,15 @@ export function NewCaptureNotice({ route }: { route: ProjectRoute }) {
     >
       <p>
         The application was rebuilt or restarted: a new capture started in{' '}
-        <strong>{environmentLabel({ kind: started.environment.kind, name: started.environment.name, pullRequest: null, build: null })}</strong> at {formatTime(started.startedAt)}.
+        <strong>
+          {environmentLabel({
+            kind: started.environment.kind,
+            name: started.environment.name,
+            pullRequest: null,
+            build: null,
+          })}
+        </strong>{' '}
+        at {formatTime(started.startedAt)}.
       </p>
       <p className="muted">Diffs from earlier captures are not shown for it unless its traffic shows them again.</p>
     </Modal>

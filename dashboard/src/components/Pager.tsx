@@ -13,7 +13,10 @@ export function usePage<T>(items: readonly T[], size = PAGE_ROWS): { rows: reado
   useEffect(() => setPage(0), [items]);
   const last = Math.max(0, Math.ceil(items.length / size) - 1);
   const current = Math.min(page, last);
-  return { rows: items.slice(current * size, (current + 1) * size), pager: { page: current, last, size, total: items.length, go: setPage } };
+  return {
+    rows: items.slice(current * size, (current + 1) * size),
+    pager: { page: current, last, size, total: items.length, go: setPage },
+  };
 }
 
 export interface PagerState {

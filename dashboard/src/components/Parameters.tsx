@@ -8,7 +8,12 @@ import { ListTable } from './forms';
  * documented" are not confused.
  */
 export function DocumentedParameters({ parameters }: { parameters: ParametersDoc | null }) {
-  const rows = parameters ? [...parameters.query.map((p) => ({ ...p, in: 'query' })), ...parameters.headers.map((p) => ({ ...p, in: 'header' }))] : [];
+  const rows = parameters
+    ? [
+        ...parameters.query.map((p) => ({ ...p, in: 'query' })),
+        ...parameters.headers.map((p) => ({ ...p, in: 'header' })),
+      ]
+    : [];
   return (
     <section className="body-card" aria-label="Parameters">
       <h3>Query parameters and headers</h3>
@@ -17,7 +22,10 @@ export function DocumentedParameters({ parameters }: { parameters: ParametersDoc
       ) : rows.length === 0 ? (
         <p className="muted">None.</p>
       ) : (
-        <ListTable columns={[{ label: 'Name' }, { label: 'In' }, { label: 'Required' }]} className="list-table parameters-table">
+        <ListTable
+          columns={[{ label: 'Name' }, { label: 'In' }, { label: 'Required' }]}
+          className="list-table parameters-table"
+        >
           {rows.map((row) => (
             <tr key={`${row.in} ${row.name}`}>
               <td>

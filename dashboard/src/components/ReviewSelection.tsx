@@ -9,7 +9,8 @@ import { FormError } from './forms';
 import { NeedsScope } from './Permission';
 
 /** The key of an endpoint in a selection. */
-export const selectionKey = (endpoint: { method: string; path: string }): string => `${endpoint.method} ${endpoint.path}`;
+export const selectionKey = (endpoint: { method: string; path: string }): string =>
+  `${endpoint.method} ${endpoint.path}`;
 
 /**
  * Review at the scale of a real API: what to do with the undocumented endpoints selected in a
@@ -53,7 +54,13 @@ export function SelectionBar({
         <input
           type="checkbox"
           checked={allShown}
-          onChange={() => onSelect(allShown ? new Set([...selected].filter((key) => !shown.some((e) => selectionKey(e) === key))) : new Set([...selected, ...shown.map(selectionKey)]))}
+          onChange={() =>
+            onSelect(
+              allShown
+                ? new Set([...selected].filter((key) => !shown.some((e) => selectionKey(e) === key)))
+                : new Set([...selected, ...shown.map(selectionKey)]),
+            )
+          }
         />
         Select all shown ({formatCount(shown.length)})
       </label>
@@ -64,7 +71,12 @@ export function SelectionBar({
         Document selected
       </button>
       <NeedsScope scope="write" action="Merging endpoints into a template">
-        <button type="button" disabled={template === undefined} onClick={() => setMerging(true)} title={template === undefined ? 'Select two or more paths with the same number of segments' : undefined}>
+        <button
+          type="button"
+          disabled={template === undefined}
+          onClick={() => setMerging(true)}
+          title={template === undefined ? 'Select two or more paths with the same number of segments' : undefined}
+        >
           Merge into one template…
         </button>
       </NeedsScope>
@@ -124,10 +136,16 @@ export function TemplateForm({
     <form className="card template-form" onSubmit={submit} aria-label={what}>
       <label>
         {what}
-        <input value={template} onChange={(e) => setTemplate(e.target.value)} spellCheck={false} aria-describedby="template-help" />
+        <input
+          value={template}
+          onChange={(e) => setTemplate(e.target.value)}
+          spellCheck={false}
+          aria-describedby="template-help"
+        />
       </label>
       <p id="template-help" className="muted">
-        Each <code>{'{name}'}</code> segment is a parameter; rename it as you like. Documented templates always win over this one.
+        Each <code>{'{name}'}</code> segment is a parameter; rename it as you like. Documented templates always win over
+        this one.
       </p>
       <FormError error={error} />
       <div className="row">

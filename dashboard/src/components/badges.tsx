@@ -16,7 +16,15 @@ export function EndpointName({ method, path }: { method: string; path: string })
 }
 
 /** A small label; `tone` sets its colour. */
-export function Badge({ tone = 'neutral', children, title }: { tone?: 'neutral' | 'warn' | 'danger' | 'ok' | 'info'; children: ReactNode; title?: string }) {
+export function Badge({
+  tone = 'neutral',
+  children,
+  title,
+}: {
+  tone?: 'neutral' | 'warn' | 'danger' | 'ok' | 'info';
+  children: ReactNode;
+  title?: string;
+}) {
   return (
     <span className={`badge badge-${tone}`} title={title}>
       {children}

@@ -14,7 +14,17 @@ export function FormError({ error }: { error: string | null }) {
 }
 
 /** A secret shown once (a new token, a webhook's signing secret), selected on focus for copying. */
-export function ShownOnce({ label, value, onDone, children }: { label: string; value: string; onDone: () => void; children: ReactNode }) {
+export function ShownOnce({
+  label,
+  value,
+  onDone,
+  children,
+}: {
+  label: string;
+  value: string;
+  onDone: () => void;
+  children: ReactNode;
+}) {
   return (
     <div className="callout" role="status">
       {children}
@@ -27,7 +37,15 @@ export function ShownOnce({ label, value, onDone, children }: { label: string; v
 }
 
 /** The top of the screens that belong to one capture's review: the way back, and the endpoint. */
-export function ReviewHeader({ captureId, endpoint, children }: { captureId: string; endpoint?: { method: string; path: string }; children?: ReactNode }) {
+export function ReviewHeader({
+  captureId,
+  endpoint,
+  children,
+}: {
+  captureId: string;
+  endpoint?: { method: string; path: string };
+  children?: ReactNode;
+}) {
   const { project } = useApp();
   return (
     <>
@@ -54,14 +72,30 @@ export interface Column {
 }
 
 /** The lists of the dashboard (endpoints, diffs, agents, tokens, changes): one table layout, scrolling sideways when narrow. */
-export function ListTable({ columns, children, className = 'list-table', testId }: { columns: Column[]; children: ReactNode; className?: string; testId?: string }) {
+export function ListTable({
+  columns,
+  children,
+  className = 'list-table',
+  testId,
+}: {
+  columns: Column[];
+  children: ReactNode;
+  className?: string;
+  testId?: string;
+}) {
   return (
     <div className="table-scroll">
       <table className={className} data-testid={testId}>
         <thead>
           <tr>
             {columns.map((column) => (
-              <th key={column.label} scope="col" className={[column.numeric && 'num', column.wideOnly && 'wide-only'].filter(Boolean).join(' ') || undefined}>
+              <th
+                key={column.label}
+                scope="col"
+                className={
+                  [column.numeric && 'num', column.wideOnly && 'wide-only'].filter(Boolean).join(' ') || undefined
+                }
+              >
                 {column.hidden ? <span className="visually-hidden">{column.label}</span> : column.label}
               </th>
             ))}

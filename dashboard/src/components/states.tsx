@@ -54,7 +54,15 @@ export function Empty({ title, children }: { title: string; children?: ReactNode
 }
 
 /** Renders a resource: loading, error (with retry) or its data. */
-export function Async<T>({ resource, what, children }: { resource: Resource<T>; what: string; children: (data: T, refreshing: boolean) => ReactNode }) {
+export function Async<T>({
+  resource,
+  what,
+  children,
+}: {
+  resource: Resource<T>;
+  what: string;
+  children: (data: T, refreshing: boolean) => ReactNode;
+}) {
   if (resource.state === 'loading') return <Loading label={`Loading ${what}…`} />;
   if (resource.state === 'error') return <ErrorState error={resource.error} retry={resource.reload} what={what} />;
   return <>{children(resource.data, resource.refreshing)}</>;

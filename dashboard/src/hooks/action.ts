@@ -9,7 +9,7 @@ export function useAction(describeError: (error: Error) => string = (error) => e
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const run = useCallback(
-    async <T,>(action: () => Promise<T>): Promise<T | undefined> => {
+    async <T>(action: () => Promise<T>): Promise<T | undefined> => {
       setBusy(true);
       setError(null);
       try {

@@ -47,10 +47,15 @@ export function DraftsProvider({ children }: { children: ReactNode }) {
   const value = useMemo<DraftsValue>(
     () => ({
       drafts: (captureId) => byCapture[captureId] ?? [],
-      finish: (captureId, draft) => edit(captureId, (list) => [...list.filter((d) => !same(d, draft.method, draft.path)), draft]),
+      finish: (captureId, draft) =>
+        edit(captureId, (list) => [...list.filter((d) => !same(d, draft.method, draft.path)), draft]),
       finishMany: (captureId, many) =>
-        edit(captureId, (list) => [...list, ...many.filter((draft) => !list.some((d) => same(d, draft.method, draft.path)))]),
-      update: (captureId, method, path, change) => edit(captureId, (list) => list.map((d) => (same(d, method, path) ? { ...d, ...change } : d))),
+        edit(captureId, (list) => [
+          ...list,
+          ...many.filter((draft) => !list.some((d) => same(d, draft.method, draft.path))),
+        ]),
+      update: (captureId, method, path, change) =>
+        edit(captureId, (list) => list.map((d) => (same(d, method, path) ? { ...d, ...change } : d))),
       remove: (captureId, method, path) => edit(captureId, (list) => list.filter((d) => !same(d, method, path))),
       clear: (captureId) => edit(captureId, () => []),
     }),

@@ -29,7 +29,8 @@ export function parseDashboardEvent(frame: string): DashboardEvent | null {
   } catch {
     return null;
   }
-  if (value && typeof value === 'object' && 'data' in value && 'event' in value) value = (value as { data: unknown }).data;
+  if (value && typeof value === 'object' && 'data' in value && 'event' in value)
+    value = (value as { data: unknown }).data;
   if (!value || typeof value !== 'object') return null;
   const event = value as { type?: unknown; environment?: { kind?: unknown } };
   if (typeof event.type !== 'string' || !EVENT_TYPES.has(event.type)) return null;

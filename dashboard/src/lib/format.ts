@@ -45,7 +45,9 @@ export function plural(count: number, singular: string, pluralForm = `${singular
  * Where a capture or an evidence row ran, as the spec names it: CI runs by pull request,
  * staging and production by build (`CI · PR #42`, `Staging · build s-1`, `Local`).
  */
-export function environmentLabel(where: Pick<CaptureResponse | VersionMatrixRow, 'pullRequest' | 'build'> & { kind: string; name?: string }): string {
+export function environmentLabel(
+  where: Pick<CaptureResponse | VersionMatrixRow, 'pullRequest' | 'build'> & { kind: string; name?: string },
+): string {
   const kind = where.kind === 'ci' ? 'CI' : where.kind.charAt(0).toUpperCase() + where.kind.slice(1);
   if (where.kind === 'ci' && where.pullRequest) return `${kind} · PR #${where.pullRequest.replace(/^#/, '')}`;
   if (where.build) return `${kind} · build ${where.build}`;

@@ -2,7 +2,12 @@ import type { VersionMatrixResponse } from '@spectator/shared';
 import { mergeMatrixPages, viewMatrix } from './matrix';
 
 const endpoint = (id: string, method: string, path: string) => ({ id, method, path, version: '1.1' });
-const row = (kind: 'ci' | 'staging' | 'production', name: string) => ({ kind, name, commit: 'abc', lastSeen: '2026-01-01T00:00:00Z' });
+const row = (kind: 'ci' | 'staging' | 'production', name: string) => ({
+  kind,
+  name,
+  commit: 'abc',
+  lastSeen: '2026-01-01T00:00:00Z',
+});
 
 const first: VersionMatrixResponse = {
   endpoints: [endpoint('a', 'GET', '/users'), endpoint('b', 'POST', '/users')],

@@ -17,13 +17,21 @@ export function mergeMatrixPages(first: VersionMatrixResponse, next: VersionMatr
       endpoints.push(endpoint);
     }
   }
-  const widen = (cells: VersionCell[]) => [...cells, ...Array.from({ length: endpoints.length - cells.length }, () => notSeen)];
+  const widen = (cells: VersionCell[]) => [
+    ...cells,
+    ...Array.from({ length: endpoints.length - cells.length }, () => notSeen),
+  ];
   const nextCells = next.cells.map((cells) => {
     const aligned: VersionCell[] = Array.from({ length: endpoints.length }, () => notSeen);
     next.endpoints.forEach((endpoint, index) => (aligned[columnOf.get(endpoint.id)!] = cells[index] ?? notSeen));
     return aligned;
   });
-  return { endpoints, rows: [...first.rows, ...next.rows], cells: [...first.cells.map(widen), ...nextCells], nextCursor: next.nextCursor };
+  return {
+    endpoints,
+    rows: [...first.rows, ...next.rows],
+    cells: [...first.cells.map(widen), ...nextCells],
+    nextCursor: next.nextCursor,
+  };
 }
 
 export interface MatrixView {
@@ -35,13 +43,21 @@ export interface MatrixView {
  * The part of the matrix to show: rows of one environment kind (all when `kind` is undefined) and
  * endpoint columns whose `METHOD path` contains `endpointFilter` (case-insensitive).
  */
-export function viewMatrix(matrix: VersionMatrixResponse, kind: EnvironmentKind | undefined, endpointFilter: string): MatrixView {
+export function viewMatrix(
+  matrix: VersionMatrixResponse,
+  kind: EnvironmentKind | undefined,
+  endpointFilter: string,
+): MatrixView {
   const needle = endpointFilter.trim().toLowerCase();
-  const columns = matrix.endpoints.flatMap((endpoint, index) => (!needle || `${endpoint.method} ${endpoint.path}`.toLowerCase().includes(needle) ? [index] : []));
+  const columns = matrix.endpoints.flatMap((endpoint, index) =>
+    !needle || `${endpoint.method} ${endpoint.path}`.toLowerCase().includes(needle) ? [index] : [],
+  );
   return {
     endpoints: columns.map((index) => matrix.endpoints[index]!),
     rows: matrix.rows.flatMap((row, rowIndex) =>
-      kind && row.kind !== kind ? [] : [{ row, cells: columns.map((index) => matrix.cells[rowIndex]?.[index] ?? notSeen) }],
+      kind && row.kind !== kind
+        ? []
+        : [{ row, cells: columns.map((index) => matrix.cells[rowIndex]?.[index] ?? notSeen) }],
     ),
   };
 }

@@ -24,9 +24,12 @@ describe('routes', () => {
     expect(parseRoute('#/signin?token=t0k&project=demo')).toEqual({ page: 'signin', token: 't0k', project: 'demo' });
   });
 
-  it.each(['#/nowhere', '#/p/demo/captures/c1/undocumented', '#/p/demo/unknown'])('%s is not found rather than a crash', (hash) => {
-    expect(parseRoute(hash).page).toBe('not-found');
-  });
+  it.each(['#/nowhere', '#/p/demo/captures/c1/undocumented', '#/p/demo/unknown'])(
+    '%s is not found rather than a crash',
+    (hash) => {
+      expect(parseRoute(hash).page).toBe('not-found');
+    },
+  );
 
   it('drops an unknown environment kind from the versions filter', () => {
     expect(parseRoute('#/p/demo/versions?kind=moon')).toEqual({ page: 'versions', project: 'demo' });

@@ -25,13 +25,16 @@ export function parseRoute(hash: string): Route {
   const raw = hash.replace(/^#/, '');
   const [pathPart = '', queryPart = ''] = raw.split('?', 2);
   const query = new URLSearchParams(queryPart);
-  const segments = pathPart.split('/').filter(Boolean).map((segment) => {
-    try {
-      return decodeURIComponent(segment);
-    } catch {
-      return segment;
-    }
-  });
+  const segments = pathPart
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => {
+      try {
+        return decodeURIComponent(segment);
+      } catch {
+        return segment;
+      }
+    });
   const optional = (key: string) => query.get(key) ?? undefined;
 
   if (segments.length === 0) return { page: 'home' };
@@ -51,7 +54,8 @@ export function parseRoute(hash: string): Route {
         if (!id) return { page: 'captures', project };
         if (!sub) return { page: 'captures', project, captureId: id };
         if (sub === 'commit') return { page: 'commit', project, captureId: id };
-        if ((sub === 'undocumented' || sub === 'diff') && method && path) return { page: sub, project, captureId: id, method, path };
+        if ((sub === 'undocumented' || sub === 'diff') && method && path)
+          return { page: sub, project, captureId: id, method, path };
         break;
       case 'docs':
         return id ? { page: 'docs', project, endpointId: id } : { page: 'docs', project };
@@ -91,7 +95,10 @@ export function routeHref(route: Route): string {
       return `#${base}/captures${route.captureId ? `/${enc(route.captureId)}` : ''}`;
     case 'undocumented':
     case 'diff':
-      return withQuery(`${base}/captures/${enc(route.captureId)}/${route.page}`, { method: route.method, path: route.path });
+      return withQuery(`${base}/captures/${enc(route.captureId)}/${route.page}`, {
+        method: route.method,
+        path: route.path,
+      });
     case 'commit':
       return `#${base}/captures/${enc(route.captureId)}/commit`;
     case 'docs':

@@ -24,7 +24,15 @@ describe('schemaRows', () => {
     });
     expect(rows).toEqual([
       { path: '$.age', depth: 0, name: 'age', type: 'Integer', optional: true, nullable: false, truncated: false },
-      { path: '$.nickname', depth: 0, name: 'nickname', type: 'String', optional: false, nullable: true, truncated: false },
+      {
+        path: '$.nickname',
+        depth: 0,
+        name: 'nickname',
+        type: 'String',
+        optional: false,
+        nullable: true,
+        truncated: false,
+      },
     ]);
   });
 
@@ -32,7 +40,10 @@ describe('schemaRows', () => {
     const rows = schemaRows({
       type: 'object',
       properties: {
-        items: { type: 'array', items: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] } },
+        items: {
+          type: 'array',
+          items: { type: 'object', properties: { id: { type: 'string', format: 'uuid' } }, required: ['id'] },
+        },
         meta: { type: 'object', properties: { page: { type: 'number' } }, required: [] },
       },
       required: ['items', 'meta'],
@@ -52,13 +63,24 @@ describe('schemaRows', () => {
   });
 
   it('reads a nullable object body as (body) with its fields, and flags truncation', () => {
-    const rows = schemaRows({ oneOf: [{ type: 'null' }, { type: 'object', properties: { a: { type: 'array', items: { 'x-spectator-truncated': true } } }, required: ['a'] }] });
+    const rows = schemaRows({
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          properties: { a: { type: 'array', items: { 'x-spectator-truncated': true } } },
+          required: ['a'],
+        },
+      ],
+    });
     expect(rows[0]).toMatchObject({ name: '(body)', type: 'Object', nullable: true });
     expect(rows[1]).toMatchObject({ path: '$.a', type: 'Array of Unknown', truncated: true });
   });
 
   it('quotes field names that are not identifiers in paths', () => {
-    expect(schemaRows({ type: 'object', properties: { 'content-type': { type: 'string' } } })[0]!.path).toBe('$["content-type"]');
+    expect(schemaRows({ type: 'object', properties: { 'content-type': { type: 'string' } } })[0]!.path).toBe(
+      '$["content-type"]',
+    );
   });
 
   it('has no rows without a schema', () => {

@@ -70,8 +70,19 @@ function fieldPath(parent: string, name: string): string {
 function rowFor(schema: JsonSchema, name: string, path: string, depth: number, optional: boolean): SchemaRow {
   const { options, nullable } = splitNullable(schema);
   const format = options.find((option) => option.format)?.format;
-  const truncated = options.some((option) => option['x-spectator-truncated'] === true || option.items?.['x-spectator-truncated'] === true);
-  return { path, depth, name, type: schemaTypeLabel(schema), optional, nullable, ...(format ? { format } : {}), truncated };
+  const truncated = options.some(
+    (option) => option['x-spectator-truncated'] === true || option.items?.['x-spectator-truncated'] === true,
+  );
+  return {
+    path,
+    depth,
+    name,
+    type: schemaTypeLabel(schema),
+    optional,
+    nullable,
+    ...(format ? { format } : {}),
+    truncated,
+  };
 }
 
 function fieldRows(object: JsonSchema, path: string, depth: number, out: SchemaRow[]): void {
@@ -97,7 +108,8 @@ export function schemaRows(schema: JsonSchema | null | undefined): SchemaRow[] {
   const plainObject = !nullable && options.length === 1 && options[0]!.type === 'object';
   if (plainObject) {
     fieldRows(options[0]!, '$', 0, rows);
-    if (options[0]!['x-spectator-truncated']) rows.push({ ...rowFor(options[0]!, '…', '$…', 0, false), type: 'more fields not described', truncated: true });
+    if (options[0]!['x-spectator-truncated'])
+      rows.push({ ...rowFor(options[0]!, '…', '$…', 0, false), type: 'more fields not described', truncated: true });
     return rows;
   }
   rows.push(rowFor(schema, '(body)', '$', 0, false));

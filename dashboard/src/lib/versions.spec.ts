@@ -13,7 +13,9 @@ describe('acceptedVersion', () => {
 
 describe('newestFirst', () => {
   it('orders by version number, not text, with unreadable versions last', () => {
-    const order = newestFirst([{ version: '1.9' }, { version: 'draft' }, { version: '2.0' }, { version: '1.10' }]).map((v) => v.version);
+    const order = newestFirst([{ version: '1.9' }, { version: 'draft' }, { version: '2.0' }, { version: '1.10' }]).map(
+      (v) => v.version,
+    );
     expect(order).toEqual(['2.0', '1.10', '1.9', 'draft']);
   });
 });

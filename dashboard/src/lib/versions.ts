@@ -1,4 +1,11 @@
-import { compareVersions, formatVersion, nextVersion, parseVersion, type EnvironmentKind, type Version } from '@spectator/shared';
+import {
+  compareVersions,
+  formatVersion,
+  nextVersion,
+  parseVersion,
+  type EnvironmentKind,
+  type Version,
+} from '@spectator/shared';
 
 /** The environments evidence comes from: the matrix's kinds of rows (local runs are not evidence). */
 export type RowKind = Exclude<EnvironmentKind, 'local'>;
@@ -27,6 +34,8 @@ function readVersion(text: string): Version | null {
 export function newestFirst<T extends { version: string }>(versions: readonly T[]): T[] {
   return versions
     .map((item, index) => ({ item, index, parsed: readVersion(item.version) }))
-    .sort((a, b) => (a.parsed && b.parsed ? compareVersions(b.parsed, a.parsed) : a.parsed ? -1 : b.parsed ? 1 : a.index - b.index))
+    .sort((a, b) =>
+      a.parsed && b.parsed ? compareVersions(b.parsed, a.parsed) : a.parsed ? -1 : b.parsed ? 1 : a.index - b.index,
+    )
     .map(({ item }) => item);
 }

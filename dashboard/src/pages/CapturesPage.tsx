@@ -15,7 +15,15 @@ import { navigate, routeHref } from '../lib/routes';
 /** Captures newest first beside the review of the chosen one (the newest by default). */
 export function CapturesPage({ captureId }: { captureId?: string }) {
   const { api, project } = useApp();
-  const captures = useResource(() => api.captures(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'documentation.committed' || e.type === 'paths.hinted');
+  const captures = useResource(
+    () => api.captures(project),
+    [api, project],
+    (e) =>
+      e.type === 'capture.started' ||
+      e.type === 'capture.updated' ||
+      e.type === 'documentation.committed' ||
+      e.type === 'paths.hinted',
+  );
 
   // Without a chosen capture, show the newest — pinned in the URL, so a later capture does not
   // pull the view away: the new-capture notice offers that move instead.
@@ -34,10 +42,14 @@ export function CapturesPage({ captureId }: { captureId?: string }) {
               <Empty title="No captures yet">
                 {/* Which token, and an upstream that is not this backend's own default port 3000 (copied as it was, it proxied to the backend). */}
                 <p>
-                  Run the agent in front of your API (its address as <code>--upstream</code>) with an <strong>agent</strong> token of this project (Settings → Tokens), and send
-                  traffic through the agent (port 4000):
+                  Run the agent in front of your API (its address as <code>--upstream</code>) with an{' '}
+                  <strong>agent</strong> token of this project (Settings → Tokens), and send traffic through the agent
+                  (port 4000):
                 </p>
-                <pre>SPECTATOR_TOKEN=&lt;agent token&gt; spectator-agent --upstream http://127.0.0.1:8080 --backend {window.location.origin}</pre>
+                <pre>
+                  SPECTATOR_TOKEN=&lt;agent token&gt; spectator-agent --upstream http://127.0.0.1:8080 --backend{' '}
+                  {window.location.origin}
+                </pre>
               </Empty>
             ) : (
               <CaptureList captures={list} selected={captureId} />
@@ -47,7 +59,11 @@ export function CapturesPage({ captureId }: { captureId?: string }) {
       </aside>
       <section className="split-main">
         {captures.state === 'ready' && captureId && (
-          <CaptureReview capture={captures.data.find((c) => c.id === captureId) ?? null} captureId={captureId} newestId={newest} />
+          <CaptureReview
+            capture={captures.data.find((c) => c.id === captureId) ?? null}
+            captureId={captureId}
+            newestId={newest}
+          />
         )}
       </section>
     </div>
@@ -60,7 +76,11 @@ function CaptureList({ captures, selected }: { captures: CaptureResponse[]; sele
     <ol className="capture-list">
       {captures.map((capture, index) => (
         <li key={capture.id}>
-          <a href={routeHref({ page: 'captures', project, captureId: capture.id })} aria-current={capture.id === selected ? 'page' : undefined} className="capture-item">
+          <a
+            href={routeHref({ page: 'captures', project, captureId: capture.id })}
+            aria-current={capture.id === selected ? 'page' : undefined}
+            className="capture-item"
+          >
             <span className="capture-where">
               {environmentLabel({ ...capture, kind: capture.environment.kind, name: capture.environment.name })}
               {index === 0 && !capture.endedAt && <Badge tone="info">current</Badge>}
@@ -69,7 +89,9 @@ function CaptureList({ captures, selected }: { captures: CaptureResponse[]; sele
               started <TimeAgo at={capture.startedAt} /> · commit {shortCommit(capture.commit)}
             </span>
             <span className="capture-counts">
-              <Badge tone={capture.undocumented ? 'warn' : 'neutral'}>{plural(capture.undocumented, 'undocumented', 'undocumented')}</Badge>
+              <Badge tone={capture.undocumented ? 'warn' : 'neutral'}>
+                {plural(capture.undocumented, 'undocumented', 'undocumented')}
+              </Badge>
               <Badge tone={capture.diffs ? 'danger' : 'neutral'}>{plural(capture.diffs, 'diff')}</Badge>
             </span>
           </a>
@@ -80,27 +102,46 @@ function CaptureList({ captures, selected }: { captures: CaptureResponse[]; sele
 }
 
 /** The Review of one capture: its undocumented endpoints with counts, and its diffs. */
-function CaptureReview({ capture, captureId, newestId }: { capture: CaptureResponse | null; captureId: string; newestId?: string }) {
+function CaptureReview({
+  capture,
+  captureId,
+  newestId,
+}: {
+  capture: CaptureResponse | null;
+  captureId: string;
+  newestId?: string;
+}) {
   const { api, project } = useApp();
   const drafts = useDrafts().drafts(captureId);
-  const reloadOn = (e: { type: string; captureId?: string }) => (e.type === 'capture.updated' && e.captureId === captureId) || e.type === 'documentation.committed' || e.type === 'paths.hinted';
+  const reloadOn = (e: { type: string; captureId?: string }) =>
+    (e.type === 'capture.updated' && e.captureId === captureId) ||
+    e.type === 'documentation.committed' ||
+    e.type === 'paths.hinted';
   const undocumented = useResource(() => api.undocumented(project, captureId), [api, project, captureId], reloadOn);
   const diffs = useResource(() => api.diffs(project, captureId), [api, project, captureId], reloadOn);
   const [filter, setFilter] = useState('');
   // Selected undocumented endpoints (`selectionKey`), per capture: moving to another capture starts afresh.
-  const [selection, setSelection] = useState<{ captureId: string; keys: ReadonlySet<string> }>({ captureId, keys: new Set() });
+  const [selection, setSelection] = useState<{ captureId: string; keys: ReadonlySet<string> }>({
+    captureId,
+    keys: new Set(),
+  });
   const selected = selection.captureId === captureId ? selection.keys : new Set<string>();
   const select = (keys: ReadonlySet<string>) => setSelection({ captureId, keys });
 
-  if (!capture) return <Empty title="This capture does not exist">It may belong to another project. Choose one from the list.</Empty>;
+  if (!capture)
+    return (
+      <Empty title="This capture does not exist">It may belong to another project. Choose one from the list.</Empty>
+    );
   return (
     <div className="review">
       <header className="page-header">
         <div>
           <h1>Review</h1>
           <p className="muted">
-            {environmentLabel({ ...capture, kind: capture.environment.kind, name: capture.environment.name })} · started {formatTime(capture.startedAt)}
-            {capture.endedAt ? ` · ended ${formatTime(capture.endedAt)}` : ''} · commit {shortCommit(capture.commit)} · {plural(capture.interactions, 'interaction')}
+            {environmentLabel({ ...capture, kind: capture.environment.kind, name: capture.environment.name })} · started{' '}
+            {formatTime(capture.startedAt)}
+            {capture.endedAt ? ` · ended ${formatTime(capture.endedAt)}` : ''} · commit {shortCommit(capture.commit)} ·{' '}
+            {plural(capture.interactions, 'interaction')}
           </p>
         </div>
         {newestId && newestId !== captureId && (
@@ -122,13 +163,32 @@ function CaptureReview({ capture, captureId, newestId }: { capture: CaptureRespo
       <section aria-labelledby="undocumented-title">
         <div className="section-head">
           <h2 id="undocumented-title">Undocumented endpoints</h2>
-          <input type="search" aria-label="Filter endpoints" placeholder="Filter by path…" value={filter} onChange={(e) => setFilter(e.target.value)} />
+          <input
+            type="search"
+            aria-label="Filter endpoints"
+            placeholder="Filter by path…"
+            value={filter}
+            onChange={(e) => setFilter(e.target.value)}
+          />
         </div>
         <Async resource={undocumented} what="undocumented endpoints">
-          {(list) => <UndocumentedTable list={list} filter={filter} captureId={captureId} finished={drafts} selected={selected} onSelect={select} />}
+          {(list) => (
+            <UndocumentedTable
+              list={list}
+              filter={filter}
+              captureId={captureId}
+              finished={drafts}
+              selected={selected}
+              onSelect={select}
+            />
+          )}
         </Async>
         {capture.unmatched.requests > 0 && (
-          <p className="muted" data-testid="unmatched" title="Requests that only got 404 or 405 on paths matching no known or learned template (scanners, typos): counted apart, never endpoints. The paths are not kept.">
+          <p
+            className="muted"
+            data-testid="unmatched"
+            title="Requests that only got 404 or 405 on paths matching no known or learned template (scanners, typos): counted apart, never endpoints. The paths are not kept."
+          >
             unmatched: {plural(capture.unmatched.requests, 'request')} on {plural(capture.unmatched.paths, 'path')}
           </p>
         )}
@@ -146,7 +206,8 @@ function CaptureReview({ capture, captureId, newestId }: { capture: CaptureRespo
 
 const matches = (filter: string) => {
   const needle = filter.trim().toLowerCase();
-  return (item: { method: string; path: string }) => !needle || `${item.method} ${item.path}`.toLowerCase().includes(needle);
+  return (item: { method: string; path: string }) =>
+    !needle || `${item.method} ${item.path}`.toLowerCase().includes(needle);
 };
 
 function UndocumentedTable({
@@ -168,7 +229,12 @@ function UndocumentedTable({
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
   const { rows, pager } = usePage(shown);
   const done = useMemo(() => new Set(finished.map((d) => `${d.method} ${d.path}`)), [finished]);
-  if (list.length === 0) return <Empty title="Nothing undocumented">Every endpoint seen in this capture is documented (or ignored by a rule).</Empty>;
+  if (list.length === 0)
+    return (
+      <Empty title="Nothing undocumented">
+        Every endpoint seen in this capture is documented (or ignored by a rule).
+      </Empty>
+    );
   if (shown.length === 0) return <Empty title="No endpoint matches the filter" />;
   const toggle = (key: string) => {
     const next = new Set(selected);
@@ -178,26 +244,48 @@ function UndocumentedTable({
   return (
     <>
       <SelectionBar captureId={captureId} shown={shown} selected={selected} onSelect={onSelect} />
-      <ListTable columns={[{ label: 'Select', hidden: true }, { label: 'Endpoint' }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'To review', numeric: true }, { label: 'State', hidden: true }]} testId="undocumented">
-          {rows.map((endpoint) => (
-            <tr key={selectionKey(endpoint)}>
-              <td className="select-cell">
-                <input type="checkbox" aria-label={`Select ${selectionKey(endpoint)}`} checked={selected.has(selectionKey(endpoint))} onChange={() => toggle(selectionKey(endpoint))} />
-              </td>
-              <td>
-                <a href={routeHref({ page: 'undocumented', project, captureId, method: endpoint.method, path: endpoint.path })}>
-                  <EndpointName method={endpoint.method} path={endpoint.path} />
-                </a>
-              </td>
-              <td className="num wide-only">{formatCount(endpoint.interactions)}</td>
-              <td className="num">
-                <span className="count" title="New requests and responses to review">
-                  {formatCount(endpoint.count)}
-                </span>
-              </td>
-              <td>{done.has(`${endpoint.method} ${endpoint.path}`) && <Badge tone="ok">finished</Badge>}</td>
-            </tr>
-          ))}
+      <ListTable
+        columns={[
+          { label: 'Select', hidden: true },
+          { label: 'Endpoint' },
+          { label: 'Interactions', numeric: true, wideOnly: true },
+          { label: 'To review', numeric: true },
+          { label: 'State', hidden: true },
+        ]}
+        testId="undocumented"
+      >
+        {rows.map((endpoint) => (
+          <tr key={selectionKey(endpoint)}>
+            <td className="select-cell">
+              <input
+                type="checkbox"
+                aria-label={`Select ${selectionKey(endpoint)}`}
+                checked={selected.has(selectionKey(endpoint))}
+                onChange={() => toggle(selectionKey(endpoint))}
+              />
+            </td>
+            <td>
+              <a
+                href={routeHref({
+                  page: 'undocumented',
+                  project,
+                  captureId,
+                  method: endpoint.method,
+                  path: endpoint.path,
+                })}
+              >
+                <EndpointName method={endpoint.method} path={endpoint.path} />
+              </a>
+            </td>
+            <td className="num wide-only">{formatCount(endpoint.interactions)}</td>
+            <td className="num">
+              <span className="count" title="New requests and responses to review">
+                {formatCount(endpoint.count)}
+              </span>
+            </td>
+            <td>{done.has(`${endpoint.method} ${endpoint.path}`) && <Badge tone="ok">finished</Badge>}</td>
+          </tr>
+        ))}
       </ListTable>
       <Pager pager={pager} testId="undocumented-pager" />
     </>
@@ -208,30 +296,40 @@ function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter:
   const { project } = useApp();
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
   const { rows, pager } = usePage(shown);
-  if (list.length === 0) return <Empty title="No diffs">The traffic of this capture matches the documented behaviour.</Empty>;
+  if (list.length === 0)
+    return <Empty title="No diffs">The traffic of this capture matches the documented behaviour.</Empty>;
   if (shown.length === 0) return <Empty title="No diff matches the filter" />;
   return (
     <>
-    <ListTable columns={[{ label: 'Endpoint' }, { label: 'Documented', wideOnly: true }, { label: 'Interactions', numeric: true, wideOnly: true }, { label: 'Changes', numeric: true }, { label: 'Impact' }]} testId="diffs">
-          {rows.map((diff) => (
-            <tr key={`${diff.method} ${diff.path}`}>
-              <td>
-                <a href={routeHref({ page: 'diff', project, captureId, method: diff.method, path: diff.path })}>
-                  <EndpointName method={diff.method} path={diff.path} />
-                </a>
-              </td>
-              <td className="wide-only">v{diff.version}</td>
-              <td className="num wide-only">{formatCount(diff.interactions)}</td>
-              <td className="num">
-                <span className="count">{diff.changes.length}</span>
-              </td>
-              <td>
-                <BreakingBadge breaking={diff.breaking} />
-              </td>
-            </tr>
-          ))}
-    </ListTable>
-    <Pager pager={pager} testId="diffs-pager" />
+      <ListTable
+        columns={[
+          { label: 'Endpoint' },
+          { label: 'Documented', wideOnly: true },
+          { label: 'Interactions', numeric: true, wideOnly: true },
+          { label: 'Changes', numeric: true },
+          { label: 'Impact' },
+        ]}
+        testId="diffs"
+      >
+        {rows.map((diff) => (
+          <tr key={`${diff.method} ${diff.path}`}>
+            <td>
+              <a href={routeHref({ page: 'diff', project, captureId, method: diff.method, path: diff.path })}>
+                <EndpointName method={diff.method} path={diff.path} />
+              </a>
+            </td>
+            <td className="wide-only">v{diff.version}</td>
+            <td className="num wide-only">{formatCount(diff.interactions)}</td>
+            <td className="num">
+              <span className="count">{diff.changes.length}</span>
+            </td>
+            <td>
+              <BreakingBadge breaking={diff.breaking} />
+            </td>
+          </tr>
+        ))}
+      </ListTable>
+      <Pager pager={pager} testId="diffs-pager" />
     </>
   );
 }

@@ -26,7 +26,12 @@ export function CommitPage({ captureId }: { captureId: string }) {
 
   const commit = async (event: FormEvent) => {
     event.preventDefault();
-    const endpoints = finished.map(({ method, path, description, documentBodies }) => ({ method, path, description, documentBodies }));
+    const endpoints = finished.map(({ method, path, description, documentBodies }) => ({
+      method,
+      path,
+      description,
+      documentBodies,
+    }));
     const parts = Math.ceil(endpoints.length / MAX_ENDPOINTS_PER_COMMIT);
     const result = await run(async () => {
       // The backend takes up to 500 endpoints per commit: more are committed in parts, one proposal each.
@@ -57,7 +62,8 @@ export function CommitPage({ captureId }: { captureId: string }) {
           <ul>
             {committed.versions.map((version) => (
               <li key={version.endpointId}>
-                <EndpointName method={version.method} path={version.path} /> is documented as version <strong>{version.version}</strong>
+                <EndpointName method={version.method} path={version.path} /> is documented as version{' '}
+                <strong>{version.version}</strong>
                 {version.previous ? ` (was ${version.previous})` : ''}.
               </li>
             ))}
@@ -86,7 +92,8 @@ export function CommitPage({ captureId }: { captureId: string }) {
             <legend>Choose which bodies to document</legend>
             {finished.length > MAX_ENDPOINTS_PER_COMMIT && (
               <p className="muted">
-                {finished.length} endpoints: committed in {Math.ceil(finished.length / MAX_ENDPOINTS_PER_COMMIT)} parts of at most {MAX_ENDPOINTS_PER_COMMIT}, one proposal each.
+                {finished.length} endpoints: committed in {Math.ceil(finished.length / MAX_ENDPOINTS_PER_COMMIT)} parts
+                of at most {MAX_ENDPOINTS_PER_COMMIT}, one proposal each.
               </p>
             )}
             <ul className="plain-list">
@@ -100,13 +107,29 @@ export function CommitPage({ captureId }: { captureId: string }) {
                     <input
                       type="checkbox"
                       checked={draft.documentBodies}
-                      onChange={(e) => drafts.update(captureId, draft.method, draft.path, { documentBodies: e.target.checked })}
+                      onChange={(e) =>
+                        drafts.update(captureId, draft.method, draft.path, { documentBodies: e.target.checked })
+                      }
                     />
                     Document the request and response bodies
                   </label>
                   <div className="row">
-                    <a href={routeHref({ page: 'undocumented', project, captureId, method: draft.method, path: draft.path })}>Edit</a>
-                    <button type="button" className="link" onClick={() => drafts.remove(captureId, draft.method, draft.path)}>
+                    <a
+                      href={routeHref({
+                        page: 'undocumented',
+                        project,
+                        captureId,
+                        method: draft.method,
+                        path: draft.path,
+                      })}
+                    >
+                      Edit
+                    </a>
+                    <button
+                      type="button"
+                      className="link"
+                      onClick={() => drafts.remove(captureId, draft.method, draft.path)}
+                    >
                       Remove
                     </button>
                   </div>

@@ -17,7 +17,9 @@ interface SideDraft {
 
 /** A side as people say it: `Production`, `Staging`, `PR #42`, `CI runs`. */
 function sideLabel(side: CompareSide): string {
-  return side.environment === 'ci' && side.pullRequest !== null ? `PR #${side.pullRequest}` : KIND_LABELS[side.environment];
+  return side.environment === 'ci' && side.pullRequest !== null
+    ? `PR #${side.pullRequest}`
+    : KIND_LABELS[side.environment];
 }
 
 /** How an endpoint differs, in the words of the two sides. */
@@ -34,13 +36,24 @@ function differenceLabel(endpoint: CompareEndpoint, result: CompareResponse): st
   }
 }
 
-function SideFields({ label, side, onChange }: { label: string; side: SideDraft; onChange: (side: SideDraft) => void }) {
+function SideFields({
+  label,
+  side,
+  onChange,
+}: {
+  label: string;
+  side: SideDraft;
+  onChange: (side: SideDraft) => void;
+}) {
   return (
     <fieldset className="compare-side">
       <legend>{label}</legend>
       <label>
         Environment
-        <select value={side.environment} onChange={(e) => onChange({ ...side, environment: e.target.value as RowKind })}>
+        <select
+          value={side.environment}
+          onChange={(e) => onChange({ ...side, environment: e.target.value as RowKind })}
+        >
           {KIND_ORDER.map((kind) => (
             <option key={kind} value={kind}>
               {KIND_LABELS[kind]}
@@ -51,7 +64,12 @@ function SideFields({ label, side, onChange }: { label: string; side: SideDraft;
       {side.environment === 'ci' && (
         <label>
           Pull request
-          <input value={side.pullRequest} onChange={(e) => onChange({ ...side, pullRequest: e.target.value })} placeholder="newest of any" size={10} />
+          <input
+            value={side.pullRequest}
+            onChange={(e) => onChange({ ...side, pullRequest: e.target.value })}
+            placeholder="newest of any"
+            size={10}
+          />
         </label>
       )}
     </fieldset>
@@ -78,8 +96,16 @@ export function ComparePanel() {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    const pullRequest = (side: SideDraft) => (side.environment === 'ci' && side.pullRequest.trim() ? side.pullRequest.trim() : undefined);
-    const compared = await run(() => api.compare(project, { from: from.environment, to: to.environment, fromPullRequest: pullRequest(from), toPullRequest: pullRequest(to) }));
+    const pullRequest = (side: SideDraft) =>
+      side.environment === 'ci' && side.pullRequest.trim() ? side.pullRequest.trim() : undefined;
+    const compared = await run(() =>
+      api.compare(project, {
+        from: from.environment,
+        to: to.environment,
+        fromPullRequest: pullRequest(from),
+        toPullRequest: pullRequest(to),
+      }),
+    );
     setResult(compared ?? null);
   };
 
@@ -87,7 +113,9 @@ export function ComparePanel() {
   return (
     <section className="card" aria-labelledby="compare-title">
       <h2 id="compare-title">Compare environments</h2>
-      <p className="muted">What clients of the first would see change if the second replaced it: a release review from evidence.</p>
+      <p className="muted">
+        What clients of the first would see change if the second replaced it: a release review from evidence.
+      </p>
       <form className="inline-form" onSubmit={submit}>
         <SideFields label="Clients run" side={from} onChange={setFrom} />
         <SideFields label="Replaced by" side={to} onChange={setTo} />
@@ -102,9 +130,19 @@ export function ComparePanel() {
         ) : (
           <>
             <p role="status">
-              {differing.length} endpoint{differing.length === 1 ? '' : 's'} differ{differing.length === 1 ? 's' : ''}; <BreakingBadge breaking={result.breaking} />
+              {differing.length} endpoint{differing.length === 1 ? '' : 's'} differ{differing.length === 1 ? 's' : ''};{' '}
+              <BreakingBadge breaking={result.breaking} />
             </p>
-            <ListTable columns={[{ label: 'Endpoint' }, { label: 'Clients run' }, { label: 'Replaced by' }, { label: 'Difference' }, { label: 'Impact' }]} testId="compare">
+            <ListTable
+              columns={[
+                { label: 'Endpoint' },
+                { label: 'Clients run' },
+                { label: 'Replaced by' },
+                { label: 'Difference' },
+                { label: 'Impact' },
+              ]}
+              testId="compare"
+            >
               {differing.map((endpoint) => (
                 <tr key={endpoint.endpointId} className={endpoint.breaking ? 'breaking' : undefined}>
                   <td>
@@ -114,7 +152,13 @@ export function ComparePanel() {
                         <summary>
                           {endpoint.changes.length} change{endpoint.changes.length === 1 ? '' : 's'}
                         </summary>
-                        <ChangesTable changes={endpoint.changes} sides={[`${sideLabel(result.from)} ${endpoint.from.version}`, `${sideLabel(result.to)} ${endpoint.to.version}`]} />
+                        <ChangesTable
+                          changes={endpoint.changes}
+                          sides={[
+                            `${sideLabel(result.from)} ${endpoint.from.version}`,
+                            `${sideLabel(result.to)} ${endpoint.to.version}`,
+                          ]}
+                        />
                       </details>
                     )}
                   </td>

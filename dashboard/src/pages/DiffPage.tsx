@@ -1,4 +1,11 @@
-import type { BodyDocResponse, ChangeResponse, DiffResponse, DocumentationResponse, EndpointResponse, ObservedEndpointResponse } from '@spectator/shared';
+import type {
+  BodyDocResponse,
+  ChangeResponse,
+  DiffResponse,
+  DocumentationResponse,
+  EndpointResponse,
+  ObservedEndpointResponse,
+} from '@spectator/shared';
 import { useState } from 'react';
 import { BreakingBadge, EndpointName } from '../components/badges';
 import { RejectedRequests } from '../components/BodyShapes';
@@ -31,7 +38,8 @@ export function DiffPage({ captureId, method, path }: { captureId: string; metho
         api.observed(project, captureId, method, path).catch(() => null),
       ]);
       const diff = diffs.find((d) => d.method === method && d.path === path) ?? null;
-      const documented = endpoints.find((e) => (diff ? e.id === diff.endpointId : e.method === method && e.path === path)) ?? null;
+      const documented =
+        endpoints.find((e) => (diff ? e.id === diff.endpointId : e.method === method && e.path === path)) ?? null;
       return { diff, documented, observed };
     },
     [api, project, captureId, method, path],
@@ -40,7 +48,10 @@ export function DiffPage({ captureId, method, path }: { captureId: string; metho
   // Kept here, not in DiffDetail: the commit's own documentation.committed event reloads the view,
   // which then has no diff, and the answer (which version was made) was replaced by "No diff".
   const [accepted, setAccepted] = useState<Accepted | null>(null);
-  const shown = accepted && accepted.captureId === captureId && accepted.diff.method === method && accepted.diff.path === path ? accepted : null;
+  const shown =
+    accepted && accepted.captureId === captureId && accepted.diff.method === method && accepted.diff.path === path
+      ? accepted
+      : null;
 
   return (
     <div className="page">
@@ -51,10 +62,17 @@ export function DiffPage({ captureId, method, path }: { captureId: string; metho
         <Async resource={view} what="the diff">
           {({ diff, documented, observed }) =>
             diff ? (
-              <DiffDetail diff={diff} documented={documented} observed={observed} captureId={captureId} onAccepted={setAccepted} />
+              <DiffDetail
+                diff={diff}
+                documented={documented}
+                observed={observed}
+                captureId={captureId}
+                onAccepted={setAccepted}
+              />
             ) : (
               <Empty title="No diff for this endpoint in this capture">
-                Its traffic matches the documented behaviour, or the diff was accepted. <a href={routeHref({ page: 'captures', project, captureId })}>Back to review</a>
+                Its traffic matches the documented behaviour, or the diff was accepted.{' '}
+                <a href={routeHref({ page: 'captures', project, captureId })}>Back to review</a>
               </Empty>
             )
           }
@@ -79,7 +97,8 @@ function AcceptedNotice({ accepted: { captureId, result, diff } }: { accepted: A
     <div className="card success" role="status">
       <h2>Changes accepted</h2>
       <p>
-        <EndpointName method={diff.method} path={diff.path} /> is now version <strong>{made?.version ?? acceptedVersion(diff.version, diff.changes) ?? '?'}</strong> (was {diff.version}).
+        <EndpointName method={diff.method} path={diff.path} /> is now version{' '}
+        <strong>{made?.version ?? acceptedVersion(diff.version, diff.changes) ?? '?'}</strong> (was {diff.version}).
       </p>
       <div className="row">
         <a className="button primary" href={routeHref({ page: 'captures', project, captureId })}>
@@ -114,14 +133,22 @@ function DiffDetail({
     // The message titles the proposal: without it, accepting was titled "Document POST /posts" like the
     // first commit. No version in it: the backend decides that (the button's is a preview).
     const message = `Accept changes to ${diff.method} ${diff.path} (was ${diff.version})`;
-    const result = await run(() => api.commitDocumentation(project, { captureId, endpoints: [{ method: diff.method, path: diff.path, documentBodies: true }], message }));
+    const result = await run(() =>
+      api.commitDocumentation(project, {
+        captureId,
+        endpoints: [{ method: diff.method, path: diff.path, documentBodies: true }],
+        message,
+      }),
+    );
     if (result) onAccepted({ captureId, result, diff });
   };
 
   return (
     <>
       <p className="muted">
-        Documented version {diff.version} · {plural(diff.interactions, 'interaction')} {diff.interactions === 1 ? 'differs' : 'differ'} · {plural(diff.changes.length, 'change')} <BreakingBadge breaking={diff.breaking} />
+        Documented version {diff.version} · {plural(diff.interactions, 'interaction')}{' '}
+        {diff.interactions === 1 ? 'differs' : 'differ'} · {plural(diff.changes.length, 'change')}{' '}
+        <BreakingBadge breaking={diff.breaking} />
       </p>
       <ChangesTable changes={diff.changes} />
       <div className="row actions">
@@ -143,17 +170,35 @@ function DiffDetail({
 }
 
 /** Each body that changed, documented on the left and observed on the right, changed fields highlighted. */
-function SideBySide({ changes, documented, observed, version }: { changes: ChangeResponse[]; documented: EndpointResponse | null; observed: ObservedEndpointResponse | null; version: string }) {
+function SideBySide({
+  changes,
+  documented,
+  observed,
+  version,
+}: {
+  changes: ChangeResponse[];
+  documented: EndpointResponse | null;
+  observed: ObservedEndpointResponse | null;
+  version: string;
+}) {
   const bodies = new Map<string, { direction: 'request' | 'response'; status?: number; paths: Set<string> }>();
   for (const change of changes) {
     // Parameter changes have no body to show; the changes table names them.
     if (change.in !== 'request' && change.in !== 'response') continue;
     const key = `${change.in} ${change.status ?? ''}`;
-    const entry = bodies.get(key) ?? { direction: change.in, ...(change.status !== undefined ? { status: change.status } : {}), paths: new Set<string>() };
+    const entry = bodies.get(key) ?? {
+      direction: change.in,
+      ...(change.status !== undefined ? { status: change.status } : {}),
+      paths: new Set<string>(),
+    };
     entry.paths.add(change.at);
     bodies.set(key, entry);
   }
-  const pick = (source: { request: BodyDocResponse | null; responses: Array<BodyDocResponse & { status: number }> } | null, direction: 'request' | 'response', status?: number) =>
+  const pick = (
+    source: { request: BodyDocResponse | null; responses: Array<BodyDocResponse & { status: number }> } | null,
+    direction: 'request' | 'response',
+    status?: number,
+  ) =>
     source ? (direction === 'request' ? source.request : source.responses.find((r) => r.status === status)) : undefined;
 
   return (
@@ -162,7 +207,11 @@ function SideBySide({ changes, documented, observed, version }: { changes: Chang
         const left = pick(documented, direction, status);
         const right = pick(observed, direction, status);
         return (
-          <section key={`${direction} ${status ?? ''}`} className="side-by-side" aria-label={bodyLabel(direction, status)}>
+          <section
+            key={`${direction} ${status ?? ''}`}
+            className="side-by-side"
+            aria-label={bodyLabel(direction, status)}
+          >
             <h3>{bodyLabel(direction, status)}</h3>
             <div className="columns">
               <div>

@@ -18,7 +18,11 @@ import { KIND_LABELS, KIND_ORDER, newestFirst, type RowKind } from '../lib/versi
 /** Every documented endpoint (method, path, description, version, parameters, shapes per status) and its history. */
 export function DocsPage({ endpointId }: { endpointId?: string }) {
   const { api, project } = useApp();
-  const endpoints = useResource(() => api.endpoints(project), [api, project], (e) => e.type === 'documentation.committed');
+  const endpoints = useResource(
+    () => api.endpoints(project),
+    [api, project],
+    (e) => e.type === 'documentation.committed',
+  );
   const [filter, setFilter] = useState('');
   const [imported, setImported] = useState<OpenApiImportResponse | null>(null);
 
@@ -27,7 +31,9 @@ export function DocsPage({ endpointId }: { endpointId?: string }) {
       <header className="page-header">
         <div>
           <h1>Documentation</h1>
-          <p className="muted">Committed documentation of the endpoints: shapes with field names and types, never values.</p>
+          <p className="muted">
+            Committed documentation of the endpoints: shapes with field names and types, never values.
+          </p>
         </div>
         <div className="row header-actions">
           <NeedsScope scope="write" action="Importing OpenAPI">
@@ -41,12 +47,19 @@ export function DocsPage({ endpointId }: { endpointId?: string }) {
         {(list) =>
           list.length === 0 ? (
             <Empty title="Nothing documented yet">
-              Review a capture, describe an undocumented endpoint, Finish and Commit changes — or import an OpenAPI document you already have. <a href={routeHref({ page: 'captures', project })}>Go to Review</a>
+              Review a capture, describe an undocumented endpoint, Finish and Commit changes — or import an OpenAPI
+              document you already have. <a href={routeHref({ page: 'captures', project })}>Go to Review</a>
             </Empty>
           ) : (
             <div className="split">
               <aside className="split-side" aria-label="Documented endpoints">
-                <input type="search" aria-label="Filter endpoints" placeholder="Filter by path…" value={filter} onChange={(e) => setFilter(e.target.value)} />
+                <input
+                  type="search"
+                  aria-label="Filter endpoints"
+                  placeholder="Filter by path…"
+                  value={filter}
+                  onChange={(e) => setFilter(e.target.value)}
+                />
                 <EndpointList list={list} filter={filter} selected={endpointId} />
               </aside>
               <section className="split-main">
@@ -67,7 +80,10 @@ export function DocsPage({ endpointId }: { endpointId?: string }) {
 function EndpointList({ list, filter, selected }: { list: EndpointResponse[]; filter: string; selected?: string }) {
   const { project } = useApp();
   const needle = filter.trim().toLowerCase();
-  const shown = useMemo(() => list.filter((e) => !needle || `${e.method} ${e.path}`.toLowerCase().includes(needle)), [list, needle]);
+  const shown = useMemo(
+    () => list.filter((e) => !needle || `${e.method} ${e.path}`.toLowerCase().includes(needle)),
+    [list, needle],
+  );
   return (
     <ul className="nav-list">
       <li>
@@ -77,8 +93,12 @@ function EndpointList({ list, filter, selected }: { list: EndpointResponse[]; fi
       </li>
       {shown.map((endpoint) => (
         <li key={endpoint.id}>
-          <a href={routeHref({ page: 'docs', project, endpointId: endpoint.id })} aria-current={endpoint.id === selected ? 'page' : undefined}>
-            <EndpointName method={endpoint.method} path={endpoint.path} /> <span className="muted">v{endpoint.version}</span>
+          <a
+            href={routeHref({ page: 'docs', project, endpointId: endpoint.id })}
+            aria-current={endpoint.id === selected ? 'page' : undefined}
+          >
+            <EndpointName method={endpoint.method} path={endpoint.path} />{' '}
+            <span className="muted">v{endpoint.version}</span>
           </a>
         </li>
       ))}
@@ -113,7 +133,11 @@ function EndpointDoc({ endpoint, compact }: { endpoint: EndpointResponse | null;
 
 function VersionHistory({ endpointId }: { endpointId: string }) {
   const { api, project } = useApp();
-  const history = useResource(() => api.endpointVersions(project, endpointId), [api, project, endpointId], (e) => e.type === 'documentation.committed' || e.type === 'proposal.step');
+  const history = useResource(
+    () => api.endpointVersions(project, endpointId),
+    [api, project, endpointId],
+    (e) => e.type === 'documentation.committed' || e.type === 'proposal.step',
+  );
   return (
     <section aria-labelledby="history-title">
       <h3 id="history-title">Version history</h3>
@@ -130,13 +154,19 @@ function VersionHistory({ endpointId }: { endpointId: string }) {
                   {version.proposal && (
                     <>
                       {' '}
-                      · <a href={routeHref({ page: 'proposals', project, proposalId: version.proposal.id })}>{version.proposal.title || 'proposal'}</a>
+                      ·{' '}
+                      <a href={routeHref({ page: 'proposals', project, proposalId: version.proposal.id })}>
+                        {version.proposal.title || 'proposal'}
+                      </a>
                     </>
                   )}
                   {version.changes && version.changes.length > 0 && (
                     <details>
                       <summary>{plural(version.changes.length, 'change')}</summary>
-                      <ChangesTable changes={version.changes} sides={[`Version ${ordered[index + 1]?.version ?? 'before'}`, `Version ${version.version}`]} />
+                      <ChangesTable
+                        changes={version.changes}
+                        sides={[`Version ${ordered[index + 1]?.version ?? 'before'}`, `Version ${version.version}`]}
+                      />
                     </details>
                   )}
                 </li>
@@ -174,7 +204,13 @@ function OpenApiImport({ onImported }: { onImported: (result: OpenApiImportRespo
       <form onSubmit={submit} className="row" aria-label="Import OpenAPI">
         <label className="button">
           {file ? file.name : 'Import OpenAPI…'}
-          <input type="file" accept=".json,.yaml,.yml,application/json,application/yaml" className="visually-hidden" aria-label="OpenAPI file" onChange={(e) => (setFile(e.target.files?.[0] ?? null), onImported(null))} />
+          <input
+            type="file"
+            accept=".json,.yaml,.yml,application/json,application/yaml"
+            className="visually-hidden"
+            aria-label="OpenAPI file"
+            onChange={(e) => (setFile(e.target.files?.[0] ?? null), onImported(null))}
+          />
         </label>
         {file && (
           <>
@@ -199,7 +235,8 @@ function ImportResult({ result }: { result: OpenApiImportResponse }) {
   return (
     <div className="state import-result" role="status">
       <strong>
-        <a href={routeHref({ page: 'proposals', project, proposalId: result.proposal.id })}>{result.proposal.title}</a>: {plural(result.proposal.endpoints.length, 'endpoint')},{' '}
+        <a href={routeHref({ page: 'proposals', project, proposalId: result.proposal.id })}>{result.proposal.title}</a>:{' '}
+        {plural(result.proposal.endpoints.length, 'endpoint')},{' '}
         {result.proposal.status === 'Open' ? 'waiting for approval' : result.proposal.status.toLowerCase()}.
       </strong>
       {result.warnings.length > 0 && (
@@ -231,7 +268,10 @@ function OpenApiExport() {
     try {
       const document = await api.openapi(project, params);
       const url = URL.createObjectURL(new Blob([JSON.stringify(document, null, 2)], { type: 'application/json' }));
-      const link = Object.assign(window.document.createElement('a'), { href: url, download: `${project}${environment ? `-${environment}` : ''}-openapi.json` });
+      const link = Object.assign(window.document.createElement('a'), {
+        href: url,
+        download: `${project}${environment ? `-${environment}` : ''}-openapi.json`,
+      });
       link.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       setState('idle');
@@ -242,7 +282,11 @@ function OpenApiExport() {
   return (
     <div className="openapi">
       <div className="row">
-        <select aria-label="Export which versions" value={environment} onChange={(e) => setEnvironment(e.target.value as '' | RowKind)}>
+        <select
+          aria-label="Export which versions"
+          value={environment}
+          onChange={(e) => setEnvironment(e.target.value as '' | RowKind)}
+        >
           <option value="">Current documentation</option>
           {KIND_ORDER.map((kind) => (
             <option key={kind} value={kind}>

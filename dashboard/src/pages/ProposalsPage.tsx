@@ -13,7 +13,12 @@ import { routeHref } from '../lib/routes';
 import { NeedsScope } from '../components/Permission';
 
 /** The lifecycle in the spec's order (§3); steps after Approved are set by evidence alone. */
-export const PROPOSAL_STEPS: readonly ProposalStepName[] = ['Approved', 'Implemented', 'Appeared in Staging', 'Appeared in Production'];
+export const PROPOSAL_STEPS: readonly ProposalStepName[] = [
+  'Approved',
+  'Implemented',
+  'Appeared in Staging',
+  'Appeared in Production',
+];
 
 const WAITING_FOR: Record<ProposalStepName, string> = {
   Approved: 'Waiting for approval by a team member.',
@@ -23,14 +28,21 @@ const WAITING_FOR: Record<ProposalStepName, string> = {
 };
 
 const describeApproveError = (error: Error) =>
-  error instanceof ApiError && error.status === 403 ? 'Your token may not approve proposals (a write token is needed).' : error.message;
+  error instanceof ApiError && error.status === 403
+    ? 'Your token may not approve proposals (a write token is needed).'
+    : error.message;
 
-const statusTone = (status: ProposalResponse['status']) => (status === 'Open' ? 'warn' : status === 'Appeared in Production' ? 'ok' : 'info');
+const statusTone = (status: ProposalResponse['status']) =>
+  status === 'Open' ? 'warn' : status === 'Appeared in Production' ? 'ok' : 'info';
 
 /** Proposals (API pull requests): the list, and one proposal with its timeline and changes. */
 export function ProposalsPage({ proposalId }: { proposalId?: string }) {
   const { api, project } = useApp();
-  const proposals = useResource(() => api.proposals(project), [api, project], (e) => e.type === 'proposal.step' || e.type === 'documentation.committed');
+  const proposals = useResource(
+    () => api.proposals(project),
+    [api, project],
+    (e) => e.type === 'proposal.step' || e.type === 'documentation.committed',
+  );
   return (
     <div className="split">
       <aside className="split-side" aria-label="Proposals">
@@ -45,10 +57,14 @@ export function ProposalsPage({ proposalId }: { proposalId?: string }) {
                   .sort((a, b) => b.createdAt.localeCompare(a.createdAt))
                   .map((proposal) => (
                     <li key={proposal.id}>
-                      <a href={routeHref({ page: 'proposals', project, proposalId: proposal.id })} aria-current={proposal.id === proposalId ? 'page' : undefined}>
+                      <a
+                        href={routeHref({ page: 'proposals', project, proposalId: proposal.id })}
+                        aria-current={proposal.id === proposalId ? 'page' : undefined}
+                      >
                         <span className="proposal-title">{proposal.title || 'Untitled proposal'}</span>
                         <span className="muted small">
-                          <Badge tone={statusTone(proposal.status)}>{proposal.status}</Badge> {plural(proposal.endpoints.length, 'endpoint')} · <TimeAgo at={proposal.createdAt} />
+                          <Badge tone={statusTone(proposal.status)}>{proposal.status}</Badge>{' '}
+                          {plural(proposal.endpoints.length, 'endpoint')} · <TimeAgo at={proposal.createdAt} />
                         </span>
                       </a>
                     </li>
@@ -58,14 +74,26 @@ export function ProposalsPage({ proposalId }: { proposalId?: string }) {
           }
         </Async>
       </aside>
-      <section className="split-main">{proposalId ? <ProposalDetail proposalId={proposalId} /> : <Empty title="Choose a proposal">Its timeline shows Approved → Implemented → Appeared in Staging → Appeared in Production.</Empty>}</section>
+      <section className="split-main">
+        {proposalId ? (
+          <ProposalDetail proposalId={proposalId} />
+        ) : (
+          <Empty title="Choose a proposal">
+            Its timeline shows Approved → Implemented → Appeared in Staging → Appeared in Production.
+          </Empty>
+        )}
+      </section>
     </div>
   );
 }
 
 function ProposalDetail({ proposalId }: { proposalId: string }) {
   const { api, project } = useApp();
-  const proposal = useResource(() => api.proposal(project, proposalId), [api, project, proposalId], (e) => e.type === 'proposal.step' && e.proposalId === proposalId);
+  const proposal = useResource(
+    () => api.proposal(project, proposalId),
+    [api, project, proposalId],
+    (e) => e.type === 'proposal.step' && e.proposalId === proposalId,
+  );
   const approving = useAction(describeApproveError);
 
   const approve = async () => {
@@ -112,7 +140,13 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
                   <p className="muted">A new endpoint, documented from the observed traffic.</p>
                 ) : (
                   // The two sides are the versions before and after, not documented and observed traffic.
-                  <ChangesTable changes={endpoint.changes} sides={[endpoint.fromVersion === null ? 'Before' : `Version ${endpoint.fromVersion}`, `Version ${endpoint.toVersion}`]} />
+                  <ChangesTable
+                    changes={endpoint.changes}
+                    sides={[
+                      endpoint.fromVersion === null ? 'Before' : `Version ${endpoint.fromVersion}`,
+                      `Version ${endpoint.toVersion}`,
+                    ]}
+                  />
                 )}
               </section>
             ))
@@ -125,7 +159,13 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
 
 /** Where the evidence of a step came from: pull request, build, commit. */
 function stepSource(step: ProposalStepResponse): string {
-  return [step.pullRequest && `PR #${step.pullRequest.replace(/^#/, '')}`, step.build && `build ${step.build}`, step.commit && `commit ${shortCommit(step.commit)}`].filter(Boolean).join(' · ');
+  return [
+    step.pullRequest && `PR #${step.pullRequest.replace(/^#/, '')}`,
+    step.build && `build ${step.build}`,
+    step.commit && `commit ${shortCommit(step.commit)}`,
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 /** The four steps in order, each done (actor, time, source) or still waiting for its evidence. */

@@ -21,11 +21,20 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
   const drafts = useDrafts();
   const existing = drafts.drafts(captureId).find((d) => d.method === method && d.path === path);
   const [description, setDescription] = useState(existing?.description ?? '');
-  const observed = useResource(() => api.observed(project, captureId, method, path), [api, project, captureId, method, path], (e) => e.type === 'capture.updated' && e.captureId === captureId);
+  const observed = useResource(
+    () => api.observed(project, captureId, method, path),
+    [api, project, captureId, method, path],
+    (e) => e.type === 'capture.updated' && e.captureId === captureId,
+  );
 
   const finish = (event: FormEvent) => {
     event.preventDefault();
-    drafts.finish(captureId, { method, path, description: description.trim(), documentBodies: existing?.documentBodies ?? true });
+    drafts.finish(captureId, {
+      method,
+      path,
+      description: description.trim(),
+      documentBodies: existing?.documentBodies ?? true,
+    });
     navigate({ page: 'commit', project, captureId });
   };
 
@@ -63,7 +72,12 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
       <form className="card describe" onSubmit={finish}>
         <label>
           Description
-          <textarea rows={3} value={description} onChange={(e) => setDescription(e.target.value)} placeholder="What does this endpoint do? e.g. Create a new post." />
+          <textarea
+            rows={3}
+            value={description}
+            onChange={(e) => setDescription(e.target.value)}
+            placeholder="What does this endpoint do? e.g. Create a new post."
+          />
         </label>
         <div className="row">
           <button type="submit" className="primary">
@@ -90,14 +104,23 @@ function SegmentHints({ captureId, method, path }: { captureId: string; method: 
   return (
     <section className="card segment-hints" aria-label="Path segments">
       <h3>Path segments</h3>
-      <p className="muted">Is a segment a name, a slug or an identifier? Make it a parameter: this endpoint and its literal siblings become one template.</p>
+      <p className="muted">
+        Is a segment a name, a slug or an identifier? Make it a parameter: this endpoint and its literal siblings become
+        one template.
+      </p>
       <NeedsScope scope="write" action="Stating a template">
         <div className="path-segments">
           {segments.map((segment, index) =>
             segment.startsWith('{') ? (
               <code key={index}>/{segment}</code>
             ) : (
-              <button key={index} type="button" aria-pressed={chosen === index} title="This segment is a parameter" onClick={() => setChosen(index)}>
+              <button
+                key={index}
+                type="button"
+                aria-pressed={chosen === index}
+                title="This segment is a parameter"
+                onClick={() => setChosen(index)}
+              >
                 /{segment}
               </button>
             ),

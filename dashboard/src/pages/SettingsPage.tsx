@@ -1,4 +1,10 @@
-import { ENVIRONMENT_KINDS, type AgentResponse, type EnvironmentKind, type TokenResponse, type TokenScope } from '@spectator/shared';
+import {
+  ENVIRONMENT_KINDS,
+  type AgentResponse,
+  type EnvironmentKind,
+  type TokenResponse,
+  type TokenScope,
+} from '@spectator/shared';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Badge } from '../components/badges';
 import { FormError, ListTable, ShownOnce } from '../components/forms';
@@ -43,12 +49,21 @@ function AdminSection({ title, action, children }: { title: string; action: stri
 
 /** Where an agent runs: its environment, with the pull request or build of its current capture. */
 function agentWhere(agent: AgentResponse): string {
-  return environmentLabel({ kind: agent.environment.kind, name: agent.environment.name, pullRequest: agent.pullRequest, build: agent.build });
+  return environmentLabel({
+    kind: agent.environment.kind,
+    name: agent.environment.name,
+    pullRequest: agent.pullRequest,
+    build: agent.build,
+  });
 }
 
 function AgentsSection() {
   const { api, project } = useApp();
-  const agents = useResource(() => api.agents(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'agent.connection');
+  const agents = useResource(
+    () => api.agents(project),
+    [api, project],
+    (e) => e.type === 'capture.started' || e.type === 'capture.updated' || e.type === 'agent.connection',
+  );
   return (
     <section className="card" aria-labelledby="agents-title">
       <h2 id="agents-title">Agents seen</h2>
@@ -57,7 +72,15 @@ function AgentsSection() {
           list.length === 0 ? (
             <Empty title="No agent has connected yet">Create an agent token below and start the agent with it.</Empty>
           ) : (
-            <ListTable columns={[{ label: 'Environment' }, { label: 'Commit' }, { label: 'Build' }, { label: 'Last seen' }, { label: 'Connection' }]}>
+            <ListTable
+              columns={[
+                { label: 'Environment' },
+                { label: 'Commit' },
+                { label: 'Build' },
+                { label: 'Last seen' },
+                { label: 'Connection' },
+              ]}
+            >
               {list.map((agent) => (
                 <tr key={agent.id}>
                   <td>{agentWhere(agent)}</td>
@@ -135,31 +158,48 @@ function TokensSection() {
           list.length === 0 ? (
             <Empty title="No tokens" />
           ) : (
-            <ListTable columns={[{ label: 'Name' }, { label: 'Scope' }, { label: 'Created' }, { label: 'Last used' }, { label: 'Expires' }, { label: 'Actions', hidden: true }]}>
-                  {list.map((token) => (
-                    <tr key={token.id} className={token.revokedAt || isExpired(token) ? 'revoked' : undefined}>
-                      <td>{token.name}</td>
-                      <td>
-                        <Badge>{token.scope}</Badge> {token.environments?.join(', ')}
-                      </td>
-                      <td>{formatTime(token.createdAt)}</td>
-                      <td>
-                        <TimeAgo at={token.lastUsedAt} />
-                      </td>
-                      <td>{token.expiresAt === null ? <span className="muted">never</span> : isExpired(token) ? `expired ${formatTime(token.expiresAt)}` : formatTime(token.expiresAt)}</td>
-                      <td>
-                        {token.revokedAt ? (
-                          <span className="muted">
-                            revoked <TimeAgo at={token.revokedAt} />
-                          </span>
-                        ) : isExpired(token) ? null : (
-                          <button type="button" className="danger" onClick={() => revoke(token)}>
-                            Revoke
-                          </button>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
+            <ListTable
+              columns={[
+                { label: 'Name' },
+                { label: 'Scope' },
+                { label: 'Created' },
+                { label: 'Last used' },
+                { label: 'Expires' },
+                { label: 'Actions', hidden: true },
+              ]}
+            >
+              {list.map((token) => (
+                <tr key={token.id} className={token.revokedAt || isExpired(token) ? 'revoked' : undefined}>
+                  <td>{token.name}</td>
+                  <td>
+                    <Badge>{token.scope}</Badge> {token.environments?.join(', ')}
+                  </td>
+                  <td>{formatTime(token.createdAt)}</td>
+                  <td>
+                    <TimeAgo at={token.lastUsedAt} />
+                  </td>
+                  <td>
+                    {token.expiresAt === null ? (
+                      <span className="muted">never</span>
+                    ) : isExpired(token) ? (
+                      `expired ${formatTime(token.expiresAt)}`
+                    ) : (
+                      formatTime(token.expiresAt)
+                    )}
+                  </td>
+                  <td>
+                    {token.revokedAt ? (
+                      <span className="muted">
+                        revoked <TimeAgo at={token.revokedAt} />
+                      </span>
+                    ) : isExpired(token) ? null : (
+                      <button type="button" className="danger" onClick={() => revoke(token)}>
+                        Revoke
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
             </ListTable>
           )
         }
@@ -187,7 +227,11 @@ function TokensSection() {
                 <input
                   type="checkbox"
                   checked={environments.includes(kind)}
-                  onChange={(e) => setEnvironments((current) => (e.target.checked ? [...current, kind] : current.filter((k) => k !== kind)))}
+                  onChange={(e) =>
+                    setEnvironments((current) =>
+                      e.target.checked ? [...current, kind] : current.filter((k) => k !== kind),
+                    )
+                  }
                 />
                 {kind}
               </label>
@@ -214,12 +258,17 @@ function TokensSection() {
 /** The rules in effect are the ones the newest capture's agent reported (it watches service.yml). */
 function RulesSection() {
   const { api, project } = useApp();
-  const captures = useResource(() => api.captures(project), [api, project], (e) => e.type === 'capture.started' || e.type === 'capture.updated');
+  const captures = useResource(
+    () => api.captures(project),
+    [api, project],
+    (e) => e.type === 'capture.started' || e.type === 'capture.updated',
+  );
   return (
     <section className="card" aria-labelledby="rules-title">
       <h2 id="rules-title">Ignore rules in effect</h2>
       <p className="muted">
-        From <code>ignoreRequests</code> in the agent&apos;s <code>service.yml</code>. Matching traffic is not captured and never shows here; a change takes effect on the next reload.
+        From <code>ignoreRequests</code> in the agent&apos;s <code>service.yml</code>. Matching traffic is not captured
+        and never shows here; a change takes effect on the next reload.
       </p>
       <Async resource={captures} what="ignore rules">
         {(list) => {
@@ -229,7 +278,9 @@ function RulesSection() {
           return (
             <>
               <p className="muted small">
-                As reported for the capture of {environmentLabel({ ...newest, kind: newest.environment.kind, name: newest.environment.name })} started <TimeAgo at={newest.startedAt} />.
+                As reported for the capture of{' '}
+                {environmentLabel({ ...newest, kind: newest.environment.kind, name: newest.environment.name })} started{' '}
+                <TimeAgo at={newest.startedAt} />.
               </p>
               <ul className="rules">
                 {newest.rules.map((rule) => (
@@ -259,7 +310,10 @@ function WebhooksSection() {
   return (
     <section className="card" aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">Webhooks</h2>
-      <p className="muted">Each proposal step and each change of the version running in an environment is POSTed as JSON, signed with HMAC-SHA256.</p>
+      <p className="muted">
+        Each proposal step and each change of the version running in an environment is POSTed as JSON, signed with
+        HMAC-SHA256.
+      </p>
       {secret && (
         <ShownOnce label="Signing secret" value={secret} onDone={() => setSecret(null)}>
           Signing secret — copy it now, it is not shown again:
@@ -275,7 +329,14 @@ function WebhooksSection() {
                 <li key={hook.id} className="row spread">
                   <code>{hook.url}</code>
                   <LastDelivery webhookId={hook.id} />
-                  <button type="button" className="danger" onClick={() => window.confirm(`Delete the webhook to ${hook.url}?`) && act(() => api.deleteWebhook(project, hook.id))}>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() =>
+                      window.confirm(`Delete the webhook to ${hook.url}?`) &&
+                      act(() => api.deleteWebhook(project, hook.id))
+                    }
+                  >
                     Delete
                   </button>
                 </li>
@@ -297,7 +358,13 @@ function WebhooksSection() {
       >
         <label>
           URL
-          <input type="url" value={url} onChange={(e) => setUrl(e.target.value)} required placeholder="https://example.com/hooks/spectator" />
+          <input
+            type="url"
+            value={url}
+            onChange={(e) => setUrl(e.target.value)}
+            required
+            placeholder="https://example.com/hooks/spectator"
+          />
         </label>
         <button type="submit">Add webhook</button>
       </form>
@@ -309,8 +376,15 @@ function WebhooksSection() {
 /** The newest entry of a webhook's delivery log: delivered, pending (with its retry) or failed. */
 function LastDelivery({ webhookId }: { webhookId: string }) {
   const { api, project } = useApp();
-  const deliveries = useResource(() => api.webhookDeliveries(project, webhookId, 1), [api, project, webhookId], (e) => e.type === 'proposal.step' || e.type === 'version.changed');
-  if (deliveries.state !== 'ready') return <span className="muted small">{deliveries.state === 'loading' ? 'deliveries…' : 'delivery log unavailable'}</span>;
+  const deliveries = useResource(
+    () => api.webhookDeliveries(project, webhookId, 1),
+    [api, project, webhookId],
+    (e) => e.type === 'proposal.step' || e.type === 'version.changed',
+  );
+  if (deliveries.state !== 'ready')
+    return (
+      <span className="muted small">{deliveries.state === 'loading' ? 'deliveries…' : 'delivery log unavailable'}</span>
+    );
   const last = deliveries.data[0];
   if (!last) return <span className="muted small">no delivery yet</span>;
   const outcome =
@@ -322,7 +396,10 @@ function LastDelivery({ webhookId }: { webhookId: string }) {
         : `failed after ${last.attempts} attempts (${last.lastStatus ?? last.lastError ?? 'no answer'})`;
   return (
     <span className="muted small" title={formatTime(last.createdAt)}>
-      <Badge tone={last.status === 'delivered' ? 'ok' : last.status === 'pending' ? 'warn' : 'danger'}>{last.type}</Badge> {outcome}
+      <Badge tone={last.status === 'delivered' ? 'ok' : last.status === 'pending' ? 'warn' : 'danger'}>
+        {last.type}
+      </Badge>{' '}
+      {outcome}
     </span>
   );
 }

@@ -16,7 +16,12 @@ async function verify(token: string, project: string): Promise<{ session: Sessio
   }
   const projects = await api.projects();
   if (projects.length === 1) return { session: { token, project: projects[0]!.slug } };
-  if (projects.length === 0) throw new ApiError(404, 'This token sees no project yet. Create one with POST /api/v1/projects, or name it below.', '/projects');
+  if (projects.length === 0)
+    throw new ApiError(
+      404,
+      'This token sees no project yet. Create one with POST /api/v1/projects, or name it below.',
+      '/projects',
+    );
   return { choose: projects };
 }
 
@@ -64,9 +69,9 @@ export function SignInPage({
           ? 'That token was not accepted for this project.'
           : apiError?.status === 403
             ? `That token cannot open this project: ${apiError.message}.${/scope agent\b/.test(apiError.message) ? ' An agent token only streams traffic: sign in with a read, write or admin token of the project.' : ''}`
-          : apiError?.status === 404 && project.trim()
-            ? `No project "${project.trim()}" for this token.`
-            : (caught as Error).message,
+            : apiError?.status === 404 && project.trim()
+              ? `No project "${project.trim()}" for this token.`
+              : (caught as Error).message,
       );
     } finally {
       setBusy(false);
@@ -86,12 +91,28 @@ export function SignInPage({
         {linkToken ? (
           <p className="callout" role="status" data-testid="signin-link">
             <span>
-              This link signs this tab in {linkProject ? <>to the project <strong>{linkProject}</strong> </> : ''}with the token it carries. Sign in only if you
-              trust where the link came from.
+              This link signs this tab in{' '}
+              {linkProject ? (
+                <>
+                  to the project <strong>{linkProject}</strong>{' '}
+                </>
+              ) : (
+                ''
+              )}
+              with the token it carries. Sign in only if you trust where the link came from.
               {current ? (
                 <>
                   {' '}
-                  You are signed in{current.project ? <> to <strong>{current.project}</strong></> : ''} now; signing in replaces that.
+                  You are signed in
+                  {current.project ? (
+                    <>
+                      {' '}
+                      to <strong>{current.project}</strong>
+                    </>
+                  ) : (
+                    ''
+                  )}{' '}
+                  now; signing in replaces that.
                 </>
               ) : null}
             </span>
@@ -99,7 +120,14 @@ export function SignInPage({
         ) : null}
         <label>
           Token
-          <input type="password" autoComplete="off" value={token} onChange={(e) => setToken(e.target.value)} autoFocus={!linkToken} required />
+          <input
+            type="password"
+            autoComplete="off"
+            value={token}
+            onChange={(e) => setToken(e.target.value)}
+            autoFocus={!linkToken}
+            required
+          />
         </label>
         {choices ? (
           <label>

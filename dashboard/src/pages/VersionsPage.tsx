@@ -26,7 +26,11 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
   const matrix = useResource(
     () => api.versions(project, { ...(kind ? { kind } : {}), limit: PAGE_ROWS }),
     [api, project, kind],
-    (e) => e.type === 'version.changed' || e.type === 'proposal.step' || e.type === 'documentation.committed' || e.type === 'capture.started',
+    (e) =>
+      e.type === 'version.changed' ||
+      e.type === 'proposal.step' ||
+      e.type === 'documentation.committed' ||
+      e.type === 'capture.started',
   );
   const [endpointFilter, setEndpointFilter] = useState('');
 
@@ -35,7 +39,10 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
       <header className="page-header">
         <div>
           <h1>Versions</h1>
-          <p className="muted">The version of each endpoint seen running in each CI run, staging build and production build, from evidence alone.</p>
+          <p className="muted">
+            The version of each endpoint seen running in each CI run, staging build and production build, from evidence
+            alone.
+          </p>
         </div>
       </header>
       <div className="toolbar">
@@ -44,15 +51,26 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
             All
           </a>
           {KIND_ORDER.map((k) => (
-            <a key={k} href={routeHref({ page: 'versions', project, kind: k })} aria-current={kind === k ? 'page' : undefined}>
+            <a
+              key={k}
+              href={routeHref({ page: 'versions', project, kind: k })}
+              aria-current={kind === k ? 'page' : undefined}
+            >
               {KIND_LABELS[k]}
             </a>
           ))}
         </nav>
-        <input type="search" aria-label="Filter endpoints" placeholder="Filter endpoints…" value={endpointFilter} onChange={(e) => setEndpointFilter(e.target.value)} />
+        <input
+          type="search"
+          aria-label="Filter endpoints"
+          placeholder="Filter endpoints…"
+          value={endpointFilter}
+          onChange={(e) => setEndpointFilter(e.target.value)}
+        />
         <span className="legend muted">
           {/* Every colour of a cell is named here: an amber 1.0 read as a warning nobody explained. */}
-          <span className="cell-latest">1.1</span> latest documented · <span className="cell-behind">1.0</span> behind the latest · <span className="cell-na">N/A</span> never seen there ·{' '}
+          <span className="cell-latest">1.1</span> latest documented · <span className="cell-behind">1.0</span> behind
+          the latest · <span className="cell-na">N/A</span> never seen there ·{' '}
           <span className="cell-drift">⚠ drift</span> traffic matches no version
         </span>
       </div>
@@ -64,7 +82,15 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
   );
 }
 
-function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse; kind?: RowKind; endpointFilter: string }) {
+function Matrix({
+  first,
+  kind,
+  endpointFilter,
+}: {
+  first: VersionMatrixResponse;
+  kind?: RowKind;
+  endpointFilter: string;
+}) {
   const { api, project } = useApp();
   // Further pages extend the first page they were loaded after; a live reload brings a new first
   // page and starts over from it, so the table never shows a stale first page.
@@ -77,7 +103,11 @@ function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse;
     if (!matrix.nextCursor) return;
     setMore('busy');
     try {
-      const next = await api.versions(project, { ...(kind ? { kind } : {}), limit: PAGE_ROWS, cursor: matrix.nextCursor });
+      const next = await api.versions(project, {
+        ...(kind ? { kind } : {}),
+        limit: PAGE_ROWS,
+        cursor: matrix.nextCursor,
+      });
       setExtended({ base: first, merged: mergeMatrixPages(matrix, next) });
       setMore('idle');
     } catch (caught) {
@@ -85,11 +115,17 @@ function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse;
     }
   };
 
-  if (matrix.endpoints.length === 0) return <Empty title="No documented endpoints yet">Versions appear once endpoints are documented and agents report traffic.</Empty>;
+  if (matrix.endpoints.length === 0)
+    return (
+      <Empty title="No documented endpoints yet">
+        Versions appear once endpoints are documented and agents report traffic.
+      </Empty>
+    );
   if (view.rows.length === 0)
     return (
       <Empty title={kind ? `No evidence from ${KIND_LABELS[kind]} yet` : 'No evidence yet'}>
-        Run the agent with <code>--env ci --pr N</code>, or in staging or production with <code>SPECTATOR_BUILD</code> set.
+        Run the agent with <code>--env ci --pr N</code>, or in staging or production with <code>SPECTATOR_BUILD</code>{' '}
+        set.
       </Empty>
     );
   return (
@@ -102,7 +138,12 @@ function Matrix({ first, kind, endpointFilter }: { first: VersionMatrixResponse;
                 Environment
               </th>
               {view.endpoints.map((endpoint) => (
-                <th scope="col" key={endpoint.id} className="endpoint-col" title={`${endpoint.method} ${endpoint.path} (latest ${endpoint.version})`}>
+                <th
+                  scope="col"
+                  key={endpoint.id}
+                  className="endpoint-col"
+                  title={`${endpoint.method} ${endpoint.path} (latest ${endpoint.version})`}
+                >
                   <span className="vertical">
                     <MethodBadge method={endpoint.method} /> {endpoint.path}
                   </span>
@@ -152,7 +193,10 @@ function MatrixCell({ cell, latest }: { cell: VersionCell; latest: string }) {
       </td>
     );
   return (
-    <td className={cell.version === latest ? 'cell-latest' : 'cell-behind'} title={cell.version === latest ? 'latest version' : `behind the latest ${latest}`}>
+    <td
+      className={cell.version === latest ? 'cell-latest' : 'cell-behind'}
+      title={cell.version === latest ? 'latest version' : `behind the latest ${latest}`}
+    >
       {cell.version}
     </td>
   );

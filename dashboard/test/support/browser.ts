@@ -32,7 +32,10 @@ interface BuildStep {
 // The one staleness rule, shared with `npm start` (deploy/start/build.js): dist is rebuilt when an
 // output is missing or older than any input of the dashboard's build step.
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- a CommonJS script with no type declarations
-const { BUILD_STEPS, staleReason } = require('../../../deploy/start/build.js') as { BUILD_STEPS: readonly BuildStep[]; staleReason: (step: BuildStep, root: string) => string | null };
+const { BUILD_STEPS, staleReason } = require('../../../deploy/start/build.js') as {
+  BUILD_STEPS: readonly BuildStep[];
+  staleReason: (step: BuildStep, root: string) => string | null;
+};
 const DASHBOARD_STEP = BUILD_STEPS.find((step) => step.outputs.includes('dashboard/dist/index.html')) as BuildStep;
 
 /**
@@ -47,13 +50,17 @@ export async function ensureDashboardBuilt(): Promise<void> {
       mkdirSync(lock);
       break;
     } catch {
-      if (Date.now() > deadline) throw new Error(`ensureDashboardBuilt: ${lock} held for 2 minutes; remove it if no build is running`);
+      if (Date.now() > deadline)
+        throw new Error(`ensureDashboardBuilt: ${lock} held for 2 minutes; remove it if no build is running`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
   try {
     if (staleReason(DASHBOARD_STEP, path.resolve(DASHBOARD_DIR, '..'))) {
-      const vite = path.join(path.dirname(require.resolve('vite/package.json', { paths: [DASHBOARD_DIR] })), 'bin/vite.js');
+      const vite = path.join(
+        path.dirname(require.resolve('vite/package.json', { paths: [DASHBOARD_DIR] })),
+        'bin/vite.js',
+      );
       // Under jest NODE_ENV is `test`; vite.config.mts makes the build a production one anyway.
       await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: DASHBOARD_DIR });
     }
@@ -71,7 +78,8 @@ export interface TestBrowser {
 
 /** Starts Debian's Chromium through playwright-core with a fresh `--user-data-dir` and a 1280×800 viewport. */
 export async function openBrowser(): Promise<TestBrowser> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set SPECTATOR_CHROMIUM)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set SPECTATOR_CHROMIUM)`);
   const profile = await mkdtemp(path.join(os.tmpdir(), 'spectator-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -91,7 +99,11 @@ export async function openBrowser(): Promise<TestBrowser> {
 }
 
 /** Waits until `condition()` holds, checking every 50 ms, failing with `what` after `timeoutMs` (generous: the machine is shared). */
-export async function until(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+export async function until(
+  what: string,
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);

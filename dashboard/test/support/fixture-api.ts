@@ -6,7 +6,9 @@ import type { DashboardEvent } from '@spectator/shared';
 import { WebSocketServer, type WebSocket } from 'ws';
 
 /** A canned answer: a JSON body, or a function of the request; optionally late (to see loading states). */
-export type FixtureAnswer = { status?: number; body?: unknown; delayMs?: number } | ((request: RecordedRequest) => { status?: number; body?: unknown; delayMs?: number });
+export type FixtureAnswer =
+  | { status?: number; body?: unknown; delayMs?: number }
+  | ((request: RecordedRequest) => { status?: number; body?: unknown; delayMs?: number });
 
 export interface RecordedRequest {
   method: string;
@@ -32,7 +34,12 @@ export interface FixtureApi {
   close(): Promise<void>;
 }
 
-const TYPES: Record<string, string> = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.map': 'application/json' };
+const TYPES: Record<string, string> = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.css': 'text/css',
+  '.map': 'application/json',
+};
 
 /**
  * A stand-in for the backend's HTTP surface, for browser tests of screens whose data is hard to
@@ -54,7 +61,8 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
     const url = new URL(req.url ?? '/', 'http://fixture');
     if (!url.pathname.startsWith('/api/v1/')) {
       const file = path.join(distDir, url.pathname === '/' ? 'index.html' : path.normalize(url.pathname));
-      if (!file.startsWith(distDir) || !existsSync(file) || !statSync(file).isFile()) return sendJson(res, 404, { statusCode: 404, error: 'Not Found', message: url.pathname });
+      if (!file.startsWith(distDir) || !existsSync(file) || !statSync(file).isFile())
+        return sendJson(res, 404, { statusCode: 404, error: 'Not Found', message: url.pathname });
       res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
       createReadStream(file).pipe(res);
       return;
@@ -66,13 +74,25 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
       const auth = req.headers.authorization ?? '';
       const contentType = req.headers['content-type'] ?? null;
       // JSON bodies parsed; others (a YAML upload) kept as text.
-      const body: unknown = !text ? undefined : contentType === null || contentType.startsWith('application/json') ? JSON.parse(text) : text;
-      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: apiPath, token: auth.startsWith('Bearer ') ? auth.slice(7) : null, contentType, body };
+      const body: unknown = !text
+        ? undefined
+        : contentType === null || contentType.startsWith('application/json')
+          ? JSON.parse(text)
+          : text;
+      const recorded: RecordedRequest = {
+        method: req.method ?? 'GET',
+        path: apiPath,
+        token: auth.startsWith('Bearer ') ? auth.slice(7) : null,
+        contentType,
+        body,
+      };
       requests.push(recorded);
-      if (recorded.token !== token) return sendJson(res, 401, { statusCode: 401, error: 'Unauthorized', message: 'unknown or revoked token' });
+      if (recorded.token !== token)
+        return sendJson(res, 401, { statusCode: 401, error: 'Unauthorized', message: 'unknown or revoked token' });
       const key = `${recorded.method} ${apiPath}`;
       const found = answers.get(key) ?? answers.get(`${recorded.method} ${url.pathname.slice('/api/v1'.length)}`);
-      if (!found) return sendJson(res, 404, { statusCode: 404, error: 'Not Found', message: `${key} is not in the fixture` });
+      if (!found)
+        return sendJson(res, 404, { statusCode: 404, error: 'Not Found', message: `${key} is not in the fixture` });
       const reply = typeof found === 'function' ? found(recorded) : found;
       setTimeout(() => sendJson(res, reply.status ?? 200, reply.body), reply.delayMs ?? 0);
     });
@@ -80,11 +100,20 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
 
   // As the backend: the token comes as a `bearer.<token>` sub-protocol, never in the URL, and the
   // answer is `spectator.v1`.
-  const wss = new WebSocketServer({ noServer: true, handleProtocols: (offered) => (offered.has('spectator.v1') ? 'spectator.v1' : false) });
+  const wss = new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => (offered.has('spectator.v1') ? 'spectator.v1' : false),
+  });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://fixture');
-    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-    if (!/^\/api\/v1\/projects\/[^/]+\/events$/.test(url.pathname) || url.search !== '' || !offered.includes(`bearer.${token}`)) {
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '')
+      .split(',')
+      .map((p) => p.trim());
+    if (
+      !/^\/api\/v1\/projects\/[^/]+\/events$/.test(url.pathname) ||
+      url.search !== '' ||
+      !offered.includes(`bearer.${token}`)
+    ) {
       socket.end('HTTP/1.1 401 Unauthorized\r\n\r\n');
       return;
     }

@@ -15,7 +15,11 @@ export const postSchema: JsonSchema = {
   properties: { id: { type: 'number' }, title: { type: 'string' }, author: { type: 'string' } },
   required: ['author', 'id', 'title'],
 };
-export const postRequestSchema: JsonSchema = { type: 'object', properties: { title: { type: 'string' }, author: { type: 'string' } }, required: ['author', 'title'] };
+export const postRequestSchema: JsonSchema = {
+  type: 'object',
+  properties: { title: { type: 'string' }, author: { type: 'string' } },
+  required: ['author', 'title'],
+};
 
 export function capture(id: string, startedAt: string, counts: Partial<CaptureResponse> = {}): CaptureResponse {
   return {
@@ -39,7 +43,12 @@ export function capture(id: string, startedAt: string, counts: Partial<CaptureRe
 /** `count` undocumented endpoints, `/resource-0000` … with varied methods. */
 export function undocumented(count: number): UndocumentedEndpointResponse[] {
   const methods = ['GET', 'POST', 'PUT', 'DELETE'];
-  return Array.from({ length: count }, (_, i) => ({ method: methods[i % 4]!, path: `/resource-${String(i).padStart(4, '0')}/{itemId}`, interactions: 1 + (i % 7), count: 2 * (1 + (i % 7)) }));
+  return Array.from({ length: count }, (_, i) => ({
+    method: methods[i % 4]!,
+    path: `/resource-${String(i).padStart(4, '0')}/{itemId}`,
+    interactions: 1 + (i % 7),
+    count: 2 * (1 + (i % 7)),
+  }));
 }
 
 export const observedPost: ObservedEndpointResponse = {
@@ -47,7 +56,19 @@ export const observedPost: ObservedEndpointResponse = {
   path: '/posts',
   interactions: 2,
   request: { contentType: 'application/json', shape: postRequestSchema },
-  responses: [{ status: 201, contentType: 'application/json', shape: { ...postSchema, properties: { ...postSchema.properties, tags: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] } } } }],
+  responses: [
+    {
+      status: 201,
+      contentType: 'application/json',
+      shape: {
+        ...postSchema,
+        properties: {
+          ...postSchema.properties,
+          tags: { oneOf: [{ type: 'array', items: { type: 'string' } }, { type: 'null' }] },
+        },
+      },
+    },
+  ],
   rejectedRequests: [],
   query: ['limit'],
   requestHeaders: ['content-type', 'user-agent', 'x-tenant'],
@@ -76,7 +97,14 @@ export const postDiff: DiffResponse = {
     { change: 'added', in: 'request', at: '$.body', observed: { type: 'string' }, breaking: false },
     { change: 'removed', in: 'response', status: 201, at: '$.author', documented: { type: 'string' }, breaking: true },
     { change: 'added', in: 'query', at: 'page', breaking: false },
-    { change: 'now optional', in: 'request', at: '$.title', documented: { type: 'string' }, observed: { type: 'string' }, breaking: false },
+    {
+      change: 'now optional',
+      in: 'request',
+      at: '$.title',
+      documented: { type: 'string' },
+      observed: { type: 'string' },
+      breaking: false,
+    },
   ],
 };
 
@@ -84,12 +112,31 @@ export const postDiff: DiffResponse = {
 export function matrix(rows: number, endpoints: number): VersionMatrixResponse {
   const kinds = ['ci', 'staging', 'production'] as const;
   return {
-    endpoints: Array.from({ length: endpoints }, (_, i) => ({ id: `e${i}`, method: i % 3 ? 'GET' : 'POST', path: `/things-${i}/{thingId}`, version: '1.1' })),
+    endpoints: Array.from({ length: endpoints }, (_, i) => ({
+      id: `e${i}`,
+      method: i % 3 ? 'GET' : 'POST',
+      path: `/things-${i}/{thingId}`,
+      version: '1.1',
+    })),
     rows: Array.from({ length: rows }, (_, r) => {
       const kind = kinds[r % 3]!;
-      return { kind, name: kind, commit: `c0ffee${r}`, lastSeen: '2026-01-01T10:00:00Z', ...(kind === 'ci' ? { pullRequest: String(100 + r) } : { build: `${kind[0]}-${r}` }) };
+      return {
+        kind,
+        name: kind,
+        commit: `c0ffee${r}`,
+        lastSeen: '2026-01-01T10:00:00Z',
+        ...(kind === 'ci' ? { pullRequest: String(100 + r) } : { build: `${kind[0]}-${r}` }),
+      };
     }),
-    cells: Array.from({ length: rows }, (_, r) => Array.from({ length: endpoints }, (_, e) => ((r + e) % 5 === 0 ? { version: 'N/A' } : (r * e) % 17 === 1 ? { version: '1.0', drift: true } : { version: (r + e) % 2 ? '1.1' : '1.0' }))),
+    cells: Array.from({ length: rows }, (_, r) =>
+      Array.from({ length: endpoints }, (_, e) =>
+        (r + e) % 5 === 0
+          ? { version: 'N/A' }
+          : (r * e) % 17 === 1
+            ? { version: '1.0', drift: true }
+            : { version: (r + e) % 2 ? '1.1' : '1.0' },
+      ),
+    ),
     nextCursor: null,
   };
 }
@@ -102,7 +149,25 @@ export function proposal(steps: ProposalResponse['steps']): ProposalResponse {
     status: steps.length ? steps[steps.length - 1]!.step : 'Open',
     createdAt: '2026-01-01T09:00:00Z',
     createdBy: 'ana',
-    endpoints: [{ endpointId: 'e1', method: 'GET', path: '/users', fromVersion: '1.0', toVersion: '1.1', changes: [{ change: 'added', in: 'response', status: 200, at: '$.nickname', observed: { type: 'string' }, breaking: false }] }],
+    endpoints: [
+      {
+        endpointId: 'e1',
+        method: 'GET',
+        path: '/users',
+        fromVersion: '1.0',
+        toVersion: '1.1',
+        changes: [
+          {
+            change: 'added',
+            in: 'response',
+            status: 200,
+            at: '$.nickname',
+            observed: { type: 'string' },
+            breaking: false,
+          },
+        ],
+      },
+    ],
     steps,
   };
 }

@@ -35,8 +35,22 @@ export interface Dockerfile {
 }
 
 const KNOWN = new Set([
-  'FROM', 'RUN', 'CMD', 'LABEL', 'EXPOSE', 'ENV', 'ADD', 'COPY', 'ENTRYPOINT', 'VOLUME', 'USER',
-  'WORKDIR', 'ARG', 'STOPSIGNAL', 'HEALTHCHECK', 'SHELL',
+  'FROM',
+  'RUN',
+  'CMD',
+  'LABEL',
+  'EXPOSE',
+  'ENV',
+  'ADD',
+  'COPY',
+  'ENTRYPOINT',
+  'VOLUME',
+  'USER',
+  'WORKDIR',
+  'ARG',
+  'STOPSIGNAL',
+  'HEALTHCHECK',
+  'SHELL',
 ]);
 
 /**
@@ -50,7 +64,8 @@ export function parseDockerfile(text: string): Dockerfile {
   for (const instruction of instructions) {
     if (instruction.keyword === 'FROM') {
       const match = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(instruction.args);
-      if (!match) throw new Error(`line ${instruction.line}: FROM wants "<image> [AS <name>]", got "${instruction.args}"`);
+      if (!match)
+        throw new Error(`line ${instruction.line}: FROM wants "<image> [AS <name>]", got "${instruction.args}"`);
       result.stages.push({ base: match[1]!, name: match[2] ?? String(result.stages.length), instructions: [] });
       continue;
     }
@@ -82,7 +97,8 @@ function joinLines(text: string): { line: number; text: string }[] {
       current = null;
     }
   });
-  if (current !== null) throw new Error(`line ${(current as { line: number }).line}: the file ends inside a continuation`);
+  if (current !== null)
+    throw new Error(`line ${(current as { line: number }).line}: the file ends inside a continuation`);
   return logical;
 }
 
@@ -105,7 +121,8 @@ function parseInstruction({ line, text }: { line: number; text: string }): Instr
   if (rest.startsWith('[')) {
     try {
       const parsed: unknown = JSON.parse(rest);
-      if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string')) throw new Error('not an array of strings');
+      if (!Array.isArray(parsed) || !parsed.every((item) => typeof item === 'string'))
+        throw new Error('not an array of strings');
       exec = parsed as string[];
     } catch (err) {
       throw new Error(`line ${line}: ${keyword} exec form is not a JSON array of strings (${(err as Error).message})`);
@@ -126,7 +143,9 @@ export function effectiveUser(stage: Stage): string {
 
 /** Ports a stage declares with EXPOSE (protocol suffixes dropped). */
 export function exposedPorts(stage: Stage): number[] {
-  return instructionsOf(stage, 'EXPOSE').flatMap((instruction) => instruction.args.split(/\s+/).map((port) => Number(port.split('/')[0])));
+  return instructionsOf(stage, 'EXPOSE').flatMap((instruction) =>
+    instruction.args.split(/\s+/).map((port) => Number(port.split('/')[0])),
+  );
 }
 
 /** Sources and destination of a COPY: the last argument is the destination. */
@@ -150,7 +169,14 @@ export function isDockerIgnored(patterns: readonly string[], contextPath: string
     const regex = new RegExp(
       `^${pattern
         .split('/')
-        .map((segment) => (segment === '**' ? '(?:.*)' : segment.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')))
+        .map((segment) =>
+          segment === '**'
+            ? '(?:.*)'
+            : segment
+                .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+                .replace(/\*/g, '[^/]*')
+                .replace(/\?/g, '[^/]'),
+        )
         .join('/')
         .replace(/\(\?:\.\*\)\//g, '(?:.*/)?')}(?:/.*)?$`,
     );

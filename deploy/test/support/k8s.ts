@@ -44,7 +44,9 @@ export function schemaErrors(manifest: Manifest): string[] {
     // apps/v1 + Deployment → kubernetes-models/apps/v1/Deployment; v1 + Service → kubernetes-models/v1/Service.
     // A computed synchronous require: the module is only known from the manifest.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    model = (require(`kubernetes-models/${manifest.apiVersion}/${manifest.kind}`) as Record<string, typeof model>)[manifest.kind]!;
+    model = (require(`kubernetes-models/${manifest.apiVersion}/${manifest.kind}`) as Record<string, typeof model>)[
+      manifest.kind
+    ]!;
   } catch {
     throw new Error(`${file}: no Kubernetes schema for apiVersion ${manifest.apiVersion}, kind ${manifest.kind}`);
   }
@@ -59,20 +61,25 @@ export function schemaErrors(manifest: Manifest): string[] {
 /** The object of a kind and name among manifests; fails the test with a clear message if absent. */
 export function find<T>(manifests: readonly Manifest[], kind: string, name: string): T & Manifest {
   const found = manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
-  if (!found) throw new Error(`no ${kind} named ${name} in ${[...new Set(manifests.map((manifest) => manifest.file))].join(', ')}`);
+  if (!found)
+    throw new Error(
+      `no ${kind} named ${name} in ${[...new Set(manifests.map((manifest) => manifest.file))].join(', ')}`,
+    );
   return found as T & Manifest;
 }
 
 /** A container of a pod spec by name. */
 export function container(containers: readonly IContainer[], name: string): IContainer {
   const found = containers.find((candidate) => candidate.name === name);
-  if (!found) throw new Error(`no container named ${name}; have ${containers.map((candidate) => candidate.name).join(', ')}`);
+  if (!found)
+    throw new Error(`no container named ${name}; have ${containers.map((candidate) => candidate.name).join(', ')}`);
   return found;
 }
 
 /** The number of a container port given by number or by name. */
 export function portNumber(target: IContainer, port: number | string | undefined): number | undefined {
-  if (typeof port === 'number') return target.ports?.some((candidate) => candidate.containerPort === port) ? port : undefined;
+  if (typeof port === 'number')
+    return target.ports?.some((candidate) => candidate.containerPort === port) ? port : undefined;
   return target.ports?.find((candidate) => candidate.name === port)?.containerPort;
 }
 

@@ -23,5 +23,10 @@ export function packageScripts(folder: string): Record<string, string> {
 /** Workspace folders by package name, e.g. `@spectator/agent` → `agent`. */
 export function workspaceFolders(): Map<string, string> {
   const root = JSON.parse(readRepoFile('package.json')) as { workspaces: string[] };
-  return new Map(root.workspaces.map((folder) => [(JSON.parse(readRepoFile(path.join(folder, 'package.json'))) as { name: string }).name, folder]));
+  return new Map(
+    root.workspaces.map((folder) => [
+      (JSON.parse(readRepoFile(path.join(folder, 'package.json'))) as { name: string }).name,
+      folder,
+    ]),
+  );
 }

@@ -110,7 +110,8 @@ export interface UndocumentedEndpointResponse {
   count: number;
 }
 
-export type ChangeKind = 'added' | 'removed' | 'type changed' | 'now optional' | 'now required' | 'new status' | 'new content type';
+export type ChangeKind =
+  'added' | 'removed' | 'type changed' | 'now optional' | 'now required' | 'new status' | 'new content type';
 
 /** Where a documented request parameter is sent (path parameters are the path template's own). */
 export type ParameterLocation = 'query' | 'header';
@@ -254,19 +255,36 @@ export interface ProposalResponse {
   status: 'Open' | ProposalStepName;
   createdAt: string;
   createdBy: string | null;
-  endpoints: Array<{ endpointId: string | null; method: string; path: string; fromVersion: string | null; toVersion: string; changes: ChangeResponse[] }>;
+  endpoints: Array<{
+    endpointId: string | null;
+    method: string;
+    path: string;
+    fromVersion: string | null;
+    toVersion: string;
+    changes: ChangeResponse[];
+  }>;
   steps: ProposalStepResponse[];
 }
 
 /** Dashboard live events on `WS /api/v1/projects/{p}/events`. */
 export type DashboardEvent =
-  | { type: 'capture.started'; captureId: string; environment: { kind: EnvironmentKind; name: string }; startedAt: string }
+  | {
+      type: 'capture.started';
+      captureId: string;
+      environment: { kind: EnvironmentKind; name: string };
+      startedAt: string;
+    }
   | { type: 'capture.updated'; captureId: string }
   | { type: 'documentation.committed'; endpointIds: string[] }
   /** A user stated a template (`POST /path-hints`): what was stored under its literal paths is now under it. */
   | { type: 'paths.hinted'; template: string; regrouped: number }
   | { type: 'proposal.step'; proposalId: string; step: ProposalStepName; at: string }
-  | { type: 'version.changed'; endpointId: string; environment: { kind: EnvironmentKind; name: string }; version: string }
+  | {
+      type: 'version.changed';
+      endpointId: string;
+      environment: { kind: EnvironmentKind; name: string };
+      version: string;
+    }
   /** An agent's WebSocket opened (`connected`) or closed on some replica (an agent whose replica died shows as gone after its heartbeat lapses, without an event). */
   | { type: 'agent.connection'; agentId: string; connected: boolean };
 

@@ -24,7 +24,12 @@ export function fieldPath(parent: string, name: string): string {
  * (see the table in docs/shapes.md). The one walk behind both `conformsTo` and `diffShapes`.
  * Returns false when the listener stopped it.
  */
-export function compareShapes(documented: Shape, observed: Shape, direction: Direction, listener: ChangeListener): boolean {
+export function compareShapes(
+  documented: Shape,
+  observed: Shape,
+  direction: Direction,
+  listener: ChangeListener,
+): boolean {
   const comparison = new Comparison(direction, listener);
   comparison.compare(documented, observed, '$');
   return !comparison.stopped;
@@ -43,7 +48,13 @@ class Comparison {
     const observedOptions = optionsOf(observed).filter((option) => option.kind !== 'unknown');
     const documentedOptions = optionsOf(documented);
     if (observedOptions.some((option) => !documentedOptions.some((allowed) => allowed.kind === option.kind))) {
-      this.report({ change: 'type changed', at, documented, observed, breaking: this.typeChangeBreaks(documentedOptions, observedOptions) });
+      this.report({
+        change: 'type changed',
+        at,
+        documented,
+        observed,
+        breaking: this.typeChangeBreaks(documentedOptions, observedOptions),
+      });
     }
     for (const option of observedOptions) {
       const allowed = documentedOptions.find((candidate) => candidate.kind === option.kind);
@@ -94,11 +105,23 @@ class Comparison {
     const names = [...new Set([...documentedFields.keys(), ...observedFields.keys()])].sort();
     for (const name of names) {
       if (this.stopped) return;
-      this.compareField(documentedFields.get(name), observedFields.get(name), documented, observed, fieldPath(at, name));
+      this.compareField(
+        documentedFields.get(name),
+        observedFields.get(name),
+        documented,
+        observed,
+        fieldPath(at, name),
+      );
     }
   }
 
-  private compareField(documented: Field | undefined, observed: Field | undefined, documentedObject: ObjectShape, observedObject: ObjectShape, at: string): void {
+  private compareField(
+    documented: Field | undefined,
+    observed: Field | undefined,
+    documentedObject: ObjectShape,
+    observedObject: ObjectShape,
+    at: string,
+  ): void {
     const request = this.direction === 'request';
     if (observed === undefined) {
       // Optional fields may be absent; a truncated observation may have cut a field off.
@@ -109,11 +132,18 @@ class Comparison {
     }
     if (documented === undefined) {
       // A truncated documented object does not list all its fields: it cannot rule one out.
-      if (!documentedObject.truncated) this.report({ change: 'added', at, observed: observed.shape, breaking: request && observed.required });
+      if (!documentedObject.truncated)
+        this.report({ change: 'added', at, observed: observed.shape, breaking: request && observed.required });
       return;
     }
     if (documented.required && !observed.required) {
-      this.report({ change: 'now optional', at, documented: documented.shape, observed: observed.shape, breaking: !request });
+      this.report({
+        change: 'now optional',
+        at,
+        documented: documented.shape,
+        observed: observed.shape,
+        breaking: !request,
+      });
     }
     this.compare(documented.shape, observed.shape, at);
   }

@@ -7,7 +7,11 @@ import type { Direction, EndpointShapes, ShapeChange } from './types';
 const NOTHING_KNOWN: Shape = { kind: 'unknown' };
 const OPPOSITE: Readonly<Record<Direction, Direction>> = { request: 'response', response: 'request' };
 /** What a change found from `after` to `before` is called from `before` to `after`. */
-const REVERSED: Partial<Record<ChangeKind, ChangeKind>> = { added: 'removed', removed: 'added', 'now optional': 'now required' };
+const REVERSED: Partial<Record<ChangeKind, ChangeKind>> = {
+  added: 'removed',
+  removed: 'added',
+  'now optional': 'now required',
+};
 
 /**
  * Changes from `documented` to `observed`: what the observed shape does that the documented one
@@ -81,18 +85,32 @@ export function diffEndpoint(documented: EndpointShapes, observed: EndpointShape
   if (documentedRequest === null && observedRequest !== null) {
     changes.push({ change: 'added', in: 'request', at: '$', ...observedShape(observedRequest.shape), breaking: true });
   } else if (documentedRequest !== null && observedRequest === null) {
-    changes.push({ change: 'removed', in: 'request', at: '$', ...documentedShape(documentedRequest.shape), breaking: false });
+    changes.push({
+      change: 'removed',
+      in: 'request',
+      at: '$',
+      ...documentedShape(documentedRequest.shape),
+      breaking: false,
+    });
   } else if (documentedRequest !== null && observedRequest !== null) {
     changes.push(...bodyChanges(documentedRequest, observedRequest, 'request'));
   }
   for (const response of observed.responses) {
     const sameStatus = documented.responses.filter((candidate) => candidate.status === response.status);
     if (sameStatus.length === 0) {
-      changes.push({ change: 'new status', in: 'response', status: response.status, at: '$', ...observedShape(response.shape), breaking: response.status < 400 });
+      changes.push({
+        change: 'new status',
+        in: 'response',
+        status: response.status,
+        at: '$',
+        ...observedShape(response.shape),
+        breaking: response.status < 400,
+      });
     } else {
       // A status may be documented with several media types; compare with the one that matches.
       const observedType = mediaType(response.contentType);
-      const documentedResponse = sameStatus.find((candidate) => mediaType(candidate.contentType) === observedType) ?? sameStatus[0]!;
+      const documentedResponse =
+        sameStatus.find((candidate) => mediaType(candidate.contentType) === observedType) ?? sameStatus[0]!;
       changes.push(...bodyChanges(documentedResponse, response, 'response', response.status));
     }
   }

@@ -37,10 +37,20 @@ describe('observedParameters', () => {
 describe('parameterChanges', () => {
   it.each<[string, ParametersDoc, Array<{ change: string; in: string; at: string }>]>([
     ['the documented parameters', documented, []],
-    ['a documented optional name not sent is no change', { query: [{ name: 'q', required: true }], headers: [{ name: 'x-tenant', required: true }] }, []],
+    [
+      'a documented optional name not sent is no change',
+      { query: [{ name: 'q', required: true }], headers: [{ name: 'x-tenant', required: true }] },
+      [],
+    ],
     [
       'a new query parameter and header are added',
-      { query: [...documented.query, { name: 'page', required: false }], headers: [{ name: 'x-region', required: true }, { name: 'x-tenant', required: true }] },
+      {
+        query: [...documented.query, { name: 'page', required: false }],
+        headers: [
+          { name: 'x-region', required: true },
+          { name: 'x-tenant', required: true },
+        ],
+      },
       [
         { change: 'added', in: 'query', at: 'page' },
         { change: 'added', in: 'header', at: 'x-region' },
@@ -91,18 +101,30 @@ describe('extendParameters', () => {
   });
 
   it('makes a required name no exchange sent optional, and keeps the documentation when nothing was observed', () => {
-    expect(extendParameters(documented, { query: [], headers: [] })?.headers).toEqual([{ name: 'x-tenant', required: false }]);
+    expect(extendParameters(documented, { query: [], headers: [] })?.headers).toEqual([
+      { name: 'x-tenant', required: false },
+    ]);
     expect(extendParameters(documented, undefined)).toBe(documented);
     expect(extendParameters(undefined, undefined)).toBeUndefined();
-    expect(extendParameters(undefined, { query: [{ name: 'q', required: true }], headers: [] })).toEqual({ query: [{ name: 'q', required: false }], headers: [] });
+    expect(extendParameters(undefined, { query: [{ name: 'q', required: true }], headers: [] })).toEqual({
+      query: [{ name: 'q', required: false }],
+      headers: [],
+    });
   });
 });
 
 describe('diffEndpoint with parameters', () => {
-  const getPosts: EndpointShapes = { request: null, responses: [{ status: 200, contentType: 'application/json', shape: { kind: 'string' } }], parameters: documented };
+  const getPosts: EndpointShapes = {
+    request: null,
+    responses: [{ status: 200, contentType: 'application/json', shape: { kind: 'string' } }],
+    parameters: documented,
+  };
 
   it('lists parameter changes before body changes and bumps the minor version for them', () => {
-    const observed: EndpointShapes = { ...getPosts, parameters: { ...documented, query: [...documented.query, { name: 'page', required: false }] } };
+    const observed: EndpointShapes = {
+      ...getPosts,
+      parameters: { ...documented, query: [...documented.query, { name: 'page', required: false }] },
+    };
     const changes = diffEndpoint(getPosts, observed);
     expect(changes).toEqual([{ change: 'added', in: 'query', at: 'page', breaking: false }]);
     expect(nextVersion({ major: 1, minor: 0 }, changes)).toEqual({ major: 1, minor: 1 });
@@ -110,6 +132,11 @@ describe('diffEndpoint with parameters', () => {
 
   it('behaves as before for a version without parameter lists', () => {
     const { parameters: _ignored, ...withoutParameters } = getPosts;
-    expect(diffEndpoint(withoutParameters, { ...getPosts, parameters: { query: [{ name: 'page', required: true }], headers: [] } })).toEqual([]);
+    expect(
+      diffEndpoint(withoutParameters, {
+        ...getPosts,
+        parameters: { query: [{ name: 'page', required: true }], headers: [] },
+      }),
+    ).toEqual([]);
   });
 });

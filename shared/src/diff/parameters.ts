@@ -29,7 +29,8 @@ const LOCATIONS: ReadonlyArray<[ParameterLocation, keyof ParametersDoc]> = [
  * so nothing is compared rather than every name looking new.
  */
 export function observedParameters(rows: readonly ObservedNames[]): ParametersDoc | undefined {
-  if (rows.length === 0 || rows.some((row) => !Array.isArray(row.query) || !Array.isArray(row.requestHeaders))) return undefined;
+  if (rows.length === 0 || rows.some((row) => !Array.isArray(row.query) || !Array.isArray(row.requestHeaders)))
+    return undefined;
   const count = (lists: ReadonlyArray<readonly string[]>): ParameterDoc[] => {
     const rowsWith = new Map<string, number>();
     for (const names of lists) for (const name of new Set(names)) rowsWith.set(name, (rowsWith.get(name) ?? 0) + 1);
@@ -37,7 +38,11 @@ export function observedParameters(rows: readonly ObservedNames[]): ParametersDo
   };
   return {
     query: count(rows.map((row) => row.query as readonly string[])),
-    headers: count(rows.map((row) => (row.requestHeaders as readonly string[]).map((name) => name.toLowerCase()).filter(isDocumentableHeader))),
+    headers: count(
+      rows.map((row) =>
+        (row.requestHeaders as readonly string[]).map((name) => name.toLowerCase()).filter(isDocumentableHeader),
+      ),
+    ),
   };
 }
 
@@ -48,7 +53,10 @@ export function observedParameters(rows: readonly ObservedNames[]): ParametersDo
  * does without one it required, still serves the clients written for its documentation. A
  * documented optional name not seen is no change. Query parameters first, then headers, by name.
  */
-export function parameterChanges(documented: ParametersDoc | null | undefined, observed: ParametersDoc | null | undefined): ShapeChange[] {
+export function parameterChanges(
+  documented: ParametersDoc | null | undefined,
+  observed: ParametersDoc | null | undefined,
+): ShapeChange[] {
   if (!documented || !observed) return [];
   const changes: ShapeChange[] = [];
   for (const [location, list] of LOCATIONS) {
@@ -59,7 +67,8 @@ export function parameterChanges(documented: ParametersDoc | null | undefined, o
       const documentedParameter = documented[list].find((parameter) => parameter.name === name);
       const observedParameter = seen.get(name);
       if (documentedParameter === undefined) changes.push({ change: 'added', in: location, at: name, breaking: false });
-      else if (documentedParameter.required && !observedParameter?.required) changes.push({ change: 'now optional', in: location, at: name, breaking: false });
+      else if (documentedParameter.required && !observedParameter?.required)
+        changes.push({ change: 'now optional', in: location, at: name, breaking: false });
     }
   }
   return changes;
@@ -72,12 +81,20 @@ export function parameterChanges(documented: ParametersDoc | null | undefined, o
  * accepted conforms to the result); documented names not seen are kept. Undefined observed parameters leave the documentation as it is; undefined
  * documented ones start empty.
  */
-export function extendParameters(documented: ParametersDoc | null | undefined, observed: ParametersDoc | null | undefined): ParametersDoc | undefined {
+export function extendParameters(
+  documented: ParametersDoc | null | undefined,
+  observed: ParametersDoc | null | undefined,
+): ParametersDoc | undefined {
   if (!observed) return documented ?? undefined;
   const base = documented ?? NO_PARAMETERS;
   const extend = (before: readonly ParameterDoc[], seen: readonly ParameterDoc[]): ParameterDoc[] => {
     const sent = new Map(seen.map((parameter) => [parameter.name, parameter.required]));
-    const extended = new Map(before.map((parameter) => [parameter.name, { name: parameter.name, required: parameter.required && sent.get(parameter.name) === true }]));
+    const extended = new Map(
+      before.map((parameter) => [
+        parameter.name,
+        { name: parameter.name, required: parameter.required && sent.get(parameter.name) === true },
+      ]),
+    );
     for (const { name } of seen) if (!extended.has(name)) extended.set(name, { name, required: false });
     return [...extended.values()].sort(byParameterName);
   };

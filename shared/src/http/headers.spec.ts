@@ -1,9 +1,12 @@
 import { isDocumentableHeader } from './headers';
 
 describe('isDocumentableHeader', () => {
-  it.each(['x-tenant', 'X-Tenant', 'idempotency-key', 'x-api-version', 'prefer', 'x-csrf-token'])('documents %s', (name) => {
-    expect(isDocumentableHeader(name)).toBe(true);
-  });
+  it.each(['x-tenant', 'X-Tenant', 'idempotency-key', 'x-api-version', 'prefer', 'x-csrf-token'])(
+    'documents %s',
+    (name) => {
+      expect(isDocumentableHeader(name)).toBe(true);
+    },
+  );
 
   it.each([
     'host',

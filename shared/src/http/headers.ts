@@ -69,7 +69,18 @@ const STANDARD_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 /** Families of standard headers, by prefix: `accept`, `accept-encoding`, `x-forwarded-for`, `sec-fetch-mode`, … */
-const STANDARD_PREFIXES: readonly string[] = ['accept', 'x-forwarded-', 'sec-', 'access-control-request-', 'x-b3-', 'x-datadog-', 'x-envoy-', 'cf-', 'x-amz-cf-', ':'];
+const STANDARD_PREFIXES: readonly string[] = [
+  'accept',
+  'x-forwarded-',
+  'sec-',
+  'access-control-request-',
+  'x-b3-',
+  'x-datadog-',
+  'x-envoy-',
+  'cf-',
+  'x-amz-cf-',
+  ':',
+];
 
 /**
  * Whether a request header name (any letter case) is worth documenting as part of an API: false

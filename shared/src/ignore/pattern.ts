@@ -39,9 +39,10 @@ export function compilePattern(pattern: string): CompiledPattern {
   // Paths are matched percent-decoded, so a pattern is too (`/hello%20world` is `/hello world`);
   // one trailing slash is not significant, as in the paths matched (`/db/` is `/db`).
   const decoded = decodePercent(pattern);
-  const source = decoded.length > 1 && decoded.endsWith('/') && !decoded.endsWith('\\/') ? decoded.slice(0, -1) : decoded;
+  const source =
+    decoded.length > 1 && decoded.endsWith('/') && !decoded.endsWith('\\/') ? decoded.slice(0, -1) : decoded;
   let regex = '';
-  for (let i = 0; i < source.length; ) {
+  for (let i = 0; i < source.length;) {
     const c = source[i]!;
     const segmentStart = i === 0 || source[i - 1] === '/';
     if (c === '(') {
@@ -60,7 +61,9 @@ export function compilePattern(pattern: string): CompiledPattern {
       regex += segmentStart && isSegmentEnd(source, end) ? '[^/]+' : '[^/]*';
       i = end;
     } else if (c === '?') {
-      throw new PatternError('a path pattern has no query: rules match the path without its query (remove "?" and what follows)');
+      throw new PatternError(
+        'a path pattern has no query: rules match the path without its query (remove "?" and what follows)',
+      );
     } else if (c === '\\') {
       regex += escapeRegex(source[i + 1] ?? '\\');
       i += 2;
@@ -102,8 +105,14 @@ function groupEnd(source: string, start: number): number {
 
 /** End (exclusive) of a `{name}` or `:name` parameter starting at `start`. */
 function parameterEnd(source: string, start: number): number {
-  const match = source[start] === '{' ? /^\{([A-Za-z_][\w-]*)\}/.exec(source.slice(start)) : /^:[A-Za-z_]\w*/.exec(source.slice(start));
-  if (!match) throw new PatternError(`bad parameter at character ${start + 1} of the path: write "{name}" or ":name" with a letter first`);
+  const match =
+    source[start] === '{'
+      ? /^\{([A-Za-z_][\w-]*)\}/.exec(source.slice(start))
+      : /^:[A-Za-z_]\w*/.exec(source.slice(start));
+  if (!match)
+    throw new PatternError(
+      `bad parameter at character ${start + 1} of the path: write "{name}" or ":name" with a letter first`,
+    );
   return start + match[0].length;
 }
 
@@ -123,7 +132,9 @@ function regexGroup(inner: string): string {
     return translated;
   } catch (error) {
     if (!(error instanceof RE2JSException)) throw error;
-    const hint = /\\[1-9k]|\(\?<?[=!]/.test(inner) ? ' (back-references and lookarounds are not supported: they cannot be matched in linear time)' : '';
+    const hint = /\\[1-9k]|\(\?<?[=!]/.test(inner)
+      ? ' (back-references and lookarounds are not supported: they cannot be matched in linear time)'
+      : '';
     throw new PatternError(`invalid regular expression "(${inner})": ${error.message}${hint}`);
   }
 }

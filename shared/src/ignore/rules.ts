@@ -46,7 +46,17 @@ export interface ParsedServiceConfig extends ParsedRules {
 export const MAX_PATH_HINTS = 1_000;
 
 /** The methods of RFC 9110 §9 and RFC 5789 (PATCH). */
-export const HTTP_METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH'];
+export const HTTP_METHODS: readonly string[] = [
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'DELETE',
+  'CONNECT',
+  'OPTIONS',
+  'TRACE',
+  'PATCH',
+];
 
 /** Longest entry accepted, in characters: a longer one is surely a mistake, and costs matching time. */
 export const MAX_ENTRY_LENGTH = 500;
@@ -85,7 +95,12 @@ export function parseIgnoreRules(entries: readonly unknown[]): ParsedRules {
     } catch (error) {
       if (!(error instanceof PatternError)) throw error;
       const text = typeof entry === 'string' ? entry : asJson(entry);
-      parsed.errors.push({ entry: text, index, problem: error.message, message: `ignoreRequests[${index}] ${JSON.stringify(text)}: ${error.message}` });
+      parsed.errors.push({
+        entry: text,
+        index,
+        problem: error.message,
+        message: `ignoreRequests[${index}] ${JSON.stringify(text)}: ${error.message}`,
+      });
     }
   });
   return parsed;
@@ -98,7 +113,8 @@ export function parseIgnoreRules(entries: readonly unknown[]): ParsedRules {
  */
 export function parseServiceConfig(text: string): ParsedServiceConfig {
   if (typeof text !== 'string') throw new TypeError(`service.yml text must be a string, got ${describe(text)}`);
-  if (text.length > MAX_CONFIG_LENGTH) throw new Error(`service.yml is ${text.length} characters long; at most ${MAX_CONFIG_LENGTH} are read`);
+  if (text.length > MAX_CONFIG_LENGTH)
+    throw new Error(`service.yml is ${text.length} characters long; at most ${MAX_CONFIG_LENGTH} are read`);
   let document: unknown;
   try {
     document = parseYaml(text);
@@ -106,14 +122,20 @@ export function parseServiceConfig(text: string): ParsedServiceConfig {
     throw new Error(`service.yml is not valid YAML: ${(error as Error).message.split('\n', 1)[0]}`);
   }
   if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-    throw new Error(`service.yml must be a YAML mapping with an "ignoreRequests" list, like\n${EXAMPLE}\nbut it is ${describe(document)}`);
+    throw new Error(
+      `service.yml must be a YAML mapping with an "ignoreRequests" list, like\n${EXAMPLE}\nbut it is ${describe(document)}`,
+    );
   }
   if (!('ignoreRequests' in document)) {
-    throw new Error(`service.yml has no "ignoreRequests" list; expected for example\n${EXAMPLE}\n(write "ignoreRequests: []" to ignore nothing)`);
+    throw new Error(
+      `service.yml has no "ignoreRequests" list; expected for example\n${EXAMPLE}\n(write "ignoreRequests: []" to ignore nothing)`,
+    );
   }
   const entries = (document as { ignoreRequests: unknown }).ignoreRequests;
   if (!Array.isArray(entries)) {
-    throw new Error(`"ignoreRequests" in service.yml must be a list of strings, but it is ${describe(entries)} (write "ignoreRequests: []" to ignore nothing)`);
+    throw new Error(
+      `"ignoreRequests" in service.yml must be a list of strings, but it is ${describe(entries)} (write "ignoreRequests: []" to ignore nothing)`,
+    );
   }
   return { ...parseIgnoreRules(entries), ...parsePathHints((document as { paths?: unknown }).paths) };
 }
@@ -122,14 +144,28 @@ export function parseServiceConfig(text: string): ParsedServiceConfig {
 function parsePathHints(value: unknown): Pick<ParsedServiceConfig, 'paths' | 'pathErrors'> {
   const parsed: Pick<ParsedServiceConfig, 'paths' | 'pathErrors'> = { paths: [], pathErrors: [] };
   if (value === undefined || value === null) return parsed;
-  if (!Array.isArray(value)) throw new Error(`"paths" in service.yml must be a list of path templates like "/users/{user}", but it is ${describe(value)}`);
+  if (!Array.isArray(value))
+    throw new Error(
+      `"paths" in service.yml must be a list of path templates like "/users/{user}", but it is ${describe(value)}`,
+    );
   value.slice(0, MAX_PATH_HINTS).forEach((entry: unknown, index) => {
     const problem =
-      typeof entry !== 'string' ? `an entry must be a path template like "/users/{user}", got ${describe(entry)}` : !entry.startsWith('/') ? 'a path template starts with "/"' : entry.length > MAX_ENTRY_LENGTH ? `the entry is ${entry.length} characters long; at most ${MAX_ENTRY_LENGTH}` : null;
+      typeof entry !== 'string'
+        ? `an entry must be a path template like "/users/{user}", got ${describe(entry)}`
+        : !entry.startsWith('/')
+          ? 'a path template starts with "/"'
+          : entry.length > MAX_ENTRY_LENGTH
+            ? `the entry is ${entry.length} characters long; at most ${MAX_ENTRY_LENGTH}`
+            : null;
     if (problem === null) parsed.paths.push(templatePath(entry as string, [entry as string]));
     else {
       const text = typeof entry === 'string' ? entry : asJson(entry);
-      parsed.pathErrors.push({ entry: text, index, problem, message: `paths[${index}] ${JSON.stringify(text)}: ${problem}` });
+      parsed.pathErrors.push({
+        entry: text,
+        index,
+        problem,
+        message: `paths[${index}] ${JSON.stringify(text)}: ${problem}`,
+      });
     }
   });
   parsed.paths = [...new Set(parsed.paths)];
@@ -143,8 +179,10 @@ export function isIgnored(rules: readonly IgnoreRule[], method: string, path: st
 }
 
 function parseEntry(entry: unknown): { rule: IgnoreRule; size: number } {
-  if (typeof entry !== 'string') throw new PatternError(`an entry must be a string like "GET /health", got ${describe(entry)}`);
-  if (entry.length > MAX_ENTRY_LENGTH) throw new PatternError(`the entry is ${entry.length} characters long; at most ${MAX_ENTRY_LENGTH}`);
+  if (typeof entry !== 'string')
+    throw new PatternError(`an entry must be a string like "GET /health", got ${describe(entry)}`);
+  if (entry.length > MAX_ENTRY_LENGTH)
+    throw new PatternError(`the entry is ${entry.length} characters long; at most ${MAX_ENTRY_LENGTH}`);
   const tokens = entry.trim().split(/\s+/).filter(Boolean);
   if (tokens.length === 0) throw new PatternError('the entry is empty; write methods and a path, like "GET /health"');
 
@@ -155,9 +193,13 @@ function parseEntry(entry: unknown): { rule: IgnoreRule; size: number } {
     const hint = pathIndex < 0 ? '; a path starts with "/"' : '';
     throw new PatternError(`unknown method "${unknown}" (expected one of ${HTTP_METHODS.join(', ')})${hint}`);
   }
-  if (pathIndex < 0) throw new PatternError(`no path after the method; write for example "${methods[0]} (.*)" for every path`);
+  if (pathIndex < 0)
+    throw new PatternError(`no path after the method; write for example "${methods[0]} (.*)" for every path`);
   const rest = tokens.slice(pathIndex);
-  if (rest.length > 1) throw new PatternError(`one path per entry, found "${rest[0]}" then "${rest[1]}" (a space in a path is written %20)`);
+  if (rest.length > 1)
+    throw new PatternError(
+      `one path per entry, found "${rest[0]}" then "${rest[1]}" (a space in a path is written %20)`,
+    );
 
   const { regex, programSize } = compilePattern(rest[0]!);
   const rule: IgnoreRule = {
@@ -189,6 +231,7 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return `the text ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the text ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
   return `${typeof value} ${String(value)}`;
 }

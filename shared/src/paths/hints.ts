@@ -41,7 +41,11 @@ export function siblingTemplate(paths: readonly string[]): string | undefined {
   let differs = false;
   first.forEach((segment, i) => {
     const column = split.map((segments) => segments[i] as Segment);
-    const same = column.every((s) => (s.kind === 'literal' ? segment.kind === 'literal' && s.text === segment.text : segment.kind === 'param' && s.name === segment.name));
+    const same = column.every((s) =>
+      s.kind === 'literal'
+        ? segment.kind === 'literal' && s.text === segment.text
+        : segment.kind === 'param' && s.name === segment.name,
+    );
     if (same) {
       template.push(segment);
       return;

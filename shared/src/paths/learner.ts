@@ -5,7 +5,15 @@
  * are plain words (`/users/alice`, `/users/bob` → `/users/{user}`).
  */
 import type { Shape } from '../shape/types';
-import { encodeSegment, introducesNames, isVersionLike, joinSegments, parameterNoun, splitPath, type Segment } from './segments';
+import {
+  encodeSegment,
+  introducesNames,
+  isVersionLike,
+  joinSegments,
+  parameterNoun,
+  splitPath,
+  type Segment,
+} from './segments';
 
 export interface PathLearnerOptions {
   /** Distinct observations (template, method, status, response keys) kept as evidence at most. Default 5,000. */
@@ -145,9 +153,17 @@ export class PathLearner {
     let key = '';
     for (const [at, segment] of segments.entries()) {
       const position = segment.kind === 'literal' ? this.learned.get(key) : undefined;
-      const value = position !== undefined && segment.kind === 'literal' && !position.exceptions.has(segment.text) && !isVersionLike(segment.text) && !ROUTE_WORDS.has(segment.text.toLowerCase());
+      const value =
+        position !== undefined &&
+        segment.kind === 'literal' &&
+        !position.exceptions.has(segment.text) &&
+        !isVersionLike(segment.text) &&
+        !ROUTE_WORDS.has(segment.text.toLowerCase());
       // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`).
-      const next: Segment = value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at) ? { kind: 'param', name: LEARNED } : segment;
+      const next: Segment =
+        value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at)
+          ? { kind: 'param', name: LEARNED }
+          : segment;
       out.push(next);
       key = extendKey(key, next);
     }
@@ -180,7 +196,13 @@ export class PathLearner {
     for (let at = 2; at < segments.length; at++) {
       const segment = segments[at]!;
       const parent = segments[at - 1]!;
-      if (segment.kind !== 'literal' || parent.kind !== 'literal' || introducesNames(segments[at - 2]) || isVersionLike(parent.text)) continue;
+      if (
+        segment.kind !== 'literal' ||
+        parent.kind !== 'literal' ||
+        introducesNames(segments[at - 2]) ||
+        isVersionLike(parent.text)
+      )
+        continue;
       const key = `${at}/${segment.text}`;
       let parents = this.parentsOf.get(key);
       if (parents === undefined) this.parentsOf.set(key, (parents = new Set()));
@@ -227,7 +249,13 @@ export class PathLearner {
     let key = '';
     for (let at = 0; at < resolved.length; at++) {
       const segment = resolved[at]!;
-      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(resolved, at, key) && this.decidePosition(key, segment.text)) return true;
+      if (
+        segment.kind === 'literal' &&
+        !this.learned.has(key) &&
+        this.mayLearn(resolved, at, key) &&
+        this.decidePosition(key, segment.text)
+      )
+        return true;
       key = extendKey(key, segment);
     }
     return false;
@@ -319,9 +347,13 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   // Different values further on too (`alice/web/issues`, `bob/cli/issues`): alike when they end the same.
   const lastX = x.resolved[x.resolved.length - 1]!;
   const lastY = y.resolved[y.resolved.length - 1]!;
-  const sameEnd = (lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text) || (lastX.kind === 'param' && lastY.kind === 'param');
+  const sameEnd =
+    (lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text) ||
+    (lastX.kind === 'param' && lastY.kind === 'param');
   // Or, one value following each (a name and a slug: `/articles/alice/my-post`, `/articles/bob/hello`), when the answers agree.
-  return restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike')) ? 'alike' : 'unknown';
+  return restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike'))
+    ? 'alike'
+    : 'unknown';
 }
 
 /** Top-level field names agree when at least half of all of them are shared (Jaccard ≥ 0.5). */
@@ -350,7 +382,7 @@ function nameRuns(segments: Segment[]): Segment[] {
   if (!segments.some((s) => s.kind === 'param' && s.name === LEARNED)) return segments;
   const taken = new Set(segments.flatMap((s) => (s.kind === 'param' && s.name !== LEARNED ? [s.name] : [])));
   const out = [...segments];
-  for (let start = 0; start < out.length; ) {
+  for (let start = 0; start < out.length;) {
     const first = out[start]!;
     if (first.kind !== 'param' || first.name !== LEARNED) {
       start++;
@@ -364,7 +396,8 @@ function nameRuns(segments: Segment[]): Segment[] {
     const noun = parameterNoun(out[before]) ?? 'name';
     const names = [noun, 'owner', 'namespace'];
     const length = end - start;
-    for (let i = length - 1, k = 0; i >= 0; i--, k++) out[start + i] = { kind: 'param', name: unique(names[k] ?? `${noun}Part${length - k}`, taken) };
+    for (let i = length - 1, k = 0; i >= 0; i--, k++)
+      out[start + i] = { kind: 'param', name: unique(names[k] ?? `${noun}Part${length - k}`, taken) };
     // Detected identifiers right after them were named after a literal that turned out a value (`{daveId}`): named after the noun instead.
     for (; end < out.length && out[end]!.kind === 'param' && (out[end] as { name: string }).name !== LEARNED; end++) {
       taken.delete((out[end] as { name: string }).name);
@@ -390,6 +423,7 @@ function unique(name: string, taken: Set<string>): string {
 export function responseKeys(shape: Shape | undefined): readonly string[] | null {
   if (shape === undefined) return null;
   if (shape.kind === 'object') return shape.fields.length === 0 ? null : shape.fields.map((f) => f.name);
-  if (shape.kind === 'array' && shape.items.kind === 'object' && shape.items.fields.length > 0) return shape.items.fields.map((f) => `[]${f.name}`);
+  if (shape.kind === 'array' && shape.items.kind === 'object' && shape.items.fields.length > 0)
+    return shape.items.fields.map((f) => `[]${f.name}`);
   return null;
 }

@@ -138,7 +138,9 @@ export function isVersionLike(text: string): boolean {
 export function introducesNames(segment: Segment | undefined): boolean {
   if (segment === undefined) return true; // the first segment
   if (segment.kind === 'param') return false;
-  return segment.text.toLowerCase() === 'api' || isVersionSegment(segment.text) || /^\d{4}-\d{2}-\d{2}$/.test(segment.text);
+  return (
+    segment.text.toLowerCase() === 'api' || isVersionSegment(segment.text) || /^\d{4}-\d{2}-\d{2}$/.test(segment.text)
+  );
 }
 
 const IRREGULAR_PLURALS: Readonly<Record<string, string>> = {
@@ -192,8 +194,12 @@ export function parameterName(parent: Segment | undefined): string {
  * `orgs` → `org`; undefined when the parent is not a word (a parameter, a number, `api`, a version, absent).
  */
 export function parameterNoun(parent: Segment | undefined): string | undefined {
-  if (parent?.kind !== 'literal' || !/^[A-Za-z][A-Za-z_.-]*$/.test(parent.text) || introducesNames(parent)) return undefined;
-  const words = parent.text.toLowerCase().split(/[-_.]+/).filter(Boolean);
+  if (parent?.kind !== 'literal' || !/^[A-Za-z][A-Za-z_.-]*$/.test(parent.text) || introducesNames(parent))
+    return undefined;
+  const words = parent.text
+    .toLowerCase()
+    .split(/[-_.]+/)
+    .filter(Boolean);
   if (words.length === 0) return undefined;
   words[words.length - 1] = singular(words[words.length - 1]!);
   return words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('');

@@ -2,7 +2,16 @@
  * Path templates (DESIGN.md, Paths; docs/paths.md): the agent turns every raw path into a template
  * before anything leaves the pod, so identifiers never do.
  */
-import { decodeSegment, identifierStrength, introducesNames, isDottedVersion, joinSegments, ParameterNames, splitPath, type Segment } from './segments';
+import {
+  decodeSegment,
+  identifierStrength,
+  introducesNames,
+  isDottedVersion,
+  joinSegments,
+  ParameterNames,
+  splitPath,
+  type Segment,
+} from './segments';
 
 export { CardinalityLimiter, type CardinalityLimiterOptions } from './limiter';
 export { PathLearner, responseKeys, type PathLearnerOptions } from './learner';
@@ -28,7 +37,8 @@ export function templatePath(rawPath: string, known: readonly string[] = []): st
   for (const segment of segments) {
     // Decide on what the previous segment became: a date that turned into a parameter names nothing.
     const previous = templated[templated.length - 1];
-    const strength = segment.kind === 'literal' && !isDottedVersion(segment.text) ? identifierStrength(segment.text) : 'none';
+    const strength =
+      segment.kind === 'literal' && !isDottedVersion(segment.text) ? identifierStrength(segment.text) : 'none';
     const isParameter = strength === 'strong' || (strength === 'weak' && !introducesNames(previous));
     templated.push(isParameter ? names.after(previous) : segment);
   }

@@ -130,7 +130,8 @@ export interface RulesMessage {
   rules: string[];
 }
 
-export type AgentMessage = HelloMessage | BatchMessage | CaptureMessage | CaptureEndMessage | RulesMessage | LearnedMessage;
+export type AgentMessage =
+  HelloMessage | BatchMessage | CaptureMessage | CaptureEndMessage | RulesMessage | LearnedMessage;
 
 export interface WelcomeMessage {
   type: 'welcome';

@@ -32,7 +32,13 @@ export const NULL_CODE = 0x5a; // Z
 export const UNKNOWN_CODE = 0x55; // U
 const QUOTE = 0x22; // "
 
-const STRING_TEXT: Readonly<Record<string, string>> = { uuid: 'S(uuid)', 'date-time': 'S(date-time)', date: 'S(date)', email: 'S(email)', uri: 'S(uri)' };
+const STRING_TEXT: Readonly<Record<string, string>> = {
+  uuid: 'S(uuid)',
+  'date-time': 'S(date-time)',
+  date: 'S(date)',
+  email: 'S(email)',
+  uri: 'S(uri)',
+};
 
 /** Writes a string shape: `S`, or `S(format)`. */
 export function writeString(format: StringFormat | undefined, sink: CanonicalSink): void {

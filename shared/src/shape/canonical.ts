@@ -110,7 +110,10 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): vo
         }
       } else {
         // Not in canonical layout (e.g. built by hand): order by kind, then by text.
-        const texts = shape.options.map((option) => ({ rank: kindRank(option.kind), text: canonicalText(option, depth) }));
+        const texts = shape.options.map((option) => ({
+          rank: kindRank(option.kind),
+          text: canonicalText(option, depth),
+        }));
         texts.sort((a, b) => a.rank - b.rank || compareNames(a.text, b.text));
         sink.write(texts.map((option) => option.text).join('|'));
       }
@@ -127,6 +130,7 @@ function inNameOrder(fields: readonly Field[]): readonly Field[] {
 }
 
 function inKindOrder(options: readonly Shape[]): boolean {
-  for (let i = 1; i < options.length; i++) if (kindRank(options[i - 1]!.kind) >= kindRank(options[i]!.kind)) return false;
+  for (let i = 1; i < options.length; i++)
+    if (kindRank(options[i - 1]!.kind) >= kindRank(options[i]!.kind)) return false;
   return true;
 }

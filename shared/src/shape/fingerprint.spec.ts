@@ -27,16 +27,40 @@ describe('canonicalShape', () => {
     ['empty object', { kind: 'object', fields: [] }, '{}'],
     [
       'POST /posts request, optional field marked with ?',
-      { kind: 'object', fields: [{ name: 'author', required: true, shape: S }, { name: 'title', required: false, shape: S }] },
+      {
+        kind: 'object',
+        fields: [
+          { name: 'author', required: true, shape: S },
+          { name: 'title', required: false, shape: S },
+        ],
+      },
       '{"author":S,"title"?:S}',
     ],
-    ['truncated object', { kind: 'object', fields: [{ name: 'a', required: true, shape: N }], truncated: true }, '{"a":N}!'],
-    ['names that need JSON escapes', { kind: 'object', fields: [{ name: 'a"b\\c\n', required: true, shape: N }] }, '{"a\\"b\\\\c\\n":N}'],
+    [
+      'truncated object',
+      { kind: 'object', fields: [{ name: 'a', required: true, shape: N }], truncated: true },
+      '{"a":N}!',
+    ],
+    [
+      'names that need JSON escapes',
+      { kind: 'object', fields: [{ name: 'a"b\\c\n', required: true, shape: N }] },
+      '{"a\\"b\\\\c\\n":N}',
+    ],
     ['oneOf in kind order', { kind: 'oneOf', options: [S, { kind: 'null' }] }, '(S|Z)'],
-    ['oneOf given out of order', { kind: 'oneOf', options: [{ kind: 'null' }, { kind: 'array', items: N }, S] }, '(S|[N]|Z)'],
+    [
+      'oneOf given out of order',
+      { kind: 'oneOf', options: [{ kind: 'null' }, { kind: 'array', items: N }, S] },
+      '(S|[N]|Z)',
+    ],
     [
       'fields given out of order',
-      { kind: 'object', fields: [{ name: 'title', required: true, shape: S }, { name: 'author', required: true, shape: S }] },
+      {
+        kind: 'object',
+        fields: [
+          { name: 'title', required: true, shape: S },
+          { name: 'author', required: true, shape: S },
+        ],
+      },
       '{"author":S,"title":S}',
     ],
   ])('writes %s', (_name, shape, text) => {
@@ -62,7 +86,9 @@ describe('fingerprint', () => {
   });
 
   it('does not depend on the order of keys in the body', () => {
-    expect(fingerprint(inferShape({ title: 'x', author: 'y', id: 1 }))).toBe(fingerprint(inferShape({ id: 2, author: 'b', title: 'a' })));
+    expect(fingerprint(inferShape({ title: 'x', author: 'y', id: 1 }))).toBe(
+      fingerprint(inferShape({ id: 2, author: 'b', title: 'a' })),
+    );
   });
 
   it('does not depend on the order of items in an array', () => {
@@ -70,10 +96,18 @@ describe('fingerprint', () => {
   });
 
   it.each<[string, Shape, Shape]>([
-    ['required vs optional', { kind: 'object', fields: [{ name: 'a', required: true, shape: N }] }, { kind: 'object', fields: [{ name: 'a', required: false, shape: N }] }],
+    [
+      'required vs optional',
+      { kind: 'object', fields: [{ name: 'a', required: true, shape: N }] },
+      { kind: 'object', fields: [{ name: 'a', required: false, shape: N }] },
+    ],
     ['format vs none', { kind: 'string', format: 'uuid' }, S],
     ['truncated vs not', { kind: 'array', items: N, truncated: true }, { kind: 'array', items: N }],
-    ['field name', { kind: 'object', fields: [{ name: 'a', required: true, shape: N }] }, { kind: 'object', fields: [{ name: 'b', required: true, shape: N }] }],
+    [
+      'field name',
+      { kind: 'object', fields: [{ name: 'a', required: true, shape: N }] },
+      { kind: 'object', fields: [{ name: 'b', required: true, shape: N }] },
+    ],
     ['nesting', { kind: 'array', items: { kind: 'array', items: N } }, { kind: 'array', items: N }],
     ['string vs number', S, N],
   ])('tells apart %s', (_name, a, b) => {
@@ -83,7 +117,9 @@ describe('fingerprint', () => {
   it('gives no collision among 20,000 distinct small shapes', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 20_000; i++) {
-      seen.add(fingerprint({ kind: 'object', fields: [{ name: `f${i}`, required: i % 2 === 0, shape: i % 3 === 0 ? S : N }] }));
+      seen.add(
+        fingerprint({ kind: 'object', fields: [{ name: `f${i}`, required: i % 2 === 0, shape: i % 3 === 0 ? S : N }] }),
+      );
     }
     expect(seen.size).toBe(20_000);
   });
@@ -104,7 +140,13 @@ describe('shapeFingerprint', () => {
   const { json } = fc.letrec<{ json: unknown }>((tie) => ({
     json: fc.oneof(
       { maxDepth: 4, depthIdentifier: 'json', withCrossShrink: true },
-      fc.oneof(fc.string({ maxLength: 6 }), fc.uuid(), fc.emailAddress(), fc.webUrl(), fc.constantFrom('2026-11-22', '2026-11-22T03:08:00Z')),
+      fc.oneof(
+        fc.string({ maxLength: 6 }),
+        fc.uuid(),
+        fc.emailAddress(),
+        fc.webUrl(),
+        fc.constantFrom('2026-11-22', '2026-11-22T03:08:00Z'),
+      ),
       fc.oneof(fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null)),
       fc.array(tie('json'), { maxLength: 5 }),
       fc.dictionary(fc.constantFrom(...NAMES), tie('json'), { maxKeys: 6 }),
@@ -112,7 +154,14 @@ describe('shapeFingerprint', () => {
   }));
   const limits: fc.Arbitrary<Partial<ShapeLimits>> = fc.oneof(
     fc.constant({}),
-    fc.record({ maxDepth: fc.integer({ min: 0, max: 4 }), maxFields: fc.integer({ min: 0, max: 4 }), maxItems: fc.integer({ min: 0, max: 4 }) }, { requiredKeys: [] }),
+    fc.record(
+      {
+        maxDepth: fc.integer({ min: 0, max: 4 }),
+        maxFields: fc.integer({ min: 0, max: 4 }),
+        maxItems: fc.integer({ min: 0, max: 4 }),
+      },
+      { requiredKeys: [] },
+    ),
   );
 
   it('equals fingerprint(inferShape(x)) for arbitrary JSON values and limits', () => {
@@ -125,12 +174,18 @@ describe('shapeFingerprint', () => {
   });
 
   it('equals fingerprint(inferShape(x)) for lists of records whose key lists repeat, change and come back', () => {
-    const record = fc.dictionary(fc.constantFrom(...NAMES), fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.constant(null)), { maxKeys: 6 });
+    const record = fc.dictionary(
+      fc.constantFrom(...NAMES),
+      fc.oneof(fc.string({ maxLength: 3 }), fc.integer(), fc.constant(null)),
+      { maxKeys: 6 },
+    );
     fc.assert(
       fc.property(fc.array(record, { maxLength: 3 }), fc.array(fc.nat(2), { maxLength: 12 }), (records, picks) => {
         const list = picks.map((pick) => records[pick % Math.max(records.length, 1)] ?? {});
         expect(shapeFingerprint(list)).toBe(fingerprint(inferShape(list)));
-        expect(shapeFingerprint({ data: list, first: list[0] ?? null })).toBe(fingerprint(inferShape({ data: list, first: list[0] ?? null })));
+        expect(shapeFingerprint({ data: list, first: list[0] ?? null })).toBe(
+          fingerprint(inferShape({ data: list, first: list[0] ?? null })),
+        );
       }),
       { numRuns: 1000 },
     );
@@ -145,7 +200,9 @@ describe('shapeFingerprint', () => {
   });
 
   it('names a bad limit like inferShape does', () => {
-    expect(() => shapeFingerprint({}, { maxFields: -1 })).toThrow(/limit maxFields must be a non-negative integer, got -1/);
+    expect(() => shapeFingerprint({}, { maxFields: -1 })).toThrow(
+      /limit maxFields must be a non-negative integer, got -1/,
+    );
   });
 });
 

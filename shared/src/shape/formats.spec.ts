@@ -63,11 +63,28 @@ describe('detectStringFormat', () => {
   const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s]+$/;
   it('agrees with the e-mail and URI patterns on generated strings', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.emailAddress(), fc.webUrl(), fc.string({ unit: fc.constantFrom('a', 'Z', '1', '@', '.', ':', '/', ' ', '\u00a0', '+', '-') , maxLength: 14 })), (text) => {
-        const format = detectStringFormat(text);
-        const expected = text.length < 6 || text.length > 254 ? null : URI.test(text) ? 'uri' : EMAIL.test(text) && !text.includes('://') ? 'email' : null;
-        if (format === 'uri' || format === 'email' || format === null) expect(format).toBe(expected);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.emailAddress(),
+          fc.webUrl(),
+          fc.string({
+            unit: fc.constantFrom('a', 'Z', '1', '@', '.', ':', '/', ' ', '\u00a0', '+', '-'),
+            maxLength: 14,
+          }),
+        ),
+        (text) => {
+          const format = detectStringFormat(text);
+          const expected =
+            text.length < 6 || text.length > 254
+              ? null
+              : URI.test(text)
+                ? 'uri'
+                : EMAIL.test(text) && !text.includes('://')
+                  ? 'email'
+                  : null;
+          if (format === 'uri' || format === 'email' || format === null) expect(format).toBe(expected);
+        },
+      ),
       { numRuns: 2000 },
     );
   });

@@ -70,7 +70,17 @@ function isLetter(code: number): boolean {
 function isSpace(code: number): boolean {
   if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
   if (code < 160) return false;
-  return code === 160 || code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f || code === 0x3000 || code === 0xfeff;
+  return (
+    code === 160 ||
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000 ||
+    code === 0xfeff
+  );
 }
 
 function isUuid(text: string): boolean {
@@ -127,5 +137,7 @@ function isDigit(text: string, at: number): boolean {
 
 /** The number written by two digits at `at`, or -1. */
 function twoDigits(text: string, at: number): number {
-  return isDigit(text, at) && isDigit(text, at + 1) ? (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48 : -1;
+  return isDigit(text, at) && isDigit(text, at + 1)
+    ? (text.charCodeAt(at) - 48) * 10 + text.charCodeAt(at + 1) - 48
+    : -1;
 }

@@ -12,11 +12,21 @@ describe('inferShape', () => {
     ['an empty object', {}, { kind: 'object', fields: [] }],
     ['an empty array (items unknown)', [], { kind: 'array', items: U }],
     ['an array of numbers', [1, 2, 3], { kind: 'array', items: N }],
-    ['an array of mixed scalars (options in canonical order)', [null, true, 1, 'a'], { kind: 'array', items: { kind: 'oneOf', options: [S, N, B, Z] } }],
+    [
+      'an array of mixed scalars (options in canonical order)',
+      [null, true, 1, 'a'],
+      { kind: 'array', items: { kind: 'oneOf', options: [S, N, B, Z] } },
+    ],
     [
       'seed-spec POST /posts request {title, author}',
       { title: 'Hello', author: 'Ann' },
-      { kind: 'object', fields: [{ name: 'author', required: true, shape: S }, { name: 'title', required: true, shape: S }] },
+      {
+        kind: 'object',
+        fields: [
+          { name: 'author', required: true, shape: S },
+          { name: 'title', required: true, shape: S },
+        ],
+      },
     ],
     [
       'seed-spec POST /posts 201 response {id, title, author}',
@@ -49,7 +59,18 @@ describe('inferShape', () => {
       [{ a: [1] }, { a: [] }, { a: ['x'] }, 'text'],
       {
         kind: 'array',
-        items: { kind: 'oneOf', options: [S, { kind: 'object', fields: [{ name: 'a', required: true, shape: { kind: 'array', items: { kind: 'oneOf', options: [S, N] } } }] }] },
+        items: {
+          kind: 'oneOf',
+          options: [
+            S,
+            {
+              kind: 'object',
+              fields: [
+                { name: 'a', required: true, shape: { kind: 'array', items: { kind: 'oneOf', options: [S, N] } } },
+              ],
+            },
+          ],
+        },
       },
     ],
     [
@@ -57,8 +78,16 @@ describe('inferShape', () => {
       { b: 1, a: 1, B: 1, é: 1, _: 1 },
       { kind: 'object', fields: ['B', '_', 'a', 'b', 'é'].map((name) => ({ name, required: true, shape: N })) },
     ],
-    ['a field named __proto__ is a field like any other', JSON.parse('{"__proto__": 1}'), { kind: 'object', fields: [{ name: '__proto__', required: true, shape: N }] }],
-    ['values JSON cannot hold read as unknown', { f: undefined }, { kind: 'object', fields: [{ name: 'f', required: true, shape: U }] }],
+    [
+      'a field named __proto__ is a field like any other',
+      JSON.parse('{"__proto__": 1}'),
+      { kind: 'object', fields: [{ name: '__proto__', required: true, shape: N }] },
+    ],
+    [
+      'values JSON cannot hold read as unknown',
+      { f: undefined },
+      { kind: 'object', fields: [{ name: 'f', required: true, shape: U }] },
+    ],
   ])('describes %s', (_name, value, expected) => {
     expect(inferShape(value)).toEqual(expected);
   });
@@ -98,13 +127,32 @@ describe('inferShape', () => {
       const cut: Shape = { kind: 'unknown', truncated: true };
       expect(inferShape({ a: { b: { c: 1 } } }, { maxDepth: 2 })).toEqual({
         kind: 'object',
-        fields: [{ name: 'a', required: true, shape: { kind: 'object', fields: [{ name: 'b', required: true, shape: { kind: 'object', fields: [{ name: 'c', required: true, shape: cut }] } }] } }],
+        fields: [
+          {
+            name: 'a',
+            required: true,
+            shape: {
+              kind: 'object',
+              fields: [
+                {
+                  name: 'b',
+                  required: true,
+                  shape: { kind: 'object', fields: [{ name: 'c', required: true, shape: cut }] },
+                },
+              ],
+            },
+          },
+        ],
       });
       expect(inferShape([[1]], { maxDepth: 0 })).toEqual({ kind: 'array', items: cut });
     });
 
     it('keeps the first maxFields names in code-unit order whatever the key order, and marks the object', () => {
-      const expected: Shape = { kind: 'object', fields: ['a', 'b'].map((name) => ({ name, required: true, shape: N })), truncated: true };
+      const expected: Shape = {
+        kind: 'object',
+        fields: ['a', 'b'].map((name) => ({ name, required: true, shape: N })),
+        truncated: true,
+      };
       expect(inferShape({ d: 1, c: 1, b: 1, a: 1 }, { maxFields: 2 })).toEqual(expected);
       expect(inferShape({ a: 1, b: 1, c: 1, d: 1 }, { maxFields: 2 })).toEqual(expected);
     });
@@ -112,7 +160,11 @@ describe('inferShape', () => {
     it('caps the union of the fields of a list of records at maxFields', () => {
       expect(inferShape([{ c: 1 }, { b: 1 }, { a: 1 }], { maxFields: 2 })).toEqual({
         kind: 'array',
-        items: { kind: 'object', fields: ['a', 'b'].map((name) => ({ name, required: false, shape: N })), truncated: true },
+        items: {
+          kind: 'object',
+          fields: ['a', 'b'].map((name) => ({ name, required: false, shape: N })),
+          truncated: true,
+        },
       });
     });
 

@@ -47,7 +47,16 @@ interface Accumulator {
 
 // A plain literal rather than a class: the cheapest object V8 can allocate, and there are many.
 function newAccumulator(): Accumulator {
-  return { values: 0, seen: 0, format: undefined, objects: 0, lastKeys: null, lastFields: null, fields: null, items: null };
+  return {
+    values: 0,
+    seen: 0,
+    format: undefined,
+    objects: 0,
+    lastKeys: null,
+    lastFields: null,
+    fields: null,
+    items: null,
+  };
 }
 
 const NO_LIMITS: Partial<ShapeLimits> = {};
@@ -97,7 +106,13 @@ export function shapeFingerprint(value: unknown, limits: Partial<ShapeLimits> = 
 /** The one walk over a value: everything seen, position by position. */
 function accumulate(value: unknown, limits: ShapeLimits): Accumulator {
   const root = newAccumulator();
-  const walk: Walk = { maxDepth: limits.maxDepth, maxFields: limits.maxFields, maxItems: limits.maxItems, budget: MAX_SHAPE_VALUES, stack: [] };
+  const walk: Walk = {
+    maxDepth: limits.maxDepth,
+    maxFields: limits.maxFields,
+    maxItems: limits.maxItems,
+    budget: MAX_SHAPE_VALUES,
+    stack: [],
+  };
   visit(walk, value, root, 0);
   const { stack } = walk;
   while (stack.length > 0) {
@@ -266,7 +281,8 @@ function finish(accumulator: Accumulator, maxFields: number): Shape {
   }
   // Options are pushed in canonical kind order (see KIND_ORDER).
   const options: Shape[] = [];
-  if (seen & STRING) options.push(accumulator.format ? { kind: 'string', format: accumulator.format } : { kind: 'string' });
+  if (seen & STRING)
+    options.push(accumulator.format ? { kind: 'string', format: accumulator.format } : { kind: 'string' });
   if (seen & NUMBER) options.push({ kind: 'number' });
   if (seen & BOOLEAN) options.push({ kind: 'boolean' });
   if (accumulator.objects > 0) options.push(finishObject(accumulator, maxFields));
@@ -289,9 +305,15 @@ function finishObject(accumulator: Accumulator, maxFields: number): Shape {
   for (let i = 0; i < count; i++) {
     const index = order === null ? i : order[i]!;
     const field = accumulators[index]!;
-    fields.push({ name: names[index]!, required: field.values === accumulator.objects, shape: finish(field, maxFields) });
+    fields.push({
+      name: names[index]!,
+      required: field.values === accumulator.objects,
+      shape: finish(field, maxFields),
+    });
   }
-  return objectTruncated(accumulator, names, maxFields) ? { kind: 'object', fields, truncated: true } : { kind: 'object', fields };
+  return objectTruncated(accumulator, names, maxFields)
+    ? { kind: 'object', fields, truncated: true }
+    : { kind: 'object', fields };
 }
 
 function fieldNames(accumulator: Accumulator): readonly string[] {
@@ -361,7 +383,15 @@ function writeAccumulated(accumulator: Accumulator, maxFields: number, sink: can
 /** How many options `finish(accumulator)` has: one per kind seen. */
 function optionCount(accumulator: Accumulator): number {
   const { seen } = accumulator;
-  return ((seen & STRING) !== 0 ? 1 : 0) + ((seen & NUMBER) !== 0 ? 1 : 0) + ((seen & BOOLEAN) !== 0 ? 1 : 0) + (accumulator.objects > 0 ? 1 : 0) + ((seen & ARRAY) !== 0 ? 1 : 0) + ((seen & CUT) !== 0 ? 1 : 0) + ((seen & NULL) !== 0 ? 1 : 0);
+  return (
+    ((seen & STRING) !== 0 ? 1 : 0) +
+    ((seen & NUMBER) !== 0 ? 1 : 0) +
+    ((seen & BOOLEAN) !== 0 ? 1 : 0) +
+    (accumulator.objects > 0 ? 1 : 0) +
+    ((seen & ARRAY) !== 0 ? 1 : 0) +
+    ((seen & CUT) !== 0 ? 1 : 0) +
+    ((seen & NULL) !== 0 ? 1 : 0)
+  );
 }
 
 function writeAccumulatedObject(accumulator: Accumulator, maxFields: number, sink: canonical.CanonicalSink): void {

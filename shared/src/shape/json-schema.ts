@@ -27,12 +27,17 @@ export function toJsonSchema(shape: Shape): JsonSchema {
     case 'unknown':
       return shape.truncated ? { [TRUNCATED]: true } : {};
     case 'array':
-      return shape.truncated ? { type: 'array', items: toJsonSchema(shape.items), [TRUNCATED]: true } : { type: 'array', items: toJsonSchema(shape.items) };
+      return shape.truncated
+        ? { type: 'array', items: toJsonSchema(shape.items), [TRUNCATED]: true }
+        : { type: 'array', items: toJsonSchema(shape.items) };
     case 'oneOf':
       return { oneOf: shape.options.map(toJsonSchema) };
     case 'object': {
       // fromEntries defines own properties, so a field named `__proto__` stays a field.
-      const schema: JsonSchema = { type: 'object', properties: Object.fromEntries(shape.fields.map((field) => [field.name, toJsonSchema(field.shape)])) };
+      const schema: JsonSchema = {
+        type: 'object',
+        properties: Object.fromEntries(shape.fields.map((field) => [field.name, toJsonSchema(field.shape)])),
+      };
       const required = shape.fields.filter((field) => field.required).map((field) => field.name);
       if (required.length > 0) schema.required = required;
       if (shape.truncated) schema[TRUNCATED] = true;
@@ -57,11 +62,47 @@ export class InvalidSchemaError extends Error {
 
 /** Keywords that describe values, not structure: accepted and ignored. */
 const IGNORED_KEYWORDS = new Set([
-  '$schema', '$id', '$comment', 'title', 'description', 'examples', 'example', 'default', 'deprecated', 'readOnly', 'writeOnly',
-  'minLength', 'maxLength', 'pattern', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
-  'minItems', 'maxItems', 'uniqueItems', 'minProperties', 'maxProperties', 'contentMediaType', 'contentEncoding',
+  '$schema',
+  '$id',
+  '$comment',
+  'title',
+  'description',
+  'examples',
+  'example',
+  'default',
+  'deprecated',
+  'readOnly',
+  'writeOnly',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+  'contentMediaType',
+  'contentEncoding',
 ]);
-const STRUCTURE_KEYWORDS = new Set(['type', 'format', 'properties', 'required', 'additionalProperties', 'items', 'oneOf', 'anyOf', 'enum', 'const', 'nullable', TRUNCATED]);
+const STRUCTURE_KEYWORDS = new Set([
+  'type',
+  'format',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'oneOf',
+  'anyOf',
+  'enum',
+  'const',
+  'nullable',
+  TRUNCATED,
+]);
 const TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null', 'object', 'array']);
 
 /**
@@ -80,7 +121,8 @@ export function fromJsonSchema(schema: unknown): Shape {
 }
 
 function readSchema(schema: unknown, at: string, depth: number): Shape {
-  if (depth > MAX_SHAPE_DEPTH) throw new InvalidSchemaError('type', at, `schema nested deeper than ${MAX_SHAPE_DEPTH} levels`);
+  if (depth > MAX_SHAPE_DEPTH)
+    throw new InvalidSchemaError('type', at, `schema nested deeper than ${MAX_SHAPE_DEPTH} levels`);
   if (schema === true) return { kind: 'unknown' };
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new InvalidSchemaError('type', at, `a schema must be an object or true, got ${describeValue(schema)}`);
@@ -95,25 +137,31 @@ function readSchema(schema: unknown, at: string, depth: number): Shape {
   const alternatives = has('oneOf') ? 'oneOf' : has('anyOf') ? 'anyOf' : null;
   const shapes: Shape[] = [];
   if (alternatives !== null) {
-    if (has('oneOf') && has('anyOf')) throw new InvalidSchemaError('anyOf', at, 'oneOf and anyOf together are not supported');
-    if (has('type')) throw new InvalidSchemaError(alternatives, at, `${alternatives} together with type is not supported`);
+    if (has('oneOf') && has('anyOf'))
+      throw new InvalidSchemaError('anyOf', at, 'oneOf and anyOf together are not supported');
+    if (has('type'))
+      throw new InvalidSchemaError(alternatives, at, `${alternatives} together with type is not supported`);
     const options = record[alternatives];
-    if (!Array.isArray(options) || options.length === 0) throw new InvalidSchemaError(alternatives, at, `${alternatives} must be a non-empty array of schemas`);
+    if (!Array.isArray(options) || options.length === 0)
+      throw new InvalidSchemaError(alternatives, at, `${alternatives} must be a non-empty array of schemas`);
     options.forEach((option, index) => shapes.push(readSchema(option, `${at}/${alternatives}/${index}`, depth + 1)));
   }
   for (const keyword of ['enum', 'const'] as const) {
     if (!has(keyword)) continue;
     const values = keyword === 'enum' ? record.enum : [record.const];
-    if (!Array.isArray(values) || values.length === 0) throw new InvalidSchemaError(keyword, at, 'enum must be a non-empty array');
+    if (!Array.isArray(values) || values.length === 0)
+      throw new InvalidSchemaError(keyword, at, 'enum must be a non-empty array');
     // Only the types of the listed values matter, never the values.
     if (!has('type')) shapes.push(...values.map((value) => inferShape(value)));
   }
   for (const type of declaredTypes(record, at, has)) shapes.push(readTyped(type, record, at, depth, has));
   if (has('nullable')) {
-    if (typeof record.nullable !== 'boolean') throw new InvalidSchemaError('nullable', at, `nullable must be a boolean, got ${describeValue(record.nullable)}`);
+    if (typeof record.nullable !== 'boolean')
+      throw new InvalidSchemaError('nullable', at, `nullable must be a boolean, got ${describeValue(record.nullable)}`);
     if (record.nullable) shapes.push({ kind: 'null' });
   }
-  if (shapes.length === 0) return readTruncated(record, at) ? { kind: 'unknown', truncated: true } : { kind: 'unknown' };
+  if (shapes.length === 0)
+    return readTruncated(record, at) ? { kind: 'unknown', truncated: true } : { kind: 'unknown' };
   return mergeAllShapes(shapes);
 }
 
@@ -130,17 +178,32 @@ function declaredTypes(record: Record<string, unknown>, at: string, has: (keywor
   if (types.length === 0) throw new InvalidSchemaError('type', `${at}/type`, 'type must name at least one type');
   for (const name of types) {
     if (typeof name !== 'string' || !TYPES.has(name)) {
-      throw new InvalidSchemaError('type', `${at}/type`, `unknown type ${describeValue(name)} (expected one of ${[...TYPES].join(', ')})`);
+      throw new InvalidSchemaError(
+        'type',
+        `${at}/type`,
+        `unknown type ${describeValue(name)} (expected one of ${[...TYPES].join(', ')})`,
+      );
     }
   }
   return types as string[];
 }
 
-function readTyped(type: string, record: Record<string, unknown>, at: string, depth: number, has: (keyword: string) => boolean): Shape {
+function readTyped(
+  type: string,
+  record: Record<string, unknown>,
+  at: string,
+  depth: number,
+  has: (keyword: string) => boolean,
+): Shape {
   switch (type) {
     case 'string': {
       if (!has('format')) return { kind: 'string' };
-      if (typeof record.format !== 'string') throw new InvalidSchemaError('format', `${at}/format`, `format must be a string, got ${describeValue(record.format)}`);
+      if (typeof record.format !== 'string')
+        throw new InvalidSchemaError(
+          'format',
+          `${at}/format`,
+          `format must be a string, got ${describeValue(record.format)}`,
+        );
       const format = STRING_FORMATS.find((known) => known === record.format);
       return format === undefined ? { kind: 'string' } : { kind: 'string', format };
     }
@@ -161,14 +224,24 @@ function readTyped(type: string, record: Record<string, unknown>, at: string, de
 }
 
 function readItems(items: unknown, at: string, depth: number): Shape {
-  if (Array.isArray(items)) throw new InvalidSchemaError('items', at, 'tuple items (an array of schemas) are not supported');
+  if (Array.isArray(items))
+    throw new InvalidSchemaError('items', at, 'tuple items (an array of schemas) are not supported');
   return readSchema(items, at, depth + 1);
 }
 
-function readObject(record: Record<string, unknown>, at: string, depth: number, has: (keyword: string) => boolean): Shape {
+function readObject(
+  record: Record<string, unknown>,
+  at: string,
+  depth: number,
+  has: (keyword: string) => boolean,
+): Shape {
   const properties = has('properties') ? record.properties : {};
   if (typeof properties !== 'object' || properties === null || Array.isArray(properties)) {
-    throw new InvalidSchemaError('properties', `${at}/properties`, `properties must be an object, got ${describeValue(properties)}`);
+    throw new InvalidSchemaError(
+      'properties',
+      `${at}/properties`,
+      `properties must be an object, got ${describeValue(properties)}`,
+    );
   }
   const required = has('required') ? record.required : [];
   if (!Array.isArray(required) || !required.every((name): name is string => typeof name === 'string')) {
@@ -176,20 +249,34 @@ function readObject(record: Record<string, unknown>, at: string, depth: number, 
   }
   const names = Object.keys(properties);
   for (const name of required) {
-    if (!names.includes(name)) throw new InvalidSchemaError('required', `${at}/required`, `required names "${name}", which is not in properties`);
+    if (!names.includes(name))
+      throw new InvalidSchemaError(
+        'required',
+        `${at}/required`,
+        `required names "${name}", which is not in properties`,
+      );
   }
   let open = readTruncated(record, at);
   if (has('additionalProperties')) {
     const additional = record.additionalProperties;
     if (typeof additional === 'boolean') open ||= additional;
     else if (isEmptySchema(additional)) open = true;
-    else throw new InvalidSchemaError('additionalProperties', `${at}/additionalProperties`, 'additionalProperties must be a boolean (a schema for extra fields is not supported)');
+    else
+      throw new InvalidSchemaError(
+        'additionalProperties',
+        `${at}/additionalProperties`,
+        'additionalProperties must be a boolean (a schema for extra fields is not supported)',
+      );
   }
   const requiredNames = new Set(required);
   const fields: Field[] = names.sort(compareNames).map((name) => ({
     name,
     required: requiredNames.has(name),
-    shape: readSchema((properties as Record<string, unknown>)[name], `${at}/properties/${escapePointer(name)}`, depth + 1),
+    shape: readSchema(
+      (properties as Record<string, unknown>)[name],
+      `${at}/properties/${escapePointer(name)}`,
+      depth + 1,
+    ),
   }));
   return open ? { kind: 'object', fields, truncated: true } : { kind: 'object', fields };
 }
@@ -197,7 +284,12 @@ function readObject(record: Record<string, unknown>, at: string, depth: number, 
 function readTruncated(record: Record<string, unknown>, at: string): boolean {
   const truncated = record[TRUNCATED];
   if (truncated === undefined) return false;
-  if (typeof truncated !== 'boolean') throw new InvalidSchemaError(TRUNCATED, `${at}/${TRUNCATED}`, `${TRUNCATED} must be a boolean, got ${describeValue(truncated)}`);
+  if (typeof truncated !== 'boolean')
+    throw new InvalidSchemaError(
+      TRUNCATED,
+      `${at}/${TRUNCATED}`,
+      `${TRUNCATED} must be a boolean, got ${describeValue(truncated)}`,
+    );
   return truncated;
 }
 

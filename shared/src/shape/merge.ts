@@ -34,7 +34,9 @@ export function mergeAllShapes(shapes: readonly Shape[]): Shape {
 function mergeSameKind(a: Shape, b: Shape): Shape {
   switch (a.kind) {
     case 'string':
-      return b.kind === 'string' && a.format !== undefined && a.format === b.format ? { kind: 'string', format: a.format } : { kind: 'string' };
+      return b.kind === 'string' && a.format !== undefined && a.format === b.format
+        ? { kind: 'string', format: a.format }
+        : { kind: 'string' };
     case 'object':
       return mergeObjects(a, b as ObjectShape);
     case 'array':
@@ -58,7 +60,11 @@ function mergeObjects(a: ObjectShape, b: ObjectShape): ObjectShape {
       fields.push({ name: field.name, required: false, shape: field.shape });
     } else {
       onlyInA.delete(field.name);
-      fields.push({ name: field.name, required: field.required && other.required, shape: mergeShapes(other.shape, field.shape) });
+      fields.push({
+        name: field.name,
+        required: field.required && other.required,
+        shape: mergeShapes(other.shape, field.shape),
+      });
     }
   }
   for (const field of onlyInA.values()) fields.push({ name: field.name, required: false, shape: field.shape });

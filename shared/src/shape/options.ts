@@ -11,9 +11,19 @@ export const MAX_SHAPE_DEPTH = 256;
  * The canonical order of kinds inside a `oneOf`: scalars first, containers next, `null` last so
  * that a nullable type reads `T | null`. `oneOf` itself never appears inside a `oneOf`.
  */
-export const KIND_ORDER: readonly Exclude<ShapeKind, 'oneOf'>[] = ['string', 'number', 'boolean', 'object', 'array', 'unknown', 'null'];
+export const KIND_ORDER: readonly Exclude<ShapeKind, 'oneOf'>[] = [
+  'string',
+  'number',
+  'boolean',
+  'object',
+  'array',
+  'unknown',
+  'null',
+];
 
-const KIND_RANK = Object.fromEntries([...KIND_ORDER, 'oneOf'].map((kind, rank) => [kind, rank])) as Readonly<Record<ShapeKind, number>>;
+const KIND_RANK = Object.fromEntries([...KIND_ORDER, 'oneOf'].map((kind, rank) => [kind, rank])) as Readonly<
+  Record<ShapeKind, number>
+>;
 
 /** Position of a kind in {@link KIND_ORDER} (`oneOf` sorts last). */
 export function kindRank(kind: ShapeKind): number {

@@ -62,14 +62,7 @@ export interface UnknownShape {
 }
 
 export type Shape =
-  | StringShape
-  | NumberShape
-  | BooleanShape
-  | NullShape
-  | ObjectShape
-  | ArrayShape
-  | OneOfShape
-  | UnknownShape;
+  StringShape | NumberShape | BooleanShape | NullShape | ObjectShape | ArrayShape | OneOfShape | UnknownShape;
 
 export type ShapeKind = Shape['kind'];
 

@@ -38,7 +38,11 @@ export class ViewPageQuery {
   @Max(MAX_VIEW_PAGE)
   limit?: number;
 
-  @ApiPropertyOptional({ example: 'GET /posts/{postId}', description: 'the `method path` of the last item seen: the page starts after it (views are sorted by path, then method)' })
+  @ApiPropertyOptional({
+    example: 'GET /posts/{postId}',
+    description:
+      'the `method path` of the last item seen: the page starts after it (views are sorted by path, then method)',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(2100)

@@ -63,7 +63,9 @@ export class Initial1763770000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now()
       )`);
     await q.query(`CREATE INDEX captures_project_started_idx ON captures (project_id, started_at DESC, id)`);
-    await q.query(`CREATE INDEX captures_project_environment_idx ON captures (project_id, environment_kind, environment_name)`);
+    await q.query(
+      `CREATE INDEX captures_project_environment_idx ON captures (project_id, environment_kind, environment_name)`,
+    );
     await q.query(`
       CREATE TABLE shapes (
         fingerprint text PRIMARY KEY,
@@ -171,7 +173,19 @@ export class Initial1763770000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE endpoints DROP CONSTRAINT endpoints_current_version_fk`);
-    for (const table of ['endpoint_versions', 'endpoints', 'proposal_steps', 'proposals', 'processed_batches', 'observations', 'shapes', 'captures', 'agents', 'tokens', 'projects']) {
+    for (const table of [
+      'endpoint_versions',
+      'endpoints',
+      'proposal_steps',
+      'proposals',
+      'processed_batches',
+      'observations',
+      'shapes',
+      'captures',
+      'agents',
+      'tokens',
+      'projects',
+    ]) {
       await q.query(`DROP TABLE ${table}`);
     }
   }

@@ -25,7 +25,9 @@ export class Evidence1763800000000 implements MigrationInterface {
         last_seen timestamptz NOT NULL,
         CONSTRAINT environment_rows_name_unique UNIQUE (project_id, kind, name)
       )`);
-    await q.query(`CREATE INDEX environment_rows_page_idx ON environment_rows (project_id, kind, first_seen DESC, id DESC)`);
+    await q.query(
+      `CREATE INDEX environment_rows_page_idx ON environment_rows (project_id, kind, first_seen DESC, id DESC)`,
+    );
     await q.query(`
       CREATE TABLE evidence_observations (
         row_id uuid NOT NULL REFERENCES environment_rows(id) ON DELETE CASCADE,
@@ -48,7 +50,9 @@ export class Evidence1763800000000 implements MigrationInterface {
         (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' '))
       )`);
     // Finds the rows that saw an endpoint when a new version of it is made.
-    await q.query(`CREATE INDEX evidence_observations_endpoint_idx ON evidence_observations (project_id, method, path, row_id)`);
+    await q.query(
+      `CREATE INDEX evidence_observations_endpoint_idx ON evidence_observations (project_id, method, path, row_id)`,
+    );
     await q.query(`
       CREATE TABLE evidence_cells (
         row_id uuid NOT NULL REFERENCES environment_rows(id) ON DELETE CASCADE,
@@ -77,7 +81,9 @@ export class Evidence1763800000000 implements MigrationInterface {
       )`);
     await q.query(`CREATE INDEX evidence_current_row_idx ON evidence_current (row_id)`);
     // "The newest evidence of any pull request" per endpoint (evidence for ci without a pull request).
-    await q.query(`CREATE INDEX evidence_current_newest_idx ON evidence_current (project_id, kind, endpoint_id, row_first_seen DESC)`);
+    await q.query(
+      `CREATE INDEX evidence_current_newest_idx ON evidence_current (project_id, kind, endpoint_id, row_first_seen DESC)`,
+    );
     await q.query(`
       CREATE TABLE proposal_endpoints (
         id bigserial PRIMARY KEY,
@@ -122,12 +128,22 @@ export class Evidence1763800000000 implements MigrationInterface {
         delivered_at timestamptz,
         CONSTRAINT webhook_deliveries_once UNIQUE (webhook_id, event_id)
       )`);
-    await q.query(`CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at, seq) WHERE status = 'pending'`);
+    await q.query(
+      `CREATE INDEX webhook_deliveries_due_idx ON webhook_deliveries (next_attempt_at, seq) WHERE status = 'pending'`,
+    );
     await q.query(`CREATE INDEX webhook_deliveries_log_idx ON webhook_deliveries (webhook_id, created_at DESC)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const table of ['webhook_deliveries', 'webhooks', 'proposal_endpoints', 'evidence_current', 'evidence_cells', 'evidence_observations', 'environment_rows']) {
+    for (const table of [
+      'webhook_deliveries',
+      'webhooks',
+      'proposal_endpoints',
+      'evidence_current',
+      'evidence_cells',
+      'evidence_observations',
+      'environment_rows',
+    ]) {
       await q.query(`DROP TABLE ${table}`);
     }
   }

@@ -31,11 +31,17 @@ export class CaptureEndpoints1763900000000 implements MigrationInterface {
       ) WITH (fillfactor = 80)`);
     // Count of interest per interaction depends only on the two content types: compute it with
     // the one shared definition for each distinct pair, then sum in SQL.
-    const pairs = (await q.query('SELECT DISTINCT request_content_type AS req, response_content_type AS res FROM observations')) as Array<{ req: string | null; res: string | null }>;
+    const pairs = (await q.query(
+      'SELECT DISTINCT request_content_type AS req, response_content_type AS res FROM observations',
+    )) as Array<{ req: string | null; res: string | null }>;
     const perInteraction = pairs.map(({ req, res }) => ({
       req,
       res,
-      per: countOfInterest({ request: req === null ? null : { contentType: req }, response: res === null ? null : { contentType: res }, count: 1 }),
+      per: countOfInterest({
+        request: req === null ? null : { contentType: req },
+        response: res === null ? null : { contentType: res },
+        count: 1,
+      }),
     }));
     await q.query(
       `INSERT INTO capture_endpoints (capture_id, method, path, interactions, interest)

@@ -18,7 +18,9 @@ export class BatchChanges1764300000000 implements MigrationInterface {
   name = 'BatchChanges1764300000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query('ALTER TABLE processed_batches ADD COLUMN xid xid8, ADD COLUMN touched_methods text[], ADD COLUMN touched_paths text[]');
+    await q.query(
+      'ALTER TABLE processed_batches ADD COLUMN xid xid8, ADD COLUMN touched_methods text[], ADD COLUMN touched_paths text[]',
+    );
     await q.query('ALTER TABLE processed_batches ALTER COLUMN xid SET DEFAULT pg_current_xact_id()');
     await q.query('CREATE INDEX processed_batches_capture_xid_idx ON processed_batches (capture_id, xid)');
     await q.query('DROP INDEX processed_batches_capture_idx');
@@ -27,6 +29,8 @@ export class BatchChanges1764300000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query('CREATE INDEX processed_batches_capture_idx ON processed_batches (capture_id, committed_at)');
     await q.query('DROP INDEX processed_batches_capture_xid_idx');
-    await q.query('ALTER TABLE processed_batches DROP COLUMN touched_paths, DROP COLUMN touched_methods, DROP COLUMN xid');
+    await q.query(
+      'ALTER TABLE processed_batches DROP COLUMN touched_paths, DROP COLUMN touched_methods, DROP COLUMN xid',
+    );
   }
 }

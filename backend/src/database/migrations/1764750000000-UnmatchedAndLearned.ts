@@ -12,7 +12,9 @@ export class UnmatchedAndLearned1764750000000 implements MigrationInterface {
   name = 'UnmatchedAndLearned1764750000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query('ALTER TABLE captures ADD COLUMN unmatched_requests bigint NOT NULL DEFAULT 0, ADD COLUMN unmatched_paths integer NOT NULL DEFAULT 0');
+    await q.query(
+      'ALTER TABLE captures ADD COLUMN unmatched_requests bigint NOT NULL DEFAULT 0, ADD COLUMN unmatched_paths integer NOT NULL DEFAULT 0',
+    );
     await q.query(`
       CREATE TABLE capture_learned_templates (
         capture_id uuid NOT NULL REFERENCES captures(id) ON DELETE CASCADE,

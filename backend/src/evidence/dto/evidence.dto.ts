@@ -29,7 +29,6 @@ export class EnvironmentQuery {
   pullRequest?: string;
 }
 
-
 /** `?from=&to=&fromPullRequest=&toPullRequest=` of the comparison of two environments. */
 export class CompareQuery {
   @ApiProperty({ enum: MATRIX_KINDS, description: 'the side clients run now, e.g. production' })

@@ -5,7 +5,9 @@ import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsOptional, IsString, Length, M
 export class CreateProjectDto {
   @ApiProperty({ example: 'posts-api', description: 'Lower-case letters, digits and -, 1-63 characters' })
   @IsString()
-  @Matches(/^[a-z0-9][a-z0-9-]{0,62}$/, { message: 'slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit' })
+  @Matches(/^[a-z0-9][a-z0-9-]{0,62}$/, {
+    message: 'slug must be 1-63 characters of a-z, 0-9 and -, starting with a letter or digit',
+  })
   slug: string;
 
   @ApiProperty({ example: 'Posts API' })
@@ -26,14 +28,22 @@ export class CreateTokenDto {
   @IsIn(TOKEN_SCOPES)
   scope: TokenScope;
 
-  @ApiPropertyOptional({ enum: ENVIRONMENT_KINDS, isArray: true, description: 'Agent tokens only: the environment kinds it may report (default: any)' })
+  @ApiPropertyOptional({
+    enum: ENVIRONMENT_KINDS,
+    isArray: true,
+    description: 'Agent tokens only: the environment kinds it may report (default: any)',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(4)
   @IsIn(ENVIRONMENT_KINDS, { each: true })
   environments?: EnvironmentKind[];
 
-  @ApiPropertyOptional({ example: '2027-01-31T00:00:00Z', description: 'When the token stops working on its own (ISO 8601, in the future, at most 10 years ahead); default: never' })
+  @ApiPropertyOptional({
+    example: '2027-01-31T00:00:00Z',
+    description:
+      'When the token stops working on its own (ISO 8601, in the future, at most 10 years ahead); default: never',
+  })
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z' })
   expiresAt?: string;

@@ -1,6 +1,21 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsInt, IsObject, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength, ValidateNested } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
 import { EndpointRefDto } from '../../captures/dto/captures.dto';
 import { PageLimitQuery } from '../../versions/page-limit.dto';
 
@@ -60,7 +75,10 @@ export class PlannedParametersDto {
   @Type(() => PlannedParameterDto)
   query?: PlannedParameterDto[];
 
-  @ApiPropertyOptional({ type: [PlannedParameterDto], description: 'header names in any letter case; standard headers (host, accept, authorization, …) are refused' })
+  @ApiPropertyOptional({
+    type: [PlannedParameterDto],
+    description: 'header names in any letter case; standard headers (host, accept, authorization, …) are refused',
+  })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(200)
@@ -91,7 +109,10 @@ export class ProposalEndpointDto extends EndpointRefDto {
   @Type(() => PlannedResponseDto)
   responses?: PlannedResponseDto[];
 
-  @ApiPropertyOptional({ type: PlannedParametersDto, description: 'absent: the parameters are not documented (never compared with traffic)' })
+  @ApiPropertyOptional({
+    type: PlannedParametersDto,
+    description: 'absent: the parameters are not documented (never compared with traffic)',
+  })
   @IsOptional()
   @ValidateNested()
   @Type(() => PlannedParametersDto)

@@ -6,7 +6,10 @@ export class CreateWebhookDto {
   @ApiProperty({ example: 'https://ci.example.com/hooks/spectator' })
   @IsString()
   @MaxLength(2000)
-  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'url must be an http:// or https:// URL' })
+  @IsUrl(
+    { protocols: ['http', 'https'], require_protocol: true, require_tld: false },
+    { message: 'url must be an http:// or https:// URL' },
+  )
   url: string;
 
   @ApiPropertyOptional({ description: 'HMAC-SHA256 key (16 to 200 characters); generated when absent. Shown once.' })
