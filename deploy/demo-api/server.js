@@ -1,4 +1,4 @@
-// The demo posts API observed in Spectator's walkthrough (seed-spec §4, "Observed demo API: posts"),
+// The demo posts API observed in Spectator's walkthrough (the tour of docs/README.md),
 // plus the landing page whose traffic service.yml ignores. Plain node:http, no dependencies, so it
 // runs anywhere Node runs: `node deploy/demo-api/server.js --port 3000` (or PORT=3000).
 'use strict';

@@ -37,7 +37,7 @@ async function send(baseUrl, method, path, body) {
 }
 
 /**
- * The landing page's traffic (seed-spec §4): ignored by deploy/service.yml.
+ * The landing page's traffic: ignored by deploy/service.yml.
  * @type {[method: string, path: string, body?: unknown][]}
  */
 const LANDING_TRAFFIC = [

@@ -157,3 +157,25 @@ it('docs/operations.md describes every variable the backend reads, and no other'
   const documented = new Set([...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((match) => match[1]!));
   expect([...documented].sort()).toEqual([...read].sort());
 });
+
+it('the files users get cite no file they do not have (the spec, the design notes)', () => {
+  const userFiles = [
+    'README.md',
+    ...fs
+      .readdirSync(path.join(REPO_ROOT, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+    ...fs
+      .readdirSync(path.join(REPO_ROOT, 'deploy'))
+      .filter((name) => /\.(ya?ml|js)$/.test(name))
+      .map((name) => `deploy/${name}`),
+    'deploy/demo-api/server.js',
+    'Dockerfile.agent',
+    'Dockerfile.backend',
+    'action.yml',
+  ];
+  const cited = userFiles.flatMap((file) =>
+    [...readRepoFile(file).matchAll(/seed-spec|DESIGN\.md|STYLE\.md/g)].map((match) => `${file}: ${match[0]}`),
+  );
+  expect(cited).toEqual([]);
+});

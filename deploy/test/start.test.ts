@@ -156,6 +156,8 @@ describe('npm start', () => {
         async (printed, started) => {
           expect(printed.dashboard.hash).toContain('project=demo');
           expect(started.output()).toContain('lists POST /posts as undocumented (4 to review)');
+          // Addresses, never template placeholders such as {proxy_url}.
+          expect(started.output()).not.toMatch(/\{[a-z]+_[a-z_]+\}/);
 
           // The dashboard is served, with the built app.
           const page = await fetch(new URL('/', printed.dashboard));
