@@ -5,6 +5,7 @@
 import { parse as parseYaml } from 'yaml';
 import { pathOnly } from '../paths/segments';
 import { templatePath } from '../paths/template';
+import type { RE2JS } from 're2js';
 import { compilePattern, decodePercent, PatternError } from './pattern';
 
 export { MAX_PROGRAM_SIZE } from './pattern';
@@ -67,6 +68,15 @@ export const MAX_ENTRY_LENGTH = 500;
  * (about 140 ordinary rules fit: `GET /favicon.ico` is 14 instructions, `OPTIONS (.*)` 4).
  */
 export const MAX_RULES_PROGRAM_SIZE = 2_500;
+
+/**
+ * Longest path rules are tested on, in characters, after its query is dropped and it is
+ * percent-decoded: a longer path is never ignored (it is observed as if no rule matched). Matching
+ * costs the list's program size per path character, and the agent reads request heads up to
+ * 256 KiB, so this bounds the work of one request to MAX_RULES_PROGRAM_SIZE × 2,048 steps. The
+ * backend stores path templates of at most 2,048 characters too, so a rule means the same on both sides.
+ */
+export const MAX_MATCHED_PATH_LENGTH = 2_048;
 
 /** Largest service.yml accepted, in characters. */
 export const MAX_CONFIG_LENGTH = 1_000_000;
@@ -175,8 +185,16 @@ function parsePathHints(value: unknown): Pick<ParsedServiceConfig, 'paths' | 'pa
 /** True when a request (method, path; a query is not looked at) is ignored by the rules. */
 export function isIgnored(rules: readonly IgnoreRule[], method: string, path: string): boolean {
   const upperMethod = method.toUpperCase();
-  return rules.some((rule) => (rule.methods === null || rule.methods.includes(upperMethod)) && rule.test(path));
+  const applying = rules.filter((rule) => rule.methods === null || rule.methods.includes(upperMethod));
+  if (applying.length === 0) return false;
+  // Normalized once for the whole list; past the length bound no rule is run (see MAX_MATCHED_PATH_LENGTH).
+  const normalized = normalizePath(path);
+  if (normalized === null) return false;
+  return applying.some((rule) => matchers.get(rule)!.matches(normalized));
 }
+
+/** The compiled pattern of each rule parsed here, run on paths already normalized. */
+const matchers = new WeakMap<IgnoreRule, RE2JS>();
 
 function parseEntry(entry: unknown): { rule: IgnoreRule; size: number } {
   if (typeof entry !== 'string')
@@ -205,15 +223,26 @@ function parseEntry(entry: unknown): { rule: IgnoreRule; size: number } {
   const rule: IgnoreRule = {
     source: entry,
     methods: methods.length > 0 ? [...new Set(methods)] : null,
-    test: (path: string): boolean => regex.matches(normalizePath(path)),
+    test: (path: string): boolean => {
+      const normalized = normalizePath(path);
+      return normalized !== null && regex.matches(normalized);
+    },
   };
+  matchers.set(rule, regex);
   return { rule, size: programSize };
 }
 
-/** The path as rules see it: no query or fragment, percent-decoded (see decodePercent), one trailing slash dropped. */
-function normalizePath(path: string): string {
-  const normalized = decodePercent(pathOnly(path));
-  return normalized.length > 1 && normalized.endsWith('/') ? normalized.slice(0, -1) : normalized;
+/**
+ * The path as rules see it: no query or fragment, percent-decoded (see decodePercent), one
+ * trailing slash dropped; null when it is longer than MAX_MATCHED_PATH_LENGTH (never ignored).
+ */
+function normalizePath(path: string): string | null {
+  const bare = pathOnly(path);
+  // Decoding shortens at most 9 to 1 (`%E2%82%AC` is `€`): a path longer than that is not decoded.
+  if (bare.length > 9 * MAX_MATCHED_PATH_LENGTH + 1) return null;
+  const decoded = decodePercent(bare);
+  const normalized = decoded.length > 1 && decoded.endsWith('/') ? decoded.slice(0, -1) : decoded;
+  return normalized.length > MAX_MATCHED_PATH_LENGTH ? null : normalized;
 }
 
 /** A non-string entry as JSON, shortened: `42`, `{"GET":"/x"}`. */
