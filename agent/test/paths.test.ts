@@ -109,6 +109,20 @@ describe('path templates from structure', () => {
     expect(agent.logs.lines.some((line) => line.includes('canary-'))).toBe(false);
   });
 
+  it("keeps an endpoint's own 404 that came before its position was learned, and sends no name of it", async () => {
+    upstream = await startUpstream(namedApi());
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    // The unknown user first: nothing is learned yet, so it looks like noise until alice and bob answer alike.
+    await sendAll(agent.proxyUrl, ['/users/canary-nobody', `/users/${NAMES.users[0]}`, `/users/${NAMES.users[1]}`], 1);
+    await agent.close();
+    expect(backend.count((o) => o.path === '/users/{user}' && o.status === 404)).toBe(1);
+    expect(backend.count((o) => o.path === '/users/{user}' && o.status === 200)).toBe(2);
+    const batches = backend.messages.filter((m): m is BatchMessage => m.type === 'batch');
+    expect(batches.reduce((sum, b) => sum + (b.unmatched?.requests ?? 0), 0)).toBe(0);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
   it('sends a single value as it is once its hold is over, and says so when a later value teaches the template', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

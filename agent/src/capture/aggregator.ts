@@ -42,6 +42,12 @@ export interface Observation {
   request: BodySummary | null;
   response: BodySummary | null;
   at: number;
+  /**
+   * The raw path of a 404/405 that matched no template yet while its path still held an undecided
+   * literal: noise unless what is learned before it goes out shows a real endpoint (then it is that
+   * endpoint's own). Kept in the process only, to count the noise by path; never sent.
+   */
+  unmatchedPath?: string;
 }
 
 /** The rows of one capture since the last drain, with every shape they reference. */

@@ -196,11 +196,13 @@ export class CapturePipeline implements ExchangeObserver {
       const rules = this.options.rules();
       if (rules.length > 0 && isIgnored(rules, upper, pathname)) return 0;
       const entry = this.template(pathname);
-      if (this.isNoise(entry, status)) return 0;
+      const unmatched = this.isNoise(entry, status);
+      if (unmatched && !this.mayTurnReal(entry)) return 0;
       const slot = this.sampler.slot(
         this.captureId(),
         upper,
-        typeof entry === 'string' ? entry : this.reported(entry),
+        // A possible noise is kept away from the cardinality limiter (see `record`).
+        typeof entry === 'string' ? entry : unmatched ? entry.resolved : this.reported(entry),
         status,
       );
       if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
@@ -327,7 +329,9 @@ export class CapturePipeline implements ExchangeObserver {
       return;
     }
     const entry = this.template(pathname);
-    if (this.isNoise(entry, exchange.status)) {
+    // Noise, unless its path may still be learned into a real endpoint's (then held and decided on release).
+    const unmatched = this.isNoise(entry, exchange.status);
+    if (unmatched && !this.mayTurnReal(entry)) {
       this.countNoise(exchange.captureId, pathname);
       exchange.request?.drop();
       exchange.response?.drop();
@@ -338,7 +342,8 @@ export class CapturePipeline implements ExchangeObserver {
     const observation: Observation = {
       captureId: exchange.captureId,
       method,
-      template: learned ? this.reported(entry) : entry,
+      // A possible noise is kept away from the cardinality limiter until it is decided (see `release`).
+      template: learned ? (unmatched ? entry.resolved : this.reported(entry)) : entry,
       path: learned ? entry : undefined,
       status: exchange.status,
       query: question < 0 ? NO_NAMES : this.queryNames(exchange.target, question),
@@ -348,6 +353,7 @@ export class CapturePipeline implements ExchangeObserver {
       response: null,
       at: exchange.at,
     };
+    if (unmatched) observation.unmatchedPath = pathname;
     this.captured.inc();
     const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
     const reserved = Math.max(0, exchange.sampledBytes);
@@ -455,6 +461,30 @@ export class CapturePipeline implements ExchangeObserver {
   }
 
   /**
+   * May a 404/405 that looks like noise now still turn out a real endpoint's own? When its path holds
+   * a literal the learner may yet make a parameter (`/users/alice` answered 404 before `/users/bob`
+   * answered 200): it is held like any undecided path and decided when it goes out.
+   */
+  private mayTurnReal(entry: string | PathEntry): boolean {
+    return typeof entry !== 'string' && this.options.holdMs > 0 && this.learner.undecided(entry.resolved);
+  }
+
+  /**
+   * A held possible noise (see `mayTurnReal`) that is noise after all as the learner resolves its
+   * path now: counted apart and dropped.
+   */
+  private droppedAsNoise(observation: Observation, resolved: string): boolean {
+    const pathname = observation.unmatchedPath;
+    if (pathname === undefined) return false;
+    if (this.confirmed.has(resolved) || this.underConfirmedRoute(resolved)) {
+      delete observation.unmatchedPath;
+      return false;
+    }
+    this.countNoise(observation.captureId, pathname);
+    return true;
+  }
+
+  /**
    * Does a template have a parameter right after a route confirmed by other traffic
    * (`/posts/{postId}` once `/posts` answered 200)? Then its 404 is that route's own: an unknown id.
    */
@@ -525,9 +555,18 @@ export class CapturePipeline implements ExchangeObserver {
       }
       if (this.learner.generation !== this.generation) this.learned();
       // Resolved again only when the learner learned since the path was cached.
-      const current = path.generation === this.generation;
-      if (!current) observation.template = this.resolve(path.inferred);
-      const undecided = current ? path.undecided : this.learner.undecided(observation.template);
+      let undecided: boolean;
+      if (observation.unmatchedPath !== undefined) {
+        // A possible noise: held while its path may still be learned, decided here otherwise.
+        const learned = this.learner.resolve(path.inferred);
+        undecided = this.learner.undecided(learned);
+        if (!undecided && this.droppedAsNoise(observation, learned)) return;
+        observation.template = undecided ? learned : this.resolve(path.inferred);
+      } else {
+        const current = path.generation === this.generation;
+        if (!current) observation.template = this.resolve(path.inferred);
+        undecided = current ? path.undecided : this.learner.undecided(observation.template);
+      }
       if (undecided && this.options.holdMs > 0) {
         this.held.push({ observation, until: this.options.now() + this.options.holdMs });
         // Past the bound the oldest goes out now, as it is resolved now.
@@ -553,6 +592,15 @@ export class CapturePipeline implements ExchangeObserver {
     const kept: Held[] = [];
     for (const item of this.held) {
       const inferred = (item.observation.path as PathEntry).inferred;
+      if (item.observation.unmatchedPath !== undefined) {
+        const learned = this.learner.resolve(inferred);
+        const undecided = this.learner.undecided(learned);
+        if ((all || item.until <= now || !undecided) && this.droppedAsNoise(item.observation, learned)) continue;
+        if (!all && item.until > now && undecided) {
+          kept.push(item);
+          continue;
+        }
+      }
       let current = resolved.get(inferred);
       if (current === undefined) {
         const template = this.resolve(inferred);
@@ -567,7 +615,9 @@ export class CapturePipeline implements ExchangeObserver {
   }
 
   private releaseOne(item: Held): void {
-    const template = this.resolve((item.observation.path as PathEntry).inferred);
+    const inferred = (item.observation.path as PathEntry).inferred;
+    if (this.droppedAsNoise(item.observation, this.learner.resolve(inferred))) return;
+    const template = this.resolve(inferred);
     item.observation.template = template;
     this.toRows(item.observation, this.learner.undecided(template));
   }
