@@ -119,6 +119,8 @@ export function createApiClient(options: ApiClientOptions) {
     /** Who the token is (name, scope, project): the dashboard offers only the actions its scope allows. */
     me: () => get<WhoAmIResponse>('/me'),
     projects: () => get<ProjectResponse[]>('/projects'),
+    /** Creates a project (the bootstrap admin token only). */
+    createProject: (body: { slug: string; name: string }) => request<ProjectResponse>('POST', '/projects', body),
     captures: (p: string) => get<CaptureResponse[]>(`${project(p)}/captures`),
     undocumented: (p: string, captureId: string) =>
       get<UndocumentedEndpointResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/undocumented`),

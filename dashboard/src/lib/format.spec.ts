@@ -1,4 +1,4 @@
-import { changePlaceLabel, environmentLabel, plural, shortCommit, timeAgo } from './format';
+import { changePlaceLabel, environmentLabel, plural, shortCommit, slugFor, timeAgo } from './format';
 
 describe('format', () => {
   const now = Date.parse('2026-01-02T12:00:00Z');
@@ -44,5 +44,18 @@ describe('changePlaceLabel', () => {
     ['header', undefined, 'Request header'],
   ] as const)('%s %s → %s', (place, status, label) => {
     expect(changePlaceLabel(place, status)).toBe(label);
+  });
+});
+
+describe('slugFor', () => {
+  it.each([
+    ['Posts API', 'posts-api'],
+    ['  Café — Orders v2 ', 'cafe-orders-v2'],
+    ['---', ''],
+    ['ÄÖÜ', 'aou'],
+    ['a'.repeat(62) + ' b', 'a'.repeat(62)],
+  ])('slugFor(%j) is %j', (name, slug) => {
+    expect(slugFor(name)).toBe(slug);
+    expect(slug === '' || /^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)).toBe(true);
   });
 });

@@ -66,3 +66,18 @@ export function changePlaceLabel(place: ChangeResponse['in'], status?: number): 
   if (place === 'header') return 'Request header';
   return bodyLabel(place, status);
 }
+
+/**
+ * A project slug suggested for a name: lower-case letters, digits and single dashes, at most 63
+ * characters, as the backend requires ("Posts API" → "posts-api"); '' when the name has none.
+ */
+export function slugFor(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+}

@@ -151,6 +151,7 @@ function TokensSection() {
       {created?.token && (
         <ShownOnce label="New token" value={created.token} onDone={() => setCreated(null)}>
           New token <strong>{created.name}</strong> — copy it now, it is not shown again:
+          <TokenUse scope={created.scope} />
         </ShownOnce>
       )}
       <Async resource={tokens} what="tokens">
@@ -252,6 +253,29 @@ function TokensSection() {
       </form>
       <FormError error={error} />
     </section>
+  );
+}
+
+/** What a new token is for, and where it goes. */
+function TokenUse({ scope }: { scope: TokenScope }) {
+  if (scope === 'agent')
+    return (
+      <span className="muted small token-use">
+        Give it to the agent: <code>spectator-agent --backend {window.location.origin} --token …</code> (or{' '}
+        <code>SPECTATOR_TOKEN</code>). In CI it is the <code>SPECTATOR_TOKEN</code> secret.
+      </span>
+    );
+  return (
+    <span className="muted small token-use">
+      Sign in to the dashboard with it
+      {scope === 'read' ? (
+        <>
+          , or let CI&apos;s gate ask with it: <code>spectator-agent check --token …</code> (the{' '}
+          <code>SPECTATOR_READ_TOKEN</code> secret)
+        </>
+      ) : null}
+      .
+    </span>
   );
 }
 

@@ -2,27 +2,29 @@ import type { ProjectResponse } from '@spectator/shared';
 import { useState, type FormEvent } from 'react';
 import { ApiError, createApiClient } from '../api/client';
 import { FormError } from '../components/forms';
+import { NewProject } from '../components/NewProject';
 import type { Session } from '../lib/session';
 
 /**
  * Checks a token: with a project, by reading its captures (any project scope may); without one, by
- * listing projects and taking the only one. Resolves with the session to keep.
+ * listing projects and taking the only one. The bootstrap admin token (no project of its own) is
+ * offered every project and the creation of a new one. Resolves with the session to keep.
  */
-async function verify(token: string, project: string): Promise<{ session: Session } | { choose: ProjectResponse[] }> {
+async function verify(
+  token: string,
+  project: string,
+): Promise<{ session: Session } | { choose: ProjectResponse[]; canCreate: boolean }> {
   const api = createApiClient({ token });
   if (project) {
     await api.captures(project);
     return { session: { token, project } };
   }
-  const projects = await api.projects();
-  if (projects.length === 1) return { session: { token, project: projects[0]!.slug } };
-  if (projects.length === 0)
-    throw new ApiError(
-      404,
-      'This token sees no project yet. Create one with POST /api/v1/projects, or name it below.',
-      '/projects',
-    );
-  return { choose: projects };
+  const [projects, who] = await Promise.all([api.projects(), api.me().catch(() => null)]);
+  const canCreate = who?.scope === 'admin' && who.project === null;
+  if (projects.length === 1 && !canCreate) return { session: { token, project: projects[0]!.slug } };
+  if (projects.length === 0 && !canCreate)
+    throw new ApiError(404, 'This token sees no project. Sign in with the admin token to create one.', '/projects');
+  return { choose: projects, canCreate };
 }
 
 /**
@@ -46,6 +48,7 @@ export function SignInPage({
   const [token, setToken] = useState(linkToken ?? '');
   const [project, setProject] = useState(linkProject ?? '');
   const [choices, setChoices] = useState<ProjectResponse[] | null>(null);
+  const [canCreate, setCanCreate] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -60,7 +63,10 @@ export function SignInPage({
     try {
       const result = await verify(token.trim(), project.trim());
       if ('session' in result) onSignedIn(result.session);
-      else setChoices(result.choose);
+      else {
+        setChoices(result.choose);
+        setCanCreate(result.canCreate);
+      }
     } catch (caught) {
       const apiError = caught instanceof ApiError ? caught : null;
       // A 403 knows the token: say why (an agent token) instead of a bare no. Another project's slug is a 404, like an unknown one.
@@ -129,7 +135,9 @@ export function SignInPage({
             required
           />
         </label>
-        {choices ? (
+        {choices?.length === 0 ? (
+          <p className="muted">No project yet: create the first one below.</p>
+        ) : choices ? (
           <label>
             Project
             <select value={project} onChange={(e) => setProject(e.target.value)} required>
@@ -157,6 +165,12 @@ export function SignInPage({
           </button>
         ) : null}
       </form>
+      {choices && canCreate ? (
+        <NewProject
+          token={token.trim()}
+          onCreated={(created) => onSignedIn({ token: token.trim(), project: created.slug })}
+        />
+      ) : null}
     </main>
   );
 }
