@@ -7,7 +7,11 @@ import path from 'node:path';
 import { verifySignature } from '../../src/webhooks/signature';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './agent-client';
 
-/** Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. */
+/**
+ * Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. A value
+ * `ok` cannot read yet (it throws, e.g. an error body where a list is expected because the backend has
+ * not yet stored the capture the agent announced) counts as not reached.
+ */
 export async function eventually<T>(
   read: () => Promise<T> | T,
   ok: (value: T) => boolean,
@@ -16,9 +20,17 @@ export async function eventually<T>(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
-    if (ok(value)) return value;
+    if (reached(ok, value)) return value;
     if (Date.now() > deadline) throw new Error(`not reached in time; last value: ${JSON.stringify(value)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function reached<T>(ok: (value: T) => boolean, value: T): boolean {
+  try {
+    return ok(value);
+  } catch {
+    return false;
   }
 }
 
