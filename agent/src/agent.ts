@@ -260,12 +260,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
 
   function newCapture(reason: 'command-restart' | 'upstream-restart'): void {
     flush();
+    const previous = captures.current;
     const message = captures.next(reason);
     recentCaptures.set(message.capture.id, message.capture);
     // Batches of older captures may still be spooled; their capture objects live in the spool.
     if (recentCaptures.size > 16) recentCaptures.delete(recentCaptures.keys().next().value as string);
     log.info({ captureId: message.capture.id, reason, previous: message.previous?.id }, 'new capture');
     stream?.sendControl(message);
+    // The previous capture's end travels in that message; kept until the backend acknowledges it.
+    if (message.previous) stream?.endCapture(previous, message.previous.endedAt, true);
   }
 
   const probe = new UpstreamProbe(upstream, tuning.probeIntervalMs, root.child({ module: 'probe' }), metrics, () =>
@@ -355,12 +358,12 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     pipeline?.releaseAll();
     flush();
     if (stream) {
-      stream.sendControl({ type: 'capture-end', captureId: captures.current.id, endedAt: new Date().toISOString() });
+      stream.endCapture(captures.current, new Date().toISOString());
       const acked = await stream.waitForAcks(tuning.ackWaitMs);
       if (!acked)
         log.warn(
-          { spooled: metrics.get('batches_spooled') },
-          'stopping with unacknowledged batches (kept in the spool when --spool is set)',
+          { spooled: metrics.get('batches_spooled'), captureEnds: metrics.get('capture_ends_spooled') },
+          'stopping with unacknowledged batches or capture ends (kept in the spool when --spool is set)',
         );
       await stream.close();
     }

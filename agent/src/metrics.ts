@@ -57,6 +57,15 @@ const DEFINITIONS = {
     help: 'Unacknowledged batches dropped because the spool was full (oldest first).',
     type: 'counter',
   },
+  capture_ends_spooled: {
+    help: 'Captures ended whose end the backend has not acknowledged yet (sent again after each reconnect).',
+    type: 'gauge',
+  },
+  capture_ends_acked_total: { help: 'Capture ends acknowledged by the backend.', type: 'counter' },
+  capture_ends_rejected_total: {
+    help: 'Capture ends the backend refused for good; each is dropped and logged.',
+    type: 'counter',
+  },
   backend_connected: { help: '1 while the backend stream is open and welcomed.', type: 'gauge' },
   backend_connect_failures_total: { help: 'Failed or lost backend connections.', type: 'counter' },
   captures_total: { help: 'Captures started by this agent.', type: 'counter' },

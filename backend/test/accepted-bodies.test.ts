@@ -98,11 +98,13 @@ describe('documented request bodies come from accepted exchanges', () => {
 
   it('offers no request change for rejected bodies: a 400 as documented is no diff, a new 4xx status only a response change', async () => {
     const id = crypto.randomUUID();
-    agent.send({
-      type: 'capture',
-      capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
-      previous: { id: captures[0] as string, endedAt: new Date().toISOString() },
-    });
+    expect(
+      await agent.request({
+        type: 'capture',
+        capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
+        previous: { id: captures[0] as string, endedAt: new Date().toISOString() },
+      }),
+    ).toEqual({ type: 'capture-ended', captureId: captures[0] });
     captures.push(id);
     await send([created, rejected, { ...rejected, request: { author: 7 } }]);
     expect(await get<DiffResponse[]>(`/captures/${id}/diffs`)).toEqual([]);

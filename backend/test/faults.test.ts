@@ -177,6 +177,27 @@ interface PhaseResult {
   spoolDropped: number;
 }
 
+/** An agent in front of the upstream, sending to the backend, waiting up to `ackWaitMs` for acknowledgements when it stops. */
+function startTestAgent(spoolDir: string | null, ackWaitMs: number): Promise<RunningAgent> {
+  return startAgent({
+    listen: '127.0.0.1:0',
+    upstream: upstream.url,
+    backend: backendUrl,
+    token: agentToken,
+    environment: { kind: 'local' },
+    spoolDir,
+    logLevel: 'silent',
+    tuning: {
+      flushIntervalMs: 100,
+      probeIntervalMs: 100,
+      heartbeatMs: 1_000,
+      backoffMinMs: 20,
+      backoffMaxMs: 500,
+      ackWaitMs,
+    },
+  });
+}
+
 /** The agents of a phase, each with its load, capture and label, in the order they started. */
 interface Fleet {
   agents: RunningAgent[];
@@ -198,23 +219,7 @@ async function underLoad(name: string, fault: (fleet: Fleet) => Promise<void>): 
     agents: [],
     loads: [],
     join: async (label, spoolDir) => {
-      const agent = await startAgent({
-        listen: '127.0.0.1:0',
-        upstream: upstream.url,
-        backend: backendUrl,
-        token: agentToken,
-        environment: { kind: 'local' },
-        spoolDir,
-        logLevel: 'silent',
-        tuning: {
-          flushIntervalMs: 100,
-          probeIntervalMs: 100,
-          heartbeatMs: 1_000,
-          backoffMinMs: 20,
-          backoffMaxMs: 500,
-          ackWaitMs: WAIT_MS,
-        },
-      });
+      const agent = await startTestAgent(spoolDir, WAIT_MS);
       fleet.agents.push(agent);
       fleet.loads.push(startLoad(agent.proxyUrl));
       labels.push(label);
@@ -366,4 +371,60 @@ describe('faults while agents send', () => {
     });
     expectExact(results);
   }, 150_000);
+});
+
+describe('a capture ended while PostgreSQL is stopped', () => {
+  /** The capture's end as stored, or null while it has none. */
+  async function endedAt(captureId: string): Promise<Date | null> {
+    const client = new pg.Client({ connectionString: postgres.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ ended_at: Date | null }>('SELECT ended_at FROM captures WHERE id = $1', [
+        captureId,
+      ]);
+      return rows[0]?.ended_at ?? null;
+    } finally {
+      await client.end();
+    }
+  }
+
+  async function idleAgent(spoolDir: string | null, ackWaitMs: number): Promise<RunningAgent> {
+    const agent = await startTestAgent(spoolDir, ackWaitMs);
+    await waitFor('the agent to be welcomed', () => agent.metrics.get('backend_connected') === 1);
+    return agent;
+  }
+
+  // Issue 15 (second review): a capture-end answered `unavailable` was lost, the capture never ended.
+  it('is resent until stored: it ends once, at the time the agent ended it', async () => {
+    const agent = await idleAgent(null, WAIT_MS);
+    const captureId = agent.captureId();
+    await postgres.stop();
+    const closing = agent.close();
+    // The backend cannot store the end (nor the hellos after it): it closes the connection.
+    await waitFor('the agent to lose its connection or stop', () => agent.metrics.get('backend_connected') === 0);
+    const restartedAt = new Date();
+    await postgres.start();
+    await closing;
+    const ended = await endedAt(captureId);
+    expect(ended).not.toBeNull();
+    expect((ended as Date).getTime()).toBeLessThan(restartedAt.getTime());
+  }, 120_000);
+
+  it('is kept in the spool by an agent that stops before its acknowledgement, and sent by the next run', async () => {
+    const spoolDir = path.join(work, 'spool-capture-end');
+    const first = await idleAgent(spoolDir, 0);
+    const captureId = first.captureId();
+    await postgres.stop();
+    await first.close();
+    const restartedAt = new Date();
+    await postgres.start();
+    const next = await idleAgent(spoolDir, WAIT_MS);
+    try {
+      await waitFor('the first capture to end', async () => (await endedAt(captureId)) !== null);
+      expect((await endedAt(captureId))!.getTime()).toBeLessThan(restartedAt.getTime());
+    } finally {
+      await next.close();
+    }
+    expect(await endedAt(next.captureId())).not.toBeNull();
+  }, 120_000);
 });

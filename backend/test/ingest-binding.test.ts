@@ -129,6 +129,8 @@ describe('a connection acts only on the captures of its own agent and environmen
       message: `captureId ${prodCapture} belongs to another agent or environment`,
     });
     if (message.type === 'batch') expect(answer).toMatchObject({ batchId: message.batchId });
+    // A refused end names its capture, so that the agent drops it rather than resending it.
+    if (message.type === 'capture-end') expect(answer).toMatchObject({ captureId: message.captureId });
     expect(await agent.closed).toBe(1008);
     expect(await prodState()).toEqual(untouched);
   });

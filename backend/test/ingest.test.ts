@@ -222,11 +222,14 @@ describe('agent stream', () => {
       startedAt: new Date(Date.now() + 1000).toISOString(),
       reason: 'command-restart' as const,
     };
-    agent.send({
-      type: 'capture',
-      capture: next,
-      previous: { id: hello.capture.id, endedAt: new Date().toISOString() },
-    });
+    // The previous capture's end is acknowledged, so that the agent stops resending it.
+    expect(
+      await agent.request({
+        type: 'capture',
+        capture: next,
+        previous: { id: hello.capture.id, endedAt: new Date().toISOString() },
+      }),
+    ).toEqual({ type: 'capture-ended', captureId: hello.capture.id });
     const batch = batchMessage(next.id, [postExchange]);
     expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
     const { body } = await backend.api<

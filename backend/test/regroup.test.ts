@@ -89,11 +89,13 @@ async function send(side: Side, exchanges: TestExchange[]): Promise<void> {
 
 async function newCapture(side: Side): Promise<void> {
   const id = crypto.randomUUID();
-  side.agent.send({
-    type: 'capture',
-    capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
-    previous: { id: side.captures.at(-1) as string, endedAt: new Date().toISOString() },
-  });
+  expect(
+    await side.agent.request({
+      type: 'capture',
+      capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
+      previous: { id: side.captures.at(-1) as string, endedAt: new Date().toISOString() },
+    }),
+  ).toEqual({ type: 'capture-ended', captureId: side.captures.at(-1) });
   side.captures.push(id);
 }
 

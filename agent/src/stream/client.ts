@@ -109,6 +109,17 @@ export class StreamClient {
     return batch.batchId;
   }
 
+  /**
+   * A capture ended: its end is kept (in the spool too) and sent, now or after the next welcome,
+   * and again after every reconnect until the backend answers `capture-ended` (issue 15: an end
+   * answered `unavailable` was lost). `carried`: the end already travels as the `previous` of a
+   * `capture` message just sent; it is only kept, and sent on its own after a reconnect.
+   */
+  endCapture(capture: WireCapture, endedAt: string, carried = false): void {
+    this.options.spool.addEnd(capture, endedAt);
+    if (!carried && this.ready && this.socket) this.sendEnd(this.socket, capture.id, endedAt);
+  }
+
   /** Send a capture, capture-end, rules or learned message now, or right after the next welcome. */
   sendControl(message: ControlMessage): void {
     if (this.ready && this.socket) {
@@ -119,9 +130,9 @@ export class StreamClient {
     this.outbox.push(message);
   }
 
-  /** Resolves true once every spooled batch is acknowledged, false after `timeoutMs`. */
+  /** Resolves true once every spooled batch and capture end is acknowledged, false after `timeoutMs`. */
   waitForAcks(timeoutMs: number): Promise<boolean> {
-    if (this.options.spool.size === 0) return Promise.resolve(true);
+    if (this.drained()) return Promise.resolve(true);
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.drainWaiters = this.drainWaiters.filter((waiter) => waiter !== done);
@@ -253,6 +264,12 @@ export class StreamClient {
         this.afterAck();
         return;
       }
+      case 'capture-ended':
+        if (spool.removeEnd(message.captureId)) {
+          metrics.inc('capture_ends_acked_total');
+          this.afterAck();
+        }
+        return;
       case 'templates':
         this.options.onTemplates(Array.isArray(message.templates) ? message.templates : []);
         return;
@@ -271,6 +288,16 @@ export class StreamClient {
    */
   private batchError(message: ErrorMessage): void {
     const { log, metrics, spool } = this.options;
+    if (message.captureId !== undefined && !message.retryable && spool.removeEnd(message.captureId)) {
+      metrics.inc('capture_ends_rejected_total');
+      log.error(
+        { code: message.code, problem: message.message, captureId: message.captureId },
+        'backend refused a capture end; it is dropped',
+      );
+      this.afterAck();
+      return;
+    }
+    // A retryable error about an end: the backend closes the connection, the end is sent after the next welcome.
     const entry = message.batchId === undefined ? undefined : spool.get(message.batchId);
     if (entry === undefined || entry.sentOn !== this.generation) {
       log[message.retryable ? 'warn' : 'error'](
@@ -317,16 +344,30 @@ export class StreamClient {
     }
     // Batches of earlier captures (from before a disconnect or an agent restart) need their
     // capture known first; the backend upserts captures by id, so re-announcing is harmless.
-    for (const entry of this.options.spool.values()) {
-      if (announced.has(entry.capture.id)) continue;
-      announced.add(entry.capture.id);
-      socket.send(JSON.stringify({ type: 'capture', capture: entry.capture } satisfies CaptureMessage));
+    const announce = (capture: WireCapture): void => {
+      if (announced.has(capture.id)) return;
+      announced.add(capture.id);
+      socket.send(JSON.stringify({ type: 'capture', capture } satisfies CaptureMessage));
+    };
+    for (const entry of this.options.spool.values()) announce(entry.capture);
+    // Ends not acknowledged yet, each after its capture (which the backend may never have stored).
+    for (const end of this.options.spool.ends()) {
+      announce(end.capture);
+      this.sendEnd(socket, end.capture.id, end.endedAt);
     }
     this.pump();
   }
 
+  private sendEnd(socket: WebSocket, captureId: string, endedAt: string): void {
+    socket.send(JSON.stringify({ type: 'capture-end', captureId, endedAt } satisfies CaptureEndMessage));
+  }
+
+  private drained(): boolean {
+    return this.options.spool.size === 0 && this.options.spool.ends().next().done === true;
+  }
+
   private afterAck(): void {
-    if (this.options.spool.size === 0) {
+    if (this.drained()) {
       for (const waiter of this.drainWaiters.splice(0)) waiter();
     }
     this.pump();

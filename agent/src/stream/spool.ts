@@ -16,6 +16,14 @@ export interface SpoolEntry {
   file: string | null;
 }
 
+/** A capture's end not yet acknowledged (`capture-ended`): sent again after every reconnect until it is. */
+export interface SpooledEnd {
+  /** The capture, re-announced before its end after a reconnect (the backend may never have stored it). */
+  capture: WireCapture;
+  endedAt: string;
+  file: string | null;
+}
+
 export interface SpoolOptions {
   /** Directory to keep batches in across agent restarts, or null for memory only. */
   dir: string | null;
@@ -30,10 +38,12 @@ export interface SpoolOptions {
 /**
  * Unacknowledged batches in send order, bounded; when full the oldest are dropped and counted.
  * With a directory each batch is also a file (written when spooled, deleted when acknowledged),
- * so batches survive an agent restart and are resent by the next run.
+ * so batches survive an agent restart and are resent by the next run. Captures' ends waiting for
+ * their acknowledgement are kept the same way (one per capture, a few per run: not bounded apart).
  */
 export class Spool {
   private readonly entries = new Map<string, SpoolEntry>();
+  private readonly endEntries = new Map<string, SpooledEnd>();
   private bytes = 0;
   private sequence = 0;
   private readonly maxBatches: number;
@@ -43,6 +53,7 @@ export class Spool {
     this.maxBatches = options.maxBatches ?? 1_000;
     this.maxBytes = options.maxBytes ?? 64 * 1024 * 1024;
     options.metrics.gauge('batches_spooled', () => this.entries.size);
+    options.metrics.gauge('capture_ends_spooled', () => this.endEntries.size);
     if (options.dir) this.load(options.dir);
   }
 
@@ -64,6 +75,31 @@ export class Spool {
     while (this.entries.size > this.maxBatches || (this.bytes > this.maxBytes && this.entries.size > 1))
       this.dropOldest();
     return entry;
+  }
+
+  /** Captures' ends not yet acknowledged, in the order they were spooled. */
+  ends(): IterableIterator<SpooledEnd> {
+    return this.endEntries.values();
+  }
+
+  /** Keep a capture's end until `removeEnd`; a capture ends once, so a second end of it is ignored. */
+  addEnd(capture: WireCapture, endedAt: string): SpooledEnd {
+    const known = this.endEntries.get(capture.id);
+    if (known) return known;
+    const end: SpooledEnd = { capture, endedAt, file: null };
+    if (this.options.dir)
+      end.file = this.writeFile(this.options.dir, `end-${capture.id}`, { capture, end: { endedAt } });
+    this.endEntries.set(capture.id, end);
+    return end;
+  }
+
+  /** Remove an acknowledged (or refused) end; returns it when it was here. */
+  removeEnd(captureId: string): SpooledEnd | undefined {
+    const end = this.endEntries.get(captureId);
+    if (!end) return undefined;
+    this.endEntries.delete(captureId);
+    if (end.file) fs.rmSync(end.file, { force: true });
+    return end;
   }
 
   get(batchId: string): SpoolEntry | undefined {
@@ -93,20 +129,24 @@ export class Spool {
   }
 
   private write(dir: string, entry: SpoolEntry): string | null {
+    return this.writeFile(dir, entry.batch.batchId, { capture: entry.capture, batch: entry.batch });
+  }
+
+  private writeFile(dir: string, name: string, content: object): string | null {
     // Zero-padded time + sequence keeps file names in send order across restarts.
     const file = path.join(
       dir,
-      `${String(Date.now()).padStart(15, '0')}-${String(this.sequence++).padStart(6, '0')}-${entry.batch.batchId}.json`,
+      `${String(Date.now()).padStart(15, '0')}-${String(this.sequence++).padStart(6, '0')}-${name}.json`,
     );
     try {
       fs.mkdirSync(dir, { recursive: true });
-      fs.writeFileSync(`${file}.tmp`, JSON.stringify({ capture: entry.capture, batch: entry.batch }));
+      fs.writeFileSync(`${file}.tmp`, JSON.stringify(content));
       fs.renameSync(`${file}.tmp`, file);
       return file;
     } catch (err) {
       this.options.log.error(
         { dir, code: (err as NodeJS.ErrnoException).code },
-        'cannot write spool file; batch kept in memory only',
+        'cannot write spool file; kept in memory only',
       );
       return null;
     }
@@ -127,7 +167,15 @@ export class Spool {
     for (const name of names) {
       const file = path.join(dir, name);
       try {
-        const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as { capture: WireCapture; batch: BatchMessage };
+        const stored = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+          capture: WireCapture;
+          batch: BatchMessage;
+          end?: { endedAt: string };
+        };
+        if (typeof stored.end?.endedAt === 'string' && typeof stored.capture?.id === 'string') {
+          this.endEntries.set(stored.capture.id, { capture: stored.capture, endedAt: stored.end.endedAt, file });
+          continue;
+        }
         if (
           stored.batch?.type !== 'batch' ||
           typeof stored.batch.batchId !== 'string' ||
@@ -142,8 +190,11 @@ export class Spool {
         fs.rmSync(file, { force: true });
       }
     }
-    if (this.entries.size > 0)
-      this.options.log.info({ dir, batches: this.entries.size }, 'unacknowledged batches loaded from the spool');
+    if (this.entries.size > 0 || this.endEntries.size > 0)
+      this.options.log.info(
+        { dir, batches: this.entries.size, captureEnds: this.endEntries.size },
+        'unacknowledged batches loaded from the spool',
+      );
     while (this.entries.size > this.maxBatches) this.dropOldest();
   }
 }

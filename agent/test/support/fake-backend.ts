@@ -108,6 +108,13 @@ export class FakeBackend {
             templates: this.options.templates ?? [],
           }),
         );
+      if (this.ack && (message.type === 'capture-end' || (message.type === 'capture' && message.previous)))
+        ws.send(
+          JSON.stringify({
+            type: 'capture-ended',
+            captureId: message.type === 'capture-end' ? message.captureId : message.previous!.id,
+          }),
+        );
       if (message.type === 'batch' && this.ack) {
         const duplicate = this.committed.has(message.batchId);
         this.committed.set(message.batchId, message);

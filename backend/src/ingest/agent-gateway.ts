@@ -23,9 +23,16 @@ const TEMPLATES_PUSH_DELAY_MS = 100;
 const MAX_PENDING_MESSAGES = 256;
 
 /** The batch id of a frame that was refused, when one can be read, so the agent can drop it. */
-function batchIdOf(text: string): string | undefined {
+function aboutText(text: string): { batchId?: string } {
   const match = /"batchId"\s*:\s*"([0-9a-fA-F-]{36})"/.exec(text.slice(0, 4096));
-  return match?.[1];
+  return match?.[1] === undefined ? {} : { batchId: match[1] };
+}
+
+/** What an error about a message names, so that the agent keeps or drops that message: its batch or ended capture. */
+function aboutMessage(message: AgentMessage): { batchId?: string; captureId?: string } {
+  if (message.type === 'batch') return { batchId: message.batchId };
+  if (message.type === 'capture-end') return { captureId: message.captureId };
+  return {};
 }
 
 /** The first 4 KiB of a frame as text (where a batch's id is), without copying the frame. */
@@ -148,11 +155,11 @@ export class AgentGateway {
     const reject = (
       code: Exclude<StreamErrorCode, 'unavailable'>,
       message: string,
-      batchId: string | undefined,
+      about: { batchId?: string; captureId?: string },
       fatal: boolean,
     ): void => {
       this.metrics.rejectedMessages.inc();
-      send({ type: 'error', code, message, retryable: false, ...(batchId === undefined ? {} : { batchId }) });
+      send({ type: 'error', code, message, retryable: false, ...about });
       badMessages += 1;
       if (fatal) ws.close(1008, code);
       else if (badMessages >= MAX_BAD_MESSAGES) ws.close(1008, 'too many bad messages');
@@ -163,16 +170,11 @@ export class AgentGateway {
       try {
         message = parseAgentMessage(text);
       } catch (error) {
-        reject('invalid-message', error instanceof Error ? error.message : 'invalid message', batchIdOf(text), false);
+        reject('invalid-message', error instanceof Error ? error.message : 'invalid message', aboutText(text), false);
         return;
       }
       if (message.type !== 'hello' && session === null) {
-        reject(
-          'hello-required',
-          'the first message must be hello',
-          message.type === 'batch' ? message.batchId : undefined,
-          false,
-        );
+        reject('hello-required', 'the first message must be hello', aboutMessage(message), false);
         return;
       }
       try {
@@ -194,9 +196,11 @@ export class AgentGateway {
           }
           case 'capture':
             await this.ingest.startCapture(session as AgentSession, message.capture, message.previous);
+            if (message.previous) send({ type: 'capture-ended', captureId: message.previous.id });
             break;
           case 'capture-end':
             await this.ingest.endCapture(session as AgentSession, message.captureId, message.endedAt);
+            send({ type: 'capture-ended', captureId: message.captureId });
             break;
           case 'rules':
             await this.ingest.updateRules(session as AgentSession, message.captureId, message.rules);
@@ -207,29 +211,31 @@ export class AgentGateway {
         }
         badMessages = 0;
       } catch (error) {
-        const batchId = message.type === 'batch' ? message.batchId : undefined;
+        const about = aboutMessage(message);
         if (error instanceof WireError) {
           reject(
             error instanceof FatalWireError ? 'refused' : 'invalid-message',
             error.message,
-            batchId,
+            about,
             error instanceof FatalWireError,
           );
           return;
         }
-        // Not the agent's fault (e.g. the database is away): the agent keeps the batch and resends it.
-        this.log.error({ err: error, type: message.type, batchId }, 'agent message failed');
+        // Not the agent's fault (e.g. the database is away): the agent keeps the batch (or the
+        // capture's end) and resends it.
+        this.log.error({ err: error, type: message.type, ...about }, 'agent message failed');
         send({
           type: 'error',
           code: 'unavailable',
           message: 'the backend could not store this message now; resend later',
           retryable: true,
-          ...(batchId === undefined ? {} : { batchId }),
+          ...about,
         });
-        // A hello, capture, capture-end or rules message has no id to resend it by: the connection
-        // is closed instead (1013, try again later), and the agent's next hello carries its current
-        // capture and rules again, its spooled batches' captures re-announced before them.
-        if (batchId === undefined) ws.close(1013, 'backend unavailable; reconnect later');
+        // A hello, capture, capture-end or rules message is not resent on this connection: it is
+        // closed instead (1013, try again later), and the agent's next hello carries its current
+        // capture and rules again, its spooled batches' captures re-announced before them and the
+        // ends not yet acknowledged (capture-ended) sent again after them.
+        if (about.batchId === undefined) ws.close(1013, 'backend unavailable; reconnect later');
       }
     };
 
@@ -239,13 +245,13 @@ export class AgentGateway {
         reject(
           'too-large',
           `message of ${size} bytes is over the limit of ${this.runtime.config.maxMessageBytes} bytes`,
-          batchIdOf(headOf(data)),
+          aboutText(headOf(data)),
           false,
         );
         return;
       }
       if (isBinary) {
-        reject('invalid-message', 'messages must be JSON text frames', undefined, false);
+        reject('invalid-message', 'messages must be JSON text frames', {}, false);
         return;
       }
       if (++pending > MAX_PENDING_MESSAGES) {

@@ -148,6 +148,15 @@ export interface AckMessage {
   duplicate?: boolean;
 }
 
+/**
+ * A capture's end is stored (a `capture-end`, or the `previous` of a `capture`). The agent keeps
+ * every end it sent (in its spool too) and sends it again after a reconnect until this arrives.
+ */
+export interface CaptureEndedMessage {
+  type: 'capture-ended';
+  captureId: string;
+}
+
 export interface TemplatesMessage {
   type: 'templates';
   templates: string[];
@@ -172,9 +181,11 @@ export interface ErrorMessage {
   retryable: boolean;
   /** The batch this error is about, when it is about one. */
   batchId?: string;
+  /** The capture of the `capture-end` this error is about, when it is about one. */
+  captureId?: string;
 }
 
-export type BackendMessage = WelcomeMessage | AckMessage | TemplatesMessage | ErrorMessage;
+export type BackendMessage = WelcomeMessage | AckMessage | CaptureEndedMessage | TemplatesMessage | ErrorMessage;
 
 /** Routes, shared by agent, backend and dashboard. */
 export const ROUTES = {
