@@ -28,6 +28,10 @@ import { AgentGateway } from './ingest/agent-gateway';
 import { IngestService } from './ingest/ingest.service';
 import { ProjectsController } from './projects/projects.controller';
 import { MeController } from './auth/me.controller';
+import { AuthController } from './auth/auth.controller';
+import { OidcService } from './auth/oidc.service';
+import { SessionsRepository } from './auth/sessions.repository';
+import { UsersModule } from './users/users.module';
 import { RetentionService } from './retention/retention.service';
 import { ProjectsService } from './projects/projects.service';
 import { RUNTIME, type Runtime } from './runtime';
@@ -36,6 +40,10 @@ import { RUNTIME, type Runtime } from './runtime';
  * The whole service. Providers are grouped by domain folder (auth, projects, captures, endpoints,
  * ingest, events, health); one module keeps the wiring in one readable place.
  */
+/** Holds the runtime for every module (global). */
+@Module({})
+class RuntimeModule {}
+
 @Module({})
 export class AppModule {
   /** The module for an initialised data source (migrations already applied or skipped). */
@@ -48,9 +56,18 @@ export class AppModule {
           dataSourceFactory: async () => dataSource,
         }),
         TypeOrmModule.forFeature(ENTITIES),
+        // The runtime (config, logger) for every module, as domain modules move out of this one.
+        {
+          module: RuntimeModule,
+          global: true,
+          providers: [{ provide: RUNTIME, useValue: runtime }],
+          exports: [RUNTIME],
+        },
+        UsersModule,
       ],
       controllers: [
         HealthController,
+        AuthController,
         MeController,
         ProjectsController,
         CapturesController,
@@ -60,12 +77,13 @@ export class AppModule {
         ...EVIDENCE_CONTROLLERS,
       ],
       providers: [
-        { provide: RUNTIME, useValue: runtime },
         { provide: APP_GUARD, useExisting: AuthGuard },
         { provide: APP_FILTER, useFactory: () => new ErrorFilter(runtime.log.child({ module: 'http' })) },
         AuthGuard,
         TokensService,
         TokenWatch,
+        OidcService,
+        SessionsRepository,
         ProjectsService,
         ShapeStore,
         VersionStore,

@@ -170,13 +170,14 @@ describe('auth', () => {
   it('tells a token who it is: name, scope and project (the dashboard offers only what it may do)', async () => {
     expect(await apiCall(backend.url, tokens.read, 'GET', '/me')).toEqual({
       status: 200,
-      body: { name: 'read token', scope: 'read', project: 'api', environments: null },
+      body: { kind: 'token', name: 'read token', scope: 'read', project: 'api', environments: null },
     });
     expect((await apiCall(backend.url, tokens.write, 'GET', '/me')).body).toMatchObject({
       scope: 'write',
       project: 'api',
     });
     expect((await backend.api('GET', '/me')).body).toEqual({
+      kind: 'token',
       name: 'admin',
       scope: 'admin',
       project: null,

@@ -18,3 +18,4 @@ export * from './protocol/messages';
 export * from './api/types';
 export * from './api/compare';
 export * from './api/scopes';
+export * from './api/roles';

@@ -1,30 +1,40 @@
-import { type CanActivate, createParamDecorator, type ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiParam } from '@nestjs/swagger';
-import { scopeAllows, type TokenScope } from '@spectator/shared';
+import { type Access, roleAllows, scopeOfRole, tokenAllows } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
+import { timingSafeEqual } from 'node:crypto';
+import { upgradeToken } from '../common/ws-upgrade';
+import { ACCESS_KEY, type AuthenticatedRequest, type RouteAccess } from '../common/access';
 import { DomainError, ErrorCode } from '../common/errors';
-import { bearerOf } from './bearer';
+import type { Principal } from '../common/principal';
 import type { ProjectEntity } from '../projects/project.entity';
 import { projectNotFound, ProjectsService } from '../projects/projects.service';
-import { type Principal, TokensService } from './tokens.service';
+import { UsersService } from '../users/users.service';
+import { bearerOf } from './bearer';
+import { cookieNames, cookieOf } from './cookies';
+import { OidcService } from './oidc.service';
+import { TokensService } from './tokens.service';
 
-const SCOPE_KEY = 'spectator:scope';
+export { CurrentPrincipal, CurrentProject, RequireScope } from '../common/access';
 
-/** The scope a route needs (`public` for none). Every route must say; the guard refuses otherwise. */
-export const RequireScope = (scope: TokenScope | 'public'): MethodDecorator & ClassDecorator =>
-  SetMetadata(SCOPE_KEY, scope);
+/** Methods that change nothing: the only ones a cookie session may use without the CSRF header. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-interface AuthenticatedRequest {
-  headers: IncomingMessage['headers'];
-  params?: Record<string, string>;
-  principal?: Principal;
-  project?: ProjectEntity;
+/** The header a cookie session's state-changing request carries (the value `GET /me` gave). */
+export const CSRF_HEADER = 'x-csrf-token';
+
+function sameSecret(a: string, b: string): boolean {
+  const left = Buffer.from(a);
+  const right = Buffer.from(b);
+  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 /**
- * Authenticates the bearer token, checks the route's scope and, for routes under
- * `/projects/{p}`, resolves the project and checks the token belongs to it.
+ * Authenticates the caller — a bearer token, else a person's session cookie — checks the route's
+ * access and, for routes under `/projects/{p}`, resolves the project and the caller's right to it
+ * (a token's project; a person's role in it). A cookie session must send `X-CSRF-Token` on every
+ * request that is not GET, HEAD or OPTIONS: another site can make a browser send the cookie, but
+ * cannot read the value to put in the header.
  */
 @Injectable()
 export class AuthGuard implements CanActivate {
@@ -32,17 +42,27 @@ export class AuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly tokens: TokensService,
     private readonly projects: ProjectsService,
+    private readonly users: UsersService,
+    private readonly oidc: OidcService,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const needed = this.reflector.getAllAndOverride<TokenScope | 'public' | undefined>(SCOPE_KEY, [
+    const needed = this.reflector.getAllAndOverride<RouteAccess | undefined>(ACCESS_KEY, [
       context.getHandler(),
       context.getClass(),
     ]);
     if (needed === 'public') return true;
     if (needed === undefined) throw new DomainError(ErrorCode.Forbidden, 'route has no access rule');
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = await this.tokens.authenticate(bearerOf(request.headers));
+    const principal = await this.authenticate(request.headers);
+    if (principal.kind === 'person' && !SAFE_METHODS.has(request.method ?? 'GET')) {
+      const sent = request.headers[CSRF_HEADER];
+      if (typeof sent !== 'string' || !sameSecret(sent, principal.csrfToken))
+        throw new DomainError(
+          ErrorCode.Forbidden,
+          `a signed-in session must send the ${CSRF_HEADER} header (its value is csrfToken of GET /api/v1/me) on changes`,
+        );
+    }
     request.principal = principal;
     const slug = request.params?.p;
     if (slug !== undefined) request.project = await this.projectFor(principal, slug);
@@ -50,49 +70,108 @@ export class AuthGuard implements CanActivate {
     return true;
   }
 
-  /** The project a principal may use, by slug; another project's is answered as unknown (404). */
+  /**
+   * The caller of a request: its bearer token when it sends one, else the person of its session
+   * cookie. @throws DomainError Unauthenticated when neither works.
+   */
+  async authenticate(headers: IncomingMessage['headers']): Promise<Principal> {
+    const bearer = bearerOf(headers);
+    if (bearer !== null || !this.oidc.enabled) return this.tokens.authenticate(bearer);
+    const sessionId = cookieOf(headers, cookieNames(this.oidc.secureCookies).session);
+    if (sessionId === null)
+      throw new DomainError(
+        ErrorCode.Unauthenticated,
+        'sign in, or send a bearer token (Authorization: Bearer <token>)',
+      );
+    const session = await this.oidc.session(sessionId);
+    if (session === null) throw new DomainError(ErrorCode.Unauthenticated, 'your session ended: sign in again');
+    const { person } = session;
+    return {
+      kind: 'person',
+      tokenId: null,
+      name: person.name ?? person.email ?? person.subject,
+      person,
+      sessionHash: session.hash,
+      csrfToken: session.csrfToken,
+      role: null,
+      scope: 'read',
+      projectId: null,
+      environments: null,
+    };
+  }
+
+  /**
+   * The caller of a WebSocket upgrade: a token (header or `bearer.<token>` sub-protocol), else a
+   * session cookie — only from a page of this site (Origin = Host): browsers send cookies with any
+   * site's WebSocket, and WebSockets are not bound by CORS.
+   */
+  async authenticateUpgrade(request: IncomingMessage): Promise<Principal> {
+    const token = upgradeToken(request);
+    if (token !== null || !this.oidc.enabled) return this.tokens.authenticate(token);
+    const { origin, host } = request.headers;
+    let sameSite = false;
+    try {
+      sameSite = origin !== undefined && new URL(origin).host === host;
+    } catch {
+      // a malformed Origin is not this site
+    }
+    if (!sameSite)
+      throw new DomainError(ErrorCode.Forbidden, 'a signed-in session opens WebSockets from pages of this site only');
+    return this.authenticate(request.headers);
+  }
+
+  /**
+   * The project a principal may use, by slug: a token's own project (any for the bootstrap token);
+   * for a person a project they have a role in, which is set on the principal. Another project is
+   * answered as unknown (404).
+   */
   async projectFor(principal: Principal, slug: string): Promise<ProjectEntity> {
     const project = await this.projects.bySlug(slug);
+    if (principal.kind === 'person') {
+      const role = this.users.roleIn(principal.person);
+      if (role === null) throw projectNotFound(slug);
+      principal.role = role;
+      principal.scope = scopeOfRole(role);
+      return project;
+    }
     if (principal.projectId !== null && principal.projectId !== project.id) throw projectNotFound(slug);
     return project;
   }
-}
 
-/** @throws DomainError Forbidden when the principal's scope does not cover `needed`. */
-export function ensureScope(principal: Principal, needed: TokenScope): void {
-  if (!scopeAllows(principal.scope, needed)) {
-    throw new DomainError(
-      ErrorCode.Forbidden,
-      `this needs a token with scope ${needed}; this token has scope ${principal.scope}`,
-    );
+  /** Ids of the projects a principal sees; null for all of them. */
+  visibleProjectIds(principal: Principal): string[] | null {
+    if (principal.kind === 'token') return principal.projectId === null ? null : [principal.projectId];
+    return principal.person.instanceAdmin ? null : [];
   }
 }
 
 /**
- * The project resolved by the guard for a `/projects/{p}` route. It also declares the path
- * parameter `p` in the service's own OpenAPI document (`/api/docs`): the guard reads it, not a
- * `@Param`, so without this every `{p}` route was described without its parameter (an invalid
- * document, and a "Try it out" that could not call them).
+ * @throws DomainError Forbidden when the principal may not do what a route needs: a person's role
+ * in the route's project (outside a project, `admin` needs an instance admin), a token's scope.
  */
-export const CurrentProject = createParamDecorator(
-  (_data: unknown, context: ExecutionContext): ProjectEntity => {
-    const project = context.switchToHttp().getRequest<AuthenticatedRequest>().project;
-    if (!project) throw new Error('CurrentProject used on a route without {p}');
-    return project;
-  },
-  [
-    (target: object, key: string | symbol | undefined) => {
-      if (key === undefined) return;
-      const descriptor = Object.getOwnPropertyDescriptor(target, key);
-      if (descriptor)
-        ApiParam({ name: 'p', description: 'the project slug', schema: { type: 'string' } })(target, key, descriptor);
-    },
-  ],
-);
+export function ensureScope(principal: Principal, needed: Access | 'agent'): void {
+  if (principal.kind === 'token') {
+    if (!tokenAllows(principal.scope, needed))
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        `this needs a token with scope ${needed === 'approve' ? 'write' : needed}; this token has scope ${principal.scope}`,
+      );
+    return;
+  }
+  if (needed === 'agent') throw new DomainError(ErrorCode.Forbidden, 'only agent tokens stream traffic');
+  if (principal.role === null) {
+    if (needed === 'admin' && !principal.person.instanceAdmin)
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        'this needs an instance admin (a group of SPECTATOR_OIDC_ADMIN_GROUPS)',
+      );
+    return;
+  }
+  if (!roleAllows(principal.role, needed))
+    throw new DomainError(
+      ErrorCode.Forbidden,
+      `this needs the ${ROLE_FOR[needed]} role in this project; you are ${principal.role}`,
+    );
+}
 
-/** The authenticated caller. */
-export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
-  const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
-  if (!principal) throw new Error('CurrentPrincipal used on a public route');
-  return principal;
-});
+const ROLE_FOR: Record<Access, string> = { read: 'viewer', write: 'editor', approve: 'approver', admin: 'admin' };

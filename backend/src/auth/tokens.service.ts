@@ -5,21 +5,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
+import type { TokenPrincipal } from '../common/principal';
 import { TokenEntity } from './token.entity';
 import { TokenWatch } from './token-watch';
 
 /** Prefix of every token we issue, so a leaked one is recognisable by secret scanners. */
 export const TOKEN_PREFIX = 'spk_';
 
-/** Who is calling, as established from a bearer token. */
-export interface Principal {
-  tokenId: string;
-  name: string;
-  scope: TokenScope;
-  /** `null` for the bootstrap admin token (every project). */
-  projectId: string | null;
-  environments: EnvironmentKind[] | null;
-}
+export type { Principal } from '../common/principal';
 
 /** SHA-256 hex of a token: tokens carry 192 bits of randomness, so a fast hash is enough. */
 export function hashToken(token: string): string {
@@ -114,7 +107,7 @@ export class TokensService {
    * The principal behind a clear token.
    * @throws DomainError Unauthenticated when the token is unknown or revoked.
    */
-  async authenticate(clear: string | null): Promise<Principal> {
+  async authenticate(clear: string | null): Promise<TokenPrincipal> {
     if (clear === null || clear === '')
       throw new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)');
     const entity = await this.tokens.findOneBy({ tokenHash: hashToken(clear) });
@@ -139,6 +132,7 @@ export class TokensService {
         .catch(() => undefined);
     }
     return {
+      kind: 'token',
       tokenId: entity.id,
       name: entity.name,
       scope: entity.scope,

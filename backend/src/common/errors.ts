@@ -13,6 +13,8 @@ export enum ErrorCode {
   /** A route switched off by configuration (`/metrics` without SPECTATOR_METRICS_TOKEN). */
   NotServed = 'NotServed',
   Conflict = 'Conflict',
+  /** The identity provider could not be reached or answered something unusable. */
+  ProviderUnavailable = 'ProviderUnavailable',
 }
 
 export class DomainError extends Error {
@@ -50,6 +52,8 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.ProjectExists:
     case ErrorCode.Conflict:
       return 409;
+    case ErrorCode.ProviderUnavailable:
+      return 503;
     default:
       return assertUnreachable(code);
   }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllowList } from '../webhooks/target-guard';
+import { type OidcConfig, type OidcOptions, parseOidc } from './oidc';
 
 /** Options a caller may pass to `startBackend`; each overrides its environment variable. */
 export interface BackendOptions {
@@ -28,6 +29,10 @@ export interface BackendOptions {
   webhookAllow?: string[];
   /** Bearer token `/metrics` asks for (default: none, so `/metrics` answers 404). */
   metricsToken?: string;
+  /** Single sign-on (instead of SPECTATOR_OIDC_*). */
+  oidc?: OidcOptions;
+  /** Hours a person's session lasts from sign-in (default 12). */
+  sessionHours?: number;
 }
 
 /** The validated configuration, parsed once at boot. */
@@ -63,6 +68,10 @@ export interface BackendConfig {
   webhookAllow: string[];
   /** `/metrics` answers only `Authorization: Bearer <this>`; `null`: it is not served (SPECTATOR_METRICS_TOKEN). */
   metricsToken: string | null;
+  /** Single sign-on through an OpenID Connect provider; `null`: people sign in with tokens only. */
+  oidc: OidcConfig | null;
+  /** A person's session ends this many hours after sign-in (SPECTATOR_SESSION_HOURS, default 12). */
+  sessionHours: number;
 }
 
 /**
@@ -203,6 +212,24 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     problems.push('SPECTATOR_METRICS_TOKEN must be 16-200 characters of A-Z a-z 0-9 . _ ~ -');
   }
 
+  const oidc = parseOidc(
+    options.oidc ?? {
+      issuer: env.SPECTATOR_OIDC_ISSUER || undefined,
+      clientId: env.SPECTATOR_OIDC_CLIENT_ID || undefined,
+      clientSecret: env.SPECTATOR_OIDC_CLIENT_SECRET || undefined,
+      redirectUrl: env.SPECTATOR_OIDC_REDIRECT_URL || undefined,
+      scopes: env.SPECTATOR_OIDC_SCOPES || undefined,
+      groupsClaim: env.SPECTATOR_OIDC_GROUPS_CLAIM || undefined,
+      adminGroups: env.SPECTATOR_OIDC_ADMIN_GROUPS?.split(',')
+        .map((group) => group.trim())
+        .filter(Boolean),
+      providerName: env.SPECTATOR_OIDC_NAME || undefined,
+    },
+    problems,
+  );
+  const sessionHours =
+    options.sessionHours ?? parseInteger(env.SPECTATOR_SESSION_HOURS, 'SPECTATOR_SESSION_HOURS', 12, 1, 720, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -221,6 +248,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     tokenCheckSeconds,
     webhookAllow,
     metricsToken,
+    oidc,
+    sessionHours,
   };
 }
 

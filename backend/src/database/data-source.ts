@@ -14,6 +14,7 @@ import { UnmatchedAndLearned1764750000000 } from './migrations/1764750000000-Unm
 import { DashboardEvents1764800000000 } from './migrations/1764800000000-DashboardEvents';
 import { PathHints1764810000000 } from './migrations/1764810000000-PathHints';
 import { CaptureOverflow1764900000000 } from './migrations/1764900000000-CaptureOverflow';
+import { People1765100000000 } from './migrations/1765100000000-People';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -31,6 +32,7 @@ export const MIGRATIONS = [
   DashboardEvents1764800000000,
   PathHints1764810000000,
   CaptureOverflow1764900000000,
+  People1765100000000,
 ];
 
 /**

@@ -5,8 +5,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AuthGuard, ensureScope } from '../auth/auth.guard';
 import { TokenWatch } from '../auth/token-watch';
-import { TokensService } from '../auth/tokens.service';
-import { chooseProtocol, keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
+import { chooseProtocol, keepAlive, refuseUpgradeFor } from '../common/ws-upgrade';
 import { MetricsService } from '../health/metrics.service';
 import { RUNTIME, type Runtime } from '../runtime';
 import { EventsService } from './events.service';
@@ -22,7 +21,6 @@ export class EventsGateway {
   private readonly log: Logger;
 
   constructor(
-    private readonly tokens: TokensService,
     private readonly watch: TokenWatch,
     private readonly guard: AuthGuard,
     private readonly events: EventsService,
@@ -34,9 +32,9 @@ export class EventsGateway {
 
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, slug: string): Promise<void> {
     let projectId: string;
-    let tokenId: string;
+    let tokenId: string | null;
     try {
-      const principal = await this.tokens.authenticate(upgradeToken(request));
+      const principal = await this.guard.authenticateUpgrade(request);
       const project = await this.guard.projectFor(principal, slug);
       ensureScope(principal, 'read');
       projectId = project.id;
@@ -48,9 +46,9 @@ export class EventsGateway {
     this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, projectId, tokenId));
   }
 
-  private attach(ws: WebSocket, projectId: string, tokenId: string): void {
+  private attach(ws: WebSocket, projectId: string, tokenId: string | null): void {
     this.metrics.dashboardConnections.inc();
-    this.watch.closeWhenTokenEnds(ws, tokenId);
+    if (tokenId !== null) this.watch.closeWhenTokenEnds(ws, tokenId);
     const stopHeartbeat = keepAlive(ws);
     const unsubscribe = this.events.subscribe(projectId, (event) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));

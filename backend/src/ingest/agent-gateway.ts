@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { AgentsService } from '../agents/agents.service';
 import { TokenWatch } from '../auth/token-watch';
-import { type Principal, TokensService } from '../auth/tokens.service';
+import { TokensService } from '../auth/tokens.service';
+import type { TokenPrincipal } from '../common/principal';
 import { ensureScope } from '../auth/auth.guard';
 import { chooseProtocol, keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
 import { EventsService } from '../events/events.service';
@@ -73,7 +74,7 @@ export class AgentGateway {
   }
 
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
-    let principal: Principal;
+    let principal: TokenPrincipal;
     try {
       principal = await this.tokens.authenticate(upgradeToken(request));
       ensureScope(principal, 'agent');
@@ -115,7 +116,7 @@ export class AgentGateway {
     for (const client of this.server.clients) client.resume();
   }
 
-  private attach(ws: WebSocket, principal: Principal): void {
+  private attach(ws: WebSocket, principal: TokenPrincipal): void {
     this.metrics.agentConnections.inc();
     if (this.readingPaused) ws.pause();
     this.watch.closeWhenTokenEnds(ws, principal.tokenId);

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { ProjectResponse, TokenResponse } from '@spectator/shared';
-import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
+import { AuthGuard, CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
 import { type Principal, TokensService } from '../auth/tokens.service';
 import { CreateProjectDto, CreateTokenDto } from './dto/project.dto';
 import type { ProjectEntity } from './project.entity';
@@ -15,6 +15,7 @@ export class ProjectsController {
   constructor(
     private readonly projects: ProjectsService,
     private readonly tokens: TokensService,
+    private readonly guard: AuthGuard,
   ) {}
 
   @Post()
@@ -26,7 +27,7 @@ export class ProjectsController {
   @Get()
   @RequireScope('read')
   list(@CurrentPrincipal() principal: Principal): Promise<ProjectResponse[]> {
-    return this.projects.list(principal);
+    return this.projects.list(this.guard.visibleProjectIds(principal));
   }
 
   @Get(':p')

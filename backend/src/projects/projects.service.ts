@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { ProjectResponse } from '@spectator/shared';
-import type { Repository } from 'typeorm';
+import { In, type Repository } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
@@ -46,10 +46,11 @@ export class ProjectsService {
     }
   }
 
-  /** The projects a principal can see: all for the bootstrap admin, else its own. */
-  async list(principal: Principal): Promise<ProjectResponse[]> {
+  /** Projects by id (`null`: all of them). */
+  async list(ids: string[] | null): Promise<ProjectResponse[]> {
+    if (ids !== null && ids.length === 0) return [];
     const rows = await this.projects.find({
-      where: principal.projectId === null ? {} : { id: principal.projectId },
+      where: ids === null ? {} : { id: In(ids) },
       order: { slug: 'ASC' },
     });
     return rows.map(toProjectResponse);

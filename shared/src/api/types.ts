@@ -34,6 +34,9 @@ export interface ProjectResponse {
 
 export type TokenScope = 'agent' | 'read' | 'write' | 'admin';
 
+/** A person's role in a project, weakest first (`PROJECT_ROLES`): each may do what the ones before it may. */
+export type ProjectRole = 'viewer' | 'editor' | 'approver' | 'admin';
+
 /** `GET /me`: who the bearer token is, so a client offers only the actions it may take. */
 export interface WhoAmIResponse {
   /** The token's name, as given at creation (`admin` for the bootstrap token). */
@@ -43,6 +46,33 @@ export interface WhoAmIResponse {
   project: string | null;
   /** The environment kinds an agent token may report; null when unlimited. */
   environments: EnvironmentKind[] | null;
+  /** `token` (bearer token) or `person` (signed in through the identity provider, session cookie). */
+  kind: 'token' | 'person';
+  /** A person's role in the project asked about (`GET /projects/{p}/me`). */
+  role?: ProjectRole;
+  /** The signed-in person; only for `kind: person`. */
+  person?: PersonResponse;
+  /** Only for `kind: person`: send it as `X-CSRF-Token` on every request that changes something. */
+  csrfToken?: string;
+}
+
+/** A person as the API shows them: what the identity provider said at their last sign-in. */
+export interface PersonResponse {
+  id: string;
+  name: string | null;
+  email: string | null;
+  /** The provider's subject (`sub`) of the person. */
+  subject: string;
+  /** Admin of every project (SPECTATOR_OIDC_ADMIN_GROUPS). */
+  instanceAdmin: boolean;
+}
+
+/** `GET /auth/config`: how people sign in here. */
+export interface AuthConfigResponse {
+  /** Single sign-on through an OpenID Connect provider is configured. */
+  sso: boolean;
+  /** The provider's name for the sign-in button (SPECTATOR_OIDC_NAME). */
+  providerName: string | null;
 }
 
 export interface TokenResponse {

@@ -1,0 +1,76 @@
+import { Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { AuthConfigResponse } from '@spectator/shared';
+import type { Request, Response } from 'express';
+import { CurrentPrincipal, RequireScope } from '../common/access';
+import type { Principal } from '../common/principal';
+import { cookieNames, cookieOf, SIGN_IN_COOKIE_PATH, setCookie } from './cookies';
+import { OidcService, SIGN_IN_SECONDS } from './oidc.service';
+
+/**
+ * People's sign-in through the identity provider: `login` sends the browser there, `callback`
+ * brings it back with a session cookie, `logout` ends the session.
+ */
+@ApiTags('auth')
+@Controller('auth')
+export class AuthController {
+  constructor(private readonly oidc: OidcService) {}
+
+  /** How people sign in here, for the dashboard's sign-in page. */
+  @Get('config')
+  @RequireScope('public')
+  config(): AuthConfigResponse {
+    return { sso: this.oidc.enabled, providerName: this.oidc.providerName };
+  }
+
+  /** Starts a sign-in: redirects to the provider; `returnTo` is a path of this site to come back to. */
+  @Get('login')
+  @RequireScope('public')
+  async login(@Query('returnTo') returnTo: unknown, @Res() response: Response): Promise<void> {
+    const { url, state } = await this.oidc.begin(returnTo);
+    const secure = this.oidc.secureCookies;
+    response.setHeader(
+      'Set-Cookie',
+      setCookie(cookieNames(secure).signIn, state, {
+        path: SIGN_IN_COOKIE_PATH,
+        maxAgeSeconds: SIGN_IN_SECONDS,
+        secure,
+      }),
+    );
+    response.redirect(302, url.href);
+  }
+
+  /** The provider's redirect back: checks state, nonce and PKCE, sets the session cookie, goes to `returnTo`. */
+  @Get('callback')
+  @RequireScope('public')
+  async callback(@Req() request: Request, @Res() response: Response): Promise<void> {
+    const secure = this.oidc.secureCookies;
+    const names = cookieNames(secure);
+    const clearSignIn = setCookie(names.signIn, '', { path: SIGN_IN_COOKIE_PATH, maxAgeSeconds: 0, secure });
+    // The sign-in cookie is spent whatever happens: a second callback with it is refused.
+    response.setHeader('Set-Cookie', clearSignIn);
+    const query = new URL(request.url, 'http://callback').searchParams;
+    const signedIn = await this.oidc.finish(query, cookieOf(request.headers, names.signIn));
+    response.setHeader('Set-Cookie', [
+      clearSignIn,
+      setCookie(names.session, signedIn.sessionId, { path: '/', maxAgeSeconds: this.oidc.sessionSeconds, secure }),
+    ]);
+    response.redirect(302, signedIn.returnTo);
+  }
+
+  /** Signs out: the session ends on the server and its cookie is cleared. */
+  @Post('logout')
+  @HttpCode(204)
+  @RequireScope('read')
+  async logout(
+    @CurrentPrincipal() principal: Principal,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<void> {
+    if (principal.kind === 'person') await this.oidc.end(principal.sessionHash);
+    const secure = this.oidc.secureCookies;
+    response.setHeader(
+      'Set-Cookie',
+      setCookie(cookieNames(secure).session, '', { path: '/', maxAgeSeconds: 0, secure }),
+    );
+  }
+}

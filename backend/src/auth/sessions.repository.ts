@@ -1,0 +1,77 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { returningRows } from '../versions/returning';
+
+/** A started sign-in, kept until the provider sends the person back. */
+export interface SignInRequest {
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+  returnTo: string;
+}
+
+/** How long a started sign-in may take at the provider (a person typing a password, a second factor). */
+export const SIGN_IN_REQUEST_MINUTES = 10;
+
+/** The SQL of sign-in requests and sessions. */
+@Injectable()
+export class SessionsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async saveSignInRequest(request: SignInRequest): Promise<void> {
+    await this.db.query(
+      `INSERT INTO sign_in_requests (state, nonce, code_verifier, return_to) VALUES ($1, $2, $3, $4)`,
+      [request.state, request.nonce, request.codeVerifier, request.returnTo],
+    );
+  }
+
+  /**
+   * Takes (deletes and returns) the sign-in started with `state`, if it is recent: a callback can
+   * use it once, so a replayed callback finds nothing.
+   */
+  async takeSignInRequest(state: string): Promise<SignInRequest | null> {
+    const rows = await returningRows<SignInRequest & { fresh: boolean }>(
+      this.db,
+      `DELETE FROM sign_in_requests WHERE state = $1
+       RETURNING state, nonce, code_verifier AS "codeVerifier", return_to AS "returnTo",
+                 created_at > now() - make_interval(mins => $2) AS fresh`,
+      [state, SIGN_IN_REQUEST_MINUTES],
+    );
+    const row = rows[0];
+    if (!row?.fresh) return null;
+    return { state: row.state, nonce: row.nonce, codeVerifier: row.codeVerifier, returnTo: row.returnTo };
+  }
+
+  async createSession(idHash: string, userId: string, csrfToken: string, hours: number): Promise<Date> {
+    const rows: Array<{ expiresAt: Date }> = await this.db.query(
+      `INSERT INTO sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(hours => $4))
+       RETURNING expires_at AS "expiresAt"`,
+      [idHash, userId, csrfToken, hours],
+    );
+    return (rows[0] as { expiresAt: Date }).expiresAt;
+  }
+
+  /** The live session of a hashed id (by the database's clock), or null when unknown or expired. */
+  async liveSession(idHash: string): Promise<{ userId: string; csrfToken: string } | null> {
+    const rows: Array<{ userId: string; csrfToken: string }> = await this.db.query(
+      `SELECT user_id AS "userId", csrf_token AS "csrfToken" FROM sessions WHERE id_hash = $1 AND expires_at > now()`,
+      [idHash],
+    );
+    return rows[0] ?? null;
+  }
+
+  async deleteSession(idHash: string): Promise<void> {
+    await this.db.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
+  }
+
+  /** Deletes expired sessions and abandoned sign-ins. @returns how many rows went */
+  async prune(): Promise<number> {
+    const sessions: [unknown[], number] = await this.db.query(`DELETE FROM sessions WHERE expires_at <= now()`);
+    const requests: [unknown[], number] = await this.db.query(
+      `DELETE FROM sign_in_requests WHERE created_at <= now() - make_interval(mins => $1)`,
+      [SIGN_IN_REQUEST_MINUTES],
+    );
+    return sessions[1] + requests[1];
+  }
+}

@@ -1,0 +1,55 @@
+import { createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiParam } from '@nestjs/swagger';
+import type { Access } from '@spectator/shared';
+import type { IncomingMessage } from 'node:http';
+import type { Principal } from './principal';
+
+export const ACCESS_KEY = 'spectator:access';
+
+/** What a route needs: an access level (a role for people, a scope for tokens), `agent`, or `public`. */
+export type RouteAccess = Access | 'agent' | 'public';
+
+/**
+ * What a route needs (`public` for nothing). Every route must say; the guard refuses otherwise.
+ * For people `read` is viewer, `write` editor, `approve` approver, `admin` admin; for tokens
+ * `approve` is the `write` scope.
+ */
+export const RequireScope = (access: RouteAccess): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_KEY, access);
+
+/** The request as the guard leaves it. */
+export interface AuthenticatedRequest {
+  method?: string;
+  headers: IncomingMessage['headers'];
+  params?: Record<string, string>;
+  principal?: Principal;
+  project?: unknown;
+}
+
+/**
+ * The project resolved by the guard for a `/projects/{p}` route. It also declares the path
+ * parameter `p` in the service's own OpenAPI document (`/api/docs`): the guard reads it, not a
+ * `@Param`, so without this every `{p}` route was described without its parameter (an invalid
+ * document, and a "Try it out" that could not call them).
+ */
+export const CurrentProject = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): unknown => {
+    const project = context.switchToHttp().getRequest<AuthenticatedRequest>().project;
+    if (!project) throw new Error('CurrentProject used on a route without {p}');
+    return project;
+  },
+  [
+    (target: object, key: string | symbol | undefined) => {
+      if (key === undefined) return;
+      const descriptor = Object.getOwnPropertyDescriptor(target, key);
+      if (descriptor)
+        ApiParam({ name: 'p', description: 'the project slug', schema: { type: 'string' } })(target, key, descriptor);
+    },
+  ],
+);
+
+/** The authenticated caller. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
+  const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a public route');
+  return principal;
+});
