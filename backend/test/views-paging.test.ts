@@ -1,4 +1,5 @@
 import type { CaptureResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 
@@ -48,6 +49,40 @@ describe('a capture’s endpoints', () => {
     const { body } = await backend.api<CaptureResponse>('GET', `/projects/pages/captures/${captureId}`);
     expect(body).toMatchObject({ undocumented: CAP, interactions: 2 * CAP + 3, overflow: { requests: 2 * 2 + 4 } });
     expect((await view()).body.find((e) => e.path === '/a')).toMatchObject({ interactions: 5 });
+  });
+
+  // Issue 15 (second review): past the cap, a CI capture's rows still became evidence (matrix
+  // cells, proposal steps). Endpoints the capture does not keep are no evidence either.
+  it('keep no evidence of endpoints past the cap', async () => {
+    const token = (await backend.api<TokenResponse>('POST', '/projects/pages/tokens', { name: 'ci', scope: 'agent' }))
+      .body.token as string;
+    const ci = await connectTestAgent(backend.url, token);
+    try {
+      const hello = helloMessage({ agentId: 'ci-agent', environment: { kind: 'ci', pullRequest: '7' } });
+      expect(await ci.request(hello)).toMatchObject({ type: 'welcome' });
+      const paths = ['/ci/1', '/ci/2', '/ci/3', '/ci/4', '/ci/5', '/ci/6', '/ci/7'];
+      const batch = batchMessage(
+        hello.capture.id,
+        paths.map((path) => get(path)),
+      );
+      expect(await ci.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+      const later = batchMessage(hello.capture.id, [get('/ci/1'), get('/ci/8', 2)]);
+      expect(await ci.request(later)).toEqual({ type: 'ack', batchId: later.batchId });
+      const { body } = await backend.api<CaptureResponse>('GET', `/projects/pages/captures/${hello.capture.id}`);
+      expect(body).toMatchObject({ interactions: CAP + 1, overflow: { requests: 2 + 2 } });
+      const db = new pg.Client({ connectionString: backend.databaseUrl });
+      await db.connect();
+      try {
+        const { rows } = await db.query<{ path: string; count: number }>(
+          `SELECT path, sum(count)::int AS count FROM evidence_observations WHERE path LIKE '/ci/%' GROUP BY path ORDER BY path`,
+        );
+        expect(rows).toEqual([{ path: '/ci/1', count: 2 }, ...paths.slice(1, CAP).map((path) => ({ path, count: 1 }))]);
+      } finally {
+        await db.end();
+      }
+    } finally {
+      await ci.close();
+    }
   });
 });
 

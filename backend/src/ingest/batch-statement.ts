@@ -54,7 +54,9 @@ export interface BatchHeader {
  *    observation key or new request names on a stored one (`names_grew`, set by the upsert from
  *    the row as it was: RETURNING sees only the new row), which makes its cached diff flag stale. Written in byte order of (method,
  *    path), so concurrent batches lock them in the same order.
- * The statement answers `claimed`: false for a duplicate (nothing was written).
+ * The statement answers `claimed`: false for a duplicate (nothing was written), and `dropped`:
+ * the `METHOD path` keys of the rows not stored because of the cap (null when none were), which
+ * must not become evidence either.
  */
 export const WRITE_BATCH = `
   WITH claimed AS (
@@ -130,7 +132,11 @@ export const WRITE_BATCH = `
       interest = ce.interest + EXCLUDED.interest,
       revision = ce.revision + EXCLUDED.revision
   )
-  SELECT EXISTS (SELECT FROM claimed) AS claimed`;
+  SELECT EXISTS (SELECT FROM claimed) AS claimed,
+         CASE WHEN (SELECT count(*) FROM input) < (SELECT count(*) FROM offered)
+              THEN ARRAY(SELECT DISTINCT o.method || ' ' || o.path FROM offered o
+                          WHERE NOT EXISTS (SELECT FROM input i WHERE i.method = o.method AND i.path = o.path))
+         END AS dropped`;
 
 /** 1-based bounds of each distinct name list in one flat array (identical lists share a slice). */
 class NameLists {

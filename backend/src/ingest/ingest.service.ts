@@ -367,16 +367,18 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const claimed = await withRetry(async () => {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
-      if (!evidence && !unmatched) return this.writeBatch(this.db, parameters);
+      if (!evidence && !unmatched) return (await this.writeBatch(this.db, parameters)).claimed;
       // Evidence (matrix cells, proposal steps, transitions) and noise counts are as durable as the batch: same transaction.
       return this.db.transaction(async (manager: EntityManager) => {
-        const written = await this.writeBatch(manager, parameters);
-        if (written && evidence)
+        const { claimed: written, dropped } = await this.writeBatch(manager, parameters);
+        // Rows of endpoints past the capture's cap are counted as overflow only: no evidence either.
+        const kept = dropped === null ? rows : rows.filter((row) => !dropped.has(`${row.method} ${row.path}`));
+        if (written && evidence && kept.length > 0)
           await this.evidence.recordBatch(
             manager,
             { id: session.projectId, slug: session.projectSlug },
             session.environment,
-            rows,
+            kept,
           );
         if (written && unmatched) {
           await manager.query(
@@ -451,11 +453,20 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** Runs WRITE_BATCH; false when the batch id was committed before (nothing written). */
-  private async writeBatch(runner: Pick<EntityManager, 'query'>, parameters: unknown[]): Promise<boolean> {
-    const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{ claimed: boolean }>;
+  /**
+   * Runs WRITE_BATCH: `claimed` false when the batch id was committed before (nothing written);
+   * `dropped` the `METHOD path` keys not stored because of the endpoints cap, null when none were.
+   */
+  private async writeBatch(
+    runner: Pick<EntityManager, 'query'>,
+    parameters: unknown[],
+  ): Promise<{ claimed: boolean; dropped: Set<string> | null }> {
+    const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{
+      claimed: boolean;
+      dropped: string[] | null;
+    }>;
     if (result === undefined) throw new Error('batch statement returned nothing');
-    return result.claimed;
+    return { claimed: result.claimed, dropped: result.dropped === null ? null : new Set(result.dropped) };
   }
 
   /**
