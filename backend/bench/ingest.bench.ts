@@ -174,11 +174,13 @@ async function main(): Promise<void> {
     // local (captures only, no evidence), so the cost of each part shows.
     const sessions: Array<{ label: string; agents: TestAgent[]; captureId: string }> = [];
     for (const environment of [{ kind: 'staging' as const, build: 'bench' }, { kind: 'local' as const }]) {
-      const hello = helloMessage({ environment });
+      // One agent id for the set's connections: a capture is bound to the agent that opened it
+      // (issue 15), so four connections into one capture are one agent's, as after reconnects.
+      const hello = helloMessage({ environment, agentId: `bench-${environment.kind}` });
       const agents: TestAgent[] = [];
       for (let a = 0; a < AGENTS; a++) {
         const agent = await connectTestAgent(backend.url, token);
-        await agent.request({ ...hello, agentId: `bench-${environment.kind}-${a}` });
+        await agent.request(hello);
         agents.push(agent);
       }
       sessions.push({ label: `backend (${environment.kind})`, agents, captureId: hello.capture.id });
