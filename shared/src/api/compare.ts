@@ -1,5 +1,5 @@
 import type { EnvironmentKind } from '../protocol/messages';
-import type { ChangeResponse } from './types';
+import type { ChangeResponse, DiffResponse, UndocumentedEndpointResponse } from './types';
 
 /** One side of a comparison: an environment, and for `ci` optionally one pull request (else the newest evidence of any). */
 export interface CompareSide {
@@ -48,4 +48,22 @@ export interface CompareResponse {
   /** Some endpoint changes in a breaking way. */
   breaking: boolean;
   endpoints: CompareEndpoint[];
+}
+
+/** `GET /projects/{p}/ci/{pr}`: a pull request's evidence for a CI gate. */
+export interface CiSummaryResponse {
+  pullRequest: string;
+  /** The commit whose captures were summarised (the newest capture's). */
+  commit: string | null;
+  captures: string[];
+  undocumented: UndocumentedEndpointResponse[];
+  diffs: DiffResponse[];
+  breaking: boolean;
+  /**
+   * The versions this pull request's CI runs have shown against the versions production runs
+   * (`GET /compare?from=production&to=ci&toPullRequest=`), only the endpoints its CI runs show at
+   * another version or production never showed (an endpoint CI did not call is no change): what
+   * merging it would change for production's clients.
+   */
+  againstProduction: CompareResponse;
 }

@@ -3,7 +3,6 @@
  * Shapes leave the process as JSON Schema 2020-12 (`JsonSchema`), the dialect of OpenAPI 3.1.
  */
 import type { EnvironmentKind } from '../protocol/messages';
-import type { CompareResponse } from './compare';
 
 /** A JSON Schema 2020-12 object (the subset we write: type, properties, required, items, oneOf, format). */
 export interface JsonSchema {
@@ -337,24 +336,6 @@ export interface EvidenceResponse {
     commit: string | null;
     lastSeen: string | null;
   }>;
-}
-
-/** `GET /projects/{p}/ci/{pr}`: a pull request's evidence for a CI gate. */
-export interface CiSummaryResponse {
-  pullRequest: string;
-  /** The commit whose captures were summarised (the newest capture's). */
-  commit: string | null;
-  captures: string[];
-  undocumented: UndocumentedEndpointResponse[];
-  diffs: DiffResponse[];
-  breaking: boolean;
-  /**
-   * The versions this pull request's CI runs have shown against the versions production runs
-   * (`GET /compare?from=production&to=ci&toPullRequest=`), only the endpoints its CI runs show at
-   * another version or production never showed (an endpoint CI did not call is no change): what
-   * merging it would change for production's clients.
-   */
-  againstProduction: CompareResponse;
 }
 
 /** A webhook registration; `secret` only in the answer to its creation. */
