@@ -10,7 +10,7 @@ import { fingerprint } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type pg from 'pg';
-import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../src/ingest/batch-statement';
+import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
 import { driftShape, percentile, requestShape, responseShape, runBench, SHAPES, withBenchBackend } from './harness';
 
 const ENDPOINTS = 10_000;

@@ -9,17 +9,28 @@ import { TokenWatch } from './auth/token-watch';
 import { TokensService } from './auth/tokens.service';
 import { CapturesController } from './captures/captures.controller';
 import { CapturesService } from './captures/captures.service';
-import { RegroupService } from './captures/regroup.service';
-import { PathHintsController } from './captures/path-hints.controller';
-import { PathHintsService } from './captures/path-hints.service';
+import { RegroupService } from './paths/regroup.service';
+import { PathHintsController } from './paths/path-hints.controller';
+import { PathHintsService } from './paths/path-hints.service';
 import { ShapeStore } from './captures/shape-store';
 import { ErrorFilter } from './common/error.filter';
 import { WebSocketRouter } from './common/websocket-router';
 import { ENTITIES } from './database/entities';
 import { EndpointsController } from './endpoints/endpoints.controller';
 import { EndpointsService } from './endpoints/endpoints.service';
-import { VersionStore } from './endpoints/version-store';
-import { EVIDENCE_CONTROLLERS, EVIDENCE_PROVIDERS } from './evidence/evidence.providers';
+import { VersionStore } from './versions/version-store';
+import { CiGateService } from './evidence/ci-gate.service';
+import { CompareService } from './evidence/compare.service';
+import { EvidenceController } from './evidence/evidence.controller';
+import { EvidenceService } from './evidence/evidence.service';
+import { MatrixService } from './evidence/matrix.service';
+import { OpenApiController } from './openapi/openapi.controller';
+import { OpenApiService } from './openapi/openapi.service';
+import { ProposalsController } from './proposals/proposals.controller';
+import { ProposalsService } from './proposals/proposals.service';
+import { Notifier } from './webhooks/notifier';
+import { WebhooksController } from './webhooks/webhooks.controller';
+import { WebhooksService } from './webhooks/webhooks.service';
 import { EventsGateway } from './events/events.gateway';
 import { EventsService } from './events/events.service';
 import { HealthController } from './health/health.controller';
@@ -34,7 +45,7 @@ import { SessionsRepository } from './auth/sessions.repository';
 import { UsersModule } from './users/users.module';
 import { RetentionService } from './retention/retention.service';
 import { ProjectsService } from './projects/projects.service';
-import { RUNTIME, type Runtime } from './runtime';
+import { RUNTIME, type Runtime } from './config/runtime';
 
 /**
  * The whole service. Providers are grouped by domain folder (auth, projects, captures, endpoints,
@@ -74,7 +85,10 @@ export class AppModule {
         PathHintsController,
         EndpointsController,
         AgentsController,
-        ...EVIDENCE_CONTROLLERS,
+        EvidenceController,
+        ProposalsController,
+        WebhooksController,
+        OpenApiController,
       ],
       providers: [
         { provide: APP_GUARD, useExisting: AuthGuard },
@@ -99,7 +113,14 @@ export class AppModule {
         AgentGateway,
         EventsGateway,
         WebSocketRouter,
-        ...EVIDENCE_PROVIDERS,
+        Notifier,
+        EvidenceService,
+        MatrixService,
+        CiGateService,
+        CompareService,
+        ProposalsService,
+        WebhooksService,
+        OpenApiService,
       ],
     };
   }

@@ -20,7 +20,7 @@ import { type EmbeddedDatabase, startEmbeddedPostgres } from './database/embedde
 import { migrateUp } from './database/migrate';
 import { MetricsService } from './health/metrics.service';
 import { YAML_MEDIA_TYPES } from './openapi/openapi-import';
-import type { Runtime } from './runtime';
+import type { Runtime } from './config/runtime';
 
 /** A started backend. */
 export interface RunningBackend {

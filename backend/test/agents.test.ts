@@ -4,7 +4,7 @@ import pino from 'pino';
 import { AgentsService } from '../src/agents/agents.service';
 import { createDataSource } from '../src/database/data-source';
 import { EventsService } from '../src/events/events.service';
-import type { Runtime } from '../src/runtime';
+import type { Runtime } from '../src/config/runtime';
 import { apiCall } from './support';
 import { connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, startTestReplica, type TestBackend } from './support';

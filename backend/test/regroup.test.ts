@@ -10,7 +10,7 @@ import type {
   VersionMatrixResponse,
 } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
-import { RegroupService } from '../src/captures/regroup.service';
+import { RegroupService } from '../src/paths/regroup.service';
 import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
 import { EvidenceService } from '../src/evidence/evidence.service';

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { parseConfig } from '../src/config/config';
 import { createDataSource } from '../src/database/data-source';
 import { RetentionService } from '../src/retention/retention.service';
-import type { Runtime } from '../src/runtime';
+import type { Runtime } from '../src/config/runtime';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 

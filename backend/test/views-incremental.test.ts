@@ -12,9 +12,9 @@ import { CaptureEntity } from '../src/captures/capture.entity';
 import { CapturesService } from '../src/captures/captures.service';
 import { ShapeStore } from '../src/captures/shape-store';
 import { createDataSource } from '../src/database/data-source';
-import { VersionStore } from '../src/endpoints/version-store';
+import { VersionStore } from '../src/versions/version-store';
 import { aggregateObservations } from '../src/ingest/ingest.service';
-import { WRITE_BATCH, writeBatchParameters } from '../src/ingest/batch-statement';
+import { WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
 import type { ProjectEntity } from '../src/projects/project.entity';
 import {
   batchMessage,

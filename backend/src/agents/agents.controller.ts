@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { AgentResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { ProjectEntity } from '../projects/project.entity';
-import { PageLimitQuery } from '../versions/page-limit.dto';
+import { PageLimitQuery } from '../common/page-limit.dto';
 import { AgentsService } from './agents.service';
 
 /** `?limit=` of the agents list (default 50). */

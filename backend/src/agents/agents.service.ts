@@ -5,8 +5,8 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { ProjectEntity } from '../projects/project.entity';
 import { EventsService } from '../events/events.service';
-import { RUNTIME, type Runtime } from '../runtime';
-import { returningRows } from '../versions/returning';
+import { RUNTIME, type Runtime } from '../config/runtime';
+import { returningRows } from '../common/returning';
 
 /** How often an open connection refreshes its heartbeat: one UPDATE per agent per interval. */
 export const HEARTBEAT_INTERVAL_MS = 30_000;

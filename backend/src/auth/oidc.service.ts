@@ -6,7 +6,7 @@ import { DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import type { Person } from '../common/principal';
 import { isLoopback, type OidcConfig } from '../config/oidc';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 import { UsersService } from '../users/users.service';
 import { SessionsRepository, SIGN_IN_REQUEST_MINUTES } from './sessions.repository';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { returningRows } from '../versions/returning';
+import { returningRows } from '../common/returning';
 
 /** A started sign-in, kept until the provider sends the person back. */
 export interface SignInRequest {

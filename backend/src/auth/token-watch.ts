@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { WebSocket } from 'ws';
 import { PeriodicJob } from '../common/periodic';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 
 /** Close code for a socket whose token stopped working: policy violation, as for any refused peer. */
 export const TOKEN_ENDED_CLOSE_CODE = 1008;

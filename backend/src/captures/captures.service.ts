@@ -16,7 +16,7 @@ import {
 import type { DataSource, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
-import { VersionStore } from '../endpoints/version-store';
+import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
 import { ConformanceCache } from './conformance';

@@ -1,48 +1,46 @@
 import { Injectable, type OnApplicationBootstrap, type BeforeApplicationShutdown } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { ROUTES } from '@spectator/shared';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { EventsGateway } from '../events/events.gateway';
-import { AgentGateway } from '../ingest/agent-gateway';
 import { refuseUpgrade } from './ws-upgrade';
 
-const EVENTS_PATH = /^\/api\/v1\/projects\/([^/]+)\/events\/?$/;
+/** A WebSocket endpoint of the HTTP server; each gateway adds itself to the router. */
+export interface WebSocketRoute {
+  /** The path parameters (still URL-encoded) when this route serves `pathname`, or null when it does not. */
+  matchUpgrade(pathname: string): string[] | null;
+  /** Authenticates and upgrades, or refuses on the socket; never throws. */
+  handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, parameters: string[]): Promise<void>;
+  /** Ends every connection of the route. */
+  close(): Promise<void>;
+}
 
 /**
- * Routes WebSocket upgrades of the HTTP server by path: the agent stream and the per-project
- * dashboard events (a path with a parameter, which the fixed-path ws adapter cannot route).
+ * Routes WebSocket upgrades of the HTTP server by path to the routes gateways add (the agent
+ * stream, the per-project dashboard events: a path with a parameter, which the fixed-path ws
+ * adapter cannot route). It knows no route itself, so `common/` imports no domain.
  */
 @Injectable()
 export class WebSocketRouter implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private server: Server | null = null;
+  private readonly routes: WebSocketRoute[] = [];
   private readonly onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer): void => {
     socket.on('error', () => undefined);
     const url = new URL(request.url ?? '/', 'http://localhost');
-    if (url.pathname === ROUTES.agentStream) {
-      void this.agents.handleUpgrade(request, socket, head);
-      return;
-    }
-    const events = EVENTS_PATH.exec(url.pathname);
-    if (events?.[1] !== undefined) {
-      let slug: string;
-      try {
-        slug = decodeURIComponent(events[1]);
-      } catch {
-        refuseUpgrade(socket, 400, 'project slug is not valid URL encoding');
-        return;
-      }
-      void this.dashboards.handleUpgrade(request, socket, head, slug);
+    for (const route of this.routes) {
+      const parameters = route.matchUpgrade(url.pathname);
+      if (parameters === null) continue;
+      void route.handleUpgrade(request, socket, head, parameters);
       return;
     }
     refuseUpgrade(socket, 404, `no WebSocket at ${url.pathname}`);
   };
 
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly agents: AgentGateway,
-    private readonly dashboards: EventsGateway,
-  ) {}
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  /** Adds a route (gateways call this when they are built, before the server listens). */
+  add(route: WebSocketRoute): void {
+    this.routes.push(route);
+  }
 
   onApplicationBootstrap(): void {
     this.server = this.adapterHost.httpAdapter.getHttpServer() as Server;
@@ -52,6 +50,6 @@ export class WebSocketRouter implements OnApplicationBootstrap, BeforeApplicatio
   /** Before the HTTP server closes: it would wait forever for upgraded sockets otherwise. */
   async beforeApplicationShutdown(): Promise<void> {
     this.server?.off('upgrade', this.onUpgrade);
-    await Promise.all([this.agents.close(), this.dashboards.close()]);
+    await Promise.all(this.routes.map((route) => route.close()));
   }
 }

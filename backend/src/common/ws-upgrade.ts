@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { bearerOf } from '../auth/bearer';
+import { bearerOf } from './bearer';
 import { apiError } from './error.filter';
 import { DomainError, httpStatusOf } from './errors';
 

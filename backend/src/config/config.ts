@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseAllowList } from '../webhooks/target-guard';
+import { parseAllowList } from '../common/ip-range';
 import { type OidcConfig, type OidcOptions, parseOidc } from './oidc';
 
 /** Options a caller may pass to `startBackend`; each overrides its environment variable. */

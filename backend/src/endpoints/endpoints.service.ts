@@ -13,7 +13,7 @@ import {
 import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { CapturesService, toChangeResponse } from '../captures/captures.service';
-import { PathHintsService } from '../captures/path-hints.service';
+import { PathHintsService } from '../paths/path-hints.service';
 import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
 import { DomainError, ErrorCode } from '../common/errors';
@@ -25,7 +25,7 @@ import type { DocumentationDto } from './dto/documentation.dto';
 import { EndpointVersionEntity } from './endpoint-version.entity';
 import { EndpointEntity } from './endpoint.entity';
 import { writeNextVersion } from '../versions/version-writer';
-import { withoutBodies } from './endpoint-shapes';
+import { withoutBodies } from '../versions/endpoint-shapes';
 
 /** A version history entry of one endpoint, with the proposal behind it. */
 export interface EndpointVersionResponse {

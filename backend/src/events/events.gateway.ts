@@ -5,14 +5,17 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { AuthGuard, ensureScope } from '../auth/auth.guard';
 import { TokenWatch } from '../auth/token-watch';
-import { chooseProtocol, keepAlive, refuseUpgradeFor } from '../common/ws-upgrade';
+import { type WebSocketRoute, WebSocketRouter } from '../common/websocket-router';
+import { chooseProtocol, keepAlive, refuseUpgrade, refuseUpgradeFor } from '../common/ws-upgrade';
 import { MetricsService } from '../health/metrics.service';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 import { EventsService } from './events.service';
+
+const EVENTS_PATH = /^\/api\/v1\/projects\/([^/]+)\/events\/?$/;
 
 /** `WS /api/v1/projects/{p}/events`: live events for dashboards (read scope). Incoming frames are ignored. */
 @Injectable()
-export class EventsGateway {
+export class EventsGateway implements WebSocketRoute {
   private readonly server = new WebSocketServer({
     noServer: true,
     maxPayload: 64 * 1024,
@@ -26,11 +29,25 @@ export class EventsGateway {
     private readonly events: EventsService,
     private readonly metrics: MetricsService,
     @Inject(RUNTIME) runtime: Runtime,
+    router: WebSocketRouter,
   ) {
     this.log = runtime.log.child({ module: 'dashboard-events' });
+    router.add(this);
   }
 
-  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, slug: string): Promise<void> {
+  matchUpgrade(pathname: string): string[] | null {
+    const slug = EVENTS_PATH.exec(pathname)?.[1];
+    return slug === undefined ? null : [slug];
+  }
+
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer, [encoded = '']: string[]): Promise<void> {
+    let slug: string;
+    try {
+      slug = decodeURIComponent(encoded);
+    } catch {
+      refuseUpgrade(socket, 400, 'project slug is not valid URL encoding');
+      return;
+    }
     let projectId: string;
     let tokenId: string | null;
     try {

@@ -5,7 +5,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 
 /** The PostgreSQL channel that carries dashboard events between replicas (as ids, see `publishEvent`). */
 export const EVENTS_CHANNEL = 'spectator_events';

@@ -8,7 +8,7 @@ import {
 } from '@spectator/shared';
 import { toChangeResponse } from '../captures/captures.service';
 import { badInput } from '../common/errors';
-import { VersionStore } from '../endpoints/version-store';
+import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { type CurrentVersion, MatrixService } from './matrix.service';
 

@@ -10,7 +10,7 @@ import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
-import { returningRows } from '../versions/returning';
+import { returningRows } from '../common/returning';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
 import { insertNotSeenColumns, REBUILD_CELLS_TEXT_SQL } from './cells-text';
@@ -176,7 +176,7 @@ export class EvidenceService {
   }
 
   /**
-   * Regrouping (captures/regroup.service.ts), in its transaction: moves the evidence some
+   * Regrouping (paths/regroup.service.ts), in its transaction: moves the evidence some
    * environment rows (`rowIds`, or every row of the project when null) keep under the `literals`
    * paths to `template`, folded by exchange key (counts added, last seen the latest, name lists
    * united; an unknown list leaves the other as it is, as in `recordBatch`), and refreshes those

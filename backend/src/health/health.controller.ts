@@ -7,7 +7,7 @@ import type { DataSource } from 'typeorm';
 import { RequireScope } from '../auth/auth.guard';
 import { apiError } from '../common/error.filter';
 import { DomainError, ErrorCode } from '../common/errors';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 import { MetricsService } from './metrics.service';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();

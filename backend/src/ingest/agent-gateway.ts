@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { AgentMessage, BackendMessage, StreamErrorCode } from '@spectator/shared';
+import { type AgentMessage, type BackendMessage, ROUTES, type StreamErrorCode } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -9,10 +9,11 @@ import { TokenWatch } from '../auth/token-watch';
 import { TokensService } from '../auth/tokens.service';
 import type { TokenPrincipal } from '../common/principal';
 import { ensureScope } from '../auth/auth.guard';
+import { type WebSocketRoute, WebSocketRouter } from '../common/websocket-router';
 import { chooseProtocol, keepAlive, refuseUpgradeFor, upgradeToken } from '../common/ws-upgrade';
 import { EventsService } from '../events/events.service';
 import { MetricsService } from '../health/metrics.service';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 import { type AgentSession, FatalWireError, IngestService } from './ingest.service';
 import { parseAgentMessage, WireError } from './wire-validation';
 
@@ -48,7 +49,7 @@ function headOf(data: RawData): string {
  * the other (a capture before its batches); each batch is acknowledged after its commit.
  */
 @Injectable()
-export class AgentGateway {
+export class AgentGateway implements WebSocketRoute {
   private readonly server: WebSocketServer;
   private readonly log: Logger;
   /** Bytes of messages read and not yet handled, all connections together (see `queue`). */
@@ -63,6 +64,7 @@ export class AgentGateway {
     private readonly agents: AgentsService,
     private readonly events: EventsService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
+    router: WebSocketRouter,
   ) {
     // Frames up to twice the limit are read and refused politely; beyond that ws closes with 1009.
     this.server = new WebSocketServer({
@@ -71,6 +73,11 @@ export class AgentGateway {
       handleProtocols: chooseProtocol,
     });
     this.log = runtime.log.child({ module: 'agent-stream' });
+    router.add(this);
+  }
+
+  matchUpgrade(pathname: string): string[] | null {
+    return pathname === ROUTES.agentStream ? [] : null;
   }
 
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {

@@ -26,11 +26,11 @@ import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
-import { RegroupService } from '../captures/regroup.service';
+import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
-import { RUNTIME, type Runtime } from '../runtime';
-import { type AggregatedRow, type BatchHeader, WRITE_BATCH, writeBatchParameters } from './batch-statement';
+import { RUNTIME, type Runtime } from '../config/runtime';
+import { type AggregatedRow, type BatchHeader, WRITE_BATCH, writeBatchParameters } from '../captures/batch-statement';
 import { WireError } from './wire-validation';
 
 /** What a connection knows after its hello. */

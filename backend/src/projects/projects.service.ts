@@ -5,7 +5,7 @@ import { In, type Repository } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
-import { isUniqueViolation } from '../database/pg-errors';
+import { isUniqueViolation } from '../common/pg-errors';
 import { ProjectEntity } from './project.entity';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;

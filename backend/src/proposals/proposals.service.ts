@@ -21,7 +21,7 @@ import { ShapeStore } from '../captures/shape-store';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
-import { returningRows } from '../versions/returning';
+import { returningRows } from '../common/returning';
 import { type CurrentVersion, planVersion, type ProposalMode, writeNextVersion } from '../versions/version-writer';
 import type {
   CreateProposalDto,

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 
 /** How often a replica looks for captures past their retention. */
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { PersonResponse, ProjectRole } from '@spectator/shared';
 import type { Person } from '../common/principal';
-import { RUNTIME, type Runtime } from '../runtime';
+import { RUNTIME, type Runtime } from '../config/runtime';
 import { type UserRow, UsersRepository } from './users.repository';
 
 /** What the identity provider said about a person at sign-in. */

@@ -7,7 +7,7 @@ import {
   type Version,
 } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
-import { extendEndpointShapes, NOTHING_DOCUMENTED } from '../endpoints/endpoint-shapes';
+import { extendEndpointShapes, NOTHING_DOCUMENTED } from './endpoint-shapes';
 
 /**
  * How proposed shapes become documentation: `extend` merges observed shapes into what is

@@ -14,16 +14,15 @@ import dns from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
-
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+import { type IpRange, parseIpRange } from '../common/ip-range';
 
 /** The addresses a delivery may reach: public unicast ones, and those in the operator's allowed ranges. */
 export class TargetGuard {
-  private readonly allowed: Range[];
+  private readonly allowed: IpRange[];
 
   /** @param allow CIDR ranges or single addresses (`10.1.0.0/16`, `127.0.0.1`, `::1`); checked by parseAllowList. */
   constructor(allow: readonly string[]) {
-    this.allowed = allow.map(parseRange);
+    this.allowed = allow.map(parseIpRange);
   }
 
   /** Why a delivery must not connect to `address` (`a loopback address`), or null when it may. */
@@ -112,34 +111,4 @@ function describeRange(range: string): string {
     reserved: 'a reserved address',
   };
   return names[range] ?? `a non-public address (${range})`;
-}
-
-function parseRange(text: string): Range {
-  return text.includes('/')
-    ? ipaddr.parseCIDR(text)
-    : (() => {
-        const address = ipaddr.parse(text);
-        return [address, address.kind() === 'ipv4' ? 32 : 128] as Range;
-      })();
-}
-
-/**
- * SPECTATOR_WEBHOOK_ALLOW: comma-separated CIDR ranges or addresses deliveries may reach although
- * they are not public. Pushes a problem for each entry that is neither.
- */
-export function parseAllowList(text: string | undefined, problems: string[]): string[] {
-  const entries = (text ?? '')
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  for (const entry of entries) {
-    try {
-      parseRange(entry);
-    } catch {
-      problems.push(
-        `SPECTATOR_WEBHOOK_ALLOW: "${entry}" is not an IP address or CIDR range (e.g. 10.1.0.0/16, 127.0.0.1, fd00::/8)`,
-      );
-    }
-  }
-  return entries;
 }

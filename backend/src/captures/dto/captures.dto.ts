@@ -2,7 +2,7 @@ import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import { HTTP_METHODS } from '@spectator/shared';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { PageLimitQuery } from '../../versions/page-limit.dto';
+import { PageLimitQuery } from '../../common/page-limit.dto';
 
 /** `?limit=` (default 20) and `?before=` of the captures list. */
 export class ListCapturesQuery extends PageLimitQuery {

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { PageLimitQuery } from '../../versions/page-limit.dto';
+import { PageLimitQuery } from '../../common/page-limit.dto';
 import { MATRIX_KINDS, type MatrixKind } from '../environment-row';
 
 /** `?kind=&limit=&cursor=` of the version matrix (20 rows by default). */

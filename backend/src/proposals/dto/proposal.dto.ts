@@ -17,7 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { EndpointRefDto } from '../../captures/dto/captures.dto';
-import { PageLimitQuery } from '../../versions/page-limit.dto';
+import { PageLimitQuery } from '../../common/page-limit.dto';
 
 /** A planned body: a media type and a JSON Schema (2020-12, the subset Spectator writes). */
 export class PlannedBodyDto {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, IsUrl, MaxLength, MinLength } from 'class-validator';
-import { PageLimitQuery } from '../../versions/page-limit.dto';
+import { PageLimitQuery } from '../../common/page-limit.dto';
 
 export class CreateWebhookDto {
   @ApiProperty({ example: 'https://ci.example.com/hooks/spectator' })

@@ -8,7 +8,7 @@ import { withRetry } from '../common/retry';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf, MATRIX_KINDS, type MatrixKind } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
-import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../ingest/batch-statement';
+import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../captures/batch-statement';
 
 /** Where a regrouping looks: one capture (and its environment row's evidence), or the whole project. */
 export interface RegroupScope {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BackendConfig } from './config/config';
+import type { BackendConfig } from './config';
 
 /** Injection token of the `Runtime`. */
 export const RUNTIME = Symbol('spectator.runtime');
