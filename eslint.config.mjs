@@ -53,6 +53,13 @@ export default tseslint.config(
           ],
         },
       ],
+      'no-restricted-globals': [
+        'error',
+        ...['process', 'Buffer', 'require', '__dirname', 'global'].map((name) => ({
+          name,
+          message: '@spectator/shared runs in the browser too: no Node globals.',
+        })),
+      ],
     },
   },
   {
