@@ -1,0 +1,25 @@
+import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ProjectsModule } from '../projects/projects.module';
+import { UsersModule } from '../users/users.module';
+import { AuthController } from './auth.controller';
+import { AuthGuard } from './auth.guard';
+import { MeController } from './me.controller';
+import { OidcService } from './oidc.service';
+import { SessionsRepository } from './sessions.repository';
+import { TokenWatch } from './token-watch';
+import { TokenEntity } from './token.entity';
+import { TokensService } from './tokens.service';
+
+/**
+ * Who is calling: tokens, sign-in sessions and the guard every route passes (AppModule makes it
+ * the global guard). Global, because every module's routes and gateways authenticate.
+ */
+@Global()
+@Module({
+  imports: [TypeOrmModule.forFeature([TokenEntity]), ProjectsModule, UsersModule],
+  controllers: [AuthController, MeController],
+  providers: [AuthGuard, TokensService, TokenWatch, OidcService, SessionsRepository],
+  exports: [AuthGuard, TokensService, TokenWatch],
+})
+export class AuthModule {}

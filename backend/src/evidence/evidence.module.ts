@@ -1,0 +1,18 @@
+import { Module } from '@nestjs/common';
+import { CapturesModule } from '../captures/captures.module';
+import { VersionsModule } from '../versions/versions.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
+import { CiGateService } from './ci-gate.service';
+import { CompareService } from './compare.service';
+import { EvidenceController } from './evidence.controller';
+import { EvidenceService } from './evidence.service';
+import { MatrixService } from './matrix.service';
+
+/** Runtime evidence: which version each environment runs (the matrix), comparisons and the CI gate. */
+@Module({
+  imports: [CapturesModule, VersionsModule, WebhooksModule],
+  controllers: [EvidenceController],
+  providers: [EvidenceService, MatrixService, CompareService, CiGateService],
+  exports: [EvidenceService, MatrixService],
+})
+export class EvidenceModule {}

@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { AgentsModule } from '../agents/agents.module';
+import { CommonModule } from '../common/common.module';
+import { EndpointsModule } from '../endpoints/endpoints.module';
+import { EventsModule } from '../events/events.module';
+import { EvidenceModule } from '../evidence/evidence.module';
+import { HealthModule } from '../health/health.module';
+import { PathsModule } from '../paths/paths.module';
+import { ProjectsModule } from '../projects/projects.module';
+import { AgentGateway } from './agent-gateway';
+import { IngestService } from './ingest.service';
+
+/** The agents' WebSocket stream: wire validation, batches written and acknowledged. */
+@Module({
+  imports: [
+    AgentsModule,
+    CommonModule,
+    EndpointsModule,
+    EventsModule,
+    EvidenceModule,
+    HealthModule,
+    PathsModule,
+    ProjectsModule,
+  ],
+  providers: [IngestService, AgentGateway],
+})
+export class IngestModule {}

@@ -1,0 +1,13 @@
+import { Module } from '@nestjs/common';
+import { EvidenceModule } from '../evidence/evidence.module';
+import { ProposalsModule } from '../proposals/proposals.module';
+import { OpenApiController } from './openapi.controller';
+import { OpenApiService } from './openapi.service';
+
+/** The OpenAPI export of the documentation, and imports of a document as a proposal. */
+@Module({
+  imports: [EvidenceModule, ProposalsModule],
+  controllers: [OpenApiController],
+  providers: [OpenApiService],
+})
+export class OpenApiModule {}

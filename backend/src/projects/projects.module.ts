@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ProjectEntity } from './project.entity';
+import { ProjectsController } from './projects.controller';
+import { ProjectsService } from './projects.service';
+
+/** Projects (the tenant of everything else) and their routes. */
+@Module({
+  imports: [TypeOrmModule.forFeature([ProjectEntity])],
+  controllers: [ProjectsController],
+  providers: [ProjectsService],
+  exports: [ProjectsService],
+})
+export class ProjectsModule {}
