@@ -220,9 +220,12 @@ export class StreamClient {
       if (refused) return;
       this.problem('backend connection failed', { code: err.code ?? err.message });
     });
-    socket.on('close', (code: number) => {
+    socket.on('close', (code: number, reason: Buffer) => {
       if (this.socket !== socket) return;
-      if (this.ready) log.warn({ code }, 'backend connection closed; batches are spooled until it is back');
+      // The backend says why it closed (its connection caps, an outage, a refusal): logged, retried with backoff.
+      const why = reason.toString();
+      if (why !== '') this.problem(`backend closed the connection: ${why}`, { code });
+      else if (this.ready) log.warn({ code }, 'backend connection closed; batches are spooled until it is back');
       this.disconnected();
     });
     log.debug({ url: this.options.url }, 'connecting to backend');

@@ -19,6 +19,10 @@ export interface BackendOptions {
   maxQueuedBytes?: number;
   /** Endpoints (method, path) one capture keeps at most; requests of further ones are counted as overflow (default 20,000). */
   maxEndpointsPerCapture?: number;
+  /** Agent stream connections one replica keeps at most (default 1,000). */
+  maxAgentConnections?: number;
+  /** Agent stream connections of one project one replica keeps at most (default 100). */
+  maxAgentConnectionsPerProject?: number;
   /** Days a committed batch id is remembered for duplicate detection (default 30). */
   batchRetentionDays?: number;
   /** Days a capture is kept after its last traffic (default 90; 0 keeps captures forever). */
@@ -55,6 +59,10 @@ export interface BackendConfig {
   maxQueuedBytes: number;
   /** Endpoints (method, path) one capture keeps at most; the requests of further endpoints are counted (`overflow`), not stored. */
   maxEndpointsPerCapture: number;
+  /** Agent stream connections a replica keeps at most; a further one is closed at once (1013) with the reason. */
+  maxAgentConnections: number;
+  /** The same per project (each connection holds buffers and a session: one project cannot take them all). */
+  maxAgentConnectionsPerProject: number;
   /**
    * Committed batch ids older than this many days are pruned; an agent resending a batch later
    * than that would have it counted twice. Agents resend only what is still in their spool.
@@ -89,6 +97,12 @@ export const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 
 /** Endpoints one capture keeps by default: far more than an API has, few enough that its views stay small (about 2 MB). */
 export const DEFAULT_MAX_ENDPOINTS_PER_CAPTURE = 20_000;
+
+/** Agent connections a replica keeps by default: an agent holds one, so far more agents than a deployment runs. */
+export const DEFAULT_MAX_AGENT_CONNECTIONS = 1_000;
+
+/** Agent connections of one project a replica keeps by default. */
+export const DEFAULT_MAX_AGENT_CONNECTIONS_PER_PROJECT = 100;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -179,6 +193,28 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
       problems,
     );
 
+  const maxAgentConnections =
+    options.maxAgentConnections ??
+    parseInteger(
+      env.SPECTATOR_MAX_AGENT_CONNECTIONS,
+      'SPECTATOR_MAX_AGENT_CONNECTIONS',
+      DEFAULT_MAX_AGENT_CONNECTIONS,
+      1,
+      1_000_000,
+      problems,
+    );
+
+  const maxAgentConnectionsPerProject =
+    options.maxAgentConnectionsPerProject ??
+    parseInteger(
+      env.SPECTATOR_MAX_AGENT_CONNECTIONS_PER_PROJECT,
+      'SPECTATOR_MAX_AGENT_CONNECTIONS_PER_PROJECT',
+      DEFAULT_MAX_AGENT_CONNECTIONS_PER_PROJECT,
+      1,
+      1_000_000,
+      problems,
+    );
+
   const batchRetentionDays =
     options.batchRetentionDays ??
     parseInteger(
@@ -243,6 +279,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     maxMessageBytes,
     maxQueuedBytes,
     maxEndpointsPerCapture,
+    maxAgentConnections,
+    maxAgentConnectionsPerProject,
     batchRetentionDays,
     captureRetentionDays,
     tokenCheckSeconds,

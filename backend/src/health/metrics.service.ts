@@ -45,6 +45,10 @@ export class MetricsService {
     'spectator_agent_connections',
     'Agent WebSocket connections open on this replica',
   );
+  readonly agentConnectionsRefused = new Counter(
+    'spectator_agent_connections_refused_total',
+    'Agent WebSocket connections closed at once because a connection cap was reached',
+  );
   readonly dashboardConnections = new Gauge(
     'spectator_dashboard_connections',
     'Dashboard event WebSocket connections open on this replica',
@@ -73,6 +77,7 @@ export class MetricsService {
       this.httpRequests,
       this.httpErrors,
       this.agentConnections,
+      this.agentConnectionsRefused,
       this.dashboardConnections,
       this.agentQueuedBytes,
       this.agentQueuedBytesMax,

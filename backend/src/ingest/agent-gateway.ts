@@ -55,6 +55,9 @@ export class AgentGateway implements WebSocketRoute {
   /** Bytes of messages read and not yet handled, all connections together (see `queue`). */
   private queuedBytes = 0;
   private readingPaused = false;
+  /** Open agent connections, all projects together and per project. */
+  private connections = 0;
+  private readonly projectConnections = new Map<string, number>();
 
   constructor(
     private readonly tokens: TokensService,
@@ -89,7 +92,28 @@ export class AgentGateway implements WebSocketRoute {
       if (!refuseUpgradeFor(socket, error)) this.log.error({ err: error }, 'agent authentication failed');
       return;
     }
-    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, principal));
+    this.server.handleUpgrade(request, socket, head, (ws) => {
+      const refusal = this.overCap(principal);
+      if (refusal === null) this.attach(ws, principal);
+      else {
+        // Closed with the reason (1013, try again later): the agent logs it and backs off.
+        this.metrics.agentConnectionsRefused.inc();
+        ws.close(1013, `${refusal}; retry later`);
+      }
+    });
+  }
+
+  /**
+   * Why a new connection of this principal is one too many (`null`: it is not). Counted when a
+   * connection is attached, synchronously, so concurrent upgrades cannot pass a cap together.
+   */
+  private overCap(principal: TokenPrincipal): string | null {
+    const { maxAgentConnections, maxAgentConnectionsPerProject } = this.runtime.config;
+    if (this.connections >= maxAgentConnections)
+      return `too many agent connections on this backend (at most ${maxAgentConnections})`;
+    if ((this.projectConnections.get(principal.projectId ?? '') ?? 0) >= maxAgentConnectionsPerProject)
+      return `too many agent connections for this project (at most ${maxAgentConnectionsPerProject})`;
+    return null;
   }
 
   /**
@@ -125,6 +149,9 @@ export class AgentGateway implements WebSocketRoute {
 
   private attach(ws: WebSocket, principal: TokenPrincipal): void {
     this.metrics.agentConnections.inc();
+    const project = principal.projectId ?? '';
+    this.connections += 1;
+    this.projectConnections.set(project, (this.projectConnections.get(project) ?? 0) + 1);
     if (this.readingPaused) ws.pause();
     this.watch.closeWhenTokenEnds(ws, principal.tokenId);
     const stopHeartbeat = keepAlive(ws);
@@ -283,6 +310,10 @@ export class AgentGateway implements WebSocketRoute {
       stopHeartbeat();
       void presence.close();
       this.metrics.agentConnections.dec();
+      this.connections -= 1;
+      const left = (this.projectConnections.get(project) ?? 1) - 1;
+      if (left > 0) this.projectConnections.set(project, left);
+      else this.projectConnections.delete(project);
     });
   }
 
