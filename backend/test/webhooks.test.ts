@@ -252,6 +252,8 @@ describe('webhooks do not reach internal addresses', () => {
     ['http://[fd00:ec2::254]/latest', 'a unique-local address (fd00:ec2::254)'],
     ['http://100.100.100.200/latest', 'a shared (carrier-grade NAT) address (100.100.100.200)'],
     ['http://localhost:3000/hook', 'localhost resolves to a loopback address'],
+    // Does not resolve here (outside Google Cloud): refused by name.
+    ['http://metadata.google.internal/computeMetadata/v1/', 'metadata.google.internal is a cloud metadata name'],
   ])('refuses %s with 400 naming why', async (url, why) => {
     const result = await strict.api<{ message: string }>('POST', '/projects/inside/webhooks', { url });
     expect(result.status).toBe(400);

@@ -8,7 +8,10 @@
  *
  * The check runs when a URL is registered (literal addresses, and names as they resolve then) and
  * again on every connection, in the socket's own DNS lookup: a name that resolved to a public
- * address at registration and to an internal one later (DNS rebinding) is refused then.
+ * address at registration and to an internal one later (DNS rebinding) is refused then. Cloud
+ * metadata names (`metadata.google.internal`, …) are refused by name, at registration and on
+ * connection, whatever they resolve to (or whether they resolve here at all; the allow-list,
+ * which is of addresses, does not open them).
  */
 import dns from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
@@ -16,12 +19,43 @@ import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 import { type IpRange, parseIpRange } from '../common/ip-range';
 
+/** Resolves a name to all its addresses, as `dns.lookup` with `all: true` (tests give their own). */
+export type Resolver = (
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
+
+const systemResolver: Resolver = (hostname, options, callback) =>
+  dns.lookup(hostname, { ...options, all: true }, callback);
+
+/** Names of cloud metadata services (GCP, AWS): refused even where they do not resolve (outside that cloud). */
+const METADATA_NAMES = new Set([
+  'metadata',
+  'metadata.google.internal',
+  'metadata.goog',
+  'instance-data',
+  'instance-data.ec2.internal',
+]);
+
+/** Why a host name must not be reached whatever it resolves to, or null. */
+function nameRefusal(hostname: string): string | null {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  return METADATA_NAMES.has(name) ? `${name} is a cloud metadata name` : null;
+}
+
 /** The addresses a delivery may reach: public unicast ones, and those in the operator's allowed ranges. */
 export class TargetGuard {
   private readonly allowed: IpRange[];
 
-  /** @param allow CIDR ranges or single addresses (`10.1.0.0/16`, `127.0.0.1`, `::1`); checked by parseAllowList. */
-  constructor(allow: readonly string[]) {
+  /**
+   * @param allow CIDR ranges or single addresses (`10.1.0.0/16`, `127.0.0.1`, `::1`); checked by parseAllowList.
+   * @param resolve how names are resolved, at registration and on every connection (default `dns.lookup`).
+   */
+  constructor(
+    allow: readonly string[],
+    private readonly resolve: Resolver = systemResolver,
+  ) {
     this.allowed = allow.map(parseIpRange);
   }
 
@@ -50,9 +84,13 @@ export class TargetGuard {
   async urlRefusal(url: string): Promise<string | null> {
     const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
     if (ipaddr.isValid(host)) return this.refusal(host);
+    const byName = nameRefusal(host);
+    if (byName !== null) return byName;
     let addresses: LookupAddress[];
     try {
-      addresses = await dns.promises.lookup(host, { all: true });
+      addresses = await new Promise<LookupAddress[]>((resolve, reject) =>
+        this.resolve(host, {}, (error, found) => (error ? reject(error) : resolve(found))),
+      );
     } catch {
       return null; // not resolvable now: every delivery is checked as it connects
     }
@@ -77,7 +115,9 @@ export class TargetGuard {
     options: LookupOptions,
     callback: (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    const byName = nameRefusal(hostname);
+    if (byName !== null) return callback(notAllowed(byName), []);
+    this.resolve(hostname, options, (error, addresses) => {
       if (error) return callback(error, []);
       for (const { address } of addresses) {
         const refusal = this.refusal(address);
