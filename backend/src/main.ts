@@ -7,6 +7,7 @@ import { resolveDatabase, startBackend } from './backend';
 import { ConfigError, parseConfig } from './config/config';
 import { createRootLogger } from './common/logger';
 import { connectDataSource, createDataSource, DatabaseUnreachable } from './database/data-source';
+import { leaveStopSignalsToCaller } from './database/embedded';
 import { appliedMigrations, migrateDown, migrateUp } from './database/migrate';
 
 const USAGE = `usage:
@@ -20,22 +21,28 @@ environment: DATABASE_URL (absent: embedded PostgreSQL under SPECTATOR_DATA_DIR/
   (docs/operations.md describes each)`;
 
 async function serve(): Promise<void> {
-  const backend = await startBackend();
-  let stopping = false;
+  // This process stops on SIGINT and SIGTERM by itself, embedded PostgreSQL included, and exits 0.
+  if (!process.env.DATABASE_URL) await leaveStopSignalsToCaller();
+  let stopping: string | null = null;
+  const started = startBackend();
   const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
+    if (stopping !== null) return;
+    stopping = signal;
     process.stderr.write(`${signal}: stopping\n`);
-    backend.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`error while stopping: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
+    // A signal while starting stops the backend once it has started (a failed start exits 1 below).
+    started
+      .then((backend) => backend.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`error while stopping: ${String(error)}\n`);
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  await started;
 }
 
 async function migrate(direction: string): Promise<void> {

