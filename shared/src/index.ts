@@ -17,5 +17,6 @@ export * from './interest';
 export * from './protocol/messages';
 export * from './api/types';
 export * from './api/compare';
+export * from './api/lifecycle';
 export * from './api/scopes';
 export * from './api/roles';

@@ -10,10 +10,11 @@
  * cells (every cell `N/A`).
  */
 
+import { NOT_SEEN_VERSION } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 
 /** The `VersionCell` JSON of a row that never saw an endpoint (`NOT_SEEN` in the matrix). */
-export const NOT_SEEN_JSON = '{"version":"N/A"}';
+export const NOT_SEEN_JSON = JSON.stringify({ version: NOT_SEEN_VERSION });
 
 /**
  * SELECT of `(id, columns, cells)` for the rows `$2::uuid[]` of project `$1`: the cells text built

@@ -5,6 +5,7 @@ import {
   type CompareSide,
   type CompareVersion,
   diffEndpoint,
+  NOT_SEEN_VERSION,
 } from '@spectator/shared';
 import { toChangeResponse } from '../captures/captures.service';
 import { badInput } from '../common/errors';
@@ -12,7 +13,13 @@ import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { type CurrentVersion, MatrixService } from './matrix.service';
 
-const NOT_SEEN: CompareVersion = { version: 'N/A', drift: false, build: null, pullRequest: null, commit: null };
+const NOT_SEEN: CompareVersion = {
+  version: NOT_SEEN_VERSION,
+  drift: false,
+  build: null,
+  pullRequest: null,
+  commit: null,
+};
 
 function sideVersion(current: CurrentVersion | undefined): CompareVersion {
   if (current?.version == null) return NOT_SEEN;

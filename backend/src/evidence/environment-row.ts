@@ -1,8 +1,4 @@
-import type { AgentEnvironment } from '@spectator/shared';
-
-/** Kinds of environment that make rows of the version matrix (`local` captures do not). */
-export const MATRIX_KINDS = ['ci', 'staging', 'production'] as const;
-export type MatrixKind = (typeof MATRIX_KINDS)[number];
+import type { AgentEnvironment, MatrixKind } from '@spectator/shared';
 
 /** Which matrix row an agent's traffic belongs to. */
 export interface EnvironmentRowKey {

@@ -3,18 +3,21 @@ import {
   type AgentEnvironment,
   type EndpointShapes,
   isDocumentableHeader,
+  PROPOSAL_STATUSES,
   type ProposalStepName,
+  STEP_OF_KIND,
   type Shape,
 } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
+import { sqlRank } from '../common/sql';
 import { returningRows } from '../common/returning';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
 import { insertNotSeenColumns, REBUILD_CELLS_TEXT_SQL } from './cells-text';
-import { environmentRowOf, type EnvironmentRowKey, type MatrixKind } from './environment-row';
+import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 
 /** One aggregated exchange of an ingest batch (the fields of the ingest service's aggregated rows). */
 export interface BatchExchange {
@@ -75,21 +78,8 @@ interface EndpointRef {
 
 type EvidenceExchange = ObservationRow & { lastSeen: Date };
 
-/** The step evidence of a kind of environment moves a proposal to. */
-const STEP_OF_KIND: Record<MatrixKind, ProposalStepName> = {
-  ci: 'Implemented',
-  staging: 'Appeared in Staging',
-  production: 'Appeared in Production',
-};
-
 /** Lifecycle order, for "status = furthest step reached". */
-const STEP_RANK_SQL = `CASE status WHEN 'Open' THEN 0 WHEN 'Approved' THEN 1 WHEN 'Implemented' THEN 2 WHEN 'Appeared in Staging' THEN 3 ELSE 4 END`;
-const STEP_RANK: Record<ProposalStepName, number> = {
-  Approved: 1,
-  Implemented: 2,
-  'Appeared in Staging': 3,
-  'Appeared in Production': 4,
-};
+const STATUS_RANK_SQL = sqlRank('status', PROPOSAL_STATUSES);
 
 /** How many rows at most are recomputed for one endpoint when a version of it is made. */
 export const RECOMPUTE_ROW_LIMIT = 2_000;
@@ -545,8 +535,8 @@ export class EvidenceService {
       if (!recorded) continue;
       const [proposal] = await returningRows<{ title: string; status: ProposalStepName }>(
         manager,
-        `UPDATE proposals SET status = CASE WHEN ${STEP_RANK_SQL} < $2 THEN $3 ELSE status END WHERE id = $1 RETURNING title, status`,
-        [proposalId, STEP_RANK[step], step],
+        `UPDATE proposals SET status = CASE WHEN ${STATUS_RANK_SQL} < $2 THEN $3 ELSE status END WHERE id = $1 RETURNING title, status`,
+        [proposalId, PROPOSAL_STATUSES.indexOf(step), step],
       );
       if (!proposal) continue;
       await this.notifier.emit(manager, project, {

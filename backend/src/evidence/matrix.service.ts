@@ -3,6 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type EvidenceResponse,
   formatVersion,
+  MATRIX_KINDS,
+  type MatrixKind,
+  NOT_SEEN_VERSION,
   type VersionMatrixResponse,
   type VersionMatrixRow,
 } from '@spectator/shared';
@@ -10,7 +13,6 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { badInput } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
 import { BUILD_CELLS_TEXT_SQL, notSeenCellsText } from './cells-text';
-import { MATRIX_KINDS, type MatrixKind } from './environment-row';
 
 /** An environment row of a matrix page, with its stored cells text. */
 type StoredRow = Omit<VersionMatrixRow, 'lastSeen'> & {
@@ -164,7 +166,7 @@ export class MatrixService {
         endpointId: r.endpointId,
         method: r.method,
         path: r.path,
-        version: r.version ?? 'N/A',
+        version: r.version ?? NOT_SEEN_VERSION,
         drift: r.drift ?? false,
         row: r.row,
         pullRequest: r.pullRequest,

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { bestTemplate, hasParameter, matchTemplate } from '@spectator/shared';
+import { bestTemplate, hasParameter, MATRIX_KINDS, type MatrixKind, matchTemplate } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { withRetry } from '../common/retry';
 import { EventsService } from '../events/events.service';
-import { environmentRowOf, MATRIX_KINDS, type MatrixKind } from '../evidence/environment-row';
+import { environmentRowOf } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
 import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../captures/batch-statement';
 

@@ -9,6 +9,7 @@ import {
   type ParameterDoc,
   type ParametersDoc,
   type ProposalResponse,
+  PROPOSAL_STEPS,
   type ProposalStepName,
   type ShapeChange,
 } from '@spectator/shared';
@@ -19,6 +20,7 @@ import { CapturesService } from '../captures/captures.service';
 import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { sqlRank } from '../common/sql';
 import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { returningRows } from '../common/returning';
@@ -32,6 +34,9 @@ import type {
 } from './dto/proposal.dto';
 
 /** A proposed endpoint change, as stored until approval. */
+/** Steps in lifecycle order. */
+const STEP_ORDER_SQL = sqlRank('step', PROPOSAL_STEPS);
+
 interface StoredEndpoint extends EndpointShapes {
   method: string;
   path: string;
@@ -266,7 +271,7 @@ export class ProposalsService {
       commit: string | null;
     }> = await manager.query(
       `SELECT step, actor, at, pull_request AS "pullRequest", build, commit FROM proposal_steps WHERE proposal_id = $1
-        ORDER BY CASE step WHEN 'Approved' THEN 1 WHEN 'Implemented' THEN 2 WHEN 'Appeared in Staging' THEN 3 ELSE 4 END`,
+        ORDER BY ${STEP_ORDER_SQL}`,
       [row.id],
     );
     return {

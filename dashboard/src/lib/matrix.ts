@@ -1,7 +1,12 @@
-import type { EnvironmentKind, VersionCell, VersionMatrixResponse, VersionMatrixRow } from '@spectator/shared';
+import {
+  type EnvironmentKind,
+  NOT_SEEN_VERSION,
+  type VersionCell,
+  type VersionMatrixResponse,
+  type VersionMatrixRow,
+} from '@spectator/shared';
 
-export const NOT_SEEN = 'N/A';
-const notSeen: VersionCell = { version: NOT_SEEN };
+const notSeen: VersionCell = { version: NOT_SEEN_VERSION };
 
 /**
  * Appends a further page of the versions matrix to the rows already shown. Columns are matched by

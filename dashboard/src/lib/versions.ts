@@ -2,16 +2,17 @@ import {
   compareVersions,
   formatVersion,
   nextVersion,
+  MATRIX_KINDS,
+  type MatrixKind,
   parseVersion,
-  type EnvironmentKind,
   type Version,
 } from '@spectator/shared';
 
 /** The environments evidence comes from: the matrix's kinds of rows (local runs are not evidence). */
-export type RowKind = Exclude<EnvironmentKind, 'local'>;
+export type RowKind = MatrixKind;
 export const KIND_LABELS: Record<RowKind, string> = { ci: 'CI runs', staging: 'Staging', production: 'Production' };
 /** The spec's rows (§9.5): CI runs by pull request, staging builds, production builds. */
-export const KIND_ORDER: readonly RowKind[] = ['ci', 'staging', 'production'];
+export const KIND_ORDER: readonly RowKind[] = MATRIX_KINDS;
 
 /**
  * The version accepting `changes` would make from `current` (shared rules: any breaking change →

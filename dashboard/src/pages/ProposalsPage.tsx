@@ -1,4 +1,9 @@
-import type { ProposalResponse, ProposalStepName, ProposalStepResponse } from '@spectator/shared';
+import {
+  PROPOSAL_STEPS,
+  type ProposalResponse,
+  type ProposalStepName,
+  type ProposalStepResponse,
+} from '@spectator/shared';
 import { ApiError } from '../api/client';
 import { Badge, EndpointName } from '../components/badges';
 import { ChangesTable } from '../components/ChangesTable';
@@ -11,14 +16,6 @@ import { useResource } from '../hooks/resource';
 import { formatTime, plural, shortCommit } from '../lib/format';
 import { routeHref } from '../lib/routes';
 import { NeedsScope } from '../components/Permission';
-
-/** The lifecycle in the spec's order (§3); steps after Approved are set by evidence alone. */
-export const PROPOSAL_STEPS: readonly ProposalStepName[] = [
-  'Approved',
-  'Implemented',
-  'Appeared in Staging',
-  'Appeared in Production',
-];
 
 const WAITING_FOR: Record<ProposalStepName, string> = {
   Approved: 'Waiting for approval by a team member.',

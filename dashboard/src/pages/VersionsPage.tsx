@@ -1,4 +1,9 @@
-import { type EnvironmentKind, type VersionCell, type VersionMatrixResponse } from '@spectator/shared';
+import {
+  type EnvironmentKind,
+  NOT_SEEN_VERSION,
+  type VersionCell,
+  type VersionMatrixResponse,
+} from '@spectator/shared';
 import { useState } from 'react';
 import { MethodBadge } from '../components/badges';
 import { TimeAgo } from '../components/TimeAgo';
@@ -6,7 +11,7 @@ import { Async, Empty } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { environmentLabel, formatTime, shortCommit } from '../lib/format';
-import { mergeMatrixPages, NOT_SEEN, viewMatrix } from '../lib/matrix';
+import { mergeMatrixPages, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 import { ComparePanel } from './ComparePanel';
@@ -185,7 +190,7 @@ function Matrix({
 }
 
 function MatrixCell({ cell, latest }: { cell: VersionCell; latest: string }) {
-  if (cell.version === NOT_SEEN) return <td className="cell-na">N/A</td>;
+  if (cell.version === NOT_SEEN_VERSION) return <td className="cell-na">{NOT_SEEN_VERSION}</td>;
   if (cell.drift)
     return (
       <td className="cell-drift" title={`Traffic here conforms to no documented version (nearest ${cell.version})`}>

@@ -3,6 +3,7 @@
  * Shapes leave the process as JSON Schema 2020-12 (`JsonSchema`), the dialect of OpenAPI 3.1.
  */
 import type { EnvironmentKind } from '../protocol/messages';
+import type { ProposalStatus, ProposalStepName } from './lifecycle';
 
 /** A JSON Schema 2020-12 object (the subset we write: type, properties, required, items, oneOf, format). */
 export interface JsonSchema {
@@ -259,8 +260,6 @@ export interface VersionMatrixResponse {
   nextCursor: string | null;
 }
 
-export type ProposalStepName = 'Approved' | 'Implemented' | 'Appeared in Staging' | 'Appeared in Production';
-
 export interface ProposalStepResponse {
   step: ProposalStepName;
   actor?: string | null;
@@ -281,7 +280,7 @@ export interface ProposalResponse {
   id: string;
   title: string;
   description: string;
-  status: 'Open' | ProposalStepName;
+  status: ProposalStatus;
   createdAt: string;
   createdBy: string | null;
   endpoints: Array<{

@@ -1,7 +1,7 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
+import { MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageLimitQuery } from '../../common/page-limit.dto';
-import { MATRIX_KINDS, type MatrixKind } from '../environment-row';
 
 /** `?kind=&limit=&cursor=` of the version matrix (20 rows by default). */
 export class MatrixQuery extends PageLimitQuery {

@@ -1,6 +1,6 @@
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { MATRIX_KINDS, type MatrixKind } from '../../evidence/environment-row';
+import { MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
 
 /** Which versions of the endpoints to export: current (default), one version number, or what runs in an environment. */
 export class OpenApiQuery {

@@ -1,0 +1,44 @@
+/**
+ * The database's CHECK constraints on lifecycle steps and environment kinds hold the lists
+ * `@spectator/shared` defines. Old migrations cannot change, so a list that grows in shared needs a
+ * new migration that replaces the constraint; this test fails until it exists.
+ */
+import { ENVIRONMENT_KINDS, MATRIX_KINDS, PROPOSAL_STATUSES, PROPOSAL_STEPS } from '@spectator/shared';
+import { createDataSource } from '../src/database/data-source';
+import { migrateUp } from '../src/database/migrate';
+import { createTestDatabase, type TestDatabase } from './support';
+
+let database: TestDatabase;
+let ds: ReturnType<typeof createDataSource>;
+beforeAll(async () => {
+  database = await createTestDatabase();
+  ds = createDataSource(database.url, 2);
+  await ds.initialize();
+  await migrateUp(ds);
+});
+afterAll(async () => {
+  await ds.destroy();
+  await database.drop();
+});
+
+/** The string constants of a constraint, in order, as PostgreSQL prints its definition (`'Open'::text`). */
+async function constantsOf(constraint: string): Promise<string[]> {
+  const [row] = (await ds.query(
+    `SELECT pg_get_constraintdef(oid) AS definition FROM pg_constraint WHERE conname = $1`,
+    [constraint],
+  )) as Array<{ definition: string }>;
+  if (!row) throw new Error(`no constraint ${constraint}`);
+  return [...row.definition.matchAll(/'((?:[^']|'')*)'/g)].map((match) => (match[1] as string).replaceAll("''", "'"));
+}
+
+describe('CHECK constraints hold the shared lists', () => {
+  it.each([
+    ['proposals_status_known', PROPOSAL_STATUSES],
+    ['proposal_steps_step_known', PROPOSAL_STEPS],
+    ['captures_environment_known', ENVIRONMENT_KINDS],
+    ['tokens_environments_known', ENVIRONMENT_KINDS],
+    ['environment_rows_kind_known', MATRIX_KINDS],
+  ] as const)('%s', async (constraint, list) => {
+    expect(await constantsOf(constraint)).toEqual([...list]);
+  });
+});
