@@ -209,6 +209,100 @@ async function checkAgent(runner, healthcheck) {
 }
 
 /**
+ * A process's parent pid and state, from /proc; null once it is gone.
+ * @param {number} pid
+ * @returns {{ ppid: number; state: string } | null}
+ */
+function procStatus(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return {
+      ppid: Number(/^PPid:\s+(\d+)/m.exec(status)?.[1]),
+      state: /^State:\s+(\S)/m.exec(status)?.[1] ?? '?',
+    };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Pids of the processes whose command line is exactly `argv`.
+ * @param {string[]} argv
+ * @returns {number[]}
+ */
+function pidsOf(argv) {
+  const wanted = `${argv.join('\0')}\0`;
+  return fs
+    .readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8') === wanted;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+/**
+ * The image's init (tini, its ENTRYPOINT's first program) adopts what a wrapped command leaves
+ * behind and reaps it, and passes SIGTERM on to the agent, which stops its app and exits 0.
+ * `buildah run --isolation chroot` shares the machine's process namespace, so tini is not PID 1
+ * here: `-s` (subreaper) is what makes it the orphans' parent, as PID 1 is in a container.
+ * @param {Runner} runner
+ */
+async function checkInit(runner) {
+  check(
+    `${runner.name}: the ENTRYPOINT starts tini`,
+    runner.entrypoint[0] === '/usr/bin/tini',
+    runner.entrypoint.join(' '),
+  );
+  // A unique duration names the orphan: the subshell that started it exits at once.
+  const orphan = ['sleep', `4.${crypto.randomInt(100, 999)}`];
+  const env = {
+    SPECTATOR_LISTEN: `127.0.0.1:${await freePort()}`,
+    SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`,
+    SPECTATOR_CONFIG: '/nonexistent/service.yml',
+  };
+  const app = "require('http').createServer((q,s)=>s.end('ok')).listen(process.env.PORT,'127.0.0.1')";
+  const agent = startIn(runner, env, [
+    ...runner.entrypoint,
+    '--',
+    'sh',
+    '-c',
+    `(${orphan.join(' ')} &); exec node -e "${app}"`,
+  ]);
+  const pid = await waitFor('the orphan to start', async () => pidsOf(orphan)[0], 30_000).catch((err) => {
+    console.log(agent.output());
+    throw err;
+  });
+  const parent = procStatus(pid)?.ppid ?? 0;
+  const parentArgv = fs.readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0');
+  check(
+    `${runner.name}: tini adopts a process the wrapped command orphaned`,
+    parentArgv[0] === '/usr/bin/tini',
+    parentArgv.join(' '),
+  );
+  await waitFor('the orphan to be reaped', async () => procStatus(pid) === null, 15_000).catch((err) => {
+    check(`${runner.name}: tini reaps the orphan`, false, `state ${procStatus(pid)?.state}`);
+    throw err;
+  });
+  check(`${runner.name}: tini reaps the orphan once it exits`, true);
+  await waitFor('the app behind the agent', () => fetch(`http://${env.SPECTATOR_LISTEN}/`).then((r) => r.ok), 30_000);
+  process.kill(parent, 'SIGTERM');
+  const code = await Promise.race([
+    agent.exited,
+    new Promise((resolve) => setTimeout(() => resolve('timeout'), 20_000)),
+  ]);
+  check(
+    `${runner.name}: SIGTERM to tini stops the agent cleanly`,
+    code === 0 && /agent stopped/.test(agent.output()),
+    `exit ${code}`,
+  );
+}
+
+/**
  * The backend answers /api/v1/health against a PostgreSQL of its own, and (in an image) its HEALTHCHECK passes.
  * @param {Runner} runner
  * @param {string[] | null} healthcheck
@@ -308,7 +402,10 @@ async function main() {
   const [agentImage, backendImage] = args;
   if (!agentImage || !backendImage)
     throw new Error('usage: node .ci/check-images.js <agent image> <backend image> | --node <path to node>');
-  await checkImage(agentImage, checkAgent);
+  await checkImage(agentImage, async (runner, healthcheck) => {
+    await checkAgent(runner, healthcheck);
+    await checkInit(runner);
+  });
   await checkImage(backendImage, checkBackend);
 }
 

@@ -52,6 +52,35 @@ function startInstalledAgent(bin: string, args: string[]) {
   return { child, proxyUrl, exited };
 }
 
+/** The agent at `bin` proxies a request to an app, then stops with exit code 0 on SIGTERM. */
+async function proxiesAndStops(bin: string, work: string): Promise<void> {
+  const upstream = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ path: req.url }));
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const { port } = upstream.address() as { port: number };
+  const agent = startInstalledAgent(bin, [
+    '--upstream',
+    `http://127.0.0.1:${port}`,
+    '--listen',
+    '127.0.0.1:0',
+    '--config',
+    path.join(work, 'none.yml'),
+  ]);
+  try {
+    const proxy = await agent.proxyUrl;
+    const answer = await fetch(`${proxy}/users/1`);
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toEqual({ path: '/users/1' });
+    agent.child.kill('SIGTERM');
+    expect(await agent.exited).toBe(0);
+  } finally {
+    agent.child.kill('SIGKILL');
+    await new Promise((resolve) => upstream.close(resolve));
+  }
+}
+
 // What a user gets from the registry: `npm pack` of the workspace, installed into an empty folder.
 describe('the @spectator/agent package, installed on its own', () => {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-agent-package-'));
@@ -100,33 +129,7 @@ describe('the @spectator/agent package, installed on its own', () => {
     expect(execFileSync(bin, ['--version'], { encoding: 'utf8' })).toBe(`${agentManifest.version}\n`);
   });
 
-  it('proxies a request to an app and stops on SIGTERM', async () => {
-    const upstream = http.createServer((req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ path: req.url }));
-    });
-    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-    const { port } = upstream.address() as { port: number };
-    const agent = startInstalledAgent(bin, [
-      '--upstream',
-      `http://127.0.0.1:${port}`,
-      '--listen',
-      '127.0.0.1:0',
-      '--config',
-      path.join(work, 'none.yml'),
-    ]);
-    try {
-      const proxy = await agent.proxyUrl;
-      const answer = await fetch(`${proxy}/users/1`);
-      expect(answer.status).toBe(200);
-      expect(await answer.json()).toEqual({ path: '/users/1' });
-      agent.child.kill('SIGTERM');
-      expect(await agent.exited).toBe(0);
-    } finally {
-      agent.child.kill('SIGKILL');
-      await new Promise((resolve) => upstream.close(resolve));
-    }
-  });
+  it('proxies a request to an app and stops on SIGTERM', () => proxiesAndStops(bin, work));
 
   it('works as a library too (require)', () => {
     const exported = execFileSync(
@@ -136,4 +139,26 @@ describe('the @spectator/agent package, installed on its own', () => {
     );
     expect(exported).toBe('function\n');
   });
+});
+
+// What Dockerfile.agent puts in the image: the one file of `node bundle.js image`, alone in a folder
+// (no node_modules anywhere above it), run by the same wrapper as the image's `spectator-agent`.
+describe("the image's one-file agent, alone", () => {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-agent-image-'));
+  const file = path.join(work, 'spectator-agent.cjs');
+  const bin = path.join(work, 'spectator-agent');
+
+  beforeAll(() => {
+    execFileSync(process.execPath, ['bundle.js', 'image', file], { cwd: path.join(REPO_ROOT, 'agent') });
+    fs.writeFileSync(bin, `#!/bin/sh\nexec node ${file} "$@"\n`, { mode: 0o755 });
+  }, 60_000);
+
+  afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
+
+  it('runs `--version`', () => {
+    const { version } = JSON.parse(readRepoFile('agent/package.json')) as { version: string };
+    expect(execFileSync(bin, ['--version'], { encoding: 'utf8' })).toBe(`${version}\n`);
+  });
+
+  it('proxies a request to an app and stops on SIGTERM', () => proxiesAndStops(bin, work));
 });

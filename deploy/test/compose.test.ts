@@ -121,6 +121,9 @@ describe('deploy/docker-compose.yml', () => {
     const state = namedVolumeFor('setup', stateFile!);
     expect((service('agent').volumes ?? []).some((volume) => volume.startsWith(`${state}:`))).toBe(false);
     expect(service('agent').entrypoint!.join(' ')).toContain(`SPECTATOR_TOKEN=$$(cat ${tokenFile})`);
+    // Overriding the entrypoint keeps the image's init (tini) in front, as its ENTRYPOINT has it.
+    expect(service('agent').entrypoint!.slice(0, 3)).toEqual(['/usr/bin/tini', '-s', '--']);
+    expect(readRepoFile('Dockerfile.agent')).toContain('ENTRYPOINT ["/usr/bin/tini", "-s", "--", "spectator-agent"]');
     expect(service('agent').depends_on?.setup).toEqual({ condition: 'service_completed_successfully' });
   });
 

@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { builtinModules } from 'node:module';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAgentConfig } from '@spectator/agent';
 // The config module alone: the backend's index loads NestJS, which this project does not transform.
@@ -28,10 +29,15 @@ interface ImageExpectation {
   listens: (env: Record<string, string>) => { ports: number[]; hosts: string[] };
   /** The command on the image's PATH that is its ENTRYPOINT. */
   bin: string;
-  /** Source of the file the command runs (compiled to `<pkg>/dist/src/<name>.js`). */
+  /** Source of the file the command runs (compiled to `<pkg>/dist/src/<name>.js`, or the entry of a one-file build). */
   source: string;
-  /** Workspaces whose production dependencies the image needs. */
+  /** Workspaces whose code (and production dependencies, unless bundled) the image needs. */
   workspaces: string[];
+  /**
+   * The program is one file built by esbuild with every dependency inside (no node_modules in the
+   * image): the npm script that builds it, and the file it writes, relative to the workspace.
+   */
+  bundle?: { workspace: string; script: string; output: string };
   ports: number[];
   healthPath: string;
   /** Environment that points the HEALTHCHECK at a port. */
@@ -46,8 +52,9 @@ const IMAGES: ImageExpectation[] = [
       return { ports: [config.listen.port, config.admin!.port], hosts: [config.listen.host, config.admin!.host] };
     },
     bin: 'spectator-agent',
-    source: 'agent/src/cli.ts',
+    source: 'agent/src/package.ts',
     workspaces: ['@spectator/shared', '@spectator/agent'],
+    bundle: { workspace: '@spectator/agent', script: 'bundle:image', output: 'dist/image/spectator-agent.cjs' },
     ports: [4000, 4001],
     healthPath: '/healthz',
     healthEnv: (port) => ({ SPECTATOR_ADMIN: `127.0.0.1:${port}` }),
@@ -212,23 +219,57 @@ describe.each(IMAGES)('$file', (image) => {
     }
   });
 
-  it('installs only the production dependencies of the workspaces it runs', () => {
-    const dependencyStages = dockerfile.stages.filter((stage) =>
-      npmCommands(stage).some((command) => command.flags.includes('--omit=dev')),
-    );
-    expect(dependencyStages).toHaveLength(1);
-    const install = npmCommands(dependencyStages[0]!).find((command) => command.command === 'ci')!;
-    expect(install.workspaces.sort()).toEqual([...image.workspaces].sort());
-    // The final stage takes node_modules from that stage, never from the build stage (dev tools).
-    const fromBuild = instructionsOf(final, 'COPY').filter(
-      (instruction) => instruction.flags.from && instruction.flags.from !== dependencyStages[0]!.name,
-    );
-    for (const copy of fromBuild) {
-      for (const source of copyPaths(copy).sources) expect(source).toMatch(/\/dist(\/src)?$/);
-    }
-  });
+  it(
+    image.bundle
+      ? 'holds no node_modules: its program is one file'
+      : 'installs only the production dependencies of the workspaces it runs',
+    () => {
+      if (image.bundle) {
+        const { workspace, script, output } = image.bundle;
+        expect(
+          dockerfile.stages.flatMap(npmCommands).filter((command) => command.flags.includes('--omit=dev')),
+        ).toEqual([]);
+        const build = dockerfile.stages.find((stage) => stage.name === 'build')!;
+        expect(npmCommands(build).map((command) => command.text)).toContain(`npm run ${script} -w ${workspace}`);
+        // The final stage takes from the build stage only the file that script writes.
+        const fromBuild = instructionsOf(final, 'COPY').filter((instruction) => instruction.flags.from === 'build');
+        expect(fromBuild.flatMap((copy) => copyPaths(copy).sources)).toEqual([
+          path.posix.join('/app', workspaceFolders().get(workspace)!, output),
+        ]);
+        return;
+      }
+      const dependencyStages = dockerfile.stages.filter((stage) =>
+        npmCommands(stage).some((command) => command.flags.includes('--omit=dev')),
+      );
+      expect(dependencyStages).toHaveLength(1);
+      const install = npmCommands(dependencyStages[0]!).find((command) => command.command === 'ci')!;
+      expect(install.workspaces.sort()).toEqual([...image.workspaces].sort());
+      // The final stage takes node_modules from that stage, never from the build stage (dev tools).
+      const fromBuild = instructionsOf(final, 'COPY').filter(
+        (instruction) =>
+          instruction.flags.from && ![dependencyStages[0]!.name, 'init'].includes(instruction.flags.from),
+      );
+      for (const copy of fromBuild) {
+        for (const source of copyPaths(copy).sources) expect(source).toMatch(/\/dist(\/src)?$/);
+      }
+    },
+  );
 
   it('holds every package its code imports at run time', () => {
+    if (image.bundle) {
+      // The one file requires only Node's own modules, and ws's optional helpers (it runs without them).
+      const folder = workspaceFolders().get(image.bundle.workspace)!;
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-bundle-')), 'bundle.cjs');
+      execFileSync(process.execPath, ['bundle.js', 'image', file], { cwd: path.join(REPO_ROOT, folder) });
+      const bundled = fs.readFileSync(file, 'utf8');
+      fs.rmSync(path.dirname(file), { recursive: true });
+      const required = [...new Set([...bundled.matchAll(/require\("([^"]+)"\)/g)].map((match) => match[1]!))];
+      expect(required.filter((name) => !name.startsWith('node:') && !builtinModules.includes(name))).toEqual(
+        ['bufferutil', 'utf-8-validate'].filter((name) => required.includes(name)),
+      );
+      expect(required.length).toBeGreaterThan(0);
+      return;
+    }
     const installed = productionPackages(image.workspaces);
     const imported = [
       ...new Set(image.workspaces.flatMap((workspace) => [...runtimeImports(workspaceFolders().get(workspace)!)])),
@@ -248,14 +289,33 @@ describe.each(IMAGES)('$file', (image) => {
     expect(new Set(hosts)).toEqual(new Set(['0.0.0.0']));
   });
 
-  it(`has ENTRYPOINT ${image.bin}, a command on the PATH that runs the compiled ${image.source}`, () => {
-    expect(instructionsOf(final, 'ENTRYPOINT').at(-1)?.exec).toEqual([image.bin]);
+  it(`has ENTRYPOINT tini, then ${image.bin}, a command on the PATH that runs the built ${image.source}`, () => {
+    // Debian's tini, from a stage of its own, is PID 1: signals reach the program, orphans are reaped.
+    expect(instructionsOf(final, 'ENTRYPOINT').at(-1)?.exec).toEqual(['/usr/bin/tini', '-s', '--', image.bin]);
+    const init = dockerfile.stages.find((stage) => stage.name === 'init')!;
+    expect(runCommands(init).join(' && ')).toMatch(/apt-get install -y --no-install-recommends tini\b/);
+    expect(
+      instructionsOf(final, 'COPY')
+        .filter((copy) => copy.flags.from === 'init')
+        .map((copy) => copyPaths(copy)),
+    ).toEqual([{ sources: ['/usr/bin/tini'], destination: '/usr/bin/tini' }]);
     const writesBin = instructionsOf(final, 'RUN').find((instruction) =>
       instruction.args.includes(`/usr/local/bin/${image.bin}`),
     );
     expect(writesBin).toBeDefined();
     const compiled = /exec node (\/app\/(\S+))\s/.exec(writesBin!.args.replace(/\\n/g, '\n'));
     expect(compiled).not.toBeNull();
+    if (image.bundle) {
+      // The one file, copied to /app, is what the bundle script builds from its entry.
+      const folder = workspaceFolders().get(image.bundle.workspace)!;
+      expect(readRepoFile(path.join(folder, 'bundle.js'))).toContain(`'src/${path.basename(image.source)}'`);
+      expect(packageScripts(folder)[image.bundle.script]).toBe('node bundle.js image');
+      expect(compiled![1]).toBe(`/app/${path.basename(image.bundle.output)}`);
+      expect(
+        instructionsOf(final, 'COPY').some((copy) => copyPaths(copy).sources[0]!.endsWith(image.bundle!.output)),
+      ).toBe(true);
+      return;
+    }
     const [pkg, ...rest] = compiled![2]!
       .replace(/^(\w+)\/dist\//, '$1/')
       .replace(/\.js$/, '.ts')
@@ -292,11 +352,8 @@ describe('build commands', () => {
     expect(buildCommands('Dockerfile.backend')).toEqual(startCommands);
   });
 
-  it('the agent image compiles a subset of the same tsc -b projects', () => {
-    const [compile] = buildCommands('Dockerfile.agent');
-    expect(buildCommands('Dockerfile.agent')).toHaveLength(1);
-    const projects = (command: string): string[] => command.replace(/^npx tsc -b /, '').split(' ');
-    expect(projects(startCommands[0]!)).toEqual(expect.arrayContaining(projects(compile!)));
+  it('the agent image builds only its one file, with the script the package tests use', () => {
+    expect(buildCommands('Dockerfile.agent')).toEqual(['npm run bundle:image -w @spectator/agent']);
   });
 
   it("is what CI's type-check compiles", () => {
