@@ -43,8 +43,10 @@ describe('deploy/github-actions.yml', () => {
   it('starts the app behind the agent as a CI run of the pull request, in the background', () => {
     const start = steps[stepRunning('-- npm start')]!.run!;
     expect(start).toContain(
-      'spectator-agent --env ci --shape-budget 100 --pr ${{ github.event.pull_request.number }} --commit ${{ github.sha }} -- npm start',
+      'spectator-agent --env ci --shape-budget 100 --pr ${{ github.event.pull_request.number }} --commit ${{ github.event.pull_request.head.sha }} -- npm start',
     );
+    // The pull request's head commit: on pull_request events github.sha names a merge commit.
+    expect(text).not.toContain('${{ github.sha }}');
     expect(start).toMatch(/-- npm start[^\n]*&\n/);
     // It waits for the agent's readiness on the admin address the job sets, and gives up.
     expect(start).toContain('http://$SPECTATOR_ADMIN/readyz');
@@ -57,7 +59,7 @@ describe('deploy/github-actions.yml', () => {
     const argv = [
       ...line
         .replace('${{ github.event.pull_request.number }}', '42')
-        .replace('${{ github.sha }}', 'f'.repeat(40))
+        .replace('${{ github.event.pull_request.head.sha }}', 'f'.repeat(40))
         .split(' '),
       '--',
       'npm',
@@ -132,9 +134,9 @@ describe('deploy/github-actions.yml', () => {
   it('builds the agent with the command the agent image builds with, and puts it on the PATH', () => {
     const build = steps.find((step) => step['working-directory'] === '.spectator')!;
     expect(build.run).toContain('npm ci --ignore-scripts');
-    const compile = /^npx tsc -b .*$/m.exec(build.run!)?.[0];
-    expect(readRepoFile('Dockerfile.agent')).toContain(`RUN ${compile}\n`);
-    expect(build.run).toContain('/agent/dist/src/cli.js');
+    const bundle = /^npm run bundle:image .*$/m.exec(build.run!)?.[0];
+    expect(readRepoFile('Dockerfile.agent')).toContain(`RUN ${bundle}\n`);
+    expect(build.run).toContain('/agent/dist/image/spectator-agent.cjs');
     expect(build.run).toContain('>> "$GITHUB_PATH"');
     const checkout = steps.find((step) => step.with?.path === '.spectator')!;
     expect(checkout.uses).toMatch(/^actions\/checkout@v\d+$/);
