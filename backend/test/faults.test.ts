@@ -5,22 +5,20 @@
  * the agents answered must be counted in the database exactly once. Each phase waits on conditions
  * (the agents saw the fault, requests went through during it, storing resumed), never on time.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
 import pg from 'pg';
 import { startAgent, type RunningAgent } from '@spectator/agent';
 import type { TokenResponse } from '@spectator/shared';
 import { freePort } from '../src/database/embedded';
 import { apiCall } from './support';
+import { runTs, startBackendProcess } from './support/backend-process';
 
-const ROOT = path.resolve(__dirname, '../..');
-const REGISTER = path.join(ROOT, 'agent/test/support/register.js');
 const ADMIN_TOKEN = 'fault-test-admin-token-0123456789abcdef';
 /** Requests each load loop sends at most (a bound; phases stop it long before). */
 const MAX_REQUESTS_PER_LOOP = 100_000;
@@ -35,22 +33,6 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>): P
     if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-}
-
-/** A child process run from the TypeScript sources, its stdout read as lines. */
-function runTs(
-  script: string,
-  args: string[],
-  env: NodeJS.ProcessEnv,
-): { child: ChildProcess; lines: AsyncIterator<string>; output: string[] } {
-  const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, script), ...args], {
-    env: { PATH: process.env.PATH, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-  const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
-  return { child, lines, output };
 }
 
 /** The test's own PostgreSQL (backend/test/support/postgres-process.ts), stopped and started on one port. */
@@ -88,20 +70,6 @@ async function startPostgres(
       await exited;
     },
   };
-}
-
-/** A backend process (`backend/src/main.ts`), ready once `/api/v1/health` answers 200. */
-async function startBackendProcess(env: NodeJS.ProcessEnv, url: string): Promise<ChildProcess> {
-  const { child, output } = runTs('backend/src/main.ts', [], env);
-  child.stdout?.resume();
-  await waitFor('the backend to answer /api/v1/health', async () => {
-    if (child.exitCode !== null) throw new Error(`backend exited with ${child.exitCode}: ${output.join('')}`);
-    return fetch(`${url}/api/v1/health`).then(
-      (answer) => answer.status === 200,
-      () => false,
-    );
-  });
-  return child;
 }
 
 /** A small JSON API: GET /items/{n}. */

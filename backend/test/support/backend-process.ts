@@ -1,0 +1,53 @@
+/**
+ * A backend (or helper) process run from the TypeScript sources, the way jest runs them (swc, no
+ * build): for tests that must measure or kill the backend apart from the jest process.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const ROOT = path.resolve(__dirname, '../../..');
+const REGISTER = path.join(ROOT, 'agent/test/support/register.js');
+
+/** A child process running `script` (a path from the repository root), its stdout read as lines, its stderr kept. */
+export function runTs(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; lines: AsyncIterator<string>; output: string[] } {
+  const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, script), ...args], {
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
+  return { child, lines, output };
+}
+
+/**
+ * A backend process (`backend/src/main.ts`) with `env`, ready once `<url>/api/v1/health` answers
+ * 200 (polled every 20 ms, at most `timeoutMs`); rejects with its output when it exits first.
+ */
+export async function startBackendProcess(
+  env: NodeJS.ProcessEnv,
+  url: string,
+  timeoutMs = 45_000,
+): Promise<ChildProcess> {
+  const { child, output } = runTs('backend/src/main.ts', [], env);
+  child.stdout?.resume();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`backend exited with ${child.exitCode}: ${output.join('')}`);
+    const healthy = await fetch(`${url}/api/v1/health`).then(
+      (answer) => answer.status === 200,
+      () => false,
+    );
+    if (healthy) return child;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`backend did not answer /api/v1/health within ${timeoutMs} ms: ${output.join('')}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
