@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { PathLearner, responseKeys, templatePath } from '../src/paths/template';
 import { inferShape } from '../src/shape/infer';
 
@@ -6,8 +7,12 @@ const repo = responseKeys(inferShape({ id: 1, name: 'web', full_name: 'o/web', p
 const list = (item: object) => responseKeys(inferShape([item]));
 
 /** Feed raw paths (templated by the detectors first) and resolve each. */
-function learn(learner: PathLearner, traffic: Array<[string, string, readonly string[] | null]>): void {
-  for (const [method, raw, keys] of traffic) learner.observe(templatePath(raw), method, keys);
+function learn(
+  learner: PathLearner,
+  traffic: Array<[string, string, readonly string[] | null, (readonly string[] | null)?]>,
+): void {
+  for (const [method, raw, keys, requestKeys] of traffic)
+    learner.observe(templatePath(raw), method, keys, requestKeys ?? null);
 }
 
 describe('PathLearner', () => {
@@ -105,13 +110,110 @@ describe('PathLearner', () => {
     expect(learner.resolve(templatePath('/bills/ocd-bill/17'))).toBe('/bills/ocd-bill/{ocdBillId}');
   });
 
-  it('keeps action words literal however alike their answers', () => {
+  it('keeps action words literal when the bodies they accept differ, with no list of words', () => {
     const learner = new PathLearner();
+    const body = (value: object) => responseKeys(inferShape(value));
     learn(learner, [
-      ['POST', '/vectors/upsert', responseKeys(inferShape({ count: 1 }))],
-      ['POST', '/vectors/delete', responseKeys(inferShape({ count: 1 }))],
+      ['POST', '/vectors/upsert', body({ upsertedCount: 1 }), body({ vectors: [], namespace: 'n' })],
+      ['POST', '/vectors/delete', body({ upsertedCount: 1 }), body({ ids: [], deleteAll: false, namespace: 'n' })],
+      ['POST', '/vectors/query', body({ upsertedCount: 1 }), body({ topK: 1, vector: [], filter: {} })],
     ]);
     expect(learner.resolve('/vectors/upsert')).toBe('/vectors/upsert');
+    expect(learner.resolve('/vectors/delete')).toBe('/vectors/delete');
+    // The same request fields (and answers) make values of them: `/lists/{list}/items`.
+    learn(learner, [
+      ['POST', '/lists/groceries', body({ id: 1 }), body({ item: 'x', qty: 1 })],
+      ['POST', '/lists/chores', body({ id: 2 }), body({ item: 'y', qty: 2 })],
+    ]);
+    expect(learner.resolve('/lists/todo')).toBe('/lists/{list}');
+  });
+
+  it('keeps a word beside identifiers literal whatever follows it, and what follows it too', () => {
+    const learner = new PathLearner();
+    const article = responseKeys(inferShape({ id: 1, title: 't', body: 'b' }));
+    const articles = list({ id: 1, title: 't', body: 'b' });
+    learn(learner, [
+      ['GET', '/articles/17', article],
+      ['GET', '/articles/18', article],
+      ['GET', '/articles/latest', articles],
+      ['GET', '/articles/me', articles],
+      ['GET', '/articles/me/all', articles],
+      ['GET', '/articles/me/published', articles],
+      ['GET', '/articles/me/unpublished', articles],
+      ['GET', '/articles/alice/my-first-post', article],
+      ['GET', '/articles/bob/hello-world', article],
+      ['PUT', '/articles/17/unpublish', article],
+    ]);
+    expect(learner.resolve('/articles/latest')).toBe('/articles/latest');
+    expect(learner.resolve('/articles/me/all')).toBe('/articles/me/all');
+    expect(learner.resolve('/articles/me/published')).toBe('/articles/me/published');
+    expect(learner.resolve(templatePath('/articles/carol/intro'))).toBe('/articles/{owner}/{article}');
+    expect(learner.resolve(templatePath('/articles/19/unpublish'))).toBe('/articles/{articleId}/unpublish');
+  });
+
+  it('learns the same templates whatever order the same traffic comes in', () => {
+    const article = responseKeys(inferShape({ id: 1, title: 't', body: 'b' }));
+    const articles = list({ id: 1, title: 't', body: 'b' });
+    const org = responseKeys(inferShape({ login: 'o', id: 1, members: 3 }));
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ['GET', '/articles/17', article],
+      ['GET', '/articles/latest', articles],
+      ['GET', '/articles/me', articles],
+      ['GET', '/articles/me/all', articles],
+      ['GET', '/articles/me/published', articles],
+      ['GET', '/articles/alice/my-first-post', article],
+      ['GET', '/articles/bob/hello-world', article],
+      ['GET', '/articles/carol/hello-world', article],
+      ['GET', '/users/alice', user('alice')],
+      ['GET', '/users/bob', user('bob')],
+      ['GET', '/users/me', responseKeys(inferShape({ plan: 'pro', email: 'e', quota: 1 }))],
+      ['GET', '/orgs/acme', org],
+      ['GET', '/orgs/acme/members', list({ login: 'x' })],
+      ['GET', '/orgs/initech/members', list({ login: 'x' })],
+      ['GET', '/orgs/initech/repos', list({ name: 'x', stars: 1 })],
+      ['GET', '/repos/dave/web/issues', list({ number: 1 })],
+      ['GET', '/repos/erin/cli/issues', list({ number: 1 })],
+      ['GET', '/repos/erin/cli/pulls', list({ number: 1, head: 'h' })],
+      ['GET', '/self/calls', list({ id: 1 })],
+      ['GET', '/self/calls/17', responseKeys(inferShape({ id: 1 }))],
+      ['GET', '/self/calls/count', null],
+      ['GET', '/self/events/count', null],
+      ['GET', '/self/account', responseKeys(inferShape({ id: 1, name: 'n' }))],
+    ];
+    const probes = [
+      '/articles/latest',
+      '/articles/me/all',
+      '/articles/zoe/post',
+      '/users/me',
+      '/users/zoe',
+      '/orgs/zoe/members',
+      '/repos/zoe/app/issues',
+      '/self/account',
+      '/self/calls/count',
+    ];
+    const templates = (order: ReadonlyArray<[string, string, readonly string[] | null]>) => {
+      const learner = new PathLearner();
+      learn(learner, [...order]);
+      return probes.map((probe) => learner.resolve(templatePath(probe)));
+    };
+    const expected = templates(traffic);
+    expect(expected).toEqual([
+      '/articles/latest',
+      '/articles/me/all',
+      '/articles/{owner}/{article}',
+      '/users/me',
+      '/users/{user}',
+      '/orgs/{org}/members',
+      '/repos/{owner}/{repo}/issues',
+      '/self/account',
+      '/self/calls/count',
+    ]);
+    fc.assert(
+      fc.property(fc.shuffledSubarray(traffic, { minLength: traffic.length }), (order) => {
+        expect(templates(order)).toEqual(expected);
+      }),
+      { numRuns: 200 },
+    );
   });
 
   it('learns a position of many leaf values with nothing to compare, but not of three', () => {

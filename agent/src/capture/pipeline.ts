@@ -548,10 +548,13 @@ export class CapturePipeline implements ExchangeObserver {
     if (path !== undefined) {
       const status = observation.status;
       const keys = status >= 200 && status < 300 ? responseKeys(observation.response?.shape) : null;
-      // Evidence without response fields once per path and method; with fields, the learner keeps each distinct set once.
-      if (!isNotFound(status) && (keys !== null || !path.observed.includes(observation.method))) {
-        if (keys === null && path.observed.length < 16) path.observed.push(observation.method);
-        this.learner.observe(path.inferred, observation.method, keys);
+      // The fields of a request body the API accepted tell actions apart too (`/vectors/upsert`, `/vectors/delete`).
+      const requestKeys = status >= 200 && status < 400 ? responseKeys(observation.request?.shape) : null;
+      // Evidence without fields once per path and method; with fields, the learner keeps each distinct set once.
+      const fields = keys !== null || requestKeys !== null;
+      if (!isNotFound(status) && (fields || !path.observed.includes(observation.method))) {
+        if (!fields && path.observed.length < 16) path.observed.push(observation.method);
+        this.learner.observe(path.inferred, observation.method, keys, requestKeys);
       }
       if (this.learner.generation !== this.generation) this.learned();
       // Resolved again only when the learner learned since the path was cached.

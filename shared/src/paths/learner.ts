@@ -29,6 +29,8 @@ interface PathRecord {
   method: string;
   /** Top-level field names of a 2xx JSON response (`[]`-prefixed for a list of objects), sorted; null when unknown. */
   keys: readonly string[] | null;
+  /** Top-level field names of the JSON request body the API accepted, the same way; null when unknown. */
+  requestKeys: readonly string[] | null;
 }
 
 /** One record seen at one position: the record, its current resolved form, and the position. */
@@ -44,18 +46,6 @@ interface LearnedPosition {
   exceptions: Set<string>;
 }
 
-/**
- * Words that name an action or a view rather than a thing, never learned as values however alike
- * their answers (`/vectors/upsert` beside `/vectors/delete`, `/users/me` beside `/users/alice`).
- */
-const ROUTE_WORDS: ReadonlySet<string> = new Set(
-  (
-    'all batch bulk cancel config count create current delete describe details download edit export fetch find health history import info ' +
-    'latest list login logout me mine new query remove search self settings stats status summary sync unmask update upload upsert validate verify ' +
-    'active archived draft drafts featured inactive pending popular private public published recent top trending unpublished'
-  ).split(' '),
-);
-
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
 const LEARNED = '';
 
@@ -64,19 +54,22 @@ const LEARNED = '';
  * distinct observations are kept (later ones only use what was learned), and learned positions
  * are at most one per kept observation and position.
  *
- * Rules (docs/paths.md):
+ * Rules (docs/paths.md), from structure only (no list of words):
  * - Two sibling values are alike when some continuation of the one matches some continuation of
  *   the other (the same following segments, the last one a literal; or no following segment and
- *   2xx JSON responses whose top-level fields mostly agree), and no continuation contradicts (the
- *   same following segments, both answered 2xx JSON with different fields). Two alike values make
- *   their position a parameter; a value that contradicts stays literal (an exception).
- * - The first segment, a segment after `api`, a version, a literal date or a detected identifier,
- *   version-like values (`v1`, `2.0`), positions that already have a detected identifier among
- *   their values (`/pets/17` beside `/pets/findByStatus`) and route words (a value seen after two
- *   different values of the position before: `issues` in `/repos/a/web/issues`,
- *   `/repos/b/cli/issues`; a collection, right before a detected identifier and after a literal:
- *   `calls` in `/self/calls/17`; an action or view word of ROUTE_WORDS: `upsert`, `search`, `me`)
- *   are never learned: names live there.
+ *   2xx JSON responses, or accepted JSON request bodies, whose top-level fields mostly agree), and
+ *   no continuation contradicts (the same following segments, bodies with different fields). Two
+ *   alike values make their position a parameter; a value whose continuations contradict a
+ *   sibling's and agree with none stays literal (an exception, looked at again as evidence comes).
+ * - The first segment, a segment after `api`, a version, a literal date, a detected identifier or
+ *   a route word, and version-like values (`v1`, `2.0`) are never learned. Route words: a literal
+ *   beside detected identifiers with the same continuation (`/pets/findByStatus` beside
+ *   `/pets/17`; `me` of `/articles/me` and `/articles/me/all` beside `/articles/17`); a value seen
+ *   after two different values, and at least half of those, of the position before (`issues` in
+ *   `/repos/a/web/issues`, `/repos/b/cli/issues`); a collection, right before a detected
+ *   identifier and after a literal (`calls` in `/self/calls/17`).
+ * - What is learned is checked again when a route word or a position of identifiers appears, and
+ *   forgotten when nothing supports it any more: the same traffic in another order learns the same.
  */
 export class PathLearner {
   private readonly maxRecords: number;
@@ -87,11 +80,21 @@ export class PathLearner {
   private readonly learned = new Map<string, LearnedPosition>();
   /** Resolved prefix → literal value → where it was seen (rebuilt when something is learned). */
   private index = new Map<string, Map<string, Placed[]>>();
-  /** Resolved prefixes whose next position has a detected identifier among its values. */
+  /**
+   * Resolved prefix and continuation (`/pets|`, `/articles|{}/unpublish`) of positions with a
+   * detected identifier among their values: literals there, with that continuation, are route
+   * words (`/pets/findByStatus` beside `/pets/17`).
+   */
   private identifierPositions = new Set<string>();
+  /** Resolved prefix → literal value → the continuations it was seen with (see `besideIdentifiers`). */
+  private literalRests = new Map<string, Map<string, Set<string>>>();
   private learnedCount = 0;
-  /** Position and literal → the literals seen right before it (two at most: see `isRouteWord`). */
+  /** Position and literal → the literals seen right before it (see `isRouteWord`; `MAX_PARENTS` at most). */
   private readonly parentsOf = new Map<string, Set<string>>();
+  /** Position → the literals seen there followed by a literal (`MAX_PARENTS` at most). */
+  private readonly parentsAt = new Map<number, Set<string>>();
+  /** Position → the literals there seen after two parents or more: those that may be route words. */
+  private readonly wordsAt = new Map<number, Set<string>>();
 
   constructor(options: PathLearnerOptions = {}) {
     this.maxRecords = options.maxRecords ?? 5_000;
@@ -113,15 +116,27 @@ export class PathLearner {
    * documented templates: those are never learned from), `keys` the top-level field names of a 2xx
    * JSON response (see `responseKeys`), or null. Returns true when a position was learned.
    */
-  observe(template: string, method: string, keys: readonly string[] | null): boolean {
-    const recordKey = `${method} ${template} ${keys === null ? '-' : keys.join(',')}`;
+  observe(
+    template: string,
+    method: string,
+    keys: readonly string[] | null,
+    requestKeys: readonly string[] | null = null,
+  ): boolean {
+    const recordKey = `${method} ${template} ${keys === null ? '-' : keys.join(',')} ${requestKeys === null ? '-' : requestKeys.join(',')}`;
     if (this.recordKeys.has(recordKey) || this.records.length >= this.maxRecords) return false;
     this.recordKeys.add(recordKey);
-    const record: PathRecord = { segments: splitPath(template), method, keys };
+    const record: PathRecord = { segments: splitPath(template), method, keys, requestKeys };
     this.records.push(record);
-    this.noteParents(record.segments);
-    this.place(record);
     const before = this.learnedCount;
+    const identifiers = this.identifierPositions.size;
+    // A literal that became a route word (or stopped being one), or a new position of identifiers, changes
+    // how kept records resolve and what supports what was learned: index them again, look again.
+    const words = this.noteParents(record.segments);
+    this.place(record);
+    if (words || this.identifierPositions.size !== identifiers) {
+      this.reindex();
+      this.revalidate();
+    }
     this.settle(record);
     return this.learnedCount !== before;
   }
@@ -139,9 +154,12 @@ export class PathLearner {
   undecided(template: string): boolean {
     const segments = splitPath(template);
     let key = '';
+    let previousKey = '';
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!;
-      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key)) return true;
+      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key, previousKey))
+        return true;
+      previousKey = key;
       key = extendKey(key, segment);
     }
     return false;
@@ -151,6 +169,7 @@ export class PathLearner {
   private resolveSegments(segments: readonly Segment[]): Segment[] {
     const out: Segment[] = [];
     let key = '';
+    let previousKey = '';
     for (const [at, segment] of segments.entries()) {
       const position = segment.kind === 'literal' ? this.learned.get(key) : undefined;
       const value =
@@ -158,27 +177,62 @@ export class PathLearner {
         segment.kind === 'literal' &&
         !position.exceptions.has(segment.text) &&
         !isVersionLike(segment.text) &&
-        !ROUTE_WORDS.has(segment.text.toLowerCase());
+        !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
+        !this.besideIdentifiers(key, segment.text) &&
+        !this.isRouteWord(at, segment.text) &&
+        !this.afterWord(out, at, previousKey);
       // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`).
       const next: Segment =
         value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at)
           ? { kind: 'param', name: LEARNED }
           : segment;
       out.push(next);
+      previousKey = key;
       key = extendKey(key, next);
     }
     return out;
   }
 
+  /**
+   * A literal seen at a position (with some continuation length) where detected identifiers are
+   * seen too (with that length) is a route word there, whatever follows it: `me` of
+   * `/articles/me` and `/articles/me/all` beside `/articles/17`, `latest` beside `/articles/17`.
+   */
+  private besideIdentifiers(key: string, text: string): boolean {
+    const rests = this.literalRests.get(key)?.get(text);
+    if (rests === undefined) return false;
+    for (const rest of rests) if (this.identifierPositions.has(`${key}|${rest}`)) return true;
+    return false;
+  }
+
+  /**
+   * Is the segment at `at` right after a detected identifier or after a route word of a position
+   * that may hold values (an exception of a learned position, or a word beside identifiers)? Route
+   * words follow there, as they follow an identifier: `/posts/{postId}/comments`, `/articles/me/all`.
+   */
+  private afterWord(resolved: readonly Segment[], at: number, previousKey: string): boolean {
+    const previous = at > 0 ? resolved[at - 1] : undefined;
+    if (previous === undefined) return false;
+    if (previous.kind === 'param') return previous.name !== LEARNED;
+    return (
+      this.learned.get(previousKey)?.exceptions.has(previous.text) === true ||
+      this.besideIdentifiers(previousKey, previous.text)
+    );
+  }
+
   /** Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? */
-  private mayLearn(resolved: readonly Segment[], at: number, key: string): boolean {
+  private mayLearn(resolved: readonly Segment[], at: number, key: string, previousKey: string): boolean {
     const segment = resolved[at]!;
     if (segment.kind !== 'literal' || at === 0 || isVersionLike(segment.text)) return false;
-    const previous = resolved[at - 1]!;
-    // After a detected identifier come route words (`/posts/{postId}/comments`).
-    if (previous.kind === 'param' && previous.name !== LEARNED) return false;
+    // After a detected identifier or a route word come route words (`/posts/{postId}/comments`, `/articles/me/all`).
+    if (this.afterWord(resolved, at, previousKey)) return false;
     if (isCollection(resolved, at)) return false;
-    return !introducesNames(previous) && !this.identifierPositions.has(key) && !this.isRouteWord(at, segment.text);
+    return (
+      !introducesNames(resolved[at - 1]) &&
+      !this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
+      !this.besideIdentifiers(key, segment.text) &&
+      !this.isRouteWord(at, segment.text)
+    );
   }
 
   /**
@@ -187,12 +241,14 @@ export class PathLearner {
    * Names recur across values far less than the words of a route do.
    */
   private isRouteWord(at: number, text: string): boolean {
-    const key = `${at}/${text}`;
-    return ROUTE_WORDS.has(text.toLowerCase()) || (this.parentsOf.get(key)?.size ?? 0) >= 2;
+    const parents = this.parentsOf.get(`${at}/${text}`)?.size ?? 0;
+    // After at least half of them: a slug that two names happen to share (`alice/intro`, `bob/intro`) is no route word.
+    return parents >= 2 && parents * 2 >= (this.parentsAt.get(at - 1)?.size ?? 0);
   }
 
   /** Note the parents of each literal of a record (see `isRouteWord`). */
-  private noteParents(segments: readonly Segment[]): void {
+  private noteParents(segments: readonly Segment[]): boolean {
+    let changed = false;
     for (let at = 2; at < segments.length; at++) {
       const segment = segments[at]!;
       const parent = segments[at - 1]!;
@@ -206,8 +262,20 @@ export class PathLearner {
       const key = `${at}/${segment.text}`;
       let parents = this.parentsOf.get(key);
       if (parents === undefined) this.parentsOf.set(key, (parents = new Set()));
-      if (parents.size < 2) parents.add(parent.text);
+      let seen = this.parentsAt.get(at - 1);
+      if (seen === undefined) this.parentsAt.set(at - 1, (seen = new Set()));
+      if (parents.has(parent.text) && seen.has(parent.text)) continue;
+      // Route words at this position before and after (few: those after two parents or more).
+      let words = this.wordsAt.get(at);
+      if (words === undefined) this.wordsAt.set(at, (words = new Set()));
+      const before = [...words].filter((word) => this.isRouteWord(at, word));
+      if (parents.size < MAX_PARENTS) parents.add(parent.text);
+      if (seen.size < MAX_PARENTS) seen.add(parent.text);
+      if (parents.size >= 2 && words.size < MAX_PARENTS) words.add(segment.text);
+      const after = [...words].filter((word) => this.isRouteWord(at, word));
+      if (after.length !== before.length || after.some((word, i) => word !== before[i])) changed = true;
     }
+    return changed;
   }
 
   /** Index a record at each of its positions, by its resolved prefix. */
@@ -216,12 +284,20 @@ export class PathLearner {
     let key = '';
     for (let at = 0; at < resolved.length; at++) {
       const segment = resolved[at]!;
-      if (segment.kind === 'param' && segment.name !== LEARNED) this.identifierPositions.add(key);
-      if (segment.kind === 'literal') {
+      const rest = continuation(record.segments, at);
+      if (segment.kind === 'param' && segment.name !== LEARNED) this.identifierPositions.add(`${key}|${rest}`);
+      // Values of learned positions are indexed by their text too: whether one is an exception is looked at again.
+      const text = literalText(record.segments[at]!, segment);
+      if (text !== undefined) {
+        let rests = this.literalRests.get(key);
+        if (rests === undefined) this.literalRests.set(key, (rests = new Map()));
+        let seen = rests.get(text);
+        if (seen === undefined) rests.set(text, (seen = new Set()));
+        seen.add(rest);
         let byValue = this.index.get(key);
         if (byValue === undefined) this.index.set(key, (byValue = new Map()));
-        let placed = byValue.get(segment.text);
-        if (placed === undefined) byValue.set(segment.text, (placed = []));
+        let placed = byValue.get(text);
+        if (placed === undefined) byValue.set(text, (placed = []));
         if (placed.length < this.maxCompared) placed.push({ record, resolved, at });
       }
       key = extendKey(key, segment);
@@ -236,26 +312,77 @@ export class PathLearner {
       for (const next of pending) if (this.decide(next)) learnedAny = true;
       if (!learnedAny) return;
       // Prefixes merged (`/users/alice/…` and `/users/bob/…` are now one): index again, look at everything again.
-      this.index = new Map();
-      this.identifierPositions = new Set();
-      for (const kept of this.records) this.place(kept);
+      this.reindex();
       pending = this.records;
     }
+  }
+
+  /**
+   * Forget learned positions that what came since no longer supports (their alike values turned
+   * out collections or route words: `/self/calls/count`, `/self/events/count` before `/self/calls/17`),
+   * so the order traffic comes in does not decide them.
+   */
+  private revalidate(): void {
+    for (let rounds = 0; rounds < 8; rounds++) {
+      let forgot = false;
+      for (const key of [...this.learned.keys()]) {
+        if (this.supported(key)) continue;
+        this.learned.delete(key);
+        forgot = true;
+      }
+      if (!forgot) return;
+      this.learnedCount++;
+      this.reindex();
+    }
+  }
+
+  /** Do two comparable values at a learned position still make it one (alike, or many the same)? */
+  private supported(key: string): boolean {
+    const siblings = this.index.get(key);
+    if (siblings === undefined) return false;
+    const values = [...siblings].filter(([value, placed]) => this.comparable(key, value, placed));
+    for (const [value, mine] of values) {
+      let same = 0;
+      for (const [other, theirs] of values) {
+        if (other === value) continue;
+        const verdict = compare(mine, theirs);
+        if (verdict === 'alike') return true;
+        if (verdict === 'same') same++;
+      }
+      if (same + 1 >= MANY_SIBLINGS) return true;
+    }
+    return false;
+  }
+
+  /** Index every kept record again, as they resolve now. */
+  private reindex(): void {
+    this.index = new Map();
+    this.identifierPositions = new Set();
+    this.literalRests = new Map();
+    // Twice: where identifiers sit (found by the first pass) changes how the second resolves.
+    for (const kept of this.records) this.place(kept);
+    this.index = new Map();
+    for (const kept of this.records) this.place(kept);
   }
 
   /** Look at each undecided position of `record`; true when one was learned. */
   private decide(record: PathRecord): boolean {
     const resolved = this.resolveSegments(record.segments);
     let key = '';
+    let previousKey = '';
     for (let at = 0; at < resolved.length; at++) {
       const segment = resolved[at]!;
-      if (
+      const position = this.learned.get(key);
+      const text = literalText(record.segments[at]!, segment);
+      // A literal at a learned position: is it an exception (a route word) or a value, with what is known now?
+      if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
+      else if (
         segment.kind === 'literal' &&
-        !this.learned.has(key) &&
-        this.mayLearn(resolved, at, key) &&
+        this.mayLearn(resolved, at, key, previousKey) &&
         this.decidePosition(key, segment.text)
       )
         return true;
+      previousKey = key;
       key = extendKey(key, segment);
     }
     return false;
@@ -265,27 +392,64 @@ export class PathLearner {
   private decidePosition(key: string, value: string): boolean {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
-    if (!siblings || !mine || siblings.size < 2) return false;
+    if (!siblings || !mine || siblings.size < 2 || !this.comparable(key, value, mine)) return false;
     let alike = false;
     let same = 0;
-    const exceptions = new Set<string>();
     for (const [other, theirs] of siblings) {
-      if (other === value || isVersionLike(other)) continue;
-      if (this.isRouteWord(mine[0]!.at, other) || theirs.some((placed) => isCollection(placed.resolved, placed.at))) {
-        exceptions.add(other);
-        continue;
-      }
+      if (other === value || !this.comparable(key, other, theirs)) continue;
       const verdict = compare(mine, theirs);
       if (verdict === 'alike') alike = true;
       else if (verdict === 'same') same++;
-      else if (verdict === 'contradicts') exceptions.add(other);
     }
     if (!alike && same + 1 < MANY_SIBLINGS) return false;
-    this.learned.set(key, { exceptions });
+    const position: LearnedPosition = { exceptions: new Set() };
+    this.learned.set(key, position);
     this.learnedCount++;
+    for (const other of siblings.keys()) this.reconsider(key, other, position);
     return true;
   }
+
+  /** Can a sibling value be compared with others at all? Not a version, a route word, a word beside identifiers or a collection. */
+  private comparable(key: string, value: string, placed: readonly Placed[]): boolean {
+    return (
+      !isVersionLike(value) &&
+      !this.isRouteWord(placed[0]!.at, value) &&
+      !this.besideIdentifiers(key, value) &&
+      !placed.some((one) => isCollection(one.resolved, one.at))
+    );
+  }
+
+  /**
+   * Is a value of a learned position an exception (a route word such as `/users/me`)? When its
+   * continuations contradict a sibling's and agree with none. Looked at again with each new
+   * observation of the value and each time something is learned, so the order traffic came in
+   * does not decide it.
+   */
+  private reconsider(key: string, value: string, position: LearnedPosition, others = true): void {
+    const siblings = this.index.get(key);
+    const mine = siblings?.get(value);
+    if (siblings === undefined || mine === undefined) return;
+    let contradicts = false;
+    let alike = false;
+    for (const [other, theirs] of siblings) {
+      if (other === value || !this.comparable(key, other, theirs)) continue;
+      const verdict = compare(mine, theirs);
+      if (verdict === 'alike') {
+        alike = true;
+        break;
+      }
+      if (verdict === 'contradicts') contradicts = true;
+    }
+    if (contradicts && !alike) position.exceptions.add(value);
+    else position.exceptions.delete(value);
+    // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more).
+    if (others)
+      for (const other of [...position.exceptions]) if (other !== value) this.reconsider(key, other, position, false);
+  }
 }
+
+/** Parents of a literal, and literals at a position, counted at most (see `isRouteWord`). */
+const MAX_PARENTS = 64;
 
 /**
  * A collection: a literal right before a detected identifier, itself after a literal
@@ -302,7 +466,7 @@ function isCollection(resolved: readonly Segment[], at: number): boolean {
  * How two sibling values' continuations relate. `same`: the same following segments and nothing
  * else to compare (no answers with fields): alike only when many siblings are (MANY_SIBLINGS).
  */
-type Verdict = 'alike' | 'contradicts' | 'same' | 'unknown';
+type Verdict = 'alike' | 'contradicts' | 'same' | 'unknown' | 'differs';
 
 /**
  * Sibling values with the same continuation and nothing against it that make a position a
@@ -313,6 +477,7 @@ const MANY_SIBLINGS = 4;
 function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
   let agree = false;
   let same = false;
+  let differs = false;
   for (const x of a) {
     for (const y of b) {
       if (x.record.method !== y.record.method) continue;
@@ -320,9 +485,10 @@ function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
       if (verdict === 'contradicts') return 'contradicts';
       if (verdict === 'alike') agree = true;
       if (verdict === 'same') same = true;
+      if (verdict === 'differs') differs = true;
     }
   }
-  return agree ? 'alike' : same ? 'same' : 'unknown';
+  return agree ? 'alike' : differs ? 'contradicts' : same ? 'same' : 'unknown';
 }
 
 /** Two continuations (what follows each value) of one method. */
@@ -338,9 +504,17 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
     if (s.kind === 'literal' && t.kind === 'literal' && s.text === t.text) sharedLiteral = true;
     else if (s.kind !== 'param' || t.kind !== 'param') identical = false;
   }
-  const fields = compareKeys(x.record.keys, y.record.keys);
+  const answers = compareKeys(x.record.keys, y.record.keys);
+  const requests = compareKeys(x.record.requestKeys, y.record.requestKeys);
+  // Bodies the API accepted and answers tell apart alike: both must agree where both are known.
+  const fields =
+    answers === 'contradicts' || requests === 'contradicts'
+      ? 'contradicts'
+      : answers === 'alike' || requests === 'alike'
+        ? 'alike'
+        : 'unknown';
   if (identical) {
-    // The same following segments: the responses decide when both are known, a shared literal otherwise.
+    // The same following segments: the bodies decide when known, a shared literal otherwise.
     if (fields !== 'unknown') return fields;
     return sharedLiteral ? 'alike' : 'same';
   }
@@ -350,10 +524,10 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   const sameEnd =
     (lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text) ||
     (lastX.kind === 'param' && lastY.kind === 'param');
-  // Or, one value following each (a name and a slug: `/articles/alice/my-post`, `/articles/bob/hello`), when the answers agree.
-  return restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike'))
-    ? 'alike'
-    : 'unknown';
+  // Or, one value following each (a name and a slug: `/articles/alice/my-post`, `/articles/bob/hello`), when the answers
+  // agree; when they disagree (`/articles/me/all` a list, `/articles/alice/my-post` an article), they contradict.
+  if (restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike'))) return 'alike';
+  return restX === 1 && fields === 'contradicts' ? 'differs' : 'unknown';
 }
 
 /** Top-level field names agree when at least half of all of them are shared (Jaccard ≥ 0.5). */
@@ -363,6 +537,22 @@ function compareKeys(a: readonly string[] | null, b: readonly string[] | null): 
   let shared = 0;
   for (const key of b) if (inA.has(key)) shared++;
   return shared * 2 >= inA.size + b.length - shared ? 'alike' : 'contradicts';
+}
+
+/** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
+function literalText(given: Segment, resolved: Segment): string | undefined {
+  if (resolved.kind === 'literal') return resolved.text;
+  return resolved.name === LEARNED && given.kind === 'literal' ? given.text : undefined;
+}
+
+/** What follows position `at`, as a key: literals by their canonical text, parameters as `{}`. */
+function continuation(segments: readonly Segment[], at: number): string {
+  let out = '';
+  for (let k = at + 1; k < segments.length; k++) {
+    const segment = segments[k]!;
+    out += `/${segment.kind === 'param' ? '{}' : encodeSegment(segment.text)}`;
+  }
+  return out;
 }
 
 /** The prefix key one segment further: literals by their canonical text, every parameter as `{}`. */
