@@ -83,6 +83,18 @@ describe('path hints', () => {
     dashboard.close();
   });
 
+  it('store rows an agent sends before the hint reached it under the hint, documented paths apart', async () => {
+    expect((await hints('', 'POST', { template: '/images/{image}' })).status).toBe(201);
+    // The agent had not heard of the hint yet: it sends literal paths.
+    const late = batchMessage(captureId, [
+      { method: 'GET', path: '/images/carol-api-k3v', status: 200, response: { name: 'x' } },
+      { method: 'GET', path: '/images/latest', status: 200, response: { name: 'x' } },
+    ]);
+    expect(await agent.request(late)).toMatchObject({ type: 'ack' });
+    expect(await undocumented()).toEqual([{ method: 'GET', path: '/images/{image}', interactions: 4, count: 4 }]);
+    expect(await tablesContaining(backend.databaseUrl, 'k3v')).toEqual([]);
+  });
+
   it('reach connected agents at once: documented templates first', async () => {
     // The documentation commit before the hint was pushed too; the newest push has both.
     await eventually(

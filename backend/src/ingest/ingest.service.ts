@@ -443,13 +443,34 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     return learned;
   }
 
-  /** Store literal rows under the capture's learned templates that cover them (`/users/alice` → `/users/{user}`). */
+  /**
+   * Store literal rows under the capture's learned templates that cover them (`/users/alice` →
+   * `/users/{user}`), then under the project's path hints: rows an agent sent before the hint
+   * reached it are stored as if it had (documented templates still win, as in `RegroupService`).
+   */
   private async applyLearned(session: AgentSession, batch: BatchMessage): Promise<void> {
     const learned = await this.learnedOf(session, batch.captureId);
-    if (learned.length === 0) return;
-    for (const observation of batch.observations) {
-      const template = bestTemplate(observation.path, learned);
-      if (template !== undefined) observation.path = template;
+    if (learned.length > 0)
+      for (const observation of batch.observations) {
+        const template = bestTemplate(observation.path, learned);
+        if (template !== undefined) observation.path = template;
+      }
+    const literal = batch.observations.filter((observation) => !observation.path.includes('{'));
+    if (literal.length === 0) return;
+    const rows = (await this.db.query(
+      `SELECT template, false AS documented FROM path_hints WHERE project_id = $1
+       UNION ALL
+       SELECT DISTINCT path, true FROM endpoints
+        WHERE project_id = $1 AND current_version_id IS NOT NULL AND EXISTS (SELECT 1 FROM path_hints WHERE project_id = $1)`,
+      [session.projectId],
+    )) as Array<{ template: string; documented: boolean }>;
+    const hints = new Set(rows.filter((row) => !row.documented).map((row) => row.template));
+    if (hints.size === 0) return;
+    // Documented templates first: on a tie they win, and a documented path keeps its own rows.
+    const known = [...rows.filter((row) => row.documented).map((row) => row.template), ...hints];
+    for (const observation of literal) {
+      const template = bestTemplate(observation.path, known);
+      if (template !== undefined && hints.has(template)) observation.path = template;
     }
   }
 
