@@ -38,7 +38,7 @@ import {
   type ViewBasis,
   type ViewList,
   type ViewUpkeep,
-} from './view-cache';
+} from '../views/view-cache';
 
 /**
  * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture: enough
