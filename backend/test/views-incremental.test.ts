@@ -13,6 +13,7 @@ import { CapturesService } from '../src/captures/captures.service';
 import { ShapeStore } from '../src/captures/shape-store';
 import { createDataSource } from '../src/database/data-source';
 import { VersionStore } from '../src/versions/version-store';
+import { CaptureViews } from '../src/views/capture-views';
 import { aggregateObservations } from '../src/ingest/ingest.service';
 import { WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
 import type { ProjectEntity } from '../src/projects/project.entity';
@@ -50,7 +51,13 @@ function capturesService(log?: string[]): CapturesService {
       : ({
           query: (sql: string, parameters?: unknown[]) => (log.push(sql), ds.query(sql, parameters)),
         } as unknown as DataSource);
-  return new CapturesService(ds.getRepository(CaptureEntity), recording, new ShapeStore(ds), new VersionStore(ds));
+  return new CapturesService(
+    ds.getRepository(CaptureEntity),
+    recording,
+    new ShapeStore(ds),
+    new VersionStore(ds),
+    new CaptureViews(recording),
+  );
 }
 
 /** A patch reads summaries by key (`summariesOf`); a full computation reads them all. */

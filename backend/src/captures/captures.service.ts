@@ -6,16 +6,13 @@ import {
   diffEndpoint,
   type DiffResponse,
   formatVersion,
-  isIgnored,
   type ObservedEndpointResponse,
-  parseIgnoreRules,
   type ShapeChange,
   toJsonSchema,
   type UndocumentedEndpointResponse,
 } from '@spectator/shared';
 import type { DataSource, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
-import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CaptureEntity } from './capture.entity';
@@ -30,22 +27,22 @@ import {
 } from './observed-shapes';
 import { ShapeStore } from './shape-store';
 import {
-  type ChangedEndpoints,
+  captureNotFound,
+  CaptureViews,
+  type DocumentedEndpoint,
+  type KeptView,
+  type ViewedCapture,
+  type ViewedProject,
+  type ViewScope,
+  visibilityOf,
+} from '../views/capture-views';
+import {
   type EndpointKey,
   endpointKeyText,
-  KeptViews,
   sortedListUpkeep,
-  type ViewBasis,
   type ViewList,
   type ViewUpkeep,
 } from '../views/view-cache';
-
-/**
- * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture: enough
- * for a captures page (20 by default) and the captures being reviewed. An entry holds one list of
- * a capture's endpoints and its JSON text (about 1 MB for 5,000 undocumented endpoints).
- */
-const CACHED_VIEWS_PER_KIND = 32;
 
 /** A change as the API writes it: shapes as JSON Schema. */
 export function toChangeResponse(change: ShapeChange): ChangeResponse {
@@ -60,101 +57,10 @@ export function toChangeResponse(change: ShapeChange): ChangeResponse {
   };
 }
 
-/** What the views read of a capture. */
-type ViewedCapture = Pick<CaptureEntity, 'id' | 'rules'>;
-
-/**
- * Above this many changed endpoints a kept view is computed in full rather than patched: reading
- * that many summaries by key costs about what reading all of a large capture's does.
- */
-const MAX_PATCHED_ENDPOINTS = 2_000;
-
-/**
- * The inputs of capture `$1`'s views in project `$2`, all in the statement's one snapshot: the
- * capture's rules, the project's documentation revision, the snapshot and PostgreSQL's clock, and
- * for each kept view's snapshot in `$3` the keys the batches since touched (`changes[i]`: parallel
- * `methods` and `paths`, repeats possible; `unknown` when a batch did not record its keys).
- *
- * A batch's changes are seen by a snapshot exactly when its transaction is (`pg_visible_in_snapshot`
- * on the `xid` its `processed_batches` row records, in the same transaction as its summaries): the
- * batches a kept view's snapshot did not see are those committed since, whatever order
- * transactions took their ids and committed in. The index on `(capture_id, xid)` finds them from
- * the snapshot's xmin (no transaction below it was running then). Keys are deduplicated and
- * sorted in Node: in SQL that cost more than the rest of the statement (collation-aware compares).
- */
-const VIEW_INPUTS = `
-  WITH kept AS (
-    SELECT k.i, k.snapshot::pg_snapshot AS snapshot FROM unnest($3::text[]) WITH ORDINALITY AS k(snapshot, i)
-  ), batches AS (
-    SELECT kept.i, b.touched_methods, b.touched_paths
-      FROM kept JOIN processed_batches b
-        ON b.capture_id = $1 AND b.xid >= pg_snapshot_xmin(kept.snapshot) AND NOT pg_visible_in_snapshot(b.xid, kept.snapshot)
-  ), changes AS (
-    SELECT kept.i, bool_or(b.i IS NOT NULL AND b.touched_methods IS NULL) AS unknown,
-           -- Two aggregates of one query level read the rows in the same order: the arrays stay paired.
-           array_agg(t.method) FILTER (WHERE t.method IS NOT NULL) AS methods, array_agg(t.path) FILTER (WHERE t.method IS NOT NULL) AS paths
-      FROM kept LEFT JOIN batches b ON b.i = kept.i
-      LEFT JOIN LATERAL unnest(b.touched_methods, b.touched_paths) AS t(method, path) ON true
-     GROUP BY kept.i
-  )
-  SELECT c.rules, p.documentation_revision::text AS documentation, pg_current_snapshot()::text AS snapshot,
-         extract(epoch FROM now())::float8 AS "takenAt",
-         (SELECT json_agg(json_build_object('unknown', changes.unknown, 'methods', changes.methods, 'paths', changes.paths) ORDER BY changes.i) FROM changes) AS changes
-    FROM captures c JOIN projects p ON p.id = c.project_id
-   WHERE c.id = $1 AND c.project_id = $2`;
-
-/** A row of VIEW_INPUTS. */
-interface ViewInputsRow {
-  rules: string[];
-  documentation: string;
-  snapshot: string;
-  takenAt: number;
-  changes: Array<{ unknown: boolean; methods: string[] | null; paths: string[] | null }> | null;
-}
-
-/**
- * The changed endpoints of one entry of VIEW_INPUTS' `changes`: each once, in byte order (the
- * order of the summaries' primary key, near enough, so reading them walks the index in order);
- * null when unknown or more than MAX_PATCHED_ENDPOINTS.
- */
-function changedEndpoints(
-  change: { unknown: boolean; methods: string[] | null; paths: string[] | null } | undefined,
-): ChangedEndpoints {
-  if (change === undefined || change.unknown) return null;
-  const methods = change.methods ?? [];
-  const paths = change.paths ?? [];
-  const byKey = new Map<string, EndpointKey>();
-  methods.forEach((method, i) => {
-    const path = paths[i] as string;
-    byKey.set(endpointKeyText({ method, path }), { method, path });
-  });
-  if (byKey.size > MAX_PATCHED_ENDPOINTS) return null;
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, endpoint]) => endpoint);
-}
-
-/** The inputs of a capture's views now, and per kept view asked about what changed since its basis. */
-interface ViewInputs {
-  capture: ViewedCapture;
-  basis: ViewBasis;
-  changed: ChangedEndpoints[];
-}
-
 /** Interactions of a capture's visible endpoints: the total the captures list shows, and per endpoint (to patch it). */
 interface InteractionTotals {
   total: number;
   byEndpoint: ReadonlyMap<string, number>;
-}
-
-/** A documented endpoint: its key, id and current version. */
-interface DocumentedEndpoint extends EndpointKey {
-  endpointId: string;
-  versionId: string;
-}
-
-/** A project's documented endpoints (by `endpointKeyText`) at a documentation revision. */
-interface DocumentedEndpoints {
-  revision: string;
-  byKey: ReadonlyMap<string, DocumentedEndpoint>;
 }
 
 /**
@@ -174,31 +80,6 @@ function summariesOf(
   };
 }
 
-function captureNotFound(project: ProjectEntity, captureId: string): DomainError {
-  return new DomainError(ErrorCode.CaptureNotFound, `capture ${captureId} does not exist in project ${project.slug}`);
-}
-
-/** The cache key of a capture's views. */
-function cacheKey(project: ProjectEntity, capture: Pick<ViewedCapture, 'id'>): string {
-  return `${project.id} ${capture.id}`;
-}
-
-/** A predicate "is this method + path visible" for a capture's rules in effect. */
-export function visibilityOf(capture: Pick<CaptureEntity, 'rules'>): (method: string, path: string) => boolean {
-  const { rules } = parseIgnoreRules(capture.rules);
-  if (rules.length === 0) return () => true;
-  const memo = new Map<string, boolean>();
-  return (method, path) => {
-    const key = `${method} ${path}`;
-    let visible = memo.get(key);
-    if (visible === undefined) {
-      visible = !isIgnored(rules, method, path);
-      memo.set(key, visible);
-    }
-    return visible;
-  };
-}
-
 /**
  * The views of captured traffic. Ignore rules in effect for a capture are applied here, on every
  * request, so a rule added later hides traffic already captured on the next reload.
@@ -208,23 +89,22 @@ export class CapturesService {
   /** Whether an observation row conforms to a version (never changes once known). */
   private readonly conformance = new ConformanceCache();
 
-  /**
-   * The views of recently read captures, each with the basis it was read at (`readInputs`): a
-   * dashboard reloading a capture, or the captures list, reads again only the endpoints that
-   * changed since.
-   */
-  private readonly keptUndocumented = new KeptViews<ViewList<UndocumentedEndpointResponse>>(CACHED_VIEWS_PER_KIND);
-  private readonly keptDiffs = new KeptViews<ViewList<DiffResponse>>(CACHED_VIEWS_PER_KIND);
-  private readonly keptInteractions = new KeptViews<InteractionTotals>(CACHED_VIEWS_PER_KIND);
-  /** Per project, its documented endpoints at a documentation revision (`documentedAt`). */
-  private readonly documented = new LruCache<string, DocumentedEndpoints>(CACHED_VIEWS_PER_KIND);
+  /** The views of a capture, kept and patched by `CaptureViews`. */
+  private readonly undocumentedView: KeptView<ViewList<UndocumentedEndpointResponse>>;
+  private readonly diffsView: KeptView<ViewList<DiffResponse>>;
+  private readonly interactionsView: KeptView<InteractionTotals>;
 
   constructor(
     @InjectRepository(CaptureEntity) private readonly captures: Repository<CaptureEntity>,
     @InjectDataSource() private readonly db: DataSource,
     private readonly shapes: ShapeStore,
     private readonly versions: VersionStore,
-  ) {}
+    private readonly views: CaptureViews,
+  ) {
+    this.undocumentedView = views.keep((scope) => this.undocumentedUpkeep(scope));
+    this.diffsView = views.keep((scope) => this.diffsUpkeep(scope));
+    this.interactionsView = views.keep((scope) => this.interactionsUpkeep(scope));
+  }
 
   /** @throws DomainError CaptureNotFound unless the capture belongs to the project. */
   async byId(project: ProjectEntity, id: string): Promise<CaptureEntity> {
@@ -248,30 +128,11 @@ export class CapturesService {
 
   /** One capture with its counts. */
   async summary(project: ProjectEntity, capture: CaptureEntity): Promise<CaptureResponse> {
-    const key = cacheKey(project, capture);
-    const since = [
-      this.keptInteractions.basisOf(key),
-      this.keptUndocumented.basisOf(key),
-      this.keptDiffs.basisOf(key),
-    ] as const;
-    const inputs = await this.readInputs(project, capture.id, since);
-    const [interactions, undocumented, diffs] = await Promise.all([
-      this.keptInteractions.get(
-        key,
-        since[0],
-        inputs.basis,
-        inputs.changed[0] ?? null,
-        this.interactionsUpkeep(inputs),
-      ),
-      this.keptUndocumented.get(
-        key,
-        since[1],
-        inputs.basis,
-        inputs.changed[1] ?? null,
-        this.undocumentedUpkeep(project, inputs),
-      ),
-      this.keptDiffs.get(key, since[2], inputs.basis, inputs.changed[2] ?? null, this.diffsUpkeep(project, inputs)),
-    ]);
+    const [interactions, undocumented, diffs] = await this.views.readAll(
+      [this.interactionsView, this.undocumentedView, this.diffsView] as const,
+      project,
+      capture.id,
+    );
     return {
       id: capture.id,
       environment: { kind: capture.environmentKind, name: capture.environmentName },
@@ -289,105 +150,8 @@ export class CapturesService {
     };
   }
 
-  /**
-   * What a capture's views depend on, read in one statement (VIEW_INPUTS) before the views' own
-   * queries, and for each kept view's basis in `since` what changed since.
-   * @throws DomainError CaptureNotFound unless the capture belongs to the project.
-   */
-  private async readInputs(
-    project: ProjectEntity,
-    captureId: string,
-    since: ReadonlyArray<ViewBasis | undefined>,
-  ): Promise<ViewInputs> {
-    const [row] = (await this.db.query(VIEW_INPUTS, [
-      captureId,
-      project.id,
-      since.map((basis) => basis?.snapshot ?? null),
-    ])) as ViewInputsRow[];
-    if (!row) throw captureNotFound(project, captureId);
-    return {
-      capture: { id: captureId, rules: row.rules },
-      basis: {
-        snapshot: row.snapshot,
-        takenAt: row.takenAt,
-        documentation: row.documentation,
-        rules: JSON.stringify(row.rules),
-      },
-      changed: since.map((_, i) => changedEndpoints(row.changes?.[i])),
-    };
-  }
-
-  /** One view of a capture, kept in `views` and brought up to date by `upkeep`. */
-  private async viewOf<T>(
-    views: KeptViews<T>,
-    project: ProjectEntity,
-    captureId: string,
-    upkeep: (inputs: ViewInputs) => ViewUpkeep<T>,
-  ): Promise<T> {
-    const key = cacheKey(project, { id: captureId });
-    const since = views.basisOf(key);
-    const inputs = await this.readInputs(project, captureId, [since]);
-    return views.get(key, since, inputs.basis, inputs.changed[0] ?? null, upkeep(inputs));
-  }
-
-  /**
-   * The documented endpoints of a project at documentation revision `revision` or later (kept per
-   * project, read again when a later revision is asked for), by `endpointKeyText`.
-   */
-  private async documentedAt(project: ProjectEntity, revision: string): Promise<DocumentedEndpoints> {
-    const kept = this.documented.get(project.id);
-    if (kept !== undefined && BigInt(kept.revision) >= BigInt(revision)) return kept;
-    // One statement: the revision and the endpoints it counts come from one snapshot.
-    const rows: Array<{ revision: string } & ({ endpointId: null } | DocumentedEndpoint)> = await this.db.query(
-      `SELECT p.documentation_revision::text AS revision, e.method, e.path, e.id AS "endpointId", e.current_version_id AS "versionId"
-         FROM projects p LEFT JOIN endpoints e ON e.project_id = p.id AND e.current_version_id IS NOT NULL
-        WHERE p.id = $1`,
-      [project.id],
-    );
-    const documented: DocumentedEndpoints = {
-      revision: rows[0]?.revision ?? revision,
-      byKey: new Map(
-        rows.flatMap((row) =>
-          row.endpointId === null
-            ? []
-            : [
-                [
-                  endpointKeyText(row),
-                  { method: row.method, path: row.path, endpointId: row.endpointId, versionId: row.versionId },
-                ] as const,
-              ],
-        ),
-      ),
-    };
-    this.documented.set(project.id, documented);
-    return documented;
-  }
-
-  /**
-   * The visible changed endpoints of a patch, documented or not at the basis's documentation
-   * revision or later: the diffs view reads the documented ones again, the undocumented view the
-   * others. The rest leave a view (or stay out of it): documentation only changes with the
-   * revision, and a view kept at another revision is computed in full.
-   */
-  private async splitChanged(
-    project: ProjectEntity,
-    inputs: ViewInputs,
-    changed: readonly EndpointKey[],
-  ): Promise<{ documented: DocumentedEndpoint[]; undocumented: EndpointKey[] }> {
-    const visible = visibilityOf(inputs.capture);
-    const { byKey } = await this.documentedAt(project, inputs.basis.documentation);
-    const split = { documented: [] as DocumentedEndpoint[], undocumented: [] as EndpointKey[] };
-    for (const endpoint of changed) {
-      if (!visible(endpoint.method, endpoint.path)) continue;
-      const documented = byKey.get(endpointKeyText(endpoint));
-      if (documented === undefined) split.undocumented.push(endpoint);
-      else split.documented.push(documented);
-    }
-    return split;
-  }
-
   /** Interactions of a capture's visible endpoints: all summaries read, or the changed ones again. */
-  private interactionsUpkeep({ capture }: ViewInputs): ViewUpkeep<InteractionTotals> {
+  private interactionsUpkeep({ capture }: ViewScope): ViewUpkeep<InteractionTotals> {
     const read = async (only?: readonly EndpointKey[]): Promise<Map<string, number>> =>
       new Map((await this.readSummaries(capture, only)).map((row) => [endpointKeyText(row), row.interactions]));
     const totalOf = (byEndpoint: ReadonlyMap<string, number>): number =>
@@ -414,9 +178,7 @@ export class CapturesService {
     after?: EndpointKey,
     limit?: number,
   ): Promise<string> {
-    return (
-      await this.viewOf(this.keptUndocumented, project, captureId, (inputs) => this.undocumentedUpkeep(project, inputs))
-    ).page(after, limit);
+    return (await this.views.read(this.undocumentedView, project, captureId)).page(after, limit);
   }
 
   /**
@@ -427,11 +189,7 @@ export class CapturesService {
     project: ProjectEntity,
     capture: CaptureEntity,
   ): Promise<readonly UndocumentedEndpointResponse[]> {
-    return (
-      await this.viewOf(this.keptUndocumented, project, capture.id, (inputs) =>
-        this.undocumentedUpkeep(project, inputs),
-      )
-    ).items;
+    return (await this.views.read(this.undocumentedView, project, capture.id)).items;
   }
 
   /**
@@ -440,14 +198,15 @@ export class CapturesService {
    * (`splitChanged`; no anti-join: a key documented since is counted in a later documentation
    * revision, and the next read computes the view in full).
    */
-  private undocumentedUpkeep(
-    project: ProjectEntity,
-    inputs: ViewInputs,
-  ): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
+  private undocumentedUpkeep({
+    project,
+    capture,
+    splitChanged,
+  }: ViewScope): ViewUpkeep<ViewList<UndocumentedEndpointResponse>> {
     return sortedListUpkeep(async (changed) =>
       changed === undefined
-        ? this.readSummaries(inputs.capture, undefined, project)
-        : this.readSummaries(inputs.capture, (await this.splitChanged(project, inputs, changed)).undocumented),
+        ? this.readSummaries(capture, undefined, project)
+        : this.readSummaries(capture, (await splitChanged(changed)).undocumented),
     );
   }
 
@@ -459,7 +218,7 @@ export class CapturesService {
   private async readSummaries(
     capture: ViewedCapture,
     only?: readonly EndpointKey[],
-    undocumentedIn?: ProjectEntity,
+    undocumentedIn?: ViewedProject,
   ): Promise<UndocumentedEndpointResponse[]> {
     if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
@@ -478,10 +237,7 @@ export class CapturesService {
 
   /** `DiffResponse[]` as JSON text: all, or a page (`ViewList.page`). */
   async diffsJson(project: ProjectEntity, captureId: string, after?: EndpointKey, limit?: number): Promise<string> {
-    return (await this.viewOf(this.keptDiffs, project, captureId, (inputs) => this.diffsUpkeep(project, inputs))).page(
-      after,
-      limit,
-    );
+    return (await this.views.read(this.diffsView, project, captureId)).page(after, limit);
   }
 
   /**
@@ -489,17 +245,12 @@ export class CapturesService {
    * result is shared with later callers: do not modify it.
    */
   async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly DiffResponse[]> {
-    return (await this.viewOf(this.keptDiffs, project, capture.id, (inputs) => this.diffsUpkeep(project, inputs)))
-      .items;
+    return (await this.views.read(this.diffsView, project, capture.id)).items;
   }
 
-  private diffsUpkeep(project: ProjectEntity, inputs: ViewInputs): ViewUpkeep<ViewList<DiffResponse>> {
+  private diffsUpkeep({ project, capture, splitChanged }: ViewScope): ViewUpkeep<ViewList<DiffResponse>> {
     return sortedListUpkeep(async (changed) =>
-      this.readDiffs(
-        project,
-        inputs.capture,
-        changed === undefined ? undefined : (await this.splitChanged(project, inputs, changed)).documented,
-      ),
+      this.readDiffs(project, capture, changed === undefined ? undefined : (await splitChanged(changed)).documented),
     );
   }
 
@@ -512,7 +263,7 @@ export class CapturesService {
    * `only` those.
    */
   private async readDiffs(
-    project: ProjectEntity,
+    project: ViewedProject,
     capture: ViewedCapture,
     only?: readonly DocumentedEndpoint[],
   ): Promise<DiffResponse[]> {

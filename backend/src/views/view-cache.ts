@@ -22,7 +22,7 @@ export function byPathThenMethod(a: EndpointKey, b: EndpointKey): number {
 
 /**
  * What a capture's views depend on, read in one snapshot before a view's own queries (see
- * `CapturesService.readInputs`): the snapshot itself (`pg_current_snapshot()` as text), when it
+ * `CaptureViews.readInputs`): the snapshot itself (`pg_current_snapshot()` as text), when it
  * was taken (PostgreSQL's clock, epoch seconds), the project's documentation revision and the
  * capture's rules in effect (as JSON).
  */

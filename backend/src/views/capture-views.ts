@@ -1,0 +1,304 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { isIgnored, parseIgnoreRules } from '@spectator/shared';
+import type { DataSource } from 'typeorm';
+import { DomainError, ErrorCode } from '../common/errors';
+import { LruCache } from '../common/lru-cache';
+import {
+  type ChangedEndpoints,
+  type EndpointKey,
+  endpointKeyText,
+  KeptViews,
+  type ViewBasis,
+  type ViewUpkeep,
+} from './view-cache';
+
+/**
+ * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture: enough
+ * for a captures page (20 by default) and the captures being reviewed. An entry holds one list of
+ * a capture's endpoints and its JSON text (about 1 MB for 5,000 undocumented endpoints).
+ */
+const CACHED_VIEWS_PER_KIND = 32;
+
+/**
+ * Above this many changed endpoints a kept view is computed in full rather than patched: reading
+ * that many summaries by key costs about what reading all of a large capture's does.
+ */
+const MAX_PATCHED_ENDPOINTS = 2_000;
+
+/** The project a view belongs to. */
+export interface ViewedProject {
+  id: string;
+  slug: string;
+}
+
+/** What the views read of a capture: its id and the ignore rules in effect. */
+export interface ViewedCapture {
+  id: string;
+  rules: string[];
+}
+
+/** A documented endpoint: its key, id and current version. */
+export interface DocumentedEndpoint extends EndpointKey {
+  endpointId: string;
+  versionId: string;
+}
+
+/**
+ * What a view definition is given to compute a capture's view in full or to patch a kept one: the
+ * project, the capture, and the changed endpoints split by documentation.
+ */
+export interface ViewScope {
+  project: ViewedProject;
+  capture: ViewedCapture;
+  /**
+   * The visible changed endpoints of a patch, documented or not at the basis's documentation
+   * revision or later: a view of documented endpoints reads the documented ones again, a view of
+   * undocumented ones the others. The rest leave a view (or stay out of it): documentation only
+   * changes with the revision, and a view kept at another revision is computed in full.
+   */
+  splitChanged(
+    changed: readonly EndpointKey[],
+  ): Promise<{ documented: DocumentedEndpoint[]; undocumented: EndpointKey[] }>;
+}
+
+/**
+ * A view of a capture: how to compute it in full and how to patch it from the endpoints that
+ * changed (`sortedListUpkeep` for a list of endpoints). Adding a field to a view is a change to its
+ * definition's query alone; keeping, snapshots and patching are `CaptureViews`'.
+ */
+export type ViewDefinition<T> = (scope: ViewScope) => ViewUpkeep<T>;
+
+/** A view kept by `CaptureViews` (from `keep`). */
+export interface KeptView<T> {
+  readonly definition: ViewDefinition<T>;
+  readonly kept: KeptViews<T>;
+}
+
+/**
+ * The inputs of capture `$1`'s views in project `$2`, all in the statement's one snapshot: the
+ * capture's rules, the project's documentation revision, the snapshot and PostgreSQL's clock, and
+ * for each kept view's snapshot in `$3` the keys the batches since touched (`changes[i]`: parallel
+ * `methods` and `paths`, repeats possible; `unknown` when a batch did not record its keys).
+ *
+ * A batch's changes are seen by a snapshot exactly when its transaction is (`pg_visible_in_snapshot`
+ * on the `xid` its `processed_batches` row records, in the same transaction as its summaries): the
+ * batches a kept view's snapshot did not see are those committed since, whatever order
+ * transactions took their ids and committed in. The index on `(capture_id, xid)` finds them from
+ * the snapshot's xmin (no transaction below it was running then). Keys are deduplicated and
+ * sorted in Node: in SQL that cost more than the rest of the statement (collation-aware compares).
+ */
+const VIEW_INPUTS = `
+  WITH kept AS (
+    SELECT k.i, k.snapshot::pg_snapshot AS snapshot FROM unnest($3::text[]) WITH ORDINALITY AS k(snapshot, i)
+  ), batches AS (
+    SELECT kept.i, b.touched_methods, b.touched_paths
+      FROM kept JOIN processed_batches b
+        ON b.capture_id = $1 AND b.xid >= pg_snapshot_xmin(kept.snapshot) AND NOT pg_visible_in_snapshot(b.xid, kept.snapshot)
+  ), changes AS (
+    SELECT kept.i, bool_or(b.i IS NOT NULL AND b.touched_methods IS NULL) AS unknown,
+           -- Two aggregates of one query level read the rows in the same order: the arrays stay paired.
+           array_agg(t.method) FILTER (WHERE t.method IS NOT NULL) AS methods, array_agg(t.path) FILTER (WHERE t.method IS NOT NULL) AS paths
+      FROM kept LEFT JOIN batches b ON b.i = kept.i
+      LEFT JOIN LATERAL unnest(b.touched_methods, b.touched_paths) AS t(method, path) ON true
+     GROUP BY kept.i
+  )
+  SELECT c.rules, p.documentation_revision::text AS documentation, pg_current_snapshot()::text AS snapshot,
+         extract(epoch FROM now())::float8 AS "takenAt",
+         (SELECT json_agg(json_build_object('unknown', changes.unknown, 'methods', changes.methods, 'paths', changes.paths) ORDER BY changes.i) FROM changes) AS changes
+    FROM captures c JOIN projects p ON p.id = c.project_id
+   WHERE c.id = $1 AND c.project_id = $2`;
+
+/** A row of VIEW_INPUTS. */
+interface ViewInputsRow {
+  rules: string[];
+  documentation: string;
+  snapshot: string;
+  takenAt: number;
+  changes: Array<{ unknown: boolean; methods: string[] | null; paths: string[] | null }> | null;
+}
+
+/**
+ * The changed endpoints of one entry of VIEW_INPUTS' `changes`: each once, in byte order (the
+ * order of the summaries' primary key, near enough, so reading them walks the index in order);
+ * null when unknown or more than MAX_PATCHED_ENDPOINTS.
+ */
+function changedEndpoints(
+  change: { unknown: boolean; methods: string[] | null; paths: string[] | null } | undefined,
+): ChangedEndpoints {
+  if (change === undefined || change.unknown) return null;
+  const methods = change.methods ?? [];
+  const paths = change.paths ?? [];
+  const byKey = new Map<string, EndpointKey>();
+  methods.forEach((method, i) => {
+    const path = paths[i] as string;
+    byKey.set(endpointKeyText({ method, path }), { method, path });
+  });
+  if (byKey.size > MAX_PATCHED_ENDPOINTS) return null;
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, endpoint]) => endpoint);
+}
+
+/** The inputs of a capture's views now, and per kept view asked about what changed since its basis. */
+interface ViewInputs {
+  capture: ViewedCapture;
+  basis: ViewBasis;
+  changed: ChangedEndpoints[];
+}
+
+/** A project's documented endpoints (by `endpointKeyText`) at a documentation revision. */
+interface DocumentedEndpoints {
+  revision: string;
+  byKey: ReadonlyMap<string, DocumentedEndpoint>;
+}
+
+/** The answer for a capture that is not the project's. */
+export function captureNotFound(project: ViewedProject, captureId: string): DomainError {
+  return new DomainError(ErrorCode.CaptureNotFound, `capture ${captureId} does not exist in project ${project.slug}`);
+}
+
+/** A predicate "is this method + path visible" for a capture's rules in effect. */
+export function visibilityOf(capture: Pick<ViewedCapture, 'rules'>): (method: string, path: string) => boolean {
+  const { rules } = parseIgnoreRules(capture.rules);
+  if (rules.length === 0) return () => true;
+  const memo = new Map<string, boolean>();
+  return (method, path) => {
+    const key = `${method} ${path}`;
+    let visible = memo.get(key);
+    if (visible === undefined) {
+      visible = !isIgnored(rules, method, path);
+      memo.set(key, visible);
+    }
+    return visible;
+  };
+}
+
+/** The tuple of views' values for a tuple of kept views. */
+type ValuesOf<T extends readonly unknown[]> = { [K in keyof T]: T[K] };
+
+/**
+ * Keeps capture views up to date (docs/backend.md, "Views"): each view is kept per capture with
+ * the basis it was read at (the snapshot, the documentation revision, the rules), and the next
+ * read of it computes it in full or patches the endpoints the batches committed since touched.
+ */
+@Injectable()
+export class CaptureViews {
+  /** Per project, its documented endpoints at a documentation revision (`documentedAt`). */
+  private readonly documented = new LruCache<string, DocumentedEndpoints>(CACHED_VIEWS_PER_KIND);
+
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** A view to keep, defined by how it is computed and patched. */
+  keep<T>(definition: ViewDefinition<T>): KeptView<T> {
+    return { definition, kept: new KeptViews<T>(CACHED_VIEWS_PER_KIND) };
+  }
+
+  /** One view of a capture, up to date. @throws DomainError CaptureNotFound unless it is the project's. */
+  async read<T>(view: KeptView<T>, project: ViewedProject, captureId: string): Promise<T> {
+    const [value] = await this.readAll([view] as const, project, captureId);
+    return value;
+  }
+
+  /**
+   * Several views of a capture, up to date, from one read of their inputs.
+   * @throws DomainError CaptureNotFound unless the capture belongs to the project.
+   */
+  async readAll<T extends readonly unknown[]>(
+    views: { readonly [K in keyof T]: KeptView<T[K]> },
+    project: ViewedProject,
+    captureId: string,
+  ): Promise<ValuesOf<T>> {
+    const key = `${project.id} ${captureId}`;
+    const list = views as ReadonlyArray<KeptView<unknown>>;
+    const since = list.map((view) => view.kept.basisOf(key));
+    const inputs = await this.readInputs(project, captureId, since);
+    const scope: ViewScope = {
+      project,
+      capture: inputs.capture,
+      splitChanged: (changed) => this.splitChanged(project, inputs, changed),
+    };
+    return (await Promise.all(
+      list.map((view, i) =>
+        view.kept.get(key, since[i], inputs.basis, inputs.changed[i] ?? null, view.definition(scope)),
+      ),
+    )) as unknown as ValuesOf<T>;
+  }
+
+  /**
+   * What a capture's views depend on, read in one statement (VIEW_INPUTS) before the views' own
+   * queries, and for each kept view's basis in `since` what changed since.
+   * @throws DomainError CaptureNotFound unless the capture belongs to the project.
+   */
+  private async readInputs(
+    project: ViewedProject,
+    captureId: string,
+    since: ReadonlyArray<ViewBasis | undefined>,
+  ): Promise<ViewInputs> {
+    const [row] = (await this.db.query(VIEW_INPUTS, [
+      captureId,
+      project.id,
+      since.map((basis) => basis?.snapshot ?? null),
+    ])) as ViewInputsRow[];
+    if (!row) throw captureNotFound(project, captureId);
+    return {
+      capture: { id: captureId, rules: row.rules },
+      basis: {
+        snapshot: row.snapshot,
+        takenAt: row.takenAt,
+        documentation: row.documentation,
+        rules: JSON.stringify(row.rules),
+      },
+      changed: since.map((_, i) => changedEndpoints(row.changes?.[i])),
+    };
+  }
+
+  /**
+   * The documented endpoints of a project at documentation revision `revision` or later (kept per
+   * project, read again when a later revision is asked for), by `endpointKeyText`.
+   */
+  private async documentedAt(project: ViewedProject, revision: string): Promise<DocumentedEndpoints> {
+    const kept = this.documented.get(project.id);
+    if (kept !== undefined && BigInt(kept.revision) >= BigInt(revision)) return kept;
+    // One statement: the revision and the endpoints it counts come from one snapshot.
+    const rows: Array<{ revision: string } & ({ endpointId: null } | DocumentedEndpoint)> = await this.db.query(
+      `SELECT p.documentation_revision::text AS revision, e.method, e.path, e.id AS "endpointId", e.current_version_id AS "versionId"
+         FROM projects p LEFT JOIN endpoints e ON e.project_id = p.id AND e.current_version_id IS NOT NULL
+        WHERE p.id = $1`,
+      [project.id],
+    );
+    const documented: DocumentedEndpoints = {
+      revision: rows[0]?.revision ?? revision,
+      byKey: new Map(
+        rows.flatMap((row) =>
+          row.endpointId === null
+            ? []
+            : [
+                [
+                  endpointKeyText(row),
+                  { method: row.method, path: row.path, endpointId: row.endpointId, versionId: row.versionId },
+                ] as const,
+              ],
+        ),
+      ),
+    };
+    this.documented.set(project.id, documented);
+    return documented;
+  }
+
+  /** See `ViewScope.splitChanged`. */
+  private async splitChanged(
+    project: ViewedProject,
+    inputs: ViewInputs,
+    changed: readonly EndpointKey[],
+  ): Promise<{ documented: DocumentedEndpoint[]; undocumented: EndpointKey[] }> {
+    const visible = visibilityOf(inputs.capture);
+    const { byKey } = await this.documentedAt(project, inputs.basis.documentation);
+    const split = { documented: [] as DocumentedEndpoint[], undocumented: [] as EndpointKey[] };
+    for (const endpoint of changed) {
+      if (!visible(endpoint.method, endpoint.path)) continue;
+      const documented = byKey.get(endpointKeyText(endpoint));
+      if (documented === undefined) split.undocumented.push(endpoint);
+      else split.documented.push(documented);
+    }
+    return split;
+  }
+}
