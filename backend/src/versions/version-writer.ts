@@ -8,6 +8,7 @@ import {
 } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { extendEndpointShapes, NOTHING_DOCUMENTED } from './endpoint-shapes';
+import { versionsRepository } from './versions.repository';
 
 /**
  * How proposed shapes become documentation: `extend` merges observed shapes into what is
@@ -86,28 +87,14 @@ export interface VersionInput {
  * they cannot deadlock), plans the version from the current one, inserts it and makes it current.
  */
 export async function writeNextVersion(manager: EntityManager, input: VersionInput): Promise<WrittenVersion> {
-  const [endpoint] = (await manager.query(
-    `INSERT INTO endpoints AS e (project_id, method, path) VALUES ($1, $2, $3)
-     ON CONFLICT ON CONSTRAINT endpoints_method_path_unique DO UPDATE SET updated_at = e.updated_at
-     RETURNING e.id, e.description, e.current_version_id AS "currentVersionId"`,
-    [input.projectId, input.method, input.path],
-  )) as Array<{ id: string; description: string; currentVersionId: string | null }>;
-  if (!endpoint) throw new Error('endpoint upsert returned nothing');
-  const [current] =
-    endpoint.currentVersionId === null
-      ? [null]
-      : ((await manager.query(
-          'SELECT major, minor, request, responses, parameters FROM endpoint_versions WHERE id = $1',
-          [endpoint.currentVersionId],
-        )) as CurrentVersion[]);
-  const plan = planVersion(current ?? null, input.shapes, input.mode);
+  const endpoint = await versionsRepository.lockEndpoint(manager, input.projectId, input.method, input.path);
+  const current =
+    endpoint.currentVersionId === null ? null : await versionsRepository.shapesOf(manager, endpoint.currentVersionId);
+  const plan = planVersion(current, input.shapes, input.mode);
   const description = input.description ?? endpoint.description;
   if (input.keepUnchanged && current && endpoint.currentVersionId !== null && plan.changes.length === 0) {
     if (description !== endpoint.description)
-      await manager.query('UPDATE endpoints SET description = $2, updated_at = now() WHERE id = $1', [
-        endpoint.id,
-        description,
-      ]);
+      await versionsRepository.setDescription(manager, endpoint.id, description);
     const kept = { major: current.major, minor: current.minor };
     return {
       endpointId: endpoint.id,
@@ -119,29 +106,17 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
     };
   }
   const proposalId = typeof input.proposalId === 'string' ? input.proposalId : await input.proposalId();
-  const [written] = (await manager.query(
-    `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-    [
-      endpoint.id,
-      plan.version.major,
-      plan.version.minor,
-      description,
-      JSON.stringify(plan.documented.request),
-      JSON.stringify(plan.documented.responses),
-      plan.documented.parameters ? JSON.stringify(plan.documented.parameters) : null,
-      JSON.stringify(plan.changes),
-      proposalId,
-    ],
-  )) as Array<{ id: string }>;
-  if (!written) throw new Error('version insert returned nothing');
-  await manager.query(
-    'UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1',
-    [endpoint.id, written.id, description],
-  );
+  const versionId = await versionsRepository.insertCurrent(manager, {
+    endpointId: endpoint.id,
+    version: plan.version,
+    description,
+    documented: plan.documented,
+    changes: plan.changes,
+    proposalId,
+  });
   return {
     endpointId: endpoint.id,
-    versionId: written.id,
+    versionId,
     version: plan.version,
     previous: current ? { major: current.major, minor: current.minor } : null,
     changes: plan.changes,

@@ -1,0 +1,99 @@
+import type { EndpointShapes, ShapeChange, Version } from '@spectator/shared';
+import type { EntityManager } from 'typeorm';
+
+/** What runs SQL: the data source, or a transaction's manager. */
+export type Queryable = Pick<EntityManager, 'query'>;
+
+/** An endpoint row as a version writer reads it (locked by the upsert until the transaction ends). */
+export interface LockedEndpoint {
+  id: string;
+  description: string;
+  currentVersionId: string | null;
+}
+
+/** The documented behaviour of one endpoint version. */
+export interface DocumentedVersion extends EndpointShapes {
+  id: string;
+  endpointId: string;
+  major: number;
+  minor: number;
+}
+
+/** A version to insert. */
+export interface NewVersion {
+  endpointId: string;
+  version: Version;
+  description: string;
+  documented: EndpointShapes;
+  changes: readonly ShapeChange[];
+  proposalId: string;
+}
+
+/**
+ * The SQL of endpoint versions and of the endpoint rows that point at them, in one style (raw SQL
+ * through `Queryable`, so writers run it in their transaction). Callers: the version writer and
+ * the version store.
+ */
+export const versionsRepository = {
+  /** Upserts the endpoint row of a method and path, which locks it until the transaction ends. */
+  async lockEndpoint(db: Queryable, projectId: string, method: string, path: string): Promise<LockedEndpoint> {
+    const [endpoint] = (await db.query(
+      `INSERT INTO endpoints AS e (project_id, method, path) VALUES ($1, $2, $3)
+       ON CONFLICT ON CONSTRAINT endpoints_method_path_unique DO UPDATE SET updated_at = e.updated_at
+       RETURNING e.id, e.description, e.current_version_id AS "currentVersionId"`,
+      [projectId, method, path],
+    )) as LockedEndpoint[];
+    if (!endpoint) throw new Error('endpoint upsert returned nothing');
+    return endpoint;
+  },
+
+  /** The number and shapes of one version, or null when there is no such version. */
+  async shapesOf(db: Queryable, versionId: string): Promise<(EndpointShapes & Version) | null> {
+    const [version] = (await db.query(
+      'SELECT major, minor, request, responses, parameters FROM endpoint_versions WHERE id = $1',
+      [versionId],
+    )) as Array<EndpointShapes & Version>;
+    return version ?? null;
+  },
+
+  /** Versions by id (those that exist). */
+  byIds(db: Queryable, ids: readonly string[]): Promise<DocumentedVersion[]> {
+    return db.query(
+      `SELECT id, endpoint_id AS "endpointId", major, minor, request, responses, parameters FROM endpoint_versions WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+  },
+
+  async setDescription(db: Queryable, endpointId: string, description: string): Promise<void> {
+    await db.query('UPDATE endpoints SET description = $2, updated_at = now() WHERE id = $1', [
+      endpointId,
+      description,
+    ]);
+  },
+
+  /** Inserts a version and makes it the endpoint's current one. @returns the version's id. */
+  async insertCurrent(db: Queryable, version: NewVersion): Promise<string> {
+    const [written] = (await db.query(
+      `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+      [
+        version.endpointId,
+        version.version.major,
+        version.version.minor,
+        version.description,
+        JSON.stringify(version.documented.request),
+        JSON.stringify(version.documented.responses),
+        version.documented.parameters ? JSON.stringify(version.documented.parameters) : null,
+        JSON.stringify(version.changes),
+        version.proposalId,
+      ],
+    )) as Array<{ id: string }>;
+    if (!written) throw new Error('version insert returned nothing');
+    await db.query('UPDATE endpoints SET current_version_id = $2, description = $3, updated_at = now() WHERE id = $1', [
+      version.endpointId,
+      written.id,
+      version.description,
+    ]);
+    return written.id;
+  },
+};
