@@ -8,7 +8,7 @@ import type {
 } from '@spectator/shared';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { CaptureEntity } from '../src/captures/capture.entity';
+import { CapturesRepository } from '../src/captures/captures.repository';
 import { CapturesService } from '../src/captures/captures.service';
 import { ShapeStore } from '../src/captures/shape-store';
 import { createDataSource } from '../src/database/data-source';
@@ -52,8 +52,7 @@ function capturesService(log?: string[]): CapturesService {
           query: (sql: string, parameters?: unknown[]) => (log.push(sql), ds.query(sql, parameters)),
         } as unknown as DataSource);
   return new CapturesService(
-    ds.getRepository(CaptureEntity),
-    recording,
+    new CapturesRepository(recording),
     new ShapeStore(ds),
     new VersionStore(ds),
     new CaptureViews(recording),

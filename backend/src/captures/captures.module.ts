@@ -1,17 +1,16 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { VersionsModule } from '../versions/versions.module';
 import { ViewsModule } from '../views/views.module';
-import { CaptureEntity } from './capture.entity';
 import { CapturesController } from './captures.controller';
+import { CapturesRepository } from './captures.repository';
 import { CapturesService } from './captures.service';
 import { ShapeStore } from './shape-store';
 
 /** Captures and their views (summary, undocumented, diffs, observed). */
 @Module({
-  imports: [TypeOrmModule.forFeature([CaptureEntity]), VersionsModule, ViewsModule],
+  imports: [VersionsModule, ViewsModule],
   controllers: [CapturesController],
-  providers: [CapturesService, ShapeStore],
-  exports: [CapturesService, ShapeStore, TypeOrmModule],
+  providers: [CapturesRepository, CapturesService, ShapeStore],
+  exports: [CapturesService, ShapeStore],
 })
 export class CapturesModule {}

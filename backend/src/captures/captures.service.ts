@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
 import {
   type CaptureResponse,
   type ChangeResponse,
@@ -11,11 +10,11 @@ import {
   toJsonSchema,
   type UndocumentedEndpointResponse,
 } from '@spectator/shared';
-import type { DataSource, Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
-import { CaptureEntity } from './capture.entity';
+import type { CaptureEntity } from './capture.entity';
+import { CapturesRepository } from './captures.repository';
 import { ConformanceCache } from './conformance';
 import {
   acceptedStatus,
@@ -23,7 +22,6 @@ import {
   type ObservationRow,
   observedEndpointShapes,
   rejectedRequests,
-  ROW_COLUMNS,
 } from './observed-shapes';
 import { ShapeStore } from './shape-store';
 import {
@@ -64,23 +62,6 @@ interface InteractionTotals {
 }
 
 /**
- * Where the views read summaries (`ce`) from: all of capture `$1`'s, or only the `only` endpoints'
- * (each by primary key; their methods and paths become parameters `firstParameter` and the next).
- * Returns the FROM clause and its extra parameters.
- */
-function summariesOf(
-  only: readonly EndpointKey[] | undefined,
-  firstParameter: number,
-): { from: string; parameters: unknown[] } {
-  if (only === undefined) return { from: 'capture_endpoints ce', parameters: [] };
-  return {
-    from: `unnest($${firstParameter}::text[], $${firstParameter + 1}::text[]) AS k(method, path)
-           JOIN capture_endpoints ce ON ce.capture_id = $1 AND ce.method = k.method AND ce.path = k.path`,
-    parameters: [only.map((e) => e.method), only.map((e) => e.path)],
-  };
-}
-
-/**
  * The views of captured traffic. Ignore rules in effect for a capture are applied here, on every
  * request, so a rule added later hides traffic already captured on the next reload.
  */
@@ -95,8 +76,7 @@ export class CapturesService {
   private readonly interactionsView: KeptView<InteractionTotals>;
 
   constructor(
-    @InjectRepository(CaptureEntity) private readonly captures: Repository<CaptureEntity>,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly repository: CapturesRepository,
     private readonly shapes: ShapeStore,
     private readonly versions: VersionStore,
     private readonly views: CaptureViews,
@@ -108,21 +88,26 @@ export class CapturesService {
 
   /** @throws DomainError CaptureNotFound unless the capture belongs to the project. */
   async byId(project: ProjectEntity, id: string): Promise<CaptureEntity> {
-    const capture = await this.captures.findOneBy({ id, projectId: project.id });
+    const capture = await this.repository.byId(project.id, id);
     if (!capture) throw captureNotFound(project, id);
     return capture;
   }
 
+  /**
+   * The CI captures a pull request's gate summarises: those of the commit of its newest CI capture
+   * (at most `limit`, newest first), or that capture alone when it names no commit; none without one.
+   */
+  async ciCapturesOf(project: ProjectEntity, pullRequest: string, limit: number): Promise<CaptureEntity[]> {
+    const [newest] = await this.repository.ciCaptures(project.id, pullRequest, null, 1);
+    if (newest === undefined) return [];
+    return newest.commit === null
+      ? [newest]
+      : this.repository.ciCaptures(project.id, pullRequest, newest.commit, limit);
+  }
+
   /** Captures newest first, with their counts. `before`: an ISO time to page back from. */
   async list(project: ProjectEntity, limit: number, before?: Date): Promise<CaptureResponse[]> {
-    const query = this.captures
-      .createQueryBuilder('c')
-      .where('c.project_id = :projectId', { projectId: project.id })
-      .orderBy('c.started_at', 'DESC')
-      .addOrderBy('c.id', 'DESC')
-      .limit(limit);
-    if (before) query.andWhere('c.started_at < :before', { before });
-    const rows = await query.getMany();
+    const rows = await this.repository.list(project.id, limit, before);
     return Promise.all(rows.map((capture) => this.summary(project, capture)));
   }
 
@@ -222,15 +207,7 @@ export class CapturesService {
   ): Promise<UndocumentedEndpointResponse[]> {
     if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
-    const summaries = summariesOf(only, undocumentedIn === undefined ? 2 : 3);
-    const undocumented = `AND NOT EXISTS (SELECT 1 FROM endpoints e
-                                           WHERE e.project_id = $2 AND e.method = ce.method AND e.path = ce.path AND e.current_version_id IS NOT NULL)`;
-    const rows: UndocumentedEndpointResponse[] = await this.db.query(
-      `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
-         FROM ${summaries.from}
-        WHERE ce.capture_id = $1 ${undocumentedIn === undefined ? '' : undocumented}`,
-      [capture.id, ...(undocumentedIn === undefined ? [] : [undocumentedIn.id]), ...summaries.parameters],
-    );
+    const rows = await this.repository.summaries(capture.id, only, undocumentedIn?.id);
     // Sorted by the caller, not in SQL: the same order as diffs, and a sort in the query cost ~5 of its 34 ms (5,000 rows).
     return rows.filter((row) => visible(row.method, row.path));
   }
@@ -269,47 +246,10 @@ export class CapturesService {
   ): Promise<DiffResponse[]> {
     if (only?.length === 0) return [];
     const visible = visibilityOf(capture);
-    // The documented endpoints (d): all of the project's, or `only` those (as known to `documentedAt`), each with its summary.
-    const documented =
-      only === undefined
-        ? {
-            from: 'capture_endpoints ce JOIN endpoints d ON d.project_id = $2 AND d.method = ce.method AND d.path = ce.path AND d.current_version_id IS NOT NULL',
-            parameters: [project.id],
-          }
-        : {
-            from: `unnest($2::text[], $3::text[], $4::uuid[], $5::uuid[]) AS d(method, path, id, current_version_id)
-                   JOIN capture_endpoints ce ON ce.capture_id = $1 AND ce.method = d.method AND ce.path = d.path`,
-            parameters: [
-              only.map((e) => e.method),
-              only.map((e) => e.path),
-              only.map((e) => e.endpointId),
-              only.map((e) => e.versionId),
-            ],
-          };
-    const candidates: Array<{
-      endpointId: string;
-      versionId: string;
-      method: string;
-      path: string;
-      revision: string;
-      stale: boolean;
-    }> = await this.db.query(
-      `SELECT d.id AS "endpointId", d.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
-              (ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
-         FROM ${documented.from}
-        WHERE ce.capture_id = $1
-          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision)`,
-      [capture.id, ...documented.parameters],
-    );
+    const candidates = await this.repository.diffCandidates(capture.id, project.id, only);
     const wanted = candidates.filter((row) => visible(row.method, row.path));
     if (wanted.length === 0) return [];
-    const rows: ObservationRow[] = await this.db.query(
-      `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
-         FROM observations o
-         JOIN unnest($2::text[], $3::text[]) AS w(method, path) ON o.method = w.method AND o.path = w.path
-        WHERE o.capture_id = $1`,
-      [capture.id, wanted.map((row) => row.method), wanted.map((row) => row.path)],
-    );
+    const rows = await this.repository.observationRows(capture.id, wanted);
     const rowsByEndpoint = new Map<string, ObservationRow[]>();
     for (const row of rows) {
       const key = endpointKeyText(row);
@@ -358,36 +298,8 @@ export class CapturesService {
         changes: changes.map(toChangeResponse),
       });
     }
-    if (checked.length > 0) await this.recordChecks(capture.id, checked);
+    if (checked.length > 0) await this.repository.recordChecks(capture.id, checked);
     return diffs;
-  }
-
-  /**
-   * Stores freshly computed diff flags with the version and revision they were computed for. The
-   * revision was read before the observation rows, so a key committed in between leaves the flag
-   * stale (recomputed next time), never wrongly fresh. Rows an ingest transaction holds are
-   * skipped rather than waited for (no lock-order deadlock with ingest; they stay stale).
-   */
-  private async recordChecks(
-    captureId: string,
-    checked: ReadonlyArray<{ method: string; path: string; versionId: string; revision: string; differs: boolean }>,
-  ): Promise<void> {
-    await this.db.query(
-      `UPDATE capture_endpoints ce SET checked_version = c.version_id, checked_revision = c.revision, differs = c.differs
-          FROM unnest($2::text[], $3::text[], $4::uuid[], $5::bigint[], $6::boolean[]) AS c(method, path, version_id, revision, differs)
-        WHERE ce.capture_id = $1 AND ce.method = c.method AND ce.path = c.path
-          AND (ce.capture_id, ce.method, ce.path) IN (SELECT capture_id, method, path FROM capture_endpoints
-                                                       WHERE capture_id = $1 AND (method, path) IN (SELECT * FROM unnest($2::text[], $3::text[]))
-                                                         FOR UPDATE SKIP LOCKED)`,
-      [
-        captureId,
-        checked.map((c) => c.method),
-        checked.map((c) => c.path),
-        checked.map((c) => c.versionId),
-        checked.map((c) => c.revision),
-        checked.map((c) => c.differs),
-      ],
-    );
   }
 
   /** The merged observed shapes of one endpoint in a capture, for review. */
@@ -433,11 +345,7 @@ export class CapturesService {
       method,
       path,
     )
-      ? await this.db.query(
-          `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
-             FROM observations o WHERE o.capture_id = $1 AND o.method = $2 AND o.path = $3`,
-          [capture.id, method, path],
-        )
+      ? await this.repository.endpointObservations(capture.id, method, path)
       : [];
     if (rows.length === 0)
       throw new DomainError(ErrorCode.BadInput, `${method} ${path} was not observed in capture ${capture.id}`);

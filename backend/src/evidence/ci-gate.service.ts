@@ -1,8 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
 import type { CiSummaryResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
-import type { Repository } from 'typeorm';
-import { CaptureEntity } from '../captures/capture.entity';
 import { CapturesService } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -23,7 +20,6 @@ const CAPTURES_PER_COMMIT = 50;
 @Injectable()
 export class CiGateService {
   constructor(
-    @InjectRepository(CaptureEntity) private readonly captureRows: Repository<CaptureEntity>,
     private readonly captures: CapturesService,
     private readonly comparison: CompareService,
   ) {}
@@ -32,23 +28,13 @@ export class CiGateService {
   async summary(project: ProjectEntity, pullRequest: string): Promise<CiSummaryResponse> {
     if (!PULL_REQUEST_PATTERN.test(pullRequest))
       throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
-    const newest = await this.captureRows.findOne({
-      where: { projectId: project.id, environmentKind: 'ci', pullRequest },
-      order: { startedAt: 'DESC' },
-    });
-    if (!newest)
+    const captures = await this.captures.ciCapturesOf(project, pullRequest, CAPTURES_PER_COMMIT);
+    const newest = captures[0];
+    if (newest === undefined)
       throw new DomainError(
         ErrorCode.CaptureNotFound,
         `pull request ${pullRequest} has no CI capture in project ${project.slug}`,
       );
-    const captures =
-      newest.commit === null
-        ? [newest]
-        : await this.captureRows.find({
-            where: { projectId: project.id, environmentKind: 'ci', pullRequest, commit: newest.commit },
-            order: { startedAt: 'DESC' },
-            take: CAPTURES_PER_COMMIT,
-          });
     const undocumented = new Map<string, UndocumentedEndpointResponse>();
     const diffs = new Map<string, DiffResponse>();
     for (const capture of captures) {

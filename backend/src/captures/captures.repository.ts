@@ -1,0 +1,198 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { UndocumentedEndpointResponse } from '@spectator/shared';
+import type { DataSource } from 'typeorm';
+import type { DocumentedEndpoint } from '../views/capture-views';
+import type { EndpointKey } from '../views/view-cache';
+import type { CaptureEntity } from './capture.entity';
+import { type ObservationRow, ROW_COLUMNS } from './observed-shapes';
+
+/** A capture row's columns as `CaptureEntity` names them (counts as numbers). */
+const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agentId", c.environment_kind AS "environmentKind",
+  c.environment_name AS "environmentName", c.pull_request AS "pullRequest", c.commit, c.build, c.reason,
+  c.started_at AS "startedAt", c.ended_at AS "endedAt", c.rules,
+  coalesce(c.unmatched_requests, 0)::float8 AS "unmatchedRequests", c.unmatched_paths AS "unmatchedPaths",
+  coalesce(c.overflow_requests, 0)::float8 AS "overflowRequests"`;
+
+/** A documented endpoint whose diff flag in a capture says it differs, or is stale. */
+export interface DiffCandidate {
+  endpointId: string;
+  versionId: string;
+  method: string;
+  path: string;
+  revision: string;
+  stale: boolean;
+}
+
+/** A freshly computed diff flag, with the version and summary revision it was computed for. */
+export interface DiffCheck {
+  method: string;
+  path: string;
+  versionId: string;
+  revision: string;
+  differs: boolean;
+}
+
+/**
+ * Where the views read summaries (`ce`) from: all of capture `$1`'s, or only the `only` endpoints'
+ * (each by primary key; their methods and paths become parameters `firstParameter` and the next).
+ * Returns the FROM clause and its extra parameters.
+ */
+function summariesOf(
+  only: readonly EndpointKey[] | undefined,
+  firstParameter: number,
+): { from: string; parameters: unknown[] } {
+  if (only === undefined) return { from: 'capture_endpoints ce', parameters: [] };
+  return {
+    from: `unnest($${firstParameter}::text[], $${firstParameter + 1}::text[]) AS k(method, path)
+           JOIN capture_endpoints ce ON ce.capture_id = $1 AND ce.method = k.method AND ce.path = k.path`,
+    parameters: [only.map((e) => e.method), only.map((e) => e.path)],
+  };
+}
+
+/**
+ * All SQL of captures read by the API: capture rows, their endpoint summaries (`capture_endpoints`)
+ * and observation rows, raw SQL in one style. Ingest writes them (captures/batch-statement.ts).
+ */
+@Injectable()
+export class CapturesRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** A project's capture, or null. */
+  async byId(projectId: string, id: string): Promise<CaptureEntity | null> {
+    const [capture] = (await this.db.query(
+      `SELECT ${CAPTURE_COLUMNS} FROM captures c WHERE c.id = $1 AND c.project_id = $2`,
+      [id, projectId],
+    )) as CaptureEntity[];
+    return capture ?? null;
+  }
+
+  /** A project's captures newest first (at most `limit`), started before `before` when given. */
+  list(projectId: string, limit: number, before?: Date): Promise<CaptureEntity[]> {
+    return this.db.query(
+      `SELECT ${CAPTURE_COLUMNS} FROM captures c
+        WHERE c.project_id = $1 AND ($3::timestamptz IS NULL OR c.started_at < $3)
+        ORDER BY c.started_at DESC, c.id DESC LIMIT $2`,
+      [projectId, limit, before ?? null],
+    );
+  }
+
+  /**
+   * The CI captures of a pull request, newest first (at most `limit`): all of them, or those of
+   * one commit.
+   */
+  ciCaptures(projectId: string, pullRequest: string, commit: string | null, limit: number): Promise<CaptureEntity[]> {
+    return this.db.query(
+      `SELECT ${CAPTURE_COLUMNS} FROM captures c
+        WHERE c.project_id = $1 AND c.environment_kind = 'ci' AND c.pull_request = $2 AND ($3::text IS NULL OR c.commit = $3)
+        ORDER BY c.started_at DESC LIMIT $4`,
+      [projectId, pullRequest, commit, limit],
+    );
+  }
+
+  /**
+   * Summaries of a capture's endpoints (unsorted, one row per endpoint): all of them, or `only`
+   * those endpoints'; with `undocumentedIn` (a project id), only endpoints without documentation there.
+   */
+  summaries(
+    captureId: string,
+    only: readonly EndpointKey[] | undefined,
+    undocumentedIn: string | undefined,
+  ): Promise<UndocumentedEndpointResponse[]> {
+    const summaries = summariesOf(only, undocumentedIn === undefined ? 2 : 3);
+    const undocumented = `AND NOT EXISTS (SELECT 1 FROM endpoints e
+                                           WHERE e.project_id = $2 AND e.method = ce.method AND e.path = ce.path AND e.current_version_id IS NOT NULL)`;
+    return this.db.query(
+      `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
+         FROM ${summaries.from}
+        WHERE ce.capture_id = $1 ${undocumentedIn === undefined ? '' : undocumented}`,
+      [captureId, ...(undocumentedIn === undefined ? [] : [undocumentedIn]), ...summaries.parameters],
+    );
+  }
+
+  /**
+   * The documented endpoints of a capture whose diff flag says they differ or is stale (computed
+   * for another version, or an older revision of the summary): all of project `projectId`'s, or
+   * `only` those (as the views know them).
+   */
+  diffCandidates(
+    captureId: string,
+    projectId: string,
+    only: readonly DocumentedEndpoint[] | undefined,
+  ): Promise<DiffCandidate[]> {
+    // The documented endpoints (d): all of the project's, or `only` those, each with its summary.
+    const documented =
+      only === undefined
+        ? {
+            from: 'capture_endpoints ce JOIN endpoints d ON d.project_id = $2 AND d.method = ce.method AND d.path = ce.path AND d.current_version_id IS NOT NULL',
+            parameters: [projectId],
+          }
+        : {
+            from: `unnest($2::text[], $3::text[], $4::uuid[], $5::uuid[]) AS d(method, path, id, current_version_id)
+                   JOIN capture_endpoints ce ON ce.capture_id = $1 AND ce.method = d.method AND ce.path = d.path`,
+            parameters: [
+              only.map((e) => e.method),
+              only.map((e) => e.path),
+              only.map((e) => e.endpointId),
+              only.map((e) => e.versionId),
+            ],
+          };
+    return this.db.query(
+      `SELECT d.id AS "endpointId", d.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
+              (ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
+         FROM ${documented.from}
+        WHERE ce.capture_id = $1
+          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision)`,
+      [captureId, ...documented.parameters],
+    );
+  }
+
+  /** The observation rows of some endpoints of a capture. */
+  observationRows(captureId: string, endpoints: readonly EndpointKey[]): Promise<ObservationRow[]> {
+    return this.db.query(
+      `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
+         FROM observations o
+         JOIN unnest($2::text[], $3::text[]) AS w(method, path) ON o.method = w.method AND o.path = w.path
+        WHERE o.capture_id = $1`,
+      [captureId, endpoints.map((e) => e.method), endpoints.map((e) => e.path)],
+    );
+  }
+
+  /** The observation rows of one endpoint of a capture, with their query and request header names. */
+  endpointObservations(
+    captureId: string,
+    method: string,
+    path: string,
+  ): Promise<Array<ObservationRow & { query: string[]; requestHeaders: string[] }>> {
+    return this.db.query(
+      `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
+         FROM observations o WHERE o.capture_id = $1 AND o.method = $2 AND o.path = $3`,
+      [captureId, method, path],
+    );
+  }
+
+  /**
+   * Stores freshly computed diff flags with the version and revision they were computed for. The
+   * revision was read before the observation rows, so a key committed in between leaves the flag
+   * stale (recomputed next time), never wrongly fresh. Rows an ingest transaction holds are
+   * skipped rather than waited for (no lock-order deadlock with ingest; they stay stale).
+   */
+  async recordChecks(captureId: string, checked: readonly DiffCheck[]): Promise<void> {
+    await this.db.query(
+      `UPDATE capture_endpoints ce SET checked_version = c.version_id, checked_revision = c.revision, differs = c.differs
+          FROM unnest($2::text[], $3::text[], $4::uuid[], $5::bigint[], $6::boolean[]) AS c(method, path, version_id, revision, differs)
+        WHERE ce.capture_id = $1 AND ce.method = c.method AND ce.path = c.path
+          AND (ce.capture_id, ce.method, ce.path) IN (SELECT capture_id, method, path FROM capture_endpoints
+                                                       WHERE capture_id = $1 AND (method, path) IN (SELECT * FROM unnest($2::text[], $3::text[]))
+                                                         FOR UPDATE SKIP LOCKED)`,
+      [
+        captureId,
+        checked.map((c) => c.method),
+        checked.map((c) => c.path),
+        checked.map((c) => c.versionId),
+        checked.map((c) => c.revision),
+        checked.map((c) => c.differs),
+      ],
+    );
+  }
+}
