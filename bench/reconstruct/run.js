@@ -323,6 +323,8 @@ async function main() {
       const totals = Object.fromEntries(options.contenders.map((name) => [name, emptyCounts()]));
       /** @type {Record<string, unknown>[]} */
       const perDocument = [];
+      /** @type {string[]} */
+      const failures = [];
       let requests = 0;
       for (const entry of entries) {
         index++;
@@ -372,12 +374,27 @@ async function main() {
           const harFile = path.join(docDir, 'traffic.har');
           fs.writeFileSync(harFile, JSON.stringify(toHar(exchanges)));
           const earlierDir = peersFrom ? path.join(peersFrom, path.basename(docDir)) : null;
+          /**
+           * A peer's document: from the earlier run when it has one, else made now. A peer that fails
+           * (Optic past its 15 minutes on a large HAR) is scored as an empty document, and said so.
+           * @param {string} name
+           * @param {(har: string, dir: string) => Promise<any>} make
+           */
+          const peer = async (name, make) => {
+            if (earlierDir && fs.existsSync(path.join(earlierDir, `${name}.openapi.json`)))
+              return earlierPeer(earlierDir, name, exchanges);
+            try {
+              return await make(harFile, docDir);
+            } catch (error) {
+              const reason = (error instanceof Error ? error.message : String(error)).split(':')[0];
+              failures.push(`${name} made no document for ${entry.id} (${reason}); scored as an empty one`);
+              console.log(`  ${failures[failures.length - 1]}`);
+              return { openapi: '3.0.3', info: { title: 'failed', version: '0' }, paths: {} };
+            }
+          };
           if (options.contenders.includes('har-to-openapi'))
-            outputs['har-to-openapi'] = earlierDir
-              ? earlierPeer(earlierDir, 'har-to-openapi', exchanges)
-              : await runHarToOpenapi(harFile, docDir);
-          if (options.contenders.includes('optic'))
-            outputs.optic = earlierDir ? earlierPeer(earlierDir, 'optic', exchanges) : await runOptic(harFile, docDir);
+            outputs['har-to-openapi'] = await peer('har-to-openapi', runHarToOpenapi);
+          if (options.contenders.includes('optic')) outputs.optic = await peer('optic', runOptic);
           for (const name of options.contenders)
             fs.writeFileSync(path.join(docDir, `${name}.openapi.json`), JSON.stringify(outputs[name], null, 2));
         }
@@ -423,9 +440,10 @@ async function main() {
         }
       }
       const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
-      const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}`;
+      const notes = failures.map((failure) => `\n- ${failure}`).join('');
+      const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
-      /** @type {Record<string, unknown>} */ (results.sets)[set] = { documents: perDocument, totals };
+      /** @type {Record<string, unknown>} */ (results.sets)[set] = { documents: perDocument, totals, failures };
     }
   } finally {
     await spectator?.close();
