@@ -269,6 +269,25 @@ describe('regrouping literal paths into a template', () => {
     await expect(regroup.regroup(id, 'users/{user}')).rejects.toThrow('must start with /');
     await side.agent.close();
   });
+
+  it('leaves a route after an identifier alone: it is no path of a template that has a value there', async () => {
+    const side = await openSide('routes', { kind: 'staging', build: 'b3' });
+    await send(side, [
+      { method: 'PUT', path: '/articles/{articleId}/unpublish', status: 200, response: { id: 1 } },
+      { method: 'PUT', path: '/articles/dave-q7zx/my-post', status: 200, response: { id: 1 } },
+    ]);
+    const id = await projectId('routes');
+    // Only the literal path moves (its observation, summary and evidence rows).
+    expect(await regroup.regroup(id, '/articles/{owner}/{article}')).toBe(1 + 1 + 1);
+    const list = await get<UndocumentedEndpointResponse[]>(
+      `/projects/routes/captures/${side.captures[0]}/undocumented`,
+    );
+    expect(list.map((row) => row.path).sort()).toEqual([
+      '/articles/{articleId}/unpublish',
+      '/articles/{owner}/{article}',
+    ]);
+    await side.agent.close();
+  });
 });
 
 async function projectId(slug: string): Promise<string> {

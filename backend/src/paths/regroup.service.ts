@@ -249,7 +249,9 @@ export class RegroupService {
         WHERE eo.project_id = $1 AND ($5::uuid[] IS NULL OR eo.row_id = ANY($5::uuid[])) AND eo.path LIKE $3 AND eo.path <> $4`,
       [projectId, captureId, likePatternOf(template), template, rowIds],
     )) as Array<{ path: string }>;
-    const paths = candidates.map((row) => row.path).filter((path) => matchTemplate(template, path));
+    const paths = candidates
+      .map((row) => row.path)
+      .filter((path) => matchTemplate(template, path) && !routeWordTaken(template, path));
     if (paths.length === 0) return [];
     const documented = (
       (await manager.query(
@@ -261,6 +263,20 @@ export class RegroupService {
     const protectedPaths = new Set(documented);
     return paths.filter((path) => !protectedPaths.has(path) && bestTemplate(path, known) === template).sort();
   }
+}
+
+/**
+ * Would `template` take a literal of `path` that sits right after one of the path's parameters as a
+ * value? The agent never learns one there (after an identifier come route words), so such a path is
+ * a route of its own: `/articles/{articleId}/unpublish` is not a path of `/articles/{owner}/{article}`.
+ */
+function routeWordTaken(template: string, path: string): boolean {
+  const wanted = template.split('/');
+  const given = path.split('/');
+  return given.some(
+    (segment, at) =>
+      at > 0 && !segment.startsWith('{') && given[at - 1]!.startsWith('{') && (wanted[at] ?? '').startsWith('{'),
+  );
 }
 
 /** A row's aggregate key as the ingest writes it (NUL never occurs in stored values; ' ' stands for none). */
