@@ -22,6 +22,7 @@ import { RetentionModule } from './retention/retention.module';
 import { UsersModule } from './users/users.module';
 import { VersionsModule } from './versions/versions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { AuditModule } from './audit/audit.module';
 
 /** Holds the runtime for every module (global). */
 @Module({})
@@ -52,6 +53,7 @@ export class AppModule {
         },
         CommonModule,
         HealthModule,
+        AuditModule,
         ProjectsModule,
         UsersModule,
         AuthModule,

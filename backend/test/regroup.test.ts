@@ -1,3 +1,5 @@
+import { AuditRepository } from '../src/audit/audit.repository';
+import { AuditService } from '../src/audit/audit.service';
 import type {
   CaptureResponse,
   DiffResponse,
@@ -164,7 +166,11 @@ beforeAll(async () => {
   const events = {
     captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture),
   } as unknown as EventsService;
-  regroup = new RegroupService(ds, new EvidenceService(new Notifier()), events);
+  regroup = new RegroupService(
+    ds,
+    new EvidenceService(new Notifier(), new AuditService(new AuditRepository(ds))),
+    events,
+  );
 });
 afterAll(async () => {
   await ds?.destroy();

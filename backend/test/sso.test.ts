@@ -66,7 +66,7 @@ describe('single sign-on (OpenID Connect, code flow with PKCE)', () => {
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({
       kind: 'person',
-      name: 'Alice Admin',
+      name: 'Alice Admin <alice@example.test>',
       person: { name: 'Alice Admin', email: 'alice@example.test', subject: 'alice', instanceAdmin: true },
     });
     expect(me.body.csrfToken).toMatch(/^[\w-]{32}$/);

@@ -1,5 +1,5 @@
-import type { WhoAmIResponse } from '@spectator/shared';
-import { useEffect, useMemo, useState, type ReactNode } from 'react';
+import type { AuthConfigResponse, WhoAmIResponse } from '@spectator/shared';
+import { useCallback, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { createApiClient } from './api/client';
 import { NewCaptureNotice } from './components/NewCaptureNotice';
 import { Empty } from './components/states';
@@ -16,31 +16,74 @@ import { DocsPage } from './pages/DocsPage';
 import { ProposalsPage } from './pages/ProposalsPage';
 import { ReviewEndpointPage } from './pages/ReviewEndpointPage';
 import { SettingsPage } from './pages/SettingsPage';
-import { SignInPage } from './pages/SignInPage';
+import { ProjectChooser, SignInPage } from './pages/SignInPage';
+import { AuditPage } from './pages/AuditPage';
 import { VersionsPage } from './pages/VersionsPage';
+
+/**
+ * A person's session cookie, if they signed in through single sign-on: asked once per load when the
+ * tab has no token session. `undefined` while asking.
+ */
+function useCookieSession(tokenSession: boolean): {
+  person: Session | null | undefined;
+  sso: AuthConfigResponse | null;
+} {
+  const [person, setPerson] = useState<Session | null | undefined>(tokenSession ? null : undefined);
+  const [sso, setSso] = useState<AuthConfigResponse | null>(null);
+  useEffect(() => {
+    let current = true;
+    const api = createApiClient({ token: null });
+    void api
+      .authConfig()
+      .then((config) => current && setSso(config))
+      .catch(() => undefined);
+    if (!tokenSession)
+      api.me().then(
+        (who) =>
+          current &&
+          setPerson(
+            who.kind === 'person'
+              ? { token: null, project: null, ...(who.csrfToken ? { csrfToken: who.csrfToken } : {}) }
+              : null,
+          ),
+        () => current && setPerson(null),
+      );
+    return () => {
+      current = false;
+    };
+  }, [tokenSession]);
+  return { person, sso };
+}
 
 /** The dashboard: sign-in, then the signed-in shell of one project. */
 export function App() {
   const route = useRoute();
   const [session, setSession] = useState<Session | null>(loadSession);
+  const { person, sso } = useCookieSession(session !== null);
+  const active = session ?? person ?? null;
+  const chooseProject = useCallback((project: string) => navigate({ page: 'captures', project }), []);
 
   // `#/` and project-less links go to the Review of the session's project.
   useEffect(() => {
-    if (route.page === 'home')
-      navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'signin' }, {
+    if (route.page === 'home' && person !== undefined && !(active?.token === null && !active.project))
+      navigate(active?.project ? { page: 'captures', project: active.project } : { page: 'signin' }, {
         replace: true,
       });
-  }, [route.page, session?.project]);
+  }, [route.page, active, person]);
 
-  if (route.page === 'signin' || !session) {
+  if (person === undefined) return null;
+  if (route.page === 'home' && active?.token === null && !active.project)
+    return <ProjectChooser session={active} onChosen={chooseProject} />;
+  if (route.page === 'signin' || !active) {
     const link = route.page === 'signin' ? route : {};
     return (
       <SignInPage
         key={route.page === 'signin' ? `${route.token}:${route.project}` : 'signin'}
         {...link}
-        current={session}
+        sso={sso}
+        current={active}
         onStay={() =>
-          navigate(session?.project ? { page: 'captures', project: session.project } : { page: 'home' }, {
+          navigate(active?.project ? { page: 'captures', project: active.project } : { page: 'home' }, {
             replace: true,
           })
         }
@@ -57,12 +100,23 @@ export function App() {
   if (route.page === 'not-found') return <NotFound />;
   return (
     <SignedIn
-      session={session}
+      session={active}
       route={route}
       onSignOut={() => {
         clearSession();
-        setSession(null);
-        navigate({ page: 'signin' }, { replace: true });
+        if (active.token !== null) {
+          setSession(null);
+          navigate({ page: 'signin' }, { replace: true });
+          return;
+        }
+        // A person's session ends on the server; the page reloads so nothing of it stays in memory.
+        void createApiClient(active)
+          .signOut()
+          .catch(() => undefined)
+          .then(() => {
+            window.location.replace(routeHref({ page: 'signin' }));
+            window.location.reload();
+          });
       }}
     />
   );
@@ -70,19 +124,25 @@ export function App() {
 
 function SignedIn({ session, route, onSignOut }: { session: Session; route: ProjectRoute; onSignOut: () => void }) {
   const project = route.project;
-  const api = useMemo(() => createApiClient({ token: session.token }), [session.token]);
+  const api = useMemo(
+    () => createApiClient({ token: session.token, ...(session.csrfToken ? { csrfToken: session.csrfToken } : {}) }),
+    [session.token, session.csrfToken],
+  );
   const [who, setWho] = useState<WhoAmIResponse | null>(null);
   useEffect(() => {
     let current = true;
     // Without an answer (an older backend, a network error) `who` stays null: every action shows and the backend decides.
-    api.me().then(
-      (answer) => current && setWho(answer),
-      () => undefined,
-    );
+    api
+      .me()
+      .then((answer) => (answer.kind === 'person' ? api.meIn(project) : answer))
+      .then(
+        (answer) => current && setWho(answer),
+        () => undefined,
+      );
     return () => {
       current = false;
     };
-  }, [api]);
+  }, [api, project]);
   const context = useMemo(() => ({ api, project, who, signOut: onSignOut }), [api, project, who, onSignOut]);
   useEffect(() => {
     if (session.project !== project) saveSession({ ...session, project });
@@ -111,6 +171,7 @@ const SECTIONS: Array<{ label: string; route: (project: string) => Route; pages:
   { label: 'Documentation', route: (project) => ({ page: 'docs', project }), pages: ['docs'] },
   { label: 'Versions', route: (project) => ({ page: 'versions', project }), pages: ['versions'] },
   { label: 'Proposals', route: (project) => ({ page: 'proposals', project }), pages: ['proposals'] },
+  { label: 'Audit', route: (project) => ({ page: 'audit', project }), pages: ['audit'] },
   { label: 'Settings', route: (project) => ({ page: 'settings', project }), pages: ['settings'] },
 ];
 
@@ -157,11 +218,17 @@ function Shell({ route, children }: { route: ProjectRoute; children: ReactNode }
         <span className={`live live-${live}`} title={LIVE_TITLES[live]} role="status">
           {LIVE_LABELS[live]}
         </span>
-        {who && (
-          <span className="whoami muted" data-testid="whoami" title={`Signed in with the token "${who.name}"`}>
-            {who.scope} token
-          </span>
-        )}
+        {who &&
+          (who.kind === 'person' ? (
+            <span className="whoami muted" data-testid="whoami" title={`Signed in as ${who.name}`}>
+              {who.person?.name ?? who.person?.email ?? who.name}
+              {who.role ? ` · ${who.role}` : ''}
+            </span>
+          ) : (
+            <span className="whoami muted" data-testid="whoami" title={`Signed in with the token "${who.name}"`}>
+              {who.scope} token
+            </span>
+          ))}
         <button type="button" className="link" onClick={signOut}>
           Sign out
         </button>
@@ -205,6 +272,8 @@ function Page({ route }: { route: ProjectRoute }) {
       return <ProposalsPage {...(route.proposalId ? { proposalId: route.proposalId } : {})} />;
     case 'settings':
       return <SettingsPage />;
+    case 'audit':
+      return <AuditPage />;
   }
 }
 

@@ -30,6 +30,10 @@ const ADMIN = { name: 'fixture admin', scope: 'admin', project: 'demo', environm
 
 function answerDefaults(): void {
   api.answer('GET /me', { body: ADMIN });
+  api.answer(`GET ${P}`, {
+    body: { id: 'p1', slug: 'demo', name: 'Demo', createdAt: '2026-01-01T00:00:00Z', fourEyes: false },
+  });
+  api.answer(`GET ${P}/members`, { body: { members: [], groupRoles: [] } });
   api.answer(`GET ${P}/captures`, { body: captures });
   api.answer(`GET ${P}/captures/c2/undocumented`, {
     body: [{ method: 'POST', path: '/posts', interactions: 2, count: 4 }, ...undocumented(2)],

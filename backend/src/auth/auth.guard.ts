@@ -6,7 +6,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { upgradeToken } from '../common/ws-upgrade';
 import { ACCESS_KEY, type AuthenticatedRequest, type RouteAccess } from '../common/access';
 import { DomainError, ErrorCode } from '../common/errors';
-import type { Principal } from '../common/principal';
+import type { Person, Principal } from '../common/principal';
 import type { ProjectEntity } from '../projects/project.entity';
 import { projectNotFound, ProjectsService } from '../projects/projects.service';
 import { UsersService } from '../users/users.service';
@@ -89,7 +89,7 @@ export class AuthGuard implements CanActivate {
     return {
       kind: 'person',
       tokenId: null,
-      name: person.name ?? person.email ?? person.subject,
+      name: personLabel(person),
       person,
       sessionHash: session.hash,
       csrfToken: session.csrfToken,
@@ -128,7 +128,7 @@ export class AuthGuard implements CanActivate {
   async projectFor(principal: Principal, slug: string): Promise<ProjectEntity> {
     const project = await this.projects.bySlug(slug);
     if (principal.kind === 'person') {
-      const role = this.users.roleIn(principal.person);
+      const role = await this.users.roleIn(principal.person, project.id);
       if (role === null) throw projectNotFound(slug);
       principal.role = role;
       principal.scope = scopeOfRole(role);
@@ -139,10 +139,20 @@ export class AuthGuard implements CanActivate {
   }
 
   /** Ids of the projects a principal sees; null for all of them. */
-  visibleProjectIds(principal: Principal): string[] | null {
+  async visibleProjectIds(principal: Principal): Promise<string[] | null> {
     if (principal.kind === 'token') return principal.projectId === null ? null : [principal.projectId];
-    return principal.person.instanceAdmin ? null : [];
+    return this.users.projectIdsOf(principal.person);
   }
+}
+
+/**
+ * How a person is named where an actor is recorded (proposal steps, versions, webhooks):
+ * `Name <email>`, or whichever of them the provider sent, else the subject.
+ */
+export function personLabel(person: Person): string {
+  if (person.name !== null && person.email !== null && person.name !== person.email)
+    return `${person.name} <${person.email}>`;
+  return person.name ?? person.email ?? person.subject;
 }
 
 /**

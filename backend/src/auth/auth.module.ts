@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ProjectsModule } from '../projects/projects.module';
 import { UsersModule } from '../users/users.module';
@@ -17,7 +18,7 @@ import { TokensService } from './tokens.service';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([TokenEntity]), ProjectsModule, UsersModule],
+  imports: [TypeOrmModule.forFeature([TokenEntity]), ProjectsModule, UsersModule, AuditModule],
   controllers: [AuthController, MeController],
   providers: [AuthGuard, TokensService, TokenWatch, OidcService, SessionsRepository],
   exports: [AuthGuard, TokensService, TokenWatch],

@@ -5,14 +5,16 @@ import { createHash, randomBytes } from 'node:crypto';
 import { IsNull, type Repository } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
-import type { TokenPrincipal } from '../common/principal';
+import { actorOf, type Person, type Principal, type TokenPrincipal } from '../common/principal';
+import { AuditService } from '../audit/audit.service';
+import { UsersService } from '../users/users.service';
 import { TokenEntity } from './token.entity';
 import { TokenWatch } from './token-watch';
 
 /** Prefix of every token we issue, so a leaked one is recognisable by secret scanners. */
 export const TOKEN_PREFIX = 'spk_';
 
-export type { Principal } from '../common/principal';
+export type { Principal };
 
 /** SHA-256 hex of a token: tokens carry 192 bits of randomness, so a fast hash is enough. */
 export function hashToken(token: string): string {
@@ -24,7 +26,7 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(24).toString('base64url');
 }
 
-export function toTokenResponse(entity: TokenEntity, clearToken?: string): TokenResponse {
+export function toTokenResponse(entity: TokenEntity, createdBy: Person | null, clearToken?: string): TokenResponse {
   return {
     id: entity.id,
     name: entity.name,
@@ -34,6 +36,7 @@ export function toTokenResponse(entity: TokenEntity, clearToken?: string): Token
     lastUsedAt: entity.lastUsedAt?.toISOString() ?? null,
     revokedAt: entity.revokedAt?.toISOString() ?? null,
     expiresAt: entity.expiresAt?.toISOString() ?? null,
+    createdBy: createdBy === null ? null : { id: createdBy.id, name: createdBy.name, email: createdBy.email },
     ...(clearToken === undefined ? {} : { token: clearToken }),
   };
 }
@@ -63,12 +66,15 @@ export class TokensService {
   constructor(
     @InjectRepository(TokenEntity) private readonly tokens: Repository<TokenEntity>,
     private readonly watch: TokenWatch,
+    private readonly users: UsersService,
+    private readonly audit: AuditService,
   ) {}
 
-  /** Issues a token for a project; the clear token is in the answer only. */
+  /** Issues a token for a project, attributed to the person who asks; the clear token is in the answer only. */
   async create(
     projectId: string,
     input: { name: string; scope: TokenScope; environments?: EnvironmentKind[] | null; expiresAt?: string },
+    by: Principal,
   ): Promise<TokenResponse> {
     if (input.environments && input.scope !== 'agent') {
       throw new DomainError(ErrorCode.BadInput, 'environments applies only to tokens with scope agent');
@@ -83,23 +89,38 @@ export class TokensService {
         environments: input.environments && input.environments.length > 0 ? [...new Set(input.environments)] : null,
         tokenHash: hashToken(clear),
         expiresAt,
+        createdBy: by.kind === 'person' ? by.person.id : null,
       }),
     );
     const reloaded = await this.tokens.findOneByOrFail({ id: saved.id });
-    return toTokenResponse(reloaded, clear);
+    await this.audit.record({
+      projectId,
+      actor: actorOf(by),
+      action: 'token.created',
+      target: reloaded.id,
+      details: { name: reloaded.name, scope: reloaded.scope, expiresAt: reloaded.expiresAt?.toISOString() ?? null },
+    });
+    return toTokenResponse(reloaded, by.kind === 'person' ? by.person : null, clear);
   }
 
   /** Tokens of a project, never with their secret. */
   async list(projectId: string): Promise<TokenResponse[]> {
     const rows = await this.tokens.find({ where: { projectId }, order: { createdAt: 'ASC' } });
-    return rows.map((row) => toTokenResponse(row));
+    const people = new Map(
+      (await this.users.byIds(rows.flatMap((row) => (row.createdBy === null ? [] : [row.createdBy])))).map((p) => [
+        p.id,
+        p,
+      ]),
+    );
+    return rows.map((row) => toTokenResponse(row, row.createdBy === null ? null : (people.get(row.createdBy) ?? null)));
   }
 
   /** Revokes a token of a project; its open connections on this replica close now, on others within the check interval. */
-  async revoke(projectId: string, tokenId: string): Promise<void> {
+  async revoke(projectId: string, tokenId: string, by: Principal): Promise<void> {
     const result = await this.tokens.update({ id: tokenId, projectId, revokedAt: IsNull() }, { revokedAt: new Date() });
     if (!result.affected)
       throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
+    await this.audit.record({ projectId, actor: actorOf(by), action: 'token.revoked', target: tokenId });
     await this.watch.checkNow();
   }
 

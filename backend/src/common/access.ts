@@ -1,5 +1,5 @@
-import { createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
-import { ApiParam } from '@nestjs/swagger';
+import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiExtension, ApiParam } from '@nestjs/swagger';
 import type { Access } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
 import type { Principal } from './principal';
@@ -12,9 +12,11 @@ export type RouteAccess = Access | 'agent' | 'public';
 /**
  * What a route needs (`public` for nothing). Every route must say; the guard refuses otherwise.
  * For people `read` is viewer, `write` editor, `approve` approver, `admin` admin; for tokens
- * `approve` is the `write` scope.
+ * `approve` is the `write` scope. The service's own OpenAPI document (`/api/docs`) states it on
+ * every operation as `x-spectator-access`.
  */
-export const RequireScope = (access: RouteAccess): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_KEY, access);
+export const RequireScope = (access: RouteAccess): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(ACCESS_KEY, access), ApiExtension('x-spectator-access', access));
 
 /** The request as the guard leaves it. */
 export interface AuthenticatedRequest {

@@ -23,6 +23,10 @@ export class LruCache<K, V> {
     }
   }
 
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
   get size(): number {
     return this.entries.size;
   }

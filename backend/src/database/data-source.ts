@@ -15,6 +15,7 @@ import { DashboardEvents1764800000000 } from './migrations/1764800000000-Dashboa
 import { PathHints1764810000000 } from './migrations/1764810000000-PathHints';
 import { CaptureOverflow1764900000000 } from './migrations/1764900000000-CaptureOverflow';
 import { People1765100000000 } from './migrations/1765100000000-People';
+import { RolesAndAudit1765200000000 } from './migrations/1765200000000-RolesAndAudit';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   PathHints1764810000000,
   CaptureOverflow1764900000000,
   People1765100000000,
+  RolesAndAudit1765200000000,
 ];
 
 /**

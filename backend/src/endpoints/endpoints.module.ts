@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CapturesModule } from '../captures/captures.module';
 import { EventsModule } from '../events/events.module';
@@ -10,7 +11,14 @@ import { EndpointsService } from './endpoints.service';
 
 /** Documented endpoints and the documentation commit. */
 @Module({
-  imports: [TypeOrmModule.forFeature([EndpointEntity]), CapturesModule, EventsModule, EvidenceModule, PathsModule],
+  imports: [
+    TypeOrmModule.forFeature([EndpointEntity]),
+    CapturesModule,
+    EventsModule,
+    EvidenceModule,
+    PathsModule,
+    AuditModule,
+  ],
   controllers: [EndpointsController],
   providers: [EndpointsService],
   exports: [EndpointsService],

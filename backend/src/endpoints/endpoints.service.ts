@@ -12,6 +12,8 @@ import {
 } from '@spectator/shared';
 import type { DataSource, EntityManager, Repository } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
+import { AuditService } from '../audit/audit.service';
+import { actorOf } from '../common/principal';
 import { CapturesService, toChangeResponse } from '../captures/captures.service';
 import { PathHintsService } from '../paths/path-hints.service';
 import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
@@ -77,6 +79,7 @@ export class EndpointsService {
     private readonly events: EventsService,
     private readonly evidence: EvidenceService,
     private readonly hints: PathHintsService,
+    private readonly audit: AuditService,
   ) {}
 
   /** Documented endpoints with their current version and shapes. */
@@ -234,6 +237,22 @@ export class EndpointsService {
       }
       // New versions can change matrix cells and move proposals (evidence may already be there).
       await this.evidence.versionsMade(manager, project, proposalId, made);
+      if (proposalId !== null)
+        await this.audit.record(
+          {
+            projectId: project.id,
+            actor: actorOf(principal),
+            action: 'documentation.committed',
+            target: proposalId,
+            details: {
+              captureId: capture.id,
+              versions: versions
+                .filter((v) => v.version !== v.previous)
+                .map((v) => `${v.method} ${v.path} ${v.version}`),
+            },
+          },
+          manager,
+        );
       return { proposalId, versions };
     });
     await this.events.publish(project.id, {

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { CapturesModule } from '../captures/captures.module';
 import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -10,7 +11,7 @@ import { MatrixService } from './matrix.service';
 
 /** Runtime evidence: which version each environment runs (the matrix), comparisons and the CI gate. */
 @Module({
-  imports: [CapturesModule, VersionsModule, WebhooksModule],
+  imports: [CapturesModule, VersionsModule, WebhooksModule, AuditModule],
   controllers: [EvidenceController],
   providers: [EvidenceService, MatrixService, CompareService, CiGateService],
   exports: [EvidenceService, MatrixService],

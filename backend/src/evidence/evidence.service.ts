@@ -9,6 +9,7 @@ import {
   type Shape,
 } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
+import { AuditService } from '../audit/audit.service';
 import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
@@ -106,7 +107,10 @@ export class EvidenceService {
   /** Environment row ids by project, kind and name. */
   private readonly rowIds = new LruCache<string, string>(10_000);
 
-  constructor(private readonly notifier: Notifier) {}
+  constructor(
+    private readonly notifier: Notifier,
+    private readonly audit: AuditService,
+  ) {}
 
   /**
    * The ingest hook, called in the batch's transaction: records the batch's exchanges for its
@@ -539,6 +543,16 @@ export class EvidenceService {
         [proposalId, PROPOSAL_STATUSES.indexOf(step), step],
       );
       if (!proposal) continue;
+      await this.audit.record(
+        {
+          projectId: project.id,
+          actor: null,
+          action: 'proposal.step',
+          target: proposalId,
+          details: { step, pullRequest: row.pullRequest, build: row.build, commit: row.commit },
+        },
+        manager,
+      );
       await this.notifier.emit(manager, project, {
         type: 'proposal.step',
         proposalId,

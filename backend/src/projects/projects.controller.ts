@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { ProjectResponse, TokenResponse } from '@spectator/shared';
 import { AuthGuard, CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
 import { type Principal, TokensService } from '../auth/tokens.service';
-import { CreateProjectDto, CreateTokenDto } from './dto/project.dto';
+import { CreateProjectDto, CreateTokenDto, UpdateProjectDto } from './dto/project.dto';
 import type { ProjectEntity } from './project.entity';
 import { ProjectsService, toProjectResponse } from './projects.service';
 import { uuidPipe } from '../common/validation';
@@ -26,8 +26,8 @@ export class ProjectsController {
 
   @Get()
   @RequireScope('read')
-  list(@CurrentPrincipal() principal: Principal): Promise<ProjectResponse[]> {
-    return this.projects.list(this.guard.visibleProjectIds(principal));
+  async list(@CurrentPrincipal() principal: Principal): Promise<ProjectResponse[]> {
+    return this.projects.list(await this.guard.visibleProjectIds(principal));
   }
 
   @Get(':p')
@@ -36,10 +36,25 @@ export class ProjectsController {
     return toProjectResponse(project);
   }
 
+  /** Project settings: `fourEyes`. */
+  @Patch(':p')
+  @RequireScope('admin')
+  update(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: UpdateProjectDto,
+  ): Promise<ProjectResponse> {
+    return this.projects.update(project, principal, body);
+  }
+
   @Post(':p/tokens')
   @RequireScope('admin')
-  createToken(@CurrentProject() project: ProjectEntity, @Body() body: CreateTokenDto): Promise<TokenResponse> {
-    return this.tokens.create(project.id, body);
+  createToken(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: CreateTokenDto,
+  ): Promise<TokenResponse> {
+    return this.tokens.create(project.id, body, principal);
   }
 
   @Get(':p/tokens')
@@ -53,8 +68,9 @@ export class ProjectsController {
   @RequireScope('admin')
   revokeToken(
     @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
     @Param('tokenId', uuidPipe('tokenId')) tokenId: string,
   ): Promise<void> {
-    return this.tokens.revoke(project.id, tokenId);
+    return this.tokens.revoke(project.id, tokenId, principal);
   }
 }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ProjectEntity } from './project.entity';
 import { ProjectsController } from './projects.controller';
@@ -6,7 +7,7 @@ import { ProjectsService } from './projects.service';
 
 /** Projects (the tenant of everything else) and their routes. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ProjectEntity])],
+  imports: [TypeOrmModule.forFeature([ProjectEntity]), AuditModule],
   controllers: [ProjectsController],
   providers: [ProjectsService],
   exports: [ProjectsService],

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { ProjectResponse } from '@spectator/shared';
 import { In, type Repository } from 'typeorm';
-import type { Principal } from '../auth/tokens.service';
+import { AuditService } from '../audit/audit.service';
+import { actorOf, type Principal } from '../common/principal';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { isUniqueViolation } from '../common/pg-errors';
@@ -11,7 +12,13 @@ import { ProjectEntity } from './project.entity';
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
 export function toProjectResponse(entity: ProjectEntity): ProjectResponse {
-  return { id: entity.id, slug: entity.slug, name: entity.name, createdAt: entity.createdAt.toISOString() };
+  return {
+    id: entity.id,
+    slug: entity.slug,
+    name: entity.name,
+    createdAt: entity.createdAt.toISOString(),
+    fourEyes: entity.fourEyes,
+  };
 }
 
 /**
@@ -30,7 +37,10 @@ export class ProjectsService {
    */
   private readonly bySlugCache = new LruCache<string, { project: ProjectEntity; at: number }>(1_000);
 
-  constructor(@InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>) {}
+  constructor(
+    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
+    private readonly audit: AuditService,
+  ) {}
 
   /** Creates a project; only the bootstrap admin token (not bound to a project) may. */
   async create(principal: Principal, input: { slug: string; name: string }): Promise<ProjectResponse> {
@@ -38,6 +48,12 @@ export class ProjectsService {
       throw new DomainError(ErrorCode.Forbidden, 'creating a project needs the bootstrap admin token');
     try {
       const saved = await this.projects.save(this.projects.create({ slug: input.slug, name: input.name }));
+      await this.audit.record({
+        projectId: saved.id,
+        actor: actorOf(principal),
+        action: 'project.created',
+        details: { slug: input.slug, name: input.name },
+      });
       return toProjectResponse(await this.projects.findOneByOrFail({ id: saved.id }));
     } catch (error) {
       if (isUniqueViolation(error))
@@ -69,6 +85,24 @@ export class ProjectsService {
     if (!project) throw projectNotFound(slug);
     this.bySlugCache.set(slug, { project, at: Date.now() });
     return project;
+  }
+
+  /**
+   * Changes a project's settings. This replica forgets its cached copy at once; others within the
+   * 10 s of their cache.
+   */
+  async update(project: ProjectEntity, by: Principal, input: { fourEyes?: boolean }): Promise<ProjectResponse> {
+    if (input.fourEyes !== undefined && input.fourEyes !== project.fourEyes) {
+      await this.projects.update({ id: project.id }, { fourEyes: input.fourEyes });
+      await this.audit.record({
+        projectId: project.id,
+        actor: actorOf(by),
+        action: 'project.updated',
+        details: { fourEyes: input.fourEyes },
+      });
+    }
+    this.bySlugCache.delete(project.slug);
+    return toProjectResponse(await this.byId(project.id));
   }
 
   /** @throws DomainError ProjectNotFound. */

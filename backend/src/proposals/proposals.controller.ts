@@ -38,7 +38,7 @@ export class ProposalsController {
 
   @Post(':id/approve')
   @HttpCode(200)
-  @RequireScope('write')
+  @RequireScope('approve')
   approve(
     @CurrentProject() project: ProjectEntity,
     @CurrentPrincipal() principal: Principal,

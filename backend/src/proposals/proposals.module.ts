@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { CapturesModule } from '../captures/captures.module';
 import { EvidenceModule } from '../evidence/evidence.module';
 import { ProposalsController } from './proposals.controller';
@@ -6,7 +7,7 @@ import { ProposalsService } from './proposals.service';
 
 /** Proposals and their lifecycle (open, approved, deployed to an environment). */
 @Module({
-  imports: [CapturesModule, EvidenceModule],
+  imports: [CapturesModule, EvidenceModule, AuditModule],
   controllers: [ProposalsController],
   providers: [ProposalsService],
   exports: [ProposalsService],

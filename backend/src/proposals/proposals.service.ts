@@ -14,7 +14,8 @@ import {
   type ShapeChange,
 } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { Principal } from '../auth/tokens.service';
+import { AuditService } from '../audit/audit.service';
+import { actorKey, actorOf, type Principal } from '../common/principal';
 import { toChangeResponse } from '../captures/captures.service';
 import { CapturesService } from '../captures/captures.service';
 import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
@@ -51,6 +52,8 @@ interface ProposalRow {
   status: ProposalResponse['status'];
   createdAt: Date;
   createdBy: string | null;
+  /** `person:<id>` or `token:<id>` of who made it (four eyes); null before roles existed. */
+  author: string | null;
 }
 
 /** Reads a planned body's JSON Schema, naming the field when it is not one Spectator can read. */
@@ -123,7 +126,7 @@ function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): En
 
 /**
  * Proposals, the API's pull requests: made from a capture's observed traffic or from planned
- * shapes, approved by a `write` token (which makes the next versions), then moved through
+ * shapes, approved by an approver (a person, or a `write` token; with four eyes not its author), which makes the next versions, then moved through
  * Implemented → Appeared in Staging → Appeared in Production by evidence alone (EvidenceService).
  */
 @Injectable()
@@ -133,6 +136,7 @@ export class ProposalsService {
     private readonly captures: CapturesService,
     private readonly shapes: ShapeStore,
     private readonly evidence: EvidenceService,
+    private readonly audit: AuditService,
   ) {}
 
   /** Creates an open proposal. @throws DomainError BadInput naming the field, CaptureNotFound. */
@@ -174,8 +178,15 @@ export class ProposalsService {
     }
     const id = await this.db.transaction(async (manager) => {
       const [proposal] = (await manager.query(
-        `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by) VALUES ($1, $2, $3, 'Open', $4, $5) RETURNING id`,
-        [project.id, input.title, input.description ?? '', capture?.id ?? null, principal.name],
+        `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by, author) VALUES ($1, $2, $3, 'Open', $4, $5, $6) RETURNING id`,
+        [
+          project.id,
+          input.title,
+          input.description ?? '',
+          capture?.id ?? null,
+          principal.name,
+          actorKey(actorOf(principal)),
+        ],
       )) as Array<{ id: string }>;
       if (!proposal) throw new Error('proposal insert returned nothing');
       await manager.query(
@@ -183,6 +194,16 @@ export class ProposalsService {
          SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
            FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb, parameters jsonb)`,
         [proposal.id, JSON.stringify(stored.map((e, position) => ({ position, ...e })))],
+      );
+      await this.audit.record(
+        {
+          projectId: project.id,
+          actor: actorOf(principal),
+          action: 'proposal.created',
+          target: proposal.id,
+          details: { title: input.title, endpoints: stored.map((e) => `${e.method} ${e.path}`) },
+        },
+        manager,
       );
       return proposal.id;
     });
@@ -216,6 +237,12 @@ export class ProposalsService {
         throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
       if (row.status !== 'Open')
         throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved (status ${row.status})`);
+      const actor = actorOf(principal);
+      if (project.fourEyes && row.author === actorKey(actor))
+        throw new DomainError(
+          ErrorCode.Forbidden,
+          `this project requires a second person to approve (four eyes): ${actor.name} made proposal ${id}`,
+        );
       const endpoints: StoredEndpoint[] = await manager.query(
         'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
         [id],
@@ -241,6 +268,10 @@ export class ProposalsService {
         `INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, 'Approved', $2, now())`,
         [id, principal.name],
       );
+      await this.audit.record(
+        { projectId: project.id, actor, action: 'proposal.approved', target: id, details: { title: row.title } },
+        manager,
+      );
       await this.evidence.versionsMade(manager, project, id, endpointIds);
     });
     return this.get(project, id);
@@ -253,7 +284,7 @@ export class ProposalsService {
     limit: number,
   ): Promise<ProposalRow[]> {
     return manager.query(
-      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy" FROM proposals
+      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
         WHERE project_id = $1 ${id === null ? '' : 'AND id = $3'}
         ORDER BY created_at DESC, id DESC LIMIT $2`,
       id === null ? [project.id, limit] : [project.id, limit, id],

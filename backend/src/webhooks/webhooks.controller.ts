@@ -31,8 +31,12 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  remove(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<void> {
-    return this.webhooks.remove(project, id);
+  remove(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', uuidPipe('id')) id: string,
+  ): Promise<void> {
+    return this.webhooks.remove(project, principal, id);
   }
 
   @Get(':id/deliveries')

@@ -6,6 +6,8 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import { type Agent, fetch } from 'undici';
 import type { Principal } from '../auth/tokens.service';
+import { AuditService } from '../audit/audit.service';
+import { actorOf } from '../common/principal';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
 import { RUNTIME, type Runtime } from '../config/runtime';
@@ -100,6 +102,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(RUNTIME) runtime: Runtime,
     private readonly notifier: Notifier,
+    private readonly audit: AuditService,
   ) {
     this.log = runtime.log.child({ module: 'webhooks' });
     this.guard = new TargetGuard(runtime.config.webhookAllow);
@@ -145,6 +148,13 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       [project.id, input.url, secret, principal.name],
     )) as Array<{ id: string; url: string; createdAt: Date; createdBy: string | null }>;
     if (!row) throw new Error('webhook insert returned nothing');
+    await this.audit.record({
+      projectId: project.id,
+      actor: actorOf(principal),
+      action: 'webhook.created',
+      target: row.id,
+      details: { url: withoutCredentials(row.url) },
+    });
     return { id: row.id, url: row.url, createdAt: row.createdAt.toISOString(), createdBy: row.createdBy, secret };
   }
 
@@ -163,12 +173,20 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Deletes a webhook and its delivery log. @throws DomainError WebhookNotFound */
-  async remove(project: ProjectEntity, id: string): Promise<void> {
-    const rows = await returningRows(this.db, 'DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING id', [
-      id,
-      project.id,
-    ]);
+  async remove(project: ProjectEntity, principal: Principal, id: string): Promise<void> {
+    const rows = await returningRows<{ url: string }>(
+      this.db,
+      'DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING url',
+      [id, project.id],
+    );
     if (rows.length === 0) throw this.notFound(project, id);
+    await this.audit.record({
+      projectId: project.id,
+      actor: actorOf(principal),
+      action: 'webhook.deleted',
+      target: id,
+      details: { url: withoutCredentials(rows[0]?.url ?? '') },
+    });
   }
 
   /** A webhook's deliveries, newest first. @throws DomainError WebhookNotFound */

@@ -1,4 +1,10 @@
 import type {
+  AuditPageResponse,
+  AuthConfigResponse,
+  GroupRoleResponse,
+  MemberResponse,
+  MembersResponse,
+  ProjectRole,
   OpenApiImportResponse,
   WhoAmIResponse,
   AgentResponse,
@@ -45,7 +51,10 @@ export class ApiError extends Error {
 export interface ApiClientOptions {
   /** Origin of the backend, `''` for the page's own origin (the backend serves the dashboard). */
   baseUrl?: string;
-  token: string;
+  /** A bearer token; null for a person signed in through single sign-on (the session cookie goes along). */
+  token: string | null;
+  /** A cookie session's CSRF value (`GET /me`), sent as `X-CSRF-Token` on every change. */
+  csrfToken?: string;
   /** Injected in tests; defaults to the global `fetch`. */
   fetch?: typeof fetch;
 }
@@ -78,7 +87,8 @@ export function createApiClient(options: ApiClientOptions) {
         method,
         headers: {
           Accept: 'application/json',
-          Authorization: `Bearer ${options.token}`,
+          ...(options.token === null ? {} : { Authorization: `Bearer ${options.token}` }),
+          ...(method !== 'GET' && options.csrfToken ? { 'X-CSRF-Token': options.csrfToken } : {}),
           ...(body === undefined ? {} : { 'Content-Type': raw?.contentType ?? 'application/json' }),
         },
         ...(body === undefined ? {} : { body: raw ? String(body) : JSON.stringify(body) }),
@@ -116,8 +126,29 @@ export function createApiClient(options: ApiClientOptions) {
 
   return {
     token: options.token,
-    /** Who the token is (name, scope, project): the dashboard offers only the actions its scope allows. */
+    /** Who the token or person is (name, scope, project): the dashboard offers only the actions its scope allows. */
     me: () => get<WhoAmIResponse>('/me'),
+    /** Who the caller is in a project: for a person, their role there. */
+    meIn: (p: string) => get<WhoAmIResponse>(`${project(p)}/me`),
+    /** How people sign in here (single sign-on or tokens only). */
+    authConfig: () => get<AuthConfigResponse>('/auth/config'),
+    /** Ends a person's session (their cookie is cleared). */
+    signOut: () => request<unknown>('POST', '/auth/logout'),
+    project: (p: string) => get<ProjectResponse>(project(p)),
+    /** Project settings (`fourEyes`). */
+    updateProject: (p: string, body: { fourEyes?: boolean }) => request<ProjectResponse>('PATCH', project(p), body),
+    members: (p: string) => get<MembersResponse>(`${project(p)}/members`),
+    setMember: (p: string, body: { email: string; role: ProjectRole }) =>
+      request<MemberResponse>('PUT', `${project(p)}/members`, body),
+    removeMember: (p: string, userId: string) =>
+      request<unknown>('DELETE', `${project(p)}/members/${encodeURIComponent(userId)}`),
+    setGroupRoles: (p: string, groupRoles: GroupRoleResponse[]) =>
+      request<GroupRoleResponse[]>('PUT', `${project(p)}/group-roles`, { groupRoles }),
+    /** One page of the audit log, newest first. */
+    audit: (p: string, params: { limit?: number; before?: string; action?: string; actor?: string } = {}) =>
+      get<AuditPageResponse>(
+        `${project(p)}/audit${query({ limit: params.limit?.toString(), before: params.before, action: params.action, actor: params.actor })}`,
+      ),
     projects: () => get<ProjectResponse[]>('/projects'),
     /** Creates a project (the bootstrap admin token only). */
     createProject: (body: { slug: string; name: string }) => request<ProjectResponse>('POST', '/projects', body),

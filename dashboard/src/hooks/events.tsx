@@ -17,7 +17,15 @@ const EventsContext = createContext<EventsHub>({ subscribe: () => () => undefine
  * `useDashboardEvent`. Reconnects with jittered backoff; after a reconnect it sends a resync signal,
  * because events sent while the socket was away are lost (no polling otherwise).
  */
-export function EventsProvider({ project, token, children }: { project: string; token: string; children: ReactNode }) {
+export function EventsProvider({
+  project,
+  token,
+  children,
+}: {
+  project: string;
+  token: string | null;
+  children: ReactNode;
+}) {
   const listeners = useRef(new Set<Listener>());
   const [status, setStatus] = useState<EventsStatus>('connecting');
   const [hub] = useState(() => ({

@@ -50,8 +50,9 @@ export function eventsUrl(location: Pick<Location, 'protocol' | 'host'>, path: s
  * token in the URL would land in access logs, so it rides as `bearer.<token>`; the backend answers
  * `spectator.v1` and never echoes the token.
  */
-export function eventsProtocols(token: string): string[] {
-  return ['spectator.v1', `bearer.${token}`];
+export function eventsProtocols(token: string | null): string[] {
+  // A person signed in through single sign-on: the session cookie goes with the upgrade (same origin only).
+  return token === null ? ['spectator.v1'] : ['spectator.v1', `bearer.${token}`];
 }
 
 /** Reconnect delay after `attempt` failures: exponential from 0.5 s, capped at 15 s, with jitter so dashboards do not reconnect in step. */

@@ -16,6 +16,7 @@ describe('routes', () => {
     { page: 'versions', project: 'demo', kind: 'production' },
     { page: 'proposals', project: 'demo', proposalId: 'p9' },
     { page: 'settings', project: 'demo' },
+    { page: 'audit', project: 'demo' },
   ])('%j survives a round trip through the hash', (route) => {
     expect(parseRoute(routeHref(route))).toEqual(route);
   });

@@ -12,6 +12,7 @@ export type Route =
   | { page: 'versions'; project: string; kind?: EnvironmentKind }
   | { page: 'proposals'; project: string; proposalId?: string }
   | { page: 'settings'; project: string }
+  | { page: 'audit'; project: string }
   | { page: 'not-found'; hash: string };
 
 export type ProjectRoute = Extract<Route, { project: string }>;
@@ -67,6 +68,8 @@ export function parseRoute(hash: string): Route {
         return id ? { page: 'proposals', project, proposalId: id } : { page: 'proposals', project };
       case 'settings':
         return { page: 'settings', project };
+      case 'audit':
+        return { page: 'audit', project };
     }
   }
   return { page: 'not-found', hash: raw };
@@ -109,6 +112,8 @@ export function routeHref(route: Route): string {
       return `#${base}/proposals${route.proposalId ? `/${enc(route.proposalId)}` : ''}`;
     case 'settings':
       return `#${base}/settings`;
+    case 'audit':
+      return `#${base}/audit`;
   }
 }
 

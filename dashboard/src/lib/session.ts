@@ -1,7 +1,13 @@
-/** The signed-in token and project, kept in sessionStorage: gone when the tab closes, never in localStorage. */
+/**
+ * The signed-in token and project, kept in sessionStorage: gone when the tab closes, never in
+ * localStorage. A person signed in through single sign-on has no token (`null`): their session is
+ * the backend's HttpOnly cookie, found again with `GET /me` at each load, and `csrfToken` goes
+ * with each change they make.
+ */
 export interface Session {
-  token: string;
+  token: string | null;
   project: string | null;
+  csrfToken?: string;
 }
 
 const SESSION_KEY = 'spectator.session';
@@ -19,9 +25,10 @@ export function loadSession(storage: Pick<Storage, 'getItem'> = sessionStorage):
   }
 }
 
-/** Keeps the session for this tab. */
+/** Keeps a token session for this tab (a cookie session is the cookie: nothing to keep). */
 export function saveSession(session: Session, storage: Pick<Storage, 'setItem'> = sessionStorage): void {
-  storage.setItem(SESSION_KEY, JSON.stringify(session));
+  if (session.token !== null)
+    storage.setItem(SESSION_KEY, JSON.stringify({ token: session.token, project: session.project }));
 }
 
 /** Forgets the session (sign out). */

@@ -26,7 +26,7 @@ const WAITING_FOR: Record<ProposalStepName, string> = {
 
 const describeApproveError = (error: Error) =>
   error instanceof ApiError && error.status === 403
-    ? 'Your token may not approve proposals (a write token is needed).'
+    ? `You may not approve this proposal: ${error.message}.`
     : error.message;
 
 const statusTone = (status: ProposalResponse['status']) =>
@@ -110,7 +110,7 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
               </p>
             </div>
             {p.status === 'Open' && (
-              <NeedsScope scope="write" action="Approving">
+              <NeedsScope scope="approve" action="Approving">
                 <button type="button" className="primary" onClick={approve} disabled={approving.busy}>
                   {approving.busy ? 'Approving…' : 'Approve'}
                 </button>

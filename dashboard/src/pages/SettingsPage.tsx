@@ -15,15 +15,19 @@ import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { environmentLabel, formatTime, shortCommit, timeAgo } from '../lib/format';
 import { ScopeNote, useScopeAllows } from '../components/Permission';
+import { MembersSection } from './MembersSection';
 
 const SCOPES: readonly TokenScope[] = ['read', 'write', 'admin', 'agent'];
 
-/** Settings of the project: agents seen, tokens, ignore rules in effect, webhooks. */
+/** Settings of the project: agents seen, members and roles, tokens, ignore rules in effect, webhooks. */
 export function SettingsPage() {
   return (
     <div className="page">
       <h1>Settings</h1>
       <AgentsSection />
+      <AdminSection title="Members" action="Managing members and roles">
+        <MembersSection />
+      </AdminSection>
       <AdminSection title="Tokens" action="Managing tokens">
         <TokensSection />
       </AdminSection>
@@ -164,6 +168,7 @@ function TokensSection() {
                 { label: 'Name' },
                 { label: 'Scope' },
                 { label: 'Created' },
+                { label: 'Created by' },
                 { label: 'Last used' },
                 { label: 'Expires' },
                 { label: 'Actions', hidden: true },
@@ -176,6 +181,15 @@ function TokensSection() {
                     <Badge>{token.scope}</Badge> {token.environments?.join(', ')}
                   </td>
                   <td>{formatTime(token.createdAt)}</td>
+                  <td>
+                    {token.createdBy ? (
+                      <span title={token.createdBy.email ?? undefined}>
+                        {token.createdBy.name ?? token.createdBy.email}
+                      </span>
+                    ) : (
+                      <span className="muted">a token</span>
+                    )}
+                  </td>
                   <td>
                     <TimeAgo at={token.lastUsedAt} />
                   </td>

@@ -1,5 +1,5 @@
-import type { ProjectResponse } from '@spectator/shared';
-import { useState, type FormEvent } from 'react';
+import type { AuthConfigResponse, ProjectResponse } from '@spectator/shared';
+import { useEffect, useState, type FormEvent } from 'react';
 import { ApiError, createApiClient } from '../api/client';
 import { FormError } from '../components/forms';
 import { NewProject } from '../components/NewProject';
@@ -34,12 +34,15 @@ async function verify(
 export function SignInPage({
   token: linkToken,
   project: linkProject,
+  sso,
   current,
   onSignedIn,
   onStay,
 }: {
   token?: string;
   project?: string;
+  /** How people sign in here: with single sign-on configured, its button comes first. */
+  sso?: AuthConfigResponse | null;
   /** The session this tab has now, if any: a link would replace it. */
   current?: Session | null;
   onSignedIn: (session: Session) => void;
@@ -93,7 +96,20 @@ export function SignInPage({
           </span>{' '}
           Spectator
         </h1>
-        <p className="muted">Sign in with a token of your project. It is kept for this browser tab only.</p>
+        {sso?.sso && !linkToken ? (
+          <>
+            <a
+              className="button primary signin-sso"
+              data-testid="signin-sso"
+              href={`/api/v1/auth/login?returnTo=${encodeURIComponent(linkProject ? `/#/p/${encodeURIComponent(linkProject)}` : '/')}`}
+            >
+              Sign in with {sso.providerName}
+            </a>
+            <p className="muted">Or, for agents, automation and local use, with a token of your project:</p>
+          </>
+        ) : (
+          <p className="muted">Sign in with a token of your project. It is kept for this browser tab only.</p>
+        )}
         {linkToken ? (
           <p className="callout" role="status" data-testid="signin-link">
             <span>
@@ -171,6 +187,52 @@ export function SignInPage({
           onCreated={(created) => onSignedIn({ token: token.trim(), project: created.slug })}
         />
       ) : null}
+    </main>
+  );
+}
+
+/** After single sign-on without a project in the link: the projects the person has a role in. */
+export function ProjectChooser({ session, onChosen }: { session: Session; onChosen: (project: string) => void }) {
+  const [projects, setProjects] = useState<ProjectResponse[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let current = true;
+    createApiClient(session)
+      .projects()
+      .then(
+        (list) => {
+          if (!current) return;
+          if (list.length === 1) onChosen(list[0]!.slug);
+          else setProjects(list);
+        },
+        (caught: unknown) => current && setError((caught as Error).message),
+      );
+    return () => {
+      current = false;
+    };
+  }, [session, onChosen]);
+  return (
+    <main className="signin">
+      <div className="card signin-card">
+        <h1>Choose a project</h1>
+        <FormError error={error} />
+        {projects?.length === 0 ? (
+          <p className="muted" data-testid="no-projects">
+            You have no role in any project yet: ask an admin to give you one (Settings → Members), or to map one of
+            your groups to a role.
+          </p>
+        ) : (
+          <ul className="plain">
+            {projects?.map((project) => (
+              <li key={project.id}>
+                <a href={`#/p/${encodeURIComponent(project.slug)}/captures`}>
+                  {project.name} ({project.slug})
+                </a>
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
     </main>
   );
 }

@@ -30,6 +30,8 @@ export interface ProjectResponse {
   slug: string;
   name: string;
   createdAt: string;
+  /** Four eyes: a proposal's author cannot approve it (`PATCH /projects/{p}`). */
+  fourEyes: boolean;
 }
 
 export type TokenScope = 'agent' | 'read' | 'write' | 'admin';
@@ -67,6 +69,74 @@ export interface PersonResponse {
   instanceAdmin: boolean;
 }
 
+/** A person's role given by an admin in a project (`GET /projects/{p}/members`). */
+export interface MemberResponse {
+  person: PersonResponse;
+  role: ProjectRole;
+  memberSince: string;
+  /** When they last signed in. */
+  lastSignInAt: string;
+}
+
+/** A provider group's role in a project: its members hold it (the strongest of their roles counts). */
+export interface GroupRoleResponse {
+  group: string;
+  role: ProjectRole;
+}
+
+/** `GET /projects/{p}/members`: who may do what in a project. */
+export interface MembersResponse {
+  members: MemberResponse[];
+  groupRoles: GroupRoleResponse[];
+}
+
+/** What an audit entry records (`GET /projects/{p}/audit?action=`). */
+export const AUDIT_ACTIONS = [
+  'project.created',
+  'project.updated',
+  'documentation.committed',
+  'proposal.created',
+  'proposal.approved',
+  'proposal.step',
+  'token.created',
+  'token.revoked',
+  'webhook.created',
+  'webhook.deleted',
+  'member.set',
+  'member.removed',
+  'group-roles.replaced',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** Who did something: a person (as the provider named them then), a token, or the service itself (evidence). */
+export interface AuditActorResponse {
+  kind: 'person' | 'token' | 'system';
+  /** `users.id` or `tokens.id`; null for the system. */
+  id: string | null;
+  name: string | null;
+  email: string | null;
+  /** The provider's subject of a person. */
+  subject: string | null;
+}
+
+export interface AuditEventResponse {
+  /** Increasing; pass the last one as `before` for the next page. */
+  id: string;
+  at: string;
+  action: AuditAction;
+  actor: AuditActorResponse;
+  /** What it acted on: a proposal, token, webhook or person id, an endpoint list… */
+  target: string | null;
+  details: Record<string, unknown>;
+}
+
+/** `GET /projects/{p}/audit`: newest first. */
+export interface AuditPageResponse {
+  events: AuditEventResponse[];
+  /** `before` for the next (older) page; null at the end. */
+  next: string | null;
+}
+
 /** `GET /auth/config`: how people sign in here. */
 export interface AuthConfigResponse {
   /** Single sign-on through an OpenID Connect provider is configured. */
@@ -85,6 +155,8 @@ export interface TokenResponse {
   revokedAt: string | null;
   /** When the token stops working on its own; null for a token that does not expire. */
   expiresAt: string | null;
+  /** The person who made the token; null when a token made it (e.g. the bootstrap admin token). */
+  createdBy: { id: string; name: string | null; email: string | null } | null;
   /** Only in the answer to the creation, never again. */
   token?: string;
 }

@@ -1,6 +1,16 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ENVIRONMENT_KINDS, type EnvironmentKind, type TokenScope } from '@spectator/shared';
-import { ArrayMaxSize, IsArray, IsIn, IsISO8601, IsOptional, IsString, Length, Matches } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsISO8601,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+} from 'class-validator';
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'posts-api', description: 'Lower-case letters, digits and -, 1-63 characters' })
@@ -47,4 +57,11 @@ export class CreateTokenDto {
   @IsOptional()
   @IsISO8601({ strict: true }, { message: 'expiresAt must be an ISO 8601 date and time, e.g. 2027-01-31T00:00:00Z' })
   expiresAt?: string;
+}
+
+export class UpdateProjectDto {
+  @ApiPropertyOptional({ description: "Four eyes: a proposal's author cannot approve it" })
+  @IsOptional()
+  @IsBoolean({ message: 'fourEyes must be true or false' })
+  fourEyes?: boolean;
 }

@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { AuditController } from './audit.controller';
+import { AuditRepository } from './audit.repository';
+import { AuditService } from './audit.service';
+
+/** The audit log of each project: who did what, when. */
+@Module({
+  controllers: [AuditController],
+  providers: [AuditRepository, AuditService],
+  exports: [AuditService],
+})
+export class AuditModule {}
