@@ -48,4 +48,26 @@ describe('Spool', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('keeps a capture end on disk beside the batches until acknowledged, once per capture', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-spec-'));
+    try {
+      const first = new Spool({ dir, log, metrics: new Metrics() });
+      first.add(batch('a'), capture);
+      first.addEnd(capture, '2026-01-01T01:00:00.000Z');
+      first.addEnd(capture, '2026-01-01T02:00:00.000Z'); // a capture ends once: the first end stays
+      const metrics = new Metrics();
+      const second = new Spool({ dir, log, metrics });
+      expect([...second.values()].map((e) => e.batch.batchId)).toEqual(['a']);
+      expect([...second.ends()].map((end) => [end.capture, end.endedAt])).toEqual([
+        [capture, '2026-01-01T01:00:00.000Z'],
+      ]);
+      expect(metrics.get('capture_ends_spooled')).toBe(1);
+      expect(second.removeEnd('c1')?.endedAt).toBe('2026-01-01T01:00:00.000Z');
+      expect(second.removeEnd('c1')).toBeUndefined();
+      expect(fs.readdirSync(dir)).toHaveLength(1); // the batch's file only
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
