@@ -54,7 +54,7 @@ const DEFINITIONS = {
   },
   batches_spooled: { help: 'Batches waiting for an acknowledgement.', type: 'gauge' },
   spool_dropped_total: {
-    help: 'Unacknowledged batches dropped because the spool was full (oldest first).',
+    help: 'Unacknowledged batches (or capture ends) dropped because the spool was full (oldest first).',
     type: 'counter',
   },
   capture_ends_spooled: {

@@ -49,6 +49,14 @@ describe('Spool', () => {
     }
   });
 
+  it('keeps at most as many capture ends as batches, dropping the oldest and counting it', () => {
+    const metrics = new Metrics();
+    const spool = new Spool({ dir: null, maxBatches: 2, log, metrics });
+    for (const id of ['c1', 'c2', 'c3']) spool.addEnd({ ...capture, id }, '2026-01-01T01:00:00.000Z');
+    expect([...spool.ends()].map((end) => end.capture.id)).toEqual(['c2', 'c3']);
+    expect(metrics.get('spool_dropped_total')).toBe(1);
+  });
+
   it('keeps a capture end on disk beside the batches until acknowledged, once per capture', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spool-spec-'));
     try {

@@ -39,7 +39,8 @@ export interface SpoolOptions {
  * Unacknowledged batches in send order, bounded; when full the oldest are dropped and counted.
  * With a directory each batch is also a file (written when spooled, deleted when acknowledged),
  * so batches survive an agent restart and are resent by the next run. Captures' ends waiting for
- * their acknowledgement are kept the same way (one per capture, a few per run: not bounded apart).
+ * their acknowledgement are kept the same way (one per capture), at most as many as batches, the
+ * oldest dropped and counted when full (an app restarting in a loop while the backend is away).
  */
 export class Spool {
   private readonly entries = new Map<string, SpoolEntry>();
@@ -90,7 +91,19 @@ export class Spool {
     if (this.options.dir)
       end.file = this.writeFile(this.options.dir, `end-${capture.id}`, { capture, end: { endedAt } });
     this.endEntries.set(capture.id, end);
+    while (this.endEntries.size > this.maxBatches) this.dropOldestEnd();
     return end;
+  }
+
+  private dropOldestEnd(): void {
+    const oldest = this.endEntries.values().next().value as SpooledEnd | undefined;
+    if (!oldest) return;
+    this.removeEnd(oldest.capture.id);
+    this.options.metrics.inc('spool_dropped_total');
+    this.options.log.warn(
+      { captureId: oldest.capture.id },
+      'spool full: dropped the oldest unacknowledged capture end',
+    );
   }
 
   /** Remove an acknowledged (or refused) end; returns it when it was here. */
@@ -196,5 +209,6 @@ export class Spool {
         'unacknowledged batches loaded from the spool',
       );
     while (this.entries.size > this.maxBatches) this.dropOldest();
+    while (this.endEntries.size > this.maxBatches) this.dropOldestEnd();
   }
 }
