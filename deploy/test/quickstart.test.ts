@@ -236,6 +236,31 @@ async function dashboardSetup(section: string): Promise<void> {
   expect(await tokens.locator('.token-use').textContent()).toContain(`--backend ${origin}`);
   await screenshot(page, 'quickstart-2-agent-token');
 
+  // The tokens of CI the section speaks of, from the same form: an agent token limited to `ci`, and a read token for the gate.
+  expect(section).toContain('`ci`');
+  await tokens.getByRole('button', { name: 'Done' }).click();
+  await tokens.getByLabel('Name').fill('ci agent');
+  await tokens.getByLabel('Scope').selectOption('agent');
+  await tokens.getByRole('checkbox', { name: 'ci' }).check();
+  await tokens.getByRole('button', { name: 'Create token' }).click();
+  await tokens.getByLabel('New token').waitFor();
+  expect(await tokens.locator('.token-use').textContent()).toContain('SPECTATOR_TOKEN secret');
+  await tokens.getByRole('button', { name: 'Done' }).click();
+  await tokens.getByLabel('Name').fill('ci gate');
+  await tokens.getByLabel('Scope').selectOption('read');
+  await tokens.getByRole('button', { name: 'Create token' }).click();
+  await tokens.getByLabel('New token').waitFor();
+  expect(await tokens.locator('.token-use').textContent()).toContain('spectator-agent check --token');
+  const created = await fetch(`${origin}/api/v1/projects/my-api/tokens`, {
+    headers: { authorization: `Bearer ${learned.adminToken}` },
+  }).then((answer) => answer.json() as Promise<Array<{ name: string; scope: string; environments: string[] | null }>>);
+  expect(created.map(({ name, scope, environments }) => ({ name, scope, environments }))).toEqual(
+    expect.arrayContaining([
+      { name: 'ci agent', scope: 'agent', environments: ['ci'] },
+      { name: 'ci gate', scope: 'read', environments: null },
+    ]),
+  );
+
   // Every bold name of the section is one pressed or filled above: the page names nothing else.
   const used = ['Token', 'Project', 'Sign in', 'Create a project', 'Name', 'Slug', 'Create project'];
   used.push('Settings', 'Tokens', 'Scope', 'Create token');
