@@ -29,6 +29,11 @@ const sections = text
   .slice(1)
   .map((section) => ({ heading: section.split('\n', 1)[0]!, body: section }));
 
+/** The text of the section whose heading starts with `<n>.`. */
+function section(n: number): string {
+  return sections.find((candidate) => candidate.heading.startsWith(`${n}.`))?.body ?? '';
+}
+
 /** Commands of a section's fenced `sh` blocks (comments dropped) and the text of its `js` blocks, in order. */
 interface Step {
   kind: 'sh' | 'js';
@@ -151,6 +156,14 @@ const RULES: Array<[RegExp, (match: RegExpMatchArray, command: string) => Promis
         'the admin token',
       );
       learned.adminToken = token!;
+      // As the page shows it: the same words, a token that starts as the page's does.
+      const [, shownPrefix] =
+        /```text\n(Spectator admin token \(shown once, also saved to) [^\n]*\n\s+(spk_)…\n```/.exec(text) ?? ['', ''];
+      expect(shownPrefix).toBe('Spectator admin token (shown once, also saved to');
+      expect(backend.output()).toContain(shownPrefix!);
+      expect(token).toMatch(/^spk_/);
+      await printed(backend, /spectator backend listening/, 'the backend to listen', 60_000);
+      expect(section(1)).toContain('`spectator backend listening`');
       await until(
         'the backend to answer',
         async () => (await fetch(`http://127.0.0.1:${ports.backend}/api/v1/health`).catch(() => null))?.ok === true,
