@@ -13,6 +13,7 @@ import type {
 } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import { RegroupService } from '../src/paths/regroup.service';
+import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
 import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
 import { EvidenceService } from '../src/evidence/evidence.service';
@@ -166,11 +167,10 @@ beforeAll(async () => {
   const events = {
     captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture),
   } as unknown as EventsService;
-  regroup = new RegroupService(
-    ds,
-    new EvidenceService(new Notifier(), new AuditService(new AuditRepository(ds))),
-    events,
-  );
+  const evidence = new EvidenceService(new Notifier());
+  // The proposals' lifecycle records the evidence steps regrouping reaches, as in the app.
+  new ProposalLifecycle(evidence, new Notifier(), new AuditService(new AuditRepository(ds)));
+  regroup = new RegroupService(ds, evidence, events);
 });
 afterAll(async () => {
   await ds?.destroy();

@@ -5,6 +5,7 @@ import { CapturesModule } from '../captures/captures.module';
 import { EventsModule } from '../events/events.module';
 import { EvidenceModule } from '../evidence/evidence.module';
 import { PathsModule } from '../paths/paths.module';
+import { ProposalsModule } from '../proposals/proposals.module';
 import { EndpointEntity } from './endpoint.entity';
 import { EndpointsController } from './endpoints.controller';
 import { EndpointsService } from './endpoints.service';
@@ -14,6 +15,7 @@ import { EndpointsService } from './endpoints.service';
   imports: [
     TypeOrmModule.forFeature([EndpointEntity]),
     CapturesModule,
+    ProposalsModule,
     EventsModule,
     EvidenceModule,
     PathsModule,

@@ -20,9 +20,8 @@ import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-sha
 import { ShapeStore } from '../captures/shape-store';
 import { DomainError, ErrorCode } from '../common/errors';
 import { EventsService } from '../events/events.service';
-import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
-import { ProposalEntity, ProposalStepEntity } from '../proposals/proposal.entity';
+import { ProposalLifecycle } from '../proposals/proposal-lifecycle';
 import type { DocumentationDto } from './dto/documentation.dto';
 import { EndpointVersionEntity } from './endpoint-version.entity';
 import { EndpointEntity } from './endpoint.entity';
@@ -77,7 +76,7 @@ export class EndpointsService {
     private readonly captures: CapturesService,
     private readonly shapes: ShapeStore,
     private readonly events: EventsService,
-    private readonly evidence: EvidenceService,
+    private readonly lifecycle: ProposalLifecycle,
     private readonly hints: PathHintsService,
     private readonly audit: AuditService,
   ) {}
@@ -236,7 +235,7 @@ export class EndpointsService {
         });
       }
       // New versions can change matrix cells and move proposals (evidence may already be there).
-      await this.evidence.versionsMade(manager, project, proposalId, made);
+      await this.lifecycle.versionsMade(manager, project, proposalId, made);
       if (proposalId !== null)
         await this.audit.record(
           {
@@ -270,27 +269,13 @@ export class EndpointsService {
     message: string | undefined,
     endpoints: ReadonlyArray<{ method: string; path: string }>,
   ): Promise<string> {
-    const now = new Date();
     const title = message ?? `Document ${endpoints.map((e) => `${e.method} ${e.path}`).join(', ')}`.slice(0, 500);
-    const proposal = await manager.getRepository(ProposalEntity).save(
-      manager.getRepository(ProposalEntity).create({
-        projectId: project.id,
-        title,
-        description: message ?? '',
-        status: 'Approved',
-        sourceCaptureId: captureId,
-        createdBy: principal.name,
-        approvedBy: principal.name,
-        approvedAt: now,
-      }),
+    return this.lifecycle.openApproved(
+      manager,
+      project,
+      { title, description: message ?? '', sourceCaptureId: captureId, createdBy: principal.name, author: null },
+      principal.name,
+      new Date(),
     );
-    await manager
-      .getRepository(ProposalStepEntity)
-      .save(
-        manager
-          .getRepository(ProposalStepEntity)
-          .create({ proposalId: proposal.id, step: 'Approved', actor: principal.name, at: now }),
-      );
-    return proposal.id;
   }
 }

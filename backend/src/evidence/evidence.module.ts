@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { AuditModule } from '../audit/audit.module';
 import { CapturesModule } from '../captures/captures.module';
 import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -11,7 +10,7 @@ import { MatrixService } from './matrix.service';
 
 /** Runtime evidence: which version each environment runs (the matrix), comparisons and the CI gate. */
 @Module({
-  imports: [CapturesModule, VersionsModule, WebhooksModule, AuditModule],
+  imports: [CapturesModule, VersionsModule, WebhooksModule],
   controllers: [EvidenceController],
   providers: [EvidenceService, MatrixService, CompareService, CiGateService],
   exports: [EvidenceService, MatrixService],

@@ -1,20 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import {
-  type AgentEnvironment,
-  type EndpointShapes,
-  isDocumentableHeader,
-  PROPOSAL_STATUSES,
-  type ProposalStepName,
-  STEP_OF_KIND,
-  type Shape,
-} from '@spectator/shared';
+import { type AgentEnvironment, type EndpointShapes, isDocumentableHeader, type Shape } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
-import { AuditService } from '../audit/audit.service';
 import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
-import { sqlRank } from '../common/sql';
-import { returningRows } from '../common/returning';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
 import { insertNotSeenColumns, REBUILD_CELLS_TEXT_SQL } from './cells-text';
@@ -66,10 +55,23 @@ function evidenceOf(
 }
 
 /** An environment row as stored. */
-interface EnvironmentRow extends EnvironmentRowKey {
+export interface EnvironmentRow extends EnvironmentRowKey {
   id: string;
   firstSeen: Date;
 }
+
+/** Environment rows whose cells changed in a transaction, each with the endpoints whose cells changed. */
+export type CellChanges = ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>;
+
+/**
+ * Told in the transaction which cells changed (after their text is rebuilt): the proposals'
+ * lifecycle records the evidence steps they reach (proposals/proposal-lifecycle.ts).
+ */
+export type CellsChangedListener = (
+  manager: EntityManager,
+  project: EventProject,
+  changes: CellChanges,
+) => Promise<void>;
 
 interface EndpointRef {
   id: string;
@@ -78,9 +80,6 @@ interface EndpointRef {
 }
 
 type EvidenceExchange = ObservationRow & { lastSeen: Date };
-
-/** Lifecycle order, for "status = furthest step reached". */
-const STATUS_RANK_SQL = sqlRank('status', PROPOSAL_STATUSES);
 
 /** How many rows at most are recomputed for one endpoint when a version of it is made. */
 export const RECOMPUTE_ROW_LIMIT = 2_000;
@@ -107,10 +106,18 @@ export class EvidenceService {
   /** Environment row ids by project, kind and name. */
   private readonly rowIds = new LruCache<string, string>(10_000);
 
-  constructor(
-    private readonly notifier: Notifier,
-    private readonly audit: AuditService,
-  ) {}
+  private readonly cellsChangedListeners: CellsChangedListener[] = [];
+
+  constructor(private readonly notifier: Notifier) {}
+
+  /** Calls `listener` in every transaction that changes cells (ProposalLifecycle adds itself). */
+  onCellsChanged(listener: CellsChangedListener): void {
+    this.cellsChangedListeners.push(listener);
+  }
+
+  private async cellsChanged(manager: EntityManager, project: EventProject, changes: CellChanges): Promise<void> {
+    for (const listener of this.cellsChangedListeners) await listener(manager, project, changes);
+  }
 
   /**
    * The ingest hook, called in the batch's transaction: records the batch's exchanges for its
@@ -166,7 +173,7 @@ export class EvidenceService {
     const changed = await this.refreshCells(manager, project, row, endpoints);
     // The matrix text shows versions and drift only: a batch that changed no cell leaves it as is.
     if (changed.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [row.id]]);
-    await this.recordSteps(manager, project, [{ row, endpointIds: changed }]);
+    await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
   }
 
   /**
@@ -232,27 +239,20 @@ export class EvidenceService {
         changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints) });
       const rebuilt = changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
       if (rebuilt.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rebuilt]);
-      await this.recordSteps(manager, project, changes);
+      await this.cellsChanged(manager, project, changes);
     }
     return moved.reduce((sum, m) => sum + m.moved, 0);
   }
 
   /**
    * Called in the transaction that made new versions of some endpoints (a documentation commit or
-   * an approval): emits the `Approved` step of the proposal behind them, and recomputes the cells
-   * that can change. A new version is newer than every other, so a cell that already shows a
+   * an approval, through ProposalLifecycle.versionsMade): recomputes the cells that can change. A new version is newer than every other, so a cell that already shows a
    * version keeps it (it is the lowest conforming one); only drifting cells and rows that saw the
    * endpoint before it was documented are recomputed (at most RECOMPUTE_ROW_LIMIT rows per endpoint).
    * When an endpoint is documented for the first time the matrix gains a column, so every row of
    * the project is locked and gets an `N/A` spliced into its cells text (rare: once per endpoint).
    */
-  async versionsMade(
-    manager: EntityManager,
-    project: EventProject,
-    proposalId: string | null,
-    endpointIds: readonly string[],
-  ): Promise<void> {
-    if (proposalId !== null) await this.emitApproved(manager, project, proposalId);
+  async versionsMade(manager: EntityManager, project: EventProject, endpointIds: readonly string[]): Promise<void> {
     if (endpointIds.length === 0) return;
     // First documented now: the version just made is its only one.
     const firstDocumented = (
@@ -323,7 +323,7 @@ export class EvidenceService {
       for (const id of stale) rebuilt.add(id);
     }
     if (rebuilt.size > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [...rebuilt]]);
-    await this.recordSteps(manager, project, changes);
+    await this.cellsChanged(manager, project, changes);
   }
 
   /**
@@ -495,97 +495,6 @@ export class EvidenceService {
         drift: cell.drift,
       });
     }
-  }
-
-  /**
-   * Records the evidence steps of proposals: a row of kind K shows a proposal when, for every
-   * version the proposal made, the row's cell of that endpoint shows that version or a later one.
-   * Each step is recorded once (unique per proposal and step) when its own evidence appears, even
-   * before an earlier step's; the status is the furthest step reached and never moves back.
-   */
-  private async recordSteps(
-    manager: EntityManager,
-    project: EventProject,
-    changes: ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>,
-  ): Promise<void> {
-    const found: Array<{ row: EnvironmentRow; proposalId: string }> = [];
-    for (const { row, endpointIds } of changes) {
-      if (endpointIds.length === 0) continue;
-      const shown: Array<{ id: string }> = await manager.query(
-        `SELECT p.id FROM proposals p
-          WHERE p.project_id = $1 AND p.status <> 'Open'
-            AND p.id IN (SELECT v.proposal_id FROM endpoint_versions v WHERE v.endpoint_id = ANY($2::uuid[]) AND v.proposal_id IS NOT NULL)
-            AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $4)
-            AND NOT EXISTS (
-              SELECT 1 FROM endpoint_versions v
-                LEFT JOIN evidence_cells c ON c.row_id = $3 AND c.endpoint_id = v.endpoint_id
-                LEFT JOIN endpoint_versions cv ON cv.id = c.version_id
-               WHERE v.proposal_id = p.id AND (cv.id IS NULL OR (cv.major, cv.minor) < (v.major, v.minor)))`,
-        [project.id, endpointIds, row.id, STEP_OF_KIND[row.kind]],
-      );
-      for (const { id } of shown) found.push({ row, proposalId: id });
-    }
-    // Proposals are locked in id order (see the class comment).
-    found.sort((a, b) => (a.proposalId < b.proposalId ? -1 : a.proposalId > b.proposalId ? 1 : 0));
-    for (const { row, proposalId } of found) {
-      const step = STEP_OF_KIND[row.kind];
-      const [recorded] = (await manager.query(
-        `INSERT INTO proposal_steps (proposal_id, step, at, pull_request, build, commit)
-         VALUES ($1, $2, now(), $3, $4, $5)
-         ON CONFLICT ON CONSTRAINT proposal_steps_once DO NOTHING
-         RETURNING at`,
-        [proposalId, step, row.pullRequest, row.build, row.commit],
-      )) as Array<{ at: Date }>;
-      if (!recorded) continue;
-      const [proposal] = await returningRows<{ title: string; status: ProposalStepName }>(
-        manager,
-        `UPDATE proposals SET status = CASE WHEN ${STATUS_RANK_SQL} < $2 THEN $3 ELSE status END WHERE id = $1 RETURNING title, status`,
-        [proposalId, PROPOSAL_STATUSES.indexOf(step), step],
-      );
-      if (!proposal) continue;
-      await this.audit.record(
-        {
-          projectId: project.id,
-          actor: null,
-          action: 'proposal.step',
-          target: proposalId,
-          details: { step, pullRequest: row.pullRequest, build: row.build, commit: row.commit },
-        },
-        manager,
-      );
-      await this.notifier.emit(manager, project, {
-        type: 'proposal.step',
-        proposalId,
-        title: proposal.title,
-        step,
-        status: proposal.status,
-        at: recorded.at.toISOString(),
-        actor: null,
-        pullRequest: row.pullRequest,
-        build: row.build,
-        commit: row.commit,
-      });
-    }
-  }
-
-  private async emitApproved(manager: EntityManager, project: EventProject, proposalId: string): Promise<void> {
-    const [step] = (await manager.query(
-      `SELECT p.title, p.status, s.actor, s.at FROM proposals p JOIN proposal_steps s ON s.proposal_id = p.id AND s.step = 'Approved' WHERE p.id = $1`,
-      [proposalId],
-    )) as Array<{ title: string; status: ProposalStepName; actor: string | null; at: Date }>;
-    if (!step) return;
-    await this.notifier.emit(manager, project, {
-      type: 'proposal.step',
-      proposalId,
-      title: step.title,
-      step: 'Approved',
-      status: step.status,
-      at: step.at.toISOString(),
-      actor: step.actor,
-      pullRequest: null,
-      build: null,
-      commit: null,
-    });
   }
 
   /** Shapes read through the transaction: a batch's new shapes are not committed yet. */

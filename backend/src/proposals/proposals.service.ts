@@ -22,10 +22,9 @@ import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-sha
 import { ShapeStore } from '../captures/shape-store';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { sqlRank } from '../common/sql';
-import { EvidenceService } from '../evidence/evidence.service';
 import type { ProjectEntity } from '../projects/project.entity';
-import { returningRows } from '../common/returning';
 import { type CurrentVersion, planVersion, type ProposalMode, writeNextVersion } from '../versions/version-writer';
+import { ProposalLifecycle } from './proposal-lifecycle';
 import type {
   CreateProposalDto,
   PlannedBodyDto,
@@ -127,7 +126,8 @@ function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): En
 /**
  * Proposals, the API's pull requests: made from a capture's observed traffic or from planned
  * shapes, approved by an approver (a person, or a `write` token; with four eyes not its author), which makes the next versions, then moved through
- * Implemented → Appeared in Staging → Appeared in Production by evidence alone (EvidenceService).
+ * Implemented → Appeared in Staging → Appeared in Production by evidence alone; every lifecycle
+ * write is ProposalLifecycle's.
  */
 @Injectable()
 export class ProposalsService {
@@ -135,7 +135,7 @@ export class ProposalsService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly captures: CapturesService,
     private readonly shapes: ShapeStore,
-    private readonly evidence: EvidenceService,
+    private readonly lifecycle: ProposalLifecycle,
     private readonly audit: AuditService,
   ) {}
 
@@ -177,18 +177,15 @@ export class ProposalsService {
       });
     }
     const id = await this.db.transaction(async (manager) => {
-      const [proposal] = (await manager.query(
-        `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by, author) VALUES ($1, $2, $3, 'Open', $4, $5, $6) RETURNING id`,
-        [
-          project.id,
-          input.title,
-          input.description ?? '',
-          capture?.id ?? null,
-          principal.name,
-          actorKey(actorOf(principal)),
-        ],
-      )) as Array<{ id: string }>;
-      if (!proposal) throw new Error('proposal insert returned nothing');
+      const proposal = {
+        id: await this.lifecycle.open(manager, project, {
+          title: input.title,
+          description: input.description ?? '',
+          sourceCaptureId: capture?.id ?? null,
+          createdBy: principal.name,
+          author: actorKey(actorOf(principal)),
+        }),
+      };
       await manager.query(
         `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses, parameters)
          SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
@@ -258,21 +255,12 @@ export class ProposalsService {
         });
         endpointIds.push(written.endpointId);
       }
-      const approved = await returningRows(
-        manager,
-        `UPDATE proposals SET status = 'Approved', approved_by = $2, approved_at = now() WHERE id = $1 AND status = 'Open' RETURNING id`,
-        [id, principal.name],
-      );
-      if (approved.length === 0) throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved`);
-      await manager.query(
-        `INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, 'Approved', $2, now())`,
-        [id, principal.name],
-      );
+      await this.lifecycle.approve(manager, id, actor);
       await this.audit.record(
         { projectId: project.id, actor, action: 'proposal.approved', target: id, details: { title: row.title } },
         manager,
       );
-      await this.evidence.versionsMade(manager, project, id, endpointIds);
+      await this.lifecycle.versionsMade(manager, project, id, endpointIds);
     });
     return this.get(project, id);
   }
