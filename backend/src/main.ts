@@ -7,7 +7,7 @@ import { resolveDatabase, startBackend } from './backend';
 import { ConfigError, parseConfig } from './config/config';
 import { createRootLogger } from './common/logger';
 import { connectDataSource, createDataSource, DatabaseUnreachable } from './database/data-source';
-import { leaveStopSignalsToCaller } from './database/embedded';
+import { EmbeddedStartError, leaveStopSignalsToCaller } from './database/embedded';
 import { appliedMigrations, migrateDown, migrateUp } from './database/migrate';
 
 const USAGE = `usage:
@@ -90,8 +90,8 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`spectator-backend: ${error.message}\n${error instanceof UsageError ? `${USAGE}\n` : ''}`);
     process.exit(2);
   }
-  // A database that cannot be reached is the operator's to fix: its message says what and where, a stack adds nothing.
-  if (error instanceof DatabaseUnreachable) {
+  // A database that cannot be reached or started is the operator's to fix: its message says what and where, a stack adds nothing.
+  if (error instanceof DatabaseUnreachable || error instanceof EmbeddedStartError) {
     process.stderr.write(`spectator-backend: ${error.message}\n`);
     process.exit(1);
   }

