@@ -434,7 +434,8 @@ export class PathLearner {
     for (const [other, theirs] of siblings) {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const verdict = compare(mine, theirs);
-      if (verdict === 'alike') {
+      // The same following segments with nothing against them agree too (a position learned from many such values).
+      if (verdict === 'alike' || verdict === 'same') {
         alike = true;
         break;
       }
