@@ -386,7 +386,8 @@ async function main() {
             try {
               return await make(harFile, docDir);
             } catch (error) {
-              const reason = (error instanceof Error ? error.message : String(error)).split(':')[0];
+              const message = error instanceof Error ? error.message : String(error);
+              const reason = /ended with [^:]+/.exec(message)?.[0] ?? message.slice(0, 120);
               failures.push(`${name} made no document for ${entry.id} (${reason}); scored as an empty one`);
               console.log(`  ${failures[failures.length - 1]}`);
               return { openapi: '3.0.3', info: { title: 'failed', version: '0' }, paths: {} };
