@@ -1,6 +1,14 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { isIgnored, parseIgnoreRules } from '@spectator/shared';
+import {
+  type IgnoreRule,
+  ignoreWork,
+  isIgnored,
+  MAX_MATCHED_PATH_LENGTH,
+  MAX_RULES_PROGRAM_SIZE,
+  parseIgnoreRules,
+} from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
@@ -156,19 +164,69 @@ export function captureNotFound(project: ViewedProject, captureId: string): Doma
   return new DomainError(ErrorCode.CaptureNotFound, `capture ${captureId} does not exist in project ${project.slug}`);
 }
 
-/** A predicate "is this method + path visible" for a capture's rules in effect. */
-export function visibilityOf(capture: Pick<ViewedCapture, 'rules'>): (method: string, path: string) => boolean {
-  const { rules } = parseIgnoreRules(capture.rules);
+/**
+ * Engine work (RE2 steps, as `ignoreWork` counts them) spent at most testing one rules list on one
+ * capture's templates, over all its views: as much as 32 requests at the list limit cost the agent
+ * (32 × 2,500 × 2,048 ≈ 1.6 × 10^8 steps, about 5 s at the shared bench's worst rate). A hostile
+ * list on 20,000 templates of 2,048 characters was about 55 min of the event loop for one view.
+ * A template left untested when it is spent is shown, as a path longer than rules test is.
+ */
+export const MAX_RULES_WORK_PER_CAPTURE = 32 * MAX_RULES_PROGRAM_SIZE * MAX_MATCHED_PATH_LENGTH;
+
+/** Decisions remembered per capture and rules list, at most: more are tested (within the budget) each time. */
+const MAX_REMEMBERED_DECISIONS = 50_000;
+
+/** Above this length a path is remembered by its digest, so that memory stays bounded per decision. */
+const MAX_KEYED_PATH_LENGTH = 128;
+
+/** What one rules list decided on one capture's templates so far, and the work it has left. */
+interface RulesDecisions {
+  rules: IgnoreRule[];
+  workLeft: number;
+  /** Per `decisionKey`, whether the template is visible. */
+  visible: Map<string, boolean>;
+}
+
+/** Per capture and rules list (`${capture id} ${digest of the list}`), as many as views are kept for. */
+const decisions = new LruCache<string, RulesDecisions>(CACHED_VIEWS_PER_KIND);
+
+const digest = (text: string): string => createHash('sha256').update(text).digest('base64');
+
+function decisionKey(method: string, path: string): string {
+  return `${method} ${path.length > MAX_KEYED_PATH_LENGTH ? `#${digest(path)}` : path}`;
+}
+
+/**
+ * A predicate "is this method + path visible" for a capture's rules in effect. Each template is
+ * tested once per capture and rules list, across views and their computations, and the tests of
+ * one list on one capture take at most MAX_RULES_WORK_PER_CAPTURE steps together: past it, a
+ * template not tested yet is shown (docs/ignore-rules.md, "Matching stays fast").
+ */
+export function visibilityOf(capture: Pick<ViewedCapture, 'id' | 'rules'>): (method: string, path: string) => boolean {
+  if (capture.rules.length === 0) return () => true;
+  const key = `${capture.id} ${digest(JSON.stringify(capture.rules))}`;
+  let decided = decisions.get(key);
+  if (decided === undefined) {
+    decided = {
+      rules: parseIgnoreRules(capture.rules).rules,
+      workLeft: MAX_RULES_WORK_PER_CAPTURE,
+      visible: new Map(),
+    };
+    decisions.set(key, decided);
+  }
+  const { rules, visible } = decided;
   if (rules.length === 0) return () => true;
-  const memo = new Map<string, boolean>();
   return (method, path) => {
-    const key = `${method} ${path}`;
-    let visible = memo.get(key);
-    if (visible === undefined) {
-      visible = !isIgnored(rules, method, path);
-      memo.set(key, visible);
-    }
-    return visible;
+    const templateKey = decisionKey(method, path);
+    const known = visible.get(templateKey);
+    if (known !== undefined) return known;
+    const work = ignoreWork(rules, method, path);
+    if (work === 0) return true; // no rule applies, or the path is longer than rules test
+    if (work > decided.workLeft) return true;
+    decided.workLeft -= work;
+    const shown = !isIgnored(rules, method, path);
+    if (visible.size < MAX_REMEMBERED_DECISIONS) visible.set(templateKey, shown);
+    return shown;
   };
 }
 

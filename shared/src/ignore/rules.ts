@@ -190,11 +190,26 @@ export function isIgnored(rules: readonly IgnoreRule[], method: string, path: st
   // Normalized once for the whole list; past the length bound no rule is run (see MAX_MATCHED_PATH_LENGTH).
   const normalized = normalizePath(path);
   if (normalized === null) return false;
-  return applying.some((rule) => matchers.get(rule)!.matches(normalized));
+  return applying.some((rule) => matchers.get(rule)!.regex.matches(normalized));
 }
 
-/** The compiled pattern of each rule parsed here, run on paths already normalized. */
-const matchers = new WeakMap<IgnoreRule, RE2JS>();
+/**
+ * The most engine work `isIgnored(rules, method, path)` can take, in RE2 steps: the program sizes
+ * of the rules applying to the method, summed, times the length of the path as rules see it (0
+ * when no rule is run). At most MAX_RULES_PROGRAM_SIZE × MAX_MATCHED_PATH_LENGTH; computed
+ * without running any rule, so that a caller can keep to a budget.
+ */
+export function ignoreWork(rules: readonly IgnoreRule[], method: string, path: string): number {
+  const upperMethod = method.toUpperCase();
+  let programSize = 0;
+  for (const rule of rules)
+    if (rule.methods === null || rule.methods.includes(upperMethod)) programSize += matchers.get(rule)!.programSize;
+  if (programSize === 0) return 0;
+  return programSize * (normalizePath(path)?.length ?? 0);
+}
+
+/** The compiled pattern of each rule parsed here, run on paths already normalized, and its size. */
+const matchers = new WeakMap<IgnoreRule, { regex: RE2JS; programSize: number }>();
 
 function parseEntry(entry: unknown): { rule: IgnoreRule; size: number } {
   if (typeof entry !== 'string')
@@ -228,7 +243,7 @@ function parseEntry(entry: unknown): { rule: IgnoreRule; size: number } {
       return normalized !== null && regex.matches(normalized);
     },
   };
-  matchers.set(rule, regex);
+  matchers.set(rule, { regex, programSize });
   return { rule, size: programSize };
 }
 
