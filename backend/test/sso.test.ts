@@ -1,7 +1,9 @@
 import type { AuthConfigResponse, ProjectResponse, WhoAmIResponse } from '@spectator/shared';
 import pg from 'pg';
+import WebSocket from 'ws';
 import { type CookieJar, jarFetch, passProvider, startSsoBackend, TestBrowser } from './support/oidc';
 import type { TestBackend } from './support';
+import { MAX_SIGN_INS_UNDER_WAY } from '../src/auth/oidc.service';
 
 let sso: Awaited<ReturnType<typeof startSsoBackend>>;
 let backend: TestBackend;
@@ -211,5 +213,47 @@ describe('single sign-on (OpenID Connect, code flow with PKCE)', () => {
     expect(await browser.api('GET', '/projects')).toEqual({ status: 200, body: [] });
     expect((await browser.api('GET', '/projects/shop/captures')).status).toBe(404);
     expect((await browser.api('POST', '/projects', { slug: 'nope', name: 'x' })).status).toBe(403);
+  });
+
+  it('bounds the sign-ins under way: anyone may start one, so their rows are capped', async () => {
+    // Fill the table to the cap with fresh rows (as 10,000 unfinished sign-ins would), then one more.
+    await sql(
+      `INSERT INTO sign_in_requests (state, nonce, code_verifier, return_to)
+       SELECT 'filler-' || n, 'n', 'v', '/' FROM generate_series(1, $1::int - (SELECT count(*)::int FROM sign_in_requests)) AS n`,
+      [MAX_SIGN_INS_UNDER_WAY],
+    );
+    const refused = await fetch(`${backend.url}/api/v1/auth/login`, { redirect: 'manual' });
+    expect(refused.status).toBe(503);
+    expect(((await refused.json()) as { message: string }).message).toBe(
+      '10000 sign-ins are under way: try again in a few minutes',
+    );
+    // Once they are older than the sign-in window they no longer count.
+    await sql(`UPDATE sign_in_requests SET created_at = now() - interval '11 minutes' WHERE state LIKE 'filler-%'`);
+    expect((await fetch(`${backend.url}/api/v1/auth/login`, { redirect: 'manual' })).status).toBe(302);
+    await sql(`DELETE FROM sign_in_requests WHERE state LIKE 'filler-%'`);
+  });
+
+  it('opens live events with the session cookie from this site only, and closes them at sign-out', async () => {
+    const browser = new TestBrowser(backend.url);
+    expect((await browser.signIn('alice')).status).toBe(302);
+    const cookie = `spectator_session=${sessionCookieOf(browser.jar)}`;
+    const url = `${backend.url.replace(/^http/, 'ws')}/api/v1/projects/shop/events`;
+    const open = (origin: string): Promise<WebSocket> =>
+      new Promise((resolve, reject) => {
+        const socket = new WebSocket(url, ['spectator.v1'], { headers: { cookie, origin } });
+        socket.once('open', () => resolve(socket));
+        socket.once('unexpected-response', (_request, response) =>
+          reject(Object.assign(new Error(`refused ${response.statusCode}`), { status: response.statusCode })),
+        );
+        socket.once('error', reject);
+      });
+    // Another site's page could make the browser send the cookie (cross-site WebSocket hijacking).
+    await expect(open('http://evil.example')).rejects.toMatchObject({ status: 403 });
+    const socket = await open(backend.url);
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    expect((await browser.api('POST', '/auth/logout')).status).toBe(204);
+    expect(await closed).toEqual({ code: 1008, reason: 'session ended' });
   });
 });

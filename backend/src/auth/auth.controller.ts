@@ -6,6 +6,7 @@ import { CurrentPrincipal, RequireScope } from '../common/access';
 import type { Principal } from '../common/principal';
 import { cookieNames, cookieOf, SIGN_IN_COOKIE_PATH, setCookie } from './cookies';
 import { OidcService, SIGN_IN_SECONDS } from './oidc.service';
+import { TokenWatch } from './token-watch';
 
 /**
  * People's sign-in through the identity provider: `login` sends the browser there, `callback`
@@ -14,7 +15,10 @@ import { OidcService, SIGN_IN_SECONDS } from './oidc.service';
 @ApiTags('auth')
 @Controller('auth')
 export class AuthController {
-  constructor(private readonly oidc: OidcService) {}
+  constructor(
+    private readonly oidc: OidcService,
+    private readonly watch: TokenWatch,
+  ) {}
 
   /** How people sign in here, for the dashboard's sign-in page. */
   @Get('config')
@@ -66,7 +70,11 @@ export class AuthController {
     @CurrentPrincipal() principal: Principal,
     @Res({ passthrough: true }) response: Response,
   ): Promise<void> {
-    if (principal.kind === 'person') await this.oidc.end(principal.sessionHash);
+    if (principal.kind === 'person') {
+      await this.oidc.end(principal.sessionHash);
+      // Its dashboards' live events close now on this replica, on others within the check interval.
+      await this.watch.checkNow();
+    }
     const secure = this.oidc.secureCookies;
     response.setHeader(
       'Set-Cookie',

@@ -18,6 +18,12 @@ export function hashSessionId(id: string): string {
   return createHash('sha256').update(id).digest('hex');
 }
 
+/**
+ * Sign-ins started and not finished within SIGN_IN_REQUEST_MINUTES, at most: anyone may start one,
+ * so the rows they leave are bounded (far more than people sign in at once).
+ */
+export const MAX_SIGN_INS_UNDER_WAY = 10_000;
+
 /** Groups a person may carry into a role mapping, at most; more are ignored (a bounded row). */
 const MAX_GROUPS = 500;
 const MAX_CLAIM_LENGTH = 400;
@@ -134,7 +140,15 @@ export class OidcService implements OnModuleInit, OnModuleDestroy {
     const state = oidc.randomState();
     const nonce = oidc.randomNonce();
     const codeVerifier = oidc.randomPKCECodeVerifier();
-    await this.sessions.saveSignInRequest({ state, nonce, codeVerifier, returnTo: safeReturnTo(returnTo) });
+    const kept = await this.sessions.saveSignInRequest(
+      { state, nonce, codeVerifier, returnTo: safeReturnTo(returnTo) },
+      MAX_SIGN_INS_UNDER_WAY,
+    );
+    if (!kept)
+      throw new DomainError(
+        ErrorCode.ProviderUnavailable,
+        `${MAX_SIGN_INS_UNDER_WAY} sign-ins are under way: try again in a few minutes`,
+      );
     const url = oidc.buildAuthorizationUrl(provider, {
       redirect_uri: config.redirectUrl.href,
       scope: config.scopes,

@@ -19,11 +19,20 @@ export const SIGN_IN_REQUEST_MINUTES = 10;
 export class SessionsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async saveSignInRequest(request: SignInRequest): Promise<void> {
-    await this.db.query(
-      `INSERT INTO sign_in_requests (state, nonce, code_verifier, return_to) VALUES ($1, $2, $3, $4)`,
-      [request.state, request.nonce, request.codeVerifier, request.returnTo],
+  /**
+   * Keeps a started sign-in, unless `cap` sign-ins are under way already (anyone may start one:
+   * the table stays bounded however often `/auth/login` is called).
+   * @returns false when the cap was reached
+   */
+  async saveSignInRequest(request: SignInRequest, cap: number): Promise<boolean> {
+    const inserted: Array<{ state: string }> = await this.db.query(
+      `INSERT INTO sign_in_requests (state, nonce, code_verifier, return_to)
+       SELECT $1, $2, $3, $4
+        WHERE (SELECT count(*) FROM sign_in_requests WHERE created_at > now() - make_interval(mins => $5)) < $6
+       RETURNING state`,
+      [request.state, request.nonce, request.codeVerifier, request.returnTo, SIGN_IN_REQUEST_MINUTES, cap],
     );
+    return inserted.length > 0;
   }
 
   /**
@@ -59,6 +68,15 @@ export class SessionsRepository {
       [idHash],
     );
     return rows[0] ?? null;
+  }
+
+  /** Which of some hashed ids are live sessions now. */
+  async liveOf(idHashes: string[]): Promise<string[]> {
+    const rows: Array<{ idHash: string }> = await this.db.query(
+      `SELECT id_hash AS "idHash" FROM sessions WHERE id_hash = ANY($1::text[]) AND expires_at > now()`,
+      [idHashes],
+    );
+    return rows.map((row) => row.idHash);
   }
 
   async deleteSession(idHash: string): Promise<void> {

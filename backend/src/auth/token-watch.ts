@@ -5,14 +5,16 @@ import type { DataSource } from 'typeorm';
 import type { WebSocket } from 'ws';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import { SessionsRepository } from './sessions.repository';
 
 /** Close code for a socket whose token stopped working: policy violation, as for any refused peer. */
 export const TOKEN_ENDED_CLOSE_CODE = 1008;
 
 /**
- * Ends open WebSockets (agent streams, dashboard events) whose token was revoked or expired after
- * they were opened. A token is checked when a connection opens; without this an agent connected
- * for weeks would keep streaming on a revoked token. Every replica checks the tokens of its own
+ * Ends open WebSockets (agent streams, dashboard events) whose token was revoked or expired, or
+ * whose person's session ended (sign-out, expiry), after they were opened. A token is checked when
+ * a connection opens; without this an agent connected for weeks would keep streaming on a revoked
+ * token. Every replica checks the tokens of its own
  * open connections every `tokenCheckSeconds` (one query for all of them), so a revocation made
  * through any replica, or an expiry, ends them within that time; the replica that revokes checks
  * at once.
@@ -20,11 +22,14 @@ export const TOKEN_ENDED_CLOSE_CODE = 1008;
 @Injectable()
 export class TokenWatch implements OnModuleInit, OnModuleDestroy {
   private readonly watchers = new Map<string, Set<(reason: string) => void>>();
+  /** The same for people's sessions (dashboards with a session cookie), by the session's hash. */
+  private readonly sessionWatchers = new Map<string, Set<(reason: string) => void>>();
   private readonly job: PeriodicJob;
   private readonly log: Logger;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly sessions: SessionsRepository,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'token-watch' });
@@ -46,15 +51,12 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
 
   /** Closes `ws` (1008, with the reason) once its token stops working; stops watching when it closes. */
   closeWhenTokenEnds(ws: WebSocket, tokenId: string): void {
-    const end = (reason: string): void => ws.close(TOKEN_ENDED_CLOSE_CODE, reason);
-    let watchers = this.watchers.get(tokenId);
-    if (watchers === undefined) this.watchers.set(tokenId, (watchers = new Set()));
-    watchers.add(end);
-    ws.once('close', () => {
-      const current = this.watchers.get(tokenId);
-      current?.delete(end);
-      if (current?.size === 0) this.watchers.delete(tokenId);
-    });
+    watch(this.watchers, ws, tokenId);
+  }
+
+  /** Closes `ws` (1008, `session ended`) once a person's session ends: sign-out (on any replica) or expiry. */
+  closeWhenSessionEnds(ws: WebSocket, sessionHash: string): void {
+    watch(this.sessionWatchers, ws, sessionHash);
   }
 
   /**
@@ -72,26 +74,49 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
    * @returns how many connections were ended
    */
   async check(): Promise<number> {
-    if (this.watchers.size === 0) return 0;
-    const ended: Array<{ id: string; reason: string }> = await this.db.query(
-      `SELECT id, CASE WHEN revoked_at IS NOT NULL THEN 'token revoked' ELSE 'token expired' END AS reason
-         FROM tokens WHERE id = ANY($1::uuid[]) AND (revoked_at IS NOT NULL OR expires_at <= now())`,
-      [[...this.watchers.keys()]],
-    );
     let count = 0;
-    for (const { id, reason } of ended) {
-      const watchers = this.watchers.get(id);
-      this.watchers.delete(id);
-      for (const end of watchers ?? []) {
-        end(reason);
-        count += 1;
-      }
-    }
-    if (count > 0)
-      this.log.info(
-        { connections: count, tokens: ended.length },
-        'closed connections whose token was revoked or expired',
+    if (this.watchers.size > 0) {
+      const ended: Array<{ id: string; reason: string }> = await this.db.query(
+        `SELECT id, CASE WHEN revoked_at IS NOT NULL THEN 'token revoked' ELSE 'token expired' END AS reason
+           FROM tokens WHERE id = ANY($1::uuid[]) AND (revoked_at IS NOT NULL OR expires_at <= now())`,
+        [[...this.watchers.keys()]],
       );
+      for (const { id, reason } of ended) count += endAll(this.watchers, id, reason);
+      if (count > 0)
+        this.log.info(
+          { connections: count, tokens: ended.length },
+          'closed connections whose token was revoked or expired',
+        );
+    }
+    if (this.sessionWatchers.size > 0) {
+      const live = new Set(await this.sessions.liveOf([...this.sessionWatchers.keys()]));
+      let sessions = 0;
+      for (const hash of [...this.sessionWatchers.keys()])
+        if (!live.has(hash)) sessions += endAll(this.sessionWatchers, hash, 'session ended');
+      if (sessions > 0) this.log.info({ connections: sessions }, 'closed connections whose session ended');
+      count += sessions;
+    }
     return count;
   }
+}
+
+/** Adds `ws` to the watchers of `key` until it closes. */
+function watch(watchers: Map<string, Set<(reason: string) => void>>, ws: WebSocket, key: string): void {
+  const end = (reason: string): void => ws.close(TOKEN_ENDED_CLOSE_CODE, reason);
+  let set = watchers.get(key);
+  if (set === undefined) watchers.set(key, (set = new Set()));
+  set.add(end);
+  ws.once('close', () => {
+    const current = watchers.get(key);
+    current?.delete(end);
+    if (current?.size === 0) watchers.delete(key);
+  });
+}
+
+/** Ends every connection watched under `key`. @returns how many */
+function endAll(watchers: Map<string, Set<(reason: string) => void>>, key: string, reason: string): number {
+  const set = watchers.get(key);
+  watchers.delete(key);
+  for (const end of set ?? []) end(reason);
+  return set?.size ?? 0;
 }

@@ -6,6 +6,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { AuthGuard, ensureScope } from '../auth/auth.guard';
 import { TokenWatch } from '../auth/token-watch';
 import { type WebSocketRoute, WebSocketRouter } from '../common/websocket-router';
+import type { Principal } from '../common/principal';
 import { chooseProtocol, keepAlive, refuseUpgrade, refuseUpgradeFor } from '../common/ws-upgrade';
 import { MetricsService } from '../health/metrics.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
@@ -49,23 +50,23 @@ export class EventsGateway implements WebSocketRoute {
       return;
     }
     let projectId: string;
-    let tokenId: string | null;
+    let principal: Principal;
     try {
-      const principal = await this.guard.authenticateUpgrade(request);
+      principal = await this.guard.authenticateUpgrade(request);
       const project = await this.guard.projectFor(principal, slug);
       ensureScope(principal, 'read');
       projectId = project.id;
-      tokenId = principal.tokenId;
     } catch (error) {
       if (!refuseUpgradeFor(socket, error)) this.log.error({ err: error }, 'dashboard authentication failed');
       return;
     }
-    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, projectId, tokenId));
+    this.server.handleUpgrade(request, socket, head, (ws) => this.attach(ws, projectId, principal));
   }
 
-  private attach(ws: WebSocket, projectId: string, tokenId: string | null): void {
+  private attach(ws: WebSocket, projectId: string, principal: Principal): void {
     this.metrics.dashboardConnections.inc();
-    if (tokenId !== null) this.watch.closeWhenTokenEnds(ws, tokenId);
+    if (principal.kind === 'person') this.watch.closeWhenSessionEnds(ws, principal.sessionHash);
+    else this.watch.closeWhenTokenEnds(ws, principal.tokenId);
     const stopHeartbeat = keepAlive(ws);
     const unsubscribe = this.events.subscribe(projectId, (event) => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(event));
