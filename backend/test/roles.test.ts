@@ -160,6 +160,18 @@ describe('roles', () => {
     expect((await people.erin.api('PATCH', '/projects/shop', { fourEyes: false })).status).toBe(200);
   });
 
+  it('answers 400, not 500, for an email that is a lone UTF-16 surrogate (found by the fuzz test)', async () => {
+    const answer = await backend.api<{ message: string }>(
+      'PUT',
+      '/projects/shop/members',
+      '{"email":"\\ud800","role":"viewer"}',
+    );
+    expect(answer).toEqual({
+      status: 400,
+      body: expect.objectContaining({ message: 'email must be an email address' }),
+    });
+  });
+
   it('lets an admin set and remove roles by hand; others may not', async () => {
     expect(
       (await people.carol.api('PUT', '/projects/shop/members', { email: 'dave@example.test', role: 'editor' })).status,
