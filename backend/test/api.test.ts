@@ -581,6 +581,12 @@ describe('documentation and diffs', () => {
     expect(history.body.map((v) => v.version)).toEqual([accept.body.versions[0]?.version, '1.0']);
     expect(history.body[0]?.proposal).toMatchObject({ title: 'Accept tags', status: 'Approved', approvedBy: 'admin' });
     expect(history.body[1]?.proposal).toMatchObject({ status: 'Approved', approvedBy: 'write token' });
+    // An endpoint's history is read within its project only.
+    const elsewhere = await backend.api(
+      'GET',
+      `/projects/other/endpoints/${commit.body.versions[0]?.endpointId}/versions`,
+    );
+    expect(elsewhere.status).toBe(404);
   });
 });
 

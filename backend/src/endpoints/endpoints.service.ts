@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type BodyDocResponse,
   type DocumentationResponse,
@@ -9,8 +9,9 @@ import {
   type ParametersDoc,
   type ResponseDocResponse,
   toJsonSchema,
+  type Version,
 } from '@spectator/shared';
-import type { DataSource, EntityManager, Repository } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/tokens.service';
 import { AuditService } from '../audit/audit.service';
 import { actorOf } from '../common/principal';
@@ -23,8 +24,7 @@ import { EventsService } from '../events/events.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { ProposalLifecycle } from '../proposals/proposal-lifecycle';
 import type { DocumentationDto } from './dto/documentation.dto';
-import { EndpointVersionEntity } from './endpoint-version.entity';
-import { EndpointEntity } from './endpoint.entity';
+import { type EndpointAtVersion, EndpointsRepository } from './endpoints.repository';
 import { writeNextVersion } from '../versions/version-writer';
 import { withoutBodies } from '../versions/endpoint-shapes';
 
@@ -71,7 +71,7 @@ export function toEndpointDocs(shapes: EndpointShapes): {
 @Injectable()
 export class EndpointsService {
   constructor(
-    @InjectRepository(EndpointEntity) private readonly endpoints: Repository<EndpointEntity>,
+    private readonly endpoints: EndpointsRepository,
     @InjectDataSource() private readonly db: DataSource,
     private readonly captures: CapturesService,
     private readonly shapes: ShapeStore,
@@ -83,23 +83,7 @@ export class EndpointsService {
 
   /** Documented endpoints with their current version and shapes. */
   async list(project: ProjectEntity): Promise<EndpointResponse[]> {
-    const rows: Array<
-      {
-        id: string;
-        method: string;
-        path: string;
-        description: string;
-        updatedAt: Date;
-        major: number;
-        minor: number;
-      } & EndpointShapes
-    > = await this.db.query(
-      `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses, v.parameters
-           FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
-          WHERE e.project_id = $1
-          ORDER BY e.path, e.method`,
-      [project.id],
-    );
+    const rows = await this.endpoints.current(project.id);
     return rows.map((row) => ({
       id: row.id,
       method: row.method,
@@ -117,39 +101,33 @@ export class EndpointsService {
    * so a documented template wins over a hint.
    */
   async templates(projectId: string): Promise<string[]> {
-    const rows: Array<{ path: string }> = await this.db.query(
-      'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
-      [projectId],
-    );
-    const documented = rows.map((row) => row.path);
+    const documented = await this.endpoints.documentedPaths(projectId);
     const hinted = (await this.hints.templates(projectId)).filter((template) => !documented.includes(template));
     return [...documented, ...hinted];
   }
 
+  /**
+   * Endpoints at one version each, by path then method: the project's endpoints that have version
+   * `version`, the endpoints of the versions `versionIds`, or the documented ones at their current version.
+   */
+  atVersions(
+    projectId: string,
+    at: { version: Version } | { versionIds: readonly string[] } | 'current',
+  ): Promise<EndpointAtVersion[]> {
+    if (at === 'current') return this.endpoints.atCurrentVersion(projectId);
+    if ('version' in at) return this.endpoints.atVersion(projectId, at.version);
+    return this.endpoints.atVersionIds(at.versionIds);
+  }
+
   /** The version history of an endpoint, newest first. */
   async versions(project: ProjectEntity, endpointId: string): Promise<EndpointVersionResponse[]> {
-    if (!(await this.endpoints.existsBy({ id: endpointId, projectId: project.id }))) {
+    if (!(await this.endpoints.exists(project.id, endpointId))) {
       throw new DomainError(
         ErrorCode.EndpointNotFound,
         `endpoint ${endpointId} does not exist in project ${project.slug}`,
       );
     }
-    const rows: Array<
-      EndpointVersionEntity & {
-        title: string | null;
-        status: string | null;
-        createdBy: string | null;
-        approvedBy: string | null;
-        approvedAt: Date | null;
-      }
-    > = await this.db.query(
-      `SELECT v.id, v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
-                p.title, p.status, p.created_by AS "createdBy", p.approved_by AS "approvedBy", p.approved_at AS "approvedAt"
-           FROM endpoint_versions v LEFT JOIN proposals p ON p.id = v.proposal_id
-          WHERE v.endpoint_id = $1
-          ORDER BY v.major DESC, v.minor DESC`,
-      [endpointId],
-    );
+    const rows = await this.endpoints.versions(endpointId);
     return rows.map((row) => ({
       id: row.id,
       version: formatVersion(row),

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EndpointsModule } from '../endpoints/endpoints.module';
 import { EvidenceModule } from '../evidence/evidence.module';
 import { ProposalsModule } from '../proposals/proposals.module';
 import { OpenApiController } from './openapi.controller';
@@ -6,7 +7,7 @@ import { OpenApiService } from './openapi.service';
 
 /** The OpenAPI export of the documentation, and imports of a document as a proposal. */
 @Module({
-  imports: [EvidenceModule, ProposalsModule],
+  imports: [EndpointsModule, EvidenceModule, ProposalsModule],
   controllers: [OpenApiController],
   providers: [OpenApiService],
 })

@@ -1,0 +1,109 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { EndpointShapes, Version } from '@spectator/shared';
+import type { DataSource } from 'typeorm';
+import type { EndpointVersionEntity } from './endpoint-version.entity';
+
+/** A documented endpoint with its current version's number and shapes. */
+export interface CurrentEndpoint extends EndpointShapes, Version {
+  id: string;
+  method: string;
+  path: string;
+  description: string;
+  updatedAt: Date;
+}
+
+/** An endpoint at one of its versions, as the OpenAPI export reads it (the version's description). */
+export interface EndpointAtVersion extends EndpointShapes, Version {
+  method: string;
+  path: string;
+  description: string;
+}
+
+/** The columns of `EndpointAtVersion`, from endpoints `e` and versions `v`. */
+const AT_VERSION_COLUMNS = 'e.method, e.path, v.description, v.major, v.minor, v.request, v.responses, v.parameters';
+
+/** A version of an endpoint with the proposal behind it (null columns when it has none). */
+export interface VersionWithProposal extends EndpointVersionEntity {
+  title: string | null;
+  status: string | null;
+  createdBy: string | null;
+  approvedBy: string | null;
+  approvedAt: Date | null;
+}
+
+/**
+ * The SQL of documented endpoints as the API reads them, raw SQL in one style. Versions are
+ * written by `versions/version-writer.ts` through `versions.repository.ts`.
+ */
+@Injectable()
+export class EndpointsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** A project's documented endpoints with their current version, by path then method. */
+  current(projectId: string): Promise<CurrentEndpoint[]> {
+    return this.db.query(
+      `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses, v.parameters
+           FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
+          WHERE e.project_id = $1
+          ORDER BY e.path, e.method`,
+      [projectId],
+    );
+  }
+
+  /** The path templates of a project's documented endpoints, sorted, each once. */
+  async documentedPaths(projectId: string): Promise<string[]> {
+    const rows = (await this.db.query(
+      'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
+      [projectId],
+    )) as Array<{ path: string }>;
+    return rows.map((row) => row.path);
+  }
+
+  /** Whether the project has an endpoint with this id (documented or not). */
+  async exists(projectId: string, id: string): Promise<boolean> {
+    const [row] = (await this.db.query(
+      'SELECT EXISTS (SELECT 1 FROM endpoints WHERE id = $1 AND project_id = $2) AS "exists"',
+      [id, projectId],
+    )) as Array<{ exists: boolean }>;
+    return row?.exists === true;
+  }
+
+  /** An endpoint's versions, newest first, each with its proposal. */
+  versions(endpointId: string): Promise<VersionWithProposal[]> {
+    return this.db.query(
+      `SELECT v.id, v.endpoint_id AS "endpointId", v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
+                p.title, p.status, p.created_by AS "createdBy", p.approved_by AS "approvedBy", p.approved_at AS "approvedAt"
+           FROM endpoint_versions v LEFT JOIN proposals p ON p.id = v.proposal_id
+          WHERE v.endpoint_id = $1
+          ORDER BY v.major DESC, v.minor DESC`,
+      [endpointId],
+    );
+  }
+
+  /** A project's endpoints that have version `version`, at it, by path then method. */
+  atVersion(projectId: string, version: Version): Promise<EndpointAtVersion[]> {
+    return this.db.query(
+      `SELECT ${AT_VERSION_COLUMNS} FROM endpoints e JOIN endpoint_versions v ON v.endpoint_id = e.id AND v.major = $2 AND v.minor = $3
+        WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+      [projectId, version.major, version.minor],
+    );
+  }
+
+  /** The endpoints of the versions `versionIds` (those that exist), each at it, by path then method. */
+  atVersionIds(versionIds: readonly string[]): Promise<EndpointAtVersion[]> {
+    return this.db.query(
+      `SELECT ${AT_VERSION_COLUMNS} FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
+        WHERE v.id = ANY($1::uuid[]) ORDER BY e.path, e.method`,
+      [versionIds],
+    );
+  }
+
+  /** A project's documented endpoints at their current version, by path then method. */
+  atCurrentVersion(projectId: string): Promise<EndpointAtVersion[]> {
+    return this.db.query(
+      `SELECT ${AT_VERSION_COLUMNS} FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+      [projectId],
+    );
+  }
+}
