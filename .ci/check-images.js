@@ -108,12 +108,54 @@ function runToEnd(runner, env, command) {
 }
 
 /**
+ * The processes whose environment holds `mark`.
+ * @param {string} mark
+ * @returns {number[]}
+ */
+function marked(mark) {
+  return fs.readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      return fs.readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(mark) ? [Number(entry)] : [];
+    } catch {
+      return []; // gone, or not ours to read
+    }
+  });
+}
+
+/**
+ * Stops what is left of a command (SIGTERM, SIGKILL after 5 s) and says so when something was.
+ * @param {string} mark
+ */
+async function stopMarked(mark) {
+  const left = marked(mark);
+  if (left.length === 0) return;
+  console.log(`check-images: stopping ${left.length} process(es) the command left: ${left.join(', ')}`);
+  const signal = (/** @type {number} */ pid, /** @type {NodeJS.Signals} */ name) => {
+    try {
+      process.kill(pid, name);
+    } catch {
+      // it ended meanwhile
+    }
+  };
+  for (const pid of left) signal(pid, 'SIGTERM');
+  const deadline = Date.now() + 5_000;
+  while (marked(mark).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  for (const pid of marked(mark)) signal(pid, 'SIGKILL');
+}
+
+/**
  * Starts a long-running command (its own process group, stopped at the end).
  * @param {Runner} runner
  * @param {Record<string, string>} env
  * @param {string[]} command
  */
 function startIn(runner, env, command) {
+  // A mark in the command's environment: `buildah run --isolation chroot` does not pass a signal to
+  // the group on to the image's process, so what the command started is found by it and stopped.
+  const mark = `CHECK_IMAGES_RUN=${crypto.randomUUID()}`;
+  const [key, value] = mark.split('=');
+  env = { ...env, [String(key)]: String(value) };
   const [program, ...args] = runner.argv(env, command);
   const child = spawn(/** @type {string} */ (program), args, {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -133,6 +175,7 @@ function startIn(runner, env, command) {
     const killer = setTimeout(() => process.kill(-(/** @type {number} */ (child.pid)), 'SIGKILL'), 10_000);
     await exited;
     clearTimeout(killer);
+    await stopMarked(mark);
   };
   cleanups.push(() => void stop());
   return { output: () => output, exited, stop };
