@@ -1,12 +1,12 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { type Access, roleAllows, scopeOfRole, tokenAllows } from '@spectator/shared';
+import { scopeOfRole } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
 import { timingSafeEqual } from 'node:crypto';
 import { upgradeToken } from '../common/ws-upgrade';
-import { ACCESS_KEY, type AuthenticatedRequest, type RouteAccess } from '../common/access';
+import { ACCESS_KEY, type AuthenticatedRequest, ensureScope, type RouteAccess } from '../common/access';
 import { DomainError, ErrorCode } from '../common/errors';
-import type { Person, Principal } from '../common/principal';
+import { personLabel, type Principal } from '../common/principal';
 import type { ProjectEntity } from '../projects/project.entity';
 import { projectNotFound, ProjectsService } from '../projects/projects.service';
 import { UsersService } from '../users/users.service';
@@ -15,7 +15,7 @@ import { cookieNames, cookieOf } from './cookies';
 import { OidcService } from './oidc.service';
 import { TokensService } from './tokens.service';
 
-export { CurrentPrincipal, CurrentProject, RequireScope } from '../common/access';
+export { CurrentPrincipal, CurrentProject, ensureScope, RequireScope } from '../common/access';
 
 /** Methods that change nothing: the only ones a cookie session may use without the CSRF header. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -137,51 +137,4 @@ export class AuthGuard implements CanActivate {
     if (principal.projectId !== null && principal.projectId !== project.id) throw projectNotFound(slug);
     return project;
   }
-
-  /** Ids of the projects a principal sees; null for all of them. */
-  async visibleProjectIds(principal: Principal): Promise<string[] | null> {
-    if (principal.kind === 'token') return principal.projectId === null ? null : [principal.projectId];
-    return this.users.projectIdsOf(principal.person);
-  }
 }
-
-/**
- * How a person is named where an actor is recorded (proposal steps, versions, webhooks):
- * `Name <email>`, or whichever of them the provider sent, else the subject.
- */
-export function personLabel(person: Person): string {
-  if (person.name !== null && person.email !== null && person.name !== person.email)
-    return `${person.name} <${person.email}>`;
-  return person.name ?? person.email ?? person.subject;
-}
-
-/**
- * @throws DomainError Forbidden when the principal may not do what a route needs: a person's role
- * in the route's project (outside a project, `admin` needs an instance admin), a token's scope.
- */
-export function ensureScope(principal: Principal, needed: Access | 'agent'): void {
-  if (principal.kind === 'token') {
-    if (!tokenAllows(principal.scope, needed))
-      throw new DomainError(
-        ErrorCode.Forbidden,
-        `this needs a token with scope ${needed === 'approve' ? 'write' : needed}; this token has scope ${principal.scope}`,
-      );
-    return;
-  }
-  if (needed === 'agent') throw new DomainError(ErrorCode.Forbidden, 'only agent tokens stream traffic');
-  if (principal.role === null) {
-    if (needed === 'admin' && !principal.person.instanceAdmin)
-      throw new DomainError(
-        ErrorCode.Forbidden,
-        'this needs an instance admin (a group of SPECTATOR_OIDC_ADMIN_GROUPS)',
-      );
-    return;
-  }
-  if (!roleAllows(principal.role, needed))
-    throw new DomainError(
-      ErrorCode.Forbidden,
-      `this needs the ${ROLE_FOR[needed]} role in this project; you are ${principal.role}`,
-    );
-}
-
-const ROLE_FOR: Record<Access, string> = { read: 'viewer', write: 'editor', approve: 'approver', admin: 'admin' };

@@ -10,6 +10,7 @@ import { OidcService } from './oidc.service';
 import { SessionsRepository } from './sessions.repository';
 import { TokenWatch } from './token-watch';
 import { TokenEntity } from './token.entity';
+import { TokensController } from './tokens.controller';
 import { TokensService } from './tokens.service';
 
 /**
@@ -19,7 +20,7 @@ import { TokensService } from './tokens.service';
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([TokenEntity]), ProjectsModule, UsersModule, AuditModule],
-  controllers: [AuthController, MeController],
+  controllers: [AuthController, MeController, TokensController],
   providers: [AuthGuard, TokensService, TokenWatch, OidcService, SessionsRepository],
   exports: [AuthGuard, TokensService, TokenWatch],
 })

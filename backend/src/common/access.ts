@@ -1,7 +1,8 @@
 import { applyDecorators, createParamDecorator, type ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension, ApiParam } from '@nestjs/swagger';
-import type { Access } from '@spectator/shared';
+import { type Access, roleAllows, tokenAllows } from '@spectator/shared';
 import type { IncomingMessage } from 'node:http';
+import { DomainError, ErrorCode } from './errors';
 import type { Principal } from './principal';
 
 export const ACCESS_KEY = 'spectator:access';
@@ -55,3 +56,34 @@ export const CurrentPrincipal = createParamDecorator((_data: unknown, context: E
   if (!principal) throw new Error('CurrentPrincipal used on a public route');
   return principal;
 });
+
+/**
+ * @throws DomainError Forbidden when the principal may not do what a route needs: a person's role
+ * in the route's project (outside a project, `admin` needs an instance admin), a token's scope.
+ */
+export function ensureScope(principal: Principal, needed: Access | 'agent'): void {
+  if (principal.kind === 'token') {
+    if (!tokenAllows(principal.scope, needed))
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        `this needs a token with scope ${needed === 'approve' ? 'write' : needed}; this token has scope ${principal.scope}`,
+      );
+    return;
+  }
+  if (needed === 'agent') throw new DomainError(ErrorCode.Forbidden, 'only agent tokens stream traffic');
+  if (principal.role === null) {
+    if (needed === 'admin' && !principal.person.instanceAdmin)
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        'this needs an instance admin (a group of SPECTATOR_OIDC_ADMIN_GROUPS)',
+      );
+    return;
+  }
+  if (!roleAllows(principal.role, needed))
+    throw new DomainError(
+      ErrorCode.Forbidden,
+      `this needs the ${ROLE_FOR[needed]} role in this project; you are ${principal.role}`,
+    );
+}
+
+const ROLE_FOR: Record<Access, string> = { read: 'viewer', write: 'editor', approve: 'approver', admin: 'admin' };

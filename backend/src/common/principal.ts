@@ -72,3 +72,13 @@ export function actorOf(principal: Principal): Actor {
 export function actorKey(actor: Pick<Actor, 'kind' | 'id'>): string {
   return `${actor.kind}:${actor.id}`;
 }
+
+/**
+ * How a person is named where an actor is recorded (proposal steps, versions, webhooks):
+ * `Name <email>`, or whichever of them the provider sent, else the subject.
+ */
+export function personLabel(person: Person): string {
+  if (person.name !== null && person.email !== null && person.name !== person.email)
+    return `${person.name} <${person.email}>`;
+  return person.name ?? person.email ?? person.subject;
+}

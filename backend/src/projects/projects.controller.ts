@@ -1,12 +1,12 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, Patch, Post } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { ProjectResponse, TokenResponse } from '@spectator/shared';
-import { AuthGuard, CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
-import { type Principal, TokensService } from '../auth/tokens.service';
-import { CreateProjectDto, CreateTokenDto, UpdateProjectDto } from './dto/project.dto';
+import type { ProjectResponse } from '@spectator/shared';
+import { CurrentPrincipal, CurrentProject, RequireScope } from '../common/access';
+import type { Principal } from '../common/principal';
+import { UsersService } from '../users/users.service';
+import { CreateProjectDto, UpdateProjectDto } from './dto/project.dto';
 import type { ProjectEntity } from './project.entity';
 import { ProjectsService, toProjectResponse } from './projects.service';
-import { uuidPipe } from '../common/validation';
 
 @ApiTags('projects')
 @ApiBearerAuth()
@@ -14,8 +14,7 @@ import { uuidPipe } from '../common/validation';
 export class ProjectsController {
   constructor(
     private readonly projects: ProjectsService,
-    private readonly tokens: TokensService,
-    private readonly guard: AuthGuard,
+    private readonly users: UsersService,
   ) {}
 
   @Post()
@@ -27,7 +26,7 @@ export class ProjectsController {
   @Get()
   @RequireScope('read')
   async list(@CurrentPrincipal() principal: Principal): Promise<ProjectResponse[]> {
-    return this.projects.list(await this.guard.visibleProjectIds(principal));
+    return this.projects.list(await this.users.visibleProjectIds(principal));
   }
 
   @Get(':p')
@@ -45,32 +44,5 @@ export class ProjectsController {
     @Body() body: UpdateProjectDto,
   ): Promise<ProjectResponse> {
     return this.projects.update(project, principal, body);
-  }
-
-  @Post(':p/tokens')
-  @RequireScope('admin')
-  createToken(
-    @CurrentProject() project: ProjectEntity,
-    @CurrentPrincipal() principal: Principal,
-    @Body() body: CreateTokenDto,
-  ): Promise<TokenResponse> {
-    return this.tokens.create(project.id, body, principal);
-  }
-
-  @Get(':p/tokens')
-  @RequireScope('admin')
-  listTokens(@CurrentProject() project: ProjectEntity): Promise<TokenResponse[]> {
-    return this.tokens.list(project.id);
-  }
-
-  @Delete(':p/tokens/:tokenId')
-  @HttpCode(204)
-  @RequireScope('admin')
-  revokeToken(
-    @CurrentProject() project: ProjectEntity,
-    @CurrentPrincipal() principal: Principal,
-    @Param('tokenId', uuidPipe('tokenId')) tokenId: string,
-  ): Promise<void> {
-    return this.tokens.revoke(project.id, tokenId, principal);
   }
 }

@@ -80,6 +80,12 @@ export class UsersService {
     return person.instanceAdmin ? null : this.users.projectIdsOf(person.id, person.groups);
   }
 
+  /** Ids of the projects a caller sees: a token its own (all for the bootstrap token), a person theirs; null for all. */
+  async visibleProjectIds(principal: Principal): Promise<string[] | null> {
+    if (principal.kind === 'token') return principal.projectId === null ? null : [principal.projectId];
+    return this.projectIdsOf(principal.person);
+  }
+
   async members(project: ProjectRef): Promise<MembersResponse> {
     const [members, groupRoles] = await Promise.all([
       this.users.members(project.id),
