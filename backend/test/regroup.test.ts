@@ -7,6 +7,7 @@ import type {
   EvidenceResponse,
   ObservedEndpointResponse,
   ProjectResponse,
+  ProposalResponse,
   TokenResponse,
   UndocumentedEndpointResponse,
   VersionMatrixResponse,
@@ -292,6 +293,72 @@ describe('regrouping literal paths into a template', () => {
       '/articles/{articleId}/unpublish',
       '/articles/{owner}/{article}',
     ]);
+    await side.agent.close();
+  });
+});
+
+describe('regrouping open proposals', () => {
+  it('rewrites the endpoints of open proposals made from the literal traffic to the template, one per method', async () => {
+    const side = await openSide('proposals', { kind: 'staging', build: 'b4' });
+    const capture = side.captures[0] as string;
+    await send(side, [
+      { method: 'GET', path: '/teams/erin-q7zx', status: 200, response: { slug: 'x', id: 1 } },
+      { method: 'GET', path: '/teams/frank-q7zx', status: 200, response: { slug: 'x', members: 3 } },
+      { method: 'GET', path: '/teams/frank-q7zx', status: 404, response: { message: 'gone' } },
+      { method: 'DELETE', path: '/teams/frank-q7zx', status: 204 },
+    ]);
+    const fromTraffic = await backend.api<ProposalResponse>('POST', '/projects/proposals/proposals', {
+      title: 'Teams',
+      captureId: capture,
+      endpoints: [
+        { method: 'GET', path: '/teams/erin-q7zx', description: 'A team' },
+        { method: 'DELETE', path: '/teams/frank-q7zx' },
+        { method: 'GET', path: '/teams/frank-q7zx' },
+      ],
+    });
+    expect(fromTraffic.status).toBe(201);
+    // A planned endpoint keeps the path its author wrote.
+    const planned = await backend.api<ProposalResponse>('POST', '/projects/proposals/proposals', {
+      title: 'Planned',
+      endpoints: [{ method: 'GET', path: '/teams/planned', responses: [{ status: 200 }] }],
+    });
+    expect(planned.status).toBe(201);
+    const rows = await rowsUnder('proposals', '/teams/%-q7zx', capture);
+    expect(rows).toEqual({ observations: 4, summaries: 3, evidence: 4 });
+
+    const merged = await regroup.regroup(await projectId('proposals'), '/teams/{team}', { captureId: capture });
+    expect(merged).toBe(rows.observations + rows.summaries + rows.evidence + 3);
+
+    const after = await get<ProposalResponse>(`/projects/proposals/proposals/${fromTraffic.body.id}`);
+    expect(after.endpoints.map(({ method, path }) => `${method} ${path}`)).toEqual([
+      'GET /teams/{team}',
+      'DELETE /teams/{team}',
+    ]);
+    const [stored] = (await ds.query(
+      `SELECT description, responses FROM proposal_endpoints WHERE proposal_id = $1 AND method = 'GET'`,
+      [fromTraffic.body.id],
+    )) as Array<{
+      description: string;
+      responses: Array<{ status: number; shape: { fields: Array<{ name: string }> } }>;
+    }>;
+    // What both copies showed: every status, the fields of both answers.
+    expect(stored?.description).toBe('A team');
+    expect(stored?.responses.map((r) => r.status)).toEqual([200, 404]);
+    expect(stored?.responses[0]?.shape.fields.map((f) => f.name)).toEqual(['id', 'members', 'slug']);
+    expect(
+      (await get<ProposalResponse>(`/projects/proposals/proposals/${planned.body.id}`)).endpoints.map((e) => e.path),
+    ).toEqual(['/teams/planned']);
+    for (const name of ['erin-q7zx', 'frank-q7zx'])
+      expect(await tablesContaining(backend.databaseUrl, name)).toEqual([]);
+
+    // Approved, it documents the template.
+    expect((await backend.api('POST', `/projects/proposals/proposals/${fromTraffic.body.id}/approve`)).status).toBe(
+      200,
+    );
+    const undocumented = await get<UndocumentedEndpointResponse[]>(
+      `/projects/proposals/captures/${capture}/undocumented`,
+    );
+    expect(undocumented).toEqual([]);
     await side.agent.close();
   });
 });

@@ -1,9 +1,17 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { bestTemplate, hasParameter, MATRIX_KINDS, type MatrixKind, matchTemplate } from '@spectator/shared';
+import {
+  bestTemplate,
+  type EndpointShapes,
+  hasParameter,
+  MATRIX_KINDS,
+  type MatrixKind,
+  matchTemplate,
+} from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { extendEndpointShapes } from '../versions/endpoint-shapes';
 import { withRetry } from '../common/retry';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
@@ -96,8 +104,10 @@ export class RegroupService {
    * summaries of the capture `scope.captureId` (all captures without it), and the evidence of that
    * capture's environment row (all rows without it). A path is left alone when it is documented
    * (documented templates always win) or when a documented template matches it more specifically
-   * than `template` does (the agent would have named it so). All in one transaction.
-   * @returns how many literal rows were merged (observations, capture summaries and evidence rows).
+   * than `template` does (the agent would have named it so). Open proposals made from that
+   * capture's traffic (all open ones without it) are rewritten to the template too. All in one transaction.
+   * @returns how many literal rows were merged (observations, capture summaries, evidence rows and
+   * endpoints of open proposals).
    * @throws DomainError BadInput for a malformed template, CaptureNotFound for a capture of another project.
    */
   async regroup(projectId: string, template: string, scope: RegroupScope = {}): Promise<number> {
@@ -149,7 +159,8 @@ export class RegroupService {
     for (const row of moved) byCapture.set(row.captureId, [...(byCapture.get(row.captureId) ?? []), row]);
     for (const [capture, rows] of byCapture) await this.writeMerged(manager, project.id, capture, template, rows);
     const evidence = await this.evidence.regroup(manager, project, rowIds, literals, template);
-    const merged = moved.reduce((sum, row) => sum + row.rows, 0) + (summaries?.deleted ?? 0) + evidence;
+    const proposals = await regroupProposals(manager, project.id, captureId, literals, template);
+    const merged = moved.reduce((sum, row) => sum + row.rows, 0) + (summaries?.deleted ?? 0) + evidence + proposals;
     return { merged, captures: [...byCapture.keys()] };
   }
 
@@ -246,7 +257,10 @@ export class RegroupService {
         WHERE c.project_id = $1 AND ($2::uuid IS NULL OR ce.capture_id = $2) AND ce.path LIKE $3 AND ce.path <> $4
        UNION
        SELECT eo.path FROM evidence_observations eo
-        WHERE eo.project_id = $1 AND ($5::uuid[] IS NULL OR eo.row_id = ANY($5::uuid[])) AND eo.path LIKE $3 AND eo.path <> $4`,
+        WHERE eo.project_id = $1 AND ($5::uuid[] IS NULL OR eo.row_id = ANY($5::uuid[])) AND eo.path LIKE $3 AND eo.path <> $4
+       UNION
+       SELECT pe.path FROM proposal_endpoints pe JOIN proposals p ON p.id = pe.proposal_id
+        WHERE p.project_id = $1 AND ${OPEN_FROM_TRAFFIC} AND pe.path LIKE $3 AND pe.path <> $4`,
       [projectId, captureId, likePatternOf(template), template, rowIds],
     )) as Array<{ path: string }>;
     const paths = candidates
@@ -277,6 +291,102 @@ function routeWordTaken(template: string, path: string): boolean {
     (segment, at) =>
       at > 0 && !segment.startsWith('{') && given[at - 1]!.startsWith('{') && (wanted[at] ?? '').startsWith('{'),
   );
+}
+
+/**
+ * Endpoints of open proposals made from traffic (`extend`) of the capture `$2` (of any capture when
+ * null): keyed on the paths traffic came under, so they follow a regrouping. Planned endpoints
+ * (`replace`) keep the paths users wrote.
+ */
+const OPEN_FROM_TRAFFIC = `p.status = 'Open' AND pe.mode = 'extend' AND ($2::uuid IS NULL OR p.source_capture_id = $2)`;
+
+/** One endpoint of an open proposal, as regrouping reads it. */
+interface ProposalEndpointRow extends Omit<EndpointShapes, 'parameters'> {
+  id: string;
+  parameters: EndpointShapes['parameters'] | null;
+  proposalId: string;
+  method: string;
+  path: string;
+  description: string | null;
+}
+
+/**
+ * Rewrites the endpoints of open proposals made from traffic under `literals` to `template`: per
+ * proposal and method, the literal copies (and an endpoint already at the template) become one
+ * endpoint at the first one's position, their observed shapes merged as documentation extends
+ * (`extendEndpointShapes`), so approving it documents the template with everything the copies
+ * showed. The proposal's `proposal.created` audit entry names the template instead of the literal
+ * paths (no name stays stored). Returns how many literal endpoints were rewritten.
+ */
+async function regroupProposals(
+  manager: EntityManager,
+  projectId: string,
+  captureId: string | null,
+  literals: readonly string[],
+  template: string,
+): Promise<number> {
+  const rows = (await manager.query(
+    `SELECT pe.id, pe.proposal_id AS "proposalId", pe.method, pe.path, pe.description, pe.request, pe.responses, pe.parameters
+       FROM proposal_endpoints pe JOIN proposals p ON p.id = pe.proposal_id
+      WHERE p.project_id = $1 AND ${OPEN_FROM_TRAFFIC} AND (pe.path = ANY($3::text[]) OR pe.path = $4)
+      ORDER BY pe.proposal_id, pe.method, pe.position
+      FOR UPDATE OF pe`,
+    [projectId, captureId, literals, template],
+  )) as ProposalEndpointRow[];
+  const groups = new Map<string, ProposalEndpointRow[]>();
+  for (const row of rows) {
+    const key = `${row.proposalId} ${row.method}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  let rewritten = 0;
+  const proposals = new Set<string>();
+  for (const group of groups.values()) {
+    const copies = group.filter((row) => row.path !== template);
+    if (copies.length === 0) continue;
+    rewritten += copies.length;
+    proposals.add(group[0]!.proposalId);
+    const [kept, ...others] = group as [ProposalEndpointRow, ...ProposalEndpointRow[]];
+    const shapes = others.reduce<EndpointShapes>(
+      (merged, row) => extendEndpointShapes(merged, shapesOf(row)),
+      shapesOf(kept),
+    );
+    if (others.length > 0)
+      await manager.query('DELETE FROM proposal_endpoints WHERE id = ANY($1::bigint[])', [others.map((row) => row.id)]);
+    await manager.query(
+      'UPDATE proposal_endpoints SET path = $2, description = $3, request = $4, responses = $5, parameters = $6 WHERE id = $1',
+      [
+        kept.id,
+        template,
+        group.find((row) => row.description !== null)?.description ?? null,
+        shapes.request === null ? null : JSON.stringify(shapes.request),
+        JSON.stringify(shapes.responses),
+        shapes.parameters === undefined ? null : JSON.stringify(shapes.parameters),
+      ],
+    );
+  }
+  if (proposals.size > 0)
+    await manager.query(
+      `UPDATE audit_events a
+          SET details = jsonb_set(a.details, '{endpoints}', (
+                SELECT coalesce(jsonb_agg(r.e ORDER BY r.i), '[]'::jsonb)
+                  FROM (SELECT CASE WHEN split_part(x.v, ' ', 2) = ANY($3::text[]) THEN split_part(x.v, ' ', 1) || ' ' || $4 ELSE x.v END AS e,
+                               min(x.i) AS i
+                          FROM jsonb_array_elements_text(a.details->'endpoints') WITH ORDINALITY AS x(v, i)
+                         GROUP BY 1) r))
+        WHERE a.project_id = $1 AND a.action = 'proposal.created' AND a.target = ANY($2::text[])
+          AND jsonb_typeof(a.details->'endpoints') = 'array'`,
+      [projectId, [...proposals], literals, template],
+    );
+  return rewritten;
+}
+
+/** The shapes of a proposal endpoint row (parameters only when it has some). */
+function shapesOf(row: ProposalEndpointRow): EndpointShapes {
+  return {
+    request: row.request,
+    responses: row.responses,
+    ...(row.parameters === null || row.parameters === undefined ? {} : { parameters: row.parameters }),
+  };
 }
 
 /** A row's aggregate key as the ingest writes it (NUL never occurs in stored values; ' ' stands for none). */
