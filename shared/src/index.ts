@@ -15,6 +15,7 @@ export * from './ignore/rules';
 export * from './version/version';
 export * from './interest';
 export * from './protocol/messages';
+export * from './runtime/histogram';
 export * from './api/types';
 export * from './api/compare';
 export * from './api/lifecycle';

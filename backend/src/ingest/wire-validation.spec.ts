@@ -19,6 +19,16 @@ const observation = {
   firstSeen: '2026-01-01T00:00:00.000Z',
   lastSeen: '2026-01-01T00:00:01.000Z',
 };
+const runtime = { ttfb: { '13': 2 }, ttlb: { '14': 1 }, clientLeft: 1 };
+const failure = {
+  method: 'GET',
+  path: '/posts',
+  status: 503,
+  count: 3,
+  firstSeen: '2026-01-01T00:00:00.000Z',
+  lastSeen: '2026-01-01T00:00:01.000Z',
+  elapsed: { '-4': 3 },
+};
 const batch = {
   type: 'batch',
   batchId: '0c6f1d9e-3b2a-4f5e-8d7c-1a2b3c4d5e6f',
@@ -137,6 +147,74 @@ describe('parseAgentMessage', () => {
       'unmatched.requests must be an integer 0-1000000000',
     ],
     [
+      'a bucket out of range',
+      { ...batch, observations: [{ ...observation, runtime: { ...runtime, ttfb: { '200': 1 } } }] },
+      'observations[0].runtime.ttfb["200"] must be a bucket index -40–108',
+    ],
+    [
+      'a negative bucket count',
+      { ...batch, observations: [{ ...observation, runtime: { ...runtime, ttlb: { '3': -1 } } }] },
+      'observations[0].runtime.ttlb["3"] must be an integer count 0-2',
+    ],
+    [
+      'a histogram as an array',
+      { ...batch, observations: [{ ...observation, runtime: { ...runtime, ttfb: [13, 2] } }] },
+      'observations[0].runtime.ttfb must be an object of bucket → count',
+    ],
+    [
+      'a histogram counting more exchanges than its row',
+      { ...batch, observations: [{ ...observation, runtime: { ...runtime, ttfb: { '13': 2, '14': 1 } } }] },
+      "observations[0].runtime.ttfb counts 3 exchanges, more than the row's 2",
+    ],
+    [
+      'too many buckets',
+      {
+        ...batch,
+        observations: [
+          {
+            ...observation,
+            // Every bucket, and one more key: refused by number before the key is read.
+            runtime: {
+              ...runtime,
+              ttfb: { ...Object.fromEntries(Array.from({ length: 149 }, (_, i) => [String(i - 40), 0])), x: 0 },
+            },
+          },
+        ],
+      },
+      'observations[0].runtime.ttfb must hold at most 149 buckets',
+    ],
+    [
+      'a missing ttlb',
+      { ...batch, observations: [{ ...observation, runtime: { ttfb: {} } }] },
+      'observations[0].runtime.ttlb must be an object of bucket → count',
+    ],
+    [
+      'more left exchanges than the row has',
+      { ...batch, observations: [{ ...observation, runtime: { ...runtime, clientLeft: 3 } }] },
+      'observations[0].runtime.clientLeft must be an integer 0-2',
+    ],
+    [
+      'a value riding along the timings',
+      { ...batch, observations: [{ ...observation, runtime: { ...runtime, url: '/posts/1' } }] },
+      'observations[0].runtime.url is not allowed (runtime carries timings and counts only)',
+    ],
+    ['failures not an array', { ...batch, failures: {} }, 'failures must be an array of at most 10000 rows'],
+    [
+      'a failure status the agent never answers',
+      { ...batch, failures: [{ ...failure, status: 500 }] },
+      'failures[0].status must be one of 0, 502, 503, 504',
+    ],
+    [
+      'a failure without timings',
+      { ...batch, failures: [{ ...failure, elapsed: undefined }] },
+      'failures[0].elapsed must be an object of bucket → count',
+    ],
+    [
+      'a failure with a relative path',
+      { ...batch, failures: [{ ...failure, path: 'posts' }] },
+      'failures[0].path must start with /',
+    ],
+    [
       'learned without templates',
       { type: 'learned', captureId: capture.id, templates: [] },
       'templates must be an array of 1-1000 templates',
@@ -190,6 +268,21 @@ describe('parseAgentMessage', () => {
       ...learned,
       templates: ['/repos/{owner}/{repo}', '/users/{user}'],
     });
+  });
+
+  it('accepts timings and failures, and batches of agents that send neither', () => {
+    expect(parseAgentMessage(JSON.stringify(batch))).not.toHaveProperty('failures');
+    expect(parseAgentMessage(JSON.stringify(batch))).not.toHaveProperty('observations.0.runtime');
+    const parsed = parseAgentMessage(
+      JSON.stringify({ ...batch, observations: [{ ...observation, runtime }], failures: [failure] }),
+    );
+    expect(parsed).toMatchObject({ observations: [{ runtime }], failures: [failure] });
+    // Without clientLeft, and with empty histograms (a row whose every exchange was cut short has no ttlb).
+    expect(
+      parseAgentMessage(
+        JSON.stringify({ ...batch, observations: [{ ...observation, runtime: { ttfb: { '-40': 2 }, ttlb: {} } }] }),
+      ),
+    ).toMatchObject({ observations: [{ runtime: { ttfb: { '-40': 2 }, ttlb: {} } }] });
   });
 
   it('limits the observations of a batch', () => {

@@ -1,4 +1,5 @@
 import {
+  AGENT_FAILURE_STATUSES,
   type AgentMessage,
   type BatchMessage,
   ENVIRONMENT_KINDS,
@@ -8,9 +9,13 @@ import {
   STRING_FORMATS as SHARED_STRING_FORMATS,
   type WireBody,
   type WireCapture,
+  type WireFailure,
+  type WireHistogram,
   type WireObservation,
+  type WireRuntime,
   type WireUnmatched,
   hasParameter,
+  histogramProblem,
   templatePath,
 } from '@spectator/shared';
 
@@ -145,20 +150,74 @@ function observation(value: unknown, path: string): WireObservation {
     o.response === undefined
       ? fail(`${path}.response`, 'is required (null for no body)')
       : body(o.response, `${path}.response`);
-  const path_ = text(o.path, `${path}.path`, 2048);
-  if (!path_.startsWith('/')) fail(`${path}.path`, 'must start with /');
+  const count = integer(o.count, `${path}.count`, 1, MAX_COUNT);
+  const timings =
+    o.runtime === undefined || o.runtime === null ? undefined : runtime(o.runtime, `${path}.runtime`, count);
   return {
     method: text(o.method, `${path}.method`, 20, METHOD),
-    path: path_,
+    path: pathTemplate(o.path, `${path}.path`),
     status: integer(o.status, `${path}.status`, 100, 599),
     query: names(o.query ?? [], `${path}.query`),
     requestHeaders: names(o.requestHeaders ?? [], `${path}.requestHeaders`),
     responseHeaders: names(o.responseHeaders ?? [], `${path}.responseHeaders`),
     request: requestBody,
     response: responseBody,
-    count: integer(o.count, `${path}.count`, 1, 1_000_000_000),
+    count,
     firstSeen: isoTime(o.firstSeen, `${path}.firstSeen`),
     lastSeen: isoTime(o.lastSeen, `${path}.lastSeen`),
+    ...(timings ? { runtime: timings } : {}),
+  };
+}
+
+/** Exchanges one row (or failure row) may count at most. */
+const MAX_COUNT = 1_000_000_000;
+
+function pathTemplate(value: unknown, path: string): string {
+  const result = text(value, path, 2048);
+  if (!result.startsWith('/')) fail(path, 'must start with /');
+  return result;
+}
+
+/** A histogram in wire form counting at most `maxTotal` exchanges (the row's count). */
+function histogram(value: unknown, path: string, maxTotal: number): WireHistogram {
+  const problem = histogramProblem(value, maxTotal);
+  // A problem with one bucket names it after the path (`ttfb["200"] must be …`).
+  if (problem !== null) throw new WireError(problem.startsWith('[') ? `${path}${problem}` : `${path} ${problem}`);
+  let total = 0;
+  for (const key in value as WireHistogram) total += (value as WireHistogram)[key] as number;
+  if (total > maxTotal) fail(path, `counts ${total} exchanges, more than the row's ${maxTotal}`);
+  return value as WireHistogram;
+}
+
+/** Timings and counts only: any other field is refused, so no value can ride along. */
+function runtime(value: unknown, path: string, count: number): WireRuntime {
+  const o = record(value, path);
+  for (const key of Object.keys(o))
+    if (key !== 'ttfb' && key !== 'ttlb' && key !== 'clientLeft')
+      fail(`${path}.${key}`, 'is not allowed (runtime carries timings and counts only)');
+  const result: WireRuntime = {
+    ttfb: histogram(o.ttfb, `${path}.ttfb`, count),
+    ttlb: histogram(o.ttlb, `${path}.ttlb`, count),
+  };
+  if (o.clientLeft !== undefined) result.clientLeft = integer(o.clientLeft, `${path}.clientLeft`, 0, count);
+  return result;
+}
+
+const FAILURE_STATUSES: readonly number[] = [0, ...AGENT_FAILURE_STATUSES];
+
+function failure(value: unknown, path: string): WireFailure {
+  const o = record(value, path);
+  if (typeof o.status !== 'number' || !FAILURE_STATUSES.includes(o.status))
+    fail(`${path}.status`, `must be one of ${FAILURE_STATUSES.join(', ')}`);
+  const count = integer(o.count, `${path}.count`, 1, MAX_COUNT);
+  return {
+    method: text(o.method, `${path}.method`, 20, METHOD),
+    path: pathTemplate(o.path, `${path}.path`),
+    status: o.status as WireFailure['status'],
+    count,
+    firstSeen: isoTime(o.firstSeen, `${path}.firstSeen`),
+    lastSeen: isoTime(o.lastSeen, `${path}.lastSeen`),
+    elapsed: histogram(o.elapsed, `${path}.elapsed`, count),
   };
 }
 
@@ -252,7 +311,21 @@ function batch(o: Record<string, unknown>, limits: WireLimits): BatchMessage {
     fail('observations', `must hold at most ${limits.maxObservations} observations`);
   const observations = o.observations.map((item: unknown, i: number) => observation(item, `observations[${i}]`));
   const noise = o.unmatched === undefined || o.unmatched === null ? undefined : unmatched(o.unmatched, 'unmatched');
-  return { type: 'batch', batchId, captureId, shapes, observations, ...(noise ? { unmatched: noise } : {}) };
+  let failures: WireFailure[] | undefined;
+  if (o.failures !== undefined && o.failures !== null) {
+    if (!Array.isArray(o.failures) || o.failures.length > limits.maxObservations)
+      fail('failures', `must be an array of at most ${limits.maxObservations} rows`);
+    failures = o.failures.map((item: unknown, i: number) => failure(item, `failures[${i}]`));
+  }
+  return {
+    type: 'batch',
+    batchId,
+    captureId,
+    shapes,
+    observations,
+    ...(noise ? { unmatched: noise } : {}),
+    ...(failures && failures.length > 0 ? { failures } : {}),
+  };
 }
 
 /** Counts only: any other field (a path, say) is refused, so nothing else can ride along. */

@@ -2,6 +2,7 @@
  * The agent ↔ backend wire protocol (`WS /api/v1/agents/stream`). JSON text frames, one message
  * each. Every message has a `type`. Bump PROTOCOL_VERSION on an incompatible change.
  */
+import type { WireHistogram } from '../runtime/histogram';
 import type { Shape } from '../shape/types';
 
 export const PROTOCOL_VERSION = 1;
@@ -60,6 +61,40 @@ export interface WireObservation {
   count: number;
   firstSeen: string; // ISO 8601
   lastSeen: string; // ISO 8601
+  /** How long the row's exchanges took (timings and counts only). Absent from agents before it. */
+  runtime?: WireRuntime;
+}
+
+/**
+ * Timings of a row's exchanges, in milliseconds from the request's arrival at the agent, as
+ * histograms (shared/src/runtime/histogram.ts). Each histogram counts at most the row's `count`.
+ */
+export interface WireRuntime {
+  /** Time to first byte: until the response's status and headers came from the upstream. One per exchange. */
+  ttfb: WireHistogram;
+  /** Time to last byte: until the response ended. Exchanges whose response did not end have none. */
+  ttlb: WireHistogram;
+  /** Exchanges of the row the client left before its response ended. */
+  clientLeft?: number;
+}
+
+/** Statuses the agent answers with itself when the upstream fails (agent/src/proxy/errors.ts). */
+export const AGENT_FAILURE_STATUSES = [502, 503, 504] as const;
+
+/**
+ * Exchanges that never got an answer from the upstream, per (method, path template, status): the
+ * agent answered the upstream's failure itself (`status` 502, 503 or 504), or the client left
+ * before any answer came (`status` 0). Never evidence of the API's responses; counts and timings only.
+ */
+export interface WireFailure {
+  method: string;
+  path: string;
+  status: 0 | (typeof AGENT_FAILURE_STATUSES)[number];
+  count: number;
+  firstSeen: string; // ISO 8601
+  lastSeen: string; // ISO 8601
+  /** Milliseconds from the request's arrival until the agent answered, or the client left. */
+  elapsed: WireHistogram;
 }
 
 export interface HelloMessage {
@@ -87,6 +122,8 @@ export interface BatchMessage {
    * endpoints. Counts only: the paths themselves never leave the agent (docs/paths.md, Noise).
    */
   unmatched?: WireUnmatched;
+  /** Exchanges the upstream never answered, since the last batch (absent from agents before it). */
+  failures?: WireFailure[];
 }
 
 /** Counts of unmatched noise (see `BatchMessage.unmatched`). */

@@ -1,0 +1,131 @@
+/**
+ * Latency histograms with fixed log-scale buckets, the same in the agent, the backend and the
+ * dashboard: two histograms merge by adding their counts (exactly, in any order, at any level of a
+ * rollup), and a quantile read from one is within `HISTOGRAM_RELATIVE_ERROR` of the true value.
+ *
+ * Bucket `i` holds the durations in (γ^(i-1), γ^i] milliseconds, γ = 2^(1/4): four buckets per
+ * doubling, the layout of DDSketch's logarithmic mapping (Masson et al., VLDB 2019) with a γ whose
+ * powers are easy to read. A bucket's value is `2γ^i / (γ + 1)`, at most (γ-1)/(γ+1) ≈ 8.6 % from any
+ * duration in it. Durations at or below 2^-10 ms (≈ 1 µs) share the lowest bucket and durations past
+ * 2^27 ms (≈ 37 hours) the highest: 149 buckets in all.
+ *
+ * Written here rather than taken from a library: DDSketch's JS package needs protobufjs at run time
+ * without declaring it and keeps dense stores that grow per sketch; HdrHistogram-js brings pako,
+ * base64-js and a WebAssembly loader, and encodes to compressed base64 that the backend could not
+ * validate bucket by bucket nor merge in SQL. What is needed is a bucket index, an array of counts
+ * and a sparse encoding.
+ */
+
+/** Buckets per doubling of the duration. */
+export const HISTOGRAM_BUCKETS_PER_DOUBLING = 4;
+/** The lowest bucket: it holds every duration at or below 2^-10 ms. */
+export const HISTOGRAM_MIN_INDEX = -40;
+/** The highest bucket: it holds every duration above 2^26.75 ms. */
+export const HISTOGRAM_MAX_INDEX = 108;
+/** Buckets in all. */
+export const HISTOGRAM_BUCKETS = HISTOGRAM_MAX_INDEX - HISTOGRAM_MIN_INDEX + 1;
+const GAMMA = 2 ** (1 / HISTOGRAM_BUCKETS_PER_DOUBLING);
+/** The largest relative error of a quantile read from a histogram (for durations between the end buckets). */
+export const HISTOGRAM_RELATIVE_ERROR = (GAMMA - 1) / (GAMMA + 1);
+const LOWEST = 2 ** (HISTOGRAM_MIN_INDEX / HISTOGRAM_BUCKETS_PER_DOUBLING);
+const HIGHEST = 2 ** ((HISTOGRAM_MAX_INDEX - 1) / HISTOGRAM_BUCKETS_PER_DOUBLING);
+
+/**
+ * A histogram on the wire and in storage: bucket index (decimal text) → count, only buckets with a
+ * count, e.g. `{"13": 40, "14": 2}` (40 durations in (8, 9.5] ms, 2 in (9.5, 11.3] ms).
+ */
+export type WireHistogram = Record<string, number>;
+
+/** The bucket of a duration in milliseconds (NaN and negative durations fall in the lowest). */
+export function histogramBucket(ms: number): number {
+  if (!(ms > LOWEST)) return HISTOGRAM_MIN_INDEX;
+  if (ms > HIGHEST) return HISTOGRAM_MAX_INDEX;
+  return Math.ceil(Math.log2(ms) * HISTOGRAM_BUCKETS_PER_DOUBLING);
+}
+
+/** The value a bucket stands for in milliseconds: within `HISTOGRAM_RELATIVE_ERROR` of any duration in it. */
+export function histogramBucketValue(index: number): number {
+  return (2 * GAMMA ** index) / (GAMMA + 1);
+}
+
+/** Counts per bucket. */
+export class LatencyHistogram {
+  /** Counts by bucket, offset by `HISTOGRAM_MIN_INDEX`. Float64: exact integers up to 2^53. */
+  readonly counts = new Float64Array(HISTOGRAM_BUCKETS);
+  total = 0;
+
+  /** Count one duration (milliseconds). */
+  record(ms: number): void {
+    const at = histogramBucket(ms) - HISTOGRAM_MIN_INDEX;
+    this.counts[at] = (this.counts[at] as number) + 1;
+    this.total++;
+  }
+
+  /** Add another histogram's counts to this one. */
+  add(other: LatencyHistogram): this {
+    for (let i = 0; i < HISTOGRAM_BUCKETS; i++)
+      this.counts[i] = (this.counts[i] as number) + (other.counts[i] as number);
+    this.total += other.total;
+    return this;
+  }
+
+  /** Add counts in wire form (already validated: integer indices in range, non-negative integer counts). */
+  addWire(wire: WireHistogram): this {
+    for (const key in wire) {
+      const count = wire[key] as number;
+      const at = Number(key) - HISTOGRAM_MIN_INDEX;
+      this.counts[at] = (this.counts[at] as number) + count;
+      this.total += count;
+    }
+    return this;
+  }
+
+  /**
+   * The duration at quantile `q` (0–1) in milliseconds, `null` when empty: the value of the bucket
+   * holding the sample of rank ⌊q·(n−1)⌋ in ascending order (the rank DDSketch uses).
+   */
+  quantile(q: number): number | null {
+    if (this.total === 0) return null;
+    const rank = Math.floor(Math.min(1, Math.max(0, q)) * (this.total - 1));
+    let seen = 0;
+    for (let i = 0; i < HISTOGRAM_BUCKETS; i++) {
+      seen += this.counts[i] as number;
+      if (seen > rank) return histogramBucketValue(i + HISTOGRAM_MIN_INDEX);
+    }
+    return histogramBucketValue(HISTOGRAM_MAX_INDEX);
+  }
+
+  /** The sparse wire form: only buckets with a count, in ascending order. */
+  toWire(): WireHistogram {
+    const wire: WireHistogram = {};
+    for (let i = 0; i < HISTOGRAM_BUCKETS; i++) {
+      const count = this.counts[i] as number;
+      if (count > 0) wire[i + HISTOGRAM_MIN_INDEX] = count;
+    }
+    return wire;
+  }
+
+  static fromWire(wire: WireHistogram): LatencyHistogram {
+    return new LatencyHistogram().addWire(wire);
+  }
+}
+
+/**
+ * Why a histogram in wire form is not valid (a bucket key that is not an integer in range, a count
+ * that is not a non-negative integer up to `maxCount`), or `null` when it is. The message names
+ * the bucket, to follow the field's own path.
+ */
+export function histogramProblem(value: unknown, maxCount: number): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'must be an object of bucket → count';
+  let buckets = 0;
+  for (const key in value) {
+    if (++buckets > HISTOGRAM_BUCKETS) return `must hold at most ${HISTOGRAM_BUCKETS} buckets`;
+    const index = Number(key);
+    if (!/^-?\d{1,3}$/.test(key) || String(index) !== key || index < HISTOGRAM_MIN_INDEX || index > HISTOGRAM_MAX_INDEX)
+      return `[${JSON.stringify(key.slice(0, 16))}] must be a bucket index ${HISTOGRAM_MIN_INDEX}–${HISTOGRAM_MAX_INDEX}`;
+    const count = (value as Record<string, unknown>)[key];
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > maxCount)
+      return `[${JSON.stringify(key)}] must be an integer count 0-${maxCount}`;
+  }
+  return null;
+}
