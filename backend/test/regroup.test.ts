@@ -15,6 +15,7 @@ import type {
 import type { DataSource } from 'typeorm';
 import { RegroupService } from '../src/paths/regroup.service';
 import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
+import { ProposalsRepository } from '../src/proposals/proposals.repository';
 import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
 import { EvidenceService } from '../src/evidence/evidence.service';
@@ -170,7 +171,12 @@ beforeAll(async () => {
   } as unknown as EventsService;
   const evidence = new EvidenceService(new Notifier());
   // The proposals' lifecycle records the evidence steps regrouping reaches, as in the app.
-  new ProposalLifecycle(evidence, new Notifier(), new AuditService(new AuditRepository(ds)));
+  new ProposalLifecycle(
+    new ProposalsRepository(ds),
+    evidence,
+    new Notifier(),
+    new AuditService(new AuditRepository(ds)),
+  );
   regroup = new RegroupService(ds, evidence, events);
 });
 afterAll(async () => {

@@ -2,16 +2,18 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { CapturesModule } from '../captures/captures.module';
 import { EvidenceModule } from '../evidence/evidence.module';
+import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { ProposalLifecycle } from './proposal-lifecycle';
 import { ProposalsController } from './proposals.controller';
+import { ProposalsRepository } from './proposals.repository';
 import { ProposalsService } from './proposals.service';
 
 /** Proposals and their lifecycle (open, approved, deployed to an environment): the one writer of it. */
 @Module({
-  imports: [CapturesModule, EvidenceModule, WebhooksModule, AuditModule],
+  imports: [CapturesModule, EvidenceModule, VersionsModule, WebhooksModule, AuditModule],
   controllers: [ProposalsController],
-  providers: [ProposalLifecycle, ProposalsService],
+  providers: [ProposalsRepository, ProposalLifecycle, ProposalsService],
   exports: [ProposalLifecycle, ProposalsService],
 })
 export class ProposalsModule {}

@@ -9,11 +9,8 @@ import {
   type ParameterDoc,
   type ParametersDoc,
   type ProposalResponse,
-  PROPOSAL_STEPS,
-  type ProposalStepName,
-  type ShapeChange,
 } from '@spectator/shared';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { actorKey, actorOf, type Principal } from '../common/principal';
 import { toChangeResponse } from '../captures/captures.service';
@@ -21,10 +18,11 @@ import { CapturesService } from '../captures/captures.service';
 import { fingerprintsOf, observedEndpointShapes } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
-import { sqlRank } from '../common/sql';
 import type { ProjectEntity } from '../projects/project.entity';
-import { type CurrentVersion, planVersion, type ProposalMode, writeNextVersion } from '../versions/version-writer';
+import { VersionStore } from '../versions/version-store';
+import { planVersion, writeNextVersion } from '../versions/version-writer';
 import { ProposalLifecycle } from './proposal-lifecycle';
+import { type ProposalRow, ProposalsRepository, type StoredEndpoint } from './proposals.repository';
 import type {
   CreateProposalDto,
   PlannedBodyDto,
@@ -32,28 +30,6 @@ import type {
   PlannedParametersDto,
   ProposalEndpointDto,
 } from './dto/proposal.dto';
-
-/** A proposed endpoint change, as stored until approval. */
-/** Steps in lifecycle order. */
-const STEP_ORDER_SQL = sqlRank('step', PROPOSAL_STEPS);
-
-interface StoredEndpoint extends EndpointShapes {
-  method: string;
-  path: string;
-  description: string | null;
-  mode: ProposalMode;
-}
-
-interface ProposalRow {
-  id: string;
-  title: string;
-  description: string;
-  status: ProposalResponse['status'];
-  createdAt: Date;
-  createdBy: string | null;
-  /** `person:<id>` or `token:<id>` of who made it (four eyes); null before roles existed. */
-  author: string | null;
-}
 
 /** Reads a planned body's JSON Schema, naming the field when it is not one Spectator can read. */
 function plannedShape(body: PlannedBodyDto, field: string): EndpointShapes['request'] {
@@ -133,6 +109,8 @@ function plannedEndpointShapes(endpoint: ProposalEndpointDto, field: string): En
 export class ProposalsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly proposals: ProposalsRepository,
+    private readonly versions: VersionStore,
     private readonly captures: CapturesService,
     private readonly shapes: ShapeStore,
     private readonly lifecycle: ProposalLifecycle,
@@ -186,12 +164,7 @@ export class ProposalsService {
           author: actorKey(actorOf(principal)),
         }),
       };
-      await manager.query(
-        `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses, parameters)
-         SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
-           FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb, parameters jsonb)`,
-        [proposal.id, JSON.stringify(stored.map((e, position) => ({ position, ...e })))],
-      );
+      await this.proposals.insertEndpoints(proposal.id, stored, manager);
       await this.audit.record(
         {
           projectId: project.id,
@@ -209,16 +182,16 @@ export class ProposalsService {
 
   /** Proposals newest first (at most `limit`). */
   async list(project: ProjectEntity, limit: number): Promise<ProposalResponse[]> {
-    const rows = await this.rows(this.db.manager, project, null, limit);
-    return Promise.all(rows.map((row) => this.describe(this.db.manager, row)));
+    const rows = await this.proposals.page(project.id, limit);
+    return Promise.all(rows.map((row) => this.describe(project, row)));
   }
 
   /** @throws DomainError ProposalNotFound */
   async get(project: ProjectEntity, id: string): Promise<ProposalResponse> {
-    const [row] = await this.rows(this.db.manager, project, id, 1);
+    const row = await this.proposals.byId(project.id, id);
     if (!row)
       throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
-    return this.describe(this.db.manager, row);
+    return this.describe(project, row);
   }
 
   /**
@@ -229,7 +202,7 @@ export class ProposalsService {
    */
   async approve(project: ProjectEntity, principal: Principal, id: string): Promise<ProposalResponse> {
     await this.db.transaction(async (manager) => {
-      const [row] = await this.rows(manager, project, id, 1);
+      const row = await this.proposals.byId(project.id, id, manager);
       if (!row)
         throw new DomainError(ErrorCode.ProposalNotFound, `proposal ${id} does not exist in project ${project.slug}`);
       if (row.status !== 'Open')
@@ -240,10 +213,7 @@ export class ProposalsService {
           ErrorCode.Forbidden,
           `this project requires a second person to approve (four eyes): ${actor.name} made proposal ${id}`,
         );
-      const endpoints: StoredEndpoint[] = await manager.query(
-        'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
-        [id],
-      );
+      const endpoints = await this.proposals.endpointsInLockOrder(id, manager);
       const endpointIds: string[] = [];
       for (const endpoint of endpoints) {
         const written = await writeNextVersion(manager, {
@@ -265,34 +235,9 @@ export class ProposalsService {
     return this.get(project, id);
   }
 
-  private rows(
-    manager: EntityManager,
-    project: ProjectEntity,
-    id: string | null,
-    limit: number,
-  ): Promise<ProposalRow[]> {
-    return manager.query(
-      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
-        WHERE project_id = $1 ${id === null ? '' : 'AND id = $3'}
-        ORDER BY created_at DESC, id DESC LIMIT $2`,
-      id === null ? [project.id, limit] : [project.id, limit, id],
-    );
-  }
-
   /** Status, steps and endpoints: the versions made (approved) or the versions it would make (open). */
-  private async describe(manager: EntityManager, row: ProposalRow): Promise<ProposalResponse> {
-    const steps: Array<{
-      step: ProposalStepName;
-      actor: string | null;
-      at: Date;
-      pullRequest: string | null;
-      build: string | null;
-      commit: string | null;
-    }> = await manager.query(
-      `SELECT step, actor, at, pull_request AS "pullRequest", build, commit FROM proposal_steps WHERE proposal_id = $1
-        ORDER BY ${STEP_ORDER_SQL}`,
-      [row.id],
-    );
+  private async describe(project: ProjectEntity, row: ProposalRow): Promise<ProposalResponse> {
+    const steps = await this.proposals.steps(row.id);
     return {
       id: row.id,
       title: row.title,
@@ -301,9 +246,7 @@ export class ProposalsService {
       createdAt: row.createdAt.toISOString(),
       createdBy: row.createdBy,
       endpoints:
-        row.status === 'Open'
-          ? await this.plannedEndpoints(manager, row.id)
-          : await this.madeEndpoints(manager, row.id),
+        row.status === 'Open' ? await this.plannedEndpoints(project, row.id) : await this.madeEndpoints(row.id),
       steps: steps.map((s) => ({
         step: s.step,
         actor: s.actor,
@@ -315,26 +258,8 @@ export class ProposalsService {
     };
   }
 
-  private async madeEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
-    const made: Array<{
-      endpointId: string;
-      method: string;
-      path: string;
-      major: number;
-      minor: number;
-      changes: ShapeChange[];
-      fromMajor: number | null;
-      fromMinor: number | null;
-    }> = await manager.query(
-      `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, prev.major AS "fromMajor", prev.minor AS "fromMinor"
-           FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
-           LEFT JOIN LATERAL (SELECT p.major, p.minor FROM endpoint_versions p
-                               WHERE p.endpoint_id = v.endpoint_id AND (p.major, p.minor) < (v.major, v.minor)
-                               ORDER BY p.major DESC, p.minor DESC LIMIT 1) prev ON true
-          WHERE v.proposal_id = $1
-          ORDER BY e.path, e.method`,
-      [proposalId],
-    );
+  private async madeEndpoints(proposalId: string): Promise<ProposalResponse['endpoints']> {
+    const made = await this.versions.madeBy(proposalId);
     return made.map((m) => ({
       endpointId: m.endpointId,
       method: m.method,
@@ -346,26 +271,21 @@ export class ProposalsService {
     }));
   }
 
-  private async plannedEndpoints(manager: EntityManager, proposalId: string): Promise<ProposalResponse['endpoints']> {
-    const planned: Array<StoredEndpoint & { endpointId: string | null; current: CurrentVersion | null }> =
-      await manager.query(
-        `SELECT pe.method, pe.path, pe.description, pe.mode, pe.request, pe.responses, pe.parameters, e.id AS "endpointId",
-              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses, 'parameters', v.parameters) END AS current
-         FROM proposal_endpoints pe
-         JOIN proposals p ON p.id = pe.proposal_id
-         LEFT JOIN endpoints e ON e.project_id = p.project_id AND e.method = pe.method AND e.path = pe.path
-         LEFT JOIN endpoint_versions v ON v.id = e.current_version_id
-        WHERE pe.proposal_id = $1
-        ORDER BY pe.position`,
-        [proposalId],
-      );
+  /** The versions an open proposal would make now, from the current versions of its endpoints. */
+  private async plannedEndpoints(project: ProjectEntity, proposalId: string): Promise<ProposalResponse['endpoints']> {
+    const planned = await this.proposals.endpoints(proposalId);
+    const existing = new Map(
+      (await this.versions.withCurrent(project.id, planned)).map((e) => [`${e.method} ${e.path}`, e]),
+    );
     return planned.map((p) => {
-      const plan = planVersion(p.current, p, p.mode);
+      const endpoint = existing.get(`${p.method} ${p.path}`);
+      const current = endpoint?.current ?? null;
+      const plan = planVersion(current, p, p.mode);
       return {
-        endpointId: p.endpointId,
+        endpointId: endpoint?.endpointId ?? null,
         method: p.method,
         path: p.path,
-        fromVersion: p.current && formatVersion(p.current),
+        fromVersion: current && formatVersion(current),
         toVersion: formatVersion(plan.version),
         changes: plan.changes.map(toChangeResponse),
       };

@@ -2,11 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { LruCache } from '../common/lru-cache';
-import { type DocumentedVersion, versionsRepository } from './versions.repository';
+import {
+  type DocumentedVersion,
+  type EndpointWithCurrent,
+  type MadeVersion,
+  versionsRepository,
+} from './versions.repository';
 
 /**
- * Reads endpoint versions. A version never changes once written (a change makes a new version),
- * so caching by id is safe on every replica.
+ * Reads endpoint versions for other domains. A version never changes once written (a change makes
+ * a new version), so `load` caches by id, which is safe on every replica.
  */
 @Injectable()
 export class VersionStore {
@@ -19,5 +24,18 @@ export class VersionStore {
       const rows = await versionsRepository.byIds(this.db, missing);
       return rows.map((row) => [row.id, row]);
     });
+  }
+
+  /** The versions a proposal made, each with the one before it, by path then method. */
+  madeBy(proposalId: string): Promise<MadeVersion[]> {
+    return versionsRepository.madeBy(this.db, proposalId);
+  }
+
+  /** A project's endpoints of these methods and paths (those that exist), each with its current version (uncached). */
+  withCurrent(
+    projectId: string,
+    keys: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<EndpointWithCurrent[]> {
+    return versionsRepository.withCurrent(this.db, projectId, keys);
   }
 }

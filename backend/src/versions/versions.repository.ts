@@ -19,6 +19,26 @@ export interface DocumentedVersion extends EndpointShapes {
   minor: number;
 }
 
+/** A version a proposal made, with its endpoint and the version before it (null: the first). */
+export interface MadeVersion {
+  endpointId: string;
+  method: string;
+  path: string;
+  major: number;
+  minor: number;
+  changes: ShapeChange[];
+  fromMajor: number | null;
+  fromMinor: number | null;
+}
+
+/** An endpoint of a method and path, with its current version (null: not documented). */
+export interface EndpointWithCurrent {
+  method: string;
+  path: string;
+  endpointId: string;
+  current: (EndpointShapes & Version) | null;
+}
+
 /** A version to insert. */
 export interface NewVersion {
   endpointId: string;
@@ -95,5 +115,35 @@ export const versionsRepository = {
       version.description,
     ]);
     return written.id;
+  },
+
+  /** The versions proposal `proposalId` made, each with the one before it, by path then method. */
+  madeBy(db: Queryable, proposalId: string): Promise<MadeVersion[]> {
+    return db.query(
+      `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, prev.major AS "fromMajor", prev.minor AS "fromMinor"
+           FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
+           LEFT JOIN LATERAL (SELECT p.major, p.minor FROM endpoint_versions p
+                               WHERE p.endpoint_id = v.endpoint_id AND (p.major, p.minor) < (v.major, v.minor)
+                               ORDER BY p.major DESC, p.minor DESC LIMIT 1) prev ON true
+          WHERE v.proposal_id = $1
+          ORDER BY e.path, e.method`,
+      [proposalId],
+    );
+  },
+
+  /** The endpoints of project `projectId` with these methods and paths (those that exist), each with its current version. */
+  withCurrent(
+    db: Queryable,
+    projectId: string,
+    keys: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<EndpointWithCurrent[]> {
+    return db.query(
+      `SELECT e.method, e.path, e.id AS "endpointId",
+              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses, 'parameters', v.parameters) END AS current
+         FROM unnest($2::text[], $3::text[]) AS k(method, path)
+         JOIN endpoints e ON e.project_id = $1 AND e.method = k.method AND e.path = k.path
+         LEFT JOIN endpoint_versions v ON v.id = e.current_version_id`,
+      [projectId, keys.map((key) => key.method), keys.map((key) => key.path)],
+    );
   },
 };

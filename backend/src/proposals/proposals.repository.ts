@@ -1,0 +1,280 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import {
+  type EndpointShapes,
+  PROPOSAL_STATUSES,
+  PROPOSAL_STEPS,
+  type ProposalStatus,
+  type ProposalStepName,
+} from '@spectator/shared';
+import type { DataSource, EntityManager } from 'typeorm';
+import { returningRows } from '../common/returning';
+import { sqlRank } from '../common/sql';
+import type { ProposalMode } from '../versions/version-writer';
+
+/** Lifecycle order of `proposals.status`, for "status = furthest step reached". */
+const STATUS_RANK_SQL = sqlRank('status', PROPOSAL_STATUSES);
+
+/** Lifecycle order of `proposal_steps.step`. */
+const STEP_ORDER_SQL = sqlRank('step', PROPOSAL_STEPS);
+
+/** A proposal as listed. */
+export interface ProposalRow {
+  id: string;
+  title: string;
+  description: string;
+  status: ProposalStatus;
+  createdAt: Date;
+  createdBy: string | null;
+  /** `person:<id>` or `token:<id>` of who made it (four eyes); null before roles existed. */
+  author: string | null;
+}
+
+/** What a new proposal records. */
+export interface NewProposal {
+  title: string;
+  description: string;
+  sourceCaptureId: string | null;
+  /** The name shown as its maker (`created_by`). */
+  createdBy: string;
+  /** `actorKey` of its maker (four eyes); null when none is recorded. */
+  author: string | null;
+}
+
+/** A proposed endpoint change, as stored until approval (`proposal_endpoints`). */
+export interface StoredEndpoint extends EndpointShapes {
+  method: string;
+  path: string;
+  description: string | null;
+  mode: ProposalMode;
+}
+
+/** Where evidence of a step came from (all null for a step a person took). */
+export interface StepEvidence {
+  pullRequest: string | null;
+  build: string | null;
+  commit: string | null;
+}
+
+/** A recorded lifecycle step. */
+export interface StepRow extends StepEvidence {
+  step: ProposalStepName;
+  actor: string | null;
+  at: Date;
+}
+
+/**
+ * The SQL of proposals, their lifecycle steps and their planned endpoints (`proposals`,
+ * `proposal_steps`, `proposal_endpoints`), raw SQL in one style. Writes take the caller's
+ * transaction (`manager`); the status and step writes are ProposalLifecycle's alone. Statuses and
+ * steps are bound parameters typed by the shared lifecycle, never literals in the SQL.
+ */
+@Injectable()
+export class ProposalsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * Inserts a proposal with status `status`; `approval` records who approved it and when (null
+   * while it is Open). @returns its id.
+   */
+  async insert(
+    projectId: string,
+    proposal: NewProposal,
+    status: ProposalStatus,
+    approval: { by: string; at: Date } | null,
+    manager: EntityManager,
+  ): Promise<string> {
+    const [row] = (await manager.query(
+      `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by, author, approved_by, approved_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+      [
+        projectId,
+        proposal.title,
+        proposal.description,
+        status,
+        proposal.sourceCaptureId,
+        proposal.createdBy,
+        proposal.author,
+        approval?.by ?? null,
+        approval?.at ?? null,
+      ],
+    )) as Array<{ id: string }>;
+    if (!row) throw new Error('proposal insert returned nothing');
+    return row.id;
+  }
+
+  /**
+   * Moves a proposal from status `from` to `to`, approved by `approvedBy` now (the transaction's
+   * time). @returns false when its status was not `from`.
+   */
+  async approve(
+    id: string,
+    from: ProposalStatus,
+    to: ProposalStatus,
+    approvedBy: string,
+    manager: EntityManager,
+  ): Promise<boolean> {
+    const approved = await returningRows(
+      manager,
+      `UPDATE proposals SET status = $3, approved_by = $2, approved_at = now() WHERE id = $1 AND status = $4 RETURNING id`,
+      [id, approvedBy, to, from],
+    );
+    return approved.length > 0;
+  }
+
+  /**
+   * Inserts a step a person took, at `at` (null: now, the transaction's time). Fails on the
+   * `proposal_steps_once` constraint when the proposal has that step already.
+   */
+  async insertStep(
+    proposalId: string,
+    step: ProposalStepName,
+    actor: string,
+    at: Date | null,
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, $2, $3, COALESCE($4::timestamptz, now()))`,
+      [proposalId, step, actor, at],
+    );
+  }
+
+  /**
+   * Inserts a step evidence showed, now, unless the proposal has it already.
+   * @returns when it was recorded, or null when it was there before.
+   */
+  async insertEvidenceStep(
+    proposalId: string,
+    step: ProposalStepName,
+    evidence: StepEvidence,
+    manager: EntityManager,
+  ): Promise<Date | null> {
+    const [recorded] = (await manager.query(
+      `INSERT INTO proposal_steps (proposal_id, step, at, pull_request, build, commit)
+       VALUES ($1, $2, now(), $3, $4, $5)
+       ON CONFLICT ON CONSTRAINT proposal_steps_once DO NOTHING
+       RETURNING at`,
+      [proposalId, step, evidence.pullRequest, evidence.build, evidence.commit],
+    )) as Array<{ at: Date }>;
+    return recorded?.at ?? null;
+  }
+
+  /**
+   * Raises a proposal's status to `step` when that is further in the lifecycle than its status
+   * (never back). @returns its title and status after, or null when there is no such proposal.
+   */
+  async advanceStatus(
+    proposalId: string,
+    step: ProposalStepName,
+    manager: EntityManager,
+  ): Promise<{ title: string; status: ProposalStepName } | null> {
+    const [proposal] = await returningRows<{ title: string; status: ProposalStepName }>(
+      manager,
+      `UPDATE proposals SET status = CASE WHEN ${STATUS_RANK_SQL} < $2 THEN $3 ELSE status END WHERE id = $1 RETURNING title, status`,
+      [proposalId, PROPOSAL_STATUSES.indexOf(step), step],
+    );
+    return proposal ?? null;
+  }
+
+  /**
+   * Proposals of project `projectId` that row `rowId` of the versions matrix now shows and that
+   * have no step `step` yet: proposals past status `pastStatus` that made a version of one of
+   * `endpointIds`, where for every version the proposal made the row's cell of that endpoint shows
+   * that version or a later one. Reads endpoint versions and matrix cells, in the caller's
+   * transaction (evidence calls the lifecycle with the cells it changed).
+   */
+  async shownByRow(
+    projectId: string,
+    endpointIds: readonly string[],
+    rowId: string,
+    step: ProposalStepName,
+    pastStatus: ProposalStatus,
+    manager: EntityManager,
+  ): Promise<string[]> {
+    const rows = (await manager.query(
+      `SELECT p.id FROM proposals p
+        WHERE p.project_id = $1 AND p.status <> $5
+          AND p.id IN (SELECT v.proposal_id FROM endpoint_versions v WHERE v.endpoint_id = ANY($2::uuid[]) AND v.proposal_id IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $4)
+          AND NOT EXISTS (
+            SELECT 1 FROM endpoint_versions v
+              LEFT JOIN evidence_cells c ON c.row_id = $3 AND c.endpoint_id = v.endpoint_id
+              LEFT JOIN endpoint_versions cv ON cv.id = c.version_id
+             WHERE v.proposal_id = p.id AND (cv.id IS NULL OR (cv.major, cv.minor) < (v.major, v.minor)))`,
+      [projectId, endpointIds, rowId, step, pastStatus],
+    )) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
+  }
+
+  /** A proposal's title and status with its step `step` (its actor and time), or null when it has none. */
+  async withStep(
+    proposalId: string,
+    step: ProposalStepName,
+    manager: EntityManager,
+  ): Promise<{ title: string; status: ProposalStepName; actor: string | null; at: Date } | null> {
+    const [row] = (await manager.query(
+      `SELECT p.title, p.status, s.actor, s.at FROM proposals p JOIN proposal_steps s ON s.proposal_id = p.id AND s.step = $2 WHERE p.id = $1`,
+      [proposalId, step],
+    )) as Array<{ title: string; status: ProposalStepName; actor: string | null; at: Date }>;
+    return row ?? null;
+  }
+
+  /** Stores a proposal's planned endpoints, their positions in the order given. */
+  async insertEndpoints(
+    proposalId: string,
+    endpoints: readonly StoredEndpoint[],
+    manager: EntityManager,
+  ): Promise<void> {
+    await manager.query(
+      `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses, parameters)
+       SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
+         FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb, parameters jsonb)`,
+      [proposalId, JSON.stringify(endpoints.map((e, position) => ({ position, ...e })))],
+    );
+  }
+
+  /** A proposal's planned endpoints in the order they were given. */
+  endpoints(proposalId: string): Promise<StoredEndpoint[]> {
+    return this.db.query(
+      'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY position',
+      [proposalId],
+    );
+  }
+
+  /** A proposal's planned endpoints in path, method order (the lock order of every version writer). */
+  endpointsInLockOrder(proposalId: string, manager: EntityManager): Promise<StoredEndpoint[]> {
+    return manager.query(
+      'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
+      [proposalId],
+    );
+  }
+
+  /** A project's proposals, newest first (at most `limit`). */
+  page(projectId: string, limit: number): Promise<ProposalRow[]> {
+    return this.db.query(
+      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
+        WHERE project_id = $1
+        ORDER BY created_at DESC, id DESC LIMIT $2`,
+      [projectId, limit],
+    );
+  }
+
+  /** A project's proposal, or null; in `manager`'s transaction when given. */
+  async byId(projectId: string, id: string, manager?: EntityManager): Promise<ProposalRow | null> {
+    const [row] = (await (manager ?? this.db.manager).query(
+      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
+        WHERE project_id = $1 AND id = $2`,
+      [projectId, id],
+    )) as ProposalRow[];
+    return row ?? null;
+  }
+
+  /** A proposal's steps in lifecycle order. */
+  steps(proposalId: string): Promise<StepRow[]> {
+    return this.db.query(
+      `SELECT step, actor, at, pull_request AS "pullRequest", build, commit FROM proposal_steps WHERE proposal_id = $1
+        ORDER BY ${STEP_ORDER_SQL}`,
+      [proposalId],
+    );
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * The proposals repository's queries against real PostgreSQL, where the HTTP suites do not reach
+ * them one by one: a status moves only from the status named, never back; a step is recorded once;
+ * steps list in lifecycle order; the two orders of planned endpoints; lookups stay in their project.
+ */
+import type { EntityManager } from 'typeorm';
+import { createDataSource } from '../src/database/data-source';
+import { migrateUp } from '../src/database/migrate';
+import { ProposalsRepository, type StoredEndpoint } from '../src/proposals/proposals.repository';
+import { VersionStore } from '../src/versions/version-store';
+import { writeNextVersion } from '../src/versions/version-writer';
+import { createTestDatabase, type TestDatabase } from './support';
+
+let database: TestDatabase;
+let ds: ReturnType<typeof createDataSource>;
+let repository: ProposalsRepository;
+let projectId: string;
+let otherProjectId: string;
+
+const NEW = { title: 't', description: '', sourceCaptureId: null, createdBy: 'ann', author: null };
+
+async function project(slug: string): Promise<string> {
+  const [row] = (await ds.query(`INSERT INTO projects (slug, name) VALUES ($1, $1) RETURNING id`, [slug])) as Array<{
+    id: string;
+  }>;
+  return (row as { id: string }).id;
+}
+
+function inTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+  return ds.transaction(work);
+}
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  ds = createDataSource(database.url, 2);
+  await ds.initialize();
+  await migrateUp(ds);
+  repository = new ProposalsRepository(ds);
+  projectId = await project('one');
+  otherProjectId = await project('two');
+});
+afterAll(async () => {
+  await ds.destroy();
+  await database.drop();
+});
+
+describe('ProposalsRepository', () => {
+  it('approves only from the status named, once', async () => {
+    const id = await inTransaction((m) => repository.insert(projectId, NEW, 'Open', null, m));
+    expect(await repository.byId(projectId, id)).toMatchObject({ status: 'Open', createdBy: 'ann', author: null });
+    expect(await inTransaction((m) => repository.approve(id, 'Open', 'Approved', 'bob', m))).toBe(true);
+    expect(await inTransaction((m) => repository.approve(id, 'Open', 'Approved', 'bob', m))).toBe(false);
+    const [row] = (await ds.query('SELECT status, approved_by AS "approvedBy" FROM proposals WHERE id = $1', [
+      id,
+    ])) as Array<{ status: string; approvedBy: string }>;
+    expect(row).toEqual({ status: 'Approved', approvedBy: 'bob' });
+  });
+
+  it('records an approval at the time given, or now; a second one of a step fails', async () => {
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    const id = await inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at }, m));
+    await inTransaction((m) => repository.insertStep(id, 'Approved', 'bob', at, m));
+    expect(await inTransaction((m) => repository.withStep(id, 'Approved', m))).toEqual({
+      title: 't',
+      status: 'Approved',
+      actor: 'bob',
+      at,
+    });
+    await expect(inTransaction((m) => repository.insertStep(id, 'Approved', 'bob', null, m))).rejects.toThrow(
+      /proposal_steps_once/,
+    );
+    const open = await inTransaction((m) => repository.insert(projectId, NEW, 'Open', null, m));
+    await inTransaction((m) => repository.insertStep(open, 'Approved', 'bob', null, m));
+    const step = await inTransaction((m) => repository.withStep(open, 'Approved', m));
+    // Null is the transaction's now(), long after `at`.
+    expect(step?.at.getTime()).toBeGreaterThan(at.getTime());
+    expect(await inTransaction((m) => repository.withStep(open, 'Implemented', m))).toBeNull();
+  });
+
+  it('records an evidence step once; the status is the furthest step and never moves back', async () => {
+    const at = new Date();
+    const id = await inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at }, m));
+    const evidence = { pullRequest: '7', build: 'b1', commit: 'c1' };
+    const production = await inTransaction((m) =>
+      repository.insertEvidenceStep(id, 'Appeared in Production', evidence, m),
+    );
+    expect(production).toBeInstanceOf(Date);
+    expect(
+      await inTransaction((m) => repository.insertEvidenceStep(id, 'Appeared in Production', evidence, m)),
+    ).toBeNull();
+    expect(await inTransaction((m) => repository.advanceStatus(id, 'Appeared in Production', m))).toEqual({
+      title: 't',
+      status: 'Appeared in Production',
+    });
+    await inTransaction((m) => repository.insertEvidenceStep(id, 'Implemented', evidence, m));
+    expect(await inTransaction((m) => repository.advanceStatus(id, 'Implemented', m))).toEqual({
+      title: 't',
+      status: 'Appeared in Production',
+    });
+    await inTransaction((m) => repository.insertStep(id, 'Approved', 'bob', at, m));
+    expect((await repository.steps(id)).map((s) => [s.step, s.pullRequest])).toEqual([
+      ['Approved', null],
+      ['Implemented', '7'],
+      ['Appeared in Production', '7'],
+    ]);
+    expect(
+      await inTransaction((m) => repository.advanceStatus('00000000-0000-4000-8000-000000000000', 'Implemented', m)),
+    ).toBeNull();
+  });
+
+  it('lists planned endpoints in the order given, or in lock order (path, method)', async () => {
+    const endpoint = (method: string, path: string): StoredEndpoint => ({
+      method,
+      path,
+      description: null,
+      mode: 'replace',
+      request: null,
+      responses: [{ status: 200, contentType: null, shape: null }],
+    });
+    const given = [endpoint('POST', '/b'), endpoint('GET', '/b'), endpoint('GET', '/a')];
+    const id = await inTransaction(async (m) => {
+      const made = await repository.insert(projectId, NEW, 'Open', null, m);
+      await repository.insertEndpoints(made, given, m);
+      return made;
+    });
+    expect((await repository.endpoints(id)).map((e) => `${e.method} ${e.path}`)).toEqual([
+      'POST /b',
+      'GET /b',
+      'GET /a',
+    ]);
+    expect(
+      (await inTransaction((m) => repository.endpointsInLockOrder(id, m))).map((e) => `${e.method} ${e.path}`),
+    ).toEqual(['GET /a', 'GET /b', 'POST /b']);
+    expect((await repository.endpoints(id))[0]).toEqual({ ...given[0], parameters: null });
+  });
+
+  it('finds and lists proposals of their own project only, newest first', async () => {
+    const first = await inTransaction((m) => repository.insert(otherProjectId, NEW, 'Open', null, m));
+    const second = await inTransaction((m) => repository.insert(otherProjectId, NEW, 'Open', null, m));
+    expect(await repository.byId(projectId, first)).toBeNull();
+    expect((await repository.page(otherProjectId, 10)).map((p) => p.id)).toEqual([second, first]);
+    expect((await repository.page(otherProjectId, 1)).map((p) => p.id)).toEqual([second]);
+  });
+});
+
+describe('VersionStore, as proposals read it', () => {
+  it('gives the versions a proposal made with the one before, and current versions by method and path', async () => {
+    const shapes = { request: null, responses: [{ status: 200, contentType: null, shape: null }] };
+    const write = (proposalId: string): Promise<unknown> =>
+      inTransaction((m) =>
+        writeNextVersion(m, {
+          projectId,
+          method: 'GET',
+          path: '/v',
+          description: null,
+          shapes,
+          mode: 'replace',
+          proposalId,
+          keepUnchanged: false,
+        }),
+      );
+    const at = new Date();
+    const first = await inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at }, m));
+    const second = await inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at }, m));
+    await write(first);
+    await write(second);
+    const versions = new VersionStore(ds);
+    expect(await versions.madeBy(first)).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/v', major: 1, minor: 0, fromMajor: null, fromMinor: null }),
+    ]);
+    expect(await versions.madeBy(second)).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/v', major: 1, minor: 1, fromMajor: 1, fromMinor: 0 }),
+    ]);
+    const current = await versions.withCurrent(projectId, [
+      { method: 'GET', path: '/v' },
+      { method: 'GET', path: '/none' },
+    ]);
+    expect(current).toEqual([
+      {
+        method: 'GET',
+        path: '/v',
+        endpointId: expect.any(String),
+        current: expect.objectContaining({ major: 1, minor: 1, responses: shapes.responses }),
+      },
+    ]);
+    expect(await versions.withCurrent(otherProjectId, [{ method: 'GET', path: '/v' }])).toEqual([]);
+  });
+});
