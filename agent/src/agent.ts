@@ -217,8 +217,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       if (group.observations.length > 0 || group.unmatched)
         stream.sendBatch(capture, group.observations, group.shapes, group.unmatched);
       // After the batch: the backend regroups rows already stored and maps later literal rows too.
-      if (group.learned && group.learned.length > 0)
-        stream.sendControl({ type: 'learned', captureId: capture.id, templates: group.learned });
+      const learned = group.learned === undefined ? [] : Object.keys(group.learned);
+      if (learned.length > 0)
+        stream.sendControl({ type: 'learned', captureId: capture.id, templates: learned, covers: group.learned });
     }
   }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { BatchMessage, LearnedMessage } from '@spectator/shared';
+import { pathDigest, type BatchMessage, type LearnedMessage } from '@spectator/shared';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';
 import { sendJson, startUpstream, type TestUpstream } from './support/upstream';
@@ -140,7 +140,13 @@ describe('path templates from structure', () => {
       const learned = await waitFor('learned', () =>
         backend.messages.find((m): m is LearnedMessage => m.type === 'learned'),
       );
-      expect(learned).toEqual({ type: 'learned', captureId: agent.captureId(), templates: ['/users/{user}'] });
+      // The literal path it covers is named by its digest only (the backend regroups that one path).
+      expect(learned).toEqual({
+        type: 'learned',
+        captureId: agent.captureId(),
+        templates: ['/users/{user}'],
+        covers: { '/users/{user}': [pathDigest(agent.captureId(), `/users/${NAMES.users[0]}`)] },
+      });
       await waitFor(
         'the second value sent under the template',
         () => backend.count((o) => o.path === '/users/{user}') === 1,

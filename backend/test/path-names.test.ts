@@ -30,6 +30,9 @@ beforeAll(async () => {
   const server = createServer((req, res) => {
     const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
     if (parts[0] === 'users' && parts.length === 2) return send(res, 200, { login: 'x', id: 1, name: 'n' });
+    // The caller's own team answers other fields than a team by name: the agent keeps `me` literal.
+    if (parts[0] === 'teams' && parts[1] === 'me') return send(res, 200, { plan: 'x', seats: 1, billing: 'y' });
+    if (parts[0] === 'teams' && parts.length === 2) return send(res, 200, { slug: 'x', id: 1, name: 'n' });
     if (parts[0] === 'orgs' && parts.length === 3 && parts[2] === 'members')
       return send(res, 200, [{ login: 'x', id: 1 }]);
     return send(res, 404, { message: 'Not Found' });
@@ -89,6 +92,31 @@ describe('names in paths', () => {
     );
     expect(capture.unmatched).toEqual({ requests: 3, paths: 2 });
     for (const name of [...USERS, ...ORGS, 'wp-login', '.env'])
+      expect({ name, tables: await tablesContaining(backend.databaseUrl, name) }).toEqual({ name, tables: [] });
+  });
+
+  it('regroups only the literal paths the agent says a learned template covers: a sibling it keeps literal stays apart', async () => {
+    const get = (path: string) => fetch(`${agent.proxyUrl}${path}`).then((r) => r.arrayBuffer());
+    const teams = async (): Promise<string[]> => (await undocumented()).filter((line) => line.includes('/teams/'));
+    // `me` alone, then one team by name: neither tells the other a value (their answers differ), so
+    // both go out literal once their hold is over.
+    await get('/teams/me');
+    expect(await eventually(teams, (list) => list.length === 1)).toEqual(['GET /teams/me 1']);
+    await get('/teams/canarydave');
+    expect(await eventually(teams, (list) => list.length === 2)).toEqual([
+      'GET /teams/canarydave 1',
+      'GET /teams/me 1',
+    ]);
+    // A second team answers like the first: `/teams/{team}` is learned, `me` stays literal in the agent,
+    // and the backend regroups the stored team by name but not `me`.
+    await get('/teams/canaryerin');
+    const expected = ['GET /teams/me 1', 'GET /teams/{team} 2'];
+    expect(await eventually(teams, (list) => JSON.stringify(list) === JSON.stringify(expected))).toEqual(expected);
+    // Later traffic of `me`, sent literal, is stored literal too (not under the learned template).
+    await get('/teams/me');
+    const later = ['GET /teams/me 2', 'GET /teams/{team} 2'];
+    expect(await eventually(teams, (list) => JSON.stringify(list) === JSON.stringify(later))).toEqual(later);
+    for (const name of ['canarydave', 'canaryerin'])
       expect({ name, tables: await tablesContaining(backend.databaseUrl, name) }).toEqual({ name, tables: [] });
   });
 });

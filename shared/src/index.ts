@@ -11,6 +11,7 @@ export * from './diff/parameters';
 export * from './http/headers';
 export * from './paths/template';
 export * from './paths/hints';
+export * from './paths/digest';
 export * from './ignore/rules';
 export * from './version/version';
 export * from './interest';

@@ -55,8 +55,11 @@ export interface CaptureRows {
   captureId: string;
   observations: WireObservation[];
   shapes: Map<string, Shape>;
-  /** Templates learned that cover literal paths already sent for this capture (a `learned` message). */
-  learned?: string[];
+  /**
+   * Templates learned that cover literal paths already sent for this capture (a `learned` message),
+   * each with the digests (`pathDigest`) of the paths it covers.
+   */
+  learned?: Record<string, string[]>;
   /** Noise counted apart since the last drain (counts only). */
   unmatched?: WireUnmatched;
 }

@@ -3,6 +3,7 @@ import {
   hasParameter,
   isIgnored,
   PathLearner,
+  pathDigest,
   queryNames,
   responseKeys,
   templatePath,
@@ -111,8 +112,8 @@ export class CapturePipeline implements ExchangeObserver {
   private held: Held[] = [];
   /** Templates sent with an undecided literal → the capture they went out in: regrouped when learned. */
   private readonly sentUndecided = new Map<string, string>();
-  /** Per capture, templates learned that cover literal paths already sent. */
-  private learnedOut = new Map<string, Set<string>>();
+  /** Per capture, templates learned that cover literal paths already sent → digests of those paths (`pathDigest`). */
+  private learnedOut = new Map<string, Map<string, Set<string>>>();
   /** Per capture, noise since the last drain and the distinct noisy paths seen. */
   private readonly unmatched = new Map<string, { requests: number; paths: Set<string>; overflow: number }>();
   /** Raw query names (values cut off) → the names reported. */
@@ -296,7 +297,10 @@ export class CapturePipeline implements ExchangeObserver {
       }
       return group;
     };
-    for (const [captureId, templates] of this.learnedOut) groupOf(captureId).learned = [...templates];
+    for (const [captureId, templates] of this.learnedOut)
+      groupOf(captureId).learned = Object.fromEntries(
+        [...templates].map(([template, paths]) => [template, [...paths]]),
+      );
     this.learnedOut = new Map();
     for (const [captureId, noise] of this.unmatched) {
       if (noise.requests > 0)
@@ -531,9 +535,12 @@ export class CapturePipeline implements ExchangeObserver {
       if (now === template) continue;
       this.sentUndecided.delete(template);
       if (hasParameter(now)) {
+        // Named by digest: the backend regroups these paths only, not a sibling kept literal (`/users/me`).
         let out = this.learnedOut.get(captureId);
-        if (out === undefined) this.learnedOut.set(captureId, (out = new Set()));
-        out.add(now);
+        if (out === undefined) this.learnedOut.set(captureId, (out = new Map()));
+        let covered = out.get(now);
+        if (covered === undefined) out.set(now, (covered = new Set()));
+        covered.add(pathDigest(captureId, template));
       }
       if (this.learner.undecided(now)) this.sentUndecided.set(now, captureId);
     }

@@ -16,6 +16,7 @@ import { PathHints1764810000000 } from './migrations/1764810000000-PathHints';
 import { CaptureOverflow1764900000000 } from './migrations/1764900000000-CaptureOverflow';
 import { People1765100000000 } from './migrations/1765100000000-People';
 import { RolesAndAudit1765200000000 } from './migrations/1765200000000-RolesAndAudit';
+import { LearnedCovers1765300000000 } from './migrations/1765300000000-LearnedCovers';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -35,6 +36,7 @@ export const MIGRATIONS = [
   CaptureOverflow1764900000000,
   People1765100000000,
   RolesAndAudit1765200000000,
+  LearnedCovers1765300000000,
 ];
 
 /**

@@ -7,6 +7,7 @@ import {
   type EnvironmentKind,
   fingerprint,
   bestTemplate,
+  pathDigest,
   type HelloMessage,
   type LearnedMessage,
   PROTOCOL_VERSION,
@@ -43,7 +44,13 @@ export interface AgentSession {
   /** Captures already checked as this connection's own (its agent and environment). */
   knownCaptures: Set<string>;
   /** Per capture, the templates its agent learned (`learned` messages), as read or written by this connection. */
-  learned: Map<string, string[]>;
+  learned: Map<string, LearnedTemplate[]>;
+}
+
+/** A template an agent learned for a capture, with the digests of the literal paths it covers (null: every one). */
+interface LearnedTemplate {
+  template: string;
+  covers: Set<string> | null;
 }
 
 /** Learned templates kept per capture at most; past it a `learned` message is refused. */
@@ -409,33 +416,62 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   async learn(session: AgentSession, message: LearnedMessage): Promise<void> {
     await this.ensureCapture(session, message.captureId);
     const known = await this.learnedOf(session, message.captureId);
-    const fresh = message.templates.filter((template) => !known.includes(template));
+    const byTemplate = new Map(known.map((entry) => [entry.template, entry]));
+    const fresh = message.templates.filter((template) => !byTemplate.has(template));
     if (known.length + fresh.length > MAX_LEARNED_PER_CAPTURE)
       throw new WireError(
         `templates would make more than ${MAX_LEARNED_PER_CAPTURE} learned templates for capture ${message.captureId}`,
       );
-    if (fresh.length > 0) {
-      await this.db.query(
-        'INSERT INTO capture_learned_templates (capture_id, template) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING',
-        [message.captureId, fresh],
-      );
-      known.push(...fresh);
+    // What each template covers: the paths this message names, added to those named before (a
+    // template named without paths covers every one, as from an agent that names none).
+    const entries = message.templates.map((template) => {
+      const named = message.covers?.[template];
+      const before = byTemplate.get(template);
+      const covers =
+        named === undefined || (before !== undefined && before.covers === null)
+          ? null
+          : new Set([...(before?.covers ?? []), ...named]);
+      return { template, covers };
+    });
+    await this.db.query(
+      `INSERT INTO capture_learned_templates (capture_id, template, covers)
+       SELECT $1, x.template, x.covers FROM jsonb_to_recordset($2::jsonb) AS x(template text, covers text[])
+       ON CONFLICT (capture_id, template) DO UPDATE SET covers = EXCLUDED.covers`,
+      [
+        message.captureId,
+        JSON.stringify(
+          entries.map((entry) => ({ template: entry.template, covers: entry.covers && [...entry.covers] })),
+        ),
+      ],
+    );
+    for (const entry of entries) {
+      const before = byTemplate.get(entry.template);
+      if (before === undefined) known.push(entry);
+      else before.covers = entry.covers;
     }
     // Rows already stored under literal paths the templates cover are merged into them (each
     // template again on a resend: regrouping what is already regrouped finds nothing). Users' hints
-    // regroup the whole project; a learned template the capture it was learned in.
-    const scope = message.hint ? {} : { captureId: message.captureId };
-    for (const template of message.templates) await this.regrouping.regroup(session.projectId, template, scope);
+    // regroup the whole project; a learned template the literal paths it covers in the capture it was learned in.
+    for (const { template, covers } of entries)
+      await this.regrouping.regroup(
+        session.projectId,
+        template,
+        message.hint ? {} : { captureId: message.captureId, ...(covers === null ? {} : { covers }) },
+      );
   }
 
   /** The learned templates of a capture (read once per connection, then kept up to date by `learn`). */
-  private async learnedOf(session: AgentSession, captureId: string): Promise<string[]> {
+  private async learnedOf(session: AgentSession, captureId: string): Promise<LearnedTemplate[]> {
     let learned = session.learned.get(captureId);
     if (learned === undefined) {
-      const rows = (await this.db.query('SELECT template FROM capture_learned_templates WHERE capture_id = $1', [
-        captureId,
-      ])) as Array<{ template: string }>;
-      learned = rows.map((row) => row.template);
+      const rows = (await this.db.query(
+        'SELECT template, covers FROM capture_learned_templates WHERE capture_id = $1',
+        [captureId],
+      )) as Array<{ template: string; covers: string[] | null }>;
+      learned = rows.map((row) => ({
+        template: row.template,
+        covers: row.covers === null ? null : new Set(row.covers),
+      }));
       // Bounded like the connection's other per-capture state: captures change rarely.
       if (session.learned.size >= 64) session.learned.delete(session.learned.keys().next().value as string);
       session.learned.set(captureId, learned);
@@ -450,11 +486,18 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    */
   private async applyLearned(session: AgentSession, batch: BatchMessage): Promise<void> {
     const learned = await this.learnedOf(session, batch.captureId);
-    if (learned.length > 0)
+    if (learned.length > 0) {
+      const templates = learned.map((entry) => entry.template);
+      const covers = new Map(learned.map((entry) => [entry.template, entry.covers]));
       for (const observation of batch.observations) {
-        const template = bestTemplate(observation.path, learned);
-        if (template !== undefined) observation.path = template;
+        const template = bestTemplate(observation.path, templates);
+        if (template === undefined) continue;
+        // Only a path the template covers: a sibling the agent keeps literal (`/users/me`) stays apart.
+        const covered = covers.get(template);
+        if (covered === null || covered?.has(pathDigest(batch.captureId, observation.path)))
+          observation.path = template;
       }
+    }
     const literal = batch.observations.filter((observation) => !observation.path.includes('{'));
     if (literal.length === 0) return;
     const rows = (await this.db.query(

@@ -234,6 +234,21 @@ describe('parseAgentMessage', () => {
       { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], hint: 'yes' },
       'hint must be true when present',
     ],
+    [
+      'learned covers of another template',
+      { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], covers: { '/orgs/{org}': [] } },
+      'covers["/orgs/{org}"] must be one of templates',
+    ],
+    [
+      'learned covers naming a path, not a digest',
+      {
+        type: 'learned',
+        captureId: capture.id,
+        templates: ['/users/{user}'],
+        covers: { '/users/{user}': ['/users/alice'] },
+      },
+      'covers["/users/{user}"][0] has an invalid format',
+    ],
   ])('names the problem: %s', (_name, message, expected) => {
     expect(problem(message)).toBe(expected);
   });
@@ -267,6 +282,15 @@ describe('parseAgentMessage', () => {
     expect(parseAgentMessage(JSON.stringify(learned))).toEqual({
       ...learned,
       templates: ['/repos/{owner}/{repo}', '/users/{user}'],
+    });
+    const digest = 'a'.repeat(32);
+    expect(
+      parseAgentMessage(JSON.stringify({ ...learned, hint: undefined, covers: { '/users/{user}': [digest, digest] } })),
+    ).toEqual({
+      type: 'learned',
+      captureId: capture.id,
+      templates: ['/repos/{owner}/{repo}', '/users/{user}'],
+      covers: { '/users/{user}': [digest] },
     });
   });
 

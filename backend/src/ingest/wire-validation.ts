@@ -353,13 +353,42 @@ function template(value: unknown, path: string): string {
   return t;
 }
 
+/** Digests of covered paths a `learned` message may carry at most, over all its templates. */
+export const MAX_LEARNED_COVERS = 10_000;
+const DIGEST = /^[0-9a-f]{32}$/;
+
+/** `covers`: per template of the message, the digests of the literal paths it covers (`pathDigest`). */
+function covers(value: unknown, templates: readonly string[]): Record<string, string[]> {
+  const o = record(value, 'covers');
+  const out: Record<string, string[]> = {};
+  let total = 0;
+  for (const [key, list] of Object.entries(o)) {
+    if (!templates.includes(key)) fail(`covers[${JSON.stringify(key.slice(0, 100))}]`, 'must be one of templates');
+    if (!Array.isArray(list)) fail(`covers[${JSON.stringify(key)}]`, 'must be an array of path digests');
+    total += list.length;
+    if (total > MAX_LEARNED_COVERS) fail('covers', `must hold at most ${MAX_LEARNED_COVERS} path digests in all`);
+    out[key] = [
+      ...new Set(
+        list.map((item: unknown, i: number) => text(item, `covers[${JSON.stringify(key)}][${i}]`, 32, DIGEST)),
+      ),
+    ];
+  }
+  return out;
+}
+
 function learned(o: Record<string, unknown>): LearnedMessage {
   const captureId = uuid(o.captureId, 'captureId');
   if (!Array.isArray(o.templates) || o.templates.length === 0 || o.templates.length > MAX_LEARNED_TEMPLATES)
     fail('templates', `must be an array of 1-${MAX_LEARNED_TEMPLATES} templates`);
   const templates = [...new Set(o.templates.map((item: unknown, i: number) => template(item, `templates[${i}]`)))];
   if (o.hint !== undefined && o.hint !== true) fail('hint', 'must be true when present');
-  return { type: 'learned', captureId, templates, ...(o.hint === true ? { hint: true as const } : {}) };
+  return {
+    type: 'learned',
+    captureId,
+    templates,
+    ...(o.covers === undefined ? {} : { covers: covers(o.covers, templates) }),
+    ...(o.hint === true ? { hint: true as const } : {}),
+  };
 }
 
 /**

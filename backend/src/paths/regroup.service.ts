@@ -7,6 +7,7 @@ import {
   MATRIX_KINDS,
   type MatrixKind,
   matchTemplate,
+  pathDigest,
 } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
@@ -21,6 +22,12 @@ import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../captur
 /** Where a regrouping looks: one capture (and its environment row's evidence), or the whole project. */
 export interface RegroupScope {
   captureId?: string;
+  /**
+   * With `captureId`: the digests (`pathDigest(captureId, path)`) of the literal paths to take, as
+   * the agent's `learned` message names them; other paths the template covers stay as they are (a
+   * sibling the agent keeps literal, `/users/me`). Without: every literal path the template covers.
+   */
+  covers?: ReadonlySet<string>;
 }
 
 /** Longest template accepted (the agent's paths are bounded alike). */
@@ -113,7 +120,9 @@ export class RegroupService {
   async regroup(projectId: string, template: string, scope: RegroupScope = {}): Promise<number> {
     const canonical = canonicalTemplate(template);
     const result = await withRetry(() =>
-      this.db.transaction((manager) => this.regroupIn(manager, projectId, canonical, scope.captureId ?? null)),
+      this.db.transaction((manager) =>
+        this.regroupIn(manager, projectId, canonical, scope.captureId ?? null, scope.covers ?? null),
+      ),
     );
     for (const captureId of result.captures) this.events.captureChanged(projectId, captureId);
     return result.merged;
@@ -124,6 +133,7 @@ export class RegroupService {
     projectId: string,
     template: string,
     captureId: string | null,
+    covers: ReadonlySet<string> | null,
   ): Promise<{ merged: number; captures: string[] }> {
     const [project] = (await manager.query('SELECT id, slug FROM projects WHERE id = $1', [projectId])) as Array<{
       id: string;
@@ -131,7 +141,9 @@ export class RegroupService {
     }>;
     if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${projectId} does not exist`);
     const rowIds = captureId === null ? null : await this.evidenceRowsOf(manager, project, captureId);
-    const literals = await this.literalsOf(manager, project.id, template, captureId, rowIds);
+    const literals = (await this.literalsOf(manager, project.id, template, captureId, rowIds)).filter(
+      (path) => covers === null || captureId === null || covers.has(pathDigest(captureId, path)),
+    );
     if (literals.length === 0) return { merged: 0, captures: [] };
 
     const moved: Array<MovedRow & { rows: number }> = await manager.query(TAKE_OBSERVATIONS, [

@@ -144,6 +144,13 @@ export interface LearnedMessage {
   type: 'learned';
   captureId: string;
   templates: string[];
+  /**
+   * Per template, the literal paths sent for this capture that it covers, as digests
+   * (`pathDigest(captureId, path)`, never the paths): only those are regrouped into it, so a
+   * sibling the agent keeps literal (`/users/me` beside `/users/{user}`) stays apart. A template
+   * without an entry (or a message without `covers`, from an older agent) covers every literal path.
+   */
+  covers?: Record<string, string[]>;
   /** Stated by users (`service.yml` `paths:`): regrouped across the project, not only the capture. */
   hint?: true;
 }
