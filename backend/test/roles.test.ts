@@ -135,6 +135,18 @@ describe('roles', () => {
       status: 403,
       body: expect.objectContaining({ message: 'this needs the approver role in this project; you are editor' }),
     });
+    // Nor through an import that approves at once: refused before it makes anything.
+    const proposals = (await people.dave.api<ProposalResponse[]>('GET', '/projects/shop/proposals')).body.length;
+    const imported = await people.bob.api<{ message: string }>('POST', '/projects/shop/openapi/import?approve=true', {
+      openapi: '3.1.0',
+      info: { title: 'T', version: '1' },
+      paths: { '/imported': { get: { responses: { '200': { description: 'ok' } } } } },
+    });
+    expect(imported).toEqual({
+      status: 403,
+      body: expect.objectContaining({ message: 'this needs the approver role in this project; you are editor' }),
+    });
+    expect((await people.dave.api<ProposalResponse[]>('GET', '/projects/shop/proposals')).body.length).toBe(proposals);
     const approved = await people.carol.api<ProposalResponse>(
       'POST',
       `/projects/shop/proposals/${made.body.id}/approve`,

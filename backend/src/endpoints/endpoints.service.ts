@@ -23,9 +23,12 @@ import { DomainError, ErrorCode } from '../common/errors';
 import { EventsService } from '../events/events.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { ProposalLifecycle } from '../proposals/proposal-lifecycle';
+import { type StoredEndpoint } from '../proposals/proposals.repository';
+import { ProposalsService } from '../proposals/proposals.service';
+import { fourEyesNow } from '../projects/projects.service';
 import type { DocumentationDto } from './dto/documentation.dto';
 import { type EndpointAtVersion, EndpointsRepository } from './endpoints.repository';
-import { writeNextVersion } from '../versions/version-writer';
+import { planNextVersion, type VersionInput, writeNextVersion } from '../versions/version-writer';
 import { withoutBodies } from '../versions/endpoint-shapes';
 
 /** A version history entry of one endpoint, with the proposal behind it. */
@@ -68,6 +71,26 @@ export function toEndpointDocs(shapes: EndpointShapes): {
   };
 }
 
+/** The title of a documentation commit's proposal: its message, else the endpoints it documents. */
+function commitTitle(message: string | undefined, endpoints: ReadonlyArray<{ method: string; path: string }>): string {
+  return message ?? `Document ${endpoints.map((e) => `${e.method} ${e.path}`).join(', ')}`.slice(0, 500);
+}
+
+/** An endpoint of a documentation commit, as its version is written or planned: its shapes extend what is documented. */
+function versionInput(
+  project: ProjectEntity,
+  endpoint: { method: string; path: string; description: string | undefined; shapes: EndpointShapes },
+): Omit<VersionInput, 'proposalId' | 'keepUnchanged'> {
+  return {
+    projectId: project.id,
+    method: endpoint.method,
+    path: endpoint.path,
+    description: endpoint.description ?? null,
+    shapes: endpoint.shapes,
+    mode: 'extend',
+  };
+}
+
 @Injectable()
 export class EndpointsService {
   constructor(
@@ -77,6 +100,7 @@ export class EndpointsService {
     private readonly shapes: ShapeStore,
     private readonly events: EventsService,
     private readonly lifecycle: ProposalLifecycle,
+    private readonly proposals: ProposalsService,
     private readonly hints: PathHintsService,
     private readonly audit: AuditService,
   ) {}
@@ -151,7 +175,7 @@ export class EndpointsService {
 
   /**
    * Commits documentation from a capture's observed traffic: a proposal made and approved in one
-   * step by the committing token, and a version per endpoint whose documentation changes
+   * step by the committer (under four eyes an Open proposal instead, see `proposeHeld`), and a version per endpoint whose documentation changes
    * (1.0 for a new endpoint, next minor or major from the changes for a documented one). With
    * `documentBodies`, the query parameter and documentable request header names seen are
    * documented too (new ones as optional); without, the endpoint's parameters stay as they are.
@@ -183,7 +207,10 @@ export class EndpointsService {
     // Lock endpoints in one order so concurrent commits cannot deadlock.
     observed.sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
 
-    const result = await this.db.transaction(async (manager) => {
+    const result = await this.db.transaction(async (manager): Promise<DocumentationResponse> => {
+      // Four eyes (read now): the one who commits cannot approve, so the commit is a proposal for another approver.
+      if (await fourEyesNow(manager, project.id))
+        return this.proposeHeld(manager, project, principal, capture.id, input.message, observed);
       let proposalId: string | null = null;
       // Made on the first endpoint whose documentation changes; none when nothing changes.
       const proposal = async (): Promise<string> => {
@@ -194,12 +221,7 @@ export class EndpointsService {
       const made: string[] = [];
       for (const endpoint of observed) {
         const written = await writeNextVersion(manager, {
-          projectId: project.id,
-          method: endpoint.method,
-          path: endpoint.path,
-          description: endpoint.description ?? null,
-          shapes: endpoint.shapes,
-          mode: 'extend',
+          ...versionInput(project, endpoint),
           proposalId: proposal,
           keepUnchanged: true,
         });
@@ -232,11 +254,55 @@ export class EndpointsService {
         );
       return { proposalId, versions };
     });
+    if (result.awaitingApproval) return result;
     await this.events.publish(project.id, {
       type: 'documentation.committed',
-      endpointIds: result.versions.map((v) => v.endpointId),
+      endpointIds: result.versions.flatMap((v) => (v.endpointId === null ? [] : [v.endpointId])),
     });
     return result;
+  }
+
+  /**
+   * A documentation commit under four eyes: an Open proposal of the endpoints whose documentation
+   * would change (none: no proposal), for another approver to approve; nothing is written yet.
+   */
+  private async proposeHeld(
+    manager: EntityManager,
+    project: ProjectEntity,
+    principal: Principal,
+    captureId: string,
+    message: string | undefined,
+    observed: ReadonlyArray<{ method: string; path: string; description: string | undefined; shapes: EndpointShapes }>,
+  ): Promise<DocumentationResponse> {
+    const versions: DocumentationResponse['versions'] = [];
+    const proposed: StoredEndpoint[] = [];
+    for (const endpoint of observed) {
+      const plan = await planNextVersion(manager, versionInput(project, endpoint));
+      versions.push({
+        endpointId: plan.endpointId,
+        method: endpoint.method,
+        path: endpoint.path,
+        version: formatVersion(plan.version),
+        previous: plan.previous && formatVersion(plan.previous),
+      });
+      if (plan.changesAnything)
+        proposed.push({
+          method: endpoint.method,
+          path: endpoint.path,
+          description: endpoint.description ?? null,
+          mode: 'extend',
+          ...endpoint.shapes,
+        });
+    }
+    if (proposed.length === 0) return { proposalId: null, awaitingApproval: true, versions };
+    const proposalId = await this.proposals.openIn(
+      manager,
+      project,
+      principal,
+      { title: commitTitle(message, proposed), description: message ?? '', sourceCaptureId: captureId },
+      proposed,
+    );
+    return { proposalId, awaitingApproval: true, versions };
   }
 
   private async approvedProposal(
@@ -247,11 +313,16 @@ export class EndpointsService {
     message: string | undefined,
     endpoints: ReadonlyArray<{ method: string; path: string }>,
   ): Promise<string> {
-    const title = message ?? `Document ${endpoints.map((e) => `${e.method} ${e.path}`).join(', ')}`.slice(0, 500);
     return this.lifecycle.openApproved(
       manager,
       project,
-      { title, description: message ?? '', sourceCaptureId: captureId, createdBy: principal.name, author: null },
+      {
+        title: commitTitle(message, endpoints),
+        description: message ?? '',
+        sourceCaptureId: captureId,
+        createdBy: principal.name,
+        author: null,
+      },
       principal.name,
       new Date(),
     );

@@ -27,7 +27,8 @@ export class OpenApiController {
   /**
    * Imports an OpenAPI 3.0/3.1 document (JSON, or YAML as `application/yaml`) as a proposal of planned shapes: every operation
    * with its description, request body and responses per status code. With `?approve=true` the
-   * proposal is approved at once: new endpoints become 1.0, documented ones their next version.
+   * proposal is approved at once (by an approver; refused under four eyes): new endpoints become
+   * 1.0, documented ones their next version.
    */
   @Post('openapi/import')
   @HttpCode(201)
@@ -38,6 +39,8 @@ export class OpenApiController {
     @Body() body: unknown,
     @Query() query: OpenApiImportQuery,
   ): Promise<OpenApiImportResponse> {
+    // Before anything is made: approving at once needs the approver role, and no four eyes.
+    if (query.approve === 'true') await this.proposals.ensureMayApproveOwn(project, principal);
     const { warnings, ...proposal } = importOpenApi(documentOf(body));
     const created = await this.proposals.create(project, principal, proposal);
     return {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { ProjectResponse } from '@spectator/shared';
-import { In, type Repository } from 'typeorm';
+import { type EntityManager, In, type Repository } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { actorOf, type Principal } from '../common/principal';
 import { DomainError, ErrorCode } from '../common/errors';
@@ -27,6 +27,18 @@ export function toProjectResponse(entity: ProjectEntity): ProjectResponse {
  */
 export function projectNotFound(slug: string): DomainError {
   return new DomainError(ErrorCode.ProjectNotFound, `project ${slug} does not exist`);
+}
+
+/**
+ * Whether a project requires four eyes, read now from the database (not from a replica's cache of
+ * the project), in the caller's transaction. The row is share-locked until that transaction ends,
+ * so a change of the setting waits for approvals under way and every later one sees it.
+ */
+export async function fourEyesNow(manager: Pick<EntityManager, 'query'>, projectId: string): Promise<boolean> {
+  const [row] = (await manager.query('SELECT four_eyes AS "fourEyes" FROM projects WHERE id = $1 FOR SHARE', [
+    projectId,
+  ])) as Array<{ fourEyes: boolean }>;
+  return row?.fourEyes ?? false;
 }
 
 @Injectable()
@@ -88,8 +100,8 @@ export class ProjectsService {
   }
 
   /**
-   * Changes a project's settings. This replica forgets its cached copy at once; others within the
-   * 10 s of their cache.
+   * Changes a project's settings. This replica forgets its cached copy at once; others show the
+   * change within the 10 s of their cache, but enforce it at once (`fourEyesNow`).
    */
   async update(project: ProjectEntity, by: Principal, input: { fourEyes?: boolean }): Promise<ProjectResponse> {
     if (input.fourEyes !== undefined && input.fourEyes !== project.fourEyes) {

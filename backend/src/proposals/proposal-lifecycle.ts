@@ -5,6 +5,7 @@ import { AuditService } from '../audit/audit.service';
 import { type Actor } from '../common/principal';
 import { DomainError, ErrorCode } from '../common/errors';
 import { type CellChanges, EvidenceService } from '../evidence/evidence.service';
+import { fourEyesNow } from '../projects/projects.service';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type NewProposal, ProposalsRepository } from './proposals.repository';
 
@@ -33,7 +34,8 @@ export class ProposalLifecycle {
 
   /**
    * Makes a proposal Approved at once (a documentation commit: its maker approves it), with its
-   * Approved step at `at`. @returns its id.
+   * Approved step at `at`. Never under four eyes: such a commit is an Open proposal instead.
+   * @returns its id. @throws DomainError Conflict when the project requires four eyes.
    */
   async openApproved(
     manager: EntityManager,
@@ -42,6 +44,11 @@ export class ProposalLifecycle {
     approvedBy: string,
     at: Date,
   ): Promise<string> {
+    if (await fourEyesNow(manager, project.id))
+      throw new DomainError(
+        ErrorCode.Conflict,
+        'this project requires a second person to approve (four eyes): nothing is approved by the one who made it',
+      );
     const id = await this.proposals.insert(project.id, proposal, 'Approved', { by: approvedBy, at }, manager);
     await this.proposals.insertStep(id, 'Approved', approvedBy, at, manager);
     return id;

@@ -10,8 +10,9 @@ import {
   type ParametersDoc,
   type ProposalResponse,
 } from '@spectator/shared';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
+import { ensureScope } from '../common/access';
 import { actorKey, actorOf, type Principal } from '../common/principal';
 import { toChangeResponse } from '../captures/captures.service';
 import { CapturesService } from '../captures/captures.service';
@@ -21,6 +22,7 @@ import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import { planVersion, writeNextVersion } from '../versions/version-writer';
+import { fourEyesNow } from '../projects/projects.service';
 import { ProposalLifecycle } from './proposal-lifecycle';
 import { type ProposalRow, ProposalsRepository, type StoredEndpoint } from './proposals.repository';
 import type {
@@ -154,30 +156,62 @@ export class ProposalsService {
         ...shapes,
       });
     }
-    const id = await this.db.transaction(async (manager) => {
-      const proposal = {
-        id: await this.lifecycle.open(manager, project, {
-          title: input.title,
-          description: input.description ?? '',
-          sourceCaptureId: capture?.id ?? null,
-          createdBy: principal.name,
-          author: actorKey(actorOf(principal)),
-        }),
-      };
-      await this.proposals.insertEndpoints(proposal.id, stored, manager);
-      await this.audit.record(
-        {
-          projectId: project.id,
-          actor: actorOf(principal),
-          action: 'proposal.created',
-          target: proposal.id,
-          details: { title: input.title, endpoints: stored.map((e) => `${e.method} ${e.path}`) },
-        },
+    const id = await this.db.transaction((manager) =>
+      this.openIn(
         manager,
-      );
-      return proposal.id;
-    });
+        project,
+        principal,
+        { title: input.title, description: input.description ?? '', sourceCaptureId: capture?.id ?? null },
+        stored,
+      ),
+    );
     return this.get(project, id);
+  }
+
+  /**
+   * Makes an Open proposal of some endpoints' shapes in the caller's transaction, with its
+   * `proposal.created` audit entry (also a documentation commit that waits for a second person).
+   * @returns its id
+   */
+  async openIn(
+    manager: EntityManager,
+    project: ProjectEntity,
+    principal: Principal,
+    meta: { title: string; description: string; sourceCaptureId: string | null },
+    stored: readonly StoredEndpoint[],
+  ): Promise<string> {
+    const id = await this.lifecycle.open(manager, project, {
+      ...meta,
+      createdBy: principal.name,
+      author: actorKey(actorOf(principal)),
+    });
+    await this.proposals.insertEndpoints(id, stored, manager);
+    await this.audit.record(
+      {
+        projectId: project.id,
+        actor: actorOf(principal),
+        action: 'proposal.created',
+        target: id,
+        details: { title: meta.title, endpoints: stored.map((e) => `${e.method} ${e.path}`) },
+      },
+      manager,
+    );
+    return id;
+  }
+
+  /**
+   * Refuses, before anything is made, a caller who would approve their own proposal: without the
+   * approver role (a `write` token), or when the project requires four eyes (read now, not from a
+   * cache). For an import with `?approve=true`.
+   * @throws DomainError Forbidden naming why
+   */
+  async ensureMayApproveOwn(project: ProjectEntity, principal: Principal): Promise<void> {
+    ensureScope(principal, 'approve');
+    if (await fourEyesNow(this.db.manager, project.id))
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        `this project requires a second person to approve (four eyes): ${principal.name} cannot approve what they propose; propose without approving, and another approver approves`,
+      );
   }
 
   /** Proposals newest first (at most `limit`). */
@@ -198,9 +232,12 @@ export class ProposalsService {
    * Approves an open proposal in one transaction: the next version of each endpoint (in path,
    * method order, the lock order of every version writer), the Approved step with the approver,
    * then the evidence already there may move it further at once.
-   * @throws DomainError Conflict when it is already approved, ProposalNotFound.
+   * With four eyes (read now, in the transaction) its author may not.
+   * @throws DomainError Conflict when it is already approved, ProposalNotFound, Forbidden (four eyes, role).
    */
   async approve(project: ProjectEntity, principal: Principal, id: string): Promise<ProposalResponse> {
+    // The route checks it too; this covers every caller (an import that approves at once).
+    ensureScope(principal, 'approve');
     await this.db.transaction(async (manager) => {
       const row = await this.proposals.byId(project.id, id, manager);
       if (!row)
@@ -208,7 +245,7 @@ export class ProposalsService {
       if (row.status !== 'Open')
         throw new DomainError(ErrorCode.Conflict, `proposal ${id} is already approved (status ${row.status})`);
       const actor = actorOf(principal);
-      if (project.fourEyes && row.author === actorKey(actor))
+      if (row.author === actorKey(actor) && (await fourEyesNow(manager, project.id)))
         throw new DomainError(
           ErrorCode.Forbidden,
           `this project requires a second person to approve (four eyes): ${actor.name} made proposal ${id}`,

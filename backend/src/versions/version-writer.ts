@@ -80,6 +80,42 @@ export interface VersionInput {
   keepUnchanged: boolean;
 }
 
+/** What a write would make, planned without writing (a documentation commit held for approval). */
+export interface PlannedWrite {
+  /** Null for an endpoint not documented or seen yet. */
+  endpointId: string | null;
+  version: Version;
+  previous: Version | null;
+  changes: ShapeChange[];
+  /** False when neither the shapes nor the description would change. */
+  changesAnything: boolean;
+}
+
+/**
+ * The version `writeNextVersion` would make of an endpoint now (with `keepUnchanged`), reading only:
+ * a documentation commit that waits for a second person (four eyes) proposes what changes.
+ */
+export async function planNextVersion(
+  manager: EntityManager,
+  input: Omit<VersionInput, 'proposalId' | 'keepUnchanged'>,
+): Promise<PlannedWrite> {
+  const endpoint = await versionsRepository.findEndpoint(manager, input.projectId, input.method, input.path);
+  const current =
+    endpoint === null || endpoint.currentVersionId === null
+      ? null
+      : await versionsRepository.shapesOf(manager, endpoint.currentVersionId);
+  const plan = planVersion(current, input.shapes, input.mode);
+  const kept = current && { major: current.major, minor: current.minor };
+  const describes = input.description !== null && input.description !== endpoint?.description;
+  return {
+    endpointId: endpoint?.id ?? null,
+    version: current !== null && plan.changes.length === 0 && !describes ? (kept as Version) : plan.version,
+    previous: kept,
+    changes: plan.changes,
+    changesAnything: current === null || plan.changes.length > 0 || describes,
+  };
+}
+
 /**
  * The one way endpoint versions are written (documentation commits and proposal approvals), inside
  * a transaction: upserts the endpoint row (which locks it until the transaction ends, so

@@ -67,6 +67,16 @@ export const versionsRepository = {
     return endpoint;
   },
 
+  /** The endpoint row of a method and path, without creating or locking it; null when there is none. */
+  async findEndpoint(db: Queryable, projectId: string, method: string, path: string): Promise<LockedEndpoint | null> {
+    const [endpoint] = (await db.query(
+      `SELECT id, description, current_version_id AS "currentVersionId" FROM endpoints
+        WHERE project_id = $1 AND method = $2 AND path = $3`,
+      [projectId, method, path],
+    )) as LockedEndpoint[];
+    return endpoint ?? null;
+  },
+
   /** The number and shapes of one version, or null when there is no such version. */
   async shapesOf(db: Queryable, versionId: string): Promise<(EndpointShapes & Version) | null> {
     const [version] = (await db.query(

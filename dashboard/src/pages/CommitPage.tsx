@@ -8,13 +8,15 @@ import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { routeHref } from '../lib/routes';
 import { NeedsScope } from '../components/Permission';
+import { ProposedForApproval } from '../components/ProposedForApproval';
 
 /** What the backend takes in one documentation commit (`POST /documentation`). */
 const MAX_ENDPOINTS_PER_COMMIT = 500;
 
 /**
  * After Finish: choose, per finished endpoint, whether to document its bodies, then Commit changes.
- * The commit makes each endpoint's first version (1.0) through a proposal approved at once.
+ * The commit makes each endpoint's first version (1.0) through a proposal approved at once (under
+ * four eyes, a proposal for another approver).
  */
 export function CommitPage({ captureId }: { captureId: string }) {
   const { api, project } = useApp();
@@ -37,6 +39,7 @@ export function CommitPage({ captureId }: { captureId: string }) {
       // The backend takes up to 500 endpoints per commit: more are committed in parts, one proposal each.
       const versions: DocumentationResponse['versions'] = [];
       let proposalId: string | null = null;
+      let awaitingApproval = false;
       for (let part = 0; part < parts; part++) {
         const text = message.trim();
         const answer = await api.commitDocumentation(project, {
@@ -46,14 +49,21 @@ export function CommitPage({ captureId }: { captureId: string }) {
         });
         versions.push(...answer.versions);
         proposalId ??= answer.proposalId;
+        awaitingApproval ||= answer.awaitingApproval === true;
       }
-      return { proposalId, versions };
+      return { proposalId, versions, ...(awaitingApproval ? { awaitingApproval } : {}) };
     });
     if (!result) return;
     drafts.clear(captureId);
     setCommitted(result);
   };
 
+  if (committed?.awaitingApproval)
+    return (
+      <div className="page">
+        <ProposedForApproval committed={committed} captureId={captureId} />
+      </div>
+    );
   if (committed) {
     return (
       <div className="page">
@@ -61,7 +71,7 @@ export function CommitPage({ captureId }: { captureId: string }) {
           <h1>Changes committed</h1>
           <ul>
             {committed.versions.map((version) => (
-              <li key={version.endpointId}>
+              <li key={`${version.method} ${version.path}`}>
                 <EndpointName method={version.method} path={version.path} /> is documented as version{' '}
                 <strong>{version.version}</strong>
                 {version.previous ? ` (was ${version.previous})` : ''}.

@@ -20,6 +20,7 @@ import { bodyLabel, plural } from '../lib/format';
 import { routeHref } from '../lib/routes';
 import { acceptedVersion } from '../lib/versions';
 import { NeedsScope } from '../components/Permission';
+import { ProposedForApproval } from '../components/ProposedForApproval';
 
 interface DiffView {
   diff: DiffResponse | null;
@@ -93,6 +94,7 @@ interface Accepted {
 function AcceptedNotice({ accepted: { captureId, result, diff } }: { accepted: Accepted }) {
   const { project } = useApp();
   const made = result.versions.find((v) => v.method === diff.method && v.path === diff.path);
+  if (result.awaitingApproval) return <ProposedForApproval committed={result} captureId={captureId} />;
   return (
     <div className="card success" role="status">
       <h2>Changes accepted</h2>

@@ -307,7 +307,19 @@ export interface DocumentationRequest {
 
 export interface DocumentationResponse {
   proposalId: string | null;
-  versions: Array<{ endpointId: string; method: string; path: string; version: string; previous: string | null }>;
+  /**
+   * True when the project requires four eyes: nothing was documented yet, `proposalId` is an Open
+   * proposal another approver approves, and `versions` are those it would make (`endpointId` null
+   * for an endpoint not documented yet).
+   */
+  awaitingApproval?: boolean;
+  versions: Array<{
+    endpointId: string | null;
+    method: string;
+    path: string;
+    version: string;
+    previous: string | null;
+  }>;
 }
 
 export interface VersionMatrixRow {
