@@ -1,8 +1,10 @@
 import type { AgentResponse, ProjectResponse, TokenResponse } from '@spectator/shared';
 import pg from 'pg';
 import pino from 'pino';
+import { AgentsRepository } from '../src/agents/agents.repository';
 import { AgentsService } from '../src/agents/agents.service';
 import { createDataSource } from '../src/database/data-source';
+import { EventsRepository } from '../src/events/events.repository';
 import { EventsService } from '../src/events/events.service';
 import type { Runtime } from '../src/config/runtime';
 import { apiCall } from './support';
@@ -189,7 +191,11 @@ describe('GET /projects/{p}/agents', () => {
     await ds.initialize();
     try {
       const runtime = { log: pino({ level: 'silent' }) } as unknown as Runtime;
-      const service = new AgentsService(ds, runtime, new EventsService(ds, runtime));
+      const service = new AgentsService(
+        new AgentsRepository(ds),
+        runtime,
+        new EventsService(new EventsRepository(ds), runtime),
+      );
       const presence = service.presence(50);
       await presence.open(agentId);
       expect(await agentByKey('beating')).toMatchObject({ connected: true });

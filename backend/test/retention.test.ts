@@ -4,6 +4,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { parseConfig } from '../src/config/config';
 import { createDataSource } from '../src/database/data-source';
+import { RETENTION_LOCK, RetentionRepository } from '../src/retention/retention.repository';
 import { RetentionService } from '../src/retention/retention.service';
 import type { Runtime } from '../src/config/runtime';
 import { startTestBackend, type TestBackend } from './support';
@@ -68,7 +69,7 @@ async function prune(captureRetentionDays: number): Promise<number> {
       databaseUrl: backend.databaseUrl,
       log: pino({ level: 'silent' }),
     } as Runtime;
-    return await new RetentionService(ds, runtime).pruneCaptures();
+    return await new RetentionService(new RetentionRepository(ds), runtime).pruneCaptures();
   } finally {
     await ds.destroy();
   }
@@ -107,5 +108,20 @@ describe('capture retention', () => {
       (await backend.api<ProposalResponse>('GET', `/projects/keep/proposals/${proposal.body.id}`)).body,
     ).toMatchObject({ title: 'from the old capture', endpoints: [{ method: 'POST', path: '/orders' }] });
     expect(await prune(30)).toBe(0);
+  });
+
+  it('skips the run while another replica holds the retention lock, and prunes once it is released', async () => {
+    const stale = await capture('pod-c');
+    await capture('pod-c'); // pod-c's newest
+    await age(stale, 40);
+    await db.query('SELECT pg_advisory_lock($1)', [RETENTION_LOCK]);
+    try {
+      expect(await prune(30)).toBe(0);
+      expect((await backend.api('GET', `/projects/keep/captures/${stale}`)).status).toBe(200);
+    } finally {
+      await db.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK]);
+    }
+    expect(await prune(30)).toBe(1);
+    expect((await backend.api('GET', `/projects/keep/captures/${stale}`)).status).toBe(404);
   });
 });

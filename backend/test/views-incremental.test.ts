@@ -53,7 +53,7 @@ function capturesService(log?: string[]): CapturesService {
         } as unknown as DataSource);
   return new CapturesService(
     new CapturesRepository(recording),
-    new ShapeStore(ds),
+    new ShapeStore(new CapturesRepository(ds)),
     new VersionStore(ds),
     new CaptureViews(recording),
   );

@@ -1,12 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { AgentResponse, EnvironmentKind } from '@spectator/shared';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import type { ProjectEntity } from '../projects/project.entity';
 import { EventsService } from '../events/events.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { returningRows } from '../common/returning';
+import { AgentsRepository, type HelloAgent } from './agents.repository';
 
 /** How often an open connection refreshes its heartbeat: one UPDATE per agent per interval. */
 export const HEARTBEAT_INTERVAL_MS = 30_000;
@@ -23,22 +21,6 @@ export interface AgentPresence {
   close(): Promise<void>;
 }
 
-interface AgentRow {
-  id: string;
-  agentKey: string;
-  version: string;
-  agentKind: EnvironmentKind;
-  firstSeen: Date;
-  lastSeen: Date;
-  currentCaptureId: string | null;
-  kind: EnvironmentKind | null;
-  name: string | null;
-  pullRequest: string | null;
-  commit: string | null;
-  build: string | null;
-  connected: boolean;
-}
-
 /**
  * Agents seen by a project and whether each is connected now. Connections live in the database
  * (not in a replica's memory) so every replica answers the same.
@@ -48,30 +30,31 @@ export class AgentsService {
   private readonly log: Logger;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly agents: AgentsRepository,
     @Inject(RUNTIME) runtime: Runtime,
     private readonly events: EventsService,
   ) {
     this.log = runtime.log.child({ module: 'agents' });
   }
 
+  /**
+   * Records the agent of a hello. An agent key already in use is taken over only by a token that
+   * may report that agent's environment (`allowed` null: any): a CI token cannot become the
+   * production agent (and so reach its captures).
+   * @returns the agent's row id, or the environment kind of the agent that holds the key (null if unknown).
+   */
+  async claim(
+    agent: HelloAgent,
+    allowed: readonly EnvironmentKind[] | null,
+  ): Promise<{ id: string } | { heldBy: string | null }> {
+    const id = await this.agents.claim(agent, allowed);
+    if (id !== null) return { id };
+    return { heldBy: await this.agents.kindOf(agent.projectId, agent.agentKey) };
+  }
+
   /** Agents of a project, the most recently seen first (at most `limit`). */
   async list(project: ProjectEntity, limit: number): Promise<AgentResponse[]> {
-    const rows: AgentRow[] = await this.db.query(
-      `SELECT a.id, a.agent_key AS "agentKey", a.agent_version AS version, a.environment_kind AS "agentKind",
-              a.first_seen_at AS "firstSeen", a.last_seen_at AS "lastSeen",
-              c.id AS "currentCaptureId", c.environment_kind AS kind, c.environment_name AS name,
-              c.pull_request AS "pullRequest", c.commit, c.build,
-              EXISTS (SELECT 1 FROM agent_connections k
-                       WHERE k.agent_id = a.id AND k.closed_at IS NULL AND k.heartbeat_at > now() - $3::interval) AS connected
-         FROM agents a
-         LEFT JOIN LATERAL (SELECT id, environment_kind, environment_name, pull_request, commit, build FROM captures
-                             WHERE agent_id = a.id ORDER BY started_at DESC, id DESC LIMIT 1) c ON true
-        WHERE a.project_id = $1
-        ORDER BY a.last_seen_at DESC, a.id DESC
-        LIMIT $2`,
-      [project.id, limit, STALE_INTERVAL],
-    );
+    const rows = await this.agents.list(project.id, limit, STALE_INTERVAL);
     return rows.map((row) => ({
       id: row.id,
       agentKey: row.agentKey,
@@ -106,13 +89,8 @@ export class AgentsService {
       if (connectionId === null) return;
       const id = connectionId;
       connectionId = null;
-      const agents = await returningRows<{ id: string; projectId: string }>(
-        this.db,
-        `WITH c AS (UPDATE agent_connections SET closed_at = now(), heartbeat_at = now() WHERE id = $1 RETURNING agent_id)
-         UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c) RETURNING id, project_id AS "projectId"`,
-        [id],
-      );
-      for (const row of agents)
+      const closedBy = await this.agents.closeConnection(id);
+      for (const row of closedBy)
         await this.events.publish(row.projectId, { type: 'agent.connection', agentId: row.id, connected: false });
     };
     return {
@@ -120,12 +98,7 @@ export class AgentsService {
         run('open', async () => {
           if (closed) return;
           await closeConnection();
-          // Drop this agent's finished or abandoned connections so the table stays small.
-          const [row] = (await this.db.query(
-            `WITH gone AS (DELETE FROM agent_connections WHERE agent_id = $1 AND (closed_at IS NOT NULL OR heartbeat_at < now() - $2::interval))
-             INSERT INTO agent_connections (agent_id) VALUES ($1) RETURNING id, (SELECT project_id FROM agents WHERE id = $1) AS "projectId"`,
-            [agentRowId, STALE_INTERVAL],
-          )) as Array<{ id: string; projectId: string }>;
+          const row = await this.agents.openConnection(agentRowId, STALE_INTERVAL);
           connectionId = row?.id ?? null;
           if (row)
             await this.events.publish(row.projectId, {
@@ -146,10 +119,6 @@ export class AgentsService {
 
   private async beat(connectionId: string | null): Promise<void> {
     if (connectionId === null) return;
-    await this.db.query(
-      `WITH c AS (UPDATE agent_connections SET heartbeat_at = now() WHERE id = $1 AND closed_at IS NULL RETURNING agent_id)
-       UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c)`,
-      [connectionId],
-    );
+    await this.agents.heartbeat(connectionId);
   }
 }

@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { UndocumentedEndpointResponse } from '@spectator/shared';
+import type { Shape, UndocumentedEndpointResponse } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
+import type { Queryable } from '../common/queryable';
 import type { DocumentedEndpoint } from '../views/capture-views';
 import type { EndpointKey } from '../views/view-cache';
 import type { CaptureEntity } from './capture.entity';
+import { WRITE_BATCH } from './batch-statement';
 import { type ObservationRow, ROW_COLUMNS } from './observed-shapes';
 
 /** A capture row's columns as `CaptureEntity` names them (counts as numbers). */
@@ -13,6 +15,27 @@ const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agent
   c.started_at AS "startedAt", c.ended_at AS "endedAt", c.rules,
   coalesce(c.unmatched_requests, 0)::float8 AS "unmatchedRequests", c.unmatched_paths AS "unmatchedPaths",
   coalesce(c.overflow_requests, 0)::float8 AS "overflowRequests"`;
+
+/** A capture as its agent opens it (`hello`, `capture`). */
+export interface NewCapture {
+  id: string;
+  projectId: string;
+  agentId: string;
+  environmentKind: string;
+  environmentName: string;
+  pullRequest: string | null;
+  commit: string | null;
+  build: string | null;
+  reason: string;
+  startedAt: string;
+  rules: readonly string[];
+}
+
+/** What the batch statement answers: `claimed` false for a duplicate; `dropped` the `METHOD path` keys past the cap (null when none). */
+export interface WrittenBatch {
+  claimed: boolean;
+  dropped: Set<string> | null;
+}
 
 /** A documented endpoint whose diff flag in a capture says it differs, or is stale. */
 export interface DiffCandidate {
@@ -51,8 +74,10 @@ function summariesOf(
 }
 
 /**
- * All SQL of captures read by the API: capture rows, their endpoint summaries (`capture_endpoints`)
- * and observation rows, raw SQL in one style. Ingest writes them (captures/batch-statement.ts).
+ * All SQL of captures: capture rows, their endpoint summaries (`capture_endpoints`), observation
+ * rows and the shapes they reference, raw SQL in one style. The API reads them; ingest opens, ends
+ * and re-rules captures and writes batches (`writeBatch`, the statement of captures/batch-statement.ts),
+ * and so does regrouping. Methods taking a `runner` run in the caller's transaction when given one.
  */
 @Injectable()
 export class CapturesRepository {
@@ -194,5 +219,101 @@ export class CapturesRepository {
         checked.map((c) => c.differs),
       ],
     );
+  }
+
+  /** The stored shapes of some fingerprints (unknown fingerprints have no row). */
+  shapes(fingerprints: readonly string[]): Promise<Array<{ fingerprint: string; shape: Shape }>> {
+    return this.db.query('SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])', [fingerprints]);
+  }
+
+  /** Which of some fingerprints are stored (shapes are never deleted), without reading the shapes. */
+  async storedFingerprints(fingerprints: readonly string[]): Promise<string[]> {
+    const rows = (await this.db.query('SELECT fingerprint FROM shapes WHERE fingerprint = ANY($1::text[])', [
+      fingerprints,
+    ])) as Array<{ fingerprint: string }>;
+    return rows.map((row) => row.fingerprint);
+  }
+
+  /**
+   * Records a capture as its agent opens it; an id already recorded is resumed (its rules
+   * replaced) only by the same project, agent and environment.
+   * @returns whether the row is new, or null when the id is another agent's, environment's or project's capture.
+   */
+  async open(capture: NewCapture): Promise<{ created: boolean } | null> {
+    const [row] = (await this.db.query(
+      `INSERT INTO captures (id, project_id, agent_id, environment_kind, environment_name, pull_request, commit, build, reason, started_at, rules)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules
+         WHERE captures.project_id = EXCLUDED.project_id AND captures.agent_id = EXCLUDED.agent_id
+           AND captures.environment_kind = EXCLUDED.environment_kind AND captures.environment_name = EXCLUDED.environment_name
+       RETURNING (xmax = 0) AS created`,
+      [
+        capture.id,
+        capture.projectId,
+        capture.agentId,
+        capture.environmentKind,
+        capture.environmentName,
+        capture.pullRequest,
+        capture.commit,
+        capture.build,
+        capture.reason,
+        capture.startedAt,
+        capture.rules,
+      ],
+    )) as Array<{ created: boolean }>;
+    return row ?? null;
+  }
+
+  /**
+   * Whether a project's capture was opened by this agent row and environment (kind and name).
+   * @returns null when the project has no such capture.
+   */
+  async isOwnedBy(
+    projectId: string,
+    captureId: string,
+    owner: { agentId: string; environmentKind: string; environmentName: string },
+  ): Promise<boolean | null> {
+    const [found] = (await this.db.query(
+      `SELECT (agent_id IS NOT DISTINCT FROM $3 AND environment_kind = $4 AND environment_name = $5) AS own
+         FROM captures WHERE id = $1 AND project_id = $2`,
+      [captureId, projectId, owner.agentId, owner.environmentKind, owner.environmentName],
+    )) as Array<{ own: boolean }>;
+    return found === undefined ? null : found.own;
+  }
+
+  /** Ends a project's capture at `endedAt` (a capture already ended keeps its end). */
+  async end(projectId: string, captureId: string, endedAt: string): Promise<void> {
+    await this.db.query('UPDATE captures SET ended_at = $3 WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [
+      captureId,
+      projectId,
+      endedAt,
+    ]);
+  }
+
+  /** Replaces the ignore rules in effect for a project's capture. */
+  async setRules(projectId: string, captureId: string, rules: readonly string[]): Promise<void> {
+    await this.db.query('UPDATE captures SET rules = $3 WHERE id = $1 AND project_id = $2', [
+      captureId,
+      projectId,
+      rules,
+    ]);
+  }
+
+  /** Adds requests no template matched to a capture's count and raises its count of unmatched paths to `paths`. */
+  async countUnmatched(captureId: string, requests: number, paths: number, runner: Queryable = this.db): Promise<void> {
+    await runner.query(
+      'UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1',
+      [captureId, requests, paths],
+    );
+  }
+
+  /** Runs the batch statement (`WRITE_BATCH` with `writeBatchParameters`), in `runner`'s transaction when given one. */
+  async writeBatch(parameters: unknown[], runner: Queryable = this.db): Promise<WrittenBatch> {
+    const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{
+      claimed: boolean;
+      dropped: string[] | null;
+    }>;
+    if (result === undefined) throw new Error('batch statement returned nothing');
+    return { claimed: result.claimed, dropped: result.dropped === null ? null : new Set(result.dropped) };
   }
 }

@@ -1,14 +1,13 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { DashboardEvent } from '@spectator/shared';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { DataSource, EntityManager } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import { EventsRepository, publishEvent, type StoredEvent } from './events.repository';
 
-/** The PostgreSQL channel that carries dashboard events between replicas (as ids, see `publishEvent`). */
-export const EVENTS_CHANNEL = 'spectator_events';
+// Writers that publish inside their own transaction (a transaction's manager) call it from here, the events' service.
+export { publishEvent };
 
 /** How often per capture at most a `capture.updated` goes out (ms): batches can arrive many per second. */
 const CAPTURE_UPDATE_INTERVAL_MS = 500;
@@ -18,24 +17,6 @@ const EVENT_RETENTION = '5 minutes';
 const PRUNE_INTERVAL_MS = 60_000;
 
 type Listener = (event: DashboardEvent) => void;
-
-/**
- * Publishes a dashboard event through `runner` (a transaction's manager: delivered at its commit,
- * dropped on rollback). The event is stored in `dashboard_events` and only its id is notified:
- * PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"), which a
- * documentation commit of a few hundred endpoint ids exceeds. Listeners read the event back by id.
- */
-export async function publishEvent(
-  runner: Pick<EntityManager, 'query'>,
-  projectId: string,
-  event: DashboardEvent,
-): Promise<void> {
-  await runner.query(
-    `WITH stored AS (INSERT INTO dashboard_events (project_id, event) VALUES ($1, $2) RETURNING id)
-     SELECT pg_notify($3, stored.id::text) FROM stored`,
-    [projectId, JSON.stringify(event), EVENTS_CHANNEL],
-  );
-}
 
 /**
  * Dashboard events across replicas: stored and their ids notified (`publishEvent`), received on
@@ -56,7 +37,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   private readonly pruning: PeriodicJob;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly events: EventsRepository,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'events' });
@@ -70,7 +51,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
 
   /** Deletes stored events every replica has read long ago. */
   async prune(): Promise<void> {
-    await this.db.query(`DELETE FROM dashboard_events WHERE created_at < now() - interval '${EVENT_RETENTION}'`);
+    await this.events.prune(EVENT_RETENTION);
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -88,7 +69,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     // Shutting down: connections closing now (agents' disconnects) must not race the database pool closing.
     if (this.closed) return;
     try {
-      await publishEvent(this.db, projectId, event);
+      await this.events.publish(projectId, event);
     } catch (error) {
       this.log.warn({ err: error, type: event.type }, 'event not published');
     }
@@ -128,7 +109,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     });
     client.on('end', () => this.scheduleReconnect(client));
     await client.connect();
-    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+    await this.events.listen(client);
     this.client = client;
     this.reconnectDelayMs = 200;
   }
@@ -159,12 +140,9 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   private async readNotified(): Promise<void> {
     while (this.notified.length > 0 && !this.closed) {
       const ids = this.notified.splice(0, 500);
-      let rows: Array<{ id: string; projectId: string; event: string }>;
+      let rows: StoredEvent[];
       try {
-        rows = await this.db.query(
-          'SELECT id::text AS id, project_id AS "projectId", event FROM dashboard_events WHERE id = ANY($1::bigint[])',
-          [ids],
-        );
+        rows = await this.events.byIds(ids);
       } catch (error) {
         this.log.warn({ err: error, events: ids.length }, 'notified events not read');
         continue;

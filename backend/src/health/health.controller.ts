@@ -1,13 +1,12 @@
 import { Controller, Get, Header, HttpCode, Inject, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Request, Response } from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import { RequireScope } from '../auth/auth.guard';
 import { apiError } from '../common/error.filter';
 import { DomainError, ErrorCode } from '../common/errors';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import { HealthRepository } from './health.repository';
 import { MetricsService } from './metrics.service';
 
 const digest = (text: string): Buffer => createHash('sha256').update(text).digest();
@@ -17,7 +16,7 @@ const digest = (text: string): Buffer => createHash('sha256').update(text).diges
 @Controller()
 export class HealthController {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly database: HealthRepository,
     private readonly metrics: MetricsService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {}
@@ -35,7 +34,7 @@ export class HealthController {
   @Get('health')
   async health(@Res({ passthrough: true }) response: Response): Promise<object> {
     try {
-      await this.db.query('SELECT 1');
+      await this.database.ping();
       return { status: 'ok', database: 'ok' };
     } catch {
       response.status(503);

@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { HealthController } from './health.controller';
+import { HealthRepository } from './health.repository';
 import { MetricsService } from './metrics.service';
 
 /** `/health` and `/metrics`; the counters other modules update. */
 @Module({
   controllers: [HealthController],
-  providers: [MetricsService],
+  providers: [HealthRepository, MetricsService],
   exports: [MetricsService],
 })
 export class HealthModule {}

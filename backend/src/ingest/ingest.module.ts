@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
+import { CapturesModule } from '../captures/captures.module';
 import { CommonModule } from '../common/common.module';
 import { EndpointsModule } from '../endpoints/endpoints.module';
 import { EventsModule } from '../events/events.module';
@@ -8,12 +9,14 @@ import { HealthModule } from '../health/health.module';
 import { PathsModule } from '../paths/paths.module';
 import { ProjectsModule } from '../projects/projects.module';
 import { AgentGateway } from './agent-gateway';
+import { IngestRepository } from './ingest.repository';
 import { IngestService } from './ingest.service';
 
 /** The agents' WebSocket stream: wire validation, batches written and acknowledged. */
 @Module({
   imports: [
     AgentsModule,
+    CapturesModule,
     CommonModule,
     EndpointsModule,
     EventsModule,
@@ -22,6 +25,6 @@ import { IngestService } from './ingest.service';
     PathsModule,
     ProjectsModule,
   ],
-  providers: [IngestService, AgentGateway],
+  providers: [IngestRepository, IngestService, AgentGateway],
 })
 export class IngestModule {}

@@ -1,5 +1,4 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type AgentEnvironment,
   type AgentMessage,
@@ -17,7 +16,8 @@ import {
   type WireObservation,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
+import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../auth/tokens.service';
 import { assertUnreachable } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
@@ -31,7 +31,9 @@ import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { type AggregatedRow, type BatchHeader, WRITE_BATCH, writeBatchParameters } from '../captures/batch-statement';
+import { type AggregatedRow, type BatchHeader, writeBatchParameters } from '../captures/batch-statement';
+import { CapturesRepository } from '../captures/captures.repository';
+import { IngestRepository } from './ingest.repository';
 import { WireError } from './wire-validation';
 
 /** What a connection knows after its hello. */
@@ -155,7 +157,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   private readonly pruning: PeriodicJob;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly ingest: IngestRepository,
+    private readonly agents: AgentsService,
+    private readonly captures: CapturesRepository,
     private readonly projects: ProjectsService,
     private readonly endpoints: EndpointsService,
     private readonly events: EventsService,
@@ -185,15 +189,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   async pruneBatchIds(): Promise<number> {
     let total = 0;
     while (!this.pruning.isStopped) {
-      const [result] = (await this.db.query(
-        `WITH pruned AS (
-           DELETE FROM processed_batches
-            WHERE batch_id IN (SELECT batch_id FROM processed_batches WHERE committed_at < now() - make_interval(days => $1) LIMIT $2)
-           RETURNING 1)
-         SELECT count(*)::int AS deleted FROM pruned`,
-        [this.runtime.config.batchRetentionDays, PRUNE_CHUNK],
-      )) as Array<{ deleted: number }>;
-      const deleted = result?.deleted ?? 0;
+      const deleted = await this.ingest.pruneBatchIds(this.runtime.config.batchRetentionDays, PRUNE_CHUNK);
       total += deleted;
       if (deleted < PRUNE_CHUNK) break;
     }
@@ -225,25 +221,20 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const project = await this.projects.byId(principal.projectId);
     // An agent key already in use is taken over only by a token that may report that agent's
     // environment: a CI token cannot become the production agent (and so reach its captures).
-    const [agent] = (await this.db.query(
-      `INSERT INTO agents (project_id, agent_key, token_id, agent_version, environment_kind)
-       VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT ON CONSTRAINT agents_key_unique
-       DO UPDATE SET token_id = EXCLUDED.token_id, agent_version = EXCLUDED.agent_version,
-                     environment_kind = EXCLUDED.environment_kind, last_seen_at = now()
-         WHERE $6::text[] IS NULL OR agents.environment_kind = ANY($6::text[])
-       RETURNING id`,
-      [project.id, message.agentId, principal.tokenId, message.agentVersion, message.environment.kind, allowed],
-    )) as Array<{ id: string }>;
-    if (!agent) {
-      const [taken] = (await this.db.query(
-        'SELECT environment_kind AS kind FROM agents WHERE project_id = $1 AND agent_key = $2',
-        [project.id, message.agentId],
-      )) as Array<{ kind: string }>;
+    const agent = await this.agents.claim(
+      {
+        projectId: project.id,
+        agentKey: message.agentId,
+        tokenId: principal.tokenId,
+        version: message.agentVersion,
+        environmentKind: message.environment.kind,
+      },
+      allowed,
+    );
+    if ('heldBy' in agent)
       throw new FatalWireError(
-        `agentId ${message.agentId} is an agent of environment ${taken?.kind ?? 'unknown'}, which this token may not report`,
+        `agentId ${message.agentId} is an agent of environment ${agent.heldBy ?? 'unknown'}, which this token may not report`,
       );
-    }
     const session: AgentSession = {
       projectId: project.id,
       projectSlug: project.slug,
@@ -280,28 +271,19 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   ): Promise<void> {
     if (previous) await this.endCapture(session, previous.id, previous.endedAt);
     const env = session.environment;
-    const rows = (await this.db.query(
-      `INSERT INTO captures (id, project_id, agent_id, environment_kind, environment_name, pull_request, commit, build, reason, started_at, rules)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules
-         WHERE captures.project_id = EXCLUDED.project_id AND captures.agent_id = EXCLUDED.agent_id
-           AND captures.environment_kind = EXCLUDED.environment_kind AND captures.environment_name = EXCLUDED.environment_name
-       RETURNING (xmax = 0) AS created`,
-      [
-        capture.id,
-        session.projectId,
-        session.agentRowId,
-        env.kind,
-        environmentName(env),
-        env.pullRequest ?? null,
-        env.commit ?? null,
-        env.build ?? null,
-        capture.reason,
-        capture.startedAt,
-        session.rules,
-      ],
-    )) as Array<{ created: boolean }>;
-    const row = rows[0];
+    const row = await this.captures.open({
+      id: capture.id,
+      projectId: session.projectId,
+      agentId: session.agentRowId,
+      environmentKind: env.kind,
+      environmentName: environmentName(env),
+      pullRequest: env.pullRequest ?? null,
+      commit: env.commit ?? null,
+      build: env.build ?? null,
+      reason: capture.reason,
+      startedAt: capture.startedAt,
+      rules: session.rules,
+    });
     if (!row) throw notOurs(capture.id);
     session.knownCaptures.add(capture.id);
     if (row.created) {
@@ -317,11 +299,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
 
   async endCapture(session: AgentSession, captureId: string, endedAt: string): Promise<void> {
     await this.ensureCapture(session, captureId);
-    await this.db.query('UPDATE captures SET ended_at = $3 WHERE id = $1 AND project_id = $2 AND ended_at IS NULL', [
-      captureId,
-      session.projectId,
-      endedAt,
-    ]);
+    await this.captures.end(session.projectId, captureId, endedAt);
     this.events.captureChanged(session.projectId, captureId);
   }
 
@@ -329,11 +307,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   async updateRules(session: AgentSession, captureId: string, rules: string[]): Promise<void> {
     await this.ensureCapture(session, captureId);
     session.rules = rules;
-    await this.db.query('UPDATE captures SET rules = $3 WHERE id = $1 AND project_id = $2', [
-      captureId,
-      session.projectId,
-      rules,
-    ]);
+    await this.captures.setRules(session.projectId, captureId, rules);
     this.events.captureChanged(session.projectId, captureId);
   }
 
@@ -374,10 +348,10 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const claimed = await withRetry(async () => {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
-      if (!evidence && !unmatched) return (await this.writeBatch(this.db, parameters)).claimed;
+      if (!evidence && !unmatched) return (await this.captures.writeBatch(parameters)).claimed;
       // Evidence (matrix cells, proposal steps, transitions) and noise counts are as durable as the batch: same transaction.
-      return this.db.transaction(async (manager: EntityManager) => {
-        const { claimed: written, dropped } = await this.writeBatch(manager, parameters);
+      return this.ingest.transaction(async (manager: EntityManager) => {
+        const { claimed: written, dropped } = await this.captures.writeBatch(parameters, manager);
         // Rows of endpoints past the capture's cap are counted as overflow only: no evidence either.
         const kept = dropped === null ? rows : rows.filter((row) => !dropped.has(`${row.method} ${row.path}`));
         if (written && evidence && kept.length > 0)
@@ -387,12 +361,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
             session.environment,
             kept,
           );
-        if (written && unmatched) {
-          await manager.query(
-            'UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1',
-            [batch.captureId, unmatched.requests, unmatched.paths],
-          );
-        }
+        if (written && unmatched)
+          await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);
         return written;
       });
     });
@@ -433,16 +403,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
           : new Set([...(before?.covers ?? []), ...named]);
       return { template, covers };
     });
-    await this.db.query(
-      `INSERT INTO capture_learned_templates (capture_id, template, covers)
-       SELECT $1, x.template, x.covers FROM jsonb_to_recordset($2::jsonb) AS x(template text, covers text[])
-       ON CONFLICT (capture_id, template) DO UPDATE SET covers = EXCLUDED.covers`,
-      [
-        message.captureId,
-        JSON.stringify(
-          entries.map((entry) => ({ template: entry.template, covers: entry.covers && [...entry.covers] })),
-        ),
-      ],
+    await this.ingest.keepLearnedTemplates(
+      message.captureId,
+      entries.map((entry) => ({ template: entry.template, covers: entry.covers && [...entry.covers] })),
     );
     for (const entry of entries) {
       const before = byTemplate.get(entry.template);
@@ -464,11 +427,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   private async learnedOf(session: AgentSession, captureId: string): Promise<LearnedTemplate[]> {
     let learned = session.learned.get(captureId);
     if (learned === undefined) {
-      const rows = (await this.db.query(
-        'SELECT template, covers FROM capture_learned_templates WHERE capture_id = $1',
-        [captureId],
-      )) as Array<{ template: string; covers: string[] | null }>;
-      learned = rows.map((row) => ({
+      learned = (await this.ingest.learnedTemplates(captureId)).map((row) => ({
         template: row.template,
         covers: row.covers === null ? null : new Set(row.covers),
       }));
@@ -500,13 +459,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
     const literal = batch.observations.filter((observation) => !observation.path.includes('{'));
     if (literal.length === 0) return;
-    const rows = (await this.db.query(
-      `SELECT template, false AS documented FROM path_hints WHERE project_id = $1
-       UNION ALL
-       SELECT DISTINCT path, true FROM endpoints
-        WHERE project_id = $1 AND current_version_id IS NOT NULL AND EXISTS (SELECT 1 FROM path_hints WHERE project_id = $1)`,
-      [session.projectId],
-    )) as Array<{ template: string; documented: boolean }>;
+    const rows = await this.ingest.knownTemplates(session.projectId);
     const hints = new Set(rows.filter((row) => !row.documented).map((row) => row.template));
     if (hints.size === 0) return;
     // Documented templates first: on a tie they win, and a documented path keeps its own rows.
@@ -515,22 +468,6 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       const template = bestTemplate(observation.path, known);
       if (template !== undefined && hints.has(template)) observation.path = template;
     }
-  }
-
-  /**
-   * Runs WRITE_BATCH: `claimed` false when the batch id was committed before (nothing written);
-   * `dropped` the `METHOD path` keys not stored because of the endpoints cap, null when none were.
-   */
-  private async writeBatch(
-    runner: Pick<EntityManager, 'query'>,
-    parameters: unknown[],
-  ): Promise<{ claimed: boolean; dropped: Set<string> | null }> {
-    const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{
-      claimed: boolean;
-      dropped: string[] | null;
-    }>;
-    if (result === undefined) throw new Error('batch statement returned nothing');
-    return { claimed: result.claimed, dropped: result.dropped === null ? null : new Set(result.dropped) };
   }
 
   /**
@@ -545,20 +482,14 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   /** A capture of this connection's agent and environment, checked once per connection. */
   private async ensureCapture(session: AgentSession, captureId: string): Promise<void> {
     if (session.knownCaptures.has(captureId)) return;
-    const [found] = (await this.db.query(
-      `SELECT (agent_id IS NOT DISTINCT FROM $3 AND environment_kind = $4 AND environment_name = $5) AS own
-         FROM captures WHERE id = $1 AND project_id = $2`,
-      [
-        captureId,
-        session.projectId,
-        session.agentRowId,
-        session.environment.kind,
-        environmentName(session.environment),
-      ],
-    )) as Array<{ own: boolean }>;
-    if (!found)
+    const own = await this.captures.isOwnedBy(session.projectId, captureId, {
+      agentId: session.agentRowId,
+      environmentKind: session.environment.kind,
+      environmentName: environmentName(session.environment),
+    });
+    if (own === null)
       throw new WireError(`captureId ${captureId} is not a capture of this project (send hello or capture first)`);
-    if (!found.own) throw notOurs(captureId);
+    if (!own) throw notOurs(captureId);
     session.knownCaptures.add(captureId);
   }
 
@@ -575,10 +506,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     });
     for (const fp of firstUse.keys()) if (fp in batch.shapes || this.storedShapes.get(fp)) firstUse.delete(fp);
     if (firstUse.size === 0) return;
-    const stored = (await this.db.query('SELECT fingerprint FROM shapes WHERE fingerprint = ANY($1::text[])', [
-      [...firstUse.keys()],
-    ])) as Array<{ fingerprint: string }>;
-    for (const { fingerprint: fp } of stored) {
+    for (const fp of await this.captures.storedFingerprints([...firstUse.keys()])) {
       this.storedShapes.set(fp, true);
       firstUse.delete(fp);
     }

@@ -1,16 +1,13 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import { RetentionRepository } from './retention.repository';
 
 /** How often a replica looks for captures past their retention. */
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 /** Captures deleted per statement (with their observations), so no run holds one long transaction. */
 const RETENTION_CHUNK = 50;
-/** Advisory lock key: one replica prunes at a time, the others skip that hour's run. */
-const RETENTION_LOCK = 0x5e_c7_a7_02;
 
 /**
  * Deletes captures nobody needs any more: those whose last traffic is older than
@@ -25,7 +22,7 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
   private readonly job: PeriodicJob;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly retention: RetentionRepository,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'retention' });
@@ -49,27 +46,8 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
     if (days <= 0) return 0;
     let total = 0;
     while (!this.job.isStopped) {
-      const deleted = await this.db.transaction(async (manager) => {
-        const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-          RETENTION_LOCK,
-        ])) as Array<{ locked: boolean }>;
-        if (!lock?.locked) return -1;
-        const [result] = (await manager.query(
-          `WITH newest AS (
-             SELECT DISTINCT ON (agent_id) id FROM captures WHERE agent_id IS NOT NULL ORDER BY agent_id, started_at DESC, id DESC),
-           stale AS (
-             SELECT c.id FROM captures c
-              WHERE coalesce(c.ended_at, c.started_at) < now() - make_interval(days => $1)
-                AND c.id NOT IN (SELECT id FROM newest)
-                AND NOT EXISTS (SELECT 1 FROM observations o WHERE o.capture_id = c.id AND o.last_seen >= now() - make_interval(days => $1))
-              LIMIT $2),
-           gone AS (DELETE FROM captures WHERE id IN (SELECT id FROM stale) RETURNING 1)
-           SELECT count(*)::int AS deleted FROM gone`,
-          [days, RETENTION_CHUNK],
-        )) as Array<{ deleted: number }>;
-        return result?.deleted ?? 0;
-      });
-      if (deleted < 0) break;
+      const deleted = await this.retention.deleteStaleCaptures(days, RETENTION_CHUNK);
+      if (deleted === null) break;
       total += deleted;
       if (deleted < RETENTION_CHUNK) break;
     }

@@ -1,8 +1,5 @@
 import type { EndpointShapes, ShapeChange, Version } from '@spectator/shared';
-import type { EntityManager } from 'typeorm';
-
-/** What runs SQL: the data source, or a transaction's manager. */
-export type Queryable = Pick<EntityManager, 'query'>;
+import type { Queryable } from '../common/queryable';
 
 /** An endpoint row as a version writer reads it (locked by the upsert until the transaction ends). */
 export interface LockedEndpoint {

@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DashboardEvent } from '@spectator/shared';
+import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../common/queryable';
+
+/** The PostgreSQL channel that carries dashboard events between replicas (as ids, see `publishEvent`). */
+export const EVENTS_CHANNEL = 'spectator_events';
+
+/** A stored dashboard event as notified: its id, project and JSON text. */
+export interface StoredEvent {
+  id: string;
+  projectId: string;
+  event: string;
+}
+
+/**
+ * Publishes a dashboard event through `runner` (a transaction's manager: delivered at its commit,
+ * dropped on rollback). The event is stored in `dashboard_events` and only its id is notified:
+ * PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"), which a
+ * documentation commit of a few hundred endpoint ids exceeds. Listeners read the event back by id.
+ */
+export async function publishEvent(runner: Queryable, projectId: string, event: DashboardEvent): Promise<void> {
+  await runner.query(
+    `WITH stored AS (INSERT INTO dashboard_events (project_id, event) VALUES ($1, $2) RETURNING id)
+     SELECT pg_notify($3, stored.id::text) FROM stored`,
+    [projectId, JSON.stringify(event), EVENTS_CHANNEL],
+  );
+}
+
+/**
+ * The SQL of dashboard events (`dashboard_events` and their channel), raw SQL in one style.
+ * Writers that publish inside their own transaction use `publishEvent` with its manager.
+ */
+@Injectable()
+export class EventsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Stores an event and notifies its id, on its own (see `publishEvent`). */
+  publish(projectId: string, event: DashboardEvent): Promise<void> {
+    return publishEvent(this.db, projectId, event);
+  }
+
+  /** Deletes the stored events older than `retention` (an interval every replica has read them within). */
+  async prune(retention: string): Promise<void> {
+    await this.db.query('DELETE FROM dashboard_events WHERE created_at < now() - $1::interval', [retention]);
+  }
+
+  /** The stored events of some ids (those still stored), in no order. */
+  byIds(ids: readonly string[]): Promise<StoredEvent[]> {
+    return this.db.query(
+      'SELECT id::text AS id, project_id AS "projectId", event FROM dashboard_events WHERE id = ANY($1::bigint[])',
+      [ids],
+    );
+  }
+
+  /** Makes `client`, a dedicated connection, receive the notifications of `EVENTS_CHANNEL`. */
+  async listen(client: pg.Client): Promise<void> {
+    await client.query(`LISTEN ${EVENTS_CHANNEL}`);
+  }
+}

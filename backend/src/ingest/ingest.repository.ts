@@ -1,0 +1,75 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** A template an agent matches a project's paths against: a path hint, or a documented endpoint's path. */
+export interface KnownTemplate {
+  template: string;
+  documented: boolean;
+}
+
+/** A template an agent learned for a capture, with the digests of the paths it covers (null: every path). */
+export interface LearnedTemplateRow {
+  template: string;
+  covers: string[] | null;
+}
+
+/**
+ * The SQL ingest runs itself, raw SQL in one style: committed batch ids (`processed_batches`), the
+ * templates agents learned per capture (`capture_learned_templates`), and one read of other
+ * domains' tables that the hot path needs in one round trip. Agents, captures, shapes and the batch
+ * statement are reached through their domains (`AgentsService`, `CapturesRepository`).
+ */
+@Injectable()
+export class IngestRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Runs `work` in one transaction (a batch with its evidence), committed when it resolves. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /** Deletes up to `limit` committed batch ids older than `days` days. @returns how many were deleted. */
+  async pruneBatchIds(days: number, limit: number): Promise<number> {
+    const [result] = (await this.db.query(
+      `WITH pruned AS (
+         DELETE FROM processed_batches
+          WHERE batch_id IN (SELECT batch_id FROM processed_batches WHERE committed_at < now() - make_interval(days => $1) LIMIT $2)
+         RETURNING 1)
+       SELECT count(*)::int AS deleted FROM pruned`,
+      [days, limit],
+    )) as Array<{ deleted: number }>;
+    return result?.deleted ?? 0;
+  }
+
+  /** The templates an agent learned for a capture, in no order, each with the path digests it covers (null: all). */
+  learnedTemplates(captureId: string): Promise<LearnedTemplateRow[]> {
+    return this.db.query('SELECT template, covers FROM capture_learned_templates WHERE capture_id = $1', [captureId]);
+  }
+
+  /** Keeps templates learned for a capture, each with what it covers (replacing what a kept one covered). */
+  async keepLearnedTemplates(captureId: string, templates: readonly LearnedTemplateRow[]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO capture_learned_templates (capture_id, template, covers)
+       SELECT $1, x.template, x.covers FROM jsonb_to_recordset($2::jsonb) AS x(template text, covers text[])
+       ON CONFLICT (capture_id, template) DO UPDATE SET covers = EXCLUDED.covers`,
+      [captureId, JSON.stringify(templates)],
+    );
+  }
+
+  /**
+   * A project's path hints and, when it has any, its documented paths: what a batch's literal
+   * paths are matched against. One statement on every batch with literal paths, so it reads the
+   * paths' and the endpoints' tables itself: through `PathHintsService` and `EndpointsService` it
+   * would be two round trips, and the documented paths would be read even for a project without hints.
+   */
+  knownTemplates(projectId: string): Promise<KnownTemplate[]> {
+    return this.db.query(
+      `SELECT template, false AS documented FROM path_hints WHERE project_id = $1
+       UNION ALL
+       SELECT DISTINCT path, true FROM endpoints
+        WHERE project_id = $1 AND current_version_id IS NOT NULL AND EXISTS (SELECT 1 FROM path_hints WHERE project_id = $1)`,
+      [projectId],
+    );
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The periodic prunes that no request reaches: committed batch ids past `batchRetentionDays`
+ * (IngestService, a chunk at a time) and dashboard events every replica has read (EventsService).
+ * Capture retention has its own file (retention.test.ts).
+ */
+import type { TokenResponse } from '@spectator/shared';
+import pino from 'pino';
+import type { DataSource } from 'typeorm';
+import { parseConfig } from '../src/config/config';
+import type { Runtime } from '../src/config/runtime';
+import { createDataSource } from '../src/database/data-source';
+import { EventsRepository } from '../src/events/events.repository';
+import { EventsService } from '../src/events/events.service';
+import { IngestRepository } from '../src/ingest/ingest.repository';
+import { IngestService } from '../src/ingest/ingest.service';
+import { startTestBackend, type TestBackend } from './support';
+import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+
+let backend: TestBackend;
+let ds: DataSource;
+let projectId: string;
+let captureId: string;
+let runtime: Runtime;
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  const project = await backend.api<{ id: string }>('POST', '/projects', { slug: 'prune', name: 'Prune' });
+  projectId = project.body.id;
+  const token = (await backend.api<TokenResponse>('POST', '/projects/prune/tokens', { name: 'a', scope: 'agent' })).body
+    .token as string;
+  const agent = await connectTestAgent(backend.url, token);
+  const hello = helloMessage({ agentId: 'pruned' });
+  await agent.request(hello);
+  captureId = hello.capture.id;
+  expect(await agent.request(batchMessage(captureId, [{ method: 'GET', path: '/a', status: 200 }]))).toMatchObject({
+    type: 'ack',
+  });
+  await agent.close();
+  ds = createDataSource(backend.databaseUrl, 2);
+  await ds.initialize();
+  runtime = {
+    config: { ...parseConfig({}), batchRetentionDays: 30 },
+    databaseUrl: backend.databaseUrl,
+    log: pino({ level: 'silent' }),
+  } as Runtime;
+});
+afterAll(async () => {
+  await ds?.destroy();
+  await backend?.close();
+});
+
+const count = async (sql: string, parameters: unknown[]): Promise<number> =>
+  ((await ds.query(sql, parameters)) as Array<{ n: number }>)[0]!.n;
+
+describe('pruning', () => {
+  it('deletes committed batch ids older than the retention, more than one chunk of them, and keeps newer ones', async () => {
+    // One chunk is 10,000 ids: 10,001 old ones take two statements.
+    await ds.query(
+      `INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, committed_at)
+       SELECT gen_random_uuid(), $1, $2, 1, now() - make_interval(days => 31) FROM generate_series(1, 10001)`,
+      [projectId, captureId],
+    );
+    expect(await count('SELECT count(*)::int AS n FROM processed_batches WHERE capture_id = $1', [captureId])).toBe(
+      10_002,
+    );
+    // Only the service's pruning runs here: its other collaborators are not reached.
+    const unused = null as never;
+    const ingest = new IngestService(
+      new IngestRepository(ds),
+      unused,
+      unused,
+      unused,
+      unused,
+      unused,
+      unused,
+      unused,
+      unused,
+      runtime,
+    );
+    expect(await ingest.pruneBatchIds()).toBe(10_001);
+    expect(await count('SELECT count(*)::int AS n FROM processed_batches WHERE capture_id = $1', [captureId])).toBe(1);
+    expect(await ingest.pruneBatchIds()).toBe(0);
+  });
+
+  it('deletes dashboard events older than five minutes and reads the others back by id', async () => {
+    const repository = new EventsRepository(ds);
+    const events = new EventsService(repository, runtime);
+    // The backend publishes events of its own (the agent's connection): only these two are looked at.
+    const before = await count('SELECT coalesce(max(id), 0)::int AS n FROM dashboard_events', []);
+    await repository.publish(projectId, { type: 'capture.updated', captureId });
+    await repository.publish(projectId, { type: 'paths.hinted', template: '/a/{b}', regrouped: 0 });
+    const [older, newer] = (
+      (await ds.query('SELECT id::text AS id FROM dashboard_events WHERE id > $1 ORDER BY id', [before])) as Array<{
+        id: string;
+      }>
+    ).map((row) => row.id);
+    await ds.query(`UPDATE dashboard_events SET created_at = now() - interval '6 minutes' WHERE id = $1`, [older]);
+    await events.prune();
+    const left = await repository.byIds([older!, newer!]);
+    expect(left).toEqual([
+      { id: newer, projectId, event: JSON.stringify({ type: 'paths.hinted', template: '/a/{b}', regrouped: 0 }) },
+    ]);
+  });
+});
