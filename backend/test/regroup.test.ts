@@ -20,6 +20,7 @@ import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
 import { EvidenceService } from '../src/evidence/evidence.service';
 import { Notifier } from '../src/webhooks/notifier';
+import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import {
   batchMessage,
   connectTestAgent,
@@ -169,12 +170,12 @@ beforeAll(async () => {
   const events = {
     captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture),
   } as unknown as EventsService;
-  const evidence = new EvidenceService(new Notifier());
+  const evidence = new EvidenceService(new Notifier(new WebhooksRepository(ds)));
   // The proposals' lifecycle records the evidence steps regrouping reaches, as in the app.
   new ProposalLifecycle(
     new ProposalsRepository(ds),
     evidence,
-    new Notifier(),
+    new Notifier(new WebhooksRepository(ds)),
     new AuditService(new AuditRepository(ds)),
   );
   regroup = new RegroupService(ds, evidence, events);

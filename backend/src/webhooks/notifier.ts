@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { publishEvent } from '../events/events.service';
 import { toDashboardEvent, type TransitionEvent, type WebhookBody } from './transition-events';
+import { WebhooksRepository } from './webhooks.repository';
 
 /** The project an event belongs to. */
 export interface EventProject {
@@ -19,6 +20,8 @@ export interface EventProject {
 export class Notifier {
   private readonly wakeListeners = new Set<() => void>();
 
+  constructor(private readonly webhooks: WebhooksRepository) {}
+
   async emit(manager: EntityManager, project: EventProject, event: TransitionEvent): Promise<void> {
     await publishEvent(manager, project.id, toDashboardEvent(event));
     const id = randomUUID();
@@ -29,12 +32,8 @@ export class Notifier {
       occurredAt: new Date().toISOString(),
       data: event,
     };
-    const inserted = (await manager.query(
-      `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body)
-       SELECT w.id, $2, $3, $4 FROM webhooks w WHERE w.project_id = $1 RETURNING id`,
-      [project.id, id, event.type, JSON.stringify(body)],
-    )) as unknown[];
-    if (inserted.length > 0) for (const wake of this.wakeListeners) wake();
+    const queued = await this.webhooks.queue(project.id, { id, type: event.type, body: JSON.stringify(body) }, manager);
+    if (queued > 0) for (const wake of this.wakeListeners) wake();
   }
 
   /** Called (soon, maybe before the commit) when deliveries were queued on this replica. */

@@ -1,9 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
 import { type Agent, fetch } from 'undici';
 import type { Principal } from '../auth/tokens.service';
 import { AuditService } from '../audit/audit.service';
@@ -11,11 +9,11 @@ import { actorOf } from '../common/principal';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { returningRows } from '../common/returning';
 import type { CreateWebhookDto } from './dto/webhook.dto';
 import { Notifier } from './notifier';
 import { SIGNATURE_HEADER, signBody } from './signature';
 import { TargetGuard } from './target-guard';
+import { type ClaimedDelivery, WebhooksRepository } from './webhooks.repository';
 
 /** Delivery policy (docs/webhooks.md). */
 export const DELIVERY = {
@@ -53,31 +51,6 @@ export function backoffMs(attempt: number): number {
   return Math.min(DELIVERY.firstBackoffMs * 2 ** Math.max(0, attempt - 1), DELIVERY.maxBackoffMs);
 }
 
-interface ClaimedDelivery {
-  id: string;
-  /** bigint, as text. */
-  seq: string;
-  webhookId: string;
-  body: string;
-  type: string;
-  attempts: number;
-  url: string;
-  secret: string;
-}
-
-interface DeliveryRow {
-  id: string;
-  eventId: string;
-  type: string;
-  status: WebhookDeliveryResponse['status'];
-  attempts: number;
-  lastStatus: number | null;
-  lastError: string | null;
-  createdAt: Date;
-  nextAttemptAt: Date;
-  deliveredAt: Date | null;
-}
-
 /**
  * Webhook registrations and the delivery worker. Deliveries are rows written in the transaction
  * of the transition they report (Notifier); every replica polls for due ones, claims a few with
@@ -99,7 +72,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
   private attemptsInFlight = 0;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly webhooks: WebhooksRepository,
     @Inject(RUNTIME) runtime: Runtime,
     private readonly notifier: Notifier,
     private readonly audit: AuditService,
@@ -137,17 +110,10 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       throw badInput(
         `url: ${refusal}: webhooks do not reach internal addresses (an operator can allow ranges with SPECTATOR_WEBHOOK_ALLOW)`,
       );
-    const [{ count }] = (await this.db.query('SELECT count(*)::int AS count FROM webhooks WHERE project_id = $1', [
-      project.id,
-    ])) as [{ count: number }];
-    if (count >= DELIVERY.maxWebhooksPerProject)
+    if ((await this.webhooks.count(project.id)) >= DELIVERY.maxWebhooksPerProject)
       throw badInput(`a project has at most ${DELIVERY.maxWebhooksPerProject} webhooks`);
     const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64url')}`;
-    const [row] = (await this.db.query(
-      'INSERT INTO webhooks (project_id, url, secret, created_by) VALUES ($1, $2, $3, $4) RETURNING id, url, created_at AS "createdAt", created_by AS "createdBy"',
-      [project.id, input.url, secret, principal.name],
-    )) as Array<{ id: string; url: string; createdAt: Date; createdBy: string | null }>;
-    if (!row) throw new Error('webhook insert returned nothing');
+    const row = await this.webhooks.insert(project.id, input.url, secret, principal.name);
     await this.audit.record({
       projectId: project.id,
       actor: actorOf(principal),
@@ -159,10 +125,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
   }
 
   async list(project: ProjectEntity): Promise<WebhookResponse[]> {
-    const rows: Array<{ id: string; url: string; createdAt: Date; createdBy: string | null }> = await this.db.query(
-      'SELECT id, url, created_at AS "createdAt", created_by AS "createdBy" FROM webhooks WHERE project_id = $1 ORDER BY created_at, id',
-      [project.id],
-    );
+    const rows = await this.webhooks.list(project.id);
     // Credentials are refused at registration; a URL registered with some before that shows without them.
     return rows.map((row) => ({
       id: row.id,
@@ -174,34 +137,21 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
 
   /** Deletes a webhook and its delivery log. @throws DomainError WebhookNotFound */
   async remove(project: ProjectEntity, principal: Principal, id: string): Promise<void> {
-    const rows = await returningRows<{ url: string }>(
-      this.db,
-      'DELETE FROM webhooks WHERE id = $1 AND project_id = $2 RETURNING url',
-      [id, project.id],
-    );
-    if (rows.length === 0) throw this.notFound(project, id);
+    const url = await this.webhooks.remove(project.id, id);
+    if (url === null) throw this.notFound(project, id);
     await this.audit.record({
       projectId: project.id,
       actor: actorOf(principal),
       action: 'webhook.deleted',
       target: id,
-      details: { url: withoutCredentials(rows[0]?.url ?? '') },
+      details: { url: withoutCredentials(url) },
     });
   }
 
   /** A webhook's deliveries, newest first. @throws DomainError WebhookNotFound */
   async deliveries(project: ProjectEntity, id: string, limit: number): Promise<WebhookDeliveryResponse[]> {
-    const exists = (await this.db.query('SELECT 1 FROM webhooks WHERE id = $1 AND project_id = $2', [
-      id,
-      project.id,
-    ])) as unknown[];
-    if (exists.length === 0) throw this.notFound(project, id);
-    const rows: DeliveryRow[] = await this.db.query(
-      `SELECT id, event_id AS "eventId", event_type AS type, status, attempts, last_status AS "lastStatus", last_error AS "lastError",
-              created_at AS "createdAt", next_attempt_at AS "nextAttemptAt", delivered_at AS "deliveredAt"
-         FROM webhook_deliveries WHERE webhook_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
-      [id, limit],
-    );
+    if (!(await this.webhooks.exists(project.id, id))) throw this.notFound(project, id);
+    const rows = await this.webhooks.deliveries(id, limit);
     return rows.map((row) => ({
       id: row.id,
       eventId: row.eventId,
@@ -225,18 +175,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
   async deliverDue(): Promise<number> {
     const room = Math.min(DELIVERY.batch, DELIVERY.maxInFlight - this.attemptsInFlight);
     if (room <= 0) return 0;
-    const claimed = await returningRows<ClaimedDelivery>(
-      this.db,
-      `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2)
-         FROM webhooks w
-        WHERE w.id = d.webhook_id
-          AND d.id IN (SELECT id FROM webhook_deliveries
-                        WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
-                          AND webhook_id <> ALL($3::uuid[])
-                        ORDER BY next_attempt_at, seq LIMIT $1 FOR UPDATE SKIP LOCKED)
-        RETURNING d.id, d.seq, d.webhook_id AS "webhookId", d.body, d.event_type AS type, d.attempts, w.url, w.secret`,
-      [room, DELIVERY.leaseSeconds, [...this.inFlight.keys()]],
-    );
+    const claimed = await this.webhooks.claimDue(room, DELIVERY.leaseSeconds, [...this.inFlight.keys()]);
     this.attemptsInFlight += claimed.length;
     for (const delivery of claimed.sort((a, b) => Number(a.seq) - Number(b.seq))) {
       const chain = (this.inFlight.get(delivery.webhookId) ?? Promise.resolve())
@@ -301,10 +240,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
           : `${(err as Error).message}${reason ? ` (${reason})` : ''}`;
     }
     if (error === null) {
-      await this.db.query(
-        `UPDATE webhook_deliveries SET status = 'delivered', delivered_at = now(), last_status = $2, last_error = NULL, lease_until = NULL WHERE id = $1`,
-        [delivery.id, status],
-      );
+      await this.webhooks.delivered(delivery.id, status);
       return;
     }
     const failed = delivery.attempts >= DELIVERY.maxAttempts;
@@ -312,12 +248,12 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
       { deliveryId: delivery.id, attempts: delivery.attempts, status, failed },
       'webhook delivery attempt failed',
     );
-    await this.db.query(
-      `UPDATE webhook_deliveries SET status = $2, last_status = $3, last_error = $4, lease_until = NULL,
-              next_attempt_at = now() + make_interval(secs => $5::float8 / 1000)
-        WHERE id = $1`,
-      [delivery.id, failed ? 'failed' : 'pending', status, error.slice(0, 500), backoffMs(delivery.attempts)],
-    );
+    await this.webhooks.attemptFailed(delivery.id, {
+      status: failed ? 'failed' : 'pending',
+      lastStatus: status,
+      lastError: error.slice(0, 500),
+      retryInMs: backoffMs(delivery.attempts),
+    });
   }
 
   private schedule(delayMs: number): void {
