@@ -7,6 +7,7 @@
  * sampled shape work runs, as it does in the agent; figures are medians of process CPU µs/request.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { LatencyHistogram } from '@spectator/shared';
 import { BodyTap } from '../src/capture/exchange';
 import { CapturePipeline } from '../src/capture/pipeline';
 import { summariseBody } from '../src/capture/summarise';
@@ -107,10 +108,14 @@ async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: 
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
     if (pipeline) {
+      // As forward does with capture on: the clock read when the request arrives, when its response
+      // starts and when it ends (time to first and last byte).
+      const arrived = performance.now();
       const requestTap = scenario.requestBody
         ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true)
         : null;
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
+      const firstByte = performance.now() - arrived;
       const sampledBytes = pipeline.sample(
         scenario.method,
         target,
@@ -135,6 +140,9 @@ async function run(pipeline: CapturePipeline | null, scenario: Scenario, count: 
         response: responseTap.bytes > 0 ? responseTap : null,
         at: Date.now(),
         sampledBytes,
+        firstByte,
+        lastByte: performance.now() - arrived,
+        clientLeft: false,
       });
     } else {
       for (const chunk of chunks) sink += chunk.length;
@@ -181,6 +189,42 @@ async function main(): Promise<void> {
     `  counted ${metrics.get('captured_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`,
   );
   shapeWorkPerSample();
+  timingPerRequest();
+}
+
+/**
+ * What runtime evidence (issue 18) costs one request: the three clock reads forward makes (arrival,
+ * response start, response end) and the two histogram records of the row (time to first and last
+ * byte), beside the same loop without them, interleaved round by round.
+ */
+function timingPerRequest(): void {
+  const count = 1_000_000;
+  const ttfb = new LatencyHistogram();
+  const ttlb = new LatencyHistogram();
+  let sink = 0;
+  const timed = (withTimings: boolean): number => {
+    const started = cpuMicros();
+    for (let i = 0; i < count; i++) {
+      if (withTimings) {
+        const arrived = performance.now();
+        ttfb.record(performance.now() - arrived);
+        ttlb.record(performance.now() - arrived);
+      } else sink += i;
+    }
+    return ((cpuMicros() - started) * 1000) / count;
+  };
+  timed(true);
+  timed(false);
+  const on: number[] = [];
+  const off: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    on.push(timed(true));
+    off.push(timed(false));
+  }
+  if (sink < 0 || ttfb.total + ttlb.total === 0) console.log('unreachable'); // keeps the results alive
+  console.log(
+    `timings per request (3 clock reads, 2 histogram records): ${(median(on) - median(off)).toFixed(0)} ns CPU (medians of ${ROUNDS} rounds)`,
+  );
 }
 
 /**

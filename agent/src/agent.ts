@@ -214,8 +214,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     for (const group of pipeline.drain()) {
       const capture = recentCaptures.get(group.captureId);
       if (!stream || !capture) continue;
-      if (group.observations.length > 0 || group.unmatched)
-        stream.sendBatch(capture, group.observations, group.shapes, group.unmatched);
+      if (group.observations.length > 0 || group.unmatched || group.failures)
+        stream.sendBatch(capture, group.observations, group.shapes, group.unmatched, group.failures);
       // After the batch: the backend regroups rows already stored and maps later literal rows too.
       const learned = group.learned === undefined ? [] : Object.keys(group.learned);
       if (learned.length > 0)

@@ -1,3 +1,4 @@
+import { histogramBucket, LatencyHistogram } from '@spectator/shared';
 import { Aggregator, type Observation } from './aggregator';
 import type { BodySummary } from './summarise';
 
@@ -19,6 +20,9 @@ function observation(overrides: Partial<Observation>): Observation {
     request: null,
     response: json('a'),
     at: 1_000,
+    firstByte: 4,
+    lastByte: 9,
+    clientLeft: false,
     ...overrides,
   };
 }
@@ -50,6 +54,53 @@ describe('Aggregator', () => {
     });
     expect(second?.captureId).toBe('c2');
     expect(aggregator.size).toBe(0);
+    expect(aggregator.drain()).toEqual([]);
+  });
+
+  it('times each row: time to first and last byte as histograms, and the exchanges the client left', () => {
+    const aggregator = new Aggregator();
+    aggregator.add(observation({ firstByte: 4.2, lastByte: 9 }));
+    aggregator.add(observation({ firstByte: 4.3, lastByte: 120 }));
+    aggregator.add(observation({ firstByte: 30, lastByte: -1, clientLeft: true }));
+    aggregator.add(observation({ status: 500, firstByte: 0.2, lastByte: 0.3 }));
+    const [group] = aggregator.drain();
+    const [ok, failed] = group?.observations ?? [];
+    expect(ok?.count).toBe(3);
+    expect(ok?.runtime).toEqual({
+      ttfb: { [histogramBucket(4.2)]: 2, [histogramBucket(30)]: 1 },
+      // The exchange the client left has no last byte.
+      ttlb: { [histogramBucket(9)]: 1, [histogramBucket(120)]: 1 },
+      clientLeft: 1,
+    });
+    const slowest = LatencyHistogram.fromWire(ok?.runtime?.ttlb ?? {}).quantile(1) as number;
+    expect(Math.abs(slowest - 120) / 120).toBeLessThan(0.1);
+    expect(failed?.runtime).toEqual({ ttfb: { [histogramBucket(0.2)]: 1 }, ttlb: { [histogramBucket(0.3)]: 1 } });
+  });
+
+  it('counts requests the upstream never answered apart from the rows, per status, method and template', () => {
+    const aggregator = new Aggregator();
+    aggregator.add(observation({}));
+    aggregator.addFailure('c1', 'GET', '/posts', 503, 2, 3_000);
+    aggregator.addFailure('c1', 'GET', '/posts', 503, 3, 2_000);
+    aggregator.addFailure('c1', 'GET', '/posts', 504, 30_000, 4_000);
+    aggregator.addFailure('c2', 'POST', '/posts', 0, 12, 5_000);
+    expect(aggregator.size).toBe(4);
+    const [first, second] = aggregator.drain();
+    expect(first?.observations).toHaveLength(1);
+    expect(first?.failures).toEqual([
+      {
+        method: 'GET',
+        path: '/posts',
+        status: 503,
+        count: 2,
+        firstSeen: new Date(2_000).toISOString(),
+        lastSeen: new Date(3_000).toISOString(),
+        elapsed: { [histogramBucket(2)]: 1, [histogramBucket(3)]: 1 },
+      },
+      expect.objectContaining({ status: 504, count: 1, elapsed: { [histogramBucket(30_000)]: 1 } }),
+    ]);
+    // A capture with failures only still makes a group.
+    expect(second).toMatchObject({ captureId: 'c2', observations: [], failures: [{ status: 0, method: 'POST' }] });
     expect(aggregator.drain()).toEqual([]);
   });
 });

@@ -1,4 +1,10 @@
-import type { Shape, WireObservation, WireUnmatched } from '@spectator/shared';
+import {
+  LatencyHistogram,
+  type Shape,
+  type WireFailure,
+  type WireObservation,
+  type WireUnmatched,
+} from '@spectator/shared';
 import { isHopByHop } from '../proxy/headers';
 import type { BodySummary } from './summarise';
 
@@ -42,6 +48,12 @@ export interface Observation {
   request: BodySummary | null;
   response: BodySummary | null;
   at: number;
+  /** Milliseconds from the request's arrival until the response started. */
+  firstByte: number;
+  /** Milliseconds from the request's arrival until the response ended; -1 when it did not end. */
+  lastByte: number;
+  /** The client left before the response ended. */
+  clientLeft: boolean;
   /**
    * The raw path of a 404/405 that matched no template yet while its path still held an undecided
    * literal: noise unless what is learned before it goes out shows a real endpoint (then it is that
@@ -62,6 +74,8 @@ export interface CaptureRows {
   learned?: Record<string, string[]>;
   /** Noise counted apart since the last drain (counts only). */
   unmatched?: WireUnmatched;
+  /** Requests the upstream never answered since the last drain (counts and timings only). */
+  failures?: WireFailure[];
 }
 
 interface Row {
@@ -71,6 +85,16 @@ interface Row {
   query: Set<string>;
   requestHeaders: Set<string>;
   responseHeaders: Set<string>;
+  ttfb: LatencyHistogram;
+  ttlb: LatencyHistogram;
+  clientLeft: number;
+}
+
+interface FailureRow {
+  failure: WireFailure;
+  firstSeen: number;
+  lastSeen: number;
+  elapsed: LatencyHistogram;
 }
 
 /** Rows of one capture: the list in arrival order, and an index by key for counting. */
@@ -78,6 +102,8 @@ interface CaptureTable {
   rows: Row[];
   /** template → method → status → request body key → response body key → row. */
   index: Map<string, Map<string, Map<number, Map<string, Map<string, Row>>>>>;
+  /** Requests the upstream never answered, by `status method template` (they are rare: a key string is fine). */
+  failures: Map<string, FailureRow>;
 }
 
 /** The map under `key`, made when missing. */
@@ -119,8 +145,7 @@ export class Aggregator {
   }
 
   add(o: Observation): void {
-    let table = this.captures.get(o.captureId);
-    if (!table) this.captures.set(o.captureId, (table = { rows: [], index: new Map() }));
+    const table = this.table(o.captureId);
     const byResponse = childMap(
       childMap(childMap(childMap(table.index, o.template), o.method), o.status),
       o.request?.key ?? '-',
@@ -147,12 +172,18 @@ export class Aggregator {
         query: new Set(),
         requestHeaders: new Set(),
         responseHeaders: new Set(),
+        ttfb: new LatencyHistogram(),
+        ttlb: new LatencyHistogram(),
+        clientLeft: 0,
       };
       byResponse.set(responseKey, row);
       table.rows.push(row);
       this.rowCount++;
     }
     row.observation.count++;
+    row.ttfb.record(o.firstByte);
+    if (o.lastByte >= 0) row.ttlb.record(o.lastByte);
+    if (o.clientLeft) row.clientLeft++;
     // Shaped interactions reach the row after later unshaped ones (they wait for shape work).
     if (o.at < row.firstSeen) row.firstSeen = o.at;
     if (o.at > row.lastSeen) row.lastSeen = o.at;
@@ -164,10 +195,44 @@ export class Aggregator {
     if (o.response?.shape && o.response.body.shape) this.shapes.set(o.response.body.shape, o.response.shape);
   }
 
+  /** Count a request the upstream never answered (see `WireFailure`). */
+  addFailure(
+    captureId: string,
+    method: string,
+    template: string,
+    status: WireFailure['status'],
+    elapsed: number,
+    at: number,
+  ): void {
+    const table = this.table(captureId);
+    const key = `${status} ${method} ${template}`;
+    let row = table.failures.get(key);
+    if (row === undefined) {
+      row = {
+        failure: { method, path: template, status, count: 0, firstSeen: '', lastSeen: '', elapsed: {} },
+        firstSeen: at,
+        lastSeen: at,
+        elapsed: new LatencyHistogram(),
+      };
+      table.failures.set(key, row);
+      this.rowCount++;
+    }
+    row.failure.count++;
+    row.elapsed.record(elapsed);
+    if (at < row.firstSeen) row.firstSeen = at;
+    if (at > row.lastSeen) row.lastSeen = at;
+  }
+
+  private table(captureId: string): CaptureTable {
+    let table = this.captures.get(captureId);
+    if (!table) this.captures.set(captureId, (table = { rows: [], index: new Map(), failures: new Map() }));
+    return table;
+  }
+
   /** Take every row, grouped by capture, each group with the shapes its rows reference. */
   drain(): CaptureRows[] {
     const out: CaptureRows[] = [];
-    for (const [captureId, { rows }] of this.captures) {
+    for (const [captureId, { rows, failures }] of this.captures) {
       const shapes = new Map<string, Shape>();
       const observations: WireObservation[] = [];
       for (const row of rows) {
@@ -176,13 +241,28 @@ export class Aggregator {
         row.observation.query = [...row.query].sort();
         row.observation.requestHeaders = headerNameList(row.requestHeaders);
         row.observation.responseHeaders = headerNameList(row.responseHeaders);
+        row.observation.runtime = {
+          ttfb: row.ttfb.toWire(),
+          ttlb: row.ttlb.toWire(),
+          ...(row.clientLeft > 0 ? { clientLeft: row.clientLeft } : {}),
+        };
         observations.push(row.observation);
         for (const body of [row.observation.request, row.observation.response]) {
           const shape = body?.shape ? this.shapes.get(body.shape) : undefined;
           if (body?.shape && shape) shapes.set(body.shape, shape);
         }
       }
-      out.push({ captureId, observations, shapes });
+      const group: CaptureRows = { captureId, observations, shapes };
+      if (failures.size > 0) {
+        group.failures = [];
+        for (const row of failures.values()) {
+          row.failure.firstSeen = new Date(row.firstSeen).toISOString();
+          row.failure.lastSeen = new Date(row.lastSeen).toISOString();
+          row.failure.elapsed = row.elapsed.toWire();
+          group.failures.push(row.failure);
+        }
+      }
+      out.push(group);
     }
     this.captures = new Map();
     this.shapes = new Map();

@@ -124,12 +124,34 @@ export interface Exchange {
   response: BodyTap | null;
   /** Epoch milliseconds when the response ended. */
   at: number;
+  /** Milliseconds from the request's arrival until the response's status and headers came. */
+  firstByte: number;
+  /** Milliseconds from the request's arrival until the response ended; -1 when it did not end (cut short). */
+  lastByte: number;
+  /** The client left before the response ended. */
+  clientLeft: boolean;
   /**
    * Body bytes the sampler reserved shape work for when the response started (the sampling
    * decision); 0 when it chose not to shape this interaction; negative when it chose not to, but
    * the (small) bodies are kept to notice a new variant, which is then shaped (capture/novelty.ts).
    */
   sampledBytes: number;
+}
+
+/**
+ * A request the upstream never answered: the agent answered its failure itself (`status` 502, 503
+ * or 504), or the client left before any answer came (`status` 0). Counted and timed, never shaped.
+ */
+export interface FailedExchange {
+  captureId: string;
+  method: string;
+  /** The raw request target; templated by the pipeline, it never leaves the process. */
+  target: string;
+  status: 0 | 502 | 503 | 504;
+  /** Milliseconds from the request's arrival until the agent answered, or the client left. */
+  elapsed: number;
+  /** Epoch milliseconds when it happened. */
+  at: number;
 }
 
 /** What the proxy needs from the capture side; implemented by the capture pipeline. */
@@ -157,4 +179,6 @@ export interface ExchangeObserver {
   ): number;
   /** Hand over a finished exchange. Must be cheap and must never throw. */
   record(exchange: Exchange): void;
+  /** Hand over a request the upstream never answered. Must be cheap and must never throw. */
+  failed(exchange: FailedExchange): void;
 }

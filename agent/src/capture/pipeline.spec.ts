@@ -27,6 +27,9 @@ function reported(capture: CapturePipeline, target: string): readonly string[] {
     response: null,
     at: 0,
     sampledBytes: 0,
+    firstByte: 0,
+    lastByte: 0,
+    clientLeft: false,
   });
   return capture.drain()[0]?.observations[0]?.query ?? [];
 }

@@ -13,7 +13,7 @@ import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Aggregator, type CaptureRows, type Observation, type PathEntry } from './aggregator';
-import { BodyTap, type Exchange, type ExchangeObserver, type StreamLedger } from './exchange';
+import { BodyTap, type Exchange, type ExchangeObserver, type FailedExchange, type StreamLedger } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
@@ -281,6 +281,24 @@ export class CapturePipeline implements ExchangeObserver {
   }
 
   /**
+   * A request the upstream never answered: counted and timed under its template, apart from the
+   * rows (never evidence of the API's responses, never learned from: the upstream said nothing).
+   */
+  failed(exchange: FailedExchange): void {
+    try {
+      const pathname = pathOf(exchange.target);
+      const method = exchange.method.toUpperCase();
+      const rules = this.options.rules();
+      if (rules.length > 0 && isIgnored(rules, method, pathname)) return;
+      const entry = this.template(pathname);
+      const template = typeof entry === 'string' ? entry : this.reported(entry);
+      this.aggregator.addFailure(exchange.captureId, method, template, exchange.status, exchange.elapsed, exchange.at);
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'capture failed for one failed request');
+    }
+  }
+
+  /**
    * Do every waiting piece of shape work now, let go of held interactions whose time is up or whose
    * path was decided, then hand over the rows (grouped by capture) with what was learned and the noise counts.
    */
@@ -356,6 +374,9 @@ export class CapturePipeline implements ExchangeObserver {
       request: null,
       response: null,
       at: exchange.at,
+      firstByte: exchange.firstByte,
+      lastByte: exchange.lastByte,
+      clientLeft: exchange.clientLeft,
     };
     if (unmatched) observation.unmatchedPath = pathname;
     this.captured.inc();

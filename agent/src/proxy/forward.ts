@@ -39,6 +39,8 @@ export interface OpenStream {
  */
 export function forward(context: ForwardContext, req: IncomingMessage, res: ServerResponse): void {
   context.requests.inc();
+  // Timings are measured from here (the request's headers have arrived), only with capture on.
+  const arrived = context.observer ? performance.now() : 0;
   const path = requestPath(req.url);
   if (path === null) {
     res.once('close', context.onExchangeClosed);
@@ -54,27 +56,33 @@ export function forward(context: ForwardContext, req: IncomingMessage, res: Serv
     return;
   }
   if (!hasBody(req)) {
-    dispatch(context, context.observer, req, res, path, null, null);
+    dispatch(context, context.observer, req, res, path, null, null, arrived);
     return;
   }
   // Node's parser hands the request to us before it has read the body that came in the same read;
   // by the next tick that body is in the request's buffer. Looking then costs no waiting.
-  process.nextTick(dispatchWithBody, context, req, res, path);
+  process.nextTick(dispatchWithBody, context, req, res, path, arrived);
 }
 
-function dispatchWithBody(context: ForwardContext, req: IncomingMessage, res: ServerResponse, path: string): void {
+function dispatchWithBody(
+  context: ForwardContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+  arrived: number,
+): void {
   const observer = context.observer;
   // Request bodies are kept before the sampling decision (it needs the status). Neither they nor
   // response bodies are copied: node:http's parser gives every request body chunk a Buffer of its
   // own, and undici's response chunks are views of a socket read that is never reused.
   const requestTap = observer ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true) : null;
-  const arrived = arrivedBody(req);
-  if (arrived !== null) {
-    requestTap?.write(arrived);
-    dispatch(context, observer, req, res, path, requestTap, arrived);
+  const whole = arrivedBody(req);
+  if (whole !== null) {
+    requestTap?.write(whole);
+    dispatch(context, observer, req, res, path, requestTap, whole, arrived);
   } else {
     // The request streams to the upstream as is; a body worth keeping is also watched by the tap.
-    dispatch(context, observer, req, res, path, requestTap, requestTap ? tapRequest(req, requestTap) : req);
+    dispatch(context, observer, req, res, path, requestTap, requestTap ? tapRequest(req, requestTap) : req, arrived);
   }
 }
 
@@ -86,8 +94,9 @@ function dispatch(
   path: string,
   requestTap: BodyTap | null,
   body: Buffer | IncomingMessage | null,
+  arrived: number,
 ): void {
-  const handler = new ForwardHandler(context, observer, req, res, requestTap);
+  const handler = new ForwardHandler(context, observer, req, res, requestTap, arrived);
   try {
     context.pool.dispatch(
       {
@@ -131,6 +140,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
   /** Body bytes the sampler reserved shape work for; 0: not shaped. */
   private sampledBytes = 0;
   private recorded = false;
+  /** Milliseconds from the request's arrival until the response started (with an observer). */
+  private firstByte = 0;
   startedAt = 0;
   private readonly resume = (): void => this.controller?.resume();
 
@@ -141,6 +152,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
     private readonly requestTap: BodyTap | null,
+    /** `performance.now()` when the request arrived (0 without an observer). */
+    private readonly arrived: number,
   ) {
     // One listener per exchange does it all: the proxy's in-flight count; aborting the upstream
     // request (and recording the exchange) when the client went away before its response finished;
@@ -151,7 +164,9 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
         this.clientGone = true;
         this.controller?.abort(new Error('client closed the connection'));
         // A response the client left (a server-sent event stream is usually ended so) still happened.
-        if (this.status !== 0) this.record(false);
+        if (this.status !== 0) this.record(false, true);
+        // Left before any answer came: counted and timed as such.
+        else this.failed(0);
       }
       this.releaseTaps();
     });
@@ -173,6 +188,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
       return;
     }
     this.status = statusCode;
+    if (this.observer) this.firstByte = performance.now() - this.arrived;
     this.responseHeaders = clientResponseHeaders(headers);
     if (headers['content-length'] !== undefined) {
       // The reason phrase as the upstream sent it, an empty one too (Node would put its own).
@@ -258,8 +274,11 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     this.record(true);
   }
 
-  /** Hand the exchange to capture, once: `complete` false when its response ended early. */
-  private record(complete: boolean): void {
+  /**
+   * Hand the exchange to capture, once: `complete` false when its response ended early,
+   * `clientLeft` when that was the client's doing.
+   */
+  private record(complete: boolean, clientLeft = false): void {
     const observer = this.observer;
     if (!observer || this.recorded) return;
     this.recorded = true;
@@ -279,10 +298,28 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
       response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
       at: Date.now(),
       sampledBytes: this.sampledBytes,
+      firstByte: this.firstByte,
+      lastByte: complete ? performance.now() - this.arrived : -1,
+      clientLeft,
     });
     // What stream taps kept is the pipeline's now (its queue has a bound of its own), or dropped;
     // an exchange counted early may go on for hours.
     this.releaseTaps();
+  }
+
+  /** Hand a request the upstream never answered to capture (`status` 0: the client left first). */
+  private failed(status: 0 | 502 | 503 | 504): void {
+    const observer = this.observer;
+    if (!observer || this.recorded) return;
+    this.recorded = true;
+    observer.failed({
+      captureId: observer.captureId(),
+      method: this.req.method ?? 'GET',
+      target: this.req.url ?? '/',
+      status,
+      elapsed: performance.now() - this.arrived,
+      at: Date.now(),
+    });
   }
 
   /** What the stream taps kept no longer counts against the bound for open streams (once). */
@@ -314,6 +351,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     );
     this.context.onUpstreamFailure(failure);
     answer(this.res, failure.statusCode, failureBody(failure));
+    this.failed(failure.statusCode);
   }
 }
 

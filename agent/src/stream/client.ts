@@ -13,6 +13,7 @@ import {
   type RulesMessage,
   type Shape,
   type WireCapture,
+  type WireFailure,
   type WireObservation,
   type WireUnmatched,
 } from '@spectator/shared';
@@ -87,12 +88,13 @@ export class StreamClient {
     this.connect();
   }
 
-  /** Spool a batch of rows (and noise counts) for a capture and send it when the connection allows. */
+  /** Spool a batch of rows (with noise counts and failures) for a capture and send it when the connection allows. */
   sendBatch(
     capture: WireCapture,
     observations: WireObservation[],
     shapes: Map<string, Shape>,
     unmatched?: WireUnmatched,
+    failures?: WireFailure[],
   ): string {
     const wireShapes: Record<string, Shape> = {};
     for (const [id, shape] of shapes) if (!this.ackedShapes.has(id)) wireShapes[id] = shape;
@@ -103,6 +105,7 @@ export class StreamClient {
       shapes: wireShapes,
       observations,
       ...(unmatched ? { unmatched } : {}),
+      ...(failures ? { failures } : {}),
     };
     this.options.spool.add(batch, capture);
     this.pump();
