@@ -242,7 +242,7 @@ function shapeWorkPerSample(): void {
     let sink = 0;
     const summarise = (): void => {
       for (const body of bodies) {
-        const tap = new BodyTap('application/json', '', limit, true);
+        const tap = new BodyTap({ contentType: 'application/json', contentEncoding: '', limit, copy: true });
         for (const chunk of chunksOf(body)) tap.write(chunk);
         sink += summariseBody(tap, true, limit).key.length;
       }

@@ -12,6 +12,27 @@ export interface StreamLedger {
   readonly limit: number;
 }
 
+/** What a `BodyTap` is told about its body when the body starts. */
+export interface BodyTapOptions {
+  /** Media type (lower-case, no parameters); `''` when absent. */
+  contentType: string;
+  /** `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`. */
+  contentEncoding: string;
+  /** The capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at. */
+  limit: number;
+  /** Whether to keep the bytes (false: sampled out, or not a shaped media type; only counted). */
+  copy: boolean;
+  /** A multipart body's boundary (from `content-type`); `''` (the default) for other bodies. */
+  boundary?: string;
+  /**
+   * A stream of items (server-sent events, JSON lines): past the limit its first `limit` bytes are
+   * kept (`cut`) instead of none (`overLimit`). Default false.
+   */
+  prefix?: boolean;
+  /** What all open streams keep: a stream stops keeping (`cut`) when it is full. Default none. */
+  ledger?: StreamLedger | null;
+}
+
 /**
  * The bytes of one body as seen on the hot path: counted always, kept (up to the capture limit)
  * only when the media type is one we shape. Chunks are kept as they are, not copied: node:http's
@@ -32,25 +53,23 @@ export class BodyTap {
   /** Bytes counted against the ledger, until `release`. */
   private held = 0;
 
-  /**
-   * @param contentType media type (lower-case, no parameters); `''` when absent.
-   * @param contentEncoding `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`.
-   * @param limit the capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at.
-   * @param copy whether to keep the bytes (false: sampled out, or not a shaped media type; only counted).
-   * @param boundary a multipart body's boundary (from `content-type`), `''` for other bodies.
-   * @param prefix a stream of items (server-sent events, JSON lines): past the limit its first
-   *   `limit` bytes are kept (`cut`) instead of none (`overLimit`).
-   * @param ledger what all open streams keep: a stream stops keeping (`cut`) when it is full.
-   */
-  constructor(
-    readonly contentType: string,
-    readonly contentEncoding: string,
-    private readonly limit: number,
-    private readonly copy: boolean,
-    readonly boundary = '',
-    readonly prefix = false,
-    private readonly ledger: StreamLedger | null = null,
-  ) {}
+  readonly contentType: string;
+  readonly contentEncoding: string;
+  readonly boundary: string;
+  readonly prefix: boolean;
+  private readonly limit: number;
+  private readonly copy: boolean;
+  private readonly ledger: StreamLedger | null;
+
+  constructor(options: BodyTapOptions) {
+    this.contentType = options.contentType;
+    this.contentEncoding = options.contentEncoding;
+    this.limit = options.limit;
+    this.copy = options.copy;
+    this.boundary = options.boundary ?? '';
+    this.prefix = options.prefix ?? false;
+    this.ledger = options.ledger ?? null;
+  }
 
   /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */
   get copying(): boolean {

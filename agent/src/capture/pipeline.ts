@@ -161,18 +161,18 @@ export class CapturePipeline implements ExchangeObserver {
     try {
       const media = classifyContentType(contentType);
       const encoding = Array.isArray(contentEncoding) ? contentEncoding.join(',') : (contentEncoding ?? '');
-      return new BodyTap(
-        media.type,
-        encoding,
-        this.keptBytes(media),
-        copy && media.shaped,
-        media.type === MULTIPART_FORM ? boundaryOf(contentType) : '',
-        media.stream,
-        media.stream ? this.streams : null,
-      );
+      return new BodyTap({
+        contentType: media.type,
+        contentEncoding: encoding,
+        limit: this.keptBytes(media),
+        copy: copy && media.shaped,
+        boundary: media.type === MULTIPART_FORM ? boundaryOf(contentType) : '',
+        prefix: media.stream,
+        ledger: media.stream ? this.streams : null,
+      });
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'capture failed for one body: counted, not looked at');
-      return new BodyTap('', '', 0, false);
+      return new BodyTap({ contentType: '', contentEncoding: '', limit: 0, copy: false });
     }
   }
 

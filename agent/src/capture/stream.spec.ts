@@ -88,7 +88,13 @@ describe('a stream prefix through summariseBody', () => {
     ['deflate', zlib.deflateRawSync],
     ['br', zlib.brotliCompressSync],
   ] as const)('decodes a %s stream cut at 64 KiB and shapes its whole lines', (encoding, compress) => {
-    const tap = new BodyTap(NDJSON, encoding, STREAM_PREFIX_BYTES, true, '', true);
+    const tap = new BodyTap({
+      contentType: NDJSON,
+      contentEncoding: encoding,
+      limit: STREAM_PREFIX_BYTES,
+      copy: true,
+      prefix: true,
+    });
     tap.write(compress(Buffer.from(lines)));
     expect(tap.cut).toBe(true);
     expect(summariseBody(tap, true, 1024 * 1024).body).toEqual({
