@@ -24,8 +24,8 @@ import { createRootLogger, type Logger } from './log';
 import { Metrics } from './metrics';
 import { ProxyServer } from './proxy/server';
 import { readTlsFiles, readUpstreamCa, watchTlsFiles } from './proxy/tls-files';
-import { StreamClient } from './stream/client';
-import { Spool } from './stream/spool';
+import { Spool } from './uplink/spool';
+import { Uplink } from './uplink/uplink';
 import { agentVersion } from './version';
 
 /** Timings and bounds; the defaults suit production, tests shorten them. */
@@ -151,7 +151,7 @@ export interface RunningAgent {
   setCapturing(enabled: boolean): void;
 }
 
-/** Start an agent: proxy, capture pipeline, backend stream, admin port and wrapped command. */
+/** Start an agent: proxy, capture pipeline, uplink to the backend, admin port and wrapped command. */
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const tuning: AgentTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const root = options.logger ?? createRootLogger(options.logLevel ?? 'info', undefined, options.logFormat);
@@ -173,13 +173,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const adminAt = typeof options.admin === 'string' ? parseHostPort(options.admin, '0.0.0.0') : (options.admin ?? null);
   const environment: AgentEnvironment = options.environment ?? { kind: 'local' };
 
-  let stream: StreamClient | null = null;
-  // Set once the pipeline and stream exist; the first load (below) is applied then.
+  let uplink: Uplink | null = null;
+  // Set once the pipeline and uplink exist; the first load (below) is applied then.
   let pathsChanged: (paths: readonly string[]) => void = () => undefined;
   const rules = new IgnoreRules(
     options.configPath ?? './service.yml',
     root.child({ module: 'rules' }),
-    (sources) => stream?.sendControl({ type: 'rules', captureId: captures.current.id, rules: sources }),
+    (sources) => uplink?.sendControl({ type: 'rules', captureId: captures.current.id, rules: sources }),
     tuning.configPollMs,
     (paths) => pathsChanged(paths),
   );
@@ -213,13 +213,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     if (!pipeline) return;
     for (const group of pipeline.drain()) {
       const capture = recentCaptures.get(group.captureId);
-      if (!stream || !capture) continue;
+      if (!uplink || !capture) continue;
       if (group.observations.length > 0 || group.unmatched || group.failures)
-        stream.sendBatch(capture, group.observations, group.shapes, group.unmatched, group.failures);
+        uplink.sendBatch(capture, group.observations, group.shapes, group.unmatched, group.failures);
       // After the batch: the backend regroups rows already stored and maps later literal rows too.
       const learned = group.learned === undefined ? [] : Object.keys(group.learned);
       if (learned.length > 0)
-        stream.sendControl({ type: 'learned', captureId: capture.id, templates: learned, covers: group.learned });
+        uplink.sendControl({ type: 'learned', captureId: capture.id, templates: learned, covers: group.learned });
     }
   }
 
@@ -230,14 +230,14 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       log: root.child({ module: 'spool' }),
       metrics,
     });
-    stream = new StreamClient({
+    uplink = new Uplink({
       url: parseBackend(options.backend),
       token: options.token ?? '',
       agentId: options.agentId ?? spooledAgentId(options.spoolDir ?? null, log),
       agentVersion: agentVersion(),
       environment,
       spool,
-      log: root.child({ module: 'stream' }),
+      log: root.child({ module: 'uplink' }),
       metrics,
       helloState: () => ({ capture: captures.current, rules: rules.sources }),
       onTemplates: (templates) => pipeline?.setKnownTemplates(templates),
@@ -255,7 +255,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     pipeline?.setPathHints(paths);
     const templates = paths.filter(hasParameter);
     if (templates.length > 0)
-      stream?.sendControl({ type: 'learned', captureId: captures.current.id, templates, hint: true });
+      uplink?.sendControl({ type: 'learned', captureId: captures.current.id, templates, hint: true });
   };
   pathsChanged(rules.paths);
 
@@ -267,9 +267,9 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     // Batches of older captures may still be spooled; their capture objects live in the spool.
     if (recentCaptures.size > 16) recentCaptures.delete(recentCaptures.keys().next().value as string);
     log.info({ captureId: message.capture.id, reason, previous: message.previous?.id }, 'new capture');
-    stream?.sendControl(message);
+    uplink?.sendControl(message);
     // The previous capture's end travels in that message; kept until the backend acknowledges it.
-    if (message.previous) stream?.endCapture(previous, message.previous.endedAt, true);
+    if (message.previous) uplink?.endCapture(previous, message.previous.endedAt, true);
   }
 
   const probe = new UpstreamProbe(upstream, tuning.probeIntervalMs, root.child({ module: 'probe' }), metrics, () =>
@@ -330,7 +330,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     : null;
   supervisor?.start();
   probe.start();
-  stream?.start();
+  uplink?.start();
   const flushTimer = setInterval(flush, tuning.flushIntervalMs);
   flushTimer.unref();
 
@@ -358,15 +358,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     clearInterval(flushTimer);
     pipeline?.releaseAll();
     flush();
-    if (stream) {
-      stream.endCapture(captures.current, new Date().toISOString());
-      const acked = await stream.waitForAcks(tuning.ackWaitMs);
+    if (uplink) {
+      uplink.endCapture(captures.current, new Date().toISOString());
+      const acked = await uplink.waitForAcks(tuning.ackWaitMs);
       if (!acked)
         log.warn(
           { spooled: metrics.get('batches_spooled'), captureEnds: metrics.get('capture_ends_spooled') },
           'stopping with unacknowledged batches or capture ends (kept in the spool when --spool is set)',
         );
-      await stream.close();
+      await uplink.close();
     }
     if (admin) await new Promise<void>((resolve) => admin.close(() => resolve()));
     log.info({}, 'agent stopped');

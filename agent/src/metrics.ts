@@ -66,7 +66,7 @@ const DEFINITIONS = {
     help: 'Capture ends the backend refused for good; each is dropped and logged.',
     type: 'counter',
   },
-  backend_connected: { help: '1 while the backend stream is open and welcomed.', type: 'gauge' },
+  backend_connected: { help: '1 while the uplink to the backend is open and welcomed.', type: 'gauge' },
   backend_connect_failures_total: { help: 'Failed or lost backend connections.', type: 'counter' },
   captures_total: { help: 'Captures started by this agent.', type: 'counter' },
   upstream_up: { help: '1 when the last upstream probe succeeded.', type: 'gauge' },

@@ -23,7 +23,7 @@ import type { Spool } from './spool';
 
 type ControlMessage = CaptureMessage | CaptureEndMessage | RulesMessage | LearnedMessage;
 
-export interface StreamClientOptions {
+export interface UplinkOptions {
   /** ws(s):// URL of the agent stream. */
   url: string;
   token: string;
@@ -52,12 +52,12 @@ const MAX_OUTBOX = 1_000;
 const WELCOME_TIMEOUT_MS = 10_000;
 
 /**
- * The WebSocket stream to the backend: hello → welcome, then batches, each kept in the spool until
- * its ack. Reconnects with jittered backoff; after a reconnect it re-announces the captures of
+ * The uplink: the one WebSocket to the backend (the backend's agent stream route), hello → welcome,
+ * then batches, each kept in the spool until its ack. Reconnects with jittered backoff; after a reconnect it re-announces the captures of
  * spooled batches and resends them with their original ids, so the backend can drop duplicates.
  * Nothing here is awaited by the proxy.
  */
-export class StreamClient {
+export class Uplink {
   private socket: WebSocket | null = null;
   private ready = false;
   private generation = 0;
@@ -77,7 +77,7 @@ export class StreamClient {
   private readonly outbox: ControlMessage[] = [];
   private drainWaiters: (() => void)[] = [];
 
-  constructor(private readonly options: StreamClientOptions) {}
+  constructor(private readonly options: UplinkOptions) {}
 
   /** True while connected and welcomed. */
   get connected(): boolean {

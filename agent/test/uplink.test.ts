@@ -6,7 +6,7 @@ import { FakeBackend } from './support/fake-backend';
 import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
 import { waitFor } from './support/wait';
 
-describe('stream to the backend', () => {
+describe('uplink to the backend', () => {
   let upstream: TestUpstream;
   let backend: FakeBackend;
   beforeEach(async () => {
@@ -27,7 +27,7 @@ describe('stream to the backend', () => {
       return r.arrayBuffer();
     });
 
-  it('delivers every observation exactly once (after dedupe by batch id) when the backend is killed and restarted mid-stream', async () => {
+  it('delivers every observation exactly once (after dedupe by batch id) when the backend is killed and restarted mid-run', async () => {
     backend = await FakeBackend.start({ token: 'secret' });
     backend.ack = false; // batches stay unacknowledged: the agent must resend them after the restart
     const agent = await startTestAgent({
