@@ -6,6 +6,8 @@ import type {
   TokenResponse,
   UndocumentedEndpointResponse,
 } from '@spectator/shared';
+import pg from 'pg';
+import { MAX_PATH_HINTS } from '../src/paths/path-hints.service';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -147,5 +149,27 @@ describe('path hints', () => {
       status: 404,
       body: expect.objectContaining({ message: 'project hints has no path hint /images/{image}' }),
     });
+  });
+
+  it('are kept up to a cap per project; one more is refused, naming the cap', async () => {
+    const db = new pg.Client({ connectionString: backend.databaseUrl });
+    await db.connect();
+    try {
+      // All but one of the cap stored directly: stating each would regroup the project each time.
+      await db.query(
+        `INSERT INTO path_hints (project_id, template, created_by)
+         SELECT p.id, '/filler/' || n || '/{id}', 'test' FROM projects p, generate_series(1, $1::int - 1) AS n WHERE p.slug = 'hints'`,
+        [MAX_PATH_HINTS],
+      );
+      expect((await hints('', 'POST', { template: '/last/{id}' })).status).toBe(201);
+      expect(await hints('', 'POST', { template: '/one-more/{id}' })).toEqual({
+        status: 400,
+        body: expect.objectContaining({ message: `project hints already has ${MAX_PATH_HINTS} path hints` }),
+      });
+      expect((await hints()).body).toHaveLength(MAX_PATH_HINTS);
+    } finally {
+      await db.query(`DELETE FROM path_hints WHERE project_id = (SELECT id FROM projects WHERE slug = 'hints')`);
+      await db.end();
+    }
   });
 });

@@ -13,7 +13,11 @@ import type {
   VersionMatrixResponse,
 } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
+import { CapturesRepository } from '../src/captures/captures.repository';
+import { PathsRepository } from '../src/paths/paths.repository';
 import { RegroupService } from '../src/paths/regroup.service';
+import { ProjectEntity } from '../src/projects/project.entity';
+import { ProjectsService } from '../src/projects/projects.service';
 import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
 import { ProposalsRepository } from '../src/proposals/proposals.repository';
 import { createDataSource } from '../src/database/data-source';
@@ -172,13 +176,15 @@ beforeAll(async () => {
   } as unknown as EventsService;
   const evidence = new EvidenceService(new Notifier(new WebhooksRepository(ds)));
   // The proposals' lifecycle records the evidence steps regrouping reaches, as in the app.
-  new ProposalLifecycle(
-    new ProposalsRepository(ds),
+  const audit = new AuditService(new AuditRepository(ds));
+  new ProposalLifecycle(new ProposalsRepository(ds), evidence, new Notifier(new WebhooksRepository(ds)), audit);
+  regroup = new RegroupService(
+    new PathsRepository(ds),
+    new CapturesRepository(ds),
+    new ProjectsService(ds.getRepository(ProjectEntity), audit),
     evidence,
-    new Notifier(new WebhooksRepository(ds)),
-    new AuditService(new AuditRepository(ds)),
+    events,
   );
-  regroup = new RegroupService(ds, evidence, events);
 });
 afterAll(async () => {
   await ds?.destroy();

@@ -83,9 +83,9 @@ function summariesOf(
 export class CapturesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** A project's capture, or null. */
-  async byId(projectId: string, id: string): Promise<CaptureEntity | null> {
-    const [capture] = (await this.db.query(
+  /** A project's capture, or null (read in `runner`'s transaction when given one). */
+  async byId(projectId: string, id: string, runner: Queryable = this.db): Promise<CaptureEntity | null> {
+    const [capture] = (await runner.query(
       `SELECT ${CAPTURE_COLUMNS} FROM captures c WHERE c.id = $1 AND c.project_id = $2`,
       [id, projectId],
     )) as CaptureEntity[];

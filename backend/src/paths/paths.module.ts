@@ -1,15 +1,18 @@
 import { Module } from '@nestjs/common';
+import { CapturesModule } from '../captures/captures.module';
 import { EventsModule } from '../events/events.module';
 import { EvidenceModule } from '../evidence/evidence.module';
+import { ProjectsModule } from '../projects/projects.module';
 import { PathHintsController } from './path-hints.controller';
 import { PathHintsService } from './path-hints.service';
+import { PathsRepository } from './paths.repository';
 import { RegroupService } from './regroup.service';
 
 /** Path templates users state (hints) and regrouping stored literal paths into a template. */
 @Module({
-  imports: [EventsModule, EvidenceModule],
+  imports: [CapturesModule, EventsModule, EvidenceModule, ProjectsModule],
   controllers: [PathHintsController],
-  providers: [PathHintsService, RegroupService],
+  providers: [PathsRepository, PathHintsService, RegroupService],
   exports: [PathHintsService, RegroupService],
 })
 export class PathsModule {}
