@@ -1,5 +1,5 @@
 /**
- * The version matrix sends each row's stored cells text (evidence/cells-text.ts): it must stay equal
+ * The version matrix sends each row's stored cells text (views/matrix-texts.ts): it must stay equal
  * to the cells `evidence_cells` holds after batches, after an endpoint is documented for the first
  * time (a column is inserted) and after a version is made, and a page must still be right for a
  * row whose text is missing or was built for fewer columns.

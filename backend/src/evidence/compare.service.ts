@@ -11,7 +11,8 @@ import { toChangeResponse } from '../captures/captures.service';
 import { badInput } from '../common/errors';
 import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
-import { type CurrentVersion, MatrixService } from './matrix.service';
+import type { CurrentVersion } from './evidence.repository';
+import { MatrixService } from './matrix.service';
 
 const NOT_SEEN: CompareVersion = {
   version: NOT_SEEN_VERSION,

@@ -5,6 +5,7 @@ import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CiGateService } from './ci-gate.service';
 import { CompareService } from './compare.service';
 import { EvidenceController } from './evidence.controller';
+import { EvidenceRepository } from './evidence.repository';
 import { EvidenceService } from './evidence.service';
 import { MatrixService } from './matrix.service';
 
@@ -12,7 +13,7 @@ import { MatrixService } from './matrix.service';
 @Module({
   imports: [CapturesModule, VersionsModule, WebhooksModule],
   controllers: [EvidenceController],
-  providers: [EvidenceService, MatrixService, CompareService, CiGateService],
+  providers: [EvidenceRepository, EvidenceService, MatrixService, CompareService, CiGateService],
   exports: [EvidenceService, MatrixService],
 })
 export class EvidenceModule {}

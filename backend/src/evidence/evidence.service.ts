@@ -4,9 +4,9 @@ import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import { LruCache } from '../common/lru-cache';
+import { matrixTexts } from '../views/matrix-texts';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type CandidateVersion, type CellValue, evaluateCell } from './cell';
-import { insertNotSeenColumns, REBUILD_CELLS_TEXT_SQL } from './cells-text';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 
 /** One aggregated exchange of an ingest batch (the fields of the ingest service's aggregated rows). */
@@ -92,7 +92,7 @@ const ROW_COLUMNS = `id, kind, name, scope, pull_request AS "pullRequest", build
  * transactions that change its inputs (an ingest batch, a new version). Transitions it finds (the
  * version running somewhere changed, a proposal reached a step) are emitted in the same transaction.
  *
- * Concurrency: every writer of a row's cells (and of its matrix text, cells-text.ts) first locks
+ * Concurrency: every writer of a row's cells (and of its matrix text, views/matrix-texts.ts) first locks
  * that environment row (the upsert in `recordBatch`, `FOR UPDATE` in `versionsMade`), so two
  * writers never compute a cell from different snapshots; locks are taken in one order (endpoints, environment rows by id, proposals
  * by id) so writers cannot deadlock.
@@ -172,7 +172,7 @@ export class EvidenceService {
     if (endpoints.length === 0) return;
     const changed = await this.refreshCells(manager, project, row, endpoints);
     // The matrix text shows versions and drift only: a batch that changed no cell leaves it as is.
-    if (changed.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [row.id]]);
+    if (changed.length > 0) await matrixTexts.rebuild(manager, project.id, [row.id]);
     await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
   }
 
@@ -238,7 +238,7 @@ export class EvidenceService {
       for (const row of rows)
         changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints) });
       const rebuilt = changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id);
-      if (rebuilt.length > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, rebuilt]);
+      if (rebuilt.length > 0) await matrixTexts.rebuild(manager, project.id, rebuilt);
       await this.cellsChanged(manager, project, changes);
     }
     return moved.reduce((sum, m) => sum + m.moved, 0);
@@ -314,7 +314,7 @@ export class EvidenceService {
     // Rows whose cells changed get their text rebuilt; the others only gain the new columns.
     const rebuilt = new Set(changes.filter((change) => change.endpointIds.length > 0).map((change) => change.row.id));
     if (columnsGrew) {
-      const stale = await insertNotSeenColumns(
+      const stale = await matrixTexts.insertNotSeenColumns(
         manager,
         project.id,
         rows.filter((row) => !rebuilt.has(row.id)).map((row) => row.id),
@@ -322,7 +322,7 @@ export class EvidenceService {
       );
       for (const id of stale) rebuilt.add(id);
     }
-    if (rebuilt.size > 0) await manager.query(REBUILD_CELLS_TEXT_SQL, [project.id, [...rebuilt]]);
+    if (rebuilt.size > 0) await matrixTexts.rebuild(manager, project.id, [...rebuilt]);
     await this.cellsChanged(manager, project, changes);
   }
 

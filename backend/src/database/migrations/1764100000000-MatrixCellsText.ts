@@ -1,10 +1,10 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { REBUILD_CELLS_TEXT_SQL } from '../../evidence/cells-text';
+import { REBUILD_CELLS_TEXT_SQL } from '../../views/matrix-texts';
 
 /**
  * Each environment row's matrix cells, pre-serialised as JSON text in column order, so a page of
  * the version matrix is read without building 1,000 cells per row per request (see
- * evidence/cells-text.ts). Backfilled from `evidence_cells`, project by project.
+ * views/matrix-texts.ts). Backfilled from `evidence_cells`, project by project.
  */
 export class MatrixCellsText1764100000000 implements MigrationInterface {
   name = 'MatrixCellsText1764100000000';
