@@ -19,6 +19,7 @@ import { PathsModule } from './paths/paths.module';
 import { ProjectsModule } from './projects/projects.module';
 import { ProposalsModule } from './proposals/proposals.module';
 import { RetentionModule } from './retention/retention.module';
+import { RuntimeModule } from './runtime/runtime.module';
 import { UsersModule } from './users/users.module';
 import { VersionsModule } from './versions/versions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -26,7 +27,7 @@ import { AuditModule } from './audit/audit.module';
 
 /** Holds the runtime for every module (global). */
 @Module({})
-class RuntimeModule {}
+class GlobalRuntimeModule {}
 
 /**
  * The whole service: one Nest module per domain folder, each owning its controller, services and
@@ -46,7 +47,7 @@ export class AppModule {
         }),
         // The runtime (config, logger) for every module.
         {
-          module: RuntimeModule,
+          module: GlobalRuntimeModule,
           global: true,
           providers: [{ provide: RUNTIME, useValue: runtime }],
           exports: [RUNTIME],
@@ -68,6 +69,7 @@ export class AppModule {
         OpenApiModule,
         AgentsModule,
         RetentionModule,
+        RuntimeModule,
         IngestModule,
       ],
       providers: [

@@ -17,6 +17,7 @@ import { CaptureOverflow1764900000000 } from './migrations/1764900000000-Capture
 import { People1765100000000 } from './migrations/1765100000000-People';
 import { RolesAndAudit1765200000000 } from './migrations/1765200000000-RolesAndAudit';
 import { LearnedCovers1765300000000 } from './migrations/1765300000000-LearnedCovers';
+import { RuntimeEvidence1765400000000 } from './migrations/1765400000000-RuntimeEvidence';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -37,6 +38,7 @@ export const MIGRATIONS = [
   People1765100000000,
   RolesAndAudit1765200000000,
   LearnedCovers1765300000000,
+  RuntimeEvidence1765400000000,
 ];
 
 /**

@@ -69,6 +69,15 @@ export class EndpointsRepository {
     return row?.exists === true;
   }
 
+  /** The method and path of a project's endpoint, or null when the project has no endpoint with this id. */
+  async route(projectId: string, id: string): Promise<{ method: string; path: string } | null> {
+    const [row] = (await this.db.query('SELECT method, path FROM endpoints WHERE id = $1 AND project_id = $2', [
+      id,
+      projectId,
+    ])) as Array<{ method: string; path: string }>;
+    return row ?? null;
+  }
+
   /** An endpoint's versions, newest first, each with its proposal. */
   versions(endpointId: string): Promise<VersionWithProposal[]> {
     return this.db.query(

@@ -8,6 +8,7 @@ import { EvidenceModule } from '../evidence/evidence.module';
 import { HealthModule } from '../health/health.module';
 import { PathsModule } from '../paths/paths.module';
 import { ProjectsModule } from '../projects/projects.module';
+import { RuntimeModule } from '../runtime/runtime.module';
 import { AgentGateway } from './agent-gateway';
 import { IngestRepository } from './ingest.repository';
 import { IngestService } from './ingest.service';
@@ -24,6 +25,7 @@ import { IngestService } from './ingest.service';
     HealthModule,
     PathsModule,
     ProjectsModule,
+    RuntimeModule,
   ],
   providers: [IngestRepository, IngestService, AgentGateway],
 })

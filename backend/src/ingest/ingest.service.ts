@@ -31,6 +31,7 @@ import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import { RuntimeService } from '../runtime/runtime.service';
 import { type AggregatedRow, type BatchHeader, writeBatchParameters } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
 import { IngestRepository } from './ingest.repository';
@@ -166,6 +167,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     private readonly metrics: MetricsService,
     private readonly evidence: EvidenceService,
     private readonly regrouping: RegroupService,
+    private readonly runtimeEvidence: RuntimeService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
@@ -361,6 +363,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
             session.environment,
             kept,
           );
+        // Timings and counts, under the versions the evidence just named: as durable as the batch too.
+        if (written && evidence)
+          await this.runtimeEvidence.record(manager, session.projectId, session.environment, batch, dropped);
         if (written && unmatched)
           await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);
         return written;

@@ -461,3 +461,46 @@ export interface PathHintResponse {
 export interface PathHintCreatedResponse extends PathHintResponse {
   regrouped: number;
 }
+
+/** Latency percentiles of one step, milliseconds (within the histograms' 8.6 %). */
+export interface LatencyPercentiles {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+/** One version's exchanges over one step of a runtime series. */
+export interface RuntimePoint {
+  /** The step's start (ISO 8601). */
+  at: string;
+  /** Every exchange: answered by the upstream, by the agent for a failed upstream, or left unanswered. */
+  requests: number;
+  /** Requests per second over the step. */
+  requestRate: number;
+  /** Answered 5xx by the upstream, or 502/503/504 by the agent for it. */
+  serverErrors: number;
+  /** `serverErrors / requests`. */
+  errorRate: number;
+  /** Answered by the agent because the upstream failed (502/503/504). */
+  upstreamFailures: number;
+  /** Left by the client before the response ended. */
+  clientLeft: number;
+  /** Time to first byte; null when no exchange of the step got an answer from the upstream. */
+  ttfb: LatencyPercentiles | null;
+  /** Time to last byte; null when no response of the step ended. */
+  ttlb: LatencyPercentiles | null;
+}
+
+/** `GET /projects/{p}/endpoints/{id}/runtime`: how each version of an endpoint behaves in one environment over time. */
+export interface RuntimeResponse {
+  endpoint: { id: string; method: string; path: string };
+  environment: EnvironmentKind;
+  /** The environment row asked for (`PR #42`, a build), or null for every row of the kind. */
+  name: string | null;
+  /** The first step's start (ISO 8601). */
+  since: string;
+  /** Seconds each point covers. */
+  step: number;
+  /** One series per version seen (`''`: no version known), each with the whole window summed up. */
+  versions: Array<{ version: string; total: Omit<RuntimePoint, 'at'>; points: RuntimePoint[] }>;
+}

@@ -1,0 +1,162 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { MatrixKind, WireHistogram } from '@spectator/shared';
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** One minute of one endpoint's exchanges in a batch, folded (see `RuntimeService.record`). */
+export interface RuntimeMinute {
+  method: string;
+  path: string;
+  /** The minute's start, ISO 8601. */
+  minute: string;
+  requests: number;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  ttfb: WireHistogram;
+  ttlb: WireHistogram;
+}
+
+/** Which environment row's runtime rows: the kind, and one row's name (a build, `PR #42`) or all of them. */
+export interface RuntimeScope {
+  projectId: string;
+  method: string;
+  path: string;
+  kind: MatrixKind;
+  name: string | null;
+  since: Date;
+}
+
+/** Merged counts of one version over one step. */
+export interface RuntimeStepRow {
+  version: string;
+  at: Date;
+  requests: string;
+  serverErrors: string;
+  upstreamFailures: string;
+  clientLeft: string;
+  ttfb: WireHistogram;
+  ttlb: WireHistogram;
+}
+
+export type RuntimeResolution = 'minute' | 'hour' | 'day';
+
+/** The columns that add when two rows of one key merge, as `SET` assignments from `EXCLUDED`. */
+const ADD_COLUMNS = `
+  requests = b.requests + EXCLUDED.requests,
+  server_errors = b.server_errors + EXCLUDED.server_errors,
+  upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
+  client_left = b.client_left + EXCLUDED.client_left,
+  ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
+  ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+
+const KEY = 'project_id, method, path, environment_kind, environment_name, version, resolution, bucket';
+
+/**
+ * Adds a batch's minutes in one statement: parallel arrays (`unnest`), each row under the version
+ * the environment row's evidence cell names for its endpoint (`''` when there is none: an
+ * undocumented endpoint, or no cell yet). Rows are written in key order, so concurrent batches lock
+ * them in the same order.
+ */
+const ADD_MINUTES = `
+  INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+  SELECT $1::uuid, r.method, r.path, $2::text, $3::text, coalesce(c.version, ''), 'minute', r.minute,
+         r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
+    FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],
+                $11::text[], $12::text[])
+         AS r(method, path, minute, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+    LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
+    LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
+    LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
+   ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute
+  ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_COLUMNS}`;
+
+/**
+ * Moves rows of `$1` resolution older than `$2` (at most `$4` of them) into rows of `$3`
+ * resolution, added to what those hold: the deleted rows are the ones added, so each is counted
+ * once, whichever replica runs it and however often.
+ */
+const MOVE = `
+  WITH moved AS (
+    DELETE FROM runtime_buckets
+     WHERE ctid IN (SELECT ctid FROM runtime_buckets WHERE resolution = $1 AND bucket < $2 LIMIT $4)
+    RETURNING *
+  ), written AS (
+    INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+    SELECT project_id, method, path, environment_kind, environment_name, version, $3::text,
+           date_trunc($3::text, bucket, 'UTC'),
+           sum(requests), sum(server_errors), sum(upstream_failures), sum(client_left),
+           runtime_histogram_sum(ttfb), runtime_histogram_sum(ttlb)
+      FROM moved
+     GROUP BY project_id, method, path, environment_kind, environment_name, version, date_trunc($3::text, bucket, 'UTC')
+    ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_COLUMNS}
+  )
+  SELECT count(*)::int AS moved FROM moved`;
+
+/** The SQL of runtime evidence (`runtime_buckets`), raw SQL in one style. */
+@Injectable()
+export class RuntimeRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Adds a batch's minutes of one environment row, in the batch's transaction. */
+  async addMinutes(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    environment: { kind: MatrixKind; name: string },
+    minutes: readonly RuntimeMinute[],
+  ): Promise<void> {
+    if (minutes.length === 0) return;
+    await manager.query(ADD_MINUTES, [
+      projectId,
+      environment.kind,
+      environment.name,
+      minutes.map((m) => m.method),
+      minutes.map((m) => m.path),
+      minutes.map((m) => m.minute),
+      minutes.map((m) => m.requests),
+      minutes.map((m) => m.serverErrors),
+      minutes.map((m) => m.upstreamFailures),
+      minutes.map((m) => m.clientLeft),
+      minutes.map((m) => JSON.stringify(m.ttfb)),
+      minutes.map((m) => JSON.stringify(m.ttlb)),
+    ]);
+  }
+
+  /**
+   * Moves at most `limit` rows of `from` resolution older than `before` into `to` rows.
+   * @returns how many rows were moved.
+   */
+  async move(from: RuntimeResolution, to: RuntimeResolution, before: Date, limit: number): Promise<number> {
+    const [{ moved }] = (await this.db.query(MOVE, [from, before, to, limit])) as [{ moved: number }];
+    return moved;
+  }
+
+  /** Deletes rows of `resolution` older than `before`. @returns how many. */
+  async prune(resolution: RuntimeResolution, before: Date): Promise<number> {
+    const [{ deleted }] = (await this.db.query(
+      `WITH pruned AS (DELETE FROM runtime_buckets WHERE resolution = $1 AND bucket < $2 RETURNING 1)
+       SELECT count(*)::int AS deleted FROM pruned`,
+      [resolution, before],
+    )) as [{ deleted: number }];
+    return deleted;
+  }
+
+  /**
+   * One endpoint's rows in one environment since `since`, merged per version and step of
+   * `stepSeconds` (a row of a coarser resolution falls in the step its start is in).
+   */
+  steps(scope: RuntimeScope, stepSeconds: number): Promise<RuntimeStepRow[]> {
+    return this.db.query(
+      `SELECT version, date_bin(make_interval(secs => $7), bucket, 'epoch'::timestamptz) AS at,
+              sum(requests)::text AS requests, sum(server_errors)::text AS "serverErrors",
+              sum(upstream_failures)::text AS "upstreamFailures", sum(client_left)::text AS "clientLeft",
+              runtime_histogram_sum(ttfb) AS ttfb, runtime_histogram_sum(ttlb) AS ttlb
+         FROM runtime_buckets
+        WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
+          AND ($5::text IS NULL OR environment_name = $5) AND bucket >= $6
+        GROUP BY version, at
+        ORDER BY version, at`,
+      [scope.projectId, scope.method, scope.path, scope.kind, scope.name, scope.since, stepSeconds],
+    );
+  }
+}

@@ -1,0 +1,288 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  type AgentEnvironment,
+  type BatchMessage,
+  LatencyHistogram,
+  type LatencyPercentiles,
+  type MatrixKind,
+  type RuntimePoint,
+  type RuntimeResponse,
+  type WireHistogram,
+} from '@spectator/shared';
+import type { Logger } from 'pino';
+import type { EntityManager } from 'typeorm';
+import { badInput } from '../common/errors';
+import { PeriodicJob } from '../common/periodic';
+import { RUNTIME, type Runtime } from '../config/runtime';
+import { EndpointsService } from '../endpoints/endpoints.service';
+import { environmentRowOf } from '../evidence/environment-row';
+import type { ProjectEntity } from '../projects/project.entity';
+import {
+  type RuntimeMinute,
+  RuntimeRepository,
+  type RuntimeResolution,
+  type RuntimeStepRow,
+} from './runtime.repository';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+
+/**
+ * How long each resolution is kept: minute rows for two days, then moved into hour rows; hour rows
+ * for 35 days, then moved into day rows; day rows for 400 days, then deleted.
+ */
+export const RUNTIME_RETENTION = { minuteMs: 2 * DAY_MS, hourMs: 35 * DAY_MS, dayMs: 400 * DAY_MS } as const;
+/** How often each replica rolls runtime rows up (moving is exact whoever runs it). */
+const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
+/** Rows moved per statement, so a backlog never makes one long transaction. */
+const ROLLUP_CHUNK = 10_000;
+/** Points a series may have at most (the step grows to keep under it). */
+export const MAX_RUNTIME_POINTS = 1_500;
+const STEPS: ReadonlyArray<{ name: RuntimeResolution; ms: number }> = [
+  { name: 'minute', ms: MINUTE_MS },
+  { name: 'hour', ms: HOUR_MS },
+  { name: 'day', ms: DAY_MS },
+];
+
+/** Counts that add, with the histograms of one series point. */
+interface Sums {
+  requests: number;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  ttfb: LatencyHistogram;
+  ttlb: LatencyHistogram;
+}
+
+function emptySums(): Sums {
+  return {
+    requests: 0,
+    serverErrors: 0,
+    upstreamFailures: 0,
+    clientLeft: 0,
+    ttfb: new LatencyHistogram(),
+    ttlb: new LatencyHistogram(),
+  };
+}
+
+/** The minute an ISO time is in, ISO 8601. */
+function minuteOf(time: string): string {
+  const ms = Date.parse(time);
+  return new Date(ms - (((ms % MINUTE_MS) + MINUTE_MS) % MINUTE_MS)).toISOString();
+}
+
+/**
+ * A batch's runtime evidence folded per endpoint (method, path) and minute (of each row's last
+ * seen): every exchange counted, 5xx and the agent's answers for a failed upstream as server errors,
+ * time to first and last byte merged. Rows of endpoints the capture did not keep (`dropped`, past
+ * its cap of endpoints) are left out, as they are of the evidence. Rows of agents that send no
+ * timings count their exchanges only.
+ */
+export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string> | null): RuntimeMinute[] {
+  const folded = new Map<string, { method: string; path: string; minute: string; sums: Sums }>();
+  const sumsOf = (method: string, path: string, at: string): Sums | null => {
+    if (dropped?.has(`${method} ${path}`)) return null;
+    const minute = minuteOf(at);
+    const key = `${method} ${path} ${minute}`;
+    let entry = folded.get(key);
+    if (entry === undefined) folded.set(key, (entry = { method, path, minute, sums: emptySums() }));
+    return entry.sums;
+  };
+  for (const o of batch.observations) {
+    const sums = sumsOf(o.method, o.path, o.lastSeen);
+    if (sums === null) continue;
+    sums.requests += o.count;
+    if (o.status >= 500) sums.serverErrors += o.count;
+    if (o.runtime) {
+      sums.ttfb.addWire(o.runtime.ttfb);
+      sums.ttlb.addWire(o.runtime.ttlb);
+      sums.clientLeft += o.runtime.clientLeft ?? 0;
+    }
+  }
+  for (const f of batch.failures ?? []) {
+    const sums = sumsOf(f.method, f.path, f.lastSeen);
+    if (sums === null) continue;
+    sums.requests += f.count;
+    if (f.status === 0) sums.clientLeft += f.count;
+    else {
+      sums.serverErrors += f.count;
+      sums.upstreamFailures += f.count;
+    }
+  }
+  return [...folded.values()].map(({ method, path, minute, sums }) => ({
+    method,
+    path,
+    minute,
+    requests: sums.requests,
+    serverErrors: sums.serverErrors,
+    upstreamFailures: sums.upstreamFailures,
+    clientLeft: sums.clientLeft,
+    ttfb: sums.ttfb.toWire(),
+    ttlb: sums.ttlb.toWire(),
+  }));
+}
+
+function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
+  if (histogram.total === 0) return null;
+  const at = (q: number): number => Math.round((histogram.quantile(q) as number) * 1000) / 1000;
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+function pointOf(sums: Sums, seconds: number): Omit<RuntimePoint, 'at'> {
+  return {
+    requests: sums.requests,
+    requestRate: sums.requests / seconds,
+    serverErrors: sums.serverErrors,
+    errorRate: sums.requests === 0 ? 0 : sums.serverErrors / sums.requests,
+    upstreamFailures: sums.upstreamFailures,
+    clientLeft: sums.clientLeft,
+    ttfb: percentiles(sums.ttfb),
+    ttlb: percentiles(sums.ttlb),
+  };
+}
+
+function addRow(sums: Sums, row: RuntimeStepRow): void {
+  sums.requests += Number(row.requests);
+  sums.serverErrors += Number(row.serverErrors);
+  sums.upstreamFailures += Number(row.upstreamFailures);
+  sums.clientLeft += Number(row.clientLeft);
+  sums.ttfb.addWire(row.ttfb as WireHistogram);
+  sums.ttlb.addWire(row.ttlb as WireHistogram);
+}
+
+/** What `GET …/runtime` asks. */
+export interface RuntimeQueryInput {
+  environment: MatrixKind;
+  since?: string;
+  step?: RuntimeResolution;
+  pullRequest?: string;
+  build?: string;
+}
+
+/**
+ * Runtime evidence (issue 18): the timings and counts agents send, kept per endpoint, environment
+ * row, version and minute, rolled up into hours and days as they age, and read back as series of
+ * p50/p95/p99, error rate and request rate per version.
+ */
+@Injectable()
+export class RuntimeService implements OnModuleInit, OnModuleDestroy {
+  private readonly log: Logger;
+  private readonly rollups: PeriodicJob;
+
+  constructor(
+    private readonly repository: RuntimeRepository,
+    private readonly endpoints: EndpointsService,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.log = runtime.log.child({ module: 'runtime' });
+    this.rollups = new PeriodicJob('rolling up runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
+  }
+
+  onModuleInit(): void {
+    this.rollups.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.rollups.stop();
+  }
+
+  /**
+   * Adds a batch's runtime evidence, in the batch's transaction, after its evidence (so each
+   * endpoint's rows go under the version its cell names now). Local captures keep none: they are
+   * no evidence either.
+   */
+  async record(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    environment: AgentEnvironment,
+    batch: BatchMessage,
+    dropped: ReadonlySet<string> | null,
+  ): Promise<void> {
+    const row = environmentRowOf(environment);
+    if (row === null) return;
+    await this.repository.addMinutes(manager, projectId, row, runtimeMinutes(batch, dropped));
+  }
+
+  /**
+   * Moves minute rows past their retention into hour rows, hour rows into day rows, and deletes day
+   * rows past theirs. `now` for tests.
+   * @returns rows moved or deleted per resolution.
+   */
+  async rollUp(now = new Date()): Promise<Record<RuntimeResolution, number>> {
+    const at = now.getTime();
+    const done: Record<RuntimeResolution, number> = { minute: 0, hour: 0, day: 0 };
+    const move = async (from: RuntimeResolution, to: RuntimeResolution, keptMs: number): Promise<void> => {
+      for (;;) {
+        const moved = await this.repository.move(from, to, new Date(at - keptMs), ROLLUP_CHUNK);
+        done[from] += moved;
+        if (moved < ROLLUP_CHUNK || this.rollups.isStopped) return;
+      }
+    };
+    await move('minute', 'hour', RUNTIME_RETENTION.minuteMs);
+    await move('hour', 'day', RUNTIME_RETENTION.hourMs);
+    done.day = await this.repository.prune('day', new Date(at - RUNTIME_RETENTION.dayMs));
+    if (done.minute + done.hour + done.day > 0) this.log.info(done, 'rolled up runtime evidence');
+    return done;
+  }
+
+  /**
+   * One endpoint's runtime in one environment since `since` (default the last 24 hours): a
+   * series per version, each point one step (minute, hour or day: by default the finest that
+   * keeps the window under `MAX_RUNTIME_POINTS` points and that the data still has).
+   * @throws DomainError EndpointNotFound, or BadInput naming the parameter.
+   */
+  async series(
+    project: ProjectEntity,
+    endpointId: string,
+    query: RuntimeQueryInput,
+    now = new Date(),
+  ): Promise<RuntimeResponse> {
+    const route = await this.endpoints.route(project, endpointId);
+    const sinceMs = query.since === undefined ? now.getTime() - DAY_MS : Date.parse(query.since);
+    if (Number.isNaN(sinceMs)) throw badInput('since must be an ISO 8601 time');
+    if (sinceMs > now.getTime()) throw badInput('since must not be in the future');
+    const window = now.getTime() - sinceMs;
+    // The finest step the data has at `since`: minutes are kept two days, hours 35.
+    const finest = window <= RUNTIME_RETENTION.minuteMs ? 0 : window <= RUNTIME_RETENTION.hourMs ? 1 : 2;
+    const fitting = STEPS.findIndex((step, i) => i >= finest && window / step.ms <= MAX_RUNTIME_POINTS);
+    const asked = query.step === undefined ? -1 : STEPS.findIndex((step) => step.name === query.step);
+    if (asked >= 0 && window / (STEPS[asked] as { ms: number }).ms > MAX_RUNTIME_POINTS)
+      throw badInput(
+        `step ${query.step} makes more than ${MAX_RUNTIME_POINTS} points since ${query.since}: ask a larger step`,
+      );
+    const step = STEPS[asked >= 0 ? asked : fitting < 0 ? STEPS.length - 1 : fitting] as { name: string; ms: number };
+    // Steps start at whole steps (UTC), the first the one `since` is in.
+    const since = new Date(sinceMs - (sinceMs % step.ms));
+    const name =
+      query.environment === 'ci' && query.pullRequest !== undefined
+        ? `PR #${query.pullRequest}`
+        : (query.build ?? null);
+    const rows = await this.repository.steps(
+      { projectId: project.id, method: route.method, path: route.path, kind: query.environment, name, since },
+      step.ms / 1000,
+    );
+    const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
+    for (const row of rows) {
+      let series = versions.get(row.version);
+      if (series === undefined) versions.set(row.version, (series = { total: emptySums(), points: [] }));
+      const sums = emptySums();
+      addRow(sums, row);
+      addRow(series.total, row);
+      series.points.push({ at: new Date(row.at).toISOString(), ...pointOf(sums, step.ms / 1000) });
+    }
+    const windowSeconds = Math.max(1, (now.getTime() - since.getTime()) / 1000);
+    return {
+      endpoint: { id: endpointId, method: route.method, path: route.path },
+      environment: query.environment,
+      name,
+      since: since.toISOString(),
+      step: step.ms / 1000,
+      versions: [...versions].map(([version, series]) => ({
+        version,
+        total: pointOf(series.total, windowSeconds),
+        points: series.points,
+      })),
+    };
+  }
+}

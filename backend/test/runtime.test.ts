@@ -1,0 +1,312 @@
+/**
+ * Runtime evidence (issue 18): the timings and counts agents send are kept per endpoint, version,
+ * environment row and minute, merged exactly (resends not counted twice, minute rows rolled up into
+ * hours and days without changing a figure), and read back by
+ * `GET /projects/{p}/endpoints/{id}/runtime` as p50/p95/p99, error rate and request rate per version.
+ */
+import { startAgent } from '@spectator/agent';
+import {
+  LatencyHistogram,
+  type BatchMessage,
+  type ProposalResponse,
+  type RuntimeResponse,
+  type TokenResponse,
+  type VersionMatrixResponse,
+  type WireFailure,
+} from '@spectator/shared';
+import { createServer } from 'node:http';
+import pino from 'pino';
+import type { DataSource } from 'typeorm';
+import { parseConfig } from '../src/config/config';
+import type { Runtime } from '../src/config/runtime';
+import { createDataSource } from '../src/database/data-source';
+import { RuntimeRepository } from '../src/runtime/runtime.repository';
+import { RuntimeService } from '../src/runtime/runtime.service';
+import { startTestBackend, type TestBackend } from './support';
+import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
+import { eventually } from './support/evidence-helpers';
+
+let backend: TestBackend;
+let agentToken: string;
+let endpointId: string;
+let version: string;
+let ds: DataSource;
+
+const MINUTE = 60_000;
+
+/** A histogram of `samples` (ms) in wire form. */
+const wire = (samples: readonly number[]) => {
+  const histogram = new LatencyHistogram();
+  for (const ms of samples) histogram.record(ms);
+  return histogram.toWire();
+};
+const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+/** The sample at quantile `q` (rank ⌊q·(n−1)⌋) of sorted samples. */
+const exact = (sorted: readonly number[], q: number): number => sorted[Math.floor(q * (sorted.length - 1))] as number;
+const within10 = (estimate: number | undefined, truth: number): boolean =>
+  estimate !== undefined && Math.abs(estimate - truth) / truth <= 0.1;
+
+async function runtimeOf(query: string, id = endpointId) {
+  return backend.api<RuntimeResponse & { message?: string }>('GET', `/projects/rt/endpoints/${id}/runtime${query}`);
+}
+
+/** A batch of GET /orders/{orderId}: `ok` answered 200 in 1–100 ms, `failed` 500 in 200 ms, `down` 503 by the agent. */
+function ordersBatch(captureId: string, at: Date, ok = 100, failed = 10, down = 5): BatchMessage {
+  const time = at.toISOString();
+  const batch = batchMessage(captureId, [
+    { method: 'GET', path: '/orders/{orderId}', status: 200, response: { id: 'x', total: 1 }, count: ok },
+    ...(failed > 0 ? [{ method: 'GET', path: '/orders/{orderId}', status: 500, count: failed }] : []),
+  ]);
+  const [success, error] = batch.observations;
+  Object.assign(success!, {
+    firstSeen: time,
+    lastSeen: time,
+    runtime: { ttfb: wire(range(1, ok)), ttlb: wire(range(1, ok).map((ms) => ms + 5)), clientLeft: 2 },
+  });
+  if (error)
+    Object.assign(error, {
+      firstSeen: time,
+      lastSeen: time,
+      runtime: { ttfb: wire(Array(failed).fill(200)), ttlb: wire(Array(failed).fill(201)) },
+    });
+  const failure: WireFailure = {
+    method: 'GET',
+    path: '/orders/{orderId}',
+    status: 503,
+    count: down,
+    firstSeen: time,
+    lastSeen: time,
+    elapsed: wire(Array(down).fill(1)),
+  };
+  return down > 0 ? { ...batch, failures: [failure] } : batch;
+}
+
+async function connect(build: string): Promise<{ agent: TestAgent; captureId: string }> {
+  const agent = await connectTestAgent(backend.url, agentToken);
+  const hello = helloMessage({ agentId: `rt-${build}`, environment: { kind: 'production', build } });
+  expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+  return { agent, captureId: hello.capture.id };
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  await backend.api('POST', '/projects', { slug: 'rt', name: 'Runtime' });
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/rt/tokens', { name: 'agents', scope: 'agent' }))
+    .body.token as string;
+  const proposal = await backend.api<ProposalResponse>('POST', '/projects/rt/proposals', {
+    title: 'orders',
+    endpoints: [
+      {
+        method: 'GET',
+        path: '/orders/{orderId}',
+        responses: [
+          {
+            status: 200,
+            contentType: 'application/json',
+            schema: {
+              type: 'object',
+              properties: { id: { type: 'string' }, total: { type: 'number' } },
+              required: ['id', 'total'],
+            },
+          },
+        ],
+      },
+    ],
+  });
+  expect((await backend.api('POST', `/projects/rt/proposals/${proposal.body.id}/approve`)).status).toBe(200);
+  const endpoints = await backend.api<Array<{ id: string; path: string; version: string }>>(
+    'GET',
+    '/projects/rt/endpoints',
+  );
+  endpointId = endpoints.body.find((e) => e.path === '/orders/{orderId}')!.id;
+  version = endpoints.body.find((e) => e.path === '/orders/{orderId}')!.version;
+  ds = createDataSource(backend.databaseUrl, 2);
+  await ds.initialize();
+});
+afterAll(async () => {
+  await ds?.destroy();
+  await backend?.close();
+});
+
+describe('runtime evidence', () => {
+  it('answers p50/p95/p99, error rate and request rate per version; a resent batch counts once', async () => {
+    const now = new Date();
+    const { agent, captureId } = await connect('b-1');
+    try {
+      const batch = ordersBatch(captureId, now);
+      expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+      expect(await agent.request(batch)).toMatchObject({ type: 'ack', duplicate: true });
+    } finally {
+      await agent.close();
+    }
+    // The cell of build b-1 names the documented version: the runtime goes under it.
+    const matrix = await backend.api<VersionMatrixResponse>('GET', '/projects/rt/versions?kind=production');
+    expect(matrix.body.cells[0]?.[0]?.version).toBe(version);
+
+    const { status, body } = await runtimeOf('?environment=production&build=b-1');
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      endpoint: { id: endpointId, method: 'GET', path: '/orders/{orderId}' },
+      environment: 'production',
+      name: 'b-1',
+      step: 60,
+    });
+    expect(body.versions.map((v) => v.version)).toEqual([version]);
+    const [series] = body.versions;
+    expect(series!.points).toHaveLength(1);
+    const point = series!.points[0]!;
+    expect(point.at).toBe(new Date(now.getTime() - (now.getTime() % MINUTE)).toISOString());
+    // 100 + 10 answered by the upstream, 5 by the agent: 15 server errors of 115.
+    expect(point).toMatchObject({ requests: 115, serverErrors: 15, upstreamFailures: 5, clientLeft: 2 });
+    expect(point.errorRate).toBeCloseTo(15 / 115, 10);
+    expect(point.requestRate).toBeCloseTo(115 / 60, 10);
+    // Time to first byte of the 110 upstream answers: 1..100 ms and ten of 200 ms.
+    const ttfb = [...range(1, 100), ...Array<number>(10).fill(200)];
+    for (const q of ['p50', 'p95', 'p99'] as const) {
+      const truth = exact(ttfb, { p50: 0.5, p95: 0.95, p99: 0.99 }[q]);
+      expect({ q, estimate: point.ttfb?.[q], ok: within10(point.ttfb?.[q], truth) }).toMatchObject({ ok: true });
+    }
+    expect(within10(point.ttlb?.p50, exact([...range(6, 105), ...Array<number>(10).fill(201)], 0.5))).toBe(true);
+    // The window's total, over the whole 24 hours asked by default.
+    expect(series!.total).toMatchObject({ requests: 115, serverErrors: 15 });
+    // Every build of the environment when none is named.
+    expect((await runtimeOf('?environment=production')).body.versions[0]?.total.requests).toBe(115);
+    expect((await runtimeOf('?environment=staging')).body.versions).toEqual([]);
+  });
+
+  it('accepts batches of agents without timings, counting their exchanges only', async () => {
+    const { agent, captureId } = await connect('b-old');
+    try {
+      const batch = batchMessage(captureId, [
+        { method: 'GET', path: '/orders/{orderId}', status: 200, response: { id: 'y', total: 2 }, count: 7 },
+      ]);
+      expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+    } finally {
+      await agent.close();
+    }
+    const { body } = await runtimeOf('?environment=production&build=b-old');
+    expect(body.versions[0]?.points[0]).toMatchObject({ requests: 7, serverErrors: 0, ttfb: null, ttlb: null });
+  });
+
+  it('refuses bad histograms naming the field, and bad queries naming the parameter, never with a 500', async () => {
+    const { agent, captureId } = await connect('b-bad');
+    try {
+      const batch = ordersBatch(captureId, new Date());
+      batch.observations[0]!.runtime!.ttfb = { '500': 1 };
+      expect(await agent.request(batch)).toMatchObject({
+        type: 'error',
+        code: 'invalid-message',
+        message: 'observations[0].runtime.ttfb["500"] must be a bucket index -40–108',
+      });
+    } finally {
+      await agent.close();
+    }
+    const cases: Array<[string, number, string]> = [
+      ['', 400, 'environment must be one of ci, staging, production'],
+      ['?environment=moon', 400, 'environment must be one of ci, staging, production'],
+      ['?environment=production&since=yesterday', 400, 'since must be an ISO 8601 time'],
+      ['?environment=production&since=2999-01-01T00:00:00Z', 400, 'since must not be in the future'],
+      ['?environment=production&step=week', 400, 'step must be one of minute, hour, day'],
+      [
+        `?environment=production&step=minute&since=${new Date(Date.now() - 30 * 24 * 3600_000).toISOString()}`,
+        400,
+        'step minute makes more than 1500 points',
+      ],
+    ];
+    for (const [query, status, message] of cases) {
+      const answer = await runtimeOf(query);
+      expect({ query, status: answer.status, message: JSON.stringify(answer.body) }).toMatchObject({
+        query,
+        status,
+        message: expect.stringContaining(message),
+      });
+    }
+    expect((await runtimeOf('?environment=production', '00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await runtimeOf('?environment=production', 'nope')).status).toBe(400);
+  });
+
+  it('rolls minutes into hours and hours into days exactly, and drops days past retention', async () => {
+    const now = new Date();
+    const days = (n: number) => new Date(now.getTime() - n * 24 * 3600_000);
+    const { agent, captureId } = await connect('b-old-data');
+    try {
+      // Spooled batches of long ago: three minutes of one hour three days back, one 40 days back, one 500 days back.
+      const hour = days(3).getTime() - (days(3).getTime() % (60 * MINUTE));
+      for (const at of [1, 2, 3].map((m) => new Date(hour + m * MINUTE)))
+        expect(await agent.request(ordersBatch(captureId, at))).toMatchObject({ type: 'ack' });
+      expect(await agent.request(ordersBatch(captureId, days(40), 50, 0, 0))).toMatchObject({ type: 'ack' });
+      expect(await agent.request(ordersBatch(captureId, days(500), 9, 0, 0))).toMatchObject({ type: 'ack' });
+    } finally {
+      await agent.close();
+    }
+    const query = `?environment=production&build=b-old-data&step=day&since=${days(600).toISOString()}`;
+    const before = (await runtimeOf(query)).body;
+    expect(before.versions[0]?.total.requests).toBe(3 * 115 + 50 + 9);
+    const rows = async () =>
+      (await ds.query(
+        `SELECT resolution, count(*)::int AS n FROM runtime_buckets WHERE environment_name = 'b-old-data' GROUP BY resolution ORDER BY resolution`,
+      )) as Array<{ resolution: string; n: number }>;
+    expect(await rows()).toEqual([{ resolution: 'minute', n: 5 }]);
+
+    const runtime = { config: parseConfig({}), databaseUrl: backend.databaseUrl, log: pino({ level: 'silent' }) };
+    const service = new RuntimeService(new RuntimeRepository(ds), null as never, runtime as Runtime);
+    const done = await service.rollUp(now);
+    // 5 minute rows moved (to 3 hours), the 2 old hours moved on to days, 1 day row past 400 days deleted.
+    expect(done).toEqual({ minute: 5, hour: 2, day: 1 });
+    expect(await rows()).toEqual([
+      { resolution: 'day', n: 1 },
+      { resolution: 'hour', n: 1 },
+    ]);
+    // Running it again moves nothing: each row was counted once.
+    expect(await service.rollUp(now)).toEqual({ minute: 0, hour: 0, day: 0 });
+    const after = (await runtimeOf(query)).body;
+    const kept = (response: RuntimeResponse) =>
+      response.versions[0]!.points.filter((p) => Date.parse(p.at) > days(400).getTime());
+    // The same figures per day, the histograms' percentiles too, without the day past retention.
+    expect(kept(after)).toEqual(kept(before));
+    expect(after.versions[0]?.total.requests).toBe(3 * 115 + 50);
+  });
+
+  it('keeps what a real agent measured in front of a slow upstream', async () => {
+    // The upstream answers after 40 ms.
+    const slow = createServer((_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"ok":true}');
+      }, 40);
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const upstream = `http://127.0.0.1:${(slow.address() as { port: number }).port}`;
+    const agent = await startAgent({
+      listen: '127.0.0.1:0',
+      upstream,
+      backend: backend.url,
+      token: agentToken,
+      environment: { kind: 'production', build: 'b-real' },
+      configPath: '/nonexistent/service.yml',
+      logLevel: 'silent',
+      tuning: { flushIntervalMs: 100 },
+    });
+    try {
+      for (let i = 0; i < 5; i++) expect((await fetch(`${agent.proxyUrl}/slow`)).status).toBe(200);
+    } finally {
+      await agent.close();
+      slow.closeAllConnections();
+      await new Promise<void>((resolve) => slow.close(() => resolve()));
+    }
+    // /slow is not documented, so it has no endpoint id to ask by: its runtime, kept under no
+    // version (''), is read from the table.
+    const [row] = (await eventually(
+      () =>
+        ds.query(
+          `SELECT version, sum(requests)::int AS requests, runtime_histogram_sum(ttfb) AS ttfb FROM runtime_buckets
+            WHERE environment_name = 'b-real' AND path = '/slow' GROUP BY version`,
+        ),
+      (found: Array<{ requests: number }>) => found[0]?.requests === 5,
+    )) as Array<{ version: string; requests: number; ttfb: Record<string, number> }>;
+    expect(row!.version).toBe('');
+    const ttfb = LatencyHistogram.fromWire(row!.ttfb);
+    expect(ttfb.total).toBe(5);
+    expect(ttfb.quantile(0)).toBeGreaterThanOrEqual(40 * 0.9);
+  });
+});
