@@ -1,20 +1,42 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Shape, UndocumentedEndpointResponse } from '@spectator/shared';
+import type { EnvironmentKind, Shape, UndocumentedEndpointResponse } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../common/queryable';
 import type { DocumentedEndpoint } from '../views/capture-views';
 import type { EndpointKey } from '../views/view-cache';
-import type { CaptureEntity } from './capture.entity';
 import { WRITE_BATCH } from './batch-statement';
 import { type ObservationRow, ROW_COLUMNS } from './observed-shapes';
 
-/** A capture row's columns as `CaptureEntity` names them (counts as numbers). */
+/** A capture row's columns as `CaptureRow` names them (counts as numbers). */
 const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agentId", c.environment_kind AS "environmentKind",
   c.environment_name AS "environmentName", c.pull_request AS "pullRequest", c.commit, c.build, c.reason,
   c.started_at AS "startedAt", c.ended_at AS "endedAt", c.rules,
   coalesce(c.unmatched_requests, 0)::float8 AS "unmatchedRequests", c.unmatched_paths AS "unmatchedPaths",
   coalesce(c.overflow_requests, 0)::float8 AS "overflowRequests"`;
+
+/** One run of the observed app. The id is made by the agent, so a resent report is an upsert. */
+export interface CaptureRow {
+  id: string;
+  projectId: string;
+  agentId: string | null;
+  environmentKind: EnvironmentKind;
+  environmentName: string;
+  pullRequest: string | null;
+  commit: string | null;
+  build: string | null;
+  reason: string;
+  startedAt: Date;
+  endedAt: Date | null;
+  /** The `ignoreRequests` entries in effect, as the agent reported them. */
+  rules: string[];
+  /** Requests that only got 404/405 on paths matching no template (noise, counted apart; docs/paths.md). */
+  unmatchedRequests: number;
+  /** Distinct such paths, as the agent last counted them (never the paths themselves). */
+  unmatchedPaths: number;
+  /** Requests of endpoints not kept because the capture had its cap of endpoints already (SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE). */
+  overflowRequests: number;
+}
 
 /** A capture as its agent opens it (`hello`, `capture`). */
 export interface NewCapture {
@@ -84,16 +106,16 @@ export class CapturesRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** A project's capture, or null (read in `runner`'s transaction when given one). */
-  async byId(projectId: string, id: string, runner: Queryable = this.db): Promise<CaptureEntity | null> {
+  async byId(projectId: string, id: string, runner: Queryable = this.db): Promise<CaptureRow | null> {
     const [capture] = (await runner.query(
       `SELECT ${CAPTURE_COLUMNS} FROM captures c WHERE c.id = $1 AND c.project_id = $2`,
       [id, projectId],
-    )) as CaptureEntity[];
+    )) as CaptureRow[];
     return capture ?? null;
   }
 
   /** A project's captures newest first (at most `limit`), started before `before` when given. */
-  list(projectId: string, limit: number, before?: Date): Promise<CaptureEntity[]> {
+  list(projectId: string, limit: number, before?: Date): Promise<CaptureRow[]> {
     return this.db.query(
       `SELECT ${CAPTURE_COLUMNS} FROM captures c
         WHERE c.project_id = $1 AND ($3::timestamptz IS NULL OR c.started_at < $3)
@@ -106,7 +128,7 @@ export class CapturesRepository {
    * The CI captures of a pull request, newest first (at most `limit`): all of them, or those of
    * one commit.
    */
-  ciCaptures(projectId: string, pullRequest: string, commit: string | null, limit: number): Promise<CaptureEntity[]> {
+  ciCaptures(projectId: string, pullRequest: string, commit: string | null, limit: number): Promise<CaptureRow[]> {
     return this.db.query(
       `SELECT ${CAPTURE_COLUMNS} FROM captures c
         WHERE c.project_id = $1 AND c.environment_kind = 'ci' AND c.pull_request = $2 AND ($3::text IS NULL OR c.commit = $3)

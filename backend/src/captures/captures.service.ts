@@ -13,8 +13,7 @@ import {
 import { DomainError, ErrorCode } from '../common/errors';
 import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
-import type { CaptureEntity } from './capture.entity';
-import { CapturesRepository } from './captures.repository';
+import { type CaptureRow, CapturesRepository } from './captures.repository';
 import { ConformanceCache } from './conformance';
 import {
   acceptedStatus,
@@ -87,7 +86,7 @@ export class CapturesService {
   }
 
   /** @throws DomainError CaptureNotFound unless the capture belongs to the project. */
-  async byId(project: ProjectEntity, id: string): Promise<CaptureEntity> {
+  async byId(project: ProjectEntity, id: string): Promise<CaptureRow> {
     const capture = await this.repository.byId(project.id, id);
     if (!capture) throw captureNotFound(project, id);
     return capture;
@@ -97,7 +96,7 @@ export class CapturesService {
    * The CI captures a pull request's gate summarises: those of the commit of its newest CI capture
    * (at most `limit`, newest first), or that capture alone when it names no commit; none without one.
    */
-  async ciCapturesOf(project: ProjectEntity, pullRequest: string, limit: number): Promise<CaptureEntity[]> {
+  async ciCapturesOf(project: ProjectEntity, pullRequest: string, limit: number): Promise<CaptureRow[]> {
     const [newest] = await this.repository.ciCaptures(project.id, pullRequest, null, 1);
     if (newest === undefined) return [];
     return newest.commit === null
@@ -112,7 +111,7 @@ export class CapturesService {
   }
 
   /** One capture with its counts. */
-  async summary(project: ProjectEntity, capture: CaptureEntity): Promise<CaptureResponse> {
+  async summary(project: ProjectEntity, capture: CaptureRow): Promise<CaptureResponse> {
     const [interactions, undocumented, diffs] = await this.views.readAll(
       [this.interactionsView, this.undocumentedView, this.diffsView] as const,
       project,
@@ -170,10 +169,7 @@ export class CapturesService {
    * Endpoints seen in a capture without committed documentation, with their count of interest.
    * The result is shared with later callers: do not modify it.
    */
-  async undocumentedOf(
-    project: ProjectEntity,
-    capture: CaptureEntity,
-  ): Promise<readonly UndocumentedEndpointResponse[]> {
+  async undocumentedOf(project: ProjectEntity, capture: CaptureRow): Promise<readonly UndocumentedEndpointResponse[]> {
     return (await this.views.read(this.undocumentedView, project, capture.id)).items;
   }
 
@@ -221,7 +217,7 @@ export class CapturesService {
    * Differences between a capture's traffic and the current documentation (`readDiffs`). The
    * result is shared with later callers: do not modify it.
    */
-  async diffsOf(project: ProjectEntity, capture: CaptureEntity): Promise<readonly DiffResponse[]> {
+  async diffsOf(project: ProjectEntity, capture: CaptureRow): Promise<readonly DiffResponse[]> {
     return (await this.views.read(this.diffsView, project, capture.id)).items;
   }
 
@@ -337,7 +333,7 @@ export class CapturesService {
    * names seen. @throws DomainError BadInput when the endpoint was not observed (or is ignored).
    */
   async endpointRows(
-    capture: CaptureEntity,
+    capture: CaptureRow,
     method: string,
     path: string,
   ): Promise<{ rows: ObservationRow[]; query: string[]; requestHeaders: string[] }> {

@@ -1,20 +1,9 @@
 import { TokenEntity } from '../auth/token.entity';
-import { CaptureEntity } from '../captures/capture.entity';
-import { EndpointVersionEntity } from '../endpoints/endpoint-version.entity';
-import { EndpointEntity } from '../endpoints/endpoint.entity';
 import { ProjectEntity } from '../projects/project.entity';
-import { ProposalEntity, ProposalStepEntity } from '../proposals/proposal.entity';
 
 /**
- * Entities mapped by TypeORM. Agents, shapes, observations and processed batches are written and
- * aggregated with hand-written SQL (ingest hot path, aggregate views), so they have no entity.
+ * Entities mapped by TypeORM: only the tables still read and written through TypeORM repositories
+ * (projects by `ProjectsService`, tokens by `TokensService`). Every other table is reached with
+ * raw SQL through its domain's repository (`x.repository.ts`), whose row types are plain interfaces.
  */
-export const ENTITIES = [
-  ProjectEntity,
-  TokenEntity,
-  CaptureEntity,
-  EndpointEntity,
-  EndpointVersionEntity,
-  ProposalEntity,
-  ProposalStepEntity,
-];
+export const ENTITIES = [ProjectEntity, TokenEntity];

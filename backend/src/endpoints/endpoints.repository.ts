@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { EndpointShapes, Version } from '@spectator/shared';
+import type { EndpointShapes, ParametersDoc, ShapeChange, Version } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
-import type { EndpointVersionEntity } from './endpoint-version.entity';
 
 /** A documented endpoint with its current version's number and shapes. */
 export interface CurrentEndpoint extends EndpointShapes, Version {
@@ -23,8 +22,25 @@ export interface EndpointAtVersion extends EndpointShapes, Version {
 /** The columns of `EndpointAtVersion`, from endpoints `e` and versions `v`. */
 const AT_VERSION_COLUMNS = 'e.method, e.path, v.description, v.major, v.minor, v.request, v.responses, v.parameters';
 
+/** One version of an endpoint's behaviour; every version comes from an approved proposal. */
+export interface VersionRow {
+  id: string;
+  endpointId: string;
+  major: number;
+  minor: number;
+  description: string;
+  request: EndpointShapes['request'];
+  responses: EndpointShapes['responses'];
+  /** Documented query parameters and request headers; null when this version does not document them. */
+  parameters: ParametersDoc | null;
+  /** The changes from the previous version (empty for 1.0). */
+  changes: ShapeChange[];
+  proposalId: string | null;
+  createdAt: Date;
+}
+
 /** A version of an endpoint with the proposal behind it (null columns when it has none). */
-export interface VersionWithProposal extends EndpointVersionEntity {
+export interface VersionWithProposal extends VersionRow {
   title: string | null;
   status: string | null;
   createdBy: string | null;
