@@ -38,6 +38,8 @@ describe('CHECK constraints hold the shared lists', () => {
     ['captures_environment_known', ENVIRONMENT_KINDS],
     ['tokens_environments_known', ENVIRONMENT_KINDS],
     ['environment_rows_kind_known', MATRIX_KINDS],
+    // Unnamed in its migration (RuntimeEvidence): PostgreSQL's name for a column's CHECK.
+    ['runtime_buckets_environment_kind_check', MATRIX_KINDS],
   ] as const)('%s', async (constraint, list) => {
     expect(await constantsOf(constraint)).toEqual([...list]);
   });
