@@ -14,6 +14,7 @@ import type {
 } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import { CapturesRepository } from '../src/captures/captures.repository';
+import { ShapeStore } from '../src/captures/shape-store';
 import { PathsRepository } from '../src/paths/paths.repository';
 import { RegroupService } from '../src/paths/regroup.service';
 import { ProjectEntity } from '../src/projects/project.entity';
@@ -22,7 +23,9 @@ import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
 import { ProposalsRepository } from '../src/proposals/proposals.repository';
 import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
+import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { EvidenceService } from '../src/evidence/evidence.service';
+import { VersionStore } from '../src/versions/version-store';
 import { Notifier } from '../src/webhooks/notifier';
 import { WebhooksRepository } from '../src/webhooks/webhooks.repository';
 import {
@@ -174,7 +177,12 @@ beforeAll(async () => {
   const events = {
     captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture),
   } as unknown as EventsService;
-  const evidence = new EvidenceService(new Notifier(new WebhooksRepository(ds)));
+  const evidence = new EvidenceService(
+    new EvidenceRepository(ds),
+    new Notifier(new WebhooksRepository(ds)),
+    new ShapeStore(new CapturesRepository(ds)),
+    new VersionStore(ds),
+  );
   // The proposals' lifecycle records the evidence steps regrouping reaches, as in the app.
   const audit = new AuditService(new AuditRepository(ds));
   new ProposalLifecycle(new ProposalsRepository(ds), evidence, new Notifier(new WebhooksRepository(ds)), audit);

@@ -243,9 +243,15 @@ export class CapturesRepository {
     );
   }
 
-  /** The stored shapes of some fingerprints (unknown fingerprints have no row). */
-  shapes(fingerprints: readonly string[]): Promise<Array<{ fingerprint: string; shape: Shape }>> {
-    return this.db.query('SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])', [fingerprints]);
+  /**
+   * The stored shapes of some fingerprints (unknown fingerprints have no row), read through
+   * `runner` when given: a transaction sees the shapes it wrote before they are committed.
+   */
+  shapes(
+    fingerprints: readonly string[],
+    runner: Queryable = this.db,
+  ): Promise<Array<{ fingerprint: string; shape: Shape }>> {
+    return runner.query('SELECT fingerprint, shape FROM shapes WHERE fingerprint = ANY($1::text[])', [fingerprints]);
   }
 
   /** Which of some fingerprints are stored (shapes are never deleted), without reading the shapes. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Shape } from '@spectator/shared';
 import { LruCache } from '../common/lru-cache';
+import type { Queryable } from '../common/queryable';
 import { CapturesRepository } from './captures.repository';
 
 /**
@@ -13,10 +14,13 @@ export class ShapeStore {
 
   constructor(private readonly captures: CapturesRepository) {}
 
-  /** The shapes of some fingerprints (unknown fingerprints are absent from the map). */
-  async load(fingerprints: readonly string[]): Promise<Map<string, Shape>> {
+  /**
+   * The shapes of some fingerprints (unknown fingerprints are absent from the map), read through
+   * `runner` when given: a transaction sees the shapes it wrote before they are committed.
+   */
+  async load(fingerprints: readonly string[], runner?: Queryable): Promise<Map<string, Shape>> {
     return this.cache.loadMany(fingerprints, async (missing) => {
-      const rows = await this.captures.shapes(missing);
+      const rows = await this.captures.shapes(missing, runner);
       return rows.map((row) => [row.fingerprint, row.shape]);
     });
   }

@@ -2,7 +2,59 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { MatrixKind, VersionMatrixRow } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
+import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import type { Queryable } from '../common/queryable';
+import type { CandidateVersion, CellValue } from './cell';
+import type { EnvironmentRowKey } from './environment-row';
+
+/** An environment row as stored. */
+export interface EnvironmentRow extends EnvironmentRowKey {
+  id: string;
+  firstSeen: Date;
+}
+
+/** The columns of `EnvironmentRow`. */
+const ROW_COLUMNS = `id, kind, name, scope, pull_request AS "pullRequest", build, commit, first_seen AS "firstSeen"`;
+
+/** A documented endpoint as evidence refers to it. */
+export interface EndpointRef {
+  id: string;
+  method: string;
+  path: string;
+}
+
+/** One distinct exchange as evidence keeps it (only the header names worth documenting). */
+export interface EvidenceExchangeRow {
+  method: string;
+  path: string;
+  status: number;
+  req_ct: string | null;
+  req_fp: string | null;
+  res_ct: string | null;
+  res_fp: string | null;
+  count: number;
+  last_seen: string;
+  query: string[] | null;
+  req_h: string[] | null;
+}
+
+/** A stored distinct exchange of a row, as conformance reads it. */
+export type StoredExchange = ObservationRow & { lastSeen: Date };
+
+/** A cell's value for one endpoint. */
+export type EndpointCell = CellValue & { endpointId: string };
+
+/** A cell to write: its value and the newest evidence behind it. */
+export type NewCell = EndpointCell & { lastSeen: string };
+
+/** "What runs there now" for one endpoint, as stored. */
+export interface CurrentCell {
+  endpointId: string;
+  rowId: string;
+  rowFirstSeen: Date;
+  version: string;
+  drift: boolean;
+}
 
 /** An environment row of a matrix page, with its stored cells text (views/matrix-texts.ts). */
 export type StoredMatrixRow = Omit<VersionMatrixRow, 'lastSeen'> & {
@@ -28,9 +80,39 @@ export interface CurrentVersion {
   lastSeen: Date | null;
 }
 
+/** The conflict target of `evidence_observations`: one stored row per distinct exchange of an environment row. */
+const OBSERVATION_KEY = `(row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))`;
+
 /**
- * The SQL of runtime evidence, raw SQL in one style: environment rows (the matrix's rows) and
- * "what runs there now" (`evidence_current`). The rows' matrix texts are views/matrix-texts.ts's.
+ * The union of a stored name list and an incoming one (sorted), as observations keep them; an
+ * unknown (null) side leaves the other as it is.
+ */
+function unionOfNames(column: string): string {
+  return `${column} = CASE WHEN EXCLUDED.${column} IS NULL OR EXCLUDED.${column} <@ o.${column} THEN o.${column} WHEN o.${column} IS NULL THEN EXCLUDED.${column}
+                     ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.${column} || EXCLUDED.${column}) x ORDER BY x) END`;
+}
+
+/** What an exchange already stored gains from one more of the same key. */
+const ADD_TO_OBSERVATION = `count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
+                     ${unionOfNames('query')}, ${unionOfNames('request_headers')}`;
+
+/**
+ * The name lists of folded rows `m` united, with jsonpath (an aggregate of arrays of different
+ * lengths cannot be built directly); null when every list is unknown.
+ */
+function foldedNames(column: string): string {
+  return `CASE WHEN bool_and(m.${column} IS NULL) THEN NULL
+            ELSE (SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') FROM jsonb_array_elements_text(jsonb_path_query_array(jsonb_agg(to_jsonb(m.${column})), '$[*][*]')) x WHERE x IS NOT NULL) END`;
+}
+
+/**
+ * The SQL of runtime evidence, raw SQL in one style: environment rows (the matrix's rows), their
+ * distinct exchanges (`evidence_observations`), cells (`evidence_cells`) and "what runs there
+ * now" (`evidence_current`). Writers pass their transaction (`db`) so the statements run in it;
+ * reads of the documented endpoints are joins here because they run in the same transaction as
+ * the evidence they match (and `endpoints/` imports evidence, not the other way). The rows'
+ * matrix texts are views/matrix-texts.ts's. Locking order: see EvidenceService.
  */
 @Injectable()
 export class EvidenceRepository {
@@ -40,6 +122,266 @@ export class EvidenceRepository {
   snapshot<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     return this.db.transaction('REPEATABLE READ', work);
   }
+
+  // ---- environment rows
+
+  /** Inserts the row when new (locking only a new row). @returns its id, or null when it existed. */
+  async insertRow(db: Queryable, projectId: string, key: EnvironmentRowKey): Promise<string | null> {
+    const [created] = (await db.query(
+      `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), now())
+       ON CONFLICT ON CONSTRAINT environment_rows_name_unique DO NOTHING
+       RETURNING id`,
+      [projectId, key.kind, key.name, key.scope, key.pullRequest, key.build, key.commit],
+    )) as Array<{ id: string }>;
+    return created?.id ?? null;
+  }
+
+  /** The id of a project's row of this kind and name, or null. */
+  async rowId(db: Queryable, projectId: string, kind: MatrixKind, name: string): Promise<string | null> {
+    const [existing] = (await db.query(
+      'SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3',
+      [projectId, kind, name],
+    )) as Array<{ id: string }>;
+    return existing?.id ?? null;
+  }
+
+  /** Creates or touches the row (taking its lock until the transaction ends) and returns it. */
+  async upsertRow(db: Queryable, projectId: string, key: EnvironmentRowKey, lastSeen: string): Promise<EnvironmentRow> {
+    const [row] = (await db.query(
+      `INSERT INTO environment_rows AS r (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::timestamptz)
+       ON CONFLICT ON CONSTRAINT environment_rows_name_unique DO UPDATE
+         SET last_seen = greatest(r.last_seen, EXCLUDED.last_seen),
+             commit = coalesce(EXCLUDED.commit, r.commit),
+             build = coalesce(EXCLUDED.build, r.build)
+       RETURNING ${ROW_COLUMNS}`,
+      [projectId, key.kind, key.name, key.scope, key.pullRequest, key.build, key.commit, lastSeen],
+    )) as EnvironmentRow[];
+    if (!row) throw new Error('environment row upsert returned nothing');
+    return row;
+  }
+
+  /** The rows `ids`, locked until the transaction ends, in id order. */
+  lockRows(db: Queryable, ids: readonly string[]): Promise<EnvironmentRow[]> {
+    return db.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [
+      ids,
+    ]);
+  }
+
+  /** Every row of a project, locked until the transaction ends, in id order. */
+  lockProjectRows(db: Queryable, projectId: string): Promise<EnvironmentRow[]> {
+    return db.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`, [
+      projectId,
+    ]);
+  }
+
+  // ---- distinct exchanges
+
+  /**
+   * Adds exchanges to a row's evidence: counts added, last seen the latest, name lists united. In
+   * one key order, so concurrent batches cannot deadlock on the stored exchanges; no row lock needed.
+   */
+  async addExchanges(
+    db: Queryable,
+    projectId: string,
+    rowId: string,
+    exchanges: readonly EvidenceExchangeRow[],
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
+                                                response_content_type, response_shape, count, last_seen, query, request_headers)
+       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h
+         FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
+                                                 count bigint, last_seen timestamptz, query text[], req_h text[])
+        ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
+       ON CONFLICT ${OBSERVATION_KEY}
+       DO UPDATE SET ${ADD_TO_OBSERVATION}`,
+      [rowId, projectId, JSON.stringify(exchanges)],
+    );
+  }
+
+  /**
+   * Moves the exchanges some rows (`rowIds`, or every row of the project when null) keep under the
+   * `literals` paths to `template`, folded by exchange key (counts added, last seen the latest, name
+   * lists united). Nothing is left under the literals.
+   * @returns per row that had any, how many stored exchanges were moved (before folding), by row id.
+   */
+  moveExchanges(
+    db: Queryable,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    literals: readonly string[],
+    template: string,
+  ): Promise<Array<{ rowId: string; moved: number }>> {
+    return db.query(
+      `WITH moved AS (
+         DELETE FROM evidence_observations o
+          WHERE o.project_id = $1 AND ($2::uuid[] IS NULL OR o.row_id = ANY($2::uuid[])) AND o.path = ANY($3::text[])
+         RETURNING o.*
+       ), folded AS (
+         SELECT m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape,
+                sum(m.count) AS count, max(m.last_seen) AS last_seen, ${foldedNames('query')} AS query, ${foldedNames('request_headers')} AS request_headers,
+                count(*) AS rows
+           FROM moved m
+          GROUP BY m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
+       ), merged AS (
+         INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
+                                                  response_content_type, response_shape, count, last_seen, query, request_headers)
+         SELECT f.row_id, $1::uuid, f.method, $4, f.status, f.request_content_type, f.request_shape, f.response_content_type, f.response_shape,
+                f.count, f.last_seen, f.query, f.request_headers
+           FROM folded f
+          ORDER BY f.row_id, f.method, f.status, coalesce(f.request_content_type, ' '), coalesce(f.request_shape, ' '),
+                   coalesce(f.response_content_type, ' '), coalesce(f.response_shape, ' ')
+         ON CONFLICT ${OBSERVATION_KEY}
+         DO UPDATE SET ${ADD_TO_OBSERVATION}
+       )
+       SELECT row_id AS "rowId", sum(rows)::int AS moved FROM folded GROUP BY row_id ORDER BY row_id`,
+      [projectId, rowIds, literals, template],
+    );
+  }
+
+  /** A row's stored exchanges of some endpoints (by method and path), with their counts and last seen. */
+  exchangesOf(db: Queryable, rowId: string, endpoints: readonly EndpointRef[]): Promise<StoredExchange[]> {
+    return db.query(
+      `SELECT ${OBSERVATION_COLUMNS}, o.count::float8 AS count, o.last_seen AS "lastSeen"
+         FROM evidence_observations o
+         JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
+        WHERE o.row_id = $1`,
+      [rowId, JSON.stringify(endpoints.map(({ method, path }) => ({ method, path })))],
+    );
+  }
+
+  // ---- documented endpoints, as evidence matches them
+
+  /** The documented endpoints of a project among some methods and paths, in id order. */
+  documentedAmong(
+    db: Queryable,
+    projectId: string,
+    keys: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<EndpointRef[]> {
+    return db.query(
+      `SELECT e.id, e.method, e.path FROM endpoints e
+         JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON e.method = t.method AND e.path = t.path
+        WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
+        ORDER BY e.id`,
+      [projectId, JSON.stringify(keys)],
+    );
+  }
+
+  /** The documented endpoints of a project at one path, in id order. */
+  documentedAt(db: Queryable, projectId: string, path: string): Promise<EndpointRef[]> {
+    return db.query(
+      'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND path = $2 AND current_version_id IS NOT NULL ORDER BY id',
+      [projectId, path],
+    );
+  }
+
+  /** Endpoints by id, in id order. */
+  endpointsByIds(db: Queryable, ids: readonly string[]): Promise<EndpointRef[]> {
+    return db.query('SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
+  }
+
+  /** Those of the endpoints `ids` whose only version is their current one (documented for the first time). */
+  async firstDocumented(db: Queryable, ids: readonly string[]): Promise<string[]> {
+    const rows = (await db.query(
+      `SELECT e.id FROM endpoints e
+        WHERE e.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM endpoint_versions v WHERE v.endpoint_id = e.id AND v.id <> e.current_version_id)`,
+      [ids],
+    )) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
+  }
+
+  /** The versions of some endpoints (number and id), as cell candidates. */
+  candidateVersions(
+    db: Queryable,
+    endpointIds: readonly string[],
+  ): Promise<Array<CandidateVersion & { endpointId: string }>> {
+    return db.query(
+      `SELECT id, endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[])`,
+      [endpointIds],
+    );
+  }
+
+  // ---- cells
+
+  /**
+   * The (row, endpoint) pairs of a project's endpoints `endpointIds` whose cell shows no version
+   * (drifting, or never computed) while the row has evidence of the endpoint, at most `limit` rows
+   * per endpoint.
+   */
+  stalePairs(
+    db: Queryable,
+    projectId: string,
+    endpointIds: readonly string[],
+    limit: number,
+  ): Promise<Array<{ rowId: string; endpointId: string }>> {
+    return db.query(
+      `SELECT e.id AS "endpointId", stale."rowId"
+         FROM endpoints e
+         CROSS JOIN LATERAL (
+           SELECT DISTINCT eo.row_id AS "rowId" FROM evidence_observations eo
+            WHERE eo.project_id = e.project_id AND eo.method = e.method AND eo.path = e.path
+              AND NOT EXISTS (SELECT 1 FROM evidence_cells c WHERE c.row_id = eo.row_id AND c.endpoint_id = e.id AND c.version_id IS NOT NULL)
+            LIMIT $3) stale
+        WHERE e.id = ANY($1::uuid[]) AND e.project_id = $2`,
+      [endpointIds, projectId, limit],
+    );
+  }
+
+  /** A row's cells of some endpoints (those it has). */
+  cellsOf(db: Queryable, rowId: string, endpointIds: readonly string[]): Promise<EndpointCell[]> {
+    return db.query(
+      `SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`,
+      [rowId, endpointIds],
+    );
+  }
+
+  /** Writes a row's cells (in endpoint order); a cell's last seen never moves back. */
+  async writeCells(db: Queryable, rowId: string, cells: readonly NewCell[]): Promise<void> {
+    await db.query(
+      `INSERT INTO evidence_cells AS c (row_id, endpoint_id, version_id, version, drift, last_seen)
+       SELECT $1::uuid, x."endpointId", x."versionId", x.version, x.drift, x."lastSeen"
+         FROM jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
+        ORDER BY x."endpointId"
+       ON CONFLICT (row_id, endpoint_id) DO UPDATE
+         SET version_id = EXCLUDED.version_id, version = EXCLUDED.version, drift = EXCLUDED.drift, last_seen = greatest(c.last_seen, EXCLUDED.last_seen)`,
+      [rowId, JSON.stringify(cells)],
+    );
+  }
+
+  // ---- what runs there now
+
+  /** "What runs there now" in a row's kind and scope for some endpoints, locked until the transaction ends. */
+  lockCurrent(
+    db: Queryable,
+    projectId: string,
+    row: EnvironmentRow,
+    endpointIds: readonly string[],
+  ): Promise<CurrentCell[]> {
+    return db.query(
+      `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
+        WHERE project_id = $1 AND kind = $2 AND scope = $3 AND endpoint_id = ANY($4::uuid[])
+        ORDER BY endpoint_id FOR UPDATE`,
+      [projectId, row.kind, row.scope, endpointIds],
+    );
+  }
+
+  /** Makes `row`'s cells what runs now in its kind and scope (in endpoint order). */
+  async writeCurrent(db: Queryable, projectId: string, row: EnvironmentRow, cells: readonly NewCell[]): Promise<void> {
+    await db.query(
+      `INSERT INTO evidence_current AS c (project_id, kind, scope, endpoint_id, row_id, row_first_seen, version_id, version, drift, last_seen)
+       SELECT $1::uuid, $2, $3, x."endpointId", $4::uuid, $5::timestamptz, x."versionId", x.version, x.drift, x."lastSeen"
+         FROM jsonb_to_recordset($6::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
+        ORDER BY x."endpointId"
+       ON CONFLICT (project_id, kind, scope, endpoint_id) DO UPDATE
+         SET row_id = EXCLUDED.row_id, row_first_seen = EXCLUDED.row_first_seen, version_id = EXCLUDED.version_id,
+             version = EXCLUDED.version, drift = EXCLUDED.drift, last_seen = EXCLUDED.last_seen`,
+      [projectId, row.kind, row.scope, row.id, row.firstSeen, JSON.stringify(cells)],
+    );
+  }
+
+  // ---- reads of the matrix and of what runs where
 
   /** The kind of a project's row `id`, or null when the project has no such row. */
   async rowKind(db: Queryable, projectId: string, id: string): Promise<{ kind: MatrixKind; id: string } | null> {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { LruCache } from '../common/lru-cache';
+import type { Queryable } from '../common/queryable';
 import {
   type DocumentedVersion,
   type EndpointWithCurrent,
@@ -19,9 +20,13 @@ export class VersionStore {
 
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async load(ids: readonly string[]): Promise<Map<string, DocumentedVersion>> {
+  /**
+   * Versions by id (those that exist), read through `runner` when given: a transaction sees the
+   * versions it made before they are committed.
+   */
+  async load(ids: readonly string[], runner: Queryable = this.db): Promise<Map<string, DocumentedVersion>> {
     return this.cache.loadMany(ids, async (missing) => {
-      const rows = await versionsRepository.byIds(this.db, missing);
+      const rows = await versionsRepository.byIds(runner, missing);
       return rows.map((row) => [row.id, row]);
     });
   }
