@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { fingerprint, inferShape, type ArrayShape, type Shape } from '@spectator/shared';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';
 import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
@@ -157,11 +157,18 @@ describe('capture of bodies', () => {
     });
   });
 
-  it('counts a body above the capture limit as too large, and a broken JSON body as unparsable', async () => {
+  it('shapes a JSON body above the capture limit from its first bytes, counts a form above it as too large, and a broken JSON body as unparsable', async () => {
+    const record = { id: 1, name: 'x'.repeat(100) };
     const rows = await observe(
-      (req, res) => sendJson(res, 200, req.url === '/big' ? { data: 'x'.repeat(5_000) } : {}),
+      (req, res) =>
+        sendJson(res, 200, req.url === '/big' ? { total: 20, items: Array.from({ length: 20 }, () => record) } : {}),
       async (proxyUrl) => {
         await fetch(`${proxyUrl}/big`).then((r) => r.arrayBuffer());
+        await fetch(`${proxyUrl}/form`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: `a=${'x'.repeat(2_000)}`,
+        }).then((r) => r.arrayBuffer());
         await fetch(`${proxyUrl}/small`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -170,7 +177,24 @@ describe('capture of bodies', () => {
       },
       1024,
     );
-    expect(rows.find((o) => o.path === '/big')!.response).toEqual({ contentType: 'application/json', tooLarge: true });
+    // The records the first 1,024 bytes hold whole; the list and the object around it marked truncated.
+    const items = inferShape([record]) as ArrayShape;
+    const prefix: Shape = {
+      kind: 'object',
+      fields: [
+        { name: 'items', required: true, shape: { ...items, truncated: true } },
+        { name: 'total', required: true, shape: { kind: 'number' } },
+      ],
+      truncated: true,
+    };
+    expect(rows.find((o) => o.path === '/big')!.response).toEqual({
+      contentType: 'application/json',
+      shape: fingerprint(prefix),
+    });
+    expect(rows.find((o) => o.path === '/form')!.request).toEqual({
+      contentType: 'application/x-www-form-urlencoded',
+      tooLarge: true,
+    });
     expect(rows.find((o) => o.path === '/small')!.request).toEqual({
       contentType: 'application/json',
       unparsable: true,

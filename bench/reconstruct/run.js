@@ -25,6 +25,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
                             <dir> (checked to be of the same traffic: the peers are deterministic, Optic is slow)
   --rescore <dir>           score the traffic and outputs an earlier run saved in <dir> again (no mock, no contenders run)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
+  --capture-limit <bytes>   the agent's --capture-limit (default its own, 1 MiB): try Spectator on bodies past it
   --help                    this text`;
 
 /**
@@ -37,6 +38,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {boolean} select
  * @property {string | null} rescore
  * @property {string | null} peersFrom
+ * @property {number | null} captureLimit
  * @property {boolean} help
  */
 
@@ -55,6 +57,7 @@ function parseArgs(argv) {
     select: false,
     rescore: null,
     peersFrom: null,
+    captureLimit: null,
     help: false,
   };
   for (let index = 0; index < argv.length; index++) {
@@ -80,7 +83,11 @@ function parseArgs(argv) {
     else if (flag === '--select') options.select = true;
     else if (flag === '--rescore') options.rescore = path.resolve(value());
     else if (flag === '--peers-from') options.peersFrom = path.resolve(value());
-    else if (flag === '--help' || flag === '-h') options.help = true;
+    else if (flag === '--capture-limit') {
+      const bytes = Number(value());
+      if (!Number.isInteger(bytes) || bytes < 1) throw new Error('--capture-limit must be a positive number of bytes');
+      options.captureLimit = bytes;
+    } else if (flag === '--help' || flag === '-h') options.help = true;
     else throw new Error(`unknown option "${argv[index]}"\n\n${USAGE}`);
   }
   return options;
@@ -304,7 +311,7 @@ async function main() {
   const generate = createGenerator();
   const spectator =
     !rescore && options.contenders.includes('spectator')
-      ? await startSpectator({ log: (line) => console.log(line) })
+      ? await startSpectator({ log: (line) => console.log(line), captureLimit: options.captureLimit })
       : null;
   /** @type {Record<string, unknown>} */
   const results = {

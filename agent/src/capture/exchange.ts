@@ -25,8 +25,9 @@ export interface BodyTapOptions {
   /** A multipart body's boundary (from `content-type`); `''` (the default) for other bodies. */
   boundary?: string;
   /**
-   * A stream of items (server-sent events, JSON lines): past the limit its first `limit` bytes are
-   * kept (`cut`) instead of none (`overLimit`). Default false.
+   * A stream of items (server-sent events, JSON lines) or a JSON body: past the limit its first
+   * `limit` bytes are kept (`cut`) instead of none (`overLimit`), and shaped from the items or
+   * values they hold whole. Default false.
    */
   prefix?: boolean;
   /** What all open streams keep: a stream stops keeping (`cut`) when it is full. Default none. */
@@ -86,7 +87,7 @@ export class BodyTap {
       return;
     }
     if (this.bytes > this.limit) {
-      // Past the limit the sample is useless (a cut JSON text does not parse): release what we hold.
+      // Past the limit a body we cannot shape from a prefix (a form) is useless: release what we hold.
       this.overLimit = true;
       this.chunks = NO_CHUNKS;
       this.copied = 0;

@@ -167,7 +167,7 @@ export class CapturePipeline implements ExchangeObserver {
         limit: this.keptBytes(media),
         copy: copy && media.shaped,
         boundary: media.type === MULTIPART_FORM ? boundaryOf(contentType) : '',
-        prefix: media.stream,
+        prefix: media.stream || media.json,
         ledger: media.stream ? this.streams : null,
       });
     } catch (err) {
@@ -187,8 +187,9 @@ export class CapturePipeline implements ExchangeObserver {
       const media = classifyContentType(responseHeaders['content-type']);
       const kept = this.keptBytes(media);
       const length = Number(responseHeaders['content-length'] ?? kept);
-      // A stream is shaped from its first `kept` bytes; another body not at all past the limit.
-      const expectedBytes = requestCopied + (media.stream ? Math.min(length, kept) || 0 : length <= kept ? length : 0);
+      // A stream or JSON body is shaped from its first `kept` bytes; another body not at all past the limit.
+      const expectedBytes =
+        requestCopied + (media.stream || media.json ? Math.min(length, kept) || 0 : length <= kept ? length : 0);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
       if (expectedBytes === 0) return 0;
       const upper = method.toUpperCase();

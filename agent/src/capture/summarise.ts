@@ -3,6 +3,7 @@ import {
   fingerprint,
   inferShape,
   isFormMediaType,
+  isJsonMediaType,
   isShapedBodyMediaType,
   isStreamMediaType,
   shapeFingerprint,
@@ -13,6 +14,7 @@ import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
 import { MULTIPART_FORM, multipartShape, urlencodedShape } from './form';
 import { streamShape } from './stream';
+import { jsonPrefixShape } from './json-prefix';
 
 /** A body as it leaves the process: media type and flags, plus the shape when one was computed. */
 export interface BodySummary {
@@ -37,9 +39,11 @@ export interface MediaClass {
   shaped: boolean;
   /** A stream of items (server-sent events, JSON lines): shaped from its first bytes. */
   stream: boolean;
+  /** JSON: past the capture limit, shaped from its first bytes too (`jsonPrefixShape`). */
+  json: boolean;
 }
 
-const NO_MEDIA_TYPE: MediaClass = Object.freeze({ type: '', shaped: false, stream: false });
+const NO_MEDIA_TYPE: MediaClass = Object.freeze({ type: '', shaped: false, stream: false, json: false });
 /** Every request looks its content types up twice or more; traffic has only a handful of distinct values. */
 const mediaClasses = new Map<string, MediaClass>();
 /** Bound of each cache keyed by values from traffic. */
@@ -52,7 +56,12 @@ export function classifyContentType(value: string | string[] | undefined): Media
   let known = mediaClasses.get(text);
   if (known === undefined) {
     const type = mediaType(text);
-    known = Object.freeze({ type, shaped: isShapedBodyMediaType(type), stream: isStreamMediaType(type) });
+    known = Object.freeze({
+      type,
+      shaped: isShapedBodyMediaType(type),
+      stream: isStreamMediaType(type),
+      json: isJsonMediaType(type),
+    });
     if (mediaClasses.size >= CACHE_SIZE) mediaClasses.clear();
     mediaClasses.set(text, known);
   }
@@ -85,9 +94,10 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   const contentType = tap.contentType || UNLABELLED;
   if (!isShapedMediaType(contentType)) return summaryWithout(contentType, null);
   if (tap.overLimit) return summaryWithout(contentType, 'tooLarge');
-  // A stream is shaped from the items its kept bytes hold whole; any other body only when all of it is here.
-  const stream = tap.prefix;
-  if (!shapeIt || (!stream && (tap.cut || tap.copied < tap.bytes))) return summaryWithout(contentType, 'unshaped');
+  // A stream is shaped from the items its kept bytes hold whole, a JSON body cut at the capture limit
+  // from the values they hold whole; any other body only when all of it is here.
+  const stream = tap.prefix && classifyContentType(contentType).stream;
+  if (!shapeIt || (!tap.prefix && (tap.cut || tap.copied < tap.bytes))) return summaryWithout(contentType, 'unshaped');
   // The chunks are the tap's to keep (see BodyTap): a body that came in one chunk needs no second copy.
   const bytes = tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied);
   const decoded = decode(bytes, tap.contentEncoding, limit, tap.cut);
@@ -101,6 +111,14 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
         : urlencodedShape(decoded);
     if (shape === null) return summaryWithout(contentType, 'unparsable');
     if (shape === 'no-items') return summaryWithout(contentType, 'unshaped');
+    const id = fingerprint(shape);
+    return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
+  }
+  if (tap.cut) {
+    // Cut short (the exchange ended early): not shaped. Past the capture limit: shaped from its first bytes.
+    if (tap.bytes <= limit) return summaryWithout(contentType, 'unshaped');
+    const shape = jsonPrefixShape(decoded.toString('utf8'));
+    if (shape === null) return summaryWithout(contentType, 'tooLarge');
     const id = fingerprint(shape);
     return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
   }

