@@ -210,6 +210,8 @@ describe('every route of the service, with random input', () => {
     async () => {
       expect(operations.length).toBeGreaterThan(20);
       const seed = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+      // Said first, so a run that dies (a timeout, a crash) still says how to replay it.
+      console.log(`fuzz: seed ${seed} (replay with FUZZ_SEED=${seed})`);
       const failures: string[] = [];
       const statuses = new Map<number, number>();
       for (const operation of operations) {
@@ -225,35 +227,44 @@ describe('every route of the service, with random input', () => {
             .map(([known, unknown]) => ({ ...known, ...unknown }) as Record<string, string>),
           body: bodyFor(operation),
         });
-        await fc.assert(
-          fc.asyncProperty(request, async ({ params, query, body }) => {
-            let path = operation.path;
-            names.forEach((name, i) => (path = path.replace(`{${name}}`, encodeURIComponent(params[i] as string))));
-            const search = new URLSearchParams(query).toString();
-            const response = await fetch(`${backend.url}${path}${search ? `?${search}` : ''}`, {
-              method: operation.method,
-              headers: {
-                authorization: `Bearer ${backend.adminToken}`,
-                ...(body ? { 'content-type': body.type } : {}),
-              },
-              body: body && operation.method !== 'GET' ? body.text : undefined,
-            });
-            const text = await response.text();
-            statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-            const what = `${operation.method} ${path}${search ? `?${search}` : ''} ${body ? `${body.type} ${body.text.slice(0, 120)}` : ''} → ${response.status} ${text.slice(0, 200)}`;
-            if (response.status >= 500) failures.push(what);
-            if (response.status >= 400) {
-              const error = JSON.parse(text) as { statusCode?: unknown; error?: unknown; message?: unknown };
-              if (
-                error.statusCode !== response.status ||
-                typeof error.error !== 'string' ||
-                typeof error.message !== 'string'
-              )
-                failures.push(`not the standard error body: ${what}`);
+        const property = fc.asyncProperty(request, async ({ params, query, body }) => {
+          let path = operation.path;
+          names.forEach((name, i) => (path = path.replace(`{${name}}`, encodeURIComponent(params[i] as string))));
+          const search = new URLSearchParams(query).toString();
+          const response = await fetch(`${backend.url}${path}${search ? `?${search}` : ''}`, {
+            method: operation.method,
+            headers: {
+              authorization: `Bearer ${backend.adminToken}`,
+              ...(body ? { 'content-type': body.type } : {}),
+            },
+            body: body && operation.method !== 'GET' ? body.text : undefined,
+          });
+          const text = await response.text();
+          statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
+          const what = `${operation.method} ${path}${search ? `?${search}` : ''} ${body ? `${body.type} ${body.text.slice(0, 120)}` : ''} → ${response.status} ${text.slice(0, 200)}`;
+          if (response.status >= 500) failures.push(what);
+          if (response.status >= 400) {
+            let error: { statusCode?: unknown; error?: unknown; message?: unknown } = {};
+            try {
+              error = JSON.parse(text) as typeof error;
+            } catch {
+              // not JSON: not the standard body either, reported below with the request
             }
-          }),
-          { numRuns: RUNS_PER_OPERATION, seed },
-        );
+            if (
+              error.statusCode !== response.status ||
+              typeof error.error !== 'string' ||
+              typeof error.message !== 'string'
+            )
+              failures.push(`not the standard error body: ${what}`);
+          }
+        });
+        // Anything else the property throws (a reset connection, a timeout) fails the run
+        // with the seed and the operation, not only fast-check's own report.
+        await fc.assert(property, { numRuns: RUNS_PER_OPERATION, seed }).catch((error: unknown) => {
+          throw new Error(
+            `fuzz: ${operation.method} ${operation.path} failed (replay with FUZZ_SEED=${seed}): ${(error as Error).message}`,
+          );
+        });
       }
       const requests = [...statuses.values()].reduce((sum, count) => sum + count, 0);
       const errors500 = [...statuses].filter(([status]) => status >= 500).reduce((sum, [, count]) => sum + count, 0);
