@@ -8,8 +8,9 @@ import {
   type TokenResponse,
   type WhoAmIResponse,
 } from '@spectator/shared';
+import { createHash } from 'node:crypto';
 import { startSsoBackend, TestBrowser } from './support/oidc';
-import { apiCall, type TestBackend } from './support';
+import { apiCall, sqlOn, type TestBackend } from './support';
 
 let sso: Awaited<ReturnType<typeof startSsoBackend>>;
 let backend: TestBackend;
@@ -50,6 +51,10 @@ beforeAll(async () => {
   expect(given.status).toBe(200);
 });
 afterAll(() => sso.close());
+
+function sql<T>(text: string, values: unknown[] = []): Promise<T[]> {
+  return sqlOn<T>(backend.databaseUrl, text, values);
+}
 
 const TEST_PEOPLE = {
   alice: 'admin', // instance admin (spectator-admins)
@@ -170,6 +175,35 @@ describe('roles', () => {
     expect(other.body.steps[0]?.actor).toBe('Alice Admin <alice@example.test>');
     // Back to one person (other tests approve their own).
     expect((await people.erin.api('PATCH', '/projects/shop', { fourEyes: false })).status).toBe(200);
+  });
+
+  it('re-reads groups: removed from a group at the provider, a person loses its role once their sign-in is older than the recheck time', async () => {
+    const browser = new TestBrowser(backend.url);
+    expect((await browser.signIn('bob')).status).toBe(302);
+    expect((await browser.api<WhoAmIResponse>('GET', '/projects/shop/me')).body.role).toBe('editor');
+    await sso.provider.setGroups('bob', []);
+    try {
+      // Until then the groups of the sign-in hold (60 minutes by default, SPECTATOR_OIDC_RECHECK_MINUTES).
+      expect((await browser.api<WhoAmIResponse>('GET', '/projects/shop/me')).body.role).toBe('editor');
+      const cookie = browser.jar.get(backend.url, 'spectator_session') as string;
+      await sql(`UPDATE sessions SET created_at = now() - interval '61 minutes' WHERE id_hash = $1`, [
+        createHash('sha256').update(cookie).digest('hex'),
+      ]);
+      const stale = await browser.api<{ message: string }>('GET', '/projects/shop/me');
+      expect(stale).toEqual({
+        status: 401,
+        body: expect.objectContaining({
+          message:
+            'sign in again: groups and roles are read from the identity provider at sign-in, and trusted for 60 minutes',
+        }),
+      });
+      // Signing in again reads the groups the provider says now: no role in the project, so no project.
+      expect((await browser.signIn('bob')).status).toBe(302);
+      expect((await browser.api('GET', '/projects/shop/me')).status).toBe(404);
+      expect((await browser.api('POST', '/projects/shop/proposals', planned('/gone'))).status).toBe(404);
+    } finally {
+      await sso.provider.setGroups('bob', ['api-team']);
+    }
   });
 
   it('answers 400, not 500, for an email that is a lone UTF-16 surrogate (found by the fuzz test)', async () => {

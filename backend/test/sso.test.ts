@@ -1,8 +1,7 @@
 import type { AuthConfigResponse, ProjectResponse, WhoAmIResponse } from '@spectator/shared';
-import pg from 'pg';
 import WebSocket from 'ws';
-import { type CookieJar, jarFetch, passProvider, startSsoBackend, TestBrowser } from './support/oidc';
-import type { TestBackend } from './support';
+import { type CookieJar, formOf, jarFetch, passProvider, startSsoBackend, TestBrowser } from './support/oidc';
+import { sqlOn, type TestBackend } from './support';
 import { MAX_SIGN_INS_UNDER_WAY } from '../src/auth/oidc.service';
 
 let sso: Awaited<ReturnType<typeof startSsoBackend>>;
@@ -16,14 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => sso.close());
 
-async function sql<T>(text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: backend.databaseUrl });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as T[];
-  } finally {
-    await client.end();
-  }
+function sql<T>(text: string, values: unknown[] = []): Promise<T[]> {
+  return sqlOn<T>(backend.databaseUrl, text, values);
 }
 
 function sessionCookieOf(jar: CookieJar): string | undefined {
@@ -189,7 +182,7 @@ describe('single sign-on (OpenID Connect, code flow with PKCE)', () => {
     const cookie = sessionCookieOf(browser.jar) as string;
     expect((await browser.api('GET', '/projects')).status).toBe(200);
     const out = await browser.api('POST', '/auth/logout');
-    expect(out.status).toBe(204);
+    expect(out.status).toBe(200);
     expect(sessionCookieOf(browser.jar)).toBeUndefined();
     // The old cookie, kept by someone, no longer works: the session ended on the server.
     browser.jar.set(backend.url, 'spectator_session', cookie);
@@ -253,7 +246,77 @@ describe('single sign-on (OpenID Connect, code flow with PKCE)', () => {
     const closed = new Promise<{ code: number; reason: string }>((resolve) =>
       socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
     );
-    expect((await browser.api('POST', '/auth/logout')).status).toBe(204);
+    expect((await browser.api('POST', '/auth/logout')).status).toBe(200);
     expect(await closed).toEqual({ code: 1008, reason: 'session ended' });
   });
+
+  it('signs out of the provider too (RP-initiated logout), which sends the browser back to the site', async () => {
+    const browser = new TestBrowser(backend.url);
+    expect((await browser.signIn('carol')).status).toBe(302);
+    // While the provider's session lasts, signing in again passes it without a login form.
+    expect(await providerAsks(browser.jar, await browser.startSignIn())).toBe('nothing');
+    const out = await browser.api<{ endSessionUrl: string | null }>('POST', '/auth/logout');
+    expect(out.status).toBe(200);
+    const end = new URL(out.body.endSessionUrl as string);
+    expect(end.origin).toBe(sso.provider.issuer);
+    expect(Object.fromEntries(end.searchParams)).toEqual({
+      client_id: 'spectator',
+      post_logout_redirect_uri: `${backend.url}/`,
+      id_token_hint: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+    });
+    expect(sessionCookieOf(browser.jar)).toBeUndefined();
+    // The provider asks to confirm, ends its session and sends the browser back to the site.
+    const confirm = await jarFetch(browser.jar, end.href);
+    expect(confirm.status).toBe(200);
+    const form = formOf(await confirm.text(), end.href);
+    expect(form).not.toBeNull();
+    form?.fields.set('logout', 'yes');
+    const back = await followUntil(browser.jar, form as NonNullable<typeof form>, `${backend.url}/`);
+    expect(back).toBe(`${backend.url}/`);
+    // The provider's session is gone: the next sign-in asks for a login.
+    expect(await providerAsks(browser.jar, await browser.startSignIn())).toBe('login');
+  });
 });
+
+/**
+ * What the provider does with an authorization URL in this browser: `nothing` when it sends the
+ * browser straight back to the callback (its session and consent are there), else the prompt its
+ * first page asks (`login`, `consent`).
+ */
+async function providerAsks(jar: CookieJar, url: string): Promise<string> {
+  let next = url;
+  for (let step = 0; step < 10; step += 1) {
+    const response = await jarFetch(jar, next);
+    const location = response.headers.get('location');
+    if (location) {
+      next = new URL(location, next).href;
+      if (next.startsWith(callbackPrefix())) return 'nothing';
+      continue;
+    }
+    return formOf(await response.text(), next)?.fields.get('prompt') ?? `a page (${response.status})`;
+  }
+  throw new Error('the provider redirected more than 10 times');
+}
+
+/** Posts a form and follows redirects until one goes to `stopAt`; returns that URL. */
+async function followUntil(
+  jar: CookieJar,
+  form: { action: string; fields: URLSearchParams },
+  stopAt: string,
+): Promise<string> {
+  let response = await jarFetch(jar, form.action, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.fields.toString(),
+  });
+  let url = form.action;
+  for (let step = 0; step < 10; step += 1) {
+    const location = response.headers.get('location');
+    if (!location)
+      throw new Error(`the provider answered ${response.status}: ${(await response.text()).slice(0, 300)}`);
+    url = new URL(location, url).href;
+    if (url.startsWith(stopAt)) return url;
+    response = await jarFetch(jar, url);
+  }
+  throw new Error('the provider redirected more than 10 times');
+}

@@ -109,11 +109,16 @@ export function App() {
           navigate({ page: 'signin' }, { replace: true });
           return;
         }
-        // A person's session ends on the server; the page reloads so nothing of it stays in memory.
+        // A person's session ends on the server, then at the identity provider when it offers that
+        // (it sends the browser back here); the page is left so nothing of the session stays in memory.
         void createApiClient(active)
           .signOut()
-          .catch(() => undefined)
-          .then(() => {
+          .catch(() => null)
+          .then((answer) => {
+            if (answer?.endSessionUrl) {
+              window.location.assign(answer.endSessionUrl);
+              return;
+            }
             window.location.replace(routeHref({ page: 'signin' }));
             window.location.reload();
           });

@@ -2,10 +2,12 @@
  * People sign in to the dashboard through a real OpenID provider (`oidc-provider` on loopback, its
  * development login form) in headless Chromium, against the real backend: the sign-in button, the
  * provider's login, the session cookie, what each role is offered, the approval's actor in the
- * timeline and the audit log, and sign-out. Screenshots go to artifacts/e2e/sso-*.png.
+ * timeline (and the CI run, build, commit and time of an evidence step) and the audit log, and
+ * sign-out, at the provider too. Screenshots go to artifacts/e2e/sso-*.png.
  */
-import type { ProposalResponse } from '@spectator/shared';
+import type { ProposalResponse, TokenResponse } from '@spectator/shared';
 import type { Page } from 'playwright-core';
+import { report } from '../../backend/test/support/evidence-helpers';
 import { startSsoBackend } from '../../backend/test/support/oidc';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
 
@@ -89,12 +91,38 @@ describe('single sign-on in the dashboard', () => {
     expect(await first.locator('td').nth(1).textContent()).toBe('Carol Checker <carol@example.test>');
     expect(await first.locator('td').nth(2).textContent()).toBe('proposal.approved');
     await screenshot(page, 'sso-audit');
+    // CI runs the approved version: the Implemented step shows the CI run (pull request), build,
+    // commit and time of its evidence.
+    const agentToken = (
+      await sso.backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: 'ci agent', scope: 'agent' })
+    ).body.token as string;
+    await report(
+      sso.backend.url,
+      agentToken,
+      { kind: 'ci', pullRequest: '42', build: '1337', commit: 'abcdef0123456789' },
+      [{ method: 'GET', path: '/orders', status: 200, response: {} }],
+    );
+    await page.goto(`${sso.backend.url}/#/p/shop/proposals/${proposal.id}`);
+    const implemented = page.getByRole('listitem', { name: 'Implemented: done' });
+    await implemented.waitFor();
+    // Its time (hours and minutes), then where the evidence came from.
+    expect(await implemented.textContent()).toMatch(/Implemented.*\d:\d\d.* · PR #42 · build 1337 · commit abcdef0$/);
+    await screenshot(page, 'sso-evidence');
 
+    // Signing out ends the provider's session too: it asks to confirm, then sends the browser back.
     await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL((url) => url.origin === sso.provider.issuer);
+    await screenshot(page, 'sso-provider-signout');
+    await page.getByRole('button', { name: /sign me out/i }).click();
     await page.getByTestId('signin-sso').waitFor();
+    expect(new URL(page.url()).origin).toBe(sso.backend.url);
     expect((await page.context().cookies(sso.backend.url)).some((c) => c.name === 'spectator_session')).toBe(false);
     const after = await page.evaluate(async () => (await fetch('/api/v1/me')).status);
     expect(after).toBe(401);
+    // Signing in again asks the provider's login form again: its session ended as well.
+    await page.getByTestId('signin-sso').click();
+    await page.waitForURL((url) => url.origin === sso.provider.issuer);
+    await page.locator('input[name="login"]').waitFor();
   });
 
   it('offers an editor no approval: it says the approver role is needed', async () => {

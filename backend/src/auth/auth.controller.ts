@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import type { AuthConfigResponse } from '@spectator/shared';
+import type { AuthConfigResponse, LogoutResponse } from '@spectator/shared';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, RequireScope } from '../common/access';
 import type { Principal } from '../common/principal';
@@ -62,16 +62,21 @@ export class AuthController {
     response.redirect(302, signedIn.returnTo);
   }
 
-  /** Signs out: the session ends on the server and its cookie is cleared. */
+  /**
+   * Signs out: the session ends on the server and its cookie is cleared. `endSessionUrl`: where
+   * the browser goes next to sign out of the identity provider too (when it offers that), which
+   * then sends it back to SPECTATOR_OIDC_POST_LOGOUT_URL; null for a token or no such provider.
+   */
   @Post('logout')
-  @HttpCode(204)
+  @HttpCode(200)
   @RequireScope('read')
   async logout(
     @CurrentPrincipal() principal: Principal,
     @Res({ passthrough: true }) response: Response,
-  ): Promise<void> {
+  ): Promise<LogoutResponse> {
+    let endSessionUrl: URL | null = null;
     if (principal.kind === 'person') {
-      await this.oidc.end(principal.sessionHash);
+      endSessionUrl = await this.oidc.end(principal.sessionHash);
       // Its dashboards' live events close now on this replica, on others within the check interval.
       await this.watch.checkNow();
     }
@@ -80,5 +85,6 @@ export class AuthController {
       'Set-Cookie',
       setCookie(cookieNames(secure).session, '', { path: '/', maxAgeSeconds: 0, secure }),
     );
+    return { endSessionUrl: endSessionUrl?.href ?? null };
   }
 }

@@ -222,22 +222,53 @@ export class OidcService implements OnModuleInit, OnModuleDestroy {
       person.id,
       randomBytes(24).toString('base64url'),
       this.sessionHours,
+      tokens.id_token ?? null,
     );
     this.log.info({ user: person.id }, 'person signed in');
     return { sessionId, expiresAt, returnTo: request.returnTo, person };
   }
 
-  /** The person and CSRF token of a live session cookie value, or null. */
+  /**
+   * The person and CSRF token of a live session cookie value, or null. A session older than
+   * SPECTATOR_OIDC_RECHECK_MINUTES ends here: its groups (so its roles) were read at sign-in, and a
+   * new sign-in reads them again (a redirect through the provider while its own session lasts).
+   * @throws DomainError Unauthenticated for a session that must sign in again
+   */
   async session(sessionId: string): Promise<{ person: Person; csrfToken: string; hash: string } | null> {
     const hash = hashSessionId(sessionId);
-    const session = await this.sessions.liveSession(hash);
+    const minutes = this.settings().recheckMinutes;
+    const session = await this.sessions.liveSession(hash, minutes);
     if (session === null) return null;
+    if (session.recheck) {
+      await this.sessions.deleteSession(hash);
+      throw new DomainError(
+        ErrorCode.Unauthenticated,
+        `sign in again: groups and roles are read from the identity provider at sign-in, and trusted for ${minutes} minutes`,
+      );
+    }
     const person = await this.users.byId(session.userId);
     return person === null ? null : { person, csrfToken: session.csrfToken, hash };
   }
 
-  /** Ends a session (sign-out). */
-  async end(hash: string): Promise<void> {
-    await this.sessions.deleteSession(hash);
+  /**
+   * Ends a session (sign-out).
+   * @returns where to send the browser to end the provider's session too (RP-initiated logout,
+   *   back to SPECTATOR_OIDC_POST_LOGOUT_URL), or null when the provider has no end_session_endpoint
+   */
+  async end(hash: string): Promise<URL | null> {
+    const ended = await this.sessions.deleteSession(hash);
+    const config = this.settings();
+    let provider: oidc.Configuration;
+    try {
+      provider = await this.provider();
+    } catch {
+      // Signed out here all the same; the provider cannot be reached to end its own session.
+      return null;
+    }
+    if (provider.serverMetadata().end_session_endpoint === undefined) return null;
+    return oidc.buildEndSessionUrl(provider, {
+      post_logout_redirect_uri: config.postLogoutRedirectUrl.href,
+      ...(ended?.idToken ? { id_token_hint: ended.idToken } : {}),
+    });
   }
 }

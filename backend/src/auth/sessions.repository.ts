@@ -52,35 +52,56 @@ export class SessionsRepository {
     return { state: row.state, nonce: row.nonce, codeVerifier: row.codeVerifier, returnTo: row.returnTo };
   }
 
-  async createSession(idHash: string, userId: string, csrfToken: string, hours: number): Promise<Date> {
+  async createSession(
+    idHash: string,
+    userId: string,
+    csrfToken: string,
+    hours: number,
+    idToken: string | null,
+  ): Promise<Date> {
     const rows: Array<{ expiresAt: Date }> = await this.db.query(
-      `INSERT INTO sessions (id_hash, user_id, csrf_token, expires_at) VALUES ($1, $2, $3, now() + make_interval(hours => $4))
+      `INSERT INTO sessions (id_hash, user_id, csrf_token, expires_at, id_token)
+       VALUES ($1, $2, $3, now() + make_interval(hours => $4), $5)
        RETURNING expires_at AS "expiresAt"`,
-      [idHash, userId, csrfToken, hours],
+      [idHash, userId, csrfToken, hours, idToken],
     );
     return (rows[0] as { expiresAt: Date }).expiresAt;
   }
 
-  /** The live session of a hashed id (by the database's clock), or null when unknown or expired. */
-  async liveSession(idHash: string): Promise<{ userId: string; csrfToken: string } | null> {
-    const rows: Array<{ userId: string; csrfToken: string }> = await this.db.query(
-      `SELECT user_id AS "userId", csrf_token AS "csrfToken" FROM sessions WHERE id_hash = $1 AND expires_at > now()`,
-      [idHash],
+  /**
+   * The session of a hashed id (by the database's clock), or null when unknown or expired;
+   * `recheck` when it is older than `recheckMinutes` (its groups must be read again).
+   */
+  async liveSession(
+    idHash: string,
+    recheckMinutes: number,
+  ): Promise<{ userId: string; csrfToken: string; recheck: boolean } | null> {
+    const rows: Array<{ userId: string; csrfToken: string; recheck: boolean }> = await this.db.query(
+      `SELECT user_id AS "userId", csrf_token AS "csrfToken", created_at <= now() - make_interval(mins => $2) AS recheck
+         FROM sessions WHERE id_hash = $1 AND expires_at > now()`,
+      [idHash, recheckMinutes],
     );
     return rows[0] ?? null;
   }
 
-  /** Which of some hashed ids are live sessions now. */
-  async liveOf(idHashes: string[]): Promise<string[]> {
+  /** Which of some hashed ids are live sessions now, and not older than `recheckMinutes`. */
+  async liveOf(idHashes: string[], recheckMinutes: number): Promise<string[]> {
     const rows: Array<{ idHash: string }> = await this.db.query(
-      `SELECT id_hash AS "idHash" FROM sessions WHERE id_hash = ANY($1::text[]) AND expires_at > now()`,
-      [idHashes],
+      `SELECT id_hash AS "idHash" FROM sessions
+        WHERE id_hash = ANY($1::text[]) AND expires_at > now() AND created_at > now() - make_interval(mins => $2)`,
+      [idHashes, recheckMinutes],
     );
     return rows.map((row) => row.idHash);
   }
 
-  async deleteSession(idHash: string): Promise<void> {
-    await this.db.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
+  /** Deletes a session. @returns its ID token (for the provider's sign-out), null when none or no session */
+  async deleteSession(idHash: string): Promise<{ idToken: string | null } | null> {
+    const rows = await returningRows<{ idToken: string | null }>(
+      this.db,
+      'DELETE FROM sessions WHERE id_hash = $1 RETURNING id_token AS "idToken"',
+      [idHash],
+    );
+    return rows[0] ?? null;
   }
 
   /** Deletes expired sessions and abandoned sign-ins. @returns how many rows went */

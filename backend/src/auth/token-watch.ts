@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
 import type { WebSocket } from 'ws';
 import { PeriodicJob } from '../common/periodic';
+import { RECHECK_MINUTES } from '../config/oidc';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { SessionsRepository } from './sessions.repository';
 
@@ -12,7 +13,8 @@ export const TOKEN_ENDED_CLOSE_CODE = 1008;
 
 /**
  * Ends open WebSockets (agent streams, dashboard events) whose token was revoked or expired, or
- * whose person's session ended (sign-out, expiry), after they were opened. A token is checked when
+ * whose person's session ended (sign-out, expiry, older than SPECTATOR_OIDC_RECHECK_MINUTES),
+ * after they were opened. A token is checked when
  * a connection opens; without this an agent connected for weeks would keep streaming on a revoked
  * token. Every replica checks the tokens of its own
  * open connections every `tokenCheckSeconds` (one query for all of them), so a revocation made
@@ -26,6 +28,7 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
   private readonly sessionWatchers = new Map<string, Set<(reason: string) => void>>();
   private readonly job: PeriodicJob;
   private readonly log: Logger;
+  private readonly recheckMinutes: number;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -33,6 +36,7 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'token-watch' });
+    this.recheckMinutes = runtime.config.oidc?.recheckMinutes ?? RECHECK_MINUTES.fallback;
     this.job = new PeriodicJob(
       "checking open connections' tokens",
       runtime.config.tokenCheckSeconds * 1000,
@@ -89,7 +93,7 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
         );
     }
     if (this.sessionWatchers.size > 0) {
-      const live = new Set(await this.sessions.liveOf([...this.sessionWatchers.keys()]));
+      const live = new Set(await this.sessions.liveOf([...this.sessionWatchers.keys()], this.recheckMinutes));
       let sessions = 0;
       for (const hash of [...this.sessionWatchers.keys()])
         if (!live.has(hash)) sessions += endAll(this.sessionWatchers, hash, 'session ended');

@@ -18,6 +18,30 @@ describe('parseConfig', () => {
     expect(config.dataDir).toBe(path.resolve('.spectator'));
   });
 
+  it('reads single sign-on: the recheck time and where the provider sends people after signing out', () => {
+    const sso = {
+      SPECTATOR_OIDC_ISSUER: 'https://idp.example.com/realms/acme',
+      SPECTATOR_OIDC_CLIENT_ID: 'spectator',
+      SPECTATOR_OIDC_REDIRECT_URL: 'https://spectator.example.com/api/v1/auth/callback',
+    };
+    const defaults = parseConfig(sso).oidc;
+    expect(defaults?.recheckMinutes).toBe(60);
+    expect(defaults?.postLogoutRedirectUrl.href).toBe('https://spectator.example.com/');
+    const set = parseConfig({
+      ...sso,
+      SPECTATOR_OIDC_RECHECK_MINUTES: '15',
+      SPECTATOR_OIDC_POST_LOGOUT_URL: 'https://spectator.example.com/#/signin',
+    }).oidc;
+    expect(set?.recheckMinutes).toBe(15);
+    expect(set?.postLogoutRedirectUrl.href).toBe('https://spectator.example.com/#/signin');
+    expect(() => parseConfig({ ...sso, SPECTATOR_OIDC_RECHECK_MINUTES: '0' })).toThrow(
+      /SPECTATOR_OIDC_RECHECK_MINUTES/,
+    );
+    expect(() => parseConfig({ ...sso, SPECTATOR_OIDC_POST_LOGOUT_URL: 'not a url' })).toThrow(
+      'SPECTATOR_OIDC_POST_LOGOUT_URL must be an http(s) URL',
+    );
+  });
+
   it('reads the environment and lets options win', () => {
     const env = {
       PORT: '8080',

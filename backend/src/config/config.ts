@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllowList } from '../common/ip-range';
-import { type OidcConfig, type OidcOptions, parseOidc } from './oidc';
+import { type OidcConfig, type OidcOptions, parseOidc, RECHECK_MINUTES } from './oidc';
 
 /** Options a caller may pass to `startBackend`; each overrides its environment variable. */
 export interface BackendOptions {
@@ -260,6 +260,17 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
         .map((group) => group.trim())
         .filter(Boolean),
       providerName: env.SPECTATOR_OIDC_NAME || undefined,
+      recheckMinutes: env.SPECTATOR_OIDC_RECHECK_MINUTES
+        ? parseInteger(
+            env.SPECTATOR_OIDC_RECHECK_MINUTES,
+            'SPECTATOR_OIDC_RECHECK_MINUTES',
+            RECHECK_MINUTES.fallback,
+            RECHECK_MINUTES.min,
+            RECHECK_MINUTES.max,
+            problems,
+          )
+        : undefined,
+      postLogoutRedirectUrl: env.SPECTATOR_OIDC_POST_LOGOUT_URL || undefined,
     },
     problems,
   );

@@ -15,6 +15,13 @@ export interface OidcConfig {
   adminGroups: string[];
   /** The provider's name on the sign-in button. */
   providerName: string;
+  /**
+   * Minutes a sign-in's groups (so its roles) are trusted: a session older than this must sign in
+   * again, which re-reads them (SPECTATOR_OIDC_RECHECK_MINUTES, default 60).
+   */
+  recheckMinutes: number;
+  /** Where the provider sends people after signing out there (RP-initiated logout); default the site's root. */
+  postLogoutRedirectUrl: URL;
 }
 
 /** What a caller of `startBackend` may pass instead of the SPECTATOR_OIDC_* variables. */
@@ -27,7 +34,12 @@ export interface OidcOptions {
   groupsClaim?: string;
   adminGroups?: string[];
   providerName?: string;
+  recheckMinutes?: number;
+  postLogoutRedirectUrl?: string;
 }
+
+/** The bounds of SPECTATOR_OIDC_RECHECK_MINUTES. */
+export const RECHECK_MINUTES = { fallback: 60, min: 1, max: 1440 };
 
 function parseUrl(text: string, name: string, problems: string[]): URL | null {
   try {
@@ -68,7 +80,23 @@ export function parseOidc(raw: Partial<OidcOptions>, problems: string[]): OidcCo
   const groupsClaim = raw.groupsClaim ?? 'groups';
   if (!/^[\w.:/-]{1,200}$/.test(groupsClaim))
     problems.push('SPECTATOR_OIDC_GROUPS_CLAIM must be a claim name (letters, digits, _ . : / -)');
-  if (problems.length > before || issuer === null || redirectUrl === null || !raw.clientId) return null;
+  const recheckMinutes = raw.recheckMinutes ?? RECHECK_MINUTES.fallback;
+  if (!Number.isInteger(recheckMinutes) || recheckMinutes < RECHECK_MINUTES.min || recheckMinutes > RECHECK_MINUTES.max)
+    problems.push(
+      `SPECTATOR_OIDC_RECHECK_MINUTES must be a whole number of minutes from ${RECHECK_MINUTES.min} to ${RECHECK_MINUTES.max}`,
+    );
+  const postLogoutRedirectUrl =
+    raw.postLogoutRedirectUrl === undefined
+      ? redirectUrl && new URL('/', redirectUrl)
+      : parseUrl(raw.postLogoutRedirectUrl, 'SPECTATOR_OIDC_POST_LOGOUT_URL', problems);
+  if (
+    problems.length > before ||
+    issuer === null ||
+    redirectUrl === null ||
+    postLogoutRedirectUrl === null ||
+    !raw.clientId
+  )
+    return null;
   return {
     issuer,
     clientId: raw.clientId,
@@ -78,6 +106,8 @@ export function parseOidc(raw: Partial<OidcOptions>, problems: string[]): OidcCo
     groupsClaim,
     adminGroups: raw.adminGroups ?? [],
     providerName: raw.providerName ?? 'single sign-on',
+    recheckMinutes,
+    postLogoutRedirectUrl,
   };
 }
 

@@ -18,6 +18,7 @@ import { People1765100000000 } from './migrations/1765100000000-People';
 import { RolesAndAudit1765200000000 } from './migrations/1765200000000-RolesAndAudit';
 import { LearnedCovers1765300000000 } from './migrations/1765300000000-LearnedCovers';
 import { RuntimeEvidence1765400000000 } from './migrations/1765400000000-RuntimeEvidence';
+import { SessionIdToken1765500000000 } from './migrations/1765500000000-SessionIdToken';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   RolesAndAudit1765200000000,
   LearnedCovers1765300000000,
   RuntimeEvidence1765400000000,
+  SessionIdToken1765500000000,
 ];
 
 /**

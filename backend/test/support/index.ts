@@ -116,3 +116,14 @@ export async function apiCall<T = unknown>(
   }
   return { status: response.status, body: parsed as T };
 }
+
+/** Runs one statement on a test backend's database (to age a row, read what is stored). */
+export async function sqlOn<T>(databaseUrl: string, text: string, values: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return (await client.query(text, values)).rows as T[];
+  } finally {
+    await client.end();
+  }
+}

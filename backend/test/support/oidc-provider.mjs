@@ -2,8 +2,9 @@
 // 127.0.0.1, port 0. It is ESM only, so it runs in its own Node process (jest runs CommonJS).
 //
 // Protocol on stdio: it prints `listening <issuer>` once its port is known; it then reads one JSON
-// line `{"redirectUris": [...]}` (the backend's callback, known only once the backend listens) and
-// prints `ready`. Accounts come from SPECTATOR_TEST_OIDC_ACCOUNTS: {"alice": {"name", "email", "groups"}}.
+// line `{"redirectUris": [...], "postLogoutRedirectUris": [...]}` (the backend's callback, known
+// only once the backend listens) and prints `ready`. Later lines `{"account": "bob", "groups": [...]}`
+// change an account's groups (a person removed from a group at the provider) and print `updated`. Accounts come from SPECTATOR_TEST_OIDC_ACCOUNTS: {"alice": {"name", "email", "groups"}}.
 // Any password signs an account in (the provider's development login form).
 import http from 'node:http';
 import process from 'node:process';
@@ -24,13 +25,19 @@ server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`listening ${issuer}\n`);
   const lines = readline.createInterface({ input: process.stdin });
   lines.once('line', (line) => {
-    const { redirectUris } = JSON.parse(line);
+    const { redirectUris, postLogoutRedirectUris = [] } = JSON.parse(line);
+    lines.on('line', (next) => {
+      const { account, groups } = JSON.parse(next);
+      accounts[account] = { ...accounts[account], groups };
+      process.stdout.write('updated\n');
+    });
     const provider = new Provider(issuer, {
       clients: [
         {
           client_id: clientId,
           client_secret: clientSecret,
           redirect_uris: redirectUris,
+          post_logout_redirect_uris: postLogoutRedirectUris,
           grant_types: ['authorization_code'],
           response_types: ['code'],
           token_endpoint_auth_method: 'client_secret_basic',

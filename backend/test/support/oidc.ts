@@ -17,8 +17,10 @@ export interface TestProvider {
   issuer: string;
   clientId: string;
   clientSecret: string;
-  /** Registers the backend's callback with the client; the provider serves requests from then on. */
-  register(redirectUris: string[]): Promise<void>;
+  /** Registers the backend's callback (and where to return after sign-out); the provider serves requests from then on. */
+  register(redirectUris: string[], postLogoutRedirectUris?: string[]): Promise<void>;
+  /** Changes an account's groups at the provider (its next sign-in carries them). */
+  setGroups(login: string, groups: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,10 +56,15 @@ export async function startTestProvider(accounts: Record<string, TestAccount>): 
     issuer: match[1] as string,
     clientId,
     clientSecret,
-    register: async (redirectUris) => {
+    register: async (redirectUris, postLogoutRedirectUris = []) => {
       const ready = nextLine();
-      child.stdin.write(`${JSON.stringify({ redirectUris })}\n`);
+      child.stdin.write(`${JSON.stringify({ redirectUris, postLogoutRedirectUris })}\n`);
       if ((await ready) !== 'ready') throw new Error('test provider did not get ready');
+    },
+    setGroups: async (login, groups) => {
+      const updated = nextLine();
+      child.stdin.write(`${JSON.stringify({ account: login, groups })}\n`);
+      if ((await updated) !== 'updated') throw new Error('test provider did not update the account');
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -115,7 +122,7 @@ export async function jarFetch(jar: CookieJar, url: string, init: RequestInit = 
 }
 
 /** The first form of an HTML page: its action (absolute) and its hidden inputs. */
-function formOf(html: string, pageUrl: string): { action: string; fields: URLSearchParams } | null {
+export function formOf(html: string, pageUrl: string): { action: string; fields: URLSearchParams } | null {
   const form = /<form[^>]*action="([^"]*)"[^>]*>([\s\S]*?)<\/form>/i.exec(html);
   if (!form) return null;
   const fields = new URLSearchParams();
@@ -174,18 +181,22 @@ export const TEST_ACCOUNTS: Record<string, TestAccount> = {
 
 /** A backend with single sign-on through a test provider, both on loopback. */
 export async function startSsoBackend(
-  options: Omit<BackendOptions, 'oidc' | 'port'> = {},
+  options: Omit<BackendOptions, 'oidc' | 'port'> & {
+    oidc?: Pick<NonNullable<BackendOptions['oidc']>, 'recheckMinutes'>;
+  } = {},
 ): Promise<{ backend: TestBackend; provider: TestProvider; close(): Promise<void> }> {
   const provider = await startTestProvider(TEST_ACCOUNTS);
   try {
     // The callback URL is registered with the provider before the backend listens: its port is chosen first.
     const port = await freePort();
     const redirectUrl = `http://127.0.0.1:${port}/api/v1/auth/callback`;
-    await provider.register([redirectUrl]);
+    await provider.register([redirectUrl], [`http://127.0.0.1:${port}/`]);
+    const { oidc: extra, ...rest } = options;
     const backend = await startTestBackend({
-      ...options,
+      ...rest,
       port,
       oidc: {
+        ...extra,
         issuer: provider.issuer,
         clientId: provider.clientId,
         clientSecret: provider.clientSecret,

@@ -14,6 +14,7 @@ import type {
   DiffResponse,
   DocumentationRequest,
   DocumentationResponse,
+  LogoutResponse,
   EndpointResponse,
   ObservedEndpointResponse,
   PathHintCreatedResponse,
@@ -133,7 +134,7 @@ export function createApiClient(options: ApiClientOptions) {
     /** How people sign in here (single sign-on or tokens only). */
     authConfig: () => get<AuthConfigResponse>('/auth/config'),
     /** Ends a person's session (their cookie is cleared). */
-    signOut: () => request<unknown>('POST', '/auth/logout'),
+    signOut: () => request<LogoutResponse | null>('POST', '/auth/logout'),
     project: (p: string) => get<ProjectResponse>(project(p)),
     /** Project settings (`fourEyes`). */
     updateProject: (p: string, body: { fourEyes?: boolean }) => request<ProjectResponse>('PATCH', project(p), body),

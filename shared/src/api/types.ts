@@ -138,6 +138,11 @@ export interface AuditPageResponse {
 }
 
 /** `GET /auth/config`: how people sign in here. */
+/** `POST /auth/logout`: where to send the browser to sign out of the identity provider too, if anywhere. */
+export interface LogoutResponse {
+  endSessionUrl: string | null;
+}
+
 export interface AuthConfigResponse {
   /** Single sign-on through an OpenID Connect provider is configured. */
   sso: boolean;
