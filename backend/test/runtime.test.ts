@@ -81,6 +81,32 @@ function ordersBatch(captureId: string, at: Date, ok = 100, failed = 10, down = 
   return down > 0 ? { ...batch, failures: [failure] } : batch;
 }
 
+/** Proposes and approves GET `path` answering 200 with an object of these required string fields. */
+async function documentGet(path: string, fields: string[]): Promise<void> {
+  const proposal = await backend.api<ProposalResponse>('POST', '/projects/rt/proposals', {
+    title: `document ${path}`,
+    endpoints: [
+      {
+        method: 'GET',
+        path,
+        responses: [
+          {
+            status: 200,
+            contentType: 'application/json',
+            schema: {
+              type: 'object',
+              properties: Object.fromEntries(fields.map((field) => [field, { type: 'string' }])),
+              required: fields,
+            },
+          },
+        ],
+      },
+    ],
+  });
+  expect(proposal.status).toBe(201);
+  expect((await backend.api('POST', `/projects/rt/proposals/${proposal.body.id}/approve`)).status).toBe(200);
+}
+
 async function connect(build: string): Promise<{ agent: TestAgent; captureId: string }> {
   const agent = await connectTestAgent(backend.url, agentToken);
   const hello = helloMessage({ agentId: `rt-${build}`, environment: { kind: 'production', build } });
@@ -172,6 +198,42 @@ describe('runtime evidence', () => {
     // Every build of the environment when none is named.
     expect((await runtimeOf('?environment=production')).body.versions[0]?.total.requests).toBe(115);
     expect((await runtimeOf('?environment=staging')).body.versions).toEqual([]);
+  });
+
+  it('shows a rollout: the share of each version of the requests in a step', async () => {
+    await documentGet('/carts/{cartId}', ['id']);
+    await documentGet('/carts/{cartId}', ['id', 'owner']);
+    // Build c-old answers as the first version did (70 requests), the canary c-new as the second (30),
+    // both in one minute.
+    const minute = new Date(Date.now() - 5 * MINUTE - (Date.now() % MINUTE) + 10_000).toISOString();
+    for (const [build, response, count] of [
+      ['c-old', { id: 'x' }, 70],
+      ['c-new', { id: 'x', owner: 'y' }, 30],
+    ] as const) {
+      const { agent, captureId } = await connect(build);
+      try {
+        const batch = batchMessage(captureId, [
+          { method: 'GET', path: '/carts/{cartId}', status: 200, response, count },
+        ]);
+        Object.assign(batch.observations[0]!, { firstSeen: minute, lastSeen: minute });
+        expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+      } finally {
+        await agent.close();
+      }
+    }
+    const endpoints = await backend.api<Array<{ id: string; path: string; version: string }>>(
+      'GET',
+      '/projects/rt/endpoints',
+    );
+    const carts = endpoints.body.find((e) => e.path === '/carts/{cartId}')!;
+    const { body } = await runtimeOf('?environment=production', carts.id);
+    const byVersion = Object.fromEntries(
+      body.versions.map((v) => [v.version, v.points.map((p) => [p.requests, p.share])]),
+    );
+    expect(Object.keys(byVersion)).toHaveLength(2);
+    expect(byVersion[carts.version]).toEqual([[30, 0.3]]);
+    const [older] = Object.keys(byVersion).filter((v) => v !== carts.version);
+    expect(byVersion[older!]).toEqual([[70, 0.7]]);
   });
 
   it('accepts batches of agents without timings, counting their exchanges only', async () => {

@@ -129,10 +129,12 @@ function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
-function pointOf(sums: Sums, seconds: number): Omit<RuntimePoint, 'at'> {
+/** The figures of `sums` over `seconds`, beside `everyVersion` requests of all versions in the same time. */
+function pointOf(sums: Sums, seconds: number, everyVersion: number): Omit<RuntimePoint, 'at'> {
   return {
     requests: sums.requests,
     requestRate: sums.requests / seconds,
+    share: everyVersion === 0 ? 0 : sums.requests / everyVersion,
     serverErrors: sums.serverErrors,
     errorRate: sums.requests === 0 ? 0 : sums.serverErrors / sums.requests,
     upstreamFailures: sums.upstreamFailures,
@@ -263,13 +265,25 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
       step.ms / 1000,
     );
     const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
+    // Requests of every version per step, and in the window: what each version's share is of.
+    const perStep = new Map<number, number>();
+    let all = 0;
+    for (const row of rows) {
+      const at = new Date(row.at).getTime();
+      perStep.set(at, (perStep.get(at) ?? 0) + Number(row.requests));
+      all += Number(row.requests);
+    }
     for (const row of rows) {
       let series = versions.get(row.version);
       if (series === undefined) versions.set(row.version, (series = { total: emptySums(), points: [] }));
       const sums = emptySums();
       addRow(sums, row);
       addRow(series.total, row);
-      series.points.push({ at: new Date(row.at).toISOString(), ...pointOf(sums, step.ms / 1000) });
+      const at = new Date(row.at);
+      series.points.push({
+        at: at.toISOString(),
+        ...pointOf(sums, step.ms / 1000, perStep.get(at.getTime()) ?? 0),
+      });
     }
     const windowSeconds = Math.max(1, (now.getTime() - since.getTime()) / 1000);
     return {
@@ -280,7 +294,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
       step: step.ms / 1000,
       versions: [...versions].map(([version, series]) => ({
         version,
-        total: pointOf(series.total, windowSeconds),
+        total: pointOf(series.total, windowSeconds, all),
         points: series.points,
       })),
     };

@@ -482,6 +482,8 @@ export interface RuntimePoint {
   requests: number;
   /** Requests per second over the step. */
   requestRate: number;
+  /** This version's part of the requests of every version in the step (0–1): a canary at 30 % shows 0.3. */
+  share: number;
   /** Answered 5xx by the upstream, or 502/503/504 by the agent for it. */
   serverErrors: number;
   /** `serverErrors / requests`. */
