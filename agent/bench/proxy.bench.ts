@@ -3,7 +3,8 @@
  * access and other Node proxies, measured side by side in one run. Every contender runs in its own
  * process; cells are interleaved (round → scenario → contender) so drift in machine load hits all
  * contenders alike; figures are medians over rounds. The load comes from wrk when it is installed,
- * else autocannon (`BENCH_LOADGEN` chooses); latency percentiles are sub-millisecond either way.
+ * or autocannon when `BENCH_LOADGEN=autocannon` asks for it (it stops without either); latency
+ * percentiles are sub-millisecond either way.
  *
  * The capture cost (capture on against capture off) is too small for that table to decide: cells of
  * 3 s swing ±20 % on two cores shared by three busy processes, and two processes of the same code
@@ -148,16 +149,21 @@ interface Load {
 }
 
 /**
- * The load generator: wrk when it is installed (C, one thread: it leaves far more of the two cores
- * to the contenders than autocannon, whose JavaScript competed with them), else autocannon.
- * `BENCH_LOADGEN=wrk|autocannon` chooses.
+ * The load generator: wrk (C, one thread: it leaves far more of the two cores to the contenders than
+ * autocannon, whose JavaScript competed with them), or autocannon when `BENCH_LOADGEN=autocannon`
+ * asks for it. Without wrk and without that choice the bench stops: the run of 25 Nov 2026 most
+ * likely fell back to autocannon unseen (wrk is not kept on a fresh machine), and its direct access
+ * and 1-connection ratios were about half those of the runs on wrk.
  */
-const LOADGEN: 'wrk' | 'autocannon' =
-  process.env.BENCH_LOADGEN === 'autocannon' || process.env.BENCH_LOADGEN === 'wrk'
-    ? process.env.BENCH_LOADGEN
-    : spawnSync('wrk', ['--version']).error
-      ? 'autocannon'
-      : 'wrk';
+const LOADGEN: 'wrk' | 'autocannon' = ((): 'wrk' | 'autocannon' => {
+  const chosen = process.env.BENCH_LOADGEN;
+  if (chosen === 'autocannon' || chosen === 'wrk') return chosen;
+  if (!spawnSync('wrk', ['--version']).error) return 'wrk';
+  process.stderr.write(
+    'wrk is not installed: `apt-get install wrk`, or BENCH_LOADGEN=autocannon for figures that are not comparable with runs on wrk (autocannon takes about a core of its own)\n',
+  );
+  process.exit(2);
+})();
 
 /** autocannon; percentiles from every response time it reports (sub-millisecond, unlike its own millisecond histogram). */
 async function loadWithAutocannon(url: string, scenario: Scenario, seconds: number): Promise<Load> {
