@@ -96,7 +96,11 @@ function dispatch(
   body: Buffer | IncomingMessage | null,
   arrived: number,
 ): void {
-  const handler = new ForwardHandler(context, observer, req, res, requestTap, arrived);
+  const forwarding = new ForwardHandler(context, req, res);
+  // Capture wraps the forwarding handler, as undici's handler decorators (interceptors) wrap theirs:
+  // it passes each callback on first and looks at what went by after. Without an observer, undici
+  // calls the forwarding handler itself.
+  const handler = observer ? new CaptureHandler(forwarding, context, observer, requestTap, arrived) : forwarding;
   try {
     context.pool.dispatch(
       {
@@ -131,44 +135,43 @@ function arrivedBody(req: IncomingMessage): Buffer | null {
   return body;
 }
 
-class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
+/** Forwards one exchange: the upstream's answer goes to the client as it comes, with backpressure. */
+class ForwardHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
-  private clientGone = false;
-  private status = 0;
-  private responseHeaders: IncomingHttpHeaders = {};
-  private responseTap: BodyTap | null = null;
-  /** Body bytes the sampler reserved shape work for; 0: not shaped. */
-  private sampledBytes = 0;
-  private recorded = false;
-  /** Milliseconds from the request's arrival until the response started (with an observer). */
-  private firstByte = 0;
-  startedAt = 0;
+  /** The client went away before its response finished. */
+  clientGone = false;
+  /** The final status (0 until the response started). */
+  status = 0;
+  /** The response headers as sent to the client. */
+  responseHeaders: IncomingHttpHeaders = {};
+  /** The response ended whole (`onResponseEnd`). */
+  ended = false;
+  /** The upstream failed after the response started: it was cut, so the client sees it is incomplete. */
+  cut = false;
+  /** The status of the agent's own answer (502, 503, 504) when the upstream gave none; 0 otherwise. */
+  answered: 0 | 502 | 503 | 504 = 0;
+  /**
+   * Told when the client's response closed, finished or not (node:http's `close`, which no
+   * dispatcher callback carries): how a decorating handler learns the client went away.
+   */
+  onClose: ((finished: boolean) => void) | null = null;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
     private readonly context: ForwardContext,
-    /** The observer when the request arrived: a request is observed from start to end, or not at all. */
-    private readonly observer: ExchangeObserver | null,
-    private readonly req: IncomingMessage,
+    readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-    private readonly requestTap: BodyTap | null,
-    /** `performance.now()` when the request arrived (0 without an observer). */
-    private readonly arrived: number,
   ) {
-    // One listener per exchange does it all: the proxy's in-flight count; aborting the upstream
-    // request (and recording the exchange) when the client went away before its response finished;
-    // releasing what stream taps kept of an exchange never recorded (no response came).
+    // One listener per exchange: the proxy's in-flight count, and aborting the upstream request
+    // when the client went away before its response finished.
     res.once('close', () => {
       context.onExchangeClosed();
-      if (!res.writableFinished) {
+      const finished = res.writableFinished;
+      if (!finished) {
         this.clientGone = true;
         this.controller?.abort(new Error('client closed the connection'));
-        // A response the client left (a server-sent event stream is usually ended so) still happened.
-        if (this.status !== 0) this.record(false, true);
-        // Left before any answer came: counted and timed as such.
-        else this.failed(0);
       }
-      this.releaseTaps();
+      this.onClose?.(finished);
     });
   }
 
@@ -188,7 +191,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
       return;
     }
     this.status = statusCode;
-    if (this.observer) this.firstByte = performance.now() - this.arrived;
     this.responseHeaders = clientResponseHeaders(headers);
     if (headers['content-length'] !== undefined) {
       // The reason phrase as the upstream sent it, an empty one too (Node would put its own).
@@ -228,38 +230,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
     }
   }
 
-  /**
-   * The sampling decision and the response tap, made once the response's first bytes are on their
-   * way to the client: nothing capture does sits between the upstream's answer and the client. The
-   * tap keeps chunks by reference, so seeing a chunk after it was written changes nothing. Made
-   * once: with an observer, `responseTap` is set from then on.
-   */
-  private startTap(observer: ExchangeObserver): void {
-    const headers = this.responseHeaders;
-    this.sampledBytes = observer.sample(
-      this.req.method ?? 'GET',
-      this.req.url ?? '/',
-      this.status,
-      headers,
-      this.requestTap?.copied ?? 0,
-    );
-    // Negative: sampled out, but a small body is kept to notice a new variant (capture/novelty.ts).
-    this.responseTap = observer.tap(headers['content-type'], headers['content-encoding'], this.sampledBytes !== 0);
-    if (this.responseTap.prefix && !this.recorded) {
-      this.startedAt = Date.now();
-      this.context.openStreams.add(this);
-    }
-  }
-
-  recordSoFar(): void {
-    this.record(false);
-  }
-
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    const written = this.res.write(chunk);
-    if (this.responseTap === null && this.observer) this.startTap(this.observer);
-    this.responseTap?.write(chunk);
-    if (!written) {
+    if (!this.res.write(chunk)) {
       controller.pause();
       this.res.once('drain', this.resume);
     }
@@ -271,7 +243,134 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
       break;
     }
     this.res.end();
+    this.ended = true;
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
+    if (this.clientGone) return;
+    // A 204 or 304 has no body whatever its Content-Length says (a 304 states the length of the
+    // representation), yet undici takes the missing bytes for a mismatch: the answer is complete.
+    if ((this.status === 204 || this.status === 304) && errorCode(err) === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+      this.onResponseEnd(null, {});
+      return;
+    }
+    const failure = upstreamFailure(err);
+    if (this.res.headersSent) {
+      // Too late for an error answer: cut the response so the client sees it is incomplete.
+      this.context.log.warn({ code: failure.code, method: this.req.method }, 'upstream failed mid-response');
+      this.cut = true;
+      this.res.destroy(err);
+      return;
+    }
+    this.context.metrics.inc('upstream_errors_total');
+    this.context.log.warn(
+      { code: failure.code, status: failure.statusCode, method: this.req.method, reason: err.message },
+      'upstream request failed',
+    );
+    this.context.onUpstreamFailure(failure);
+    answer(this.res, failure.statusCode, failureBody(failure));
+    this.answered = failure.statusCode;
+  }
+}
+
+/**
+ * Capture around the forwarding handler: each callback is passed on first, so nothing capture does
+ * sits between the upstream's answer and the client; then the body chunks that went by are tapped
+ * (kept by reference, never changed), and the exchange is handed to the observer once its response
+ * ended, was cut, or the client left it.
+ */
+class CaptureHandler implements Dispatcher.DispatchHandler, OpenStream {
+  private responseTap: BodyTap | null = null;
+  /** Body bytes the sampler reserved shape work for; 0: not shaped. */
+  private sampledBytes = 0;
+  private recorded = false;
+  /** Milliseconds from the request's arrival until the response started. */
+  private firstByte = 0;
+  startedAt = 0;
+
+  constructor(
+    private readonly forwarding: ForwardHandler,
+    private readonly context: ForwardContext,
+    /** The observer when the request arrived: a request is observed from start to end, or not at all. */
+    private readonly observer: ExchangeObserver,
+    private readonly requestTap: BodyTap | null,
+    /** `performance.now()` when the request arrived. */
+    private readonly arrived: number,
+  ) {
+    forwarding.onClose = (finished) => {
+      if (!finished) {
+        // A response the client left (a server-sent event stream is usually ended so) still happened;
+        // one the proxy cut itself (the upstream failed mid-response) was not left by the client.
+        if (forwarding.status !== 0) this.record(false, !forwarding.cut);
+        // Left before any answer came: counted and timed as such.
+        else this.failed(0);
+      }
+      // What stream taps kept of an exchange never recorded (no response came) is let go here.
+      this.releaseTaps();
+    };
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.forwarding.onRequestStart(controller);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    this.forwarding.onResponseStart(controller, statusCode, headers, statusMessage);
+    if (statusCode >= 200) this.firstByte = performance.now() - this.arrived;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.forwarding.onResponseData(controller, chunk);
+    if (this.responseTap === null) this.startTap();
+    this.responseTap!.write(chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController | null, trailers: IncomingHttpHeaders): void {
+    this.forwarding.onResponseEnd(controller, trailers);
     this.record(true);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController | null, err: Error): void {
+    const forwarding = this.forwarding;
+    forwarding.onResponseError(controller, err);
+    if (forwarding.ended) this.record(true);
+    else if (forwarding.cut) this.record(false);
+    else if (forwarding.answered !== 0) this.failed(forwarding.answered);
+  }
+
+  /**
+   * The sampling decision and the response tap, made once the response's first bytes are on their
+   * way to the client. The tap keeps chunks by reference, so seeing a chunk after it was written
+   * changes nothing. Made once: `responseTap` is set from then on.
+   */
+  private startTap(): void {
+    const { req, responseHeaders } = this.forwarding;
+    this.sampledBytes = this.observer.sample(
+      req.method ?? 'GET',
+      req.url ?? '/',
+      this.forwarding.status,
+      responseHeaders,
+      this.requestTap?.copied ?? 0,
+    );
+    // Negative: sampled out, but a small body is kept to notice a new variant (capture/novelty.ts).
+    this.responseTap = this.observer.tap(
+      responseHeaders['content-type'],
+      responseHeaders['content-encoding'],
+      this.sampledBytes !== 0,
+    );
+    if (this.responseTap.prefix && !this.recorded) {
+      this.startedAt = Date.now();
+      this.context.openStreams.add(this);
+    }
+  }
+
+  recordSoFar(): void {
+    this.record(false);
   }
 
   /**
@@ -279,20 +378,20 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
    * `clientLeft` when that was the client's doing.
    */
   private record(complete: boolean, clientLeft = false): void {
-    const observer = this.observer;
-    if (!observer || this.recorded) return;
+    if (this.recorded) return;
     this.recorded = true;
-    if (this.responseTap === null) this.startTap(observer);
+    if (this.responseTap === null) this.startTap();
+    const { req, status, responseHeaders } = this.forwarding;
     // Every stream in `openStreams` leaves it here: its exchange is recorded at the latest when it ends.
     if (this.responseTap?.prefix) this.context.openStreams.delete(this);
     if (!complete) this.responseTap?.cutShort();
-    observer.record({
-      captureId: observer.captureId(),
-      method: this.req.method ?? 'GET',
-      target: this.req.url ?? '/',
-      status: this.status,
-      requestHeaders: this.req.headers,
-      responseHeaders: this.responseHeaders,
+    this.observer.record({
+      captureId: this.observer.captureId(),
+      method: req.method ?? 'GET',
+      target: req.url ?? '/',
+      status,
+      requestHeaders: req.headers,
+      responseHeaders,
       // A body that was not teed was not counted either: its declared presence stands.
       request: this.requestTap && (this.requestTap.bytes > 0 || !this.requestTap.copying) ? this.requestTap : null,
       response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
@@ -309,13 +408,13 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
 
   /** Hand a request the upstream never answered to capture (`status` 0: the client left first). */
   private failed(status: 0 | 502 | 503 | 504): void {
-    const observer = this.observer;
-    if (!observer || this.recorded) return;
+    if (this.recorded) return;
     this.recorded = true;
-    observer.failed({
-      captureId: observer.captureId(),
-      method: this.req.method ?? 'GET',
-      target: this.req.url ?? '/',
+    const req = this.forwarding.req;
+    this.observer.failed({
+      captureId: this.observer.captureId(),
+      method: req.method ?? 'GET',
+      target: req.url ?? '/',
       status,
       elapsed: performance.now() - this.arrived,
       at: Date.now(),
@@ -326,32 +425,6 @@ class ForwardHandler implements Dispatcher.DispatchHandler, OpenStream {
   private releaseTaps(): void {
     this.requestTap?.release();
     this.responseTap?.release();
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController | null, err: Error): void {
-    if (this.clientGone) return;
-    // A 204 or 304 has no body whatever its Content-Length says (a 304 states the length of the
-    // representation), yet undici takes the missing bytes for a mismatch: the answer is complete.
-    if ((this.status === 204 || this.status === 304) && errorCode(err) === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
-      this.onResponseEnd(null, {});
-      return;
-    }
-    const failure = upstreamFailure(err);
-    if (this.res.headersSent) {
-      // Too late for an error answer: cut the response so the client sees it is incomplete.
-      this.context.log.warn({ code: failure.code, method: this.req.method }, 'upstream failed mid-response');
-      this.record(false);
-      this.res.destroy(err);
-      return;
-    }
-    this.context.metrics.inc('upstream_errors_total');
-    this.context.log.warn(
-      { code: failure.code, status: failure.statusCode, method: this.req.method, reason: err.message },
-      'upstream request failed',
-    );
-    this.context.onUpstreamFailure(failure);
-    answer(this.res, failure.statusCode, failureBody(failure));
-    this.failed(failure.statusCode);
   }
 }
 
