@@ -3,8 +3,6 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { OpenApiImportResponse } from '@spectator/shared';
 import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { Principal } from '../auth/tokens.service';
-import { ProposalsService } from '../proposals/proposals.service';
-import { documentOf, importOpenApi } from './openapi-import';
 import type { ProjectEntity } from '../projects/project.entity';
 import { OpenApiImportQuery, OpenApiQuery } from './dto/openapi.dto';
 import { OpenApiService } from './openapi.service';
@@ -14,10 +12,7 @@ import { OpenApiService } from './openapi.service';
 @RequireScope('read')
 @Controller('projects/:p')
 export class OpenApiController {
-  constructor(
-    private readonly openapi: OpenApiService,
-    private readonly proposals: ProposalsService,
-  ) {}
+  constructor(private readonly openapi: OpenApiService) {}
 
   @Get('openapi.json')
   document(@CurrentProject() project: ProjectEntity, @Query() query: OpenApiQuery): Promise<Record<string, unknown>> {
@@ -33,19 +28,12 @@ export class OpenApiController {
   @Post('openapi/import')
   @HttpCode(201)
   @RequireScope('write')
-  async import(
+  import(
     @CurrentProject() project: ProjectEntity,
     @CurrentPrincipal() principal: Principal,
     @Body() body: unknown,
     @Query() query: OpenApiImportQuery,
   ): Promise<OpenApiImportResponse> {
-    // Before anything is made: approving at once needs the approver role, and no four eyes.
-    if (query.approve === 'true') await this.proposals.ensureMayApproveOwn(project, principal);
-    const { warnings, ...proposal } = importOpenApi(documentOf(body));
-    const created = await this.proposals.create(project, principal, proposal);
-    return {
-      proposal: query.approve === 'true' ? await this.proposals.approve(project, principal, created.id) : created,
-      warnings,
-    };
+    return this.openapi.import(project, principal, body, query.approve === 'true');
   }
 }

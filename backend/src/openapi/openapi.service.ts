@@ -4,13 +4,17 @@ import {
   formatVersion,
   isStreamMediaType,
   type JsonSchema,
+  type OpenApiImportResponse,
   parseVersion,
 } from '@spectator/shared';
+import type { Principal } from '../common/principal';
 import { badInput } from '../common/errors';
 import { EndpointsService, toEndpointDocs } from '../endpoints/endpoints.service';
 import { MatrixService } from '../evidence/matrix.service';
 import type { ProjectEntity } from '../projects/project.entity';
+import { ProposalsService } from '../proposals/proposals.service';
 import type { OpenApiQuery } from './dto/openapi.dto';
+import { documentOf, importOpenApi } from './openapi-import';
 
 /** One endpoint at one version, as exported. */
 export interface ExportedEndpoint extends EndpointShapes {
@@ -105,13 +109,38 @@ export function toOpenApi(title: string, description: string, endpoints: readonl
   };
 }
 
-/** The OpenAPI export of a project's documented endpoints. */
+/**
+ * The OpenAPI export of a project's documented endpoints (read from endpoints and evidence), and
+ * imports of a document as a proposal (made through proposals). It holds no SQL of its own.
+ */
 @Injectable()
 export class OpenApiService {
   constructor(
     private readonly endpoints: EndpointsService,
     private readonly matrix: MatrixService,
+    private readonly proposals: ProposalsService,
   ) {}
+
+  /**
+   * Imports an OpenAPI document (`body`: parsed JSON, or YAML text) as a proposal of planned
+   * shapes, approved at once when `approve` is true (by an approver; refused under four eyes).
+   * @throws DomainError BadInput for a document it cannot import, Forbidden to approve.
+   */
+  async import(
+    project: ProjectEntity,
+    principal: Principal,
+    body: unknown,
+    approve: boolean,
+  ): Promise<OpenApiImportResponse> {
+    // Before anything is made: approving at once needs the approver role, and no four eyes.
+    if (approve) await this.proposals.ensureMayApproveOwn(project, principal);
+    const { warnings, ...proposal } = importOpenApi(documentOf(body));
+    const created = await this.proposals.create(project, principal, proposal);
+    return {
+      proposal: approve ? await this.proposals.approve(project, principal, created.id) : created,
+      warnings,
+    };
+  }
 
   async document(project: ProjectEntity, query: OpenApiQuery): Promise<OpenApiDocument> {
     if (query.version !== undefined && query.environment !== undefined)
