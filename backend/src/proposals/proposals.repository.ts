@@ -7,7 +7,8 @@ import {
   type ProposalStatus,
   type ProposalStepName,
 } from '@spectator/shared';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../common/queryable';
 import { returningRows } from '../common/returning';
 import { sqlRank } from '../common/sql';
 import type { ProposalMode } from '../versions/version-writer';
@@ -82,7 +83,7 @@ export class ProposalsRepository {
     proposal: NewProposal,
     status: ProposalStatus,
     approval: { by: string; at: Date } | null,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<string> {
     const [row] = (await manager.query(
       `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by, author, approved_by, approved_at)
@@ -112,7 +113,7 @@ export class ProposalsRepository {
     from: ProposalStatus,
     to: ProposalStatus,
     approvedBy: string,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<boolean> {
     const approved = await returningRows(
       manager,
@@ -131,7 +132,7 @@ export class ProposalsRepository {
     step: ProposalStepName,
     actor: string,
     at: Date | null,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<void> {
     await manager.query(
       `INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, $2, $3, COALESCE($4::timestamptz, now()))`,
@@ -147,7 +148,7 @@ export class ProposalsRepository {
     proposalId: string,
     step: ProposalStepName,
     evidence: StepEvidence,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<Date | null> {
     const [recorded] = (await manager.query(
       `INSERT INTO proposal_steps (proposal_id, step, at, pull_request, build, commit)
@@ -166,7 +167,7 @@ export class ProposalsRepository {
   async advanceStatus(
     proposalId: string,
     step: ProposalStepName,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<{ title: string; status: ProposalStepName } | null> {
     const [proposal] = await returningRows<{ title: string; status: ProposalStepName }>(
       manager,
@@ -189,7 +190,7 @@ export class ProposalsRepository {
     rowId: string,
     step: ProposalStepName,
     pastStatus: ProposalStatus,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<string[]> {
     const rows = (await manager.query(
       `SELECT p.id FROM proposals p
@@ -210,7 +211,7 @@ export class ProposalsRepository {
   async withStep(
     proposalId: string,
     step: ProposalStepName,
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<{ title: string; status: ProposalStepName; actor: string | null; at: Date } | null> {
     const [row] = (await manager.query(
       `SELECT p.title, p.status, s.actor, s.at FROM proposals p JOIN proposal_steps s ON s.proposal_id = p.id AND s.step = $2 WHERE p.id = $1`,
@@ -220,11 +221,7 @@ export class ProposalsRepository {
   }
 
   /** Stores a proposal's planned endpoints, their positions in the order given. */
-  async insertEndpoints(
-    proposalId: string,
-    endpoints: readonly StoredEndpoint[],
-    manager: EntityManager,
-  ): Promise<void> {
+  async insertEndpoints(proposalId: string, endpoints: readonly StoredEndpoint[], manager: Queryable): Promise<void> {
     await manager.query(
       `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses, parameters)
        SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
@@ -242,7 +239,7 @@ export class ProposalsRepository {
   }
 
   /** A proposal's planned endpoints in path, method order (the lock order of every version writer). */
-  endpointsInLockOrder(proposalId: string, manager: EntityManager): Promise<StoredEndpoint[]> {
+  endpointsInLockOrder(proposalId: string, manager: Queryable): Promise<StoredEndpoint[]> {
     return manager.query(
       'SELECT method, path, description, mode, request, responses, parameters FROM proposal_endpoints WHERE proposal_id = $1 ORDER BY path, method',
       [proposalId],
@@ -260,8 +257,8 @@ export class ProposalsRepository {
   }
 
   /** A project's proposal, or null; in `manager`'s transaction when given. */
-  async byId(projectId: string, id: string, manager?: EntityManager): Promise<ProposalRow | null> {
-    const [row] = (await (manager ?? this.db.manager).query(
+  async byId(projectId: string, id: string, manager?: Queryable): Promise<ProposalRow | null> {
+    const [row] = (await (manager ?? this.db).query(
       `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
         WHERE project_id = $1 AND id = $2`,
       [projectId, id],

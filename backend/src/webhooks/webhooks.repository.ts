@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { WebhookDeliveryResponse } from '@spectator/shared';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../common/queryable';
 import { returningRows } from '../common/returning';
 
 /** A registered webhook as listed (its secret is shown once, at registration). */
@@ -120,7 +121,7 @@ export class WebhooksRepository {
   async queue(
     projectId: string,
     event: { id: string; type: string; body: string },
-    manager: EntityManager,
+    manager: Queryable,
   ): Promise<number> {
     const inserted = (await manager.query(
       `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body)
