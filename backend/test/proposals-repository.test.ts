@@ -134,12 +134,16 @@ describe('ProposalsRepository', () => {
     expect((await repository.endpoints(id))[0]).toEqual({ ...given[0], parameters: null });
   });
 
-  it('finds and lists proposals of their own project only, newest first', async () => {
+  it('finds and lists proposals of their own project only, newest first; summarizes them by id', async () => {
     const first = await inTransaction((m) => repository.insert(otherProjectId, NEW, 'Open', null, m));
     const second = await inTransaction((m) => repository.insert(otherProjectId, NEW, 'Open', null, m));
     expect(await repository.byId(projectId, first)).toBeNull();
     expect((await repository.page(otherProjectId, 10)).map((p) => p.id)).toEqual([second, first]);
     expect((await repository.page(otherProjectId, 1)).map((p) => p.id)).toEqual([second]);
+    const summaries = await repository.summaries([first, '00000000-0000-4000-8000-000000000000']);
+    expect(summaries).toEqual([
+      { id: first, title: 't', status: 'Open', createdBy: 'ann', approvedBy: null, approvedAt: null },
+    ]);
   });
 });
 

@@ -39,15 +39,6 @@ export interface VersionRow {
   createdAt: Date;
 }
 
-/** A version of an endpoint with the proposal behind it (null columns when it has none). */
-export interface VersionWithProposal extends VersionRow {
-  title: string | null;
-  status: string | null;
-  createdBy: string | null;
-  approvedBy: string | null;
-  approvedAt: Date | null;
-}
-
 /**
  * The SQL of documented endpoints as the API reads them, raw SQL in one style. Versions are
  * written by `versions/version-writer.ts` through `versions.repository.ts`.
@@ -94,12 +85,11 @@ export class EndpointsRepository {
     return row ?? null;
   }
 
-  /** An endpoint's versions, newest first, each with its proposal. */
-  versions(endpointId: string): Promise<VersionWithProposal[]> {
+  /** An endpoint's versions, newest first (the proposals behind them are read through `ProposalsService`). */
+  versions(endpointId: string): Promise<VersionRow[]> {
     return this.db.query(
-      `SELECT v.id, v.endpoint_id AS "endpointId", v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId",
-                p.title, p.status, p.created_by AS "createdBy", p.approved_by AS "approvedBy", p.approved_at AS "approvedAt"
-           FROM endpoint_versions v LEFT JOIN proposals p ON p.id = v.proposal_id
+      `SELECT v.id, v.endpoint_id AS "endpointId", v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId"
+           FROM endpoint_versions v
           WHERE v.endpoint_id = $1
           ORDER BY v.major DESC, v.minor DESC`,
       [endpointId],

@@ -24,7 +24,7 @@ import { EventsService } from '../events/events.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { ProposalLifecycle } from '../proposals/proposal-lifecycle';
 import { type StoredEndpoint } from '../proposals/proposals.repository';
-import { ProposalsService } from '../proposals/proposals.service';
+import { type ProposalSummary, ProposalsService } from '../proposals/proposals.service';
 import { fourEyesNow } from '../projects/projects.service';
 import type { DocumentationDto } from './dto/documentation.dto';
 import { type EndpointAtVersion, EndpointsRepository } from './endpoints.repository';
@@ -49,6 +49,18 @@ export interface EndpointVersionResponse {
     approvedBy: string | null;
     approvedAt: string | null;
   } | null;
+}
+
+/** The proposal behind a version, as its history shows it (`summary` missing: none is stored). */
+function toProposalOfVersion(id: string, summary: ProposalSummary | undefined): EndpointVersionResponse['proposal'] {
+  return {
+    id,
+    title: summary?.title ?? '',
+    status: summary?.status ?? 'Approved',
+    createdBy: summary?.createdBy ?? null,
+    approvedBy: summary?.approvedBy ?? null,
+    approvedAt: summary?.approvedAt?.toISOString() ?? null,
+  };
 }
 
 /** Documentation as the API writes it: shapes as JSON Schema, parameters null when not documented. */
@@ -166,6 +178,9 @@ export class EndpointsService {
       );
     }
     const rows = await this.endpoints.versions(endpointId);
+    const proposals = await this.proposals.summaries(
+      rows.flatMap((row) => (row.proposalId === null ? [] : [row.proposalId])),
+    );
     return rows.map((row) => ({
       id: row.id,
       version: formatVersion(row),
@@ -173,17 +188,7 @@ export class EndpointsService {
       createdAt: row.createdAt.toISOString(),
       ...toEndpointDocs(row),
       changes: row.changes.map(toChangeResponse),
-      proposal:
-        row.proposalId === null
-          ? null
-          : {
-              id: row.proposalId,
-              title: row.title ?? '',
-              status: row.status ?? 'Approved',
-              createdBy: row.createdBy,
-              approvedBy: row.approvedBy,
-              approvedAt: row.approvedAt?.toISOString() ?? null,
-            },
+      proposal: row.proposalId === null ? null : toProposalOfVersion(row.proposalId, proposals.get(row.proposalId)),
     }));
   }
 

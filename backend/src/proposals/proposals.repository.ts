@@ -31,6 +31,16 @@ export interface ProposalRow {
   author: string | null;
 }
 
+/** Who made and approved a proposal, and where it is in its lifecycle. */
+export interface ProposalSummary {
+  id: string;
+  title: string;
+  status: ProposalStatus;
+  createdBy: string | null;
+  approvedBy: string | null;
+  approvedAt: Date | null;
+}
+
 /** What a new proposal records. */
 export interface NewProposal {
   title: string;
@@ -264,6 +274,15 @@ export class ProposalsRepository {
       [projectId, id],
     )) as ProposalRow[];
     return row ?? null;
+  }
+
+  /** The summaries of the proposals `ids` (those that exist), unsorted. */
+  summaries(ids: readonly string[]): Promise<ProposalSummary[]> {
+    return this.db.query(
+      `SELECT id, title, status, created_by AS "createdBy", approved_by AS "approvedBy", approved_at AS "approvedAt"
+         FROM proposals WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
   }
 
   /** A proposal's steps in lifecycle order. */

@@ -24,7 +24,14 @@ import { VersionStore } from '../versions/version-store';
 import { planVersion, writeNextVersion } from '../versions/version-writer';
 import { fourEyesNow } from '../projects/projects.service';
 import { ProposalLifecycle } from './proposal-lifecycle';
-import { type ProposalRow, ProposalsRepository, type StoredEndpoint } from './proposals.repository';
+import {
+  type ProposalRow,
+  type ProposalSummary,
+  ProposalsRepository,
+  type StoredEndpoint,
+} from './proposals.repository';
+
+export type { ProposalSummary } from './proposals.repository';
 import type {
   CreateProposalDto,
   PlannedBodyDto,
@@ -212,6 +219,12 @@ export class ProposalsService {
         ErrorCode.Forbidden,
         `this project requires a second person to approve (four eyes): ${principal.name} cannot approve what they propose; propose without approving, and another approver approves`,
       );
+  }
+
+  /** Summaries of the proposals `ids` by id (those that exist; the versions they made name them). */
+  async summaries(ids: readonly string[]): Promise<Map<string, ProposalSummary>> {
+    if (ids.length === 0) return new Map();
+    return new Map((await this.proposals.summaries([...new Set(ids)])).map((summary) => [summary.id, summary]));
   }
 
   /** Proposals newest first (at most `limit`). */
