@@ -254,8 +254,16 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   pathsChanged = (paths) => {
     pipeline?.setPathHints(paths);
     const templates = paths.filter(hasParameter);
+    // The literal entries keep their rows apart from the templates (`/users/me` beside `/users/{user}`).
+    const literals = paths.filter((path) => !hasParameter(path));
     if (templates.length > 0)
-      uplink?.sendControl({ type: 'learned', captureId: captures.current.id, templates, hint: true });
+      uplink?.sendControl({
+        type: 'learned',
+        captureId: captures.current.id,
+        templates,
+        hint: true,
+        ...(literals.length > 0 ? { literals } : {}),
+      });
   };
   pathsChanged(rules.paths);
 

@@ -204,14 +204,15 @@ describe('path templates from structure', () => {
   it('matches service.yml paths like documented templates and tells the backend to regroup them', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-paths-'));
     const configPath = path.join(dir, 'service.yml');
-    fs.writeFileSync(configPath, 'ignoreRequests: []\npaths:\n  - /users/{username}\n  - 42\n');
+    fs.writeFileSync(configPath, 'ignoreRequests: []\npaths:\n  - /users/{username}\n  - 42\n  - /users/me\n');
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();
     const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', configPath });
     try {
       await sendAll(agent.proxyUrl, [`/users/${NAMES.users[0]}`], 1);
       const hint = await waitFor('hint', () => backend.messages.find((m): m is LearnedMessage => m.type === 'learned'));
-      expect(hint).toMatchObject({ templates: ['/users/{username}'], hint: true });
+      // The literal entry goes along, so the backend keeps its rows apart from the template's.
+      expect(hint).toMatchObject({ templates: ['/users/{username}'], hint: true, literals: ['/users/me'] });
       expect(agent.logs.find('bad paths entry skipped')[0]).toMatchObject({ index: 1 });
       // One value, yet no hold: a stated template is decided.
       await waitFor('sent under the hint', () => backend.count((o) => o.path === '/users/{username}') === 1);

@@ -97,6 +97,34 @@ describe('path hints', () => {
     expect(await tablesContaining(backend.databaseUrl, 'k3v')).toEqual([]);
   });
 
+  it('from service.yml keep the paths stated literal apart: `/teams/me` beside `/teams/{team}`', async () => {
+    const late = batchMessage(captureId, [
+      { method: 'GET', path: '/teams/me', status: 200, response: { plan: 'x' } },
+      { method: 'GET', path: '/teams/dave-k3v', status: 200, response: { slug: 'x' } },
+    ]);
+    expect(await agent.request(late)).toMatchObject({ type: 'ack' });
+    // service.yml paths: [/teams/{team}, /teams/me], as the agent reports them.
+    agent.send({ type: 'learned', captureId, templates: ['/teams/{team}'], hint: true, literals: ['/teams/me'] });
+    const teams = async () =>
+      (await undocumented()).filter((e) => e.path.startsWith('/teams/')).sort((a, b) => (a.path < b.path ? -1 : 1));
+    const expected = [
+      { method: 'GET', path: '/teams/me', interactions: 1, count: 1 },
+      { method: 'GET', path: '/teams/{team}', interactions: 1, count: 1 },
+    ];
+    expect(await eventually(teams, (list) => JSON.stringify(list) === JSON.stringify(expected))).toEqual(expected);
+    // Later rows under the literal path, and under a value, as an agent that has not heard of the hint sends them.
+    const later = batchMessage(captureId, [
+      { method: 'GET', path: '/teams/me', status: 200, response: { plan: 'x' } },
+      { method: 'GET', path: '/teams/erin-k3v', status: 200, response: { slug: 'x' } },
+    ]);
+    expect(await agent.request(later)).toMatchObject({ type: 'ack' });
+    expect(await teams()).toEqual([
+      { method: 'GET', path: '/teams/me', interactions: 2, count: 2 },
+      { method: 'GET', path: '/teams/{team}', interactions: 2, count: 2 },
+    ]);
+    expect(await tablesContaining(backend.databaseUrl, 'k3v')).toEqual([]);
+  });
+
   it('reach connected agents at once: documented templates first', async () => {
     // The documentation commit before the hint was pushed too; the newest push has both.
     await eventually(

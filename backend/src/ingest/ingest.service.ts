@@ -392,7 +392,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await this.ensureCapture(session, message.captureId);
     const known = await this.learnedOf(session, message.captureId);
     const byTemplate = new Map(known.map((entry) => [entry.template, entry]));
-    const fresh = message.templates.filter((template) => !byTemplate.has(template));
+    const literals = message.literals ?? [];
+    const fresh = [...message.templates, ...literals].filter((template) => !byTemplate.has(template));
     if (known.length + fresh.length > MAX_LEARNED_PER_CAPTURE)
       throw new WireError(
         `templates would make more than ${MAX_LEARNED_PER_CAPTURE} learned templates for capture ${message.captureId}`,
@@ -408,11 +409,13 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
           : new Set([...(before?.covers ?? []), ...named]);
       return { template, covers };
     });
+    // Paths users stated literal are kept as covering nothing: a row under one stays where it is.
+    const kept = [...entries, ...literals.map((path) => ({ template: path, covers: new Set<string>() }))];
     await this.ingest.keepLearnedTemplates(
       message.captureId,
-      entries.map((entry) => ({ template: entry.template, covers: entry.covers && [...entry.covers] })),
+      kept.map((entry) => ({ template: entry.template, covers: entry.covers && [...entry.covers] })),
     );
-    for (const entry of entries) {
+    for (const entry of kept) {
       const before = byTemplate.get(entry.template);
       if (before === undefined) known.push(entry);
       else before.covers = entry.covers;
@@ -424,7 +427,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       await this.regrouping.regroup(
         session.projectId,
         template,
-        message.hint ? {} : { captureId: message.captureId, ...(covers === null ? {} : { covers }) },
+        message.hint ? { keep: literals } : { captureId: message.captureId, ...(covers === null ? {} : { covers }) },
       );
   }
 

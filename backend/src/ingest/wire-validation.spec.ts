@@ -235,6 +235,16 @@ describe('parseAgentMessage', () => {
       'hint must be true when present',
     ],
     [
+      'learned literals without hint',
+      { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], literals: ['/users/me'] },
+      'literals are allowed with hint only',
+    ],
+    [
+      'learned literal with a parameter',
+      { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], hint: true, literals: ['/users/{id}'] },
+      'literals[0] must be a path without {parameter}',
+    ],
+    [
       'learned covers of another template',
       { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], covers: { '/orgs/{org}': [] } },
       'covers["/orgs/{org}"] must be one of templates',

@@ -14,6 +14,7 @@ import {
   type WireObservation,
   type WireRuntime,
   type WireUnmatched,
+  bestTemplate,
   hasParameter,
   histogramProblem,
   templatePath,
@@ -376,18 +377,36 @@ function covers(value: unknown, templates: readonly string[]): Record<string, st
   return out;
 }
 
+/** `literals`: paths users stated without a parameter (`/users/me`), unique. */
+function literalPaths(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length > MAX_LEARNED_TEMPLATES)
+    fail('literals', `must be an array of at most ${MAX_LEARNED_TEMPLATES} paths`);
+  return [
+    ...new Set(
+      value.map((item: unknown, i: number) => {
+        const path = text(item, `literals[${i}]`, 2048);
+        if (!path.startsWith('/') || hasParameter(path)) fail(`literals[${i}]`, 'must be a path without {parameter}');
+        // In the canonical form stored paths have (a path is its own best match, in canonical form).
+        return bestTemplate(path, [path]) ?? path;
+      }),
+    ),
+  ];
+}
+
 function learned(o: Record<string, unknown>): LearnedMessage {
   const captureId = uuid(o.captureId, 'captureId');
   if (!Array.isArray(o.templates) || o.templates.length === 0 || o.templates.length > MAX_LEARNED_TEMPLATES)
     fail('templates', `must be an array of 1-${MAX_LEARNED_TEMPLATES} templates`);
   const templates = [...new Set(o.templates.map((item: unknown, i: number) => template(item, `templates[${i}]`)))];
   if (o.hint !== undefined && o.hint !== true) fail('hint', 'must be true when present');
+  if (o.literals !== undefined && o.hint !== true) fail('literals', 'are allowed with hint only');
   return {
     type: 'learned',
     captureId,
     templates,
     ...(o.covers === undefined ? {} : { covers: covers(o.covers, templates) }),
     ...(o.hint === true ? { hint: true as const } : {}),
+    ...(o.literals === undefined ? {} : { literals: literalPaths(o.literals) }),
   };
 }
 

@@ -30,6 +30,8 @@ export interface RegroupScope {
    * sibling the agent keeps literal, `/users/me`). Without: every literal path the template covers.
    */
   covers?: ReadonlySet<string>;
+  /** Paths users stated literal (`service.yml` `paths:` entries without a parameter): never taken. */
+  keep?: readonly string[];
 }
 
 /** Longest template accepted (the agent's paths are bounded alike). */
@@ -93,7 +95,7 @@ export class RegroupService {
     const project = await this.projects.byId(projectId);
     const result = await withRetry(() =>
       this.paths.transaction((manager) =>
-        this.regroupIn(manager, project, canonical, scope.captureId ?? null, scope.covers ?? null),
+        this.regroupIn(manager, project, canonical, scope.captureId ?? null, scope.covers ?? null, scope.keep ?? []),
       ),
     );
     for (const captureId of result.captures) this.events.captureChanged(projectId, captureId);
@@ -106,10 +108,12 @@ export class RegroupService {
     template: string,
     captureId: string | null,
     covers: ReadonlySet<string> | null,
+    keep: readonly string[],
   ): Promise<{ merged: number; captures: string[] }> {
     const rowIds = captureId === null ? null : await this.evidenceRowsOf(manager, project, captureId);
     const literals = (await this.literalsOf(manager, project.id, template, captureId, rowIds)).filter(
-      (path) => covers === null || captureId === null || covers.has(pathDigest(captureId, path)),
+      (path) =>
+        (covers === null || captureId === null || covers.has(pathDigest(captureId, path))) && !keep.includes(path),
     );
     if (literals.length === 0) return { merged: 0, captures: [] };
 

@@ -153,6 +153,11 @@ export interface LearnedMessage {
   covers?: Record<string, string[]>;
   /** Stated by users (`service.yml` `paths:`): regrouped across the project, not only the capture. */
   hint?: true;
+  /**
+   * With `hint`: the `service.yml` `paths:` entries without a parameter (`/users/me`), paths users
+   * stated literal. They are never taken into a template, neither stored rows nor later ones.
+   */
+  literals?: string[];
 }
 
 /** A new capture started (command restart, upstream came back). The previous one ended. */
