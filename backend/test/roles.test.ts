@@ -5,12 +5,15 @@ import {
   type ProjectResponse,
   type ProposalResponse,
   roleAllows,
+  tokenAllows,
   type TokenResponse,
+  type TokenScope,
   type WhoAmIResponse,
 } from '@spectator/shared';
 import { createHash } from 'node:crypto';
 import { startSsoBackend, TestBrowser } from './support/oidc';
 import { apiCall, sqlOn, type TestBackend } from './support';
+import { nestRoutes } from './support/routes';
 
 let sso: Awaited<ReturnType<typeof startSsoBackend>>;
 let backend: TestBackend;
@@ -56,6 +59,32 @@ function sql<T>(text: string, values: unknown[] = []): Promise<T[]> {
   return sqlOn<T>(backend.databaseUrl, text, values);
 }
 
+/**
+ * What every state-changing route needs, as decided: a new route fails the walk until it is added
+ * here (viewer reads, editor documents and proposes, approver approves, admin administers).
+ */
+const CHANGES_NEED: Record<string, string> = {
+  'POST /auth/logout': 'read',
+  'POST /projects': 'admin',
+  'PATCH /projects/:p': 'admin',
+  'POST /projects/:p/documentation': 'write',
+  'PUT /projects/:p/group-roles': 'admin',
+  'PUT /projects/:p/members': 'admin',
+  'DELETE /projects/:p/members/:userId': 'admin',
+  'POST /projects/:p/openapi/import': 'write',
+  'DELETE /projects/:p/path-hints': 'write',
+  'POST /projects/:p/path-hints': 'write',
+  'POST /projects/:p/proposals': 'write',
+  'POST /projects/:p/proposals/:id/approve': 'approve',
+  'POST /projects/:p/tokens': 'admin',
+  'DELETE /projects/:p/tokens/:tokenId': 'admin',
+  'POST /projects/:p/webhooks': 'admin',
+  'DELETE /projects/:p/webhooks/:id': 'admin',
+};
+
+/** Routes the walk leaves out, each for a reason: signing out ends the walker's session (sso.test covers it). */
+const NOT_WALKED = new Set(['POST /auth/logout']);
+
 const TEST_PEOPLE = {
   alice: 'admin', // instance admin (spectator-admins)
   bob: 'editor', // api-team
@@ -80,51 +109,104 @@ describe('roles', () => {
     expect((await people.dave.api('GET', '/projects/other/captures')).status).toBe(404);
   });
 
-  it('guards every route of a project by role (each operation of the service’s OpenAPI document)', async () => {
-    const doc = await apiCall<{ paths: Record<string, Record<string, { 'x-spectator-access'?: string }>> }>(
-      backend.url,
-      null,
-      'GET',
-      '/api/docs/openapi.json',
+  it('guards every route by role, scope and CSRF: a table of every route Nest registers', async () => {
+    const routes = nestRoutes();
+    // Every route says what it needs (the guard refuses one that does not); changes need what was decided.
+    expect(routes.filter((route) => route.access === undefined).map((r) => r.handler)).toEqual([]);
+    expect(
+      Object.fromEntries(
+        routes
+          .filter((route) => route.method !== 'GET')
+          .map((route) => [`${route.method} ${route.path}`, route.access]),
+      ),
+    ).toEqual(CHANGES_NEED);
+    // Reads need a viewer, but a project's members, tokens and webhooks an admin.
+    expect(
+      routes
+        .filter((route) => route.method === 'GET' && route.access !== 'read' && route.access !== 'public')
+        .map((route) => `${route.path} ${route.access}`),
+    ).toEqual([
+      '/projects/:p/members admin',
+      '/projects/:p/tokens admin',
+      '/projects/:p/webhooks admin',
+      '/projects/:p/webhooks/:id/deliveries admin',
+    ]);
+    const guarded = routes.filter(
+      (route) => route.access !== 'public' && !NOT_WALKED.has(`${route.method} ${route.path}`),
     );
-    const checked: string[] = [];
-    for (const [path, operations] of Object.entries(doc.body.paths)) {
-      if (!path.startsWith('/api/v1/projects/{p}')) continue;
-      for (const [method, operation] of Object.entries(operations)) {
-        const access = operation['x-spectator-access'] as Access;
-        expect({ path, method, access }).toEqual({
-          path,
-          method,
-          access: expect.stringMatching(/^(read|write|approve|admin)$/),
-        });
-        const route = path
-          .slice('/api/v1'.length)
-          .replace('{p}', 'shop')
-          .replace('{pr}', '1')
-          .replace(/\{\w+\}/g, '00000000-0000-4000-8000-000000000000');
-        for (const [name, role] of Object.entries(TEST_PEOPLE)) {
-          const answer = await people[name as keyof typeof people].api<{ message?: string }>(
-            method.toUpperCase(),
-            route,
-            method === 'get' ? undefined : {},
-          );
-          // Guards run before validation: a 403 is the role, anything else means the role was enough.
-          const allowed = roleAllows(role, access);
-          expect({ route, method, name, status: answer.status === 403 ? 403 : 'not 403' }).toEqual({
-            route,
-            method,
-            name,
-            status: allowed ? 'not 403' : 403,
+    expect(guarded.length).toBeGreaterThanOrEqual(40);
+    const tokens: Record<TokenScope, string> = { read: '', write: '', admin: '', agent: '' };
+    for (const scope of Object.keys(tokens) as TokenScope[])
+      tokens[scope] = (
+        await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: `walk ${scope}`, scope })
+      ).body.token as string;
+    const wrong: unknown[] = [];
+    for (const route of guarded) {
+      const access = route.access as Access | 'agent';
+      const inProject = route.path.startsWith('/projects/:p');
+      const url = route.path
+        .replace(':p', 'shop')
+        .replace(':pr', '1')
+        .replace(/:\w+/g, '00000000-0000-4000-8000-000000000000');
+      const body = route.method === 'GET' ? undefined : {};
+      const outcome = (status: number): 'refused' | 'passed' => (status === 403 ? 'refused' : 'passed');
+      // People, by their role in the project (outside one: `admin` is an instance admin's).
+      for (const [name, role] of Object.entries(TEST_PEOPLE)) {
+        const allowed =
+          access === 'agent' ? false : inProject ? roleAllows(role, access) : access !== 'admin' || name === 'alice';
+        const answer = await people[name as keyof typeof people].api<{ message?: string }>(route.method, url, body);
+        const expected = allowed ? 'passed' : 'refused';
+        if (outcome(answer.status) !== expected)
+          wrong.push({
+            route: `${route.method} ${route.path}`,
+            who: `${name} (${role})`,
+            status: answer.status,
+            expected,
           });
-          if (!allowed)
-            expect(answer.body.message).toMatch(
-              /^this needs the (viewer|editor|approver|admin) role in this project; you are /,
-            );
-        }
-        checked.push(`${method} ${path}`);
+        else if (
+          !allowed &&
+          inProject &&
+          access !== 'agent' &&
+          !/^this needs the (editor|approver|admin) role in this project; you are /.test(answer.body.message ?? '')
+        )
+          wrong.push({ route: `${route.method} ${route.path}`, who: name, message: answer.body.message });
+      }
+      // Tokens of the project, by scope (creating projects is the bootstrap token's alone).
+      for (const [scope, token] of Object.entries(tokens) as Array<[TokenScope, string]>) {
+        const allowed = tokenAllows(scope, access) && !(route.method === 'POST' && route.path === '/projects');
+        const answer = await apiCall(backend.url, token, route.method, url, body);
+        const expected = allowed ? 'passed' : 'refused';
+        if (outcome(answer.status) !== expected)
+          wrong.push({
+            route: `${route.method} ${route.path}`,
+            who: `a ${scope} token`,
+            status: answer.status,
+            expected,
+          });
+      }
+      // A cookie session's change without the CSRF header is refused whoever it is.
+      if (route.method !== 'GET') {
+        const forged = await people.alice.api<{ message?: string }>(route.method, url, body, { csrf: false });
+        if (forged.status !== 403 || !/x-csrf-token header/.test(forged.body.message ?? ''))
+          wrong.push({
+            route: `${route.method} ${route.path}`,
+            who: 'alice without X-CSRF-Token',
+            status: forged.status,
+          });
       }
     }
-    expect(checked.length).toBeGreaterThanOrEqual(30);
+    expect(wrong).toEqual([]);
+  });
+
+  it('names the role a refusal needs: a viewer cannot document, an editor cannot approve', async () => {
+    const document = await people.dave.api<{ message: string }>('POST', '/projects/shop/documentation', {
+      captureId: '00000000-0000-4000-8000-000000000000',
+      endpoints: [{ method: 'GET', path: '/x', documentBodies: true }],
+    });
+    expect(document).toEqual({
+      status: 403,
+      body: expect.objectContaining({ message: 'this needs the editor role in this project; you are viewer' }),
+    });
   });
 
   it('lets an editor propose but not approve; an approver approves and is the actor of the step', async () => {

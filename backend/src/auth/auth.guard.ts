@@ -66,6 +66,12 @@ export class AuthGuard implements CanActivate {
     request.principal = principal;
     const slug = request.params?.p;
     if (slug !== undefined) request.project = await this.projectFor(principal, slug);
+    // Outside a project (creating one), `admin` is the instance's: the bootstrap token, not a project's.
+    else if (needed === 'admin' && principal.kind === 'token' && principal.projectId !== null)
+      throw new DomainError(
+        ErrorCode.Forbidden,
+        "this needs the bootstrap admin token: a project's token acts in its own project only",
+      );
     ensureScope(principal, needed);
     return true;
   }
