@@ -12,7 +12,11 @@ import type {
   UndocumentedEndpointResponse,
   VersionMatrixResponse,
 } from '@spectator/shared';
+import pino from 'pino';
 import type { DataSource } from 'typeorm';
+import type { Runtime } from '../src/config/runtime';
+import { RuntimeRepository } from '../src/runtime/runtime.repository';
+import { RuntimeService } from '../src/runtime/runtime.service';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { ShapeStore } from '../src/captures/shape-store';
 import { PathsRepository } from '../src/paths/paths.repository';
@@ -192,6 +196,8 @@ beforeAll(async () => {
     new ProjectsService(ds.getRepository(ProjectEntity), audit),
     evidence,
     events,
+    // Its log is for the rollup, which no test here runs.
+    new RuntimeService(new RuntimeRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),
   );
 });
 afterAll(async () => {

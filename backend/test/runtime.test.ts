@@ -311,7 +311,7 @@ describe('runtime evidence', () => {
     expect(await rows()).toEqual([{ resolution: 'minute', n: 5 }]);
 
     const runtime = { config: parseConfig({}), databaseUrl: backend.databaseUrl, log: pino({ level: 'silent' }) };
-    const service = new RuntimeService(new RuntimeRepository(ds), null as never, runtime as Runtime);
+    const service = new RuntimeService(new RuntimeRepository(ds), runtime as Runtime);
     const done = await service.rollUp(now);
     // 5 minute rows moved (to 3 hours), the 2 old hours moved on to days, 1 day row past 400 days deleted.
     expect(done).toEqual({ minute: 5, hour: 2, day: 1 });

@@ -76,15 +76,6 @@ export class EndpointsRepository {
     return row?.exists === true;
   }
 
-  /** The method and path of a project's endpoint, or null when the project has no endpoint with this id. */
-  async route(projectId: string, id: string): Promise<{ method: string; path: string } | null> {
-    const [row] = (await this.db.query('SELECT method, path FROM endpoints WHERE id = $1 AND project_id = $2', [
-      id,
-      projectId,
-    ])) as Array<{ method: string; path: string }>;
-    return row ?? null;
-  }
-
   /** An endpoint's versions, newest first (the proposals behind them are read through `ProposalsService`). */
   versions(endpointId: string): Promise<VersionRow[]> {
     return this.db.query(

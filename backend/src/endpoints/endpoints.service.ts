@@ -155,20 +155,6 @@ export class EndpointsService {
     return this.endpoints.atVersionIds(at.versionIds);
   }
 
-  /**
-   * The method and path of a project's endpoint.
-   * @throws DomainError EndpointNotFound when the project has none with this id.
-   */
-  async route(project: ProjectEntity, endpointId: string): Promise<{ method: string; path: string }> {
-    const route = await this.endpoints.route(project.id, endpointId);
-    if (route === null)
-      throw new DomainError(
-        ErrorCode.EndpointNotFound,
-        `endpoint ${endpointId} does not exist in project ${project.slug}`,
-      );
-    return route;
-  }
-
   /** The version history of an endpoint, newest first. */
   async versions(project: ProjectEntity, endpointId: string): Promise<EndpointVersionResponse[]> {
     if (!(await this.endpoints.exists(project.id, endpointId))) {

@@ -344,7 +344,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       maxEndpoints: this.runtime.config.maxEndpointsPerCapture,
     };
     const parameters = writeBatchParameters(header, rows);
-    const evidence = environmentRowOf(session.environment) !== null;
+    const environmentRow = environmentRowOf(session.environment);
+    const evidence = environmentRow !== null;
     const unmatched =
       batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
     const claimed = await withRetry(async () => {
@@ -365,7 +366,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
           );
         // Timings and counts, under the versions the evidence just named: as durable as the batch too.
         if (written && evidence)
-          await this.runtimeEvidence.record(manager, session.projectId, session.environment, batch, dropped);
+          await this.runtimeEvidence.record(manager, session.projectId, environmentRow, batch, dropped);
         if (written && unmatched)
           await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);
         return written;

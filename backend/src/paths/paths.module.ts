@@ -3,6 +3,7 @@ import { CapturesModule } from '../captures/captures.module';
 import { EventsModule } from '../events/events.module';
 import { EvidenceModule } from '../evidence/evidence.module';
 import { ProjectsModule } from '../projects/projects.module';
+import { RuntimeModule } from '../runtime/runtime.module';
 import { PathHintsController } from './path-hints.controller';
 import { PathHintsService } from './path-hints.service';
 import { PathsRepository } from './paths.repository';
@@ -10,7 +11,7 @@ import { RegroupService } from './regroup.service';
 
 /** Path templates users state (hints) and regrouping stored literal paths into a template. */
 @Module({
-  imports: [CapturesModule, EventsModule, EvidenceModule, ProjectsModule],
+  imports: [CapturesModule, EventsModule, EvidenceModule, ProjectsModule, RuntimeModule],
   controllers: [PathHintsController],
   providers: [PathsRepository, PathHintsService, RegroupService],
   exports: [PathHintsService, RegroupService],

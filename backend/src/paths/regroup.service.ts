@@ -15,6 +15,7 @@ import { extendEndpointShapes } from '../versions/endpoint-shapes';
 import { withRetry } from '../common/retry';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
+import { RuntimeService } from '../runtime/runtime.service';
 import { EvidenceService } from '../evidence/evidence.service';
 import { type AggregatedRow, writeBatchParameters } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
@@ -77,6 +78,7 @@ export class RegroupService {
     private readonly projects: ProjectsService,
     private readonly evidence: EvidenceService,
     private readonly events: EventsService,
+    private readonly runtime: RuntimeService,
   ) {}
 
   /**
@@ -125,6 +127,8 @@ export class RegroupService {
     for (const row of moved) byCapture.set(row.captureId, [...(byCapture.get(row.captureId) ?? []), row]);
     for (const [capture, rows] of byCapture) await this.writeMerged(manager, project.id, capture, template, rows);
     const evidence = await this.evidence.regroup(manager, project, rowIds, literals, template);
+    // Runtime figures move with the evidence, so no literal stays there either.
+    await this.runtime.regroup(manager, project.id, rowIds, literals, template);
     const proposals = await this.regroupProposals(manager, project.id, captureId, literals, template);
     const merged = moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals;
     return { merged, captures: [...byCapture.keys()] };

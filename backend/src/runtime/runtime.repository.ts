@@ -93,6 +93,29 @@ const MOVE = `
   )
   SELECT count(*)::int AS moved FROM moved`;
 
+/**
+ * Moves the rows of paths `$2` (literals a learned or stated template `$3` covers) into the
+ * template's rows, added to what those hold, for the environment rows `$4` (every row when null):
+ * no literal is left, as in the evidence (paths/regroup.service.ts).
+ */
+const REGROUP = `
+  WITH moved AS (
+    DELETE FROM runtime_buckets
+     WHERE project_id = $1::uuid AND path = ANY($2::text[])
+       AND ($4::uuid[] IS NULL OR (environment_kind, environment_name) IN
+            (SELECT kind, name FROM environment_rows WHERE project_id = $1::uuid AND id = ANY($4::uuid[])))
+    RETURNING *
+  ), written AS (
+    INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+    SELECT project_id, method, $3::text, environment_kind, environment_name, version, resolution, bucket,
+           sum(requests), sum(server_errors), sum(upstream_failures), sum(client_left),
+           runtime_histogram_sum(ttfb), runtime_histogram_sum(ttlb)
+      FROM moved
+     GROUP BY project_id, method, environment_kind, environment_name, version, resolution, bucket
+    ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_COLUMNS}
+  )
+  SELECT count(*)::int AS moved FROM moved`;
+
 /** The SQL of runtime evidence (`runtime_buckets`), raw SQL in one style. */
 @Injectable()
 export class RuntimeRepository {
@@ -129,6 +152,27 @@ export class RuntimeRepository {
   async move(from: RuntimeResolution, to: RuntimeResolution, before: Date, limit: number): Promise<number> {
     const [{ moved }] = (await this.db.query(MOVE, [from, before, to, limit])) as [{ moved: number }];
     return moved;
+  }
+
+  /** Moves the rows of `literals` into `template` (see REGROUP), in the regrouping's transaction. @returns how many. */
+  async regroup(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    literals: readonly string[],
+    template: string,
+  ): Promise<number> {
+    const [{ moved }] = (await manager.query(REGROUP, [projectId, literals, template, rowIds])) as [{ moved: number }];
+    return moved;
+  }
+
+  /** The method and path of a project's endpoint, or null when it has none with this id. */
+  async route(projectId: string, id: string): Promise<{ method: string; path: string } | null> {
+    const [row] = (await this.db.query('SELECT method, path FROM endpoints WHERE id = $1 AND project_id = $2', [
+      id,
+      projectId,
+    ])) as Array<{ method: string; path: string }>;
+    return row ?? null;
   }
 
   /** Deletes rows of `resolution` older than `before`. @returns how many. */

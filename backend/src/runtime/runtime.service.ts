@@ -1,6 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import {
-  type AgentEnvironment,
   type BatchMessage,
   LatencyHistogram,
   type LatencyPercentiles,
@@ -11,11 +10,9 @@ import {
 } from '@spectator/shared';
 import type { Logger } from 'pino';
 import type { EntityManager } from 'typeorm';
-import { badInput } from '../common/errors';
+import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { EndpointsService } from '../endpoints/endpoints.service';
-import { environmentRowOf } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
 import {
   type RuntimeMinute,
@@ -174,7 +171,6 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly repository: RuntimeRepository,
-    private readonly endpoints: EndpointsService,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'runtime' });
@@ -191,19 +187,33 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Adds a batch's runtime evidence, in the batch's transaction, after its evidence (so each
-   * endpoint's rows go under the version its cell names now). Local captures keep none: they are
-   * no evidence either.
+   * endpoint's rows go under the version its cell names now). `row`: the batch's environment row
+   * (evidence/environment-row.ts); local captures have none and keep none, as they keep no evidence.
    */
   async record(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
-    environment: AgentEnvironment,
+    row: { kind: MatrixKind; name: string } | null,
     batch: BatchMessage,
     dropped: ReadonlySet<string> | null,
   ): Promise<void> {
-    const row = environmentRowOf(environment);
     if (row === null) return;
     await this.repository.addMinutes(manager, projectId, row, runtimeMinutes(batch, dropped));
+  }
+
+  /**
+   * Regrouping (paths/regroup.service.ts), in its transaction: the rows of `literals` of the
+   * environment rows `rowIds` (every row when null) move into `template`'s, so no literal is left.
+   * @returns how many rows moved.
+   */
+  regroup(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    literals: readonly string[],
+    template: string,
+  ): Promise<number> {
+    return this.repository.regroup(manager, projectId, rowIds, literals, template);
   }
 
   /**
@@ -240,7 +250,12 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     query: RuntimeQueryInput,
     now = new Date(),
   ): Promise<RuntimeResponse> {
-    const route = await this.endpoints.route(project, endpointId);
+    const route = await this.repository.route(project.id, endpointId);
+    if (route === null)
+      throw new DomainError(
+        ErrorCode.EndpointNotFound,
+        `endpoint ${endpointId} does not exist in project ${project.slug}`,
+      );
     const sinceMs = query.since === undefined ? now.getTime() - DAY_MS : Date.parse(query.since);
     if (Number.isNaN(sinceMs)) throw badInput('since must be an ISO 8601 time');
     if (sinceMs > now.getTime()) throw badInput('since must not be in the future');
