@@ -179,6 +179,13 @@ describe('PathLearner', () => {
       ['GET', '/self/calls/count', null],
       ['GET', '/self/events/count', null],
       ['GET', '/self/account', responseKeys(inferShape({ id: 1, name: 'n' }))],
+      ['GET', '/json/Teams', list({ TeamId: 1 })],
+      ['GET', '/xml/Teams', list({ TeamId: 1 })],
+      ['GET', '/json/Venues', list({ VenueId: 1 })],
+      ['GET', '/xml/Venues', list({ VenueId: 1 })],
+      ['GET', '/v1/company/id/17', org],
+      ['GET', '/v1/company/competitor/id/18', list({ login: 'x' })],
+      ['GET', '/v1/company/rival/id/19', list({ login: 'x' })],
     ];
     const probes = [
       '/articles/latest',
@@ -190,6 +197,9 @@ describe('PathLearner', () => {
       '/repos/zoe/app/issues',
       '/self/account',
       '/self/calls/count',
+      '/csv/Teams',
+      '/xml/Venues',
+      '/v1/company/rival/id/20',
     ];
     const templates = (order: ReadonlyArray<[string, string, readonly string[] | null]>) => {
       const learner = new PathLearner();
@@ -207,6 +217,9 @@ describe('PathLearner', () => {
       '/repos/{owner}/{repo}/issues',
       '/self/account',
       '/self/calls/count',
+      '/csv/Teams',
+      '/{name}/Venues',
+      '/v1/company/rival/id/{idId}',
     ]);
     fc.assert(
       fc.property(fc.shuffledSubarray(traffic, { minLength: traffic.length }), (order) => {
@@ -244,6 +257,106 @@ describe('PathLearner', () => {
       ['GET', '/orgs/acme/actions/cache/usage', null],
     ]);
     expect(learner.resolve('/orgs/zeta/actions/cache/usage')).toBe('/orgs/{org}/actions/cache/usage');
+  });
+
+  it('learns a first segment from values that share whole routes, and only those values', () => {
+    const learner = new PathLearner();
+    const teams = list({ TeamId: 1, Name: 'n' });
+    const players = list({ PlayerId: 1, MatchName: 'm' });
+    learn(learner, [
+      ['GET', '/json/Teams', teams],
+      ['GET', '/xml/Teams', teams],
+      ['GET', '/health', responseKeys(inferShape({ ok: true }))],
+      ['GET', '/users/alice', user('alice')],
+      ['GET', '/orgs/alice', user('alice')],
+      ['GET', '/users/bob', user('bob')],
+    ]);
+    // One shared route is not enough where names live.
+    expect(learner.resolve('/json/Teams')).toBe('/json/Teams');
+    learn(learner, [
+      ['GET', '/json/Players', players],
+      ['GET', '/xml/Players', players],
+      ['GET', '/xml/Player/alice', user('alice')],
+      ['GET', '/json/Player/bob', user('bob')],
+    ]);
+    expect(learner.resolve('/json/Teams')).toBe('/{name}/Teams');
+    expect(learner.resolve('/xml/Players')).toBe('/{name}/Players');
+    // Route words after its values stay literal; names after them are values.
+    expect(learner.resolve('/json/Player/carol')).toBe('/{name}/Player/{player}');
+    // Other first segments keep their text: a scanner's path, /health, collections.
+    expect(learner.resolve('/health')).toBe('/health');
+    expect(learner.resolve('/wp-admin/setup-config.php')).toBe('/wp-admin/setup-config.php');
+    expect(learner.resolve('/users/bob')).toBe('/users/{user}');
+  });
+
+  it('keeps a qualifier literal when its routes mirror its siblings (/company/competitor/id/17)', () => {
+    const learner = new PathLearner();
+    const company = responseKeys(inferShape({ company_id: 1, name: 'n', ceo: 'c' }));
+    learn(learner, [
+      ['GET', '/v1/company/id/17', company],
+      ['GET', '/v1/company/url/alice', company],
+      ['GET', '/v1/company/url/bob', company],
+      ['GET', '/v1/company/competitor/id/18', responseKeys(inferShape({ competitor: [] }))],
+      ['GET', '/v1/company/competitor/url/carol', responseKeys(inferShape({ competitor: [] }))],
+      ['GET', '/v1/company/competitorpremium/id/19', responseKeys(inferShape({ competitor: [], page: 1 }))],
+      ['GET', '/v1/company/competitorpremium/url/dave', responseKeys(inferShape({ competitor: [], page: 1 }))],
+      ['GET', '/v1/company/competitorpremium/url/erin', responseKeys(inferShape({ competitor: [], page: 1 }))],
+    ]);
+    expect(learner.resolve(templatePath('/v1/company/competitor/id/20'))).toBe('/v1/company/competitor/id/{idId}');
+    expect(learner.resolve('/v1/company/competitorpremium/url/zoe')).toBe('/v1/company/competitorpremium/url/{url}');
+    expect(learner.resolve('/v1/company/url/zoe')).toBe('/v1/company/url/{url}');
+  });
+
+  it('keeps a collection of one parent a route word under the others (/articles/get/17, /journals/get)', () => {
+    const learner = new PathLearner();
+    const envelope = responseKeys(inferShape([{ status: 'OK', data: {} }]));
+    learn(learner, [
+      ['GET', '/articles/get/17', repo],
+      ['GET', '/articles/search/18', repo],
+      ['POST', '/journals/get', envelope, responseKeys(inferShape(['a']))],
+      ['POST', '/journals/search', envelope, responseKeys(inferShape([{ query: 'q', page: 1 }]))],
+      ['GET', '/journals/get/alice', repo],
+      ['GET', '/journals/get/bob', repo],
+    ]);
+    expect(learner.resolve('/journals/get')).toBe('/journals/get');
+    expect(learner.resolve('/journals/search')).toBe('/journals/search');
+    expect(learner.resolve('/journals/get/carol')).toBe('/journals/get/{get}');
+  });
+
+  it('learns names after a detected identifier from four alike values, not from two', () => {
+    const learner = new PathLearner();
+    const comments = list({ id: 1, body: 'b', author: 'a' });
+    learn(learner, [
+      ['GET', '/posts/17/comments', comments],
+      ['GET', '/posts/18/likes', comments],
+      ['POST', '/snapshots/17/alice', repo],
+      ['POST', '/snapshots/18/bob', repo],
+      ['POST', '/snapshots/19/carol', repo],
+    ]);
+    expect(learner.resolve(templatePath('/posts/19/likes'))).toBe('/posts/{postId}/likes');
+    expect(learner.resolve(templatePath('/snapshots/20/dave'))).toBe('/snapshots/{snapshotId}/dave');
+    learn(learner, [['POST', '/snapshots/20/dave', repo]]);
+    expect(learner.resolve(templatePath('/snapshots/21/erin'))).toBe('/snapshots/{snapshotId}/{snapshot}');
+    expect(learner.resolve(templatePath('/posts/19/likes'))).toBe('/posts/{postId}/likes');
+  });
+
+  it('compares answers one level down: an envelope or a few shared fields are not the same shape', () => {
+    expect(responseKeys(inferShape({ status: 'ok', engine: { power: 1, fuel: 'f' } }))).toEqual([
+      'engine',
+      'engine.fuel',
+      'engine.power',
+      'status',
+    ]);
+    expect(responseKeys(inferShape([{ id: 1, tags: [{ name: 'n' }] }]))).toEqual(['[]id', '[]tags', '[]tags[].name']);
+    expect(responseKeys(inferShape(['a', 'b']))).toEqual(['[]string']);
+    const learner = new PathLearner();
+    const part = (name: string) =>
+      responseKeys(inferShape({ a: 1, b: 2, c: 3, [name]: { colour: 'c', code: 'x', size: 1, material: 'm' } }));
+    learn(learner, [
+      ['GET', '/cars/acme/components/engine', part('engine')],
+      ['GET', '/cars/acme/components/paint', part('paint')],
+    ]);
+    expect(learner.resolve('/cars/acme/components/engine')).toBe('/cars/acme/components/engine');
   });
 
   it('stays bounded: records past maxRecords are not kept', () => {

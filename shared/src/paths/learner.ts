@@ -4,7 +4,7 @@
  * responses of the same shape) is a parameter after as few as two values, even when its values
  * are plain words (`/users/alice`, `/users/bob` → `/users/{user}`).
  */
-import type { Shape } from '../shape/types';
+import type { Field, Shape } from '../shape/types';
 import {
   encodeSegment,
   introducesNames,
@@ -44,6 +44,13 @@ interface Placed {
 interface LearnedPosition {
   /** Sibling values whose continuations contradict the others' (route words, `/users/me`). */
   exceptions: Set<string>;
+  /**
+   * The first segment only: the values shown alike (see `rootShared`), the only ones made
+   * parameters there, as names live at the first segment (`/health`, a scanner's `/wp-admin`).
+   */
+  members?: Set<string>;
+  /** Right after a detected identifier: supported only by many alike values (see `decidePosition`). */
+  afterIdentifier?: boolean;
 }
 
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
@@ -95,6 +102,24 @@ export class PathLearner {
   private readonly parentsAt = new Map<number, Set<string>>();
   /** Position → the literals there seen after two parents or more: those that may be route words. */
   private readonly wordsAt = new Map<number, Set<string>>();
+  /** Raw prefix → the literals seen right after it (see `noteMirrors`; `MAX_PARENTS` at most). */
+  private readonly siblingsUnder = new Map<string, Set<string>>();
+  /** Raw prefix → literal seen two positions after it → the literals seen between (see `noteMirrors`). */
+  private readonly childrenUnder = new Map<string, Map<string, Set<string>>>();
+  /**
+   * Position and literal of route words shown by a mirrored route: a literal seen both beside the
+   * values of a position and right after one of them (`/v1/company/id/17`,
+   * `/v1/company/competitor/id/17`): both are route words (see `noteMirrors`).
+   */
+  private readonly mirrorWords = new Set<string>();
+  /**
+   * Position and literal of collections (a literal right before a detected identifier, after a
+   * literal: `get` of `/articles/get/17`): a route word at that position under every parent
+   * (`/journals/get`). Rebuilt with the index.
+   */
+  private collectionWords = new Set<string>();
+  /** The values of the first segment as the evidence shows them now (see `rootMembers`); cleared as it grows. */
+  private rootCache: Set<string> | undefined;
 
   constructor(options: PathLearnerOptions = {}) {
     this.maxRecords = options.maxRecords ?? 5_000;
@@ -132,8 +157,15 @@ export class PathLearner {
     // A literal that became a route word (or stopped being one), or a new position of identifiers, changes
     // how kept records resolve and what supports what was learned: index them again, look again.
     const words = this.noteParents(record.segments);
+    const mirrors = this.noteMirrors(record.segments);
+    const collections = this.collectionWords.size;
     this.place(record);
-    if (words || this.identifierPositions.size !== identifiers) {
+    if (
+      words ||
+      mirrors ||
+      this.identifierPositions.size !== identifiers ||
+      this.collectionWords.size !== collections
+    ) {
       this.reindex();
       this.revalidate();
     }
@@ -175,12 +207,15 @@ export class PathLearner {
       const value =
         position !== undefined &&
         segment.kind === 'literal' &&
-        !position.exceptions.has(segment.text) &&
+        (position.members === undefined
+          ? !position.exceptions.has(segment.text)
+          : position.members.has(segment.text)) &&
         !isVersionLike(segment.text) &&
         !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
         !this.besideIdentifiers(key, segment.text) &&
         !this.isRouteWord(at, segment.text) &&
-        !this.afterWord(out, at, previousKey);
+        // After a detected identifier only where that is how the position was learned (`/snapshots/{id}/{language}`).
+        !this.afterWord(out, at, previousKey, position.afterIdentifier !== true);
       // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`).
       const next: Segment =
         value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at)
@@ -210,22 +245,32 @@ export class PathLearner {
    * that may hold values (an exception of a learned position, or a word beside identifiers)? Route
    * words follow there, as they follow an identifier: `/posts/{postId}/comments`, `/articles/me/all`.
    */
-  private afterWord(resolved: readonly Segment[], at: number, previousKey: string): boolean {
+  private afterWord(resolved: readonly Segment[], at: number, previousKey: string, identifiers = true): boolean {
     const previous = at > 0 ? resolved[at - 1] : undefined;
     if (previous === undefined) return false;
-    if (previous.kind === 'param') return previous.name !== LEARNED;
+    if (previous.kind === 'param') return identifiers && previous.name !== LEARNED;
     return (
       this.learned.get(previousKey)?.exceptions.has(previous.text) === true ||
       this.besideIdentifiers(previousKey, previous.text)
     );
   }
 
-  /** Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? */
-  private mayLearn(resolved: readonly Segment[], at: number, key: string, previousKey: string): boolean {
+  /**
+   * Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? After a
+   * detected identifier only with `afterIdentifiers` (see `decidePosition`): `undecided` does not
+   * hold such paths.
+   */
+  private mayLearn(
+    resolved: readonly Segment[],
+    at: number,
+    key: string,
+    previousKey: string,
+    afterIdentifiers = false,
+  ): boolean {
     const segment = resolved[at]!;
     if (segment.kind !== 'literal' || at === 0 || isVersionLike(segment.text)) return false;
     // After a detected identifier or a route word come route words (`/posts/{postId}/comments`, `/articles/me/all`).
-    if (this.afterWord(resolved, at, previousKey)) return false;
+    if (this.afterWord(resolved, at, previousKey, !afterIdentifiers)) return false;
     if (isCollection(resolved, at)) return false;
     return (
       !introducesNames(resolved[at - 1]) &&
@@ -241,21 +286,98 @@ export class PathLearner {
    * Names recur across values far less than the words of a route do.
    */
   private isRouteWord(at: number, text: string): boolean {
-    const parents = this.parentsOf.get(`${at}/${text}`)?.size ?? 0;
+    const word = `${at}/${text}`;
+    if (this.mirrorWords.has(word) || this.collectionWords.has(word)) return true;
+    if (at === 1) return this.afterRootValues(text);
+    const parents = this.parentsOf.get(word);
+    if (parents === undefined || parents.size < 2) return false;
+    // Parents that are route words themselves (`get`, `search` of `/journals/get/wonka`, `/repositories/search/wonka`) are no values.
+    const values = this.valuesAmong(at - 1, parents);
     // After at least half of them: a slug that two names happen to share (`alice/intro`, `bob/intro`) is no route word.
-    return parents >= 2 && parents * 2 >= (this.parentsAt.get(at - 1)?.size ?? 0);
+    return values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1));
+  }
+
+  /** How many of `literals` (seen at `at`) are not route words of a mirrored route or collections there. */
+  private valuesAmong(at: number, literals: ReadonlySet<string> | undefined): number {
+    if (literals === undefined) return 0;
+    if (this.mirrorWords.size === 0 && this.collectionWords.size === 0) return literals.size;
+    let count = 0;
+    for (const literal of literals)
+      if (!this.mirrorWords.has(`${at}/${literal}`) && !this.collectionWords.has(`${at}/${literal}`)) count++;
+    return count;
+  }
+
+  /**
+   * After values of a learned first segment, the same way: a literal seen right after two of its
+   * values, and after at least half of those followed by a literal (`Teams` in `/json/Teams`,
+   * `/xml/Teams`). Parents at the first segment count only once they are values: names live
+   * there, and `/users/alice`, `/orgs/alice` do not make `alice` a route word.
+   */
+  private afterRootValues(text: string): boolean {
+    const members = this.learned.get('')?.members;
+    const parents = this.parentsOf.get(`1/${text}`);
+    if (members === undefined || parents === undefined) return false;
+    let count = 0;
+    for (const parent of parents) if (members.has(parent)) count++;
+    let followed = 0;
+    for (const parent of this.parentsAt.get(0) ?? []) if (members.has(parent)) followed++;
+    return count >= 2 && count * 2 >= followed;
+  }
+
+  /**
+   * Note mirrored routes (see `mirrorWords`): under one raw prefix, a literal seen both as a
+   * sibling of a value and right after one. A name is never followed by one of its own siblings
+   * (`/orgs/acme/actions` has no `/orgs/actions`), a qualifier is (`/company/competitor/id/17`
+   * beside `/company/id/17`). True when route words changed.
+   */
+  private noteMirrors(segments: readonly Segment[]): boolean {
+    const before = this.mirrorWords.size;
+    let prefix = '';
+    for (let at = 0; at < segments.length; at++) {
+      const segment = segments[at]!;
+      const next = segments[at + 1];
+      if (segment.kind === 'literal' && at > 0) {
+        // A literal with the kinds of what follows it (`id|/{}`): a word and a name that only share their text differ there.
+        const mine = `${segment.text}|${restKinds(segments, at)}`;
+        let siblings = this.siblingsUnder.get(prefix);
+        if (siblings === undefined) this.siblingsUnder.set(prefix, (siblings = new Set()));
+        if (!siblings.has(mine) && siblings.size < MAX_PARENTS) siblings.add(mine);
+        let children = this.childrenUnder.get(prefix);
+        if (children === undefined) this.childrenUnder.set(prefix, (children = new Map()));
+        // This literal was seen after a sibling before, followed alike: both are route words.
+        for (const parent of children.get(mine) ?? []) this.mirror(at, parent, segment.text);
+        if (next?.kind === 'literal' && next.text !== segment.text) {
+          const child = `${next.text}|${restKinds(segments, at + 1)}`;
+          let parents = children.get(child);
+          if (parents === undefined && children.size < MAX_PARENTS) children.set(child, (parents = new Set()));
+          if (parents !== undefined && parents.size < MAX_PARENTS) parents.add(segment.text);
+          if (siblings.has(child)) this.mirror(at, segment.text, next.text);
+        }
+      }
+      prefix = extendKey(prefix, segment);
+    }
+    return this.mirrorWords.size !== before;
+  }
+
+  /** `word` seen beside `qualifier` (at `at`) and right after it: route words both, where each was seen. */
+  private mirror(at: number, qualifier: string, word: string): void {
+    if (this.mirrorWords.size >= MAX_MIRRORS) return;
+    this.mirrorWords.add(`${at}/${qualifier}`);
+    this.mirrorWords.add(`${at}/${word}`);
+    this.mirrorWords.add(`${at + 1}/${word}`);
   }
 
   /** Note the parents of each literal of a record (see `isRouteWord`). */
   private noteParents(segments: readonly Segment[]): boolean {
     let changed = false;
-    for (let at = 2; at < segments.length; at++) {
+    for (let at = 1; at < segments.length; at++) {
       const segment = segments[at]!;
       const parent = segments[at - 1]!;
       if (
         segment.kind !== 'literal' ||
         parent.kind !== 'literal' ||
-        introducesNames(segments[at - 2]) ||
+        (at > 1 && introducesNames(segments[at - 2])) ||
+        introducesNames(parent) ||
         isVersionLike(parent.text)
       )
         continue;
@@ -280,12 +402,15 @@ export class PathLearner {
 
   /** Index a record at each of its positions, by its resolved prefix. */
   private place(record: PathRecord): void {
+    this.rootCache = undefined;
     const resolved = this.resolveSegments(record.segments);
     let key = '';
     for (let at = 0; at < resolved.length; at++) {
       const segment = resolved[at]!;
       const rest = continuation(record.segments, at);
       if (segment.kind === 'param' && segment.name !== LEARNED) this.identifierPositions.add(`${key}|${rest}`);
+      if (segment.kind === 'literal' && at > 0 && isCollection(resolved, at) && this.collectionWords.size < MAX_MIRRORS)
+        this.collectionWords.add(`${at}/${segment.text}`);
       // Values of learned positions are indexed by their text too: whether one is an exception is looked at again.
       const text = literalText(record.segments[at]!, segment);
       if (text !== undefined) {
@@ -338,18 +463,21 @@ export class PathLearner {
 
   /** Do two comparable values at a learned position still make it one (alike, or many the same)? */
   private supported(key: string): boolean {
+    if (key === '') return this.rootMembers().size > 0;
     const siblings = this.index.get(key);
     if (siblings === undefined) return false;
     const values = [...siblings].filter(([value, placed]) => this.comparable(key, value, placed));
+    const afterIdentifier = this.learned.get(key)?.afterIdentifier === true;
     for (const [value, mine] of values) {
       let same = 0;
+      let alike = 0;
       for (const [other, theirs] of values) {
         if (other === value) continue;
         const verdict = compare(mine, theirs);
-        if (verdict === 'alike') return true;
+        if (verdict === 'alike') alike++;
         if (verdict === 'same') same++;
       }
-      if (same + 1 >= MANY_SIBLINGS) return true;
+      if (afterIdentifier ? alike + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS) return true;
     }
     return false;
   }
@@ -359,9 +487,11 @@ export class PathLearner {
     this.index = new Map();
     this.identifierPositions = new Set();
     this.literalRests = new Map();
+    this.collectionWords = new Set();
     // Twice: where identifiers sit (found by the first pass) changes how the second resolves.
     for (const kept of this.records) this.place(kept);
     this.index = new Map();
+    this.collectionWords = new Set();
     for (const kept of this.records) this.place(kept);
   }
 
@@ -374,12 +504,16 @@ export class PathLearner {
       const segment = resolved[at]!;
       const position = this.learned.get(key);
       const text = literalText(record.segments[at]!, segment);
+      if (at === 0) {
+        // The first segment: learned (or joined) from values that share whole routes, see `rootMembers`.
+        if (text !== undefined && !(position?.members?.has(text) ?? false) && this.learnRoot()) return true;
+      }
       // A literal at a learned position: is it an exception (a route word) or a value, with what is known now?
-      if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
+      else if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
       else if (
         segment.kind === 'literal' &&
-        this.mayLearn(resolved, at, key, previousKey) &&
-        this.decidePosition(key, segment.text)
+        this.mayLearn(resolved, at, key, previousKey, true) &&
+        this.decidePosition(key, segment.text, isIdentifier(resolved[at - 1]))
       )
         return true;
       previousKey = key;
@@ -388,21 +522,110 @@ export class PathLearner {
     return false;
   }
 
+  /**
+   * Learn the first segment, or grow its values, from what is known now: true when they changed.
+   * Order does not matter: the values are computed again from all the evidence each time.
+   */
+  private learnRoot(): boolean {
+    const members = this.rootMembers();
+    const position = this.learned.get('');
+    const before = position?.members;
+    if (before !== undefined && before.size === members.size && [...members].every((value) => before.has(value)))
+      return false;
+    if (members.size === 0) {
+      if (position === undefined) return false;
+      this.learned.delete('');
+    } else this.learned.set('', { exceptions: new Set(), members });
+    this.learnedCount++;
+    return true;
+  }
+
+  /**
+   * The first segment holds names (`/users`, `/health`), so its values are told apart more
+   * strictly: two values are alike when they lead to two or more of the same whole routes, every
+   * segment the same literal, on one of them at least with answers (or accepted bodies) of the same
+   * fields on both (`/json/Teams`, `/xml/Teams` and `/json/Players`, `/xml/Players`; the VIN of
+   * `/{vin}/components` and `/{vin}/vehicle`), and no answer against it. Once two are, a value
+   * sharing one such route with one of them, nothing against it, is a value too; nothing else is
+   * (a scanner's `/wp-admin/setup.php`, `/health`).
+   */
+  private rootMembers(): Set<string> {
+    if (this.rootCache !== undefined) return this.rootCache;
+    const members = new Set<string>();
+    this.rootCache = members;
+    const siblings = this.index.get('');
+    if (siblings === undefined || siblings.size < 2) return members;
+    // Route → value → the fields seen on it; a value whose answers disagree with another's on a route shares nothing with it.
+    const byRoute = new Map<string, Map<string, RootRoute[]>>();
+    for (const [value, placed] of siblings) {
+      if (
+        isVersionLike(value) ||
+        introducesNames({ kind: 'literal', text: value }) ||
+        this.besideIdentifiers('', value) ||
+        placed.some((one) => isCollection(one.resolved, one.at))
+      )
+        continue;
+      for (const route of rootRoutes(placed)) {
+        let values = byRoute.get(route.route);
+        if (values === undefined) byRoute.set(route.route, (values = new Map()));
+        let seen = values.get(value);
+        if (seen === undefined) values.set(value, (seen = []));
+        seen.push(route);
+      }
+    }
+    // Pair of values → the routes they share (`agreeing`: with answers known and alike on both); `routes` null
+    // once their answers disagree on one.
+    const pairs = new Map<string, { a: string; b: string; routes: Set<string> | null; agreeing: Set<string> }>();
+    for (const [route, values] of byRoute) {
+      const list = [...values].slice(0, MAX_ROUTE_VALUES);
+      for (let i = 0; i < list.length; i++)
+        for (let j = i + 1; j < list.length; j++) {
+          const [a, ra] = list[i]!;
+          const [b, rb] = list[j]!;
+          const id = a < b ? `${a}\n${b}` : `${b}\n${a}`;
+          let pair = pairs.get(id);
+          if (pair === undefined) pairs.set(id, (pair = { a, b, routes: new Set(), agreeing: new Set() }));
+          if (pair.routes === null) continue;
+          if (ra.some((x) => rb.some((y) => fieldsDisagree(x, y)))) pair.routes = null;
+          else {
+            pair.routes.add(route);
+            if (ra.some((x) => rb.some((y) => fieldsAgree(x, y)))) pair.agreeing.add(route);
+          }
+        }
+    }
+    for (const { a, b, routes, agreeing } of pairs.values())
+      if (routes !== null && routes.size >= 2 && agreeing.size >= 1) {
+        members.add(a);
+        members.add(b);
+      }
+    for (let grown = members.size > 0; grown;) {
+      grown = false;
+      for (const { a, b, routes } of pairs.values()) {
+        if (routes === null || members.has(a) === members.has(b)) continue;
+        members.add(a);
+        members.add(b);
+        grown = true;
+      }
+    }
+    return members;
+  }
+
   /** Compare `value` with its siblings under `key`; learn the position when one is alike. */
-  private decidePosition(key: string, value: string): boolean {
+  private decidePosition(key: string, value: string, afterIdentifier: boolean): boolean {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     if (!siblings || !mine || siblings.size < 2 || !this.comparable(key, value, mine)) return false;
-    let alike = false;
+    let alike = 0;
     let same = 0;
     for (const [other, theirs] of siblings) {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const verdict = compare(mine, theirs);
-      if (verdict === 'alike') alike = true;
+      if (verdict === 'alike') alike++;
       else if (verdict === 'same') same++;
     }
-    if (!alike && same + 1 < MANY_SIBLINGS) return false;
-    const position: LearnedPosition = { exceptions: new Set() };
+    // After a detected identifier route words live (`/posts/{postId}/comments`): only many values alike make a parameter there.
+    if (afterIdentifier ? alike + 1 < MANY_SIBLINGS : alike === 0 && same + 1 < MANY_SIBLINGS) return false;
+    const position: LearnedPosition = { exceptions: new Set(), afterIdentifier };
     this.learned.set(key, position);
     this.learnedCount++;
     for (const other of siblings.keys()) this.reconsider(key, other, position);
@@ -449,8 +672,22 @@ export class PathLearner {
   }
 }
 
+/** A detected identifier (not a learned parameter). */
+function isIdentifier(segment: Segment | undefined): boolean {
+  return segment?.kind === 'param' && segment.name !== LEARNED;
+}
+
 /** Parents of a literal, and literals at a position, counted at most (see `isRouteWord`). */
 const MAX_PARENTS = 64;
+/** Route words of mirrored routes kept at most (see `noteMirrors`). */
+const MAX_MIRRORS = 1_024;
+
+/** The kinds of the segments after `at` (`/s/{}`): what follows a literal, without its text. */
+function restKinds(segments: readonly Segment[], at: number): string {
+  let out = '';
+  for (let k = at + 1; k < segments.length; k++) out += segments[k]!.kind === 'param' ? '/{}' : '/s';
+  return out;
+}
 
 /**
  * A collection: a literal right before a detected identifier, itself after a literal
@@ -528,6 +765,9 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   // Or, one value following each (a name and a slug: `/articles/alice/my-post`, `/articles/bob/hello`), when the answers
   // agree; when they disagree (`/articles/me/all` a list, `/articles/alice/my-post` an article), they contradict.
   if (restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike'))) return 'alike';
+  // Names all along with agreeing answers (`/projects/acme/web/alice`, `/projects/bob/cli/dave`), as route words may
+  // be (`/repos/dave/web/issues`, `/repos/erin/cli/pulls`): alike only when many siblings are (MANY_SIBLINGS).
+  if (restX > 1 && fields === 'alike') return 'same';
   return restX === 1 && fields === 'contradicts' ? 'differs' : 'unknown';
 }
 
@@ -539,6 +779,41 @@ function compareKeys(a: readonly string[] | null, b: readonly string[] | null): 
   for (const key of b) if (inA.has(key)) shared++;
   return shared * 2 >= inA.size + b.length - shared ? 'alike' : 'contradicts';
 }
+
+/** A whole route after a first segment, every segment a literal: its method and text, and the fields seen. */
+interface RootRoute {
+  route: string;
+  keys: readonly string[] | null;
+  requestKeys: readonly string[] | null;
+}
+
+/** The whole literal routes after the first segment of each placed record (`GET /Teams`). */
+function rootRoutes(placed: readonly Placed[]): RootRoute[] {
+  const out: RootRoute[] = [];
+  for (const one of placed) {
+    const segments = one.record.segments;
+    if (segments.length < 2 || segments.some((segment, at) => at > 0 && segment.kind !== 'literal')) continue;
+    out.push({
+      route: `${one.record.method} ${continuation(segments, 0)}`,
+      keys: one.record.keys,
+      requestKeys: one.record.requestKeys,
+    });
+  }
+  return out;
+}
+
+/** Are the fields seen on one route after two first-segment values known on both sides, and alike? */
+function fieldsAgree(x: RootRoute, y: RootRoute): boolean {
+  return compareKeys(x.keys, y.keys) === 'alike' || compareKeys(x.requestKeys, y.requestKeys) === 'alike';
+}
+
+/** Do the fields seen on one route after two first-segment values disagree? */
+function fieldsDisagree(x: RootRoute, y: RootRoute): boolean {
+  return compareKeys(x.keys, y.keys) === 'contradicts' || compareKeys(x.requestKeys, y.requestKeys) === 'contradicts';
+}
+
+/** First-segment values compared on one route at most (see `rootMembers`): pairs grow as their square. */
+const MAX_ROUTE_VALUES = 64;
 
 /** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
 function literalText(given: Segment, resolved: Segment): string | undefined {
@@ -607,14 +882,34 @@ function unique(name: string, taken: Set<string>): string {
 }
 
 /**
- * The top-level field names of a response shape, as the learner compares them: an object's field
- * names, a list's item field names prefixed `[]` (so a list never agrees with one of its items);
- * null for anything else (a scalar, an empty list: nothing to compare).
+ * The fields of a body shape, as the learner compares them: an object's field names and, one level
+ * down, the names of the fields of its object fields (`engine.color`) and of their list items
+ * (`items[].id`), so two answers that share an envelope or a few fields but carry different
+ * objects (`{status, engine: {…}}`, `{status, paint: {…}}`) do not read alike; a list's items the
+ * same way, prefixed `[]` (so a list never agrees with one of its items); a list of scalars as
+ * `[]` and the kind (`[]string`); null for anything else (a scalar, an empty list: nothing to compare).
  */
 export function responseKeys(shape: Shape | undefined): readonly string[] | null {
   if (shape === undefined) return null;
-  if (shape.kind === 'object') return shape.fields.length === 0 ? null : shape.fields.map((f) => f.name);
-  if (shape.kind === 'array' && shape.items.kind === 'object' && shape.items.fields.length > 0)
-    return shape.items.fields.map((f) => `[]${f.name}`);
-  return null;
+  if (shape.kind === 'object') return shape.fields.length === 0 ? null : objectKeys(shape.fields, '');
+  if (shape.kind !== 'array') return null;
+  const items = shape.items;
+  if (items.kind === 'object') return items.fields.length === 0 ? null : objectKeys(items.fields, '[]');
+  return SCALAR_KINDS.has(items.kind) ? [`[]${items.kind}`] : null;
+}
+
+const SCALAR_KINDS: ReadonlySet<Shape['kind']> = new Set(['string', 'number', 'boolean']);
+
+/** Field names, and those of the fields of object fields (and of object list items) one level down. */
+function objectKeys(fields: readonly Field[], prefix: string): string[] {
+  const keys: string[] = [];
+  for (const field of fields) {
+    const name = `${prefix}${field.name}`;
+    keys.push(name);
+    const inner = field.shape.kind === 'array' ? field.shape.items : field.shape;
+    if (inner.kind !== 'object') continue;
+    const at = field.shape.kind === 'array' ? `${name}[].` : `${name}.`;
+    for (const child of inner.fields) keys.push(`${at}${child.name}`);
+  }
+  return keys;
 }
