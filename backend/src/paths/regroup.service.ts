@@ -88,8 +88,8 @@ export class RegroupService {
    * (documented templates always win) or when a documented template matches it more specifically
    * than `template` does (the agent would have named it so). Open proposals made from that
    * capture's traffic (all open ones without it) are rewritten to the template too. All in one transaction.
-   * @returns how many literal rows were merged (observations, capture summaries, evidence rows and
-   * endpoints of open proposals).
+   * @returns how many literal rows were merged (observations, capture summaries, evidence rows,
+   * runtime evidence rows and endpoints of open proposals).
    * @throws DomainError BadInput for a malformed template, CaptureNotFound for a capture of another project.
    */
   async regroup(projectId: string, template: string, scope: RegroupScope = {}): Promise<number> {
@@ -130,7 +130,9 @@ export class RegroupService {
     // Runtime figures move with the evidence, so no literal stays there either.
     await this.runtime.regroup(manager, project.id, rowIds, literals, template);
     const proposals = await this.regroupProposals(manager, project.id, captureId, literals, template);
-    const merged = moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals;
+    // Runtime evidence (timings per endpoint and environment row) is keyed on the path too.
+    const runtime = await this.paths.regroupRuntime(manager, project.id, rowIds, literals, template);
+    const merged = moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals + runtime;
     return { merged, captures: [...byCapture.keys()] };
   }
 
