@@ -273,6 +273,36 @@ describe('dashboard screens (fixture API)', () => {
     answerDefaults();
   });
 
+  it('under four eyes, accepting a diff proposes it for another approver: nothing documented yet', async () => {
+    // The same address as the test before, whose page said "Changes accepted": load it afresh.
+    await page.goto(`${api.url}/#/p/demo/captures/c2/diff?method=PUT&path=%2Fposts%2F%7BpostId%7D`);
+    await page.reload();
+    const accept = page.getByRole('button', { name: /Accept changes/ });
+    await accept.waitFor();
+    api.answer(`POST ${P}/documentation`, {
+      status: 201,
+      body: {
+        proposalId: 'pr-3',
+        awaitingApproval: true,
+        versions: [{ endpointId: 'ep-put', method: 'PUT', path: '/posts/{postId}', version: '2.0', previous: '1.0' }],
+      },
+    });
+    try {
+      await accept.click();
+      const proposed = page.getByRole('status').filter({ hasText: 'Proposed for approval' });
+      await proposed.waitFor();
+      expect(await proposed.textContent()).toMatch(
+        /another approver approves\. Once approved:\s*PUT\s*\/posts\/\{postId\} will be version 2\.0 \(now 1\.0\)/,
+      );
+      expect(await proposed.getByRole('link', { name: 'See the proposal' }).getAttribute('href')).toBe(
+        '#/p/demo/proposals/pr-3',
+      );
+      await screenshot(page, 'screens-05b-four-eyes');
+    } finally {
+      answerDefaults();
+    }
+  });
+
   it('shows loading, then an error with Retry, then the empty state', async () => {
     api.answer(`GET ${P}/endpoints`, { delayMs: 1500, body: [] });
     await page.goto(`${api.url}/#/p/demo/docs`);
