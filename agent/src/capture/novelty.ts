@@ -35,37 +35,43 @@ export function keyFingerprint(text: Buffer): number {
   // look-up beats a Set (no allocation per body).
   let distinct = 0;
   let combined = 0;
-  let inString = false;
-  let hash = 0;
   for (let i = 0; i < end; i++) {
-    const byte = text[i] as number;
-    if (inString) {
-      if (byte === QUOTE) {
-        inString = false;
-        let next = i + 1;
-        while (next < end && (text[next] === 0x20 || text[next] === 0x0a || text[next] === 0x0d || text[next] === 0x09))
-          next++;
-        if (next < end && text[next] === COLON) {
-          hash >>>= 0;
-          let seen = false;
-          for (let k = 0; k < distinct; k++) {
-            if (SCRATCH[k] === hash) {
-              seen = true;
-              break;
-            }
-          }
-          if (!seen && distinct < MAX_KEYS) {
-            SCRATCH[distinct++] = hash;
-            combined = (combined + Math.imul(hash, 0x9e3779b1)) | 0;
-          }
-        }
-      } else if (byte === BACKSLASH) {
-        i++; // an escaped character: part of the string, never its end
-      } else hash = Math.imul(hash ^ byte, 0x01000193);
-    } else if (byte === QUOTE) {
-      inString = true;
-      hash = 0x811c9dc5;
+    if (text[i] !== QUOTE) continue;
+    // A string: find its closing quote first, so only keys are hashed, not string values.
+    const start = i + 1;
+    let close = start;
+    while (close < end) {
+      const byte = text[close] as number;
+      if (byte === QUOTE) break;
+      close += byte === BACKSLASH ? 2 : 1; // an escaped character is part of the string, never its end
     }
+    // A string the scanned bytes cut off holds no key, and nothing after it is outside a string.
+    if (close >= end) break;
+    let next = close + 1;
+    while (next < end && (text[next] === 0x20 || text[next] === 0x0a || text[next] === 0x0d || text[next] === 0x09))
+      next++;
+    if (next < end && text[next] === COLON) {
+      let hash = 0x811c9dc5;
+      for (let k = start; k < close; k++) {
+        const byte = text[k] as number;
+        // The escape and the escaped character are not hashed.
+        if (byte === BACKSLASH) k++;
+        else hash = Math.imul(hash ^ byte, 0x01000193);
+      }
+      hash >>>= 0;
+      let seen = false;
+      for (let k = 0; k < distinct; k++) {
+        if (SCRATCH[k] === hash) {
+          seen = true;
+          break;
+        }
+      }
+      if (!seen && distinct < MAX_KEYS) {
+        SCRATCH[distinct++] = hash;
+        combined = (combined + Math.imul(hash, 0x9e3779b1)) | 0;
+      }
+    }
+    i = close;
   }
   return combined >>> 0;
 }
