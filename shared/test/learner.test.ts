@@ -340,6 +340,24 @@ describe('PathLearner', () => {
     expect(learner.resolve(templatePath('/posts/19/likes'))).toBe('/posts/{postId}/likes');
   });
 
+  it('keeps a word seen after three values literal, however many values there are (/my/ships/{ship}/dock)', () => {
+    const learner = new PathLearner();
+    const nav = responseKeys(inferShape({ data: { nav: { status: 's' } } }));
+    const ship = responseKeys(inferShape({ data: { symbol: 's', cargo: {} } }));
+    const ships = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank', 'grace', 'heidi', 'ivan'];
+    learn(learner, [
+      ...ships.map((name): [string, string, readonly string[] | null] => ['GET', `/my/ships/${name}`, ship]),
+      ['POST', '/my/ships/alice/dock', nav],
+      ['POST', '/my/ships/bob/dock', nav],
+      ['POST', '/my/ships/carol/dock', nav],
+      ['POST', '/my/ships/dave/orbit', nav],
+      ['POST', '/my/ships/erin/orbit', nav],
+      ['POST', '/my/ships/frank/orbit', nav],
+    ]);
+    expect(learner.resolve('/my/ships/zoe/dock')).toBe('/my/ships/{ship}/dock');
+    expect(learner.resolve('/my/ships/zoe/orbit')).toBe('/my/ships/{ship}/orbit');
+  });
+
   it('compares answers one level down: an envelope or a few shared fields are not the same shape', () => {
     expect(responseKeys(inferShape({ status: 'ok', engine: { power: 1, fuel: 'f' } }))).toEqual([
       'engine',

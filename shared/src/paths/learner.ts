@@ -281,9 +281,9 @@ export class PathLearner {
   }
 
   /**
-   * A value seen right after two different values of a position that may hold values is a route
-   * word: `issues` after the repositories `web` and `cli`, `actions` after two organisations.
-   * Names recur across values far less than the words of a route do.
+   * A value seen right after three different values of a position that may hold values, or after
+   * two and at least half of them, is a route word: `issues` after the repositories `web` and `cli`,
+   * `dock` after three of sixty ships. Names recur across values far less than the words of a route do.
    */
   private isRouteWord(at: number, text: string): boolean {
     const word = `${at}/${text}`;
@@ -294,16 +294,25 @@ export class PathLearner {
     // Parents that are route words themselves (`get`, `search` of `/journals/get/wonka`, `/repositories/search/wonka`) are no values.
     const values = this.valuesAmong(at - 1, parents);
     // After at least half of them: a slug that two names happen to share (`alice/intro`, `bob/intro`) is no route word.
-    return values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1));
+    return values >= 3 || (values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1)));
   }
 
-  /** How many of `literals` (seen at `at`) are not route words of a mirrored route or collections there. */
+  /**
+   * How many of `literals` (seen at `at`) are not route words there: of a mirrored route, collections,
+   * or words after the values of a learned first segment (`Schedule`, `SeasonTeams` after `json`, `xml`).
+   */
   private valuesAmong(at: number, literals: ReadonlySet<string> | undefined): number {
     if (literals === undefined) return 0;
-    if (this.mirrorWords.size === 0 && this.collectionWords.size === 0) return literals.size;
+    const root = at === 1 && this.learned.get('')?.members !== undefined;
+    if (this.mirrorWords.size === 0 && this.collectionWords.size === 0 && !root) return literals.size;
     let count = 0;
     for (const literal of literals)
-      if (!this.mirrorWords.has(`${at}/${literal}`) && !this.collectionWords.has(`${at}/${literal}`)) count++;
+      if (
+        !this.mirrorWords.has(`${at}/${literal}`) &&
+        !this.collectionWords.has(`${at}/${literal}`) &&
+        !(root && this.afterRootValues(literal))
+      )
+        count++;
     return count;
   }
 
