@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AuthConfigResponse, ProjectResponse, WhoAmIResponse } from '@spectator/shared';
 import WebSocket from 'ws';
 import { type CookieJar, formOf, jarFetch, passProvider, startSsoBackend, TestBrowser } from './support/oidc';
@@ -9,7 +10,8 @@ let backend: TestBackend;
 const callbackPrefix = (): string => `${backend.url}/api/v1/auth/callback`;
 
 beforeAll(async () => {
-  sso = await startSsoBackend();
+  // Open WebSockets are checked every second (their session may end without a request).
+  sso = await startSsoBackend({ tokenCheckSeconds: 1 });
   backend = sso.backend;
   expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'shop', name: 'Shop' })).status).toBe(201);
 });
@@ -248,6 +250,28 @@ describe('single sign-on (OpenID Connect, code flow with PKCE)', () => {
     );
     expect((await browser.api('POST', '/auth/logout')).status).toBe(200);
     expect(await closed).toEqual({ code: 1008, reason: 'session ended' });
+  });
+
+  it('closes live events of a session once its groups are due to be re-read', async () => {
+    const browser = new TestBrowser(backend.url);
+    expect((await browser.signIn('alice')).status).toBe(302);
+    const cookie = sessionCookieOf(browser.jar) as string;
+    const socket = new WebSocket(
+      `${backend.url.replace(/^http/, 'ws')}/api/v1/projects/shop/events`,
+      ['spectator.v1'],
+      {
+        headers: { cookie: `spectator_session=${cookie}`, origin: backend.url },
+      },
+    );
+    await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+    const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+      socket.once('close', (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
+    await sql(`UPDATE sessions SET created_at = now() - interval '61 minutes' WHERE id_hash = $1`, [
+      createHash('sha256').update(cookie).digest('hex'),
+    ]);
+    expect(await closed).toEqual({ code: 1008, reason: 'session ended' });
+    expect((await browser.api('GET', '/projects')).status).toBe(401);
   });
 
   it('signs out of the provider too (RP-initiated logout), which sends the browser back to the site', async () => {
