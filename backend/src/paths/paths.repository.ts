@@ -225,45 +225,6 @@ export class PathsRepository {
     );
   }
 
-  /**
-   * Moves the runtime evidence (`runtime_buckets`, runtime/) of `literals` to `template`: counts
-   * added, latency histograms merged (`runtime_histogram_sum`, `runtime_histogram_add`), as two rows
-   * of one key merge there. `rowIds`: the environment rows to look in, null for every one. Returns
-   * the rows moved.
-   */
-  async regroupRuntime(
-    runner: Queryable,
-    projectId: string,
-    rowIds: readonly string[] | null,
-    literals: readonly string[],
-    template: string,
-  ): Promise<number> {
-    const [result] = (await runner.query(
-      `WITH moved AS (
-         DELETE FROM runtime_buckets r
-          WHERE r.project_id = $1 AND r.path = ANY($2::text[])
-            AND ($4::uuid[] IS NULL OR EXISTS (SELECT 1 FROM environment_rows er WHERE er.id = ANY($4::uuid[])
-                                                 AND er.kind = r.environment_kind AND er.name = r.environment_name))
-         RETURNING *
-       ), written AS (
-         INSERT INTO runtime_buckets AS b (project_id, method, path, environment_kind, environment_name, version, resolution, bucket,
-                                           requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-         SELECT project_id, method, $3::text, environment_kind, environment_name, version, resolution, bucket,
-                sum(requests), sum(server_errors), sum(upstream_failures), sum(client_left),
-                runtime_histogram_sum(ttfb), runtime_histogram_sum(ttlb)
-           FROM moved
-          GROUP BY project_id, method, environment_kind, environment_name, version, resolution, bucket
-         ON CONFLICT (project_id, method, path, environment_kind, environment_name, version, resolution, bucket) DO UPDATE SET
-           requests = b.requests + EXCLUDED.requests, server_errors = b.server_errors + EXCLUDED.server_errors,
-           upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures, client_left = b.client_left + EXCLUDED.client_left,
-           ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb), ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)
-       )
-       SELECT count(*)::int AS moved FROM moved`,
-      [projectId, literals, template, rowIds],
-    )) as Array<{ moved: number }>;
-    return result?.moved ?? 0;
-  }
-
   /** Makes a committed batch's touched keys unknown, so views kept of its capture are computed again in full. */
   async forgetTouched(runner: Queryable, batchId: string): Promise<void> {
     await runner.query(

@@ -127,11 +127,10 @@ export class RegroupService {
     for (const row of moved) byCapture.set(row.captureId, [...(byCapture.get(row.captureId) ?? []), row]);
     for (const [capture, rows] of byCapture) await this.writeMerged(manager, project.id, capture, template, rows);
     const evidence = await this.evidence.regroup(manager, project, rowIds, literals, template);
-    // Runtime figures move with the evidence, so no literal stays there either.
-    await this.runtime.regroup(manager, project.id, rowIds, literals, template);
+    // Runtime evidence (timings per endpoint and environment row) is keyed on the path too: it moves
+    // with the evidence, so no literal stays there either.
+    const runtime = await this.runtime.regroup(manager, project.id, rowIds, literals, template);
     const proposals = await this.regroupProposals(manager, project.id, captureId, literals, template);
-    // Runtime evidence (timings per endpoint and environment row) is keyed on the path too.
-    const runtime = await this.paths.regroupRuntime(manager, project.id, rowIds, literals, template);
     const merged = moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals + runtime;
     return { merged, captures: [...byCapture.keys()] };
   }
