@@ -72,6 +72,20 @@ afterAll(async () => {
 afterEach(() => setFourEyes(false));
 
 describe('four eyes', () => {
+  it('refuses a setting that is not true or false, null included, and keeps the old one', async () => {
+    for (const fourEyes of [null, 'yes', 1])
+      expect(await first.api('PATCH', '/projects/fe', { fourEyes })).toEqual({
+        status: 400,
+        body: expect.objectContaining({ message: expect.stringContaining('fourEyes must be true or false') }),
+      });
+    expect((await first.api<ProjectResponse>('GET', '/projects/fe')).body.fourEyes).toBe(false);
+    // Left out, it stays as it was.
+    expect(await first.api('PATCH', '/projects/fe', {})).toEqual({
+      status: 200,
+      body: expect.objectContaining({ fourEyes: false }),
+    });
+  });
+
   it('set on one replica, refuses the author on another at once (not after its 10 s cache)', async () => {
     // The second replica caches the project with four eyes off.
     expect((await second.api<ProjectResponse>('GET', '/projects/fe')).body.fourEyes).toBe(false);

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsBoolean, IsString, Length, Matches, ValidateIf } from 'class-validator';
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'posts-api', description: 'Lower-case letters, digits and -, 1-63 characters' })
@@ -17,7 +17,8 @@ export class CreateProjectDto {
 
 export class UpdateProjectDto {
   @ApiPropertyOptional({ description: "Four eyes: a proposal's author cannot approve it" })
-  @IsOptional()
+  // Left out means unchanged; null is not a setting (IsOptional would let it through to a NOT NULL column).
+  @ValidateIf((_object, value) => value !== undefined)
   @IsBoolean({ message: 'fourEyes must be true or false' })
   fourEyes?: boolean;
 }
