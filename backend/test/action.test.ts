@@ -131,7 +131,8 @@ async function runAction(inputs: Record<string, string>, event: Context['event']
       });
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-      child.once('exit', (exit) => resolve(exit ?? 1));
+      // 'close', not 'exit': the step's last output can still be in its pipes when the process exits.
+      child.once('close', (exit) => resolve(exit ?? 1));
     });
     if (step.id)
       context.steps[step.id] = {

@@ -111,7 +111,8 @@ function runNode(args: string[], env: Record<string, string>): Promise<{ code: n
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.once('exit', (code) => resolve({ code, output }));
+    // 'close', not 'exit': the last output can still be in the pipes when the process exits.
+    child.once('close', (code) => resolve({ code, output }));
   });
 }
 

@@ -19,7 +19,8 @@ export function runCli(
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the last output can still be in the pipes when the process exits.
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   return (async () => {
     if (whileRunning) await whileRunning(child, () => stdout);
     const code = await exited;
