@@ -1,6 +1,7 @@
+import type { ComponentProps } from 'react';
 import {
   PROPOSAL_STEPS,
-  type ProposalResponse,
+  type ProposalStatus,
   type ProposalStepName,
   type ProposalStepResponse,
 } from '@spectator/shared';
@@ -29,8 +30,14 @@ const describeApproveError = (error: Error) =>
     ? `You may not approve this proposal: ${error.message}.`
     : error.message;
 
-const statusTone = (status: ProposalResponse['status']) =>
-  status === 'Open' ? 'warn' : status === 'Appeared in Production' ? 'ok' : 'info';
+/** A status's badge colour: open waits for a person, the last step is done, the steps between are under way. */
+const STATUS_TONE: Record<ProposalStatus, ComponentProps<typeof Badge>['tone']> = {
+  Open: 'warn',
+  Approved: 'info',
+  Implemented: 'info',
+  'Appeared in Staging': 'info',
+  'Appeared in Production': 'ok',
+};
 
 /** Proposals (API pull requests): the list, and one proposal with its timeline and changes. */
 export function ProposalsPage({ proposalId }: { proposalId?: string }) {
@@ -60,7 +67,7 @@ export function ProposalsPage({ proposalId }: { proposalId?: string }) {
                       >
                         <span className="proposal-title">{proposal.title || 'Untitled proposal'}</span>
                         <span className="muted small">
-                          <Badge tone={statusTone(proposal.status)}>{proposal.status}</Badge>{' '}
+                          <Badge tone={STATUS_TONE[proposal.status]}>{proposal.status}</Badge>{' '}
                           {plural(proposal.endpoints.length, 'endpoint')} · <TimeAgo at={proposal.createdAt} />
                         </span>
                       </a>
@@ -75,9 +82,7 @@ export function ProposalsPage({ proposalId }: { proposalId?: string }) {
         {proposalId ? (
           <ProposalDetail proposalId={proposalId} />
         ) : (
-          <Empty title="Choose a proposal">
-            Its timeline shows Approved → Implemented → Appeared in Staging → Appeared in Production.
-          </Empty>
+          <Empty title="Choose a proposal">Its timeline shows {PROPOSAL_STEPS.join(' → ')}.</Empty>
         )}
       </section>
     </div>
@@ -106,7 +111,7 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
               <h1>{p.title || 'Untitled proposal'}</h1>
               <p className="muted">
                 Opened {formatTime(p.createdAt)}
-                {p.createdBy ? ` by ${p.createdBy}` : ''} · <Badge tone={statusTone(p.status)}>{p.status}</Badge>
+                {p.createdBy ? ` by ${p.createdBy}` : ''} · <Badge tone={STATUS_TONE[p.status]}>{p.status}</Badge>
               </p>
             </div>
             {p.status === 'Open' && (
