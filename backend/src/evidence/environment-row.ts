@@ -12,6 +12,11 @@ export interface EnvironmentRowKey {
   commit: string | null;
 }
 
+/** The name of a CI run's row and capture environment: `PR #42` (stored, and looked up by it). */
+export function pullRequestRowName(pullRequest: string): string {
+  return `PR #${pullRequest}`;
+}
+
 /**
  * The matrix row of an agent environment: one per pull request's CI run, one per staging build and
  * one per production build; `null` for `local` captures. An environment without its identifier
@@ -28,7 +33,7 @@ export function environmentRowOf(environment: AgentEnvironment): EnvironmentRowK
     case 'ci':
       return pullRequest === null
         ? { kind: 'ci', name: build ?? commit ?? 'ci', scope: '', pullRequest, build, commit }
-        : { kind: 'ci', name: `PR #${pullRequest}`, scope: pullRequest, pullRequest, build, commit };
+        : { kind: 'ci', name: pullRequestRowName(pullRequest), scope: pullRequest, pullRequest, build, commit };
     case 'staging':
     case 'production':
       return {

@@ -1,4 +1,5 @@
 import type { WireObservation } from '@spectator/shared';
+import { environmentRowOf } from '../evidence/environment-row';
 import { aggregateObservations, environmentName } from './ingest.service';
 
 const base: WireObservation = {
@@ -44,5 +45,10 @@ describe('environmentName', () => {
     [{ kind: 'production' as const, build: 'b7' }, 'production'],
   ])('%j → %s', (environment, name) => {
     expect(environmentName(environment)).toBe(name);
+  });
+
+  it("names a pull request's CI capture as its matrix row, which runtime queries look up", () => {
+    const environment = { kind: 'ci' as const, pullRequest: '42', build: '7' };
+    expect(environmentName(environment)).toBe(environmentRowOf(environment)?.name);
   });
 });

@@ -25,7 +25,7 @@ import { PeriodicJob } from '../common/periodic';
 import { withRetry } from '../common/retry';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
-import { environmentRowOf } from '../evidence/environment-row';
+import { environmentRowOf, pullRequestRowName } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
 import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
@@ -87,7 +87,7 @@ function notOurs(captureId: string): FatalWireError {
 
 /** The display name of an environment: CI runs by pull request, the others by kind. */
 export function environmentName(environment: AgentEnvironment): string {
-  if (environment.kind === 'ci' && environment.pullRequest) return `PR #${environment.pullRequest}`;
+  if (environment.kind === 'ci' && environment.pullRequest) return pullRequestRowName(environment.pullRequest);
   return environment.kind;
 }
 

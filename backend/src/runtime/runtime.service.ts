@@ -13,6 +13,7 @@ import type { EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import { pullRequestRowName } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
 import {
   type RuntimeMinute,
@@ -273,7 +274,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const since = new Date(sinceMs - (sinceMs % step.ms));
     const name =
       query.environment === 'ci' && query.pullRequest !== undefined
-        ? `PR #${query.pullRequest}`
+        ? pullRequestRowName(query.pullRequest)
         : (query.build ?? null);
     const rows = await this.repository.steps(
       { projectId: project.id, method: route.method, path: route.path, kind: query.environment, name, since },
