@@ -584,7 +584,8 @@ describe('sampling under load', () => {
       await upstream.close();
       await backend.stop();
     }
-  });
+    // 240 exchanges of 20 KB and 121 shapes: a bound for a loaded machine, not a speed check.
+  }, 60_000);
 });
 
 /** GET `url`, read until `enough(text so far)`, then close the connection (the client leaves). */
