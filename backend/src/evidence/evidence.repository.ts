@@ -146,6 +146,25 @@ export class EvidenceRepository {
     return existing?.id ?? null;
   }
 
+  /**
+   * The paths `pattern` (a LIKE pattern) matches, other than `except`, that the exchanges of rows
+   * `rowIds` (every row of the project when null) are kept under, each once, in no order.
+   */
+  async pathsLike(
+    db: Queryable,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    pattern: string,
+    except: string,
+  ): Promise<string[]> {
+    const rows = (await db.query(
+      `SELECT DISTINCT path FROM evidence_observations
+        WHERE project_id = $1 AND ($2::uuid[] IS NULL OR row_id = ANY($2::uuid[])) AND path LIKE $3 AND path <> $4`,
+      [projectId, rowIds, pattern, except],
+    )) as Array<{ path: string }>;
+    return rows.map((row) => row.path);
+  }
+
   /** Creates or touches the row (taking its lock until the transaction ends) and returns it. */
   async upsertRow(db: Queryable, projectId: string, key: EnvironmentRowKey, lastSeen: string): Promise<EnvironmentRow> {
     const [row] = (await db.query(

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type AgentEnvironment, isDocumentableHeader } from '@spectator/shared';
+import { type AgentEnvironment, isDocumentableHeader, type MatrixKind } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import { ShapeStore } from '../captures/shape-store';
@@ -138,6 +138,33 @@ export class EvidenceService {
     // The matrix text shows versions and drift only: a batch that changed no cell leaves it as is.
     if (changed.length > 0) await matrixTexts.rebuild(manager, project.id, [row.id]);
     await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
+  }
+
+  /**
+   * Regrouping's reads (paths/regroup.service.ts), in its transaction: the id of a project's
+   * environment row of one key (kind and name), none when it has no such row.
+   */
+  async rowIdsOf(
+    manager: EntityManager,
+    projectId: string,
+    key: { kind: MatrixKind; name: string },
+  ): Promise<string[]> {
+    const id = await this.repository.rowId(manager, projectId, key.kind, key.name);
+    return id === null ? [] : [id];
+  }
+
+  /**
+   * Regrouping's candidates, in its transaction: the paths `pattern` (a LIKE pattern) matches,
+   * other than `except`, that rows `rowIds` (every row of the project when null) keep evidence under.
+   */
+  pathsLike(
+    manager: EntityManager,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    pattern: string,
+    except: string,
+  ): Promise<string[]> {
+    return this.repository.pathsLike(manager, projectId, rowIds, pattern, except);
   }
 
   /**

@@ -69,12 +69,11 @@ export interface ProposalEndpointRow extends Omit<EndpointShapes, 'parameters'> 
  * every row stored under literal paths in one transaction, so its statements take that
  * transaction's `runner`; the merged observation rows go back in through the captures' batch
  * statement (`CapturesRepository.writeBatch`), the capture is read through `CapturesRepository`
- * and evidence moves through `EvidenceService.regroup`.
+ * and evidence is read and moved through `EvidenceService` (`rowIdsOf`, `pathsLike`, `regroup`).
  *
  * What else regrouping rewrites is here, though other domains own the tables, because it is one
  * rule over all of them in one transaction and the owners have no such operation yet:
- * observations, capture summaries and the batches' touched keys (captures), the evidence row of a
- * capture's environment (evidence), open proposals' endpoints (proposals) and their creation's
+ * observations, capture summaries and the batches' touched keys (captures), open proposals' endpoints (proposals) and their creation's
  * audit entry (audit). The documented paths are read here too: the endpoints' folder imports this
  * one (for the hints), so calling it from here would be an import cycle.
  */
@@ -140,20 +139,11 @@ export class PathsRepository {
     return rows.map((row) => row.path);
   }
 
-  /** The ids of a project's evidence rows of one environment row key (kind and name). */
-  async environmentRowIds(runner: Queryable, projectId: string, kind: string, name: string): Promise<string[]> {
-    const rows = (await runner.query(
-      'SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3',
-      [projectId, kind, name],
-    )) as Array<{ id: string }>;
-    return rows.map((row) => row.id);
-  }
-
   /**
    * The paths `pattern` (a LIKE pattern) matches, other than `template`, stored in a scope: the
-   * capture summaries of capture `captureId` (all the project's captures when null), the evidence
-   * of rows `rowIds` (all the project's rows when null) and the endpoints of open proposals made
-   * from that capture's traffic (`OPEN_FROM_TRAFFIC`). Each once, in no order.
+   * capture summaries of capture `captureId` (all the project's captures when null) and the
+   * endpoints of open proposals made from that capture's traffic (`OPEN_FROM_TRAFFIC`). Each once,
+   * in no order. (The evidence's are `EvidenceService.pathsLike`.)
    */
   async storedPathsLike(
     runner: Queryable,
@@ -161,18 +151,14 @@ export class PathsRepository {
     pattern: string,
     template: string,
     captureId: string | null,
-    rowIds: readonly string[] | null,
   ): Promise<string[]> {
     const rows = (await runner.query(
       `SELECT ce.path FROM capture_endpoints ce JOIN captures c ON c.id = ce.capture_id
         WHERE c.project_id = $1 AND ($2::uuid IS NULL OR ce.capture_id = $2) AND ce.path LIKE $3 AND ce.path <> $4
        UNION
-       SELECT eo.path FROM evidence_observations eo
-        WHERE eo.project_id = $1 AND ($5::uuid[] IS NULL OR eo.row_id = ANY($5::uuid[])) AND eo.path LIKE $3 AND eo.path <> $4
-       UNION
        SELECT pe.path FROM proposal_endpoints pe JOIN proposals p ON p.id = pe.proposal_id
         WHERE p.project_id = $1 AND ${OPEN_FROM_TRAFFIC} AND pe.path LIKE $3 AND pe.path <> $4`,
-      [projectId, captureId, pattern, template, rowIds],
+      [projectId, captureId, pattern, template],
     )) as Array<{ path: string }>;
     return rows.map((row) => row.path);
   }

@@ -198,7 +198,7 @@ export class RegroupService {
       ...(capture.commit === null ? {} : { commit: capture.commit }),
     });
     if (key === null) return [];
-    return this.paths.environmentRowIds(manager, project.id, key.kind, key.name);
+    return this.evidence.rowIdsOf(manager, project.id, key);
   }
 
   /**
@@ -213,15 +213,12 @@ export class RegroupService {
     captureId: string | null,
     rowIds: readonly string[] | null,
   ): Promise<string[]> {
-    const candidates = await this.paths.storedPathsLike(
-      manager,
-      projectId,
-      likePatternOf(template),
-      template,
-      captureId,
-      rowIds,
-    );
-    const paths = candidates.filter((path) => matchTemplate(template, path) && !routeWordTaken(template, path));
+    const pattern = likePatternOf(template);
+    const candidates = new Set([
+      ...(await this.paths.storedPathsLike(manager, projectId, pattern, template, captureId)),
+      ...(await this.evidence.pathsLike(manager, projectId, rowIds, pattern, template)),
+    ]);
+    const paths = [...candidates].filter((path) => matchTemplate(template, path) && !routeWordTaken(template, path));
     if (paths.length === 0) return [];
     const documented = await this.paths.documentedPaths(projectId, manager);
     const known = [...documented, template];
