@@ -24,6 +24,7 @@ import { RegroupService } from '../src/paths/regroup.service';
 import { ProjectEntity } from '../src/projects/project.entity';
 import { ProjectsService } from '../src/projects/projects.service';
 import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
+import { ProposalRegrouping } from '../src/proposals/proposal-regrouping';
 import { ProposalsRepository } from '../src/proposals/proposals.repository';
 import { createDataSource } from '../src/database/data-source';
 import type { EventsService } from '../src/events/events.service';
@@ -202,6 +203,8 @@ beforeAll(async () => {
     events,
     // Its log is for the rollup, which no test here runs.
     new RuntimeService(new RuntimeRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),
+    new ProposalRegrouping(new ProposalsRepository(ds), audit),
+    new VersionStore(ds),
   );
 });
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { AuditAction } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
+import type { Queryable } from '../common/queryable';
 
 /** A row of `audit_events` as written. */
 export interface AuditEntry {
@@ -61,6 +62,33 @@ export class AuditRepository {
         ORDER BY id DESC
         LIMIT $5`,
       [projectId, filter.before ?? null, filter.action ?? null, filter.actor ?? null, filter.limit],
+    );
+  }
+
+  /**
+   * Renames `literals` to `template` in the endpoints (`METHOD path`) that the `details.endpoints`
+   * of a project's entries of `action` about `targets` name, each endpoint once, in first-named
+   * order (regrouping: no name stays stored).
+   */
+  async renamePaths(
+    projectId: string,
+    action: AuditAction,
+    targets: readonly string[],
+    literals: readonly string[],
+    template: string,
+    manager: Queryable,
+  ): Promise<void> {
+    await manager.query(
+      `UPDATE audit_events a
+          SET details = jsonb_set(a.details, '{endpoints}', (
+                SELECT coalesce(jsonb_agg(r.e ORDER BY r.i), '[]'::jsonb)
+                  FROM (SELECT CASE WHEN split_part(x.v, ' ', 2) = ANY($4::text[]) THEN split_part(x.v, ' ', 1) || ' ' || $5 ELSE x.v END AS e,
+                               min(x.i) AS i
+                          FROM jsonb_array_elements_text(a.details->'endpoints') WITH ORDINALITY AS x(v, i)
+                         GROUP BY 1) r))
+        WHERE a.project_id = $1 AND a.action = $2 AND a.target = ANY($3::text[])
+          AND jsonb_typeof(a.details->'endpoints') = 'array'`,
+      [projectId, action, targets, literals, template],
     );
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AuditAction, AuditEventResponse, AuditPageResponse } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import type { Actor } from '../common/principal';
+import type { Queryable } from '../common/queryable';
 import { AuditRepository, type AuditRow } from './audit.repository';
 
 export function toAuditEventResponse(row: AuditRow): AuditEventResponse {
@@ -55,6 +56,21 @@ export class AuditService {
       },
       manager,
     );
+  }
+
+  /**
+   * Regrouping, in its transaction: the endpoints (`METHOD path`) named in the `details.endpoints`
+   * of a project's entries of `action` about `targets` name `template` instead of `literals`.
+   */
+  renamePaths(
+    manager: Queryable,
+    projectId: string,
+    action: AuditAction,
+    targets: readonly string[],
+    literals: readonly string[],
+    template: string,
+  ): Promise<void> {
+    return this.audit.renamePaths(projectId, action, targets, literals, template, manager);
   }
 
   /** A page of a project's log, newest first. */

@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import type { Queryable } from '../common/queryable';
 import type { DocumentedEndpoint } from '../views/capture-views';
 import type { EndpointKey } from '../views/view-cache';
-import { WRITE_BATCH } from './batch-statement';
+import { type AggregatedRow, WRITE_BATCH } from './batch-statement';
 import { type ObservationRow, ROW_COLUMNS } from './observed-shapes';
 
 /** A capture row's columns as `CaptureRow` names them (counts as numbers). */
@@ -95,11 +95,47 @@ function summariesOf(
   };
 }
 
+/** One folded observation row of a capture, as regrouping takes the rows it moves (`takeObservations`). */
+export interface MovedRow extends Omit<AggregatedRow, 'path' | 'count' | 'first_seen' | 'last_seen'> {
+  captureId: string;
+  count: string;
+  first_seen: Date;
+  last_seen: Date;
+  /** How many stored rows were folded into this one. */
+  rows: number;
+}
+
+/** Unites name lists of the rows of a group (arrays of any length): with jsonpath, as array_agg cannot. */
+const unitedNames = (column: string): string =>
+  `(SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') FROM jsonb_array_elements_text(jsonb_path_query_array(jsonb_agg(to_jsonb(m.${column})), '$[*][*]')) x)`;
+
+/**
+ * Deletes a scope's observation rows under some literal paths and returns them folded by their
+ * key without the path (capture, method, status, bodies): counts added, first and last seen the
+ * extremes, name lists united, a note kept when any row has one.
+ */
+const TAKE_OBSERVATIONS = `
+  WITH moved AS (
+    DELETE FROM observations o USING captures c
+     WHERE c.id = o.capture_id AND c.project_id = $1 AND ($2::uuid IS NULL OR o.capture_id = $2) AND o.path = ANY($3::text[])
+    RETURNING o.*
+  )
+  SELECT m.capture_id AS "captureId", m.method, m.status,
+         m.request_content_type AS req_ct, m.request_shape AS req_fp, max(m.request_note) AS req_note,
+         m.response_content_type AS res_ct, m.response_shape AS res_fp, max(m.response_note) AS res_note,
+         ${unitedNames('query')} AS query, ${unitedNames('request_headers')} AS req_h, ${unitedNames('response_headers')} AS res_h,
+         sum(m.count)::text AS count, min(m.first_seen) AS first_seen, max(m.last_seen) AS last_seen,
+         count(*)::int AS rows
+    FROM moved m
+   GROUP BY m.capture_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
+   ORDER BY m.capture_id`;
+
 /**
  * All SQL of captures: capture rows, their endpoint summaries (`capture_endpoints`), observation
  * rows and the shapes they reference, raw SQL in one style. The API reads them; ingest opens, ends
  * and re-rules captures and writes batches (`writeBatch`, the statement of captures/batch-statement.ts),
- * and so does regrouping. Methods taking a `runner` run in the caller's transaction when given one.
+ * and so does regrouping, which also moves a scope's rows under literal paths (the "regrouping"
+ * methods below). Methods taking a `runner` run in the caller's transaction when given one.
  */
 @Injectable()
 export class CapturesRepository {
@@ -332,6 +368,81 @@ export class CapturesRepository {
     await runner.query(
       'UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1',
       [captureId, requests, paths],
+    );
+  }
+
+  // ---- regrouping (paths/regroup.service.ts), each in its transaction: a scope is capture
+  // `captureId` of project `projectId`, or every capture of the project when null.
+
+  /** The paths `pattern` (a LIKE pattern) matches, other than `except`, that a scope's summaries are under, each once. */
+  async pathsLike(
+    projectId: string,
+    captureId: string | null,
+    pattern: string,
+    except: string,
+    runner: Queryable,
+  ): Promise<string[]> {
+    const rows = (await runner.query(
+      `SELECT DISTINCT ce.path FROM capture_endpoints ce JOIN captures c ON c.id = ce.capture_id
+        WHERE c.project_id = $1 AND ($2::uuid IS NULL OR ce.capture_id = $2) AND ce.path LIKE $3 AND ce.path <> $4`,
+      [projectId, captureId, pattern, except],
+    )) as Array<{ path: string }>;
+    return rows.map((row) => row.path);
+  }
+
+  /**
+   * Deletes a scope's observation rows under `literals` and returns them folded by key without the
+   * path (see `TAKE_OBSERVATIONS`), to be written again under the template through `writeBatch`.
+   */
+  takeObservations(
+    projectId: string,
+    captureId: string | null,
+    literals: readonly string[],
+    runner: Queryable,
+  ): Promise<MovedRow[]> {
+    return runner.query(TAKE_OBSERVATIONS, [projectId, captureId, literals]);
+  }
+
+  /** Deletes a scope's capture summaries under `literals`. @returns how many were deleted. */
+  async deleteSummaries(
+    projectId: string,
+    captureId: string | null,
+    literals: readonly string[],
+    runner: Queryable,
+  ): Promise<number> {
+    const [summaries] = (await runner.query(
+      `WITH gone AS (
+         DELETE FROM capture_endpoints ce USING captures c
+          WHERE c.id = ce.capture_id AND c.project_id = $1 AND ($2::uuid IS NULL OR ce.capture_id = $2) AND ce.path = ANY($3::text[])
+         RETURNING 1
+       )
+       SELECT count(*)::int AS deleted FROM gone`,
+      [projectId, captureId, literals],
+    )) as Array<{ deleted: number }>;
+    return summaries?.deleted ?? 0;
+  }
+
+  /** Renames `literals` to `template` in the touched keys the scope's committed batches recorded. */
+  async renameTouchedPaths(
+    projectId: string,
+    captureId: string | null,
+    literals: readonly string[],
+    template: string,
+    runner: Queryable,
+  ): Promise<void> {
+    await runner.query(
+      `UPDATE processed_batches b
+          SET touched_paths = ARRAY(SELECT CASE WHEN t.path = ANY($3::text[]) THEN $4 ELSE t.path END FROM unnest(b.touched_paths) WITH ORDINALITY AS t(path, i) ORDER BY t.i)
+        WHERE b.project_id = $1 AND ($2::uuid IS NULL OR b.capture_id = $2) AND b.touched_paths && $3::text[]`,
+      [projectId, captureId, literals, template],
+    );
+  }
+
+  /** Makes a committed batch's touched keys unknown, so views kept of its capture are computed again in full. */
+  async forgetTouched(batchId: string, runner: Queryable): Promise<void> {
+    await runner.query(
+      'UPDATE processed_batches SET touched_methods = NULL, touched_paths = NULL WHERE batch_id = $1',
+      [batchId],
     );
   }
 

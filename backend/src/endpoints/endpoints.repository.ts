@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { EndpointShapes, ParametersDoc, ShapeChange, Version } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
+import { versionsRepository } from '../versions/versions.repository';
 
 /** A documented endpoint with its current version's number and shapes. */
 export interface CurrentEndpoint extends EndpointShapes, Version {
@@ -58,13 +59,9 @@ export class EndpointsRepository {
     );
   }
 
-  /** The path templates of a project's documented endpoints, sorted, each once. */
-  async documentedPaths(projectId: string): Promise<string[]> {
-    const rows = (await this.db.query(
-      'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
-      [projectId],
-    )) as Array<{ path: string }>;
-    return rows.map((row) => row.path);
+  /** The path templates of a project's documented endpoints, sorted, each once (the versions' read). */
+  documentedPaths(projectId: string): Promise<string[]> {
+    return versionsRepository.documentedPaths(this.db, projectId);
   }
 
   /** Whether the project has an endpoint with this id (documented or not). */

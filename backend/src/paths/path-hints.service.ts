@@ -4,6 +4,7 @@ import type { Principal } from '../auth/tokens.service';
 import { DomainError, ErrorCode } from '../common/errors';
 import { EventsService } from '../events/events.service';
 import type { ProjectEntity } from '../projects/project.entity';
+import { VersionStore } from '../versions/version-store';
 import { type HintRow, PathsRepository } from './paths.repository';
 import { canonicalTemplate, RegroupService } from './regroup.service';
 
@@ -29,6 +30,7 @@ export class PathHintsService {
     private readonly paths: PathsRepository,
     private readonly regroup: RegroupService,
     private readonly events: EventsService,
+    private readonly versions: VersionStore,
   ) {}
 
   /** A project's hints, oldest first. */
@@ -48,7 +50,7 @@ export class PathHintsService {
    */
   async add(project: ProjectEntity, principal: Principal, template: string): Promise<PathHintCreatedResponse> {
     const canonical = canonicalTemplate(template);
-    const documented = await this.paths.documentedPaths(project.id);
+    const documented = await this.versions.documentedPaths(project.id);
     const winner = documented.find((path) => matchTemplate(path, canonical));
     if (winner !== undefined)
       throw new DomainError(

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
   bestTemplate,
-  type EndpointShapes,
   hasParameter,
   MATRIX_KINDS,
   type MatrixKind,
@@ -11,16 +10,17 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
-import { extendEndpointShapes } from '../versions/endpoint-shapes';
 import { withRetry } from '../common/retry';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
 import { RuntimeService } from '../runtime/runtime.service';
 import { EvidenceService } from '../evidence/evidence.service';
 import { type AggregatedRow, writeBatchParameters } from '../captures/batch-statement';
-import { CapturesRepository } from '../captures/captures.repository';
+import { CapturesRepository, type MovedRow } from '../captures/captures.repository';
 import { ProjectsService } from '../projects/projects.service';
-import { type MovedRow, PathsRepository, type ProposalEndpointRow } from './paths.repository';
+import { ProposalRegrouping } from '../proposals/proposal-regrouping';
+import { VersionStore } from '../versions/version-store';
+import { PathsRepository } from './paths.repository';
 
 /** Where a regrouping looks: one capture (and its environment row's evidence), or the whole project. */
 export interface RegroupScope {
@@ -69,6 +69,12 @@ function likePatternOf(canonical: string): string {
  *
  * Called when an agent reports templates it learned (for its capture) and when a user states a
  * template in the dashboard (for the whole project).
+ *
+ * This service holds the rule (which stored paths a template takes) and the transaction; each
+ * domain rewrites its own rows in it, through its repository or service: captures (observations,
+ * summaries, batches' touched keys: `CapturesRepository`), evidence (`EvidenceService`), runtime
+ * evidence (`RuntimeService`), open proposals and their audit entry (`ProposalRegrouping`); the
+ * documented paths are read through `VersionStore`.
  */
 @Injectable()
 export class RegroupService {
@@ -79,6 +85,8 @@ export class RegroupService {
     private readonly evidence: EvidenceService,
     private readonly events: EventsService,
     private readonly runtime: RuntimeService,
+    private readonly proposals: ProposalRegrouping,
+    private readonly versions: VersionStore,
   ) {}
 
   /**
@@ -119,10 +127,10 @@ export class RegroupService {
     );
     if (literals.length === 0) return { merged: 0, captures: [] };
 
-    const moved = await this.paths.takeObservations(manager, project.id, captureId, literals);
-    const summaries = await this.paths.deleteSummaries(manager, project.id, captureId, literals);
+    const moved = await this.captures.takeObservations(project.id, captureId, literals, manager);
+    const summaries = await this.captures.deleteSummaries(project.id, captureId, literals, manager);
     // Batches recorded which endpoints they touched: those keys must not keep a name either.
-    await this.paths.renameTouchedPaths(manager, project.id, captureId, literals, template);
+    await this.captures.renameTouchedPaths(project.id, captureId, literals, template, manager);
     const byCapture = new Map<string, MovedRow[]>();
     for (const row of moved) byCapture.set(row.captureId, [...(byCapture.get(row.captureId) ?? []), row]);
     for (const [capture, rows] of byCapture) await this.writeMerged(manager, project.id, capture, template, rows);
@@ -130,7 +138,8 @@ export class RegroupService {
     // Runtime evidence (timings per endpoint and environment row) is keyed on the path too: it moves
     // with the evidence, so no literal stays there either.
     const runtime = await this.runtime.regroup(manager, project.id, rowIds, literals, template);
-    const proposals = await this.regroupProposals(manager, project.id, captureId, literals, template);
+    // Open proposals made from that traffic follow it, and their creation's audit entry too.
+    const proposals = await this.proposals.regroup(manager, project.id, captureId, literals, template);
     const merged = moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals + runtime;
     return { merged, captures: [...byCapture.keys()] };
   }
@@ -175,7 +184,7 @@ export class RegroupService {
     );
     if (!claimed) throw new Error(`regrouping batch ${batchId} was not claimed`);
     // Its touched keys are made unknown: naming the literal keys would keep the names stored.
-    await this.paths.forgetTouched(manager, batchId);
+    await this.captures.forgetTouched(batchId, manager);
   }
 
   /** The evidence row of a capture's environment (none for `local`). @throws DomainError CaptureNotFound */
@@ -214,67 +223,19 @@ export class RegroupService {
     rowIds: readonly string[] | null,
   ): Promise<string[]> {
     const pattern = likePatternOf(template);
+    // Every table that stores a path in the scope: capture summaries (observations have the same
+    // paths), evidence, and open proposals made from the capture's traffic.
     const candidates = new Set([
-      ...(await this.paths.storedPathsLike(manager, projectId, pattern, template, captureId)),
+      ...(await this.captures.pathsLike(projectId, captureId, pattern, template, manager)),
       ...(await this.evidence.pathsLike(manager, projectId, rowIds, pattern, template)),
+      ...(await this.proposals.pathsLike(manager, projectId, captureId, pattern, template)),
     ]);
     const paths = [...candidates].filter((path) => matchTemplate(template, path) && !routeWordTaken(template, path));
     if (paths.length === 0) return [];
-    const documented = await this.paths.documentedPaths(projectId, manager);
+    const documented = await this.versions.documentedPaths(projectId, manager);
     const known = [...documented, template];
     const protectedPaths = new Set(documented);
     return paths.filter((path) => !protectedPaths.has(path) && bestTemplate(path, known) === template).sort();
-  }
-
-  /**
-   * Rewrites the endpoints of open proposals made from traffic under `literals` to `template`: per
-   * proposal and method, the literal copies (and an endpoint already at the template) become one
-   * endpoint at the first one's position, their observed shapes merged as documentation extends
-   * (`extendEndpointShapes`), so approving it documents the template with everything the copies
-   * showed. The proposal's `proposal.created` audit entry names the template instead of the literal
-   * paths (no name stays stored). Returns how many literal endpoints were rewritten.
-   */
-  private async regroupProposals(
-    manager: EntityManager,
-    projectId: string,
-    captureId: string | null,
-    literals: readonly string[],
-    template: string,
-  ): Promise<number> {
-    const rows = await this.paths.openProposalEndpoints(manager, projectId, captureId, literals, template);
-    const groups = new Map<string, ProposalEndpointRow[]>();
-    for (const row of rows) {
-      const key = `${row.proposalId} ${row.method}`;
-      groups.set(key, [...(groups.get(key) ?? []), row]);
-    }
-    let rewritten = 0;
-    const proposals = new Set<string>();
-    for (const group of groups.values()) {
-      const copies = group.filter((row) => row.path !== template);
-      if (copies.length === 0) continue;
-      rewritten += copies.length;
-      proposals.add(group[0]!.proposalId);
-      const [kept, ...others] = group as [ProposalEndpointRow, ...ProposalEndpointRow[]];
-      const shapes = others.reduce<EndpointShapes>(
-        (merged, row) => extendEndpointShapes(merged, shapesOf(row)),
-        shapesOf(kept),
-      );
-      if (others.length > 0)
-        await this.paths.deleteProposalEndpoints(
-          manager,
-          others.map((row) => row.id),
-        );
-      await this.paths.rewriteProposalEndpoint(
-        manager,
-        kept.id,
-        template,
-        group.find((row) => row.description !== null)?.description ?? null,
-        shapes,
-      );
-    }
-    if (proposals.size > 0)
-      await this.paths.renameInCreatedAudit(manager, projectId, [...proposals], literals, template);
-    return rewritten;
   }
 }
 
@@ -290,15 +251,6 @@ function routeWordTaken(template: string, path: string): boolean {
     (segment, at) =>
       at > 0 && !segment.startsWith('{') && given[at - 1]!.startsWith('{') && (wanted[at] ?? '').startsWith('{'),
   );
-}
-
-/** The shapes of a proposal endpoint row (parameters only when it has some). */
-function shapesOf(row: ProposalEndpointRow): EndpointShapes {
-  return {
-    request: row.request,
-    responses: row.responses,
-    ...(row.parameters === null || row.parameters === undefined ? {} : { parameters: row.parameters }),
-  };
 }
 
 /** A row's aggregate key as the ingest writes it (NUL never occurs in stored values; ' ' stands for none). */

@@ -5,6 +5,7 @@ import { EvidenceModule } from '../evidence/evidence.module';
 import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { ProposalLifecycle } from './proposal-lifecycle';
+import { ProposalRegrouping } from './proposal-regrouping';
 import { ProposalsController } from './proposals.controller';
 import { ProposalsRepository } from './proposals.repository';
 import { ProposalsService } from './proposals.service';
@@ -13,7 +14,7 @@ import { ProposalsService } from './proposals.service';
 @Module({
   imports: [CapturesModule, EvidenceModule, VersionsModule, WebhooksModule, AuditModule],
   controllers: [ProposalsController],
-  providers: [ProposalsRepository, ProposalLifecycle, ProposalsService],
-  exports: [ProposalLifecycle, ProposalsService],
+  providers: [ProposalsRepository, ProposalLifecycle, ProposalRegrouping, ProposalsService],
+  exports: [ProposalLifecycle, ProposalRegrouping, ProposalsService],
 })
 export class ProposalsModule {}

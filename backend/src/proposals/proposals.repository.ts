@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
   type EndpointShapes,
+  OPEN_STATUS,
   PROPOSAL_STATUSES,
   PROPOSAL_STEPS,
   type ProposalStatus,
@@ -18,6 +19,26 @@ const STATUS_RANK_SQL = sqlRank('status', PROPOSAL_STATUSES);
 
 /** Lifecycle order of `proposal_steps.step`. */
 const STEP_ORDER_SQL = sqlRank('step', PROPOSAL_STEPS);
+
+/**
+ * Endpoints of open proposals made from traffic (`extend`) of the capture `$3` (of any capture
+ * when null), with `$2` the open status and `$4` the mode: keyed on the paths traffic came under,
+ * so they follow a regrouping. Planned endpoints (`replace`) keep the paths users wrote.
+ */
+const OPEN_FROM_TRAFFIC = `p.status = $2 AND pe.mode = $4 AND ($3::uuid IS NULL OR p.source_capture_id = $3)`;
+
+/** The mode of the endpoints proposed from traffic (as opposed to `replace`, planned ones). */
+const FROM_TRAFFIC: ProposalMode = 'extend';
+
+/** One endpoint of an open proposal made from traffic, as regrouping reads it. */
+export interface ProposalEndpointRow extends Omit<EndpointShapes, 'parameters'> {
+  id: string;
+  parameters: EndpointShapes['parameters'] | null;
+  proposalId: string;
+  method: string;
+  path: string;
+  description: string | null;
+}
 
 /** A proposal as listed. */
 export interface ProposalRow {
@@ -291,6 +312,74 @@ export class ProposalsRepository {
       `SELECT step, actor, at, pull_request AS "pullRequest", build, commit FROM proposal_steps WHERE proposal_id = $1
         ORDER BY ${STEP_ORDER_SQL}`,
       [proposalId],
+    );
+  }
+
+  // ---- regrouping (paths/regroup.service.ts), in its transaction
+
+  /**
+   * The paths `pattern` (a LIKE pattern) matches, other than `except`, of the endpoints of open
+   * proposals made from traffic of capture `captureId` (any when null), each once.
+   */
+  async pathsLike(
+    projectId: string,
+    captureId: string | null,
+    pattern: string,
+    except: string,
+    manager: Queryable,
+  ): Promise<string[]> {
+    const rows = (await manager.query(
+      `SELECT DISTINCT pe.path FROM proposal_endpoints pe JOIN proposals p ON p.id = pe.proposal_id
+        WHERE p.project_id = $1 AND ${OPEN_FROM_TRAFFIC} AND pe.path LIKE $5 AND pe.path <> $6`,
+      [projectId, OPEN_STATUS, captureId, FROM_TRAFFIC, pattern, except],
+    )) as Array<{ path: string }>;
+    return rows.map((row) => row.path);
+  }
+
+  /**
+   * The endpoints of open proposals made from traffic of capture `captureId` (any when null) under
+   * `literals` or at `template`, locked, by proposal, method and position.
+   */
+  openEndpointsUnder(
+    projectId: string,
+    captureId: string | null,
+    literals: readonly string[],
+    template: string,
+    manager: Queryable,
+  ): Promise<ProposalEndpointRow[]> {
+    return manager.query(
+      `SELECT pe.id, pe.proposal_id AS "proposalId", pe.method, pe.path, pe.description, pe.request, pe.responses, pe.parameters
+         FROM proposal_endpoints pe JOIN proposals p ON p.id = pe.proposal_id
+        WHERE p.project_id = $1 AND ${OPEN_FROM_TRAFFIC} AND (pe.path = ANY($5::text[]) OR pe.path = $6)
+        ORDER BY pe.proposal_id, pe.method, pe.position
+        FOR UPDATE OF pe`,
+      [projectId, OPEN_STATUS, captureId, FROM_TRAFFIC, literals, template],
+    );
+  }
+
+  /** Deletes endpoints of proposals by id. */
+  async deleteEndpoints(ids: readonly string[], manager: Queryable): Promise<void> {
+    await manager.query('DELETE FROM proposal_endpoints WHERE id = ANY($1::bigint[])', [ids]);
+  }
+
+  /** Moves a proposal's endpoint to `path` with the description and shapes given. */
+  async rewriteEndpoint(
+    id: string,
+    path: string,
+    description: string | null,
+    shapes: EndpointShapes,
+    manager: Queryable,
+  ): Promise<void> {
+    await manager.query(
+      'UPDATE proposal_endpoints SET path = $2, description = $3, request = $4, responses = $5, parameters = $6 WHERE id = $1',
+      [
+        id,
+        path,
+        description,
+        shapes.request === null ? null : JSON.stringify(shapes.request),
+        JSON.stringify(shapes.responses),
+        shapes.parameters === undefined ? null : JSON.stringify(shapes.parameters),
+      ],
     );
   }
 }

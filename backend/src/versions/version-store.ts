@@ -31,6 +31,11 @@ export class VersionStore {
     });
   }
 
+  /** The path templates of a project's documented endpoints, sorted, each once (in `runner`'s transaction when given). */
+  documentedPaths(projectId: string, runner: Queryable = this.db): Promise<string[]> {
+    return versionsRepository.documentedPaths(runner, projectId);
+  }
+
   /** The versions a proposal made, each with the one before it, by path then method. */
   madeBy(proposalId: string): Promise<MadeVersion[]> {
     return versionsRepository.madeBy(this.db, proposalId);

@@ -124,6 +124,15 @@ export const versionsRepository = {
     return written.id;
   },
 
+  /** The path templates of a project's documented endpoints, sorted, each once. */
+  async documentedPaths(db: Queryable, projectId: string): Promise<string[]> {
+    const rows = (await db.query(
+      'SELECT DISTINCT path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path',
+      [projectId],
+    )) as Array<{ path: string }>;
+    return rows.map((row) => row.path);
+  },
+
   /** The versions proposal `proposalId` made, each with the one before it, by path then method. */
   madeBy(db: Queryable, proposalId: string): Promise<MadeVersion[]> {
     return db.query(

@@ -12,6 +12,9 @@ export type ProposalStepName = (typeof PROPOSAL_STEPS)[number];
 export const PROPOSAL_STATUSES = ['Open', ...PROPOSAL_STEPS] as const;
 export type ProposalStatus = (typeof PROPOSAL_STATUSES)[number];
 
+/** The status of a proposal not approved yet (the only one whose endpoints still change). */
+export const OPEN_STATUS = PROPOSAL_STATUSES[0];
+
 /** Kinds of environment whose traffic is evidence: each makes rows of the version matrix (`local` does not). */
 export const MATRIX_KINDS = ['ci', 'staging', 'production'] as const satisfies readonly EnvironmentKind[];
 export type MatrixKind = (typeof MATRIX_KINDS)[number];
