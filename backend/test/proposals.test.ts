@@ -229,6 +229,29 @@ describe('steps from evidence', () => {
     ]);
   });
 
+  it('waits until a row shows the version the proposal made or a later one, not an earlier one', async () => {
+    const first = await approved('/bills');
+    const withCurrency = {
+      ...orderSchema,
+      properties: { ...orderSchema.properties, currency: { type: 'string' } },
+      required: ['id', 'total', 'currency'],
+    };
+    const madeSecond = await create(planned('/bills', withCurrency));
+    expect(madeSecond.status).toBe(201);
+    await backend.api('POST', `/projects/plans/proposals/${madeSecond.body.id}/approve`, undefined, bobToken);
+    // Traffic without a currency conforms to the first version only: the row shows it.
+    await report(backend.url, agentToken, { kind: 'staging', build: 'i-1' }, [order('/bills')]);
+    expect((await get(first.id)).status).toBe('Appeared in Staging');
+    expect((await get(madeSecond.body.id)).status).toBe('Approved');
+    await report(backend.url, agentToken, { kind: 'staging', build: 'i-2' }, [
+      { ...order('/bills'), response: { id: 1, total: 2, currency: 'EUR' } },
+    ]);
+    expect(await get(madeSecond.body.id)).toMatchObject({
+      status: 'Appeared in Staging',
+      steps: [{ step: 'Approved' }, { step: 'Appeared in Staging', build: 'i-2' }],
+    });
+  });
+
   it('waits until the evidence shows every version the proposal made', async () => {
     const made = await create({
       title: 'Two endpoints',

@@ -194,7 +194,13 @@ beforeAll(async () => {
   );
   // The proposals' lifecycle records the evidence steps regrouping reaches, as in the app.
   const audit = new AuditService(new AuditRepository(ds));
-  new ProposalLifecycle(new ProposalsRepository(ds), evidence, new Notifier(new WebhooksRepository(ds)), audit);
+  new ProposalLifecycle(
+    new ProposalsRepository(ds),
+    evidence,
+    new Notifier(new WebhooksRepository(ds)),
+    audit,
+    new VersionStore(ds),
+  );
   regroup = new RegroupService(
     new PathsRepository(ds),
     new CapturesRepository(ds),

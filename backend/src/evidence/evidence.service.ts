@@ -141,6 +141,19 @@ export class EvidenceService {
   }
 
   /**
+   * The version row `rowId`'s cell of each of `endpointIds` shows (its id; null where the cell
+   * drifts), in the caller's transaction; an endpoint without a cell there is left out.
+   */
+  async shownVersions(
+    manager: EntityManager,
+    rowId: string,
+    endpointIds: readonly string[],
+  ): Promise<Map<string, string | null>> {
+    const cells = await this.repository.cellsOf(manager, rowId, endpointIds);
+    return new Map(cells.map((cell) => [cell.endpointId, cell.versionId]));
+  }
+
+  /**
    * Regrouping's reads (paths/regroup.service.ts), in its transaction: the id of a project's
    * environment row of one key (kind and name), none when it has no such row.
    */

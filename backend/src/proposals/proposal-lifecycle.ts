@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
-import { STEP_OF_KIND } from '@spectator/shared';
+import { compareVersions, OPEN_STATUS, STEP_OF_KIND } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { type Actor } from '../common/principal';
 import { DomainError, ErrorCode } from '../common/errors';
 import { type CellChanges, EvidenceService } from '../evidence/evidence.service';
 import { fourEyesNow } from '../projects/projects.service';
+import { VersionStore } from '../versions/version-store';
 import { type EventProject, Notifier } from '../webhooks/notifier';
-import { type NewProposal, ProposalsRepository } from './proposals.repository';
+import { type AwaitedVersion, type NewProposal, ProposalsRepository } from './proposals.repository';
 
 /**
  * The one writer of a proposal's lifecycle (spec §3, steps in `PROPOSAL_STEPS`): a proposal is
@@ -23,6 +24,7 @@ export class ProposalLifecycle {
     private readonly evidence: EvidenceService,
     private readonly notifier: Notifier,
     private readonly audit: AuditService,
+    private readonly versions: VersionStore,
   ) {
     evidence.onCellsChanged((manager, project, changes) => this.recordEvidenceSteps(manager, project, changes));
   }
@@ -93,15 +95,15 @@ export class ProposalLifecycle {
     const found: Array<{ row: CellChanges[number]['row']; proposalId: string }> = [];
     for (const { row, endpointIds } of changes) {
       if (endpointIds.length === 0) continue;
-      const shown = await this.proposals.shownByRow(
+      const awaited = await this.proposals.awaitingStep(
         project.id,
         endpointIds,
-        row.id,
         STEP_OF_KIND[row.kind],
-        'Open',
+        OPEN_STATUS,
         manager,
       );
-      for (const proposalId of shown) found.push({ row, proposalId });
+      if (awaited.length === 0) continue;
+      for (const proposalId of await this.shownBy(manager, row.id, awaited)) found.push({ row, proposalId });
     }
     // Proposals are locked in id order (see EvidenceService's class comment).
     found.sort((a, b) => (a.proposalId < b.proposalId ? -1 : a.proposalId > b.proposalId ? 1 : 0));
@@ -134,6 +136,24 @@ export class ProposalLifecycle {
         commit: row.commit,
       });
     }
+  }
+
+  /**
+   * The proposals among `awaited` (the versions each made) that matrix row `rowId` shows: for every
+   * version a proposal made, the row's cell of that endpoint shows that version or a later one. The
+   * cells are evidence's (`EvidenceService.shownVersions`), their versions' numbers `VersionStore`'s.
+   */
+  private async shownBy(manager: EntityManager, rowId: string, awaited: readonly AwaitedVersion[]): Promise<string[]> {
+    const cells = await this.evidence.shownVersions(manager, rowId, [...new Set(awaited.map((v) => v.endpointId))]);
+    const ids = [...new Set(cells.values())].filter((id): id is string => id !== null);
+    const shownVersions = await this.versions.load(ids, manager);
+    const notShown = new Set<string>();
+    for (const made of awaited) {
+      const id = cells.get(made.endpointId) ?? null;
+      const shown = id === null ? undefined : shownVersions.get(id);
+      if (shown === undefined || compareVersions(shown, made) < 0) notShown.add(made.proposalId);
+    }
+    return [...new Set(awaited.map((v) => v.proposalId))].filter((id) => !notShown.has(id));
   }
 
   private async emitApproved(manager: EntityManager, project: EventProject, proposalId: string): Promise<void> {

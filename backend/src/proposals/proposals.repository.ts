@@ -88,6 +88,14 @@ export interface StepEvidence {
   commit: string | null;
 }
 
+/** A version a proposal made, as the evidence steps compare it with what a matrix row shows. */
+export interface AwaitedVersion {
+  proposalId: string;
+  endpointId: string;
+  major: number;
+  minor: number;
+}
+
 /** A recorded lifecycle step. */
 export interface StepRow extends StepEvidence {
   step: ProposalStepName;
@@ -209,33 +217,26 @@ export class ProposalsRepository {
   }
 
   /**
-   * Proposals of project `projectId` that row `rowId` of the versions matrix now shows and that
-   * have no step `step` yet: proposals past status `pastStatus` that made a version of one of
-   * `endpointIds`, where for every version the proposal made the row's cell of that endpoint shows
-   * that version or a later one. Reads endpoint versions and matrix cells, in the caller's
-   * transaction (evidence calls the lifecycle with the cells it changed).
+   * The versions made by the proposals of project `projectId` that may have reached step `step`
+   * through a change of the cells of `endpointIds`: proposals past status `pastStatus` that made a
+   * version of one of those endpoints and have no step `step` yet; every version each of them made
+   * (the caller compares them with the cells evidence shows). In the caller's transaction.
    */
-  async shownByRow(
+  awaitingStep(
     projectId: string,
     endpointIds: readonly string[],
-    rowId: string,
     step: ProposalStepName,
     pastStatus: ProposalStatus,
     manager: Queryable,
-  ): Promise<string[]> {
-    const rows = (await manager.query(
-      `SELECT p.id FROM proposals p
-        WHERE p.project_id = $1 AND p.status <> $5
-          AND p.id IN (SELECT v.proposal_id FROM endpoint_versions v WHERE v.endpoint_id = ANY($2::uuid[]) AND v.proposal_id IS NOT NULL)
-          AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $4)
-          AND NOT EXISTS (
-            SELECT 1 FROM endpoint_versions v
-              LEFT JOIN evidence_cells c ON c.row_id = $3 AND c.endpoint_id = v.endpoint_id
-              LEFT JOIN endpoint_versions cv ON cv.id = c.version_id
-             WHERE v.proposal_id = p.id AND (cv.id IS NULL OR (cv.major, cv.minor) < (v.major, v.minor)))`,
-      [projectId, endpointIds, rowId, step, pastStatus],
-    )) as Array<{ id: string }>;
-    return rows.map((row) => row.id);
+  ): Promise<AwaitedVersion[]> {
+    return manager.query(
+      `SELECT p.id AS "proposalId", v.endpoint_id AS "endpointId", v.major, v.minor
+         FROM proposals p JOIN endpoint_versions v ON v.proposal_id = p.id
+        WHERE p.project_id = $1 AND p.status <> $4
+          AND p.id IN (SELECT m.proposal_id FROM endpoint_versions m WHERE m.endpoint_id = ANY($2::uuid[]) AND m.proposal_id IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $3)`,
+      [projectId, endpointIds, step, pastStatus],
+    );
   }
 
   /** A proposal's title and status with its step `step` (its actor and time), or null when it has none. */
