@@ -2,7 +2,7 @@
  * What the backend benchmarks share: a throwaway embedded PostgreSQL and a real backend on it, a
  * pool for seeding, a JSON client with the admin token, and the statistics they print.
  */
-import { fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { fingerprint, inferShape, type Shape, type WireObservation } from '@spectator/shared';
 import type { RunningBackend } from '../src/backend';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -75,4 +75,53 @@ export function runBench(main: () => Promise<void>): void {
     console.error(error);
     process.exit(1);
   });
+}
+
+/**
+ * The plain contender of the ingest benches: one batch's rows written to a capture's observations
+ * by one multi-row INSERT … ON CONFLICT in its own transaction, rows folded by key first as any
+ * correct writer must (ON CONFLICT cannot touch a row twice) and sorted (one lock order).
+ */
+export async function plainInsert(
+  client: pg.ClientBase,
+  captureId: string,
+  rows: readonly WireObservation[],
+): Promise<void> {
+  const folded = new Map<string, WireObservation>();
+  for (const row of rows) {
+    const key = `${row.path} ${row.status}`;
+    const before = folded.get(key);
+    if (before) before.count += row.count;
+    else folded.set(key, { ...row });
+  }
+  const values: unknown[] = [];
+  const tuples = [...folded.values()]
+    .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.status - y.status))
+    .map((row) => {
+      const base = values.length;
+      values.push(
+        captureId,
+        row.method,
+        row.path,
+        row.status,
+        row.request?.contentType,
+        row.request?.shape,
+        row.response?.contentType,
+        row.response?.shape,
+        row.count,
+        row.firstSeen,
+        row.lastSeen,
+      );
+      return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+    });
+  await client.query('BEGIN');
+  await client.query(
+    `INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
+     VALUES ${tuples.join(', ')}
+     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+     DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
+    values,
+  );
+  await client.query('COMMIT');
 }

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type pg from 'pg';
-import { median, requestShape, responseShape, runBench, SHAPES, withBenchBackend } from './harness';
+import { median, plainInsert, requestShape, responseShape, runBench, SHAPES, withBenchBackend } from './harness';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 
 const AGENTS = 4;
@@ -80,46 +80,7 @@ async function ingestPlain(pool: pg.Pool, captureId: string, round: number): Pro
     work.map(async (batches) => {
       const client = await pool.connect();
       try {
-        for (const rows of batches) {
-          // Fold duplicate keys as any correct writer must (ON CONFLICT cannot touch a row twice).
-          const folded = new Map<string, WireObservation>();
-          for (const row of rows) {
-            const key = `${row.path} ${row.status}`;
-            const before = folded.get(key);
-            if (before) before.count += row.count;
-            else folded.set(key, { ...row });
-          }
-          const values: unknown[] = [];
-          const tuples = [...folded.values()]
-            .sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : x.status - y.status))
-            .map((row) => {
-              const base = values.length;
-              values.push(
-                captureId,
-                row.method,
-                row.path,
-                row.status,
-                row.request?.contentType,
-                row.request?.shape,
-                row.response?.contentType,
-                row.response?.shape,
-                row.count,
-                row.firstSeen,
-                row.lastSeen,
-              );
-              return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
-            });
-          await client.query('BEGIN');
-          await client.query(
-            `INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
-             VALUES ${tuples.join(', ')}
-             ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                          (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
-             DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
-            values,
-          );
-          await client.query('COMMIT');
-        }
+        for (const rows of batches) await plainInsert(client, captureId, rows);
       } finally {
         client.release();
       }

@@ -23,6 +23,8 @@ export interface EmbeddedDatabaseOptions {
   persistent?: boolean;
   /** Trade durability for speed (fsync off): for throw-away test clusters only. */
   disposable?: boolean;
+  /** Called with each chunk PostgreSQL logs (benchmarks count `log_lock_waits` lines). */
+  onLog?: (message: string) => void;
 }
 
 /** Signals the `spectator-backend` process stops on by itself (main.ts). */
@@ -56,6 +58,7 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
   const port = await freePort();
   const log: string[] = [];
   const remember = (message: string): void => {
+    options.onLog?.(message);
     log.push(message);
     if (log.length > 50) log.shift();
   };

@@ -1,0 +1,694 @@
+/**
+ * Evidence at production scale (issue 20): many agents of one environment at once. Simulated
+ * agents (by default 200 of one production build, 20 of one staging build and 3 CI runs of pull
+ * requests) stream batches over real WebSockets to two backend replicas (processes of their own)
+ * on one embedded PostgreSQL. Batches are realistic: many endpoints, shapes already known, most
+ * endpoints documented (one OpenAPI import, approved, so its proposal moves through the steps).
+ *
+ * Printed, in one run:
+ *  - ingest with evidence against a plain `INSERT … ON CONFLICT` of the same rows into captures of
+ *    their own (a pool as large as both replicas' together), rounds alternating, medians and ratio;
+ *  - the time from a batch sent to its acknowledgement: saturated (each agent keeps a window of
+ *    batches in flight), and paced (each agent one batch per BENCH_SCALE_PACE_MS, as the agent
+ *    flushes once a second), p50 and p99;
+ *  - lock waits: the longest wait seen by sampling `pg_locks` every 20 ms, and the `log_lock_waits`
+ *    lines PostgreSQL wrote (`deadlock_timeout` set to 100 ms: every line is a wait over 100 ms);
+ *  - a check that the stored evidence equals a full recomputation from the stored observations:
+ *    the distinct exchanges of every environment row, the matrix (`GET …/versions`), the cells,
+ *    the proposal's steps and the requests per version (runtime evidence, the version share).
+ *    A difference fails the bench.
+ *
+ * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
+ * (3), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
+ * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
+ * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000). Small: BENCH_SCALE_PRODUCTION=10
+ * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
+ */
+import {
+  fingerprint,
+  LatencyHistogram,
+  type EnvironmentKind,
+  type MatrixKind,
+  STEP_OF_KIND,
+  type VersionMatrixResponse,
+  type WireObservation,
+} from '@spectator/shared';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { rowConforms } from '../src/captures/conformance';
+import type { ObservationRow } from '../src/captures/observed-shapes';
+import type { Queryable } from '../src/common/queryable';
+import { freePort, startEmbeddedPostgres } from '../src/database/embedded';
+import { evaluateCell } from '../src/evidence/cell';
+import { versionsRepository } from '../src/versions/versions.repository';
+import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
+import { median, percentile, plainInsert, requestShape, responseShape, runBench, SHAPES } from './harness';
+
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a whole number, not ${raw}`);
+  return value;
+}
+
+const PRODUCTION = setting('BENCH_SCALE_PRODUCTION', 200);
+const STAGING = setting('BENCH_SCALE_STAGING', 20);
+const CI = setting('BENCH_SCALE_CI', 3);
+const ENDPOINTS = setting('BENCH_SCALE_ENDPOINTS', 300);
+const ROWS = Math.min(setting('BENCH_SCALE_ROWS', 40), ENDPOINTS);
+const BATCHES = setting('BENCH_SCALE_BATCHES', 4);
+const ROUNDS = setting('BENCH_SCALE_ROUNDS', 3);
+const WINDOW = Math.max(1, setting('BENCH_SCALE_WINDOW', 4));
+const PACED_SECONDS = setting('BENCH_SCALE_PACED_SECONDS', 10);
+const PACE_MS = Math.max(1, setting('BENCH_SCALE_PACE_MS', 1000));
+/** Connections of each replica's pool (the backend's default), and so of the plain writer's, times two. */
+const REPLICA_POOL = 10;
+/** Endpoints `/r{i}` with i % 10 === 9 are not documented. */
+const documented = (i: number): boolean => i % 10 !== 9;
+
+/** A small deterministic generator (a 31-bit linear congruential one), so every run sends the same traffic. */
+function random(seed: number): () => number {
+  let state = seed % 2_147_483_647 || 1;
+  return () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
+}
+
+interface SimulatedAgent {
+  label: string;
+  environment: { kind: EnvironmentKind; build?: string; pullRequest?: string; commit?: string };
+  agent: TestAgent;
+  captureId: string;
+  /** The capture the plain contender writes the same rows to. */
+  plainCaptureId: string;
+}
+
+/** One batch's rows: ROWS distinct endpoints, mostly 201, some 400 without a body, timings for each. */
+function rowsOf(seed: number): WireObservation[] {
+  const next = random(seed);
+  const picked = new Set<number>();
+  while (picked.size < ROWS) picked.add(Math.floor(next() * ENDPOINTS));
+  const now = new Date().toISOString();
+  return [...picked].map((i): WireObservation => {
+    const count = 1 + Math.floor(next() * 20);
+    const ttfb = new LatencyHistogram();
+    const ttlb = new LatencyHistogram();
+    for (let k = 0; k < count; k++) {
+      const ms = 2 + next() * 60;
+      ttfb.record(ms);
+      ttlb.record(ms + next() * 5);
+    }
+    const failed = next() < 0.1;
+    return {
+      method: 'POST',
+      path: `/r${i}`,
+      status: failed ? 400 : 201,
+      query: [],
+      requestHeaders: ['content-type'],
+      responseHeaders: ['content-type'],
+      request: { contentType: 'application/json', shape: fingerprint(requestShape) },
+      response: failed ? null : { contentType: 'application/json', shape: fingerprint(responseShape) },
+      count,
+      firstSeen: now,
+      lastSeen: now,
+      runtime: { ttfb: ttfb.toWire(), ttlb: ttlb.toWire() },
+    };
+  });
+}
+
+/** The OpenAPI document of the documented endpoints: what the bench's bodies are. */
+function openApiDocument(): unknown {
+  const text = { type: 'string' };
+  const paths: Record<string, unknown> = {};
+  for (let i = 0; i < ENDPOINTS; i++) {
+    if (!documented(i)) continue;
+    paths[`/r${i}`] = {
+      post: {
+        requestBody: {
+          content: {
+            'application/json': {
+              schema: { type: 'object', properties: { title: text, author: text }, required: ['title', 'author'] },
+            },
+          },
+        },
+        responses: {
+          '201': {
+            description: 'created',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  properties: { id: { type: 'integer' }, title: text, author: text },
+                  required: ['id', 'title', 'author'],
+                },
+              },
+            },
+          },
+          '400': { description: 'refused' },
+        },
+      },
+    };
+  }
+  return { openapi: '3.1.0', info: { title: 'scale', version: '1' }, paths };
+}
+
+/** Longest lock wait seen, sampled from `pg_locks` (and how many samples saw one). */
+class LockSampler {
+  maxMs = 0;
+  waits = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(readonly client: pg.Client) {}
+
+  start(): void {
+    this.maxMs = 0;
+    this.waits = 0;
+    this.timer = setInterval(() => {
+      this.running = this.running.then(() => this.sample());
+    }, 20);
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async sample(): Promise<void> {
+    const { rows } = await this.client.query<{ ms: number | null }>(
+      `SELECT max(extract(epoch FROM clock_timestamp() - waitstart) * 1000)::float8 AS ms FROM pg_locks WHERE NOT granted`,
+    );
+    const ms = rows[0]?.ms ?? null;
+    if (ms === null) return;
+    this.waits++;
+    this.maxMs = Math.max(this.maxMs, ms);
+  }
+}
+
+/**
+ * Sends each agent's batches (JSON text), keeping `window` in flight per agent, or, with `paceMs`,
+ * one every `paceMs` from a random start within the first. @returns seconds taken and each batch's sent→ack ms.
+ */
+async function stream(
+  agents: readonly SimulatedAgent[],
+  work: ReadonlyArray<readonly string[]>,
+  options: { window: number } | { paceMs: number },
+): Promise<{ seconds: number; latencies: number[] }> {
+  const latencies: number[] = [];
+  const started = performance.now();
+  await Promise.all(
+    agents.map(async ({ agent }, a) => {
+      const batches = work[a] as readonly string[];
+      const sentAt: number[] = [];
+      let next = 0;
+      const send = (): void => {
+        sentAt.push(performance.now());
+        agent.send(batches[next++] as string);
+      };
+      let timer: NodeJS.Timeout | null = null;
+      if ('window' in options) while (next < batches.length && next < options.window) send();
+      else {
+        const paceMs = options.paceMs;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * paceMs));
+        send();
+        timer = setInterval(() => {
+          if (next < batches.length) send();
+          if (next >= batches.length && timer) clearInterval(timer);
+        }, paceMs);
+      }
+      // The backend handles one connection's messages in order: acks come in the order sent.
+      for (let acked = 0; acked < batches.length; acked++) {
+        const message = await agent.next(120_000);
+        if (message.type !== 'ack') throw new Error(`unexpected ${JSON.stringify(message)}`);
+        latencies.push(performance.now() - (sentAt[acked] as number));
+        if ('window' in options && next < batches.length) send();
+      }
+    }),
+  );
+  return { seconds: (performance.now() - started) / 1000, latencies };
+}
+
+/** Batches as JSON text, serialised before any clock starts (the agents' JSON work is not the backend's). */
+function serialised(agents: readonly SimulatedAgent[], batches: readonly WireObservation[][][]): string[][] {
+  return agents.map((simulated, a) =>
+    (batches[a] as WireObservation[][]).map((observations) =>
+      JSON.stringify({
+        type: 'batch',
+        batchId: randomUUID(),
+        captureId: simulated.captureId,
+        shapes: {},
+        observations,
+      }),
+    ),
+  );
+}
+
+/** Writes the same rows as plain INSERTs, POOL connections taking batches in turn. */
+async function writePlain(
+  pool: pg.Pool,
+  agents: readonly SimulatedAgent[],
+  batches: readonly WireObservation[][][],
+  connections: number,
+): Promise<number> {
+  // Interleaved by agent, as the agents' batches arrive: every agent's first, then every second, …
+  const queue = Array.from({ length: batches[0]?.length ?? 0 }, (_, b) =>
+    batches.map((perAgent, a) => ({
+      captureId: (agents[a] as SimulatedAgent).plainCaptureId,
+      rows: perAgent[b] ?? [],
+    })),
+  ).flat();
+  let taken = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const client = await pool.connect();
+      try {
+        for (let item = queue[taken++]; item !== undefined; item = queue[taken++])
+          await plainInsert(client, item.captureId, item.rows);
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  return (performance.now() - started) / 1000;
+}
+
+/** A backend replica as a process of its own; resolves once it answers /api/v1/health. */
+async function startReplica(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [path.join(__dirname, '../src/main.js')], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`replica exited with ${child.exitCode}: ${output.join('')}`);
+    const healthy = await fetch(`${url}/api/v1/health`).then(
+      (answer) => answer.status === 200,
+      () => false,
+    );
+    if (healthy) return { url, child };
+    if (Date.now() > deadline) throw new Error(`replica did not start: ${output.join('')}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** What differs between the stored evidence and a recomputation from the stored observations. */
+async function recomputationDiffers(
+  pool: pg.Pool,
+  projectId: string,
+  matrixOf: (kind: MatrixKind) => Promise<VersionMatrixResponse>,
+): Promise<{ checked: string; differences: string[] }> {
+  const db: Queryable = {
+    query: async <T>(text: string, values?: unknown[]): Promise<T> => (await pool.query(text, values)).rows as T,
+  };
+  const differences: string[] = [];
+  // Every evidence capture's observations, summed per environment row and distinct exchange.
+  const recomputed = `
+    SELECT er.id AS row_id, er.kind, er.name, o.method, o.path, o.status,
+           o.request_content_type, o.request_shape, o.response_content_type, o.response_shape,
+           sum(o.count)::float8 AS count
+      FROM observations o
+      JOIN captures c ON c.id = o.capture_id
+      JOIN environment_rows er ON er.project_id = c.project_id AND er.kind = c.environment_kind
+       AND er.name = CASE WHEN c.environment_kind = 'ci' AND c.pull_request IS NOT NULL THEN 'PR #' || c.pull_request
+                          ELSE coalesce(c.build, c.commit, c.environment_kind) END
+     WHERE c.project_id = $1
+     GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`;
+  const keyed = (from: string): string =>
+    `SELECT row_id, method, path, status, coalesce(request_content_type, ' ') AS rct, coalesce(request_shape, ' ') AS rs,
+            coalesce(response_content_type, ' ') AS sct, coalesce(response_shape, ' ') AS ss, count::float8 AS count FROM (${from}) x`;
+  const [exchanges] = (await db.query(
+    `WITH r AS (${keyed(recomputed)}), s AS (${keyed('SELECT * FROM evidence_observations WHERE project_id = $1')})
+     SELECT (SELECT count(*) FROM r)::int AS recomputed, (SELECT count(*) FROM s)::int AS stored,
+            (SELECT count(*) FROM r FULL JOIN s USING (row_id, method, path, status, rct, rs, sct, ss)
+              WHERE r.count IS DISTINCT FROM s.count)::int AS differing`,
+    [projectId],
+  )) as Array<{ recomputed: number; stored: number; differing: number }>;
+  if (!exchanges || exchanges.differing > 0)
+    differences.push(`distinct exchanges: ${exchanges?.differing} of ${exchanges?.recomputed} differ`);
+
+  // Cells, from the recomputed exchanges and the versions, as evidence/cell.ts defines them.
+  const rows = (await db.query(recomputed, [projectId])) as Array<{
+    row_id: string;
+    kind: MatrixKind;
+    name: string;
+    method: string;
+    path: string;
+    status: number;
+    request_content_type: string | null;
+    request_shape: string | null;
+    response_content_type: string | null;
+    response_shape: string | null;
+    count: number;
+  }>;
+  const endpoints = (await db.query(
+    'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL',
+    [projectId],
+  )) as Array<{ id: string; method: string; path: string }>;
+  const versions = (await db.query(
+    `SELECT v.id, v.endpoint_id AS "endpointId", v.major, v.minor FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id WHERE e.project_id = $1`,
+    [projectId],
+  )) as Array<{ id: string; endpointId: string; major: number; minor: number }>;
+  const documentedVersions = new Map(
+    (
+      await versionsRepository.byIds(
+        db,
+        versions.map((v) => v.id),
+      )
+    ).map((v) => [v.id, v]),
+  );
+  const shapes = new Map(
+    ((await db.query('SELECT fingerprint, shape FROM shapes', [])) as Array<{ fingerprint: string; shape: never }>).map(
+      (s) => [s.fingerprint, s.shape],
+    ),
+  );
+  const byRowAndRoute = new Map<string, ObservationRow[]>();
+  const rowsById = new Map<string, { kind: MatrixKind; name: string }>();
+  for (const r of rows) {
+    rowsById.set(r.row_id, { kind: r.kind, name: r.name });
+    const list = byRowAndRoute.get(`${r.row_id} ${r.method} ${r.path}`) ?? [];
+    list.push({
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      requestContentType: r.request_content_type,
+      requestShape: r.request_shape,
+      responseContentType: r.response_content_type,
+      responseShape: r.response_shape,
+      count: r.count,
+      query: [],
+      requestHeaders: [],
+    });
+    byRowAndRoute.set(`${r.row_id} ${r.method} ${r.path}`, list);
+  }
+  const cells = new Map<string, { versionId: string | null; version: string; drift: boolean }>();
+  for (const rowId of rowsById.keys())
+    for (const endpoint of endpoints) {
+      const seen = byRowAndRoute.get(`${rowId} ${endpoint.method} ${endpoint.path}`);
+      const candidates = versions.filter((v) => v.endpointId === endpoint.id);
+      if (!seen || candidates.length === 0) continue;
+      cells.set(
+        `${rowId} ${endpoint.id}`,
+        evaluateCell(candidates, seen, (versionId, exchange) => {
+          const version = documentedVersions.get(versionId);
+          return version !== undefined && rowConforms(version, exchange, shapes);
+        }),
+      );
+    }
+  const stored = (await db.query(
+    `SELECT c.row_id AS "rowId", c.endpoint_id AS "endpointId", c.version_id AS "versionId", c.version, c.drift
+       FROM evidence_cells c JOIN environment_rows r ON r.id = c.row_id WHERE r.project_id = $1`,
+    [projectId],
+  )) as Array<{ rowId: string; endpointId: string; versionId: string | null; version: string; drift: boolean }>;
+  let differingCells = Math.abs(stored.length - cells.size);
+  for (const cell of stored) {
+    const expected = cells.get(`${cell.rowId} ${cell.endpointId}`);
+    if (
+      !expected ||
+      expected.versionId !== cell.versionId ||
+      expected.version !== cell.version ||
+      expected.drift !== cell.drift
+    )
+      differingCells++;
+  }
+  if (differingCells > 0) differences.push(`cells: ${differingCells} of ${cells.size} differ`);
+
+  // The matrix as the API answers it: each row's cell of each documented endpoint.
+  let matrixCells = 0;
+  let differingMatrix = 0;
+  const rowIdByName = new Map([...rowsById].map(([id, row]) => [`${row.kind} ${row.name}`, id]));
+  for (const kind of ['ci', 'staging', 'production'] as const) {
+    const matrix = await matrixOf(kind);
+    matrix.rows.forEach((row, r) => {
+      const rowId = rowIdByName.get(`${kind} ${row.name}`);
+      matrix.endpoints.forEach((endpoint, e) => {
+        const shown = matrix.cells[r]?.[e];
+        const expected = rowId === undefined ? undefined : cells.get(`${rowId} ${endpoint.id}`);
+        matrixCells++;
+        if (
+          (expected === undefined && shown?.version !== 'N/A') ||
+          (expected !== undefined && (shown?.version !== expected.version || Boolean(shown.drift) !== expected.drift))
+        )
+          differingMatrix++;
+      });
+    });
+  }
+  if (differingMatrix > 0) differences.push(`matrix: ${differingMatrix} of ${matrixCells} cells differ`);
+
+  // Steps: a row of kind K shows a proposal when every version it made is shown there, or a later one.
+  const proposals = (await db.query(
+    `SELECT p.id, array(SELECT s.step FROM proposal_steps s WHERE s.proposal_id = p.id ORDER BY s.step) AS steps
+       FROM proposals p WHERE p.project_id = $1 AND p.status <> 'Open'`,
+    [projectId],
+  )) as Array<{ id: string; steps: string[] }>;
+  const madeBy = (await db.query(
+    `SELECT v.proposal_id AS "proposalId", v.endpoint_id AS "endpointId", v.major, v.minor FROM endpoint_versions v
+       JOIN endpoints e ON e.id = v.endpoint_id WHERE e.project_id = $1 AND v.proposal_id IS NOT NULL`,
+    [projectId],
+  )) as Array<{ proposalId: string; endpointId: string; major: number; minor: number }>;
+  const versionById = new Map(versions.map((v) => [v.id, v]));
+  let steps = 0;
+  for (const proposal of proposals) {
+    const made = madeBy.filter((v) => v.proposalId === proposal.id);
+    const expected = new Set<string>(['Approved']);
+    for (const [rowId, row] of rowsById) {
+      const shows = made.every((v) => {
+        const shown = versionById.get(cells.get(`${rowId} ${v.endpointId}`)?.versionId ?? '');
+        return shown !== undefined && (shown.major > v.major || (shown.major === v.major && shown.minor >= v.minor));
+      });
+      if (shows) expected.add(STEP_OF_KIND[row.kind]);
+    }
+    steps += expected.size;
+    const want = [...expected].sort().join(', ');
+    if (want !== proposal.steps.join(', '))
+      differences.push(`proposal ${proposal.id}: steps ${proposal.steps.join(', ')}, recomputed ${want}`);
+  }
+
+  // Version share: the requests runtime evidence keeps per row, endpoint and version.
+  const runtime = (await db.query(
+    `SELECT environment_kind AS kind, environment_name AS name, method, path, version, sum(requests)::float8 AS requests
+       FROM runtime_buckets WHERE project_id = $1 GROUP BY 1, 2, 3, 4, 5`,
+    [projectId],
+  )) as Array<{ kind: string; name: string; method: string; path: string; version: string; requests: number }>;
+  const expectedShare = new Map<string, number>();
+  const endpointByRoute = new Map(endpoints.map((e) => [`${e.method} ${e.path}`, e.id]));
+  for (const r of rows) {
+    const endpointId = endpointByRoute.get(`${r.method} ${r.path}`);
+    const version = endpointId === undefined ? '' : (cells.get(`${r.row_id} ${endpointId}`)?.version ?? '');
+    const k = `${r.kind} ${r.name} ${r.method} ${r.path} ${version}`;
+    expectedShare.set(k, (expectedShare.get(k) ?? 0) + r.count);
+  }
+  let differingShare = Math.abs(runtime.length - expectedShare.size);
+  for (const r of runtime)
+    if (expectedShare.get(`${r.kind} ${r.name} ${r.method} ${r.path} ${r.version}`) !== r.requests) differingShare++;
+  if (differingShare > 0)
+    differences.push(`version share: ${differingShare} of ${expectedShare.size} (row, endpoint, version) differ`);
+
+  return {
+    checked: `${exchanges?.stored} distinct exchanges, ${cells.size} cells, ${matrixCells} matrix cells, ${steps} steps of ${proposals.length} proposal(s), ${expectedShare.size} version shares`,
+    differences,
+  };
+}
+
+async function main(): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-scale-'));
+  await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
+  const lockLines: string[] = [];
+  const database = await startEmbeddedPostgres({
+    dir: path.join(dir, 'pg'),
+    persistent: false,
+    onLog: (message) => {
+      for (const line of message.split('\n')) if (line.includes('still waiting for')) lockLines.push(line);
+    },
+  });
+  const replicas: ChildProcess[] = [];
+  const pool = new pg.Pool({ connectionString: database.url, max: 2 * REPLICA_POOL });
+  const sampler = new LockSampler(new pg.Client({ connectionString: database.url }));
+  // Connections PostgreSQL ends when it stops at the end are no error of the bench.
+  pool.on('error', () => undefined);
+  sampler.client.on('error', () => undefined);
+  try {
+    await pool.query(`ALTER SYSTEM SET log_lock_waits = on`);
+    await pool.query(`ALTER SYSTEM SET deadlock_timeout = '100ms'`);
+    await pool.query('SELECT pg_reload_conf()');
+    const adminToken = `bench-${randomUUID()}`;
+    const env = {
+      DATABASE_URL: database.url,
+      SPECTATOR_ADMIN_TOKEN: adminToken,
+      SPECTATOR_DATA_DIR: dir,
+      SPECTATOR_DASHBOARD_DIR: dir,
+      SPECTATOR_MAX_AGENT_CONNECTIONS_PER_PROJECT: '100000',
+      LOG_LEVEL: 'warn',
+    };
+    // The first migrates; the second starts on the migrated schema, as a rollout's replicas do.
+    const first = await startReplica({ ...env, SPECTATOR_RUN_MIGRATIONS: 'true' });
+    replicas.push(first.child);
+    const second = await startReplica({ ...env, SPECTATOR_RUN_MIGRATIONS: 'false' });
+    replicas.push(second.child);
+    const urls = [first.url, second.url];
+    const api = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
+      const response = await fetch(`${first.url}/api/v1${route}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const answer: unknown = await response.json();
+      if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${JSON.stringify(answer)}`);
+      return answer as T;
+    };
+
+    const project = await api<{ id: string }>('POST', '/projects', { slug: 'scale', name: 'Scale' });
+    const { token } = await api<{ token: string }>('POST', '/projects/scale/tokens', {
+      name: 'agents',
+      scope: 'agent',
+    });
+    await api('POST', '/projects/scale/openapi/import?approve=true', openApiDocument());
+    await pool.query(
+      `INSERT INTO shapes (fingerprint, shape) SELECT key, value FROM jsonb_each($1::jsonb) ON CONFLICT DO NOTHING`,
+      [JSON.stringify(SHAPES)],
+    );
+
+    const environments: Array<{ label: string; environment: SimulatedAgent['environment'] }> = [
+      ...Array.from({ length: PRODUCTION }, (_, i) => ({
+        label: `production-${i}`,
+        environment: { kind: 'production' as const, build: 'build-100', commit: 'c100' },
+      })),
+      ...Array.from({ length: STAGING }, (_, i) => ({
+        label: `staging-${i}`,
+        environment: { kind: 'staging' as const, build: 'build-101', commit: 'c101' },
+      })),
+      ...Array.from({ length: CI }, (_, i) => ({
+        label: `ci-${i}`,
+        environment: { kind: 'ci' as const, pullRequest: String(40 + i), commit: `c${i}` },
+      })),
+    ];
+    const agents: SimulatedAgent[] = [];
+    for (const [i, { label, environment }] of environments.entries()) {
+      const agent = await connectTestAgent(urls[i % urls.length] as string, token);
+      const hello = helloMessage({ environment, agentId: label });
+      const welcome = await agent.request(hello, 60_000);
+      if (welcome.type !== 'welcome') throw new Error(`${label}: ${JSON.stringify(welcome)}`);
+      const plainCaptureId = randomUUID();
+      await pool.query(
+        `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at) VALUES ($1, $2, 'local', 'local', 'agent-start', now())`,
+        [plainCaptureId, project.id],
+      );
+      agents.push({ label, environment, agent, captureId: hello.capture.id, plainCaptureId });
+    }
+    await sampler.client.connect();
+
+    const rowsPerRound = agents.length * BATCHES * ROWS;
+    const backendRates: number[] = [];
+    const plainRates: number[] = [];
+    const saturated: number[] = [];
+    let backendLockMs = 0;
+    let plainLockMs = 0;
+    for (let round = 0; round < ROUNDS; round++) {
+      const batches = agents.map((_, a) =>
+        Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b) >>> 0)),
+      );
+      const runBackend = async (): Promise<void> => {
+        const work = serialised(agents, batches);
+        sampler.start();
+        const { seconds, latencies } = await stream(agents, work, { window: WINDOW });
+        await sampler.stop();
+        backendLockMs = Math.max(backendLockMs, sampler.maxMs);
+        backendRates.push(rowsPerRound / seconds);
+        saturated.push(...latencies);
+      };
+      const runPlain = async (): Promise<void> => {
+        sampler.start();
+        const seconds = await writePlain(pool, agents, batches, 2 * REPLICA_POOL);
+        await sampler.stop();
+        plainLockMs = Math.max(plainLockMs, sampler.maxMs);
+        plainRates.push(rowsPerRound / seconds);
+      };
+      // Alternate which goes first, so neither always gets the warmer database.
+      if (round % 2 === 0) {
+        await runBackend();
+        await runPlain();
+      } else {
+        await runPlain();
+        await runBackend();
+      }
+      console.log(
+        `round ${round + 1}: with evidence ${backendRates[round]?.toFixed(0)} rows/s, plain ${plainRates[round]?.toFixed(0)} rows/s, ratio ${((backendRates[round] as number) / (plainRates[round] as number)).toFixed(2)}`,
+      );
+    }
+
+    // Paced: one batch per agent every PACE_MS, as agents flush.
+    const pacedBatches = agents.map((_, a) =>
+      Array.from({ length: Math.max(1, Math.round((PACED_SECONDS * 1000) / PACE_MS)) }, (__, b) =>
+        rowsOf((a * 31 + b * 1_000_003 + 17) >>> 0),
+      ),
+    );
+    sampler.start();
+    const paced = await stream(agents, serialised(agents, pacedBatches), { paceMs: PACE_MS });
+    await sampler.stop();
+    const pacedLockMs = sampler.maxMs;
+    await Promise.all(agents.map(({ agent }) => agent.close()));
+
+    // Whatever the backend still folds after the last ack (nothing, when evidence is written with the batch).
+    const [queue] = (
+      await pool.query<{ exists: boolean }>(`SELECT to_regclass('evidence_queue') IS NOT NULL AS exists`)
+    ).rows;
+    for (let waited = 0; queue?.exists && waited < 60_000; waited += 100) {
+      const [queued] = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM evidence_queue')).rows;
+      if (!queued || queued.n === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const check = await recomputationDiffers(pool, project.id, (kind) =>
+      api<VersionMatrixResponse>('GET', `/projects/scale/versions?kind=${kind}&limit=100`),
+    );
+
+    const ms = (value: number): string => `${value.toFixed(0)} ms`;
+    const backendMedian = median(backendRates);
+    const plainMedian = median(plainRates);
+    console.log(
+      `scale: ${PRODUCTION} production agents of one build, ${STAGING} staging, ${CI} CI runs, on 2 replicas; ` +
+        `batches of ${ROWS} rows over ${ENDPOINTS} endpoints; ${ROUNDS} rounds of ${BATCHES} batches per agent (window ${WINDOW})`,
+    );
+    console.log(
+      `  ingest with evidence ${backendMedian.toFixed(0)} rows/s, plain INSERT … ON CONFLICT ${plainMedian.toFixed(0)} rows/s (pool of ${2 * REPLICA_POOL}): ratio ${(backendMedian / plainMedian).toFixed(2)} (aim ≥ 0.50; per round ${backendRates.map((r, i) => (r / (plainRates[i] as number)).toFixed(2)).join(' ')})`,
+    );
+    console.log(
+      `  batch sent → ack: saturated p50 ${ms(median(saturated))} p99 ${ms(percentile(saturated, 99))}; ` +
+        `paced (1 per ${PACE_MS} ms per agent, ${paced.latencies.length} batches) p50 ${ms(median(paced.latencies))} p99 ${ms(percentile(paced.latencies, 99))} (aim p99 < 1 s)`,
+    );
+    console.log(
+      `  longest lock wait sampled: with evidence ${ms(backendLockMs)}, paced ${ms(pacedLockMs)}, plain ${ms(plainLockMs)}; ` +
+        `log_lock_waits lines (waits over 100 ms): ${lockLines.length} (aim 0)`,
+    );
+    for (const line of lockLines.slice(0, 5)) console.log(`    ${line.trim().slice(0, 200)}`);
+    console.log(
+      `  recomputation from stored observations: ${check.checked}: ${check.differences.length === 0 ? 'all equal' : check.differences.join('; ')}`,
+    );
+    console.log(
+      `  load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
+    if (check.differences.length > 0) throw new Error('stored evidence differs from its recomputation');
+  } finally {
+    await sampler.stop().catch(() => undefined);
+    await sampler.client.end().catch(() => undefined);
+    for (const child of replicas) {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    }
+    await pool.end();
+    await database.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+runBench(main);
