@@ -1,10 +1,15 @@
-import type { CiSummaryResponse } from '@spectator/shared';
+import {
+  type CiRuntimeResponse,
+  type CiSummaryResponse,
+  DEFAULT_REGRESSION_THRESHOLDS,
+  LatencyHistogram,
+} from '@spectator/shared';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CHECK_EXIT, judgeCiSummary, markdownReport, parseCheckOptions, runCheck } from './check';
+import { CHECK_EXIT, judgeCiSummary, judgeRuntime, markdownReport, parseCheckOptions, runCheck } from './check';
 import { ConfigError } from './config';
 
 const base = ['--backend', 'http://127.0.0.1:1', '--token', 't', '--project', 'demo', '--pr', '12'];
@@ -77,10 +82,52 @@ describe('parseCheckOptions', () => {
       pullRequest: '77',
       failOn: ['diffs'],
       markdown: null,
+      thresholds: DEFAULT_REGRESSION_THRESHOLDS,
     });
     expect(parseCheckOptions([...base, '--markdown', 'report.md'], {}).markdown).toBe('report.md');
     expect(parseCheckOptions(base, { SPECTATOR_CHECK_MARKDOWN: 'env.md' }).markdown).toBe('env.md');
     expect(parseCheckOptions(base, {}).failOn).toEqual(['undocumented', 'breaking']);
+  });
+
+  it('reads the runtime thresholds: percent and points as fractions, milliseconds, counts', () => {
+    expect(
+      parseCheckOptions(
+        [
+          ...base,
+          '--fail-on=latency-regression,error-rate',
+          '--latency-threshold',
+          '50',
+          '--latency-floor=2',
+          '--error-rate-threshold',
+          '0.5',
+          '--min-requests',
+          '100',
+          '--significance',
+          '0.05',
+        ],
+        {},
+      ),
+    ).toMatchObject({
+      failOn: ['latency-regression', 'error-rate'],
+      thresholds: {
+        latencyIncrease: 0.5,
+        latencyFloorMs: 2,
+        errorRateIncrease: 0.005,
+        minRequests: 100,
+        significance: 0.05,
+      },
+    });
+    let error: unknown;
+    try {
+      parseCheckOptions([...base, '--latency-threshold', 'fast', '--min-requests', '2.5', '--significance', '1'], {});
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      '--latency-threshold "fast" must be a number from 0 to 10000',
+      '--min-requests "2.5" must be an integer from 1 to 1000000000',
+      '--significance "1" must be a number from 1e-12 to 0.5',
+    ]);
   });
 
   it('names every problem at once', () => {
@@ -97,7 +144,7 @@ describe('parseCheckOptions', () => {
       '--token (or SPECTATOR_TOKEN) is required',
       '--project (or SPECTATOR_PROJECT) is required',
       '--pr "1 2" is not a pull request number',
-      '--fail-on "slow" must be one of undocumented, breaking, diffs, production-breaking',
+      '--fail-on "slow" must be one of undocumented, breaking, diffs, production-breaking, latency-regression, error-rate',
     ]);
   });
 });
@@ -165,6 +212,88 @@ describe('judgeCiSummary', () => {
     const verdict = judgeCiSummary(input, failOn);
     expect(verdict.passed).toBe(passed);
     expect(verdict.text).toContain(text);
+  });
+});
+
+/** Counts of `n` requests taking `ms` each, `errors` of them 5xx. */
+const counts = (n: number, ms: number, errors = 0) => {
+  const histogram = new LatencyHistogram();
+  for (let i = 0; i < n; i++) histogram.record(ms + (i % 10) / 10);
+  return { requests: n, serverErrors: errors, ttfb: histogram.toWire(), ttlb: histogram.toWire() };
+};
+const runtimeAnswer = (endpoints: CiRuntimeResponse['endpoints']): CiRuntimeResponse => ({
+  pullRequest: '12',
+  commit: 'abc',
+  since: '2026-11-28T10:00:00.000Z',
+  productionSince: '2026-11-21T10:00:00.000Z',
+  endpoints,
+});
+const endpoint = (
+  path: string,
+  pullRequest: ReturnType<typeof counts>,
+  production: ReturnType<typeof counts> | null,
+) => ({
+  endpointId: path,
+  method: 'GET',
+  path,
+  version: '1.0',
+  pullRequest,
+  production,
+});
+
+describe('judgeRuntime', () => {
+  const runtime = judgeRuntime(
+    runtimeAnswer([
+      endpoint('/slow', counts(50, 60), counts(500, 10)),
+      endpoint('/errors', counts(50, 10, 10), counts(500, 10, 1)),
+      endpoint('/same', counts(50, 10), counts(500, 10)),
+      endpoint('/new', counts(50, 10), null),
+      endpoint('/rare', counts(5, 60), counts(500, 10)),
+    ]),
+    DEFAULT_REGRESSION_THRESHOLDS,
+  );
+
+  it('fails on the runtime items only when --fail-on names them, with the figures in the text', () => {
+    const both = judgeCiSummary(summary(), ['latency-regression', 'error-rate'], runtime);
+    expect(both.passed).toBe(false);
+    expect(both.reasons).toEqual([
+      '1 endpoint(s) slower than production (p95)',
+      '1 endpoint(s) with a higher error rate than production',
+    ]);
+    expect(both.text).toContain('Runtime against production, same endpoint and version (5):');
+    expect(both.text).toContain(
+      [
+        '    GET /slow  1.0  p95 58.5 ms vs 10.3 ms, errors 0.0% vs 0.0% (50 vs 500 requests)',
+        "      - latency REGRESSED: 50 of 50 above 19.0 ms (production's p95 at most 11.3 ms), p = 8.9e-66 ≤ 8.3e-4",
+        '      - error rate ok: 0.0% against at most 2.4% allowed, p = 1.0 > 8.3e-4',
+        '    GET /errors  1.0  p95 10.3 ms vs 10.3 ms, errors 20.0% vs 0.2% (50 vs 500 requests)',
+        "      - latency ok: 0 of 50 above 19.0 ms (production's p95 at most 11.3 ms), p = 1.0 > 8.3e-4",
+        '      - error rate REGRESSED: 20.0% against at most 2.9% allowed, p = 1.4e-6 ≤ 8.3e-4',
+      ].join('\n'),
+    );
+    expect(both.text).toContain('GET /new  1.0  50 request(s); production has no requests at 1.0');
+    expect(both.text).toContain('- latency not judged: 5 timed request(s) in this pull request, at least 30 needed');
+    expect(judgeCiSummary(summary(), ['latency-regression'], runtime).reasons).toEqual([
+      '1 endpoint(s) slower than production (p95)',
+    ]);
+    expect(judgeCiSummary(summary(), ['undocumented'], runtime).passed).toBe(true);
+  });
+
+  it('tables the figures in the Markdown report', () => {
+    const report = markdownReport(
+      summary(),
+      ['latency-regression'],
+      { backend: 'https://s.example.com', project: 'p' },
+      runtime,
+    );
+    expect(report).toContain('**Failed:** 1 endpoint(s) slower than production (p95).');
+    expect(report).toContain(
+      '| Endpoint | Version | Requests (this / production) | p95 (this / production) | Error rate (this / production) | Latency | Errors |',
+    );
+    expect(report).toMatch(
+      /\| `GET \/slow` \| 1\.0 \| 50 \/ 500 \| [\d.]+ ms \/ [\d.]+ ms \| 0\.0% \/ 0\.0% \| \*\*regressed\*\*: 50 of 50 above/,
+    );
+    expect(report).toContain('| `GET /new` | 1.0 | 50 / 0 |  |  | not in production | not in production |');
   });
 });
 

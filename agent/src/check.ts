@@ -1,10 +1,30 @@
-import type { ApiError, CiSummaryResponse, CompareEndpoint } from '@spectator/shared';
+import {
+  type ApiError,
+  type CiRuntimeResponse,
+  type CiSummaryResponse,
+  type CompareEndpoint,
+  DEFAULT_REGRESSION_THRESHOLDS,
+  type ErrorRateTest,
+  LatencyHistogram,
+  type LatencyTest,
+  type RegressionThresholds,
+  regressionTests,
+} from '@spectator/shared';
 import { appendFile, writeFile } from 'node:fs/promises';
 import { ConfigError, pullRequestFromCi } from './config';
 
 /** What the CI gate can fail on. */
-export const FAIL_ON = ['undocumented', 'breaking', 'diffs', 'production-breaking'] as const;
+export const FAIL_ON = [
+  'undocumented',
+  'breaking',
+  'diffs',
+  'production-breaking',
+  'latency-regression',
+  'error-rate',
+] as const;
 export type FailOn = (typeof FAIL_ON)[number];
+/** The --fail-on items judged on runtime evidence (`GET /ci/{pr}/runtime`). */
+const RUNTIME_FAIL_ON: readonly FailOn[] = ['latency-regression', 'error-rate'];
 
 /** `spectator-agent check` options. */
 export interface CheckOptions {
@@ -16,6 +36,8 @@ export interface CheckOptions {
   failOn: FailOn[];
   /** Also write the report as Markdown to this file (for a pull request comment), or null. */
   markdown: string | null;
+  /** What latency-regression and error-rate allow (shared/src/runtime/regression.ts). */
+  thresholds: RegressionThresholds;
 }
 
 /** Exit codes: 0 passed, 1 the gate failed, 2 the check could not run (options, backend). */
@@ -34,7 +56,18 @@ Exit code 0: passed, 1: failed, 2: could not check.
   --pr <number>       Pull request (SPECTATOR_PR, else the usual CI variables)
   --fail-on <list>    Comma-separated: undocumented, breaking (a breaking diff against the
                       documentation), diffs (any diff), production-breaking (a version change that
-                      breaks production's clients). Default undocumented,breaking.
+                      breaks production's clients), latency-regression (p95 above production's
+                      for the same endpoint and version), error-rate (error rate above
+                      production's). Default undocumented,breaking.
+  --latency-threshold <percent>
+                      The p95 increase latency-regression allows (default 35)
+  --latency-floor <ms>
+                      ...and at least this many milliseconds more (default 5)
+  --error-rate-threshold <points>
+                      The error rate increase error-rate allows, percentage points (default 1)
+  --min-requests <n>  Requests each side needs for an endpoint to be judged (default 30)
+  --significance <p>  The chance at most of failing a pull request that changed nothing (default
+                      0.01). See docs/ci.md for the tests.
   --markdown <path>   Also write the report as Markdown to this file, e.g. to post as a pull request
                       comment (SPECTATOR_CHECK_MARKDOWN). On GitHub Actions the Markdown report is
                       added to the job summary ($GITHUB_STEP_SUMMARY) as well.
@@ -49,6 +82,18 @@ const FLAGS: Record<string, keyof CheckOptions> = {
   '--markdown': 'markdown',
 };
 
+/** Numeric options of the runtime gate: flag, the threshold it sets, how the value maps, its range. */
+const THRESHOLD_FLAGS: Record<
+  string,
+  { key: keyof RegressionThresholds; scale: number; min: number; max: number; integer?: boolean }
+> = {
+  '--latency-threshold': { key: 'latencyIncrease', scale: 0.01, min: 0, max: 10_000 },
+  '--latency-floor': { key: 'latencyFloorMs', scale: 1, min: 0, max: 3_600_000 },
+  '--error-rate-threshold': { key: 'errorRateIncrease', scale: 0.01, min: 0, max: 100 },
+  '--min-requests': { key: 'minRequests', scale: 1, min: 1, max: 1e9, integer: true },
+  '--significance': { key: 'significance', scale: 1, min: 1e-12, max: 0.5 },
+};
+
 /**
  * Parses `check` options (flag, then environment variable). `--flag value` and `--flag=value`.
  * @throws ConfigError naming every problem.
@@ -61,7 +106,7 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     const [flag, inline] = arg.includes('=')
       ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
       : [arg, undefined];
-    const key = FLAGS[flag];
+    const key = FLAGS[flag] ?? (THRESHOLD_FLAGS[flag] ? flag : undefined);
     if (key === undefined) {
       problems.push(`unknown option ${flag}`);
       continue;
@@ -69,6 +114,21 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     const value = inline ?? argv[++i];
     if (value === undefined || value === '') problems.push(`${flag} needs a value`);
     else given[key] = value;
+  }
+  const thresholds: RegressionThresholds = { ...DEFAULT_REGRESSION_THRESHOLDS };
+  for (const [flag, { key, scale, min, max, integer }] of Object.entries(THRESHOLD_FLAGS)) {
+    const text = given[flag];
+    if (text === undefined) continue;
+    const value = Number(text);
+    if (
+      text.trim() === '' ||
+      !Number.isFinite(value) ||
+      value < min ||
+      value > max ||
+      (integer && !Number.isInteger(value))
+    )
+      problems.push(`${flag} "${text}" must be ${integer ? 'an integer' : 'a number'} from ${min} to ${max}`);
+    else thresholds[key] = value * scale;
   }
   const backend = given.backend ?? env.SPECTATOR_BACKEND_URL;
   const token = given.token ?? env.SPECTATOR_TOKEN;
@@ -107,11 +167,51 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     pullRequest: pullRequest as string,
     failOn: failOn as FailOn[],
     markdown,
+    thresholds,
   };
 }
 
+/** One endpoint's runtime in the pull request against production's for the same version, with the gate's two tests. */
+export interface RuntimeVerdict {
+  method: string;
+  path: string;
+  version: string;
+  requests: number;
+  /** Production's requests at this version; null when production has none. */
+  productionRequests: number | null;
+  /** Null when production has no figures at this version. */
+  latency: LatencyTest | null;
+  errorRate: ErrorRateTest | null;
+}
+
+/**
+ * The runtime tests of every endpoint the pull request's CI runs called (shared/src/runtime/regression.ts),
+ * on time to last byte: what a client waits for.
+ */
+export function judgeRuntime(runtime: CiRuntimeResponse, thresholds: RegressionThresholds): RuntimeVerdict[] {
+  const sides = runtime.endpoints.map((e) => ({
+    pullRequest: { ...e.pullRequest, latency: LatencyHistogram.fromWire(e.pullRequest.ttlb) },
+    production:
+      e.production === null ? null : { ...e.production, latency: LatencyHistogram.fromWire(e.production.ttlb) },
+  }));
+  const tests = regressionTests(sides, thresholds);
+  return runtime.endpoints.map((e, i) => ({
+    method: e.method,
+    path: e.path,
+    version: e.version,
+    requests: e.pullRequest.requests,
+    productionRequests: e.production?.requests ?? null,
+    latency: tests[i]?.latency ?? null,
+    errorRate: tests[i]?.errorRate ?? null,
+  }));
+}
+
 /** Why the gate fails (empty: it passes), by the --fail-on list. */
-function failureReasons(summary: CiSummaryResponse, failOn: readonly FailOn[]): string[] {
+function failureReasons(
+  summary: CiSummaryResponse,
+  failOn: readonly FailOn[],
+  runtime: readonly RuntimeVerdict[] | null,
+): string[] {
   const reasons: string[] = [];
   if (summary.undocumented.length > 0 && failOn.includes('undocumented'))
     reasons.push(`${summary.undocumented.length} undocumented endpoint(s)`);
@@ -121,7 +221,36 @@ function failureReasons(summary: CiSummaryResponse, failOn: readonly FailOn[]): 
   const forProduction = productionChanges(summary).filter((e) => e.breaking).length;
   if (failOn.includes('production-breaking') && forProduction > 0)
     reasons.push(`${forProduction} endpoint(s) breaking for production's clients`);
+  const slower = (runtime ?? []).filter((v) => v.latency?.regressed).length;
+  if (failOn.includes('latency-regression') && slower > 0)
+    reasons.push(`${slower} endpoint(s) slower than production (p95)`);
+  const failing = (runtime ?? []).filter((v) => v.errorRate?.regressed).length;
+  if (failOn.includes('error-rate') && failing > 0)
+    reasons.push(`${failing} endpoint(s) with a higher error rate than production`);
   return reasons;
+}
+
+const ms = (value: number | null): string =>
+  value === null ? 'n/a' : `${value.toFixed(value < 10 ? 2 : value < 1000 ? 1 : 0)} ms`;
+const percent = (rate: number): string => `${(rate * 100).toFixed(rate !== 0 && rate < 0.001 ? 3 : 1)}%`;
+const probability = (p: number): string => (p >= 0.001 ? p.toPrecision(2) : p.toExponential(1));
+
+/** The p95 figures and the latency test in words: `REGRESSED: 60 of 60 above 38.05 ms (…), p = 1e-78 ≤ 0.0025`. */
+function latencyWords(test: LatencyTest): string {
+  if (test.notJudged !== null) return `not judged: ${test.notJudged}`;
+  return `${test.regressed ? 'REGRESSED' : 'ok'}: ${test.above} of ${test.requests} above ${ms(test.boundary)} (production's p95 at most ${ms(test.productionBound)}), p = ${probability(test.pValue)} ${test.regressed ? '≤' : '>'} ${probability(test.alpha / 2)}`;
+}
+
+function errorWords(test: ErrorRateTest): string {
+  if (test.notJudged !== null) return `not judged: ${test.notJudged}`;
+  return `${test.regressed ? 'REGRESSED' : 'ok'}: ${percent(test.pullRequestRate)} against at most ${percent(test.allowedRate)} allowed, p = ${probability(test.pValue)} ${test.regressed ? '≤' : '>'} ${probability(test.alpha / 2)}`;
+}
+
+/** `p95 57.0 ms vs 5.20 ms, errors 0.0% vs 0.0% (100 vs 300 requests)`, or why production has no figures. */
+function runtimeFigures(v: RuntimeVerdict): string {
+  if (v.latency === null || v.errorRate === null)
+    return `${v.requests} request(s); production has no requests at ${v.version}`;
+  return `p95 ${ms(v.latency.pullRequestP95)} vs ${ms(v.latency.productionP95)}, errors ${percent(v.errorRate.pullRequestRate)} vs ${percent(v.errorRate.productionRate)} (${v.requests} vs ${v.productionRequests} requests)`;
 }
 
 /** The endpoints whose version differs from production's, as the backend chose them (a backend older than this agent sends none). */
@@ -141,6 +270,7 @@ const describeChange = (c: CiSummaryResponse['diffs'][number]['changes'][number]
 export function judgeCiSummary(
   summary: CiSummaryResponse,
   failOn: readonly FailOn[],
+  runtime: readonly RuntimeVerdict[] | null = null,
 ): { passed: boolean; reasons: string[]; text: string } {
   const lines: string[] = [
     `Spectator CI check for pull request ${summary.pullRequest}${summary.commit ? ` at ${summary.commit}` : ''} (${summary.captures.length} capture(s))`,
@@ -166,7 +296,15 @@ export function judgeCiSummary(
       for (const c of e.changes) lines.push(`      - ${describeChange(c)}`);
     }
   }
-  const reasons = failureReasons(summary, failOn);
+  if (runtime !== null) {
+    lines.push(`  Runtime against production, same endpoint and version (${runtime.length}):`);
+    for (const v of runtime) {
+      lines.push(`    ${v.method} ${v.path}  ${v.version}  ${runtimeFigures(v)}`);
+      if (v.latency) lines.push(`      - latency ${latencyWords(v.latency)}`);
+      if (v.errorRate) lines.push(`      - error rate ${errorWords(v.errorRate)}`);
+    }
+  }
+  const reasons = failureReasons(summary, failOn, runtime);
   lines.push(reasons.length === 0 ? 'PASSED' : `FAILED: ${reasons.join(', ')} (--fail-on ${failOn.join(',')})`);
   return { passed: reasons.length === 0, reasons, text: `${lines.join('\n')}\n` };
 }
@@ -183,8 +321,9 @@ export function markdownReport(
   summary: CiSummaryResponse,
   failOn: readonly FailOn[],
   links: { backend: string; project: string },
+  runtime: readonly RuntimeVerdict[] | null = null,
 ): string {
-  const reasons = failureReasons(summary, failOn);
+  const reasons = failureReasons(summary, failOn, runtime);
   const out: string[] = [
     `### Spectator API check for pull request #${summary.pullRequest}: ${reasons.length === 0 ? 'passed' : 'failed'}`,
     '',
@@ -233,6 +372,21 @@ export function markdownReport(
         `| ${code(`${e.method} ${e.path}`)} | ${versionMove(e)} | ${e.breaking ? '**yes**' : 'no'} | ${e.changes.map((c) => code(describeChange(c))).join('<br>')} |`,
       );
   }
+  if (runtime !== null && runtime.length > 0) {
+    out.push(
+      '',
+      `#### Runtime against production, same endpoint and version (${runtime.length})`,
+      '',
+      '| Endpoint | Version | Requests (this / production) | p95 (this / production) | Error rate (this / production) | Latency | Errors |',
+      '| --- | --- | ---: | ---: | ---: | --- | --- |',
+    );
+    for (const v of runtime) {
+      const emphasised = (words: string): string => words.replace(/^REGRESSED/, '**regressed**');
+      out.push(
+        `| ${code(`${v.method} ${v.path}`)} | ${v.version} | ${v.requests} / ${v.productionRequests ?? 0} | ${v.latency ? `${ms(v.latency.pullRequestP95)} / ${ms(v.latency.productionP95)}` : ''} | ${v.errorRate ? `${percent(v.errorRate.pullRequestRate)} / ${percent(v.errorRate.productionRate)}` : ''} | ${v.latency ? emphasised(latencyWords(v.latency)) : 'not in production'} | ${v.errorRate ? emphasised(errorWords(v.errorRate)) : 'not in production'} |`,
+      );
+    }
+  }
   const newest = summary.captures[0];
   if (newest !== undefined)
     out.push(
@@ -263,7 +417,34 @@ export async function runCheck(
     );
     return CHECK_EXIT.error;
   }
-  const url = `${options.backend}/api/v1/projects/${encodeURIComponent(options.project)}/ci/${encodeURIComponent(options.pullRequest)}`;
+  const base = `${options.backend}/api/v1/projects/${encodeURIComponent(options.project)}/ci/${encodeURIComponent(options.pullRequest)}`;
+  const summary = await getJson<CiSummaryResponse>(base, options, err);
+  if (summary === null) return CHECK_EXIT.error;
+  let runtime: RuntimeVerdict[] | null = null;
+  if (options.failOn.some((item) => RUNTIME_FAIL_ON.includes(item))) {
+    const answer = await getJson<CiRuntimeResponse>(`${base}/runtime`, options, err);
+    if (answer === null) return CHECK_EXIT.error;
+    runtime = judgeRuntime(answer, options.thresholds);
+  }
+  const verdict = judgeCiSummary(summary, options.failOn, runtime);
+  out.write(verdict.text);
+  const markdown = markdownReport(summary, options.failOn, options, runtime);
+  try {
+    if (options.markdown !== null) await writeFile(options.markdown, markdown);
+    if (env.GITHUB_STEP_SUMMARY) await appendFile(env.GITHUB_STEP_SUMMARY, markdown);
+  } catch (error) {
+    err.write(`spectator-agent check: cannot write the Markdown report: ${(error as Error).message}\n`);
+    return CHECK_EXIT.error;
+  }
+  return verdict.passed ? CHECK_EXIT.passed : CHECK_EXIT.failed;
+}
+
+/** GETs JSON from the backend with the check's token; null after writing why to `err`. */
+async function getJson<T>(
+  url: string,
+  options: CheckOptions,
+  err: { write(text: string): unknown },
+): Promise<T | null> {
   let response: Response;
   try {
     response = await fetch(url, {
@@ -275,7 +456,7 @@ export async function runCheck(
     err.write(
       `spectator-agent check: cannot reach the backend at ${options.backend}: ${(error as Error).message}${cause ? ` (${cause})` : ''}\n`,
     );
-    return CHECK_EXIT.error;
+    return null;
   }
   const text = await response.text();
   if (!response.ok) {
@@ -286,18 +467,7 @@ export async function runCheck(
       // not JSON: keep the text
     }
     err.write(`spectator-agent check: the backend answered ${response.status}: ${message}\n`);
-    return CHECK_EXIT.error;
+    return null;
   }
-  const summary = JSON.parse(text) as CiSummaryResponse;
-  const verdict = judgeCiSummary(summary, options.failOn);
-  out.write(verdict.text);
-  const markdown = markdownReport(summary, options.failOn, options);
-  try {
-    if (options.markdown !== null) await writeFile(options.markdown, markdown);
-    if (env.GITHUB_STEP_SUMMARY) await appendFile(env.GITHUB_STEP_SUMMARY, markdown);
-  } catch (error) {
-    err.write(`spectator-agent check: cannot write the Markdown report: ${(error as Error).message}\n`);
-    return CHECK_EXIT.error;
-  }
-  return verdict.passed ? CHECK_EXIT.passed : CHECK_EXIT.failed;
+  return JSON.parse(text) as T;
 }

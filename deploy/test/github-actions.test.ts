@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { parseAgentConfig } from '@spectator/agent';
+import { DEFAULT_REGRESSION_THRESHOLDS } from '@spectator/shared';
 import { parseCheckOptions } from '../../agent/src/check';
 import { parse } from 'yaml';
 import { readRepoFile } from './support/repo';
@@ -103,6 +104,7 @@ describe('deploy/github-actions.yml', () => {
       pullRequest: '42',
       failOn: ['undocumented', 'breaking'],
       markdown: null,
+      thresholds: DEFAULT_REGRESSION_THRESHOLDS,
     });
   });
 

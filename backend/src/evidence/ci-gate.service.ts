@@ -6,10 +6,10 @@ import type { ProjectEntity } from '../projects/project.entity';
 import { CompareService } from './compare.service';
 
 /** A pull request number or name as agents send it (`--pr`). */
-const PULL_REQUEST_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
+export const PULL_REQUEST_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
 
 /** How many captures of one commit are summarised at most (a CI run restarts its app a few times). */
-const CAPTURES_PER_COMMIT = 50;
+export const CAPTURES_PER_COMMIT = 50;
 
 /**
  * What a CI gate needs to know about a pull request: the undocumented endpoints and the diffs

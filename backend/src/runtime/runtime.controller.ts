@@ -1,17 +1,21 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { RuntimeResponse } from '@spectator/shared';
+import type { CiRuntimeResponse, RuntimeResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
 import { RuntimeQuery } from './dto/runtime.dto';
+import { RuntimeGateService } from './runtime-gate.service';
 import { RuntimeService } from './runtime.service';
 
 @ApiTags('runtime')
 @ApiBearerAuth()
 @Controller('projects/:p')
 export class RuntimeController {
-  constructor(private readonly runtime: RuntimeService) {}
+  constructor(
+    private readonly runtime: RuntimeService,
+    private readonly gate: RuntimeGateService,
+  ) {}
 
   @Get('endpoints/:id/runtime')
   @RequireScope('read')
@@ -21,5 +25,12 @@ export class RuntimeController {
     @Query() query: RuntimeQuery,
   ): Promise<RuntimeResponse> {
     return this.runtime.series(project, id, query);
+  }
+
+  /** The runtime CI gate's figures: a pull request's counts per endpoint and version beside production's. */
+  @Get('ci/:pr/runtime')
+  @RequireScope('read')
+  ciRuntime(@CurrentProject() project: ProjectEntity, @Param('pr') pr: string): Promise<CiRuntimeResponse> {
+    return this.gate.againstProduction(project, pr);
   }
 }

@@ -39,6 +39,18 @@ export interface RuntimeStepRow {
   ttlb: WireHistogram;
 }
 
+/** One endpoint's counts at one version summed over a window (`RuntimeRepository.totals`). */
+export interface RuntimeTotalRow {
+  endpointId: string;
+  method: string;
+  path: string;
+  version: string;
+  requests: string;
+  serverErrors: string;
+  ttfb: WireHistogram;
+  ttlb: WireHistogram;
+}
+
 export type RuntimeResolution = 'minute' | 'hour' | 'day';
 
 /** The columns that add when two rows of one key merge, as `SET` assignments from `EXCLUDED`. */
@@ -201,6 +213,42 @@ export class RuntimeRepository {
         GROUP BY version, at
         ORDER BY version, at`,
       [scope.projectId, scope.method, scope.path, scope.kind, scope.name, scope.since, stepSeconds],
+    );
+  }
+
+  /**
+   * The counts of documented endpoints in one environment since `since`, summed per endpoint and
+   * version (rows under no version left out): of one row (`name`, e.g. `PR #42`) or every row of
+   * the kind, and of the given (method, path, version) keys only, or of all.
+   */
+  totals(
+    projectId: string,
+    kind: MatrixKind,
+    name: string | null,
+    since: Date,
+    keys: ReadonlyArray<{ method: string; path: string; version: string }> | null,
+  ): Promise<RuntimeTotalRow[]> {
+    return this.db.query(
+      `SELECT e.id AS "endpointId", b.method, b.path, b.version,
+              sum(b.requests)::text AS requests, sum(b.server_errors)::text AS "serverErrors",
+              runtime_histogram_sum(b.ttfb) AS ttfb, runtime_histogram_sum(b.ttlb) AS ttlb
+         FROM runtime_buckets b
+         JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
+        WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
+          AND b.bucket >= $4 AND b.version <> ''
+          AND ($5::text[] IS NULL OR (b.method, b.path, b.version) IN
+               (SELECT * FROM unnest($5::text[], $6::text[], $7::text[])))
+        GROUP BY e.id, b.method, b.path, b.version
+        ORDER BY b.path, b.method, b.version`,
+      [
+        projectId,
+        kind,
+        name,
+        since,
+        keys?.map((k) => k.method) ?? null,
+        keys?.map((k) => k.path) ?? null,
+        keys?.map((k) => k.version) ?? null,
+      ],
     );
   }
 }

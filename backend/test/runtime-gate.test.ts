@@ -1,0 +1,226 @@
+/**
+ * Issue 18's gate story: `spectator-agent check --fail-on latency-regression,error-rate` with a
+ * real backend, real agents (a production build and three pull requests' CI runs) and real
+ * upstreams on port 0 whose delays are set on purpose. Pull request 42's version adds 50 ms to
+ * GET /orders/{orderId}, pull request 41's changes nothing, pull request 43's answers a fifth of
+ * its orders with 500. The traffic of all four runs at once, so a busy machine slows each alike;
+ * the assertions are the gate's verdicts, never a time.
+ */
+import { runCheck, startAgent } from '@spectator/agent';
+import type { AgentEnvironment, CiRuntimeResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { startTestBackend, type TestBackend } from './support';
+import type { LocalServer } from './support/evidence-helpers';
+
+let backend: TestBackend;
+let readToken: string;
+let dir: string;
+
+/** Production's requests per endpoint: enough to bound its p95 at the gate's significance. */
+const PRODUCTION_REQUESTS = 400;
+const PULL_REQUEST_REQUESTS = 100;
+
+/**
+ * The orders API as one version of the app leaves it: GET /orders/{orderId} and GET /items, each
+ * answering after a deliberate delay; `failEvery` n: every n-th order is answered 500.
+ */
+async function startShop(ordersDelayMs: number, failEvery = 0): Promise<LocalServer> {
+  let orders = 0;
+  const server = createServer((request, response) => {
+    const isOrder = request.url?.startsWith('/orders/') ?? false;
+    const fail = isOrder && failEvery > 0 && ++orders % failEvery === 0;
+    setTimeout(
+      () => {
+        response.writeHead(fail ? 500 : 200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(fail ? { error: 'down' } : isOrder ? { id: 'o-1', total: 3 } : [{ id: 'i-1' }]));
+      },
+      isOrder ? ordersDelayMs : 5,
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** One app version behind a real agent for one environment, sent `requests` calls of each endpoint. */
+interface Run {
+  environment: AgentEnvironment;
+  ordersDelayMs: number;
+  failEvery?: number;
+  requests: number;
+}
+
+/**
+ * Runs every app behind its agent at once and calls them in turn, one request in flight at a
+ * time (the agents, the apps and the backend share this process: requests sent at once would
+ * wait on each other's work), so whatever slows the machine slows each run alike. Then closes
+ * the agents, which flushes them.
+ */
+async function runAll(agentToken: string, runs: readonly Run[]): Promise<void> {
+  const apps = await Promise.all(runs.map((run) => startShop(run.ordersDelayMs, run.failEvery)));
+  try {
+    const agents = await Promise.all(
+      runs.map((run, i) =>
+        startAgent({
+          listen: '127.0.0.1:0',
+          upstream: apps[i]!.url,
+          backend: backend.url,
+          token: agentToken,
+          environment: run.environment,
+          configPath: path.join(os.tmpdir(), 'spectator-no-service.yml'),
+          logLevel: 'silent',
+          tuning: { ackWaitMs: 20_000 },
+        }),
+      ),
+    );
+    try {
+      const rounds = Math.max(...runs.map((run) => run.requests));
+      for (let n = 0; n < rounds; n++)
+        for (const [i, run] of runs.entries()) {
+          if (n >= run.requests) continue;
+          for (const route of [`/orders/${n}`, '/items']) {
+            const response = await fetch(`${agents[i]!.proxyUrl}${route}`);
+            await response.arrayBuffer();
+          }
+        }
+    } finally {
+      await Promise.all(agents.map((agent) => agent.close()));
+    }
+  } finally {
+    await Promise.all(apps.map((app) => app.close()));
+  }
+}
+
+/** Proposes and approves one endpoint answering 200 with `schema`. */
+async function document(route: string, schema: unknown): Promise<void> {
+  const proposal = await backend.api<ProposalResponse>('POST', '/projects/gate/proposals', {
+    title: `document ${route}`,
+    endpoints: [{ method: 'GET', path: route, responses: [{ status: 200, contentType: 'application/json', schema }] }],
+  });
+  expect(proposal.status).toBe(201);
+  expect((await backend.api('POST', `/projects/gate/proposals/${proposal.body.id}/approve`)).status).toBe(200);
+}
+
+async function gate(pr: string, failOn: string): Promise<{ code: number; output: string; markdown: string }> {
+  let output = '';
+  const sink = { write: (text: string) => (output += text) };
+  const markdown = path.join(dir, `pr-${pr}.md`);
+  const code = await runCheck(
+    ['--backend', backend.url, '--token', readToken, '--project', 'gate', '--pr', pr, '--fail-on', failOn],
+    { SPECTATOR_CHECK_MARKDOWN: markdown },
+    sink,
+    sink,
+  );
+  return { code, output, markdown: await readFile(markdown, 'utf8').catch(() => '') };
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-gate-'));
+  expect((await backend.api('POST', '/projects', { slug: 'gate', name: 'Shop' })).status).toBe(201);
+  const token = async (name: string, scope: string): Promise<string> =>
+    (await backend.api<TokenResponse>('POST', '/projects/gate/tokens', { name, scope })).body.token as string;
+  const agentToken = await token('agents', 'agent');
+  readToken = await token('ci gate', 'read');
+  await document('/orders/{orderId}', {
+    type: 'object',
+    properties: { id: { type: 'string' }, total: { type: 'number' } },
+    required: ['id', 'total'],
+  });
+  await document('/items', {
+    type: 'array',
+    items: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  });
+  await runAll(agentToken, [
+    {
+      environment: { kind: 'production', build: 'p-7', commit: 'c-main' },
+      ordersDelayMs: 5,
+      requests: PRODUCTION_REQUESTS,
+    },
+    {
+      environment: { kind: 'ci', pullRequest: '41', commit: 'c41' },
+      ordersDelayMs: 5,
+      requests: PULL_REQUEST_REQUESTS,
+    },
+    {
+      environment: { kind: 'ci', pullRequest: '42', commit: 'c42' },
+      ordersDelayMs: 55,
+      requests: PULL_REQUEST_REQUESTS,
+    },
+    {
+      environment: { kind: 'ci', pullRequest: '43', commit: 'c43' },
+      ordersDelayMs: 5,
+      failEvery: 5,
+      requests: PULL_REQUEST_REQUESTS,
+    },
+  ]);
+}, 180_000);
+afterAll(async () => {
+  await backend?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the runtime gate', () => {
+  it('answers each side’s counts for the same endpoint and version', async () => {
+    const { status, body } = await backend.api<CiRuntimeResponse>(
+      'GET',
+      '/projects/gate/ci/42/runtime',
+      undefined,
+      readToken,
+    );
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ pullRequest: '42', commit: 'c42' });
+    expect(
+      body.endpoints.map((e) => [e.method, e.path, e.version, e.pullRequest.requests, e.production?.requests]),
+    ).toEqual([
+      ['GET', '/items', '1.0', PULL_REQUEST_REQUESTS, PRODUCTION_REQUESTS],
+      ['GET', '/orders/{orderId}', '1.0', PULL_REQUEST_REQUESTS, PRODUCTION_REQUESTS],
+    ]);
+  });
+
+  it('fails a pull request whose version adds 50 ms to one endpoint, naming it with the figures', async () => {
+    const { code, output, markdown } = await gate('42', 'latency-regression,error-rate');
+    expect({ code, output }).toMatchObject({ code: 1 });
+    expect(output).toContain('FAILED: 1 endpoint(s) slower than production (p95)');
+    expect(output).toMatch(/GET \/orders\/\{orderId\} {2}1\.0 {2}p95 [\d.]+ ms vs [\d.]+ ms/);
+    expect(output).toMatch(new RegExp(`latency REGRESSED: \\d+ of ${PULL_REQUEST_REQUESTS} above`));
+    expect(output).toMatch(/GET \/items {2}1\.0 .*\n {6}- latency ok:/);
+    expect(markdown).toContain('#### Runtime against production, same endpoint and version (2)');
+    expect(markdown).toMatch(
+      /\| `GET \/orders\/\{orderId\}` \| 1\.0 \| 100 \/ 400 \| [\d.]+ ms \/ [\d.]+ ms \|.*\*\*regressed\*\*/,
+    );
+  });
+
+  it('passes a pull request that does not change latency or errors', async () => {
+    const { code, output } = await gate('41', 'latency-regression,error-rate');
+    expect({ code, output }).toMatchObject({ code: 0 });
+    expect(output).toContain('PASSED');
+    expect(output.match(/- latency ok:/g)).toHaveLength(2);
+  });
+
+  it('fails a pull request whose endpoint answers a fifth with 500 on error-rate, not on latency', async () => {
+    const errors = await gate('43', 'error-rate');
+    expect({ code: errors.code, output: errors.output }).toMatchObject({ code: 1 });
+    expect(errors.output).toContain('FAILED: 1 endpoint(s) with a higher error rate than production');
+    expect(errors.output).toMatch(/- error rate REGRESSED: 20\.0% against at most [\d.]+% allowed/);
+    expect((await gate('43', 'latency-regression')).code).toBe(0);
+  });
+
+  it('refuses a bad pull request or one without CI evidence, never with a 500', async () => {
+    const ask = (pr: string) => backend.api('GET', `/projects/gate/ci/${pr}/runtime`, undefined, readToken);
+    expect(await ask('4%202')).toMatchObject({ status: 400 });
+    expect(await ask('99')).toMatchObject({ status: 404 });
+    const { code, output } = await gate('99', 'latency-regression');
+    expect(code).toBe(2);
+    expect(output).toContain('pull request 99 has no CI capture in project gate');
+  });
+});
