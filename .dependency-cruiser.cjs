@@ -30,6 +30,15 @@ module.exports = {
       to: { path: '^backend/src/', pathNot: '^backend/src/(common|config)/' },
     },
     {
+      name: 'migrations-are-frozen',
+      comment:
+        'A migration does what it did when it was written: it imports no live backend code, which a later ' +
+        'change would change under it. Copy what it needs into it (a frozen copy).',
+      severity: 'error',
+      from: { path: '^backend/src/database/migrations/' },
+      to: { path: '^backend/src/', pathNot: '^backend/src/database/migrations/' },
+    },
+    {
       name: 'shared-is-pure',
       comment: '@spectator/shared is pure TypeScript (the dashboard uses it too): no Node built-ins.',
       severity: 'error',

@@ -38,8 +38,8 @@ const BUILD_CELLS_TEXT_SQL = `
 
 /**
  * Rewrites the stored cells text of the rows `$2::uuid[]` of project `$1`. The caller holds those
- * rows' locks (or owns the whole database, as a migration does). Exported for the migration that
- * backfilled the texts and for the versions benchmark; code calls `matrixTexts.rebuild`.
+ * rows' locks. Exported for the versions benchmark; code calls `matrixTexts.rebuild` (the
+ * migration that backfilled the texts keeps a frozen copy of its own).
  */
 export const REBUILD_CELLS_TEXT_SQL = `
   UPDATE environment_rows r SET cells_json = built.cells, cells_columns = built.columns
