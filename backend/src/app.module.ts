@@ -14,6 +14,7 @@ import { EventsModule } from './events/events.module';
 import { EvidenceModule } from './evidence/evidence.module';
 import { HealthModule } from './health/health.module';
 import { IngestModule } from './ingest/ingest.module';
+import { MatrixModule } from './matrix/matrix.module';
 import { OpenApiModule } from './openapi/openapi.module';
 import { PathsModule } from './paths/paths.module';
 import { ProjectsModule } from './projects/projects.module';
@@ -70,6 +71,7 @@ export class AppModule {
         AgentsModule,
         RetentionModule,
         RuntimeModule,
+        MatrixModule,
         IngestModule,
       ],
       providers: [

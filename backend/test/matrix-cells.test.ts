@@ -275,6 +275,9 @@ describe('the stored matrix texts', () => {
       await ds.destroy();
     }
     await expectStoredTextsMatchEvidence();
-    expect(await matrix()).toEqual(before);
+    // Going down past RuntimeEvidence dropped the runtime evidence (runtime_buckets, runtime_cells); the cells are the same.
+    const after = await matrix();
+    expect(after.runtime.flat()).toEqual([]);
+    expect({ ...after, runtime: null }).toEqual({ ...before, runtime: null });
   });
 });

@@ -195,6 +195,12 @@ describe('runtime evidence', () => {
     expect(within10(point.ttlb?.p50, exact([...range(6, 105), ...Array<number>(10).fill(201)], 0.5))).toBe(true);
     // The window's total, over the whole 24 hours asked by default.
     expect(series!.total).toMatchObject({ requests: 115, serverErrors: 15 });
+    // The matrix cell carries the same figures beside the version: p95 of time to last byte, error rate.
+    const cells = await backend.api<VersionMatrixResponse>('GET', '/projects/rt/versions?kind=production');
+    const b1 = cells.body.rows.findIndex((row) => row.name === 'b-1');
+    expect(cells.body.runtime[b1]).toEqual([{ column: 0, requests: 115, errorRate: 15 / 115, p95: point.ttlb?.p95 }]);
+    // Time to last byte of the 110 answered: 6..105 ms and ten of 201 ms; the 95th is 201.
+    expect(within10(cells.body.runtime[b1]?.[0]?.p95 ?? undefined, 201)).toBe(true);
     // Every build of the environment when none is named.
     expect((await runtimeOf('?environment=production')).body.versions[0]?.total.requests).toBe(115);
     expect((await runtimeOf('?environment=staging')).body.versions).toEqual([]);
@@ -370,5 +376,35 @@ describe('runtime evidence', () => {
     const ttfb = LatencyHistogram.fromWire(row!.ttfb);
     expect(ttfb.total).toBe(5);
     expect(ttfb.quantile(0)).toBeGreaterThanOrEqual(40 * 0.9);
+  });
+  it('moves the cells of literal paths into their template when paths regroup', async () => {
+    const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;
+    const repository = new RuntimeRepository(ds);
+    const minute = (path: string, requests: number, ms: number) => ({
+      method: 'GET',
+      path,
+      minute: new Date(Date.now() - (Date.now() % MINUTE)).toISOString(),
+      requests,
+      serverErrors: 1,
+      upstreamFailures: 0,
+      clientLeft: 0,
+      ttfb: wire(Array<number>(requests).fill(ms)),
+      ttlb: wire(Array<number>(requests).fill(ms)),
+    });
+    await repository.addMinutes(ds.manager, project!.id, { kind: 'staging', name: 's-rg' }, [
+      minute('/items/1', 3, 10),
+      minute('/items/2', 5, 20),
+    ]);
+    await repository.regroup(ds.manager, project!.id, null, ['/items/1', '/items/2'], '/items/{id}');
+    const cells = (await ds.query(
+      `SELECT path, requests::int, server_errors::int AS errors, ttlb FROM runtime_cells
+        WHERE environment_name = 's-rg' ORDER BY path`,
+    )) as Array<{ path: string; requests: number; errors: number; ttlb: Record<string, number> }>;
+    expect(cells.map(({ path, requests, errors }) => ({ path, requests, errors }))).toEqual([
+      { path: '/items/{id}', requests: 8, errors: 2 },
+    ]);
+    expect(LatencyHistogram.fromWire(cells[0]!.ttlb).toWire()).toEqual(
+      wire([...Array(3).fill(10), ...Array(5).fill(20)]),
+    );
   });
 });

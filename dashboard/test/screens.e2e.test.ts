@@ -423,9 +423,14 @@ describe('dashboard screens (fixture API)', () => {
     expect(await table.locator('thead th.endpoint-col').count()).toBe(100);
     expect(await table.locator('td.cell-na').count()).toBeGreaterThan(0);
     expect(await table.locator('td.cell-drift').count()).toBeGreaterThan(0);
+    // Runtime beside the version: p95 and error rate (fixtures: column 3 of PR #100 saw 103 requests, p95 23 ms, 3 %).
+    expect(
+      await table.locator('tbody tr').first().locator('td').nth(3).locator('.cell-runtime span').allTextContents(),
+    ).toEqual(['23 ms', '3%']);
     // The legend names each kind of cell, the amber 'behind the latest' one too.
     expect(await page.locator('.legend').textContent()).toBe(
-      '1.1 latest documented · 1.0 behind the latest · N/A never seen there · ⚠ drift traffic matches no version',
+      '1.1 latest documented · 1.0 behind the latest · N/A never seen there · ⚠ drift traffic matches no version · ' +
+        'under a version: p95 time to last byte · server error rate',
     );
     expect(await table.locator('tbody tr').first().locator('th').textContent()).toContain('CI · PR #100');
 

@@ -39,14 +39,14 @@ async function propose(
   return created.body;
 }
 
-/** The matrix as the page shows it: `{row title: [cell texts]}` in column order. */
+/** The matrix as the page shows it: `{row title: [cell versions]}` in column order (without the runtime beside them). */
 async function shownMatrix(): Promise<Record<string, string[]>> {
   const rows = page.locator('table.matrix tbody tr');
   const result: Record<string, string[]> = {};
   for (const row of await rows.all())
-    result[(await row.locator('.row-title').textContent()) ?? ''] = (await row.locator('td').allTextContents()).map(
-      (t) => t.trim(),
-    );
+    result[(await row.locator('.row-title').textContent()) ?? ''] = await row
+      .locator('td')
+      .evaluateAll((cells) => cells.map((td) => (td.querySelector('.cell-version') ?? td).textContent?.trim() ?? ''));
   return result;
 }
 
@@ -172,7 +172,7 @@ describe('the versions story in the dashboard (real backend and agents)', () => 
       await page
         .locator('table.matrix tbody tr')
         .filter({ hasText: 'PR #2' })
-        .locator('td.cell-latest')
+        .locator('td.cell-latest .cell-version')
         .first()
         .textContent(),
     ).toBe('1.1');

@@ -19,6 +19,7 @@ import { RolesAndAudit1765200000000 } from './migrations/1765200000000-RolesAndA
 import { LearnedCovers1765300000000 } from './migrations/1765300000000-LearnedCovers';
 import { RuntimeEvidence1765400000000 } from './migrations/1765400000000-RuntimeEvidence';
 import { SessionIdToken1765500000000 } from './migrations/1765500000000-SessionIdToken';
+import { RuntimeCells1765610000000 } from './migrations/1765610000000-RuntimeCells';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -41,6 +42,7 @@ export const MIGRATIONS = [
   LearnedCovers1765300000000,
   RuntimeEvidence1765400000000,
   SessionIdToken1765500000000,
+  RuntimeCells1765610000000,
 ];
 
 /**

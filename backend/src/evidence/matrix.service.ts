@@ -13,6 +13,23 @@ import type { ProjectEntity } from '../projects/project.entity';
 import { matrixTexts } from '../views/matrix-texts';
 import { type CurrentVersion, EvidenceRepository, type StoredMatrixRow } from './evidence.repository';
 
+/** A page of the version matrix, its cells as the rows' stored texts joined by commas (see `MatrixService.page`). */
+export interface MatrixPage extends Omit<VersionMatrixResponse, 'cells' | 'runtime'> {
+  cellsJson: string;
+}
+
+/**
+ * The text of a `VersionMatrixResponse` of `page` and `fields` beside its cells (each serialised
+ * as it is): the cells text is spliced in, not parsed.
+ */
+export function matrixPageJson(
+  page: MatrixPage,
+  fields: Omit<VersionMatrixResponse, keyof MatrixPage | 'cells'>,
+): string {
+  const head = JSON.stringify({ endpoints: page.endpoints, rows: page.rows, ...fields });
+  return `${head.slice(0, -1)},"cells":[${page.cellsJson}],"nextCursor":${JSON.stringify(page.nextCursor)}}`;
+}
+
 /**
  * Reads the precomputed evidence (no conformance work per request): the version matrix and
  * "which version runs there now". Both are a few indexed queries whatever the traffic volume.
@@ -22,12 +39,13 @@ export class MatrixService {
   constructor(private readonly repository: EvidenceRepository) {}
 
   /**
-   * The matrix: documented endpoints (path, method order) × environment rows (CI runs, staging
-   * builds, production builds; newest first within each kind), `limit` rows per page, as the JSON
-   * text of a `VersionMatrixResponse`. Each row's cells are stored pre-serialised (views/matrix-texts.ts) and
-   * spliced in as they are: a 100-row page is 100,000 cells.
+   * A page of the matrix: documented endpoints (path, method order) × environment rows (CI runs,
+   * staging builds, production builds; newest first within each kind), `limit` rows per page. The
+   * cells are the rows' stored texts (views/matrix-texts.ts) joined as they are: a 100-row page is
+   * 100,000 cells, never parsed. `toJson` of the page is the `VersionMatrixResponse` text;
+   * matrix/matrix-page.service.ts adds the runtime beside the cells.
    */
-  matrixJson(project: ProjectEntity, options: { kind?: MatrixKind; limit: number; cursor?: string }): Promise<string> {
+  page(project: ProjectEntity, options: { kind?: MatrixKind; limit: number; cursor?: string }): Promise<MatrixPage> {
     // One snapshot: the columns and the rows' texts were written together.
     return this.repository.snapshot(async (db) => {
       const kinds = options.kind === undefined ? [...MATRIX_KINDS] : [options.kind];
@@ -55,7 +73,7 @@ export class MatrixService {
       const stale = page.filter((r) => r.cellsJson !== null && r.cellsColumns !== columns.length).map((r) => r.id);
       const rebuilt = stale.length > 0 ? await matrixTexts.build(db, project.id, stale) : new Map<string, string>();
       const notSeen = matrixTexts.notSeen(columns.length);
-      const head = JSON.stringify({
+      return {
         endpoints: columns.map((c) => ({ id: c.id, method: c.method, path: c.path, version: formatVersion(c) })),
         rows: page.map((r): VersionMatrixRow => ({
           kind: r.kind,
@@ -65,9 +83,9 @@ export class MatrixService {
           commit: r.commit,
           lastSeen: new Date(r.lastSeen).toISOString(),
         })),
-      } satisfies Omit<VersionMatrixResponse, 'cells' | 'nextCursor'>);
-      const cells = page.map((r) => rebuilt.get(r.id) ?? r.cellsJson ?? notSeen).join(',');
-      return `${head.slice(0, -1)},"cells":[${cells}],"nextCursor":${JSON.stringify(nextCursor)}}`;
+        cellsJson: page.map((r) => rebuilt.get(r.id) ?? r.cellsJson ?? notSeen).join(','),
+        nextCursor,
+      };
     });
   }
 

@@ -63,6 +63,7 @@ const ADD_COLUMNS = `
   ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
 
 const KEY = 'project_id, method, path, environment_kind, environment_name, version, resolution, bucket';
+const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
 
 /**
  * Adds a batch's minutes in one statement: parallel arrays (`unnest`), each row under the version
@@ -82,6 +83,23 @@ const ADD_MINUTES = `
     LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
    ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute
   ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_COLUMNS}`;
+
+/**
+ * Adds a batch's minutes to the environment row's cells (`runtime_cells`: every exchange since the
+ * row began, per endpoint), one row per endpoint in key order. Run after ADD_MINUTES in the same
+ * transaction, so concurrent batches of a row lock both tables in the same order.
+ */
+const ADD_CELLS = `
+  INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb)
+  SELECT $1::uuid, $2::text, $3::text, r.method, r.path, sum(r.requests), sum(r.server_errors),
+         runtime_histogram_sum(r.ttlb::jsonb)
+    FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[]) AS r(method, path, requests, server_errors, ttlb)
+   GROUP BY r.method, r.path
+   ORDER BY r.method COLLATE "C", r.path COLLATE "C"
+  ON CONFLICT (${CELL_KEY}) DO UPDATE SET
+    requests = c.requests + EXCLUDED.requests,
+    server_errors = c.server_errors + EXCLUDED.server_errors,
+    ttlb = runtime_histogram_add(c.ttlb, EXCLUDED.ttlb)`;
 
 /**
  * Moves rows of `$1` resolution older than `$2` (at most `$4` of them) into rows of `$3`
@@ -128,6 +146,37 @@ const REGROUP = `
   )
   SELECT count(*)::int AS moved FROM moved`;
 
+/** REGROUP for the cells of the same environment rows (`runtime_cells`). */
+const REGROUP_CELLS = `
+  WITH moved AS (
+    DELETE FROM runtime_cells
+     WHERE project_id = $1::uuid AND path = ANY($2::text[])
+       AND ($4::uuid[] IS NULL OR (environment_kind, environment_name) IN
+            (SELECT kind, name FROM environment_rows WHERE project_id = $1::uuid AND id = ANY($4::uuid[])))
+    RETURNING project_id, environment_kind, environment_name, method, requests, server_errors, ttlb
+  )
+  INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb)
+  SELECT project_id, environment_kind, environment_name, method, $3::text, sum(requests), sum(server_errors),
+         runtime_histogram_sum(ttlb)
+    FROM moved
+   GROUP BY project_id, environment_kind, environment_name, method
+  ON CONFLICT (${CELL_KEY}) DO UPDATE SET
+    requests = c.requests + EXCLUDED.requests,
+    server_errors = c.server_errors + EXCLUDED.server_errors,
+    ttlb = runtime_histogram_add(c.ttlb, EXCLUDED.ttlb)`;
+
+/** One matrix cell's runtime: an environment row's exchanges of one endpoint since the row began. */
+export interface RuntimeCellRow {
+  kind: string;
+  name: string;
+  method: string;
+  path: string;
+  requests: string;
+  serverErrors: string;
+  /** The bucket of the 95th percentile of time to last byte; null when no response ended. */
+  p95Bucket: number | null;
+}
+
 /** The SQL of runtime evidence (`runtime_buckets`), raw SQL in one style. */
 @Injectable()
 export class RuntimeRepository {
@@ -155,6 +204,16 @@ export class RuntimeRepository {
       minutes.map((m) => JSON.stringify(m.ttfb)),
       minutes.map((m) => JSON.stringify(m.ttlb)),
     ]);
+    await manager.query(ADD_CELLS, [
+      projectId,
+      environment.kind,
+      environment.name,
+      minutes.map((m) => m.method),
+      minutes.map((m) => m.path),
+      minutes.map((m) => m.requests),
+      minutes.map((m) => m.serverErrors),
+      minutes.map((m) => JSON.stringify(m.ttlb)),
+    ]);
   }
 
   /**
@@ -175,7 +234,21 @@ export class RuntimeRepository {
     template: string,
   ): Promise<number> {
     const [{ moved }] = (await manager.query(REGROUP, [projectId, literals, template, rowIds])) as [{ moved: number }];
+    await manager.query(REGROUP_CELLS, [projectId, literals, template, rowIds]);
     return moved;
+  }
+
+  /** The cells of the environment rows `rows` (kind and name) of a project: one per endpoint with runtime evidence. */
+  cells(projectId: string, rows: ReadonlyArray<{ kind: string; name: string }>): Promise<RuntimeCellRow[]> {
+    if (rows.length === 0) return Promise.resolve([]);
+    return this.db.query(
+      `SELECT environment_kind AS kind, environment_name AS name, method, path, requests::text,
+              server_errors::text AS "serverErrors", ttlb_p95 AS "p95Bucket"
+         FROM runtime_cells
+        WHERE project_id = $1
+          AND (environment_kind, environment_name) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+      [projectId, rows.map((r) => r.kind), rows.map((r) => r.name)],
+    );
   }
 
   /** The method and path of a project's endpoint, or null when it has none with this id. */

@@ -1,6 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import {
   type BatchMessage,
+  type CellRuntime,
+  histogramBucketValue,
   LatencyHistogram,
   type LatencyPercentiles,
   type MatrixKind,
@@ -121,9 +123,12 @@ export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string>
   }));
 }
 
+/** Milliseconds as answered: to the microsecond (the histograms are within 8.6 % anyway). */
+const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
+
 function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
   if (histogram.total === 0) return null;
-  const at = (q: number): number => Math.round((histogram.quantile(q) as number) * 1000) / 1000;
+  const at = (q: number): number => toMicros(histogram.quantile(q) as number);
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
@@ -215,6 +220,35 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     template: string,
   ): Promise<number> {
     return this.repository.regroup(manager, projectId, rowIds, literals, template);
+  }
+
+  /**
+   * The runtime beside the matrix cells of `rows` (environment rows, in page order) × `columns`
+   * (endpoints, in column order): per row, the cells with runtime evidence in ascending column order.
+   */
+  async cells(
+    projectId: string,
+    rows: ReadonlyArray<{ kind: string; name: string }>,
+    columns: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<CellRuntime[][]> {
+    const rowOf = new Map(rows.map((row, index) => [`${row.kind} ${row.name}`, index]));
+    const columnOf = new Map(columns.map((column, index) => [`${column.method} ${column.path}`, index]));
+    const result: CellRuntime[][] = rows.map(() => []);
+    for (const cell of await this.repository.cells(projectId, rows)) {
+      const row = rowOf.get(`${cell.kind} ${cell.name}`);
+      const column = columnOf.get(`${cell.method} ${cell.path}`);
+      // Undocumented endpoints have no column.
+      if (row === undefined || column === undefined) continue;
+      const requests = Number(cell.requests);
+      (result[row] as CellRuntime[]).push({
+        column,
+        requests,
+        errorRate: requests === 0 ? 0 : Number(cell.serverErrors) / requests,
+        p95: cell.p95Bucket === null ? null : toMicros(histogramBucketValue(cell.p95Bucket)),
+      });
+    }
+    for (const cells of result) cells.sort((a, b) => a.column - b.column);
+    return result;
   }
 
   /**

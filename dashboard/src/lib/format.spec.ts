@@ -1,4 +1,13 @@
-import { changePlaceLabel, environmentLabel, plural, shortCommit, slugFor, timeAgo } from './format';
+import {
+  changePlaceLabel,
+  environmentLabel,
+  formatMs,
+  formatPercent,
+  plural,
+  shortCommit,
+  slugFor,
+  timeAgo,
+} from './format';
 
 describe('format', () => {
   const now = Date.parse('2026-01-02T12:00:00Z');
@@ -57,5 +66,12 @@ describe('slugFor', () => {
   ])('slugFor(%j) is %j', (name, slug) => {
     expect(slugFor(name)).toBe(slug);
     expect(slug === '' || /^[a-z0-9][a-z0-9-]{0,62}$/.test(slug)).toBe(true);
+  });
+});
+
+describe('formatMs and formatPercent', () => {
+  it('round to what a cell has room for', () => {
+    expect([0.4213, 12.34, 130.6, 1534].map(formatMs)).toEqual(['0.42 ms', '12 ms', '131 ms', '1.5 s']);
+    expect([0, 0.0025, 0.031, 0.3, 1].map(formatPercent)).toEqual(['0%', '0.25%', '3.1%', '30%', '100%']);
   });
 });

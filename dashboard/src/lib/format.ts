@@ -81,3 +81,16 @@ export function slugFor(name: string): string {
     .slice(0, 63)
     .replace(/-+$/, '');
 }
+
+/** A duration in milliseconds, to two significant figures: `0.42 ms`, `12 ms`, `130 ms`, `1.5 s`. */
+export function formatMs(ms: number): string {
+  if (ms >= 1000) return `${Number((ms / 1000).toPrecision(2))} s`;
+  return `${ms >= 100 ? Math.round(ms) : Number(ms.toPrecision(2))} ms`;
+}
+
+/** A rate of 0–1 as a percentage: `0%`, `0.25%`, `3.1%`, `30%`, `100%`. */
+export function formatPercent(rate: number): string {
+  const percent = rate * 100;
+  if (percent === 0 || percent >= 10) return `${Math.round(percent)}%`;
+  return `${Number(percent.toPrecision(2))}%`;
+}

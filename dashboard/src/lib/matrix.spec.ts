@@ -16,6 +16,7 @@ const first: VersionMatrixResponse = {
     [{ version: '1.1' }, { version: '1.0' }],
     [{ version: '1.0' }, { version: 'N/A' }],
   ],
+  runtime: [[{ column: 1, requests: 10, errorRate: 0.1, p95: 42 }], []],
   nextCursor: 'next',
 };
 
@@ -23,7 +24,14 @@ describe('viewMatrix', () => {
   it('keeps the rows of one kind and the columns matching the filter, cells aligned', () => {
     const view = viewMatrix(first, 'staging', 'post');
     expect(view.endpoints.map((e) => e.id)).toEqual(['b']);
-    expect(view.rows).toEqual([{ row: first.rows[1], cells: [{ version: 'N/A' }] }]);
+    expect(view.rows).toEqual([{ row: first.rows[1], cells: [{ version: 'N/A' }], runtime: [null] }]);
+  });
+
+  it('puts each runtime beside its cell', () => {
+    expect(viewMatrix(first, undefined, 'post').rows.map((r) => r.runtime)).toEqual([
+      [{ column: 1, requests: 10, errorRate: 0.1, p95: 42 }],
+      [null],
+    ]);
   });
 
   it('shows everything without filters', () => {
@@ -40,6 +48,12 @@ describe('mergeMatrixPages', () => {
       endpoints: [endpoint('c', 'DELETE', '/users/{userId}'), endpoint('a', 'GET', '/users')],
       rows: [row('production', 'p-1')],
       cells: [[{ version: '2.0', drift: true }, { version: '1.0' }]],
+      runtime: [
+        [
+          { column: 0, requests: 5, errorRate: 0, p95: 3 },
+          { column: 1, requests: 7, errorRate: 0, p95: 4 },
+        ],
+      ],
       nextCursor: null,
     };
     const merged = mergeMatrixPages(first, next);
@@ -48,6 +62,15 @@ describe('mergeMatrixPages', () => {
       [{ version: '1.1' }, { version: '1.0' }, { version: 'N/A' }],
       [{ version: '1.0' }, { version: 'N/A' }, { version: 'N/A' }],
       [{ version: '1.0' }, { version: 'N/A' }, { version: '2.0', drift: true }],
+    ]);
+    // Runtime follows its endpoint: DELETE (column 0 of the next page) is column 2 now.
+    expect(merged.runtime).toEqual([
+      [{ column: 1, requests: 10, errorRate: 0.1, p95: 42 }],
+      [],
+      [
+        { column: 0, requests: 7, errorRate: 0, p95: 4 },
+        { column: 2, requests: 5, errorRate: 0, p95: 3 },
+      ],
     ]);
     expect(merged.nextCursor).toBeNull();
   });

@@ -1,4 +1,5 @@
 import {
+  type CellRuntime,
   type EnvironmentKind,
   NOT_SEEN_VERSION,
   type VersionCell,
@@ -31,17 +32,24 @@ export function mergeMatrixPages(first: VersionMatrixResponse, next: VersionMatr
     next.endpoints.forEach((endpoint, index) => (aligned[columnOf.get(endpoint.id)!] = cells[index] ?? notSeen));
     return aligned;
   });
+  const nextRuntime = next.runtime.map((cells) =>
+    cells
+      .map((cell) => ({ ...cell, column: columnOf.get(next.endpoints[cell.column]!.id)! }))
+      .sort((a, b) => a.column - b.column),
+  );
   return {
     endpoints,
     rows: [...first.rows, ...next.rows],
     cells: [...first.cells.map(widen), ...nextCells],
+    runtime: [...first.runtime, ...nextRuntime],
     nextCursor: next.nextCursor,
   };
 }
 
 export interface MatrixView {
   endpoints: VersionMatrixResponse['endpoints'];
-  rows: Array<{ row: VersionMatrixRow; cells: VersionCell[] }>;
+  /** `runtime[i]`: the runtime beside `cells[i]`, null where the row has none for that endpoint. */
+  rows: Array<{ row: VersionMatrixRow; cells: VersionCell[]; runtime: Array<CellRuntime | null> }>;
 }
 
 /**
@@ -59,10 +67,16 @@ export function viewMatrix(
   );
   return {
     endpoints: columns.map((index) => matrix.endpoints[index]!),
-    rows: matrix.rows.flatMap((row, rowIndex) =>
-      kind && row.kind !== kind
-        ? []
-        : [{ row, cells: columns.map((index) => matrix.cells[rowIndex]?.[index] ?? notSeen) }],
-    ),
+    rows: matrix.rows.flatMap((row, rowIndex) => {
+      if (kind && row.kind !== kind) return [];
+      const runtime = new Map((matrix.runtime[rowIndex] ?? []).map((cell) => [cell.column, cell]));
+      return [
+        {
+          row,
+          cells: columns.map((index) => matrix.cells[rowIndex]?.[index] ?? notSeen),
+          runtime: columns.map((index) => runtime.get(index) ?? null),
+        },
+      ];
+    }),
   };
 }

@@ -1,4 +1,5 @@
 import {
+  type CellRuntime,
   type EnvironmentKind,
   NOT_SEEN_VERSION,
   type VersionCell,
@@ -10,7 +11,7 @@ import { TimeAgo } from '../components/TimeAgo';
 import { Async, Empty } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
-import { environmentLabel, formatTime, shortCommit } from '../lib/format';
+import { environmentLabel, formatCount, formatMs, formatPercent, formatTime, shortCommit } from '../lib/format';
 import { mergeMatrixPages, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
@@ -76,7 +77,8 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
           {/* Every colour of a cell is named here: an amber 1.0 read as a warning nobody explained. */}
           <span className="cell-latest">1.1</span> latest documented · <span className="cell-behind">1.0</span> behind
           the latest · <span className="cell-na">N/A</span> never seen there ·{' '}
-          <span className="cell-drift">⚠ drift</span> traffic matches no version
+          <span className="cell-drift">⚠ drift</span> traffic matches no version · under a version: p95 time to last
+          byte · server error rate
         </span>
       </div>
       <Async resource={matrix} what="the versions table">
@@ -157,7 +159,7 @@ function Matrix({
             </tr>
           </thead>
           <tbody>
-            {view.rows.map(({ row, cells }, rowIndex) => (
+            {view.rows.map(({ row, cells, runtime }, rowIndex) => (
               <tr key={`${row.kind} ${row.name} ${row.build ?? ''} ${row.pullRequest ?? ''} ${rowIndex}`}>
                 <th scope="row" className={`row-head kind-${row.kind}`}>
                   <span className="row-title">{environmentLabel(row)}</span>
@@ -166,7 +168,12 @@ function Matrix({
                   </span>
                 </th>
                 {cells.map((cell, index) => (
-                  <MatrixCell key={view.endpoints[index]!.id} cell={cell} latest={view.endpoints[index]!.version} />
+                  <MatrixCell
+                    key={view.endpoints[index]!.id}
+                    cell={cell}
+                    runtime={runtime[index] ?? null}
+                    latest={view.endpoints[index]!.version}
+                  />
                 ))}
               </tr>
             ))}
@@ -189,12 +196,16 @@ function Matrix({
   );
 }
 
-function MatrixCell({ cell, latest }: { cell: VersionCell; latest: string }) {
+function MatrixCell({ cell, runtime, latest }: { cell: VersionCell; runtime: CellRuntime | null; latest: string }) {
   if (cell.version === NOT_SEEN_VERSION) return <td className="cell-na">{NOT_SEEN_VERSION}</td>;
+  const figures = runtime && <RuntimeFigures runtime={runtime} />;
   if (cell.drift)
     return (
       <td className="cell-drift" title={`Traffic here conforms to no documented version (nearest ${cell.version})`}>
-        <span aria-label="drift">⚠</span> {cell.version}
+        <span className="cell-version">
+          <span aria-label="drift">⚠</span> {cell.version}
+        </span>
+        {figures}
       </td>
     );
   return (
@@ -202,7 +213,22 @@ function MatrixCell({ cell, latest }: { cell: VersionCell; latest: string }) {
       className={cell.version === latest ? 'cell-latest' : 'cell-behind'}
       title={cell.version === latest ? 'latest version' : `behind the latest ${latest}`}
     >
-      {cell.version}
+      <span className="cell-version">{cell.version}</span>
+      {figures}
     </td>
+  );
+}
+
+/** p95 and error rate beside a cell's version: what the row's agents measured of the endpoint. */
+function RuntimeFigures({ runtime }: { runtime: CellRuntime }) {
+  const p95 = runtime.p95 === null ? 'no timing' : formatMs(runtime.p95);
+  return (
+    <span
+      className={`cell-runtime${runtime.errorRate >= 0.01 ? ' cell-errors' : ''}`}
+      title={`${formatCount(runtime.requests)} requests: p95 ${p95} (time to last byte), ${formatPercent(runtime.errorRate)} server errors`}
+    >
+      <span>{p95}</span>
+      <span>{formatPercent(runtime.errorRate)}</span>
+    </span>
   );
 }

@@ -137,6 +137,11 @@ export function matrix(rows: number, endpoints: number): VersionMatrixResponse {
             : { version: (r + e) % 2 ? '1.1' : '1.0' },
       ),
     ),
+    runtime: Array.from({ length: rows }, (_, r) =>
+      Array.from({ length: endpoints }, (_, e) => e)
+        .filter((e) => (r + e) % 5 !== 0 && (r + e) % 3 === 0)
+        .map((column) => ({ column, requests: 100 + column, errorRate: (column % 4) / 100, p95: 20 + column })),
+    ),
     nextCursor: null,
   };
 }

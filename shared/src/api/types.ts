@@ -341,11 +341,27 @@ export interface VersionCell {
   drift?: boolean;
 }
 
+/**
+ * The runtime beside one matrix cell: what the row's agents measured of the endpoint's exchanges
+ * since the row began (every version it ran there; the cell's version is the one they conform to).
+ */
+export interface CellRuntime {
+  /** The cell's endpoint: its index in `endpoints`. */
+  column: number;
+  requests: number;
+  /** Server errors (5xx, and 502/503/504 the agent answered for a failed upstream) per request, 0–1. */
+  errorRate: number;
+  /** 95th percentile of time to last byte in milliseconds (within 8.6 %); null when no response ended. */
+  p95: number | null;
+}
+
 export interface VersionMatrixResponse {
   endpoints: Array<{ id: string; method: string; path: string; version: string }>;
   rows: VersionMatrixRow[];
   /** cells[rowIndex][endpointIndex] */
   cells: VersionCell[][];
+  /** runtime[rowIndex]: the row's cells that have runtime evidence, by column (sparse, ascending). */
+  runtime: CellRuntime[][];
   nextCursor: string | null;
 }
 
