@@ -58,6 +58,8 @@ export interface AgentTuning {
   /** How long an interaction whose path holds an undecided literal is held before it goes out as it is, ms (docs/paths.md). Default 3000. */
   pathHoldMs: number;
   sampler: Partial<SamplerOptions>;
+  /** Clock of shape sampling (budget refill, per-key windows), ms. Default `Date.now`; a test stops it. */
+  samplerClock: () => number;
   /** The wrapped command's output. Default inherited. */
   commandStdio: 'inherit' | 'ignore';
   restartDelayMs: number;
@@ -81,6 +83,7 @@ const DEFAULT_TUNING: AgentTuning = {
   streamBytesMax: 16 * 1024 * 1024,
   pathHoldMs: 3_000,
   sampler: {},
+  samplerClock: Date.now,
   commandStdio: 'inherit',
   restartDelayMs: 500,
 };
@@ -201,6 +204,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           streamBytesMax: tuning.streamBytesMax,
           holdMs: tuning.pathHoldMs,
           sampler: { ...samplerOptionsForBudget(options.shapeBudget ?? DEFAULT_SHAPE_BUDGET), ...tuning.sampler },
+          samplerClock: tuning.samplerClock,
           onBacklog: () => {
             if (flushQueued) return;
             flushQueued = true;

@@ -49,6 +49,8 @@ export interface PipelineOptions {
   /** Clock for holding, ms. Default `Date.now`. */
   now?: () => number;
   sampler?: Partial<SamplerOptions>;
+  /** Clock of the shape sampler (its budget and windows), ms. Default `Date.now`. */
+  samplerClock?: () => number;
 }
 
 interface Pending {
@@ -118,7 +120,7 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly unmatched = new Map<string, { requests: number; paths: Set<string>; overflow: number }>();
   /** Raw query names (values cut off) → the names reported. */
   private readonly queries = new Map<string, readonly string[]>();
-  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'onBacklog'>> &
+  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'samplerClock' | 'onBacklog'>> &
     Pick<PipelineOptions, 'onBacklog'>;
   /** What the open streams' taps keep, against `streamBytesMax`. */
   private readonly streams: StreamLedger;
@@ -141,7 +143,7 @@ export class CapturePipeline implements ExchangeObserver {
     };
     this.streams = { held: 0, limit: this.options.streamBytesMax };
     this.captureId = options.captureId;
-    this.sampler = new ShapeSampler(options.sampler);
+    this.sampler = new ShapeSampler(options.sampler, options.samplerClock);
     this.captured = options.metrics.counter('captured_total');
     this.unshaped = options.metrics.counter('unshaped_total');
     this.novelShaped = options.metrics.counter('novel_shaped_total');

@@ -69,7 +69,11 @@ export class UpstreamProbe {
         socket.destroy();
         resolve(up);
       };
-      socket.setTimeout(Math.min(this.intervalMs, 2_000), () => done(false));
+      // A timeout is read only after the event loop's next look at the sockets (setImmediate runs
+      // after the poll phase): when the loop was busy for longer than the timeout, the timer fires
+      // before a connection that had long been made is seen, and a busy agent must not read as an
+      // upstream that stopped answering (it would start a new capture).
+      socket.setTimeout(Math.min(this.intervalMs, 2_000), () => setImmediate(() => done(false)));
       socket.once('connect', () => done(true));
       socket.once('error', () => done(false));
     });
