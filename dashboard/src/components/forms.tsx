@@ -13,6 +13,53 @@ export function FormError({ error }: { error: string | null }) {
   );
 }
 
+/**
+ * A one-line form (`inline-form`): one required text field, what else it asks (`children`, e.g. a
+ * role to give) and its button. `onSubmit` runs with the page's reload prevented.
+ */
+export function InlineTextForm({
+  label,
+  value,
+  onChange,
+  type,
+  placeholder,
+  submitLabel,
+  onSubmit,
+  children,
+}: {
+  label: string;
+  value: string;
+  onChange: (value: string) => void;
+  type?: 'email' | 'url';
+  placeholder: string;
+  submitLabel: string;
+  onSubmit: () => void | Promise<void>;
+  children?: ReactNode;
+}) {
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void onSubmit();
+      }}
+    >
+      <label>
+        {label}
+        <input
+          type={type}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+          required
+          placeholder={placeholder}
+        />
+      </label>
+      {children}
+      <button type="submit">{submitLabel}</button>
+    </form>
+  );
+}
+
 /** A secret shown once (a new token, a webhook's signing secret), selected on focus for copying. */
 export function ShownOnce({
   label,

@@ -1,6 +1,6 @@
 import { PROJECT_ROLES, type GroupRoleResponse, type ProjectRole } from '@spectator/shared';
-import { useState, type FormEvent } from 'react';
-import { FormError, ListTable } from '../components/forms';
+import { useState } from 'react';
+import { FormError, InlineTextForm, ListTable } from '../components/forms';
 import { Async, Empty } from '../components/states';
 import { TimeAgo } from '../components/TimeAgo';
 import { useAction } from '../hooks/action';
@@ -44,8 +44,7 @@ export function MembersSection() {
   const [groupRole, setGroupRole] = useState<ProjectRole>('viewer');
   const { error, run } = useAction();
 
-  const setMember = async (event: FormEvent) => {
-    event.preventDefault();
+  const setMember = async () => {
     if ((await run(() => api.setMember(project, { email: email.trim(), role }))) === undefined) return;
     setEmail('');
     access.reload();
@@ -112,20 +111,17 @@ export function MembersSection() {
                   ))}
                 </ListTable>
               )}
-              <form className="inline-form" onSubmit={setMember}>
-                <label>
-                  Email
-                  <input
-                    type="email"
-                    value={email}
-                    onChange={(e) => setEmail(e.target.value)}
-                    required
-                    placeholder="someone who signed in once"
-                  />
-                </label>
+              <InlineTextForm
+                label="Email"
+                type="email"
+                value={email}
+                onChange={setEmail}
+                placeholder="someone who signed in once"
+                submitLabel="Give role"
+                onSubmit={setMember}
+              >
                 <RoleSelect label="Role" value={role} onChange={setRole} />
-                <button type="submit">Give role</button>
-              </form>
+              </InlineTextForm>
               <h3>Groups</h3>
               {groupRoles.length === 0 ? (
                 <Empty title="No group gives a role">Map a group of your identity provider to a role.</Empty>
@@ -153,10 +149,13 @@ export function MembersSection() {
                   ))}
                 </ListTable>
               )}
-              <form
-                className="inline-form"
-                onSubmit={async (event) => {
-                  event.preventDefault();
+              <InlineTextForm
+                label="Group"
+                value={group}
+                onChange={setGroup}
+                placeholder="e.g. api-team"
+                submitLabel="Map group"
+                onSubmit={async () => {
                   await saveGroups([
                     ...groupRoles.filter((other) => other.group !== group.trim()),
                     { group: group.trim(), role: groupRole },
@@ -164,18 +163,8 @@ export function MembersSection() {
                   setGroup('');
                 }}
               >
-                <label>
-                  Group
-                  <input
-                    value={group}
-                    onChange={(e) => setGroup(e.target.value)}
-                    required
-                    placeholder="e.g. api-team"
-                  />
-                </label>
                 <RoleSelect label="Role" value={groupRole} onChange={setGroupRole} />
-                <button type="submit">Map group</button>
-              </form>
+              </InlineTextForm>
             </>
           );
         }}

@@ -7,7 +7,7 @@ import {
 } from '@spectator/shared';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Badge } from '../components/badges';
-import { FormError, ListTable, ShownOnce } from '../components/forms';
+import { FormError, InlineTextForm, ListTable, ShownOnce } from '../components/forms';
 import { Async, Empty } from '../components/states';
 import { TimeAgo } from '../components/TimeAgo';
 import { useAction } from '../hooks/action';
@@ -383,29 +383,21 @@ function WebhooksSection() {
           )
         }
       </Async>
-      <form
-        className="inline-form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void act(async () => {
+      <InlineTextForm
+        label="URL"
+        type="url"
+        value={url}
+        onChange={setUrl}
+        placeholder="https://example.com/hooks/spectator"
+        submitLabel="Add webhook"
+        onSubmit={() =>
+          act(async () => {
             const created = await api.createWebhook(project, { url: url.trim() });
             setUrl('');
             if (created.secret) setSecret(created.secret);
-          });
-        }}
-      >
-        <label>
-          URL
-          <input
-            type="url"
-            value={url}
-            onChange={(e) => setUrl(e.target.value)}
-            required
-            placeholder="https://example.com/hooks/spectator"
-          />
-        </label>
-        <button type="submit">Add webhook</button>
-      </form>
+          })
+        }
+      />
       <FormError error={error} />
     </section>
   );
