@@ -16,6 +16,7 @@ import {
   type HostPort,
 } from './config';
 import { Captures } from './capture/captures';
+import { ConsumerIds } from './capture/consumers';
 import { CapturePipeline } from './capture/pipeline';
 import { UpstreamProbe } from './capture/probe';
 import { IgnoreRules } from './capture/rules';
@@ -189,6 +190,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   rules.start();
 
   let flushQueued = false;
+  const consumers = options.consumers ? new ConsumerIds(options.consumers) : null;
   const pipeline =
     options.capture === false
       ? null
@@ -205,6 +207,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           holdMs: tuning.pathHoldMs,
           sampler: { ...samplerOptionsForBudget(options.shapeBudget ?? DEFAULT_SHAPE_BUDGET), ...tuning.sampler },
           samplerClock: tuning.samplerClock,
+          consumers,
           onBacklog: () => {
             if (flushQueued) return;
             flushQueued = true;
@@ -245,6 +248,14 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       metrics,
       helloState: () => ({ capture: captures.current, rules: rules.sources }),
       onTemplates: (templates) => pipeline?.setKnownTemplates(templates),
+      onWelcome: (project) => {
+        // Pseudonyms are derived per project: labels made for the token's project would not match.
+        if (options.consumers && options.consumers.project !== project)
+          log.warn(
+            { configured: options.consumers.project, project },
+            "consumer pseudonyms are derived for another project than the token is of: set --project to the token's project",
+          );
+      },
       heartbeatMs: tuning.heartbeatMs,
       backoffMinMs: tuning.backoffMinMs,
       backoffMaxMs: tuning.backoffMaxMs,
@@ -296,6 +307,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     log: root.child({ module: 'proxy' }),
     upstreamHeadersTimeoutMs: tuning.upstreamHeadersTimeoutMs,
     streamRecordAfterMs: tuning.streamRecordAfterMs,
+    requestClientCertificate: consumers?.wantsCertificate ?? false,
     onUpstreamFailure: (failure) => {
       if (failure.statusCode === 503) probe.markDown();
     },
@@ -355,6 +367,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
       environment,
       captureId: captures.current.id,
       capture: pipeline ? 'on' : 'off',
+      // The sources only: the key never appears in a log line.
+      consumers: options.consumers ? options.consumers.sources.map((source) => source.kind) : 'off',
     },
     'agent started',
   );

@@ -2,6 +2,7 @@
 import { startAgent } from './agent';
 import { runCheck } from './check';
 import { ConfigError, helpText, parseAgentConfig } from './config';
+import { runConsumerId } from './consumer-id';
 import { agentVersion } from './version';
 
 /** A subcommand: gets the arguments after its name, resolves with the exit code. */
@@ -14,6 +15,7 @@ type Subcommand = (argv: string[], env: NodeJS.ProcessEnv) => Promise<number>;
 const SUBCOMMANDS: Record<string, Subcommand> = {
   run: runAgent,
   check: (argv, env) => runCheck(argv, env),
+  'consumer-id': (argv, env) => runConsumerId(argv, env),
 };
 
 /** Entry point of `spectator-agent`. Resolves with the exit code. */

@@ -21,7 +21,47 @@ describe('parseAgentConfig', () => {
       logLevel: 'info',
       // Jest's stdout is not a terminal.
       logFormat: process.stdout.isTTY ? 'pretty' : 'json',
+      consumers: null,
     });
+  });
+
+  it('names consumers with --consumer, --project and SPECTATOR_CONSUMER_KEY, and names what is missing', () => {
+    const key = 'a-secret-of-sixteen+';
+    expect(
+      parseAgentConfig([...base, '--consumer', 'jwt:client_id, header:X-Api-Key', '--project', 'shop'], {
+        SPECTATOR_CONSUMER_KEY: key,
+      }).consumers,
+    ).toEqual({
+      sources: [
+        { kind: 'jwt', claim: 'client_id' },
+        { kind: 'header', name: 'x-api-key' },
+      ],
+      key,
+      project: 'shop',
+    });
+    expect(
+      parseAgentConfig(base, { SPECTATOR_CONSUMER: 'jwt:sub', SPECTATOR_PROJECT: 'p', SPECTATOR_CONSUMER_KEY: key })
+        .consumers?.sources,
+    ).toEqual([{ kind: 'jwt', claim: 'sub' }]);
+    const problems = (argv: string[], env: NodeJS.ProcessEnv): string[] => {
+      try {
+        parseAgentConfig([...base, ...argv], env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems(['--consumer', 'jwt:sub'], {})).toEqual([
+      'SPECTATOR_CONSUMER_KEY: required with --consumer (SPECTATOR_CONSUMER), a secret of at least 16 characters',
+      '--project (SPECTATOR_PROJECT): required with --consumer (SPECTATOR_CONSUMER)',
+    ]);
+    expect(problems(['--consumer', 'jwt:email', '--project', 'p'], { SPECTATOR_CONSUMER_KEY: key })).toEqual([
+      '--consumer (SPECTATOR_CONSUMER): "jwt:email" is not a consumer source (jwt:sub, jwt:client_id, jwt:azp, header:<name>, cert:subject)',
+    ]);
+    expect(problems(['--consumer', 'cert:subject', '--project', 'p'], { SPECTATOR_CONSUMER_KEY: 'short' })).toEqual([
+      'SPECTATOR_CONSUMER_KEY: required with --consumer (SPECTATOR_CONSUMER), a secret of at least 16 characters',
+      '--consumer (SPECTATOR_CONSUMER): cert:subject needs --tls-cert (the agent must terminate TLS)',
+    ]);
   });
 
   it('takes --log-format json|pretty, and refuses another', () => {

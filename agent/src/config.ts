@@ -1,4 +1,5 @@
 import { ENVIRONMENT_KINDS, ROUTES, type AgentEnvironment, type EnvironmentKind } from '@spectator/shared';
+import { MIN_CONSUMER_KEY_LENGTH, parseConsumerSources, type ConsumerConfig } from './capture/consumers';
 import { defaultLogFormat, LOG_FORMATS, type LogFormat } from './log';
 
 /** A validated agent configuration (see docs/agent.md for every option). */
@@ -33,6 +34,8 @@ export interface AgentConfig {
   logLevel: string;
   /** `json` or `pretty`; default pretty when stdout is a terminal, else json. */
   logFormat: LogFormat;
+  /** Consumers named by pseudonym (`--consumer`, `--project`, `SPECTATOR_CONSUMER_KEY`), or `null` for none. */
+  consumers: ConsumerConfig | null;
 }
 
 /** Where the proxy's certificate chain and private key are (PEM). */
@@ -69,7 +72,9 @@ type OptionKey =
   | 'tlsKey'
   | 'upstreamCa'
   | 'logLevel'
-  | 'logFormat';
+  | 'logFormat'
+  | 'consumer'
+  | 'project';
 
 interface OptionSpec {
   key: OptionKey;
@@ -207,6 +212,20 @@ export const OPTIONS: readonly OptionSpec[] = [
     value: '<format>',
     help: `Log lines: ${LOG_FORMATS.join('|')}. Default pretty when stdout is a terminal, else json.`,
   },
+  {
+    key: 'consumer',
+    flag: '--consumer',
+    envVar: 'SPECTATOR_CONSUMER',
+    value: '<sources>',
+    help: "Name each request's consumer by pseudonym, from the first of these that gives a value: jwt:sub, jwt:client_id, jwt:azp (a claim of the bearer JWT, decoded, not verified), header:<name> (an API key or client id), cert:subject (the client certificate, with --tls-cert). Needs SPECTATOR_CONSUMER_KEY (a secret of 16+ characters, from the agent's Secret; never sent) and --project. Only HMAC-SHA256 pseudonyms leave the agent. Default: none.",
+  },
+  {
+    key: 'project',
+    flag: '--project',
+    envVar: 'SPECTATOR_PROJECT',
+    value: '<slug>',
+    help: 'The project slug consumer pseudonyms are derived for (with --consumer): one client has another pseudonym in another project.',
+  },
 ];
 
 /** Where CI systems put the commit, pull request and build; first match wins. */
@@ -279,6 +298,15 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
       `${named(certPath === undefined ? 'tlsCert' : 'tlsKey')}: required with ${certPath === undefined ? '--tls-key' : '--tls-cert'}`,
     );
 
+  const consumers = consumerConfig(
+    check<ConsumerConfig['sources'] | null>('consumer', parseConsumerSources, null),
+    raw('consumer') !== undefined,
+    nonEmpty(raw('project')),
+    env.SPECTATOR_CONSUMER_KEY,
+    certPath !== undefined,
+    problems,
+  );
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     listen,
@@ -296,7 +324,31 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     command,
     logLevel,
     logFormat,
+    consumers,
   };
+}
+
+/** Consumer identification from its options, or null without `--consumer`; problems named. */
+function consumerConfig(
+  sources: ConsumerConfig['sources'] | null,
+  asked: boolean,
+  project: string | undefined,
+  key: string | undefined,
+  tls: boolean,
+  problems: string[],
+): ConsumerConfig | null {
+  if (!asked) return null;
+  const before = problems.length;
+  if (key === undefined || key.length < MIN_CONSUMER_KEY_LENGTH)
+    problems.push(
+      `SPECTATOR_CONSUMER_KEY: required with --consumer (SPECTATOR_CONSUMER), a secret of at least ${MIN_CONSUMER_KEY_LENGTH} characters`,
+    );
+  if (project === undefined)
+    problems.push('--project (SPECTATOR_PROJECT): required with --consumer (SPECTATOR_CONSUMER)');
+  if (sources?.some((source) => source.kind === 'cert') && !tls)
+    problems.push('--consumer (SPECTATOR_CONSUMER): cert:subject needs --tls-cert (the agent must terminate TLS)');
+  if (sources === null || problems.length > before) return null;
+  return { sources, key: key as string, project: project as string };
 }
 
 /** `--help` text, generated from OPTIONS. */
@@ -312,6 +364,7 @@ export function helpText(version: string): string {
     'Usage:',
     '  spectator-agent [run] [options] [-- <command> [args...]]',
     '  spectator-agent check [options]     the CI gate (spectator-agent check --help)',
+    "  spectator-agent consumer-id <value> a consumer's pseudonym, computed here (spectator-agent consumer-id --help)",
     '  spectator-agent --help | --version',
     '',
     'With -- <command> the agent starts the app itself (PORT is set to the upstream port, and {PORT} in',

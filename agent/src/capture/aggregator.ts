@@ -1,6 +1,8 @@
 import {
   LatencyHistogram,
+  MAX_CONSUMERS_PER_ROW,
   type Shape,
+  type WireConsumer,
   type WireFailure,
   type WireObservation,
   type WireUnmatched,
@@ -54,6 +56,8 @@ export interface Observation {
   lastByte: number;
   /** The client left before the response ended. */
   clientLeft: boolean;
+  /** The consumer's pseudonym (capture/consumers.ts); null or absent when none was named. */
+  consumer?: string | null;
   /**
    * The raw path of a 404/405 that matched no template yet while its path still held an undecided
    * literal: noise unless what is learned before it goes out shows a real endpoint (then it is that
@@ -88,7 +92,14 @@ interface Row {
   ttfb: LatencyHistogram;
   ttlb: LatencyHistogram;
   clientLeft: number;
+  /** Calls per consumer pseudonym (null when the agent identifies no consumers). */
+  consumers: Map<string, { count: number; lastSeen: number }> | null;
+  /** Calls of consumers past the row's or the batch's bound. */
+  consumersOverflow: number;
 }
+
+/** Consumers named in one drain at most, over every row (each row names `MAX_CONSUMERS_PER_ROW` at most). */
+export const MAX_CONSUMERS_PER_DRAIN = 10_000;
 
 interface FailureRow {
   failure: WireFailure;
@@ -138,6 +149,11 @@ export class Aggregator {
   private captures = new Map<string, CaptureTable>();
   private shapes = new Map<string, Shape>();
   private rowCount = 0;
+  /** Consumers named in rows since the last drain. */
+  private consumerEntries = 0;
+
+  /** `identifying`: the agent names consumers, so every row says who called it (`WireObservation.consumers`). */
+  constructor(private readonly identifying = false) {}
 
   /** Distinct rows waiting to be drained. */
   get size(): number {
@@ -175,6 +191,8 @@ export class Aggregator {
         ttfb: new LatencyHistogram(),
         ttlb: new LatencyHistogram(),
         clientLeft: 0,
+        consumers: this.identifying ? new Map() : null,
+        consumersOverflow: 0,
       };
       byResponse.set(responseKey, row);
       table.rows.push(row);
@@ -184,6 +202,7 @@ export class Aggregator {
     row.ttfb.record(o.firstByte);
     if (o.lastByte >= 0) row.ttlb.record(o.lastByte);
     if (o.clientLeft) row.clientLeft++;
+    if (row.consumers !== null && o.consumer) this.countConsumer(row, o.consumer, o.at);
     // Shaped interactions reach the row after later unshaped ones (they wait for shape work).
     if (o.at < row.firstSeen) row.firstSeen = o.at;
     if (o.at > row.lastSeen) row.lastSeen = o.at;
@@ -193,6 +212,22 @@ export class Aggregator {
     // Only shaped bodies carry a shape (a few per second under load): the rest skip this.
     if (o.request?.shape && o.request.body.shape) this.shapes.set(o.request.body.shape, o.request.shape);
     if (o.response?.shape && o.response.body.shape) this.shapes.set(o.response.body.shape, o.response.shape);
+  }
+
+  /** One call of a consumer in a row: named while the row's and the drain's bounds allow, else counted as overflow. */
+  private countConsumer(row: Row, consumer: string, at: number): void {
+    const consumers = row.consumers as Map<string, { count: number; lastSeen: number }>;
+    let calls = consumers.get(consumer);
+    if (calls === undefined) {
+      if (consumers.size >= MAX_CONSUMERS_PER_ROW || this.consumerEntries >= MAX_CONSUMERS_PER_DRAIN) {
+        row.consumersOverflow++;
+        return;
+      }
+      consumers.set(consumer, (calls = { count: 0, lastSeen: at }));
+      this.consumerEntries++;
+    }
+    calls.count++;
+    if (at > calls.lastSeen) calls.lastSeen = at;
   }
 
   /** Count a request the upstream never answered (see `WireFailure`). */
@@ -246,6 +281,13 @@ export class Aggregator {
           ttlb: row.ttlb.toWire(),
           ...(row.clientLeft > 0 ? { clientLeft: row.clientLeft } : {}),
         };
+        if (row.consumers !== null) {
+          const consumers: WireConsumer[] = [];
+          for (const [id, calls] of row.consumers)
+            consumers.push({ id, count: calls.count, lastSeen: new Date(calls.lastSeen).toISOString() });
+          row.observation.consumers = consumers;
+          if (row.consumersOverflow > 0) row.observation.consumersOverflow = row.consumersOverflow;
+        }
         observations.push(row.observation);
         for (const body of [row.observation.request, row.observation.response]) {
           const shape = body?.shape ? this.shapes.get(body.shape) : undefined;
@@ -267,6 +309,7 @@ export class Aggregator {
     this.captures = new Map();
     this.shapes = new Map();
     this.rowCount = 0;
+    this.consumerEntries = 0;
     return out;
   }
 }

@@ -150,6 +150,8 @@ export interface Exchange {
   lastByte: number;
   /** The client left before the response ended. */
   clientLeft: boolean;
+  /** The client's connection (a TLS one carries its certificate, for `--consumer cert:subject`); read, never kept. */
+  socket?: object;
   /**
    * Body bytes the sampler reserved shape work for when the response started (the sampling
    * decision); 0 when it chose not to shape this interaction; negative when it chose not to, but

@@ -19,6 +19,7 @@ import { classifyContentType, summariseBody, type MediaClass } from './summarise
 import { STREAM_PREFIX_BYTES } from './stream';
 import { boundaryOf, MULTIPART_FORM } from './form';
 import { NOVELTY_BYTES, NOVELTY_VARIANTS, tapFingerprint } from './novelty';
+import type { ConsumerIds } from './consumers';
 
 export interface PipelineOptions {
   /** Bytes of each shaped body copied. 0 counts interactions without looking at bodies. */
@@ -51,6 +52,8 @@ export interface PipelineOptions {
   sampler?: Partial<SamplerOptions>;
   /** Clock of the shape sampler (its budget and windows), ms. Default `Date.now`. */
   samplerClock?: () => number;
+  /** Names each interaction's consumer by pseudonym (`--consumer`); none by default. */
+  consumers?: ConsumerIds | null;
 }
 
 interface Pending {
@@ -90,7 +93,8 @@ function pathOf(target: string): string {
  */
 export class CapturePipeline implements ExchangeObserver {
   readonly captureId: () => string;
-  private readonly aggregator = new Aggregator();
+  private readonly aggregator: Aggregator;
+  private readonly consumers: ConsumerIds | null;
   private readonly sampler: ShapeSampler;
   private readonly queue: Pending[] = [];
   private queueHead = 0;
@@ -120,7 +124,7 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly unmatched = new Map<string, { requests: number; paths: Set<string>; overflow: number }>();
   /** Raw query names (values cut off) → the names reported. */
   private readonly queries = new Map<string, readonly string[]>();
-  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'samplerClock' | 'onBacklog'>> &
+  private readonly options: Required<Omit<PipelineOptions, 'sampler' | 'samplerClock' | 'onBacklog' | 'consumers'>> &
     Pick<PipelineOptions, 'onBacklog'>;
   /** What the open streams' taps keep, against `streamBytesMax`. */
   private readonly streams: StreamLedger;
@@ -142,6 +146,8 @@ export class CapturePipeline implements ExchangeObserver {
       ...options,
     };
     this.streams = { held: 0, limit: this.options.streamBytesMax };
+    this.consumers = options.consumers ?? null;
+    this.aggregator = new Aggregator(this.consumers !== null);
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler, options.samplerClock);
     this.captured = options.metrics.counter('captured_total');
@@ -380,6 +386,7 @@ export class CapturePipeline implements ExchangeObserver {
       firstByte: exchange.firstByte,
       lastByte: exchange.lastByte,
       clientLeft: exchange.clientLeft,
+      consumer: this.consumers === null ? null : this.consumers.identify(exchange.requestHeaders, exchange.socket),
     };
     if (unmatched) observation.unmatchedPath = pathname;
     this.captured.inc();

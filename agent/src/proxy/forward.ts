@@ -400,6 +400,7 @@ class CaptureHandler implements Dispatcher.DispatchHandler, OpenStream {
       firstByte: this.firstByte,
       lastByte: complete ? performance.now() - this.arrived : -1,
       clientLeft,
+      socket: req.socket,
     });
     // What stream taps kept is the pipeline's now (its queue has a bound of its own), or dropped;
     // an exchange counted early may go on for hours.

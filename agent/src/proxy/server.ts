@@ -25,6 +25,12 @@ export interface ProxyServerOptions {
   upstreamCa?: Buffer | string;
   /** A stream response still going on after this long is counted then, ms. Default 10 s. */
   streamRecordAfterMs?: number;
+  /**
+   * With `tls`: ask clients for a certificate (its subject names the consumer, `--consumer
+   * cert:subject`). A client without one, or with one no CA vouches for, is served all the same:
+   * the agent names consumers, it does not authenticate them.
+   */
+  requestClientCertificate?: boolean;
 }
 
 /** A certificate chain and its private key, PEM. */
@@ -95,7 +101,15 @@ export class ProxyServer {
       forward(context, req, res);
     };
     this.server = options.tls
-      ? https.createServer({ cert: options.tls.cert, key: options.tls.key, maxHeaderSize: MAX_HEAD_BYTES }, handle)
+      ? https.createServer(
+          {
+            cert: options.tls.cert,
+            key: options.tls.key,
+            maxHeaderSize: MAX_HEAD_BYTES,
+            ...(options.requestClientCertificate ? { requestCert: true, rejectUnauthorized: false } : {}),
+          },
+          handle,
+        )
       : http.createServer({ maxHeaderSize: MAX_HEAD_BYTES }, handle);
     this.server.on('upgrade', (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
       options.metrics.inc('requests_total');

@@ -37,6 +37,8 @@ export interface UplinkOptions {
   helloState: () => { capture: WireCapture; rules: string[] };
   /** Told the documented templates from welcome and templates messages. */
   onTemplates: (templates: string[]) => void;
+  /** Told the project of each welcome (the token's). */
+  onWelcome?: (project: string) => void;
   /** Ping interval; a connection without a pong by the next ping is terminated, ms. Default 15 s. */
   heartbeatMs?: number;
   /** Reconnect backoff bounds, ms (full jitter between half and all of the delay). Default 250 ms to 30 s. */
@@ -256,6 +258,7 @@ export class Uplink {
           'connected to backend',
         );
         this.options.onTemplates(Array.isArray(message.templates) ? message.templates : []);
+        this.options.onWelcome?.(message.project);
         this.afterWelcome(socket);
         return;
       case 'ack': {

@@ -53,6 +53,56 @@ describe('parseAgentMessage', () => {
     expect(parsed).toMatchObject({ type: 'batch', observations: [{ query: ['a', 'b'], count: 2 }] });
   });
 
+  it("keeps a row's consumers (pseudonyms, counts, last calls) and its overflow", () => {
+    const consumers = [{ id: '0123456789abcdef', count: 1, lastSeen: '2026-01-01T00:00:01.000Z' }];
+    const parsed = parseAgentMessage(
+      JSON.stringify({ ...batch, observations: [{ ...observation, consumers, consumersOverflow: 1 }] }),
+    );
+    expect(parsed).toMatchObject({ observations: [{ consumers, consumersOverflow: 1 }] });
+  });
+
+  it.each([
+    [
+      'a value instead of a pseudonym',
+      [{ id: 'canary-api-key-1', count: 1, lastSeen: '2026-01-01T00:00:00.000Z' }],
+      undefined,
+      'observations[0].consumers[0].id must be a pseudonym of 16 hexadecimal digits',
+    ],
+    [
+      'a value riding along',
+      [{ id: '0123456789abcdef', count: 1, lastSeen: '2026-01-01T00:00:00.000Z', key: 'canary' }],
+      undefined,
+      'observations[0].consumers[0].key is not allowed (a consumer is a pseudonym, a count and a time)',
+    ],
+    [
+      'the same consumer twice',
+      [
+        { id: '0123456789abcdef', count: 1, lastSeen: '2026-01-01T00:00:00.000Z' },
+        { id: '0123456789abcdef', count: 1, lastSeen: '2026-01-01T00:00:00.000Z' },
+      ],
+      undefined,
+      'observations[0].consumers[1].id is named twice in the row',
+    ],
+    [
+      'more calls than the row',
+      [{ id: '0123456789abcdef', count: 2, lastSeen: '2026-01-01T00:00:00.000Z' }],
+      1,
+      "observations[0].consumers count 3 calls, more than the row's 2",
+    ],
+    [
+      'too many consumers',
+      Array.from({ length: 65 }, (_, i) => ({
+        id: i.toString(16).padStart(16, '0'),
+        count: 1,
+        lastSeen: '2026-01-01T00:00:00.000Z',
+      })),
+      undefined,
+      'observations[0].consumers must be an array of at most 64 consumers',
+    ],
+  ])('refuses consumers with %s', (_what, consumers, consumersOverflow, message) => {
+    expect(problem({ ...batch, observations: [{ ...observation, consumers, consumersOverflow }] })).toBe(message);
+  });
+
   it.each([
     ['not JSON', '{', 'message is not valid JSON'],
     ['not an object', '[1]', 'message must be an object'],

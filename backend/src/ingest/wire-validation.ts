@@ -1,6 +1,9 @@
 import {
   AGENT_FAILURE_STATUSES,
   type AgentMessage,
+  CONSUMER_ID_PATTERN,
+  MAX_CONSUMERS_PER_ROW,
+  type WireConsumer,
   type BatchMessage,
   ENVIRONMENT_KINDS,
   type HelloMessage,
@@ -154,6 +157,7 @@ function observation(value: unknown, path: string): WireObservation {
   const count = integer(o.count, `${path}.count`, 1, MAX_COUNT);
   const timings =
     o.runtime === undefined || o.runtime === null ? undefined : runtime(o.runtime, `${path}.runtime`, count);
+  const named = o.consumers === undefined || o.consumers === null ? undefined : consumers(o, path, count);
   return {
     method: text(o.method, `${path}.method`, 20, METHOD),
     path: pathTemplate(o.path, `${path}.path`),
@@ -167,7 +171,46 @@ function observation(value: unknown, path: string): WireObservation {
     firstSeen: isoTime(o.firstSeen, `${path}.firstSeen`),
     lastSeen: isoTime(o.lastSeen, `${path}.lastSeen`),
     ...(timings ? { runtime: timings } : {}),
+    ...(named
+      ? { consumers: named.consumers, ...(named.overflow > 0 ? { consumersOverflow: named.overflow } : {}) }
+      : {}),
   };
+}
+
+/**
+ * An observation's consumers: pseudonyms only (the pattern admits nothing else), each with its
+ * calls and last call, no other field (so no value can ride along), at most `MAX_CONSUMERS_PER_ROW`,
+ * their calls and the overflow within the row's count.
+ */
+function consumers(
+  o: Record<string, unknown>,
+  path: string,
+  count: number,
+): { consumers: WireConsumer[]; overflow: number } {
+  const at = `${path}.consumers`;
+  if (!Array.isArray(o.consumers) || o.consumers.length > MAX_CONSUMERS_PER_ROW)
+    fail(at, `must be an array of at most ${MAX_CONSUMERS_PER_ROW} consumers`);
+  const seen = new Set<string>();
+  let calls = 0;
+  const list = o.consumers.map((item: unknown, i: number): WireConsumer => {
+    const c = record(item, `${at}[${i}]`);
+    for (const key of Object.keys(c))
+      if (key !== 'id' && key !== 'count' && key !== 'lastSeen')
+        fail(`${at}[${i}].${key}`, 'is not allowed (a consumer is a pseudonym, a count and a time)');
+    if (typeof c.id !== 'string' || !CONSUMER_ID_PATTERN.test(c.id))
+      fail(`${at}[${i}].id`, 'must be a pseudonym of 16 hexadecimal digits');
+    if (seen.has(c.id)) fail(`${at}[${i}].id`, 'is named twice in the row');
+    seen.add(c.id);
+    const n = integer(c.count, `${at}[${i}].count`, 1, count);
+    calls += n;
+    return { id: c.id, count: n, lastSeen: isoTime(c.lastSeen, `${at}[${i}].lastSeen`) };
+  });
+  const overflow =
+    o.consumersOverflow === undefined || o.consumersOverflow === null
+      ? 0
+      : integer(o.consumersOverflow, `${path}.consumersOverflow`, 0, count);
+  if (calls + overflow > count) fail(at, `count ${calls + overflow} calls, more than the row's ${count}`);
+  return { consumers: list, overflow };
 }
 
 /** Exchanges one row (or failure row) may count at most. */

@@ -4,6 +4,7 @@
  */
 import type { WireHistogram } from '../runtime/histogram';
 import type { Shape } from '../shape/types';
+import type { WireConsumer } from './consumers';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -63,6 +64,13 @@ export interface WireObservation {
   lastSeen: string; // ISO 8601
   /** How long the row's exchanges took (timings and counts only). Absent from agents before it. */
   runtime?: WireRuntime;
+  /**
+   * The row's calls per consumer pseudonym (protocol/consumers.ts), from an agent with a consumer
+   * source configured; absent without one. Calls without a consumer are in `count` only.
+   */
+  consumers?: WireConsumer[];
+  /** Calls of consumers past `MAX_CONSUMERS_PER_ROW` (or the batch's bound): counted, not named. */
+  consumersOverflow?: number;
 }
 
 /**
