@@ -1,4 +1,5 @@
 import {
+  type BlastRadiusResponse,
   type CiRuntimeResponse,
   type CiSummaryResponse,
   DEFAULT_REGRESSION_THRESHOLDS,
@@ -83,7 +84,13 @@ describe('parseCheckOptions', () => {
       failOn: ['diffs'],
       markdown: null,
       thresholds: DEFAULT_REGRESSION_THRESHOLDS,
+      consumerDays: 30,
     });
+    expect(parseCheckOptions([...base, '--consumer-days', '7'], {}).consumerDays).toBe(7);
+    expect(parseCheckOptions(base, { SPECTATOR_CONSUMER_DAYS: '90' }).consumerDays).toBe(90);
+    expect(() => parseCheckOptions([...base, '--consumer-days', '0'], {})).toThrow(
+      '--consumer-days "0" must be a number of days from 1 to 400',
+    );
     expect(parseCheckOptions([...base, '--markdown', 'report.md'], {}).markdown).toBe('report.md');
     expect(parseCheckOptions(base, { SPECTATOR_CHECK_MARKDOWN: 'env.md' }).markdown).toBe('env.md');
     expect(parseCheckOptions(base, {}).failOn).toEqual(['undocumented', 'breaking']);
@@ -144,10 +151,31 @@ describe('parseCheckOptions', () => {
       '--token (or SPECTATOR_TOKEN) is required',
       '--project (or SPECTATOR_PROJECT) is required',
       '--pr "1 2" is not a pull request number',
-      '--fail-on "slow" must be one of undocumented, breaking, diffs, production-breaking, latency-regression, error-rate',
+      '--fail-on "slow" must be one of undocumented, breaking, diffs, production-breaking, latency-regression, error-rate, breaking-with-consumers',
     ]);
   });
 });
+
+/** The blast radius of `diff(true)`: GET /users 200 called by consumers with these labels (null: unnamed), 4 calls each. */
+const usedBy = (labels: Array<string | null>): BlastRadiusResponse => {
+  const consumers = labels.map((label, i) => ({
+    consumer: `00000000000000${(0xa0 + i).toString(16)}`,
+    label,
+    calls: 4,
+    share: 0.4,
+    lastCall: '2026-11-27T10:00:00.000Z',
+  }));
+  return {
+    environment: 'production',
+    days: 30,
+    since: '2026-10-29',
+    parts: [
+      { method: 'GET', path: '/users', status: 200, changes: diff(true).changes, calls: 10, otherCalls: 0, consumers },
+    ],
+    consumers: consumers.map(({ share: _share, ...rest }) => rest),
+    otherCalls: 0,
+  };
+};
 
 describe('judgeCiSummary', () => {
   it.each([
@@ -200,6 +228,27 @@ describe('judgeCiSummary', () => {
       ['production-breaking'],
       false,
       "FAILED: 1 endpoint(s) breaking for production's clients",
+    ],
+    [
+      "a breaking change production's consumers used, named by label or pseudonym",
+      summary({ diffs: [diff(true)], breaking: true, consumers: usedBy(['mobile app 5.x', null]) }),
+      ['breaking-with-consumers'],
+      false,
+      'FAILED: 2 production consumer(s) used a broken part in the last 30 days: mobile app 5.x, 00000000000000a1',
+    ],
+    [
+      "a breaking change production's consumers used, in the report",
+      summary({ diffs: [diff(true)], breaking: true, consumers: usedBy(['mobile app 5.x']) }),
+      ['breaking-with-consumers'],
+      false,
+      '    GET /users 200: mobile app 5.x (4 call(s), 40%, last 2026-11-27T10:00:00.000Z) (10 call(s) counted)',
+    ],
+    [
+      'a breaking change no consumer used',
+      summary({ diffs: [diff(true)], breaking: true, consumers: usedBy([]) }),
+      ['breaking-with-consumers'],
+      true,
+      '    GET /users 200: no consumer (10 call(s) counted)\nPASSED',
     ],
     [
       'a summary from a backend without the comparison',
@@ -356,7 +405,7 @@ describe('runCheck', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-check-'));
     const answer = summary({ diffs: [diff(true)], breaking: true });
     const server = createServer((request, response) => {
-      expect(request.url).toBe('/api/v1/projects/demo/ci/12');
+      expect(request.url).toBe('/api/v1/projects/demo/ci/12?days=30');
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

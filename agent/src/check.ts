@@ -1,9 +1,12 @@
 import {
   type ApiError,
+  type BlastRadiusResponse,
   type CiRuntimeResponse,
   type CiSummaryResponse,
   type CompareEndpoint,
+  DEFAULT_CONSUMER_DAYS,
   DEFAULT_REGRESSION_THRESHOLDS,
+  MAX_CONSUMER_DAYS,
   type ErrorRateTest,
   LatencyHistogram,
   type LatencyTest,
@@ -21,6 +24,7 @@ export const FAIL_ON = [
   'production-breaking',
   'latency-regression',
   'error-rate',
+  'breaking-with-consumers',
 ] as const;
 export type FailOn = (typeof FAIL_ON)[number];
 /** The --fail-on items judged on runtime evidence (`GET /ci/{pr}/runtime`). */
@@ -38,6 +42,8 @@ export interface CheckOptions {
   markdown: string | null;
   /** What latency-regression and error-rate allow (shared/src/runtime/regression.ts). */
   thresholds: RegressionThresholds;
+  /** The window of `breaking-with-consumers`: production's calls in the last N days. Default 30. */
+  consumerDays: number;
 }
 
 /** Exit codes: 0 passed, 1 the gate failed, 2 the check could not run (options, backend). */
@@ -58,7 +64,11 @@ Exit code 0: passed, 1: failed, 2: could not check.
                       documentation), diffs (any diff), production-breaking (a version change that
                       breaks production's clients), latency-regression (p95 above production's
                       for the same endpoint and version), error-rate (error rate above
-                      production's). Default undocumented,breaking.
+                      production's), breaking-with-consumers (a breaking change of a part
+                      production's consumers called in the last --consumer-days days; they are
+                      named by label or pseudonym). Default undocumented,breaking.
+  --consumer-days <n> The window of breaking-with-consumers, 1-400 days (SPECTATOR_CONSUMER_DAYS).
+                      Default 30.
   --latency-threshold <percent>
                       The p95 increase latency-regression allows (default 35)
   --latency-floor <ms>
@@ -80,6 +90,7 @@ const FLAGS: Record<string, keyof CheckOptions> = {
   '--pr': 'pullRequest',
   '--fail-on': 'failOn',
   '--markdown': 'markdown',
+  '--consumer-days': 'consumerDays',
 };
 
 /** Numeric options of the runtime gate: flag, the threshold it sets, how the value maps, its range. */
@@ -158,6 +169,10 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
   for (const item of failOn)
     if (!(FAIL_ON as readonly string[]).includes(item))
       problems.push(`--fail-on "${item}" must be one of ${FAIL_ON.join(', ')}`);
+  const daysText = given.consumerDays ?? env.SPECTATOR_CONSUMER_DAYS ?? String(DEFAULT_CONSUMER_DAYS);
+  const consumerDays = Number(daysText);
+  if (!/^\d+$/.test(daysText) || consumerDays < 1 || consumerDays > MAX_CONSUMER_DAYS)
+    problems.push(`--consumer-days "${daysText}" must be a number of days from 1 to ${MAX_CONSUMER_DAYS}`);
   if (problems.length > 0) throw new ConfigError(problems);
   const markdown = given.markdown ?? (env.SPECTATOR_CHECK_MARKDOWN || null);
   return {
@@ -168,6 +183,7 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     failOn: failOn as FailOn[],
     markdown,
     thresholds,
+    consumerDays,
   };
 }
 
@@ -227,7 +243,39 @@ function failureReasons(
   const failing = (runtime ?? []).filter((v) => v.errorRate?.regressed).length;
   if (failOn.includes('error-rate') && failing > 0)
     reasons.push(`${failing} endpoint(s) with a higher error rate than production`);
+  const radius = summary.consumers;
+  if (failOn.includes('breaking-with-consumers') && radius && (radius.consumers.length > 0 || radius.otherCalls > 0))
+    reasons.push(
+      `${radius.consumers.length} production consumer(s) used a broken part in the last ${radius.days} days: ${consumerNames(radius)}`,
+    );
   return reasons;
+}
+
+/** The affected consumers by label, else pseudonym, busiest first; and the unnamed rest as a count of calls. */
+function consumerNames(radius: BlastRadiusResponse): string {
+  const names = radius.consumers.map((c) => c.label ?? c.consumer);
+  if (radius.otherCalls > 0) names.push(`${radius.otherCalls} call(s) of consumers past an agent's bound`);
+  return names.join(', ');
+}
+
+/** Who the breaking changes break in production (a backend older than this agent sends nothing). */
+function consumerLines(radius: BlastRadiusResponse | undefined): string[] {
+  if (!radius || radius.parts.length === 0) return [];
+  const lines = [`  Production consumers of the broken parts (last ${radius.days} days):`];
+  for (const part of radius.parts) {
+    const who =
+      part.consumers.length === 0
+        ? 'no consumer'
+        : part.consumers
+            .map(
+              (c) => `${c.label ?? c.consumer} (${c.calls} call(s), ${Math.round(c.share * 100)}%, last ${c.lastCall})`,
+            )
+            .join(', ');
+    lines.push(
+      `    ${part.method} ${part.path} ${part.status ?? 'any status'}: ${who}${part.otherCalls > 0 ? `; ${part.otherCalls} call(s) of unnamed consumers past a bound` : ''} (${part.calls} call(s) counted)`,
+    );
+  }
+  return lines;
 }
 
 const ms = (value: number | null): string =>
@@ -304,6 +352,7 @@ export function judgeCiSummary(
       if (v.errorRate) lines.push(`      - error rate ${errorWords(v.errorRate)}`);
     }
   }
+  lines.push(...consumerLines(summary.consumers));
   const reasons = failureReasons(summary, failOn, runtime);
   lines.push(reasons.length === 0 ? 'PASSED' : `FAILED: ${reasons.join(', ')} (--fail-on ${failOn.join(',')})`);
   return { passed: reasons.length === 0, reasons, text: `${lines.join('\n')}\n` };
@@ -387,6 +436,29 @@ export function markdownReport(
       );
     }
   }
+  const radius = summary.consumers;
+  if (radius && radius.parts.length > 0) {
+    out.push(
+      '',
+      `#### Production consumers of the broken parts (last ${radius.days} days)`,
+      '',
+      '| Part | Consumers | Calls counted |',
+      '| --- | --- | ---: |',
+    );
+    for (const part of radius.parts)
+      out.push(
+        `| ${code(`${part.method} ${part.path} ${part.status ?? 'any status'}`)} | ${
+          part.consumers.length === 0
+            ? 'none'
+            : part.consumers
+                .map(
+                  (c) =>
+                    `${c.label === null ? code(c.consumer) : c.label.replace(/\|/g, '\\|')} (${c.calls}, ${Math.round(c.share * 100)}%)`,
+                )
+                .join('<br>')
+        }${part.otherCalls > 0 ? `<br>${part.otherCalls} call(s) past a bound` : ''} | ${part.calls} |`,
+      );
+  }
   const newest = summary.captures[0];
   if (newest !== undefined)
     out.push(
@@ -418,8 +490,14 @@ export async function runCheck(
     return CHECK_EXIT.error;
   }
   const base = `${options.backend}/api/v1/projects/${encodeURIComponent(options.project)}/ci/${encodeURIComponent(options.pullRequest)}`;
-  const summary = await getJson<CiSummaryResponse>(base, options, err);
+  const summary = await getJson<CiSummaryResponse>(`${base}?days=${options.consumerDays}`, options, err);
   if (summary === null) return CHECK_EXIT.error;
+  if (options.failOn.includes('breaking-with-consumers') && summary.consumers === undefined) {
+    err.write(
+      'spectator-agent check: the backend does not report consumers (it is older than this agent): cannot check breaking-with-consumers\n',
+    );
+    return CHECK_EXIT.error;
+  }
   let runtime: RuntimeVerdict[] | null = null;
   if (options.failOn.some((item) => RUNTIME_FAIL_ON.includes(item))) {
     const answer = await getJson<CiRuntimeResponse>(`${base}/runtime`, options, err);

@@ -7,6 +7,7 @@ import { AuthGuard } from './auth/auth.guard';
 import { AuthModule } from './auth/auth.module';
 import { CapturesModule } from './captures/captures.module';
 import { CommonModule } from './common/common.module';
+import { ConsumersModule } from './consumers/consumers.module';
 import { ErrorFilter } from './common/error.filter';
 import { RUNTIME, type Runtime } from './config/runtime';
 import { EndpointsModule } from './endpoints/endpoints.module';
@@ -72,6 +73,7 @@ export class AppModule {
         RetentionModule,
         RuntimeModule,
         MatrixModule,
+        ConsumersModule,
         IngestModule,
       ],
       providers: [

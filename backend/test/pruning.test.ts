@@ -76,6 +76,7 @@ describe('pruning', () => {
       unused,
       unused,
       unused,
+      unused,
       runtime,
     );
     expect(await ingest.pruneBatchIds()).toBe(10_001);

@@ -17,6 +17,8 @@ import type { DataSource } from 'typeorm';
 import type { Runtime } from '../src/config/runtime';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService } from '../src/runtime/runtime.service';
+import { ConsumersRepository } from '../src/consumers/consumers.repository';
+import { ConsumersService } from '../src/consumers/consumers.service';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { ShapeStore } from '../src/captures/shape-store';
 import { PathsRepository } from '../src/paths/paths.repository';
@@ -211,6 +213,7 @@ beforeAll(async () => {
     new RuntimeService(new RuntimeRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),
     new ProposalRegrouping(new ProposalsRepository(ds), audit),
     new VersionStore(ds),
+    new ConsumersService(new ConsumersRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),
   );
 });
 afterAll(async () => {

@@ -10,6 +10,8 @@ export enum ErrorCode {
   ProposalNotFound = 'ProposalNotFound',
   WebhookNotFound = 'WebhookNotFound',
   PathHintNotFound = 'PathHintNotFound',
+  /** A consumer pseudonym without a label. */
+  ConsumerNotFound = 'ConsumerNotFound',
   /** A route switched off by configuration (`/metrics` without SPECTATOR_METRICS_TOKEN). */
   NotServed = 'NotServed',
   Conflict = 'Conflict',
@@ -47,6 +49,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.ProposalNotFound:
     case ErrorCode.WebhookNotFound:
     case ErrorCode.PathHintNotFound:
+    case ErrorCode.ConsumerNotFound:
     case ErrorCode.NotServed:
       return 404;
     case ErrorCode.ProjectExists:

@@ -20,6 +20,7 @@ import { LearnedCovers1765300000000 } from './migrations/1765300000000-LearnedCo
 import { RuntimeEvidence1765400000000 } from './migrations/1765400000000-RuntimeEvidence';
 import { SessionIdToken1765500000000 } from './migrations/1765500000000-SessionIdToken';
 import { RuntimeCells1765610000000 } from './migrations/1765610000000-RuntimeCells';
+import { Consumers1765620000000 } from './migrations/1765620000000-Consumers';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   RuntimeEvidence1765400000000,
   SessionIdToken1765500000000,
   RuntimeCells1765610000000,
+  Consumers1765620000000,
 ];
 
 /**

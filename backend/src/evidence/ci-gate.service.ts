@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { CiSummaryResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { CapturesService } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { ConsumersService } from '../consumers/consumers.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CompareService } from './compare.service';
 
@@ -22,10 +23,14 @@ export class CiGateService {
   constructor(
     private readonly captures: CapturesService,
     private readonly comparison: CompareService,
+    private readonly consumers: ConsumersService,
   ) {}
 
-  /** @throws DomainError CaptureNotFound when the pull request has no CI capture. */
-  async summary(project: ProjectEntity, pullRequest: string): Promise<CiSummaryResponse> {
+  /**
+   * `days`: the window of `consumers`, who in production called what the breaking changes break.
+   * @throws DomainError CaptureNotFound when the pull request has no CI capture.
+   */
+  async summary(project: ProjectEntity, pullRequest: string, days?: number): Promise<CiSummaryResponse> {
     if (!PULL_REQUEST_PATTERN.test(pullRequest))
       throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
     const captures = await this.captures.ciCapturesOf(project, pullRequest, CAPTURES_PER_COMMIT);
@@ -72,6 +77,13 @@ export class CiGateService {
         (endpoint) => endpoint.status === 'changed' || endpoint.status === 'only in to',
       ),
     };
+    // Who in production these breaking changes break: against the documentation and against production's versions.
+    const consumers = await this.consumers.blastRadius(
+      project,
+      [...diffList, ...againstProduction.endpoints].filter((endpoint) => endpoint.breaking),
+      'production',
+      days,
+    );
     return {
       pullRequest,
       commit: newest.commit,
@@ -80,6 +92,7 @@ export class CiGateService {
       diffs: diffList,
       breaking: diffList.some((d) => d.breaking),
       againstProduction,
+      consumers,
     };
   }
 }

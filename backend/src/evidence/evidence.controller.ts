@@ -6,6 +6,7 @@ import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CiGateService } from './ci-gate.service';
 import { CompareService } from './compare.service';
+import { ConsumerDaysQuery } from '../consumers/dto/consumers.dto';
 import { CompareQuery, EnvironmentQuery } from './dto/evidence.dto';
 import { MatrixService } from './matrix.service';
 
@@ -39,7 +40,11 @@ export class EvidenceController {
   }
 
   @Get('ci/:pr')
-  ci(@CurrentProject() project: ProjectEntity, @Param('pr') pr: string): Promise<CiSummaryResponse> {
-    return this.ciGate.summary(project, pr);
+  ci(
+    @CurrentProject() project: ProjectEntity,
+    @Param('pr') pr: string,
+    @Query() query: ConsumerDaysQuery,
+  ): Promise<CiSummaryResponse> {
+    return this.ciGate.summary(project, pr, query.days);
   }
 }

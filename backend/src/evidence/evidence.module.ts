@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CapturesModule } from '../captures/captures.module';
+import { ConsumersModule } from '../consumers/consumers.module';
 import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CiGateService } from './ci-gate.service';
@@ -11,7 +12,7 @@ import { MatrixService } from './matrix.service';
 
 /** Runtime evidence: which version each environment runs (the matrix), comparisons and the CI gate. */
 @Module({
-  imports: [CapturesModule, VersionsModule, WebhooksModule],
+  imports: [CapturesModule, ConsumersModule, VersionsModule, WebhooksModule],
   controllers: [EvidenceController],
   providers: [EvidenceRepository, EvidenceService, MatrixService, CompareService, CiGateService],
   exports: [EvidenceService, MatrixService],

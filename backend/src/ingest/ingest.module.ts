@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AgentsModule } from '../agents/agents.module';
 import { CapturesModule } from '../captures/captures.module';
 import { CommonModule } from '../common/common.module';
+import { ConsumersModule } from '../consumers/consumers.module';
 import { EndpointsModule } from '../endpoints/endpoints.module';
 import { EventsModule } from '../events/events.module';
 import { EvidenceModule } from '../evidence/evidence.module';
@@ -19,6 +20,7 @@ import { IngestService } from './ingest.service';
     AgentsModule,
     CapturesModule,
     CommonModule,
+    ConsumersModule,
     EndpointsModule,
     EventsModule,
     EvidenceModule,

@@ -32,6 +32,7 @@ import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { RuntimeService } from '../runtime/runtime.service';
+import { ConsumersService } from '../consumers/consumers.service';
 import { type AggregatedRow, type BatchHeader, writeBatchParameters } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
 import { IngestRepository } from './ingest.repository';
@@ -168,6 +169,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     private readonly evidence: EvidenceService,
     private readonly regrouping: RegroupService,
     private readonly runtimeEvidence: RuntimeService,
+    private readonly consumers: ConsumersService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
@@ -367,6 +369,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
         // Timings and counts, under the versions the evidence just named: as durable as the batch too.
         if (written && evidence)
           await this.runtimeEvidence.record(manager, session.projectId, environmentRow, batch, dropped);
+        // Calls per consumer pseudonym, as durable as the batch too.
+        if (written && evidence)
+          await this.consumers.record(manager, session.projectId, environmentRow?.kind ?? null, batch, dropped);
         if (written && unmatched)
           await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);
         return written;

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CapturesModule } from '../captures/captures.module';
+import { ConsumersModule } from '../consumers/consumers.module';
 import { EventsModule } from '../events/events.module';
 import { EvidenceModule } from '../evidence/evidence.module';
 import { ProjectsModule } from '../projects/projects.module';
@@ -15,6 +16,7 @@ import { RegroupService } from './regroup.service';
 @Module({
   imports: [
     CapturesModule,
+    ConsumersModule,
     EventsModule,
     EvidenceModule,
     ProjectsModule,

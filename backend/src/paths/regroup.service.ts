@@ -14,6 +14,7 @@ import { withRetry } from '../common/retry';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf } from '../evidence/environment-row';
 import { RuntimeService } from '../runtime/runtime.service';
+import { ConsumersService } from '../consumers/consumers.service';
 import { EvidenceService } from '../evidence/evidence.service';
 import { type AggregatedRow, writeBatchParameters } from '../captures/batch-statement';
 import { CapturesRepository, type MovedRow } from '../captures/captures.repository';
@@ -87,6 +88,7 @@ export class RegroupService {
     private readonly runtime: RuntimeService,
     private readonly proposals: ProposalRegrouping,
     private readonly versions: VersionStore,
+    private readonly consumers: ConsumersService,
   ) {}
 
   /**
@@ -138,9 +140,12 @@ export class RegroupService {
     // Runtime evidence (timings per endpoint and environment row) is keyed on the path too: it moves
     // with the evidence, so no literal stays there either.
     const runtime = await this.runtime.regroup(manager, project.id, rowIds, literals, template);
+    // Consumer calls are keyed on the path as well.
+    const consumers = await this.consumers.regroup(manager, project.id, rowIds, literals, template);
     // Open proposals made from that traffic follow it, and their creation's audit entry too.
     const proposals = await this.proposals.regroup(manager, project.id, captureId, literals, template);
-    const merged = moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals + runtime;
+    const merged =
+      moved.reduce((sum, row) => sum + row.rows, 0) + summaries + evidence + proposals + runtime + consumers;
     return { merged, captures: [...byCapture.keys()] };
   }
 

@@ -1,9 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { ProposalResponse } from '@spectator/shared';
+import type { BlastRadiusResponse, ProposalResponse } from '@spectator/shared';
 import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { Principal } from '../auth/tokens.service';
 import { uuidPipe } from '../common/validation';
+import { ConsumersService } from '../consumers/consumers.service';
+import { ConsumersQuery } from '../consumers/dto/consumers.dto';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CreateProposalDto, ListProposalsQuery } from './dto/proposal.dto';
 import { ProposalsService } from './proposals.service';
@@ -12,7 +14,10 @@ import { ProposalsService } from './proposals.service';
 @ApiBearerAuth()
 @Controller('projects/:p/proposals')
 export class ProposalsController {
-  constructor(private readonly proposals: ProposalsService) {}
+  constructor(
+    private readonly proposals: ProposalsService,
+    private readonly consumers: ConsumersService,
+  ) {}
 
   @Post()
   @RequireScope('write')
@@ -34,6 +39,18 @@ export class ProposalsController {
   @RequireScope('read')
   get(@CurrentProject() project: ProjectEntity, @Param('id', uuidPipe('id')) id: string): Promise<ProposalResponse> {
     return this.proposals.get(project, id);
+  }
+
+  /** Who the proposal's breaking changes break: the consumers that called a broken part (production, 30 days by default). */
+  @Get(':id/blast-radius')
+  @RequireScope('read')
+  async blastRadius(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() query: ConsumersQuery,
+  ): Promise<BlastRadiusResponse> {
+    const proposal = await this.proposals.get(project, id);
+    return this.consumers.blastRadius(project, proposal.endpoints, query.environment ?? 'production', query.days);
   }
 
   @Post(':id/approve')

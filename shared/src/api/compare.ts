@@ -1,4 +1,5 @@
 import type { EnvironmentKind } from '../protocol/messages';
+import type { BlastRadiusResponse } from './consumers';
 import type { ChangeResponse, DiffResponse, UndocumentedEndpointResponse } from './types';
 
 /** One side of a comparison: an environment, and for `ci` optionally one pull request (else the newest evidence of any). */
@@ -66,4 +67,9 @@ export interface CiSummaryResponse {
    * merging it would change for production's clients.
    */
   againstProduction: CompareResponse;
+  /**
+   * Who the breaking changes above break: production's consumers that called a broken part in the
+   * last `days` days (`?days=`, default 30). Absent from backends before it.
+   */
+  consumers?: BlastRadiusResponse;
 }

@@ -1,0 +1,51 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { ConsumerLabelResponse, ConsumersResponse, EndpointConsumersResponse } from '@spectator/shared';
+import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
+import type { Principal } from '../auth/tokens.service';
+import { uuidPipe } from '../common/validation';
+import type { ProjectEntity } from '../projects/project.entity';
+import { ConsumerLabelDto, ConsumersQuery } from './dto/consumers.dto';
+import { ConsumersService } from './consumers.service';
+
+/** Who calls what, by pseudonym or label (docs/api.md, Consumers). */
+@ApiTags('consumers')
+@ApiBearerAuth()
+@Controller('projects/:p')
+export class ConsumersController {
+  constructor(private readonly consumers: ConsumersService) {}
+
+  @Get('consumers')
+  @RequireScope('read')
+  list(@CurrentProject() project: ProjectEntity, @Query() query: ConsumersQuery): Promise<ConsumersResponse> {
+    return this.consumers.list(project, query.environment ?? 'production', query.days);
+  }
+
+  @Get('endpoints/:id/consumers')
+  @RequireScope('read')
+  ofEndpoint(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() query: ConsumersQuery,
+  ): Promise<EndpointConsumersResponse> {
+    return this.consumers.ofEndpoint(project, id, query.environment ?? null, query.days);
+  }
+
+  @Put('consumers/:consumer/label')
+  @RequireScope('write')
+  label(
+    @CurrentProject() project: ProjectEntity,
+    @CurrentPrincipal() principal: Principal,
+    @Param('consumer') consumer: string,
+    @Body() body: ConsumerLabelDto,
+  ): Promise<ConsumerLabelResponse> {
+    return this.consumers.setLabel(project, consumer, body.label, principal.name);
+  }
+
+  @Delete('consumers/:consumer/label')
+  @RequireScope('write')
+  @HttpCode(204)
+  async unlabel(@CurrentProject() project: ProjectEntity, @Param('consumer') consumer: string): Promise<void> {
+    await this.consumers.removeLabel(project, consumer);
+  }
+}

@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { CommonModule } from '../common/common.module';
+import { ConsumersController } from './consumers.controller';
+import { ConsumersRepository } from './consumers.repository';
+import { ConsumersService } from './consumers.service';
+
+/** Consumer calls per endpoint, status and environment: written by ingest, read as who calls what and blast radius. */
+@Module({
+  imports: [CommonModule],
+  controllers: [ConsumersController],
+  providers: [ConsumersRepository, ConsumersService],
+  exports: [ConsumersService],
+})
+export class ConsumersModule {}

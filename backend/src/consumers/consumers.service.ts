@@ -1,0 +1,337 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import {
+  type BatchMessage,
+  type BlastRadiusPart,
+  type BlastRadiusResponse,
+  type ChangeResponse,
+  CONSUMER_ID_PATTERN,
+  type ConsumerLabelResponse,
+  type ConsumersResponse,
+  type ConsumerUse,
+  DEFAULT_CONSUMER_DAYS,
+  type EndpointConsumersResponse,
+  type EndpointConsumersRow,
+  MAX_CONSUMER_DAYS,
+  type MatrixKind,
+} from '@spectator/shared';
+import type { Logger } from 'pino';
+import type { EntityManager } from 'typeorm';
+import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { PeriodicJob } from '../common/periodic';
+import { RUNTIME, type Runtime } from '../config/runtime';
+import type { ProjectEntity } from '../projects/project.entity';
+import {
+  ALL_CALLS,
+  type ConsumerDay,
+  ConsumersRepository,
+  type ConsumerSum,
+  type LabelRow,
+  OTHER_CONSUMERS,
+} from './consumers.repository';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Days of consumer calls kept; older days are deleted. */
+export const CONSUMER_RETENTION_DAYS = MAX_CONSUMER_DAYS;
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** Characters of a label at most. */
+export const MAX_LABEL_LENGTH = 200;
+
+/** The UTC day of an ISO time, `YYYY-MM-DD`. */
+const dayOf = (time: string | number): string => new Date(time).toISOString().slice(0, 10);
+
+/**
+ * A batch's consumer calls folded per endpoint, status, consumer and day (of each consumer's last
+ * call): every call of a row that names consumers under `*`, the overflow under `+`. Rows of agents
+ * that identify no consumers, and rows of endpoints the capture did not keep (`dropped`), add nothing.
+ */
+export function consumerDays(batch: BatchMessage, dropped: ReadonlySet<string> | null): ConsumerDay[] {
+  const folded = new Map<string, ConsumerDay>();
+  const add = (o: { method: string; path: string; status: number }, consumer: string, calls: number, at: string) => {
+    const day = dayOf(at);
+    const key = `${o.method} ${o.path} ${o.status} ${consumer} ${day}`;
+    const entry = folded.get(key);
+    if (entry === undefined)
+      folded.set(key, { method: o.method, path: o.path, status: o.status, consumer, day, calls, lastCall: at });
+    else {
+      entry.calls += calls;
+      if (Date.parse(at) > Date.parse(entry.lastCall)) entry.lastCall = at;
+    }
+  };
+  for (const o of batch.observations) {
+    if (o.consumers === undefined || dropped?.has(`${o.method} ${o.path}`)) continue;
+    add(o, ALL_CALLS, o.count, o.lastSeen);
+    for (const c of o.consumers) add(o, c.id, c.count, c.lastSeen);
+    if (o.consumersOverflow) add(o, OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
+  }
+  return [...folded.values()];
+}
+
+/** A window of the last `days` days: its first day (UTC). @throws DomainError BadInput */
+export function windowOf(days: number | undefined, now = Date.now()): { days: number; since: string } {
+  const n = days ?? DEFAULT_CONSUMER_DAYS;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_CONSUMER_DAYS)
+    throw badInput(`days must be an integer from 1 to ${MAX_CONSUMER_DAYS}`);
+  return { days: n, since: dayOf(now - (n - 1) * DAY_MS) };
+}
+
+/** @throws DomainError BadInput unless `consumer` is a pseudonym. */
+export function assertPseudonym(consumer: string): void {
+  if (!CONSUMER_ID_PATTERN.test(consumer))
+    throw badInput('consumer must be a pseudonym: 16 hexadecimal digits (spectator-agent consumer-id prints it)');
+}
+
+const labelResponse = (row: LabelRow): ConsumerLabelResponse => ({
+  consumer: row.consumer,
+  label: row.label,
+  updatedBy: row.updatedBy,
+  updatedAt: new Date(row.updatedAt).toISOString(),
+});
+
+/** A broken endpoint and its breaking changes, from a diff, a comparison or a proposal. */
+export interface BrokenEndpoint {
+  method: string;
+  path: string;
+  changes: readonly ChangeResponse[];
+}
+
+/**
+ * The status whose calls a change affects: a response change names its status; a new status, a
+ * request, query or header change affects calls of every status (null).
+ */
+export function affectedStatus(change: ChangeResponse): number | null {
+  return change.in === 'response' && change.status !== undefined && change.change !== 'new status'
+    ? change.status
+    : null;
+}
+
+/** Per-window sums of one group (a part, a status): all calls, the others, and each named consumer. */
+function split(
+  sums: readonly ConsumerSum[],
+  labels: ReadonlyMap<string, string>,
+): { calls: number; otherCalls: number; consumers: ConsumerUse[] } {
+  let calls = 0;
+  let otherCalls = 0;
+  const named: ConsumerSum[] = [];
+  for (const sum of sums) {
+    if (sum.consumer === ALL_CALLS) calls = Number(sum.calls);
+    else if (sum.consumer === OTHER_CONSUMERS) otherCalls = Number(sum.calls);
+    else named.push(sum);
+  }
+  return {
+    calls,
+    otherCalls,
+    consumers: named.map((sum) => ({
+      consumer: sum.consumer,
+      label: labels.get(sum.consumer) ?? null,
+      calls: Number(sum.calls),
+      share: calls === 0 ? 0 : Number(sum.calls) / calls,
+      lastCall: new Date(sum.lastCall).toISOString(),
+    })),
+  };
+}
+
+/**
+ * Consumers (issue 19): calls per endpoint, status, environment kind and consumer pseudonym, written
+ * by ingest, kept 400 days, read as who calls what and as the blast radius of breaking changes; and
+ * the labels a team gives pseudonyms.
+ */
+@Injectable()
+export class ConsumersService implements OnModuleInit, OnModuleDestroy {
+  private readonly log: Logger;
+  private readonly pruning: PeriodicJob;
+
+  constructor(
+    private readonly repository: ConsumersRepository,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.log = runtime.log.child({ module: 'consumers' });
+    this.pruning = new PeriodicJob('pruning consumer calls', PRUNE_INTERVAL_MS, () => this.prune(), this.log);
+  }
+
+  onModuleInit(): void {
+    this.pruning.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pruning.stop();
+  }
+
+  /**
+   * Adds a batch's consumer calls in the batch's transaction. `kind`: the batch's environment kind
+   * (local captures keep none, as they keep no evidence).
+   */
+  async record(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    kind: MatrixKind | null,
+    batch: BatchMessage,
+    dropped: ReadonlySet<string> | null,
+  ): Promise<void> {
+    if (kind === null) return;
+    await this.repository.addDays(manager, projectId, kind, consumerDays(batch, dropped));
+  }
+
+  /** Regrouping (paths/regroup.service.ts), in its transaction: rows of `literals` move into `template`'s. */
+  regroup(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    literals: readonly string[],
+    template: string,
+  ): Promise<number> {
+    return this.repository.regroup(manager, projectId, rowIds, literals, template);
+  }
+
+  /** Deletes days past retention. `now` for tests. @returns rows deleted. */
+  async prune(now = Date.now()): Promise<number> {
+    const deleted = await this.repository.prune(dayOf(now - CONSUMER_RETENTION_DAYS * DAY_MS));
+    if (deleted > 0) this.log.info({ deleted }, 'pruned consumer calls past retention');
+    return deleted;
+  }
+
+  private async labelMap(projectId: string): Promise<Map<string, string>> {
+    return new Map((await this.repository.labels(projectId)).map((row) => [row.consumer, row.label]));
+  }
+
+  /** Every consumer of an environment in the window, with its label; labelled pseudonyms not seen apart. */
+  async list(project: ProjectEntity, environment: MatrixKind, days?: number): Promise<ConsumersResponse> {
+    const window = windowOf(days);
+    const [sums, labels] = await Promise.all([
+      this.repository.consumersOf(project.id, environment, window.since),
+      this.repository.labels(project.id),
+    ]);
+    const byConsumer = new Map(labels.map((row) => [row.consumer, row.label]));
+    const { calls, otherCalls, consumers } = split(sums, byConsumer);
+    const endpoints = new Map(sums.map((sum) => [sum.consumer, sum.endpoints]));
+    const seen = new Set(consumers.map((c) => c.consumer));
+    return {
+      environment,
+      days: window.days,
+      since: window.since,
+      calls,
+      otherCalls,
+      consumers: consumers.map((c) => ({ ...c, endpoints: endpoints.get(c.consumer) ?? 0 })),
+      unseen: labels.filter((row) => !seen.has(row.consumer)).map(labelResponse),
+    };
+  }
+
+  /**
+   * One endpoint's consumers per environment kind and status in the window.
+   * @throws DomainError EndpointNotFound, BadInput for a bad window.
+   */
+  async ofEndpoint(
+    project: ProjectEntity,
+    endpointId: string,
+    environment: MatrixKind | null,
+    days?: number,
+  ): Promise<EndpointConsumersResponse> {
+    const window = windowOf(days);
+    const route = await this.repository.route(project.id, endpointId);
+    if (route === null)
+      throw new DomainError(
+        ErrorCode.EndpointNotFound,
+        `endpoint ${endpointId} does not exist in project ${project.slug}`,
+      );
+    const [sums, labels] = await Promise.all([
+      this.repository.endpointCalls(project.id, route, environment, window.since),
+      this.labelMap(project.id),
+    ]);
+    const groups = new Map<string, typeof sums>();
+    for (const sum of sums) {
+      const key = `${sum.environment} ${sum.status}`;
+      groups.set(key, [...(groups.get(key) ?? []), sum]);
+    }
+    const rows: EndpointConsumersRow[] = [...groups.values()].map((group) => {
+      const first = group[0] as (typeof sums)[number];
+      return { environment: first.environment, status: first.status, ...split(group, labels) };
+    });
+    return { endpoint: { id: endpointId, ...route }, days: window.days, since: window.since, rows };
+  }
+
+  /**
+   * Who breaking changes break: each change's part (the endpoint, and its status for a response
+   * change), with the consumers that called it in `environment` in the window, their share of the
+   * part's calls and their last call; and the affected set, every such consumer once.
+   * Changes that are not breaking are left out.
+   */
+  async blastRadius(
+    project: ProjectEntity,
+    broken: readonly BrokenEndpoint[],
+    environment: MatrixKind,
+    days?: number,
+  ): Promise<BlastRadiusResponse> {
+    const window = windowOf(days);
+    const parts = new Map<string, { method: string; path: string; status: number | null; changes: ChangeResponse[] }>();
+    const seenChanges = new Set<string>();
+    for (const endpoint of broken)
+      for (const change of endpoint.changes) {
+        if (!change.breaking) continue;
+        const status = affectedStatus(change);
+        const key = `${endpoint.method} ${endpoint.path} ${status ?? '*'}`;
+        const changeKey = `${key} ${change.change} ${change.in} ${change.status ?? ''} ${change.at}`;
+        if (seenChanges.has(changeKey)) continue;
+        seenChanges.add(changeKey);
+        let part = parts.get(key);
+        if (part === undefined)
+          parts.set(key, (part = { method: endpoint.method, path: endpoint.path, status, changes: [] }));
+        part.changes.push(change);
+      }
+    const list = [...parts.values()];
+    const [sums, labels] = await Promise.all([
+      this.repository.partCalls(project.id, list, environment, window.since),
+      this.labelMap(project.id),
+    ]);
+    const byPart = new Map<number, ConsumerSum[]>();
+    for (const sum of sums) byPart.set(sum.part, [...(byPart.get(sum.part) ?? []), sum]);
+    const affected = new Map<string, { consumer: string; label: string | null; calls: number; lastCall: string }>();
+    let otherCalls = 0;
+    const answer: BlastRadiusPart[] = list.map((part, i) => {
+      const figures = split(byPart.get(i + 1) ?? [], labels);
+      otherCalls += figures.otherCalls;
+      for (const use of figures.consumers) {
+        const before = affected.get(use.consumer);
+        if (before === undefined)
+          affected.set(use.consumer, {
+            consumer: use.consumer,
+            label: use.label,
+            calls: use.calls,
+            lastCall: use.lastCall,
+          });
+        else {
+          before.calls += use.calls;
+          if (use.lastCall > before.lastCall) before.lastCall = use.lastCall;
+        }
+      }
+      return { ...part, ...figures };
+    });
+    return {
+      environment,
+      days: window.days,
+      since: window.since,
+      parts: answer,
+      consumers: [...affected.values()].sort((a, b) => b.calls - a.calls || a.consumer.localeCompare(b.consumer)),
+      otherCalls,
+    };
+  }
+
+  /** Names a pseudonym. @throws DomainError BadInput for a malformed pseudonym or label. */
+  async setLabel(
+    project: ProjectEntity,
+    consumer: string,
+    label: string,
+    by: string | null,
+  ): Promise<ConsumerLabelResponse> {
+    assertPseudonym(consumer);
+    const text = label.trim();
+    if (text === '' || text.length > MAX_LABEL_LENGTH)
+      throw badInput(`label must be 1 to ${MAX_LABEL_LENGTH} characters`);
+    return labelResponse(await this.repository.setLabel(project.id, consumer, text, by));
+  }
+
+  /** Forgets a pseudonym's name. @throws DomainError BadInput for a malformed pseudonym, ConsumerNotFound when it had none. */
+  async removeLabel(project: ProjectEntity, consumer: string): Promise<void> {
+    assertPseudonym(consumer);
+    if (!(await this.repository.removeLabel(project.id, consumer)))
+      throw new DomainError(ErrorCode.ConsumerNotFound, `consumer ${consumer} has no label in project ${project.slug}`);
+  }
+}

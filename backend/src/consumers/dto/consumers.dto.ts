@@ -1,0 +1,31 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { DEFAULT_CONSUMER_DAYS, MATRIX_KINDS, MAX_CONSUMER_DAYS, type MatrixKind } from '@spectator/shared';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+/** `?days=` of a consumer question: the last N days. */
+export class ConsumerDaysQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_CONSUMER_DAYS, default: DEFAULT_CONSUMER_DAYS })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: `days must be an integer from 1 to ${MAX_CONSUMER_DAYS}` })
+  @Min(1, { message: `days must be an integer from 1 to ${MAX_CONSUMER_DAYS}` })
+  @Max(MAX_CONSUMER_DAYS, { message: `days must be an integer from 1 to ${MAX_CONSUMER_DAYS}` })
+  days?: number;
+}
+
+/** `?environment=&days=`: consumers of one environment (production by default). */
+export class ConsumersQuery extends ConsumerDaysQuery {
+  @ApiPropertyOptional({ enum: MATRIX_KINDS, default: 'production' })
+  @IsOptional()
+  @IsIn(MATRIX_KINDS, { message: `environment must be one of ${MATRIX_KINDS.join(', ')}` })
+  environment?: MatrixKind;
+}
+
+/** `PUT /consumers/{consumer}/label`. */
+export class ConsumerLabelDto {
+  @ApiProperty({ description: 'what the team calls this consumer, e.g. "mobile app 5.x"', maxLength: 200 })
+  @IsString()
+  @MaxLength(200)
+  label: string;
+}
