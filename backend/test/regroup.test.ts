@@ -190,7 +190,7 @@ beforeAll(async () => {
   } as unknown as EventsService;
   const evidence = new EvidenceService(
     new EvidenceRepository(ds),
-    new Notifier(new WebhooksRepository(ds)),
+    new Notifier(new WebhooksRepository(ds), { config: { publicUrl: null } } as never),
     new ShapeStore(new CapturesRepository(ds)),
     new VersionStore(ds),
   );
@@ -199,7 +199,7 @@ beforeAll(async () => {
   new ProposalLifecycle(
     new ProposalsRepository(ds),
     evidence,
-    new Notifier(new WebhooksRepository(ds)),
+    new Notifier(new WebhooksRepository(ds), { config: { publicUrl: null } } as never),
     audit,
     new VersionStore(ds),
   );

@@ -325,6 +325,7 @@ describe('the story', () => {
         previous: '1.1',
         version: '2.0',
         drift: false,
+        breaking: true,
       }),
     );
     expect(new Set(receiver.received.map((r) => r.delivery)).size).toBe(receiver.received.length);

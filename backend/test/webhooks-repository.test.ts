@@ -28,11 +28,20 @@ const event = (name: string): string => {
   return events.get(name) as string;
 };
 
+/** The same body in every format, marked with the format. */
+function bodiesOf(body: string): { json: string; slack: string; teams: string } {
+  return { json: body, slack: `slack:${body}`, teams: `teams:${body}` };
+}
+
 /** Queues event `name` for every webhook of `projectId`. @returns how many deliveries were queued. */
 function queue(projectId: string, name: string): Promise<number> {
   const eventId = event(name);
   return ds.transaction((manager) =>
-    repository.queue(projectId, { id: eventId, type: 'proposal.step', body: `{"id":"${eventId}"}` }, manager),
+    repository.queue(
+      projectId,
+      { id: eventId, type: 'proposal.step', bodies: bodiesOf(`{"id":"${eventId}"}`) },
+      manager,
+    ),
   );
 }
 
@@ -78,13 +87,32 @@ describe('WebhooksRepository', () => {
     expect(await queue(one, 'e1')).toBe(2);
     await expect(
       ds.transaction(async (manager) => {
-        await repository.queue(one, { id: event('e2'), type: 'proposal.step', body: '{}' }, manager);
+        await repository.queue(one, { id: event('e2'), type: 'proposal.step', bodies: bodiesOf('{}') }, manager);
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
     for (const hook of [a, b])
       expect((await repository.deliveries(hook.id, 10)).map((d) => d.eventId)).toEqual([event('e1')]);
     expect(await queue(await project('queue-none'), 'e3')).toBe(0);
+  });
+
+  it('queues each webhook the body of its format', async () => {
+    const one = await project('queue-formats');
+    const hooks = {
+      json: await repository.insert(one, 'https://a.example/hook', 's', 'ann'),
+      slack: await repository.insert(one, 'https://b.example/hook', 's', 'ann', 'slack'),
+      teams: await repository.insert(one, 'https://c.example/hook', 's', 'ann', 'teams'),
+    };
+    expect((await repository.list(one)).map((w) => w.format)).toEqual(['json', 'slack', 'teams']);
+    expect(await queue(one, 'f1')).toBe(3);
+    const queued = (await ds.query(
+      'SELECT webhook_id AS "webhookId", body FROM webhook_deliveries WHERE event_id = $1',
+      [event('f1')],
+    )) as Array<{ webhookId: string; body: string }>;
+    const bodyOf = (id: string): string | undefined => queued.find((d) => d.webhookId === id)?.body;
+    expect(bodyOf(hooks.json.id)).toBe(`{"id":"${event('f1')}"}`);
+    expect(bodyOf(hooks.slack.id)).toBe(`slack:{"id":"${event('f1')}"}`);
+    expect(bodyOf(hooks.teams.id)).toBe(`teams:{"id":"${event('f1')}"}`);
   });
 
   it('claims a due delivery once while leased, skips webhooks in flight, never claims a failed one', async () => {

@@ -50,6 +50,7 @@ describe('webhook registration', () => {
       {
         id: created.body.id,
         url: 'http://127.0.0.1:9/hook',
+        format: 'json',
         createdAt: expect.any(String),
         createdBy: expect.any(String),
       },

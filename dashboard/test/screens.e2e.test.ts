@@ -571,8 +571,20 @@ describe('dashboard screens (fixture API)', () => {
     api.answer(`GET ${P}/agents`, { body: [agentSeen] });
     api.answer(`GET ${P}/webhooks`, {
       body: [
-        { id: 'w1', url: 'https://hooks.example/spectator', createdAt: '2026-01-01T09:00:00Z', createdBy: 'ana' },
-        { id: 'w0', url: 'http://127.0.0.1:1/hook', createdAt: '2026-01-01T08:00:00Z', createdBy: 'ana' },
+        {
+          id: 'w1',
+          url: 'https://hooks.example/spectator',
+          format: 'slack',
+          createdAt: '2026-01-01T09:00:00Z',
+          createdBy: 'ana',
+        },
+        {
+          id: 'w0',
+          url: 'http://127.0.0.1:1/hook',
+          format: 'json',
+          createdAt: '2026-01-01T08:00:00Z',
+          createdBy: 'ana',
+        },
       ],
     });
     api.answer(`GET ${P}/webhooks/w1/deliveries`, {
@@ -635,9 +647,15 @@ describe('dashboard screens (fixture API)', () => {
     // A pending delivery says why it is retrying.
     await webhooks.getByText(/pending, 3 attempts \(last: fetch failed \(bad port\)\), next /).waitFor();
     expect(api.requests.some((r) => r.path === `${P}/webhooks/w1/deliveries?limit=1`)).toBe(true);
+    await webhooks.locator('li', { hasText: 'hooks.example/spectator' }).getByText('Slack (Block Kit)').waitFor();
     await webhooks.getByLabel('URL').fill('https://hooks.example/second');
+    await webhooks.getByLabel('Format').selectOption('teams');
     await webhooks.getByRole('button', { name: 'Add webhook' }).click();
     expect(await webhooks.getByLabel('Signing secret').inputValue()).toBe('whsec_once_only');
+    expect(api.requests.find((r) => r.method === 'POST' && r.path === `${P}/webhooks`)?.body).toEqual({
+      url: 'https://hooks.example/second',
+      format: 'teams',
+    });
 
     await page.getByLabel('Name').fill('ci agent');
     await page.getByLabel('Scope').selectOption('agent');

@@ -42,6 +42,18 @@ describe('parseConfig', () => {
     );
   });
 
+  it('reads the public address for links in chat messages, without a trailing slash, and refuses other URLs', () => {
+    expect(parseConfig({}).publicUrl).toBeNull();
+    expect(parseConfig({ SPECTATOR_PUBLIC_URL: 'https://spectator.example.com/' }).publicUrl).toBe(
+      'https://spectator.example.com',
+    );
+    expect(parseConfig({ SPECTATOR_PUBLIC_URL: 'https://example.com/tools/spectator' }).publicUrl).toBe(
+      'https://example.com/tools/spectator',
+    );
+    for (const bad of ['not a url', 'ftp://example.com', 'https://u:p@example.com', 'https://example.com/?a=1'])
+      expect(() => parseConfig({ SPECTATOR_PUBLIC_URL: bad })).toThrow(/SPECTATOR_PUBLIC_URL must be an http/);
+  });
+
   it('reads the environment and lets options win', () => {
     const env = {
       PORT: '8080',

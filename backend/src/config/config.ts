@@ -33,6 +33,8 @@ export interface BackendOptions {
   webhookAllow?: string[];
   /** Bearer token `/metrics` asks for (default: none, so `/metrics` answers 404). */
   metricsToken?: string;
+  /** The dashboard's public address, for links in chat messages and feeds (default none). */
+  publicUrl?: string;
   /** Single sign-on (instead of SPECTATOR_OIDC_*). */
   oidc?: OidcOptions;
   /** Hours a person's session lasts from sign-in (default 12). */
@@ -76,6 +78,11 @@ export interface BackendConfig {
   webhookAllow: string[];
   /** `/metrics` answers only `Authorization: Bearer <this>`; `null`: it is not served (SPECTATOR_METRICS_TOKEN). */
   metricsToken: string | null;
+  /**
+   * Where people open the dashboard (`SPECTATOR_PUBLIC_URL`, an http(s) URL without a trailing
+   * slash), for links in chat messages and the changelog feed; `null`: messages carry no link.
+   */
+  publicUrl: string | null;
   /** Single sign-on through an OpenID Connect provider; `null`: people sign in with tokens only. */
   oidc: OidcConfig | null;
   /** A person's session ends this many hours after sign-in (SPECTATOR_SESSION_HOURS, default 12). */
@@ -116,6 +123,29 @@ export class ConfigError extends Error {
 
 // The admin token travels in headers and WebSocket sub-protocols, so it must be a plain token.
 const TOKEN_PATTERN = /^[A-Za-z0-9._~-]{16,200}$/;
+
+/** `SPECTATOR_PUBLIC_URL`: an http(s) URL without credentials, query or fragment; kept without a trailing slash. */
+function parsePublicUrl(raw: string | undefined, problems: string[]): string | null {
+  if (raw === undefined) return null;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    problems.push('SPECTATOR_PUBLIC_URL must be an http:// or https:// URL');
+    return null;
+  }
+  if (
+    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
+    url.username !== '' ||
+    url.password !== '' ||
+    url.search !== '' ||
+    url.hash !== ''
+  ) {
+    problems.push('SPECTATOR_PUBLIC_URL must be an http:// or https:// URL without credentials, query or fragment');
+    return null;
+  }
+  return url.toString().replace(/\/+$/, '');
+}
 
 /**
  * Parses the environment and the caller's overrides into a validated configuration.
@@ -248,6 +278,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     problems.push('SPECTATOR_METRICS_TOKEN must be 16-200 characters of A-Z a-z 0-9 . _ ~ -');
   }
 
+  const publicUrl = parsePublicUrl(options.publicUrl ?? (env.SPECTATOR_PUBLIC_URL || undefined), problems);
+
   const oidc = parseOidc(
     options.oidc ?? {
       issuer: env.SPECTATOR_OIDC_ISSUER || undefined,
@@ -297,6 +329,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     tokenCheckSeconds,
     webhookAllow,
     metricsToken,
+    publicUrl,
     oidc,
     sessionHours,
   };

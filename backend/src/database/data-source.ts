@@ -21,6 +21,7 @@ import { RuntimeEvidence1765400000000 } from './migrations/1765400000000-Runtime
 import { SessionIdToken1765500000000 } from './migrations/1765500000000-SessionIdToken';
 import { RuntimeCells1765610000000 } from './migrations/1765610000000-RuntimeCells';
 import { Consumers1765620000000 } from './migrations/1765620000000-Consumers';
+import { WebhookFormats1765687000000 } from './migrations/1765687000000-WebhookFormats';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -45,6 +46,7 @@ export const MIGRATIONS = [
   SessionIdToken1765500000000,
   RuntimeCells1765610000000,
   Consumers1765620000000,
+  WebhookFormats1765687000000,
 ];
 
 /**

@@ -195,6 +195,27 @@ export class EvidenceRepository {
     ]);
   }
 
+  /**
+   * Records that traffic of an environment kind reached these endpoints (once per project, kind
+   * and endpoint; in one key order, so concurrent batches cannot deadlock).
+   * @returns those recorded now: reached there for the first time.
+   */
+  firstSightings(
+    db: Queryable,
+    projectId: string,
+    kind: MatrixKind,
+    endpoints: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<Array<{ method: string; path: string }>> {
+    return db.query(
+      `INSERT INTO endpoint_sightings (project_id, kind, method, path)
+       SELECT $1::uuid, $2, e.method, e.path FROM jsonb_to_recordset($3::jsonb) AS e(method text, path text)
+        ORDER BY e.method, e.path
+       ON CONFLICT DO NOTHING
+       RETURNING method, path`,
+      [projectId, kind, JSON.stringify(endpoints)],
+    );
+  }
+
   // ---- distinct exchanges
 
   /**

@@ -7,6 +7,7 @@ import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../versions/version-store';
 import { matrixTexts } from '../views/matrix-texts';
 import { type EventProject, Notifier } from '../webhooks/notifier';
+import { UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
 import { evaluateCell } from './cell';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 import {
@@ -41,6 +42,12 @@ function evidenceOf(exchange: BatchExchange): EvidenceExchangeRow {
     query: query ?? null,
     req_h: req_h?.filter(isDocumentableHeader) ?? null,
   };
+}
+
+/** Whether `version` is a higher major version than `previous` (both `major.minor`): a breaking change. */
+export function majorRaised(previous: string | null, version: string): boolean {
+  const major = (text: string): number => Number.parseInt(text.split('.')[0] ?? '', 10);
+  return previous !== null && major(version) > major(previous);
 }
 
 /** Environment rows whose cells changed in a transaction, each with the endpoints whose cells changed. */
@@ -133,6 +140,7 @@ export class EvidenceService {
       ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
     ];
     const endpoints = await this.repository.documentedAmong(manager, project.id, touched);
+    if (key.kind === 'production') await this.announceUndocumented(manager, project, row, touched, endpoints);
     if (endpoints.length === 0) return;
     const changed = await this.refreshCells(manager, project, row, endpoints);
     // The matrix text shows versions and drift only: a batch that changed no cell leaves it as is.
@@ -178,6 +186,35 @@ export class EvidenceService {
     except: string,
   ): Promise<string[]> {
     return this.repository.pathsLike(manager, projectId, rowIds, pattern, except);
+  }
+
+  /**
+   * Records which endpoints production traffic reached (each once per project) and emits
+   * `endpoints.undocumented` for those reached for the first time that are not documented: one
+   * event per batch, naming at most UNDOCUMENTED_NAMED. The insert is the once: a concurrent batch
+   * with the same endpoint waits for this transaction and then finds it recorded.
+   */
+  private async announceUndocumented(
+    manager: EntityManager,
+    project: EventProject,
+    row: EnvironmentRow,
+    touched: ReadonlyArray<{ method: string; path: string }>,
+    documented: readonly EndpointRef[],
+  ): Promise<void> {
+    const fresh = await this.repository.firstSightings(manager, project.id, row.kind, touched);
+    const known = new Set(documented.map((e) => `${e.method} ${e.path}`));
+    const undocumented = fresh
+      .filter((e) => !known.has(`${e.method} ${e.path}`))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.method < b.method ? -1 : 1));
+    if (undocumented.length === 0) return;
+    await this.notifier.emit(manager, project, {
+      type: 'endpoints.undocumented',
+      environment: { kind: row.kind, name: row.name },
+      build: row.build,
+      commit: row.commit,
+      endpoints: undocumented.slice(0, UNDOCUMENTED_NAMED),
+      total: undocumented.length,
+    });
   }
 
   /**
@@ -383,6 +420,7 @@ export class EvidenceService {
         previous: before?.version ?? null,
         version: cell.version,
         drift: cell.drift,
+        breaking: majorRaised(before?.version ?? null, cell.version),
       });
     }
   }

@@ -1,7 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
+import { RUNTIME, type Runtime } from '../config/runtime';
 import { publishEvent } from '../events/events.service';
+import { formatBody } from './chat-formats';
 import { toDashboardEvent, type TransitionEvent, type WebhookBody } from './transition-events';
 import { WebhooksRepository } from './webhooks.repository';
 
@@ -20,10 +22,19 @@ export interface EventProject {
 export class Notifier {
   private readonly wakeListeners = new Set<() => void>();
 
-  constructor(private readonly webhooks: WebhooksRepository) {}
+  /** The dashboard's public address, for links in chat messages (`SPECTATOR_PUBLIC_URL`). */
+  private readonly publicUrl: string | null;
+
+  constructor(
+    private readonly webhooks: WebhooksRepository,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.publicUrl = runtime.config.publicUrl;
+  }
 
   async emit(manager: EntityManager, project: EventProject, event: TransitionEvent): Promise<void> {
-    await publishEvent(manager, project.id, toDashboardEvent(event));
+    const dashboardEvent = toDashboardEvent(event);
+    if (dashboardEvent !== null) await publishEvent(manager, project.id, dashboardEvent);
     const id = randomUUID();
     const body: WebhookBody = {
       id,
@@ -32,7 +43,13 @@ export class Notifier {
       occurredAt: new Date().toISOString(),
       data: event,
     };
-    const queued = await this.webhooks.queue(project.id, { id, type: event.type, body: JSON.stringify(body) }, manager);
+    // Every format's body, so each webhook gets its own in the one INSERT (they are small: a few hundred bytes).
+    const bodies = {
+      json: formatBody('json', body, this.publicUrl),
+      slack: formatBody('slack', body, this.publicUrl),
+      teams: formatBody('teams', body, this.publicUrl),
+    };
+    const queued = await this.webhooks.queue(project.id, { id, type: event.type, bodies }, manager);
     if (queued > 0) for (const wake of this.wakeListeners) wake();
   }
 

@@ -30,10 +30,27 @@ export interface VersionChangedEvent {
   version: string;
   /** True when no version conforms and `version` is only the nearest one. */
   drift: boolean;
+  /** True when `version` is a higher major version than `previous`: a breaking change now runs there. */
+  breaking: boolean;
 }
 
+/** Endpoints answered production traffic for the first time and are not documented (one event per batch). */
+export interface UndocumentedSeenEvent {
+  type: 'endpoints.undocumented';
+  environment: { kind: EnvironmentKind; name: string };
+  build: string | null;
+  commit: string | null;
+  /** At most `UNDOCUMENTED_NAMED` of them, by path then method. */
+  endpoints: Array<{ method: string; path: string }>;
+  /** How many there are in all. */
+  total: number;
+}
+
+/** Endpoints an `endpoints.undocumented` event names at most (the rest are counted in `total`). */
+export const UNDOCUMENTED_NAMED = 20;
+
 /** What webhooks receive as `data` (docs/webhooks.md). */
-export type TransitionEvent = ProposalStepEvent | VersionChangedEvent;
+export type TransitionEvent = ProposalStepEvent | VersionChangedEvent | UndocumentedSeenEvent;
 
 /** The body POSTed to a webhook. */
 export interface WebhookBody {
@@ -45,9 +62,22 @@ export interface WebhookBody {
   data: TransitionEvent;
 }
 
-/** The dashboard's (smaller) form of a transition event. */
-export function toDashboardEvent(event: TransitionEvent): DashboardEvent {
-  return event.type === 'proposal.step'
-    ? { type: 'proposal.step', proposalId: event.proposalId, step: event.step, at: event.at }
-    : { type: 'version.changed', endpointId: event.endpointId, environment: event.environment, version: event.version };
+/**
+ * The dashboard's (smaller) form of a transition event; null for one the dashboard learns otherwise
+ * (new undocumented endpoints come with the capture's own `capture.updated`).
+ */
+export function toDashboardEvent(event: TransitionEvent): DashboardEvent | null {
+  switch (event.type) {
+    case 'proposal.step':
+      return { type: 'proposal.step', proposalId: event.proposalId, step: event.step, at: event.at };
+    case 'version.changed':
+      return {
+        type: 'version.changed',
+        endpointId: event.endpointId,
+        environment: event.environment,
+        version: event.version,
+      };
+    case 'endpoints.undocumented':
+      return null;
+  }
 }

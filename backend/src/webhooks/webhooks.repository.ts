@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { WebhookDeliveryResponse } from '@spectator/shared';
+import type { WebhookDeliveryResponse, WebhookFormat } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../common/queryable';
 import { returningRows } from '../common/returning';
@@ -9,6 +9,7 @@ import { returningRows } from '../common/returning';
 export interface WebhookRow {
   id: string;
   url: string;
+  format: WebhookFormat;
   createdAt: Date;
   createdBy: string | null;
 }
@@ -68,10 +69,16 @@ export class WebhooksRepository {
   }
 
   /** Registers a webhook. @returns it as listed. */
-  async insert(projectId: string, url: string, secret: string, createdBy: string): Promise<WebhookRow> {
+  async insert(
+    projectId: string,
+    url: string,
+    secret: string,
+    createdBy: string,
+    format: WebhookFormat = 'json',
+  ): Promise<WebhookRow> {
     const [row] = (await this.db.query(
-      'INSERT INTO webhooks (project_id, url, secret, created_by) VALUES ($1, $2, $3, $4) RETURNING id, url, created_at AS "createdAt", created_by AS "createdBy"',
-      [projectId, url, secret, createdBy],
+      'INSERT INTO webhooks (project_id, url, format, secret, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING id, url, format, created_at AS "createdAt", created_by AS "createdBy"',
+      [projectId, url, format, secret, createdBy],
     )) as WebhookRow[];
     if (!row) throw new Error('webhook insert returned nothing');
     return row;
@@ -80,7 +87,7 @@ export class WebhooksRepository {
   /** A project's webhooks, oldest first. */
   list(projectId: string): Promise<WebhookRow[]> {
     return this.db.query(
-      'SELECT id, url, created_at AS "createdAt", created_by AS "createdBy" FROM webhooks WHERE project_id = $1 ORDER BY created_at, id',
+      'SELECT id, url, format, created_at AS "createdAt", created_by AS "createdBy" FROM webhooks WHERE project_id = $1 ORDER BY created_at, id',
       [projectId],
     );
   }
@@ -115,18 +122,20 @@ export class WebhooksRepository {
   }
 
   /**
-   * Queues one pending delivery of an event per webhook of the project, in `manager`'s transaction.
+   * Queues one pending delivery of an event per webhook of the project, in `manager`'s transaction,
+   * each with the body of its webhook's format.
    * @returns how many were queued.
    */
   async queue(
     projectId: string,
-    event: { id: string; type: string; body: string },
+    event: { id: string; type: string; bodies: Readonly<Record<WebhookFormat, string>> },
     manager: Queryable,
   ): Promise<number> {
     const inserted = (await manager.query(
       `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body)
-       SELECT w.id, $2, $3, $4 FROM webhooks w WHERE w.project_id = $1 RETURNING id`,
-      [projectId, event.id, event.type, event.body],
+       SELECT w.id, $2, $3, CASE w.format WHEN 'slack' THEN $5 WHEN 'teams' THEN $6 ELSE $4 END
+         FROM webhooks w WHERE w.project_id = $1 RETURNING id`,
+      [projectId, event.id, event.type, event.bodies.json, event.bodies.slack, event.bodies.teams],
     )) as unknown[];
     return inserted.length;
   }

@@ -113,15 +113,22 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     if ((await this.webhooks.count(project.id)) >= DELIVERY.maxWebhooksPerProject)
       throw badInput(`a project has at most ${DELIVERY.maxWebhooksPerProject} webhooks`);
     const secret = input.secret ?? `whsec_${randomBytes(24).toString('base64url')}`;
-    const row = await this.webhooks.insert(project.id, input.url, secret, principal.name);
+    const row = await this.webhooks.insert(project.id, input.url, secret, principal.name, input.format);
     await this.audit.record({
       projectId: project.id,
       actor: actorOf(principal),
       action: 'webhook.created',
       target: row.id,
-      details: { url: withoutCredentials(row.url) },
+      details: { url: withoutCredentials(row.url), format: row.format },
     });
-    return { id: row.id, url: row.url, createdAt: row.createdAt.toISOString(), createdBy: row.createdBy, secret };
+    return {
+      id: row.id,
+      url: row.url,
+      format: row.format,
+      createdAt: row.createdAt.toISOString(),
+      createdBy: row.createdBy,
+      secret,
+    };
   }
 
   async list(project: ProjectEntity): Promise<WebhookResponse[]> {
@@ -130,6 +137,7 @@ export class WebhooksService implements OnModuleInit, OnModuleDestroy {
     return rows.map((row) => ({
       id: row.id,
       url: withoutCredentials(row.url),
+      format: row.format,
       createdAt: row.createdAt.toISOString(),
       createdBy: row.createdBy,
     }));

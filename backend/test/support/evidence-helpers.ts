@@ -116,7 +116,8 @@ export async function startHookReceiver(
   return { ...server, received, failNext: (count) => (failures = count), attempts: () => attempts };
 }
 
-function readBody(request: IncomingMessage): Promise<string> {
+/** The whole body of a request, as UTF-8 text. */
+export function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));

@@ -27,6 +27,7 @@ import type {
   VersionMatrixResponse,
   EnvironmentKind,
   WebhookDeliveryResponse,
+  WebhookFormat,
   WebhookResponse,
 } from '@spectator/shared';
 import { ROUTES } from '@spectator/shared';
@@ -190,7 +191,7 @@ export function createApiClient(options: ApiClientOptions) {
       request<unknown>('DELETE', `${project(p)}/tokens/${encodeURIComponent(id)}`),
     agents: (p: string) => get<AgentResponse[]>(`${project(p)}/agents`),
     webhooks: (p: string) => get<WebhookResponse[]>(`${project(p)}/webhooks`),
-    createWebhook: (p: string, body: { url: string }) =>
+    createWebhook: (p: string, body: { url: string; format?: WebhookFormat }) =>
       request<WebhookResponse>('POST', `${project(p)}/webhooks`, body),
     deleteWebhook: (p: string, id: string) =>
       request<unknown>('DELETE', `${project(p)}/webhooks/${encodeURIComponent(id)}`),

@@ -1,9 +1,11 @@
 import {
   ENVIRONMENT_KINDS,
+  WEBHOOK_FORMATS,
   type AgentResponse,
   type EnvironmentKind,
   type TokenResponse,
   type TokenScope,
+  type WebhookFormat,
 } from '@spectator/shared';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { Badge } from '../components/badges';
@@ -335,10 +337,18 @@ function RulesSection() {
   );
 }
 
+/** How each webhook format is named in the dashboard. */
+const WEBHOOK_FORMAT_LABELS: Readonly<Record<WebhookFormat, string>> = {
+  json: 'JSON',
+  slack: 'Slack (Block Kit)',
+  teams: 'Microsoft Teams (Adaptive Card)',
+};
+
 function WebhooksSection() {
   const { api, project } = useApp();
   const webhooks = useResource(() => api.webhooks(project), [api, project]);
   const [url, setUrl] = useState('');
+  const [format, setFormat] = useState<WebhookFormat>('json');
   const [secret, setSecret] = useState<string | null>(null);
   const { error, run } = useAction();
   const act = async (action: () => Promise<unknown>) => {
@@ -349,8 +359,9 @@ function WebhooksSection() {
     <section className="card" aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">Webhooks</h2>
       <p className="muted">
-        Each proposal step and each change of the version running in an environment is POSTed as JSON, signed with
-        HMAC-SHA256.
+        Each proposal step, each change of the version running in an environment (breaking changes and drift marked) and
+        each undocumented endpoint new in production is POSTed signed with HMAC-SHA256: as JSON, or as a Slack or
+        Microsoft Teams message for a channel&apos;s incoming webhook.
       </p>
       {secret && (
         <ShownOnce label="Signing secret" value={secret} onDone={() => setSecret(null)}>
@@ -366,6 +377,7 @@ function WebhooksSection() {
               {list.map((hook) => (
                 <li key={hook.id} className="row spread">
                   <code>{hook.url}</code>
+                  <Badge tone="neutral">{WEBHOOK_FORMAT_LABELS[hook.format]}</Badge>
                   <LastDelivery webhookId={hook.id} />
                   <button
                     type="button"
@@ -392,12 +404,23 @@ function WebhooksSection() {
         submitLabel="Add webhook"
         onSubmit={() =>
           act(async () => {
-            const created = await api.createWebhook(project, { url: url.trim() });
+            const created = await api.createWebhook(project, { url: url.trim(), format });
             setUrl('');
             if (created.secret) setSecret(created.secret);
           })
         }
-      />
+      >
+        <label>
+          Format
+          <select value={format} onChange={(e) => setFormat(e.target.value as WebhookFormat)}>
+            {WEBHOOK_FORMATS.map((value) => (
+              <option key={value} value={value}>
+                {WEBHOOK_FORMAT_LABELS[value]}
+              </option>
+            ))}
+          </select>
+        </label>
+      </InlineTextForm>
       <FormError error={error} />
     </section>
   );

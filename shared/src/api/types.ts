@@ -443,9 +443,14 @@ export interface EvidenceResponse {
 }
 
 /** A webhook registration; `secret` only in the answer to its creation. */
+/** How a webhook's deliveries are written: Spectator's JSON event, a Slack message (Block Kit) or a Teams message (an Adaptive Card). */
+export const WEBHOOK_FORMATS = ['json', 'slack', 'teams'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
 export interface WebhookResponse {
   id: string;
   url: string;
+  format: WebhookFormat;
   createdAt: string;
   createdBy: string | null;
   secret?: string;

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, IsUrl, MaxLength, MinLength } from 'class-validator';
+import { WEBHOOK_FORMATS, type WebhookFormat } from '@spectator/shared';
+import { IsIn, IsOptional, IsString, IsUrl, MaxLength, MinLength } from 'class-validator';
 import { PageLimitQuery } from '../../common/page-limit.dto';
 
 export class CreateWebhookDto {
@@ -18,6 +19,14 @@ export class CreateWebhookDto {
   @MinLength(16)
   @MaxLength(200)
   secret?: string;
+
+  @ApiPropertyOptional({
+    enum: WEBHOOK_FORMATS,
+    description: 'json (default): the event; slack: a Block Kit message; teams: an Adaptive Card message',
+  })
+  @IsOptional()
+  @IsIn(WEBHOOK_FORMATS, { message: `format must be one of ${WEBHOOK_FORMATS.join(', ')}` })
+  format?: WebhookFormat;
 }
 
 /** `?limit=` of a delivery log (50 by default). */
