@@ -158,6 +158,67 @@ describe('path templates from structure', () => {
     }
   });
 
+  it('holds names after an identifier until four alike values decide them, and keeps actions after many identifiers literal', async () => {
+    const snapshots = ['canary-java', 'canary-go', 'canary-rust', 'canary-ruby', 'canary-perl'];
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'snapshots' && parts.length === 3) return sendJson(res, 200, { id: 1, language: 'l', size: 2 });
+      if (parts[0] === 'reservations' && parts.length === 3) return sendJson(res, 200, { status: 's', at: 't' });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    const actions = ['check_in', 'check_out', 'assign_room', 'pre_authorize'];
+    await sendAll(
+      agent.proxyUrl,
+      [
+        ...snapshots.map((name, i) => `/snapshots/${17 + i}/${name}`),
+        // Each round calls every action once: after the first, four alike values after an identifier.
+        ...[101, 202, 303].flatMap((id) => actions.map((action, i) => `/reservations/${id + i}/${action}`)),
+      ],
+      1,
+    );
+    await agent.close();
+    const templates = [...new Set(backend.observations().map((o) => o.path))].sort();
+    expect(templates).toEqual([
+      ...actions.map((action) => `/reservations/{reservationId}/${action}`).sort(),
+      '/snapshots/{snapshotId}/{snapshot}',
+    ]);
+    // Held until decided: no name after the identifier reached the wire, not even the first ones.
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
+  it('regroups a template sent under a first segment that is learned later (/xml/Teams/{team} → /{name}/Teams/{team})', async () => {
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts.length === 3 && parts[1] === 'Teams') return sendJson(res, 200, { login: 'x', id: 1, name: 'n' });
+      if (parts.length === 2 && parts[1] === 'Teams') return sendJson(res, 200, [{ TeamId: 1, Name: 'n' }]);
+      if (parts.length === 2 && parts[1] === 'Players') return sendJson(res, 200, [{ PlayerId: 1, Team: 't' }]);
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { pathHoldMs: 100 },
+    });
+    try {
+      await sendAll(agent.proxyUrl, ['/xml/Teams/canary-alice', '/xml/Teams/canary-bob'], 1);
+      await waitFor('sent under /xml/Teams/{team}', () => backend.count((o) => o.path === '/xml/Teams/{team}') === 2);
+      await sendAll(agent.proxyUrl, ['/json/Teams', '/xml/Teams', '/json/Players', '/xml/Players'], 1);
+      const learned = await waitFor('the first segment learned', () =>
+        backend.messages.find(
+          (m): m is LearnedMessage => m.type === 'learned' && m.templates.includes('/{name}/Teams/{team}'),
+        ),
+      );
+      expect(learned.covers?.['/{name}/Teams/{team}']).toEqual([pathDigest(agent.captureId(), '/xml/Teams/{team}')]);
+    } finally {
+      await agent.close();
+    }
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

@@ -340,6 +340,100 @@ describe('PathLearner', () => {
     expect(learner.resolve(templatePath('/posts/19/likes'))).toBe('/posts/{postId}/likes');
   });
 
+  it('keeps an action after an identifier literal once it follows three identifier values, however many actions are alike', () => {
+    const learner = new PathLearner();
+    const done = responseKeys(inferShape({ status: 's', at: 't' }));
+    const actions = ['check_in', 'check_out', 'assign_room', 'pre_authorize'];
+    // Each action on three reservations, all answering alike: four alike values after an identifier.
+    for (const action of actions)
+      for (const id of [101, 202, 303]) {
+        const raw = `/reservations/${id + actions.indexOf(action)}/${action}`;
+        learner.observe(templatePath(raw), 'POST', done);
+        learner.noteIdentifiers(templatePath(raw), raw);
+      }
+    for (const action of actions)
+      expect(learner.resolve(templatePath(`/reservations/999/${action}`))).toBe(
+        `/reservations/{reservationId}/${action}`,
+      );
+    // Names after an identifier, each after one identifier value, still make a parameter from four alike.
+    for (const [id, name] of [
+      [17, 'alice'],
+      [18, 'bob'],
+      [19, 'carol'],
+      [20, 'dave'],
+    ] as const) {
+      const raw = `/snapshots/${id}/${name}`;
+      learner.observe(templatePath(raw), 'POST', repo);
+      learner.noteIdentifiers(templatePath(raw), raw);
+    }
+    expect(learner.resolve(templatePath('/snapshots/21/erin'))).toBe('/snapshots/{snapshotId}/{snapshot}');
+  });
+
+  it('forgets a position learned from actions once they turn out route words after three identifier values', () => {
+    const learner = new PathLearner();
+    const done = responseKeys(inferShape({ status: 's', at: 't' }));
+    const actions = ['check_in', 'check_out', 'assign_room', 'pre_authorize'];
+    for (const action of actions) learner.observe(templatePath(`/reservations/1/${action}`), 'POST', done);
+    // Learned from four alike values before their identifier values were counted.
+    expect(learner.resolve(templatePath('/reservations/1/check_in'))).toBe(
+      '/reservations/{reservationId}/{reservation}',
+    );
+    for (const action of actions)
+      for (const id of [1, 2, 3])
+        learner.noteIdentifiers(`/reservations/{reservationId}/${action}`, `/reservations/${id}/${action}`);
+    expect(learner.resolve(templatePath('/reservations/1/check_in'))).toBe('/reservations/{reservationId}/check_in');
+    // Two identifier values are not enough: a name may follow two ids by chance.
+    const other = new PathLearner();
+    for (const action of actions) other.observe(templatePath(`/reservations/1/${action}`), 'POST', done);
+    for (const action of actions)
+      for (const id of [1, 2])
+        other.noteIdentifiers(`/reservations/{reservationId}/${action}`, `/reservations/${id}/${action}`);
+    expect(other.resolve(templatePath('/reservations/1/check_in'))).toBe('/reservations/{reservationId}/{reservation}');
+  });
+
+  it('grows its revision when an exception is lost, so what was sent under it is looked at again', () => {
+    const learner = new PathLearner();
+    const org = responseKeys(inferShape({ name: 'n', summary: 's', url: 'u' }));
+    const members = list({ login: 'l', twitter_username: 't' });
+    const articles = list({ title: 't', description: 'd', id: 1 });
+    learn(learner, [
+      ['GET', '/orgs/acme', org],
+      ['GET', '/orgs/initech', org],
+      ['GET', '/orgs/hooli/users', members],
+      ['GET', '/orgs/wonka/articles', articles],
+    ]);
+    // Its one continuation disagrees with a sibling's and agrees with none: an exception for now.
+    expect(learner.resolve('/orgs/wonka/articles')).toBe('/orgs/wonka/articles');
+    const before = learner.revision;
+    learn(learner, [['GET', '/orgs/stark/articles', articles]]);
+    expect(learner.resolve('/orgs/wonka/articles')).toBe('/orgs/{org}/articles');
+    expect(learner.revision).toBeGreaterThan(before);
+  });
+
+  it('says a template may still change while its first segment may still be learned, and holds neither for it', () => {
+    const learner = new PathLearner();
+    const teams = list({ TeamId: 1, Name: 'n' });
+    const players = list({ PlayerId: 1, Team: 't' });
+    learn(learner, [
+      ['GET', '/xml/Teams/alice', user('alice')],
+      ['GET', '/xml/Teams/bob', user('bob')],
+    ]);
+    // Learned under `/xml` before `xml` itself: not held for its first segment, but it may change.
+    expect(learner.resolve('/xml/Teams/carol')).toBe('/xml/Teams/{team}');
+    expect(learner.undecided('/xml/Teams/{team}')).toBe(false);
+    expect(learner.changeable('/xml/Teams/{team}')).toBe(true);
+    expect(learner.changeable('/v1/Teams/{team}')).toBe(false);
+    expect(learner.changeable('/health')).toBe(false);
+    learn(learner, [
+      ['GET', '/json/Teams', teams],
+      ['GET', '/xml/Teams', teams],
+      ['GET', '/json/Players', players],
+      ['GET', '/xml/Players', players],
+    ]);
+    expect(learner.resolve('/xml/Teams/{team}')).toBe('/{name}/Teams/{team}');
+    expect(learner.changeable('/api/v2/{id}')).toBe(false);
+  });
+
   it('keeps a word seen after three values literal, however many values there are (/my/ships/{ship}/dock)', () => {
     const learner = new PathLearner();
     const nav = responseKeys(inferShape({ data: { nav: { status: 's' } } }));

@@ -30,6 +30,13 @@ export interface PathEntry {
   generation: number;
   /** Methods whose bodiless evidence the learner already has, so repeats skip it. */
   observed: string[];
+  /**
+   * The raw path (kept in the agent's memory only, never sent): its identifier values are counted
+   * by the learner once (`PathLearner.noteIdentifiers`), when an answer other than 404/405 came.
+   */
+  raw: string;
+  /** `raw` was counted. */
+  noted: boolean;
 }
 
 /** One interaction, reduced to what may leave the process. */

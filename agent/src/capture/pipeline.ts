@@ -108,7 +108,7 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly templates = new Map<string, string | PathEntry>();
   private readonly limiter = new CardinalityLimiter();
   private readonly learner = new PathLearner();
-  /** The learner's generation the cached templates were made in. */
+  /** The learner's revision (see `PathLearner.revision`) the cached templates were made in. */
   private generation = 0;
   /** Templates reported with a non-404/405 status: a 404 on them is the endpoint's own. */
   private readonly confirmed = new Set<string>();
@@ -116,8 +116,13 @@ export class CapturePipeline implements ExchangeObserver {
   private readonly confirmedPrefixes = new Set<string>();
   /** Interactions whose path holds an undecided literal, oldest first (see `holdMs`). */
   private held: Held[] = [];
-  /** Templates sent with an undecided literal → the capture they went out in: regrouped when learned. */
+  /**
+   * Templates sent with a literal that may yet be learned (`PathLearner.changeable`, see `toRows`) →
+   * the capture they went out in: regrouped when learned.
+   */
   private readonly sentUndecided = new Map<string, string>();
+  /** Templates sent that nothing learned later can change (`changeable` false), so each is looked at once. */
+  private readonly sentDecided = new Set<string>();
   /** Per capture, templates learned that cover literal paths already sent → digests of those paths (`pathDigest`). */
   private learnedOut = new Map<string, Map<string, Set<string>>>();
   /** Per capture, noise since the last drain and the distinct noisy paths seen. */
@@ -443,7 +448,7 @@ export class CapturePipeline implements ExchangeObserver {
   }
 
   private template(pathname: string): string | PathEntry {
-    if (this.learner.generation !== this.generation) this.learned();
+    if (this.learner.revision !== this.generation) this.learned();
     const cached = this.templates.get(pathname);
     if (cached !== undefined) return cached;
     const inferred = templatePath(pathname, this.known);
@@ -456,6 +461,8 @@ export class CapturePipeline implements ExchangeObserver {
       undecided: false,
       generation: this.generation,
       observed: [],
+      raw: pathname,
+      noted: false,
     });
   }
 
@@ -555,7 +562,7 @@ export class CapturePipeline implements ExchangeObserver {
    * learned, so the backend regroups them.
    */
   private learned(): void {
-    this.generation = this.learner.generation;
+    this.generation = this.learner.revision;
     this.templates.clear();
     const confirmed = [...this.confirmed];
     this.confirmed.clear();
@@ -573,7 +580,7 @@ export class CapturePipeline implements ExchangeObserver {
         if (covered === undefined) out.set(now, (covered = new Set()));
         covered.add(pathDigest(captureId, template));
       }
-      if (this.learner.undecided(now)) this.sentUndecided.set(now, captureId);
+      if (this.learner.changeable(now)) this.sentUndecided.set(now, captureId);
     }
   }
 
@@ -594,7 +601,12 @@ export class CapturePipeline implements ExchangeObserver {
         if (!fields && path.observed.length < 16) path.observed.push(observation.method);
         this.learner.observe(path.inferred, observation.method, keys, requestKeys);
       }
-      if (this.learner.generation !== this.generation) this.learned();
+      // The identifier values of each distinct raw path once: a word after many of them is a route word.
+      if (!path.noted && !isNotFound(status)) {
+        path.noted = true;
+        if (path.inferred.includes('}/')) this.learner.noteIdentifiers(path.inferred, path.raw);
+      }
+      if (this.learner.revision !== this.generation) this.learned();
       // Resolved again only when the learner learned since the path was cached.
       let undecided: boolean;
       if (observation.unmatchedPath !== undefined) {
@@ -626,7 +638,7 @@ export class CapturePipeline implements ExchangeObserver {
    */
   private release(all: boolean): void {
     if (this.held.length === 0) return;
-    if (this.learner.generation !== this.generation) this.learned();
+    if (this.learner.revision !== this.generation) this.learned();
     const now = this.options.now();
     // Held interactions repeat a few paths: each resolved once per release.
     const resolved = new Map<string, { template: string; undecided: boolean }>();
@@ -663,11 +675,24 @@ export class CapturePipeline implements ExchangeObserver {
     this.toRows(item.observation, this.learner.undecided(template));
   }
 
-  /** To the rows. `undecided`: the template holds a literal the learner may still make a parameter. */
+  /**
+   * To the rows. `undecided`: the template holds a literal the learner may still make a parameter.
+   * Sent with a literal that may ever be learned (`PathLearner.changeable`: also a first segment, or
+   * a word that is a route word for now), it is remembered, so the backend is told when it is
+   * learned and regroups it then.
+   */
   private toRows(observation: Observation, undecided: boolean): void {
-    // Sent with such a literal: remembered, so the backend is told when it is learned and regroups it then.
-    if (undecided && this.sentUndecided.size < TEMPLATE_CACHE_SIZE && !this.sentUndecided.has(observation.template))
-      this.sentUndecided.set(observation.template, observation.captureId);
+    const template = observation.template;
+    // Documented and hinted templates (no `path`) never change.
+    if (
+      observation.path !== undefined &&
+      this.sentUndecided.size < TEMPLATE_CACHE_SIZE &&
+      !this.sentUndecided.has(template) &&
+      !this.sentDecided.has(template)
+    ) {
+      if (undecided || this.learner.changeable(template)) this.sentUndecided.set(template, observation.captureId);
+      else if (this.sentDecided.size < TEMPLATE_CACHE_SIZE) this.sentDecided.add(template);
+    }
     this.aggregator.add(observation);
     if (this.aggregator.size >= this.options.backlogRows) this.options.onBacklog?.();
   }

@@ -123,7 +123,10 @@ export class RegroupService {
     keep: readonly string[],
   ): Promise<{ merged: number; captures: string[] }> {
     const rowIds = captureId === null ? null : await this.evidenceRowsOf(manager, project, captureId);
-    const literals = (await this.literalsOf(manager, project.id, template, captureId, rowIds)).filter(
+    // Paths the agent names by digest are the ones it sent and now learned into the template, also a
+    // value right after an identifier (`/snapshots/{snapshotId}/alice`, learned from many alike values).
+    const named = covers !== null && captureId !== null;
+    const literals = (await this.literalsOf(manager, project.id, template, captureId, rowIds, named)).filter(
       (path) =>
         (covers === null || captureId === null || covers.has(pathDigest(captureId, path))) && !keep.includes(path),
     );
@@ -218,7 +221,9 @@ export class RegroupService {
   /**
    * The stored paths in scope that `template` takes: paths of the template other than itself, not
    * documented, and not matched more specifically by a documented template (the agent matches the
-   * most specific known template; on a tie the documented one, listed first, wins).
+   * most specific known template; on a tie the documented one, listed first, wins). Unless the
+   * agent `named` the paths (by digest), not a path with a literal right after a parameter where
+   * the template has one (see `routeWordTaken`).
    */
   private async literalsOf(
     manager: EntityManager,
@@ -226,6 +231,7 @@ export class RegroupService {
     template: string,
     captureId: string | null,
     rowIds: readonly string[] | null,
+    named: boolean,
   ): Promise<string[]> {
     const pattern = likePatternOf(template);
     // Every table that stores a path in the scope: capture summaries (observations have the same
@@ -235,7 +241,9 @@ export class RegroupService {
       ...(await this.evidence.pathsLike(manager, projectId, rowIds, pattern, template)),
       ...(await this.proposals.pathsLike(manager, projectId, captureId, pattern, template)),
     ]);
-    const paths = [...candidates].filter((path) => matchTemplate(template, path) && !routeWordTaken(template, path));
+    const paths = [...candidates].filter(
+      (path) => matchTemplate(template, path) && (named || !routeWordTaken(template, path)),
+    );
     if (paths.length === 0) return [];
     const documented = await this.versions.documentedPaths(projectId, manager);
     const known = [...documented, template];
@@ -246,8 +254,9 @@ export class RegroupService {
 
 /**
  * Would `template` take a literal of `path` that sits right after one of the path's parameters as a
- * value? The agent never learns one there (after an identifier come route words), so such a path is
- * a route of its own: `/articles/{articleId}/unpublish` is not a path of `/articles/{owner}/{article}`.
+ * value? Without the agent naming the paths, such a path is taken for a route of its own (after an
+ * identifier come route words): `/articles/{articleId}/unpublish` is not a path of
+ * `/articles/{owner}/{article}`. An agent that learned that position names the paths it covers.
  */
 function routeWordTaken(template: string, path: string): boolean {
   const wanted = template.split('/');

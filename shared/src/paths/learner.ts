@@ -96,6 +96,8 @@ export class PathLearner {
   /** Resolved prefix → literal value → the continuations it was seen with (see `besideIdentifiers`). */
   private literalRests = new Map<string, Map<string, Set<string>>>();
   private learnedCount = 0;
+  /** Changes other than learning that may change how templates resolve (see `revision`). */
+  private changes = 0;
   /** Position and literal → the literals seen right before it (see `isRouteWord`; `MAX_PARENTS` at most). */
   private readonly parentsOf = new Map<string, Set<string>>();
   /** Position → the literals seen there followed by a literal (`MAX_PARENTS` at most). */
@@ -118,6 +120,12 @@ export class PathLearner {
    * (`/journals/get`). Rebuilt with the index.
    */
   private collectionWords = new Set<string>();
+  /**
+   * Position and literal right after a detected identifier → digests of the identifier values seen
+   * right before it (`MAX_PARENTS` at most; see `noteIdentifiers`). The values stay in the agent's
+   * memory as digests only.
+   */
+  private readonly identifierParentsOf = new Map<string, Set<number>>();
   /** The values of the first segment as the evidence shows them now (see `rootMembers`); cleared as it grows. */
   private rootCache: Set<string> | undefined;
 
@@ -126,9 +134,19 @@ export class PathLearner {
     this.maxCompared = options.maxCompared ?? 32;
   }
 
-  /** Grows by one each time a position is learned: templates resolved before may have changed. */
+  /** Grows by one each time a position is learned or forgotten. */
   get generation(): number {
     return this.learnedCount;
+  }
+
+  /**
+   * Grows each time what `resolve` and `undecided` give may have changed: a position learned or
+   * forgotten, a route word found or lost (`wonka` of `/api/organizations/wonka/articles` is one
+   * while it follows two of few literals, no more once more follow), an exception found or lost.
+   * Templates resolved and sent before are looked at again then.
+   */
+  get revision(): number {
+    return this.learnedCount + this.changes;
   }
 
   /** Distinct observations kept as evidence. */
@@ -168,8 +186,48 @@ export class PathLearner {
     ) {
       this.reindex();
       this.revalidate();
+      this.changes++;
     }
     this.settle(record);
+    return this.learnedCount !== before;
+  }
+
+  /**
+   * Take the identifier values of one raw path as evidence (once per distinct raw path the API
+   * answered): a literal right after a detected identifier that follows three different values of it
+   * is a route word (`/reservations/17/check_in`, `…/18/check_in`, `…/19/check_in`), as a literal
+   * after three values of a position of names is (see `isRouteWord`): names recur across
+   * identifiers far less than the words of a route do. `template` is `raw` as `templatePath` gave
+   * it. Returns true when a position was learned or forgotten.
+   */
+  noteIdentifiers(template: string, raw: string): boolean {
+    const segments = splitPath(template);
+    const values = splitPath(raw);
+    if (values.length !== segments.length) return false;
+    const before = this.learnedCount;
+    let changed = false;
+    for (let at = 1; at < segments.length; at++) {
+      const segment = segments[at]!;
+      const parent = segments[at - 1]!;
+      const value = values[at - 1]!;
+      if (segment.kind !== 'literal' || parent.kind !== 'param' || value.kind !== 'literal') continue;
+      const word = `${at}/${segment.text}`;
+      let parents = this.identifierParentsOf.get(word);
+      if (parents === undefined) {
+        if (this.identifierParentsOf.size >= MAX_IDENTIFIER_WORDS) continue;
+        this.identifierParentsOf.set(word, (parents = new Set()));
+      }
+      const digest = digestOf(value.text);
+      if (parents.has(digest) || parents.size >= MAX_PARENTS) continue;
+      parents.add(digest);
+      if (parents.size === ROUTE_WORD_PARENTS) changed = true;
+    }
+    if (changed) {
+      // A new route word: what it made a value is no value any more (forgotten, as when `observe` finds one).
+      this.reindex();
+      this.revalidate();
+      this.changes++;
+    }
     return this.learnedCount !== before;
   }
 
@@ -181,7 +239,10 @@ export class PathLearner {
   /**
    * May the literal at each position of `template` (as `resolve` gave it) still become a
    * parameter? True when some literal sits where a value may live: not the first segment, not
-   * after `api` or a version, not a version itself, not a position with identifiers among its values.
+   * after `api` or a version, not a version itself, not a position with identifiers among its
+   * values. Right after a detected identifier too (`/snapshots/{id}/alice`): four alike values may
+   * make that position a parameter, so its first values are held like any other, and so are its
+   * values once learned (`/snapshots/{id}/{snapshot}`), as actions may yet show it was none.
    */
   undecided(template: string): boolean {
     const segments = splitPath(template);
@@ -189,10 +250,32 @@ export class PathLearner {
     let previousKey = '';
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!;
-      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key, previousKey))
+      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key, previousKey, true))
         return true;
+      // A value of a position learned right after an identifier: route words there show only after three
+      // identifier values (see `noteIdentifiers`), so what was learned may be forgotten; held till its hold ends.
+      if (segment.kind === 'param' && this.learned.get(key)?.afterIdentifier === true) return true;
       previousKey = key;
       key = extendKey(key, segment);
+    }
+    return false;
+  }
+
+  /**
+   * May `template` (as `resolve` gave it) ever change as more is learned? When some literal sits
+   * where a value may one day be learned: not a version, not right after `api` or a version, and at
+   * the first segment only with more after it (`/xml/Teams/{team}` before `/json/…` and `/xml/…`
+   * share two routes). Wider than `undecided`, which is what holds a path now: whether a word is a
+   * route word (and so decided) may change as more values are seen, and names live at the first
+   * segment (not held there). What was sent under such a template is regrouped once it changes.
+   */
+  changeable(template: string): boolean {
+    const segments = splitPath(template);
+    for (let at = 0; at < segments.length; at++) {
+      const segment = segments[at]!;
+      if (segment.kind !== 'literal' || isVersionLike(segment.text)) continue;
+      if (at === 0 ? segments.length >= 2 && !introducesNames(segment) : !introducesNames(segments[at - 1]))
+        return true;
     }
     return false;
   }
@@ -288,13 +371,17 @@ export class PathLearner {
   private isRouteWord(at: number, text: string): boolean {
     const word = `${at}/${text}`;
     if (this.mirrorWords.has(word) || this.collectionWords.has(word)) return true;
+    if ((this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS) return true;
     if (at === 1) return this.afterRootValues(text);
     const parents = this.parentsOf.get(word);
     if (parents === undefined || parents.size < 2) return false;
     // Parents that are route words themselves (`get`, `search` of `/journals/get/wonka`, `/repositories/search/wonka`) are no values.
     const values = this.valuesAmong(at - 1, parents);
     // After at least half of them: a slug that two names happen to share (`alice/intro`, `bob/intro`) is no route word.
-    return values >= 3 || (values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1)));
+    return (
+      values >= ROUTE_WORD_PARENTS ||
+      (values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1)))
+    );
   }
 
   /**
@@ -673,8 +760,10 @@ export class PathLearner {
       }
       if (verdict === 'contradicts') contradicts = true;
     }
+    const was = position.exceptions.has(value);
     if (contradicts && !alike) position.exceptions.add(value);
     else position.exceptions.delete(value);
+    if (position.exceptions.has(value) !== was) this.changes++;
     // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more).
     if (others)
       for (const other of [...position.exceptions]) if (other !== value) this.reconsider(key, other, position, false);
@@ -688,6 +777,18 @@ function isIdentifier(segment: Segment | undefined): boolean {
 
 /** Parents of a literal, and literals at a position, counted at most (see `isRouteWord`). */
 const MAX_PARENTS = 64;
+/** Different values before a literal that make it a route word (see `isRouteWord`, `noteIdentifiers`). */
+const ROUTE_WORD_PARENTS = 3;
+/** Literals after detected identifiers whose identifier values are counted, at most (see `noteIdentifiers`). */
+const MAX_IDENTIFIER_WORDS = 10_000;
+
+/** A 32-bit FNV-1a digest of a segment's text: identifier values are counted, never kept. */
+function digestOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 /** Route words of mirrored routes kept at most (see `noteMirrors`). */
 const MAX_MIRRORS = 1_024;
 
