@@ -4,34 +4,12 @@
  * real traffic split by a seeded draw: the runtime API's version share says 30 % ± 2 points, and
  * exactly the share routed.
  */
-import type { ProposalResponse, RuntimeResponse, TokenResponse } from '@spectator/shared';
+import type { RuntimeResponse, TokenResponse } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
-import { eventually, startJsonApp, withAgent, type LocalServer } from './support/evidence-helpers';
+import { documentGet, eventually, startJsonApp, withAgent, type LocalServer } from './support/evidence-helpers';
 
 let backend: TestBackend;
 let agentToken: string;
-
-/** Documents and approves GET /carts answering 200 with `{id}` of this JSON Schema type. */
-async function documentCarts(idType: 'string' | 'integer'): Promise<void> {
-  const proposal = await backend.api<ProposalResponse>('POST', '/projects/rollout/proposals', {
-    title: `carts with ${idType} ids`,
-    endpoints: [
-      {
-        method: 'GET',
-        path: '/carts',
-        responses: [
-          {
-            status: 200,
-            contentType: 'application/json',
-            schema: { type: 'object', properties: { id: { type: idType } }, required: ['id'] },
-          },
-        ],
-      },
-    ],
-  });
-  expect(proposal.status).toBe(201);
-  expect((await backend.api('POST', `/projects/rollout/proposals/${proposal.body.id}/approve`)).status).toBe(200);
-}
 
 /** A seeded uniform draw in [0, 1) (mulberry32): the same split every run. */
 function draw(seed: number): () => number {
@@ -51,8 +29,8 @@ beforeAll(async () => {
   agentToken = (
     await backend.api<TokenResponse>('POST', '/projects/rollout/tokens', { name: 'agents', scope: 'agent' })
   ).body.token as string;
-  await documentCarts('string'); // 1.0
-  await documentCarts('integer'); // a breaking change: 2.0
+  await documentGet(backend, 'rollout', '/carts', { id: { type: 'string' } }); // 1.0
+  await documentGet(backend, 'rollout', '/carts', { id: { type: 'integer' } }); // a breaking change: 2.0
 });
 afterAll(async () => {
   await backend?.close();

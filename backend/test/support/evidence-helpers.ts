@@ -1,11 +1,12 @@
 import { startAgent } from '@spectator/agent';
-import type { AgentEnvironment } from '@spectator/shared';
+import type { AgentEnvironment, ProposalResponse } from '@spectator/shared';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../src/webhooks/signature';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './agent-client';
+import type { TestBackend } from './index';
 
 /**
  * Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. A value
@@ -233,4 +234,36 @@ export async function report(
   } finally {
     await agent.close();
   }
+}
+
+/**
+ * Documents `GET path` of a project in one step (a planned proposal, approved): it answers 200 with
+ * a JSON object of these properties (JSON Schema), all required. Documenting it again makes its
+ * next version (a changed type: the next major).
+ */
+export async function documentGet(
+  backend: TestBackend,
+  project: string,
+  path: string,
+  properties: Record<string, unknown>,
+): Promise<void> {
+  const proposal = await backend.api<ProposalResponse>('POST', `/projects/${project}/proposals`, {
+    title: `document ${path}`,
+    endpoints: [
+      {
+        method: 'GET',
+        path,
+        responses: [
+          {
+            status: 200,
+            contentType: 'application/json',
+            schema: { type: 'object', properties, required: Object.keys(properties) },
+          },
+        ],
+      },
+    ],
+  });
+  if (proposal.status !== 201) throw new Error(`proposal refused: ${JSON.stringify(proposal.body)}`);
+  const approved = await backend.api('POST', `/projects/${project}/proposals/${proposal.body.id}/approve`);
+  if (approved.status !== 200) throw new Error(`approval refused: ${JSON.stringify(approved.body)}`);
 }

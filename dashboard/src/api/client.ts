@@ -21,6 +21,7 @@ import type {
   PathHintResponse,
   ProjectResponse,
   ProposalResponse,
+  RuntimeResponse,
   TokenResponse,
   TokenScope,
   UndocumentedEndpointResponse,
@@ -177,6 +178,11 @@ export function createApiClient(options: ApiClientOptions) {
     versions: (p: string, params: { kind?: EnvironmentKind; limit?: number; cursor?: string } = {}) =>
       get<VersionMatrixResponse>(
         `${project(p)}/versions${query({ kind: params.kind, limit: params.limit?.toString(), cursor: params.cursor })}`,
+      ),
+    /** How each version of an endpoint behaves in one environment since `since` (default the last 24 hours). */
+    runtime: (p: string, endpointId: string, params: { environment: EnvironmentKind; since?: string }) =>
+      get<RuntimeResponse>(
+        `${project(p)}/endpoints/${encodeURIComponent(endpointId)}/runtime${query({ environment: params.environment, since: params.since })}`,
       ),
     proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),

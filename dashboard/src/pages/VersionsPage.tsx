@@ -16,6 +16,7 @@ import { mergeMatrixPages, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 import { ComparePanel } from './ComparePanel';
+import { RuntimePanel } from './RuntimePanel';
 
 /** Rows per page: the most the backend gives at once, so 100 × 100 needs one request. */
 const PAGE_ROWS = 100;
@@ -82,7 +83,12 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
         </span>
       </div>
       <Async resource={matrix} what="the versions table">
-        {(first) => <Matrix first={first} kind={kind} endpointFilter={endpointFilter} />}
+        {(first) => (
+          <>
+            <Matrix first={first} kind={kind} endpointFilter={endpointFilter} />
+            <RuntimePanel endpoints={first.endpoints} kind={kind} />
+          </>
+        )}
       </Async>
       <ComparePanel />
     </div>

@@ -1,0 +1,60 @@
+import type { RuntimePoint, RuntimeResponse } from '@spectator/shared';
+import { errorRateChart, latencyChart, shareChart, VERSION_COLORS } from './runtime-series';
+
+const point = (at: string, requests: number, share: number, p95: number | null): RuntimePoint => ({
+  at,
+  requests,
+  requestRate: requests / 60,
+  share,
+  serverErrors: requests / 10,
+  errorRate: 0.1,
+  upstreamFailures: 0,
+  clientLeft: 0,
+  ttfb: null,
+  ttlb: p95 === null ? null : { p50: p95 / 2, p95, p99: p95 * 2 },
+});
+
+const total = point('2026-01-01T10:00:00Z', 0, 0, null);
+const runtime: RuntimeResponse = {
+  endpoint: { id: 'e', method: 'GET', path: '/carts' },
+  environment: 'production',
+  name: null,
+  since: '2026-01-01T10:00:00Z',
+  step: 60,
+  versions: [
+    {
+      version: '1.0',
+      total,
+      points: [point('2026-01-01T10:00:00Z', 70, 0.7, 20), point('2026-01-01T10:01:00Z', 100, 1, 22)],
+    },
+    { version: '2.0', total, points: [point('2026-01-01T10:00:00Z', 30, 0.3, null)] },
+  ],
+};
+const t0 = Date.parse('2026-01-01T10:00:00Z') / 1000;
+
+describe('runtime charts', () => {
+  it('align every version on the union of steps, null where a version had no traffic', () => {
+    const latency = latencyChart(runtime);
+    expect(latency.times).toEqual([t0, t0 + 60]);
+    expect(latency.lines.map((l) => [l.label, l.values, l.color])).toEqual([
+      ['1.0 p50', [10, 11], VERSION_COLORS[0]],
+      ['1.0 p95', [20, 22], VERSION_COLORS[0]],
+      ['1.0 p99', [40, 44], VERSION_COLORS[0]],
+      ['2.0 p50', [null, null], VERSION_COLORS[1]],
+      ['2.0 p95', [null, null], VERSION_COLORS[1]],
+      ['2.0 p99', [null, null], VERSION_COLORS[1]],
+    ]);
+    expect(latency.lines[1]!.dash).toBeUndefined();
+    expect(errorRateChart(runtime).lines.map((l) => l.values)).toEqual([
+      [10, 10],
+      [10, null],
+    ]);
+  });
+
+  it('reads a step without a version as 0 % of the share', () => {
+    expect(shareChart(runtime).lines.map((l) => [l.label, l.values])).toEqual([
+      ['1.0', [70, 100]],
+      ['2.0', [30, 0]],
+    ]);
+  });
+});

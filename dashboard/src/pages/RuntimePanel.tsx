@@ -1,0 +1,152 @@
+import type { EnvironmentKind, RuntimeResponse, VersionMatrixResponse } from '@spectator/shared';
+import { useMemo, useState } from 'react';
+import { MethodBadge } from '../components/badges';
+import { ListTable } from '../components/forms';
+import { Async, Empty } from '../components/states';
+import { TimeChart } from '../components/TimeChart';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { formatCount, formatMs, formatPercent } from '../lib/format';
+import { errorRateChart, latencyChart, shareChart, VERSION_COLORS, versionLabel } from '../lib/runtime-series';
+import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
+
+/** The windows one can look back over, each drawn at the finest step the backend has for it. */
+const WINDOWS = [
+  { id: '1h', label: 'Last hour', ms: 3_600_000 },
+  { id: '24h', label: 'Last 24 hours', ms: 24 * 3_600_000 },
+  { id: '7d', label: 'Last 7 days', ms: 7 * 24 * 3_600_000 },
+  { id: '30d', label: 'Last 30 days', ms: 30 * 24 * 3_600_000 },
+] as const;
+type WindowId = (typeof WINDOWS)[number]['id'];
+
+// Stable formatters: the charts redraw when these change.
+const percentAxis = (value: number): string => formatPercent(value / 100);
+
+/**
+ * How each version of one endpoint behaves in one environment over time (issue 18): latency
+ * percentiles, error rate and each version's share of the requests (a rollout), drawn with uPlot,
+ * and the window's totals per version.
+ */
+export function RuntimePanel({ endpoints, kind }: { endpoints: VersionMatrixResponse['endpoints']; kind?: RowKind }) {
+  const { api, project } = useApp();
+  const [chosen, setChosen] = useState<string | null>(null);
+  const endpointId = chosen ?? endpoints[0]?.id ?? null;
+  const endpoint = endpoints.find((e) => e.id === endpointId);
+  const [environment, setEnvironment] = useState<EnvironmentKind>(kind ?? 'production');
+  const [windowId, setWindowId] = useState<WindowId>('24h');
+  const runtime = useResource(
+    () =>
+      endpointId === null
+        ? Promise.resolve(null)
+        : api.runtime(project, endpointId, {
+            environment,
+            since: new Date(Date.now() - WINDOWS.find((w) => w.id === windowId)!.ms).toISOString(),
+          }),
+    [api, project, endpointId, environment, windowId],
+  );
+
+  if (endpoints.length === 0) return null;
+  return (
+    <section className="card runtime-panel" aria-labelledby="runtime-title">
+      <h2 id="runtime-title">Runtime by version</h2>
+      <p className="muted">
+        What the agents measured of one endpoint, per version: latency, server errors, and each version&apos;s share of
+        the requests (a rollout).
+      </p>
+      <div className="inline-form">
+        <label>
+          Endpoint
+          <select value={endpointId ?? ''} onChange={(e) => setChosen(e.target.value)}>
+            {endpoints.map((e) => (
+              <option key={e.id} value={e.id}>
+                {e.method} {e.path}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Environment
+          <select value={environment} onChange={(e) => setEnvironment(e.target.value as EnvironmentKind)}>
+            {KIND_ORDER.map((k) => (
+              <option key={k} value={k}>
+                {KIND_LABELS[k]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Window
+          <select value={windowId} onChange={(e) => setWindowId(e.target.value as WindowId)}>
+            {WINDOWS.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.label}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <Async resource={runtime} what="the runtime">
+        {(data) =>
+          data === null || data.versions.length === 0 ? (
+            <Empty title="No runtime evidence here">
+              {endpoint && (
+                <>
+                  <MethodBadge method={endpoint.method} /> {endpoint.path}
+                </>
+              )}{' '}
+              had no traffic from agents in {KIND_LABELS[environment as RowKind]} in this window.
+            </Empty>
+          ) : (
+            <RuntimeCharts runtime={data} />
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+function RuntimeCharts({ runtime }: { runtime: RuntimeResponse }) {
+  const latency = useMemo(() => latencyChart(runtime), [runtime]);
+  const errors = useMemo(() => errorRateChart(runtime), [runtime]);
+  const share = useMemo(() => shareChart(runtime), [runtime]);
+  const step = runtime.step >= 86_400 ? 'day' : runtime.step >= 3_600 ? 'hour' : 'minute';
+  return (
+    <>
+      <ListTable
+        columns={[
+          { label: 'Version' },
+          { label: 'Requests', numeric: true },
+          { label: 'Share', numeric: true },
+          { label: 'p50', numeric: true },
+          { label: 'p95', numeric: true },
+          { label: 'p99', numeric: true },
+          { label: 'Server errors', numeric: true },
+        ]}
+        testId="runtime-totals"
+      >
+        {runtime.versions.map((series, n) => (
+          <tr key={series.version}>
+            <td>
+              <span className="swatch" style={{ background: VERSION_COLORS[n % VERSION_COLORS.length] }} />{' '}
+              {versionLabel(series.version)}
+            </td>
+            <td className="num">{formatCount(series.total.requests)}</td>
+            <td className="num">{formatPercent(series.total.share)}</td>
+            <td className="num">{series.total.ttlb ? formatMs(series.total.ttlb.p50) : '–'}</td>
+            <td className="num">{series.total.ttlb ? formatMs(series.total.ttlb.p95) : '–'}</td>
+            <td className="num">{series.total.ttlb ? formatMs(series.total.ttlb.p99) : '–'}</td>
+            <td className="num">{formatPercent(series.total.errorRate)}</td>
+          </tr>
+        ))}
+      </ListTable>
+      <p className="muted small">
+        One point per {step}; latency is time to last byte (dotted p50, solid p95, dashed p99).
+      </p>
+      <div className="charts">
+        <TimeChart title="Latency per version (ms)" data={latency} format={formatMs} />
+        <TimeChart title="Server error rate per version" data={errors} format={percentAxis} />
+        <TimeChart title="Share of the requests per version" data={share} format={percentAxis} yMax={100} />
+      </div>
+    </>
+  );
+}

@@ -1,0 +1,152 @@
+/**
+ * Runtime charts (issue 18) in real headless Chromium against the real backend: production build
+ * p-1 runs GET /carts 1.0 for twenty minutes; for the last ten a canary p-2 on 2.0 takes 30 % of the
+ * requests, slower and with upstream failures. The Versions page shows p95 and error rate in the
+ * matrix cells, and the runtime panel draws latency, error rate and version share with uPlot: each
+ * chart's canvas is read back for both versions' colours.
+ */
+import { LatencyHistogram, type TokenResponse, type WireFailure } from '@spectator/shared';
+import type { Page } from 'playwright-core';
+import { batchMessage, connectTestAgent, helloMessage } from '../../backend/test/support/agent-client';
+import { startTestBackend, type TestBackend } from '../../backend/test/support';
+import { documentGet } from '../../backend/test/support/evidence-helpers';
+import { VERSION_COLORS } from '../src/lib/runtime-series';
+import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, type TestBrowser } from './support/browser';
+
+jest.setTimeout(240_000);
+
+const MINUTE = 60_000;
+let backend: TestBackend;
+let browser: TestBrowser;
+let page: Page;
+
+/** `count` durations spread over [ms, 1.5·ms], as a wire histogram. */
+function timings(count: number, ms: number) {
+  const histogram = new LatencyHistogram();
+  for (let i = 0; i < count; i++) histogram.record(ms * (1 + (0.5 * i) / count));
+  return histogram.toWire();
+}
+
+/** One build's minutes: `counts[i]` answered requests in minute `i` (from `start`), each `ms` slow, `failed` 503s by the agent. */
+async function report(build: string, body: unknown, start: number, counts: number[], ms: number, failed: number) {
+  const agent = await connectTestAgent(backend.url, agentToken);
+  try {
+    const hello = helloMessage({ agentId: `charts-${build}`, environment: { kind: 'production', build } });
+    expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+    for (const [i, count] of counts.entries()) {
+      if (count === 0) continue;
+      const at = new Date(start + i * MINUTE + 1_000).toISOString();
+      const batch = batchMessage(hello.capture.id, [
+        { method: 'GET', path: '/carts', status: 200, response: body, count },
+      ]);
+      Object.assign(batch.observations[0]!, {
+        firstSeen: at,
+        lastSeen: at,
+        runtime: { ttfb: timings(count, ms / 2), ttlb: timings(count, ms) },
+      });
+      const failure: WireFailure = {
+        method: 'GET',
+        path: '/carts',
+        status: 503,
+        count: failed,
+        firstSeen: at,
+        lastSeen: at,
+        elapsed: timings(failed, 1),
+      };
+      expect(await agent.request(failed > 0 ? { ...batch, failures: [failure] } : batch)).toMatchObject({
+        type: 'ack',
+      });
+    }
+  } finally {
+    await agent.close();
+  }
+}
+
+let agentToken: string;
+let readToken: string;
+
+beforeAll(async () => {
+  await ensureDashboardBuilt();
+  backend = await startTestBackend({ dashboardDir: DIST_DIR });
+  expect((await backend.api('POST', '/projects', { slug: 'charts', name: 'Charts' })).status).toBe(201);
+  const token = async (name: string, scope: string) =>
+    (await backend.api<TokenResponse>('POST', '/projects/charts/tokens', { name, scope })).body.token as string;
+  agentToken = await token('agents', 'agent');
+  readToken = await token('viewer', 'read');
+  await documentGet(backend, 'charts', '/carts', { id: { type: 'string' } }); // 1.0
+  await documentGet(backend, 'charts', '/carts', { id: { type: 'integer' } }); // a breaking change: 2.0
+  // Twenty minutes ending a few minutes ago: p-1 alone for ten, then p-2 beside it on 30 %.
+  const now = Date.now();
+  const start = now - (now % MINUTE) - 25 * MINUTE;
+  await report('p-1', { id: 'c-1' }, start, [...Array<number>(10).fill(100), ...Array<number>(10).fill(70)], 20, 0);
+  await report('p-2', { id: 1 }, start, [...Array<number>(10).fill(0), ...Array<number>(10).fill(27)], 70, 3);
+  browser = await openBrowser();
+  page = browser.page;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await backend?.close();
+});
+
+/** Pixels of a chart's canvas within a small distance of `hex` (uPlot strokes each line in its series colour). */
+function pixelsOf(chart: string, hex: string): Promise<number> {
+  return page.locator(`figure.time-chart:has(figcaption:text-is("${chart}")) canvas`).evaluate((canvas, color) => {
+    const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16)) as [number, number, number];
+    const { width, height } = canvas as HTMLCanvasElement;
+    const data = (canvas as HTMLCanvasElement).getContext('2d')!.getImageData(0, 0, width, height).data;
+    let found = 0;
+    for (let i = 0; i < data.length; i += 4)
+      if (Math.abs(data[i]! - r) + Math.abs(data[i + 1]! - g) + Math.abs(data[i + 2]! - b) < 60 && data[i + 3]! > 200)
+        found++;
+    return found;
+  }, hex);
+}
+
+describe('runtime charts on the Versions page (real backend, Chromium)', () => {
+  it('shows p95 and error rate in the cells, and draws latency, errors and the rollout per version', async () => {
+    await page.goto(`${backend.url}/#/signin?token=${encodeURIComponent(readToken)}&project=charts`);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/#\/p\/charts\//);
+    await page.goto(`${backend.url}/#/p/charts/versions?kind=production`);
+
+    // The cells: p-2 (the canary, newest first) at 2.0, slower and failing 10 %; p-1 at 1.0.
+    const cells = page.locator('table.matrix tbody tr');
+    await cells.first().waitFor();
+    const cell = async (row: number) =>
+      (await cells.nth(row).locator('td').first().locator('.cell-version, .cell-runtime span').allTextContents()).map(
+        (t) => t.trim(),
+      );
+    const [canary, stable] = [await cell(0), await cell(1)];
+    expect(canary[0]).toBe('2.0');
+    expect(canary[2]).toBe('10%');
+    expect(Number.parseFloat(canary[1]!)).toBeGreaterThan(70 * 0.9);
+    expect(stable[0]).toBe('1.0');
+    expect(stable[2]).toBe('0%');
+    expect(Number.parseFloat(stable[1]!)).toBeLessThan(35);
+
+    // The panel: totals per version over the last 24 hours (2,000 requests on p-1, 300 on p-2).
+    const totals = page.getByTestId('runtime-totals').locator('tbody tr');
+    await totals.nth(1).waitFor();
+    const rows = await totals.evaluateAll((trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+    );
+    expect(rows.map((r) => [r[0], r[1], r[2], r[6]])).toEqual(
+      expect.arrayContaining([
+        ['1.0', '1,700', '85%', '0%'],
+        ['2.0', '300', '15%', '10%'],
+      ]),
+    );
+    for (const chart of [
+      'Latency per version (ms)',
+      'Server error rate per version',
+      'Share of the requests per version',
+    ])
+      for (const color of VERSION_COLORS.slice(0, 2))
+        expect({ chart, color, drawn: (await pixelsOf(chart, color)) > 50 }).toEqual({ chart, color, drawn: true });
+    // The legend names each line.
+    expect(await page.locator('figure.time-chart .u-legend').first().textContent()).toContain('2.0 p95');
+    await page.locator('.runtime-panel').scrollIntoViewIfNeeded();
+    await screenshot(page, 'runtime-1-versions-charts');
+  });
+});
