@@ -12,6 +12,7 @@ import { ErrorFilter } from './common/error.filter';
 import { RUNTIME, type Runtime } from './config/runtime';
 import { EndpointsModule } from './endpoints/endpoints.module';
 import { EventsModule } from './events/events.module';
+import { DriftModule } from './drift/drift.module';
 import { EvidenceModule } from './evidence/evidence.module';
 import { HealthModule } from './health/health.module';
 import { IngestModule } from './ingest/ingest.module';
@@ -65,6 +66,7 @@ export class AppModule {
         CapturesModule,
         WebhooksModule,
         EvidenceModule,
+        DriftModule,
         ProposalsModule,
         PathsModule,
         EndpointsModule,

@@ -113,6 +113,7 @@ describe('chat formats', () => {
       const data = body.data;
       if (data.type === 'proposal.step') return `step ${data.step}`;
       if (data.type === 'endpoints.undocumented') return `undocumented ${data.total}`;
+      if (data.type === 'drift.appeared') return `drift appeared ${data.environment.name} ${data.since}`;
       return `version ${data.version}${data.breaking ? ' breaking' : ''}${data.drift ? ' drift' : ''}`;
     };
     const expected = [

@@ -23,6 +23,7 @@ export * from './api/types';
 export * from './api/consumers';
 export * from './api/compare';
 export * from './api/ci-runtime';
+export * from './api/drift';
 export * from './api/lifecycle';
 export * from './api/scopes';
 export * from './api/roles';

@@ -22,6 +22,7 @@ import { SessionIdToken1765500000000 } from './migrations/1765500000000-SessionI
 import { RuntimeCells1765610000000 } from './migrations/1765610000000-RuntimeCells';
 import { Consumers1765620000000 } from './migrations/1765620000000-Consumers';
 import { WebhookFormats1765687000000 } from './migrations/1765687000000-WebhookFormats';
+import { DriftOrigins1765700000000 } from './migrations/1765700000000-DriftOrigins';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -47,6 +48,7 @@ export const MIGRATIONS = [
   RuntimeCells1765610000000,
   Consumers1765620000000,
   WebhookFormats1765687000000,
+  DriftOrigins1765700000000,
 ];
 
 /**

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { type AgentEnvironment, isDocumentableHeader, type MatrixKind } from '@spectator/shared';
+import { type AgentEnvironment, formatVersion, isDocumentableHeader, type MatrixKind } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import { ShapeStore } from '../captures/shape-store';
@@ -63,6 +63,27 @@ export type CellsChangedListener = (
   changes: CellChanges,
 ) => Promise<void>;
 
+/**
+ * A cell a refresh found drifting (`exchanges`: the row's traffic for the endpoint that conforms
+ * not to its nearest version, what makes it drift; `appeared`: it did not drift before), or one
+ * that stopped drifting (`drift` false, no exchanges).
+ */
+export interface DriftChange {
+  endpoint: EndpointRef;
+  version: string;
+  drift: boolean;
+  appeared: boolean;
+  exchanges: readonly StoredExchange[];
+}
+
+/** Told in the transaction of each refresh that found drifting cells or cells that stopped drifting (drift/drift.service.ts). */
+export type DriftListener = (
+  manager: EntityManager,
+  project: EventProject,
+  row: EnvironmentRow,
+  changes: readonly DriftChange[],
+) => Promise<void>;
+
 /** How many rows at most are recomputed for one endpoint when a version of it is made. */
 export const RECOMPUTE_ROW_LIMIT = 2_000;
 
@@ -86,6 +107,7 @@ export class EvidenceService {
   private readonly rowIds = new LruCache<string, string>(10_000);
 
   private readonly cellsChangedListeners: CellsChangedListener[] = [];
+  private readonly driftListeners: DriftListener[] = [];
 
   constructor(
     private readonly repository: EvidenceRepository,
@@ -97,6 +119,11 @@ export class EvidenceService {
   /** Calls `listener` in every transaction that changes cells (ProposalLifecycle adds itself). */
   onCellsChanged(listener: CellsChangedListener): void {
     this.cellsChangedListeners.push(listener);
+  }
+
+  /** Calls `listener` in every refresh that finds drifting cells or cells that stopped drifting (DriftService adds itself). */
+  onDrift(listener: DriftListener): void {
+    this.driftListeners.push(listener);
   }
 
   private async cellsChanged(manager: EntityManager, project: EventProject, changes: CellChanges): Promise<void> {
@@ -376,7 +403,39 @@ export class EvidenceService {
       );
     });
     await this.moveCurrent(manager, project, row, cells, endpoints);
+    if (this.driftListeners.length > 0) {
+      const drift = this.driftChanges(cells, previous, endpoints, evidence, versions, conforms);
+      if (drift.length > 0) for (const listener of this.driftListeners) await listener(manager, project, row, drift);
+    }
     return changed.map((cell) => cell.endpointId);
+  }
+
+  /** The refreshed cells that drift (with the exchanges that do not conform to their nearest version) or stopped drifting. */
+  private driftChanges(
+    cells: readonly NewCell[],
+    previous: ReadonlyMap<string, { drift: boolean }>,
+    endpoints: readonly EndpointRef[],
+    evidence: readonly StoredExchange[],
+    versions: ReadonlyArray<{ id: string; endpointId: string; major: number; minor: number }>,
+    conforms: (versionId: string, exchange: StoredExchange) => boolean,
+  ): DriftChange[] {
+    const changes: DriftChange[] = [];
+    for (const cell of cells) {
+      const before = previous.get(cell.endpointId)?.drift ?? false;
+      if (!cell.drift && !before) continue;
+      const endpoint = endpoints.find((e) => e.id === cell.endpointId) as EndpointRef;
+      const nearest = versions.find((v) => v.endpointId === endpoint.id && formatVersion(v) === cell.version);
+      const exchanges = cell.drift
+        ? evidence.filter(
+            (e) =>
+              e.method === endpoint.method &&
+              e.path === endpoint.path &&
+              (nearest === undefined || !conforms(nearest.id, e)),
+          )
+        : [];
+      changes.push({ endpoint, version: cell.version, drift: cell.drift, appeared: cell.drift && !before, exchanges });
+    }
+    return changes;
   }
 
   /**

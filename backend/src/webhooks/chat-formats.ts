@@ -113,6 +113,23 @@ export function chatMessage(body: WebhookBody, base: DashboardBase): ChatMessage
         attention: false,
       };
     }
+    case 'drift.appeared': {
+      const where = environmentLabel(event.environment);
+      add('Environment', where);
+      add('Nearest version', event.version);
+      add('Began', event.since.replace(/^since /, ''));
+      add('Pull request', event.pullRequest);
+      add('Build', event.build);
+      add('Commit', event.commit);
+      const url = hash(base, body.project, `versions?kind=${event.environment.kind}`);
+      return {
+        headline: `Drift began in ${where}: ${event.method} ${event.path}`,
+        summary: `Traffic of \`${event.method} ${event.path}\` in ${where} conforms to no documented version (the nearest is ${event.version})${event.since === '' ? '' : `, ${event.since}`}.`,
+        facts,
+        link: url === null ? null : { title: 'Open the versions table', url },
+        attention: true,
+      };
+    }
     case 'endpoints.undocumented': {
       const where = environmentLabel(event.environment);
       const named = event.endpoints.map((e) => `\`${e.method} ${e.path}\``);

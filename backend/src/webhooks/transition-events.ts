@@ -1,4 +1,4 @@
-import type { DashboardEvent, EnvironmentKind, ProposalStepName } from '@spectator/shared';
+import type { DashboardEvent, DriftOrigin, EnvironmentKind, ProposalStepName } from '@spectator/shared';
 
 /** A proposal reached a lifecycle step (once per step, never back). */
 export interface ProposalStepEvent {
@@ -15,9 +15,8 @@ export interface ProposalStepEvent {
   commit: string | null;
 }
 
-/** The version of an endpoint running in an environment changed (or was seen there first). */
-export interface VersionChangedEvent {
-  type: 'version.changed';
+/** An endpoint in an environment row, and the row's pull request, build and commit. */
+interface EndpointInRow {
   endpointId: string;
   method: string;
   path: string;
@@ -25,6 +24,11 @@ export interface VersionChangedEvent {
   pullRequest: string | null;
   build: string | null;
   commit: string | null;
+}
+
+/** The version of an endpoint running in an environment changed (or was seen there first). */
+export interface VersionChangedEvent extends EndpointInRow {
+  type: 'version.changed';
   /** `null` when the endpoint was never seen there before. */
   previous: string | null;
   version: string;
@@ -49,8 +53,22 @@ export interface UndocumentedSeenEvent {
 /** Endpoints an `endpoints.undocumented` event names at most (the rest are counted in `total`). */
 export const UNDOCUMENTED_NAMED = 20;
 
+/**
+ * A row's traffic for an endpoint began to conform to no version (a drifting cell appeared), with
+ * where the traffic that makes it drift was first seen: the first pull request, staging build and
+ * production build (drift/drift.service.ts).
+ */
+export interface DriftAppearedEvent extends EndpointInRow {
+  type: 'drift.appeared';
+  /** The nearest version. */
+  version: string;
+  origins: DriftOrigin[];
+  /** The origins in words: `since PR #42 (abc1234), staging build s-102`. */
+  since: string;
+}
+
 /** What webhooks receive as `data` (docs/webhooks.md). */
-export type TransitionEvent = ProposalStepEvent | VersionChangedEvent | UndocumentedSeenEvent;
+export type TransitionEvent = ProposalStepEvent | VersionChangedEvent | UndocumentedSeenEvent | DriftAppearedEvent;
 
 /** The body POSTed to a webhook. */
 export interface WebhookBody {
@@ -79,5 +97,7 @@ export function toDashboardEvent(event: TransitionEvent): DashboardEvent | null 
       };
     case 'endpoints.undocumented':
       return null;
+    case 'drift.appeared':
+      return { type: 'drift.appeared', endpointId: event.endpointId, environment: event.environment };
   }
 }

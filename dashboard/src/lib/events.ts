@@ -15,6 +15,7 @@ const EVENT_TYPES: ReadonlySet<string> = new Set<DashboardEvent['type']>([
   'version.changed',
   'agent.connection',
   'paths.hinted',
+  'drift.appeared',
 ]);
 
 /**

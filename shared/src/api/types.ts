@@ -418,6 +418,8 @@ export type DashboardEvent =
       environment: { kind: EnvironmentKind; name: string };
       version: string;
     }
+  /** A row's traffic for an endpoint began to conform to no version (webhook `drift.appeared`). */
+  | { type: 'drift.appeared'; endpointId: string; environment: { kind: EnvironmentKind; name: string } }
   /** An agent's WebSocket opened (`connected`) or closed on some replica (an agent whose replica died shows as gone after its heartbeat lapses, without an event). */
   | { type: 'agent.connection'; agentId: string; connected: boolean };
 
