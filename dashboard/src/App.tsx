@@ -18,6 +18,7 @@ import { ReviewEndpointPage } from './pages/ReviewEndpointPage';
 import { SettingsPage } from './pages/SettingsPage';
 import { ProjectChooser, SignInPage } from './pages/SignInPage';
 import { AuditPage } from './pages/AuditPage';
+import { ConsumersPage } from './pages/ConsumersPage';
 import { VersionsPage } from './pages/VersionsPage';
 
 /**
@@ -176,6 +177,7 @@ const SECTIONS: Array<{ label: string; route: (project: string) => Route; pages:
   { label: 'Documentation', route: (project) => ({ page: 'docs', project }), pages: ['docs'] },
   { label: 'Versions', route: (project) => ({ page: 'versions', project }), pages: ['versions'] },
   { label: 'Proposals', route: (project) => ({ page: 'proposals', project }), pages: ['proposals'] },
+  { label: 'Consumers', route: (project) => ({ page: 'consumers', project }), pages: ['consumers'] },
   { label: 'Audit', route: (project) => ({ page: 'audit', project }), pages: ['audit'] },
   { label: 'Settings', route: (project) => ({ page: 'settings', project }), pages: ['settings'] },
 ];
@@ -279,6 +281,8 @@ function Page({ route }: { route: ProjectRoute }) {
       return <SettingsPage />;
     case 'audit':
       return <AuditPage />;
+    case 'consumers':
+      return <ConsumersPage />;
   }
 }
 

@@ -9,6 +9,10 @@ import type {
   WhoAmIResponse,
   AgentResponse,
   ApiError as ApiErrorBody,
+  BlastRadiusResponse,
+  ConsumerLabelResponse,
+  ConsumersResponse,
+  MatrixKind,
   CaptureResponse,
   CompareResponse,
   DiffResponse,
@@ -186,6 +190,21 @@ export function createApiClient(options: ApiClientOptions) {
       ),
     proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),
+    /** Who a proposal's breaking changes break: the consumers that called a broken part (production, 30 days by default). */
+    blastRadius: (p: string, id: string, params: { environment?: MatrixKind; days?: number } = {}) =>
+      get<BlastRadiusResponse>(
+        `${project(p)}/proposals/${encodeURIComponent(id)}/blast-radius${query({ environment: params.environment, days: params.days?.toString() })}`,
+      ),
+    /** Every consumer of an environment in the last `days` days, by pseudonym and label. */
+    consumers: (p: string, params: { environment?: MatrixKind; days?: number } = {}) =>
+      get<ConsumersResponse>(
+        `${project(p)}/consumers${query({ environment: params.environment, days: params.days?.toString() })}`,
+      ),
+    /** Names a consumer pseudonym ("mobile app 5.x"). */
+    labelConsumer: (p: string, consumer: string, label: string) =>
+      request<ConsumerLabelResponse>('PUT', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`, { label }),
+    unlabelConsumer: (p: string, consumer: string) =>
+      request<unknown>('DELETE', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`),
     approveProposal: (p: string, id: string) =>
       request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
     tokens: (p: string) => get<TokenResponse[]>(`${project(p)}/tokens`),

@@ -17,6 +17,7 @@ describe('routes', () => {
     { page: 'proposals', project: 'demo', proposalId: 'p9' },
     { page: 'settings', project: 'demo' },
     { page: 'audit', project: 'demo' },
+    { page: 'consumers', project: 'demo' },
   ])('%j survives a round trip through the hash', (route) => {
     expect(parseRoute(routeHref(route))).toEqual(route);
   });

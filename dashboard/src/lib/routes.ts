@@ -13,6 +13,7 @@ export type Route =
   | { page: 'proposals'; project: string; proposalId?: string }
   | { page: 'settings'; project: string }
   | { page: 'audit'; project: string }
+  | { page: 'consumers'; project: string }
   | { page: 'not-found'; hash: string };
 
 export type ProjectRoute = Extract<Route, { project: string }>;
@@ -70,6 +71,8 @@ export function parseRoute(hash: string): Route {
         return { page: 'settings', project };
       case 'audit':
         return { page: 'audit', project };
+      case 'consumers':
+        return { page: 'consumers', project };
     }
   }
   return { page: 'not-found', hash: raw };
@@ -114,6 +117,8 @@ export function routeHref(route: Route): string {
       return `#${base}/settings`;
     case 'audit':
       return `#${base}/audit`;
+    case 'consumers':
+      return `#${base}/consumers`;
   }
 }
 

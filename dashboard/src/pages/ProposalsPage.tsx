@@ -7,6 +7,7 @@ import {
 } from '@spectator/shared';
 import { ApiError } from '../api/client';
 import { Badge, EndpointName } from '../components/badges';
+import { BlastRadius } from '../components/BlastRadius';
 import { ChangesTable } from '../components/ChangesTable';
 import { FormError } from '../components/forms';
 import { Async, Empty } from '../components/states';
@@ -126,6 +127,12 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
           {p.description && <p className="description">{p.description}</p>}
           <h2>Timeline</h2>
           <Timeline steps={p.steps} />
+          {p.endpoints.some((endpoint) => endpoint.changes.some((change) => change.breaking)) && (
+            <>
+              <h2>Who this breaks</h2>
+              <ProposalBlastRadius proposalId={proposalId} />
+            </>
+          )}
           <h2>Affected endpoints</h2>
           {p.endpoints.length === 0 ? (
             <Empty title="No endpoints" />
@@ -155,6 +162,17 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
           )}
         </article>
       )}
+    </Async>
+  );
+}
+
+/** The consumers that called what the proposal breaks, in production over the last 30 days. */
+function ProposalBlastRadius({ proposalId }: { proposalId: string }) {
+  const { api, project } = useApp();
+  const radius = useResource(() => api.blastRadius(project, proposalId), [api, project, proposalId]);
+  return (
+    <Async resource={radius} what="who this breaks">
+      {(answer) => <BlastRadius radius={answer} />}
     </Async>
   );
 }

@@ -1,0 +1,207 @@
+import {
+  CONSUMER_ID_PATTERN,
+  DEFAULT_CONSUMER_DAYS,
+  MATRIX_KINDS,
+  type ConsumersResponse,
+  type MatrixKind,
+} from '@spectator/shared';
+import { useState } from 'react';
+import { FormError, ListTable } from '../components/forms';
+import { NeedsScope, useScopeAllows } from '../components/Permission';
+import { Async, Empty } from '../components/states';
+import { TimeAgo } from '../components/TimeAgo';
+import { useAction } from '../hooks/action';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { formatCount, formatPercent } from '../lib/format';
+import { KIND_LABELS } from '../lib/versions';
+
+const WINDOWS = [7, DEFAULT_CONSUMER_DAYS, 90, 400];
+
+/**
+ * A pseudonym's label, editable in place: the team's name for a consumer ("mobile app 5.x"), kept
+ * per project. Saving an empty label removes it.
+ */
+function LabelEditor({ consumer, label, onSaved }: { consumer: string; label: string | null; onSaved: () => void }) {
+  const { api, project } = useApp();
+  const [text, setText] = useState(label ?? '');
+  const { busy, error, run } = useAction();
+  const may = useScopeAllows('write');
+  if (!may) return <span>{label ?? <span className="muted">unnamed</span>}</span>;
+  const save = async () => {
+    const trimmed = text.trim();
+    if (trimmed === (label ?? '')) return;
+    const done = await run(() =>
+      trimmed === '' ? api.unlabelConsumer(project, consumer) : api.labelConsumer(project, consumer, trimmed),
+    );
+    if (done !== undefined) onSaved();
+  };
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void save();
+      }}
+    >
+      <label>
+        <span className="visually-hidden">Label of {consumer}</span>
+        <input
+          value={text}
+          onChange={(e) => setText(e.target.value)}
+          placeholder="e.g. mobile app 5.x"
+          maxLength={200}
+        />
+      </label>
+      <button type="submit" disabled={busy}>
+        Save
+      </button>
+      <FormError error={error} />
+    </form>
+  );
+}
+
+/** Labels a pseudonym not seen yet (computed with `spectator-agent consumer-id`). */
+function LabelNew({ onSaved }: { onSaved: () => void }) {
+  const { api, project } = useApp();
+  const [consumer, setConsumer] = useState('');
+  const [label, setLabel] = useState('');
+  const { busy, error, run } = useAction();
+  const valid = CONSUMER_ID_PATTERN.test(consumer.trim());
+  return (
+    <form
+      className="inline-form"
+      aria-label="Label a pseudonym"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void run(() => api.labelConsumer(project, consumer.trim(), label.trim())).then((done) => {
+          if (done === undefined) return;
+          setConsumer('');
+          setLabel('');
+          onSaved();
+        });
+      }}
+    >
+      <label>
+        Pseudonym
+        <input
+          value={consumer}
+          onChange={(e) => setConsumer(e.target.value)}
+          placeholder="16 hex digits"
+          required
+          pattern="[0-9a-f]{16}"
+        />
+      </label>
+      <label>
+        Label
+        <input value={label} onChange={(e) => setLabel(e.target.value)} required maxLength={200} />
+      </label>
+      <button type="submit" disabled={busy || !valid || label.trim() === ''}>
+        Add label
+      </button>
+      <FormError error={error} />
+    </form>
+  );
+}
+
+function ConsumerTable({ list, reload }: { list: ConsumersResponse; reload: () => void }) {
+  if (list.consumers.length === 0 && list.unseen.length === 0)
+    return (
+      <Empty title="No consumers named">
+        Agents name consumers when started with <code>--consumer</code> (docs/agent.md, Consumers).
+      </Empty>
+    );
+  return (
+    <>
+      <p className="muted" role="status">
+        {formatCount(list.calls)} calls since {list.since} by agents that name consumers
+        {list.otherCalls > 0 ? `, ${formatCount(list.otherCalls)} of them by consumers past an agent's bound` : ''}.
+      </p>
+      <ListTable
+        testId="consumers"
+        columns={[
+          { label: 'Label' },
+          { label: 'Pseudonym' },
+          { label: 'Calls', numeric: true },
+          { label: 'Share', numeric: true },
+          { label: 'Endpoints', numeric: true, wideOnly: true },
+          { label: 'Last call' },
+        ]}
+      >
+        {[...list.consumers, ...list.unseen].map((c) => {
+          const seen = 'calls' in c;
+          return (
+            <tr key={c.consumer}>
+              <td>
+                <LabelEditor consumer={c.consumer} label={c.label} onSaved={reload} />
+              </td>
+              <td>
+                <code>{c.consumer}</code>
+              </td>
+              <td className="num">{seen ? formatCount(c.calls) : 0}</td>
+              <td className="num">{seen ? formatPercent(c.share) : '—'}</td>
+              <td className="num wide-only">{seen ? formatCount(c.endpoints) : 0}</td>
+              {seen ? (
+                <td>
+                  <TimeAgo at={c.lastCall} />
+                </td>
+              ) : (
+                <td className="muted">no call in the window</td>
+              )}
+            </tr>
+          );
+        })}
+      </ListTable>
+    </>
+  );
+}
+
+/**
+ * Consumers: who calls the API, by pseudonym (the agents never send who it is) and by the labels a
+ * team gives them, per environment and window.
+ */
+export function ConsumersPage() {
+  const { api, project } = useApp();
+  const [environment, setEnvironment] = useState<MatrixKind>('production');
+  const [days, setDays] = useState(DEFAULT_CONSUMER_DAYS);
+  const consumers = useResource(() => api.consumers(project, { environment, days }), [api, project, environment, days]);
+  return (
+    <div className="page">
+      <h1>Consumers</h1>
+      <p className="muted">
+        Agents started with <code>--consumer</code> name each request&apos;s consumer by a pseudonym; the token, key or
+        certificate it comes from never leaves them. Compute your own clients&apos; pseudonyms with{' '}
+        <code>spectator-agent consumer-id</code> and name them here.
+      </p>
+      <form className="inline-form" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Environment
+          <select value={environment} onChange={(e) => setEnvironment(e.target.value as MatrixKind)}>
+            {MATRIX_KINDS.map((kind) => (
+              <option key={kind} value={kind}>
+                {KIND_LABELS[kind]}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Window
+          <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
+            {WINDOWS.map((n) => (
+              <option key={n} value={n}>
+                last {n} days
+              </option>
+            ))}
+          </select>
+        </label>
+      </form>
+      <Async resource={consumers} what="the consumers">
+        {(list) => <ConsumerTable list={list} reload={consumers.reload} />}
+      </Async>
+      <h2>Label a pseudonym</h2>
+      <NeedsScope scope="write" action="Labelling consumers">
+        <LabelNew onSaved={consumers.reload} />
+      </NeedsScope>
+    </div>
+  );
+}
