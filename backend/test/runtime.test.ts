@@ -335,6 +335,37 @@ describe('runtime evidence', () => {
     expect(after.versions[0]?.total.requests).toBe(3 * 115 + 50);
   });
 
+  it('keeps minute rows as long as configured (SPECTATOR_RUNTIME_MINUTE_DAYS)', async () => {
+    const now = new Date();
+    const { agent, captureId } = await connect('b-retention');
+    try {
+      expect(await agent.request(ordersBatch(captureId, new Date(now.getTime() - 36 * 3600_000)))).toMatchObject({
+        type: 'ack',
+      });
+    } finally {
+      await agent.close();
+    }
+    const resolutions = async () =>
+      (
+        (await ds.query(
+          `SELECT DISTINCT resolution FROM runtime_buckets WHERE environment_name = 'b-retention'`,
+        )) as Array<{
+          resolution: string;
+        }>
+      ).map((r) => r.resolution);
+    const service = (env: NodeJS.ProcessEnv) =>
+      new RuntimeService(new RuntimeRepository(ds), {
+        config: parseConfig(env),
+        databaseUrl: backend.databaseUrl,
+        log: pino({ level: 'silent' }),
+      } as Runtime);
+    // 36 hours old: kept as minutes by default (two days), moved into hours when minutes are kept one day.
+    await service({}).rollUp(now);
+    expect(await resolutions()).toEqual(['minute']);
+    await service({ SPECTATOR_RUNTIME_MINUTE_DAYS: '1' }).rollUp(now);
+    expect(await resolutions()).toEqual(['hour']);
+  });
+
   it('keeps what a real agent measured in front of a slow upstream', async () => {
     // The upstream answers after 40 ms.
     const slow = createServer((_req, res) => {
@@ -376,6 +407,33 @@ describe('runtime evidence', () => {
     const ttfb = LatencyHistogram.fromWire(row!.ttfb);
     expect(ttfb.total).toBe(5);
     expect(ttfb.quantile(0)).toBeGreaterThanOrEqual(40 * 0.9);
+    // The API reaches it by method and path: no endpoint id, no version.
+    const byRoute = await backend.api<RuntimeResponse>(
+      'GET',
+      '/projects/rt/runtime?environment=production&build=b-real&method=GET&path=/slow',
+    );
+    expect(byRoute.status).toBe(200);
+    expect(byRoute.body.endpoint).toEqual({ id: null, method: 'GET', path: '/slow' });
+    expect(byRoute.body.versions.map((v) => [v.version, v.total.requests])).toEqual([['', 5]]);
+    expect(byRoute.body.versions[0]!.total.ttfb!.p50).toBeGreaterThanOrEqual(40 * 0.9);
+    // A documented endpoint asked so names its id; a bad route is a 400 naming the parameter.
+    const documented = await backend.api<RuntimeResponse>(
+      'GET',
+      `/projects/rt/runtime?environment=production&method=GET&path=${encodeURIComponent('/orders/{orderId}')}`,
+    );
+    expect(documented.body.endpoint.id).toBe(endpointId);
+    for (const [query, message] of [
+      ['environment=production&path=/slow', 'method must be an HTTP method such as GET'],
+      ['environment=production&method=GET&path=slow', 'path must start with /'],
+      ['method=GET&path=/slow', 'environment must be one of ci, staging, production'],
+    ] as const) {
+      const refused = await backend.api<{ message: string }>('GET', `/projects/rt/runtime?${query}`);
+      expect({ query, status: refused.status, message: JSON.stringify(refused.body) }).toMatchObject({
+        query,
+        status: 400,
+        message: expect.stringContaining(message),
+      });
+    }
   });
   it('moves the cells of literal paths into their template when paths regroup', async () => {
     const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;

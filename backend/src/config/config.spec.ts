@@ -14,6 +14,7 @@ describe('parseConfig', () => {
       maxMessageBytes: 4 * 1024 * 1024,
       batchRetentionDays: 30,
       captureRetentionDays: 90,
+      runtimeRetention: { minuteDays: 2, hourDays: 35, dayDays: 400 },
     });
     expect(config.dataDir).toBe(path.resolve('.spectator'));
   });
@@ -96,5 +97,22 @@ describe('parseConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
     for (const name of Object.keys(bad)) expect(problems).toContain(name);
+  });
+
+  it('reads how long runtime evidence is kept per resolution, each at least the one before', () => {
+    const env = {
+      SPECTATOR_RUNTIME_MINUTE_DAYS: '7',
+      SPECTATOR_RUNTIME_HOUR_DAYS: '90',
+      SPECTATOR_RUNTIME_DAY_DAYS: '730',
+    };
+    expect(parseConfig(env).runtimeRetention).toEqual({ minuteDays: 7, hourDays: 90, dayDays: 730 });
+    expect(parseConfig(env, { runtimeRetention: { dayDays: 3650 } }).runtimeRetention.dayDays).toBe(3650);
+    expect(() => parseConfig({ SPECTATOR_RUNTIME_MINUTE_DAYS: '0' })).toThrow(/SPECTATOR_RUNTIME_MINUTE_DAYS/);
+    expect(() => parseConfig({ SPECTATOR_RUNTIME_HOUR_DAYS: '1' })).toThrow(
+      'SPECTATOR_RUNTIME_HOUR_DAYS (1) must be at least SPECTATOR_RUNTIME_MINUTE_DAYS (2)',
+    );
+    expect(() => parseConfig({ SPECTATOR_RUNTIME_DAY_DAYS: '30' })).toThrow(
+      'SPECTATOR_RUNTIME_DAY_DAYS (30) must be at least SPECTATOR_RUNTIME_HOUR_DAYS (35)',
+    );
   });
 });

@@ -39,7 +39,23 @@ export interface BackendOptions {
   oidc?: OidcOptions;
   /** Hours a person's session lasts from sign-in (default 12). */
   sessionHours?: number;
+  /** Days each resolution of runtime evidence is kept (instead of SPECTATOR_RUNTIME_*_DAYS). */
+  runtimeRetention?: Partial<RuntimeRetention>;
 }
+
+/**
+ * How long runtime evidence is kept at each resolution, in days: minute rows for `minuteDays`,
+ * then moved into hour rows; hour rows for `hourDays`, then moved into day rows; day rows for
+ * `dayDays`, then deleted. Each is at least the one before.
+ */
+export interface RuntimeRetention {
+  minuteDays: number;
+  hourDays: number;
+  dayDays: number;
+}
+
+/** Runtime retention by default: minutes for two days, hours for 35, days for 400 (a year and a month). */
+export const DEFAULT_RUNTIME_RETENTION: RuntimeRetention = { minuteDays: 2, hourDays: 35, dayDays: 400 };
 
 /** The validated configuration, parsed once at boot. */
 export interface BackendConfig {
@@ -87,6 +103,8 @@ export interface BackendConfig {
   oidc: OidcConfig | null;
   /** A person's session ends this many hours after sign-in (SPECTATOR_SESSION_HOURS, default 12). */
   sessionHours: number;
+  /** Days runtime evidence is kept per resolution (SPECTATOR_RUNTIME_MINUTE_DAYS, _HOUR_DAYS, _DAY_DAYS). */
+  runtimeRetention: RuntimeRetention;
 }
 
 /**
@@ -309,6 +327,8 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const sessionHours =
     options.sessionHours ?? parseInteger(env.SPECTATOR_SESSION_HOURS, 'SPECTATOR_SESSION_HOURS', 12, 1, 720, problems);
 
+  const runtimeRetention = parseRuntimeRetention(options.runtimeRetention ?? {}, env, problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     port,
@@ -332,7 +352,32 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     publicUrl,
     oidc,
     sessionHours,
+    runtimeRetention,
   };
+}
+
+/** The runtime retention from options or SPECTATOR_RUNTIME_{MINUTE,HOUR,DAY}_DAYS, each at least the one before. */
+function parseRuntimeRetention(
+  options: Partial<RuntimeRetention>,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): RuntimeRetention {
+  const days = (key: keyof RuntimeRetention, variable: string): number =>
+    options[key] ?? parseInteger(env[variable], variable, DEFAULT_RUNTIME_RETENTION[key], 1, 36500, problems);
+  const retention = {
+    minuteDays: days('minuteDays', 'SPECTATOR_RUNTIME_MINUTE_DAYS'),
+    hourDays: days('hourDays', 'SPECTATOR_RUNTIME_HOUR_DAYS'),
+    dayDays: days('dayDays', 'SPECTATOR_RUNTIME_DAY_DAYS'),
+  };
+  if (retention.hourDays < retention.minuteDays)
+    problems.push(
+      `SPECTATOR_RUNTIME_HOUR_DAYS (${retention.hourDays}) must be at least SPECTATOR_RUNTIME_MINUTE_DAYS (${retention.minuteDays})`,
+    );
+  if (retention.dayDays < retention.hourDays)
+    problems.push(
+      `SPECTATOR_RUNTIME_DAY_DAYS (${retention.dayDays}) must be at least SPECTATOR_RUNTIME_HOUR_DAYS (${retention.hourDays})`,
+    );
+  return retention;
 }
 
 /** The directory of @spectator/backend's package.json, from `src` (tests) or `dist/src` (built). */

@@ -4,7 +4,7 @@ import type { CiRuntimeResponse, RuntimeResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
-import { RuntimeQuery } from './dto/runtime.dto';
+import { RouteRuntimeQuery, RuntimeQuery } from './dto/runtime.dto';
 import { RuntimeGateService } from './runtime-gate.service';
 import { RuntimeService } from './runtime.service';
 
@@ -25,6 +25,14 @@ export class RuntimeController {
     @Query() query: RuntimeQuery,
   ): Promise<RuntimeResponse> {
     return this.runtime.series(project, id, query);
+  }
+
+  /** The same by method and path: undocumented endpoints have no id to ask by. */
+  @Get('runtime')
+  @RequireScope('read')
+  routeSeries(@CurrentProject() project: ProjectEntity, @Query() query: RouteRuntimeQuery): Promise<RuntimeResponse> {
+    const { method, path, ...rest } = query;
+    return this.runtime.routeSeries(project, { method, path }, rest);
   }
 
   /** The runtime CI gate's figures: a pull request's counts per endpoint and version beside production's. */

@@ -260,6 +260,16 @@ export class RuntimeRepository {
     return row ?? null;
   }
 
+  /** The id of a project's documented endpoint `method path`, or null (an undocumented endpoint has none). */
+  async endpointId(projectId: string, method: string, path: string): Promise<string | null> {
+    const [row] = (await this.db.query('SELECT id FROM endpoints WHERE project_id = $1 AND method = $2 AND path = $3', [
+      projectId,
+      method,
+      path,
+    ])) as Array<{ id: string }>;
+    return row?.id ?? null;
+  }
+
   /** Deletes rows of `resolution` older than `before`. @returns how many. */
   async prune(resolution: RuntimeResolution, before: Date): Promise<number> {
     const [{ deleted }] = (await this.db.query(

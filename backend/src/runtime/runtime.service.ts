@@ -28,11 +28,6 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
 
-/**
- * How long each resolution is kept: minute rows for two days, then moved into hour rows; hour rows
- * for 35 days, then moved into day rows; day rows for 400 days, then deleted.
- */
-export const RUNTIME_RETENTION = { minuteMs: 2 * DAY_MS, hourMs: 35 * DAY_MS, dayMs: 400 * DAY_MS } as const;
 /** How often each replica rolls runtime rows up (moving is exact whoever runs it). */
 const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
 /** Rows moved per statement, so a backlog never makes one long transaction. */
@@ -174,12 +169,16 @@ export interface RuntimeQueryInput {
 export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   private readonly log: Logger;
   private readonly rollups: PeriodicJob;
+  /** How long each resolution is kept (config `runtimeRetention`), in milliseconds. */
+  private readonly kept: Record<RuntimeResolution, number>;
 
   constructor(
     private readonly repository: RuntimeRepository,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'runtime' });
+    const { minuteDays, hourDays, dayDays } = runtime.config.runtimeRetention;
+    this.kept = { minute: minuteDays * DAY_MS, hour: hourDays * DAY_MS, day: dayDays * DAY_MS };
     this.rollups = new PeriodicJob('rolling up runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
   }
 
@@ -266,9 +265,9 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
         if (moved < ROLLUP_CHUNK || this.rollups.isStopped) return;
       }
     };
-    await move('minute', 'hour', RUNTIME_RETENTION.minuteMs);
-    await move('hour', 'day', RUNTIME_RETENTION.hourMs);
-    done.day = await this.repository.prune('day', new Date(at - RUNTIME_RETENTION.dayMs));
+    await move('minute', 'hour', this.kept.minute);
+    await move('hour', 'day', this.kept.hour);
+    done.day = await this.repository.prune('day', new Date(at - this.kept.day));
     if (done.minute + done.hour + done.day > 0) this.log.info(done, 'rolled up runtime evidence');
     return done;
   }
@@ -291,12 +290,38 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
         ErrorCode.EndpointNotFound,
         `endpoint ${endpointId} does not exist in project ${project.slug}`,
       );
+    return this.seriesOf(project, { id: endpointId, ...route }, query, now);
+  }
+
+  /**
+   * The same for an endpoint named by method and path, documented or not (undocumented endpoints
+   * have no id; their runtime is kept under no version, `''`). `endpoint.id` is the documented
+   * endpoint's, or null. An endpoint without runtime evidence has no series (not a 404: traffic may
+   * not have come yet).
+   * @throws DomainError BadInput naming the parameter.
+   */
+  async routeSeries(
+    project: ProjectEntity,
+    route: { method: string; path: string },
+    query: RuntimeQueryInput,
+    now = new Date(),
+  ): Promise<RuntimeResponse> {
+    const id = await this.repository.endpointId(project.id, route.method, route.path);
+    return this.seriesOf(project, { id, ...route }, query, now);
+  }
+
+  private async seriesOf(
+    project: ProjectEntity,
+    route: { id: string | null; method: string; path: string },
+    query: RuntimeQueryInput,
+    now: Date,
+  ): Promise<RuntimeResponse> {
     const sinceMs = query.since === undefined ? now.getTime() - DAY_MS : Date.parse(query.since);
     if (Number.isNaN(sinceMs)) throw badInput('since must be an ISO 8601 time');
     if (sinceMs > now.getTime()) throw badInput('since must not be in the future');
     const window = now.getTime() - sinceMs;
-    // The finest step the data has at `since`: minutes are kept two days, hours 35.
-    const finest = window <= RUNTIME_RETENTION.minuteMs ? 0 : window <= RUNTIME_RETENTION.hourMs ? 1 : 2;
+    // The finest step the data has at `since` (minutes are kept two days by default, hours 35).
+    const finest = window <= this.kept.minute ? 0 : window <= this.kept.hour ? 1 : 2;
     const fitting = STEPS.findIndex((step, i) => i >= finest && window / step.ms <= MAX_RUNTIME_POINTS);
     const asked = query.step === undefined ? -1 : STEPS.findIndex((step) => step.name === query.step);
     if (asked >= 0 && window / (STEPS[asked] as { ms: number }).ms > MAX_RUNTIME_POINTS)
@@ -337,7 +362,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     }
     const windowSeconds = Math.max(1, (now.getTime() - since.getTime()) / 1000);
     return {
-      endpoint: { id: endpointId, method: route.method, path: route.path },
+      endpoint: { id: route.id, method: route.method, path: route.path },
       environment: query.environment,
       name,
       since: since.toISOString(),

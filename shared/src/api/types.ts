@@ -523,7 +523,8 @@ export interface RuntimePoint {
 
 /** `GET /projects/{p}/endpoints/{id}/runtime`: how each version of an endpoint behaves in one environment over time. */
 export interface RuntimeResponse {
-  endpoint: { id: string; method: string; path: string };
+  /** `id` is null for an endpoint asked by method and path that is not documented. */
+  endpoint: { id: string | null; method: string; path: string };
   environment: EnvironmentKind;
   /** The environment row asked for (`PR #42`, a build), or null for every row of the kind. */
   name: string | null;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
-import { IsIn, IsISO8601, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import type { RuntimeResolution } from '../runtime.repository';
 
 const STEPS: RuntimeResolution[] = ['minute', 'hour', 'day'];
@@ -32,4 +32,18 @@ export class RuntimeQuery {
   @IsString()
   @MaxLength(200)
   build?: string;
+}
+
+/** `?method=&path=` and the rest of `RuntimeQuery`: the runtime of an endpoint by its route, documented or not. */
+export class RouteRuntimeQuery extends RuntimeQuery {
+  @ApiProperty({ description: 'HTTP method, e.g. GET' })
+  @IsString({ message: 'method must be an HTTP method such as GET' })
+  @Matches(/^[A-Z]{1,16}$/, { message: 'method must be an HTTP method such as GET' })
+  method: string;
+
+  @ApiProperty({ description: 'the path as stored, e.g. /orders/{orderId} or /slow' })
+  @IsString({ message: 'path must start with /' })
+  @Matches(/^\//, { message: 'path must start with /' })
+  @MaxLength(2048)
+  path: string;
 }
