@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { LatencyHistogram } from '@spectator/shared';
 import { ConsumerIds, parseConsumerSources } from '../src/capture/consumers';
 import { BodyTap } from '../src/capture/exchange';
-import { CapturePipeline } from '../src/capture/pipeline';
+import { ObservationPipeline } from '../src/capture/pipeline';
 import { summariseBody } from '../src/capture/summarise';
 import { createRootLogger } from '../src/log';
 import { Metrics } from '../src/metrics';
@@ -97,7 +97,7 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Run `count` requests of a scenario; `pipeline` null = capture off. Returns CPU µs per request. */
 async function run(
-  pipeline: CapturePipeline | null,
+  pipeline: ObservationPipeline | null,
   scenario: Scenario,
   count: number,
   headersOf: (i: number) => IncomingHttpHeaders = () => scenario.requestHeaders,
@@ -168,8 +168,8 @@ const median = (values: number[]) => {
 
 async function main(): Promise<void> {
   const metrics = new Metrics();
-  const pipeline = new CapturePipeline({
-    captureLimit: 1024 * 1024,
+  const pipeline = new ObservationPipeline({
+    bodyLimit: 1024 * 1024,
     captureId: () => '6f9d7c5e-0c55-4d1e-9d7a-3b1b8f0f2a10',
     rules: () => [],
     metrics,
@@ -192,7 +192,7 @@ async function main(): Promise<void> {
     );
   }
   console.log(
-    `  counted ${metrics.get('captured_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`,
+    `  counted ${metrics.get('observed_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`,
   );
   shapeWorkPerSample();
   timingPerRequest();
@@ -217,8 +217,8 @@ async function consumerPerRequest(): Promise<void> {
   const headersOf = (i: number): IncomingHttpHeaders => tokens[i % tokens.length] as IncomingHttpHeaders;
   const config = { sources: parseConsumerSources('jwt:client_id'), key: 'bench-consumer-key-0123456789', project: 'p' };
   const make = (named: boolean) =>
-    new CapturePipeline({
-      captureLimit: 1024 * 1024,
+    new ObservationPipeline({
+      bodyLimit: 1024 * 1024,
       captureId: () => '6f9d7c5e-0c55-4d1e-9d7a-3b1b8f0f2a10',
       rules: () => [],
       metrics: new Metrics(),

@@ -77,7 +77,7 @@ async function main(kind: string, target: string): Promise<string> {
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         configPath: '/nonexistent/service.yml',
-        capture,
+        observe: capture,
         backend: capture ? target : null,
         token: 'bench',
         logger: createRootLogger('error'),
@@ -88,7 +88,7 @@ async function main(kind: string, target: string): Promise<string> {
       readline.createInterface({ input: process.stdin }).on('line', (line) => {
         const match = /^capture (on|off)$/.exec(line.trim());
         if (!match) return;
-        agent.setCapturing(match[1] === 'on');
+        agent.setObserving(match[1] === 'on');
         // Where the switch fell: requests and shaped samples so far, CPU µs so far (all threads), ms on this process's clock.
         const cpu = process.cpuUsage();
         const { metrics } = agent;

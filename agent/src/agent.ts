@@ -7,7 +7,7 @@ import { hasParameter, type AgentEnvironment, type WireCapture } from '@spectato
 import { createAdminServer, listen } from './admin';
 import { CommandSupervisor } from './command';
 import {
-  DEFAULT_CAPTURE_LIMIT,
+  DEFAULT_BODY_LIMIT,
   DEFAULT_SHAPE_BUDGET,
   parseBackend,
   parseHostPort,
@@ -17,7 +17,7 @@ import {
 } from './config';
 import { Captures } from './capture/captures';
 import { ConsumerIds } from './capture/consumers';
-import { CapturePipeline } from './capture/pipeline';
+import { ObservationPipeline } from './capture/pipeline';
 import { UpstreamProbe } from './capture/probe';
 import { IgnoreRules } from './capture/rules';
 import { samplerOptionsForBudget, type SamplerOptions } from './capture/sampler';
@@ -98,8 +98,12 @@ export interface AgentOptions extends Partial<Omit<AgentConfig, 'upstream' | 'li
   /** Default `0.0.0.0:4000`. */
   listen?: HostPort | string;
   admin?: HostPort | string | null;
-  /** false: forward only, no capture at all (the benchmark's baseline). Default true. */
+  /** false: forward only, no exchange is observed (the benchmark's baseline). Default true. */
+  observe?: boolean;
+  /** The earlier name of `observe`, still read (`observe` wins). */
   capture?: boolean;
+  /** The earlier name of `bodyLimit`, still read (`bodyLimit` wins). */
+  captureLimit?: number;
   /** Root logger to use instead of a new one on stdout. */
   logger?: Logger;
   agentId?: string;
@@ -148,14 +152,16 @@ export interface RunningAgent {
   /** With a wrapped command: pass a signal to it. */
   signalCommand(signal: NodeJS.Signals): void;
   /**
-   * Pause (false) or resume (true) capture while proxying goes on; requests already under way
-   * finish as they started. Paused time earns no shape budget. The benchmark measures capture on
-   * and off in one process with it. No effect on an agent started with `capture: false`.
+   * Pause (false) or resume (true) observing exchanges while proxying goes on; requests already
+   * under way finish as they started. Paused time earns no shape budget. The benchmark measures
+   * observing on and off in one process with it. No effect on an agent started with `observe: false`.
    */
+  setObserving(enabled: boolean): void;
+  /** The earlier name of `setObserving`, still there. */
   setCapturing(enabled: boolean): void;
 }
 
-/** Start an agent: proxy, capture pipeline, uplink to the backend, admin port and wrapped command. */
+/** Start an agent: proxy, observation pipeline, uplink to the backend, admin port and wrapped command. */
 export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   const tuning: AgentTuning = { ...DEFAULT_TUNING, ...options.tuning };
   const root = options.logger ?? createRootLogger(options.logLevel ?? 'info', undefined, options.logFormat);
@@ -192,14 +198,14 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   let flushQueued = false;
   const consumers = options.consumers ? new ConsumerIds(options.consumers) : null;
   const pipeline =
-    options.capture === false
+    (options.observe ?? options.capture) === false
       ? null
-      : new CapturePipeline({
-          captureLimit: options.captureLimit ?? DEFAULT_CAPTURE_LIMIT,
+      : new ObservationPipeline({
+          bodyLimit: options.bodyLimit ?? options.captureLimit ?? DEFAULT_BODY_LIMIT,
           captureId: () => captures.current.id,
           rules: () => rules.rules,
           metrics,
-          log: root.child({ module: 'capture' }),
+          log: root.child({ module: 'observe' }),
           backlogRows: tuning.batchRows,
           queueMaxItems: tuning.queueMaxItems,
           queueMaxBytes: tuning.queueMaxBytes,
@@ -398,6 +404,13 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     log.info({}, 'agent stopped');
   }
 
+  function setObserving(enabled: boolean): void {
+    if (!pipeline) return;
+    if (enabled) pipeline.resume();
+    else pipeline.pause();
+    proxy.setObserver(enabled ? pipeline : null);
+  }
+
   return {
     proxyUrl,
     adminUrl,
@@ -407,12 +420,8 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     close: () => (closed ??= close()),
     restartCommand: async () => supervisor?.restart(),
     signalCommand: (signal) => supervisor?.signal(signal),
-    setCapturing: (enabled) => {
-      if (!pipeline) return;
-      if (enabled) pipeline.resume();
-      else pipeline.pause();
-      proxy.setObserver(enabled ? pipeline : null);
-    },
+    setObserving,
+    setCapturing: setObserving,
   };
 }
 

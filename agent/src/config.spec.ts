@@ -13,7 +13,7 @@ describe('parseAgentConfig', () => {
       configPath: './service.yml',
       admin: null,
       spoolDir: null,
-      captureLimit: 1024 * 1024,
+      bodyLimit: 1024 * 1024,
       shapeBudget: 2,
       tls: null,
       upstreamCaPath: null,
@@ -94,7 +94,7 @@ describe('parseAgentConfig', () => {
       SPECTATOR_CONFIG: '/etc/service.yml',
       SPECTATOR_ADMIN: '4001',
       SPECTATOR_SPOOL: '/var/spool',
-      SPECTATOR_CAPTURE_LIMIT: '512k',
+      SPECTATOR_BODY_LIMIT: '512k',
       SPECTATOR_SHAPE_BUDGET: '100',
       SPECTATOR_LOG_LEVEL: 'warn',
       SPECTATOR_TLS_CERT: '/tls/tls.crt',
@@ -108,7 +108,7 @@ describe('parseAgentConfig', () => {
       configPath: '/etc/service.yml',
       admin: { host: '0.0.0.0', port: 4001 },
       spoolDir: '/var/spool',
-      captureLimit: 512 * 1024,
+      bodyLimit: 512 * 1024,
       shapeBudget: 100,
       tls: { certPath: '/tls/tls.crt', keyPath: '/tls/tls.key' },
       upstreamCaPath: '/tls/ca.crt',
@@ -153,6 +153,18 @@ describe('parseAgentConfig', () => {
     expect(config.upstream).toBeNull();
   });
 
+  it('reads --capture-limit and SPECTATOR_CAPTURE_LIMIT, the earlier names of --body-limit; the new name wins', () => {
+    const base = ['--upstream', 'http://127.0.0.1:3000'];
+    expect(parseAgentConfig([...base, '--capture-limit', '2k'], {}).bodyLimit).toBe(2048);
+    expect(parseAgentConfig(base, { SPECTATOR_CAPTURE_LIMIT: '3k' }).bodyLimit).toBe(3072);
+    expect(parseAgentConfig(base, { SPECTATOR_CAPTURE_LIMIT: '3k', SPECTATOR_BODY_LIMIT: '4k' }).bodyLimit).toBe(4096);
+    for (const flags of [
+      ['--body-limit', '5k', '--capture-limit', '6k'],
+      ['--capture-limit', '6k', '--body-limit', '5k'],
+    ])
+      expect(parseAgentConfig([...base, ...flags], { SPECTATOR_BODY_LIMIT: '4k' }).bodyLimit).toBe(5120);
+  });
+
   it('names every problem in one error', () => {
     let error: unknown;
     try {
@@ -168,7 +180,7 @@ describe('parseAgentConfig', () => {
           'production',
           '--pr',
           'abc',
-          '--capture-limit',
+          '--body-limit',
           '1g',
           '--shape-budget',
           '150',
@@ -196,7 +208,7 @@ describe('parseAgentConfig', () => {
       '--pr (SPECTATOR_PR): "abc" is not a pull request number',
       '--build (SPECTATOR_BUILD): required for --env production (production is identified by build)',
       '--admin (SPECTATOR_ADMIN): "70000" is not host:port, :port or a port number 0-65535',
-      '--capture-limit (SPECTATOR_CAPTURE_LIMIT): "1g" is not a size in bytes (e.g. 1048576, 512k, 1m)',
+      '--body-limit (SPECTATOR_BODY_LIMIT; formerly --capture-limit, SPECTATOR_CAPTURE_LIMIT): "1g" is not a size in bytes (e.g. 1048576, 512k, 1m)',
       '--shape-budget (SPECTATOR_SHAPE_BUDGET): "150" is not a percentage from 0 to 100',
       '--tls-key (SPECTATOR_TLS_KEY): required with --tls-cert',
     ]);
@@ -206,6 +218,7 @@ describe('parseAgentConfig', () => {
   it('documents every option in --help', () => {
     const help = helpText('1.2.3');
     for (const option of OPTIONS) expect(help).toContain(option.envVar);
+    expect(help).toContain('also read: --capture-limit, SPECTATOR_CAPTURE_LIMIT');
   });
 });
 
@@ -224,7 +237,7 @@ describe('parsers', () => {
     ['0', 0],
   ])('byte size %s', (text, bytes) => expect(parseByteSize(text)).toBe(bytes));
 
-  it('refuses a capture limit above 64m', () => expect(() => parseByteSize('65m')).toThrow('above the maximum'));
+  it('refuses a body limit above 64m', () => expect(() => parseByteSize('65m')).toThrow('above the maximum'));
 
   it.each([
     ['2', 2],

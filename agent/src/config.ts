@@ -18,8 +18,11 @@ export interface AgentConfig {
   admin: HostPort | null;
   /** Directory keeping unacknowledged batches across restarts, or `null` for memory only. */
   spoolDir: string | null;
-  /** Bytes of each body copied for shape work. Default 1 MiB; 0 counts interactions without looking at bodies. */
-  captureLimit: number;
+  /**
+   * Bytes of each body copied for shape work (`--body-limit`; `--capture-limit` before). Default
+   * 1 MiB; 0 counts interactions without looking at bodies.
+   */
+  bodyLimit: number;
   /**
    * Percent of one CPU core shape work may use beyond each endpoint and status's guaranteed sample
    * (one every 10 s). Default 2; 100 shapes every interaction whatever the load; 0 only the guaranteed ones.
@@ -49,9 +52,9 @@ export interface HostPort {
   port: number;
 }
 
-export const DEFAULT_CAPTURE_LIMIT = 1024 * 1024;
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export const DEFAULT_SHAPE_BUDGET = 2;
-const MAX_CAPTURE_LIMIT = 64 * 1024 * 1024;
+const MAX_BODY_LIMIT = 64 * 1024 * 1024;
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 type OptionKey =
@@ -66,7 +69,7 @@ type OptionKey =
   | 'config'
   | 'admin'
   | 'spool'
-  | 'captureLimit'
+  | 'bodyLimit'
   | 'shapeBudget'
   | 'tlsCert'
   | 'tlsKey'
@@ -82,6 +85,8 @@ interface OptionSpec {
   envVar: string;
   value: string;
   help: string;
+  /** An earlier name of the option, still read (the new one wins); docs/agent.md lists it. */
+  alias?: { flag: string; envVar: string };
 }
 
 /** Every option, once: parsing, environment variables and `--help` all read this table. */
@@ -164,9 +169,10 @@ export const OPTIONS: readonly OptionSpec[] = [
     help: 'Keep unacknowledged batches on disk here so an agent restart resends them. Default: memory only.',
   },
   {
-    key: 'captureLimit',
-    flag: '--capture-limit',
-    envVar: 'SPECTATOR_CAPTURE_LIMIT',
+    key: 'bodyLimit',
+    flag: '--body-limit',
+    envVar: 'SPECTATOR_BODY_LIMIT',
+    alias: { flag: '--capture-limit', envVar: 'SPECTATOR_CAPTURE_LIMIT' },
     value: '<bytes>',
     help: 'Bytes of each JSON or form body kept for shape work (suffixes k, m). Default 1m; larger bodies are counted as too large. A stream (server-sent events, JSON lines) keeps its first 64k at most. 0 = count only.',
   },
@@ -252,12 +258,15 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const { values, command } = readArgv(argv, problems);
   const raw = (key: OptionKey): string | undefined => {
     const spec = OPTIONS.find((option) => option.key === key);
-    const fromEnv = spec ? nonEmpty(env[spec.envVar]) : undefined;
+    const fromEnv = spec ? (nonEmpty(env[spec.envVar]) ?? nonEmpty(env[spec.alias?.envVar ?? ''])) : undefined;
     return values.get(key) ?? fromEnv;
   };
   const named = (key: OptionKey): string => {
     const spec = OPTIONS.find((option) => option.key === key);
-    return spec ? `${spec.flag} (${spec.envVar})` : key;
+    if (!spec) return key;
+    return spec.alias
+      ? `${spec.flag} (${spec.envVar}; formerly ${spec.alias.flag}, ${spec.alias.envVar})`
+      : `${spec.flag} (${spec.envVar})`;
   };
   const check = <T>(key: OptionKey, parse: (text: string) => T, fallback: T): T => {
     const text = raw(key);
@@ -288,7 +297,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   if ((kind === 'staging' || kind === 'production') && build === undefined)
     problems.push(`${named('build')}: required for --env ${kind} (${kind} is identified by build)`);
   const admin = check('admin', (text) => parseHostPort(text, '0.0.0.0'), null);
-  const captureLimit = check('captureLimit', parseByteSize, DEFAULT_CAPTURE_LIMIT);
+  const bodyLimit = check('bodyLimit', parseByteSize, DEFAULT_BODY_LIMIT);
   const shapeBudget = check('shapeBudget', parsePercent, DEFAULT_SHAPE_BUDGET);
   const logLevel = check('logLevel', (text) => oneOf(text, LOG_LEVELS), 'info');
   const logFormat = check('logFormat', (text) => oneOf(text, LOG_FORMATS), defaultLogFormat());
@@ -317,7 +326,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     configPath: raw('config') ?? './service.yml',
     admin,
     spoolDir: raw('spool') ?? null,
-    captureLimit,
+    bodyLimit,
     shapeBudget,
     tls: certPath !== undefined && keyPath !== undefined ? { certPath, keyPath } : null,
     upstreamCaPath: nonEmpty(raw('upstreamCa')) ?? null,
@@ -356,7 +365,8 @@ export function helpText(version: string): string {
   const width = Math.max(...OPTIONS.map((option) => `${option.flag} ${option.value}`.length));
   const lines = OPTIONS.map(
     (option) =>
-      `  ${`${option.flag} ${option.value}`.padEnd(width)}  ${option.help}\n  ${''.padEnd(width)}  env: ${option.envVar}`,
+      `  ${`${option.flag} ${option.value}`.padEnd(width)}  ${option.help}\n  ${''.padEnd(width)}  env: ${option.envVar}` +
+      (option.alias ? ` (also read: ${option.alias.flag}, ${option.alias.envVar})` : ''),
   );
   return [
     `spectator-agent ${version}: a sidecar proxy that observes an API's traffic as shapes (never values) and streams them to the Spectator backend.`,
@@ -384,6 +394,7 @@ function readArgv(
   problems: string[],
 ): { values: Map<OptionKey, string>; command: string[] | null } {
   const values = new Map<OptionKey, string>();
+  const byOwnFlag = new Set<OptionKey>();
   let command: string[] | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -394,7 +405,7 @@ function readArgv(
     }
     const equals = arg.indexOf('=');
     const flag = equals > 0 ? arg.slice(0, equals) : arg;
-    const spec = OPTIONS.find((option) => option.flag === flag);
+    const spec = OPTIONS.find((option) => option.flag === flag || option.alias?.flag === flag);
     if (!spec) {
       problems.push(
         arg.startsWith('-')
@@ -409,6 +420,9 @@ function readArgv(
       if (value !== undefined) i--;
       continue;
     }
+    // An option's own flag wins over its earlier name (alias), wherever each stands.
+    if (flag === spec.flag) byOwnFlag.add(spec.key);
+    else if (byOwnFlag.has(spec.key)) continue;
     values.set(spec.key, value);
   }
   return { values, command };
@@ -464,7 +478,7 @@ export function parseByteSize(text: string): number {
   if (!match) throw new Error(`"${text}" is not a size in bytes (e.g. 1048576, 512k, 1m)`);
   const unit = (match[2] ?? '').toLowerCase();
   const bytes = Number(match[1]) * (unit.startsWith('k') ? 1024 : unit.startsWith('m') ? 1024 * 1024 : 1);
-  if (bytes > MAX_CAPTURE_LIMIT) throw new Error(`"${text}" is above the maximum of 64m`);
+  if (bytes > MAX_BODY_LIMIT) throw new Error(`"${text}" is above the maximum of 64m`);
   return bytes;
 }
 

@@ -5,6 +5,8 @@
 interface MetricDefinition {
   help: string;
   type: 'counter' | 'gauge';
+  /** An earlier name, kept for dashboards and alerts that read it: the value of the metric named here. */
+  sameAs?: string;
 }
 
 const DEFINITIONS = {
@@ -13,7 +15,12 @@ const DEFINITIONS = {
     help: 'Requests answered by the agent itself because the upstream failed (502/503/504).',
     type: 'counter',
   },
-  captured_total: { help: 'Interactions counted into observations.', type: 'counter' },
+  observed_total: { help: 'Interactions counted into observations.', type: 'counter' },
+  captured_total: {
+    help: 'The earlier name of observed_total (the same count), still served.',
+    type: 'counter',
+    sameAs: 'observed_total',
+  },
   ignored_total: { help: 'Interactions matched by an ignore rule.', type: 'counter' },
   shaped_total: { help: 'Interactions whose bodies were shaped.', type: 'counter' },
   unshaped_total: {
@@ -21,11 +28,11 @@ const DEFINITIONS = {
     type: 'counter',
   },
   dropped_total: {
-    help: 'Samples whose bodies were dropped because the capture queue was full (the interaction is still counted).',
+    help: 'Samples whose bodies were dropped because the shape queue was full (the interaction is still counted).',
     type: 'counter',
   },
-  queue_depth: { help: 'Samples waiting in the capture queue.', type: 'gauge' },
-  queue_bytes: { help: 'Body bytes held by samples waiting in the capture queue.', type: 'gauge' },
+  queue_depth: { help: 'Samples waiting in the shape queue.', type: 'gauge' },
+  queue_bytes: { help: 'Body bytes held by samples waiting in the shape queue.', type: 'gauge' },
   stream_bytes: {
     help: 'Body bytes kept by open streams (server-sent events, JSON lines) for shape work.',
     type: 'gauge',
@@ -114,6 +121,8 @@ export class Metrics {
 
   /** Current value (0 when never touched). */
   get(name: MetricName): number {
+    const sameAs = (DEFINITIONS[name] as MetricDefinition).sameAs as MetricName | undefined;
+    if (sameAs !== undefined) return this.get(sameAs);
     const read = this.gauges.get(name);
     return read ? read() : this.values[name].value;
   }

@@ -62,8 +62,8 @@ describe('capture', () => {
   });
 });
 
-describe('pausing capture (setCapturing)', () => {
-  it('forwards every request while paused but counts only those that arrived while capture was on', async () => {
+describe('pausing observing (setObserving; setCapturing, its earlier name)', () => {
+  it('forwards every request while paused but counts only those that arrived while observing was on', async () => {
     const upstream = await startUpstream(postsApi());
     const backend = await FakeBackend.start({ token: 't0k' });
     const agent = await startTestAgent({
@@ -82,14 +82,16 @@ describe('pausing capture (setCapturing)', () => {
         expect(res.status).toBe(201);
       };
       await post();
-      agent.setCapturing(false);
+      agent.setObserving(false);
       await post();
       await post();
+      // The earlier name does the same.
       agent.setCapturing(true);
       await post();
       await agent.close();
       expect(agent.metrics.get('requests_total')).toBe(4);
-      expect(agent.metrics.get('captured_total')).toBe(2);
+      expect(agent.metrics.get('observed_total')).toBe(2);
+      expect(agent.metrics.get('captured_total')).toBe(2); // the earlier name of the same count
       const counted = backend
         .observations()
         .filter((o) => o.method === 'POST')
@@ -114,7 +116,7 @@ describe('capture of bodies', () => {
   async function observe(
     handler: Parameters<typeof startUpstream>[0],
     requests: (proxyUrl: string) => Promise<unknown>,
-    captureLimit?: number,
+    bodyLimit?: number,
   ) {
     upstream = await startUpstream(handler);
     backend = await FakeBackend.start();
@@ -122,7 +124,7 @@ describe('capture of bodies', () => {
       upstream: upstream.url,
       backend: backend.url,
       token: 'x',
-      captureLimit,
+      bodyLimit,
       tuning: { flushIntervalMs: 60_000 },
     });
     await requests(agent.proxyUrl);

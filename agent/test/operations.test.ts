@@ -14,13 +14,14 @@ describe('admin port', () => {
       expect(await fetch(`${agent.adminUrl}/healthz`).then((r) => r.json())).toEqual({ status: 'ok' });
       await waitFor('ready', async () => (await fetch(`${agent.adminUrl}/readyz`)).status === 200);
       await fetch(`${agent.proxyUrl}/x`).then((r) => r.text());
-      await waitFor('captured', () => agent.metrics.get('captured_total') === 1);
+      await waitFor('observed', () => agent.metrics.get('observed_total') === 1);
       const metrics = await fetch(`${agent.adminUrl}/metrics`);
       expect(metrics.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
       const text = await metrics.text();
       for (const name of [
         'requests_total 1',
-        'captured_total 1',
+        'observed_total 1',
+        'captured_total 1', // its earlier name, still served
         'dropped_total 0',
         'queue_depth 0',
         'batches_sent_total',
@@ -96,6 +97,7 @@ describe('spectator-agent CLI', () => {
       '--config',
       '--admin',
       '--spool',
+      '--body-limit',
       '--capture-limit',
       '-- <command>',
     ]) {
@@ -119,7 +121,8 @@ describe('spectator-agent CLI', () => {
       '--env (SPECTATOR_ENV): "prod" must be one of local, ci, staging, production',
       '--backend (SPECTATOR_BACKEND_URL)',
       '--bogus: unknown option',
-      '--capture-limit (SPECTATOR_CAPTURE_LIMIT): "lots"',
+      // Read under its earlier name too (SPECTATOR_CAPTURE_LIMIT), and named with both.
+      '--body-limit (SPECTATOR_BODY_LIMIT; formerly --capture-limit, SPECTATOR_CAPTURE_LIMIT): "lots"',
       '--upstream (SPECTATOR_UPSTREAM): required',
     ]) {
       expect(stderr).toContain(text);

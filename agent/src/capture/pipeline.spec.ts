@@ -2,11 +2,11 @@ import fc from 'fast-check';
 import { parseIgnoreRules, queryNames, type IgnoreRule } from '@spectator/shared';
 import { createRootLogger } from '../log';
 import { Metrics } from '../metrics';
-import { CapturePipeline } from './pipeline';
+import { ObservationPipeline } from './pipeline';
 
-function pipeline(rules: IgnoreRule[] = []): CapturePipeline {
-  return new CapturePipeline({
-    captureLimit: 1024,
+function pipeline(rules: IgnoreRule[] = []): ObservationPipeline {
+  return new ObservationPipeline({
+    bodyLimit: 1024,
     captureId: () => 'c1',
     rules: () => rules,
     metrics: new Metrics(),
@@ -15,7 +15,7 @@ function pipeline(rules: IgnoreRule[] = []): CapturePipeline {
 }
 
 /** The query names the pipeline reports for one request to `target`. */
-function reported(capture: CapturePipeline, target: string): readonly string[] {
+function reported(capture: ObservationPipeline, target: string): readonly string[] {
   capture.record({
     captureId: 'c1',
     method: 'GET',
@@ -34,7 +34,7 @@ function reported(capture: CapturePipeline, target: string): readonly string[] {
   return capture.drain()[0]?.observations[0]?.query ?? [];
 }
 
-describe('CapturePipeline query names', () => {
+describe('ObservationPipeline query names', () => {
   it('reports the names queryNames finds, for any query, through its cache of raw names', () => {
     const capture = pipeline();
     const queryText = fc.stringMatching(/^[a-zA-Z0-9&=#%+?/[\]_.-]{0,40}$/);
@@ -56,7 +56,7 @@ describe('CapturePipeline query names', () => {
   });
 });
 
-describe('CapturePipeline sampling', () => {
+describe('ObservationPipeline sampling', () => {
   const json = { 'content-type': 'application/json', 'content-length': '20' };
 
   it('spends no shape budget on ignored traffic: an ignored endpoint is never sampled, others still are', () => {
@@ -67,11 +67,11 @@ describe('CapturePipeline sampling', () => {
   });
 });
 
-describe('CapturePipeline taps', () => {
+describe('ObservationPipeline taps', () => {
   it('gives a body it cannot classify a tap that only counts, and says so, instead of throwing on the hot path', () => {
     const lines: string[] = [];
-    const capture = new CapturePipeline({
-      captureLimit: 1024,
+    const capture = new ObservationPipeline({
+      bodyLimit: 1024,
       captureId: () => 'c1',
       rules: () => [],
       metrics: new Metrics(),
@@ -85,18 +85,18 @@ describe('CapturePipeline taps', () => {
       copied: 0,
       copying: false,
     });
-    expect(lines.join('')).toContain('capture failed for one body');
+    expect(lines.join('')).toContain('observing failed for one body');
   });
 });
 
-describe('CapturePipeline stream taps', () => {
+describe('ObservationPipeline stream taps', () => {
   const SSE = 'text/event-stream';
   const event = (text: string) => Buffer.from(`data: {"t":"${text}"}\n\n`);
 
   it('keeps all open streams’ bytes within streamBytesMax, each stream’s until its exchange releases them', () => {
     const metrics = new Metrics();
-    const capture = new CapturePipeline({
-      captureLimit: 1024 * 1024,
+    const capture = new ObservationPipeline({
+      bodyLimit: 1024 * 1024,
       streamBytesMax: 100,
       captureId: () => 'c1',
       rules: () => [],
@@ -133,12 +133,12 @@ describe('CapturePipeline stream taps', () => {
 
   it('keeps at most 64 KiB of a stream, or the capture limit when lower, and marks it cut', () => {
     const chunk = event('x'.repeat(1000));
-    for (const [captureLimit, kept] of [
+    for (const [bodyLimit, kept] of [
       [1024, 1024],
       [1024 * 1024, 64 * 1024],
     ] as const) {
-      const capture = new CapturePipeline({
-        captureLimit,
+      const capture = new ObservationPipeline({
+        bodyLimit,
         captureId: () => 'c1',
         rules: () => [],
         metrics: new Metrics(),

@@ -23,7 +23,7 @@ import type { ConsumerIds } from './consumers';
 
 export interface PipelineOptions {
   /** Bytes of each shaped body copied. 0 counts interactions without looking at bodies. */
-  captureLimit: number;
+  bodyLimit: number;
   captureId: () => string;
   rules: () => readonly IgnoreRule[];
   metrics: Metrics;
@@ -91,7 +91,7 @@ function pathOf(target: string): string {
  * or releases them (sampled out, or queue full). Shape work runs later in short slices.
  * Nothing here can throw into the proxy.
  */
-export class CapturePipeline implements ExchangeObserver {
+export class ObservationPipeline implements ExchangeObserver {
   readonly captureId: () => string;
   private readonly aggregator: Aggregator;
   private readonly consumers: ConsumerIds | null;
@@ -134,7 +134,7 @@ export class CapturePipeline implements ExchangeObserver {
   /** What the open streams' taps keep, against `streamBytesMax`. */
   private readonly streams: StreamLedger;
   /** Counters touched on every interaction, held rather than looked up by name. */
-  private readonly captured: Counter;
+  private readonly observed: Counter;
   private readonly unshaped: Counter;
   private readonly novelShaped: Counter;
 
@@ -155,7 +155,7 @@ export class CapturePipeline implements ExchangeObserver {
     this.aggregator = new Aggregator(this.consumers !== null);
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler, options.samplerClock);
-    this.captured = options.metrics.counter('captured_total');
+    this.observed = options.metrics.counter('observed_total');
     this.unshaped = options.metrics.counter('unshaped_total');
     this.novelShaped = options.metrics.counter('novel_shaped_total');
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
@@ -184,7 +184,7 @@ export class CapturePipeline implements ExchangeObserver {
         ledger: media.stream ? this.streams : null,
       });
     } catch (err) {
-      this.options.log.error({ err: (err as Error).message }, 'capture failed for one body: counted, not looked at');
+      this.options.log.error({ err: (err as Error).message }, 'observing failed for one body: counted, not looked at');
       return new BodyTap({ contentType: '', contentEncoding: '', limit: 0, copy: false });
     }
   }
@@ -255,15 +255,15 @@ export class CapturePipeline implements ExchangeObserver {
   /** Bytes of a body of this media type kept for shape work: none unshaped, a stream's first ones. */
   private keptBytes(media: MediaClass): number {
     if (!media.shaped) return 0;
-    return media.stream ? Math.min(this.options.captureLimit, STREAM_PREFIX_BYTES) : this.options.captureLimit;
+    return media.stream ? Math.min(this.options.bodyLimit, STREAM_PREFIX_BYTES) : this.options.bodyLimit;
   }
 
-  /** Capture paused (the proxy stopped handing exchanges over): the shape budget's clock stops too. */
+  /** Observing paused (the proxy stopped handing exchanges over): the shape budget's clock stops too. */
   pause(): void {
     this.sampler.pause();
   }
 
-  /** Capture resumed after `pause`. */
+  /** Observing resumed after `pause`. */
   resume(): void {
     this.sampler.resume();
   }
@@ -290,7 +290,7 @@ export class CapturePipeline implements ExchangeObserver {
     try {
       this.accept(exchange);
     } catch (err) {
-      this.options.log.error({ err: (err as Error).message }, 'capture failed for one interaction');
+      this.options.log.error({ err: (err as Error).message }, 'observing failed for one interaction');
     }
   }
 
@@ -308,7 +308,7 @@ export class CapturePipeline implements ExchangeObserver {
       const template = typeof entry === 'string' ? entry : this.reported(entry);
       this.aggregator.addFailure(exchange.captureId, method, template, exchange.status, exchange.elapsed, exchange.at);
     } catch (err) {
-      this.options.log.error({ err: (err as Error).message }, 'capture failed for one failed request');
+      this.options.log.error({ err: (err as Error).message }, 'observing failed for one failed request');
     }
   }
 
@@ -394,7 +394,7 @@ export class CapturePipeline implements ExchangeObserver {
       consumer: this.consumers === null ? null : this.consumers.identify(exchange.requestHeaders, exchange.socket),
     };
     if (unmatched) observation.unmatchedPath = pathname;
-    this.captured.inc();
+    this.observed.inc();
     const bytes = (exchange.request?.copied ?? 0) + (exchange.response?.copied ?? 0);
     const reserved = Math.max(0, exchange.sampledBytes);
     // A sampled-out body kept for novelty is shaped when its variant is new for its key.
@@ -715,7 +715,7 @@ export class CapturePipeline implements ExchangeObserver {
       this.queueBytes -= pending.bytes;
       const before = performance.now();
       try {
-        const limit = this.options.captureLimit;
+        const limit = this.options.bodyLimit;
         pending.observation.request = pending.request ? summariseBody(pending.request, true, limit) : null;
         pending.observation.response = pending.response ? summariseBody(pending.response, true, limit) : null;
         this.options.metrics.inc('shaped_total');

@@ -21,7 +21,7 @@ export interface SamplerOptions {
    * What a sample costs the agent for each ms of its timed shape work, default 4. Parsing a body
    * builds a heap of objects the size of the body: collecting it, and the caches it evicts for the
    * requests after it, cost more than the parse. A CPU profile of the agent at 1 connection,
-   * capture switched on and off, put a sampled 100 KB body at about 6 ms of CPU against 0.9–1.6 ms
+   * observing switched on and off, put a sampled 100 KB body at about 6 ms of CPU against 0.9–1.6 ms
    * timed; with the timed work alone charged, the 2 % budget let shape work take 10 % of throughput.
    */
   costFactor: number;
@@ -167,9 +167,9 @@ export class ShapeSampler {
   }
 
   /**
-   * Stop the sampler's clock while capture is paused: paused time earns no budget and does not age
-   * a key's window, so capture resumed behaves as if it had never stopped (not with a budget saved
-   * up while nothing was captured).
+   * Stop the sampler's clock while observing is paused: paused time earns no budget and does not age
+   * a key's window, so observing resumed behaves as if it had never stopped (not with a budget saved
+   * up while nothing was observed).
    */
   pause(): void {
     this.pausedAt ??= this.now();

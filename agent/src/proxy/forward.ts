@@ -9,7 +9,7 @@ import { errorCode, failureBody, upstreamFailure, type UpstreamFailure } from '.
 /** What every forwarded request shares. */
 export interface ForwardContext {
   pool: Pool;
-  /** `null` when capture is off: the hot path then does nothing but forward. */
+  /** `null` when observing is off: the hot path then does nothing but forward. */
   observer: ExchangeObserver | null;
   metrics: Metrics;
   /** `requests_total`, counted on every request. */
@@ -25,7 +25,7 @@ export interface ForwardContext {
 
 /** A stream response still going on, which the proxy may count before it ends (see `recordSoFar`). */
 export interface OpenStream {
-  /** Epoch ms when its response's first bytes came (when capture began to watch it). */
+  /** Epoch ms when its response's first bytes came (when observing began to watch it). */
   readonly startedAt: number;
   /** Count the exchange now, shaped from what came so far; its end is then not counted again. */
   recordSoFar(): void;
@@ -39,7 +39,7 @@ export interface OpenStream {
  */
 export function forward(context: ForwardContext, req: IncomingMessage, res: ServerResponse): void {
   context.requests.inc();
-  // Timings are measured from here (the request's headers have arrived), only with capture on.
+  // Timings are measured from here (the request's headers have arrived), only with observing on.
   const arrived = context.observer ? performance.now() : 0;
   const path = requestPath(req.url);
   if (path === null) {
@@ -97,10 +97,10 @@ function dispatch(
   arrived: number,
 ): void {
   const forwarding = new ForwardHandler(context, req, res);
-  // Capture wraps the forwarding handler, as undici's handler decorators (interceptors) wrap theirs:
+  // Observing wraps the forwarding handler, as undici's handler decorators (interceptors) wrap theirs:
   // it passes each callback on first and looks at what went by after. Without an observer, undici
   // calls the forwarding handler itself.
-  const handler = observer ? new CaptureHandler(forwarding, context, observer, requestTap, arrived) : forwarding;
+  const handler = observer ? new ObservingHandler(forwarding, context, observer, requestTap, arrived) : forwarding;
   try {
     context.pool.dispatch(
       {
@@ -274,12 +274,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
 }
 
 /**
- * Capture around the forwarding handler: each callback is passed on first, so nothing capture does
+ * Observing around the forwarding handler: each callback is passed on first, so nothing observing does
  * sits between the upstream's answer and the client; then the body chunks that went by are tapped
  * (kept by reference, never changed), and the exchange is handed to the observer once its response
  * ended, was cut, or the client left it.
  */
-class CaptureHandler implements Dispatcher.DispatchHandler, OpenStream {
+class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream {
   private responseTap: BodyTap | null = null;
   /** Body bytes the sampler reserved shape work for; 0: not shaped. */
   private sampledBytes = 0;
@@ -374,7 +374,7 @@ class CaptureHandler implements Dispatcher.DispatchHandler, OpenStream {
   }
 
   /**
-   * Hand the exchange to capture, once: `complete` false when its response ended early,
+   * Hand the exchange to the observer, once: `complete` false when its response ended early,
    * `clientLeft` when that was the client's doing.
    */
   private record(complete: boolean, clientLeft = false): void {
@@ -407,7 +407,7 @@ class CaptureHandler implements Dispatcher.DispatchHandler, OpenStream {
     this.releaseTaps();
   }
 
-  /** Hand a request the upstream never answered to capture (`status` 0: the client left first). */
+  /** Hand a request the upstream never answered to the observer (`status` 0: the client left first). */
   private failed(status: 0 | 502 | 503 | 504): void {
     if (this.recorded) return;
     this.recorded = true;

@@ -62,7 +62,7 @@ async function startSpectator({ log, captureLimit = null }) {
         configPath,
         admin: null,
         logLevel: 'error',
-        ...(captureLimit === null ? {} : { captureLimit }),
+        ...(captureLimit === null ? {} : { bodyLimit: captureLimit }),
       });
       let sent = 0;
       let captureId = '';
