@@ -6,6 +6,7 @@ import { AgentsModule } from './agents/agents.module';
 import { AuthGuard } from './auth/auth.guard';
 import { AuthModule } from './auth/auth.module';
 import { CapturesModule } from './captures/captures.module';
+import { ChangelogModule } from './changelog/changelog.module';
 import { CommonModule } from './common/common.module';
 import { ConsumersModule } from './consumers/consumers.module';
 import { ErrorFilter } from './common/error.filter';
@@ -71,6 +72,7 @@ export class AppModule {
         PathsModule,
         EndpointsModule,
         OpenApiModule,
+        ChangelogModule,
         AgentsModule,
         RetentionModule,
         RuntimeModule,

@@ -4,11 +4,11 @@
  * 400 to any that breaks it, as Slack and Teams do. Every event type is made for real: proposal
  * steps, a breaking change and drift reaching production, undocumented endpoints in production.
  */
-import type { ProposalResponse, TokenResponse, WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared';
+import type { TokenResponse, WebhookDeliveryResponse, WebhookResponse } from '@spectator/shared';
 import type { WebhookBody } from '../src/webhooks/transition-events';
 import { startTestBackend, type TestBackend } from './support';
 import { type ChatReceiver, startChatReceiver, teamsProblems } from './support/chat-receiver';
-import { eventually, report } from './support/evidence-helpers';
+import { approveUsersPlan, eventually, report } from './support/evidence-helpers';
 
 const PUBLIC_URL = 'https://spectator.example.com';
 /** Slack's control characters in a title: a mention and a link that must arrive escaped, as text. */
@@ -18,31 +18,6 @@ let backend: TestBackend;
 let receiver: ChatReceiver;
 let agentToken: string;
 const hooks: Record<string, string> = {};
-
-const usersSchema = (fields: string[]): Record<string, unknown> => ({
-  type: 'array',
-  items: {
-    type: 'object',
-    properties: Object.fromEntries(fields.map((field) => [field, { type: field === 'id' ? 'number' : 'string' }])),
-    required: fields,
-  },
-});
-
-async function approvePlan(title: string, fields: string[]): Promise<string> {
-  const made = await backend.api<ProposalResponse>('POST', '/projects/chat/proposals', {
-    title,
-    endpoints: [
-      {
-        method: 'GET',
-        path: '/users',
-        responses: [{ status: 200, contentType: 'application/json', schema: usersSchema(fields) }],
-      },
-    ],
-  });
-  expect(made.status).toBe(201);
-  expect((await backend.api('POST', `/projects/chat/proposals/${made.body.id}/approve`)).status).toBe(200);
-  return made.body.id;
-}
 
 function production(build: string): { kind: 'production'; build: string; commit: string } {
   return { kind: 'production', build, commit: `c-${build}` };
@@ -90,12 +65,12 @@ describe('chat formats', () => {
 
   it('sends every event type in each format, each body valid for its format', async () => {
     // A proposal step (Approved), then production evidence: 1.0 first seen, Appeared in Production.
-    await approvePlan(TITLE, ['id', 'name']);
+    await approveUsersPlan(backend, 'chat', TITLE, ['id', 'name']);
     await report(backend.url, agentToken, production('p-1'), [
       { method: 'GET', path: '/users', status: 200, response: [{ id: 1, name: 'a' }] },
     ]);
     // A breaking change (a response field removed: 2.0) that production then runs.
-    await approvePlan('Users lose their name', ['id']);
+    await approveUsersPlan(backend, 'chat', 'Users lose their name', ['id']);
     await report(backend.url, agentToken, production('p-2'), [
       { method: 'GET', path: '/users', status: 200, response: [{ id: 1 }] },
     ]);

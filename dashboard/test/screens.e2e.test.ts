@@ -732,6 +732,61 @@ describe('dashboard screens (fixture API)', () => {
     ]);
   });
 
+  it('shows the changelog on the documentation page and downloads it as Markdown', async () => {
+    api.answer(`GET ${P}/changelog`, {
+      body: {
+        project: 'demo',
+        projectName: 'Demo',
+        entries: [
+          {
+            versionId: 'v2',
+            endpointId: 'e1',
+            method: 'GET',
+            path: '/posts',
+            version: '2.0',
+            previous: '1.0',
+            breaking: true,
+            changes: [],
+            createdAt: '2026-01-02T10:00:00Z',
+            proposal: {
+              id: 'pr-9',
+              title: 'Posts lose their author',
+              createdBy: 'ana',
+              approvedBy: 'bo',
+              approvedAt: null,
+            },
+            runsIn: [
+              {
+                kind: 'production',
+                name: 'p-7',
+                pullRequest: null,
+                build: 'p-7',
+                commit: 'c7',
+                lastSeen: '2026-01-02T11:00:00Z',
+              },
+            ],
+          },
+        ],
+      },
+    });
+    api.answer(`GET ${P}/changelog.md`, { body: '# Changelog of Demo' });
+    await page.goto(`${api.url}/#/p/demo/docs`);
+    // The page may already show the documentation (a test before): load it afresh with the fixture's changelog.
+    await page.reload();
+    const changelog = page.getByRole('region', { name: 'Changelog' });
+    const row = changelog.locator('tbody tr', { hasText: '/posts' });
+    await row.waitFor();
+    expect(await row.textContent()).toMatch(
+      /1\.0 → 2\.0 breaking.*Posts lose their author \(approved by bo\).*Production · build p-7/,
+    );
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      changelog.getByRole('button', { name: 'Markdown' }).click(),
+    ]);
+    expect(download.suggestedFilename()).toBe('demo-changelog.md');
+    expect(api.requests.some((r) => r.path === `${P}/changelog.md`)).toBe(true);
+  });
+
   it('offers a read token no action it cannot take: no Approve or Accept, no token or webhook admin (says which scope each needs)', async () => {
     api.answer('GET /me', { body: { ...ADMIN, name: 'viewer', scope: 'read' } });
     api.answer(`GET ${P}/proposals/pr-1`, { body: proposal([]) });

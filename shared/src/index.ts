@@ -22,6 +22,7 @@ export * from './runtime/regression';
 export * from './api/types';
 export * from './api/consumers';
 export * from './api/compare';
+export * from './api/changelog';
 export * from './api/ci-runtime';
 export * from './api/drift';
 export * from './api/lifecycle';

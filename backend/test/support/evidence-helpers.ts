@@ -267,3 +267,41 @@ export async function documentGet(
   const approved = await backend.api('POST', `/projects/${project}/proposals/${proposal.body.id}/approve`);
   if (approved.status !== 200) throw new Error(`approval refused: ${JSON.stringify(approved.body)}`);
 }
+
+/** JSON Schema of a users list whose items have `fields` (`id` a number, the others strings), all required. */
+export function usersSchema(fields: readonly string[]): Record<string, unknown> {
+  return {
+    type: 'array',
+    items: {
+      type: 'object',
+      properties: Object.fromEntries(fields.map((field) => [field, { type: field === 'id' ? 'number' : 'string' }])),
+      required: fields,
+    },
+  };
+}
+
+/**
+ * Proposes and approves planned documentation of `GET /users` answering 200 with a users list of
+ * `fields` (a field left out of the last plan is a breaking change). Resolves with the proposal id.
+ */
+export async function approveUsersPlan(
+  backend: TestBackend,
+  project: string,
+  title: string,
+  fields: readonly string[],
+): Promise<string> {
+  const made = await backend.api<{ id: string }>('POST', `/projects/${project}/proposals`, {
+    title,
+    endpoints: [
+      {
+        method: 'GET',
+        path: '/users',
+        responses: [{ status: 200, contentType: 'application/json', schema: usersSchema(fields) }],
+      },
+    ],
+  });
+  if (made.status !== 201) throw new Error(`proposal not made: ${made.status} ${JSON.stringify(made.body)}`);
+  const approved = await backend.api('POST', `/projects/${project}/proposals/${made.body.id}/approve`);
+  if (approved.status !== 200) throw new Error(`proposal not approved: ${approved.status}`);
+  return made.body.id;
+}

@@ -14,6 +14,7 @@ import type {
   ConsumersResponse,
   MatrixKind,
   CaptureResponse,
+  ChangelogResponse,
   CompareResponse,
   DiffResponse,
   DocumentationRequest,
@@ -124,6 +125,28 @@ export function createApiClient(options: ApiClientOptions) {
   }
 
   const get = <T>(path: string) => request<T>('GET', path);
+
+  /** A GET whose answer is text (Markdown, a feed), not JSON; errors as `request`'s. */
+  async function getText(path: string): Promise<string> {
+    const url = `${baseUrl}${ROUTES.apiPrefix}${path}`;
+    let response: Response;
+    try {
+      response = await doFetch(url, {
+        headers: options.token === null ? {} : { Authorization: `Bearer ${options.token}` },
+      });
+    } catch {
+      throw new ApiError(0, 'Cannot reach the Spectator backend. Check that it is running, then retry.', path);
+    }
+    const text = await response.text();
+    if (response.ok) return text;
+    let parsed: unknown = undefined;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // the status says it
+    }
+    throw new ApiError(response.status, errorMessage(parsed, `${response.status} ${response.statusText}`.trim()), path);
+  }
   const query = (params: Record<string, string | undefined>) => {
     const search = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, value);
@@ -245,6 +268,14 @@ export function createApiClient(options: ApiClientOptions) {
     ) => get<CompareResponse>(`${project(p)}/compare${query(params)}`),
     openapi: (p: string, params: { environment?: EnvironmentKind } = {}) =>
       get<Record<string, unknown>>(`${project(p)}/openapi.json${query({ environment: params.environment })}`),
+    /** The newest versions of every endpoint, newest first (`limit`, 50 by default). */
+    changelog: (p: string, limit?: number) =>
+      get<ChangelogResponse>(`${project(p)}/changelog${query({ limit: limit?.toString() })}`),
+    /** The changelog as Markdown (`md`) or an Atom feed (`atom`), as text. */
+    changelogText: (p: string, format: 'md' | 'atom') => getText(`${project(p)}/changelog.${format}`),
+    /** Where the changelog as Markdown or Atom lives, for feed readers and `curl` with a bearer token. */
+    changelogPath: (p: string, format: 'md' | 'atom') =>
+      `${baseUrl}${ROUTES.apiPrefix}${project(p)}/changelog.${format}`,
     /** Where the OpenAPI export lives, for `curl` with a bearer token. */
     openapiPath: (p: string, params: { environment?: EnvironmentKind } = {}) =>
       `${baseUrl}${ROUTES.apiPrefix}${project(p)}/openapi.json${query({ environment: params.environment })}`,

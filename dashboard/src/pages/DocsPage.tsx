@@ -12,7 +12,9 @@ import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatTime, plural } from '../lib/format';
+import { saveAsFile } from '../lib/download';
 import { routeHref } from '../lib/routes';
+import { ChangelogPanel } from './ChangelogPanel';
 import { KIND_LABELS, KIND_ORDER, newestFirst, type RowKind } from '../lib/versions';
 
 /** Every documented endpoint (method, path, description, version, parameters, shapes per status) and its history. */
@@ -43,6 +45,7 @@ export function DocsPage({ endpointId }: { endpointId?: string }) {
         </div>
       </header>
       {imported && <ImportResult result={imported} />}
+      <ChangelogPanel />
       <Async resource={endpoints} what="the documentation">
         {(list) =>
           list.length === 0 ? (
@@ -267,13 +270,11 @@ function OpenApiExport() {
     setState('busy');
     try {
       const document = await api.openapi(project, params);
-      const url = URL.createObjectURL(new Blob([JSON.stringify(document, null, 2)], { type: 'application/json' }));
-      const link = Object.assign(window.document.createElement('a'), {
-        href: url,
-        download: `${project}${environment ? `-${environment}` : ''}-openapi.json`,
-      });
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(url), 10_000);
+      saveAsFile(
+        JSON.stringify(document, null, 2),
+        'application/json',
+        `${project}${environment ? `-${environment}` : ''}-openapi.json`,
+      );
       setState('idle');
     } catch (caught) {
       setState(caught instanceof Error ? caught : new ApiError(0, String(caught), 'openapi.json'));
