@@ -80,6 +80,8 @@ const CHANGES_NEED: Record<string, string> = {
   'DELETE /projects/:p/tokens/:tokenId': 'admin',
   'POST /projects/:p/webhooks': 'admin',
   'DELETE /projects/:p/webhooks/:id': 'admin',
+  'PUT /projects/:p/consumers/:consumer/label': 'write',
+  'DELETE /projects/:p/consumers/:consumer/label': 'write',
 };
 
 /** Routes the walk leaves out, each for a reason: signing out ends the walker's session (sso.test covers it). */
