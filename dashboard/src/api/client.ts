@@ -27,6 +27,7 @@ import type {
   ProjectResponse,
   ProposalResponse,
   RuntimeResponse,
+  DriftCellResponse,
   TokenResponse,
   TokenScope,
   UndocumentedEndpointResponse,
@@ -206,6 +207,8 @@ export function createApiClient(options: ApiClientOptions) {
       get<VersionMatrixResponse>(
         `${project(p)}/versions${query({ kind: params.kind, limit: params.limit?.toString(), cursor: params.cursor })}`,
       ),
+    /** Every drifting cell of the matrix with where its drift began. */
+    drift: (p: string) => get<DriftCellResponse[]>(`${project(p)}/drift`),
     /** How each version of an endpoint behaves in one environment since `since` (default the last 24 hours). */
     runtime: (p: string, endpointId: string, params: { environment: EnvironmentKind; since?: string }) =>
       get<RuntimeResponse>(

@@ -16,6 +16,7 @@ import { mergeMatrixPages, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 import { ComparePanel } from './ComparePanel';
+import { DriftPanel } from './DriftPanel';
 import { RuntimePanel } from './RuntimePanel';
 
 /** Rows per page: the most the backend gives at once, so 100 × 100 needs one request. */
@@ -90,6 +91,7 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
           </>
         )}
       </Async>
+      <DriftPanel kind={kind} />
       <ComparePanel />
     </div>
   );
