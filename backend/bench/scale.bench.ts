@@ -21,7 +21,7 @@
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
  * (3), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
- * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000). Small: BENCH_SCALE_PRODUCTION=10
+ * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000); BENCH_SCALE_DEBUG=1 shows the replicas' stderr. Small: BENCH_SCALE_PRODUCTION=10
  * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
  */
 import {
@@ -286,7 +286,10 @@ async function startReplica(env: Record<string, string>): Promise<{ url: string;
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const output: string[] = [];
-  child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output.push(chunk.toString());
+    if (process.env.BENCH_SCALE_DEBUG) process.stderr.write(chunk);
+  });
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`replica exited with ${child.exitCode}: ${output.join('')}`);
@@ -506,7 +509,10 @@ async function main(): Promise<void> {
     dir: path.join(dir, 'pg'),
     persistent: false,
     onLog: (message) => {
-      for (const line of message.split('\n')) if (line.includes('still waiting for')) lockLines.push(line);
+      // A wait's line, with the statement that waited (the lines after it, in the same chunk or the next).
+      if (message.includes('still waiting for')) lockLines.push(message);
+      else if (lockLines.length > 0 && /^\s*(\S+ \S+ UTC \[\d+\] )?(DETAIL|CONTEXT|STATEMENT):/m.test(message))
+        lockLines[lockLines.length - 1] += message;
     },
   });
   const replicas: ChildProcess[] = [];
@@ -667,7 +673,14 @@ async function main(): Promise<void> {
       `  longest lock wait sampled: with evidence ${ms(backendLockMs)}, paced ${ms(pacedLockMs)}, plain ${ms(plainLockMs)}; ` +
         `log_lock_waits lines (waits over 100 ms): ${lockLines.length} (aim 0)`,
     );
-    for (const line of lockLines.slice(0, 5)) console.log(`    ${line.trim().slice(0, 200)}`);
+    for (const wait of lockLines.slice(0, 3))
+      console.log(
+        wait
+          .trim()
+          .split('\n')
+          .map((line) => `    ${line.trim().slice(0, 240)}`)
+          .join('\n'),
+      );
     console.log(
       `  recomputation from stored observations: ${check.checked}: ${check.differences.length === 0 ? 'all equal' : check.differences.join('; ')}`,
     );

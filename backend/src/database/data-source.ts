@@ -23,6 +23,7 @@ import { RuntimeCells1765610000000 } from './migrations/1765610000000-RuntimeCel
 import { Consumers1765620000000 } from './migrations/1765620000000-Consumers';
 import { WebhookFormats1765687000000 } from './migrations/1765687000000-WebhookFormats';
 import { DriftOrigins1765700000000 } from './migrations/1765700000000-DriftOrigins';
+import { EvidenceQueue1765800000000 } from './migrations/1765800000000-EvidenceQueue';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -49,6 +50,7 @@ export const MIGRATIONS = [
   Consumers1765620000000,
   WebhookFormats1765687000000,
   DriftOrigins1765700000000,
+  EvidenceQueue1765800000000,
 ];
 
 /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { MatrixKind, VersionMatrixRow } from '@spectator/shared';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import type { Queryable } from '../common/queryable';
 import type { CandidateVersion, CellValue } from './cell';
@@ -36,6 +36,16 @@ export interface EvidenceExchangeRow {
   last_seen: string;
   query: string[] | null;
   req_h: string[] | null;
+}
+
+/** A batch's evidence as queued until a fold takes it (`evidence_queue`). */
+export interface QueuedBatch {
+  build: string | null;
+  commit: string | null;
+  lastSeen: string;
+  exchanges: EvidenceExchangeRow[];
+  /** Runtime minutes (runtime/): evidence keeps them for the fold and rewrites their paths, nothing more. */
+  minutes: Array<{ method: string; path: string }>;
 }
 
 /** A stored distinct exchange of a row, as conformance reads it. */
@@ -118,6 +128,11 @@ function foldedNames(column: string): string {
 export class EvidenceRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /** Runs `work` in one transaction (READ COMMITTED), committed when it resolves. */
+  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
   /** Runs `work` in one REPEATABLE READ transaction: everything it reads comes from one snapshot. */
   snapshot<T>(work: (db: Queryable) => Promise<T>): Promise<T> {
     return this.db.transaction('REPEATABLE READ', work);
@@ -165,32 +180,137 @@ export class EvidenceRepository {
     return rows.map((row) => row.path);
   }
 
-  /** Creates or touches the row (taking its lock until the transaction ends) and returns it. */
-  async upsertRow(db: Queryable, projectId: string, key: EnvironmentRowKey, lastSeen: string): Promise<EnvironmentRow> {
+  /**
+   * Row `id`, locked until the transaction ends when no other transaction holds it; `'busy'` when
+   * one does (it is not waited for), null when there is no such row.
+   */
+  async lockRowIfFree(db: Queryable, id: string): Promise<EnvironmentRow | 'busy' | null> {
     const [row] = (await db.query(
-      `INSERT INTO environment_rows AS r (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8::timestamptz)
-       ON CONFLICT ON CONSTRAINT environment_rows_name_unique DO UPDATE
-         SET last_seen = greatest(r.last_seen, EXCLUDED.last_seen),
-             commit = coalesce(EXCLUDED.commit, r.commit),
-             build = coalesce(EXCLUDED.build, r.build)
-       RETURNING ${ROW_COLUMNS}`,
-      [projectId, key.kind, key.name, key.scope, key.pullRequest, key.build, key.commit, lastSeen],
+      `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`,
+      [id],
     )) as EnvironmentRow[];
-    if (!row) throw new Error('environment row upsert returned nothing');
+    if (row !== undefined) return row;
+    const [exists] = (await db.query('SELECT 1 FROM environment_rows WHERE id = $1', [id])) as unknown[];
+    return exists === undefined ? null : 'busy';
+  }
+
+  /** Touches a locked row with folded batches: last seen the latest, build and commit the latest batch's named. */
+  async touchRow(
+    db: Queryable,
+    id: string,
+    lastSeen: string,
+    build: string | null,
+    commit: string | null,
+  ): Promise<EnvironmentRow> {
+    const [row] = (await db.query(
+      `WITH touched AS (
+         UPDATE environment_rows AS r SET last_seen = greatest(r.last_seen, $2::timestamptz),
+                build = coalesce($3, r.build), commit = coalesce($4, r.commit)
+          WHERE id = $1 RETURNING r.*)
+       SELECT ${ROW_COLUMNS} FROM touched`,
+      [id, lastSeen, build, commit],
+    )) as EnvironmentRow[];
+    if (!row) throw new Error(`environment row ${id} is gone`);
     return row;
+  }
+
+  // ---- queued batches (evidence_queue)
+
+  /** Queues a batch's evidence for its row (in the batch's transaction). @returns its id in the queue. */
+  async queue(db: Queryable, projectId: string, rowId: string, batch: QueuedBatch): Promise<string> {
+    const [queued] = (await db.query(
+      `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb) RETURNING id`,
+      [
+        projectId,
+        rowId,
+        batch.build,
+        batch.commit,
+        batch.lastSeen,
+        JSON.stringify(batch.exchanges),
+        JSON.stringify(batch.minutes),
+      ],
+    )) as Array<{ id: string }>;
+    if (!queued) throw new Error('evidence_queue insert returned nothing');
+    return queued.id;
+  }
+
+  /** How many of the queued batches `ids` of a project are still queued (not folded yet). */
+  async stillQueued(projectId: string, ids: readonly string[]): Promise<number> {
+    const [row] = (await this.db.query(
+      'SELECT count(*)::int AS n FROM evidence_queue WHERE project_id = $1 AND id = ANY($2::bigint[])',
+      [projectId, ids],
+    )) as Array<{ n: number }>;
+    return row?.n ?? 0;
+  }
+
+  /**
+   * Takes (deletes, in the caller's transaction) up to `limit` of a row's queued batches, oldest
+   * first; batches another transaction holds (a regrouping rewriting them) are left for later.
+   */
+  async takeQueued(db: Queryable, projectId: string, rowId: string, limit: number): Promise<QueuedBatch[]> {
+    const rows = (await db.query(
+      `WITH taken AS (
+         DELETE FROM evidence_queue q
+          WHERE q.project_id = $1 AND q.id IN (
+            SELECT id FROM evidence_queue WHERE row_id = $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
+         RETURNING q.id, q.build, q.commit, q.last_seen AS "lastSeen", q.exchanges, q.minutes)
+       SELECT * FROM taken ORDER BY id`,
+      [projectId, rowId, limit],
+    )) as Array<QueuedBatch & { id: string; lastSeen: Date }>;
+    return rows.map(({ build, commit, lastSeen, exchanges, minutes }) => ({
+      build,
+      commit,
+      lastSeen: new Date(lastSeen).toISOString(),
+      exchanges,
+      minutes,
+    }));
+  }
+
+  /** Rows with batches queued for more than `seconds`, with their project (at most `limit`). */
+  queuedRows(seconds: number, limit: number): Promise<Array<{ projectId: string; slug: string; rowId: string }>> {
+    return this.db.query(
+      `SELECT DISTINCT q.project_id AS "projectId", p.slug, q.row_id AS "rowId"
+         FROM evidence_queue q JOIN projects p ON p.id = q.project_id
+        WHERE q.queued_at < now() - make_interval(secs => $1)
+        LIMIT $2`,
+      [seconds, limit],
+    );
+  }
+
+  /**
+   * Regrouping: the queued batches of rows `rowIds` (every row of the project when null) name the
+   * `literals` paths as `template`, exchanges and runtime minutes alike (a fold merges what then
+   * shares a key).
+   */
+  async renameQueuedPaths(
+    db: Queryable,
+    projectId: string,
+    rowIds: readonly string[] | null,
+    literals: readonly string[],
+    template: string,
+  ): Promise<void> {
+    const renamed = (column: string): string =>
+      `coalesce((SELECT jsonb_agg(CASE WHEN x->>'path' = ANY($3::text[]) THEN jsonb_set(x, '{path}', to_jsonb($4::text)) ELSE x END ORDER BY n)
+                   FROM jsonb_array_elements(q.${column}) WITH ORDINALITY AS e(x, n)), '[]'::jsonb)`;
+    await db.query(
+      `UPDATE evidence_queue q SET exchanges = ${renamed('exchanges')}, minutes = ${renamed('minutes')}
+        WHERE q.project_id = $1 AND ($2::uuid[] IS NULL OR q.row_id = ANY($2::uuid[]))`,
+      [projectId, rowIds, literals, template],
+    );
   }
 
   /** The rows `ids`, locked until the transaction ends, in id order. */
   lockRows(db: Queryable, ids: readonly string[]): Promise<EnvironmentRow[]> {
-    return db.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`, [
-      ids,
-    ]);
+    return db.query(
+      `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = ANY($1::uuid[]) ORDER BY id FOR NO KEY UPDATE`,
+      [ids],
+    );
   }
 
   /** Every row of a project, locked until the transaction ends, in id order. */
   lockProjectRows(db: Queryable, projectId: string): Promise<EnvironmentRow[]> {
-    return db.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR UPDATE`, [
+    return db.query(`SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 ORDER BY id FOR NO KEY UPDATE`, [
       projectId,
     ]);
   }
@@ -374,6 +494,30 @@ export class EvidenceRepository {
     return db.query(
       `SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`,
       [rowId, endpointIds],
+    );
+  }
+
+  /**
+   * Moves the last seen of a row's cells of some endpoints, and of "what runs there now" where it
+   * is this row's, to the evidence's newest (never back), the values left as they are.
+   */
+  async touchCells(
+    db: Queryable,
+    rowId: string,
+    seen: ReadonlyArray<{ endpointId: string; lastSeen: string }>,
+  ): Promise<void> {
+    if (seen.length === 0) return;
+    const parameters = [rowId, JSON.stringify(seen)];
+    const touched = `jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "lastSeen" timestamptz)`;
+    await db.query(
+      `UPDATE evidence_cells c SET last_seen = greatest(c.last_seen, x."lastSeen") FROM ${touched}
+        WHERE c.row_id = $1 AND c.endpoint_id = x."endpointId" AND c.last_seen < x."lastSeen"`,
+      parameters,
+    );
+    await db.query(
+      `UPDATE evidence_current c SET last_seen = greatest(c.last_seen, x."lastSeen") FROM ${touched}
+        WHERE c.row_id = $1 AND c.endpoint_id = x."endpointId" AND c.last_seen < x."lastSeen"`,
+      parameters,
     );
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type AgentEnvironment, formatVersion, isDocumentableHeader, type MatrixKind } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
+import type { ObservationRow } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
 import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../versions/version-store';
@@ -16,6 +17,7 @@ import {
   EvidenceRepository,
   type EvidenceExchangeRow,
   type NewCell,
+  type QueuedBatch,
   type StoredExchange,
 } from './evidence.repository';
 
@@ -49,6 +51,78 @@ export function majorRaised(previous: string | null, version: string): boolean {
   const major = (text: string): number => Number.parseInt(text.split('.')[0] ?? '', 10);
   return previous !== null && major(version) > major(previous);
 }
+
+/** The key of a distinct exchange (NUL cannot occur in a validated method, path, media type or fingerprint). */
+function exchangeKey(e: Omit<ObservationRow, 'count'>): string {
+  return [
+    e.method,
+    e.path,
+    e.status,
+    e.requestContentType ?? ' ',
+    e.requestShape ?? ' ',
+    e.responseContentType ?? ' ',
+    e.responseShape ?? ' ',
+  ].join('\u0000');
+}
+
+/** The key of an exchange about to be added, as `exchangeKey` makes it of a stored one. */
+function incomingKey(e: EvidenceExchangeRow): string {
+  return exchangeKey({
+    method: e.method,
+    path: e.path,
+    status: e.status,
+    requestContentType: e.req_ct,
+    requestShape: e.req_fp,
+    responseContentType: e.res_ct,
+    responseShape: e.res_fp,
+  });
+}
+
+/** Whether adding `incoming` names to `stored` ones changes them (null: not known, which adds nothing). */
+function namesGrow(stored: readonly string[] | null, incoming: readonly string[] | null): boolean {
+  if (incoming === null) return false;
+  if (stored === null) return true;
+  const known = new Set(stored);
+  return incoming.some((name) => !known.has(name));
+}
+
+/** The names of two folded exchanges united (sorted); an unknown (null) side leaves the other as it is. */
+function unitedNames(a: string[] | null, b: string[] | null): string[] | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return [...new Set([...a, ...b])].sort();
+}
+
+/**
+ * Exchanges of several batches folded by exchange key, as adding them one by one would store
+ * them: counts added, last seen the latest, name lists united.
+ */
+export function foldExchanges(exchanges: readonly EvidenceExchangeRow[]): EvidenceExchangeRow[] {
+  const folded = new Map<string, EvidenceExchangeRow>();
+  for (const e of exchanges) {
+    const key = incomingKey(e);
+    const before = folded.get(key);
+    if (before === undefined) {
+      folded.set(key, { ...e });
+      continue;
+    }
+    before.count += e.count;
+    if (Date.parse(e.last_seen) > Date.parse(before.last_seen)) before.last_seen = e.last_seen;
+    before.query = unitedNames(before.query, e.query);
+    before.req_h = unitedNames(before.req_h, e.req_h);
+  }
+  return [...folded.values()];
+}
+
+/** Batches folded at most in one fold transaction. */
+export const FOLD_LIMIT = 500;
+
+/** Told in a fold's transaction the runtime minutes of the batches it folds (the ingest records them). */
+export type QueuedFoldListener = (
+  manager: EntityManager,
+  row: EnvironmentRow,
+  minutes: ReadonlyArray<QueuedBatch['minutes']>,
+) => Promise<void>;
 
 /** Environment rows whose cells changed in a transaction, each with the endpoints whose cells changed. */
 export type CellChanges = ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>;
@@ -90,14 +164,18 @@ export const RECOMPUTE_ROW_LIMIT = 2_000;
 /**
  * The precomputed evidence: per environment row, the distinct exchanges it observed per method +
  * path, and per (row, documented endpoint) the version the row shows, kept up to date inside the
- * transactions that change its inputs (an ingest batch, a new version). Transitions it finds (the
+ * transactions that change its inputs (a fold of queued ingest batches, a new version, a
+ * regrouping). An ingest batch only queues its evidence (`queueBatch`); folds take a row's queued
+ * batches, many at once, on any replica (`foldQueued`). Transitions it finds (the
  * version running somewhere changed, a proposal reached a step) are emitted in the same transaction.
  * Its SQL is in evidence.repository.ts; the rows' matrix texts are kept by views/matrix-texts.ts.
  *
  * Concurrency: every writer of a row's cells (and of its matrix text) first locks that environment
- * row (the upsert in `recordBatch`, `FOR UPDATE` in `versionsMade`), so two writers never compute a
- * cell from different snapshots; locks are taken in one order (endpoints, environment rows by id,
- * proposals by id) so writers cannot deadlock.
+ * row (`FOR NO KEY UPDATE SKIP LOCKED` in `foldQueued`, `FOR NO KEY UPDATE` in `versionsMade` and
+ * `regroup`: batches queuing for the row, whose foreign key takes `FOR KEY SHARE`, are not held
+ * up), before anything else of the evidence, so two writers never compute a cell from different
+ * snapshots; locks are taken in one order (endpoints, environment rows by id, proposals by id) so
+ * writers cannot deadlock.
  */
 @Injectable()
 export class EvidenceService {
@@ -131,46 +209,162 @@ export class EvidenceService {
   }
 
   /**
-   * The ingest hook, called in the batch's transaction: records the batch's exchanges for its
-   * environment row and refreshes that row's cells of the documented endpoints it touched.
-   * `local` captures are not evidence and are skipped.
-   *
-   * The row's lock is taken after the exchanges are recorded, so agents of one build do not queue
-   * behind each other's evidence insert: that insert needs no row lock (it adds counts, in one key
-   * order so concurrent batches cannot deadlock on the observations), only computing cells does,
-   * and everything that computes them is read after the lock.
-   *
-   * Each exchange's query parameter and documentable request header names are kept too (a union
-   * per stored row, like observations), so a version that documents parameters is evidenced only
-   * by traffic that sends what it documents.
+   * The ingest hook, called in the batch's transaction: queues the batch's exchanges (and its
+   * runtime `minutes`, kept for the fold) for its environment row, created when new. Nothing is
+   * locked but a new row: agents of one build do not queue behind each other (issue 20). The
+   * evidence is folded in by `foldQueued`, on any replica. `local` captures are not evidence.
+   * @returns the row's id and the batch's id in the queue, null when the batch is no evidence.
    */
-  async recordBatch(
+  async queueBatch(
     manager: EntityManager,
-    project: EventProject,
+    projectId: string,
     environment: AgentEnvironment,
     exchanges: readonly BatchExchange[],
-  ): Promise<void> {
+    minutes: QueuedBatch['minutes'],
+  ): Promise<{ rowId: string; queuedId: string } | null> {
     const key = environmentRowOf(environment);
-    if (key === null || exchanges.length === 0) return;
+    if (key === null || (exchanges.length === 0 && minutes.length === 0)) return null;
+    const rowId = await this.rowIdOf(manager, projectId, key);
     const lastSeen = exchanges.reduce(
       (latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest),
-      exchanges[0]?.last_seen as string,
+      exchanges[0]?.last_seen ?? new Date().toISOString(),
     );
-    await this.repository.addExchanges(
-      manager,
-      project.id,
-      await this.rowIdOf(manager, project.id, key),
-      exchanges.map(evidenceOf),
+    const queuedId = await this.repository.queue(manager, projectId, rowId, {
+      build: key.build,
+      commit: key.commit,
+      lastSeen,
+      exchanges: exchanges.map(evidenceOf),
+      minutes,
+    });
+    return { rowId, queuedId };
+  }
+
+  /**
+   * Folds up to `FOLD_LIMIT` of a row's queued batches into its evidence, in one transaction that
+   * holds the row's lock (taken `SKIP LOCKED`: `'busy'` when another fold, a regrouping or new
+   * versions hold it): the exchanges folded by key and added, the row touched, the cells of the
+   * documented endpoints they touched refreshed (with their matrix text, steps and transitions),
+   * and `alsoFold` told the batches' runtime minutes, in the same transaction. Each batch is
+   * folded once: it is deleted from the queue in the transaction that folds it.
+   * @returns how many batches were folded (less than FOLD_LIMIT: none was left queued before it).
+   */
+  foldQueued(project: EventProject, rowId: string, alsoFold: QueuedFoldListener): Promise<number | 'busy'> {
+    return this.repository.transaction(async (manager) => {
+      const locked = await this.repository.lockRowIfFree(manager, rowId);
+      if (locked === null || locked === 'busy') return locked === null ? 0 : 'busy';
+      const batches = await this.repository.takeQueued(manager, project.id, rowId, FOLD_LIMIT);
+      if (batches.length === 0) return 0;
+      const latest = (field: 'build' | 'commit'): string | null =>
+        batches.reduce<string | null>((named, batch) => batch[field] ?? named, null);
+      const lastSeen = batches.reduce(
+        (max, batch) => (Date.parse(batch.lastSeen) > Date.parse(max) ? batch.lastSeen : max),
+        batches[0]?.lastSeen as string,
+      );
+      const row = await this.repository.touchRow(manager, rowId, lastSeen, latest('build'), latest('commit'));
+      const exchanges = foldExchanges(batches.flatMap((batch) => batch.exchanges));
+      if (exchanges.length > 0) {
+        const keys = [
+          ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
+        ];
+        const endpoints = await this.repository.documentedAmong(manager, project.id, keys);
+        if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
+        const stale = await this.cellsToCompute(manager, rowId, endpoints, exchanges);
+        await this.repository.addExchanges(manager, project.id, rowId, exchanges);
+        await this.refreshRow(
+          manager,
+          project,
+          row,
+          endpoints.filter((e) => stale.has(e.id)),
+        );
+        // The other cells keep their values: only their last seen moves.
+        const newest = new Map<string, string>();
+        for (const e of exchanges) {
+          const before = newest.get(`${e.method} ${e.path}`);
+          if (before === undefined || Date.parse(e.last_seen) > Date.parse(before))
+            newest.set(`${e.method} ${e.path}`, e.last_seen);
+        }
+        await this.repository.touchCells(
+          manager,
+          rowId,
+          endpoints
+            .filter((e) => !stale.has(e.id))
+            .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string })),
+        );
+      }
+      await alsoFold(
+        manager,
+        row,
+        batches.map((batch) => batch.minutes),
+      );
+      return batches.length;
+    });
+  }
+
+  /** Whether any of the queued batches `ids` of a project is not folded yet. */
+  async anyQueued(projectId: string, ids: readonly string[]): Promise<boolean> {
+    return ids.length > 0 && (await this.repository.stillQueued(projectId, ids)) > 0;
+  }
+
+  /** Rows (with their project) whose batches have been queued for more than `seconds`, at most `limit`. */
+  queuedRows(seconds: number, limit: number): Promise<Array<{ projectId: string; slug: string; rowId: string }>> {
+    return this.repository.queuedRows(seconds, limit);
+  }
+
+  /**
+   * The documented endpoints among `endpoints` whose cell in row `rowId` the exchanges about to be
+   * added can change: a cell shows the lowest version every distinct exchange conforms to, so
+   * counts alone change it only where it drifts (the nearest version is the one most traffic
+   * conforms to). The others' cells keep their values when no new distinct exchange and no new
+   * query parameter or documentable header name arrives. Read before the exchanges are added.
+   */
+  private async cellsToCompute(
+    manager: EntityManager,
+    rowId: string,
+    endpoints: readonly EndpointRef[],
+    exchanges: readonly EvidenceExchangeRow[],
+  ): Promise<Set<string>> {
+    if (endpoints.length === 0) return new Set();
+    const cells = new Map(
+      (
+        await this.repository.cellsOf(
+          manager,
+          rowId,
+          endpoints.map((e) => e.id),
+        )
+      ).map((cell) => [cell.endpointId, cell]),
     );
-    const row = await this.repository.upsertRow(manager, project.id, key, lastSeen);
-    const touched = [
-      ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
-    ];
-    const endpoints = await this.repository.documentedAmong(manager, project.id, touched);
-    if (key.kind === 'production') await this.announceUndocumented(manager, project, row, touched, endpoints);
+    const stored = new Map<string, StoredExchange>();
+    for (const e of await this.repository.exchangesOf(manager, rowId, endpoints)) stored.set(exchangeKey(e), e);
+    const grown = new Set<string>();
+    for (const e of exchanges) {
+      const before = stored.get(incomingKey(e));
+      if (
+        before === undefined ||
+        namesGrow(before.query ?? null, e.query) ||
+        namesGrow(before.requestHeaders ?? null, e.req_h)
+      )
+        grown.add(`${e.method} ${e.path}`);
+    }
+    return new Set(
+      endpoints
+        .filter((e) => {
+          const cell = cells.get(e.id);
+          return cell === undefined || cell.drift || grown.has(`${e.method} ${e.path}`);
+        })
+        .map((e) => e.id),
+    );
+  }
+
+  /** Refreshes a locked row's cells of some documented endpoints, with its matrix text and steps. */
+  private async refreshRow(
+    manager: EntityManager,
+    project: EventProject,
+    row: EnvironmentRow,
+    endpoints: readonly EndpointRef[],
+  ): Promise<void> {
     if (endpoints.length === 0) return;
     const changed = await this.refreshCells(manager, project, row, endpoints);
-    // The matrix text shows versions and drift only: a batch that changed no cell leaves it as is.
+    // The matrix text shows versions and drift only: a fold that changed no cell leaves it as is.
     if (changed.length > 0) await matrixTexts.rebuild(manager, project.id, [row.id]);
     await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
   }
@@ -248,7 +442,7 @@ export class EvidenceService {
    * Regrouping (paths/regroup.service.ts), in its transaction: moves the evidence some
    * environment rows (`rowIds`, or every row of the project when null) keep under the `literals`
    * paths to `template`, folded by exchange key (counts added, last seen the latest, name lists
-   * united; an unknown list leaves the other as it is, as in `recordBatch`), and refreshes those
+   * united; an unknown list leaves the other as it is, as in `foldQueued`), and refreshes those
    * rows' cells of the endpoints documented at `template`. Nothing is left under the literals.
    * @returns how many evidence rows were moved (before folding).
    */
@@ -260,15 +454,19 @@ export class EvidenceService {
     template: string,
   ): Promise<number> {
     if (literals.length === 0) return 0;
+    // The rows first, in id order (see the class comment): no fold runs on them until this
+    // commits, and the batches queued for them name the template from now on.
+    const locked =
+      rowIds === null
+        ? await this.repository.lockProjectRows(manager, project.id)
+        : await this.repository.lockRows(manager, rowIds);
+    await this.repository.renameQueuedPaths(manager, project.id, rowIds, literals, template);
     const moved = await this.repository.moveExchanges(manager, project.id, rowIds, literals, template);
     if (moved.length === 0) return 0;
     const endpoints = await this.repository.documentedAt(manager, project.id, template);
     if (endpoints.length > 0) {
-      // Rows are locked in id order (see the class comment) before their cells are computed.
-      const rows = await this.repository.lockRows(
-        manager,
-        moved.map((m) => m.rowId),
-      );
+      const movedRows = new Set(moved.map((m) => m.rowId));
+      const rows = locked.filter((row) => movedRows.has(row.id));
       const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
       for (const row of rows)
         changes.push({ row, endpointIds: await this.refreshCells(manager, project, row, endpoints) });
@@ -337,17 +535,22 @@ export class EvidenceService {
   }
 
   /**
-   * The id of the row, created when new (which locks only a new row). Ids of committed rows are
-   * cached: rows are only ever removed with their project, and the key names the project.
+   * The id of the row, created when new (which locks only a new row). Read first: inserting a key
+   * that exists waits for any transaction that updated its row (a fold), which reading does not.
+   * Ids of committed rows are cached: rows are only ever removed with their project, and the key
+   * names the project.
    */
   private async rowIdOf(manager: EntityManager, projectId: string, key: EnvironmentRowKey): Promise<string> {
     const cacheKey = `${projectId}\u0000${key.kind}\u0000${key.name}`;
     const cached = this.rowIds.get(cacheKey);
     if (cached !== undefined) return cached;
-    const created = await this.repository.insertRow(manager, projectId, key);
-    // Not cached: this transaction may still roll back.
-    if (created !== null) return created;
-    const existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
+    let existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
+    if (existing === null) {
+      const created = await this.repository.insertRow(manager, projectId, key);
+      // Not cached: this transaction may still roll back.
+      if (created !== null) return created;
+      existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
+    }
     if (existing === null) throw new Error(`environment row ${key.kind} ${key.name} neither inserted nor found`);
     this.rowIds.set(cacheKey, existing);
     return existing;

@@ -163,6 +163,12 @@ export class AgentGateway implements WebSocketRoute {
     const send = (message: BackendMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
+    // Acks wait for their batch's evidence to be folded, the connection's next messages do not:
+    // answers of acked kinds go out in the order of their messages, each once `after` resolved.
+    let answers = Promise.resolve();
+    const answer = (message: BackendMessage, after: Promise<void> = Promise.resolve()): void => {
+      answers = answers.then(() => after).then(() => send(message));
+    };
     // Templates the agent matches first change with documentation commits and path hints (on any
     // replica): the connected agent gets them at once (one read per burst of events), not only at its next hello.
     let stopTemplates = (): void => undefined;
@@ -225,17 +231,17 @@ export class AgentGateway implements WebSocketRoute {
             break;
           }
           case 'batch': {
-            const { duplicate } = await this.ingest.ingestBatch(session as AgentSession, message);
-            send({ type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) });
+            const { duplicate, folded } = await this.ingest.ingestBatch(session as AgentSession, message);
+            answer({ type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) }, folded);
             break;
           }
           case 'capture':
             await this.ingest.startCapture(session as AgentSession, message.capture, message.previous);
-            if (message.previous) send({ type: 'capture-ended', captureId: message.previous.id });
+            if (message.previous) answer({ type: 'capture-ended', captureId: message.previous.id });
             break;
           case 'capture-end':
             await this.ingest.endCapture(session as AgentSession, message.captureId, message.endedAt);
-            send({ type: 'capture-ended', captureId: message.captureId });
+            answer({ type: 'capture-ended', captureId: message.captureId });
             break;
           case 'rules':
             await this.ingest.updateRules(session as AgentSession, message.captureId, message.rules);

@@ -11,6 +11,7 @@ import { PathsModule } from '../paths/paths.module';
 import { ProjectsModule } from '../projects/projects.module';
 import { RuntimeModule } from '../runtime/runtime.module';
 import { AgentGateway } from './agent-gateway';
+import { EvidenceFolder } from './evidence-folder';
 import { IngestRepository } from './ingest.repository';
 import { IngestService } from './ingest.service';
 
@@ -29,6 +30,6 @@ import { IngestService } from './ingest.service';
     ProjectsModule,
     RuntimeModule,
   ],
-  providers: [IngestRepository, IngestService, AgentGateway],
+  providers: [IngestRepository, IngestService, EvidenceFolder, AgentGateway],
 })
 export class IngestModule {}

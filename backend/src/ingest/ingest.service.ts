@@ -31,10 +31,11 @@ import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { RuntimeService } from '../runtime/runtime.service';
+import { runtimeMinutes } from '../runtime/runtime.service';
 import { ConsumersService } from '../consumers/consumers.service';
 import { type AggregatedRow, type BatchHeader, writeBatchParameters } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
+import { EvidenceFolder } from './evidence-folder';
 import { IngestRepository } from './ingest.repository';
 import { WireError } from './wire-validation';
 
@@ -168,7 +169,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     private readonly metrics: MetricsService,
     private readonly evidence: EvidenceService,
     private readonly regrouping: RegroupService,
-    private readonly runtimeEvidence: RuntimeService,
+    private readonly folder: EvidenceFolder,
     private readonly consumers: ConsumersService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
@@ -317,10 +318,15 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Commits one batch in one transaction. A batch id already committed is reported as a
-   * duplicate and nothing is counted again.
+   * duplicate and nothing is counted again. `folded` resolves once the batch's evidence (queued
+   * with it) is folded into the matrix, steps and runtime figures, or after SETTLE_MS: the ack
+   * waits for it, so an agent holding its acks knows its evidence is in.
    * @throws WireError naming the problem; nothing is written then.
    */
-  async ingestBatch(session: AgentSession, batch: BatchMessage): Promise<{ duplicate: boolean }> {
+  async ingestBatch(
+    session: AgentSession,
+    batch: BatchMessage,
+  ): Promise<{ duplicate: boolean; folded: Promise<void> }> {
     await this.ensureCapture(session, batch.captureId);
     await this.applyLearned(session, batch);
     for (const [key, shape] of Object.entries(batch.shapes)) {
@@ -350,33 +356,38 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const evidence = environmentRow !== null;
     const unmatched =
       batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
-    const claimed = await withRetry(async () => {
+    const { claimed, queuedFor } = await withRetry(async () => {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
-      if (!evidence && !unmatched) return (await this.captures.writeBatch(parameters)).claimed;
-      // Evidence (matrix cells, proposal steps, transitions) and noise counts are as durable as the batch: same transaction.
+      if (!evidence && !unmatched) return { ...(await this.captures.writeBatch(parameters)), queuedFor: null };
+      // Evidence (exchanges and runtime minutes, queued for their row) and noise counts are as
+      // durable as the batch: same transaction. Nothing here locks a row other batches write.
       return this.ingest.transaction(async (manager: EntityManager) => {
         const { claimed: written, dropped } = await this.captures.writeBatch(parameters, manager);
-        // Rows of endpoints past the capture's cap are counted as overflow only: no evidence either.
-        const kept = dropped === null ? rows : rows.filter((row) => !dropped.has(`${row.method} ${row.path}`));
-        if (written && evidence && kept.length > 0)
-          await this.evidence.recordBatch(
+        let queued: { rowId: string; queuedId: string } | null = null;
+        if (written && evidence) {
+          // Rows of endpoints past the capture's cap are counted as overflow only: no evidence either.
+          const kept = dropped === null ? rows : rows.filter((row) => !dropped.has(`${row.method} ${row.path}`));
+          queued = await this.evidence.queueBatch(
             manager,
-            { id: session.projectId, slug: session.projectSlug },
+            session.projectId,
             session.environment,
             kept,
+            runtimeMinutes(batch, dropped),
           );
-        // Timings and counts, under the versions the evidence just named: as durable as the batch too.
-        if (written && evidence)
-          await this.runtimeEvidence.record(manager, session.projectId, environmentRow, batch, dropped);
-        // Calls per consumer pseudonym, as durable as the batch too.
-        if (written && evidence)
+          // Calls per consumer pseudonym, as durable as the batch too.
           await this.consumers.record(manager, session.projectId, environmentRow?.kind ?? null, batch, dropped);
+        }
         if (written && unmatched)
           await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);
-        return written;
+        return { claimed: written, queuedFor: queued };
       });
     });
+    // To be acknowledged once its evidence is folded too (or after SETTLE_MS: it is durable either way).
+    const folded =
+      queuedFor === null
+        ? Promise.resolve()
+        : this.folder.settle({ id: session.projectId, slug: session.projectSlug }, queuedFor.rowId, queuedFor.queuedId);
     const duplicate = !claimed;
     for (const [key] of shapeEntries) this.storedShapes.set(key, true);
     if (duplicate) this.metrics.duplicateBatches.inc();
@@ -385,7 +396,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       this.metrics.observations.inc(batch.observations.length);
       this.events.captureChanged(session.projectId, batch.captureId);
     }
-    return { duplicate };
+    return { duplicate, folded };
   }
 
   /**

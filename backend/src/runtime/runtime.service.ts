@@ -121,6 +121,34 @@ export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string>
 /** Milliseconds as answered: to the microsecond (the histograms are within 8.6 % anyway). */
 const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
 
+/** Minutes of one endpoint and minute merged into one (counts added, histograms merged). */
+export function mergeMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[] {
+  const merged = new Map<string, { minute: RuntimeMinute; ttfb: LatencyHistogram; ttlb: LatencyHistogram }>();
+  for (const m of minutes) {
+    const key = `${m.method} ${m.path} ${m.minute}`;
+    const before = merged.get(key);
+    if (before === undefined) {
+      merged.set(key, {
+        minute: { ...m },
+        ttfb: new LatencyHistogram().addWire(m.ttfb),
+        ttlb: new LatencyHistogram().addWire(m.ttlb),
+      });
+      continue;
+    }
+    before.minute.requests += m.requests;
+    before.minute.serverErrors += m.serverErrors;
+    before.minute.upstreamFailures += m.upstreamFailures;
+    before.minute.clientLeft += m.clientLeft;
+    before.ttfb.addWire(m.ttfb);
+    before.ttlb.addWire(m.ttlb);
+  }
+  return [...merged.values()].map(({ minute, ttfb, ttlb }) => ({
+    ...minute,
+    ttfb: ttfb.toWire(),
+    ttlb: ttlb.toWire(),
+  }));
+}
+
 function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
   if (histogram.total === 0) return null;
   const at = (q: number): number => toMicros(histogram.quantile(q) as number);
@@ -191,19 +219,18 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Adds a batch's runtime evidence, in the batch's transaction, after its evidence (so each
-   * endpoint's rows go under the version its cell names now). `row`: the batch's environment row
-   * (evidence/environment-row.ts); local captures have none and keep none, as they keep no evidence.
+   * Adds the runtime minutes of several batches of one environment row (queued with its evidence
+   * and folded with it, evidence/evidence.service.ts), in the fold's transaction, after its cells
+   * (so each endpoint's rows go under the version its cell names now). Minutes of one key are
+   * merged first: one statement cannot add to a row twice.
    */
-  async record(
+  async recordFolded(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
-    row: { kind: MatrixKind; name: string } | null,
-    batch: BatchMessage,
-    dropped: ReadonlySet<string> | null,
+    row: { kind: MatrixKind; name: string },
+    batches: ReadonlyArray<readonly RuntimeMinute[]>,
   ): Promise<void> {
-    if (row === null) return;
-    await this.repository.addMinutes(manager, projectId, row, runtimeMinutes(batch, dropped));
+    await this.repository.addMinutes(manager, projectId, row, mergeMinutes(batches.flat()));
   }
 
   /**

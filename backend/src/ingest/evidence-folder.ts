@@ -1,0 +1,127 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Logger } from 'pino';
+import { PeriodicJob } from '../common/periodic';
+import { RUNTIME, type Runtime } from '../config/runtime';
+import { EvidenceService, FOLD_LIMIT, type QueuedFoldListener } from '../evidence/evidence.service';
+import type { RuntimeMinute } from '../runtime/runtime.repository';
+import { RuntimeService } from '../runtime/runtime.service';
+import type { EventProject } from '../webhooks/notifier';
+
+/** How long an acknowledgement waits at most for its batch's evidence to be folded (it is durable anyway). */
+export const SETTLE_MS = 5_000;
+/** How soon a fold is tried again while another transaction holds the row. */
+const BUSY_RETRY_MS = 20;
+/** How often each replica looks for batches queued and not folded (another replica stopped, a fold failed). */
+const SWEEP_INTERVAL_MS = 1_000;
+/** Batches queued this long are left to whichever replica's sweep finds them. */
+const SWEEP_AGE_SECONDS = 2;
+
+/** A row's folds on this replica: one at a time, each covering the waiters that came before it started. */
+interface RowFolds {
+  running: boolean;
+  /** Each waiter's queued batch (null: a sweep, waiting for nothing in particular) and how to tell it. */
+  waiting: Array<{ queuedId: string | null; resolve: () => void }>;
+}
+
+/**
+ * Folds queued evidence (issue 20): after an evidence batch commits, its acknowledgement waits
+ * (at most SETTLE_MS) for a fold of its row that began after the commit, so an agent that has its
+ * acks knows its evidence is in the matrix, the steps and the runtime figures. On one replica a
+ * row has one fold at a time, and every batch committed meanwhile waits for the next one, which
+ * takes them all (up to FOLD_LIMIT per transaction); across replicas the row's lock decides
+ * (`SKIP LOCKED`: a replica that finds it taken tries again shortly, never waiting in PostgreSQL).
+ * Every second each replica folds rows whose batches were queued for more than two seconds.
+ */
+@Injectable()
+export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
+  private readonly rows = new Map<string, RowFolds>();
+  private readonly log: Logger;
+  private readonly sweeping: PeriodicJob;
+  private readonly foldRuntime: (projectId: string) => QueuedFoldListener;
+
+  constructor(
+    private readonly evidence: EvidenceService,
+    runtimeEvidence: RuntimeService,
+    @Inject(RUNTIME) runtime: Runtime,
+  ) {
+    this.log = runtime.log.child({ module: 'evidence-folder' });
+    this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
+    this.foldRuntime = (projectId) => (manager, row, minutes) =>
+      runtimeEvidence.recordFolded(
+        manager,
+        projectId,
+        row,
+        minutes as unknown as ReadonlyArray<readonly RuntimeMinute[]>,
+      );
+  }
+
+  onModuleInit(): void {
+    this.sweeping.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.sweeping.stop();
+  }
+
+  /**
+   * Resolves once a fold of row `rowId` that began after this call has ended, or the queued batch
+   * `queuedId` was folded by another replica (so a batch queued before the call is folded, unless
+   * that fold failed), or after SETTLE_MS.
+   */
+  async settle(project: EventProject, rowId: string, queuedId: string | null = null): Promise<void> {
+    let folds = this.rows.get(rowId);
+    if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [] }));
+    let timer: NodeJS.Timeout | undefined;
+    const folded = new Promise<void>((resolve) => folds.waiting.push({ queuedId, resolve }));
+    if (!folds.running) void this.run(project, rowId, folds);
+    await Promise.race([folded, new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
+    clearTimeout(timer);
+  }
+
+  /** Folds while batches wait on this replica; each round covers the waiters that came before it. */
+  private async run(project: EventProject, rowId: string, folds: RowFolds): Promise<void> {
+    folds.running = true;
+    while (folds.waiting.length > 0) {
+      const covered = folds.waiting.splice(0);
+      const ids = covered.map((waiter) => waiter.queuedId).filter((id): id is string => id !== null);
+      await this.foldAll(project, rowId, ids);
+      for (const { resolve } of covered) resolve();
+    }
+    folds.running = false;
+    this.rows.delete(rowId);
+  }
+
+  /**
+   * Folds the row until nothing queued before is left, the row stays busy for SETTLE_MS, or a fold
+   * fails. While another transaction holds the row (a fold on another replica takes every batch
+   * queued for it), it is done once the batches `ids` are no longer queued.
+   */
+  private async foldAll(project: EventProject, rowId: string, ids: readonly string[]): Promise<void> {
+    const deadline = Date.now() + SETTLE_MS;
+    for (;;) {
+      let folded: number | 'busy';
+      try {
+        folded = await this.evidence.foldQueued(project, rowId, this.foldRuntime(project.id));
+      } catch (error) {
+        // Left queued: a later fold or the sweep takes it.
+        this.log.warn({ err: error, rowId }, 'folding queued evidence failed');
+        return;
+      }
+      if (folded === 'busy') {
+        if (Date.now() > deadline || this.sweeping.isStopped) return;
+        if (ids.length > 0 && !(await this.evidence.anyQueued(project.id, ids).catch(() => true))) return;
+        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        continue;
+      }
+      if (folded < FOLD_LIMIT) return;
+    }
+  }
+
+  /** Folds the rows whose batches have waited too long. */
+  private async sweep(): Promise<void> {
+    for (const { projectId, slug, rowId } of await this.evidence.queuedRows(SWEEP_AGE_SECONDS, 100)) {
+      if (this.sweeping.isStopped) return;
+      await this.settle({ id: projectId, slug }, rowId);
+    }
+  }
+}
