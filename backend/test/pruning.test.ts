@@ -3,7 +3,7 @@
  * (IngestService, a chunk at a time) and dashboard events every replica has read (EventsService).
  * Capture retention has its own file (retention.test.ts).
  */
-import type { TokenResponse } from '@spectator/shared';
+import type { BatchMessage, TokenResponse } from '@spectator/shared';
 import pino from 'pino';
 import type { DataSource } from 'typeorm';
 import { parseConfig } from '../src/config/config';
@@ -21,20 +21,22 @@ let ds: DataSource;
 let projectId: string;
 let captureId: string;
 let runtime: Runtime;
+let token: string;
+/** The batch committed before the tests, inside the retention window. */
+let kept: BatchMessage;
 
 beforeAll(async () => {
   backend = await startTestBackend();
   const project = await backend.api<{ id: string }>('POST', '/projects', { slug: 'prune', name: 'Prune' });
   projectId = project.body.id;
-  const token = (await backend.api<TokenResponse>('POST', '/projects/prune/tokens', { name: 'a', scope: 'agent' })).body
+  token = (await backend.api<TokenResponse>('POST', '/projects/prune/tokens', { name: 'a', scope: 'agent' })).body
     .token as string;
   const agent = await connectTestAgent(backend.url, token);
   const hello = helloMessage({ agentId: 'pruned' });
   await agent.request(hello);
   captureId = hello.capture.id;
-  expect(await agent.request(batchMessage(captureId, [{ method: 'GET', path: '/a', status: 200 }]))).toMatchObject({
-    type: 'ack',
-  });
+  kept = batchMessage(captureId, [{ method: 'GET', path: '/a', status: 200 }]);
+  expect(await agent.request(kept)).toMatchObject({ type: 'ack' });
   await agent.close();
   ds = createDataSource(backend.databaseUrl, 2);
   await ds.initialize();
@@ -52,6 +54,25 @@ afterAll(async () => {
 const count = async (sql: string, parameters: unknown[]): Promise<number> =>
   ((await ds.query(sql, parameters)) as Array<{ n: number }>)[0]!.n;
 
+/** The ingest service for its pruning only: its other collaborators are not reached. */
+function pruner(): IngestService {
+  const unused = null as never;
+  return new IngestService(
+    new IngestRepository(ds),
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    unused,
+    runtime,
+  );
+}
+
 describe('pruning', () => {
   it('deletes committed batch ids older than the retention, more than one chunk of them, and keeps newer ones', async () => {
     // One chunk is 10,000 ids: 10,001 old ones take two statements.
@@ -63,22 +84,7 @@ describe('pruning', () => {
     expect(await count('SELECT count(*)::int AS n FROM processed_batches WHERE capture_id = $1', [captureId])).toBe(
       10_002,
     );
-    // Only the service's pruning runs here: its other collaborators are not reached.
-    const unused = null as never;
-    const ingest = new IngestService(
-      new IngestRepository(ds),
-      unused,
-      unused,
-      unused,
-      unused,
-      unused,
-      unused,
-      unused,
-      unused,
-      unused,
-      unused,
-      runtime,
-    );
+    const ingest = pruner();
     expect(await ingest.pruneBatchIds()).toBe(10_001);
     expect(await count('SELECT count(*)::int AS n FROM processed_batches WHERE capture_id = $1', [captureId])).toBe(1);
     expect(await ingest.pruneBatchIds()).toBe(0);
@@ -102,5 +108,26 @@ describe('pruning', () => {
     expect(left).toEqual([
       { id: newer, projectId, event: JSON.stringify({ type: 'paths.hinted', template: '/a/{b}', regrouped: 0 }) },
     ]);
+  });
+
+  it('keeps a resend inside the retention window a duplicate, and counts one of a pruned batch again', async () => {
+    const counted = (): Promise<number> =>
+      count('SELECT coalesce(sum(count), 0)::int AS n FROM observations WHERE capture_id = $1', [captureId]);
+    expect(await counted()).toBe(1);
+    expect(await pruner().pruneBatchIds()).toBe(0);
+    const agent = await connectTestAgent(backend.url, token);
+    await agent.request(helloMessage({ agentId: 'pruned' }));
+    // Committed a moment ago, inside the 30 days: pruning left it, the resend is a duplicate.
+    expect(await agent.request(kept)).toEqual({ type: 'ack', batchId: kept.batchId, duplicate: true });
+    expect(await counted()).toBe(1);
+    // Past the window (its id pruned), the same batch is a new one: what the window bounds.
+    await ds.query(
+      `UPDATE processed_batches SET committed_at = now() - make_interval(days => 31) WHERE batch_id = $1`,
+      [kept.batchId],
+    );
+    expect(await pruner().pruneBatchIds()).toBe(1);
+    expect(await agent.request(kept)).toEqual({ type: 'ack', batchId: kept.batchId });
+    expect(await counted()).toBe(2);
+    await agent.close();
   });
 });
