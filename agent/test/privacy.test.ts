@@ -28,6 +28,9 @@ const CANARY = {
   cookie: 'canary-cookie-value-4d6a',
   setCookie: 'canary-set-cookie-0b5c',
   responseHeader: 'canary-response-header-6f1e',
+  // RFC 9745 and RFC 8594 values: that an endpoint is deprecated may be told, never when.
+  deprecation: '@1766012345',
+  sunset: 'Thu, 01 Jan 2099 07:13:31 GMT',
   pathNumber: '734628195',
   pathUuid: '5f0c2a7e-9b1d-4c3e-8a6f-2d7b9e1c4a80',
   pathHex: 'a3f9c1e07b5d2f4e8c6a',
@@ -72,7 +75,12 @@ describe('privacy', () => {
         res,
         200,
         { echo: body.length, secret: CANARY.responseBody, nested: { list: [{ value: CANARY.nestedResponse }] } },
-        { 'set-cookie': `session=${CANARY.setCookie}; HttpOnly`, 'x-upstream-secret': CANARY.responseHeader },
+        {
+          'set-cookie': `session=${CANARY.setCookie}; HttpOnly`,
+          'x-upstream-secret': CANARY.responseHeader,
+          deprecation: CANARY.deprecation,
+          sunset: CANARY.sunset,
+        },
       );
     });
     const backend = await FakeBackend.start({ token: CANARY.agentToken });

@@ -24,6 +24,7 @@ import { ProjectsModule } from './projects/projects.module';
 import { ProposalsModule } from './proposals/proposals.module';
 import { RetentionModule } from './retention/retention.module';
 import { RuntimeModule } from './runtime/runtime.module';
+import { UsageModule } from './usage/usage.module';
 import { UsersModule } from './users/users.module';
 import { VersionsModule } from './versions/versions.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -73,6 +74,7 @@ export class AppModule {
         EndpointsModule,
         OpenApiModule,
         ChangelogModule,
+        UsageModule,
         AgentsModule,
         RetentionModule,
         RuntimeModule,

@@ -67,6 +67,8 @@ const CHANGES_NEED: Record<string, string> = {
   'POST /auth/logout': 'read',
   'POST /projects': 'admin',
   'PATCH /projects/:p': 'admin',
+  'POST /projects/:p/deprecations': 'write',
+  'DELETE /projects/:p/deprecations': 'write',
   'POST /projects/:p/documentation': 'write',
   'PUT /projects/:p/group-roles': 'admin',
   'PUT /projects/:p/members': 'admin',

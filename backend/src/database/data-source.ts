@@ -24,6 +24,7 @@ import { Consumers1765620000000 } from './migrations/1765620000000-Consumers';
 import { WebhookFormats1765687000000 } from './migrations/1765687000000-WebhookFormats';
 import { DriftOrigins1765700000000 } from './migrations/1765700000000-DriftOrigins';
 import { EvidenceQueue1765800000000 } from './migrations/1765800000000-EvidenceQueue';
+import { Deprecations1765890000000 } from './migrations/1765890000000-Deprecations';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   WebhookFormats1765687000000,
   DriftOrigins1765700000000,
   EvidenceQueue1765800000000,
+  Deprecations1765890000000,
 ];
 
 /**

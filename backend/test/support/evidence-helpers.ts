@@ -56,7 +56,7 @@ async function listen(server: Server): Promise<LocalServer> {
 
 /** A JSON app answering each `METHOD /path` with the routed function's result. */
 export function startJsonApp(
-  routes: Record<string, (body: unknown) => { status: number; body: unknown }>,
+  routes: Record<string, (body: unknown) => { status: number; body: unknown; headers?: Record<string, string> }>,
 ): Promise<LocalServer> {
   return listen(
     createServer((request, response) => {
@@ -65,8 +65,8 @@ export function startJsonApp(
         const handler = routes[route];
         const result = handler
           ? handler(text === '' ? undefined : JSON.parse(text))
-          : { status: 404, body: { error: 'not found' } };
-        response.writeHead(result.status, { 'content-type': 'application/json' });
+          : { status: 404, body: { error: 'not found' }, headers: {} };
+        response.writeHead(result.status, { 'content-type': 'application/json', ...result.headers });
         response.end(JSON.stringify(result.body));
       });
     }),

@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DeprecationLocation, DeprecationResponse, MatrixKind } from '@spectator/shared';
+import type { DataSource } from 'typeorm';
+
+/** One distinct exchange an environment kind's evidence keeps, with when it was last seen. */
+export interface UsageExchangeRow {
+  method: string;
+  path: string;
+  status: number;
+  requestShape: string | null;
+  responseShape: string | null;
+  query: string[] | null;
+  requestHeaders: string[] | null;
+  lastSeen: Date;
+}
+
+/** A response header name an environment kind's captures saw on an endpoint, and when last. */
+export interface ResponseHeaderRow {
+  method: string;
+  path: string;
+  name: string;
+  lastSeen: Date;
+}
+
+/** A documented endpoint at its current version. */
+export interface DocumentedRow {
+  endpointId: string;
+  method: string;
+  path: string;
+  version: string;
+}
+
+/** A mark that something is deprecated, as stored. */
+export type DeprecationRow = Omit<DeprecationResponse, 'createdAt'> & { createdAt: Date };
+
+/**
+ * The reads of usage: the distinct exchanges each environment kind's evidence keeps (kept as long
+ * as the project: last seen per endpoint, status, body fields, query and request header names),
+ * response header names from the captures' observations (kept as long as the captures), the
+ * documented endpoints, and the deprecation marks (the one table it writes).
+ */
+@Injectable()
+export class UsageRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Every distinct exchange of a kind's environment rows, folded over the rows. */
+  exchanges(projectId: string, kind: MatrixKind): Promise<UsageExchangeRow[]> {
+    return this.db.query(
+      `SELECT o.method, o.path, o.status, o.request_shape AS "requestShape", o.response_shape AS "responseShape",
+              o.query, o.request_headers AS "requestHeaders", o.last_seen AS "lastSeen"
+         FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
+        WHERE o.project_id = $1 AND r.kind = $2`,
+      [projectId, kind],
+    );
+  }
+
+  /** Response header names per endpoint seen by a kind's captures, each with its last sighting. */
+  responseHeaders(projectId: string, kind: MatrixKind): Promise<ResponseHeaderRow[]> {
+    return this.db.query(
+      `SELECT o.method, o.path, h.name, max(o.last_seen) AS "lastSeen"
+         FROM captures c JOIN observations o ON o.capture_id = c.id
+        CROSS JOIN LATERAL unnest(o.response_headers) AS h(name)
+        WHERE c.project_id = $1 AND c.environment_kind = $2
+        GROUP BY o.method, o.path, h.name`,
+      [projectId, kind],
+    );
+  }
+
+  /** The project's documented endpoints at their current version. */
+  documented(projectId: string): Promise<DocumentedRow[]> {
+    return this.db.query(
+      `SELECT e.id AS "endpointId", e.method, e.path, v.major || '.' || v.minor AS version
+         FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
+        WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+      [projectId],
+    );
+  }
+
+  /** When any traffic of an environment kind was last seen (its newest environment row). */
+  async lastSeenAny(projectId: string, kind: MatrixKind): Promise<Date | null> {
+    const [row] = (await this.db.query(
+      'SELECT max(last_seen) AS "lastSeen" FROM environment_rows WHERE project_id = $1 AND kind = $2',
+      [projectId, kind],
+    )) as Array<{ lastSeen: Date | null }>;
+    return row?.lastSeen ?? null;
+  }
+
+  /** The project's deprecation marks, by path, method, location and name. */
+  deprecations(projectId: string): Promise<DeprecationRow[]> {
+    return this.db.query(
+      `SELECT method, path, location, name, source, created_by AS "createdBy", created_at AS "createdAt"
+         FROM deprecations WHERE project_id = $1 ORDER BY path, method, location, name`,
+      [projectId],
+    );
+  }
+
+  /** Marks (idempotent: a mark kept keeps its first author). @returns whether it is new. */
+  async mark(projectId: string, mark: Omit<DeprecationRow, 'createdAt'>): Promise<boolean> {
+    const rows = (await this.db.query(
+      `INSERT INTO deprecations (project_id, method, path, location, name, source, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1`,
+      [projectId, mark.method, mark.path, mark.location, mark.name, mark.source, mark.createdBy],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+
+  /** @returns whether there was such a mark. */
+  async unmark(
+    projectId: string,
+    mark: { method: string; path: string; location: DeprecationLocation; name: string },
+  ): Promise<boolean> {
+    const rows = (await this.db.query(
+      `DELETE FROM deprecations WHERE project_id = $1 AND method = $2 AND path = $3 AND location = $4 AND name = $5 RETURNING 1`,
+      [projectId, mark.method, mark.path, mark.location, mark.name],
+    )) as unknown[];
+    return rows.length > 0;
+  }
+}

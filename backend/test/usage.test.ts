@@ -1,0 +1,182 @@
+/**
+ * Usage (docs/api.md, Usage): last seen per endpoint, status, field, query parameter and header in
+ * an environment; orphans (documented, not seen for N days), zombies (deprecated, still called);
+ * what is safe to remove and a removal proposal drafted from it; Deprecation and Sunset headers seen
+ * in traffic, whose values never leave the agent.
+ */
+import type {
+  DeprecationResponse,
+  OrphansResponse,
+  SafeToRemoveResponse,
+  TokenResponse,
+  UsageResponse,
+} from '@spectator/shared';
+import { sqlOn, startTestBackend, type TestBackend } from './support';
+import { call, documentGet, report, startJsonApp, withAgent } from './support/evidence-helpers';
+import { tablesContaining } from './support/privacy';
+
+/** Header values that must never leave the agent (RFC 9745 and RFC 8594 forms). */
+const DEPRECATION_VALUE = '@1688169599';
+const SUNSET_VALUE = 'Wed, 11 Nov 2099 23:59:59 GMT';
+/** The mark of /daily's query parameter `page`. */
+const PAGE_MARK = { method: 'GET', path: '/daily', location: 'query', name: 'page' };
+
+let backend: TestBackend;
+let agentToken: string;
+
+/** Moves an endpoint's production evidence of environment row `name` back `days` days. */
+async function seenDaysAgo(name: string, path: string, days: number): Promise<void> {
+  await sqlOn(
+    backend.databaseUrl,
+    `UPDATE evidence_observations o SET last_seen = now() - make_interval(days => $3)
+       FROM environment_rows r WHERE r.id = o.row_id AND r.name = $1 AND o.path = $2`,
+    [name, path, days],
+  );
+  await sqlOn(
+    backend.databaseUrl,
+    `UPDATE environment_rows SET last_seen = now() - make_interval(days => $2) WHERE name = $1`,
+    [name, days],
+  );
+}
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  await backend.api('POST', '/projects', { slug: 'use', name: 'Use' });
+  agentToken = (await backend.api<TokenResponse>('POST', '/projects/use/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
+  for (const path of ['/daily', '/stale', '/never', '/legacy'])
+    await documentGet(backend, 'use', path, { id: { type: 'number' } });
+  // /daily is called every day of the last 30 (one production build a day), /stale 40 days ago only.
+  for (let day = 29; day >= 0; day--) {
+    await report(backend.url, agentToken, { kind: 'production', build: `d-${day}` }, [
+      { method: 'GET', path: '/daily', status: 200, response: { id: 1 } },
+    ]);
+    await seenDaysAgo(`d-${day}`, '/daily', day);
+  }
+  await report(backend.url, agentToken, { kind: 'production', build: 'old' }, [
+    { method: 'GET', path: '/stale', status: 200, response: { id: 1 } },
+  ]);
+  await seenDaysAgo('old', '/stale', 40);
+  // Through a real agent: a query parameter, and an API that says /legacy is deprecated and sunsets.
+  const app = await startJsonApp({
+    'GET /daily': () => ({ status: 200, body: { id: 1, name: 'n' } }),
+    'GET /legacy': () => ({
+      status: 200,
+      body: { id: 1 },
+      headers: { deprecation: DEPRECATION_VALUE, sunset: SUNSET_VALUE },
+    }),
+  });
+  try {
+    await withAgent(backend.url, agentToken, app.url, { kind: 'production', build: 'live' }, async (proxy) => {
+      await call(proxy, 'GET', '/daily?page=2');
+      await call(proxy, 'GET', '/legacy');
+    });
+  } finally {
+    await app.close();
+  }
+});
+
+afterAll(async () => {
+  await backend.close();
+});
+
+describe('usage', () => {
+  it('says when each endpoint, status, field, query parameter and header was last seen in production', async () => {
+    const { status, body } = await backend.api<UsageResponse>('GET', '/projects/use/usage?environment=production');
+    expect(status).toBe(200);
+    expect(body.endpoints.map((e) => `${e.method} ${e.path}`)).toEqual([
+      'GET /daily',
+      'GET /legacy',
+      'GET /never',
+      'GET /stale',
+    ]);
+    const daily = body.endpoints.find((e) => e.path === '/daily');
+    expect(daily).toMatchObject({
+      version: '1.0',
+      deprecated: false,
+      deprecationHeaders: { deprecation: null, sunset: null },
+    });
+    expect(daily?.statuses.map((s) => s.status)).toEqual([200]);
+    expect(daily?.query.map((q) => q.name)).toEqual(['page']);
+    expect(daily?.responseFields.map((f) => f.name)).toEqual(['$.id', '$.name']);
+    expect(Date.now() - Date.parse(daily?.lastSeen ?? '')).toBeLessThan(24 * 3600_000);
+    const legacy = body.endpoints.find((e) => e.path === '/legacy');
+    expect(legacy?.deprecationHeaders).toEqual({ deprecation: expect.any(String), sunset: expect.any(String) });
+    expect(legacy?.responseHeaders.map((h) => h.name)).toEqual(expect.arrayContaining(['deprecation', 'sunset']));
+    expect(body.endpoints.find((e) => e.path === '/never')?.lastSeen).toBeNull();
+  });
+
+  it('never counts an endpoint exercised daily as an orphan, whatever the window', async () => {
+    for (const days of [1, 2, 7, 30, 39, 41, 365]) {
+      const { body } = await backend.api<OrphansResponse>('GET', `/projects/use/usage/orphans?days=${days}`);
+      const orphans = body.orphans.map((o) => o.path);
+      expect(orphans).not.toContain('/daily');
+      expect(orphans).toContain('/never');
+      // Seen 40 days ago: an orphan in a window shorter than that, not in a longer one.
+      expect(orphans.includes('/stale')).toBe(days < 40);
+    }
+  });
+
+  it('lists zombies: deprecated (marked, or by Deprecation and Sunset headers) and still called', async () => {
+    expect((await backend.api('POST', '/projects/use/deprecations', PAGE_MARK)).status).toBe(204);
+    expect(
+      (await backend.api('POST', '/projects/use/deprecations', { method: 'GET', path: '/stale', location: 'endpoint' }))
+        .status,
+    ).toBe(204);
+    const marks = await backend.api<DeprecationResponse[]>('GET', '/projects/use/deprecations');
+    expect(marks.body.map((m) => [m.path, m.location, m.name, m.source])).toEqual([
+      ['/daily', 'query', 'page', 'dashboard'],
+      ['/stale', 'endpoint', '', 'dashboard'],
+    ]);
+    const { body } = await backend.api<OrphansResponse>('GET', '/projects/use/usage/orphans?days=30');
+    expect(body.zombies.map((z) => [z.path, z.location, z.name, z.why])).toEqual([
+      ['/daily', 'query', 'page', 'marked deprecated'],
+      ['/legacy', 'endpoint', '', 'answered with a Deprecation or Sunset header'],
+    ]);
+    // Not called in the window: /stale is an orphan, not a zombie.
+    expect(body.orphans.find((o) => o.path === '/stale')?.deprecated).toBe(true);
+    expect((await backend.api('DELETE', '/projects/use/deprecations', PAGE_MARK)).status).toBe(204);
+    expect((await backend.api<DeprecationResponse[]>('GET', '/projects/use/deprecations')).body).toHaveLength(1);
+  });
+
+  it('lists what is safe to remove with its evidence, and drafts a removal proposal', async () => {
+    const { body } = await backend.api<SafeToRemoveResponse>('GET', '/projects/use/usage/safe-to-remove?days=30');
+    expect(body.endpoints.map((e) => e.path)).toEqual(['/never', '/stale']);
+    expect(body.endpoints[0]?.evidence).toEqual([
+      'never seen in production',
+      expect.stringMatching(/^production traffic of other endpoints seen until /),
+      'never seen in staging',
+    ]);
+    expect(body.endpoints[1]?.evidence).toContain('marked deprecated');
+    expect(body.draft?.title).toBe('Remove 2 endpoints unused in production for 30 days');
+    expect(body.draft?.description).toContain('- `GET /never` 1.0: never seen in production');
+  });
+
+  it('answers bad input with 400 naming it', async () => {
+    for (const [method, route, payload, message] of [
+      ['GET', '/projects/use/usage', undefined, 'environment must be one of the following values'],
+      ['GET', '/projects/use/usage/orphans?days=0', undefined, 'days must not be less than 1'],
+      [
+        'POST',
+        '/projects/use/deprecations',
+        { method: 'GET', path: '/daily', location: 'query' },
+        'name is required for a query',
+      ],
+      [
+        'POST',
+        '/projects/use/deprecations',
+        { method: 'get', path: '/daily', location: 'endpoint' },
+        'method must be an HTTP method',
+      ],
+    ] as const) {
+      const answer = await backend.api<{ message: string }>(method, route, payload);
+      expect(answer.status).toBe(400);
+      expect(answer.body.message).toContain(message);
+    }
+  });
+
+  it('keeps the values of Deprecation and Sunset headers out of every table (only their presence leaves the agent)', async () => {
+    expect(await tablesContaining(backend.databaseUrl, DEPRECATION_VALUE.slice(1))).toEqual([]);
+    expect(await tablesContaining(backend.databaseUrl, SUNSET_VALUE)).toEqual([]);
+  });
+});
