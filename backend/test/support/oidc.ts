@@ -273,6 +273,8 @@ export class TestBrowser {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await response.text();
-    return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
+    // A route that answers text (Markdown, a feed) gives its text, as `apiCall` does.
+    const json = (response.headers.get('content-type') ?? '').includes('json');
+    return { status: response.status, body: (text ? (json ? JSON.parse(text) : text) : null) as T };
   }
 }
