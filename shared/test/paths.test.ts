@@ -37,7 +37,11 @@ describe('templatePath', () => {
     ['/posts/17/42', '/posts/{postId}/{id}'],
     ['/posts/17/42/7', '/posts/{postId}/{id}/{id2}'],
     ['/files/a1b2c3d4/550e8400-e29b-41d4-a716-446655440000', '/files/{fileId}/{id}'],
-    ['/v2/42', '/v2/42'], // right after a version segment: a name (weak identifiers stay)
+    ['/v2/alice', '/v2/alice'], // right after a version segment: a name
+    ['/v2/42', '/v2/{id}'], // a number right after a version is no second version: a value
+    ['/send/v1/110085/digital-account', '/send/v1/{id}/digital-account'],
+    ['/v1/2024-06-01/reports', '/v1/2024-06-01/reports'], // a dated version stays
+    ['/api/2/users', '/api/2/users'], // after api a number may be the version itself
     // names, not identifiers
     ['/users/me', '/users/me'],
     ['/auth/oauth2/callback', '/auth/oauth2/callback'],

@@ -7,6 +7,7 @@ import {
   identifierStrength,
   introducesNames,
   isDottedVersion,
+  isVersionSegment,
   joinSegments,
   ParameterNames,
   splitPath,
@@ -39,10 +40,26 @@ export function templatePath(rawPath: string, known: readonly string[] = []): st
     const previous = templated[templated.length - 1];
     const strength =
       segment.kind === 'literal' && !isDottedVersion(segment.text) ? identifierStrength(segment.text) : 'none';
-    const isParameter = strength === 'strong' || (strength === 'weak' && !introducesNames(previous));
+    const isParameter =
+      strength === 'strong' ||
+      (strength === 'weak' && (!introducesNames(previous) || numberAfterVersion(previous, segment)));
     templated.push(isParameter ? names.after(previous) : segment);
   }
   return joinSegments(templated);
+}
+
+/**
+ * A number right after a `v1`-style version (`/send/v1/110085/digital-account`): the version was
+ * just given, so the number is no second one but a value, as it is anywhere else. After `api`
+ * (`/api/2/users`) and at the first segment a number may be the version itself and stays.
+ */
+function numberAfterVersion(previous: Segment | undefined, segment: Segment): boolean {
+  return (
+    previous?.kind === 'literal' &&
+    isVersionSegment(previous.text) &&
+    segment.kind === 'literal' &&
+    /^\d+$/.test(segment.text)
+  );
 }
 
 /**
