@@ -105,6 +105,7 @@ describe('deploy/github-actions.yml', () => {
       failOn: ['undocumented', 'breaking'],
       markdown: null,
       thresholds: DEFAULT_REGRESSION_THRESHOLDS,
+      consumerDays: 30,
     });
   });
 
