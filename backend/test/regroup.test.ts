@@ -14,6 +14,7 @@ import type {
 } from '@spectator/shared';
 import pino from 'pino';
 import type { DataSource } from 'typeorm';
+import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/config/runtime';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService } from '../src/runtime/runtime.service';
@@ -209,8 +210,11 @@ beforeAll(async () => {
     new ProjectsService(ds.getRepository(ProjectEntity), audit),
     evidence,
     events,
-    // Its log is for the rollup, which no test here runs.
-    new RuntimeService(new RuntimeRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),
+    // Its log and retention are for the rollup, which no test here runs.
+    new RuntimeService(new RuntimeRepository(ds), {
+      log: pino({ level: 'silent' }),
+      config: parseConfig({}),
+    } as Runtime),
     new ProposalRegrouping(new ProposalsRepository(ds), audit),
     new VersionStore(ds),
     new ConsumersService(new ConsumersRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),

@@ -8,6 +8,9 @@ import type { RuntimeResponse, TokenResponse } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { documentGet, eventually, startJsonApp, withAgent, type LocalServer } from './support/evidence-helpers';
 
+// 1,000 requests through two real agents: seconds alone, over a minute on a loaded shared machine.
+jest.setTimeout(240_000);
+
 let backend: TestBackend;
 let agentToken: string;
 
