@@ -6,7 +6,7 @@
  */
 import type { ProposalResponse, TokenResponse, VersionCell, VersionMatrixResponse } from '@spectator/shared';
 import pg from 'pg';
-import { createDataSource } from '../src/database/data-source';
+import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './support/agent-client';
@@ -261,7 +261,7 @@ describe('the stored matrix texts', () => {
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];
-      while (reverted.at(-1) !== 'MatrixCellsText1764100000000' && reverted.length < 20)
+      while (reverted.at(-1) !== 'MatrixCellsText1764100000000' && reverted.length < MIGRATIONS.length)
         reverted.push(await migrateDown(ds));
       expect(reverted.at(-1)).toBe('MatrixCellsText1764100000000');
       const columns = (
