@@ -56,14 +56,19 @@ export function chooseProtocol(protocols: Set<string>): string | false {
 }
 
 /**
- * Pings a socket every period and terminates it when the previous ping went unanswered. A socket
- * we stopped reading (backpressure) cannot read its pong: it is not judged while paused.
+ * Pings a socket every period and terminates it when nothing came back since the previous ping.
+ * Any frame counts, not only the pong: a peer that queued megabytes of batches before our ping
+ * sends its pong after them, and under load reading those takes longer than a period (the flood
+ * test lost connections that way). A socket we stopped reading (backpressure) cannot read
+ * anything: it is not judged while paused.
  */
-export function keepAlive(ws: import('ws').WebSocket): () => void {
+export function keepAlive(ws: import('ws').WebSocket, periodMs = HEARTBEAT_MS): () => void {
   let alive = true;
-  ws.on('pong', () => {
+  const heard = (): void => {
     alive = true;
-  });
+  };
+  ws.on('pong', heard);
+  ws.on('message', heard);
   const timer = setInterval(() => {
     if (ws.isPaused) return;
     if (!alive) {
@@ -72,7 +77,7 @@ export function keepAlive(ws: import('ws').WebSocket): () => void {
     }
     alive = false;
     ws.ping();
-  }, HEARTBEAT_MS);
+  }, periodMs);
   timer.unref();
   return () => clearInterval(timer);
 }
