@@ -152,6 +152,34 @@ describe('usage', () => {
     expect(body.draft?.description).toContain('- `GET /never` 1.0: never seen in production');
   });
 
+  it('keeps `deprecated` of an OpenAPI import as marks: operations, query and header parameters', async () => {
+    await backend.api('POST', '/projects', { slug: 'imported', name: 'Imported' });
+    const imported = await backend.api('POST', '/projects/imported/openapi/import', {
+      openapi: '3.1.0',
+      info: { title: 'old', version: '1' },
+      paths: {
+        '/old': {
+          get: {
+            deprecated: true,
+            parameters: [
+              { name: 'page', in: 'query', deprecated: true, schema: { type: 'string' } },
+              { name: 'X-Tenant', in: 'header', deprecated: true, schema: { type: 'string' } },
+              { name: 'limit', in: 'query', schema: { type: 'string' } },
+            ],
+            responses: { '204': { description: 'none' } },
+          },
+        },
+      },
+    });
+    expect(imported.status).toBe(201);
+    const marks = await backend.api<DeprecationResponse[]>('GET', '/projects/imported/deprecations');
+    expect(marks.body.map((m) => [m.method, m.path, m.location, m.name, m.source])).toEqual([
+      ['GET', '/old', 'endpoint', '', 'openapi'],
+      ['GET', '/old', 'header', 'x-tenant', 'openapi'],
+      ['GET', '/old', 'query', 'page', 'openapi'],
+    ]);
+  });
+
   it('answers bad input with 400 naming it', async () => {
     for (const [method, route, payload, message] of [
       ['GET', '/projects/use/usage', undefined, 'environment must be one of the following values'],

@@ -38,6 +38,8 @@ export interface ImportedApi {
   title: string;
   description: string;
   endpoints: ImportedEndpoint[];
+  /** What the document marks `deprecated: true`: operations, and their query and header parameters. */
+  deprecated: Array<{ method: string; path: string; location: 'endpoint' | 'query' | 'header'; name: string }>;
   /** Each simplification, naming the operation and JSON Pointer (e.g. a `default` response skipped). */
   warnings: string[];
 }
@@ -109,6 +111,7 @@ export function importOpenApi(document: unknown): ImportedApi {
   const warnings: string[] = [];
   const reader = new SchemaReader(document, warnings);
   const endpoints: ImportedEndpoint[] = [];
+  const deprecated: ImportedApi['deprecated'] = [];
   for (const [path, rawItem] of Object.entries(document.paths)) {
     const item = reader.resolve(rawItem, `#/paths/${escapePointer(path)}`);
     if (!isObject(item)) continue;
@@ -116,7 +119,17 @@ export function importOpenApi(document: unknown): ImportedApi {
       const method = key.toUpperCase();
       if (!HTTP_METHODS.includes(method) || !isObject(operation)) continue;
       const endpoint = readOperation(reader, method, path, item, operation, `#/paths/${escapePointer(path)}`, key);
-      if (endpoint) endpoints.push(endpoint);
+      if (!endpoint) continue;
+      endpoints.push(endpoint);
+      if (operation.deprecated === true) deprecated.push({ method, path, location: 'endpoint', name: '' });
+      for (const list of [item.parameters, operation.parameters])
+        for (const raw of Array.isArray(list) ? list : []) {
+          const parameter = reader.resolve(raw, '');
+          if (!isObject(parameter) || parameter.deprecated !== true || typeof parameter.name !== 'string') continue;
+          if (parameter.in === 'query') deprecated.push({ method, path, location: 'query', name: parameter.name });
+          else if (parameter.in === 'header' && isDocumentableHeader(parameter.name))
+            deprecated.push({ method, path, location: 'header', name: parameter.name.toLowerCase() });
+        }
     }
   }
   if (endpoints.length === 0) throw badInput('paths: no operation with a response of an exact status code to import');
@@ -127,6 +140,7 @@ export function importOpenApi(document: unknown): ImportedApi {
     title: `Import ${title}${typeof info.version === 'string' ? ` ${info.version}` : ''} from OpenAPI`.slice(0, 500),
     description: typeof info.description === 'string' ? info.description.slice(0, 20_000) : '',
     endpoints,
+    deprecated,
     warnings,
   };
 }

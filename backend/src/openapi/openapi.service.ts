@@ -15,6 +15,7 @@ import type { ProjectEntity } from '../projects/project.entity';
 import { ProposalsService } from '../proposals/proposals.service';
 import type { OpenApiQuery } from './dto/openapi.dto';
 import { documentOf, importOpenApi } from './openapi-import';
+import { UsageService } from '../usage/usage.service';
 
 /** One endpoint at one version, as exported. */
 export interface ExportedEndpoint extends EndpointShapes {
@@ -119,6 +120,7 @@ export class OpenApiService {
     private readonly endpoints: EndpointsService,
     private readonly matrix: MatrixService,
     private readonly proposals: ProposalsService,
+    private readonly usage: UsageService,
   ) {}
 
   /**
@@ -134,8 +136,10 @@ export class OpenApiService {
   ): Promise<OpenApiImportResponse> {
     // Before anything is made: approving at once needs the approver role, and no four eyes.
     if (approve) await this.proposals.ensureMayApproveOwn(project, principal);
-    const { warnings, ...proposal } = importOpenApi(documentOf(body));
+    const { warnings, deprecated, ...proposal } = importOpenApi(documentOf(body));
     const created = await this.proposals.create(project, principal, proposal);
+    // `deprecated` is kept as marks (usage: zombies), whether or not the proposal is approved.
+    for (const mark of deprecated) await this.usage.mark(project, principal, mark, 'openapi');
     return {
       proposal: approve ? await this.proposals.approve(project, principal, created.id) : created,
       warnings,
