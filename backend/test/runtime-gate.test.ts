@@ -3,17 +3,19 @@
  * real backend, real agents (a production build and three pull requests' CI runs) and real
  * upstreams on port 0 whose delays are set on purpose. Pull request 42's version adds 50 ms to
  * GET /orders/{orderId}, pull request 41's changes nothing, pull request 43's answers a fifth of
- * its orders with 500. The traffic of all four runs at once, so a busy machine slows each alike;
- * the assertions are the gate's verdicts, never a time.
+ * its orders with 500. The traffic of all four runs at once, spread evenly over the same time, in
+ * a process of its own, so a busy machine slows each alike; the assertions are the gate's
+ * verdicts, never a time.
  */
-import { runCheck, startAgent } from '@spectator/agent';
-import type { AgentEnvironment, CiRuntimeResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
+import { runCheck } from '@spectator/agent';
+import type { CiRuntimeResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
+import { once } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { startTestBackend, type TestBackend } from './support';
-import type { LocalServer } from './support/evidence-helpers';
+import { runTs } from './support/backend-process';
+import type { GateRun } from './support/gate-traffic';
 
 let backend: TestBackend;
 let readToken: string;
@@ -24,80 +26,19 @@ const PRODUCTION_REQUESTS = 400;
 const PULL_REQUEST_REQUESTS = 100;
 
 /**
- * The orders API as one version of the app leaves it: GET /orders/{orderId} and GET /items, each
- * answering after a deliberate delay; `failEvery` n: every n-th order is answered 500.
+ * Runs every app behind its agent at once, in a child process (support/gate-traffic.ts), and calls
+ * them in turn, one request in flight at a time, so whatever slows the machine slows each run
+ * alike; resolves once the agents are closed, which flushes them.
  */
-async function startShop(ordersDelayMs: number, failEvery = 0): Promise<LocalServer> {
-  let orders = 0;
-  const server = createServer((request, response) => {
-    const isOrder = request.url?.startsWith('/orders/') ?? false;
-    const fail = isOrder && failEvery > 0 && ++orders % failEvery === 0;
-    setTimeout(
-      () => {
-        response.writeHead(fail ? 500 : 200, { 'content-type': 'application/json' });
-        response.end(JSON.stringify(fail ? { error: 'down' } : isOrder ? { id: 'o-1', total: 3 } : [{ id: 'i-1' }]));
-      },
-      isOrder ? ordersDelayMs : 5,
-    );
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** One app version behind a real agent for one environment, sent `requests` calls of each endpoint. */
-interface Run {
-  environment: AgentEnvironment;
-  ordersDelayMs: number;
-  failEvery?: number;
-  requests: number;
-}
-
-/**
- * Runs every app behind its agent at once and calls them in turn, one request in flight at a
- * time (the agents, the apps and the backend share this process: requests sent at once would
- * wait on each other's work), so whatever slows the machine slows each run alike. Then closes
- * the agents, which flushes them.
- */
-async function runAll(agentToken: string, runs: readonly Run[]): Promise<void> {
-  const apps = await Promise.all(runs.map((run) => startShop(run.ordersDelayMs, run.failEvery)));
-  try {
-    const agents = await Promise.all(
-      runs.map((run, i) =>
-        startAgent({
-          listen: '127.0.0.1:0',
-          upstream: apps[i]!.url,
-          backend: backend.url,
-          token: agentToken,
-          environment: run.environment,
-          configPath: path.join(os.tmpdir(), 'spectator-no-service.yml'),
-          logLevel: 'silent',
-          tuning: { ackWaitMs: 20_000 },
-        }),
-      ),
-    );
-    try {
-      const rounds = Math.max(...runs.map((run) => run.requests));
-      for (let n = 0; n < rounds; n++)
-        for (const [i, run] of runs.entries()) {
-          if (n >= run.requests) continue;
-          for (const route of [`/orders/${n}`, '/items']) {
-            const response = await fetch(`${agents[i]!.proxyUrl}${route}`);
-            await response.arrayBuffer();
-          }
-        }
-    } finally {
-      await Promise.all(agents.map((agent) => agent.close()));
-    }
-  } finally {
-    await Promise.all(apps.map((app) => app.close()));
-  }
+async function runAll(agentToken: string, runs: readonly GateRun[]): Promise<void> {
+  const { child, lines, output } = runTs(
+    'backend/test/support/gate-traffic.ts',
+    [backend.url, agentToken, JSON.stringify(runs)],
+    {},
+  );
+  const line = await lines.next();
+  if (line.done || line.value !== 'done') throw new Error(`gate traffic failed: ${output.join('')}`);
+  if (child.exitCode === null) await once(child, 'exit');
 }
 
 /** Proposes and approves one endpoint answering 200 with `schema`. */
