@@ -107,10 +107,12 @@ describe('chat formats', () => {
     );
     // Each undocumented endpoint is announced once: p-4's POST /orders is not news.
     expect(all.filter((headline) => headline.startsWith('undocumented'))).toEqual(['undocumented 2']);
+    // Events may still come (the evidence of the last batches is folded apart from their acks):
+    // each format's receiver catches up with the JSON one, whatever the count is by then.
     const count = jsonEvents().length;
     await eventually(
       () => [receiver.received.get('/slack')?.length ?? 0, receiver.received.get('/teams')?.length ?? 0],
-      ([slack, teams]) => slack === count && teams === count,
+      ([slack, teams]) => slack === jsonEvents().length && teams === jsonEvents().length,
     );
     expect(receiver.problems).toEqual([]);
 
@@ -167,10 +169,12 @@ describe('chat formats', () => {
               `/projects/chat/webhooks/${hooks[format]}/deliveries?limit=100`,
             )
           ).body,
-        (deliveries) => deliveries.every((delivery) => delivery.status !== 'pending'),
+        (deliveries) =>
+          deliveries.length === jsonEvents().length && deliveries.every((delivery) => delivery.status !== 'pending'),
       );
+      expect(log.length).toBeGreaterThanOrEqual(count);
       expect(log.map((delivery) => [delivery.status, delivery.lastStatus])).toEqual(
-        Array.from({ length: count }, () => ['delivered', 200]),
+        Array.from({ length: log.length }, () => ['delivered', 200]),
       );
     }
   });
