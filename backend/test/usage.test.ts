@@ -12,7 +12,7 @@ import type {
   UsageResponse,
 } from '@spectator/shared';
 import { sqlOn, startTestBackend, type TestBackend } from './support';
-import { call, documentGet, report, startJsonApp, withAgent } from './support/evidence-helpers';
+import { call, documentGet, eventually, report, startJsonApp, withAgent } from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
 
 /** Header values that must never leave the agent (RFC 9745 and RFC 8594 forms). */
@@ -177,6 +177,93 @@ describe('usage', () => {
       ['GET', '/old', 'endpoint', '', 'openapi'],
       ['GET', '/old', 'header', 'x-tenant', 'openapi'],
       ['GET', '/old', 'query', 'page', 'openapi'],
+    ]);
+  });
+
+  it('keeps `deprecated` properties of imported bodies as marks, and counts them as zombies when still sent', async () => {
+    await backend.api('POST', '/projects', { slug: 'props', name: 'Props' });
+    const imported = await backend.api('POST', '/projects/props/openapi/import?approve=true', {
+      openapi: '3.1.0',
+      info: { title: 'props', version: '1' },
+      components: {
+        schemas: {
+          Item: {
+            type: 'object',
+            properties: { id: { type: 'number' }, old: { type: 'string', deprecated: true } },
+          },
+        },
+      },
+      paths: {
+        '/orders': {
+          post: {
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: {
+                    type: 'object',
+                    properties: {
+                      title: { type: 'string' },
+                      legacyName: { type: 'string', deprecated: true },
+                      'legacy code': { type: 'string', deprecated: true },
+                    },
+                  },
+                },
+              },
+            },
+            responses: {
+              '201': {
+                description: 'made',
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'object',
+                      properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Item' } } },
+                    },
+                  },
+                },
+              },
+              '200': {
+                description: 'the same again',
+                content: {
+                  'application/json': {
+                    schema: {
+                      type: 'object',
+                      properties: { items: { type: 'array', items: { $ref: '#/components/schemas/Item' } } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(imported.status).toBe(201);
+    const marks = await backend.api<DeprecationResponse[]>('GET', '/projects/props/deprecations');
+    // Each once, though two responses use the same schema; the order of names is the database's collation's.
+    expect(marks.body.map((m) => [m.method, m.path, m.location, m.name, m.source].join(' ')).sort()).toEqual([
+      'POST /orders request $.legacyName openapi',
+      'POST /orders request $["legacy code"] openapi',
+      'POST /orders response $.items[].old openapi',
+    ]);
+    const token = (await backend.api<TokenResponse>('POST', '/projects/props/tokens', { name: 'a', scope: 'agent' }))
+      .body.token as string;
+    await report(backend.url, token, { kind: 'production', build: 'p-1' }, [
+      {
+        method: 'POST',
+        path: '/orders',
+        status: 201,
+        request: { title: 't', legacyName: 'n' },
+        response: { items: [{ id: 1, old: 'o' }] },
+      },
+    ]);
+    const found = await eventually(
+      async () => (await backend.api<OrphansResponse>('GET', '/projects/props/usage/orphans?days=30')).body,
+      (answer) => answer.zombies.length >= 2,
+    );
+    expect(found.zombies.map((z) => [z.location, z.name, z.why])).toEqual([
+      ['request', '$.legacyName', 'marked deprecated'],
+      ['response', '$.items[].old', 'marked deprecated'],
     ]);
   });
 

@@ -1,5 +1,7 @@
 import {
   byParameterName,
+  type DeprecationLocation,
+  fieldPath,
   fromJsonSchema,
   HTTP_METHODS,
   isDocumentableHeader,
@@ -38,8 +40,11 @@ export interface ImportedApi {
   title: string;
   description: string;
   endpoints: ImportedEndpoint[];
-  /** What the document marks `deprecated: true`: operations, and their query and header parameters. */
-  deprecated: Array<{ method: string; path: string; location: 'endpoint' | 'query' | 'header'; name: string }>;
+  /**
+   * What the document marks `deprecated: true`: operations, their query and header parameters, and
+   * the properties of their request and response bodies (by JSON path, `$.a`, `$.items[].b`).
+   */
+  deprecated: Array<{ method: string; path: string; location: DeprecationLocation; name: string }>;
   /** Each simplification, naming the operation and JSON Pointer (e.g. a `default` response skipped). */
   warnings: string[];
 }
@@ -130,6 +135,15 @@ export function importOpenApi(document: unknown): ImportedApi {
           else if (parameter.in === 'header' && isDocumentableHeader(parameter.name))
             deprecated.push({ method, path, location: 'header', name: parameter.name.toLowerCase() });
         }
+      const bodies = [
+        ['request', [endpoint.request?.schema]],
+        ['response', endpoint.responses.map((response) => response.schema)],
+      ] as const;
+      for (const [location, schemas] of bodies) {
+        const names = new Set<string>();
+        for (const schema of schemas) deprecatedProperties(schema, '$', names);
+        for (const name of names) deprecated.push({ method, path, location, name });
+      }
     }
   }
   if (endpoints.length === 0) throw badInput('paths: no operation with a response of an exact status code to import');
@@ -143,6 +157,25 @@ export function importOpenApi(document: unknown): ImportedApi {
     deprecated,
     warnings,
   };
+}
+
+/**
+ * Adds to `into` the JSON paths (as diffs and usage name fields: `$.a`, `$.items[].b`,
+ * `$["a b"]`) of the properties a body schema marks `deprecated: true`, read as `SchemaReader`
+ * leaves schemas (`$ref`s inlined, a recursion cut, `allOf` merged); the options of `oneOf` and
+ * `anyOf` are the same place.
+ */
+function deprecatedProperties(schema: unknown, at: string, into: Set<string>): void {
+  if (!isObject(schema)) return;
+  if (isObject(schema.properties))
+    for (const [name, property] of Object.entries(schema.properties)) {
+      const path = fieldPath(at, name);
+      if (isObject(property) && property.deprecated === true) into.add(path);
+      deprecatedProperties(property, path, into);
+    }
+  if (isObject(schema.items)) deprecatedProperties(schema.items, `${at}[]`, into);
+  for (const options of [schema.oneOf, schema.anyOf])
+    if (Array.isArray(options)) for (const option of options) deprecatedProperties(option, at, into);
 }
 
 const validators = new Map<'3.0' | '3.1', ValidateFunction>();

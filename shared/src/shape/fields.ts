@@ -1,6 +1,8 @@
 import { fieldPath } from '../diff/compare';
 import type { Shape } from './types';
 
+export { fieldPath };
+
 /**
  * Every field of a shape as a JSON path, as diffs name them (`$.author`, `$.items[].id`,
  * `$["first name"]`), parents before their children, each once. The body itself (`$`) is not a field.
