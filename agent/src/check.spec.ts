@@ -85,12 +85,19 @@ describe('parseCheckOptions', () => {
       markdown: null,
       thresholds: DEFAULT_REGRESSION_THRESHOLDS,
       consumerDays: 30,
+      productionDays: null,
     });
     expect(parseCheckOptions([...base, '--consumer-days', '7'], {}).consumerDays).toBe(7);
     expect(parseCheckOptions(base, { SPECTATOR_CONSUMER_DAYS: '90' }).consumerDays).toBe(90);
     expect(() => parseCheckOptions([...base, '--consumer-days', '0'], {})).toThrow(
       '--consumer-days "0" must be a number of days from 1 to 400',
     );
+    expect(parseCheckOptions([...base, '--production-days=30'], {}).productionDays).toBe(30);
+    expect(parseCheckOptions(base, { SPECTATOR_PRODUCTION_DAYS: '14' }).productionDays).toBe(14);
+    for (const bad of ['0', '401', '1.5', 'week', '-3'])
+      expect(() => parseCheckOptions([...base, '--production-days', bad], {})).toThrow(
+        `--production-days "${bad}" must be a whole number of days from 1 to 400`,
+      );
     expect(parseCheckOptions([...base, '--markdown', 'report.md'], {}).markdown).toBe('report.md');
     expect(parseCheckOptions(base, { SPECTATOR_CHECK_MARKDOWN: 'env.md' }).markdown).toBe('env.md');
     expect(parseCheckOptions(base, {}).failOn).toEqual(['undocumented', 'breaking']);
@@ -320,7 +327,7 @@ describe('judgeRuntime', () => {
         '      - error rate REGRESSED: 20.0% against at most 2.9% allowed, p = 1.4e-6 ≤ 8.3e-4',
       ].join('\n'),
     );
-    expect(both.text).toContain('GET /new  1.0  50 request(s); production has no requests at 1.0');
+    expect(both.text).toContain('GET /new  1.0  50 request(s); not judged: production has no requests at 1.0');
     expect(both.text).toContain('- latency not judged: 5 timed request(s) in this pull request, at least 30 needed');
     expect(judgeCiSummary(summary(), ['latency-regression'], runtime).reasons).toEqual([
       '1 endpoint(s) slower than production (p95)',
@@ -342,7 +349,9 @@ describe('judgeRuntime', () => {
     expect(report).toMatch(
       /\| `GET \/slow` \| 1\.0 \| 50 \/ 500 \| [\d.]+ ms \/ [\d.]+ ms \| 0\.0% \/ 0\.0% \| \*\*regressed\*\*: 50 of 50 above/,
     );
-    expect(report).toContain('| `GET /new` | 1.0 | 50 / 0 |  |  | not in production | not in production |');
+    expect(report).toContain(
+      '| `GET /new` | 1.0 | 50 / 0 |  |  | not judged: not in production | not judged: not in production |',
+    );
   });
 });
 

@@ -5,8 +5,10 @@ import {
   type CiSummaryResponse,
   type CompareEndpoint,
   DEFAULT_CONSUMER_DAYS,
+  DEFAULT_PRODUCTION_DAYS,
   DEFAULT_REGRESSION_THRESHOLDS,
   MAX_CONSUMER_DAYS,
+  MAX_PRODUCTION_DAYS,
   type ErrorRateTest,
   LatencyHistogram,
   type LatencyTest,
@@ -44,6 +46,8 @@ export interface CheckOptions {
   thresholds: RegressionThresholds;
   /** The window of `breaking-with-consumers`: production's calls in the last N days. Default 30. */
   consumerDays: number;
+  /** The window of production's runtime for latency-regression and error-rate, in days; null: the backend's default (7). */
+  productionDays: number | null;
 }
 
 /** Exit codes: 0 passed, 1 the gate failed, 2 the check could not run (options, backend). */
@@ -69,6 +73,9 @@ Exit code 0: passed, 1: failed, 2: could not check.
                       named by label or pseudonym). Default undocumented,breaking.
   --consumer-days <n> The window of breaking-with-consumers, 1-400 days (SPECTATOR_CONSUMER_DAYS).
                       Default 30.
+  --production-days <n>
+                      How many days of production's runtime latency-regression and error-rate
+                      compare with, 1-${MAX_PRODUCTION_DAYS} (SPECTATOR_PRODUCTION_DAYS). Default ${DEFAULT_PRODUCTION_DAYS}.
   --latency-threshold <percent>
                       The p95 increase latency-regression allows (default 35)
   --latency-floor <ms>
@@ -91,6 +98,7 @@ const FLAGS: Record<string, keyof CheckOptions> = {
   '--fail-on': 'failOn',
   '--markdown': 'markdown',
   '--consumer-days': 'consumerDays',
+  '--production-days': 'productionDays',
 };
 
 /** Numeric options of the runtime gate: flag, the threshold it sets, how the value maps, its range. */
@@ -173,6 +181,15 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
   const consumerDays = Number(daysText);
   if (!/^\d+$/.test(daysText) || consumerDays < 1 || consumerDays > MAX_CONSUMER_DAYS)
     problems.push(`--consumer-days "${daysText}" must be a number of days from 1 to ${MAX_CONSUMER_DAYS}`);
+  const productionText = given.productionDays ?? env.SPECTATOR_PRODUCTION_DAYS;
+  const productionDays = productionText === undefined || productionText === '' ? null : Number(productionText);
+  if (
+    productionDays !== null &&
+    (!/^\d+$/.test(productionText as string) || productionDays < 1 || productionDays > MAX_PRODUCTION_DAYS)
+  )
+    problems.push(
+      `--production-days "${productionText}" must be a whole number of days from 1 to ${MAX_PRODUCTION_DAYS}`,
+    );
   if (problems.length > 0) throw new ConfigError(problems);
   const markdown = given.markdown ?? (env.SPECTATOR_CHECK_MARKDOWN || null);
   return {
@@ -184,6 +201,7 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     markdown,
     thresholds,
     consumerDays,
+    productionDays,
   };
 }
 
@@ -294,10 +312,13 @@ function errorWords(test: ErrorRateTest): string {
   return `${test.regressed ? 'REGRESSED' : 'ok'}: ${percent(test.pullRequestRate)} against at most ${percent(test.allowedRate)} allowed, p = ${probability(test.pValue)} ${test.regressed ? '≤' : '>'} ${probability(test.alpha / 2)}`;
 }
 
+/** A test the gate could not make: production has not run the endpoint's version in its window. */
+const NOT_IN_PRODUCTION = 'not judged: not in production';
+
 /** `p95 57.0 ms vs 5.20 ms, errors 0.0% vs 0.0% (100 vs 300 requests)`, or why production has no figures. */
 function runtimeFigures(v: RuntimeVerdict): string {
   if (v.latency === null || v.errorRate === null)
-    return `${v.requests} request(s); production has no requests at ${v.version}`;
+    return `${v.requests} request(s); not judged: production has no requests at ${v.version}`;
   return `p95 ${ms(v.latency.pullRequestP95)} vs ${ms(v.latency.productionP95)}, errors ${percent(v.errorRate.pullRequestRate)} vs ${percent(v.errorRate.productionRate)} (${v.requests} vs ${v.productionRequests} requests)`;
 }
 
@@ -432,7 +453,7 @@ export function markdownReport(
     for (const v of runtime) {
       const emphasised = (words: string): string => words.replace(/^REGRESSED/, '**regressed**');
       out.push(
-        `| ${code(`${v.method} ${v.path}`)} | ${v.version} | ${v.requests} / ${v.productionRequests ?? 0} | ${v.latency ? `${ms(v.latency.pullRequestP95)} / ${ms(v.latency.productionP95)}` : ''} | ${v.errorRate ? `${percent(v.errorRate.pullRequestRate)} / ${percent(v.errorRate.productionRate)}` : ''} | ${v.latency ? emphasised(latencyWords(v.latency)) : 'not in production'} | ${v.errorRate ? emphasised(errorWords(v.errorRate)) : 'not in production'} |`,
+        `| ${code(`${v.method} ${v.path}`)} | ${v.version} | ${v.requests} / ${v.productionRequests ?? 0} | ${v.latency ? `${ms(v.latency.pullRequestP95)} / ${ms(v.latency.productionP95)}` : ''} | ${v.errorRate ? `${percent(v.errorRate.pullRequestRate)} / ${percent(v.errorRate.productionRate)}` : ''} | ${v.latency ? emphasised(latencyWords(v.latency)) : NOT_IN_PRODUCTION} | ${v.errorRate ? emphasised(errorWords(v.errorRate)) : NOT_IN_PRODUCTION} |`,
       );
     }
   }
@@ -500,7 +521,9 @@ export async function runCheck(
   }
   let runtime: RuntimeVerdict[] | null = null;
   if (options.failOn.some((item) => RUNTIME_FAIL_ON.includes(item))) {
-    const answer = await getJson<CiRuntimeResponse>(`${base}/runtime`, options, err);
+    // Sent only when asked for, so a backend older than the option still answers the default.
+    const window = options.productionDays === null ? '' : `?productionDays=${options.productionDays}`;
+    const answer = await getJson<CiRuntimeResponse>(`${base}/runtime${window}`, options, err);
     if (answer === null) return CHECK_EXIT.error;
     runtime = judgeRuntime(answer, options.thresholds);
   }

@@ -174,6 +174,30 @@ export class CapturesRepository {
   }
 
   /**
+   * When a pull request's CI captures other than `counted`, started before `before`, last saw
+   * traffic (their end, or their newest exchange's last sight, or their start), if any of them did
+   * at or after `from`; null when none did.
+   */
+  async lastActivityOfOthers(
+    projectId: string,
+    pullRequest: string,
+    counted: readonly string[],
+    before: Date,
+    from: Date,
+  ): Promise<Date | null> {
+    const [row] = (await this.db.query(
+      `SELECT max(greatest(c.started_at, c.ended_at,
+                           (SELECT max(o.last_seen) FROM observations o WHERE o.capture_id = c.id))) AS "at"
+         FROM captures c
+        WHERE c.project_id = $1 AND c.environment_kind = 'ci' AND c.pull_request = $2
+          AND c.id <> ALL($3::uuid[]) AND c.started_at <= $4 AND coalesce(c.ended_at, 'infinity') >= $5`,
+      [projectId, pullRequest, counted, before, from],
+    )) as Array<{ at: Date | null }>;
+    const at = row?.at ?? null;
+    return at === null || at.getTime() < from.getTime() ? null : at;
+  }
+
+  /**
    * Summaries of a capture's endpoints (unsorted, one row per endpoint): all of them, or `only`
    * those endpoints'; with `undocumentedIn` (a project id), only endpoints without documentation there.
    */

@@ -41,6 +41,8 @@ import {
   type ViewUpkeep,
 } from '../views/view-cache';
 
+const MINUTE_MS = 60_000;
+
 /** A change as the API writes it: shapes as JSON Schema. */
 export function toChangeResponse(change: ShapeChange): ChangeResponse {
   return {
@@ -102,6 +104,28 @@ export class CapturesService {
     return newest.commit === null
       ? [newest]
       : this.repository.ciCaptures(project.id, pullRequest, newest.commit, limit);
+  }
+
+  /**
+   * Where a pull request's counts of `counted` (its newest commit's CI captures) can start without
+   * an older commit's: the minute the first of them started, or the minute after the last traffic
+   * of any other of its captures that reached into that minute or later (runtime evidence is kept
+   * per pull request and minute, not per commit, so a minute both saw would mix them).
+   */
+  async ciCountsSince(project: ProjectEntity, pullRequest: string, counted: readonly CaptureRow[]): Promise<Date> {
+    const started = Math.min(...counted.map((c) => c.startedAt.getTime()));
+    const since = new Date(started - (started % MINUTE_MS));
+    const newest = new Date(Math.max(...counted.map((c) => c.startedAt.getTime())));
+    const others = await this.repository.lastActivityOfOthers(
+      project.id,
+      pullRequest,
+      counted.map((c) => c.id),
+      newest,
+      since,
+    );
+    if (others === null) return since;
+    const last = others.getTime();
+    return new Date(last - (last % MINUTE_MS) + MINUTE_MS);
   }
 
   /** Captures newest first, with their counts. `before`: an ISO time to page back from. */

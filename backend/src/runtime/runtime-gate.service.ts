@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { CiRuntimeResponse, RuntimeCounts } from '@spectator/shared';
+import { type CiRuntimeResponse, DEFAULT_PRODUCTION_DAYS, type RuntimeCounts } from '@spectator/shared';
 import { CapturesService } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { CAPTURES_PER_COMMIT, PULL_REQUEST_PATTERN } from '../evidence/ci-gate.service';
@@ -7,10 +7,7 @@ import { pullRequestRowName } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
 import { RuntimeRepository, type RuntimeTotalRow } from './runtime.repository';
 
-const MINUTE_MS = 60_000;
-const DAY_MS = 24 * 60 * MINUTE_MS;
-/** How far back production's counts go for the CI gate. */
-export const GATE_PRODUCTION_WINDOW_MS = 7 * DAY_MS;
+const DAY_MS = 24 * 60 * 60_000;
 
 const countsOf = (row: RuntimeTotalRow): RuntimeCounts => ({
   requests: Number(row.requests),
@@ -33,11 +30,17 @@ export class RuntimeGateService {
 
   /**
    * The runtime gate's figures (`GET /ci/{pr}/runtime`): per documented endpoint the pull
-   * request's CI runs called since its newest commit's first capture started (the minute of it),
-   * those counts and production's at the same version over the last week.
+   * request's CI runs called since its newest commit's first capture started (the minute of it, or
+   * a later one when an older commit's runs reached into it: `CapturesService.ciCountsSince`),
+   * those counts and production's at the same version over the last `productionDays` days.
    * @throws DomainError BadInput for a bad pull request, CaptureNotFound when it has no CI capture.
    */
-  async againstProduction(project: ProjectEntity, pullRequest: string, now = new Date()): Promise<CiRuntimeResponse> {
+  async againstProduction(
+    project: ProjectEntity,
+    pullRequest: string,
+    productionDays = DEFAULT_PRODUCTION_DAYS,
+    now = new Date(),
+  ): Promise<CiRuntimeResponse> {
     if (!PULL_REQUEST_PATTERN.test(pullRequest))
       throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
     const captures = await this.captures.ciCapturesOf(project, pullRequest, CAPTURES_PER_COMMIT);
@@ -46,9 +49,8 @@ export class RuntimeGateService {
         ErrorCode.CaptureNotFound,
         `pull request ${pullRequest} has no CI capture in project ${project.slug}`,
       );
-    const started = Math.min(...captures.map((c) => c.startedAt.getTime()));
-    const since = new Date(started - (started % MINUTE_MS));
-    const productionSince = new Date(now.getTime() - GATE_PRODUCTION_WINDOW_MS);
+    const since = await this.captures.ciCountsSince(project, pullRequest, captures);
+    const productionSince = new Date(now.getTime() - productionDays * DAY_MS);
     const ci = await this.repository.totals(project.id, 'ci', pullRequestRowName(pullRequest), since, null);
     const production =
       ci.length === 0 ? [] : await this.repository.totals(project.id, 'production', null, productionSince, ci);

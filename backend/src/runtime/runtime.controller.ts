@@ -4,7 +4,7 @@ import type { CiRuntimeResponse, RuntimeResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
-import { RouteRuntimeQuery, RuntimeQuery } from './dto/runtime.dto';
+import { CiRuntimeQuery, RouteRuntimeQuery, RuntimeQuery } from './dto/runtime.dto';
 import { RuntimeGateService } from './runtime-gate.service';
 import { RuntimeService } from './runtime.service';
 
@@ -38,7 +38,11 @@ export class RuntimeController {
   /** The runtime CI gate's figures: a pull request's counts per endpoint and version beside production's. */
   @Get('ci/:pr/runtime')
   @RequireScope('read')
-  ciRuntime(@CurrentProject() project: ProjectEntity, @Param('pr') pr: string): Promise<CiRuntimeResponse> {
-    return this.gate.againstProduction(project, pr);
+  ciRuntime(
+    @CurrentProject() project: ProjectEntity,
+    @Param('pr') pr: string,
+    @Query() query: CiRuntimeQuery,
+  ): Promise<CiRuntimeResponse> {
+    return this.gate.againstProduction(project, pr, query.productionDays);
   }
 }

@@ -1,5 +1,10 @@
 import type { WireHistogram } from '../runtime/histogram';
 
+/** How many days of production's counts the runtime gate compares with by default (`--production-days`). */
+export const DEFAULT_PRODUCTION_DAYS = 7;
+/** The most days of production the runtime gate may look back over (the day rows' default retention). */
+export const MAX_PRODUCTION_DAYS = 400;
+
 /** What one side of the runtime gate counted for an endpoint at one version. */
 export interface RuntimeCounts {
   requests: number;
@@ -19,9 +24,13 @@ export interface CiRuntimeResponse {
   pullRequest: string;
   /** The commit whose runs were counted (the newest capture's). */
   commit: string | null;
-  /** The pull request's counts start here (the minute its newest commit's first capture started). */
+  /**
+   * The pull request's counts start here: the minute its newest commit's first capture started, or
+   * the minute after an older commit's runs last saw traffic when they reached into that minute
+   * (counts are kept per minute, not per commit).
+   */
   since: string;
-  /** Production's counts start here (a week back). */
+  /** Production's counts start here (`?productionDays=`, a week back by default). */
   productionSince: string;
   endpoints: Array<{
     endpointId: string;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
-import { IsIn, IsISO8601, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { DEFAULT_PRODUCTION_DAYS, MATRIX_KINDS, MAX_PRODUCTION_DAYS, type MatrixKind } from '@spectator/shared';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import type { RuntimeResolution } from '../runtime.repository';
 
 const STEPS: RuntimeResolution[] = ['minute', 'hour', 'day'];
@@ -46,4 +47,17 @@ export class RouteRuntimeQuery extends RuntimeQuery {
   @Matches(/^\//, { message: 'path must start with /' })
   @MaxLength(2048)
   path: string;
+}
+
+const PRODUCTION_DAYS_MESSAGE = `productionDays must be a whole number of days from 1 to ${MAX_PRODUCTION_DAYS}`;
+
+/** `?productionDays=` of the runtime gate: how far back production's counts go. */
+export class CiRuntimeQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PRODUCTION_DAYS, default: DEFAULT_PRODUCTION_DAYS })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt({ message: PRODUCTION_DAYS_MESSAGE })
+  @Min(1, { message: PRODUCTION_DAYS_MESSAGE })
+  @Max(MAX_PRODUCTION_DAYS, { message: PRODUCTION_DAYS_MESSAGE })
+  productionDays?: number;
 }
