@@ -4,22 +4,16 @@
  * new migration that replaces the constraint; this test fails until it exists.
  */
 import { ENVIRONMENT_KINDS, MATRIX_KINDS, PROPOSAL_STATUSES, PROPOSAL_STEPS } from '@spectator/shared';
-import { createDataSource } from '../src/database/data-source';
-import { migrateUp } from '../src/database/migrate';
-import { createTestDatabase, type TestDatabase } from './support';
+import type { DataSource } from 'typeorm';
+import { createMigratedDatabase, type MigratedDatabase } from './support';
 
-let database: TestDatabase;
-let ds: ReturnType<typeof createDataSource>;
+let database: MigratedDatabase;
+let ds: DataSource;
 beforeAll(async () => {
-  database = await createTestDatabase();
-  ds = createDataSource(database.url, 2);
-  await ds.initialize();
-  await migrateUp(ds);
+  database = await createMigratedDatabase();
+  ds = database.ds;
 });
-afterAll(async () => {
-  await ds.destroy();
-  await database.drop();
-});
+afterAll(() => database.close());
 
 /** The string constants of a constraint, in order, as PostgreSQL prints its definition (`'Open'::text`). */
 async function constantsOf(constraint: string): Promise<string[]> {

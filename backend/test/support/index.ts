@@ -3,8 +3,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import type { DataSource } from 'typeorm';
 import { startBackend, type RunningBackend } from '../../src/backend';
 import type { BackendOptions } from '../../src/config/config';
+import { createDataSource } from '../../src/database/data-source';
+import { migrateUp } from '../../src/database/migrate';
 import { TEST_PG_ENV } from './global-setup';
 
 /** A database of its own for one test file. */
@@ -43,6 +46,28 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     name,
     drop: () =>
       withAdminClient((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+  };
+}
+
+/** A fresh database with every migration applied, and a data source of two connections on it. */
+export interface MigratedDatabase {
+  ds: DataSource;
+  /** Closes the data source and drops the database. */
+  close(): Promise<void>;
+}
+
+/** Makes a fresh database and applies every migration, for tests of the schema and of repositories' SQL. */
+export async function createMigratedDatabase(): Promise<MigratedDatabase> {
+  const database = await createTestDatabase();
+  const ds = createDataSource(database.url, 2);
+  await ds.initialize();
+  await migrateUp(ds);
+  return {
+    ds,
+    close: async () => {
+      await ds.destroy();
+      await database.drop();
+    },
   };
 }
 
