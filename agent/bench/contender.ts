@@ -1,8 +1,8 @@
 /**
  * One benchmark party in its own process: `node contender.js <kind> [upstream]`. Prints one JSON
  * line `{"url": …}` when listening; stops on SIGTERM. Kinds: upstream (the JSON API plus a
- * WebSocket sink that acknowledges agent batches), agent-capture (switched by `capture on|off`
- * lines on stdin), agent-nocapture, fastify, http-proxy, mockttp (forwarding only, its lightest
+ * WebSocket sink that acknowledges agent batches), agent-observe (switched by `observe on|off`
+ * lines on stdin), agent-forward (observing off), fastify, http-proxy, mockttp (forwarding only, its lightest
  * use), mockttp-optic (mockttp as Optic's `optic capture` ran it).
  */
 import http from 'node:http';
@@ -13,7 +13,7 @@ import { PROTOCOL_VERSION, ROUTES, type AgentMessage } from '@spectator/shared';
 import { startAgent } from '../src/agent';
 import { createRootLogger } from '../src/log';
 
-/** Realistic records: the small list has 10 (~2 KB), the 100 KB body 447; the 1 MB body is as many as stay under the 1 MiB capture limit, so it is shaped when sampled. */
+/** Realistic records: the small list has 10 (~2 KB), the 100 KB body 447; the 1 MB body is as many as stay under the 1 MiB body limit, so it is shaped when sampled. */
 function records(count: number): object[] {
   return Array.from({ length: count }, (_, i) => ({
     id: i + 1,
@@ -69,31 +69,31 @@ async function main(kind: string, target: string): Promise<string> {
   switch (kind) {
     case 'upstream':
       return upstream();
-    case 'agent-capture':
-    case 'agent-nocapture': {
-      const capture = kind !== 'agent-nocapture';
+    case 'agent-observe':
+    case 'agent-forward': {
+      const observe = kind === 'agent-observe';
       const agent = await startAgent({
         upstream: target,
         listen: '127.0.0.1:0',
         admin: '127.0.0.1:0',
         configPath: '/nonexistent/service.yml',
-        observe: capture,
-        backend: capture ? target : null,
+        observe,
+        backend: observe ? target : null,
         token: 'bench',
         logger: createRootLogger('error'),
       });
       process.stdout.write(`${JSON.stringify({ admin: agent.adminUrl })}\n`);
-      // `capture on` / `capture off` on stdin switch capture in this process, answered with where the
-      // switch fell: the capture-cost part compares both in one process, under one continuous load.
+      // `observe on` / `observe off` on stdin switch observing in this process, answered with where the
+      // switch fell: the observing-cost part compares both in one process, under one continuous load.
       readline.createInterface({ input: process.stdin }).on('line', (line) => {
-        const match = /^capture (on|off)$/.exec(line.trim());
+        const match = /^observe (on|off)$/.exec(line.trim());
         if (!match) return;
         agent.setObserving(match[1] === 'on');
         // Where the switch fell: requests and shaped samples so far, CPU µs so far (all threads), ms on this process's clock.
         const cpu = process.cpuUsage();
         const { metrics } = agent;
         process.stdout.write(
-          `${JSON.stringify({ capture: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`,
+          `${JSON.stringify({ observe: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`,
         );
       });
       return agent.proxyUrl;

@@ -6,18 +6,18 @@
  * or autocannon when `BENCH_LOADGEN=autocannon` asks for it (it stops without either); latency
  * percentiles are sub-millisecond either way.
  *
- * The capture cost (capture on against capture off) is too small for that table to decide: cells of
+ * The observing cost (observing on against off) is too small for that table to decide: cells of
  * 3 s swing ±20 % on two cores shared by three busy processes, and two processes of the same code
  * differ by up to 15 %. A second part measures it alone, in one agent process switched between
- * capture on and off every quarter second under one continuous load (ABC CBA, so drift hits both
+ * observing on and off every quarter second under one continuous load (ABC CBA, so drift hits both
  * sides alike), and reports the median of the per-round ratios with its spread (IQR) and
  * a distribution-free 95 % interval of that median: a cell is settled when the interval lies on
  * one side of the aim.
  *
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (6, 2);
- * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`: seconds per scenario and ms per capture switch of the
- * capture-cost part (45, 250);
- * `BENCH_PART=paired`: the capture-cost part alone.
+ * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`: seconds per scenario and ms per observing switch of the
+ * observing-cost part (45, 250);
+ * `BENCH_PART=paired`: the observing-cost part alone.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -53,7 +53,7 @@ interface Party {
   url: string;
   admin?: string;
   child?: ChildProcess;
-  /** Settles the pending `capture on|off` command of an agent when it answers. */
+  /** Settles the pending `observe on|off` command of an agent when it answers. */
   switched?: (point: SwitchPoint) => void;
 }
 
@@ -88,14 +88,14 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before listening`)));
     lines.on('line', (line) => {
-      let message: { url?: string; admin?: string; capture?: string } & Partial<SwitchPoint>;
+      let message: { url?: string; admin?: string; observe?: string } & Partial<SwitchPoint>;
       try {
         message = JSON.parse(line) as typeof message;
       } catch {
         return; // a contender's own output
       }
       if (message.admin) party.admin = message.admin;
-      if (message.capture)
+      if (message.observe)
         party.switched?.({
           requests: message.requests ?? NaN,
           shaped: message.shaped ?? NaN,
@@ -111,11 +111,11 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   return party;
 }
 
-/** Switch capture on or off in an agent contender; resolves once it has, with where the switch fell. */
-function switchCapture(party: Party, on: boolean): Promise<SwitchPoint> {
+/** Switch observing on or off in an agent contender; resolves once it has, with where the switch fell. */
+function switchObserving(party: Party, on: boolean): Promise<SwitchPoint> {
   return new Promise((resolve) => {
     party.switched = resolve;
-    party.child!.stdin!.write(`capture ${on ? 'on' : 'off'}\n`);
+    party.child!.stdin!.write(`observe ${on ? 'on' : 'off'}\n`);
   });
 }
 
@@ -338,7 +338,7 @@ function summariseRatios(ratios: number[]): RatioSummary {
 const showRatio = (r: RatioSummary) =>
   `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
-/** Where a capture switch fell in the agent: requests and shaped samples so far, CPU µs so far, its clock in ms. */
+/** Where an observing switch fell in the agent: requests and shaped samples so far, CPU µs so far, its clock in ms. */
 interface SwitchPoint {
   requests: number;
   shaped: number;
@@ -347,33 +347,33 @@ interface SwitchPoint {
 }
 
 /**
- * The capture cost alone, in one agent process switched between capture on and off under one
+ * The observing cost alone, in one agent process switched between observing on and off under one
  * continuous load, so both sides share the JIT state, memory layout and CPU placement (two
  * processes of the same code differed by up to 15 %) and the same moment of machine load. Per
- * scenario, `PAIRED_SECONDS` of load with the capture switched every `WINDOW_MS`, in the repeating
+ * scenario, `PAIRED_SECONDS` of load with observing switched every `WINDOW_MS`, in the repeating
  * order on, off, off, off, off, on (ABC CBA: the second off is an A/A control); each group of three
  * windows gives the ratios of on to off (req/s and CPU per request, counted by the agent itself at
  * each switch) and of off to off, the noise floor a verdict has to clear. The first windows of a
  * scenario are dropped as warm-up.
  * @returns one aim line per scenario.
  */
-async function measureCaptureCost(agent: Party): Promise<string[]> {
+async function measureObservingCost(agent: Party): Promise<string[]> {
   console.log(
-    `\ncapture cost: one agent under continuous load, capture switched every ${WINDOW_MS} ms for ${PAIRED_SECONDS} s per scenario (on, off, off again, then reversed); ratios of on to off per group of windows: median (IQR; 95% CI of the median)`,
+    `\nobserving cost: one agent under continuous load, observing switched every ${WINDOW_MS} ms for ${PAIRED_SECONDS} s per scenario (on, off, off again, then reversed); ratios of on to off per group of windows: median (IQR; 95% CI of the median)`,
   );
   const aims: string[] = [];
   const pattern = [true, false, false, false, false, true];
   for (const scenario of SCENARIOS) {
-    await switchCapture(agent, true);
+    await switchObserving(agent, true);
     const load = measure(agent, scenario, PAIRED_SECONDS);
     const points: (SwitchPoint & { on: boolean })[] = [];
     const ends = Date.now() + PAIRED_SECONDS * 1000 - WINDOW_MS;
     for (let i = 0; Date.now() < ends; i++) {
       const on = pattern[i % pattern.length]!;
-      points.push({ ...(await switchCapture(agent, on)), on });
+      points.push({ ...(await switchObserving(agent, on)), on });
       await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
     }
-    points.push({ ...(await switchCapture(agent, true)), on: true });
+    points.push({ ...(await switchObserving(agent, true)), on: true });
     await load;
     const windows = points.slice(0, -1).map((start, i) => {
       const end = points[i + 1]!;
@@ -401,7 +401,7 @@ async function measureCaptureCost(agent: Party): Promise<string[]> {
     const onOff = summariseRatios(rps);
     const aa = summariseRatios(sameCode);
     console.log(
-      `  ${scenario.name}: ${rps.length} groups; ${fmt(shapedShare * 100, 1)}% of requests shaped while capture is on (median of windows)`,
+      `  ${scenario.name}: ${rps.length} groups; ${fmt(shapedShare * 100, 1)}% of requests shaped while observing (median of windows)`,
     );
     console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(cpu))}`);
     console.log(`    A/A: off ÷ off again: req/s ${showRatio(aa)}`);
@@ -413,7 +413,7 @@ async function measureCaptureCost(agent: Party): Promise<string[]> {
           ? 'MISSED, settled'
           : 'not settled';
     aims.push(
-      `${scenario.name}: capture cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows; aim ≤ 10%) ${verdict}`,
+      `${scenario.name}: observing cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows; aim ≤ 10%) ${verdict}`,
     );
   }
   console.log(`  peak RSS of the switched agent: ${fmt(rssOf(agent.child?.pid).peak, 1)} MB`);
@@ -425,12 +425,12 @@ async function main(): Promise<void> {
   const upstream = await spawnParty('upstream', 'upstream');
   // For direct, the CPU column is the upstream's own; for proxies, the proxy process's.
   const parties: Party[] = ONLY_PAIRED ? [] : [{ name: 'direct', url: upstream.url, child: upstream.child }];
-  const captureOn = await spawnParty('agent (capture on)', 'agent-capture', upstream.url);
-  const captureOff = await spawnParty('agent (capture off)', 'agent-nocapture', upstream.url);
-  // The capture-cost part switches one agent between capture on and off.
-  const switched = await spawnParty('agent (capture switched)', 'agent-capture', upstream.url);
+  const observing = await spawnParty('agent (observing)', 'agent-observe', upstream.url);
+  const forwarding = await spawnParty('agent (not observing)', 'agent-forward', upstream.url);
+  // The observing-cost part switches one agent between observing on and off.
+  const switched = await spawnParty('agent (observing switched)', 'agent-observe', upstream.url);
   if (!ONLY_PAIRED) {
-    parties.push(captureOn, captureOff);
+    parties.push(observing, forwarding);
     parties.push(await spawnParty('@fastify/http-proxy', 'fastify', upstream.url));
     parties.push(await spawnParty('http-proxy', 'http-proxy', upstream.url));
     const mockttps: [name: string, kind: string][] = [
@@ -446,7 +446,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `agent benchmark: ${ONLY_PAIRED ? 'capture cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}`,
+    `agent benchmark: ${ONLY_PAIRED ? 'observing cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}`,
   );
 
   // Warm-up: JIT, connection pools, the agent's first shapes per endpoint.
@@ -488,16 +488,16 @@ async function main(): Promise<void> {
         `  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${fmt(s.main, 0).padStart(11)} ${s.errors}`,
       );
     }
-    const agent = summary(scenario, captureOn);
+    const agent = summary(scenario, observing);
     const ratios = parties
-      .filter((peer) => peer !== captureOn && peer !== parties[0])
+      .filter((peer) => peer !== observing && peer !== parties[0])
       .map((peer) => `${fmt(agent.rps / summary(scenario, peer).rps)}× ${peer.name}`);
-    console.log(`  agent (capture on) throughput = ${ratios.join(', ')} (ratios of the medians)`);
+    console.log(`  agent (observing) throughput = ${ratios.join(', ')} (ratios of the medians)`);
     // The aims compare cells of the same round (run back to back): the median of those per-round
     // ratios, with its interval when there are rounds enough, is steadier than a ratio of medians.
     const against = (peerName: string, aim: number): string => {
       const peerRuns = cells.get(`${scenario.name}|${peerName}`) ?? [];
-      const ownRuns = cells.get(`${scenario.name}|${captureOn.name}`) ?? [];
+      const ownRuns = cells.get(`${scenario.name}|${observing.name}`) ?? [];
       const ratio = summariseRatios(ownRuns.map((cell, round) => cell.rps / (peerRuns[round]?.rps ?? NaN)));
       const verdict = ratio.interval
         ? ratio.interval[0] >= aim
@@ -513,7 +513,7 @@ async function main(): Promise<void> {
       return `vs ${peerName} ${showRatio(ratio)} (aim ≥ ${aim}) ${verdict}`;
     };
     const has = (name: string) => parties.some((party) => party.name === name);
-    // The aim is judged against mockttp forwarding only (its fastest use); mockttp as Optic ran it, body capture included, is shown beside it.
+    // The aim is judged against mockttp forwarding only (its fastest use); mockttp as Optic ran it, bodies read included, is shown beside it.
     aims.push(
       `${scenario.name}: ${against('@fastify/http-proxy', 1)}` +
         (has('mockttp') ? `; ${against('mockttp', 3)}` : '') +
@@ -523,12 +523,12 @@ async function main(): Promise<void> {
           : ''),
     );
   }
-  aims.push(...(await measureCaptureCost(switched)));
-  const captureMetrics = await metricsOf(captureOn);
-  const benchRss = rssOf(captureOn.child?.pid);
+  aims.push(...(await measureObservingCost(switched)));
+  const observingMetrics = await metricsOf(observing);
+  const benchRss = rssOf(observing.child?.pid);
 
-  // Memory: a fresh agent (capture on) streaming 1 MB JSON bodies at 32 connections.
-  const memoryAgent = ONLY_PAIRED ? null : await spawnParty('agent (capture on, 1 MB)', 'agent-capture', upstream.url);
+  // Memory: a fresh agent (observing) streaming 1 MB JSON bodies at 32 connections.
+  const memoryAgent = ONLY_PAIRED ? null : await spawnParty('agent (observing, 1 MB)', 'agent-observe', upstream.url);
   if (memoryAgent) {
     const huge = await measure(
       memoryAgent,
@@ -544,15 +544,15 @@ async function main(): Promise<void> {
 
   console.log('\nAims');
   for (const line of aims) console.log(`  ${line}`);
-  // With the capture-cost part alone the capture-on process served nothing: nothing to report of it.
+  // With the observing-cost part alone the observing process served nothing: nothing to report of it.
   if (!ONLY_PAIRED)
     console.log(
-      `\nagent (capture on) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${captureMetrics.requests_total}, counted ${captureMetrics.observed_total}, shaped ${captureMetrics.shaped_total}, sampled out ${captureMetrics.unshaped_total}, dropped ${captureMetrics.dropped_total}, batches acked ${captureMetrics.batches_acked_total}`,
+      `\nagent (observing) over the whole run: peak RSS ${fmt(benchRss.peak, 1)} MB; requests ${observingMetrics.requests_total}, counted ${observingMetrics.observed_total}, shaped ${observingMetrics.shaped_total}, sampled out ${observingMetrics.unshaped_total}, dropped ${observingMetrics.dropped_total}, batches acked ${observingMetrics.batches_acked_total}`,
     );
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
   if (postScriptPath) fs.rmSync(path.dirname(postScriptPath), { recursive: true, force: true });
-  for (const party of [captureOn, captureOff, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])])
+  for (const party of [observing, forwarding, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])])
     party.child?.kill('SIGTERM');
 }
 

@@ -16,11 +16,11 @@ import {
   type HostPort,
 } from './config';
 import { Captures } from './capture/captures';
-import { ConsumerIds } from './capture/consumers';
-import { ObservationPipeline } from './capture/pipeline';
+import { ConsumerIds } from './observe/consumers';
+import { ObservationPipeline } from './observe/pipeline';
 import { UpstreamProbe } from './capture/probe';
-import { IgnoreRules } from './capture/rules';
-import { samplerOptionsForBudget, type SamplerOptions } from './capture/sampler';
+import { IgnoreRules } from './observe/rules';
+import { samplerOptionsForBudget, type SamplerOptions } from './observe/sampler';
 import { createRootLogger, type Logger } from './log';
 import { Metrics } from './metrics';
 import { ProxyServer } from './proxy/server';

@@ -1,5 +1,5 @@
 import { ENVIRONMENT_KINDS, ROUTES, type AgentEnvironment, type EnvironmentKind } from '@spectator/shared';
-import { MIN_CONSUMER_KEY_LENGTH, parseConsumerSources, type ConsumerConfig } from './capture/consumers';
+import { MIN_CONSUMER_KEY_LENGTH, parseConsumerSources, type ConsumerConfig } from './observe/consumers';
 import { defaultLogFormat, LOG_FORMATS, type LogFormat } from './log';
 
 /** A validated agent configuration (see docs/agent.md for every option). */

@@ -1,4 +1,4 @@
-import { consumerId, MIN_CONSUMER_KEY_LENGTH } from './capture/consumers';
+import { consumerId, MIN_CONSUMER_KEY_LENGTH } from './observe/consumers';
 
 export const CONSUMER_ID_HELP = `Usage: spectator-agent consumer-id [--project <slug>] <value | ->
 

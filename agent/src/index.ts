@@ -10,5 +10,5 @@ export {
   type CheckOptions,
   type FailOn,
 } from './check';
-export { consumerId, subjectLine, type ConsumerConfig, type ConsumerSource } from './capture/consumers';
+export { consumerId, subjectLine, type ConsumerConfig, type ConsumerSource } from './observe/consumers';
 export { runConsumerId } from './consumer-id';

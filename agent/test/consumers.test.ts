@@ -12,7 +12,7 @@ import path from 'node:path';
 import { MAX_CONSUMERS_PER_ROW, type WireObservation } from '@spectator/shared';
 // The certificate helper alone: mockttp's main module pulls in ESM-only packages jest cannot require.
 import { generateCACertificate } from 'mockttp/dist/util/certificates';
-import { consumerId, parseConsumerSources, subjectLine } from '../src/capture/consumers';
+import { consumerId, parseConsumerSources, subjectLine } from '../src/observe/consumers';
 import { runConsumerId } from '../src/consumer-id';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';

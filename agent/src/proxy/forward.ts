@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
-import type { BodyTap, ExchangeObserver } from '../capture/exchange';
+import type { BodyTap, ExchangeObserver } from '../observe/exchange';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers';
 import { errorCode, failureBody, upstreamFailure, type UpstreamFailure } from './errors';
 
@@ -357,7 +357,7 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream {
       responseHeaders,
       this.requestTap?.copied ?? 0,
     );
-    // Negative: sampled out, but a small body is kept to notice a new variant (capture/novelty.ts).
+    // Negative: sampled out, but a small body is kept to notice a new variant (observe/novelty.ts).
     this.responseTap = this.observer.tap(
       responseHeaders['content-type'],
       responseHeaders['content-encoding'],

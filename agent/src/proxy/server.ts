@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { Pool } from 'undici';
 import type { Logger } from '../log';
 import type { Metrics } from '../metrics';
-import type { ExchangeObserver } from '../capture/exchange';
+import type { ExchangeObserver } from '../observe/exchange';
 import { forward, type ForwardContext } from './forward';
 import { tunnelUpgrade } from './upgrade';
 import type { UpstreamFailure } from './errors';

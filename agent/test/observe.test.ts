@@ -10,7 +10,7 @@ import { FakeBackend } from './support/fake-backend';
 import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
 import { sleep, waitFor } from './support/wait';
 
-describe('capture', () => {
+describe('observing', () => {
   let upstream: TestUpstream;
   let backend: FakeBackend;
   beforeEach(async () => {
@@ -105,7 +105,7 @@ describe('pausing observing (setObserving; setCapturing, its earlier name)', () 
   });
 });
 
-describe('capture of bodies', () => {
+describe('observing bodies', () => {
   let upstream: TestUpstream;
   let backend: FakeBackend;
   afterEach(async () => {
@@ -159,7 +159,7 @@ describe('capture of bodies', () => {
     });
   });
 
-  it('shapes a JSON body above the capture limit from its first bytes, counts a form above it as too large, and a broken JSON body as unparsable', async () => {
+  it('shapes a JSON body above the body limit from its first bytes, counts a form above it as too large, and a broken JSON body as unparsable', async () => {
     const record = { id: 1, name: 'x'.repeat(100) };
     const rows = await observe(
       (req, res) =>

@@ -155,7 +155,7 @@ export interface Exchange {
   /**
    * Body bytes the sampler reserved shape work for when the response started (the sampling
    * decision); 0 when it chose not to shape this interaction; negative when it chose not to, but
-   * the (small) bodies are kept to notice a new variant, which is then shaped (capture/novelty.ts).
+   * the (small) bodies are kept to notice a new variant, which is then shaped (observe/novelty.ts).
    */
   sampledBytes: number;
 }

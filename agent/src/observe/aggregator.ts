@@ -63,7 +63,7 @@ export interface Observation {
   lastByte: number;
   /** The client left before the response ended. */
   clientLeft: boolean;
-  /** The consumer's pseudonym (capture/consumers.ts); null or absent when none was named. */
+  /** The consumer's pseudonym (observe/consumers.ts); null or absent when none was named. */
   consumer?: string | null;
   /**
    * The raw path of a 404/405 that matched no template yet while its path still held an undecided

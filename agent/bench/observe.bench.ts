@@ -1,17 +1,17 @@
 /**
- * `node dist/bench/capture.bench.js`: CPU time the capture side adds to one proxied request, without
+ * `node dist/bench/observe.bench.js` (`npm run bench:observe`): CPU time observing adds to one proxied request, without
  * sockets, so it can be measured quickly and steadily on a loaded machine. Each request does what
- * `forward` does with capture on (request tap, sampling decision, response tap, body chunks, record)
- * against the same exchange with capture off (only the objects the proxy builds anyway). The two are
+ * `forward` does while observing (request tap, sampling decision, response tap, body chunks, record)
+ * against the same exchange without observing (only the objects the proxy builds anyway). The two are
  * interleaved in rounds in one process, and each round yields to the event loop every 200 requests so
  * sampled shape work runs, as it does in the agent; figures are medians of process CPU µs/request.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { LatencyHistogram } from '@spectator/shared';
-import { ConsumerIds, parseConsumerSources } from '../src/capture/consumers';
-import { BodyTap } from '../src/capture/exchange';
-import { ObservationPipeline } from '../src/capture/pipeline';
-import { summariseBody } from '../src/capture/summarise';
+import { ConsumerIds, parseConsumerSources } from '../src/observe/consumers';
+import { BodyTap } from '../src/observe/exchange';
+import { ObservationPipeline } from '../src/observe/pipeline';
+import { summariseBody } from '../src/observe/summarise';
 import { createRootLogger } from '../src/log';
 import { Metrics } from '../src/metrics';
 import { BODIES } from './contender';
@@ -95,7 +95,7 @@ const cpuMicros = () => {
 };
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Run `count` requests of a scenario; `pipeline` null = capture off. Returns CPU µs per request. */
+/** Run `count` requests of a scenario; `pipeline` null = not observing. Returns CPU µs per request. */
 async function run(
   pipeline: ObservationPipeline | null,
   scenario: Scenario,
@@ -114,7 +114,7 @@ async function run(
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
     if (pipeline) {
-      // As forward does with capture on: the clock read when the request arrives, when its response
+      // As forward does while observing: the clock read when the request arrives, when its response
       // starts and when it ends (time to first and last byte).
       const arrived = performance.now();
       const requestTap = scenario.requestBody
@@ -176,7 +176,7 @@ async function main(): Promise<void> {
     log: createRootLogger('silent'),
   });
   console.log(
-    `capture path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; node ${process.version}`,
+    `observing path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; node ${process.version}`,
   );
   // Warm-up: JIT and the first shapes.
   for (const scenario of SCENARIOS) await run(pipeline, scenario, 2_000);
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
       on.push(await run(pipeline, scenario, REQUESTS));
     }
     console.log(
-      `  ${scenario.name.padEnd(22)} capture adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`,
+      `  ${scenario.name.padEnd(22)} observing adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`,
     );
   }
   console.log(
@@ -207,7 +207,7 @@ function bearer(client: number): string {
 }
 
 /**
- * What naming consumers (issue 19) costs one request: the capture path of GET /posts with a bearer
+ * What naming consumers (issue 19) costs one request: the observing path of GET /posts with a bearer
  * JWT from 100 clients, with consumers named by its client_id claim against the same without,
  * two pipelines interleaved round by round. And the pseudonym of a token never seen before (a
  * cache miss: decode, parse, HMAC), alone, beside a lookup of a token already seen.
