@@ -21,7 +21,10 @@
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
  * (3), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
- * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000); BENCH_SCALE_DEBUG=1 shows the replicas' stderr. Small: BENCH_SCALE_PRODUCTION=10
+ * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000); BENCH_SCALE_DEBUG=1 shows the replicas' stderr;
+ * BENCH_SCALE_PROFILE=<folder> loads `pg_stat_statements` and prints the statements that took most
+ * time, and writes each replica's CPU profile (`--cpu-prof`) to that folder. CPU seconds of each
+ * replica, of PostgreSQL and of the bench itself are printed per phase in any case. Small: BENCH_SCALE_PRODUCTION=10
  * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
  */
 import {
@@ -36,7 +39,8 @@ import {
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { readFileSync, readdirSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -69,6 +73,72 @@ const PACED_SECONDS = setting('BENCH_SCALE_PACED_SECONDS', 10);
 const PACE_MS = Math.max(1, setting('BENCH_SCALE_PACE_MS', 1000));
 /** Connections of each replica's pool (the backend's default), and so of the plain writer's, times two. */
 const REPLICA_POOL = 10;
+/** Where profiles go (BENCH_SCALE_PROFILE), or null. */
+const PROFILE = process.env.BENCH_SCALE_PROFILE ? path.resolve(process.env.BENCH_SCALE_PROFILE) : null;
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS = 100;
+
+/** CPU seconds a process used (and, with `children`, the ones it reaped), from /proc; 0 once it is gone. */
+function cpuSeconds(pid: number, children = false): number {
+  try {
+    // Fields after the command (which may hold spaces) start at the state, field 3.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const at = (field: number): number => Number(fields[field - 3]);
+    return (at(14) + at(15) + (children ? at(16) + at(17) : 0)) / TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of PostgreSQL: the postmaster (with the backends it reaped) and its live children. */
+function postgresSeconds(dataDir: string): number {
+  let postmaster: number;
+  try {
+    postmaster = Number(readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n', 1)[0]);
+  } catch {
+    return 0;
+  }
+  let total = cpuSeconds(postmaster, true);
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === postmaster) total += cpuSeconds(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+/** CPU seconds per part, added up over the phases measured. */
+class CpuMeter {
+  readonly used = new Map<string, number>();
+  constructor(private readonly parts: () => Record<string, number>) {}
+
+  async measure<T>(phase: string, work: () => Promise<T>): Promise<T> {
+    const before = this.parts();
+    const result = await work();
+    const after = this.parts();
+    for (const [part, seconds] of Object.entries(after)) {
+      const key = `${phase}\u0000${part}`;
+      this.used.set(key, (this.used.get(key) ?? 0) + seconds - (before[part] ?? 0));
+    }
+    return result;
+  }
+
+  /** One line per phase: CPU seconds of each part. */
+  lines(): string[] {
+    const phases = new Map<string, string[]>();
+    for (const [key, seconds] of this.used) {
+      const [phase, part] = key.split('\u0000') as [string, string];
+      phases.set(phase, [...(phases.get(phase) ?? []), `${part} ${seconds.toFixed(1)}`]);
+    }
+    return [...phases].map(([phase, parts]) => `${phase}: ${parts.join(', ')}`);
+  }
+}
 /** Endpoints `/r{i}` with i % 10 === 9 are not documented. */
 const documented = (i: number): boolean => i % 10 !== 9;
 
@@ -281,7 +351,8 @@ async function writePlain(
 async function startReplica(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, [path.join(__dirname, '../src/main.js')], {
+  const profile = PROFILE === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`];
+  const child = spawn(process.execPath, [...profile, path.join(__dirname, '../src/main.js')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -505,9 +576,11 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-scale-'));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
   const lockLines: string[] = [];
+  if (PROFILE !== null) await mkdir(PROFILE, { recursive: true });
   const database = await startEmbeddedPostgres({
     dir: path.join(dir, 'pg'),
     persistent: false,
+    flags: PROFILE === null ? [] : ['-c', 'shared_preload_libraries=pg_stat_statements'],
     onLog: (message) => {
       // A wait's line, with the statement that waited (the lines after it, in the same chunk or the next).
       if (message.includes('still waiting for')) lockLines.push(message);
@@ -540,6 +613,12 @@ async function main(): Promise<void> {
     const second = await startReplica({ ...env, SPECTATOR_RUN_MIGRATIONS: 'false' });
     replicas.push(second.child);
     const urls = [first.url, second.url];
+    const cpu = new CpuMeter(() => ({
+      'replica 1': cpuSeconds(first.child.pid ?? 0),
+      'replica 2': cpuSeconds(second.child.pid ?? 0),
+      postgres: postgresSeconds(path.join(dir, 'pg')),
+      bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    }));
     const api = async <T>(method: string, route: string, body?: unknown): Promise<T> => {
       const response = await fetch(`${first.url}/api/v1${route}`, {
         method,
@@ -591,6 +670,10 @@ async function main(): Promise<void> {
     }
     await sampler.client.connect();
 
+    if (PROFILE !== null) {
+      await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await pool.query('SELECT pg_stat_statements_reset()');
+    }
     const rowsPerRound = agents.length * BATCHES * ROWS;
     const backendRates: number[] = [];
     const plainRates: number[] = [];
@@ -604,7 +687,9 @@ async function main(): Promise<void> {
       const runBackend = async (): Promise<void> => {
         const work = serialised(agents, batches);
         sampler.start();
-        const { seconds, latencies } = await stream(agents, work, { window: WINDOW });
+        const { seconds, latencies } = await cpu.measure('with evidence', () =>
+          stream(agents, work, { window: WINDOW }),
+        );
         await sampler.stop();
         backendLockMs = Math.max(backendLockMs, sampler.maxMs);
         backendRates.push(rowsPerRound / seconds);
@@ -612,7 +697,7 @@ async function main(): Promise<void> {
       };
       const runPlain = async (): Promise<void> => {
         sampler.start();
-        const seconds = await writePlain(pool, agents, batches, 2 * REPLICA_POOL);
+        const seconds = await cpu.measure('plain', () => writePlain(pool, agents, batches, 2 * REPLICA_POOL));
         await sampler.stop();
         plainLockMs = Math.max(plainLockMs, sampler.maxMs);
         plainRates.push(rowsPerRound / seconds);
@@ -637,7 +722,9 @@ async function main(): Promise<void> {
       ),
     );
     sampler.start();
-    const paced = await stream(agents, serialised(agents, pacedBatches), { paceMs: PACE_MS });
+    const paced = await cpu.measure('paced', () =>
+      stream(agents, serialised(agents, pacedBatches), { paceMs: PACE_MS }),
+    );
     await sampler.stop();
     const pacedLockMs = sampler.maxMs;
     await Promise.all(agents.map(({ agent }) => agent.close()));
@@ -684,6 +771,24 @@ async function main(): Promise<void> {
     console.log(
       `  recomputation from stored observations: ${check.checked}: ${check.differences.length === 0 ? 'all equal' : check.differences.join('; ')}`,
     );
+    console.log(`  CPU seconds (from /proc) ${cpu.lines().join('; ')}`);
+    if (PROFILE !== null) {
+      const { rows: statements } = await pool.query<{
+        ms: number;
+        calls: number;
+        mean: number;
+        rows: number;
+        query: string;
+      }>(
+        `SELECT total_exec_time::float8 AS ms, calls::int, mean_exec_time::float8 AS mean, rows::int, query
+           FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
+      );
+      console.log(`  statements by total time (pg_stat_statements; CPU profiles in ${PROFILE}):`);
+      for (const statement of statements)
+        console.log(
+          `    ${(statement.ms / 1000).toFixed(2)} s, ${statement.calls} calls, mean ${statement.mean.toFixed(2)} ms, ${statement.rows} rows: ${statement.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+        );
+    }
     console.log(
       `  load average ${os
         .loadavg()

@@ -25,6 +25,8 @@ export interface EmbeddedDatabaseOptions {
   disposable?: boolean;
   /** Called with each chunk PostgreSQL logs (benchmarks count `log_lock_waits` lines). */
   onLog?: (message: string) => void;
+  /** More server settings at start (`['-c', 'name=value', …]`), e.g. a benchmark's `shared_preload_libraries`. */
+  flags?: readonly string[];
 }
 
 /** Signals the `spectator-backend` process stops on by itself (main.ts). */
@@ -72,9 +74,12 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
     persistent: options.persistent ?? true,
     // The backend may run as root (containers, CI); initdb refuses root, so a system user is made.
     createPostgresUser: true,
-    postgresFlags: options.disposable
-      ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']
-      : [],
+    postgresFlags: [
+      ...(options.disposable
+        ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']
+        : []),
+      ...(options.flags ?? []),
+    ],
     onLog: (message: unknown) => remember(String(message)),
     onError: (message: unknown) => remember(String(message)),
   });
