@@ -25,6 +25,7 @@ import { WebhookFormats1765687000000 } from './migrations/1765687000000-WebhookF
 import { DriftOrigins1765700000000 } from './migrations/1765700000000-DriftOrigins';
 import { EvidenceQueue1765800000000 } from './migrations/1765800000000-EvidenceQueue';
 import { Deprecations1765890000000 } from './migrations/1765890000000-Deprecations';
+import { WebhooksByProject1765910000000 } from './migrations/1765910000000-WebhooksByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -53,6 +54,7 @@ export const MIGRATIONS = [
   DriftOrigins1765700000000,
   EvidenceQueue1765800000000,
   Deprecations1765890000000,
+  WebhooksByProject1765910000000,
 ];
 
 /**

@@ -61,8 +61,6 @@ export const NOT_YET_DISTRIBUTABLE: readonly string[] = [
   'proposal_endpoints',
   'proposal_steps',
   'proposals',
-  'webhook_deliveries',
-  'webhooks',
 ];
 
 /** One thing that keeps a table from being distributed by project. */

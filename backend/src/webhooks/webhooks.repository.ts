@@ -132,8 +132,8 @@ export class WebhooksRepository {
     manager: Queryable,
   ): Promise<number> {
     const inserted = (await manager.query(
-      `INSERT INTO webhook_deliveries (webhook_id, event_id, event_type, body)
-       SELECT w.id, $2, $3, CASE w.format WHEN 'slack' THEN $5 WHEN 'teams' THEN $6 ELSE $4 END
+      `INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, event_type, body)
+       SELECT w.project_id, w.id, $2, $3, CASE w.format WHEN 'slack' THEN $5 WHEN 'teams' THEN $6 ELSE $4 END
          FROM webhooks w WHERE w.project_id = $1 RETURNING id`,
       [projectId, event.id, event.type, event.bodies.json, event.bodies.slack, event.bodies.teams],
     )) as unknown[];
@@ -150,7 +150,7 @@ export class WebhooksRepository {
       this.db,
       `UPDATE webhook_deliveries d SET attempts = d.attempts + 1, lease_until = now() + make_interval(secs => $2)
          FROM webhooks w
-        WHERE w.id = d.webhook_id
+        WHERE w.project_id = d.project_id AND w.id = d.webhook_id
           AND d.id IN (SELECT id FROM webhook_deliveries
                         WHERE status = 'pending' AND next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
                           AND webhook_id <> ALL($3::uuid[])
