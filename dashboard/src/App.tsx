@@ -19,6 +19,7 @@ import { SettingsPage } from './pages/SettingsPage';
 import { ProjectChooser, SignInPage } from './pages/SignInPage';
 import { AuditPage } from './pages/AuditPage';
 import { ConsumersPage } from './pages/ConsumersPage';
+import { UsagePage } from './pages/UsagePage';
 import { VersionsPage } from './pages/VersionsPage';
 
 /**
@@ -178,6 +179,7 @@ const SECTIONS: Array<{ label: string; route: (project: string) => Route; pages:
   { label: 'Versions', route: (project) => ({ page: 'versions', project }), pages: ['versions'] },
   { label: 'Proposals', route: (project) => ({ page: 'proposals', project }), pages: ['proposals'] },
   { label: 'Consumers', route: (project) => ({ page: 'consumers', project }), pages: ['consumers'] },
+  { label: 'Usage', route: (project) => ({ page: 'usage', project }), pages: ['usage'] },
   { label: 'Audit', route: (project) => ({ page: 'audit', project }), pages: ['audit'] },
   { label: 'Settings', route: (project) => ({ page: 'settings', project }), pages: ['settings'] },
 ];
@@ -283,6 +285,8 @@ function Page({ route }: { route: ProjectRoute }) {
       return <AuditPage />;
     case 'consumers':
       return <ConsumersPage />;
+    case 'usage':
+      return <UsagePage />;
   }
 }
 

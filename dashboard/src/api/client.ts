@@ -12,7 +12,12 @@ import type {
   BlastRadiusResponse,
   ConsumerLabelResponse,
   ConsumersResponse,
+  DeprecationRequest,
+  DeprecationResponse,
   MatrixKind,
+  OrphansResponse,
+  SafeToRemoveResponse,
+  UsageResponse,
   CaptureResponse,
   ChangelogResponse,
   CompareResponse,
@@ -231,6 +236,23 @@ export function createApiClient(options: ApiClientOptions) {
       request<ConsumerLabelResponse>('PUT', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`, { label }),
     unlabelConsumer: (p: string, consumer: string) =>
       request<unknown>('DELETE', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`),
+    /** When each endpoint, status, field, query parameter and header was last seen in one environment. */
+    usage: (p: string, params: { environment: MatrixKind }) =>
+      get<UsageResponse>(`${project(p)}/usage${query({ environment: params.environment })}`),
+    /** Documented endpoints not seen in the window (orphans), and what is deprecated yet still called (zombies). */
+    orphans: (p: string, params: { environment?: MatrixKind; days?: number } = {}) =>
+      get<OrphansResponse>(
+        `${project(p)}/usage/orphans${query({ environment: params.environment, days: params.days?.toString() })}`,
+      ),
+    /** What production did not call in the window, with the evidence, and a removal proposal drafted from it. */
+    safeToRemove: (p: string, params: { days?: number } = {}) =>
+      get<SafeToRemoveResponse>(`${project(p)}/usage/safe-to-remove${query({ days: params.days?.toString() })}`),
+    deprecations: (p: string) => get<DeprecationResponse[]>(`${project(p)}/deprecations`),
+    /** Marks an endpoint, or one of its parameters, headers or fields, deprecated (idempotent). */
+    markDeprecated: (p: string, mark: DeprecationRequest) =>
+      request<unknown>('POST', `${project(p)}/deprecations`, mark),
+    unmarkDeprecated: (p: string, mark: DeprecationRequest) =>
+      request<unknown>('DELETE', `${project(p)}/deprecations`, mark),
     approveProposal: (p: string, id: string) =>
       request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
     tokens: (p: string) => get<TokenResponse[]>(`${project(p)}/tokens`),

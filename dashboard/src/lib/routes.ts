@@ -14,6 +14,7 @@ export type Route =
   | { page: 'settings'; project: string }
   | { page: 'audit'; project: string }
   | { page: 'consumers'; project: string }
+  | { page: 'usage'; project: string }
   | { page: 'not-found'; hash: string };
 
 export type ProjectRoute = Extract<Route, { project: string }>;
@@ -73,6 +74,8 @@ export function parseRoute(hash: string): Route {
         return { page: 'audit', project };
       case 'consumers':
         return { page: 'consumers', project };
+      case 'usage':
+        return { page: 'usage', project };
     }
   }
   return { page: 'not-found', hash: raw };
@@ -119,6 +122,8 @@ export function routeHref(route: Route): string {
       return `#${base}/audit`;
     case 'consumers':
       return `#${base}/consumers`;
+    case 'usage':
+      return `#${base}/usage`;
   }
 }
 

@@ -1,11 +1,6 @@
-import {
-  CONSUMER_ID_PATTERN,
-  DEFAULT_CONSUMER_DAYS,
-  MATRIX_KINDS,
-  type ConsumersResponse,
-  type MatrixKind,
-} from '@spectator/shared';
+import { CONSUMER_ID_PATTERN, DEFAULT_CONSUMER_DAYS, type ConsumersResponse, type MatrixKind } from '@spectator/shared';
 import { useState } from 'react';
+import { EnvironmentWindow } from '../components/EnvironmentWindow';
 import { FormError, ListTable } from '../components/forms';
 import { NeedsScope, useScopeAllows } from '../components/Permission';
 import { Async, Empty } from '../components/states';
@@ -14,7 +9,6 @@ import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatCount, formatPercent } from '../lib/format';
-import { KIND_LABELS } from '../lib/versions';
 
 const WINDOWS = [7, DEFAULT_CONSUMER_DAYS, 90, 400];
 
@@ -173,28 +167,13 @@ export function ConsumersPage() {
         certificate it comes from never leaves them. Compute your own clients&apos; pseudonyms with{' '}
         <code>spectator-agent consumer-id</code> and name them here.
       </p>
-      <form className="inline-form" onSubmit={(e) => e.preventDefault()}>
-        <label>
-          Environment
-          <select value={environment} onChange={(e) => setEnvironment(e.target.value as MatrixKind)}>
-            {MATRIX_KINDS.map((kind) => (
-              <option key={kind} value={kind}>
-                {KIND_LABELS[kind]}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Window
-          <select value={days} onChange={(e) => setDays(Number(e.target.value))}>
-            {WINDOWS.map((n) => (
-              <option key={n} value={n}>
-                last {n} days
-              </option>
-            ))}
-          </select>
-        </label>
-      </form>
+      <EnvironmentWindow
+        environment={environment}
+        onEnvironment={setEnvironment}
+        days={days}
+        onDays={setDays}
+        windows={WINDOWS}
+      />
       <Async resource={consumers} what="the consumers">
         {(list) => <ConsumerTable list={list} reload={consumers.reload} />}
       </Async>
