@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { CiRuntimeResponse, RuntimeResponse } from '@spectator/shared';
+import type { CiRuntimeResponse, RuntimeResponse, VersionShareResponse } from '@spectator/shared';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -33,6 +33,13 @@ export class RuntimeController {
   routeSeries(@CurrentProject() project: ProjectEntity, @Query() query: RouteRuntimeQuery): Promise<RuntimeResponse> {
     const { method, path, ...rest } = query;
     return this.runtime.routeSeries(project, { method, path }, rest);
+  }
+
+  /** Which versions an environment's traffic ran on: every endpoint together over time, and per endpoint. */
+  @Get('runtime/share')
+  @RequireScope('read')
+  share(@CurrentProject() project: ProjectEntity, @Query() query: RuntimeQuery): Promise<VersionShareResponse> {
+    return this.runtime.share(project, query);
   }
 
   /** The runtime CI gate's figures: a pull request's counts per endpoint and version beside production's. */

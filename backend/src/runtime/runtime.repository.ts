@@ -53,6 +53,25 @@ export interface RuntimeTotalRow {
 
 export type RuntimeResolution = 'minute' | 'hour' | 'day';
 
+/** Which environment rows' runtime rows, of every endpoint: the kind, and one row's name or all of them. */
+export type RuntimeEnvironmentScope = Omit<RuntimeScope, 'method' | 'path'>;
+
+/** Requests of one version over one step, every endpoint together (`RuntimeRepository.shareSteps`). */
+export interface ShareStepRow {
+  version: string;
+  at: Date;
+  requests: string;
+}
+
+/** Requests of one endpoint at one version over a window (`RuntimeRepository.shareEndpoints`). */
+export interface ShareEndpointRow {
+  endpointId: string | null;
+  method: string;
+  path: string;
+  version: string;
+  requests: string;
+}
+
 /** The columns that add when two rows of one key merge, as `SET` assignments from `EXCLUDED`. */
 const ADD_COLUMNS = `
   requests = b.requests + EXCLUDED.requests,
@@ -296,6 +315,32 @@ export class RuntimeRepository {
         GROUP BY version, at
         ORDER BY version, at`,
       [scope.projectId, scope.method, scope.path, scope.kind, scope.name, scope.since, stepSeconds],
+    );
+  }
+
+  /** Requests per version and step of `stepSeconds` in one environment since `since`, every endpoint together. */
+  shareSteps(scope: RuntimeEnvironmentScope, stepSeconds: number): Promise<ShareStepRow[]> {
+    return this.db.query(
+      `SELECT version, date_bin(make_interval(secs => $5), bucket, 'epoch'::timestamptz) AS at,
+              sum(requests)::text AS requests
+         FROM runtime_buckets
+        WHERE project_id = $1 AND environment_kind = $2 AND ($3::text IS NULL OR environment_name = $3) AND bucket >= $4
+        GROUP BY version, at
+        ORDER BY version, at`,
+      [scope.projectId, scope.kind, scope.name, scope.since, stepSeconds],
+    );
+  }
+
+  /** Requests per endpoint and version in one environment since `since` (the id null for an undocumented endpoint). */
+  shareEndpoints(scope: RuntimeEnvironmentScope): Promise<ShareEndpointRow[]> {
+    return this.db.query(
+      `SELECT e.id AS "endpointId", b.method, b.path, b.version, sum(b.requests)::text AS requests
+         FROM runtime_buckets b
+         LEFT JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
+        WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
+          AND b.bucket >= $4
+        GROUP BY e.id, b.method, b.path, b.version`,
+      [scope.projectId, scope.kind, scope.name, scope.since],
     );
   }
 

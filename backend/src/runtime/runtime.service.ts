@@ -8,6 +8,9 @@ import {
   type MatrixKind,
   type RuntimePoint,
   type RuntimeResponse,
+  type VersionShare,
+  type VersionSharePoint,
+  type VersionShareResponse,
   type WireHistogram,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
@@ -179,6 +182,21 @@ function addRow(sums: Sums, row: RuntimeStepRow): void {
   sums.ttlb.addWire(row.ttlb as WireHistogram);
 }
 
+/** Requests of every version per step (by its start, ms) and in the window: what each version's share is of. */
+function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date; requests: string }>): {
+  perStep: Map<number, number>;
+  all: number;
+} {
+  const perStep = new Map<number, number>();
+  let all = 0;
+  for (const row of rows) {
+    const at = new Date(row.at).getTime();
+    perStep.set(at, (perStep.get(at) ?? 0) + Number(row.requests));
+    all += Number(row.requests);
+  }
+  return { perStep, all };
+}
+
 /** What `GET …/runtime` asks. */
 export interface RuntimeQueryInput {
   environment: MatrixKind;
@@ -337,12 +355,13 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     return this.seriesOf(project, { id, ...route }, query, now);
   }
 
-  private async seriesOf(
-    project: ProjectEntity,
-    route: { id: string | null; method: string; path: string },
-    query: RuntimeQueryInput,
-    now: Date,
-  ): Promise<RuntimeResponse> {
+  /**
+   * The window a runtime query asks for: its first step's start, the step (by default the finest
+   * that keeps it under `MAX_RUNTIME_POINTS` points and that the data still has at `since`, by
+   * default 24 hours ago) and the environment row named (`PR #42`, a build), or null for all.
+   * @throws DomainError BadInput naming the parameter.
+   */
+  private windowOf(query: RuntimeQueryInput, now: Date): { since: Date; step: { ms: number }; name: string | null } {
     const sinceMs = query.since === undefined ? now.getTime() - DAY_MS : Date.parse(query.since);
     if (Number.isNaN(sinceMs)) throw badInput('since must be an ISO 8601 time');
     if (sinceMs > now.getTime()) throw badInput('since must not be in the future');
@@ -362,19 +381,22 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
       query.environment === 'ci' && query.pullRequest !== undefined
         ? pullRequestRowName(query.pullRequest)
         : (query.build ?? null);
+    return { since, step, name };
+  }
+
+  private async seriesOf(
+    project: ProjectEntity,
+    route: { id: string | null; method: string; path: string },
+    query: RuntimeQueryInput,
+    now: Date,
+  ): Promise<RuntimeResponse> {
+    const { since, step, name } = this.windowOf(query, now);
     const rows = await this.repository.steps(
       { projectId: project.id, method: route.method, path: route.path, kind: query.environment, name, since },
       step.ms / 1000,
     );
     const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
-    // Requests of every version per step, and in the window: what each version's share is of.
-    const perStep = new Map<number, number>();
-    let all = 0;
-    for (const row of rows) {
-      const at = new Date(row.at).getTime();
-      perStep.set(at, (perStep.get(at) ?? 0) + Number(row.requests));
-      all += Number(row.requests);
-    }
+    const { perStep, all } = requestsOfEveryVersion(rows);
     for (const row of rows) {
       let series = versions.get(row.version);
       if (series === undefined) versions.set(row.version, (series = { total: emptySums(), points: [] }));
@@ -399,6 +421,65 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
         total: pointOf(series.total, windowSeconds, all),
         points: series.points,
       })),
+    };
+  }
+  /**
+   * Which versions an environment's traffic ran on since `since` (`GET /runtime/share`): every
+   * endpoint's requests together per version and step, and each endpoint's per version over the
+   * window. Shares are of the requests of every version in the same step (or window), so a canary
+   * on 30 % of the requests shows 0.3, and each step's shares add up to 1.
+   * @throws DomainError BadInput naming the parameter.
+   */
+  async share(project: ProjectEntity, query: RuntimeQueryInput, now = new Date()): Promise<VersionShareResponse> {
+    const { since, step, name } = this.windowOf(query, now);
+    const scope = { projectId: project.id, kind: query.environment, name, since };
+    const [steps, endpoints] = await Promise.all([
+      this.repository.shareSteps(scope, step.ms / 1000),
+      this.repository.shareEndpoints(scope),
+    ]);
+    const perVersion = new Map<string, { requests: number; points: VersionSharePoint[] }>();
+    const { perStep, all } = requestsOfEveryVersion(steps);
+    for (const row of steps) {
+      let version = perVersion.get(row.version);
+      if (version === undefined) perVersion.set(row.version, (version = { requests: 0, points: [] }));
+      const requests = Number(row.requests);
+      const at = new Date(row.at);
+      version.requests += requests;
+      version.points.push({
+        at: at.toISOString(),
+        requests,
+        share: requests / (perStep.get(at.getTime()) ?? requests),
+      });
+    }
+    const perEndpoint = new Map<string, VersionShareResponse['endpoints'][number]>();
+    for (const row of endpoints) {
+      const key = `${row.method} ${row.path}`;
+      let endpoint = perEndpoint.get(key);
+      if (endpoint === undefined)
+        perEndpoint.set(
+          key,
+          (endpoint = { endpointId: row.endpointId, method: row.method, path: row.path, requests: 0, versions: [] }),
+        );
+      endpoint.requests += Number(row.requests);
+      endpoint.versions.push({ version: row.version, requests: Number(row.requests), share: 0 });
+    }
+    const byShare = (a: VersionShare, b: VersionShare): number =>
+      b.requests - a.requests || a.version.localeCompare(b.version);
+    for (const endpoint of perEndpoint.values()) {
+      for (const version of endpoint.versions) version.share = version.requests / endpoint.requests;
+      endpoint.versions.sort(byShare);
+    }
+    return {
+      environment: query.environment,
+      name,
+      since: since.toISOString(),
+      step: step.ms / 1000,
+      versions: [...perVersion]
+        .map(([version, { requests, points }]) => ({ version, requests, share: requests / all, points }))
+        .sort(byShare),
+      endpoints: [...perEndpoint.values()].sort(
+        (a, b) => b.requests - a.requests || a.path.localeCompare(b.path) || a.method.localeCompare(b.method),
+      ),
     };
   }
 }

@@ -535,3 +535,46 @@ export interface RuntimeResponse {
   /** One series per version seen (`''`: no version known), each with the whole window summed up. */
   versions: Array<{ version: string; total: Omit<RuntimePoint, 'at'>; points: RuntimePoint[] }>;
 }
+
+/** One version's requests over one step of a share series, and its part of every version's requests then. */
+export interface VersionSharePoint {
+  /** The step's start (ISO 8601). */
+  at: string;
+  requests: number;
+  /** 0–1 of the step's requests of every version. */
+  share: number;
+}
+
+/** One version's part of some requests (`''`: traffic of no known version, e.g. undocumented endpoints). */
+export interface VersionShare {
+  version: string;
+  requests: number;
+  /** 0–1: a canary on 30 % of the requests shows 0.3. */
+  share: number;
+}
+
+/**
+ * `GET /projects/{p}/runtime/share`: which versions an environment's traffic ran on, over every
+ * endpoint together (a version string counts wherever an endpoint runs it) over time, and per
+ * endpoint over the window: a rollout in numbers.
+ */
+export interface VersionShareResponse {
+  environment: EnvironmentKind;
+  /** The environment row asked for (`PR #42`, a build), or null for every row of the kind. */
+  name: string | null;
+  /** The first step's start (ISO 8601). */
+  since: string;
+  /** Seconds each point covers. */
+  step: number;
+  /** Every endpoint's requests: per version, the window's total and one point per step with traffic. */
+  versions: Array<VersionShare & { points: VersionSharePoint[] }>;
+  /** Per endpoint with traffic (busiest first), its requests per version over the window. */
+  endpoints: Array<{
+    /** Null for an endpoint that is not documented. */
+    endpointId: string | null;
+    method: string;
+    path: string;
+    requests: number;
+    versions: VersionShare[];
+  }>;
+}
