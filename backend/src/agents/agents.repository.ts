@@ -80,10 +80,10 @@ export class AgentsRepository {
               c.id AS "currentCaptureId", c.environment_kind AS kind, c.environment_name AS name,
               c.pull_request AS "pullRequest", c.commit, c.build,
               EXISTS (SELECT 1 FROM agent_connections k
-                       WHERE k.agent_id = a.id AND k.closed_at IS NULL AND k.heartbeat_at > now() - $3::interval) AS connected
+                       WHERE k.project_id = a.project_id AND k.agent_id = a.id AND k.closed_at IS NULL AND k.heartbeat_at > now() - $3::interval) AS connected
          FROM agents a
          LEFT JOIN LATERAL (SELECT id, environment_kind, environment_name, pull_request, commit, build FROM captures
-                             WHERE agent_id = a.id ORDER BY started_at DESC, id DESC LIMIT 1) c ON true
+                             WHERE project_id = a.project_id AND agent_id = a.id ORDER BY started_at DESC, id DESC LIMIT 1) c ON true
         WHERE a.project_id = $1
         ORDER BY a.last_seen_at DESC, a.id DESC
         LIMIT $2`,
@@ -99,7 +99,8 @@ export class AgentsRepository {
   async openConnection(agentId: string, staleAfter: string): Promise<{ id: string; projectId: string } | null> {
     const [row] = (await this.db.query(
       `WITH gone AS (DELETE FROM agent_connections WHERE agent_id = $1 AND (closed_at IS NOT NULL OR heartbeat_at < now() - $2::interval))
-       INSERT INTO agent_connections (agent_id) VALUES ($1) RETURNING id, (SELECT project_id FROM agents WHERE id = $1) AS "projectId"`,
+       INSERT INTO agent_connections (project_id, agent_id) SELECT project_id, id FROM agents WHERE id = $1
+       RETURNING id, project_id AS "projectId"`,
       [agentId, staleAfter],
     )) as Array<{ id: string; projectId: string }>;
     return row ?? null;
@@ -109,8 +110,8 @@ export class AgentsRepository {
   closeConnection(connectionId: string): Promise<ConnectedAgent[]> {
     return returningRows<ConnectedAgent>(
       this.db,
-      `WITH c AS (UPDATE agent_connections SET closed_at = now(), heartbeat_at = now() WHERE id = $1 RETURNING agent_id)
-       UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c) RETURNING id, project_id AS "projectId"`,
+      `WITH c AS (UPDATE agent_connections SET closed_at = now(), heartbeat_at = now() WHERE id = $1 RETURNING project_id, agent_id)
+       UPDATE agents SET last_seen_at = now() WHERE (id, project_id) IN (SELECT agent_id, project_id FROM c) RETURNING id, project_id AS "projectId"`,
       [connectionId],
     );
   }
@@ -118,8 +119,8 @@ export class AgentsRepository {
   /** Refreshes an open connection's heartbeat and marks its agent seen now (nothing for a closed one). */
   async heartbeat(connectionId: string): Promise<void> {
     await this.db.query(
-      `WITH c AS (UPDATE agent_connections SET heartbeat_at = now() WHERE id = $1 AND closed_at IS NULL RETURNING agent_id)
-       UPDATE agents SET last_seen_at = now() WHERE id IN (SELECT agent_id FROM c)`,
+      `WITH c AS (UPDATE agent_connections SET heartbeat_at = now() WHERE id = $1 AND closed_at IS NULL RETURNING project_id, agent_id)
+       UPDATE agents SET last_seen_at = now() WHERE (id, project_id) IN (SELECT agent_id, project_id FROM c)`,
       [connectionId],
     );
   }

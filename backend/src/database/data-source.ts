@@ -26,6 +26,7 @@ import { DriftOrigins1765700000000 } from './migrations/1765700000000-DriftOrigi
 import { EvidenceQueue1765800000000 } from './migrations/1765800000000-EvidenceQueue';
 import { Deprecations1765890000000 } from './migrations/1765890000000-Deprecations';
 import { WebhooksByProject1765910000000 } from './migrations/1765910000000-WebhooksByProject';
+import { AgentsByProject1765920000000 } from './migrations/1765920000000-AgentsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   EvidenceQueue1765800000000,
   Deprecations1765890000000,
   WebhooksByProject1765910000000,
+  AgentsByProject1765920000000,
 ];
 
 /**
