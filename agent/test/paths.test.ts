@@ -188,6 +188,49 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
+  it('sends no name of positions with nothing to compare: two names in a row, names after ids or after a route word', async () => {
+    // Other names per route: a name seen at one depth under two routes reads as a route word (docs/paths.md).
+    const origins = ['canary-alice', 'canary-bob-infra', 'canary-Carol74', 'canary-dave-cli'];
+    const destinations = ['canary-erin', 'canary-frank-web', 'canary-Grace7', 'canary-heidi'];
+    const owners = ['canary-ivan', 'canary-judy-api', 'canary-Mallory2', 'canary-oscar'];
+    const scheduled = ['canary-peggy', 'canary-trent-cli', 'canary-Victor43', 'canary-walter'];
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      // Answers without fields to compare (a JSON string), as an API documented with `type: string` gives.
+      if (parts[0] === 'route' && parts.length === 3) return sendJson(res, 200, 'ok');
+      if (parts[0] === 'orders' && parts.length === 3) return sendJson(res, 200, 'ok');
+      if (parts[0] === 'messages' && parts.length === 2 && parts[1] === 'schedule')
+        return sendJson(res, 200, { batch: true, id: 'i', message: { content: 'c' } });
+      if (parts[0] === 'messages' && parts.length === 2) return sendJson(res, 200, { batchid: 'b', content: 'c' });
+      if (parts[0] === 'messages' && parts.length === 3) return sendJson(res, 200, { messageid: 'm', status: 's' });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    await sendAll(
+      agent.proxyUrl,
+      [
+        ...origins.map((origin, i) => `/route/${origin}/${destinations[i]!}`),
+        ...owners.map((owner, i) => `/orders/${1001 + i}/${owner}`),
+        '/messages/canary-yvonne',
+        '/messages/canary-zed-data',
+        '/messages/schedule',
+        ...scheduled.map((name) => `/messages/schedule/${name}`),
+      ],
+      1,
+    );
+    await agent.close();
+    const templates = [...new Set(backend.observations().map((o) => o.path))].sort();
+    expect(templates).toEqual([
+      '/messages/schedule',
+      '/messages/schedule/{schedule}',
+      '/messages/{message}',
+      '/orders/{orderId}/{order}',
+      '/route/{owner}/{route}',
+    ]);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
   it('regroups a template sent under a first segment that is learned later (/xml/Teams/{team} → /{name}/Teams/{team})', async () => {
     upstream = await startUpstream((req, res) => {
       const parts = (req.url ?? '/').split('/').filter(Boolean);

@@ -120,12 +120,123 @@ describe('PathLearner', () => {
     ]);
     expect(learner.resolve('/vectors/upsert')).toBe('/vectors/upsert');
     expect(learner.resolve('/vectors/delete')).toBe('/vectors/delete');
-    // The same request fields (and answers) make values of them: `/lists/{list}/items`.
+    // The same request fields (and answers) make values of them once one is read too, or four are posted to.
     learn(learner, [
       ['POST', '/lists/groceries', body({ id: 1 }), body({ item: 'x', qty: 1 })],
       ['POST', '/lists/chores', body({ id: 2 }), body({ item: 'y', qty: 2 })],
     ]);
+    expect(learner.resolve('/lists/todo')).toBe('/lists/todo');
+    learn(learner, [['GET', '/lists/chores', body({ id: 2, items: [] })]]);
     expect(learner.resolve('/lists/todo')).toBe('/lists/{list}');
+  });
+
+  it('keeps two or three sibling actions that take and answer alike literal, and learns four', () => {
+    const sent = responseKeys(inferShape({ messageid: 'm', credits: 1 }));
+    const message = responseKeys(inferShape({ content: 'c', destination: 'd', schedule: 's' }));
+    const batch = responseKeys(inferShape({ batchid: 'b', status: 's', created: 'c' }));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['POST', '/message/send', sent, message],
+      ['POST', '/message/flash', sent, message],
+      ['POST', '/AuthTokens/Promote', sent, null],
+      ['POST', '/AuthTokens/Secondary', sent, null],
+      ['DELETE', '/AuthTokens/Secondary', null, null],
+    ]);
+    expect(learner.resolve('/message/send')).toBe('/message/send');
+    expect(learner.resolve('/message/flash')).toBe('/message/flash');
+    expect(learner.resolve('/AuthTokens/Secondary')).toBe('/AuthTokens/Secondary');
+    learn(learner, [['POST', '/message/schedule', sent, message]]);
+    expect(learner.resolve('/message/send')).toBe('/message/send');
+    learn(learner, [['POST', '/message/voice', sent, message]]);
+    expect(learner.resolve('/message/send')).toBe('/message/{message}');
+    // Beside names read alike (`GET /batch/{batch}`), two actions alike with each other only are route words.
+    const batches = new PathLearner();
+    learn(batches, [
+      ['GET', '/batch/alice', batch],
+      ['GET', '/batch/bob-infra', batch],
+      ['POST', '/batch/send', sent, message],
+      ['POST', '/batch/schedule', sent, message],
+    ]);
+    expect(batches.resolve('/batch/carol')).toBe('/batch/{batch}');
+    expect(batches.resolve('/batch/send')).toBe('/batch/send');
+    expect(batches.resolve('/batch/schedule')).toBe('/batch/schedule');
+    // A value posted to and compared with no other is a value of a learned position as before: no name leaves for it.
+    const names = new PathLearner();
+    learn(names, [
+      ['GET', '/batch/alice', batch],
+      ['GET', '/batch/bob-infra', batch],
+      ['POST', '/batch/dave', sent, message],
+    ]);
+    expect(names.resolve('/batch/dave')).toBe('/batch/{batch}');
+  });
+
+  it('learns two positions of names with nothing to compare from four values, not from three', () => {
+    const learner = new PathLearner();
+    const pairs = [
+      ['alice', 'stark-cli'],
+      ['frank', 'grace'],
+      ['acme-river', 'carol'],
+    ];
+    learn(
+      learner,
+      pairs.map(([origin, destination]) => ['GET', `/ond/route/${origin}/${destination}`, null] as const),
+    );
+    expect(learner.resolve('/ond/route/heidi/globex')).toBe('/ond/route/heidi/globex');
+    learn(learner, [['GET', '/ond/route/dave-cli/wonka', null]]);
+    expect(learner.resolve('/ond/route/heidi/globex')).toBe('/ond/route/{owner}/{route}');
+  });
+
+  it('learns names after identifiers with nothing to compare from four, each after other identifier values', () => {
+    const learner = new PathLearner();
+    const see = (raw: string) => {
+      learner.observe(templatePath(raw), 'GET', null);
+      learner.noteIdentifiers(templatePath(raw), raw);
+    };
+    // Four words after one order: what one resource's routes look like; they stay literal.
+    for (const word of ['lines', 'notes', 'history', 'status']) see(`/orders/100/${word}`);
+    expect(learner.resolve(templatePath('/orders/100/lines'))).toBe('/orders/{orderId}/lines');
+    // Three names, each after another order, are not enough; four are.
+    see('/orders/101/alice');
+    see('/orders/102/bob-infra');
+    see('/orders/103/Carol74');
+    expect(learner.resolve(templatePath('/orders/104/dave'))).toBe('/orders/{orderId}/dave');
+    see('/orders/104/dave');
+    expect(learner.resolve(templatePath('/orders/105/erin'))).toBe('/orders/{orderId}/{order}');
+  });
+
+  it('learns names after a route word from four alike values, whatever order they come in', () => {
+    const message = responseKeys(inferShape({ batchid: 'b', content: 'c', created: 'c' }));
+    const scheduled = responseKeys(inferShape({ batch: true, id: 'i', message: { content: 'c' } }));
+    const deleted = responseKeys(inferShape({ messageid: 'm', status: 's' }));
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ['GET', '/messages/alice', message],
+      ['GET', '/messages/bob-infra', message],
+      // `schedule` answers other fields: a route word, and the names after it are learned apart.
+      ['GET', '/messages/schedule', scheduled],
+      ['DELETE', '/messages/schedule/carol', deleted],
+      ['DELETE', '/messages/schedule/dave', deleted],
+      ['DELETE', '/messages/schedule/erin', deleted],
+      ['DELETE', '/messages/schedule/frank', deleted],
+    ];
+    const probes = ['/messages/zoe', '/messages/schedule', '/messages/schedule/zoe'];
+    const templates = (order: ReadonlyArray<[string, string, readonly string[] | null]>) => {
+      const learner = new PathLearner();
+      learn(learner, [...order]);
+      return probes.map((probe) => learner.resolve(probe));
+    };
+    expect(templates(traffic)).toEqual(['/messages/{message}', '/messages/schedule', '/messages/schedule/{schedule}']);
+    fc.assert(
+      fc.property(fc.shuffledSubarray(traffic, { minLength: traffic.length }), (order) => {
+        expect(templates(order)).toEqual(templates(traffic));
+      }),
+      { numRuns: 100 },
+    );
+    // Two names after it are not enough.
+    expect(templates(traffic.slice(0, 5))).toEqual([
+      '/messages/{message}',
+      '/messages/schedule',
+      '/messages/schedule/zoe',
+    ]);
   });
 
   it('keeps a word beside identifiers literal whatever follows it, and what follows it too', () => {

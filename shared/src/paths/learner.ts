@@ -49,8 +49,11 @@ interface LearnedPosition {
    * parameters there, as names live at the first segment (`/health`, a scanner's `/wp-admin`).
    */
   members?: Set<string>;
-  /** Right after a detected identifier: supported only by many alike values (see `decidePosition`). */
-  afterIdentifier?: boolean;
+  /**
+   * Right after a detected identifier or a route word, where route words live: supported only by
+   * many alike values (see `enoughSiblings`).
+   */
+  strict?: boolean;
 }
 
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
@@ -68,8 +71,10 @@ const LEARNED = '';
  *   no continuation contradicts (the same following segments, bodies with different fields). Two
  *   alike values make their position a parameter; a value whose continuations contradict a
  *   sibling's and agree with none stays literal (an exception, looked at again as evidence comes).
- * - The first segment, a segment after `api`, a version, a literal date, a detected identifier or
- *   a route word, and version-like values (`v1`, `2.0`) are never learned. Route words: a literal
+ * - Sibling actions (values only posted to, as the last segment) alike count as the same only.
+ * - The first segment is learned from shared whole routes only; right after a detected identifier
+ *   or a route word, from four alike values only. A segment after `api`, a version, a literal date,
+ *   and version-like values (`v1`, `2.0`) are never learned. Route words: a literal
  *   beside detected identifiers with the same continuation (`/pets/findByStatus` beside
  *   `/pets/17`; `me` of `/articles/me` and `/articles/me/all` beside `/articles/17`); a value seen
  *   after two different values, and at least half of those, of the position before (`issues` in
@@ -206,6 +211,8 @@ export class PathLearner {
     if (values.length !== segments.length) return false;
     const before = this.learnedCount;
     let changed = false;
+    /** Literals (and their positions) seen after an identifier value for the first time. */
+    const counted: Array<[number, string]> = [];
     for (let at = 1; at < segments.length; at++) {
       const segment = segments[at]!;
       const parent = segments[at - 1]!;
@@ -221,12 +228,23 @@ export class PathLearner {
       if (parents.has(digest) || parents.size >= MAX_PARENTS) continue;
       parents.add(digest);
       if (parents.size === ROUTE_WORD_PARENTS) changed = true;
+      if (parents.size === 1) counted.push([at, segment.text]);
     }
     if (changed) {
       // A new route word: what it made a value is no value any more (forgotten, as when `observe` finds one).
       this.reindex();
       this.revalidate();
       this.changes++;
+    } else if (counted.length > 0) {
+      // A literal counted after an identifier value for the first time may be the fourth name after other
+      // identifier values (`/orders/{orderId}/alice`, see `enoughSiblings`): look at its observations again.
+      const resolved = this.resolveSegments(segments);
+      for (const [at, text] of counted) {
+        let key = '';
+        for (let k = 0; k < at; k++) key = extendKey(key, resolved[k]!);
+        const placed = this.index.get(key)?.get(text);
+        if (placed !== undefined && placed.length > 0) this.settle(placed[0]!.record);
+      }
     }
     return this.learnedCount !== before;
   }
@@ -247,15 +265,12 @@ export class PathLearner {
   undecided(template: string): boolean {
     const segments = splitPath(template);
     let key = '';
-    let previousKey = '';
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!;
-      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key, previousKey, true))
-        return true;
+      if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key)) return true;
       // A value of a position learned right after an identifier: route words there show only after three
       // identifier values (see `noteIdentifiers`), so what was learned may be forgotten; held till its hold ends.
-      if (segment.kind === 'param' && this.learned.get(key)?.afterIdentifier === true) return true;
-      previousKey = key;
+      if (segment.kind === 'param' && this.learned.get(key)?.strict === true) return true;
       key = extendKey(key, segment);
     }
     return false;
@@ -297,8 +312,9 @@ export class PathLearner {
         !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
         !this.besideIdentifiers(key, segment.text) &&
         !this.isRouteWord(at, segment.text) &&
-        // After a detected identifier only where that is how the position was learned (`/snapshots/{id}/{language}`).
-        !this.afterWord(out, at, previousKey, position.afterIdentifier !== true);
+        // After a detected identifier or a route word only where that is how the position was learned
+        // (`/snapshots/{id}/{language}`, `/messages/schedule/{schedule}`).
+        (position.strict === true || !this.afterWord(out, at, previousKey));
       // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`).
       const next: Segment =
         value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at)
@@ -326,12 +342,13 @@ export class PathLearner {
   /**
    * Is the segment at `at` right after a detected identifier or after a route word of a position
    * that may hold values (an exception of a learned position, or a word beside identifiers)? Route
-   * words follow there, as they follow an identifier: `/posts/{postId}/comments`, `/articles/me/all`.
+   * words follow there, as they follow an identifier: `/posts/{postId}/comments`, `/articles/me/all`;
+   * so a position there is learned only from many alike values (`strict`, see `enoughSiblings`).
    */
-  private afterWord(resolved: readonly Segment[], at: number, previousKey: string, identifiers = true): boolean {
+  private afterWord(resolved: readonly Segment[], at: number, previousKey: string): boolean {
     const previous = at > 0 ? resolved[at - 1] : undefined;
     if (previous === undefined) return false;
-    if (previous.kind === 'param') return identifiers && previous.name !== LEARNED;
+    if (previous.kind === 'param') return previous.name !== LEARNED;
     return (
       this.learned.get(previousKey)?.exceptions.has(previous.text) === true ||
       this.besideIdentifiers(previousKey, previous.text)
@@ -339,21 +356,12 @@ export class PathLearner {
   }
 
   /**
-   * Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? After a
-   * detected identifier only with `afterIdentifiers` (see `decidePosition`): `undecided` does not
-   * hold such paths.
+   * Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? Right after
+   * a detected identifier or a route word too, from many alike values (see `enoughSiblings`).
    */
-  private mayLearn(
-    resolved: readonly Segment[],
-    at: number,
-    key: string,
-    previousKey: string,
-    afterIdentifiers = false,
-  ): boolean {
+  private mayLearn(resolved: readonly Segment[], at: number, key: string): boolean {
     const segment = resolved[at]!;
     if (segment.kind !== 'literal' || at === 0 || isVersionLike(segment.text)) return false;
-    // After a detected identifier or a route word come route words (`/posts/{postId}/comments`, `/articles/me/all`).
-    if (this.afterWord(resolved, at, previousKey, !afterIdentifiers)) return false;
     if (isCollection(resolved, at)) return false;
     return (
       !introducesNames(resolved[at - 1]) &&
@@ -528,12 +536,18 @@ export class PathLearner {
   /** Learn what `record` decides, then what that in turn decides, until nothing changes. */
   private settle(record: PathRecord): void {
     let pending: PathRecord[] = [record];
+    let moves = 0;
     while (pending.length > 0) {
+      const changes = this.changes;
       let learnedAny = false;
       for (const next of pending) if (this.decide(next)) learnedAny = true;
-      if (!learnedAny) return;
+      // An exception found or lost moves what follows it to another prefix (`/messages/schedule/alice`, once
+      // `schedule` is one, no more under `/messages/{}`): index again too, a few times at most.
+      const moved = this.changes !== changes && moves++ < MAX_MOVES;
+      if (!learnedAny && !moved) return;
       // Prefixes merged (`/users/alice/…` and `/users/bob/…` are now one): index again, look at everything again.
       this.reindex();
+      if (moved) this.revalidate();
       pending = this.records;
     }
   }
@@ -545,16 +559,31 @@ export class PathLearner {
    */
   private revalidate(): void {
     for (let rounds = 0; rounds < 8; rounds++) {
-      let forgot = false;
-      for (const key of [...this.learned.keys()]) {
+      let changed = false;
+      for (const [key, position] of [...this.learned]) {
+        // Learned before what precedes it turned out a route word (`schedule` of `/messages/schedule/{…}`, an
+        // exception found later): it is held to the strict rule from now on.
+        if (position.strict !== true && key !== '' && this.learnedAfterWord(key)) {
+          position.strict = true;
+          changed = true;
+        }
         if (this.supported(key)) continue;
         this.learned.delete(key);
-        forgot = true;
+        changed = true;
       }
-      if (!forgot) return;
+      if (!changed) return;
       this.learnedCount++;
       this.reindex();
     }
+  }
+
+  /** Is the position learned under `key` right after a detected identifier or a route word (see `afterWord`)? */
+  private learnedAfterWord(key: string): boolean {
+    const first = this.index.get(key)?.values().next().value?.[0];
+    if (first === undefined) return false;
+    let previousKey = '';
+    for (let at = 0; at < first.at - 1; at++) previousKey = extendKey(previousKey, first.resolved[at]!);
+    return this.afterWord(first.resolved, first.at, previousKey);
   }
 
   /** Do two comparable values at a learned position still make it one (alike, or many the same)? */
@@ -562,20 +591,64 @@ export class PathLearner {
     if (key === '') return this.rootMembers().size > 0;
     const siblings = this.index.get(key);
     if (siblings === undefined) return false;
-    const values = [...siblings].filter(([value, placed]) => this.comparable(key, value, placed));
-    const afterIdentifier = this.learned.get(key)?.afterIdentifier === true;
-    for (const [value, mine] of values) {
-      let same = 0;
-      let alike = 0;
-      for (const [other, theirs] of values) {
-        if (other === value) continue;
-        const verdict = compare(mine, theirs);
-        if (verdict === 'alike') alike++;
-        if (verdict === 'same') same++;
-      }
-      if (afterIdentifier ? alike + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS) return true;
-    }
+    const strict = this.learned.get(key)?.strict === true;
+    for (const [value, mine] of siblings)
+      if (this.comparable(key, value, mine) && this.enoughSiblings(key, value, mine, siblings, strict)) return true;
     return false;
+  }
+
+  /**
+   * Do the siblings of `value` (placed as `mine` under `key`) make its position a parameter? One
+   * alike sibling does, or three with the same continuation and nothing against it (`same`,
+   * `/v0/data/alice` … `/dave`). Sibling actions (see `isAction`) alike count as the same only: two
+   * of them are what `POST /message/send` and `POST /message/flash` look like. `strict`, right after a
+   * detected identifier or a route word where route words live (`/posts/{postId}/comments`): three
+   * alike siblings, or three the same where each of the four was seen after identifier values no
+   * other value there was seen after (names of different resources, `/orders/{orderId}/alice`,
+   * `/orders/{orderId2}/bob`; not the words of one, `/orders/100/lines`, `/orders/100/notes`).
+   */
+  private enoughSiblings(
+    key: string,
+    value: string,
+    mine: readonly Placed[],
+    siblings: ReadonlyMap<string, readonly Placed[]>,
+    strict: boolean,
+  ): boolean {
+    const action = !strict && isAction(mine);
+    const at = mine[0]!.at;
+    const alone = strict ? this.aloneAfterIdentifiers(at, siblings.keys()) : undefined;
+    let alike = 0;
+    let same = 0;
+    for (const [other, theirs] of siblings) {
+      if (other === value || !this.comparable(key, other, theirs)) continue;
+      const verdict = compare(mine, theirs);
+      if (verdict === 'alike' && !(action && isAction(theirs))) alike++;
+      else if (
+        (verdict === 'alike' || verdict === 'same') &&
+        (alone === undefined || (alone.has(value) && alone.has(other)))
+      )
+        same++;
+    }
+    return strict ? alike + same + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS;
+  }
+
+  /**
+   * The values (at `at`, right after a detected identifier) seen after identifier values (see
+   * `noteIdentifiers`) that none of the other values was seen after.
+   */
+  private aloneAfterIdentifiers(at: number, values: Iterable<string>): Set<string> {
+    const seen = new Map<number, number>();
+    const parents: Array<[string, ReadonlySet<number>]> = [];
+    for (const value of values) {
+      const digests = this.identifierParentsOf.get(`${at}/${value}`);
+      if (digests === undefined || digests.size === 0) continue;
+      parents.push([value, digests]);
+      for (const digest of digests) seen.set(digest, (seen.get(digest) ?? 0) + 1);
+    }
+    const alone = new Set<string>();
+    for (const [value, digests] of parents)
+      if ([...digests].every((digest) => seen.get(digest) === 1)) alone.add(value);
+    return alone;
   }
 
   /** Index every kept record again, as they resolve now. */
@@ -608,8 +681,8 @@ export class PathLearner {
       else if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
       else if (
         segment.kind === 'literal' &&
-        this.mayLearn(resolved, at, key, previousKey, true) &&
-        this.decidePosition(key, segment.text, isIdentifier(resolved[at - 1]))
+        this.mayLearn(resolved, at, key) &&
+        this.decidePosition(key, segment.text, this.afterWord(resolved, at, previousKey))
       )
         return true;
       previousKey = key;
@@ -706,22 +779,16 @@ export class PathLearner {
     return members;
   }
 
-  /** Compare `value` with its siblings under `key`; learn the position when one is alike. */
-  private decidePosition(key: string, value: string, afterIdentifier: boolean): boolean {
+  /**
+   * Compare `value` with its siblings under `key`; learn the position when they are enough (see
+   * `enoughSiblings`). `strict` right after a detected identifier or a route word.
+   */
+  private decidePosition(key: string, value: string, strict: boolean): boolean {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     if (!siblings || !mine || siblings.size < 2 || !this.comparable(key, value, mine)) return false;
-    let alike = 0;
-    let same = 0;
-    for (const [other, theirs] of siblings) {
-      if (other === value || !this.comparable(key, other, theirs)) continue;
-      const verdict = compare(mine, theirs);
-      if (verdict === 'alike') alike++;
-      else if (verdict === 'same') same++;
-    }
-    // After a detected identifier route words live (`/posts/{postId}/comments`): only many values alike make a parameter there.
-    if (afterIdentifier ? alike + 1 < MANY_SIBLINGS : alike === 0 && same + 1 < MANY_SIBLINGS) return false;
-    const position: LearnedPosition = { exceptions: new Set(), afterIdentifier };
+    if (!this.enoughSiblings(key, value, mine, siblings, strict)) return false;
+    const position: LearnedPosition = { exceptions: new Set(), strict };
     this.learned.set(key, position);
     this.learnedCount++;
     for (const other of siblings.keys()) this.reconsider(key, other, position);
@@ -740,7 +807,9 @@ export class PathLearner {
 
   /**
    * Is a value of a learned position an exception (a route word such as `/users/me`)? When its
-   * continuations contradict a sibling's and agree with none. Looked at again with each new
+   * continuations contradict a sibling's and agree with none; or when it is an action (see
+   * `isAction`) alike with fewer than three other actions and with no other value (`POST
+   * /batch/send`, `POST /batch/schedule` beside `GET /batch/{batch}`). Looked at again with each new
    * observation of the value and each time something is learned, so the order traffic came in
    * does not decide it.
    */
@@ -748,20 +817,27 @@ export class PathLearner {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     if (siblings === undefined || mine === undefined) return;
+    const action = position.strict !== true && isAction(mine);
     let contradicts = false;
     let alike = false;
+    let actions = 0;
     for (const [other, theirs] of siblings) {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const verdict = compare(mine, theirs);
       // The same following segments with nothing against them agree too (a position learned from many such values).
       if (verdict === 'alike' || verdict === 'same') {
+        if (action && isAction(theirs)) {
+          actions++;
+          continue;
+        }
         alike = true;
         break;
       }
       if (verdict === 'contradicts') contradicts = true;
     }
     const was = position.exceptions.has(value);
-    if (contradicts && !alike) position.exceptions.add(value);
+    const fewActions = action && !alike && actions > 0 && actions + 1 < MANY_SIBLINGS;
+    if ((contradicts && !alike && actions === 0) || fewActions) position.exceptions.add(value);
     else position.exceptions.delete(value);
     if (position.exceptions.has(value) !== was) this.changes++;
     // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more).
@@ -770,10 +846,23 @@ export class PathLearner {
   }
 }
 
-/** A detected identifier (not a learned parameter). */
-function isIdentifier(segment: Segment | undefined): boolean {
-  return segment?.kind === 'param' && segment.name !== LEARNED;
+/**
+ * An action: a value only ever sent to, never read, as the last segment of its path, with a POST
+ * among its methods (`POST /message/send`; `POST` and `DELETE /AuthTokens/Secondary`). RPC-style
+ * actions take and answer bodies of the same fields often: alike, they still need as many
+ * siblings as values with nothing to compare (see `enoughSiblings`).
+ */
+function isAction(placed: readonly Placed[]): boolean {
+  let post = false;
+  for (const one of placed) {
+    if (one.at !== one.resolved.length - 1 || one.record.method === 'GET') return false;
+    if (one.record.method === 'POST') post = true;
+  }
+  return post;
 }
+
+/** Times one observation indexes the evidence again because exceptions changed, at most (see `settle`). */
+const MAX_MOVES = 4;
 
 /** Parents of a literal, and literals at a position, counted at most (see `isRouteWord`). */
 const MAX_PARENTS = 64;
@@ -878,6 +967,14 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   // Names all along with agreeing answers (`/projects/acme/web/alice`, `/projects/bob/cli/dave`), as route words may
   // be (`/repos/dave/web/issues`, `/repos/erin/cli/pulls`): alike only when many siblings are (MANY_SIBLINGS).
   if (restX > 1 && fields === 'alike') return 'same';
+  // One other value after each and nothing to compare (`/route/alice/bob`, `/route/carol/dave`): the same, as leaves are.
+  if (
+    restX === 1 &&
+    fields === 'unknown' &&
+    x.resolved[x.at + 1]!.kind === 'literal' &&
+    y.resolved[y.at + 1]!.kind === 'literal'
+  )
+    return 'same';
   return restX === 1 && fields === 'contradicts' ? 'differs' : 'unknown';
 }
 
