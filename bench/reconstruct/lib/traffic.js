@@ -251,14 +251,17 @@ function requestBody(doc, operation, rng, generate) {
 }
 
 /**
- * The Accept header for an operation: JSON when its success answer has a JSON body, else anything.
+ * The Accept header for an operation: the JSON media type its success answer declares
+ * (`application/vnd.waterlinked.antenna_config+json` too, as a client of that API sends: the mock
+ * answers 406 to `application/json` there), JSON when it declares no body, else anything.
  * @param {Operation} operation
  * @param {number | undefined} success
  * @returns {string}
  */
 function acceptFor(operation, success) {
   const content = success === undefined ? undefined : operation.responses.get(String(success))?.content;
-  return !content || jsonContent(content) ? 'application/json' : '*/*';
+  if (!content) return 'application/json';
+  return jsonContent(content)?.mediaType ?? '*/*';
 }
 
 /**

@@ -67,6 +67,32 @@ describe('traffic', () => {
     expect(put?.headers['content-type']).toBe('application/json');
   });
 
+  it('accepts the JSON media type the success answer declares, a vendor one too', () => {
+    const vendor = {
+      ...doc,
+      paths: {
+        '/config/antenna': {
+          get: {
+            responses: {
+              '200': {
+                description: 'ok',
+                content: { 'application/vnd.acme.antenna+json': { schema: { type: 'object' } } },
+              },
+            },
+          },
+        },
+        '/report': {
+          get: { responses: { '200': { description: 'ok', content: { 'text/csv': { schema: { type: 'string' } } } } } },
+        },
+      },
+    };
+    const planned = planTraffic(vendor, listOperations(vendor), 'seed', plain);
+    const antenna = planned.find((request) => request.path === '/config/antenna');
+    const report = planned.find((request) => request.path === '/report');
+    expect(antenna?.headers.accept).toBe('application/vnd.acme.antenna+json');
+    expect(report?.headers.accept).toBe('*/*');
+  });
+
   it('varies names and slugs, and gives UUIDs where the name says so', () => {
     const rng = createRng(3);
     const names = new Set(
