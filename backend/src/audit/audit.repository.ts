@@ -6,7 +6,7 @@ import type { Queryable } from '../common/queryable';
 
 /** A row of `audit_events` as written. */
 export interface AuditEntry {
-  projectId: string | null;
+  projectId: string;
   action: AuditAction;
   actorKind: 'person' | 'token' | 'system';
   actorId: string | null;

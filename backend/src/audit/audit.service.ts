@@ -24,7 +24,7 @@ export function toAuditEventResponse(row: AuditRow): AuditEventResponse {
 
 /** What happened, for the audit log. */
 export interface AuditRecord {
-  projectId: string | null;
+  projectId: string;
   /** `null`: the service itself (a step moved by evidence). */
   actor: Actor | null;
   action: AuditAction;

@@ -27,6 +27,7 @@ import { EvidenceQueue1765800000000 } from './migrations/1765800000000-EvidenceQ
 import { Deprecations1765890000000 } from './migrations/1765890000000-Deprecations';
 import { WebhooksByProject1765910000000 } from './migrations/1765910000000-WebhooksByProject';
 import { AgentsByProject1765920000000 } from './migrations/1765920000000-AgentsByProject';
+import { LogsByProject1765930000000 } from './migrations/1765930000000-LogsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -57,6 +58,7 @@ export const MIGRATIONS = [
   Deprecations1765890000000,
   WebhooksByProject1765910000000,
   AgentsByProject1765920000000,
+  LogsByProject1765930000000,
 ];
 
 /**
