@@ -31,6 +31,8 @@ const CANARY = {
   // RFC 9745 and RFC 8594 values: that an endpoint is deprecated may be told, never when.
   deprecation: '@1766012345',
   sunset: 'Thu, 01 Jan 2099 07:13:31 GMT',
+  // A Sunset date already past: the agent tells that it passed (a count), never the date.
+  pastSunset: 'Sat, 17 Mar 2001 04:26:51 GMT',
   pathNumber: '734628195',
   pathUuid: '5f0c2a7e-9b1d-4c3e-8a6f-2d7b9e1c4a80',
   pathHex: 'a3f9c1e07b5d2f4e8c6a',
@@ -67,6 +69,7 @@ describe('privacy', () => {
           `event: ${CANARY.eventName}\nid: ${CANARY.eventId}\ndata: {"delta":"${CANARY.eventData}"}\n\ndata: ${CANARY.eventText}\n\n`,
         );
       }
+      if (req.url?.startsWith('/retired')) return void sendJson(res, 200, { id: 1 }, { sunset: CANARY.pastSunset });
       if (req.url?.startsWith('/lines')) {
         res.writeHead(200, { 'content-type': 'application/x-ndjson' });
         return void res.end(`{"value":"${CANARY.jsonLine}"}\n`);
@@ -129,7 +132,8 @@ describe('privacy', () => {
       );
       await fetch(`${agent.proxyUrl}/events`, { headers }).then((r) => r.text());
       await fetch(`${agent.proxyUrl}/lines`, { headers }).then((r) => r.text());
-      await waitFor('observations', () => backend.count() >= 11);
+      await fetch(`${agent.proxyUrl}/retired`, { headers }).then((r) => r.text());
+      await waitFor('observations', () => backend.count() >= 12);
     } finally {
       await agent.close();
       await upstream.close();
@@ -140,7 +144,8 @@ describe('privacy', () => {
     const sent = backend.frames.join('\n');
     const logged = agent.logs.text;
     // The test is only worth something if the traffic was really seen and logged.
-    expect(backend.count()).toBeGreaterThanOrEqual(11);
+    expect(backend.count()).toBeGreaterThanOrEqual(12);
+    expect(sent).toContain('"sunsetPast":1'); // that the Sunset date had passed travels, the date does not
     expect(sent).toContain('"secret"'); // field names do travel
     expect(sent).toContain('"doc"'); // a multipart part's name too
     expect(sent).toContain('multipart/form-data');

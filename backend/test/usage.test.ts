@@ -18,6 +18,8 @@ import { tablesContaining } from './support/privacy';
 /** Header values that must never leave the agent (RFC 9745 and RFC 8594 forms). */
 const DEPRECATION_VALUE = '@1688169599';
 const SUNSET_VALUE = 'Wed, 11 Nov 2099 23:59:59 GMT';
+/** A Sunset date already past: the agent tells only that it passed. */
+const PAST_SUNSET_VALUE = 'Sun, 06 Nov 1994 08:49:37 GMT';
 /** The mark of /daily's query parameter `page`. */
 const PAGE_MARK = { method: 'GET', path: '/daily', location: 'query', name: 'page' };
 
@@ -44,7 +46,7 @@ beforeAll(async () => {
   await backend.api('POST', '/projects', { slug: 'use', name: 'Use' });
   agentToken = (await backend.api<TokenResponse>('POST', '/projects/use/tokens', { name: 'agent', scope: 'agent' }))
     .body.token as string;
-  for (const path of ['/daily', '/stale', '/never', '/legacy'])
+  for (const path of ['/daily', '/stale', '/never', '/legacy', '/retired'])
     await documentGet(backend, 'use', path, { id: { type: 'number' } });
   // /daily is called every day of the last 30 (one production build a day), /stale 40 days ago only.
   for (let day = 29; day >= 0; day--) {
@@ -65,11 +67,13 @@ beforeAll(async () => {
       body: { id: 1 },
       headers: { deprecation: DEPRECATION_VALUE, sunset: SUNSET_VALUE },
     }),
+    'GET /retired': () => ({ status: 200, body: { id: 1 }, headers: { sunset: PAST_SUNSET_VALUE } }),
   });
   try {
     await withAgent(backend.url, agentToken, app.url, { kind: 'production', build: 'live' }, async (proxy) => {
       await call(proxy, 'GET', '/daily?page=2');
       await call(proxy, 'GET', '/legacy');
+      await call(proxy, 'GET', '/retired');
     });
   } finally {
     await app.close();
@@ -88,21 +92,35 @@ describe('usage', () => {
       'GET /daily',
       'GET /legacy',
       'GET /never',
+      'GET /retired',
       'GET /stale',
     ]);
     const daily = body.endpoints.find((e) => e.path === '/daily');
     expect(daily).toMatchObject({
       version: '1.0',
       deprecated: false,
-      deprecationHeaders: { deprecation: null, sunset: null },
+      deprecationHeaders: { deprecation: null, sunset: null, sunsetPast: null },
     });
     expect(daily?.statuses.map((s) => s.status)).toEqual([200]);
     expect(daily?.query.map((q) => q.name)).toEqual(['page']);
     expect(daily?.responseFields.map((f) => f.name)).toEqual(['$.id', '$.name']);
     expect(Date.now() - Date.parse(daily?.lastSeen ?? '')).toBeLessThan(24 * 3600_000);
     const legacy = body.endpoints.find((e) => e.path === '/legacy');
-    expect(legacy?.deprecationHeaders).toEqual({ deprecation: expect.any(String), sunset: expect.any(String) });
+    expect(legacy?.deprecationHeaders).toEqual({
+      deprecation: expect.any(String),
+      sunset: expect.any(String),
+      sunsetPast: null,
+    });
     expect(legacy?.responseHeaders.map((h) => h.name)).toEqual(expect.arrayContaining(['deprecation', 'sunset']));
+    // Its Sunset date had passed when the answer was seen: only that is known, listed apart from the header names.
+    const retired = body.endpoints.find((e) => e.path === '/retired');
+    expect(retired?.deprecationHeaders).toEqual({
+      deprecation: null,
+      sunset: expect.any(String),
+      sunsetPast: expect.any(String),
+    });
+    expect(retired?.responseHeaders.map((h) => h.name)).toContain('sunset');
+    expect(retired?.responseHeaders.map((h) => h.name)).not.toContain('sunset:past');
     expect(body.endpoints.find((e) => e.path === '/never')?.lastSeen).toBeNull();
   });
 
@@ -132,6 +150,7 @@ describe('usage', () => {
     expect(body.zombies.map((z) => [z.path, z.location, z.name, z.why])).toEqual([
       ['/daily', 'query', 'page', 'marked deprecated'],
       ['/legacy', 'endpoint', '', 'answered with a Deprecation or Sunset header'],
+      ['/retired', 'endpoint', '', 'answered past its Sunset date'],
     ]);
     // Not called in the window: /stale is an orphan, not a zombie.
     expect(body.orphans.find((o) => o.path === '/stale')?.deprecated).toBe(true);
@@ -293,5 +312,6 @@ describe('usage', () => {
   it('keeps the values of Deprecation and Sunset headers out of every table (only their presence leaves the agent)', async () => {
     expect(await tablesContaining(backend.databaseUrl, DEPRECATION_VALUE.slice(1))).toEqual([]);
     expect(await tablesContaining(backend.databaseUrl, SUNSET_VALUE)).toEqual([]);
+    expect(await tablesContaining(backend.databaseUrl, PAST_SUNSET_VALUE)).toEqual([]);
   });
 });

@@ -57,6 +57,30 @@ describe('Aggregator', () => {
     expect(aggregator.drain()).toEqual([]);
   });
 
+  it('counts the answers whose Sunset date had passed when seen, never sending the date', () => {
+    const past = 'Sun, 06 Nov 1994 08:49:37 GMT';
+    const future = 'Fri, 01 Jan 2100 00:00:00 GMT';
+    const aggregator = new Aggregator();
+    const at = Date.parse('2026-11-28T12:00:00Z');
+    aggregator.add(observation({ at, responseHeaders: { sunset: past } }));
+    aggregator.add(observation({ at, responseHeaders: { sunset: [past] } }));
+    aggregator.add(observation({ at, responseHeaders: { sunset: future } }));
+    aggregator.add(observation({ at, responseHeaders: { sunset: 'not a date' } }));
+    aggregator.add(observation({ at, status: 201, responseHeaders: { sunset: future } }));
+    // The same date is past for an answer seen after it, not for one seen before.
+    aggregator.add(
+      observation({ at: Date.parse('1994-11-06T08:00:00Z'), status: 202, responseHeaders: { sunset: past } }),
+    );
+    const [group] = aggregator.drain();
+    expect(group?.observations.map((o) => [o.status, o.count, o.sunsetPast])).toEqual([
+      [200, 4, 2],
+      [201, 1, undefined],
+      [202, 1, undefined],
+    ]);
+    const sent = JSON.stringify(group);
+    for (const value of [past, future]) expect(sent).not.toContain(value);
+  });
+
   it('times each row: time to first and last byte as histograms, and the exchanges the client left', () => {
     const aggregator = new Aggregator();
     aggregator.add(observation({ firstByte: 4.2, lastByte: 9 }));

@@ -8,9 +8,13 @@ import {
   type WireUnmatched,
 } from '@spectator/shared';
 import { isHopByHop } from '../proxy/headers';
+import { SunsetClock } from './sunset';
 import type { BodySummary } from './summarise';
 
-/** A message's header object as received: only its keys (the names) are read, never its values. */
+/**
+ * A message's header object as received: only its keys (the names) leave the agent, never its
+ * values (a `Sunset` date is read here only to count answers past it, see SunsetClock).
+ */
 export type HeaderNames = Readonly<Record<string, unknown>>;
 
 /** What a raw path gives when no documented or hinted template matches it (cached per path by the pipeline). */
@@ -103,6 +107,8 @@ interface Row {
   consumers: Map<string, { count: number; lastSeen: number }> | null;
   /** Calls of consumers past the row's or the batch's bound. */
   consumersOverflow: number;
+  /** Exchanges answered with a Sunset date already past (`sunsetHasPassed`). */
+  sunsetPast: number;
 }
 
 /** Consumers named in one drain at most, over every row (each row names `MAX_CONSUMERS_PER_ROW` at most). */
@@ -158,6 +164,7 @@ export class Aggregator {
   private rowCount = 0;
   /** Consumers named in rows since the last drain. */
   private consumerEntries = 0;
+  private readonly sunset = new SunsetClock();
 
   /** `identifying`: the agent names consumers, so every row says who called it (`WireObservation.consumers`). */
   constructor(private readonly identifying = false) {}
@@ -200,6 +207,7 @@ export class Aggregator {
         clientLeft: 0,
         consumers: this.identifying ? new Map() : null,
         consumersOverflow: 0,
+        sunsetPast: 0,
       };
       byResponse.set(responseKey, row);
       table.rows.push(row);
@@ -216,6 +224,8 @@ export class Aggregator {
     for (const name of o.query) row.query.add(name);
     addHeaderNames(row.requestHeaders, o.requestHeaders);
     addHeaderNames(row.responseHeaders, o.responseHeaders);
+    const sunset = o.responseHeaders.sunset;
+    if (sunset !== undefined && this.sunset.hasPassed(sunset, o.at)) row.sunsetPast++;
     // Only shaped bodies carry a shape (a few per second under load): the rest skip this.
     if (o.request?.shape && o.request.body.shape) this.shapes.set(o.request.body.shape, o.request.shape);
     if (o.response?.shape && o.response.body.shape) this.shapes.set(o.response.body.shape, o.response.shape);
@@ -295,6 +305,7 @@ export class Aggregator {
           row.observation.consumers = consumers;
           if (row.consumersOverflow > 0) row.observation.consumersOverflow = row.consumersOverflow;
         }
+        if (row.sunsetPast > 0) row.observation.sunsetPast = row.sunsetPast;
         observations.push(row.observation);
         for (const body of [row.observation.request, row.observation.response]) {
           const shape = body?.shape ? this.shapes.get(body.shape) : undefined;

@@ -19,6 +19,20 @@ export interface AggregatedRow {
   last_seen: string;
 }
 
+/**
+ * Kept among an observation row's response header names when the API answered some of its
+ * exchanges with a `Sunset` date already past (`WireObservation.sunsetPast`): a mark, not a
+ * header. `:` is not a token character (RFC 9110 §5.1), so no real header name can be it.
+ */
+export const SUNSET_PAST_MARK = 'sunset:past';
+
+/** The response header names a row keeps (sorted): the names sent, and `SUNSET_PAST_MARK` when it applies. */
+export function responseHeaderNames(o: { responseHeaders: string[]; sunsetPast?: number }): string[] {
+  return o.sunsetPast === undefined || o.sunsetPast === 0
+    ? o.responseHeaders
+    : [...o.responseHeaders, SUNSET_PAST_MARK].sort();
+}
+
 /** What identifies a batch and what it carries besides its rows. */
 export interface BatchHeader {
   batchId: string;

@@ -33,7 +33,12 @@ import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { runtimeMinutes } from '../runtime/runtime.service';
 import { ConsumersService } from '../consumers/consumers.service';
-import { type AggregatedRow, type BatchHeader, writeBatchParameters } from '../captures/batch-statement';
+import {
+  type AggregatedRow,
+  type BatchHeader,
+  responseHeaderNames,
+  writeBatchParameters,
+} from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
 import { EvidenceFolder } from './evidence-folder';
 import { IngestRepository } from './ingest.repository';
@@ -127,7 +132,7 @@ export function aggregateObservations(observations: readonly WireObservation[]):
         res_note: noteOf(res),
         query: o.query,
         req_h: o.requestHeaders,
-        res_h: o.responseHeaders,
+        res_h: responseHeaderNames(o),
         count: o.count,
         first_seen: o.firstSeen,
         last_seen: o.lastSeen,
@@ -137,7 +142,7 @@ export function aggregateObservations(observations: readonly WireObservation[]):
     before.count += o.count;
     before.query = union(before.query, o.query);
     before.req_h = union(before.req_h, o.requestHeaders);
-    before.res_h = union(before.res_h, o.responseHeaders);
+    before.res_h = union(before.res_h, responseHeaderNames(o));
     before.req_note = noteOf(req) ?? before.req_note;
     before.res_note = noteOf(res) ?? before.res_note;
     if (Date.parse(o.firstSeen) < Date.parse(before.first_seen)) before.first_seen = o.firstSeen;

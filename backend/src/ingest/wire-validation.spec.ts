@@ -169,6 +169,16 @@ describe('parseAgentMessage', () => {
       'capture.reason must be one of agent-start, command-restart, upstream-restart',
     ],
     [
+      'more answers past their Sunset date than the row counts',
+      { ...batch, observations: [{ ...observation, sunsetPast: observation.count + 1 }] },
+      `observations[0].sunsetPast must be an integer 1-${observation.count}`,
+    ],
+    [
+      'a Sunset date instead of a count',
+      { ...batch, observations: [{ ...observation, sunsetPast: 'Sun, 06 Nov 1994 08:49:37 GMT' }] },
+      `observations[0].sunsetPast must be an integer 1-${observation.count}`,
+    ],
+    [
       'NUL in a name',
       { ...batch, observations: [{ ...observation, requestHeaders: ['x-a\u0000b'] }] },
       'observations[0].requestHeaders[0] must not contain NUL characters',

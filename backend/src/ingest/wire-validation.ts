@@ -174,6 +174,10 @@ function observation(value: unknown, path: string): WireObservation {
     ...(named
       ? { consumers: named.consumers, ...(named.overflow > 0 ? { consumersOverflow: named.overflow } : {}) }
       : {}),
+    // A count within the row's, nothing else: the Sunset date itself never leaves the agent.
+    ...(o.sunsetPast === undefined || o.sunsetPast === null
+      ? {}
+      : { sunsetPast: integer(o.sunsetPast, `${path}.sunsetPast`, 1, count) }),
   };
 }
 

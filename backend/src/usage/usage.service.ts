@@ -13,6 +13,7 @@ import {
   type UsageResponse,
 } from '@spectator/shared';
 import type { Principal } from '../auth/tokens.service';
+import { SUNSET_PAST_MARK } from '../captures/batch-statement';
 import { ShapeStore } from '../captures/shape-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { type DeprecationRow, UsageRepository } from './usage.repository';
@@ -130,6 +131,7 @@ export class UsageService {
         const doc = byDoc.get(keyOf(u.method, u.path));
         const deprecation = u.responseHeaders.get('deprecation');
         const sunset = u.responseHeaders.get('sunset');
+        const sunsetPast = u.responseHeaders.get(SUNSET_PAST_MARK);
         return {
           method: u.method,
           path: u.path,
@@ -139,12 +141,13 @@ export class UsageService {
           deprecationHeaders: {
             deprecation: deprecation === undefined ? null : new Date(deprecation).toISOString(),
             sunset: sunset === undefined ? null : new Date(sunset).toISOString(),
+            sunsetPast: sunsetPast === undefined ? null : new Date(sunsetPast).toISOString(),
           },
           lastSeen: u.lastSeen === 0 ? null : new Date(u.lastSeen).toISOString(),
           statuses: u.statuses.list(() => false).map((s) => ({ status: Number(s.name), lastSeen: s.lastSeen })),
           query: u.query.list((name) => isMarked(u, 'query', name)),
           requestHeaders: u.requestHeaders.list((name) => isMarked(u, 'header', name)),
-          responseHeaders: u.responseHeaders.list(() => false),
+          responseHeaders: u.responseHeaders.list(() => false).filter((h) => h.name !== SUNSET_PAST_MARK),
           requestFields: u.requestFields.list((name) => isMarked(u, 'request', name)),
           responseFields: u.responseFields.list((name) => isMarked(u, 'response', name)),
         };
@@ -182,7 +185,11 @@ export class UsageService {
           location: 'endpoint',
           name: '',
           lastSeen: e.lastSeen as string,
-          why: e.deprecated ? 'marked deprecated' : 'answered with a Deprecation or Sunset header',
+          why: e.deprecated
+            ? 'marked deprecated'
+            : recent(e.deprecationHeaders.sunsetPast)
+              ? 'answered past its Sunset date'
+              : 'answered with a Deprecation or Sunset header',
         });
       const parts: Array<[DeprecationLocation, NameLastSeen[]]> = [
         ['query', e.query],

@@ -175,6 +175,11 @@ function LastSeenTable({ usage, onChanged }: { usage: UsageResponse; onChanged: 
                   Deprecation/Sunset header
                 </Badge>
               )}
+              {e.deprecationHeaders.sunsetPast !== null && (
+                <Badge tone="danger" title="The API answered it with a Sunset date that had already passed">
+                  past its Sunset date
+                </Badge>
+              )}
             </td>
             <td>{e.version ?? <span className="muted">undocumented</span>}</td>
             <td>{e.lastSeen === null ? <span className="muted">never</span> : <TimeAgo at={e.lastSeen} />}</td>

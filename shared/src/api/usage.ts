@@ -41,8 +41,12 @@ export interface EndpointUsage {
   version: string | null;
   /** The endpoint is marked deprecated. */
   deprecated: boolean;
-  /** When the API last answered it with a `Deprecation` (RFC 9745) or `Sunset` (RFC 8594) header: presence only, never a value. */
-  deprecationHeaders: { deprecation: string | null; sunset: string | null };
+  /**
+   * When the API last answered it with a `Deprecation` (RFC 9745) or `Sunset` (RFC 8594) header
+   * (presence only, never a value), and with a Sunset date that had already passed when the agent
+   * saw the answer (`sunsetPast`: the agent tells that one bit, never the date).
+   */
+  deprecationHeaders: { deprecation: string | null; sunset: string | null; sunsetPast: string | null };
   /** null: never seen there. */
   lastSeen: string | null;
   statuses: Array<{ status: number; lastSeen: string }>;
@@ -77,7 +81,7 @@ export interface ZombieUse {
   location: DeprecationLocation;
   name: string;
   lastSeen: string;
-  why: 'marked deprecated' | 'answered with a Deprecation or Sunset header';
+  why: 'marked deprecated' | 'answered with a Deprecation or Sunset header' | 'answered past its Sunset date';
 }
 
 /** `GET /projects/{p}/usage/orphans?environment=&days=`. */

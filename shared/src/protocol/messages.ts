@@ -71,6 +71,11 @@ export interface WireObservation {
   consumers?: WireConsumer[];
   /** Calls of consumers past `MAX_CONSUMERS_PER_ROW` (or the batch's bound): counted, not named. */
   consumersOverflow?: number;
+  /**
+   * Exchanges of the row the API answered with a `Sunset` header (RFC 8594) whose date had passed
+   * when the agent saw the answer: a count, never the date. Absent when none did.
+   */
+  sunsetPast?: number;
 }
 
 /**
