@@ -8,6 +8,7 @@ import { createDataSource } from '../src/database/data-source';
 import { migrateUp } from '../src/database/migrate';
 import { ProposalsRepository, type StoredEndpoint } from '../src/proposals/proposals.repository';
 import { VersionStore } from '../src/versions/version-store';
+import type { EndpointRef } from '../src/versions/versions.repository';
 import { writeNextVersion } from '../src/versions/version-writer';
 import { createTestDatabase, type TestDatabase } from './support';
 
@@ -134,6 +135,24 @@ describe('ProposalsRepository', () => {
     expect((await repository.endpoints(id))[0]).toEqual({ ...given[0], parameters: null });
   });
 
+  it('names the proposals still waiting for a step: of its project, past the status named, without that step', async () => {
+    const at = new Date();
+    const approved = () => inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at }, m));
+    const waiting = await approved();
+    const done = await approved();
+    await inTransaction((m) =>
+      repository.insertEvidenceStep(done, 'Implemented', { pullRequest: '1', build: null, commit: null }, m),
+    );
+    const open = await inTransaction((m) => repository.insert(projectId, NEW, 'Open', null, m));
+    const three = await project('three');
+    const elsewhere = await inTransaction((m) => repository.insert(three, NEW, 'Approved', { by: 'bob', at }, m));
+    const awaiting = await inTransaction((m) =>
+      repository.awaitingStep(projectId, [waiting, done, open, elsewhere], 'Implemented', 'Open', m),
+    );
+    expect(awaiting).toEqual([waiting]);
+    expect(await inTransaction((m) => repository.awaitingStep(projectId, [], 'Implemented', 'Open', m))).toEqual([]);
+  });
+
   it('finds and lists proposals of their own project only, newest first; summarizes them by id', async () => {
     const first = await inTransaction((m) => repository.insert(otherProjectId, NEW, 'Open', null, m));
     const second = await inTransaction((m) => repository.insert(otherProjectId, NEW, 'Open', null, m));
@@ -188,5 +207,71 @@ describe('VersionStore, as proposals read it', () => {
       },
     ]);
     expect(await versions.withCurrent(otherProjectId, [{ method: 'GET', path: '/v' }])).toEqual([]);
+  });
+
+  it('gives evidence and the lifecycle the documented endpoints, their versions and the proposals behind them', async () => {
+    const shapes = { request: null, responses: [{ status: 200, contentType: null, shape: null }] };
+    const at = new Date();
+    const proposal = () => inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at }, m));
+    const write = (proposalId: string, method: string, path: string, project = projectId): Promise<unknown> =>
+      inTransaction((m) =>
+        writeNextVersion(m, {
+          projectId: project,
+          method,
+          path,
+          description: null,
+          shapes,
+          mode: 'replace',
+          proposalId,
+          keepUnchanged: false,
+        }),
+      );
+    const first = await proposal();
+    const second = await proposal();
+    await write(first, 'POST', '/e/{id}');
+    await write(first, 'GET', '/e/{id}');
+    await write(second, 'GET', '/e/{id}');
+    await write(second, 'GET', '/e');
+    const four = await project('four');
+    const other = await inTransaction((m) => repository.insert(four, NEW, 'Approved', { by: 'bob', at }, m));
+    await write(other, 'GET', '/e', four);
+    const versions = new VersionStore(ds);
+
+    const documented = await versions.documented(projectId);
+    const key = (e: { method: string; path: string }): string => `${e.method} ${e.path}`;
+    // The matrix's columns: path, then method; /v is the earlier test's.
+    expect(documented.map(key)).toEqual(['GET /e', 'GET /e/{id}', 'POST /e/{id}', 'GET /v']);
+    const [getE, getOne, postOne] = documented as [EndpointRef, EndpointRef, EndpointRef];
+    const byId = (a: EndpointRef, b: EndpointRef): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+    expect(
+      await versions.documentedAmong(projectId, [
+        { method: 'GET', path: '/e/{id}' },
+        { method: 'POST', path: '/e/{id}' },
+        { method: 'DELETE', path: '/e/{id}' },
+      ]),
+    ).toEqual([getOne, postOne].sort(byId));
+    expect(await versions.documentedAt(projectId, '/e/{id}')).toEqual([getOne, postOne].sort(byId));
+    expect(await versions.endpointsByIds(four, [getE.id, getOne.id])).toEqual([]);
+    expect(await versions.endpointsByIds(projectId, [getOne.id, getE.id])).toEqual([getE, getOne].sort(byId));
+    // GET /e/{id} has two versions; the others their first.
+    expect((await versions.firstDocumented([getE.id, getOne.id, postOne.id])).sort()).toEqual(
+      [getE.id, postOne.id].sort(),
+    );
+    expect((await versions.versionsOf([getOne.id])).map((v) => [v.endpointId, `${v.major}.${v.minor}`]).sort()).toEqual(
+      [
+        [getOne.id, '1.0'],
+        [getOne.id, '1.1'],
+      ],
+    );
+    expect((await versions.proposalsVersioning([postOne.id])).sort()).toEqual([first]);
+    expect((await versions.proposalsVersioning([getOne.id])).sort()).toEqual([first, second].sort());
+    expect(await versions.proposalsVersioning([getE.id])).toEqual([second]);
+    const made = await versions.madeByProposals([second]);
+    expect(made.map((v) => [v.proposalId, v.endpointId, `${v.major}.${v.minor}`]).sort()).toEqual(
+      [
+        [second, getOne.id, '1.1'],
+        [second, getE.id, '1.0'],
+      ].sort(),
+    );
   });
 });

@@ -4,7 +4,8 @@ import type { MatrixKind, VersionMatrixRow } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import type { Queryable } from '../common/queryable';
-import type { CandidateVersion, CellValue } from './cell';
+import type { EndpointRef } from '../versions/versions.repository';
+import type { CellValue } from './cell';
 import type { EnvironmentRowKey } from './environment-row';
 
 /** An environment row as stored. */
@@ -15,13 +16,6 @@ export interface EnvironmentRow extends EnvironmentRowKey {
 
 /** The columns of `EnvironmentRow`. */
 const ROW_COLUMNS = `id, kind, name, scope, pull_request AS "pullRequest", build, commit, first_seen AS "firstSeen"`;
-
-/** A documented endpoint as evidence refers to it. */
-export interface EndpointRef {
-  id: string;
-  method: string;
-  path: string;
-}
 
 /** One distinct exchange as evidence keeps it (only the header names worth documenting). */
 export interface EvidenceExchangeRow {
@@ -119,10 +113,10 @@ function foldedNames(column: string): string {
 /**
  * The SQL of runtime evidence, raw SQL in one style: environment rows (the matrix's rows), their
  * distinct exchanges (`evidence_observations`), cells (`evidence_cells`) and "what runs there
- * now" (`evidence_current`). Writers pass their transaction (`db`) so the statements run in it;
- * reads of the documented endpoints are joins here because they run in the same transaction as
- * the evidence they match (and `endpoints/` imports evidence, not the other way). The rows'
- * matrix texts are views/matrix-texts.ts's. Locking order: see EvidenceService.
+ * now" (`evidence_current`). Writers pass their transaction (`db`) so the statements run in it.
+ * The documented endpoints and their versions are the versions domain's: the service reads them
+ * through `VersionStore` (in the same transaction) and passes them in. The rows' matrix texts are
+ * views/matrix-texts.ts's. Locking order: see EvidenceService.
  */
 @Injectable()
 export class EvidenceRepository {
@@ -412,80 +406,28 @@ export class EvidenceRepository {
     );
   }
 
-  // ---- documented endpoints, as evidence matches them
-
-  /** The documented endpoints of a project among some methods and paths, in id order. */
-  documentedAmong(
-    db: Queryable,
-    projectId: string,
-    keys: ReadonlyArray<{ method: string; path: string }>,
-  ): Promise<EndpointRef[]> {
-    return db.query(
-      `SELECT e.id, e.method, e.path FROM endpoints e
-         JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON e.method = t.method AND e.path = t.path
-        WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
-        ORDER BY e.id`,
-      [projectId, JSON.stringify(keys)],
-    );
-  }
-
-  /** The documented endpoints of a project at one path, in id order. */
-  documentedAt(db: Queryable, projectId: string, path: string): Promise<EndpointRef[]> {
-    return db.query(
-      'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND path = $2 AND current_version_id IS NOT NULL ORDER BY id',
-      [projectId, path],
-    );
-  }
-
-  /** Endpoints by id, in id order. */
-  endpointsByIds(db: Queryable, ids: readonly string[]): Promise<EndpointRef[]> {
-    return db.query('SELECT id, method, path FROM endpoints WHERE id = ANY($1::uuid[]) ORDER BY id', [ids]);
-  }
-
-  /** Those of the endpoints `ids` whose only version is their current one (documented for the first time). */
-  async firstDocumented(db: Queryable, ids: readonly string[]): Promise<string[]> {
-    const rows = (await db.query(
-      `SELECT e.id FROM endpoints e
-        WHERE e.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM endpoint_versions v WHERE v.endpoint_id = e.id AND v.id <> e.current_version_id)`,
-      [ids],
-    )) as Array<{ id: string }>;
-    return rows.map((row) => row.id);
-  }
-
-  /** The versions of some endpoints (number and id), as cell candidates. */
-  candidateVersions(
-    db: Queryable,
-    endpointIds: readonly string[],
-  ): Promise<Array<CandidateVersion & { endpointId: string }>> {
-    return db.query(
-      `SELECT id, endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[])`,
-      [endpointIds],
-    );
-  }
-
   // ---- cells
 
   /**
-   * The (row, endpoint) pairs of a project's endpoints `endpointIds` whose cell shows no version
+   * The (row, endpoint) pairs of a project's endpoints `endpoints` whose cell shows no version
    * (drifting, or never computed) while the row has evidence of the endpoint, at most `limit` rows
    * per endpoint.
    */
   stalePairs(
     db: Queryable,
     projectId: string,
-    endpointIds: readonly string[],
+    endpoints: readonly EndpointRef[],
     limit: number,
   ): Promise<Array<{ rowId: string; endpointId: string }>> {
     return db.query(
       `SELECT e.id AS "endpointId", stale."rowId"
-         FROM endpoints e
+         FROM jsonb_to_recordset($1::jsonb) AS e(id uuid, method text, path text)
          CROSS JOIN LATERAL (
            SELECT DISTINCT eo.row_id AS "rowId" FROM evidence_observations eo
-            WHERE eo.project_id = e.project_id AND eo.method = e.method AND eo.path = e.path
+            WHERE eo.project_id = $2 AND eo.method = e.method AND eo.path = e.path
               AND NOT EXISTS (SELECT 1 FROM evidence_cells c WHERE c.row_id = eo.row_id AND c.endpoint_id = e.id AND c.version_id IS NOT NULL)
-            LIMIT $3) stale
-        WHERE e.id = ANY($1::uuid[]) AND e.project_id = $2`,
-      [endpointIds, projectId, limit],
+            LIMIT $3) stale`,
+      [JSON.stringify(endpoints.map(({ id, method, path }) => ({ id, method, path }))), projectId, limit],
     );
   }
 
@@ -600,26 +542,37 @@ export class EvidenceRepository {
   }
 
   /**
-   * What runs now, per documented endpoint of a project (by path, then method), in one scope of a
-   * kind, or with `scope` null in the newest row (by first evidence) of any scope of it.
+   * What runs now, per endpoint of `endpoints` (in their order), in one scope of a kind of a
+   * project, or with `scope` null in the newest row (by first evidence) of any scope of it.
    */
-  currentVersions(projectId: string, kind: MatrixKind, scope: string | null): Promise<CurrentVersion[]> {
+  currentVersions(
+    projectId: string,
+    endpoints: readonly EndpointRef[],
+    kind: MatrixKind,
+    scope: string | null,
+  ): Promise<CurrentVersion[]> {
     return this.db.query(
       `SELECT e.id AS "endpointId", e.method, e.path, cur.version_id AS "versionId", cur.version, cur.drift, r.name AS row,
               r.pull_request AS "pullRequest", r.build, r.commit, cur.last_seen AS "lastSeen"
-         FROM endpoints e
+         FROM unnest($2::uuid[], $3::text[], $4::text[]) WITH ORDINALITY AS e(id, method, path, position)
          ${
            scope !== null
-             ? 'LEFT JOIN evidence_current cur ON cur.project_id = e.project_id AND cur.kind = $2 AND cur.scope = $3 AND cur.endpoint_id = e.id'
+             ? 'LEFT JOIN evidence_current cur ON cur.project_id = $1 AND cur.kind = $5 AND cur.scope = $6 AND cur.endpoint_id = e.id'
              : `LEFT JOIN LATERAL (
                   SELECT c.* FROM evidence_current c
-                   WHERE c.project_id = e.project_id AND c.kind = $2 AND c.endpoint_id = e.id
+                   WHERE c.project_id = $1 AND c.kind = $5 AND c.endpoint_id = e.id
                    ORDER BY c.row_first_seen DESC LIMIT 1) cur ON true`
          }
          LEFT JOIN environment_rows r ON r.id = cur.row_id
-        WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
-        ORDER BY e.path, e.method`,
-      scope !== null ? [projectId, kind, scope] : [projectId, kind],
+        ORDER BY e.position`,
+      [
+        projectId,
+        endpoints.map((e) => e.id),
+        endpoints.map((e) => e.method),
+        endpoints.map((e) => e.path),
+        kind,
+        ...(scope !== null ? [scope] : []),
+      ],
     );
   }
 }

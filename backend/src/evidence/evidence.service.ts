@@ -6,13 +6,13 @@ import type { ObservationRow } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
 import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../versions/version-store';
+import type { EndpointRef } from '../versions/versions.repository';
 import { matrixTexts } from '../views/matrix-texts';
 import { type EventProject, Notifier } from '../webhooks/notifier';
 import { UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
 import { evaluateCell } from './cell';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 import {
-  type EndpointRef,
   type EnvironmentRow,
   EvidenceRepository,
   type EvidenceExchangeRow,
@@ -266,7 +266,7 @@ export class EvidenceService {
         const keys = [
           ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
         ];
-        const endpoints = await this.repository.documentedAmong(manager, project.id, keys);
+        const endpoints = await this.versions.documentedAmong(project.id, keys, manager);
         if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
         const stale = await this.cellsToCompute(manager, rowId, endpoints, exchanges);
         await this.repository.addExchanges(manager, project.id, rowId, exchanges);
@@ -463,7 +463,7 @@ export class EvidenceService {
     await this.repository.renameQueuedPaths(manager, project.id, rowIds, literals, template);
     const moved = await this.repository.moveExchanges(manager, project.id, rowIds, literals, template);
     if (moved.length === 0) return 0;
-    const endpoints = await this.repository.documentedAt(manager, project.id, template);
+    const endpoints = await this.versions.documentedAt(project.id, template, manager);
     if (endpoints.length > 0) {
       const movedRows = new Set(moved.map((m) => m.rowId));
       const rows = locked.filter((row) => movedRows.has(row.id));
@@ -488,10 +488,11 @@ export class EvidenceService {
   async versionsMade(manager: EntityManager, project: EventProject, endpointIds: readonly string[]): Promise<void> {
     if (endpointIds.length === 0) return;
     // First documented now: the version just made is its only one.
-    const firstDocumented = await this.repository.firstDocumented(manager, endpointIds);
+    const firstDocumented = await this.versions.firstDocumented(endpointIds, manager);
     const columnsGrew = firstDocumented.length > 0;
+    const endpoints = await this.versions.endpointsByIds(project.id, endpointIds, manager);
     const stalePairs = (): Promise<Array<{ rowId: string; endpointId: string }>> =>
-      this.repository.stalePairs(manager, project.id, endpointIds, RECOMPUTE_ROW_LIMIT);
+      this.repository.stalePairs(manager, project.id, endpoints, RECOMPUTE_ROW_LIMIT);
     let rows: EnvironmentRow[];
     let pairs: Array<{ rowId: string; endpointId: string }>;
     if (columnsGrew) {
@@ -504,7 +505,6 @@ export class EvidenceService {
       if (pairs.length === 0) return;
       rows = await this.repository.lockRows(manager, [...new Set(pairs.map((pair) => pair.rowId))]);
     }
-    const endpoints = await this.repository.endpointsByIds(manager, [...new Set(pairs.map((p) => p.endpointId))]);
     const changes: Array<{ row: EnvironmentRow; endpointIds: string[] }> = [];
     for (const row of rows) {
       const wanted = new Set(pairs.filter((pair) => pair.rowId === row.id).map((pair) => pair.endpointId));
@@ -570,7 +570,7 @@ export class EvidenceService {
     if (endpoints.length === 0) return [];
     const endpointIds = endpoints.map((e) => e.id);
     // One connection per transaction: these run one after the other.
-    const versions = await this.repository.candidateVersions(manager, endpointIds);
+    const versions = await this.versions.versionsOf(endpointIds, manager);
     const evidence = await this.repository.exchangesOf(manager, row.id, endpoints);
     const before = await this.repository.cellsOf(manager, row.id, endpointIds);
     // Shapes and versions read through the transaction: a batch's new shapes and a version made in it are not committed yet.

@@ -10,6 +10,7 @@ import {
 } from '@spectator/shared';
 import { badInput } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
+import { VersionStore } from '../versions/version-store';
 import { matrixTexts } from '../views/matrix-texts';
 import { type CurrentVersion, EvidenceRepository, type StoredMatrixRow } from './evidence.repository';
 
@@ -36,7 +37,10 @@ export function matrixPageJson(
  */
 @Injectable()
 export class MatrixService {
-  constructor(private readonly repository: EvidenceRepository) {}
+  constructor(
+    private readonly repository: EvidenceRepository,
+    private readonly versions: VersionStore,
+  ) {}
 
   /**
    * A page of the matrix: documented endpoints (path, method order) × environment rows (CI runs,
@@ -103,7 +107,8 @@ export class MatrixService {
     if (pullRequest !== undefined && environment !== 'ci') throw badInput('pullRequest is only for environment=ci');
     // Per pull request for `ci` when one is named; otherwise the environment's only scope, `''` (see environment-row.ts).
     const scope = environment !== 'ci' ? '' : (pullRequest ?? null);
-    return this.repository.currentVersions(project.id, environment, scope);
+    const endpoints = await this.versions.documented(project.id);
+    return this.repository.currentVersions(project.id, endpoints, environment, scope);
   }
 
   /** `GET /evidence`: the version of each documented endpoint an environment runs now, `N/A` where never seen. */

@@ -7,8 +7,9 @@ import { DomainError, ErrorCode } from '../common/errors';
 import { type CellChanges, EvidenceService } from '../evidence/evidence.service';
 import { fourEyesNow } from '../projects/projects.service';
 import { VersionStore } from '../versions/version-store';
+import type { ProposalVersion } from '../versions/versions.repository';
 import { type EventProject, Notifier } from '../webhooks/notifier';
-import { type AwaitedVersion, type NewProposal, ProposalsRepository } from './proposals.repository';
+import { type NewProposal, ProposalsRepository } from './proposals.repository';
 
 /**
  * The one writer of a proposal's lifecycle (spec §3, steps in `PROPOSAL_STEPS`): a proposal is
@@ -95,14 +96,19 @@ export class ProposalLifecycle {
     const found: Array<{ row: CellChanges[number]['row']; proposalId: string }> = [];
     for (const { row, endpointIds } of changes) {
       if (endpointIds.length === 0) continue;
-      const awaited = await this.proposals.awaitingStep(
+      // The proposals that made a version of these endpoints (the versions' domain knows), those
+      // of them still waiting for this step (this one's), then every version each of them made.
+      const versioning = await this.versions.proposalsVersioning(endpointIds, manager);
+      if (versioning.length === 0) continue;
+      const waiting = await this.proposals.awaitingStep(
         project.id,
-        endpointIds,
+        versioning,
         STEP_OF_KIND[row.kind],
         OPEN_STATUS,
         manager,
       );
-      if (awaited.length === 0) continue;
+      if (waiting.length === 0) continue;
+      const awaited = await this.versions.madeByProposals(waiting, manager);
       for (const proposalId of await this.shownBy(manager, row.id, awaited)) found.push({ row, proposalId });
     }
     // Proposals are locked in id order (see EvidenceService's class comment).
@@ -143,7 +149,7 @@ export class ProposalLifecycle {
    * version a proposal made, the row's cell of that endpoint shows that version or a later one. The
    * cells are evidence's (`EvidenceService.shownVersions`), their versions' numbers `VersionStore`'s.
    */
-  private async shownBy(manager: EntityManager, rowId: string, awaited: readonly AwaitedVersion[]): Promise<string[]> {
+  private async shownBy(manager: EntityManager, rowId: string, awaited: readonly ProposalVersion[]): Promise<string[]> {
     const cells = await this.evidence.shownVersions(manager, rowId, [...new Set(awaited.map((v) => v.endpointId))]);
     const ids = [...new Set(cells.values())].filter((id): id is string => id !== null);
     const shownVersions = await this.versions.load(ids, manager);

@@ -88,14 +88,6 @@ export interface StepEvidence {
   commit: string | null;
 }
 
-/** A version a proposal made, as the evidence steps compare it with what a matrix row shows. */
-export interface AwaitedVersion {
-  proposalId: string;
-  endpointId: string;
-  major: number;
-  minor: number;
-}
-
 /** A recorded lifecycle step. */
 export interface StepRow extends StepEvidence {
   step: ProposalStepName;
@@ -217,26 +209,24 @@ export class ProposalsRepository {
   }
 
   /**
-   * The versions made by the proposals of project `projectId` that may have reached step `step`
-   * through a change of the cells of `endpointIds`: proposals past status `pastStatus` that made a
-   * version of one of those endpoints and have no step `step` yet; every version each of them made
-   * (the caller compares them with the cells evidence shows). In the caller's transaction.
+   * Those of the proposals `proposalIds` of project `projectId` past status `pastStatus` that have
+   * no step `step` yet: the ones a change of the matrix cells may move to that step. In the
+   * caller's transaction.
    */
-  awaitingStep(
+  async awaitingStep(
     projectId: string,
-    endpointIds: readonly string[],
+    proposalIds: readonly string[],
     step: ProposalStepName,
     pastStatus: ProposalStatus,
     manager: Queryable,
-  ): Promise<AwaitedVersion[]> {
-    return manager.query(
-      `SELECT p.id AS "proposalId", v.endpoint_id AS "endpointId", v.major, v.minor
-         FROM proposals p JOIN endpoint_versions v ON v.proposal_id = p.id
-        WHERE p.project_id = $1 AND p.status <> $4
-          AND p.id IN (SELECT m.proposal_id FROM endpoint_versions m WHERE m.endpoint_id = ANY($2::uuid[]) AND m.proposal_id IS NOT NULL)
+  ): Promise<string[]> {
+    const rows = (await manager.query(
+      `SELECT p.id FROM proposals p
+        WHERE p.id = ANY($2::uuid[]) AND p.project_id = $1 AND p.status <> $4
           AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $3)`,
-      [projectId, endpointIds, step, pastStatus],
-    );
+      [projectId, proposalIds, step, pastStatus],
+    )) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
   }
 
   /** A proposal's title and status with its step `step` (its actor and time), or null when it has none. */

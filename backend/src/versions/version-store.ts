@@ -5,14 +5,20 @@ import { LruCache } from '../common/lru-cache';
 import type { Queryable } from '../common/queryable';
 import {
   type DocumentedVersion,
+  type EndpointRef,
   type EndpointWithCurrent,
   type MadeVersion,
+  type ProposalVersion,
+  type VersionNumber,
   versionsRepository,
 } from './versions.repository';
 
 /**
- * Reads endpoint versions for other domains. A version never changes once written (a change makes
- * a new version), so `load` caches by id, which is safe on every replica.
+ * Reads documented endpoints and their versions for other domains (evidence, proposals, paths):
+ * they call this, never the `endpoints` and `endpoint_versions` tables. A version never changes
+ * once written (a change makes a new version), so `load` caches by id, which is safe on every
+ * replica; the other reads are not cached. Each read runs through `runner` when given, so it sees
+ * the caller's transaction (versions it made and has not committed yet).
  */
 @Injectable()
 export class VersionStore {
@@ -34,6 +40,50 @@ export class VersionStore {
   /** The path templates of a project's documented endpoints, sorted, each once (in `runner`'s transaction when given). */
   documentedPaths(projectId: string, runner: Queryable = this.db): Promise<string[]> {
     return versionsRepository.documentedPaths(runner, projectId);
+  }
+
+  /** The documented endpoints of a project, by path then method (the matrix's columns). */
+  documented(projectId: string, runner: Queryable = this.db): Promise<EndpointRef[]> {
+    return versionsRepository.documented(runner, projectId);
+  }
+
+  /** The documented endpoints of a project among some methods and paths, in id order. */
+  documentedAmong(
+    projectId: string,
+    keys: ReadonlyArray<{ method: string; path: string }>,
+    runner: Queryable = this.db,
+  ): Promise<EndpointRef[]> {
+    return versionsRepository.documentedAmong(runner, projectId, keys);
+  }
+
+  /** The documented endpoints of a project at one path, in id order. */
+  documentedAt(projectId: string, path: string, runner: Queryable = this.db): Promise<EndpointRef[]> {
+    return versionsRepository.documentedAt(runner, projectId, path);
+  }
+
+  /** A project's endpoints by id (those that exist), in id order. */
+  endpointsByIds(projectId: string, ids: readonly string[], runner: Queryable = this.db): Promise<EndpointRef[]> {
+    return versionsRepository.endpointsByIds(runner, projectId, ids);
+  }
+
+  /** Those of the endpoints `ids` whose only version is their current one (documented for the first time). */
+  firstDocumented(ids: readonly string[], runner: Queryable = this.db): Promise<string[]> {
+    return versionsRepository.firstDocumented(runner, ids);
+  }
+
+  /** Every version of some endpoints, id and number. */
+  versionsOf(endpointIds: readonly string[], runner: Queryable = this.db): Promise<VersionNumber[]> {
+    return versionsRepository.versionsOf(runner, endpointIds);
+  }
+
+  /** The proposals that made a version of one of the endpoints `endpointIds`, each once. */
+  proposalsVersioning(endpointIds: readonly string[], runner: Queryable = this.db): Promise<string[]> {
+    return versionsRepository.proposalsVersioning(runner, endpointIds);
+  }
+
+  /** Every version the proposals `proposalIds` made. */
+  madeByProposals(proposalIds: readonly string[], runner: Queryable = this.db): Promise<ProposalVersion[]> {
+    return versionsRepository.madeByProposals(runner, proposalIds);
   }
 
   /** The versions a proposal made, each with the one before it, by path then method. */

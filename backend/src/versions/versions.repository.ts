@@ -36,6 +36,29 @@ export interface EndpointWithCurrent {
   current: (EndpointShapes & Version) | null;
 }
 
+/** A documented endpoint as other domains refer to it. */
+export interface EndpointRef {
+  id: string;
+  method: string;
+  path: string;
+}
+
+/** A version's id and number, with its endpoint. */
+export interface VersionNumber {
+  id: string;
+  endpointId: string;
+  major: number;
+  minor: number;
+}
+
+/** A version a proposal made: its endpoint and number. */
+export interface ProposalVersion {
+  proposalId: string;
+  endpointId: string;
+  major: number;
+  minor: number;
+}
+
 /** A version to insert. */
 export interface NewVersion {
   endpointId: string;
@@ -49,7 +72,7 @@ export interface NewVersion {
 /**
  * The SQL of endpoint versions and of the endpoint rows that point at them, in one style (raw SQL
  * through `Queryable`, so writers run it in their transaction). Callers: the version writer and
- * the version store.
+ * the version store (through which other domains read documented endpoints and versions).
  */
 export const versionsRepository = {
   /** Upserts the endpoint row of a method and path, which locks it until the transaction ends. */
@@ -131,6 +154,80 @@ export const versionsRepository = {
       [projectId],
     )) as Array<{ path: string }>;
     return rows.map((row) => row.path);
+  },
+
+  /** The documented endpoints of a project, by path then method (the matrix's columns). */
+  documented(db: Queryable, projectId: string): Promise<EndpointRef[]> {
+    return db.query(
+      'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path, method',
+      [projectId],
+    );
+  },
+
+  /** The documented endpoints of a project among some methods and paths, in id order. */
+  documentedAmong(
+    db: Queryable,
+    projectId: string,
+    keys: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<EndpointRef[]> {
+    return db.query(
+      `SELECT e.id, e.method, e.path FROM endpoints e
+         JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON e.method = t.method AND e.path = t.path
+        WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
+        ORDER BY e.id`,
+      [projectId, JSON.stringify(keys)],
+    );
+  },
+
+  /** The documented endpoints of a project at one path, in id order. */
+  documentedAt(db: Queryable, projectId: string, path: string): Promise<EndpointRef[]> {
+    return db.query(
+      'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND path = $2 AND current_version_id IS NOT NULL ORDER BY id',
+      [projectId, path],
+    );
+  },
+
+  /** A project's endpoints by id (those that exist), in id order. */
+  endpointsByIds(db: Queryable, projectId: string, ids: readonly string[]): Promise<EndpointRef[]> {
+    return db.query(
+      'SELECT id, method, path FROM endpoints WHERE id = ANY($2::uuid[]) AND project_id = $1 ORDER BY id',
+      [projectId, ids],
+    );
+  },
+
+  /** Those of the endpoints `ids` whose only version is their current one (documented for the first time). */
+  async firstDocumented(db: Queryable, ids: readonly string[]): Promise<string[]> {
+    const rows = (await db.query(
+      `SELECT e.id FROM endpoints e
+        WHERE e.id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM endpoint_versions v WHERE v.endpoint_id = e.id AND v.id <> e.current_version_id)`,
+      [ids],
+    )) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
+  },
+
+  /** Every version of some endpoints, id and number. */
+  versionsOf(db: Queryable, endpointIds: readonly string[]): Promise<VersionNumber[]> {
+    return db.query(
+      `SELECT id, endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[])`,
+      [endpointIds],
+    );
+  },
+
+  /** The proposals that made a version of one of the endpoints `endpointIds`, each once. */
+  async proposalsVersioning(db: Queryable, endpointIds: readonly string[]): Promise<string[]> {
+    const rows = (await db.query(
+      `SELECT DISTINCT proposal_id AS id FROM endpoint_versions WHERE endpoint_id = ANY($1::uuid[]) AND proposal_id IS NOT NULL`,
+      [endpointIds],
+    )) as Array<{ id: string }>;
+    return rows.map((row) => row.id);
+  },
+
+  /** Every version the proposals `proposalIds` made. */
+  madeByProposals(db: Queryable, proposalIds: readonly string[]): Promise<ProposalVersion[]> {
+    return db.query(
+      `SELECT proposal_id AS "proposalId", endpoint_id AS "endpointId", major, minor FROM endpoint_versions WHERE proposal_id = ANY($1::uuid[])`,
+      [proposalIds],
+    );
   },
 
   /** The versions proposal `proposalId` made, each with the one before it, by path then method. */
