@@ -28,6 +28,7 @@ import { Deprecations1765890000000 } from './migrations/1765890000000-Deprecatio
 import { WebhooksByProject1765910000000 } from './migrations/1765910000000-WebhooksByProject';
 import { AgentsByProject1765920000000 } from './migrations/1765920000000-AgentsByProject';
 import { LogsByProject1765930000000 } from './migrations/1765930000000-LogsByProject';
+import { EvidenceRowsByProject1765940000000 } from './migrations/1765940000000-EvidenceRowsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -59,6 +60,7 @@ export const MIGRATIONS = [
   WebhooksByProject1765910000000,
   AgentsByProject1765920000000,
   LogsByProject1765930000000,
+  EvidenceRowsByProject1765940000000,
 ];
 
 /**

@@ -78,7 +78,7 @@ export class DriftRepository {
        SELECT s.endpoint_id, s.signature, $2, $1, $3, $4, $5, $6, s.seen_at
          FROM unnest($7::uuid[], $8::text[], $9::timestamptz[]) AS s(endpoint_id, signature, seen_at)
         ORDER BY s.endpoint_id, s.signature
-       ON CONFLICT (endpoint_id, signature, kind) DO NOTHING`,
+       ON CONFLICT (endpoint_id, signature, kind, project_id) DO NOTHING`,
       [
         projectId,
         ...rowColumns(row),
@@ -104,7 +104,7 @@ export class DriftRepository {
          FROM unnest($8::uuid[], $9::text[], $10::text[], $11::text[], $12::text[])
               AS s(endpoint_id, method, path, version, signatures)
         ORDER BY s.endpoint_id
-       ON CONFLICT (row_id, endpoint_id) DO UPDATE
+       ON CONFLICT (row_id, endpoint_id, project_id) DO UPDATE
           SET version = EXCLUDED.version, signatures = EXCLUDED.signatures, commit = EXCLUDED.commit,
               build = EXCLUDED.build, pull_request = EXCLUDED.pull_request`,
       [

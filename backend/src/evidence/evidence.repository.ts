@@ -86,7 +86,7 @@ export interface CurrentVersion {
 
 /** The conflict target of `evidence_observations`: one stored row per distinct exchange of an environment row. */
 const OBSERVATION_KEY = `(row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))`;
+                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)`;
 
 /**
  * The union of a stored name list and an incoming one (sorted), as observations keep them; an
