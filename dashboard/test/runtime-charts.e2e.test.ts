@@ -149,4 +149,28 @@ describe('runtime charts on the Versions page (real backend, Chromium)', () => {
     await page.locator('.runtime-panel').scrollIntoViewIfNeeded();
     await screenshot(page, 'runtime-1-versions-charts');
   });
+
+  it('draws every endpoint’s version share over time, and each endpoint’s split', async () => {
+    await page.goto(`${backend.url}/#/p/charts/versions?kind=production`);
+    const totals = page.getByTestId('share-totals').locator('tbody tr');
+    await totals.nth(1).waitFor();
+    const cellsOf = (rows: typeof totals) =>
+      rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())));
+    // Over the last 24 hours: p-1's 1,700 requests on 1.0, the canary's 300 on 2.0.
+    expect(await cellsOf(totals)).toEqual([
+      ['1.0', '1,700', '85%'],
+      ['2.0', '300', '15%'],
+    ]);
+    expect(await cellsOf(page.getByTestId('share-endpoints').locator('tbody tr'))).toEqual([
+      ['GET/carts', '2,000', '1.0 85% 2.0 15%'],
+    ]);
+    // The chart draws both versions' lines: 100 % then 70 % for 1.0, 0 % then 30 % for 2.0.
+    for (const color of VERSION_COLORS.slice(0, 2))
+      expect({ color, drawn: (await pixelsOf('Share of all requests per version', color)) > 50 }).toEqual({
+        color,
+        drawn: true,
+      });
+    await page.locator('.share-panel').scrollIntoViewIfNeeded();
+    await screenshot(page, 'runtime-2-version-share');
+  });
 });

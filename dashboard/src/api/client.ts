@@ -36,6 +36,7 @@ import type {
   TokenResponse,
   TokenScope,
   UndocumentedEndpointResponse,
+  VersionShareResponse,
   VersionMatrixResponse,
   EnvironmentKind,
   WebhookDeliveryResponse,
@@ -218,6 +219,11 @@ export function createApiClient(options: ApiClientOptions) {
     runtime: (p: string, endpointId: string, params: { environment: EnvironmentKind; since?: string }) =>
       get<RuntimeResponse>(
         `${project(p)}/endpoints/${encodeURIComponent(endpointId)}/runtime${query({ environment: params.environment, since: params.since })}`,
+      ),
+    /** Which versions an environment's traffic ran on since `since`: every endpoint together over time, and per endpoint. */
+    versionShare: (p: string, params: { environment: EnvironmentKind; since?: string }) =>
+      get<VersionShareResponse>(
+        `${project(p)}/runtime/share${query({ environment: params.environment, since: params.since })}`,
       ),
     proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),

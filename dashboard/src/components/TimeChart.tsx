@@ -1,7 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { ChartData } from '../lib/runtime-series';
+import { type ChartData, timeRange } from '../lib/runtime-series';
 
 /** The page's colour for `name` (a CSS custom property), so charts follow the theme. */
 function cssColor(element: HTMLElement, name: string, fallback: string): string {
@@ -49,7 +49,11 @@ export function TimeChart({
             points: { show: data.times.length <= 30 },
           })),
         ],
-        scales: { y: { range: (_chart, _min, max) => [0, yMax ?? (max > 0 ? max * 1.1 : 1)] } },
+        scales: {
+          // A lone step (one point, or none with a time) would otherwise stretch the axis over years.
+          x: { time: true, range: (_chart, min, max) => timeRange(min, max, data.step) },
+          y: { range: (_chart, _min, max) => [0, yMax ?? (max > 0 ? max * 1.1 : 1)] },
+        },
         axes: [
           { stroke: axis, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid } },
           {

@@ -1,5 +1,5 @@
 import type { RuntimePoint, RuntimeResponse } from '@spectator/shared';
-import { errorRateChart, latencyChart, shareChart, VERSION_COLORS } from './runtime-series';
+import { errorRateChart, latencyChart, shareChart, timeRange, VERSION_COLORS } from './runtime-series';
 
 const point = (at: string, requests: number, share: number, p95: number | null): RuntimePoint => ({
   at,
@@ -56,5 +56,30 @@ describe('runtime charts', () => {
       ['1.0', [70, 100]],
       ['2.0', [30, 0]],
     ]);
+  });
+
+  it('draws every endpoint’s version share from a share answer', () => {
+    const chart = shareChart({
+      step: 3600,
+      versions: [
+        { version: '1.0', points: [{ at: '2026-01-01T10:00:00Z', share: 0.7 }] },
+        { version: '', points: [{ at: '2026-01-01T11:00:00Z', share: 1 }] },
+      ],
+    });
+    expect(chart.step).toBe(3600);
+    expect(chart.times).toEqual([t0, t0 + 3600]);
+    expect(chart.lines.map((l) => [l.label, l.values])).toEqual([
+      ['1.0', [70, 0]],
+      ['no version', [0, 100]],
+    ]);
+  });
+
+  it('widens the time axis around a lone step by a step on each side, not over years', () => {
+    expect(timeRange(t0, t0, 60)).toEqual([t0 - 60, t0 + 60]);
+    expect(timeRange(t0, t0 + 60, 60)).toEqual([t0, t0 + 60]);
+    expect(timeRange(t0, t0 + 30, 3600)).toEqual([t0 - 3600, t0 + 30 + 3600]);
+    const [from, to] = timeRange(null, null, 60);
+    expect(to - from).toBe(60);
+    expect(Math.abs(to - Date.now() / 1000)).toBeLessThan(3600);
   });
 });

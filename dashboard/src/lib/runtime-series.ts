@@ -13,6 +13,21 @@ export interface ChartLine {
 export interface ChartData {
   times: number[];
   lines: ChartLine[];
+  /** Seconds each time covers (the series' step). */
+  step: number;
+}
+
+/**
+ * The x axis' range (unix seconds) for times from `min` to `max`: theirs, widened by a step on
+ * each side when they span less than a step (a lone point), so the axis reads the point's time
+ * rather than years around it.
+ */
+export function timeRange(min: number | null, max: number | null, step: number): [number, number] {
+  if (min === null || max === null) {
+    const now = Math.floor(Date.now() / 1000);
+    return [now - step, now];
+  }
+  return max - min < step ? [min - step, max + step] : [min, max];
 }
 
 /** Colours of versions, in order of appearance (distinct in light and dark themes, and for common colour blindness). */
@@ -27,13 +42,16 @@ const PERCENTILES = [
   { key: 'p99', dash: [8, 4] },
 ] as const;
 
+/** Series per version, each with points at some steps: a runtime answer, or a version share answer. */
+interface VersionSeries<P extends { at: string }> {
+  step: number;
+  versions: ReadonlyArray<{ version: string; points: readonly P[] }>;
+}
+
 /** The series of a runtime answer aligned on the union of their steps (uPlot's aligned data). */
-function aligned(
-  runtime: RuntimeResponse,
-  lines: (
-    version: string,
-    color: string,
-  ) => Array<{ label: string; dash?: number[]; value: (p: RuntimePoint) => number | null }>,
+function aligned<P extends { at: string }>(
+  runtime: VersionSeries<P>,
+  lines: (version: string, color: string) => Array<{ label: string; dash?: number[]; value: (p: P) => number | null }>,
 ): ChartData {
   const times = [...new Set(runtime.versions.flatMap((v) => v.points.map((p) => Date.parse(p.at) / 1000)))].sort(
     (a, b) => a - b,
@@ -48,7 +66,7 @@ function aligned(
       result.push({ label: line.label, values, color, ...(line.dash ? { dash: line.dash } : {}) });
     }
   });
-  return { times, lines: result };
+  return { times, lines: result, step: runtime.step };
 }
 
 /** p50, p95 and p99 of time to last byte per version (ms): one colour per version, one dash per percentile. */
@@ -67,8 +85,11 @@ export function errorRateChart(runtime: RuntimeResponse): ChartData {
   return aligned(runtime, (version) => [{ label: versionLabel(version), value: (p) => p.errorRate * 100 }]);
 }
 
-/** Each version's share of the requests per step, in percent (a step without a version's traffic is 0 %). */
-export function shareChart(runtime: RuntimeResponse): ChartData {
+/**
+ * Each version's share of the requests per step, in percent (a step without a version's traffic is
+ * 0 %): of one endpoint (a runtime answer) or of every endpoint together (`GET /runtime/share`).
+ */
+export function shareChart(runtime: VersionSeries<{ at: string; share: number }>): ChartData {
   const data = aligned(runtime, (version) => [{ label: versionLabel(version), value: (p) => p.share * 100 }]);
-  return { times: data.times, lines: data.lines.map((line) => ({ ...line, values: line.values.map((v) => v ?? 0) })) };
+  return { ...data, lines: data.lines.map((line) => ({ ...line, values: line.values.map((v) => v ?? 0) })) };
 }

@@ -17,10 +17,52 @@ const WINDOWS = [
   { id: '7d', label: 'Last 7 days', ms: 7 * 24 * 3_600_000 },
   { id: '30d', label: 'Last 30 days', ms: 30 * 24 * 3_600_000 },
 ] as const;
-type WindowId = (typeof WINDOWS)[number]['id'];
+export type WindowId = (typeof WINDOWS)[number]['id'];
+
+/** The start of a window (ISO 8601), from now. */
+export const windowSince = (id: WindowId): string =>
+  new Date(Date.now() - WINDOWS.find((w) => w.id === id)!.ms).toISOString();
 
 // Stable formatters: the charts redraw when these change.
-const percentAxis = (value: number): string => formatPercent(value / 100);
+export const percentAxis = (value: number): string => formatPercent(value / 100);
+
+/** The environment kind and window a runtime panel shows, as two selects. */
+export function EnvironmentWindowFields({
+  environment,
+  onEnvironment,
+  windowId,
+  onWindow,
+}: {
+  environment: EnvironmentKind;
+  onEnvironment: (kind: EnvironmentKind) => void;
+  windowId: WindowId;
+  onWindow: (id: WindowId) => void;
+}) {
+  return (
+    <>
+      <label>
+        Environment
+        <select value={environment} onChange={(e) => onEnvironment(e.target.value as EnvironmentKind)}>
+          {KIND_ORDER.map((k) => (
+            <option key={k} value={k}>
+              {KIND_LABELS[k]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Window
+        <select value={windowId} onChange={(e) => onWindow(e.target.value as WindowId)}>
+          {WINDOWS.map((w) => (
+            <option key={w.id} value={w.id}>
+              {w.label}
+            </option>
+          ))}
+        </select>
+      </label>
+    </>
+  );
+}
 
 /**
  * How each version of one endpoint behaves in one environment over time (issue 18): latency
@@ -38,10 +80,7 @@ export function RuntimePanel({ endpoints, kind }: { endpoints: VersionMatrixResp
     () =>
       endpointId === null
         ? Promise.resolve(null)
-        : api.runtime(project, endpointId, {
-            environment,
-            since: new Date(Date.now() - WINDOWS.find((w) => w.id === windowId)!.ms).toISOString(),
-          }),
+        : api.runtime(project, endpointId, { environment, since: windowSince(windowId) }),
     [api, project, endpointId, environment, windowId],
   );
 
@@ -64,26 +103,12 @@ export function RuntimePanel({ endpoints, kind }: { endpoints: VersionMatrixResp
             ))}
           </select>
         </label>
-        <label>
-          Environment
-          <select value={environment} onChange={(e) => setEnvironment(e.target.value as EnvironmentKind)}>
-            {KIND_ORDER.map((k) => (
-              <option key={k} value={k}>
-                {KIND_LABELS[k]}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Window
-          <select value={windowId} onChange={(e) => setWindowId(e.target.value as WindowId)}>
-            {WINDOWS.map((w) => (
-              <option key={w.id} value={w.id}>
-                {w.label}
-              </option>
-            ))}
-          </select>
-        </label>
+        <EnvironmentWindowFields
+          environment={environment}
+          onEnvironment={setEnvironment}
+          windowId={windowId}
+          onWindow={setWindowId}
+        />
       </div>
       <Async resource={runtime} what="the runtime">
         {(data) =>

@@ -18,6 +18,7 @@ import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 import { ComparePanel } from './ComparePanel';
 import { DriftPanel } from './DriftPanel';
 import { RuntimePanel } from './RuntimePanel';
+import { VersionSharePanel } from './VersionSharePanel';
 
 /** Rows per page: the most the backend gives at once, so 100 × 100 needs one request. */
 const PAGE_ROWS = 100;
@@ -88,6 +89,7 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
           <>
             <Matrix first={first} kind={kind} endpointFilter={endpointFilter} />
             <RuntimePanel endpoints={first.endpoints} kind={kind} />
+            <VersionSharePanel kind={kind} />
           </>
         )}
       </Async>

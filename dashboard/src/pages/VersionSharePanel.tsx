@@ -1,0 +1,108 @@
+import type { EnvironmentKind, VersionShareResponse } from '@spectator/shared';
+import { useMemo, useState } from 'react';
+import { EndpointName } from '../components/badges';
+import { ListTable } from '../components/forms';
+import { Pager, usePage } from '../components/Pager';
+import { Async, Empty } from '../components/states';
+import { TimeChart } from '../components/TimeChart';
+import { useApp } from '../hooks/app';
+import { useResource } from '../hooks/resource';
+import { formatCount, formatPercent } from '../lib/format';
+import { shareChart, VERSION_COLORS, versionLabel } from '../lib/runtime-series';
+import { KIND_LABELS, type RowKind } from '../lib/versions';
+import { EnvironmentWindowFields, percentAxis, type WindowId, windowSince } from './RuntimePanel';
+
+/**
+ * Version share per environment (issue 18): which versions the traffic of every endpoint together
+ * ran on over time (a rollout: a canary on 30 % of the requests shows 30 %), drawn with uPlot,
+ * and each endpoint's split over the window.
+ */
+export function VersionSharePanel({ kind }: { kind?: RowKind }) {
+  const { api, project } = useApp();
+  const [environment, setEnvironment] = useState<EnvironmentKind>(kind ?? 'production');
+  const [windowId, setWindowId] = useState<WindowId>('24h');
+  const share = useResource(
+    () => api.versionShare(project, { environment, since: windowSince(windowId) }),
+    [api, project, environment, windowId],
+  );
+  return (
+    <section className="card share-panel" aria-labelledby="share-title">
+      <h2 id="share-title">Version share</h2>
+      <p className="muted">
+        Which versions the requests of every endpoint ran on, as the agents counted them: a rollout in numbers.
+      </p>
+      <div className="inline-form">
+        <EnvironmentWindowFields
+          environment={environment}
+          onEnvironment={setEnvironment}
+          windowId={windowId}
+          onWindow={setWindowId}
+        />
+      </div>
+      <Async resource={share} what="the version share">
+        {(data) =>
+          data.versions.length === 0 ? (
+            <Empty title="No traffic here">
+              No agent counted requests in {KIND_LABELS[environment as RowKind]} in this window.
+            </Empty>
+          ) : (
+            <ShareView share={data} />
+          )
+        }
+      </Async>
+    </section>
+  );
+}
+
+function ShareView({ share }: { share: VersionShareResponse }) {
+  const chart = useMemo(() => shareChart(share), [share]);
+  const colorOf = useMemo(
+    () => new Map(share.versions.map((v, n) => [v.version, VERSION_COLORS[n % VERSION_COLORS.length]!])),
+    [share],
+  );
+  const { rows, pager } = usePage(share.endpoints);
+  return (
+    <>
+      <ListTable
+        columns={[{ label: 'Version' }, { label: 'Requests', numeric: true }, { label: 'Share', numeric: true }]}
+        testId="share-totals"
+      >
+        {share.versions.map((v) => (
+          <tr key={v.version}>
+            <td>
+              <span className="swatch" style={{ background: colorOf.get(v.version) }} /> {versionLabel(v.version)}
+            </td>
+            <td className="num">{formatCount(v.requests)}</td>
+            <td className="num">{formatPercent(v.share)}</td>
+          </tr>
+        ))}
+      </ListTable>
+      <div className="charts">
+        <TimeChart title="Share of all requests per version" data={chart} format={percentAxis} yMax={100} />
+      </div>
+      <ListTable
+        columns={[{ label: 'Endpoint' }, { label: 'Requests', numeric: true }, { label: 'Versions' }]}
+        testId="share-endpoints"
+      >
+        {rows.map((endpoint) => (
+          <tr key={`${endpoint.method} ${endpoint.path}`}>
+            <td>
+              <EndpointName method={endpoint.method} path={endpoint.path} />
+              {endpoint.endpointId === null && <span className="muted small"> undocumented</span>}
+            </td>
+            <td className="num">{formatCount(endpoint.requests)}</td>
+            <td className="share-split">
+              {endpoint.versions.map((v) => (
+                <span key={v.version}>
+                  <span className="swatch" style={{ background: colorOf.get(v.version) }} /> {versionLabel(v.version)}{' '}
+                  {formatPercent(v.share)}
+                </span>
+              ))}
+            </td>
+          </tr>
+        ))}
+      </ListTable>
+      <Pager pager={pager} testId="share-endpoints-pager" />
+    </>
+  );
+}
