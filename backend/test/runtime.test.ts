@@ -13,6 +13,7 @@ import {
   type TokenResponse,
   type VersionMatrixResponse,
   type WireFailure,
+  type WireHistogram,
 } from '@spectator/shared';
 import { createServer } from 'node:http';
 import pino from 'pino';
@@ -435,6 +436,65 @@ describe('runtime evidence', () => {
       });
     }
   });
+  it('adds a fold to stored minutes and cells: counts added, histograms merged, new minutes inserted', async () => {
+    const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;
+    const repository = new RuntimeRepository(ds);
+    const now = Date.now() - (Date.now() % MINUTE);
+    const minute = (at: number, requests: number, ms: number) => ({
+      method: 'GET',
+      path: '/folded',
+      minute: new Date(at).toISOString(),
+      requests,
+      serverErrors: 1,
+      upstreamFailures: 1,
+      clientLeft: 1,
+      ttfb: wire(Array<number>(requests).fill(ms)),
+      ttlb: wire(Array<number>(requests).fill(ms + 1)),
+    });
+    const fold = (minutes: ReturnType<typeof minute>[]): Promise<void> =>
+      ds.transaction((manager) =>
+        repository.addMinutes(manager, project!.id, { kind: 'staging', name: 's-fold' }, minutes),
+      );
+    await fold([minute(now - MINUTE, 3, 10)]);
+    await fold([minute(now - MINUTE, 2, 30), minute(now, 4, 50)]);
+    const rows = (await ds.query(
+      `SELECT bucket, requests::int, server_errors::int AS errors, upstream_failures::int AS failures, client_left::int AS "left", ttfb, ttlb
+         FROM runtime_buckets WHERE environment_name = 's-fold' ORDER BY bucket`,
+    )) as Array<{
+      bucket: Date;
+      requests: number;
+      errors: number;
+      failures: number;
+      left: number;
+      ttfb: WireHistogram;
+      ttlb: WireHistogram;
+    }>;
+    expect(rows.map((row) => ({ ...row, bucket: new Date(row.bucket).getTime() }))).toEqual([
+      {
+        bucket: now - MINUTE,
+        requests: 5,
+        errors: 2,
+        failures: 2,
+        left: 2,
+        ttfb: wire([10, 10, 10, 30, 30]),
+        ttlb: wire([11, 11, 11, 31, 31]),
+      },
+      {
+        bucket: now,
+        requests: 4,
+        errors: 1,
+        failures: 1,
+        left: 1,
+        ttfb: wire([50, 50, 50, 50]),
+        ttlb: wire([51, 51, 51, 51]),
+      },
+    ]);
+    const cells = (await ds.query(
+      `SELECT requests::int, server_errors::int AS errors, ttlb FROM runtime_cells WHERE environment_name = 's-fold'`,
+    )) as Array<{ requests: number; errors: number; ttlb: WireHistogram }>;
+    expect(cells).toEqual([{ requests: 9, errors: 3, ttlb: wire([11, 11, 11, 31, 31, 51, 51, 51, 51]) }]);
+  });
+
   it('moves the cells of literal paths into their template when paths regroup', async () => {
     const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;
     const repository = new RuntimeRepository(ds);

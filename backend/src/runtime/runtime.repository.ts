@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { MatrixKind, WireHistogram } from '@spectator/shared';
+import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /** One minute of one endpoint's exchanges in a batch, folded (see `RuntimeService.record`). */
@@ -85,40 +85,81 @@ const KEY = 'project_id, method, path, environment_kind, environment_name, versi
 const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
 
 /**
- * Adds a batch's minutes in one statement: parallel arrays (`unnest`), each row under the version
- * the environment row's evidence cell names for its endpoint (`''` when there is none: an
- * undocumented endpoint, or no cell yet). Rows are written in key order, so concurrent batches lock
- * them in the same order.
+ * The version each of a fold's minutes `$4`–`$6` (method, path, minute; distinct) goes under: the
+ * one the environment row's evidence cell names for its endpoint (`''` when there is none: an
+ * undocumented endpoint, or no cell yet); with the minute row stored under it, locked until the
+ * transaction ends, when there is one. In key order, as every writer locks them. The resolution is
+ * compared as an expression so the planner looks the row up by its key, not by the age index
+ * (which it took while the table's statistics were new, reading every row of that minute).
  */
-const ADD_MINUTES = `
-  INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-  SELECT $1::uuid, r.method, r.path, $2::text, $3::text, coalesce(c.version, ''), 'minute', r.minute,
-         r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
-    FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],
-                $11::text[], $12::text[])
-         AS r(method, path, minute, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-    LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
-    LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
-    LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
-   ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute
-  ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_COLUMNS}`;
+const LOCK_MINUTES = `
+  SELECT k.i::int AS i, k.version, b.ttfb, b.ttlb
+    FROM (SELECT r.i, r.method, r.path, r.minute, coalesce(c.version, '') AS version
+            FROM unnest($4::text[], $5::text[], $6::timestamptz[]) WITH ORDINALITY AS r(method, path, minute, i)
+            LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
+            LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
+            LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
+           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute) k
+    LEFT JOIN LATERAL (
+      SELECT ttfb, ttlb FROM runtime_buckets b
+       WHERE b.project_id = $1::uuid AND b.method = k.method AND b.path = k.path AND b.environment_kind = $2::text
+         AND b.environment_name = $3::text AND b.version = k.version AND b.bucket = k.minute AND b.resolution || '' = 'minute'
+       FOR UPDATE) b ON true`;
 
 /**
- * Adds a batch's minutes to the environment row's cells (`runtime_cells`: every exchange since the
- * row began, per endpoint), one row per endpoint in key order. Run after ADD_MINUTES in the same
- * transaction, so concurrent batches of a row lock both tables in the same order.
+ * Writes a fold's minutes (parallel arrays, `unnest`) under the versions LOCK_MINUTES found, in
+ * key order: counts added, and the histograms as merged in Node with the stored ones (merging JSON
+ * histograms in SQL, `runtime_histogram_add` per row, cost more than the write). Answers how many
+ * rows were stored before, which must be those LOCK_MINUTES found.
  */
-const ADD_CELLS = `
-  INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb)
-  SELECT $1::uuid, $2::text, $3::text, r.method, r.path, sum(r.requests), sum(r.server_errors),
-         runtime_histogram_sum(r.ttlb::jsonb)
-    FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[]) AS r(method, path, requests, server_errors, ttlb)
-   GROUP BY r.method, r.path
-   ORDER BY r.method COLLATE "C", r.path COLLATE "C"
-  ON CONFLICT (${CELL_KEY}) DO UPDATE SET
-    requests = c.requests + EXCLUDED.requests,
-    server_errors = c.server_errors + EXCLUDED.server_errors,
-    ttlb = runtime_histogram_add(c.ttlb, EXCLUDED.ttlb)`;
+const WRITE_MINUTES = `
+  WITH written AS (
+    INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+    SELECT $1::uuid, r.method, r.path, $2::text, $3::text, r.version, 'minute', r.minute,
+           r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
+      FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[],
+                  $11::bigint[], $12::text[], $13::text[])
+           AS r(method, path, minute, version, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute
+    ON CONFLICT (${KEY}) DO UPDATE SET
+      requests = b.requests + EXCLUDED.requests,
+      server_errors = b.server_errors + EXCLUDED.server_errors,
+      upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
+      client_left = b.client_left + EXCLUDED.client_left,
+      ttfb = EXCLUDED.ttfb,
+      ttlb = EXCLUDED.ttlb
+    RETURNING old.ttfb IS NOT NULL AS stored)
+  SELECT count(*) FILTER (WHERE stored)::int AS stored FROM written`;
+
+/** The cells (`runtime_cells`) of a fold's endpoints `$4`, `$5` (method, path) that are stored, locked, in key order. */
+const LOCK_CELLS = `
+  SELECT k.i::int AS i, c.ttlb
+    FROM (SELECT r.i, r.method, r.path FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS r(method, path, i)
+           ORDER BY r.method COLLATE "C", r.path COLLATE "C") k
+    JOIN LATERAL (
+      SELECT ttlb FROM runtime_cells c
+       WHERE c.project_id = $1::uuid AND c.environment_kind = $2::text AND c.environment_name = $3::text
+         AND c.method = k.method AND c.path = k.path
+       FOR UPDATE) c ON true`;
+
+/**
+ * Writes a fold's endpoints to the environment row's cells (`runtime_cells`: every exchange since
+ * the row began, per endpoint) as WRITE_MINUTES its minutes: counts added, `ttlb` as merged in
+ * Node with the stored one that LOCK_CELLS found. After WRITE_MINUTES, so writers lock both tables
+ * in the same order.
+ */
+const WRITE_CELLS = `
+  WITH written AS (
+    INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb)
+    SELECT $1::uuid, $2::text, $3::text, r.method, r.path, r.requests, r.server_errors, r.ttlb::jsonb
+      FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[]) AS r(method, path, requests, server_errors, ttlb)
+     ORDER BY r.method COLLATE "C", r.path COLLATE "C"
+    ON CONFLICT (${CELL_KEY}) DO UPDATE SET
+      requests = c.requests + EXCLUDED.requests,
+      server_errors = c.server_errors + EXCLUDED.server_errors,
+      ttlb = EXCLUDED.ttlb
+    RETURNING old.ttlb IS NOT NULL AS stored)
+  SELECT count(*) FILTER (WHERE stored)::int AS stored FROM written`;
 
 /**
  * Moves rows of `$1` resolution older than `$2` (at most `$4` of them) into rows of `$3`
@@ -196,12 +237,44 @@ export interface RuntimeCellRow {
   p95Bucket: number | null;
 }
 
+/** One endpoint's minutes of a fold summed, as its runtime cell adds them. */
+interface RuntimeCellSums {
+  method: string;
+  path: string;
+  requests: number;
+  serverErrors: number;
+  ttlb: LatencyHistogram;
+}
+
+/** Two histograms in wire form merged (counts of a bucket added). */
+function merged(a: WireHistogram, b: WireHistogram): WireHistogram {
+  return new LatencyHistogram().addWire(a).addWire(b).toWire();
+}
+
+/**
+ * Throws when a write found more rows stored than the locked read before it: another transaction
+ * added one in between, and its histograms would be overwritten (the fold rolls back, its batches stay queued).
+ */
+function unchanged(what: string, read: number, written: number | undefined): void {
+  if (written !== read)
+    throw new Error(
+      `${what} appeared while a fold wrote them (${read} stored when read, ${written ?? 0} when written)`,
+    );
+}
+
 /** The SQL of runtime evidence (`runtime_buckets`), raw SQL in one style. */
 @Injectable()
 export class RuntimeRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Adds a batch's minutes of one environment row, in the batch's transaction. */
+  /**
+   * Adds a fold's minutes of one environment row (one per endpoint and minute), in the fold's
+   * transaction, which holds that row's lock: the minute rows and cells stored are read and locked,
+   * their histograms merged here, and everything written in one statement per table. Only folds and
+   * regroupings, which hold the row's lock, add minute rows and cells of a row; should a row appear
+   * between the read and the write all the same, the fold fails (and is folded again later) rather
+   * than lose what that row held.
+   */
   async addMinutes(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
@@ -209,30 +282,67 @@ export class RuntimeRepository {
     minutes: readonly RuntimeMinute[],
   ): Promise<void> {
     if (minutes.length === 0) return;
-    await manager.query(ADD_MINUTES, [
-      projectId,
-      environment.kind,
-      environment.name,
+    const head = [projectId, environment.kind, environment.name];
+    const found = (await manager.query(LOCK_MINUTES, [
+      ...head,
       minutes.map((m) => m.method),
       minutes.map((m) => m.path),
       minutes.map((m) => m.minute),
-      minutes.map((m) => m.requests),
-      minutes.map((m) => m.serverErrors),
-      minutes.map((m) => m.upstreamFailures),
-      minutes.map((m) => m.clientLeft),
-      minutes.map((m) => JSON.stringify(m.ttfb)),
-      minutes.map((m) => JSON.stringify(m.ttlb)),
-    ]);
-    await manager.query(ADD_CELLS, [
-      projectId,
-      environment.kind,
-      environment.name,
-      minutes.map((m) => m.method),
-      minutes.map((m) => m.path),
-      minutes.map((m) => m.requests),
-      minutes.map((m) => m.serverErrors),
-      minutes.map((m) => JSON.stringify(m.ttlb)),
-    ]);
+    ])) as Array<{ i: number; version: string; ttfb: WireHistogram | null; ttlb: WireHistogram | null }>;
+    const rows = found.map(({ i, version, ttfb, ttlb }) => {
+      const m = minutes[i - 1] as RuntimeMinute;
+      return {
+        m,
+        version,
+        ttfb: ttfb === null ? m.ttfb : merged(ttfb, m.ttfb),
+        ttlb: ttlb === null ? m.ttlb : merged(ttlb, m.ttlb),
+      };
+    });
+    const [minutesWritten] = (await manager.query(WRITE_MINUTES, [
+      ...head,
+      rows.map((r) => r.m.method),
+      rows.map((r) => r.m.path),
+      rows.map((r) => r.m.minute),
+      rows.map((r) => r.version),
+      rows.map((r) => r.m.requests),
+      rows.map((r) => r.m.serverErrors),
+      rows.map((r) => r.m.upstreamFailures),
+      rows.map((r) => r.m.clientLeft),
+      rows.map((r) => JSON.stringify(r.ttfb)),
+      rows.map((r) => JSON.stringify(r.ttlb)),
+    ])) as Array<{ stored: number }>;
+    unchanged('minute rows', found.filter((row) => row.ttfb !== null).length, minutesWritten?.stored);
+
+    // The endpoints' cells: every minute of one endpoint summed, then added to the stored cell.
+    const byEndpoint = new Map<string, RuntimeCellSums>();
+    for (const m of minutes) {
+      const key = `${m.method} ${m.path}`;
+      let cell = byEndpoint.get(key);
+      if (cell === undefined)
+        byEndpoint.set(
+          key,
+          (cell = { method: m.method, path: m.path, requests: 0, serverErrors: 0, ttlb: new LatencyHistogram() }),
+        );
+      cell.requests += m.requests;
+      cell.serverErrors += m.serverErrors;
+      cell.ttlb.addWire(m.ttlb);
+    }
+    const cells = [...byEndpoint.values()];
+    const storedCells = (await manager.query(LOCK_CELLS, [
+      ...head,
+      cells.map((c) => c.method),
+      cells.map((c) => c.path),
+    ])) as Array<{ i: number; ttlb: WireHistogram }>;
+    for (const { i, ttlb } of storedCells) (cells[i - 1] as RuntimeCellSums).ttlb.addWire(ttlb);
+    const [cellsWritten] = (await manager.query(WRITE_CELLS, [
+      ...head,
+      cells.map((c) => c.method),
+      cells.map((c) => c.path),
+      cells.map((c) => c.requests),
+      cells.map((c) => c.serverErrors),
+      cells.map((c) => JSON.stringify(c.ttlb.toWire())),
+    ])) as Array<{ stored: number }>;
+    unchanged('runtime cells', storedCells.length, cellsWritten?.stored);
   }
 
   /**
