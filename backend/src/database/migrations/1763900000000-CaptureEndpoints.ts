@@ -1,5 +1,18 @@
-import { countOfInterest } from '@spectator/shared';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * Bodies of interest per interaction with these request and response content types: 1 for each
+ * side whose media type is JSON (`application/json`, `application/*+json`, parameters and letter
+ * case aside). A frozen copy of `countOfInterest` in `@spectator/shared` (shared/src/interest.ts)
+ * as it was on 28 Nov 2026: a migration does what it did when it was written, whatever the shared
+ * rule becomes (migrations import no live code, `.dependency-cruiser.cjs`).
+ */
+function interestPerInteraction(request: string | null, response: string | null): number {
+  const isJson = (contentType: string | null): boolean =>
+    contentType !== null &&
+    /^application\/(?:[!#$&^_.+\w-]+\+)?json$/.test(contentType.split(';', 1)[0]!.trim().toLowerCase());
+  return Number(isJson(request)) + Number(isJson(response));
+}
 
 /**
  * Per-(capture, method, path) summaries kept by the ingest transaction, so the capture views read
@@ -29,19 +42,15 @@ export class CaptureEndpoints1763900000000 implements MigrationInterface {
         differs boolean,
         PRIMARY KEY (capture_id, method, path)
       ) WITH (fillfactor = 80)`);
-    // Count of interest per interaction depends only on the two content types: compute it with
-    // the one shared definition for each distinct pair, then sum in SQL.
+    // Count of interest per interaction depends only on the two content types: compute it for
+    // each distinct pair, then sum in SQL.
     const pairs = (await q.query(
       'SELECT DISTINCT request_content_type AS req, response_content_type AS res FROM observations',
     )) as Array<{ req: string | null; res: string | null }>;
     const perInteraction = pairs.map(({ req, res }) => ({
       req,
       res,
-      per: countOfInterest({
-        request: req === null ? null : { contentType: req },
-        response: res === null ? null : { contentType: res },
-        count: 1,
-      }),
+      per: interestPerInteraction(req, res),
     }));
     await q.query(
       `INSERT INTO capture_endpoints (capture_id, method, path, interactions, interest)
