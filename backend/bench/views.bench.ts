@@ -102,9 +102,9 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
   await client.query(index);
   // The per-endpoint summaries the ingest transaction would have kept (both bodies JSON: 2 of interest per interaction).
   await client.query(
-    `INSERT INTO capture_endpoints (capture_id, method, path, interactions, interest)
-     SELECT o.capture_id, o.method, o.path, sum(o.count), 2 * sum(o.count) FROM observations o JOIN captures c ON c.id = o.capture_id
-      WHERE c.project_id = $1 GROUP BY o.capture_id, o.method, o.path`,
+    `INSERT INTO capture_endpoints (project_id, capture_id, method, path, interactions, interest)
+     SELECT c.project_id, o.capture_id, o.method, o.path, sum(o.count), 2 * sum(o.count) FROM observations o JOIN captures c ON c.id = o.capture_id
+      WHERE c.project_id = $1 GROUP BY c.project_id, o.capture_id, o.method, o.path`,
     [projectId],
   );
   await client.query('SET session_replication_role = DEFAULT');

@@ -76,7 +76,7 @@ export const WRITE_BATCH = `
   WITH claimed AS (
     INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
     VALUES ($1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $26::text[], $27::text[])
-    ON CONFLICT (batch_id) DO NOTHING
+    ON CONFLICT (batch_id, project_id) DO NOTHING
     RETURNING batch_id
   ), new_shapes AS (
     INSERT INTO shapes (fingerprint, shape)
@@ -135,13 +135,13 @@ export const WRITE_BATCH = `
   ), new_keys AS (
     SELECT method, path, bool_or(inserted) AS fresh, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
   ), summaries AS (
-    INSERT INTO capture_endpoints AS ce (capture_id, method, path, interactions, interest, revision)
-    SELECT $3::uuid, t.method, t.path, t.interactions, t.interest,
+    INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, interactions, interest, revision)
+    SELECT $2::uuid, $3::uuid, t.method, t.path, t.interactions, t.interest,
            CASE WHEN k.fresh OR k.grown THEN 1 ELSE 0 END
       FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
       JOIN new_keys k ON k.method = t.method AND k.path = t.path
      ORDER BY t.method COLLATE "C", t.path COLLATE "C"
-    ON CONFLICT (capture_id, method, path) DO UPDATE SET
+    ON CONFLICT (capture_id, method, path, project_id) DO UPDATE SET
       interactions = ce.interactions + EXCLUDED.interactions,
       interest = ce.interest + EXCLUDED.interest,
       revision = ce.revision + EXCLUDED.revision

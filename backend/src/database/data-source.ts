@@ -29,6 +29,7 @@ import { WebhooksByProject1765910000000 } from './migrations/1765910000000-Webho
 import { AgentsByProject1765920000000 } from './migrations/1765920000000-AgentsByProject';
 import { LogsByProject1765930000000 } from './migrations/1765930000000-LogsByProject';
 import { EvidenceRowsByProject1765940000000 } from './migrations/1765940000000-EvidenceRowsByProject';
+import { CaptureRowsByProject1765950000000 } from './migrations/1765950000000-CaptureRowsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -61,6 +62,7 @@ export const MIGRATIONS = [
   AgentsByProject1765920000000,
   LogsByProject1765930000000,
   EvidenceRowsByProject1765940000000,
+  CaptureRowsByProject1765950000000,
 ];
 
 /**

@@ -40,8 +40,6 @@ export const COORDINATOR_TABLES: readonly string[] = ['migrations'];
  * fails (a new table must be keyed by project from the start). The goal is an empty list.
  */
 export const NOT_YET_DISTRIBUTABLE: readonly string[] = [
-  'capture_endpoints',
-  'capture_learned_templates',
   'captures',
   'endpoint_versions',
   'endpoints',
@@ -49,7 +47,6 @@ export const NOT_YET_DISTRIBUTABLE: readonly string[] = [
   'evidence_cells',
   'evidence_current',
   'observations',
-  'processed_batches',
   'proposal_endpoints',
   'proposal_steps',
   'proposals',

@@ -48,12 +48,16 @@ export class IngestRepository {
   }
 
   /** Keeps templates learned for a capture, each with what it covers (replacing what a kept one covered). */
-  async keepLearnedTemplates(captureId: string, templates: readonly LearnedTemplateRow[]): Promise<void> {
+  async keepLearnedTemplates(
+    projectId: string,
+    captureId: string,
+    templates: readonly LearnedTemplateRow[],
+  ): Promise<void> {
     await this.db.query(
-      `INSERT INTO capture_learned_templates (capture_id, template, covers)
-       SELECT $1, x.template, x.covers FROM jsonb_to_recordset($2::jsonb) AS x(template text, covers text[])
-       ON CONFLICT (capture_id, template) DO UPDATE SET covers = EXCLUDED.covers`,
-      [captureId, JSON.stringify(templates)],
+      `INSERT INTO capture_learned_templates (project_id, capture_id, template, covers)
+       SELECT $1, $2, x.template, x.covers FROM jsonb_to_recordset($3::jsonb) AS x(template text, covers text[])
+       ON CONFLICT (capture_id, template, project_id) DO UPDATE SET covers = EXCLUDED.covers`,
+      [projectId, captureId, JSON.stringify(templates)],
     );
   }
 

@@ -434,6 +434,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     // Paths users stated literal are kept as covering nothing: a row under one stays where it is.
     const kept = [...entries, ...literals.map((path) => ({ template: path, covers: new Set<string>() }))];
     await this.ingest.keepLearnedTemplates(
+      session.projectId,
       message.captureId,
       kept.map((entry) => ({ template: entry.template, covers: entry.covers && [...entry.covers] })),
     );
