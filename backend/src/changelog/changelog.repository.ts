@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { MatrixKind, ShapeChange } from '@spectator/shared';
+import { MATRIX_KINDS, type MatrixKind, type ShapeChange } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
+import { sqlRank } from '../common/sql';
+
+/** Production first, then staging, then ci: the shared lifecycle order reversed. */
+const PRODUCTION_FIRST_SQL = sqlRank('c.kind', [...MATRIX_KINDS].reverse());
 
 /** A version of an endpoint with the one before it and the proposal behind it. */
 export interface ChangelogRow {
@@ -89,7 +93,7 @@ export class ChangelogRepository {
               c.last_seen AS "lastSeen"
          FROM evidence_current c JOIN environment_rows r ON r.id = c.row_id
         WHERE c.project_id = $1 AND c.version_id = ANY($2::uuid[]) AND NOT c.drift
-        ORDER BY CASE c.kind WHEN 'production' THEN 0 WHEN 'staging' THEN 1 ELSE 2 END, c.last_seen DESC`,
+        ORDER BY ${PRODUCTION_FIRST_SQL}, c.last_seen DESC`,
       [projectId, versionIds],
     );
   }

@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { MatrixKind } from '@spectator/shared';
+import { MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../common/queryable';
+import { sqlRank } from '../common/sql';
+
+/** A kind's place in the lifecycle (ci, staging, production), from the shared list. */
+const KIND_ORDER_SQL = sqlRank('kind', MATRIX_KINDS);
 
 /** The environment row a drift was seen in. */
 export interface DriftRow {
@@ -140,8 +144,8 @@ export class DriftRepository {
       `${CELLS_WITH_ORIGINS}
         WHERE (c.row_id, c.endpoint_id) IN
               (SELECT row_id, endpoint_id FROM drift_cells WHERE project_id = $1
-                ORDER BY kind, name, path, method LIMIT $2)
-        ORDER BY array_position(ARRAY['ci', 'staging', 'production'], c.kind), c.name, c.path, c.method, o.kind`,
+                ORDER BY ${KIND_ORDER_SQL}, name, path, method LIMIT $2)
+        ORDER BY ${sqlRank('c.kind', MATRIX_KINDS)}, c.name, c.path, c.method, o.kind`,
       [projectId, limit],
     );
   }
