@@ -549,7 +549,7 @@ async function recomputationDiffers(
   // Version share: the requests runtime evidence keeps per row, endpoint and version.
   const runtime = (await db.query(
     `SELECT environment_kind AS kind, environment_name AS name, method, path, version, sum(requests)::float8 AS requests
-       FROM runtime_buckets WHERE project_id = $1 GROUP BY 1, 2, 3, 4, 5`,
+       FROM runtime_buckets WHERE project_id = $1 AND resolution = 'day' GROUP BY 1, 2, 3, 4, 5`,
     [projectId],
   )) as Array<{ kind: string; name: string; method: string; path: string; version: string; requests: number }>;
   const expectedShare = new Map<string, number>();

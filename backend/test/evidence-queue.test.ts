@@ -64,7 +64,8 @@ async function evidenceTotal(): Promise<number> {
 
 async function runtimeTotal(): Promise<number> {
   const [row] = await sql<{ n: number }>(
-    `SELECT coalesce(sum(requests), 0)::int AS n FROM runtime_buckets WHERE environment_kind = 'production' AND environment_name = 'b1'`,
+    `SELECT coalesce(sum(requests), 0)::int AS n FROM runtime_buckets
+      WHERE environment_kind = 'production' AND environment_name = 'b1' AND resolution = 'minute'`,
   );
   return row?.n ?? -1;
 }

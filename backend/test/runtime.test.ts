@@ -22,7 +22,7 @@ import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/config/runtime';
 import { createDataSource } from '../src/database/data-source';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
-import { RuntimeService } from '../src/runtime/runtime.service';
+import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { eventually } from './support/evidence-helpers';
@@ -294,7 +294,7 @@ describe('runtime evidence', () => {
     expect((await runtimeOf('?environment=production', 'nope')).status).toBe(400);
   });
 
-  it('rolls minutes into hours and hours into days exactly, and drops days past retention', async () => {
+  it('keeps minutes, hours and days from ingest exactly, and drops each past its retention', async () => {
     const now = new Date();
     const days = (n: number) => new Date(now.getTime() - n * 24 * 3600_000);
     const { agent, captureId } = await connect('b-old-data');
@@ -315,18 +315,23 @@ describe('runtime evidence', () => {
       (await ds.query(
         `SELECT resolution, count(*)::int AS n FROM runtime_buckets WHERE environment_name = 'b-old-data' GROUP BY resolution ORDER BY resolution`,
       )) as Array<{ resolution: string; n: number }>;
-    expect(await rows()).toEqual([{ resolution: 'minute', n: 5 }]);
+    // Each minute also went into its hour and its day: 3 minutes of one hour, and two lone ones.
+    expect(await rows()).toEqual([
+      { resolution: 'day', n: 3 },
+      { resolution: 'hour', n: 3 },
+      { resolution: 'minute', n: 5 },
+    ]);
 
     const runtime = { config: parseConfig({}), databaseUrl: backend.databaseUrl, log: pino({ level: 'silent' }) };
     const service = new RuntimeService(new RuntimeRepository(ds), runtime as Runtime);
     const done = await service.rollUp(now);
-    // 5 minute rows moved (to 3 hours), the 2 old hours moved on to days, 1 day row past 400 days deleted.
+    // All 5 minute rows are past 2 days, the 2 hours of 40 and 500 days past 35 days, 1 day past 400 days.
     expect(done).toEqual({ minute: 5, hour: 2, day: 1 });
     expect(await rows()).toEqual([
-      { resolution: 'day', n: 1 },
+      { resolution: 'day', n: 2 },
       { resolution: 'hour', n: 1 },
     ]);
-    // Running it again moves nothing: each row was counted once.
+    // Running it again deletes nothing.
     expect(await service.rollUp(now)).toEqual({ minute: 0, hour: 0, day: 0 });
     const after = (await runtimeOf(query)).body;
     const kept = (response: RuntimeResponse) =>
@@ -349,7 +354,7 @@ describe('runtime evidence', () => {
     const resolutions = async () =>
       (
         (await ds.query(
-          `SELECT DISTINCT resolution FROM runtime_buckets WHERE environment_name = 'b-retention'`,
+          `SELECT DISTINCT resolution FROM runtime_buckets WHERE environment_name = 'b-retention' ORDER BY resolution`,
         )) as Array<{
           resolution: string;
         }>
@@ -360,11 +365,11 @@ describe('runtime evidence', () => {
         databaseUrl: backend.databaseUrl,
         log: pino({ level: 'silent' }),
       } as Runtime);
-    // 36 hours old: kept as minutes by default (two days), moved into hours when minutes are kept one day.
+    // 36 hours old: kept as minutes by default (two days), only in its hour and day when minutes are kept one day.
     await service({}).rollUp(now);
-    expect(await resolutions()).toEqual(['minute']);
+    expect(await resolutions()).toEqual(['day', 'hour', 'minute']);
     await service({ SPECTATOR_RUNTIME_MINUTE_DAYS: '1' }).rollUp(now);
-    expect(await resolutions()).toEqual(['hour']);
+    expect(await resolutions()).toEqual(['day', 'hour']);
   });
 
   it('keeps what a real agent measured in front of a slow upstream', async () => {
@@ -400,7 +405,7 @@ describe('runtime evidence', () => {
       () =>
         ds.query(
           `SELECT version, sum(requests)::int AS requests, runtime_histogram_sum(ttfb) AS ttfb FROM runtime_buckets
-            WHERE environment_name = 'b-real' AND path = '/slow' GROUP BY version`,
+            WHERE environment_name = 'b-real' AND path = '/slow' AND resolution = 'minute' GROUP BY version`,
         ),
       (found: Array<{ requests: number }>) => found[0]?.requests === 5,
     )) as Array<{ version: string; requests: number; ttfb: Record<string, number> }>;
@@ -453,13 +458,13 @@ describe('runtime evidence', () => {
     });
     const fold = (minutes: ReturnType<typeof minute>[]): Promise<void> =>
       ds.transaction((manager) =>
-        repository.addMinutes(manager, project!.id, { kind: 'staging', name: 's-fold' }, minutes),
+        repository.addRows(manager, project!.id, { kind: 'staging', name: 's-fold' }, runtimeRows(minutes)),
       );
     await fold([minute(now - MINUTE, 3, 10)]);
     await fold([minute(now - MINUTE, 2, 30), minute(now, 4, 50)]);
     const rows = (await ds.query(
       `SELECT bucket, requests::int, server_errors::int AS errors, upstream_failures::int AS failures, client_left::int AS "left", ttfb, ttlb
-         FROM runtime_buckets WHERE environment_name = 's-fold' ORDER BY bucket`,
+         FROM runtime_buckets WHERE environment_name = 's-fold' AND resolution = 'minute' ORDER BY bucket`,
     )) as Array<{
       bucket: Date;
       requests: number;
@@ -495,6 +500,110 @@ describe('runtime evidence', () => {
     expect(cells).toEqual([{ requests: 9, errors: 3, ttlb: wire([11, 11, 11, 31, 31, 51, 51, 51, 51]) }]);
   });
 
+  it('answers the same figures as merging the minute rows when asked (the query before 1765955000000)', async () => {
+    const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;
+    const repository = new RuntimeRepository(ds);
+    // A seeded draw (mulberry32): 400 minutes over the last 40 hours, of two staging builds, of
+    // latencies spread over three decades, some server errors.
+    let seed = 18;
+    const random = (): number => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    const now = Date.now();
+    for (const build of ['s-same-1', 's-same-2']) {
+      const minutes = Array.from({ length: 200 }, () => {
+        const at = now - Math.floor(random() * 40 * 60) * MINUTE;
+        const requests = 1 + Math.floor(random() * 30);
+        const samples = Array.from({ length: requests }, () => 10 ** (random() * 3));
+        return {
+          method: 'GET',
+          path: '/same/{id}',
+          minute: new Date(at - (at % MINUTE)).toISOString(),
+          requests,
+          serverErrors: Math.floor(random() * 3),
+          upstreamFailures: 0,
+          clientLeft: Math.floor(random() * 2),
+          ttfb: wire(samples.map((ms) => ms / 2)),
+          ttlb: wire(samples),
+        };
+      });
+      // In batches of 50, as folds add them.
+      for (let i = 0; i < minutes.length; i += 50)
+        await repository.addRows(
+          ds.manager,
+          project!.id,
+          { kind: 'staging', name: build },
+          runtimeRows(minutes.slice(i, i + 50)),
+        );
+    }
+    // The second build runs another version.
+    await ds.query(`UPDATE runtime_buckets SET version = '2.0' WHERE environment_name = 's-same-2'`);
+    const micros = (ms: number): number => Math.round(ms * 1000) / 1000;
+    const percentilesOf = (wire: Record<string, number>) => {
+      const histogram = LatencyHistogram.fromWire(wire);
+      const at = (q: number): number => micros(histogram.quantile(q) as number);
+      return histogram.total === 0 ? null : { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+    };
+    for (const [step, seconds, hours] of [
+      ['minute', 60, 20],
+      ['hour', 3600, 40],
+      ['day', 86400, 47],
+    ] as const) {
+      const since = new Date(now - hours * 3600_000);
+      const answer = await backend.api<RuntimeResponse>(
+        'GET',
+        `/projects/rt/runtime?environment=staging&method=GET&path=${encodeURIComponent('/same/{id}')}` +
+          `&step=${step}&since=${since.toISOString()}`,
+      );
+      expect(answer.status).toBe(200);
+      // What every minute row merged per version and step answers (runtime_histogram_sum, in SQL).
+      const merged = (await ds.query(
+        `SELECT version, date_bin(make_interval(secs => $3), bucket, 'epoch'::timestamptz) AS at,
+                sum(requests)::int AS requests, sum(server_errors)::int AS "serverErrors",
+                sum(client_left)::int AS "clientLeft",
+                runtime_histogram_sum(ttfb) AS ttfb, runtime_histogram_sum(ttlb) AS ttlb
+           FROM runtime_buckets
+          WHERE path = '/same/{id}' AND environment_kind = 'staging' AND resolution = 'minute' AND bucket >= $1
+            AND project_id = $2
+          GROUP BY version, at ORDER BY version, at`,
+        [new Date(since.getTime() - (since.getTime() % (seconds * 1000))), project!.id, seconds],
+      )) as Array<{
+        version: string;
+        at: Date;
+        requests: number;
+        serverErrors: number;
+        clientLeft: number;
+        ttfb: Record<string, number>;
+        ttlb: Record<string, number>;
+      }>;
+      const expected = merged.map((row) => ({
+        version: row.version,
+        at: new Date(row.at).toISOString(),
+        requests: row.requests,
+        serverErrors: row.serverErrors,
+        clientLeft: row.clientLeft,
+        ttfb: percentilesOf(row.ttfb),
+        ttlb: percentilesOf(row.ttlb),
+      }));
+      const answered = answer.body.versions.flatMap(({ version, points }) =>
+        points.map(({ at, requests, serverErrors, clientLeft, ttfb, ttlb }) => ({
+          version,
+          at,
+          requests,
+          serverErrors,
+          clientLeft,
+          ttfb,
+          ttlb,
+        })),
+      );
+      expect({ step, points: answered }).toEqual({ step, points: expected });
+      expect(new Set(answered.map((p) => p.version))).toEqual(new Set(['', '2.0']));
+    }
+  });
+
   it('moves the cells of literal paths into their template when paths regroup', async () => {
     const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;
     const repository = new RuntimeRepository(ds);
@@ -509,10 +618,12 @@ describe('runtime evidence', () => {
       ttfb: wire(Array<number>(requests).fill(ms)),
       ttlb: wire(Array<number>(requests).fill(ms)),
     });
-    await repository.addMinutes(ds.manager, project!.id, { kind: 'staging', name: 's-rg' }, [
-      minute('/items/1', 3, 10),
-      minute('/items/2', 5, 20),
-    ]);
+    await repository.addRows(
+      ds.manager,
+      project!.id,
+      { kind: 'staging', name: 's-rg' },
+      runtimeRows([minute('/items/1', 3, 10), minute('/items/2', 5, 20)]),
+    );
     await repository.regroup(ds.manager, project!.id, null, ['/items/1', '/items/2'], '/items/{id}');
     const cells = (await ds.query(
       `SELECT path, requests::int, server_errors::int AS errors, ttlb FROM runtime_cells

@@ -30,6 +30,7 @@ import { AgentsByProject1765920000000 } from './migrations/1765920000000-AgentsB
 import { LogsByProject1765930000000 } from './migrations/1765930000000-LogsByProject';
 import { EvidenceRowsByProject1765940000000 } from './migrations/1765940000000-EvidenceRowsByProject';
 import { CaptureRowsByProject1765950000000 } from './migrations/1765950000000-CaptureRowsByProject';
+import { RuntimeResolutions1765955000000 } from './migrations/1765955000000-RuntimeResolutions';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -63,6 +64,7 @@ export const MIGRATIONS = [
   LogsByProject1765930000000,
   EvidenceRowsByProject1765940000000,
   CaptureRowsByProject1765950000000,
+  RuntimeResolutions1765955000000,
 ];
 
 /**

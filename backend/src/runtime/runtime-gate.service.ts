@@ -6,6 +6,7 @@ import { CAPTURES_PER_COMMIT, PULL_REQUEST_PATTERN } from '../evidence/ci-gate.s
 import { pullRequestRowName } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
 import { RuntimeRepository, type RuntimeTotalRow } from './runtime.repository';
+import { RuntimeService } from './runtime.service';
 
 const DAY_MS = 24 * 60 * 60_000;
 
@@ -25,6 +26,7 @@ const countsOf = (row: RuntimeTotalRow): RuntimeCounts => ({
 export class RuntimeGateService {
   constructor(
     private readonly repository: RuntimeRepository,
+    private readonly runtime: RuntimeService,
     private readonly captures: CapturesService,
   ) {}
 
@@ -51,9 +53,25 @@ export class RuntimeGateService {
       );
     const since = await this.captures.ciCountsSince(project, pullRequest, captures);
     const productionSince = new Date(now.getTime() - productionDays * DAY_MS);
-    const ci = await this.repository.totals(project.id, 'ci', pullRequestRowName(pullRequest), since, null);
+    const ci = await this.repository.totals(
+      project.id,
+      'ci',
+      pullRequestRowName(pullRequest),
+      since,
+      this.runtime.resolutionSince(since, now),
+      null,
+    );
     const production =
-      ci.length === 0 ? [] : await this.repository.totals(project.id, 'production', null, productionSince, ci);
+      ci.length === 0
+        ? []
+        : await this.repository.totals(
+            project.id,
+            'production',
+            null,
+            productionSince,
+            this.runtime.resolutionSince(productionSince, now),
+            ci,
+          );
     const key = (row: { method: string; path: string; version: string }): string =>
       `${row.method} ${row.path} ${row.version}`;
     const inProduction = new Map(production.map((row) => [key(row), row]));

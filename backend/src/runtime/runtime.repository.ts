@@ -17,6 +17,9 @@ export interface RuntimeMinute {
   ttlb: WireHistogram;
 }
 
+/** A row to add: one endpoint's counts in one minute, hour or day (its start, ISO 8601). */
+export type RuntimeRow = Omit<RuntimeMinute, 'minute'> & { resolution: RuntimeResolution; bucket: string };
+
 /** Which environment row's runtime rows: the kind, and one row's name (a build, `PR #42`) or all of them. */
 export interface RuntimeScope {
   projectId: string;
@@ -27,7 +30,7 @@ export interface RuntimeScope {
   since: Date;
 }
 
-/** Merged counts of one version over one step. */
+/** The counts of one environment row and version over one step (`RuntimeRepository.steps`). */
 export interface RuntimeStepRow {
   version: string;
   at: Date;
@@ -85,42 +88,45 @@ const KEY = 'project_id, method, path, environment_kind, environment_name, versi
 const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
 
 /**
- * The version each of a fold's minutes `$4`–`$6` (method, path, minute; distinct) goes under: the
- * one the environment row's evidence cell names for its endpoint (`''` when there is none: an
- * undocumented endpoint, or no cell yet); with the minute row stored under it, locked until the
+ * The version each of a fold's rows `$4`–`$7` (method, path, resolution, bucket; distinct) goes
+ * under: the one the environment row's evidence cell names for its endpoint (`''` when there is
+ * none: an undocumented endpoint, or no cell yet); with the row stored under it, locked until the
  * transaction ends, when there is one. In key order, as every writer locks them. The resolution is
  * compared as an expression so the planner looks the row up by its key, not by the age index
  * (which it took while the table's statistics were new, reading every row of that minute).
  */
-const LOCK_MINUTES = `
+const LOCK_ROWS = `
   SELECT k.i::int AS i, k.version, b.ttfb, b.ttlb
-    FROM (SELECT r.i, r.method, r.path, r.minute, coalesce(c.version, '') AS version
-            FROM unnest($4::text[], $5::text[], $6::timestamptz[]) WITH ORDINALITY AS r(method, path, minute, i)
+    FROM (SELECT r.i, r.method, r.path, r.resolution, r.bucket, coalesce(c.version, '') AS version
+            FROM unnest($4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY
+                 AS r(method, path, resolution, bucket, i)
             LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
             LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
             LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
-           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute) k
+           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.resolution COLLATE "C", r.bucket) k
     LEFT JOIN LATERAL (
       SELECT ttfb, ttlb FROM runtime_buckets b
        WHERE b.project_id = $1::uuid AND b.method = k.method AND b.path = k.path AND b.environment_kind = $2::text
-         AND b.environment_name = $3::text AND b.version = k.version AND b.bucket = k.minute AND b.resolution || '' = 'minute'
+         AND b.environment_name = $3::text AND b.version = k.version AND b.bucket = k.bucket AND b.resolution || '' = k.resolution
        FOR UPDATE) b ON true`;
 
 /**
- * Writes a fold's minutes (parallel arrays, `unnest`) under the versions LOCK_MINUTES found, in
- * key order: counts added, and the histograms as merged in Node with the stored ones (merging JSON
- * histograms in SQL, `runtime_histogram_add` per row, cost more than the write). Answers how many
- * rows were stored before, which must be those LOCK_MINUTES found.
+ * Writes a fold's rows (its minutes, and their sums per hour and per day: parallel arrays,
+ * `unnest`) under the versions LOCK_ROWS found, in key order: counts added, and the histograms as
+ * merged in Node with the stored ones (merging JSON histograms in SQL, `runtime_histogram_add` per
+ * row, cost more than the write). Answers how many rows were stored before, which must be those
+ * LOCK_ROWS found.
  */
-const WRITE_MINUTES = `
+const WRITE_ROWS = `
   WITH written AS (
     INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-    SELECT $1::uuid, r.method, r.path, $2::text, $3::text, r.version, 'minute', r.minute,
+    SELECT $1::uuid, r.method, r.path, $2::text, $3::text, r.version, r.resolution, r.bucket,
            r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
-      FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::bigint[], $9::bigint[], $10::bigint[],
-                  $11::bigint[], $12::text[], $13::text[])
-           AS r(method, path, minute, version, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.minute
+      FROM unnest($4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::bigint[], $10::bigint[],
+                  $11::bigint[], $12::bigint[], $13::text[], $14::text[])
+           AS r(method, path, resolution, bucket, version, requests, server_errors, upstream_failures, client_left,
+                ttfb, ttlb)
+     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.resolution COLLATE "C", r.bucket
     ON CONFLICT (${KEY}) DO UPDATE SET
       requests = b.requests + EXCLUDED.requests,
       server_errors = b.server_errors + EXCLUDED.server_errors,
@@ -144,8 +150,8 @@ const LOCK_CELLS = `
 
 /**
  * Writes a fold's endpoints to the environment row's cells (`runtime_cells`: every exchange since
- * the row began, per endpoint) as WRITE_MINUTES its minutes: counts added, `ttlb` as merged in
- * Node with the stored one that LOCK_CELLS found. After WRITE_MINUTES, so writers lock both tables
+ * the row began, per endpoint) as WRITE_ROWS its rows: counts added, `ttlb` as merged in
+ * Node with the stored one that LOCK_CELLS found. After WRITE_ROWS, so writers lock both tables
  * in the same order.
  */
 const WRITE_CELLS = `
@@ -160,28 +166,6 @@ const WRITE_CELLS = `
       ttlb = EXCLUDED.ttlb
     RETURNING old.ttlb IS NOT NULL AS stored)
   SELECT count(*) FILTER (WHERE stored)::int AS stored FROM written`;
-
-/**
- * Moves rows of `$1` resolution older than `$2` (at most `$4` of them) into rows of `$3`
- * resolution, added to what those hold: the deleted rows are the ones added, so each is counted
- * once, whichever replica runs it and however often.
- */
-const MOVE = `
-  WITH moved AS (
-    DELETE FROM runtime_buckets
-     WHERE ctid IN (SELECT ctid FROM runtime_buckets WHERE resolution = $1 AND bucket < $2 LIMIT $4)
-    RETURNING *
-  ), written AS (
-    INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-    SELECT project_id, method, path, environment_kind, environment_name, version, $3::text,
-           date_trunc($3::text, bucket, 'UTC'),
-           sum(requests), sum(server_errors), sum(upstream_failures), sum(client_left),
-           runtime_histogram_sum(ttfb), runtime_histogram_sum(ttlb)
-      FROM moved
-     GROUP BY project_id, method, path, environment_kind, environment_name, version, date_trunc($3::text, bucket, 'UTC')
-    ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_COLUMNS}
-  )
-  SELECT count(*)::int AS moved FROM moved`;
 
 /**
  * Moves the rows of paths `$2` (literals a learned or stated template `$3` covers) into the
@@ -268,29 +252,30 @@ export class RuntimeRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * Adds a fold's minutes of one environment row (one per endpoint and minute), in the fold's
-   * transaction, which holds that row's lock: the minute rows and cells stored are read and locked,
-   * their histograms merged here, and everything written in one statement per table. Only folds and
-   * regroupings, which hold the row's lock, add minute rows and cells of a row; should a row appear
-   * between the read and the write all the same, the fold fails (and is folded again later) rather
-   * than lose what that row held.
+   * Adds a fold's rows of one environment row (one per endpoint, resolution and bucket:
+   * `runtimeRows`), in the fold's transaction, which holds that row's lock: the rows and cells
+   * stored are read and locked, their histograms merged here, and everything written in one
+   * statement per table; the cells add the minute rows. Only folds and regroupings, which hold the
+   * row's lock, add rows and cells of a row; should a row appear between the read and the write all
+   * the same, the fold fails (and is folded again later) rather than lose what that row held.
    */
-  async addMinutes(
+  async addRows(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
     environment: { kind: MatrixKind; name: string },
-    minutes: readonly RuntimeMinute[],
+    added: readonly RuntimeRow[],
   ): Promise<void> {
-    if (minutes.length === 0) return;
+    if (added.length === 0) return;
     const head = [projectId, environment.kind, environment.name];
-    const found = (await manager.query(LOCK_MINUTES, [
+    const found = (await manager.query(LOCK_ROWS, [
       ...head,
-      minutes.map((m) => m.method),
-      minutes.map((m) => m.path),
-      minutes.map((m) => m.minute),
+      added.map((m) => m.method),
+      added.map((m) => m.path),
+      added.map((m) => m.resolution),
+      added.map((m) => m.bucket),
     ])) as Array<{ i: number; version: string; ttfb: WireHistogram | null; ttlb: WireHistogram | null }>;
     const rows = found.map(({ i, version, ttfb, ttlb }) => {
-      const m = minutes[i - 1] as RuntimeMinute;
+      const m = added[i - 1] as RuntimeRow;
       return {
         m,
         version,
@@ -298,11 +283,12 @@ export class RuntimeRepository {
         ttlb: ttlb === null ? m.ttlb : merged(ttlb, m.ttlb),
       };
     });
-    const [minutesWritten] = (await manager.query(WRITE_MINUTES, [
+    const [rowsWritten] = (await manager.query(WRITE_ROWS, [
       ...head,
       rows.map((r) => r.m.method),
       rows.map((r) => r.m.path),
-      rows.map((r) => r.m.minute),
+      rows.map((r) => r.m.resolution),
+      rows.map((r) => r.m.bucket),
       rows.map((r) => r.version),
       rows.map((r) => r.m.requests),
       rows.map((r) => r.m.serverErrors),
@@ -311,11 +297,12 @@ export class RuntimeRepository {
       rows.map((r) => JSON.stringify(r.ttfb)),
       rows.map((r) => JSON.stringify(r.ttlb)),
     ])) as Array<{ stored: number }>;
-    unchanged('minute rows', found.filter((row) => row.ttfb !== null).length, minutesWritten?.stored);
+    unchanged('runtime rows', found.filter((row) => row.ttfb !== null).length, rowsWritten?.stored);
 
     // The endpoints' cells: every minute of one endpoint summed, then added to the stored cell.
     const byEndpoint = new Map<string, RuntimeCellSums>();
-    for (const m of minutes) {
+    for (const m of added) {
+      if (m.resolution !== 'minute') continue;
       const key = `${m.method} ${m.path}`;
       let cell = byEndpoint.get(key);
       if (cell === undefined)
@@ -343,15 +330,6 @@ export class RuntimeRepository {
       cells.map((c) => JSON.stringify(c.ttlb.toWire())),
     ])) as Array<{ stored: number }>;
     unchanged('runtime cells', storedCells.length, cellsWritten?.stored);
-  }
-
-  /**
-   * Moves at most `limit` rows of `from` resolution older than `before` into `to` rows.
-   * @returns how many rows were moved.
-   */
-  async move(from: RuntimeResolution, to: RuntimeResolution, before: Date, limit: number): Promise<number> {
-    const [{ moved }] = (await this.db.query(MOVE, [from, before, to, limit])) as [{ moved: number }];
-    return moved;
   }
 
   /** Moves the rows of `literals` into `template` (see REGROUP), in the regrouping's transaction. @returns how many. */
@@ -399,71 +377,76 @@ export class RuntimeRepository {
     return row?.id ?? null;
   }
 
-  /** Deletes rows of `resolution` older than `before`. @returns how many. */
-  async prune(resolution: RuntimeResolution, before: Date): Promise<number> {
+  /** Deletes at most `limit` rows of `resolution` older than `before`. @returns how many. */
+  async prune(resolution: RuntimeResolution, before: Date, limit: number): Promise<number> {
     const [{ deleted }] = (await this.db.query(
-      `WITH pruned AS (DELETE FROM runtime_buckets WHERE resolution = $1 AND bucket < $2 RETURNING 1)
+      `WITH pruned AS (
+         DELETE FROM runtime_buckets
+          WHERE ctid IN (SELECT ctid FROM runtime_buckets WHERE resolution = $1 AND bucket < $2 LIMIT $3)
+         RETURNING 1)
        SELECT count(*)::int AS deleted FROM pruned`,
-      [resolution, before],
+      [resolution, before, limit],
     )) as [{ deleted: number }];
     return deleted;
   }
 
   /**
-   * One endpoint's rows in one environment since `since`, merged per version and step of
-   * `stepSeconds` (a row of a coarser resolution falls in the step its start is in).
+   * One endpoint's rows of one resolution in one environment since `since`, in version and time
+   * order: one per environment row (of the kind, or the one named) and version at each step.
    */
-  steps(scope: RuntimeScope, stepSeconds: number): Promise<RuntimeStepRow[]> {
+  steps(scope: RuntimeScope, resolution: RuntimeResolution): Promise<RuntimeStepRow[]> {
     return this.db.query(
-      `SELECT version, date_bin(make_interval(secs => $7), bucket, 'epoch'::timestamptz) AS at,
-              sum(requests)::text AS requests, sum(server_errors)::text AS "serverErrors",
-              sum(upstream_failures)::text AS "upstreamFailures", sum(client_left)::text AS "clientLeft",
-              runtime_histogram_sum(ttfb) AS ttfb, runtime_histogram_sum(ttlb) AS ttlb
+      `SELECT version, bucket AS at, requests::text, server_errors::text AS "serverErrors",
+              upstream_failures::text AS "upstreamFailures", client_left::text AS "clientLeft", ttfb, ttlb
          FROM runtime_buckets
         WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
-          AND ($5::text IS NULL OR environment_name = $5) AND bucket >= $6
-        GROUP BY version, at
-        ORDER BY version, at`,
-      [scope.projectId, scope.method, scope.path, scope.kind, scope.name, scope.since, stepSeconds],
+          AND ($5::text IS NULL OR environment_name = $5) AND resolution = $7 AND bucket >= $6
+        ORDER BY version, bucket`,
+      [scope.projectId, scope.method, scope.path, scope.kind, scope.name, scope.since, resolution],
     );
   }
 
-  /** Requests per version and step of `stepSeconds` in one environment since `since`, every endpoint together. */
-  shareSteps(scope: RuntimeEnvironmentScope, stepSeconds: number): Promise<ShareStepRow[]> {
+  /** Requests per version and step (the rows of `resolution`) in one environment since `since`, every endpoint together. */
+  shareSteps(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareStepRow[]> {
     return this.db.query(
-      `SELECT version, date_bin(make_interval(secs => $5), bucket, 'epoch'::timestamptz) AS at,
-              sum(requests)::text AS requests
+      `SELECT version, bucket AS at, sum(requests)::text AS requests
          FROM runtime_buckets
-        WHERE project_id = $1 AND environment_kind = $2 AND ($3::text IS NULL OR environment_name = $3) AND bucket >= $4
-        GROUP BY version, at
-        ORDER BY version, at`,
-      [scope.projectId, scope.kind, scope.name, scope.since, stepSeconds],
+        WHERE project_id = $1 AND environment_kind = $2 AND ($3::text IS NULL OR environment_name = $3)
+          AND resolution = $5 AND bucket >= $4
+        GROUP BY version, bucket
+        ORDER BY version, bucket`,
+      [scope.projectId, scope.kind, scope.name, scope.since, resolution],
     );
   }
 
-  /** Requests per endpoint and version in one environment since `since` (the id null for an undocumented endpoint). */
-  shareEndpoints(scope: RuntimeEnvironmentScope): Promise<ShareEndpointRow[]> {
+  /**
+   * Requests per endpoint and version in one environment since `since`, from the rows of
+   * `resolution` (the id null for an undocumented endpoint).
+   */
+  shareEndpoints(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareEndpointRow[]> {
     return this.db.query(
       `SELECT e.id AS "endpointId", b.method, b.path, b.version, sum(b.requests)::text AS requests
          FROM runtime_buckets b
          LEFT JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
-          AND b.bucket >= $4
+          AND b.resolution = $5 AND b.bucket >= $4
         GROUP BY e.id, b.method, b.path, b.version`,
-      [scope.projectId, scope.kind, scope.name, scope.since],
+      [scope.projectId, scope.kind, scope.name, scope.since, resolution],
     );
   }
 
   /**
    * The counts of documented endpoints in one environment since `since`, summed per endpoint and
-   * version (rows under no version left out): of one row (`name`, e.g. `PR #42`) or every row of
-   * the kind, and of the given (method, path, version) keys only, or of all.
+   * version from the rows of `resolution` (rows under no version left out): of one row (`name`,
+   * e.g. `PR #42`) or every row of the kind, and of the given (method, path, version) keys only, or
+   * of all.
    */
   totals(
     projectId: string,
     kind: MatrixKind,
     name: string | null,
     since: Date,
+    resolution: RuntimeResolution,
     keys: ReadonlyArray<{ method: string; path: string; version: string }> | null,
   ): Promise<RuntimeTotalRow[]> {
     return this.db.query(
@@ -473,7 +456,7 @@ export class RuntimeRepository {
          FROM runtime_buckets b
          JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
-          AND b.bucket >= $4 AND b.version <> ''
+          AND b.resolution = $8 AND b.bucket >= $4 AND b.version <> ''
           AND ($5::text[] IS NULL OR (b.method, b.path, b.version) IN
                (SELECT * FROM unnest($5::text[], $6::text[], $7::text[])))
         GROUP BY e.id, b.method, b.path, b.version
@@ -486,6 +469,7 @@ export class RuntimeRepository {
         keys?.map((k) => k.method) ?? null,
         keys?.map((k) => k.path) ?? null,
         keys?.map((k) => k.version) ?? null,
+        resolution,
       ],
     );
   }

@@ -24,6 +24,7 @@ import {
   type RuntimeMinute,
   RuntimeRepository,
   type RuntimeResolution,
+  type RuntimeRow,
   type RuntimeStepRow,
 } from './runtime.repository';
 
@@ -31,9 +32,9 @@ const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 const DAY_MS = 24 * HOUR_MS;
 
-/** How often each replica rolls runtime rows up (moving is exact whoever runs it). */
+/** How often each replica deletes runtime rows past their retention. */
 const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
-/** Rows moved per statement, so a backlog never makes one long transaction. */
+/** Rows deleted per statement, so a backlog never makes one long transaction. */
 const ROLLUP_CHUNK = 10_000;
 /** Points a series may have at most (the step grows to keep under it). */
 export const MAX_RUNTIME_POINTS = 1_500;
@@ -124,31 +125,47 @@ export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string>
 /** Milliseconds as answered: to the microsecond (the histograms are within 8.6 % anyway). */
 const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
 
-/** Minutes of one endpoint and minute merged into one (counts added, histograms merged). */
-export function mergeMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[] {
-  const merged = new Map<string, { minute: RuntimeMinute; ttfb: LatencyHistogram; ttlb: LatencyHistogram }>();
-  for (const m of minutes) {
-    const key = `${m.method} ${m.path} ${m.minute}`;
-    const before = merged.get(key);
-    if (before === undefined) {
-      merged.set(key, {
-        minute: { ...m },
-        ttfb: new LatencyHistogram().addWire(m.ttfb),
-        ttlb: new LatencyHistogram().addWire(m.ttlb),
-      });
-      continue;
+/** The start of the hour or the day (UTC) a time is in, ISO 8601. */
+function startOf(time: string, ms: number): string {
+  const at = Date.parse(time);
+  return new Date(at - (((at % ms) + ms) % ms)).toISOString();
+}
+
+/**
+ * The rows a batch's minutes add to: each minute's own, and its hour's and its day's (UTC), counts
+ * added and histograms merged per endpoint and bucket (one statement cannot add to a row twice).
+ * Every resolution holds all of the traffic, so a series reads its step's rows only.
+ */
+export function runtimeRows(minutes: readonly RuntimeMinute[]): RuntimeRow[] {
+  const merged = new Map<string, { row: RuntimeRow; sums: Sums }>();
+  for (const m of minutes)
+    for (const [resolution, bucket] of [
+      ['minute', m.minute],
+      ['hour', startOf(m.minute, HOUR_MS)],
+      ['day', startOf(m.minute, DAY_MS)],
+    ] as const) {
+      const key = `${resolution} ${m.method} ${m.path} ${bucket}`;
+      let entry = merged.get(key);
+      if (entry === undefined) merged.set(key, (entry = { row: { ...m, resolution, bucket }, sums: emptySums() }));
+      const sums = entry.sums;
+      sums.requests += m.requests;
+      sums.serverErrors += m.serverErrors;
+      sums.upstreamFailures += m.upstreamFailures;
+      sums.clientLeft += m.clientLeft;
+      sums.ttfb.addWire(m.ttfb);
+      sums.ttlb.addWire(m.ttlb);
     }
-    before.minute.requests += m.requests;
-    before.minute.serverErrors += m.serverErrors;
-    before.minute.upstreamFailures += m.upstreamFailures;
-    before.minute.clientLeft += m.clientLeft;
-    before.ttfb.addWire(m.ttfb);
-    before.ttlb.addWire(m.ttlb);
-  }
-  return [...merged.values()].map(({ minute, ttfb, ttlb }) => ({
-    ...minute,
-    ttfb: ttfb.toWire(),
-    ttlb: ttlb.toWire(),
+  return [...merged.values()].map(({ row, sums }) => ({
+    method: row.method,
+    path: row.path,
+    resolution: row.resolution,
+    bucket: row.bucket,
+    requests: sums.requests,
+    serverErrors: sums.serverErrors,
+    upstreamFailures: sums.upstreamFailures,
+    clientLeft: sums.clientLeft,
+    ttfb: sums.ttfb.toWire(),
+    ttlb: sums.ttlb.toWire(),
   }));
 }
 
@@ -197,6 +214,15 @@ function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date; requests: string
   return { perStep, all };
 }
 
+function addSums(sums: Sums, other: Sums): void {
+  sums.requests += other.requests;
+  sums.serverErrors += other.serverErrors;
+  sums.upstreamFailures += other.upstreamFailures;
+  sums.clientLeft += other.clientLeft;
+  sums.ttfb.add(other.ttfb);
+  sums.ttlb.add(other.ttlb);
+}
+
 /** What `GET …/runtime` asks. */
 export interface RuntimeQueryInput {
   environment: MatrixKind;
@@ -225,7 +251,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     this.log = runtime.log.child({ module: 'runtime' });
     const { minuteDays, hourDays, dayDays } = runtime.config.runtimeRetention;
     this.kept = { minute: minuteDays * DAY_MS, hour: hourDays * DAY_MS, day: dayDays * DAY_MS };
-    this.rollups = new PeriodicJob('rolling up runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
+    this.rollups = new PeriodicJob('pruning runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
   }
 
   onModuleInit(): void {
@@ -239,8 +265,8 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   /**
    * Adds the runtime minutes of several batches of one environment row (queued with its evidence
    * and folded with it, evidence/evidence.service.ts), in the fold's transaction, after its cells
-   * (so each endpoint's rows go under the version its cell names now). Minutes of one key are
-   * merged first: one statement cannot add to a row twice.
+   * (so each endpoint's rows go under the version its cell names now): to their minute, hour and
+   * day rows (`runtimeRows`).
    */
   async recordFolded(
     manager: Pick<EntityManager, 'query'>,
@@ -248,7 +274,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     row: { kind: MatrixKind; name: string },
     batches: ReadonlyArray<readonly RuntimeMinute[]>,
   ): Promise<void> {
-    await this.repository.addMinutes(manager, projectId, row, mergeMinutes(batches.flat()));
+    await this.repository.addRows(manager, projectId, row, runtimeRows(batches.flat()));
   }
 
   /**
@@ -296,25 +322,29 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Moves minute rows past their retention into hour rows, hour rows into day rows, and deletes day
-   * rows past theirs. `now` for tests.
-   * @returns rows moved or deleted per resolution.
+   * Deletes the rows of each resolution past its retention (every resolution holds all of the
+   * traffic, `runtimeRows`, so nothing moves: deleting is exact whichever replica runs it). `now`
+   * for tests.
+   * @returns rows deleted per resolution.
    */
   async rollUp(now = new Date()): Promise<Record<RuntimeResolution, number>> {
-    const at = now.getTime();
     const done: Record<RuntimeResolution, number> = { minute: 0, hour: 0, day: 0 };
-    const move = async (from: RuntimeResolution, to: RuntimeResolution, keptMs: number): Promise<void> => {
+    for (const resolution of ['minute', 'hour', 'day'] as const) {
+      const before = new Date(now.getTime() - this.kept[resolution]);
       for (;;) {
-        const moved = await this.repository.move(from, to, new Date(at - keptMs), ROLLUP_CHUNK);
-        done[from] += moved;
-        if (moved < ROLLUP_CHUNK || this.rollups.isStopped) return;
+        const deleted = await this.repository.prune(resolution, before, ROLLUP_CHUNK);
+        done[resolution] += deleted;
+        if (deleted < ROLLUP_CHUNK || this.rollups.isStopped) break;
       }
-    };
-    await move('minute', 'hour', this.kept.minute);
-    await move('hour', 'day', this.kept.hour);
-    done.day = await this.repository.prune('day', new Date(at - this.kept.day));
-    if (done.minute + done.hour + done.day > 0) this.log.info(done, 'rolled up runtime evidence');
+    }
+    if (done.minute + done.hour + done.day > 0) this.log.info(done, 'pruned runtime evidence');
     return done;
+  }
+
+  /** The finest resolution whose rows still hold all of the traffic since `since`. */
+  resolutionSince(since: Date, now = new Date()): RuntimeResolution {
+    const window = now.getTime() - since.getTime();
+    return window <= this.kept.minute ? 'minute' : window <= this.kept.hour ? 'hour' : 'day';
   }
 
   /**
@@ -361,7 +391,10 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
    * default 24 hours ago) and the environment row named (`PR #42`, a build), or null for all.
    * @throws DomainError BadInput naming the parameter.
    */
-  private windowOf(query: RuntimeQueryInput, now: Date): { since: Date; step: { ms: number }; name: string | null } {
+  private windowOf(
+    query: RuntimeQueryInput,
+    now: Date,
+  ): { since: Date; step: (typeof STEPS)[number]; name: string | null } {
     const sinceMs = query.since === undefined ? now.getTime() - DAY_MS : Date.parse(query.since);
     if (Number.isNaN(sinceMs)) throw badInput('since must be an ISO 8601 time');
     if (sinceMs > now.getTime()) throw badInput('since must not be in the future');
@@ -374,7 +407,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
       throw badInput(
         `step ${query.step} makes more than ${MAX_RUNTIME_POINTS} points since ${query.since}: ask a larger step`,
       );
-    const step = STEPS[asked >= 0 ? asked : fitting < 0 ? STEPS.length - 1 : fitting] as { name: string; ms: number };
+    const step = STEPS[asked >= 0 ? asked : fitting < 0 ? STEPS.length - 1 : fitting] as (typeof STEPS)[number];
     // Steps start at whole steps (UTC), the first the one `since` is in.
     const since = new Date(sinceMs - (sinceMs % step.ms));
     const name =
@@ -393,20 +426,26 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const { since, step, name } = this.windowOf(query, now);
     const rows = await this.repository.steps(
       { projectId: project.id, method: route.method, path: route.path, kind: query.environment, name, since },
-      step.ms / 1000,
+      step.name,
     );
-    const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
     const { perStep, all } = requestsOfEveryVersion(rows);
+    // Rows come in version and time order, one per environment row: each (version, step) is one point.
+    const steps: Array<{ version: string; at: number; sums: Sums }> = [];
     for (const row of rows) {
-      let series = versions.get(row.version);
-      if (series === undefined) versions.set(row.version, (series = { total: emptySums(), points: [] }));
-      const sums = emptySums();
-      addRow(sums, row);
-      addRow(series.total, row);
-      const at = new Date(row.at);
+      const at = new Date(row.at).getTime();
+      let last = steps[steps.length - 1];
+      if (last === undefined || last.version !== row.version || last.at !== at)
+        steps.push((last = { version: row.version, at, sums: emptySums() }));
+      addRow(last.sums, row);
+    }
+    const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
+    for (const { version, at, sums } of steps) {
+      let series = versions.get(version);
+      if (series === undefined) versions.set(version, (series = { total: emptySums(), points: [] }));
+      addSums(series.total, sums);
       series.points.push({
-        at: at.toISOString(),
-        ...pointOf(sums, step.ms / 1000, perStep.get(at.getTime()) ?? 0),
+        at: new Date(at).toISOString(),
+        ...pointOf(sums, step.ms / 1000, perStep.get(at) ?? 0),
       });
     }
     const windowSeconds = Math.max(1, (now.getTime() - since.getTime()) / 1000);
@@ -434,8 +473,8 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const { since, step, name } = this.windowOf(query, now);
     const scope = { projectId: project.id, kind: query.environment, name, since };
     const [steps, endpoints] = await Promise.all([
-      this.repository.shareSteps(scope, step.ms / 1000),
-      this.repository.shareEndpoints(scope),
+      this.repository.shareSteps(scope, step.name),
+      this.repository.shareEndpoints(scope, this.resolutionSince(since, now)),
     ]);
     const perVersion = new Map<string, { requests: number; points: VersionSharePoint[] }>();
     const { perStep, all } = requestsOfEveryVersion(steps);
