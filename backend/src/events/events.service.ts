@@ -9,7 +9,10 @@ import { EventsRepository, publishEvent, type StoredEvent } from './events.repos
 // Writers that publish inside their own transaction (a transaction's manager) call it from here, the events' service.
 export { publishEvent };
 
-/** How often per capture at most a `capture.updated` goes out (ms): batches can arrive many per second. */
+/**
+ * How often a replica sends the `capture.updated` events due (ms): each capture at most once per
+ * interval, all of them in one transaction (batches of hundreds of agents arrive many per second).
+ */
 const CAPTURE_UPDATE_INTERVAL_MS = 500;
 
 /** Stored events older than this are deleted: every replica has read them long before. */
@@ -26,7 +29,9 @@ type Listener = (event: DashboardEvent) => void;
 @Injectable()
 export class EventsService implements OnModuleInit, OnModuleDestroy {
   private readonly listeners = new Map<string, Set<Listener>>();
-  private readonly pendingCaptureUpdates = new Map<string, NodeJS.Timeout>();
+  /** Captures changed since the last `capture.updated` events went out, with their project. */
+  private readonly pendingCaptureUpdates = new Map<string, string>();
+  private captureUpdatesDue: NodeJS.Timeout | null = null;
   private client: pg.Client | null = null;
   private closed = false;
   private reconnectDelayMs = 200;
@@ -58,7 +63,8 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     this.closed = true;
     await this.pruning.stop();
     await this.reading;
-    for (const timer of this.pendingCaptureUpdates.values()) clearTimeout(timer);
+    if (this.captureUpdatesDue !== null) clearTimeout(this.captureUpdatesDue);
+    this.captureUpdatesDue = null;
     this.pendingCaptureUpdates.clear();
     await this.client?.end().catch(() => undefined);
     this.client = null;
@@ -75,15 +81,35 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** A `capture.updated`, coalesced per capture so a busy agent does not flood dashboards. */
+  /**
+   * A `capture.updated`, coalesced: once per capture per CAPTURE_UPDATE_INTERVAL_MS, and every
+   * capture due on this replica in one transaction, so hundreds of agents streaming at once do not
+   * each take PostgreSQL's notification lock (issue 20: the only lock waits over 100 ms left).
+   */
   captureChanged(projectId: string, captureId: string): void {
-    if (this.closed || this.pendingCaptureUpdates.has(captureId)) return;
-    const timer = setTimeout(() => {
-      this.pendingCaptureUpdates.delete(captureId);
-      void this.publish(projectId, { type: 'capture.updated', captureId });
+    if (this.closed) return;
+    this.pendingCaptureUpdates.set(captureId, projectId);
+    if (this.captureUpdatesDue !== null) return;
+    this.captureUpdatesDue = setTimeout(() => {
+      this.captureUpdatesDue = null;
+      void this.publishCaptureUpdates();
     }, CAPTURE_UPDATE_INTERVAL_MS);
-    timer.unref();
-    this.pendingCaptureUpdates.set(captureId, timer);
+    this.captureUpdatesDue.unref();
+  }
+
+  /** Sends the `capture.updated` events due, in one transaction. Never throws. */
+  private async publishCaptureUpdates(): Promise<void> {
+    const due = [...this.pendingCaptureUpdates].map(([captureId, projectId]) => ({
+      projectId,
+      event: { type: 'capture.updated', captureId } as const,
+    }));
+    this.pendingCaptureUpdates.clear();
+    if (this.closed || due.length === 0) return;
+    try {
+      await this.events.publishAll(due);
+    } catch (error) {
+      this.log.warn({ err: error, events: due.length }, 'capture.updated events not published');
+    }
   }
 
   /** Listens to a project's events on this replica; returns the unsubscribe function. */
