@@ -31,6 +31,7 @@ import { LogsByProject1765930000000 } from './migrations/1765930000000-LogsByPro
 import { EvidenceRowsByProject1765940000000 } from './migrations/1765940000000-EvidenceRowsByProject';
 import { CaptureRowsByProject1765950000000 } from './migrations/1765950000000-CaptureRowsByProject';
 import { RuntimeResolutions1765955000000 } from './migrations/1765955000000-RuntimeResolutions';
+import { ProposalRowsByProject1765960000000 } from './migrations/1765960000000-ProposalRowsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -65,6 +66,7 @@ export const MIGRATIONS = [
   EvidenceRowsByProject1765940000000,
   CaptureRowsByProject1765950000000,
   RuntimeResolutions1765955000000,
+  ProposalRowsByProject1765960000000,
 ];
 
 /**

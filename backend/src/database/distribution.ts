@@ -47,8 +47,6 @@ export const NOT_YET_DISTRIBUTABLE: readonly string[] = [
   'evidence_cells',
   'evidence_current',
   'observations',
-  'proposal_endpoints',
-  'proposal_steps',
   'proposals',
 ];
 

@@ -166,7 +166,8 @@ export class ProposalsRepository {
     manager: Queryable,
   ): Promise<void> {
     await manager.query(
-      `INSERT INTO proposal_steps (proposal_id, step, actor, at) VALUES ($1, $2, $3, COALESCE($4::timestamptz, now()))`,
+      `INSERT INTO proposal_steps (project_id, proposal_id, step, actor, at)
+       SELECT project_id, id, $2, $3, COALESCE($4::timestamptz, now()) FROM proposals WHERE id = $1`,
       [proposalId, step, actor, at],
     );
   }
@@ -182,8 +183,8 @@ export class ProposalsRepository {
     manager: Queryable,
   ): Promise<Date | null> {
     const [recorded] = (await manager.query(
-      `INSERT INTO proposal_steps (proposal_id, step, at, pull_request, build, commit)
-       VALUES ($1, $2, now(), $3, $4, $5)
+      `INSERT INTO proposal_steps (project_id, proposal_id, step, at, pull_request, build, commit)
+       SELECT project_id, id, $2, now(), $3, $4, $5 FROM proposals WHERE id = $1
        ON CONFLICT ON CONSTRAINT proposal_steps_once DO NOTHING
        RETURNING at`,
       [proposalId, step, evidence.pullRequest, evidence.build, evidence.commit],
@@ -245,9 +246,11 @@ export class ProposalsRepository {
   /** Stores a proposal's planned endpoints, their positions in the order given. */
   async insertEndpoints(proposalId: string, endpoints: readonly StoredEndpoint[], manager: Queryable): Promise<void> {
     await manager.query(
-      `INSERT INTO proposal_endpoints (proposal_id, position, method, path, description, mode, request, responses, parameters)
-       SELECT $1::uuid, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
-         FROM jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb, parameters jsonb)`,
+      `INSERT INTO proposal_endpoints (project_id, proposal_id, position, method, path, description, mode, request, responses, parameters)
+       SELECT p.project_id, p.id, x.position, x.method, x.path, x.description, x.mode, x.request, x.responses, x.parameters
+         FROM proposals p,
+              jsonb_to_recordset($2::jsonb) AS x(position integer, method text, path text, description text, mode text, request jsonb, responses jsonb, parameters jsonb)
+        WHERE p.id = $1::uuid`,
       [proposalId, JSON.stringify(endpoints.map((e, position) => ({ position, ...e })))],
     );
   }
