@@ -24,7 +24,6 @@ import { CapturesRepository } from '../src/captures/captures.repository';
 import { ShapeStore } from '../src/captures/shape-store';
 import { PathsRepository } from '../src/paths/paths.repository';
 import { RegroupService } from '../src/paths/regroup.service';
-import { ProjectEntity } from '../src/projects/project.entity';
 import { ProjectsService } from '../src/projects/projects.service';
 import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
 import { ProposalRegrouping } from '../src/proposals/proposal-regrouping';
@@ -207,7 +206,7 @@ beforeAll(async () => {
   regroup = new RegroupService(
     new PathsRepository(ds),
     new CapturesRepository(ds),
-    new ProjectsService(ds.getRepository(ProjectEntity), audit),
+    new ProjectsService(ds, audit),
     evidence,
     events,
     // Its log and retention are for the rollup, which no test here runs.

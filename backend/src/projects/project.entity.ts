@@ -1,20 +1,17 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-
-@Entity('projects')
+/**
+ * A project as stored (`projects`), read and written with raw SQL by `projects.repository.ts`. The
+ * name is from its TypeORM days; it is a plain row type now, the one every domain's routes get
+ * (`@CurrentProject()`).
+ */
 export class ProjectEntity {
-  @PrimaryGeneratedColumn('uuid')
   id: string;
 
-  @Column('text')
   slug: string;
 
-  @Column('text')
   name: string;
 
   /** Four eyes: a proposal's author cannot approve it. */
-  @Column({ name: 'four_eyes', type: 'boolean', default: false })
   fourEyes: boolean;
 
-  @Column({ name: 'created_at', type: 'timestamptz', insert: false, update: false })
   createdAt: Date;
 }

@@ -1,14 +1,12 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module';
-import { ProjectEntity } from './project.entity';
 import { ProjectsController } from './projects.controller';
 import { ProjectsService } from './projects.service';
 
 /** Projects (the tenant of everything else) and their routes. */
 @Module({
-  imports: [TypeOrmModule.forFeature([ProjectEntity]), AuditModule, UsersModule],
+  imports: [AuditModule, UsersModule],
   controllers: [ProjectsController],
   providers: [ProjectsService],
   exports: [ProjectsService],

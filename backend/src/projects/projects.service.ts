@@ -1,13 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { ProjectResponse } from '@spectator/shared';
-import { type EntityManager, In, type Repository } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { actorOf, type Principal } from '../common/principal';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { isUniqueViolation } from '../common/pg-errors';
-import { ProjectEntity } from './project.entity';
+import type { Queryable } from '../common/queryable';
+import type { ProjectEntity } from './project.entity';
+import { projectsRepository } from './projects.repository';
 
 export const SLUG_PATTERN = /^[a-z0-9][a-z0-9-]{0,62}$/;
 
@@ -34,11 +36,8 @@ export function projectNotFound(slug: string): DomainError {
  * the project), in the caller's transaction. The row is share-locked until that transaction ends,
  * so a change of the setting waits for approvals under way and every later one sees it.
  */
-export async function fourEyesNow(manager: Pick<EntityManager, 'query'>, projectId: string): Promise<boolean> {
-  const [row] = (await manager.query('SELECT four_eyes AS "fourEyes" FROM projects WHERE id = $1 FOR SHARE', [
-    projectId,
-  ])) as Array<{ fourEyes: boolean }>;
-  return row?.fourEyes ?? false;
+export function fourEyesNow(manager: Queryable, projectId: string): Promise<boolean> {
+  return projectsRepository.fourEyesNow(manager, projectId);
 }
 
 @Injectable()
@@ -50,7 +49,7 @@ export class ProjectsService {
   private readonly bySlugCache = new LruCache<string, { project: ProjectEntity; at: number }>(1_000);
 
   constructor(
-    @InjectRepository(ProjectEntity) private readonly projects: Repository<ProjectEntity>,
+    @InjectDataSource() private readonly db: DataSource,
     private readonly audit: AuditService,
   ) {}
 
@@ -59,14 +58,14 @@ export class ProjectsService {
     if (principal.projectId !== null)
       throw new DomainError(ErrorCode.Forbidden, 'creating a project needs the bootstrap admin token');
     try {
-      const saved = await this.projects.save(this.projects.create({ slug: input.slug, name: input.name }));
+      const saved = await projectsRepository.insert(this.db, input.slug, input.name);
       await this.audit.record({
         projectId: saved.id,
         actor: actorOf(principal),
         action: 'project.created',
         details: { slug: input.slug, name: input.name },
       });
-      return toProjectResponse(await this.projects.findOneByOrFail({ id: saved.id }));
+      return toProjectResponse(saved);
     } catch (error) {
       if (isUniqueViolation(error))
         throw new DomainError(ErrorCode.ProjectExists, `slug ${input.slug} is already taken`);
@@ -77,11 +76,7 @@ export class ProjectsService {
   /** Projects by id (`null`: all of them). */
   async list(ids: string[] | null): Promise<ProjectResponse[]> {
     if (ids !== null && ids.length === 0) return [];
-    const rows = await this.projects.find({
-      where: ids === null ? {} : { id: In(ids) },
-      order: { slug: 'ASC' },
-    });
-    return rows.map(toProjectResponse);
+    return (await projectsRepository.list(this.db, ids)).map(toProjectResponse);
   }
 
   /** @throws DomainError BadInput for a malformed slug, ProjectNotFound for an unknown one. */
@@ -93,7 +88,7 @@ export class ProjectsService {
       );
     const cached = this.bySlugCache.get(slug);
     if (cached && Date.now() - cached.at < 10_000) return cached.project;
-    const project = await this.projects.findOneBy({ slug });
+    const project = await projectsRepository.bySlug(this.db, slug);
     if (!project) throw projectNotFound(slug);
     this.bySlugCache.set(slug, { project, at: Date.now() });
     return project;
@@ -105,7 +100,7 @@ export class ProjectsService {
    */
   async update(project: ProjectEntity, by: Principal, input: { fourEyes?: boolean }): Promise<ProjectResponse> {
     if (input.fourEyes !== undefined && input.fourEyes !== project.fourEyes) {
-      await this.projects.update({ id: project.id }, { fourEyes: input.fourEyes });
+      await projectsRepository.setFourEyes(this.db, project.id, input.fourEyes);
       await this.audit.record({
         projectId: project.id,
         actor: actorOf(by),
@@ -119,7 +114,7 @@ export class ProjectsService {
 
   /** @throws DomainError ProjectNotFound. */
   async byId(id: string): Promise<ProjectEntity> {
-    const project = await this.projects.findOneBy({ id });
+    const project = await projectsRepository.byId(this.db, id);
     if (!project) throw new DomainError(ErrorCode.ProjectNotFound, `project ${id} does not exist`);
     return project;
   }
