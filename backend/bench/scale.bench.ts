@@ -15,7 +15,9 @@
  *    lines PostgreSQL wrote (`deadlock_timeout` set to 100 ms: every line is a wait over 100 ms);
  *  - a check that the stored evidence equals a full recomputation from the stored observations:
  *    the distinct exchanges of every environment row, the matrix (`GET …/versions`), the cells,
- *    the proposal's steps and the requests per version (runtime evidence, the version share).
+ *    the proposal's steps and the requests per version (runtime evidence, the version share); and
+ *    that the consumer calls stored (issue 19: every row names 1–3 of CONSUMERS clients, a few
+ *    rows some overflow) equal the calls sent, per environment kind and consumer.
  *    A difference fails the bench.
  *
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
@@ -139,6 +141,9 @@ class CpuMeter {
     return [...phases].map(([phase, parts]) => `${phase}: ${parts.join(', ')}`);
   }
 }
+/** Clients the agents name (pseudonyms, as agents started with `--consumer` send them). */
+const CONSUMERS = 40;
+const pseudonymOf = (client: number): string => client.toString(16).padStart(16, 'c');
 /** Endpoints `/r{i}` with i % 10 === 9 are not documented. */
 const documented = (i: number): boolean => i % 10 !== 9;
 
@@ -173,6 +178,15 @@ function rowsOf(seed: number): WireObservation[] {
       ttlb.record(ms + next() * 5);
     }
     const failed = next() < 0.1;
+    // 1–3 clients share the calls; one row in twenty has calls of clients past the agent's bound.
+    const named = new Map<string, number>();
+    const overflow = count > 1 && next() < 0.05 ? 1 : 0;
+    const clients = 1 + Math.floor(next() * 3);
+    const first = Math.floor(next() * CONSUMERS);
+    for (let k = 0; k < count - overflow; k++) {
+      const client = pseudonymOf((first + Math.floor(next() * clients)) % CONSUMERS);
+      named.set(client, (named.get(client) ?? 0) + 1);
+    }
     return {
       method: 'POST',
       path: `/r${i}`,
@@ -186,7 +200,27 @@ function rowsOf(seed: number): WireObservation[] {
       firstSeen: now,
       lastSeen: now,
       runtime: { ttfb: ttfb.toWire(), ttlb: ttlb.toWire() },
+      consumers: [...named].map(([id, calls]) => ({ id, count: calls, lastSeen: now })),
+      ...(overflow > 0 ? { consumersOverflow: overflow } : {}),
     };
+  });
+}
+
+/** Calls per `kind consumer` (and `kind *` for all, `kind +` for the overflow) of batches sent, added to `into`. */
+function tallyConsumers(
+  into: Map<string, number>,
+  agents: readonly SimulatedAgent[],
+  batches: readonly WireObservation[][][],
+): void {
+  const add = (key: string, calls: number): void => void into.set(key, (into.get(key) ?? 0) + calls);
+  batches.forEach((perAgent, a) => {
+    const kind = (agents[a] as SimulatedAgent).environment.kind;
+    for (const observations of perAgent)
+      for (const o of observations) {
+        add(`${kind} *`, o.count);
+        if (o.consumersOverflow) add(`${kind} +`, o.consumersOverflow);
+        for (const c of o.consumers ?? []) add(`${kind} ${c.id}`, c.count);
+      }
   });
 }
 
@@ -379,6 +413,7 @@ async function recomputationDiffers(
   pool: pg.Pool,
   projectId: string,
   matrixOf: (kind: MatrixKind) => Promise<VersionMatrixResponse>,
+  consumersSent: ReadonlyMap<string, number>,
 ): Promise<{ checked: string; differences: string[] }> {
   const db: Queryable = {
     query: async <T>(text: string, values?: unknown[]): Promise<T> => (await pool.query(text, values)).rows as T,
@@ -566,8 +601,18 @@ async function recomputationDiffers(
   if (differingShare > 0)
     differences.push(`version share: ${differingShare} of ${expectedShare.size} (row, endpoint, version) differ`);
 
+  // Consumer calls: what the agents sent, per environment kind and consumer.
+  const consumerCalls = (await db.query(
+    `SELECT environment_kind AS kind, consumer, sum(calls)::float8 AS calls FROM consumer_calls WHERE project_id = $1 GROUP BY 1, 2`,
+    [projectId],
+  )) as Array<{ kind: string; consumer: string; calls: number }>;
+  let differingConsumers = Math.abs(consumerCalls.length - consumersSent.size);
+  for (const c of consumerCalls) if (consumersSent.get(`${c.kind} ${c.consumer}`) !== c.calls) differingConsumers++;
+  if (differingConsumers > 0)
+    differences.push(`consumer calls: ${differingConsumers} of ${consumersSent.size} (kind, consumer) differ`);
+
   return {
-    checked: `${exchanges?.stored} distinct exchanges, ${cells.size} cells, ${matrixCells} matrix cells, ${steps} steps of ${proposals.length} proposal(s), ${expectedShare.size} version shares`,
+    checked: `${exchanges?.stored} distinct exchanges, ${cells.size} cells, ${matrixCells} matrix cells, ${steps} steps of ${proposals.length} proposal(s), ${expectedShare.size} version shares, ${consumersSent.size} consumer totals`,
     differences,
   };
 }
@@ -680,10 +725,12 @@ async function main(): Promise<void> {
     const saturated: number[] = [];
     let backendLockMs = 0;
     let plainLockMs = 0;
+    const consumersSent = new Map<string, number>();
     for (let round = 0; round < ROUNDS; round++) {
       const batches = agents.map((_, a) =>
         Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b) >>> 0)),
       );
+      tallyConsumers(consumersSent, agents, batches);
       const runBackend = async (): Promise<void> => {
         const work = serialised(agents, batches);
         sampler.start();
@@ -721,6 +768,7 @@ async function main(): Promise<void> {
         rowsOf((a * 31 + b * 1_000_003 + 17) >>> 0),
       ),
     );
+    tallyConsumers(consumersSent, agents, pacedBatches);
     sampler.start();
     const paced = await cpu.measure('paced', () =>
       stream(agents, serialised(agents, pacedBatches), { paceMs: PACE_MS }),
@@ -738,8 +786,11 @@ async function main(): Promise<void> {
       if (!queued || queued.n === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const check = await recomputationDiffers(pool, project.id, (kind) =>
-      api<VersionMatrixResponse>('GET', `/projects/scale/versions?kind=${kind}&limit=100`),
+    const check = await recomputationDiffers(
+      pool,
+      project.id,
+      (kind) => api<VersionMatrixResponse>('GET', `/projects/scale/versions?kind=${kind}&limit=100`),
+      consumersSent,
     );
 
     const ms = (value: number): string => `${value.toFixed(0)} ms`;
