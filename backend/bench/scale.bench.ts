@@ -811,6 +811,20 @@ async function main(): Promise<void> {
       `  longest lock wait sampled: with evidence ${ms(backendLockMs)}, paced ${ms(pacedLockMs)}, plain ${ms(plainLockMs)}; ` +
         `log_lock_waits lines (waits over 100 ms): ${lockLines.length} (aim 0)`,
     );
+    // Waits by the table their statement writes (or reads), most first.
+    const byTable = new Map<string, number>();
+    for (const wait of lockLines) {
+      const statement = wait.slice(wait.indexOf('STATEMENT:'));
+      const table = /(?:INSERT INTO|UPDATE|DELETE FROM|FROM)\s+(\w+)/.exec(statement)?.[1] ?? 'unknown';
+      byTable.set(table, (byTable.get(table) ?? 0) + 1);
+    }
+    if (byTable.size > 0)
+      console.log(
+        `    waits by table: ${[...byTable]
+          .sort((a, b) => b[1] - a[1])
+          .map(([table, n]) => `${table} ${n}`)
+          .join(', ')}`,
+      );
     for (const wait of lockLines.slice(0, 3))
       console.log(
         wait
