@@ -174,6 +174,7 @@ const usedBy = (labels: Array<string | null>): BlastRadiusResponse => {
   }));
   return {
     environment: 'production',
+    build: null,
     days: 30,
     since: '2026-10-29',
     parts: [

@@ -99,6 +99,8 @@ let backend: TestBackend;
 let agentToken: string;
 let readToken: string;
 let writeToken: string;
+/** The proposal that drops the users' `name` (a breaking change of GET /users 200). */
+let usersProposal: string;
 
 /** Runs a real agent (naming consumers when `named`) in front of a variant, sends `traffic`, closes it (flushing). */
 async function run(
@@ -163,6 +165,17 @@ async function gate(pr: string, failOn: string): Promise<{ code: number; output:
   return { code: await runCheck(args, {}, sink, sink), output };
 }
 
+/** The documented endpoint at a path. */
+async function endpointOf(path: string): Promise<EndpointResponse> {
+  const endpoints = await backend.api<EndpointResponse[]>(
+    'GET',
+    `/projects/${PROJECT}/endpoints`,
+    undefined,
+    readToken,
+  );
+  return endpoints.body.find((e) => e.path === path) as EndpointResponse;
+}
+
 /** Precision and recall of an affected set against the truth. */
 function precisionRecall(found: readonly string[], truth: readonly string[]): { precision: number; recall: number } {
   const hits = found.filter((id) => truth.includes(id)).length;
@@ -215,13 +228,7 @@ describe('consumers and blast radius', () => {
     expect(label.status).toBe(200);
     expect(label.body).toMatchObject({ consumer: pseudonymOf('mobile'), label: 'mobile app 5.x', updatedBy: 'team' });
 
-    const endpoints = await backend.api<EndpointResponse[]>(
-      'GET',
-      `/projects/${PROJECT}/endpoints`,
-      undefined,
-      readToken,
-    );
-    const users = endpoints.body.find((e) => e.path === '/users') as EndpointResponse;
+    const users = await endpointOf('/users');
     const { status, body } = await backend.api<EndpointConsumersResponse>(
       'GET',
       `/projects/${PROJECT}/endpoints/${users.id}/consumers?environment=production`,
@@ -311,6 +318,7 @@ describe('consumers and blast radius', () => {
       writeToken,
     );
     expect(users2.status).toBe(201);
+    usersProposal = users2.body.id;
     expect(users2.body.endpoints[0]?.changes.some((c) => c.breaking)).toBe(true);
     const radius = await backend.api<BlastRadiusResponse>(
       'GET',
@@ -332,6 +340,71 @@ describe('consumers and blast radius', () => {
     expect(staging.body).toMatchObject({ environment: 'staging', days: 7, consumers: [] });
   });
 
+  it('counts consumers per build, and answers who a change breaks in one build', async () => {
+    // A second production build: web calls GET /users twice, partner GET /orders once.
+    await run(
+      { kind: 'production', build: 'p-2' },
+      'v1',
+      [
+        { client: 'web', route: 'GET /users' },
+        { client: 'web', route: 'GET /users' },
+        { client: 'partner', route: 'GET /orders' },
+      ],
+      true,
+    );
+    const list = async (query: string) =>
+      (await backend.api<ConsumersResponse>('GET', `/projects/${PROJECT}/consumers${query}`, undefined, readToken))
+        .body;
+    const named = (answer: ConsumersResponse) => answer.consumers.map((c) => [c.label ?? c.consumer, c.calls]);
+    const first = await list('?build=p-1');
+    expect({ build: first.build, calls: first.calls }).toEqual({ build: 'p-1', calls: 19 });
+    expect(named(first)).toEqual([
+      ['mobile app 5.x', 7],
+      [pseudonymOf('partner'), 4],
+      [pseudonymOf('web'), 3],
+      [pseudonymOf('batch'), 2],
+    ]);
+    const second = await list('?environment=production&build=p-2');
+    expect({ build: second.build, calls: second.calls }).toEqual({ build: 'p-2', calls: 3 });
+    expect(named(second)).toEqual([
+      [pseudonymOf('web'), 2],
+      [pseudonymOf('partner'), 1],
+    ]);
+    const all = await list('');
+    expect({ build: all.build, calls: all.calls }).toEqual({ build: null, calls: 22 });
+    expect(all.builds.map((b) => [b.build, b.calls])).toEqual([
+      ['p-2', 3],
+      ['p-1', 19],
+    ]);
+
+    const radius = async (build: string) =>
+      (
+        await backend.api<BlastRadiusResponse>(
+          'GET',
+          `/projects/${PROJECT}/proposals/${usersProposal}/blast-radius?build=${build}`,
+          undefined,
+          readToken,
+        )
+      ).body;
+    expect((await radius('p-2')).consumers.map((c) => [c.consumer, c.calls])).toEqual([[pseudonymOf('web'), 2]]);
+    expect((await radius('p-1')).consumers.map((c) => [c.label ?? c.consumer, c.calls])).toEqual([
+      ['mobile app 5.x', 5],
+      [pseudonymOf('web'), 3],
+    ]);
+
+    const users = await endpointOf('/users');
+    const ofUsers = await backend.api<EndpointConsumersResponse>(
+      'GET',
+      `/projects/${PROJECT}/endpoints/${users.id}/consumers?environment=production&build=p-2`,
+      undefined,
+      readToken,
+    );
+    expect(ofUsers.body.build).toBe('p-2');
+    expect(
+      ofUsers.body.rows.map((row) => [row.status, row.calls, row.consumers.map((c) => [c.consumer, c.share])]),
+    ).toEqual([[200, 2, [[pseudonymOf('web'), 1]]]]);
+  });
+
   it('refuses bad input with a message naming it', async () => {
     const bad = async (method: string, route: string, body?: unknown) =>
       backend.api<{ message: string }>(method, `/projects/${PROJECT}${route}`, body, writeToken);
@@ -342,6 +415,16 @@ describe('consumers and blast radius', () => {
     expect((await bad('GET', '/consumers?days=0')).body.message).toContain('days must be an integer from 1 to 400');
     expect((await bad('GET', '/consumers?environment=moon')).status).toBe(400);
     expect((await bad('GET', '/ci/1?days=abc')).status).toBe(400);
+    const unknown = await bad('GET', '/consumers?build=p-9');
+    expect({ status: unknown.status, message: unknown.body.message }).toEqual({
+      status: 404,
+      message: 'environment production has no build p-9 in project shop',
+    });
+    const { id } = await endpointOf('/users');
+    expect((await bad('GET', `/endpoints/${id}/consumers?build=p-1`)).body.message).toBe('build needs an environment');
+    expect((await bad('GET', `/consumers?build=${'b'.repeat(201)}`)).body.message).toContain(
+      'build must be at most 200 characters',
+    );
     expect((await bad('DELETE', `/consumers/${pseudonymOf('partner')}/label`)).status).toBe(404);
     expect((await bad('DELETE', `/consumers/${pseudonymOf('mobile')}/label`)).status).toBe(204);
   });

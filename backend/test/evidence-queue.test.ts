@@ -1,8 +1,9 @@
 /**
  * Evidence without a hot row (issue 20): batches queue their evidence in their own transaction and
  * folds take it, on any replica. Many agents of one build on two replicas at once: every
- * acknowledged batch is in the evidence when its ack arrives, counted once, the proposal's step
- * recorded once; a batch left queued (its replica stopped before folding it) is folded by a sweep.
+ * acknowledged batch is in the evidence and its consumer calls (issue 19) are counted for its build
+ * when its ack arrives, each once, the proposal's step recorded once; a batch left queued (its
+ * replica stopped before folding it) is folded by a sweep.
  */
 import type { TokenResponse, VersionMatrixResponse } from '@spectator/shared';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
@@ -16,6 +17,9 @@ let token: string;
 const AGENTS = 8;
 const BATCHES = 5;
 const COUNT = 3;
+/** Two clients every agent serves: MOBILE makes 2 of each row's calls, WEB 1. */
+const MOBILE = '3f9c0a1b7d2e4c55';
+const WEB = '9d0c3e51a7b2f468';
 const text = { type: 'string' };
 
 beforeAll(async () => {
@@ -62,6 +66,15 @@ async function evidenceTotal(): Promise<number> {
   return row?.n ?? -1;
 }
 
+/** Consumer calls of build b1 per consumer (`*`: every call). */
+async function consumerTotals(): Promise<Record<string, number>> {
+  const rows = await sql<{ consumer: string; calls: number }>(
+    `SELECT c.consumer, sum(c.calls)::int AS calls FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
+      WHERE r.kind = 'production' AND r.name = 'b1' AND c.environment_kind = 'production' GROUP BY c.consumer`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.consumer, row.calls]));
+}
+
 async function runtimeTotal(): Promise<number> {
   const [row] = await sql<{ n: number }>(
     `SELECT coalesce(sum(requests), 0)::int AS n FROM runtime_buckets
@@ -92,6 +105,10 @@ describe('queued evidence', () => {
                 request: { title: 't' },
                 response: { id: b, title: 't' },
                 count: COUNT,
+                consumers: [
+                  { id: MOBILE, count: 2, lastSeen: new Date().toISOString() },
+                  { id: WEB, count: 1, lastSeen: new Date().toISOString() },
+                ],
               },
             ]),
           );
@@ -102,6 +119,7 @@ describe('queued evidence', () => {
     const total = AGENTS * BATCHES * COUNT;
     expect(await evidenceTotal()).toBe(total);
     expect(await runtimeTotal()).toBe(total);
+    expect(await consumerTotals()).toEqual({ '*': total, [MOBILE]: (total * 2) / 3, [WEB]: total / 3 });
     expect(await sql('SELECT id FROM evidence_queue')).toEqual([]);
     const matrix = (await second.api<VersionMatrixResponse>('GET', '/projects/scaled/versions?kind=production')).body;
     expect(matrix.rows.map((row) => row.name)).toEqual(['b1']);
@@ -116,13 +134,15 @@ describe('queued evidence', () => {
   it('left queued (its replica stopped before folding it) is folded by a sweep of any replica', async () => {
     const before = await evidenceTotal();
     const runtimeBefore = await runtimeTotal();
+    const consumersBefore = await consumerTotals();
     const [row] = await sql<{ id: string; project_id: string }>(
       `SELECT id, project_id FROM environment_rows WHERE kind = 'production' AND name = 'b1'`,
     );
     const now = new Date().toISOString();
     const minute = new Date(Date.parse(now) - (Date.parse(now) % 60_000)).toISOString();
     await sql(
-      `INSERT INTO evidence_queue (project_id, row_id, last_seen, exchanges, minutes) VALUES ($1, $2, $3, $4::jsonb, $5::jsonb)`,
+      `INSERT INTO evidence_queue (project_id, row_id, last_seen, exchanges, minutes, consumers)
+       VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb)`,
       [
         row?.project_id,
         row?.id,
@@ -155,17 +175,38 @@ describe('queued evidence', () => {
             ttlb: {},
           },
         ]),
+        JSON.stringify(
+          [
+            ['*', 7],
+            [WEB, 7],
+          ].map(([consumer, calls]) => ({
+            method: 'POST',
+            path: '/items',
+            status: 201,
+            consumer,
+            day: now.slice(0, 10),
+            calls,
+            lastCall: now,
+          })),
+        ),
       ],
     );
-    const folded = async (): Promise<{ queued: number; evidence: number; runtime: number }> => ({
+    const folded = async (): Promise<{
+      queued: number;
+      evidence: number;
+      runtime: number;
+      consumers: Record<string, number>;
+    }> => ({
       queued: (await sql('SELECT id FROM evidence_queue')).length,
       evidence: await evidenceTotal(),
       runtime: await runtimeTotal(),
+      consumers: await consumerTotals(),
     });
     expect(await eventually(folded, (now) => now.queued === 0)).toEqual({
       queued: 0,
       evidence: before + 7,
       runtime: runtimeBefore + 7,
+      consumers: { ...consumersBefore, '*': (consumersBefore['*'] ?? 0) + 7, [WEB]: (consumersBefore[WEB] ?? 0) + 7 },
     });
   });
 });

@@ -105,4 +105,62 @@ describe('migrations', () => {
       await ds.destroy();
     }
   });
+
+  it('move consumer calls counted per kind to the newest row of their kind, and back', async () => {
+    const ds = createDataSource(database.url, 2);
+    await ds.initialize();
+    try {
+      await migrateUp(ds);
+      // Back to before the calls were kept per build.
+      while ((await appliedMigrations(ds)).includes('ConsumerCallsPerBuild1765987000000')) await migrateDown(ds);
+      const [project] = (await ds.query(
+        `INSERT INTO projects (slug, name) VALUES ('per-build', 'P') RETURNING id`,
+      )) as [{ id: string }];
+      const row = async (name: string, lastSeen: string): Promise<string> =>
+        (
+          (await ds.query(
+            `INSERT INTO environment_rows (project_id, kind, name, scope, first_seen, last_seen)
+             VALUES ($1, 'production', $2, '', $3, $3) RETURNING id`,
+            [project.id, name, lastSeen],
+          )) as [{ id: string }]
+        )[0].id;
+      await row('b1', '2026-11-01T00:00:00Z');
+      const newest = await row('b2', '2026-11-20T00:00:00Z');
+      const calls = async (kind: string, consumer: string, n: number): Promise<void> =>
+        void (await ds.query(
+          `INSERT INTO consumer_calls (project_id, environment_kind, method, path, status, consumer, day, calls, last_call)
+           VALUES ($1, $2, 'GET', '/users', 200, $3, '2026-11-20', $4, '2026-11-20T10:00:00Z')`,
+          [project.id, kind, consumer, n],
+        ));
+      await calls('production', '*', 5);
+      await calls('production', '0123456789abcdef', 3);
+      // Staging has no row of this project: no build to show its calls under.
+      await calls('staging', '*', 2);
+      await migrateUp(ds);
+      const stored = `SELECT environment_kind AS kind, consumer, calls::int AS calls FROM consumer_calls
+                       WHERE project_id = $1 ORDER BY kind, consumer`;
+      expect(
+        await ds.query(`SELECT DISTINCT row_id AS "rowId" FROM consumer_calls WHERE project_id = $1`, [project.id]),
+      ).toEqual([{ rowId: newest }]);
+      expect(await ds.query(stored, [project.id])).toEqual([
+        { kind: 'production', consumer: '*', calls: 5 },
+        { kind: 'production', consumer: '0123456789abcdef', calls: 3 },
+      ]);
+      // Per build again after a second call of another build; down adds the builds up per kind.
+      await ds.query(
+        `INSERT INTO consumer_calls (project_id, row_id, environment_kind, method, path, status, consumer, day, calls, last_call)
+         SELECT $1, id, 'production', 'GET', '/users', 200, '*', '2026-11-20', 4, '2026-11-20T11:00:00Z'
+           FROM environment_rows WHERE project_id = $1 AND name = 'b1'`,
+        [project.id],
+      );
+      while ((await appliedMigrations(ds)).includes('ConsumerCallsPerBuild1765987000000')) await migrateDown(ds);
+      expect(await ds.query(stored, [project.id])).toEqual([
+        { kind: 'production', consumer: '*', calls: 9 },
+        { kind: 'production', consumer: '0123456789abcdef', calls: 3 },
+      ]);
+      await migrateUp(ds);
+    } finally {
+      await ds.destroy();
+    }
+  });
 });

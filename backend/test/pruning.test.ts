@@ -68,7 +68,6 @@ function pruner(): IngestService {
     unused,
     unused,
     unused,
-    unused,
     runtime,
   );
 }

@@ -57,32 +57,35 @@ let ds: DataSource;
 let regroup: RegroupService;
 const changedCaptures: string[] = [];
 
-/** Exchanges of one user, at `user` (a name, or the template's parameter). */
+/** Exchanges of one user, at `user` (a name, or the template's parameter), each call by one named consumer. */
 function exchangesOf(user: string, variant: number): TestExchange[] {
-  return [
-    {
-      method: 'GET',
-      path: `/users/${user}`,
-      status: 200,
-      response: { login: 'x', id: 1, ...(variant > 0 ? { name: 'n' } : {}) },
-    },
-    { method: 'GET', path: `/users/${user}`, status: 404, response: { message: 'not found' } },
-    {
-      method: 'GET',
-      path: `/users/${user}/repos`,
-      status: 200,
-      response: [{ name: 'r', stars: variant }],
-      count: 2 + variant,
-    },
-    {
-      method: 'POST',
-      path: `/users/${user}/repos`,
-      status: 201,
-      request: { name: 'r', ...(variant > 1 ? { private: true } : {}) },
-      response: { id: 1 },
-    },
-    { method: 'POST', path: `/users/${user}/repos`, status: 400, request: { name: 5 }, response: { error: 'bad' } },
-  ];
+  const lastSeen = new Date().toISOString();
+  return (
+    [
+      {
+        method: 'GET',
+        path: `/users/${user}`,
+        status: 200,
+        response: { login: 'x', id: 1, ...(variant > 0 ? { name: 'n' } : {}) },
+      },
+      { method: 'GET', path: `/users/${user}`, status: 404, response: { message: 'not found' } },
+      {
+        method: 'GET',
+        path: `/users/${user}/repos`,
+        status: 200,
+        response: [{ name: 'r', stars: variant }],
+        count: 2 + variant,
+      },
+      {
+        method: 'POST',
+        path: `/users/${user}/repos`,
+        status: 201,
+        request: { name: 'r', ...(variant > 1 ? { private: true } : {}) },
+        response: { id: 1 },
+      },
+      { method: 'POST', path: `/users/${user}/repos`, status: 400, request: { name: 5 }, response: { error: 'bad' } },
+    ] as TestExchange[]
+  ).map((e) => ({ ...e, consumers: [{ id: '0123456789abcdef', count: e.count ?? 1, lastSeen }] }));
 }
 
 interface Side {
@@ -163,7 +166,7 @@ function sorted<T extends { method: string; path: string }>(list: readonly T[]):
 
 /**
  * Rows of a project under paths LIKE `pattern`: observations and summaries of one capture, and all
- * evidence (the matrix's observations and the runtime evidence's buckets).
+ * evidence (the matrix's observations, the runtime evidence's buckets and the consumer calls).
  */
 async function rowsUnder(
   slug: string,
@@ -174,10 +177,21 @@ async function rowsUnder(
     `SELECT (SELECT count(*)::int FROM observations WHERE capture_id = $3 AND path LIKE $2) AS observations,
             (SELECT count(*)::int FROM capture_endpoints WHERE capture_id = $3 AND path LIKE $2) AS summaries,
             (SELECT count(*)::int FROM evidence_observations o JOIN projects p ON p.id = o.project_id WHERE p.slug = $1 AND o.path LIKE $2)
-          + (SELECT count(*)::int FROM runtime_buckets r JOIN projects p ON p.id = r.project_id WHERE p.slug = $1 AND r.path LIKE $2) AS evidence`,
+          + (SELECT count(*)::int FROM runtime_buckets r JOIN projects p ON p.id = r.project_id WHERE p.slug = $1 AND r.path LIKE $2)
+          + (SELECT count(*)::int FROM consumer_calls c JOIN projects p ON p.id = c.project_id WHERE p.slug = $1 AND c.path LIKE $2) AS evidence`,
     [slug, pattern, captureId],
   )) as Array<{ observations: number; summaries: number; evidence: number }>;
   return counts as { observations: number; summaries: number; evidence: number };
+}
+
+/** A project's consumer calls per build, endpoint, status and consumer. */
+async function consumerCallsOf(slug: string): Promise<unknown[]> {
+  return ds.query(
+    `SELECT r.name AS build, c.environment_kind AS kind, c.method, c.path, c.status, c.consumer, sum(c.calls)::int AS calls
+       FROM consumer_calls c JOIN projects p ON p.id = c.project_id JOIN environment_rows r ON r.id = c.row_id
+      WHERE p.slug = $1 GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`,
+    [slug],
+  );
 }
 
 beforeAll(async () => {
@@ -294,6 +308,7 @@ describe('regrouping literal paths into a template', () => {
     // Nothing left to merge: a second call is a no-op.
     expect(await regroup.regroup(id, '/users/{user}')).toBe(0);
     expect(await viewsOf(literal)).toEqual(await viewsOf(direct));
+    expect(await consumerCallsOf('literal')).toEqual(await consumerCallsOf('direct'));
     for (const name of NAMES) expect(await tablesContaining(backend.databaseUrl, name)).toEqual([]);
   });
 

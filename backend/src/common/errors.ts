@@ -12,6 +12,8 @@ export enum ErrorCode {
   PathHintNotFound = 'PathHintNotFound',
   /** A consumer pseudonym without a label. */
   ConsumerNotFound = 'ConsumerNotFound',
+  /** No environment row (build, pull request run) of that name. */
+  BuildNotFound = 'BuildNotFound',
   /** A route switched off by configuration (`/metrics` without SPECTATOR_METRICS_TOKEN). */
   NotServed = 'NotServed',
   Conflict = 'Conflict',
@@ -50,6 +52,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.WebhookNotFound:
     case ErrorCode.PathHintNotFound:
     case ErrorCode.ConsumerNotFound:
+    case ErrorCode.BuildNotFound:
     case ErrorCode.NotServed:
       return 404;
     case ErrorCode.ProjectExists:

@@ -18,7 +18,7 @@ export class ConsumersController {
   @Get('consumers')
   @RequireScope('read')
   list(@CurrentProject() project: ProjectEntity, @Query() query: ConsumersQuery): Promise<ConsumersResponse> {
-    return this.consumers.list(project, query.environment ?? 'production', query.days);
+    return this.consumers.list(project, query.environment ?? 'production', query.days, query.build);
   }
 
   @Get('endpoints/:id/consumers')
@@ -28,7 +28,7 @@ export class ConsumersController {
     @Param('id', uuidPipe('id')) id: string,
     @Query() query: ConsumersQuery,
   ): Promise<EndpointConsumersResponse> {
-    return this.consumers.ofEndpoint(project, id, query.environment ?? null, query.days);
+    return this.consumers.ofEndpoint(project, id, query.environment ?? null, query.days, query.build);
   }
 
   @Put('consumers/:consumer/label')

@@ -36,35 +36,37 @@ export interface LabelRow {
   updatedAt: Date;
 }
 
-const KEY = 'project_id, environment_kind, method, path, status, consumer, day';
+const KEY = 'project_id, row_id, method, path, status, consumer, day';
 const ADD = `calls = c.calls + EXCLUDED.calls, last_call = greatest(c.last_call, EXCLUDED.last_call)`;
 
-/** Adds a batch's consumer days in one statement, in key order (concurrent batches lock rows in one order). */
+/**
+ * Adds consumer days to one environment row's, in one statement in key order. Only the fold of the
+ * row's queued evidence (which holds the row) and regrouping (which locks it first) write a row's
+ * counts: no other transaction waits on them.
+ */
 const ADD_DAYS = `
-  INSERT INTO consumer_calls AS c (${KEY}, calls, last_call)
-  SELECT $1::uuid, $2::text, r.method, r.path, r.status, r.consumer, r.day, r.calls, r.last_call
-    FROM unnest($3::text[], $4::text[], $5::int[], $6::text[], $7::date[], $8::bigint[], $9::timestamptz[])
+  INSERT INTO consumer_calls AS c (${KEY}, environment_kind, calls, last_call)
+  SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.consumer, r.day, $3::text, r.calls, r.last_call
+    FROM unnest($4::text[], $5::text[], $6::int[], $7::text[], $8::date[], $9::bigint[], $10::timestamptz[])
          AS r(method, path, status, consumer, day, calls, last_call)
    ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.status, r.consumer COLLATE "C", r.day
   ON CONFLICT (${KEY}) DO UPDATE SET ${ADD}`;
 
 /**
  * Moves the rows of paths `$2` (literals a learned or stated template `$3` covers) into the
- * template's, added to what those hold, for the environment kinds of rows `$4` (every kind when
- * null): no literal stays here, as in the evidence (paths/regroup.service.ts).
+ * template's, added to what those hold, for the environment rows `$4` (every row when null): no
+ * literal stays here, as in the evidence (paths/regroup.service.ts).
  */
 const REGROUP = `
   WITH moved AS (
     DELETE FROM consumer_calls
-     WHERE project_id = $1::uuid AND path = ANY($2::text[])
-       AND ($4::uuid[] IS NULL OR environment_kind IN
-            (SELECT kind FROM environment_rows WHERE project_id = $1::uuid AND id = ANY($4::uuid[])))
+     WHERE project_id = $1::uuid AND path = ANY($2::text[]) AND ($4::uuid[] IS NULL OR row_id = ANY($4::uuid[]))
     RETURNING *
   ), written AS (
-    INSERT INTO consumer_calls AS c (${KEY}, calls, last_call)
-    SELECT project_id, environment_kind, method, $3::text, status, consumer, day, sum(calls), max(last_call)
+    INSERT INTO consumer_calls AS c (${KEY}, environment_kind, calls, last_call)
+    SELECT project_id, row_id, method, $3::text, status, consumer, day, min(environment_kind), sum(calls), max(last_call)
       FROM moved
-     GROUP BY project_id, environment_kind, method, status, consumer, day
+     GROUP BY project_id, row_id, method, status, consumer, day
     ON CONFLICT (${KEY}) DO UPDATE SET ${ADD}
   )
   SELECT count(*)::int AS moved FROM moved`;
@@ -74,17 +76,18 @@ const REGROUP = `
 export class ConsumersRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Adds a batch's consumer days of one environment kind, in the batch's transaction. */
+  /** Adds consumer days (one per key) to an environment row's, in the transaction of the row's fold. */
   async addDays(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
-    kind: MatrixKind,
+    row: { id: string; kind: MatrixKind },
     days: readonly ConsumerDay[],
   ): Promise<void> {
     if (days.length === 0) return;
     await manager.query(ADD_DAYS, [
       projectId,
-      kind,
+      row.id,
+      row.kind,
       days.map((d) => d.method),
       days.map((d) => d.path),
       days.map((d) => d.status),
@@ -117,47 +120,87 @@ export class ConsumersRepository {
     return deleted;
   }
 
-  /** Per consumer (and `*`, `+`), a project's calls in an environment since `since`, with how many endpoints each called. */
-  consumersOf(projectId: string, kind: MatrixKind, since: string): Promise<Array<ConsumerSum & { endpoints: number }>> {
+  /**
+   * Per consumer (and `*`, `+`), a project's calls in an environment (or one of its rows, `rowId`)
+   * since `since`, with how many endpoints each called.
+   */
+  consumersOf(
+    projectId: string,
+    kind: MatrixKind,
+    since: string,
+    rowId: string | null,
+  ): Promise<Array<ConsumerSum & { endpoints: number }>> {
     return this.db.query(
       `SELECT consumer, sum(calls)::text AS calls, max(last_call) AS "lastCall",
               count(DISTINCT (method, path))::int AS endpoints
          FROM consumer_calls
-        WHERE project_id = $1 AND environment_kind = $2 AND day >= $3::date
+        WHERE project_id = $1 AND environment_kind = $2 AND day >= $3::date AND ($4::uuid IS NULL OR row_id = $4)
         GROUP BY consumer
         ORDER BY sum(calls) DESC, consumer
         LIMIT 10000`,
-      [projectId, kind, since],
+      [projectId, kind, since, rowId],
     );
   }
 
-  /** One endpoint's calls since `since` per environment kind (one, or every one), status and consumer. */
+  /** The rows (builds) of an environment with calls counted since `since`, newest call first, at most `limit`. */
+  buildsOf(
+    projectId: string,
+    kind: MatrixKind,
+    since: string,
+    limit: number,
+  ): Promise<Array<Omit<ConsumerSum, 'consumer'> & { build: string }>> {
+    return this.db.query(
+      `SELECT r.name AS build, sum(c.calls)::text AS calls, max(c.last_call) AS "lastCall"
+         FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
+        WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date AND c.consumer = '${ALL_CALLS}'
+        GROUP BY r.name
+        ORDER BY max(c.last_call) DESC, r.name
+        LIMIT $4`,
+      [projectId, kind, since, limit],
+    );
+  }
+
+  /** The id of the row of an environment named `name` (a build; `PR #n` for CI), null when it has none. */
+  async rowOf(projectId: string, kind: MatrixKind, name: string): Promise<string | null> {
+    const [row] = (await this.db.query(
+      'SELECT id FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3',
+      [projectId, kind, name],
+    )) as Array<{ id: string }>;
+    return row?.id ?? null;
+  }
+
+  /**
+   * One endpoint's calls since `since` per environment kind (one, or every one), status and
+   * consumer; only those of row `rowId` when not null.
+   */
   endpointCalls(
     projectId: string,
     route: { method: string; path: string },
     kind: MatrixKind | null,
     since: string,
+    rowId: string | null,
   ): Promise<Array<ConsumerSum & { environment: MatrixKind; status: number }>> {
     return this.db.query(
       `SELECT environment_kind AS environment, status, consumer, sum(calls)::text AS calls, max(last_call) AS "lastCall"
          FROM consumer_calls
         WHERE project_id = $1 AND method = $2 AND path = $3 AND ($4::text IS NULL OR environment_kind = $4)
-          AND day >= $5::date
+          AND day >= $5::date AND ($6::uuid IS NULL OR row_id = $6)
         GROUP BY environment_kind, status, consumer
         ORDER BY environment_kind, status, sum(calls) DESC, consumer`,
-      [projectId, route.method, route.path, kind, since],
+      [projectId, route.method, route.path, kind, since, rowId],
     );
   }
 
   /**
    * Per part (method, path, and a status or any when null; numbered from 1 in the order given), the
-   * calls of each consumer (and `*`, `+`) in an environment since `since`.
+   * calls of each consumer (and `*`, `+`) in an environment (or one of its rows, `rowId`) since `since`.
    */
   partCalls(
     projectId: string,
     parts: ReadonlyArray<{ method: string; path: string; status: number | null }>,
     kind: MatrixKind,
     since: string,
+    rowId: string | null,
   ): Promise<Array<ConsumerSum & { part: number }>> {
     if (parts.length === 0) return Promise.resolve([]);
     return this.db.query(
@@ -165,10 +208,10 @@ export class ConsumersRepository {
          FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS p(method, path, status, part)
          JOIN consumer_calls c
            ON c.project_id = $1 AND c.environment_kind = $5 AND c.method = p.method AND c.path = p.path
-          AND (p.status IS NULL OR c.status = p.status) AND c.day >= $6::date
+          AND (p.status IS NULL OR c.status = p.status) AND c.day >= $6::date AND ($7::uuid IS NULL OR c.row_id = $7)
         GROUP BY p.part, c.consumer
         ORDER BY p.part, sum(c.calls) DESC, c.consumer`,
-      [projectId, parts.map((p) => p.method), parts.map((p) => p.path), parts.map((p) => p.status), kind, since],
+      [projectId, parts.map((p) => p.method), parts.map((p) => p.path), parts.map((p) => p.status), kind, since, rowId],
     );
   }
 

@@ -33,11 +33,32 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Days of consumer calls kept; older days are deleted. */
 export const CONSUMER_RETENTION_DAYS = MAX_CONSUMER_DAYS;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** Builds listed with an environment's consumers at most (newest call first). */
+const MAX_BUILDS_LISTED = 100;
 /** Characters of a label at most. */
 export const MAX_LABEL_LENGTH = 200;
 
 /** The UTC day of an ISO time, `YYYY-MM-DD`. */
 const dayOf = (time: string | number): string => new Date(time).toISOString().slice(0, 10);
+
+/** The key of a consumer day (NUL cannot occur in a validated method, path or pseudonym). */
+const dayKey = (d: ConsumerDay): string =>
+  `${d.method}\u0000${d.path}\u0000${d.status}\u0000${d.consumer}\u0000${d.day}`;
+
+/** Consumer days merged by key (calls added, the latest last call): one statement adds to a row once. */
+export function mergeConsumerDays(days: Iterable<ConsumerDay>): ConsumerDay[] {
+  const merged = new Map<string, ConsumerDay>();
+  for (const d of days) {
+    const key = dayKey(d);
+    const entry = merged.get(key);
+    if (entry === undefined) merged.set(key, { ...d });
+    else {
+      entry.calls += d.calls;
+      if (Date.parse(d.lastCall) > Date.parse(entry.lastCall)) entry.lastCall = d.lastCall;
+    }
+  }
+  return [...merged.values()];
+}
 
 /**
  * A batch's consumer calls folded per endpoint, status, consumer and day (of each consumer's last
@@ -45,25 +66,24 @@ const dayOf = (time: string | number): string => new Date(time).toISOString().sl
  * that identify no consumers, and rows of endpoints the capture did not keep (`dropped`), add nothing.
  */
 export function consumerDays(batch: BatchMessage, dropped: ReadonlySet<string> | null): ConsumerDay[] {
-  const folded = new Map<string, ConsumerDay>();
-  const add = (o: { method: string; path: string; status: number }, consumer: string, calls: number, at: string) => {
-    const day = dayOf(at);
-    const key = `${o.method} ${o.path} ${o.status} ${consumer} ${day}`;
-    const entry = folded.get(key);
-    if (entry === undefined)
-      folded.set(key, { method: o.method, path: o.path, status: o.status, consumer, day, calls, lastCall: at });
-    else {
-      entry.calls += calls;
-      if (Date.parse(at) > Date.parse(entry.lastCall)) entry.lastCall = at;
-    }
-  };
+  const days: ConsumerDay[] = [];
   for (const o of batch.observations) {
     if (o.consumers === undefined || dropped?.has(`${o.method} ${o.path}`)) continue;
-    add(o, ALL_CALLS, o.count, o.lastSeen);
-    for (const c of o.consumers) add(o, c.id, c.count, c.lastSeen);
-    if (o.consumersOverflow) add(o, OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
+    const add = (consumer: string, calls: number, at: string): void =>
+      void days.push({
+        method: o.method,
+        path: o.path,
+        status: o.status,
+        consumer,
+        day: dayOf(at),
+        calls,
+        lastCall: at,
+      });
+    add(ALL_CALLS, o.count, o.lastSeen);
+    for (const c of o.consumers) add(c.id, c.count, c.lastSeen);
+    if (o.consumersOverflow) add(OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
   }
-  return [...folded.values()];
+  return mergeConsumerDays(days);
 }
 
 /** A window of the last `days` days: its first day (UTC). @throws DomainError BadInput */
@@ -157,18 +177,37 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Adds a batch's consumer calls in the batch's transaction. `kind`: the batch's environment kind
-   * (local captures keep none, as they keep no evidence).
+   * Adds the consumer days of batches of one environment row (queued with their evidence, made by
+   * `consumerDays`), in the transaction of the row's fold (ingest/evidence-folder.ts): the fold
+   * holds the row, so no other transaction writes these counts meanwhile, and each batch is
+   * counted once, when it leaves the queue.
    */
-  async record(
+  async recordFolded(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
-    kind: MatrixKind | null,
-    batch: BatchMessage,
-    dropped: ReadonlySet<string> | null,
+    row: { id: string; kind: MatrixKind },
+    batches: ReadonlyArray<readonly ConsumerDay[]>,
   ): Promise<void> {
-    if (kind === null) return;
-    await this.repository.addDays(manager, projectId, kind, consumerDays(batch, dropped));
+    await this.repository.addDays(manager, projectId, row, mergeConsumerDays(batches.flat()));
+  }
+
+  /**
+   * The row of an environment's build (staging, production; `PR #n` for a CI run), null for none asked.
+   * @throws DomainError BuildNotFound when the environment has no such row.
+   */
+  private async rowOf(
+    project: ProjectEntity,
+    environment: MatrixKind,
+    build: string | undefined,
+  ): Promise<string | null> {
+    if (build === undefined) return null;
+    const rowId = await this.repository.rowOf(project.id, environment, build);
+    if (rowId === null)
+      throw new DomainError(
+        ErrorCode.BuildNotFound,
+        `environment ${environment} has no build ${build} in project ${project.slug}`,
+      );
+    return rowId;
   }
 
   /** Regrouping (paths/regroup.service.ts), in its transaction: rows of `literals` move into `template`'s. */
@@ -194,11 +233,18 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Every consumer of an environment in the window, with its label; labelled pseudonyms not seen apart. */
-  async list(project: ProjectEntity, environment: MatrixKind, days?: number): Promise<ConsumersResponse> {
+  async list(
+    project: ProjectEntity,
+    environment: MatrixKind,
+    days?: number,
+    build?: string,
+  ): Promise<ConsumersResponse> {
     const window = windowOf(days);
-    const [sums, labels] = await Promise.all([
-      this.repository.consumersOf(project.id, environment, window.since),
+    const rowId = await this.rowOf(project, environment, build);
+    const [sums, labels, builds] = await Promise.all([
+      this.repository.consumersOf(project.id, environment, window.since, rowId),
       this.repository.labels(project.id),
+      this.repository.buildsOf(project.id, environment, window.since, MAX_BUILDS_LISTED),
     ]);
     const byConsumer = new Map(labels.map((row) => [row.consumer, row.label]));
     const { calls, otherCalls, consumers } = split(sums, byConsumer);
@@ -206,17 +252,24 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
     const seen = new Set(consumers.map((c) => c.consumer));
     return {
       environment,
+      build: build ?? null,
       days: window.days,
       since: window.since,
       calls,
       otherCalls,
+      builds: builds.map((b) => ({
+        build: b.build,
+        calls: Number(b.calls),
+        lastCall: new Date(b.lastCall).toISOString(),
+      })),
       consumers: consumers.map((c) => ({ ...c, endpoints: endpoints.get(c.consumer) ?? 0 })),
       unseen: labels.filter((row) => !seen.has(row.consumer)).map(labelResponse),
     };
   }
 
   /**
-   * One endpoint's consumers per environment kind and status in the window.
+   * One endpoint's consumers per environment kind and status in the window (of one build of the
+   * environment when `build` is given).
    * @throws DomainError EndpointNotFound, BadInput for a bad window.
    */
   async ofEndpoint(
@@ -224,8 +277,11 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
     endpointId: string,
     environment: MatrixKind | null,
     days?: number,
+    build?: string,
   ): Promise<EndpointConsumersResponse> {
     const window = windowOf(days);
+    if (build !== undefined && environment === null) throw badInput('build needs an environment');
+    const rowId = environment === null ? null : await this.rowOf(project, environment, build);
     const route = await this.repository.route(project.id, endpointId);
     if (route === null)
       throw new DomainError(
@@ -233,7 +289,7 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
         `endpoint ${endpointId} does not exist in project ${project.slug}`,
       );
     const [sums, labels] = await Promise.all([
-      this.repository.endpointCalls(project.id, route, environment, window.since),
+      this.repository.endpointCalls(project.id, route, environment, window.since, rowId),
       this.labelMap(project.id),
     ]);
     const groups = new Map<string, typeof sums>();
@@ -245,7 +301,13 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
       const first = group[0] as (typeof sums)[number];
       return { environment: first.environment, status: first.status, ...split(group, labels) };
     });
-    return { endpoint: { id: endpointId, ...route }, days: window.days, since: window.since, rows };
+    return {
+      endpoint: { id: endpointId, ...route },
+      build: build ?? null,
+      days: window.days,
+      since: window.since,
+      rows,
+    };
   }
 
   /**
@@ -259,8 +321,10 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
     broken: readonly BrokenEndpoint[],
     environment: MatrixKind,
     days?: number,
+    build?: string,
   ): Promise<BlastRadiusResponse> {
     const window = windowOf(days);
+    const rowId = await this.rowOf(project, environment, build);
     const parts = new Map<string, { method: string; path: string; status: number | null; changes: ChangeResponse[] }>();
     const seenChanges = new Set<string>();
     for (const endpoint of broken)
@@ -278,7 +342,7 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
       }
     const list = [...parts.values()];
     const [sums, labels] = await Promise.all([
-      this.repository.partCalls(project.id, list, environment, window.since),
+      this.repository.partCalls(project.id, list, environment, window.since, rowId),
       this.labelMap(project.id),
     ]);
     const byPart = new Map<number, ConsumerSum[]>();
@@ -306,6 +370,7 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
     });
     return {
       environment,
+      build: build ?? null,
       days: window.days,
       since: window.since,
       parts: answer,

@@ -32,6 +32,7 @@ import { EvidenceRowsByProject1765940000000 } from './migrations/1765940000000-E
 import { CaptureRowsByProject1765950000000 } from './migrations/1765950000000-CaptureRowsByProject';
 import { RuntimeResolutions1765955000000 } from './migrations/1765955000000-RuntimeResolutions';
 import { ProposalRowsByProject1765960000000 } from './migrations/1765960000000-ProposalRowsByProject';
+import { ConsumerCallsPerBuild1765987000000 } from './migrations/1765987000000-ConsumerCallsPerBuild';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -67,6 +68,7 @@ export const MIGRATIONS = [
   CaptureRowsByProject1765950000000,
   RuntimeResolutions1765955000000,
   ProposalRowsByProject1765960000000,
+  ConsumerCallsPerBuild1765987000000,
 ];
 
 /**

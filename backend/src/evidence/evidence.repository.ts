@@ -40,6 +40,8 @@ export interface QueuedBatch {
   exchanges: EvidenceExchangeRow[];
   /** Runtime minutes (runtime/): evidence keeps them for the fold and rewrites their paths, nothing more. */
   minutes: Array<{ method: string; path: string }>;
+  /** Consumer days (consumers/): kept for the fold and their paths rewritten, as the minutes. */
+  consumers: Array<{ method: string; path: string }>;
 }
 
 /** A stored distinct exchange of a row, as conformance reads it. */
@@ -213,8 +215,8 @@ export class EvidenceRepository {
   /** Queues a batch's evidence for its row (in the batch's transaction). @returns its id in the queue. */
   async queue(db: Queryable, projectId: string, rowId: string, batch: QueuedBatch): Promise<string> {
     const [queued] = (await db.query(
-      `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb) RETURNING id`,
+      `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes, consumers)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb) RETURNING id`,
       [
         projectId,
         rowId,
@@ -223,6 +225,7 @@ export class EvidenceRepository {
         batch.lastSeen,
         JSON.stringify(batch.exchanges),
         JSON.stringify(batch.minutes),
+        JSON.stringify(batch.consumers),
       ],
     )) as Array<{ id: string }>;
     if (!queued) throw new Error('evidence_queue insert returned nothing');
@@ -248,16 +251,17 @@ export class EvidenceRepository {
          DELETE FROM evidence_queue q
           WHERE q.project_id = $1 AND q.id IN (
             SELECT id FROM evidence_queue WHERE row_id = $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
-         RETURNING q.id, q.build, q.commit, q.last_seen AS "lastSeen", q.exchanges, q.minutes)
+         RETURNING q.id, q.build, q.commit, q.last_seen AS "lastSeen", q.exchanges, q.minutes, q.consumers)
        SELECT * FROM taken ORDER BY id`,
       [projectId, rowId, limit],
     )) as Array<QueuedBatch & { id: string; lastSeen: Date }>;
-    return rows.map(({ build, commit, lastSeen, exchanges, minutes }) => ({
+    return rows.map(({ build, commit, lastSeen, exchanges, minutes, consumers }) => ({
       build,
       commit,
       lastSeen: new Date(lastSeen).toISOString(),
       exchanges,
       minutes,
+      consumers,
     }));
   }
 
@@ -274,8 +278,8 @@ export class EvidenceRepository {
 
   /**
    * Regrouping: the queued batches of rows `rowIds` (every row of the project when null) name the
-   * `literals` paths as `template`, exchanges and runtime minutes alike (a fold merges what then
-   * shares a key).
+   * `literals` paths as `template`, exchanges, runtime minutes and consumer days alike (a fold
+   * merges what then shares a key).
    */
   async renameQueuedPaths(
     db: Queryable,
@@ -288,7 +292,8 @@ export class EvidenceRepository {
       `coalesce((SELECT jsonb_agg(CASE WHEN x->>'path' = ANY($3::text[]) THEN jsonb_set(x, '{path}', to_jsonb($4::text)) ELSE x END ORDER BY n)
                    FROM jsonb_array_elements(q.${column}) WITH ORDINALITY AS e(x, n)), '[]'::jsonb)`;
     await db.query(
-      `UPDATE evidence_queue q SET exchanges = ${renamed('exchanges')}, minutes = ${renamed('minutes')}
+      `UPDATE evidence_queue q SET exchanges = ${renamed('exchanges')}, minutes = ${renamed('minutes')},
+              consumers = ${renamed('consumers')}
         WHERE q.project_id = $1 AND ($2::uuid[] IS NULL OR q.row_id = ANY($2::uuid[]))`,
       [projectId, rowIds, literals, template],
     );

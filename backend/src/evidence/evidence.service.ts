@@ -117,11 +117,11 @@ export function foldExchanges(exchanges: readonly EvidenceExchangeRow[]): Eviden
 /** Batches folded at most in one fold transaction. */
 export const FOLD_LIMIT = 500;
 
-/** Told in a fold's transaction the runtime minutes of the batches it folds (the ingest records them). */
+/** Told in a fold's transaction the runtime minutes and consumer days of the batches it folds (the ingest records them). */
 export type QueuedFoldListener = (
   manager: EntityManager,
   row: EnvironmentRow,
-  minutes: ReadonlyArray<QueuedBatch['minutes']>,
+  batches: ReadonlyArray<Pick<QueuedBatch, 'minutes' | 'consumers'>>,
 ) => Promise<void>;
 
 /** Environment rows whose cells changed in a transaction, each with the endpoints whose cells changed. */
@@ -210,7 +210,7 @@ export class EvidenceService {
 
   /**
    * The ingest hook, called in the batch's transaction: queues the batch's exchanges (and its
-   * runtime `minutes`, kept for the fold) for its environment row, created when new. Nothing is
+   * runtime `minutes` and `consumers` days, kept for the fold) for its environment row, created when new. Nothing is
    * locked but a new row: agents of one build do not queue behind each other (issue 20). The
    * evidence is folded in by `foldQueued`, on any replica. `local` captures are not evidence.
    * @returns the row's id and the batch's id in the queue, null when the batch is no evidence.
@@ -221,6 +221,7 @@ export class EvidenceService {
     environment: AgentEnvironment,
     exchanges: readonly BatchExchange[],
     minutes: QueuedBatch['minutes'],
+    consumers: QueuedBatch['consumers'] = [],
   ): Promise<{ rowId: string; queuedId: string } | null> {
     const key = environmentRowOf(environment);
     if (key === null || (exchanges.length === 0 && minutes.length === 0)) return null;
@@ -235,6 +236,7 @@ export class EvidenceService {
       lastSeen,
       exchanges: exchanges.map(evidenceOf),
       minutes,
+      consumers,
     });
     return { rowId, queuedId };
   }
@@ -244,7 +246,7 @@ export class EvidenceService {
    * holds the row's lock (taken `SKIP LOCKED`: `'busy'` when another fold, a regrouping or new
    * versions hold it): the exchanges folded by key and added, the row touched, the cells of the
    * documented endpoints they touched refreshed (with their matrix text, steps and transitions),
-   * and `alsoFold` told the batches' runtime minutes, in the same transaction. Each batch is
+   * and `alsoFold` told the batches' runtime minutes and consumer days, in the same transaction. Each batch is
    * folded once: it is deleted from the queue in the transaction that folds it.
    * @returns how many batches were folded (less than FOLD_LIMIT: none was left queued before it).
    */
@@ -291,11 +293,7 @@ export class EvidenceService {
             .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string })),
         );
       }
-      await alsoFold(
-        manager,
-        row,
-        batches.map((batch) => batch.minutes),
-      );
+      await alsoFold(manager, row, batches);
       return batches.length;
     });
   }

@@ -2,6 +2,8 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { Logger } from 'pino';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import type { ConsumerDay } from '../consumers/consumers.repository';
+import { ConsumersService } from '../consumers/consumers.service';
 import { EvidenceService, FOLD_LIMIT, type QueuedFoldListener } from '../evidence/evidence.service';
 import type { RuntimeMinute } from '../runtime/runtime.repository';
 import { RuntimeService } from '../runtime/runtime.service';
@@ -37,22 +39,31 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   private readonly rows = new Map<string, RowFolds>();
   private readonly log: Logger;
   private readonly sweeping: PeriodicJob;
-  private readonly foldRuntime: (projectId: string) => QueuedFoldListener;
+  private readonly foldAlso: (projectId: string) => QueuedFoldListener;
 
   constructor(
     private readonly evidence: EvidenceService,
     runtimeEvidence: RuntimeService,
+    consumers: ConsumersService,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'evidence-folder' });
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
-    this.foldRuntime = (projectId) => (manager, row, minutes) =>
-      runtimeEvidence.recordFolded(
+    // Runtime minutes and consumer days are queued with the evidence, as their modules made them.
+    this.foldAlso = (projectId) => async (manager, row, batches) => {
+      await runtimeEvidence.recordFolded(
         manager,
         projectId,
         row,
-        minutes as unknown as ReadonlyArray<readonly RuntimeMinute[]>,
+        batches.map((batch) => batch.minutes as unknown as readonly RuntimeMinute[]),
       );
+      await consumers.recordFolded(
+        manager,
+        projectId,
+        row,
+        batches.map((batch) => batch.consumers as unknown as readonly ConsumerDay[]),
+      );
+    };
   }
 
   onModuleInit(): void {
@@ -101,7 +112,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     for (;;) {
       let folded: number | 'busy';
       try {
-        folded = await this.evidence.foldQueued(project, rowId, this.foldRuntime(project.id));
+        folded = await this.evidence.foldQueued(project, rowId, this.foldAlso(project.id));
       } catch (error) {
         // Left queued: a later fold or the sweep takes it.
         this.log.warn({ err: error, rowId }, 'folding queued evidence failed');

@@ -32,7 +32,7 @@ import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { runtimeMinutes } from '../runtime/runtime.service';
-import { ConsumersService } from '../consumers/consumers.service';
+import { consumerDays } from '../consumers/consumers.service';
 import {
   type AggregatedRow,
   type BatchHeader,
@@ -175,7 +175,6 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     private readonly evidence: EvidenceService,
     private readonly regrouping: RegroupService,
     private readonly folder: EvidenceFolder,
-    private readonly consumers: ConsumersService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
@@ -365,8 +364,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
       if (!evidence && !unmatched) return { ...(await this.captures.writeBatch(parameters)), queuedFor: null };
-      // Evidence (exchanges and runtime minutes, queued for their row) and noise counts are as
-      // durable as the batch: same transaction. Nothing here locks a row other batches write.
+      // Evidence (exchanges, runtime minutes and consumer days, queued for their row) and noise
+      // counts are as durable as the batch: same transaction. Nothing here locks a row other batches write.
       return this.ingest.transaction(async (manager: EntityManager) => {
         const { claimed: written, dropped } = await this.captures.writeBatch(parameters, manager);
         let queued: { rowId: string; queuedId: string } | null = null;
@@ -379,9 +378,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
             session.environment,
             kept,
             runtimeMinutes(batch, dropped),
+            consumerDays(batch, dropped),
           );
-          // Calls per consumer pseudonym, as durable as the batch too.
-          await this.consumers.record(manager, session.projectId, environmentRow?.kind ?? null, batch, dropped);
         }
         if (written && unmatched)
           await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);

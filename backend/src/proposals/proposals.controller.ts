@@ -50,7 +50,13 @@ export class ProposalsController {
     @Query() query: ConsumersQuery,
   ): Promise<BlastRadiusResponse> {
     const proposal = await this.proposals.get(project, id);
-    return this.consumers.blastRadius(project, proposal.endpoints, query.environment ?? 'production', query.days);
+    return this.consumers.blastRadius(
+      project,
+      proposal.endpoints,
+      query.environment ?? 'production',
+      query.days,
+      query.build,
+    );
   }
 
   @Post(':id/approve')

@@ -109,6 +109,9 @@ export interface TestExchange {
   request?: unknown;
   response?: unknown;
   count?: number;
+  /** Calls per consumer pseudonym (as agents started with `--consumer` send them). */
+  consumers?: WireObservation['consumers'];
+  consumersOverflow?: number;
 }
 
 /** A batch for some exchanges, with the shapes they reference. */
@@ -138,6 +141,8 @@ export function batchMessage(
     count: e.count ?? 1,
     firstSeen: now,
     lastSeen: now,
+    ...(e.consumers ? { consumers: e.consumers } : {}),
+    ...(e.consumersOverflow ? { consumersOverflow: e.consumersOverflow } : {}),
   }));
   return { type: 'batch', batchId, captureId, shapes, observations };
 }

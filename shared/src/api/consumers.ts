@@ -32,6 +32,8 @@ export interface ConsumerLabelResponse {
 /** `GET /projects/{p}/consumers?environment=&days=`: every consumer of an environment in a window. */
 export interface ConsumersResponse {
   environment: MatrixKind;
+  /** The build (environment row: `PR #n` for a CI run) the figures are of; null for the whole environment. */
+  build: string | null;
   days: number;
   /** The first day of the window (UTC, ISO 8601). */
   since: string;
@@ -39,9 +41,18 @@ export interface ConsumersResponse {
   calls: number;
   /** Calls of consumers past an agent's bound (counted, not named). */
   otherCalls: number;
+  /** The environment's builds with calls in the window (at most 100), newest call first: what `build=` takes. */
+  builds: ConsumerBuild[];
   consumers: Array<ConsumerUse & { endpoints: number }>;
   /** Labelled pseudonyms that made no call in the window. */
   unseen: ConsumerLabelResponse[];
+}
+
+/** A build (environment row) and the calls its agents counted in a window. */
+export interface ConsumerBuild {
+  build: string;
+  calls: number;
+  lastCall: string;
 }
 
 /** Calls of one endpoint, status and environment, per consumer. */
@@ -56,6 +67,8 @@ export interface EndpointConsumersRow {
 /** `GET /projects/{p}/endpoints/{id}/consumers?environment=&days=`. */
 export interface EndpointConsumersResponse {
   endpoint: { id: string; method: string; path: string };
+  /** The build the figures are of; null for every build. */
+  build: string | null;
   days: number;
   since: string;
   rows: EndpointConsumersRow[];
@@ -78,6 +91,8 @@ export interface BlastRadiusPart {
 /** Who breaking changes break: per broken part, the consumers that called it in the window. */
 export interface BlastRadiusResponse {
   environment: MatrixKind;
+  /** The build whose consumers these are; null for the whole environment. */
+  build: string | null;
   days: number;
   since: string;
   parts: BlastRadiusPart[];

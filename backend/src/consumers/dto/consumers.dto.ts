@@ -14,12 +14,21 @@ export class ConsumerDaysQuery {
   days?: number;
 }
 
-/** `?environment=&days=`: consumers of one environment (production by default). */
+/** `?environment=&days=&build=`: consumers of one environment (production by default), or of one of its builds. */
 export class ConsumersQuery extends ConsumerDaysQuery {
   @ApiPropertyOptional({ enum: MATRIX_KINDS, default: 'production' })
   @IsOptional()
   @IsIn(MATRIX_KINDS, { message: `environment must be one of ${MATRIX_KINDS.join(', ')}` })
   environment?: MatrixKind;
+
+  @ApiPropertyOptional({
+    description: 'one build of the environment (its matrix row name: the build, `PR #n` for a CI run)',
+    maxLength: 200,
+  })
+  @IsOptional()
+  @IsString({ message: 'build must be a build name' })
+  @MaxLength(200, { message: 'build must be at most 200 characters' })
+  build?: string;
 }
 
 /** `PUT /consumers/{consumer}/label`. */
