@@ -814,8 +814,12 @@ async function main(): Promise<void> {
     // Waits by the table their statement writes (or reads), most first.
     const byTable = new Map<string, number>();
     for (const wait of lockLines) {
-      const statement = wait.slice(wait.indexOf('STATEMENT:'));
-      const table = /(?:INSERT INTO|UPDATE|DELETE FROM|FROM)\s+(\w+)/.exec(statement)?.[1] ?? 'unknown';
+      // PostgreSQL's NOTIFY queue is "object 0 of class 1262" (pg_database); else the relation or the statement's table.
+      const table = wait.includes('object 0 of class 1262')
+        ? 'NOTIFY queue'
+        : (/relation "(\w+)"/.exec(wait)?.[1] ??
+          /(?:INSERT INTO|UPDATE|DELETE FROM|FROM)\s+(\w+)/.exec(wait.slice(wait.indexOf('STATEMENT:')))?.[1] ??
+          'unknown');
       byTable.set(table, (byTable.get(table) ?? 0) + 1);
     }
     if (byTable.size > 0)
