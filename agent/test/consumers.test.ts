@@ -50,7 +50,7 @@ async function observe(
   sources: string,
   requests: Array<Record<string, string>>,
   project = PROJECT,
-): Promise<{ rows: WireObservation[]; sent: string; logged: string }> {
+): Promise<{ rows: WireObservation[]; sent: string; logged: string; overflowMetric: number }> {
   const before = backend.frames.length;
   const seen = backend.observations().length;
   const agent = await startTestAgent({
@@ -69,6 +69,7 @@ async function observe(
     rows: backend.observations().slice(seen),
     sent: backend.frames.slice(before).join('\n'),
     logged: agent.logs.text,
+    overflowMetric: agent.metrics.get('consumers_overflow_total'),
   };
 }
 
@@ -124,7 +125,10 @@ describe('consumers', () => {
     const keys = Array.from({ length: MAX_CONSUMERS_PER_ROW + 6 }, (_, i) => ({
       'x-api-key': `${CANARY.apiKey}-${i}`,
     }));
-    const { rows, sent } = await observe('header:x-api-key', [...keys, keys[0] as Record<string, string>]);
+    const { rows, sent, overflowMetric } = await observe('header:x-api-key', [
+      ...keys,
+      keys[0] as Record<string, string>,
+    ]);
     const named = rows.reduce((sum, row) => sum + (row.consumers?.length ?? 0), 0);
     const overflow = rows.reduce((sum, row) => sum + (row.consumersOverflow ?? 0), 0);
     const calls = Object.values(callsOf(rows)).reduce((sum, n) => sum + n, 0);
@@ -132,6 +136,8 @@ describe('consumers', () => {
     for (const row of rows) expect(row.consumers?.length ?? 0).toBeLessThanOrEqual(MAX_CONSUMERS_PER_ROW);
     expect(calls + overflow).toBe(keys.length + 1);
     expect(named).toBeGreaterThanOrEqual(MAX_CONSUMERS_PER_ROW);
+    // The metric counts the calls the rows send as overflow.
+    expect(overflowMetric).toBe(overflow);
     expect(sent).not.toContain(CANARY.apiKey);
   });
 

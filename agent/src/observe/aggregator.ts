@@ -7,6 +7,7 @@ import {
   type WireObservation,
   type WireUnmatched,
 } from '@spectator/shared';
+import type { Counter } from '../metrics';
 import { isHopByHop } from '../proxy/headers';
 import { SunsetClock } from './sunset';
 import type { BodySummary } from './summarise';
@@ -166,8 +167,14 @@ export class Aggregator {
   private consumerEntries = 0;
   private readonly sunset = new SunsetClock();
 
-  /** `identifying`: the agent names consumers, so every row says who called it (`WireObservation.consumers`). */
-  constructor(private readonly identifying = false) {}
+  /**
+   * `identifying`: the agent names consumers, so every row says who called it
+   * (`WireObservation.consumers`); `overflow` counts the calls of consumers past the bounds.
+   */
+  constructor(
+    private readonly identifying = false,
+    private readonly overflow: Counter | null = null,
+  ) {}
 
   /** Distinct rows waiting to be drained. */
   get size(): number {
@@ -238,6 +245,7 @@ export class Aggregator {
     if (calls === undefined) {
       if (consumers.size >= MAX_CONSUMERS_PER_ROW || this.consumerEntries >= MAX_CONSUMERS_PER_DRAIN) {
         row.consumersOverflow++;
+        this.overflow?.inc();
         return;
       }
       consumers.set(consumer, (calls = { count: 0, lastSeen: at }));

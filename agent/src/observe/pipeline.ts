@@ -152,7 +152,7 @@ export class ObservationPipeline implements ExchangeObserver {
     };
     this.streams = { held: 0, limit: this.options.streamBytesMax };
     this.consumers = options.consumers ?? null;
-    this.aggregator = new Aggregator(this.consumers !== null);
+    this.aggregator = new Aggregator(this.consumers !== null, options.metrics.counter('consumers_overflow_total'));
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler, options.samplerClock);
     this.observed = options.metrics.counter('observed_total');
