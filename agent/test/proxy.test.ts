@@ -223,7 +223,7 @@ describe('proxy', () => {
         req.on('end', () => sendJson(res, 200, { uploaded }));
         return;
       }
-      // Claims JSON so the agent tees it: the copy must stop at the capture limit.
+      // Claims JSON so the agent tees it: the copy must stop at the body limit.
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': size });
       generate().pipe(res);
     }, true);

@@ -18,7 +18,7 @@ export interface BodyTapOptions {
   contentType: string;
   /** `content-encoding` as sent (`gzip`, `br`, `deflate`) or `''`. */
   contentEncoding: string;
-  /** The capture limit: a body beyond it is too large to shape; 0 = bodies are not looked at. */
+  /** The body limit: a body beyond it is too large to shape; 0 = bodies are not looked at. */
   limit: number;
   /** Whether to keep the bytes (false: sampled out, or not a shaped media type; only counted). */
   copy: boolean;
@@ -35,7 +35,7 @@ export interface BodyTapOptions {
 }
 
 /**
- * The bytes of one body as seen on the hot path: counted always, kept (up to the capture limit)
+ * The bytes of one body as seen on the hot path: counted always, kept (up to the body limit)
  * only when the media type is one we shape. Chunks are kept as they are, not copied: node:http's
  * parser copies every request body chunk into a Buffer of its own, and undici's response chunks
  * are views of one socket read each, which Node allocates afresh for every read; neither is written

@@ -14,7 +14,7 @@ const COLON = 0x3a;
 const COMMA = 0x2c;
 
 /**
- * The shape of the first bytes of a JSON text cut off by the capture limit (a body larger than the
+ * The shape of the first bytes of a JSON text cut off by the body limit (a body larger than the
  * limit: its first `--body-limit` bytes are kept). The text is cut back to a point where closing
  * the containers still open gives valid JSON, and those containers are marked `truncated` in the
  * shape (fields or items beyond the cut were not seen), as the depth and size limits of

@@ -15,8 +15,8 @@ function pipeline(rules: IgnoreRule[] = []): ObservationPipeline {
 }
 
 /** The query names the pipeline reports for one request to `target`. */
-function reported(capture: ObservationPipeline, target: string): readonly string[] {
-  capture.record({
+function reported(observer: ObservationPipeline, target: string): readonly string[] {
+  observer.record({
     captureId: 'c1',
     method: 'GET',
     target,
@@ -31,16 +31,16 @@ function reported(capture: ObservationPipeline, target: string): readonly string
     lastByte: 0,
     clientLeft: false,
   });
-  return capture.drain()[0]?.observations[0]?.query ?? [];
+  return observer.drain()[0]?.observations[0]?.query ?? [];
 }
 
 describe('ObservationPipeline query names', () => {
   it('reports the names queryNames finds, for any query, through its cache of raw names', () => {
-    const capture = pipeline();
+    const observer = pipeline();
     const queryText = fc.stringMatching(/^[a-zA-Z0-9&=#%+?/[\]_.-]{0,40}$/);
     fc.assert(
       fc.property(queryText, (query) => {
-        expect(reported(capture, `/p?${query}`)).toEqual([...queryNames(`?${query}`)].sort());
+        expect(reported(observer, `/p?${query}`)).toEqual([...queryNames(`?${query}`)].sort());
       }),
       { numRuns: 2_000 },
     );
@@ -60,17 +60,17 @@ describe('ObservationPipeline sampling', () => {
   const json = { 'content-type': 'application/json', 'content-length': '20' };
 
   it('spends no shape budget on ignored traffic: an ignored endpoint is never sampled, others still are', () => {
-    const capture = pipeline(parseIgnoreRules(['GET POST /db']).rules);
-    expect(capture.sample('GET', '/db?x=1', 200, json, 0)).toBe(0);
-    expect(capture.sample('post', '/db', 201, json, 20)).toBe(0);
-    expect(capture.sample('GET', '/posts', 200, json, 0)).toBeGreaterThan(0);
+    const observer = pipeline(parseIgnoreRules(['GET POST /db']).rules);
+    expect(observer.sample('GET', '/db?x=1', 200, json, 0)).toBe(0);
+    expect(observer.sample('post', '/db', 201, json, 20)).toBe(0);
+    expect(observer.sample('GET', '/posts', 200, json, 0)).toBeGreaterThan(0);
   });
 });
 
 describe('ObservationPipeline taps', () => {
   it('gives a body it cannot classify a tap that only counts, and says so, instead of throwing on the hot path', () => {
     const lines: string[] = [];
-    const capture = new ObservationPipeline({
+    const observer = new ObservationPipeline({
       bodyLimit: 1024,
       captureId: () => 'c1',
       rules: () => [],
@@ -78,7 +78,7 @@ describe('ObservationPipeline taps', () => {
       log: createRootLogger('error', { write: (line: string) => lines.push(line) }),
     });
     // Not a header value node:http would give: the media type lookup throws on it.
-    const tap = capture.tap({} as unknown as string, undefined, true);
+    const tap = observer.tap({} as unknown as string, undefined, true);
     tap.write(Buffer.from('{"a":1}'));
     expect({ bytes: tap.bytes, copied: tap.copied, copying: tap.copying }).toEqual({
       bytes: 7,
@@ -95,7 +95,7 @@ describe('ObservationPipeline stream taps', () => {
 
   it('keeps all open streams’ bytes within streamBytesMax, each stream’s until its exchange releases them', () => {
     const metrics = new Metrics();
-    const capture = new ObservationPipeline({
+    const observer = new ObservationPipeline({
       bodyLimit: 1024 * 1024,
       streamBytesMax: 100,
       captureId: () => 'c1',
@@ -106,8 +106,8 @@ describe('ObservationPipeline stream taps', () => {
     const held = () => Number(metrics.render().match(/spectator_agent_stream_bytes (\d+)/)?.[1]);
     const [big, small] = [event('a'.repeat(70)), event('b')];
     expect(big.length + small.length).toBeGreaterThan(100);
-    const first = capture.tap(SSE, undefined, true);
-    const second = capture.tap(SSE, undefined, true);
+    const first = observer.tap(SSE, undefined, true);
+    const second = observer.tap(SSE, undefined, true);
     first.write(big);
     second.write(small); // would pass 100 in all: not kept, and the stream keeps nothing from now on
     expect([first.copied, first.cut, second.copied, second.cut, held()]).toEqual([
@@ -122,29 +122,29 @@ describe('ObservationPipeline stream taps', () => {
     first.release();
     first.release(); // once only
     expect(held()).toBe(0);
-    const third = capture.tap(SSE, undefined, true);
+    const third = observer.tap(SSE, undefined, true);
     third.write(small);
     expect([third.copied, held()]).toEqual([small.length, small.length]);
     // A JSON body is not a stream: the bound is not its.
-    const json = capture.tap('application/json', undefined, true);
+    const json = observer.tap('application/json', undefined, true);
     json.write(Buffer.alloc(500, 0x20));
     expect([json.copied, held()]).toEqual([500, small.length]);
   });
 
-  it('keeps at most 64 KiB of a stream, or the capture limit when lower, and marks it cut', () => {
+  it('keeps at most 64 KiB of a stream, or the body limit when lower, and marks it cut', () => {
     const chunk = event('x'.repeat(1000));
     for (const [bodyLimit, kept] of [
       [1024, 1024],
       [1024 * 1024, 64 * 1024],
     ] as const) {
-      const capture = new ObservationPipeline({
+      const observer = new ObservationPipeline({
         bodyLimit,
         captureId: () => 'c1',
         rules: () => [],
         metrics: new Metrics(),
         log: createRootLogger('silent'),
       });
-      const long = capture.tap(SSE, undefined, true);
+      const long = observer.tap(SSE, undefined, true);
       for (let i = 0; i < 100; i++) long.write(chunk);
       expect([long.prefix, long.copied, long.cut, long.bytes]).toEqual([true, kept, true, 100 * chunk.length]);
     }

@@ -39,7 +39,7 @@ export interface MediaClass {
   shaped: boolean;
   /** A stream of items (server-sent events, JSON lines): shaped from its first bytes. */
   stream: boolean;
-  /** JSON: past the capture limit, shaped from its first bytes too (`jsonPrefixShape`). */
+  /** JSON: past the body limit, shaped from its first bytes too (`jsonPrefixShape`). */
   json: boolean;
 }
 
@@ -94,7 +94,7 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   const contentType = tap.contentType || UNLABELLED;
   if (!isShapedMediaType(contentType)) return summaryWithout(contentType, null);
   if (tap.overLimit) return summaryWithout(contentType, 'tooLarge');
-  // A stream is shaped from the items its kept bytes hold whole, a JSON body cut at the capture limit
+  // A stream is shaped from the items its kept bytes hold whole, a JSON body cut at the body limit
   // from the values they hold whole; any other body only when all of it is here.
   const stream = tap.prefix && classifyContentType(contentType).stream;
   if (!shapeIt || (!tap.prefix && (tap.cut || tap.copied < tap.bytes))) return summaryWithout(contentType, 'unshaped');
@@ -115,7 +115,7 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
     return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
   }
   if (tap.cut) {
-    // Cut short (the exchange ended early): not shaped. Past the capture limit: shaped from its first bytes.
+    // Cut short (the exchange ended early): not shaped. Past the body limit: shaped from its first bytes.
     if (tap.bytes <= limit) return summaryWithout(contentType, 'unshaped');
     const shape = jsonPrefixShape(decoded.toString('utf8'));
     if (shape === null) return summaryWithout(contentType, 'tooLarge');
