@@ -106,6 +106,8 @@ describe('deploy/github-actions.yml', () => {
       markdown: null,
       thresholds: DEFAULT_REGRESSION_THRESHOLDS,
       consumerDays: 30,
+      // No --production-days in the workflow: the backend's own window (7 days) is used.
+      productionDays: null,
     });
   });
 
