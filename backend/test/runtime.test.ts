@@ -20,7 +20,8 @@ import pino from 'pino';
 import type { DataSource } from 'typeorm';
 import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/config/runtime';
-import { createDataSource } from '../src/database/data-source';
+import { createDataSource, MIGRATIONS } from '../src/database/data-source';
+import { migrateDown, migrateUp } from '../src/database/migrate';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
 import { startTestBackend, type TestBackend } from './support';
@@ -602,6 +603,54 @@ describe('runtime evidence', () => {
       expect({ step, points: answered }).toEqual({ step, points: expected });
       expect(new Set(answered.map((p) => p.version))).toEqual(new Set(['', '2.0']));
     }
+  });
+
+  it('turns rows of one exchange each into every resolution (migration RuntimeResolutions)', async () => {
+    const [project] = (await ds.query(`SELECT id FROM projects WHERE slug = 'rt'`)) as Array<{ id: string }>;
+    const reverted: Array<string | null> = [];
+    while (reverted.at(-1) !== 'RuntimeResolutions1765955000000' && reverted.length < MIGRATIONS.length)
+      reverted.push(await migrateDown(ds));
+    expect(reverted.at(-1)).toBe('RuntimeResolutions1765955000000');
+    // As the rollup left them: minutes of two hours five days back, an hour row holding the first
+    // hour's minutes moved before, and a day row of the day before.
+    const HOUR = 60 * MINUTE;
+    const DAY = 24 * HOUR;
+    const at = Date.now() - 5 * DAY;
+    const day = at - (at % DAY) + 2 * HOUR;
+    const insert = (resolution: string, bucket: number, samples: number[]) =>
+      ds.query(
+        `INSERT INTO runtime_buckets (project_id, method, path, environment_kind, environment_name, version, resolution,
+                                      bucket, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+         VALUES ($1, 'GET', '/migrated', 'production', 'b-migrated', '1.0', $2, $3, $4, 1, 0, 0, $5, $5)`,
+        [project!.id, resolution, new Date(bucket), samples.length, JSON.stringify(wire(samples))],
+      );
+    await insert('minute', day + MINUTE, [10, 10, 10]);
+    await insert('minute', day + 2 * MINUTE, [20, 20]);
+    await insert('minute', day + HOUR + MINUTE, [30, 30, 30, 30]);
+    await insert('hour', day, [40, 40, 40, 40, 40]);
+    await insert('day', day - 2 * HOUR - DAY, [50, 50, 50, 50, 50, 50, 50]);
+    expect(await migrateUp(ds)).toEqual([...reverted].reverse());
+    const rows = (await ds.query(
+      `SELECT resolution, bucket, requests::int, server_errors::int AS errors, ttfb, ttlb FROM runtime_buckets
+        WHERE environment_name = 'b-migrated' ORDER BY resolution, bucket`,
+    )) as Array<{ resolution: string; bucket: Date; requests: number; errors: number; ttfb: unknown; ttlb: unknown }>;
+    const row = (resolution: string, bucket: number, errors: number, samples: number[]) => ({
+      resolution,
+      bucket: new Date(bucket).toISOString(),
+      requests: samples.length,
+      errors,
+      ttfb: wire(samples),
+      ttlb: wire(samples),
+    });
+    expect(rows.map((r) => ({ ...r, bucket: new Date(r.bucket).toISOString() }))).toEqual([
+      row('day', day - 2 * HOUR - DAY, 1, [50, 50, 50, 50, 50, 50, 50]),
+      row('day', day - 2 * HOUR, 4, [10, 10, 10, 20, 20, 30, 30, 30, 30, 40, 40, 40, 40, 40]),
+      row('hour', day, 3, [10, 10, 10, 20, 20, 40, 40, 40, 40, 40]),
+      row('hour', day + HOUR, 1, [30, 30, 30, 30]),
+      row('minute', day + MINUTE, 1, [10, 10, 10]),
+      row('minute', day + 2 * MINUTE, 1, [20, 20]),
+      row('minute', day + HOUR + MINUTE, 1, [30, 30, 30, 30]),
+    ]);
   });
 
   it('moves the cells of literal paths into their template when paths regroup', async () => {
