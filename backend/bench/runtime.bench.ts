@@ -1,25 +1,50 @@
 /**
  * Runtime evidence benchmark (issue 18): the runtime query on 1,000 endpoints, and storage per row.
  * One embedded PostgreSQL, one backend; `runtime_buckets` seeded with generate_series for one
- * production build:
+ * production build, rows of one minute (hour, day) of every endpoint together, as ingest writes
+ * them, and every resolution holding all of the traffic, as ingest keeps it:
  *
  * - kept: every one of 1,000 endpoints as the default retention keeps 30 days of traffic with a
- *   request every minute: minute rows for the last 2 days (2,880 each) and hour rows for the 28
- *   days before (672 each): 3.55 million rows;
+ *   request every minute: minute rows for the last 2 days (2,880 each), hour rows for the 30 days
+ *   (720 each) and day rows (31 each);
  * - raw: 10 further endpoints with 30 days of minute rows each (43,200), as
- *   SPECTATOR_RUNTIME_MINUTE_DAYS=30 would keep them, in the same table.
+ *   SPECTATOR_RUNTIME_MINUTE_DAYS=30 would keep them, their hours and days too, in the same table.
  *
  * Then, alternating in rounds, `GET /endpoints/{id}/runtime?environment=production&since=<30 days
  * ago>` (720 hour points) on random endpoints of each kind, and the last 24 hours at minutes (1,440
- * points), over HTTP with auth: p50 and p95 of all calls. Storage: the table's and its index's bytes
- * per row, after VACUUM.
+ * points), over HTTP with auth: p50 and p95 of all calls. Beside each call, on the same endpoint:
+ * the query the route ran before every resolution held all of the traffic (3318d2f: the minute and
+ * hour rows of the window merged per step with `runtime_histogram_sum`, over the rows that layout
+ * kept: minutes within the minute horizon, hours before it), in SQL only, so without the HTTP and
+ * Node work the route adds. Storage: the table's and its
+ * indexes' bytes per row, after VACUUM.
  */
 import { performance } from 'node:perf_hooks';
+import os from 'node:os';
 import { runBench, withBenchBackend, percentile, median } from './harness';
+
+/**
+ * The route's query at 3318d2f, before every resolution came from ingest: the rows of the
+ * window merged per version and step in SQL, over the layout it read, where each exchange was in
+ * one row (minute rows within the minute horizon `$8`, hour rows before it).
+ */
+const BEFORE = `
+  SELECT version, date_bin(make_interval(secs => $7), bucket, 'epoch'::timestamptz) AS at,
+         sum(requests)::text AS requests, sum(server_errors)::text AS "serverErrors",
+         sum(upstream_failures)::text AS "upstreamFailures", sum(client_left)::text AS "clientLeft",
+         runtime_histogram_sum(ttfb) AS ttfb, runtime_histogram_sum(ttlb) AS ttlb
+    FROM runtime_buckets
+   WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
+     AND ($5::text IS NULL OR environment_name = $5) AND bucket >= $6
+     AND (resolution = 'minute' OR (resolution = 'hour' AND bucket < $8))
+   GROUP BY version, at
+   ORDER BY version, at`;
 
 const ENDPOINTS = 1_000;
 const RAW_ENDPOINTS = 10;
 const DAYS = 30;
+/** The default minute horizon (SPECTATOR_RUNTIME_MINUTE_DAYS). */
+const MINUTE_DAYS = 2;
 const ROUNDS = 3;
 const CALLS = 40;
 /** A histogram of 60 requests of about 10–60 ms, as the agents send them. */
@@ -43,13 +68,16 @@ async function main(): Promise<void> {
                                       bucket, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
          SELECT $1::uuid, 'GET', p.path, 'production', 'p-1', '1.0', $2,
                 date_trunc($2, now() - interval '5 minutes') - s * $3::interval, 60, 1, 0, 0, $4::jsonb, $4::jsonb
-           FROM (${paths}) p(path), generate_series($5::int, $6::int) s`,
+           FROM generate_series($5::int, $6::int) s, (${paths}) p(path)
+          ORDER BY s DESC, p.path`,
         [projectId, resolution, step, HISTOGRAM, from, to],
       );
     const kept = `SELECT '/resource' || i || '/{id}' FROM generate_series(1, ${ENDPOINTS}) i`;
     const raw = `SELECT '/raw' || i || '/{id}' FROM generate_series(1, ${RAW_ENDPOINTS}) i`;
-    await insert(kept, 'minute', '1 minute', 0, 2 * 1440 - 1);
-    await insert(kept, 'hour', '1 hour', 48, DAYS * 24 - 1);
+    const all = `${kept} UNION ALL ${raw}`;
+    await insert(all, 'day', '1 day', 0, DAYS);
+    await insert(all, 'hour', '1 hour', 0, DAYS * 24 - 1);
+    await insert(kept, 'minute', '1 minute', 0, MINUTE_DAYS * 1440 - 1);
     await insert(raw, 'minute', '1 minute', 0, DAYS * 1440 - 1);
     await pool.query('VACUUM ANALYZE runtime_buckets');
     const [size] = (
@@ -72,35 +100,67 @@ async function main(): Promise<void> {
     const rawIds = await ids('/raw');
     const since30 = () => new Date(Date.now() - DAYS * 24 * 3600_000).toISOString();
     const since1 = () => new Date(Date.now() - 24 * 3600_000 + 60_000).toISOString();
-    const cases: Array<{ name: string; ids: string[]; query: () => string; points: number }> = [
+    const cases: Array<{ name: string; ids: string[]; query: () => string; minuteDays: number; points: number }> = [
       {
         name: '30 days, kept (2 d minutes + hours), step hour',
         ids: keptIds,
         query: () => `since=${since30()}`,
+        minuteDays: MINUTE_DAYS,
         points: 0,
       },
-      { name: '30 days of minute rows, step hour', ids: rawIds, query: () => `since=${since30()}`, points: 0 },
-      { name: '24 hours, step minute', ids: keptIds, query: () => `since=${since1()}`, points: 0 },
+      {
+        name: '30 days of minute rows, step hour',
+        ids: rawIds,
+        query: () => `since=${since30()}`,
+        minuteDays: DAYS,
+        points: 0,
+      },
+      {
+        name: '24 hours, step minute',
+        ids: keptIds,
+        query: () => `since=${since1()}`,
+        minuteDays: MINUTE_DAYS,
+        points: 0,
+      },
     ];
-    const timings = new Map(cases.map((c) => [c.name, [] as number[]]));
+    const contenders = ['route over HTTP', 'before (3318d2f), SQL only'] as const;
+    const timings = new Map(cases.map((c) => [c.name, contenders.map(() => [] as number[])]));
+    const pathOf = new Map(
+      (await pool.query<{ id: string; path: string }>('SELECT id, path FROM endpoints')).rows.map((r) => [
+        r.id,
+        r.path,
+      ]),
+    );
     for (let round = 0; round < ROUNDS; round++)
       for (let call = 0; call < CALLS; call++)
         for (const c of cases) {
           const id = c.ids[Math.floor(Math.random() * c.ids.length)] as string;
-          const t0 = performance.now();
-          const answer = await api<{ versions: Array<{ points: unknown[] }> }>(
+          let t0 = performance.now();
+          const answer = await api<{ since: string; step: number; versions: Array<{ points: unknown[] }> }>(
             'GET',
             `/projects/bench/endpoints/${id}/runtime?environment=production&${c.query()}`,
           );
-          timings.get(c.name)!.push(performance.now() - t0);
+          const [http, before] = timings.get(c.name)!;
+          http!.push(performance.now() - t0);
           c.points = answer.versions[0]?.points.length ?? 0;
+          const scope = [projectId, 'GET', pathOf.get(id), 'production', null, answer.since];
+          t0 = performance.now();
+          await pool.query(BEFORE, [...scope, answer.step, new Date(Date.now() - c.minuteDays * 24 * 3600_000)]);
+          before!.push(performance.now() - t0);
         }
-    for (const c of cases) {
-      const t = timings.get(c.name)!;
-      console.log(
-        `${c.name}: ${c.points} points, p50 ${median(t).toFixed(1)} ms, p95 ${percentile(t, 95).toFixed(1)} ms (${t.length} calls)`,
-      );
-    }
+    for (const c of cases)
+      contenders.forEach((contender, i) => {
+        const t = timings.get(c.name)![i]!;
+        console.log(
+          `${c.name}: ${contender}: ${c.points} points, p50 ${median(t).toFixed(1)} ms, p95 ${percentile(t, 95).toFixed(1)} ms (${t.length} calls)`,
+        );
+      });
+    console.log(
+      `load average at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
+    );
   });
 }
 
