@@ -44,11 +44,11 @@ async function seed(pool: pg.Pool, projectId: string): Promise<void> {
   );
   const responses = JSON.stringify([{ status: 200, contentType: 'application/json', shape: responseShape }]);
   await q(
-    `INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 0, NULL, $2::jsonb FROM endpoints WHERE project_id = $1`,
+    `INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, request, responses) SELECT project_id, id, 1, 0, NULL, $2::jsonb FROM endpoints WHERE project_id = $1`,
     [projectId, responses],
   );
   await q(
-    `INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses) SELECT id, 1, 1, NULL, $2::jsonb FROM endpoints WHERE project_id = $1 AND path LIKE '%5/{id}'`,
+    `INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, request, responses) SELECT project_id, id, 1, 1, NULL, $2::jsonb FROM endpoints WHERE project_id = $1 AND path LIKE '%5/{id}'`,
     [projectId, responses],
   );
   await q(
@@ -85,8 +85,8 @@ async function seed(pool: pg.Pool, projectId: string): Promise<void> {
     [projectId, FP],
   );
   await q(
-    `INSERT INTO evidence_cells (row_id, endpoint_id, version_id, version, drift, last_seen)
-     SELECT r.id, e.id, v.id, '1.0', false, r.last_seen FROM environment_rows r CROSS JOIN endpoints e
+    `INSERT INTO evidence_cells (project_id, row_id, endpoint_id, version_id, version, drift, last_seen)
+     SELECT r.project_id, r.id, e.id, v.id, '1.0', false, r.last_seen FROM environment_rows r CROSS JOIN endpoints e
        JOIN endpoint_versions v ON v.endpoint_id = e.id AND v.major = 1 AND v.minor = 0
       WHERE r.project_id = $1 AND e.project_id = $1`,
     [projectId],

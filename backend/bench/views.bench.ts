@@ -71,8 +71,8 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
   // Half of the endpoints documented (1.0), the other half undocumented.
   await pool.query(
     `WITH v AS (
-       INSERT INTO endpoint_versions (endpoint_id, major, minor, request, responses)
-       SELECT id, 1, 0, $2::jsonb, $3::jsonb FROM endpoints WHERE project_id = $1 AND substr(path, 6)::int % 2 = 0
+       INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, request, responses)
+       SELECT project_id, id, 1, 0, $2::jsonb, $3::jsonb FROM endpoints WHERE project_id = $1 AND substr(path, 6)::int % 2 = 0
        RETURNING id, endpoint_id)
      UPDATE endpoints e SET current_version_id = v.id FROM v WHERE e.id = v.endpoint_id`,
     [projectId, JSON.stringify(documented.request), JSON.stringify(documented.responses)],

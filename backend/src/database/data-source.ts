@@ -33,6 +33,7 @@ import { CaptureRowsByProject1765950000000 } from './migrations/1765950000000-Ca
 import { RuntimeResolutions1765955000000 } from './migrations/1765955000000-RuntimeResolutions';
 import { ProposalRowsByProject1765960000000 } from './migrations/1765960000000-ProposalRowsByProject';
 import { ConsumerCallsPerBuild1765987000000 } from './migrations/1765987000000-ConsumerCallsPerBuild';
+import { VersionsAndCellsByProject1765990000000 } from './migrations/1765990000000-VersionsAndCellsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   RuntimeResolutions1765955000000,
   ProposalRowsByProject1765960000000,
   ConsumerCallsPerBuild1765987000000,
+  VersionsAndCellsByProject1765990000000,
 ];
 
 /**

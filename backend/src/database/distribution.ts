@@ -41,11 +41,8 @@ export const COORDINATOR_TABLES: readonly string[] = ['migrations'];
  */
 export const NOT_YET_DISTRIBUTABLE: readonly string[] = [
   'captures',
-  'endpoint_versions',
   'endpoints',
   'environment_rows',
-  'evidence_cells',
-  'evidence_current',
   'observations',
   'proposals',
 ];

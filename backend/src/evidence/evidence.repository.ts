@@ -471,11 +471,13 @@ export class EvidenceRepository {
   /** Writes a row's cells (in endpoint order); a cell's last seen never moves back. */
   async writeCells(db: Queryable, rowId: string, cells: readonly NewCell[]): Promise<void> {
     await db.query(
-      `INSERT INTO evidence_cells AS c (row_id, endpoint_id, version_id, version, drift, last_seen)
-       SELECT $1::uuid, x."endpointId", x."versionId", x.version, x.drift, x."lastSeen"
-         FROM jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
+      `INSERT INTO evidence_cells AS c (project_id, row_id, endpoint_id, version_id, version, drift, last_seen)
+       SELECT r.project_id, r.id, x."endpointId", x."versionId", x.version, x.drift, x."lastSeen"
+         FROM environment_rows r,
+              jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
+        WHERE r.id = $1::uuid
         ORDER BY x."endpointId"
-       ON CONFLICT (row_id, endpoint_id) DO UPDATE
+       ON CONFLICT (row_id, endpoint_id, project_id) DO UPDATE
          SET version_id = EXCLUDED.version_id, version = EXCLUDED.version, drift = EXCLUDED.drift, last_seen = greatest(c.last_seen, EXCLUDED.last_seen)`,
       [rowId, JSON.stringify(cells)],
     );

@@ -124,8 +124,8 @@ export const versionsRepository = {
   /** Inserts a version and makes it the endpoint's current one. @returns the version's id. */
   async insertCurrent(db: Queryable, version: NewVersion): Promise<string> {
     const [written] = (await db.query(
-      `INSERT INTO endpoint_versions (endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+      `INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id)
+       SELECT project_id, id, $2, $3, $4, $5, $6, $7, $8, $9 FROM endpoints WHERE id = $1 RETURNING id`,
       [
         version.endpointId,
         version.version.major,
