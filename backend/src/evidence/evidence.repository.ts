@@ -124,6 +124,11 @@ function foldedNames(column: string): string {
 export class EvidenceRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /** The pool: each statement through it is a transaction of its own. */
+  get pool(): Queryable {
+    return this.db;
+  }
+
   /** Runs `work` in one transaction (READ COMMITTED), committed when it resolves. */
   transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
     return this.db.transaction(work);

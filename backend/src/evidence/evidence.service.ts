@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import type { ObservationRow } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
+import type { Queryable } from '../common/queryable';
 import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../versions/version-store';
 import type { EndpointRef } from '../versions/versions.repository';
@@ -239,6 +240,19 @@ export class EvidenceService {
       consumers,
     });
     return { rowId, queuedId };
+  }
+
+  /**
+   * Creates the environment row of an evidence batch's agent when new, committed on its own, before
+   * the batch's transaction: the first batches of many agents of a new build, sent at once, then
+   * wait for this short insert (inserting a key another transaction is inserting waits for that
+   * transaction), not for the first batch's whole transaction (issue 20: 54 waits over 100 ms at
+   * the scale bench's start). A batch that then fails leaves the row without evidence until it is
+   * resent; so does one whose every row is past its capture's cap of endpoints.
+   */
+  async ensureRow(projectId: string, environment: AgentEnvironment): Promise<void> {
+    const key = environmentRowOf(environment);
+    if (key !== null) await this.rowIdOf(this.repository.pool, projectId, key, true);
   }
 
   /**
@@ -538,14 +552,20 @@ export class EvidenceService {
    * Ids of committed rows are cached: rows are only ever removed with their project, and the key
    * names the project.
    */
-  private async rowIdOf(manager: EntityManager, projectId: string, key: EnvironmentRowKey): Promise<string> {
+  private async rowIdOf(
+    manager: Queryable,
+    projectId: string,
+    key: EnvironmentRowKey,
+    committed = false,
+  ): Promise<string> {
     const cacheKey = `${projectId}\u0000${key.kind}\u0000${key.name}`;
     const cached = this.rowIds.get(cacheKey);
     if (cached !== undefined) return cached;
     let existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
     if (existing === null) {
       const created = await this.repository.insertRow(manager, projectId, key);
-      // Not cached: this transaction may still roll back.
+      // Cached only when committed: a transaction may still roll back.
+      if (created !== null && committed) this.rowIds.set(cacheKey, created);
       if (created !== null) return created;
       existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
     }

@@ -360,6 +360,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const evidence = environmentRow !== null;
     const unmatched =
       batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
+    // The environment row first, on its own (see EvidenceService.ensureRow).
+    if (evidence && (batch.observations.length > 0 || (batch.failures?.length ?? 0) > 0))
+      await this.evidence.ensureRow(session.projectId, session.environment);
     const { claimed, queuedFor } = await withRetry(async () => {
       // A batch that is no evidence (local captures) and carries no noise counts is the one
       // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
