@@ -331,6 +331,19 @@ describe('consumers and blast radius', () => {
       ['mobile app 5.x', 5],
       [pseudonymOf('web'), 3],
     ]);
+    // The same for the capture the proposal was made from: its breaking diffs.
+    const ofCapture = await backend.api<BlastRadiusResponse>(
+      'GET',
+      `/projects/${PROJECT}/captures/${pr1?.id}/blast-radius`,
+      undefined,
+      readToken,
+    );
+    expect(ofCapture.status).toBe(200);
+    expect(ofCapture.body.parts.map((p) => [p.method, p.path, p.status])).toEqual([['GET', '/users', 200]]);
+    expect(ofCapture.body.consumers.map((c) => [c.label ?? c.consumer, c.calls])).toEqual([
+      ['mobile app 5.x', 5],
+      [pseudonymOf('web'), 3],
+    ]);
     const staging = await backend.api<BlastRadiusResponse>(
       'GET',
       `/projects/${PROJECT}/proposals/${users2.body.id}/blast-radius?environment=staging&days=7`,
@@ -415,6 +428,7 @@ describe('consumers and blast radius', () => {
     expect((await bad('GET', '/consumers?days=0')).body.message).toContain('days must be an integer from 1 to 400');
     expect((await bad('GET', '/consumers?environment=moon')).status).toBe(400);
     expect((await bad('GET', '/ci/1?days=abc')).status).toBe(400);
+    expect((await bad('GET', '/captures/00000000-0000-4000-8000-000000000000/blast-radius')).status).toBe(404);
     const unknown = await bad('GET', '/consumers?build=p-9');
     expect({ status: unknown.status, message: unknown.body.message }).toEqual({
       status: 404,

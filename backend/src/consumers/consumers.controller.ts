@@ -1,6 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Put, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { ConsumerLabelResponse, ConsumersResponse, EndpointConsumersResponse } from '@spectator/shared';
+import type {
+  BlastRadiusResponse,
+  ConsumerLabelResponse,
+  ConsumersResponse,
+  EndpointConsumersResponse,
+} from '@spectator/shared';
+import { CapturesService } from '../captures/captures.service';
 import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { Principal } from '../auth/tokens.service';
 import { uuidPipe } from '../common/validation';
@@ -13,7 +19,10 @@ import { ConsumersService } from './consumers.service';
 @ApiBearerAuth()
 @Controller('projects/:p')
 export class ConsumersController {
-  constructor(private readonly consumers: ConsumersService) {}
+  constructor(
+    private readonly consumers: ConsumersService,
+    private readonly captures: CapturesService,
+  ) {}
 
   @Get('consumers')
   @RequireScope('read')
@@ -29,6 +38,24 @@ export class ConsumersController {
     @Query() query: ConsumersQuery,
   ): Promise<EndpointConsumersResponse> {
     return this.consumers.ofEndpoint(project, id, query.environment ?? null, query.days, query.build);
+  }
+
+  /** Who one capture's breaking diffs break: the consumers that called a broken part (production, 30 days by default). */
+  @Get('captures/:id/blast-radius')
+  @RequireScope('read')
+  async captureBlastRadius(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() query: ConsumersQuery,
+  ): Promise<BlastRadiusResponse> {
+    const diffs = await this.captures.diffsOf(project, await this.captures.byId(project, id));
+    return this.consumers.blastRadius(
+      project,
+      diffs.filter((diff) => diff.breaking),
+      query.environment ?? 'production',
+      query.days,
+      query.build,
+    );
   }
 
   @Put('consumers/:consumer/label')

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { CapturesModule } from '../captures/captures.module';
 import { CommonModule } from '../common/common.module';
 import { ConsumersController } from './consumers.controller';
 import { ConsumersRepository } from './consumers.repository';
@@ -6,7 +7,7 @@ import { ConsumersService } from './consumers.service';
 
 /** Consumer calls per endpoint, status and environment: written by ingest, read as who calls what and blast radius. */
 @Module({
-  imports: [CommonModule],
+  imports: [CommonModule, CapturesModule],
   controllers: [ConsumersController],
   providers: [ConsumersRepository, ConsumersService],
   exports: [ConsumersService],
