@@ -129,7 +129,7 @@ export class BodyTap {
   }
 }
 
-/** One observed request and response, handed to the capture pipeline after the response went out. */
+/** One observed request and response, handed to the observation pipeline after the response went out. */
 export interface Exchange {
   captureId: string;
   method: string;
@@ -176,7 +176,7 @@ export interface FailedExchange {
   at: number;
 }
 
-/** What the proxy needs from the capture side; implemented by the capture pipeline. */
+/** What the proxy needs from the observing side; implemented by the observation pipeline. */
 export interface ExchangeObserver {
   /** Current capture id, stamped on each exchange when it starts. */
   captureId(): string;

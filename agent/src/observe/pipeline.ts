@@ -86,7 +86,7 @@ function pathOf(target: string): string {
 }
 
 /**
- * The capture side of the proxy. `record` runs right after a response ended: it applies the ignore
+ * The observing side of the proxy. `record` runs right after a response ended: it applies the ignore
  * rules, templates the path, counts the interaction, and either queues the bodies for shape work
  * or releases them (sampled out, or queue full). Shape work runs later in short slices.
  * Nothing here can throw into the proxy.
