@@ -4,7 +4,12 @@
  * traffic ran on, every endpoint together over time and per endpoint over the window. A staging
  * rollout with 2.0 on 30 % of the requests shows 2.0 at 30 %.
  */
-import type { TokenResponse, VersionShareResponse } from '@spectator/shared';
+import {
+  type CaptureRuntimeResponse,
+  LatencyHistogram,
+  type TokenResponse,
+  type VersionShareResponse,
+} from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './support/agent-client';
 import { documentGet } from './support/evidence-helpers';
@@ -13,21 +18,28 @@ const MINUTE = 60_000;
 let backend: TestBackend;
 let agentToken: string;
 
-/** One agent run of a build sending one batch per `[at, exchanges]`. */
+/** One agent run of a build sending one batch per `[at, exchanges]`, each exchange taking `ms`; resolves with its capture id. */
 async function run(
-  environment: { kind: 'staging' | 'production'; build: string },
+  environment: { kind: 'staging' | 'production'; build: string } | { kind: 'local' },
   batches: ReadonlyArray<[number, TestExchange[]]>,
-): Promise<void> {
+  ms = 10,
+): Promise<string> {
   const agent = await connectTestAgent(backend.url, agentToken);
   try {
-    const hello = helloMessage({ agentId: `share-${environment.kind}-${environment.build}`, environment });
+    const hello = helloMessage({ agentId: `share-${JSON.stringify(environment)}`, environment });
     expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
     for (const [at, exchanges] of batches) {
       const batch = batchMessage(hello.capture.id, exchanges);
       const time = new Date(at).toISOString();
-      for (const observation of batch.observations) Object.assign(observation, { firstSeen: time, lastSeen: time });
+      for (const observation of batch.observations) {
+        const histogram = new LatencyHistogram();
+        for (let i = 0; i < observation.count; i++) histogram.record(observation.status >= 500 ? 2 * ms : ms);
+        const timing = histogram.toWire();
+        Object.assign(observation, { firstSeen: time, lastSeen: time, runtime: { ttfb: timing, ttlb: timing } });
+      }
       expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
     }
+    return hello.capture.id;
   } finally {
     await agent.close();
   }
@@ -158,6 +170,46 @@ describe('version share', () => {
     ]);
     // Nothing in CI.
     expect((await shareOf('?environment=ci')).body).toMatchObject({ versions: [], endpoints: [] });
+  });
+
+  it('answers every endpoint’s runtime in a capture’s build, undocumented ones too', async () => {
+    const now = Date.now();
+    const captureId = await run(
+      { kind: 'production', build: 'p-9' },
+      [
+        [
+          now - 30_000,
+          [
+            carts(40, { id: 'a' }),
+            { method: 'GET', path: '/metrics', status: 200, response: { up: 1 }, count: 90 },
+            { method: 'GET', path: '/metrics', status: 503, response: { down: 1 }, count: 10 },
+          ],
+        ],
+      ],
+      40,
+    );
+    const { status, body } = await backend.api<CaptureRuntimeResponse>(
+      'GET',
+      `/projects/share/captures/${captureId}/runtime`,
+    );
+    expect(status).toBe(200);
+    expect(body.environment).toEqual({ kind: 'production', name: 'p-9' });
+    expect(body.endpoints.map((e) => [e.method, e.path, e.requests, e.errorRate])).toEqual([
+      ['GET', '/carts', 40, 0],
+      ['GET', '/metrics', 100, 0.1],
+    ]);
+    // p95 of time to last byte: 40 ms for /carts; 80 ms for /metrics, whose slowest tenth failed.
+    const [cartsP95, metricsP95] = body.endpoints.map((e) => e.p95 as number);
+    expect(Math.abs(cartsP95! - 40) / 40).toBeLessThan(0.1);
+    expect(Math.abs(metricsP95! - 80) / 80).toBeLessThan(0.1);
+    // A local capture has no environment row, so no runtime; an unknown capture is a 404.
+    const local = await run({ kind: 'local' }, [[now, [carts(1, { id: 'a' })]]]);
+    expect((await backend.api(`GET`, `/projects/share/captures/${local}/runtime`)).body).toEqual({
+      environment: null,
+      endpoints: [],
+    });
+    expect((await backend.api('GET', `/projects/share/captures/${crypto.randomUUID()}/runtime`)).status).toBe(404);
+    expect((await backend.api('GET', '/projects/share/captures/nope/runtime')).status).toBe(400);
   });
 
   it('refuses a bad query naming the parameter, never with a 500', async () => {

@@ -89,19 +89,27 @@ afterAll(async () => {
   await backend?.close();
 });
 
-/** Pixels of a chart's canvas within a small distance of `hex` (uPlot strokes each line in its series colour). */
-function pixelsOf(chart: string, hex: string): Promise<number> {
+/**
+ * Pixels of a chart's canvas within a small distance of `hex` (uPlot strokes each line in its
+ * series colour): how many, and where across the canvas on average (0 left to 1 right; -1: none).
+ */
+function colourOf(chart: string, hex: string): Promise<{ pixels: number; meanX: number }> {
   return page.locator(`figure.time-chart:has(figcaption:text-is("${chart}")) canvas`).evaluate((canvas, color) => {
     const [r, g, b] = [1, 3, 5].map((i) => parseInt(color.slice(i, i + 2), 16)) as [number, number, number];
     const { width, height } = canvas as HTMLCanvasElement;
     const data = (canvas as HTMLCanvasElement).getContext('2d')!.getImageData(0, 0, width, height).data;
+    let sum = 0;
     let found = 0;
     for (let i = 0; i < data.length; i += 4)
-      if (Math.abs(data[i]! - r) + Math.abs(data[i + 1]! - g) + Math.abs(data[i + 2]! - b) < 60 && data[i + 3]! > 200)
+      if (Math.abs(data[i]! - r) + Math.abs(data[i + 1]! - g) + Math.abs(data[i + 2]! - b) < 60 && data[i + 3]! > 200) {
+        sum += (i / 4) % width;
         found++;
-    return found;
+      }
+    return { pixels: found, meanX: found === 0 ? -1 : sum / found / width };
   }, hex);
 }
+
+const pixelsOf = async (chart: string, hex: string): Promise<number> => (await colourOf(chart, hex)).pixels;
 
 describe('runtime charts on the Versions page (real backend, Chromium)', () => {
   it('shows p95 and error rate in the cells, and draws latency, errors and the rollout per version', async () => {
@@ -172,5 +180,58 @@ describe('runtime charts on the Versions page (real backend, Chromium)', () => {
       });
     await page.locator('.share-panel').scrollIntoViewIfNeeded();
     await screenshot(page, 'runtime-2-version-share');
+  });
+
+  it('shows an undocumented endpoint’s p95 and errors in the Review, and its runtime on its screen', async () => {
+    // Production build p-3 also answers GET /health, documented nowhere: 45 in about 40 ms, 5 with 500.
+    const agent = await connectTestAgent(backend.url, agentToken);
+    const hello = helloMessage({ agentId: 'charts-p-3', environment: { kind: 'production', build: 'p-3' } });
+    try {
+      expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+      const at = new Date(Date.now() - MINUTE).toISOString();
+      const batch = batchMessage(hello.capture.id, [
+        { method: 'GET', path: '/health', status: 200, response: { ok: true }, count: 45 },
+        { method: 'GET', path: '/health', status: 500, response: { ok: false }, count: 5 },
+      ]);
+      for (const observation of batch.observations)
+        Object.assign(observation, {
+          firstSeen: at,
+          lastSeen: at,
+          runtime: { ttfb: timings(observation.count, 20), ttlb: timings(observation.count, 40) },
+        });
+      expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+    } finally {
+      await agent.close();
+    }
+    await page.goto(`${backend.url}/#/p/charts/captures/${hello.capture.id}`);
+    const row = page.getByTestId('undocumented').locator('tbody tr', { hasText: '/health' });
+    await row.waitFor();
+    const cells = (await row.locator('td').allTextContents()).map((t) => t.trim());
+    // Selection box, endpoint, interactions, to review, p95, server errors.
+    expect(cells[5]).toBe('10%');
+    expect(Number.parseFloat(cells[4]!)).toBeGreaterThan(40 * 0.9);
+    expect(Number.parseFloat(cells[4]!)).toBeLessThan(60 * 1.1);
+    await screenshot(page, 'runtime-3-undocumented-list');
+
+    await row.getByRole('link').click();
+    await page.getByTestId('endpoint-runtime').waitFor();
+    expect(await page.getByTestId('endpoint-runtime').textContent()).toMatch(
+      /^In p-3: 50 requests, p95 [\d.]+ ms \(time to last byte\), 10% server errors\.$/,
+    );
+    // The charts of its runtime in production: one series, of no version.
+    const totals = page.getByTestId('runtime-totals').locator('tbody tr');
+    await totals.first().waitFor();
+    expect((await totals.first().locator('td').allTextContents()).map((t) => t.trim()).slice(0, 3)).toEqual([
+      'no version',
+      '50',
+      '100%',
+    ]);
+    expect(await pixelsOf('Latency per version (ms)', VERSION_COLORS[0]!)).toBeGreaterThan(10);
+    // One step: its point in the middle of the time axis (a step either side), not at the left end
+    // of an axis of 1,000 days (uPlot's own range for a lone time in seconds).
+    const middle = (await colourOf('Share of the requests per version', VERSION_COLORS[0]!)).meanX;
+    expect({ middle, centred: middle > 0.4 && middle < 0.75 }).toMatchObject({ centred: true });
+    await page.locator('.runtime-panel').scrollIntoViewIfNeeded();
+    await screenshot(page, 'runtime-4-undocumented-endpoint');
   });
 });

@@ -1,6 +1,13 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { CiRuntimeResponse, RuntimeResponse, VersionShareResponse } from '@spectator/shared';
+import type {
+  CaptureRuntimeResponse,
+  CiRuntimeResponse,
+  RuntimeResponse,
+  VersionShareResponse,
+} from '@spectator/shared';
+import { CapturesService } from '../captures/captures.service';
+import { environmentRowOf } from '../evidence/environment-row';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import { uuidPipe } from '../common/validation';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -15,6 +22,7 @@ export class RuntimeController {
   constructor(
     private readonly runtime: RuntimeService,
     private readonly gate: RuntimeGateService,
+    private readonly captures: CapturesService,
   ) {}
 
   @Get('endpoints/:id/runtime')
@@ -40,6 +48,27 @@ export class RuntimeController {
   @RequireScope('read')
   share(@CurrentProject() project: ProjectEntity, @Query() query: RuntimeQuery): Promise<VersionShareResponse> {
     return this.runtime.share(project, query);
+  }
+
+  /** Every endpoint's runtime in a capture's environment row (its pull request, its build), undocumented ones too. */
+  @Get('captures/:id/runtime')
+  @RequireScope('read')
+  async captureRuntime(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+  ): Promise<CaptureRuntimeResponse> {
+    const capture = await this.captures.byId(project, id);
+    const row = environmentRowOf({
+      kind: capture.environmentKind,
+      ...(capture.pullRequest === null ? {} : { pullRequest: capture.pullRequest }),
+      ...(capture.build === null ? {} : { build: capture.build }),
+      ...(capture.commit === null ? {} : { commit: capture.commit }),
+    });
+    if (row === null) return { environment: null, endpoints: [] };
+    return {
+      environment: { kind: row.kind, name: row.name },
+      endpoints: await this.runtime.rowFigures(project.id, row),
+    };
   }
 
   /** The runtime CI gate's figures: a pull request's counts per endpoint and version beside production's. */

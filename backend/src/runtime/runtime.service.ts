@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import {
   type BatchMessage,
   type CellRuntime,
+  type EndpointRuntimeFigures,
   histogramBucketValue,
   LatencyHistogram,
   type LatencyPercentiles,
@@ -21,6 +22,7 @@ import { RUNTIME, type Runtime } from '../config/runtime';
 import { pullRequestRowName } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
 import {
+  type RuntimeCellRow,
   type RuntimeMinute,
   RuntimeRepository,
   type RuntimeResolution,
@@ -223,6 +225,16 @@ function addSums(sums: Sums, other: Sums): void {
   sums.ttlb.add(other.ttlb);
 }
 
+/** A runtime cell's requests, error rate and p95 of time to last byte, as answered. */
+function cellFigures(cell: RuntimeCellRow): Omit<CellRuntime, 'column'> {
+  const requests = Number(cell.requests);
+  return {
+    requests,
+    errorRate: requests === 0 ? 0 : Number(cell.serverErrors) / requests,
+    p95: cell.p95Bucket === null ? null : toMicros(histogramBucketValue(cell.p95Bucket)),
+  };
+}
+
 /** What `GET …/runtime` asks. */
 export interface RuntimeQueryInput {
   environment: MatrixKind;
@@ -309,16 +321,17 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
       const column = columnOf.get(`${cell.method} ${cell.path}`);
       // Undocumented endpoints have no column.
       if (row === undefined || column === undefined) continue;
-      const requests = Number(cell.requests);
-      (result[row] as CellRuntime[]).push({
-        column,
-        requests,
-        errorRate: requests === 0 ? 0 : Number(cell.serverErrors) / requests,
-        p95: cell.p95Bucket === null ? null : toMicros(histogramBucketValue(cell.p95Bucket)),
-      });
+      (result[row] as CellRuntime[]).push({ column, ...cellFigures(cell) });
     }
     for (const cells of result) cells.sort((a, b) => a.column - b.column);
     return result;
+  }
+
+  /** Every endpoint's runtime in one environment row since it began (`runtime_cells`), documented or not, by path. */
+  async rowFigures(projectId: string, row: { kind: string; name: string }): Promise<EndpointRuntimeFigures[]> {
+    return (await this.repository.cells(projectId, [row]))
+      .map((cell) => ({ method: cell.method, path: cell.path, ...cellFigures(cell) }))
+      .sort((a, b) => a.path.localeCompare(b.path) || a.method.localeCompare(b.method));
   }
 
   /**

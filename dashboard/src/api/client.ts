@@ -19,6 +19,7 @@ import type {
   SafeToRemoveResponse,
   UsageResponse,
   CaptureResponse,
+  CaptureRuntimeResponse,
   ChangelogResponse,
   CompareResponse,
   DiffResponse,
@@ -192,6 +193,12 @@ export function createApiClient(options: ApiClientOptions) {
     captures: (p: string) => get<CaptureResponse[]>(`${project(p)}/captures`),
     undocumented: (p: string, captureId: string) =>
       get<UndocumentedEndpointResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/undocumented`),
+    /** Every endpoint's runtime in a capture's environment row (its pull request, its build), undocumented ones too. */
+    captureRuntime: (p: string, captureId: string) =>
+      get<CaptureRuntimeResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/runtime`),
+    /** How each version of an endpoint named by method and path (documented or not) behaves in one environment. */
+    routeRuntime: (p: string, params: { method: string; path: string; environment: EnvironmentKind; since?: string }) =>
+      get<RuntimeResponse>(`${project(p)}/runtime${query(params)}`),
     diffs: (p: string, captureId: string) =>
       get<DiffResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/diffs`),
     observed: (p: string, captureId: string, method: string, path: string) =>

@@ -50,8 +50,9 @@ export function TimeChart({
           })),
         ],
         scales: {
-          // A lone step (one point, or none with a time) would otherwise stretch the axis over years.
-          x: { time: true, range: (_chart, min, max) => timeRange(min, max, data.step) },
+          // From the data's own times (no zoom here): for a lone time uPlot adds 86,400 / its `ms`
+          // (0.001 for seconds), an axis of 1,000 days.
+          x: { time: true, range: () => timeRange(data.times[0] ?? null, data.times.at(-1) ?? null, data.step) },
           y: { range: (_chart, _min, max) => [0, yMax ?? (max > 0 ? max * 1.1 : 1)] },
         },
         axes: [

@@ -20,7 +20,7 @@ export interface ChartData {
 /**
  * The x axis' range (unix seconds) for times from `min` to `max`: theirs, widened by a step on
  * each side when they span less than a step (a lone point), so the axis reads the point's time
- * rather than years around it.
+ * rather than the 1,000 days uPlot gives one time in seconds.
  */
 export function timeRange(min: number | null, max: number | null, step: number): [number, number] {
   if (min === null || max === null) {

@@ -1,4 +1,9 @@
-import type { CaptureResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import type {
+  CaptureResponse,
+  DiffResponse,
+  EndpointRuntimeFigures,
+  UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import { useEffect, useMemo, useState } from 'react';
 import { Badge, BreakingBadge, EndpointName } from '../components/badges';
 import { ListTable } from '../components/forms';
@@ -9,7 +14,7 @@ import { TimeAgo } from '../components/TimeAgo';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { useResource } from '../hooks/resource';
-import { environmentLabel, formatCount, formatTime, plural, shortCommit } from '../lib/format';
+import { environmentLabel, formatCount, formatMs, formatPercent, formatTime, plural, shortCommit } from '../lib/format';
 import { navigate, routeHref } from '../lib/routes';
 
 /** Captures newest first beside the review of the chosen one (the newest by default). */
@@ -119,6 +124,14 @@ function CaptureReview({
     e.type === 'paths.hinted';
   const undocumented = useResource(() => api.undocumented(project, captureId), [api, project, captureId], reloadOn);
   const diffs = useResource(() => api.diffs(project, captureId), [api, project, captureId], reloadOn);
+  const runtime = useResource(() => api.captureRuntime(project, captureId), [api, project, captureId], reloadOn);
+  const figures = useMemo(
+    () =>
+      new Map(
+        runtime.state === 'ready' ? runtime.data.endpoints.map((e) => [`${e.method} ${e.path}`, e] as const) : [],
+      ),
+    [runtime],
+  );
   const [filter, setFilter] = useState('');
   // Selected undocumented endpoints (`selectionKey`), per capture: moving to another capture starts afresh.
   const [selection, setSelection] = useState<{ captureId: string; keys: ReadonlySet<string> }>({
@@ -180,6 +193,7 @@ function CaptureReview({
               finished={drafts}
               selected={selected}
               onSelect={select}
+              figures={figures}
             />
           )}
         </Async>
@@ -217,6 +231,7 @@ function UndocumentedTable({
   finished,
   selected,
   onSelect,
+  figures,
 }: {
   list: UndocumentedEndpointResponse[];
   filter: string;
@@ -224,6 +239,8 @@ function UndocumentedTable({
   finished: Array<{ method: string; path: string }>;
   selected: ReadonlySet<string>;
   onSelect: (next: ReadonlySet<string>) => void;
+  /** Runtime per endpoint (`METHOD path`) in the capture's pull request or build. */
+  figures: ReadonlyMap<string, EndpointRuntimeFigures>;
 }) {
   const { project } = useApp();
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
@@ -250,6 +267,8 @@ function UndocumentedTable({
           { label: 'Endpoint' },
           { label: 'Interactions', numeric: true, wideOnly: true },
           { label: 'To review', numeric: true },
+          { label: 'p95', numeric: true, wideOnly: true },
+          { label: 'Server errors', numeric: true, wideOnly: true },
           { label: 'State', hidden: true },
         ]}
         testId="undocumented"
@@ -283,11 +302,29 @@ function UndocumentedTable({
                 {formatCount(endpoint.count)}
               </span>
             </td>
+            <RuntimeCells figures={figures.get(`${endpoint.method} ${endpoint.path}`)} />
             <td>{done.has(`${endpoint.method} ${endpoint.path}`) && <Badge tone="ok">finished</Badge>}</td>
           </tr>
         ))}
       </ListTable>
       <Pager pager={pager} testId="undocumented-pager" />
+    </>
+  );
+}
+
+/** p95 and server error rate of an endpoint in the capture's pull request or build; dashes without runtime evidence. */
+function RuntimeCells({ figures }: { figures: EndpointRuntimeFigures | undefined }) {
+  const title =
+    figures &&
+    `${formatCount(figures.requests)} requests in this pull request or build since it began: p95 time to last byte, server errors`;
+  return (
+    <>
+      <td className="num wide-only" title={title}>
+        {figures?.p95 == null ? '–' : formatMs(figures.p95)}
+      </td>
+      <td className={`num wide-only${figures && figures.errorRate >= 0.01 ? ' cell-errors' : ''}`} title={title}>
+        {figures ? formatPercent(figures.errorRate) : '–'}
+      </td>
     </>
   );
 }

@@ -9,7 +9,9 @@ import { Async } from '../components/states';
 import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { useResource } from '../hooks/resource';
-import { plural } from '../lib/format';
+import { formatMs, formatPercent, plural } from '../lib/format';
+import { KIND_ORDER } from '../lib/versions';
+import { RuntimePanel } from './RuntimePanel';
 import { navigate, routeHref } from '../lib/routes';
 
 /**
@@ -63,6 +65,7 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
                 </>
               )}
             </p>
+            <EndpointRuntime captureId={captureId} method={method} path={path} />
             <SegmentHints captureId={captureId} method={method} path={path} />
             <BodyShapes request={endpoint.request} responses={endpoint.responses} />
             <RejectedRequests rejected={endpoint.rejectedRequests ?? []} />
@@ -87,6 +90,30 @@ export function ReviewEndpointPage({ captureId, method, path }: { captureId: str
         </div>
       </form>
     </div>
+  );
+}
+
+/**
+ * What the agents measured of this undocumented endpoint: its figures in the capture's pull
+ * request or build, and its runtime charts in the capture's kind of environment.
+ */
+function EndpointRuntime({ captureId, method, path }: { captureId: string; method: string; path: string }) {
+  const { api, project } = useApp();
+  const runtime = useResource(() => api.captureRuntime(project, captureId), [api, project, captureId]);
+  if (runtime.state !== 'ready' || runtime.data.environment === null) return null;
+  const { environment } = runtime.data;
+  const figures = runtime.data.endpoints.find((e) => e.method === method && e.path === path);
+  return (
+    <>
+      {figures && (
+        <p className="muted" data-testid="endpoint-runtime">
+          In {environment.name}: {plural(figures.requests, 'request')}, p95{' '}
+          {figures.p95 === null ? 'not timed' : formatMs(figures.p95)} (time to last byte),{' '}
+          {formatPercent(figures.errorRate)} server errors.
+        </p>
+      )}
+      <RuntimePanel endpoints={[{ method, path }]} kind={KIND_ORDER.find((k) => k === environment.kind)} />
+    </>
   );
 }
 

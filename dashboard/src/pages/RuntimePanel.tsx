@@ -1,4 +1,4 @@
-import type { EnvironmentKind, RuntimeResponse, VersionMatrixResponse } from '@spectator/shared';
+import type { EnvironmentKind, RuntimeResponse } from '@spectator/shared';
 import { useMemo, useState } from 'react';
 import { MethodBadge } from '../components/badges';
 import { ListTable } from '../components/forms';
@@ -67,22 +67,28 @@ export function EnvironmentWindowFields({
 /**
  * How each version of one endpoint behaves in one environment over time (issue 18): latency
  * percentiles, error rate and each version's share of the requests (a rollout), drawn with uPlot,
- * and the window's totals per version.
+ * and the window's totals per version. Endpoints without an id (undocumented) are asked by route.
  */
-export function RuntimePanel({ endpoints, kind }: { endpoints: VersionMatrixResponse['endpoints']; kind?: RowKind }) {
+export function RuntimePanel({
+  endpoints,
+  kind,
+}: {
+  endpoints: ReadonlyArray<{ id?: string | null; method: string; path: string }>;
+  kind?: RowKind;
+}) {
   const { api, project } = useApp();
+  const keyOf = (e: { method: string; path: string }): string => `${e.method} ${e.path}`;
   const [chosen, setChosen] = useState<string | null>(null);
-  const endpointId = chosen ?? endpoints[0]?.id ?? null;
-  const endpoint = endpoints.find((e) => e.id === endpointId);
+  const endpoint = endpoints.find((e) => keyOf(e) === chosen) ?? endpoints[0];
   const [environment, setEnvironment] = useState<EnvironmentKind>(kind ?? 'production');
   const [windowId, setWindowId] = useState<WindowId>('24h');
-  const runtime = useResource(
-    () =>
-      endpointId === null
-        ? Promise.resolve(null)
-        : api.runtime(project, endpointId, { environment, since: windowSince(windowId) }),
-    [api, project, endpointId, environment, windowId],
-  );
+  const runtime = useResource(() => {
+    if (endpoint === undefined) return Promise.resolve(null);
+    const since = windowSince(windowId);
+    return endpoint.id
+      ? api.runtime(project, endpoint.id, { environment, since })
+      : api.routeRuntime(project, { method: endpoint.method, path: endpoint.path, environment, since });
+  }, [api, project, endpoint?.id, endpoint?.method, endpoint?.path, environment, windowId]);
 
   if (endpoints.length === 0) return null;
   return (
@@ -93,16 +99,18 @@ export function RuntimePanel({ endpoints, kind }: { endpoints: VersionMatrixResp
         the requests (a rollout).
       </p>
       <div className="inline-form">
-        <label>
-          Endpoint
-          <select value={endpointId ?? ''} onChange={(e) => setChosen(e.target.value)}>
-            {endpoints.map((e) => (
-              <option key={e.id} value={e.id}>
-                {e.method} {e.path}
-              </option>
-            ))}
-          </select>
-        </label>
+        {endpoints.length > 1 && (
+          <label>
+            Endpoint
+            <select value={endpoint ? keyOf(endpoint) : ''} onChange={(e) => setChosen(e.target.value)}>
+              {endpoints.map((e) => (
+                <option key={keyOf(e)} value={keyOf(e)}>
+                  {e.method} {e.path}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <EnvironmentWindowFields
           environment={environment}
           onEnvironment={setEnvironment}

@@ -3,7 +3,7 @@
  * Shapes leave the process as JSON Schema 2020-12 (`JsonSchema`), the dialect of OpenAPI 3.1.
  */
 import type { EnvironmentKind } from '../protocol/messages';
-import type { ProposalStatus, ProposalStepName } from './lifecycle';
+import type { MatrixKind, ProposalStatus, ProposalStepName } from './lifecycle';
 
 /** A JSON Schema 2020-12 object (the subset we write: type, properties, required, items, oneOf, format). */
 export interface JsonSchema {
@@ -577,4 +577,25 @@ export interface VersionShareResponse {
     requests: number;
     versions: VersionShare[];
   }>;
+}
+
+/** One endpoint's runtime in an environment row since the row began: documented or not. */
+export interface EndpointRuntimeFigures {
+  method: string;
+  path: string;
+  requests: number;
+  /** Server errors (5xx, and 502/503/504 the agent answered for a failed upstream) per request, 0–1. */
+  errorRate: number;
+  /** 95th percentile of time to last byte in milliseconds (within 8.6 %); null when no response ended. */
+  p95: number | null;
+}
+
+/**
+ * `GET /projects/{p}/captures/{id}/runtime`: the runtime of every endpoint of the capture's
+ * environment row (its pull request's CI runs, or its build) since the row began, undocumented
+ * endpoints too. `environment` is null for a local capture, which has no row.
+ */
+export interface CaptureRuntimeResponse {
+  environment: { kind: MatrixKind; name: string } | null;
+  endpoints: EndpointRuntimeFigures[];
 }
