@@ -25,6 +25,8 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
   --peers-from <dir>        run only Spectator; take har-to-openapi's and Optic's documents from an earlier run in
                             <dir> (checked to be of the same traffic: the peers are deterministic, Optic is slow)
   --rescore <dir>           score the traffic and outputs an earlier run saved in <dir> again (no mock, no contenders run)
+  --replay <dir>            the agent's path learner alone on the traffic an earlier run saved in <dir>: its final
+                            templates, operations scored (seconds; not for fresh; no hold or backend, so not a figure)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
   --capture-limit <bytes>   the agent's --capture-limit (default its own, 1 MiB): try Spectator on bodies past it
   --help                    this text`;
@@ -38,6 +40,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {string} out
  * @property {boolean} select
  * @property {string | null} rescore
+ * @property {string | null} replay
  * @property {string | null} peersFrom
  * @property {number | null} captureLimit
  * @property {boolean} help
@@ -57,6 +60,7 @@ function parseArgs(argv) {
     out: path.join(HERE, 'results'),
     select: false,
     rescore: null,
+    replay: null,
     peersFrom: null,
     captureLimit: null,
     help: false,
@@ -83,6 +87,7 @@ function parseArgs(argv) {
     else if (flag === '--out') options.out = path.resolve(value());
     else if (flag === '--select') options.select = true;
     else if (flag === '--rescore') options.rescore = path.resolve(value());
+    else if (flag === '--replay') options.replay = path.resolve(value());
     else if (flag === '--peers-from') options.peersFrom = path.resolve(value());
     else if (flag === '--capture-limit') {
       const bytes = Number(value());
@@ -333,17 +338,24 @@ async function main() {
     summarize,
   } = require('./lib/score');
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
-  const { startSpectator } = require('./lib/spectator');
+  const { startSpectator, buildSpectator } = require('./lib/spectator');
+  const { replayTemplates } = require('./lib/replay');
 
   /** @type {('train' | 'heldout' | 'heldout2' | 'fresh')[]} */
   const sets = options.set === 'all' ? ['train', 'heldout', 'heldout2', 'fresh'] : [options.set];
-  const rescore = options.rescore;
+  const replay = options.replay;
+  if (replay && sets.includes('fresh'))
+    throw new Error('--replay reads a set in detail: choose --set train, heldout or heldout2 (never fresh)');
+  if (replay) options.contenders = ['spectator'];
+  const rescore = options.rescore ?? replay;
   const peersFrom = options.peersFrom;
   if (peersFrom && !options.contenders.includes('spectator'))
     throw new Error('--peers-from runs Spectator: keep it among --contenders');
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
   const generate = createGenerator();
+  /** @type {import('./lib/replay').SharedPaths | null} the learner, built from this checkout, for --replay */
+  const shared = replay ? (buildSpectator(), require(path.join(ROOT, 'shared/dist/src/index.js'))) : null;
   const spectator =
     !rescore && options.contenders.includes('spectator')
       ? await startSpectator({ log: (line) => console.log(line), captureLimit: options.captureLimit })
@@ -387,12 +399,14 @@ async function main() {
         const started = Date.now();
         if (rescore) {
           exchanges = savedExchanges(docDir, planned);
-          for (const name of options.contenders) {
-            const output = path.join(docDir, `${name}.openapi.json`);
-            if (!fs.existsSync(output))
-              throw new Error(`${output} is missing: that run had no ${name} (choose with --contenders)`);
-            outputs[name] = JSON.parse(fs.readFileSync(output, 'utf8'));
-          }
+          if (shared) outputs.spectator = replayTemplates(exchanges, shared);
+          else
+            for (const name of options.contenders) {
+              const output = path.join(docDir, `${name}.openapi.json`);
+              if (!fs.existsSync(output))
+                throw new Error(`${output} is missing: that run had no ${name} (choose with --contenders)`);
+              outputs[name] = JSON.parse(fs.readFileSync(output, 'utf8'));
+            }
         } else {
           fs.mkdirSync(docDir, { recursive: true });
           const prism = await startPrism(file, seed);
@@ -497,6 +511,7 @@ async function main() {
   }
   const report = tables.join('\n\n');
   console.log(`\n${report}\n`);
+  if (replay) return; // a try, not a result: nothing written
   const suffix = rescore ? '.rescored' : '';
   fs.writeFileSync(path.join(runDir, `results${suffix}.json`), JSON.stringify(results, null, 2));
   fs.writeFileSync(path.join(runDir, `tables${suffix}.md`), `${report}\n`);

@@ -460,6 +460,7 @@ function formatTable(columns) {
 }
 
 module.exports = {
+  parseJson,
   observe,
   scoreDocument,
   operationDiff,

@@ -125,4 +125,4 @@ async function waitForInteractions(api, slug, captureId, expected, timeoutMs) {
   }
 }
 
-module.exports = { startSpectator };
+module.exports = { startSpectator, buildSpectator };
