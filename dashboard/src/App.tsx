@@ -18,7 +18,7 @@ import { ReviewEndpointPage } from './pages/ReviewEndpointPage';
 import { SettingsPage } from './pages/SettingsPage';
 import { ProjectChooser, SignInPage } from './pages/SignInPage';
 import { AuditPage } from './pages/AuditPage';
-import { ConsumersPage } from './pages/ConsumersPage';
+import { ConsumersPage, EndpointConsumersPage } from './pages/ConsumersPage';
 import { UsagePage } from './pages/UsagePage';
 import { VersionsPage } from './pages/VersionsPage';
 
@@ -284,7 +284,11 @@ function Page({ route }: { route: ProjectRoute }) {
     case 'audit':
       return <AuditPage />;
     case 'consumers':
-      return <ConsumersPage />;
+      return route.endpointId ? (
+        <EndpointConsumersPage key={route.endpointId} endpointId={route.endpointId} />
+      ) : (
+        <ConsumersPage />
+      );
     case 'usage':
       return <UsagePage />;
   }

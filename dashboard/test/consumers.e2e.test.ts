@@ -2,9 +2,10 @@
  * Consumers in the dashboard (issue 19), in real headless Chromium against a real backend: a
  * production agent's batch names two consumers of GET /users by pseudonym; a person labels one on
  * the Consumers page ("mobile app 5.x"), labels a pseudonym not seen yet, and a proposal that
- * removes a field GET /users answers shows who it breaks, by label or pseudonym.
+ * removes a field GET /users answers shows who it breaks, by label or pseudonym; the endpoint's
+ * own screen shows who calls it by status, and a CI capture's review who its breaking diff breaks.
  */
-import type { ConsumersResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
+import type { ConsumersResponse, EndpointResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
 import type { Page } from 'playwright-core';
 import { batchMessage, connectTestAgent, helloMessage } from '../../backend/test/support/agent-client';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
@@ -22,6 +23,7 @@ let browser: TestBrowser;
 let page: Page;
 let writeToken: string;
 let proposalId: string;
+let agentToken: string;
 
 /** Proposes (and approves, unless `open`) GET /users answering 200 with objects of these string fields. */
 async function proposeUsers(fields: string[], open = false): Promise<string> {
@@ -64,7 +66,7 @@ beforeAll(async () => {
   expect((await backend.api('POST', '/projects', { slug: P, name: 'Shop' })).status).toBe(201);
   const token = async (name: string, scope: string) =>
     (await backend.api<TokenResponse>('POST', `/projects/${P}/tokens`, { name, scope })).body.token as string;
-  const agentToken = await token('agents', 'agent');
+  agentToken = await token('agents', 'agent');
   writeToken = await token('team', 'admin');
   await proposeUsers(['id', 'name']);
   // A production agent's batch: GET /users 200 ten times, six by one consumer, three by another, one unnamed.
@@ -96,6 +98,20 @@ afterAll(async () => {
   await backend?.close();
 });
 
+/** The page's blast radius: GET /users 200 broken for "mobile app 5.x" (6 calls, 60 %) and WEB. */
+async function expectBreaksMobileAndWeb(): Promise<void> {
+  const radius = page.getByTestId('blast-radius');
+  await radius.waitFor();
+  await page
+    .getByRole('status')
+    .getByText('2 consumers called a broken part in Production in the last 30 days.')
+    .waitFor();
+  const rows = radius.locator('tbody tr');
+  expect(await rows.count()).toBe(2);
+  expect(await rows.nth(0).textContent()).toMatch(/GET\s*\/users\s*200.*mobile app 5\.x.*6.*60%/);
+  expect(await rows.nth(1).textContent()).toContain(WEB);
+}
+
 const consumersOf = async (): Promise<ConsumersResponse> =>
   (await backend.api<ConsumersResponse>('GET', `/projects/${P}/consumers`, undefined, writeToken)).body;
 
@@ -126,16 +142,38 @@ describe('consumers in the dashboard', () => {
 
   it('shows who a proposal breaks, by label or pseudonym', async () => {
     await page.goto(`${backend.url}/#/p/${P}/proposals/${proposalId}`);
-    const radius = page.getByTestId('blast-radius');
-    await radius.waitFor();
-    await page
-      .getByRole('status')
-      .getByText('2 consumers called a broken part in Production in the last 30 days.')
-      .waitFor();
-    const rows = radius.locator('tbody tr');
-    expect(await rows.count()).toBe(2);
-    expect(await rows.nth(0).textContent()).toMatch(/GET\s*\/users\s*200.*mobile app 5\.x.*6.*60%/);
-    expect(await rows.nth(1).textContent()).toContain(WEB);
+    await expectBreaksMobileAndWeb();
     await screenshot(page, 'consumers-02-who-this-breaks');
+  });
+
+  it("shows who calls an endpoint, by status, from the endpoint's documentation", async () => {
+    const endpoints = (await backend.api<EndpointResponse[]>('GET', `/projects/${P}/endpoints`, undefined, writeToken))
+      .body;
+    const users = endpoints.find((e) => e.path === '/users') as EndpointResponse;
+    await page.goto(`${backend.url}/#/p/${P}/docs/${users.id}`);
+    await page.getByRole('link', { name: 'Who calls it' }).click();
+    const table = page.getByTestId('endpoint-consumers-200');
+    await table.waitFor();
+    await page.getByRole('status').getByText('10 calls, 1 by clients no source named.').waitFor();
+    const rows = table.locator('tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).textContent()).toMatch(/mobile app 5\.x.*6.*60%/);
+    expect(await rows.nth(1).textContent()).toMatch(new RegExp(`${WEB}.*3.*30%`));
+    await screenshot(page, 'consumers-03-who-calls-an-endpoint');
+  });
+
+  it("shows who a CI capture's breaking diff breaks in its review", async () => {
+    // CI answers GET /users without the documented `name`: a breaking diff.
+    const agent = await connectTestAgent(backend.url, agentToken);
+    const hello = helloMessage({ agentId: 'ci-1', environment: { kind: 'ci', pullRequest: '7', commit: 'c7' } });
+    expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+    const batch = batchMessage(hello.capture.id, [
+      { method: 'GET', path: '/users', status: 200, response: { id: 'u1' } },
+    ]);
+    expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+    await agent.close();
+    await page.goto(`${backend.url}/#/p/${P}/captures/${hello.capture.id}`);
+    await expectBreaksMobileAndWeb();
+    await screenshot(page, 'consumers-04-who-a-capture-breaks');
   });
 });

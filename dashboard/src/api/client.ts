@@ -12,6 +12,7 @@ import type {
   BlastRadiusResponse,
   ConsumerLabelResponse,
   ConsumersResponse,
+  EndpointConsumersResponse,
   DeprecationRequest,
   DeprecationResponse,
   MatrixKind,
@@ -238,6 +239,14 @@ export function createApiClient(options: ApiClientOptions) {
     blastRadius: (p: string, id: string, params: { environment?: MatrixKind; days?: number } = {}) =>
       get<BlastRadiusResponse>(
         `${project(p)}/proposals/${encodeURIComponent(id)}/blast-radius${query({ environment: params.environment, days: params.days?.toString() })}`,
+      ),
+    /** Who one capture's breaking diffs break (production, 30 days by default). */
+    captureBlastRadius: (p: string, captureId: string) =>
+      get<BlastRadiusResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/blast-radius`),
+    /** Who called one endpoint, per environment and status, in the last `days` days. */
+    endpointConsumers: (p: string, endpointId: string, params: { environment?: MatrixKind; days?: number } = {}) =>
+      get<EndpointConsumersResponse>(
+        `${project(p)}/endpoints/${encodeURIComponent(endpointId)}/consumers${query({ environment: params.environment, days: params.days?.toString() })}`,
       ),
     /** Every consumer of an environment in the last `days` days, by pseudonym and label. */
     consumers: (p: string, params: { environment?: MatrixKind; days?: number } = {}) =>

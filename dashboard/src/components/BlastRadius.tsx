@@ -1,11 +1,25 @@
-import type { BlastRadiusResponse } from '@spectator/shared';
+import type { BlastRadiusResponse, ConsumerUse } from '@spectator/shared';
 import { formatCount, formatPercent } from '../lib/format';
 import { KIND_LABELS } from '../lib/versions';
 import { EndpointName } from './badges';
 import { ListTable } from './forms';
 import { TimeAgo } from './TimeAgo';
 
-/** Who a proposal's breaking changes break in production: per broken part, its consumers of the last 30 days. */
+/** A consumer's cells in a list: label (else pseudonym), calls, share, last call. */
+export function ConsumerCells({ use }: { use: ConsumerUse }) {
+  return (
+    <>
+      <td>{use.label ?? <code>{use.consumer}</code>}</td>
+      <td className="num">{formatCount(use.calls)}</td>
+      <td className="num">{formatPercent(use.share)}</td>
+      <td>
+        <TimeAgo at={use.lastCall} />
+      </td>
+    </>
+  );
+}
+
+/** Who breaking changes (a proposal's, a capture's diffs) break in production: per broken part, its consumers of the last 30 days. */
 export function BlastRadius({ radius }: { radius: BlastRadiusResponse }) {
   if (radius.parts.length === 0) return <p className="muted">No breaking change.</p>;
   return (
@@ -14,6 +28,7 @@ export function BlastRadius({ radius }: { radius: BlastRadiusResponse }) {
         {radius.consumers.length === 0 && radius.otherCalls === 0
           ? `No named consumer called a broken part in ${KIND_LABELS[radius.environment]} in the last ${radius.days} days.`
           : `${radius.consumers.length} consumer${radius.consumers.length === 1 ? '' : 's'} called a broken part in ${KIND_LABELS[radius.environment]} in the last ${radius.days} days.`}
+        {radius.otherCalls > 0 && ` ${formatCount(radius.otherCalls)} calls by consumers past an agent's bound.`}
       </p>
       <ListTable
         testId="blast-radius"
@@ -44,12 +59,7 @@ export function BlastRadius({ radius }: { radius: BlastRadiusResponse }) {
           return part.consumers.map((c) => (
             <tr key={`${part.method} ${part.path} ${part.status} ${c.consumer}`}>
               <td>{name}</td>
-              <td>{c.label ?? <code>{c.consumer}</code>}</td>
-              <td className="num">{formatCount(c.calls)}</td>
-              <td className="num">{formatPercent(c.share)}</td>
-              <td>
-                <TimeAgo at={c.lastCall} />
-              </td>
+              <ConsumerCells use={c} />
             </tr>
           ));
         })}

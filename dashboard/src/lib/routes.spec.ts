@@ -18,6 +18,7 @@ describe('routes', () => {
     { page: 'settings', project: 'demo' },
     { page: 'audit', project: 'demo' },
     { page: 'consumers', project: 'demo' },
+    { page: 'consumers', project: 'demo', endpointId: 'e-1' },
     { page: 'usage', project: 'demo' },
   ])('%j survives a round trip through the hash', (route) => {
     expect(parseRoute(routeHref(route))).toEqual(route);

@@ -13,7 +13,7 @@ export type Route =
   | { page: 'proposals'; project: string; proposalId?: string }
   | { page: 'settings'; project: string }
   | { page: 'audit'; project: string }
-  | { page: 'consumers'; project: string }
+  | { page: 'consumers'; project: string; endpointId?: string }
   | { page: 'usage'; project: string }
   | { page: 'not-found'; hash: string };
 
@@ -73,7 +73,7 @@ export function parseRoute(hash: string): Route {
       case 'audit':
         return { page: 'audit', project };
       case 'consumers':
-        return { page: 'consumers', project };
+        return id ? { page: 'consumers', project, endpointId: id } : { page: 'consumers', project };
       case 'usage':
         return { page: 'usage', project };
     }
@@ -121,7 +121,7 @@ export function routeHref(route: Route): string {
     case 'audit':
       return `#${base}/audit`;
     case 'consumers':
-      return `#${base}/consumers`;
+      return `#${base}/consumers${route.endpointId ? `/${enc(route.endpointId)}` : ''}`;
     case 'usage':
       return `#${base}/usage`;
   }

@@ -6,6 +6,7 @@ import type {
 } from '@spectator/shared';
 import { useEffect, useMemo, useState } from 'react';
 import { Badge, BreakingBadge, EndpointName } from '../components/badges';
+import { BlastRadius } from '../components/BlastRadius';
 import { ListTable } from '../components/forms';
 import { Pager, usePage } from '../components/Pager';
 import { selectionKey, SelectionBar } from '../components/ReviewSelection';
@@ -132,6 +133,7 @@ function CaptureReview({
       ),
     [runtime],
   );
+  const radius = useResource(() => api.captureBlastRadius(project, captureId), [api, project, captureId], reloadOn);
   const [filter, setFilter] = useState('');
   // Selected undocumented endpoints (`selectionKey`), per capture: moving to another capture starts afresh.
   const [selection, setSelection] = useState<{ captureId: string; keys: ReadonlySet<string> }>({
@@ -212,6 +214,13 @@ function CaptureReview({
         <h2 id="diffs-title">Diffs</h2>
         <Async resource={diffs} what="diffs">
           {(list) => <DiffsTable list={list} filter={filter} captureId={captureId} />}
+        </Async>
+      </section>
+
+      <section aria-labelledby="blast-radius-title">
+        <h2 id="blast-radius-title">Who these diffs break</h2>
+        <Async resource={radius} what="who the diffs break">
+          {(answer) => <BlastRadius radius={answer} />}
         </Async>
       </section>
     </div>

@@ -1,5 +1,13 @@
-import { CONSUMER_ID_PATTERN, DEFAULT_CONSUMER_DAYS, type ConsumersResponse, type MatrixKind } from '@spectator/shared';
-import { useState } from 'react';
+import {
+  CONSUMER_ID_PATTERN,
+  DEFAULT_CONSUMER_DAYS,
+  type ConsumersResponse,
+  type EndpointConsumersResponse,
+  type MatrixKind,
+} from '@spectator/shared';
+import { EndpointName } from '../components/badges';
+import { ConsumerCells } from '../components/BlastRadius';
+import { type ReactNode, useState } from 'react';
 import { EnvironmentWindow } from '../components/EnvironmentWindow';
 import { FormError, ListTable } from '../components/forms';
 import { NeedsScope, useScopeAllows } from '../components/Permission';
@@ -9,6 +17,8 @@ import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatCount, formatPercent } from '../lib/format';
+import { routeHref } from '../lib/routes';
+import { KIND_LABELS } from '../lib/versions';
 
 const WINDOWS = [7, DEFAULT_CONSUMER_DAYS, 90, 400];
 
@@ -150,14 +160,107 @@ function ConsumerTable({ list, reload }: { list: ConsumersResponse; reload: () =
   );
 }
 
+/** The environment (production first) and window of a consumer question, with the form that picks them. */
+function useConsumerWindow(): { environment: MatrixKind; days: number; form: ReactNode } {
+  const [environment, setEnvironment] = useState<MatrixKind>('production');
+  const [days, setDays] = useState(DEFAULT_CONSUMER_DAYS);
+  const form = (
+    <EnvironmentWindow
+      environment={environment}
+      onEnvironment={setEnvironment}
+      days={days}
+      onDays={setDays}
+      windows={WINDOWS}
+    />
+  );
+  return { environment, days, form };
+}
+
+/** One endpoint's callers: per status, each consumer's calls, share and last call. */
+function EndpointConsumerTable({ answer }: { answer: EndpointConsumersResponse }) {
+  if (answer.rows.length === 0)
+    return (
+      <Empty title="No calls counted">
+        No agent naming consumers saw this endpoint here in the window (agents name consumers with{' '}
+        <code>--consumer</code>).
+      </Empty>
+    );
+  return (
+    <>
+      {answer.rows.map((row) => {
+        const named = row.consumers.reduce((sum, c) => sum + c.calls, 0);
+        const unnamed = row.calls - named - row.otherCalls;
+        return (
+          <section
+            key={`${row.environment} ${row.status}`}
+            aria-label={`${KIND_LABELS[row.environment]} ${row.status}`}
+          >
+            <h2>Status {row.status}</h2>
+            <p className="muted" role="status">
+              {formatCount(row.calls)} calls
+              {row.otherCalls > 0 ? `, ${formatCount(row.otherCalls)} by consumers past an agent's bound` : ''}
+              {unnamed > 0 ? `, ${formatCount(unnamed)} by clients no source named` : ''}.
+            </p>
+            <ListTable
+              testId={`endpoint-consumers-${row.status}`}
+              columns={[
+                { label: 'Consumer' },
+                { label: 'Calls', numeric: true },
+                { label: 'Share', numeric: true },
+                { label: 'Last call' },
+              ]}
+            >
+              {row.consumers.map((c) => (
+                <tr key={c.consumer}>
+                  <ConsumerCells use={c} />
+                </tr>
+              ))}
+            </ListTable>
+          </section>
+        );
+      })}
+    </>
+  );
+}
+
+/** Who calls one endpoint (issue 19), by status, per environment and window. */
+export function EndpointConsumersPage({ endpointId }: { endpointId: string }) {
+  const { api, project } = useApp();
+  const picked = useConsumerWindow();
+  const { environment, days } = picked;
+  const answer = useResource(
+    () => api.endpointConsumers(project, endpointId, { environment, days }),
+    [api, project, endpointId, environment, days],
+  );
+  return (
+    <div className="page">
+      <Async resource={answer} what="the endpoint's consumers">
+        {(found) => (
+          <>
+            <h1>
+              Who calls <EndpointName method={found.endpoint.method} path={found.endpoint.path} />
+            </h1>
+            <p className="muted">
+              <a href={routeHref({ page: 'consumers', project })}>All consumers</a> ·{' '}
+              <a href={routeHref({ page: 'docs', project, endpointId })}>Documentation</a>
+            </p>
+            {picked.form}
+            <EndpointConsumerTable answer={found} />
+          </>
+        )}
+      </Async>
+    </div>
+  );
+}
+
 /**
  * Consumers: who calls the API, by pseudonym (the agents never send who it is) and by the labels a
  * team gives them, per environment and window.
  */
 export function ConsumersPage() {
   const { api, project } = useApp();
-  const [environment, setEnvironment] = useState<MatrixKind>('production');
-  const [days, setDays] = useState(DEFAULT_CONSUMER_DAYS);
+  const picked = useConsumerWindow();
+  const { environment, days } = picked;
   const consumers = useResource(() => api.consumers(project, { environment, days }), [api, project, environment, days]);
   return (
     <div className="page">
@@ -167,13 +270,7 @@ export function ConsumersPage() {
         certificate it comes from never leaves them. Compute your own clients&apos; pseudonyms with{' '}
         <code>spectator-agent consumer-id</code> and name them here.
       </p>
-      <EnvironmentWindow
-        environment={environment}
-        onEnvironment={setEnvironment}
-        days={days}
-        onDays={setDays}
-        windows={WINDOWS}
-      />
+      {picked.form}
       <Async resource={consumers} what="the consumers">
         {(list) => <ConsumerTable list={list} reload={consumers.reload} />}
       </Async>

@@ -125,6 +125,7 @@ function EndpointDoc({ endpoint, compact }: { endpoint: EndpointResponse | null;
           )}
         </h2>
         <Badge tone="info">version {endpoint.version}</Badge>
+        {!compact && <a href={routeHref({ page: 'consumers', project, endpointId: endpoint.id })}>Who calls it</a>}
       </header>
       <p className="description">{endpoint.description || <span className="muted">No description.</span>}</p>
       <DocumentedParameters parameters={endpoint.parameters} />
