@@ -124,6 +124,33 @@ describe('usage', () => {
     expect(body.endpoints.find((e) => e.path === '/never')?.lastSeen).toBeNull();
   });
 
+  it('pages the usage view by path then method: the pages put together are the whole view', async () => {
+    const whole = (await backend.api<UsageResponse>('GET', '/projects/use/usage?environment=production')).body;
+    const paged: UsageResponse['endpoints'] = [];
+    let after: string | undefined;
+    for (;;) {
+      const { status, body } = await backend.api<UsageResponse>(
+        'GET',
+        `/projects/use/usage?environment=production&limit=2${after === undefined ? '' : `&after=${encodeURIComponent(after)}`}`,
+      );
+      expect(status).toBe(200);
+      expect(body.endpoints.length).toBeLessThanOrEqual(2);
+      if (body.endpoints.length === 0) break;
+      paged.push(...body.endpoints);
+      const last = body.endpoints[body.endpoints.length - 1] as UsageResponse['endpoints'][number];
+      after = `${last.method} ${last.path}`;
+    }
+    expect(paged.map((e) => e.path)).toEqual(['/daily', '/legacy', '/never', '/retired', '/stale']);
+    // A page holds the same as the whole view for its endpoints.
+    expect(paged).toEqual(whole.endpoints);
+    // A key no longer listed still pages from the next one.
+    const next = await backend.api<UsageResponse>(
+      'GET',
+      `/projects/use/usage?environment=production&limit=1&after=${encodeURIComponent('GET /m')}`,
+    );
+    expect(next.body.endpoints.map((e) => e.path)).toEqual(['/never']);
+  });
+
   it('never counts an endpoint exercised daily as an orphan, whatever the window', async () => {
     for (const days of [1, 2, 7, 30, 39, 41, 365]) {
       const { body } = await backend.api<OrphansResponse>('GET', `/projects/use/usage/orphans?days=${days}`);
@@ -290,6 +317,8 @@ describe('usage', () => {
     for (const [method, route, payload, message] of [
       ['GET', '/projects/use/usage', undefined, 'environment must be one of the following values'],
       ['GET', '/projects/use/usage/orphans?days=0', undefined, 'days must not be less than 1'],
+      ['GET', '/projects/use/usage?environment=production&limit=0', undefined, 'limit must not be less than 1'],
+      ['GET', '/projects/use/usage?environment=production&after=daily', undefined, 'after must be the method and path'],
       [
         'POST',
         '/projects/use/deprecations',

@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { DeprecationResponse, OrphansResponse, SafeToRemoveResponse, UsageResponse } from '@spectator/shared';
 import { CurrentPrincipal, CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { Principal } from '../auth/tokens.service';
+import { afterKey } from '../captures/dto/captures.dto';
 import { badInput } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
 import { DeprecationDto, OrphansQuery, UsageQuery, WindowQuery } from './dto/usage.dto';
@@ -23,7 +24,11 @@ export class UsageController {
 
   @Get('usage')
   usage(@CurrentProject() project: ProjectEntity, @Query() query: UsageQuery): Promise<UsageResponse> {
-    return this.usages.usage(project, query.environment);
+    const after = afterKey(query);
+    return this.usages.usage(project, query.environment, {
+      ...(after === undefined ? {} : { after }),
+      ...(query.limit === undefined ? {} : { limit: query.limit }),
+    });
   }
 
   @Get('usage/orphans')

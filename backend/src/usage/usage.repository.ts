@@ -3,6 +3,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DeprecationLocation, DeprecationResponse, MatrixKind } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 
+/** An endpoint by method and path template. */
+export interface EndpointKey {
+  method: string;
+  path: string;
+}
+
 /** One distinct exchange an environment kind's evidence keeps, with when it was last seen. */
 export interface UsageExchangeRow {
   method: string;
@@ -23,6 +29,11 @@ export interface ResponseHeaderRow {
   lastSeen: Date;
 }
 
+/** When an environment kind's evidence last saw an endpoint. */
+export interface EndpointLastSeenRow extends EndpointKey {
+  lastSeen: Date;
+}
+
 /** A documented endpoint at its current version. */
 export interface DocumentedRow {
   endpointId: string;
@@ -35,45 +46,104 @@ export interface DocumentedRow {
 export type DeprecationRow = Omit<DeprecationResponse, 'createdAt'> & { createdAt: Date };
 
 /**
+ * `AND (alias.method, alias.path) IN (…)` over the keys given as parameters `$m` and `$m+1`
+ * (two text arrays), or nothing when every endpoint is read.
+ */
+function keysFilter(alias: string, keys: readonly EndpointKey[] | undefined, first: number): string {
+  return keys === undefined
+    ? ''
+    : ` AND (${alias}.method, ${alias}.path) IN (SELECT * FROM unnest($${first}::text[], $${first + 1}::text[]))`;
+}
+
+function keysParameters(keys: readonly EndpointKey[] | undefined): unknown[] {
+  return keys === undefined ? [] : [keys.map((k) => k.method), keys.map((k) => k.path)];
+}
+
+/**
  * The reads of usage: the distinct exchanges each environment kind's evidence keeps (kept as long
  * as the project: last seen per endpoint, status, body fields, query and request header names),
  * response header names from the captures' observations (kept as long as the captures), the
- * documented endpoints, and the deprecation marks (the one table it writes).
+ * documented endpoints, and the deprecation marks (the one table it writes). Reads that take
+ * `keys` read only those endpoints (a page, or the ones a question is about).
  */
 @Injectable()
 export class UsageRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Every distinct exchange of a kind's environment rows, folded over the rows. */
-  exchanges(projectId: string, kind: MatrixKind): Promise<UsageExchangeRow[]> {
+  /**
+   * One page of the endpoints usage lists for a kind (documented, or seen by its evidence), by
+   * path then method in byte order, after `after` (excluded), at most `limit` (all when undefined).
+   */
+  keys(
+    projectId: string,
+    kind: MatrixKind,
+    after: EndpointKey | undefined,
+    limit: number | undefined,
+  ): Promise<EndpointKey[]> {
+    return this.db.query(
+      `SELECT k.method, k.path FROM (
+         SELECT DISTINCT o.method, o.path FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
+          WHERE o.project_id = $1 AND r.kind = $2
+         UNION
+         SELECT e.method, e.path FROM endpoints e WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
+       ) k
+       WHERE $3::text IS NULL OR (k.path COLLATE "C", k.method COLLATE "C") > ($3::text COLLATE "C", $4::text COLLATE "C")
+       ORDER BY k.path COLLATE "C", k.method COLLATE "C"
+       LIMIT $5`,
+      [projectId, kind, after?.path ?? null, after?.method ?? null, limit ?? null],
+    );
+  }
+
+  /** Every distinct exchange of a kind's environment rows (of `keys` only, when given). */
+  exchanges(projectId: string, kind: MatrixKind, keys?: readonly EndpointKey[]): Promise<UsageExchangeRow[]> {
     return this.db.query(
       `SELECT o.method, o.path, o.status, o.request_shape AS "requestShape", o.response_shape AS "responseShape",
               o.query, o.request_headers AS "requestHeaders", o.last_seen AS "lastSeen"
          FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
-        WHERE o.project_id = $1 AND r.kind = $2`,
+        WHERE o.project_id = $1 AND r.kind = $2${keysFilter('o', keys, 3)}`,
+      [projectId, kind, ...keysParameters(keys)],
+    );
+  }
+
+  /** When a kind's evidence last saw each endpoint: one aggregate, no shapes read. */
+  lastSeen(projectId: string, kind: MatrixKind): Promise<EndpointLastSeenRow[]> {
+    return this.db.query(
+      `SELECT o.method, o.path, max(o.last_seen) AS "lastSeen"
+         FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
+        WHERE o.project_id = $1 AND r.kind = $2
+        GROUP BY o.method, o.path`,
       [projectId, kind],
     );
   }
 
-  /** Response header names per endpoint seen by a kind's captures, each with its last sighting. */
-  responseHeaders(projectId: string, kind: MatrixKind): Promise<ResponseHeaderRow[]> {
+  /**
+   * Response header names per endpoint seen by a kind's captures, each with its last sighting:
+   * of `keys` only, and of the names `names` only, when given.
+   */
+  responseHeaders(
+    projectId: string,
+    kind: MatrixKind,
+    keys?: readonly EndpointKey[],
+    names?: readonly string[],
+  ): Promise<ResponseHeaderRow[]> {
+    const nameFilter = names === undefined ? '' : ` AND h.name = ANY($${keys === undefined ? 3 : 5}::text[])`;
     return this.db.query(
       `SELECT o.method, o.path, h.name, max(o.last_seen) AS "lastSeen"
          FROM captures c JOIN observations o ON o.capture_id = c.id
         CROSS JOIN LATERAL unnest(o.response_headers) AS h(name)
-        WHERE c.project_id = $1 AND c.environment_kind = $2
+        WHERE c.project_id = $1 AND c.environment_kind = $2${keysFilter('o', keys, 3)}${nameFilter}
         GROUP BY o.method, o.path, h.name`,
-      [projectId, kind],
+      [projectId, kind, ...keysParameters(keys), ...(names === undefined ? [] : [names])],
     );
   }
 
-  /** The project's documented endpoints at their current version. */
-  documented(projectId: string): Promise<DocumentedRow[]> {
+  /** The project's documented endpoints at their current version (of `keys` only, when given). */
+  documented(projectId: string, keys?: readonly EndpointKey[]): Promise<DocumentedRow[]> {
     return this.db.query(
       `SELECT e.id AS "endpointId", e.method, e.path, v.major || '.' || v.minor AS version
          FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
-        WHERE e.project_id = $1 ORDER BY e.path, e.method`,
-      [projectId],
+        WHERE e.project_id = $1${keysFilter('e', keys, 2)} ORDER BY e.path, e.method`,
+      [projectId, ...keysParameters(keys)],
     );
   }
 

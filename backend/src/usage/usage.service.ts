@@ -11,12 +11,13 @@ import {
   type SafeToRemoveEndpoint,
   type SafeToRemoveResponse,
   type UsageResponse,
+  type ZombieUse,
 } from '@spectator/shared';
 import type { Principal } from '../auth/tokens.service';
 import { SUNSET_PAST_MARK } from '../captures/batch-statement';
 import { ShapeStore } from '../captures/shape-store';
 import type { ProjectEntity } from '../projects/project.entity';
-import { type DeprecationRow, UsageRepository } from './usage.repository';
+import { type DeprecationRow, type EndpointKey, UsageRepository } from './usage.repository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -53,6 +54,22 @@ function keyOf(method: string, path: string): string {
   return `${method} ${path}`;
 }
 
+/** The response header names zombies are found by (`SUNSET_PAST_MARK`: a Sunset date already past). */
+const SIGNAL_NAMES = ['deprecation', 'sunset', SUNSET_PAST_MARK];
+
+const ZOMBIE_LOCATIONS: readonly DeprecationLocation[] = ['endpoint', 'query', 'header', 'request', 'response'];
+
+/** Zombies by path, method, then the endpoint before its parameters, headers and fields, each by name. */
+function byZombieOrder(a: ZombieUse, b: ZombieUse): number {
+  const order = (x: string, y: string): number => (x < y ? -1 : x > y ? 1 : 0);
+  return (
+    order(a.path, b.path) ||
+    order(a.method, b.method) ||
+    ZOMBIE_LOCATIONS.indexOf(a.location) - ZOMBIE_LOCATIONS.indexOf(b.location) ||
+    order(a.name, b.name)
+  );
+}
+
 /**
  * Usage from stored evidence: when each endpoint, status, body field, query parameter and header
  * name was last seen in an environment; what is documented and unused there (orphans), what is
@@ -65,11 +82,37 @@ export class UsageService {
     private readonly shapes: ShapeStore,
   ) {}
 
-  async usage(project: ProjectEntity, kind: MatrixKind): Promise<UsageResponse> {
+  /**
+   * When each endpoint (documented, or seen in the kind's evidence), status, field, query
+   * parameter and header was last seen there, by path then method (byte order): the endpoints
+   * after `page.after` (excluded), at most `page.limit` of them, or all without either.
+   */
+  async usage(
+    project: ProjectEntity,
+    kind: MatrixKind,
+    page: { after?: EndpointKey; limit?: number } = {},
+  ): Promise<UsageResponse> {
+    const paged = page.after !== undefined || page.limit !== undefined;
+    const keys = await this.repository.keys(project.id, kind, page.after, page.limit);
+    return { environment: kind, endpoints: await this.endpointUsage(project, kind, keys, paged) };
+  }
+
+  /**
+   * The usage of the endpoints `keys`, in that order. `only`: the reads are of those endpoints
+   * alone (a page, a few endpoints), else of every endpoint of the kind (which `keys` then lists).
+   */
+  private async endpointUsage(
+    project: ProjectEntity,
+    kind: MatrixKind,
+    keys: readonly EndpointKey[],
+    only: boolean,
+  ): Promise<EndpointUsage[]> {
+    if (keys.length === 0) return [];
+    const some = only ? keys : undefined;
     const [exchanges, headers, documented, marks] = await Promise.all([
-      this.repository.exchanges(project.id, kind),
-      this.repository.responseHeaders(project.id, kind),
-      this.repository.documented(project.id),
+      this.repository.exchanges(project.id, kind, some),
+      this.repository.responseHeaders(project.id, kind, some),
+      this.repository.documented(project.id, some),
       this.repository.deprecations(project.id),
     ]);
     const shapes = await this.shapes.load([
@@ -120,13 +163,12 @@ export class UsageService {
       const usage = byKey.get(keyOf(h.method, h.path));
       if (usage !== undefined) usage.responseHeaders.add(h.name, h.lastSeen);
     }
-    for (const d of documented) entry(d.method, d.path);
     const byDoc = new Map(documented.map((d) => [keyOf(d.method, d.path), d]));
     const marked = new Set(marks.map((m) => `${keyOf(m.method, m.path)}\u0000${m.location}\u0000${m.name}`));
     const isMarked = (u: Accumulated, location: DeprecationLocation, name: string): boolean =>
       marked.has(`${keyOf(u.method, u.path)}\u0000${location}\u0000${name}`);
-    const endpoints = [...byKey.values()]
-      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.method < b.method ? -1 : 1))
+    return keys
+      .map((k) => entry(k.method, k.path))
       .map((u): EndpointUsage => {
         const doc = byDoc.get(keyOf(u.method, u.path));
         const deprecation = u.responseHeaders.get('deprecation');
@@ -152,45 +194,71 @@ export class UsageService {
           responseFields: u.responseFields.list((name) => isMarked(u, 'response', name)),
         };
       });
-    return { environment: kind, endpoints };
   }
 
   /**
-   * Orphans: documented endpoints no production traffic reached in the last `days` days (or
+   * Orphans: documented endpoints no traffic of the kind reached in the last `days` days (or
    * never). Zombies: what is marked deprecated, or answered with a `Deprecation` or `Sunset`
-   * header, and still called there in that window.
+   * header, and still called there in that window. Read from one aggregate of the evidence (last
+   * seen per endpoint) and the header names; fields and parameters only of the endpoints that have
+   * a part marked, so the cost does not grow with every shape the project has seen.
    */
   async orphans(project: ProjectEntity, kind: MatrixKind, days: number, now = new Date()): Promise<OrphansResponse> {
     const since = new Date(now.getTime() - days * DAY_MS);
-    const usage = await this.usage(project, kind);
-    const recent = (at: string | null): boolean => at !== null && Date.parse(at) >= since.getTime();
-    const orphans = usage.endpoints
-      .filter((e) => e.endpointId !== null && !recent(e.lastSeen))
-      .map((e) => ({
-        endpointId: e.endpointId as string,
+    const [documented, seen, marks, signals] = await Promise.all([
+      this.repository.documented(project.id),
+      this.repository.lastSeen(project.id, kind),
+      this.repository.deprecations(project.id),
+      this.repository.responseHeaders(project.id, kind, undefined, SIGNAL_NAMES),
+    ]);
+    const lastSeen = new Map(seen.map((e) => [keyOf(e.method, e.path), e.lastSeen.getTime()]));
+    const recent = (at: number | undefined): at is number => at !== undefined && at >= since.getTime();
+    const iso = (at: number | undefined): string | null => (at === undefined ? null : new Date(at).toISOString());
+    const endpointMarked = new Set(marks.filter((m) => m.location === 'endpoint').map((m) => keyOf(m.method, m.path)));
+    const orphans = documented
+      .filter((d) => !recent(lastSeen.get(keyOf(d.method, d.path))))
+      .map((d) => ({
+        endpointId: d.endpointId,
+        method: d.method,
+        path: d.path,
+        version: d.version,
+        lastSeen: iso(lastSeen.get(keyOf(d.method, d.path))),
+        deprecated: endpointMarked.has(keyOf(d.method, d.path)),
+      }));
+    // Endpoints the API answered with a Deprecation or Sunset header, and when last past its Sunset date.
+    const signalled = new Map<string, number>();
+    for (const h of signals) {
+      const key = keyOf(h.method, h.path);
+      const past = h.name === SUNSET_PAST_MARK ? h.lastSeen.getTime() : 0;
+      signalled.set(key, Math.max(signalled.get(key) ?? 0, past));
+    }
+    const zombies: OrphansResponse['zombies'] = [];
+    for (const e of seen) {
+      const key = keyOf(e.method, e.path);
+      const at = lastSeen.get(key);
+      const past = signalled.get(key);
+      if (!recent(at) || (!endpointMarked.has(key) && past === undefined)) continue;
+      zombies.push({
         method: e.method,
         path: e.path,
-        version: e.version as string,
-        lastSeen: e.lastSeen,
-        deprecated: e.deprecated,
-      }));
-    const zombies: OrphansResponse['zombies'] = [];
-    for (const e of usage.endpoints) {
-      if (!recent(e.lastSeen)) continue;
-      const signalled = e.deprecationHeaders.deprecation !== null || e.deprecationHeaders.sunset !== null;
-      if (e.deprecated || signalled)
-        zombies.push({
-          method: e.method,
-          path: e.path,
-          location: 'endpoint',
-          name: '',
-          lastSeen: e.lastSeen as string,
-          why: e.deprecated
-            ? 'marked deprecated'
-            : recent(e.deprecationHeaders.sunsetPast)
-              ? 'answered past its Sunset date'
-              : 'answered with a Deprecation or Sunset header',
-        });
+        location: 'endpoint',
+        name: '',
+        lastSeen: iso(at) as string,
+        why: endpointMarked.has(key)
+          ? 'marked deprecated'
+          : recent(past)
+            ? 'answered past its Sunset date'
+            : 'answered with a Deprecation or Sunset header',
+      });
+    }
+    const withParts = [
+      ...new Map(
+        marks
+          .filter((m) => m.location !== 'endpoint' && recent(lastSeen.get(keyOf(m.method, m.path))))
+          .map((m) => [keyOf(m.method, m.path), { method: m.method, path: m.path }]),
+      ).values(),
+    ];
+    for (const e of await this.endpointUsage(project, kind, withParts, true)) {
       const parts: Array<[DeprecationLocation, NameLastSeen[]]> = [
         ['query', e.query],
         ['header', e.requestHeaders],
@@ -199,7 +267,7 @@ export class UsageService {
       ];
       for (const [location, names] of parts)
         for (const n of names)
-          if (n.deprecated && recent(n.lastSeen))
+          if (n.deprecated && recent(Date.parse(n.lastSeen)))
             zombies.push({
               method: e.method,
               path: e.path,
@@ -209,6 +277,7 @@ export class UsageService {
               why: 'marked deprecated',
             });
     }
+    zombies.sort(byZombieOrder);
     return { environment: kind, days, since: since.toISOString(), orphans, zombies };
   }
 
@@ -221,12 +290,12 @@ export class UsageService {
   async safeToRemove(project: ProjectEntity, days: number, now = new Date()): Promise<SafeToRemoveResponse> {
     const [production, staging, productionLastSeen] = await Promise.all([
       this.orphans(project, 'production', days, now),
-      this.usage(project, 'staging'),
+      this.repository.lastSeen(project.id, 'staging'),
       this.repository.lastSeenAny(project.id, 'production'),
     ]);
     const since = production.since;
     const watching = productionLastSeen !== null && productionLastSeen.getTime() >= Date.parse(since);
-    const stagingSeen = new Map(staging.endpoints.map((e) => [keyOf(e.method, e.path), e.lastSeen]));
+    const stagingSeen = new Map(staging.map((e) => [keyOf(e.method, e.path), e.lastSeen.toISOString()]));
     const endpoints: SafeToRemoveEndpoint[] = watching
       ? production.orphans.map((orphan) => {
           const inStaging = stagingSeen.get(keyOf(orphan.method, orphan.path)) ?? null;

@@ -258,9 +258,14 @@ export function createApiClient(options: ApiClientOptions) {
       request<ConsumerLabelResponse>('PUT', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`, { label }),
     unlabelConsumer: (p: string, consumer: string) =>
       request<unknown>('DELETE', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`),
-    /** When each endpoint, status, field, query parameter and header was last seen in one environment. */
-    usage: (p: string, params: { environment: MatrixKind }) =>
-      get<UsageResponse>(`${project(p)}/usage${query({ environment: params.environment })}`),
+    /**
+     * When each endpoint, status, field, query parameter and header was last seen in one environment:
+     * by path then method, at most `limit` endpoints after `after` (`method path` of the last one seen), or all.
+     */
+    usage: (p: string, params: { environment: MatrixKind; limit?: number; after?: string }) =>
+      get<UsageResponse>(
+        `${project(p)}/usage${query({ environment: params.environment, limit: params.limit?.toString(), after: params.after })}`,
+      ),
     /** Documented endpoints not seen in the window (orphans), and what is deprecated yet still called (zombies). */
     orphans: (p: string, params: { environment?: MatrixKind; days?: number } = {}) =>
       get<OrphansResponse>(

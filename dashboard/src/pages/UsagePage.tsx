@@ -145,8 +145,24 @@ function partLists(
   ];
 }
 
-/** Last seen per endpoint of one environment, each endpoint's parts behind a disclosure. */
-function LastSeenTable({ usage, onChanged }: { usage: UsageResponse; onChanged: () => void }) {
+/** Endpoints the Last seen table asks for at a time (the backend pages them by path, then method). */
+const USAGE_PAGE = 100;
+
+/**
+ * Last seen per endpoint of one environment, each endpoint's parts behind a disclosure: the first
+ * `shown` endpoints (`usage` holds one more when there are more), and a button for the next ones.
+ */
+function LastSeenTable({
+  usage,
+  shown,
+  onMore,
+  onChanged,
+}: {
+  usage: UsageResponse;
+  shown: number;
+  onMore: () => void;
+  onChanged: () => void;
+}) {
   if (usage.endpoints.length === 0)
     return (
       <Empty title={`Nothing documented or seen in ${KIND_LABELS[usage.environment]}`}>
@@ -154,58 +170,65 @@ function LastSeenTable({ usage, onChanged }: { usage: UsageResponse; onChanged: 
       </Empty>
     );
   return (
-    <ListTable
-      testId="usage-last-seen"
-      columns={[{ label: 'Endpoint' }, { label: 'Version' }, { label: 'Last seen' }, { label: 'Parts' }]}
-    >
-      {usage.endpoints.map((e) => {
-        const parts = partLists(e).reduce((sum, [, names]) => sum + names.length, 0);
-        const signalled = e.deprecationHeaders.deprecation !== null || e.deprecationHeaders.sunset !== null;
-        return (
-          <tr key={`${e.method} ${e.path}`}>
-            <td>
-              <EndpointName method={e.method} path={e.path} />{' '}
-              <DeprecationToggle
-                mark={{ method: e.method, path: e.path, location: 'endpoint' }}
-                deprecated={e.deprecated}
-                onChanged={onChanged}
-              />
-              {signalled && (
-                <Badge tone="warn" title="The API answered it with a Deprecation or Sunset header">
-                  Deprecation/Sunset header
-                </Badge>
-              )}
-              {e.deprecationHeaders.sunsetPast !== null && (
-                <Badge tone="danger" title="The API answered it with a Sunset date that had already passed">
-                  past its Sunset date
-                </Badge>
-              )}
-            </td>
-            <td>{e.version ?? <span className="muted">undocumented</span>}</td>
-            <td>{e.lastSeen === null ? <span className="muted">never</span> : <TimeAgo at={e.lastSeen} />}</td>
-            <td>
-              {parts === 0 ? (
-                <span className="muted">—</span>
-              ) : (
-                <details>
-                  <summary>{plural(parts, 'part')}</summary>
-                  {partLists(e).map(([title, names, location]) => (
-                    <NamesSeen
-                      key={title}
-                      title={title}
-                      names={names}
-                      endpoint={e}
-                      {...(location ? { location } : {})}
-                      onChanged={onChanged}
-                    />
-                  ))}
-                </details>
-              )}
-            </td>
-          </tr>
-        );
-      })}
-    </ListTable>
+    <>
+      <ListTable
+        testId="usage-last-seen"
+        columns={[{ label: 'Endpoint' }, { label: 'Version' }, { label: 'Last seen' }, { label: 'Parts' }]}
+      >
+        {usage.endpoints.slice(0, shown).map((e) => {
+          const parts = partLists(e).reduce((sum, [, names]) => sum + names.length, 0);
+          const signalled = e.deprecationHeaders.deprecation !== null || e.deprecationHeaders.sunset !== null;
+          return (
+            <tr key={`${e.method} ${e.path}`}>
+              <td>
+                <EndpointName method={e.method} path={e.path} />{' '}
+                <DeprecationToggle
+                  mark={{ method: e.method, path: e.path, location: 'endpoint' }}
+                  deprecated={e.deprecated}
+                  onChanged={onChanged}
+                />
+                {signalled && (
+                  <Badge tone="warn" title="The API answered it with a Deprecation or Sunset header">
+                    Deprecation/Sunset header
+                  </Badge>
+                )}
+                {e.deprecationHeaders.sunsetPast !== null && (
+                  <Badge tone="danger" title="The API answered it with a Sunset date that had already passed">
+                    past its Sunset date
+                  </Badge>
+                )}
+              </td>
+              <td>{e.version ?? <span className="muted">undocumented</span>}</td>
+              <td>{e.lastSeen === null ? <span className="muted">never</span> : <TimeAgo at={e.lastSeen} />}</td>
+              <td>
+                {parts === 0 ? (
+                  <span className="muted">—</span>
+                ) : (
+                  <details>
+                    <summary>{plural(parts, 'part')}</summary>
+                    {partLists(e).map(([title, names, location]) => (
+                      <NamesSeen
+                        key={title}
+                        title={title}
+                        names={names}
+                        endpoint={e}
+                        {...(location ? { location } : {})}
+                        onChanged={onChanged}
+                      />
+                    ))}
+                  </details>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </ListTable>
+      {usage.endpoints.length > shown && (
+        <button type="button" onClick={onMore}>
+          Show {USAGE_PAGE} more endpoints
+        </button>
+      )}
+    </>
   );
 }
 
@@ -383,8 +406,13 @@ export function UsagePage() {
   const { api, project } = useApp();
   const [environment, setEnvironment] = useState<MatrixKind>('production');
   const [days, setDays] = useState(30);
+  const [shown, setShown] = useState(USAGE_PAGE);
   const reloadOn = (e: { type: string }) => e.type === 'documentation.committed';
-  const usage = useResource(() => api.usage(project, { environment }), [api, project, environment], reloadOn);
+  const usage = useResource(
+    () => api.usage(project, { environment, limit: shown + 1 }),
+    [api, project, environment, shown],
+    reloadOn,
+  );
   const orphans = useResource(
     () => api.orphans(project, { environment, days }),
     [api, project, environment, days],
@@ -407,7 +435,10 @@ export function UsagePage() {
       </p>
       <EnvironmentWindow
         environment={environment}
-        onEnvironment={setEnvironment}
+        onEnvironment={(kind) => {
+          setEnvironment(kind);
+          setShown(USAGE_PAGE);
+        }}
         days={days}
         onDays={setDays}
         windows={WINDOWS}
@@ -427,7 +458,14 @@ export function UsagePage() {
       <section aria-labelledby="last-seen-title">
         <h2 id="last-seen-title">Last seen in {KIND_LABELS[environment]}</h2>
         <Async resource={usage} what="usage">
-          {(data) => <LastSeenTable usage={data} onChanged={changed} />}
+          {(data) => (
+            <LastSeenTable
+              usage={data}
+              shown={shown}
+              onMore={() => setShown((n) => n + USAGE_PAGE)}
+              onChanged={changed}
+            />
+          )}
         </Async>
       </section>
       <section aria-labelledby="marks-title">

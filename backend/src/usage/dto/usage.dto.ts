@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DEPRECATION_LOCATIONS, type DeprecationLocation, MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
 import { Type } from 'class-transformer';
+import { ViewPageQuery } from '../../captures/dto/captures.dto';
 import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min, Max, MinLength } from 'class-validator';
 
-/** `?environment=` of the usage view. */
-export class UsageQuery {
+/** `?environment=&limit=&after=` of the usage view (a page: as the capture views page, by path then method). */
+export class UsageQuery extends ViewPageQuery {
   @ApiProperty({ enum: MATRIX_KINDS })
   @IsIn(MATRIX_KINDS)
   environment: MatrixKind;
