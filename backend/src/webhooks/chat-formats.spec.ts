@@ -44,6 +44,33 @@ describe('chat formats', () => {
   });
 
   it('sends the JSON format as the event itself', () => {
-    expect(JSON.parse(formatBody('json', step('t'), null))).toEqual(step('t'));
+    expect(JSON.parse(formatBody('json', step('t'), null) as string)).toEqual(step('t'));
+  });
+
+  it('leaves a drifting version.changed out of chats, which get drift.appeared instead', () => {
+    const changed = (drift: boolean): WebhookBody => ({
+      id: 'e2',
+      type: 'version.changed',
+      project: 'p',
+      occurredAt: '2026-11-28T10:00:00.000Z',
+      data: {
+        type: 'version.changed',
+        endpointId: 'x',
+        method: 'GET',
+        path: '/users',
+        environment: { kind: 'production', name: 'p-3' },
+        pullRequest: null,
+        build: 'p-3',
+        commit: null,
+        previous: '1.0',
+        version: '2.0',
+        drift,
+        breaking: false,
+      },
+    });
+    expect(formatBody('slack', changed(true), null)).toBeNull();
+    expect(formatBody('teams', changed(true), null)).toBeNull();
+    expect(JSON.parse(formatBody('json', changed(true), null) as string)).toEqual(changed(true));
+    expect(formatBody('slack', changed(false), null)).toContain('GET /users 2.0 in production');
   });
 });

@@ -230,8 +230,21 @@ export function teamsMessage(message: ChatMessage): Record<string, unknown> {
   };
 }
 
-/** The body a webhook of `format` is sent for an event (the exact bytes that are signed). */
-export function formatBody(format: WebhookFormat, body: WebhookBody, base: DashboardBase): string {
+/**
+ * Whether a chat leaves an event out because another message says it: a drifting
+ * `version.changed` comes with `drift.appeared` for the same cell, which also says where the drift
+ * began, so a chat gets that one message, not two (JSON webhooks get both events).
+ */
+export function chatLeavesOut(event: TransitionEvent): boolean {
+  return event.type === 'version.changed' && event.drift;
+}
+
+/**
+ * The body a webhook of `format` is sent for an event (the exact bytes that are signed), or null
+ * when that format sends nothing for it (`chatLeavesOut`).
+ */
+export function formatBody(format: WebhookFormat, body: WebhookBody, base: DashboardBase): string | null {
+  if (format !== 'json' && chatLeavesOut(body.data)) return null;
   switch (format) {
     case 'json':
       return JSON.stringify(body);

@@ -123,18 +123,22 @@ export class WebhooksRepository {
 
   /**
    * Queues one pending delivery of an event per webhook of the project, in `manager`'s transaction,
-   * each with the body of its webhook's format.
+   * each with the body of its webhook's format (none for a webhook whose format's body is null).
    * @returns how many were queued.
    */
   async queue(
     projectId: string,
-    event: { id: string; type: string; bodies: Readonly<Record<WebhookFormat, string>> },
+    event: { id: string; type: string; bodies: Readonly<Record<WebhookFormat, string | null>> },
     manager: Queryable,
   ): Promise<number> {
+    // A format whose body is null sends nothing for this event: its webhooks get no delivery.
     const inserted = (await manager.query(
       `INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, event_type, body)
-       SELECT w.project_id, w.id, $2, $3, CASE w.format WHEN 'slack' THEN $5 WHEN 'teams' THEN $6 ELSE $4 END
-         FROM webhooks w WHERE w.project_id = $1 RETURNING id`,
+       SELECT project_id, id, $2, $3, body
+         FROM (SELECT w.project_id, w.id, CASE w.format WHEN 'slack' THEN $5 WHEN 'teams' THEN $6 ELSE $4 END AS body
+                 FROM webhooks w WHERE w.project_id = $1) AS w
+        WHERE body IS NOT NULL
+       RETURNING id`,
       [projectId, event.id, event.type, event.bodies.json, event.bodies.slack, event.bodies.teams],
     )) as unknown[];
     return inserted.length;
