@@ -34,6 +34,7 @@ import { RuntimeResolutions1765955000000 } from './migrations/1765955000000-Runt
 import { ProposalRowsByProject1765960000000 } from './migrations/1765960000000-ProposalRowsByProject';
 import { ConsumerCallsPerBuild1765987000000 } from './migrations/1765987000000-ConsumerCallsPerBuild';
 import { VersionsAndCellsByProject1765990000000 } from './migrations/1765990000000-VersionsAndCellsByProject';
+import { ParentsKeyedByProject1766000000000 } from './migrations/1766000000000-ParentsKeyedByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -71,6 +72,7 @@ export const MIGRATIONS = [
   ProposalRowsByProject1765960000000,
   ConsumerCallsPerBuild1765987000000,
   VersionsAndCellsByProject1765990000000,
+  ParentsKeyedByProject1766000000000,
 ];
 
 /**
