@@ -36,6 +36,15 @@ async function runAll(agentToken: string, runs: readonly GateRun[]): Promise<voi
     [backend.url, agentToken, JSON.stringify(runs)],
     {},
   );
+  // The agents time each exchange, so CPU taken by the rest of a busy machine (jest's other workers,
+  // other jobs) shows up as latency in every run alike, and at a load of about 20 it lifted
+  // production's p95 bound above the +50 ms run. A higher priority for this one process (allowed to
+  // root, as in CI; elsewhere it runs as it is) keeps the timings the apps' own.
+  try {
+    if (child.pid !== undefined) os.setPriority(child.pid, -10);
+  } catch {
+    // Not permitted: the runs still share whatever the machine gives them alike.
+  }
   const line = await lines.next();
   if (line.done || line.value !== 'done') throw new Error(`gate traffic failed: ${output.join('')}`);
   if (child.exitCode === null) await once(child, 'exit');
