@@ -230,7 +230,9 @@ beforeAll(async () => {
     } as Runtime),
     new ProposalRegrouping(new ProposalsRepository(ds), audit),
     new VersionStore(ds),
-    new ConsumersService(new ConsumersRepository(ds), { log: pino({ level: 'silent' }) } as Runtime),
+    new ConsumersService(new ConsumersRepository(ds), new VersionStore(ds), {
+      log: pino({ level: 'silent' }),
+    } as Runtime),
   );
 });
 afterAll(async () => {

@@ -215,15 +215,6 @@ export class ConsumersRepository {
     );
   }
 
-  /** The method and path of a project's endpoint, or null when it has none with this id. */
-  async route(projectId: string, id: string): Promise<{ method: string; path: string } | null> {
-    const [row] = (await this.db.query('SELECT method, path FROM endpoints WHERE id = $1 AND project_id = $2', [
-      id,
-      projectId,
-    ])) as Array<{ method: string; path: string }>;
-    return row ?? null;
-  }
-
   labels(projectId: string): Promise<LabelRow[]> {
     return this.db.query(
       `SELECT consumer, label, updated_by AS "updatedBy", updated_at AS "updatedAt"

@@ -20,6 +20,7 @@ import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import type { ProjectEntity } from '../projects/project.entity';
+import { VersionStore } from '../versions/version-store';
 import {
   ALL_CALLS,
   type ConsumerDay,
@@ -162,6 +163,7 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly repository: ConsumersRepository,
+    private readonly versions: VersionStore,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'consumers' });
@@ -282,12 +284,13 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
     const window = windowOf(days);
     if (build !== undefined && environment === null) throw badInput('build needs an environment');
     const rowId = environment === null ? null : await this.rowOf(project, environment, build);
-    const route = await this.repository.route(project.id, endpointId);
-    if (route === null)
+    const [endpoint] = await this.versions.endpointsByIds(project.id, [endpointId]);
+    if (endpoint === undefined)
       throw new DomainError(
         ErrorCode.EndpointNotFound,
         `endpoint ${endpointId} does not exist in project ${project.slug}`,
       );
+    const route = { method: endpoint.method, path: endpoint.path };
     const [sums, labels] = await Promise.all([
       this.repository.endpointCalls(project.id, route, environment, window.since, rowId),
       this.labelMap(project.id),
