@@ -253,6 +253,8 @@ describe('VersionStore, as proposals read it', () => {
     expect(await versions.documentedAt(projectId, '/e/{id}')).toEqual([getOne, postOne].sort(byId));
     expect(await versions.endpointsByIds(four, [getE.id, getOne.id])).toEqual([]);
     expect(await versions.endpointsByIds(projectId, [getOne.id, getE.id])).toEqual([getE, getOne].sort(byId));
+    expect(await versions.endpointIdOf(projectId, 'POST', '/e/{id}')).toBe(postOne.id);
+    expect(await versions.endpointIdOf(four, 'GET', '/e/{id}')).toBeNull();
     // GET /e/{id} has two versions; the others their first.
     expect((await versions.firstDocumented([getE.id, getOne.id, postOne.id])).sort()).toEqual(
       [getE.id, postOne.id].sort(),

@@ -224,7 +224,7 @@ beforeAll(async () => {
     evidence,
     events,
     // Its log and retention are for the rollup, which no test here runs.
-    new RuntimeService(new RuntimeRepository(ds), {
+    new RuntimeService(new RuntimeRepository(ds), new VersionStore(ds), {
       log: pino({ level: 'silent' }),
       config: parseConfig({}),
     } as Runtime),

@@ -24,6 +24,7 @@ import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
+import { VersionStore } from '../src/versions/version-store';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { eventually } from './support/evidence-helpers';
@@ -324,7 +325,7 @@ describe('runtime evidence', () => {
     ]);
 
     const runtime = { config: parseConfig({}), databaseUrl: backend.databaseUrl, log: pino({ level: 'silent' }) };
-    const service = new RuntimeService(new RuntimeRepository(ds), runtime as Runtime);
+    const service = new RuntimeService(new RuntimeRepository(ds), new VersionStore(ds), runtime as Runtime);
     const done = await service.rollUp(now);
     // All 5 minute rows are past 2 days, the 2 hours of 40 and 500 days past 35 days, 1 day past 400 days.
     expect(done).toEqual({ minute: 5, hour: 2, day: 1 });
@@ -361,7 +362,7 @@ describe('runtime evidence', () => {
         }>
       ).map((r) => r.resolution);
     const service = (env: NodeJS.ProcessEnv) =>
-      new RuntimeService(new RuntimeRepository(ds), {
+      new RuntimeService(new RuntimeRepository(ds), new VersionStore(ds), {
         config: parseConfig(env),
         databaseUrl: backend.databaseUrl,
         log: pino({ level: 'silent' }),

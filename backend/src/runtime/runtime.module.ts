@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CapturesModule } from '../captures/captures.module';
 import { CommonModule } from '../common/common.module';
+import { VersionsModule } from '../versions/versions.module';
 import { RuntimeController } from './runtime.controller';
 import { RuntimeRepository } from './runtime.repository';
 import { RuntimeGateService } from './runtime-gate.service';
@@ -8,7 +9,7 @@ import { RuntimeService } from './runtime.service';
 
 /** Runtime evidence per endpoint, version and environment: written by ingest, rolled up, read as series. */
 @Module({
-  imports: [CommonModule, CapturesModule],
+  imports: [CommonModule, CapturesModule, VersionsModule],
   controllers: [RuntimeController],
   providers: [RuntimeRepository, RuntimeService, RuntimeGateService],
   exports: [RuntimeService],

@@ -358,25 +358,6 @@ export class RuntimeRepository {
     );
   }
 
-  /** The method and path of a project's endpoint, or null when it has none with this id. */
-  async route(projectId: string, id: string): Promise<{ method: string; path: string } | null> {
-    const [row] = (await this.db.query('SELECT method, path FROM endpoints WHERE id = $1 AND project_id = $2', [
-      id,
-      projectId,
-    ])) as Array<{ method: string; path: string }>;
-    return row ?? null;
-  }
-
-  /** The id of a project's documented endpoint `method path`, or null (an undocumented endpoint has none). */
-  async endpointId(projectId: string, method: string, path: string): Promise<string | null> {
-    const [row] = (await this.db.query('SELECT id FROM endpoints WHERE project_id = $1 AND method = $2 AND path = $3', [
-      projectId,
-      method,
-      path,
-    ])) as Array<{ id: string }>;
-    return row?.id ?? null;
-  }
-
   /** Deletes at most `limit` rows of `resolution` older than `before`. @returns how many. */
   async prune(resolution: RuntimeResolution, before: Date, limit: number): Promise<number> {
     const [{ deleted }] = (await this.db.query(

@@ -21,6 +21,7 @@ import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { pullRequestRowName } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
+import { VersionStore } from '../versions/version-store';
 import {
   type RuntimeCellRow,
   type RuntimeMinute,
@@ -258,6 +259,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly repository: RuntimeRepository,
+    private readonly versions: VersionStore,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'runtime' });
@@ -372,13 +374,13 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     query: RuntimeQueryInput,
     now = new Date(),
   ): Promise<RuntimeResponse> {
-    const route = await this.repository.route(project.id, endpointId);
-    if (route === null)
+    const [endpoint] = await this.versions.endpointsByIds(project.id, [endpointId]);
+    if (endpoint === undefined)
       throw new DomainError(
         ErrorCode.EndpointNotFound,
         `endpoint ${endpointId} does not exist in project ${project.slug}`,
       );
-    return this.seriesOf(project, { id: endpointId, ...route }, query, now);
+    return this.seriesOf(project, { id: endpointId, method: endpoint.method, path: endpoint.path }, query, now);
   }
 
   /**
@@ -394,7 +396,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     query: RuntimeQueryInput,
     now = new Date(),
   ): Promise<RuntimeResponse> {
-    const id = await this.repository.endpointId(project.id, route.method, route.path);
+    const id = await this.versions.endpointIdOf(project.id, route.method, route.path);
     return this.seriesOf(project, { id, ...route }, query, now);
   }
 

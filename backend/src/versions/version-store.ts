@@ -14,7 +14,7 @@ import {
 } from './versions.repository';
 
 /**
- * Reads documented endpoints and their versions for other domains (evidence, proposals, paths):
+ * Reads documented endpoints and their versions for other domains (evidence, proposals, paths, runtime, consumers):
  * they call this, never the `endpoints` and `endpoint_versions` tables. A version never changes
  * once written (a change makes a new version), so `load` caches by id, which is safe on every
  * replica; the other reads are not cached. Each read runs through `runner` when given, so it sees
@@ -64,6 +64,11 @@ export class VersionStore {
   /** A project's endpoints by id (those that exist), in id order. */
   endpointsByIds(projectId: string, ids: readonly string[], runner: Queryable = this.db): Promise<EndpointRef[]> {
     return versionsRepository.endpointsByIds(runner, projectId, ids);
+  }
+
+  /** The id of a project's endpoint `method path` (documented or not), or null when it has none. */
+  endpointIdOf(projectId: string, method: string, path: string, runner: Queryable = this.db): Promise<string | null> {
+    return versionsRepository.endpointIdOf(runner, projectId, method, path);
   }
 
   /** Those of the endpoints `ids` whose only version is their current one (documented for the first time). */

@@ -195,6 +195,16 @@ export const versionsRepository = {
     );
   },
 
+  /** The id of a project's endpoint `method path` (documented or not), or null when it has none. */
+  async endpointIdOf(db: Queryable, projectId: string, method: string, path: string): Promise<string | null> {
+    const [row] = (await db.query('SELECT id FROM endpoints WHERE project_id = $1 AND method = $2 AND path = $3', [
+      projectId,
+      method,
+      path,
+    ])) as Array<{ id: string }>;
+    return row?.id ?? null;
+  },
+
   /** Those of the endpoints `ids` whose only version is their current one (documented for the first time). */
   async firstDocumented(db: Queryable, ids: readonly string[]): Promise<string[]> {
     const rows = (await db.query(
