@@ -255,6 +255,10 @@ describe('VersionStore, as proposals read it', () => {
     expect(await versions.endpointsByIds(projectId, [getOne.id, getE.id])).toEqual([getE, getOne].sort(byId));
     expect(await versions.endpointIdOf(projectId, 'POST', '/e/{id}')).toBe(postOne.id);
     expect(await versions.endpointIdOf(four, 'GET', '/e/{id}')).toBeNull();
+    expect((await versions.documentedCurrent(projectId)).map(key)).toEqual(documented.map(key));
+    expect(await versions.documentedCurrent(projectId, [{ method: 'POST', path: '/e/{id}' }])).toEqual([
+      { endpointId: postOne.id, method: 'POST', path: '/e/{id}', version: '1.0' },
+    ]);
     // GET /e/{id} has two versions; the others their first.
     expect((await versions.firstDocumented([getE.id, getOne.id, postOne.id])).sort()).toEqual(
       [getE.id, postOne.id].sort(),

@@ -34,14 +34,6 @@ export interface EndpointLastSeenRow extends EndpointKey {
   lastSeen: Date;
 }
 
-/** A documented endpoint at its current version. */
-export interface DocumentedRow {
-  endpointId: string;
-  method: string;
-  path: string;
-  version: string;
-}
-
 /** A mark that something is deprecated, as stored. */
 export type DeprecationRow = Omit<DeprecationResponse, 'createdAt'> & { createdAt: Date };
 
@@ -62,8 +54,8 @@ function keysParameters(keys: readonly EndpointKey[] | undefined): unknown[] {
 /**
  * The reads of usage: the distinct exchanges each environment kind's evidence keeps (kept as long
  * as the project: last seen per endpoint, status, body fields, query and request header names),
- * response header names from the captures' observations (kept as long as the captures), the
- * documented endpoints, and the deprecation marks (the one table it writes). Reads that take
+ * response header names from the captures' observations (kept as long as the captures), and the
+ * deprecation marks (the one table it writes). Reads that take
  * `keys` read only those endpoints (a page, or the ones a question is about).
  */
 @Injectable()
@@ -134,16 +126,6 @@ export class UsageRepository {
         WHERE c.project_id = $1 AND c.environment_kind = $2${keysFilter('o', keys, 3)}${nameFilter}
         GROUP BY o.method, o.path, h.name`,
       [projectId, kind, ...keysParameters(keys), ...(names === undefined ? [] : [names])],
-    );
-  }
-
-  /** The project's documented endpoints at their current version (of `keys` only, when given). */
-  documented(projectId: string, keys?: readonly EndpointKey[]): Promise<DocumentedRow[]> {
-    return this.db.query(
-      `SELECT e.id AS "endpointId", e.method, e.path, v.major || '.' || v.minor AS version
-         FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
-        WHERE e.project_id = $1${keysFilter('e', keys, 2)} ORDER BY e.path, e.method`,
-      [projectId, ...keysParameters(keys)],
     );
   }
 

@@ -17,6 +17,7 @@ import type { Principal } from '../auth/tokens.service';
 import { SUNSET_PAST_MARK } from '../captures/batch-statement';
 import { ShapeStore } from '../captures/shape-store';
 import type { ProjectEntity } from '../projects/project.entity';
+import { VersionStore } from '../versions/version-store';
 import { type DeprecationRow, type EndpointKey, UsageRepository } from './usage.repository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -80,6 +81,7 @@ export class UsageService {
   constructor(
     private readonly repository: UsageRepository,
     private readonly shapes: ShapeStore,
+    private readonly versions: VersionStore,
   ) {}
 
   /**
@@ -112,7 +114,7 @@ export class UsageService {
     const [exchanges, headers, documented, marks] = await Promise.all([
       this.repository.exchanges(project.id, kind, some),
       this.repository.responseHeaders(project.id, kind, some),
-      this.repository.documented(project.id, some),
+      this.versions.documentedCurrent(project.id, some),
       this.repository.deprecations(project.id),
     ]);
     const shapes = await this.shapes.load([
@@ -206,7 +208,7 @@ export class UsageService {
   async orphans(project: ProjectEntity, kind: MatrixKind, days: number, now = new Date()): Promise<OrphansResponse> {
     const since = new Date(now.getTime() - days * DAY_MS);
     const [documented, seen, marks, signals] = await Promise.all([
-      this.repository.documented(project.id),
+      this.versions.documentedCurrent(project.id),
       this.repository.lastSeen(project.id, kind),
       this.repository.deprecations(project.id),
       this.repository.responseHeaders(project.id, kind, undefined, SIGNAL_NAMES),

@@ -4,6 +4,7 @@ import type { DataSource } from 'typeorm';
 import { LruCache } from '../common/lru-cache';
 import type { Queryable } from '../common/queryable';
 import {
+  type DocumentedCurrent,
   type DocumentedVersion,
   type EndpointRef,
   type EndpointWithCurrent,
@@ -14,7 +15,7 @@ import {
 } from './versions.repository';
 
 /**
- * Reads documented endpoints and their versions for other domains (evidence, proposals, paths, runtime, consumers):
+ * Reads documented endpoints and their versions for other domains (evidence, proposals, paths, runtime, consumers, usage):
  * they call this, never the `endpoints` and `endpoint_versions` tables. A version never changes
  * once written (a change makes a new version), so `load` caches by id, which is safe on every
  * replica; the other reads are not cached. Each read runs through `runner` when given, so it sees
@@ -45,6 +46,15 @@ export class VersionStore {
   /** The documented endpoints of a project, by path then method (the matrix's columns). */
   documented(projectId: string, runner: Queryable = this.db): Promise<EndpointRef[]> {
     return versionsRepository.documented(runner, projectId);
+  }
+
+  /** A project's documented endpoints at their current version (of `keys` only, when given), by path then method. */
+  documentedCurrent(
+    projectId: string,
+    keys?: ReadonlyArray<{ method: string; path: string }>,
+    runner: Queryable = this.db,
+  ): Promise<DocumentedCurrent[]> {
+    return versionsRepository.documentedCurrent(runner, projectId, keys);
   }
 
   /** The documented endpoints of a project among some methods and paths, in id order. */

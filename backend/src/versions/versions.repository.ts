@@ -43,6 +43,14 @@ export interface EndpointRef {
   path: string;
 }
 
+/** A documented endpoint with its current version's number (`1.2`). */
+export interface DocumentedCurrent {
+  endpointId: string;
+  method: string;
+  path: string;
+  version: string;
+}
+
 /** A version's id and number, with its endpoint. */
 export interface VersionNumber {
   id: string;
@@ -161,6 +169,21 @@ export const versionsRepository = {
     return db.query(
       'SELECT id, method, path FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL ORDER BY path, method',
       [projectId],
+    );
+  },
+
+  /** A project's documented endpoints at their current version (of `keys` only, when given), by path then method. */
+  documentedCurrent(
+    db: Queryable,
+    projectId: string,
+    keys: ReadonlyArray<{ method: string; path: string }> | undefined,
+  ): Promise<DocumentedCurrent[]> {
+    const among = keys === undefined ? '' : ' AND (e.method, e.path) IN (SELECT * FROM unnest($2::text[], $3::text[]))';
+    return db.query(
+      `SELECT e.id AS "endpointId", e.method, e.path, v.major || '.' || v.minor AS version
+         FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
+        WHERE e.project_id = $1${among} ORDER BY e.path, e.method`,
+      [projectId, ...(keys === undefined ? [] : [keys.map((k) => k.method), keys.map((k) => k.path)])],
     );
   },
 
