@@ -36,7 +36,7 @@ class GlobalRuntimeModule {}
 
 /**
  * The whole service: one Nest module per domain folder, each owning its controller, services and
- * entities and exporting what other domains may call. This module adds the data source, the
+ * repository and exporting what other domains may call. This module adds the data source, the
  * runtime, the global guard and the error filter.
  */
 @Module({})

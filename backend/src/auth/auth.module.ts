@@ -1,6 +1,5 @@
 import { Global, Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { ProjectsModule } from '../projects/projects.module';
 import { UsersModule } from '../users/users.module';
 import { AuthController } from './auth.controller';
@@ -9,7 +8,6 @@ import { MeController } from './me.controller';
 import { OidcService } from './oidc.service';
 import { SessionsRepository } from './sessions.repository';
 import { TokenWatch } from './token-watch';
-import { TokenEntity } from './token.entity';
 import { TokensController } from './tokens.controller';
 import { TokensService } from './tokens.service';
 
@@ -19,7 +17,7 @@ import { TokensService } from './tokens.service';
  */
 @Global()
 @Module({
-  imports: [TypeOrmModule.forFeature([TokenEntity]), ProjectsModule, UsersModule, AuditModule],
+  imports: [ProjectsModule, UsersModule, AuditModule],
   controllers: [AuthController, MeController, TokensController],
   providers: [AuthGuard, TokensService, TokenWatch, OidcService, SessionsRepository],
   exports: [AuthGuard, TokensService, TokenWatch],

@@ -7,6 +7,7 @@ import { PeriodicJob } from '../common/periodic';
 import { RECHECK_MINUTES } from '../config/oidc';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { SessionsRepository } from './sessions.repository';
+import { tokensRepository } from './tokens.repository';
 
 /** Close code for a socket whose token stopped working: policy violation, as for any refused peer. */
 export const TOKEN_ENDED_CLOSE_CODE = 1008;
@@ -80,11 +81,7 @@ export class TokenWatch implements OnModuleInit, OnModuleDestroy {
   async check(): Promise<number> {
     let count = 0;
     if (this.watchers.size > 0) {
-      const ended: Array<{ id: string; reason: string }> = await this.db.query(
-        `SELECT id, CASE WHEN revoked_at IS NOT NULL THEN 'token revoked' ELSE 'token expired' END AS reason
-           FROM tokens WHERE id = ANY($1::uuid[]) AND (revoked_at IS NOT NULL OR expires_at <= now())`,
-        [[...this.watchers.keys()]],
-      );
+      const ended = await tokensRepository.ended(this.db, [...this.watchers.keys()]);
       for (const { id, reason } of ended) count += endAll(this.watchers, id, reason);
       if (count > 0)
         this.log.info(

@@ -1,7 +1,7 @@
-import type { Repository } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
-import type { TokenEntity } from './token.entity';
 import type { TokenWatch } from './token-watch';
+import { tokensRepository, type TokenRow } from './tokens.repository';
 import { hashToken, TOKEN_PREFIX, TokensService } from './tokens.service';
 import type { AuditService } from '../audit/audit.service';
 import type { TokenPrincipal } from '../common/principal';
@@ -17,45 +17,43 @@ const ADMIN: TokenPrincipal = {
   environments: null,
 };
 
-/** A repository double holding rows in memory: only what TokensService calls. */
-function fakeRepository(rows: TokenEntity[] = []): Repository<TokenEntity> {
-  const execute = jest.fn().mockResolvedValue({ affected: 1 });
-  const builder = { update: () => builder, set: () => builder, where: () => builder, execute };
-  return {
-    create: (partial: Partial<TokenEntity>) => ({ ...partial }) as TokenEntity,
-    save: jest.fn(async (entity: TokenEntity) => {
-      const saved = {
-        ...entity,
-        id: `id-${rows.length + 1}`,
-        createdAt: new Date('2026-01-01T00:00:00Z'),
-        lastUsedAt: null,
-        revokedAt: null,
-        expiresAt: entity.expiresAt ?? null,
-      };
-      rows.push(saved);
-      return saved;
-    }),
-    findOneByOrFail: jest.fn(async ({ id }: { id: string }) => rows.find((row) => row.id === id) as TokenEntity),
-    findOneBy: jest.fn(
-      async ({ tokenHash }: { tokenHash: string }) => rows.find((row) => row.tokenHash === tokenHash) ?? null,
-    ),
-    createQueryBuilder: () => builder,
-  } as unknown as Repository<TokenEntity>;
-}
-
-/** A service over in-memory rows; the watch of open connections is a double (tested with real sockets in backend/test/tokens.test.ts). */
-function serviceOver(rows: TokenEntity[] = []): TokensService {
+/**
+ * A service whose tokens are rows in memory: the repository's statements these tests reach are
+ * replaced (restored after each test), and its database refuses any other.
+ */
+function serviceOver(rows: TokenRow[] = []): TokensService {
+  jest.spyOn(tokensRepository, 'insert').mockImplementation(async (_db, token) => {
+    const row: TokenRow = {
+      ...token,
+      id: `id-${rows.length + 1}`,
+      createdAt: new Date('2026-01-01T00:00:00Z'),
+      lastUsedAt: null,
+      revokedAt: null,
+      createdBy: token.createdBy ?? null,
+      expiresAt: token.expiresAt ?? null,
+    };
+    rows.push(row);
+    return row;
+  });
+  jest
+    .spyOn(tokensRepository, 'byHash')
+    .mockImplementation(async (_db, tokenHash) => rows.find((row) => row.tokenHash === tokenHash) ?? null);
+  jest.spyOn(tokensRepository, 'touch').mockResolvedValue(undefined);
+  const db = { query: () => Promise.reject(new Error('no database in this spec')) } as unknown as DataSource;
+  // The watch of open connections is a double (tested with real sockets in backend/test/tokens.test.ts).
   return new TokensService(
-    fakeRepository(rows),
+    db,
     { checkNow: jest.fn().mockResolvedValue(undefined) } as unknown as TokenWatch,
     { byIds: jest.fn().mockResolvedValue([]) } as unknown as UsersService,
     { record: jest.fn().mockResolvedValue(undefined) } as unknown as AuditService,
   );
 }
 
+afterEach(() => jest.restoreAllMocks());
+
 describe('TokensService', () => {
   it('issues a token shown once and stores only its hash', async () => {
-    const rows: TokenEntity[] = [];
+    const rows: TokenRow[] = [];
     const service = serviceOver(rows);
     const created = await service.create(
       'project-1',
@@ -78,7 +76,7 @@ describe('TokensService', () => {
   });
 
   it('authenticates by hash and rejects missing, unknown and revoked tokens', async () => {
-    const rows: TokenEntity[] = [];
+    const rows: TokenRow[] = [];
     const service = serviceOver(rows);
     const { token } = await service.create('p', { name: 'w', scope: 'write' }, ADMIN);
     await expect(service.authenticate(token as string)).resolves.toMatchObject({
@@ -90,18 +88,18 @@ describe('TokensService', () => {
       new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)'),
     );
     await expect(service.authenticate('spk_other')).rejects.toMatchObject({ code: ErrorCode.Unauthenticated });
-    (rows[0] as TokenEntity).revokedAt = new Date();
+    (rows[0] as TokenRow).revokedAt = new Date();
     await expect(service.authenticate(token as string)).rejects.toMatchObject({ code: ErrorCode.Unauthenticated });
   });
 
   it('issues expiring tokens and refuses them once expired, naming when', async () => {
-    const rows: TokenEntity[] = [];
+    const rows: TokenRow[] = [];
     const service = serviceOver(rows);
     const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const created = await service.create('p', { name: 'ci', scope: 'agent', expiresAt }, ADMIN);
     expect(created.expiresAt).toBe(expiresAt);
     await expect(service.authenticate(created.token as string)).resolves.toMatchObject({ name: 'ci' });
-    (rows[0] as TokenEntity).expiresAt = new Date('2026-01-02T00:00:00Z');
+    (rows[0] as TokenRow).expiresAt = new Date('2026-01-02T00:00:00Z');
     await expect(service.authenticate(created.token as string)).rejects.toEqual(
       new DomainError(ErrorCode.Unauthenticated, 'token ci expired at 2026-01-02T00:00:00.000Z'),
     );

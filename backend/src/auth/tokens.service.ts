@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { EnvironmentKind, TokenResponse, TokenScope } from '@spectator/shared';
 import { createHash, randomBytes } from 'node:crypto';
-import { IsNull, type Repository } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { actorOf, type Person, type Principal, type TokenPrincipal } from '../common/principal';
 import { AuditService } from '../audit/audit.service';
 import { UsersService } from '../users/users.service';
-import { TokenEntity } from './token.entity';
 import { TokenWatch } from './token-watch';
+import { tokensRepository, type TokenRow } from './tokens.repository';
 
 /** Prefix of every token we issue, so a leaked one is recognisable by secret scanners. */
 export const TOKEN_PREFIX = 'spk_';
@@ -26,7 +26,7 @@ export function generateToken(): string {
   return TOKEN_PREFIX + randomBytes(24).toString('base64url');
 }
 
-export function toTokenResponse(entity: TokenEntity, createdBy: Person | null, clearToken?: string): TokenResponse {
+export function toTokenResponse(entity: TokenRow, createdBy: Person | null, clearToken?: string): TokenResponse {
   return {
     id: entity.id,
     name: entity.name,
@@ -64,7 +64,7 @@ export class TokensService {
   private readonly touched = new LruCache<string, number>(10_000);
 
   constructor(
-    @InjectRepository(TokenEntity) private readonly tokens: Repository<TokenEntity>,
+    @InjectDataSource() private readonly db: DataSource,
     private readonly watch: TokenWatch,
     private readonly users: UsersService,
     private readonly audit: AuditService,
@@ -81,31 +81,28 @@ export class TokensService {
     }
     const expiresAt = input.expiresAt === undefined ? null : expiryOf(input.expiresAt);
     const clear = generateToken();
-    const saved = await this.tokens.save(
-      this.tokens.create({
-        projectId,
-        name: input.name,
-        scope: input.scope,
-        environments: input.environments && input.environments.length > 0 ? [...new Set(input.environments)] : null,
-        tokenHash: hashToken(clear),
-        expiresAt,
-        createdBy: by.kind === 'person' ? by.person.id : null,
-      }),
-    );
-    const reloaded = await this.tokens.findOneByOrFail({ id: saved.id });
+    const saved = await tokensRepository.insert(this.db, {
+      projectId,
+      name: input.name,
+      scope: input.scope,
+      environments: input.environments && input.environments.length > 0 ? [...new Set(input.environments)] : null,
+      tokenHash: hashToken(clear),
+      expiresAt,
+      createdBy: by.kind === 'person' ? by.person.id : null,
+    });
     await this.audit.record({
       projectId,
       actor: actorOf(by),
       action: 'token.created',
-      target: reloaded.id,
-      details: { name: reloaded.name, scope: reloaded.scope, expiresAt: reloaded.expiresAt?.toISOString() ?? null },
+      target: saved.id,
+      details: { name: saved.name, scope: saved.scope, expiresAt: saved.expiresAt?.toISOString() ?? null },
     });
-    return toTokenResponse(reloaded, by.kind === 'person' ? by.person : null, clear);
+    return toTokenResponse(saved, by.kind === 'person' ? by.person : null, clear);
   }
 
   /** Tokens of a project, never with their secret. */
   async list(projectId: string): Promise<TokenResponse[]> {
-    const rows = await this.tokens.find({ where: { projectId }, order: { createdAt: 'ASC' } });
+    const rows = await tokensRepository.ofProject(this.db, projectId);
     const people = new Map(
       (await this.users.byIds(rows.flatMap((row) => (row.createdBy === null ? [] : [row.createdBy])))).map((p) => [
         p.id,
@@ -117,8 +114,7 @@ export class TokensService {
 
   /** Revokes a token of a project; its open connections on this replica close now, on others within the check interval. */
   async revoke(projectId: string, tokenId: string, by: Principal): Promise<void> {
-    const result = await this.tokens.update({ id: tokenId, projectId, revokedAt: IsNull() }, { revokedAt: new Date() });
-    if (!result.affected)
+    if (!(await tokensRepository.revoke(this.db, projectId, tokenId, new Date())))
       throw new DomainError(ErrorCode.BadInput, `tokenId ${tokenId} is not an active token of this project`);
     await this.audit.record({ projectId, actor: actorOf(by), action: 'token.revoked', target: tokenId });
     await this.watch.checkNow();
@@ -131,7 +127,7 @@ export class TokensService {
   async authenticate(clear: string | null): Promise<TokenPrincipal> {
     if (clear === null || clear === '')
       throw new DomainError(ErrorCode.Unauthenticated, 'missing bearer token (Authorization: Bearer <token>)');
-    const entity = await this.tokens.findOneBy({ tokenHash: hashToken(clear) });
+    const entity = await tokensRepository.byHash(this.db, hashToken(clear));
     if (!entity || entity.revokedAt !== null)
       throw new DomainError(ErrorCode.Unauthenticated, 'unknown or revoked token');
     if (entity.expiresAt !== null && entity.expiresAt.getTime() <= Date.now()) {
@@ -144,13 +140,7 @@ export class TokensService {
     const now = Date.now();
     if (now - (this.touched.get(entity.id) ?? 0) > 60_000) {
       this.touched.set(entity.id, now);
-      void this.tokens
-        .createQueryBuilder()
-        .update()
-        .set({ lastUsedAt: () => 'now()' })
-        .where("id = :id AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')", { id: entity.id })
-        .execute()
-        .catch(() => undefined);
+      void tokensRepository.touch(this.db, entity.id).catch(() => undefined);
     }
     return {
       kind: 'token',
@@ -168,37 +158,25 @@ export class TokensService {
    * @returns the clear token when it is known to this process, and whether it was just generated.
    */
   async ensureAdminToken(configured: string | null): Promise<{ token: string | null; generated: boolean }> {
-    return this.tokens.manager.transaction(async (manager) => {
+    return this.db.transaction(async (manager) => {
       // Replicas may start together: serialise the check-then-insert.
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', ['spectator-admin-token']);
-      const repo = manager.getRepository(TokenEntity);
+      await tokensRepository.lockAdminToken(manager);
+      const admin = { projectId: null, name: 'admin', scope: 'admin', environments: null } as const;
       if (configured !== null) {
         const hash = hashToken(configured);
-        if (!(await repo.findOneBy({ tokenHash: hash }))) {
-          await repo.save(
-            repo.create({ projectId: null, name: 'admin', scope: 'admin', environments: null, tokenHash: hash }),
-          );
-        }
+        if ((await tokensRepository.byHash(manager, hash)) === null)
+          await tokensRepository.insert(manager, { ...admin, tokenHash: hash });
         return { token: configured, generated: false };
       }
-      const existing = await repo.countBy({ projectId: IsNull(), scope: 'admin', revokedAt: IsNull() });
-      if (existing > 0) return { token: null, generated: false };
+      if (await tokensRepository.hasActiveAdminToken(manager)) return { token: null, generated: false };
       const clear = generateToken();
-      await repo.save(
-        repo.create({
-          projectId: null,
-          name: 'admin',
-          scope: 'admin',
-          environments: null,
-          tokenHash: hashToken(clear),
-        }),
-      );
+      await tokensRepository.insert(manager, { ...admin, tokenHash: hashToken(clear) });
       return { token: clear, generated: true };
     });
   }
 
   /** Whether a clear token is an active token (used to trust the admin-token file). */
-  async isActive(clear: string): Promise<boolean> {
-    return (await this.tokens.countBy({ tokenHash: hashToken(clear), revokedAt: IsNull() })) > 0;
+  isActive(clear: string): Promise<boolean> {
+    return tokensRepository.isActive(this.db, hashToken(clear));
   }
 }

@@ -1,5 +1,4 @@
 import { DataSource } from 'typeorm';
-import { ENTITIES } from './entities';
 import { Initial1763770000000 } from './migrations/1763770000000-Initial';
 import { Evidence1763800000000 } from './migrations/1763800000000-Evidence';
 import { CaptureEndpoints1763900000000 } from './migrations/1763900000000-CaptureEndpoints';
@@ -77,13 +76,13 @@ export const MIGRATIONS = [
 
 /**
  * The one data source definition, shared by the app and the migration command. Never `synchronize`:
- * the schema comes from the migrations only.
+ * the schema comes from the migrations only. No entities: every table is read and written with raw
+ * SQL by its domain's repository (`x.repository.ts`).
  */
 export function createDataSource(url: string, poolSize = 10): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
-    entities: ENTITIES,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
     migrationsTransactionMode: 'each',
