@@ -20,7 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type pg from 'pg';
 import type { RunningBackend } from '../src/backend';
-import { REBUILD_CELLS_TEXT_SQL } from '../src/views/matrix-texts';
+import { REBUILD_CELLS_TEXT_SQL } from '../src/views/views.repository';
 import { median, percentile, responseShape, runBench, withBenchBackend } from './harness';
 
 const ENDPOINTS = 1_000;

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import {
   type EvidenceResponse,
-  formatVersion,
   MATRIX_KINDS,
   type MatrixKind,
   NOT_SEEN_VERSION,
@@ -70,7 +69,7 @@ export class MatrixService {
       }
       const page = rows.slice(0, options.limit);
       const nextCursor = rows.length > options.limit ? (page[page.length - 1]?.id ?? null) : null;
-      const columns = await matrixTexts.columns(db, project.id);
+      const columns = await this.versions.documentedCurrent(project.id, undefined, db);
 
       // A text built for fewer columns comes from a row created while an endpoint was being
       // documented (the column rewrite could not see it yet): built here until its next change.
@@ -78,7 +77,7 @@ export class MatrixService {
       const rebuilt = stale.length > 0 ? await matrixTexts.build(db, project.id, stale) : new Map<string, string>();
       const notSeen = matrixTexts.notSeen(columns.length);
       return {
-        endpoints: columns.map((c) => ({ id: c.id, method: c.method, path: c.path, version: formatVersion(c) })),
+        endpoints: columns.map((c) => ({ id: c.endpointId, method: c.method, path: c.path, version: c.version })),
         rows: page.map((r): VersionMatrixRow => ({
           kind: r.kind,
           name: r.name,

@@ -20,6 +20,7 @@ import {
   type ViewBasis,
   type ViewUpkeep,
 } from './view-cache';
+import { type TouchedKeys, viewsRepository } from './views.repository';
 
 /**
  * Views kept in memory per kind (undocumented, diffs, interactions), one entry per capture: enough
@@ -84,56 +85,11 @@ export interface KeptView<T> {
 }
 
 /**
- * The inputs of capture `$1`'s views in project `$2`, all in the statement's one snapshot: the
- * capture's rules, the project's documentation revision, the snapshot and PostgreSQL's clock, and
- * for each kept view's snapshot in `$3` the keys the batches since touched (`changes[i]`: parallel
- * `methods` and `paths`, repeats possible; `unknown` when a batch did not record its keys).
- *
- * A batch's changes are seen by a snapshot exactly when its transaction is (`pg_visible_in_snapshot`
- * on the `xid` its `processed_batches` row records, in the same transaction as its summaries): the
- * batches a kept view's snapshot did not see are those committed since, whatever order
- * transactions took their ids and committed in. The index on `(capture_id, xid)` finds them from
- * the snapshot's xmin (no transaction below it was running then). Keys are deduplicated and
- * sorted in Node: in SQL that cost more than the rest of the statement (collation-aware compares).
+ * The changed endpoints of one entry of VIEW_INPUTS' `changes` (views.repository.ts): each once,
+ * in byte order (the order of the summaries' primary key, near enough, so reading them walks the
+ * index in order); null when unknown or more than MAX_PATCHED_ENDPOINTS.
  */
-const VIEW_INPUTS = `
-  WITH kept AS (
-    SELECT k.i, k.snapshot::pg_snapshot AS snapshot FROM unnest($3::text[]) WITH ORDINALITY AS k(snapshot, i)
-  ), batches AS (
-    SELECT kept.i, b.touched_methods, b.touched_paths
-      FROM kept JOIN processed_batches b
-        ON b.capture_id = $1 AND b.xid >= pg_snapshot_xmin(kept.snapshot) AND NOT pg_visible_in_snapshot(b.xid, kept.snapshot)
-  ), changes AS (
-    SELECT kept.i, bool_or(b.i IS NOT NULL AND b.touched_methods IS NULL) AS unknown,
-           -- Two aggregates of one query level read the rows in the same order: the arrays stay paired.
-           array_agg(t.method) FILTER (WHERE t.method IS NOT NULL) AS methods, array_agg(t.path) FILTER (WHERE t.method IS NOT NULL) AS paths
-      FROM kept LEFT JOIN batches b ON b.i = kept.i
-      LEFT JOIN LATERAL unnest(b.touched_methods, b.touched_paths) AS t(method, path) ON true
-     GROUP BY kept.i
-  )
-  SELECT c.rules, p.documentation_revision::text AS documentation, pg_current_snapshot()::text AS snapshot,
-         extract(epoch FROM now())::float8 AS "takenAt",
-         (SELECT json_agg(json_build_object('unknown', changes.unknown, 'methods', changes.methods, 'paths', changes.paths) ORDER BY changes.i) FROM changes) AS changes
-    FROM captures c JOIN projects p ON p.id = c.project_id
-   WHERE c.id = $1 AND c.project_id = $2`;
-
-/** A row of VIEW_INPUTS. */
-interface ViewInputsRow {
-  rules: string[];
-  documentation: string;
-  snapshot: string;
-  takenAt: number;
-  changes: Array<{ unknown: boolean; methods: string[] | null; paths: string[] | null }> | null;
-}
-
-/**
- * The changed endpoints of one entry of VIEW_INPUTS' `changes`: each once, in byte order (the
- * order of the summaries' primary key, near enough, so reading them walks the index in order);
- * null when unknown or more than MAX_PATCHED_ENDPOINTS.
- */
-function changedEndpoints(
-  change: { unknown: boolean; methods: string[] | null; paths: string[] | null } | undefined,
-): ChangedEndpoints {
+function changedEndpoints(change: TouchedKeys | undefined): ChangedEndpoints {
   if (change === undefined || change.unknown) return null;
   const methods = change.methods ?? [];
   const paths = change.paths ?? [];
@@ -291,11 +247,12 @@ export class CaptureViews {
     captureId: string,
     since: ReadonlyArray<ViewBasis | undefined>,
   ): Promise<ViewInputs> {
-    const [row] = (await this.db.query(VIEW_INPUTS, [
+    const row = await viewsRepository.viewInputs(
+      this.db,
       captureId,
       project.id,
       since.map((basis) => basis?.snapshot ?? null),
-    ])) as ViewInputsRow[];
+    );
     if (!row) throw captureNotFound(project, captureId);
     return {
       capture: { id: captureId, rules: row.rules },
@@ -317,12 +274,7 @@ export class CaptureViews {
     const kept = this.documented.get(project.id);
     if (kept !== undefined && BigInt(kept.revision) >= BigInt(revision)) return kept;
     // One statement: the revision and the endpoints it counts come from one snapshot.
-    const rows: Array<{ revision: string } & ({ endpointId: null } | DocumentedEndpoint)> = await this.db.query(
-      `SELECT p.documentation_revision::text AS revision, e.method, e.path, e.id AS "endpointId", e.current_version_id AS "versionId"
-         FROM projects p LEFT JOIN endpoints e ON e.project_id = p.id AND e.current_version_id IS NOT NULL
-        WHERE p.id = $1`,
-      [project.id],
-    );
+    const rows = await viewsRepository.documentedEndpoints(this.db, project.id);
     const documented: DocumentedEndpoints = {
       revision: rows[0]?.revision ?? revision,
       byKey: new Map(

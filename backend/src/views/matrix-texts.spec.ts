@@ -1,5 +1,6 @@
 import { NOT_SEEN_VERSION, type VersionCell } from '@spectator/shared';
-import { matrixTexts, NOT_SEEN_JSON } from './matrix-texts';
+import { matrixTexts } from './matrix-texts';
+import { NOT_SEEN_JSON } from './views.repository';
 
 describe('matrixTexts.notSeen', () => {
   it('is a JSON array of one N/A cell per column', () => {

@@ -7,68 +7,19 @@
  *
  * Writers (evidence/evidence.service.ts) rebuild a row's text in the transaction that changed its
  * cells, holding the row's lock, and every row's text when the column set grows. A row without
- * text has no cells (every cell `N/A`). This file is the only one that knows the text's form and
- * the columns' order: a field of a matrix cell is added here (and in `VersionCell`).
+ * text has no cells (every cell `N/A`). This file and its SQL (views.repository.ts) are the only
+ * ones that know the text's form, and they order columns as `VersionStore.documentedCurrent` lists
+ * them (path, then method): a field of a matrix cell is added there (and in `VersionCell`).
  */
 
-import { NOT_SEEN_VERSION } from '@spectator/shared';
 import type { Queryable } from '../common/queryable';
-
-/** The `VersionCell` JSON of a row that never saw an endpoint (`NOT_SEEN` in the matrix). */
-export const NOT_SEEN_JSON = JSON.stringify({ version: NOT_SEEN_VERSION });
-
-/**
- * SELECT of `(id, columns, cells)` for the rows `$2::uuid[]` of project `$1`: the cells text built
- * from `evidence_cells`, the source of truth. Versions are `major.minor` written by the backend, so
- * they need no JSON escaping. Rows are left out when the project has no documented endpoint.
- */
-const BUILD_CELLS_TEXT_SQL = `
-  SELECT target.id, count(*)::int AS columns,
-         '[' || string_agg(CASE WHEN c.version IS NULL THEN '${NOT_SEEN_JSON}'
-                                WHEN c.drift THEN '{"version":"' || c.version || '","drift":true}'
-                                ELSE '{"version":"' || c.version || '"}' END,
-                           ',' ORDER BY e.path, e.method) || ']' AS cells
-    FROM unnest($2::uuid[]) AS target(id)
-    CROSS JOIN endpoints e
-    -- The rows' cells by primary key, not a join on all cells (the planner would scan them).
-    LEFT JOIN (SELECT row_id, endpoint_id, version, drift FROM evidence_cells WHERE row_id = ANY($2::uuid[])) c
-           ON c.row_id = target.id AND c.endpoint_id = e.id
-   WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
-   GROUP BY target.id`;
-
-/**
- * Rewrites the stored cells text of the rows `$2::uuid[]` of project `$1`. The caller holds those
- * rows' locks. Exported for the versions benchmark; code calls `matrixTexts.rebuild` (the
- * migration that backfilled the texts keeps a frozen copy of its own).
- */
-export const REBUILD_CELLS_TEXT_SQL = `
-  UPDATE environment_rows r SET cells_json = built.cells, cells_columns = built.columns
-    FROM (${BUILD_CELLS_TEXT_SQL}) built
-   WHERE r.id = built.id`;
+import { NOT_SEEN_JSON, viewsRepository } from './views.repository';
 
 /** How many rows' texts are held in memory at once while columns are inserted. */
 const INSERT_CHUNK_ROWS = 100;
 
-/** One column of the matrix: a documented endpoint at its current version. */
-export interface MatrixColumn {
-  id: string;
-  method: string;
-  path: string;
-  major: number;
-  minor: number;
-}
-
-/** The matrix texts' interface: the columns, and building, rebuilding and widening rows' texts. */
+/** The matrix texts' interface: building, rebuilding and widening rows' texts (their SQL: views.repository.ts). */
 export const matrixTexts = {
-  /** A project's matrix columns, in the order the texts hold their cells (path, then method). */
-  columns(db: Queryable, projectId: string): Promise<MatrixColumn[]> {
-    return db.query(
-      `SELECT e.id, e.method, e.path, v.major, v.minor FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
-        WHERE e.project_id = $1 ORDER BY e.path, e.method`,
-      [projectId],
-    );
-  },
-
   /** The text of a row without cells: `N/A` in each of `columns` columns. */
   notSeen(columns: number): string {
     return columns === 0 ? '[]' : `[${NOT_SEEN_JSON}${`,${NOT_SEEN_JSON}`.repeat(columns - 1)}]`;
@@ -79,13 +30,13 @@ export const matrixTexts = {
    * the project has no documented endpoint). Nothing is written.
    */
   async build(db: Queryable, projectId: string, rowIds: readonly string[]): Promise<Map<string, string>> {
-    const built: Array<{ id: string; cells: string }> = await db.query(BUILD_CELLS_TEXT_SQL, [projectId, rowIds]);
+    const built = await viewsRepository.buildTexts(db, projectId, rowIds);
     return new Map(built.map(({ id, cells }) => [id, cells]));
   },
 
   /** Rewrites the stored texts of the rows `rowIds` of a project; the caller holds those rows' locks. */
   async rebuild(db: Queryable, projectId: string, rowIds: readonly string[]): Promise<void> {
-    await db.query(REBUILD_CELLS_TEXT_SQL, [projectId, rowIds]);
+    await viewsRepository.rebuildTexts(db, projectId, rowIds);
   },
 
   /**
@@ -101,13 +52,7 @@ export const matrixTexts = {
     rowIds: readonly string[],
     newEndpointIds: readonly string[],
   ): Promise<string[]> {
-    const positions: Array<{ ordinal: number; total: number }> = await db.query(
-      `SELECT ordinal, total FROM (
-         SELECT id, (row_number() OVER (ORDER BY path, method))::int - 1 AS ordinal, (count(*) OVER ())::int AS total
-           FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL) columns
-        WHERE id = ANY($2::uuid[]) ORDER BY ordinal`,
-      [projectId, newEndpointIds],
-    );
+    const positions = await viewsRepository.columnPositions(db, projectId, newEndpointIds);
     const total = positions[0]?.total;
     if (total === undefined) return [];
     const before = total - positions.length;
@@ -115,10 +60,7 @@ export const matrixTexts = {
     const stale: string[] = [];
     for (let start = 0; start < rowIds.length; start += INSERT_CHUNK_ROWS) {
       const chunk = rowIds.slice(start, start + INSERT_CHUNK_ROWS);
-      const stored: Array<{ id: string; cellsJson: string | null; cellsColumns: number | null }> = await db.query(
-        'SELECT id, cells_json AS "cellsJson", cells_columns AS "cellsColumns" FROM environment_rows WHERE id = ANY($1::uuid[])',
-        [chunk],
-      );
+      const stored = await viewsRepository.storedTexts(db, chunk);
       const spliced: Array<{ id: string; cells: string }> = [];
       for (const row of stored) {
         if (row.cellsJson === null) continue;
@@ -132,11 +74,7 @@ export const matrixTexts = {
         spliced.push({ id: row.id, cells: JSON.stringify(cells) });
       }
       if (spliced.length === 0) continue;
-      // As one jsonb parameter: measured about 5x faster than a text[] of the same texts (array escaping).
-      await db.query(
-        `UPDATE environment_rows r SET cells_json = x.cells, cells_columns = $2 FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, cells text) WHERE r.id = x.id`,
-        [JSON.stringify(spliced), total],
-      );
+      await viewsRepository.writeTexts(db, spliced, total);
     }
     return stale;
   },

@@ -1,0 +1,179 @@
+import { NOT_SEEN_VERSION } from '@spectator/shared';
+import type { Queryable } from '../common/queryable';
+import type { EndpointKey } from './view-cache';
+
+/** The `VersionCell` JSON of a row that never saw an endpoint (`NOT_SEEN` in the matrix). */
+export const NOT_SEEN_JSON = JSON.stringify({ version: NOT_SEEN_VERSION });
+
+/**
+ * SELECT of `(id, columns, cells)` for the rows `$2::uuid[]` of project `$1`: the cells text built
+ * from `evidence_cells`, the source of truth. Versions are `major.minor` written by the backend, so
+ * they need no JSON escaping. Rows are left out when the project has no documented endpoint.
+ */
+const BUILD_CELLS_TEXT_SQL = `
+  SELECT target.id, count(*)::int AS columns,
+         '[' || string_agg(CASE WHEN c.version IS NULL THEN '${NOT_SEEN_JSON}'
+                                WHEN c.drift THEN '{"version":"' || c.version || '","drift":true}'
+                                ELSE '{"version":"' || c.version || '"}' END,
+                           ',' ORDER BY e.path, e.method) || ']' AS cells
+    FROM unnest($2::uuid[]) AS target(id)
+    CROSS JOIN endpoints e
+    -- The rows' cells by primary key, not a join on all cells (the planner would scan them).
+    LEFT JOIN (SELECT row_id, endpoint_id, version, drift FROM evidence_cells WHERE row_id = ANY($2::uuid[])) c
+           ON c.row_id = target.id AND c.endpoint_id = e.id
+   WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
+   GROUP BY target.id`;
+
+/**
+ * Rewrites the stored cells text of the rows `$2::uuid[]` of project `$1`. The caller holds those
+ * rows' locks. Exported for the versions benchmark; code calls `matrixTexts.rebuild` (the
+ * migration that backfilled the texts keeps a frozen copy of its own).
+ */
+export const REBUILD_CELLS_TEXT_SQL = `
+  UPDATE environment_rows r SET cells_json = built.cells, cells_columns = built.columns
+    FROM (${BUILD_CELLS_TEXT_SQL}) built
+   WHERE r.id = built.id`;
+
+/**
+ * The inputs of capture `$1`'s views in project `$2`, all in the statement's one snapshot: the
+ * capture's rules, the project's documentation revision, the snapshot and PostgreSQL's clock, and
+ * for each kept view's snapshot in `$3` the keys the batches since touched (`changes[i]`: parallel
+ * `methods` and `paths`, repeats possible; `unknown` when a batch did not record its keys).
+ *
+ * A batch's changes are seen by a snapshot exactly when its transaction is (`pg_visible_in_snapshot`
+ * on the `xid` its `processed_batches` row records, in the same transaction as its summaries): the
+ * batches a kept view's snapshot did not see are those committed since, whatever order
+ * transactions took their ids and committed in. The index on `(capture_id, xid)` finds them from
+ * the snapshot's xmin (no transaction below it was running then). Keys are deduplicated and
+ * sorted in Node: in SQL that cost more than the rest of the statement (collation-aware compares).
+ */
+const VIEW_INPUTS = `
+  WITH kept AS (
+    SELECT k.i, k.snapshot::pg_snapshot AS snapshot FROM unnest($3::text[]) WITH ORDINALITY AS k(snapshot, i)
+  ), batches AS (
+    SELECT kept.i, b.touched_methods, b.touched_paths
+      FROM kept JOIN processed_batches b
+        ON b.capture_id = $1 AND b.xid >= pg_snapshot_xmin(kept.snapshot) AND NOT pg_visible_in_snapshot(b.xid, kept.snapshot)
+  ), changes AS (
+    SELECT kept.i, bool_or(b.i IS NOT NULL AND b.touched_methods IS NULL) AS unknown,
+           -- Two aggregates of one query level read the rows in the same order: the arrays stay paired.
+           array_agg(t.method) FILTER (WHERE t.method IS NOT NULL) AS methods, array_agg(t.path) FILTER (WHERE t.method IS NOT NULL) AS paths
+      FROM kept LEFT JOIN batches b ON b.i = kept.i
+      LEFT JOIN LATERAL unnest(b.touched_methods, b.touched_paths) AS t(method, path) ON true
+     GROUP BY kept.i
+  )
+  SELECT c.rules, p.documentation_revision::text AS documentation, pg_current_snapshot()::text AS snapshot,
+         extract(epoch FROM now())::float8 AS "takenAt",
+         (SELECT json_agg(json_build_object('unknown', changes.unknown, 'methods', changes.methods, 'paths', changes.paths) ORDER BY changes.i) FROM changes) AS changes
+    FROM captures c JOIN projects p ON p.id = c.project_id
+   WHERE c.id = $1 AND c.project_id = $2`;
+
+/** The keys the batches since one kept view's snapshot touched (parallel arrays; `unknown`: a batch did not record them). */
+export interface TouchedKeys {
+  unknown: boolean;
+  methods: string[] | null;
+  paths: string[] | null;
+}
+
+/** A row of VIEW_INPUTS. */
+export interface ViewInputsRow {
+  rules: string[];
+  documentation: string;
+  snapshot: string;
+  takenAt: number;
+  changes: TouchedKeys[] | null;
+}
+
+/** A project's documentation revision with one of its documented endpoints (`endpointId` null: it has none). */
+export type DocumentedRow = { revision: string } & (
+  { endpointId: null } | (EndpointKey & { endpointId: string; versionId: string })
+);
+
+/** A row's stored matrix text and the number of columns it was built for (null: no text). */
+export interface StoredText {
+  id: string;
+  cellsJson: string | null;
+  cellsColumns: number | null;
+}
+
+/**
+ * The SQL of views/ (the version matrix's kept row texts, `matrixTexts`; the inputs of capture
+ * views, `CaptureViews`), raw SQL through `Queryable` like every domain's repository: writers pass
+ * their transaction's manager. Views are read models: these statements read other domains' tables
+ * themselves, each in one statement where calls through those domains would take several or see
+ * more than one snapshot (docs/backend.md, "Layout", names them and says why).
+ */
+export const viewsRepository = {
+  /** The cells texts of the rows `rowIds` of a project built now from their cells (none without documented endpoints). */
+  buildTexts(
+    db: Queryable,
+    projectId: string,
+    rowIds: readonly string[],
+  ): Promise<Array<{ id: string; cells: string }>> {
+    return db.query(BUILD_CELLS_TEXT_SQL, [projectId, rowIds]);
+  },
+
+  /** Rewrites the stored texts of the rows `rowIds` of a project; the caller holds those rows' locks. */
+  async rebuildTexts(db: Queryable, projectId: string, rowIds: readonly string[]): Promise<void> {
+    await db.query(REBUILD_CELLS_TEXT_SQL, [projectId, rowIds]);
+  },
+
+  /**
+   * The positions (0-based, in path, method order) of the documented endpoints `endpointIds` among
+   * a project's documented endpoints, ascending, each with the number of all of them.
+   */
+  columnPositions(
+    db: Queryable,
+    projectId: string,
+    endpointIds: readonly string[],
+  ): Promise<Array<{ ordinal: number; total: number }>> {
+    return db.query(
+      `SELECT ordinal, total FROM (
+         SELECT id, (row_number() OVER (ORDER BY path, method))::int - 1 AS ordinal, (count(*) OVER ())::int AS total
+           FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL) columns
+        WHERE id = ANY($2::uuid[]) ORDER BY ordinal`,
+      [projectId, endpointIds],
+    );
+  },
+
+  /** The stored texts of the rows `rowIds` (those that exist). */
+  storedTexts(db: Queryable, rowIds: readonly string[]): Promise<StoredText[]> {
+    return db.query(
+      'SELECT id, cells_json AS "cellsJson", cells_columns AS "cellsColumns" FROM environment_rows WHERE id = ANY($1::uuid[])',
+      [rowIds],
+    );
+  },
+
+  /** Stores rows' texts, each built for `columns` columns; the caller holds those rows' locks. */
+  async writeTexts(db: Queryable, texts: ReadonlyArray<{ id: string; cells: string }>, columns: number): Promise<void> {
+    // As one jsonb parameter: measured about 5x faster than a text[] of the same texts (array escaping).
+    await db.query(
+      `UPDATE environment_rows r SET cells_json = x.cells, cells_columns = $2 FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, cells text) WHERE r.id = x.id`,
+      [JSON.stringify(texts), columns],
+    );
+  },
+
+  /**
+   * VIEW_INPUTS for capture `captureId` of project `projectId` and the kept views' snapshots
+   * (null: none kept); undefined unless the capture is the project's.
+   */
+  async viewInputs(
+    db: Queryable,
+    captureId: string,
+    projectId: string,
+    snapshots: ReadonlyArray<string | null>,
+  ): Promise<ViewInputsRow | undefined> {
+    const [row] = (await db.query(VIEW_INPUTS, [captureId, projectId, snapshots])) as ViewInputsRow[];
+    return row;
+  },
+
+  /** A project's documentation revision and its documented endpoints, in one statement (one snapshot). */
+  documentedEndpoints(db: Queryable, projectId: string): Promise<DocumentedRow[]> {
+    return db.query(
+      `SELECT p.documentation_revision::text AS revision, e.method, e.path, e.id AS "endpointId", e.current_version_id AS "versionId"
+         FROM projects p LEFT JOIN endpoints e ON e.project_id = p.id AND e.current_version_id IS NOT NULL
+        WHERE p.id = $1`,
+      [projectId],
+    );
+  },
+};
