@@ -18,9 +18,9 @@ const BUILD_CELLS_TEXT_SQL = `
                            ',' ORDER BY e.path, e.method) || ']' AS cells
     FROM unnest($2::uuid[]) AS target(id)
     CROSS JOIN endpoints e
-    -- The rows' cells by primary key, not a join on all cells (the planner would scan them).
-    LEFT JOIN (SELECT row_id, endpoint_id, version, drift FROM evidence_cells WHERE row_id = ANY($2::uuid[])) c
-           ON c.row_id = target.id AND c.endpoint_id = e.id
+    -- Each cell by its whole primary key (row, endpoint, project): a join on fewer of its columns
+    -- let the planner misjudge a row's cells as two and filter every endpoint against every cell.
+    LEFT JOIN evidence_cells c ON c.row_id = target.id AND c.endpoint_id = e.id AND c.project_id = e.project_id
    WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
    GROUP BY target.id`;
 
