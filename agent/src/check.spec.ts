@@ -86,7 +86,13 @@ describe('parseCheckOptions', () => {
       thresholds: DEFAULT_REGRESSION_THRESHOLDS,
       consumerDays: 30,
       productionDays: null,
+      consumersBuild: null,
     });
+    expect(parseCheckOptions([...base, '--consumers-build', 'p-2'], {}).consumersBuild).toBe('p-2');
+    expect(parseCheckOptions(base, { SPECTATOR_CONSUMERS_BUILD: 'p-3' }).consumersBuild).toBe('p-3');
+    expect(() => parseCheckOptions([...base, '--consumers-build', 'b'.repeat(201)], {})).toThrow(
+      '--consumers-build must be a build name of at most 200 characters',
+    );
     expect(parseCheckOptions([...base, '--consumer-days', '7'], {}).consumerDays).toBe(7);
     expect(parseCheckOptions(base, { SPECTATOR_CONSUMER_DAYS: '90' }).consumerDays).toBe(90);
     expect(() => parseCheckOptions([...base, '--consumer-days', '0'], {})).toThrow(
@@ -252,6 +258,20 @@ describe('judgeCiSummary', () => {
       '    GET /users 200: mobile app 5.x (4 call(s), 40%, last 2026-11-27T10:00:00.000Z) (10 call(s) counted)',
     ],
     [
+      "a breaking change one production build's consumers used, naming the build",
+      summary({ diffs: [diff(true)], breaking: true, consumers: { ...usedBy(['mobile app 5.x']), build: 'p-2' } }),
+      ['breaking-with-consumers'],
+      false,
+      '  Production consumers of build p-2 of the broken parts (last 30 days):\n    GET /users 200: mobile app 5.x',
+    ],
+    [
+      "a breaking change one production build's consumers used, in the reason",
+      summary({ diffs: [diff(true)], breaking: true, consumers: { ...usedBy(['mobile app 5.x']), build: 'p-2' } }),
+      ['breaking-with-consumers'],
+      false,
+      'FAILED: 1 production consumer(s) of build p-2 used a broken part in the last 30 days: mobile app 5.x',
+    ],
+    [
       'a breaking change no consumer used',
       summary({ diffs: [diff(true)], breaking: true, consumers: usedBy([]) }),
       ['breaking-with-consumers'],
@@ -403,6 +423,24 @@ describe('markdownReport', () => {
     ]);
   });
 
+  it('names the production build whose consumers it judged', () => {
+    const radius = { ...usedBy(['mobile app 5.x']), build: 'p|2' };
+    const report = markdownReport(
+      summary({ diffs: [diff(true)], breaking: true, consumers: radius }),
+      ['breaking-with-consumers'],
+      links,
+    );
+    expect(report).toContain(
+      '**Failed:** 1 production consumer(s) of build p|2 used a broken part in the last 30 days',
+    );
+    expect(report).toContain(
+      '#### Production consumers of build p|2 of the broken parts (last 30 days)\n\n| Part | Consumers | Calls counted |',
+    );
+    expect(markdownReport(summary({ consumers: usedBy([]) }), ['breaking'], links)).toContain(
+      '#### Production consumers of the broken parts (last 30 days)',
+    );
+  });
+
   it('says so when everything matches', () => {
     expect(markdownReport(summary(), ['undocumented', 'breaking'], links)).toContain(
       'passed\n\nCommit `abc` · 1 capture(s) · fails on undocumented, breaking\n\nEvery observed endpoint is documented and matches its documentation.',
@@ -452,6 +490,39 @@ describe('runCheck', () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('asks for the consumers of one production build with --consumers-build, and exits 2 when the backend ignores it', async () => {
+    const asked: string[] = [];
+    let answer = summary({ diffs: [diff(true)], breaking: true, consumers: { ...usedBy(['web']), build: 'p 2' } });
+    const server = createServer((request, response) => {
+      asked.push(request.url ?? '');
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      let output = '';
+      const sink = { write: (text: string) => (output += text) };
+      const args = [
+        '--backend',
+        `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        ...base.slice(2),
+        '--fail-on',
+        'breaking-with-consumers',
+      ];
+      expect(await runCheck(args, { SPECTATOR_CONSUMERS_BUILD: 'p 2' }, sink, sink)).toBe(CHECK_EXIT.failed);
+      expect(asked).toEqual(['/api/v1/projects/demo/ci/12?days=30&build=p%202']);
+      expect(output).toContain('FAILED: 1 production consumer(s) of build p 2 used a broken part');
+      // A backend older than the option answers for every build: the check must not pass that off as the build's.
+      answer = summary({ diffs: [diff(true)], breaking: true, consumers: usedBy([]) });
+      output = '';
+      expect(await runCheck(args, { SPECTATOR_CONSUMERS_BUILD: 'p 2' }, sink, sink)).toBe(CHECK_EXIT.error);
+      expect(output).toBe(
+        'spectator-agent check: the backend did not judge consumers of build p 2 (it is older than this agent): cannot use --consumers-build\n',
+      );
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

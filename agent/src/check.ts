@@ -48,7 +48,12 @@ export interface CheckOptions {
   consumerDays: number;
   /** The window of production's runtime for latency-regression and error-rate, in days; null: the backend's default (7). */
   productionDays: number | null;
+  /** `breaking-with-consumers` judges the consumers of this production build only (its name in the matrix); null: every build. */
+  consumersBuild: string | null;
 }
+
+/** Characters of a build name at most, as the backend keeps them. */
+const MAX_BUILD_LENGTH = 200;
 
 /** Exit codes: 0 passed, 1 the gate failed, 2 the check could not run (options, backend). */
 export const CHECK_EXIT = { passed: 0, failed: 1, error: 2 } as const;
@@ -73,6 +78,10 @@ Exit code 0: passed, 1: failed, 2: could not check.
                       named by label or pseudonym). Default undocumented,breaking.
   --consumer-days <n> The window of breaking-with-consumers, 1-400 days (SPECTATOR_CONSUMER_DAYS).
                       Default 30.
+  --consumers-build <name>
+                      Judge breaking-with-consumers on the consumers of this production build
+                      only, as the versions matrix names it (SPECTATOR_CONSUMERS_BUILD). Default:
+                      every production build.
   --production-days <n>
                       How many days of production's runtime latency-regression and error-rate
                       compare with, 1-${MAX_PRODUCTION_DAYS} (SPECTATOR_PRODUCTION_DAYS). Default ${DEFAULT_PRODUCTION_DAYS}.
@@ -98,6 +107,7 @@ const FLAGS: Record<string, keyof CheckOptions> = {
   '--fail-on': 'failOn',
   '--markdown': 'markdown',
   '--consumer-days': 'consumerDays',
+  '--consumers-build': 'consumersBuild',
   '--production-days': 'productionDays',
 };
 
@@ -190,6 +200,9 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     problems.push(
       `--production-days "${productionText}" must be a whole number of days from 1 to ${MAX_PRODUCTION_DAYS}`,
     );
+  const consumersBuild = given.consumersBuild ?? (env.SPECTATOR_CONSUMERS_BUILD || null);
+  if (consumersBuild !== null && consumersBuild.length > MAX_BUILD_LENGTH)
+    problems.push(`--consumers-build must be a build name of at most ${MAX_BUILD_LENGTH} characters`);
   if (problems.length > 0) throw new ConfigError(problems);
   const markdown = given.markdown ?? (env.SPECTATOR_CHECK_MARKDOWN || null);
   return {
@@ -202,6 +215,7 @@ export function parseCheckOptions(argv: readonly string[], env: NodeJS.ProcessEn
     thresholds,
     consumerDays,
     productionDays,
+    consumersBuild,
   };
 }
 
@@ -264,10 +278,13 @@ function failureReasons(
   const radius = summary.consumers;
   if (failOn.includes('breaking-with-consumers') && radius && (radius.consumers.length > 0 || radius.otherCalls > 0))
     reasons.push(
-      `${radius.consumers.length} production consumer(s) used a broken part in the last ${radius.days} days: ${consumerNames(radius)}`,
+      `${radius.consumers.length} production consumer(s)${ofBuild(radius)} used a broken part in the last ${radius.days} days: ${consumerNames(radius)}`,
     );
   return reasons;
 }
+
+/** ` of build p-2` when the blast radius is of one production build, else nothing. */
+const ofBuild = (radius: BlastRadiusResponse): string => (radius.build == null ? '' : ` of build ${radius.build}`);
 
 /** The affected consumers by label, else pseudonym, busiest first; and the unnamed rest as a count of calls. */
 function consumerNames(radius: BlastRadiusResponse): string {
@@ -279,7 +296,7 @@ function consumerNames(radius: BlastRadiusResponse): string {
 /** Who the breaking changes break in production (a backend older than this agent sends nothing). */
 function consumerLines(radius: BlastRadiusResponse | undefined): string[] {
   if (!radius || radius.parts.length === 0) return [];
-  const lines = [`  Production consumers of the broken parts (last ${radius.days} days):`];
+  const lines = [`  Production consumers${ofBuild(radius)} of the broken parts (last ${radius.days} days):`];
   for (const part of radius.parts) {
     const who =
       part.consumers.length === 0
@@ -461,7 +478,7 @@ export function markdownReport(
   if (radius && radius.parts.length > 0) {
     out.push(
       '',
-      `#### Production consumers of the broken parts (last ${radius.days} days)`,
+      `#### Production consumers${ofBuild(radius)} of the broken parts (last ${radius.days} days)`,
       '',
       '| Part | Consumers | Calls counted |',
       '| --- | --- | ---: |',
@@ -511,8 +528,16 @@ export async function runCheck(
     return CHECK_EXIT.error;
   }
   const base = `${options.backend}/api/v1/projects/${encodeURIComponent(options.project)}/ci/${encodeURIComponent(options.pullRequest)}`;
-  const summary = await getJson<CiSummaryResponse>(`${base}?days=${options.consumerDays}`, options, err);
+  // `build` only when asked for, so a backend older than the option still answers the default.
+  const build = options.consumersBuild === null ? '' : `&build=${encodeURIComponent(options.consumersBuild)}`;
+  const summary = await getJson<CiSummaryResponse>(`${base}?days=${options.consumerDays}${build}`, options, err);
   if (summary === null) return CHECK_EXIT.error;
+  if (options.consumersBuild !== null && summary.consumers?.build !== options.consumersBuild) {
+    err.write(
+      `spectator-agent check: the backend did not judge consumers of build ${options.consumersBuild} (it is older than this agent): cannot use --consumers-build\n`,
+    );
+    return CHECK_EXIT.error;
+  }
   if (options.failOn.includes('breaking-with-consumers') && summary.consumers === undefined) {
     err.write(
       'spectator-agent check: the backend does not report consumers (it is older than this agent): cannot check breaking-with-consumers\n',

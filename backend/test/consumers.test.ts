@@ -19,6 +19,7 @@ import type {
   ProposalResponse,
   TokenResponse,
 } from '@spectator/shared';
+import { readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -158,10 +159,13 @@ const ciTraffic = [
   { client: 'anonymous' as const, route: 'GET /legacy' },
 ];
 
-async function gate(pr: string, failOn: string): Promise<{ code: number; output: string }> {
+async function gate(pr: string, failOn: string, more: string[] = []): Promise<{ code: number; output: string }> {
   let output = '';
   const sink = { write: (text: string) => (output += text) };
-  const args = ['--backend', backend.url, '--token', readToken, '--project', PROJECT, '--pr', pr, '--fail-on', failOn];
+  const args = [
+    ...['--backend', backend.url, '--token', readToken, '--project', PROJECT, '--pr', pr, '--fail-on', failOn],
+    ...more,
+  ];
   return { code: await runCheck(args, {}, sink, sink), output };
 }
 
@@ -416,6 +420,36 @@ describe('consumers and blast radius', () => {
     expect(
       ofUsers.body.rows.map((row) => [row.status, row.calls, row.consumers.map((c) => [c.consumer, c.share])]),
     ).toEqual([[200, 2, [[pseudonymOf('web'), 1]]]]);
+
+    // The CI summary and the gate, judged on one production build: pull request 1 breaks GET /users 200.
+    const summary = await backend.api<CiSummaryResponse>(
+      'GET',
+      `/projects/${PROJECT}/ci/1?build=p-2`,
+      undefined,
+      readToken,
+    );
+    expect(summary.status).toBe(200);
+    expect(summary.body.consumers?.build).toBe('p-2');
+    expect(summary.body.consumers?.consumers.map((c) => [c.consumer, c.calls])).toEqual([[pseudonymOf('web'), 2]]);
+    const markdown = path.join(os.tmpdir(), `spectator-consumers-build-${process.pid}.md`);
+    try {
+      const failed = await gate('1', 'breaking-with-consumers', ['--consumers-build', 'p-2', '--markdown', markdown]);
+      expect(failed.code).toBe(1);
+      expect(failed.output).toContain(
+        `FAILED: 1 production consumer(s) of build p-2 used a broken part in the last 30 days: ${pseudonymOf('web')}`,
+      );
+      expect(failed.output).not.toContain('mobile app 5.x');
+      expect(await readFile(markdown, 'utf8')).toContain(
+        '#### Production consumers of build p-2 of the broken parts (last 30 days)',
+      );
+    } finally {
+      await rm(markdown, { force: true });
+    }
+    expect(await gate('1', 'breaking-with-consumers', ['--consumers-build', 'p-9'])).toEqual({
+      code: 2,
+      output:
+        'spectator-agent check: the backend answered 404: environment production has no build p-9 in project shop\n',
+    });
   });
 
   it('refuses bad input with a message naming it', async () => {
@@ -428,6 +462,14 @@ describe('consumers and blast radius', () => {
     expect((await bad('GET', '/consumers?days=0')).body.message).toContain('days must be an integer from 1 to 400');
     expect((await bad('GET', '/consumers?environment=moon')).status).toBe(400);
     expect((await bad('GET', '/ci/1?days=abc')).status).toBe(400);
+    const noBuild = await bad('GET', '/ci/1?build=p-9');
+    expect({ status: noBuild.status, message: noBuild.body.message }).toEqual({
+      status: 404,
+      message: 'environment production has no build p-9 in project shop',
+    });
+    expect((await bad('GET', `/ci/1?build=${'b'.repeat(201)}`)).body.message).toContain(
+      'build must be at most 200 characters',
+    );
     expect((await bad('GET', '/captures/00000000-0000-4000-8000-000000000000/blast-radius')).status).toBe(404);
     const unknown = await bad('GET', '/consumers?build=p-9');
     expect({ status: unknown.status, message: unknown.body.message }).toEqual({

@@ -108,6 +108,7 @@ describe('deploy/github-actions.yml', () => {
       consumerDays: 30,
       // No --production-days in the workflow: the backend's own window (7 days) is used.
       productionDays: null,
+      consumersBuild: null,
     });
   });
 

@@ -27,10 +27,17 @@ export class CiGateService {
   ) {}
 
   /**
-   * `days`: the window of `consumers`, who in production called what the breaking changes break.
-   * @throws DomainError CaptureNotFound when the pull request has no CI capture.
+   * `days`: the window of `consumers`, who in production called what the breaking changes break;
+   * `build`: of that production build only (its matrix row name), every build by default.
+   * @throws DomainError CaptureNotFound when the pull request has no CI capture, BuildNotFound when
+   * production has no such build.
    */
-  async summary(project: ProjectEntity, pullRequest: string, days?: number): Promise<CiSummaryResponse> {
+  async summary(
+    project: ProjectEntity,
+    pullRequest: string,
+    days?: number,
+    build?: string,
+  ): Promise<CiSummaryResponse> {
     if (!PULL_REQUEST_PATTERN.test(pullRequest))
       throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
     const captures = await this.captures.ciCapturesOf(project, pullRequest, CAPTURES_PER_COMMIT);
@@ -83,6 +90,7 @@ export class CiGateService {
       [...diffList, ...againstProduction.endpoints].filter((endpoint) => endpoint.breaking),
       'production',
       days,
+      build,
     );
     return {
       pullRequest,

@@ -6,7 +6,7 @@ import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CiGateService } from './ci-gate.service';
 import { CompareService } from './compare.service';
-import { ConsumerDaysQuery } from '../consumers/dto/consumers.dto';
+import { ConsumerBuildQuery } from '../consumers/dto/consumers.dto';
 import { CompareQuery, EnvironmentQuery } from './dto/evidence.dto';
 import { MatrixService } from './matrix.service';
 
@@ -39,12 +39,13 @@ export class EvidenceController {
     );
   }
 
+  /** `?days=&build=`: the window of `consumers`, and the production build whose consumers they are (every one by default). */
   @Get('ci/:pr')
   ci(
     @CurrentProject() project: ProjectEntity,
     @Param('pr') pr: string,
-    @Query() query: ConsumerDaysQuery,
+    @Query() query: ConsumerBuildQuery,
   ): Promise<CiSummaryResponse> {
-    return this.ciGate.summary(project, pr, query.days);
+    return this.ciGate.summary(project, pr, query.days, query.build);
   }
 }

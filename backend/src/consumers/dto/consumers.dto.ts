@@ -14,13 +14,8 @@ export class ConsumerDaysQuery {
   days?: number;
 }
 
-/** `?environment=&days=&build=`: consumers of one environment (production by default), or of one of its builds. */
-export class ConsumersQuery extends ConsumerDaysQuery {
-  @ApiPropertyOptional({ enum: MATRIX_KINDS, default: 'production' })
-  @IsOptional()
-  @IsIn(MATRIX_KINDS, { message: `environment must be one of ${MATRIX_KINDS.join(', ')}` })
-  environment?: MatrixKind;
-
+/** `?days=&build=`: the consumers of one build of an environment (all of them by default) in the last N days. */
+export class ConsumerBuildQuery extends ConsumerDaysQuery {
   @ApiPropertyOptional({
     description: 'one build of the environment (its matrix row name: the build, `PR #n` for a CI run)',
     maxLength: 200,
@@ -29,6 +24,14 @@ export class ConsumersQuery extends ConsumerDaysQuery {
   @IsString({ message: 'build must be a build name' })
   @MaxLength(200, { message: 'build must be at most 200 characters' })
   build?: string;
+}
+
+/** `?environment=&days=&build=`: consumers of one environment (production by default), or of one of its builds. */
+export class ConsumersQuery extends ConsumerBuildQuery {
+  @ApiPropertyOptional({ enum: MATRIX_KINDS, default: 'production' })
+  @IsOptional()
+  @IsIn(MATRIX_KINDS, { message: `environment must be one of ${MATRIX_KINDS.join(', ')}` })
+  environment?: MatrixKind;
 }
 
 /** `PUT /consumers/{consumer}/label`. */
