@@ -257,7 +257,7 @@ describe('VersionStore, as proposals read it', () => {
     expect(await versions.endpointIdOf(four, 'GET', '/e/{id}')).toBeNull();
     expect((await versions.documentedCurrent(projectId)).map(key)).toEqual(documented.map(key));
     expect(await versions.documentedCurrent(projectId, [{ method: 'POST', path: '/e/{id}' }])).toEqual([
-      { endpointId: postOne.id, method: 'POST', path: '/e/{id}', version: '1.0' },
+      { endpointId: postOne.id, method: 'POST', path: '/e/{id}', version: '1.0', removed: false },
     ]);
     // GET /e/{id} has two versions; the others their first.
     expect((await versions.firstDocumented([getE.id, getOne.id, postOne.id])).sort()).toEqual(
@@ -279,5 +279,49 @@ describe('VersionStore, as proposals read it', () => {
         [second, getE.id, '1.0'],
       ].sort(),
     );
+  });
+
+  it('lists the removals a row first seen after their approval may move, until they have the step', async () => {
+    const removes = (title: string) => ({ ...NEW, title, removes: true });
+    const approved = new Date('2026-03-01T00:00:00.000Z');
+    const removal = await inTransaction((m) =>
+      repository.insert(projectId, removes('gone'), 'Approved', { by: 'bob', at: approved }, m),
+    );
+    const gone: StoredEndpoint = {
+      method: 'GET',
+      path: '/gone',
+      description: null,
+      mode: 'remove',
+      request: null,
+      responses: [],
+    };
+    await inTransaction((m) => repository.insertEndpoints(removal, [gone, { ...gone, method: 'DELETE' }], m));
+    // Not removals, or not approved: never listed.
+    await inTransaction((m) => repository.insert(projectId, NEW, 'Approved', { by: 'bob', at: approved }, m));
+    await inTransaction((m) => repository.insert(projectId, removes('open'), 'Open', null, m));
+    const awaiting = (before: Date, project = projectId) =>
+      inTransaction((m) => repository.removalsAwaiting(project, 'Appeared in Staging', before, 'Open', m));
+    const later = new Date('2026-03-02T00:00:00.000Z');
+    expect(await awaiting(later)).toEqual([
+      {
+        id: removal,
+        endpoints: [
+          { method: 'GET', path: '/gone' },
+          { method: 'DELETE', path: '/gone' },
+        ],
+      },
+    ]);
+    // A row first seen before the approval, or in another project: none.
+    expect(await awaiting(new Date('2026-02-28T00:00:00.000Z'))).toEqual([]);
+    expect(await awaiting(later, otherProjectId)).toEqual([]);
+    expect(await repository.removedEndpoints(removal)).toEqual([
+      { method: 'GET', path: '/gone' },
+      { method: 'DELETE', path: '/gone' },
+    ]);
+    expect(await repository.byId(projectId, removal)).toMatchObject({ removes: true, approvedAt: approved });
+    await inTransaction((m) =>
+      repository.insertEvidenceStep(removal, 'Appeared in Staging', { pullRequest: null, build: 's', commit: null }, m),
+    );
+    expect(await awaiting(later)).toEqual([]);
   });
 });

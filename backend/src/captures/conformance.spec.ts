@@ -35,4 +35,19 @@ describe('ConformanceCache', () => {
   it('answers no for a version that is gone', () => {
     expect(new ConformanceCache().conforms('v0', undefined, row([]), shapes)).toBe(false);
   });
+
+  it('holds an endpoint removed by a version conformed to by 404, 405 and 410 only', () => {
+    const cache = new ConformanceCache();
+    const removed = { request: null, responses: [], removed: true };
+    const answered = (status: number): ObservationRow => ({
+      ...row([]),
+      status,
+      responseContentType: 'application/json',
+    });
+    for (const status of [404, 405, 410]) expect(cache.conforms('v2', removed, answered(status), shapes)).toBe(true);
+    for (const status of [200, 204, 400, 500])
+      expect(cache.conforms('v2', removed, answered(status), shapes)).toBe(false);
+    // The version before it documents 200, not 404.
+    expect(cache.conforms('v1', version, answered(404), shapes)).toBe(false);
+  });
 });

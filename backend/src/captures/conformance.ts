@@ -1,4 +1,11 @@
-import { conformsTo, type EndpointShapes, observedParameters, parameterChanges, type Shape } from '@spectator/shared';
+import {
+  conformsTo,
+  type EndpointShapes,
+  observedParameters,
+  parameterChanges,
+  REMOVED_STATUSES,
+  type Shape,
+} from '@spectator/shared';
 import { LruCache } from '../common/lru-cache';
 import { acceptedStatus, type ObservationRow } from './observed-shapes';
 
@@ -51,10 +58,14 @@ function bodyConforms(
 export class ConformanceCache {
   private readonly answers = new LruCache<string, boolean>(200_000);
 
-  /** Whether `row` conforms to the version `versionId` (`version` is its documentation; undefined when it is gone: conforms to nothing). */
+  /**
+   * Whether `row` conforms to the version `versionId` (`version` is its documentation; undefined
+   * when it is gone: conforms to nothing). A version that removed its endpoint is conformed to by
+   * exchanges answered 404, 405 or 410 only.
+   */
   conforms(
     versionId: string,
-    version: EndpointShapes | undefined,
+    version: (EndpointShapes & { removed?: boolean }) | undefined,
     row: ObservationRow,
     shapes: ReadonlyMap<string, Shape>,
   ): boolean {
@@ -69,7 +80,9 @@ export class ConformanceCache {
     ].join('\u0000');
     let answer = this.answers.get(key);
     if (answer === undefined) {
-      answer = version !== undefined && rowConforms(version, row, shapes);
+      answer =
+        version !== undefined &&
+        (version.removed === true ? REMOVED_STATUSES.includes(row.status) : rowConforms(version, row, shapes));
       this.answers.set(key, answer);
     }
     return answer;

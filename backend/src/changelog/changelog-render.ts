@@ -3,6 +3,7 @@ import { Feed } from 'feed';
 
 /** One change as a line of text: where, what, and whether it breaks clients. */
 export function changeLine(change: ChangeResponse): string {
+  if (change.change === 'endpoint removed') return `${change.breaking ? '**breaking** ' : ''}endpoint removed`;
   const where =
     change.in === 'query'
       ? `query parameter \`${change.at}\``

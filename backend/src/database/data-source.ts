@@ -34,6 +34,7 @@ import { ProposalRowsByProject1765960000000 } from './migrations/1765960000000-P
 import { ConsumerCallsPerBuild1765987000000 } from './migrations/1765987000000-ConsumerCallsPerBuild';
 import { VersionsAndCellsByProject1765990000000 } from './migrations/1765990000000-VersionsAndCellsByProject';
 import { ParentsKeyedByProject1766000000000 } from './migrations/1766000000000-ParentsKeyedByProject';
+import { EndpointRemoval1795881488605 } from './migrations/1795881488605-EndpointRemoval';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -72,6 +73,7 @@ export const MIGRATIONS = [
   ConsumerCallsPerBuild1765987000000,
   VersionsAndCellsByProject1765990000000,
   ParentsKeyedByProject1766000000000,
+  EndpointRemoval1795881488605,
 ];
 
 /**

@@ -38,22 +38,25 @@ export interface VersionRow {
   changes: ShapeChange[];
   proposalId: string | null;
   createdAt: Date;
+  /** Made by a removal proposal: the endpoint is gone from this version on. */
+  removed: boolean;
 }
 
 /**
  * The SQL of documented endpoints as the API reads them, raw SQL in one style. Versions are
- * written by `versions/version-writer.ts` through `versions.repository.ts`.
+ * written by `versions/version-writer.ts` through `versions.repository.ts`. A version marked
+ * `removed` documents that its endpoint is gone: the list and the OpenAPI export leave it out.
  */
 @Injectable()
 export class EndpointsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** A project's documented endpoints with their current version, by path then method. */
+  /** A project's documented endpoints with their current version, by path then method (removed ones left out). */
   current(projectId: string): Promise<CurrentEndpoint[]> {
     return this.db.query(
       `SELECT e.id, e.method, e.path, e.description, e.updated_at AS "updatedAt", v.major, v.minor, v.request, v.responses, v.parameters
            FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
-          WHERE e.project_id = $1
+          WHERE e.project_id = $1 AND NOT v.removed
           ORDER BY e.path, e.method`,
       [projectId],
     );
@@ -76,7 +79,7 @@ export class EndpointsRepository {
   /** An endpoint's versions, newest first (the proposals behind them are read through `ProposalsService`). */
   versions(endpointId: string): Promise<VersionRow[]> {
     return this.db.query(
-      `SELECT v.id, v.endpoint_id AS "endpointId", v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId"
+      `SELECT v.id, v.endpoint_id AS "endpointId", v.major, v.minor, v.description, v.request, v.responses, v.parameters, v.changes, v.created_at AS "createdAt", v.proposal_id AS "proposalId", v.removed
            FROM endpoint_versions v
           WHERE v.endpoint_id = $1
           ORDER BY v.major DESC, v.minor DESC`,
@@ -84,28 +87,29 @@ export class EndpointsRepository {
     );
   }
 
-  /** A project's endpoints that have version `version`, at it, by path then method. */
+  /** A project's endpoints that have version `version` (not a removal), at it, by path then method. */
   atVersion(projectId: string, version: Version): Promise<EndpointAtVersion[]> {
     return this.db.query(
       `SELECT ${AT_VERSION_COLUMNS} FROM endpoints e JOIN endpoint_versions v ON v.endpoint_id = e.id AND v.major = $2 AND v.minor = $3
-        WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+        WHERE e.project_id = $1 AND NOT v.removed ORDER BY e.path, e.method`,
       [projectId, version.major, version.minor],
     );
   }
 
-  /** The endpoints of the versions `versionIds` (those that exist), each at it, by path then method. */
+  /** The endpoints of the versions `versionIds` (those that exist and are no removal), each at it, by path then method. */
   atVersionIds(versionIds: readonly string[]): Promise<EndpointAtVersion[]> {
     return this.db.query(
       `SELECT ${AT_VERSION_COLUMNS} FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
-        WHERE v.id = ANY($1::uuid[]) ORDER BY e.path, e.method`,
+        WHERE v.id = ANY($1::uuid[]) AND NOT v.removed ORDER BY e.path, e.method`,
       [versionIds],
     );
   }
 
-  /** A project's documented endpoints at their current version, by path then method. */
+  /** A project's documented endpoints at their current version, by path then method (removed ones left out). */
   atCurrentVersion(projectId: string): Promise<EndpointAtVersion[]> {
     return this.db.query(
-      `SELECT ${AT_VERSION_COLUMNS} FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id WHERE e.project_id = $1 ORDER BY e.path, e.method`,
+      `SELECT ${AT_VERSION_COLUMNS} FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
+        WHERE e.project_id = $1 AND NOT v.removed ORDER BY e.path, e.method`,
       [projectId],
     );
   }

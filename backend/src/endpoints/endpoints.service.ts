@@ -41,6 +41,8 @@ export interface EndpointVersionResponse {
   responses: ResponseDocResponse[];
   parameters: ParametersDoc | null;
   changes: ReturnType<typeof toChangeResponse>[];
+  /** True for a version made by a removal proposal: the endpoint is gone from it on. */
+  removed?: boolean;
   proposal: {
     id: string;
     title: string;
@@ -174,6 +176,7 @@ export class EndpointsService {
       createdAt: row.createdAt.toISOString(),
       ...toEndpointDocs(row),
       changes: row.changes.map(toChangeResponse),
+      ...(row.removed ? { removed: true } : {}),
       proposal: row.proposalId === null ? null : toProposalOfVersion(row.proposalId, proposals.get(row.proposalId)),
     }));
   }

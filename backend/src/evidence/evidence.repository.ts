@@ -86,6 +86,15 @@ export interface CurrentVersion {
   lastSeen: Date | null;
 }
 
+/**
+ * What a row shows of some endpoints' removal: every call it has evidence of, and the calls of those
+ * endpoints answered with another status than the removed ones (404, 405, 410), per status, most first.
+ */
+export interface RemovalEvidence {
+  calls: number;
+  served: Array<{ status: number; calls: number }>;
+}
+
 /** The conflict target of `evidence_observations`: one stored row per distinct exchange of an environment row. */
 const OBSERVATION_KEY = `(row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                     (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)`;
@@ -151,6 +160,21 @@ export class EvidenceRepository {
       [projectId, key.kind, key.name, key.scope, key.pullRequest, key.build, key.commit],
     )) as Array<{ id: string }>;
     return created?.id ?? null;
+  }
+
+  /** The newest row (by first evidence) of a kind first seen after `since`, or null. */
+  async newestRowSince(
+    db: Queryable,
+    projectId: string,
+    kind: MatrixKind,
+    since: Date,
+  ): Promise<EnvironmentRow | null> {
+    const [row] = (await db.query(
+      `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE project_id = $1 AND kind = $2 AND first_seen > $3
+        ORDER BY first_seen DESC, id DESC LIMIT 1`,
+      [projectId, kind, since],
+    )) as EnvironmentRow[];
+    return row ?? null;
   }
 
   /** The id of a project's row of this kind and name, or null. */
@@ -414,6 +438,28 @@ export class EvidenceRepository {
         WHERE o.row_id = $1`,
       [rowId, JSON.stringify(endpoints.map(({ method, path }) => ({ method, path })))],
     );
+  }
+
+  /**
+   * What row `rowId` shows of the removal of `endpoints` (by method and path): the calls of all its
+   * evidence, and those of the endpoints answered with a status not in `goneStatuses`, per status.
+   */
+  async removalEvidence(
+    db: Queryable,
+    rowId: string,
+    endpoints: ReadonlyArray<{ method: string; path: string }>,
+    goneStatuses: readonly number[],
+  ): Promise<RemovalEvidence> {
+    const [row] = (await db.query(
+      `SELECT (SELECT coalesce(sum(count), 0)::float8 FROM evidence_observations WHERE row_id = $1) AS calls,
+              coalesce((SELECT jsonb_agg(jsonb_build_object('status', s.status, 'calls', s.calls) ORDER BY s.calls DESC, s.status)
+                          FROM (SELECT o.status, sum(o.count)::float8 AS calls FROM evidence_observations o
+                                  JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
+                                 WHERE o.row_id = $1 AND NOT (o.status = ANY($3::int[]))
+                                 GROUP BY o.status) s), '[]'::jsonb) AS served`,
+      [rowId, JSON.stringify(endpoints.map(({ method, path }) => ({ method, path }))), goneStatuses],
+    )) as RemovalEvidence[];
+    return { calls: Number(row?.calls ?? 0), served: row?.served ?? [] };
   }
 
   // ---- cells

@@ -1,5 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { type AgentEnvironment, formatVersion, isDocumentableHeader, type MatrixKind } from '@spectator/shared';
+import {
+  type AgentEnvironment,
+  formatVersion,
+  isDocumentableHeader,
+  type MatrixKind,
+  REMOVED_STATUSES,
+} from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { ConformanceCache } from '../captures/conformance';
 import type { ObservationRow } from '../captures/observed-shapes';
@@ -19,8 +25,11 @@ import {
   type EvidenceExchangeRow,
   type NewCell,
   type QueuedBatch,
+  type RemovalEvidence,
   type StoredExchange,
 } from './evidence.repository';
+
+export type { EnvironmentRow, RemovalEvidence } from './evidence.repository';
 
 /** One aggregated exchange of an ingest batch (the fields of the ingest service's aggregated rows). */
 export interface BatchExchange extends Omit<EvidenceExchangeRow, 'query' | 'req_h'> {
@@ -139,6 +148,13 @@ export type CellsChangedListener = (
 ) => Promise<void>;
 
 /**
+ * Told in the transaction of every fold that added exchanges to a row, after its cells: the
+ * proposals' lifecycle looks for removals the row shows (a removed endpoint's cell never changes,
+ * so `CellsChangedListener` would not tell). It runs on every such fold, so it must be cheap.
+ */
+export type FoldedListener = (manager: EntityManager, project: EventProject, row: EnvironmentRow) => Promise<void>;
+
+/**
  * A cell a refresh found drifting (`exchanges`: the row's traffic for the endpoint that conforms
  * not to its nearest version, what makes it drift; `appeared`: it did not drift before), or one
  * that stopped drifting (`drift` false, no exchanges).
@@ -187,6 +203,7 @@ export class EvidenceService {
 
   private readonly cellsChangedListeners: CellsChangedListener[] = [];
   private readonly driftListeners: DriftListener[] = [];
+  private readonly foldedListeners: FoldedListener[] = [];
 
   constructor(
     private readonly repository: EvidenceRepository,
@@ -198,6 +215,11 @@ export class EvidenceService {
   /** Calls `listener` in every transaction that changes cells (ProposalLifecycle adds itself). */
   onCellsChanged(listener: CellsChangedListener): void {
     this.cellsChangedListeners.push(listener);
+  }
+
+  /** Calls `listener` in every fold that adds exchanges to a row (ProposalLifecycle adds itself). */
+  onFolded(listener: FoldedListener): void {
+    this.foldedListeners.push(listener);
   }
 
   /** Calls `listener` in every refresh that finds drifting cells or cells that stopped drifting (DriftService adds itself). */
@@ -306,6 +328,7 @@ export class EvidenceService {
             .filter((e) => !stale.has(e.id))
             .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string })),
         );
+        for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
       await alsoFold(manager, row, batches);
       return batches.length;
@@ -392,6 +415,36 @@ export class EvidenceService {
   ): Promise<Map<string, string | null>> {
     const cells = await this.repository.cellsOf(manager, rowId, endpointIds);
     return new Map(cells.map((cell) => [cell.endpointId, cell.versionId]));
+  }
+
+  /**
+   * What row `rowId` shows of the removal of `endpoints`, in the caller's transaction: all the calls
+   * it has evidence of, and those of the endpoints answered with another status than 404, 405 or 410.
+   */
+  removalEvidence(
+    manager: EntityManager,
+    rowId: string,
+    endpoints: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<RemovalEvidence> {
+    return this.repository.removalEvidence(manager, rowId, endpoints, REMOVED_STATUSES);
+  }
+
+  /**
+   * The newest row of a kind first seen after `since` (a removal's approval) with what it shows of
+   * the removal of `endpoints`; null when no row of that kind was first seen since.
+   */
+  async removalSince(
+    projectId: string,
+    kind: MatrixKind,
+    since: Date,
+    endpoints: ReadonlyArray<{ method: string; path: string }>,
+  ): Promise<{ row: EnvironmentRow; evidence: RemovalEvidence } | null> {
+    const row = await this.repository.newestRowSince(this.repository.pool, projectId, kind, since);
+    if (row === null) return null;
+    return {
+      row,
+      evidence: await this.repository.removalEvidence(this.repository.pool, row.id, endpoints, REMOVED_STATUSES),
+    };
   }
 
   /**

@@ -77,7 +77,13 @@ export class MatrixService {
       const rebuilt = stale.length > 0 ? await matrixTexts.build(db, project.id, stale) : new Map<string, string>();
       const notSeen = matrixTexts.notSeen(columns.length);
       return {
-        endpoints: columns.map((c) => ({ id: c.endpointId, method: c.method, path: c.path, version: c.version })),
+        endpoints: columns.map((c) => ({
+          id: c.endpointId,
+          method: c.method,
+          path: c.path,
+          version: c.version,
+          ...(c.removed ? { removed: true } : {}),
+        })),
         rows: page.map((r): VersionMatrixRow => ({
           kind: r.kind,
           name: r.name,

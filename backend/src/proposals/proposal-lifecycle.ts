@@ -1,22 +1,67 @@
 import { Injectable } from '@nestjs/common';
-import { compareVersions, OPEN_STATUS, STEP_OF_KIND } from '@spectator/shared';
+import {
+  compareVersions,
+  MATRIX_KINDS,
+  type MatrixKind,
+  OPEN_STATUS,
+  type ProposalStepName,
+  REMOVAL_MIN_CALLS,
+  STEP_OF_KIND,
+} from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
 import { type Actor } from '../common/principal';
 import { DomainError, ErrorCode } from '../common/errors';
-import { type CellChanges, EvidenceService } from '../evidence/evidence.service';
+import {
+  type CellChanges,
+  type EnvironmentRow,
+  EvidenceService,
+  type RemovalEvidence,
+} from '../evidence/evidence.service';
 import { fourEyesNow } from '../projects/projects.service';
 import { VersionStore } from '../versions/version-store';
 import type { ProposalVersion } from '../versions/versions.repository';
 import { type EventProject, Notifier } from '../webhooks/notifier';
-import { type NewProposal, ProposalsRepository } from './proposals.repository';
+import { type NewProposal, type ProposalRow, ProposalsRepository } from './proposals.repository';
+
+/** A row as a removal's reason names it: `staging build s-12`, `CI run PR #7`. */
+function rowLabel(row: Pick<EnvironmentRow, 'kind' | 'name'>): string {
+  return row.kind === 'ci' ? `CI run ${row.name}` : `${row.kind} build ${row.name}`;
+}
+
+/** Whether a row's evidence shows removed endpoints gone: enough calls, and none of theirs answered but 404, 405 or 410. */
+export function showsRemoved(evidence: RemovalEvidence): boolean {
+  return evidence.calls >= REMOVAL_MIN_CALLS && evidence.served.length === 0;
+}
+
+/**
+ * Why a removal's step of `kind` is not recorded, from the newest row of that kind first seen
+ * after the approval (null: none yet) and what it shows: `still answered 200 in staging build
+ * s-12, 41 calls`.
+ */
+export function removalWaitReason(
+  kind: MatrixKind,
+  found: { row: Pick<EnvironmentRow, 'kind' | 'name'>; evidence: RemovalEvidence } | null,
+): string {
+  if (found === null) return `no ${kind === 'ci' ? 'CI run' : `${kind} build`} first seen since the approval`;
+  const { row, evidence } = found;
+  if (evidence.served.length > 0) {
+    const statuses = evidence.served.map((s) => s.status).join(', ');
+    const calls = evidence.served.reduce((sum, s) => sum + s.calls, 0);
+    return `still answered ${statuses} in ${rowLabel(row)}, ${calls} call${calls === 1 ? '' : 's'}`;
+  }
+  if (evidence.calls < REMOVAL_MIN_CALLS)
+    return `${rowLabel(row)} has ${evidence.calls} of the ${REMOVAL_MIN_CALLS} calls it needs`;
+  return `${rowLabel(row)} shows it gone; the step is recorded at its next fold`;
+}
 
 /**
  * The one writer of a proposal's lifecycle (spec §3, steps in `PROPOSAL_STEPS`): a proposal is
  * made Open (or Approved at once, by a documentation commit), approved by a person, then moved
  * through the evidence steps by evidence alone. Every write of `proposals.status` and of
  * `proposal_steps` is here, with its transition event, in the caller's transaction. Evidence tells
- * it which cells changed (`EvidenceService.onCellsChanged`), so evidence does not import proposals.
+ * it which cells changed (`EvidenceService.onCellsChanged`) and, for removals, which row it folded
+ * (`EvidenceService.onFolded`), so evidence does not import proposals.
  */
 @Injectable()
 export class ProposalLifecycle {
@@ -28,6 +73,7 @@ export class ProposalLifecycle {
     private readonly versions: VersionStore,
   ) {
     evidence.onCellsChanged((manager, project, changes) => this.recordEvidenceSteps(manager, project, changes));
+    evidence.onFolded((manager, project, row) => this.recordRemovalSteps(manager, project, row));
   }
 
   /** Makes an Open proposal. @returns its id. */
@@ -113,35 +159,85 @@ export class ProposalLifecycle {
     }
     // Proposals are locked in id order (see EvidenceService's class comment).
     found.sort((a, b) => (a.proposalId < b.proposalId ? -1 : a.proposalId > b.proposalId ? 1 : 0));
-    for (const { row, proposalId } of found) {
-      const step = STEP_OF_KIND[row.kind];
-      const at = await this.proposals.insertEvidenceStep(proposalId, step, row, manager);
-      if (at === null) continue;
-      const proposal = await this.proposals.advanceStatus(proposalId, step, manager);
-      if (!proposal) continue;
-      await this.audit.record(
-        {
-          projectId: project.id,
-          actor: null,
-          action: 'proposal.step',
-          target: proposalId,
-          details: { step, pullRequest: row.pullRequest, build: row.build, commit: row.commit },
-        },
-        manager,
-      );
-      await this.notifier.emit(manager, project, {
-        type: 'proposal.step',
-        proposalId,
-        title: proposal.title,
-        step,
-        status: proposal.status,
-        at: at.toISOString(),
-        actor: null,
-        pullRequest: row.pullRequest,
-        build: row.build,
-        commit: row.commit,
-      });
+    for (const { row, proposalId } of found) await this.recordStep(manager, project, row, proposalId);
+  }
+
+  /**
+   * Records the evidence steps of removal proposals a fold of `row` shows (on every fold that adds
+   * exchanges: a removed endpoint's cell never changes, so the cells' hook would not tell). A row
+   * first seen after a removal's approval shows it once it has REMOVAL_MIN_CALLS calls and none of
+   * the removed endpoints' exchanges got anything but 404, 405 or 410. Where the project has no
+   * removal waiting for this row's step this is one probe of an empty index.
+   */
+  private async recordRemovalSteps(manager: EntityManager, project: EventProject, row: EnvironmentRow): Promise<void> {
+    const waiting = await this.proposals.removalsAwaiting(
+      project.id,
+      STEP_OF_KIND[row.kind],
+      row.firstSeen,
+      OPEN_STATUS,
+      manager,
+    );
+    // In id order, as `removalsAwaiting` lists them (see EvidenceService's class comment).
+    for (const removal of waiting)
+      if (showsRemoved(await this.evidence.removalEvidence(manager, row.id, removal.endpoints)))
+        await this.recordStep(manager, project, row, removal.id);
+  }
+
+  /**
+   * Why each evidence step of an approved removal proposal is not recorded yet (none for one that
+   * is Open or not a removal), from the newest row of each kind first seen after its approval.
+   */
+  async removalWaits(
+    projectId: string,
+    proposal: ProposalRow,
+    done: readonly ProposalStepName[],
+  ): Promise<Array<{ step: ProposalStepName; reason: string }> | undefined> {
+    if (!proposal.removes || proposal.approvedAt === null) return undefined;
+    const endpoints = await this.proposals.removedEndpoints(proposal.id);
+    const waits: Array<{ step: ProposalStepName; reason: string }> = [];
+    for (const kind of MATRIX_KINDS) {
+      const step = STEP_OF_KIND[kind];
+      if (done.includes(step)) continue;
+      const found = await this.evidence.removalSince(projectId, kind, proposal.approvedAt, endpoints);
+      waits.push({ step, reason: removalWaitReason(kind, found) });
     }
+    return waits;
+  }
+
+  /** Records step `STEP_OF_KIND[row.kind]` of a proposal that row `row` shows, with its audit entry and event (once). */
+  private async recordStep(
+    manager: EntityManager,
+    project: EventProject,
+    row: EnvironmentRow,
+    proposalId: string,
+  ): Promise<void> {
+    const step = STEP_OF_KIND[row.kind];
+    const at = await this.proposals.insertEvidenceStep(proposalId, step, row, manager);
+    if (at === null) return;
+    const proposal = await this.proposals.advanceStatus(proposalId, step, manager);
+    if (!proposal) return;
+    await this.audit.record(
+      {
+        projectId: project.id,
+        actor: null,
+        action: 'proposal.step',
+        target: proposalId,
+        details: { step, pullRequest: row.pullRequest, build: row.build, commit: row.commit },
+      },
+      manager,
+    );
+    await this.notifier.emit(manager, project, {
+      type: 'proposal.step',
+      proposalId,
+      title: proposal.title,
+      step,
+      status: proposal.status,
+      at: at.toISOString(),
+      actor: null,
+      pullRequest: row.pullRequest,
+      build: row.build,
+      commit: row.commit,
+    });
   }
 
   /**

@@ -30,6 +30,9 @@ const OPEN_FROM_TRAFFIC = `p.status = $2 AND pe.mode = $4 AND ($3::uuid IS NULL 
 /** The mode of the endpoints proposed from traffic (as opposed to `replace`, planned ones). */
 const FROM_TRAFFIC: ProposalMode = 'extend';
 
+/** The mode of the endpoints a removal proposal removes. */
+const REMOVE: ProposalMode = 'remove';
+
 /** One endpoint of an open proposal made from traffic, as regrouping reads it. */
 export interface ProposalEndpointRow extends Omit<EndpointShapes, 'parameters'> {
   id: string;
@@ -50,6 +53,19 @@ export interface ProposalRow {
   createdBy: string | null;
   /** `person:<id>` or `token:<id>` of who made it (four eyes); null before roles existed. */
   author: string | null;
+  /** It removes its endpoints (mode `remove`). */
+  removes: boolean;
+  /** When it was approved; null while it is Open. */
+  approvedAt: Date | null;
+}
+
+/** The columns of `ProposalRow`. */
+const ROW_COLUMNS = `id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author, removes, approved_at AS "approvedAt"`;
+
+/** An approved removal proposal waiting for an evidence step, with the endpoints it removes. */
+export interface AwaitedRemoval {
+  id: string;
+  endpoints: Array<{ method: string; path: string }>;
 }
 
 /** Who made and approved a proposal, and where it is in its lifecycle. */
@@ -71,6 +87,8 @@ export interface NewProposal {
   createdBy: string;
   /** `actorKey` of its maker (four eyes); null when none is recorded. */
   author: string | null;
+  /** It removes its endpoints (each in mode `remove`). */
+  removes?: boolean;
 }
 
 /** A proposed endpoint change, as stored until approval (`proposal_endpoints`). */
@@ -117,8 +135,8 @@ export class ProposalsRepository {
     manager: Queryable,
   ): Promise<string> {
     const [row] = (await manager.query(
-      `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by, author, approved_by, approved_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+      `INSERT INTO proposals (project_id, title, description, status, source_capture_id, created_by, author, approved_by, approved_at, removes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
       [
         projectId,
         proposal.title,
@@ -129,6 +147,7 @@ export class ProposalsRepository {
         proposal.author,
         approval?.by ?? null,
         approval?.at ?? null,
+        proposal.removes === true,
       ],
     )) as Array<{ id: string }>;
     if (!row) throw new Error('proposal insert returned nothing');
@@ -211,8 +230,8 @@ export class ProposalsRepository {
 
   /**
    * Those of the proposals `proposalIds` of project `projectId` past status `pastStatus` that have
-   * no step `step` yet: the ones a change of the matrix cells may move to that step. In the
-   * caller's transaction.
+   * no step `step` yet: the ones a change of the matrix cells may move to that step (removals are
+   * moved by `removalsAwaiting`'s rule instead). In the caller's transaction.
    */
   async awaitingStep(
     projectId: string,
@@ -223,11 +242,42 @@ export class ProposalsRepository {
   ): Promise<string[]> {
     const rows = (await manager.query(
       `SELECT p.id FROM proposals p
-        WHERE p.id = ANY($2::uuid[]) AND p.project_id = $1 AND p.status <> $4
+        WHERE p.id = ANY($2::uuid[]) AND p.project_id = $1 AND p.status <> $4 AND NOT p.removes
           AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $3)`,
       [projectId, proposalIds, step, pastStatus],
     )) as Array<{ id: string }>;
     return rows.map((row) => row.id);
+  }
+
+  /**
+   * The removal proposals of project `projectId` past status `pastStatus`, approved before `before`,
+   * that have no step `step` yet, each with the endpoints it removes, in id order: those a fold of
+   * a row first seen at `before` may move to `step`. Run on every fold: where the project removes
+   * nothing it is one probe of an empty partial index (`proposals_removing_idx`).
+   */
+  removalsAwaiting(
+    projectId: string,
+    step: ProposalStepName,
+    before: Date,
+    pastStatus: ProposalStatus,
+    manager: Queryable,
+  ): Promise<AwaitedRemoval[]> {
+    return manager.query(
+      `SELECT p.id, jsonb_agg(jsonb_build_object('method', pe.method, 'path', pe.path) ORDER BY pe.position) AS endpoints
+         FROM proposals p JOIN proposal_endpoints pe ON pe.proposal_id = p.id AND pe.mode = $5
+        WHERE p.project_id = $1 AND p.removes AND p.status <> $2 AND p.approved_at < $3
+          AND NOT EXISTS (SELECT 1 FROM proposal_steps s WHERE s.proposal_id = p.id AND s.step = $4)
+        GROUP BY p.id ORDER BY p.id`,
+      [projectId, pastStatus, before, step, REMOVE],
+    );
+  }
+
+  /** The endpoints proposal `proposalId` removes, in the order given. */
+  removedEndpoints(proposalId: string): Promise<Array<{ method: string; path: string }>> {
+    return this.db.query(
+      'SELECT method, path FROM proposal_endpoints WHERE proposal_id = $1 AND mode = $2 ORDER BY position',
+      [proposalId, REMOVE],
+    );
   }
 
   /** A proposal's title and status with its step `step` (its actor and time), or null when it has none. */
@@ -274,7 +324,7 @@ export class ProposalsRepository {
   /** A project's proposals, newest first (at most `limit`). */
   page(projectId: string, limit: number): Promise<ProposalRow[]> {
     return this.db.query(
-      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
+      `SELECT ${ROW_COLUMNS} FROM proposals
         WHERE project_id = $1
         ORDER BY created_at DESC, id DESC LIMIT $2`,
       [projectId, limit],
@@ -284,7 +334,7 @@ export class ProposalsRepository {
   /** A project's proposal, or null; in `manager`'s transaction when given. */
   async byId(projectId: string, id: string, manager?: Queryable): Promise<ProposalRow | null> {
     const [row] = (await (manager ?? this.db).query(
-      `SELECT id, title, description, status, created_at AS "createdAt", created_by AS "createdBy", author FROM proposals
+      `SELECT ${ROW_COLUMNS} FROM proposals
         WHERE project_id = $1 AND id = $2`,
       [projectId, id],
     )) as ProposalRow[];

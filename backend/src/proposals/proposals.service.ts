@@ -21,7 +21,7 @@ import { ShapeStore } from '../captures/shape-store';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
-import { planVersion, writeNextVersion } from '../versions/version-writer';
+import { notRemovable, planVersion, writeNextVersion } from '../versions/version-writer';
 import { fourEyesNow } from '../projects/projects.service';
 import { ProposalLifecycle } from './proposal-lifecycle';
 import {
@@ -128,6 +128,7 @@ export class ProposalsService {
 
   /** Creates an open proposal. @throws DomainError BadInput naming the field, CaptureNotFound. */
   async create(project: ProjectEntity, principal: Principal, input: CreateProposalDto): Promise<ProposalResponse> {
+    if (input.endpoints.some((e) => e.remove === true)) return this.createRemoval(project, principal, input);
     if (input.captureId !== undefined) {
       const index = input.endpoints.findIndex(
         (e) => e.request !== undefined || e.responses !== undefined || e.parameters !== undefined,
@@ -176,6 +177,54 @@ export class ProposalsService {
   }
 
   /**
+   * Creates an open proposal that removes documented endpoints (every one with `remove`, none with
+   * shapes, no capture). Approving it writes each one's next major version, marked removed.
+   * @throws DomainError BadInput naming the endpoint (not documented, removed already, with shapes)
+   */
+  private async createRemoval(
+    project: ProjectEntity,
+    principal: Principal,
+    input: CreateProposalDto,
+  ): Promise<ProposalResponse> {
+    if (input.captureId !== undefined)
+      throw badInput('captureId: a removal proposal removes documented endpoints; it takes no capture');
+    const current = new Map(
+      (await this.versions.withCurrent(project.id, input.endpoints)).map((e) => [`${e.method} ${e.path}`, e.current]),
+    );
+    const seen = new Set<string>();
+    const stored = input.endpoints.map((endpoint, index): StoredEndpoint => {
+      const field = `endpoints[${index}]`;
+      const key = `${endpoint.method} ${endpoint.path}`;
+      if (endpoint.remove !== true)
+        throw badInput(`${field}: a proposal removes endpoints or documents them, not both`);
+      if (endpoint.request !== undefined || endpoint.responses !== undefined || endpoint.parameters !== undefined)
+        throw badInput(`${field}: request, responses and parameters are not allowed with remove`);
+      if (seen.has(key)) throw badInput(`${field} repeats ${key}`);
+      seen.add(key);
+      const refused = notRemovable(current.get(key) ?? null, key);
+      if (refused !== null) throw badInput(`${field}: ${refused}`);
+      return {
+        method: endpoint.method,
+        path: endpoint.path,
+        description: null,
+        mode: 'remove',
+        request: null,
+        responses: [],
+      };
+    });
+    const id = await this.db.transaction((manager) =>
+      this.openIn(
+        manager,
+        project,
+        principal,
+        { title: input.title, description: input.description ?? '', sourceCaptureId: null, removes: true },
+        stored,
+      ),
+    );
+    return this.get(project, id);
+  }
+
+  /**
    * Makes an Open proposal of some endpoints' shapes in the caller's transaction, with its
    * `proposal.created` audit entry (also a documentation commit that waits for a second person).
    * @returns its id
@@ -184,7 +233,7 @@ export class ProposalsService {
     manager: EntityManager,
     project: ProjectEntity,
     principal: Principal,
-    meta: { title: string; description: string; sourceCaptureId: string | null },
+    meta: { title: string; description: string; sourceCaptureId: string | null; removes?: boolean },
     stored: readonly StoredEndpoint[],
   ): Promise<string> {
     const id = await this.lifecycle.open(manager, project, {
@@ -199,7 +248,11 @@ export class ProposalsService {
         actor: actorOf(principal),
         action: 'proposal.created',
         target: id,
-        details: { title: meta.title, endpoints: stored.map((e) => `${e.method} ${e.path}`) },
+        details: {
+          title: meta.title,
+          endpoints: stored.map((e) => `${e.method} ${e.path}`),
+          ...(meta.removes === true ? { removes: true } : {}),
+        },
       },
       manager,
     );
@@ -288,6 +341,11 @@ export class ProposalsService {
   /** Status, steps and endpoints: the versions made (approved) or the versions it would make (open). */
   private async describe(project: ProjectEntity, row: ProposalRow): Promise<ProposalResponse> {
     const steps = await this.proposals.steps(row.id);
+    const waiting = await this.lifecycle.removalWaits(
+      project.id,
+      row,
+      steps.map((s) => s.step),
+    );
     return {
       id: row.id,
       title: row.title,
@@ -305,6 +363,8 @@ export class ProposalsService {
         build: s.build,
         commit: s.commit,
       })),
+      ...(row.removes ? { removal: true } : {}),
+      ...(waiting === undefined ? {} : { waiting }),
     };
   }
 

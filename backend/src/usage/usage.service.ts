@@ -217,8 +217,9 @@ export class UsageService {
     const recent = (at: number | undefined): at is number => at !== undefined && at >= since.getTime();
     const iso = (at: number | undefined): string | null => (at === undefined ? null : new Date(at).toISOString());
     const endpointMarked = new Set(marks.filter((m) => m.location === 'endpoint').map((m) => keyOf(m.method, m.path)));
+    // A removed endpoint is no orphan: it is documented as gone.
     const orphans = documented
-      .filter((d) => !recent(lastSeen.get(keyOf(d.method, d.path))))
+      .filter((d) => !d.removed && !recent(lastSeen.get(keyOf(d.method, d.path))))
       .map((d) => ({
         endpointId: d.endpointId,
         method: d.method,

@@ -7,24 +7,45 @@ import {
   type Version,
 } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
+import { DomainError, ErrorCode } from '../common/errors';
 import { extendEndpointShapes, NOTHING_DOCUMENTED } from './endpoint-shapes';
 import { versionsRepository } from './versions.repository';
 
 /**
  * How proposed shapes become documentation: `extend` merges observed shapes into what is
  * documented (accepting a capture's changes keeps what was documented accepted), `replace` takes
- * planned shapes as the new documentation (design first).
+ * planned shapes as the new documentation (design first), `remove` removes the endpoint (a next
+ * major version marked removed, documenting no request or responses).
  */
-export type ProposalMode = 'extend' | 'replace';
+export type ProposalMode = 'extend' | 'replace' | 'remove';
 
 /** The current version of an endpoint, as far as the next version depends on it. */
-export type CurrentVersion = EndpointShapes & Version;
+export type CurrentVersion = EndpointShapes & Version & { removed?: boolean };
 
 /** The version a proposal gives an endpoint: its documentation, its changes and its number. */
 export interface PlannedVersion {
   documented: EndpointShapes;
   changes: ShapeChange[];
   version: Version;
+  removed: boolean;
+}
+
+/** The one change of a removal: the whole endpoint, breaking (so the next major). */
+export const ENDPOINT_REMOVED: ShapeChange = Object.freeze({
+  change: 'endpoint removed',
+  in: 'response',
+  at: '$',
+  breaking: true,
+});
+
+/**
+ * Why an endpoint cannot be removed now (not documented, or removed already), or null when it can.
+ * `name` is `GET /path`.
+ */
+export function notRemovable(current: CurrentVersion | null, name: string): string | null {
+  if (current === null) return `${name} is not documented`;
+  if (current.removed === true) return `${name} is removed already (${current.major}.${current.minor})`;
+  return null;
 }
 
 /**
@@ -38,13 +59,20 @@ export function planVersion(
   shapes: EndpointShapes,
   mode: ProposalMode,
 ): PlannedVersion {
+  if (mode === 'remove')
+    return {
+      documented: NOTHING_DOCUMENTED,
+      changes: [ENDPOINT_REMOVED],
+      version: nextVersion(current, [ENDPOINT_REMOVED]),
+      removed: true,
+    };
   const documented = mode === 'replace' ? shapes : extendEndpointShapes(current ?? NOTHING_DOCUMENTED, shapes);
   const before =
     current !== null && !current.parameters && documented.parameters
       ? { ...current, parameters: NO_PARAMETERS }
       : current;
   const changes = before === null ? [] : diffEndpoint(before, documented);
-  return { documented, changes, version: nextVersion(current, changes) };
+  return { documented, changes, version: nextVersion(current, changes), removed: false };
 }
 
 /** What one write left as the endpoint's current version. */
@@ -126,6 +154,10 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
   const endpoint = await versionsRepository.lockEndpoint(manager, input.projectId, input.method, input.path);
   const current =
     endpoint.currentVersionId === null ? null : await versionsRepository.shapesOf(manager, endpoint.currentVersionId);
+  if (input.mode === 'remove') {
+    const refused = notRemovable(current, `${input.method} ${input.path}`);
+    if (refused !== null) throw new DomainError(ErrorCode.Conflict, refused);
+  }
   const plan = planVersion(current, input.shapes, input.mode);
   const description = input.description ?? endpoint.description;
   if (input.keepUnchanged && current && endpoint.currentVersionId !== null && plan.changes.length === 0) {
@@ -149,6 +181,7 @@ export async function writeNextVersion(manager: EntityManager, input: VersionInp
     documented: plan.documented,
     changes: plan.changes,
     proposalId,
+    removed: plan.removed,
   });
   return {
     endpointId: endpoint.id,

@@ -14,6 +14,8 @@ export interface DocumentedVersion extends EndpointShapes {
   endpointId: string;
   major: number;
   minor: number;
+  /** Made by a removal: traffic answered 404, 405 or 410 conforms to it, nothing else does. */
+  removed: boolean;
 }
 
 /** A version a proposal made, with its endpoint and the version before it (null: the first). */
@@ -24,6 +26,7 @@ export interface MadeVersion {
   major: number;
   minor: number;
   changes: ShapeChange[];
+  removed: boolean;
   fromMajor: number | null;
   fromMinor: number | null;
 }
@@ -33,7 +36,7 @@ export interface EndpointWithCurrent {
   method: string;
   path: string;
   endpointId: string;
-  current: (EndpointShapes & Version) | null;
+  current: (EndpointShapes & Version & { removed: boolean }) | null;
 }
 
 /** A documented endpoint as other domains refer to it. */
@@ -49,6 +52,8 @@ export interface DocumentedCurrent {
   method: string;
   path: string;
   version: string;
+  /** The current version removed the endpoint. */
+  removed: boolean;
 }
 
 /** A version's id and number, with its endpoint. */
@@ -75,6 +80,7 @@ export interface NewVersion {
   documented: EndpointShapes;
   changes: readonly ShapeChange[];
   proposalId: string;
+  removed: boolean;
 }
 
 /**
@@ -106,18 +112,18 @@ export const versionsRepository = {
   },
 
   /** The number and shapes of one version, or null when there is no such version. */
-  async shapesOf(db: Queryable, versionId: string): Promise<(EndpointShapes & Version) | null> {
+  async shapesOf(db: Queryable, versionId: string): Promise<(EndpointShapes & Version & { removed: boolean }) | null> {
     const [version] = (await db.query(
-      'SELECT major, minor, request, responses, parameters FROM endpoint_versions WHERE id = $1',
+      'SELECT major, minor, request, responses, parameters, removed FROM endpoint_versions WHERE id = $1',
       [versionId],
-    )) as Array<EndpointShapes & Version>;
+    )) as Array<EndpointShapes & Version & { removed: boolean }>;
     return version ?? null;
   },
 
   /** Versions by id (those that exist). */
   byIds(db: Queryable, ids: readonly string[]): Promise<DocumentedVersion[]> {
     return db.query(
-      `SELECT id, endpoint_id AS "endpointId", major, minor, request, responses, parameters FROM endpoint_versions WHERE id = ANY($1::uuid[])`,
+      `SELECT id, endpoint_id AS "endpointId", major, minor, request, responses, parameters, removed FROM endpoint_versions WHERE id = ANY($1::uuid[])`,
       [ids],
     );
   },
@@ -132,8 +138,8 @@ export const versionsRepository = {
   /** Inserts a version and makes it the endpoint's current one. @returns the version's id. */
   async insertCurrent(db: Queryable, version: NewVersion): Promise<string> {
     const [written] = (await db.query(
-      `INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id)
-       SELECT project_id, id, $2, $3, $4, $5, $6, $7, $8, $9 FROM endpoints WHERE id = $1 RETURNING id`,
+      `INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, description, request, responses, parameters, changes, proposal_id, removed)
+       SELECT project_id, id, $2, $3, $4, $5, $6, $7, $8, $9, $10 FROM endpoints WHERE id = $1 RETURNING id`,
       [
         version.endpointId,
         version.version.major,
@@ -144,6 +150,7 @@ export const versionsRepository = {
         version.documented.parameters ? JSON.stringify(version.documented.parameters) : null,
         JSON.stringify(version.changes),
         version.proposalId,
+        version.removed,
       ],
     )) as Array<{ id: string }>;
     if (!written) throw new Error('version insert returned nothing');
@@ -180,7 +187,7 @@ export const versionsRepository = {
   ): Promise<DocumentedCurrent[]> {
     const among = keys === undefined ? '' : ' AND (e.method, e.path) IN (SELECT * FROM unnest($2::text[], $3::text[]))';
     return db.query(
-      `SELECT e.id AS "endpointId", e.method, e.path, v.major || '.' || v.minor AS version
+      `SELECT e.id AS "endpointId", e.method, e.path, v.major || '.' || v.minor AS version, v.removed
          FROM endpoints e JOIN endpoint_versions v ON v.id = e.current_version_id
         WHERE e.project_id = $1${among} ORDER BY e.path, e.method`,
       [projectId, ...(keys === undefined ? [] : [keys.map((k) => k.method), keys.map((k) => k.path)])],
@@ -266,7 +273,7 @@ export const versionsRepository = {
   /** The versions proposal `proposalId` made, each with the one before it, by path then method. */
   madeBy(db: Queryable, proposalId: string): Promise<MadeVersion[]> {
     return db.query(
-      `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, prev.major AS "fromMajor", prev.minor AS "fromMinor"
+      `SELECT v.endpoint_id AS "endpointId", e.method, e.path, v.major, v.minor, v.changes, v.removed, prev.major AS "fromMajor", prev.minor AS "fromMinor"
            FROM endpoint_versions v JOIN endpoints e ON e.id = v.endpoint_id
            LEFT JOIN LATERAL (SELECT p.major, p.minor FROM endpoint_versions p
                                WHERE p.endpoint_id = v.endpoint_id AND (p.major, p.minor) < (v.major, v.minor)
@@ -285,7 +292,7 @@ export const versionsRepository = {
   ): Promise<EndpointWithCurrent[]> {
     return db.query(
       `SELECT e.method, e.path, e.id AS "endpointId",
-              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses, 'parameters', v.parameters) END AS current
+              CASE WHEN v.id IS NULL THEN NULL ELSE jsonb_build_object('major', v.major, 'minor', v.minor, 'request', v.request, 'responses', v.responses, 'parameters', v.parameters, 'removed', v.removed) END AS current
          FROM unnest($2::text[], $3::text[]) AS k(method, path)
          JOIN endpoints e ON e.project_id = $1 AND e.method = k.method AND e.path = k.path
          LEFT JOIN endpoint_versions v ON v.id = e.current_version_id`,

@@ -26,5 +26,19 @@ export const STEP_OF_KIND: Readonly<Record<MatrixKind, Exclude<ProposalStepName,
   production: 'Appeared in Production',
 };
 
+/**
+ * The statuses that show a removed endpoint gone (not found, method not allowed, gone): a removal
+ * proposal's evidence step is recorded where an endpoint's exchanges got none but these, and traffic
+ * answered so conforms to the removed version.
+ */
+export const REMOVED_STATUSES: readonly number[] = [404, 405, 410];
+
+/**
+ * The calls an environment row (a CI run, a build) first seen after a removal was approved must have
+ * had before its absence of the removed endpoints counts as evidence: a build that served nothing yet
+ * shows nothing.
+ */
+export const REMOVAL_MIN_CALLS = 100;
+
 /** The version shown where an environment never saw an endpoint (matrix cells, evidence, comparisons). */
 export const NOT_SEEN_VERSION = 'N/A';

@@ -218,7 +218,15 @@ export interface UndocumentedEndpointResponse {
 }
 
 export type ChangeKind =
-  'added' | 'removed' | 'type changed' | 'now optional' | 'now required' | 'new status' | 'new content type';
+  | 'added'
+  | 'removed'
+  | 'type changed'
+  | 'now optional'
+  | 'now required'
+  | 'new status'
+  | 'new content type'
+  /** The whole endpoint, by a removal proposal (`in: 'response'`, `at: '$'`, breaking). */
+  | 'endpoint removed';
 
 /** Where a documented request parameter is sent (path parameters are the path template's own). */
 export type ParameterLocation = 'query' | 'header';
@@ -356,7 +364,8 @@ export interface CellRuntime {
 }
 
 export interface VersionMatrixResponse {
-  endpoints: Array<{ id: string; method: string; path: string; version: string }>;
+  /** `removed`: the latest version removed the endpoint (traffic answered 404, 405 or 410 shows it). */
+  endpoints: Array<{ id: string; method: string; path: string; version: string; removed?: boolean }>;
   rows: VersionMatrixRow[];
   /** cells[rowIndex][endpointIndex] */
   cells: VersionCell[][];
@@ -397,6 +406,13 @@ export interface ProposalResponse {
     changes: ChangeResponse[];
   }>;
   steps: ProposalStepResponse[];
+  /** True for a proposal that removes its endpoints (each one's next major version is marked removed). */
+  removal?: boolean;
+  /**
+   * An approved removal's evidence steps not reached yet, each with why, from the newest row of its
+   * kind first seen after the approval: `still answered 200 in staging build s-12, 41 calls`.
+   */
+  waiting?: Array<{ step: ProposalStepName; reason: string }>;
 }
 
 /** Dashboard live events on `WS /api/v1/projects/{p}/events`. */

@@ -87,8 +87,19 @@ export class PlannedParametersDto {
   headers?: PlannedParameterDto[];
 }
 
-/** An endpoint a proposal affects; request/responses/parameters only for planned shapes (design first). */
+/**
+ * An endpoint a proposal affects; request/responses/parameters only for planned shapes (design
+ * first); `remove` for a documented endpoint the proposal removes.
+ */
 export class ProposalEndpointDto extends EndpointRefDto {
+  @ApiPropertyOptional({
+    description:
+      'true: remove this documented endpoint (approval writes its next major version, marked removed); every endpoint of a removal proposal has it, and none gives shapes',
+  })
+  @IsOptional()
+  @IsBoolean()
+  remove?: boolean;
+
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
