@@ -1,5 +1,5 @@
 import type { RuntimePoint, RuntimeResponse } from '@spectator/shared';
-import { errorRateChart, latencyChart, shareChart, timeRange, VERSION_COLORS } from './runtime-series';
+import { errorRateChart, latencyChart, shareChart, timeRange, VERSION_COLORS, versionColor } from './runtime-series';
 
 const point = (at: string, requests: number, share: number, p95: number | null): RuntimePoint => ({
   at,
@@ -33,6 +33,16 @@ const runtime: RuntimeResponse = {
 const t0 = Date.parse('2026-01-01T10:00:00Z') / 1000;
 
 describe('runtime charts', () => {
+  it('colour versions in order, the colours repeating past the last', () => {
+    expect([0, 1, 7, 8, 9].map(versionColor)).toEqual([
+      VERSION_COLORS[0],
+      VERSION_COLORS[1],
+      VERSION_COLORS[7],
+      VERSION_COLORS[0],
+      VERSION_COLORS[1],
+    ]);
+  });
+
   it('align every version on the union of steps, null where a version had no traffic', () => {
     const latency = latencyChart(runtime);
     expect(latency.times).toEqual([t0, t0 + 60]);

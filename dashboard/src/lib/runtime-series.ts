@@ -33,6 +33,9 @@ export function timeRange(min: number | null, max: number | null, step: number):
 /** Colours of versions, in order of appearance (distinct in light and dark themes, and for common colour blindness). */
 export const VERSION_COLORS = ['#2563eb', '#ea580c', '#16a34a', '#9333ea', '#0891b2', '#ca8a04', '#db2777', '#475569'];
 
+/** The colour of the `n`th version (from 0) of a chart, its table and its legend: the colours repeat past the eighth. */
+export const versionColor = (n: number): string => VERSION_COLORS[n % VERSION_COLORS.length]!;
+
 /** A version as its legend names it (`''`: traffic of no known version). */
 export const versionLabel = (version: string): string => (version === '' ? 'no version' : version);
 
@@ -59,7 +62,7 @@ function aligned<P extends { at: string }>(
   const index = new Map(times.map((t, i) => [t, i]));
   const result: ChartLine[] = [];
   runtime.versions.forEach((series, n) => {
-    const color = VERSION_COLORS[n % VERSION_COLORS.length]!;
+    const color = versionColor(n);
     for (const line of lines(series.version, color)) {
       const values: Array<number | null> = times.map(() => null);
       for (const point of series.points) values[index.get(Date.parse(point.at) / 1000)!] = line.value(point);

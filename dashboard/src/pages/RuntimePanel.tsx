@@ -7,7 +7,7 @@ import { TimeChart } from '../components/TimeChart';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatCount, formatMs, formatPercent } from '../lib/format';
-import { errorRateChart, latencyChart, shareChart, VERSION_COLORS, versionLabel } from '../lib/runtime-series';
+import { errorRateChart, latencyChart, shareChart, versionColor, versionLabel } from '../lib/runtime-series';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 
 /** The windows one can look back over, each drawn at the finest step the backend has for it. */
@@ -160,8 +160,7 @@ function RuntimeCharts({ runtime }: { runtime: RuntimeResponse }) {
         {runtime.versions.map((series, n) => (
           <tr key={series.version}>
             <td>
-              <span className="swatch" style={{ background: VERSION_COLORS[n % VERSION_COLORS.length] }} />{' '}
-              {versionLabel(series.version)}
+              <span className="swatch" style={{ background: versionColor(n) }} /> {versionLabel(series.version)}
             </td>
             <td className="num">{formatCount(series.total.requests)}</td>
             <td className="num">{formatPercent(series.total.share)}</td>

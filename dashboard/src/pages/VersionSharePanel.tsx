@@ -8,7 +8,7 @@ import { TimeChart } from '../components/TimeChart';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatCount, formatPercent } from '../lib/format';
-import { shareChart, VERSION_COLORS, versionLabel } from '../lib/runtime-series';
+import { shareChart, versionColor, versionLabel } from '../lib/runtime-series';
 import { KIND_LABELS, type RowKind } from '../lib/versions';
 import { EnvironmentWindowFields, percentAxis, type WindowId, windowSince } from './RuntimePanel';
 
@@ -56,10 +56,7 @@ export function VersionSharePanel({ kind }: { kind?: RowKind }) {
 
 function ShareView({ share }: { share: VersionShareResponse }) {
   const chart = useMemo(() => shareChart(share), [share]);
-  const colorOf = useMemo(
-    () => new Map(share.versions.map((v, n) => [v.version, VERSION_COLORS[n % VERSION_COLORS.length]!])),
-    [share],
-  );
+  const colorOf = useMemo(() => new Map(share.versions.map((v, n) => [v.version, versionColor(n)])), [share]);
   const { rows, pager } = usePage(share.endpoints);
   return (
     <>
