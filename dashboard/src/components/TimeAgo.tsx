@@ -1,5 +1,5 @@
-import { useSyncExternalStore } from 'react';
-import { formatTime, timeAgo } from '../lib/format';
+import { Fragment, useSyncExternalStore } from 'react';
+import { formatTime, splitTimes, timeAgo } from '../lib/format';
 
 const TICK_MS = 15_000;
 let now = Date.now();
@@ -30,5 +30,20 @@ export function TimeAgo({ at }: { at: string | null | undefined }) {
     <time dateTime={at ?? undefined} title={formatTime(at)}>
       {timeAgo(at)}
     </time>
+  );
+}
+
+/** A sentence from the backend with its ISO 8601 times shown as local dates and times, like every time on screen. */
+export function TextWithTimes({ text }: { text: string }) {
+  const { texts, times } = splitTimes(text);
+  return (
+    <>
+      {texts.map((part, i) => (
+        <Fragment key={i}>
+          {part}
+          {times[i] !== undefined && <time dateTime={times[i]}>{formatTime(times[i])}</time>}
+        </Fragment>
+      ))}
+    </>
   );
 }

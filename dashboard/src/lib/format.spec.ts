@@ -6,6 +6,7 @@ import {
   plural,
   shortCommit,
   slugFor,
+  splitTimes,
   timeAgo,
 } from './format';
 
@@ -19,6 +20,17 @@ describe('format', () => {
     ['2025-12-30T12:00:00Z', '3 d ago'],
   ])('timeAgo(%s) is %s', (iso, text) => {
     expect(timeAgo(iso, now)).toBe(text);
+  });
+
+  it('finds the ISO 8601 times in a sentence, the text around them kept', () => {
+    expect(
+      splitTimes('last seen in production 2026-11-01T10:00:00.120Z, until 2026-11-28T10:12:03Z, and 2026-11-28'),
+    ).toEqual({
+      texts: ['last seen in production ', ', until ', ', and 2026-11-28'],
+      times: ['2026-11-01T10:00:00.120Z', '2026-11-28T10:12:03Z'],
+    });
+    expect(splitTimes('never seen in staging')).toEqual({ texts: ['never seen in staging'], times: [] });
+    expect(splitTimes('2026-11-28T10:12:03+01:00')).toEqual({ texts: ['', ''], times: ['2026-11-28T10:12:03+01:00'] });
   });
 
   it('says never for no time and keeps an unparsable one as is', () => {

@@ -9,6 +9,24 @@ export function formatTime(iso: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? iso : dateTime.format(date);
 }
 
+/** An ISO 8601 time as the backend writes one into a sentence (`seen until 2026-11-28T10:12:03.120Z`). */
+const ISO_TIME = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2})/g;
+
+/** A sentence cut around its ISO 8601 times, so each can be shown as a local date and time: text and times alternate, text first and last. */
+export function splitTimes(text: string): { texts: string[]; times: string[] } {
+  const texts: string[] = [];
+  const times: string[] = [];
+  let last = 0;
+  for (const match of text.matchAll(ISO_TIME)) {
+    const at = match.index ?? 0;
+    texts.push(text.slice(last, at));
+    times.push(match[0]);
+    last = at + match[0].length;
+  }
+  texts.push(text.slice(last));
+  return { texts, times };
+}
+
 /** `12 s ago`, `5 min ago`, `3 h ago`, `2 d ago`; `just now` under 5 seconds. `now` in ms since epoch. */
 export function timeAgo(iso: string | null | undefined, now: number = Date.now()): string {
   if (!iso) return 'never';

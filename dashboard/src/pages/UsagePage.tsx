@@ -15,7 +15,7 @@ import { EnvironmentWindow } from '../components/EnvironmentWindow';
 import { FormError, ListTable } from '../components/forms';
 import { useScopeAllows } from '../components/Permission';
 import { Async, Empty } from '../components/states';
-import { TimeAgo } from '../components/TimeAgo';
+import { TextWithTimes, TimeAgo } from '../components/TimeAgo';
 import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
@@ -329,7 +329,9 @@ function SafeToRemove({ safe }: { safe: SafeToRemoveResponse }) {
             <td>
               <ul className="small">
                 {e.evidence.map((line) => (
-                  <li key={line}>{line}</li>
+                  <li key={line}>
+                    <TextWithTimes text={line} />
+                  </li>
                 ))}
               </ul>
             </td>
