@@ -176,4 +176,81 @@ describe('consumers in the dashboard', () => {
     await expectBreaksMobileAndWeb();
     await screenshot(page, 'consumers-04-who-a-capture-breaks');
   });
+
+  it('picks one production build, kept in the URL, and every environment on the endpoint screen', async () => {
+    // A second production build p-2: WEB calls GET /users four times.
+    const agent = await connectTestAgent(backend.url, agentToken);
+    const hello = helloMessage({ agentId: 'prod-2', environment: { kind: 'production', build: 'p-2' } });
+    expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+    const batch = batchMessage(hello.capture.id, [
+      { method: 'GET', path: '/users', status: 200, response: { id: 'u1', name: 'Ann' }, count: 4 },
+    ]);
+    Object.assign(batch.observations[0] as object, {
+      consumers: [{ id: WEB, count: 4, lastSeen: new Date().toISOString() }],
+    });
+    expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+    await agent.close();
+    await until('the calls of p-2 counted', async () => (await consumersOf()).calls === 14);
+
+    await page.goto(`${backend.url}/#/p/${P}/consumers`);
+    const picker = page.getByRole('form', { name: 'Consumers of' });
+    const rows = page.getByTestId('consumers').locator('tbody tr');
+    await page.getByRole('status').getByText('14 calls since').waitFor();
+    await until('p-2 offered', async () =>
+      (await picker.getByLabel('Build').locator('option').allTextContents()).includes('p-2'),
+    );
+    expect(await picker.getByLabel('Build').locator('option').allTextContents()).toEqual(['All builds', 'p-2', 'p-1']);
+    await picker.getByLabel('Build').selectOption('p-2');
+    await page
+      .getByRole('status')
+      .getByText(/4 calls since \S+ in build p-2/)
+      .waitFor();
+    expect(page.url()).toContain('build=p-2');
+    // WEB alone called in this build; the labelled pseudonyms are listed as not seen.
+    expect(await rows.nth(0).textContent()).toMatch(new RegExp(`${WEB}.*4.*100%`));
+    expect(await rows.filter({ hasText: MOBILE }).textContent()).toContain('no call in the window');
+    await screenshot(page, 'consumers-05-one-build');
+
+    // The URL keeps the pick: a reload shows the same build and window.
+    await picker.getByLabel('Window').selectOption('7');
+    await until('the window in the URL', () => page.url().includes('window=7'));
+    await page.reload();
+    await page
+      .getByRole('status')
+      .getByText(/4 calls since \S+ in build p-2/)
+      .waitFor();
+    expect(await page.getByRole('form', { name: 'Consumers of' }).getByLabel('Build').inputValue()).toBe('p-2');
+    expect(await page.getByRole('form', { name: 'Consumers of' }).getByLabel('Window').inputValue()).toBe('7');
+    // Another environment starts with all of its builds.
+    await page.getByRole('form', { name: 'Consumers of' }).getByLabel('Environment').selectOption('staging');
+    await until(
+      'the build left the URL',
+      () => page.url().includes('environment=staging') && !page.url().includes('build='),
+    );
+    await page
+      .getByRole('status')
+      .getByText(/^0 calls since/)
+      .waitFor();
+
+    // The endpoint screen: every environment together, each section named by its environment.
+    const endpoints = (await backend.api<EndpointResponse[]>('GET', `/projects/${P}/endpoints`, undefined, writeToken))
+      .body;
+    const users = endpoints.find((e) => e.path === '/users') as EndpointResponse;
+    await page.goto(`${backend.url}/#/p/${P}/consumers/${users.id}`);
+    const calls = page.getByRole('form', { name: 'Calls of' });
+    await page.getByTestId('endpoint-consumers-200').waitFor();
+    await calls.getByLabel('Environment').selectOption('all');
+    await page.getByTestId('endpoint-consumers-production-200').waitFor();
+    expect(page.url()).toContain('environment=all');
+    await page.getByRole('heading', { name: 'Production · status 200' }).waitFor();
+    expect(await page.getByRole('form', { name: 'Calls of' }).getByLabel('Build').count()).toBe(0);
+    await page.getByRole('status').getByText('14 calls, 1 by clients no source named.').waitFor();
+    await screenshot(page, 'consumers-06-endpoint-all-environments');
+    await page.getByRole('form', { name: 'Calls of' }).getByLabel('Environment').selectOption('production');
+    await page.getByRole('form', { name: 'Calls of' }).getByLabel('Build').selectOption('p-2');
+    await page.getByRole('status').getByText('4 calls.', { exact: true }).waitFor();
+    expect(await page.getByTestId('endpoint-consumers-200').locator('tbody tr').allTextContents()).toEqual([
+      expect.stringMatching(new RegExp(`${WEB}.*4.*100%`)),
+    ]);
+  });
 });

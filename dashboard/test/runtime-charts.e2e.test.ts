@@ -10,8 +10,8 @@ import type { Page } from 'playwright-core';
 import { batchMessage, connectTestAgent, helloMessage } from '../../backend/test/support/agent-client';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
 import { documentGet } from '../../backend/test/support/evidence-helpers';
-import { VERSION_COLORS } from '../src/lib/runtime-series';
-import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, type TestBrowser } from './support/browser';
+import { VERSION_COLORS, versionColor } from '../src/lib/runtime-series';
+import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
 
 jest.setTimeout(240_000);
 
@@ -180,6 +180,50 @@ describe('runtime charts on the Versions page (real backend, Chromium)', () => {
       });
     await page.locator('.share-panel').scrollIntoViewIfNeeded();
     await screenshot(page, 'runtime-2-version-share');
+  });
+
+  it('shows one build’s runtime and version share, each panel’s pick kept in the URL', async () => {
+    await page.goto(`${backend.url}/#/p/charts/versions?kind=production`);
+    const runtime = page.getByRole('form', { name: 'Runtime of' });
+    const share = page.getByRole('form', { name: 'Version share of' });
+    const cellsOf = (table: string) =>
+      page
+        .getByTestId(table)
+        .locator('tbody tr')
+        .evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())));
+    await page.getByTestId('runtime-totals').locator('tbody tr').nth(1).waitFor();
+    await until('both builds offered', async () => (await runtime.getByLabel('Build').locator('option').count()) === 3);
+    expect(await runtime.getByLabel('Build').locator('option').allTextContents()).toEqual(['All builds', 'p-2', 'p-1']);
+
+    // The canary alone: 2.0 on all of its 300 requests, 10 % failing.
+    await runtime.getByLabel('Build').selectOption('p-2');
+    await until('p-2 alone in the runtime', async () => (await cellsOf('runtime-totals')).length === 1);
+    expect((await cellsOf('runtime-totals')).map((r) => [r[0], r[1], r[2], r[6]])).toEqual([
+      ['2.0', '300', '100%', '10%'],
+    ]);
+    // The stable build alone in the version share panel, picked apart from the runtime panel's.
+    await share.getByLabel('Build').selectOption('p-1');
+    await until('p-1 alone in the share', async () => (await cellsOf('share-totals')).length === 1);
+    expect(await cellsOf('share-totals')).toEqual([['1.0', '1,700', '100%']]);
+    expect(new URL(page.url()).hash).toBe('#/p/charts/versions?kind=production&runtime.build=p-2&share.build=p-1');
+    // One version drawn, in the first version's colour.
+    expect(await pixelsOf('Share of all requests per version', versionColor(0))).toBeGreaterThan(50);
+    await page.locator('.runtime-panel').scrollIntoViewIfNeeded();
+    await screenshot(page, 'runtime-5-one-build');
+
+    // A reload keeps both picks; a window with no traffic of the build says so, naming it.
+    await page.reload();
+    await until(
+      'p-2 alone after the reload',
+      async () => (await cellsOf('runtime-totals').catch(() => [])).length === 1,
+    );
+    expect(await page.getByRole('form', { name: 'Runtime of' }).getByLabel('Build').inputValue()).toBe('p-2');
+    expect(await page.getByRole('form', { name: 'Version share of' }).getByLabel('Build').inputValue()).toBe('p-1');
+    await page.getByRole('form', { name: 'Runtime of' }).getByLabel('Environment').selectOption('staging');
+    await page.getByText('had no traffic from agents in Staging in this window.').waitFor();
+    expect(new URL(page.url()).hash).toBe(
+      '#/p/charts/versions?kind=production&share.build=p-1&runtime.environment=staging',
+    );
   });
 
   it('shows an undocumented endpoint’s p95 and errors in the Review, and its runtime on its screen', async () => {

@@ -113,4 +113,30 @@ describe('usage in the dashboard', () => {
     expect(await marks()).toEqual([['GET /reports', 'endpoint', '', 'dashboard']]);
     await screenshot(page, 'usage-02-unmarked');
   });
+
+  it('shows the evidence’s times as dates, and keeps the environment and window in the URL', async () => {
+    await page.goto(`${backend.url}/#/p/${P}/usage`);
+    const safe = page.getByTestId('usage-safe-to-remove').locator('tbody tr').nth(0);
+    await safe.waitFor();
+    // "production traffic of other endpoints seen until <a local date and time>", not an ISO 8601 string.
+    expect(await safe.textContent()).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}/);
+    const times = await safe.locator('time').evaluateAll((found) => found.map((t) => t.getAttribute('datetime')));
+    expect(times).toHaveLength(1);
+    expect(Date.now() - Date.parse(times[0] as string)).toBeLessThan(3_600_000);
+    expect(await safe.locator('time').textContent()).toMatch(/\d/);
+
+    const picker = page.getByRole('form', { name: 'Usage in' });
+    await picker.getByLabel('Environment').selectOption('staging');
+    await page.getByRole('heading', { name: 'Last seen in Staging' }).waitFor();
+    await picker.getByLabel('Window').selectOption('7');
+    await until(
+      'the picks in the URL',
+      () => new URL(page.url()).hash === `#/p/${P}/usage?environment=staging&window=7`,
+    );
+    await page.reload();
+    await page.getByRole('heading', { name: 'Last seen in Staging' }).waitFor();
+    await page.getByText('Documented endpoints production did not call in the last 7 days').waitFor();
+    expect(await page.getByRole('form', { name: 'Usage in' }).getByLabel('Window').inputValue()).toBe('7');
+    await screenshot(page, 'usage-03-staging-7-days');
+  });
 });

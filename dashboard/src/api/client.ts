@@ -198,8 +198,10 @@ export function createApiClient(options: ApiClientOptions) {
     captureRuntime: (p: string, captureId: string) =>
       get<CaptureRuntimeResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/runtime`),
     /** How each version of an endpoint named by method and path (documented or not) behaves in one environment. */
-    routeRuntime: (p: string, params: { method: string; path: string; environment: EnvironmentKind; since?: string }) =>
-      get<RuntimeResponse>(`${project(p)}/runtime${query(params)}`),
+    routeRuntime: (
+      p: string,
+      params: { method: string; path: string; environment: EnvironmentKind; since?: string; build?: string },
+    ) => get<RuntimeResponse>(`${project(p)}/runtime${query(params)}`),
     diffs: (p: string, captureId: string) =>
       get<DiffResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/diffs`),
     observed: (p: string, captureId: string, method: string, path: string) =>
@@ -223,16 +225,15 @@ export function createApiClient(options: ApiClientOptions) {
       ),
     /** Every drifting cell of the matrix with where its drift began. */
     drift: (p: string) => get<DriftCellResponse[]>(`${project(p)}/drift`),
-    /** How each version of an endpoint behaves in one environment since `since` (default the last 24 hours). */
-    runtime: (p: string, endpointId: string, params: { environment: EnvironmentKind; since?: string }) =>
-      get<RuntimeResponse>(
-        `${project(p)}/endpoints/${encodeURIComponent(endpointId)}/runtime${query({ environment: params.environment, since: params.since })}`,
-      ),
-    /** Which versions an environment's traffic ran on since `since`: every endpoint together over time, and per endpoint. */
-    versionShare: (p: string, params: { environment: EnvironmentKind; since?: string }) =>
-      get<VersionShareResponse>(
-        `${project(p)}/runtime/share${query({ environment: params.environment, since: params.since })}`,
-      ),
+    /** How each version of an endpoint behaves in one environment (one build of it) since `since` (default the last 24 hours). */
+    runtime: (
+      p: string,
+      endpointId: string,
+      params: { environment: EnvironmentKind; since?: string; build?: string },
+    ) => get<RuntimeResponse>(`${project(p)}/endpoints/${encodeURIComponent(endpointId)}/runtime${query(params)}`),
+    /** Which versions an environment's (a build's) traffic ran on since `since`: every endpoint together over time, and per endpoint. */
+    versionShare: (p: string, params: { environment: EnvironmentKind; since?: string; build?: string }) =>
+      get<VersionShareResponse>(`${project(p)}/runtime/share${query(params)}`),
     proposals: (p: string) => get<ProposalResponse[]>(`${project(p)}/proposals`),
     proposal: (p: string, id: string) => get<ProposalResponse>(`${project(p)}/proposals/${encodeURIComponent(id)}`),
     /** Who a proposal's breaking changes break: the consumers that called a broken part (production, 30 days by default). */
@@ -243,16 +244,18 @@ export function createApiClient(options: ApiClientOptions) {
     /** Who one capture's breaking diffs break (production, 30 days by default). */
     captureBlastRadius: (p: string, captureId: string) =>
       get<BlastRadiusResponse>(`${project(p)}/captures/${encodeURIComponent(captureId)}/blast-radius`),
-    /** Who called one endpoint, per environment and status, in the last `days` days. */
-    endpointConsumers: (p: string, endpointId: string, params: { environment?: MatrixKind; days?: number } = {}) =>
+    /** Who called one endpoint, per environment (every one, or one, or one build of it) and status, in the last `days` days. */
+    endpointConsumers: (
+      p: string,
+      endpointId: string,
+      params: { environment?: MatrixKind; build?: string; days?: number } = {},
+    ) =>
       get<EndpointConsumersResponse>(
-        `${project(p)}/endpoints/${encodeURIComponent(endpointId)}/consumers${query({ environment: params.environment, days: params.days?.toString() })}`,
+        `${project(p)}/endpoints/${encodeURIComponent(endpointId)}/consumers${query({ ...params, days: params.days?.toString() })}`,
       ),
-    /** Every consumer of an environment in the last `days` days, by pseudonym and label. */
-    consumers: (p: string, params: { environment?: MatrixKind; days?: number } = {}) =>
-      get<ConsumersResponse>(
-        `${project(p)}/consumers${query({ environment: params.environment, days: params.days?.toString() })}`,
-      ),
+    /** Every consumer of an environment (of one of its builds) in the last `days` days, by pseudonym and label. */
+    consumers: (p: string, params: { environment?: MatrixKind; build?: string; days?: number } = {}) =>
+      get<ConsumersResponse>(`${project(p)}/consumers${query({ ...params, days: params.days?.toString() })}`),
     /** Names a consumer pseudonym ("mobile app 5.x"). */
     labelConsumer: (p: string, consumer: string, label: string) =>
       request<ConsumerLabelResponse>('PUT', `${project(p)}/consumers/${encodeURIComponent(consumer)}/label`, { label }),

@@ -3,12 +3,11 @@ import {
   DEFAULT_CONSUMER_DAYS,
   type ConsumersResponse,
   type EndpointConsumersResponse,
-  type MatrixKind,
 } from '@spectator/shared';
 import { EndpointName } from '../components/badges';
 import { ConsumerCells } from '../components/BlastRadius';
-import { type ReactNode, useState } from 'react';
-import { EnvironmentWindow } from '../components/EnvironmentWindow';
+import { useState } from 'react';
+import { ALL_ENVIRONMENTS, dayWindows, useEnvironmentWindow } from '../components/EnvironmentWindow';
 import { FormError, ListTable } from '../components/forms';
 import { NeedsScope, useScopeAllows } from '../components/Permission';
 import { Async, Empty } from '../components/states';
@@ -20,7 +19,7 @@ import { formatCount, formatPercent } from '../lib/format';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS } from '../lib/versions';
 
-const WINDOWS = [7, DEFAULT_CONSUMER_DAYS, 90, 400];
+const WINDOWS = dayWindows([7, DEFAULT_CONSUMER_DAYS, 90, 400]);
 
 /**
  * A pseudonym's label, editable in place: the team's name for a consumer ("mobile app 5.x"), kept
@@ -118,7 +117,8 @@ function ConsumerTable({ list, reload }: { list: ConsumersResponse; reload: () =
   return (
     <>
       <p className="muted" role="status">
-        {formatCount(list.calls)} calls since {list.since} by agents that name consumers
+        {formatCount(list.calls)} calls since {list.since}
+        {list.build === null ? '' : ` in build ${list.build}`} by agents that name consumers
         {list.otherCalls > 0 ? `, ${formatCount(list.otherCalls)} of them by consumers past an agent's bound` : ''}.
       </p>
       <ListTable
@@ -160,24 +160,16 @@ function ConsumerTable({ list, reload }: { list: ConsumersResponse; reload: () =
   );
 }
 
-/** The environment (production first) and window of a consumer question, with the form that picks them. */
-function useConsumerWindow(): { environment: MatrixKind; days: number; form: ReactNode } {
-  const [environment, setEnvironment] = useState<MatrixKind>('production');
-  const [days, setDays] = useState(DEFAULT_CONSUMER_DAYS);
-  const form = (
-    <EnvironmentWindow
-      environment={environment}
-      onEnvironment={setEnvironment}
-      days={days}
-      onDays={setDays}
-      windows={WINDOWS}
-    />
-  );
-  return { environment, days, form };
-}
+/** The picker of a consumer question: an environment (production first), one of its builds, a window in days. */
+const consumerWindow = {
+  environment: 'production',
+  windows: WINDOWS,
+  window: String(DEFAULT_CONSUMER_DAYS),
+  builds: true,
+} as const;
 
 /** One endpoint's callers: per status, each consumer's calls, share and last call. */
-function EndpointConsumerTable({ answer }: { answer: EndpointConsumersResponse }) {
+function EndpointConsumerTable({ answer, everywhere }: { answer: EndpointConsumersResponse; everywhere: boolean }) {
   if (answer.rows.length === 0)
     return (
       <Empty title="No calls counted">
@@ -195,14 +187,16 @@ function EndpointConsumerTable({ answer }: { answer: EndpointConsumersResponse }
             key={`${row.environment} ${row.status}`}
             aria-label={`${KIND_LABELS[row.environment]} ${row.status}`}
           >
-            <h2>Status {row.status}</h2>
+            <h2>{everywhere ? `${KIND_LABELS[row.environment]} · status ${row.status}` : `Status ${row.status}`}</h2>
             <p className="muted" role="status">
               {formatCount(row.calls)} calls
               {row.otherCalls > 0 ? `, ${formatCount(row.otherCalls)} by consumers past an agent's bound` : ''}
               {unnamed > 0 ? `, ${formatCount(unnamed)} by clients no source named` : ''}.
             </p>
             <ListTable
-              testId={`endpoint-consumers-${row.status}`}
+              testId={
+                everywhere ? `endpoint-consumers-${row.environment}-${row.status}` : `endpoint-consumers-${row.status}`
+              }
               columns={[
                 { label: 'Consumer' },
                 { label: 'Calls', numeric: true },
@@ -226,11 +220,17 @@ function EndpointConsumerTable({ answer }: { answer: EndpointConsumersResponse }
 /** Who calls one endpoint (issue 19), by status, per environment and window. */
 export function EndpointConsumersPage({ endpointId }: { endpointId: string }) {
   const { api, project } = useApp();
-  const picked = useConsumerWindow();
-  const { environment, days } = picked;
+  const picked = useEnvironmentWindow({ ...consumerWindow, label: 'Calls of', allEnvironments: true });
+  const { environment, build, windowId } = picked;
+  const everywhere = environment === ALL_ENVIRONMENTS;
   const answer = useResource(
-    () => api.endpointConsumers(project, endpointId, { environment, days }),
-    [api, project, endpointId, environment, days],
+    () =>
+      api.endpointConsumers(project, endpointId, {
+        ...(everywhere ? {} : { environment }),
+        ...(build === null ? {} : { build }),
+        days: Number(windowId),
+      }),
+    [api, project, endpointId, environment, build, windowId],
   );
   return (
     <div className="page">
@@ -245,7 +245,7 @@ export function EndpointConsumersPage({ endpointId }: { endpointId: string }) {
               <a href={routeHref({ page: 'docs', project, endpointId })}>Documentation</a>
             </p>
             {picked.form}
-            <EndpointConsumerTable answer={found} />
+            <EndpointConsumerTable answer={found} everywhere={everywhere} />
           </>
         )}
       </Async>
@@ -259,9 +259,12 @@ export function EndpointConsumersPage({ endpointId }: { endpointId: string }) {
  */
 export function ConsumersPage() {
   const { api, project } = useApp();
-  const picked = useConsumerWindow();
-  const { environment, days } = picked;
-  const consumers = useResource(() => api.consumers(project, { environment, days }), [api, project, environment, days]);
+  const picked = useEnvironmentWindow({ ...consumerWindow, label: 'Consumers of' });
+  const { environment, build, windowId } = picked;
+  const consumers = useResource(
+    () => api.consumers(project, { environment, ...(build === null ? {} : { build }), days: Number(windowId) }),
+    [api, project, environment, build, windowId],
+  );
   return (
     <div className="page">
       <h1>Consumers</h1>

@@ -1,6 +1,7 @@
-import type { EnvironmentKind, RuntimeResponse } from '@spectator/shared';
+import type { RuntimeResponse } from '@spectator/shared';
 import { useMemo, useState } from 'react';
 import { MethodBadge } from '../components/badges';
+import { useEnvironmentWindow, type WindowChoice } from '../components/EnvironmentWindow';
 import { ListTable } from '../components/forms';
 import { Async, Empty } from '../components/states';
 import { TimeChart } from '../components/TimeChart';
@@ -8,61 +9,24 @@ import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { formatCount, formatMs, formatPercent } from '../lib/format';
 import { errorRateChart, latencyChart, shareChart, versionColor, versionLabel } from '../lib/runtime-series';
-import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
+import { KIND_LABELS, type RowKind } from '../lib/versions';
+
+const HOUR_MS = 3_600_000;
 
 /** The windows one can look back over, each drawn at the finest step the backend has for it. */
-const WINDOWS = [
-  { id: '1h', label: 'Last hour', ms: 3_600_000 },
-  { id: '24h', label: 'Last 24 hours', ms: 24 * 3_600_000 },
-  { id: '7d', label: 'Last 7 days', ms: 7 * 24 * 3_600_000 },
-  { id: '30d', label: 'Last 30 days', ms: 30 * 24 * 3_600_000 },
-] as const;
-export type WindowId = (typeof WINDOWS)[number]['id'];
+export const RUNTIME_WINDOWS: ReadonlyArray<WindowChoice & { ms: number }> = [
+  { id: '1h', label: 'Last hour', ms: HOUR_MS },
+  { id: '24h', label: 'Last 24 hours', ms: 24 * HOUR_MS },
+  { id: '7d', label: 'Last 7 days', ms: 7 * 24 * HOUR_MS },
+  { id: '30d', label: 'Last 30 days', ms: 30 * 24 * HOUR_MS },
+];
 
 /** The start of a window (ISO 8601), from now. */
-export const windowSince = (id: WindowId): string =>
-  new Date(Date.now() - WINDOWS.find((w) => w.id === id)!.ms).toISOString();
+export const windowSince = (id: string): string =>
+  new Date(Date.now() - (RUNTIME_WINDOWS.find((w) => w.id === id) ?? RUNTIME_WINDOWS[1]!).ms).toISOString();
 
 // Stable formatters: the charts redraw when these change.
 export const percentAxis = (value: number): string => formatPercent(value / 100);
-
-/** The environment kind and window a runtime panel shows, as two selects. */
-export function EnvironmentWindowFields({
-  environment,
-  onEnvironment,
-  windowId,
-  onWindow,
-}: {
-  environment: EnvironmentKind;
-  onEnvironment: (kind: EnvironmentKind) => void;
-  windowId: WindowId;
-  onWindow: (id: WindowId) => void;
-}) {
-  return (
-    <>
-      <label>
-        Environment
-        <select value={environment} onChange={(e) => onEnvironment(e.target.value as EnvironmentKind)}>
-          {KIND_ORDER.map((k) => (
-            <option key={k} value={k}>
-              {KIND_LABELS[k]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Window
-        <select value={windowId} onChange={(e) => onWindow(e.target.value as WindowId)}>
-          {WINDOWS.map((w) => (
-            <option key={w.id} value={w.id}>
-              {w.label}
-            </option>
-          ))}
-        </select>
-      </label>
-    </>
-  );
-}
 
 /**
  * How each version of one endpoint behaves in one environment over time (issue 18): latency
@@ -80,15 +44,34 @@ export function RuntimePanel({
   const keyOf = (e: { method: string; path: string }): string => `${e.method} ${e.path}`;
   const [chosen, setChosen] = useState<string | null>(null);
   const endpoint = endpoints.find((e) => keyOf(e) === chosen) ?? endpoints[0];
-  const [environment, setEnvironment] = useState<EnvironmentKind>(kind ?? 'production');
-  const [windowId, setWindowId] = useState<WindowId>('24h');
+  const picked = useEnvironmentWindow({
+    label: 'Runtime of',
+    prefix: 'runtime.',
+    environment: kind ?? 'production',
+    windows: RUNTIME_WINDOWS,
+    window: '24h',
+    builds: true,
+    children: endpoints.length > 1 && (
+      <label>
+        Endpoint
+        <select value={endpoint ? keyOf(endpoint) : ''} onChange={(e) => setChosen(e.target.value)}>
+          {endpoints.map((e) => (
+            <option key={keyOf(e)} value={keyOf(e)}>
+              {e.method} {e.path}
+            </option>
+          ))}
+        </select>
+      </label>
+    ),
+  });
+  const { environment, build, windowId } = picked;
   const runtime = useResource(() => {
     if (endpoint === undefined) return Promise.resolve(null);
-    const since = windowSince(windowId);
+    const params = { environment, since: windowSince(windowId), ...(build === null ? {} : { build }) };
     return endpoint.id
-      ? api.runtime(project, endpoint.id, { environment, since })
-      : api.routeRuntime(project, { method: endpoint.method, path: endpoint.path, environment, since });
-  }, [api, project, endpoint?.id, endpoint?.method, endpoint?.path, environment, windowId]);
+      ? api.runtime(project, endpoint.id, params)
+      : api.routeRuntime(project, { method: endpoint.method, path: endpoint.path, ...params });
+  }, [api, project, endpoint?.id, endpoint?.method, endpoint?.path, environment, build, windowId]);
 
   if (endpoints.length === 0) return null;
   return (
@@ -98,26 +81,7 @@ export function RuntimePanel({
         What the agents measured of one endpoint, per version: latency, server errors, and each version&apos;s share of
         the requests (a rollout).
       </p>
-      <div className="inline-form">
-        {endpoints.length > 1 && (
-          <label>
-            Endpoint
-            <select value={endpoint ? keyOf(endpoint) : ''} onChange={(e) => setChosen(e.target.value)}>
-              {endpoints.map((e) => (
-                <option key={keyOf(e)} value={keyOf(e)}>
-                  {e.method} {e.path}
-                </option>
-              ))}
-            </select>
-          </label>
-        )}
-        <EnvironmentWindowFields
-          environment={environment}
-          onEnvironment={setEnvironment}
-          windowId={windowId}
-          onWindow={setWindowId}
-        />
-      </div>
+      {picked.form}
       <Async resource={runtime} what="the runtime">
         {(data) =>
           data === null || data.versions.length === 0 ? (
@@ -127,7 +91,8 @@ export function RuntimePanel({
                   <MethodBadge method={endpoint.method} /> {endpoint.path}
                 </>
               )}{' '}
-              had no traffic from agents in {KIND_LABELS[environment as RowKind]} in this window.
+              had no traffic from agents in {KIND_LABELS[environment as RowKind]}
+              {build === null ? '' : ` build ${build}`} in this window.
             </Empty>
           ) : (
             <RuntimeCharts runtime={data} />

@@ -3,7 +3,6 @@ import {
   type DeprecationRequest,
   type DeprecationResponse,
   type EndpointUsage,
-  type MatrixKind,
   type NameLastSeen,
   type OrphansResponse,
   type SafeToRemoveResponse,
@@ -11,7 +10,7 @@ import {
 } from '@spectator/shared';
 import { useState } from 'react';
 import { Badge, EndpointName } from '../components/badges';
-import { EnvironmentWindow } from '../components/EnvironmentWindow';
+import { dayWindows, useEnvironmentWindow } from '../components/EnvironmentWindow';
 import { FormError, ListTable } from '../components/forms';
 import { useScopeAllows } from '../components/Permission';
 import { Async, Empty } from '../components/states';
@@ -22,7 +21,7 @@ import { useResource } from '../hooks/resource';
 import { plural } from '../lib/format';
 import { KIND_LABELS } from '../lib/versions';
 
-const WINDOWS = [7, 30, 90, 365];
+const WINDOWS = dayWindows([7, 30, 90, 365]);
 
 const LOCATION_LABELS: Record<DeprecationLocation, string> = {
   endpoint: 'endpoint',
@@ -406,9 +405,16 @@ function MarksTable({ marks, onChanged }: { marks: readonly DeprecationResponse[
  */
 export function UsagePage() {
   const { api, project } = useApp();
-  const [environment, setEnvironment] = useState<MatrixKind>('production');
-  const [days, setDays] = useState(30);
   const [shown, setShown] = useState(USAGE_PAGE);
+  const picked = useEnvironmentWindow({
+    label: 'Usage in',
+    environment: 'production',
+    windows: WINDOWS,
+    window: '30',
+    onChange: () => setShown(USAGE_PAGE),
+  });
+  const { environment } = picked;
+  const days = Number(picked.windowId);
   const reloadOn = (e: { type: string }) => e.type === 'documentation.committed';
   const usage = useResource(
     () => api.usage(project, { environment, limit: shown + 1 }),
@@ -435,16 +441,7 @@ export function UsagePage() {
         What the agents saw of each endpoint, from the evidence kept per environment: when it, each status, field, query
         parameter and header was last seen. Nothing here holds a value.
       </p>
-      <EnvironmentWindow
-        environment={environment}
-        onEnvironment={(kind) => {
-          setEnvironment(kind);
-          setShown(USAGE_PAGE);
-        }}
-        days={days}
-        onDays={setDays}
-        windows={WINDOWS}
-      />
+      {picked.form}
       <section aria-labelledby="safe-title">
         <h2 id="safe-title">Safe to remove</h2>
         <p className="muted">

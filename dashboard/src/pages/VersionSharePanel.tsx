@@ -1,6 +1,7 @@
-import type { EnvironmentKind, VersionShareResponse } from '@spectator/shared';
-import { useMemo, useState } from 'react';
+import type { VersionShareResponse } from '@spectator/shared';
+import { useMemo } from 'react';
 import { EndpointName } from '../components/badges';
+import { useEnvironmentWindow } from '../components/EnvironmentWindow';
 import { ListTable } from '../components/forms';
 import { Pager, usePage } from '../components/Pager';
 import { Async, Empty } from '../components/states';
@@ -10,7 +11,7 @@ import { useResource } from '../hooks/resource';
 import { formatCount, formatPercent } from '../lib/format';
 import { shareChart, versionColor, versionLabel } from '../lib/runtime-series';
 import { KIND_LABELS, type RowKind } from '../lib/versions';
-import { EnvironmentWindowFields, percentAxis, type WindowId, windowSince } from './RuntimePanel';
+import { percentAxis, RUNTIME_WINDOWS, windowSince } from './RuntimePanel';
 
 /**
  * Version share per environment (issue 18): which versions the traffic of every endpoint together
@@ -19,11 +20,19 @@ import { EnvironmentWindowFields, percentAxis, type WindowId, windowSince } from
  */
 export function VersionSharePanel({ kind }: { kind?: RowKind }) {
   const { api, project } = useApp();
-  const [environment, setEnvironment] = useState<EnvironmentKind>(kind ?? 'production');
-  const [windowId, setWindowId] = useState<WindowId>('24h');
+  const picked = useEnvironmentWindow({
+    label: 'Version share of',
+    prefix: 'share.',
+    environment: kind ?? 'production',
+    windows: RUNTIME_WINDOWS,
+    window: '24h',
+    builds: true,
+  });
+  const { environment, build, windowId } = picked;
   const share = useResource(
-    () => api.versionShare(project, { environment, since: windowSince(windowId) }),
-    [api, project, environment, windowId],
+    () =>
+      api.versionShare(project, { environment, since: windowSince(windowId), ...(build === null ? {} : { build }) }),
+    [api, project, environment, build, windowId],
   );
   return (
     <section className="card share-panel" aria-labelledby="share-title">
@@ -31,19 +40,13 @@ export function VersionSharePanel({ kind }: { kind?: RowKind }) {
       <p className="muted">
         Which versions the requests of every endpoint ran on, as the agents counted them: a rollout in numbers.
       </p>
-      <div className="inline-form">
-        <EnvironmentWindowFields
-          environment={environment}
-          onEnvironment={setEnvironment}
-          windowId={windowId}
-          onWindow={setWindowId}
-        />
-      </div>
+      {picked.form}
       <Async resource={share} what="the version share">
         {(data) =>
           data.versions.length === 0 ? (
             <Empty title="No traffic here">
-              No agent counted requests in {KIND_LABELS[environment as RowKind]} in this window.
+              No agent counted requests in {KIND_LABELS[environment as RowKind]}
+              {build === null ? '' : ` build ${build}`} in this window.
             </Empty>
           ) : (
             <ShareView share={data} />
