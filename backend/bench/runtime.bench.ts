@@ -21,6 +21,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
+import type { DataSource } from 'typeorm';
+import { createDataSource } from '../src/database/data-source';
+import { partitionsCovering } from '../src/runtime/partitions';
+import { RuntimeRepository, type RuntimeResolution } from '../src/runtime/runtime.repository';
 import { runBench, withBenchBackend, percentile, median } from './harness';
 
 /**
@@ -62,6 +66,18 @@ async function main(): Promise<void> {
       [projectId, ENDPOINTS, RAW_ENDPOINTS],
     );
     const started = performance.now();
+    // The partitions of the seeded window (the rollup makes them ahead of time as days come).
+    const ds = createDataSource((pool.options as { connectionString: string }).connectionString, 2);
+    await ds.initialize();
+    const partitions = new RuntimeRepository(ds);
+    for (const resolution of ['minute', 'hour', 'day'] as const)
+      for (const partition of partitionsCovering(
+        resolution,
+        new Date(Date.now() - (DAYS + 1) * 24 * 3600_000),
+        new Date(Date.now() + 3600_000),
+      ))
+        await partitions.addPartition(resolution, partition);
+    await ds.destroy();
     const insert = (paths: string, resolution: string, step: string, from: number, to: number) =>
       pool.query(
         `INSERT INTO runtime_buckets (project_id, method, path, environment_kind, environment_name, version, resolution,
@@ -81,15 +97,17 @@ async function main(): Promise<void> {
     await insert(raw, 'minute', '1 minute', 0, DAYS * 1440 - 1);
     await pool.query('VACUUM ANALYZE runtime_buckets');
     const [size] = (
-      await pool.query<{ rows: string; heap: string; total: string }>(
-        `SELECT count(*)::text AS rows, pg_table_size('runtime_buckets')::text AS heap,
-                pg_total_relation_size('runtime_buckets')::text AS total FROM runtime_buckets`,
+      await pool.query<{ rows: string; heap: string; total: string; leaves: number }>(
+        `SELECT (SELECT count(*) FROM runtime_buckets)::text AS rows, sum(pg_table_size(relid))::text AS heap,
+                sum(pg_total_relation_size(relid))::text AS total, count(*) FILTER (WHERE isleaf)::int AS leaves
+           FROM pg_partition_tree('runtime_buckets')`,
       )
-    ).rows as [{ rows: string; heap: string; total: string }];
+    ).rows as [{ rows: string; heap: string; total: string; leaves: number }];
     console.log(
       `seeded ${Number(size.rows).toLocaleString('en')} rows in ${((performance.now() - started) / 1000).toFixed(0)} s: ` +
         `${(Number(size.heap) / Number(size.rows)).toFixed(0)} B/row of table, ` +
-        `${(Number(size.total) / Number(size.rows)).toFixed(0)} B/row with the primary key and age index`,
+        `${(Number(size.total) / Number(size.rows)).toFixed(0)} B/row with the primary key and age index, ` +
+        `in ${size.leaves} partitions`,
     );
 
     const ids = async (prefix: string) =>
@@ -123,7 +141,24 @@ async function main(): Promise<void> {
         points: 0,
       },
     ];
-    const contenders = ['route over HTTP', 'before (3318d2f), SQL only'] as const;
+    const contenders = ['route over HTTP', "the route's SQL alone", 'before (3318d2f), SQL only'] as const;
+    // The route's statement (RuntimeRepository.steps) through the bench's pool: what of the route is SQL.
+    const alone = new RuntimeRepository({
+      query: async (sql: string, parameters: unknown[]) => (await pool.query(sql, parameters)).rows,
+    } as unknown as DataSource);
+    /** The route's statement for endpoint `id` over the window and step the route `answer`ed with. */
+    const stepsOf = (repository: RuntimeRepository, id: string, answer: { since: string; step: number }) =>
+      repository.steps(
+        {
+          projectId,
+          method: 'GET',
+          path: pathOf.get(id) as string,
+          kind: 'production',
+          name: null,
+          since: new Date(answer.since),
+        },
+        (answer.step === 60 ? 'minute' : answer.step === 3600 ? 'hour' : 'day') as RuntimeResolution,
+      );
     const timings = new Map(cases.map((c) => [c.name, contenders.map(() => [] as number[])]));
     const pathOf = new Map(
       (await pool.query<{ id: string; path: string }>('SELECT id, path FROM endpoints')).rows.map((r) => [
@@ -140,14 +175,34 @@ async function main(): Promise<void> {
             'GET',
             `/projects/bench/endpoints/${id}/runtime?environment=production&${c.query()}`,
           );
-          const [http, before] = timings.get(c.name)!;
+          const [http, sql, before] = timings.get(c.name)!;
           http!.push(performance.now() - t0);
           c.points = answer.versions[0]?.points.length ?? 0;
           const scope = [projectId, 'GET', pathOf.get(id), 'production', null, answer.since];
           t0 = performance.now();
+          await stepsOf(alone, id, answer);
+          sql!.push(performance.now() - t0);
+          t0 = performance.now();
           await pool.query(BEFORE, [...scope, answer.step, new Date(Date.now() - c.minuteDays * 24 * 3600_000)]);
           before!.push(performance.now() - t0);
         }
+    // BENCH_RUNTIME_EXPLAIN=1: the plan of the route's statement for one endpoint of each case.
+    if (process.env.BENCH_RUNTIME_EXPLAIN)
+      for (const c of cases) {
+        const id = c.ids[0] as string;
+        const answer = await api<{ since: string; step: number }>(
+          'GET',
+          `/projects/bench/endpoints/${id}/runtime?environment=production&${c.query()}`,
+        );
+        const explaining = new RuntimeRepository({
+          query: async (sql: string, parameters: unknown[]) => {
+            const plan = await pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, parameters);
+            console.log(`${c.name}:\n${plan.rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+            return [];
+          },
+        } as unknown as DataSource);
+        await stepsOf(explaining, id, answer);
+      }
     for (const c of cases)
       contenders.forEach((contender, i) => {
         const t = timings.get(c.name)![i]!;

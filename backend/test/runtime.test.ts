@@ -25,7 +25,7 @@ import { migrateDown, migrateUp } from '../src/database/migrate';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
 import { VersionStore } from '../src/versions/version-store';
-import { startTestBackend, type TestBackend } from './support';
+import { createMigratedDatabase, startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { eventually } from './support/evidence-helpers';
 
@@ -500,6 +500,80 @@ describe('runtime evidence', () => {
       `SELECT requests::int, server_errors::int AS errors, ttlb FROM runtime_cells WHERE environment_name = 's-fold'`,
     )) as Array<{ requests: number; errors: number; ttlb: WireHistogram }>;
     expect(cells).toEqual([{ requests: 9, errors: 3, ttlb: wire([11, 11, 11, 31, 31, 51, 51, 51, 51]) }]);
+  });
+
+  it('partitions rows by resolution and time: a partition made late takes its rows from the default one, and goes whole past retention', async () => {
+    // A database of its own: no backend's rollup runs beside this one.
+    const database = await createMigratedDatabase();
+    const ds = database.ds;
+    const [project] = (await ds.query(
+      `INSERT INTO projects (slug, name) VALUES ('parted', 'Parted') RETURNING id`,
+    )) as Array<{ id: string }>;
+    const repository = new RuntimeRepository(ds);
+    const service = new RuntimeService(repository, new VersionStore(ds), {
+      config: parseConfig({}),
+      databaseUrl: backend.databaseUrl,
+      log: pino({ level: 'silent' }),
+    } as Runtime);
+    // Three years back (a spooled batch of long ago, say): no partition holds that time yet.
+    const then = Date.now() - 3 * 365 * 24 * 3600_000;
+    const at = then - (then % MINUTE);
+    const fold = (requests: number, ms: number): Promise<void> =>
+      ds.transaction((manager) =>
+        repository.addRows(
+          manager,
+          project!.id,
+          { kind: 'staging', name: 's-parted' },
+          runtimeRows([
+            {
+              method: 'GET',
+              path: '/parted',
+              minute: new Date(at).toISOString(),
+              requests,
+              serverErrors: 0,
+              upstreamFailures: 0,
+              clientLeft: 0,
+              ttfb: wire(Array<number>(requests).fill(ms)),
+              ttlb: wire(Array<number>(requests).fill(ms)),
+            },
+          ]),
+        ),
+      );
+    const stored = async () =>
+      (await ds.query(
+        `SELECT tableoid::regclass::text AS partition, requests::int, ttfb FROM runtime_buckets
+          WHERE environment_name = 's-parted' ORDER BY resolution DESC`,
+      )) as Array<{ partition: string; requests: number; ttfb: WireHistogram }>;
+    await fold(3, 10);
+    expect((await stored()).map((row) => row.partition)).toEqual([
+      'runtime_buckets_minute_default',
+      'runtime_buckets_hour_default',
+      'runtime_buckets_day_default',
+    ]);
+
+    const day = new Date(at).toISOString().slice(0, 10).replaceAll('-', '');
+    const made = await service.keepPartitions(new Date(at), new Date(at));
+    expect(made).toEqual(expect.arrayContaining([`runtime_buckets_minute_${day}`]));
+    expect(made).toHaveLength(3);
+    // Made once: a second run (another replica) finds them.
+    expect(await service.keepPartitions(new Date(at), new Date(at))).toEqual([]);
+    // The rows moved into them, and a later fold adds to them there.
+    await fold(2, 20);
+    const rows = await stored();
+    expect(rows.map((row) => row.partition)).toEqual(made);
+    expect(rows.map(({ requests, ttfb }) => ({ requests, ttfb }))).toEqual(
+      Array(3).fill({ requests: 5, ttfb: wire([10, 10, 10, 20, 20]) }),
+    );
+
+    // All three are past their retention now: dropped whole, their rows counted.
+    const done = await service.rollUp();
+    for (const resolution of ['minute', 'hour', 'day'] as const) expect(done[resolution]).toBeGreaterThanOrEqual(1);
+    expect(await stored()).toEqual([]);
+    const left = (await ds.query(`SELECT count(*)::int AS n FROM pg_class WHERE relname = ANY($1)`, [made])) as Array<{
+      n: number;
+    }>;
+    expect(left).toEqual([{ n: 0 }]);
+    await database.close();
   });
 
   it('answers the same figures as merging the minute rows when asked (the query before 1765955000000)', async () => {

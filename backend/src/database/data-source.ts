@@ -35,6 +35,7 @@ import { ConsumerCallsPerBuild1765987000000 } from './migrations/1765987000000-C
 import { VersionsAndCellsByProject1765990000000 } from './migrations/1765990000000-VersionsAndCellsByProject';
 import { ParentsKeyedByProject1766000000000 } from './migrations/1766000000000-ParentsKeyedByProject';
 import { EndpointRemoval1795881488605 } from './migrations/1795881488605-EndpointRemoval';
+import { RuntimePartitions1795881639261 } from './migrations/1795881639261-RuntimePartitions';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -74,6 +75,7 @@ export const MIGRATIONS = [
   VersionsAndCellsByProject1765990000000,
   ParentsKeyedByProject1766000000000,
   EndpointRemoval1795881488605,
+  RuntimePartitions1795881639261,
 ];
 
 /**

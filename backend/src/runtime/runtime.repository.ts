@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
+import { PARTITION_NAME, type RuntimePartition, type RuntimeResolution } from './partitions';
 
 /** One minute of one endpoint's exchanges in a batch, folded (see `RuntimeService.record`). */
 export interface RuntimeMinute {
@@ -54,7 +55,7 @@ export interface RuntimeTotalRow {
   ttlb: WireHistogram;
 }
 
-export type RuntimeResolution = 'minute' | 'hour' | 'day';
+export type { RuntimeResolution };
 
 /** Which environment rows' runtime rows, of every endpoint: the kind, and one row's name or all of them. */
 export type RuntimeEnvironmentScope = Omit<RuntimeScope, 'method' | 'path'>;
@@ -75,6 +76,24 @@ export interface ShareEndpointRow {
   requests: string;
 }
 
+/** A partition of one resolution's rows as stored: a range partition's bounds, none for the default partition. */
+export interface StoredPartition {
+  name: string;
+  from: Date | null;
+  to: Date | null;
+}
+
+/** Taken by whoever makes or drops runtime partitions, so replicas do it one at a time. */
+const PARTITIONS_LOCK = 'spectator-runtime-partitions';
+/** How long making or dropping a partition waits for a lock before it gives up until the next run. */
+const PARTITION_LOCK_TIMEOUT = '5s';
+
+/** A partition's name checked to be one of ours before it goes into SQL. */
+function checkedName(name: string): string {
+  if (!PARTITION_NAME.test(name)) throw new Error(`not a runtime partition: ${JSON.stringify(name)}`);
+  return name;
+}
+
 /** The columns that add when two rows of one key merge, as `SET` assignments from `EXCLUDED`. */
 const ADD_COLUMNS = `
   requests = b.requests + EXCLUDED.requests,
@@ -91,9 +110,9 @@ const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
  * The version each of a fold's rows `$4`–`$7` (method, path, resolution, bucket; distinct) goes
  * under: the one the environment row's evidence cell names for its endpoint (`''` when there is
  * none: an undocumented endpoint, or no cell yet); with the row stored under it, locked until the
- * transaction ends, when there is one. In key order, as every writer locks them. The resolution is
- * compared as an expression so the planner looks the row up by its key, not by the age index
- * (which it took while the table's statistics were new, reading every row of that minute).
+ * transaction ends, when there is one. In key order, as every writer locks them. Resolution and
+ * bucket pick the partition (at run time, row by row); the age index is BRIN, so the planner looks
+ * the row up by its key even in a partition whose statistics are new.
  */
 const LOCK_ROWS = `
   SELECT k.i::int AS i, k.version, b.ttfb, b.ttlb
@@ -107,7 +126,7 @@ const LOCK_ROWS = `
     LEFT JOIN LATERAL (
       SELECT ttfb, ttlb FROM runtime_buckets b
        WHERE b.project_id = $1::uuid AND b.method = k.method AND b.path = k.path AND b.environment_kind = $2::text
-         AND b.environment_name = $3::text AND b.version = k.version AND b.bucket = k.bucket AND b.resolution || '' = k.resolution
+         AND b.environment_name = $3::text AND b.version = k.version AND b.resolution = k.resolution AND b.bucket = k.bucket
        FOR UPDATE) b ON true`;
 
 /**
@@ -358,15 +377,85 @@ export class RuntimeRepository {
     );
   }
 
-  /** Deletes at most `limit` rows of `resolution` older than `before`. @returns how many. */
-  async prune(resolution: RuntimeResolution, before: Date, limit: number): Promise<number> {
+  /**
+   * The partitions of `resolution`'s rows (runtime/partitions.ts): each range partition with its
+   * bounds, and the default partition with none. Tables not named as that module names them are left out.
+   */
+  async partitions(resolution: RuntimeResolution): Promise<StoredPartition[]> {
+    const rows = (await this.db.query(
+      `SELECT c.relname AS name,
+              (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz AS "from",
+              (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS "to"
+         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+        WHERE i.inhparent = to_regclass($1)
+        ORDER BY 2 NULLS FIRST`,
+      [`runtime_buckets_${resolution}`],
+    )) as StoredPartition[];
+    return rows.filter((p) => PARTITION_NAME.test(p.name));
+  }
+
+  /**
+   * Makes a range partition of `resolution`'s rows unless it exists, moving into it the rows of its
+   * range that the default partition holds; the replicas make them one at a time (an advisory
+   * lock), and the resolution's rows stay written and read meanwhile (the partition is filled as a
+   * table of its own, then attached, which locks the default partition only).
+   * @returns whether it was made.
+   */
+  addPartition(resolution: RuntimeResolution, partition: RuntimePartition): Promise<boolean> {
+    const parent = `runtime_buckets_${resolution}`;
+    const name = checkedName(partition.name);
+    return this.db.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
+      const [{ exists }] = (await manager.query('SELECT to_regclass($1) IS NOT NULL AS exists', [name])) as [
+        { exists: boolean },
+      ];
+      if (exists) return false;
+      // Waiting long for a lock here would hold up every write of the resolution queued behind it: try again later.
+      await manager.query(`SET LOCAL lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
+      await manager.query(`LOCK TABLE ${parent}_default IN ACCESS EXCLUSIVE MODE`);
+      await manager.query(`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+      await manager.query(
+        `WITH moved AS (DELETE FROM ${parent}_default WHERE bucket >= $1 AND bucket < $2 RETURNING *)
+         INSERT INTO ${name} SELECT * FROM moved`,
+        [partition.from, partition.to],
+      );
+      await manager.query(
+        `ALTER TABLE ${parent} ATTACH PARTITION ${name}
+           FOR VALUES FROM ('${partition.from.toISOString()}') TO ('${partition.to.toISOString()}')`,
+      );
+      return true;
+    });
+  }
+
+  /** Drops a partition (all of it past retention). @returns how many rows it held. */
+  dropPartition(name: string): Promise<number> {
+    const table = checkedName(name);
+    return this.db.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
+      const [{ exists }] = (await manager.query('SELECT to_regclass($1) IS NOT NULL AS exists', [table])) as [
+        { exists: boolean },
+      ];
+      if (!exists) return 0;
+      await manager.query(`SET LOCAL lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
+      const [{ rows }] = (await manager.query(`SELECT count(*)::int AS rows FROM ${table}`)) as [{ rows: number }];
+      await manager.query(`DROP TABLE ${table}`);
+      return rows;
+    });
+  }
+
+  /**
+   * Deletes at most `limit` rows older than `before` from one partition (the one the retention
+   * horizon cuts, or a default partition): by `ctid`, which is unique within one partition only.
+   * @returns how many.
+   */
+  async prunePartition(name: string, before: Date, limit: number): Promise<number> {
+    const table = checkedName(name);
     const [{ deleted }] = (await this.db.query(
       `WITH pruned AS (
-         DELETE FROM runtime_buckets
-          WHERE ctid IN (SELECT ctid FROM runtime_buckets WHERE resolution = $1 AND bucket < $2 LIMIT $3)
+         DELETE FROM ${table} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${table} WHERE bucket < $1 LIMIT $2))
          RETURNING 1)
        SELECT count(*)::int AS deleted FROM pruned`,
-      [resolution, before, limit],
+      [before, limit],
     )) as [{ deleted: number }];
     return deleted;
   }

@@ -30,6 +30,7 @@ import {
   type RuntimeRow,
   type RuntimeStepRow,
 } from './runtime.repository';
+import { partitionsCovering } from './partitions';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -39,6 +40,9 @@ const DAY_MS = 24 * HOUR_MS;
 const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
 /** Rows deleted per statement, so a backlog never makes one long transaction. */
 const ROLLUP_CHUNK = 10_000;
+/** How far ahead the rollup makes partitions: a day or two of rollups may fail before a row misses its partition. */
+const PARTITIONS_AHEAD_MS = 2 * DAY_MS;
+const RESOLUTIONS: readonly RuntimeResolution[] = ['minute', 'hour', 'day'];
 /** Points a series may have at most (the step grows to keep under it). */
 export const MAX_RUNTIME_POINTS = 1_500;
 const STEPS: ReadonlyArray<{ name: RuntimeResolution; ms: number }> = [
@@ -337,19 +341,49 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Deletes the rows of each resolution past its retention (every resolution holds all of the
-   * traffic, `runtimeRows`, so nothing moves: deleting is exact whichever replica runs it). `now`
-   * for tests.
+   * Makes the partitions of every resolution from `from` to `to` that do not exist yet
+   * (runtime/partitions.ts), moving in the rows their ranges had in a default partition. The
+   * rollup makes those of the next two days at each run; a replica making them beside another waits
+   * for it and finds them made.
+   * @returns the names of those made.
+   */
+  async keepPartitions(from: Date, to: Date): Promise<string[]> {
+    const made: string[] = [];
+    for (const resolution of RESOLUTIONS) {
+      const stored = new Set((await this.repository.partitions(resolution)).map((p) => p.name));
+      for (const partition of partitionsCovering(resolution, from, to))
+        if (!stored.has(partition.name) && (await this.repository.addPartition(resolution, partition)))
+          made.push(partition.name);
+    }
+    if (made.length > 0) this.log.info({ made }, 'made runtime partitions');
+    return made;
+  }
+
+  /**
+   * Makes the partitions of the next two days, then deletes the rows of each resolution past its
+   * retention: partitions all past it are dropped, and in the partition the horizon cuts (and the
+   * default partition) rows are deleted, at most `ROLLUP_CHUNK` per statement. Every resolution
+   * holds all of the traffic (`runtimeRows`), so nothing moves: deleting is exact whichever replica
+   * runs it. `now` for tests.
    * @returns rows deleted per resolution.
    */
   async rollUp(now = new Date()): Promise<Record<RuntimeResolution, number>> {
+    await this.keepPartitions(now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
     const done: Record<RuntimeResolution, number> = { minute: 0, hour: 0, day: 0 };
-    for (const resolution of ['minute', 'hour', 'day'] as const) {
+    for (const resolution of RESOLUTIONS) {
       const before = new Date(now.getTime() - this.kept[resolution]);
-      for (;;) {
-        const deleted = await this.repository.prune(resolution, before, ROLLUP_CHUNK);
-        done[resolution] += deleted;
-        if (deleted < ROLLUP_CHUNK || this.rollups.isStopped) break;
+      for (const partition of await this.repository.partitions(resolution)) {
+        if (this.rollups.isStopped) break;
+        if (partition.to !== null && partition.to.getTime() <= before.getTime()) {
+          done[resolution] += await this.repository.dropPartition(partition.name);
+          continue;
+        }
+        if (partition.from !== null && partition.from.getTime() >= before.getTime()) continue;
+        for (;;) {
+          const deleted = await this.repository.prunePartition(partition.name, before, ROLLUP_CHUNK);
+          done[resolution] += deleted;
+          if (deleted < ROLLUP_CHUNK || this.rollups.isStopped) break;
+        }
       }
     }
     if (done.minute + done.hour + done.day > 0) this.log.info(done, 'pruned runtime evidence');
