@@ -283,6 +283,15 @@ export function createApiClient(options: ApiClientOptions) {
       request<unknown>('POST', `${project(p)}/deprecations`, mark),
     unmarkDeprecated: (p: string, mark: DeprecationRequest) =>
       request<unknown>('DELETE', `${project(p)}/deprecations`, mark),
+    /** Proposes removing documented endpoints: approving it writes each one's next major version, marked removed. */
+    proposeRemoval: (
+      p: string,
+      body: { title: string; description?: string; endpoints: ReadonlyArray<{ method: string; path: string }> },
+    ) =>
+      request<ProposalResponse>('POST', `${project(p)}/proposals`, {
+        ...body,
+        endpoints: body.endpoints.map(({ method, path }) => ({ method, path, remove: true })),
+      }),
     approveProposal: (p: string, id: string) =>
       request<ProposalResponse>('POST', `${project(p)}/proposals/${encodeURIComponent(id)}/approve`, {}),
     tokens: (p: string) => get<TokenResponse[]>(`${project(p)}/tokens`),

@@ -1,6 +1,7 @@
 import type { ComponentProps } from 'react';
 import {
   PROPOSAL_STEPS,
+  type ProposalResponse,
   type ProposalStatus,
   type ProposalStepName,
   type ProposalStepResponse,
@@ -126,7 +127,7 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
           <FormError error={approving.error} />
           {p.description && <p className="description">{p.description}</p>}
           <h2>Timeline</h2>
-          <Timeline steps={p.steps} />
+          <Timeline steps={p.steps} waiting={p.waiting} />
           {p.endpoints.some((endpoint) => endpoint.changes.some((change) => change.breaking)) && (
             <>
               <h2>Who this breaks</h2>
@@ -145,6 +146,12 @@ function ProposalDetail({ proposalId }: { proposalId: string }) {
                     {endpoint.fromVersion ?? 'new'} → <strong>{endpoint.toVersion}</strong>
                   </span>
                 </h3>
+                {p.removal ? (
+                  <p className="muted">
+                    Removed: version {endpoint.toVersion} documents that the endpoint is gone. A CI run or build first
+                    seen after the approval shows it when none of its calls to it got anything but 404, 405 or 410.
+                  </p>
+                ) : null}
                 {endpoint.fromVersion === null && endpoint.changes.length === 0 ? (
                   <p className="muted">A new endpoint, documented from the observed traffic.</p>
                 ) : (
@@ -188,8 +195,11 @@ function stepSource(step: ProposalStepResponse): string {
     .join(' · ');
 }
 
-/** The four steps in order, each done (actor, time, source) or still waiting for its evidence. */
-export function Timeline({ steps }: { steps: ProposalStepResponse[] }) {
+/**
+ * The four steps in order, each done (actor, time, source) or still waiting for its evidence; for
+ * an approved removal, why each evidence step waits (`waiting`, from the backend).
+ */
+export function Timeline({ steps, waiting }: { steps: ProposalStepResponse[]; waiting?: ProposalResponse['waiting'] }) {
   return (
     <ol className="timeline">
       {PROPOSAL_STEPS.map((name) => {
@@ -208,7 +218,7 @@ export function Timeline({ steps }: { steps: ProposalStepResponse[] }) {
                   {stepSource(step) ? ` · ${stepSource(step)}` : ''}
                 </p>
               ) : (
-                <p className="muted small">{WAITING_FOR[name]}</p>
+                <p className="muted small">{waiting?.find((w) => w.step === name)?.reason ?? WAITING_FOR[name]}</p>
               )}
             </div>
           </li>

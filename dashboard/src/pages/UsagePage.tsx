@@ -19,6 +19,7 @@ import { useAction } from '../hooks/action';
 import { useApp } from '../hooks/app';
 import { useResource } from '../hooks/resource';
 import { plural } from '../lib/format';
+import { navigate } from '../lib/routes';
 import { KIND_LABELS } from '../lib/versions';
 
 const WINDOWS = dayWindows([7, 30, 90, 365]);
@@ -301,6 +302,41 @@ function OrphansAndZombies({ found, onChanged }: { found: OrphansResponse; onCha
   );
 }
 
+/**
+ * Proposes removing `endpoints` (one, or every one listed with the draft's words) and opens the
+ * proposal made; editors only.
+ */
+function ProposeRemoval({
+  endpoints,
+  title,
+  description,
+  label,
+  name,
+}: {
+  endpoints: ReadonlyArray<{ method: string; path: string }>;
+  title: string;
+  description: string;
+  label: string;
+  name: string;
+}) {
+  const { api, project } = useApp();
+  const may = useScopeAllows('write');
+  const { busy, error, run } = useAction();
+  if (!may) return null;
+  const propose = async () => {
+    const made = await run(() => api.proposeRemoval(project, { title, description, endpoints }));
+    if (made !== undefined) navigate({ page: 'proposals', project, proposalId: made.id });
+  };
+  return (
+    <span>
+      <button type="button" disabled={busy} aria-label={name} onClick={() => void propose()}>
+        {busy ? 'Proposing…' : label}
+      </button>
+      <FormError error={error} />
+    </span>
+  );
+}
+
 /** What production did not call in the window, with the evidence, and the removal proposal drafted from it. */
 function SafeToRemove({ safe }: { safe: SafeToRemoveResponse }) {
   if (safe.productionLastSeen === null || safe.endpoints.length === 0)
@@ -317,7 +353,12 @@ function SafeToRemove({ safe }: { safe: SafeToRemoveResponse }) {
     <>
       <ListTable
         testId="usage-safe-to-remove"
-        columns={[{ label: 'Endpoint' }, { label: 'Version' }, { label: 'Evidence' }]}
+        columns={[
+          { label: 'Endpoint' },
+          { label: 'Version' },
+          { label: 'Evidence' },
+          { label: 'Remove', hidden: true },
+        ]}
       >
         {safe.endpoints.map((e) => (
           <tr key={e.endpointId}>
@@ -334,6 +375,15 @@ function SafeToRemove({ safe }: { safe: SafeToRemoveResponse }) {
                 ))}
               </ul>
             </td>
+            <td>
+              <ProposeRemoval
+                endpoints={[e]}
+                title={`Remove ${e.method} ${e.path}`}
+                description={e.evidence.map((line) => `- ${line}`).join('\n')}
+                label="Propose removal"
+                name={`Propose removing ${e.method} ${e.path}`}
+              />
+            </td>
           </tr>
         ))}
       </ListTable>
@@ -343,6 +393,13 @@ function SafeToRemove({ safe }: { safe: SafeToRemoveResponse }) {
           <pre className="draft" data-testid="removal-draft">
             {safe.draft.description}
           </pre>
+          <ProposeRemoval
+            endpoints={safe.endpoints}
+            title={safe.draft.title}
+            description={safe.draft.description}
+            label="Propose this removal"
+            name={`Propose removing all ${safe.endpoints.length} endpoints`}
+          />
         </details>
       )}
     </>

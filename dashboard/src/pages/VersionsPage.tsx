@@ -159,10 +159,11 @@ function Matrix({
                   scope="col"
                   key={endpoint.id}
                   className="endpoint-col"
-                  title={`${endpoint.method} ${endpoint.path} (latest ${endpoint.version})`}
+                  title={`${endpoint.method} ${endpoint.path} (${endpoint.removed ? 'removed in' : 'latest'} ${endpoint.version})`}
                 >
                   <span className="vertical">
                     <MethodBadge method={endpoint.method} /> {endpoint.path}
+                    {endpoint.removed && <span className="muted small"> removed</span>}
                   </span>
                 </th>
               ))}
@@ -183,6 +184,7 @@ function Matrix({
                     cell={cell}
                     runtime={runtime[index] ?? null}
                     latest={view.endpoints[index]!.version}
+                    removed={view.endpoints[index]!.removed === true}
                   />
                 ))}
               </tr>
@@ -206,7 +208,18 @@ function Matrix({
   );
 }
 
-function MatrixCell({ cell, runtime, latest }: { cell: VersionCell; runtime: CellRuntime | null; latest: string }) {
+function MatrixCell({
+  cell,
+  runtime,
+  latest,
+  removed,
+}: {
+  cell: VersionCell;
+  runtime: CellRuntime | null;
+  latest: string;
+  /** The latest version removed the endpoint: a cell at it shows traffic answered 404, 405 or 410 only. */
+  removed: boolean;
+}) {
   if (cell.version === NOT_SEEN_VERSION) return <td className="cell-na">{NOT_SEEN_VERSION}</td>;
   const figures = runtime && <RuntimeFigures runtime={runtime} />;
   if (cell.drift)
@@ -218,11 +231,15 @@ function MatrixCell({ cell, runtime, latest }: { cell: VersionCell; runtime: Cel
         {figures}
       </td>
     );
+  const title = removed
+    ? cell.version === latest
+      ? `removed in ${latest}: answered 404, 405 or 410 only`
+      : `still served here; removed in ${latest}`
+    : cell.version === latest
+      ? 'latest version'
+      : `behind the latest ${latest}`;
   return (
-    <td
-      className={cell.version === latest ? 'cell-latest' : 'cell-behind'}
-      title={cell.version === latest ? 'latest version' : `behind the latest ${latest}`}
-    >
+    <td className={cell.version === latest ? 'cell-latest' : 'cell-behind'} title={title}>
       <span className="cell-version">{cell.version}</span>
       {figures}
     </td>

@@ -111,6 +111,13 @@ export async function until(
   }
 }
 
+/** Signs `page` in to the dashboard at `baseUrl` with a token, in `project`, and waits for its first screen. */
+export async function signIn(page: Page, baseUrl: string, token: string, project: string): Promise<void> {
+  await page.goto(`${baseUrl}/#/signin?token=${encodeURIComponent(token)}&project=${encodeURIComponent(project)}`);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(new RegExp(`#/p/${project}/`));
+}
+
 /** Saves a full-page screenshot as artifacts/e2e/<name>.png and returns its path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   await mkdir(ARTIFACTS_DIR, { recursive: true });
