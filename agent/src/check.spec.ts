@@ -441,6 +441,27 @@ describe('markdownReport', () => {
     );
   });
 
+  it('names where each diff was first seen when the backend says, in the text and a column of its own', () => {
+    const answer = summary({
+      diffs: [
+        { ...diff(true), since: 'since PR #9 (abc1234), staging build s|1', origins: [] },
+        { ...diff(false), path: '/old', since: '', origins: [] },
+      ],
+      breaking: true,
+    });
+    expect(markdownReport(answer, ['breaking'], links).split('\n')).toEqual(
+      expect.arrayContaining([
+        '| Endpoint | Documented | Breaking | Changes | First seen |',
+        '| --- | --- | --- | --- | --- |',
+        '| `GET /users` | 1.0 | **yes** | `removed response 200 $.name (breaking)` | since PR #9 (abc1234), staging build s\\|1 |',
+        '| `GET /old` | 1.0 | no | `added response 200 $.name` | – |',
+      ]),
+    );
+    expect(judgeCiSummary(answer, ['breaking']).text).toContain(
+      '    GET /users  documented 1.0  BREAKING\n      since PR #9 (abc1234), staging build s|1\n      - removed',
+    );
+  });
+
   it('says so when everything matches', () => {
     expect(markdownReport(summary(), ['undocumented', 'breaking'], links)).toContain(
       'passed\n\nCommit `abc` · 1 capture(s) · fails on undocumented, breaking\n\nEvery observed endpoint is documented and matches its documentation.',

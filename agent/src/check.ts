@@ -369,6 +369,7 @@ export function judgeCiSummary(
     lines.push(`  Diffs against the documentation (${summary.diffs.length}):`);
     for (const d of summary.diffs) {
       lines.push(`    ${d.method} ${d.path}  documented ${d.version}${d.breaking ? '  BREAKING' : ''}`);
+      if (d.since) lines.push(`      ${d.since}`);
       for (const c of d.changes) lines.push(`      - ${describeChange(c)}`);
     }
   }
@@ -433,16 +434,18 @@ export function markdownReport(
     for (const u of summary.undocumented) out.push(`| ${code(`${u.method} ${u.path}`)} | ${u.interactions} |`);
   }
   if (summary.diffs.length > 0) {
+    // Where each diff's traffic was first seen, when the backend says (backends before it do not).
+    const since = summary.diffs.some((d) => d.since);
     out.push(
       '',
       `#### Diffs against the documentation (${summary.diffs.length})`,
       '',
-      '| Endpoint | Documented | Breaking | Changes |',
-      '| --- | --- | --- | --- |',
+      `| Endpoint | Documented | Breaking | Changes |${since ? ' First seen |' : ''}`,
+      `| --- | --- | --- | --- |${since ? ' --- |' : ''}`,
     );
     for (const d of summary.diffs)
       out.push(
-        `| ${code(`${d.method} ${d.path}`)} | ${d.version} | ${d.breaking ? '**yes**' : 'no'} | ${d.changes.map((c) => code(describeChange(c))).join('<br>')} |`,
+        `| ${code(`${d.method} ${d.path}`)} | ${d.version} | ${d.breaking ? '**yes**' : 'no'} | ${d.changes.map((c) => code(describeChange(c))).join('<br>')} |${since ? ` ${d.since ? d.since.replace(/\|/g, '\\|') : '–'} |` : ''}`,
       );
   }
   const forProduction = productionChanges(summary);

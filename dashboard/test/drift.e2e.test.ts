@@ -19,8 +19,11 @@ let page: Page;
 let agentToken: string;
 let readToken: string;
 
+/** The production build's capture. */
+let productionCapture: string;
+
 /** One batch of GET /users/{userId} from an agent of `environment`, answered with an `email` no version documents. */
-async function drifting(environment: AgentEnvironment): Promise<void> {
+async function drifting(environment: AgentEnvironment): Promise<string> {
   const agent = await connectTestAgent(backend.url, agentToken);
   try {
     const hello = helloMessage({ agentId: `drift-${JSON.stringify(environment)}`, environment });
@@ -30,6 +33,7 @@ async function drifting(environment: AgentEnvironment): Promise<void> {
       { method: 'GET', path: '/users/{userId}', status: 200, response: { id: 'u', name: 'n', email: 'e' }, count: 1 },
     ]);
     expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+    return hello.capture.id;
   } finally {
     await agent.close();
   }
@@ -46,7 +50,7 @@ beforeAll(async () => {
   await documentGet(backend, 'drift', '/users/{userId}', { id: { type: 'string' }, name: { type: 'string' } });
   await drifting({ kind: 'ci', pullRequest: '42', commit: 'abc1234def' });
   await drifting({ kind: 'staging', build: 's-102', commit: 'abc1234def' });
-  await drifting({ kind: 'production', build: 'p-5', commit: 'abc1234def' });
+  productionCapture = await drifting({ kind: 'production', build: 'p-5', commit: 'abc1234def' });
   browser = await openBrowser();
   page = browser.page;
 });
@@ -80,5 +84,18 @@ describe('where drift began, on the Versions page (real backend, Chromium)', () 
       'GET /users/{userId} ⚠ 1.0 in Production · build p-5, since PR #42 (abc1234), staging build s-102',
       'GET /users/{userId} ⚠ 1.0 in Staging · build s-102, since PR #42 (abc1234)',
     ]);
+  });
+
+  it("says beside the production capture's diff since which pull request and staging build its traffic was seen", async () => {
+    await page.goto(`${backend.url}/#/p/drift/captures/${productionCapture}`);
+    const diffs = page.getByTestId('diffs');
+    const row = diffs.getByRole('row', { name: /GET \/users\/\{userId\}/ });
+    await row.getByText('since PR #42 (abc1234), staging build s-102').waitFor();
+    expect(await diffs.getByRole('columnheader').allTextContents()).toContain('First seen');
+    const title = await row.getByText('since PR #42').getAttribute('title');
+    expect(title).toMatch(
+      /^PR #42 \(abc1234\): first evidence .+\nstaging build s-102: first evidence .+\nproduction build p-5: first evidence /,
+    );
+    await screenshot(page, 'diff-origins');
   });
 });

@@ -43,6 +43,37 @@ import {
 
 const MINUTE_MS = 60_000;
 
+/** One kind of exchange wherever it is seen: its status, content types and shape fingerprints. */
+export type ExchangeKey = Pick<
+  ObservationRow,
+  'status' | 'requestContentType' | 'requestShape' | 'responseContentType' | 'responseShape'
+>;
+
+/**
+ * The exchanges a kept diff was made of (its rows that do not conform), under a symbol key:
+ * `JSON.stringify` leaves it out, so the API's JSON of the view stays as it was.
+ */
+const OFFENDING = Symbol('offending exchanges');
+
+/** A diff as the diffs view keeps it. */
+type KeptDiff = DiffResponse & { [OFFENDING]?: readonly ExchangeKey[] };
+
+/** The exchanges a diff of the diffs view was made of (none for a diff made elsewhere). */
+export function offendingExchangesOf(diff: DiffResponse): readonly ExchangeKey[] {
+  return (diff as KeptDiff)[OFFENDING] ?? [];
+}
+
+/** An observation row's exchange key. */
+function exchangeKeyOf(row: ObservationRow): ExchangeKey {
+  return {
+    status: row.status,
+    requestContentType: row.requestContentType,
+    requestShape: row.requestShape,
+    responseContentType: row.responseContentType,
+    responseShape: row.responseShape,
+  };
+}
+
 /** A change as the API writes it: shapes as JSON Schema. */
 export function toChangeResponse(change: ShapeChange): ChangeResponse {
   return {
@@ -238,6 +269,19 @@ export class CapturesService {
   }
 
   /**
+   * One page of a capture's diffs (`ViewList.page`'s items), each with the exchanges it was made
+   * of (`offendingExchangesOf`). Shared with later callers: do not modify them.
+   */
+  async diffsPage(
+    project: ProjectEntity,
+    captureId: string,
+    after: EndpointKey | undefined,
+    limit: number,
+  ): Promise<readonly DiffResponse[]> {
+    return (await this.views.read(this.diffsView, project, captureId)).slice(after, limit);
+  }
+
+  /**
    * Differences between a capture's traffic and the current documentation (`readDiffs`). The
    * result is shared with later callers: do not modify it.
    */
@@ -308,7 +352,7 @@ export class CapturesService {
         endpointRows.some((row) => acceptedStatus(row.status)) ? observed : { ...observed, request: version.request },
       );
       if (changes.length === 0) continue;
-      diffs.push({
+      const diff: KeptDiff = {
         endpointId: candidate.endpointId,
         method: candidate.method,
         path: candidate.path,
@@ -316,7 +360,9 @@ export class CapturesService {
         interactions: offending.reduce((sum, row) => sum + row.count, 0),
         breaking: changes.some((change) => change.breaking),
         changes: changes.map(toChangeResponse),
-      });
+        [OFFENDING]: offending.map(exchangeKeyOf),
+      };
+      diffs.push(diff);
     }
     if (checked.length > 0) await this.repository.recordChecks(capture.id, checked);
     return diffs;

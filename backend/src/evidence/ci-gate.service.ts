@@ -1,10 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { CiSummaryResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
-import { CapturesService } from '../captures/captures.service';
+import { CapturesService, type ExchangeKey, offendingExchangesOf } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { ConsumersService } from '../consumers/consumers.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CompareService } from './compare.service';
+import { DiffOriginsService } from './diff-origins.service';
+import { pullRequestRowName } from './environment-row';
 
 /** A pull request number or name as agents send it (`--pr`). */
 export const PULL_REQUEST_PATTERN = /^[A-Za-z0-9._-]{1,200}$/;
@@ -24,6 +26,7 @@ export class CiGateService {
     private readonly captures: CapturesService,
     private readonly comparison: CompareService,
     private readonly consumers: ConsumersService,
+    private readonly origins: DiffOriginsService,
   ) {}
 
   /**
@@ -49,6 +52,8 @@ export class CiGateService {
       );
     const undocumented = new Map<string, UndocumentedEndpointResponse>();
     const diffs = new Map<string, DiffResponse>();
+    // The exchanges each endpoint's diffs were made of, in any of the captures: where they were first seen.
+    const exchanges = new Map<string, ExchangeKey[]>();
     for (const capture of captures) {
       const [seen, changed] = await Promise.all([
         this.captures.undocumentedOf(project, capture),
@@ -67,11 +72,18 @@ export class CiGateService {
         const before = diffs.get(key);
         // One diff per endpoint: the most severe one seen across the captures (breaking first).
         if (!before || (d.breaking && !before.breaking)) diffs.set(key, d);
+        exchanges.set(key, [...(exchanges.get(key) ?? []), ...offendingExchangesOf(d)]);
       }
     }
     const byRoute = <T extends { method: string; path: string }>(a: T, b: T): number =>
       a.path.localeCompare(b.path) || a.method.localeCompare(b.method);
-    const diffList = [...diffs.values()].sort(byRoute);
+    const sorted = [...diffs.values()].sort(byRoute);
+    const origins = await this.origins.originsOf(
+      project,
+      sorted.map((d) => ({ method: d.method, path: d.path, exchanges: exchanges.get(`${d.method} ${d.path}`) ?? [] })),
+      { kind: 'ci', name: pullRequestRowName(pullRequest) },
+    );
+    const diffList = sorted.map((d, index) => ({ ...d, ...origins[index] }));
     const compared = await this.comparison.compare(
       project,
       { environment: 'production', pullRequest: null },

@@ -1,13 +1,16 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import type { CiSummaryResponse, CompareResponse, EvidenceResponse } from '@spectator/shared';
+import type { CiSummaryResponse, CompareResponse, DiffOriginsResponse, EvidenceResponse } from '@spectator/shared';
+import { afterKey } from '../captures/dto/captures.dto';
 import { badInput } from '../common/errors';
+import { uuidPipe } from '../common/validation';
 import { CurrentProject, RequireScope } from '../auth/auth.guard';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CiGateService } from './ci-gate.service';
 import { CompareService } from './compare.service';
 import { ConsumerBuildQuery } from '../consumers/dto/consumers.dto';
-import { CompareQuery, EnvironmentQuery } from './dto/evidence.dto';
+import { DiffOriginsService } from './diff-origins.service';
+import { CompareQuery, DEFAULT_ORIGINS_PAGE, DiffOriginsQuery, EnvironmentQuery } from './dto/evidence.dto';
 import { MatrixService } from './matrix.service';
 
 @ApiTags('evidence')
@@ -19,6 +22,7 @@ export class EvidenceController {
     private readonly matrix: MatrixService,
     private readonly ciGate: CiGateService,
     private readonly comparison: CompareService,
+    private readonly origins: DiffOriginsService,
   ) {}
 
   @Get('evidence')
@@ -37,6 +41,16 @@ export class EvidenceController {
       { environment: query.from, pullRequest: query.fromPullRequest ?? null },
       { environment: query.to, pullRequest: query.toPullRequest ?? null },
     );
+  }
+
+  /** Where the traffic of each diff of one page of a capture's diffs was first seen (the diffs' paging). */
+  @Get('captures/:id/diffs/origins')
+  diffOrigins(
+    @CurrentProject() project: ProjectEntity,
+    @Param('id', uuidPipe('id')) id: string,
+    @Query() page: DiffOriginsQuery,
+  ): Promise<DiffOriginsResponse[]> {
+    return this.origins.ofCapture(project, id, afterKey(page), page.limit ?? DEFAULT_ORIGINS_PAGE);
   }
 
   /** `?days=&build=`: the window of `consumers`, and the production build whose consumers they are (every one by default). */

@@ -5,6 +5,7 @@ import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { CiGateService } from './ci-gate.service';
 import { CompareService } from './compare.service';
+import { DiffOriginsService } from './diff-origins.service';
 import { EvidenceController } from './evidence.controller';
 import { EvidenceRepository } from './evidence.repository';
 import { EvidenceService } from './evidence.service';
@@ -14,7 +15,7 @@ import { MatrixService } from './matrix.service';
 @Module({
   imports: [CapturesModule, ConsumersModule, VersionsModule, WebhooksModule],
   controllers: [EvidenceController],
-  providers: [EvidenceRepository, EvidenceService, MatrixService, CompareService, CiGateService],
+  providers: [EvidenceRepository, EvidenceService, MatrixService, CompareService, CiGateService, DiffOriginsService],
   exports: [EvidenceService, MatrixService],
 })
 export class EvidenceModule {}

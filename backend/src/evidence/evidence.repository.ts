@@ -95,6 +95,23 @@ export interface RemovalEvidence {
   served: Array<{ status: number; calls: number }>;
 }
 
+/** Exchanges whose first rows are asked for (`firstRowsShowing`): group `n`, one exchange key. */
+export type WantedExchange = Pick<
+  EvidenceExchangeRow,
+  'method' | 'path' | 'status' | 'req_ct' | 'req_fp' | 'res_ct' | 'res_fp'
+> & { n: number };
+
+/** The first row of one kind whose evidence has an exchange of group `n`. */
+export interface RowShowing {
+  n: number;
+  kind: MatrixKind;
+  name: string;
+  pullRequest: string | null;
+  build: string | null;
+  commit: string | null;
+  firstSeen: Date;
+}
+
 /** The conflict target of `evidence_observations`: one stored row per distinct exchange of an environment row. */
 const OBSERVATION_KEY = `(row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                     (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)`;
@@ -631,6 +648,30 @@ export class EvidenceRepository {
         kind,
         ...(scope !== null ? [scope] : []),
       ],
+    );
+  }
+
+  // ---- where the traffic of diffs was first seen (evidence/diff-origins.service.ts)
+
+  /**
+   * Per group `n` of exchanges (by method, path, status, content types and shape fingerprints),
+   * the first row of each kind (by its first evidence, then id) whose evidence has one of them.
+   * Reads the rows' evidence of each exchange's endpoint (`evidence_observations_endpoint_idx`).
+   */
+  firstRowsShowing(projectId: string, wanted: readonly WantedExchange[]): Promise<RowShowing[]> {
+    if (wanted.length === 0) return Promise.resolve([]);
+    return this.db.query(
+      `SELECT DISTINCT ON (w.n, r.kind) w.n, r.kind, r.name, r.pull_request AS "pullRequest", r.build, r.commit,
+              r.first_seen AS "firstSeen"
+         FROM jsonb_to_recordset($2::jsonb)
+              AS w(n int, method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text)
+         JOIN evidence_observations o
+           ON o.project_id = $1 AND o.method = w.method AND o.path = w.path AND o.status = w.status
+          AND o.request_content_type IS NOT DISTINCT FROM w.req_ct AND o.request_shape IS NOT DISTINCT FROM w.req_fp
+          AND o.response_content_type IS NOT DISTINCT FROM w.res_ct AND o.response_shape IS NOT DISTINCT FROM w.res_fp
+         JOIN environment_rows r ON r.id = o.row_id AND r.project_id = $1
+        ORDER BY w.n, r.kind, r.first_seen, r.id`,
+      [projectId, JSON.stringify(wanted)],
     );
   }
 }

@@ -161,6 +161,11 @@ export class ViewList<T> {
    */
   page(after: EndpointKey | undefined, limit: number | undefined): string {
     if (after === undefined && limit === undefined) return this.json();
+    return JSON.stringify(this.slice(after, limit));
+  }
+
+  /** The items of one page (`page`): up to `limit` after the key `after`. */
+  slice(after: EndpointKey | undefined, limit: number | undefined): readonly T[] {
     const items = this.items as ReadonlyArray<T & EndpointKey>;
     let start = 0;
     if (after !== undefined) {
@@ -171,6 +176,6 @@ export class ViewList<T> {
         else end = middle;
       }
     }
-    return JSON.stringify(items.slice(start, limit === undefined ? undefined : start + limit));
+    return this.items.slice(start, limit === undefined ? undefined : start + limit);
   }
 }

@@ -23,6 +23,7 @@ import type {
   CaptureRuntimeResponse,
   ChangelogResponse,
   CompareResponse,
+  DiffOriginsResponse,
   DiffResponse,
   DocumentationRequest,
   DocumentationResponse,
@@ -204,6 +205,11 @@ export function createApiClient(options: ApiClientOptions) {
     ) => get<RuntimeResponse>(`${project(p)}/runtime${query(params)}`),
     diffs: (p: string, captureId: string) =>
       get<DiffResponse[]>(`${project(p)}/captures/${encodeURIComponent(captureId)}/diffs`),
+    /** Where the traffic of each diff of one page of a capture's diffs was first seen (`after`: the key before it). */
+    diffOrigins: (p: string, captureId: string, page: { after?: string; limit: number }) =>
+      get<DiffOriginsResponse[]>(
+        `${project(p)}/captures/${encodeURIComponent(captureId)}/diffs/origins${query({ after: page.after, limit: String(page.limit) })}`,
+      ),
     observed: (p: string, captureId: string, method: string, path: string) =>
       get<ObservedEndpointResponse>(
         `${project(p)}/captures/${encodeURIComponent(captureId)}/observed${query({ method, path })}`,

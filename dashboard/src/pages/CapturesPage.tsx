@@ -1,8 +1,10 @@
-import type {
-  CaptureResponse,
-  DiffResponse,
-  EndpointRuntimeFigures,
-  UndocumentedEndpointResponse,
+import {
+  type CaptureResponse,
+  type DiffOriginsResponse,
+  type DiffResponse,
+  driftOriginText,
+  type EndpointRuntimeFigures,
+  type UndocumentedEndpointResponse,
 } from '@spectator/shared';
 import { useEffect, useMemo, useState } from 'react';
 import { Badge, BreakingBadge, EndpointName } from '../components/badges';
@@ -213,7 +215,7 @@ function CaptureReview({
       <section aria-labelledby="diffs-title">
         <h2 id="diffs-title">Diffs</h2>
         <Async resource={diffs} what="diffs">
-          {(list) => <DiffsTable list={list} filter={filter} captureId={captureId} />}
+          {(list) => <DiffsTable list={list} filter={filter} captureId={captureId} reloadOn={reloadOn} />}
         </Async>
       </section>
 
@@ -338,10 +340,51 @@ function RuntimeCells({ figures }: { figures: EndpointRuntimeFigures | undefined
   );
 }
 
-function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter: string; captureId: string }) {
+/** Diffs whose origins one request asks for at most (the backend's cap). */
+const MAX_ORIGINS_PAGE = 1_000;
+
+/**
+ * Where the traffic of the shown diffs was first seen, by `method path`: one request for the span
+ * of `list` (sorted as the backend's view) from the first shown row to the last.
+ */
+function useDiffOrigins(
+  list: readonly DiffResponse[],
+  rows: readonly DiffResponse[],
+  captureId: string,
+  reloadOn: (e: { type: string; captureId?: string }) => boolean,
+): ReadonlyMap<string, DiffOriginsResponse> {
+  const { api, project } = useApp();
+  const first = rows.length === 0 ? -1 : list.indexOf(rows[0]!);
+  const last = rows.length === 0 ? -1 : list.indexOf(rows[rows.length - 1]!);
+  const before = first > 0 ? list[first - 1] : undefined;
+  const after = before && `${before.method} ${before.path}`;
+  const limit = Math.min(MAX_ORIGINS_PAGE, last - first + 1);
+  const origins = useResource(
+    () => (first < 0 ? Promise.resolve([]) : api.diffOrigins(project, captureId, { after, limit })),
+    [api, project, captureId, first, after, limit],
+    reloadOn,
+  );
+  return useMemo(
+    () => new Map(origins.state === 'ready' ? origins.data.map((o) => [`${o.method} ${o.path}`, o] as const) : []),
+    [origins],
+  );
+}
+
+function DiffsTable({
+  list,
+  filter,
+  captureId,
+  reloadOn,
+}: {
+  list: DiffResponse[];
+  filter: string;
+  captureId: string;
+  reloadOn: (e: { type: string; captureId?: string }) => boolean;
+}) {
   const { project } = useApp();
   const shown = useMemo(() => list.filter(matches(filter)), [list, filter]);
   const { rows, pager } = usePage(shown);
+  const origins = useDiffOrigins(list, rows, captureId, reloadOn);
   if (list.length === 0)
     return <Empty title="No diffs">The traffic of this capture matches the documented behaviour.</Empty>;
   if (shown.length === 0) return <Empty title="No diff matches the filter" />;
@@ -354,6 +397,7 @@ function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter:
           { label: 'Interactions', numeric: true, wideOnly: true },
           { label: 'Changes', numeric: true },
           { label: 'Impact' },
+          { label: 'First seen' },
         ]}
         testId="diffs"
       >
@@ -372,10 +416,28 @@ function DiffsTable({ list, filter, captureId }: { list: DiffResponse[]; filter:
             <td>
               <BreakingBadge breaking={diff.breaking} />
             </td>
+            <DiffSince origins={origins.get(`${diff.method} ${diff.path}`)} />
           </tr>
         ))}
       </ListTable>
       <Pager pager={pager} testId="diffs-pager" />
     </>
+  );
+}
+
+/** "since PR #42 (abc1234), staging build s-102": where the traffic of a diff was first seen. */
+function DiffSince({ origins }: { origins: DiffOriginsResponse | undefined }) {
+  if (origins === undefined) return <td className="muted">…</td>;
+  if (origins.since === '')
+    return (
+      <td className="muted" title="No CI run, staging build or production build has shown this traffic yet">
+        –
+      </td>
+    );
+  const title = origins.origins.map((o) => `${driftOriginText(o)}: first evidence ${formatTime(o.seenAt)}`).join('\n');
+  return (
+    <td className="drift-since" title={title}>
+      {origins.since}
+    </td>
   );
 }

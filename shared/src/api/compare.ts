@@ -1,5 +1,6 @@
 import type { EnvironmentKind } from '../protocol/messages';
 import type { BlastRadiusResponse } from './consumers';
+import type { DiffOrigins } from './drift';
 import type { ChangeResponse, DiffResponse, UndocumentedEndpointResponse } from './types';
 
 /** One side of a comparison: an environment, and for `ci` optionally one pull request (else the newest evidence of any). */
@@ -58,7 +59,11 @@ export interface CiSummaryResponse {
   commit: string | null;
   captures: string[];
   undocumented: UndocumentedEndpointResponse[];
-  diffs: DiffResponse[];
+  /**
+   * One per endpoint, the most severe of its captures' diffs, each with where its traffic was
+   * first seen across CI, staging and production (`origins`, `since`; absent from backends before it).
+   */
+  diffs: Array<DiffResponse & Partial<DiffOrigins>>;
   breaking: boolean;
   /**
    * The versions this pull request's CI runs have shown against the versions production runs

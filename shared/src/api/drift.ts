@@ -8,8 +8,31 @@ export interface DriftOrigin {
   pullRequest: string | null;
   build: string | null;
   commit: string | null;
-  /** When that traffic was last seen in the batch that first showed it there (ISO 8601). */
+  /**
+   * For a drifting cell, when that traffic was last seen in the batch that first showed it there;
+   * for a diff, when that row's first evidence came (ISO 8601).
+   */
   seenAt: string;
+}
+
+/**
+ * Where the traffic of a diff was first seen: the first pull request, staging build and production
+ * build (in that order, one per kind at most) whose evidence has one of the exchanges that make
+ * it differ, and that in words as for drift (`since PR #42 (abc1234), staging build s-102`).
+ */
+export interface DiffOrigins {
+  origins: DriftOrigin[];
+  since: string;
+}
+
+/**
+ * `GET /projects/{p}/captures/{id}/diffs/origins`: one per diff of the page asked for (the diffs'
+ * paging), in the diffs' order.
+ */
+export interface DiffOriginsResponse extends DiffOrigins {
+  endpointId: string;
+  method: string;
+  path: string;
 }
 
 /**
@@ -43,13 +66,17 @@ export function driftOriginText(origin: DriftOrigin): string {
 /**
  * Where a drift began, in words: `since PR #42 (abc1234), staging build s-102`, its origins in
  * lifecycle order up to the cell's own kind (a pull request's drift does not begin in a later
- * staging build), leaving out the cell's own row unless nothing came before it.
+ * staging build), leaving out the cell's own row unless nothing came before it. `own` null (a
+ * local capture, in no row): every origin.
  */
-export function driftSinceText(origins: readonly DriftOrigin[], own: { kind: MatrixKind; name: string }): string {
+export function driftSinceText(
+  origins: readonly DriftOrigin[],
+  own: { kind: MatrixKind; name: string } | null,
+): string {
   const ordered = [...origins]
-    .filter((o) => ORIGIN_ORDER.indexOf(o.kind) <= ORIGIN_ORDER.indexOf(own.kind))
+    .filter((o) => own === null || ORIGIN_ORDER.indexOf(o.kind) <= ORIGIN_ORDER.indexOf(own.kind))
     .sort((a, b) => ORIGIN_ORDER.indexOf(a.kind) - ORIGIN_ORDER.indexOf(b.kind));
-  const others = ordered.filter((o) => !(o.kind === own.kind && o.name === own.name));
+  const others = ordered.filter((o) => own === null || !(o.kind === own.kind && o.name === own.name));
   const shown = others.length > 0 ? others : ordered;
   return shown.length === 0 ? '' : `since ${shown.map(driftOriginText).join(', ')}`;
 }

@@ -28,16 +28,8 @@ export class EndpointRefDto {
 /** Items a view page holds at most. */
 export const MAX_VIEW_PAGE = 100_000;
 
-/** `?limit=&after=` of the undocumented and diffs views (both optional: without them, the whole view). */
-export class ViewPageQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_VIEW_PAGE, description: 'items in the page at most (default: all)' })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(MAX_VIEW_PAGE)
-  limit?: number;
-
+/** `?after=` of a page of a capture's view: the key the page starts after. */
+export class AfterKeyQuery {
   @ApiPropertyOptional({
     example: 'GET /posts/{postId}',
     description:
@@ -50,8 +42,19 @@ export class ViewPageQuery {
   after?: string;
 }
 
+/** `?limit=&after=` of the undocumented and diffs views (both optional: without them, the whole view). */
+export class ViewPageQuery extends AfterKeyQuery {
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_VIEW_PAGE, description: 'items in the page at most (default: all)' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_VIEW_PAGE)
+  limit?: number;
+}
+
 /** The endpoint key of a `?after=` cursor. */
-export function afterKey(query: ViewPageQuery): { method: string; path: string } | undefined {
+export function afterKey(query: AfterKeyQuery): { method: string; path: string } | undefined {
   if (query.after === undefined) return undefined;
   const space = query.after.indexOf(' ');
   return { method: query.after.slice(0, space), path: query.after.slice(space + 1) };

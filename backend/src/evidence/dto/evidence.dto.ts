@@ -1,7 +1,31 @@
 import { ApiPropertyOptional, ApiProperty } from '@nestjs/swagger';
 import { MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { AfterKeyQuery } from '../../captures/dto/captures.dto';
 import { PageLimitQuery } from '../../common/page-limit.dto';
+
+/** Diffs whose origins one request looks up at most (`GET /captures/{id}/diffs/origins?limit=`). */
+export const MAX_ORIGINS_PAGE = 1_000;
+
+/** Diffs of one page of origins when `?limit=` is not given. */
+export const DEFAULT_ORIGINS_PAGE = 250;
+
+/** `?limit=&after=` of a capture's diffs' origins: the diffs' paging, at most `MAX_ORIGINS_PAGE` at once. */
+export class DiffOriginsQuery extends AfterKeyQuery {
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_ORIGINS_PAGE,
+    default: DEFAULT_ORIGINS_PAGE,
+    description: 'diffs in the page at most',
+  })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_ORIGINS_PAGE)
+  limit?: number;
+}
 
 /** `?kind=&limit=&cursor=` of the version matrix (20 rows by default). */
 export class MatrixQuery extends PageLimitQuery {
