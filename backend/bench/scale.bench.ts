@@ -718,6 +718,7 @@ async function main(): Promise<void> {
     if (PROFILE !== null) {
       await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
       await pool.query('SELECT pg_stat_statements_reset()');
+      await pool.query('SELECT pg_stat_reset()');
     }
     const rowsPerRound = agents.length * BATCHES * ROWS;
     const backendRates: number[] = [];
@@ -857,6 +858,22 @@ async function main(): Promise<void> {
         console.log(
           `    ${(statement.ms / 1000).toFixed(2)} s, ${statement.calls} calls, mean ${statement.mean.toFixed(2)} ms, ${statement.rows} rows: ${statement.query.replace(/\s+/g, ' ').slice(0, 160)}`,
         );
+      // Row versions written per table: an update that is not HOT (heap-only) also writes every index.
+      const { rows: tables } = await pool.query<{
+        table: string;
+        ins: number;
+        upd: number;
+        hot: number;
+        del: number;
+        indexes: number;
+      }>(
+        `SELECT t.relname AS table, t.n_tup_ins::int AS ins, t.n_tup_upd::int AS upd, t.n_tup_hot_upd::int AS hot, t.n_tup_del::int AS del,
+                (SELECT count(*) FROM pg_index i WHERE i.indrelid = t.relid)::int AS indexes
+           FROM pg_stat_user_tables t ORDER BY t.n_tup_ins + t.n_tup_upd + t.n_tup_del DESC LIMIT 15`,
+      );
+      console.log('  rows written per table (pg_stat_user_tables: inserted, updated (HOT), deleted; indexes):');
+      for (const t of tables)
+        console.log(`    ${t.table}: ${t.ins} ins, ${t.upd} upd (${t.hot} HOT), ${t.del} del; ${t.indexes} indexes`);
     }
     console.log(
       `  load average ${os
