@@ -2,7 +2,8 @@
  * `capture.updated` events coalesced (issue 20): PostgreSQL takes its notification queue's lock
  * once per committing transaction that notified, and with hundreds of agents streaming at once
  * the events of each capture, each in a transaction of its own, were the only lock waits over
- * 100 ms left. A replica now sends every capture due in one transaction, each capture once.
+ * 100 ms left. A replica now sends every capture due in one transaction, each capture once, and
+ * with them the events agents cause together (`agent.connection`).
  */
 import { randomUUID } from 'node:crypto';
 import type { DashboardEvent } from '@spectator/shared';
@@ -72,6 +73,46 @@ describe('capture.updated', () => {
         [[...captures[a]!, ...captures[b]!]],
       )) as Array<{ events: number; transactions: number }>;
       expect(stored).toEqual({ events: 5, transactions: 1 });
+    } finally {
+      for (const stop of unsubscribe) stop();
+    }
+  });
+});
+
+describe('events many agents cause at once (publishSoon)', () => {
+  it('go out in the order given, with the capture updates due, in one transaction', async () => {
+    const heard = new Map<string, DashboardEvent[]>(projects.map((id) => [id, []]));
+    const unsubscribe = projects.map((id) => events.subscribe(id, (event) => heard.get(id)!.push(event)));
+    const [a, b] = projects as [string, string];
+    // Pods of two Deployments starting and stopping together: each agent connects, then disconnects.
+    const agents = { [a]: [randomUUID(), randomUUID(), randomUUID()], [b]: [randomUUID()] };
+    const captureId = randomUUID();
+    try {
+      for (const connected of [true, false])
+        for (const project of projects)
+          for (const agentId of agents[project]!)
+            events.publishSoon(project, { type: 'agent.connection', agentId, connected });
+      events.captureChanged(a, captureId);
+      const connections = (project: string): Array<[string, boolean]> =>
+        heard
+          .get(project)!
+          .flatMap((event) => (event.type === 'agent.connection' ? [[event.agentId, event.connected]] : []));
+      await eventually(
+        () => projects.map(connections),
+        ([first, second]) => first!.length >= 6 && second!.length >= 2,
+      );
+      // Each agent's connect before its disconnect, each once, to its own project only.
+      for (const project of projects)
+        expect(connections(project)).toEqual([
+          ...agents[project]!.map((agentId): [string, boolean] => [agentId, true]),
+          ...agents[project]!.map((agentId): [string, boolean] => [agentId, false]),
+        ]);
+      const [stored] = (await ds.query(
+        `SELECT count(*)::int AS events, count(DISTINCT xmin::text)::int AS transactions FROM dashboard_events
+          WHERE event::jsonb->>'agentId' = ANY($1::text[]) OR event::jsonb->>'captureId' = $2`,
+        [[...agents[a]!, ...agents[b]!], captureId],
+      )) as Array<{ events: number; transactions: number }>;
+      expect(stored).toEqual({ events: 9, transactions: 1 });
     } finally {
       for (const stop of unsubscribe) stop();
     }

@@ -90,8 +90,10 @@ export class AgentsService {
       const id = connectionId;
       connectionId = null;
       const closedBy = await this.agents.closeConnection(id);
+      // Coalesced: a Deployment's pods come and go together (one transaction per event queued on
+      // PostgreSQL's notification lock, issue 20).
       for (const row of closedBy)
-        await this.events.publish(row.projectId, { type: 'agent.connection', agentId: row.id, connected: false });
+        this.events.publishSoon(row.projectId, { type: 'agent.connection', agentId: row.id, connected: false });
     };
     return {
       open: (agentRowId) =>
@@ -101,11 +103,7 @@ export class AgentsService {
           const row = await this.agents.openConnection(agentRowId, STALE_INTERVAL);
           connectionId = row?.id ?? null;
           if (row)
-            await this.events.publish(row.projectId, {
-              type: 'agent.connection',
-              agentId: agentRowId,
-              connected: true,
-            });
+            this.events.publishSoon(row.projectId, { type: 'agent.connection', agentId: agentRowId, connected: true });
           heartbeat ??= setInterval(() => void run('heartbeat', () => this.beat(connectionId)), heartbeatMs).unref();
         }),
       close: () => {

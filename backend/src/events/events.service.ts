@@ -31,7 +31,9 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   private readonly listeners = new Map<string, Set<Listener>>();
   /** Captures changed since the last `capture.updated` events went out, with their project. */
   private readonly pendingCaptureUpdates = new Map<string, string>();
-  private captureUpdatesDue: NodeJS.Timeout | null = null;
+  /** Events `publishSoon` was given since they last went out, in order. */
+  private readonly pendingEvents: Array<{ projectId: string; event: DashboardEvent }> = [];
+  private eventsDue: NodeJS.Timeout | null = null;
   private client: pg.Client | null = null;
   private closed = false;
   private reconnectDelayMs = 200;
@@ -63,9 +65,10 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     this.closed = true;
     await this.pruning.stop();
     await this.reading;
-    if (this.captureUpdatesDue !== null) clearTimeout(this.captureUpdatesDue);
-    this.captureUpdatesDue = null;
+    if (this.eventsDue !== null) clearTimeout(this.eventsDue);
+    this.eventsDue = null;
     this.pendingCaptureUpdates.clear();
+    this.pendingEvents.splice(0);
     await this.client?.end().catch(() => undefined);
     this.client = null;
   }
@@ -89,26 +92,45 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   captureChanged(projectId: string, captureId: string): void {
     if (this.closed) return;
     this.pendingCaptureUpdates.set(captureId, projectId);
-    if (this.captureUpdatesDue !== null) return;
-    this.captureUpdatesDue = setTimeout(() => {
-      this.captureUpdatesDue = null;
-      void this.publishCaptureUpdates();
-    }, CAPTURE_UPDATE_INTERVAL_MS);
-    this.captureUpdatesDue.unref();
+    this.publishDueSoon();
   }
 
-  /** Sends the `capture.updated` events due, in one transaction. Never throws. */
-  private async publishCaptureUpdates(): Promise<void> {
-    const due = [...this.pendingCaptureUpdates].map(([captureId, projectId]) => ({
-      projectId,
-      event: { type: 'capture.updated', captureId } as const,
-    }));
+  /**
+   * An event sent with the next `capture.updated` events (within CAPTURE_UPDATE_INTERVAL_MS), in
+   * the same transaction, in the order given: for events many agents cause at once, such as
+   * `agent.connection` when a Deployment's pods start or stop (issue 20: one transaction each
+   * queued on PostgreSQL's notification lock). Never throws; dropped once the replica shuts down.
+   */
+  publishSoon(projectId: string, event: DashboardEvent): void {
+    if (this.closed) return;
+    this.pendingEvents.push({ projectId, event });
+    this.publishDueSoon();
+  }
+
+  private publishDueSoon(): void {
+    if (this.eventsDue !== null) return;
+    this.eventsDue = setTimeout(() => {
+      this.eventsDue = null;
+      void this.publishDue();
+    }, CAPTURE_UPDATE_INTERVAL_MS);
+    this.eventsDue.unref();
+  }
+
+  /** Sends the events due (`publishSoon`'s, then the `capture.updated` ones) in one transaction. Never throws. */
+  private async publishDue(): Promise<void> {
+    const due = [
+      ...this.pendingEvents.splice(0),
+      ...[...this.pendingCaptureUpdates].map(([captureId, projectId]) => ({
+        projectId,
+        event: { type: 'capture.updated', captureId } as const,
+      })),
+    ];
     this.pendingCaptureUpdates.clear();
     if (this.closed || due.length === 0) return;
     try {
       await this.events.publishAll(due);
     } catch (error) {
-      this.log.warn({ err: error, events: due.length }, 'capture.updated events not published');
+      this.log.warn({ err: error, events: due.length }, 'dashboard events not published');
     }
   }
 
