@@ -36,6 +36,7 @@ import { VersionsAndCellsByProject1765990000000 } from './migrations/17659900000
 import { ParentsKeyedByProject1766000000000 } from './migrations/1766000000000-ParentsKeyedByProject';
 import { EndpointRemoval1795881488605 } from './migrations/1795881488605-EndpointRemoval';
 import { RuntimePartitions1795881639261 } from './migrations/1795881639261-RuntimePartitions';
+import { FoldedRowsRoomToUpdate1795882233699 } from './migrations/1795882233699-FoldedRowsRoomToUpdate';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -76,6 +77,7 @@ export const MIGRATIONS = [
   ParentsKeyedByProject1766000000000,
   EndpointRemoval1795881488605,
   RuntimePartitions1795881639261,
+  FoldedRowsRoomToUpdate1795882233699,
 ];
 
 /**
