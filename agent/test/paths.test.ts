@@ -80,6 +80,12 @@ async function sendAll(proxyUrl: string, paths: readonly string[], concurrency =
   await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
+/** Stop the agent (what it holds goes out) and list the templates the backend received, sorted. */
+async function sentTemplates(agent: { close(): Promise<void> }): Promise<string[]> {
+  await agent.close();
+  return [...new Set(backend.observations().map((o) => o.path))].sort();
+}
+
 // Each test sends its traffic and waits for what the agent holds: more than jest's default 5 s on a loaded machine.
 jest.setTimeout(20_000);
 
@@ -219,14 +225,51 @@ describe('path templates from structure', () => {
       ],
       1,
     );
-    await agent.close();
-    const templates = [...new Set(backend.observations().map((o) => o.path))].sort();
-    expect(templates).toEqual([
+    expect(await sentTemplates(agent)).toEqual([
       '/messages/schedule',
       '/messages/schedule/{schedule}',
       '/messages/{message}',
       '/orders/{orderId}/{order}',
       '/route/{owner}/{route}',
+    ]);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
+  it('holds what follows a value until its siblings show it a value or a route word, and sends no name of it', async () => {
+    const scheduled = ['canary-peggy', 'canary-trent-cli', 'canary-Victor43', 'canary-walter'];
+    const ships = ['canary-alice', 'canary-bob-infra', 'canary-Carol74'];
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'messages' && parts.length === 2 && parts[1] === 'schedule')
+        return sendJson(res, 200, { batch: true, id: 'i', message: { content: 'c' } });
+      if (parts[0] === 'messages' && parts.length === 2) return sendJson(res, 200, { batchid: 'b', content: 'c' });
+      if (parts[0] === 'messages' && parts.length === 3) return sendJson(res, 200, { messageid: 'm', status: 's' });
+      if (parts[0] === 'ships' && parts.length === 3) return sendJson(res, 200, { data: { symbol: 's', fuel: 1 } });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    await sendAll(
+      agent.proxyUrl,
+      [
+        '/messages/canary-yvonne',
+        '/messages/canary-zed-data',
+        // Two alike values after `schedule`, taken for a value of `/messages/{message}` until it answers
+        // other fields: held, not sent under `/messages/{owner}/{message}`.
+        ...scheduled.slice(0, 2).map((name) => `/messages/schedule/${name}`),
+        '/messages/schedule',
+        ...scheduled.slice(2).map((name) => `/messages/schedule/${name}`),
+        // Words after a learned value: held until they recur after three ships (route words), not sent as values.
+        ...ships.flatMap((ship) => [`/ships/${ship}/nav`, `/ships/${ship}/cargo`]),
+      ],
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual([
+      '/messages/schedule',
+      '/messages/schedule/{schedule}',
+      '/messages/{message}',
+      '/ships/{ship}/cargo',
+      '/ships/{ship}/nav',
     ]);
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });

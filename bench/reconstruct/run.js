@@ -25,8 +25,9 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
   --peers-from <dir>        run only Spectator; take har-to-openapi's and Optic's documents from an earlier run in
                             <dir> (checked to be of the same traffic: the peers are deterministic, Optic is slow)
   --rescore <dir>           score the traffic and outputs an earlier run saved in <dir> again (no mock, no contenders run)
-  --replay <dir>            the agent's path learner alone on the traffic an earlier run saved in <dir>: its final
-                            templates, operations scored (seconds; not for fresh; no hold or backend, so not a figure)
+  --replay <dir>            the traffic an earlier run saved in <dir> through the agent's observation pipeline
+                            alone (its path learner and hold, on the saved times), operations scored (seconds; not
+                            for fresh; no backend or bodies, so not a figure)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
   --capture-limit <bytes>   the agent's --capture-limit (default its own, 1 MiB): try Spectator on bodies past it
   --help                    this text`;
@@ -339,7 +340,7 @@ async function main() {
   } = require('./lib/score');
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
   const { startSpectator, buildSpectator } = require('./lib/spectator');
-  const { replayTemplates } = require('./lib/replay');
+  const { replayAgent, agentPartsOf } = require('./lib/replay');
 
   /** @type {('train' | 'heldout' | 'heldout2' | 'fresh')[]} */
   const sets = options.set === 'all' ? ['train', 'heldout', 'heldout2', 'fresh'] : [options.set];
@@ -354,8 +355,8 @@ async function main() {
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
   const generate = createGenerator();
-  /** @type {import('./lib/replay').SharedPaths | null} the learner, built from this checkout, for --replay */
-  const shared = replay ? (buildSpectator(), require(path.join(ROOT, 'shared/dist/src/index.js'))) : null;
+  /** @type {import('./lib/replay').AgentParts | null} the agent's pipeline, built from this checkout, for --replay */
+  const agentParts = replay ? (buildSpectator(), agentPartsOf(ROOT)) : null;
   const spectator =
     !rescore && options.contenders.includes('spectator')
       ? await startSpectator({ log: (line) => console.log(line), captureLimit: options.captureLimit })
@@ -399,7 +400,7 @@ async function main() {
         const started = Date.now();
         if (rescore) {
           exchanges = savedExchanges(docDir, planned);
-          if (shared) outputs.spectator = replayTemplates(exchanges, shared);
+          if (agentParts) outputs.spectator = replayAgent(exchanges, agentParts);
           else
             for (const name of options.contenders) {
               const output = path.join(docDir, `${name}.openapi.json`);

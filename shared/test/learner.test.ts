@@ -545,6 +545,43 @@ describe('PathLearner', () => {
     expect(learner.changeable('/api/v2/{id}')).toBe(false);
   });
 
+  it('holds a value seen with a continuation no sibling has, and a value right after a learned one', () => {
+    const learner = new PathLearner();
+    const message = responseKeys(inferShape({ batchid: 'b', content: 'c', created: 'd' }));
+    const deleted = responseKeys(inferShape({ messageid: 'm', status: 's' }));
+    learn(learner, [
+      ['GET', '/messages/alice', message],
+      ['GET', '/messages/bob', message],
+      ['DELETE', '/messages/schedule/carol', deleted],
+      ['DELETE', '/messages/schedule/dave', deleted],
+    ]);
+    // `schedule` is a value of `/messages/{message}` by default only: no other value has a segment after it.
+    const scheduled = learner.resolve('/messages/schedule/carol');
+    expect(scheduled).toBe('/messages/{owner}/{message}');
+    expect(learner.undecided(scheduled, '/messages/schedule/carol')).toBe(true);
+    expect(learner.undecided('/messages/{message}', '/messages/erin')).toBe(false);
+    // Once it answers other fields than its siblings, it is a route word and what follows it is learned apart.
+    learn(learner, [
+      ['GET', '/messages/schedule', list({ batch: true, id: 'i' })],
+      ['DELETE', '/messages/schedule/erin', deleted],
+      ['DELETE', '/messages/schedule/frank', deleted],
+    ]);
+    expect(learner.resolve('/messages/schedule/carol')).toBe('/messages/schedule/{schedule}');
+    expect(learner.resolve('/messages/schedule')).toBe('/messages/schedule');
+
+    // Right after a learned value, route words show themselves only as they recur after other values.
+    const ships = new PathLearner();
+    const answer = responseKeys(inferShape({ data: { cooldown: 1, symbol: 's' } }));
+    learn(ships, [
+      ['GET', '/my/ships/alice/cargo', answer],
+      ['GET', '/my/ships/bob/nav', answer],
+    ]);
+    const charted = ships.resolve('/my/ships/alice/cargo');
+    expect(charted).toBe('/my/ships/{owner}/{ship}');
+    expect(ships.undecided(charted, '/my/ships/alice/cargo')).toBe(true);
+    expect(ships.undecided(charted)).toBe(false);
+  });
+
   it('keeps a word seen after three values literal, however many values there are (/my/ships/{ship}/dock)', () => {
     const learner = new PathLearner();
     const nav = responseKeys(inferShape({ data: { nav: { status: 's' } } }));

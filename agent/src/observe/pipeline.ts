@@ -471,7 +471,7 @@ export class ObservationPipeline implements ExchangeObserver {
     if (entry.template !== '') return entry.template;
     const before = this.limiter.trackedPrefixes;
     entry.template = this.limiter.limit(entry.resolved);
-    entry.undecided = this.learner.undecided(entry.template);
+    entry.undecided = this.learner.undecided(entry.template, entry.inferred);
     // A path the limiter had not seen changes its state and may collapse positions that cached
     // templates still show as literals: start the cache afresh (rare once traffic is steady).
     if (this.limiter.trackedPrefixes !== before) this.templates.clear();
@@ -508,7 +508,9 @@ export class ObservationPipeline implements ExchangeObserver {
    * answered 200): it is held like any undecided path and decided when it goes out.
    */
   private mayTurnReal(entry: string | PathEntry): boolean {
-    return typeof entry !== 'string' && this.options.holdMs > 0 && this.learner.undecided(entry.resolved);
+    return (
+      typeof entry !== 'string' && this.options.holdMs > 0 && this.learner.undecided(entry.resolved, entry.inferred)
+    );
   }
 
   /**
@@ -612,13 +614,13 @@ export class ObservationPipeline implements ExchangeObserver {
       if (observation.unmatchedPath !== undefined) {
         // A possible noise: held while its path may still be learned, decided here otherwise.
         const learned = this.learner.resolve(path.inferred);
-        undecided = this.learner.undecided(learned);
+        undecided = this.learner.undecided(learned, path.inferred);
         if (!undecided && this.droppedAsNoise(observation, learned)) return;
         observation.template = undecided ? learned : this.resolve(path.inferred);
       } else {
         const current = path.generation === this.generation;
         if (!current) observation.template = this.resolve(path.inferred);
-        undecided = current ? path.undecided : this.learner.undecided(observation.template);
+        undecided = current ? path.undecided : this.learner.undecided(observation.template, path.inferred);
       }
       if (undecided && this.options.holdMs > 0) {
         this.held.push({ observation, until: this.options.now() + this.options.holdMs });
@@ -647,7 +649,7 @@ export class ObservationPipeline implements ExchangeObserver {
       const inferred = (item.observation.path as PathEntry).inferred;
       if (item.observation.unmatchedPath !== undefined) {
         const learned = this.learner.resolve(inferred);
-        const undecided = this.learner.undecided(learned);
+        const undecided = this.learner.undecided(learned, inferred);
         if ((all || item.until <= now || !undecided) && this.droppedAsNoise(item.observation, learned)) continue;
         if (!all && item.until > now && undecided) {
           kept.push(item);
@@ -657,7 +659,7 @@ export class ObservationPipeline implements ExchangeObserver {
       let current = resolved.get(inferred);
       if (current === undefined) {
         const template = this.resolve(inferred);
-        resolved.set(inferred, (current = { template, undecided: this.learner.undecided(template) }));
+        resolved.set(inferred, (current = { template, undecided: this.learner.undecided(template, inferred) }));
       }
       if (all || item.until <= now || !current.undecided) {
         item.observation.template = current.template;
@@ -672,7 +674,7 @@ export class ObservationPipeline implements ExchangeObserver {
     if (this.droppedAsNoise(item.observation, this.learner.resolve(inferred))) return;
     const template = this.resolve(inferred);
     item.observation.template = template;
-    this.toRows(item.observation, this.learner.undecided(template));
+    this.toRows(item.observation, this.learner.undecided(template, inferred));
   }
 
   /**

@@ -1,74 +1,131 @@
 // @ts-check
-// The agent's path learner alone on a saved run's traffic (`--replay <dir>`): the templates it ends
-// with, fed as the agent feeds it (the path as the detectors template it, the field names of 2xx JSON
-// answers and of accepted JSON or form request bodies, identifier values once per raw path, 404/405
-// left out), without the agent's hold, the backend or bodies. Seconds instead of minutes, to try a
-// learner change on the saved traffic of the seen sets. Not a figure: rows the agent sends before
-// a position is learned or forgotten are not replayed, so the bench's own run may differ.
-const { parseJson } = require('./score');
+// The agent on a saved run's traffic (`--replay <dir>`): each exchange handed to the agent's own
+// observation pipeline (templating, the path learner, the hold of undecided paths, noise, bounded
+// cardinality) in the order it was sent, on a clock read from the saved times, rows drained every
+// second as the agent sends them, and the templates the agent says it learned (`learned` covers)
+// regrouped as the backend regroups them. The operations it ends with are scored: seconds instead of
+// minutes, to try a learner change on the seen sets. Not a figure: no backend, no bodies documented,
+// and the saved times are the bench's own run's, not this machine's.
+const path = require('node:path');
 
 /**
- * @typedef {object} SharedPaths what the learner needs of `@spectator/shared`
- * @property {(raw: string) => string} templatePath
- * @property {new () => { observe(template: string, method: string, keys: readonly string[] | null, requestKeys?: readonly string[] | null): boolean, noteIdentifiers(template: string, raw: string): boolean, resolve(template: string): string }} PathLearner
- * @property {(shape: any) => readonly string[] | null} responseKeys
- * @property {(value: unknown) => any} inferShape
+ * @typedef {object} AgentParts what the replay needs of the agent and `@spectator/shared`
+ * @property {new (options: any) => any} ObservationPipeline
+ * @property {new () => any} Metrics
+ * @property {(captureId: string, path: string) => string} pathDigest
  */
 
 /**
- * A request body as the agent shapes it for the learner: JSON, or a form's fields (as strings).
- * @param {string | undefined} contentType
- * @param {string | undefined} text
- * @returns {unknown}
+ * The agent's pipeline and `pathDigest`, from this checkout's build (`tsc -b shared agent backend`).
+ * @param {string} root the repository
+ * @returns {AgentParts}
  */
-function requestValue(contentType, text) {
-  if (text === undefined || text === '') return undefined;
-  if (/json/i.test(contentType ?? '')) return parseJson(text);
-  if (/x-www-form-urlencoded/i.test(contentType ?? '')) return Object.fromEntries(new URLSearchParams(text));
-  return undefined;
+function agentPartsOf(root) {
+  const { ObservationPipeline } = require(path.join(root, 'agent/dist/src/observe/pipeline.js'));
+  const { Metrics } = require(path.join(root, 'agent/dist/src/metrics.js'));
+  const { pathDigest } = require(path.join(root, 'shared/dist/src/index.js'));
+  return { ObservationPipeline, Metrics, pathDigest };
 }
 
+/** How often the agent drains its rows (its default `flushIntervalMs`). */
+const FLUSH_MS = 1_000;
+const CAPTURE = 'replay';
+/** How the agent's answers to failed upstream requests begin (agent/src/proxy/errors.ts). */
+const AGENT_FAILURE = '{"statusCode":50';
+
+/** A logger that says nothing. @type {any} */
+const SILENT = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, child: () => SILENT };
+
 /**
- * The learner's final templates for a document's traffic, as an OpenAPI document of operations only.
+ * The operations the agent's rows end with for a document's traffic, as an OpenAPI document of operations only.
  * @param {import('./send').Exchange[]} exchanges in the order they were sent
- * @param {SharedPaths} paths
+ * @param {AgentParts} agent
  * @returns {{ openapi: string, info: { title: string, version: string }, paths: Record<string, Record<string, { responses: {} }>> }}
  */
-function replayTemplates(exchanges, { templatePath, PathLearner, responseKeys, inferShape }) {
-  const learner = new PathLearner();
-  /** Raw paths and methods seen without fields (evidence once), raw paths whose identifiers were counted. */
-  const observed = new Set();
-  const noted = new Set();
-  const answered = exchanges.filter((exchange) => exchange.status > 0);
-  for (const exchange of answered) {
-    const { status } = exchange;
-    if (status === 404 || status === 405) continue;
-    const raw = exchange.request.path.split('?')[0] ?? '/';
-    const template = templatePath(raw);
-    const answer = /json/i.test(exchange.responseHeaders['content-type'] ?? '')
-      ? parseJson(exchange.responseText)
-      : undefined;
-    const keys = status >= 200 && status < 300 && answer !== undefined ? responseKeys(inferShape(answer)) : null;
-    const request = requestValue(exchange.request.headers['content-type'], exchange.request.body);
-    const requestKeys =
-      status >= 200 && status < 400 && request !== undefined ? responseKeys(inferShape(request)) : null;
-    const once = `${exchange.request.method} ${raw}`;
-    if (keys !== null || requestKeys !== null || !observed.has(once)) {
-      observed.add(once);
-      learner.observe(template, exchange.request.method, keys, requestKeys);
+function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest }) {
+  let clock = 0;
+  const pipeline = new ObservationPipeline({
+    bodyLimit: 1024 * 1024,
+    captureId: () => CAPTURE,
+    rules: () => [],
+    metrics: new Metrics(),
+    log: SILENT,
+    now: () => clock,
+    samplerClock: () => clock,
+    // Every body shaped (`--shape-budget 100`): the default budget admits by measured CPU time, which
+    // would make the replay differ from run to run.
+    sampler: { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity },
+  });
+  /** Method and path of each row the backend would store (method, space, path). */
+  const rows = new Set();
+  /** Digests of covered literal paths → their template: later rows under them are stored under it too. */
+  const moved = new Map();
+  const flush = () => {
+    for (const group of pipeline.drain()) {
+      for (const { method, path } of group.observations)
+        rows.add(`${method} ${moved.get(pathDigest(CAPTURE, path)) ?? path}`);
+      // The backend's regroup: rows stored under a covered literal path move to the template.
+      for (const [template, digests] of Object.entries(group.learned ?? {})) {
+        for (const digest of digests) moved.set(digest, template);
+        for (const row of [...rows]) {
+          const [method, path] = row.split(' ');
+          const into = moved.get(pathDigest(CAPTURE, String(path)));
+          if (into === undefined || into === path) continue;
+          rows.delete(row);
+          rows.add(`${method} ${into}`);
+        }
+      }
     }
-    if (!noted.has(raw)) {
-      noted.add(raw);
-      if (template.includes('}/')) learner.noteIdentifiers(template, raw);
+  };
+  let nextFlush = -1;
+  for (const exchange of exchanges) {
+    if (exchange.status === 0) continue;
+    const at = Date.parse(exchange.startedAt) + exchange.ms;
+    if (nextFlush < 0) nextFlush = at + FLUSH_MS;
+    for (; at >= nextFlush; nextFlush += FLUSH_MS) {
+      clock = nextFlush;
+      flush();
     }
+    clock = at;
+    const { request } = exchange;
+    // The agent's own answer to a request its upstream failed (`upstream gave an invalid response`):
+    // counted apart by the agent, no row.
+    if (exchange.status >= 502 && exchange.status <= 504 && exchange.responseText.startsWith(AGENT_FAILURE)) continue;
+    const requestTap = pipeline.tap(request.headers['content-type'], undefined, true);
+    if (request.body !== undefined && request.body !== '') requestTap.write(Buffer.from(request.body));
+    const headers = exchange.responseHeaders;
+    const sampled = pipeline.sample(request.method, request.path, exchange.status, headers, requestTap.copied);
+    const responseTap = pipeline.tap(headers['content-type'], headers['content-encoding'], sampled !== 0);
+    if (exchange.responseText !== '') responseTap.write(Buffer.from(exchange.responseText));
+    pipeline.record({
+      captureId: CAPTURE,
+      method: request.method,
+      target: request.path,
+      status: exchange.status,
+      requestHeaders: request.headers,
+      responseHeaders: headers,
+      request: requestTap.bytes > 0 ? requestTap : null,
+      response: responseTap.bytes > 0 ? responseTap : null,
+      at,
+      sampledBytes: sampled,
+      firstByte: exchange.ms,
+      lastByte: exchange.ms,
+      clientLeft: false,
+      socket: undefined,
+    });
   }
+  // The agent stops: what is held goes out.
+  clock = Math.max(clock, nextFlush);
+  flush();
+  pipeline.releaseAll();
+  flush();
   /** @type {Record<string, Record<string, { responses: {} }>>} */
-  const operations = {};
-  for (const exchange of answered) {
-    const template = learner.resolve(templatePath(exchange.request.path.split('?')[0] ?? '/'));
-    operations[template] = { ...operations[template], [exchange.request.method.toLowerCase()]: { responses: {} } };
+  const paths = {};
+  for (const row of rows) {
+    const [method, path] = row.split(' ');
+    paths[String(path)] = { ...paths[String(path)], [String(method).toLowerCase()]: { responses: {} } };
   }
-  return { openapi: '3.0.3', info: { title: 'replayed templates', version: '0' }, paths: operations };
+  return { openapi: '3.0.3', info: { title: 'replayed through the agent', version: '0' }, paths };
 }
 
-module.exports = { replayTemplates };
+module.exports = { replayAgent, agentPartsOf };

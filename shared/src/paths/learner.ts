@@ -58,6 +58,7 @@ interface LearnedPosition {
 
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
 const LEARNED = '';
+const LEARNED_PARAM: Segment = { kind: 'param', name: LEARNED };
 
 /**
  * Learns which positions are parameters from what follows them. Bounded: at most `maxRecords`
@@ -131,6 +132,11 @@ export class PathLearner {
    * memory as digests only.
    */
   private readonly identifierParentsOf = new Map<string, Set<number>>();
+  /**
+   * Resolved prefix → segments after the position → the first values seen there with that many
+   * segments after them (`MAX_REST_VALUES` at most; see `unseenContinuation`). Rebuilt with the index.
+   */
+  private restValues = new Map<string, Map<number, string[]>>();
   /** The values of the first segment as the evidence shows them now (see `rootMembers`); cleared as it grows. */
   private rootCache: Set<string> | undefined;
 
@@ -262,18 +268,46 @@ export class PathLearner {
    * make that position a parameter, so its first values are held like any other, and so are its
    * values once learned (`/snapshots/{id}/{snapshot}`), as actions may yet show it was none.
    */
-  undecided(template: string): boolean {
-    const segments = splitPath(template);
+  undecided(template: string, inferred?: string): boolean {
+    const given = inferred === undefined ? undefined : splitPath(inferred);
+    // Parameters the learner placed (a literal in `inferred`) are no detected identifiers: the literal
+    // before one is no collection (`/ships/alice/{ship}` before `/ships/{ship}` is learned).
+    const segments = splitPath(template).map((segment, i): Segment =>
+      segment.kind === 'param' && given?.[i]?.kind === 'literal' ? LEARNED_PARAM : segment,
+    );
     let key = '';
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!;
       if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key)) return true;
-      // A value of a position learned right after an identifier: route words there show only after three
-      // identifier values (see `noteIdentifiers`), so what was learned may be forgotten; held till its hold ends.
-      if (segment.kind === 'param' && this.learned.get(key)?.strict === true) return true;
+      if (segment.kind === 'param') {
+        // A value of a position learned right after an identifier: route words there show only after three
+        // identifier values (see `noteIdentifiers`), so what was learned may be forgotten; held till its hold ends.
+        if (this.learned.get(key)?.strict === true) return true;
+        const value = given?.[i];
+        if (value?.kind === 'literal') {
+          if (this.unseenContinuation(key, value.text, segments.length - i - 1)) return true;
+          // Right after another learned value (`/my/ships/alice/chart`) route words live too, and show
+          // themselves only as they recur after other values (see `isRouteWord`): held till its hold ends.
+          if (i > 1 && segments[i - 1]!.kind === 'param' && given![i - 1]!.kind === 'literal') return true;
+        }
+      }
       key = extendKey(key, segment);
     }
     return false;
+  }
+
+  /**
+   * Is `value` a value of the learned position under `key` by default only, for a path with `after`
+   * segments after it: no other value there but exceptions was seen with as many
+   * (`/messages/schedule/alice`, with `/messages/{message}` learned from `/messages/alice` and
+   * `/messages/bob`)? Nothing yet tells such a value from a route word with routes of its own
+   * (`schedule`, once `GET /messages/schedule` answers other fields): held, not decided (see `undecided`).
+   */
+  private unseenContinuation(key: string, value: string, after: number): boolean {
+    const position = this.learned.get(key);
+    if (position === undefined || key === '') return false;
+    const values = this.restValues.get(key)?.get(after);
+    return values === undefined || !values.some((other) => other !== value && !position.exceptions.has(other));
   }
 
   /**
@@ -523,6 +557,12 @@ export class PathLearner {
         let seen = rests.get(text);
         if (seen === undefined) rests.set(text, (seen = new Set()));
         seen.add(rest);
+        let byRest = this.restValues.get(key);
+        if (byRest === undefined) this.restValues.set(key, (byRest = new Map()));
+        const after = resolved.length - at - 1;
+        const values = byRest.get(after);
+        if (values === undefined) byRest.set(after, [text]);
+        else if (values.length < MAX_REST_VALUES && !values.includes(text)) values.push(text);
         let byValue = this.index.get(key);
         if (byValue === undefined) this.index.set(key, (byValue = new Map()));
         let placed = byValue.get(text);
@@ -657,10 +697,12 @@ export class PathLearner {
     this.identifierPositions = new Set();
     this.literalRests = new Map();
     this.collectionWords = new Set();
+    this.restValues = new Map();
     // Twice: where identifiers sit (found by the first pass) changes how the second resolves.
     for (const kept of this.records) this.place(kept);
     this.index = new Map();
     this.collectionWords = new Set();
+    this.restValues = new Map();
     for (const kept of this.records) this.place(kept);
   }
 
@@ -860,6 +902,12 @@ function isAction(placed: readonly Placed[]): boolean {
   }
   return post;
 }
+
+/**
+ * Values kept per position and number of segments after it (see `unseenContinuation`): enough that
+ * a few exceptions among them still leave another value to show the continuation is no value's own.
+ */
+const MAX_REST_VALUES = 8;
 
 /** Times one observation indexes the evidence again because exceptions changed, at most (see `settle`). */
 const MAX_MOVES = 4;
