@@ -325,7 +325,7 @@ async function main() {
     return;
   }
 
-  const { listOperations } = require('./lib/openapi');
+  const { listOperations, requestable, withoutFramingHeaders } = require('./lib/openapi');
   const { planTraffic } = require('./lib/traffic');
   const { createGenerator } = require('./lib/generate');
   const { sendAll, toHar } = require('./lib/send');
@@ -388,7 +388,7 @@ async function main() {
         const file = path.join(apiDir, `${entry.id}.json`);
         const source = JSON.parse(fs.readFileSync(file, 'utf8'));
         const operations = listOperations(source).filter(
-          (operation) => !['HEAD', 'OPTIONS', 'TRACE'].includes(operation.method),
+          (operation) => !['HEAD', 'OPTIONS', 'TRACE'].includes(operation.method) && requestable(operation),
         );
         const seed = `${corpus.seed}:${entry.id}`;
         const planned = planTraffic(source, operations, seed, generate);
@@ -410,7 +410,10 @@ async function main() {
             }
         } else {
           fs.mkdirSync(docDir, { recursive: true });
-          const prism = await startPrism(file, seed);
+          // The mock serves a copy without made-up framing headers when the document defines some.
+          const served = withoutFramingHeaders(source);
+          if (served) fs.writeFileSync(path.join(docDir, 'mock.openapi.json'), JSON.stringify(served));
+          const prism = await startPrism(served ? path.join(docDir, 'mock.openapi.json') : file, seed);
           try {
             if (spectator) {
               const result = await spectator.reconstruct(

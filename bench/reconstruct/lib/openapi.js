@@ -361,7 +361,62 @@ function inlineSchema(doc, schema, refs = []) {
   return copy;
 }
 
+/**
+ * Can a client send a request on this operation's path? Not when the path holds a `#` (a client sends
+ * only what precedes it: mastercard.com/masterpassqr's `/send/#env/v1/…` reaches `/send/`) or a `?`
+ * (the query starts there).
+ * @param {Operation} operation
+ * @returns {boolean}
+ */
+function requestable(operation) {
+  return !/[#?]/.test(operation.path);
+}
+
+/**
+ * Response headers that frame the message rather than carry the API's data. Documents recorded from
+ * real answers list them (nowpayments.io: `Transfer-Encoding`, `Content-Encoding`), and the mock
+ * makes up values for them (`Transfer-Encoding: anim`): answers no HTTP client can read.
+ */
+const FRAMING_HEADERS = new Set([
+  'connection',
+  'content-encoding',
+  'content-length',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
+
+/**
+ * A copy of a document without the framing headers its responses define (see FRAMING_HEADERS), for
+ * the mock to serve; null when it defines none.
+ * @param {any} doc
+ * @returns {any | null}
+ */
+function withoutFramingHeaders(doc) {
+  const copy = JSON.parse(JSON.stringify(doc));
+  let removed = 0;
+  /** @param {any} response */
+  const clean = (response) => {
+    const headers = response?.headers;
+    if (!headers || typeof headers !== 'object') return;
+    for (const name of Object.keys(headers))
+      if (FRAMING_HEADERS.has(name.toLowerCase())) {
+        delete headers[name];
+        removed++;
+      }
+  };
+  for (const item of Object.values(copy.paths ?? {}))
+    for (const method of METHODS)
+      for (const response of Object.values(item?.[method]?.responses ?? {})) clean(response);
+  for (const response of Object.values(copy.components?.responses ?? {})) clean(response);
+  return removed === 0 ? null : copy;
+}
+
 module.exports = {
+  requestable,
+  withoutFramingHeaders,
   inlineSchema,
   METHODS,
   MAX_DEPTH,

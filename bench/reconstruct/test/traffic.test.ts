@@ -1,7 +1,7 @@
 // The bench's traffic plan and corpus choice on small documents (the real generator and the real
 // directory are the bench's own install; here a plain generator stands in for json-schema-faker).
 import { assess, selectCorpus, type CorpusEntry } from '../lib/corpus';
-import { listOperations } from '../lib/openapi';
+import { listOperations, requestable, withoutFramingHeaders } from '../lib/openapi';
 import { createRng } from '../lib/rng';
 import { pathValue, planTraffic, credentials } from '../lib/traffic';
 
@@ -182,5 +182,41 @@ describe('corpus', () => {
     expect(
       selectCorpus(candidates, { seed: 1, train: 2, heldout: 1, exclude: ids }).train.map((entry) => entry.id),
     ).not.toContain(ids[0]);
+  });
+});
+
+describe('what the mock is given and asked', () => {
+  it('leaves out operations whose path no client can request (a # or ? in it)', () => {
+    const doc = {
+      openapi: '3.0.3',
+      paths: {
+        '/send/#env/v1/transfers': { get: { responses: {} } },
+        '/send/v1/transfers': { get: { responses: {} } },
+      },
+    };
+    expect(
+      listOperations(doc)
+        .filter(requestable)
+        .map((operation) => operation.path),
+    ).toEqual(['/send/v1/transfers']);
+  });
+
+  it('serves a copy without the framing headers a document defines, and nothing when it defines none', () => {
+    const doc = {
+      openapi: '3.0.3',
+      paths: {
+        '/v1/estimate': {
+          get: {
+            responses: {
+              200: { headers: { 'Transfer-Encoding': { schema: { type: 'string' } }, 'X-Rate': { schema: {} } } },
+            },
+          },
+        },
+      },
+    };
+    const served = withoutFramingHeaders(doc);
+    expect(Object.keys(served.paths['/v1/estimate'].get.responses[200].headers)).toEqual(['X-Rate']);
+    expect(Object.keys(doc.paths['/v1/estimate'].get.responses[200].headers)).toHaveLength(2);
+    expect(withoutFramingHeaders(served)).toBeNull();
   });
 });
