@@ -124,6 +124,53 @@ describe('usage', () => {
     expect(body.endpoints.find((e) => e.path === '/never')?.lastSeen).toBeNull();
   });
 
+  it('answers for one build of the environment, its response headers from its own captures', async () => {
+    const usage = async (build: string) =>
+      (await backend.api<UsageResponse>('GET', `/projects/use/usage?environment=production&build=${build}`)).body;
+    const seen = (answer: UsageResponse) =>
+      answer.endpoints.filter((e) => e.lastSeen !== null).map((e) => `${e.method} ${e.path}`);
+    const live = await usage('live');
+    expect(live.build).toBe('live');
+    expect(seen(live)).toEqual(['GET /daily', 'GET /legacy', 'GET /retired']);
+    expect(live.endpoints.find((e) => e.path === '/daily')?.query.map((q) => q.name)).toEqual(['page']);
+    expect(live.endpoints.find((e) => e.path === '/legacy')?.deprecationHeaders.deprecation).toEqual(
+      expect.any(String),
+    );
+    // Build d-3 called /daily alone, with no query; /legacy's headers belong to build live's captures.
+    const d3 = await usage('d-3');
+    expect(seen(d3)).toEqual(['GET /daily']);
+    expect(d3.endpoints.find((e) => e.path === '/daily')?.query).toEqual([]);
+    const legacy = d3.endpoints.find((e) => e.path === '/legacy');
+    expect({ lastSeen: legacy?.lastSeen, headers: legacy?.responseHeaders }).toEqual({ lastSeen: null, headers: [] });
+    expect(legacy?.deprecationHeaders).toEqual({ deprecation: null, sunset: null, sunsetPast: null });
+
+    // Orphans of one build: build old called only /stale, 40 days ago.
+    const old = (await backend.api<OrphansResponse>('GET', '/projects/use/usage/orphans?build=old&days=30')).body;
+    expect({ environment: old.environment, build: old.build }).toEqual({ environment: 'production', build: 'old' });
+    expect(old.orphans.map((o) => [o.path, o.lastSeen === null])).toEqual([
+      ['/daily', true],
+      ['/legacy', true],
+      ['/never', true],
+      ['/retired', true],
+      ['/stale', false],
+    ]);
+    expect(old.zombies).toEqual([]);
+
+    for (const route of ['/usage?environment=production&build=p-9', '/usage/orphans?build=p-9']) {
+      const { status, body } = await backend.api<{ message: string }>('GET', `/projects/use${route}`);
+      expect({ route, status, message: body.message }).toEqual({
+        route,
+        status: 404,
+        message: 'environment production has no build p-9 in project use',
+      });
+    }
+    const long = await backend.api<{ message: string }>('GET', `/projects/use/usage/orphans?build=${'b'.repeat(201)}`);
+    expect({ status: long.status, message: long.body.message }).toEqual({
+      status: 400,
+      message: 'build must be at most 200 characters',
+    });
+  });
+
   it('pages the usage view by path then method: the pages put together are the whole view', async () => {
     const whole = (await backend.api<UsageResponse>('GET', '/projects/use/usage?environment=production')).body;
     const paged: UsageResponse['endpoints'] = [];

@@ -138,5 +138,18 @@ describe('usage in the dashboard', () => {
     await page.getByText('Documented endpoints production did not call in the last 7 days').waitFor();
     expect(await page.getByRole('form', { name: 'Usage in' }).getByLabel('Window').inputValue()).toBe('7');
     await screenshot(page, 'usage-03-staging-7-days');
+
+    // One production build: its last seen and orphans, the build in the URL.
+    await picker.getByLabel('Environment').selectOption('production');
+    await until('p-1 offered', async () =>
+      (await picker.getByLabel('Build').locator('option').allTextContents()).includes('p-1'),
+    );
+    await picker.getByLabel('Build').selectOption('p-1');
+    await page.getByRole('heading', { name: 'Last seen in Production build p-1' }).waitFor();
+    await page.getByText('Documented, and not seen in Production build p-1 in the last 7 days').waitFor();
+    expect(new URL(page.url()).hash).toBe(`#/p/${P}/usage?environment=production&window=7&build=p-1`);
+    const users = page.getByTestId('usage-last-seen').locator('tbody tr', { hasText: '/users' });
+    expect(await users.textContent()).not.toContain('never');
+    await screenshot(page, 'usage-04-one-build');
   });
 });

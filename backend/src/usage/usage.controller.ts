@@ -28,12 +28,17 @@ export class UsageController {
     return this.usages.usage(project, query.environment, {
       ...(after === undefined ? {} : { after }),
       ...(query.limit === undefined ? {} : { limit: query.limit }),
+      ...(query.build === undefined ? {} : { build: query.build }),
     });
   }
 
   @Get('usage/orphans')
   orphans(@CurrentProject() project: ProjectEntity, @Query() query: OrphansQuery): Promise<OrphansResponse> {
-    return this.usages.orphans(project, query.environment ?? 'production', query.days ?? 30);
+    const where = {
+      kind: query.environment ?? 'production',
+      ...(query.build === undefined ? {} : { build: query.build }),
+    };
+    return this.usages.orphans(project, where, query.days ?? 30);
   }
 
   @Get('usage/safe-to-remove')

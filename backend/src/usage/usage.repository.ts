@@ -34,6 +34,21 @@ export interface EndpointLastSeenRow extends EndpointKey {
   lastSeen: Date;
 }
 
+/** Whose evidence a read covers: an environment kind, or one of its rows (a build; `PR #n` for a CI run) by name. */
+export interface RowScope {
+  kind: MatrixKind;
+  /** The row's name, null for every row of the kind. */
+  name: string | null;
+}
+
+/** A capture's environment identity, from which its row's name follows (`environmentRowOf`). */
+export interface CaptureEnvironmentRow {
+  id: string;
+  pullRequest: string | null;
+  build: string | null;
+  commit: string | null;
+}
+
 /** A mark that something is deprecated, as stored. */
 export type DeprecationRow = Omit<DeprecationResponse, 'createdAt'> & { createdAt: Date };
 
@@ -68,64 +83,82 @@ export class UsageRepository {
    */
   keys(
     projectId: string,
-    kind: MatrixKind,
+    scope: RowScope,
     after: EndpointKey | undefined,
     limit: number | undefined,
   ): Promise<EndpointKey[]> {
     return this.db.query(
       `SELECT k.method, k.path FROM (
          SELECT DISTINCT o.method, o.path FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
-          WHERE o.project_id = $1 AND r.kind = $2
+          WHERE o.project_id = $1 AND r.kind = $2 AND ($6::text IS NULL OR r.name = $6)
          UNION
          SELECT e.method, e.path FROM endpoints e WHERE e.project_id = $1 AND e.current_version_id IS NOT NULL
        ) k
        WHERE $3::text IS NULL OR (k.path COLLATE "C", k.method COLLATE "C") > ($3::text COLLATE "C", $4::text COLLATE "C")
        ORDER BY k.path COLLATE "C", k.method COLLATE "C"
        LIMIT $5`,
-      [projectId, kind, after?.path ?? null, after?.method ?? null, limit ?? null],
+      [projectId, scope.kind, after?.path ?? null, after?.method ?? null, limit ?? null, scope.name],
     );
   }
 
-  /** Every distinct exchange of a kind's environment rows (of `keys` only, when given). */
-  exchanges(projectId: string, kind: MatrixKind, keys?: readonly EndpointKey[]): Promise<UsageExchangeRow[]> {
+  /** Every distinct exchange of a kind's environment rows, or of one (of `keys` only, when given). */
+  exchanges(projectId: string, scope: RowScope, keys?: readonly EndpointKey[]): Promise<UsageExchangeRow[]> {
     return this.db.query(
       `SELECT o.method, o.path, o.status, o.request_shape AS "requestShape", o.response_shape AS "responseShape",
               o.query, o.request_headers AS "requestHeaders", o.last_seen AS "lastSeen"
          FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
-        WHERE o.project_id = $1 AND r.kind = $2${keysFilter('o', keys, 3)}`,
-      [projectId, kind, ...keysParameters(keys)],
+        WHERE o.project_id = $1 AND r.kind = $2 AND ($3::text IS NULL OR r.name = $3)${keysFilter('o', keys, 4)}`,
+      [projectId, scope.kind, scope.name, ...keysParameters(keys)],
     );
   }
 
-  /** When a kind's evidence last saw each endpoint: one aggregate, no shapes read. */
-  lastSeen(projectId: string, kind: MatrixKind): Promise<EndpointLastSeenRow[]> {
+  /** When a kind's evidence (a row's) last saw each endpoint: one aggregate, no shapes read. */
+  lastSeen(projectId: string, scope: RowScope): Promise<EndpointLastSeenRow[]> {
     return this.db.query(
       `SELECT o.method, o.path, max(o.last_seen) AS "lastSeen"
          FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
-        WHERE o.project_id = $1 AND r.kind = $2
+        WHERE o.project_id = $1 AND r.kind = $2 AND ($3::text IS NULL OR r.name = $3)
         GROUP BY o.method, o.path`,
+      [projectId, scope.kind, scope.name],
+    );
+  }
+
+  /** Whether the kind has a row of this name. */
+  async hasRow(projectId: string, scope: RowScope): Promise<boolean> {
+    const [row] = (await this.db.query(
+      'SELECT EXISTS (SELECT 1 FROM environment_rows WHERE project_id = $1 AND kind = $2 AND name = $3) AS found',
+      [projectId, scope.kind, scope.name],
+    )) as Array<{ found: boolean }>;
+    return row?.found === true;
+  }
+
+  /** The captures of a kind, with what names their row. */
+  capturesOf(projectId: string, kind: MatrixKind): Promise<CaptureEnvironmentRow[]> {
+    return this.db.query(
+      `SELECT id, pull_request AS "pullRequest", build, commit FROM captures
+        WHERE project_id = $1 AND environment_kind = $2`,
       [projectId, kind],
     );
   }
 
   /**
-   * Response header names per endpoint seen by a kind's captures, each with its last sighting:
-   * of `keys` only, and of the names `names` only, when given.
+   * Response header names per endpoint seen by a kind's captures (those of `captures` only, when
+   * not null), each with its last sighting: of `keys` only, and of the names `names` only, when given.
    */
   responseHeaders(
     projectId: string,
-    kind: MatrixKind,
+    where: { kind: MatrixKind; captures: readonly string[] | null },
     keys?: readonly EndpointKey[],
     names?: readonly string[],
   ): Promise<ResponseHeaderRow[]> {
-    const nameFilter = names === undefined ? '' : ` AND h.name = ANY($${keys === undefined ? 3 : 5}::text[])`;
+    const nameFilter = names === undefined ? '' : ` AND h.name = ANY($${keys === undefined ? 4 : 6}::text[])`;
     return this.db.query(
       `SELECT o.method, o.path, h.name, max(o.last_seen) AS "lastSeen"
          FROM captures c JOIN observations o ON o.capture_id = c.id
         CROSS JOIN LATERAL unnest(o.response_headers) AS h(name)
-        WHERE c.project_id = $1 AND c.environment_kind = $2${keysFilter('o', keys, 3)}${nameFilter}
+        WHERE c.project_id = $1 AND c.environment_kind = $2 AND ($3::uuid[] IS NULL OR c.id = ANY($3::uuid[]))${keysFilter('o', keys, 4)}${nameFilter}
         GROUP BY o.method, o.path, h.name`,
-      [projectId, kind, ...keysParameters(keys), ...(names === undefined ? [] : [names])],
+      [projectId, where.kind, where.captures, ...keysParameters(keys), ...(names === undefined ? [] : [names])],
     );
   }
 

@@ -18,7 +18,9 @@ import { SUNSET_PAST_MARK } from '../captures/batch-statement';
 import { ShapeStore } from '../captures/shape-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
-import { type DeprecationRow, type EndpointKey, UsageRepository } from './usage.repository';
+import { DomainError, ErrorCode } from '../common/errors';
+import { environmentRowOf } from '../evidence/environment-row';
+import { type DeprecationRow, type EndpointKey, type RowScope, UsageRepository } from './usage.repository';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -92,11 +94,43 @@ export class UsageService {
   async usage(
     project: ProjectEntity,
     kind: MatrixKind,
-    page: { after?: EndpointKey; limit?: number } = {},
+    page: { after?: EndpointKey; limit?: number; build?: string } = {},
   ): Promise<UsageResponse> {
+    const scope = await this.scopeOf(project, kind, page.build);
     const paged = page.after !== undefined || page.limit !== undefined;
-    const keys = await this.repository.keys(project.id, kind, page.after, page.limit);
-    return { environment: kind, endpoints: await this.endpointUsage(project, kind, keys, paged) };
+    const keys = await this.repository.keys(project.id, scope, page.after, page.limit);
+    return { environment: kind, build: scope.name, endpoints: await this.endpointUsage(project, scope, keys, paged) };
+  }
+
+  /**
+   * Whose evidence a question reads: the kind's, or one build's (its row's name).
+   * @throws DomainError BuildNotFound when the kind has no such row.
+   */
+  private async scopeOf(project: ProjectEntity, kind: MatrixKind, build: string | undefined): Promise<RowScope> {
+    const scope = { kind, name: build ?? null };
+    if (build !== undefined && !(await this.repository.hasRow(project.id, scope)))
+      throw new DomainError(
+        ErrorCode.BuildNotFound,
+        `environment ${kind} has no build ${build} in project ${project.slug}`,
+      );
+    return scope;
+  }
+
+  /** The response headers' captures of a scope: every capture of the kind (null), or those whose row is the build's. */
+  private async capturesOf(project: ProjectEntity, scope: RowScope): Promise<string[] | null> {
+    if (scope.name === null) return null;
+    const captures = await this.repository.capturesOf(project.id, scope.kind);
+    return captures
+      .filter(
+        (c) =>
+          environmentRowOf({
+            kind: scope.kind,
+            ...(c.pullRequest === null ? {} : { pullRequest: c.pullRequest }),
+            ...(c.build === null ? {} : { build: c.build }),
+            ...(c.commit === null ? {} : { commit: c.commit }),
+          })?.name === scope.name,
+      )
+      .map((c) => c.id);
   }
 
   /**
@@ -105,15 +139,16 @@ export class UsageService {
    */
   private async endpointUsage(
     project: ProjectEntity,
-    kind: MatrixKind,
+    scope: RowScope,
     keys: readonly EndpointKey[],
     only: boolean,
   ): Promise<EndpointUsage[]> {
     if (keys.length === 0) return [];
     const some = only ? keys : undefined;
+    const captures = await this.capturesOf(project, scope);
     const [exchanges, headers, documented, marks] = await Promise.all([
-      this.repository.exchanges(project.id, kind, some),
-      this.repository.responseHeaders(project.id, kind, some),
+      this.repository.exchanges(project.id, scope, some),
+      this.repository.responseHeaders(project.id, { kind: scope.kind, captures }, some),
       this.versions.documentedCurrent(project.id, some),
       this.repository.deprecations(project.id),
     ]);
@@ -205,13 +240,21 @@ export class UsageService {
    * seen per endpoint) and the header names; fields and parameters only of the endpoints that have
    * a part marked, so the cost does not grow with every shape the project has seen.
    */
-  async orphans(project: ProjectEntity, kind: MatrixKind, days: number, now = new Date()): Promise<OrphansResponse> {
+  async orphans(
+    project: ProjectEntity,
+    where: { kind: MatrixKind; build?: string },
+    days: number,
+    now = new Date(),
+  ): Promise<OrphansResponse> {
+    const { kind } = where;
+    const scope = await this.scopeOf(project, kind, where.build);
     const since = new Date(now.getTime() - days * DAY_MS);
+    const captures = await this.capturesOf(project, scope);
     const [documented, seen, marks, signals] = await Promise.all([
       this.versions.documentedCurrent(project.id),
-      this.repository.lastSeen(project.id, kind),
+      this.repository.lastSeen(project.id, scope),
       this.repository.deprecations(project.id),
-      this.repository.responseHeaders(project.id, kind, undefined, SIGNAL_NAMES),
+      this.repository.responseHeaders(project.id, { kind, captures }, undefined, SIGNAL_NAMES),
     ]);
     const lastSeen = new Map(seen.map((e) => [keyOf(e.method, e.path), e.lastSeen.getTime()]));
     const recent = (at: number | undefined): at is number => at !== undefined && at >= since.getTime();
@@ -261,7 +304,7 @@ export class UsageService {
           .map((m) => [keyOf(m.method, m.path), { method: m.method, path: m.path }]),
       ).values(),
     ];
-    for (const e of await this.endpointUsage(project, kind, withParts, true)) {
+    for (const e of await this.endpointUsage(project, scope, withParts, true)) {
       const parts: Array<[DeprecationLocation, NameLastSeen[]]> = [
         ['query', e.query],
         ['header', e.requestHeaders],
@@ -281,7 +324,7 @@ export class UsageService {
             });
     }
     zombies.sort(byZombieOrder);
-    return { environment: kind, days, since: since.toISOString(), orphans, zombies };
+    return { environment: kind, build: scope.name, days, since: since.toISOString(), orphans, zombies };
   }
 
   /**
@@ -292,8 +335,8 @@ export class UsageService {
    */
   async safeToRemove(project: ProjectEntity, days: number, now = new Date()): Promise<SafeToRemoveResponse> {
     const [production, staging, productionLastSeen] = await Promise.all([
-      this.orphans(project, 'production', days, now),
-      this.repository.lastSeen(project.id, 'staging'),
+      this.orphans(project, { kind: 'production' }, days, now),
+      this.repository.lastSeen(project.id, { kind: 'staging', name: null }),
       this.repository.lastSeenAny(project.id, 'production'),
     ]);
     const since = production.since;

@@ -271,15 +271,11 @@ export function createApiClient(options: ApiClientOptions) {
      * When each endpoint, status, field, query parameter and header was last seen in one environment:
      * by path then method, at most `limit` endpoints after `after` (`method path` of the last one seen), or all.
      */
-    usage: (p: string, params: { environment: MatrixKind; limit?: number; after?: string }) =>
-      get<UsageResponse>(
-        `${project(p)}/usage${query({ environment: params.environment, limit: params.limit?.toString(), after: params.after })}`,
-      ),
-    /** Documented endpoints not seen in the window (orphans), and what is deprecated yet still called (zombies). */
-    orphans: (p: string, params: { environment?: MatrixKind; days?: number } = {}) =>
-      get<OrphansResponse>(
-        `${project(p)}/usage/orphans${query({ environment: params.environment, days: params.days?.toString() })}`,
-      ),
+    usage: (p: string, params: { environment: MatrixKind; build?: string; limit?: number; after?: string }) =>
+      get<UsageResponse>(`${project(p)}/usage${query({ ...params, limit: params.limit?.toString() })}`),
+    /** Documented endpoints not seen in the window (orphans), and what is deprecated yet still called (zombies), of an environment or one of its builds. */
+    orphans: (p: string, params: { environment?: MatrixKind; build?: string; days?: number } = {}) =>
+      get<OrphansResponse>(`${project(p)}/usage/orphans${query({ ...params, days: params.days?.toString() })}`),
     /** What production did not call in the window, with the evidence, and a removal proposal drafted from it. */
     safeToRemove: (p: string, params: { days?: number } = {}) =>
       get<SafeToRemoveResponse>(`${project(p)}/usage/safe-to-remove${query({ days: params.days?.toString() })}`),

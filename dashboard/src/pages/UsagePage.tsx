@@ -234,7 +234,7 @@ function LastSeenTable({
 
 /** Orphans (documented, not seen in the window) and zombies (deprecated, still called). */
 function OrphansAndZombies({ found, onChanged }: { found: OrphansResponse; onChanged: () => void }) {
-  const where = KIND_LABELS[found.environment];
+  const where = `${KIND_LABELS[found.environment]}${found.build === null ? '' : ` build ${found.build}`}`;
   return (
     <>
       <section aria-labelledby="zombies-title">
@@ -468,19 +468,21 @@ export function UsagePage() {
     environment: 'production',
     windows: WINDOWS,
     window: '30',
+    builds: true,
     onChange: () => setShown(USAGE_PAGE),
   });
-  const { environment } = picked;
+  const { environment, build } = picked;
+  const ofBuild = build === null ? {} : { build };
   const days = Number(picked.windowId);
   const reloadOn = (e: { type: string }) => e.type === 'documentation.committed';
   const usage = useResource(
-    () => api.usage(project, { environment, limit: shown + 1 }),
-    [api, project, environment, shown],
+    () => api.usage(project, { environment, ...ofBuild, limit: shown + 1 }),
+    [api, project, environment, build, shown],
     reloadOn,
   );
   const orphans = useResource(
-    () => api.orphans(project, { environment, days }),
-    [api, project, environment, days],
+    () => api.orphans(project, { environment, ...ofBuild, days }),
+    [api, project, environment, build, days],
     reloadOn,
   );
   const safe = useResource(() => api.safeToRemove(project, { days }), [api, project, days], reloadOn);
@@ -512,7 +514,10 @@ export function UsagePage() {
         {(data) => <OrphansAndZombies found={data} onChanged={changed} />}
       </Async>
       <section aria-labelledby="last-seen-title">
-        <h2 id="last-seen-title">Last seen in {KIND_LABELS[environment]}</h2>
+        <h2 id="last-seen-title">
+          Last seen in {KIND_LABELS[environment]}
+          {build === null ? '' : ` build ${build}`}
+        </h2>
         <Async resource={usage} what="usage">
           {(data) => (
             <LastSeenTable

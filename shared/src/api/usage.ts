@@ -60,6 +60,8 @@ export interface EndpointUsage {
 /** `GET /projects/{p}/usage?environment=`: every documented or seen endpoint, by path then method. */
 export interface UsageResponse {
   environment: MatrixKind;
+  /** The build (row name) whose evidence this is; null for every build of the environment. */
+  build: string | null;
   endpoints: EndpointUsage[];
 }
 
@@ -87,6 +89,8 @@ export interface ZombieUse {
 /** `GET /projects/{p}/usage/orphans?environment=&days=`. */
 export interface OrphansResponse {
   environment: MatrixKind;
+  /** The build (row name) whose traffic was looked at; null for every build of the environment. */
+  build: string | null;
   days: number;
   since: string;
   orphans: OrphanEndpoint[];

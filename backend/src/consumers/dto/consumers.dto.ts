@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DEFAULT_CONSUMER_DAYS, MATRIX_KINDS, MAX_CONSUMER_DAYS, type MatrixKind } from '@spectator/shared';
 import { Type } from 'class-transformer';
@@ -14,15 +15,21 @@ export class ConsumerDaysQuery {
   days?: number;
 }
 
+/** `build=`: one build of an environment (its row's name in the versions matrix), every build when absent. */
+export const BuildQueryProperty = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      description: 'one build of the environment (its matrix row name: the build, `PR #n` for a CI run)',
+      maxLength: 200,
+    }),
+    IsOptional(),
+    IsString({ message: 'build must be a build name' }),
+    MaxLength(200, { message: 'build must be at most 200 characters' }),
+  );
+
 /** `?days=&build=`: the consumers of one build of an environment (all of them by default) in the last N days. */
 export class ConsumerBuildQuery extends ConsumerDaysQuery {
-  @ApiPropertyOptional({
-    description: 'one build of the environment (its matrix row name: the build, `PR #n` for a CI run)',
-    maxLength: 200,
-  })
-  @IsOptional()
-  @IsString({ message: 'build must be a build name' })
-  @MaxLength(200, { message: 'build must be at most 200 characters' })
+  @BuildQueryProperty()
   build?: string;
 }
 

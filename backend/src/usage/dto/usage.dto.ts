@@ -2,13 +2,17 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { DEPRECATION_LOCATIONS, type DeprecationLocation, MATRIX_KINDS, type MatrixKind } from '@spectator/shared';
 import { Type } from 'class-transformer';
 import { ViewPageQuery } from '../../captures/dto/captures.dto';
+import { BuildQueryProperty } from '../../consumers/dto/consumers.dto';
 import { IsIn, IsInt, IsOptional, IsString, Matches, MaxLength, Min, Max, MinLength } from 'class-validator';
 
-/** `?environment=&limit=&after=` of the usage view (a page: as the capture views page, by path then method). */
+/** `?environment=&build=&limit=&after=` of the usage view (a page: as the capture views page, by path then method). */
 export class UsageQuery extends ViewPageQuery {
   @ApiProperty({ enum: MATRIX_KINDS })
   @IsIn(MATRIX_KINDS)
   environment: MatrixKind;
+
+  @BuildQueryProperty()
+  build?: string;
 }
 
 /** `?days=` of what was not seen (or still seen) in a window: 30 by default, 1 to 3650. */
@@ -22,12 +26,15 @@ export class WindowQuery {
   days?: number;
 }
 
-/** `?environment=&days=` of orphans and zombies (production by default). */
+/** `?environment=&build=&days=` of orphans and zombies (production by default, every build). */
 export class OrphansQuery extends WindowQuery {
   @ApiPropertyOptional({ enum: MATRIX_KINDS, default: 'production' })
   @IsOptional()
   @IsIn(MATRIX_KINDS)
   environment?: MatrixKind;
+
+  @BuildQueryProperty()
+  build?: string;
 }
 
 /** A deprecation mark: the endpoint (method and path) and what of it. */
