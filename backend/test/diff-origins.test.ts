@@ -7,7 +7,13 @@
  * shows first (no pull request ran it) says it began there; and traffic first stored under literal
  * paths keeps its origins once regrouped into a template.
  */
-import type { AgentEnvironment, CiSummaryResponse, DiffOriginsResponse, TokenResponse } from '@spectator/shared';
+import type {
+  AgentEnvironment,
+  CiSummaryResponse,
+  DiffOriginsResponse,
+  DriftCellResponse,
+  TokenResponse,
+} from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { approveUsersPlan, documentGet, eventually, report, runUsersTraffic } from './support/evidence-helpers';
 
@@ -125,6 +131,43 @@ describe('where the traffic of each diff was first seen', () => {
       ['production', 'p-9', 'null', 'p-9', 'null'],
     ]);
     expect(JSON.stringify(regrouped)).not.toContain('alpha-r9');
+  });
+
+  it('names the pull request that brought a change, not an older one that picked it up later', async () => {
+    await documentGet(backend, 'origins', '/items', { id: { type: 'string' } });
+    const items = (tagged: boolean) => [
+      { method: 'GET', path: '/items', status: 200, response: { id: 'i', ...(tagged ? { tag: 't' } : {}) } },
+    ];
+    // Pull request 60 runs first, as documented; 61 brings a `tag`; then 60 is rebased onto it.
+    await report(backend.url, agentToken, { kind: 'ci', pullRequest: '60', commit: '6060aaa0' }, items(false));
+    captures.pr61 = await report(
+      backend.url,
+      agentToken,
+      { kind: 'ci', pullRequest: '61', commit: '6161bbb0' },
+      items(true),
+    );
+    await sinceOf('pr61', 'GET /items', 'since PR #61 (6161bbb)');
+    captures.pr60 = await report(
+      backend.url,
+      agentToken,
+      { kind: 'ci', pullRequest: '60', commit: '6060ccc0' },
+      items(true),
+    );
+    // Pull request 60's cell drifts once its batch is folded: its evidence then has the `tag` too.
+    await eventually(
+      async () => (await backend.api<DriftCellResponse[]>('GET', '/projects/origins/drift')).body,
+      (cells) => cells.some((c) => c.path === '/items' && c.environment.name === 'PR #60'),
+    );
+    captures.p10 = await report(backend.url, agentToken, { kind: 'production', build: 'p-10' }, items(true));
+    const production = await sinceOf('p10', 'GET /items', 'since PR #61 (6161bbb)');
+    expect(where(production)).toEqual([
+      ['ci', 'PR #61', '61', 'null', '6161bbb0'],
+      ['production', 'p-10', 'null', 'p-10', 'null'],
+    ]);
+    expect((await sinceOf('pr60', 'GET /items', 'since PR #61 (6161bbb)')).origins.map((o) => o.name)).toEqual([
+      'PR #61',
+      'p-10',
+    ]);
   });
 
   it('pages with the diffs and refuses what is not a page or a capture', async () => {

@@ -37,6 +37,7 @@ import { ParentsKeyedByProject1766000000000 } from './migrations/1766000000000-P
 import { EndpointRemoval1795881488605 } from './migrations/1795881488605-EndpointRemoval';
 import { RuntimePartitions1795881639261 } from './migrations/1795881639261-RuntimePartitions';
 import { FoldedRowsRoomToUpdate1795882233699 } from './migrations/1795882233699-FoldedRowsRoomToUpdate';
+import { EvidenceFirstSeen1795882936562 } from './migrations/1795882936562-EvidenceFirstSeen';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -78,6 +79,7 @@ export const MIGRATIONS = [
   EndpointRemoval1795881488605,
   RuntimePartitions1795881639261,
   FoldedRowsRoomToUpdate1795882233699,
+  EvidenceFirstSeen1795882936562,
 ];
 
 /**

@@ -101,7 +101,7 @@ export type WantedExchange = Pick<
   'method' | 'path' | 'status' | 'req_ct' | 'req_fp' | 'res_ct' | 'res_fp'
 > & { n: number };
 
-/** The first row of one kind whose evidence has an exchange of group `n`. */
+/** The first row of one kind whose evidence has an exchange of group `n`, and when it first had it. */
 export interface RowShowing {
   n: number;
   kind: MatrixKind;
@@ -426,20 +426,20 @@ export class EvidenceRepository {
          RETURNING o.*
        ), folded AS (
          SELECT m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape,
-                sum(m.count) AS count, max(m.last_seen) AS last_seen, ${foldedNames('query')} AS query, ${foldedNames('request_headers')} AS request_headers,
-                count(*) AS rows
+                sum(m.count) AS count, min(m.first_seen) AS first_seen, max(m.last_seen) AS last_seen,
+                ${foldedNames('query')} AS query, ${foldedNames('request_headers')} AS request_headers, count(*) AS rows
            FROM moved m
           GROUP BY m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
        ), merged AS (
          INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                  response_content_type, response_shape, count, last_seen, query, request_headers)
+                                                  response_content_type, response_shape, count, first_seen, last_seen, query, request_headers)
          SELECT f.row_id, $1::uuid, f.method, $4, f.status, f.request_content_type, f.request_shape, f.response_content_type, f.response_shape,
-                f.count, f.last_seen, f.query, f.request_headers
+                f.count, f.first_seen, f.last_seen, f.query, f.request_headers
            FROM folded f
           ORDER BY f.row_id, f.method, f.status, coalesce(f.request_content_type, ' '), coalesce(f.request_shape, ' '),
                    coalesce(f.response_content_type, ' '), coalesce(f.response_shape, ' ')
          ON CONFLICT ${OBSERVATION_KEY}
-         DO UPDATE SET ${ADD_TO_OBSERVATION}
+         DO UPDATE SET ${ADD_TO_OBSERVATION}, first_seen = least(o.first_seen, EXCLUDED.first_seen)
        )
        SELECT row_id AS "rowId", sum(rows)::int AS moved FROM folded GROUP BY row_id ORDER BY row_id`,
       [projectId, rowIds, literals, template],
@@ -655,14 +655,15 @@ export class EvidenceRepository {
 
   /**
    * Per group `n` of exchanges (by method, path, status, content types and shape fingerprints),
-   * the first row of each kind (by its first evidence, then id) whose evidence has one of them.
-   * Reads the rows' evidence of each exchange's endpoint (`evidence_observations_endpoint_idx`).
+   * the first row of each kind whose evidence has one of them: the one that had it first (then by
+   * the row's first evidence, then id), and when. Reads the rows' evidence of each exchange's
+   * endpoint (`evidence_observations_endpoint_idx`).
    */
   firstRowsShowing(projectId: string, wanted: readonly WantedExchange[]): Promise<RowShowing[]> {
     if (wanted.length === 0) return Promise.resolve([]);
     return this.db.query(
       `SELECT DISTINCT ON (w.n, r.kind) w.n, r.kind, r.name, r.pull_request AS "pullRequest", r.build, r.commit,
-              r.first_seen AS "firstSeen"
+              o.first_seen AS "firstSeen"
          FROM jsonb_to_recordset($2::jsonb)
               AS w(n int, method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text)
          JOIN evidence_observations o
@@ -670,7 +671,7 @@ export class EvidenceRepository {
           AND o.request_content_type IS NOT DISTINCT FROM w.req_ct AND o.request_shape IS NOT DISTINCT FROM w.req_fp
           AND o.response_content_type IS NOT DISTINCT FROM w.res_ct AND o.response_shape IS NOT DISTINCT FROM w.res_fp
          JOIN environment_rows r ON r.id = o.row_id AND r.project_id = $1
-        ORDER BY w.n, r.kind, r.first_seen, r.id`,
+        ORDER BY w.n, r.kind, o.first_seen, r.first_seen, r.id`,
       [projectId, JSON.stringify(wanted)],
     );
   }

@@ -10,7 +10,7 @@ export interface DriftOrigin {
   commit: string | null;
   /**
    * For a drifting cell, when that traffic was last seen in the batch that first showed it there;
-   * for a diff, when that row's first evidence came (ISO 8601).
+   * for a diff, when that row's evidence first had it (ISO 8601).
    */
   seenAt: string;
 }
