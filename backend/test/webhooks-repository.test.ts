@@ -2,7 +2,8 @@
  * The webhooks repository's queries against real PostgreSQL where the HTTP suites do not reach
  * them: the count behind the per-project limit, a delivery failed for good is never claimed again,
  * a lease keeps a claimed delivery from a second claim, webhooks in flight are skipped, and
- * deliveries are queued per webhook of the event's project only, in the caller's transaction.
+ * deliveries are queued per webhook of the event's project only, in the caller's transaction,
+ * many events in one statement.
  */
 import { randomUUID } from 'node:crypto';
 import { createDataSource } from '../src/database/data-source';
@@ -39,7 +40,7 @@ function queue(projectId: string, name: string): Promise<number> {
   return ds.transaction((manager) =>
     repository.queue(
       projectId,
-      { id: eventId, type: 'proposal.step', bodies: bodiesOf(`{"id":"${eventId}"}`) },
+      [{ id: eventId, type: 'proposal.step', bodies: bodiesOf(`{"id":"${eventId}"}`) }],
       manager,
     ),
   );
@@ -87,7 +88,7 @@ describe('WebhooksRepository', () => {
     expect(await queue(one, 'e1')).toBe(2);
     await expect(
       ds.transaction(async (manager) => {
-        await repository.queue(one, { id: event('e2'), type: 'proposal.step', bodies: bodiesOf('{}') }, manager);
+        await repository.queue(one, [{ id: event('e2'), type: 'proposal.step', bodies: bodiesOf('{}') }], manager);
         throw new Error('rolled back');
       }),
     ).rejects.toThrow('rolled back');
@@ -113,6 +114,39 @@ describe('WebhooksRepository', () => {
     expect(bodyOf(hooks.json.id)).toBe(`{"id":"${event('f1')}"}`);
     expect(bodyOf(hooks.slack.id)).toBe(`slack:{"id":"${event('f1')}"}`);
     expect(bodyOf(hooks.teams.id)).toBe(`teams:{"id":"${event('f1')}"}`);
+  });
+
+  it('queues many events in one statement: each once per webhook, with its own body, in the order given', async () => {
+    const one = await project('queue-many');
+    const hooks = [
+      await repository.insert(one, 'https://a.example/hook', 's', 'ann'),
+      await repository.insert(one, 'https://b.example/hook', 's', 'ann', 'slack'),
+    ];
+    const names = ['m1', 'm2', 'm3'];
+    const queued = await ds.transaction((manager) =>
+      repository.queue(
+        one,
+        names.map((name) => ({
+          id: event(name),
+          type: 'version.changed',
+          bodies: bodiesOf(`{"id":"${event(name)}"}`),
+        })),
+        manager,
+      ),
+    );
+    expect(queued).toBe(6);
+    const rows = (await ds.query(
+      'SELECT webhook_id AS "webhookId", event_id AS "eventId", body FROM webhook_deliveries WHERE event_id = ANY($1::uuid[]) ORDER BY seq',
+      [names.map(event)],
+    )) as Array<{ webhookId: string; eventId: string; body: string }>;
+    for (const [h, hook] of hooks.entries())
+      expect(rows.filter((r) => r.webhookId === hook.id)).toEqual(
+        names.map((name) => ({
+          webhookId: hook.id,
+          eventId: event(name),
+          body: `${h === 0 ? '' : 'slack:'}{"id":"${event(name)}"}`,
+        })),
+      );
   });
 
   it('claims a due delivery once while leased, skips webhooks in flight, never claims a failed one', async () => {

@@ -21,11 +21,27 @@ export interface StoredEvent {
  * PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"), which a
  * documentation commit of a few hundred endpoint ids exceeds. Listeners read the event back by id.
  */
-export async function publishEvent(runner: Queryable, projectId: string, event: DashboardEvent): Promise<void> {
+export function publishEvent(runner: Queryable, projectId: string, event: DashboardEvent): Promise<void> {
+  return publishEvents(runner, [{ projectId, event }]);
+}
+
+/**
+ * Publishes events through `runner` as `publishEvent` does, in one statement, in the order given
+ * (their ids, and so their notifications, follow it): a transaction that emits hundreds (a new
+ * build's first fold, a version for each endpoint) makes one round trip, not one per event.
+ */
+export async function publishEvents(
+  runner: Queryable,
+  events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>,
+): Promise<void> {
+  if (events.length === 0) return;
   await runner.query(
-    `WITH stored AS (INSERT INTO dashboard_events (project_id, event) VALUES ($1, $2) RETURNING id)
-     SELECT pg_notify($3, stored.id::text) FROM stored`,
-    [projectId, JSON.stringify(event), EVENTS_CHANNEL],
+    `WITH stored AS (
+       INSERT INTO dashboard_events (project_id, event)
+       SELECT e.project_id, e.event FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS e(project_id, event, n) ORDER BY e.n
+       RETURNING id)
+     SELECT pg_notify($3, stored.id::text) FROM stored ORDER BY stored.id`,
+    [events.map((e) => e.projectId), events.map((e) => JSON.stringify(e.event)), EVENTS_CHANNEL],
   );
 }
 
@@ -47,16 +63,8 @@ export class EventsRepository {
    * notification queue's lock once per committing transaction that notified, so many events cost
    * one turn at it, not one each.
    */
-  async publishAll(events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>): Promise<void> {
-    if (events.length === 0) return;
-    await this.db.query(
-      `WITH stored AS (
-         INSERT INTO dashboard_events (project_id, event)
-         SELECT e.project_id, e.event FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS e(project_id, event, n) ORDER BY e.n
-         RETURNING id)
-       SELECT pg_notify($3, stored.id::text) FROM stored ORDER BY stored.id`,
-      [events.map((e) => e.projectId), events.map((e) => JSON.stringify(e.event)), EVENTS_CHANNEL],
-    );
+  publishAll(events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>): Promise<void> {
+    return publishEvents(this.db, events);
   }
 
   /** Deletes the stored events older than `retention` (an interval every replica has read them within). */

@@ -4,10 +4,10 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { EventsRepository, publishEvent, type StoredEvent } from './events.repository';
+import { EventsRepository, publishEvent, publishEvents, type StoredEvent } from './events.repository';
 
 // Writers that publish inside their own transaction (a transaction's manager) call it from here, the events' service.
-export { publishEvent };
+export { publishEvent, publishEvents };
 
 /**
  * How often a replica sends the `capture.updated` events due (ms): each capture at most once per

@@ -16,7 +16,7 @@ import { VersionStore } from '../versions/version-store';
 import type { EndpointRef } from '../versions/versions.repository';
 import { matrixTexts } from '../views/matrix-texts';
 import { type EventProject, Notifier } from '../webhooks/notifier';
-import { UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
+import { type TransitionEvent, UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
 import { evaluateCell } from './cell';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 import {
@@ -737,11 +737,12 @@ export class EvidenceService {
     if (moves.length === 0) return;
     await this.repository.writeCurrent(manager, project.id, row, moves);
     const names = new Map(endpoints.map((e) => [e.id, e]));
+    const changes: TransitionEvent[] = [];
     for (const cell of moves) {
       const before = byEndpoint.get(cell.endpointId);
       if (before !== undefined && before.version === cell.version && before.drift === cell.drift) continue;
       const endpoint = names.get(cell.endpointId) as EndpointRef;
-      await this.notifier.emit(manager, project, {
+      changes.push({
         type: 'version.changed',
         endpointId: cell.endpointId,
         method: endpoint.method,
@@ -756,5 +757,7 @@ export class EvidenceService {
         breaking: majorRaised(before?.version ?? null, cell.version),
       });
     }
+    // One statement for all of them: a new build's first fold changes every endpoint it saw.
+    await this.notifier.emitAll(manager, project, changes);
   }
 }

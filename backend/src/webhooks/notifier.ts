@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { publishEvent } from '../events/events.service';
+import { publishEvents } from '../events/events.service';
 import { formatBody } from './chat-formats';
 import { toDashboardEvent, type TransitionEvent, type WebhookBody } from './transition-events';
 import { WebhooksRepository } from './webhooks.repository';
@@ -32,24 +32,37 @@ export class Notifier {
     this.publicUrl = runtime.config.publicUrl;
   }
 
-  async emit(manager: EntityManager, project: EventProject, event: TransitionEvent): Promise<void> {
-    const dashboardEvent = toDashboardEvent(event);
-    if (dashboardEvent !== null) await publishEvent(manager, project.id, dashboardEvent);
-    const id = randomUUID();
-    const body: WebhookBody = {
-      id,
-      type: event.type,
-      project: project.slug,
-      occurredAt: new Date().toISOString(),
-      data: event,
-    };
-    // Every format's body, so each webhook gets its own in the one INSERT (they are small: a few hundred bytes).
-    const bodies = {
-      json: formatBody('json', body, this.publicUrl),
-      slack: formatBody('slack', body, this.publicUrl),
-      teams: formatBody('teams', body, this.publicUrl),
-    };
-    const queued = await this.webhooks.queue(project.id, { id, type: event.type, bodies }, manager);
+  emit(manager: EntityManager, project: EventProject, event: TransitionEvent): Promise<void> {
+    return this.emitAll(manager, project, [event]);
+  }
+
+  /**
+   * Emits events as `emit` does, in the order given, with one statement for their dashboard
+   * events and one for their deliveries: a new build's first fold emits `version.changed` for
+   * every endpoint it saw (issue 20: two round trips per event, in the fold's transaction).
+   */
+  async emitAll(manager: EntityManager, project: EventProject, events: readonly TransitionEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await publishEvents(
+      manager,
+      events.flatMap((event) => {
+        const dashboardEvent = toDashboardEvent(event);
+        return dashboardEvent === null ? [] : [{ projectId: project.id, event: dashboardEvent }];
+      }),
+    );
+    const occurredAt = new Date().toISOString();
+    const deliveries = events.map((event) => {
+      const id = randomUUID();
+      const body: WebhookBody = { id, type: event.type, project: project.slug, occurredAt, data: event };
+      // Every format's body, so each webhook gets its own in the one INSERT (they are small: a few hundred bytes).
+      const bodies = {
+        json: formatBody('json', body, this.publicUrl),
+        slack: formatBody('slack', body, this.publicUrl),
+        teams: formatBody('teams', body, this.publicUrl),
+      };
+      return { id, type: event.type, bodies };
+    });
+    const queued = await this.webhooks.queue(project.id, deliveries, manager);
     if (queued > 0) for (const wake of this.wakeListeners) wake();
   }
 

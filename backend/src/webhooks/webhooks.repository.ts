@@ -122,24 +122,38 @@ export class WebhooksRepository {
   }
 
   /**
-   * Queues one pending delivery of an event per webhook of the project, in `manager`'s transaction,
-   * each with the body of its webhook's format (none for a webhook whose format's body is null).
+   * Queues one pending delivery of each event per webhook of the project, in `manager`'s
+   * transaction and one statement, each with the body of its webhook's format (none for a webhook
+   * whose format's body is null).
    * @returns how many were queued.
    */
   async queue(
     projectId: string,
-    event: { id: string; type: string; bodies: Readonly<Record<WebhookFormat, string | null>> },
+    events: ReadonlyArray<{ id: string; type: string; bodies: Readonly<Record<WebhookFormat, string | null>> }>,
     manager: Queryable,
   ): Promise<number> {
+    if (events.length === 0) return 0;
     // A format whose body is null sends nothing for this event: its webhooks get no delivery.
     const inserted = (await manager.query(
       `INSERT INTO webhook_deliveries (project_id, webhook_id, event_id, event_type, body)
-       SELECT project_id, id, $2, $3, body
-         FROM (SELECT w.project_id, w.id, CASE w.format WHEN 'slack' THEN $5 WHEN 'teams' THEN $6 ELSE $4 END AS body
-                 FROM webhooks w WHERE w.project_id = $1) AS w
+       SELECT project_id, id, event_id, event_type, body
+         FROM (SELECT w.project_id, w.id, e.event_id, e.event_type, e.n,
+                      CASE w.format WHEN 'slack' THEN e.slack WHEN 'teams' THEN e.teams ELSE e.json END AS body
+                 FROM webhooks w
+                 CROSS JOIN unnest($2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[]) WITH ORDINALITY
+                            AS e(event_id, event_type, json, slack, teams, n)
+                WHERE w.project_id = $1) AS w
         WHERE body IS NOT NULL
+        ORDER BY n, id
        RETURNING id`,
-      [projectId, event.id, event.type, event.bodies.json, event.bodies.slack, event.bodies.teams],
+      [
+        projectId,
+        events.map((e) => e.id),
+        events.map((e) => e.type),
+        events.map((e) => e.bodies.json),
+        events.map((e) => e.bodies.slack),
+        events.map((e) => e.bodies.teams),
+      ],
     )) as unknown[];
     return inserted.length;
   }
