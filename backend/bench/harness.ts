@@ -77,6 +77,21 @@ export function runBench(main: () => Promise<void>): void {
   });
 }
 
+/** Each plain capture's project, read once (a writer knows the project it writes for). */
+const projectsOfCaptures = new Map<string, string>();
+
+async function projectOfCapture(client: pg.ClientBase, captureId: string): Promise<string> {
+  let projectId = projectsOfCaptures.get(captureId);
+  if (projectId === undefined) {
+    const { rows } = await client.query<{ project_id: string }>('SELECT project_id FROM captures WHERE id = $1', [
+      captureId,
+    ]);
+    projectId = rows[0]?.project_id as string;
+    projectsOfCaptures.set(captureId, projectId);
+  }
+  return projectId;
+}
+
 /**
  * The plain contender of the ingest benches: one batch's rows written to a capture's observations
  * by one multi-row INSERT … ON CONFLICT in its own transaction, rows folded by key first as any
@@ -87,6 +102,7 @@ export async function plainInsert(
   captureId: string,
   rows: readonly WireObservation[],
 ): Promise<void> {
+  const projectId = await projectOfCapture(client, captureId);
   const folded = new Map<string, WireObservation>();
   for (const row of rows) {
     const key = `${row.path} ${row.status}`;
@@ -100,6 +116,7 @@ export async function plainInsert(
     .map((row) => {
       const base = values.length;
       values.push(
+        projectId,
         captureId,
         row.method,
         row.path,
@@ -112,14 +129,14 @@ export async function plainInsert(
         row.firstSeen,
         row.lastSeen,
       );
-      return `(${Array.from({ length: 11 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+      return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
     });
   await client.query('BEGIN');
   await client.query(
-    `INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
+    `INSERT INTO observations AS o (project_id, capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
      VALUES ${tuples.join(', ')}
      ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)
      DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
     values,
   );

@@ -154,6 +154,33 @@ describe('a connection acts only on the captures of its own agent and environmen
     expect(await prodState()).toEqual(untouched);
   });
 
+  it('refuses a hello of another project that names this project’s capture id (ids stay unique over projects)', async () => {
+    // Captures are keyed (id, project_id) for a distributed PostgreSQL; the id is still one capture's.
+    expect((await backend.api('POST', '/projects', { slug: 'bind-other', name: 'Other' })).status).toBe(201);
+    const other = (
+      await backend.api<TokenResponse>('POST', '/projects/bind-other/tokens', { name: 'a', scope: 'agent' })
+    ).body.token as string;
+    const agent = await connectTestAgent(backend.url, other);
+    const answer = await agent.request(
+      helloMessage({
+        agentId: 'other-project-agent',
+        environment: { kind: 'production', build: 'b-1' },
+        capture: { id: prodCapture, startedAt: new Date().toISOString(), reason: 'agent-start' },
+      }),
+    );
+    expect(answer).toMatchObject({
+      type: 'error',
+      code: 'refused',
+      message: `captureId ${prodCapture} belongs to another agent or environment`,
+    });
+    expect(await agent.closed).toBe(1008);
+    expect(await prodState()).toEqual(untouched);
+    const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM captures WHERE id = $1', [
+      prodCapture,
+    ]);
+    expect(rows[0]?.n).toBe(1);
+  });
+
   it('refuses a hello that takes over another environment’s agent by its key', async () => {
     const agent = await connectTestAgent(backend.url, tokens.ci);
     expect(await agent.request(helloMessage({ agentId: 'prod-agent', environment: { kind: 'ci' } }))).toMatchObject({

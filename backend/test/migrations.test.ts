@@ -84,17 +84,22 @@ describe('migrations', () => {
         `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at) VALUES ($1, $2, 'ci', 'PR #1', 'agent-start', now())`,
         [capture, project?.id],
       );
-      const observation = `INSERT INTO observations (capture_id, method, path, status, request_content_type, request_shape, count, first_seen, last_seen)
-                           VALUES ($1, 'GET', '/a', $2, $3, $4, 1, now(), now())`;
-      await ds.query(observation, [capture, 200, null, null]);
+      const observation = `INSERT INTO observations (project_id, capture_id, method, path, status, request_content_type, request_shape, count, first_seen, last_seen)
+                           VALUES ($1, $2, 'GET', '/a', $3, $4, $5, 1, now(), now())`;
+      await ds.query(observation, [project?.id, capture, 200, null, null]);
       // NULL (no body) takes part in the aggregate key: a second "no body" row is the same row.
-      await fails(observation, [capture, 200, null, null], /observations_aggregate_key/);
-      await fails(observation, [capture, 700, null, null], /observations_status_range/);
+      await fails(observation, [project?.id, capture, 200, null, null], /observations_.*aggregate_key|duplicate key/);
+      await fails(observation, [project?.id, capture, 700, null, null], /observations_status_range/);
       await fails(
         observation,
-        [capture, 200, 'application/json', 'no-such-fingerprint'],
+        [project?.id, capture, 200, 'application/json', 'no-such-fingerprint'],
         /observations_request_shape_fkey/,
       );
+      // An observation is of its capture's project: naming another project is refused.
+      const [other] = (await ds.query(`INSERT INTO projects (slug, name) VALUES ('o', 'O') RETURNING id`)) as Array<{
+        id: string;
+      }>;
+      await fails(observation, [other?.id, capture, 201, null, null], /observations_capture_fk/);
       await ds.query(`INSERT INTO endpoints (project_id, method, path) VALUES ($1, 'GET', '/a')`, [project?.id]);
       await fails(
         `INSERT INTO endpoints (project_id, method, path) VALUES ($1, 'GET', '/a')`,
@@ -158,6 +163,56 @@ describe('migrations', () => {
         { kind: 'production', consumer: '*', calls: 9 },
         { kind: 'production', consumer: '0123456789abcdef', calls: 3 },
       ]);
+      await migrateUp(ds);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('give observations their capture’s project and key captures by project, on stored rows, and back', async () => {
+    const ds = createDataSource(database.url, 2);
+    await ds.initialize();
+    try {
+      await migrateUp(ds);
+      const first = 'CapturesAndObservationsByProject1795883455939';
+      while ((await appliedMigrations(ds)).includes(first)) await migrateDown(ds);
+      // Two projects, captures in two weeks, rows as the schema kept them before (no project_id).
+      const seeded: Array<{ project: string; capture: string; createdAt: string }> = [];
+      for (const [slug, createdAt] of [
+        ['keyed-a', '2026-10-05T12:00:00Z'],
+        ['keyed-a', '2026-11-20T08:00:00Z'],
+        ['keyed-b', '2026-11-20T09:00:00Z'],
+      ] as const) {
+        const [project] = (await ds.query(
+          `INSERT INTO projects (slug, name) VALUES ($1, $1) ON CONFLICT (slug) DO UPDATE SET name = EXCLUDED.name RETURNING id`,
+          [slug],
+        )) as [{ id: string }];
+        const [capture] = (await ds.query(
+          `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at, created_at)
+           VALUES (gen_random_uuid(), $1, 'local', 'local', 'agent-start', $2, $2) RETURNING id`,
+          [project.id, createdAt],
+        )) as [{ id: string }];
+        seeded.push({ project: project.id, capture: capture.id, createdAt });
+        await ds.query(
+          `INSERT INTO observations (capture_id, method, path, status, request_content_type, count, first_seen, last_seen)
+           SELECT $1, 'GET', '/p' || i, 200, CASE WHEN i % 2 = 0 THEN 'application/json' END, i, $2, $2 FROM generate_series(1, 3) i`,
+          [capture.id, createdAt],
+        );
+      }
+      const rows = `SELECT c.project_id AS project, o.capture_id AS capture, o.path, o.request_content_type AS ct, o.count::int AS count
+                      FROM observations o JOIN captures c ON c.id = o.capture_id
+                     WHERE c.project_id IN (SELECT id FROM projects WHERE slug LIKE 'keyed-%') ORDER BY o.capture_id, o.path`;
+      const before = (await ds.query(rows)) as unknown[];
+      expect(before).toHaveLength(9);
+      await migrateUp(ds);
+      expect(await ds.query(rows)).toEqual(before);
+      expect(
+        await ds.query(
+          `SELECT count(*)::int AS n FROM observations o JOIN captures c ON c.id = o.capture_id WHERE o.project_id <> c.project_id`,
+        ),
+      ).toEqual([{ n: 0 }]);
+      while ((await appliedMigrations(ds)).includes(first)) await migrateDown(ds);
+      expect(await ds.query(rows)).toEqual(before);
       await migrateUp(ds);
     } finally {
       await ds.destroy();

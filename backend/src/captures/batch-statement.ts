@@ -111,14 +111,14 @@ export const WRITE_BATCH = `
       FROM (SELECT (SELECT coalesce(sum(count), 0) FROM offered) - (SELECT coalesce(sum(count), 0) FROM input) AS n) d
      WHERE captures.id = $3::uuid AND d.n > 0
   ), upserted AS (
-    INSERT INTO observations AS o (capture_id, method, path, status, request_content_type, request_shape, request_note,
+    INSERT INTO observations AS o (project_id, capture_id, method, path, status, request_content_type, request_shape, request_note,
                                    response_content_type, response_shape, response_note, query, request_headers, response_headers,
                                    count, first_seen, last_seen)
-    SELECT $3::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
+    SELECT $2::uuid, $3::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
            r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen
       FROM input r
     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')))
+                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)
     DO UPDATE SET
       count = o.count + EXCLUDED.count,
       first_seen = least(o.first_seen, EXCLUDED.first_seen),

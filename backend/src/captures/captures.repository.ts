@@ -15,6 +15,9 @@ const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agent
   coalesce(c.unmatched_requests, 0)::float8 AS "unmatchedRequests", c.unmatched_paths AS "unmatchedPaths",
   coalesce(c.overflow_requests, 0)::float8 AS "overflowRequests"`;
 
+/** First key of the advisory lock `open` takes on a capture id (the second is the id's hash). */
+const CAPTURE_ID_LOCK = 0x5e_c7_ca_01;
+
 /** One run of the observed app. The id is made by the agent, so a resent report is an upsert. */
 export interface CaptureRow {
   id: string;
@@ -323,33 +326,39 @@ export class CapturesRepository {
   }
 
   /**
-   * Records a capture as its agent opens it; an id already recorded is resumed (its rules
-   * replaced) only by the same project, agent and environment.
-   * @returns whether the row is new, or null when the id is another agent's, environment's or project's capture.
+   * Records a capture, or re-opens it for the agent and environment that opened it (the rules
+   * replaced). A capture's key is (id, project_id), as a distributed PostgreSQL needs; its id is
+   * the agent's, and is kept unique over all projects here: under a lock on the id, an id another
+   * project has is refused like one of another agent.
+   * @returns whether the row is new, or null when the id is another project's, agent's or environment's.
    */
-  async open(capture: NewCapture): Promise<{ created: boolean } | null> {
-    const [row] = (await this.db.query(
-      `INSERT INTO captures (id, project_id, agent_id, environment_kind, environment_name, pull_request, commit, build, reason, started_at, rules)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT (id) DO UPDATE SET rules = EXCLUDED.rules
-         WHERE captures.project_id = EXCLUDED.project_id AND captures.agent_id = EXCLUDED.agent_id
-           AND captures.environment_kind = EXCLUDED.environment_kind AND captures.environment_name = EXCLUDED.environment_name
-       RETURNING (xmax = 0) AS created`,
-      [
-        capture.id,
-        capture.projectId,
-        capture.agentId,
-        capture.environmentKind,
-        capture.environmentName,
-        capture.pullRequest,
-        capture.commit,
-        capture.build,
-        capture.reason,
-        capture.startedAt,
-        capture.rules,
-      ],
-    )) as Array<{ created: boolean }>;
-    return row ?? null;
+  open(capture: NewCapture): Promise<{ created: boolean } | null> {
+    return this.db.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [CAPTURE_ID_LOCK, capture.id]);
+      const [row] = (await manager.query(
+        `INSERT INTO captures (id, project_id, agent_id, environment_kind, environment_name, pull_request, commit, build, reason, started_at, rules)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11
+          WHERE NOT EXISTS (SELECT FROM captures WHERE id = $1 AND project_id <> $2)
+         ON CONFLICT (id, project_id) DO UPDATE SET rules = EXCLUDED.rules
+           WHERE captures.agent_id = EXCLUDED.agent_id
+             AND captures.environment_kind = EXCLUDED.environment_kind AND captures.environment_name = EXCLUDED.environment_name
+         RETURNING (xmax = 0) AS created`,
+        [
+          capture.id,
+          capture.projectId,
+          capture.agentId,
+          capture.environmentKind,
+          capture.environmentName,
+          capture.pullRequest,
+          capture.commit,
+          capture.build,
+          capture.reason,
+          capture.startedAt,
+          capture.rules,
+        ],
+      )) as Array<{ created: boolean }>;
+      return row ?? null;
+    });
   }
 
   /**

@@ -38,6 +38,7 @@ import { EndpointRemoval1795881488605 } from './migrations/1795881488605-Endpoin
 import { RuntimePartitions1795881639261 } from './migrations/1795881639261-RuntimePartitions';
 import { FoldedRowsRoomToUpdate1795882233699 } from './migrations/1795882233699-FoldedRowsRoomToUpdate';
 import { EvidenceFirstSeen1795882936562 } from './migrations/1795882936562-EvidenceFirstSeen';
+import { CapturesAndObservationsByProject1795883455939 } from './migrations/1795883455939-CapturesAndObservationsByProject';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -80,6 +81,7 @@ export const MIGRATIONS = [
   RuntimePartitions1795881639261,
   FoldedRowsRoomToUpdate1795882233699,
   EvidenceFirstSeen1795882936562,
+  CapturesAndObservationsByProject1795883455939,
 ];
 
 /**

@@ -16,7 +16,7 @@ async function referencing(
 }
 
 /** Replaces `table`'s keys by `keys` (SQL of ALTER TABLE actions), the foreign keys to it dropped meanwhile. */
-async function rekey(q: QueryRunner, table: string, keys: string): Promise<void> {
+export async function rekey(q: QueryRunner, table: string, keys: string): Promise<void> {
   const foreignKeys = await referencing(q, table);
   for (const fk of foreignKeys) await q.query(`ALTER TABLE ${fk.referrer} DROP CONSTRAINT ${fk.name}`);
   await q.query(`ALTER TABLE ${table} ${keys}`);
