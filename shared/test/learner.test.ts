@@ -545,6 +545,20 @@ describe('PathLearner', () => {
     expect(learner.changeable('/api/v2/{id}')).toBe(false);
   });
 
+  it('keeps a value that answers other fields literal beside siblings whose answers were not looked at', () => {
+    const learner = new PathLearner();
+    const message = responseKeys(inferShape({ batchid: 'b', content: 'c', created: 'd' }));
+    learn(learner, [
+      ['GET', '/messages/alice', message],
+      ['GET', '/messages/bob', message],
+      // Sampled out: its answer was not shaped, so there is nothing to compare.
+      ['GET', '/messages/carol', null],
+      ['GET', '/messages/schedule', responseKeys(inferShape({ batch: true, id: 'i', message: { content: 'c' } }))],
+    ]);
+    expect(learner.resolve('/messages/schedule')).toBe('/messages/schedule');
+    expect(learner.resolve('/messages/carol')).toBe('/messages/{message}');
+  });
+
   it('holds a value seen with a continuation no sibling has, and a value right after a learned one', () => {
     const learner = new PathLearner();
     const message = responseKeys(inferShape({ batchid: 'b', content: 'c', created: 'd' }));

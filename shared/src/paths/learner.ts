@@ -862,14 +862,21 @@ export class PathLearner {
     const action = position.strict !== true && isAction(mine);
     let contradicts = false;
     let alike = false;
+    let same = false;
     let actions = 0;
     for (const [other, theirs] of siblings) {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const verdict = compare(mine, theirs);
-      // The same following segments with nothing against them agree too (a position learned from many such values).
       if (verdict === 'alike' || verdict === 'same') {
         if (action && isAction(theirs)) {
           actions++;
+          continue;
+        }
+        // The same following segments with nothing to compare agree too (a position learned from many such
+        // values), but only where nothing contradicts: a sibling whose answers were not looked at (sampled out)
+        // does not make `schedule` a value when `GET /messages/schedule` answers other fields than `/messages/alice`.
+        if (verdict === 'same') {
+          same = true;
           continue;
         }
         alike = true;
@@ -878,7 +885,7 @@ export class PathLearner {
       if (verdict === 'contradicts') contradicts = true;
     }
     const was = position.exceptions.has(value);
-    const fewActions = action && !alike && actions > 0 && actions + 1 < MANY_SIBLINGS;
+    const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
     if ((contradicts && !alike && actions === 0) || fewActions) position.exceptions.add(value);
     else position.exceptions.delete(value);
     if (position.exceptions.has(value) !== was) this.changes++;
