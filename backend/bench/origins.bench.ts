@@ -1,0 +1,119 @@
+/**
+ * Where a diff's traffic was first seen (issue 18), bounded per page: `GET /captures/{id}/diffs/origins`
+ * at its worst, where every environment row has every diff's exchange. One embedded PostgreSQL and
+ * backend, seeded with generate_series: 1,000 documented endpoints, 500 environment rows (100 pull
+ * requests, 200 staging and 200 production builds) whose evidence all has a drifting response on
+ * every endpoint (500,000 distinct exchanges), and a production capture showing it on every
+ * endpoint (1,000 diffs). Side by side, call by call in turn: a page of the diffs themselves (kept
+ * as JSON), and the origins of a page of 250 and of 1,000 diffs; p50/p95 of SAMPLES calls each.
+ */
+import { fingerprint, inferShape } from '@spectator/shared';
+import type pg from 'pg';
+import { percentile, responseShape, runBench, withBenchBackend } from './harness';
+
+const ENDPOINTS = 1_000;
+const ROWS = { ci: 100, staging: 200, production: 200 };
+const SAMPLES = 30;
+const WARMUP = 3;
+
+const driftShape = inferShape({ id: 1, title: 't', author: 'a', extra: true });
+const FP = fingerprint(responseShape);
+const FP_DRIFT = fingerprint(driftShape);
+
+async function seed(pool: pg.Pool, projectId: string): Promise<string> {
+  const q = (sql: string, params: unknown[] = []): Promise<pg.QueryResult> => pool.query(sql, params);
+  await q(`INSERT INTO shapes (fingerprint, shape) VALUES ($1, $2), ($3, $4) ON CONFLICT DO NOTHING`, [
+    FP,
+    JSON.stringify(responseShape),
+    FP_DRIFT,
+    JSON.stringify(driftShape),
+  ]);
+  await q(
+    `INSERT INTO endpoints (project_id, method, path) SELECT $1, 'GET', '/resource' || i FROM generate_series(1, $2::int) i`,
+    [projectId, ENDPOINTS],
+  );
+  await q(
+    `INSERT INTO endpoint_versions (project_id, endpoint_id, major, minor, request, responses)
+     SELECT project_id, id, 1, 0, NULL, $2::jsonb FROM endpoints WHERE project_id = $1`,
+    [projectId, JSON.stringify([{ status: 200, contentType: 'application/json', shape: responseShape }])],
+  );
+  await q(
+    `UPDATE endpoints e SET current_version_id = (SELECT v.id FROM endpoint_versions v WHERE v.endpoint_id = e.id) WHERE project_id = $1`,
+    [projectId],
+  );
+  await q(
+    `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+     SELECT $1::uuid, 'ci', 'PR #' || i, i::text, i::text, NULL, 'c' || i, now() - make_interval(mins => 1000 - i), now() FROM generate_series(1, $2::int) i
+     UNION ALL
+     SELECT $1::uuid, 'staging', 's-' || i, '', NULL, 's-' || i, 'c' || i, now() - make_interval(mins => 1000 - i), now() FROM generate_series(1, $3::int) i
+     UNION ALL
+     SELECT $1::uuid, 'production', 'p-' || i, '', NULL, 'p-' || i, 'c' || i, now() - make_interval(mins => 1000 - i), now() FROM generate_series(1, $4::int) i`,
+    [projectId, ROWS.ci, ROWS.staging, ROWS.production],
+  );
+  await q(
+    `INSERT INTO evidence_observations (row_id, project_id, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT r.id, $1::uuid, e.method, e.path, 200, 'application/json', $2, 3, r.first_seen, r.last_seen
+       FROM environment_rows r CROSS JOIN endpoints e WHERE r.project_id = $1 AND e.project_id = $1`,
+    [projectId, FP_DRIFT],
+  );
+  const capture = (
+    await q(
+      `INSERT INTO captures (id, project_id, environment_kind, environment_name, build, commit, reason, started_at)
+       VALUES (gen_random_uuid(), $1, 'production', 'p-200', 'p-200', 'c200', 'agent-start', now()) RETURNING id`,
+      [projectId],
+    )
+  ).rows[0]?.id as string;
+  await q(
+    `INSERT INTO observations (capture_id, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT $1, method, path, 200, 'application/json', $3, 2, now(), now() FROM endpoints WHERE project_id = $2`,
+    [capture, projectId, FP_DRIFT],
+  );
+  await q(
+    `INSERT INTO capture_endpoints (project_id, capture_id, method, path, interactions, interest)
+     SELECT $2, capture_id, method, path, sum(count), sum(count) FROM observations WHERE capture_id = $1 GROUP BY capture_id, method, path`,
+    [capture, projectId],
+  );
+  await q('ANALYZE');
+  return capture;
+}
+
+/** Milliseconds to the whole answer of one call, and how many items it had. */
+async function timed(url: string, token: string): Promise<{ ms: number; items: number }> {
+  const started = performance.now();
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  const text = await response.text();
+  const ms = performance.now() - started;
+  if (response.status !== 200) throw new Error(`${url}: ${response.status} ${text}`);
+  return { ms, items: (JSON.parse(text) as unknown[]).length };
+}
+
+runBench(() =>
+  withBenchBackend(4, async ({ backend, pool, api }) => {
+    const project = await api<{ id: string }>('POST', '/projects', { slug: 'origins', name: 'origins' });
+    const t0 = performance.now();
+    const capture = await seed(pool, project.id);
+    console.log(`seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const base = `${backend.url}/api/v1/projects/origins/captures/${capture}`;
+    const contenders = [
+      { label: 'diffs, page of 250 (kept JSON)', url: `${base}/diffs?limit=250` },
+      { label: 'origins, page of 250', url: `${base}/diffs/origins?limit=250` },
+      { label: 'origins, page of 1,000', url: `${base}/diffs/origins?limit=1000` },
+    ];
+    const times = contenders.map(() => [] as number[]);
+    const items = contenders.map(() => 0);
+    for (let i = 0; i < SAMPLES + WARMUP; i++)
+      for (const [c, contender] of contenders.entries()) {
+        const { ms, items: n } = await timed(contender.url, backend.adminToken);
+        items[c] = n;
+        if (i >= WARMUP) times[c]?.push(ms);
+      }
+    const origins = (await (
+      await fetch(`${base}/diffs/origins?limit=1`, { headers: { authorization: `Bearer ${backend.adminToken}` } })
+    ).json()) as Array<{ since: string }>;
+    console.log(`one diff's origins: ${origins[0]?.since}`);
+    for (const [c, contender] of contenders.entries())
+      console.log(
+        `${contender.label}: ${items[c]} items, p50 ${percentile(times[c] ?? [], 50).toFixed(1)} ms, p95 ${percentile(times[c] ?? [], 95).toFixed(1)} ms`,
+      );
+  }),
+);
