@@ -135,6 +135,11 @@ function arrivedBody(req: IncomingMessage): Buffer | null {
   return body;
 }
 
+/** What a decorating handler is told when the client's response closed (see `ForwardHandler.observing`). */
+interface ClientCloseListener {
+  clientClosed(finished: boolean): void;
+}
+
 /** Forwards one exchange: the upstream's answer goes to the client as it comes, with backpressure. */
 class ForwardHandler implements Dispatcher.DispatchHandler {
   private controller: Dispatcher.DispatchController | null = null;
@@ -152,9 +157,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
   answered: 0 | 502 | 503 | 504 = 0;
   /**
    * Told when the client's response closed, finished or not (node:http's `close`, which no
-   * dispatcher callback carries): how a decorating handler learns the client went away.
+   * dispatcher callback carries): how a decorating handler learns the client went away. An object
+   * with a method rather than a closure per exchange: with a closure stored here, every exchange
+   * (its request, response and undici's request with the raw headers) outlived two scavenges and
+   * went to the old generation, 1.5 KB a request at 32 connections, against 0.1 KB with this.
    */
-  onClose: ((finished: boolean) => void) | null = null;
+  observing: ClientCloseListener | null = null;
   private readonly resume = (): void => this.controller?.resume();
 
   constructor(
@@ -171,7 +179,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
         this.clientGone = true;
         this.controller?.abort(new Error('client closed the connection'));
       }
-      this.onClose?.(finished);
+      this.observing?.clientClosed(finished);
     });
   }
 
@@ -279,7 +287,7 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
  * (kept by reference, never changed), and the exchange is handed to the observer once its response
  * ended, was cut, or the client left it.
  */
-class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream {
+class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, ClientCloseListener {
   private responseTap: BodyTap | null = null;
   /** Body bytes the sampler reserved shape work for; 0: not shaped. */
   private sampledBytes = 0;
@@ -297,17 +305,20 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream {
     /** `performance.now()` when the request arrived. */
     private readonly arrived: number,
   ) {
-    forwarding.onClose = (finished) => {
-      if (!finished) {
-        // A response the client left (a server-sent event stream is usually ended so) still happened;
-        // one the proxy cut itself (the upstream failed mid-response) was not left by the client.
-        if (forwarding.status !== 0) this.record(false, !forwarding.cut);
-        // Left before any answer came: counted and timed as such.
-        else this.failed(0);
-      }
-      // What stream taps kept of an exchange never recorded (no response came) is let go here.
-      this.releaseTaps();
-    };
+    forwarding.observing = this;
+  }
+
+  /** The client's response closed (finished or not). */
+  clientClosed(finished: boolean): void {
+    if (!finished) {
+      // A response the client left (a server-sent event stream is usually ended so) still happened;
+      // one the proxy cut itself (the upstream failed mid-response) was not left by the client.
+      if (this.forwarding.status !== 0) this.record(false, !this.forwarding.cut);
+      // Left before any answer came: counted and timed as such.
+      else this.failed(0);
+    }
+    // What stream taps kept of an exchange never recorded (no response came) is let go here.
+    this.releaseTaps();
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
