@@ -6,6 +6,7 @@
  * use), mockttp-optic (mockttp as Optic's `optic capture` ran it).
  */
 import http from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import type { AddressInfo } from 'node:net';
 import readline from 'node:readline';
 import { WebSocketServer } from 'ws';
@@ -83,17 +84,24 @@ async function main(kind: string, target: string): Promise<string> {
         logger: createRootLogger('error'),
       });
       process.stdout.write(`${JSON.stringify({ admin: agent.adminUrl })}\n`);
+      // Garbage collection pauses of this process so far, ms: each switch reports them, so the
+      // observing-cost part can tell how much of a window's CPU went to collecting.
+      let gcMs = 0;
+      new PerformanceObserver((list) => {
+        for (const entry of list.getEntries()) gcMs += entry.duration;
+      }).observe({ entryTypes: ['gc'] });
       // `observe on` / `observe off` on stdin switch observing in this process, answered with where the
       // switch fell: the observing-cost part compares both in one process, under one continuous load.
       readline.createInterface({ input: process.stdin }).on('line', (line) => {
         const match = /^observe (on|off)$/.exec(line.trim());
         if (!match) return;
         agent.setObserving(match[1] === 'on');
-        // Where the switch fell: requests and shaped samples so far, CPU µs so far (all threads), ms on this process's clock.
+        // Where the switch fell: requests and shaped samples so far, CPU µs so far (all threads), GC
+        // pauses ms so far, ms on this process's clock.
         const cpu = process.cpuUsage();
         const { metrics } = agent;
         process.stdout.write(
-          `${JSON.stringify({ observe: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, at: performance.now() })}\n`,
+          `${JSON.stringify({ observe: match[1], requests: metrics.get('requests_total'), shaped: metrics.get('shaped_total'), cpu: cpu.user + cpu.system, gc: gcMs, at: performance.now() })}\n`,
         );
       });
       return agent.proxyUrl;

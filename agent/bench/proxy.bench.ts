@@ -17,7 +17,8 @@
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (6, 2);
  * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`: seconds per scenario and ms per observing switch of the
  * observing-cost part (45, 250);
- * `BENCH_PART=paired`: the observing-cost part alone.
+ * `BENCH_PART=paired`: the observing-cost part alone; `BENCH_SCENARIOS=32 conn` (comma-separated
+ * parts of scenario names): those scenarios alone.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -42,11 +43,18 @@ interface Scenario {
   connections: number;
 }
 
-const SCENARIOS: Scenario[] = [1, 32].flatMap((connections) => [
-  { name: `GET small JSON list, ${connections} conn`, path: '/posts', method: 'GET' as const, connections },
-  { name: `POST /posts, ${connections} conn`, path: '/posts', method: 'POST' as const, connections },
-  { name: `GET 100 KB JSON, ${connections} conn`, path: '/large', method: 'GET' as const, connections },
-]);
+/** `BENCH_SCENARIOS`: scenarios whose name holds one of these comma-separated parts (`32 conn`, `POST`); all by default. */
+const ONLY_SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').filter((part) => part.trim() !== '');
+
+const SCENARIOS: Scenario[] = [1, 32]
+  .flatMap((connections) => [
+    { name: `GET small JSON list, ${connections} conn`, path: '/posts', method: 'GET' as const, connections },
+    { name: `POST /posts, ${connections} conn`, path: '/posts', method: 'POST' as const, connections },
+    { name: `GET 100 KB JSON, ${connections} conn`, path: '/large', method: 'GET' as const, connections },
+  ])
+  .filter(
+    (scenario) => ONLY_SCENARIOS.length === 0 || ONLY_SCENARIOS.some((part) => scenario.name.includes(part.trim())),
+  );
 
 interface Party {
   name: string;
@@ -100,6 +108,7 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
           requests: message.requests ?? NaN,
           shaped: message.shaped ?? NaN,
           cpu: message.cpu ?? NaN,
+          gc: message.gc ?? NaN,
           at: message.at ?? NaN,
         });
       if (message.url) {
@@ -338,11 +347,12 @@ function summariseRatios(ratios: number[]): RatioSummary {
 const showRatio = (r: RatioSummary) =>
   `${fmt(r.median, 3)} (IQR ${fmt(r.q1, 3)}–${fmt(r.q3, 3)}; 95% CI ${r.interval ? `${fmt(r.interval[0], 3)}–${fmt(r.interval[1], 3)}` : 'n/a'})`;
 
-/** Where an observing switch fell in the agent: requests and shaped samples so far, CPU µs so far, its clock in ms. */
+/** Where an observing switch fell in the agent: requests and shaped samples so far, CPU µs and GC pause ms so far, its clock in ms. */
 interface SwitchPoint {
   requests: number;
   shaped: number;
   cpu: number;
+  gc: number;
   at: number;
 }
 
@@ -386,6 +396,20 @@ async function measureObservingCost(agent: Party): Promise<string[]> {
       };
     });
     const shapedShare = median(windows.filter((w) => w.on).map((w) => w.shaped));
+    // CPU and GC pauses per request over all windows of a side (totals, not medians: a rare
+    // mark-compact costs as much as many scavenges, and a median of windows would leave it out).
+    const side = (on: boolean, of: 'cpu' | 'gc') => {
+      let spent = 0;
+      let requests = 0;
+      // After the warm-up pattern, as the ratios.
+      points.slice(0, -1).forEach((start, i) => {
+        if (i < pattern.length || start.on !== on) return;
+        const end = points[i + 1]!;
+        spent += of === 'cpu' ? end.cpu - start.cpu : (end.gc - start.gc) * 1000;
+        requests += end.requests - start.requests;
+      });
+      return spent / Math.max(1, requests);
+    };
     const rps: number[] = [];
     const cpu: number[] = [];
     const sameCode: number[] = [];
@@ -405,6 +429,9 @@ async function measureObservingCost(agent: Party): Promise<string[]> {
     );
     console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(cpu))}`);
     console.log(`    A/A: off ÷ off again: req/s ${showRatio(aa)}`);
+    console.log(
+      `    CPU µs/req on ${fmt(side(true, 'cpu'), 1)}, off ${fmt(side(false, 'cpu'), 1)}; of which GC pauses on ${fmt(side(true, 'gc'), 1)}, off ${fmt(side(false, 'gc'), 1)} (all windows of each side)`,
+    );
     const verdict = !onOff.interval
       ? 'not settled (too few groups)'
       : onOff.interval[0] >= 0.9
