@@ -10,6 +10,12 @@ function parsed(text: string, claim: string): string {
 
 const CLAIMS = ['sub', 'client_id', 'azp'];
 
+/** The scan of a text's UTF-8 bytes. */
+function scan(text: string, claim: string): string | undefined {
+  const bytes = Buffer.from(text);
+  return scanClaim(bytes, bytes.length, claim);
+}
+
 describe('scanClaim', () => {
   it.each([
     ['a string', '{"sub":"u-1","iat":1}', 'sub', 'u-1'],
@@ -21,8 +27,18 @@ describe('scanClaim', () => {
     ['none when absent', '{}', 'azp', ''],
     ['spaces and new lines', '\n{ "azp" :\t"web" }\n', 'azp', 'web'],
   ])('reads %s', (_what, text, claim, value) => {
-    expect(scanClaim(text, claim)).toBe(value);
+    expect(scan(text, claim)).toBe(value);
     expect(parsed(text, claim)).toBe(value);
+  });
+
+  it('reads a value beyond ASCII as its UTF-8 text', () => {
+    expect(scan('{"sub":"Zoë 🚀","azp":"ü"}', 'sub')).toBe('Zoë 🚀');
+  });
+
+  it('reads only the first `length` bytes (the rest of a reused buffer is stale)', () => {
+    const bytes = Buffer.from('{"sub":"a"}{"sub":"b"}');
+    expect(scanClaim(bytes, 11, 'sub')).toBe('a');
+    expect(scanClaim(bytes, 9, 'sub')).toBeUndefined();
   });
 
   it.each([
@@ -33,19 +49,25 @@ describe('scanClaim', () => {
     ['a number JSON does not allow', '{"sub":01}'],
     ['a key without a colon', '{"sub" "a"}'],
   ])('leaves %s to the parser', (_what, text) => {
-    expect(scanClaim(text, 'sub')).toBeUndefined();
+    expect(scan(text, 'sub')).toBeUndefined();
   });
 
   it('gives what parsing gives, for any JSON object, whenever it reads one', () => {
     let scanned = 0;
     const payload = fc.dictionary(
-      fc.oneof(fc.constantFrom(...CLAIMS), fc.string()),
-      fc.oneof(fc.string(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.jsonValue()),
+      fc.oneof(fc.constantFrom(...CLAIMS), fc.string(), fc.string({ unit: 'binary' })),
+      fc.oneof(
+        fc.string(),
+        fc.string({ unit: 'binary' }),
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.jsonValue(),
+      ),
     );
     fc.assert(
       fc.property(payload, fc.constantFrom(...CLAIMS), fc.boolean(), (object, claim, indent) => {
         const text = JSON.stringify(object, null, indent ? 2 : undefined);
-        const value = scanClaim(text, claim);
+        const value = scan(text, claim);
         if (value === undefined) return;
         scanned++;
         expect(value).toBe(parsed(text, claim));
@@ -78,6 +100,13 @@ describe('ConsumerIds', () => {
     expect(ids.identify({ authorization: bearer({ client_id: 'mobile', note: 'a"b' }, 's') }, undefined)).toBe(
       expected,
     );
+    // Payloads are decoded into one buffer: a larger one gets its own; a short one after a long one
+    // reads only its own bytes.
+    const named = (claims: object): string | null => ids.identify({ authorization: bearer(claims, 's') }, undefined);
+    expect(named({ client_id: 'mobile', pad: 'x'.repeat(5_000) })).toBe(expected);
+    expect(named({ client_id: 'web', pad: 'y'.repeat(1_000) })).toBe(consumerId('k'.repeat(16), 'p', 'web'));
+    expect(named({ client_id: 'app' })).toBe(consumerId('k'.repeat(16), 'p', 'app'));
+    expect(named({ client_id: 'Zoë' })).toBe(consumerId('k'.repeat(16), 'p', 'Zoë'));
     expect(ids.identify({ authorization: bearer({ sub: 'x' }, 's') }, undefined)).toBeNull();
     expect(ids.identify({ authorization: 'Bearer not-a-jwt' }, undefined)).toBeNull();
   });

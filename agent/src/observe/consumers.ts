@@ -79,7 +79,7 @@ export function subjectLine(subject: string): string {
 }
 
 const NONE = '';
-/** Header values whose pseudonyms are kept, per source; past it the cache starts afresh. */
+/** Values whose pseudonyms are kept; past it the cache starts afresh. */
 const CACHE_MAX = 10_000;
 const BEARER = /^bearer\s+/i;
 
@@ -88,71 +88,101 @@ function claimText(value: unknown): string {
   return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : NONE;
 }
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f]/;
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-const isSpace = (c: string | undefined): boolean => c === ' ' || c === '\n' || c === '\r' || c === '\t';
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const COMMA = 0x2c;
+const MINUS = 0x2d;
+
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+/** A byte a JSON number may hold: `+-.eE` and digits. */
+const isNumberByte = (c: number): boolean =>
+  (c >= 0x30 && c <= 0x39) || c === 0x2b || c === MINUS || c === 0x2e || c === 0x65 || c === 0x45;
+
+function skipSpace(bytes: Uint8Array, at: number, end: number): number {
+  while (at < end && isSpace(bytes[at] as number)) at++;
+  return at;
+}
+
+/** The closing quote of a string whose text starts at `at`; -1 when it has none or holds a backslash. */
+function stringEnd(bytes: Uint8Array, at: number, end: number): number {
+  for (; at < end; at++) {
+    const c = bytes[at] as number;
+    if (c === QUOTE) return at;
+    if (c === BACKSLASH) return -1;
+  }
+  return -1;
+}
+
+/** Whether the bytes from `start` to `end` are the ASCII text `text`. */
+function isText(bytes: Uint8Array, start: number, end: number, text: string): boolean {
+  if (end - start !== text.length) return false;
+  for (let k = 0; k < text.length; k++) if (bytes[start + k] !== text.charCodeAt(k)) return false;
+  return true;
+}
 
 /**
- * The top-level claim of a JSON object text as `claimText` gives it, read without parsing the
- * text: the last occurrence at the object's first level (JSON.parse keeps the last of duplicate
- * keys), '' when there is none. `undefined` when the text is not plainly such an object (a
- * backslash, a string or number it cannot read): the caller parses the text then.
+ * The top-level claim of a JSON object's UTF-8 bytes (the first `length` of `bytes`) as `claimText`
+ * gives it, read without decoding or parsing the text: the last occurrence at the object's first
+ * level (JSON.parse keeps the last of duplicate keys), '' when there is none. `undefined` when the
+ * bytes are not plainly such an object (a backslash, a control character in the value, a string
+ * or number it cannot read): the caller parses the text then. Every byte that tells JSON's
+ * structure is ASCII, and UTF-8 never uses an ASCII byte inside a character, so the structure
+ * read from the bytes is the text's.
  */
-export function scanClaim(text: string, claim: string): string | undefined {
-  if (text.includes('\\')) return undefined;
-  const n = text.length;
-  let i = 0;
-  while (isSpace(text[i])) i++;
-  if (text[i] !== '{') return undefined;
+export function scanClaim(bytes: Buffer, length: number, claim: string): string | undefined {
+  const n = Math.min(length, bytes.length);
+  let i = skipSpace(bytes, 0, n);
+  if (i >= n || bytes[i] !== 0x7b) return undefined;
   let depth = 0;
   /** At the first level, after `{` or `,`: the next string is a key. */
   let expectKey = false;
   let found = NONE;
   while (i < n) {
-    const c = text[i] as string;
-    if (c === '"') {
-      // Without a backslash, a string ends at the next quote.
-      const end = text.indexOf('"', i + 1);
+    const c = bytes[i] as number;
+    if (c === BACKSLASH) return undefined;
+    if (c === QUOTE) {
+      const end = stringEnd(bytes, i + 1, n);
       if (end < 0) return undefined;
       const isKey = depth === 1 && expectKey;
-      const key = isKey ? text.slice(i + 1, end) : '';
+      const wanted = isKey && isText(bytes, i + 1, end, claim);
       i = end + 1;
       if (!isKey) continue;
       expectKey = false;
-      while (isSpace(text[i])) i++;
-      if (text[i] !== ':') return undefined;
-      i++;
-      while (isSpace(text[i])) i++;
-      if (key !== claim) continue;
-      const v = text[i];
-      if (v === '"') {
-        const close = text.indexOf('"', i + 1);
+      i = skipSpace(bytes, i, n);
+      if (i >= n || bytes[i] !== COLON) return undefined;
+      i = skipSpace(bytes, i + 1, n);
+      if (!wanted) continue;
+      const v = i < n ? (bytes[i] as number) : -1;
+      if (v === QUOTE) {
+        const close = stringEnd(bytes, i + 1, n);
         if (close < 0) return undefined;
-        found = text.slice(i + 1, close);
-        if (CONTROL.test(found)) return undefined; // not JSON: the parse decides
+        let high = 0;
+        for (let k = i + 1; k < close; k++) {
+          const byte = bytes[k] as number;
+          if (byte < 0x20) return undefined; // a control character is not JSON: the parse decides
+          high |= byte;
+        }
+        found = bytes.toString(high < 0x80 ? 'latin1' : 'utf8', i + 1, close);
         i = close + 1;
-      } else if (v === '-' || (v !== undefined && v >= '0' && v <= '9')) {
+      } else if (v === MINUS || (v >= 0x30 && v <= 0x39)) {
         let e = i + 1;
-        while (e < n && '+-.eE0123456789'.includes(text[e] as string)) e++;
-        const literal = text.slice(i, e);
+        while (e < n && isNumberByte(bytes[e] as number)) e++;
+        const literal = bytes.toString('latin1', i, e);
         if (!JSON_NUMBER.test(literal)) return undefined;
         found = String(Number(literal));
         i = e;
       } else found = NONE; // an object, an array, true, false or null names no consumer
       continue;
     }
-    if (c === '{' || c === '[') {
+    if (c === 0x7b || c === 0x5b) {
       depth++;
       expectKey = depth === 1;
-    } else if (c === '}' || c === ']') {
+    } else if (c === 0x7d || c === 0x5d) {
       depth--;
-      if (depth === 0) {
-        i++;
-        while (isSpace(text[i])) i++;
-        return i === n ? found : undefined;
-      }
-    } else if (c === ',' && depth === 1) expectKey = true;
+      if (depth === 0) return skipSpace(bytes, i + 1, n) === n ? found : undefined;
+    } else if (c === COMMA && depth === 1) expectKey = true;
     i++;
   }
   return undefined;
@@ -169,13 +199,21 @@ export function bearerPayload(header: string): string {
   return second < 0 ? NONE : header.slice(first + 1, second);
 }
 
+/**
+ * Where payloads are decoded: one buffer, reused, as the agent reads one payload at a time (and
+ * never keeps it); a larger payload gets a buffer of its own.
+ */
+const scratch = Buffer.allocUnsafe(2048);
+
 /** A claim of a JWT's payload segment as text; '' when it is no JSON object or lacks the claim. Decoded, never verified. */
 function payloadClaim(segment: string, claim: JwtClaim): string {
-  const text = Buffer.from(segment, 'base64url').toString('utf8');
-  const scanned = scanClaim(text, claim);
+  const size = Buffer.byteLength(segment, 'base64url');
+  const bytes = size <= scratch.length ? scratch : Buffer.allocUnsafe(size);
+  const length = bytes.write(segment, 0, size, 'base64url');
+  const scanned = scanClaim(bytes, length, claim);
   if (scanned !== undefined) return scanned;
   try {
-    const payload = JSON.parse(text) as unknown;
+    const payload = JSON.parse(bytes.toString('utf8', 0, length)) as unknown;
     if (payload === null || typeof payload !== 'object') return NONE;
     return claimText((payload as Record<string, unknown>)[claim]);
   } catch {
@@ -192,14 +230,13 @@ function peerSubject(socket: TLSSocket): string {
 /**
  * Names each request's consumer by pseudonym (docs/agent.md, Consumers). The value read (a token,
  * an API key, a subject) stays in this process: only its pseudonym goes into the rows. A client
- * sends the same token or key with many requests, so pseudonyms are cached by the header's text
- * (bounded) and by connection for certificates: most requests cost a map lookup.
+ * sends the same value with many requests (its claim in every new token), so pseudonyms are cached
+ * by value (bounded) and by connection for certificates: most requests cost reading the value and
+ * a map lookup, not an HMAC.
  */
 export class ConsumerIds {
   private readonly key: Buffer;
   private readonly sources: readonly ConsumerSource[];
-  /** Per source, header text (a JWT's payload segment) → pseudonym ('' when it names no consumer). */
-  private readonly caches: Map<string, string>[];
   /** Per TLS connection, its certificate's pseudonym ('' for none). */
   private readonly bySocket = new WeakMap<object, string>();
   /**
@@ -211,7 +248,6 @@ export class ConsumerIds {
   constructor(config: ConsumerConfig) {
     this.key = projectConsumerKey(config.key, config.project);
     this.sources = config.sources;
-    this.caches = config.sources.map(() => new Map());
   }
 
   /** Whether a source reads the client certificate (the proxy then asks for one). */
@@ -242,19 +278,14 @@ export class ConsumerIds {
     const raw = headers[source.kind === 'jwt' ? 'authorization' : source.name];
     const header = Array.isArray(raw) ? raw[0] : raw;
     if (header === undefined || header === '') return NONE;
-    // A token is cached by its payload segment: hashing a whole token (its signature mostly) for
-    // the lookup cost more than reading the segment did (observe.bench.ts).
-    const text = source.kind === 'jwt' ? bearerPayload(header) : header;
-    if (text === NONE) return NONE;
-    const cache = this.caches[i] as Map<string, string>;
-    let id = cache.get(text);
-    if (id === undefined) {
-      const value = source.kind === 'jwt' ? payloadClaim(text, source.claim) : text.trim();
-      id = value === NONE ? NONE : this.pseudonymOf(value);
-      if (cache.size >= CACHE_MAX) cache.clear();
-      cache.set(text, id);
-    }
-    return id;
+    let value: string;
+    if (source.kind === 'jwt') {
+      // Read afresh for every request: a lookup by the token (or its payload segment) was dearer
+      // than reading the claim, for a new token of a client (observe.bench.ts).
+      const payload = bearerPayload(header);
+      value = payload === NONE ? NONE : payloadClaim(payload, source.claim);
+    } else value = header.trim();
+    return value === NONE ? NONE : this.pseudonymOf(value);
   }
 
   private pseudonymOf(value: string): string {
