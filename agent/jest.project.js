@@ -1,3 +1,5 @@
-// The agent's tests run real servers, proxies and load bursts; on a loaded CI machine (the whole
-// workspace's suites in parallel on two cores) some take several seconds. A test that hangs still fails.
-module.exports = { testTimeout: 20_000 };
+const path = require('node:path');
+
+// The agent's tests run real servers, proxies and load bursts; their timeout is set per test file
+// (see test/support/jest-timeout.ts: `testTimeout` here would be ignored).
+module.exports = { setupFilesAfterEnv: [path.join(__dirname, 'test/support/jest-timeout.ts')] };
