@@ -81,6 +81,25 @@ describe('latency histogram', () => {
 
   it('has no quantile when empty', () => {
     expect(new LatencyHistogram().quantile(0.5)).toBeNull();
+    expect(new LatencyHistogram().quantiles([0.5, 0.95])).toBeNull();
+  });
+
+  it('reads several quantiles in one pass as it reads each, and reads the same once cleared and filled again', () => {
+    fc.assert(
+      fc.property(durations, durations, (first, second) => {
+        const histogram = histogramOf(first);
+        const qs = [0, 0.5, 0.95, 0.99, 1];
+        // The value of the bucket of the sample at each rank.
+        const sorted = [...first].sort((x, y) => x - y);
+        expect(histogram.quantiles(qs)).toEqual(
+          qs.map((q) => histogramBucketValue(histogramBucket(sorted[Math.floor(q * (sorted.length - 1))] as number))),
+        );
+        histogram.clear();
+        expect(histogram.total).toBe(0);
+        for (const ms of second) histogram.record(ms);
+        expect(histogram.quantiles(qs)).toEqual(histogramOf(second).quantiles(qs));
+      }),
+    );
   });
 
   it('round-trips its sparse wire form, which holds only the buckets with a count', () => {

@@ -34,7 +34,8 @@ export interface RuntimeScope {
 /** The counts of one environment row and version over one step (`RuntimeRepository.steps`). */
 export interface RuntimeStepRow {
   version: string;
-  at: Date;
+  /** The step's start, milliseconds since 1970 (a number: no Date parsed per row). */
+  at: number;
   requests: string;
   serverErrors: string;
   upstreamFailures: string;
@@ -466,7 +467,7 @@ export class RuntimeRepository {
    */
   steps(scope: RuntimeScope, resolution: RuntimeResolution): Promise<RuntimeStepRow[]> {
     return this.db.query(
-      `SELECT version, bucket AS at, requests::text, server_errors::text AS "serverErrors",
+      `SELECT version, (extract(epoch FROM bucket) * 1000)::float8 AS at, requests::text, server_errors::text AS "serverErrors",
               upstream_failures::text AS "upstreamFailures", client_left::text AS "clientLeft", ttfb, ttlb
          FROM runtime_buckets
         WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4

@@ -176,10 +176,11 @@ export function runtimeRows(minutes: readonly RuntimeMinute[]): RuntimeRow[] {
   }));
 }
 
+const PERCENTILES = [0.5, 0.95, 0.99] as const;
+
 function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
-  if (histogram.total === 0) return null;
-  const at = (q: number): number => toMicros(histogram.quantile(q) as number);
-  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+  const [p50, p95, p99] = (histogram.quantiles(PERCENTILES) ?? []).map(toMicros);
+  return p50 === undefined ? null : { p50, p95: p95 as number, p99: p99 as number };
 }
 
 /** The figures of `sums` over `seconds`, beside `everyVersion` requests of all versions in the same time. */
@@ -197,6 +198,12 @@ function pointOf(sums: Sums, seconds: number, everyVersion: number): Omit<Runtim
   };
 }
 
+function clearSums(sums: Sums): void {
+  sums.requests = sums.serverErrors = sums.upstreamFailures = sums.clientLeft = 0;
+  sums.ttfb.clear();
+  sums.ttlb.clear();
+}
+
 function addRow(sums: Sums, row: RuntimeStepRow): void {
   sums.requests += Number(row.requests);
   sums.serverErrors += Number(row.serverErrors);
@@ -207,7 +214,7 @@ function addRow(sums: Sums, row: RuntimeStepRow): void {
 }
 
 /** Requests of every version per step (by its start, ms) and in the window: what each version's share is of. */
-function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date; requests: string }>): {
+function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date | number; requests: string }>): {
   perStep: Map<number, number>;
   all: number;
 } {
@@ -219,15 +226,6 @@ function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date; requests: string
     all += Number(row.requests);
   }
   return { perStep, all };
-}
-
-function addSums(sums: Sums, other: Sums): void {
-  sums.requests += other.requests;
-  sums.serverErrors += other.serverErrors;
-  sums.upstreamFailures += other.upstreamFailures;
-  sums.clientLeft += other.clientLeft;
-  sums.ttfb.add(other.ttfb);
-  sums.ttlb.add(other.ttlb);
 }
 
 /** A runtime cell's requests, error rate and p95 of time to last byte, as answered. */
@@ -478,23 +476,22 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
       step.name,
     );
     const { perStep, all } = requestsOfEveryVersion(rows);
-    // Rows come in version and time order, one per environment row: each (version, step) is one point.
-    const steps: Array<{ version: string; at: number; sums: Sums }> = [];
-    for (const row of rows) {
-      const at = new Date(row.at).getTime();
-      let last = steps[steps.length - 1];
-      if (last === undefined || last.version !== row.version || last.at !== at)
-        steps.push((last = { version: row.version, at, sums: emptySums() }));
-      addRow(last.sums, row);
-    }
+    // Rows come in version and time order, one per environment row: each (version, step) is one
+    // point, its rows summed in one reused `point` and added to the version's total.
     const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
-    for (const { version, at, sums } of steps) {
+    const point = emptySums();
+    for (let i = 0; i < rows.length;) {
+      const { version, at } = rows[i] as RuntimeStepRow;
       let series = versions.get(version);
       if (series === undefined) versions.set(version, (series = { total: emptySums(), points: [] }));
-      addSums(series.total, sums);
+      clearSums(point);
+      for (let row = rows[i]; row !== undefined && row.version === version && row.at === at; row = rows[++i]) {
+        addRow(point, row);
+        addRow(series.total, row);
+      }
       series.points.push({
         at: new Date(at).toISOString(),
-        ...pointOf(sums, step.ms / 1000, perStep.get(at) ?? 0),
+        ...pointOf(point, step.ms / 1000, perStep.get(at) ?? 0),
       });
     }
     const windowSeconds = Math.max(1, (now.getTime() - since.getTime()) / 1000);

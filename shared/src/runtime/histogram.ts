@@ -43,10 +43,17 @@ export function histogramBucket(ms: number): number {
   return Math.ceil(Math.log2(ms) * HISTOGRAM_BUCKETS_PER_DOUBLING);
 }
 
+const valueOf = (index: number): number => (2 * GAMMA ** index) / (GAMMA + 1);
+/** Each bucket's value, by index offset by `HISTOGRAM_MIN_INDEX` (read for every quantile of every series point). */
+const BUCKET_VALUES = Float64Array.from({ length: HISTOGRAM_BUCKETS }, (_, i) => valueOf(i + HISTOGRAM_MIN_INDEX));
+
 /** The value a bucket stands for in milliseconds: within `HISTOGRAM_RELATIVE_ERROR` of any duration in it. */
 export function histogramBucketValue(index: number): number {
-  return (2 * GAMMA ** index) / (GAMMA + 1);
+  return BUCKET_VALUES[index - HISTOGRAM_MIN_INDEX] ?? valueOf(index);
 }
+
+/** The rank ⌊q·(n−1)⌋ of the sample at quantile `q` (clamped to 0–1) of `n`. */
+const rankOf = (q: number, n: number): number => Math.floor(Math.min(1, Math.max(0, q)) * (n - 1));
 
 /** Counts per bucket. */
 export class LatencyHistogram {
@@ -85,14 +92,31 @@ export class LatencyHistogram {
    * holding the sample of rank ⌊q·(n−1)⌋ in ascending order (the rank DDSketch uses).
    */
   quantile(q: number): number | null {
+    return this.quantiles([q])?.[0] ?? null;
+  }
+
+  /**
+   * The durations at quantiles `qs` (0–1, ascending) in milliseconds, as `quantile` reads each, in
+   * one pass over the buckets; `null` when empty.
+   */
+  quantiles(qs: readonly number[]): number[] | null {
     if (this.total === 0) return null;
-    const rank = Math.floor(Math.min(1, Math.max(0, q)) * (this.total - 1));
+    const found: number[] = [];
     let seen = 0;
-    for (let i = 0; i < HISTOGRAM_BUCKETS; i++) {
+    for (let i = 0; i < HISTOGRAM_BUCKETS && found.length < qs.length; i++) {
       seen += this.counts[i] as number;
-      if (seen > rank) return histogramBucketValue(i + HISTOGRAM_MIN_INDEX);
+      while (found.length < qs.length && seen > rankOf(qs[found.length] as number, this.total))
+        found.push(histogramBucketValue(i + HISTOGRAM_MIN_INDEX));
     }
-    return histogramBucketValue(HISTOGRAM_MAX_INDEX);
+    while (found.length < qs.length) found.push(histogramBucketValue(HISTOGRAM_MAX_INDEX));
+    return found;
+  }
+
+  /** Empties it, to be filled again (one histogram reused instead of one made per use). */
+  clear(): this {
+    this.counts.fill(0);
+    this.total = 0;
+    return this;
   }
 
   /** The sparse wire form: only buckets with a count, in ascending order. */
