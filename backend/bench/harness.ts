@@ -77,19 +77,26 @@ export function runBench(main: () => Promise<void>): void {
   });
 }
 
-/** Each plain capture's project, read once (a writer knows the project it writes for). */
-const projectsOfCaptures = new Map<string, string>();
+/** What an observation row takes from its capture: the project and the partition key. */
+interface CaptureKey {
+  projectId: string;
+  createdAt: Date;
+}
 
-async function projectOfCapture(client: pg.ClientBase, captureId: string): Promise<string> {
-  let projectId = projectsOfCaptures.get(captureId);
-  if (projectId === undefined) {
-    const { rows } = await client.query<{ project_id: string }>('SELECT project_id FROM captures WHERE id = $1', [
-      captureId,
-    ]);
-    projectId = rows[0]?.project_id as string;
-    projectsOfCaptures.set(captureId, projectId);
+/** Each plain capture's project and creation time, read once (a writer knows the capture it writes for). */
+const keysOfCaptures = new Map<string, CaptureKey>();
+
+async function keyOfCapture(client: pg.ClientBase, captureId: string): Promise<CaptureKey> {
+  let key = keysOfCaptures.get(captureId);
+  if (key === undefined) {
+    const { rows } = await client.query<CaptureKey>(
+      'SELECT project_id AS "projectId", created_at AS "createdAt" FROM captures WHERE id = $1',
+      [captureId],
+    );
+    key = rows[0] as CaptureKey;
+    keysOfCaptures.set(captureId, key);
   }
-  return projectId;
+  return key;
 }
 
 /**
@@ -102,7 +109,7 @@ export async function plainInsert(
   captureId: string,
   rows: readonly WireObservation[],
 ): Promise<void> {
-  const projectId = await projectOfCapture(client, captureId);
+  const capture = await keyOfCapture(client, captureId);
   const folded = new Map<string, WireObservation>();
   for (const row of rows) {
     const key = `${row.path} ${row.status}`;
@@ -116,8 +123,9 @@ export async function plainInsert(
     .map((row) => {
       const base = values.length;
       values.push(
-        projectId,
+        capture.projectId,
         captureId,
+        capture.createdAt,
         row.method,
         row.path,
         row.status,
@@ -129,14 +137,14 @@ export async function plainInsert(
         row.firstSeen,
         row.lastSeen,
       );
-      return `(${Array.from({ length: 12 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
+      return `(${Array.from({ length: 13 }, (_, k) => `$${base + k + 1}`).join(', ')})`;
     });
   await client.query('BEGIN');
   await client.query(
-    `INSERT INTO observations AS o (project_id, capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
+    `INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
      VALUES ${tuples.join(', ')}
      ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)
+                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
      DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
     values,
   );

@@ -72,8 +72,8 @@ async function seed(pool: pg.Pool, projectId: string): Promise<void> {
   );
   // 2,000 aggregated observations per capture: every endpoint with a 200 and a 404.
   await q(
-    `INSERT INTO observations (project_id, capture_id, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
-     SELECT c.project_id, c.id, e.method, e.path, s.status, 'application/json', $2, 3, c.started_at, c.started_at
+    `INSERT INTO observations (project_id, capture_id, capture_created_at, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT c.project_id, c.id, c.created_at, e.method, e.path, s.status, 'application/json', $2, 3, c.started_at, c.started_at
        FROM captures c CROSS JOIN endpoints e CROSS JOIN (VALUES (200), (404)) s(status)
       WHERE c.project_id = $1 AND e.project_id = $1`,
     [projectId, FP],

@@ -93,8 +93,8 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
   await client.query('SET session_replication_role = replica');
   await client.query('DROP INDEX observations_aggregate_key');
   await client.query(
-    `INSERT INTO observations (project_id, capture_id, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
-     SELECT c.project_id, c.id, 'POST', '/item' || i, 201, 'application/json', CASE WHEN i % 50 = 0 THEN $3 ELSE $2 END, 'application/json', $4, 1 + i % 7, now(), now()
+    `INSERT INTO observations (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT c.project_id, c.id, c.created_at, 'POST', '/item' || i, 201, 'application/json', CASE WHEN i % 50 = 0 THEN $3 ELSE $2 END, 'application/json', $4, 1 + i % 7, now(), now()
        FROM captures c CROSS JOIN generate_series(1, $5::int) i
       WHERE c.project_id = $1`,
     [projectId, fpRequest, fpDrift, fpResponse, ENDPOINTS],

@@ -84,8 +84,8 @@ describe('migrations', () => {
         `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at) VALUES ($1, $2, 'ci', 'PR #1', 'agent-start', now())`,
         [capture, project?.id],
       );
-      const observation = `INSERT INTO observations (project_id, capture_id, method, path, status, request_content_type, request_shape, count, first_seen, last_seen)
-                           VALUES ($1, $2, 'GET', '/a', $3, $4, $5, 1, now(), now())`;
+      const observation = `INSERT INTO observations (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape, count, first_seen, last_seen)
+                           SELECT $1, $2, created_at, 'GET', '/a', $3, $4, $5, 1, now(), now() FROM captures WHERE id = $2`;
       await ds.query(observation, [project?.id, capture, 200, null, null]);
       // NULL (no body) takes part in the aggregate key: a second "no body" row is the same row.
       await fails(observation, [project?.id, capture, 200, null, null], /observations_.*aggregate_key|duplicate key/);
@@ -211,6 +211,17 @@ describe('migrations', () => {
           `SELECT count(*)::int AS n FROM observations o JOIN captures c ON c.id = o.capture_id WHERE o.project_id <> c.project_id`,
         ),
       ).toEqual([{ n: 0 }]);
+      // Each row in the partition of its capture's creation week (Monday, UTC).
+      expect(
+        await ds.query(
+          `SELECT DISTINCT o.tableoid::regclass::text AS partition, o.capture_created_at = c.created_at AS keyed
+             FROM observations o JOIN captures c ON c.id = o.capture_id
+            WHERE c.project_id IN (SELECT id FROM projects WHERE slug LIKE 'keyed-%') ORDER BY 1`,
+        ),
+      ).toEqual([
+        { partition: 'observations_20261005', keyed: true },
+        { partition: 'observations_20261116', keyed: true },
+      ]);
       while ((await appliedMigrations(ds)).includes(first)) await migrateDown(ds);
       expect(await ds.query(rows)).toEqual(before);
       await migrateUp(ds);

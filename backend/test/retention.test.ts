@@ -8,6 +8,7 @@ import { RETENTION_LOCK, RetentionRepository } from '../src/retention/retention.
 import { RetentionService } from '../src/retention/retention.service';
 import type { Runtime } from '../src/config/runtime';
 import { startTestBackend, type TestBackend } from './support';
+import { eventually } from './support/evidence-helpers';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 
 let backend: TestBackend;
@@ -124,4 +125,95 @@ describe('capture retention', () => {
     expect(await prune(30)).toBe(1);
     expect((await backend.api('GET', `/projects/keep/captures/${stale}`)).status).toBe(404);
   });
+
+  it('drops a week of observations whole once every capture created in it is past retention', async () => {
+    // Captures made 60 and 50 days ago: their observations go to those weeks' partitions.
+    const made = async (agentId: string, daysAgo: number): Promise<string> => {
+      const agent = await connectTestAgent(backend.url, token);
+      const hello = helloMessage({ agentId });
+      await agent.request(hello);
+      await db.query(`UPDATE captures SET created_at = now() - make_interval(days => $2) WHERE id = $1`, [
+        hello.capture.id,
+        daysAgo,
+      ]);
+      await db.query(`SELECT observations_partition(now() - make_interval(days => $1))`, [daysAgo]);
+      const batch = batchMessage(hello.capture.id, [{ method: 'GET', path: '/old', status: 200 }]);
+      expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+      await agent.close();
+      return hello.capture.id;
+    };
+    const partitionOf = async (captureId: string): Promise<string> =>
+      (
+        await db.query<{ p: string }>(
+          'SELECT DISTINCT tableoid::regclass::text AS p FROM observations WHERE capture_id = $1',
+          [captureId],
+        )
+      ).rows[0]!.p;
+    const gone = await made('gone-pod', 60);
+    const weekGone = await partitionOf(gone);
+    const staleOfKeptWeek = await made('gone-pod-2', 50);
+    const busy = await made('busy-pod', 50);
+    const weekKept = await partitionOf(busy);
+    expect(weekGone).not.toBe(weekKept);
+    expect(await partitionOf(staleOfKeptWeek)).toBe(weekKept);
+    await age(gone, 40);
+    await age(staleOfKeptWeek, 40);
+    await age(busy, 40, false); // started long ago, traffic still recent
+    // The pods are gone: their agents were last seen 40 days ago (each is its agent's newest capture).
+    // Their connections closed first: a close sets the agent's last sight to now.
+    await eventually(
+      async () =>
+        (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM agent_connections WHERE closed_at IS NULL'))
+          .rows[0]!.n,
+      (open) => open === 0,
+    );
+    await db.query(
+      `UPDATE agents SET last_seen_at = now() - interval '40 days' WHERE agent_key IN ('gone-pod', 'gone-pod-2', 'busy-pod')`,
+    );
+    const exists = async (table: string): Promise<boolean> =>
+      (await db.query<{ t: string | null }>('SELECT to_regclass($1)::text AS t', [table])).rows[0]!.t !== null;
+
+    expect(await prune(30)).toBe(2);
+    // The old week went as one table; the week with recent traffic stays, its stale capture deleted by row.
+    expect(await exists(weekGone)).toBe(false);
+    expect(await exists(weekKept)).toBe(true);
+    for (const deleted of [gone, staleOfKeptWeek]) {
+      expect((await backend.api('GET', `/projects/keep/captures/${deleted}`)).status).toBe(404);
+      for (const table of ['observations', 'capture_endpoints', 'processed_batches'])
+        expect({ table, rows: await count(table, deleted) }).toEqual({ table, rows: 0 });
+    }
+    expect((await backend.api('GET', `/projects/keep/captures/${busy}`)).status).toBe(200);
+    expect(await count('observations', busy)).toBe(1);
+    expect(await prune(30)).toBe(0);
+  });
+
+  it('makes the coming weeks’ partitions once, however many replicas make them at once', async () => {
+    const sources = [createDataSource(backend.databaseUrl, 2), createDataSource(backend.databaseUrl, 2)];
+    await Promise.all(sources.map((ds) => ds.initialize()));
+    try {
+      // The week after next, as if no replica had made it yet.
+      await db.query(`DROP TABLE IF EXISTS observations_${await weekName(14)}`);
+      await Promise.all(sources.flatMap((ds) => [0, 1, 2].map(() => new RetentionRepository(ds).ensurePartitions(3))));
+      const names = (
+        await db.query<{ name: string }>(
+          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+            WHERE i.inhparent = 'observations'::regclass AND c.relname >= $1 ORDER BY 1`,
+          [`observations_${await weekName(0)}`],
+        )
+      ).rows.map((r) => r.name);
+      expect(names).toEqual(await Promise.all([0, 7, 14, 21].map(async (d) => `observations_${await weekName(d)}`)));
+    } finally {
+      await Promise.all(sources.map((ds) => ds.destroy()));
+    }
+  });
 });
+
+/** The Monday (UTC, YYYYMMDD) of the week `days` days from now, as partitions are named. */
+async function weekName(days: number): Promise<string> {
+  return (
+    await db.query<{ w: string }>(
+      `SELECT to_char(date_trunc('week', now() + make_interval(days => $1), 'UTC') AT TIME ZONE 'UTC', 'YYYYMMDD') AS w`,
+      [days],
+    )
+  ).rows[0]!.w;
+}

@@ -62,11 +62,13 @@ export interface BatchHeader {
  *    the rest to `captures.overflow_requests` (issue 15: one capture took 10^5 templates).
  *    Concurrent batches each see the count before them, so together they may pass the cap by
  *    the new endpoints they bring at once;
- *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`);
+ *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`),
+ *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
  *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
  *    count of interest are added; `revision` grows by one for each endpoint that got a new
- *    observation key or new request names on a stored one (`names_grew`, set by the upsert from
- *    the row as it was: RETURNING sees only the new row), which makes its cached diff flag stale. Written in byte order of (method,
+ *    observation key or new request names on a stored one (`names_grew`: true on an insert, and
+ *    set by an update from the row as it was, since RETURNING sees only the new row; a
+ *    partitioned table cannot return `xmax`), which makes its cached diff flag stale. Written in byte order of (method,
  *    path), so concurrent batches lock them in the same order.
  * The statement answers `claimed`: false for a duplicate (nothing was written), and `dropped`:
  * the `METHOD path` keys of the rows not stored because of the cap (null when none were), which
@@ -111,14 +113,15 @@ export const WRITE_BATCH = `
       FROM (SELECT (SELECT coalesce(sum(count), 0) FROM offered) - (SELECT coalesce(sum(count), 0) FROM input) AS n) d
      WHERE captures.id = $3::uuid AND d.n > 0
   ), upserted AS (
-    INSERT INTO observations AS o (project_id, capture_id, method, path, status, request_content_type, request_shape, request_note,
-                                   response_content_type, response_shape, response_note, query, request_headers, response_headers,
-                                   count, first_seen, last_seen)
-    SELECT $2::uuid, $3::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
-           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen
-      FROM input r
+    INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape,
+                                   request_note, response_content_type, response_shape, response_note, query, request_headers,
+                                   response_headers, count, first_seen, last_seen, names_grew)
+    SELECT $2::uuid, $3::uuid, c.created_at, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
+           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, true
+      FROM input r CROSS JOIN captures c
+     WHERE c.id = $3::uuid AND c.project_id = $2::uuid
     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)
+                 (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
     DO UPDATE SET
       count = o.count + EXCLUDED.count,
       first_seen = least(o.first_seen, EXCLUDED.first_seen),
@@ -131,13 +134,13 @@ export const WRITE_BATCH = `
       response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
                          ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END,
       names_grew = NOT (EXCLUDED.query <@ o.query AND EXCLUDED.request_headers <@ o.request_headers)
-    RETURNING o.method, o.path, (o.xmax = 0) AS inserted, o.names_grew
+    RETURNING o.method, o.path, o.names_grew
   ), new_keys AS (
-    SELECT method, path, bool_or(inserted) AS fresh, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
+    SELECT method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
   ), summaries AS (
     INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, interactions, interest, revision)
     SELECT $2::uuid, $3::uuid, t.method, t.path, t.interactions, t.interest,
-           CASE WHEN k.fresh OR k.grown THEN 1 ELSE 0 END
+           CASE WHEN k.grown THEN 1 ELSE 0 END
       FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
       JOIN new_keys k ON k.method = t.method AND k.path = t.path
      ORDER BY t.method COLLATE "C", t.path COLLATE "C"

@@ -39,6 +39,7 @@ import { RuntimePartitions1795881639261 } from './migrations/1795881639261-Runti
 import { FoldedRowsRoomToUpdate1795882233699 } from './migrations/1795882233699-FoldedRowsRoomToUpdate';
 import { EvidenceFirstSeen1795882936562 } from './migrations/1795882936562-EvidenceFirstSeen';
 import { CapturesAndObservationsByProject1795883455939 } from './migrations/1795883455939-CapturesAndObservationsByProject';
+import { ObservationsPartitioned1795883461504 } from './migrations/1795883461504-ObservationsPartitioned';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -82,6 +83,7 @@ export const MIGRATIONS = [
   FoldedRowsRoomToUpdate1795882233699,
   EvidenceFirstSeen1795882936562,
   CapturesAndObservationsByProject1795883455939,
+  ObservationsPartitioned1795883461504,
 ];
 
 /**

@@ -1,46 +1,124 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import type { Queryable } from '../common/queryable';
 
 /** Advisory lock key: one replica prunes at a time, the others skip that hour's run. */
 export const RETENTION_LOCK = 0x5e_c7_a7_02;
 
+/** A week's partition of observations: its table and the creation times of the captures it holds. */
+export interface ObservationPartition {
+  name: string;
+  from: Date;
+  to: Date;
+}
+
+/** The partitions `observations_partition` makes (a Monday, UTC): nothing else is ever dropped. */
+const PARTITION_NAME = /^observations_\d{8}$/;
+
+/**
+ * Whether capture `c` is past retention (`$1` days): its last traffic (its end, else its start, and
+ * its observations' last sight) is older than that, and it is not the newest capture of an agent
+ * seen within that time (that agent may still stream into it). An agent not seen for that long is
+ * gone: without a spool its id dies with its process, so its newest capture would be kept forever.
+ */
+const STALE = `coalesce(c.ended_at, c.started_at) < now() - make_interval(days => $1)
+  AND NOT EXISTS (SELECT FROM observations o
+                   WHERE o.capture_id = c.id AND o.project_id = c.project_id AND o.last_seen >= now() - make_interval(days => $1))
+  AND NOT EXISTS (SELECT FROM agents a
+                   WHERE a.id = c.agent_id AND a.project_id = c.project_id AND a.last_seen_at >= now() - make_interval(days => $1)
+                     AND NOT EXISTS (SELECT FROM captures n WHERE n.agent_id = c.agent_id AND n.project_id = c.project_id
+                                                              AND (n.started_at, n.id) > (c.started_at, c.id)))`;
+
 /**
  * The SQL of capture retention, raw SQL in one style. It deletes captures (their observations and
  * summaries go with them by cascade) across projects, so it is a job of its own rather than a
- * call per capture through the captures' service.
+ * call per capture through the captures' service; and it keeps the weekly partitions of
+ * observations (docs/operations.md, "Partitions of observations"): made ahead, dropped whole.
  */
 @Injectable()
 export class RetentionRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * Deletes up to `limit` captures whose last traffic is older than `days` days, never the newest
-   * capture of an agent, in one transaction under the retention lock.
+   * Makes the partitions of observations for this week and the next `weeks` where missing
+   * (`observations_partition`, idempotent and serialised over replicas by an advisory lock).
+   */
+  async ensurePartitions(weeks: number): Promise<void> {
+    await this.db.transaction(async (manager) => {
+      // Creating a partition takes a short exclusive lock on observations: never queue behind a long writer.
+      await manager.query(`SET LOCAL lock_timeout = '10s'`);
+      await manager.query(
+        'SELECT observations_partition(now() + make_interval(days => 7 * k)) FROM generate_series(0, $1::int) k',
+        [weeks],
+      );
+    });
+  }
+
+  /** The partitions of observations whose every capture was created more than `days` days ago, oldest first. */
+  async expiredPartitions(days: number): Promise<ObservationPartition[]> {
+    const rows = (await this.db.query(
+      `SELECT p.name, p.week AS "from", p.week + interval '168 hours' AS "to"
+         FROM (SELECT c.relname AS name, to_date(substring(c.relname FROM 14), 'YYYYMMDD')::timestamp AT TIME ZONE 'UTC' AS week
+                 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                WHERE i.inhparent = 'observations'::regclass AND c.relname ~ '^observations_[0-9]{8}$') p
+        WHERE p.week + interval '168 hours' <= now() - make_interval(days => $1)
+        ORDER BY p.week`,
+      [days],
+    )) as ObservationPartition[];
+    return rows.filter((p) => PARTITION_NAME.test(p.name));
+  }
+
+  /**
+   * Drops a week's partition of observations and deletes its captures (their summaries and batch
+   * ids by cascade), when every capture created in that week is past retention (`days`); in one
+   * transaction under the retention lock.
+   * @returns whether it was dropped (not while a capture of the week is kept) and how many
+   * captures were deleted, or null when another replica holds the lock.
+   */
+  dropPartition(partition: ObservationPartition, days: number): Promise<{ dropped: boolean; deleted: number } | null> {
+    if (!PARTITION_NAME.test(partition.name)) throw new Error(`${partition.name} is not a partition of observations`);
+    return this.db.transaction(async (manager) => {
+      if (!(await this.tryLock(manager))) return null;
+      const [kept] = (await manager.query(
+        `SELECT EXISTS (SELECT FROM captures c WHERE c.created_at >= $2 AND c.created_at < $3 AND NOT (${STALE})) AS kept`,
+        [days, partition.from, partition.to],
+      )) as Array<{ kept: boolean }>;
+      if (kept?.kept !== false) return { dropped: false, deleted: 0 };
+      // The drop waits for the batches being written (their transactions are short), not longer.
+      await manager.query(`SET LOCAL lock_timeout = '5s'`);
+      await manager.query(`DROP TABLE ${partition.name}`);
+      const [result] = (await manager.query(
+        `WITH gone AS (DELETE FROM captures WHERE created_at >= $1 AND created_at < $2 RETURNING 1)
+         SELECT count(*)::int AS deleted FROM gone`,
+        [partition.from, partition.to],
+      )) as Array<{ deleted: number }>;
+      return { dropped: true, deleted: result?.deleted ?? 0 };
+    });
+  }
+
+  /**
+   * Deletes up to `limit` captures past retention (`days`) whose week of observations is kept for
+   * other captures, row by row, in one transaction under the retention lock.
    * @returns how many were deleted, or null when another replica holds the lock.
    */
   deleteStaleCaptures(days: number, limit: number): Promise<number | null> {
     return this.db.transaction(async (manager) => {
-      const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        RETENTION_LOCK,
-      ])) as Array<{
-        locked: boolean;
-      }>;
-      if (!lock?.locked) return null;
+      if (!(await this.tryLock(manager))) return null;
       const [result] = (await manager.query(
-        `WITH newest AS (
-           SELECT DISTINCT ON (agent_id) id FROM captures WHERE agent_id IS NOT NULL ORDER BY agent_id, started_at DESC, id DESC),
-         stale AS (
-           SELECT c.id FROM captures c
-            WHERE coalesce(c.ended_at, c.started_at) < now() - make_interval(days => $1)
-              AND c.id NOT IN (SELECT id FROM newest)
-              AND NOT EXISTS (SELECT 1 FROM observations o WHERE o.capture_id = c.id AND o.last_seen >= now() - make_interval(days => $1))
-            LIMIT $2),
-         gone AS (DELETE FROM captures WHERE id IN (SELECT id FROM stale) RETURNING 1)
+        `WITH stale AS (SELECT c.id, c.project_id FROM captures c WHERE ${STALE} LIMIT $2),
+         gone AS (DELETE FROM captures WHERE (id, project_id) IN (SELECT id, project_id FROM stale) RETURNING 1)
          SELECT count(*)::int AS deleted FROM gone`,
         [days, limit],
       )) as Array<{ deleted: number }>;
       return result?.deleted ?? 0;
     });
+  }
+
+  private async tryLock(manager: Queryable): Promise<boolean> {
+    const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [RETENTION_LOCK])) as Array<{
+      locked: boolean;
+    }>;
+    return lock?.locked === true;
   }
 }

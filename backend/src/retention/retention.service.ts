@@ -4,17 +4,22 @@ import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { RetentionRepository } from './retention.repository';
 
-/** How often a replica looks for captures past their retention. */
+/** How often a replica makes partitions ahead and looks for captures past their retention. */
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 /** Captures deleted per statement (with their observations), so no run holds one long transaction. */
 const RETENTION_CHUNK = 50;
+/** Weeks of observation partitions made ahead of this one: a replica down for as long still finds them. */
+export const PARTITION_WEEKS_AHEAD = 2;
 
 /**
- * Deletes captures nobody needs any more: those whose last traffic is older than
- * `captureRetentionDays`, with their observations and summaries. Never the newest capture of an
- * agent (it may still be streaming into it). Evidence (the versions matrix, proposal steps) is
- * kept apart and stays; a proposal or step that named a deleted capture keeps everything but the
- * link. `captureRetentionDays` 0 keeps captures forever.
+ * Keeps observations' weekly partitions ahead of time (at start, awaited, then hourly) and deletes
+ * captures nobody needs any more: those whose last traffic is older than `captureRetentionDays`,
+ * with their observations and summaries. A week whose every capture is past retention goes whole:
+ * its partition of observations is dropped and its captures deleted; a capture of a week kept for
+ * others is deleted row by row. Never the newest capture of an agent seen within the retention (it
+ * may still be streaming into it). Evidence (the versions matrix, proposal steps) is kept apart and
+ * stays; a proposal or step that named a deleted capture keeps everything but the link.
+ * `captureRetentionDays` 0 keeps captures forever (partitions are still made).
  */
 @Injectable()
 export class RetentionService implements OnModuleInit, OnModuleDestroy {
@@ -26,25 +31,57 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'retention' });
-    this.job = new PeriodicJob('pruning old captures', RETENTION_INTERVAL_MS, () => this.pruneCaptures(), this.log);
+    this.job = new PeriodicJob(
+      'observation partitions and old captures',
+      RETENTION_INTERVAL_MS,
+      () => this.run(),
+      this.log,
+    );
   }
 
-  onModuleInit(): void {
-    if (this.runtime.config.captureRetentionDays > 0) this.job.start();
+  /** Makes this week's partitions (before serving: batches need them), then starts the hourly job. */
+  async onModuleInit(): Promise<void> {
+    await this.ensurePartitions();
+    this.job.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.job.stop();
   }
 
+  /** One hourly run: partitions ahead, then retention. */
+  private async run(): Promise<void> {
+    await this.ensurePartitions();
+    await this.pruneCaptures();
+  }
+
+  /** Makes the coming weeks' partitions of observations; a failure is logged (the next run retries). */
+  async ensurePartitions(): Promise<void> {
+    try {
+      await this.retention.ensurePartitions(PARTITION_WEEKS_AHEAD);
+    } catch (error) {
+      this.log.warn({ err: error }, 'could not make the coming weeks’ partitions of observations');
+    }
+  }
+
   /**
-   * Deletes the captures past retention, a chunk at a time, unless another replica is at it.
+   * Deletes the captures past retention unless another replica is at it: first whole weeks (their
+   * partition of observations dropped), then the rest a chunk at a time.
    * @returns how many captures were deleted (0 when another replica holds the lock).
    */
   async pruneCaptures(): Promise<number> {
     const days = this.runtime.config.captureRetentionDays;
     if (days <= 0) return 0;
     let total = 0;
+    for (const partition of await this.retention.expiredPartitions(days)) {
+      if (this.job.isStopped) return total;
+      const outcome = await this.retention.dropPartition(partition, days);
+      if (outcome === null) return total;
+      if (outcome.dropped) {
+        this.log.info({ partition: partition.name, deleted: outcome.deleted }, 'dropped a week of observations');
+        total += outcome.deleted;
+      }
+    }
     while (!this.job.isStopped) {
       const deleted = await this.retention.deleteStaleCaptures(days, RETENTION_CHUNK);
       if (deleted === null) break;
