@@ -80,13 +80,17 @@ export class RetentionRepository {
     if (!PARTITION_NAME.test(partition.name)) throw new Error(`${partition.name} is not a partition of observations`);
     return this.db.transaction(async (manager) => {
       if (!(await this.tryLock(manager))) return null;
+      // The week's partition is locked before its captures are judged: a batch that commits between
+      // the judgement and the drop would otherwise be acknowledged and then dropped with the week.
+      // Batches already writing there are waited for (their transactions are short), not longer;
+      // one that comes after waits for this transaction and finds its capture gone (it is resent).
+      await manager.query(`SET LOCAL lock_timeout = '5s'`);
+      await manager.query(`LOCK TABLE ${partition.name} IN ACCESS EXCLUSIVE MODE`);
       const [kept] = (await manager.query(
         `SELECT EXISTS (SELECT FROM captures c WHERE c.created_at >= $2 AND c.created_at < $3 AND NOT (${STALE})) AS kept`,
         [days, partition.from, partition.to],
       )) as Array<{ kept: boolean }>;
       if (kept?.kept !== false) return { dropped: false, deleted: 0 };
-      // The drop waits for the batches being written (their transactions are short), not longer.
-      await manager.query(`SET LOCAL lock_timeout = '5s'`);
       await manager.query(`DROP TABLE ${partition.name}`);
       const [result] = (await manager.query(
         `WITH gone AS (DELETE FROM captures WHERE created_at >= $1 AND created_at < $2 RETURNING 1)
