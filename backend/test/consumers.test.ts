@@ -24,7 +24,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { startTestBackend, type TestBackend } from './support';
+import { sqlOn, startTestBackend, type TestBackend } from './support';
+import { eventually } from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
 
 const KEY = 'story-consumer-key-5e0b7a1c';
@@ -131,17 +132,26 @@ async function run(
         }
       : null,
   });
+  let captureId: string;
   try {
     for (const { client, route } of traffic) {
       const [method, target] = route.split(' ') as [string, string];
       const response = await fetch(`${agent.proxyUrl}${target}`, { method, headers: CLIENTS[client].headers() });
       await response.text();
     }
-    return agent.captureId();
+    captureId = agent.captureId();
   } finally {
     await agent.close();
     await api.close();
   }
+  // Consumer calls are counted when a batch's queued evidence is folded. An acknowledgement waits
+  // for that at most a few seconds (the batch is durable anyway), and a fold that fails is taken
+  // again by the sweep: the counts are read once nothing is left in the queue.
+  await eventually(
+    () => sqlOn<{ queued: number }>(backend.databaseUrl, 'SELECT count(*)::int AS queued FROM evidence_queue'),
+    (rows) => rows[0]?.queued === 0,
+  );
+  return captureId;
 }
 
 /** Every call of the seeded usage, client by client. */
