@@ -5,11 +5,28 @@
  * requests, 200 staging and 200 production builds) whose evidence all has a drifting response on
  * every endpoint (500,000 distinct exchanges), and a production capture showing it on every
  * endpoint (1,000 diffs). Side by side, call by call in turn: a page of the diffs themselves (kept
- * as JSON), and the origins of a page of 250 and of 1,000 diffs; p50/p95 of SAMPLES calls each.
+ * as JSON), the origins of a page of 250 and of 1,000 diffs over HTTP, and the statement alone for
+ * 250 diffs as it was before `exchange_origins` (every row's evidence of each exchange) and as it
+ * is (one probe per exchange); p50/p95 of SAMPLES calls each.
  */
 import { fingerprint, inferShape } from '@spectator/shared';
 import type pg from 'pg';
+import type { DataSource } from 'typeorm';
+import type { Queryable } from '../src/common/queryable';
+import { EvidenceRepository, type WantedExchange } from '../src/evidence/evidence.repository';
 import { percentile, responseShape, runBench, withBenchBackend } from './harness';
+
+/** The statement before `exchange_origins`: the first row per kind read from every row's evidence of each exchange. */
+const BEFORE = `SELECT DISTINCT ON (w.n, r.kind) w.n, r.kind, r.name, r.pull_request AS "pullRequest", r.build, r.commit,
+              o.first_seen AS "firstSeen"
+         FROM jsonb_to_recordset($2::jsonb)
+              AS w(n int, method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text)
+         JOIN evidence_observations o
+           ON o.project_id = $1 AND o.method = w.method AND o.path = w.path AND o.status = w.status
+          AND o.request_content_type IS NOT DISTINCT FROM w.req_ct AND o.request_shape IS NOT DISTINCT FROM w.req_fp
+          AND o.response_content_type IS NOT DISTINCT FROM w.res_ct AND o.response_shape IS NOT DISTINCT FROM w.res_fp
+         JOIN environment_rows r ON r.id = o.row_id AND r.project_id = $1
+        ORDER BY w.n, r.kind, o.first_seen, r.first_seen, r.id`;
 
 const ENDPOINTS = 1_000;
 const ROWS = { ci: 100, staging: 200, production: 200 };
@@ -19,6 +36,15 @@ const WARMUP = 3;
 const driftShape = inferShape({ id: 1, title: 't', author: 'a', extra: true });
 const FP = fingerprint(responseShape);
 const FP_DRIFT = fingerprint(driftShape);
+
+/** The pool as a repository's statements take it: rows of each statement. */
+const queryableOn = (pool: pg.Pool): Queryable => ({
+  query: async <T>(text: string, values?: unknown[]): Promise<T> => (await pool.query(text, values)).rows as T,
+});
+
+/** The evidence repository on the pool (the statements the backend runs, without Nest). */
+const repositoryOn = (pool: pg.Pool): EvidenceRepository =>
+  new EvidenceRepository(queryableOn(pool) as unknown as DataSource);
 
 async function seed(pool: pg.Pool, projectId: string): Promise<string> {
   const q = (sql: string, params: unknown[] = []): Promise<pg.QueryResult> => pool.query(sql, params);
@@ -64,8 +90,9 @@ async function seed(pool: pg.Pool, projectId: string): Promise<string> {
     )
   ).rows[0]?.id as string;
   await q(
-    `INSERT INTO observations (capture_id, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
-     SELECT $1, method, path, 200, 'application/json', $3, 2, now(), now() FROM endpoints WHERE project_id = $2`,
+    `INSERT INTO observations (project_id, capture_id, capture_created_at, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
+     SELECT c.project_id, c.id, c.created_at, e.method, e.path, 200, 'application/json', $3, 2, now(), now()
+       FROM captures c CROSS JOIN endpoints e WHERE c.id = $1 AND c.project_id = $2 AND e.project_id = $2`,
     [capture, projectId, FP_DRIFT],
   );
   await q(
@@ -73,8 +100,22 @@ async function seed(pool: pg.Pool, projectId: string): Promise<string> {
      SELECT $2, capture_id, method, path, sum(count), sum(count) FROM observations WHERE capture_id = $1 GROUP BY capture_id, method, path`,
     [capture, projectId],
   );
+  const t0 = performance.now();
+  await repositoryOn(pool).recomputeOrigins(
+    queryableOn(pool),
+    projectId,
+    Array.from({ length: ENDPOINTS }, (_, i) => `/resource${i + 1}`),
+  );
+  console.log(`exchange_origins filled from evidence in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await q('ANALYZE');
   return capture;
+}
+
+/** Milliseconds to the rows of one statement, and how many rows it had. */
+async function timedSql(run: () => Promise<unknown[]>): Promise<{ ms: number; items: number }> {
+  const started = performance.now();
+  const rows = await run();
+  return { ms: performance.now() - started, items: rows.length };
 }
 
 /** Milliseconds to the whole answer of one call, and how many items it had. */
@@ -94,16 +135,37 @@ runBench(() =>
     const capture = await seed(pool, project.id);
     console.log(`seeded in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
     const base = `${backend.url}/api/v1/projects/origins/captures/${capture}`;
-    const contenders = [
+    // The first 250 diffs' exchanges, as the route asks for them.
+    const wanted: WantedExchange[] = Array.from({ length: 250 }, (_, n) => ({
+      n,
+      method: 'GET',
+      path: `/resource${n + 1}`,
+      status: 200,
+      req_ct: null,
+      req_fp: null,
+      res_ct: 'application/json',
+      res_fp: FP_DRIFT,
+    }));
+    const repository = repositoryOn(pool);
+    const contenders: Array<{ label: string; url: string } | { label: string; sql: () => Promise<unknown[]> }> = [
       { label: 'diffs, page of 250 (kept JSON)', url: `${base}/diffs?limit=250` },
       { label: 'origins, page of 250', url: `${base}/diffs/origins?limit=250` },
       { label: 'origins, page of 1,000', url: `${base}/diffs/origins?limit=1000` },
+      {
+        label: 'statement alone, 250 diffs, before (every row of each exchange)',
+        sql: async () => (await pool.query(BEFORE, [project.id, JSON.stringify(wanted)])).rows,
+      },
+      {
+        label: 'statement alone, 250 diffs, now (exchange_origins)',
+        sql: () => repository.firstRowsShowing(project.id, wanted),
+      },
     ];
     const times = contenders.map(() => [] as number[]);
     const items = contenders.map(() => 0);
     for (let i = 0; i < SAMPLES + WARMUP; i++)
       for (const [c, contender] of contenders.entries()) {
-        const { ms, items: n } = await timed(contender.url, backend.adminToken);
+        const { ms, items: n } =
+          'sql' in contender ? await timedSql(contender.sql) : await timed(contender.url, backend.adminToken);
         items[c] = n;
         if (i >= WARMUP) times[c]?.push(ms);
       }

@@ -15,7 +15,8 @@
  *    lines PostgreSQL wrote (`deadlock_timeout` set to 100 ms: every line is a wait over 100 ms);
  *  - a check that the stored evidence equals a full recomputation from the stored observations:
  *    the distinct exchanges of every environment row, the matrix (`GET …/versions`), the cells,
- *    the proposal's steps and the requests per version (runtime evidence, the version share); and
+ *    the proposal's steps, the requests per version (runtime evidence, the version share) and the
+ *    first row of each kind per distinct exchange (`exchange_origins`, issue 18); and
  *    that the consumer calls stored (issue 19: every row names 1–3 of CONSUMERS clients, a few
  *    rows some overflow) equal the calls sent, per environment kind and consumer.
  *    A difference fails the bench.
@@ -51,6 +52,7 @@ import type { ObservationRow } from '../src/captures/observed-shapes';
 import type { Queryable } from '../src/common/queryable';
 import { freePort, startEmbeddedPostgres } from '../src/database/embedded';
 import { evaluateCell } from '../src/evidence/cell';
+import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 import { median, percentile, plainInsert, requestShape, responseShape, runBench, SHAPES } from './harness';
@@ -611,8 +613,12 @@ async function recomputationDiffers(
   if (differingConsumers > 0)
     differences.push(`consumer calls: ${differingConsumers} of ${consumersSent.size} (kind, consumer) differ`);
 
+  // Where each distinct exchange was first seen, per kind: the fold's `exchange_origins` against the evidence of every row.
+  const origins = await originsDifferingFromEvidence(db, projectId);
+  if (origins.differing > 0) differences.push(`exchange origins: ${origins.differing} of ${origins.stored} differ`);
+
   return {
-    checked: `${exchanges?.stored} distinct exchanges, ${cells.size} cells, ${matrixCells} matrix cells, ${steps} steps of ${proposals.length} proposal(s), ${expectedShare.size} version shares, ${consumersSent.size} consumer totals`,
+    checked: `${exchanges?.stored} distinct exchanges, ${origins.stored} exchange origins, ${cells.size} cells, ${matrixCells} matrix cells, ${steps} steps of ${proposals.length} proposal(s), ${expectedShare.size} version shares, ${consumersSent.size} consumer totals`,
     differences,
   };
 }

@@ -14,8 +14,17 @@ import type {
   DriftCellResponse,
   TokenResponse,
 } from '@spectator/shared';
-import { startTestBackend, type TestBackend } from './support';
-import { approveUsersPlan, documentGet, eventually, report, runUsersTraffic } from './support/evidence-helpers';
+import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
+import type { DriftAppearedEvent, WebhookBody } from '../src/webhooks/transition-events';
+import { sqlOn, startTestBackend, type TestBackend } from './support';
+import {
+  approveUsersPlan,
+  documentGet,
+  eventually,
+  report,
+  runUsersTraffic,
+  startHookReceiver,
+} from './support/evidence-helpers';
 
 let backend: TestBackend;
 let agentToken: string;
@@ -168,6 +177,69 @@ describe('where the traffic of each diff was first seen', () => {
       'PR #61',
       'p-10',
     ]);
+  });
+
+  it("names the push that first showed a change, not the pull request's newest, also in drift.appeared", async () => {
+    const secret = 'origins-webhook-secret-0123456789';
+    const receiver = await startHookReceiver(secret);
+    try {
+      expect(
+        (await backend.api('POST', '/projects/origins/webhooks', { url: `${receiver.url}/hooks`, secret })).status,
+      ).toBe(201);
+      await documentGet(backend, 'origins', '/orders', { id: { type: 'string' } });
+      const orders = (noted: boolean) => [
+        { method: 'GET', path: '/orders', status: 200, response: { id: 'o', ...(noted ? { note: 'n' } : {}) } },
+      ];
+      // Pull request 70's first push runs as documented, its second brings a `note`, its third keeps it.
+      const pr70 = (commit: string) => ({ kind: 'ci', pullRequest: '70', commit }) as const;
+      await report(backend.url, agentToken, pr70('7070aaa0'), orders(false));
+      captures.pr70b = await report(backend.url, agentToken, pr70('7070bbb0'), orders(true));
+      await sinceOf('pr70b', 'GET /orders', 'since PR #70 (7070bbb)');
+      captures.pr70c = await report(backend.url, agentToken, pr70('7070ccc0'), orders(true));
+      // The row follows the pushes (its drifting cell names the newest commit) ...
+      const cell = await eventually(
+        async () => (await backend.api<DriftCellResponse[]>('GET', '/projects/origins/drift')).body,
+        (cells) => cells.some((c) => c.path === '/orders' && c.commit === '7070ccc0'),
+      );
+      // ... while every origin names the push that brought the `note`.
+      const drifting = cell.find((c) => c.path === '/orders')!;
+      expect(drifting.origins.map((o) => [o.name, o.commit])).toEqual([['PR #70', '7070bbb0']]);
+      expect(drifting.since).toBe('since PR #70 (7070bbb)');
+      const latest = await sinceOf('pr70c', 'GET /orders', 'since PR #70 (7070bbb)');
+      expect(where(latest)).toEqual([['ci', 'PR #70', '70', 'null', '7070bbb0']]);
+      const summary = (await backend.api<CiSummaryResponse>('GET', '/projects/origins/ci/70')).body;
+      expect(summary.commit).toBe('7070ccc0');
+      expect(summary.diffs.map((d) => [d.path, d.since, d.origins?.map((o) => o.commit)])).toEqual([
+        ['/orders', 'since PR #70 (7070bbb)', ['7070bbb0']],
+      ]);
+      // The webhook sent when the cell began to drift carries the same origin.
+      const appeared = async (): Promise<DriftAppearedEvent[]> =>
+        receiver.received
+          .map((r) => (JSON.parse(r.body) as WebhookBody).data)
+          .filter((event): event is DriftAppearedEvent => event.type === 'drift.appeared');
+      const hooks = await eventually(appeared, (events) => events.some((e) => e.path === '/orders'));
+      const hook = hooks.find((e) => e.path === '/orders')!;
+      expect([hook.commit, hook.since, hook.origins.map((o) => o.commit)]).toEqual([
+        '7070bbb0',
+        'since PR #70 (7070bbb)',
+        ['7070bbb0'],
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('keeps every first row equal to a recomputation from the evidence of every row', async () => {
+    const [project] = await sqlOn<{ id: string }>(backend.databaseUrl, 'SELECT id FROM projects WHERE slug = $1', [
+      'origins',
+    ]);
+    const check = await originsDifferingFromEvidence(
+      { query: (text: string, values?: unknown[]) => sqlOn(backend.databaseUrl, text, values) as never },
+      project!.id,
+    );
+    // Users, teams, items and orders, each per kind that showed it.
+    expect(check.stored).toBeGreaterThan(10);
+    expect(check.differing).toBe(0);
   });
 
   it('pages with the diffs and refuses what is not a page or a capture', async () => {

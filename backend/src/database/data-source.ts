@@ -40,6 +40,7 @@ import { FoldedRowsRoomToUpdate1795882233699 } from './migrations/1795882233699-
 import { EvidenceFirstSeen1795882936562 } from './migrations/1795882936562-EvidenceFirstSeen';
 import { CapturesAndObservationsByProject1795883455939 } from './migrations/1795883455939-CapturesAndObservationsByProject';
 import { ObservationsPartitioned1795883461504 } from './migrations/1795883461504-ObservationsPartitioned';
+import { ExchangeOrigins1795890573516 } from './migrations/1795890573516-ExchangeOrigins';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -84,6 +85,7 @@ export const MIGRATIONS = [
   EvidenceFirstSeen1795882936562,
   CapturesAndObservationsByProject1795883455939,
   ObservationsPartitioned1795883461504,
+  ExchangeOrigins1795890573516,
 ];
 
 /**

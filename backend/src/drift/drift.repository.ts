@@ -68,27 +68,38 @@ export class DriftRepository {
 
   /**
    * Records `row` as where each (endpoint, signature) was seen first in its kind, unless an earlier
-   * row was: the first writer keeps it. Written in key order, so concurrent batches lock alike.
+   * row was: the first writer keeps it, with the commit and build of the batch that brought that
+   * exchange to the row. Written in key order, so concurrent batches lock alike.
    */
   async addOrigins(
     db: Queryable,
     projectId: string,
-    row: DriftRow,
-    seen: ReadonlyArray<{ endpointId: string; signature: string; seenAt: string }>,
+    row: Pick<DriftRow, 'kind' | 'name' | 'pullRequest'>,
+    seen: ReadonlyArray<{
+      endpointId: string;
+      signature: string;
+      seenAt: string;
+      commit: string | null;
+      build: string | null;
+    }>,
   ): Promise<void> {
     if (seen.length === 0) return;
     await db.query(
       `INSERT INTO drift_origins (endpoint_id, signature, kind, project_id, row_name, pull_request, build, commit, seen_at)
-       SELECT s.endpoint_id, s.signature, $2, $1, $3, $4, $5, $6, s.seen_at
-         FROM unnest($7::uuid[], $8::text[], $9::timestamptz[]) AS s(endpoint_id, signature, seen_at)
+       SELECT s.endpoint_id, s.signature, $2, $1, $3, $4, s.build, s.commit, s.seen_at
+         FROM unnest($5::uuid[], $6::text[], $7::timestamptz[], $8::text[], $9::text[]) AS s(endpoint_id, signature, seen_at, build, commit)
         ORDER BY s.endpoint_id, s.signature
        ON CONFLICT (endpoint_id, signature, kind, project_id) DO NOTHING`,
       [
         projectId,
-        ...rowColumns(row),
+        row.kind,
+        row.name,
+        row.pullRequest,
         seen.map((s) => s.endpointId),
         seen.map((s) => s.signature),
         seen.map((s) => s.seenAt),
+        seen.map((s) => s.build),
+        seen.map((s) => s.commit),
       ],
     );
   }

@@ -98,6 +98,9 @@ export class DriftService {
           endpointId: change.endpoint.id,
           signature: exchangeSignature(exchange),
           seenAt: new Date(exchange.lastSeen).toISOString(),
+          // The push that brought it, not the row's newest (a pull request's row follows its pushes).
+          commit: exchange.firstCommit ?? row.commit,
+          build: exchange.firstBuild ?? row.build,
         })),
       ),
     );

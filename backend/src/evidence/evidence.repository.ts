@@ -32,6 +32,9 @@ export interface EvidenceExchangeRow {
   req_h: string[] | null;
 }
 
+/** An exchange about to be added to a row, with the commit and build of the first batch of the fold that had it. */
+export type FoldedExchangeRow = EvidenceExchangeRow & { commit: string | null; build: string | null };
+
 /** A batch's evidence as queued until a fold takes it (`evidence_queue`). */
 export interface QueuedBatch {
   build: string | null;
@@ -44,8 +47,11 @@ export interface QueuedBatch {
   consumers: Array<{ method: string; path: string }>;
 }
 
-/** A stored distinct exchange of a row, as conformance reads it. */
-export type StoredExchange = ObservationRow & { lastSeen: Date };
+/**
+ * A stored distinct exchange of a row, as conformance reads it, with the commit and build of the
+ * batch that first brought it there (null when not known: kept before they were, or not sent).
+ */
+export type StoredExchange = ObservationRow & { lastSeen: Date; firstCommit: string | null; firstBuild: string | null };
 
 /** A cell's value for one endpoint. */
 export type EndpointCell = CellValue & { endpointId: string };
@@ -101,7 +107,10 @@ export type WantedExchange = Pick<
   'method' | 'path' | 'status' | 'req_ct' | 'req_fp' | 'res_ct' | 'res_fp'
 > & { n: number };
 
-/** The first row of one kind whose evidence has an exchange of group `n`, and when it first had it. */
+/**
+ * The first row of one kind whose evidence has an exchange of group `n`, when it first had it, and
+ * the commit and build of the batch that brought it there (the row's own when not known).
+ */
 export interface RowShowing {
   n: number;
   kind: MatrixKind;
@@ -111,6 +120,39 @@ export interface RowShowing {
   commit: string | null;
   firstSeen: Date;
 }
+
+/** The conflict target of `exchange_origins`: one first row per project, distinct exchange and kind. */
+const ORIGIN_KEY = `(project_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), kind)`;
+
+/** The columns `exchange_origins` is written with. */
+const ORIGIN_COLUMNS = `project_id, kind, method, path, status, request_content_type, request_shape, response_content_type,
+                        response_shape, row_id, row_first_seen, first_seen, commit, build`;
+
+/**
+ * An origin written where another is stored for the same key: the earlier one stays (by the
+ * exchange's first evidence in its row, then the row's, then its id), so concurrent folds agree
+ * whichever commits first (a later one waits for the earlier's insert and compares).
+ */
+const KEEP_EARLIER_ORIGIN = `ON CONFLICT ${ORIGIN_KEY} DO UPDATE
+         SET row_id = EXCLUDED.row_id, row_first_seen = EXCLUDED.row_first_seen, first_seen = EXCLUDED.first_seen,
+             commit = EXCLUDED.commit, build = EXCLUDED.build
+       WHERE (EXCLUDED.first_seen, EXCLUDED.row_first_seen, EXCLUDED.row_id) < (x.first_seen, x.row_first_seen, x.row_id)`;
+
+/**
+ * The origins `exchange_origins` keeps, recomputed from the evidence of every row: per project,
+ * distinct exchange and kind, the row that had it first. `$1` the project, `$2` the paths (null:
+ * every path).
+ */
+const ORIGINS_OF_EVIDENCE = `
+  SELECT DISTINCT ON (o.method, o.path, o.status, coalesce(o.request_content_type, ' '), coalesce(o.request_shape, ' '),
+                      coalesce(o.response_content_type, ' '), coalesce(o.response_shape, ' '), r.kind)
+         o.project_id, r.kind, o.method, o.path, o.status, o.request_content_type, o.request_shape, o.response_content_type,
+         o.response_shape, r.id AS row_id, r.first_seen AS row_first_seen, o.first_seen, o.first_commit AS commit, o.first_build AS build
+    FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id AND r.project_id = $1
+   WHERE o.project_id = $1 AND ($2::text[] IS NULL OR o.path = ANY($2::text[]))
+   ORDER BY o.method, o.path, o.status, coalesce(o.request_content_type, ' '), coalesce(o.request_shape, ' '),
+            coalesce(o.response_content_type, ' '), coalesce(o.response_shape, ' '), r.kind, o.first_seen, r.first_seen, r.id`;
 
 /** The conflict target of `evidence_observations`: one stored row per distinct exchange of an environment row. */
 const OBSERVATION_KEY = `(row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
@@ -136,6 +178,30 @@ const ADD_TO_OBSERVATION = `count = o.count + EXCLUDED.count, last_seen = greate
 function foldedNames(column: string): string {
   return `CASE WHEN bool_and(m.${column} IS NULL) THEN NULL
             ELSE (SELECT coalesce(array_agg(DISTINCT x ORDER BY x), '{}') FROM jsonb_array_elements_text(jsonb_path_query_array(jsonb_agg(to_jsonb(m.${column})), '$[*][*]')) x WHERE x IS NOT NULL) END`;
+}
+
+/**
+ * How many of a project's stored origins (`exchange_origins`) differ from a recomputation from its
+ * evidence (missing, extra, or another row, time, commit or build), and how many are stored: the
+ * check, for tests and benchmarks, that folds and regroupings keep them exact.
+ */
+export async function originsDifferingFromEvidence(
+  db: Queryable,
+  projectId: string,
+): Promise<{ stored: number; differing: number }> {
+  const [row] = await db.query<Array<{ stored: number; differing: number }>>(
+    `WITH e AS (${ORIGINS_OF_EVIDENCE}), s AS (SELECT * FROM exchange_origins WHERE project_id = $1)
+     SELECT (SELECT count(*) FROM s)::int AS stored,
+            (SELECT count(*) FROM e FULL JOIN s
+                ON (e.method, e.path, e.status, coalesce(e.request_content_type, ' '), coalesce(e.request_shape, ' '),
+                    coalesce(e.response_content_type, ' '), coalesce(e.response_shape, ' '), e.kind)
+                 = (s.method, s.path, s.status, coalesce(s.request_content_type, ' '), coalesce(s.request_shape, ' '),
+                    coalesce(s.response_content_type, ' '), coalesce(s.response_shape, ' '), s.kind)
+              WHERE (e.row_id, e.row_first_seen, e.first_seen, e.commit, e.build)
+                    IS DISTINCT FROM (s.row_id, s.row_first_seen, s.first_seen, s.commit, s.build))::int AS differing`,
+    [projectId, null],
+  );
+  return row ?? { stored: 0, differing: 0 };
 }
 
 /**
@@ -384,25 +450,56 @@ export class EvidenceRepository {
   // ---- distinct exchanges
 
   /**
-   * Adds exchanges to a row's evidence: counts added, last seen the latest, name lists united. In
-   * one key order, so concurrent batches cannot deadlock on the stored exchanges; no row lock needed.
+   * Adds exchanges to a row's evidence: counts added, last seen the latest, name lists united; an
+   * exchange new to the row keeps its batch's commit and build, and is offered to `exchange_origins`
+   * as its kind's first (the earlier stays). In one key order, so concurrent batches cannot
+   * deadlock on the stored exchanges or their origins; no row lock needed.
    */
   async addExchanges(
     db: Queryable,
     projectId: string,
     rowId: string,
-    exchanges: readonly EvidenceExchangeRow[],
+    exchanges: readonly FoldedExchangeRow[],
   ): Promise<void> {
     await db.query(
-      `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                response_content_type, response_shape, count, last_seen, query, request_headers)
-       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h
-         FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
-                                                 count bigint, last_seen timestamptz, query text[], req_h text[])
-        ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
-       ON CONFLICT ${OBSERVATION_KEY}
-       DO UPDATE SET ${ADD_TO_OBSERVATION}`,
+      `WITH added AS (
+         INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
+                                                  response_content_type, response_shape, count, last_seen, query, request_headers,
+                                                  first_commit, first_build)
+         SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h,
+                r.commit, r.build
+           FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
+                                                   count bigint, last_seen timestamptz, query text[], req_h text[], commit text, build text)
+          ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
+         ON CONFLICT ${OBSERVATION_KEY}
+         DO UPDATE SET ${ADD_TO_OBSERVATION}
+         RETURNING o.method, o.path, o.status, o.request_content_type, o.request_shape, o.response_content_type, o.response_shape,
+                   o.first_seen, o.first_commit, o.first_build, old.row_id IS NULL AS added_now
+       )
+       INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
+       SELECT $2::uuid, r.kind, a.method, a.path, a.status, a.request_content_type, a.request_shape, a.response_content_type,
+              a.response_shape, r.id, r.first_seen, a.first_seen, a.first_commit, a.first_build
+         FROM added a JOIN environment_rows r ON r.id = $1::uuid AND r.project_id = $2::uuid
+        WHERE a.added_now
+        ORDER BY a.method, a.path, a.status, coalesce(a.request_content_type, ' '), coalesce(a.request_shape, ' '),
+                 coalesce(a.response_content_type, ' '), coalesce(a.response_shape, ' ')
+       ${KEEP_EARLIER_ORIGIN}`,
       [rowId, projectId, JSON.stringify(exchanges)],
+    );
+  }
+
+  /**
+   * Regrouping, after moving exchanges: the origins of exchanges under `paths` recomputed from
+   * the evidence of every row (a row's exchanges moved to the template may now be the first
+   * there, and another row may now be the first under a literal).
+   */
+  async recomputeOrigins(db: Queryable, projectId: string, paths: readonly string[]): Promise<void> {
+    await db.query('DELETE FROM exchange_origins WHERE project_id = $1 AND path = ANY($2::text[])', [projectId, paths]);
+    await db.query(
+      `INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
+       SELECT ${ORIGIN_COLUMNS} FROM (${ORIGINS_OF_EVIDENCE}) e
+       ${KEEP_EARLIER_ORIGIN}`,
+      [projectId, paths],
     );
   }
 
@@ -427,19 +524,24 @@ export class EvidenceRepository {
        ), folded AS (
          SELECT m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape,
                 sum(m.count) AS count, min(m.first_seen) AS first_seen, max(m.last_seen) AS last_seen,
+                (array_agg(m.first_commit ORDER BY m.first_seen))[1] AS first_commit,
+                (array_agg(m.first_build ORDER BY m.first_seen))[1] AS first_build,
                 ${foldedNames('query')} AS query, ${foldedNames('request_headers')} AS request_headers, count(*) AS rows
            FROM moved m
           GROUP BY m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
        ), merged AS (
          INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                  response_content_type, response_shape, count, first_seen, last_seen, query, request_headers)
+                                                  response_content_type, response_shape, count, first_seen, last_seen, query, request_headers,
+                                                  first_commit, first_build)
          SELECT f.row_id, $1::uuid, f.method, $4, f.status, f.request_content_type, f.request_shape, f.response_content_type, f.response_shape,
-                f.count, f.first_seen, f.last_seen, f.query, f.request_headers
+                f.count, f.first_seen, f.last_seen, f.query, f.request_headers, f.first_commit, f.first_build
            FROM folded f
           ORDER BY f.row_id, f.method, f.status, coalesce(f.request_content_type, ' '), coalesce(f.request_shape, ' '),
                    coalesce(f.response_content_type, ' '), coalesce(f.response_shape, ' ')
          ON CONFLICT ${OBSERVATION_KEY}
-         DO UPDATE SET ${ADD_TO_OBSERVATION}, first_seen = least(o.first_seen, EXCLUDED.first_seen)
+         DO UPDATE SET ${ADD_TO_OBSERVATION}, first_seen = least(o.first_seen, EXCLUDED.first_seen),
+                       first_commit = CASE WHEN EXCLUDED.first_seen < o.first_seen THEN EXCLUDED.first_commit ELSE o.first_commit END,
+                       first_build = CASE WHEN EXCLUDED.first_seen < o.first_seen THEN EXCLUDED.first_build ELSE o.first_build END
        )
        SELECT row_id AS "rowId", sum(rows)::int AS moved FROM folded GROUP BY row_id ORDER BY row_id`,
       [projectId, rowIds, literals, template],
@@ -449,7 +551,8 @@ export class EvidenceRepository {
   /** A row's stored exchanges of some endpoints (by method and path), with their counts and last seen. */
   exchangesOf(db: Queryable, rowId: string, endpoints: readonly EndpointRef[]): Promise<StoredExchange[]> {
     return db.query(
-      `SELECT ${OBSERVATION_COLUMNS}, o.count::float8 AS count, o.last_seen AS "lastSeen"
+      `SELECT ${OBSERVATION_COLUMNS}, o.count::float8 AS count, o.last_seen AS "lastSeen",
+              o.first_commit AS "firstCommit", o.first_build AS "firstBuild"
          FROM evidence_observations o
          JOIN jsonb_to_recordset($2::jsonb) AS t(method text, path text) ON o.method = t.method AND o.path = t.path
         WHERE o.row_id = $1`,
@@ -656,22 +759,23 @@ export class EvidenceRepository {
   /**
    * Per group `n` of exchanges (by method, path, status, content types and shape fingerprints),
    * the first row of each kind whose evidence has one of them: the one that had it first (then by
-   * the row's first evidence, then id), and when. Reads the rows' evidence of each exchange's
-   * endpoint (`evidence_observations_endpoint_idx`).
+   * the row's first evidence, then id), when, and the commit and build of the batch that brought it
+   * (the row's, newest, for evidence kept before they were). One probe of `exchange_origins_key`
+   * per exchange, however many rows have it.
    */
   firstRowsShowing(projectId: string, wanted: readonly WantedExchange[]): Promise<RowShowing[]> {
     if (wanted.length === 0) return Promise.resolve([]);
     return this.db.query(
-      `SELECT DISTINCT ON (w.n, r.kind) w.n, r.kind, r.name, r.pull_request AS "pullRequest", r.build, r.commit,
-              o.first_seen AS "firstSeen"
+      `SELECT DISTINCT ON (w.n, x.kind) w.n, x.kind, r.name, r.pull_request AS "pullRequest",
+              coalesce(x.build, r.build) AS build, coalesce(x.commit, r.commit) AS commit, x.first_seen AS "firstSeen"
          FROM jsonb_to_recordset($2::jsonb)
               AS w(n int, method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text)
-         JOIN evidence_observations o
-           ON o.project_id = $1 AND o.method = w.method AND o.path = w.path AND o.status = w.status
-          AND o.request_content_type IS NOT DISTINCT FROM w.req_ct AND o.request_shape IS NOT DISTINCT FROM w.req_fp
-          AND o.response_content_type IS NOT DISTINCT FROM w.res_ct AND o.response_shape IS NOT DISTINCT FROM w.res_fp
-         JOIN environment_rows r ON r.id = o.row_id AND r.project_id = $1
-        ORDER BY w.n, r.kind, o.first_seen, r.first_seen, r.id`,
+         JOIN exchange_origins x
+           ON x.project_id = $1 AND x.method = w.method AND x.path = w.path AND x.status = w.status
+          AND coalesce(x.request_content_type, ' ') = coalesce(w.req_ct, ' ') AND coalesce(x.request_shape, ' ') = coalesce(w.req_fp, ' ')
+          AND coalesce(x.response_content_type, ' ') = coalesce(w.res_ct, ' ') AND coalesce(x.response_shape, ' ') = coalesce(w.res_fp, ' ')
+         JOIN environment_rows r ON r.id = x.row_id AND r.project_id = $1
+        ORDER BY w.n, x.kind, x.first_seen, x.row_first_seen, x.row_id`,
       [projectId, JSON.stringify(wanted)],
     );
   }

@@ -23,6 +23,7 @@ import {
   type EnvironmentRow,
   EvidenceRepository,
   type EvidenceExchangeRow,
+  type FoldedExchangeRow,
   type NewCell,
   type QueuedBatch,
   type RemovalEvidence,
@@ -104,23 +105,27 @@ function unitedNames(a: string[] | null, b: string[] | null): string[] | null {
 }
 
 /**
- * Exchanges of several batches folded by exchange key, as adding them one by one would store
- * them: counts added, last seen the latest, name lists united.
+ * The exchanges of several batches (oldest first) folded by exchange key, as adding them one by
+ * one would store them: counts added, last seen the latest, name lists united; the commit and
+ * build the first batch that had each (what a row new to it keeps as where it came from).
  */
-export function foldExchanges(exchanges: readonly EvidenceExchangeRow[]): EvidenceExchangeRow[] {
-  const folded = new Map<string, EvidenceExchangeRow>();
-  for (const e of exchanges) {
-    const key = incomingKey(e);
-    const before = folded.get(key);
-    if (before === undefined) {
-      folded.set(key, { ...e });
-      continue;
+export function foldExchanges(
+  batches: ReadonlyArray<Pick<QueuedBatch, 'exchanges' | 'commit' | 'build'>>,
+): FoldedExchangeRow[] {
+  const folded = new Map<string, FoldedExchangeRow>();
+  for (const batch of batches)
+    for (const e of batch.exchanges) {
+      const key = incomingKey(e);
+      const before = folded.get(key);
+      if (before === undefined) {
+        folded.set(key, { ...e, commit: batch.commit, build: batch.build });
+        continue;
+      }
+      before.count += e.count;
+      if (Date.parse(e.last_seen) > Date.parse(before.last_seen)) before.last_seen = e.last_seen;
+      before.query = unitedNames(before.query, e.query);
+      before.req_h = unitedNames(before.req_h, e.req_h);
     }
-    before.count += e.count;
-    if (Date.parse(e.last_seen) > Date.parse(before.last_seen)) before.last_seen = e.last_seen;
-    before.query = unitedNames(before.query, e.query);
-    before.req_h = unitedNames(before.req_h, e.req_h);
-  }
   return [...folded.values()];
 }
 
@@ -299,7 +304,7 @@ export class EvidenceService {
         batches[0]?.lastSeen as string,
       );
       const row = await this.repository.touchRow(manager, rowId, lastSeen, latest('build'), latest('commit'));
-      const exchanges = foldExchanges(batches.flatMap((batch) => batch.exchanges));
+      const exchanges = foldExchanges(batches);
       if (exchanges.length > 0) {
         const keys = [
           ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
@@ -528,6 +533,7 @@ export class EvidenceService {
     await this.repository.renameQueuedPaths(manager, project.id, rowIds, literals, template);
     const moved = await this.repository.moveExchanges(manager, project.id, rowIds, literals, template);
     if (moved.length === 0) return 0;
+    await this.repository.recomputeOrigins(manager, project.id, [...literals, template]);
     const endpoints = await this.versions.documentedAt(project.id, template, manager);
     if (endpoints.length > 0) {
       const movedRows = new Set(moved.map((m) => m.rowId));
