@@ -6,6 +6,7 @@
  */
 import { startAgent } from '@spectator/agent';
 import {
+  histogramBucket,
   LatencyHistogram,
   type BatchMessage,
   type ProposalResponse,
@@ -496,10 +497,20 @@ describe('runtime evidence', () => {
         ttlb: wire([51, 51, 51, 51]),
       },
     ]);
+    // The 95th percentile's bucket is read in Node as the fold writes the cell, the one PostgreSQL's function reads.
     const cells = (await ds.query(
-      `SELECT requests::int, server_errors::int AS errors, ttlb FROM runtime_cells WHERE environment_name = 's-fold'`,
-    )) as Array<{ requests: number; errors: number; ttlb: WireHistogram }>;
-    expect(cells).toEqual([{ requests: 9, errors: 3, ttlb: wire([11, 11, 11, 31, 31, 51, 51, 51, 51]) }]);
+      `SELECT requests::int, server_errors::int AS errors, ttlb, ttlb_p95 AS p95, runtime_histogram_quantile(ttlb, 0.95) AS "sqlP95"
+         FROM runtime_cells WHERE environment_name = 's-fold'`,
+    )) as Array<{ requests: number; errors: number; ttlb: WireHistogram; p95: number; sqlP95: number }>;
+    expect(cells).toEqual([
+      {
+        requests: 9,
+        errors: 3,
+        ttlb: wire([11, 11, 11, 31, 31, 51, 51, 51, 51]),
+        p95: histogramBucket(51),
+        sqlP95: histogramBucket(51),
+      },
+    ]);
   });
 
   it('partitions rows by resolution and time: a partition made late takes its rows from the default one, and goes whole past retention', async () => {
@@ -750,11 +761,11 @@ describe('runtime evidence', () => {
     );
     await repository.regroup(ds.manager, project!.id, null, ['/items/1', '/items/2'], '/items/{id}');
     const cells = (await ds.query(
-      `SELECT path, requests::int, server_errors::int AS errors, ttlb FROM runtime_cells
+      `SELECT path, requests::int, server_errors::int AS errors, ttlb, ttlb_p95 AS p95 FROM runtime_cells
         WHERE environment_name = 's-rg' ORDER BY path`,
-    )) as Array<{ path: string; requests: number; errors: number; ttlb: Record<string, number> }>;
-    expect(cells.map(({ path, requests, errors }) => ({ path, requests, errors }))).toEqual([
-      { path: '/items/{id}', requests: 8, errors: 2 },
+    )) as Array<{ path: string; requests: number; errors: number; ttlb: Record<string, number>; p95: number }>;
+    expect(cells.map(({ path, requests, errors, p95 }) => ({ path, requests, errors, p95 }))).toEqual([
+      { path: '/items/{id}', requests: 8, errors: 2, p95: histogramBucket(20) },
     ]);
     expect(LatencyHistogram.fromWire(cells[0]!.ttlb).toWire()).toEqual(
       wire([...Array(3).fill(10), ...Array(5).fill(20)]),

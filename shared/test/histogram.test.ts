@@ -82,6 +82,20 @@ describe('latency histogram', () => {
   it('has no quantile when empty', () => {
     expect(new LatencyHistogram().quantile(0.5)).toBeNull();
     expect(new LatencyHistogram().quantiles([0.5, 0.95])).toBeNull();
+    expect(new LatencyHistogram().quantileBucket(0.95)).toBeNull();
+  });
+
+  it('names the bucket of the sample a quantile reads', () => {
+    fc.assert(
+      fc.property(durations, fc.double({ min: 0, max: 1, noNaN: true }), (samples, q) => {
+        const histogram = histogramOf(samples);
+        const sorted = [...samples].sort((x, y) => x - y);
+        // + 0: a duration under 1 ms is in bucket -0, the index 0.
+        const bucket = histogramBucket(sorted[Math.floor(q * (sorted.length - 1))] as number) + 0;
+        expect(histogram.quantileBucket(q)).toBe(bucket);
+        expect(histogram.quantile(q)).toBe(histogramBucketValue(bucket));
+      }),
+    );
   });
 
   it('reads several quantiles in one pass as it reads each, and reads the same once cleared and filled again', () => {

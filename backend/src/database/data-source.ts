@@ -41,6 +41,7 @@ import { EvidenceFirstSeen1795882936562 } from './migrations/1795882936562-Evide
 import { CapturesAndObservationsByProject1795883455939 } from './migrations/1795883455939-CapturesAndObservationsByProject';
 import { ObservationsPartitioned1795883461504 } from './migrations/1795883461504-ObservationsPartitioned';
 import { ExchangeOrigins1795890573516 } from './migrations/1795890573516-ExchangeOrigins';
+import { RuntimeCellsP95Written1795891905972 } from './migrations/1795891905972-RuntimeCellsP95Written';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -86,6 +87,7 @@ export const MIGRATIONS = [
   CapturesAndObservationsByProject1795883455939,
   ObservationsPartitioned1795883461504,
   ExchangeOrigins1795890573516,
+  RuntimeCellsP95Written1795891905972,
 ];
 
 /**

@@ -171,19 +171,22 @@ const LOCK_CELLS = `
 /**
  * Writes a fold's endpoints to the environment row's cells (`runtime_cells`: every exchange since
  * the row began, per endpoint) as WRITE_ROWS its rows: counts added, `ttlb` as merged in
- * Node with the stored one that LOCK_CELLS found. After WRITE_ROWS, so writers lock both tables
- * in the same order.
+ * Node with the stored one that LOCK_CELLS found, and the bucket of its 95th percentile
+ * (`ttlb_p95`, `LatencyHistogram.quantileBucket`) read there too. After WRITE_ROWS, so writers
+ * lock both tables in the same order.
  */
 const WRITE_CELLS = `
   WITH written AS (
-    INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb)
-    SELECT $1::uuid, $2::text, $3::text, r.method, r.path, r.requests, r.server_errors, r.ttlb::jsonb
-      FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[]) AS r(method, path, requests, server_errors, ttlb)
+    INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb, ttlb_p95)
+    SELECT $1::uuid, $2::text, $3::text, r.method, r.path, r.requests, r.server_errors, r.ttlb::jsonb, r.ttlb_p95
+      FROM unnest($4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::text[], $9::int[])
+           AS r(method, path, requests, server_errors, ttlb, ttlb_p95)
      ORDER BY r.method COLLATE "C", r.path COLLATE "C"
     ON CONFLICT (${CELL_KEY}) DO UPDATE SET
       requests = c.requests + EXCLUDED.requests,
       server_errors = c.server_errors + EXCLUDED.server_errors,
-      ttlb = EXCLUDED.ttlb
+      ttlb = EXCLUDED.ttlb,
+      ttlb_p95 = EXCLUDED.ttlb_p95
     RETURNING old.ttlb IS NOT NULL AS stored)
   SELECT count(*) FILTER (WHERE stored)::int AS stored FROM written`;
 
@@ -219,15 +222,16 @@ const REGROUP_CELLS = `
             (SELECT kind, name FROM environment_rows WHERE project_id = $1::uuid AND id = ANY($4::uuid[])))
     RETURNING project_id, environment_kind, environment_name, method, requests, server_errors, ttlb
   )
-  INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb)
+  INSERT INTO runtime_cells AS c (${CELL_KEY}, requests, server_errors, ttlb, ttlb_p95)
   SELECT project_id, environment_kind, environment_name, method, $3::text, sum(requests), sum(server_errors),
-         runtime_histogram_sum(ttlb)
+         runtime_histogram_sum(ttlb), runtime_histogram_quantile(runtime_histogram_sum(ttlb), 0.95)
     FROM moved
    GROUP BY project_id, environment_kind, environment_name, method
   ON CONFLICT (${CELL_KEY}) DO UPDATE SET
     requests = c.requests + EXCLUDED.requests,
     server_errors = c.server_errors + EXCLUDED.server_errors,
-    ttlb = runtime_histogram_add(c.ttlb, EXCLUDED.ttlb)`;
+    ttlb = runtime_histogram_add(c.ttlb, EXCLUDED.ttlb),
+    ttlb_p95 = runtime_histogram_quantile(runtime_histogram_add(c.ttlb, EXCLUDED.ttlb), 0.95)`;
 
 /** One matrix cell's runtime: an environment row's exchanges of one endpoint since the row began. */
 export interface RuntimeCellRow {
@@ -348,6 +352,7 @@ export class RuntimeRepository {
       cells.map((c) => c.requests),
       cells.map((c) => c.serverErrors),
       cells.map((c) => JSON.stringify(c.ttlb.toWire())),
+      cells.map((c) => c.ttlb.quantileBucket(0.95)),
     ])) as Array<{ stored: number }>;
     unchanged('runtime cells', storedCells.length, cellsWritten?.stored);
   }

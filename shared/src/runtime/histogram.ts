@@ -100,15 +100,28 @@ export class LatencyHistogram {
    * one pass over the buckets; `null` when empty.
    */
   quantiles(qs: readonly number[]): number[] | null {
+    const buckets = this.quantileBuckets(qs);
+    if (buckets === null) return null;
+    for (let i = 0; i < buckets.length; i++) buckets[i] = histogramBucketValue(buckets[i] as number);
+    return buckets;
+  }
+
+  /** The bucket (its index, as in the wire form) holding the sample `quantile(q)` reads; `null` when empty. */
+  quantileBucket(q: number): number | null {
+    return this.quantileBuckets([q])?.[0] ?? null;
+  }
+
+  /** The buckets `quantileBucket` finds for each of `qs` (0–1, ascending), in one pass; `null` when empty. */
+  private quantileBuckets(qs: readonly number[]): number[] | null {
     if (this.total === 0) return null;
     const found: number[] = [];
     let seen = 0;
     for (let i = 0; i < HISTOGRAM_BUCKETS && found.length < qs.length; i++) {
       seen += this.counts[i] as number;
       while (found.length < qs.length && seen > rankOf(qs[found.length] as number, this.total))
-        found.push(histogramBucketValue(i + HISTOGRAM_MIN_INDEX));
+        found.push(i + HISTOGRAM_MIN_INDEX);
     }
-    while (found.length < qs.length) found.push(histogramBucketValue(HISTOGRAM_MAX_INDEX));
+    while (found.length < qs.length) found.push(HISTOGRAM_MAX_INDEX);
     return found;
   }
 
