@@ -2,7 +2,8 @@
  * Where drift began, on the Versions page in real headless Chromium: a field no version documents
  * appears in pull request 42's CI run (commit abc1234…), then in staging build s-102, then in
  * production build p-5 (real backend on embedded PostgreSQL, the agent protocol over a real
- * WebSocket). The page names, for the production build, where that drift began.
+ * WebSocket). The page names, for the production build, where that drift began, in the panel
+ * and in the matrix's drifting cells.
  */
 import type { AgentEnvironment, TokenResponse } from '@spectator/shared';
 import type { Page } from 'playwright-core';
@@ -84,6 +85,22 @@ describe('where drift began, on the Versions page (real backend, Chromium)', () 
       'GET /users/{userId} ⚠ 1.0 in Production · build p-5, since PR #42 (abc1234), staging build s-102',
       'GET /users/{userId} ⚠ 1.0 in Staging · build s-102, since PR #42 (abc1234)',
     ]);
+  });
+
+  it('says in each drifting cell of the matrix since where it drifts', async () => {
+    await page.goto(`${backend.url}/#/p/drift/versions`);
+    const matrix = page.getByRole('region', { name: 'Versions by environment and endpoint' });
+    // A row by its header (a cell's words name other rows too).
+    const row = (name: RegExp) => matrix.getByRole('row').filter({ has: page.getByRole('rowheader', { name }) });
+    const since = (name: RegExp) => row(name).locator('td.cell-drift .cell-since').textContent({ timeout: 30_000 });
+    expect(await since(/p-5/)).toBe('since PR #42 (abc1234), staging build s-102');
+    expect(await since(/s-102/)).toBe('since PR #42 (abc1234)');
+    expect(await since(/PR #42/)).toBe('since PR #42 (abc1234)');
+    const title = await row(/p-5/).locator('td.cell-drift').getAttribute('title');
+    expect(title).toBe(
+      'Traffic here conforms to no documented version (nearest 1.0), since PR #42 (abc1234), staging build s-102',
+    );
+    await screenshot(page, 'drift-matrix-since');
   });
 
   it("says beside the production capture's diff since which pull request and staging build its traffic was seen", async () => {

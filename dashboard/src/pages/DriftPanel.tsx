@@ -2,22 +2,39 @@ import type { DriftCellResponse } from '@spectator/shared';
 import { MethodBadge } from '../components/badges';
 import { Async } from '../components/states';
 import { useApp } from '../hooks/app';
-import { useResource } from '../hooks/resource';
+import { type Resource, useResource } from '../hooks/resource';
 import { environmentLabel } from '../lib/format';
 import type { RowKind } from '../lib/versions';
+
+/** The project's drifting cells with where each began (`GET /drift`), reloaded when drift or versions change. */
+export function useDrift(): Resource<DriftCellResponse[]> {
+  const { api, project } = useApp();
+  return useResource(
+    () => api.drift(project),
+    [api, project],
+    (e) => e.type === 'drift.appeared' || e.type === 'version.changed' || e.type === 'documentation.committed',
+  );
+}
+
+/** The key of a drifting cell: its row (kind and name) and endpoint. */
+export function driftCellKey(kind: string, name: string, endpointId: string): string {
+  return `${kind}\u0000${name}\u0000${endpointId}`;
+}
+
+/** Where each drifting cell's drift began in words, by `driftCellKey` (empty until loaded). */
+export function driftSinceByCell(drift: Resource<DriftCellResponse[]>): Map<string, string> {
+  if (drift.state !== 'ready') return new Map();
+  return new Map(
+    drift.data.map((cell) => [driftCellKey(cell.environment.kind, cell.environment.name, cell.endpointId), cell.since]),
+  );
+}
 
 /**
  * Where drift began (issue 18): each drifting cell of the matrix with the first pull request,
  * commit and builds where its traffic was seen, e.g. "since PR #42 (abc1234), staging build s-102".
  * Shown only when something drifts.
  */
-export function DriftPanel({ kind }: { kind?: RowKind }) {
-  const { api, project } = useApp();
-  const drift = useResource(
-    () => api.drift(project),
-    [api, project],
-    (e) => e.type === 'drift.appeared' || e.type === 'version.changed' || e.type === 'documentation.committed',
-  );
+export function DriftPanel({ kind, drift }: { kind?: RowKind; drift: Resource<DriftCellResponse[]> }) {
   return (
     <Async resource={drift} what="where drift began">
       {(cells) => {

@@ -16,7 +16,7 @@ import { mergeMatrixPages, viewMatrix } from '../lib/matrix';
 import { routeHref } from '../lib/routes';
 import { KIND_LABELS, KIND_ORDER, type RowKind } from '../lib/versions';
 import { ComparePanel } from './ComparePanel';
-import { DriftPanel } from './DriftPanel';
+import { DriftPanel, driftCellKey, driftSinceByCell, useDrift } from './DriftPanel';
 import { RuntimePanel } from './RuntimePanel';
 import { VersionSharePanel } from './VersionSharePanel';
 
@@ -42,6 +42,7 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
       e.type === 'capture.started',
   );
   const [endpointFilter, setEndpointFilter] = useState('');
+  const drift = useDrift();
 
   return (
     <div className="page page-wide">
@@ -87,13 +88,13 @@ export function VersionsPage({ kind: routeKind }: { kind?: EnvironmentKind }) {
       <Async resource={matrix} what="the versions table">
         {(first) => (
           <>
-            <Matrix first={first} kind={kind} endpointFilter={endpointFilter} />
+            <Matrix first={first} kind={kind} endpointFilter={endpointFilter} driftSince={driftSinceByCell(drift)} />
             <RuntimePanel endpoints={first.endpoints} kind={kind} />
             <VersionSharePanel kind={kind} />
           </>
         )}
       </Async>
-      <DriftPanel kind={kind} />
+      <DriftPanel kind={kind} drift={drift} />
       <ComparePanel />
     </div>
   );
@@ -103,10 +104,13 @@ function Matrix({
   first,
   kind,
   endpointFilter,
+  driftSince,
 }: {
   first: VersionMatrixResponse;
   kind?: RowKind;
   endpointFilter: string;
+  /** Where each drifting cell's drift began, by `driftCellKey`. */
+  driftSince: ReadonlyMap<string, string>;
 }) {
   const { api, project } = useApp();
   // Further pages extend the first page they were loaded after; a live reload brings a new first
@@ -185,6 +189,7 @@ function Matrix({
                     runtime={runtime[index] ?? null}
                     latest={view.endpoints[index]!.version}
                     removed={view.endpoints[index]!.removed === true}
+                    since={driftSince.get(driftCellKey(row.kind, row.name, view.endpoints[index]!.id)) ?? ''}
                   />
                 ))}
               </tr>
@@ -213,21 +218,28 @@ function MatrixCell({
   runtime,
   latest,
   removed,
+  since,
 }: {
   cell: VersionCell;
   runtime: CellRuntime | null;
   latest: string;
   /** The latest version removed the endpoint: a cell at it shows traffic answered 404, 405 or 410 only. */
   removed: boolean;
+  /** Where a drifting cell's drift began, in words (`since PR #42 (abc1234)`); empty when not known. */
+  since: string;
 }) {
   if (cell.version === NOT_SEEN_VERSION) return <td className="cell-na">{NOT_SEEN_VERSION}</td>;
   const figures = runtime && <RuntimeFigures runtime={runtime} />;
   if (cell.drift)
     return (
-      <td className="cell-drift" title={`Traffic here conforms to no documented version (nearest ${cell.version})`}>
+      <td
+        className="cell-drift"
+        title={`Traffic here conforms to no documented version (nearest ${cell.version})${since === '' ? '' : `, ${since}`}`}
+      >
         <span className="cell-version">
           <span aria-label="drift">⚠</span> {cell.version}
         </span>
+        {since !== '' && <span className="cell-since">{since}</span>}
         {figures}
       </td>
     );
