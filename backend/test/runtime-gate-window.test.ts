@@ -163,4 +163,27 @@ describe('the runtime gate’s windows', () => {
     expect(separate.body.since).toBe(new Date(later).toISOString());
     expect(separate.body.endpoints.map((e) => [e.path, e.pullRequest.requests])).toEqual([['/orders', 30]]);
   });
+
+  it('counts none of an older commit’s run that goes on beside the newest, leaving the shared minutes out', async () => {
+    const now = Date.now();
+    const minute = now - (now % MINUTE) - 12 * MINUTE;
+    // Commit e1's run starts first and goes on after e2's began: slow requests in its first and third minutes.
+    await run({ kind: 'ci', pullRequest: '9', commit: 'e1' }, new Date(minute + 5_000), [
+      [new Date(minute + 10_000), 40, 90],
+      [new Date(minute + 2 * MINUTE + 10_000), 40, 90],
+    ]);
+    // Commit e2's run, the newest, starts in e1's second minute: fast requests there and two minutes on.
+    await run({ kind: 'ci', pullRequest: '9', commit: 'e2' }, new Date(minute + MINUTE + 20_000), [
+      [new Date(minute + MINUTE + 30_000), 10, 5],
+      [new Date(minute + 2 * MINUTE + 30_000), 10, 5],
+      [new Date(minute + 3 * MINUTE + 30_000), 35, 5],
+    ]);
+    const { body } = await runtimeOf('9');
+    expect(body.commit).toBe('e2');
+    // Counted from the minute after e1's last traffic: e2's own requests only (its first 20 are left out).
+    expect(body.since).toBe(new Date(minute + 3 * MINUTE).toISOString());
+    expect(body.endpoints.map((e) => [e.path, e.pullRequest.requests])).toEqual([['/orders', 35]]);
+    const p95 = LatencyHistogram.fromWire(body.endpoints[0]!.pullRequest.ttlb).quantile(0.95) as number;
+    expect(p95).toBeLessThan(10);
+  });
 });
