@@ -633,6 +633,85 @@ describe('PathLearner', () => {
     expect(learner.resolve('/cars/acme/components/engine')).toBe('/cars/acme/components/engine');
   });
 
+  it('learns names right before an identifier from four values, one pair alike, and keeps collections literal', () => {
+    const learner = new PathLearner();
+    const tax = responseKeys(inferShape({ countryCode: 'US', jurisdictionId: 'CA', salesTaxPercentage: '7.5' }));
+    const rate = responseKeys(inferShape({ shippingCost: 1 }));
+    learn(learner, [
+      ['GET', '/sales_tax/acme/101', tax],
+      ['GET', '/sales_tax/bob-api/102', null], // answered 404: no fields
+      ['PUT', '/sales_tax/frank/105', null, rate],
+      ['DELETE', '/sales_tax/wayne/103', null],
+      ['GET', '/sales_tax/erin/104', tax],
+    ]);
+    // Three of one method: a parent may have that many collections (`/self/calls/17`, `/self/conferences/18`).
+    expect(learner.resolve(templatePath('/sales_tax/acme/101'))).toBe('/sales_tax/acme/{acmeId}');
+    learn(learner, [['GET', '/sales_tax/ivan/106', null]]);
+    expect(learner.resolve(templatePath('/sales_tax/acme/101'))).toBe('/sales_tax/{salesTax}/{salesTaxId}');
+    expect(learner.resolve(templatePath('/sales_tax/wayne/103'))).toBe('/sales_tax/{salesTax}/{salesTaxId}');
+    expect(learner.resolve(templatePath('/sales_tax/zoe/17'))).toBe('/sales_tax/{salesTax}/{salesTaxId}');
+    // Only names before an identifier are values there.
+    expect(learner.resolve('/sales_tax/summary')).toBe('/sales_tax/summary');
+    // Four collections with nothing alike (no bodies, or other fields) stay literal.
+    const other = new PathLearner();
+    learn(other, [
+      ['DELETE', '/self/calls/1', null],
+      ['DELETE', '/self/conferences/2', null],
+      ['DELETE', '/self/recordings/3', null],
+      ['DELETE', '/self/queues/4', null],
+      ['GET', '/self/calls/1', repo],
+      ['GET', '/self/conferences/2', user('alice')],
+    ]);
+    expect(other.resolve(templatePath('/self/calls/17'))).toBe('/self/calls/{callId}');
+    expect(other.resolve(templatePath('/self/queues/17'))).toBe('/self/queues/{queueId}');
+    expect(other.generation).toBe(0);
+  });
+
+  it('takes a name after route words of other parents for a value (/scim/2.0/ResourceTypes/wayne)', () => {
+    const learner = new PathLearner();
+    const tags = list({ name: 'latest', digest: 'd' });
+    const type = responseKeys(inferShape({ id: 'User', name: 'User', endpoint: '/Users', schema: 's' }));
+    learn(learner, [
+      ['GET', '/v2/namespaces/alice/repositories/wayne/tags', tags],
+      ['GET', '/v2/namespaces/bob/repositories/web/tags', tags],
+      ['GET', '/v2/namespaces/carol/repositories/cli/tags', tags],
+      ['GET', '/v2/scim/2.0/ResourceTypes/hooli', type],
+      ['GET', '/v2/scim/2.0/ResourceTypes/globex', type],
+      ['GET', '/v2/scim/2.0/ResourceTypes/wayne', type],
+    ]);
+    // `repositories` follows three names: a route word, not one of two values `wayne` follows.
+    expect(learner.resolve('/v2/scim/2.0/ResourceTypes/wayne')).toBe('/v2/scim/2.0/ResourceTypes/{resourcetype}');
+    expect(learner.resolve('/v2/namespaces/dave/repositories/wayne/tags')).toBe(
+      '/v2/namespaces/{namespace}/repositories/{repository}/tags',
+    );
+  });
+
+  it('learns plain numbers at the first segment from four followed alike, not versions (/2/users)', () => {
+    const learner = new PathLearner();
+    const card = responseKeys(inferShape({ id: '1', title: 't', fetch: {} }));
+    const cards = responseKeys(inferShape({ results: [{ id: '1', title: 't' }] }));
+    learn(learner, [
+      ['GET', '/1/users', user('alice')],
+      ['GET', '/2/users', user('bob')],
+      ['GET', '/1707/339515', card],
+      ['DELETE', '/59399/514813', null],
+      ['GET', '/25907', cards],
+      ['GET', '/30283', cards],
+      ['POST', '/52787', card, card],
+    ]);
+    expect(learner.resolve(templatePath('/1707/339515'))).toBe('/1707/{id}');
+    expect(learner.changeable('/25907')).toBe(true);
+    learn(learner, [
+      ['PATCH', '/45208/784909', card, card],
+      ['GET', '/3568/210074', card],
+      ['GET', '/66244', cards],
+    ]);
+    expect(learner.resolve(templatePath('/1707/339515'))).toBe('/{name}/{id}');
+    expect(learner.resolve(templatePath('/59399/514813'))).toBe('/{name}/{id}');
+    expect(learner.resolve('/25907')).toBe('/{name}');
+    expect(learner.resolve('/2/users')).toBe('/2/users');
+  });
+
   it('stays bounded: records past maxRecords are not kept', () => {
     const learner = new PathLearner({ maxRecords: 10 });
     for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);

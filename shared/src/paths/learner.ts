@@ -54,6 +54,11 @@ interface LearnedPosition {
    * many alike values (see `enoughSiblings`).
    */
   strict?: boolean;
+  /**
+   * Learned from names right before a detected identifier (`/sales_tax/acme/17`, `/sales_tax/erin/18`),
+   * where a collection sits otherwise: its values are no collections (see `enoughSiblings`).
+   */
+  names?: boolean;
 }
 
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
@@ -323,7 +328,11 @@ export class PathLearner {
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
       if (segment.kind !== 'literal' || isVersionLike(segment.text)) continue;
-      if (at === 0 ? segments.length >= 2 && !introducesNames(segment) : !introducesNames(segments[at - 1]))
+      if (
+        at === 0
+          ? (segments.length >= 2 && !introducesNames(segment)) || isPlainNumber(segment.text)
+          : !introducesNames(segments[at - 1])
+      )
         return true;
     }
     return false;
@@ -349,9 +358,12 @@ export class PathLearner {
         // After a detected identifier or a route word only where that is how the position was learned
         // (`/snapshots/{id}/{language}`, `/messages/schedule/{schedule}`).
         (position.strict === true || !this.afterWord(out, at, previousKey));
-      // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`).
+      // A collection stays a literal even where values live (`/bills/ocd-bill/{id}` beside `/bills/{owner}/{bill}/{id}`),
+      // and a number at the first segment is none. Where names before identifiers were learned
+      // (`/sales_tax/{salesTax}/{id}`), only those are values: `/sales_tax/summary` keeps its text.
+      const collection = isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at);
       const next: Segment =
-        value && !isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at)
+        value && (position?.names === true ? collection : !collection || (at === 0 && isPlainNumber(segment.text)))
           ? { kind: 'param', name: LEARNED }
           : segment;
       out.push(next);
@@ -410,9 +422,9 @@ export class PathLearner {
    * two and at least half of them, is a route word: `issues` after the repositories `web` and `cli`,
    * `dock` after three of sixty ships. Names recur across values far less than the words of a route do.
    */
-  private isRouteWord(at: number, text: string): boolean {
+  private isRouteWord(at: number, text: string, collections = true): boolean {
     const word = `${at}/${text}`;
-    if (this.mirrorWords.has(word) || this.collectionWords.has(word)) return true;
+    if (this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) return true;
     if ((this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS) return true;
     if (at === 1) return this.afterRootValues(text);
     const parents = this.parentsOf.get(word);
@@ -433,16 +445,31 @@ export class PathLearner {
   private valuesAmong(at: number, literals: ReadonlySet<string> | undefined): number {
     if (literals === undefined) return 0;
     const root = at === 1 && this.learned.get('')?.members !== undefined;
-    if (this.mirrorWords.size === 0 && this.collectionWords.size === 0 && !root) return literals.size;
     let count = 0;
     for (const literal of literals)
       if (
         !this.mirrorWords.has(`${at}/${literal}`) &&
         !this.collectionWords.has(`${at}/${literal}`) &&
+        !this.recurs(at, literal) &&
         !(root && this.afterRootValues(literal))
       )
         count++;
     return count;
+  }
+
+  /**
+   * Is the literal at `at` seen after three different literals, or three identifier values, of the
+   * position before? Then it is a route word itself (`repositories` of
+   * `/namespaces/{namespace}/repositories/wayne`), not one of the values of a position: a name seen after it
+   * and after another route word at the same depth (`/scim/2.0/ResourceTypes/wayne`) is no route word for that.
+   * One level only (the count of parents, not whether those are values), so it costs a lookup.
+   */
+  private recurs(at: number, literal: string): boolean {
+    const word = `${at}/${literal}`;
+    return (
+      (this.parentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS ||
+      (this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS
+    );
   }
 
   /**
@@ -525,17 +552,26 @@ export class PathLearner {
       let seen = this.parentsAt.get(at - 1);
       if (seen === undefined) this.parentsAt.set(at - 1, (seen = new Set()));
       if (parents.has(parent.text) && seen.has(parent.text)) continue;
-      // Route words at this position before and after (few: those after two parents or more).
+      // Route words at this position and the next before and after (few: those after two parents or more): a
+      // literal here that now recurs (see `recurs`) counts as a value before the next no more.
       let words = this.wordsAt.get(at);
       if (words === undefined) this.wordsAt.set(at, (words = new Set()));
-      const before = [...words].filter((word) => this.isRouteWord(at, word));
+      const before = this.routeWordsFrom(at);
       if (parents.size < MAX_PARENTS) parents.add(parent.text);
       if (seen.size < MAX_PARENTS) seen.add(parent.text);
       if (parents.size >= 2 && words.size < MAX_PARENTS) words.add(segment.text);
-      const after = [...words].filter((word) => this.isRouteWord(at, word));
+      const after = this.routeWordsFrom(at);
       if (after.length !== before.length || after.some((word, i) => word !== before[i])) changed = true;
     }
     return changed;
+  }
+
+  /** The literals at `at` and at the next position (of those that may be) that are route words now. */
+  private routeWordsFrom(at: number): string[] {
+    const out: string[] = [];
+    for (const depth of [at, at + 1])
+      for (const word of this.wordsAt.get(depth) ?? []) if (this.isRouteWord(depth, word)) out.push(`${depth}/${word}`);
+    return out;
   }
 
   /** Index a record at each of its positions, by its resolved prefix. */
@@ -631,9 +667,10 @@ export class PathLearner {
     if (key === '') return this.rootMembers().size > 0;
     const siblings = this.index.get(key);
     if (siblings === undefined) return false;
-    const strict = this.learned.get(key)?.strict === true;
+    const position = this.learned.get(key);
+    const rule = position?.names === true ? 'names' : position?.strict === true ? 'strict' : 'values';
     for (const [value, mine] of siblings)
-      if (this.comparable(key, value, mine) && this.enoughSiblings(key, value, mine, siblings, strict)) return true;
+      if (this.comparable(key, value, mine) && this.enoughSiblings(key, value, mine, siblings, rule)) return true;
     return false;
   }
 
@@ -646,21 +683,25 @@ export class PathLearner {
    * alike siblings, or three the same where each of the four was seen after identifier values no
    * other value there was seen after (names of different resources, `/orders/{orderId}/alice`,
    * `/orders/{orderId2}/bob`; not the words of one, `/orders/100/lines`, `/orders/100/notes`).
+   * `names`, right before a detected identifier where a collection sits otherwise (`/sales_tax/acme/17`,
+   * `/sales_tax/erin/18`): one alike sibling (answers or accepted bodies of the same fields) and three alike or
+   * the same (four values in all), as a parent has few collections and they lead to different resources.
    */
   private enoughSiblings(
     key: string,
     value: string,
     mine: readonly Placed[],
     siblings: ReadonlyMap<string, readonly Placed[]>,
-    strict: boolean,
+    rule: 'values' | 'strict' | 'names',
   ): boolean {
-    const action = !strict && isAction(mine);
+    const strict = rule === 'strict';
+    const action = rule === 'values' && isAction(mine);
     const at = mine[0]!.at;
     const alone = strict ? this.aloneAfterIdentifiers(at, siblings.keys()) : undefined;
     let alike = 0;
     let same = 0;
     for (const [other, theirs] of siblings) {
-      if (other === value || !this.comparable(key, other, theirs)) continue;
+      if (other === value || !this.comparable(key, other, theirs, rule === 'names')) continue;
       const verdict = compare(mine, theirs);
       if (verdict === 'alike' && !(action && isAction(theirs))) alike++;
       else if (
@@ -669,6 +710,7 @@ export class PathLearner {
       )
         same++;
     }
+    if (rule === 'names') return alike > 0 && alike + same + 1 >= MANY_SIBLINGS;
     return strict ? alike + same + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS;
   }
 
@@ -721,10 +763,13 @@ export class PathLearner {
       }
       // A literal at a learned position: is it an exception (a route word) or a value, with what is known now?
       else if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
-      else if (
+      else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key)) {
+        if (this.decidePosition(key, segment.text, this.afterWord(resolved, at, previousKey))) return true;
+      } else if (
         segment.kind === 'literal' &&
-        this.mayLearn(resolved, at, key) &&
-        this.decidePosition(key, segment.text, this.afterWord(resolved, at, previousKey))
+        isCollection(resolved, at) &&
+        !this.afterWord(resolved, at, previousKey) &&
+        this.decideNames(resolved, at, key)
       )
         return true;
       previousKey = key;
@@ -818,6 +863,7 @@ export class PathLearner {
         grown = true;
       }
     }
+    for (const value of numberMembers(siblings)) members.add(value);
     return members;
   }
 
@@ -829,7 +875,7 @@ export class PathLearner {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     if (!siblings || !mine || siblings.size < 2 || !this.comparable(key, value, mine)) return false;
-    if (!this.enoughSiblings(key, value, mine, siblings, strict)) return false;
+    if (!this.enoughSiblings(key, value, mine, siblings, strict ? 'strict' : 'values')) return false;
     const position: LearnedPosition = { exceptions: new Set(), strict };
     this.learned.set(key, position);
     this.learnedCount++;
@@ -837,14 +883,50 @@ export class PathLearner {
     return true;
   }
 
-  /** Can a sibling value be compared with others at all? Not a version, a route word, a word beside identifiers or a collection. */
-  private comparable(key: string, value: string, placed: readonly Placed[]): boolean {
+  /**
+   * Can a sibling value be compared with others at all? Not a version, a route word, a word beside
+   * identifiers or a collection; `names`, or at a position learned from names (see `enoughSiblings`): only
+   * a name right before a detected identifier, where a collection sits otherwise.
+   */
+  private comparable(key: string, value: string, placed: readonly Placed[], names = false): boolean {
+    const before = names || this.learned.get(key)?.names === true;
     return (
       !isVersionLike(value) &&
-      !this.isRouteWord(placed[0]!.at, value) &&
+      !this.isRouteWord(placed[0]!.at, value, !before) &&
       !this.besideIdentifiers(key, value) &&
-      !placed.some((one) => isCollection(one.resolved, one.at))
+      placed.every((one) => isCollection(one.resolved, one.at) === before)
     );
+  }
+
+  /**
+   * Learn a position of names right before a detected identifier (`/sales_tax/{salesTax}/{id}`) when
+   * the siblings of the literal at `at` show them values (see `enoughSiblings`). Not after `api` or a
+   * version, nor where identifiers are seen with the same continuation.
+   */
+  private decideNames(resolved: readonly Segment[], at: number, key: string): boolean {
+    const segment = resolved[at]!;
+    if (segment.kind !== 'literal' || at === 0 || introducesNames(resolved[at - 1])) return false;
+    if (this.identifierPositions.has(`${key}|${continuation(resolved, at)}`)) return false;
+    const siblings = this.index.get(key);
+    const mine = siblings?.get(segment.text);
+    if (!siblings || !mine || siblings.size < MANY_SIBLINGS || !this.comparable(key, segment.text, mine, true))
+      return false;
+    // The new value may only add a sibling the same as the others (`/sales_tax/ivan/106` answered 404): any value may show it.
+    let shown = 0;
+    let enough = false;
+    for (const [value, placed] of siblings) {
+      if (shown++ >= MAX_ROUTE_VALUES) break;
+      if (this.comparable(key, value, placed, true) && this.enoughSiblings(key, value, placed, siblings, 'names')) {
+        enough = true;
+        break;
+      }
+    }
+    if (!enough) return false;
+    const position: LearnedPosition = { exceptions: new Set(), names: true };
+    this.learned.set(key, position);
+    this.learnedCount++;
+    for (const other of siblings.keys()) this.reconsider(key, other, position);
+    return true;
   }
 
   /**
@@ -1076,6 +1158,55 @@ function fieldsDisagree(x: RootRoute, y: RootRoute): boolean {
 
 /** First-segment values compared on one route at most (see `rootMembers`): pairs grow as their square. */
 const MAX_ROUTE_VALUES = 64;
+
+/** A plain number (`1707`): at the first segment a version perhaps (`/2/users`), or an identifier. */
+function isPlainNumber(text: string): boolean {
+  return /^\d+$/.test(text);
+}
+
+/**
+ * Plain numbers at the first segment keep their text, as one there may be a version (`/2/users`).
+ * But an API has few versions: four or more numbers followed alike (the same following segments,
+ * identifiers as `{}`, whatever the method: `/1707/{id}`, `/3568/{id}`; or nothing after them), with no two
+ * of them answering (or accepting) other fields on one method, are values (`/{appId}/{cardId}`), and so is
+ * every number followed so.
+ */
+function numberMembers(siblings: ReadonlyMap<string, readonly Placed[]>): Set<string> {
+  const members = new Set<string>();
+  /** Continuation → number → what was seen after it (method and fields). */
+  const byRest = new Map<string, Map<string, PathRecord[]>>();
+  for (const [value, placed] of siblings) {
+    if (!isPlainNumber(value)) continue;
+    for (const { record } of placed) {
+      const rest = continuation(record.segments, 0);
+      let values = byRest.get(rest);
+      if (values === undefined) byRest.set(rest, (values = new Map()));
+      let records = values.get(value);
+      if (records === undefined) values.set(value, (records = []));
+      records.push(record);
+    }
+  }
+  for (const values of byRest.values()) {
+    if (values.size < MANY_SIBLINGS) continue;
+    const list = [...values].slice(0, MAX_ROUTE_VALUES);
+    const disagree = list.some(([, ra], i) =>
+      list
+        .slice(i + 1)
+        .some(([, rb]) =>
+          ra.some((x) =>
+            rb.some(
+              (y) =>
+                x.method === y.method &&
+                (compareKeys(x.keys, y.keys) === 'contradicts' ||
+                  compareKeys(x.requestKeys, y.requestKeys) === 'contradicts'),
+            ),
+          ),
+        ),
+    );
+    if (!disagree) for (const [value] of values) members.add(value);
+  }
+  return members;
+}
 
 /** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
 function literalText(given: Segment, resolved: Segment): string | undefined {
