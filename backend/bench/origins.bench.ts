@@ -7,13 +7,15 @@
  * endpoint (1,000 diffs). Side by side, call by call in turn: a page of the diffs themselves (kept
  * as JSON), the origins of a page of 250 and of 1,000 diffs over HTTP, and the statement alone for
  * 250 diffs as it was before `exchange_origins` (every row's evidence of each exchange) and as it
- * is (one probe per exchange); p50/p95 of SAMPLES calls each.
+ * is (one probe per exchange), and what it costs the fold: its statement adding 250 exchanges to
+ * a row, before (the evidence only) and now (with their origins), for a new row (all new to it)
+ * and for a row that has them; p50/p95 of SAMPLES calls each.
  */
 import { fingerprint, inferShape } from '@spectator/shared';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../src/common/queryable';
-import { EvidenceRepository, type WantedExchange } from '../src/evidence/evidence.repository';
+import { EvidenceRepository, type FoldedExchangeRow, type WantedExchange } from '../src/evidence/evidence.repository';
 import { percentile, responseShape, runBench, withBenchBackend } from './harness';
 
 /** The statement before `exchange_origins`: the first row per kind read from every row's evidence of each exchange. */
@@ -111,6 +113,56 @@ async function seed(pool: pg.Pool, projectId: string): Promise<string> {
   return capture;
 }
 
+/** The names of a stored exchange united with an incoming one's, as the fold writes them. */
+const UNION = (column: string): string =>
+  `${column} = CASE WHEN EXCLUDED.${column} IS NULL OR EXCLUDED.${column} <@ o.${column} THEN o.${column} WHEN o.${column} IS NULL THEN EXCLUDED.${column}
+                     ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.${column} || EXCLUDED.${column}) x ORDER BY x) END`;
+
+/** The fold's statement adding exchanges to a row before `exchange_origins` (the evidence only). */
+const ADD_BEFORE = `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
+                                                response_content_type, response_shape, count, last_seen, query, request_headers)
+       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h
+         FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
+                                                 count bigint, last_seen timestamptz, query text[], req_h text[])
+        ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
+       ON CONFLICT (row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)
+       DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
+                     ${UNION('query')}, ${UNION('request_headers')}`;
+
+/**
+ * Milliseconds of one fold's statement adding `exchanges` to a row, in a transaction rolled back
+ * after (so every sample finds the same tables): a production row made in it (`row` null: all its
+ * exchanges are new to it, every one's origin stored already), or row `row`, which has them.
+ */
+async function timedFold(
+  pool: pg.Pool,
+  projectId: string,
+  row: string | null,
+  add: (db: Queryable, rowId: string) => Promise<unknown>,
+): Promise<{ ms: number; items: number }> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const rowId =
+      row ??
+      ((
+        await client.query(
+          `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, build, commit, first_seen, last_seen)
+           VALUES ($1, 'production', 'p-new', '', NULL, 'p-new', 'cnew', now(), now()) RETURNING id`,
+          [projectId],
+        )
+      ).rows[0]?.id as string);
+    const started = performance.now();
+    await add(queryableOn(client as unknown as pg.Pool), rowId);
+    const ms = performance.now() - started;
+    await client.query('ROLLBACK');
+    return { ms, items: 0 };
+  } finally {
+    client.release();
+  }
+}
+
 /** Milliseconds to the rows of one statement, and how many rows it had. */
 async function timedSql(run: () => Promise<unknown[]>): Promise<{ ms: number; items: number }> {
   const started = performance.now();
@@ -147,7 +199,24 @@ runBench(() =>
       res_fp: FP_DRIFT,
     }));
     const repository = repositoryOn(pool);
-    const contenders: Array<{ label: string; url: string } | { label: string; sql: () => Promise<unknown[]> }> = [
+    // What a fold adds for those exchanges, and a row that has them all (the newest production build).
+    const folded: FoldedExchangeRow[] = wanted.map(({ n: _n, ...key }) => ({
+      ...key,
+      count: 3,
+      last_seen: new Date().toISOString(),
+      query: null,
+      req_h: null,
+      commit: 'cnew',
+      build: 'p-new',
+    }));
+    const existing = (
+      await pool.query(`SELECT id FROM environment_rows WHERE project_id = $1 AND name = 'p-200'`, [project.id])
+    ).rows[0]?.id as string;
+    const contenders: Array<
+      | { label: string; url: string }
+      | { label: string; sql: () => Promise<unknown[]> }
+      | { label: string; fold: (db: Queryable, rowId: string) => Promise<unknown>; row: string | null }
+    > = [
       { label: 'diffs, page of 250 (kept JSON)', url: `${base}/diffs?limit=250` },
       { label: 'origins, page of 250', url: `${base}/diffs/origins?limit=250` },
       { label: 'origins, page of 1,000', url: `${base}/diffs/origins?limit=1000` },
@@ -159,13 +228,34 @@ runBench(() =>
         label: 'statement alone, 250 diffs, now (exchange_origins)',
         sql: () => repository.firstRowsShowing(project.id, wanted),
       },
+      ...(
+        [
+          ['new to a new row', null],
+          ['the row has', existing],
+        ] as const
+      ).flatMap(([what, row]) => [
+        {
+          label: `fold's statement, 250 exchanges ${what}, before (evidence only)`,
+          fold: (db: Queryable, rowId: string) => db.query(ADD_BEFORE, [rowId, project.id, JSON.stringify(folded)]),
+          row,
+        },
+        {
+          label: `fold's statement, 250 exchanges ${what}, now (and their origins)`,
+          fold: (db: Queryable, rowId: string) => repository.addExchanges(db, project.id, rowId, folded),
+          row,
+        },
+      ]),
     ];
     const times = contenders.map(() => [] as number[]);
     const items = contenders.map(() => 0);
     for (let i = 0; i < SAMPLES + WARMUP; i++)
       for (const [c, contender] of contenders.entries()) {
         const { ms, items: n } =
-          'sql' in contender ? await timedSql(contender.sql) : await timed(contender.url, backend.adminToken);
+          'sql' in contender
+            ? await timedSql(contender.sql)
+            : 'fold' in contender
+              ? await timedFold(pool, project.id, contender.row, contender.fold)
+              : await timed(contender.url, backend.adminToken);
         items[c] = n;
         if (i >= WARMUP) times[c]?.push(ms);
       }
