@@ -194,6 +194,44 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
+  it('learns names before an identifier from four values and numbers at the first segment; sends no later one', async () => {
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'sales_tax' && parts.length === 3)
+        return sendJson(res, 200, { countryCode: 'US', jurisdictionId: 'CA', salesTaxPercentage: '7.5' });
+      if (parts.length === 2) return sendJson(res, 200, { id: '1', title: 't', fetch: { targetUrl: 'u' } });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    // A literal before an identifier may be a collection (`/self/calls/17`): the first three names are sent as
+    // they are, as a single value is; the fourth shows them names, and what was sent is named in `learned`.
+    const first = ['canary-acme', 'canary-erin', 'canary-ivan'];
+    const later = ['canary-judy', 'canary-oscar', 'canary-peggy-web'];
+    await sendAll(
+      agent.proxyUrl,
+      [
+        ...[...first, ...later].map((name, i) => `/sales_tax/${name}/${101 + i}`),
+        ...[97531, 97532, 97533, 97534, 97535, 97536].map((app, i) => `/${app}/${339515 + i}`),
+      ],
+      1,
+    );
+    await agent.close();
+    const templates = [...new Set(backend.observations().map((o) => o.path))];
+    expect(templates).toContain('/sales_tax/{salesTax}/{salesTaxId}');
+    expect(templates).toContain('/{name}/{id}');
+    expect(backend.count((o) => o.path === '/sales_tax/{salesTax}/{salesTaxId}')).toBe(later.length);
+    expect(backend.count((o) => o.path === '/{name}/{id}')).toBe(3);
+    const learned = backend.messages.filter((m): m is LearnedMessage => m.type === 'learned');
+    const covered = learned.flatMap((m) => Object.values(m.covers ?? {}).flat());
+    expect(covered).toHaveLength(first.length + 3);
+    // No value sent once its position was learned: not in a batch, not in a learned message.
+    expect(later.filter((name) => backend.frames.some((frame) => frame.includes(name)))).toEqual([]);
+    expect([97534, 97535, 97536].filter((app) => backend.frames.some((frame) => frame.includes(`/${app}`)))).toEqual(
+      [],
+    );
+  });
+
   it('sends no name of positions with nothing to compare: two names in a row, names after ids or after a route word', async () => {
     // Other names per route: a name seen at one depth under two routes reads as a route word (docs/paths.md).
     const origins = ['canary-alice', 'canary-bob-infra', 'canary-Carol74', 'canary-dave-cli'];
