@@ -24,6 +24,7 @@ import { CapturesRepository } from '../src/captures/captures.repository';
 import { ShapeStore } from '../src/captures/shape-store';
 import { PathsRepository } from '../src/paths/paths.repository';
 import { RegroupService } from '../src/paths/regroup.service';
+import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { ProjectsService } from '../src/projects/projects.service';
 import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
 import { ProposalRegrouping } from '../src/proposals/proposal-regrouping';
@@ -292,6 +293,8 @@ describe('regrouping literal paths into a template', () => {
     expect(await rowsUnder('literal', repos, second)).toEqual({ observations: 0, summaries: 0, evidence: 0 });
     expect(await rowsUnder('literal', repos, first)).toEqual({ ...literalBefore.first, evidence: 0 });
     expect(await viewsOf(literal)).not.toEqual(before);
+    // Where each exchange was first seen follows it under the template.
+    expect(await originsDifferingFromEvidence(ds, await projectId('literal'))).toMatchObject({ differing: 0 });
   });
 
   it('reads as the traffic sent under the templates once every literal is merged, and no name is left in any table', async () => {
@@ -312,6 +315,9 @@ describe('regrouping literal paths into a template', () => {
     expect(await viewsOf(literal)).toEqual(await viewsOf(direct));
     expect(await consumerCallsOf('literal')).toEqual(await consumerCallsOf('direct'));
     for (const name of NAMES) expect(await tablesContaining(backend.databaseUrl, name)).toEqual([]);
+    const origins = await originsDifferingFromEvidence(ds, id);
+    expect(origins.stored).toBeGreaterThan(0);
+    expect(origins.differing).toBe(0);
   });
 
   it('leaves documented paths alone and refuses a template without a parameter', async () => {
