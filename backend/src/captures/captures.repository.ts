@@ -15,6 +15,14 @@ const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agent
   coalesce(c.unmatched_requests, 0)::float8 AS "unmatchedRequests", c.unmatched_paths AS "unmatchedPaths",
   coalesce(c.overflow_requests, 0)::float8 AS "overflowRequests"`;
 
+/**
+ * The week partition of capture `$1` of project `$2` (`observations.capture_created_at` is its
+ * capture's `created_at`): read first, as an init plan, so PostgreSQL probes that one partition's
+ * key instead of every week's (docs/operations.md, "Partitions of observations").
+ */
+const CAPTURE_PARTITION =
+  'o.capture_created_at = (SELECT c.created_at FROM captures c WHERE c.id = $1 AND c.project_id = $2)';
+
 /** First key of the advisory lock `open` takes on a capture id (the second is the id's hash). */
 const CAPTURE_ID_LOCK = 0x5e_c7_ca_01;
 
@@ -120,7 +128,7 @@ const unitedNames = (column: string): string =>
 const TAKE_OBSERVATIONS = `
   WITH moved AS (
     DELETE FROM observations o USING captures c
-     WHERE c.id = o.capture_id AND c.project_id = $1 AND ($2::uuid IS NULL OR o.capture_id = $2) AND o.path = ANY($3::text[])
+     WHERE c.id = o.capture_id AND c.project_id = $1 AND o.project_id = c.project_id AND o.capture_created_at = c.created_at AND ($2::uuid IS NULL OR o.capture_id = $2) AND o.path = ANY($3::text[])
     RETURNING o.*
   )
   SELECT m.capture_id AS "captureId", m.method, m.status,
@@ -190,7 +198,8 @@ export class CapturesRepository {
   ): Promise<Date | null> {
     const [row] = (await this.db.query(
       `SELECT max(greatest(c.started_at, c.ended_at,
-                           (SELECT max(o.last_seen) FROM observations o WHERE o.capture_id = c.id))) AS "at"
+                           (SELECT max(o.last_seen) FROM observations o
+                             WHERE o.capture_id = c.id AND o.project_id = c.project_id AND o.capture_created_at = c.created_at))) AS "at"
          FROM captures c
         WHERE c.project_id = $1 AND c.environment_kind = 'ci' AND c.pull_request = $2
           AND c.id <> ALL($3::uuid[]) AND c.started_at <= $4 AND coalesce(c.ended_at, 'infinity') >= $5`,
@@ -257,27 +266,34 @@ export class CapturesRepository {
     );
   }
 
-  /** The observation rows of some endpoints of a capture. */
-  observationRows(captureId: string, endpoints: readonly EndpointKey[]): Promise<ObservationRow[]> {
+  /**
+   * The observation rows of some endpoints of a project's capture: for each endpoint, one probe of
+   * the key in its capture's partition (`OFFSET 0` keeps the subquery a loop per endpoint; joined
+   * flat, the planner read every row of the capture and filtered them).
+   */
+  observationRows(projectId: string, captureId: string, endpoints: readonly EndpointKey[]): Promise<ObservationRow[]> {
     return this.db.query(
-      `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
-         FROM observations o
-         JOIN unnest($2::text[], $3::text[]) AS w(method, path) ON o.method = w.method AND o.path = w.path
-        WHERE o.capture_id = $1`,
-      [captureId, endpoints.map((e) => e.method), endpoints.map((e) => e.path)],
+      `SELECT o.* FROM unnest($3::text[], $4::text[]) AS w(method, path)
+        CROSS JOIN LATERAL (
+          SELECT ${ROW_COLUMNS}, o.count::float8 AS count FROM observations o
+           WHERE o.capture_id = $1 AND o.project_id = $2 AND ${CAPTURE_PARTITION} AND o.method = w.method AND o.path = w.path
+          OFFSET 0) o`,
+      [captureId, projectId, endpoints.map((e) => e.method), endpoints.map((e) => e.path)],
     );
   }
 
-  /** The observation rows of one endpoint of a capture, with their query and request header names. */
+  /** The observation rows of one endpoint of a project's capture, with their query and request header names. */
   endpointObservations(
+    projectId: string,
     captureId: string,
     method: string,
     path: string,
   ): Promise<Array<ObservationRow & { query: string[]; requestHeaders: string[] }>> {
     return this.db.query(
       `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
-         FROM observations o WHERE o.capture_id = $1 AND o.method = $2 AND o.path = $3`,
-      [captureId, method, path],
+         FROM observations o
+        WHERE o.capture_id = $1 AND o.project_id = $2 AND ${CAPTURE_PARTITION} AND o.method = $3 AND o.path = $4`,
+      [captureId, projectId, method, path],
     );
   }
 

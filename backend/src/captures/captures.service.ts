@@ -313,7 +313,7 @@ export class CapturesService {
     const candidates = await this.repository.diffCandidates(capture.id, project.id, only);
     const wanted = candidates.filter((row) => visible(row.method, row.path));
     if (wanted.length === 0) return [];
-    const rows = await this.repository.observationRows(capture.id, wanted);
+    const rows = await this.repository.observationRows(project.id, capture.id, wanted);
     const rowsByEndpoint = new Map<string, ObservationRow[]>();
     for (const row of rows) {
       const key = endpointKeyText(row);
@@ -411,7 +411,7 @@ export class CapturesService {
       method,
       path,
     )
-      ? await this.repository.endpointObservations(capture.id, method, path)
+      ? await this.repository.endpointObservations(capture.projectId, capture.id, method, path)
       : [];
     if (rows.length === 0)
       throw new DomainError(ErrorCode.BadInput, `${method} ${path} was not observed in capture ${capture.id}`);

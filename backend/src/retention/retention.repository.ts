@@ -24,7 +24,8 @@ const PARTITION_NAME = /^observations_\d{8}$/;
  */
 const STALE = `coalesce(c.ended_at, c.started_at) < now() - make_interval(days => $1)
   AND NOT EXISTS (SELECT FROM observations o
-                   WHERE o.capture_id = c.id AND o.project_id = c.project_id AND o.last_seen >= now() - make_interval(days => $1))
+                   WHERE o.capture_id = c.id AND o.project_id = c.project_id AND o.capture_created_at = c.created_at
+                     AND o.last_seen >= now() - make_interval(days => $1))
   AND NOT EXISTS (SELECT FROM agents a
                    WHERE a.id = c.agent_id AND a.project_id = c.project_id AND a.last_seen_at >= now() - make_interval(days => $1)
                      AND NOT EXISTS (SELECT FROM captures n WHERE n.agent_id = c.agent_id AND n.project_id = c.project_id

@@ -154,7 +154,8 @@ export class UsageRepository {
     const nameFilter = names === undefined ? '' : ` AND h.name = ANY($${keys === undefined ? 4 : 6}::text[])`;
     return this.db.query(
       `SELECT o.method, o.path, h.name, max(o.last_seen) AS "lastSeen"
-         FROM captures c JOIN observations o ON o.capture_id = c.id
+         FROM captures c
+         JOIN observations o ON o.capture_id = c.id AND o.project_id = c.project_id AND o.capture_created_at = c.created_at
         CROSS JOIN LATERAL unnest(o.response_headers) AS h(name)
         WHERE c.project_id = $1 AND c.environment_kind = $2 AND ($3::uuid[] IS NULL OR c.id = ANY($3::uuid[]))${keysFilter('o', keys, 4)}${nameFilter}
         GROUP BY o.method, o.path, h.name`,
