@@ -1,6 +1,7 @@
 /**
  * The periodic prunes that no request reaches: committed batch ids past `batchRetentionDays`
- * (IngestService, a chunk at a time) and dashboard events every replica has read (EventsService).
+ * (IngestService, a chunk at a time), their touched keys past the views' hour, and dashboard
+ * events every replica has read (EventsService).
  * Capture retention has its own file (retention.test.ts).
  */
 import type { BatchMessage, TokenResponse } from '@spectator/shared';
@@ -12,7 +13,7 @@ import { createDataSource } from '../src/database/data-source';
 import { EventsRepository } from '../src/events/events.repository';
 import { EventsService } from '../src/events/events.service';
 import { IngestRepository } from '../src/ingest/ingest.repository';
-import { IngestService } from '../src/ingest/ingest.service';
+import { IngestService, TOUCHED_KEYS_SECONDS } from '../src/ingest/ingest.service';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 
@@ -126,6 +127,42 @@ describe('pruning', () => {
     );
     expect(await pruner().pruneBatchIds()).toBe(1);
     expect(await agent.request(kept)).toEqual({ type: 'ack', batchId: kept.batchId });
+    expect(await counted()).toBe(2);
+    await agent.close();
+  });
+
+  it("forgets the touched keys of batch ids past the views' hour, keeps newer ones', and resends stay duplicates", async () => {
+    const agent = await connectTestAgent(backend.url, token);
+    await agent.request(helloMessage({ agentId: 'pruned' }));
+    const old = batchMessage(captureId, [{ method: 'GET', path: '/old', status: 200 }]);
+    const recent = batchMessage(captureId, [{ method: 'GET', path: '/recent', status: 200 }]);
+    expect(await agent.request(old)).toEqual({ type: 'ack', batchId: old.batchId });
+    expect(await agent.request(recent)).toEqual({ type: 'ack', batchId: recent.batchId });
+    await ds.query(
+      `UPDATE processed_batches SET committed_at = now() - make_interval(secs => $2) WHERE batch_id = $1`,
+      [old.batchId, TOUCHED_KEYS_SECONDS + 60],
+    );
+    const keys = async (): Promise<Record<string, string[] | null>> =>
+      Object.fromEntries(
+        (
+          (await ds.query('SELECT batch_id, touched_paths FROM processed_batches WHERE batch_id = ANY($1::uuid[])', [
+            [old.batchId, recent.batchId],
+          ])) as Array<{ batch_id: string; touched_paths: string[] | null }>
+        ).map((row) => [row.batch_id, row.touched_paths]),
+      );
+    expect(await keys()).toEqual({ [old.batchId]: ['/old'], [recent.batchId]: ['/recent'] });
+    expect(await pruner().forgetTouchedKeys()).toBe(1);
+    expect(await keys()).toEqual({ [old.batchId]: null, [recent.batchId]: ['/recent'] });
+    expect(await pruner().forgetTouchedKeys()).toBe(0);
+    // The batch id itself stays: both resends are duplicates, nothing is counted again.
+    const counted = (): Promise<number> =>
+      count('SELECT coalesce(sum(count), 0)::int AS n FROM observations WHERE capture_id = $1 AND path = ANY($2)', [
+        captureId,
+        ['/old', '/recent'],
+      ]);
+    expect(await counted()).toBe(2);
+    expect(await agent.request(old)).toEqual({ type: 'ack', batchId: old.batchId, duplicate: true });
+    expect(await agent.request(recent)).toEqual({ type: 'ack', batchId: recent.batchId, duplicate: true });
     expect(await counted()).toBe(2);
     await agent.close();
   });

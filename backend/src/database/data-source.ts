@@ -42,6 +42,7 @@ import { CapturesAndObservationsByProject1795883455939 } from './migrations/1795
 import { ObservationsPartitioned1795883461504 } from './migrations/1795883461504-ObservationsPartitioned';
 import { ExchangeOrigins1795890573516 } from './migrations/1795890573516-ExchangeOrigins';
 import { RuntimeCellsP95Written1795891905972 } from './migrations/1795891905972-RuntimeCellsP95Written';
+import { BatchKeysForgotten1795892823315 } from './migrations/1795892823315-BatchKeysForgotten';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -88,6 +89,7 @@ export const MIGRATIONS = [
   ObservationsPartitioned1795883461504,
   ExchangeOrigins1795890573516,
   RuntimeCellsP95Written1795891905972,
+  BatchKeysForgotten1795892823315,
 ];
 
 /**

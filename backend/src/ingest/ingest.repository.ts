@@ -42,6 +42,28 @@ export class IngestRepository {
     return result?.deleted ?? 0;
   }
 
+  /**
+   * Sets to NULL ("unknown") the touched keys of up to `limit` batch ids committed between
+   * `olderThan + lookback` and `olderThan` seconds ago (a range the BRIN index on `committed_at`
+   * finds without reading the rest). @returns how many were changed.
+   */
+  async forgetTouchedKeys(olderThan: number, lookback: number, limit: number): Promise<number> {
+    const [result] = (await this.db.query(
+      `WITH forgotten AS (
+         UPDATE processed_batches SET touched_methods = NULL, touched_paths = NULL
+          WHERE ctid = ANY (ARRAY(
+            SELECT ctid FROM processed_batches
+             WHERE committed_at >= now() - make_interval(secs => $1::float8 + $2::float8) AND committed_at < now() - make_interval(secs => $1::float8)
+               AND touched_methods IS NOT NULL
+             LIMIT $3))
+            AND touched_methods IS NOT NULL
+         RETURNING 1)
+       SELECT count(*)::int AS forgotten FROM forgotten`,
+      [olderThan, lookback, limit],
+    )) as Array<{ forgotten: number }>;
+    return result?.forgotten ?? 0;
+  }
+
   /** The templates an agent learned for a capture, in no order, each with the path digests it covers (null: all). */
   learnedTemplates(captureId: string): Promise<LearnedTemplateRow[]> {
     return this.db.query('SELECT template, covers FROM capture_learned_templates WHERE capture_id = $1', [captureId]);

@@ -42,6 +42,7 @@ import {
 import { CapturesRepository } from '../captures/captures.repository';
 import { EvidenceFolder } from './evidence-folder';
 import { IngestRepository } from './ingest.repository';
+import { MAX_PATCHED_AGE_SECONDS } from '../views/view-cache';
 import { WireError } from './wire-validation';
 
 /** What a connection knows after its hello. */
@@ -153,8 +154,23 @@ export function aggregateObservations(observations: readonly WireObservation[]):
 
 /** How often each replica prunes old batch ids (deleting is idempotent: replicas need no coordination). */
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
-/** Batch ids deleted per statement, so a large backlog never makes one long transaction. */
+/** Batch ids deleted (or their keys forgotten) per statement, so a large backlog never makes one long transaction. */
 const PRUNE_CHUNK = 10_000;
+/** How often each replica forgets the touched keys of batch ids no kept view reads any more (idempotent too). */
+const FORGET_INTERVAL_MS = 10 * 60 * 1000;
+/**
+ * How long a batch id keeps the keys its batch touched: a kept capture view older than
+ * MAX_PATCHED_AGE_SECONDS is computed again in full, never patched from them, and ten minutes
+ * more cover a batch whose transaction began (`committed_at`) well before it committed. A view
+ * that still meets forgotten keys reads them as unknown and is computed in full: exact either way.
+ */
+export const TOUCHED_KEYS_SECONDS = MAX_PATCHED_AGE_SECONDS + 10 * 60;
+/**
+ * How far past TOUCHED_KEYS_SECONDS a replica's runs look back: its first run a day (batches
+ * committed while no replica ran the job), the later ones three intervals (runs overlap).
+ */
+const FORGET_FIRST_LOOKBACK_SECONDS = 24 * 60 * 60;
+const FORGET_LOOKBACK_SECONDS = (3 * FORGET_INTERVAL_MS) / 1000;
 
 /** Evidence in: agents, captures and batches of observations, each batch in one transaction. */
 @Injectable()
@@ -163,6 +179,9 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   private readonly storedShapes = new LruCache<string, true>(100_000);
   private readonly log: Logger;
   private readonly pruning: PeriodicJob;
+  private readonly forgetting: PeriodicJob;
+  /** Whether this replica's forgetting ran once (its first run looks back further). */
+  private forgotOnce = false;
 
   constructor(
     private readonly ingest: IngestRepository,
@@ -179,15 +198,40 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
     this.pruning = new PeriodicJob('pruning old batch ids', PRUNE_INTERVAL_MS, () => this.pruneBatchIds(), this.log);
+    this.forgetting = new PeriodicJob(
+      "forgetting old batches' touched keys",
+      FORGET_INTERVAL_MS,
+      () => this.forgetTouchedKeys(),
+      this.log,
+    );
   }
 
-  /** Prunes old batch ids now (in the background) and then every hour. */
+  /** Prunes old batch ids now (in the background) and then every hour; forgets old touched keys every ten minutes. */
   onModuleInit(): void {
     this.pruning.start();
+    this.forgetting.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.pruning.stop();
+    await Promise.all([this.pruning.stop(), this.forgetting.stop()]);
+  }
+
+  /**
+   * Forgets (sets to NULL) the touched keys of batch ids committed more than TOUCHED_KEYS_SECONDS
+   * ago, a chunk at a time: what makes a batch id row about 1.3 KB is then gone, and the id, its
+   * capture and transaction stay for resend deduplication until pruned (issue 20: a batch a
+   * second per agent, kept 30 days). @returns how many batch ids' keys were forgotten.
+   */
+  async forgetTouchedKeys(): Promise<number> {
+    const lookback = this.forgotOnce ? FORGET_LOOKBACK_SECONDS : FORGET_FIRST_LOOKBACK_SECONDS;
+    let total = 0;
+    while (!this.forgetting.isStopped) {
+      const forgotten = await this.ingest.forgetTouchedKeys(TOUCHED_KEYS_SECONDS, lookback, PRUNE_CHUNK);
+      total += forgotten;
+      if (forgotten < PRUNE_CHUNK) break;
+    }
+    this.forgotOnce = true;
+    return total;
   }
 
   /**

@@ -49,8 +49,9 @@ export interface ViewUpkeep<T> {
 
 /**
  * A kept view older than this is computed again rather than patched: batch ids are pruned after
- * `SPECTATOR_BATCH_RETENTION_DAYS` (at least one day), so the batches committed since a basis
- * this recent are all still there to be found.
+ * `SPECTATOR_BATCH_RETENTION_DAYS` (at least one day) and keep their touched keys for ten minutes
+ * more than this (`TOUCHED_KEYS_SECONDS` in ingest/), so the batches committed since a basis this
+ * recent are all still there to be found, with their keys.
  */
 export const MAX_PATCHED_AGE_SECONDS = 60 * 60;
 
