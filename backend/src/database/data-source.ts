@@ -43,6 +43,7 @@ import { ObservationsPartitioned1795883461504 } from './migrations/1795883461504
 import { ExchangeOrigins1795890573516 } from './migrations/1795890573516-ExchangeOrigins';
 import { RuntimeCellsP95Written1795891905972 } from './migrations/1795891905972-RuntimeCellsP95Written';
 import { BatchKeysForgotten1795892823315 } from './migrations/1795892823315-BatchKeysForgotten';
+import { QueuedEvidenceAsJson1795892823338 } from './migrations/1795892823338-QueuedEvidenceAsJson';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -90,6 +91,7 @@ export const MIGRATIONS = [
   ExchangeOrigins1795890573516,
   RuntimeCellsP95Written1795891905972,
   BatchKeysForgotten1795892823315,
+  QueuedEvidenceAsJson1795892823338,
 ];
 
 /**

@@ -328,7 +328,7 @@ export class EvidenceRepository {
   async queue(db: Queryable, projectId: string, rowId: string, batch: QueuedBatch): Promise<string> {
     const [queued] = (await db.query(
       `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes, consumers)
-       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb) RETURNING id`,
+       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8::json) RETURNING id`,
       [
         projectId,
         rowId,
@@ -400,9 +400,10 @@ export class EvidenceRepository {
     literals: readonly string[],
     template: string,
   ): Promise<void> {
+    // Stored as json (written and read once, whole): rewritten as jsonb.
     const renamed = (column: string): string =>
       `coalesce((SELECT jsonb_agg(CASE WHEN x->>'path' = ANY($3::text[]) THEN jsonb_set(x, '{path}', to_jsonb($4::text)) ELSE x END ORDER BY n)
-                   FROM jsonb_array_elements(q.${column}) WITH ORDINALITY AS e(x, n)), '[]'::jsonb)`;
+                   FROM jsonb_array_elements(q.${column}::jsonb) WITH ORDINALITY AS e(x, n)), '[]'::jsonb)::json`;
     await db.query(
       `UPDATE evidence_queue q SET exchanges = ${renamed('exchanges')}, minutes = ${renamed('minutes')},
               consumers = ${renamed('consumers')}
