@@ -383,6 +383,34 @@ async function writePlain(
   return (performance.now() - started) / 1000;
 }
 
+/** The replicas' counters of where acknowledgements' time went (health/metrics.service.ts), summed. */
+const ACK_PARTS = {
+  wait: 'spectator_ingest_batch_wait_seconds_total',
+  commit: 'spectator_ingest_batch_commit_seconds_total',
+  fold: 'spectator_ingest_batch_fold_wait_seconds_total',
+  acks: 'spectator_ingest_batch_acks_total',
+  timedOut: 'spectator_ingest_fold_waits_timed_out_total',
+} as const;
+type AckParts = Record<keyof typeof ACK_PARTS, number>;
+
+async function ackParts(urls: readonly string[], token: string): Promise<AckParts> {
+  const sum: AckParts = { wait: 0, commit: 0, fold: 0, acks: 0, timedOut: 0 };
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    for (const [part, name] of Object.entries(ACK_PARTS))
+      sum[part as keyof AckParts] += Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  }
+  return sum;
+}
+
+/** Where a phase's acknowledgements waited, from the counters before and after it: mean ms per ack. */
+function ackLine(spans: ReadonlyArray<readonly [AckParts, AckParts]>): string {
+  const d = (part: keyof AckParts): number =>
+    spans.reduce((total, [before, after]) => total + after[part] - before[part], 0);
+  const per = (part: keyof AckParts): string => `${((d(part) * 1000) / d('acks')).toFixed(0)} ms`;
+  return `behind the connection's earlier messages ${per('wait')}, to the commit ${per('commit')}, for the fold ${per('fold')}; ${d('timedOut')} of ${d('acks')} acks sent after 5 s without their fold`;
+}
+
 /** A backend replica as a process of its own; resolves once it answers /api/v1/health. */
 async function startReplica(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
@@ -650,12 +678,14 @@ async function main(): Promise<void> {
     await pool.query(`ALTER SYSTEM SET deadlock_timeout = '100ms'`);
     await pool.query('SELECT pg_reload_conf()');
     const adminToken = `bench-${randomUUID()}`;
+    const metricsToken = `bench-metrics-${randomUUID()}`;
     const env = {
       DATABASE_URL: database.url,
       SPECTATOR_ADMIN_TOKEN: adminToken,
       SPECTATOR_DATA_DIR: dir,
       SPECTATOR_DASHBOARD_DIR: dir,
       SPECTATOR_MAX_AGENT_CONNECTIONS_PER_PROJECT: '100000',
+      SPECTATOR_METRICS_TOKEN: metricsToken,
       LOG_LEVEL: 'warn',
     };
     // The first migrates; the second starts on the migrated schema, as a rollout's replicas do.
@@ -733,6 +763,7 @@ async function main(): Promise<void> {
     let backendLockMs = 0;
     let plainLockMs = 0;
     const consumersSent = new Map<string, number>();
+    const saturatedAcks: Array<[AckParts, AckParts]> = [];
     for (let round = 0; round < ROUNDS; round++) {
       const batches = agents.map((_, a) =>
         Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b) >>> 0)),
@@ -740,11 +771,13 @@ async function main(): Promise<void> {
       tallyConsumers(consumersSent, agents, batches);
       const runBackend = async (): Promise<void> => {
         const work = serialised(agents, batches);
+        const acksBefore = await ackParts(urls, metricsToken);
         sampler.start();
         const { seconds, latencies } = await cpu.measure('with evidence', () =>
           stream(agents, work, { window: WINDOW }),
         );
         await sampler.stop();
+        saturatedAcks.push([acksBefore, await ackParts(urls, metricsToken)]);
         backendLockMs = Math.max(backendLockMs, sampler.maxMs);
         backendRates.push(rowsPerRound / seconds);
         saturated.push(...latencies);
@@ -776,11 +809,12 @@ async function main(): Promise<void> {
       ),
     );
     tallyConsumers(consumersSent, agents, pacedBatches);
+    const pacedWork = serialised(agents, pacedBatches);
+    const pacedAcksBefore = await ackParts(urls, metricsToken);
     sampler.start();
-    const paced = await cpu.measure('paced', () =>
-      stream(agents, serialised(agents, pacedBatches), { paceMs: PACE_MS }),
-    );
+    const paced = await cpu.measure('paced', () => stream(agents, pacedWork, { paceMs: PACE_MS }));
     await sampler.stop();
+    const pacedAcks: [AckParts, AckParts] = [pacedAcksBefore, await ackParts(urls, metricsToken)];
     const pacedLockMs = sampler.maxMs;
     await Promise.all(agents.map(({ agent }) => agent.close()));
 
@@ -814,6 +848,8 @@ async function main(): Promise<void> {
       `  batch sent → ack: saturated p50 ${ms(median(saturated))} p99 ${ms(percentile(saturated, 99))}; ` +
         `paced (1 per ${PACE_MS} ms per agent, ${paced.latencies.length} batches) p50 ${ms(median(paced.latencies))} p99 ${ms(percentile(paced.latencies, 99))} (aim p99 < 1 s)`,
     );
+    console.log(`  where acks waited (replicas' /metrics, mean per ack): saturated ${ackLine(saturatedAcks)}`);
+    console.log(`    paced ${ackLine([pacedAcks])}`);
     console.log(
       `  longest lock wait sampled: with evidence ${ms(backendLockMs)}, paced ${ms(pacedLockMs)}, plain ${ms(plainLockMs)}; ` +
         `log_lock_waits lines (waits over 100 ms): ${lockLines.length} (aim 0)`,

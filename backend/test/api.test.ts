@@ -687,6 +687,47 @@ describe('service endpoints', () => {
     }
   });
 
+  it("counts where acknowledgements' time went: waiting, to the commit, for the fold", async () => {
+    const read = async (): Promise<Record<string, number>> => {
+      const text = await (
+        await fetch(`${backend.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
+      ).text();
+      return Object.fromEntries(
+        [...text.matchAll(/^(spectator_ingest_(?:batch_\w+|fold_waits_timed_out)_total) (\S+)$/gm)].map((m) => [
+          m[1] as string,
+          Number(m[2]),
+        ]),
+      );
+    };
+    const before = await read();
+    expect(Object.keys(before).sort()).toEqual([
+      'spectator_ingest_batch_acks_total',
+      'spectator_ingest_batch_commit_seconds_total',
+      'spectator_ingest_batch_fold_wait_seconds_total',
+      'spectator_ingest_batch_wait_seconds_total',
+      'spectator_ingest_fold_waits_timed_out_total',
+    ]);
+    // A staging batch is evidence: its ack waits for its fold.
+    const agent = await connectTestAgent(backend.url, tokens.agent);
+    const hello = helloMessage({ agentId: 'metrics-agent', environment: { kind: 'staging', build: 'metrics-1' } });
+    await agent.request(hello);
+    const batch = batchMessage(hello.capture.id, [
+      { method: 'GET', path: '/metered', status: 200, response: { n: 1 } },
+    ]);
+    expect(await agent.request(batch)).toMatchObject({ type: 'ack', batchId: batch.batchId });
+    await agent.close();
+    const after = await read();
+    expect(after.spectator_ingest_batch_acks_total).toBe((before.spectator_ingest_batch_acks_total as number) + 1);
+    for (const part of ['wait', 'commit'])
+      expect(after[`spectator_ingest_batch_${part}_seconds_total`]).toBeGreaterThanOrEqual(
+        before[`spectator_ingest_batch_${part}_seconds_total`] as number,
+      );
+    // The fold runs after the commit: the ack waited for it.
+    expect(after.spectator_ingest_batch_fold_wait_seconds_total).toBeGreaterThan(
+      before.spectator_ingest_batch_fold_wait_seconds_total as number,
+    );
+  });
+
   it('reports health, metrics and its own OpenAPI document', async () => {
     expect(await apiCall(backend.url, null, 'GET', '/health')).toEqual({
       status: 200,

@@ -34,6 +34,27 @@ export class MetricsService {
     'spectator_ingest_observations_total',
     'Aggregated observations received in committed batches',
   );
+  /** Where an acknowledgement's time goes (issue 20): sums over `batchAcks`, in seconds. */
+  readonly batchWaitSeconds = new Counter(
+    'spectator_ingest_batch_wait_seconds_total',
+    'Seconds agent batches waited from being read to being handled (behind earlier messages of their connection), summed',
+  );
+  readonly batchCommitSeconds = new Counter(
+    'spectator_ingest_batch_commit_seconds_total',
+    'Seconds from handling an agent batch to its commit (waits for a database connection included), summed',
+  );
+  readonly batchFoldWaitSeconds = new Counter(
+    'spectator_ingest_batch_fold_wait_seconds_total',
+    "Seconds acknowledgements waited after their batch's commit for its evidence to be folded (at most 5 s each), summed",
+  );
+  readonly batchAcks = new Counter(
+    'spectator_ingest_batch_acks_total',
+    'Agent batches acknowledged after a commit on this replica (what the three sums above are over)',
+  );
+  readonly foldWaitsTimedOut = new Counter(
+    'spectator_ingest_fold_waits_timed_out_total',
+    "Acknowledgements sent after 5 s without their batch's fold (the batch is durable; a later fold takes its evidence)",
+  );
   readonly rejectedMessages = new Counter(
     'spectator_ingest_rejected_messages_total',
     'Agent messages answered with an error',
@@ -72,6 +93,11 @@ export class MetricsService {
       this.batches,
       this.duplicateBatches,
       this.observations,
+      this.batchWaitSeconds,
+      this.batchCommitSeconds,
+      this.batchFoldWaitSeconds,
+      this.batchAcks,
+      this.foldWaitsTimedOut,
       this.rejectedMessages,
       this.capturesStarted,
       this.httpRequests,

@@ -206,7 +206,9 @@ export class AgentGateway implements WebSocketRoute {
       else if (badMessages >= MAX_BAD_MESSAGES) ws.close(1008, 'too many bad messages');
     };
 
-    const handle = async (text: string): Promise<void> => {
+    /** Handles one message read at `received` (`performance.now()`). */
+    const handle = async (text: string, received: number): Promise<void> => {
+      const started = performance.now();
       let message: AgentMessage;
       try {
         message = parseAgentMessage(text);
@@ -232,7 +234,11 @@ export class AgentGateway implements WebSocketRoute {
           }
           case 'batch': {
             const { duplicate, folded } = await this.ingest.ingestBatch(session as AgentSession, message);
-            answer({ type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) }, folded);
+            const committed = performance.now();
+            answer(
+              { type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) },
+              folded.then(() => this.timed(received, started, committed)),
+            );
             break;
           }
           case 'capture':
@@ -281,6 +287,7 @@ export class AgentGateway implements WebSocketRoute {
     };
 
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      const received = performance.now();
       const size = Array.isArray(data) ? data.reduce((sum, b) => sum + b.length, 0) : data.byteLength;
       if (size > this.runtime.config.maxMessageBytes) {
         reject(
@@ -304,7 +311,7 @@ export class AgentGateway implements WebSocketRoute {
         : Buffer.from(data as ArrayBuffer).toString('utf8');
       this.queue(size);
       chain = chain
-        .then(() => handle(text))
+        .then(() => handle(text, received))
         .finally(() => {
           pending -= 1;
           this.dequeue(size);
@@ -321,6 +328,14 @@ export class AgentGateway implements WebSocketRoute {
       if (left > 0) this.projectConnections.set(project, left);
       else this.projectConnections.delete(project);
     });
+  }
+
+  /** Adds where an acknowledged batch's time went (`performance.now()` marks) to the metrics. */
+  private timed(received: number, started: number, committed: number): void {
+    this.metrics.batchWaitSeconds.inc((started - received) / 1000);
+    this.metrics.batchCommitSeconds.inc((committed - started) / 1000);
+    this.metrics.batchFoldWaitSeconds.inc((performance.now() - committed) / 1000);
+    this.metrics.batchAcks.inc();
   }
 
   async close(): Promise<void> {

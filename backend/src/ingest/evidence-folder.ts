@@ -6,6 +6,7 @@ import type { ConsumerDay } from '../consumers/consumers.repository';
 import { ConsumersService } from '../consumers/consumers.service';
 import { EvidenceService, FOLD_LIMIT, type QueuedFoldListener } from '../evidence/evidence.service';
 import type { RuntimeMinute } from '../runtime/runtime.repository';
+import { MetricsService } from '../health/metrics.service';
 import { RuntimeService } from '../runtime/runtime.service';
 import type { EventProject } from '../webhooks/notifier';
 
@@ -46,6 +47,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     runtimeEvidence: RuntimeService,
     consumers: ConsumersService,
     @Inject(RUNTIME) runtime: Runtime,
+    private readonly metrics: MetricsService,
   ) {
     this.log = runtime.log.child({ module: 'evidence-folder' });
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
@@ -83,10 +85,14 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     let folds = this.rows.get(rowId);
     if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [] }));
     let timer: NodeJS.Timeout | undefined;
-    const folded = new Promise<void>((resolve) => folds.waiting.push({ queuedId, resolve }));
+    const folded = new Promise<boolean>((resolve) => folds.waiting.push({ queuedId, resolve: () => resolve(true) }));
     if (!folds.running) void this.run(project, rowId, folds);
-    await Promise.race([folded, new Promise<void>((resolve) => (timer = setTimeout(resolve, SETTLE_MS)))]);
+    const inTime = await Promise.race([
+      folded,
+      new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SETTLE_MS))),
+    ]);
     clearTimeout(timer);
+    if (!inTime && queuedId !== null) this.metrics.foldWaitsTimedOut.inc();
   }
 
   /** Folds while batches wait on this replica; each round covers the waiters that came before it. */
