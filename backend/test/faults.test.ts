@@ -17,7 +17,7 @@ import { startAgent, type RunningAgent } from '@spectator/agent';
 import type { TokenResponse } from '@spectator/shared';
 import { freePort } from '../src/database/embedded';
 import { apiCall } from './support';
-import { runTs, startBackendProcess } from './support/backend-process';
+import { startBackendProcess, startPostgresProcess, type PostgresProcess } from './support/backend-process';
 
 const ADMIN_TOKEN = 'fault-test-admin-token-0123456789abcdef';
 /** Requests each load loop sends at most (a bound; phases stop it long before). */
@@ -33,43 +33,6 @@ async function waitFor(what: string, check: () => boolean | Promise<boolean>): P
     if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-}
-
-/** The test's own PostgreSQL (backend/test/support/postgres-process.ts), stopped and started on one port. */
-async function startPostgres(
-  dir: string,
-): Promise<{ url: string; stop(): Promise<void>; start(): Promise<void>; close(): Promise<void> }> {
-  const port = await freePort();
-  const { child, lines, output } = runTs(
-    'backend/test/support/postgres-process.ts',
-    [path.join(dir, 'pg'), String(port)],
-    {},
-  );
-  const next = async (state: string): Promise<string> => {
-    const line = await lines.next();
-    if (line.done) throw new Error(`postgres-process ended: ${output.join('')}`);
-    const answer = JSON.parse(line.value) as { state: string; url: string };
-    if (answer.state !== state) throw new Error(`postgres-process said ${line.value}, expected ${state}`);
-    return answer.url;
-  };
-  const url = await next('started');
-  return {
-    url,
-    stop: async () => {
-      child.stdin?.write('stop\n');
-      await next('stopped');
-    },
-    start: async () => {
-      child.stdin?.write('start\n');
-      await next('started');
-    },
-    close: async () => {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.stdin?.end();
-      await exited;
-    },
-  };
 }
 
 /** A small JSON API: GET /items/{n}. */
@@ -113,7 +76,7 @@ function startLoad(proxyUrl: string): { readonly answered: number; readonly fail
 }
 
 let work: string;
-let postgres: Awaited<ReturnType<typeof startPostgres>>;
+let postgres: PostgresProcess;
 let backendEnv: NodeJS.ProcessEnv;
 let backendUrl: string;
 let backend: ChildProcess;
@@ -250,7 +213,7 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'spectator-faults-'));
   // The postgres system user (we may run as root) must reach the cluster inside.
   await chmod(work, 0o755);
-  postgres = await startPostgres(work);
+  postgres = await startPostgresProcess(work);
   const port = await freePort();
   backendUrl = `http://127.0.0.1:${port}`;
   backendEnv = {

@@ -6,14 +6,15 @@ const serverOf = (num: number, text: string): DataSource =>
   ({ query: jest.fn().mockResolvedValue([{ num, text }]) }) as unknown as DataSource;
 
 describe('ensurePostgresVersion', () => {
-  it('refuses a server older than 13, naming its version', async () => {
-    await expect(ensurePostgresVersion(serverOf(120017, '12.17'))).rejects.toThrow(
-      'PostgreSQL 12.17 is too old: Spectator needs PostgreSQL 13 or later (xid8 snapshots)',
+  it('refuses a server older than 15, naming its version and the minimum', async () => {
+    await expect(ensurePostgresVersion(serverOf(140019, '14.19'))).rejects.toThrow(
+      'PostgreSQL 14.19 is too old: Spectator needs PostgreSQL 15 or later',
     );
+    await expect(ensurePostgresVersion(serverOf(120017, '12.17'))).rejects.toThrow('PostgreSQL 12.17 is too old');
   });
 
-  it('accepts 13 and later', async () => {
-    await expect(ensurePostgresVersion(serverOf(130000, '13.0'))).resolves.toBeUndefined();
+  it('accepts 15 and later', async () => {
+    await expect(ensurePostgresVersion(serverOf(150000, '15.0'))).resolves.toBeUndefined();
     await expect(ensurePostgresVersion(serverOf(180004, '18.4'))).resolves.toBeUndefined();
   });
 });

@@ -3,8 +3,13 @@ import type { DataSource } from 'typeorm';
 // One key for every replica and the migration Job, so only one of them migrates at a time.
 const MIGRATION_LOCK_KEY = 'spectator-migrations';
 
-/** The oldest PostgreSQL the schema works on: the capture views use `xid8` and `pg_snapshot` (PostgreSQL 13). */
-export const MIN_POSTGRES_VERSION = 130000;
+/**
+ * The oldest PostgreSQL the schema and its statements work on: foreign keys that set only some of
+ * their columns to NULL on delete (`ON DELETE SET NULL (agent_id)`: a capture keeps its project
+ * when its agent goes) came with PostgreSQL 15. Every test runs on the newest (18, embedded);
+ * backend/test/postgres-versions.test.ts runs the migrations and a fold story on 15, 16 and 17.
+ */
+export const MIN_POSTGRES_VERSION = 150000;
 
 /** @throws Error naming both versions when the server is older than MIN_POSTGRES_VERSION. */
 export async function ensurePostgresVersion(dataSource: DataSource): Promise<void> {
@@ -12,7 +17,9 @@ export async function ensurePostgresVersion(dataSource: DataSource): Promise<voi
     `SELECT current_setting('server_version_num')::int AS num, current_setting('server_version') AS text`,
   )) as Array<{ num: number; text: string }>;
   if (row !== undefined && row.num < MIN_POSTGRES_VERSION) {
-    throw new Error(`PostgreSQL ${row.text} is too old: Spectator needs PostgreSQL 13 or later (xid8 snapshots)`);
+    throw new Error(
+      `PostgreSQL ${row.text} is too old: Spectator needs PostgreSQL ${MIN_POSTGRES_VERSION / 10_000} or later`,
+    );
   }
 }
 

@@ -116,7 +116,7 @@ const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
  * the row up by its key even in a partition whose statistics are new.
  */
 const LOCK_ROWS = `
-  SELECT k.i::int AS i, k.version, b.ttfb, b.ttlb
+  SELECT k.i::int AS i, k.version, b.requests::float8 AS requests, b.ttfb, b.ttlb
     FROM (SELECT r.i, r.method, r.path, r.resolution, r.bucket, coalesce(c.version, '') AS version
             FROM unnest($4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY
                  AS r(method, path, resolution, bucket, i)
@@ -125,7 +125,7 @@ const LOCK_ROWS = `
             LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
            ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.resolution COLLATE "C", r.bucket) k
     LEFT JOIN LATERAL (
-      SELECT ttfb, ttlb FROM runtime_buckets b
+      SELECT requests, ttfb, ttlb FROM runtime_buckets b
        WHERE b.project_id = $1::uuid AND b.method = k.method AND b.path = k.path AND b.environment_kind = $2::text
          AND b.environment_name = $3::text AND b.version = k.version AND b.resolution = k.resolution AND b.bucket = k.bucket
        FOR UPDATE) b ON true`;
@@ -134,8 +134,9 @@ const LOCK_ROWS = `
  * Writes a fold's rows (its minutes, and their sums per hour and per day: parallel arrays,
  * `unnest`) under the versions LOCK_ROWS found, in key order: counts added, and the histograms as
  * merged in Node with the stored ones (merging JSON histograms in SQL, `runtime_histogram_add` per
- * row, cost more than the write). Answers how many rows were stored before, which must be those
- * LOCK_ROWS found.
+ * row, cost more than the write). Answers the requests the written rows hold, which must be those
+ * added and those of the rows LOCK_ROWS found (`RETURNING old.*`, which would say which rows were
+ * stored, needs PostgreSQL 18; the rows of a partitioned table have no `xmax` to tell).
  */
 const WRITE_ROWS = `
   WITH written AS (
@@ -154,16 +155,16 @@ const WRITE_ROWS = `
       client_left = b.client_left + EXCLUDED.client_left,
       ttfb = EXCLUDED.ttfb,
       ttlb = EXCLUDED.ttlb
-    RETURNING old.ttfb IS NOT NULL AS stored)
-  SELECT count(*) FILTER (WHERE stored)::int AS stored FROM written`;
+    RETURNING requests)
+  SELECT coalesce(sum(requests), 0)::float8 AS requests FROM written`;
 
 /** The cells (`runtime_cells`) of a fold's endpoints `$4`, `$5` (method, path) that are stored, locked, in key order. */
 const LOCK_CELLS = `
-  SELECT k.i::int AS i, c.ttlb
+  SELECT k.i::int AS i, c.requests::float8 AS requests, c.ttlb
     FROM (SELECT r.i, r.method, r.path FROM unnest($4::text[], $5::text[]) WITH ORDINALITY AS r(method, path, i)
            ORDER BY r.method COLLATE "C", r.path COLLATE "C") k
     JOIN LATERAL (
-      SELECT ttlb FROM runtime_cells c
+      SELECT requests, ttlb FROM runtime_cells c
        WHERE c.project_id = $1::uuid AND c.environment_kind = $2::text AND c.environment_name = $3::text
          AND c.method = k.method AND c.path = k.path
        FOR UPDATE) c ON true`;
@@ -187,8 +188,8 @@ const WRITE_CELLS = `
       server_errors = c.server_errors + EXCLUDED.server_errors,
       ttlb = EXCLUDED.ttlb,
       ttlb_p95 = EXCLUDED.ttlb_p95
-    RETURNING old.ttlb IS NOT NULL AS stored)
-  SELECT count(*) FILTER (WHERE stored)::int AS stored FROM written`;
+    RETURNING requests)
+  SELECT coalesce(sum(requests), 0)::float8 AS requests FROM written`;
 
 /**
  * Moves the rows of paths `$2` (literals a learned or stated template `$3` covers) into the
@@ -260,15 +261,22 @@ function merged(a: WireHistogram, b: WireHistogram): WireHistogram {
 }
 
 /**
- * Throws when a write found more rows stored than the locked read before it: another transaction
- * added one in between, and its histograms would be overwritten (the fold rolls back, its batches stay queued).
+ * Throws when the rows written hold more requests than those added and those stored when the
+ * locked read before the write found them: another transaction added a row in between, and its
+ * histograms would be overwritten (the fold rolls back, its batches stay queued). Every stored row
+ * holds at least one request (a row is written for exchanges only), so no such row goes unseen.
  */
-function unchanged(what: string, read: number, written: number | undefined): void {
-  if (written !== read)
+function unchanged(what: string, read: number, added: number, written: number | undefined): void {
+  const stored = (written ?? 0) - added;
+  if (stored !== read)
     throw new Error(
-      `${what} appeared while a fold wrote them (${read} stored when read, ${written ?? 0} when written)`,
+      `${what} appeared while a fold wrote them (${read} requests stored when read, ${stored} when written)`,
     );
 }
+
+/** The requests of some rows together. */
+const requestsOf = (rows: ReadonlyArray<{ requests: number | null }>): number =>
+  rows.reduce((sum, row) => sum + (row.requests ?? 0), 0);
 
 /** The SQL of runtime evidence (`runtime_buckets`), raw SQL in one style. */
 @Injectable()
@@ -297,7 +305,13 @@ export class RuntimeRepository {
       added.map((m) => m.path),
       added.map((m) => m.resolution),
       added.map((m) => m.bucket),
-    ])) as Array<{ i: number; version: string; ttfb: WireHistogram | null; ttlb: WireHistogram | null }>;
+    ])) as Array<{
+      i: number;
+      version: string;
+      requests: number | null;
+      ttfb: WireHistogram | null;
+      ttlb: WireHistogram | null;
+    }>;
     const rows = found.map(({ i, version, ttfb, ttlb }) => {
       const m = added[i - 1] as RuntimeRow;
       return {
@@ -320,8 +334,8 @@ export class RuntimeRepository {
       rows.map((r) => r.m.clientLeft),
       rows.map((r) => JSON.stringify(r.ttfb)),
       rows.map((r) => JSON.stringify(r.ttlb)),
-    ])) as Array<{ stored: number }>;
-    unchanged('runtime rows', found.filter((row) => row.ttfb !== null).length, rowsWritten?.stored);
+    ])) as Array<{ requests: number }>;
+    unchanged('runtime rows', requestsOf(found), requestsOf(added), rowsWritten?.requests);
 
     // The endpoints' cells: every minute of one endpoint summed, then added to the stored cell.
     const byEndpoint = new Map<string, RuntimeCellSums>();
@@ -343,7 +357,7 @@ export class RuntimeRepository {
       ...head,
       cells.map((c) => c.method),
       cells.map((c) => c.path),
-    ])) as Array<{ i: number; ttlb: WireHistogram }>;
+    ])) as Array<{ i: number; requests: number; ttlb: WireHistogram }>;
     for (const { i, ttlb } of storedCells) (cells[i - 1] as RuntimeCellSums).ttlb.addWire(ttlb);
     const [cellsWritten] = (await manager.query(WRITE_CELLS, [
       ...head,
@@ -353,8 +367,8 @@ export class RuntimeRepository {
       cells.map((c) => c.serverErrors),
       cells.map((c) => JSON.stringify(c.ttlb.toWire())),
       cells.map((c) => c.ttlb.quantileBucket(0.95)),
-    ])) as Array<{ stored: number }>;
-    unchanged('runtime cells', storedCells.length, cellsWritten?.stored);
+    ])) as Array<{ requests: number }>;
+    unchanged('runtime cells', requestsOf(storedCells), requestsOf(cells), cellsWritten?.requests);
   }
 
   /** Moves the rows of `literals` into `template` (see REGROUP), in the regrouping's transaction. @returns how many. */

