@@ -22,8 +22,12 @@
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import type { DataSource } from 'typeorm';
+import pino from 'pino';
+import type { Runtime } from '../src/config/runtime';
 import { createDataSource } from '../src/database/data-source';
-import { partitionsCovering } from '../src/runtime/partitions';
+import { RUNTIME_ROWS } from '../src/partitions/partitions';
+import { PartitionsRepository } from '../src/partitions/partitions.repository';
+import { PartitionsService } from '../src/partitions/partitions.service';
 import { RuntimeRepository, type RuntimeResolution } from '../src/runtime/runtime.repository';
 import { runBench, withBenchBackend, percentile, median } from './harness';
 
@@ -69,14 +73,11 @@ async function main(): Promise<void> {
     // The partitions of the seeded window (the rollup makes them ahead of time as days come).
     const ds = createDataSource((pool.options as { connectionString: string }).connectionString, 2);
     await ds.initialize();
-    const partitions = new RuntimeRepository(ds);
-    for (const resolution of ['minute', 'hour', 'day'] as const)
-      for (const partition of partitionsCovering(
-        resolution,
-        new Date(Date.now() - (DAYS + 1) * 24 * 3600_000),
-        new Date(Date.now() + 3600_000),
-      ))
-        await partitions.addPartition(resolution, partition);
+    await new PartitionsService(new PartitionsRepository(ds), { log: pino({ level: 'silent' }) } as Runtime).cover(
+      Object.values(RUNTIME_ROWS),
+      new Date(Date.now() - (DAYS + 1) * 24 * 3600_000),
+      new Date(Date.now() + 3600_000),
+    );
     await ds.destroy();
     const insert = (paths: string, resolution: string, step: string, from: number, to: number) =>
       pool.query(

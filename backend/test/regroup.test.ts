@@ -16,6 +16,7 @@ import pino from 'pino';
 import type { DataSource } from 'typeorm';
 import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/config/runtime';
+import { PartitionsRepository } from '../src/partitions/partitions.repository';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService } from '../src/runtime/runtime.service';
 import { ConsumersRepository } from '../src/consumers/consumers.repository';
@@ -225,7 +226,7 @@ beforeAll(async () => {
     evidence,
     events,
     // Its log and retention are for the rollup, which no test here runs.
-    new RuntimeService(new RuntimeRepository(ds), new VersionStore(ds), {
+    new RuntimeService(new RuntimeRepository(ds), new PartitionsRepository(ds), new VersionStore(ds), {
       log: pino({ level: 'silent' }),
       config: parseConfig({}),
     } as Runtime),

@@ -23,6 +23,9 @@ import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/config/runtime';
 import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
+import { RUNTIME_ROWS } from '../src/partitions/partitions';
+import { PartitionsRepository } from '../src/partitions/partitions.repository';
+import { PartitionsService } from '../src/partitions/partitions.service';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
 import { VersionStore } from '../src/versions/version-store';
@@ -326,7 +329,12 @@ describe('runtime evidence', () => {
     ]);
 
     const runtime = { config: parseConfig({}), databaseUrl: backend.databaseUrl, log: pino({ level: 'silent' }) };
-    const service = new RuntimeService(new RuntimeRepository(ds), new VersionStore(ds), runtime as Runtime);
+    const service = new RuntimeService(
+      new RuntimeRepository(ds),
+      new PartitionsRepository(ds),
+      new VersionStore(ds),
+      runtime as Runtime,
+    );
     const done = await service.rollUp(now);
     // All 5 minute rows are past 2 days, the 2 hours of 40 and 500 days past 35 days, 1 day past 400 days.
     expect(done).toEqual({ minute: 5, hour: 2, day: 1 });
@@ -363,7 +371,7 @@ describe('runtime evidence', () => {
         }>
       ).map((r) => r.resolution);
     const service = (env: NodeJS.ProcessEnv) =>
-      new RuntimeService(new RuntimeRepository(ds), new VersionStore(ds), {
+      new RuntimeService(new RuntimeRepository(ds), new PartitionsRepository(ds), new VersionStore(ds), {
         config: parseConfig(env),
         databaseUrl: backend.databaseUrl,
         log: pino({ level: 'silent' }),
@@ -521,7 +529,8 @@ describe('runtime evidence', () => {
       `INSERT INTO projects (slug, name) VALUES ('parted', 'Parted') RETURNING id`,
     )) as Array<{ id: string }>;
     const repository = new RuntimeRepository(ds);
-    const service = new RuntimeService(repository, new VersionStore(ds), {
+    const partitions = new PartitionsRepository(ds);
+    const service = new RuntimeService(repository, partitions, new VersionStore(ds), {
       config: parseConfig({}),
       databaseUrl: backend.databaseUrl,
       log: pino({ level: 'silent' }),
@@ -563,11 +572,13 @@ describe('runtime evidence', () => {
     ]);
 
     const day = new Date(at).toISOString().slice(0, 10).replaceAll('-', '');
-    const made = await service.keepPartitions(new Date(at), new Date(at));
+    const maker = new PartitionsService(partitions, { log: pino({ level: 'silent' }) } as Runtime);
+    const runtimeTables = Object.values(RUNTIME_ROWS);
+    const made = await maker.cover(runtimeTables, new Date(at), new Date(at));
     expect(made).toEqual(expect.arrayContaining([`runtime_buckets_minute_${day}`]));
     expect(made).toHaveLength(3);
     // Made once: a second run (another replica) finds them.
-    expect(await service.keepPartitions(new Date(at), new Date(at))).toEqual([]);
+    expect(await maker.cover(runtimeTables, new Date(at), new Date(at))).toEqual([]);
     // The rows moved into them, and a later fold adds to them there.
     await fold(2, 20);
     const rows = await stored();

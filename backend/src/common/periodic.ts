@@ -16,9 +16,9 @@ export class PeriodicJob {
     private readonly log: Logger,
   ) {}
 
-  /** Starts the schedule: the first run at once. */
-  start(): void {
-    this.schedule(0);
+  /** Starts the schedule: the first run at once, or after `firstInMs` (when the caller just did the work). */
+  start(firstInMs = 0): void {
+    this.schedule(firstInMs);
   }
 
   /** Whether `stop` was called: long work checks it between chunks. */

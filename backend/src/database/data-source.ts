@@ -44,6 +44,7 @@ import { ExchangeOrigins1795890573516 } from './migrations/1795890573516-Exchang
 import { RuntimeCellsP95Written1795891905972 } from './migrations/1795891905972-RuntimeCellsP95Written';
 import { BatchKeysForgotten1795892823315 } from './migrations/1795892823315-BatchKeysForgotten';
 import { QueuedEvidenceAsJson1795892823338 } from './migrations/1795892823338-QueuedEvidenceAsJson';
+import { OnePartitionMaker1795893570257 } from './migrations/1795893570257-OnePartitionMaker';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -92,6 +93,7 @@ export const MIGRATIONS = [
   RuntimeCellsP95Written1795891905972,
   BatchKeysForgotten1795892823315,
   QueuedEvidenceAsJson1795892823338,
+  OnePartitionMaker1795893570257,
 ];
 
 /**

@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../common/queryable';
+import { OBSERVATIONS } from '../partitions/partitions';
+import { PartitionsRepository } from '../partitions/partitions.repository';
 
 /** Advisory lock key: one replica prunes at a time, the others skip that hour's run. */
 export const RETENTION_LOCK = 0x5e_c7_a7_02;
@@ -13,7 +15,7 @@ export interface ObservationPartition {
   to: Date;
 }
 
-/** The partitions `observations_partition` makes (a Monday, UTC): nothing else is ever dropped. */
+/** The weekly partitions of observations (partitions/partitions.ts): nothing else is ever dropped. */
 const PARTITION_NAME = /^observations_\d{8}$/;
 
 /**
@@ -34,40 +36,25 @@ const STALE = `coalesce(c.ended_at, c.started_at) < now() - make_interval(days =
 /**
  * The SQL of capture retention, raw SQL in one style. It deletes captures (their observations and
  * summaries go with them by cascade) across projects, so it is a job of its own rather than a
- * call per capture through the captures' service; and it keeps the weekly partitions of
- * observations (docs/operations.md, "Partitions of observations"): made ahead, dropped whole.
+ * call per capture through the captures' service; and it drops the weekly partitions of
+ * observations whole (docs/operations.md, "Partitions of observations"; partitions/ makes them).
  */
 @Injectable()
 export class RetentionRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  /**
-   * Makes the partitions of observations for this week and the next `weeks` where missing
-   * (`observations_partition`, idempotent and serialised over replicas by an advisory lock).
-   */
-  async ensurePartitions(weeks: number): Promise<void> {
-    await this.db.transaction(async (manager) => {
-      // Creating a partition takes a short exclusive lock on observations: never queue behind a long writer.
-      await manager.query(`SET LOCAL lock_timeout = '10s'`);
-      await manager.query(
-        'SELECT observations_partition(now() + make_interval(days => 7 * k)) FROM generate_series(0, $1::int) k',
-        [weeks],
-      );
-    });
-  }
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly partitions: PartitionsRepository,
+  ) {}
 
   /** The partitions of observations whose every capture was created more than `days` days ago, oldest first. */
   async expiredPartitions(days: number): Promise<ObservationPartition[]> {
-    const rows = (await this.db.query(
-      `SELECT p.name, p.week AS "from", p.week + interval '168 hours' AS "to"
-         FROM (SELECT c.relname AS name, to_date(substring(c.relname FROM 14), 'YYYYMMDD')::timestamp AT TIME ZONE 'UTC' AS week
-                 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-                WHERE i.inhparent = 'observations'::regclass AND c.relname ~ '^observations_[0-9]{8}$') p
-        WHERE p.week + interval '168 hours' <= now() - make_interval(days => $1)
-        ORDER BY p.week`,
-      [days],
-    )) as ObservationPartition[];
-    return rows.filter((p) => PARTITION_NAME.test(p.name));
+    const [{ cutoff }] = (await this.db.query(`SELECT now() - make_interval(days => $1) AS cutoff`, [days])) as [
+      { cutoff: Date },
+    ];
+    return (await this.partitions.stored(OBSERVATIONS.parent)).filter(
+      (p): p is ObservationPartition =>
+        PARTITION_NAME.test(p.name) && p.from !== null && p.to !== null && p.to.getTime() <= cutoff.getTime(),
+    );
   }
 
   /**

@@ -4,22 +4,19 @@ import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { RetentionRepository } from './retention.repository';
 
-/** How often a replica makes partitions ahead and looks for captures past their retention. */
+/** How often a replica looks for captures past their retention. */
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 /** Captures deleted per statement (with their observations), so no run holds one long transaction. */
 const RETENTION_CHUNK = 50;
-/** Weeks of observation partitions made ahead of this one: a replica down for as long still finds them. */
-export const PARTITION_WEEKS_AHEAD = 2;
 
 /**
- * Keeps observations' weekly partitions ahead of time (at start, awaited, then hourly) and deletes
- * captures nobody needs any more: those whose last traffic is older than `captureRetentionDays`,
+ * Deletes captures nobody needs any more (hourly, one replica at a time): those whose last traffic is older than `captureRetentionDays`,
  * with their observations and summaries. A week whose every capture is past retention goes whole:
  * its partition of observations is dropped and its captures deleted; a capture of a week kept for
  * others is deleted row by row. Never the newest capture of an agent seen within the retention (it
  * may still be streaming into it). Evidence (the versions matrix, proposal steps) is kept apart and
  * stays; a proposal or step that named a deleted capture keeps everything but the link.
- * `captureRetentionDays` 0 keeps captures forever (partitions are still made).
+ * `captureRetentionDays` 0 keeps captures forever. The weekly partitions are made ahead by partitions/.
  */
 @Injectable()
 export class RetentionService implements OnModuleInit, OnModuleDestroy {
@@ -31,37 +28,15 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'retention' });
-    this.job = new PeriodicJob(
-      'observation partitions and old captures',
-      RETENTION_INTERVAL_MS,
-      () => this.run(),
-      this.log,
-    );
+    this.job = new PeriodicJob('old captures', RETENTION_INTERVAL_MS, () => this.pruneCaptures(), this.log);
   }
 
-  /** Makes this week's partitions (before serving: batches need them), then starts the hourly job. */
-  async onModuleInit(): Promise<void> {
-    await this.ensurePartitions();
+  onModuleInit(): void {
     this.job.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.job.stop();
-  }
-
-  /** One hourly run: partitions ahead, then retention. */
-  private async run(): Promise<void> {
-    await this.ensurePartitions();
-    await this.pruneCaptures();
-  }
-
-  /** Makes the coming weeks' partitions of observations; a failure is logged (the next run retries). */
-  async ensurePartitions(): Promise<void> {
-    try {
-      await this.retention.ensurePartitions(PARTITION_WEEKS_AHEAD);
-    } catch (error) {
-      this.log.warn({ err: error }, 'could not make the coming weeks’ partitions of observations');
-    }
   }
 
   /**

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
-import { PARTITION_NAME, type RuntimePartition, type RuntimeResolution } from './partitions';
+import { checkedName } from '../partitions/partitions.repository';
 
 /** One minute of one endpoint's exchanges in a batch, folded (see `RuntimeService.record`). */
 export interface RuntimeMinute {
@@ -56,7 +56,8 @@ export interface RuntimeTotalRow {
   ttlb: WireHistogram;
 }
 
-export type { RuntimeResolution };
+/** The resolutions runtime rows are kept at (each holds all of the traffic within its retention). */
+export type RuntimeResolution = 'minute' | 'hour' | 'day';
 
 /** Which environment rows' runtime rows, of every endpoint: the kind, and one row's name or all of them. */
 export type RuntimeEnvironmentScope = Omit<RuntimeScope, 'method' | 'path'>;
@@ -75,24 +76,6 @@ export interface ShareEndpointRow {
   path: string;
   version: string;
   requests: string;
-}
-
-/** A partition of one resolution's rows as stored: a range partition's bounds, none for the default partition. */
-export interface StoredPartition {
-  name: string;
-  from: Date | null;
-  to: Date | null;
-}
-
-/** Taken by whoever makes or drops runtime partitions, so replicas do it one at a time. */
-const PARTITIONS_LOCK = 'spectator-runtime-partitions';
-/** How long making or dropping a partition waits for a lock before it gives up until the next run. */
-const PARTITION_LOCK_TIMEOUT = '5s';
-
-/** A partition's name checked to be one of ours before it goes into SQL. */
-function checkedName(name: string): string {
-  if (!PARTITION_NAME.test(name)) throw new Error(`not a runtime partition: ${JSON.stringify(name)}`);
-  return name;
 }
 
 /** The columns that add when two rows of one key merge, as `SET` assignments from `EXCLUDED`. */
@@ -395,72 +378,6 @@ export class RuntimeRepository {
           AND (environment_kind, environment_name) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
       [projectId, rows.map((r) => r.kind), rows.map((r) => r.name)],
     );
-  }
-
-  /**
-   * The partitions of `resolution`'s rows (runtime/partitions.ts): each range partition with its
-   * bounds, and the default partition with none. Tables not named as that module names them are left out.
-   */
-  async partitions(resolution: RuntimeResolution): Promise<StoredPartition[]> {
-    const rows = (await this.db.query(
-      `SELECT c.relname AS name,
-              (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'FROM \\(''([^'']+)''\\)'))[1]::timestamptz AS "from",
-              (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz AS "to"
-         FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-        WHERE i.inhparent = to_regclass($1)
-        ORDER BY 2 NULLS FIRST`,
-      [`runtime_buckets_${resolution}`],
-    )) as StoredPartition[];
-    return rows.filter((p) => PARTITION_NAME.test(p.name));
-  }
-
-  /**
-   * Makes a range partition of `resolution`'s rows unless it exists, moving into it the rows of its
-   * range that the default partition holds; the replicas make them one at a time (an advisory
-   * lock), and the resolution's rows stay written and read meanwhile (the partition is filled as a
-   * table of its own, then attached, which locks the default partition only).
-   * @returns whether it was made.
-   */
-  addPartition(resolution: RuntimeResolution, partition: RuntimePartition): Promise<boolean> {
-    const parent = `runtime_buckets_${resolution}`;
-    const name = checkedName(partition.name);
-    return this.db.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
-      const [{ exists }] = (await manager.query('SELECT to_regclass($1) IS NOT NULL AS exists', [name])) as [
-        { exists: boolean },
-      ];
-      if (exists) return false;
-      // Waiting long for a lock here would hold up every write of the resolution queued behind it: try again later.
-      await manager.query(`SET LOCAL lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
-      await manager.query(`LOCK TABLE ${parent}_default IN ACCESS EXCLUSIVE MODE`);
-      await manager.query(`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
-      await manager.query(
-        `WITH moved AS (DELETE FROM ${parent}_default WHERE bucket >= $1 AND bucket < $2 RETURNING *)
-         INSERT INTO ${name} SELECT * FROM moved`,
-        [partition.from, partition.to],
-      );
-      await manager.query(
-        `ALTER TABLE ${parent} ATTACH PARTITION ${name}
-           FOR VALUES FROM ('${partition.from.toISOString()}') TO ('${partition.to.toISOString()}')`,
-      );
-      return true;
-    });
-  }
-
-  /** Drops a partition (all of it past retention). @returns how many rows it held. */
-  dropPartition(name: string): Promise<number> {
-    const table = checkedName(name);
-    return this.db.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [PARTITIONS_LOCK]);
-      const [{ exists }] = (await manager.query('SELECT to_regclass($1) IS NOT NULL AS exists', [table])) as [
-        { exists: boolean },
-      ];
-      if (!exists) return 0;
-      await manager.query(`SET LOCAL lock_timeout = '${PARTITION_LOCK_TIMEOUT}'`);
-      const [{ rows }] = (await manager.query(`SELECT count(*)::int AS rows FROM ${table}`)) as [{ rows: number }];
-      await manager.query(`DROP TABLE ${table}`);
-      return rows;
-    });
   }
 
   /**

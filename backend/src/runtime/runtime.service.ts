@@ -20,6 +20,8 @@ import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { pullRequestRowName } from '../evidence/environment-row';
+import { RUNTIME_ROWS } from '../partitions/partitions';
+import { PartitionsRepository } from '../partitions/partitions.repository';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import {
@@ -30,7 +32,6 @@ import {
   type RuntimeRow,
   type RuntimeStepRow,
 } from './runtime.repository';
-import { partitionsCovering } from './partitions';
 
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
@@ -40,8 +41,6 @@ const DAY_MS = 24 * HOUR_MS;
 const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
 /** Rows deleted per statement, so a backlog never makes one long transaction. */
 const ROLLUP_CHUNK = 10_000;
-/** How far ahead the rollup makes partitions: a day or two of rollups may fail before a row misses its partition. */
-const PARTITIONS_AHEAD_MS = 2 * DAY_MS;
 const RESOLUTIONS: readonly RuntimeResolution[] = ['minute', 'hour', 'day'];
 /** Points a series may have at most (the step grows to keep under it). */
 export const MAX_RUNTIME_POINTS = 1_500;
@@ -286,6 +285,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     private readonly repository: RuntimeRepository,
+    private readonly partitions: PartitionsRepository,
     private readonly versions: VersionStore,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
@@ -295,21 +295,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     this.rollups = new PeriodicJob('pruning runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
   }
 
-  /**
-   * Makes the partitions of now and the next days before the backend serves: made later, by the
-   * first rollup, they were attached while the first folds wrote those times' rows into the
-   * default partition, and such a fold fails (its row would break the default partition's new
-   * bound) and waits for the sweep. The final CI of session 12 read a story's consumer counts in
-   * that gap. Another replica holding the partitions' lock, or a lock not had in time, is logged;
-   * the rollup tries again.
-   */
-  async onModuleInit(): Promise<void> {
-    const now = new Date();
-    try {
-      await this.keepPartitions(now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
-    } catch (error) {
-      this.log.warn({ err: error }, 'making runtime partitions at start failed; the rollup tries again');
-    }
+  onModuleInit(): void {
     this.rollups.start();
   }
 
@@ -378,41 +364,21 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Makes the partitions of every resolution from `from` to `to` that do not exist yet
-   * (runtime/partitions.ts), moving in the rows their ranges had in a default partition. The
-   * rollup makes those of the next two days at each run; a replica making them beside another waits
-   * for it and finds them made.
-   * @returns the names of those made.
-   */
-  async keepPartitions(from: Date, to: Date): Promise<string[]> {
-    const made: string[] = [];
-    for (const resolution of RESOLUTIONS) {
-      const stored = new Set((await this.repository.partitions(resolution)).map((p) => p.name));
-      for (const partition of partitionsCovering(resolution, from, to))
-        if (!stored.has(partition.name) && (await this.repository.addPartition(resolution, partition)))
-          made.push(partition.name);
-    }
-    if (made.length > 0) this.log.info({ made }, 'made runtime partitions');
-    return made;
-  }
-
-  /**
-   * Makes the partitions of the next two days, then deletes the rows of each resolution past its
-   * retention: partitions all past it are dropped, and in the partition the horizon cuts (and the
-   * default partition) rows are deleted, at most `ROLLUP_CHUNK` per statement. Every resolution
+   * Deletes the rows of each resolution past its retention: partitions all past it are dropped, and
+   * in the partition the horizon cuts (and the default partition) rows are deleted, at most
+   * `ROLLUP_CHUNK` per statement (partitions are made ahead by partitions/). Every resolution
    * holds all of the traffic (`runtimeRows`), so nothing moves: deleting is exact whichever replica
    * runs it. `now` for tests.
    * @returns rows deleted per resolution.
    */
   async rollUp(now = new Date()): Promise<Record<RuntimeResolution, number>> {
-    await this.keepPartitions(now, new Date(now.getTime() + PARTITIONS_AHEAD_MS));
     const done: Record<RuntimeResolution, number> = { minute: 0, hour: 0, day: 0 };
     for (const resolution of RESOLUTIONS) {
       const before = new Date(now.getTime() - this.kept[resolution]);
-      for (const partition of await this.repository.partitions(resolution)) {
+      for (const partition of await this.partitions.stored(RUNTIME_ROWS[resolution].parent)) {
         if (this.rollups.isStopped) break;
         if (partition.to !== null && partition.to.getTime() <= before.getTime()) {
-          done[resolution] += await this.repository.dropPartition(partition.name);
+          done[resolution] += await this.partitions.drop(partition.name);
           continue;
         }
         if (partition.from !== null && partition.from.getTime() >= before.getTime()) continue;
