@@ -454,7 +454,9 @@ export class EvidenceRepository {
    * Adds exchanges to a row's evidence: counts added, last seen the latest, name lists united; an
    * exchange new to the row keeps its batch's commit and build, and is offered to `exchange_origins`
    * as its kind's first (the earlier stays). In one key order, so concurrent batches cannot
-   * deadlock on the stored exchanges or their origins; no row lock needed.
+   * deadlock on the stored exchanges or their origins; no row lock needed. A row the upsert
+   * inserted has no `xmax` (one it updated has the locker's), which tells the new ones apart on
+   * every supported PostgreSQL (`RETURNING old.*` is 18's; the table is not partitioned).
    */
   async addExchanges(
     db: Queryable,
@@ -475,7 +477,7 @@ export class EvidenceRepository {
          ON CONFLICT ${OBSERVATION_KEY}
          DO UPDATE SET ${ADD_TO_OBSERVATION}
          RETURNING o.method, o.path, o.status, o.request_content_type, o.request_shape, o.response_content_type, o.response_shape,
-                   o.first_seen, o.first_commit, o.first_build, old.row_id IS NULL AS added_now
+                   o.first_seen, o.first_commit, o.first_build, o.xmax = 0 AS added_now
        )
        INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
        SELECT $2::uuid, r.kind, a.method, a.path, a.status, a.request_content_type, a.request_shape, a.response_content_type,
