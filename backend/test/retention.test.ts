@@ -1,5 +1,5 @@
 /** Captures past retention are deleted with their observations; evidence, proposals and live captures stay. */
-import type { HelloMessage, ProposalResponse, TokenResponse } from '@spectator/shared';
+import type { AgentResponse, HelloMessage, ProposalResponse, TokenResponse } from '@spectator/shared';
 import pg from 'pg';
 import pino from 'pino';
 import { parseConfig } from '../src/config/config';
@@ -79,7 +79,11 @@ async function weekOf(at: Date): Promise<void> {
   }
 }
 
-async function prune(captureRetentionDays: number): Promise<number> {
+/** A retention service on its own data source (as another replica's), for one call. */
+async function withRetention<T>(
+  captureRetentionDays: number,
+  work: (service: RetentionService) => Promise<T>,
+): Promise<T> {
   const ds = createDataSource(backend.databaseUrl, 2);
   await ds.initialize();
   try {
@@ -88,13 +92,14 @@ async function prune(captureRetentionDays: number): Promise<number> {
       databaseUrl: backend.databaseUrl,
       log: pino({ level: 'silent' }),
     } as Runtime;
-    return await new RetentionService(
-      new RetentionRepository(ds, new PartitionsRepository(ds)),
-      runtime,
-    ).pruneCaptures();
+    return await work(new RetentionService(new RetentionRepository(ds, new PartitionsRepository(ds)), runtime));
   } finally {
     await ds.destroy();
   }
+}
+
+async function prune(captureRetentionDays: number): Promise<number> {
+  return withRetention(captureRetentionDays, (service) => service.pruneCaptures());
 }
 
 describe('capture retention', () => {
@@ -206,5 +211,46 @@ describe('capture retention', () => {
     expect((await backend.api('GET', `/projects/keep/captures/${busy}`)).status).toBe(200);
     expect(await count('observations', busy)).toBe(1);
     expect(await prune(30)).toBe(0);
+  });
+
+  it('deletes agents not seen within retention with their connections; a capture kept past its agent loses only the link', async () => {
+    const kept = await capture('kept-pod');
+    const lost = await capture('lost-pod');
+    // Their connections closed (a close marks the agent seen now); then one pod was last seen 40 days ago.
+    await eventually(
+      async () =>
+        (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM agent_connections WHERE closed_at IS NULL'))
+          .rows[0]!.n,
+      (open) => open === 0,
+    );
+    await db.query(`UPDATE agents SET last_seen_at = now() - interval '40 days' WHERE agent_key = 'lost-pod'`);
+    const agentOf = async (key: string): Promise<string | undefined> =>
+      (await db.query<{ id: string }>('SELECT id FROM agents WHERE agent_key = $1', [key])).rows[0]?.id;
+    const lostId = await agentOf('lost-pod');
+    expect(lostId).toBeDefined();
+    const connections = async (agentId: string): Promise<number> =>
+      (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM agent_connections WHERE agent_id = $1', [agentId]))
+        .rows[0]!.n;
+    expect(await connections(lostId!)).toBe(1);
+
+    // Retention off keeps every agent.
+    expect(await withRetention(0, (service) => service.pruneAgents())).toBe(0);
+    expect(await agentOf('lost-pod')).toBe(lostId);
+    expect(await withRetention(30, (service) => service.pruneAgents())).toBeGreaterThanOrEqual(1);
+    expect(await agentOf('lost-pod')).toBeUndefined();
+    expect(await connections(lostId!)).toBe(0);
+    expect(await agentOf('kept-pod')).toBeDefined();
+    // Its capture had traffic just now: kept, without its agent.
+    expect(
+      (await db.query<{ agent: string | null }>('SELECT agent_id AS agent FROM captures WHERE id = $1', [lost])).rows,
+    ).toEqual([{ agent: null }]);
+    expect((await backend.api('GET', `/projects/keep/captures/${lost}`)).status).toBe(200);
+    expect((await backend.api('GET', `/projects/keep/captures/${kept}`)).status).toBe(200);
+    const listed = (await backend.api<AgentResponse[]>('GET', '/projects/keep/agents?limit=100')).body.map(
+      (agent) => agent.agentKey,
+    );
+    expect(listed).toContain('kept-pod');
+    expect(listed).not.toContain('lost-pod');
+    expect(await withRetention(30, (service) => service.pruneAgents())).toBe(0);
   });
 });

@@ -107,6 +107,31 @@ export class RetentionRepository {
     });
   }
 
+  /**
+   * Deletes up to `limit` agents not seen for `days` days (no hello, heartbeat or close since),
+   * with their connections (cascade); a capture kept past its agent loses only the link (its
+   * agent set to NULL, its project kept). In one transaction under the retention lock. Without a
+   * spool an agent's id is new every process, so each pod process left a row behind for ever.
+   * The age is checked again on each row deleted, so an agent that says hello meanwhile stays.
+   * @returns how many were deleted, or null when another replica holds the lock.
+   */
+  deleteStaleAgents(days: number, limit: number): Promise<number | null> {
+    return this.db.transaction(async (manager) => {
+      if (!(await this.tryLock(manager))) return null;
+      const [result] = (await manager.query(
+        `WITH gone AS (
+           DELETE FROM agents a
+            WHERE a.last_seen_at < now() - make_interval(days => $1)
+              AND (a.id, a.project_id) IN (SELECT id, project_id FROM agents
+                                            WHERE last_seen_at < now() - make_interval(days => $1) LIMIT $2)
+           RETURNING 1)
+         SELECT count(*)::int AS deleted FROM gone`,
+        [days, limit],
+      )) as Array<{ deleted: number }>;
+      return result?.deleted ?? 0;
+    });
+  }
+
   private async tryLock(manager: Queryable): Promise<boolean> {
     const [lock] = (await manager.query('SELECT pg_try_advisory_xact_lock($1) AS locked', [RETENTION_LOCK])) as Array<{
       locked: boolean;

@@ -8,15 +8,20 @@ import { RetentionRepository } from './retention.repository';
 const RETENTION_INTERVAL_MS = 60 * 60 * 1000;
 /** Captures deleted per statement (with their observations), so no run holds one long transaction. */
 const RETENTION_CHUNK = 50;
+/** Agents deleted per statement (with their connections). */
+const AGENTS_CHUNK = 1_000;
 
 /**
- * Deletes captures nobody needs any more (hourly, one replica at a time): those whose last traffic is older than `captureRetentionDays`,
+ * Deletes captures nobody needs any more, then agents not seen within the retention (hourly, one
+ * replica at a time). Captures: those whose last traffic is older than `captureRetentionDays`,
  * with their observations and summaries. A week whose every capture is past retention goes whole:
  * its partition of observations is dropped and its captures deleted; a capture of a week kept for
  * others is deleted row by row. Never the newest capture of an agent seen within the retention (it
  * may still be streaming into it). Evidence (the versions matrix, proposal steps) is kept apart and
  * stays; a proposal or step that named a deleted capture keeps everything but the link.
- * `captureRetentionDays` 0 keeps captures forever. The weekly partitions are made ahead by partitions/.
+ * Agents: those not seen within `captureRetentionDays` go with their connections (a pod's process
+ * without a spool is a new agent each time). `captureRetentionDays` 0 keeps captures and agents
+ * forever. The weekly partitions are made ahead by partitions/.
  */
 @Injectable()
 export class RetentionService implements OnModuleInit, OnModuleDestroy {
@@ -64,6 +69,25 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
       if (deleted < RETENTION_CHUNK) break;
     }
     if (total > 0) this.log.info({ deleted: total, retentionDays: days }, 'deleted captures past retention');
+    return total;
+  }
+
+  /**
+   * Deletes the agents not seen within the retention (after their captures, which go first),
+   * a chunk at a time, unless another replica is at it.
+   * @returns how many agents were deleted.
+   */
+  async pruneAgents(): Promise<number> {
+    const days = this.runtime.config.captureRetentionDays;
+    if (days <= 0) return 0;
+    let total = 0;
+    while (!this.job.isStopped) {
+      const deleted = await this.retention.deleteStaleAgents(days, AGENTS_CHUNK);
+      if (deleted === null) break;
+      total += deleted;
+      if (deleted < AGENTS_CHUNK) break;
+    }
+    if (total > 0) this.log.info({ deleted: total, retentionDays: days }, 'deleted agents not seen within retention');
     return total;
   }
 }
