@@ -3,9 +3,11 @@
  * by one, on `runtime_buckets` as the layout before it kept runtime.bench's traffic (each exchange
  * in one row: minute rows within the 2-day minute horizon, hour rows before it, for 30 days of a
  * request a minute on ENDPOINTS endpoints, 1,000 by default, and 30 days of minute rows on a
- * hundredth as many more). One embedded PostgreSQL, no backend. Beside it, in a transaction rolled
- * back before the migrations run: the statements `RuntimeResolutions` ran before it was made
- * set-based (`runtime_histogram_sum` per row), unless BENCH_UPGRADE_BEFORE=0.
+ * hundredth as many more). One embedded PostgreSQL, no backend. Beside it, each in a transaction
+ * rolled back before the migrations run: the statements `RuntimeResolutions` ran first
+ * (`runtime_histogram_sum` per row, 9395b28), unless BENCH_UPGRADE_BEFORE=0, and then (94daebe:
+ * every histogram's buckets expanded into rows and hashed), unless BENCH_UPGRADE_SET_BASED=0; the
+ * migration itself now sums in Node, reading the rows in key order.
  *
  * `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/runtime-upgrade.bench.js`
  */
@@ -44,6 +46,56 @@ const before = (from: string, to: string): string => `
     client_left = b.client_left + EXCLUDED.client_left,
     ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
     ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+
+const GROUP = 'project_id, method, path, environment_kind, environment_name, version';
+const KEY = `${GROUP}, resolution, bucket`;
+
+/** `RuntimeResolutions`' statements as they were at 94daebe: histograms expanded into rows and summed per group and bucket. */
+const setBased = (from: string, to: string): string => `
+  WITH source AS NOT MATERIALIZED (
+    SELECT ${GROUP}, date_trunc('${to}', bucket, 'UTC') AS at, requests, server_errors, upstream_failures,
+           client_left, ttfb, ttlb
+      FROM runtime_buckets
+     WHERE resolution = '${from}'
+  ), counts AS (
+    SELECT ${GROUP}, at, sum(requests) AS requests, sum(server_errors) AS server_errors,
+           sum(upstream_failures) AS upstream_failures, sum(client_left) AS client_left
+      FROM source
+     GROUP BY ${GROUP}, at
+  ), buckets AS (
+    SELECT ${GROUP}, at, h.histogram, h.key, sum(h.value::bigint) AS n
+      FROM source,
+           LATERAL (SELECT 'ttfb' AS histogram, key, value FROM jsonb_each_text(ttfb)
+                    UNION ALL
+                    SELECT 'ttlb', key, value FROM jsonb_each_text(ttlb)) h
+     GROUP BY ${GROUP}, at, h.histogram, h.key
+  ), histograms AS (
+    SELECT ${GROUP}, at,
+           jsonb_object_agg(key, n) FILTER (WHERE histogram = 'ttfb') AS ttfb,
+           jsonb_object_agg(key, n) FILTER (WHERE histogram = 'ttlb') AS ttlb
+      FROM buckets
+     GROUP BY ${GROUP}, at
+  )
+  INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+  SELECT c.project_id, c.method, c.path, c.environment_kind, c.environment_name, c.version, '${to}', c.at,
+         c.requests, c.server_errors, c.upstream_failures, c.client_left,
+         coalesce(h.ttfb, '{}'::jsonb), coalesce(h.ttlb, '{}'::jsonb)
+    FROM counts c
+    LEFT JOIN histograms h USING (${GROUP}, at)
+  ON CONFLICT (${KEY}) DO UPDATE SET
+    requests = b.requests + EXCLUDED.requests,
+    server_errors = b.server_errors + EXCLUDED.server_errors,
+    upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
+    client_left = b.client_left + EXCLUDED.client_left,
+    ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
+    ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+
+/** The hour and day rows, summed up in one text: equal texts, equal rows. */
+const FINGERPRINT = `
+  SELECT resolution || ' ' || count(*) || ' ' || sum(requests) || ' ' ||
+         md5(string_agg(concat_ws(' ', ${GROUP}, bucket, requests, server_errors, upstream_failures, client_left, ttfb, ttlb),
+                        ',' ORDER BY ${KEY})) AS rows
+    FROM runtime_buckets WHERE resolution IN ('hour', 'day') GROUP BY resolution ORDER BY resolution`;
 
 const seconds = (since: number): string => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
@@ -103,10 +155,32 @@ async function main(): Promise<void> {
         client.release();
       }
     }
+    let setBasedRows: string | null = null;
+    if (process.env.BENCH_UPGRADE_SET_BASED !== '0') {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        started = performance.now();
+        await client.query(`SET LOCAL work_mem = '256MB'`);
+        await client.query(setBased('minute', 'hour'));
+        await client.query(setBased('hour', 'day'));
+        console.log(`set-based (94daebe's RuntimeResolutions, rolled back): ${seconds(started)}`);
+        setBasedRows = (await client.query<{ rows: string }>(FINGERPRINT)).rows.map((r) => r.rows).join('; ');
+      } finally {
+        await client.query('ROLLBACK');
+        client.release();
+      }
+    }
     for (let count = first + 1; count <= MIGRATIONS.length; count++) {
       started = performance.now();
       const applied = await migrateTo(count);
       console.log(`${applied.join(', ')}: ${seconds(started)}`);
+      if (count === first + 1 && setBasedRows !== null) {
+        const rows = (await pool.query<{ rows: string }>(FINGERPRINT)).rows.map((r) => r.rows).join('; ');
+        console.log(
+          `hour and day rows ${rows === setBasedRows ? 'equal' : 'DIFFER from'} the set-based statements' (${rows})`,
+        );
+      }
     }
     const [after] = (
       await pool.query<{ rows: string }>(

@@ -4,53 +4,153 @@ const KEY = 'project_id, method, path, environment_kind, environment_name, versi
 
 const GROUP = 'project_id, method, path, environment_kind, environment_name, version';
 
+/** Rows read per `FETCH`, and rows summed before they are written. */
+const CHUNK = 20_000;
+
+/** A histogram in its stored form: bucket index → count. */
+type Histogram = Record<string, number>;
+
+/** One row of `to` being summed: a group (endpoint, environment row, version) and its hour or day. */
+interface Summed {
+  projectId: string;
+  method: string;
+  path: string;
+  kind: string;
+  name: string;
+  version: string;
+  /** The hour's or day's start, seconds since 1970. */
+  at: string;
+  requests: number;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  ttfb: Histogram;
+  ttlb: Histogram;
+}
+
+/** A row of `from` as read: counts as text (bigint), histograms parsed. */
+interface Source {
+  project_id: string;
+  method: string;
+  path: string;
+  environment_kind: string;
+  environment_name: string;
+  version: string;
+  at: string;
+  requests: string;
+  server_errors: string;
+  upstream_failures: string;
+  client_left: string;
+  ttfb: Histogram;
+  ttlb: Histogram;
+}
+
+function addInto(into: Histogram, from: Histogram): void {
+  for (const key in from) into[key] = (into[key] ?? 0) + (from[key] as number);
+}
+
 /**
  * Adds the rows of resolution `from` into rows of `to` (their hour or day, UTC), to what those hold.
- * Set-based: the counts summed per group, and the histograms' buckets once expanded into rows
- * (`jsonb_each_text`), summed per group and bucket and gathered back (`jsonb_object_agg`), rather
- * than `runtime_histogram_sum` merging one row's histogram into the group's at a time (an SQL
- * function call rebuilding the whole histogram per row: on 4 M rows the migration had not finished
- * in 7 minutes). Only rows already stored at `to` merge with `runtime_histogram_add`. Changed after
- * it first ran (9395b28): the same rows come out (backend/test/runtime.test.ts), sooner.
+ * The rows are read in key order (the primary key's), so the rows of one hour or day come one after
+ * another: each is summed here, histograms added bucket by bucket, and written once when the next
+ * begins, a chunk at a time; only rows already stored at `to` merge with `runtime_histogram_add`.
+ * Changed after it first ran (9395b28, then 94daebe): the same rows come out
+ * (backend/test/runtime.test.ts), sooner. First `runtime_histogram_sum` rebuilt the group's
+ * histogram in SQL for every row (on 4 M rows it had not finished in 7 minutes); then every
+ * row's buckets were expanded into rows and hashed per group and bucket (81 s on 398,300 rows at
+ * load 27–31); now nothing is expanded, and memory holds one chunk.
  */
-const rollInto = (from: string, to: string): string => `
-  WITH source AS NOT MATERIALIZED (
-    SELECT ${GROUP}, date_trunc('${to}', bucket, 'UTC') AS at, requests, server_errors, upstream_failures,
-           client_left, ttfb, ttlb
+async function rollInto(q: QueryRunner, from: string, to: string): Promise<void> {
+  await q.query(`
+    DECLARE rolled NO SCROLL CURSOR FOR
+    SELECT ${GROUP}, extract(epoch FROM date_trunc('${to}', bucket, 'UTC'))::bigint AS at, requests, server_errors,
+           upstream_failures, client_left, ttfb, ttlb
       FROM runtime_buckets
      WHERE resolution = '${from}'
-  ), counts AS (
-    SELECT ${GROUP}, at, sum(requests) AS requests, sum(server_errors) AS server_errors,
-           sum(upstream_failures) AS upstream_failures, sum(client_left) AS client_left
-      FROM source
-     GROUP BY ${GROUP}, at
-  ), buckets AS (
-    SELECT ${GROUP}, at, h.histogram, h.key, sum(h.value::bigint) AS n
-      FROM source,
-           LATERAL (SELECT 'ttfb' AS histogram, key, value FROM jsonb_each_text(ttfb)
-                    UNION ALL
-                    SELECT 'ttlb', key, value FROM jsonb_each_text(ttlb)) h
-     GROUP BY ${GROUP}, at, h.histogram, h.key
-  ), histograms AS (
-    SELECT ${GROUP}, at,
-           jsonb_object_agg(key, n) FILTER (WHERE histogram = 'ttfb') AS ttfb,
-           jsonb_object_agg(key, n) FILTER (WHERE histogram = 'ttlb') AS ttlb
-      FROM buckets
-     GROUP BY ${GROUP}, at
-  )
-  INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-  SELECT c.project_id, c.method, c.path, c.environment_kind, c.environment_name, c.version, '${to}', c.at,
-         c.requests, c.server_errors, c.upstream_failures, c.client_left,
-         coalesce(h.ttfb, '{}'::jsonb), coalesce(h.ttlb, '{}'::jsonb)
-    FROM counts c
-    LEFT JOIN histograms h USING (${GROUP}, at)
-  ON CONFLICT (${KEY}) DO UPDATE SET
-    requests = b.requests + EXCLUDED.requests,
-    server_errors = b.server_errors + EXCLUDED.server_errors,
-    upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
-    client_left = b.client_left + EXCLUDED.client_left,
-    ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
-    ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+     ORDER BY ${GROUP}, bucket`);
+  const done: Summed[] = [];
+  let current: Summed | null = null;
+  for (;;) {
+    const rows = (await q.query(`FETCH ${CHUNK} FROM rolled`)) as Source[];
+    for (const row of rows) {
+      if (
+        current !== null &&
+        current.at === row.at &&
+        current.path === row.path &&
+        current.name === row.environment_name &&
+        current.method === row.method &&
+        current.version === row.version &&
+        current.kind === row.environment_kind &&
+        current.projectId === row.project_id
+      ) {
+        current.requests += Number(row.requests);
+        current.serverErrors += Number(row.server_errors);
+        current.upstreamFailures += Number(row.upstream_failures);
+        current.clientLeft += Number(row.client_left);
+        addInto(current.ttfb, row.ttfb);
+        addInto(current.ttlb, row.ttlb);
+        continue;
+      }
+      if (current !== null) done.push(current);
+      current = {
+        projectId: row.project_id,
+        method: row.method,
+        path: row.path,
+        kind: row.environment_kind,
+        name: row.environment_name,
+        version: row.version,
+        at: row.at,
+        requests: Number(row.requests),
+        serverErrors: Number(row.server_errors),
+        upstreamFailures: Number(row.upstream_failures),
+        clientLeft: Number(row.client_left),
+        ttfb: { ...row.ttfb },
+        ttlb: { ...row.ttlb },
+      };
+    }
+    if (done.length >= CHUNK) await write(q, to, done.splice(0));
+    if (rows.length < CHUNK) break;
+  }
+  if (current !== null) done.push(current);
+  await write(q, to, done);
+  await q.query('CLOSE rolled');
+}
+
+/** Writes summed rows at resolution `to`, added to rows stored there already. */
+async function write(q: QueryRunner, to: string, rows: readonly Summed[]): Promise<void> {
+  if (rows.length === 0) return;
+  await q.query(
+    `INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+     SELECT r.project_id, r.method, r.path, r.kind, r.name, r.version, '${to}', to_timestamp(r.at),
+            r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb, r.ttlb
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[],
+                   $9::bigint[], $10::bigint[], $11::bigint[], $12::jsonb[], $13::jsonb[])
+            AS r(project_id, method, path, kind, name, version, at, requests, server_errors, upstream_failures,
+                 client_left, ttfb, ttlb)
+    ON CONFLICT (${KEY}) DO UPDATE SET
+      requests = b.requests + EXCLUDED.requests,
+      server_errors = b.server_errors + EXCLUDED.server_errors,
+      upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
+      client_left = b.client_left + EXCLUDED.client_left,
+      ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
+      ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`,
+    [
+      rows.map((r) => r.projectId),
+      rows.map((r) => r.method),
+      rows.map((r) => r.path),
+      rows.map((r) => r.kind),
+      rows.map((r) => r.name),
+      rows.map((r) => r.version),
+      rows.map((r) => r.at),
+      rows.map((r) => r.requests),
+      rows.map((r) => r.serverErrors),
+      rows.map((r) => r.upstreamFailures),
+      rows.map((r) => r.clientLeft),
+      rows.map((r) => JSON.stringify(r.ttfb)),
+      rows.map((r) => JSON.stringify(r.ttlb)),
+    ],
+  );
+}
 
 /**
  * Runtime evidence at every resolution from ingest (issue 18): each resolution (minute, hour,
@@ -72,10 +172,8 @@ export class RuntimeResolutions1765955000000 implements MigrationInterface {
   name = 'RuntimeResolutions1765955000000';
 
   async up(q: QueryRunner): Promise<void> {
-    // Room to sum the buckets in memory (a hash per group and bucket) rather than sort them on disk.
-    await q.query(`SET LOCAL work_mem = '256MB'`);
-    await q.query(rollInto('minute', 'hour'));
-    await q.query(rollInto('hour', 'day'));
+    await rollInto(q, 'minute', 'hour');
+    await rollInto(q, 'hour', 'day');
   }
 
   async down(q: QueryRunner): Promise<void> {
