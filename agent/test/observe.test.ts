@@ -366,6 +366,46 @@ describe('observing bodies', () => {
     });
   });
 
+  it('counts a JSON response slower than streamRecordAfterMs when it ends, whole and shaped, not early as cut', async () => {
+    // Only streams are counted before they end: a slow JSON body counted early would be recorded
+    // cut (unshaped, no time to last byte) though it ended whole.
+    let finish: () => void = () => undefined;
+    let started: () => void = () => undefined;
+    const headSent = new Promise<void>((resolve) => (started = resolve));
+    upstream = await startUpstream((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"items":[{"id":1,');
+      finish = () => res.end('"name":"a"}]}');
+      started();
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { flushIntervalMs: 50, streamRecordAfterMs: 100 },
+    });
+    try {
+      const response = fetch(`${agent.proxyUrl}/slow`).then((res) => res.json());
+      await headSent;
+      await sleep(600); // several sweeps for streams open over 100 ms, while the body is still open
+      expect(backend.observations().some((o) => o.path === '/slow')).toBe(false);
+      finish();
+      expect(await response).toEqual({ items: [{ id: 1, name: 'a' }] });
+      await waitFor('the JSON response to be counted', () => backend.observations().some((o) => o.path === '/slow'));
+    } finally {
+      await agent.close();
+    }
+    const rows = backend.observations().filter((o) => o.path === '/slow');
+    expect(rows.reduce((sum, o) => sum + o.count, 0)).toBe(1);
+    expect(rows[0]!.response).toEqual({
+      contentType: 'application/json',
+      shape: fingerprint(inferShape({ items: [{ id: 1, name: 'a' }] })),
+    });
+    // Timed to its last byte: it ended whole.
+    expect(Object.values(rows[0]!.runtime?.ttlb ?? {}).reduce((sum, count) => sum + count, 0)).toBe(1);
+  });
+
   it('copies a JSON request body sent in pieces while it streams to the upstream unchanged', async () => {
     // The tap listens to the request's own 'data' events: every piece must reach both the upstream
     // and the copy, also when the first piece arrives before the upstream connection is ready.

@@ -30,6 +30,11 @@ export interface BodyTapOptions {
    * values they hold whole. Default false.
    */
   prefix?: boolean;
+  /**
+   * A stream of items (server-sent events, JSON lines), which may stay open for hours: the proxy
+   * counts it once it has been open a while (`streamRecordAfterMs`). Default false.
+   */
+  stream?: boolean;
   /** What all open streams keep: a stream stops keeping (`cut`) when it is full. Default none. */
   ledger?: StreamLedger | null;
 }
@@ -58,6 +63,7 @@ export class BodyTap {
   readonly contentEncoding: string;
   readonly boundary: string;
   readonly prefix: boolean;
+  readonly stream: boolean;
   private readonly limit: number;
   private readonly copy: boolean;
   private readonly ledger: StreamLedger | null;
@@ -69,6 +75,7 @@ export class BodyTap {
     this.copy = options.copy;
     this.boundary = options.boundary ?? '';
     this.prefix = options.prefix ?? false;
+    this.stream = options.stream ?? false;
     this.ledger = options.ledger ?? null;
   }
 

@@ -181,6 +181,7 @@ export class ObservationPipeline implements ExchangeObserver {
         copy: copy && media.shaped,
         boundary: media.type === MULTIPART_FORM ? boundaryOf(contentType) : '',
         prefix: media.stream || media.json,
+        stream: media.stream,
         ledger: media.stream ? this.streams : null,
       });
     } catch (err) {

@@ -19,7 +19,7 @@ export interface ForwardContext {
   onUpstreamFailure(failure: UpstreamFailure): void;
   /** Told when each forwarded exchange's response has closed (finished or cut). */
   onExchangeClosed(): void;
-  /** Streams (server-sent events, JSON lines) being observed whose response has not ended. */
+  /** Streams (server-sent events, JSON lines) being observed whose response has not ended (no other body). */
   openStreams: Set<OpenStream>;
 }
 
@@ -374,7 +374,8 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
       responseHeaders['content-encoding'],
       this.sampledBytes !== 0,
     );
-    if (this.responseTap.prefix && !this.recorded) {
+    // Only a stream may stay open for hours: any other body (a slow JSON download too) is counted when it ends.
+    if (this.responseTap.stream && !this.recorded) {
       this.startedAt = Date.now();
       this.context.openStreams.add(this);
     }
@@ -394,7 +395,7 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
     if (this.responseTap === null) this.startTap();
     const { req, status, responseHeaders } = this.forwarding;
     // Every stream in `openStreams` leaves it here: its exchange is recorded at the latest when it ends.
-    if (this.responseTap?.prefix) this.context.openStreams.delete(this);
+    if (this.responseTap?.stream) this.context.openStreams.delete(this);
     if (!complete) this.responseTap?.cutShort();
     this.observer.record({
       captureId: this.observer.captureId(),
