@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+// The module's binding, not the global: `globalThis.performance` is a getter Node runs on every read.
+import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
