@@ -19,15 +19,19 @@ export const SCAN_BYTES = 256;
 const QUOTE = 0x22;
 const COLON = 0x3a;
 const BACKSLASH = 0x5c;
-const SCRATCH = new Uint32Array(MAX_KEYS);
+/** FNV-1a's offset basis as a signed 32-bit value, so the hash stays a small integer throughout. */
+const FNV_BASIS = 0x811c9dc5 | 0;
+const FNV_PRIME = 0x01000193;
+const SCRATCH = new Int32Array(MAX_KEYS);
 
 /**
  * A structural fingerprint of a JSON text's keys, without parsing it or building its shape: the
  * set of object keys (every string followed by `:`, at any depth) in its first SCAN_BYTES, each
  * hashed (FNV-1a) and combined regardless of order and repeats, so a list of 3 items and one of 30
  * give the same value while a field more or less gives another. One pass over the bytes in plain
- * JavaScript (no call per key). Types of values are not looked at (the shape fingerprint does that
- * once the body is shaped), nor keys past SCAN_BYTES. 0 for a body with no key.
+ * JavaScript (no call per key): every string is hashed while its end is looked for, and hashed
+ * again only when it holds an escape and turns out a key. Types of values are not looked at (the
+ * shape fingerprint does that once the body is shaped), nor keys past SCAN_BYTES. 0 for a body with no key.
  */
 export function keyFingerprint(text: Buffer): number {
   const end = Math.min(text.length, SCAN_BYTES);
@@ -37,28 +41,35 @@ export function keyFingerprint(text: Buffer): number {
   let combined = 0;
   for (let i = 0; i < end; i++) {
     if (text[i] !== QUOTE) continue;
-    // A string: find its closing quote first, so only keys are hashed, not string values.
+    // A string: find its closing quote, hashing as it goes (string values are hashed for nothing,
+    // which costs less than walking the key's bytes twice).
     const start = i + 1;
     let close = start;
+    let hash = FNV_BASIS;
+    let escaped = false;
     while (close < end) {
       const byte = text[close] as number;
       if (byte === QUOTE) break;
-      close += byte === BACKSLASH ? 2 : 1; // an escaped character is part of the string, never its end
+      if (byte === BACKSLASH) {
+        // An escaped character is part of the string, never its end.
+        close += 2;
+        escaped = true;
+      } else {
+        hash = Math.imul(hash ^ byte, FNV_PRIME);
+        close++;
+      }
     }
     // A string the scanned bytes cut off holds no key, and nothing after it is outside a string.
     if (close >= end) break;
     let next = close + 1;
-    while (next < end && (text[next] === 0x20 || text[next] === 0x0a || text[next] === 0x0d || text[next] === 0x09))
+    while (next < end) {
+      const byte = text[next] as number;
+      if (byte !== 0x20 && byte !== 0x0a && byte !== 0x0d && byte !== 0x09) break;
       next++;
+    }
     if (next < end && text[next] === COLON) {
-      let hash = 0x811c9dc5;
-      for (let k = start; k < close; k++) {
-        const byte = text[k] as number;
-        // The escape and the escaped character are not hashed.
-        if (byte === BACKSLASH) k++;
-        else hash = Math.imul(hash ^ byte, 0x01000193);
-      }
-      hash >>>= 0;
+      // The escape and the escaped character are not hashed.
+      if (escaped) hash = escapedKeyHash(text, start, close);
       let seen = false;
       for (let k = 0; k < distinct; k++) {
         if (SCRATCH[k] === hash) {
@@ -74,6 +85,17 @@ export function keyFingerprint(text: Buffer): number {
     i = close;
   }
   return combined >>> 0;
+}
+
+/** The FNV-1a hash of a key's bytes from `start` to `close`, each escape and the character it escapes left out. */
+function escapedKeyHash(text: Buffer, start: number, close: number): number {
+  let hash = FNV_BASIS;
+  for (let k = start; k < close; k++) {
+    const byte = text[k] as number;
+    if (byte === BACKSLASH) k++;
+    else hash = Math.imul(hash ^ byte, FNV_PRIME);
+  }
+  return hash;
 }
 
 /** Media types seen (a handful) → JSON or not: asked for every watched body. */
