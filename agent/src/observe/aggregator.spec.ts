@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { histogramBucket, LatencyHistogram } from '@spectator/shared';
 import { Aggregator, type Observation } from './aggregator';
 import type { BodySummary } from './summarise';
@@ -55,6 +56,24 @@ describe('Aggregator', () => {
     expect(second?.captureId).toBe('c2');
     expect(aggregator.size).toBe(0);
     expect(aggregator.drain()).toEqual([]);
+  });
+
+  it('unions the header names of every message of a row, whatever their order and repeats', () => {
+    // Names repeat in the same order most of the time (one client, one app): the row compares them
+    // with the last message's; any other order, fewer or more names must still union right.
+    const names = fc.constantFrom('accept', 'host', 'x-a', 'x-b', 'x-c', 'user-agent', 'content-type');
+    const message = fc.uniqueArray(names, { maxLength: 6 });
+    fc.assert(
+      fc.property(fc.array(fc.tuple(message, message), { minLength: 1, maxLength: 8 }), (messages) => {
+        const aggregator = new Aggregator();
+        const asHeaders = (list: string[]) => Object.fromEntries(list.map((name) => [name, 'v']));
+        for (const [request, response] of messages)
+          aggregator.add(observation({ requestHeaders: asHeaders(request), responseHeaders: asHeaders(response) }));
+        const [row] = aggregator.drain()[0]!.observations;
+        expect(row!.requestHeaders).toEqual([...new Set(messages.flatMap(([request]) => request))].sort());
+        expect(row!.responseHeaders).toEqual([...new Set(messages.flatMap(([, response]) => response))].sort());
+      }),
+    );
   });
 
   it('counts the answers whose Sunset date had passed when seen, never sending the date', () => {
