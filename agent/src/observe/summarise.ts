@@ -27,15 +27,11 @@ export interface BodySummary {
 /** RFC 9110 §8.3: a body without a media type may be treated as octet-stream. */
 const UNLABELLED = 'application/octet-stream';
 
-/** Bodies of these media types are copied and shaped: JSON, forms (urlencoded and multipart), and streams of items. */
-export function isShapedMediaType(contentType: string): boolean {
-  return classifyContentType(contentType).shaped;
-}
-
 /** A `content-type` value reduced to its media type, and whether bodies of that type are shaped. */
 export interface MediaClass {
   /** Lower-case, without parameters; `''` when absent. */
   type: string;
+  /** Bodies of this type are copied and shaped: JSON, forms (urlencoded and multipart), and streams of items. */
   shaped: boolean;
   /** A stream of items (server-sent events, JSON lines): shaped from its first bytes. */
   stream: boolean;
@@ -92,11 +88,13 @@ function summaryWithout(contentType: string, flag: Flag | null): BodySummary {
  */
 export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): BodySummary {
   const contentType = tap.contentType || UNLABELLED;
-  if (!isShapedMediaType(contentType)) return summaryWithout(contentType, null);
+  // Classified once: every observed body comes through here.
+  const media = classifyContentType(contentType);
+  if (!media.shaped) return summaryWithout(contentType, null);
   if (tap.overLimit) return summaryWithout(contentType, 'tooLarge');
   // A stream is shaped from the items its kept bytes hold whole, a JSON body cut at the body limit
   // from the values they hold whole; any other body only when all of it is here.
-  const stream = tap.prefix && classifyContentType(contentType).stream;
+  const stream = tap.prefix && media.stream;
   if (!shapeIt || (!tap.prefix && (tap.cut || tap.copied < tap.bytes))) return summaryWithout(contentType, 'unshaped');
   // The chunks are the tap's to keep (see BodyTap): a body that came in one chunk needs no second copy.
   const bytes = tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied);
