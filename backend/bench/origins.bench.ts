@@ -240,8 +240,14 @@ runBench(() =>
           row,
         },
         {
-          label: `fold's statement, 250 exchanges ${what}, now (and their origins)`,
-          fold: (db: Queryable, rowId: string) => repository.addExchanges(db, project.id, rowId, folded),
+          label: `fold's statements, 250 exchanges ${what}, now (and their origins)`,
+          fold: async (db: Queryable, rowId: string) =>
+            repository.offerOrigins(
+              db,
+              project.id,
+              rowId,
+              await repository.addExchanges(db, project.id, rowId, folded),
+            ),
           row,
         },
       ]),

@@ -101,11 +101,20 @@ export interface RemovalEvidence {
   served: Array<{ status: number; calls: number }>;
 }
 
-/** Exchanges whose first rows are asked for (`firstRowsShowing`): group `n`, one exchange key. */
-export type WantedExchange = Pick<
+/** The key of a distinct exchange: method, path, status, content types and shape fingerprints. */
+export type ExchangeKeyRow = Pick<
   EvidenceExchangeRow,
   'method' | 'path' | 'status' | 'req_ct' | 'req_fp' | 'res_ct' | 'res_fp'
-> & { n: number };
+>;
+
+/**
+ * An exchange new to a row (`addExchanges`): its key, when the row first had it (the text of the
+ * stored time, so it goes back unrounded) and the commit and build of the batch that brought it.
+ */
+export type AddedExchange = ExchangeKeyRow & { first_seen: string; commit: string | null; build: string | null };
+
+/** Exchanges whose first rows are asked for (`firstRowsShowing`): group `n`, one exchange key. */
+export type WantedExchange = ExchangeKeyRow & { n: number };
 
 /**
  * The first row of one kind whose evidence has an exchange of group `n`, when it first had it, and
@@ -452,19 +461,19 @@ export class EvidenceRepository {
 
   /**
    * Adds exchanges to a row's evidence: counts added, last seen the latest, name lists united; an
-   * exchange new to the row keeps its batch's commit and build, and is offered to `exchange_origins`
-   * as its kind's first (the earlier stays). In one key order, so concurrent batches cannot
-   * deadlock on the stored exchanges or their origins; no row lock needed. A row the upsert
-   * inserted has no `xmax` (one it updated has the locker's), which tells the new ones apart on
-   * every supported PostgreSQL (`RETURNING old.*` is 18's; the table is not partitioned).
+   * exchange new to the row keeps its batch's commit and build. In one key order, so concurrent
+   * batches cannot deadlock on the stored exchanges; no row lock needed. A row the upsert inserted
+   * has no `xmax` (one it updated has the locker's), which tells the new ones apart on every
+   * supported PostgreSQL (`RETURNING old.*` is 18's; the table is not partitioned).
+   * @returns the exchanges new to the row, as `offerOrigins` takes them.
    */
-  async addExchanges(
+  addExchanges(
     db: Queryable,
     projectId: string,
     rowId: string,
     exchanges: readonly FoldedExchangeRow[],
-  ): Promise<void> {
-    await db.query(
+  ): Promise<AddedExchange[]> {
+    return db.query(
       `WITH added AS (
          INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
                                                   response_content_type, response_shape, count, last_seen, query, request_headers,
@@ -479,15 +488,32 @@ export class EvidenceRepository {
          RETURNING o.method, o.path, o.status, o.request_content_type, o.request_shape, o.response_content_type, o.response_shape,
                    o.first_seen, o.first_commit, o.first_build, o.xmax = 0 AS added_now
        )
-       INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
-       SELECT $2::uuid, r.kind, a.method, a.path, a.status, a.request_content_type, a.request_shape, a.response_content_type,
-              a.response_shape, r.id, r.first_seen, a.first_seen, a.first_commit, a.first_build
-         FROM added a JOIN environment_rows r ON r.id = $1::uuid AND r.project_id = $2::uuid
-        WHERE a.added_now
-        ORDER BY a.method, a.path, a.status, coalesce(a.request_content_type, ' '), coalesce(a.request_shape, ' '),
-                 coalesce(a.response_content_type, ' '), coalesce(a.response_shape, ' ')
-       ${KEEP_EARLIER_ORIGIN}`,
+       SELECT method, path, status, request_content_type AS req_ct, request_shape AS req_fp, response_content_type AS res_ct,
+              response_shape AS res_fp, first_seen::text AS first_seen, first_commit AS commit, first_build AS build
+         FROM added WHERE added_now`,
       [rowId, projectId, JSON.stringify(exchanges)],
+    );
+  }
+
+  /**
+   * Offers a row's exchanges `added` (new to it, as `addExchanges` told) to `exchange_origins` as
+   * their kind's first row, the earlier origin kept where one is stored. A fold does it last: a
+   * fold of another row of the kind that offers the same exchange waits for this transaction to
+   * end (a unique key being inserted), so the key is held only until the commit. In key order, so
+   * concurrent folds cannot deadlock on them.
+   */
+  async offerOrigins(db: Queryable, projectId: string, rowId: string, added: readonly AddedExchange[]): Promise<void> {
+    if (added.length === 0) return;
+    await db.query(
+      `INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
+       SELECT $2::uuid, r.kind, k.method, k.path, k.status, k.req_ct, k.req_fp, k.res_ct, k.res_fp, r.id, r.first_seen,
+              k.first_seen, k.commit, k.build
+         FROM jsonb_to_recordset($3::jsonb) AS k(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
+                                                 first_seen timestamptz, commit text, build text)
+         JOIN environment_rows r ON r.id = $1::uuid AND r.project_id = $2::uuid
+        ORDER BY k.method, k.path, k.status, coalesce(k.req_ct, ' '), coalesce(k.req_fp, ' '), coalesce(k.res_ct, ' '), coalesce(k.res_fp, ' ')
+       ${KEEP_EARLIER_ORIGIN}`,
+      [rowId, projectId, JSON.stringify(added)],
     );
   }
 

@@ -22,6 +22,7 @@ import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 import {
   type EnvironmentRow,
   EvidenceRepository,
+  type AddedExchange,
   type EvidenceExchangeRow,
   type FoldedExchangeRow,
   type NewCell,
@@ -305,6 +306,7 @@ export class EvidenceService {
       );
       const row = await this.repository.touchRow(manager, rowId, lastSeen, latest('build'), latest('commit'));
       const exchanges = foldExchanges(batches);
+      let added: AddedExchange[] = [];
       if (exchanges.length > 0) {
         const keys = [
           ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
@@ -312,7 +314,7 @@ export class EvidenceService {
         const endpoints = await this.versions.documentedAmong(project.id, keys, manager);
         if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
         const stale = await this.cellsToCompute(manager, rowId, endpoints, exchanges);
-        await this.repository.addExchanges(manager, project.id, rowId, exchanges);
+        added = await this.repository.addExchanges(manager, project.id, rowId, exchanges);
         await this.refreshRow(
           manager,
           project,
@@ -336,6 +338,8 @@ export class EvidenceService {
         for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
       await alsoFold(manager, row, batches);
+      // Last: a fold of another row of this kind with the same new exchange waits for this commit.
+      await this.repository.offerOrigins(manager, project.id, rowId, added);
       return batches.length;
     });
   }
