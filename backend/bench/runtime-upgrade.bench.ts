@@ -27,6 +27,15 @@ const MINUTE_DAYS = 2;
 const HISTOGRAM = JSON.stringify({ '14': 6, '15': 10, '16': 14, '17': 12, '18': 9, '19': 5, '20': 3, '21': 1 });
 const FIRST = 'RuntimeResolutions1765955000000';
 
+/** What both old statements set when a row of the key is there: the counts and histograms add. */
+const ADD = `
+    requests = b.requests + EXCLUDED.requests,
+    server_errors = b.server_errors + EXCLUDED.server_errors,
+    upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
+    client_left = b.client_left + EXCLUDED.client_left,
+    ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
+    ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+
 /** `RuntimeResolutions`' statements as they were first written (at 9395b28): one aggregate call per row. */
 const before = (from: string, to: string): string => `
   INSERT INTO runtime_buckets AS b (project_id, method, path, environment_kind, environment_name, version, resolution,
@@ -39,13 +48,7 @@ const before = (from: string, to: string): string => `
    WHERE resolution = '${from}'
    GROUP BY project_id, method, path, environment_kind, environment_name, version, date_trunc('${to}', bucket, 'UTC')
   ON CONFLICT (project_id, method, path, environment_kind, environment_name, version, resolution, bucket)
-  DO UPDATE SET
-    requests = b.requests + EXCLUDED.requests,
-    server_errors = b.server_errors + EXCLUDED.server_errors,
-    upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
-    client_left = b.client_left + EXCLUDED.client_left,
-    ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
-    ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+  DO UPDATE SET ${ADD}`;
 
 const GROUP = 'project_id, method, path, environment_kind, environment_name, version';
 const KEY = `${GROUP}, resolution, bucket`;
@@ -82,13 +85,7 @@ const setBased = (from: string, to: string): string => `
          coalesce(h.ttfb, '{}'::jsonb), coalesce(h.ttlb, '{}'::jsonb)
     FROM counts c
     LEFT JOIN histograms h USING (${GROUP}, at)
-  ON CONFLICT (${KEY}) DO UPDATE SET
-    requests = b.requests + EXCLUDED.requests,
-    server_errors = b.server_errors + EXCLUDED.server_errors,
-    upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
-    client_left = b.client_left + EXCLUDED.client_left,
-    ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
-    ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
+  ON CONFLICT (${KEY}) DO UPDATE SET ${ADD}`;
 
 /** The hour and day rows, summed up in one text: equal texts, equal rows. */
 const FINGERPRINT = `

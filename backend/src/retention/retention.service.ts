@@ -33,7 +33,7 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'retention' });
-    this.job = new PeriodicJob('old captures', RETENTION_INTERVAL_MS, () => this.pruneCaptures(), this.log);
+    this.job = new PeriodicJob('retention', RETENTION_INTERVAL_MS, () => this.prune(), this.log);
   }
 
   onModuleInit(): void {
@@ -42,6 +42,15 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     await this.job.stop();
+  }
+
+  /**
+   * The hourly run: captures past retention first, then the agents not seen within it.
+   * @returns how many of each were deleted.
+   */
+  async prune(): Promise<{ captures: number; agents: number }> {
+    const captures = await this.pruneCaptures();
+    return { captures, agents: await this.pruneAgents() };
   }
 
   /**
@@ -62,12 +71,7 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
         total += outcome.deleted;
       }
     }
-    while (!this.job.isStopped) {
-      const deleted = await this.retention.deleteStaleCaptures(days, RETENTION_CHUNK);
-      if (deleted === null) break;
-      total += deleted;
-      if (deleted < RETENTION_CHUNK) break;
-    }
+    total += await this.inChunks(RETENTION_CHUNK, () => this.retention.deleteStaleCaptures(days, RETENTION_CHUNK));
     if (total > 0) this.log.info({ deleted: total, retentionDays: days }, 'deleted captures past retention');
     return total;
   }
@@ -80,14 +84,24 @@ export class RetentionService implements OnModuleInit, OnModuleDestroy {
   async pruneAgents(): Promise<number> {
     const days = this.runtime.config.captureRetentionDays;
     if (days <= 0) return 0;
+    const total = await this.inChunks(AGENTS_CHUNK, () => this.retention.deleteStaleAgents(days, AGENTS_CHUNK));
+    if (total > 0) this.log.info({ deleted: total, retentionDays: days }, 'deleted agents not seen within retention');
+    return total;
+  }
+
+  /**
+   * Deletes a chunk at a time until one deletes fewer than `chunk`, another replica holds the
+   * lock (`null`), or the job stops.
+   * @returns how many were deleted.
+   */
+  private async inChunks(chunk: number, deleteChunk: () => Promise<number | null>): Promise<number> {
     let total = 0;
     while (!this.job.isStopped) {
-      const deleted = await this.retention.deleteStaleAgents(days, AGENTS_CHUNK);
+      const deleted = await deleteChunk();
       if (deleted === null) break;
       total += deleted;
-      if (deleted < AGENTS_CHUNK) break;
+      if (deleted < chunk) break;
     }
-    if (total > 0) this.log.info({ deleted: total, retentionDays: days }, 'deleted agents not seen within retention');
     return total;
   }
 }
