@@ -31,6 +31,10 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
                             alone (its path learner and hold, on the saved times), operations scored (seconds; not
                             for fresh; no backend or bodies, so not a figure)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
+  --varied                  answers that vary per request and leave out some optional properties, request
+                            bodies with some of theirs (seeded, the same on every run): traffic that can tell a
+                            required field from an optional one (the default mock sends every optional property,
+                            the same body for every request of an operation and status)
   --capture-limit <bytes>   the agent's --capture-limit (default its own, 1 MiB): try Spectator on bodies past it
   --help                    this text`;
 
@@ -46,6 +50,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {string | null} replay
  * @property {string | null} peersFrom
  * @property {number | null} captureLimit
+ * @property {boolean} varied
  * @property {boolean} help
  */
 
@@ -66,6 +71,7 @@ function parseArgs(argv) {
     replay: null,
     peersFrom: null,
     captureLimit: null,
+    varied: false,
     help: false,
   };
   for (let index = 0; index < argv.length; index++) {
@@ -89,6 +95,7 @@ function parseArgs(argv) {
     } else if (flag === '--details') options.details = true;
     else if (flag === '--out') options.out = path.resolve(value());
     else if (flag === '--select') options.select = true;
+    else if (flag === '--varied') options.varied = true;
     else if (flag === '--rescore') options.rescore = path.resolve(value());
     else if (flag === '--replay') options.replay = path.resolve(value());
     else if (flag === '--peers-from') options.peersFrom = path.resolve(value());
@@ -131,21 +138,22 @@ function freePort() {
 
 /**
  * Starts the mock on a document (dynamic mode, seeded, no made-up extra properties) and waits
- * until it answers.
+ * until it answers. `varied`: answers that vary per request and leave out some optional
+ * properties (lib/mock-preload.js); else prism's own seed, which makes every answer of an
+ * operation and status the same body with every optional property.
  * @param {string} file
  * @param {string} seed
+ * @param {boolean} varied
  * @returns {Promise<{ url: string, close: () => Promise<void> }>}
  */
-async function startPrism(file, seed) {
+async function startPrism(file, seed, varied) {
   const port = await freePort();
   const child = spawn(
     path.join(HERE, 'node_modules', '.bin', 'prism'),
     [
       'mock',
       '-d',
-      '--seed',
-      seed,
-      '--json-schema-faker-fillProperties=false',
+      ...(varied ? [] : ['--seed', seed, '--json-schema-faker-fillProperties=false']),
       '-h',
       '127.0.0.1',
       '-p',
@@ -154,7 +162,16 @@ async function startPrism(file, seed) {
       'warn',
       file,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'] },
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: varied
+        ? {
+            ...process.env,
+            NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(HERE, 'lib', 'mock-preload.js')}`,
+            BENCH_MOCK_SEED: seed,
+          }
+        : process.env,
+    },
   );
   let errors = '';
   child.stderr.on('data', (chunk) => {
@@ -364,7 +381,7 @@ async function main() {
     throw new Error('--peers-from runs Spectator: keep it among --contenders');
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
-  const generate = createGenerator();
+  const generate = createGenerator({ someOptionals: options.varied });
   /** @type {import('./lib/replay').AgentParts | null} the agent's pipeline, built from this checkout, for --replay */
   const agentParts = replay ? (buildSpectator(), agentPartsOf(ROOT)) : null;
   const spectator =
@@ -423,7 +440,7 @@ async function main() {
           // The mock serves a copy without made-up framing headers when the document defines some.
           const served = withoutFramingHeaders(source);
           if (served) fs.writeFileSync(path.join(docDir, 'mock.openapi.json'), JSON.stringify(served));
-          const prism = await startPrism(served ? path.join(docDir, 'mock.openapi.json') : file, seed);
+          const prism = await startPrism(served ? path.join(docDir, 'mock.openapi.json') : file, seed, options.varied);
           try {
             if (spectator) {
               const result = await spectator.reconstruct(

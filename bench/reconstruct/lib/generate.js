@@ -6,16 +6,20 @@ const path = require('node:path');
 /** @typedef {import('./rng').Rng} Rng */
 
 /**
- * A generator of valid values: every required and optional property, arrays of 1-3 items, no
- * extra properties, examples not used (so values vary).
- * @returns {(schema: any, rng: Rng) => unknown}
+ * A generator of valid values: every required property and every optional one, or for a request
+ * body (`body`) with `someOptionals` a random subset of the optional ones (as clients send them:
+ * `--varied`); arrays of 1-3 items, no extra properties, examples not used (so values vary).
+ * @param {{ someOptionals?: boolean }} [options]
+ * @returns {(schema: any, rng: Rng, body?: boolean) => unknown}
  */
-function createGenerator() {
+function createGenerator({ someOptionals = false } = {}) {
   const jsf = require(require.resolve('json-schema-faker', { paths: [path.join(__dirname, '..')] }));
-  return (schema, rng) => {
+  return (schema, rng, body = false) => {
     jsf.option({
       random: rng.next,
-      alwaysFakeOptionals: true,
+      alwaysFakeOptionals: !(someOptionals && body),
+      optionalsProbability: null,
+      fixedProbabilities: false,
       fillProperties: false,
       minItems: 1,
       maxItems: 3,

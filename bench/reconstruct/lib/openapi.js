@@ -212,6 +212,32 @@ function ownTypes(schema) {
 }
 
 /**
+ * The JSON types a schema allows at its own level and in its `oneOf`, `anyOf` and `allOf`
+ * branches (`oneOf: [{ type: 'string' }, { type: 'null' }]`, how OpenAPI 3.1 may write a nullable
+ * string, allows a string and null).
+ * @param {Doc} doc
+ * @param {any} schema
+ * @param {string[]} refs the `$ref`s being expanded (a recursion stops where one repeats)
+ * @returns {{ types: Set<string>, nullable: boolean }}
+ */
+function allTypes(doc, schema, refs) {
+  const result = ownTypes(schema);
+  for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
+    if (!Array.isArray(schema[keyword])) continue;
+    for (const branch of schema[keyword]) {
+      const ref = typeof branch?.$ref === 'string' ? String(branch.$ref) : null;
+      if (ref !== null && refs.includes(ref)) continue;
+      const resolved = ref === null ? branch : resolvePointer(doc, ref);
+      if (resolved === null || typeof resolved !== 'object') continue;
+      const inner = allTypes(doc, resolved, ref === null ? refs : [...refs, ref]);
+      for (const type of inner.types) result.types.add(type);
+      result.nullable ||= inner.nullable;
+    }
+  }
+  return result;
+}
+
+/**
  * @param {unknown} value
  * @returns {string} the JSON type of a value: object, array, string, number, boolean, null
  */
@@ -226,7 +252,8 @@ function valueType(value) {
 }
 
 /**
- * Adds a field, merging with one already there (types united, required only if both are).
+ * Adds a field, merging with one already there (types united; required if either says so, as
+ * `allOf` parts that both define it would).
  * @param {Map<string, Field>} fields
  * @param {string} path
  * @param {Field} field
@@ -239,6 +266,7 @@ function addField(fields, path, field) {
   }
   for (const type of field.types) existing.types.add(type);
   existing.nullable ||= field.nullable;
+  existing.required ||= field.required;
 }
 
 /**
@@ -277,13 +305,17 @@ function visitSchema(doc, raw, prefix, fields, refs, depth) {
     }
   }
   if (prefix !== '') {
-    const { types, nullable } = ownTypes(schema);
+    const { types, nullable } = allTypes(doc, schema, refs);
     const existing = fields.get(prefix);
     if (existing) {
       for (const type of types) existing.types.add(type);
       existing.nullable ||= nullable;
     }
   }
+  // Fields as deep as flattenValue reads them (MAX_DEPTH segments), no deeper: one level more
+  // here counted every deeper field a contender documents as made up and every deeper source
+  // field as never shown.
+  if (depth >= MAX_DEPTH) return;
   const required = new Set(Array.isArray(schema.required) ? schema.required : []);
   if (schema.properties && typeof schema.properties === 'object') {
     for (const [name, property] of Object.entries(schema.properties)) {
@@ -293,11 +325,18 @@ function visitSchema(doc, raw, prefix, fields, refs, depth) {
       visitSchema(doc, property, path, fields, refs, depth + 1);
     }
   }
-  if (schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items)) {
+  // `required` names properties wherever they are defined: here, or in `allOf` parts beside it.
+  for (const name of required) {
+    const field = fields.get(childPath(prefix, String(name)));
+    if (field) field.required = true;
+  }
+  // Items of any kind (`items: {}`, what an array only ever seen empty documents) are no field.
+  const items = schema.items && typeof schema.items === 'object' && !Array.isArray(schema.items) ? schema.items : null;
+  if (items !== null && Object.keys(deref(doc, items) ?? {}).length > 0) {
     const path = `${prefix}[]`;
-    const resolved = deref(doc, schema.items) ?? {};
+    const resolved = deref(doc, items) ?? {};
     addField(fields, path, { ...ownTypes(resolved), required: false });
-    visitSchema(doc, schema.items, path, fields, refs, depth + 1);
+    visitSchema(doc, items, path, fields, refs, depth + 1);
   }
 }
 

@@ -34,9 +34,23 @@ const {
  * @property {number} requests
  * @property {Set<number>} statuses
  * @property {Set<string>} queryNames
- * @property {Map<number, Set<string>>} responseFields by status
- * @property {Set<string>} requestFields of the bodies of accepted requests (answered 2xx or 3xx)
+ * @property {Map<number, Map<string, Set<string>>>} responseFields by status: path → JSON types seen there
+ * @property {Map<string, Set<string>>} requestFields of the bodies of accepted requests (answered 2xx or
+ *   3xx): path → JSON types seen there
  */
+
+/**
+ * Adds the fields a JSON value shows, with the types seen at each, to those seen before.
+ * @param {Map<string, Set<string>>} into
+ * @param {unknown} value
+ */
+function addShown(into, value) {
+  for (const [field, types] of flattenValue(value)) {
+    const seen = into.get(field) ?? new Set();
+    for (const type of types) seen.add(type);
+    into.set(field, seen);
+  }
+}
 
 /**
  * @param {string} text
@@ -66,15 +80,15 @@ function observe(exchanges) {
       statuses: new Set(),
       queryNames: new Set(),
       responseFields: new Map(),
-      requestFields: new Set(),
+      requestFields: new Map(),
     };
     observations.set(index, observation);
     observation.requests++;
     observation.statuses.add(exchange.status);
     for (const name of new URL(exchange.url).searchParams.keys()) observation.queryNames.add(name);
     if (/json/i.test(exchange.responseHeaders['content-type'] ?? '')) {
-      const fields = observation.responseFields.get(exchange.status) ?? new Set();
-      for (const field of flattenValue(parseJson(exchange.responseText)).keys()) fields.add(field);
+      const fields = observation.responseFields.get(exchange.status) ?? new Map();
+      addShown(fields, parseJson(exchange.responseText));
       observation.responseFields.set(exchange.status, fields);
     }
     // A request body counts once the API accepted it (2xx, 3xx): what it refused documents nothing.
@@ -83,7 +97,7 @@ function observe(exchanges) {
       exchange.request.body !== undefined &&
       /json/i.test(exchange.request.headers['content-type'] ?? '')
     ) {
-      for (const field of flattenValue(parseJson(exchange.request.body)).keys()) observation.requestFields.add(field);
+      addShown(observation.requestFields, parseJson(exchange.request.body));
     }
   }
   return observations;
@@ -152,7 +166,7 @@ function emptyCounts() {
  * @param {SetCounts} counts
  * @param {Set<T>} contender
  * @param {Set<T>} source
- * @param {Set<T>} shown what the traffic showed
+ * @param {{ has: (item: T) => boolean }} shown what the traffic showed
  */
 function countSet(counts, contender, source, shown) {
   for (const item of contender) {
@@ -169,20 +183,26 @@ function countSet(counts, contender, source, shown) {
 }
 
 /**
- * Adds the counts of a field comparison.
+ * Adds the counts of a field comparison. Types and required flags are judged on the fields both
+ * sides have that the traffic showed: a type where it showed a value other than `null` (a field
+ * only ever `null`, or the items of arrays only ever empty, tell no type), a required flag where
+ * it showed the field at all. What the traffic never showed no contender can have learnt from it.
  * @param {FieldCounts} counts
  * @param {Map<string, import('./openapi').Field>} contender
  * @param {Map<string, import('./openapi').Field>} source
- * @param {Set<string>} shown
+ * @param {Map<string, Set<string>>} shown path → JSON types the traffic showed there
  */
 function countFields(counts, contender, source, shown) {
   countSet(counts.set, new Set(contender.keys()), new Set(source.keys()), shown);
   for (const [path, field] of contender) {
     const truth = source.get(path);
-    if (!truth) continue;
-    counts.typeTotal++;
-    if (field.types.size > 0 && (truth.types.size === 0 || [...field.types].every((type) => truth.types.has(type))))
-      counts.typeRight++;
+    const seen = shown.get(path);
+    if (!truth || !seen) continue;
+    if ([...seen].some((type) => type !== 'null')) {
+      counts.typeTotal++;
+      if (field.types.size > 0 && (truth.types.size === 0 || [...field.types].every((type) => truth.types.has(type))))
+        counts.typeRight++;
+    }
     counts.requiredTotal++;
     if (field.required === truth.required) counts.requiredRight++;
   }
@@ -249,7 +269,7 @@ function scoreDocument({ source, operations, observations, contender }) {
         counts.response,
         bodyFields(contender, match.responses.get(String(status))),
         bodyFields(source, operation.responses.get(String(status))),
-        observation.responseFields.get(status) ?? new Set(),
+        observation.responseFields.get(status) ?? new Map(),
       );
     }
     countFields(

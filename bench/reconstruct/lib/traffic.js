@@ -120,7 +120,7 @@ function fitsString(value, schema) {
  * @param {any} parameter resolved
  * @param {any} doc
  * @param {Rng} rng
- * @param {(schema: any, rng: Rng) => unknown} generate generates a value from a schema
+ * @param {(schema: any, rng: Rng, body?: boolean) => unknown} generate generates a value from a schema
  * @returns {string}
  */
 function pathValue(parameter, doc, rng, generate) {
@@ -151,7 +151,7 @@ function pathValue(parameter, doc, rng, generate) {
  * @param {any} parameter resolved
  * @param {any} doc
  * @param {Rng} rng
- * @param {(schema: any, rng: Rng) => unknown} generate
+ * @param {(schema: any, rng: Rng, body?: boolean) => unknown} generate
  * @returns {string[]}
  */
 function queryValues(parameter, doc, rng, generate) {
@@ -229,17 +229,20 @@ function credentialQueryNames(doc) {
  * @param {any} doc
  * @param {Operation} operation
  * @param {Rng} rng
- * @param {(schema: any, rng: Rng) => unknown} generate
+ * @param {(schema: any, rng: Rng, body?: boolean) => unknown} generate
  * @returns {{ contentType: string, text: string } | undefined}
  */
 function requestBody(doc, operation, rng, generate) {
   const content = operation.requestBody?.content;
   const json = jsonContent(content);
   if (json?.schema)
-    return { contentType: 'application/json', text: JSON.stringify(generate(inlineSchema(doc, json.schema), rng)) };
+    return {
+      contentType: 'application/json',
+      text: JSON.stringify(generate(inlineSchema(doc, json.schema), rng, true)),
+    };
   const form = content?.['application/x-www-form-urlencoded']?.schema;
   if (form) {
-    const value = generate(inlineSchema(doc, form), rng);
+    const value = generate(inlineSchema(doc, form), rng, true);
     const params = new URLSearchParams();
     for (const [key, item] of Object.entries(value && typeof value === 'object' ? value : {}))
       params.append(key, typeof item === 'object' ? JSON.stringify(item) : String(item));
@@ -270,7 +273,7 @@ function acceptFor(operation, success) {
  * @param {Operation} operation
  * @param {number} index the operation's index
  * @param {Rng} rng
- * @param {(schema: any, rng: Rng) => unknown} generate
+ * @param {(schema: any, rng: Rng, body?: boolean) => unknown} generate
  * @returns {PlannedRequest[]}
  */
 function planOperation(doc, operation, index, rng, generate) {
@@ -322,7 +325,7 @@ function planOperation(doc, operation, index, rng, generate) {
  * @param {any} doc
  * @param {Operation[]} operations listOperations(doc), without those the bench leaves out
  * @param {number | string} seed
- * @param {(schema: any, rng: Rng) => unknown} generate generates a valid value from a schema
+ * @param {(schema: any, rng: Rng, body?: boolean) => unknown} generate generates a valid value from a schema
  * @returns {PlannedRequest[]}
  */
 function planTraffic(doc, operations, seed, generate) {

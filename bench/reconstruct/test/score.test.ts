@@ -197,6 +197,52 @@ describe('flattenSchema', () => {
     expect(fields.get('d')?.required).toBe(false);
   });
 
+  it("reads the types of oneOf and anyOf branches as the field's own (a 3.1 nullable written as oneOf)", () => {
+    const fields = flattenSchema(
+      { components: { schemas: { Id: { type: 'integer' } } } },
+      {
+        type: 'object',
+        properties: {
+          name: { oneOf: [{ type: 'string' }, { type: 'null' }] },
+          id: { anyOf: [{ $ref: '#/components/schemas/Id' }, { type: 'string', format: 'uuid' }] },
+        },
+      },
+    );
+    expect(fields.get('name')).toEqual({ types: new Set(['string']), nullable: true, required: false });
+    expect(fields.get('id')?.types).toEqual(new Set(['number', 'string']));
+  });
+
+  it('takes required from the object beside allOf parts, and from any part that requires a field', () => {
+    const fields = flattenSchema(
+      {},
+      {
+        required: ['id'],
+        allOf: [
+          { type: 'object', properties: { id: { type: 'integer' }, name: { type: 'string' } } },
+          { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+          { type: 'object', properties: { name: { type: 'string' } } },
+        ],
+      },
+    );
+    expect(fields.get('id')?.required).toBe(true);
+    expect(fields.get('name')?.required).toBe(true);
+  });
+
+  it('takes items of any kind (an array only ever seen empty) for no field', () => {
+    const fields = flattenSchema({}, { type: 'object', properties: { tags: { type: 'array', items: {} } } });
+    expect([...fields.keys()]).toEqual(['tags']);
+  });
+
+  it('reads a schema as deep as a value, no deeper', () => {
+    let schema: Record<string, unknown> = { type: 'object', properties: { leaf: { type: 'string' } } };
+    let value: unknown = { leaf: 'x' };
+    for (let level = 0; level < 10; level++) {
+      schema = { type: 'object', properties: { a: schema } };
+      value = { a: value };
+    }
+    expect([...flattenSchema({}, schema).keys()]).toEqual([...flattenValue(value).keys()]);
+  });
+
   it('reads the fields a value shows the same way', () => {
     expect([...flattenValue({ items: [{ id: 1 }, { id: 2, name: 'x' }], next: null }).entries()]).toEqual([
       ['items', new Set(['array'])],
@@ -225,7 +271,7 @@ describe('scoreDocument', () => {
     expect(observations.get(0)?.queryNames).toEqual(new Set(['limit', 'api_key']));
     expect(observations.get(1)?.statuses).toEqual(new Set([201, 422]));
     // The 422's body (with `refused`) was not accepted: it shows nothing of the request.
-    expect([...(observations.get(1)?.requestFields ?? [])]).toEqual(['name', 'tag']);
+    expect([...(observations.get(1)?.requestFields.keys() ?? [])]).toEqual(['name', 'tag']);
     expect(observations.has(4)).toBe(false);
   });
 
@@ -294,14 +340,46 @@ describe('scoreDocument', () => {
     // Response of GET /pets 200: source [] id name tag owner owner.login owner.friend; the contender has
     // [] id name tag owner owner.login (right) and extra (made up): precision 6/7; recall 6/6 of the shown ones.
     expect(counts.response.set).toEqual({ hitsP: 6, totalP: 7, hitsR: 6, totalR: 6 });
-    // id is a string where the source says integer; tag documents only null: neither is a type the source allows.
+    // id is a string where the source says integer; tag was only ever null, so it tells no type and is not judged.
     expect(counts.response.typeRight).toBe(4);
-    expect(counts.response.typeTotal).toBe(6);
+    expect(counts.response.typeTotal).toBe(5);
     // tag and owner are required here, optional in the source; owner.login optional here, required there.
     expect(counts.response.requiredRight).toBe(3);
     // 500 was made up; api_key was sent but is no parameter of the source (not held against it); invented was made up.
     expect(counts.statuses).toEqual({ hitsP: 1, totalP: 2, hitsR: 1, totalR: 1 });
     expect(counts.query).toEqual({ hitsP: 1, totalP: 2, hitsR: 1, totalR: 1 });
+  });
+
+  it('judges types where the traffic showed a value other than null, required flags where it showed the field', () => {
+    /** A document of one operation, GET /things, answering 200 with this JSON schema. */
+    const answering = (openapi: string, schema: unknown) => ({
+      openapi,
+      paths: { '/things': { get: { responses: { '200': { content: { 'application/json': { schema } } } } } } },
+    });
+    const doc = answering('3.0.3', {
+      type: 'object',
+      required: ['a', 'b'],
+      properties: {
+        a: { type: 'string' },
+        b: { type: 'string', nullable: true },
+        c: { type: 'array', items: { type: 'object', properties: { x: { type: 'string' } } } },
+        d: { type: 'integer' },
+      },
+    });
+    const contender = answering('3.1.0', {
+      type: 'object',
+      required: ['a', 'b', 'c', 'd'],
+      properties: {
+        a: { type: 'string' },
+        b: { type: 'null' },
+        c: { type: 'array', items: {} },
+        d: { type: 'string' },
+      },
+    });
+    // b only ever null, c only ever empty, d never sent: the traffic tells b's and c[]'s types and d's flag to no one.
+    const shown = observe([exchange(0, 'GET', '/things', 200, { a: 'x', b: null, c: [] })]);
+    const counts = scoreDocument({ source: doc, operations: listOperations(doc), observations: shown, contender });
+    expect(counts.response).toMatchObject({ typeRight: 2, typeTotal: 2, requiredRight: 2, requiredTotal: 3 });
   });
 
   it('adds counts over documents and prints one row per score', () => {
