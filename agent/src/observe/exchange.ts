@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { isIdentity, isJson, keyFingerprint, NOVELTY_BYTES, SCAN_BYTES } from './novelty';
 
 /** The chunks of a tap that holds none yet: shared, so a tap that only counts allocates no array. */
 const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
@@ -37,6 +38,12 @@ export interface BodyTapOptions {
   stream?: boolean;
   /** What all open streams keep: a stream stops keeping (`cut`) when it is full. Default none. */
   ledger?: StreamLedger | null;
+  /**
+   * A JSON body without a content coding whose key fingerprint (novelty.ts) is wanted: it is taken
+   * from each chunk as it is kept, while the chunk is fresh, not read again when the exchange is
+   * recorded. Default false (taken when asked for, see `variantKeys`).
+   */
+  keysOnArrival?: boolean;
 }
 
 /**
@@ -58,6 +65,11 @@ export class BodyTap {
   chunks: readonly Buffer[] = NO_CHUNKS;
   /** Bytes counted against the ledger, until `release`. */
   private held = 0;
+  /**
+   * The key fingerprint of the bytes kept so far, taken as they came (`keysOnArrival`); -1 when not
+   * taken. The fingerprint reads the first SCAN_BYTES only: a first chunk that long settles it.
+   */
+  private keys = -1;
 
   readonly contentType: string;
   readonly contentEncoding: string;
@@ -67,6 +79,7 @@ export class BodyTap {
   private readonly limit: number;
   private readonly copy: boolean;
   private readonly ledger: StreamLedger | null;
+  private readonly keysOnArrival: boolean;
 
   constructor(options: BodyTapOptions) {
     this.contentType = options.contentType;
@@ -77,6 +90,7 @@ export class BodyTap {
     this.prefix = options.prefix ?? false;
     this.stream = options.stream ?? false;
     this.ledger = options.ledger ?? null;
+    this.keysOnArrival = options.keysOnArrival ?? false;
   }
 
   /** True when bytes written are kept (a shaped media type, sampled, limit above 0). */
@@ -133,6 +147,26 @@ export class BodyTap {
     if (this.chunks === NO_CHUNKS) this.chunks = [];
     (this.chunks as Buffer[]).push(chunk);
     this.copied += chunk.length;
+    if (!this.keysOnArrival) return;
+    // The first chunk is fingerprinted as it comes; a second one changes nothing when the first held
+    // all the bytes the fingerprint reads, else it is taken again from all the chunks when asked for.
+    if (this.chunks.length === 1) this.keys = keyFingerprint(chunk);
+    else if ((this.chunks[0] as Buffer).length < SCAN_BYTES) this.keys = -1;
+  }
+
+  /**
+   * The key fingerprint (novelty.ts) of a body whose bytes are all here, or null when it cannot be
+   * taken cheaply (not JSON, encoded, cut, larger than NOVELTY_BYTES, nothing kept).
+   */
+  variantKeys(): number | null {
+    if (this.copied === 0 || this.copied !== this.bytes || this.copied > NOVELTY_BYTES || this.cut || this.overLimit)
+      return null;
+    // Taken as the bytes came (only for a JSON body without a content coding).
+    if (this.keys >= 0) return this.keys;
+    if (!isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
+    return keyFingerprint(
+      this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.copied),
+    );
   }
 }
 
@@ -187,11 +221,16 @@ export interface FailedExchange {
 export interface ExchangeObserver {
   /** Current capture id, stamped on each exchange when it starts. */
   captureId(): string;
-  /** A tap for a body with these headers: keeps shaped media types when `copy`, else only counts. */
+  /**
+   * A tap for a body with these headers: keeps shaped media types when `copy`, else only counts.
+   * `keysOnArrival`: a kept JSON body will be fingerprinted (a response the sampler watches or
+   * shapes): take its key fingerprint from each chunk as it comes (see `BodyTapOptions`).
+   */
   tap(
     contentType: string | string[] | undefined,
     contentEncoding: string | string[] | undefined,
     copy: boolean,
+    keysOnArrival?: boolean,
   ): BodyTap;
   /**
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { keyFingerprint, SCAN_BYTES } from './novelty';
+import { BodyTap } from './exchange';
+import { keyFingerprint, NOVELTY_BYTES, SCAN_BYTES } from './novelty';
 
 /** FNV-1a over a key as written in JSON (between its quotes), each escape and the character it escapes left out. */
 function keyHash(written: string): number {
@@ -60,5 +61,71 @@ describe('keyFingerprint', () => {
     expect(fingerprintOf(padded)).toBe(expected(['a']));
     // A string the scanned bytes cut off is no key.
     expect(fingerprintOf(`{"a":1,"${'k'.repeat(SCAN_BYTES)}":2}`)).toBe(expected(['a']));
+  });
+});
+
+describe('BodyTap.variantKeys', () => {
+  const tapOf = (keysOnArrival: boolean, limit = 1024 * 1024) =>
+    new BodyTap({
+      contentType: 'application/json',
+      contentEncoding: '',
+      limit,
+      copy: true,
+      prefix: true,
+      keysOnArrival,
+    });
+
+  it('gives, taken from each chunk as it comes, what the whole body gives, however the body is split', () => {
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 4 }),
+        fc.array(fc.nat({ max: 2 * SCAN_BYTES }), { maxLength: 6 }),
+        (value, cuts) => {
+          const whole = Buffer.from(JSON.stringify(value));
+          const arriving = tapOf(true);
+          const asked = tapOf(false);
+          let at = 0;
+          for (const cut of [...cuts].sort((a, b) => a - b)) {
+            const chunk = whole.subarray(at, Math.max(at, Math.min(cut, whole.length)));
+            if (chunk.length === 0) continue;
+            arriving.write(chunk);
+            asked.write(chunk);
+            at += chunk.length;
+          }
+          if (at < whole.length) {
+            arriving.write(whole.subarray(at));
+            asked.write(whole.subarray(at));
+          }
+          const expected = whole.length > NOVELTY_BYTES ? null : keyFingerprint(whole);
+          expect(arriving.variantKeys()).toBe(expected);
+          expect(asked.variantKeys()).toBe(expected);
+        },
+      ),
+    );
+  });
+
+  it('reads a key that starts in a short first chunk and ends in the next', () => {
+    const tap = tapOf(true);
+    tap.write(Buffer.from('{"na'));
+    tap.write(Buffer.from('me":1}'));
+    expect(tap.variantKeys()).toBe(expected(['name']));
+  });
+
+  it('gives none for a body cut short, past its limit, encoded or not JSON', () => {
+    const cut = tapOf(true);
+    cut.write(Buffer.from('{"a":1}'));
+    cut.cutShort();
+    const over = tapOf(true, 4);
+    over.write(Buffer.from('{"a":1}'));
+    const encoded = new BodyTap({
+      contentType: 'application/json',
+      contentEncoding: 'gzip',
+      limit: 1024,
+      copy: true,
+    });
+    encoded.write(Buffer.from('{"a":1}'));
+    const text = new BodyTap({ contentType: 'text/plain', contentEncoding: '', limit: 1024, copy: true });
+    text.write(Buffer.from('{"a":1}'));
+    expect([cut, over, encoded, text].map((tap) => tap.variantKeys())).toEqual([null, null, null, null]);
   });
 });

@@ -1,5 +1,4 @@
 import { isJsonMediaType } from '@spectator/shared';
-import type { BodyTap } from './exchange';
 
 /**
  * Bodies up to this size are kept (by reference, no copy) even when sampled out, so a new
@@ -101,7 +100,8 @@ function escapedKeyHash(text: Buffer, start: number, close: number): number {
 /** Media types seen (a handful) → JSON or not: asked for every watched body. */
 const jsonTypes = new Map<string, boolean>();
 
-function isJson(mediaType: string): boolean {
+/** Is a body of this media type (lower-case, no parameters) JSON? Memoized. */
+export function isJson(mediaType: string): boolean {
   let json = jsonTypes.get(mediaType);
   if (json === undefined) {
     json = isJsonMediaType(mediaType);
@@ -111,21 +111,7 @@ function isJson(mediaType: string): boolean {
   return json;
 }
 
-/**
- * The key fingerprint of a tapped body whose bytes are all here, or null when it cannot be taken
- * cheaply (not JSON, encoded, cut, larger than NOVELTY_BYTES, nothing kept).
- */
-export function tapFingerprint(tap: BodyTap | null): number | null {
-  if (
-    tap === null ||
-    tap.copied === 0 ||
-    tap.copied !== tap.bytes ||
-    tap.copied > NOVELTY_BYTES ||
-    tap.cut ||
-    tap.overLimit
-  )
-    return null;
-  if (tap.contentEncoding !== '' && tap.contentEncoding.toLowerCase() !== 'identity') return null;
-  if (!isJson(tap.contentType)) return null;
-  return keyFingerprint(tap.chunks.length === 1 ? (tap.chunks[0] as Buffer) : Buffer.concat(tap.chunks, tap.copied));
+/** Can a body with this `content-encoding` be fingerprinted as it came (none, or `identity`)? */
+export function isIdentity(contentEncoding: string): boolean {
+  return contentEncoding === '' || contentEncoding.toLowerCase() === 'identity';
 }

@@ -3,6 +3,7 @@ import { parseIgnoreRules, queryNames, type IgnoreRule } from '@spectator/shared
 import { createRootLogger } from '../log';
 import { Metrics } from '../metrics';
 import { ObservationPipeline } from './pipeline';
+import { keyFingerprint } from './novelty';
 
 function pipeline(rules: IgnoreRule[] = []): ObservationPipeline {
   return new ObservationPipeline({
@@ -86,6 +87,16 @@ describe('ObservationPipeline taps', () => {
       copying: false,
     });
     expect(lines.join('')).toContain('observing failed for one body');
+  });
+  it('fingerprints a kept JSON response as it comes only when it has no content coding', () => {
+    const observer = pipeline([]);
+    const [plain, identity, gzip] = [undefined, 'identity', 'gzip'].map((encoding) => {
+      const tap = observer.tap('application/json', encoding, true, true);
+      tap.write(Buffer.from('{"a":1}'));
+      return tap.variantKeys();
+    });
+    expect(plain).toBe(keyFingerprint(Buffer.from('{"a":1}')));
+    expect([identity, gzip]).toEqual([plain, null]);
   });
 });
 

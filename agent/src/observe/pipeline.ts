@@ -20,7 +20,7 @@ import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
 import { boundaryOf, MULTIPART_FORM } from './form';
-import { NOVELTY_BYTES, NOVELTY_VARIANTS, tapFingerprint } from './novelty';
+import { isIdentity, NOVELTY_BYTES, NOVELTY_VARIANTS } from './novelty';
 import type { ConsumerIds } from './consumers';
 
 export interface PipelineOptions {
@@ -181,6 +181,7 @@ export class ObservationPipeline implements ExchangeObserver {
     contentType: string | string[] | undefined,
     contentEncoding: string | string[] | undefined,
     copy: boolean,
+    keysOnArrival = false,
   ): BodyTap {
     // Called on the hot path, where a throw would end the request handler: whatever goes wrong, the
     // body is still forwarded and counted, only not looked at.
@@ -196,6 +197,7 @@ export class ObservationPipeline implements ExchangeObserver {
         prefix: media.stream || media.json,
         stream: media.stream,
         ledger: media.stream ? this.streams : null,
+        keysOnArrival: keysOnArrival && copy && media.json && isIdentity(encoding),
       });
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'observing failed for one body: counted, not looked at');
@@ -254,8 +256,8 @@ export class ObservationPipeline implements ExchangeObserver {
    * yet? Notes it when so. False when its bodies cannot be fingerprinted cheaply.
    */
   private novel(observation: Observation, exchange: Exchange): boolean {
-    const request = tapFingerprint(exchange.request);
-    const response = tapFingerprint(exchange.response);
+    const request = exchange.request?.variantKeys() ?? null;
+    const response = exchange.response?.variantKeys() ?? null;
     if (request === null && response === null) return false;
     const variant = (Math.imul(request ?? 0, 31) + (response ?? 0)) >>> 0;
     const slot = this.sampler.slot(observation.captureId, observation.method, observation.template, observation.status);

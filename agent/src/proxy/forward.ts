@@ -371,10 +371,13 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
       this.requestTap?.copied ?? 0,
     );
     // Negative: sampled out, but a small body is kept to notice a new variant (observe/novelty.ts).
+    const keep = this.sampledBytes !== 0;
+    // A kept body is fingerprinted (to notice a new variant): from its chunks as they come.
     this.responseTap = this.observer.tap(
       responseHeaders['content-type'],
       responseHeaders['content-encoding'],
-      this.sampledBytes !== 0,
+      keep,
+      keep,
     );
     // Only a stream may stay open for hours: any other body (a slow JSON download too) is counted when it ends.
     if (this.responseTap.stream && !this.recorded) {
