@@ -633,7 +633,8 @@ async function recomputationDiffers(
 
   // Consumer calls: what the agents sent, per environment kind and consumer.
   const consumerCalls = (await db.query(
-    `SELECT environment_kind AS kind, consumer, sum(calls)::float8 AS calls FROM consumer_calls WHERE project_id = $1 GROUP BY 1, 2`,
+    `SELECT c.environment_kind AS kind, e.key AS consumer, sum((e.value->>0)::bigint)::float8 AS calls
+       FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e WHERE c.project_id = $1 GROUP BY 1, 2`,
     [projectId],
   )) as Array<{ kind: string; consumer: string; calls: number }>;
   let differingConsumers = Math.abs(consumerCalls.length - consumersSent.size);

@@ -5,7 +5,8 @@
  * when its ack arrives, each once, the proposal's step recorded once; a batch left queued (its
  * replica stopped before folding it) is folded by a sweep.
  */
-import type { TokenResponse, VersionMatrixResponse } from '@spectator/shared';
+import type { ConsumersResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
+import { MAX_CONSUMERS_PER_KEY } from '../src/consumers/consumers.repository';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -69,8 +70,9 @@ async function evidenceTotal(): Promise<number> {
 /** Consumer calls of build b1 per consumer (`*`: every call). */
 async function consumerTotals(): Promise<Record<string, number>> {
   const rows = await sql<{ consumer: string; calls: number }>(
-    `SELECT c.consumer, sum(c.calls)::int AS calls FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
-      WHERE r.kind = 'production' AND r.name = 'b1' AND c.environment_kind = 'production' GROUP BY c.consumer`,
+    `SELECT e.key AS consumer, sum((e.value->>0)::bigint)::int AS calls
+       FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e JOIN environment_rows r ON r.id = c.row_id
+      WHERE r.kind = 'production' AND r.name = 'b1' AND c.environment_kind = 'production' GROUP BY e.key`,
   );
   return Object.fromEntries(rows.map((row) => [row.consumer, row.calls]));
 }
@@ -208,5 +210,51 @@ describe('queued evidence', () => {
       runtime: runtimeBefore + 7,
       consumers: { ...consumersBefore, '*': (consumersBefore['*'] ?? 0) + 7, [WEB]: (consumersBefore[WEB] ?? 0) + 7 },
     });
+  });
+
+  it('keeps one row per build, endpoint, status and day however many consumers call, naming at most a bound', async () => {
+    const agent = await connectTestAgent(first.url, token);
+    const hello = helloMessage({ agentId: 'pod-many', environment: { kind: 'production', build: 'many' } });
+    expect((await agent.request(hello)).type).toBe('welcome');
+    // Batches of 64 consumers each (an agent's bound per row) until past the backend's bound per row.
+    const BATCHES_OF_64 = Math.ceil((MAX_CONSUMERS_PER_KEY + 50) / 64);
+    const yesterday = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+    for (let b = 0; b < BATCHES_OF_64; b++) {
+      const consumers = Array.from({ length: 64 }, (_, j) => ({
+        id: (b * 64 + j).toString(16).padStart(16, '0'),
+        count: 1,
+        // The first batch's consumers called yesterday too: their calls of that day are a row of its own.
+        lastSeen: b === 0 && j < 2 ? yesterday : new Date().toISOString(),
+      }));
+      const batch = [{ method: 'POST', path: '/items', status: 201, request: { title: 't' }, count: 64, consumers }];
+      expect(await agent.request(batchMessage(hello.capture.id, batch), 30_000)).toMatchObject({ type: 'ack' });
+    }
+    await agent.close();
+    await eventually(
+      () => sql<{ queued: number }>('SELECT count(*)::int AS queued FROM evidence_queue'),
+      (rows) => rows[0]?.queued === 0,
+    );
+    const rows = await sql<{ day: string; named: number; all: number; other: number }>(
+      `SELECT to_char(c.day, 'YYYY-MM-DD') AS day,
+              (SELECT count(*)::int FROM jsonb_object_keys(c.consumers) k WHERE k NOT IN ('*', '+')) AS named,
+              coalesce((c.consumers->'*'->>0)::int, 0) AS all, coalesce((c.consumers->'+'->>0)::int, 0) AS other
+         FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
+        WHERE r.name = 'many' ORDER BY c.day`,
+    );
+    const calls = BATCHES_OF_64 * 64;
+    const named = MAX_CONSUMERS_PER_KEY;
+    // One row a day (all of this build's calls are of one endpoint and status), not one per consumer.
+    expect(rows).toEqual([
+      { day: yesterday.slice(0, 10), named: 2, all: 0, other: 0 },
+      { day: new Date().toISOString().slice(0, 10), named, all: calls, other: calls - 2 - named },
+    ]);
+    // Read as before: every call counted, the consumers past the bound under the others' calls.
+    const list = await first.api<ConsumersResponse>(
+      'GET',
+      '/projects/scaled/consumers?environment=production&build=many',
+    );
+    expect(list.status).toBe(200);
+    expect(list.body).toMatchObject({ calls, otherCalls: calls - 2 - named });
+    expect(list.body.consumers).toHaveLength(2 + named);
   });
 });

@@ -144,25 +144,101 @@ describe('migrations', () => {
       await migrateUp(ds);
       const stored = `SELECT environment_kind AS kind, consumer, calls::int AS calls FROM consumer_calls
                        WHERE project_id = $1 ORDER BY kind, consumer`;
+      // Since ConsumerCallsPerKey: a row per endpoint, status and day, with every consumer's calls.
+      const storedPerKey = `SELECT c.environment_kind AS kind, e.key AS consumer, (e.value->>0)::int AS calls
+                              FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e
+                             WHERE c.project_id = $1 ORDER BY kind, consumer`;
       expect(
         await ds.query(`SELECT DISTINCT row_id AS "rowId" FROM consumer_calls WHERE project_id = $1`, [project.id]),
       ).toEqual([{ rowId: newest }]);
-      expect(await ds.query(stored, [project.id])).toEqual([
+      expect(await ds.query(storedPerKey, [project.id])).toEqual([
         { kind: 'production', consumer: '*', calls: 5 },
         { kind: 'production', consumer: '0123456789abcdef', calls: 3 },
       ]);
       // Per build again after a second call of another build; down adds the builds up per kind.
       await ds.query(
-        `INSERT INTO consumer_calls (project_id, row_id, environment_kind, method, path, status, consumer, day, calls, last_call)
-         SELECT $1, id, 'production', 'GET', '/users', 200, '*', '2026-11-20', 4, '2026-11-20T11:00:00Z'
+        `INSERT INTO consumer_calls (project_id, row_id, environment_kind, method, path, status, day, consumers)
+         SELECT $1, id, 'production', 'GET', '/users', 200, '2026-11-20', $2::jsonb
            FROM environment_rows WHERE project_id = $1 AND name = 'b1'`,
-        [project.id],
+        [project.id, JSON.stringify({ '*': [4, Date.parse('2026-11-20T11:00:00Z')] })],
       );
       while ((await appliedMigrations(ds)).includes('ConsumerCallsPerBuild1765987000000')) await migrateDown(ds);
       expect(await ds.query(stored, [project.id])).toEqual([
         { kind: 'production', consumer: '*', calls: 9 },
         { kind: 'production', consumer: '0123456789abcdef', calls: 3 },
       ]);
+      await migrateUp(ds);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('keep consumer calls in one row per build, endpoint, status and day, and back', async () => {
+    const ds = createDataSource(database.url, 2);
+    await ds.initialize();
+    try {
+      await migrateUp(ds);
+      while ((await appliedMigrations(ds)).includes('ConsumerCallsPerKey1795901374861')) await migrateDown(ds);
+      const [project] = (await ds.query(`INSERT INTO projects (slug, name) VALUES ('per-key', 'P') RETURNING id`)) as [
+        { id: string },
+      ];
+      const [row] = (await ds.query(
+        `INSERT INTO environment_rows (project_id, kind, name, scope, first_seen, last_seen)
+         VALUES ($1, 'staging', 's1', '', now(), now()) RETURNING id`,
+        [project.id],
+      )) as [{ id: string }];
+      const perConsumer = [
+        ['/users', 200, '*', '2026-11-20', 9, '2026-11-20T10:00:00.123456Z'],
+        ['/users', 200, '0123456789abcdef', '2026-11-20', 5, '2026-11-20T09:00:00.5Z'],
+        ['/users', 200, 'fedcba9876543210', '2026-11-20', 3, '2026-11-20T10:00:00.123Z'],
+        ['/users', 200, '+', '2026-11-20', 1, '2026-11-20T08:00:00Z'],
+        ['/users', 404, '*', '2026-11-20', 2, '2026-11-20T07:00:00Z'],
+        ['/users', 200, '*', '2026-11-21', 4, '2026-11-21T01:00:00Z'],
+        ['/orders', 200, '0123456789abcdef', '2026-11-21', 6, '2026-11-21T02:00:00Z'],
+      ] as const;
+      for (const [path, status, consumer, day, calls, lastCall] of perConsumer)
+        await ds.query(
+          `INSERT INTO consumer_calls (project_id, row_id, environment_kind, method, path, status, consumer, day, calls, last_call)
+           VALUES ($1, $2, 'staging', 'GET', $3, $4, $5, $6, $7, $8)`,
+          [project.id, row.id, path, status, consumer, day, calls, lastCall],
+        );
+      const stored = `SELECT path, status, consumer, to_char(day, 'YYYY-MM-DD') AS day, calls::int AS calls,
+                             to_char(last_call AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS "lastCall"
+                        FROM consumer_calls WHERE project_id = $1 ORDER BY path, status, day, consumer`;
+      const before = await ds.query(stored, [project.id]);
+      expect(before).toHaveLength(perConsumer.length);
+      await migrateUp(ds);
+      // One row per key; every consumer's calls and last call (to the millisecond) in it.
+      expect(
+        await ds.query(
+          `SELECT path, status, to_char(day, 'YYYY-MM-DD') AS day, consumers FROM consumer_calls
+            WHERE project_id = $1 ORDER BY path, status, day`,
+          [project.id],
+        ),
+      ).toEqual([
+        {
+          path: '/orders',
+          status: 200,
+          day: '2026-11-21',
+          consumers: { '0123456789abcdef': [6, Date.parse('2026-11-21T02:00:00Z')] },
+        },
+        {
+          path: '/users',
+          status: 200,
+          day: '2026-11-20',
+          consumers: {
+            '*': [9, Date.parse('2026-11-20T10:00:00.123Z')],
+            '+': [1, Date.parse('2026-11-20T08:00:00Z')],
+            '0123456789abcdef': [5, Date.parse('2026-11-20T09:00:00.5Z')],
+            fedcba9876543210: [3, Date.parse('2026-11-20T10:00:00.123Z')],
+          },
+        },
+        { path: '/users', status: 200, day: '2026-11-21', consumers: { '*': [4, Date.parse('2026-11-21T01:00:00Z')] } },
+        { path: '/users', status: 404, day: '2026-11-20', consumers: { '*': [2, Date.parse('2026-11-20T07:00:00Z')] } },
+      ]);
+      // Down: a row per consumer again, as before (the last call to the millisecond).
+      while ((await appliedMigrations(ds)).includes('ConsumerCallsPerKey1795901374861')) await migrateDown(ds);
+      expect(await ds.query(stored, [project.id])).toEqual(before);
       await migrateUp(ds);
     } finally {
       await ds.destroy();

@@ -180,7 +180,8 @@ async function rowsUnder(
             (SELECT count(*)::int FROM capture_endpoints WHERE capture_id = $3 AND path LIKE $2) AS summaries,
             (SELECT count(*)::int FROM evidence_observations o JOIN projects p ON p.id = o.project_id WHERE p.slug = $1 AND o.path LIKE $2)
           + (SELECT count(*)::int FROM runtime_buckets r JOIN projects p ON p.id = r.project_id WHERE p.slug = $1 AND r.path LIKE $2)
-          + (SELECT count(*)::int FROM consumer_calls c JOIN projects p ON p.id = c.project_id WHERE p.slug = $1 AND c.path LIKE $2) AS evidence`,
+          + (SELECT count(*)::int FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e
+               JOIN projects p ON p.id = c.project_id WHERE p.slug = $1 AND c.path LIKE $2) AS evidence`,
     [slug, pattern, captureId],
   )) as Array<{ observations: number; summaries: number; evidence: number }>;
   return counts as { observations: number; summaries: number; evidence: number };
@@ -189,8 +190,10 @@ async function rowsUnder(
 /** A project's consumer calls per build, endpoint, status and consumer. */
 async function consumerCallsOf(slug: string): Promise<unknown[]> {
   return ds.query(
-    `SELECT r.name AS build, c.environment_kind AS kind, c.method, c.path, c.status, c.consumer, sum(c.calls)::int AS calls
-       FROM consumer_calls c JOIN projects p ON p.id = c.project_id JOIN environment_rows r ON r.id = c.row_id
+    `SELECT r.name AS build, c.environment_kind AS kind, c.method, c.path, c.status, e.key AS consumer,
+            sum((e.value->>0)::bigint)::int AS calls
+       FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e JOIN projects p ON p.id = c.project_id
+       JOIN environment_rows r ON r.id = c.row_id
       WHERE p.slug = $1 GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`,
     [slug],
   );

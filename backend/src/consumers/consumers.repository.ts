@@ -36,69 +36,187 @@ export interface LabelRow {
   updatedAt: Date;
 }
 
-const KEY = 'project_id, row_id, method, path, status, consumer, day';
-const ADD = `calls = c.calls + EXCLUDED.calls, last_call = greatest(c.last_call, EXCLUDED.last_call)`;
+/**
+ * Named consumers one row (environment row, endpoint, status, day) keeps at most: calls of further
+ * consumers are counted under `OTHER_CONSUMERS`, so a row stays bounded (~40 KB) however many
+ * pseudonyms call an endpoint. A fold names new consumers while there is room, first come; a
+ * regrouping that merges rows keeps those with most calls.
+ */
+export const MAX_CONSUMERS_PER_KEY = 1_000;
+
+/** A consumer's calls in a row: how many, and the last one (epoch milliseconds). */
+export type StoredCalls = [calls: number, lastCall: number];
+
+/** One row's consumers: pseudonym, `ALL_CALLS` or `OTHER_CONSUMERS` → calls. */
+export type StoredConsumers = Record<string, StoredCalls>;
+
+/** A fold's calls of one endpoint and status on one day, per consumer (`consumerRows`). */
+export interface ConsumerRow {
+  method: string;
+  path: string;
+  status: number;
+  /** `YYYY-MM-DD` (UTC). */
+  day: string;
+  consumers: Map<string, StoredCalls>;
+}
+
+const KEY = 'project_id, row_id, method, path, status, day';
+
+/** Each consumer of a row (`e`, of `c.consumers`) with its calls and last call, as columns of their own. */
+const EACH = 'CROSS JOIN LATERAL jsonb_each(c.consumers) AS e';
+const CALLS = `(e.value->>0)::bigint`;
+/** The latest of the last calls summed up, as a time (stored as epoch milliseconds). */
+const LAST_CALL = `to_timestamp(max((e.value->>1)::bigint) / 1000.0)`;
 
 /**
- * Adds consumer days to one environment row's, in one statement in key order. Only the fold of the
- * row's queued evidence (which holds the row) and regrouping (which locks it first) write a row's
- * counts: no other transaction waits on them.
+ * The stored rows of a fold's keys `$3`–`$6` (method, path, status, day; distinct), locked until
+ * the transaction ends, in key order as every writer locks them.
  */
-const ADD_DAYS = `
-  INSERT INTO consumer_calls AS c (${KEY}, environment_kind, calls, last_call)
-  SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.consumer, r.day, $3::text, r.calls, r.last_call
-    FROM unnest($4::text[], $5::text[], $6::int[], $7::text[], $8::date[], $9::bigint[], $10::timestamptz[])
-         AS r(method, path, status, consumer, day, calls, last_call)
-   ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.status, r.consumer COLLATE "C", r.day
-  ON CONFLICT (${KEY}) DO UPDATE SET ${ADD}`;
+const LOCK_ROWS = `
+  SELECT k.i::int AS i, c.consumers
+    FROM (SELECT r.i, r.method, r.path, r.status, r.day
+            FROM unnest($3::text[], $4::text[], $5::int[], $6::date[]) WITH ORDINALITY AS r(method, path, status, day, i)
+           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.status, r.day) k
+    JOIN LATERAL (
+      SELECT consumers FROM consumer_calls c
+       WHERE c.project_id = $1::uuid AND c.row_id = $2::uuid AND c.method = k.method AND c.path = k.path
+         AND c.status = k.status AND c.day = k.day
+       FOR UPDATE) c ON true`;
+
+/**
+ * Writes a fold's rows in key order, each with the consumers it changes only (their totals merged
+ * in Node with the stored ones LOCK_ROWS found; the others stay as stored). Answers how many rows
+ * it inserted, which must be those LOCK_ROWS did not find.
+ */
+const WRITE_ROWS = `
+  WITH written AS (
+    INSERT INTO consumer_calls AS c (${KEY}, environment_kind, consumers)
+    SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.day, $3::text, r.consumers::jsonb
+      FROM unnest($4::text[], $5::text[], $6::int[], $7::date[], $8::text[]) AS r(method, path, status, day, consumers)
+     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.status, r.day
+    ON CONFLICT (${KEY}) DO UPDATE SET consumers = c.consumers || EXCLUDED.consumers
+    RETURNING xmax = 0 AS inserted)
+  SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM written`;
 
 /**
  * Moves the rows of paths `$2` (literals a learned or stated template `$3` covers) into the
  * template's, added to what those hold, for the environment rows `$4` (every row when null): no
- * literal stays here, as in the evidence (paths/regroup.service.ts).
+ * literal stays here, as in the evidence (paths/regroup.service.ts). A merged row keeps the `$5`
+ * named consumers with most calls, the others' calls go to `OTHER_CONSUMERS`. Answers how many
+ * consumers' calls of a row moved.
  */
 const REGROUP = `
   WITH moved AS (
     DELETE FROM consumer_calls
      WHERE project_id = $1::uuid AND path = ANY($2::text[]) AND ($4::uuid[] IS NULL OR row_id = ANY($4::uuid[]))
-    RETURNING *
+    RETURNING project_id, row_id, environment_kind, method, status, day, consumers
+  ), calls AS (
+    SELECT c.project_id, c.row_id, c.environment_kind, c.method, c.status, c.day, e.key AS consumer,
+           ${CALLS} AS calls, (e.value->>1)::bigint AS at, true AS moved
+      FROM moved c ${EACH}
+    UNION ALL
+    SELECT c.project_id, c.row_id, c.environment_kind, c.method, c.status, c.day, e.key, ${CALLS},
+           (e.value->>1)::bigint, false
+      FROM consumer_calls c ${EACH}
+     WHERE c.project_id = $1::uuid AND c.path = $3::text
+       AND (c.row_id, c.method, c.status, c.day) IN (SELECT row_id, method, status, day FROM moved)
+  ), summed AS (
+    SELECT project_id, row_id, environment_kind, method, status, day, consumer, sum(calls) AS calls, max(at) AS at,
+           row_number() OVER (PARTITION BY row_id, method, status, day
+                              ORDER BY consumer IN ('${ALL_CALLS}', '${OTHER_CONSUMERS}'), sum(calls) DESC, consumer) AS rank
+      FROM calls GROUP BY project_id, row_id, environment_kind, method, status, day, consumer
+  ), bounded AS (
+    SELECT project_id, row_id, environment_kind, method, status, day,
+           CASE WHEN consumer IN ('${ALL_CALLS}', '${OTHER_CONSUMERS}') OR rank <= $5 THEN consumer
+                ELSE '${OTHER_CONSUMERS}' END AS consumer,
+           sum(calls) AS calls, max(at) AS at
+      FROM summed GROUP BY 1, 2, 3, 4, 5, 6, 7
   ), written AS (
-    INSERT INTO consumer_calls AS c (${KEY}, environment_kind, calls, last_call)
-    SELECT project_id, row_id, method, $3::text, status, consumer, day, min(environment_kind), sum(calls), max(last_call)
-      FROM moved
-     GROUP BY project_id, row_id, method, status, consumer, day
-    ON CONFLICT (${KEY}) DO UPDATE SET ${ADD}
+    INSERT INTO consumer_calls AS c (${KEY}, environment_kind, consumers)
+    SELECT project_id, row_id, method, $3::text, status, day, min(environment_kind),
+           jsonb_object_agg(consumer, jsonb_build_array(calls, at))
+      FROM bounded GROUP BY project_id, row_id, method, status, day
+    ON CONFLICT (${KEY}) DO UPDATE SET consumers = EXCLUDED.consumers
   )
-  SELECT count(*)::int AS moved FROM moved`;
+  SELECT count(*) FILTER (WHERE moved)::int AS moved FROM calls`;
+
+/**
+ * The changes a fold makes to one stored row (`stored`, empty when there is none): each consumer
+ * it adds to, with its new totals; a new named consumer past MAX_CONSUMERS_PER_KEY adds to
+ * `OTHER_CONSUMERS` instead.
+ */
+export function rowChanges(
+  stored: StoredConsumers | undefined,
+  added: ReadonlyMap<string, StoredCalls>,
+): StoredConsumers {
+  const changes: StoredConsumers = {};
+  let named = 0;
+  if (stored !== undefined)
+    for (const consumer in stored) if (consumer !== ALL_CALLS && consumer !== OTHER_CONSUMERS) named++;
+  const add = (consumer: string, [calls, at]: StoredCalls): void => {
+    const before = changes[consumer] ?? stored?.[consumer];
+    changes[consumer] = before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)];
+  };
+  for (const [consumer, calls] of added) {
+    if (consumer === ALL_CALLS || consumer === OTHER_CONSUMERS || stored?.[consumer] !== undefined)
+      add(consumer, calls);
+    else if (named < MAX_CONSUMERS_PER_KEY) {
+      named++;
+      add(consumer, calls);
+    } else add(OTHER_CONSUMERS, calls);
+  }
+  return changes;
+}
 
 /** The SQL of consumers (`consumer_calls`, `consumer_labels`), raw SQL in one style. */
 @Injectable()
 export class ConsumersRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Adds consumer days (one per key) to an environment row's, in the transaction of the row's fold. */
-  async addDays(
+  /**
+   * Adds a fold's rows (one per endpoint, status and day: `consumerRows`) to an environment row's,
+   * in the fold's transaction, which holds that row's lock: the stored rows are read and locked,
+   * the changed consumers' totals merged here, and every row written in one statement. Only folds
+   * and regroupings, which hold the row's lock, write a row's counts; should a row appear between
+   * the read and the write all the same, the fold fails (and is folded again later) rather than
+   * lose what that row held.
+   */
+  async addRows(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
     row: { id: string; kind: MatrixKind },
-    days: readonly ConsumerDay[],
+    rows: readonly ConsumerRow[],
   ): Promise<void> {
-    if (days.length === 0) return;
-    await manager.query(ADD_DAYS, [
+    if (rows.length === 0) return;
+    const keys = [
+      rows.map((r) => r.method),
+      rows.map((r) => r.path),
+      rows.map((r) => r.status),
+      rows.map((r) => r.day),
+    ];
+    const found = (await manager.query(LOCK_ROWS, [projectId, row.id, ...keys])) as Array<{
+      i: number;
+      consumers: StoredConsumers;
+    }>;
+    const stored: Array<StoredConsumers | undefined> = [];
+    for (const { i, consumers } of found) stored[i - 1] = consumers;
+    const [written] = (await manager.query(WRITE_ROWS, [
       projectId,
       row.id,
       row.kind,
-      days.map((d) => d.method),
-      days.map((d) => d.path),
-      days.map((d) => d.status),
-      days.map((d) => d.consumer),
-      days.map((d) => d.day),
-      days.map((d) => d.calls),
-      days.map((d) => d.lastCall),
-    ]);
+      ...keys,
+      rows.map((r, i) => JSON.stringify(rowChanges(stored[i], r.consumers))),
+    ])) as Array<{ inserted: number }>;
+    if (written?.inserted !== rows.length - found.length)
+      throw new Error(
+        `consumer calls appeared while a fold wrote them (${rows.length - found.length} rows new when read, ${written?.inserted} when written)`,
+      );
   }
 
-  /** Moves the rows of `literals` into `template` (see REGROUP), in the regrouping's transaction. @returns how many. */
+  /**
+   * Moves the rows of `literals` into `template` (see REGROUP), in the regrouping's transaction.
+   * @returns how many consumers' calls of a row moved.
+   */
   async regroup(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
@@ -106,11 +224,17 @@ export class ConsumersRepository {
     literals: readonly string[],
     template: string,
   ): Promise<number> {
-    const [{ moved }] = (await manager.query(REGROUP, [projectId, literals, template, rowIds])) as [{ moved: number }];
+    const [{ moved }] = (await manager.query(REGROUP, [
+      projectId,
+      literals,
+      template,
+      rowIds,
+      MAX_CONSUMERS_PER_KEY,
+    ])) as [{ moved: number }];
     return moved;
   }
 
-  /** Deletes days before `before` (`YYYY-MM-DD`). @returns how many rows. */
+  /** Deletes days before `before` (`YYYY-MM-DD`). @returns how many rows (endpoint, status and day of a build). */
   async prune(before: string): Promise<number> {
     const [{ deleted }] = (await this.db.query(
       `WITH pruned AS (DELETE FROM consumer_calls WHERE day < $1::date RETURNING 1)
@@ -131,12 +255,12 @@ export class ConsumersRepository {
     rowId: string | null,
   ): Promise<Array<ConsumerSum & { endpoints: number }>> {
     return this.db.query(
-      `SELECT consumer, sum(calls)::text AS calls, max(last_call) AS "lastCall",
-              count(DISTINCT (method, path))::int AS endpoints
-         FROM consumer_calls
-        WHERE project_id = $1 AND environment_kind = $2 AND day >= $3::date AND ($4::uuid IS NULL OR row_id = $4)
-        GROUP BY consumer
-        ORDER BY sum(calls) DESC, consumer
+      `SELECT e.key AS consumer, sum(${CALLS})::text AS calls, ${LAST_CALL} AS "lastCall",
+              count(DISTINCT (c.method, c.path))::int AS endpoints
+         FROM consumer_calls c ${EACH}
+        WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date AND ($4::uuid IS NULL OR c.row_id = $4)
+        GROUP BY e.key
+        ORDER BY sum(${CALLS}) DESC, e.key
         LIMIT 10000`,
       [projectId, kind, since, rowId],
     );
@@ -150,11 +274,12 @@ export class ConsumersRepository {
     limit: number,
   ): Promise<Array<Omit<ConsumerSum, 'consumer'> & { build: string }>> {
     return this.db.query(
-      `SELECT r.name AS build, sum(c.calls)::text AS calls, max(c.last_call) AS "lastCall"
+      `SELECT r.name AS build, sum((c.consumers->'${ALL_CALLS}'->>0)::bigint)::text AS calls,
+              to_timestamp(max((c.consumers->'${ALL_CALLS}'->>1)::bigint) / 1000.0) AS "lastCall"
          FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
-        WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date AND c.consumer = '${ALL_CALLS}'
+        WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date AND c.consumers ? '${ALL_CALLS}'
         GROUP BY r.name
-        ORDER BY max(c.last_call) DESC, r.name
+        ORDER BY max((c.consumers->'${ALL_CALLS}'->>1)::bigint) DESC, r.name
         LIMIT $4`,
       [projectId, kind, since, limit],
     );
@@ -181,12 +306,13 @@ export class ConsumersRepository {
     rowId: string | null,
   ): Promise<Array<ConsumerSum & { environment: MatrixKind; status: number }>> {
     return this.db.query(
-      `SELECT environment_kind AS environment, status, consumer, sum(calls)::text AS calls, max(last_call) AS "lastCall"
-         FROM consumer_calls
-        WHERE project_id = $1 AND method = $2 AND path = $3 AND ($4::text IS NULL OR environment_kind = $4)
-          AND day >= $5::date AND ($6::uuid IS NULL OR row_id = $6)
-        GROUP BY environment_kind, status, consumer
-        ORDER BY environment_kind, status, sum(calls) DESC, consumer`,
+      `SELECT c.environment_kind AS environment, c.status, e.key AS consumer, sum(${CALLS})::text AS calls,
+              ${LAST_CALL} AS "lastCall"
+         FROM consumer_calls c ${EACH}
+        WHERE c.project_id = $1 AND c.method = $2 AND c.path = $3 AND ($4::text IS NULL OR c.environment_kind = $4)
+          AND c.day >= $5::date AND ($6::uuid IS NULL OR c.row_id = $6)
+        GROUP BY c.environment_kind, c.status, e.key
+        ORDER BY c.environment_kind, c.status, sum(${CALLS}) DESC, e.key`,
       [projectId, route.method, route.path, kind, since, rowId],
     );
   }
@@ -204,13 +330,14 @@ export class ConsumersRepository {
   ): Promise<Array<ConsumerSum & { part: number }>> {
     if (parts.length === 0) return Promise.resolve([]);
     return this.db.query(
-      `SELECT p.part::int AS part, c.consumer, sum(c.calls)::text AS calls, max(c.last_call) AS "lastCall"
+      `SELECT p.part::int AS part, e.key AS consumer, sum(${CALLS})::text AS calls, ${LAST_CALL} AS "lastCall"
          FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS p(method, path, status, part)
          JOIN consumer_calls c
            ON c.project_id = $1 AND c.environment_kind = $5 AND c.method = p.method AND c.path = p.path
           AND (p.status IS NULL OR c.status = p.status) AND c.day >= $6::date AND ($7::uuid IS NULL OR c.row_id = $7)
-        GROUP BY p.part, c.consumer
-        ORDER BY p.part, sum(c.calls) DESC, c.consumer`,
+         ${EACH}
+        GROUP BY p.part, e.key
+        ORDER BY p.part, sum(${CALLS}) DESC, e.key`,
       [projectId, parts.map((p) => p.method), parts.map((p) => p.path), parts.map((p) => p.status), kind, since, rowId],
     );
   }

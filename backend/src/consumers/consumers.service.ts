@@ -24,6 +24,7 @@ import { VersionStore } from '../versions/version-store';
 import {
   ALL_CALLS,
   type ConsumerDay,
+  type ConsumerRow,
   ConsumersRepository,
   type ConsumerSum,
   type LabelRow,
@@ -46,7 +47,7 @@ const dayOf = (time: string | number): string => new Date(time).toISOString().sl
 const dayKey = (d: ConsumerDay): string =>
   `${d.method}\u0000${d.path}\u0000${d.status}\u0000${d.consumer}\u0000${d.day}`;
 
-/** Consumer days merged by key (calls added, the latest last call): one statement adds to a row once. */
+/** Consumer days merged by key (calls added, the latest last call): a batch queues each once. */
 export function mergeConsumerDays(days: Iterable<ConsumerDay>): ConsumerDay[] {
   const merged = new Map<string, ConsumerDay>();
   for (const d of days) {
@@ -59,6 +60,27 @@ export function mergeConsumerDays(days: Iterable<ConsumerDay>): ConsumerDay[] {
     }
   }
   return [...merged.values()];
+}
+
+/**
+ * A fold's consumer days (of its batches, `consumerDays`) as rows: one per endpoint, status and
+ * day, with each consumer's calls added up and its last call (epoch milliseconds).
+ */
+export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
+  const rows = new Map<string, ConsumerRow>();
+  for (const d of days) {
+    const key = `${d.method}\u0000${d.path}\u0000${d.status}\u0000${d.day}`;
+    let row = rows.get(key);
+    if (row === undefined)
+      rows.set(key, (row = { method: d.method, path: d.path, status: d.status, day: d.day, consumers: new Map() }));
+    const at = Date.parse(d.lastCall);
+    const before = row.consumers.get(d.consumer);
+    row.consumers.set(
+      d.consumer,
+      before === undefined ? [d.calls, at] : [before[0] + d.calls, Math.max(before[1], at)],
+    );
+  }
+  return [...rows.values()];
 }
 
 /**
@@ -190,7 +212,7 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
     row: { id: string; kind: MatrixKind },
     batches: ReadonlyArray<readonly ConsumerDay[]>,
   ): Promise<void> {
-    await this.repository.addDays(manager, projectId, row, mergeConsumerDays(batches.flat()));
+    await this.repository.addRows(manager, projectId, row, consumerRows(batches.flat()));
   }
 
   /**

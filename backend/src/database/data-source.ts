@@ -45,6 +45,7 @@ import { RuntimeCellsP95Written1795891905972 } from './migrations/1795891905972-
 import { BatchKeysForgotten1795892823315 } from './migrations/1795892823315-BatchKeysForgotten';
 import { QueuedEvidenceAsJson1795892823338 } from './migrations/1795892823338-QueuedEvidenceAsJson';
 import { OnePartitionMaker1795893570257 } from './migrations/1795893570257-OnePartitionMaker';
+import { ConsumerCallsPerKey1795901374861 } from './migrations/1795901374861-ConsumerCallsPerKey';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -94,6 +95,7 @@ export const MIGRATIONS = [
   BatchKeysForgotten1795892823315,
   QueuedEvidenceAsJson1795892823338,
   OnePartitionMaker1795893570257,
+  ConsumerCallsPerKey1795901374861,
 ];
 
 /**
