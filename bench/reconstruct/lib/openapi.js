@@ -297,9 +297,12 @@ function visitSchema(doc, raw, prefix, fields, refs, depth) {
       visitSchema(doc, branch, prefix, own, refs, depth);
       return own;
     });
+    // Branches that define no field (`{ type: 'null' }` beside an object: how OpenAPI 3.1 may write
+    // a nullable object) leave the object's own required fields required.
+    const defining = branches.filter((branch) => branch.size > 0);
     for (const branch of branches) {
       for (const [path, field] of branch) {
-        const everywhere = branches.every((other) => other.get(path)?.required === true);
+        const everywhere = defining.every((other) => other.get(path)?.required === true);
         addField(fields, path, { ...field, required: everywhere });
       }
     }

@@ -212,6 +212,25 @@ describe('flattenSchema', () => {
     expect(fields.get('id')?.types).toEqual(new Set(['number', 'string']));
   });
 
+  it('keeps the required fields of an object written nullable as oneOf [object, null]', () => {
+    const fields = flattenSchema(
+      {},
+      {
+        type: 'object',
+        properties: {
+          owner: {
+            oneOf: [
+              { type: 'object', required: ['login'], properties: { login: { type: 'string' } } },
+              { type: 'null' },
+            ],
+          },
+        },
+      },
+    );
+    expect(fields.get('owner.login')?.required).toBe(true);
+    expect(fields.get('owner')).toEqual({ types: new Set(['object']), nullable: true, required: false });
+  });
+
   it('takes required from the object beside allOf parts, and from any part that requires a field', () => {
     const fields = flattenSchema(
       {},
