@@ -712,6 +712,35 @@ describe('PathLearner', () => {
     expect(learner.resolve('/2/users')).toBe('/2/users');
   });
 
+  it('bounds its work: thousands of names before identifiers that never turn out alike cost each the same', () => {
+    // Room for the 5,000 and what comes after them (5,000 records are kept by default).
+    const learner = new PathLearner({ maxRecords: 6_000 });
+    // Names in the place of a collection (`/tax/{name}/{id}`), each answering fields of its own: never alike.
+    const name = (i: number) => `tax-${i.toString(36)}-zone`;
+    const fields = (i: number) => [`a${i}`, `b${i}`, `c${i}`];
+    const workAfter: number[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      learner.observe(templatePath(`/tax/${name(i)}/${100 + i}`), 'GET', fields(i));
+      if (i % 1_000 === 999) workAfter.push(learner.work);
+    }
+    expect(learner.size).toBe(5_000);
+    const perThousand = workAfter.map((work, i) => work - (workAfter[i - 1] ?? 0));
+    // Each new name is compared with the first values of its position at most, not with every other:
+    // the fifth thousand costs what the second did (quadratic, it would cost four times as much).
+    expect(perThousand[4]).toBeLessThanOrEqual(perThousand[1]!);
+    expect(perThousand[4]! / 1_000).toBeLessThan(10);
+    // None alike: each stays a literal, the collection of its own identifiers.
+    expect(learner.resolve(templatePath(`/tax/${name(4_321)}/17`))).toBe(`/tax/${name(4_321)}/{id}`);
+    // Something learned elsewhere decides every record again: each look at the names is remembered.
+    const before = learner.work;
+    learn(learner, [
+      ['GET', '/users/alice', user('alice')],
+      ['GET', '/users/bob', user('bob')],
+    ]);
+    expect(learner.resolve(templatePath('/users/carol'))).toBe('/users/{user}');
+    expect(learner.work - before).toBeLessThan(5 * learner.size);
+  });
+
   it('stays bounded: records past maxRecords are not kept', () => {
     const learner = new PathLearner({ maxRecords: 10 });
     for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);

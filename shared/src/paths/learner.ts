@@ -106,6 +106,10 @@ export class PathLearner {
   private identifierPositions = new Set<string>();
   /** Resolved prefix → literal value → the continuations it was seen with (see `besideIdentifiers`). */
   private literalRests = new Map<string, Map<string, Set<string>>>();
+  /** Resolved prefix → the continuations of detected identifiers there (`identifierPositions` by prefix). */
+  private identifierRests = new Map<string, Set<string>>();
+  /** Resolved prefix → the continuations of the literals there (`literalRests` of every literal at once). */
+  private literalRestsAny = new Map<string, Set<string>>();
   private learnedCount = 0;
   /** Changes other than learning that may change how templates resolve (see `revision`). */
   private changes = 0;
@@ -144,6 +148,30 @@ export class PathLearner {
   private restValues = new Map<string, Map<number, string[]>>();
   /** The values of the first segment as the evidence shows them now (see `rootMembers`); cleared as it grows. */
   private rootCache: Set<string> | undefined;
+  /** Depth and literal (`1/alice`) → the kept records with that literal there (see `affectsOthers`). */
+  private readonly literalsAt = new Map<string, number>();
+  /** Identifier positions and collections the last `place` found new (see `affectsOthers`). */
+  private readonly found: { identifiers: string[]; collections: string[] } = { identifiers: [], collections: [] };
+  /**
+   * Resolved prefix → what `namesShown` last found there, and the state it found it in: the index's map of
+   * that prefix, the revision and how many placements its compared values had (see `namesShown`).
+   */
+  private readonly namesMemo = new Map<
+    string,
+    { siblings: ReadonlyMap<string, readonly Placed[]>; revision: number; placements: number; shown: boolean }
+  >();
+  /**
+   * The index's first segment by whole route (see `rootMembers`): route → value → what was seen on it, and
+   * the routes with two values or more, the only ones that pair values. Rebuilt with the index.
+   */
+  private rootRouteIndex = new Map<string, Map<string, RootRoute[]>>();
+  private sharedRootRoutes = new Set<string>();
+  /** The plain numbers at the first segment in the index (see `numberMembers`). Rebuilt with the index. */
+  private rootNumbers = new Set<string>();
+  /** Resolved prefix → its first `MAX_COMPARED_VALUES` values in the index, the only ones compared. */
+  private firstValues = new Map<string, Set<string>>();
+  /** Continuations compared and records placed in the index so far (see `work`). */
+  private counted = 0;
 
   constructor(options: PathLearnerOptions = {}) {
     this.maxRecords = options.maxRecords ?? 5_000;
@@ -171,6 +199,14 @@ export class PathLearner {
   }
 
   /**
+   * The work done so far, in steps: each pair of continuations compared and each record placed in the
+   * index counts one. What bounds the learner's cost (tests count it, not time).
+   */
+  get work(): number {
+    return this.counted;
+  }
+
+  /**
    * Take one observation as evidence. `template` is the path as `templatePath` gave it (without
    * documented templates: those are never learned from), `keys` the top-level field names of a 2xx
    * JSON response (see `responseKeys`), or null. Returns true when a position was learned.
@@ -186,24 +222,25 @@ export class PathLearner {
     this.recordKeys.add(recordKey);
     const record: PathRecord = { segments: splitPath(template), method, keys, requestKeys };
     this.records.push(record);
+    for (const [at, segment] of record.segments.entries())
+      if (segment.kind === 'literal') {
+        const word = `${at}/${segment.text}`;
+        this.literalsAt.set(word, (this.literalsAt.get(word) ?? 0) + 1);
+      }
     const before = this.learnedCount;
-    const identifiers = this.identifierPositions.size;
     // A literal that became a route word (or stopped being one), or a new position of identifiers, changes
     // how kept records resolve and what supports what was learned: index them again, look again.
     const words = this.noteParents(record.segments);
     const mirrors = this.noteMirrors(record.segments);
-    const collections = this.collectionWords.size;
     this.place(record);
-    if (
-      words ||
-      mirrors ||
-      this.identifierPositions.size !== identifiers ||
-      this.collectionWords.size !== collections
-    ) {
+    if (words || mirrors || this.affectsOthers()) {
       this.reindex();
       this.revalidate();
       this.changes++;
-    }
+    } else if (this.found.identifiers.length > 0 || this.found.collections.length > 0)
+      // Nothing kept resolves otherwise (`/tax/acme/{id}`: no other literal sits under `/tax/acme`, nor is `acme`
+      // seen at that depth elsewhere): the index stays as it is, but what was learned is looked at again as before.
+      this.revalidate();
     this.settle(record);
     return this.learnedCount !== before;
   }
@@ -380,8 +417,11 @@ export class PathLearner {
    */
   private besideIdentifiers(key: string, text: string): boolean {
     const rests = this.literalRests.get(key)?.get(text);
-    if (rests === undefined) return false;
-    for (const rest of rests) if (this.identifierPositions.has(`${key}|${rest}`)) return true;
+    const identifiers = this.identifierRests.get(key);
+    if (rests === undefined || identifiers === undefined) return false;
+    // The fewer looked up in the more: a first segment may lead to thousands of continuations, identifiers to few.
+    const [few, many] = rests.size <= identifiers.size ? [rests, identifiers] : [identifiers, rests];
+    for (const rest of few) if (many.has(rest)) return true;
     return false;
   }
 
@@ -574,17 +614,71 @@ export class PathLearner {
     return out;
   }
 
+  /**
+   * Do the identifier positions and collections the last `place` found change how any kept record
+   * resolves? A position of identifiers does where a literal was seen under its prefix with its
+   * continuation (`/pets/findByStatus` once `/pets/17` comes: see `besideIdentifiers`); a collection does
+   * where its literal was seen at its depth in another record (`/journals/get` once `/articles/get/17`
+   * comes: see `isRouteWord`). Names before identifiers, each under its own prefix (`/tax/acme/17`,
+   * `/tax/erin/18`, …), change nothing: no index again for each (a pass over every record).
+   */
+  private affectsOthers(): boolean {
+    for (const position of this.found.identifiers) {
+      const split = position.lastIndexOf('|');
+      if (this.literalRestsAny.get(position.slice(0, split))?.has(position.slice(split + 1)) === true) return true;
+    }
+    for (const word of this.found.collections) if ((this.literalsAt.get(word) ?? 0) > 1) return true;
+    return false;
+  }
+
+  /** Index a record placed at the first segment by its whole route (see `rootRouteIndex`). */
+  private placeRoot(value: string, record: PathRecord): void {
+    if (isPlainNumber(value)) this.rootNumbers.add(value);
+    const route = rootRoute(record);
+    if (route === undefined) return;
+    let values = this.rootRouteIndex.get(route.route);
+    if (values === undefined) this.rootRouteIndex.set(route.route, (values = new Map()));
+    let seen = values.get(value);
+    if (seen === undefined) {
+      values.set(value, (seen = []));
+      if (values.size === 2) this.sharedRootRoutes.add(route.route);
+    }
+    seen.push(route);
+  }
+
   /** Index a record at each of its positions, by its resolved prefix. */
   private place(record: PathRecord): void {
     this.rootCache = undefined;
+    this.counted++;
+    this.found.identifiers.length = 0;
+    this.found.collections.length = 0;
     const resolved = this.resolveSegments(record.segments);
     let key = '';
     for (let at = 0; at < resolved.length; at++) {
       const segment = resolved[at]!;
       const rest = continuation(record.segments, at);
-      if (segment.kind === 'param' && segment.name !== LEARNED) this.identifierPositions.add(`${key}|${rest}`);
-      if (segment.kind === 'literal' && at > 0 && isCollection(resolved, at) && this.collectionWords.size < MAX_MIRRORS)
-        this.collectionWords.add(`${at}/${segment.text}`);
+      if (segment.kind === 'param' && segment.name !== LEARNED) {
+        const position = `${key}|${rest}`;
+        if (!this.identifierPositions.has(position)) {
+          this.identifierPositions.add(position);
+          this.found.identifiers.push(position);
+          let rests = this.identifierRests.get(key);
+          if (rests === undefined) this.identifierRests.set(key, (rests = new Set()));
+          rests.add(rest);
+        }
+      }
+      if (
+        segment.kind === 'literal' &&
+        at > 0 &&
+        isCollection(resolved, at) &&
+        this.collectionWords.size < MAX_MIRRORS
+      ) {
+        const word = `${at}/${segment.text}`;
+        if (!this.collectionWords.has(word)) {
+          this.collectionWords.add(word);
+          this.found.collections.push(word);
+        }
+      }
       // Values of learned positions are indexed by their text too: whether one is an exception is looked at again.
       const text = literalText(record.segments[at]!, segment);
       if (text !== undefined) {
@@ -593,6 +687,9 @@ export class PathLearner {
         let seen = rests.get(text);
         if (seen === undefined) rests.set(text, (seen = new Set()));
         seen.add(rest);
+        let any = this.literalRestsAny.get(key);
+        if (any === undefined) this.literalRestsAny.set(key, (any = new Set()));
+        any.add(rest);
         let byRest = this.restValues.get(key);
         if (byRest === undefined) this.restValues.set(key, (byRest = new Map()));
         const after = resolved.length - at - 1;
@@ -602,8 +699,16 @@ export class PathLearner {
         let byValue = this.index.get(key);
         if (byValue === undefined) this.index.set(key, (byValue = new Map()));
         let placed = byValue.get(text);
-        if (placed === undefined) byValue.set(text, (placed = []));
-        if (placed.length < this.maxCompared) placed.push({ record, resolved, at });
+        if (placed === undefined) {
+          byValue.set(text, (placed = []));
+          let first = this.firstValues.get(key);
+          if (first === undefined) this.firstValues.set(key, (first = new Set()));
+          if (first.size < MAX_COMPARED_VALUES) first.add(text);
+        }
+        if (placed.length < this.maxCompared) {
+          placed.push({ record, resolved, at });
+          if (at === 0) this.placeRoot(text, record);
+        }
       }
       key = extendKey(key, segment);
     }
@@ -700,9 +805,12 @@ export class PathLearner {
     const alone = strict ? this.aloneAfterIdentifiers(at, siblings.keys()) : undefined;
     let alike = 0;
     let same = 0;
+    let partners = 0;
     for (const [other, theirs] of siblings) {
+      // With the first values of the position only (see `MAX_COMPARED_VALUES`).
+      if (partners++ >= MAX_COMPARED_VALUES) break;
       if (other === value || !this.comparable(key, other, theirs, rule === 'names')) continue;
-      const verdict = compare(mine, theirs);
+      const verdict = this.compare(mine, theirs);
       if (verdict === 'alike' && !(action && isAction(theirs))) alike++;
       else if (
         (verdict === 'alike' || verdict === 'same') &&
@@ -712,6 +820,12 @@ export class PathLearner {
     }
     if (rule === 'names') return alike > 0 && alike + same + 1 >= MANY_SIBLINGS;
     return strict ? alike + same + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS;
+  }
+
+  /** How two values' observations relate (see `compare`), counted as work (see `work`). */
+  private compare(mine: readonly Placed[], theirs: readonly Placed[]): Verdict {
+    this.counted += mine.length * theirs.length;
+    return compare(mine, theirs);
   }
 
   /**
@@ -736,13 +850,23 @@ export class PathLearner {
   /** Index every kept record again, as they resolve now. */
   private reindex(): void {
     this.index = new Map();
+    this.firstValues = new Map();
+    this.rootRouteIndex = new Map();
+    this.sharedRootRoutes = new Set();
+    this.rootNumbers = new Set();
     this.identifierPositions = new Set();
+    this.identifierRests = new Map();
     this.literalRests = new Map();
+    this.literalRestsAny = new Map();
     this.collectionWords = new Set();
     this.restValues = new Map();
     // Twice: where identifiers sit (found by the first pass) changes how the second resolves.
     for (const kept of this.records) this.place(kept);
     this.index = new Map();
+    this.firstValues = new Map();
+    this.rootRouteIndex = new Map();
+    this.sharedRootRoutes = new Set();
+    this.rootNumbers = new Set();
     this.collectionWords = new Set();
     this.restValues = new Map();
     for (const kept of this.records) this.place(kept);
@@ -811,29 +935,35 @@ export class PathLearner {
     this.rootCache = members;
     const siblings = this.index.get('');
     if (siblings === undefined || siblings.size < 2) return members;
-    // Route → value → the fields seen on it; a value whose answers disagree with another's on a route shares nothing with it.
+    // Route → value → the fields seen on it; a value whose answers disagree with another's on a route shares nothing
+    // with it. Only routes two values or more were seen on (see `rootRouteIndex`): the others pair no values.
+    const eligible = new Map<string, boolean>();
     const byRoute = new Map<string, Map<string, RootRoute[]>>();
-    for (const [value, placed] of siblings) {
-      if (
-        isVersionLike(value) ||
-        introducesNames({ kind: 'literal', text: value }) ||
-        this.besideIdentifiers('', value) ||
-        placed.some((one) => isCollection(one.resolved, one.at))
-      )
-        continue;
-      for (const route of rootRoutes(placed)) {
-        let values = byRoute.get(route.route);
-        if (values === undefined) byRoute.set(route.route, (values = new Map()));
-        let seen = values.get(value);
-        if (seen === undefined) values.set(value, (seen = []));
-        seen.push(route);
+    for (const route of this.sharedRootRoutes) {
+      const values = new Map<string, RootRoute[]>();
+      for (const [value, seen] of this.rootRouteIndex.get(route)!) {
+        let ok = eligible.get(value);
+        if (ok === undefined) {
+          const placed = siblings.get(value) ?? [];
+          ok = !(
+            isVersionLike(value) ||
+            introducesNames({ kind: 'literal', text: value }) ||
+            this.besideIdentifiers('', value) ||
+            placed.some((one) => isCollection(one.resolved, one.at))
+          );
+          eligible.set(value, ok);
+        }
+        if (ok) values.set(value, seen);
+        // Pairs grow as the square of the values: the first ones only.
+        if (values.size >= MAX_ROUTE_VALUES) break;
       }
+      if (values.size >= 2) byRoute.set(route, values);
     }
     // Pair of values → the routes they share (`agreeing`: with answers known and alike on both); `routes` null
     // once their answers disagree on one.
     const pairs = new Map<string, { a: string; b: string; routes: Set<string> | null; agreeing: Set<string> }>();
     for (const [route, values] of byRoute) {
-      const list = [...values].slice(0, MAX_ROUTE_VALUES);
+      const list = [...values];
       for (let i = 0; i < list.length; i++)
         for (let j = i + 1; j < list.length; j++) {
           const [a, ra] = list[i]!;
@@ -863,7 +993,9 @@ export class PathLearner {
         grown = true;
       }
     }
-    for (const value of numberMembers(siblings)) members.add(value);
+    const numbers = new Map<string, readonly Placed[]>();
+    for (const value of this.rootNumbers) numbers.set(value, siblings.get(value) ?? []);
+    for (const value of numberMembers(numbers)) members.add(value);
     return members;
   }
 
@@ -911,22 +1043,48 @@ export class PathLearner {
     const mine = siblings?.get(segment.text);
     if (!siblings || !mine || siblings.size < MANY_SIBLINGS || !this.comparable(key, segment.text, mine, true))
       return false;
-    // The new value may only add a sibling the same as the others (`/sales_tax/ivan/106` answered 404): any value may show it.
-    let shown = 0;
-    let enough = false;
-    for (const [value, placed] of siblings) {
-      if (shown++ >= MAX_ROUTE_VALUES) break;
-      if (this.comparable(key, value, placed, true) && this.enoughSiblings(key, value, placed, siblings, 'names')) {
-        enough = true;
-        break;
-      }
-    }
-    if (!enough) return false;
+    if (!this.namesShown(key, siblings)) return false;
     const position: LearnedPosition = { exceptions: new Set(), names: true };
     this.learned.set(key, position);
     this.learnedCount++;
     for (const other of siblings.keys()) this.reconsider(key, other, position);
     return true;
+  }
+
+  /**
+   * Do the values under `key` show its position one of names before identifiers (see `enoughSiblings`)?
+   * The new value may only add a sibling the same as the others (`/sales_tax/ivan/106` answered 404): any
+   * value may show it. Only the first `MAX_COMPARED_VALUES` values are compared, each with the others of them,
+   * and the answer is kept until the revision, the index or those values' observations change: thousands of
+   * names before identifiers that never turn out alike (each looked at again as every record is decided
+   * again) cost a look-up each, not a comparison with every other.
+   */
+  private namesShown(key: string, siblings: ReadonlyMap<string, readonly Placed[]>): boolean {
+    let placements = 0;
+    let counted = 0;
+    for (const placed of siblings.values()) {
+      if (counted++ >= MAX_COMPARED_VALUES) break;
+      placements += placed.length;
+    }
+    const memo = this.namesMemo.get(key);
+    if (
+      memo !== undefined &&
+      memo.siblings === siblings &&
+      memo.revision === this.revision &&
+      memo.placements === placements
+    )
+      return memo.shown;
+    let shown = false;
+    let candidates = 0;
+    for (const [value, placed] of siblings) {
+      if (candidates++ >= MAX_COMPARED_VALUES) break;
+      if (this.comparable(key, value, placed, true) && this.enoughSiblings(key, value, placed, siblings, 'names')) {
+        shown = true;
+        break;
+      }
+    }
+    this.namesMemo.set(key, { siblings, revision: this.revision, placements, shown });
+    return shown;
   }
 
   /**
@@ -946,9 +1104,12 @@ export class PathLearner {
     let alike = false;
     let same = false;
     let actions = 0;
+    let partners = 0;
     for (const [other, theirs] of siblings) {
+      // With the first values of the position only (see `MAX_COMPARED_VALUES`).
+      if (partners++ >= MAX_COMPARED_VALUES) break;
       if (other === value || !this.comparable(key, other, theirs)) continue;
-      const verdict = compare(mine, theirs);
+      const verdict = this.compare(mine, theirs);
       if (verdict === 'alike' || verdict === 'same') {
         if (action && isAction(theirs)) {
           actions++;
@@ -971,8 +1132,9 @@ export class PathLearner {
     if ((contradicts && !alike && actions === 0) || fewActions) position.exceptions.add(value);
     else position.exceptions.delete(value);
     if (position.exceptions.has(value) !== was) this.changes++;
-    // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more).
-    if (others)
+    // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more);
+    // a value past the first ones is compared with none of them.
+    if (others && this.firstValues.get(key)?.has(value) === true)
       for (const other of [...position.exceptions]) if (other !== value) this.reconsider(key, other, position, false);
   }
 }
@@ -1131,19 +1293,11 @@ interface RootRoute {
   requestKeys: readonly string[] | null;
 }
 
-/** The whole literal routes after the first segment of each placed record (`GET /Teams`). */
-function rootRoutes(placed: readonly Placed[]): RootRoute[] {
-  const out: RootRoute[] = [];
-  for (const one of placed) {
-    const segments = one.record.segments;
-    if (segments.length < 2 || segments.some((segment, at) => at > 0 && segment.kind !== 'literal')) continue;
-    out.push({
-      route: `${one.record.method} ${continuation(segments, 0)}`,
-      keys: one.record.keys,
-      requestKeys: one.record.requestKeys,
-    });
-  }
-  return out;
+/** The whole literal route after the first segment of a record (`GET /Teams`), if it is one. */
+function rootRoute(record: PathRecord): RootRoute | undefined {
+  const segments = record.segments;
+  if (segments.length < 2 || segments.some((segment, at) => at > 0 && segment.kind !== 'literal')) return undefined;
+  return { route: `${record.method} ${continuation(segments, 0)}`, keys: record.keys, requestKeys: record.requestKeys };
 }
 
 /** Are the fields seen on one route after two first-segment values known on both sides, and alike? */
@@ -1158,6 +1312,14 @@ function fieldsDisagree(x: RootRoute, y: RootRoute): boolean {
 
 /** First-segment values compared on one route at most (see `rootMembers`): pairs grow as their square. */
 const MAX_ROUTE_VALUES = 64;
+
+/**
+ * Values of one position a value is compared with at most: the first seen there (in the order of the
+ * kept evidence). Thousands of names that never turn out alike (`/tax/acme/17`, `/tax/erin/18`, …) cost
+ * each new one as many comparisons at most, not one with every other (and every other again each time
+ * the records are decided again).
+ */
+const MAX_COMPARED_VALUES = 64;
 
 /** A plain number (`1707`): at the first segment a version perhaps (`/2/users`), or an identifier. */
 function isPlainNumber(text: string): boolean {
