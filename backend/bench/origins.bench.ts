@@ -6,10 +6,12 @@
  * every endpoint (500,000 distinct exchanges), and a production capture showing it on every
  * endpoint (1,000 diffs). Side by side, call by call in turn: a page of the diffs themselves (kept
  * as JSON), the origins of a page of 250 and of 1,000 diffs over HTTP, and the statement alone for
- * 250 diffs as it was before `exchange_origins` (every row's evidence of each exchange) and as it
- * is (one probe per exchange), and what it costs the fold: its statement adding 250 exchanges to
- * a row, before (the evidence only) and now (with their origins), for a new row (all new to it)
- * and for a row that has them; p50/p95 of SAMPLES calls each.
+ * 250 diffs as it was before `exchange_origins` (every row's evidence of each exchange, joined to
+ * its row) and as it is (one probe of the evidence's origin index per exchange and kind), and what
+ * the fold's statement adding 250 exchanges to a row costs, for a new row (all new to it) and for
+ * a row that has them; p50/p95 of SAMPLES calls each. BENCH_ORIGINS_EXPLAIN=1 prints the plan of the
+ * statement for 250 diffs first. (Session 13's `exchange_origins`, written by
+ * the fold, is compared by running this bench at its commit, 0c93127, beside this one.)
  */
 import { fingerprint, inferShape } from '@spectator/shared';
 import type pg from 'pg';
@@ -79,8 +81,9 @@ async function seed(pool: pg.Pool, projectId: string): Promise<string> {
     [projectId, ROWS.ci, ROWS.staging, ROWS.production],
   );
   await q(
-    `INSERT INTO evidence_observations (row_id, project_id, method, path, status, response_content_type, response_shape, count, first_seen, last_seen)
-     SELECT r.id, $1::uuid, e.method, e.path, 200, 'application/json', $2, 3, r.first_seen, r.last_seen
+    `INSERT INTO evidence_observations (row_id, project_id, kind, row_first_seen, method, path, status, response_content_type, response_shape,
+                                        count, first_seen, last_seen)
+     SELECT r.id, $1::uuid, r.kind, r.first_seen, e.method, e.path, 200, 'application/json', $2, 3, r.first_seen, r.last_seen
        FROM environment_rows r CROSS JOIN endpoints e WHERE r.project_id = $1 AND e.project_id = $1`,
     [projectId, FP_DRIFT],
   );
@@ -102,38 +105,14 @@ async function seed(pool: pg.Pool, projectId: string): Promise<string> {
      SELECT $2, capture_id, method, path, sum(count), sum(count) FROM observations WHERE capture_id = $1 GROUP BY capture_id, method, path`,
     [capture, projectId],
   );
-  const t0 = performance.now();
-  await repositoryOn(pool).recomputeOrigins(
-    queryableOn(pool),
-    projectId,
-    Array.from({ length: ENDPOINTS }, (_, i) => `/resource${i + 1}`),
-  );
-  console.log(`exchange_origins filled from evidence in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await q('ANALYZE');
   return capture;
 }
 
-/** The names of a stored exchange united with an incoming one's, as the fold writes them. */
-const UNION = (column: string): string =>
-  `${column} = CASE WHEN EXCLUDED.${column} IS NULL OR EXCLUDED.${column} <@ o.${column} THEN o.${column} WHEN o.${column} IS NULL THEN EXCLUDED.${column}
-                     ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.${column} || EXCLUDED.${column}) x ORDER BY x) END`;
-
-/** The fold's statement adding exchanges to a row before `exchange_origins` (the evidence only). */
-const ADD_BEFORE = `INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                response_content_type, response_shape, count, last_seen, query, request_headers)
-       SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h
-         FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
-                                                 count bigint, last_seen timestamptz, query text[], req_h text[])
-        ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
-       ON CONFLICT (row_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id)
-       DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen),
-                     ${UNION('query')}, ${UNION('request_headers')}`;
-
 /**
  * Milliseconds of one fold's statement adding `exchanges` to a row, in a transaction rolled back
  * after (so every sample finds the same tables): a production row made in it (`row` null: all its
- * exchanges are new to it, every one's origin stored already), or row `row`, which has them.
+ * exchanges are new to it, every one's first row elsewhere), or row `row`, which has them.
  */
 async function timedFold(
   pool: pg.Pool,
@@ -209,6 +188,15 @@ runBench(() =>
       commit: 'cnew',
       build: 'p-new',
     }));
+    if (process.env.BENCH_ORIGINS_EXPLAIN === '1') {
+      // The plan of the statement for 250 diffs, once: the repository's statement run under EXPLAIN.
+      const explained = new EvidenceRepository({
+        query: async (text: string, values?: unknown[]) =>
+          (await pool.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values)).rows,
+      } as unknown as DataSource);
+      const plan = (await explained.firstRowsShowing(project.id, wanted)) as unknown as Array<Record<string, string>>;
+      console.log(plan.map((line) => Object.values(line).join('')).join('\n'));
+    }
     const existing = (
       await pool.query(`SELECT id FROM environment_rows WHERE project_id = $1 AND name = 'p-200'`, [project.id])
     ).rows[0]?.id as string;
@@ -225,7 +213,7 @@ runBench(() =>
         sql: async () => (await pool.query(BEFORE, [project.id, JSON.stringify(wanted)])).rows,
       },
       {
-        label: 'statement alone, 250 diffs, now (exchange_origins)',
+        label: 'statement alone, 250 diffs, now (origin index)',
         sql: () => repository.firstRowsShowing(project.id, wanted),
       },
       ...(
@@ -233,24 +221,11 @@ runBench(() =>
           ['new to a new row', null],
           ['the row has', existing],
         ] as const
-      ).flatMap(([what, row]) => [
-        {
-          label: `fold's statement, 250 exchanges ${what}, before (evidence only)`,
-          fold: (db: Queryable, rowId: string) => db.query(ADD_BEFORE, [rowId, project.id, JSON.stringify(folded)]),
-          row,
-        },
-        {
-          label: `fold's statements, 250 exchanges ${what}, now (and their origins)`,
-          fold: async (db: Queryable, rowId: string) =>
-            repository.offerOrigins(
-              db,
-              project.id,
-              rowId,
-              await repository.addExchanges(db, project.id, rowId, folded),
-            ),
-          row,
-        },
-      ]),
+      ).map(([what, row]) => ({
+        label: `fold's statement, 250 exchanges ${what}`,
+        fold: (db: Queryable, rowId: string) => repository.addExchanges(db, project.id, rowId, folded),
+        row,
+      })),
     ];
     const times = contenders.map(() => [] as number[]);
     const items = contenders.map(() => 0);

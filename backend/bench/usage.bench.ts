@@ -69,11 +69,12 @@ async function main(): Promise<void> {
         )
       ).rows as [{ id: string }];
       await pool.query(
-        `INSERT INTO evidence_observations (row_id, project_id, method, path, status, response_content_type,
+        `INSERT INTO evidence_observations (row_id, project_id, kind, row_first_seen, method, path, status, response_content_type,
                                             response_shape, count, last_seen, query, request_headers)
-         SELECT $1::uuid, $2::uuid, 'GET', p.path, s.status, 'application/json',
+         SELECT $1::uuid, $2::uuid, r.kind, r.first_seen, 'GET', p.path, s.status, 'application/json',
                 CASE WHEN s.status = 200 THEN p.fp END, 100, now() - make_interval(days => $3), '{page}', '{x-tenant}'
-           FROM unnest($4::text[], $5::text[]) AS p(path, fp), (VALUES (200), (404)) AS s(status)`,
+           FROM environment_rows r, unnest($4::text[], $5::text[]) AS p(path, fp), (VALUES (200), (404)) AS s(status)
+          WHERE r.id = $1::uuid`,
         [rowId, projectId, BUILDS - build, shapes.map((_, i) => pathOf(i)), shapes.map((s) => fingerprint(s))],
       );
     }

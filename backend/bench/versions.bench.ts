@@ -79,8 +79,10 @@ async function seed(pool: pg.Pool, projectId: string): Promise<void> {
     [projectId, FP],
   );
   await q(
-    `INSERT INTO evidence_observations (row_id, project_id, method, path, status, response_content_type, response_shape, count, last_seen)
-     SELECT r.id, $1::uuid, e.method, e.path, 200, 'application/json', $2, 3, r.last_seen FROM environment_rows r CROSS JOIN endpoints e
+    `INSERT INTO evidence_observations (row_id, project_id, kind, row_first_seen, method, path, status, response_content_type, response_shape,
+                                        count, last_seen)
+     SELECT r.id, $1::uuid, r.kind, r.first_seen, e.method, e.path, 200, 'application/json', $2, 3, r.last_seen
+       FROM environment_rows r CROSS JOIN endpoints e
       WHERE r.project_id = $1 AND e.project_id = $1`,
     [projectId, FP],
   );

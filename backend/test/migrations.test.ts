@@ -1,5 +1,6 @@
 import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { appliedMigrations, migrateDown, migrateUp } from '../src/database/migrate';
+import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { createTestDatabase, type TestDatabase } from './support';
 
 let database: TestDatabase;
@@ -300,6 +301,64 @@ describe('migrations', () => {
       ]);
       while ((await appliedMigrations(ds)).includes(first)) await migrateDown(ds);
       expect(await ds.query(rows)).toEqual(before);
+      await migrateUp(ds);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('read exchange origins from the evidence of every row once the table is gone, and make it again', async () => {
+    const ds = createDataSource(database.url, 2);
+    await ds.initialize();
+    try {
+      await migrateUp(ds);
+      const change = 'OriginsReadFromEvidence1795902502424';
+      while ((await appliedMigrations(ds)).includes(change)) await migrateDown(ds);
+      const [project] = (await ds.query(
+        `INSERT INTO projects (slug, name) VALUES ('origins-kept', 'O') RETURNING id`,
+      )) as [{ id: string }];
+      // Two pull requests' rows with the same exchange: the later row saw it first (microseconds apart).
+      const row = async (name: string, firstSeen: string): Promise<string> =>
+        (
+          (await ds.query(
+            `INSERT INTO environment_rows (project_id, kind, name, scope, pull_request, first_seen, last_seen)
+             VALUES ($1, 'ci', $2, $2, $2, $3, $3) RETURNING id`,
+            [project.id, name, firstSeen],
+          )) as [{ id: string }]
+        )[0].id;
+      const early = await row('1', '2026-11-20T10:00:00.000001Z');
+      const late = await row('2', '2026-11-20T10:00:00.000002Z');
+      for (const [id, seen, commit] of [
+        [early, '2026-11-21T10:00:00.000009Z', 'c1'],
+        [late, '2026-11-21T10:00:00.000003Z', 'c2'],
+      ] as const)
+        await ds.query(
+          `INSERT INTO evidence_observations (row_id, project_id, method, path, status, count, first_seen, last_seen, first_commit)
+           VALUES ($1, $2, 'GET', '/users', 200, 1, $3, $3, $4)`,
+          [id, project.id, seen, commit],
+        );
+      await ds.query(
+        `INSERT INTO exchange_origins (project_id, kind, method, path, status, row_id, row_first_seen, first_seen, commit)
+         SELECT project_id, 'ci', method, path, status, row_id, '2026-11-20T10:00:00.000002Z', first_seen, first_commit
+           FROM evidence_observations WHERE row_id = $1`,
+        [late],
+      );
+      await migrateUp(ds);
+      expect(
+        await ds.query(
+          `SELECT count(*)::int AS n FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id
+            WHERE (o.kind, o.row_first_seen) IS DISTINCT FROM (r.kind, r.first_seen) AND r.project_id = $1`,
+          [project.id],
+        ),
+      ).toEqual([{ n: 0 }]);
+      expect(await originsDifferingFromEvidence(ds, project.id)).toEqual({ stored: 1, differing: 0 });
+      while ((await appliedMigrations(ds)).includes(change)) await migrateDown(ds);
+      expect(
+        await ds.query(
+          `SELECT row_id AS "rowId", first_seen::text AS "firstSeen", commit FROM exchange_origins WHERE project_id = $1`,
+          [project.id],
+        ),
+      ).toEqual([{ rowId: late, firstSeen: '2026-11-21 10:00:00.000003+00', commit: 'c2' }]);
       await migrateUp(ds);
     } finally {
       await ds.destroy();

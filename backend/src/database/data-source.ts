@@ -46,6 +46,7 @@ import { BatchKeysForgotten1795892823315 } from './migrations/1795892823315-Batc
 import { QueuedEvidenceAsJson1795892823338 } from './migrations/1795892823338-QueuedEvidenceAsJson';
 import { OnePartitionMaker1795893570257 } from './migrations/1795893570257-OnePartitionMaker';
 import { ConsumerCallsPerKey1795901374861 } from './migrations/1795901374861-ConsumerCallsPerKey';
+import { OriginsReadFromEvidence1795902502424 } from './migrations/1795902502424-OriginsReadFromEvidence';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -96,6 +97,7 @@ export const MIGRATIONS = [
   QueuedEvidenceAsJson1795892823338,
   OnePartitionMaker1795893570257,
   ConsumerCallsPerKey1795901374861,
+  OriginsReadFromEvidence1795902502424,
 ];
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { MatrixKind, VersionMatrixRow } from '@spectator/shared';
+import { MATRIX_KINDS, type MatrixKind, type VersionMatrixRow } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import type { Queryable } from '../common/queryable';
@@ -107,12 +107,6 @@ export type ExchangeKeyRow = Pick<
   'method' | 'path' | 'status' | 'req_ct' | 'req_fp' | 'res_ct' | 'res_fp'
 >;
 
-/**
- * An exchange new to a row (`addExchanges`): its key, when the row first had it (the text of the
- * stored time, so it goes back unrounded) and the commit and build of the batch that brought it.
- */
-export type AddedExchange = ExchangeKeyRow & { first_seen: string; commit: string | null; build: string | null };
-
 /** Exchanges whose first rows are asked for (`firstRowsShowing`): group `n`, one exchange key. */
 export type WantedExchange = ExchangeKeyRow & { n: number };
 
@@ -130,28 +124,10 @@ export interface RowShowing {
   firstSeen: Date;
 }
 
-/** The conflict target of `exchange_origins`: one first row per project, distinct exchange and kind. */
-const ORIGIN_KEY = `(project_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                    (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), kind)`;
-
-/** The columns `exchange_origins` is written with. */
-const ORIGIN_COLUMNS = `project_id, kind, method, path, status, request_content_type, request_shape, response_content_type,
-                        response_shape, row_id, row_first_seen, first_seen, commit, build`;
-
 /**
- * An origin written where another is stored for the same key: the earlier one stays (by the
- * exchange's first evidence in its row, then the row's, then its id), so concurrent folds agree
- * whichever commits first (a later one waits for the earlier's insert and compares).
- */
-const KEEP_EARLIER_ORIGIN = `ON CONFLICT ${ORIGIN_KEY} DO UPDATE
-         SET row_id = EXCLUDED.row_id, row_first_seen = EXCLUDED.row_first_seen, first_seen = EXCLUDED.first_seen,
-             commit = EXCLUDED.commit, build = EXCLUDED.build
-       WHERE (EXCLUDED.first_seen, EXCLUDED.row_first_seen, EXCLUDED.row_id) < (x.first_seen, x.row_first_seen, x.row_id)`;
-
-/**
- * The origins `exchange_origins` keeps, recomputed from the evidence of every row: per project,
- * distinct exchange and kind, the row that had it first. `$1` the project, `$2` the paths (null:
- * every path).
+ * The origins recomputed from the evidence of every row joined to its row (not from the kind and
+ * first evidence each exchange keeps of its row): per project, distinct exchange and kind, the row
+ * that had it first. `$1` the project, `$2` the paths (null: every path).
  */
 const ORIGINS_OF_EVIDENCE = `
   SELECT DISTINCT ON (o.method, o.path, o.status, coalesce(o.request_content_type, ' '), coalesce(o.request_shape, ' '),
@@ -190,25 +166,47 @@ function foldedNames(column: string): string {
 }
 
 /**
- * How many of a project's stored origins (`exchange_origins`) differ from a recomputation from its
- * evidence (missing, extra, or another row, time, commit or build), and how many are stored: the
- * check, for tests and benchmarks, that folds and regroupings keep them exact.
+ * Per exchange `w` (a set of wanted exchanges with their key columns) and kind `k`, the first row
+ * whose evidence has it (by the exchange's `first_seen` there, then the row's first evidence, then
+ * its id): one probe of `evidence_observations_origin_idx`, which orders a project's evidence of an
+ * exchange and kind that way, however many rows have it. `$1` the project.
+ */
+const FIRST_ROW_OF = `LATERAL (
+           SELECT o.row_id, o.row_first_seen, o.first_seen, o.first_commit AS commit, o.first_build AS build
+             FROM evidence_observations o
+            WHERE o.project_id = $1 AND o.method = w.method AND o.path = w.path AND o.status = w.status
+              AND coalesce(o.request_content_type, ' ') = coalesce(w.req_ct, ' ') AND coalesce(o.request_shape, ' ') = coalesce(w.req_fp, ' ')
+              AND coalesce(o.response_content_type, ' ') = coalesce(w.res_ct, ' ') AND coalesce(o.response_shape, ' ') = coalesce(w.res_fp, ' ')
+              AND o.kind = k.kind
+            ORDER BY o.first_seen, o.row_first_seen, o.row_id
+            LIMIT 1) x`;
+
+/**
+ * How many origins of a project's exchanges, as `firstRowsShowing` reads them (from the kind and
+ * first evidence each exchange keeps of its row, by index), differ from a recomputation from the
+ * evidence of every row joined to its row (missing, extra, or another row, time, commit or build),
+ * and how many there are: the check, for tests and benchmarks, that folds and regroupings keep
+ * them exact.
  */
 export async function originsDifferingFromEvidence(
   db: Queryable,
   projectId: string,
 ): Promise<{ stored: number; differing: number }> {
   const [row] = await db.query<Array<{ stored: number; differing: number }>>(
-    `WITH e AS (${ORIGINS_OF_EVIDENCE}), s AS (SELECT * FROM exchange_origins WHERE project_id = $1)
+    `WITH e AS (${ORIGINS_OF_EVIDENCE}),
+          w AS (SELECT DISTINCT method, path, status, request_content_type AS req_ct, request_shape AS req_fp,
+                       response_content_type AS res_ct, response_shape AS res_fp
+                  FROM evidence_observations WHERE project_id = $1),
+          s AS (SELECT w.*, k.kind, x.* FROM w CROSS JOIN unnest($3::text[]) AS k(kind) CROSS JOIN ${FIRST_ROW_OF})
      SELECT (SELECT count(*) FROM s)::int AS stored,
             (SELECT count(*) FROM e FULL JOIN s
                 ON (e.method, e.path, e.status, coalesce(e.request_content_type, ' '), coalesce(e.request_shape, ' '),
                     coalesce(e.response_content_type, ' '), coalesce(e.response_shape, ' '), e.kind)
-                 = (s.method, s.path, s.status, coalesce(s.request_content_type, ' '), coalesce(s.request_shape, ' '),
-                    coalesce(s.response_content_type, ' '), coalesce(s.response_shape, ' '), s.kind)
+                 = (s.method, s.path, s.status, coalesce(s.req_ct, ' '), coalesce(s.req_fp, ' '),
+                    coalesce(s.res_ct, ' '), coalesce(s.res_fp, ' '), s.kind)
               WHERE (e.row_id, e.row_first_seen, e.first_seen, e.commit, e.build)
                     IS DISTINCT FROM (s.row_id, s.row_first_seen, s.first_seen, s.commit, s.build))::int AS differing`,
-    [projectId, null],
+    [projectId, null, [...MATRIX_KINDS]],
   );
   return row ?? { stored: 0, differing: 0 };
 }
@@ -461,74 +459,29 @@ export class EvidenceRepository {
 
   /**
    * Adds exchanges to a row's evidence: counts added, last seen the latest, name lists united; an
-   * exchange new to the row keeps its batch's commit and build. In one key order, so concurrent
-   * batches cannot deadlock on the stored exchanges; no row lock needed. A row the upsert inserted
-   * has no `xmax` (one it updated has the locker's), which tells the new ones apart on every
-   * supported PostgreSQL (`RETURNING old.*` is 18's; the table is not partitioned).
-   * @returns the exchanges new to the row, as `offerOrigins` takes them.
+   * exchange new to the row keeps its batch's commit and build, and the row's kind and first
+   * evidence (what `firstRowsShowing` orders by). In one key order, so concurrent batches cannot
+   * deadlock on the stored exchanges; no row lock needed. Nothing another row's fold writes.
    */
-  addExchanges(
+  async addExchanges(
     db: Queryable,
     projectId: string,
     rowId: string,
     exchanges: readonly FoldedExchangeRow[],
-  ): Promise<AddedExchange[]> {
-    return db.query(
-      `WITH added AS (
-         INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                  response_content_type, response_shape, count, last_seen, query, request_headers,
-                                                  first_commit, first_build)
-         SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count, r.last_seen, r.query, r.req_h,
-                r.commit, r.build
-           FROM jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
-                                                   count bigint, last_seen timestamptz, query text[], req_h text[], commit text, build text)
-          ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
-         ON CONFLICT ${OBSERVATION_KEY}
-         DO UPDATE SET ${ADD_TO_OBSERVATION}
-         RETURNING o.method, o.path, o.status, o.request_content_type, o.request_shape, o.response_content_type, o.response_shape,
-                   o.first_seen, o.first_commit, o.first_build, o.xmax = 0 AS added_now
-       )
-       SELECT method, path, status, request_content_type AS req_ct, request_shape AS req_fp, response_content_type AS res_ct,
-              response_shape AS res_fp, first_seen::text AS first_seen, first_commit AS commit, first_build AS build
-         FROM added WHERE added_now`,
+  ): Promise<void> {
+    await db.query(
+      `INSERT INTO evidence_observations AS o (row_id, project_id, kind, row_first_seen, method, path, status, request_content_type,
+                                                request_shape, response_content_type, response_shape, count, last_seen, query,
+                                                request_headers, first_commit, first_build)
+       SELECT $1::uuid, $2::uuid, e.kind, e.first_seen, r.method, r.path, r.status, r.req_ct, r.req_fp, r.res_ct, r.res_fp, r.count,
+              r.last_seen, r.query, r.req_h, r.commit, r.build
+         FROM environment_rows e CROSS JOIN jsonb_to_recordset($3::jsonb) AS r(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
+                                                 count bigint, last_seen timestamptz, query text[], req_h text[], commit text, build text)
+        WHERE e.id = $1 AND e.project_id = $2
+        ORDER BY r.method, r.path, r.status, coalesce(r.req_ct, ' '), coalesce(r.req_fp, ' '), coalesce(r.res_ct, ' '), coalesce(r.res_fp, ' ')
+       ON CONFLICT ${OBSERVATION_KEY}
+       DO UPDATE SET ${ADD_TO_OBSERVATION}`,
       [rowId, projectId, JSON.stringify(exchanges)],
-    );
-  }
-
-  /**
-   * Offers a row's exchanges `added` (new to it, as `addExchanges` told) to `exchange_origins` as
-   * their kind's first row, the earlier origin kept where one is stored. A fold does it last: a
-   * fold of another row of the kind that offers the same exchange waits for this transaction to
-   * end (a unique key being inserted), so the key is held only until the commit. In key order, so
-   * concurrent folds cannot deadlock on them.
-   */
-  async offerOrigins(db: Queryable, projectId: string, rowId: string, added: readonly AddedExchange[]): Promise<void> {
-    if (added.length === 0) return;
-    await db.query(
-      `INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
-       SELECT $2::uuid, r.kind, k.method, k.path, k.status, k.req_ct, k.req_fp, k.res_ct, k.res_fp, r.id, r.first_seen,
-              k.first_seen, k.commit, k.build
-         FROM jsonb_to_recordset($3::jsonb) AS k(method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text,
-                                                 first_seen timestamptz, commit text, build text)
-         JOIN environment_rows r ON r.id = $1::uuid AND r.project_id = $2::uuid
-        ORDER BY k.method, k.path, k.status, coalesce(k.req_ct, ' '), coalesce(k.req_fp, ' '), coalesce(k.res_ct, ' '), coalesce(k.res_fp, ' ')
-       ${KEEP_EARLIER_ORIGIN}`,
-      [rowId, projectId, JSON.stringify(added)],
-    );
-  }
-
-  /**
-   * Regrouping, after moving exchanges: the origins of exchanges under `paths` recomputed from
-   * the evidence of every row (a row's exchanges moved to the template may now be the first
-   * there, and another row may now be the first under a literal).
-   */
-  async recomputeOrigins(db: Queryable, projectId: string, paths: readonly string[]): Promise<void> {
-    await db.query('DELETE FROM exchange_origins WHERE project_id = $1 AND path = ANY($2::text[])', [projectId, paths]);
-    await db.query(
-      `INSERT INTO exchange_origins AS x (${ORIGIN_COLUMNS})
-       SELECT ${ORIGIN_COLUMNS} FROM (${ORIGINS_OF_EVIDENCE}) e
-       ${KEEP_EARLIER_ORIGIN}`,
-      [projectId, paths],
     );
   }
 
@@ -551,18 +504,18 @@ export class EvidenceRepository {
           WHERE o.project_id = $1 AND ($2::uuid[] IS NULL OR o.row_id = ANY($2::uuid[])) AND o.path = ANY($3::text[])
          RETURNING o.*
        ), folded AS (
-         SELECT m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape,
+         SELECT m.row_id, m.kind, m.row_first_seen, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape,
                 sum(m.count) AS count, min(m.first_seen) AS first_seen, max(m.last_seen) AS last_seen,
                 (array_agg(m.first_commit ORDER BY m.first_seen))[1] AS first_commit,
                 (array_agg(m.first_build ORDER BY m.first_seen))[1] AS first_build,
                 ${foldedNames('query')} AS query, ${foldedNames('request_headers')} AS request_headers, count(*) AS rows
            FROM moved m
-          GROUP BY m.row_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
+          GROUP BY m.row_id, m.kind, m.row_first_seen, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
        ), merged AS (
-         INSERT INTO evidence_observations AS o (row_id, project_id, method, path, status, request_content_type, request_shape,
-                                                  response_content_type, response_shape, count, first_seen, last_seen, query, request_headers,
-                                                  first_commit, first_build)
-         SELECT f.row_id, $1::uuid, f.method, $4, f.status, f.request_content_type, f.request_shape, f.response_content_type, f.response_shape,
+         INSERT INTO evidence_observations AS o (row_id, project_id, kind, row_first_seen, method, path, status, request_content_type,
+                                                  request_shape, response_content_type, response_shape, count, first_seen, last_seen, query,
+                                                  request_headers, first_commit, first_build)
+         SELECT f.row_id, $1::uuid, f.kind, f.row_first_seen, f.method, $4, f.status, f.request_content_type, f.request_shape, f.response_content_type, f.response_shape,
                 f.count, f.first_seen, f.last_seen, f.query, f.request_headers, f.first_commit, f.first_build
            FROM folded f
           ORDER BY f.row_id, f.method, f.status, coalesce(f.request_content_type, ' '), coalesce(f.request_shape, ' '),
@@ -789,23 +742,21 @@ export class EvidenceRepository {
    * Per group `n` of exchanges (by method, path, status, content types and shape fingerprints),
    * the first row of each kind whose evidence has one of them: the one that had it first (then by
    * the row's first evidence, then id), when, and the commit and build of the batch that brought it
-   * (the row's, newest, for evidence kept before they were). One probe of `exchange_origins_key`
-   * per exchange, however many rows have it.
+   * (the row's, newest, for evidence kept before they were). One probe of
+   * `evidence_observations_origin_idx` per exchange and kind, however many rows have it.
    */
   firstRowsShowing(projectId: string, wanted: readonly WantedExchange[]): Promise<RowShowing[]> {
     if (wanted.length === 0) return Promise.resolve([]);
     return this.db.query(
-      `SELECT DISTINCT ON (w.n, x.kind) w.n, x.kind, r.name, r.pull_request AS "pullRequest",
+      `SELECT DISTINCT ON (w.n, k.kind) w.n, k.kind, r.name, r.pull_request AS "pullRequest",
               coalesce(x.build, r.build) AS build, coalesce(x.commit, r.commit) AS commit, x.first_seen AS "firstSeen"
          FROM jsonb_to_recordset($2::jsonb)
               AS w(n int, method text, path text, status smallint, req_ct text, req_fp text, res_ct text, res_fp text)
-         JOIN exchange_origins x
-           ON x.project_id = $1 AND x.method = w.method AND x.path = w.path AND x.status = w.status
-          AND coalesce(x.request_content_type, ' ') = coalesce(w.req_ct, ' ') AND coalesce(x.request_shape, ' ') = coalesce(w.req_fp, ' ')
-          AND coalesce(x.response_content_type, ' ') = coalesce(w.res_ct, ' ') AND coalesce(x.response_shape, ' ') = coalesce(w.res_fp, ' ')
+        CROSS JOIN unnest($3::text[]) AS k(kind)
+        CROSS JOIN ${FIRST_ROW_OF}
          JOIN environment_rows r ON r.id = x.row_id AND r.project_id = $1
-        ORDER BY w.n, x.kind, x.first_seen, x.row_first_seen, x.row_id`,
-      [projectId, JSON.stringify(wanted)],
+        ORDER BY w.n, k.kind, x.first_seen, x.row_first_seen, x.row_id`,
+      [projectId, JSON.stringify(wanted), [...MATRIX_KINDS]],
     );
   }
 }

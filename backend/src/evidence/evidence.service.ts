@@ -22,7 +22,6 @@ import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
 import {
   type EnvironmentRow,
   EvidenceRepository,
-  type AddedExchange,
   type EvidenceExchangeRow,
   type FoldedExchangeRow,
   type NewCell,
@@ -306,7 +305,6 @@ export class EvidenceService {
       );
       const row = await this.repository.touchRow(manager, rowId, lastSeen, latest('build'), latest('commit'));
       const exchanges = foldExchanges(batches);
-      let added: AddedExchange[] = [];
       if (exchanges.length > 0) {
         const keys = [
           ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
@@ -314,7 +312,7 @@ export class EvidenceService {
         const endpoints = await this.versions.documentedAmong(project.id, keys, manager);
         if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
         const stale = await this.cellsToCompute(manager, rowId, endpoints, exchanges);
-        added = await this.repository.addExchanges(manager, project.id, rowId, exchanges);
+        await this.repository.addExchanges(manager, project.id, rowId, exchanges);
         await this.refreshRow(
           manager,
           project,
@@ -338,8 +336,6 @@ export class EvidenceService {
         for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
       await alsoFold(manager, row, batches);
-      // Last: a fold of another row of this kind with the same new exchange waits for this commit.
-      await this.repository.offerOrigins(manager, project.id, rowId, added);
       return batches.length;
     });
   }
@@ -537,7 +533,6 @@ export class EvidenceService {
     await this.repository.renameQueuedPaths(manager, project.id, rowIds, literals, template);
     const moved = await this.repository.moveExchanges(manager, project.id, rowIds, literals, template);
     if (moved.length === 0) return 0;
-    await this.repository.recomputeOrigins(manager, project.id, [...literals, template]);
     const endpoints = await this.versions.documentedAt(project.id, template, manager);
     if (endpoints.length > 0) {
       const movedRows = new Set(moved.map((m) => m.rowId));
