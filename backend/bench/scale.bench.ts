@@ -16,7 +16,7 @@
  *  - a check that the stored evidence equals a full recomputation from the stored observations:
  *    the distinct exchanges of every environment row, the matrix (`GET …/versions`), the cells,
  *    the proposal's steps, the requests per version (runtime evidence, the version share) and the
- *    first row of each kind per distinct exchange (`exchange_origins`, issue 18); and
+ *    first row of each kind per distinct exchange (as read by the origin index, issue 18); and
  *    that the consumer calls stored (issue 19: every row names 1–3 of CONSUMERS clients, a few
  *    rows some overflow) equal the calls sent, per environment kind and consumer.
  *    A difference fails the bench.
@@ -395,8 +395,12 @@ type AckParts = Record<keyof typeof ACK_PARTS, number>;
 
 async function ackParts(urls: readonly string[], token: string): Promise<AckParts> {
   const sum: AckParts = { wait: 0, commit: 0, fold: 0, acks: 0, timedOut: 0 };
+  const metrics = async (url: string): Promise<string> =>
+    (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
   for (const url of urls) {
-    const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    // A kept-alive socket the replica closed as idle just as the request went out fails it ("other
+    // side closed", twice in full-size runs): the read is asked again once, on a new socket.
+    const text = await metrics(url).catch(() => metrics(url));
     for (const [part, name] of Object.entries(ACK_PARTS))
       sum[part as keyof AckParts] += Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   }
@@ -642,7 +646,7 @@ async function recomputationDiffers(
   if (differingConsumers > 0)
     differences.push(`consumer calls: ${differingConsumers} of ${consumersSent.size} (kind, consumer) differ`);
 
-  // Where each distinct exchange was first seen, per kind: the fold's `exchange_origins` against the evidence of every row.
+  // Where each distinct exchange was first seen, per kind: as read by the origin index against the evidence of every row.
   const origins = await originsDifferingFromEvidence(db, projectId);
   if (origins.differing > 0) differences.push(`exchange origins: ${origins.differing} of ${origins.stored} differ`);
 
