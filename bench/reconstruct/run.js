@@ -167,7 +167,7 @@ async function startPrism(file, seed, varied) {
       env: varied
         ? {
             ...process.env,
-            NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${path.join(HERE, 'lib', 'mock-preload.js')}`,
+            NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(path.join(HERE, 'lib', 'mock-preload.js'))}`,
             BENCH_MOCK_SEED: seed,
           }
         : process.env,
