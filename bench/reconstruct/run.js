@@ -381,7 +381,14 @@ async function main() {
     throw new Error('--peers-from runs Spectator: keep it among --contenders');
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
-  const generate = createGenerator({ someOptionals: options.varied });
+  // A rescore or replay of a --varied run says so, as the run's results.json does.
+  const savedResults = path.join(runDir, 'results.json');
+  const varied =
+    options.varied ||
+    (rescore !== null &&
+      fs.existsSync(savedResults) &&
+      JSON.parse(fs.readFileSync(savedResults, 'utf8')).varied === true);
+  const generate = createGenerator({ someOptionals: varied });
   /** @type {import('./lib/replay').AgentParts | null} the agent's pipeline, built from this checkout, for --replay */
   const agentParts = replay ? (buildSpectator(), agentPartsOf(ROOT)) : null;
   const spectator =
@@ -393,6 +400,7 @@ async function main() {
     startedAt: new Date().toISOString(),
     commit: spawnSync('git', ['rev-parse', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
     seed: corpus.seed,
+    varied,
     sets: {},
   };
   /** @type {string[]} */
@@ -440,7 +448,7 @@ async function main() {
           // The mock serves a copy without made-up framing headers when the document defines some.
           const served = withoutFramingHeaders(source);
           if (served) fs.writeFileSync(path.join(docDir, 'mock.openapi.json'), JSON.stringify(served));
-          const prism = await startPrism(served ? path.join(docDir, 'mock.openapi.json') : file, seed, options.varied);
+          const prism = await startPrism(served ? path.join(docDir, 'mock.openapi.json') : file, seed, varied);
           try {
             if (spectator) {
               const result = await spectator.reconstruct(
@@ -531,7 +539,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ''}`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
