@@ -712,6 +712,34 @@ describe('PathLearner', () => {
     expect(learner.resolve('/2/users')).toBe('/2/users');
   });
 
+  it('learns from answers that leave optional fields out, and keeps one field inside another apart', () => {
+    const fields = (...names: string[]) => responseKeys(inferShape(Object.fromEntries(names.map((n) => [n, 1]))));
+    const full = fields('login', 'id', 'name', 'bio', 'blog', 'company');
+    const learner = new PathLearner();
+    // One value seen twice, once with its optional fields left out: what it answers is every field it was seen with.
+    learn(learner, [
+      ['GET', '/users/alice', fields('login')],
+      ['GET', '/users/alice', full],
+      ['GET', '/users/bob', full],
+    ]);
+    expect(learner.resolve('/users/carol')).toBe('/users/{user}');
+    // Two or more fields all (or all but one in five) inside the other's: the same shape, some left out.
+    learn(learner, [
+      ['GET', '/orgs/acme', fields('login', 'id', 'name', 'url', 'plan')],
+      ['GET', '/orgs/initech', fields('login', 'id')],
+    ]);
+    expect(learner.resolve('/orgs/wonka')).toBe('/orgs/{org}');
+    // A single field inside another body tells nothing of the kind: two actions stay apart.
+    learn(learner, [
+      ['PUT', '/external/master', fields('error', 'success'), fields('cog', 'lat', 'lon', 'orientation')],
+      ['PUT', '/external/orientation', fields('error', 'success'), fields('orientation')],
+    ]);
+    expect(learner.resolve('/external/orientation')).toBe('/external/orientation');
+    // And other fields are other shapes, as before (`/users/me`).
+    learn(learner, [['GET', '/users/me', fields('plan', 'email', 'quota', 'settings')]]);
+    expect(learner.resolve('/users/me')).toBe('/users/me');
+  });
+
   it('bounds its work: thousands of names before identifiers that never turn out alike cost each the same', () => {
     // Room for the 5,000 and what comes after them (5,000 records are kept by default).
     const learner = new PathLearner({ maxRecords: 6_000 });

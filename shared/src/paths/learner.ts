@@ -972,10 +972,12 @@ export class PathLearner {
           let pair = pairs.get(id);
           if (pair === undefined) pairs.set(id, (pair = { a, b, routes: new Set(), agreeing: new Set() }));
           if (pair.routes === null) continue;
-          if (ra.some((x) => rb.some((y) => fieldsDisagree(x, y)))) pair.routes = null;
+          const x = mergeRoutes(ra);
+          const y = mergeRoutes(rb);
+          if (fieldsDisagree(x, y)) pair.routes = null;
           else {
             pair.routes.add(route);
-            if (ra.some((x) => rb.some((y) => fieldsAgree(x, y)))) pair.agreeing.add(route);
+            if (fieldsAgree(x, y)) pair.agreeing.add(route);
           }
         }
     }
@@ -1214,8 +1216,8 @@ function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
   let agree = false;
   let same = false;
   let differs = false;
-  for (const x of a) {
-    for (const y of b) {
+  for (const x of mergeFields(a)) {
+    for (const y of mergeFields(b)) {
       if (x.record.method !== y.record.method) continue;
       const verdict = compareContinuations(x, y);
       if (verdict === 'contradicts') return 'contradicts';
@@ -1225,6 +1227,49 @@ function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
     }
   }
   return agree ? 'alike' : differs ? 'contradicts' : same ? 'same' : 'unknown';
+}
+
+/**
+ * A value's observations with the same method and continuation as one, their fields merged: a real API
+ * leaves optional fields out of some answers and not of others (`{id}`, `{id, name, bio}` of one
+ * `GET /users/alice`), and what the value answers is every field it was seen with.
+ */
+function mergeFields(placed: readonly Placed[]): readonly Placed[] {
+  if (placed.length < 2) return placed;
+  const byRoute = new Map<string, Placed[]>();
+  for (const one of placed) {
+    const route = `${one.record.method} ${continuation(one.resolved, one.at)}`;
+    const same = byRoute.get(route);
+    if (same === undefined) byRoute.set(route, [one]);
+    else same.push(one);
+  }
+  if (byRoute.size === placed.length) return placed;
+  const out: Placed[] = [];
+  for (const same of byRoute.values()) {
+    const first = same[0]!;
+    if (same.length === 1) out.push(first);
+    else
+      out.push({
+        ...first,
+        record: {
+          ...first.record,
+          keys: unionKeys(same.map((one) => one.record.keys)),
+          requestKeys: unionKeys(same.map((one) => one.record.requestKeys)),
+        },
+      });
+  }
+  return out;
+}
+
+/** The fields of several bodies of one route merged (null when none has any). */
+function unionKeys(lists: ReadonlyArray<readonly string[] | null>): readonly string[] | null {
+  let out: Set<string> | undefined;
+  for (const keys of lists) {
+    if (keys === null) continue;
+    out ??= new Set();
+    for (const key of keys) out.add(key);
+  }
+  return out === undefined ? null : [...out];
 }
 
 /** Two continuations (what follows each value) of one method. */
@@ -1277,13 +1322,21 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   return restX === 1 && fields === 'contradicts' ? 'differs' : 'unknown';
 }
 
-/** Top-level field names agree when at least half of all of them are shared (Jaccard ≥ 0.5). */
+/**
+ * Field names agree when at least half of all of them are shared (Jaccard ≥ 0.5), or when the fewer,
+ * two or more, are (but for one in five) among the others: a body that left optional fields out
+ * (`{login, id}` beside `{login, id, name, url, plan}`). One field inside another body tells nothing
+ * (`{orientation}` beside `{cog, lat, lon, orientation}`): it disagrees, as before.
+ */
 function compareKeys(a: readonly string[] | null, b: readonly string[] | null): Verdict {
   if (a === null || b === null || a.length === 0 || b.length === 0) return 'unknown';
   const inA = new Set(a);
   let shared = 0;
   for (const key of b) if (inA.has(key)) shared++;
-  return shared * 2 >= inA.size + b.length - shared ? 'alike' : 'contradicts';
+  if (shared * 2 >= inA.size + b.length - shared) return 'alike';
+  // One mostly inside the other: a body that left optional fields out (`{id}` beside `{id, name, bio}`).
+  const fewer = Math.min(inA.size, b.length);
+  return fewer >= 2 && shared * 5 >= fewer * 4 ? 'alike' : 'contradicts';
 }
 
 /** A whole route after a first segment, every segment a literal: its method and text, and the fields seen. */
@@ -1298,6 +1351,16 @@ function rootRoute(record: PathRecord): RootRoute | undefined {
   const segments = record.segments;
   if (segments.length < 2 || segments.some((segment, at) => at > 0 && segment.kind !== 'literal')) return undefined;
   return { route: `${record.method} ${continuation(segments, 0)}`, keys: record.keys, requestKeys: record.requestKeys };
+}
+
+/** What one value answered on one route, its fields merged (see `mergeFields`). */
+function mergeRoutes(seen: readonly RootRoute[]): RootRoute {
+  if (seen.length === 1) return seen[0]!;
+  return {
+    route: seen[0]!.route,
+    keys: unionKeys(seen.map((one) => one.keys)),
+    requestKeys: unionKeys(seen.map((one) => one.requestKeys)),
+  };
 }
 
 /** Are the fields seen on one route after two first-segment values known on both sides, and alike? */
