@@ -729,7 +729,14 @@ describe('PathLearner', () => {
       ['GET', '/orgs/initech', fields('login', 'id')],
     ]);
     expect(learner.resolve('/orgs/wonka')).toBe('/orgs/{org}');
-    // A single field inside another body tells nothing of the kind: two actions stay apart.
+    // An answer of one field among its siblings' tells nothing either way: a value still, not an exception.
+    learn(learner, [
+      ['GET', '/teams/dave', fields('name')],
+      ['GET', '/teams/erin', fields('name', 'city', 'founded', 'colors')],
+      ['GET', '/teams/frank', fields('name', 'city', 'founded', 'colors')],
+    ]);
+    expect(learner.resolve('/teams/dave')).toBe('/teams/{team}');
+    // A request body of one field inside another tells nothing of the kind: two actions stay apart.
     learn(learner, [
       ['PUT', '/external/master', fields('error', 'success'), fields('cog', 'lat', 'lon', 'orientation')],
       ['PUT', '/external/orientation', fields('error', 'success'), fields('orientation')],

@@ -1285,7 +1285,7 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
     if (s.kind === 'literal' && t.kind === 'literal' && s.text === t.text) sharedLiteral = true;
     else if (s.kind !== 'param' || t.kind !== 'param') identical = false;
   }
-  const answers = compareKeys(x.record.keys, y.record.keys);
+  const answers = compareKeys(x.record.keys, y.record.keys, true);
   const requests = compareKeys(x.record.requestKeys, y.record.requestKeys);
   // Bodies the API accepted and answers tell apart alike: both must agree where both are known.
   const fields =
@@ -1325,10 +1325,11 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
 /**
  * Field names agree when at least half of all of them are shared (Jaccard ≥ 0.5), or when the fewer,
  * two or more, are (but for one in five) among the others: a body that left optional fields out
- * (`{login, id}` beside `{login, id, name, url, plan}`). One field inside another body tells nothing
- * (`{orientation}` beside `{cog, lat, lon, orientation}`): it disagrees, as before.
+ * (`{login, id}` beside `{login, id, name, url, plan}`). One field inside another body tells nothing:
+ * an answer of it neither agrees nor disagrees (`answers`: `{name}` beside `{name, city, founded}`), an
+ * accepted request body disagrees as before (`{orientation}` beside `{cog, lat, lon, orientation}`).
  */
-function compareKeys(a: readonly string[] | null, b: readonly string[] | null): Verdict {
+function compareKeys(a: readonly string[] | null, b: readonly string[] | null, answers = false): Verdict {
   if (a === null || b === null || a.length === 0 || b.length === 0) return 'unknown';
   const inA = new Set(a);
   let shared = 0;
@@ -1336,7 +1337,9 @@ function compareKeys(a: readonly string[] | null, b: readonly string[] | null): 
   if (shared * 2 >= inA.size + b.length - shared) return 'alike';
   // One mostly inside the other: a body that left optional fields out (`{id}` beside `{id, name, bio}`).
   const fewer = Math.min(inA.size, b.length);
-  return fewer >= 2 && shared * 5 >= fewer * 4 ? 'alike' : 'contradicts';
+  if (fewer >= 2 && shared * 5 >= fewer * 4) return 'alike';
+  // An answer of one field among another's: the rest left out, or another shape; nothing to tell by.
+  return answers && fewer === 1 && shared === 1 ? 'unknown' : 'contradicts';
 }
 
 /** A whole route after a first segment, every segment a literal: its method and text, and the fields seen. */
@@ -1370,7 +1373,9 @@ function fieldsAgree(x: RootRoute, y: RootRoute): boolean {
 
 /** Do the fields seen on one route after two first-segment values disagree? */
 function fieldsDisagree(x: RootRoute, y: RootRoute): boolean {
-  return compareKeys(x.keys, y.keys) === 'contradicts' || compareKeys(x.requestKeys, y.requestKeys) === 'contradicts';
+  return (
+    compareKeys(x.keys, y.keys, true) === 'contradicts' || compareKeys(x.requestKeys, y.requestKeys) === 'contradicts'
+  );
 }
 
 /** First-segment values compared on one route at most (see `rootMembers`): pairs grow as their square. */
