@@ -246,7 +246,8 @@ export class ConsumersRepository {
 
   /**
    * Per consumer (and `*`, `+`), a project's calls in an environment (or one of its rows, `rowId`)
-   * since `since`, with how many endpoints each called.
+   * since `since`, with how many endpoints each called (summed per endpoint first: hashed, where
+   * `count(DISTINCT …)` sorted every consumer's calls of every day, 5 times as long on 30 days).
    */
   consumersOf(
     projectId: string,
@@ -255,12 +256,14 @@ export class ConsumersRepository {
     rowId: string | null,
   ): Promise<Array<ConsumerSum & { endpoints: number }>> {
     return this.db.query(
-      `SELECT e.key AS consumer, sum(${CALLS})::text AS calls, ${LAST_CALL} AS "lastCall",
-              count(DISTINCT (c.method, c.path))::int AS endpoints
-         FROM consumer_calls c ${EACH}
-        WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date AND ($4::uuid IS NULL OR c.row_id = $4)
-        GROUP BY e.key
-        ORDER BY sum(${CALLS}) DESC, e.key
+      `SELECT consumer, sum(calls)::text AS calls, to_timestamp(max(at) / 1000.0) AS "lastCall", count(*)::int AS endpoints
+         FROM (SELECT e.key AS consumer, sum(${CALLS}) AS calls, max((e.value->>1)::bigint) AS at
+                 FROM consumer_calls c ${EACH}
+                WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date
+                  AND ($4::uuid IS NULL OR c.row_id = $4)
+                GROUP BY e.key, c.method, c.path) endpoint
+        GROUP BY consumer
+        ORDER BY sum(calls) DESC, consumer
         LIMIT 10000`,
       [projectId, kind, since, rowId],
     );
