@@ -146,4 +146,52 @@ describe('Aggregator', () => {
     expect(second).toMatchObject({ captureId: 'c2', observations: [], failures: [{ status: 0, method: 'POST' }] });
     expect(aggregator.drain()).toEqual([]);
   });
+
+  it('counts each (capture, method, template, status, body keys) in a row of its own, however many a template has', () => {
+    const part = <T>(values: readonly T[]) => fc.constantFrom(...values);
+    const key = fc.tuple(
+      part(['c1', 'c2']),
+      part(['GET', 'POST', 'PUT']),
+      part(['/a', '/b']),
+      part([200, 201, 404, 500]),
+      part(['-', 'x', 'y']),
+      part(['-', 'x', 'y']),
+    );
+    fc.assert(
+      fc.property(fc.array(key, { minLength: 20, maxLength: 300, size: 'max' }), (keys) => {
+        const aggregator = new Aggregator();
+        const expected = new Map<string, number>();
+        for (const [captureId, method, template, status, request, response] of keys) {
+          const id = JSON.stringify([captureId, method, template, status, request, response]);
+          expected.set(id, (expected.get(id) ?? 0) + 1);
+          aggregator.add(
+            observation({
+              captureId,
+              method,
+              template,
+              status,
+              request: request === '-' ? null : json(request),
+              response: response === '-' ? null : json(response),
+            }),
+          );
+        }
+        expect(aggregator.size).toBe(expected.size);
+        const counted = new Map<string, number>();
+        for (const group of aggregator.drain())
+          for (const o of group.observations)
+            counted.set(
+              JSON.stringify([
+                group.captureId,
+                o.method,
+                o.path,
+                o.status,
+                o.request?.shape ?? '-',
+                o.response?.shape ?? '-',
+              ]),
+              o.count,
+            );
+        expect(counted).toEqual(expected);
+      }),
+    );
+  });
 });

@@ -96,6 +96,9 @@ export interface CaptureRows {
 
 interface Row {
   observation: WireObservation;
+  /** The bodies' row keys (`BodySummary.key`, `-` for none): with method and status, what tells a template's rows apart. */
+  requestKey: string;
+  responseKey: string;
   firstSeen: number;
   lastSeen: number;
   query: Set<string>;
@@ -122,20 +125,32 @@ interface FailureRow {
   elapsed: LatencyHistogram;
 }
 
+/** Rows of one template (methods, statuses, body variants) a template may have before they are indexed by key. */
+const ROWS_SCANNED = 8;
+
+/** The rows of one template in one capture. */
+interface TemplateRows {
+  /** In arrival order: compared one by one with an interaction's method, status and body keys while at most ROWS_SCANNED. */
+  rows: Row[];
+  /** Past ROWS_SCANNED rows: every row by `rowKey`, made then. */
+  byKey: Map<string, Row> | null;
+}
+
+/** A row's key within its template, unambiguous (a method has no space; the request key is length-prefixed). */
+function rowKey(method: string, status: number, requestKey: string, responseKey: string): string {
+  return `${method} ${status} ${requestKey.length}:${requestKey}${responseKey}`;
+}
+
 /** Rows of one capture: the list in arrival order, and an index by key for counting. */
 interface CaptureTable {
   rows: Row[];
-  /** template → method → status → request body key → response body key → row. */
-  index: Map<string, Map<string, Map<number, Map<string, Map<string, Row>>>>>;
+  /**
+   * template → its rows: one look-up a request, then a few comparisons of strings the pipeline holds
+   * (mostly the same objects), rather than a look-up per part of the key.
+   */
+  index: Map<string, TemplateRows>;
   /** Requests the upstream never answered, by `status method template` (they are rare: a key string is fine). */
   failures: Map<string, FailureRow>;
-}
-
-/** The map under `key`, made when missing. */
-function childMap<K, K2, V>(map: Map<K, Map<K2, V>>, key: K): Map<K2, V> {
-  let child = map.get(key);
-  if (child === undefined) map.set(key, (child = new Map<K2, V>()));
-  return child;
 }
 
 /**
@@ -174,12 +189,16 @@ function headerNameList(names: Set<string>): string[] {
 /**
  * Counts interactions per (capture, method, template, status, request body, response body), where
  * a body is its media type, shape fingerprint and flags; query and header names are unioned into
- * the row, with first and last seen. Rows are found through nested maps of the key's parts, each
- * part a string the pipeline already holds (the same object every time, its hash computed once),
- * rather than by building and hashing a key string per interaction.
+ * the row, with first and last seen. A row is found with one look-up (its template, a string the
+ * pipeline already holds, its hash computed once) and then by comparing method, status and body
+ * keys with the template's few rows, rather than by a look-up per part of the key or by building and
+ * hashing a key string per interaction (that only for a template past ROWS_SCANNED rows).
  */
 export class Aggregator {
   private captures = new Map<string, CaptureTable>();
+  /** The capture counted into last and its table (see `table`); null after a drain. */
+  private lastCapture = '';
+  private lastTable: CaptureTable | null = null;
   private shapes = new Map<string, Shape>();
   private rowCount = 0;
   /** Consumers named in rows since the last drain. */
@@ -202,14 +221,27 @@ export class Aggregator {
 
   add(o: Observation): void {
     const table = this.table(o.captureId);
-    const byResponse = childMap(
-      childMap(childMap(childMap(table.index, o.template), o.method), o.status),
-      o.request?.key ?? '-',
-    );
+    let rows = table.index.get(o.template);
+    if (rows === undefined) table.index.set(o.template, (rows = { rows: [], byKey: null }));
+    const requestKey = o.request?.key ?? '-';
     const responseKey = o.response?.key ?? '-';
-    let row = byResponse.get(responseKey);
+    let row = rows.byKey === null ? undefined : rows.byKey.get(rowKey(o.method, o.status, requestKey, responseKey));
+    if (rows.byKey === null)
+      for (const candidate of rows.rows) {
+        if (
+          candidate.observation.status === o.status &&
+          candidate.observation.method === o.method &&
+          candidate.responseKey === responseKey &&
+          candidate.requestKey === requestKey
+        ) {
+          row = candidate;
+          break;
+        }
+      }
     if (!row) {
       row = {
+        requestKey,
+        responseKey,
         observation: {
           method: o.method,
           path: o.template,
@@ -235,7 +267,12 @@ export class Aggregator {
         consumersOverflow: 0,
         sunsetPast: 0,
       };
-      byResponse.set(responseKey, row);
+      rows.rows.push(row);
+      if (rows.byKey !== null) rows.byKey.set(rowKey(o.method, o.status, requestKey, responseKey), row);
+      else if (rows.rows.length > ROWS_SCANNED)
+        rows.byKey = new Map(
+          rows.rows.map((r) => [rowKey(r.observation.method, r.observation.status, r.requestKey, r.responseKey), r]),
+        );
       table.rows.push(row);
       this.rowCount++;
     }
@@ -303,8 +340,12 @@ export class Aggregator {
   }
 
   private table(captureId: string): CaptureTable {
+    // An agent counts into one capture at a time: its table is kept at hand.
+    if (captureId === this.lastCapture && this.lastTable !== null) return this.lastTable;
     let table = this.captures.get(captureId);
     if (!table) this.captures.set(captureId, (table = { rows: [], index: new Map(), failures: new Map() }));
+    this.lastCapture = captureId;
+    this.lastTable = table;
     return table;
   }
 
@@ -352,6 +393,7 @@ export class Aggregator {
       out.push(group);
     }
     this.captures = new Map();
+    this.lastTable = null;
     this.shapes = new Map();
     this.rowCount = 0;
     this.consumerEntries = 0;
