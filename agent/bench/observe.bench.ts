@@ -9,7 +9,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { LatencyHistogram } from '@spectator/shared';
 import { ConsumerIds, parseConsumerSources, projectConsumerKey, pseudonym } from '../src/observe/consumers';
-import { BodyTap } from '../src/observe/exchange';
+import { BodyTap, type SampleCarrier } from '../src/observe/exchange';
 import { ObservationPipeline } from '../src/observe/pipeline';
 import { summariseBody } from '../src/observe/summarise';
 import { createRootLogger } from '../src/log';
@@ -110,6 +110,7 @@ async function run(
   };
   const chunks = chunksOf(scenario.responseBody);
   let sink = 0;
+  const carrier: SampleCarrier = { sampleSlot: null };
   const started = cpuMicros();
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
@@ -122,18 +123,21 @@ async function run(
         : null;
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
       const firstByte = performance.now() - arrived;
+      carrier.sampleSlot = null; // a handler of its own per exchange in forward
       const sampledBytes = pipeline.sample(
         scenario.method,
         target,
         scenario.status,
         responseHeaders,
         requestTap?.copied ?? 0,
+        carrier,
       );
       const responseTap = pipeline.tap(
         responseHeaders['content-type'],
         responseHeaders['content-encoding'],
         sampledBytes !== 0,
-      ); // as forward does: negative keeps a small body to notice a new variant
+        sampledBytes !== 0,
+      ); // as forward does: negative keeps a small body to notice a new variant, fingerprinted as it comes
       for (const chunk of chunks) responseTap.write(chunk);
       pipeline.record({
         captureId: pipeline.captureId(),
@@ -146,6 +150,7 @@ async function run(
         response: responseTap.bytes > 0 ? responseTap : null,
         at: Date.now(),
         sampledBytes,
+        sampleSlot: carrier.sampleSlot,
         firstByte,
         lastByte: performance.now() - arrived,
         clientLeft: false,

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIdentity, isJson, keyFingerprint, NOVELTY_BYTES, SCAN_BYTES } from './novelty';
+import type { SampleSlot } from './sampler';
 
 /** The chunks of a tap that holds none yet: shared, so a tap that only counts allocates no array. */
 const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
@@ -199,6 +200,13 @@ export interface Exchange {
    * the (small) bodies are kept to notice a new variant, which is then shaped (observe/novelty.ts).
    */
   sampledBytes: number;
+  /** The sampler's slot for this interaction's key, as `sample` left it in its `SampleCarrier`; absent: looked up again. */
+  sampleSlot?: SampleSlot | null;
+}
+
+/** Where `sample` leaves the sampler's slot of an interaction's key, for `record` to be handed it back. */
+export interface SampleCarrier {
+  sampleSlot: SampleSlot | null;
 }
 
 /**
@@ -236,7 +244,8 @@ export interface ExchangeObserver {
    * Decide, when the response starts, whether this interaction's bodies get shape work, so a
    * sampled-out response body is never copied. `requestCopied`: request body bytes copied so far.
    * Returns the body bytes shape work was reserved for (the exchange's `sampledBytes`), 0 for no,
-   * their negative for "no, but keep the body to look for a new variant".
+   * their negative for "no, but keep the body to look for a new variant". The key's sampler slot
+   * is left in `carrier` (when given), to come back as the exchange's `sampleSlot`.
    */
   sample(
     method: string,
@@ -244,6 +253,7 @@ export interface ExchangeObserver {
     status: number,
     responseHeaders: IncomingHttpHeaders,
     requestCopied: number,
+    carrier?: SampleCarrier,
   ): number;
   /** Hand over a finished exchange. Must be cheap and must never throw. */
   record(exchange: Exchange): void;

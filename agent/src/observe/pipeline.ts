@@ -15,7 +15,14 @@ import type { IncomingHttpHeaders } from 'node:http';
 // The module's binding, not the global: `globalThis.performance` is a getter Node runs on every read.
 import { performance } from 'node:perf_hooks';
 import { Aggregator, type CaptureRows, type Observation, type PathEntry } from './aggregator';
-import { BodyTap, type Exchange, type ExchangeObserver, type FailedExchange, type StreamLedger } from './exchange';
+import {
+  BodyTap,
+  type Exchange,
+  type ExchangeObserver,
+  type FailedExchange,
+  type SampleCarrier,
+  type StreamLedger,
+} from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
@@ -211,6 +218,7 @@ export class ObservationPipeline implements ExchangeObserver {
     status: number,
     responseHeaders: IncomingHttpHeaders,
     requestCopied: number,
+    carrier?: SampleCarrier,
   ): number {
     try {
       const media = classifyContentType(responseHeaders['content-type']);
@@ -236,6 +244,7 @@ export class ObservationPipeline implements ExchangeObserver {
         typeof entry === 'string' ? entry : unmatched ? entry.resolved : this.reported(entry),
         status,
       );
+      if (carrier !== undefined) carrier.sampleSlot = slot;
       if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
       // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
       const watch =
@@ -260,7 +269,13 @@ export class ObservationPipeline implements ExchangeObserver {
     const response = exchange.response?.variantKeys() ?? null;
     if (request === null && response === null) return false;
     const variant = (Math.imul(request ?? 0, 31) + (response ?? 0)) >>> 0;
-    const slot = this.sampler.slot(observation.captureId, observation.method, observation.template, observation.status);
+    const slot = this.sampler.again(
+      exchange.sampleSlot ?? null,
+      observation.captureId,
+      observation.method,
+      observation.template,
+      observation.status,
+    );
     slot.variants ??= new Set();
     if (slot.variants.has(variant) || slot.variants.size >= NOVELTY_VARIANTS) return false;
     slot.variants.add(variant);

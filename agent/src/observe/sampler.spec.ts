@@ -171,4 +171,23 @@ describe('ShapeSampler', () => {
     // ...where keeping the 1 MiB reservation (the real cost charged on top of it) starved the key.
     expect(shapedOf(1024 * 1024, 5_000, 5_000)).toBeLessThan(100);
   });
+
+  it("gives a slot carried from the start of an interaction back only while it is still its key's", () => {
+    const sampler = new ShapeSampler();
+    const slot = sampler.slot('c1', 'GET', '/a', 200);
+    expect(sampler.again(slot, 'c1', 'GET', '/a', 200)).toBe(slot);
+    expect(sampler.again(null, 'c1', 'GET', '/a', 200)).toBe(slot);
+    // The template changed in between (a path learned): the new template's own slot.
+    const other = sampler.again(slot, 'c1', 'GET', '/b', 200);
+    expect(other).not.toBe(slot);
+    expect(sampler.slot('c1', 'GET', '/b', 200)).toBe(other);
+    // A new capture started the slots afresh: neither the carried slot nor the old one.
+    const fresh = sampler.again(slot, 'c2', 'GET', '/a', 200);
+    expect(fresh).not.toBe(slot);
+    expect(sampler.slot('c2', 'GET', '/a', 200)).toBe(fresh);
+    // Back to the first capture: started afresh again, so the slot carried from before is not its key's now.
+    const back = sampler.slot('c1', 'GET', '/a', 200);
+    expect(back).not.toBe(slot);
+    expect(sampler.again(slot, 'c1', 'GET', '/a', 200)).toBe(back);
+  });
 });

@@ -56,6 +56,9 @@ export interface SampleSlot {
   keyRefilledAt: number;
   /** Key fingerprints of the body variants seen (see novelty.ts), made on the first; at most NOVELTY_VARIANTS. */
   variants: Set<number> | null;
+  /** The template of its key, and the sampler's `generation` it was made in: see `ShapeSampler.again`. */
+  readonly template: string;
+  readonly generation: number;
 }
 
 /** Keys tracked at most; past it the slots start afresh (each key is then shaped once more). */
@@ -86,6 +89,8 @@ export class ShapeSampler {
   private slots = new Map<string, Map<string, Map<number, SampleSlot>>>();
   private slotCount = 0;
   private slotsCapture = '';
+  /** Counts the times `slots` started afresh: a slot of an older generation is no longer its key's. */
+  private generation = 0;
   /** Learned cost of shape work per body byte, ms (exponentially weighted). */
   private msPerByte = 0.00001;
   /** When `pause` stopped the clock, or null while it runs. */
@@ -113,6 +118,7 @@ export class ShapeSampler {
       this.slots = new Map();
       this.slotCount = 0;
       this.slotsCapture = captureId;
+      this.generation++;
     }
     let byMethod = this.slots.get(template);
     if (byMethod === undefined) this.slots.set(template, (byMethod = new Map()));
@@ -122,11 +128,33 @@ export class ShapeSampler {
     if (slot === undefined) {
       byStatus.set(
         status,
-        (slot = { lastShaped: -Infinity, keyTokens: this.keyBurst(), keyRefilledAt: this.clock(), variants: null }),
+        (slot = {
+          lastShaped: -Infinity,
+          keyTokens: this.keyBurst(),
+          keyRefilledAt: this.clock(),
+          variants: null,
+          template,
+          generation: this.generation,
+        }),
       );
       this.slotCount++;
     }
     return slot;
+  }
+
+  /**
+   * The slot of a key again, given the one `slot` gave for the same interaction earlier (when its
+   * response started): that one when it is still the key's, so its three Map look-ups are not
+   * repeated; else (the capture or the template changed since, or the slots started afresh) `slot`'s.
+   */
+  again(earlier: SampleSlot | null, captureId: string, method: string, template: string, status: number): SampleSlot {
+    return earlier !== null &&
+      earlier.generation === this.generation &&
+      earlier.template === template &&
+      captureId === this.slotsCapture &&
+      this.slotCount < MAX_SLOTS
+      ? earlier
+      : this.slot(captureId, method, template, status);
   }
 
   /** Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when yes. */

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
-import type { BodyTap, ExchangeObserver } from '../observe/exchange';
+import type { BodyTap, ExchangeObserver, SampleCarrier } from '../observe/exchange';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers';
 import { errorCode, failureBody, upstreamFailure, type UpstreamFailure } from './errors';
 
@@ -289,10 +289,12 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
  * (kept by reference, never changed), and the exchange is handed to the observer once its response
  * ended, was cut, or the client left it.
  */
-class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, ClientCloseListener {
+class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, ClientCloseListener, SampleCarrier {
   private responseTap: BodyTap | null = null;
   /** Body bytes the sampler reserved shape work for; 0: not shaped. */
   private sampledBytes = 0;
+  /** The sampler's slot for this interaction's key (see `SampleCarrier`): handed back with the exchange. */
+  sampleSlot: SampleCarrier['sampleSlot'] = null;
   private recorded = false;
   /** Milliseconds from the request's arrival until the response started. */
   private firstByte = 0;
@@ -369,6 +371,7 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
       this.forwarding.status,
       responseHeaders,
       this.requestTap?.copied ?? 0,
+      this,
     );
     // Negative: sampled out, but a small body is kept to notice a new variant (observe/novelty.ts).
     const keep = this.sampledBytes !== 0;
@@ -414,6 +417,7 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
       response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
       at: Date.now(),
       sampledBytes: this.sampledBytes,
+      sampleSlot: this.sampleSlot,
       firstByte: this.firstByte,
       lastByte: complete ? performance.now() - this.arrived : -1,
       clientLeft,
