@@ -145,8 +145,9 @@ export class BodyTap {
       this.ledger.held += chunk.length;
       this.held += chunk.length;
     }
-    if (this.chunks === NO_CHUNKS) this.chunks = [];
-    (this.chunks as Buffer[]).push(chunk);
+    // The usual body comes in one chunk: an array of one, not an empty one grown by a push (to 17 slots).
+    if (this.chunks === NO_CHUNKS) this.chunks = [chunk];
+    else (this.chunks as Buffer[]).push(chunk);
     this.copied += chunk.length;
     if (!this.keysOnArrival) return;
     // The first chunk is fingerprinted as it comes; a second one changes nothing when the first held
