@@ -60,6 +60,36 @@ describe('uplink to the backend', () => {
     expect(backend.authorizations.every((a) => a === 'Bearer secret')).toBe(true);
   }, 30_000);
 
+  it("sends a stopping agent's capture end after the capture's spooled batches (the backend answers it once they are folded)", async () => {
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      tuning: { flushIntervalMs: 50, ackWaitMs: 10_000 },
+    });
+    let closing: Promise<void> | null = null;
+    try {
+      await waitFor('connected', () => agent.metrics.get('backend_connected') === 1);
+      await backend.stop();
+      await waitFor('disconnect noticed', () => agent.metrics.get('backend_connected') === 0);
+      for (let i = 0; i < 5; i++) await post(agent.proxyUrl, i);
+      await waitFor('batches spooled', () => agent.metrics.get('batches_spooled') >= 1);
+      // Stopping while disconnected: the end is spooled after the batches; both go out once connected again.
+      closing = agent.close();
+      await backend.restart();
+      await closing;
+    } finally {
+      await (closing ?? agent.close());
+    }
+    const sent = backend.messages
+      .filter((m) => m.type === 'batch' || m.type === 'capture-end')
+      .map((m) => (m.type === 'batch' ? `batch ${m.captureId}` : `capture-end ${m.captureId}`));
+    expect(sent.filter((m) => m.startsWith('batch')).length).toBeGreaterThan(0);
+    expect(sent.at(-1)).toBe(`capture-end ${agent.captureId()}`);
+    expect(backend.count((o) => o.method === 'POST' && o.path === '/posts')).toBe(5);
+    expect(agent.metrics.get('batches_spooled')).toBe(0);
+  }, 30_000);
+
   it('keeps a batch the backend cannot store now and resends it with backoff; drops, counts and logs a refusal', async () => {
     backend = await FakeBackend.start();
     // The database is away for the first three tries of every batch; one batch is refused for good.

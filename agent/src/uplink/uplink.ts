@@ -78,6 +78,8 @@ export class Uplink {
   private readonly ackedShapes = new Set<string>();
   private readonly outbox: ControlMessage[] = [];
   private drainWaiters: (() => void)[] = [];
+  /** Per capture whose end is spooled, the connection (`generation`) its `capture-end` went out on. */
+  private readonly endsSentOn = new Map<string, number>();
 
   constructor(private readonly options: UplinkOptions) {}
 
@@ -122,7 +124,9 @@ export class Uplink {
    */
   endCapture(capture: WireCapture, endedAt: string, carried = false): void {
     this.options.spool.addEnd(capture, endedAt);
-    if (!carried && this.ready && this.socket) this.sendEnd(this.socket, capture.id, endedAt);
+    if (carried) {
+      if (this.ready) this.endsSentOn.set(capture.id, this.generation);
+    } else this.sendEndsDue();
   }
 
   /** Send a capture, capture-end, rules or learned message now, or right after the next welcome. */
@@ -274,6 +278,7 @@ export class Uplink {
         return;
       }
       case 'capture-ended':
+        this.endsSentOn.delete(message.captureId);
         if (spool.removeEnd(message.captureId)) {
           metrics.inc('capture_ends_acked_total');
           this.afterAck();
@@ -359,16 +364,38 @@ export class Uplink {
       socket.send(JSON.stringify({ type: 'capture', capture } satisfies CaptureMessage));
     };
     for (const entry of this.options.spool.values()) announce(entry.capture);
-    // Ends not acknowledged yet, each after its capture (which the backend may never have stored).
-    for (const end of this.options.spool.ends()) {
-      announce(end.capture);
-      this.sendEnd(socket, end.capture.id, end.endedAt);
-    }
+    // Ends not acknowledged yet, each after its capture (which the backend may never have stored)
+    // and after its batches (`pump`).
+    for (const end of this.options.spool.ends()) announce(end.capture);
     this.pump();
   }
 
-  private sendEnd(socket: WebSocket, captureId: string, endedAt: string): void {
-    socket.send(JSON.stringify({ type: 'capture-end', captureId, endedAt } satisfies CaptureEndMessage));
+  /**
+   * Sends the spooled capture ends not yet sent on this connection whose captures have no spooled
+   * batch still to send: the backend answers `capture-ended` once the batches sent before the end
+   * are folded into its evidence, so a stopping agent's traffic is in when its end is answered.
+   */
+  private sendEndsDue(): void {
+    const socket = this.socket;
+    if (!this.ready || !socket) return;
+    for (const end of this.options.spool.ends()) {
+      if (this.endsSentOn.get(end.capture.id) === this.generation) continue;
+      let unsent = false;
+      for (const entry of this.options.spool.values())
+        if (entry.capture.id === end.capture.id && entry.sentOn !== this.generation) {
+          unsent = true;
+          break;
+        }
+      if (unsent) continue;
+      socket.send(
+        JSON.stringify({
+          type: 'capture-end',
+          captureId: end.capture.id,
+          endedAt: end.endedAt,
+        } satisfies CaptureEndMessage),
+      );
+      this.endsSentOn.set(end.capture.id, this.generation);
+    }
   }
 
   private drained(): boolean {
@@ -382,8 +409,14 @@ export class Uplink {
     this.pump();
   }
 
-  /** Write spooled batches not yet sent on this connection, within the window and the socket's buffer. */
+  /** Write spooled batches not yet sent on this connection, then the capture ends they no longer hold back. */
   private pump(): void {
+    this.pumpBatches();
+    this.sendEndsDue();
+  }
+
+  /** Write spooled batches not yet sent on this connection, within the window and the socket's buffer. */
+  private pumpBatches(): void {
     const socket = this.socket;
     if (!this.ready || !socket) return;
     const window = this.options.window ?? 16;
