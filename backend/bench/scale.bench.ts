@@ -303,11 +303,14 @@ async function stream(
   agents: readonly SimulatedAgent[],
   work: ReadonlyArray<readonly string[]>,
   options: { window: number } | { paceMs: number },
-): Promise<{ seconds: number; latencies: number[] }> {
+): Promise<{ seconds: number; latencies: number[]; byKind: Map<string, number[]> }> {
   const latencies: number[] = [];
+  const byKind = new Map<string, number[]>();
   const started = performance.now();
   await Promise.all(
-    agents.map(async ({ agent }, a) => {
+    agents.map(async ({ agent, environment }, a) => {
+      let kindLatencies = byKind.get(environment.kind);
+      if (kindLatencies === undefined) byKind.set(environment.kind, (kindLatencies = []));
       const batches = work[a] as readonly string[];
       const sentAt: number[] = [];
       let next = 0;
@@ -330,12 +333,24 @@ async function stream(
       for (let acked = 0; acked < batches.length; acked++) {
         const message = await agent.next(120_000);
         if (message.type !== 'ack') throw new Error(`unexpected ${JSON.stringify(message)}`);
-        latencies.push(performance.now() - (sentAt[acked] as number));
+        const latency = performance.now() - (sentAt[acked] as number);
+        latencies.push(latency);
+        kindLatencies.push(latency);
         if ('window' in options && next < batches.length) send();
       }
     }),
   );
-  return { seconds: (performance.now() - started) / 1000, latencies };
+  return { seconds: (performance.now() - started) / 1000, latencies, byKind };
+}
+
+/** p50 and p99 of sent→ack per environment kind (a CI batch's ack waits for its fold, the others' do not). */
+function kindLine(byKind: ReadonlyMap<string, readonly number[]>): string {
+  return [...byKind.entries()]
+    .map(
+      ([kind, values]) =>
+        `${kind} p50 ${median(values).toFixed(0)} ms p99 ${percentile(values, 99).toFixed(0)} ms (${values.length})`,
+    )
+    .join(', ');
 }
 
 /** Batches as JSON text, serialised before any clock starts (the agents' JSON work is not the backend's). */
@@ -389,12 +404,14 @@ const ACK_PARTS = {
   commit: 'spectator_ingest_batch_commit_seconds_total',
   fold: 'spectator_ingest_batch_fold_wait_seconds_total',
   acks: 'spectator_ingest_batch_acks_total',
+  folded: 'spectator_ingest_evidence_fold_seconds_total',
+  evidence: 'spectator_ingest_evidence_batches_total',
   timedOut: 'spectator_ingest_fold_waits_timed_out_total',
 } as const;
 type AckParts = Record<keyof typeof ACK_PARTS, number>;
 
 async function ackParts(urls: readonly string[], token: string): Promise<AckParts> {
-  const sum: AckParts = { wait: 0, commit: 0, fold: 0, acks: 0, timedOut: 0 };
+  const sum: AckParts = { wait: 0, commit: 0, fold: 0, acks: 0, folded: 0, evidence: 0, timedOut: 0 };
   const metrics = async (url: string): Promise<string> =>
     (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
   for (const url of urls) {
@@ -411,8 +428,9 @@ async function ackParts(urls: readonly string[], token: string): Promise<AckPart
 function ackLine(spans: ReadonlyArray<readonly [AckParts, AckParts]>): string {
   const d = (part: keyof AckParts): number =>
     spans.reduce((total, [before, after]) => total + after[part] - before[part], 0);
-  const per = (part: keyof AckParts): string => `${((d(part) * 1000) / d('acks')).toFixed(0)} ms`;
-  return `behind the connection's earlier messages ${per('wait')}, to the commit ${per('commit')}, for the fold ${per('fold')}; ${d('timedOut')} of ${d('acks')} acks sent after 5 s without their fold`;
+  const per = (part: keyof AckParts, over: keyof AckParts = 'acks'): string =>
+    `${((d(part) * 1000) / d(over)).toFixed(0)} ms`;
+  return `behind the connection's earlier messages ${per('wait')}, to the commit ${per('commit')}, after the commit ${per('fold')} (CI acks wait for the fold); ${d('acks')} acks; folded ${per('folded', 'evidence')} after the commit, ${d('timedOut')} of ${d('evidence')} evidence batches not within 5 s`;
 }
 
 /** A backend replica as a process of its own; resolves once it answers /api/v1/health. */
@@ -765,6 +783,7 @@ async function main(): Promise<void> {
     const backendRates: number[] = [];
     const plainRates: number[] = [];
     const saturated: number[] = [];
+    const saturatedByKind = new Map<string, number[]>();
     let backendLockMs = 0;
     let plainLockMs = 0;
     const consumersSent = new Map<string, number>();
@@ -778,7 +797,7 @@ async function main(): Promise<void> {
         const work = serialised(agents, batches);
         const acksBefore = await ackParts(urls, metricsToken);
         sampler.start();
-        const { seconds, latencies } = await cpu.measure('with evidence', () =>
+        const { seconds, latencies, byKind } = await cpu.measure('with evidence', () =>
           stream(agents, work, { window: WINDOW }),
         );
         await sampler.stop();
@@ -786,6 +805,8 @@ async function main(): Promise<void> {
         backendLockMs = Math.max(backendLockMs, sampler.maxMs);
         backendRates.push(rowsPerRound / seconds);
         saturated.push(...latencies);
+        for (const [kind, values] of byKind)
+          saturatedByKind.set(kind, [...(saturatedByKind.get(kind) ?? []), ...values]);
       };
       const runPlain = async (): Promise<void> => {
         sampler.start();
@@ -853,6 +874,7 @@ async function main(): Promise<void> {
       `  batch sent → ack: saturated p50 ${ms(median(saturated))} p99 ${ms(percentile(saturated, 99))}; ` +
         `paced (1 per ${PACE_MS} ms per agent, ${paced.latencies.length} batches) p50 ${ms(median(paced.latencies))} p99 ${ms(percentile(paced.latencies, 99))} (aim p99 < 1 s)`,
     );
+    console.log(`    by kind: saturated ${kindLine(saturatedByKind)}; paced ${kindLine(paced.byKind)}`);
     console.log(`  where acks waited (replicas' /metrics, mean per ack): saturated ${ackLine(saturatedAcks)}`);
     console.log(`    paced ${ackLine([pacedAcks])}`);
     console.log(

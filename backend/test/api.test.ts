@@ -693,10 +693,9 @@ describe('service endpoints', () => {
         await fetch(`${backend.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
       ).text();
       return Object.fromEntries(
-        [...text.matchAll(/^(spectator_ingest_(?:batch_\w+|fold_waits_timed_out)_total) (\S+)$/gm)].map((m) => [
-          m[1] as string,
-          Number(m[2]),
-        ]),
+        [...text.matchAll(/^(spectator_ingest_(?:batch_\w+|evidence_\w+|fold_waits_timed_out)_total) (\S+)$/gm)].map(
+          (m) => [m[1] as string, Number(m[2])],
+        ),
       );
     };
     const before = await read();
@@ -705,11 +704,16 @@ describe('service endpoints', () => {
       'spectator_ingest_batch_commit_seconds_total',
       'spectator_ingest_batch_fold_wait_seconds_total',
       'spectator_ingest_batch_wait_seconds_total',
+      'spectator_ingest_evidence_batches_total',
+      'spectator_ingest_evidence_fold_seconds_total',
       'spectator_ingest_fold_waits_timed_out_total',
     ]);
-    // A staging batch is evidence: its ack waits for its fold.
+    // A CI batch is evidence the gate reads next: its ack waits for its fold.
     const agent = await connectTestAgent(backend.url, tokens.agent);
-    const hello = helloMessage({ agentId: 'metrics-agent', environment: { kind: 'staging', build: 'metrics-1' } });
+    const hello = helloMessage({
+      agentId: 'metrics-agent',
+      environment: { kind: 'ci', pullRequest: '77', commit: 'metrics1' },
+    });
     await agent.request(hello);
     const batch = batchMessage(hello.capture.id, [
       { method: 'GET', path: '/metered', status: 200, response: { n: 1 } },
@@ -722,9 +726,15 @@ describe('service endpoints', () => {
       expect(after[`spectator_ingest_batch_${part}_seconds_total`]).toBeGreaterThanOrEqual(
         before[`spectator_ingest_batch_${part}_seconds_total`] as number,
       );
-    // The fold runs after the commit: the ack waited for it.
+    // The fold runs after the commit: the ack waited for it, and the batch was followed to its fold.
     expect(after.spectator_ingest_batch_fold_wait_seconds_total).toBeGreaterThan(
       before.spectator_ingest_batch_fold_wait_seconds_total as number,
+    );
+    expect(after.spectator_ingest_evidence_batches_total).toBe(
+      (before.spectator_ingest_evidence_batches_total as number) + 1,
+    );
+    expect(after.spectator_ingest_evidence_fold_seconds_total).toBeGreaterThan(
+      before.spectator_ingest_evidence_fold_seconds_total as number,
     );
   });
 

@@ -8,7 +8,7 @@
 import type { AgentEnvironment, DriftCellResponse, ProposalResponse, TokenResponse } from '@spectator/shared';
 import type { WebhookBody } from '../src/webhooks/transition-events';
 import { startTestBackend, type TestBackend } from './support';
-import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+import { batchMessage, connectTestAgent, endCapture, helloMessage } from './support/agent-client';
 import { eventually, startHookReceiver } from './support/evidence-helpers';
 
 let backend: TestBackend;
@@ -39,6 +39,7 @@ async function traffic(environment: AgentEnvironment, plain: number, withEmail: 
         : []),
     ];
     expect(await agent.request(batchMessage(hello.capture.id, exchanges))).toMatchObject({ type: 'ack' });
+    await endCapture(agent, hello.capture.id);
   } finally {
     await agent.close();
   }

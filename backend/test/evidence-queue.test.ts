@@ -1,13 +1,15 @@
 /**
  * Evidence without a hot row (issue 20): batches queue their evidence in their own transaction and
- * folds take it, on any replica. Many agents of one build on two replicas at once: every
- * acknowledged batch is in the evidence and its consumer calls (issue 19) are counted for its build
- * when its ack arrives, each once, the proposal's step recorded once; a batch left queued (its
- * replica stopped before folding it) is folded by a sweep.
+ * folds take it, on any replica. Many agents of one build on two replicas at once: every batch is
+ * acknowledged at its commit (durable), and its evidence and consumer calls (issue 19) are folded
+ * for its build without anything more asked, each once, the proposal's step recorded once; by the
+ * time an agent's `capture-ended` arrives its batches are folded. CI runs on two replicas: each
+ * ack arrives once its evidence is in the pull request's row (the CI gate reads it next). A batch
+ * left queued (its replica stopped before folding it) is folded by a sweep.
  */
 import type { ConsumersResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
 import { MAX_CONSUMERS_PER_KEY } from '../src/consumers/consumers.repository';
-import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
+import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestAgent } from './support/agent-client';
 import { sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
 
@@ -59,10 +61,12 @@ afterAll(async () => {
 
 const sql = <T>(text: string, values: unknown[] = []): Promise<T[]> => sqlOn<T>(first.databaseUrl, text, values);
 
-async function evidenceTotal(): Promise<number> {
+/** Requests folded into the evidence of environment row `name` of `kind` (production build b1 unless named). */
+async function evidenceTotal(kind = 'production', name = 'b1'): Promise<number> {
   const [row] = await sql<{ n: number }>(
     `SELECT coalesce(sum(o.count), 0)::int AS n FROM evidence_observations o
-       JOIN environment_rows r ON r.id = o.row_id WHERE r.kind = 'production' AND r.name = 'b1'`,
+       JOIN environment_rows r ON r.id = o.row_id WHERE r.kind = $1 AND r.name = $2`,
+    [kind, name],
   );
   return row?.n ?? -1;
 }
@@ -86,7 +90,7 @@ async function runtimeTotal(): Promise<number> {
 }
 
 describe('queued evidence', () => {
-  it('is folded before each ack, once, with many agents of one build on two replicas at once', async () => {
+  it('of production is acknowledged at commit and folded once, with many agents of one build on two replicas', async () => {
     const agents: Array<{ agent: TestAgent; captureId: string }> = [];
     for (let a = 0; a < AGENTS; a++) {
       const agent = await connectTestAgent((a % 2 === 0 ? first : second).url, token);
@@ -117,8 +121,16 @@ describe('queued evidence', () => {
         for (let b = 0; b < BATCHES; b++) expect(await agent.next(30_000)).toMatchObject({ type: 'ack' });
       }),
     );
-    // Acknowledged: folded already, nothing left queued, each batch counted once.
+    // Acknowledged at commit: every batch id and its observations stored. Then each agent ends its
+    // capture, answered once its batches are folded: read at once, no waiting.
     const total = AGENTS * BATCHES * COUNT;
+    const [stored] = await sql<{ batches: number; observations: number }>(
+      `SELECT (SELECT count(*)::int FROM processed_batches WHERE capture_id = ANY ($1::uuid[])) AS batches,
+              (SELECT coalesce(sum(count), 0)::int FROM observations WHERE capture_id = ANY ($1::uuid[])) AS observations`,
+      [agents.map(({ captureId }) => captureId)],
+    );
+    expect(stored).toEqual({ batches: AGENTS * BATCHES, observations: total });
+    await Promise.all(agents.map(({ agent, captureId }) => endCapture(agent, captureId)));
     expect(await evidenceTotal()).toBe(total);
     expect(await runtimeTotal()).toBe(total);
     expect(await consumerTotals()).toEqual({ '*': total, [MOBILE]: (total * 2) / 3, [WEB]: total / 3 });
@@ -131,6 +143,57 @@ describe('queued evidence', () => {
     );
     expect(steps.map((s) => s.step)).toEqual(['Appeared in Production', 'Approved']);
     await Promise.all(agents.map(({ agent }) => agent.close()));
+  });
+
+  it('of production is folded after its ack with nothing more asked', async () => {
+    const agent = await connectTestAgent(second.url, token);
+    const hello = helloMessage({ agentId: 'pod-b2', environment: { kind: 'production', build: 'b2' } });
+    expect((await agent.request(hello)).type).toBe('welcome');
+    const batch = batchMessage(hello.capture.id, [
+      {
+        method: 'POST',
+        path: '/items',
+        status: 201,
+        request: { title: 't' },
+        response: { id: 1, title: 't' },
+        count: 4,
+      },
+    ]);
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+    expect(
+      await eventually(
+        () => evidenceTotal('production', 'b2'),
+        (n) => n === 4,
+      ),
+    ).toBe(4);
+    await agent.close();
+  });
+
+  it("of CI runs is in the pull request's row when each ack arrives, on either replica", async () => {
+    const runs = await Promise.all(
+      [first, second].map(async (replica, r) => {
+        const agent = await connectTestAgent(replica.url, token);
+        const hello = helloMessage({
+          agentId: `ci-${r}`,
+          environment: { kind: 'ci', pullRequest: String(700 + r), commit: `c${r}` },
+        });
+        expect((await agent.request(hello)).type).toBe('welcome');
+        return { agent, captureId: hello.capture.id, pullRequest: String(700 + r) };
+      }),
+    );
+    await Promise.all(
+      runs.map(async ({ agent, captureId, pullRequest }) => {
+        for (let b = 1; b <= 3; b++) {
+          const batch = batchMessage(captureId, [
+            { method: 'POST', path: '/items', status: 201, request: { title: 't' }, response: { id: b, title: 't' } },
+          ]);
+          expect(await agent.request(batch, 30_000)).toEqual({ type: 'ack', batchId: batch.batchId });
+          // Read at once, no waiting: the ack came after the fold.
+          expect(await evidenceTotal('ci', `PR #${pullRequest}`)).toBe(b);
+        }
+        await agent.close();
+      }),
+    );
   });
 
   it('left queued (its replica stopped before folding it) is folded by a sweep of any replica', async () => {

@@ -10,7 +10,7 @@ import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './support/agent-client';
-import { report } from './support/evidence-helpers';
+import { report, untilFolded } from './support/evidence-helpers';
 
 let backend: TestBackend;
 let db: pg.Client;
@@ -188,6 +188,8 @@ describe('the stored matrix texts', () => {
     } finally {
       await Promise.all(agents.map((agent) => agent.close()));
     }
+    // Staging batches are acknowledged at commit: read once they are folded.
+    await untilFolded(backend.databaseUrl);
     const counts = await db.query<{ n: string; total: string }>(
       `SELECT count(*) AS n, sum(o.count) AS total FROM evidence_observations o JOIN environment_rows r ON r.id = o.row_id WHERE r.name = 's-busy'`,
     );

@@ -45,6 +45,7 @@ import {
   type TestExchange,
 } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
+import { untilFolded } from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
 
 // Regrouping: traffic stored under literal paths, then merged into the template once it is
@@ -110,6 +111,8 @@ async function openSide(slug: string, environment: { kind: 'staging'; build: str
 async function send(side: Side, exchanges: TestExchange[]): Promise<void> {
   const batch = batchMessage(side.captures.at(-1) as string, exchanges);
   expect(await side.agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+  // Acknowledged at commit (staging): the rows counted next include its folded evidence.
+  await untilFolded(backend.databaseUrl);
 }
 
 async function newCapture(side: Side): Promise<void> {

@@ -11,7 +11,7 @@ import { RETENTION_LOCK, RetentionRepository } from '../src/retention/retention.
 import { RetentionService } from '../src/retention/retention.service';
 import type { Runtime } from '../src/config/runtime';
 import { startTestBackend, type TestBackend } from './support';
-import { eventually } from './support/evidence-helpers';
+import { eventually, untilFolded } from './support/evidence-helpers';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 
 let backend: TestBackend;
@@ -44,6 +44,8 @@ async function capture(agentId: string, environment: HelloMessage['environment']
     ),
   ).toMatchObject({ type: 'ack' });
   await agent.close();
+  // A staging batch is acknowledged at commit: its evidence is folded before the test moves it in time.
+  await untilFolded(backend.databaseUrl);
   return hello.capture.id;
 }
 

@@ -8,7 +8,7 @@ import { runCheck } from '@spectator/agent';
 import { type CiRuntimeResponse, LatencyHistogram, type TokenResponse } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
-import { documentGet } from './support/evidence-helpers';
+import { documentGet, untilFolded } from './support/evidence-helpers';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -55,6 +55,8 @@ async function run(
   } finally {
     await agent.close();
   }
+  // A production batch is acknowledged at its commit: what the gate reads next has it folded.
+  await untilFolded(backend.databaseUrl);
 }
 
 const runtimeOf = (pr: string, query = '') =>

@@ -11,7 +11,7 @@ import {
   type VersionShareResponse,
 } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
-import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './support/agent-client';
+import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestExchange } from './support/agent-client';
 import { documentGet } from './support/evidence-helpers';
 
 const MINUTE = 60_000;
@@ -39,6 +39,7 @@ async function run(
       }
       expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
     }
+    await endCapture(agent, hello.capture.id);
     return hello.capture.id;
   } finally {
     await agent.close();

@@ -31,7 +31,7 @@ import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
 import { VersionStore } from '../src/versions/version-store';
 import { createMigratedDatabase, startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
-import { eventually } from './support/evidence-helpers';
+import { eventually, untilFolded } from './support/evidence-helpers';
 
 let backend: TestBackend;
 let agentToken: string;
@@ -118,6 +118,12 @@ async function connect(build: string): Promise<{ agent: TestAgent; captureId: st
   const agent = await connectTestAgent(backend.url, agentToken);
   const hello = helloMessage({ agentId: `rt-${build}`, environment: { kind: 'production', build } });
   expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+  // Production batches are acknowledged at commit: closing waits for their folds, so what a test reads next has them.
+  const close = agent.close;
+  agent.close = async () => {
+    await close();
+    await untilFolded(backend.databaseUrl);
+  };
   return { agent, captureId: hello.capture.id };
 }
 

@@ -9,6 +9,7 @@ import type { ConsumersResponse, EndpointResponse, ProposalResponse, TokenRespon
 import type { Page } from 'playwright-core';
 import { batchMessage, connectTestAgent, helloMessage } from '../../backend/test/support/agent-client';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
+import { untilFolded } from '../../backend/test/support/evidence-helpers';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
 
 jest.setTimeout(240_000);
@@ -84,6 +85,8 @@ beforeAll(async () => {
     ],
   });
   expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+  // A production batch is acknowledged at its commit: wait for its fold.
+  await untilFolded(backend.databaseUrl);
   await agent.close();
   proposalId = await proposeUsers(['id'], true);
 

@@ -9,7 +9,7 @@ import type { AgentEnvironment, TokenResponse } from '@spectator/shared';
 import type { Page } from 'playwright-core';
 import { batchMessage, connectTestAgent, helloMessage } from '../../backend/test/support/agent-client';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
-import { documentGet } from '../../backend/test/support/evidence-helpers';
+import { documentGet, untilFolded } from '../../backend/test/support/evidence-helpers';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, type TestBrowser } from './support/browser';
 
 jest.setTimeout(240_000);
@@ -34,6 +34,8 @@ async function drifting(environment: AgentEnvironment): Promise<string> {
       { method: 'GET', path: '/users/{userId}', status: 200, response: { id: 'u', name: 'n', email: 'e' }, count: 1 },
     ]);
     expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+    // A staging or production batch is acknowledged at its commit: wait for its fold.
+    await untilFolded(backend.databaseUrl);
     return hello.capture.id;
   } finally {
     await agent.close();

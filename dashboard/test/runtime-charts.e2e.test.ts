@@ -9,7 +9,7 @@ import { LatencyHistogram, type TokenResponse, type WireFailure } from '@spectat
 import type { Page } from 'playwright-core';
 import { batchMessage, connectTestAgent, helloMessage } from '../../backend/test/support/agent-client';
 import { startTestBackend, type TestBackend } from '../../backend/test/support';
-import { documentGet } from '../../backend/test/support/evidence-helpers';
+import { documentGet, untilFolded } from '../../backend/test/support/evidence-helpers';
 import { VERSION_COLORS, versionColor } from '../src/lib/runtime-series';
 import { DIST_DIR, ensureDashboardBuilt, openBrowser, screenshot, until, type TestBrowser } from './support/browser';
 
@@ -57,6 +57,8 @@ async function report(build: string, body: unknown, start: number, counts: numbe
         type: 'ack',
       });
     }
+    // A production batch is acknowledged at its commit: wait for its fold.
+    await untilFolded(backend.databaseUrl);
   } finally {
     await agent.close();
   }
@@ -244,6 +246,7 @@ describe('runtime charts on the Versions page (real backend, Chromium)', () => {
           runtime: { ttfb: timings(observation.count, 20), ttlb: timings(observation.count, 40) },
         });
       expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
+      await untilFolded(backend.databaseUrl);
     } finally {
       await agent.close();
     }

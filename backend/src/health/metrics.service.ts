@@ -45,15 +45,24 @@ export class MetricsService {
   );
   readonly batchFoldWaitSeconds = new Counter(
     'spectator_ingest_batch_fold_wait_seconds_total',
-    "Seconds acknowledgements waited after their batch's commit for its evidence to be folded (at most 5 s each), summed",
+    "Seconds acknowledgements waited after their batch's commit (CI batches: for its evidence to be folded, at most 5 s each), summed",
   );
   readonly batchAcks = new Counter(
     'spectator_ingest_batch_acks_total',
     'Agent batches acknowledged after a commit on this replica (what the three sums above are over)',
   );
+  /** How soon an evidence batch's fold follows its commit, whether or not its ack waits (issue 20). */
+  readonly evidenceFoldSeconds = new Counter(
+    'spectator_ingest_evidence_fold_seconds_total',
+    "Seconds from an evidence batch's commit to its fold (at most 5 s each), summed over spectator_ingest_evidence_batches_total",
+  );
+  readonly evidenceBatches = new Counter(
+    'spectator_ingest_evidence_batches_total',
+    'Evidence batches (CI, staging, production) committed on this replica and followed to their fold',
+  );
   readonly foldWaitsTimedOut = new Counter(
     'spectator_ingest_fold_waits_timed_out_total',
-    "Acknowledgements sent after 5 s without their batch's fold (the batch is durable; a later fold takes its evidence)",
+    "Evidence batches not seen folded within 5 s of their commit (durable; a later fold or the sweep takes them; a CI batch's ack went out then)",
   );
   readonly rejectedMessages = new Counter(
     'spectator_ingest_rejected_messages_total',
@@ -97,6 +106,8 @@ export class MetricsService {
       this.batchCommitSeconds,
       this.batchFoldWaitSeconds,
       this.batchAcks,
+      this.evidenceFoldSeconds,
+      this.evidenceBatches,
       this.foldWaitsTimedOut,
       this.rejectedMessages,
       this.capturesStarted,

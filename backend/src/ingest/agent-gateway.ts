@@ -46,7 +46,8 @@ function headOf(data: RawData): string {
 
 /**
  * `WS /api/v1/agents/stream`: agent tokens only. Messages of one connection are handled one after
- * the other (a capture before its batches); each batch is acknowledged after its commit.
+ * the other (a capture before its batches); each batch is acknowledged after its commit, a CI
+ * batch after its evidence's fold too, and `capture-ended` after the folds of the connection's batches.
  */
 @Injectable()
 export class AgentGateway implements WebSocketRoute {
@@ -163,12 +164,20 @@ export class AgentGateway implements WebSocketRoute {
     const send = (message: BackendMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
-    // Acks wait for their batch's evidence to be folded, the connection's next messages do not:
+    // A CI batch's ack waits for its evidence to be folded, the connection's next messages do not:
     // answers of acked kinds go out in the order of their messages, each once `after` resolved.
     let answers = Promise.resolve();
     const answer = (message: BackendMessage, after: Promise<void> = Promise.resolve()): void => {
       answers = answers.then(() => after).then(() => send(message));
     };
+    // Folds of this connection's batches not yet ended (each ends within SETTLE_MS): `capture-ended`
+    // waits for them, so an agent that stopped (its last message ends its capture) has its evidence in.
+    const folding = new Set<Promise<void>>();
+    const follow = (folded: Promise<void>): void => {
+      folding.add(folded);
+      void folded.finally(() => folding.delete(folded));
+    };
+    const foldsSoFar = (): Promise<void> => Promise.all(folding).then(() => undefined);
     // Templates the agent matches first change with documentation commits and path hints (on any
     // replica): the connected agent gets them at once (one read per burst of events), not only at its next hello.
     let stopTemplates = (): void => undefined;
@@ -233,21 +242,22 @@ export class AgentGateway implements WebSocketRoute {
             break;
           }
           case 'batch': {
-            const { duplicate, folded } = await this.ingest.ingestBatch(session as AgentSession, message);
+            const { duplicate, folded, ackAfterFold } = await this.ingest.ingestBatch(session as AgentSession, message);
             const committed = performance.now();
+            follow(folded);
             answer(
               { type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) },
-              folded.then(() => this.timed(received, started, committed)),
+              (ackAfterFold ? folded : Promise.resolve()).then(() => this.timed(received, started, committed)),
             );
             break;
           }
           case 'capture':
             await this.ingest.startCapture(session as AgentSession, message.capture, message.previous);
-            if (message.previous) answer({ type: 'capture-ended', captureId: message.previous.id });
+            if (message.previous) answer({ type: 'capture-ended', captureId: message.previous.id }, foldsSoFar());
             break;
           case 'capture-end':
             await this.ingest.endCapture(session as AgentSession, message.captureId, message.endedAt);
-            answer({ type: 'capture-ended', captureId: message.captureId });
+            answer({ type: 'capture-ended', captureId: message.captureId }, foldsSoFar());
             break;
           case 'rules':
             await this.ingest.updateRules(session as AgentSession, message.captureId, message.rules);

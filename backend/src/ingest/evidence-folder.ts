@@ -10,7 +10,7 @@ import { MetricsService } from '../health/metrics.service';
 import { RuntimeService } from '../runtime/runtime.service';
 import type { EventProject } from '../webhooks/notifier';
 
-/** How long an acknowledgement waits at most for its batch's evidence to be folded (it is durable anyway). */
+/** How long a CI batch's acknowledgement (or a `capture-ended`) waits at most for the evidence's fold (it is durable anyway). */
 export const SETTLE_MS = 5_000;
 /** How soon a fold is tried again while another transaction holds the row. */
 const BUSY_RETRY_MS = 20;
@@ -27,9 +27,10 @@ interface RowFolds {
 }
 
 /**
- * Folds queued evidence (issue 20): after an evidence batch commits, its acknowledgement waits
- * (at most SETTLE_MS) for a fold of its row that began after the commit, so an agent that has its
- * acks knows its evidence is in the matrix, the steps and the runtime figures. On one replica a
+ * Folds queued evidence (issue 20): after an evidence batch commits, a fold of its row begins (or
+ * the one running is followed by another), and `settle` resolves once it ended (at most SETTLE_MS):
+ * a CI batch's acknowledgement and every `capture-ended` wait for it, so an agent that has them
+ * knows its evidence is in the matrix, the steps and the runtime figures. On one replica a
  * row has one fold at a time, and every batch committed meanwhile waits for the next one, which
  * takes them all (up to FOLD_LIMIT per transaction); across replicas the row's lock decides
  * (`SKIP LOCKED`: a replica that finds it taken tries again shortly, never waiting in PostgreSQL).
@@ -82,6 +83,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
    * that fold failed), or after SETTLE_MS.
    */
   async settle(project: EventProject, rowId: string, queuedId: string | null = null): Promise<void> {
+    const started = performance.now();
     let folds = this.rows.get(rowId);
     if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [] }));
     let timer: NodeJS.Timeout | undefined;
@@ -92,7 +94,10 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SETTLE_MS))),
     ]);
     clearTimeout(timer);
-    if (!inTime && queuedId !== null) this.metrics.foldWaitsTimedOut.inc();
+    if (queuedId === null) return;
+    this.metrics.evidenceFoldSeconds.inc((performance.now() - started) / 1000);
+    this.metrics.evidenceBatches.inc();
+    if (!inTime) this.metrics.foldWaitsTimedOut.inc();
   }
 
   /** Folds while batches wait on this replica; each round covers the waiters that came before it. */

@@ -93,6 +93,18 @@ function notOurs(captureId: string): FatalWireError {
   return new FatalWireError(`captureId ${captureId} belongs to another agent or environment`);
 }
 
+/**
+ * Whether a batch's ack waits for its evidence's fold (at most SETTLE_MS). CI runs' acks do: the
+ * agent stops after its last ack and the CI gate then reads the pull request's matrix, origins
+ * and runtime at once. Staging and production batches are acknowledged at commit (durable and
+ * deduplicated on resend; the fold that began with the commit, or the sweep, folds them), so
+ * hundreds of pods' acks never wait for a row's folds (issue 20). `capture-ended` waits for the
+ * folds of its connection's batches of every kind: an agent that stopped has its evidence in.
+ */
+export function ackWaitsForFold(environment: AgentEnvironment): boolean {
+  return environment.kind === 'ci';
+}
+
 /** The display name of an environment: CI runs by pull request, the others by kind. */
 export function environmentName(environment: AgentEnvironment): string {
   if (environment.kind === 'ci' && environment.pullRequest) return pullRequestRowName(environment.pullRequest);
@@ -367,14 +379,14 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   /**
    * Commits one batch in one transaction. A batch id already committed is reported as a
    * duplicate and nothing is counted again. `folded` resolves once the batch's evidence (queued
-   * with it) is folded into the matrix, steps and runtime figures, or after SETTLE_MS: the ack
-   * waits for it, so an agent holding its acks knows its evidence is in.
+   * with it) is folded into the matrix, steps and runtime figures, or after SETTLE_MS;
+   * `ackAfterFold` says whether the ack waits for it (see `ackWaitsForFold`).
    * @throws WireError naming the problem; nothing is written then.
    */
   async ingestBatch(
     session: AgentSession,
     batch: BatchMessage,
-  ): Promise<{ duplicate: boolean; folded: Promise<void> }> {
+  ): Promise<{ duplicate: boolean; folded: Promise<void>; ackAfterFold: boolean }> {
     await this.ensureCapture(session, batch.captureId);
     await this.applyLearned(session, batch);
     for (const [key, shape] of Object.entries(batch.shapes)) {
@@ -433,7 +445,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
         return { claimed: written, queuedFor: queued };
       });
     });
-    // To be acknowledged once its evidence is folded too (or after SETTLE_MS: it is durable either way).
+    // Folded now, whether or not the ack waits for it (or after SETTLE_MS: it is durable either way).
     const folded =
       queuedFor === null
         ? Promise.resolve()
@@ -446,7 +458,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       this.metrics.observations.inc(batch.observations.length);
       this.events.captureChanged(session.projectId, batch.captureId);
     }
-    return { duplicate, folded };
+    return { duplicate, folded, ackAfterFold: queuedFor !== null && ackWaitsForFold(session.environment) };
   }
 
   /**

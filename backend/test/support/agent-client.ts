@@ -87,6 +87,17 @@ export function connectTestAgent(baseUrl: string, token: string | null): Promise
   });
 }
 
+/**
+ * Ends a capture as an agent that stops does, and waits for `capture-ended`: it comes once the
+ * folds of the connection's batches ended, so their evidence (matrix, steps, runtime, consumers)
+ * can be read at once. A staging or production batch's ack comes at its commit, before its fold.
+ */
+export async function endCapture(agent: TestAgent, captureId: string): Promise<void> {
+  const ended = await agent.request({ type: 'capture-end', captureId, endedAt: new Date().toISOString() }, 10_000);
+  if (ended.type !== 'capture-ended' || ended.captureId !== captureId)
+    throw new Error(`capture ${captureId} not ended: ${JSON.stringify(ended)}`);
+}
+
 /** A hello for a new capture. */
 export function helloMessage(overrides: Partial<HelloMessage> = {}): HelloMessage {
   return {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../src/webhooks/signature';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './agent-client';
-import type { TestBackend } from './index';
+import { databaseUrlOf, sqlOn, type TestBackend } from './index';
 
 /**
  * Polls `read` until `ok` holds (every 100 ms, up to `timeoutMs`); throws with the last value. A value
@@ -25,6 +25,18 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`not reached in time; last value: ${JSON.stringify(value)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+}
+
+/**
+ * Waits until no batch's evidence is left queued in the database: a staging or production batch is
+ * acknowledged at its commit, before its fold, and the fold that takes a batch deletes it from the
+ * queue in the transaction that writes its evidence.
+ */
+export async function untilFolded(databaseUrl: string): Promise<void> {
+  await eventually(
+    () => sqlOn<{ n: number }>(databaseUrl, 'SELECT count(*)::int AS n FROM evidence_queue'),
+    ([row]) => row?.n === 0,
+  );
 }
 
 function reached<T>(ok: (value: T) => boolean, value: T): boolean {
@@ -211,7 +223,8 @@ export async function call(base: string, method: string, route: string, body?: u
 
 /**
  * Reports some exchanges as one agent connection of an environment (hello, one batch, ack) with
- * the hand-driven test agent; resolves with the capture id once the batch is committed.
+ * the hand-driven test agent (its capture left open); resolves with the capture id once the batch
+ * is committed and its evidence folded (a staging or production batch's ack comes at its commit).
  */
 export async function report(
   backendUrl: string,
@@ -230,6 +243,7 @@ export async function report(
     const batch = batchMessage(hello.capture.id, exchanges);
     const ack = await agent.request(batch);
     if (ack.type !== 'ack') throw new Error(`batch not acknowledged: ${JSON.stringify(ack)}`);
+    await untilFolded(databaseUrlOf(backendUrl));
     return hello.capture.id;
   } finally {
     await agent.close();

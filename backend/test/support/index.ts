@@ -78,6 +78,16 @@ export interface TestBackend extends RunningBackend {
   api<T = unknown>(method: string, route: string, body?: unknown, token?: string): Promise<{ status: number; body: T }>;
 }
 
+/** The database of each test backend running in this process, by its URL (see `databaseUrlOf`). */
+const databases = new Map<string, string>();
+
+/** The database URL of a test backend started in this process, from its URL. @throws when none was. */
+export function databaseUrlOf(backendUrl: string): string {
+  const url = databases.get(backendUrl);
+  if (url === undefined) throw new Error(`no test backend of this process answers at ${backendUrl}`);
+  return url;
+}
+
 /**
  * Starts a backend on 127.0.0.1:0 with migrations. Without `databaseUrl` it gets a fresh database
  * (dropped on close); give the same `databaseUrl` to two calls for two replicas on one database.
@@ -98,11 +108,13 @@ export async function startTestBackend(options: BackendOptions & { databaseUrl?:
     databaseUrl,
     dataDir,
   });
+  databases.set(running.url, databaseUrl);
   return {
     ...running,
     databaseUrl,
     api: (method, route, body, token) => apiCall(running.url, token ?? running.adminToken, method, route, body),
     close: async () => {
+      databases.delete(running.url);
       await running.close();
       await database?.drop();
       if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
