@@ -8,6 +8,7 @@
  * left queued (its replica stopped before folding it) is folded by a sweep.
  */
 import type { ConsumersResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
+import pg from 'pg';
 import { MAX_CONSUMERS_PER_KEY } from '../src/consumers/consumers.repository';
 import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestAgent } from './support/agent-client';
 import { sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
@@ -319,5 +320,40 @@ describe('queued evidence', () => {
     expect(list.status).toBe(200);
     expect(list.body).toMatchObject({ calls, otherCalls: calls - 2 - named });
     expect(list.body.consumers).toHaveLength(2 + named);
+  });
+
+  it('of many rows folding at once never holds up the commits of other batches (folds have their own pool)', async () => {
+    // Folds stall on their exchanges' write while a test transaction holds the table; each holds its
+    // connection meanwhile. More rows than the app's pool has connections (10) fold at once.
+    const blocker = new pg.Client({ connectionString: first.databaseUrl });
+    await blocker.connect();
+    const builds = Array.from({ length: 12 }, (_, i) => `stalled-${i}`);
+    const agents: TestAgent[] = [];
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE evidence_observations IN EXCLUSIVE MODE');
+      for (const build of builds) {
+        const agent = await connectTestAgent(first.url, token);
+        const hello = helloMessage({ agentId: `pod-${build}`, environment: { kind: 'staging', build } });
+        expect((await agent.request(hello)).type).toBe('welcome');
+        agents.push(agent);
+        const batch = batchMessage(hello.capture.id, [
+          { method: 'POST', path: '/items', status: 201, request: { title: 't' }, response: { id: 1, title: 't' } },
+        ]);
+        // Acknowledged at commit, while the folds of the rows before it are stalled.
+        expect(await agent.request(batch, 10_000)).toEqual({ type: 'ack', batchId: batch.batchId });
+      }
+      expect(await sql('SELECT id FROM evidence_queue')).toHaveLength(builds.length);
+    } finally {
+      await blocker.query('COMMIT');
+      await blocker.end();
+    }
+    // Let go (the 5 s the folds' waiters wait may have passed), every row is folded.
+    await eventually(
+      () => sql('SELECT id FROM evidence_queue'),
+      (queued) => queued.length === 0,
+    );
+    for (const build of builds) expect(await evidenceTotal('staging', build)).toBe(1);
+    await Promise.all(agents.map((agent) => agent.close()));
   });
 });

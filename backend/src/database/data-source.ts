@@ -105,7 +105,7 @@ export const MIGRATIONS = [
  * the schema comes from the migrations only. No entities: every table is read and written with raw
  * SQL by its domain's repository (`x.repository.ts`).
  */
-export function createDataSource(url: string, poolSize = 10): DataSource {
+export function createDataSource(url: string, poolSize = 10, applicationName = 'spectator-backend'): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -114,7 +114,7 @@ export function createDataSource(url: string, poolSize = 10): DataSource {
     migrationsTransactionMode: 'each',
     synchronize: false,
     poolSize,
-    applicationName: 'spectator-backend',
+    applicationName,
   });
 }
 

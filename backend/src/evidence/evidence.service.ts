@@ -288,11 +288,18 @@ export class EvidenceService {
    * versions hold it): the exchanges folded by key and added, the row touched, the cells of the
    * documented endpoints they touched refreshed (with their matrix text, steps and transitions),
    * and `alsoFold` told the batches' runtime minutes and consumer days, in the same transaction. Each batch is
-   * folded once: it is deleted from the queue in the transaction that folds it.
+   * folded once: it is deleted from the queue in the transaction that folds it. `transaction` runs
+   * it (by default on the app's pool; the folder gives folds a pool of their own).
    * @returns how many batches were folded (less than FOLD_LIMIT: none was left queued before it).
    */
-  foldQueued(project: EventProject, rowId: string, alsoFold: QueuedFoldListener): Promise<number | 'busy'> {
-    return this.repository.transaction(async (manager) => {
+  foldQueued(
+    project: EventProject,
+    rowId: string,
+    alsoFold: QueuedFoldListener,
+    transaction: <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T> = (work) =>
+      this.repository.transaction(work),
+  ): Promise<number | 'busy'> {
+    return transaction(async (manager) => {
       const locked = await this.repository.lockRowIfFree(manager, rowId);
       if (locked === null || locked === 'busy') return locked === null ? 0 : 'busy';
       const batches = await this.repository.takeQueued(manager, project.id, rowId, FOLD_LIMIT);

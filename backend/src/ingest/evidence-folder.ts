@@ -1,6 +1,8 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { DataSource, EntityManager } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
+import { connectDataSource, createDataSource } from '../database/data-source';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import type { ConsumerDay } from '../consumers/consumers.repository';
 import { ConsumersService } from '../consumers/consumers.service';
@@ -18,6 +20,12 @@ const BUSY_RETRY_MS = 20;
 const SWEEP_INTERVAL_MS = 1_000;
 /** Batches queued this long are left to whichever replica's sweep finds them. */
 const SWEEP_AGE_SECONDS = 2;
+/**
+ * Database connections of a replica's folds, a pool of their own: a fold holds its connection for
+ * its whole transaction (seconds for a production row's 60 batches under load), and on the app's
+ * pool (10) batches' commits waited behind them (issue 20). More folds at once wait here, in Node.
+ */
+export const FOLD_POOL_SIZE = 4;
 
 /** A row's folds on this replica: one at a time, each covering the waiters that came before it started. */
 interface RowFolds {
@@ -42,14 +50,19 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   private readonly log: Logger;
   private readonly sweeping: PeriodicJob;
   private readonly foldAlso: (projectId: string) => QueuedFoldListener;
+  /** The folds' own pool (FOLD_POOL_SIZE connections). */
+  private readonly pool: DataSource;
+  /** Folds running (`run`), awaited before the pool closes. */
+  private readonly running = new Set<Promise<void>>();
 
   constructor(
     private readonly evidence: EvidenceService,
     runtimeEvidence: RuntimeService,
     consumers: ConsumersService,
-    @Inject(RUNTIME) runtime: Runtime,
+    @Inject(RUNTIME) private readonly runtime: Runtime,
     private readonly metrics: MetricsService,
   ) {
+    this.pool = createDataSource(runtime.databaseUrl, FOLD_POOL_SIZE, 'spectator-backend-folds');
     this.log = runtime.log.child({ module: 'evidence-folder' });
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
     // Runtime minutes and consumer days are queued with the evidence, as their modules made them.
@@ -69,13 +82,21 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     };
   }
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    await connectDataSource(this.pool, this.runtime.databaseUrl, "the folds' pool");
     this.sweeping.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     await this.sweeping.stop();
+    // A fold stopped now is rolled back and left queued (another replica's sweep, or this one's after a restart, takes it).
+    await Promise.all(this.running);
+    if (this.pool.isInitialized) await this.pool.destroy();
   }
+
+  /** Runs a fold's transaction on the folds' pool. */
+  private readonly transaction = <T>(work: (manager: EntityManager) => Promise<T>): Promise<T> =>
+    this.pool.transaction(work);
 
   /**
    * Resolves once a fold of row `rowId` that began after this call has ended, or the queued batch
@@ -88,7 +109,11 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [] }));
     let timer: NodeJS.Timeout | undefined;
     const folded = new Promise<boolean>((resolve) => folds.waiting.push({ queuedId, resolve: () => resolve(true) }));
-    if (!folds.running) void this.run(project, rowId, folds);
+    if (!folds.running) {
+      const running = this.run(project, rowId, folds);
+      this.running.add(running);
+      void running.finally(() => this.running.delete(running));
+    }
     const inTime = await Promise.race([
       folded,
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SETTLE_MS))),
@@ -123,7 +148,8 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     for (;;) {
       let folded: number | 'busy';
       try {
-        folded = await this.evidence.foldQueued(project, rowId, this.foldAlso(project.id));
+        if (!this.pool.isInitialized) return;
+        folded = await this.evidence.foldQueued(project, rowId, this.foldAlso(project.id), this.transaction);
       } catch (error) {
         // Left queued: a later fold or the sweep takes it.
         this.log.warn({ err: error, rowId }, 'folding queued evidence failed');
