@@ -9,7 +9,7 @@ import type {
 import pg from 'pg';
 import { MAX_PATH_HINTS } from '../src/paths/path-hints.service';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
-import { startTestBackend, type TestBackend } from './support';
+import { startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
 import { listenToEvents } from './support/events-client';
 import { tablesContaining } from './support/privacy';
@@ -135,6 +135,39 @@ describe('path hints', () => {
       type: 'templates',
       templates: ['/images/latest', '/users/{userId}', '/images/{image}'],
     });
+  });
+
+  it('added on one replica apply to the batches another replica stores next (its read of them forgotten)', async () => {
+    const replica = await startTestReplica(backend);
+    const token = (
+      await backend.api<TokenResponse>('POST', '/projects/hints/tokens', { name: 'replica agent', scope: 'agent' })
+    ).body.token as string;
+    const other = await connectTestAgent(replica.url, token);
+    try {
+      const hello = helloMessage({ agentId: 'replica-agent' });
+      expect(await other.request(hello)).toMatchObject({ type: 'welcome' });
+      const avatar = (path: string) =>
+        batchMessage(hello.capture.id, [{ method: 'GET', path, status: 200, response: { url: 'x' } }]);
+      // The replica reads the project's hints for this batch (none covers it) and keeps what it read.
+      expect(await other.request(avatar('/avatars/small'))).toMatchObject({ type: 'ack' });
+      expect((await hints('', 'POST', { template: '/avatars/{avatar}' })).status).toBe(201);
+      // The replica heard of the hint (its agent is sent the templates): its next batch goes under it.
+      await eventually(
+        () => other.templates,
+        (pushed) => pushed.some((m) => m.templates.includes('/avatars/{avatar}')),
+      );
+      expect(await other.request(avatar('/avatars/erin-k3v'))).toMatchObject({ type: 'ack' });
+      const stored = await backend.api<UndocumentedEndpointResponse[]>(
+        'GET',
+        `/projects/hints/captures/${hello.capture.id}/undocumented`,
+      );
+      expect(stored.body).toEqual([{ method: 'GET', path: '/avatars/{avatar}', interactions: 2, count: 2 }]);
+      expect(await tablesContaining(backend.databaseUrl, 'k3v')).toEqual([]);
+    } finally {
+      await other.close();
+      await replica.close();
+      await hints(`?template=${encodeURIComponent('/avatars/{avatar}')}`, 'DELETE');
+    }
   });
 
   it('are listed, and sent to agents after the documented templates', async () => {

@@ -185,8 +185,9 @@ export class AgentGateway implements WebSocketRoute {
     const followTemplates = (opened: AgentSession): void => {
       stopTemplates();
       const unsubscribe = this.events.subscribe(opened.projectId, (event) => {
-        if ((event.type !== 'paths.hinted' && event.type !== 'documentation.committed') || templatesDue !== null)
-          return;
+        if (event.type !== 'paths.hinted' && event.type !== 'documentation.committed') return;
+        this.ingest.forgetKnownTemplates(opened.projectId);
+        if (templatesDue !== null) return;
         templatesDue = setTimeout(() => {
           templatesDue = null;
           this.ingest.templates(opened.projectId).then(

@@ -85,9 +85,10 @@ export class IngestRepository {
 
   /**
    * A project's path hints and, when it has any, its documented paths: what a batch's literal
-   * paths are matched against. One statement on every batch with literal paths, so it reads the
-   * paths' and the endpoints' tables itself: through `PathHintsService` and `EndpointsService` it
-   * would be two round trips, and the documented paths would be read even for a project without hints.
+   * paths are matched against (read at most once a second per project and replica, see
+   * `KNOWN_TEMPLATES_MS`). One statement, so it reads the paths' and the endpoints' tables itself:
+   * through `PathHintsService` and `EndpointsService` it would be two round trips, and the
+   * documented paths would be read even for a project without hints.
    */
   knownTemplates(projectId: string): Promise<KnownTemplate[]> {
     return this.db.query(

@@ -41,7 +41,7 @@ import {
 } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
 import { EvidenceFolder } from './evidence-folder';
-import { IngestRepository } from './ingest.repository';
+import { IngestRepository, type KnownTemplate } from './ingest.repository';
 import { MAX_PATCHED_AGE_SECONDS } from '../views/view-cache';
 import { WireError } from './wire-validation';
 
@@ -184,6 +184,16 @@ export const TOUCHED_KEYS_SECONDS = MAX_PATCHED_AGE_SECONDS + 10 * 60;
 const FORGET_FIRST_LOOKBACK_SECONDS = 24 * 60 * 60;
 const FORGET_LOOKBACK_SECONDS = (3 * FORGET_INTERVAL_MS) / 1000;
 
+/**
+ * How long a replica matches batches' literal paths against a project's path hints and documented
+ * paths as read, before reading them again (ms). A hint added or a documentation commit on any
+ * replica forgets them at once on every replica with an agent of the project connected (its event);
+ * the bound covers a replica that missed the event. A batch read earlier than that is stored as
+ * one read just before the hint was added (its rows stay literal unless regrouped), as when a
+ * batch's read of them preceded its commit by its wait for a connection.
+ */
+export const KNOWN_TEMPLATES_MS = 1_000;
+
 /** Evidence in: agents, captures and batches of observations, each batch in one transaction. */
 @Injectable()
 export class IngestService implements OnModuleInit, OnModuleDestroy {
@@ -194,6 +204,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   private readonly forgetting: PeriodicJob;
   /** Whether this replica's forgetting ran once (its first run looks back further). */
   private forgotOnce = false;
+  /** Per project, its path hints and documented paths as read (one read shared by concurrent batches) and until when they are used. */
+  private readonly known = new LruCache<string, { until: number; templates: Promise<KnownTemplate[]> }>(10_000);
 
   constructor(
     private readonly ingest: IngestRepository,
@@ -547,7 +559,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
     const literal = batch.observations.filter((observation) => !observation.path.includes('{'));
     if (literal.length === 0) return;
-    const rows = await this.ingest.knownTemplates(session.projectId);
+    const rows = await this.knownTemplates(session.projectId);
     const hints = new Set(rows.filter((row) => !row.documented).map((row) => row.template));
     if (hints.size === 0) return;
     // Documented templates first: on a tie they win, and a documented path keeps its own rows.
@@ -556,6 +568,25 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       const template = bestTemplate(observation.path, known);
       if (template !== undefined && hints.has(template)) observation.path = template;
     }
+  }
+
+  /** A project's path hints and documented paths, read at most once per KNOWN_TEMPLATES_MS (issue 20: a pool query on every batch). */
+  private knownTemplates(projectId: string): Promise<KnownTemplate[]> {
+    const now = performance.now();
+    const cached = this.known.get(projectId);
+    if (cached !== undefined && cached.until > now) return cached.templates;
+    const entry = { until: now + KNOWN_TEMPLATES_MS, templates: this.ingest.knownTemplates(projectId) };
+    this.known.set(projectId, entry);
+    // A failed read is not kept: the next batch reads again.
+    entry.templates.catch(() => {
+      if (this.known.get(projectId) === entry) this.known.delete(projectId);
+    });
+    return entry.templates;
+  }
+
+  /** A hint was added or documentation committed (an event, from any replica): the next batch reads them again. */
+  forgetKnownTemplates(projectId: string): void {
+    this.known.delete(projectId);
   }
 
   /**
