@@ -14,8 +14,13 @@ import type { EventProject } from '../webhooks/notifier';
 
 /** How long a CI batch's acknowledgement (or a `capture-ended`) waits at most for the evidence's fold (it is durable anyway). */
 export const SETTLE_MS = 5_000;
-/** How soon a fold is tried again while another transaction holds the row. */
+/**
+ * How soon a fold is tried again while another transaction holds the row, doubling after each try
+ * up to BUSY_RETRY_MAX_MS: a fold on the other replica takes seconds under load, and each try is a
+ * transaction of the folds' pool and a read of the app's.
+ */
 const BUSY_RETRY_MS = 20;
+const BUSY_RETRY_MAX_MS = 320;
 /** How often each replica looks for batches queued and not folded (another replica stopped, a fold failed). */
 const SWEEP_INTERVAL_MS = 1_000;
 /** Batches queued this long are left to whichever replica's sweep finds them. */
@@ -145,6 +150,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
    */
   private async foldAll(project: EventProject, rowId: string, ids: readonly string[]): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
+    let retryMs = BUSY_RETRY_MS;
     for (;;) {
       let folded: number | 'busy';
       try {
@@ -158,7 +164,8 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       if (folded === 'busy') {
         if (Date.now() > deadline || this.sweeping.isStopped) return;
         if (ids.length > 0 && !(await this.evidence.anyQueued(project.id, ids).catch(() => true))) return;
-        await new Promise((resolve) => setTimeout(resolve, BUSY_RETRY_MS));
+        await new Promise((resolve) => setTimeout(resolve, retryMs));
+        retryMs = Math.min(retryMs * 2, BUSY_RETRY_MAX_MS);
         continue;
       }
       if (folded < FOLD_LIMIT) return;
