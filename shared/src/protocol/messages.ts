@@ -203,6 +203,10 @@ export interface WelcomeMessage {
   templates: string[];
 }
 
+/**
+ * A batch is committed: durable, and a resend is answered `duplicate`. For a CI capture it comes
+ * once the batch's evidence is folded too (at most 5 s after the commit): the CI gate reads it next.
+ */
 export interface AckMessage {
   type: 'ack';
   batchId: string;
@@ -211,8 +215,9 @@ export interface AckMessage {
 }
 
 /**
- * A capture's end is stored (a `capture-end`, or the `previous` of a `capture`). The agent keeps
- * every end it sent (in its spool too) and sends it again after a reconnect until this arrives.
+ * A capture's end is stored (a `capture-end`, or the `previous` of a `capture`), and the batches the
+ * connection sent before it are folded into the evidence (each at most 5 s after its commit). The
+ * agent keeps every end it sent (in its spool too) and sends it again after a reconnect until this arrives.
  */
 export interface CaptureEndedMessage {
   type: 'capture-ended';
