@@ -13,6 +13,7 @@ import {
 import { createHash } from 'node:crypto';
 import { startSsoBackend, TestBrowser } from './support/oidc';
 import { apiCall, sqlOn, type TestBackend } from './support';
+import { eventually } from './support/evidence-helpers';
 import { nestRoutes } from './support/routes';
 
 let sso: Awaited<ReturnType<typeof startSsoBackend>>;
@@ -346,8 +347,14 @@ describe('roles', () => {
     expect(made.status).toBe(201);
     expect(made.body.createdBy).toMatchObject({ name: 'Erin Else', email: 'erin@example.test' });
     expect((await apiCall(backend.url, made.body.token as string, 'GET', '/projects/shop/captures')).status).toBe(200);
-    const listed = await people.erin.api<TokenResponse[]>('GET', '/projects/shop/tokens');
-    const token = listed.body.find((t) => t.id === made.body.id);
+    // `last_used_at` is written beside the request, not before its answer: read until it is there.
+    const token = await eventually(
+      async () =>
+        (await people.erin.api<TokenResponse[]>('GET', '/projects/shop/tokens')).body.find(
+          (t) => t.id === made.body.id,
+        ),
+      (listed) => listed?.lastUsedAt !== null,
+    );
     expect(token?.createdBy).toMatchObject({ name: 'Erin Else' });
     expect(token?.lastUsedAt).not.toBeNull();
     const revoked = await people.erin.api('DELETE', `/projects/shop/tokens/${made.body.id}`);
