@@ -25,8 +25,10 @@
  * (3), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
  * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000); BENCH_SCALE_DEBUG=1 shows the replicas' stderr;
- * BENCH_SCALE_PROFILE=<folder> loads `pg_stat_statements` and prints the statements that took most
- * time, and writes each replica's CPU profile (`--cpu-prof`) to that folder. CPU seconds of each
+ * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
+ * (`pg_stat_statements`, nested ones too) and what active backends waited for, and the replicas'
+ * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
+ * profiles (`--cpu-prof`, written to that folder; see scale-profile.ts). CPU seconds of each
  * replica, of PostgreSQL and of the bench itself are printed per phase in any case. Small: BENCH_SCALE_PRODUCTION=10
  * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
  */
@@ -56,6 +58,7 @@ import { originsDifferingFromEvidence } from '../src/evidence/evidence.repositor
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 import { median, percentile, plainInsert, requestShape, responseShape, runBench, SHAPES } from './harness';
+import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -117,20 +120,33 @@ function postgresSeconds(dataDir: string): number {
   return total;
 }
 
-/** CPU seconds per part, added up over the phases measured. */
+/** CPU seconds per part, added up over the phases measured (and when each phase ran). */
 class CpuMeter {
   readonly used = new Map<string, number>();
+  readonly windows: PhaseWindow[] = [];
   constructor(private readonly parts: () => Record<string, number>) {}
 
   async measure<T>(phase: string, work: () => Promise<T>): Promise<T> {
     const before = this.parts();
+    const start = monotonicMicros();
     const result = await work();
+    this.windows.push({ phase, start, end: monotonicMicros() });
     const after = this.parts();
     for (const [part, seconds] of Object.entries(after)) {
       const key = `${phase}\u0000${part}`;
       this.used.set(key, (this.used.get(key) ?? 0) + seconds - (before[part] ?? 0));
     }
     return result;
+  }
+
+  /** CPU seconds of the parts whose name starts with `prefix`, per phase. */
+  secondsOf(prefix: string): Map<string, number> {
+    const seconds = new Map<string, number>();
+    for (const [key, used] of this.used) {
+      const [phase, part] = key.split('\u0000') as [string, string];
+      if (part.startsWith(prefix)) seconds.set(phase, (seconds.get(phase) ?? 0) + used);
+    }
+    return seconds;
   }
 
   /** One line per phase: CPU seconds of each part. */
@@ -682,7 +698,7 @@ async function main(): Promise<void> {
   const database = await startEmbeddedPostgres({
     dir: path.join(dir, 'pg'),
     persistent: false,
-    flags: PROFILE === null ? [] : ['-c', 'shared_preload_libraries=pg_stat_statements'],
+    flags: PROFILE === null ? [] : PROFILE_FLAGS,
     onLog: (message) => {
       // A wait's line, with the statement that waited (the lines after it, in the same chunk or the next).
       if (message.includes('still waiting for')) lockLines.push(message);
@@ -691,11 +707,21 @@ async function main(): Promise<void> {
     },
   });
   const replicas: ChildProcess[] = [];
+  let cpu = new CpuMeter(() => ({}));
   const pool = new pg.Pool({ connectionString: database.url, max: 2 * REPLICA_POOL });
   const sampler = new LockSampler(new pg.Client({ connectionString: database.url }));
+  const profiler = PROFILE === null ? null : new PhaseProfiler(pool, new pg.Client({ connectionString: database.url }));
+  /** Runs a phase: its CPU per process measured, and its statements profiled with BENCH_SCALE_PROFILE. */
+  const phase = <T>(name: string, rows: number, work: () => Promise<T>): Promise<T> => {
+    rowsOfPhase.set(name, (rowsOfPhase.get(name) ?? 0) + rows);
+    const measured = (): Promise<T> => cpu.measure(name, work);
+    return profiler === null ? measured() : profiler.around(name, rows, measured);
+  };
+  const rowsOfPhase = new Map<string, number>();
   // Connections PostgreSQL ends when it stops at the end are no error of the bench.
   pool.on('error', () => undefined);
   sampler.client.on('error', () => undefined);
+  profiler?.client.on('error', () => undefined);
   try {
     await pool.query(`ALTER SYSTEM SET log_lock_waits = on`);
     await pool.query(`ALTER SYSTEM SET deadlock_timeout = '100ms'`);
@@ -717,7 +743,7 @@ async function main(): Promise<void> {
     const second = await startReplica({ ...env, SPECTATOR_RUN_MIGRATIONS: 'false' });
     replicas.push(second.child);
     const urls = [first.url, second.url];
-    const cpu = new CpuMeter(() => ({
+    cpu = new CpuMeter(() => ({
       'replica 1': cpuSeconds(first.child.pid ?? 0),
       'replica 2': cpuSeconds(second.child.pid ?? 0),
       postgres: postgresSeconds(path.join(dir, 'pg')),
@@ -773,6 +799,7 @@ async function main(): Promise<void> {
       agents.push({ label, environment, agent, captureId: hello.capture.id, plainCaptureId });
     }
     await sampler.client.connect();
+    await profiler?.client.connect();
 
     if (PROFILE !== null) {
       await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
@@ -797,7 +824,7 @@ async function main(): Promise<void> {
         const work = serialised(agents, batches);
         const acksBefore = await ackParts(urls, metricsToken);
         sampler.start();
-        const { seconds, latencies, byKind } = await cpu.measure('with evidence', () =>
+        const { seconds, latencies, byKind } = await phase('with evidence', rowsPerRound, () =>
           stream(agents, work, { window: WINDOW }),
         );
         await sampler.stop();
@@ -810,7 +837,7 @@ async function main(): Promise<void> {
       };
       const runPlain = async (): Promise<void> => {
         sampler.start();
-        const seconds = await cpu.measure('plain', () => writePlain(pool, agents, batches, 2 * REPLICA_POOL));
+        const seconds = await phase('plain', rowsPerRound, () => writePlain(pool, agents, batches, 2 * REPLICA_POOL));
         await sampler.stop();
         plainLockMs = Math.max(plainLockMs, sampler.maxMs);
         plainRates.push(rowsPerRound / seconds);
@@ -838,7 +865,9 @@ async function main(): Promise<void> {
     const pacedWork = serialised(agents, pacedBatches);
     const pacedAcksBefore = await ackParts(urls, metricsToken);
     sampler.start();
-    const paced = await cpu.measure('paced', () => stream(agents, pacedWork, { paceMs: PACE_MS }));
+    const paced = await phase('paced', agents.length * (pacedBatches[0]?.length ?? 0) * ROWS, () =>
+      stream(agents, pacedWork, { paceMs: PACE_MS }),
+    );
     await sampler.stop();
     const pacedAcks: [AckParts, AckParts] = [pacedAcksBefore, await ackParts(urls, metricsToken)];
     const pacedLockMs = sampler.maxMs;
@@ -912,21 +941,8 @@ async function main(): Promise<void> {
     );
     console.log(`  CPU seconds (from /proc) ${cpu.lines().join('; ')}`);
     if (PROFILE !== null) {
-      const { rows: statements } = await pool.query<{
-        ms: number;
-        calls: number;
-        mean: number;
-        rows: number;
-        query: string;
-      }>(
-        `SELECT total_exec_time::float8 AS ms, calls::int, mean_exec_time::float8 AS mean, rows::int, query
-           FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`,
-      );
-      console.log(`  statements by total time (pg_stat_statements; CPU profiles in ${PROFILE}):`);
-      for (const statement of statements)
-        console.log(
-          `    ${(statement.ms / 1000).toFixed(2)} s, ${statement.calls} calls, mean ${statement.mean.toFixed(2)} ms, ${statement.rows} rows: ${statement.query.replace(/\s+/g, ' ').slice(0, 160)}`,
-        );
+      console.log(`  statements per phase (pg_stat_statements deltas, nested statements included):`);
+      for (const line of profiler?.lines() ?? []) console.log(line);
       // Row versions written per table: an update that is not HOT (heap-only) also writes every index.
       const { rows: tables } = await pool.query<{
         table: string;
@@ -943,6 +959,14 @@ async function main(): Promise<void> {
       console.log('  rows written per table (pg_stat_user_tables: inserted, updated (HOT), deleted; indexes):');
       for (const t of tables)
         console.log(`    ${t.table}: ${t.ins} ins, ${t.upd} upd (${t.hot} HOT), ${t.del} del; ${t.indexes} indexes`);
+      // The replicas write their CPU profiles as they exit.
+      for (const child of replicas) {
+        child.kill('SIGTERM');
+        if (child.exitCode === null) await once(child, 'exit');
+      }
+      const pids = replicas.map((child) => child.pid ?? 0);
+      for (const line of replicaSplit(PROFILE, pids, cpu.windows, cpu.secondsOf('replica'), rowsOfPhase))
+        console.log(line);
     }
     console.log(
       `  load average ${os
@@ -954,6 +978,7 @@ async function main(): Promise<void> {
   } finally {
     await sampler.stop().catch(() => undefined);
     await sampler.client.end().catch(() => undefined);
+    await profiler?.client.end().catch(() => undefined);
     for (const child of replicas) {
       child.kill('SIGTERM');
       if (child.exitCode === null) await once(child, 'exit');
