@@ -273,6 +273,48 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
+  it('sends a version number in a route as it is from its first request, and a short id as a parameter', async () => {
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'oauth2' || parts[0] === 'account') return sendJson(res, 200, { ok: true, at: parts.length });
+      if (parts[0] === 'posts' && parts.length === 2) return sendJson(res, 200, { id: 5, title: 't' });
+      // Each route of a post answers fields of its own, as real ones do.
+      if (parts[0] === 'posts') return sendJson(res, 200, { [`${parts[2]}Count`]: 1, [`${parts[2]}List`]: [] });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    await sendAll(
+      agent.proxyUrl,
+      [
+        '/oauth2/1/authorize',
+        '/oauth2/1/token',
+        '/oauth2/1/revoke',
+        '/oauth2/1/user',
+        '/account/1/pushuri',
+        // A post and its routes: `GET /posts/5` answers on its own, so 5 is an id.
+        '/posts/5/comments',
+        '/posts/5',
+        '/posts/5/likes',
+        '/posts/5/tags',
+        '/posts/5/shares',
+      ],
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual([
+      '/account/1/pushuri',
+      '/oauth2/1/authorize',
+      '/oauth2/1/revoke',
+      '/oauth2/1/token',
+      '/oauth2/1/user',
+      '/posts/{postId}',
+      '/posts/{postId}/comments',
+      '/posts/{postId}/likes',
+      '/posts/{postId}/shares',
+      '/posts/{postId}/tags',
+    ]);
+  });
+
   it('holds what follows a value until its siblings show it a value or a route word, and sends no name of it', async () => {
     const scheduled = ['canary-peggy', 'canary-trent-cli', 'canary-Victor43', 'canary-walter'];
     const ships = ['canary-alice', 'canary-bob-infra', 'canary-Carol74'];

@@ -712,6 +712,68 @@ describe('PathLearner', () => {
     expect(learner.resolve('/2/users')).toBe('/2/users');
   });
 
+  it('keeps a short number literal once it is followed by four routes and never ends a path (/oauth2/1/token)', () => {
+    const learner = new PathLearner();
+    const token = responseKeys(inferShape({ access_token: 't', expires_in: 1 }));
+    /** As the agent does: templated with the versions shown so far, then taken as evidence. */
+    const send = (method: string, raw: string, keys: readonly string[] | null = null) => {
+      const template = templatePath(raw, [], learner.keepsVersion);
+      learner.observe(template, method, keys);
+      learner.noteIdentifiers(template, raw);
+      return template;
+    };
+    // Before anything is shown a short number is an identifier, and the path is held (it may turn out a version).
+    expect(send('GET', '/oauth2/1/authorize')).toBe('/oauth2/{id}/authorize');
+    expect(learner.undecided('/oauth2/{id}/authorize', '/oauth2/{id}/authorize', '/oauth2/1/authorize')).toBe(true);
+    send('POST', '/oauth2/1/token', token);
+    send('POST', '/oauth2/1/revoke');
+    send('GET', '/oauth2/1/user', user('alice'));
+    // Four routes after `1`: a version, under this and every other all-literal prefix at that depth.
+    expect(send('GET', '/oauth2/1/authorize')).toBe('/oauth2/1/authorize');
+    expect(learner.resolve(templatePath('/oauth2/1/files/issued', [], learner.keepsVersion))).toBe(
+      '/oauth2/1/files/issued',
+    );
+    expect(templatePath('/statistics/1/counts', [], learner.keepsVersion)).toBe('/statistics/1/counts');
+    // `2` is followed by four routes across prefixes: a version too.
+    send('GET', '/oauth2/2/files/issued', list({ name: 'n', uri: 'u' }));
+    send('GET', '/oauth2/2/xml/eaadhaar');
+    send('POST', '/account/2/verify', token);
+    expect(templatePath('/account/2/verify', [], learner.keepsVersion)).toBe('/account/{accountId}/verify');
+    send('POST', '/signup/2/demoauth', token);
+    expect(templatePath('/account/2/verify', [], learner.keepsVersion)).toBe('/account/2/verify');
+    // What follows a version is never learned from two alike values, as after `v1`.
+    send('POST', '/oauth2/1/pull/doctype', token);
+    send('POST', '/oauth2/1/pull/issuers', token);
+    expect(learner.resolve('/oauth2/1/pull/issuers')).toBe('/oauth2/1/pull/issuers');
+    expect(learner.resolve('/oauth2/1/token')).toBe('/oauth2/1/token');
+    expect(learner.undecided('/oauth2/1/token', '/oauth2/1/token', '/oauth2/1/token')).toBe(false);
+  });
+
+  it('keeps short numbers identifiers where a resource answers on its own or larger ids are seen', () => {
+    const learner = new PathLearner();
+    const send = (raw: string) => {
+      const template = templatePath(raw, [], learner.keepsVersion);
+      learner.observe(template, 'GET', null);
+      learner.noteIdentifiers(template, raw);
+      return template;
+    };
+    // A fixture post 5 with four routes, and `GET /posts/5` itself: a resource.
+    send('/posts/5');
+    for (const route of ['comments', 'likes', 'tags', 'shares']) send(`/posts/5/${route}`);
+    expect(send('/posts/5/comments')).toBe('/posts/{postId}/comments');
+    // Not held for its number (only as any word after an identifier is).
+    const likes = '/posts/{postId}/likes';
+    expect(learner.undecided(likes, likes, '/posts/5/likes')).toBe(learner.undecided(likes, likes));
+    // Never alone, but an id of six digits at that position: a position of identifiers.
+    send('/orders/7/lines');
+    send('/orders/123456/lines');
+    for (const route of ['notes', 'refunds', 'items', 'events']) send(`/orders/7/${route}`);
+    expect(send('/orders/7/lines')).toBe('/orders/{orderId}/lines');
+    // Four numbers at one position: values, not versions (an API has few).
+    for (const n of ['1', '2', '3', '4']) for (const route of ['a', 'b', 'c', 'd']) send(`/boards/${n}/${route}`);
+    expect(send('/boards/2/a')).toBe('/boards/{boardId}/a');
+  });
+
   it('learns from answers that leave optional fields out, and keeps one field inside another apart', () => {
     const fields = (...names: string[]) => responseKeys(inferShape(Object.fromEntries(names.map((n) => [n, 1]))));
     const full = fields('login', 'id', 'name', 'bio', 'blog', 'company');

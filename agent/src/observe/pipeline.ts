@@ -88,6 +88,8 @@ function isNotFound(status: number): boolean {
   return status === 404 || status === 405;
 }
 const NO_NAMES: readonly string[] = Object.freeze([]);
+/** A raw path ending in a short number (`/posts/5`), as a version would be written. */
+const SHORT_NUMBER_LAST = /\/[1-9]\d?\/?$/;
 
 /** Methods as node:http's parser gives them, upper-case already. */
 const UPPER_CASE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -482,7 +484,7 @@ export class ObservationPipeline implements ExchangeObserver {
     if (this.learner.revision !== this.generation) this.learned();
     const cached = this.templates.get(pathname);
     if (cached !== undefined) return cached;
-    const inferred = templatePath(pathname, this.known);
+    const inferred = templatePath(pathname, this.known, this.learner.keepsVersion);
     // Documented and hinted templates stay as they are; anything else is learned from and kept to bounded cardinality.
     if (this.knownCanonical.has(inferred)) return this.remember(pathname, inferred);
     return this.remember(pathname, {
@@ -502,7 +504,7 @@ export class ObservationPipeline implements ExchangeObserver {
     if (entry.template !== '') return entry.template;
     const before = this.limiter.trackedPrefixes;
     entry.template = this.limiter.limit(entry.resolved);
-    entry.undecided = this.learner.undecided(entry.template, entry.inferred);
+    entry.undecided = this.learner.undecided(entry.template, entry.inferred, entry.raw);
     // A path the limiter had not seen changes its state and may collapse positions that cached
     // templates still show as literals: start the cache afresh (rare once traffic is steady).
     if (this.limiter.trackedPrefixes !== before) this.templates.clear();
@@ -540,7 +542,9 @@ export class ObservationPipeline implements ExchangeObserver {
    */
   private mayTurnReal(entry: string | PathEntry): boolean {
     return (
-      typeof entry !== 'string' && this.options.holdMs > 0 && this.learner.undecided(entry.resolved, entry.inferred)
+      typeof entry !== 'string' &&
+      this.options.holdMs > 0 &&
+      this.learner.undecided(entry.resolved, entry.inferred, entry.raw)
     );
   }
 
@@ -624,6 +628,7 @@ export class ObservationPipeline implements ExchangeObserver {
   private add(observation: Observation): void {
     const path = observation.path;
     if (path !== undefined) {
+      this.retemplate(path);
       const status = observation.status;
       const keys = status >= 200 && status < 300 ? responseKeys(observation.response?.shape) : null;
       // The fields of a request body the API accepted tell actions apart too (`/vectors/upsert`, `/vectors/delete`).
@@ -637,7 +642,9 @@ export class ObservationPipeline implements ExchangeObserver {
       // The identifier values of each distinct raw path once: a word after many of them is a route word.
       if (!path.noted && !isNotFound(status)) {
         path.noted = true;
-        if (path.inferred.includes('}/')) this.learner.noteIdentifiers(path.inferred, path.raw);
+        // And a short number ending a path (`/posts/5`): a resource, so no version (see `PathLearner.keepsVersion`).
+        if (path.inferred.includes('}/') || SHORT_NUMBER_LAST.test(path.raw))
+          this.learner.noteIdentifiers(path.inferred, path.raw);
       }
       if (this.learner.revision !== this.generation) this.learned();
       // Resolved again only when the learner learned since the path was cached.
@@ -645,13 +652,13 @@ export class ObservationPipeline implements ExchangeObserver {
       if (observation.unmatchedPath !== undefined) {
         // A possible noise: held while its path may still be learned, decided here otherwise.
         const learned = this.learner.resolve(path.inferred);
-        undecided = this.learner.undecided(learned, path.inferred);
+        undecided = this.learner.undecided(learned, path.inferred, path.raw);
         if (!undecided && this.droppedAsNoise(observation, learned)) return;
         observation.template = undecided ? learned : this.resolve(path.inferred);
       } else {
         const current = path.generation === this.generation;
         if (!current) observation.template = this.resolve(path.inferred);
-        undecided = current ? path.undecided : this.learner.undecided(observation.template, path.inferred);
+        undecided = current ? path.undecided : this.learner.undecided(observation.template, path.inferred, path.raw);
       }
       if (undecided && this.options.holdMs > 0) {
         this.held.push({ observation, until: this.options.now() + this.options.holdMs });
@@ -677,10 +684,12 @@ export class ObservationPipeline implements ExchangeObserver {
     const resolved = new Map<string, { template: string; undecided: boolean }>();
     const kept: Held[] = [];
     for (const item of this.held) {
-      const inferred = (item.observation.path as PathEntry).inferred;
+      const path = item.observation.path as PathEntry;
+      this.retemplate(path);
+      const inferred = path.inferred;
       if (item.observation.unmatchedPath !== undefined) {
         const learned = this.learner.resolve(inferred);
-        const undecided = this.learner.undecided(learned, inferred);
+        const undecided = this.learner.undecided(learned, inferred, path.raw);
         if ((all || item.until <= now || !undecided) && this.droppedAsNoise(item.observation, learned)) continue;
         if (!all && item.until > now && undecided) {
           kept.push(item);
@@ -690,7 +699,8 @@ export class ObservationPipeline implements ExchangeObserver {
       let current = resolved.get(inferred);
       if (current === undefined) {
         const template = this.resolve(inferred);
-        resolved.set(inferred, (current = { template, undecided: this.learner.undecided(template, inferred) }));
+        const undecided = this.learner.undecided(template, inferred, path.raw);
+        resolved.set(inferred, (current = { template, undecided }));
       }
       if (all || item.until <= now || !current.undecided) {
         item.observation.template = current.template;
@@ -701,11 +711,23 @@ export class ObservationPipeline implements ExchangeObserver {
   }
 
   private releaseOne(item: Held): void {
-    const inferred = (item.observation.path as PathEntry).inferred;
+    const path = item.observation.path as PathEntry;
+    this.retemplate(path);
+    const inferred = path.inferred;
     if (this.droppedAsNoise(item.observation, this.learner.resolve(inferred))) return;
     const template = this.resolve(inferred);
     item.observation.template = template;
-    this.toRows(item.observation, this.learner.undecided(template, inferred));
+    this.toRows(item.observation, this.learner.undecided(template, inferred, path.raw));
+  }
+
+  /**
+   * A path cached, held or shaped before the learner learned since: templated again from its raw
+   * path when the learner knows versions (`/oauth2/1/authorize` once `1` is shown one), so it goes
+   * out as later requests of it do. Its `generation` stays, so it is resolved again too.
+   */
+  private retemplate(path: PathEntry): void {
+    if (path.generation === this.learner.revision || !this.learner.knowsVersions) return;
+    path.inferred = templatePath(path.raw, this.known, this.learner.keepsVersion);
   }
 
   /**

@@ -14,6 +14,7 @@ import {
   splitPath,
   type Segment,
 } from './segments';
+import { VersionNumbers } from './versions';
 
 export interface PathLearnerOptions {
   /** Distinct observations (template, method, status, response keys) kept as evidence at most. Default 5,000. */
@@ -172,6 +173,19 @@ export class PathLearner {
   private firstValues = new Map<string, Set<string>>();
   /** Continuations compared and records placed in the index so far (see `work`). */
   private counted = 0;
+  /** Short numbers shown versions by the raw paths (`/oauth2/1/authorize`, see `keepsVersion`). */
+  private readonly versions = new VersionNumbers();
+
+  /**
+   * For `templatePath`: is the short number `text` after the segments `before` a version the traffic
+   * showed (followed by four different routes, never on its own, few numbers there)? Then it stays literal.
+   */
+  readonly keepsVersion = (before: readonly Segment[], text: string): boolean => this.versions.keeps(before, text);
+
+  /** Has the traffic shown any version number, or shown one none after all (see `keepsVersion`)? */
+  get knowsVersions(): boolean {
+    return this.versions.changes > 0;
+  }
 
   constructor(options: PathLearnerOptions = {}) {
     this.maxRecords = options.maxRecords ?? 5_000;
@@ -258,6 +272,8 @@ export class PathLearner {
     const values = splitPath(raw);
     if (values.length !== segments.length) return false;
     const before = this.learnedCount;
+    // A short number shown a version (or no more one) changes how raw paths are templated: a new revision.
+    if (this.versions.note(template, raw)) this.changes++;
     let changed = false;
     /** Literals (and their positions) seen after an identifier value for the first time. */
     const counted: Array<[number, string]> = [];
@@ -310,7 +326,9 @@ export class PathLearner {
    * make that position a parameter, so its first values are held like any other, and so are its
    * values once learned (`/snapshots/{id}/{snapshot}`), as actions may yet show it was none.
    */
-  undecided(template: string, inferred?: string): boolean {
+  undecided(template: string, inferred?: string, raw?: string): boolean {
+    // A short number that may yet be shown a version (`/oauth2/1/authorize`, see `keepsVersion`).
+    if (raw !== undefined && inferred !== undefined && this.versions.undecided(inferred, raw)) return true;
     const given = inferred === undefined ? undefined : splitPath(inferred);
     // Parameters the learner placed (a literal in `inferred`) are no detected identifiers: the literal
     // before one is no collection (`/ships/alice/{ship}` before `/ships/{ship}` is learned).
@@ -364,11 +382,11 @@ export class PathLearner {
     const segments = splitPath(template);
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
-      if (segment.kind !== 'literal' || isVersionLike(segment.text)) continue;
+      if (segment.kind !== 'literal' || versionAt(segments, at)) continue;
       if (
         at === 0
           ? (segments.length >= 2 && !introducesNames(segment)) || isPlainNumber(segment.text)
-          : !introducesNames(segments[at - 1])
+          : !namesAfter(segments, at - 1)
       )
         return true;
     }
@@ -388,7 +406,7 @@ export class PathLearner {
         (position.members === undefined
           ? !position.exceptions.has(segment.text)
           : position.members.has(segment.text)) &&
-        !isVersionLike(segment.text) &&
+        !versionAt(segments, at) &&
         !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
         !this.besideIdentifiers(key, segment.text) &&
         !this.isRouteWord(at, segment.text) &&
@@ -447,10 +465,10 @@ export class PathLearner {
    */
   private mayLearn(resolved: readonly Segment[], at: number, key: string): boolean {
     const segment = resolved[at]!;
-    if (segment.kind !== 'literal' || at === 0 || isVersionLike(segment.text)) return false;
+    if (segment.kind !== 'literal' || at === 0 || versionAt(resolved, at)) return false;
     if (isCollection(resolved, at)) return false;
     return (
-      !introducesNames(resolved[at - 1]) &&
+      !namesAfter(resolved, at - 1) &&
       !this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
       !this.besideIdentifiers(key, segment.text) &&
       !this.isRouteWord(at, segment.text)
@@ -581,9 +599,9 @@ export class PathLearner {
       if (
         segment.kind !== 'literal' ||
         parent.kind !== 'literal' ||
-        (at > 1 && introducesNames(segments[at - 2])) ||
-        introducesNames(parent) ||
-        isVersionLike(parent.text)
+        (at > 1 && namesAfter(segments, at - 2)) ||
+        namesAfter(segments, at - 1) ||
+        versionAt(segments, at - 1)
       )
         continue;
       const key = `${at}/${segment.text}`;
@@ -1026,6 +1044,7 @@ export class PathLearner {
     const before = names || this.learned.get(key)?.names === true;
     return (
       !isVersionLike(value) &&
+      !(placed[0]!.at > 0 && isPlainNumber(value)) &&
       !this.isRouteWord(placed[0]!.at, value, !before) &&
       !this.besideIdentifiers(key, value) &&
       placed.every((one) => isCollection(one.resolved, one.at) === before)
@@ -1039,7 +1058,7 @@ export class PathLearner {
    */
   private decideNames(resolved: readonly Segment[], at: number, key: string): boolean {
     const segment = resolved[at]!;
-    if (segment.kind !== 'literal' || at === 0 || introducesNames(resolved[at - 1])) return false;
+    if (segment.kind !== 'literal' || at === 0 || namesAfter(resolved, at - 1)) return false;
     if (this.identifierPositions.has(`${key}|${continuation(resolved, at)}`)) return false;
     const siblings = this.index.get(key);
     const mine = siblings?.get(segment.text);
@@ -1392,6 +1411,20 @@ const MAX_COMPARED_VALUES = 64;
 /** A plain number (`1707`): at the first segment a version perhaps (`/2/users`), or an identifier. */
 function isPlainNumber(text: string): boolean {
   return /^\d+$/.test(text);
+}
+
+/**
+ * Is the segment at `at` a version: `v1`, `2.0`, or a plain number past the first segment (the
+ * detectors leave one literal there only as a version: `/api/2/users`, `/oauth2/1/authorize`)?
+ */
+function versionAt(segments: readonly Segment[], at: number): boolean {
+  const segment = segments[at];
+  return segment?.kind === 'literal' && (isVersionLike(segment.text) || (at > 0 && isPlainNumber(segment.text)));
+}
+
+/** Do names live right after the segment at `at` (`api`, a version, a literal date; see `introducesNames`)? */
+function namesAfter(segments: readonly Segment[], at: number): boolean {
+  return introducesNames(segments[at]) || (at > 0 && versionAt(segments, at));
 }
 
 /**

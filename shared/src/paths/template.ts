@@ -26,9 +26,15 @@ export { isVersionLike } from './segments';
  * `known` templates (documented in the backend) are matched first; when several match, the most
  * specific wins (a literal beats a parameter at the first position where they differ), so
  * `/users/me` gives `/users/me` when both `/users/me` and `/users/{userId}` are known. A known
- * template is returned in canonical form. Idempotent: a template gives itself.
+ * template is returned in canonical form. Idempotent: a template gives itself. `keep` may keep a
+ * weak identifier literal after the segments templated before it: a version number the traffic
+ * showed (`PathLearner.keepsVersion`, `/oauth2/1/authorize`).
  */
-export function templatePath(rawPath: string, known: readonly string[] = []): string {
+export function templatePath(
+  rawPath: string,
+  known: readonly string[] = [],
+  keep?: (before: readonly Segment[], text: string) => boolean,
+): string {
   const segments = splitPath(rawPath);
   const documented = bestKnownTemplate(segments, known);
   if (documented) return joinSegments(documented);
@@ -42,7 +48,9 @@ export function templatePath(rawPath: string, known: readonly string[] = []): st
       segment.kind === 'literal' && !isDottedVersion(segment.text) ? identifierStrength(segment.text) : 'none';
     const isParameter =
       strength === 'strong' ||
-      (strength === 'weak' && (!introducesNames(previous) || numberAfterVersion(previous, segment)));
+      (strength === 'weak' &&
+        (!introducesNames(previous) || numberAfterVersion(previous, segment)) &&
+        !(keep !== undefined && segment.kind === 'literal' && keep(templated, segment.text)));
     templated.push(isParameter ? names.after(previous) : segment);
   }
   return joinSegments(templated);
