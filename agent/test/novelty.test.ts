@@ -18,6 +18,14 @@ const items = (extra: boolean) => ({
 });
 const VARIANT_A = items(false);
 const VARIANT_B = items(true);
+/** VARIANT_A but for its 41st item, which lacks `price`: the two differ only some 4 KB into the body. */
+const VARIANT_LATE = {
+  items: VARIANT_A.items.map((item, i) => {
+    if (i !== 40) return item;
+    const { price: _price, ...rest } = item;
+    return rest;
+  }),
+};
 
 let upstream: TestUpstream;
 let backend: FakeBackend;
@@ -70,6 +78,35 @@ describe('novel variants under load', () => {
     expect(agent.metrics.get('novel_shaped_total')).toBe(1);
     // One capture throughout: a new one (a busy agent's probe reading the upstream as gone and back)
     // would forget the variants seen and shape the first one again as new.
+    expect(agent.metrics.get('captures_total')).toBe(1);
+  });
+
+  it('shapes a second variant that differs only far into the body (one item of a list lacks a field)', async () => {
+    upstream = await startUpstream((req, res) =>
+      sendJson(res, 200, req.url === '/items?variant=late' ? VARIANT_LATE : VARIANT_A),
+    );
+    backend = await FakeBackend.start();
+    // As above, the sampler's clock stopped: neither the shape budget nor the scan budget refills,
+    // so the flood is kept within the bytes the scan budget saves up (8 MiB: 500 bodies of 12 KB).
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { flushIntervalMs: 60_000, samplerClock: () => 0 },
+    });
+    try {
+      await load(agent.proxyUrl, '/items', 400);
+      await load(agent.proxyUrl, '/items?variant=late', 1, 1);
+      await load(agent.proxyUrl, '/items', 100);
+      expect(agent.metrics.get('unshaped_total')).toBeGreaterThan(250);
+    } finally {
+      await agent.close();
+    }
+    const shapes = new Set(
+      backend.observations().flatMap((o) => (o.path === '/items' && o.response?.shape ? [o.response.shape] : [])),
+    );
+    expect(shapes).toEqual(new Set([fingerprint(inferShape(VARIANT_A)), fingerprint(inferShape(VARIANT_LATE))]));
+    expect(agent.metrics.get('novel_shaped_total')).toBe(1);
     expect(agent.metrics.get('captures_total')).toBe(1);
   });
 });

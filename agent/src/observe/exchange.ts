@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIdentity, isJson, keyFingerprint, NOVELTY_BYTES, SCAN_BYTES } from './novelty';
+import { isIdentity, isJson, keyFingerprint, NOVELTY_BYTES, SCAN_BYTES, structureFingerprint } from './novelty';
 import type { SampleSlot } from './sampler';
 
 /** The chunks of a tap that holds none yet: shared, so a tap that only counts allocates no array. */
@@ -161,14 +161,31 @@ export class BodyTap {
    * taken cheaply (not JSON, encoded, cut, larger than NOVELTY_BYTES, nothing kept).
    */
   variantKeys(): number | null {
-    if (this.copied === 0 || this.copied !== this.bytes || this.copied > NOVELTY_BYTES || this.cut || this.overLimit)
-      return null;
+    if (!this.whole()) return null;
     // Taken as the bytes came (only for a JSON body without a content coding).
     if (this.keys >= 0) return this.keys;
     if (!isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
-    return keyFingerprint(
-      this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.copied),
+    return keyFingerprint(this.text());
+  }
+
+  /**
+   * The structure fingerprint (novelty.ts) of the whole body, or null when it cannot be taken
+   * (as `variantKeys`). Reads every byte: the caller keeps it within a `ScanBudget`.
+   */
+  structureKeys(): number | null {
+    if (!this.whole() || !isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
+    return structureFingerprint(this.text());
+  }
+
+  /** All of the body is kept, and small enough to be looked for variants in. */
+  private whole(): boolean {
+    return (
+      this.copied > 0 && this.copied === this.bytes && this.copied <= NOVELTY_BYTES && !this.cut && !this.overLimit
     );
+  }
+
+  private text(): Buffer {
+    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.copied);
   }
 }
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { BodyTap } from './exchange';
-import { keyFingerprint, NOVELTY_BYTES, SCAN_BYTES } from './novelty';
+import { keyFingerprint, mixHashes, NOVELTY_BYTES, SCAN_BYTES, ScanBudget, structureFingerprint } from './novelty';
 
 /** FNV-1a over a key as written in JSON (between its quotes), each escape and the character it escapes left out. */
 function keyHash(written: string): number {
@@ -61,6 +61,99 @@ describe('keyFingerprint', () => {
     expect(fingerprintOf(padded)).toBe(expected(['a']));
     // A string the scanned bytes cut off is no key.
     expect(fingerprintOf(`{"a":1,"${'k'.repeat(SCAN_BYTES)}":2}`)).toBe(expected(['a']));
+  });
+});
+
+/** The structure fingerprint as its definition states it, from the parsed value: each object's key set at its place. */
+function expectedStructure(value: unknown): number {
+  const structures = new Set<number>();
+  const walk = (inner: unknown, place: number): void => {
+    if (Array.isArray(inner)) for (const item of inner) walk(item, mixHashes(place, 0x5bdd5d));
+    else if (inner !== null && typeof inner === 'object') {
+      let keys = 0;
+      for (const [key, nested] of Object.entries(inner)) {
+        const hash = keyHash(JSON.stringify(key).slice(1, -1)) | 0;
+        keys = (keys + Math.imul(hash, 0x9e3779b1)) | 0;
+        walk(nested, mixHashes(place, hash));
+      }
+      structures.add(mixHashes(place, keys));
+    }
+  };
+  walk(value, 0x811c9dc5 | 0);
+  let combined = 0;
+  for (const structure of structures) combined = (combined + Math.imul(structure, 0x9e3779b1)) | 0;
+  return combined >>> 0;
+}
+
+/** `count` records; the one at `odd` (if any) lacks `price` and has `discount`. */
+const records = (count: number, odd = -1) =>
+  Array.from({ length: count }, (_, i) => ({
+    id: i,
+    name: `item ${i}`,
+    ...(i === odd ? { discount: 0.5 } : { price: i * 1.5 }),
+    owner: { login: `user${i}`, id: i },
+  }));
+
+describe('structureFingerprint', () => {
+  const structureOf = (text: string) => structureFingerprint(Buffer.from(text));
+
+  it('combines the structures of the objects of a whole text, each its keys at its place, whatever the values', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), fc.boolean(), (value, indent) => {
+        const text = JSON.stringify(value, null, indent ? 2 : undefined);
+        expect(structureOf(text)).toBe(expectedStructure(JSON.parse(text)));
+      }),
+    );
+  });
+
+  it('tells apart two bodies that differ only past the bytes keyFingerprint reads, however far', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 20, max: 150 }), fc.nat(), fc.nat(), (count, odd, other) => {
+        const plain = JSON.stringify({ items: records(count) });
+        // One record of the list, past the first 256 bytes, lacks a field and has another.
+        const at = 5 + (odd % (count - 5));
+        const variant = JSON.stringify({ items: records(count, at) });
+        expect(keyFingerprint(Buffer.from(variant))).toBe(keyFingerprint(Buffer.from(plain)));
+        expect(structureOf(variant)).not.toBe(structureOf(plain));
+        // The same structure again, with another length and other values, is no new variant.
+        const longer = JSON.stringify({ items: records(count + 1 + (other % 40), at + 1 + (other % 5)) });
+        expect(structureOf(longer)).toBe(structureOf(variant));
+        expect(structureOf(JSON.stringify({ items: records(3 + (other % 40)) }))).toBe(structureOf(plain));
+      }),
+    );
+  });
+
+  it.each([
+    ['a key set at another place', '{"a":{"x":1},"b":{"y":1}}', '{"a":{"y":1},"b":{"x":1}}'],
+    ['an object or a list of it', '{"a":{"x":1}}', '{"a":[{"x":1}]}'],
+    ['an empty object or none', '{"a":{}}', '{"a":null}'],
+    ['a field of one item', '[{"x":1},{"x":2,"y":3}]', '[{"x":1,"y":3},{"x":2,"y":3}]'],
+  ])('tells apart %s', (_name, one, other) => {
+    expect(structureOf(one)).not.toBe(structureOf(other));
+  });
+
+  it('reads keys with escapes, blanks before the colon, and long strings', () => {
+    const long = 'x'.repeat(100);
+    expect(structureOf(`{"a\\"b":{"c\\\\":"${long}\\"${long}","d" :1}}`)).toBe(
+      expectedStructure({ 'a"b': { 'c\\': '', d: 1 } }),
+    );
+  });
+});
+
+describe('ScanBudget', () => {
+  it('lets a second of bytes through, then as many as the clock earns, and never saves more than a second', () => {
+    let now = 0;
+    const budget = new ScanBudget(() => now, 1_000);
+    expect(budget.take(600)).toBe(true);
+    expect(budget.take(600)).toBe(false);
+    expect(budget.take(400)).toBe(true);
+    expect(budget.take(1)).toBe(false);
+    now = 500;
+    expect(budget.take(500)).toBe(true);
+    expect(budget.take(1)).toBe(false);
+    now = 60_000;
+    expect(budget.take(1_000)).toBe(true);
+    expect(budget.take(1)).toBe(false);
   });
 });
 

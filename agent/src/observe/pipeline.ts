@@ -27,7 +27,7 @@ import { ShapeSampler, type SamplerOptions } from './sampler';
 import { classifyContentType, summariseBody, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
 import { boundaryOf, MULTIPART_FORM } from './form';
-import { isIdentity, NOVELTY_BYTES, NOVELTY_VARIANTS } from './novelty';
+import { isIdentity, NOVELTY_BYTES, NOVELTY_VARIANTS, ScanBudget } from './novelty';
 import type { ConsumerIds } from './consumers';
 
 export interface PipelineOptions {
@@ -118,6 +118,8 @@ export class ObservationPipeline implements ExchangeObserver {
   private readonly aggregator: Aggregator;
   private readonly consumers: ConsumerIds | null;
   private readonly sampler: ShapeSampler;
+  /** Bytes a second read whole for their structure (novelty.ts), beyond the first ones every watched body gets. */
+  private readonly scanBudget: ScanBudget;
   private readonly queue: Pending[] = [];
   private queueHead = 0;
   private queueBytes = 0;
@@ -177,6 +179,7 @@ export class ObservationPipeline implements ExchangeObserver {
     this.aggregator = new Aggregator(this.consumers !== null, options.metrics.counter('consumers_overflow_total'));
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler, options.samplerClock);
+    this.scanBudget = new ScanBudget(options.samplerClock ?? Date.now);
     this.observed = options.metrics.counter('observed_total');
     this.unshaped = options.metrics.counter('unshaped_total');
     this.novelShaped = options.metrics.counter('novel_shaped_total');
@@ -264,13 +267,14 @@ export class ObservationPipeline implements ExchangeObserver {
 
   /**
    * Is this interaction's pair of bodies a variant its key (method, template, status) has not had
-   * yet? Notes it when so. False when its bodies cannot be fingerprinted cheaply.
+   * yet? Notes it when so. False when its bodies cannot be fingerprinted cheaply. Judged by the keys
+   * of their first bytes (`variantKeys`, taken as they came) and, within the scan budget, by the
+   * structure of the whole bodies (`structureKeys`): a field more or less far into a list.
    */
   private novel(observation: Observation, exchange: Exchange): boolean {
     const request = exchange.request?.variantKeys() ?? null;
     const response = exchange.response?.variantKeys() ?? null;
     if (request === null && response === null) return false;
-    const variant = (Math.imul(request ?? 0, 31) + (response ?? 0)) >>> 0;
     const slot = this.sampler.again(
       exchange.sampleSlot ?? null,
       observation.captureId,
@@ -279,10 +283,26 @@ export class ObservationPipeline implements ExchangeObserver {
       observation.status,
     );
     slot.variants ??= new Set();
-    if (slot.variants.has(variant) || slot.variants.size >= NOVELTY_VARIANTS) return false;
-    slot.variants.add(variant);
-    if (exchange.sampledBytes < 0) this.novelShaped.inc();
-    return true;
+    slot.structures ??= new Set();
+    let novel = false;
+    const variant = (Math.imul(request ?? 0, 31) + (response ?? 0)) >>> 0;
+    if (!slot.variants.has(variant) && slot.variants.size < NOVELTY_VARIANTS) {
+      slot.variants.add(variant);
+      novel = true;
+    }
+    const bytes =
+      (request === null ? 0 : (exchange.request as BodyTap).copied) +
+      (response === null ? 0 : (exchange.response as BodyTap).copied);
+    if (slot.structures.size < NOVELTY_VARIANTS && this.scanBudget.take(bytes)) {
+      const structure =
+        (Math.imul(exchange.request?.structureKeys() ?? 0, 31) + (exchange.response?.structureKeys() ?? 0)) >>> 0;
+      if (!slot.structures.has(structure)) {
+        slot.structures.add(structure);
+        novel = true;
+      }
+    }
+    if (novel && exchange.sampledBytes < 0) this.novelShaped.inc();
+    return novel;
   }
 
   /** Bytes of a body of this media type kept for shape work: none unshaped, a stream's first ones. */

@@ -56,6 +56,8 @@ export interface SampleSlot {
   keyRefilledAt: number;
   /** Key fingerprints of the body variants seen (see novelty.ts), made on the first; at most NOVELTY_VARIANTS. */
   variants: Set<number> | null;
+  /** Structure fingerprints of the whole bodies read (novelty.ts `structureFingerprint`); at most NOVELTY_VARIANTS. */
+  structures: Set<number> | null;
   /** The template of its key, and the sampler's `generation` it was made in: see `ShapeSampler.again`. */
   readonly template: string;
   readonly generation: number;
@@ -133,6 +135,7 @@ export class ShapeSampler {
           keyTokens: this.keyBurst(),
           keyRefilledAt: this.clock(),
           variants: null,
+          structures: null,
           template,
           generation: this.generation,
         }),
