@@ -31,10 +31,12 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
                             alone (its path learner and hold, on the saved times), operations scored (seconds; not
                             for fresh; no backend or bodies, so not a figure)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
-  --varied                  answers that vary per request and leave out some optional properties, request
-                            bodies with some of theirs (seeded, the same on every run): traffic that can tell a
-                            required field from an optional one (the default mock sends every optional property,
-                            the same body for every request of an operation and status)
+  --fixed-answers           the traffic of sessions 7-14: the mock answers every request of an operation and
+                            status with one body holding every optional property, and request bodies hold all of
+                            theirs (traffic that cannot tell a required field from an optional one). The default
+                            (since session 15; \`--varied\` before) answers vary per request and leave out some
+                            optional properties, request bodies carry some of theirs (seeded, the same on every run).
+                            A rescore or replay takes the traffic of the run it reads.
   --capture-limit <bytes>   the agent's --capture-limit (default its own, 1 MiB): try Spectator on bodies past it
   --help                    this text`;
 
@@ -50,7 +52,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {string | null} replay
  * @property {string | null} peersFrom
  * @property {number | null} captureLimit
- * @property {boolean} varied
+ * @property {boolean | null} varied  null: the default (varied), or the saved run's for a rescore or replay
  * @property {boolean} help
  */
 
@@ -71,7 +73,7 @@ function parseArgs(argv) {
     replay: null,
     peersFrom: null,
     captureLimit: null,
-    varied: false,
+    varied: null,
     help: false,
   };
   for (let index = 0; index < argv.length; index++) {
@@ -96,6 +98,7 @@ function parseArgs(argv) {
     else if (flag === '--out') options.out = path.resolve(value());
     else if (flag === '--select') options.select = true;
     else if (flag === '--varied') options.varied = true;
+    else if (flag === '--fixed-answers') options.varied = false;
     else if (flag === '--rescore') options.rescore = path.resolve(value());
     else if (flag === '--replay') options.replay = path.resolve(value());
     else if (flag === '--peers-from') options.peersFrom = path.resolve(value());
@@ -392,13 +395,13 @@ async function main() {
     throw new Error('--peers-from runs Spectator: keep it among --contenders');
   const runDir = rescore ?? path.join(options.out, new Date().toISOString().replace(/[:.]/g, '-'));
   fs.mkdirSync(runDir, { recursive: true });
-  // A rescore or replay of a --varied run says so, as the run's results.json does.
+  // A rescore or replay takes the traffic of the run it reads (a run saved before session 14 says
+  // nothing: it had fixed answers); a new run varies its answers unless told --fixed-answers.
   const savedResults = path.join(runDir, 'results.json');
   const varied =
-    options.varied ||
-    (rescore !== null &&
-      fs.existsSync(savedResults) &&
-      JSON.parse(fs.readFileSync(savedResults, 'utf8')).varied === true);
+    rescore !== null
+      ? fs.existsSync(savedResults) && JSON.parse(fs.readFileSync(savedResults, 'utf8')).varied === true
+      : options.varied !== false;
   const generate = createGenerator({ someOptionals: varied });
   /** @type {import('./lib/replay').AgentParts | null} the agent's pipeline, built from this checkout, for --replay */
   const agentParts = replay ? (buildSpectator(), agentPartsOf(ROOT)) : null;
@@ -550,7 +553,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', heldout4: 'Held-out 4 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ''}`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', heldout4: 'Held-out 4 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ' (--fixed-answers)'}`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
