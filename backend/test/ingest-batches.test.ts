@@ -138,10 +138,15 @@ describe('batch writes', () => {
       { method: 'GET', path: '/dup', status: 200, response: { onlyInThisBatch: true } },
     ]);
     expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
-    const [fingerprint] = Object.keys(batch.shapes);
+    // Sent again under its id, with a shape never stored (shapes are never deleted).
+    const resent = batchMessage(
+      captureId,
+      [{ method: 'GET', path: '/dup', status: 200, response: { onlyInTheResend: true } }],
+      batch.batchId,
+    );
+    const [fingerprint] = Object.keys(resent.shapes);
     await query(backend.databaseUrl, 'DELETE FROM observations WHERE capture_id = $1', [captureId]);
-    await query(backend.databaseUrl, 'DELETE FROM shapes WHERE fingerprint = $1', [fingerprint]);
-    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId, duplicate: true });
+    expect(await agent.request(resent)).toEqual({ type: 'ack', batchId: batch.batchId, duplicate: true });
     expect(await query(backend.databaseUrl, 'SELECT 1 FROM shapes WHERE fingerprint = $1', [fingerprint])).toEqual([]);
     expect(await query(backend.databaseUrl, 'SELECT 1 FROM observations WHERE capture_id = $1', [captureId])).toEqual(
       [],

@@ -49,12 +49,15 @@ export interface BatchHeader {
 /**
  * Writes a whole batch in one statement, so a batch costs one round trip and holds its row locks
  * only while PostgreSQL executes it (never while Node is busy with other messages):
+ *  - `capture`: the capture row, locked `FOR KEY SHARE` once for the batch (what the rows' foreign
+ *    keys to it did row by row, issue 20): deleting it waits for the batch's commit, and a batch
+ *    after a delete finds no row and writes nothing (`captured` false; the caller fails it);
  *  - `claimed`: the batch id goes in first; a batch id committed before (or being committed by a
  *    concurrent resend, which this waits for) yields no row, and every later part reads nothing.
  *    Its row records the writing transaction and the (method, path) keys the batch touches, which
  *    the capture views patch themselves from (see `CapturesService`);
- *  - `new_shapes`: the batch's shapes, content-addressed (the shape foreign keys of observations are
- *    checked at the end of the statement, so shapes inserted here satisfy them);
+ *  - `new_shapes`: the batch's shapes, content-addressed (observations name only these and stored
+ *    ones, which are never deleted: `IngestService.ensureShapesKnown`, trigger `shapes_kept`);
  *  - `offered`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
  *    JSON document); each row's query and header names are a slice of one flat `names` array;
  *  - `input`: the offered rows of endpoints the capture has, and of new endpoints while it has
@@ -70,14 +73,17 @@ export interface BatchHeader {
  *    set by an update from the row as it was, since RETURNING sees only the new row; a
  *    partitioned table cannot return `xmax`), which makes its cached diff flag stale. Written in byte order of (method,
  *    path), so concurrent batches lock them in the same order.
- * The statement answers `claimed`: false for a duplicate (nothing was written), and `dropped`:
+ * The statement answers `claimed`: false for a duplicate (nothing was written), `captured`: false
+ * when the capture does not exist (nothing was written), and `dropped`:
  * the `METHOD path` keys of the rows not stored because of the cap (null when none were), which
  * must not become evidence either.
  */
 export const WRITE_BATCH = `
-  WITH claimed AS (
+  WITH capture AS (
+    SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
+  ), claimed AS (
     INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
-    VALUES ($1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $26::text[], $27::text[])
+    SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $26::text[], $27::text[] FROM capture
     ON CONFLICT (batch_id, project_id) DO NOTHING
     RETURNING batch_id
   ), new_shapes AS (
@@ -118,8 +124,7 @@ export const WRITE_BATCH = `
                                    response_headers, count, first_seen, last_seen, names_grew)
     SELECT $2::uuid, $3::uuid, c.created_at, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
            r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, true
-      FROM input r CROSS JOIN captures c
-     WHERE c.id = $3::uuid AND c.project_id = $2::uuid
+      FROM input r CROSS JOIN capture c
     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
     DO UPDATE SET
@@ -149,7 +154,7 @@ export const WRITE_BATCH = `
       interest = ce.interest + EXCLUDED.interest,
       revision = ce.revision + EXCLUDED.revision
   )
-  SELECT EXISTS (SELECT FROM claimed) AS claimed,
+  SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured,
          CASE WHEN (SELECT count(*) FROM input) < (SELECT count(*) FROM offered)
               THEN ARRAY(SELECT DISTINCT o.method || ' ' || o.path FROM offered o
                           WHERE NOT EXISTS (SELECT FROM input i WHERE i.method = o.method AND i.path = o.path))

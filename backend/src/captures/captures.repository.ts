@@ -499,9 +499,12 @@ export class CapturesRepository {
   async writeBatch(parameters: unknown[], runner: Queryable = this.db): Promise<WrittenBatch> {
     const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{
       claimed: boolean;
+      captured: boolean;
       dropped: string[] | null;
     }>;
     if (result === undefined) throw new Error('batch statement returned nothing');
+    // Deleted meanwhile (retention): nothing was written; failed as its foreign keys failed it.
+    if (!result.captured) throw new Error(`capture ${String(parameters[2])} no longer exists`);
     return { claimed: result.claimed, dropped: result.dropped === null ? null : new Set(result.dropped) };
   }
 }

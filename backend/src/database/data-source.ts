@@ -47,6 +47,7 @@ import { QueuedEvidenceAsJson1795892823338 } from './migrations/1795892823338-Qu
 import { OnePartitionMaker1795893570257 } from './migrations/1795893570257-OnePartitionMaker';
 import { ConsumerCallsPerKey1795901374861 } from './migrations/1795901374861-ConsumerCallsPerKey';
 import { OriginsReadFromEvidence1795902502424 } from './migrations/1795902502424-OriginsReadFromEvidence';
+import { IngestWithoutRowForeignKeys1795910196979 } from './migrations/1795910196979-IngestWithoutRowForeignKeys';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -98,6 +99,7 @@ export const MIGRATIONS = [
   OnePartitionMaker1795893570257,
   ConsumerCallsPerKey1795901374861,
   OriginsReadFromEvidence1795902502424,
+  IngestWithoutRowForeignKeys1795910196979,
 ];
 
 /**

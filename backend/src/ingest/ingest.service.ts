@@ -623,7 +623,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       if (response !== undefined && !firstUse.has(response))
         firstUse.set(response, `observations[${i}].response.shape`);
     });
-    for (const fp of firstUse.keys()) if (fp in batch.shapes || this.storedShapes.get(fp)) firstUse.delete(fp);
+    for (const fp of firstUse.keys())
+      if (Object.hasOwn(batch.shapes, fp) || this.storedShapes.get(fp)) firstUse.delete(fp);
     if (firstUse.size === 0) return;
     for (const fp of await this.captures.storedFingerprints([...firstUse.keys()])) {
       this.storedShapes.set(fp, true);
