@@ -315,6 +315,20 @@ describe('path templates from structure', () => {
     ]);
   });
 
+  it('keeps words with nothing to compare that are requested again literal (/offers/fares/bestfares)', async () => {
+    // Answers without fields to compare (a JSON string), as an API documented with `type: string` gives.
+    upstream = await startUpstream((_req, res) => sendJson(res, 200, 'ok'));
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    const words = ['allfares', 'bestfares', 'deeplink', 'lowestfares'];
+    await sendAll(
+      agent.proxyUrl,
+      [...words, ...words].map((word) => `/offers/fares/${word}`),
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual(words.map((word) => `/offers/fares/${word}`));
+  });
+
   it('holds what follows a value until its siblings show it a value or a route word, and sends no name of it', async () => {
     const scheduled = ['canary-peggy', 'canary-trent-cli', 'canary-Victor43', 'canary-walter'];
     const ships = ['canary-alice', 'canary-bob-infra', 'canary-Carol74'];

@@ -186,6 +186,40 @@ describe('PathLearner', () => {
     expect(learner.resolve('/ond/route/heidi/globex')).toBe('/ond/route/{owner}/{route}');
   });
 
+  it('takes values with nothing to compare that are requested again for route words (/offers/fares/bestfares)', () => {
+    const learner = new PathLearner();
+    /** As the agent does: each request counted, each distinct observation taken once. */
+    const send = (raw: string) => {
+      const template = templatePath(raw);
+      learner.observe(template, 'GET', null);
+      return learner.noteRequest(template);
+    };
+    const words = ['allfares', 'bestfares', 'deeplink', 'lowestfares'];
+    // Each once: four values with nothing to compare make a parameter, as before.
+    for (const word of words) send(`/offers/fares/${word}`);
+    expect(learner.resolve('/offers/fares/fares')).toBe('/offers/fares/{fare}');
+    // Requested again, as route words are in every CI run: not a value with nothing to compare, so three are
+    // left, too few: forgotten.
+    const revision = learner.revision;
+    expect(send('/offers/fares/bestfares')).toBe(true);
+    expect(learner.resolve('/offers/fares/fares')).toBe('/offers/fares/fares');
+    expect(learner.revision).toBeGreaterThan(revision);
+    send('/offers/fares/allfares');
+    expect(send('/offers/fares/fares')).toBe(false);
+    expect(learner.resolve('/offers/fares/fares')).toBe('/offers/fares/fares');
+    // Names each requested once beside them are still learned from four.
+    for (const name of ['alice', 'bob-infra', 'Carol74', 'dave-cli']) send(`/ond/route/${name}`);
+    expect(learner.resolve('/ond/route/erin')).toBe('/ond/route/{route}');
+    // Answers with fields to compare still decide, requested again or not.
+    for (let i = 0; i < 2; i++) {
+      learner.observe('/users/alice', 'GET', user('alice'));
+      learner.observe('/users/bob', 'GET', user('bob'));
+      learner.noteRequest('/users/alice');
+      learner.noteRequest('/users/bob');
+    }
+    expect(learner.resolve('/users/carol')).toBe('/users/{user}');
+  });
+
   it('learns names after identifiers with nothing to compare from four, each after other identifier values', () => {
     const learner = new PathLearner();
     const see = (raw: string) => {

@@ -659,6 +659,8 @@ export class ObservationPipeline implements ExchangeObserver {
         if (!fields && path.observed.length < 16) path.observed.push(observation.method);
         this.learner.observe(path.inferred, observation.method, keys, requestKeys);
       }
+      // Requests on each path counted (up to two): a route word is requested again and again, a value seldom.
+      if (!isNotFound(status)) this.learner.noteRequest(path.inferred);
       // The identifier values of each distinct raw path once: a word after many of them is a route word.
       if (!path.noted && !isNotFound(status)) {
         path.noted = true;

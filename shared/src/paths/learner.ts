@@ -27,6 +27,8 @@ export interface PathLearnerOptions {
 interface PathRecord {
   /** The path as the detectors templated it (identifiers already parameters). */
   segments: Segment[];
+  /** The same, as a string: what `noteRequest` counts requests by. */
+  path: string;
   method: string;
   /** Top-level field names of a 2xx JSON response (`[]`-prefixed for a list of objects), sorted; null when unknown. */
   keys: readonly string[] | null;
@@ -95,6 +97,8 @@ export class PathLearner {
   private readonly maxCompared: number;
   private readonly records: PathRecord[] = [];
   private readonly recordKeys = new Set<string>();
+  /** The paths of the kept records (see `noteRequest`). */
+  private readonly recordPaths = new Set<string>();
   /** Resolved prefix (see `prefixKey`) → the position after it, learned as a parameter. */
   private readonly learned = new Map<string, LearnedPosition>();
   /** Resolved prefix → literal value → where it was seen (rebuilt when something is learned). */
@@ -173,6 +177,11 @@ export class PathLearner {
   private firstValues = new Map<string, Set<string>>();
   /** Continuations compared and records placed in the index so far (see `work`). */
   private counted = 0;
+  /**
+   * Path (as the detectors templated it) → requests the API answered on it, counted up to `REPEATED`
+   * (`MAX_COUNTED_PATHS` paths at most; see `noteRequest`). Counts only.
+   */
+  private readonly requests = new Map<string, number>();
   /** Short numbers shown versions by the raw paths (`/oauth2/1/authorize`, see `keepsVersion`). */
   private readonly versions = new VersionNumbers();
 
@@ -234,7 +243,8 @@ export class PathLearner {
     const recordKey = `${method} ${template} ${keys === null ? '-' : keys.join(',')} ${requestKeys === null ? '-' : requestKeys.join(',')}`;
     if (this.recordKeys.has(recordKey) || this.records.length >= this.maxRecords) return false;
     this.recordKeys.add(recordKey);
-    const record: PathRecord = { segments: splitPath(template), method, keys, requestKeys };
+    this.recordPaths.add(template);
+    const record: PathRecord = { segments: splitPath(template), path: template, method, keys, requestKeys };
     this.records.push(record);
     for (const [at, segment] of record.segments.entries())
       if (segment.kind === 'literal') {
@@ -311,6 +321,32 @@ export class PathLearner {
       }
     }
     return this.learnedCount !== before;
+  }
+
+  /**
+   * Count one request the API answered (other than 404/405) on `template` (the path as `templatePath`
+   * gave it). A route word is requested again and again with the same text; at a CI run's rates a
+   * parameter's value seldom is (`/offers/fares/bestfares` ten times, `/users/alice` once): values with
+   * nothing to compare that were requested again are no values (see `enoughSiblings`). Returns true
+   * when a position was learned or forgotten.
+   */
+  noteRequest(template: string): boolean {
+    const count = this.requests.get(template);
+    if (count !== undefined && count >= REPEATED) return false;
+    if (count === undefined && this.requests.size >= MAX_COUNTED_PATHS) return false;
+    this.requests.set(template, (count ?? 0) + 1);
+    if ((count ?? 0) + 1 < REPEATED || !this.recordPaths.has(template)) return false;
+    // Requested again: what it made a value with nothing to compare is looked at again.
+    const before = this.learnedCount;
+    this.revalidate();
+    if (this.learnedCount !== before) this.changes++;
+    return this.learnedCount !== before;
+  }
+
+  /** Was one of these observations' paths requested again (see `noteRequest`)? */
+  private repeated(placed: readonly Placed[]): boolean {
+    for (const one of placed) if ((this.requests.get(one.record.path) ?? 0) >= REPEATED) return true;
+    return false;
   }
 
   /** The template for a path as `templatePath` gave it, with learned positions made parameters. */
@@ -832,7 +868,10 @@ export class PathLearner {
       if (verdict === 'alike' && !(action && isAction(theirs))) alike++;
       else if (
         (verdict === 'alike' || verdict === 'same') &&
-        (alone === undefined || (alone.has(value) && alone.has(other)))
+        (alone === undefined || (alone.has(value) && alone.has(other))) &&
+        // Route words are requested again and again, a value seldom (see `noteRequest`).
+        !this.repeated(mine) &&
+        !this.repeated(theirs)
       )
         same++;
     }
@@ -1197,6 +1236,11 @@ function digestOf(text: string): number {
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }
+
+/** Requests on one path that show it a route word's (see `noteRequest`). */
+const REPEATED = 2;
+/** Paths whose requests are counted at most (see `noteRequest`). */
+const MAX_COUNTED_PATHS = 10_000;
 
 /** Route words of mirrored routes kept at most (see `noteMirrors`). */
 const MAX_MIRRORS = 1_024;
