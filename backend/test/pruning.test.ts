@@ -95,8 +95,8 @@ describe('pruning', () => {
     const events = new EventsService(repository, runtime);
     // The backend publishes events of its own (the agent's connection): only these two are looked at.
     const before = await count('SELECT coalesce(max(id), 0)::int AS n FROM dashboard_events', []);
-    await repository.publish(projectId, { type: 'capture.updated', captureId });
-    await repository.publish(projectId, { type: 'paths.hinted', template: '/a/{b}', regrouped: 0 });
+    await repository.store([{ projectId, event: { type: 'capture.updated', captureId } }]);
+    await repository.store([{ projectId, event: { type: 'paths.hinted', template: '/a/{b}', regrouped: 0 } }]);
     const [older, newer] = (
       (await ds.query('SELECT id::text AS id FROM dashboard_events WHERE id > $1 ORDER BY id', [before])) as Array<{
         id: string;

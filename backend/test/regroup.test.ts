@@ -13,7 +13,7 @@ import type {
   VersionMatrixResponse,
 } from '@spectator/shared';
 import pino from 'pino';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import { parseConfig } from '../src/config/config';
 import type { Runtime } from '../src/config/runtime';
 import { PartitionsRepository } from '../src/partitions/partitions.repository';
@@ -31,6 +31,7 @@ import { ProposalLifecycle } from '../src/proposals/proposal-lifecycle';
 import { ProposalRegrouping } from '../src/proposals/proposal-regrouping';
 import { ProposalsRepository } from '../src/proposals/proposals.repository';
 import { createDataSource } from '../src/database/data-source';
+import { storeEvents } from '../src/events/events.repository';
 import type { EventsService } from '../src/events/events.service';
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { EvidenceService } from '../src/evidence/evidence.service';
@@ -210,9 +211,14 @@ beforeAll(async () => {
   const events = {
     captureChanged: (_project: string, capture: string) => void changedCaptures.push(capture),
   } as unknown as EventsService;
+  // Transition events are stored as the app stores them; nothing here listens for their notification.
+  const stored = {
+    publishWithin: async (manager: EntityManager, published: Parameters<typeof storeEvents>[1]) =>
+      void (await storeEvents(manager, published)),
+  } as unknown as EventsService;
   const evidence = new EvidenceService(
     new EvidenceRepository(ds),
-    new Notifier(new WebhooksRepository(ds), { config: { publicUrl: null } } as never),
+    new Notifier(new WebhooksRepository(ds), stored, { config: { publicUrl: null } } as never),
     new ShapeStore(new CapturesRepository(ds)),
     new VersionStore(ds),
   );
@@ -221,7 +227,7 @@ beforeAll(async () => {
   new ProposalLifecycle(
     new ProposalsRepository(ds),
     evidence,
-    new Notifier(new WebhooksRepository(ds), { config: { publicUrl: null } } as never),
+    new Notifier(new WebhooksRepository(ds), stored, { config: { publicUrl: null } } as never),
     audit,
     new VersionStore(ds),
   );

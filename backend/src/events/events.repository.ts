@@ -16,33 +16,24 @@ export interface StoredEvent {
 }
 
 /**
- * Publishes a dashboard event through `runner` (a transaction's manager: delivered at its commit,
- * dropped on rollback). The event is stored in `dashboard_events` and only its id is notified:
+ * Stores events through `runner` (a transaction's manager: kept only if it commits) in the order
+ * given, in one statement, and returns their ids in that order. Only ids are notified (`notify`):
  * PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more ("payload string too long"), which a
- * documentation commit of a few hundred endpoint ids exceeds. Listeners read the event back by id.
+ * documentation commit of a few hundred endpoint ids exceeds. Listeners read the events back by id.
  */
-export function publishEvent(runner: Queryable, projectId: string, event: DashboardEvent): Promise<void> {
-  return publishEvents(runner, [{ projectId, event }]);
-}
-
-/**
- * Publishes events through `runner` as `publishEvent` does, in one statement, in the order given
- * (their ids, and so their notifications, follow it): a transaction that emits hundreds (a new
- * build's first fold, a version for each endpoint) makes one round trip, not one per event.
- */
-export async function publishEvents(
+export async function storeEvents(
   runner: Queryable,
   events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>,
-): Promise<void> {
-  if (events.length === 0) return;
-  await runner.query(
-    `WITH stored AS (
-       INSERT INTO dashboard_events (project_id, event)
-       SELECT e.project_id, e.event FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS e(project_id, event, n) ORDER BY e.n
-       RETURNING id)
-     SELECT pg_notify($3, stored.id::text) FROM stored ORDER BY stored.id`,
-    [events.map((e) => e.projectId), events.map((e) => JSON.stringify(e.event)), EVENTS_CHANNEL],
-  );
+): Promise<string[]> {
+  if (events.length === 0) return [];
+  const rows = (await runner.query(
+    `INSERT INTO dashboard_events (project_id, event)
+     SELECT e.project_id, e.event FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS e(project_id, event, n) ORDER BY e.n
+     RETURNING id::text AS id`,
+    [events.map((e) => e.projectId), events.map((e) => JSON.stringify(e.event))],
+  )) as Array<{ id: string }>;
+  // Ids follow the insert's order (one sequence, one statement); sorted so they are notified in it.
+  return rows.map((row) => row.id).sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
 }
 
 /**
@@ -53,18 +44,22 @@ export async function publishEvents(
 export class EventsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Stores an event and notifies its id, on its own (see `publishEvent`). */
-  publish(projectId: string, event: DashboardEvent): Promise<void> {
-    return publishEvent(this.db, projectId, event);
+  /** Stores events on their own (committed at once); returns their ids in order (see `storeEvents`). */
+  store(events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>): Promise<string[]> {
+    return storeEvents(this.db, events);
   }
 
   /**
-   * Stores events and notifies their ids in one transaction (one statement): PostgreSQL takes its
-   * notification queue's lock once per committing transaction that notified, so many events cost
-   * one turn at it, not one each.
+   * Notifies stored events' ids, in the order given, in one statement and so one transaction:
+   * PostgreSQL serialises the commits of notifying transactions on one lock (held while the commit
+   * is flushed), so a replica notifies what many transactions stored with one turn at it.
    */
-  publishAll(events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>): Promise<void> {
-    return publishEvents(this.db, events);
+  async notify(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('SELECT pg_notify($1, t.id) FROM unnest($2::text[]) WITH ORDINALITY AS t(id, n) ORDER BY t.n', [
+      EVENTS_CHANNEL,
+      ids,
+    ]);
   }
 
   /** Deletes the stored events older than `retention` (an interval every replica has read them within). */

@@ -2,16 +2,14 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import type { DashboardEvent } from '@spectator/shared';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import type { DataSource, EntityManager, EntitySubscriberInterface, QueryRunner } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { EventsRepository, publishEvent, publishEvents, type StoredEvent } from './events.repository';
-
-// Writers that publish inside their own transaction (a transaction's manager) call it from here, the events' service.
-export { publishEvent, publishEvents };
+import { EventsRepository, storeEvents, type StoredEvent } from './events.repository';
 
 /**
  * How often a replica sends the `capture.updated` events due (ms): each capture at most once per
- * interval, all of them in one transaction (batches of hundreds of agents arrive many per second).
+ * interval, all of them in one statement (batches of hundreds of agents arrive many per second).
  */
 const CAPTURE_UPDATE_INTERVAL_MS = 500;
 
@@ -19,12 +17,24 @@ const CAPTURE_UPDATE_INTERVAL_MS = 500;
 const EVENT_RETENTION = '5 minutes';
 const PRUNE_INTERVAL_MS = 60_000;
 
+/**
+ * How long a replica gathers the ids of events committed before it notifies them, all in one
+ * statement (ms): PostgreSQL serialises the commits of notifying transactions on one lock, which
+ * folds and ingest each took at their commit (issue 20: waits over 100 ms under load).
+ */
+const NOTIFY_INTERVAL_MS = 100;
+/** Ids kept for the next try when notifying fails (PostgreSQL away), the newest; the rest are dropped. */
+const MAX_UNNOTIFIED = 10_000;
+
+type Published = ReadonlyArray<{ projectId: string; event: DashboardEvent }>;
+
 type Listener = (event: DashboardEvent) => void;
 
 /**
- * Dashboard events across replicas: stored and their ids notified (`publishEvent`), received on
- * every replica by a dedicated LISTEN connection, read back in the order notified, and handed to
- * the dashboards connected to that replica.
+ * Dashboard events across replicas: stored (in the transaction that caused them, if any), their
+ * ids notified after the commit by the replica that stored them (gathered for NOTIFY_INTERVAL_MS,
+ * one statement), received on every replica by a dedicated LISTEN connection, read back in the
+ * order notified, and handed to the dashboards connected to that replica.
  */
 @Injectable()
 export class EventsService implements OnModuleInit, OnModuleDestroy {
@@ -42,6 +52,26 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
   private notified: string[] = [];
   private reading: Promise<void> | null = null;
   private readonly pruning: PeriodicJob;
+  /** Ids of committed events not notified yet, in commit order; `notifying` sends them. */
+  private unnotified: string[] = [];
+  private notifyDue: NodeJS.Timeout | null = null;
+  private notifying: Promise<void> | null = null;
+  /** Ids stored by transactions still open, notified when they commit (forgotten on rollback). */
+  private readonly inTransaction = new WeakMap<QueryRunner, string[]>();
+  /** Data sources whose commits this replica follows (the app's pool, the folds' pool). */
+  private readonly followed = new Set<DataSource>();
+  private readonly commits: EntitySubscriberInterface = {
+    afterTransactionCommit: ({ queryRunner }) => {
+      // A savepoint released is not the commit: the ids wait for the transaction's own.
+      if (queryRunner.isTransactionActive) return;
+      const ids = this.inTransaction.get(queryRunner);
+      this.inTransaction.delete(queryRunner);
+      if (ids !== undefined) this.notifySoon(ids);
+    },
+    afterTransactionRollback: ({ queryRunner }) => {
+      if (!queryRunner.isTransactionActive) this.inTransaction.delete(queryRunner);
+    },
+  };
 
   constructor(
     private readonly events: EventsRepository,
@@ -69,6 +99,16 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     this.eventsDue = null;
     this.pendingCaptureUpdates.clear();
     this.pendingEvents.splice(0);
+    for (const dataSource of this.followed) {
+      const at = dataSource.subscribers.indexOf(this.commits);
+      if (at !== -1) dataSource.subscribers.splice(at, 1);
+    }
+    this.followed.clear();
+    // Events committed before the end are still notified (the pool closes after this).
+    if (this.notifyDue !== null) clearTimeout(this.notifyDue);
+    this.notifyDue = null;
+    await this.notifying;
+    await this.notifyNow();
     await this.client?.end().catch(() => undefined);
     this.client = null;
   }
@@ -78,9 +118,69 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     // Shutting down: connections closing now (agents' disconnects) must not race the database pool closing.
     if (this.closed) return;
     try {
-      await this.events.publish(projectId, event);
+      this.notifySoon(await this.events.store([{ projectId, event }]));
     } catch (error) {
       this.log.warn({ err: error, type: event.type }, 'event not published');
+    }
+  }
+
+  /**
+   * Publishes events inside the transaction of `manager`, in the order given (one statement): stored
+   * with it, and notified after its commit with the other events this replica committed meanwhile,
+   * so the transaction itself notifies nothing. Dropped when it rolls back. Without a transaction
+   * they are committed at once and notified the same way.
+   */
+  async publishWithin(manager: EntityManager, events: Published): Promise<void> {
+    const ids = await storeEvents(manager, events);
+    if (ids.length === 0) return;
+    const transaction = manager.queryRunner;
+    if (transaction === undefined || !transaction.isTransactionActive) {
+      this.notifySoon(ids);
+      return;
+    }
+    this.follow(manager.connection);
+    const held = this.inTransaction.get(transaction);
+    if (held === undefined) this.inTransaction.set(transaction, ids);
+    else held.push(...ids);
+  }
+
+  /** Hears the commits of `dataSource`'s transactions (TypeORM subscriber) from now on. */
+  private follow(dataSource: DataSource): void {
+    if (this.followed.has(dataSource)) return;
+    this.followed.add(dataSource);
+    dataSource.subscribers.push(this.commits);
+  }
+
+  /** Ids of committed events, notified with the others due within NOTIFY_INTERVAL_MS. */
+  private notifySoon(ids: readonly string[]): void {
+    if (this.closed) return;
+    this.unnotified.push(...ids);
+    this.scheduleNotify();
+  }
+
+  private scheduleNotify(): void {
+    if (this.closed || this.notifyDue !== null || this.notifying !== null || this.unnotified.length === 0) return;
+    this.notifyDue = setTimeout(() => {
+      this.notifyDue = null;
+      this.notifying = this.notifyNow().finally(() => {
+        this.notifying = null;
+        this.scheduleNotify();
+      });
+    }, NOTIFY_INTERVAL_MS);
+    this.notifyDue.unref();
+  }
+
+  /** Notifies the ids due in one statement; on failure keeps the newest MAX_UNNOTIFIED for the next try. Never throws. */
+  private async notifyNow(): Promise<void> {
+    const ids = this.unnotified.splice(0);
+    if (ids.length === 0) return;
+    try {
+      await this.events.notify(ids);
+    } catch (error) {
+      this.unnotified.unshift(...ids);
+      const dropped = this.unnotified.length - MAX_UNNOTIFIED;
+      if (dropped > 0) this.unnotified.splice(0, dropped);
+      this.log.warn({ err: error, events: ids.length, dropped: Math.max(0, dropped) }, 'dashboard events not notified');
     }
   }
 
@@ -97,7 +197,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * An event sent with the next `capture.updated` events (within CAPTURE_UPDATE_INTERVAL_MS), in
-   * the same transaction, in the order given: for events many agents cause at once, such as
+   * the same statement, in the order given: for events many agents cause at once, such as
    * `agent.connection` when a Deployment's pods start or stop (issue 20: one transaction each
    * queued on PostgreSQL's notification lock). Never throws; dropped once the replica shuts down.
    */
@@ -116,7 +216,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     this.eventsDue.unref();
   }
 
-  /** Sends the events due (`publishSoon`'s, then the `capture.updated` ones) in one transaction. Never throws. */
+  /** Stores the events due (`publishSoon`'s, then the `capture.updated` ones) in one statement. Never throws. */
   private async publishDue(): Promise<void> {
     const due = [
       ...this.pendingEvents.splice(0),
@@ -128,7 +228,7 @@ export class EventsService implements OnModuleInit, OnModuleDestroy {
     this.pendingCaptureUpdates.clear();
     if (this.closed || due.length === 0) return;
     try {
-      await this.events.publishAll(due);
+      this.notifySoon(await this.events.store(due));
     } catch (error) {
       this.log.warn({ err: error, events: due.length }, 'dashboard events not published');
     }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { publishEvents } from '../events/events.service';
+import { EventsService } from '../events/events.service';
 import { formatBody } from './chat-formats';
 import { toDashboardEvent, type TransitionEvent, type WebhookBody } from './transition-events';
 import { WebhooksRepository } from './webhooks.repository';
@@ -14,8 +14,8 @@ export interface EventProject {
 }
 
 /**
- * Emits transition events inside the transaction that caused them: the dashboard notification
- * (`publishEvent`: delivered at commit, and dropped on rollback) and one pending delivery per
+ * Emits transition events inside the transaction that caused them: the dashboard event
+ * (`EventsService.publishWithin`: delivered after the commit, dropped on rollback) and one pending delivery per
  * webhook of the project, so a delivery exists exactly when the transition was committed.
  */
 @Injectable()
@@ -27,6 +27,7 @@ export class Notifier {
 
   constructor(
     private readonly webhooks: WebhooksRepository,
+    private readonly events: EventsService,
     @Inject(RUNTIME) runtime: Runtime,
   ) {
     this.publicUrl = runtime.config.publicUrl;
@@ -43,7 +44,7 @@ export class Notifier {
    */
   async emitAll(manager: EntityManager, project: EventProject, events: readonly TransitionEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await publishEvents(
+    await this.events.publishWithin(
       manager,
       events.flatMap((event) => {
         const dashboardEvent = toDashboardEvent(event);

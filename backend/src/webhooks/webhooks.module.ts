@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
+import { EventsModule } from '../events/events.module';
 import { Notifier } from './notifier';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksRepository } from './webhooks.repository';
@@ -7,7 +8,7 @@ import { WebhooksService } from './webhooks.service';
 
 /** Transition events: the Notifier other modules emit through, and webhook deliveries. */
 @Module({
-  imports: [AuditModule],
+  imports: [AuditModule, EventsModule],
   controllers: [WebhooksController],
   providers: [WebhooksRepository, Notifier, WebhooksService],
   exports: [Notifier],
