@@ -27,13 +27,49 @@ const DURING_FAULT = 200;
 /** Bound of every wait below: generous for a loaded CI machine, never the expected path. */
 const WAIT_MS = 45_000;
 
-async function waitFor(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+/** The backend's last log lines (warnings and errors), told when a wait times out. */
+const backendLog: string[] = [];
+
+/** Keeps the last lines `child` (a backend) logs. */
+function keepLog(child: ChildProcess): ChildProcess {
+  child.stdout?.on('data', (chunk: Buffer) => {
+    backendLog.push(
+      ...chunk
+        .toString()
+        .split('\n')
+        .filter((line) => line !== ''),
+    );
+    backendLog.splice(0, Math.max(0, backendLog.length - 20));
+  });
+  return child;
+}
+
+/** `check` until it holds, at most WAIT_MS; a timeout tells what `explain` says and what the backend logged last. */
+async function waitFor(what: string, check: () => boolean | Promise<boolean>, explain?: () => string): Promise<void> {
   const deadline = Date.now() + WAIT_MS;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${WAIT_MS} ms waiting for ${what}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${WAIT_MS} ms waiting for ${what}${explain ? `; ${explain()}` : ''}; the backend logged last:\n${backendLog.join('\n')}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** What an agent's uplink went through, for a timeout's message. */
+function uplinkState(agent: RunningAgent): string {
+  const names = [
+    'backend_connected',
+    'backend_connect_failures_total',
+    'batches_spooled',
+    'capture_ends_spooled',
+    'capture_ends_acked_total',
+  ] as const;
+  return names.map((name) => `${name} ${agent.metrics.get(name)}`).join(', ');
+}
+
+/** Agents started and not closed yet: a failed test's are closed after it (their servers would keep jest alive). */
+const running = new Set<RunningAgent>();
 
 /** A small JSON API: GET /items/{n}. */
 async function startUpstream(): Promise<{ url: string; close(): Promise<void> }> {
@@ -109,8 +145,8 @@ interface PhaseResult {
 }
 
 /** An agent in front of the upstream, sending to the backend, waiting up to `ackWaitMs` for acknowledgements when it stops. */
-function startTestAgent(spoolDir: string | null, ackWaitMs: number): Promise<RunningAgent> {
-  return startAgent({
+async function startTestAgent(spoolDir: string | null, ackWaitMs: number): Promise<RunningAgent> {
+  const agent = await startAgent({
     listen: '127.0.0.1:0',
     upstream: upstream.url,
     backend: backendUrl,
@@ -127,6 +163,9 @@ function startTestAgent(spoolDir: string | null, ackWaitMs: number): Promise<Run
       ackWaitMs,
     },
   });
+  running.add(agent);
+  const close = agent.close;
+  return Object.assign(agent, { close: () => close().finally(() => running.delete(agent)) });
 }
 
 /** The agents of a phase, each with its load, capture and label, in the order they started. */
@@ -223,9 +262,9 @@ beforeAll(async () => {
     SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
     SPECTATOR_DATA_DIR: path.join(work, 'backend'),
     SPECTATOR_DASHBOARD_DIR: path.join(work, 'no-dashboard'),
-    LOG_LEVEL: 'fatal',
+    LOG_LEVEL: 'warn',
   };
-  backend = await startBackendProcess(backendEnv, backendUrl);
+  backend = keepLog(await startBackendProcess(backendEnv, backendUrl));
   expect((await apiCall(backendUrl, ADMIN_TOKEN, 'POST', '/projects', { slug: 'faults', name: 'faults' })).status).toBe(
     201,
   );
@@ -237,6 +276,10 @@ beforeAll(async () => {
   ).body.token as string;
   upstream = await startUpstream();
 }, 120_000);
+
+afterEach(async () => {
+  await Promise.all([...running].map((agent) => agent.close()));
+}, 2 * WAIT_MS);
 
 afterAll(async () => {
   if (backend && backend.exitCode === null) {
@@ -290,7 +333,7 @@ describe('faults while agents send', () => {
       await waitFor('requests answered while the backend is away', () =>
         loads.every((load, i) => load.answered >= (answeredAtKill[i] as number) + DURING_FAULT),
       );
-      backend = await startBackendProcess(backendEnv, backendUrl);
+      backend = keepLog(await startBackendProcess(backendEnv, backendUrl));
       const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
       await waitFor('both agents storing again', () =>
         agents.every(
@@ -321,7 +364,11 @@ describe('a capture ended while PostgreSQL is stopped', () => {
 
   async function idleAgent(spoolDir: string | null, ackWaitMs: number): Promise<RunningAgent> {
     const agent = await startTestAgent(spoolDir, ackWaitMs);
-    await waitFor('the agent to be welcomed', () => agent.metrics.get('backend_connected') === 1);
+    await waitFor(
+      'the agent to be welcomed',
+      () => agent.metrics.get('backend_connected') === 1,
+      () => uplinkState(agent),
+    );
     return agent;
   }
 
