@@ -109,4 +109,47 @@ describe('novel variants under load', () => {
     expect(agent.metrics.get('novel_shaped_total')).toBe(1);
     expect(agent.metrics.get('captures_total')).toBe(1);
   });
+
+  it('shapes a second request body variant whose answer has no body and no length (204)', async () => {
+    upstream = await startUpstream((_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { flushIntervalMs: 60_000, samplerClock: () => 0 },
+    });
+    /** PUT `body` to /items/1, `count` times, `concurrency` at a time. */
+    const put = async (body: unknown, count: number, concurrency = 32): Promise<void> => {
+      let sent = 0;
+      const text = JSON.stringify(body);
+      const worker = async (): Promise<void> => {
+        while (sent < count) {
+          sent++;
+          await fetch(`${agent.proxyUrl}/items/1`, {
+            method: 'PUT',
+            headers: { 'content-type': 'application/json' },
+            body: text,
+          }).then((r) => r.arrayBuffer());
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, worker));
+    };
+    try {
+      await put(VARIANT_A, 400);
+      await put(VARIANT_B, 1, 1);
+      await put(VARIANT_A, 100);
+      expect(agent.metrics.get('unshaped_total')).toBeGreaterThan(250);
+    } finally {
+      await agent.close();
+    }
+    const shapes = new Set(
+      backend.observations().flatMap((o) => (o.method === 'PUT' && o.request?.shape ? [o.request.shape] : [])),
+    );
+    expect(shapes).toEqual(new Set([fingerprint(inferShape(VARIANT_A)), fingerprint(inferShape(VARIANT_B))]));
+    expect(agent.metrics.get('novel_shaped_total')).toBe(1);
+  });
 });

@@ -252,10 +252,11 @@ export class ObservationPipeline implements ExchangeObserver {
       if (carrier !== undefined) carrier.sampleSlot = slot;
       if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
       // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
+      // A response that is not kept (no body, as a 204's, or one not shaped) needs no length: the
+      // request body alone is watched then.
       const watch =
         !media.stream &&
-        responseHeaders['content-length'] !== undefined &&
-        length <= NOVELTY_BYTES &&
+        (!media.shaped || (responseHeaders['content-length'] !== undefined && length <= NOVELTY_BYTES)) &&
         requestCopied <= NOVELTY_BYTES &&
         (slot.variants?.size ?? 0) < NOVELTY_VARIANTS;
       return watch ? -expectedBytes : 0;
