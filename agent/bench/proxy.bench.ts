@@ -8,15 +8,18 @@
  *
  * The observing cost (observing on against off) is too small for that table to decide: cells of
  * 3 s swing ±20 % on two cores shared by three busy processes, and two processes of the same code
- * differ by up to 15 %. A second part measures it alone, in one agent process switched between
- * observing on and off every quarter second under one continuous load (ABC CBA, so drift hits both
- * sides alike), and reports the median of the per-round ratios with its spread (IQR) and
+ * differ by up to 15 %. A second part measures it alone, in agent processes switched between
+ * observing on and off every quarter second under one continuous load each (ABC CBA, so drift hits
+ * both sides alike; several processes in turn, since one process's placement and JIT state move its
+ * ratio too), and reports the median of the per-group ratios with its spread (IQR) and
  * a distribution-free 95 % interval of that median: a cell is settled when the interval lies on
  * one side of the aim.
  *
  * `BENCH_ROUNDS`, `BENCH_SECONDS`: rounds and seconds per cell of the table (6, 2);
- * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`: seconds per scenario and ms per observing switch of the
- * observing-cost part (45, 250);
+ * `BENCH_PAIRED_SECONDS`, `BENCH_WINDOW_MS`, `BENCH_PAIRED_AGENTS`: seconds per scenario, ms per
+ * observing switch and agent processes (each in turn) of the observing-cost part (60, 250, 3);
+ * `BENCH_PAIRED_WARMUP`: seconds each of those agents first observes each endpoint (12);
+ * `BENCH_PAIRED_DUMP`: a file for each stretch's windows; `BENCH_AGENT_NODE_FLAGS`: Node flags of the agents;
  * `BENCH_PART=paired`: the observing-cost part alone; `BENCH_SCENARIOS=32 conn` (comma-separated
  * parts of scenario names): those scenarios alone.
  */
@@ -29,8 +32,13 @@ import autocannon from 'autocannon';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
-const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 45);
+const PAIRED_SECONDS = Number(process.env.BENCH_PAIRED_SECONDS ?? 60);
 const WINDOW_MS = Number(process.env.BENCH_WINDOW_MS ?? 250);
+/** `BENCH_PAIRED_WARMUP`: seconds of load, observing on, per endpoint (method and path) of the scenarios for each switched agent before it is measured. */
+const PAIRED_WARMUP = Number(process.env.BENCH_PAIRED_WARMUP ?? 12);
+/** `BENCH_PAIRED_DUMP`: a file each switched stretch's windows are appended to (one JSON line each), for a look at other statistics. */
+const PAIRED_DUMP = process.env.BENCH_PAIRED_DUMP ?? '';
+const PAIRED_AGENTS = Math.max(1, Number(process.env.BENCH_PAIRED_AGENTS ?? 3));
 const ONLY_PAIRED = process.env.BENCH_PART === 'paired';
 /** mockttp set up as Optic's capture ran it (see contender.ts); shown beside the aim, which is judged against mockttp forwarding only. */
 const MOCKTTP_AS_OPTIC = 'mockttp (as Optic)';
@@ -77,10 +85,15 @@ interface Cell {
 }
 
 const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
+/** `BENCH_AGENT_NODE_FLAGS`: Node/V8 flags for the agent contenders only (`--max-semi-space-size=2`), space-separated. */
+const AGENT_NODE_FLAGS = (process.env.BENCH_AGENT_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 
 /** Start a contender process and wait for the URL it prints. */
 async function spawnParty(name: string, kind: string, target = ''): Promise<Party> {
-  const child = spawn(process.execPath, [CONTENDER_SCRIPT, kind, target], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const flags = kind.startsWith('agent') ? AGENT_NODE_FLAGS : [];
+  const child = spawn(process.execPath, [...flags, CONTENDER_SCRIPT, kind, target], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const lines = readline.createInterface({ input: child.stdout! });
   // mockttp reports every request autocannon cuts at the end of a run; keep only real errors.
   readline.createInterface({ input: child.stderr! }).on('line', (line) => {
@@ -356,81 +369,148 @@ interface SwitchPoint {
   at: number;
 }
 
+/** What one agent's stretch of switched load gave for one scenario (see `measureObservingCost`). */
+interface Segment {
+  /** Per group of three windows: on ÷ off req/s, on ÷ off CPU per request, off ÷ the other off req/s. */
+  rps: number[];
+  cpu: number[];
+  sameCode: number[];
+  /** Shaped samples per request of each on window. */
+  shaped: number[];
+  /** Totals over the windows after the warm-up, per side: CPU µs, GC pause µs, requests. */
+  on: { cpu: number; gc: number; requests: number };
+  off: { cpu: number; gc: number; requests: number };
+  /** Each window: observing on, requests, agent CPU µs, GC pause µs, ms (for `BENCH_PAIRED_DUMP`). */
+  windows: { on: boolean; requests: number; cpu: number; gc: number; ms: number }[];
+}
+
 /**
- * The observing cost alone, in one agent process switched between observing on and off under one
- * continuous load, so both sides share the JIT state, memory layout and CPU placement (two
- * processes of the same code differed by up to 15 %) and the same moment of machine load. Per
- * scenario, `PAIRED_SECONDS` of load with observing switched every `WINDOW_MS`, in the repeating
- * order on, off, off, off, off, on (ABC CBA: the second off is an A/A control); each group of three
- * windows gives the ratios of on to off (req/s and CPU per request, counted by the agent itself at
- * each switch) and of off to off, the noise floor a verdict has to clear. The first windows of a
- * scenario are dropped as warm-up.
+ * One agent under `seconds` of continuous load of one scenario, observing switched every `WINDOW_MS`
+ * in the repeating order on, off, off, off, off, on (ABC CBA: the second off is an A/A control);
+ * each group of three windows gives the ratios of on to off (req/s and CPU per request, counted by
+ * the agent itself at each switch) and of off to off, the noise floor a verdict has to clear. The
+ * first pattern of windows is dropped as warm-up.
+ */
+async function switchedSegment(agent: Party, scenario: Scenario, seconds: number): Promise<Segment> {
+  const pattern = [true, false, false, false, false, true];
+  await switchObserving(agent, true);
+  const load = measure(agent, scenario, seconds);
+  const points: (SwitchPoint & { on: boolean })[] = [];
+  const ends = Date.now() + seconds * 1000 - WINDOW_MS;
+  for (let i = 0; Date.now() < ends; i++) {
+    const on = pattern[i % pattern.length]!;
+    points.push({ ...(await switchObserving(agent, on)), on });
+    await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
+  }
+  points.push({ ...(await switchObserving(agent, true)), on: true });
+  await load;
+  const windows = points.slice(0, -1).map((start, i) => {
+    const end = points[i + 1]!;
+    const requests = end.requests - start.requests;
+    return {
+      on: start.on,
+      requests,
+      ms: end.at - start.at,
+      rps: (requests * 1000) / (end.at - start.at),
+      cpuTotal: end.cpu - start.cpu,
+      cpu: (end.cpu - start.cpu) / Math.max(1, requests),
+      gc: (end.gc - start.gc) * 1000,
+      shaped: (end.shaped - start.shaped) / Math.max(1, requests),
+    };
+  });
+  const segment: Segment = {
+    rps: [],
+    cpu: [],
+    sameCode: [],
+    shaped: windows.filter((w) => w.on).map((w) => w.shaped),
+    on: { cpu: 0, gc: 0, requests: 0 },
+    off: { cpu: 0, gc: 0, requests: 0 },
+    windows: windows.map((w) => ({ on: w.on, requests: w.requests, cpu: w.cpuTotal, gc: w.gc, ms: w.ms })),
+  };
+  // CPU and GC pauses per request over all windows of a side after the warm-up (totals, not
+  // medians: a rare mark-compact costs as much as many scavenges, and a median of windows would
+  // leave it out).
+  for (const w of windows.slice(pattern.length)) {
+    const side = w.on ? segment.on : segment.off;
+    side.cpu += w.cpuTotal;
+    side.gc += w.gc;
+    side.requests += w.requests;
+  }
+  // Groups of three windows (on, off, off or off, off, on), after a warm-up of one whole pattern.
+  for (let g = pattern.length; g + 3 <= windows.length; g += 3) {
+    const group = windows.slice(g, g + 3);
+    const on = group.find((w) => w.on)!;
+    const [off, again] = group.filter((w) => !w.on) as [(typeof group)[0], (typeof group)[0]];
+    segment.rps.push(on.rps / off.rps);
+    segment.cpu.push(on.cpu / off.cpu);
+    segment.sameCode.push(off.rps / again.rps);
+  }
+  return segment;
+}
+
+/**
+ * The observing cost alone, in agent processes switched between observing on and off under one
+ * continuous load each, so both sides share the JIT state, memory layout and CPU placement and the
+ * same moment of machine load. One process is not enough: two runs of the same build differed by
+ * more than either run's interval (a process's placement and JIT state weigh on its on ÷ off ratio,
+ * see docs/benchmarks.md), so each scenario's `PAIRED_SECONDS` are split between `PAIRED_AGENTS`
+ * processes, their stretches spread over the sitting (round → scenario → process of that round),
+ * and the groups of all of them pooled.
  * @returns one aim line per scenario.
  */
-async function measureObservingCost(agent: Party): Promise<string[]> {
+async function measureObservingCost(agents: Party[]): Promise<string[]> {
+  const seconds = PAIRED_SECONDS / agents.length;
   console.log(
-    `\nobserving cost: one agent under continuous load, observing switched every ${WINDOW_MS} ms for ${PAIRED_SECONDS} s per scenario (on, off, off again, then reversed); ratios of on to off per group of windows: median (IQR; 95% CI of the median)`,
+    `\nobserving cost: ${agents.length} agent processes in turn, each warmed up observing ${PAIRED_WARMUP} s per endpoint, then under continuous load for ${fmt(seconds, 1)} s per scenario (${PAIRED_SECONDS} s in all), observing switched every ${WINDOW_MS} ms (on, off, off again, then reversed); ratios of on to off per group of windows, all processes' groups pooled: median (IQR; 95% CI of the median)`,
   );
+  // Warm-up of every process, observing on, each endpoint of the scenarios in turn for
+  // `PAIRED_WARMUP` s (past the sampler's 10 s window of a key, so its guaranteed sample runs in
+  // optimized code once): a cold agent kept compiling and deoptimizing its observing code (`sample`,
+  // `accept`, the shape work) for a minute or more, in the on windows only (see docs/benchmarks.md).
+  const endpoints = [...new Map(SCENARIOS.map((scenario) => [`${scenario.method} ${scenario.path}`, scenario]))];
+  if (PAIRED_WARMUP > 0)
+    for (const agent of agents) {
+      await switchObserving(agent, true);
+      for (const [, scenario] of endpoints) await measure(agent, scenario, PAIRED_WARMUP);
+    }
+  const segments = new Map<Scenario, Segment[]>(SCENARIOS.map((scenario) => [scenario, []]));
+  for (const [index, agent] of agents.entries())
+    for (const scenario of SCENARIOS) {
+      const segment = await switchedSegment(agent, scenario, seconds);
+      segments.get(scenario)!.push(segment);
+      if (PAIRED_DUMP)
+        fs.appendFileSync(
+          PAIRED_DUMP,
+          `${JSON.stringify({ scenario: scenario.name, agent: index, windows: segment.windows })}\n`,
+        );
+    }
   const aims: string[] = [];
-  const pattern = [true, false, false, false, false, true];
   for (const scenario of SCENARIOS) {
-    await switchObserving(agent, true);
-    const load = measure(agent, scenario, PAIRED_SECONDS);
-    const points: (SwitchPoint & { on: boolean })[] = [];
-    const ends = Date.now() + PAIRED_SECONDS * 1000 - WINDOW_MS;
-    for (let i = 0; Date.now() < ends; i++) {
-      const on = pattern[i % pattern.length]!;
-      points.push({ ...(await switchObserving(agent, on)), on });
-      await new Promise((resolve) => setTimeout(resolve, WINDOW_MS));
-    }
-    points.push({ ...(await switchObserving(agent, true)), on: true });
-    await load;
-    const windows = points.slice(0, -1).map((start, i) => {
-      const end = points[i + 1]!;
-      const requests = end.requests - start.requests;
-      return {
-        on: start.on,
-        rps: (requests * 1000) / (end.at - start.at),
-        cpu: (end.cpu - start.cpu) / Math.max(1, requests),
-        shaped: (end.shaped - start.shaped) / Math.max(1, requests),
-      };
-    });
-    const shapedShare = median(windows.filter((w) => w.on).map((w) => w.shaped));
-    // CPU and GC pauses per request over all windows of a side (totals, not medians: a rare
-    // mark-compact costs as much as many scavenges, and a median of windows would leave it out).
-    const side = (on: boolean, of: 'cpu' | 'gc') => {
-      let spent = 0;
-      let requests = 0;
-      // After the warm-up pattern, as the ratios.
-      points.slice(0, -1).forEach((start, i) => {
-        if (i < pattern.length || start.on !== on) return;
-        const end = points[i + 1]!;
-        spent += of === 'cpu' ? end.cpu - start.cpu : (end.gc - start.gc) * 1000;
-        requests += end.requests - start.requests;
-      });
-      return spent / Math.max(1, requests);
-    };
-    const rps: number[] = [];
-    const cpu: number[] = [];
-    const sameCode: number[] = [];
-    // Groups of three windows (on, off, off or off, off, on), after a warm-up of one whole pattern.
-    for (let g = pattern.length; g + 3 <= windows.length; g += 3) {
-      const group = windows.slice(g, g + 3);
-      const on = group.find((w) => w.on)!;
-      const [off, again] = group.filter((w) => !w.on) as [(typeof group)[0], (typeof group)[0]];
-      rps.push(on.rps / off.rps);
-      cpu.push(on.cpu / off.cpu);
-      sameCode.push(off.rps / again.rps);
-    }
+    const parts = segments.get(scenario)!;
+    const pooled = (of: 'rps' | 'cpu' | 'sameCode' | 'shaped') => parts.flatMap((part) => part[of]);
+    const rps = pooled('rps');
     const onOff = summariseRatios(rps);
-    const aa = summariseRatios(sameCode);
+    const aa = summariseRatios(pooled('sameCode'));
+    const total = (on: boolean, of: 'cpu' | 'gc') => {
+      const sides = parts.map((part) => (on ? part.on : part.off));
+      return (
+        sides.reduce((sum, s) => sum + s[of], 0) /
+        Math.max(
+          1,
+          sides.reduce((sum, s) => sum + s.requests, 0),
+        )
+      );
+    };
     console.log(
-      `  ${scenario.name}: ${rps.length} groups; ${fmt(shapedShare * 100, 1)}% of requests shaped while observing (median of windows)`,
+      `  ${scenario.name}: ${rps.length} groups; ${fmt(median(pooled('shaped')) * 100, 1)}% of requests shaped while observing (median of windows)`,
     );
-    console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(cpu))}`);
+    console.log(`    on ÷ off: req/s ${showRatio(onOff)}; CPU/req ${showRatio(summariseRatios(pooled('cpu')))}`);
+    console.log(
+      `    per process, median on ÷ off: req/s ${parts.map((part) => fmt(median(part.rps), 3)).join(', ')}; CPU/req ${parts.map((part) => fmt(median(part.cpu), 3)).join(', ')}`,
+    );
     console.log(`    A/A: off ÷ off again: req/s ${showRatio(aa)}`);
     console.log(
-      `    CPU µs/req on ${fmt(side(true, 'cpu'), 1)}, off ${fmt(side(false, 'cpu'), 1)}; of which GC pauses on ${fmt(side(true, 'gc'), 1)}, off ${fmt(side(false, 'gc'), 1)} (all windows of each side)`,
+      `    CPU µs/req on ${fmt(total(true, 'cpu'), 1)}, off ${fmt(total(false, 'cpu'), 1)}; of which GC pauses on ${fmt(total(true, 'gc'), 1)}, off ${fmt(total(false, 'gc'), 1)} (all windows of each side)`,
     );
     const verdict = !onOff.interval
       ? 'not settled (too few groups)'
@@ -440,10 +520,12 @@ async function measureObservingCost(agent: Party): Promise<string[]> {
           ? 'MISSED, settled'
           : 'not settled';
     aims.push(
-      `${scenario.name}: observing cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows; aim ≤ 10%) ${verdict}`,
+      `${scenario.name}: observing cost ${fmt((1 - onOff.median) * 100, 1)}% of throughput (IQR ${fmt((1 - onOff.q3) * 100, 1)}–${fmt((1 - onOff.q1) * 100, 1)}%, 95% CI ${onOff.interval ? `${fmt((1 - onOff.interval[1]) * 100, 1)}–${fmt((1 - onOff.interval[0]) * 100, 1)}%` : 'n/a'}; A/A ${fmt(aa.median, 3)}; ${rps.length} groups of ${WINDOW_MS} ms windows from ${agents.length} processes; aim ≤ 10%) ${verdict}`,
     );
   }
-  console.log(`  peak RSS of the switched agent: ${fmt(rssOf(agent.child?.pid).peak, 1)} MB`);
+  console.log(
+    `  peak RSS of the switched agents: ${agents.map((agent) => fmt(rssOf(agent.child?.pid).peak, 1)).join(', ')} MB`,
+  );
   return aims;
 }
 
@@ -454,8 +536,10 @@ async function main(): Promise<void> {
   const parties: Party[] = ONLY_PAIRED ? [] : [{ name: 'direct', url: upstream.url, child: upstream.child }];
   const observing = await spawnParty('agent (observing)', 'agent-observe', upstream.url);
   const forwarding = await spawnParty('agent (not observing)', 'agent-forward', upstream.url);
-  // The observing-cost part switches one agent between observing on and off.
-  const switched = await spawnParty('agent (observing switched)', 'agent-observe', upstream.url);
+  // The observing-cost part switches agents between observing on and off, each in turn.
+  const switched: Party[] = [];
+  for (let i = 1; i <= PAIRED_AGENTS; i++)
+    switched.push(await spawnParty(`agent (observing switched) ${i}`, 'agent-observe', upstream.url));
   if (!ONLY_PAIRED) {
     parties.push(observing, forwarding);
     parties.push(await spawnParty('@fastify/http-proxy', 'fastify', upstream.url));
@@ -579,7 +663,7 @@ async function main(): Promise<void> {
   console.log(`\ntotal ${Math.round((Date.now() - started) / 1000)} s`);
 
   if (postScriptPath) fs.rmSync(path.dirname(postScriptPath), { recursive: true, force: true });
-  for (const party of [observing, forwarding, switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])])
+  for (const party of [observing, forwarding, ...switched, ...parties, upstream, ...(memoryAgent ? [memoryAgent] : [])])
     party.child?.kill('SIGTERM');
 }
 
