@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Dispatcher, Pool } from 'undici';
 import type { Logger } from '../log';
 import type { Counter, Metrics } from '../metrics';
-import type { BodyTap, ExchangeObserver, SampleCarrier } from '../observe/exchange';
+import type { BodyTap, Exchange, ExchangeObserver, SampleCarrier } from '../observe/exchange';
 import { clientResponseHeaders, upstreamRequestHeaders } from './headers';
 import { errorCode, failureBody, upstreamFailure, type UpstreamFailure } from './errors';
 
@@ -136,6 +136,9 @@ function arrivedBody(req: IncomingMessage): Buffer | null {
   req.resume();
   return body;
 }
+
+/** Header objects of an exchange not recorded yet (never written to). */
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
 
 /** What a decorating handler is told when the client's response closed (see `ForwardHandler.observing`). */
 interface ClientCloseListener {
@@ -289,16 +292,31 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
  * (kept by reference, never changed), and the exchange is handed to the observer once its response
  * ended, was cut, or the client left it.
  */
-class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, ClientCloseListener, SampleCarrier {
+class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, ClientCloseListener, SampleCarrier, Exchange {
   private responseTap: BodyTap | null = null;
-  /** Body bytes the sampler reserved shape work for; 0: not shaped. */
-  private sampledBytes = 0;
   /** The sampler's slot for this interaction's key (see `SampleCarrier`): handed back with the exchange. */
   sampleSlot: SampleCarrier['sampleSlot'] = null;
   private recorded = false;
-  /** Milliseconds from the request's arrival until the response started. */
-  private firstByte = 0;
   startedAt = 0;
+  // The exchange handed to the observer is this handler itself (one object fewer a request): its
+  // fields below are set when it is recorded, except `sampledBytes` (when the response starts) and
+  // `firstByte` (when its status and headers come).
+  captureId = '';
+  method = '';
+  target = '';
+  status = 0;
+  requestHeaders: IncomingHttpHeaders = NO_HEADERS;
+  responseHeaders: IncomingHttpHeaders = NO_HEADERS;
+  request: BodyTap | null = null;
+  response: BodyTap | null = null;
+  at = 0;
+  /** Body bytes the sampler reserved shape work for; 0: not shaped (see `Exchange.sampledBytes`). */
+  sampledBytes = 0;
+  /** Milliseconds from the request's arrival until the response started. */
+  firstByte = 0;
+  lastByte = -1;
+  clientLeft = false;
+  socket: object | undefined = undefined;
 
   constructor(
     private readonly forwarding: ForwardHandler,
@@ -405,24 +423,20 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
     // Every stream in `openStreams` leaves it here: its exchange is recorded at the latest when it ends.
     if (this.responseTap?.stream) this.context.openStreams.delete(this);
     if (!complete) this.responseTap?.cutShort();
-    this.observer.record({
-      captureId: this.observer.captureId(),
-      method: req.method ?? 'GET',
-      target: req.url ?? '/',
-      status,
-      requestHeaders: req.headers,
-      responseHeaders,
-      // A body that was not teed was not counted either: its declared presence stands.
-      request: this.requestTap && (this.requestTap.bytes > 0 || !this.requestTap.copying) ? this.requestTap : null,
-      response: this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null,
-      at: Date.now(),
-      sampledBytes: this.sampledBytes,
-      sampleSlot: this.sampleSlot,
-      firstByte: this.firstByte,
-      lastByte: complete ? performance.now() - this.arrived : -1,
-      clientLeft,
-      socket: req.socket,
-    });
+    this.captureId = this.observer.captureId();
+    this.method = req.method ?? 'GET';
+    this.target = req.url ?? '/';
+    this.status = status;
+    this.requestHeaders = req.headers;
+    this.responseHeaders = responseHeaders;
+    // A body that was not teed was not counted either: its declared presence stands.
+    this.request = this.requestTap && (this.requestTap.bytes > 0 || !this.requestTap.copying) ? this.requestTap : null;
+    this.response = this.responseTap && this.responseTap.bytes > 0 ? this.responseTap : null;
+    this.at = Date.now();
+    this.lastByte = complete ? performance.now() - this.arrived : -1;
+    this.clientLeft = clientLeft;
+    this.socket = req.socket;
+    this.observer.record(this);
     // What stream taps kept is the pipeline's now (its queue has a bound of its own), or dropped;
     // an exchange counted early may go on for hours.
     this.releaseTaps();
