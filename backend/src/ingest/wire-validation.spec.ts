@@ -290,6 +290,11 @@ describe('parseAgentMessage', () => {
       'templates[0] must be a canonical path template (e.g. /users/{user})',
     ],
     [
+      'learned template with a strong identifier',
+      { type: 'learned', captureId: capture.id, templates: ['/users/550e8400-e29b-41d4-a716-446655440000/{x}'] },
+      'templates[0] must be a canonical path template (e.g. /users/{user})',
+    ],
+    [
       'learned hint not true',
       { type: 'learned', captureId: capture.id, templates: ['/users/{user}'], hint: 'yes' },
       'hint must be true when present',
@@ -362,6 +367,9 @@ describe('parseAgentMessage', () => {
       templates: ['/repos/{owner}/{repo}', '/users/{user}'],
       covers: { '/users/{user}': [digest] },
     });
+    // A version number the agent kept literal (docs/paths.md, Version numbers).
+    const version = { type: 'learned', captureId: capture.id, templates: ['/oauth2/1/file/{file}'] };
+    expect(parseAgentMessage(JSON.stringify(version))).toEqual(version);
   });
 
   it('accepts timings and failures, and batches of agents that send neither', () => {

@@ -387,16 +387,21 @@ function unmatched(value: unknown, path: string): WireUnmatched {
   };
 }
 
+/** Weak identifiers (`1`, a version the agent kept) may stay literal in a template; strong ones may not. */
+const keepsWeakLiterals = (): boolean => true;
+
 /** Templates a `learned` message may carry at most. */
 export const MAX_LEARNED_TEMPLATES = 1000;
 
 /**
- * A path template as the agent writes it: canonical (what `templatePath` gives back unchanged) and
+ * A path template as the agent writes it: canonical (what `templatePath` gives back unchanged, a
+ * short number the agent kept as a version allowed: `/oauth2/1/file/{file}`, docs/paths.md) and
  * with at least one parameter, as only a template with a parameter can regroup literal rows.
  */
 function template(value: unknown, path: string): string {
   const t = text(value, path, 2048);
-  if (!t.startsWith('/') || templatePath(t) !== t) fail(path, 'must be a canonical path template (e.g. /users/{user})');
+  if (!t.startsWith('/') || templatePath(t, [], keepsWeakLiterals) !== t)
+    fail(path, 'must be a canonical path template (e.g. /users/{user})');
   if (!hasParameter(t)) fail(path, 'must hold at least one {parameter}');
   return t;
 }
