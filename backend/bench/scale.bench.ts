@@ -873,14 +873,16 @@ async function main(): Promise<void> {
     const pacedLockMs = sampler.maxMs;
     await Promise.all(agents.map(({ agent }) => agent.close()));
 
-    // Whatever the backend still folds after the last ack (nothing, when evidence is written with the batch).
-    const [queue] = (
-      await pool.query<{ exists: boolean }>(`SELECT to_regclass('evidence_queue') IS NOT NULL AS exists`)
-    ).rows;
-    for (let waited = 0; queue?.exists && waited < 60_000; waited += 100) {
-      const [queued] = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM evidence_queue')).rows;
-      if (!queued || queued.n === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    // Whatever the backend still folds after the last ack (nothing, when evidence is written with the
+    // batch), then the minutes it has yet to roll up into their hours and days (read beside them anyway).
+    for (const table of ['evidence_queue', 'runtime_minutes_added']) {
+      const [queue] = (await pool.query<{ exists: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS exists`, [table]))
+        .rows;
+      for (let waited = 0; queue?.exists && waited < 60_000; waited += 100) {
+        const [queued] = (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows;
+        if (!queued || queued.n === 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
     const check = await recomputationDiffers(
       pool,

@@ -97,6 +97,11 @@ describe.each(MAJORS)('PostgreSQL %i', (major) => {
         () => sql('SELECT id FROM evidence_queue'),
         (queued) => queued.length === 0,
       );
+      // A replica rolls the folds' minutes up into their hours and days every few seconds.
+      await eventually(
+        () => sql('SELECT 1 FROM runtime_minutes_added'),
+        (added) => added.length === 0,
+      );
       expect(
         await sql(
           `SELECT resolution, sum(requests)::int AS requests FROM runtime_buckets WHERE path = '/items'

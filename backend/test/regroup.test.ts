@@ -172,13 +172,15 @@ function sorted<T extends { method: string; path: string }>(list: readonly T[]):
 
 /**
  * Rows of a project under paths LIKE `pattern`: observations and summaries of one capture, and all
- * evidence (the matrix's observations, the runtime evidence's buckets and the consumer calls).
+ * evidence (the matrix's observations, the runtime evidence's buckets and the consumer calls). The
+ * runtime minutes folds added are rolled up into their hours and days first, as a regrouping does.
  */
 async function rowsUnder(
   slug: string,
   pattern: string,
   captureId: string,
 ): Promise<{ observations: number; summaries: number; evidence: number }> {
+  await new RuntimeRepository(ds).rollUp(null, true);
   const [counts] = (await ds.query(
     `SELECT (SELECT count(*)::int FROM observations WHERE capture_id = $3 AND path LIKE $2) AS observations,
             (SELECT count(*)::int FROM capture_endpoints WHERE capture_id = $3 AND path LIKE $2) AS summaries,

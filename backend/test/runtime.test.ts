@@ -26,8 +26,9 @@ import { migrateDown, migrateUp } from '../src/database/migrate';
 import { RUNTIME_ROWS } from '../src/partitions/partitions';
 import { PartitionsRepository } from '../src/partitions/partitions.repository';
 import { PartitionsService } from '../src/partitions/partitions.service';
+import type { ProjectEntity } from '../src/projects/project.entity';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
-import { RuntimeService, runtimeRows } from '../src/runtime/runtime.service';
+import { foldedMinutes, RuntimeService } from '../src/runtime/runtime.service';
 import { VersionStore } from '../src/versions/version-store';
 import { createMigratedDatabase, startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
@@ -47,6 +48,16 @@ const wire = (samples: readonly number[]) => {
   for (const ms of samples) histogram.record(ms);
   return histogram.toWire();
 };
+/** A seeded draw of numbers in [0, 1) (mulberry32). */
+function seeded(start: number): () => number {
+  let seed = start;
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 /** The sample at quantile `q` (rank ⌊q·(n−1)⌋) of sorted samples. */
 const exact = (sorted: readonly number[], q: number): number => sorted[Math.floor(q * (sorted.length - 1))] as number;
@@ -323,6 +334,8 @@ describe('runtime evidence', () => {
     const query = `?environment=production&build=b-old-data&step=day&since=${days(600).toISOString()}`;
     const before = (await runtimeOf(query)).body;
     expect(before.versions[0]?.total.requests).toBe(3 * 115 + 50 + 9);
+    // Hours and days are rolled up from the minutes folds add.
+    await new RuntimeRepository(ds).rollUp(null, true);
     const rows = async () =>
       (await ds.query(
         `SELECT resolution, count(*)::int AS n FROM runtime_buckets WHERE environment_name = 'b-old-data' GROUP BY resolution ORDER BY resolution`,
@@ -383,6 +396,7 @@ describe('runtime evidence', () => {
         log: pino({ level: 'silent' }),
       } as Runtime);
     // 36 hours old: kept as minutes by default (two days), only in its hour and day when minutes are kept one day.
+    await new RuntimeRepository(ds).rollUp(null, true);
     await service({}).rollUp(now);
     expect(await resolutions()).toEqual(['day', 'hour', 'minute']);
     await service({ SPECTATOR_RUNTIME_MINUTE_DAYS: '1' }).rollUp(now);
@@ -475,7 +489,7 @@ describe('runtime evidence', () => {
     });
     const fold = (minutes: ReturnType<typeof minute>[]): Promise<void> =>
       ds.transaction((manager) =>
-        repository.addRows(manager, project!.id, { kind: 'staging', name: 's-fold' }, runtimeRows(minutes)),
+        repository.addMinutes(manager, project!.id, { kind: 'staging', name: 's-fold' }, foldedMinutes(minutes)),
       );
     await fold([minute(now - MINUTE, 3, 10)]);
     await fold([minute(now - MINUTE, 2, 30), minute(now, 4, 50)]);
@@ -545,26 +559,28 @@ describe('runtime evidence', () => {
     const then = Date.now() - 3 * 365 * 24 * 3600_000;
     const at = then - (then % MINUTE);
     const fold = (requests: number, ms: number): Promise<void> =>
-      ds.transaction((manager) =>
-        repository.addRows(
-          manager,
-          project!.id,
-          { kind: 'staging', name: 's-parted' },
-          runtimeRows([
-            {
-              method: 'GET',
-              path: '/parted',
-              minute: new Date(at).toISOString(),
-              requests,
-              serverErrors: 0,
-              upstreamFailures: 0,
-              clientLeft: 0,
-              ttfb: wire(Array<number>(requests).fill(ms)),
-              ttlb: wire(Array<number>(requests).fill(ms)),
-            },
-          ]),
-        ),
-      );
+      ds
+        .transaction((manager) =>
+          repository.addMinutes(
+            manager,
+            project!.id,
+            { kind: 'staging', name: 's-parted' },
+            foldedMinutes([
+              {
+                method: 'GET',
+                path: '/parted',
+                minute: new Date(at).toISOString(),
+                requests,
+                serverErrors: 0,
+                upstreamFailures: 0,
+                clientLeft: 0,
+                ttfb: wire(Array<number>(requests).fill(ms)),
+                ttlb: wire(Array<number>(requests).fill(ms)),
+              },
+            ]),
+          ),
+        )
+        .then(() => repository.rollUp(project!.id, true).then(() => undefined));
     const stored = async () =>
       (await ds.query(
         `SELECT tableoid::regclass::text AS partition, requests::int, ttfb FROM runtime_buckets
@@ -609,13 +625,7 @@ describe('runtime evidence', () => {
     const repository = new RuntimeRepository(ds);
     // A seeded draw (mulberry32): 400 minutes over the last 40 hours, of two staging builds, of
     // latencies spread over three decades, some server errors.
-    let seed = 18;
-    const random = (): number => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const random = seeded(18);
     const now = Date.now();
     for (const build of ['s-same-1', 's-same-2']) {
       const minutes = Array.from({ length: 200 }, () => {
@@ -636,14 +646,15 @@ describe('runtime evidence', () => {
       });
       // In batches of 50, as folds add them.
       for (let i = 0; i < minutes.length; i += 50)
-        await repository.addRows(
+        await repository.addMinutes(
           ds.manager,
           project!.id,
           { kind: 'staging', name: build },
-          runtimeRows(minutes.slice(i, i + 50)),
+          foldedMinutes(minutes.slice(i, i + 50)),
         );
     }
-    // The second build runs another version.
+    // The second build runs another version (its minutes rolled up into hours and days first).
+    await repository.rollUp(project!.id, true);
     await ds.query(`UPDATE runtime_buckets SET version = '2.0' WHERE environment_name = 's-same-2'`);
     const micros = (ms: number): number => Math.round(ms * 1000) / 1000;
     const percentilesOf = (wire: Record<string, number>) => {
@@ -770,11 +781,11 @@ describe('runtime evidence', () => {
       ttfb: wire(Array<number>(requests).fill(ms)),
       ttlb: wire(Array<number>(requests).fill(ms)),
     });
-    await repository.addRows(
+    await repository.addMinutes(
       ds.manager,
       project!.id,
       { kind: 'staging', name: 's-rg' },
-      runtimeRows([minute('/items/1', 3, 10), minute('/items/2', 5, 20)]),
+      foldedMinutes([minute('/items/1', 3, 10), minute('/items/2', 5, 20)]),
     );
     await repository.regroup(ds.manager, project!.id, null, ['/items/1', '/items/2'], '/items/{id}');
     const cells = (await ds.query(
@@ -787,5 +798,107 @@ describe('runtime evidence', () => {
     expect(LatencyHistogram.fromWire(cells[0]!.ttlb).toWire()).toEqual(
       wire([...Array(3).fill(10), ...Array(5).fill(20)]),
     );
+  });
+
+  it('answers the same before and after the minutes are rolled up into hours and days, and rolls each minute up once', async () => {
+    // A database of its own: no backend rolls up beside this test.
+    const database = await createMigratedDatabase();
+    const ds = database.ds;
+    const [project] = (await ds.query(
+      `INSERT INTO projects (slug, name) VALUES ('rolled', 'Rolled') RETURNING id, slug`,
+    )) as Array<{ id: string; slug: string }>;
+    const repository = new RuntimeRepository(ds);
+    const service = new RuntimeService(repository, new PartitionsRepository(ds), new VersionStore(ds), {
+      config: parseConfig({}),
+      databaseUrl: backend.databaseUrl,
+      log: pino({ level: 'silent' }),
+    } as Runtime);
+    // A seeded draw: 30 folds of 20 minutes each over the last 60 hours (some minutes folded
+    // again), of two staging builds.
+    const random = seeded(20);
+    const now = Date.now();
+    const fold = async (): Promise<void> => {
+      const minutes = Array.from({ length: 20 }, () => {
+        const at = now - Math.floor(random() * 60 * 60) * MINUTE;
+        const requests = 1 + Math.floor(random() * 20);
+        const samples = Array.from({ length: requests }, () => 10 ** (random() * 3));
+        return {
+          method: 'GET',
+          path: random() < 0.5 ? '/rolled/{id}' : '/other',
+          minute: new Date(at - (at % MINUTE)).toISOString(),
+          requests,
+          serverErrors: Math.floor(random() * 3),
+          upstreamFailures: Math.floor(random() * 2),
+          clientLeft: Math.floor(random() * 2),
+          ttfb: wire(samples.map((ms) => ms / 2)),
+          ttlb: wire(samples),
+        };
+      });
+      const build = random() < 0.5 ? 's-rolled-1' : 's-rolled-2';
+      await ds.transaction((manager) =>
+        repository.addMinutes(manager, project!.id, { kind: 'staging', name: build }, foldedMinutes(minutes)),
+      );
+    };
+    const answers = async () => {
+      const series = [];
+      for (const [step, hours] of [
+        ['minute', 24],
+        ['hour', 60],
+        ['day', 60],
+      ] as const) {
+        const query = { environment: 'staging' as const, step, since: new Date(now - hours * 3600_000).toISOString() };
+        for (const path of ['/rolled/{id}', '/other'])
+          series.push(
+            await service.routeSeries(project as ProjectEntity, { method: 'GET', path }, query, new Date(now)),
+          );
+        series.push(await service.share(project as ProjectEntity, { ...query, build: 's-rolled-1' }, new Date(now)));
+      }
+      return series;
+    };
+    const added = async () =>
+      ((await ds.query('SELECT count(*)::int AS n FROM runtime_minutes_added')) as [{ n: number }])[0].n;
+
+    for (let i = 0; i < 15; i++) await fold();
+    const firstHalf = await answers();
+    expect(await added()).toBe(15);
+    expect(await service.rollUpMinutes(true)).toBe(15);
+    expect(await answers()).toEqual(firstHalf);
+    // Stored hours and days, and minutes added on top of them.
+    for (let i = 0; i < 15; i++) await fold();
+    const before = await answers();
+    expect(before).not.toEqual(firstHalf);
+    expect(await service.rollUpMinutes(true)).toBe(15);
+    expect(await added()).toBe(0);
+    expect(await answers()).toEqual(before);
+    // Nothing left to roll up: a second run changes nothing.
+    expect(await service.rollUpMinutes(true)).toBe(0);
+    expect(await answers()).toEqual(before);
+
+    // Every hour and day row holds exactly its minutes: counts added, histograms merged.
+    const differing = (await ds.query(
+      `WITH minutes AS (
+         SELECT m.environment_name, m.method, m.path, m.version, r.resolution, r.bucket, m.requests, m.server_errors,
+                m.upstream_failures, m.client_left, m.ttfb, m.ttlb
+           FROM runtime_buckets m
+          CROSS JOIN LATERAL (VALUES ('hour', date_trunc('hour', m.bucket, 'UTC')),
+                                     ('day', date_trunc('day', m.bucket, 'UTC'))) AS r(resolution, bucket)
+          WHERE m.project_id = $1 AND m.resolution = 'minute'),
+       expected AS (
+         SELECT environment_name, method, path, version, resolution, bucket, sum(requests) AS requests,
+                sum(server_errors) AS server_errors, sum(upstream_failures) AS upstream_failures,
+                sum(client_left) AS client_left, runtime_histogram_sum(ttfb) AS ttfb, runtime_histogram_sum(ttlb) AS ttlb
+           FROM minutes GROUP BY 1, 2, 3, 4, 5, 6),
+       stored AS (
+         SELECT environment_name, method, path, version, resolution, bucket, requests, server_errors,
+                upstream_failures, client_left, ttfb, ttlb
+           FROM runtime_buckets WHERE project_id = $1 AND resolution <> 'minute')
+       SELECT count(*)::int AS n, (SELECT count(*) FROM stored)::int AS rows
+         FROM ((SELECT * FROM expected EXCEPT SELECT * FROM stored)
+               UNION ALL (SELECT * FROM stored EXCEPT SELECT * FROM expected)) d`,
+      [project!.id],
+    )) as [{ n: number; rows: number }];
+    expect(differing[0].n).toBe(0);
+    expect(differing[0].rows).toBeGreaterThan(20);
+    await database.close();
   });
 });

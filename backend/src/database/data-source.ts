@@ -48,6 +48,7 @@ import { OnePartitionMaker1795893570257 } from './migrations/1795893570257-OnePa
 import { ConsumerCallsPerKey1795901374861 } from './migrations/1795901374861-ConsumerCallsPerKey';
 import { OriginsReadFromEvidence1795902502424 } from './migrations/1795902502424-OriginsReadFromEvidence';
 import { IngestWithoutRowForeignKeys1795910196979 } from './migrations/1795910196979-IngestWithoutRowForeignKeys';
+import { RuntimeHoursRolledUp1795912716381 } from './migrations/1795912716381-RuntimeHoursRolledUp';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -100,6 +101,7 @@ export const MIGRATIONS = [
   ConsumerCallsPerKey1795901374861,
   OriginsReadFromEvidence1795902502424,
   IngestWithoutRowForeignKeys1795910196979,
+  RuntimeHoursRolledUp1795912716381,
 ];
 
 /**

@@ -18,9 +18,6 @@ export interface RuntimeMinute {
   ttlb: WireHistogram;
 }
 
-/** A row to add: one endpoint's counts in one minute, hour or day (its start, ISO 8601). */
-export type RuntimeRow = Omit<RuntimeMinute, 'minute'> & { resolution: RuntimeResolution; bucket: string };
-
 /** Which environment row's runtime rows: the kind, and one row's name (a build, `PR #42`) or all of them. */
 export interface RuntimeScope {
   projectId: string;
@@ -87,59 +84,226 @@ const ADD_COLUMNS = `
   ttfb = runtime_histogram_add(b.ttfb, EXCLUDED.ttfb),
   ttlb = runtime_histogram_add(b.ttlb, EXCLUDED.ttlb)`;
 
+/**
+ * The same for an upsert whose histograms were merged in Node with the stored ones (read locked
+ * before): counts added, histograms as written.
+ */
+const ADD_MERGED = `
+  requests = b.requests + EXCLUDED.requests,
+  server_errors = b.server_errors + EXCLUDED.server_errors,
+  upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
+  client_left = b.client_left + EXCLUDED.client_left,
+  ttfb = EXCLUDED.ttfb,
+  ttlb = EXCLUDED.ttlb`;
+
 const KEY = 'project_id, method, path, environment_kind, environment_name, version, resolution, bucket';
 const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
 
+/** The advisory lock (`hashtext`) one replica holds while it rolls minutes up into hours and days. */
+const ROLL_UP_LOCK = 'spectator runtime roll-up';
+/** Folds' minutes rolled up per statement. */
+const ROLL_UP_CHUNK = 500;
+
 /**
- * The version each of a fold's rows `$4`–`$7` (method, path, resolution, bucket; distinct) goes
- * under: the one the environment row's evidence cell names for its endpoint (`''` when there is
- * none: an undocumented endpoint, or no cell yet); with the row stored under it, locked until the
- * transaction ends, when there is one. In key order, as every writer locks them. Resolution and
- * bucket pick the partition (at run time, row by row); the age index is BRIN, so the planner looks
- * the row up by its key even in a partition whose statistics are new.
+ * The minutes added by folds and not yet rolled up into their hours and days (`runtime_minutes_added`,
+ * RuntimeHoursRolledUp1795912716381), as rows of `runtime_buckets`: each minute once per hour and
+ * day row it goes to (UTC). Of the rows `rows` (a table or CTE with the table's columns).
+ */
+const minutesOf = (rows: string): string => `
+  SELECT a.project_id, m.method, m.path, a.environment_kind, a.environment_name, m.version, r.resolution, r.bucket,
+         m.requests, m.server_errors, m.upstream_failures, m.client_left, m.ttfb, m.ttlb
+    FROM ${rows} a
+   CROSS JOIN LATERAL jsonb_to_recordset(a.minutes) AS m(method text, path text, version text, minute timestamptz,
+         requests bigint, server_errors bigint, upstream_failures bigint, client_left bigint, ttfb jsonb, ttlb jsonb)
+   CROSS JOIN LATERAL (VALUES ('hour', date_trunc('hour', m.minute, 'UTC')),
+                              ('day', date_trunc('day', m.minute, 'UTC'))) AS r(resolution, bucket)`;
+
+/**
+ * Every runtime row as read: the stored ones, and for hours and days also the minutes added since
+ * they were last rolled up (`minutesOf`), so a read answers every exchange folded whenever the
+ * roll-up runs. Several rows of one key are summed by the reads.
+ */
+const RUNTIME_ROWS = `
+  (SELECT ${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb FROM runtime_buckets
+   UNION ALL ${minutesOf('runtime_minutes_added')})`;
+
+/**
+ * The version each of a fold's minutes `$4`–`$6` (method, path, minute; distinct) goes under: the
+ * one the environment row's evidence cell names for its endpoint (`''` when there is none: an
+ * undocumented endpoint, or no cell yet); with the minute row stored under it, locked until the
+ * transaction ends, when there is one. In key order, as every writer locks them. The bucket picks
+ * the partition (at run time, row by row); the age index is BRIN, so the planner looks the row up
+ * by its key even in a partition whose statistics are new.
  */
 const LOCK_ROWS = `
   SELECT k.i::int AS i, k.version, b.requests::float8 AS requests, b.ttfb, b.ttlb
-    FROM (SELECT r.i, r.method, r.path, r.resolution, r.bucket, coalesce(c.version, '') AS version
-            FROM unnest($4::text[], $5::text[], $6::text[], $7::timestamptz[]) WITH ORDINALITY
-                 AS r(method, path, resolution, bucket, i)
+    FROM (SELECT r.i, r.method, r.path, r.bucket, coalesce(c.version, '') AS version
+            FROM unnest($4::text[], $5::text[], $6::timestamptz[]) WITH ORDINALITY AS r(method, path, bucket, i)
             LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
             LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
             LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
-           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.resolution COLLATE "C", r.bucket) k
+           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.bucket) k
     LEFT JOIN LATERAL (
       SELECT requests, ttfb, ttlb FROM runtime_buckets b
        WHERE b.project_id = $1::uuid AND b.method = k.method AND b.path = k.path AND b.environment_kind = $2::text
-         AND b.environment_name = $3::text AND b.version = k.version AND b.resolution = k.resolution AND b.bucket = k.bucket
+         AND b.environment_name = $3::text AND b.version = k.version AND b.resolution = 'minute' AND b.bucket = k.bucket
        FOR UPDATE) b ON true`;
 
 /**
- * Writes a fold's rows (its minutes, and their sums per hour and per day: parallel arrays,
- * `unnest`) under the versions LOCK_ROWS found, in key order: counts added, and the histograms as
- * merged in Node with the stored ones (merging JSON histograms in SQL, `runtime_histogram_add` per
- * row, cost more than the write). Answers the requests the written rows hold, which must be those
- * added and those of the rows LOCK_ROWS found (`RETURNING old.*`, which would say which rows were
- * stored, needs PostgreSQL 18; the rows of a partitioned table have no `xmax` to tell).
+ * Writes a fold's minute rows (parallel arrays, `unnest`) under the versions LOCK_ROWS found, in
+ * key order: counts added, and the histograms as merged in Node with the stored ones (merging JSON
+ * histograms in SQL, `runtime_histogram_add` per row, cost more than the write); and the minutes
+ * as added (`$14`, JSON) to `runtime_minutes_added`, for the roll-up to add to their hours and days.
+ * Answers the requests the written rows hold, which must be those added and those of the rows
+ * LOCK_ROWS found (`RETURNING old.*`, which would say which rows were stored, needs PostgreSQL 18;
+ * the rows of a partitioned table have no `xmax` to tell).
  */
 const WRITE_ROWS = `
   WITH written AS (
     INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-    SELECT $1::uuid, r.method, r.path, $2::text, $3::text, r.version, r.resolution, r.bucket,
+    SELECT $1::uuid, r.method, r.path, $2::text, $3::text, r.version, 'minute', r.bucket,
            r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
-      FROM unnest($4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::text[], $9::bigint[], $10::bigint[],
-                  $11::bigint[], $12::bigint[], $13::text[], $14::text[])
-           AS r(method, path, resolution, bucket, version, requests, server_errors, upstream_failures, client_left,
-                ttfb, ttlb)
-     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.resolution COLLATE "C", r.bucket
-    ON CONFLICT (${KEY}) DO UPDATE SET
-      requests = b.requests + EXCLUDED.requests,
-      server_errors = b.server_errors + EXCLUDED.server_errors,
-      upstream_failures = b.upstream_failures + EXCLUDED.upstream_failures,
-      client_left = b.client_left + EXCLUDED.client_left,
-      ttfb = EXCLUDED.ttfb,
-      ttlb = EXCLUDED.ttlb
-    RETURNING requests)
+      FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::bigint[], $9::bigint[],
+                  $10::bigint[], $11::bigint[], $12::text[], $13::text[])
+           AS r(method, path, bucket, version, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.bucket
+    ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_MERGED}
+    RETURNING requests
+  ), added AS (
+    INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, minutes)
+    VALUES ($1::uuid, $2::text, $3::text, $14::jsonb)
+  )
   SELECT coalesce(sum(requests), 0)::float8 AS requests FROM written`;
+
+/**
+ * Takes at most `$2` rows of `runtime_minutes_added` (of the project `$1`, or of all when null) to
+ * roll them up: deleted here, so a minute reaches its hour and day once (rows a concurrent
+ * transaction holds are skipped).
+ */
+const TAKE_MINUTES = `
+  WITH taken AS (
+    DELETE FROM runtime_minutes_added
+     WHERE ctid = ANY(ARRAY(SELECT ctid FROM runtime_minutes_added WHERE $1::uuid IS NULL OR project_id = $1::uuid
+                             LIMIT $2 FOR UPDATE SKIP LOCKED))
+    RETURNING project_id, environment_kind, environment_name, minutes
+  )
+  SELECT project_id AS "projectId", environment_kind AS kind, environment_name AS name, minutes FROM taken`;
+
+/** The keys of the hour and day rows a roll-up adds to (`rolledUp`), parallel arrays. */
+const ROLLED_UP_KEYS = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                               $8::timestamptz[])`;
+
+/** The hour and day rows `ROLLED_UP_KEYS` that are stored, locked, in key order. */
+const LOCK_ROLLED_UP = `
+  SELECT k.i::int AS i, b.ttfb, b.ttlb
+    FROM (SELECT * FROM ${ROLLED_UP_KEYS} WITH ORDINALITY
+                 AS k(project_id, method, path, kind, name, version, resolution, bucket, i)
+           ORDER BY k.project_id, k.method COLLATE "C", k.path COLLATE "C", k.kind COLLATE "C", k.name COLLATE "C",
+                    k.version COLLATE "C", k.resolution COLLATE "C", k.bucket) k
+    JOIN LATERAL (
+      SELECT ttfb, ttlb FROM runtime_buckets b
+       WHERE b.project_id = k.project_id AND b.method = k.method AND b.path = k.path AND b.environment_kind = k.kind
+         AND b.environment_name = k.name AND b.version = k.version AND b.resolution = k.resolution
+         AND b.bucket = k.bucket
+       FOR UPDATE) b ON true`;
+
+/**
+ * Adds a roll-up's hour and day rows (their keys as in `ROLLED_UP_KEYS`, then their counts and histograms) to the
+ * stored ones, in key order: counts added, histograms as merged in Node with those LOCK_ROLLED_UP
+ * read (only roll-ups and regroupings, under the roll-up's lock, write hour and day rows).
+ */
+const WRITE_ROLLED_UP = `
+  INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+  SELECT k.project_id, k.method, k.path, k.kind, k.name, k.version, k.resolution, k.bucket,
+         k.requests, k.server_errors, k.upstream_failures, k.client_left, k.ttfb::jsonb, k.ttlb::jsonb
+    FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                $8::timestamptz[], $9::bigint[], $10::bigint[], $11::bigint[], $12::bigint[], $13::text[], $14::text[])
+         AS k(project_id, method, path, kind, name, version, resolution, bucket, requests, server_errors,
+              upstream_failures, client_left, ttfb, ttlb)
+   ORDER BY k.project_id, k.method COLLATE "C", k.path COLLATE "C", k.kind COLLATE "C", k.name COLLATE "C",
+            k.version COLLATE "C", k.resolution COLLATE "C", k.bucket
+  ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_MERGED}`;
+
+/** A minute as a fold added it (`runtime_minutes_added.minutes`). */
+interface AddedMinute {
+  method: string;
+  path: string;
+  version: string;
+  /** Its start, as PostgreSQL writes a timestamptz in JSON. */
+  minute: string;
+  requests: number;
+  server_errors: number;
+  upstream_failures: number;
+  client_left: number;
+  ttfb: WireHistogram;
+  ttlb: WireHistogram;
+}
+
+/** One hour or day row a roll-up adds to. */
+interface RolledUpRow {
+  projectId: string;
+  kind: string;
+  name: string;
+  method: string;
+  path: string;
+  version: string;
+  resolution: 'hour' | 'day';
+  bucket: number;
+  requests: number;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  ttfb: LatencyHistogram;
+  ttlb: LatencyHistogram;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** The minutes taken (`TAKE_MINUTES`) summed per hour and per day row (UTC): counts added, histograms merged. */
+function rolledUp(
+  taken: ReadonlyArray<{ projectId: string; kind: string; name: string; minutes: AddedMinute[] }>,
+): RolledUpRow[] {
+  const rows = new Map<string, RolledUpRow>();
+  for (const { projectId, kind, name, minutes } of taken)
+    for (const m of minutes) {
+      const at = Date.parse(m.minute);
+      for (const [resolution, bucket] of [
+        ['hour', at - (at % HOUR_MS)],
+        ['day', at - (at % DAY_MS)],
+      ] as const) {
+        const key = `${projectId} ${kind} ${name} ${m.method} ${m.path} ${m.version} ${resolution} ${bucket}`;
+        let row = rows.get(key);
+        if (row === undefined)
+          rows.set(
+            key,
+            (row = {
+              projectId,
+              kind,
+              name,
+              method: m.method,
+              path: m.path,
+              version: m.version,
+              resolution,
+              bucket,
+              requests: 0,
+              serverErrors: 0,
+              upstreamFailures: 0,
+              clientLeft: 0,
+              ttfb: new LatencyHistogram(),
+              ttlb: new LatencyHistogram(),
+            }),
+          );
+        row.requests += m.requests;
+        row.serverErrors += m.server_errors;
+        row.upstreamFailures += m.upstream_failures;
+        row.clientLeft += m.client_left;
+        row.ttfb.addWire(m.ttfb);
+        row.ttlb.addWire(m.ttlb);
+      }
+    }
+  return [...rows.values()];
+}
 
 /** The cells (`runtime_cells`) of a fold's endpoints `$4`, `$5` (method, path) that are stored, locked, in key order. */
 const LOCK_CELLS = `
@@ -267,18 +431,20 @@ export class RuntimeRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * Adds a fold's rows of one environment row (one per endpoint, resolution and bucket:
-   * `runtimeRows`), in the fold's transaction, which holds that row's lock: the rows and cells
-   * stored are read and locked, their histograms merged here, and everything written in one
-   * statement per table; the cells add the minute rows. Only folds and regroupings, which hold the
-   * row's lock, add rows and cells of a row; should a row appear between the read and the write all
-   * the same, the fold fails (and is folded again later) rather than lose what that row held.
+   * Adds a fold's minutes of one environment row (one per endpoint and minute: `foldedMinutes`), in
+   * the fold's transaction, which holds that row's lock: to their minute rows, added in one upsert
+   * (`ADD_MINUTES`), which also keeps them for the roll-up into hours and days (`rollUp`); and to
+   * the endpoints' cells, whose stored histograms are read and locked, merged here with the fold's
+   * and written in one upsert (the 95th percentile's bucket read from the merged histogram). Only
+   * folds and regroupings, which hold the row's lock, add cells of a row; should a cell appear
+   * between the read and the write all the same, the fold fails (and is folded again later) rather
+   * than lose what that cell held.
    */
-  async addRows(
+  async addMinutes(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
     environment: { kind: MatrixKind; name: string },
-    added: readonly RuntimeRow[],
+    added: readonly RuntimeMinute[],
   ): Promise<void> {
     if (added.length === 0) return;
     const head = [projectId, environment.kind, environment.name];
@@ -286,8 +452,7 @@ export class RuntimeRepository {
       ...head,
       added.map((m) => m.method),
       added.map((m) => m.path),
-      added.map((m) => m.resolution),
-      added.map((m) => m.bucket),
+      added.map((m) => m.minute),
     ])) as Array<{
       i: number;
       version: string;
@@ -296,7 +461,7 @@ export class RuntimeRepository {
       ttlb: WireHistogram | null;
     }>;
     const rows = found.map(({ i, version, ttfb, ttlb }) => {
-      const m = added[i - 1] as RuntimeRow;
+      const m = added[i - 1] as RuntimeMinute;
       return {
         m,
         version,
@@ -308,8 +473,7 @@ export class RuntimeRepository {
       ...head,
       rows.map((r) => r.m.method),
       rows.map((r) => r.m.path),
-      rows.map((r) => r.m.resolution),
-      rows.map((r) => r.m.bucket),
+      rows.map((r) => r.m.minute),
       rows.map((r) => r.version),
       rows.map((r) => r.m.requests),
       rows.map((r) => r.m.serverErrors),
@@ -317,13 +481,26 @@ export class RuntimeRepository {
       rows.map((r) => r.m.clientLeft),
       rows.map((r) => JSON.stringify(r.ttfb)),
       rows.map((r) => JSON.stringify(r.ttlb)),
+      JSON.stringify(
+        rows.map(({ m, version }) => ({
+          method: m.method,
+          path: m.path,
+          version,
+          minute: m.minute,
+          requests: m.requests,
+          server_errors: m.serverErrors,
+          upstream_failures: m.upstreamFailures,
+          client_left: m.clientLeft,
+          ttfb: m.ttfb,
+          ttlb: m.ttlb,
+        })),
+      ),
     ])) as Array<{ requests: number }>;
     unchanged('runtime rows', requestsOf(found), requestsOf(added), rowsWritten?.requests);
 
     // The endpoints' cells: every minute of one endpoint summed, then added to the stored cell.
     const byEndpoint = new Map<string, RuntimeCellSums>();
     for (const m of added) {
-      if (m.resolution !== 'minute') continue;
       const key = `${m.method} ${m.path}`;
       let cell = byEndpoint.get(key);
       if (cell === undefined)
@@ -362,9 +539,76 @@ export class RuntimeRepository {
     literals: readonly string[],
     template: string,
   ): Promise<number> {
+    // The project's minutes not yet in their hours and days go there first, under the literals
+    // they were folded under, and move with them; the lock keeps a roll-up from adding to the
+    // literals' hours after this (folds of these rows wait for the regrouping's row locks).
+    await this.rollUpIn(manager, projectId, true);
     const [{ moved }] = (await manager.query(REGROUP, [projectId, literals, template, rowIds])) as [{ moved: number }];
     await manager.query(REGROUP_CELLS, [projectId, literals, template, rowIds]);
     return moved;
+  }
+
+  /**
+   * Rolls the minutes folds added up into their hours and days (`ROLL_UP`), in a transaction of its
+   * own: of one project, or of all when null, under an advisory lock that one transaction holds at
+   * a time (waiting for it, or giving up when another holds it: `wait`).
+   * @returns how many folds' minutes were rolled up, or null when another transaction holds the lock.
+   */
+  rollUp(projectId: string | null, wait: boolean): Promise<number | null> {
+    return this.db.transaction((manager) => this.rollUpIn(manager, projectId, wait));
+  }
+
+  /** `rollUp` in `manager`'s transaction. */
+  private async rollUpIn(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string | null,
+    wait: boolean,
+  ): Promise<number | null> {
+    if (wait) await manager.query('SELECT pg_advisory_xact_lock(hashtext($1))', [ROLL_UP_LOCK]);
+    else {
+      const [{ locked }] = (await manager.query('SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked', [
+        ROLL_UP_LOCK,
+      ])) as [{ locked: boolean }];
+      if (!locked) return null;
+    }
+    let taken = 0;
+    for (;;) {
+      const chunk = (await manager.query(TAKE_MINUTES, [projectId, ROLL_UP_CHUNK])) as Parameters<typeof rolledUp>[0];
+      const rows = rolledUp(chunk);
+      if (rows.length > 0) {
+        const keys = [
+          rows.map((r) => r.projectId),
+          rows.map((r) => r.method),
+          rows.map((r) => r.path),
+          rows.map((r) => r.kind),
+          rows.map((r) => r.name),
+          rows.map((r) => r.version),
+          rows.map((r) => r.resolution),
+          rows.map((r) => new Date(r.bucket).toISOString()),
+        ];
+        const stored = (await manager.query(LOCK_ROLLED_UP, keys)) as Array<{
+          i: number;
+          ttfb: WireHistogram;
+          ttlb: WireHistogram;
+        }>;
+        for (const { i, ttfb, ttlb } of stored) {
+          const row = rows[i - 1] as RolledUpRow;
+          row.ttfb.addWire(ttfb);
+          row.ttlb.addWire(ttlb);
+        }
+        await manager.query(WRITE_ROLLED_UP, [
+          ...keys,
+          rows.map((r) => r.requests),
+          rows.map((r) => r.serverErrors),
+          rows.map((r) => r.upstreamFailures),
+          rows.map((r) => r.clientLeft),
+          rows.map((r) => JSON.stringify(r.ttfb.toWire())),
+          rows.map((r) => JSON.stringify(r.ttlb.toWire())),
+        ]);
+      }
+      taken += chunk.length;
+      if (chunk.length < ROLL_UP_CHUNK) return taken;
+    }
   }
 
   /** The cells of the environment rows `rows` (kind and name) of a project: one per endpoint with runtime evidence. */
@@ -405,7 +649,7 @@ export class RuntimeRepository {
     return this.db.query(
       `SELECT version, (extract(epoch FROM bucket) * 1000)::float8 AS at, requests::text, server_errors::text AS "serverErrors",
               upstream_failures::text AS "upstreamFailures", client_left::text AS "clientLeft", ttfb, ttlb
-         FROM runtime_buckets
+         FROM ${RUNTIME_ROWS} b
         WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
           AND ($5::text IS NULL OR environment_name = $5) AND resolution = $7 AND bucket >= $6
         ORDER BY version, bucket`,
@@ -417,7 +661,7 @@ export class RuntimeRepository {
   shareSteps(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareStepRow[]> {
     return this.db.query(
       `SELECT version, bucket AS at, sum(requests)::text AS requests
-         FROM runtime_buckets
+         FROM ${RUNTIME_ROWS} b
         WHERE project_id = $1 AND environment_kind = $2 AND ($3::text IS NULL OR environment_name = $3)
           AND resolution = $5 AND bucket >= $4
         GROUP BY version, bucket
@@ -433,7 +677,7 @@ export class RuntimeRepository {
   shareEndpoints(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareEndpointRow[]> {
     return this.db.query(
       `SELECT e.id AS "endpointId", b.method, b.path, b.version, sum(b.requests)::text AS requests
-         FROM runtime_buckets b
+         FROM ${RUNTIME_ROWS} b
          LEFT JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
           AND b.resolution = $5 AND b.bucket >= $4
@@ -460,7 +704,7 @@ export class RuntimeRepository {
       `SELECT e.id AS "endpointId", b.method, b.path, b.version,
               sum(b.requests)::text AS requests, sum(b.server_errors)::text AS "serverErrors",
               runtime_histogram_sum(b.ttfb) AS ttfb, runtime_histogram_sum(b.ttlb) AS ttlb
-         FROM runtime_buckets b
+         FROM ${RUNTIME_ROWS} b
          JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
           AND b.resolution = $8 AND b.bucket >= $4 AND b.version <> ''

@@ -29,7 +29,6 @@ import {
   type RuntimeMinute,
   RuntimeRepository,
   type RuntimeResolution,
-  type RuntimeRow,
   type RuntimeStepRow,
 } from './runtime.repository';
 
@@ -39,6 +38,8 @@ const DAY_MS = 24 * HOUR_MS;
 
 /** How often each replica deletes runtime rows past their retention. */
 const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
+/** How often a replica rolls the minutes folds added up into their hours and days (one replica at a time). */
+const MINUTES_ROLLUP_INTERVAL_MS = 10_000;
 /** Rows deleted per statement, so a backlog never makes one long transaction. */
 const ROLLUP_CHUNK = 10_000;
 const RESOLUTIONS: readonly RuntimeResolution[] = ['minute', 'hour', 'day'];
@@ -156,29 +157,24 @@ function mergedWire(wires: readonly WireHistogram[]): WireHistogram {
 /** Milliseconds as answered: to the microsecond (the histograms are within 8.6 % anyway). */
 const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
 
-/** The start of the hour or the day (UTC) a time is in, ISO 8601. */
-function startOf(time: string, ms: number): string {
-  const at = Date.parse(time);
-  return new Date(at - (((at % ms) + ms) % ms)).toISOString();
-}
-
 /**
- * The rows a batch's minutes add to: each minute's own, and its hour's and its day's (UTC), counts
- * added and histograms merged per endpoint and bucket (one statement cannot add to a row twice).
- * Every resolution holds all of the traffic, so a series reads its step's rows only.
+ * A fold's minutes, one per endpoint and minute (one statement cannot add to a row twice): the
+ * minutes of several batches of one key added up, counts added and histograms merged. A key of
+ * one batch only (the most common) is kept as it came. The hours and days are rolled up from
+ * these later (`RuntimeService.rollUpMinutes`).
  */
-export function runtimeRows(minutes: readonly RuntimeMinute[]): RuntimeRow[] {
-  const merged = new Map<string, { row: RuntimeRow; sums: Sums }>();
-  for (const m of minutes)
-    for (const [resolution, bucket] of [
-      ['minute', m.minute],
-      ['hour', startOf(m.minute, HOUR_MS)],
-      ['day', startOf(m.minute, DAY_MS)],
-    ] as const) {
-      const key = `${resolution} ${m.method} ${m.path} ${bucket}`;
-      let entry = merged.get(key);
-      if (entry === undefined) merged.set(key, (entry = { row: { ...m, resolution, bucket }, sums: emptySums() }));
-      const sums = entry.sums;
+export function foldedMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[] {
+  const byKey = new Map<string, RuntimeMinute[]>();
+  for (const m of minutes) {
+    const key = `${m.method} ${m.path} ${m.minute}`;
+    const same = byKey.get(key);
+    if (same === undefined) byKey.set(key, [m]);
+    else same.push(m);
+  }
+  return [...byKey.values()].map((same) => {
+    if (same.length === 1) return same[0] as RuntimeMinute;
+    const sums = emptySums();
+    for (const m of same) {
       sums.requests += m.requests;
       sums.serverErrors += m.serverErrors;
       sums.upstreamFailures += m.upstreamFailures;
@@ -186,18 +182,19 @@ export function runtimeRows(minutes: readonly RuntimeMinute[]): RuntimeRow[] {
       sums.ttfb.addWire(m.ttfb);
       sums.ttlb.addWire(m.ttlb);
     }
-  return [...merged.values()].map(({ row, sums }) => ({
-    method: row.method,
-    path: row.path,
-    resolution: row.resolution,
-    bucket: row.bucket,
-    requests: sums.requests,
-    serverErrors: sums.serverErrors,
-    upstreamFailures: sums.upstreamFailures,
-    clientLeft: sums.clientLeft,
-    ttfb: sums.ttfb.toWire(),
-    ttlb: sums.ttlb.toWire(),
-  }));
+    const { method, path, minute } = same[0] as RuntimeMinute;
+    return {
+      method,
+      path,
+      minute,
+      requests: sums.requests,
+      serverErrors: sums.serverErrors,
+      upstreamFailures: sums.upstreamFailures,
+      clientLeft: sums.clientLeft,
+      ttfb: sums.ttfb.toWire(),
+      ttlb: sums.ttlb.toWire(),
+    };
+  });
 }
 
 const PERCENTILES = [0.5, 0.95, 0.99] as const;
@@ -280,6 +277,7 @@ export interface RuntimeQueryInput {
 export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   private readonly log: Logger;
   private readonly rollups: PeriodicJob;
+  private readonly minuteRollups: PeriodicJob;
   /** How long each resolution is kept (config `runtimeRetention`), in milliseconds. */
   private readonly kept: Record<RuntimeResolution, number>;
 
@@ -293,21 +291,28 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const { minuteDays, hourDays, dayDays } = runtime.config.runtimeRetention;
     this.kept = { minute: minuteDays * DAY_MS, hour: hourDays * DAY_MS, day: dayDays * DAY_MS };
     this.rollups = new PeriodicJob('pruning runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
+    this.minuteRollups = new PeriodicJob(
+      'rolling runtime minutes up',
+      MINUTES_ROLLUP_INTERVAL_MS,
+      () => this.rollUpMinutes(),
+      this.log,
+    );
   }
 
   onModuleInit(): void {
     this.rollups.start();
+    this.minuteRollups.start();
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.rollups.stop();
+    await Promise.all([this.rollups.stop(), this.minuteRollups.stop()]);
   }
 
   /**
    * Adds the runtime minutes of several batches of one environment row (queued with its evidence
    * and folded with it, evidence/evidence.service.ts), in the fold's transaction, after its cells
-   * (so each endpoint's rows go under the version its cell names now): to their minute, hour and
-   * day rows (`runtimeRows`).
+   * (so each endpoint's rows go under the version its cell names now): to their minute rows
+   * (`foldedMinutes`), and kept for the roll-up into their hours and days (`rollUpMinutes`).
    */
   async recordFolded(
     manager: Pick<EntityManager, 'query'>,
@@ -315,7 +320,19 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     row: { kind: MatrixKind; name: string },
     batches: ReadonlyArray<readonly RuntimeMinute[]>,
   ): Promise<void> {
-    await this.repository.addRows(manager, projectId, row, runtimeRows(batches.flat()));
+    await this.repository.addMinutes(manager, projectId, row, foldedMinutes(batches.flat()));
+  }
+
+  /**
+   * Adds the minutes folds added since the last roll-up to their hours and days, in one
+   * transaction per replica at a time (a replica that finds another at it leaves it; `wait` waits
+   * for it instead). Each minute is taken once: it leaves `runtime_minutes_added` in the
+   * transaction that adds it, and reads add the minutes still there, so figures never depend on
+   * when this runs. `projectId` for tests.
+   * @returns how many folds' minutes were rolled up, or null when another replica was at it.
+   */
+  rollUpMinutes(wait = false, projectId: string | null = null): Promise<number | null> {
+    return this.repository.rollUp(projectId, wait);
   }
 
   /**
@@ -367,8 +384,8 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
    * Deletes the rows of each resolution past its retention: partitions all past it are dropped, and
    * in the partition the horizon cuts (and the default partition) rows are deleted, at most
    * `ROLLUP_CHUNK` per statement (partitions are made ahead by partitions/). Every resolution
-   * holds all of the traffic (`runtimeRows`), so nothing moves: deleting is exact whichever replica
-   * runs it. `now` for tests.
+   * holds all of the traffic (hours and days with the minutes not yet rolled up: `rollUpMinutes`),
+   * so nothing moves here: deleting is exact whichever replica runs it. `now` for tests.
    * @returns rows deleted per resolution.
    */
   async rollUp(now = new Date()): Promise<Record<RuntimeResolution, number>> {
