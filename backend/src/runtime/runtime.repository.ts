@@ -56,6 +56,28 @@ export interface RuntimeTotalRow {
 /** The resolutions runtime rows are kept at (each holds all of the traffic within its retention). */
 export type RuntimeResolution = 'minute' | 'hour' | 'day';
 
+/** Counts that add, with the histograms: of a series point, a fold's minutes merged, a rolled-up row. */
+export interface RuntimeSums {
+  requests: number;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  ttfb: LatencyHistogram;
+  ttlb: LatencyHistogram;
+}
+
+/** Sums of nothing yet. */
+export function emptySums(): RuntimeSums {
+  return {
+    requests: 0,
+    serverErrors: 0,
+    upstreamFailures: 0,
+    clientLeft: 0,
+    ttfb: new LatencyHistogram(),
+    ttlb: new LatencyHistogram(),
+  };
+}
+
 /** Which environment rows' runtime rows, of every endpoint: the kind, and one row's name or all of them. */
 export type RuntimeEnvironmentScope = Omit<RuntimeScope, 'method' | 'path'>;
 
@@ -240,7 +262,7 @@ interface AddedMinute {
 }
 
 /** One hour or day row a roll-up adds to. */
-interface RolledUpRow {
+type RolledUpRow = RuntimeSums & {
   projectId: string;
   kind: string;
   name: string;
@@ -249,13 +271,7 @@ interface RolledUpRow {
   version: string;
   resolution: 'hour' | 'day';
   bucket: number;
-  requests: number;
-  serverErrors: number;
-  upstreamFailures: number;
-  clientLeft: number;
-  ttfb: LatencyHistogram;
-  ttlb: LatencyHistogram;
-}
+};
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
@@ -286,12 +302,7 @@ function rolledUp(
               version: m.version,
               resolution,
               bucket,
-              requests: 0,
-              serverErrors: 0,
-              upstreamFailures: 0,
-              clientLeft: 0,
-              ttfb: new LatencyHistogram(),
-              ttlb: new LatencyHistogram(),
+              ...emptySums(),
             }),
           );
         row.requests += m.requests;

@@ -25,11 +25,13 @@ import { PartitionsRepository } from '../partitions/partitions.repository';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import {
+  emptySums,
   type RuntimeCellRow,
   type RuntimeMinute,
   RuntimeRepository,
   type RuntimeResolution,
   type RuntimeStepRow,
+  type RuntimeSums,
 } from './runtime.repository';
 
 const MINUTE_MS = 60_000;
@@ -50,27 +52,6 @@ const STEPS: ReadonlyArray<{ name: RuntimeResolution; ms: number }> = [
   { name: 'hour', ms: HOUR_MS },
   { name: 'day', ms: DAY_MS },
 ];
-
-/** Counts that add, with the histograms of one series point. */
-interface Sums {
-  requests: number;
-  serverErrors: number;
-  upstreamFailures: number;
-  clientLeft: number;
-  ttfb: LatencyHistogram;
-  ttlb: LatencyHistogram;
-}
-
-function emptySums(): Sums {
-  return {
-    requests: 0,
-    serverErrors: 0,
-    upstreamFailures: 0,
-    clientLeft: 0,
-    ttfb: new LatencyHistogram(),
-    ttlb: new LatencyHistogram(),
-  };
-}
 
 /**
  * A batch's runtime evidence folded per endpoint (method, path) and minute (of each row's last
@@ -205,7 +186,7 @@ function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
 }
 
 /** The figures of `sums` over `seconds`, beside `everyVersion` requests of all versions in the same time. */
-function pointOf(sums: Sums, seconds: number, everyVersion: number): Omit<RuntimePoint, 'at'> {
+function pointOf(sums: RuntimeSums, seconds: number, everyVersion: number): Omit<RuntimePoint, 'at'> {
   return {
     requests: sums.requests,
     requestRate: sums.requests / seconds,
@@ -219,13 +200,13 @@ function pointOf(sums: Sums, seconds: number, everyVersion: number): Omit<Runtim
   };
 }
 
-function clearSums(sums: Sums): void {
+function clearSums(sums: RuntimeSums): void {
   sums.requests = sums.serverErrors = sums.upstreamFailures = sums.clientLeft = 0;
   sums.ttfb.clear();
   sums.ttlb.clear();
 }
 
-function addRow(sums: Sums, row: RuntimeStepRow): void {
+function addRow(sums: RuntimeSums, row: RuntimeStepRow): void {
   sums.requests += Number(row.requests);
   sums.serverErrors += Number(row.serverErrors);
   sums.upstreamFailures += Number(row.upstreamFailures);
@@ -500,7 +481,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const { perStep, all } = requestsOfEveryVersion(rows);
     // Rows come in version and time order, one per environment row: each (version, step) is one
     // point, its rows summed in one reused `point` and added to the version's total.
-    const versions = new Map<string, { total: Sums; points: RuntimePoint[] }>();
+    const versions = new Map<string, { total: RuntimeSums; points: RuntimePoint[] }>();
     const point = emptySums();
     for (let i = 0; i < rows.length;) {
       const { version, at } = rows[i] as RuntimeStepRow;
