@@ -8,12 +8,15 @@ import type { ProposalResponse, TokenResponse, VersionCell, VersionMatrixRespons
 import pg from 'pg';
 import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
+import type { DataSource } from 'typeorm';
+import { matrixTexts } from '../src/views/matrix-texts';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestExchange } from './support/agent-client';
 import { report, untilFolded } from './support/evidence-helpers';
 
 let backend: TestBackend;
 let db: pg.Client;
+let ds: DataSource;
 let agentToken: string;
 
 /** An object schema; a type ending in `?` is an optional property. */
@@ -68,16 +71,35 @@ async function cellsFromEvidence(rows: ReadonlyArray<{ kind: string; name: strin
   );
 }
 
-/** Every stored text parses to the cells evidence_cells holds, for the current columns. */
+/**
+ * Every stored text parses to the cells evidence_cells holds, for the current columns, and is the
+ * very text a rebuild writes (folds patch only their changed cells into it).
+ */
 async function expectStoredTextsMatchEvidence(): Promise<void> {
   const rows = (
-    await db.query<{ kind: string; name: string; cells_json: string; cells_columns: number }>(
-      `SELECT kind, name, cells_json, cells_columns FROM environment_rows WHERE cells_json IS NOT NULL ORDER BY kind, name`,
+    await db.query<{
+      id: string;
+      project_id: string;
+      kind: string;
+      name: string;
+      cells_json: string;
+      cells_columns: number;
+    }>(
+      `SELECT id, project_id, kind, name, cells_json, cells_columns FROM environment_rows WHERE cells_json IS NOT NULL ORDER BY kind, name`,
     )
   ).rows;
   const expected = await cellsFromEvidence(rows);
   expect(rows.map((r) => JSON.parse(r.cells_json) as unknown)).toEqual(expected);
   expect(rows.map((r) => r.cells_columns)).toEqual(expected.map((cells) => cells.length));
+  const built = new Map<string, string>();
+  for (const projectId of new Set(rows.map((r) => r.project_id)))
+    for (const [id, text] of await matrixTexts.build(
+      ds,
+      projectId,
+      rows.filter((r) => r.project_id === projectId).map((r) => r.id),
+    ))
+      built.set(id, text);
+  expect(rows.map((r) => r.cells_json)).toEqual(rows.map((r) => built.get(r.id)));
 }
 
 /** GET /versions equals the matrix computed from evidence_cells, and every stored text does too. */
@@ -108,11 +130,14 @@ beforeAll(async () => {
   backend = await startTestBackend();
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
+  ds = createDataSource(backend.databaseUrl, 1);
+  await ds.initialize();
   await backend.api('POST', '/projects', { slug: 'cells', name: 'Cells' });
   agentToken = (await backend.api<TokenResponse>('POST', '/projects/cells/tokens', { name: 'agents', scope: 'agent' }))
     .body.token as string;
 });
 afterAll(async () => {
+  await ds.destroy();
   await db.end();
   await backend.close();
 });

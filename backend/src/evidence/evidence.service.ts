@@ -412,7 +412,7 @@ export class EvidenceService {
     if (endpoints.length === 0) return;
     const changed = await this.refreshCells(manager, project, row, endpoints);
     // The matrix text shows versions and drift only: a fold that changed no cell leaves it as is.
-    if (changed.length > 0) await matrixTexts.rebuild(manager, project.id, [row.id]);
+    await matrixTexts.patch(manager, project.id, row.id, changed);
     await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
   }
 

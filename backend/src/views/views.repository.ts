@@ -6,16 +6,27 @@ import type { EndpointKey } from './view-cache';
 export const NOT_SEEN_JSON = JSON.stringify({ version: NOT_SEEN_VERSION });
 
 /**
+ * The `VersionCell` JSON of the `evidence_cells` row `c` (all NULL: never seen), as
+ * `JSON.stringify` writes it. Versions are `major.minor` written by the backend, so they need no
+ * JSON escaping.
+ */
+const CELL_TEXT = `CASE WHEN c.version IS NULL THEN '${NOT_SEEN_JSON}'
+                        WHEN c.drift THEN '{"version":"' || c.version || '","drift":true}'
+                        ELSE '{"version":"' || c.version || '"}' END`;
+
+/** A project `$1`'s documented endpoints (`columns`: id, 0-based ordinal in path, method order, and their number). */
+const COLUMNS_SQL = `
+  SELECT id, (row_number() OVER (ORDER BY path, method))::int - 1 AS ordinal, (count(*) OVER ())::int AS total
+    FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL`;
+
+/**
  * SELECT of `(id, columns, cells)` for the rows `$2::uuid[]` of project `$1`: the cells text built
- * from `evidence_cells`, the source of truth. Versions are `major.minor` written by the backend, so
- * they need no JSON escaping. Rows are left out when the project has no documented endpoint.
+ * from `evidence_cells`, the source of truth. Rows are left out when the project has no documented
+ * endpoint.
  */
 const BUILD_CELLS_TEXT_SQL = `
   SELECT target.id, count(*)::int AS columns,
-         '[' || string_agg(CASE WHEN c.version IS NULL THEN '${NOT_SEEN_JSON}'
-                                WHEN c.drift THEN '{"version":"' || c.version || '","drift":true}'
-                                ELSE '{"version":"' || c.version || '"}' END,
-                           ',' ORDER BY e.path, e.method) || ']' AS cells
+         '[' || string_agg(${CELL_TEXT}, ',' ORDER BY e.path, e.method) || ']' AS cells
     FROM unnest($2::uuid[]) AS target(id)
     CROSS JOIN endpoints e
     -- Each cell by its whole primary key (row, endpoint, project): a join on fewer of its columns
@@ -33,6 +44,30 @@ export const REBUILD_CELLS_TEXT_SQL = `
   UPDATE environment_rows r SET cells_json = built.cells, cells_columns = built.columns
     FROM (${BUILD_CELLS_TEXT_SQL}) built
    WHERE r.id = built.id`;
+
+/**
+ * What patching row `$2`'s stored text for the cells of endpoints `$3::uuid[]` of project `$1`
+ * needs: the stored text and its number of columns, the project's number of columns now, and each
+ * of those endpoints that is documented as `[ordinal, cell JSON]`. The sort of the endpoints reads
+ * no cell, where building a text probes a cell for every column.
+ */
+const PATCH_INPUTS_SQL = `
+  WITH columns AS (${COLUMNS_SQL})
+  SELECT r.cells_json AS "cellsJson", r.cells_columns AS "cellsColumns",
+         (SELECT total FROM columns LIMIT 1) AS total,
+         (SELECT coalesce(json_agg(json_build_array(col.ordinal, ${CELL_TEXT})), '[]')
+            FROM columns col
+            LEFT JOIN evidence_cells c ON c.row_id = r.id AND c.endpoint_id = col.id AND c.project_id = $1
+           WHERE col.id = ANY($3::uuid[])) AS cells
+    FROM environment_rows r WHERE r.id = $2 AND r.project_id = $1`;
+
+/** A row's stored text with what patching it needs (PATCH_INPUTS_SQL). */
+export interface PatchInputs extends Omit<StoredText, 'id'> {
+  /** The project's documented endpoints now (null: none). */
+  total: number | null;
+  /** `[ordinal, cell JSON]` of each endpoint asked for that is documented. */
+  cells: Array<[number, string]>;
+}
 
 /**
  * The inputs of capture `$1`'s views in project `$2`, all in the statement's one snapshot: the
@@ -127,13 +162,21 @@ export const viewsRepository = {
     projectId: string,
     endpointIds: readonly string[],
   ): Promise<Array<{ ordinal: number; total: number }>> {
-    return db.query(
-      `SELECT ordinal, total FROM (
-         SELECT id, (row_number() OVER (ORDER BY path, method))::int - 1 AS ordinal, (count(*) OVER ())::int AS total
-           FROM endpoints WHERE project_id = $1 AND current_version_id IS NOT NULL) columns
-        WHERE id = ANY($2::uuid[]) ORDER BY ordinal`,
-      [projectId, endpointIds],
-    );
+    return db.query(`SELECT ordinal, total FROM (${COLUMNS_SQL}) columns WHERE id = ANY($2::uuid[]) ORDER BY ordinal`, [
+      projectId,
+      endpointIds,
+    ]);
+  },
+
+  /** PATCH_INPUTS_SQL for row `rowId` of a project and the endpoints `endpointIds`; undefined when the row does not exist. */
+  async patchInputs(
+    db: Queryable,
+    projectId: string,
+    rowId: string,
+    endpointIds: readonly string[],
+  ): Promise<PatchInputs | undefined> {
+    const [row] = (await db.query(PATCH_INPUTS_SQL, [projectId, rowId, endpointIds])) as PatchInputs[];
+    return row;
   },
 
   /** The stored texts of the rows `rowIds` (those that exist). */
