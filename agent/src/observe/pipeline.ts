@@ -179,7 +179,9 @@ export class ObservationPipeline implements ExchangeObserver {
     this.aggregator = new Aggregator(this.consumers !== null, options.metrics.counter('consumers_overflow_total'));
     this.captureId = options.captureId;
     this.sampler = new ShapeSampler(options.sampler, options.samplerClock);
-    this.scanBudget = new ScanBudget(options.samplerClock ?? Date.now);
+    // On the sampler's clock, which stands still while observing is paused: a paused agent saves up
+    // no scan budget to spend at once when observing resumes.
+    this.scanBudget = new ScanBudget(() => this.sampler.time());
     this.observed = options.metrics.counter('observed_total');
     this.unshaped = options.metrics.counter('unshaped_total');
     this.novelShaped = options.metrics.counter('novel_shaped_total');
@@ -312,7 +314,7 @@ export class ObservationPipeline implements ExchangeObserver {
     return media.stream ? Math.min(this.options.bodyLimit, STREAM_PREFIX_BYTES) : this.options.bodyLimit;
   }
 
-  /** Observing paused (the proxy stopped handing exchanges over): the shape budget's clock stops too. */
+  /** Observing paused (the proxy stopped handing exchanges over): the shape and scan budgets' clock stops too. */
   pause(): void {
     this.sampler.pause();
   }

@@ -1,3 +1,4 @@
+import { ScanBudget } from './novelty';
 import { ShapeSampler } from './sampler';
 
 describe('ShapeSampler', () => {
@@ -146,6 +147,22 @@ describe('ShapeSampler', () => {
     expect(sampler.admit(slot, 100)).toBe(false);
     now += 1_000; // a second of capture: 100 ms of budget (capped at the burst), and a new key window
     expect(sampler.admit(slot, 100)).toBe(true);
+  });
+
+  it('keeps a clock that stands still while paused: a scan budget on it earns nothing while observing is off', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({}, () => now);
+    const budget = new ScanBudget(() => sampler.time(), 1_000);
+    expect(budget.take(1_000)).toBe(true); // a second's bytes, saved up at the start
+    sampler.pause();
+    now += 750; // observing off for 750 ms, as in the paired bench's three off windows
+    expect(sampler.time()).toBe(0);
+    expect(budget.take(1)).toBe(false); // an exchange that began before the pause, recorded during it
+    sampler.resume();
+    expect(budget.take(1)).toBe(false);
+    now += 250;
+    expect(budget.take(250)).toBe(true);
+    expect(budget.take(1)).toBe(false);
   });
 
   it('gives back a reservation made for more bytes than came: a stream, a body without a length, one dropped unshaped', () => {

@@ -133,7 +133,7 @@ export class ShapeSampler {
         (slot = {
           lastShaped: -Infinity,
           keyTokens: this.keyBurst(),
-          keyRefilledAt: this.clock(),
+          keyRefilledAt: this.time(),
           variants: null,
           structures: null,
           template,
@@ -162,7 +162,7 @@ export class ShapeSampler {
 
   /** Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when yes. */
   admit(slot: SampleSlot, bytes: number): boolean {
-    const now = this.clock();
+    const now = this.time();
     this.refill(now);
     // The fixed overhead is charged here for good: `spent` corrects only the timed part.
     const estimate = this.options.sampleOverheadMs + bytes * this.msPerByte * this.options.costFactor;
@@ -213,9 +213,12 @@ export class ShapeSampler {
     this.pausedAt = null;
   }
 
-  /** The clock without paused time. */
-  private clock(): number {
-    return this.now() - this.pausedTotal;
+  /**
+   * The sampler's clock, ms: paused time taken off, standing still while paused. Budgets refilled on
+   * it (the sampler's own, the pipeline's scan budget) earn nothing while observing is off.
+   */
+  time(): number {
+    return (this.pausedAt ?? this.now()) - this.pausedTotal;
   }
 
   /**
