@@ -7,7 +7,7 @@ import {
   LatencyHistogram,
   histogramBucket,
   histogramBucketValue,
-  histogramProblem,
+  histogramTotal,
 } from '@spectator/shared';
 
 /** Durations in ms between the end buckets (1 µs to a day), spread over every order of magnitude. */
@@ -123,25 +123,51 @@ describe('latency histogram', () => {
         const wire = histogram.toWire();
         expect(Object.keys(wire).length).toBeLessThanOrEqual(Math.min(samples.length, HISTOGRAM_BUCKETS));
         expect(Object.values(wire).every((count) => count > 0)).toBe(true);
-        expect(histogramProblem(JSON.parse(JSON.stringify(wire)), 1e9)).toBeNull();
+        expect(histogramTotal(JSON.parse(JSON.stringify(wire)), 1e9)).toBe(samples.length);
         expect([...LatencyHistogram.fromWire(wire).counts]).toEqual([...histogram.counts]);
       }),
     );
   });
 
+  it('takes as bucket keys exactly the canonical integers in range', () => {
+    // The rule as first written (a pattern, then the number written back), against the character reader.
+    const canonical = (key: string): boolean =>
+      /^-?\d{1,3}$/.test(key) &&
+      String(Number(key)) === key &&
+      Number(key) >= HISTOGRAM_MIN_INDEX &&
+      Number(key) <= HISTOGRAM_MAX_INDEX;
+    const keys = fc.oneof(
+      fc.integer({ min: -1200, max: 1200 }).map(String),
+      fc.string({ maxLength: 5 }),
+      fc.stringMatching(/^-?0*\d{0,4}$/),
+    );
+    fc.assert(
+      fc.property(keys, (key) => {
+        expect(typeof histogramTotal({ [key]: 1 }, 1) === 'number').toBe(canonical(key));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('names what is wrong with a histogram in wire form', () => {
-    expect(histogramProblem([1, 2], 10)).toBe('must be an object of bucket → count');
-    expect(histogramProblem(null, 10)).toBe('must be an object of bucket → count');
-    expect(histogramProblem({ '200': 1 }, 10)).toBe('["200"] must be a bucket index -40–108');
-    expect(histogramProblem({ '-41': 1 }, 10)).toBe('["-41"] must be a bucket index -40–108');
-    expect(histogramProblem({ '1.5': 1 }, 10)).toBe('["1.5"] must be a bucket index -40–108');
-    expect(histogramProblem({ '07': 1 }, 10)).toBe('["07"] must be a bucket index -40–108');
-    expect(histogramProblem({ '-0': 1 }, 10)).toBe('["-0"] must be a bucket index -40–108');
-    expect(histogramProblem(JSON.parse('{"__proto__": 1}'), 10)).toBe('["__proto__"] must be a bucket index -40–108');
-    expect(histogramProblem({ '3': -1 }, 10)).toBe('["3"] must be an integer count 0-10');
-    expect(histogramProblem({ '3': 1.5 }, 10)).toBe('["3"] must be an integer count 0-10');
-    expect(histogramProblem({ '3': '2' }, 10)).toBe('["3"] must be an integer count 0-10');
-    expect(histogramProblem({ '3': 11 }, 10)).toBe('["3"] must be an integer count 0-10');
-    expect(histogramProblem({ '-40': 0, '108': 10 }, 10)).toBeNull();
+    expect(histogramTotal([1, 2], 10)).toBe('must be an object of bucket → count');
+    expect(histogramTotal(null, 10)).toBe('must be an object of bucket → count');
+    expect(histogramTotal({ '200': 1 }, 10)).toBe('["200"] must be a bucket index -40–108');
+    expect(histogramTotal({ '-41': 1 }, 10)).toBe('["-41"] must be a bucket index -40–108');
+    expect(histogramTotal({ '1.5': 1 }, 10)).toBe('["1.5"] must be a bucket index -40–108');
+    expect(histogramTotal({ '07': 1 }, 10)).toBe('["07"] must be a bucket index -40–108');
+    expect(histogramTotal({ '-0': 1 }, 10)).toBe('["-0"] must be a bucket index -40–108');
+    expect(histogramTotal(JSON.parse('{"__proto__": 1}'), 10)).toBe('["__proto__"] must be a bucket index -40–108');
+    expect(histogramTotal({ '3': -1 }, 10)).toBe('["3"] must be an integer count 0-10');
+    expect(histogramTotal({ '3': 1.5 }, 10)).toBe('["3"] must be an integer count 0-10');
+    expect(histogramTotal({ '3': '2' }, 10)).toBe('["3"] must be an integer count 0-10');
+    expect(histogramTotal({ '3': 11 }, 10)).toBe('["3"] must be an integer count 0-10');
+    expect(histogramTotal({ '-40': 0, '108': 10 }, 10)).toBe(10);
+    expect(histogramTotal({ '0': 1, '-1': 2, '99': 3, '-40': 4 }, 10)).toBe(10);
+    expect(histogramTotal({ '-': 1 }, 10)).toBe('["-"] must be a bucket index -40–108');
+    expect(histogramTotal({ '1000': 1 }, 10)).toBe('["1000"] must be a bucket index -40–108');
+    expect(histogramTotal({ '': 1 }, 10)).toBe('[""] must be a bucket index -40–108');
+    expect(histogramTotal({ '+1': 1 }, 10)).toBe('["+1"] must be a bucket index -40–108');
+    expect(histogramTotal({ ' 1': 1 }, 10)).toBe('[" 1"] must be a bucket index -40–108');
   });
 });

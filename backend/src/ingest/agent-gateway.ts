@@ -317,9 +317,10 @@ export class AgentGateway implements WebSocketRoute {
         ws.close(1013, 'too many messages in flight');
         return;
       }
+      // A frame is read as text where it lies (`Buffer.from` of a Buffer would copy it first).
       const text = Array.isArray(data)
         ? Buffer.concat(data).toString('utf8')
-        : Buffer.from(data as ArrayBuffer).toString('utf8');
+        : (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
       this.queue(size);
       chain = chain
         .then(() => handle(text, received))

@@ -103,6 +103,56 @@ describe('parseAgentMessage', () => {
     expect(problem({ ...batch, observations: [{ ...observation, consumers, consumersOverflow }] })).toBe(message);
   });
 
+  // Paths are written only when a problem is found (the valid hot path builds none): each names its whole path.
+  const second = (row: Record<string, unknown>): unknown => ({ ...batch, observations: [observation, row] });
+  const consumer = { id: '0123456789abcdef', count: 1, lastSeen: '2026-01-01T00:00:01.000Z' };
+  it.each([
+    [
+      { ...observation, request: { contentType: 7 } },
+      'observations[1].request.contentType must be a string of at most 200 characters',
+    ],
+    [
+      { ...observation, response: { contentType: 'a/b', shape: '?' } },
+      'observations[1].response.shape has an invalid format',
+    ],
+    [
+      { ...observation, request: { contentType: 'a/b', tooLarge: false } },
+      'observations[1].request.tooLarge must be true when present',
+    ],
+    [{ ...observation, response: undefined }, 'observations[1].response is required (null for no body)'],
+    [{ ...observation, request: [] }, 'observations[1].request must be an object'],
+    [{ ...observation, query: ['a', 1] }, 'observations[1].query[1] must be a string of at most 256 characters'],
+    [{ ...observation, responseHeaders: 'x' }, 'observations[1].responseHeaders must be an array of at most 500 names'],
+    [{ ...observation, firstSeen: 'x' }, 'observations[1].firstSeen must be an ISO 8601 time'],
+    [{ ...observation, sunsetPast: 3 }, 'observations[1].sunsetPast must be an integer 1-2'],
+    [{ ...observation, consumers: [consumer, 1] }, 'observations[1].consumers[1] must be an object'],
+    [
+      { ...observation, consumers: [{ ...consumer, count: 0 }] },
+      'observations[1].consumers[0].count must be an integer 1-2',
+    ],
+    [
+      { ...observation, consumers: [{ ...consumer, lastSeen: 'x' }] },
+      'observations[1].consumers[0].lastSeen must be an ISO 8601 time',
+    ],
+    [
+      { ...observation, consumers: [consumer], consumersOverflow: -1 },
+      'observations[1].consumersOverflow must be an integer 0-2',
+    ],
+    [{ ...observation, runtime: [] }, 'observations[1].runtime must be an object'],
+    [
+      { ...observation, runtime: { ...runtime, ttlb: { '07': 1 } } },
+      'observations[1].runtime.ttlb["07"] must be a bucket index -40–108',
+    ],
+  ])('names the whole path of a problem in a later row (%#)', (row, message) => {
+    expect(problem(second(row))).toBe(message);
+  });
+
+  it('names the failure row of a histogram problem', () => {
+    expect(problem({ ...batch, failures: [failure, { ...failure, elapsed: { '-4': 2, '-3': 2 } }] })).toBe(
+      "failures[1].elapsed counts 4 exchanges, more than the row's 3",
+    );
+  });
+
   it.each([
     ['not JSON', '{', 'message is not valid JSON'],
     ['not an object', '[1]', 'message must be an object'],
