@@ -8,9 +8,15 @@
  * Printed, in one run:
  *  - ingest with evidence against a plain `INSERT … ON CONFLICT` of the same rows into captures of
  *    their own (a pool as large as both replicas' together), rounds alternating, medians and ratio;
+ *    Before each contender the evidence queue is drained (untimed), so neither runs beside the
+ *    other's folds; the evidence contender is timed to its last ack ("acked", as before) and to its
+ *    last batch folded ("folded": what a deployment sustains, the aim's figure); per round and
+ *    per order (evidence first, plain first) both ratios;
  *  - the time from a batch sent to its acknowledgement: saturated (each agent keeps a window of
  *    batches in flight), and paced (each agent one batch per BENCH_SCALE_PACE_MS, as the agent
- *    flushes once a second), p50 and p99;
+ *    flushes once a second), p50 and p99; then paced at BENCH_SCALE_SHARES of the capacity the
+ *    rounds measured (the median "folded" rate), p50 and p99 per environment kind (the p99 aim's
+ *    figures: under capacity, as a deployment is run);
  *  - lock waits: the longest wait seen by sampling `pg_locks` every 20 ms, and the `log_lock_waits`
  *    lines PostgreSQL wrote (`deadlock_timeout` set to 100 ms: every line is a wait over 100 ms);
  *  - a check that the stored evidence equals a full recomputation from the stored observations:
@@ -24,7 +30,7 @@
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
  * (3), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
- * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000); BENCH_SCALE_DEBUG=1 shows the replicas' stderr;
+ * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr;
  * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
  * (`pg_stat_statements`, nested ones too) and what active backends waited for, and the replicas'
  * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
@@ -78,6 +84,20 @@ const ROUNDS = setting('BENCH_SCALE_ROUNDS', 3);
 const WINDOW = Math.max(1, setting('BENCH_SCALE_WINDOW', 4));
 const PACED_SECONDS = setting('BENCH_SCALE_PACED_SECONDS', 10);
 const PACE_MS = Math.max(1, setting('BENCH_SCALE_PACE_MS', 1000));
+/**
+ * Paced points at these shares of the capacity the same run measured (percent, comma-separated;
+ * BENCH_SCALE_SHARES, "50,80"): the fixed-pace phase above offers 223 agents × 40 rows a second,
+ * more than a deployment of two replicas stores with evidence, so its p99 measures a queue.
+ */
+const SHARES = (process.env.BENCH_SCALE_SHARES ?? '50,80')
+  .split(',')
+  .filter((share) => share.trim() !== '')
+  .map((share) => {
+    const value = Number(share);
+    if (!Number.isInteger(value) || value <= 0 || value > 100)
+      throw new Error(`BENCH_SCALE_SHARES must be whole percentages from 1 to 100, not ${share}`);
+    return value;
+  });
 /** Connections of each replica's pool (the backend's default), and so of the plain writer's, times two. */
 const REPLICA_POOL = 10;
 /** Where profiles go (BENCH_SCALE_PROFILE), or null. */
@@ -382,6 +402,26 @@ function serialised(agents: readonly SimulatedAgent[], batches: readonly WireObs
       }),
     ),
   );
+}
+
+/**
+ * Waits until no batch's evidence is queued (every acked batch folded), at most `limitMs`.
+ * @returns the seconds it took.
+ */
+async function untilFolded(pool: pg.Pool, limitMs = 120_000): Promise<number> {
+  const started = performance.now();
+  for (;;) {
+    // A build before the queue (evidence written with the batch) has nothing to fold.
+    const [queued] = (
+      await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM evidence_queue').catch((error: unknown) => {
+        if ((error as { code?: string }).code === '42P01') return { rows: [{ n: 0 }] };
+        throw error;
+      })
+    ).rows;
+    if (!queued || queued.n === 0) return (performance.now() - started) / 1000;
+    if (performance.now() - started > limitMs) throw new Error(`${queued.n} batches still queued after ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 /** Writes the same rows as plain INSERTs, POOL connections taking batches in turn. */
@@ -808,6 +848,9 @@ async function main(): Promise<void> {
     }
     const rowsPerRound = agents.length * BATCHES * ROWS;
     const backendRates: number[] = [];
+    /** Rows per second of the evidence contender timed to its last batch folded (what a deployment sustains). */
+    const foldedRates: number[] = [];
+    const drainSeconds: number[] = [];
     const plainRates: number[] = [];
     const saturated: number[] = [];
     const saturatedByKind = new Map<string, number[]>();
@@ -822,11 +865,16 @@ async function main(): Promise<void> {
       tallyConsumers(consumersSent, agents, batches);
       const runBackend = async (): Promise<void> => {
         const work = serialised(agents, batches);
+        // Neither contender runs beside the folds of earlier batches (untimed).
+        await untilFolded(pool);
         const acksBefore = await ackParts(urls, metricsToken);
         sampler.start();
         const { seconds, latencies, byKind } = await phase('with evidence', rowsPerRound, () =>
           stream(agents, work, { window: WINDOW }),
         );
+        const drained = await untilFolded(pool);
+        drainSeconds.push(drained);
+        foldedRates.push(rowsPerRound / (seconds + drained));
         await sampler.stop();
         saturatedAcks.push([acksBefore, await ackParts(urls, metricsToken)]);
         backendLockMs = Math.max(backendLockMs, sampler.maxMs);
@@ -836,6 +884,7 @@ async function main(): Promise<void> {
           saturatedByKind.set(kind, [...(saturatedByKind.get(kind) ?? []), ...values]);
       };
       const runPlain = async (): Promise<void> => {
+        await untilFolded(pool);
         sampler.start();
         const seconds = await phase('plain', rowsPerRound, () => writePlain(pool, agents, batches, 2 * REPLICA_POOL));
         await sampler.stop();
@@ -851,7 +900,8 @@ async function main(): Promise<void> {
         await runBackend();
       }
       console.log(
-        `round ${round + 1}: with evidence ${backendRates[round]?.toFixed(0)} rows/s, plain ${plainRates[round]?.toFixed(0)} rows/s, ratio ${((backendRates[round] as number) / (plainRates[round] as number)).toFixed(2)}`,
+        `round ${round + 1} (${round % 2 === 0 ? 'evidence first' : 'plain first'}): with evidence ${backendRates[round]?.toFixed(0)} rows/s, plain ${plainRates[round]?.toFixed(0)} rows/s, ratio ${((backendRates[round] as number) / (plainRates[round] as number)).toFixed(2)}; ` +
+          `folded ${foldedRates[round]?.toFixed(0)} rows/s (${drainSeconds[round]?.toFixed(1)} s after the last ack), ratio ${((foldedRates[round] as number) / (plainRates[round] as number)).toFixed(2)}`,
       );
     }
 
@@ -871,6 +921,33 @@ async function main(): Promise<void> {
     await sampler.stop();
     const pacedAcks: [AckParts, AckParts] = [pacedAcksBefore, await ackParts(urls, metricsToken)];
     const pacedLockMs = sampler.maxMs;
+
+    // Paced at shares of the capacity this run measured: the median rate with evidence folded.
+    const capacity = median(foldedRates);
+    const sharePoints: Array<{
+      share: number;
+      offered: number;
+      paceMs: number;
+      run: Awaited<ReturnType<typeof stream>>;
+      drained: number;
+      lockMs: number;
+    }> = [];
+    for (const share of capacity > 0 ? SHARES : []) {
+      const offered = (capacity * share) / 100;
+      const paceMs = Math.max(1, Math.round((agents.length * ROWS * 1000) / offered));
+      const count = Math.max(2, Math.round((PACED_SECONDS * 1000) / paceMs));
+      const batches = agents.map((_, a) =>
+        Array.from({ length: count }, (__, b) => rowsOf((a * 131 + b * 2_000_003 + share * 7_919 + 29) >>> 0)),
+      );
+      tallyConsumers(consumersSent, agents, batches);
+      const work = serialised(agents, batches);
+      await untilFolded(pool);
+      sampler.start();
+      const run = await phase(`paced ${share} %`, agents.length * count * ROWS, () => stream(agents, work, { paceMs }));
+      const drained = await untilFolded(pool);
+      await sampler.stop();
+      sharePoints.push({ share, offered, paceMs, run, drained, lockMs: sampler.maxMs });
+    }
     await Promise.all(agents.map(({ agent }) => agent.close()));
 
     // Whatever the backend still folds after the last ack (nothing, when evidence is written with the
@@ -906,6 +983,25 @@ async function main(): Promise<void> {
         `paced (1 per ${PACE_MS} ms per agent, ${paced.latencies.length} batches) p50 ${ms(median(paced.latencies))} p99 ${ms(percentile(paced.latencies, 99))} (aim p99 < 1 s)`,
     );
     console.log(`    by kind: saturated ${kindLine(saturatedByKind)}; paced ${kindLine(paced.byKind)}`);
+    const byOrder = (first: number): string =>
+      backendRates
+        .map((rate, i) => ({ rate, i }))
+        .filter(({ i }) => i % 2 === first)
+        .map(
+          ({ rate, i }) =>
+            `${(rate / (plainRates[i] as number)).toFixed(2)}/${((foldedRates[i] as number) / (plainRates[i] as number)).toFixed(2)}`,
+        )
+        .join(' ');
+    console.log(
+      `  with evidence folded (timed to the last batch folded; the aim's figure): ${capacity.toFixed(0)} rows/s, ratio ${(capacity / plainMedian).toFixed(2)} ` +
+        `(folded ${median(drainSeconds).toFixed(1)} s after the last ack, median); ratios acked/folded by order: evidence first ${byOrder(0)}, plain first ${byOrder(1) || '-'}`,
+    );
+    for (const { share, offered, paceMs, run, drained, lockMs } of sharePoints)
+      console.log(
+        `  paced at ${share} % of capacity (${offered.toFixed(0)} rows/s offered, 1 batch per ${paceMs} ms per agent, ${run.latencies.length} batches): ` +
+          `p50 ${ms(median(run.latencies))} p99 ${ms(percentile(run.latencies, 99))}; by kind ${kindLine(run.byKind)}; ` +
+          `folded ${drained.toFixed(1)} s after the last ack; longest lock wait sampled ${ms(lockMs)}`,
+      );
     console.log(`  where acks waited (replicas' /metrics, mean per ack): saturated ${ackLine(saturatedAcks)}`);
     console.log(`    paced ${ackLine([pacedAcks])}`);
     console.log(
