@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { startAgent, type RunningAgent } from '@spectator/agent';
-import type { TokenResponse } from '@spectator/shared';
+import { ROUTES, type TokenResponse } from '@spectator/shared';
 import { freePort } from '../src/database/embedded';
 import { apiCall } from './support';
 import { startBackendProcess, startPostgresProcess, type PostgresProcess } from './support/backend-process';
@@ -240,6 +240,31 @@ async function underLoad(name: string, fault: (fleet: Fleet) => Promise<void>): 
   return results;
 }
 
+/** The status (and `Retry-After`) a WebSocket upgrade of `url` with `token` is answered with. */
+function upgradeStatus(url: string, token: string): Promise<{ status: number; retryAfter: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(url, {
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-protocol': 'spectator.v1',
+        authorization: `Bearer ${token}`,
+      },
+    });
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      resolve({ status: response.statusCode ?? 0, retryAfter: undefined });
+    });
+    request.on('response', (response) => {
+      response.resume();
+      resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] });
+    });
+    request.on('error', reject);
+  });
+}
+
 /** What must hold after every fault: each answer stored once, none refused, none dropped. */
 function expectExact(results: PhaseResult[]): void {
   for (const result of results) {
@@ -310,6 +335,16 @@ describe('faults while agents send', () => {
         loads.every((load, i) => load.answered >= (answeredAtStop[i] ?? 0) + DURING_FAULT),
       );
       expect(late.metrics.get('backend_connected')).toBe(0);
+      // The API and the agents' stream say "try again" (503, Retry-After), never "internal error".
+      const read = await apiCall<{ message: string }>(backendUrl, agentToken, 'GET', '/projects/faults');
+      expect(read).toEqual({
+        status: 503,
+        body: expect.objectContaining({ message: expect.stringMatching(/database/) }),
+      });
+      expect(await upgradeStatus(`${backendUrl}${ROUTES.agentStream}`, agentToken)).toEqual({
+        status: 503,
+        retryAfter: expect.stringMatching(/^\d+$/),
+      });
       await postgres.start();
       const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
       await waitFor('batches of every agent stored again', () =>

@@ -3,8 +3,12 @@ import type { ApiError } from '@spectator/shared';
 import type { Response } from 'express';
 import type { Logger } from 'pino';
 import { DomainError, HTTP_REASONS, httpStatusOf } from './errors';
+import { isDatabaseUnavailable } from './pg-errors';
 
-/** Maps every error to the standard body `{statusCode, error, message}`; unknown errors become a logged 500. */
+/**
+ * Maps every error to the standard body `{statusCode, error, message}`; PostgreSQL unavailable becomes a
+ * 503 with `Retry-After`, other unknown errors a logged 500.
+ */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
   constructor(private readonly log: Logger) {}
@@ -12,8 +16,10 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const body = this.toApiError(exception);
-    if (body.statusCode >= 500) this.log.error({ err: exception }, 'request failed');
+    if (body.statusCode === 503) this.log.warn({ err: exception }, 'request failed: database unavailable');
+    else if (body.statusCode >= 500) this.log.error({ err: exception }, 'request failed');
     if (response.headersSent) return;
+    if (body.statusCode === 503) response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
     response.status(body.statusCode).json(body);
   }
 
@@ -42,8 +48,18 @@ export class ErrorFilter implements ExceptionFilter {
       const message = bodyError.type === 'entity.parse.failed' ? 'body is not valid JSON' : String(bodyError.message);
       return apiError(bodyError.status, message);
     }
-    return apiError(500, 'internal error');
+    return serverError(exception);
   }
+}
+
+/** Seconds a client is told to wait before retrying when the database is unavailable. */
+export const RETRY_AFTER_SECONDS = 5;
+
+/** An error we did not expect: 503 when PostgreSQL is unavailable (worth retrying), else 500. */
+export function serverError(exception: unknown): ApiError {
+  return isDatabaseUnavailable(exception)
+    ? apiError(503, 'database unavailable: try again shortly')
+    : apiError(500, 'internal error');
 }
 
 function messageOf(message: unknown): string | undefined {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { bearerOf } from './bearer';
-import { apiError } from './error.filter';
+import { apiError, RETRY_AFTER_SECONDS, serverError } from './error.filter';
 import { DomainError, httpStatusOf } from './errors';
 
 /** Heartbeat period of our WebSockets: a peer that misses a whole period is terminated. */
@@ -10,19 +10,24 @@ export const HEARTBEAT_MS = 30_000;
 /** Refuses a WebSocket upgrade with an HTTP status and the standard error body. */
 export function refuseUpgrade(socket: Duplex, statusCode: number, message: string): void {
   const body = JSON.stringify(apiError(statusCode, message));
+  const retry = statusCode === 503 ? `Retry-After: ${RETRY_AFTER_SECONDS}\r\n` : '';
   socket.end(
-    `HTTP/1.1 ${statusCode} ${apiError(statusCode, message).error}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusCode} ${apiError(statusCode, message).error}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
   );
 }
 
-/** Refuses an upgrade for an error thrown while authenticating (domain errors keep their status). */
+/**
+ * Refuses an upgrade for an error thrown while authenticating (domain errors keep their status,
+ * PostgreSQL unavailable is a 503). False when the error was unexpected (the caller logs it).
+ */
 export function refuseUpgradeFor(socket: Duplex, error: unknown): boolean {
   if (error instanceof DomainError) {
     refuseUpgrade(socket, httpStatusOf(error.code), error.message);
     return true;
   }
-  refuseUpgrade(socket, 500, 'internal error');
-  return false;
+  const { statusCode, message } = serverError(error);
+  refuseUpgrade(socket, statusCode, message);
+  return statusCode === 503;
 }
 
 /** The `Sec-WebSocket-Protocol` entry that carries a token: `bearer.<token>`. */
