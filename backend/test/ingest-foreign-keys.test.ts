@@ -7,11 +7,12 @@
 import type { TokenResponse } from '@spectator/shared';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
+import { WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { createDataSource } from '../src/database/data-source';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+import { aggregatedRow } from './support/batch-rows';
 import { eventually } from './support/evidence-helpers';
 
 const TABLES = ['observations', 'capture_endpoints', 'processed_batches'] as const;
@@ -75,26 +76,8 @@ const NONE = { observations: 0, capture_endpoints: 0, processed_batches: 0 };
 
 /** The batch statement's parameters for one row of `GET /race` in a capture. */
 function raceBatch(projectId: string, captureId: string): unknown[] {
-  const now = new Date().toISOString();
-  const row: AggregatedRow = {
-    method: 'GET',
-    path: '/race',
-    status: 200,
-    req_ct: null,
-    req_fp: null,
-    req_note: null,
-    res_ct: null,
-    res_fp: null,
-    res_note: null,
-    query: [],
-    req_h: [],
-    res_h: [],
-    count: 1,
-    first_seen: now,
-    last_seen: now,
-  };
   return writeBatchParameters({ batchId: crypto.randomUUID(), projectId, captureId, observations: 1, shapes: [] }, [
-    row,
+    aggregatedRow('/race'),
   ]);
 }
 

@@ -81,6 +81,23 @@ describe('writeBatchParameters', () => {
     ]);
   });
 
+  it('ends with the evidence to queue and the noise counts, all null when absent', () => {
+    const evidence = { rowId: 'r', build: 'b1', commit: null, exchanges: '[1]', minutes: '[2]', consumers: '[3]' };
+    const unmatched = { requests: 4, paths: 2 };
+    expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(27)).toEqual([
+      null,
+      'r',
+      'b1',
+      null,
+      '[1]',
+      '[2]',
+      '[3]',
+      4,
+      2,
+    ]);
+    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(27)).toEqual([9, ...Array(8).fill(null)]);
+  });
+
   it('sends the shapes as one JSON object', () => {
     const parameters = writeBatchParameters({ ...header, shapes: [['fp1', { kind: 'string' }]] }, []);
     expect(JSON.parse(parameters[4] as string)).toEqual({ fp1: { kind: 'string' } });

@@ -44,6 +44,25 @@ export interface BatchHeader {
   shapes: ReadonlyArray<readonly [string, Shape]>;
   /** Endpoints (method, path) a capture keeps at most; rows of further ones are counted as overflow. Absent: no cap. */
   maxEndpoints?: number;
+  /** The batch's evidence, queued by the statement (absent: the batch is no evidence, e.g. `local`). */
+  evidence?: QueuedEvidence;
+  /** Noise the agent counted (requests and paths no template matched), added to the capture. Absent: none. */
+  unmatched?: { requests: number; paths: number };
+}
+
+/**
+ * A batch's evidence as the batch statement queues it in `evidence_queue` for its environment row:
+ * the build and commit, and the JSON of its exchanges, runtime minutes and consumer days, each an
+ * array of objects with `method` and `path` (of every row of the batch: the statement leaves out
+ * those of endpoints the capture's cap dropped).
+ */
+export interface QueuedEvidence {
+  rowId: string;
+  build: string | null;
+  commit: string | null;
+  exchanges: string;
+  minutes: string;
+  consumers: string;
 }
 
 /**
@@ -72,12 +91,29 @@ export interface BatchHeader {
  *    observation key or new request names on a stored one (`names_grew`: true on an insert, and
  *    set by an update from the row as it was, since RETURNING sees only the new row; a
  *    partitioned table cannot return `xmax`), which makes its cached diff flag stale. Written in byte order of (method,
- *    path), so concurrent batches lock them in the same order.
+ *    path), so concurrent batches lock them in the same order;
+ *  - `dropped`: the (method, path) keys of offered rows not stored because of the cap;
+ *  - `queued`: the batch's evidence ($29–$34, see `QueuedEvidence`; none when $29 is null) as one
+ *    `evidence_queue` row for its environment row, without the exchanges, minutes and consumer
+ *    days of dropped keys, which must not become evidence either; its last seen the newest kept
+ *    row's. Nothing is queued when nothing is left (no kept row, no minute). In the batch's own
+ *    statement, so evidence is exactly as durable as the batch, in one round trip and no
+ *    transaction of its own (issue 20).
+ * The cap's overflow and the agent's unmatched counts ($35, $36) are one update of the capture.
  * The statement answers `claimed`: false for a duplicate (nothing was written), `captured`: false
- * when the capture does not exist (nothing was written), and `dropped`:
- * the `METHOD path` keys of the rows not stored because of the cap (null when none were), which
- * must not become evidence either.
+ * when the capture does not exist (nothing was written), and `queued`: the evidence's id in the
+ * queue (null when nothing was queued).
  */
+/**
+ * A queued JSON array (parameter `parameter`) without the elements of the keys the cap dropped,
+ * in order; as sent when nothing was dropped (the common case: no JSON is read).
+ */
+function keptJson(parameter: string): string {
+  return `CASE WHEN NOT EXISTS (SELECT FROM dropped) THEN ${parameter}::json
+              ELSE (SELECT coalesce(json_agg(e.x ORDER BY e.n), '[]'::json) FROM json_array_elements(${parameter}::json) WITH ORDINALITY AS e(x, n)
+                     WHERE NOT EXISTS (SELECT FROM dropped d WHERE d.method = e.x->>'method' AND d.path = e.x->>'path')) END`;
+}
+
 export const WRITE_BATCH = `
   WITH capture AS (
     SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
@@ -115,9 +151,23 @@ export const WRITE_BATCH = `
      WHERE EXISTS (SELECT FROM known k WHERE k.method = o.method AND k.path = o.path)
         OR EXISTS (SELECT FROM admitted a WHERE a.method = o.method AND a.path = o.path)
   ), overflow AS (
-    UPDATE captures SET overflow_requests = overflow_requests + d.n
+    UPDATE captures SET overflow_requests = overflow_requests + d.n,
+                        unmatched_requests = unmatched_requests + coalesce($35::bigint, 0),
+                        unmatched_paths = greatest(unmatched_paths, coalesce($36::integer, 0))
       FROM (SELECT (SELECT coalesce(sum(count), 0) FROM offered) - (SELECT coalesce(sum(count), 0) FROM input) AS n) d
-     WHERE captures.id = $3::uuid AND d.n > 0
+     WHERE captures.id = $3::uuid AND (d.n > 0 OR (EXISTS (SELECT FROM claimed) AND ($35::bigint > 0 OR $36::integer > 0)))
+  ), dropped AS (
+    SELECT DISTINCT o.method, o.path FROM offered o
+     WHERE NOT EXISTS (SELECT FROM input i WHERE i.method = o.method AND i.path = o.path)
+  ), kept AS (
+    SELECT ${keptJson('$32')} AS exchanges, ${keptJson('$33')} AS minutes, ${keptJson('$34')} AS consumers
+     WHERE $29::uuid IS NOT NULL AND EXISTS (SELECT FROM claimed)
+  ), queued AS (
+    INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes, consumers)
+    SELECT $2::uuid, $29::uuid, $30::text, $31::text, coalesce((SELECT max(last_seen) FROM input), now()), k.exchanges, k.minutes, k.consumers
+      FROM kept k
+     WHERE EXISTS (SELECT FROM input) OR json_array_length(k.minutes) > 0 -- read only when no row is kept
+    RETURNING id
   ), upserted AS (
     INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape,
                                    request_note, response_content_type, response_shape, response_note, query, request_headers,
@@ -154,11 +204,7 @@ export const WRITE_BATCH = `
       interest = ce.interest + EXCLUDED.interest,
       revision = ce.revision + EXCLUDED.revision
   )
-  SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured,
-         CASE WHEN (SELECT count(*) FROM input) < (SELECT count(*) FROM offered)
-              THEN ARRAY(SELECT DISTINCT o.method || ' ' || o.path FROM offered o
-                          WHERE NOT EXISTS (SELECT FROM input i WHERE i.method = o.method AND i.path = o.path))
-         END AS dropped`;
+  SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured, (SELECT id::text FROM queued) AS queued`;
 
 /** 1-based bounds of each distinct name list in one flat array (identical lists share a slice). */
 class NameLists {
@@ -227,7 +273,7 @@ export function touchedEndpoints(rows: readonly AggregatedRow[]): { methods: str
 
 /**
  * The parameters of WRITE_BATCH: the batch header, the flat name array, one array literal per
- * column of the folded rows, then the touched endpoints.
+ * column of the folded rows, the touched endpoints, the cap, then the evidence and noise counts.
  */
 export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
   const lists = new NameLists();
@@ -256,6 +302,7 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     integerArrayLiteral(slices.map(([, to]) => to)),
   ]);
   const touched = touchedEndpoints(rows);
+  const evidence = header.evidence;
   return [
     header.batchId,
     header.projectId,
@@ -280,5 +327,13 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     textArrayLiteral(touched.methods),
     textArrayLiteral(touched.paths),
     header.maxEndpoints ?? null,
+    evidence?.rowId ?? null,
+    evidence?.build ?? null,
+    evidence?.commit ?? null,
+    evidence?.exchanges ?? null,
+    evidence?.minutes ?? null,
+    evidence?.consumers ?? null,
+    header.unmatched?.requests ?? null,
+    header.unmatched?.paths ?? null,
   ];
 }

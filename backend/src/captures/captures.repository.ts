@@ -64,10 +64,10 @@ export interface NewCapture {
   rules: readonly string[];
 }
 
-/** What the batch statement answers: `claimed` false for a duplicate; `dropped` the `METHOD path` keys past the cap (null when none). */
+/** What the batch statement answers: `claimed` false for a duplicate; `queuedId` its evidence's id in the queue (null: none queued). */
 export interface WrittenBatch {
   claimed: boolean;
-  dropped: Set<string> | null;
+  queuedId: string | null;
 }
 
 /** A documented endpoint whose diff flag in a capture says it differs, or is stale. */
@@ -412,14 +412,6 @@ export class CapturesRepository {
     ]);
   }
 
-  /** Adds requests no template matched to a capture's count and raises its count of unmatched paths to `paths`. */
-  async countUnmatched(captureId: string, requests: number, paths: number, runner: Queryable = this.db): Promise<void> {
-    await runner.query(
-      'UPDATE captures SET unmatched_requests = unmatched_requests + $2, unmatched_paths = greatest(unmatched_paths, $3) WHERE id = $1',
-      [captureId, requests, paths],
-    );
-  }
-
   // ---- regrouping (paths/regroup.service.ts), each in its transaction: a scope is capture
   // `captureId` of project `projectId`, or every capture of the project when null.
 
@@ -500,11 +492,11 @@ export class CapturesRepository {
     const [result] = (await runner.query(WRITE_BATCH, parameters)) as Array<{
       claimed: boolean;
       captured: boolean;
-      dropped: string[] | null;
+      queued: string | null;
     }>;
     if (result === undefined) throw new Error('batch statement returned nothing');
     // Deleted meanwhile (retention): nothing was written; failed as its foreign keys failed it.
     if (!result.captured) throw new Error(`capture ${String(parameters[2])} no longer exists`);
-    return { claimed: result.claimed, dropped: result.dropped === null ? null : new Set(result.dropped) };
+    return { claimed: result.claimed, queuedId: result.queued };
   }
 }

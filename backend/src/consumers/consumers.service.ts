@@ -86,12 +86,13 @@ export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
 /**
  * A batch's consumer calls folded per endpoint, status, consumer and day (of each consumer's last
  * call): every call of a row that names consumers under `*`, the overflow under `+`. Rows of agents
- * that identify no consumers, and rows of endpoints the capture did not keep (`dropped`), add nothing.
+ * that identify no consumers add nothing. The batch statement queues them without the endpoints the
+ * capture did not keep (past its cap), as it does the evidence (WRITE_BATCH).
  */
-export function consumerDays(batch: BatchMessage, dropped: ReadonlySet<string> | null): ConsumerDay[] {
+export function consumerDays(batch: BatchMessage): ConsumerDay[] {
   const days: ConsumerDay[] = [];
   for (const o of batch.observations) {
-    if (o.consumers === undefined || dropped?.has(`${o.method} ${o.path}`)) continue;
+    if (o.consumers === undefined) continue;
     const add = (consumer: string, calls: number, at: string): void =>
       void days.push({
         method: o.method,

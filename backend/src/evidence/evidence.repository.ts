@@ -331,26 +331,6 @@ export class EvidenceRepository {
 
   // ---- queued batches (evidence_queue)
 
-  /** Queues a batch's evidence for its row (in the batch's transaction). @returns its id in the queue. */
-  async queue(db: Queryable, projectId: string, rowId: string, batch: QueuedBatch): Promise<string> {
-    const [queued] = (await db.query(
-      `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes, consumers)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8::json) RETURNING id`,
-      [
-        projectId,
-        rowId,
-        batch.build,
-        batch.commit,
-        batch.lastSeen,
-        JSON.stringify(batch.exchanges),
-        JSON.stringify(batch.minutes),
-        JSON.stringify(batch.consumers),
-      ],
-    )) as Array<{ id: string }>;
-    if (!queued) throw new Error('evidence_queue insert returned nothing');
-    return queued.id;
-  }
-
   /** How many of the queued batches `ids` of a project are still queued (not folded yet). */
   async stillQueued(projectId: string, ids: readonly string[]): Promise<number> {
     const [row] = (await this.db.query(

@@ -7,10 +7,10 @@ import {
   REMOVED_STATUSES,
 } from '@spectator/shared';
 import type { EntityManager } from 'typeorm';
+import type { QueuedEvidence } from '../captures/batch-statement';
 import { ConformanceCache } from '../captures/conformance';
 import type { ObservationRow } from '../captures/observed-shapes';
 import { ShapeStore } from '../captures/shape-store';
-import type { Queryable } from '../common/queryable';
 import { LruCache } from '../common/lru-cache';
 import { VersionStore } from '../versions/version-store';
 import type { EndpointRef } from '../versions/versions.repository';
@@ -187,7 +187,7 @@ export const RECOMPUTE_ROW_LIMIT = 2_000;
  * The precomputed evidence: per environment row, the distinct exchanges it observed per method +
  * path, and per (row, documented endpoint) the version the row shows, kept up to date inside the
  * transactions that change its inputs (a fold of queued ingest batches, a new version, a
- * regrouping). An ingest batch only queues its evidence (`queueBatch`); folds take a row's queued
+ * regrouping). An ingest batch only queues its evidence (`queuedEvidence`, written by the batch statement); folds take a row's queued
  * batches, many at once, on any replica (`foldQueued`). Transitions it finds (the
  * version running somewhere changed, a proposal reached a step) are emitted in the same transaction.
  * Its SQL is in evidence.repository.ts; the rows' matrix texts are kept by views/matrix-texts.ts.
@@ -237,49 +237,35 @@ export class EvidenceService {
   }
 
   /**
-   * The ingest hook, called in the batch's transaction: queues the batch's exchanges (and its
-   * runtime `minutes` and `consumers` days, kept for the fold) for its environment row, created when new. Nothing is
-   * locked but a new row: agents of one build do not queue behind each other (issue 20). The
-   * evidence is folded in by `foldQueued`, on any replica. `local` captures are not evidence.
-   * @returns the row's id and the batch's id in the queue, null when the batch is no evidence.
+   * The ingest hook: a batch's evidence as the batch statement queues it (`QueuedEvidence`, see
+   * WRITE_BATCH) for its environment row, created when new (committed on its own, before the
+   * batch: the first batches of many agents of a new build, sent at once, then wait for this short
+   * insert — inserting a key another transaction is inserting waits for that transaction — not for
+   * the first batch's whole statement; issue 20: 54 waits over 100 ms at the scale bench's start).
+   * Nothing the queue's insert does locks a row another batch writes: agents of one build do not
+   * queue behind each other. The evidence is folded in by `foldQueued`, on any replica. A batch
+   * that then fails leaves the row without evidence until it is resent; so does one whose every
+   * row is past its capture's cap of endpoints.
+   * @returns null when the batch is no evidence (`local` captures, or nothing in it).
    */
-  async queueBatch(
-    manager: EntityManager,
+  async queuedEvidence(
     projectId: string,
     environment: AgentEnvironment,
     exchanges: readonly BatchExchange[],
     minutes: QueuedBatch['minutes'],
-    consumers: QueuedBatch['consumers'] = [],
-  ): Promise<{ rowId: string; queuedId: string } | null> {
+    consumers: QueuedBatch['consumers'],
+  ): Promise<QueuedEvidence | null> {
     const key = environmentRowOf(environment);
     if (key === null || (exchanges.length === 0 && minutes.length === 0)) return null;
-    const rowId = await this.rowIdOf(manager, projectId, key);
-    const lastSeen = exchanges.reduce(
-      (latest, e) => (Date.parse(e.last_seen) > Date.parse(latest) ? e.last_seen : latest),
-      exchanges[0]?.last_seen ?? new Date().toISOString(),
-    );
-    const queuedId = await this.repository.queue(manager, projectId, rowId, {
+    const rowId = await this.rowIdOf(projectId, key);
+    return {
+      rowId,
       build: key.build,
       commit: key.commit,
-      lastSeen,
-      exchanges: exchanges.map(evidenceOf),
-      minutes,
-      consumers,
-    });
-    return { rowId, queuedId };
-  }
-
-  /**
-   * Creates the environment row of an evidence batch's agent when new, committed on its own, before
-   * the batch's transaction: the first batches of many agents of a new build, sent at once, then
-   * wait for this short insert (inserting a key another transaction is inserting waits for that
-   * transaction), not for the first batch's whole transaction (issue 20: 54 waits over 100 ms at
-   * the scale bench's start). A batch that then fails leaves the row without evidence until it is
-   * resent; so does one whose every row is past its capture's cap of endpoints.
-   */
-  async ensureRow(projectId: string, environment: AgentEnvironment): Promise<void> {
-    const key = environmentRowOf(environment);
-    if (key !== null) await this.rowIdOf(this.repository.pool, projectId, key, true);
+      exchanges: JSON.stringify(exchanges.map(evidenceOf)),
+      minutes: JSON.stringify(minutes),
+      consumers: JSON.stringify(consumers),
+    };
   }
 
   /**
@@ -612,31 +598,23 @@ export class EvidenceService {
   }
 
   /**
-   * The id of the row, created when new (which locks only a new row). Read first: inserting a key
-   * that exists waits for any transaction that updated its row (a fold), which reading does not.
-   * Ids of committed rows are cached: rows are only ever removed with their project, and the key
-   * names the project.
+   * The id of the row, created when new (committed on its own: it locks only a new row). Read
+   * first: inserting a key that exists waits for any transaction that updated its row (a fold),
+   * which reading does not. Ids are cached: rows are only ever removed with their project, and the
+   * key names the project.
    */
-  private async rowIdOf(
-    manager: Queryable,
-    projectId: string,
-    key: EnvironmentRowKey,
-    committed = false,
-  ): Promise<string> {
+  private async rowIdOf(projectId: string, key: EnvironmentRowKey): Promise<string> {
     const cacheKey = `${projectId}\u0000${key.kind}\u0000${key.name}`;
     const cached = this.rowIds.get(cacheKey);
     if (cached !== undefined) return cached;
-    let existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
-    if (existing === null) {
-      const created = await this.repository.insertRow(manager, projectId, key);
-      // Cached only when committed: a transaction may still roll back.
-      if (created !== null && committed) this.rowIds.set(cacheKey, created);
-      if (created !== null) return created;
-      existing = await this.repository.rowId(manager, projectId, key.kind, key.name);
-    }
-    if (existing === null) throw new Error(`environment row ${key.kind} ${key.name} neither inserted nor found`);
-    this.rowIds.set(cacheKey, existing);
-    return existing;
+    const pool = this.repository.pool;
+    const id =
+      (await this.repository.rowId(pool, projectId, key.kind, key.name)) ??
+      (await this.repository.insertRow(pool, projectId, key)) ??
+      (await this.repository.rowId(pool, projectId, key.kind, key.name));
+    if (id === null) throw new Error(`environment row ${key.kind} ${key.name} neither inserted nor found`);
+    this.rowIds.set(cacheKey, id);
+    return id;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
 /** A template an agent matches a project's paths against: a path hint, or a documented endpoint's path. */
 export interface KnownTemplate {
@@ -23,11 +23,6 @@ export interface LearnedTemplateRow {
 @Injectable()
 export class IngestRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
-
-  /** Runs `work` in one transaction (a batch with its evidence), committed when it resolves. */
-  transaction<T>(work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.db.transaction(work);
-  }
 
   /** Deletes up to `limit` committed batch ids older than `days` days. @returns how many were deleted. */
   async pruneBatchIds(days: number, limit: number): Promise<number> {

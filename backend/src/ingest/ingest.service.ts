@@ -16,7 +16,6 @@ import {
   type WireObservation,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
-import type { EntityManager } from 'typeorm';
 import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../auth/tokens.service';
 import { assertUnreachable } from '../common/errors';
@@ -415,6 +414,20 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await this.ensureShapesKnown(batch);
     const rows = aggregateObservations(batch.observations);
     const shapeEntries = Object.entries(batch.shapes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    // The evidence (exchanges, runtime minutes and consumer days, queued for their row) and the noise
+    // counts are written by the batch statement itself: as durable as the batch, in one round trip
+    // with no transaction around it, and row locks held only while PostgreSQL runs it (issue 20).
+    const evidence =
+      environmentRowOf(session.environment) === null
+        ? null
+        : await this.evidence.queuedEvidence(
+            session.projectId,
+            session.environment,
+            rows,
+            runtimeMinutes(batch),
+            consumerDays(batch),
+          );
+    const unmatched = batch.unmatched;
     const header: BatchHeader = {
       batchId: batch.batchId,
       projectId: session.projectId,
@@ -422,41 +435,12 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       observations: batch.observations.length,
       shapes: shapeEntries,
       maxEndpoints: this.runtime.config.maxEndpointsPerCapture,
+      ...(evidence === null ? {} : { evidence }),
+      ...(unmatched && (unmatched.requests > 0 || unmatched.paths > 0) ? { unmatched } : {}),
     };
     const parameters = writeBatchParameters(header, rows);
-    const environmentRow = environmentRowOf(session.environment);
-    const evidence = environmentRow !== null;
-    const unmatched =
-      batch.unmatched && (batch.unmatched.requests > 0 || batch.unmatched.paths > 0) ? batch.unmatched : undefined;
-    // The environment row first, on its own (see EvidenceService.ensureRow).
-    if (evidence && (batch.observations.length > 0 || (batch.failures?.length ?? 0) > 0))
-      await this.evidence.ensureRow(session.projectId, session.environment);
-    const { claimed, queuedFor } = await withRetry(async () => {
-      // A batch that is no evidence (local captures) and carries no noise counts is the one
-      // statement, committed on its own: one round trip, and row locks held only while PostgreSQL runs it.
-      if (!evidence && !unmatched) return { ...(await this.captures.writeBatch(parameters)), queuedFor: null };
-      // Evidence (exchanges, runtime minutes and consumer days, queued for their row) and noise
-      // counts are as durable as the batch: same transaction. Nothing here locks a row other batches write.
-      return this.ingest.transaction(async (manager: EntityManager) => {
-        const { claimed: written, dropped } = await this.captures.writeBatch(parameters, manager);
-        let queued: { rowId: string; queuedId: string } | null = null;
-        if (written && evidence) {
-          // Rows of endpoints past the capture's cap are counted as overflow only: no evidence either.
-          const kept = dropped === null ? rows : rows.filter((row) => !dropped.has(`${row.method} ${row.path}`));
-          queued = await this.evidence.queueBatch(
-            manager,
-            session.projectId,
-            session.environment,
-            kept,
-            runtimeMinutes(batch, dropped),
-            consumerDays(batch, dropped),
-          );
-        }
-        if (written && unmatched)
-          await this.captures.countUnmatched(batch.captureId, unmatched.requests, unmatched.paths, manager);
-        return { claimed: written, queuedFor: queued };
-      });
-    });
+    const { claimed, queuedId } = await withRetry(() => this.captures.writeBatch(parameters));
+    const queuedFor = evidence === null || queuedId === null ? null : { rowId: evidence.rowId, queuedId };
     // Folded now, whether or not the ack waits for it (or after SETTLE_MS: it is durable either way).
     const folded =
       queuedFor === null

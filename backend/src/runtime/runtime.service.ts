@@ -56,16 +56,15 @@ const STEPS: ReadonlyArray<{ name: RuntimeResolution; ms: number }> = [
 /**
  * A batch's runtime evidence folded per endpoint (method, path) and minute (of each row's last
  * seen): every exchange counted, 5xx and the agent's answers for a failed upstream as server errors,
- * time to first and last byte merged. Rows of endpoints the capture did not keep (`dropped`, past
- * its cap of endpoints) are left out, as they are of the evidence. Rows of agents that send no
- * timings count their exchanges only.
+ * time to first and last byte merged. Rows of agents that send no timings count their exchanges
+ * only. The batch statement queues them without the endpoints the capture did not keep (past its
+ * cap of endpoints), as it does the evidence (WRITE_BATCH).
  */
-export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string> | null): RuntimeMinute[] {
+export function runtimeMinutes(batch: BatchMessage): RuntimeMinute[] {
   const folded = new Map<string, MinuteSums>();
   // A batch's rows mostly share a few minutes: each minute's text is made once.
   const minutes = new Map<number, string>();
-  const sumsOf = (method: string, path: string, at: string): MinuteSums | null => {
-    if (dropped?.has(`${method} ${path}`)) return null;
+  const sumsOf = (method: string, path: string, at: string): MinuteSums => {
     const ms = Date.parse(at);
     const start = ms - (((ms % MINUTE_MS) + MINUTE_MS) % MINUTE_MS);
     let minute = minutes.get(start);
@@ -91,7 +90,6 @@ export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string>
   };
   for (const o of batch.observations) {
     const sums = sumsOf(o.method, o.path, o.lastSeen);
-    if (sums === null) continue;
     sums.requests += o.count;
     if (o.status >= 500) sums.serverErrors += o.count;
     if (o.runtime) {
@@ -102,7 +100,6 @@ export function runtimeMinutes(batch: BatchMessage, dropped: ReadonlySet<string>
   }
   for (const f of batch.failures ?? []) {
     const sums = sumsOf(f.method, f.path, f.lastSeen);
-    if (sums === null) continue;
     sums.requests += f.count;
     if (f.status === 0) sums.clientLeft += f.count;
     else {

@@ -1,0 +1,218 @@
+/**
+ * The batch statement queues a batch's evidence itself (issue 20: one statement per evidence
+ * batch, no transaction of its own). What it queues must be what the batch stored: rows of
+ * endpoints past the capture's cap are counted as overflow and become no evidence (exchanges,
+ * runtime minutes, consumer days), in the same commit. Each case runs the statement in a
+ * transaction of its own and reads the queue before rolling back, so no fold takes the row first.
+ */
+import type { TokenResponse } from '@spectator/shared';
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  type AggregatedRow,
+  type BatchHeader,
+  type QueuedEvidence,
+  writeBatchParameters,
+} from '../src/captures/batch-statement';
+import { CapturesRepository } from '../src/captures/captures.repository';
+import { createDataSource } from '../src/database/data-source';
+import { startTestBackend, type TestBackend } from './support';
+import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+import { aggregatedRow } from './support/batch-rows';
+
+let backend: TestBackend;
+let ds: DataSource;
+let captures: CapturesRepository;
+let projectId: string;
+let rowId: string;
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  ds = createDataSource(backend.databaseUrl, 1);
+  await ds.initialize();
+  captures = new CapturesRepository(ds);
+  projectId = (await backend.api<{ id: string }>('POST', '/projects', { slug: 'queue', name: 'Queue' })).body.id;
+  // A staging agent's first batch makes the environment row the cases queue for.
+  const token = (await backend.api<TokenResponse>('POST', '/projects/queue/tokens', { name: 'a', scope: 'agent' })).body
+    .token as string;
+  const agent = await connectTestAgent(backend.url, token);
+  try {
+    const hello = helloMessage({ environment: { kind: 'staging', build: 'b1' } });
+    expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+    const batch = batchMessage(hello.capture.id, [{ method: 'GET', path: '/seed', status: 200 }]);
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+  } finally {
+    await agent.close();
+  }
+  const [row] = (await ds.query('SELECT id FROM environment_rows WHERE project_id = $1', [projectId])) as Array<{
+    id: string;
+  }>;
+  rowId = row!.id;
+});
+afterAll(async () => {
+  await ds.destroy();
+  await backend.close();
+});
+
+/** A new capture of the project (no endpoints yet); its id. */
+async function newCapture(manager: EntityManager): Promise<string> {
+  const id = crypto.randomUUID();
+  await manager.query(
+    `INSERT INTO captures (id, project_id, environment_kind, environment_name, reason, started_at)
+     VALUES ($1, $2, 'staging', 'staging', 'agent-start', now())`,
+    [id, projectId],
+  );
+  return id;
+}
+
+function row(path: string, count: number, lastSeen: string): AggregatedRow {
+  return aggregatedRow(path, { count, first_seen: '2026-11-29T00:00:00.000Z', last_seen: lastSeen });
+}
+
+/** Evidence naming each of `paths` once in exchanges and consumers, and `minutePaths` in minutes. */
+function evidenceOf(rows: readonly AggregatedRow[], minutePaths: readonly string[]): QueuedEvidence {
+  return {
+    rowId,
+    build: 'b1',
+    commit: null,
+    exchanges: JSON.stringify(
+      rows.map((r) => ({ method: r.method, path: r.path, count: r.count, last_seen: r.last_seen })),
+    ),
+    minutes: JSON.stringify(minutePaths.map((path) => ({ method: 'GET', path, minute: '2026-11-29T00:00:00.000Z' }))),
+    consumers: JSON.stringify(rows.map((r) => ({ method: r.method, path: r.path, consumer: '*', calls: r.count }))),
+  };
+}
+
+interface Queued {
+  last_seen: Date;
+  build: string;
+  exchanges: Array<{ path: string }>;
+  minutes: Array<{ path: string }>;
+  consumers: Array<{ path: string }>;
+}
+
+/**
+ * Runs the batch statement in a transaction, reads what it queued and the capture's counters, and
+ * rolls back (so no fold takes it).
+ */
+async function written(
+  header: Omit<BatchHeader, 'projectId' | 'captureId' | 'observations' | 'shapes'>,
+  rows: readonly AggregatedRow[],
+  again = false,
+): Promise<{ claimed: boolean; queued: Queued | null; overflow: number; unmatched: [number, number] }> {
+  const runner = ds.createQueryRunner();
+  await runner.startTransaction();
+  try {
+    const captureId = await newCapture(runner.manager);
+    const parameters = writeBatchParameters(
+      { projectId, captureId, observations: rows.length, shapes: [], ...header },
+      rows,
+    );
+    let result = await captures.writeBatch(parameters, runner.manager);
+    if (again) {
+      expect(result.queuedId).not.toBeNull();
+      await runner.query('DELETE FROM evidence_queue WHERE id = $1', [result.queuedId]);
+      result = await captures.writeBatch(parameters, runner.manager);
+    }
+    const [queued] = (await runner.query(
+      'SELECT last_seen, build, exchanges, minutes, consumers FROM evidence_queue WHERE project_id = $1 AND id = $2',
+      [projectId, result.queuedId ?? '0'],
+    )) as Queued[];
+    const [capture] = (await runner.query(
+      'SELECT overflow_requests::int AS o, unmatched_requests::int AS r, unmatched_paths::int AS p FROM captures WHERE id = $1',
+      [captureId],
+    )) as Array<{ o: number; r: number; p: number }>;
+    if (result.queuedId === null) expect(queued).toBeUndefined();
+    return {
+      claimed: result.claimed,
+      queued: queued ?? null,
+      overflow: capture!.o,
+      unmatched: [capture!.r, capture!.p],
+    };
+  } finally {
+    await runner.rollbackTransaction();
+    await runner.release();
+  }
+}
+
+const paths = (items: ReadonlyArray<{ path: string }>): string[] => items.map((item) => item.path);
+
+describe('the batch statement queues a batch’s evidence', () => {
+  it('as sent when the capture kept every row, its last seen the newest row’s', async () => {
+    const rows = [row('/a', 1, '2026-11-29T00:00:05.000Z'), row('/b', 2, '2026-11-29T00:00:09.000Z')];
+    const evidence = evidenceOf(rows, ['/a', '/b']);
+    const { claimed, queued, overflow } = await written({ batchId: crypto.randomUUID(), evidence }, rows);
+    expect(claimed).toBe(true);
+    expect(overflow).toBe(0);
+    expect(queued).toMatchObject({ build: 'b1', last_seen: new Date('2026-11-29T00:00:09.000Z') });
+    expect(queued!.exchanges).toEqual(JSON.parse(evidence.exchanges));
+    expect(queued!.minutes).toEqual(JSON.parse(evidence.minutes));
+    expect(queued!.consumers).toEqual(JSON.parse(evidence.consumers));
+  });
+
+  it('without the exchanges, minutes and consumer days of endpoints past the cap', async () => {
+    // Cap 2, a new capture: /a and /b are kept (byte order), /c is overflow; /f is a failure's
+    // minute only (no row), which the cap does not touch. /c is the newest: not the queue's last seen.
+    const rows = [
+      row('/a', 1, '2026-11-29T00:00:05.000Z'),
+      row('/b', 2, '2026-11-29T00:00:06.000Z'),
+      row('/c', 4, '2026-11-29T00:00:09.000Z'),
+    ];
+    const evidence = evidenceOf(rows, ['/a', '/c', '/f', '/b']);
+    const { queued, overflow } = await written({ batchId: crypto.randomUUID(), maxEndpoints: 2, evidence }, rows);
+    expect(overflow).toBe(4);
+    expect(queued!.last_seen).toEqual(new Date('2026-11-29T00:00:06.000Z'));
+    expect(paths(queued!.exchanges)).toEqual(['/a', '/b']);
+    expect(paths(queued!.minutes)).toEqual(['/a', '/f', '/b']);
+    expect(paths(queued!.consumers)).toEqual(['/a', '/b']);
+    // The kept elements are whole.
+    expect(queued!.exchanges[1]).toEqual({
+      method: 'GET',
+      path: '/b',
+      count: 2,
+      last_seen: '2026-11-29T00:00:06.000Z',
+    });
+  });
+
+  it('only with minutes left when the cap dropped every row, and nothing when nothing is left', async () => {
+    const rows = [row('/a', 1, '2026-11-29T00:00:05.000Z')];
+    const failures = await written(
+      { batchId: crypto.randomUUID(), maxEndpoints: 0, evidence: evidenceOf(rows, ['/a', '/f']) },
+      rows,
+    );
+    expect(failures.overflow).toBe(1);
+    expect(failures.queued).toMatchObject({ exchanges: [], consumers: [] });
+    expect(paths(failures.queued!.minutes)).toEqual(['/f']);
+    const none = await written(
+      { batchId: crypto.randomUUID(), maxEndpoints: 0, evidence: evidenceOf(rows, ['/a']) },
+      rows,
+    );
+    expect(none).toMatchObject({ claimed: true, queued: null, overflow: 1 });
+  });
+
+  it('once: a batch id already written queues nothing and counts no noise again', async () => {
+    const rows = [row('/a', 1, '2026-11-29T00:00:05.000Z')];
+    const { claimed, queued, unmatched } = await written(
+      {
+        batchId: crypto.randomUUID(),
+        evidence: evidenceOf(rows, ['/a']),
+        unmatched: { requests: 3, paths: 2 },
+      },
+      rows,
+      true,
+    );
+    expect(claimed).toBe(false);
+    expect(queued).toBeNull();
+    expect(unmatched).toEqual([3, 2]);
+  });
+
+  it('not at all for a batch that is no evidence; its noise counts still added', async () => {
+    const rows = [row('/a', 1, '2026-11-29T00:00:05.000Z')];
+    const { claimed, queued, unmatched } = await written(
+      { batchId: crypto.randomUUID(), unmatched: { requests: 5, paths: 1 } },
+      rows,
+    );
+    expect(claimed).toBe(true);
+    expect(queued).toBeNull();
+    expect(unmatched).toEqual([5, 1]);
+  });
+});
