@@ -329,6 +329,15 @@ describe('the story', () => {
       }),
     );
     expect(new Set(receiver.received.map((r) => r.delivery)).size).toBe(receiver.received.length);
+    // The dashboard hears of events after their commit, gathered per replica (events/), not before the webhooks.
+    await eventually(
+      () => dashboardEvents,
+      (events) =>
+        events.some((e) => e.type === 'proposal.step' && e.proposalId === third.id && e.step === 'Implemented') &&
+        events.some(
+          (e) => e.type === 'version.changed' && e.environment.kind === 'production' && e.environment.name === 'p-2',
+        ),
+    );
     expect(dashboardEvents).toContainEqual(
       expect.objectContaining({ type: 'proposal.step', proposalId: third.id, step: 'Implemented' }),
     );
