@@ -91,18 +91,15 @@ export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
  */
 export function consumerDays(batch: BatchMessage): ConsumerDay[] {
   const days: ConsumerDay[] = [];
+  // A batch's times are mostly a few distinct ones: each one's day is made once.
+  const dayOfTime = new Map<string, string>();
   for (const o of batch.observations) {
     if (o.consumers === undefined) continue;
-    const add = (consumer: string, calls: number, at: string): void =>
-      void days.push({
-        method: o.method,
-        path: o.path,
-        status: o.status,
-        consumer,
-        day: dayOf(at),
-        calls,
-        lastCall: at,
-      });
+    const add = (consumer: string, calls: number, at: string): void => {
+      let day = dayOfTime.get(at);
+      if (day === undefined) dayOfTime.set(at, (day = dayOf(at)));
+      days.push({ method: o.method, path: o.path, status: o.status, consumer, day, calls, lastCall: at });
+    };
     add(ALL_CALLS, o.count, o.lastSeen);
     for (const c of o.consumers) add(c.id, c.count, c.lastSeen);
     if (o.consumersOverflow) add(OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
