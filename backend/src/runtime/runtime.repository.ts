@@ -28,17 +28,22 @@ export interface RuntimeScope {
   since: Date;
 }
 
-/** The counts of one environment row and version over one step (`RuntimeRepository.steps`). */
+/**
+ * The counts of one environment row and version over one step (`RuntimeRepository.steps`), as a
+ * series reads them: numbers (exact: far below 2^53) and the histograms as text
+ * (`LatencyHistogram.addWireText`), so no string, Date or object is made per count or bucket.
+ */
 export interface RuntimeStepRow {
   version: string;
-  /** The step's start, milliseconds since 1970 (a number: no Date parsed per row). */
+  /** The step's start, milliseconds since 1970. */
   at: number;
-  requests: string;
-  serverErrors: string;
-  upstreamFailures: string;
-  clientLeft: string;
-  ttfb: WireHistogram;
-  ttlb: WireHistogram;
+  requests: number;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  /** The histogram in wire form, as jsonb's text. */
+  ttfb: string;
+  ttlb: string;
 }
 
 /** One endpoint's counts at one version summed over a window (`RuntimeRepository.totals`). */
@@ -658,8 +663,9 @@ export class RuntimeRepository {
    */
   steps(scope: RuntimeScope, resolution: RuntimeResolution): Promise<RuntimeStepRow[]> {
     return this.db.query(
-      `SELECT version, (extract(epoch FROM bucket) * 1000)::float8 AS at, requests::text, server_errors::text AS "serverErrors",
-              upstream_failures::text AS "upstreamFailures", client_left::text AS "clientLeft", ttfb, ttlb
+      `SELECT version, (extract(epoch FROM bucket) * 1000)::float8 AS at, requests::float8,
+              server_errors::float8 AS "serverErrors", upstream_failures::float8 AS "upstreamFailures",
+              client_left::float8 AS "clientLeft", ttfb::text, ttlb::text
          FROM ${RUNTIME_ROWS} b
         WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
           AND ($5::text IS NULL OR environment_name = $5) AND resolution = $7 AND bucket >= $6

@@ -178,8 +178,10 @@ export function foldedMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[
 const PERCENTILES = [0.5, 0.95, 0.99] as const;
 
 function percentiles(histogram: LatencyHistogram): LatencyPercentiles | null {
-  const [p50, p95, p99] = (histogram.quantiles(PERCENTILES) ?? []).map(toMicros);
-  return p50 === undefined ? null : { p50, p95: p95 as number, p99: p99 as number };
+  const values = histogram.quantiles(PERCENTILES);
+  if (values === null) return null;
+  const [p50, p95, p99] = values as [number, number, number];
+  return { p50: toMicros(p50), p95: toMicros(p95), p99: toMicros(p99) };
 }
 
 /** The figures of `sums` over `seconds`, beside `everyVersion` requests of all versions in the same time. */
@@ -203,24 +205,49 @@ function clearSums(sums: RuntimeSums): void {
   sums.ttlb.clear();
 }
 
-function addRow(sums: RuntimeSums, row: RuntimeStepRow): void {
-  sums.requests += Number(row.requests);
-  sums.serverErrors += Number(row.serverErrors);
-  sums.upstreamFailures += Number(row.upstreamFailures);
-  sums.clientLeft += Number(row.clientLeft);
-  sums.ttfb.addWire(row.ttfb as WireHistogram);
-  sums.ttlb.addWire(row.ttlb as WireHistogram);
+/** Adds a row's counts and histograms to a series point's sums and its version's total, each histogram read once. */
+function addRow(point: RuntimeSums, total: RuntimeSums, row: RuntimeStepRow): void {
+  for (const sums of [point, total]) {
+    sums.requests += row.requests;
+    sums.serverErrors += row.serverErrors;
+    sums.upstreamFailures += row.upstreamFailures;
+    sums.clientLeft += row.clientLeft;
+  }
+  point.ttfb.addWireText(row.ttfb, total.ttfb);
+  point.ttlb.addWireText(row.ttlb, total.ttlb);
+}
+
+/**
+ * The ISO 8601 text of step starts (whole minutes since 1970, UTC), `Date.toISOString` once per
+ * day: a series of 1,440 points must not format a Date per point.
+ */
+class StepTexts {
+  private day = Number.NaN;
+  private prefix = '';
+
+  of(ms: number): string {
+    const day = ms - (ms % DAY_MS);
+    const minutes = (ms - day) / MINUTE_MS;
+    if (ms < 0 || !Number.isInteger(minutes)) return new Date(ms).toISOString();
+    if (day !== this.day) {
+      this.day = day;
+      this.prefix = new Date(day).toISOString().slice(0, 11); // 'YYYY-MM-DDT'
+    }
+    const hour = Math.floor(minutes / 60);
+    const minute = minutes % 60;
+    return `${this.prefix}${hour < 10 ? '0' : ''}${hour}:${minute < 10 ? '0' : ''}${minute}:00.000Z`;
+  }
 }
 
 /** Requests of every version per step (by its start, ms) and in the window: what each version's share is of. */
-function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date | number; requests: string }>): {
+function requestsOfEveryVersion(rows: ReadonlyArray<{ at: Date | number; requests: string | number }>): {
   perStep: Map<number, number>;
   all: number;
 } {
   const perStep = new Map<number, number>();
   let all = 0;
   for (const row of rows) {
-    const at = new Date(row.at).getTime();
+    const at = typeof row.at === 'number' ? row.at : row.at.getTime();
     perStep.set(at, (perStep.get(at) ?? 0) + Number(row.requests));
     all += Number(row.requests);
   }
@@ -480,19 +507,15 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     // point, its rows summed in one reused `point` and added to the version's total.
     const versions = new Map<string, { total: RuntimeSums; points: RuntimePoint[] }>();
     const point = emptySums();
+    const texts = new StepTexts();
     for (let i = 0; i < rows.length;) {
       const { version, at } = rows[i] as RuntimeStepRow;
       let series = versions.get(version);
       if (series === undefined) versions.set(version, (series = { total: emptySums(), points: [] }));
       clearSums(point);
-      for (let row = rows[i]; row !== undefined && row.version === version && row.at === at; row = rows[++i]) {
-        addRow(point, row);
-        addRow(series.total, row);
-      }
-      series.points.push({
-        at: new Date(at).toISOString(),
-        ...pointOf(point, step.ms / 1000, perStep.get(at) ?? 0),
-      });
+      for (let row = rows[i]; row !== undefined && row.version === version && row.at === at; row = rows[++i])
+        addRow(point, series.total, row);
+      series.points.push({ at: texts.of(at), ...pointOf(point, step.ms / 1000, perStep.get(at) ?? 0) });
     }
     const windowSeconds = Math.max(1, (now.getTime() - since.getTime()) / 1000);
     return {

@@ -55,6 +55,50 @@ export function histogramBucketValue(index: number): number {
 /** The rank ⌊q·(n−1)⌋ of the sample at quantile `q` (clamped to 0–1) of `n`. */
 const rankOf = (q: number, n: number): number => Math.floor(Math.min(1, Math.max(0, q)) * (n - 1));
 
+/** The buckets `readWireText` read last: their offsets (index − `HISTOGRAM_MIN_INDEX`) and counts. */
+const TEXT_INDICES = new Int32Array(HISTOGRAM_BUCKETS);
+const TEXT_COUNTS = new Float64Array(HISTOGRAM_BUCKETS);
+/** Digits a count may have to be read here exactly (below 2^53); longer ones go through `JSON.parse`. */
+const MAX_COUNT_DIGITS = 15;
+
+/**
+ * Reads a histogram in jsonb's text form (`{"14": 6, "-3": 10}`: keys quoted, `": "` and `", "`
+ * between, no other space) into TEXT_INDICES and TEXT_COUNTS. @returns how many buckets, or −1
+ * when the text is not in that form or names a bucket out of range (nothing is counted then).
+ */
+function readWireText(text: string): number {
+  if (text.charCodeAt(0) !== 123) return -1; // '{'
+  let i = 1;
+  if (text.charCodeAt(i) === 125) return text.length === 2 ? 0 : -1; // '{}'
+  let buckets = 0;
+  for (;;) {
+    if (text.charCodeAt(i++) !== 34 || buckets === HISTOGRAM_BUCKETS) return -1; // '"'
+    const negative = text.charCodeAt(i) === 45; // '-'
+    if (negative) i++;
+    let index = 0;
+    let digits = 0;
+    for (let c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(++i), digits++)
+      index = index * 10 + c - 48;
+    if (digits === 0 || digits > 3) return -1;
+    if (negative) index = -index;
+    if (index < HISTOGRAM_MIN_INDEX || index > HISTOGRAM_MAX_INDEX) return -1;
+    // '": '
+    if (text.charCodeAt(i) !== 34 || text.charCodeAt(i + 1) !== 58 || text.charCodeAt(i + 2) !== 32) return -1;
+    i += 3;
+    let count = 0;
+    digits = 0;
+    for (let c = text.charCodeAt(i); c >= 48 && c <= 57; c = text.charCodeAt(++i), digits++)
+      count = count * 10 + c - 48;
+    if (digits === 0 || digits > MAX_COUNT_DIGITS) return -1;
+    TEXT_INDICES[buckets] = index - HISTOGRAM_MIN_INDEX;
+    TEXT_COUNTS[buckets++] = count;
+    const next = text.charCodeAt(i);
+    if (next === 125) return i + 1 === text.length ? buckets : -1; // '}'
+    if (next !== 44 || text.charCodeAt(i + 1) !== 32) return -1; // ', '
+    i += 2;
+  }
+}
+
 /** Counts per bucket. */
 export class LatencyHistogram {
   /** Counts by bucket, offset by `HISTOGRAM_MIN_INDEX`. Float64: exact integers up to 2^53. */
@@ -88,6 +132,33 @@ export class LatencyHistogram {
   }
 
   /**
+   * Add counts in wire form as PostgreSQL writes a stored (jsonb) histogram as text, e.g.
+   * `{"14": 6, "-3": 10}`, read from the characters: a series of 1,440 points must not build an
+   * object and a key string per bucket (`JSON.parse`, then `addWire`). Text in any other form, or
+   * out of range, is read with `JSON.parse` and `addWire`, as is. Added to `also` too when given
+   * (a series point and its version's total), read once.
+   */
+  addWireText(text: string, also?: LatencyHistogram): this {
+    const buckets = readWireText(text);
+    if (buckets < 0) {
+      const wire = JSON.parse(text) as WireHistogram;
+      also?.addWire(wire);
+      return this.addWire(wire);
+    }
+    for (let b = 0; b < buckets; b++) {
+      const at = TEXT_INDICES[b] as number;
+      const count = TEXT_COUNTS[b] as number;
+      this.counts[at] = (this.counts[at] as number) + count;
+      this.total += count;
+      if (also !== undefined) {
+        also.counts[at] = (also.counts[at] as number) + count;
+        also.total += count;
+      }
+    }
+    return this;
+  }
+
+  /**
    * The duration at quantile `q` (0–1) in milliseconds, `null` when empty: the value of the bucket
    * holding the sample of rank ⌊q·(n−1)⌋ in ascending order (the rank DDSketch uses).
    */
@@ -115,11 +186,15 @@ export class LatencyHistogram {
   private quantileBuckets(qs: readonly number[]): number[] | null {
     if (this.total === 0) return null;
     const found: number[] = [];
+    // The rank of the next quantile to find, worked out once (not per bucket).
+    let rank = rankOf(qs[0] as number, this.total);
     let seen = 0;
     for (let i = 0; i < HISTOGRAM_BUCKETS && found.length < qs.length; i++) {
       seen += this.counts[i] as number;
-      while (found.length < qs.length && seen > rankOf(qs[found.length] as number, this.total))
+      while (found.length < qs.length && seen > rank) {
         found.push(i + HISTOGRAM_MIN_INDEX);
+        if (found.length < qs.length) rank = rankOf(qs[found.length] as number, this.total);
+      }
     }
     while (found.length < qs.length) found.push(HISTOGRAM_MAX_INDEX);
     return found;
