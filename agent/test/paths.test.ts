@@ -164,6 +164,44 @@ describe('path templates from structure', () => {
     }
   });
 
+  it('regroups a name sent after a learned value once its own position is learned (/repos/{repo}/r-web)', async () => {
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'repos' && parts.length === 2) return sendJson(res, 200, { login: 'l', id: 1, name: 'n' });
+      if (parts[0] === 'repos' && parts.length === 3) return sendJson(res, 200, { full_name: 'f', private: false });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { pathHoldMs: 100 },
+    });
+    try {
+      await sendAll(agent.proxyUrl, ['/repos/canary-alice', '/repos/canary-bob'], 1);
+      await sendAll(agent.proxyUrl, ['/repos/canary-carol/canary-web'], 1);
+      // One repository: after its hold it goes out with its owner a parameter and its own name as it is.
+      const sent = '/repos/{repo}/canary-web';
+      await waitFor('the single repository sent', () => backend.count((o) => o.path === sent) === 1, 15_000);
+      await sendAll(agent.proxyUrl, ['/repos/canary-dave/canary-cli'], 1);
+      // A second repository alike: the agent names the path it sent, resolved from its own path (not from
+      // the template, where `{repo}` reads as a detected identifier and what follows as a route word).
+      const covers = await waitFor(
+        'the sent path covered',
+        () =>
+          backend.messages.find(
+            (m): m is LearnedMessage => m.type === 'learned' && (m.covers?.['/repos/{owner}/{repo}'] ?? []).length > 0,
+          ),
+        15_000,
+      );
+      expect(covers.covers?.['/repos/{owner}/{repo}']).toEqual([pathDigest(agent.captureId(), sent)]);
+      expect(backend.frames.some((frame) => frame.includes('canary-cli'))).toBe(false);
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('holds names after an identifier until four alike values decide them, and keeps actions after many identifiers literal', async () => {
     const snapshots = ['canary-java', 'canary-go', 'canary-rust', 'canary-ruby', 'canary-perl'];
     upstream = await startUpstream((req, res) => {
@@ -315,18 +353,37 @@ describe('path templates from structure', () => {
     ]);
   });
 
-  it('keeps words with nothing to compare that are requested again literal (/offers/fares/bestfares)', async () => {
+  it('keeps words with nothing to compare whose query names differ literal (/offers/fares/fares)', async () => {
     // Answers without fields to compare (a JSON string), as an API documented with `type: string` gives.
     upstream = await startUpstream((_req, res) => sendJson(res, 200, 'ok'));
     backend = await FakeBackend.start();
     const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
-    const words = ['allfares', 'bestfares', 'deeplink', 'lowestfares'];
-    await sendAll(
-      agent.proxyUrl,
-      [...words, ...words].map((word) => `/offers/fares/${word}`),
-      1,
-    );
-    expect(await sentTemplates(agent)).toEqual(words.map((word) => `/offers/fares/${word}`));
+    // Each route takes its own query parameters, requested again and again as a CI run does.
+    const routes = [
+      '/offers/fares/allfares?origin=FRA&destination=JFK&travel-date=2026-12-01',
+      '/offers/fares/fares?carriers=LH&segments=2&fare-types=Y',
+      '/offers/fares/deeplink?partnerid=p&lang=de&fare=100',
+      '/offers/fares/subscriptions?email=e&trip-duration=7&cabin-class=M',
+    ];
+    await sendAll(agent.proxyUrl, [...routes, ...routes], 1);
+    expect(await sentTemplates(agent)).toEqual(routes.map((route) => route.split('?')[0]!).sort());
+  });
+
+  it('sends no name requested again and again with bare answers: four make a parameter, repeated or not', async () => {
+    // A CI run's fixtures: each user requested three times, answered 204 with no body (nothing to compare).
+    upstream = await startUpstream((_req, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    const names = ['canary-alice', 'canary-bob-infra', 'canary-Carol74', 'canary-dave-cli'];
+    const paths = names.map((name) => `/users/${name}`);
+    await sendAll(agent.proxyUrl, [...paths, ...paths, ...paths], 1);
+    expect(await sentTemplates(agent)).toEqual(['/users/{user}']);
+    expect(backend.count((o) => o.path === '/users/{user}')).toBeGreaterThan(0);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+    expect(agent.logs.lines.some((line) => line.includes('canary-'))).toBe(false);
   });
 
   it('holds what follows a value until its siblings show it a value or a route word, and sends no name of it', async () => {

@@ -186,38 +186,81 @@ describe('PathLearner', () => {
     expect(learner.resolve('/ond/route/heidi/globex')).toBe('/ond/route/{owner}/{route}');
   });
 
-  it('takes values with nothing to compare that are requested again for route words (/offers/fares/bestfares)', () => {
+  it('takes values with nothing to compare whose query names disagree for route words (/offers/fares/fares)', () => {
     const learner = new PathLearner();
-    /** As the agent does: each request counted, each distinct observation taken once. */
-    const send = (raw: string) => {
+    /** As the agent does: each request's query names noted first, each distinct observation taken once. */
+    const send = (raw: string, query: readonly string[] = []) => {
       const template = templatePath(raw);
+      const changed = learner.noteQuery(template, query);
       learner.observe(template, 'GET', null);
-      return learner.noteRequest(template);
+      return changed;
     };
-    const words = ['allfares', 'bestfares', 'deeplink', 'lowestfares'];
-    // Each once: four values with nothing to compare make a parameter, as before.
-    for (const word of words) send(`/offers/fares/${word}`);
-    expect(learner.resolve('/offers/fares/fares')).toBe('/offers/fares/{fare}');
-    // Requested again, as route words are in every CI run: not a value with nothing to compare, so three are
-    // left, too few: forgotten.
-    const revision = learner.revision;
-    expect(send('/offers/fares/bestfares')).toBe(true);
+    // Routes of one API take query names of their own: three alike are too few for a parameter.
+    send('/offers/fares/allfares', ['catalogues', 'destination', 'origin', 'travel-date']);
+    send('/offers/fares/bestfares', ['catalogues', 'destination', 'origin', 'range', 'trip-duration']);
+    send('/offers/fares/lowestfares', ['catalogues', 'destination', 'origin', 'travelers']);
+    send('/offers/fares/fares', ['carriers', 'catalogues', 'segments']);
+    send('/offers/fares/subscriptions', ['email', 'lang', 'origin']);
     expect(learner.resolve('/offers/fares/fares')).toBe('/offers/fares/fares');
-    expect(learner.revision).toBeGreaterThan(revision);
-    send('/offers/fares/allfares');
-    expect(send('/offers/fares/fares')).toBe(false);
-    expect(learner.resolve('/offers/fares/fares')).toBe('/offers/fares/fares');
-    // Names each requested once beside them are still learned from four.
+    expect(learner.resolve('/offers/fares/allfares')).toBe('/offers/fares/allfares');
+    // Requested again and again with the same text, names still decide: four values with nothing to compare
+    // and no query names against them make a parameter, repeated or not (a CI run's fixtures), so no name leaves.
+    for (let i = 0; i < 3; i++)
+      for (const name of ['alice', 'bob-infra', 'Carol74', 'dave-cli'])
+        send(`/users/${name}`, i === 0 ? ['expand'] : []);
+    expect(learner.resolve('/users/erin')).toBe('/users/{user}');
+    // A position learned so is forgotten when later query names show its values routes of their own.
     for (const name of ['alice', 'bob-infra', 'Carol74', 'dave-cli']) send(`/ond/route/${name}`);
     expect(learner.resolve('/ond/route/erin')).toBe('/ond/route/{route}');
-    // Answers with fields to compare still decide, requested again or not.
-    for (let i = 0; i < 2; i++) {
-      learner.observe('/users/alice', 'GET', user('alice'));
-      learner.observe('/users/bob', 'GET', user('bob'));
-      learner.noteRequest('/users/alice');
-      learner.noteRequest('/users/bob');
-    }
-    expect(learner.resolve('/users/carol')).toBe('/users/{user}');
+    const revision = learner.revision;
+    expect(send('/ond/route/alice', ['carriers', 'segments'])).toBe(false);
+    expect(send('/ond/route/bob-infra', ['email', 'lang'])).toBe(false);
+    expect(send('/ond/route/Carol74', ['range', 'trip-duration'])).toBe(false);
+    // `dave-cli`, with no names, agreed with each of the three: the fourth value until it takes names of its own.
+    expect(learner.resolve('/ond/route/erin')).toBe('/ond/route/{route}');
+    expect(send('/ond/route/dave-cli', ['limit', 'offset'])).toBe(true);
+    expect(learner.revision).toBeGreaterThan(revision);
+    expect(learner.resolve('/ond/route/erin')).toBe('/ond/route/erin');
+    // Answers with fields to compare still decide, whatever the query names.
+    learner.noteQuery('/members/alice', ['a', 'b']);
+    learner.noteQuery('/members/bob', ['c', 'd']);
+    learner.observe('/members/alice', 'GET', user('alice'));
+    learner.observe('/members/bob', 'GET', user('bob'));
+    expect(learner.resolve('/members/carol')).toBe('/members/{member}');
+  });
+
+  it('takes names that recur among many values for values, not route words (/project/{owner}/{project})', () => {
+    const learner = new PathLearner();
+    const key = responseKeys(inferShape({ public_key: 'k', type: 't', preferred: true }));
+    const vars = responseKeys(inferShape([{ name: 'n', value: 'v' }]));
+    // Repositories of many owners, a few names recurring (as `cyberdyne` or `web` do) among twenty seen once,
+    // and one recurring name also an owner: after three owners each, and beside a sibling, yet values.
+    const pool = ['acme', 'globex', 'initech', 'hooli'];
+    const traffic: Array<[string, string, readonly string[] | null]> = [];
+    for (let i = 0; i < 20; i++)
+      traffic.push(['GET', `/project/owner-${i}/repo-${'abcdefghijklmnopqrst'[i]}x/checkout-key`, key]);
+    for (let i = 0; i < 12; i++) traffic.push(['GET', `/project/team-${i}/${pool[i % 4]}/envvar`, vars]);
+    traffic.push(['GET', '/project/acme/repo-ax/envvar', vars]);
+    learn(learner, traffic);
+    expect(learner.resolve('/project/team-1/globex/envvar')).toBe('/project/{owner}/{project}/envvar');
+    expect(learner.resolve('/project/acme/initech/checkout-key')).toBe('/project/{owner}/{project}/checkout-key');
+    // Route words recur after every value they follow, and there are few of them: they stay words.
+    const ships = new PathLearner();
+    const nav = responseKeys(inferShape({ status: 's', route: { departure: 'd' } }));
+    learn(
+      ships,
+      Array.from({ length: 30 }, (_, i) => [
+        'GET',
+        `/my/ships/ship-${'abcdefghijklmnopqrstuvwxyzabcd'[i]}${i}x/nav`,
+        nav,
+      ]),
+    );
+    for (const word of ['dock', 'orbit', 'refuel'])
+      learn(
+        ships,
+        [0, 1, 2].map((i) => ['POST', `/my/ships/ship-${'abc'[i]}${i}x/${word}`, nav] as const),
+      );
+    expect(ships.resolve('/my/ships/ship-z9x/dock')).toBe('/my/ships/{ship}/dock');
   });
 
   it('learns names after identifiers with nothing to compare from four, each after other identifier values', () => {

@@ -142,9 +142,12 @@ export class ObservationPipeline implements ExchangeObserver {
   private held: Held[] = [];
   /**
    * Templates sent with a literal that may yet be learned (`PathLearner.changeable`, see `toRows`) →
-   * the capture they went out in: regrouped when learned.
+   * the capture they went out in and the first path (as the detectors templated it) sent under it:
+   * regrouped when learned. Resolved from that path, not from the template: a parameter the learner
+   * placed reads as a detected identifier there, and what follows one is learned otherwise
+   * (`/project/{project}/tyrell` once `/project/{owner}/{project}` is learned).
    */
-  private readonly sentUndecided = new Map<string, string>();
+  private readonly sentUndecided = new Map<string, { captureId: string; inferred: string }>();
   /** Templates sent that nothing learned later can change (`changeable` false), so each is looked at once. */
   private readonly sentDecided = new Set<string>();
   /** Per capture, templates learned that cover literal paths already sent → digests of those paths (`pathDigest`). */
@@ -628,9 +631,10 @@ export class ObservationPipeline implements ExchangeObserver {
     this.confirmed.clear();
     this.confirmedPrefixes.clear();
     for (const template of confirmed) this.confirm(this.learner.resolve(template));
-    for (const [template, captureId] of [...this.sentUndecided]) {
-      const now = this.learner.resolve(template);
+    for (const [template, sent] of [...this.sentUndecided]) {
+      const now = this.learner.resolve(sent.inferred);
       if (now === template) continue;
+      const captureId = sent.captureId;
       this.sentUndecided.delete(template);
       if (hasParameter(now)) {
         // Named by digest: the backend regroups these paths only, not a sibling kept literal (`/users/me`).
@@ -640,7 +644,7 @@ export class ObservationPipeline implements ExchangeObserver {
         if (covered === undefined) out.set(now, (covered = new Set()));
         covered.add(pathDigest(captureId, template));
       }
-      if (this.learner.changeable(now)) this.sentUndecided.set(now, captureId);
+      if (this.learner.changeable(now) && !this.sentUndecided.has(now)) this.sentUndecided.set(now, sent);
     }
   }
 
@@ -658,12 +662,12 @@ export class ObservationPipeline implements ExchangeObserver {
       const requestKeys = status >= 200 && status < 400 ? responseKeys(observation.request?.shape) : null;
       // Evidence without fields once per path and method; with fields, the learner keeps each distinct set once.
       const fields = keys !== null || requestKeys !== null;
+      // The query names each path takes first: values whose routes take other names are no values of one position.
+      if (!isNotFound(status)) this.learner.noteQuery(path.inferred, observation.query);
       if (!isNotFound(status) && (fields || !path.observed.includes(observation.method))) {
         if (!fields && path.observed.length < 16) path.observed.push(observation.method);
         this.learner.observe(path.inferred, observation.method, keys, requestKeys);
       }
-      // Requests on each path counted (up to two): a route word is requested again and again, a value seldom.
-      if (!isNotFound(status)) this.learner.noteRequest(path.inferred);
       // The identifier values of each distinct raw path once: a word after many of them is a route word.
       if (!path.noted && !isNotFound(status)) {
         path.noted = true;
@@ -770,7 +774,8 @@ export class ObservationPipeline implements ExchangeObserver {
       !this.sentDecided.has(template) &&
       !this.sentUndecided.has(template)
     ) {
-      if (undecided || this.learner.changeable(template)) this.sentUndecided.set(template, observation.captureId);
+      if (undecided || this.learner.changeable(template))
+        this.sentUndecided.set(template, { captureId: observation.captureId, inferred: observation.path.inferred });
       else if (this.sentDecided.size < TEMPLATE_CACHE_SIZE) this.sentDecided.add(template);
     }
     this.aggregator.add(observation);

@@ -27,7 +27,7 @@ export interface PathLearnerOptions {
 interface PathRecord {
   /** The path as the detectors templated it (identifiers already parameters). */
   segments: Segment[];
-  /** The same, as a string: what `noteRequest` counts requests by. */
+  /** The same, as a string: what `noteQuery` keeps query names by. */
   path: string;
   method: string;
   /** Top-level field names of a 2xx JSON response (`[]`-prefixed for a list of objects), sorted; null when unknown. */
@@ -97,7 +97,7 @@ export class PathLearner {
   private readonly maxCompared: number;
   private readonly records: PathRecord[] = [];
   private readonly recordKeys = new Set<string>();
-  /** The paths of the kept records (see `noteRequest`). */
+  /** The paths of the kept records (see `noteQuery`). */
   private readonly recordPaths = new Set<string>();
   /** Resolved prefix (see `prefixKey`) → the position after it, learned as a parameter. */
   private readonly learned = new Map<string, LearnedPosition>();
@@ -124,6 +124,15 @@ export class PathLearner {
   private readonly parentsAt = new Map<number, Set<string>>();
   /** Position → the literals there seen after two parents or more: those that may be route words. */
   private readonly wordsAt = new Map<number, Set<string>>();
+  /**
+   * Raw prefix → the literals seen two positions after it, after a literal (`/project` → `cyberdyne`,
+   * `erin-cli` of `/project/acme/cyberdyne`; `MAX_GRANDCHILDREN` at most; see `amongManyValues`).
+   */
+  private readonly grandchildren = new Map<string, Set<string>>();
+  /** Raw prefix → how many of its `grandchildren` were seen after two parents or more. */
+  private readonly grandRecurring = new Map<string, number>();
+  /** Position and literal → the raw prefixes two positions before it (`MAX_GRANDS` at most). */
+  private readonly grandsOf = new Map<string, Set<string>>();
   /** Raw prefix → the literals seen right after it (see `noteMirrors`; `MAX_PARENTS` at most). */
   private readonly siblingsUnder = new Map<string, Set<string>>();
   /** Raw prefix → literal seen two positions after it → the literals seen between (see `noteMirrors`). */
@@ -178,10 +187,10 @@ export class PathLearner {
   /** Continuations compared and records placed in the index so far (see `work`). */
   private counted = 0;
   /**
-   * Path (as the detectors templated it) → requests the API answered on it, counted up to `REPEATED`
-   * (`MAX_COUNTED_PATHS` paths at most; see `noteRequest`). Counts only.
+   * Path (as the detectors templated it) → the query parameter names sent on it that the API answered
+   * (`MAX_QUERY_PATHS` paths, `MAX_QUERY_NAMES` names each at most; see `noteQuery`). Names, no values.
    */
-  private readonly requests = new Map<string, number>();
+  private readonly queries = new Map<string, Set<string>>();
   /** Short numbers shown versions by the raw paths (`/oauth2/1/authorize`, see `keepsVersion`). */
   private readonly versions = new VersionNumbers();
 
@@ -324,29 +333,47 @@ export class PathLearner {
   }
 
   /**
-   * Count one request the API answered (other than 404/405) on `template` (the path as `templatePath`
-   * gave it). A route word is requested again and again with the same text; at a CI run's rates a
-   * parameter's value seldom is (`/offers/fares/bestfares` ten times, `/users/alice` once): values with
-   * nothing to compare that were requested again are no values (see `enoughSiblings`). Returns true
-   * when a position was learned or forgotten.
+   * Note the query parameter names of one request the API answered (other than 404/405) on `template`
+   * (the path as `templatePath` gave it). The routes of an API take their own query parameters, the values
+   * of one parameter those of their one route: values with nothing else to compare whose query names
+   * disagree are no values of one position (`/offers/fares/allfares?origin&destination&travel-date`,
+   * `/offers/fares/fares?carriers&segments&fare-types`; see `queriesAgree`). Returns true when a position
+   * was learned or forgotten.
    */
-  noteRequest(template: string): boolean {
-    const count = this.requests.get(template);
-    if (count !== undefined && count >= REPEATED) return false;
-    if (count === undefined && this.requests.size >= MAX_COUNTED_PATHS) return false;
-    this.requests.set(template, (count ?? 0) + 1);
-    if ((count ?? 0) + 1 < REPEATED || !this.recordPaths.has(template)) return false;
-    // Requested again: what it made a value with nothing to compare is looked at again.
+  noteQuery(template: string, names: readonly string[]): boolean {
+    if (names.length === 0) return false;
+    let seen = this.queries.get(template);
+    if (seen === undefined) {
+      if (this.queries.size >= MAX_QUERY_PATHS) return false;
+      this.queries.set(template, (seen = new Set()));
+    }
+    const size = seen.size;
+    for (const name of names) if (seen.size < MAX_QUERY_NAMES) seen.add(name);
+    if (seen.size === size || !this.recordPaths.has(template) || this.learned.size === 0) return false;
+    // New names on a path already taken as evidence: what they made a value of is looked at again.
     const before = this.learnedCount;
     this.revalidate();
     if (this.learnedCount !== before) this.changes++;
     return this.learnedCount !== before;
   }
 
-  /** Was one of these observations' paths requested again (see `noteRequest`)? */
-  private repeated(placed: readonly Placed[]): boolean {
-    for (const one of placed) if ((this.requests.get(one.record.path) ?? 0) >= REPEATED) return true;
-    return false;
+  /**
+   * Do the query parameter names sent with two values' paths agree (see `noteQuery`)? They do unless each
+   * took two names or more the other never took: an optional name sent with one value and not the other
+   * tells nothing, names of their own on both sides are routes of their own (`allfares` with `travelers`,
+   * `return-date`; `bestfares` with `range`, `trip-duration`).
+   */
+  private queriesAgree(mine: readonly Placed[], theirs: readonly Placed[]): boolean {
+    const a = this.queryNamesOf(mine);
+    const b = this.queryNamesOf(theirs);
+    return ownNames(a, b) < OWN_QUERY_NAMES || ownNames(b, a) < OWN_QUERY_NAMES;
+  }
+
+  /** The query parameter names sent with these observations' paths (see `noteQuery`). */
+  private queryNamesOf(placed: readonly Placed[]): Set<string> {
+    const out = new Set<string>();
+    for (const one of placed) for (const name of this.queries.get(one.record.path) ?? []) out.add(name);
+    return out;
   }
 
   /** The template for a path as `templatePath` gave it, with learned positions made parameters. */
@@ -518,11 +545,14 @@ export class PathLearner {
    */
   private isRouteWord(at: number, text: string, collections = true): boolean {
     const word = `${at}/${text}`;
-    if (this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) return true;
+    // A mirrored route or a collection shown by values that happen to recur (`/project/cyberdyne/initech`
+    // beside `/project/bob/cyberdyne`) is none.
+    if ((this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) && !this.amongManyValues(word))
+      return true;
     if ((this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS) return true;
     if (at === 1) return this.afterRootValues(text);
     const parents = this.parentsOf.get(word);
-    if (parents === undefined || parents.size < 2) return false;
+    if (parents === undefined || parents.size < 2 || this.amongManyValues(word)) return false;
     // Parents that are route words themselves (`get`, `search` of `/journals/get/wonka`, `/repositories/search/wonka`) are no values.
     const values = this.valuesAmong(at - 1, parents);
     // After at least half of them: a slug that two names happen to share (`alice/intro`, `bob/intro`) is no route word.
@@ -530,6 +560,24 @@ export class PathLearner {
       values >= ROUTE_WORD_PARENTS ||
       (values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1)))
     );
+  }
+
+  /**
+   * Is the literal `word` (position and text) one of many values that happen to recur, not a route word?
+   * Under some prefix the literals two positions on (past a value) are many, and few of them recur after
+   * two values or more: names drawn from a few dozen (`/project/{owner}/cyberdyne` after five of sixty
+   * owners, beside fifty repositories seen once), where route words recur after every value they follow
+   * (`dock`, `orbit` after three of sixty ships, nothing else there).
+   */
+  private amongManyValues(word: string): boolean {
+    for (const grand of this.grandsOf.get(word) ?? []) if (this.manyValuesUnder(grand)) return true;
+    return false;
+  }
+
+  /** Are the literals two positions after the raw prefix `grand` many values (see `amongManyValues`)? */
+  private manyValuesUnder(grand: string): boolean {
+    const kids = this.grandchildren.get(grand)?.size ?? 0;
+    return kids >= MANY_VALUES && (this.grandRecurring.get(grand) ?? 0) * RECURRING_SHARE <= kids;
   }
 
   /**
@@ -629,7 +677,9 @@ export class PathLearner {
   /** Note the parents of each literal of a record (see `isRouteWord`). */
   private noteParents(segments: readonly Segment[]): boolean {
     let changed = false;
+    let grand = '';
     for (let at = 1; at < segments.length; at++) {
+      if (at > 1) grand = extendKey(grand, segments[at - 2]!);
       const segment = segments[at]!;
       const parent = segments[at - 1]!;
       if (
@@ -651,13 +701,46 @@ export class PathLearner {
       let words = this.wordsAt.get(at);
       if (words === undefined) this.wordsAt.set(at, (words = new Set()));
       const before = this.routeWordsFrom(at);
+      const recurred = parents.size >= 2;
       if (parents.size < MAX_PARENTS) parents.add(parent.text);
       if (seen.size < MAX_PARENTS) seen.add(parent.text);
       if (parents.size >= 2 && words.size < MAX_PARENTS) words.add(segment.text);
+      if (this.noteGrandchild(grand, key, parents.size >= 2, !recurred && parents.size >= 2)) changed = true;
       const after = this.routeWordsFrom(at);
       if (after.length !== before.length || after.some((word, i) => word !== before[i])) changed = true;
     }
     return changed;
+  }
+
+  /**
+   * Note `word` (position and text) two positions after the raw prefix `grand` (see `amongManyValues`);
+   * `recurs`: it was seen after two parents or more, `recurred`: since this observation. True when the
+   * literals under a prefix became many values or stopped being so (route words may have changed).
+   */
+  private noteGrandchild(grand: string, word: string, recurs: boolean, recurred: boolean): boolean {
+    const prefixes = [...(this.grandsOf.get(word) ?? []), grand];
+    const before = prefixes.map((one) => this.manyValuesUnder(one));
+    this.countGrandchild(grand, word, recurs, recurred);
+    return prefixes.some((one, i) => this.manyValuesUnder(one) !== before[i]);
+  }
+
+  /** Count `word` two positions after `grand` (see `noteGrandchild`). */
+  private countGrandchild(grand: string, word: string, recurs: boolean, recurred: boolean): void {
+    let kids = this.grandchildren.get(grand);
+    if (kids === undefined) {
+      if (this.grandchildren.size >= MAX_GRAND_PREFIXES) return;
+      this.grandchildren.set(grand, (kids = new Set()));
+    }
+    let grands = this.grandsOf.get(word);
+    if (!kids.has(word)) {
+      if (kids.size >= MAX_GRANDCHILDREN || (grands?.size ?? 0) >= MAX_GRANDS) return;
+      if (grands === undefined) this.grandsOf.set(word, (grands = new Set()));
+      kids.add(word);
+      grands.add(grand);
+      if (recurs && !recurred) this.grandRecurring.set(grand, (this.grandRecurring.get(grand) ?? 0) + 1);
+    }
+    // Recurring from now on: counted under every prefix it was seen under.
+    if (recurred) for (const one of grands ?? []) this.grandRecurring.set(one, (this.grandRecurring.get(one) ?? 0) + 1);
   }
 
   /** The literals at `at` and at the next position (of those that may be) that are route words now. */
@@ -821,6 +904,22 @@ export class PathLearner {
     return this.afterWord(first.resolved, first.at, previousKey);
   }
 
+  /**
+   * Is one of the first values under `key` (at `at`) a collection (`timezones` of `/locale/timezones/17`)?
+   * Its siblings that end their paths are then likely the parent's other routes (`/locale/currencies`,
+   * `/locale/languages`), not names (those lead on as the collection does: `/bills/peggy/wonka-mobile/17`
+   * beside `/bills/ocd-bill/18`): such a value decides its position from many alike values only, as after a
+   * route word (see `enoughSiblings`). Not where the literals are many values that happen to recur (see
+   * `amongManyValues`).
+   */
+  private besideCollection(key: string, at: number): boolean {
+    for (const value of this.firstValues.get(key) ?? []) {
+      const word = `${at}/${value}`;
+      if (this.collectionWords.has(word) && !this.amongManyValues(word)) return true;
+    }
+    return false;
+  }
+
   /** Do two comparable values at a learned position still make it one (alike, or many the same)? */
   private supported(key: string): boolean {
     if (key === '') return this.rootMembers().size > 0;
@@ -856,6 +955,9 @@ export class PathLearner {
     const strict = rule === 'strict';
     const action = rule === 'values' && isAction(mine);
     const at = mine[0]!.at;
+    // Right after identifiers, a value there seen after two of their values already shows the routes of a
+    // resource (`/accounts/{accountId}/balances` of two accounts): alike words there are its routes, no values.
+    if (strict && this.recursAfterIdentifiers(at, siblings)) return false;
     const alone = strict ? this.aloneAfterIdentifiers(at, siblings.keys()) : undefined;
     let alike = 0;
     let same = 0;
@@ -869,9 +971,8 @@ export class PathLearner {
       else if (
         (verdict === 'alike' || verdict === 'same') &&
         (alone === undefined || (alone.has(value) && alone.has(other))) &&
-        // Route words are requested again and again, a value seldom (see `noteRequest`).
-        !this.repeated(mine) &&
-        !this.repeated(theirs)
+        // Routes take query parameters of their own, a parameter's values those of its route (see `noteQuery`).
+        this.queriesAgree(mine, theirs)
       )
         same++;
     }
@@ -883,6 +984,18 @@ export class PathLearner {
   private compare(mine: readonly Placed[], theirs: readonly Placed[]): Verdict {
     this.counted += mine.length * theirs.length;
     return compare(mine, theirs);
+  }
+
+  /**
+   * Were more than one in four of `values` (at `at`, right after a detected identifier) seen after two
+   * identifier values or more? A resource's routes recur so (`balances`, `party` of two accounts each); a
+   * few names drawn from a few dozen may too, among many seen once (see `amongManyValues`).
+   */
+  private recursAfterIdentifiers(at: number, values: ReadonlyMap<string, unknown>): boolean {
+    let recurring = 0;
+    for (const value of values.keys())
+      if ((this.identifierParentsOf.get(`${at}/${value}`)?.size ?? 0) >= 2) recurring++;
+    return recurring > 0 && recurring * RECURRING_SHARE > values.size;
   }
 
   /**
@@ -945,7 +1058,10 @@ export class PathLearner {
       // A literal at a learned position: is it an exception (a route word) or a value, with what is known now?
       else if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
       else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key)) {
-        if (this.decidePosition(key, segment.text, this.afterWord(resolved, at, previousKey))) return true;
+        // A value ending its path beside a collection (`/locale/currencies` beside `/locale/timezones/17`).
+        const leaf = at === resolved.length - 1 && this.besideCollection(key, at);
+        const strict = this.afterWord(resolved, at, previousKey) || leaf;
+        if (this.decidePosition(key, segment.text, strict)) return true;
       } else if (
         segment.kind === 'literal' &&
         isCollection(resolved, at) &&
@@ -1227,6 +1343,14 @@ const MAX_MOVES = 4;
 const MAX_PARENTS = 64;
 /** Different values before a literal that make it a route word (see `isRouteWord`, `noteIdentifiers`). */
 const ROUTE_WORD_PARENTS = 3;
+/** Literals two positions after one prefix that are many (see `amongManyValues`). */
+const MANY_VALUES = 16;
+/** At most one in this many of them recurring: values that happen to recur, not route words. */
+const RECURRING_SHARE = 4;
+/** Literals kept two positions after one prefix, prefixes kept, and prefixes kept per literal, at most. */
+const MAX_GRANDCHILDREN = 256;
+const MAX_GRAND_PREFIXES = 1_000;
+const MAX_GRANDS = 4;
 /** Literals after detected identifiers whose identifier values are counted, at most (see `noteIdentifiers`). */
 const MAX_IDENTIFIER_WORDS = 10_000;
 
@@ -1237,10 +1361,19 @@ function digestOf(text: string): number {
   return hash >>> 0;
 }
 
-/** Requests on one path that show it a route word's (see `noteRequest`). */
-const REPEATED = 2;
-/** Paths whose requests are counted at most (see `noteRequest`). */
-const MAX_COUNTED_PATHS = 10_000;
+/** Paths whose query parameter names are kept at most (see `noteQuery`). */
+const MAX_QUERY_PATHS = 10_000;
+/** Query parameter names kept per path at most (see `noteQuery`). */
+const MAX_QUERY_NAMES = 32;
+/** Names of its own each of two values' query names must have for them to disagree (see `queriesAgree`). */
+const OWN_QUERY_NAMES = 2;
+
+/** How many of the names in `a` are not in `b`. */
+function ownNames(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  let own = 0;
+  for (const name of a) if (!b.has(name)) own++;
+  return own;
+}
 
 /** Route words of mirrored routes kept at most (see `noteMirrors`). */
 const MAX_MIRRORS = 1_024;
