@@ -5,6 +5,7 @@ export * from './shape/fingerprint';
 export * from './shape/merge';
 export * from './shape/json-schema';
 export * from './shape/fields';
+export * from './shape/instances';
 export * from './diff/types';
 export * from './diff/conform';
 export * from './diff/diff';

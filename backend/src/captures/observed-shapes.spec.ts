@@ -1,4 +1,5 @@
 import { fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { extendEndpointShapes, mergeObservedEndpointShapes, NOTHING_DOCUMENTED } from '../versions/endpoint-shapes';
 import { rowConforms } from './conformance';
 import { type ObservationRow, observedEndpointShapes } from './observed-shapes';
 
@@ -32,17 +33,42 @@ describe('observedEndpointShapes', () => {
       shapes,
     );
     expect(observed.request?.contentType).toBe('application/json');
+    // Objects count the exchanges that had them (three and one), for the required claim.
     expect(observed.request?.shape).toEqual({
       kind: 'object',
       fields: [
         { name: 'author', required: false, shape: { kind: 'string' } },
         { name: 'title', required: true, shape: { kind: 'string' } },
       ],
+      instances: 4,
     });
     expect(observed.responses).toEqual([
-      { status: 201, contentType: 'application/json', shape: created },
+      { status: 201, contentType: 'application/json', shape: { ...created, instances: 4 } },
       { status: 400, contentType: 'text/plain', shape: null },
     ]);
+  });
+
+  it('counts the objects of every exchange of a row, records of lists one by one', () => {
+    const list = inferShape([{ id: 1 }, { id: 2 }]);
+    const lists = new Map([...shapes, [fingerprint(list), list]]);
+    const observed = observedEndpointShapes(
+      [
+        row({
+          method: 'GET',
+          requestContentType: null,
+          requestShape: null,
+          status: 200,
+          responseShape: fingerprint(list),
+        }),
+      ],
+      lists,
+    );
+    expect(observed.responses[0]?.shape).toEqual(list);
+    const twice = observedEndpointShapes(
+      [row({ requestShape: fingerprint(withTitle), count: 2 }), row({ requestShape: fingerprint(withTitle) })],
+      shapes,
+    );
+    expect(twice.request?.shape).toEqual({ ...withTitle, instances: 3 });
   });
 
   it('has no request when no request carried a body', () => {
@@ -100,5 +126,37 @@ describe('parameters of observation rows', () => {
 
   it('compares no names with a version that does not document parameters', () => {
     expect(rowConforms(observedEndpointShapes([row({})], shapes), named(['page'], ['x-region']), shapes)).toBe(true);
+  });
+});
+
+describe('documenting observed shapes (extendEndpointShapes)', () => {
+  const author = (shape: Shape | null | undefined): boolean | undefined =>
+    shape?.kind === 'object' ? shape.fields.find((field) => field.name === 'author')?.required : undefined;
+  const title = (shape: Shape | null | undefined): boolean | undefined =>
+    shape?.kind === 'object' ? shape.fields.find((field) => field.name === 'title')?.required : undefined;
+
+  it('claims required from presence while the body never varied, however few exchanges', () => {
+    const documented = extendEndpointShapes(NOTHING_DOCUMENTED, observedEndpointShapes([row({})], shapes));
+    expect(documented.request?.shape).toEqual(withTitleAndAuthor);
+  });
+
+  it('claims a field of a varying body required only once four objects all had it', () => {
+    const few = observedEndpointShapes([row({ count: 2 }), row({ requestShape: fingerprint(withTitle) })], shapes);
+    const fresh = extendEndpointShapes(NOTHING_DOCUMENTED, few);
+    expect([title(fresh.request?.shape), author(fresh.request?.shape)]).toEqual([false, false]);
+    expect(JSON.stringify(fresh)).not.toContain('instances');
+    const more = observedEndpointShapes([row({ count: 3 }), row({ requestShape: fingerprint(withTitle) })], shapes);
+    const claimed = extendEndpointShapes(NOTHING_DOCUMENTED, more);
+    expect([title(claimed.request?.shape), author(claimed.request?.shape)]).toEqual([true, false]);
+    // Documented already: few objects are no evidence of absence, what was required stays so.
+    const kept = extendEndpointShapes(claimed, few);
+    expect([title(kept.request?.shape), author(kept.request?.shape)]).toEqual([true, false]);
+  });
+
+  it('adds up the counts of literal copies regrouped before they are documented', () => {
+    const few = observedEndpointShapes([row({ count: 2 }), row({ requestShape: fingerprint(withTitle) })], shapes);
+    const regrouped = mergeObservedEndpointShapes(few, observedEndpointShapes([row({})], shapes));
+    const documented = extendEndpointShapes(NOTHING_DOCUMENTED, regrouped);
+    expect([title(documented.request?.shape), author(documented.request?.shape)]).toEqual([true, false]);
   });
 });

@@ -1,4 +1,10 @@
-import { type EndpointShapes, mergeAllShapes, observedParameters, type Shape } from '@spectator/shared';
+import {
+  type EndpointShapes,
+  mergeCountedShapes,
+  observedParameters,
+  type Shape,
+  weighInstances,
+} from '@spectator/shared';
 
 /** One aggregated observation row as the views read it. */
 export interface ObservationRow {
@@ -39,13 +45,25 @@ function mostFrequent(entries: ReadonlyArray<{ value: string; count: number }>):
   return best;
 }
 
-/** The merge of the shapes behind some fingerprints; `null` when none of them is shaped. */
-function mergedShape(fingerprints: ReadonlyArray<string | null>, shapes: ReadonlyMap<string, Shape>): Shape | null {
-  const found = [...new Set(fingerprints)].flatMap((fp) => {
-    const shape = fp === null ? undefined : shapes.get(fp);
-    return shape === undefined ? [] : [shape];
-  });
-  return found.length === 0 ? null : mergeAllShapes(found);
+/**
+ * The merge of the shapes behind some fingerprints, each with the exchanges of its rows; `null`
+ * when none of them is shaped. Objects count their instances (`weighInstances`: the exchanges of a
+ * fingerprint share its counts exactly), for the documentation's required claim (`claimRequired`).
+ */
+function mergedShape(
+  bodies: ReadonlyArray<{ fingerprint: string | null; count: number }>,
+  shapes: ReadonlyMap<string, Shape>,
+): Shape | null {
+  const exchanges = new Map<string, number>();
+  for (const { fingerprint, count } of bodies)
+    if (fingerprint !== null && shapes.has(fingerprint))
+      exchanges.set(fingerprint, (exchanges.get(fingerprint) ?? 0) + count);
+  let merged: Shape | null = null;
+  for (const [fingerprint, count] of exchanges) {
+    const shape = weighInstances(shapes.get(fingerprint) as Shape, count);
+    merged = merged === null ? shape : mergeCountedShapes(merged, shape);
+  }
+  return merged;
 }
 
 /**
@@ -74,7 +92,9 @@ function requestBodyOf(
   return {
     contentType,
     shape: mergedShape(
-      withRequest.filter((row) => row.requestContentType === contentType).map((row) => row.requestShape),
+      withRequest
+        .filter((row) => row.requestContentType === contentType)
+        .map((row) => ({ fingerprint: row.requestShape, count: row.count })),
       shapes,
     ),
   };
@@ -82,7 +102,8 @@ function requestBodyOf(
 
 /**
  * What some observation rows of one endpoint say it looks like: the request body of the accepted
- * exchanges (`acceptedStatus`: most frequent content type, merged shapes), one response per status
+ * exchanges (`acceptedStatus`: most frequent content type, merged shapes, objects counting their
+ * instances: `extendEndpointShapes` claims `required` from them), one response per status
  * code, sorted by status, and the query parameters and documentable request headers
  * (`observedParameters`: required where every row has the name; absent when the rows were read
  * without names).
@@ -109,7 +130,9 @@ export function observedEndpointShapes(
         contentType === null
           ? null
           : mergedShape(
-              withBody.filter((row) => row.responseContentType === contentType).map((row) => row.responseShape),
+              withBody
+                .filter((row) => row.responseContentType === contentType)
+                .map((row) => ({ fingerprint: row.responseShape, count: row.count })),
               shapes,
             );
       return { status, contentType, shape };

@@ -9,6 +9,7 @@ import {
   type HelloMessage,
   type LearnedMessage,
   type Shape,
+  REQUIRED_INSTANCES,
   STRING_FORMATS as SHARED_STRING_FORMATS,
   type WireBody,
   type WireCapture,
@@ -322,6 +323,17 @@ export function validateShape(value: unknown, path: string, maxNodes: number): S
         break;
       case 'object': {
         if (!Array.isArray(shape.fields)) fail(`${next.path}.fields`, 'must be an array');
+        const instances: unknown = shape.instances;
+        if (
+          instances !== undefined &&
+          !(
+            typeof instances === 'number' &&
+            Number.isInteger(instances) &&
+            instances >= 2 &&
+            instances <= REQUIRED_INSTANCES
+          )
+        )
+          fail(`${next.path}.instances`, `must be an integer from 2 to ${REQUIRED_INSTANCES} when present`);
         const seen = new Set<string>();
         shape.fields.forEach((item: unknown, i: number) => {
           const field = record(item, `${next.path}.fields[${i}]`);

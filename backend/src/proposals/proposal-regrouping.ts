@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { EndpointShapes } from '@spectator/shared';
 import { AuditService } from '../audit/audit.service';
 import type { Queryable } from '../common/queryable';
-import { extendEndpointShapes } from '../versions/endpoint-shapes';
+import { mergeObservedEndpointShapes } from '../versions/endpoint-shapes';
 import { type ProposalEndpointRow, ProposalsRepository } from './proposals.repository';
 
 /**
@@ -35,7 +35,7 @@ export class ProposalRegrouping {
    * Rewrites the endpoints of open proposals made from traffic of capture `captureId` (any when
    * null) under `literals` to `template`: per proposal and method, the literal copies (and an
    * endpoint already at the template) become one endpoint at the first one's position, their
-   * observed shapes merged as documentation extends (`extendEndpointShapes`), so approving it
+   * observed shapes merged with their instance counts (`mergeObservedEndpointShapes`), so approving it
    * documents the template with everything the copies showed. The proposal's `proposal.created`
    * audit entry names the template instead of the literal paths (no name stays stored).
    * @returns how many literal endpoints were rewritten.
@@ -62,7 +62,7 @@ export class ProposalRegrouping {
       proposals.add(group[0]!.proposalId);
       const [kept, ...others] = group as [ProposalEndpointRow, ...ProposalEndpointRow[]];
       const shapes = others.reduce<EndpointShapes>(
-        (merged, row) => extendEndpointShapes(merged, shapesOf(row)),
+        (merged, row) => mergeObservedEndpointShapes(merged, shapesOf(row)),
         shapesOf(kept),
       );
       if (others.length > 0)

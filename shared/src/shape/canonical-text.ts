@@ -30,6 +30,7 @@ export const NUMBER_CODE = 0x4e; // N
 export const BOOLEAN_CODE = 0x42; // B
 export const NULL_CODE = 0x5a; // Z
 export const UNKNOWN_CODE = 0x55; // U
+export const INSTANCES = 0x23; // #
 const QUOTE = 0x22; // "
 
 const STRING_TEXT: Readonly<Record<string, string>> = {
@@ -44,6 +45,19 @@ const STRING_TEXT: Readonly<Record<string, string>> = {
 export function writeString(format: StringFormat | undefined, sink: CanonicalSink): void {
   if (format === undefined) sink.writeCode(STRING_CODE);
   else sink.write(STRING_TEXT[format] ?? `S(${format})`);
+}
+
+/**
+ * How many objects a shape describes are counted up to this many (`ObjectShape.instances`):
+ * documentation claims a field `required` only once this many objects all had it (docs/shapes.md).
+ */
+export const REQUIRED_INSTANCES = 4;
+
+/** Writes an object's instance count after its closing brace: `#2` … `#4`; nothing for one. */
+export function writeInstances(instances: number | undefined, sink: CanonicalSink): void {
+  if (instances === undefined || instances < 2) return;
+  sink.writeCode(INSTANCES);
+  sink.writeCode(0x30 + Math.min(instances, REQUIRED_INSTANCES));
 }
 
 /** Writes a field name as `JSON.stringify` writes it; without building the quoted text when no escape is needed. */

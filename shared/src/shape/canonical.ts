@@ -15,6 +15,7 @@ import {
   TRUNCATED,
   UNKNOWN_CODE,
   writeFieldName,
+  writeInstances,
   writeString,
   type CanonicalSink,
 } from './canonical-text';
@@ -28,7 +29,7 @@ export type { CanonicalSink } from './canonical-text';
  * options in the data (documented in docs/shapes.md). Grammar:
  * `S` / `S(format)` string, `N` number, `B` boolean, `Z` null, `U` unknown (`U!` truncated),
  * `{"name":T,"other"?:T}` object with fields in code-unit order, names as JSON strings and `?`
- * for optional (`{…}!` truncated), `[T]` array (`[T]!` truncated), `(T|T)` oneOf in canonical
+ * for optional (`{…}!` truncated; `{…}#2` to `{…}#4` for the objects described, when more than one), `[T]` array (`[T]!` truncated), `(T|T)` oneOf in canonical
  * kind order.
  */
 export function canonicalShape(shape: Shape): string {
@@ -99,6 +100,7 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): vo
       }
       sink.writeCode(CLOSE_OBJECT);
       if (shape.truncated) sink.writeCode(TRUNCATED);
+      writeInstances(shape.instances, sink);
       return;
     }
     case 'oneOf':

@@ -51,6 +51,7 @@ describe('inferShape', () => {
             { name: 'id', required: true, shape: N },
             { name: 'tag', required: false, shape: { kind: 'oneOf', options: [S, Z] } },
           ],
+          instances: 3,
         },
       },
     ],
@@ -68,6 +69,7 @@ describe('inferShape', () => {
               fields: [
                 { name: 'a', required: true, shape: { kind: 'array', items: { kind: 'oneOf', options: [S, N] } } },
               ],
+              instances: 3,
             },
           ],
         },
@@ -164,6 +166,7 @@ describe('inferShape', () => {
           kind: 'object',
           fields: ['a', 'b'].map((name) => ({ name, required: false, shape: N })),
           truncated: true,
+          instances: 3,
         },
       });
     });

@@ -2,7 +2,7 @@ import * as canonical from './canonical-text';
 import { detectStringFormat } from './formats';
 import { Hash128 } from './hash';
 import { compareNames, MAX_SHAPE_DEPTH } from './options';
-import type { Field, Shape, ShapeLimits, StringFormat } from './types';
+import type { Field, ObjectShape, Shape, ShapeLimits, StringFormat } from './types';
 
 /** Defaults: depth 32, 256 fields per object, 1,000 array items looked at. */
 export const DEFAULT_SHAPE_LIMITS: ShapeLimits = { maxDepth: 32, maxFields: 256, maxItems: 1000 };
@@ -311,9 +311,11 @@ function finishObject(accumulator: Accumulator, maxFields: number): Shape {
       shape: finish(field, maxFields),
     });
   }
-  return objectTruncated(accumulator, names, maxFields)
+  const shape: ObjectShape = objectTruncated(accumulator, names, maxFields)
     ? { kind: 'object', fields, truncated: true }
     : { kind: 'object', fields };
+  if (accumulator.objects > 1) shape.instances = Math.min(accumulator.objects, canonical.REQUIRED_INSTANCES);
+  return shape;
 }
 
 function fieldNames(accumulator: Accumulator): readonly string[] {
@@ -411,6 +413,7 @@ function writeAccumulatedObject(accumulator: Accumulator, maxFields: number, sin
   }
   sink.writeCode(canonical.CLOSE_OBJECT);
   if (objectTruncated(accumulator, names, maxFields)) sink.writeCode(canonical.TRUNCATED);
+  canonical.writeInstances(accumulator.objects, sink);
 }
 
 /** An order worked out before (see {@link nameOrder}). */

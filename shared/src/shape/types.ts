@@ -39,6 +39,12 @@ export interface ObjectShape {
   fields: Field[];
   /** Set when the object had more fields than the limit; the extra fields are not described. */
   truncated?: true;
+  /**
+   * How many objects this shape describes when more than one (the records of a list, several
+   * bodies merged), counted up to `REQUIRED_INSTANCES` (4); absent for one. A count, never a
+   * value: documentation claims a field `required` only once that many objects all had it.
+   */
+  instances?: number;
 }
 export interface ArrayShape {
   kind: 'array';
