@@ -69,6 +69,12 @@ describe('observedEndpointShapes', () => {
       shapes,
     );
     expect(twice.request?.shape).toEqual({ ...withTitle, instances: 3 });
+    // Exchanges counted without a shape (sampled out) were objects at the top too.
+    const sampledOut = observedEndpointShapes(
+      [row({ requestShape: fingerprint(withTitle) }), row({ requestShape: null, count: 2 })],
+      shapes,
+    );
+    expect(sampledOut.request?.shape).toEqual({ ...withTitle, instances: 3 });
   });
 
   it('has no request when no request carried a body', () => {

@@ -1,4 +1,5 @@
 import {
+  addTopInstances,
   type EndpointShapes,
   mergeCountedShapes,
   observedParameters,
@@ -48,22 +49,25 @@ function mostFrequent(entries: ReadonlyArray<{ value: string; count: number }>):
 /**
  * The merge of the shapes behind some fingerprints, each with the exchanges of its rows; `null`
  * when none of them is shaped. Objects count their instances (`weighInstances`: the exchanges of a
- * fingerprint share its counts exactly), for the documentation's required claim (`claimRequired`).
+ * fingerprint share its counts exactly), for the documentation's required claim (`claimRequired`);
+ * exchanges counted without a shape (sampled out under load) add one object each at the top.
  */
 function mergedShape(
   bodies: ReadonlyArray<{ fingerprint: string | null; count: number }>,
   shapes: ReadonlyMap<string, Shape>,
 ): Shape | null {
   const exchanges = new Map<string, number>();
+  let unshaped = 0;
   for (const { fingerprint, count } of bodies)
     if (fingerprint !== null && shapes.has(fingerprint))
       exchanges.set(fingerprint, (exchanges.get(fingerprint) ?? 0) + count);
+    else unshaped += count;
   let merged: Shape | null = null;
   for (const [fingerprint, count] of exchanges) {
     const shape = weighInstances(shapes.get(fingerprint) as Shape, count);
     merged = merged === null ? shape : mergeCountedShapes(merged, shape);
   }
-  return merged;
+  return merged === null ? null : addTopInstances(merged, unshaped);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { canonicalShape } from './canonical';
 import { fingerprint } from './fingerprint';
 import { inferShape, shapeFingerprint } from './infer';
-import { claimRequired, REQUIRED_INSTANCES, weighInstances, withoutInstances } from './instances';
+import { addTopInstances, claimRequired, REQUIRED_INSTANCES, weighInstances, withoutInstances } from './instances';
 import { mergeCountedShapes, mergeShapes } from './merge';
 import type { ObjectShape, Shape } from './types';
 
@@ -67,6 +67,8 @@ describe('instance counts', () => {
     expect(weighed.instances).toBe(3);
     expect(itemsOf(weighed.fields[1]!.shape).instances).toBe(4);
     expect(weighInstances(body, 1)).toBe(body);
+    expect((addTopInstances(body, 2) as ObjectShape).instances).toBe(3);
+    expect(addTopInstances(inferShape([{ id: 1 }]), 2)).toEqual(inferShape([{ id: 1 }]));
     expect(withoutInstances(weighed)).toEqual(withoutInstances(body));
     expect(canonicalShape(withoutInstances(weighed))).toBe('{"id":N,"tags":[{"name":S}]}');
   });

@@ -13,6 +13,16 @@ export function weighInstances(shape: Shape, times: number): Shape {
   return mapObjects(shape, (instances) => Math.min(instances * times, REQUIRED_INSTANCES));
 }
 
+/**
+ * `shape` with `extra` more objects at its top, when its top is an object (up to
+ * `REQUIRED_INSTANCES`): exchanges of the body that were counted without being shaped (sampled out
+ * under load) were objects there too, with what every shaped one had as far as anyone can tell.
+ */
+export function addTopInstances(shape: Shape, extra: number): Shape {
+  if (extra <= 0 || shape.kind !== 'object') return shape;
+  return { ...shape, instances: Math.min((shape.instances ?? 1) + extra, REQUIRED_INSTANCES) };
+}
+
 /** `shape` without instance counts: what is compared with documentation and stored as documented. */
 export function withoutInstances(shape: Shape): Shape {
   return mapObjects(shape, () => 1);
