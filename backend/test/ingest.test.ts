@@ -1,4 +1,10 @@
-import type { CaptureResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
+import {
+  type CaptureResponse,
+  pathDigest,
+  type ProjectResponse,
+  type TokenResponse,
+  type UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
@@ -351,6 +357,55 @@ describe('agent stream', () => {
       type: 'error',
       message: expect.stringContaining('is not a capture of this project'),
     });
+    await agent.close();
+  });
+
+  it('joins a route stored under other parameter names to the learned template, its own 404 and 429 too', async () => {
+    const { agent, captureId } = await openAgent();
+    // Before `/{name}/components/trim` was learned, one value went out under a template of its own
+    // naming (`{id}`, answered 429) and one was held literal (answered 404).
+    const early = batchMessage(captureId, [
+      { method: 'GET', path: '/{id}/components/trim', status: 429, response: { message: 'x' } },
+      { method: 'GET', path: '/heidi-blue/components/trim', status: 404, response: { message: 'x' } },
+      { method: 'GET', path: '/{id}/components/rim', status: 200, response: { rim: 'x' } },
+      { method: 'GET', path: '/{id}/vehicle/{id2}', status: 200, response: { vin: 'x' } },
+    ]);
+    expect(await agent.request(early)).toEqual({ type: 'ack', batchId: early.batchId });
+    agent.send({
+      type: 'learned',
+      captureId,
+      templates: ['/{name}/components/trim', '/{name}/vehicle'],
+      covers: {
+        '/{name}/components/trim': [pathDigest(captureId, '/heidi-blue/components/trim')],
+        '/{name}/vehicle': [],
+      },
+    });
+    // Later rows under the other name (a batch spooled before the learning) are stored under it too.
+    const late = batchMessage(captureId, [
+      { method: 'GET', path: '/{id}/components/trim', status: 200, response: { trim: 'x' } },
+    ]);
+    expect(await agent.request(late)).toEqual({ type: 'ack', batchId: late.batchId });
+    // Another route (`/rim`), and a template with another parameter more, stay apart.
+    expect((await undocumented(captureId)).map((u) => `${u.method} ${u.path} ${u.interactions}`).sort()).toEqual([
+      'GET /{id}/components/rim 1',
+      'GET /{id}/vehicle/{id2} 1',
+      'GET /{name}/components/trim 3',
+    ]);
+    const client = new pg.Client({ connectionString: backend.databaseUrl });
+    await client.connect();
+    try {
+      const rows = await client.query<{ path: string; status: number }>(
+        `SELECT path, status FROM observations WHERE capture_id = $1 AND path LIKE '%trim' ORDER BY status`,
+        [captureId],
+      );
+      expect(rows.rows).toEqual([
+        { path: '/{name}/components/trim', status: 200 },
+        { path: '/{name}/components/trim', status: 404 },
+        { path: '/{name}/components/trim', status: 429 },
+      ]);
+    } finally {
+      await client.end();
+    }
     await agent.close();
   });
 });

@@ -26,7 +26,7 @@ import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf, pullRequestRowName } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
-import { RegroupService } from '../paths/regroup.service';
+import { RegroupService, sameRoute } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
@@ -535,9 +535,14 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       for (const observation of batch.observations) {
         const template = bestTemplate(observation.path, templates);
         if (template === undefined) continue;
-        // Only a path the template covers: a sibling the agent keeps literal (`/users/me`) stays apart.
+        // Only a path the template covers: a sibling the agent keeps literal (`/users/me`) stays apart;
+        // the same route under other parameter names (`/{id}/…`, sent before it was learned) joins it.
         const covered = covers.get(template);
-        if (covered === null || covered?.has(pathDigest(batch.captureId, observation.path)))
+        if (
+          covered === null ||
+          covered?.has(pathDigest(batch.captureId, observation.path)) ||
+          sameRoute(template, observation.path)
+        )
           observation.path = template;
       }
     }

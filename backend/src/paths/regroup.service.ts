@@ -126,9 +126,15 @@ export class RegroupService {
     // Paths the agent names by digest are the ones it sent and now learned into the template, also a
     // value right after an identifier (`/snapshots/{snapshotId}/alice`, learned from many alike values).
     const named = covers !== null && captureId !== null;
+    // A path of the template but for its parameters' names (`/{id}/trim`, sent under another name
+    // before `/{name}/trim` was learned) is the same route: its rows (a 404 of its own) join it.
     const literals = (await this.literalsOf(manager, project.id, template, captureId, rowIds, named)).filter(
       (path) =>
-        (covers === null || captureId === null || covers.has(pathDigest(captureId, path))) && !keep.includes(path),
+        (covers === null ||
+          captureId === null ||
+          covers.has(pathDigest(captureId, path)) ||
+          sameRoute(template, path)) &&
+        !keep.includes(path),
     );
     if (literals.length === 0) return { merged: 0, captures: [] };
 
@@ -264,6 +270,23 @@ function routeWordTaken(template: string, path: string): boolean {
   return given.some(
     (segment, at) =>
       at > 0 && !segment.startsWith('{') && given[at - 1]!.startsWith('{') && (wanted[at] ?? '').startsWith('{'),
+  );
+}
+
+/**
+ * Is `path` another template of the same route as `template`, differing only in its parameters'
+ * names (`/{id}/components/trim` and `/{name}/components/trim`)? OpenAPI holds such paths to be one
+ * (paths that differ only in parameter names must not both exist), so their rows belong together.
+ */
+export function sameRoute(template: string, path: string): boolean {
+  if (path === template || !path.includes('{')) return false;
+  const wanted = template.split('/');
+  const given = path.split('/');
+  return (
+    wanted.length === given.length &&
+    given.every((segment, at) =>
+      segment.startsWith('{') ? (wanted[at] ?? '').startsWith('{') : segment === wanted[at],
+    )
   );
 }
 

@@ -60,16 +60,23 @@ function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest }) {
   const rows = new Set();
   /** Digests of covered literal paths → their template: later rows under them are stored under it too. */
   const moved = new Map();
+  /** @type {string[]} the templates learned so far */
+  const learned = [];
   const flush = () => {
     for (const group of pipeline.drain()) {
       for (const { method, path } of group.observations)
-        rows.add(`${method} ${moved.get(pathDigest(CAPTURE, path)) ?? path}`);
+        rows.add(
+          `${method} ${moved.get(pathDigest(CAPTURE, path)) ?? learned.find((template) => sameRoute(template, path)) ?? path}`,
+        );
       // The backend's regroup: rows stored under a covered literal path move to the template.
       for (const [template, digests] of Object.entries(group.learned ?? {})) {
+        learned.push(template);
         for (const digest of digests) moved.set(digest, template);
         for (const row of [...rows]) {
           const [method, path] = row.split(' ');
-          const into = moved.get(pathDigest(CAPTURE, String(path)));
+          // The same route under other parameter names (`/{id}/trim` of `/{name}/trim`) joins it too.
+          const into =
+            moved.get(pathDigest(CAPTURE, String(path))) ?? (sameRoute(template, String(path)) ? template : undefined);
           if (into === undefined || into === path) continue;
           rows.delete(row);
           rows.add(`${method} ${into}`);
@@ -126,6 +133,24 @@ function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest }) {
     paths[String(path)] = { ...paths[String(path)], [String(method).toLowerCase()]: { responses: {} } };
   }
   return { openapi: '3.0.3', info: { title: 'replayed through the agent', version: '0' }, paths };
+}
+
+/**
+ * Is `path` a template of the same route as `template` but for its parameters' names? As the
+ * backend's regroup reads it (backend/src/paths/regroup.service.ts `sameRoute`).
+ * @param {string} template
+ * @param {string} path
+ */
+function sameRoute(template, path) {
+  if (path === template || !path.includes('{')) return false;
+  const wanted = template.split('/');
+  const given = path.split('/');
+  return (
+    wanted.length === given.length &&
+    given.every((segment, at) =>
+      segment.startsWith('{') ? (wanted[at] ?? '').startsWith('{') : segment === wanted[at],
+    )
+  );
 }
 
 module.exports = { replayAgent, agentPartsOf };
