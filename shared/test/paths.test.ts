@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CardinalityLimiter, matchTemplate, queryNames, templatePath } from '../src/paths/template';
+import { CardinalityLimiter, matchTemplate, queryNames, sameRoute, templatePath } from '../src/paths/template';
 import { identifierStrength, singular } from '../src/paths/segments';
 import { stepsOf, superLinear } from './steps';
 
@@ -105,6 +105,20 @@ describe('templatePath', () => {
     ['/posts/17/comments', ['/posts/{postId}'], '/posts/{postId}/comments'],
   ])('%s with known %j → %s', (raw, known, template) => {
     expect(templatePath(raw, known)).toBe(template);
+  });
+});
+
+describe('sameRoute', () => {
+  it.each([
+    ['/{name}/components/trim', '/{id}/components/trim', true],
+    ['/repos/{owner}/{repo}', '/repos/{repoId}/{name}', true],
+    ['/{name}/components/trim', '/{name}/components/trim', false], // itself: nothing to move
+    ['/{name}/components/trim', '/heidi/components/trim', false], // a literal: only by the agent's word
+    ['/{name}/components/trim', '/{id}/components/rim', false],
+    ['/{name}/vehicle', '/{id}/vehicle/{vin}', false],
+    ['/users/{user}', '/{section}/{id}', false], // a literal of the template is no parameter of the path
+  ])('%s and %s: %s', (template, path, same) => {
+    expect(sameRoute(template, path)).toBe(same);
   });
 });
 

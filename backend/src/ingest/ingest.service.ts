@@ -14,6 +14,7 @@ import {
   type WireBody,
   type WireCapture,
   type WireObservation,
+  sameRoute,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
 import { AgentsService } from '../agents/agents.service';
@@ -26,7 +27,7 @@ import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf, pullRequestRowName } from '../evidence/environment-row';
 import { EvidenceService } from '../evidence/evidence.service';
-import { RegroupService, sameRoute } from '../paths/regroup.service';
+import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';

@@ -6,6 +6,7 @@ import {
   type MatrixKind,
   matchTemplate,
   pathDigest,
+  sameRoute,
 } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from 'typeorm';
@@ -270,23 +271,6 @@ function routeWordTaken(template: string, path: string): boolean {
   return given.some(
     (segment, at) =>
       at > 0 && !segment.startsWith('{') && given[at - 1]!.startsWith('{') && (wanted[at] ?? '').startsWith('{'),
-  );
-}
-
-/**
- * Is `path` another template of the same route as `template`, differing only in its parameters'
- * names (`/{id}/components/trim` and `/{name}/components/trim`)? OpenAPI holds such paths to be one
- * (paths that differ only in parameter names must not both exist), so their rows belong together.
- */
-export function sameRoute(template: string, path: string): boolean {
-  if (path === template || !path.includes('{')) return false;
-  const wanted = template.split('/');
-  const given = path.split('/');
-  return (
-    wanted.length === given.length &&
-    given.every((segment, at) =>
-      segment.startsWith('{') ? (wanted[at] ?? '').startsWith('{') : segment === wanted[at],
-    )
   );
 }
 

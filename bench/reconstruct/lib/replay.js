@@ -13,6 +13,7 @@ const path = require('node:path');
  * @property {new (options: any) => any} ObservationPipeline
  * @property {new () => any} Metrics
  * @property {(captureId: string, path: string) => string} pathDigest
+ * @property {(template: string, path: string) => boolean} sameRoute
  */
 
 /**
@@ -23,8 +24,8 @@ const path = require('node:path');
 function agentPartsOf(root) {
   const { ObservationPipeline } = require(path.join(root, 'agent/dist/src/observe/pipeline.js'));
   const { Metrics } = require(path.join(root, 'agent/dist/src/metrics.js'));
-  const { pathDigest } = require(path.join(root, 'shared/dist/src/index.js'));
-  return { ObservationPipeline, Metrics, pathDigest };
+  const { pathDigest, sameRoute } = require(path.join(root, 'shared/dist/src/index.js'));
+  return { ObservationPipeline, Metrics, pathDigest, sameRoute };
 }
 
 /** How often the agent drains its rows (its default `flushIntervalMs`). */
@@ -42,7 +43,7 @@ const SILENT = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, child
  * @param {AgentParts} agent
  * @returns {{ openapi: string, info: { title: string, version: string }, paths: Record<string, Record<string, { responses: {} }>> }}
  */
-function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest }) {
+function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest, sameRoute }) {
   let clock = 0;
   const pipeline = new ObservationPipeline({
     bodyLimit: 1024 * 1024,
@@ -133,24 +134,6 @@ function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest }) {
     paths[String(path)] = { ...paths[String(path)], [String(method).toLowerCase()]: { responses: {} } };
   }
   return { openapi: '3.0.3', info: { title: 'replayed through the agent', version: '0' }, paths };
-}
-
-/**
- * Is `path` a template of the same route as `template` but for its parameters' names? As the
- * backend's regroup reads it (backend/src/paths/regroup.service.ts `sameRoute`).
- * @param {string} template
- * @param {string} path
- */
-function sameRoute(template, path) {
-  if (path === template || !path.includes('{')) return false;
-  const wanted = template.split('/');
-  const given = path.split('/');
-  return (
-    wanted.length === given.length &&
-    given.every((segment, at) =>
-      segment.startsWith('{') ? (wanted[at] ?? '').startsWith('{') : segment === wanted[at],
-    )
-  );
 }
 
 module.exports = { replayAgent, agentPartsOf };

@@ -1,6 +1,6 @@
 // Saved traffic through the agent's observation pipeline (`--replay`): its hold on the saved times,
 // the rows it sends, and the backend's regroup of what it says it learned.
-import { pathDigest } from '../../../shared/src/index';
+import { pathDigest, sameRoute } from '../../../shared/src/index';
 import { ObservationPipeline } from '../../../agent/src/observe/pipeline';
 import { Metrics } from '../../../agent/src/metrics';
 import { replayAgent } from '../lib/replay';
@@ -24,7 +24,7 @@ const exchange = (method: string, path: string, status: number, answer: unknown,
   responseText: typeof answer === 'string' ? answer : JSON.stringify(answer),
 });
 
-const agent = { ObservationPipeline, Metrics, pathDigest };
+const agent = { ObservationPipeline, Metrics, pathDigest, sameRoute };
 
 describe('replayAgent', () => {
   it('gives the operations the agent sends, one per method and template, regrouped as the backend does', () => {

@@ -79,6 +79,24 @@ export function bestTemplate(path: string, templates: readonly string[]): string
   return best ? joinSegments(best) : undefined;
 }
 
+/**
+ * Is `path` another template of the same route as `template`, differing only in its parameters'
+ * names (`/{id}/components/trim` and `/{name}/components/trim`)? OpenAPI holds such paths to be one
+ * (paths that differ only in parameter names must not both exist), so their rows belong together.
+ * Both in canonical form (as the agent writes them).
+ */
+export function sameRoute(template: string, path: string): boolean {
+  if (path === template || !path.includes('{')) return false;
+  const wanted = template.split('/');
+  const given = path.split('/');
+  return (
+    wanted.length === given.length &&
+    given.every((segment, at) =>
+      segment.startsWith('{') ? (wanted[at] ?? '').startsWith('{') : segment === wanted[at],
+    )
+  );
+}
+
 /** Does a template hold at least one `{parameter}` segment? */
 export function hasParameter(template: string): boolean {
   return splitPath(template).some((segment) => segment.kind === 'param');
