@@ -12,6 +12,7 @@ import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService } from '../src/runtime/runtime.service';
 import type { VersionStore } from '../src/versions/version-store';
 import { createMigratedDatabase, type MigratedDatabase } from './support';
+import { eventually } from './support/evidence-helpers';
 
 const HOUR = 3_600_000;
 
@@ -122,7 +123,7 @@ describe('runtime series', () => {
       { endpointIdOf: () => Promise.resolve(null) } as unknown as VersionStore,
       {
         log: pino({ level: 'silent' }),
-        config: { runtimeRetention: { minuteDays: 1, hourDays: 35, dayDays: 400 } },
+        config: { runtimeRetention: { minuteDays: 1, hourDays: 35, dayDays: 400 }, runtimeRollupSeconds: 10 },
       } as unknown as Runtime,
     );
     const answer = await service.routeSeries(
@@ -184,5 +185,68 @@ describe('runtime series', () => {
       points: points.map(({ at, requests, serverErrors, ttfb, ttlb }) => ({ at, requests, serverErrors, ttfb, ttlb })),
     }));
     expect(answered).toEqual(expected);
+  });
+
+  it('rolls waiting minutes up at the configured cadence (SPECTATOR_RUNTIME_ROLLUP_SECONDS), not only at start', async () => {
+    const [project] = (await db.ds.query(
+      `INSERT INTO projects (slug, name) VALUES ('cadence', 'Cadence') RETURNING id`,
+    )) as [{ id: string }];
+    const service = new RuntimeService(
+      new RuntimeRepository(db.ds),
+      {} as PartitionsRepository,
+      {} as VersionStore,
+      {
+        log: pino({ level: 'silent' }),
+        config: { runtimeRetention: { minuteDays: 2, hourDays: 35, dayDays: 400 }, runtimeRollupSeconds: 1 },
+      } as unknown as Runtime,
+    );
+    const waiting = async (): Promise<number> =>
+      (
+        (await db.ds.query(`SELECT count(*)::int AS n FROM runtime_minutes_added WHERE project_id = $1`, [
+          project.id,
+        ])) as [{ n: number }]
+      )[0].n;
+    service.onModuleInit();
+    try {
+      // The first roll-up runs at start; a fold's minutes added after it wait for the next one.
+      await eventually(
+        () => service.rollUpMinutes(true, project.id),
+        (taken) => taken === 0,
+      );
+      await db.ds.query(
+        `INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, minutes)
+         VALUES ($1, 'production', 'p-1', $2::jsonb)`,
+        [
+          project.id,
+          JSON.stringify([
+            {
+              method: 'GET',
+              path: '/c',
+              version: '1.0',
+              minute: '2026-11-29T03:05:00+00:00',
+              requests: 3,
+              server_errors: 0,
+              upstream_failures: 0,
+              client_left: 0,
+              ttfb: { '14': 3 },
+              ttlb: { '15': 3 },
+            },
+          ]),
+        ],
+      );
+      expect(await waiting()).toBe(1);
+      await eventually(waiting, (n) => n === 0);
+      expect(
+        await db.ds.query(
+          `SELECT resolution, requests::int FROM runtime_buckets WHERE project_id = $1 ORDER BY resolution`,
+          [project.id],
+        ),
+      ).toEqual([
+        { resolution: 'day', requests: 3 },
+        { resolution: 'hour', requests: 3 },
+      ]);
+    } finally {
+      await service.onModuleDestroy();
+    }
   });
 });

@@ -41,6 +41,8 @@ export interface BackendOptions {
   sessionHours?: number;
   /** Days each resolution of runtime evidence is kept (instead of SPECTATOR_RUNTIME_*_DAYS). */
   runtimeRetention?: Partial<RuntimeRetention>;
+  /** Seconds between roll-ups of folded runtime minutes into hours and days (instead of SPECTATOR_RUNTIME_ROLLUP_SECONDS). */
+  runtimeRollupSeconds?: number;
 }
 
 /**
@@ -105,6 +107,12 @@ export interface BackendConfig {
   sessionHours: number;
   /** Days runtime evidence is kept per resolution (SPECTATOR_RUNTIME_MINUTE_DAYS, _HOUR_DAYS, _DAY_DAYS). */
   runtimeRetention: RuntimeRetention;
+  /**
+   * Seconds between a replica's roll-ups of the minutes folds added into their hour and day rows
+   * (SPECTATOR_RUNTIME_ROLLUP_SECONDS, default 10, 1–3600): longer writes each hour and day row
+   * less often; reads of hours and days add every minute still waiting, so they cost more.
+   */
+  runtimeRollupSeconds: number;
 }
 
 /**
@@ -328,6 +336,9 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     options.sessionHours ?? parseInteger(env.SPECTATOR_SESSION_HOURS, 'SPECTATOR_SESSION_HOURS', 12, 1, 720, problems);
 
   const runtimeRetention = parseRuntimeRetention(options.runtimeRetention ?? {}, env, problems);
+  const runtimeRollupSeconds =
+    options.runtimeRollupSeconds ??
+    parseInteger(env.SPECTATOR_RUNTIME_ROLLUP_SECONDS, 'SPECTATOR_RUNTIME_ROLLUP_SECONDS', 10, 1, 3600, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -353,6 +364,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     oidc,
     sessionHours,
     runtimeRetention,
+    runtimeRollupSeconds,
   };
 }
 

@@ -40,8 +40,6 @@ const DAY_MS = 24 * HOUR_MS;
 
 /** How often each replica deletes runtime rows past their retention. */
 const ROLLUP_INTERVAL_MS = 10 * MINUTE_MS;
-/** How often a replica rolls the minutes folds added up into their hours and days (one replica at a time). */
-const MINUTES_ROLLUP_INTERVAL_MS = 10_000;
 /** Rows deleted per statement, so a backlog never makes one long transaction. */
 const ROLLUP_CHUNK = 10_000;
 const RESOLUTIONS: readonly RuntimeResolution[] = ['minute', 'hour', 'day'];
@@ -296,9 +294,10 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const { minuteDays, hourDays, dayDays } = runtime.config.runtimeRetention;
     this.kept = { minute: minuteDays * DAY_MS, hour: hourDays * DAY_MS, day: dayDays * DAY_MS };
     this.rollups = new PeriodicJob('pruning runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
+    // How often this replica rolls the minutes folds added up into their hours and days (one replica at a time).
     this.minuteRollups = new PeriodicJob(
       'rolling runtime minutes up',
-      MINUTES_ROLLUP_INTERVAL_MS,
+      runtime.config.runtimeRollupSeconds * 1000,
       () => this.rollUpMinutes(),
       this.log,
     );
