@@ -1,5 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isIdentity, isJson, keyFingerprint, NOVELTY_BYTES, SCAN_BYTES, structureFingerprint } from './novelty';
+import {
+  flatStructure,
+  isIdentity,
+  isJson,
+  KEY_SCAN,
+  keyFingerprint,
+  NOVELTY_BYTES,
+  SCAN_BYTES,
+  structureFingerprint,
+} from './novelty';
 import type { SampleSlot } from './sampler';
 
 /** The chunks of a tap that holds none yet: shared, so a tap that only counts allocates no array. */
@@ -71,6 +80,11 @@ export class BodyTap {
    * taken. The fingerprint reads the first SCAN_BYTES only: a first chunk that long settles it.
    */
   private keys = -1;
+  /**
+   * `keys` were taken from every byte kept, which are one flat object (`KEY_SCAN.flat`): the
+   * structure fingerprint follows from them (`flatStructure`), with no second read.
+   */
+  private flat = false;
 
   readonly contentType: string;
   readonly contentEncoding: string;
@@ -149,11 +163,25 @@ export class BodyTap {
     if (this.chunks === NO_CHUNKS) this.chunks = [chunk];
     else (this.chunks as Buffer[]).push(chunk);
     this.copied += chunk.length;
-    if (!this.keysOnArrival) return;
+    if (!this.keysOnArrival) {
+      // Keys taken when asked for (`variantKeys`) are of the bytes kept then.
+      this.keys = -1;
+      this.flat = false;
+      return;
+    }
     // The first chunk is fingerprinted as it comes; a second one changes nothing when the first held
     // all the bytes the fingerprint reads, else it is taken again from all the chunks when asked for.
-    if (this.chunks.length === 1) this.keys = keyFingerprint(chunk);
-    else if ((this.chunks[0] as Buffer).length < SCAN_BYTES) this.keys = -1;
+    if (this.chunks.length === 1) this.takeKeys(chunk);
+    else {
+      this.flat = false;
+      if ((this.chunks[0] as Buffer).length < SCAN_BYTES) this.keys = -1;
+    }
+  }
+
+  private takeKeys(text: Buffer): number {
+    this.keys = keyFingerprint(text);
+    this.flat = KEY_SCAN.flat;
+    return this.keys;
   }
 
   /**
@@ -165,14 +193,23 @@ export class BodyTap {
     // Taken as the bytes came (only for a JSON body without a content coding).
     if (this.keys >= 0) return this.keys;
     if (!isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
-    return keyFingerprint(this.text());
+    return this.takeKeys(this.text());
+  }
+
+  /**
+   * The body's structure is known without reading it again (`variantKeys` found it one flat
+   * object, as most small request and answer bodies are): `structureKeys` then costs nothing.
+   */
+  get structureKnown(): boolean {
+    return this.flat && this.keys >= 0 && this.whole();
   }
 
   /**
    * The structure fingerprint (novelty.ts) of the whole body, or null when it cannot be taken
-   * (as `variantKeys`). Reads every byte: the caller keeps it within a `ScanBudget`.
+   * (as `variantKeys`). Reads every byte unless `structureKnown`: the caller keeps it within a `ScanBudget`.
    */
   structureKeys(): number | null {
+    if (this.structureKnown) return flatStructure(this.keys);
     if (!this.whole() || !isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
     return structureFingerprint(this.text());
   }

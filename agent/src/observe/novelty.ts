@@ -23,6 +23,12 @@ const BACKSLASH = 0x5c;
 /** FNV-1a's offset basis as a signed 32-bit value, so the hash stays a small integer throughout. */
 const FNV_BASIS = 0x811c9dc5 | 0;
 const FNV_PRIME = 0x01000193;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+/** Spreads a hash over the bits before it is added to others (the golden ratio's fraction). */
+const GOLDEN = 0x9e3779b1 | 0;
 const SCRATCH = new Int32Array(MAX_KEYS);
 
 /**
@@ -33,6 +39,8 @@ const SCRATCH = new Int32Array(MAX_KEYS);
  * JavaScript (no call per key): every string is hashed while its end is looked for, and hashed
  * again only when it holds an escape and turns out a key. Types of values are not looked at (the
  * shape fingerprint does that once the body is shaped), nor keys past SCAN_BYTES. 0 for a body with no key.
+ * Also tells (`KEY_SCAN.flat`) whether the text, read whole, is one object holding no container:
+ * its structure is then known from the value (`flatStructure`), with no second read.
  */
 export function keyFingerprint(text: Buffer): number {
   const end = Math.min(text.length, SCAN_BYTES);
@@ -40,8 +48,17 @@ export function keyFingerprint(text: Buffer): number {
   // look-up beats a Set (no allocation per body).
   let distinct = 0;
   let combined = 0;
+  // One flat object so far: every byte is read, and the brackets outside strings are its `{` (then
+  // `brackets` 1) and `}` (2) only, every key is inside them, and no key repeats.
+  let flat = end === text.length;
+  let brackets = 0;
   for (let i = 0; i < end; i++) {
-    if (text[i] !== QUOTE) continue;
+    const byte = text[i] as number;
+    if (byte !== QUOTE) {
+      if (flat && (byte === OPEN_OBJECT || byte === CLOSE_OBJECT || byte === OPEN_ARRAY || byte === CLOSE_ARRAY))
+        flat = byte === (brackets === 0 ? OPEN_OBJECT : CLOSE_OBJECT) && ++brackets <= 2;
+      continue;
+    }
     // A string: find its closing quote, hashing as it goes (string values are hashed for nothing,
     // which costs less than walking the key's bytes twice).
     const start = i + 1;
@@ -61,7 +78,10 @@ export function keyFingerprint(text: Buffer): number {
       }
     }
     // A string the scanned bytes cut off holds no key, and nothing after it is outside a string.
-    if (close >= end) break;
+    if (close >= end) {
+      flat = false;
+      break;
+    }
     let next = close + 1;
     while (next < end) {
       const byte = text[next] as number;
@@ -80,12 +100,25 @@ export function keyFingerprint(text: Buffer): number {
       }
       if (!seen && distinct < MAX_KEYS) {
         SCRATCH[distinct++] = hash;
-        combined = (combined + Math.imul(hash, 0x9e3779b1)) | 0;
-      }
+        combined = (combined + Math.imul(hash, GOLDEN)) | 0;
+      } else flat = false; // a structure adds a key once per time it is there; past MAX_KEYS keys are left out
+      if (brackets !== 1) flat = false;
     }
     i = close;
   }
+  KEY_SCAN.flat = flat && brackets === 2;
   return combined >>> 0;
+}
+
+/** What the last `keyFingerprint` found besides its value (the agent is single-threaded and a scan never yields). */
+export const KEY_SCAN = { flat: false };
+
+/**
+ * `structureFingerprint` of a text `keyFingerprint` found flat (`KEY_SCAN.flat`) with value `keys`:
+ * its one object's keys at the root. Equal to the scan's value for every such text (novelty.spec).
+ */
+export function flatStructure(keys: number): number {
+  return Math.imul(mixHashes(FNV_BASIS, keys | 0), GOLDEN) >>> 0;
 }
 
 /** Containers deeper than this are read past: their objects' keys are not part of the fingerprint. */
@@ -94,10 +127,6 @@ const MAX_DEPTH = 64;
 /** Distinct object structures counted per body at most (a body past it is fingerprinted by its first ones). */
 const MAX_STRUCTURES = 128;
 
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 /** Bytes of a string looked through one by one before the native search takes over. */
 const SHORT_STRING = 32;
 // What a byte is to the scan, from a table (one look-up instead of six comparisons a byte).
@@ -113,7 +142,6 @@ BYTE_KIND[OPEN_ARRAY] = OPEN;
 BYTE_KIND[CLOSE_OBJECT] = CLOSE;
 BYTE_KIND[CLOSE_ARRAY] = CLOSE;
 for (const blank of [0x20, 0x0a, 0x0d, 0x09]) BYTE_KIND[blank] = BLANK;
-const GOLDEN = 0x9e3779b1 | 0;
 /** Mixed into a place's hash for the items of an array there (`items[]`), so `{"a":{…}}` and `{"a":[{…}]}` differ. */
 const ITEMS = 0x5bdd5d | 0;
 

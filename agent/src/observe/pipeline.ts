@@ -296,10 +296,9 @@ export class ObservationPipeline implements ExchangeObserver {
       slot.variants.add(variant);
       novel = true;
     }
-    const bytes =
-      (request === null ? 0 : (exchange.request as BodyTap).copied) +
-      (response === null ? 0 : (exchange.response as BodyTap).copied);
-    if (slot.structures.size < NOVELTY_VARIANTS && this.scanBudget.take(bytes)) {
+    // A body whose structure is known already (one flat object, read whole for its keys) costs no budget.
+    const bytes = this.scanBytes(request, exchange.request) + this.scanBytes(response, exchange.response);
+    if (slot.structures.size < NOVELTY_VARIANTS && (bytes === 0 || this.scanBudget.take(bytes))) {
       const structure =
         (Math.imul(exchange.request?.structureKeys() ?? 0, 31) + (exchange.response?.structureKeys() ?? 0)) >>> 0;
       if (!slot.structures.has(structure)) {
@@ -309,6 +308,11 @@ export class ObservationPipeline implements ExchangeObserver {
     }
     if (novel && exchange.sampledBytes < 0) this.novelShaped.inc();
     return novel;
+  }
+
+  /** Bytes `structureKeys` reads of a body with these variant keys (null: none). */
+  private scanBytes(keys: number | null, tap: BodyTap | null): number {
+    return keys === null || (tap as BodyTap).structureKnown ? 0 : (tap as BodyTap).copied;
   }
 
   /** Bytes of a body of this media type kept for shape work: none unshaped, a stream's first ones. */
