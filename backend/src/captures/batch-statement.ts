@@ -252,7 +252,7 @@ export function textArrayLiteral(values: ReadonlyArray<string | null>): string {
 }
 
 /** A PostgreSQL array literal of integers. */
-function integerArrayLiteral(values: readonly number[]): string {
+export function integerArrayLiteral(values: readonly number[]): string {
   return `{${values.join(',')}}`;
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { MatrixKind } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
+import { integerArrayLiteral, textArrayLiteral } from '../captures/batch-statement';
 
 /** Every call counted by agents that identify consumers (what shares are of). */
 export const ALL_CALLS = '*';
@@ -188,11 +189,12 @@ export class ConsumersRepository {
     rows: readonly ConsumerRow[],
   ): Promise<void> {
     if (rows.length === 0) return;
+    // Arrays as literals (textArrayLiteral): pg's generic encoding costs a regular expression per element.
     const keys = [
-      rows.map((r) => r.method),
-      rows.map((r) => r.path),
-      rows.map((r) => r.status),
-      rows.map((r) => r.day),
+      textArrayLiteral(rows.map((r) => r.method)),
+      textArrayLiteral(rows.map((r) => r.path)),
+      integerArrayLiteral(rows.map((r) => r.status)),
+      textArrayLiteral(rows.map((r) => r.day)),
     ];
     const found = (await manager.query(LOCK_ROWS, [projectId, row.id, ...keys])) as Array<{
       i: number;
@@ -205,7 +207,7 @@ export class ConsumersRepository {
       row.id,
       row.kind,
       ...keys,
-      rows.map((r, i) => JSON.stringify(rowChanges(stored[i], r.consumers))),
+      textArrayLiteral(rows.map((r, i) => JSON.stringify(rowChanges(stored[i], r.consumers)))),
     ])) as Array<{ inserted: number }>;
     if (written?.inserted !== rows.length - found.length)
       throw new Error(

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { MATRIX_KINDS, type MatrixKind, type VersionMatrixRow } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
+import { textArrayLiteral } from '../captures/batch-statement';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
 import type { Queryable } from '../common/queryable';
 import type { EndpointRef } from '../versions/versions.repository';
@@ -573,7 +574,7 @@ export class EvidenceRepository {
   cellsOf(db: Queryable, rowId: string, endpointIds: readonly string[]): Promise<EndpointCell[]> {
     return db.query(
       `SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`,
-      [rowId, endpointIds],
+      [rowId, textArrayLiteral(endpointIds)],
     );
   }
 
@@ -629,7 +630,7 @@ export class EvidenceRepository {
       `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
         WHERE project_id = $1 AND kind = $2 AND scope = $3 AND endpoint_id = ANY($4::uuid[])
         ORDER BY endpoint_id FOR UPDATE`,
-      [projectId, row.kind, row.scope, endpointIds],
+      [projectId, row.kind, row.scope, textArrayLiteral(endpointIds)],
     );
   }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
+import { integerArrayLiteral, textArrayLiteral } from '../captures/batch-statement';
 import { checkedName } from '../partitions/partitions.repository';
 
 /** One minute of one endpoint's exchanges in a batch, folded (see `RuntimeService.record`). */
@@ -464,11 +465,12 @@ export class RuntimeRepository {
   ): Promise<void> {
     if (added.length === 0) return;
     const head = [projectId, environment.kind, environment.name];
+    // Arrays as literals (textArrayLiteral): pg's generic encoding costs a regular expression per element.
     const found = (await manager.query(LOCK_ROWS, [
       ...head,
-      added.map((m) => m.method),
-      added.map((m) => m.path),
-      added.map((m) => m.minute),
+      textArrayLiteral(added.map((m) => m.method)),
+      textArrayLiteral(added.map((m) => m.path)),
+      textArrayLiteral(added.map((m) => m.minute)),
     ])) as Array<{
       i: number;
       version: string;
@@ -487,16 +489,16 @@ export class RuntimeRepository {
     });
     const [rowsWritten] = (await manager.query(WRITE_ROWS, [
       ...head,
-      rows.map((r) => r.m.method),
-      rows.map((r) => r.m.path),
-      rows.map((r) => r.m.minute),
-      rows.map((r) => r.version),
-      rows.map((r) => r.m.requests),
-      rows.map((r) => r.m.serverErrors),
-      rows.map((r) => r.m.upstreamFailures),
-      rows.map((r) => r.m.clientLeft),
-      rows.map((r) => JSON.stringify(r.ttfb)),
-      rows.map((r) => JSON.stringify(r.ttlb)),
+      textArrayLiteral(rows.map((r) => r.m.method)),
+      textArrayLiteral(rows.map((r) => r.m.path)),
+      textArrayLiteral(rows.map((r) => r.m.minute)),
+      textArrayLiteral(rows.map((r) => r.version)),
+      integerArrayLiteral(rows.map((r) => r.m.requests)),
+      integerArrayLiteral(rows.map((r) => r.m.serverErrors)),
+      integerArrayLiteral(rows.map((r) => r.m.upstreamFailures)),
+      integerArrayLiteral(rows.map((r) => r.m.clientLeft)),
+      textArrayLiteral(rows.map((r) => JSON.stringify(r.ttfb))),
+      textArrayLiteral(rows.map((r) => JSON.stringify(r.ttlb))),
       JSON.stringify(
         rows.map(({ m, version }) => ({
           method: m.method,
@@ -531,18 +533,23 @@ export class RuntimeRepository {
     const cells = [...byEndpoint.values()];
     const storedCells = (await manager.query(LOCK_CELLS, [
       ...head,
-      cells.map((c) => c.method),
-      cells.map((c) => c.path),
+      textArrayLiteral(cells.map((c) => c.method)),
+      textArrayLiteral(cells.map((c) => c.path)),
     ])) as Array<{ i: number; requests: number; ttlb: WireHistogram }>;
     for (const { i, ttlb } of storedCells) (cells[i - 1] as RuntimeCellSums).ttlb.addWire(ttlb);
     const [cellsWritten] = (await manager.query(WRITE_CELLS, [
       ...head,
-      cells.map((c) => c.method),
-      cells.map((c) => c.path),
-      cells.map((c) => c.requests),
-      cells.map((c) => c.serverErrors),
-      cells.map((c) => JSON.stringify(c.ttlb.toWire())),
-      cells.map((c) => c.ttlb.quantileBucket(0.95)),
+      textArrayLiteral(cells.map((c) => c.method)),
+      textArrayLiteral(cells.map((c) => c.path)),
+      integerArrayLiteral(cells.map((c) => c.requests)),
+      integerArrayLiteral(cells.map((c) => c.serverErrors)),
+      textArrayLiteral(cells.map((c) => JSON.stringify(c.ttlb.toWire()))),
+      textArrayLiteral(
+        cells.map((c) => {
+          const p95 = c.ttlb.quantileBucket(0.95);
+          return p95 === null ? null : String(p95);
+        }),
+      ),
     ])) as Array<{ requests: number }>;
     unchanged('runtime cells', requestsOf(storedCells), requestsOf(cells), cellsWritten?.requests);
   }
@@ -593,14 +600,14 @@ export class RuntimeRepository {
       const rows = rolledUp(chunk);
       if (rows.length > 0) {
         const keys = [
-          rows.map((r) => r.projectId),
-          rows.map((r) => r.method),
-          rows.map((r) => r.path),
-          rows.map((r) => r.kind),
-          rows.map((r) => r.name),
-          rows.map((r) => r.version),
-          rows.map((r) => r.resolution),
-          rows.map((r) => new Date(r.bucket).toISOString()),
+          textArrayLiteral(rows.map((r) => r.projectId)),
+          textArrayLiteral(rows.map((r) => r.method)),
+          textArrayLiteral(rows.map((r) => r.path)),
+          textArrayLiteral(rows.map((r) => r.kind)),
+          textArrayLiteral(rows.map((r) => r.name)),
+          textArrayLiteral(rows.map((r) => r.version)),
+          textArrayLiteral(rows.map((r) => r.resolution)),
+          textArrayLiteral(rows.map((r) => new Date(r.bucket).toISOString())),
         ];
         const stored = (await manager.query(LOCK_ROLLED_UP, keys)) as Array<{
           i: number;
@@ -614,12 +621,12 @@ export class RuntimeRepository {
         }
         await manager.query(WRITE_ROLLED_UP, [
           ...keys,
-          rows.map((r) => r.requests),
-          rows.map((r) => r.serverErrors),
-          rows.map((r) => r.upstreamFailures),
-          rows.map((r) => r.clientLeft),
-          rows.map((r) => JSON.stringify(r.ttfb.toWire())),
-          rows.map((r) => JSON.stringify(r.ttlb.toWire())),
+          integerArrayLiteral(rows.map((r) => r.requests)),
+          integerArrayLiteral(rows.map((r) => r.serverErrors)),
+          integerArrayLiteral(rows.map((r) => r.upstreamFailures)),
+          integerArrayLiteral(rows.map((r) => r.clientLeft)),
+          textArrayLiteral(rows.map((r) => JSON.stringify(r.ttfb.toWire()))),
+          textArrayLiteral(rows.map((r) => JSON.stringify(r.ttlb.toWire()))),
         ]);
       }
       taken += chunk.length;
