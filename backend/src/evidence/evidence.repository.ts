@@ -342,27 +342,43 @@ export class EvidenceRepository {
   }
 
   /**
-   * Takes (deletes, in the caller's transaction) up to `limit` of a row's queued batches, oldest
-   * first; batches another transaction holds (a regrouping rewriting them) are left for later.
+   * Takes (deletes, in the caller's transaction) a row's queued batches, oldest first, at most
+   * `limit` of them and no more once their stored payloads (`pg_column_size`) reach `bytes` (one at
+   * least); batches another transaction holds (a regrouping rewriting them) are left for later.
+   * @returns the batches, and whether a bound left some queued.
    */
-  async takeQueued(db: Queryable, projectId: string, rowId: string, limit: number): Promise<QueuedBatch[]> {
+  async takeQueued(
+    db: Queryable,
+    projectId: string,
+    rowId: string,
+    limit: number,
+    bytes: number,
+  ): Promise<{ batches: QueuedBatch[]; left: boolean }> {
     const rows = (await db.query(
-      `WITH taken AS (
+      `WITH candidates AS (
+         SELECT id, pg_column_size(exchanges) + pg_column_size(minutes) + pg_column_size(consumers) AS size
+           FROM evidence_queue WHERE row_id = $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
+       ), bounded AS (
+         SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY id) - size AS before FROM candidates) c WHERE before < $4
+       ), taken AS (
          DELETE FROM evidence_queue q
-          WHERE q.project_id = $1 AND q.id IN (
-            SELECT id FROM evidence_queue WHERE row_id = $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED)
+          WHERE q.project_id = $1 AND q.id IN (SELECT id FROM bounded)
          RETURNING q.id, q.build, q.commit, q.last_seen AS "lastSeen", q.exchanges, q.minutes, q.consumers)
-       SELECT * FROM taken ORDER BY id`,
-      [projectId, rowId, limit],
-    )) as Array<QueuedBatch & { id: string; lastSeen: Date }>;
-    return rows.map(({ build, commit, lastSeen, exchanges, minutes, consumers }) => ({
-      build,
-      commit,
-      lastSeen: new Date(lastSeen).toISOString(),
-      exchanges,
-      minutes,
-      consumers,
-    }));
+       SELECT t.*, (SELECT count(*) FROM candidates)::int AS candidates FROM taken t ORDER BY t.id`,
+      [projectId, rowId, limit, bytes],
+    )) as Array<QueuedBatch & { id: string; lastSeen: Date; candidates: number }>;
+    const candidates = rows[0]?.candidates ?? 0;
+    return {
+      batches: rows.map(({ build, commit, lastSeen, exchanges, minutes, consumers }) => ({
+        build,
+        commit,
+        lastSeen: new Date(lastSeen).toISOString(),
+        exchanges,
+        minutes,
+        consumers,
+      })),
+      left: candidates === limit || rows.length < candidates,
+    };
   }
 
   /** Rows with batches queued for more than `seconds`, with their project (at most `limit`). */

@@ -131,6 +131,12 @@ export function foldExchanges(
 
 /** Batches folded at most in one fold transaction. */
 export const FOLD_LIMIT = 500;
+/**
+ * What one fold transaction takes at most of the queue's stored payloads (`pg_column_size`,
+ * compressed), whatever the batches' sizes: what a fold holds in memory stays bounded when folds
+ * gather many batches (ingest/evidence-folder.ts, GATHER_MS). One batch is always taken.
+ */
+export const FOLD_BYTES = 4 * 1024 * 1024;
 
 /** Told in a fold's transaction the runtime minutes and consumer days of the batches it folds (the ingest records them). */
 export type QueuedFoldListener = (
@@ -269,14 +275,14 @@ export class EvidenceService {
   }
 
   /**
-   * Folds up to `FOLD_LIMIT` of a row's queued batches into its evidence, in one transaction that
+   * Folds up to `FOLD_LIMIT` of a row's queued batches (and `FOLD_BYTES` of their payloads) into its evidence, in one transaction that
    * holds the row's lock (taken `SKIP LOCKED`: `'busy'` when another fold, a regrouping or new
    * versions hold it): the exchanges folded by key and added, the row touched, the cells of the
    * documented endpoints they touched refreshed (with their matrix text, steps and transitions),
    * and `alsoFold` told the batches' runtime minutes and consumer days, in the same transaction. Each batch is
    * folded once: it is deleted from the queue in the transaction that folds it. `transaction` runs
    * it (by default on the app's pool; the folder gives folds a pool of their own).
-   * @returns how many batches were folded (less than FOLD_LIMIT: none was left queued before it).
+   * @returns how many batches were folded, and whether a bound left some of those queued before it.
    */
   foldQueued(
     project: EventProject,
@@ -284,12 +290,12 @@ export class EvidenceService {
     alsoFold: QueuedFoldListener,
     transaction: <T>(work: (manager: EntityManager) => Promise<T>) => Promise<T> = (work) =>
       this.repository.transaction(work),
-  ): Promise<number | 'busy'> {
+  ): Promise<{ folded: number; left: boolean } | 'busy'> {
     return transaction(async (manager) => {
       const locked = await this.repository.lockRowIfFree(manager, rowId);
-      if (locked === null || locked === 'busy') return locked === null ? 0 : 'busy';
-      const batches = await this.repository.takeQueued(manager, project.id, rowId, FOLD_LIMIT);
-      if (batches.length === 0) return 0;
+      if (locked === null || locked === 'busy') return locked === null ? { folded: 0, left: false } : 'busy';
+      const { batches, left } = await this.repository.takeQueued(manager, project.id, rowId, FOLD_LIMIT, FOLD_BYTES);
+      if (batches.length === 0) return { folded: 0, left: false };
       const latest = (field: 'build' | 'commit'): string | null =>
         batches.reduce<string | null>((named, batch) => batch[field] ?? named, null);
       const lastSeen = batches.reduce(
@@ -329,7 +335,7 @@ export class EvidenceService {
         for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
       await alsoFold(manager, row, batches);
-      return batches.length;
+      return { folded: batches.length, left };
     });
   }
 

@@ -6,7 +6,7 @@ import { connectDataSource, createDataSource } from '../database/data-source';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import type { ConsumerDay } from '../consumers/consumers.repository';
 import { ConsumersService } from '../consumers/consumers.service';
-import { EvidenceService, FOLD_LIMIT, type QueuedFoldListener } from '../evidence/evidence.service';
+import { EvidenceService, type QueuedFoldListener } from '../evidence/evidence.service';
 import type { RuntimeMinute } from '../runtime/runtime.repository';
 import { MetricsService } from '../health/metrics.service';
 import { RuntimeService } from '../runtime/runtime.service';
@@ -23,6 +23,15 @@ const BUSY_RETRY_MS = 20;
 const BUSY_RETRY_MAX_MS = 320;
 /** How often each replica looks for batches queued and not folded (another replica stopped, a fold failed). */
 const SWEEP_INTERVAL_MS = 1_000;
+/**
+ * How long a staging or production batch waits for its row's fold after its commit, gathering
+ * what the build's other pods send meanwhile: their acks do not wait for the fold (a CI batch's
+ * does: it folds at once), and a fold's statements cost about the same for one batch as for
+ * fifty (the rows it writes are the distinct endpoints and minutes), so a row folds about once
+ * per interval on the whole deployment instead of once per batch or two (issue 20). The
+ * dashboard still hears of a step within GATHER_MS and a fold.
+ */
+export const GATHER_MS = 500;
 /** Batches queued this long are left to whichever replica's sweep finds them. */
 const SWEEP_AGE_SECONDS = 2;
 /**
@@ -35,8 +44,13 @@ export const FOLD_POOL_SIZE = 4;
 /** A row's folds on this replica: one at a time, each covering the waiters that came before it started. */
 interface RowFolds {
   running: boolean;
-  /** Each waiter's queued batch (null: a sweep, waiting for nothing in particular) and how to tell it. */
-  waiting: Array<{ queuedId: string | null; resolve: () => void }>;
+  /**
+   * Each waiter's queued batch (null: a sweep, waiting for nothing in particular), when it came
+   * (`performance.now()`), whether it needs the fold at once, and how to tell it.
+   */
+  waiting: Array<{ queuedId: string | null; since: number; urgent: boolean; resolve: () => void }>;
+  /** Ends the wait before the next fold (set while it gathers). */
+  wake: (() => void) | null;
 }
 
 /**
@@ -45,7 +59,9 @@ interface RowFolds {
  * a CI batch's acknowledgement and every `capture-ended` wait for it, so an agent that has them
  * knows its evidence is in the matrix, the steps and the runtime figures. On one replica a
  * row has one fold at a time, and every batch committed meanwhile waits for the next one, which
- * takes them all (up to FOLD_LIMIT per transaction); across replicas the row's lock decides
+ * takes them all (up to FOLD_LIMIT and FOLD_BYTES per transaction), beginning GATHER_MS after the oldest of them
+ * committed unless one is urgent (a CI batch), and folding nothing when another replica's fold
+ * took them meanwhile; across replicas the row's lock decides
  * (`SKIP LOCKED`: a replica that finds it taken tries again shortly, never waiting in PostgreSQL).
  * Every second each replica folds rows whose batches were queued for more than two seconds.
  */
@@ -59,6 +75,10 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   private readonly pool: DataSource;
   /** Folds running (`run`), awaited before the pool closes. */
   private readonly running = new Set<Promise<void>>();
+  /** Whether the folds' pool is closing (no fold begins then). */
+  private closed = false;
+  /** Ends the waits of folds gathering (`gathering`), when the replica stops. */
+  private readonly stopping = new Set<() => void>();
 
   constructor(
     private readonly evidence: EvidenceService,
@@ -94,8 +114,10 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     await this.sweeping.stop();
+    for (const wake of this.stopping) wake();
     // A fold stopped now is rolled back and left queued (another replica's sweep, or this one's after a restart, takes it).
     await Promise.all(this.running);
+    this.closed = true;
     if (this.pool.isInitialized) await this.pool.destroy();
   }
 
@@ -106,14 +128,18 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   /**
    * Resolves once a fold of row `rowId` that began after this call has ended, or the queued batch
    * `queuedId` was folded by another replica (so a batch queued before the call is folded, unless
-   * that fold failed), or after SETTLE_MS.
+   * that fold failed), or after SETTLE_MS. The fold begins GATHER_MS after the oldest batch
+   * waiting for it, or at once when `urgent` (a CI batch's ack waits for it).
    */
-  async settle(project: EventProject, rowId: string, queuedId: string | null = null): Promise<void> {
+  async settle(project: EventProject, rowId: string, queuedId: string | null = null, urgent = false): Promise<void> {
     const started = performance.now();
     let folds = this.rows.get(rowId);
-    if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [] }));
+    if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [], wake: null }));
     let timer: NodeJS.Timeout | undefined;
-    const folded = new Promise<boolean>((resolve) => folds.waiting.push({ queuedId, resolve: () => resolve(true) }));
+    const folded = new Promise<boolean>((resolve) =>
+      folds.waiting.push({ queuedId, since: started, urgent, resolve: () => resolve(true) }),
+    );
+    if (urgent) folds.wake?.();
     if (!folds.running) {
       const running = this.run(project, rowId, folds);
       this.running.add(running);
@@ -130,17 +156,45 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     if (!inTime) this.metrics.foldWaitsTimedOut.inc();
   }
 
-  /** Folds while batches wait on this replica; each round covers the waiters that came before it. */
+  /**
+   * Folds while batches wait on this replica; each round covers the waiters that came before it
+   * and begins GATHER_MS after the oldest of them came (at once for an urgent waiter, or while
+   * stopping). A round whose batches another replica's fold took meanwhile folds nothing.
+   */
   private async run(project: EventProject, rowId: string, folds: RowFolds): Promise<void> {
     folds.running = true;
     while (folds.waiting.length > 0) {
+      const urgent = await this.gathering(folds);
       const covered = folds.waiting.splice(0);
       const ids = covered.map((waiter) => waiter.queuedId).filter((id): id is string => id !== null);
-      await this.foldAll(project, rowId, ids);
+      // A sweep's round (no batch of its own) folds whatever is queued.
+      const taken =
+        !urgent && ids.length === covered.length && !(await this.evidence.anyQueued(project.id, ids).catch(() => true));
+      if (!taken) await this.foldAll(project, rowId, ids);
       for (const { resolve } of covered) resolve();
     }
     folds.running = false;
     this.rows.delete(rowId);
+  }
+
+  /**
+   * Waits until GATHER_MS after the oldest waiter came, or an urgent one comes, or the replica stops.
+   * @returns whether a waiter is urgent.
+   */
+  private async gathering(folds: RowFolds): Promise<boolean> {
+    const urgent = (): boolean => folds.waiting.some((waiter) => waiter.urgent);
+    const left = (folds.waiting[0]?.since ?? 0) + GATHER_MS - performance.now();
+    if (left <= 0 || this.sweeping.isStopped || urgent()) return urgent();
+    let timer: NodeJS.Timeout | undefined;
+    await new Promise<void>((resolve) => {
+      folds.wake = resolve;
+      this.stopping.add(resolve);
+      timer = setTimeout(resolve, left);
+    });
+    clearTimeout(timer);
+    if (folds.wake !== null) this.stopping.delete(folds.wake);
+    folds.wake = null;
+    return urgent();
   }
 
   /**
@@ -152,9 +206,9 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     const deadline = Date.now() + SETTLE_MS;
     let retryMs = BUSY_RETRY_MS;
     for (;;) {
-      let folded: number | 'busy';
+      let folded: { folded: number; left: boolean } | 'busy';
       try {
-        if (!this.pool.isInitialized) return;
+        if (this.closed) return;
         folded = await this.evidence.foldQueued(project, rowId, this.foldAlso(project.id), this.transaction);
       } catch (error) {
         // Left queued: a later fold or the sweep takes it.
@@ -168,7 +222,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
         retryMs = Math.min(retryMs * 2, BUSY_RETRY_MAX_MS);
         continue;
       }
-      if (folded < FOLD_LIMIT) return;
+      if (!folded.left) return;
     }
   }
 

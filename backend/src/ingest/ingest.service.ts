@@ -446,7 +446,12 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     const folded =
       queuedFor === null
         ? Promise.resolve()
-        : this.folder.settle({ id: session.projectId, slug: session.projectSlug }, queuedFor.rowId, queuedFor.queuedId);
+        : this.folder.settle(
+            { id: session.projectId, slug: session.projectSlug },
+            queuedFor.rowId,
+            queuedFor.queuedId,
+            ackWaitsForFold(session.environment),
+          );
     const duplicate = !claimed;
     for (const [key] of shapeEntries) this.storedShapes.set(key, true);
     if (duplicate) this.metrics.duplicateBatches.inc();

@@ -1,0 +1,132 @@
+import pino from 'pino';
+import type { Runtime } from '../config/runtime';
+import type { ConsumersService } from '../consumers/consumers.service';
+import type { EvidenceService } from '../evidence/evidence.service';
+import { MetricsService } from '../health/metrics.service';
+import type { RuntimeService } from '../runtime/runtime.service';
+import { EvidenceFolder, GATHER_MS } from './evidence-folder';
+
+/**
+ * When a row's folds begin (issue 20): GATHER_MS after the oldest batch waiting for one, taking
+ * every batch committed meanwhile; at once for an urgent waiter (a CI batch's ack); not at all when
+ * another replica's fold took the batches. PostgreSQL is not involved: the evidence service is a
+ * stand-in that counts the folds asked of it, each ending when the test says, on jest's clock.
+ */
+describe('EvidenceFolder', () => {
+  const project = { id: 'p', slug: 'p' };
+  let ends: Array<() => void>;
+  let folds: jest.Mock;
+  /** Whether the batches asked about are still queued (false: another replica folded them). */
+  let queued: boolean;
+  let folder: EvidenceFolder;
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    ends = [];
+    queued = true;
+    folds = jest.fn(
+      () =>
+        new Promise<{ folded: number; left: boolean }>((resolve) =>
+          ends.push(() => resolve({ folded: 1, left: false })),
+        ),
+    );
+    const evidence = {
+      foldQueued: folds,
+      anyQueued: jest.fn(() => Promise.resolve(queued)),
+      queuedRows: jest.fn(() => Promise.resolve([])),
+    } as unknown as EvidenceService;
+    const runtime: Runtime = {
+      databaseUrl: 'postgres://nobody@127.0.0.1:1/none',
+      log: pino({ level: 'silent' }),
+      config: {} as Runtime['config'],
+    };
+    folder = new EvidenceFolder(evidence, {} as RuntimeService, {} as ConsumersService, runtime, new MetricsService());
+  });
+  afterEach(async () => {
+    for (const end of ends) end();
+    await folder.onModuleDestroy();
+    jest.useRealTimers();
+  });
+
+  /** Lets the folder's promises run (no time passes). */
+  const settled = (): Promise<void> => jest.advanceTimersByTimeAsync(0);
+  /** Settles batch `id` of `row`, noting when it is told. */
+  const settle = (id: string | null, urgent = false, row = 'row'): { told: boolean } => {
+    const waiter = { told: false };
+    void folder.settle(project, row, id, urgent).then(() => (waiter.told = true));
+    return waiter;
+  };
+
+  it('folds GATHER_MS after the oldest batch came, every batch that came meanwhile in one fold', async () => {
+    const first = settle('q1');
+    await jest.advanceTimersByTimeAsync(GATHER_MS / 2);
+    const second = settle('q2');
+    await jest.advanceTimersByTimeAsync(GATHER_MS / 2 - 1);
+    expect(folds).toHaveBeenCalledTimes(0);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(folds).toHaveBeenCalledTimes(1);
+    // Batches committed during the fold wait for the next one, GATHER_MS after the first of them.
+    const during = settle('q3');
+    ends.shift()?.();
+    await settled();
+    expect([first.told, second.told, during.told]).toEqual([true, true, false]);
+    await jest.advanceTimersByTimeAsync(GATHER_MS - 1);
+    expect(folds).toHaveBeenCalledTimes(1);
+    await jest.advanceTimersByTimeAsync(1);
+    expect(folds).toHaveBeenCalledTimes(2);
+    ends.shift()?.();
+    await settled();
+    expect(during.told).toBe(true);
+  });
+
+  it('folds at once for an urgent waiter (a CI batch), also one that comes while others gather', async () => {
+    const ci = settle('q1', true);
+    await settled();
+    expect(folds).toHaveBeenCalledTimes(1);
+    ends.shift()?.();
+    await settled();
+    expect(ci.told).toBe(true);
+    const gathering = settle('q2');
+    await jest.advanceTimersByTimeAsync(GATHER_MS / 2);
+    expect(folds).toHaveBeenCalledTimes(1);
+    const urgent = settle('q3', true);
+    await settled();
+    expect(folds).toHaveBeenCalledTimes(2);
+    ends.shift()?.();
+    await settled();
+    expect([gathering.told, urgent.told]).toEqual([true, true]);
+  });
+
+  it("folds nothing when another replica's fold took the batches meanwhile; a sweep's round folds", async () => {
+    queued = false;
+    const taken = settle('q1');
+    await jest.advanceTimersByTimeAsync(GATHER_MS);
+    expect(folds).toHaveBeenCalledTimes(0);
+    expect(taken.told).toBe(true);
+    const sweep = settle(null);
+    await jest.advanceTimersByTimeAsync(GATHER_MS);
+    expect(folds).toHaveBeenCalledTimes(1);
+    ends.shift()?.();
+    await settled();
+    expect(sweep.told).toBe(true);
+  });
+
+  it('folds rows apart: a fold of one row does not hold up another', async () => {
+    settle('q1', true, 'a');
+    settle('q2', true, 'b');
+    await settled();
+    expect(folds.mock.calls.map((call: unknown[]) => call[1])).toEqual(['a', 'b']);
+  });
+
+  it('stops gathering when the replica stops: the fold waiting for the interval begins at once', async () => {
+    const waiter = settle('q1');
+    await settled();
+    expect(folds).toHaveBeenCalledTimes(0);
+    const stopped = folder.onModuleDestroy();
+    await settled();
+    expect(folds).toHaveBeenCalledTimes(1);
+    ends.shift()?.();
+    await stopped;
+    expect(waiter.told).toBe(true);
+  });
+});
