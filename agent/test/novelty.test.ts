@@ -152,4 +152,41 @@ describe('novel variants under load', () => {
     expect(shapes).toEqual(new Set([fingerprint(inferShape(VARIANT_A)), fingerprint(inferShape(VARIANT_B))]));
     expect(agent.metrics.get('novel_shaped_total')).toBe(1);
   });
+
+  it('shapes a variant of an answer past 64 KiB that the budget sampled out, while the scan budget pays for it', async () => {
+    /** About 200 KB: 1,500 records, the 1,201st without `price` in the late variant. */
+    const big = (late: boolean) => ({
+      items: Array.from({ length: 1_500 }, (_, i) => ({
+        id: i,
+        name: `item ${i}`,
+        tags: ['a', 'b'],
+        ...(late && i === 1_200 ? {} : { price: i * 1.5 }),
+      })),
+    });
+    const [plain, late] = [big(false), big(true)];
+    upstream = await startUpstream((req, res) => sendJson(res, 200, req.url === '/big?variant=late' ? late : plain));
+    backend = await FakeBackend.start();
+    // Only the guaranteed sample is shaped (`--shape-budget 0`, the sampler's clock stopped): the
+    // late variant can only be shaped as noticed new, from the bytes the scan budget saved up (8 MiB).
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      shapeBudget: 0,
+      tuning: { flushIntervalMs: 60_000, samplerClock: () => 0 },
+    });
+    try {
+      await load(agent.proxyUrl, '/big', 5, 1);
+      await load(agent.proxyUrl, '/big?variant=late', 1, 1);
+      await load(agent.proxyUrl, '/big', 5, 1);
+      expect(agent.metrics.get('unshaped_total')).toBe(9);
+    } finally {
+      await agent.close();
+    }
+    const shapes = new Set(
+      backend.observations().flatMap((o) => (o.path === '/big' && o.response?.shape ? [o.response.shape] : [])),
+    );
+    expect(shapes).toEqual(new Set([fingerprint(inferShape(plain)), fingerprint(inferShape(late))]));
+    expect(agent.metrics.get('novel_shaped_total')).toBe(1);
+  });
 });

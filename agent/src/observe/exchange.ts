@@ -206,19 +206,34 @@ export class BodyTap {
 
   /**
    * The structure fingerprint (novelty.ts) of the whole body, or null when it cannot be taken
-   * (as `variantKeys`). Reads every byte unless `structureKnown`: the caller keeps it within a `ScanBudget`.
+   * (as `variantKeys`, but whatever its size). Reads every byte unless `structureKnown`: the caller
+   * keeps it within a `ScanBudget`.
    */
   structureKeys(): number | null {
     if (this.structureKnown) return flatStructure(this.keys);
-    if (!this.whole() || !isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
+    if (!this.whole(Infinity) || !isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
     return structureFingerprint(this.text());
   }
 
-  /** All of the body is kept, and small enough to be looked for variants in. */
-  private whole(): boolean {
+  /**
+   * A body past NOVELTY_BYTES, all of it kept, JSON without a content coding: it gives no key
+   * fingerprint (`variantKeys`), only its whole structure (`structureKeys`).
+   */
+  largeWhole(): boolean {
     return (
-      this.copied > 0 && this.copied === this.bytes && this.copied <= NOVELTY_BYTES && !this.cut && !this.overLimit
+      this.copied > NOVELTY_BYTES &&
+      this.whole(Infinity) &&
+      isIdentity(this.contentEncoding) &&
+      isJson(this.contentType)
     );
+  }
+
+  /**
+   * All of the body is kept, and at most `limit` bytes: NOVELTY_BYTES for its first keys; any size
+   * (what the tap keeps) for the whole structure, which the caller pays from its scan budget.
+   */
+  private whole(limit = NOVELTY_BYTES): boolean {
+    return this.copied > 0 && this.copied === this.bytes && this.copied <= limit && !this.cut && !this.overLimit;
   }
 
   private text(): Buffer {

@@ -258,12 +258,14 @@ export class ObservationPipeline implements ExchangeObserver {
       if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
       // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
       // A response that is not kept (no body, as a 204's, or one not shaped) needs no length: the
-      // request body alone is watched then.
+      // request body alone is watched then. A larger one (up to the kept bytes) only when the scan
+      // budget pays for reading it now: taken here, so big bodies are never held beyond what it pays.
       const watch =
         !media.stream &&
-        (!media.shaped || (responseHeaders['content-length'] !== undefined && length <= NOVELTY_BYTES)) &&
+        (!media.shaped || (responseHeaders['content-length'] !== undefined && length <= kept)) &&
         requestCopied <= NOVELTY_BYTES &&
-        (slot.variants?.size ?? 0) < NOVELTY_VARIANTS;
+        (slot.variants?.size ?? 0) < NOVELTY_VARIANTS &&
+        (!media.shaped || length <= NOVELTY_BYTES || this.scanBudget.take(length));
       return watch ? -expectedBytes : 0;
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
@@ -280,7 +282,9 @@ export class ObservationPipeline implements ExchangeObserver {
   private novel(observation: Observation, exchange: Exchange): boolean {
     const request = exchange.request?.variantKeys() ?? null;
     const response = exchange.response?.variantKeys() ?? null;
-    if (request === null && response === null) return false;
+    // A response past NOVELTY_BYTES gives no key fingerprint: it is judged by its whole structure alone.
+    const large = response === null && exchange.response?.largeWhole() === true;
+    if (request === null && response === null && !large) return false;
     const slot = this.sampler.again(
       exchange.sampleSlot ?? null,
       observation.captureId,
@@ -292,15 +296,22 @@ export class ObservationPipeline implements ExchangeObserver {
     slot.structures ??= new Set();
     let novel = false;
     const variant = (Math.imul(request ?? 0, 31) + (response ?? 0)) >>> 0;
-    if (!slot.variants.has(variant) && slot.variants.size < NOVELTY_VARIANTS) {
+    if (!large && !slot.variants.has(variant) && slot.variants.size < NOVELTY_VARIANTS) {
       slot.variants.add(variant);
       novel = true;
     }
-    // A body whose structure is known already (one flat object, read whole for its keys) costs no budget.
-    const bytes = this.scanBytes(request, exchange.request) + this.scanBytes(response, exchange.response);
+    // A body whose structure is known already (one flat object, read whole for its keys) costs no
+    // budget; nor does a sampled-out large response, watched only as `sample` paid its bytes.
+    const paid =
+      large && exchange.sampledBytes < 0 && -exchange.sampledBytes - (exchange.request?.copied ?? 0) > NOVELTY_BYTES;
+    const bytes =
+      this.scanBytes(request, exchange.request) +
+      (large ? (paid ? 0 : (exchange.response as BodyTap).copied) : this.scanBytes(response, exchange.response));
     if (slot.structures.size < NOVELTY_VARIANTS && (bytes === 0 || this.scanBudget.take(bytes))) {
       const structure =
-        (Math.imul(exchange.request?.structureKeys() ?? 0, 31) + (exchange.response?.structureKeys() ?? 0)) >>> 0;
+        (Math.imul(exchange.request?.structureKeys() ?? 0, 31) +
+          ((response === null && !large ? null : exchange.response?.structureKeys()) ?? 0)) >>>
+        0;
       if (!slot.structures.has(structure)) {
         slot.structures.add(structure);
         novel = true;
