@@ -15,6 +15,8 @@ import {
 } from '../src/captures/batch-statement';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { createDataSource } from '../src/database/data-source';
+import { EvidenceRepository } from '../src/evidence/evidence.repository';
+import { packList, unpackList } from '../src/evidence/queued-payload';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { aggregatedRow } from './support/batch-rows';
@@ -68,19 +70,24 @@ function row(path: string, count: number, lastSeen: string): AggregatedRow {
   return aggregatedRow(path, { count, first_seen: '2026-11-29T00:00:00.000Z', last_seen: lastSeen });
 }
 
-/** Evidence naming each of `paths` once in exchanges and consumers, and `minutePaths` in minutes. */
+/** Evidence naming each of `rows` once in exchanges and consumers, and `minutePaths` in minutes. */
 function evidenceOf(rows: readonly AggregatedRow[], minutePaths: readonly string[]): QueuedEvidence {
   return {
     rowId,
     build: 'b1',
     commit: null,
-    exchanges: JSON.stringify(
-      rows.map((r) => ({ method: r.method, path: r.path, count: r.count, last_seen: r.last_seen })),
-    ),
-    minutes: JSON.stringify(minutePaths.map((path) => ({ method: 'GET', path, minute: '2026-11-29T00:00:00.000Z' }))),
-    consumers: JSON.stringify(rows.map((r) => ({ method: r.method, path: r.path, consumer: '*', calls: r.count }))),
+    exchanges: packList(rows.map((r) => ({ method: r.method, path: r.path, count: r.count, last_seen: r.last_seen }))),
+    minutes: packList(minutePaths.map((path) => ({ method: 'GET', path, minute: '2026-11-29T00:00:00.000Z' }))),
+    consumers: packList(rows.map((r) => ({ method: r.method, path: r.path, consumer: '*', calls: r.count }))),
   };
 }
+
+/** The lists a queued evidence holds, unpacked. */
+const listsOf = (evidence: QueuedEvidence): Pick<Queued, 'exchanges' | 'minutes' | 'consumers'> => ({
+  exchanges: unpackList(evidence.exchanges),
+  minutes: unpackList(evidence.minutes),
+  consumers: unpackList(evidence.consumers),
+});
 
 interface Queued {
   last_seen: Date;
@@ -91,13 +98,15 @@ interface Queued {
 }
 
 /**
- * Runs the batch statement in a transaction, reads what it queued and the capture's counters, and
- * rolls back (so no fold takes it).
+ * Runs the batch statement in a transaction (`again`: a second time, its first queued batch
+ * deleted; `then`: then that, in the transaction), reads what it queued and the capture's
+ * counters, and rolls back (so no fold takes it).
  */
 async function written(
   header: Omit<BatchHeader, 'projectId' | 'captureId' | 'observations' | 'shapes'>,
   rows: readonly AggregatedRow[],
   again = false,
+  then?: (manager: EntityManager) => Promise<void>,
 ): Promise<{ claimed: boolean; queued: Queued | null; overflow: number; unmatched: [number, number] }> {
   const runner = ds.createQueryRunner();
   await runner.startTransaction();
@@ -113,10 +122,20 @@ async function written(
       await runner.query('DELETE FROM evidence_queue WHERE id = $1', [result.queuedId]);
       result = await captures.writeBatch(parameters, runner.manager);
     }
-    const [queued] = (await runner.query(
-      'SELECT last_seen, build, exchanges, minutes, consumers FROM evidence_queue WHERE project_id = $1 AND id = $2',
+    await then?.(runner.manager);
+    const [stored] = (await runner.query(
+      `SELECT last_seen, build, packed_exchanges AS exchanges, packed_minutes AS minutes, packed_consumers AS consumers
+         FROM evidence_queue WHERE project_id = $1 AND id = $2`,
       [projectId, result.queuedId ?? '0'],
-    )) as Queued[];
+    )) as Array<
+      Omit<Queued, 'exchanges' | 'minutes' | 'consumers'> & Record<'exchanges' | 'minutes' | 'consumers', string>
+    >;
+    const queued: Queued | undefined = stored && {
+      ...stored,
+      exchanges: unpackList(stored.exchanges),
+      minutes: unpackList(stored.minutes),
+      consumers: unpackList(stored.consumers),
+    };
     const [capture] = (await runner.query(
       'SELECT overflow_requests::int AS o, unmatched_requests::int AS r, unmatched_paths::int AS p FROM captures WHERE id = $1',
       [captureId],
@@ -144,9 +163,7 @@ describe('the batch statement queues a batch’s evidence', () => {
     expect(claimed).toBe(true);
     expect(overflow).toBe(0);
     expect(queued).toMatchObject({ build: 'b1', last_seen: new Date('2026-11-29T00:00:09.000Z') });
-    expect(queued!.exchanges).toEqual(JSON.parse(evidence.exchanges));
-    expect(queued!.minutes).toEqual(JSON.parse(evidence.minutes));
-    expect(queued!.consumers).toEqual(JSON.parse(evidence.consumers));
+    expect(queued).toMatchObject(listsOf(evidence));
   });
 
   it('without the exchanges, minutes and consumer days of endpoints past the cap', async () => {
@@ -214,5 +231,34 @@ describe('the batch statement queues a batch’s evidence', () => {
     expect(claimed).toBe(true);
     expect(queued).toBeNull();
     expect(unmatched).toEqual([5, 1]);
+  });
+});
+
+describe('regrouping', () => {
+  it('renames the paths of queued exchanges, minutes and consumer days, and nothing else', async () => {
+    const rows = [
+      row('/users/alice', 1, '2026-11-29T00:00:05.000Z'),
+      row('/users/bob', 2, '2026-11-29T00:00:06.000Z'),
+      row('/other', 3, '2026-11-29T00:00:07.000Z'),
+    ];
+    const evidence = evidenceOf(rows, ['/users/alice', '/other', '/users/bob']);
+    const { queued } = await written({ batchId: crypto.randomUUID(), evidence }, rows, false, (manager) =>
+      new EvidenceRepository(ds).renameQueuedPaths(
+        manager,
+        projectId,
+        [rowId],
+        ['/users/alice', '/users/bob'],
+        '/users/{user}',
+      ),
+    );
+    expect(paths(queued!.exchanges)).toEqual(['/users/{user}', '/users/{user}', '/other']);
+    expect(paths(queued!.minutes)).toEqual(['/users/{user}', '/other', '/users/{user}']);
+    expect(paths(queued!.consumers)).toEqual(['/users/{user}', '/users/{user}', '/other']);
+    expect(queued!.exchanges[1]).toEqual({
+      method: 'GET',
+      path: '/users/{user}',
+      count: 2,
+      last_seen: '2026-11-29T00:00:06.000Z',
+    });
   });
 });

@@ -4,6 +4,7 @@
  * oldest first, one batch at least, and says whether a bound left some queued.
  */
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
+import { packList } from '../src/evidence/queued-payload';
 import { createMigratedDatabase, type MigratedDatabase } from './support';
 
 let db: MigratedDatabase;
@@ -42,9 +43,9 @@ async function queue(n: number, rows: number): Promise<void> {
       req_h: null,
     }));
     await db.ds.query(
-      `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes, consumers)
-       VALUES ($1, $2, 'b1', NULL, now(), $3::json, '[]', '[]')`,
-      [projectId, rowId, JSON.stringify(exchanges)],
+      `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, packed_exchanges, packed_minutes, packed_consumers)
+       VALUES ($1, $2, 'b1', NULL, now(), $3, '[]', '[]')`,
+      [projectId, rowId, packList(exchanges)],
     );
   }
 }
@@ -55,7 +56,8 @@ const take = (limit: number, bytes: number) =>
 it('takes the oldest batches up to a bound of bytes, one at least, and says what it left', async () => {
   await queue(6, 200);
   const [{ size }] = (await db.ds.query(
-    `SELECT max(pg_column_size(exchanges) + pg_column_size(minutes) + pg_column_size(consumers))::int AS size FROM evidence_queue`,
+    `SELECT max(pg_column_size(packed_exchanges) + pg_column_size(packed_minutes) + pg_column_size(packed_consumers))::int AS size
+       FROM evidence_queue`,
   )) as [{ size: number }];
   expect(size).toBeGreaterThan(1000);
 

@@ -10,6 +10,7 @@
 import type { ConsumersResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
 import pg from 'pg';
 import { MAX_CONSUMERS_PER_KEY } from '../src/consumers/consumers.repository';
+import { packList } from '../src/evidence/queued-payload';
 import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestAgent } from './support/agent-client';
 import { sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
 import { eventually } from './support/evidence-helpers';
@@ -207,13 +208,13 @@ describe('queued evidence', () => {
     const now = new Date().toISOString();
     const minute = new Date(Date.parse(now) - (Date.parse(now) % 60_000)).toISOString();
     await sql(
-      `INSERT INTO evidence_queue (project_id, row_id, last_seen, exchanges, minutes, consumers)
-       VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6::jsonb)`,
+      `INSERT INTO evidence_queue (project_id, row_id, last_seen, packed_exchanges, packed_minutes, packed_consumers)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
       [
         row?.project_id,
         row?.id,
         now,
-        JSON.stringify([
+        packList([
           {
             method: 'POST',
             path: '/items',
@@ -228,7 +229,7 @@ describe('queued evidence', () => {
             req_h: null,
           },
         ]),
-        JSON.stringify([
+        packList([
           {
             method: 'POST',
             path: '/items',
@@ -241,7 +242,7 @@ describe('queued evidence', () => {
             ttlb: {},
           },
         ]),
-        JSON.stringify(
+        packList(
           [
             ['*', 7],
             [WEB, 7],

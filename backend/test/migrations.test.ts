@@ -1,6 +1,6 @@
 import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { appliedMigrations, migrateDown, migrateUp } from '../src/database/migrate';
-import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
+import { EvidenceRepository, originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { createTestDatabase, type TestDatabase } from './support';
 
 let database: TestDatabase;
@@ -296,6 +296,99 @@ describe('migrations', () => {
       while ((await appliedMigrations(ds)).includes(first)) await migrateDown(ds);
       expect(await ds.query(rows)).toEqual(before);
       await migrateUp(ds);
+    } finally {
+      await ds.destroy();
+    }
+  });
+
+  it('pack queued batches’ lists as tables, fold them after, and unpack them back', async () => {
+    const ds = createDataSource(database.url, 2);
+    await ds.initialize();
+    try {
+      await migrateUp(ds);
+      const change = 'PackedEvidenceQueue1795921658378';
+      while ((await appliedMigrations(ds)).includes(change)) await migrateDown(ds);
+      const [project] = (await ds.query(
+        `INSERT INTO projects (slug, name) VALUES ('queue-kept', 'Q') RETURNING id`,
+      )) as [{ id: string }];
+      const [row] = (await ds.query(
+        `INSERT INTO environment_rows (project_id, kind, name, scope, first_seen, last_seen)
+         VALUES ($1, 'production', 'b1', '', now(), now()) RETURNING id`,
+        [project.id],
+      )) as [{ id: string }];
+      // Batches queued by the version before: objects, nulls, names needing escapes, an empty list.
+      const exchange = {
+        method: 'GET',
+        path: '/users/{id}',
+        status: 200,
+        req_ct: null,
+        req_fp: null,
+        res_ct: 'application/json',
+        res_fp: 'f1',
+        count: 3,
+        last_seen: '2026-11-29T01:00:00.123Z',
+        query: ['a "b"', 'c\\d'],
+        req_h: null,
+      };
+      const minute = {
+        method: 'GET',
+        path: '/users/{id}',
+        minute: '2026-11-29T01:00:00.000Z',
+        requests: 3,
+        serverErrors: 0,
+        upstreamFailures: 0,
+        clientLeft: 1,
+        ttfb: { '07': 2, '12': 1 },
+        ttlb: {},
+      };
+      const consumer = {
+        method: 'GET',
+        path: '/users/{id}',
+        status: 200,
+        consumer: '*',
+        day: '2026-11-29',
+        calls: 3,
+        lastCall: '2026-11-29T01:00:00.123Z',
+      };
+      const batches = [
+        {
+          exchanges: [exchange, { ...exchange, path: '/x', status: 404, query: null }],
+          minutes: [minute],
+          consumers: [consumer],
+        },
+        { exchanges: [], minutes: [{ ...minute, path: '/gone' }], consumers: [] },
+      ];
+      for (const batch of batches)
+        await ds.query(
+          `INSERT INTO evidence_queue (project_id, row_id, build, last_seen, exchanges, minutes, consumers)
+           VALUES ($1, $2, 'b1', now(), $3::json, $4::json, $5::json)`,
+          [
+            project.id,
+            row.id,
+            JSON.stringify(batch.exchanges),
+            JSON.stringify(batch.minutes),
+            JSON.stringify(batch.consumers),
+          ],
+        );
+      const old = `SELECT exchanges, minutes, consumers FROM evidence_queue WHERE project_id = $1 ORDER BY id`;
+      expect(await ds.query(old, [project.id])).toEqual(batches);
+      await migrateUp(ds);
+      // Packed: the field names once, method and path first.
+      const [first] = (await ds.query(
+        `SELECT packed_exchanges AS exchanges FROM evidence_queue WHERE project_id = $1 ORDER BY id LIMIT 1`,
+        [project.id],
+      )) as [{ exchanges: string }];
+      const table = JSON.parse(first.exchanges) as unknown[][];
+      expect(table[0]?.slice(0, 2)).toEqual(['method', 'path']);
+      expect(table[1]?.slice(0, 3)).toEqual(['GET', '/users/{id}', 200]);
+      // Down: the objects as they were.
+      while ((await appliedMigrations(ds)).includes(change)) await migrateDown(ds);
+      expect(await ds.query(old, [project.id])).toEqual(batches);
+      // Up again, and the fold's reader takes them as they were queued.
+      await migrateUp(ds);
+      const { batches: taken } = await new EvidenceRepository(ds).takeQueued(ds, project.id, row.id, 10, 1 << 20);
+      expect(taken.map(({ exchanges, minutes, consumers }) => ({ exchanges, minutes, consumers }))).toEqual(batches);
+      expect(await ds.query('SELECT id FROM evidence_queue WHERE project_id = $1', [project.id])).toEqual([]);
     } finally {
       await ds.destroy();
     }

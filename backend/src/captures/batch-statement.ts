@@ -52,9 +52,9 @@ export interface BatchHeader {
 
 /**
  * A batch's evidence as the batch statement queues it in `evidence_queue` for its environment row:
- * the build and commit, and the JSON of its exchanges, runtime minutes and consumer days, each an
- * array of objects with `method` and `path` (of every row of the batch: the statement leaves out
- * those of endpoints the capture's cap dropped).
+ * the build and commit, and its exchanges, runtime minutes and consumer days, each packed as a
+ * table (`packList`, evidence/queued-payload.ts) whose items start with `method` and `path` (of
+ * every row of the batch: the statement leaves out those of endpoints the capture's cap dropped).
  */
 export interface QueuedEvidence {
   rowId: string;
@@ -105,13 +105,14 @@ export interface QueuedEvidence {
  * queue (null when nothing was queued).
  */
 /**
- * A queued JSON array (parameter `parameter`) without the elements of the keys the cap dropped,
- * in order; as sent when nothing was dropped (the common case: no JSON is read).
+ * A queued list (parameter `parameter`, packed as a table: evidence/queued-payload.ts) without the
+ * items of the keys the cap dropped, in order; as sent when nothing was dropped (the common case:
+ * the text is stored as it came, no JSON is parsed).
  */
 function keptJson(parameter: string): string {
-  return `CASE WHEN NOT EXISTS (SELECT FROM dropped) THEN ${parameter}::json
-              ELSE (SELECT coalesce(json_agg(e.x ORDER BY e.n), '[]'::json) FROM json_array_elements(${parameter}::json) WITH ORDINALITY AS e(x, n)
-                     WHERE NOT EXISTS (SELECT FROM dropped d WHERE d.method = e.x->>'method' AND d.path = e.x->>'path')) END`;
+  return `CASE WHEN NOT EXISTS (SELECT FROM dropped) THEN ${parameter}::text
+              ELSE (SELECT coalesce(json_agg(e.x ORDER BY e.n), '[]'::json)::text FROM json_array_elements(${parameter}::json) WITH ORDINALITY AS e(x, n)
+                     WHERE e.n = 1 OR NOT EXISTS (SELECT FROM dropped d WHERE d.method = e.x->>0 AND d.path = e.x->>1)) END`;
 }
 
 export const WRITE_BATCH = `
@@ -163,10 +164,10 @@ export const WRITE_BATCH = `
     SELECT ${keptJson('$32')} AS exchanges, ${keptJson('$33')} AS minutes, ${keptJson('$34')} AS consumers
      WHERE $29::uuid IS NOT NULL AND EXISTS (SELECT FROM claimed)
   ), queued AS (
-    INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, exchanges, minutes, consumers)
+    INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, packed_exchanges, packed_minutes, packed_consumers)
     SELECT $2::uuid, $29::uuid, $30::text, $31::text, coalesce((SELECT max(last_seen) FROM input), now()), k.exchanges, k.minutes, k.consumers
       FROM kept k
-     WHERE EXISTS (SELECT FROM input) OR json_array_length(k.minutes) > 0 -- read only when no row is kept
+     WHERE EXISTS (SELECT FROM input) OR json_array_length(k.minutes::json) > 1 -- a minute besides the field names; read only when no row is kept
     RETURNING id
   ), upserted AS (
     INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape,

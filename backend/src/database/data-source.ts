@@ -49,6 +49,7 @@ import { ConsumerCallsPerKey1795901374861 } from './migrations/1795901374861-Con
 import { OriginsReadFromEvidence1795902502424 } from './migrations/1795902502424-OriginsReadFromEvidence';
 import { IngestWithoutRowForeignKeys1795910196979 } from './migrations/1795910196979-IngestWithoutRowForeignKeys';
 import { RuntimeHoursRolledUp1795912716381 } from './migrations/1795912716381-RuntimeHoursRolledUp';
+import { PackedEvidenceQueue1795921658378 } from './migrations/1795921658378-PackedEvidenceQueue';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -102,6 +103,7 @@ export const MIGRATIONS = [
   OriginsReadFromEvidence1795902502424,
   IngestWithoutRowForeignKeys1795910196979,
   RuntimeHoursRolledUp1795912716381,
+  PackedEvidenceQueue1795921658378,
 ];
 
 /**

@@ -8,6 +8,7 @@ import type { Queryable } from '../common/queryable';
 import type { EndpointRef } from '../versions/versions.repository';
 import type { CellValue } from './cell';
 import type { EnvironmentRowKey } from './environment-row';
+import { unpackList } from './queued-payload';
 
 /** An environment row as stored. */
 export interface EnvironmentRow extends EnvironmentRowKey {
@@ -356,26 +357,35 @@ export class EvidenceRepository {
   ): Promise<{ batches: QueuedBatch[]; left: boolean }> {
     const rows = (await db.query(
       `WITH candidates AS (
-         SELECT id, pg_column_size(exchanges) + pg_column_size(minutes) + pg_column_size(consumers) AS size
+         SELECT id, pg_column_size(packed_exchanges) + pg_column_size(packed_minutes) + pg_column_size(packed_consumers) AS size
            FROM evidence_queue WHERE row_id = $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
        ), bounded AS (
          SELECT id FROM (SELECT id, sum(size) OVER (ORDER BY id) - size AS before FROM candidates) c WHERE before < $4
        ), taken AS (
          DELETE FROM evidence_queue q
           WHERE q.project_id = $1 AND q.id IN (SELECT id FROM bounded)
-         RETURNING q.id, q.build, q.commit, q.last_seen AS "lastSeen", q.exchanges, q.minutes, q.consumers)
+         RETURNING q.id, q.build, q.commit, q.last_seen AS "lastSeen", q.packed_exchanges AS exchanges,
+                   q.packed_minutes AS minutes, q.packed_consumers AS consumers)
        SELECT t.*, (SELECT count(*) FROM candidates)::int AS candidates FROM taken t ORDER BY t.id`,
       [projectId, rowId, limit, bytes],
-    )) as Array<QueuedBatch & { id: string; lastSeen: Date; candidates: number }>;
+    )) as Array<{
+      build: string | null;
+      commit: string | null;
+      lastSeen: Date;
+      exchanges: string;
+      minutes: string;
+      consumers: string;
+      candidates: number;
+    }>;
     const candidates = rows[0]?.candidates ?? 0;
     return {
       batches: rows.map(({ build, commit, lastSeen, exchanges, minutes, consumers }) => ({
         build,
         commit,
         lastSeen: new Date(lastSeen).toISOString(),
-        exchanges,
-        minutes,
-        consumers,
+        exchanges: unpackList(exchanges),
+        minutes: unpackList(minutes),
+        consumers: unpackList(consumers),
       })),
       left: candidates === limit || rows.length < candidates,
     };
@@ -404,13 +414,14 @@ export class EvidenceRepository {
     literals: readonly string[],
     template: string,
   ): Promise<void> {
-    // Stored as json (written and read once, whole): rewritten as jsonb.
+    // Stored as JSON text (written and read once, whole): rewritten as jsonb. Each list is a table
+    // (queued-payload.ts): its first element the field names, then items with the path second.
     const renamed = (column: string): string =>
-      `coalesce((SELECT jsonb_agg(CASE WHEN x->>'path' = ANY($3::text[]) THEN jsonb_set(x, '{path}', to_jsonb($4::text)) ELSE x END ORDER BY n)
-                   FROM jsonb_array_elements(q.${column}::jsonb) WITH ORDINALITY AS e(x, n)), '[]'::jsonb)::json`;
+      `coalesce((SELECT jsonb_agg(CASE WHEN n > 1 AND x->>1 = ANY($3::text[]) THEN jsonb_set(x, '{1}', to_jsonb($4::text)) ELSE x END ORDER BY n)
+                   FROM jsonb_array_elements(q.${column}::jsonb) WITH ORDINALITY AS e(x, n)), '[]'::jsonb)::text`;
     await db.query(
-      `UPDATE evidence_queue q SET exchanges = ${renamed('exchanges')}, minutes = ${renamed('minutes')},
-              consumers = ${renamed('consumers')}
+      `UPDATE evidence_queue q SET packed_exchanges = ${renamed('packed_exchanges')}, packed_minutes = ${renamed('packed_minutes')},
+              packed_consumers = ${renamed('packed_consumers')}
         WHERE q.project_id = $1 AND ($2::uuid[] IS NULL OR q.row_id = ANY($2::uuid[]))`,
       [projectId, rowIds, literals, template],
     );

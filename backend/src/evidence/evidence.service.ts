@@ -19,6 +19,7 @@ import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type TransitionEvent, UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
 import { evaluateCell } from './cell';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
+import { packList } from './queued-payload';
 import {
   type EnvironmentRow,
   EvidenceRepository,
@@ -268,9 +269,9 @@ export class EvidenceService {
       rowId,
       build: key.build,
       commit: key.commit,
-      exchanges: JSON.stringify(exchanges.map(evidenceOf)),
-      minutes: JSON.stringify(minutes),
-      consumers: JSON.stringify(consumers),
+      exchanges: packList(exchanges.map(evidenceOf)),
+      minutes: packList(minutes),
+      consumers: packList(consumers),
     };
   }
 
