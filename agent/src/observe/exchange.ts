@@ -82,9 +82,10 @@ export class BodyTap {
   private keys = -1;
   /**
    * `keys` were taken from every byte kept, which are one flat object (`KEY_SCAN.flat`): the
-   * structure fingerprint follows from them (`flatStructure`), with no second read.
+   * structure fingerprint follows from them (`flatStructure`), with no second read, while the body
+   * stays whole (`structureKnown`). A field, so callers ask the getter only of the few such taps.
    */
-  private flat = false;
+  flat = false;
 
   readonly contentType: string;
   readonly contentEncoding: string;
@@ -210,7 +211,7 @@ export class BodyTap {
    * keeps it within a `ScanBudget`.
    */
   structureKeys(): number | null {
-    if (this.structureKnown) return flatStructure(this.keys);
+    if (this.flat && this.structureKnown) return flatStructure(this.keys);
     if (!this.whole(Infinity) || !isIdentity(this.contentEncoding) || !isJson(this.contentType)) return null;
     return structureFingerprint(this.text());
   }

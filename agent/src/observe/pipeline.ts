@@ -323,7 +323,8 @@ export class ObservationPipeline implements ExchangeObserver {
 
   /** Bytes `structureKeys` reads of a body with these variant keys (null: none). */
   private scanBytes(keys: number | null, tap: BodyTap | null): number {
-    return keys === null || (tap as BodyTap).structureKnown ? 0 : (tap as BodyTap).copied;
+    const body = tap as BodyTap;
+    return keys === null || (body.flat && body.structureKnown) ? 0 : body.copied;
   }
 
   /** Bytes of a body of this media type kept for shape work: none unshaped, a stream's first ones. */
