@@ -253,7 +253,11 @@ describe('runtime charts on the Versions page (real backend, Chromium)', () => {
     await page.goto(`${backend.url}/#/p/charts/captures/${hello.capture.id}`);
     const row = page.getByTestId('undocumented').locator('tbody tr', { hasText: '/health' });
     await row.waitFor();
-    const cells = (await row.locator('td').allTextContents()).map((t) => t.trim());
+    // The row comes with the capture's endpoints; its p95 and errors with the capture's runtime, a
+    // request of its own that may answer later (dashes until then).
+    const cellsOf = async (): Promise<string[]> => (await row.locator('td').allTextContents()).map((t) => t.trim());
+    await until('the row’s runtime figures', async () => (await cellsOf())[5] !== '–');
+    const cells = await cellsOf();
     // Selection box, endpoint, interactions, to review, p95, server errors.
     expect(cells[5]).toBe('10%');
     expect(Number.parseFloat(cells[4]!)).toBeGreaterThan(40 * 0.9);
