@@ -123,6 +123,10 @@ async function written(
       result = await captures.writeBatch(parameters, runner.manager);
     }
     await then?.(runner.manager);
+    // Named: parsed once per connection, not for every batch (common/prepared.ts).
+    expect(
+      await runner.query("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'spectator_write_batch'"),
+    ).toEqual([{ n: 1 }]);
     const [stored] = (await runner.query(
       `SELECT last_seen, build, packed_exchanges AS exchanges, packed_minutes AS minutes, packed_consumers AS consumers
          FROM evidence_queue WHERE project_id = $1 AND id = $2`,
