@@ -115,3 +115,34 @@ describe('documented request bodies come from accepted exchanges', () => {
     expect(diffs[0]?.changes.map((c) => [c.change, c.in, c.status ?? null])).toEqual([['new status', 'response', 422]]);
   });
 });
+
+describe('review shows the required fields committing documents', () => {
+  const note = (fields: object): TestExchange => ({ method: 'GET', path: '/notes', status: 200, response: fields });
+  const observedRequired = async (): Promise<string[] | undefined> => {
+    const observed = await get<ObservedEndpointResponse>(
+      `/captures/${captures.at(-1)}/observed?method=GET&path=/notes`,
+    );
+    return (observed.responses[0]?.shape as { required?: string[] } | null)?.required;
+  };
+
+  it('claims a varied body required from four objects in the observed view, as the commit does', async () => {
+    // Three answers; `tag` missing from one: the body varied, so three objects claim nothing.
+    await send([
+      note({ id: 1, title: 't', tag: 'a' }),
+      note({ id: 2, title: 'u', tag: 'b' }),
+      note({ id: 3, title: 'v' }),
+    ]);
+    expect(await observedRequired()).toBeUndefined();
+    // A fourth answer with `id` and `title`: four objects all had them.
+    await send([note({ id: 4, title: 'w' })]);
+    expect(await observedRequired()).toEqual(['id', 'title']);
+
+    const commit = await backend.api<DocumentationResponse>('POST', '/projects/bodies/documentation', {
+      captureId: captures.at(-1),
+      endpoints: [{ method: 'GET', path: '/notes', documentBodies: true }],
+    });
+    expect(commit.status).toBe(201);
+    const endpoint = (await get<EndpointResponse[]>('/endpoints')).find((e) => e.path === '/notes');
+    expect((endpoint?.responses[0]?.shape as { required?: string[] } | null)?.required).toEqual(['id', 'title']);
+  });
+});

@@ -11,6 +11,7 @@ import {
   type UndocumentedEndpointResponse,
 } from '@spectator/shared';
 import { DomainError, ErrorCode } from '../common/errors';
+import { extendEndpointShapes, NOTHING_DOCUMENTED } from '../versions/endpoint-shapes';
 import { VersionStore } from '../versions/version-store';
 import type { ProjectEntity } from '../projects/project.entity';
 import { type CaptureRow, CapturesRepository } from './captures.repository';
@@ -368,7 +369,11 @@ export class CapturesService {
     return diffs;
   }
 
-  /** The merged observed shapes of one endpoint in a capture, for review. */
+  /**
+   * The merged observed shapes of one endpoint in a capture, for review, as documenting them for the
+   * first time documents them (`extendEndpointShapes`, the one rule of `required`: presence while a
+   * body never varied, four objects once it did; docs/shapes.md): review shows what a commit writes.
+   */
   async observed(
     project: ProjectEntity,
     captureId: string,
@@ -378,7 +383,7 @@ export class CapturesService {
     const capture = await this.byId(project, captureId);
     const { rows, query, requestHeaders } = await this.endpointRows(capture, method, path);
     const shapes = await this.shapes.load(fingerprintsOf(rows));
-    const observed = observedEndpointShapes(rows, shapes);
+    const observed = extendEndpointShapes(NOTHING_DOCUMENTED, observedEndpointShapes(rows, shapes));
     return {
       method,
       path,
