@@ -425,6 +425,33 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
+  it('keeps a 404 on a name under a learned first segment with its route (/{name}/components/paint), before or after', async () => {
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts.length === 3 && parts[0] !== 'canary-nobody' && parts[0] !== 'canary-nemo' && parts[1] === 'components')
+        return sendJson(res, 200, { [parts[2]!]: { code: 'x', name: 'n' }, vin: 'v' });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    // An unknown vehicle before the first segment is learned (held, then decided), and one after it.
+    await sendAll(agent.proxyUrl, ['/canary-nobody/components/paint'], 1);
+    const names = ['canary-alice', 'canary-bob', 'canary-carol'];
+    await sendAll(
+      agent.proxyUrl,
+      names.flatMap((name) => [`/${name}/components/paint`, `/${name}/components/trim`]),
+      1,
+    );
+    await sendAll(agent.proxyUrl, ['/canary-nemo/components/trim'], 1);
+    const templates = await sentTemplates(agent);
+    expect(templates).toEqual(['/{name}/components/paint', '/{name}/components/trim']);
+    expect(backend.count((o) => o.path === '/{name}/components/paint' && o.status === 404)).toBe(1);
+    expect(backend.count((o) => o.path === '/{name}/components/trim' && o.status === 404)).toBe(1);
+    const batches = backend.messages.filter((m): m is BatchMessage => m.type === 'batch');
+    expect(batches.reduce((sum, b) => sum + (b.unmatched?.requests ?? 0), 0)).toBe(0);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
   it('regroups a template sent under a first segment that is learned later (/xml/Teams/{team} → /{name}/Teams/{team})', async () => {
     upstream = await startUpstream((req, res) => {
       const parts = (req.url ?? '/').split('/').filter(Boolean);

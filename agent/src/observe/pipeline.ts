@@ -1,4 +1,5 @@
 import {
+  bestTemplate,
   CardinalityLimiter,
   hasParameter,
   isIgnored,
@@ -88,6 +89,12 @@ function isNotFound(status: number): boolean {
   return status === 404 || status === 405;
 }
 const NO_NAMES: readonly string[] = Object.freeze([]);
+/** Segments of a template in canonical form (`/a/{b}` → 2). */
+function segmentCount(template: string): number {
+  let count = 0;
+  for (let at = template.indexOf('/'); at >= 0; at = template.indexOf('/', at + 1)) count++;
+  return template === '/' ? 0 : count;
+}
 /** A raw path ending in a short number (`/posts/5`), as a version would be written. */
 const SHORT_NUMBER_LAST = /\/[1-9]\d?\/?$/;
 
@@ -138,6 +145,10 @@ export class ObservationPipeline implements ExchangeObserver {
   private readonly confirmed = new Set<string>();
   /** Every prefix of a confirmed template (`/posts` of `/posts/{postId}/comments`, and the template itself). */
   private readonly confirmedPrefixes = new Set<string>();
+  /** Confirmed templates with a parameter, by their number of segments (see `ownerOf`). */
+  private readonly confirmedRoutes = new Map<number, string[]>();
+  /** A 404's path as resolved → the confirmed template it belongs to, or '' (see `ownerOf`); cleared as routes are confirmed. */
+  private readonly owners = new Map<string, string>();
   /** Interactions whose path holds an undecided literal, oldest first (see `holdMs`). */
   private held: Held[] = [];
   /**
@@ -244,7 +255,7 @@ export class ObservationPipeline implements ExchangeObserver {
       // Ignored traffic is dropped when recorded: shaping its bodies would only spend the budget.
       const rules = this.options.rules();
       if (rules.length > 0 && isIgnored(rules, upper, pathname)) return 0;
-      const entry = this.template(pathname);
+      const entry = this.ownerOf(this.template(pathname), status);
       const unmatched = this.isNoise(entry, status);
       if (unmatched && !this.mayTurnReal(entry)) return 0;
       const slot = this.sampler.slot(
@@ -439,7 +450,8 @@ export class ObservationPipeline implements ExchangeObserver {
       metrics.inc('ignored_total');
       return;
     }
-    const entry = this.template(pathname);
+    // A 404 on a confirmed route's literal (`/erin-payments/components/paint` of `/{name}/components/paint`) is its own.
+    const entry = this.ownerOf(this.template(pathname), exchange.status);
     // Noise, unless its path may still be learned into a real endpoint's (then held and decided on release).
     const unmatched = this.isNoise(entry, exchange.status);
     if (unmatched && !this.mayTurnReal(entry)) {
@@ -586,23 +598,64 @@ export class ObservationPipeline implements ExchangeObserver {
     return (
       typeof entry !== 'string' &&
       this.options.holdMs > 0 &&
-      this.learner.undecided(entry.resolved, entry.inferred, entry.raw)
+      this.noiseUndecided(entry.resolved, entry.inferred, entry.raw)
     );
   }
 
   /**
-   * A held possible noise (see `mayTurnReal`) that is noise after all as the learner resolves its
-   * path now: counted apart and dropped.
+   * May a possible noise's path (`learned`, as the learner resolves it now) still turn out a real endpoint's?
+   * While the learner may make a literal of it a parameter (see `PathLearner.undecided`), and while a first
+   * segment may still join a route learned there (`/erin-payments/components/paint` answered 404 before
+   * `/{name}/components/paint` was learned from other names; see `PathLearner.changeable`).
    */
-  private droppedAsNoise(observation: Observation, resolved: string): boolean {
+  private noiseUndecided(learned: string, inferred: string, raw: string): boolean {
+    return this.learner.undecided(learned, inferred, raw) || this.learner.changeable(learned);
+  }
+
+  /**
+   * The template a 404 or 405 goes out under when its path, as resolved, holds a value of a confirmed
+   * route's parameter (`/erin-payments/components/paint` once `/{name}/components/paint` answered other
+   * statuses): that route's own 404, as `/users/nobody` is `/users/{user}`'s. The learner never learns
+   * from a 404, so such a value joins no learned position (a first segment's values are those shown
+   * alike only): without this it would be counted as noise. Otherwise `entry` as it is.
+   */
+  private ownerOf(entry: string | PathEntry, status: number): string | PathEntry {
+    if (!isNotFound(status) || typeof entry === 'string') return entry;
+    return this.ownerOfResolved(entry.resolved) ?? entry;
+  }
+
+  /** The most specific confirmed template with a parameter that `resolved` (not confirmed itself) matches. */
+  private ownerOfResolved(resolved: string): string | undefined {
+    if (this.confirmed.has(resolved) || this.underConfirmedRoute(resolved)) return undefined;
+    let owner = this.owners.get(resolved);
+    if (owner === undefined) {
+      const routes = this.confirmedRoutes.get(segmentCount(resolved));
+      owner = (routes === undefined ? undefined : bestTemplate(resolved, routes)) ?? '';
+      if (this.owners.size >= TEMPLATE_CACHE_SIZE) this.owners.clear();
+      this.owners.set(resolved, owner);
+    }
+    return owner === '' ? undefined : owner;
+  }
+
+  /**
+   * A held possible noise (see `mayTurnReal`) decided as the learner resolves its path now (`resolved`):
+   * null when it is noise after all (counted apart and dropped), the confirmed route it belongs to
+   * (see `ownerOf`), or undefined when its own template is real now (it goes out as resolved).
+   */
+  private decideNoise(observation: Observation, resolved: string): string | null | undefined {
     const pathname = observation.unmatchedPath;
-    if (pathname === undefined) return false;
+    if (pathname === undefined) return undefined;
     if (this.confirmed.has(resolved) || this.underConfirmedRoute(resolved)) {
       delete observation.unmatchedPath;
-      return false;
+      return undefined;
+    }
+    const owner = this.ownerOfResolved(resolved);
+    if (owner !== undefined) {
+      delete observation.unmatchedPath;
+      return owner;
     }
     this.countNoise(observation.captureId, pathname);
-    return true;
+    return null;
   }
 
   /**
@@ -620,6 +673,13 @@ export class ObservationPipeline implements ExchangeObserver {
   private confirm(template: string): void {
     if (this.confirmed.size >= TEMPLATE_CACHE_SIZE) return;
     this.confirmed.add(template);
+    this.owners.clear();
+    if (template.includes('{')) {
+      const count = segmentCount(template);
+      const routes = this.confirmedRoutes.get(count);
+      if (routes === undefined) this.confirmedRoutes.set(count, [template]);
+      else routes.push(template);
+    }
     for (let at = template.indexOf('/', 1); at > 0; at = template.indexOf('/', at + 1))
       this.confirmedPrefixes.add(template.slice(0, at));
     this.confirmedPrefixes.add(template);
@@ -646,6 +706,8 @@ export class ObservationPipeline implements ExchangeObserver {
     const confirmed = [...this.confirmed];
     this.confirmed.clear();
     this.confirmedPrefixes.clear();
+    this.confirmedRoutes.clear();
+    this.owners.clear();
     for (const template of confirmed) this.confirm(this.learner.resolve(template));
     for (const [template, sent] of [...this.sentUndecided]) {
       const now = this.learner.resolve(sent.inferred);
@@ -697,9 +759,14 @@ export class ObservationPipeline implements ExchangeObserver {
       if (observation.unmatchedPath !== undefined) {
         // A possible noise: held while its path may still be learned, decided here otherwise.
         const learned = this.learner.resolve(path.inferred);
-        undecided = this.learner.undecided(learned, path.inferred, path.raw);
-        if (!undecided && this.droppedAsNoise(observation, learned)) return;
-        observation.template = undecided ? learned : this.resolve(path.inferred);
+        undecided = this.noiseUndecided(learned, path.inferred, path.raw);
+        const owner = undecided ? undefined : this.decideNoise(observation, learned);
+        if (owner === null) return;
+        observation.template = undecided ? learned : (owner ?? this.resolve(path.inferred));
+        if (owner !== undefined) {
+          this.toRows(observation, false);
+          return;
+        }
       } else {
         const current = path.generation === this.generation;
         if (!current) observation.template = this.resolve(path.inferred);
@@ -734,10 +801,15 @@ export class ObservationPipeline implements ExchangeObserver {
       const inferred = path.inferred;
       if (item.observation.unmatchedPath !== undefined) {
         const learned = this.learner.resolve(inferred);
-        const undecided = this.learner.undecided(learned, inferred, path.raw);
-        if ((all || item.until <= now || !undecided) && this.droppedAsNoise(item.observation, learned)) continue;
-        if (!all && item.until > now && undecided) {
+        if (!all && item.until > now && this.noiseUndecided(learned, inferred, path.raw)) {
           kept.push(item);
+          continue;
+        }
+        const owner = this.decideNoise(item.observation, learned);
+        if (owner === null) continue;
+        if (owner !== undefined) {
+          item.observation.template = owner;
+          this.toRows(item.observation, false);
           continue;
         }
       }
@@ -759,7 +831,13 @@ export class ObservationPipeline implements ExchangeObserver {
     const path = item.observation.path as PathEntry;
     this.retemplate(path);
     const inferred = path.inferred;
-    if (this.droppedAsNoise(item.observation, this.learner.resolve(inferred))) return;
+    const owner = this.decideNoise(item.observation, this.learner.resolve(inferred));
+    if (owner === null) return;
+    if (owner !== undefined) {
+      item.observation.template = owner;
+      this.toRows(item.observation, false);
+      return;
+    }
     const template = this.resolve(inferred);
     item.observation.template = template;
     this.toRows(item.observation, this.learner.undecided(template, inferred, path.raw));
