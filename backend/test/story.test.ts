@@ -17,7 +17,13 @@ import { ROUTES } from '@spectator/shared';
 import WebSocket from 'ws';
 import type { WebhookBody } from '../src/webhooks/transition-events';
 import { startTestBackend, type TestBackend } from './support';
-import { eventually, runUsersTraffic, startHookReceiver, type UsersVariant } from './support/evidence-helpers';
+import {
+  eventually,
+  runUsersTraffic,
+  startHookReceiver,
+  untilFolded,
+  type UsersVariant,
+} from './support/evidence-helpers';
 
 let backend: TestBackend;
 let agentToken: string;
@@ -28,9 +34,16 @@ let dashboard: WebSocket;
 const dashboardEvents: DashboardEvent[] = [];
 const SECRET = 'story-webhook-secret-0123456789';
 
-/** Runs an agent for an environment in front of a users API variant and sends the usual traffic. */
-function run(environment: AgentEnvironment, variant: UsersVariant, withUserById: boolean): Promise<string> {
-  return runUsersTraffic(backend.url, agentToken, environment, variant, withUserById);
+/**
+ * Runs an agent for an environment in front of a users API variant, sends the usual traffic, and
+ * waits until its evidence is folded: the agent's `capture-ended` (and a CI batch's ack) waits for
+ * the fold at most SETTLE_MS (5 s), which a fold passed once in a whole-project run at load 12
+ * (case 2 read "Appeared in Staging").
+ */
+async function run(environment: AgentEnvironment, variant: UsersVariant, withUserById: boolean): Promise<string> {
+  const capture = await runUsersTraffic(backend.url, agentToken, environment, variant, withUserById);
+  await untilFolded(backend.databaseUrl);
+  return capture;
 }
 
 async function proposal(id: string): Promise<ProposalResponse> {
