@@ -279,8 +279,9 @@ export class EvidenceService {
    * Folds up to `FOLD_LIMIT` of a row's queued batches (and `FOLD_BYTES` of their payloads) into its evidence, in one transaction that
    * holds the row's lock (taken `SKIP LOCKED`: `'busy'` when another fold, a regrouping or new
    * versions hold it): the exchanges folded by key and added, the row touched, the cells of the
-   * documented endpoints they touched refreshed (with their matrix text, steps and transitions),
-   * and `alsoFold` told the batches' runtime minutes and consumer days, in the same transaction. Each batch is
+   * documented endpoints they touched refreshed (with their matrix text and transitions),
+   * `alsoFold` told the batches' runtime minutes and consumer days, and last the proposals' steps
+   * the cells reach (`onCellsChanged`, `onFolded`), in the same transaction. Each batch is
    * folded once: it is deleted from the queue in the transaction that folds it. `transaction` runs
    * it (by default on the app's pool; the folder gives folds a pool of their own).
    * @returns how many batches were folded, and whether a bound left some of those queued before it.
@@ -305,6 +306,8 @@ export class EvidenceService {
       );
       const row = await this.repository.touchRow(manager, rowId, lastSeen, latest('build'), latest('commit'));
       const exchanges = foldExchanges(batches);
+      /** The endpoints whose cells the fold changed (null: it refreshed none). */
+      let changed: string[] | null = null;
       if (exchanges.length > 0) {
         const keys = [
           ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
@@ -313,7 +316,7 @@ export class EvidenceService {
         if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
         const stale = await this.cellsToCompute(manager, rowId, endpoints, exchanges);
         await this.repository.addExchanges(manager, project.id, rowId, exchanges);
-        await this.refreshRow(
+        changed = await this.refreshRow(
           manager,
           project,
           row,
@@ -333,9 +336,15 @@ export class EvidenceService {
             .filter((e) => !stale.has(e.id))
             .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string })),
         );
-        for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
       await alsoFold(manager, row, batches);
+      // The proposals' steps last: recording one locks its proposal's row until this commits, and
+      // a fold of another row reaching another step of it waits for that (issue 20: 179 ms behind
+      // the runtime minutes and consumer days written here, at full scale).
+      if (exchanges.length > 0) {
+        if (changed !== null) await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
+        for (const listener of this.foldedListeners) await listener(manager, project, row);
+      }
       return { folded: batches.length, left };
     });
   }
@@ -395,18 +404,21 @@ export class EvidenceService {
     );
   }
 
-  /** Refreshes a locked row's cells of some documented endpoints, with its matrix text and steps. */
+  /**
+   * Refreshes a locked row's cells of some documented endpoints, with its matrix text.
+   * @returns the endpoints whose cells changed (for the steps, `cellsChanged`), null when there were none to refresh.
+   */
   private async refreshRow(
     manager: EntityManager,
     project: EventProject,
     row: EnvironmentRow,
     endpoints: readonly EndpointRef[],
-  ): Promise<void> {
-    if (endpoints.length === 0) return;
+  ): Promise<string[] | null> {
+    if (endpoints.length === 0) return null;
     const changed = await this.refreshCells(manager, project, row, endpoints);
     // The matrix text shows versions and drift only: a fold that changed no cell leaves it as is.
     await matrixTexts.patch(manager, project.id, row.id, changed);
-    await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
+    return changed;
   }
 
   /**
