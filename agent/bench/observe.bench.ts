@@ -5,6 +5,12 @@
  * against the same exchange without observing (only the objects the proxy builds anyway). The two are
  * interleaved in rounds in one process, and each round yields to the event loop every 200 requests so
  * sampled shape work runs, as it does in the agent; figures are medians of process CPU µs/request.
+ *
+ * The shape sampler's clock, on which its shape budget and the whole-body scan budget refill, runs
+ * on requests, not on the wall: each observed request moves it on by 1/`rate` s, the scenario's rate
+ * in the proxy bench (`BENCH_OBSERVE_CLOCK=wall` for the wall clock, as before session 17). On the
+ * wall clock a round's share of budgeted work depended on how fast the rounds before it ran and on
+ * how long the process waited for a core, so a loaded machine moved the figure both ways.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { LatencyHistogram } from '@spectator/shared';
@@ -19,6 +25,11 @@ import { BODIES } from './contender';
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const YIELD_EVERY = 200;
+/** `wall`: budgets refill on the wall clock; otherwise on requests (see above). */
+const WALL_CLOCK = process.env.BENCH_OBSERVE_CLOCK === 'wall';
+/** The shape sampler's clock, ms: moved on by each observed request unless WALL_CLOCK. */
+let requestClock = 0;
+const samplerClock = WALL_CLOCK ? Date.now : () => requestClock;
 
 interface Scenario {
   name: string;
@@ -28,6 +39,8 @@ interface Scenario {
   requestHeaders: IncomingHttpHeaders;
   requestBody: Buffer | null;
   responseBody: Buffer;
+  /** Requests a second of it in the proxy bench's paired part, observing, at 32 connections (quiet). */
+  rate: number;
 }
 
 /** Headers as autocannon and the bench upstream send them (after the proxy's own handling). */
@@ -48,6 +61,7 @@ const SCENARIOS: Scenario[] = [
     requestHeaders: REQUEST_HEADERS,
     requestBody: null,
     responseBody: Buffer.from(BODIES.small),
+    rate: 16_000,
   },
   {
     name: 'POST /posts',
@@ -61,6 +75,7 @@ const SCENARIOS: Scenario[] = [
     },
     requestBody: POST_BODY,
     responseBody: Buffer.from(JSON.stringify({ id: 1, title: 'Hello from the bench', author: 'Ann' })),
+    rate: 15_000,
   },
   {
     name: 'GET 100 KB JSON',
@@ -70,6 +85,7 @@ const SCENARIOS: Scenario[] = [
     requestHeaders: REQUEST_HEADERS,
     requestBody: null,
     responseBody: Buffer.from(BODIES.large),
+    rate: 5_000,
   },
   {
     name: 'GET /posts/{id}?page',
@@ -79,6 +95,7 @@ const SCENARIOS: Scenario[] = [
     requestHeaders: REQUEST_HEADERS,
     requestBody: null,
     responseBody: Buffer.from(BODIES.small),
+    rate: 16_000,
   },
 ];
 
@@ -112,9 +129,11 @@ async function run(
   let sink = 0;
   const carrier: SampleCarrier = { sampleSlot: null };
   const started = cpuMicros();
+  const tick = 1_000 / scenario.rate;
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
     if (pipeline) {
+      requestClock += tick;
       // As forward does while observing: the clock read when the request arrives, when its response
       // starts and when it ends (time to first and last byte).
       const arrived = performance.now();
@@ -181,9 +200,10 @@ async function main(): Promise<void> {
     rules: () => [],
     metrics,
     log: createRootLogger('silent'),
+    samplerClock,
   });
   console.log(
-    `observing path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; node ${process.version}`,
+    `observing path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; budgets refill ${WALL_CLOCK ? 'on the wall clock' : "on requests (each 1/rate s of the sampler's clock)"}; node ${process.version}`,
   );
   // Warm-up: JIT and the first shapes.
   for (const scenario of SCENARIOS) await run(pipeline, scenario, 2_000);
@@ -236,6 +256,7 @@ async function consumerPerRequest(): Promise<void> {
       metrics: new Metrics(),
       log: createRootLogger('silent'),
       consumers: named ? new ConsumerIds(config) : null,
+      samplerClock,
     });
   const named = make(true);
   const plain = make(false);
