@@ -4,6 +4,7 @@ import { createRootLogger } from '../log';
 import { Metrics } from '../metrics';
 import { ObservationPipeline } from './pipeline';
 import { keyFingerprint } from './novelty';
+import type { Exchange } from './exchange';
 
 function pipeline(rules: IgnoreRule[] = []): ObservationPipeline {
   return new ObservationPipeline({
@@ -15,9 +16,9 @@ function pipeline(rules: IgnoreRule[] = []): ObservationPipeline {
   });
 }
 
-/** The query names the pipeline reports for one request to `target`. */
-function reported(observer: ObservationPipeline, target: string): readonly string[] {
-  observer.record({
+/** A GET of `target` answered 200 in capture c1, with `fields` over these. */
+function exchangeOf(target: string, fields: Partial<Exchange> = {}): Exchange {
+  return {
     captureId: 'c1',
     method: 'GET',
     target,
@@ -31,7 +32,13 @@ function reported(observer: ObservationPipeline, target: string): readonly strin
     firstByte: 0,
     lastByte: 0,
     clientLeft: false,
-  });
+    ...fields,
+  };
+}
+
+/** The query names the pipeline reports for one request to `target`. */
+function reported(observer: ObservationPipeline, target: string): readonly string[] {
+  observer.record(exchangeOf(target));
   return observer.drain()[0]?.observations[0]?.query ?? [];
 }
 
@@ -159,5 +166,54 @@ describe('ObservationPipeline stream taps', () => {
       for (let i = 0; i < 100; i++) long.write(chunk);
       expect([long.prefix, long.copied, long.cut, long.bytes]).toEqual([true, kept, true, 100 * chunk.length]);
     }
+  });
+});
+
+describe('ObservationPipeline interactions watched per key', () => {
+  /** A list of 40 items; in `late` its 31st lacks `b`, past the 256 bytes the key fingerprint reads. */
+  const list = (late: boolean) =>
+    Buffer.from(JSON.stringify(Array.from({ length: 40 }, (_, i) => (late && i === 30 ? { a: i } : { a: i, b: 'x' }))));
+  const [plain, late] = [list(false), list(true)];
+
+  it('watches at most maxWatchedPerKeyPerSecond sampled-out interactions of one key a second, others apart', () => {
+    expect(keyFingerprint(late)).toBe(keyFingerprint(plain));
+    let clock = 0;
+    const metrics = new Metrics();
+    const observer = new ObservationPipeline({
+      bodyLimit: 1024 * 1024,
+      captureId: () => 'c1',
+      rules: () => [],
+      metrics,
+      log: createRootLogger('silent'),
+      // No shape budget: each key's guaranteed sample is its first; the rest are sampled out and watched.
+      sampler: { budgetShare: 0, burstMs: 0, maxWatchedPerKeyPerSecond: 10 },
+      samplerClock: () => clock,
+    });
+    const send = (target: string, body: Buffer): void => {
+      const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
+      const carrier = { sampleSlot: null };
+      const sampledBytes = observer.sample('GET', target, 200, headers, 0, carrier);
+      const response = observer.tap(headers['content-type'], undefined, sampledBytes !== 0, sampledBytes !== 0);
+      response.write(body);
+      observer.record(
+        exchangeOf(target, { responseHeaders: headers, response, sampledBytes, sampleSlot: carrier.sampleSlot }),
+      );
+    };
+    const noticed = () => metrics.get('novel_shaped_total');
+    // The first of /a is its guaranteed sample, the next 10 are watched, the rest not: its late variant is not noticed.
+    for (let i = 0; i < 20; i++) send('/a', plain);
+    send('/a', late);
+    expect(noticed()).toBe(0);
+    // Another key is watched on its own.
+    send('/b', plain);
+    send('/b', late);
+    expect(noticed()).toBe(1);
+    // A tenth of a second later one more of /a is watched.
+    clock += 100;
+    send('/a', late);
+    expect(noticed()).toBe(2);
+    send('/a', plain);
+    send('/a', late);
+    expect(noticed()).toBe(2);
   });
 });

@@ -276,8 +276,11 @@ export class ObservationPipeline implements ExchangeObserver {
         (!media.shaped || (responseHeaders['content-length'] !== undefined && length <= kept)) &&
         requestCopied <= NOVELTY_BYTES &&
         (slot.variants?.size ?? 0) < NOVELTY_VARIANTS &&
+        this.sampler.mayWatch(slot) &&
         (!media.shaped || length <= NOVELTY_BYTES || this.scanBudget.take(length));
-      return watch ? -expectedBytes : 0;
+      if (!watch) return 0;
+      this.sampler.watched(slot);
+      return -expectedBytes;
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
       return 0;

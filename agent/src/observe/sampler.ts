@@ -33,6 +33,17 @@ export interface SamplerOptions {
    * light traffic such as a CI run stays far below it, so every interaction there is still shaped.
    */
   maxPerKeyPerSecond: number;
+  /**
+   * Sampled-out interactions of one key watched for a new variant (their small bodies kept and
+   * fingerprinted, novelty.ts) per second at most, default 1,000, saved up for one second at most: a
+   * token bucket per key. Below it (any CI run, any endpoint under 1,000 requests a second) every one
+   * is watched; a flooded endpoint no longer pays for fingerprinting bodies it repeats thousands of
+   * times a second (at 16,000 requests a second of a 2.2 KB list: the key fingerprint of each, and
+   * 3,800 whole-body reads a second, the whole scan budget, 1.3 % of the agent's CPU), and leaves the
+   * scan budget to the other endpoints. A rare variant of a flooded endpoint shows later: one in
+   * 100,000 of its answers within about 100 s of flood, not 6 s (26 s past the first 256 bytes).
+   */
+  maxWatchedPerKeyPerSecond: number;
 }
 
 /**
@@ -54,6 +65,9 @@ export interface SampleSlot {
    */
   keyTokens: number;
   keyRefilledAt: number;
+  /** The key's watched interactions left (`maxWatchedPerKeyPerSecond`), refilled at `watchRefilledAt` on the sampler's clock. */
+  watchTokens: number;
+  watchRefilledAt: number;
   /** Key fingerprints of the body variants seen (see novelty.ts), made on the first; at most NOVELTY_VARIANTS. */
   variants: Set<number> | null;
   /** Structure fingerprints of the whole bodies read (novelty.ts `structureFingerprint`); at most NOVELTY_VARIANTS. */
@@ -73,6 +87,7 @@ const DEFAULTS: SamplerOptions = {
   sampleOverheadMs: 0.015,
   costFactor: 4,
   maxPerKeyPerSecond: 100,
+  maxWatchedPerKeyPerSecond: 1_000,
 };
 
 /**
@@ -97,6 +112,8 @@ export class ShapeSampler {
   private msPerByte = 0.00001;
   /** When `pause` stopped the clock, or null while it runs. */
   private pausedAt: number | null = null;
+  /** The clock as the last `admit` read it (`mayWatch` asks about the same interaction). */
+  private admittedAt = 0;
   /** Time spent paused so far, ms: taken off the clock. */
   private pausedTotal = 0;
 
@@ -128,12 +145,15 @@ export class ShapeSampler {
     if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
     let slot = byStatus.get(status);
     if (slot === undefined) {
+      const now = this.time();
       byStatus.set(
         status,
         (slot = {
           lastShaped: -Infinity,
           keyTokens: this.keyBurst(),
-          keyRefilledAt: this.time(),
+          keyRefilledAt: now,
+          watchTokens: this.options.maxWatchedPerKeyPerSecond,
+          watchRefilledAt: now,
           variants: null,
           structures: null,
           template,
@@ -163,6 +183,7 @@ export class ShapeSampler {
   /** Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when yes. */
   admit(slot: SampleSlot, bytes: number): boolean {
     const now = this.time();
+    this.admittedAt = now;
     this.refill(now);
     // The fixed overhead is charged here for good: `spent` corrects only the timed part.
     const estimate = this.options.sampleOverheadMs + bytes * this.msPerByte * this.options.costFactor;
@@ -182,6 +203,26 @@ export class ShapeSampler {
       if (slot.keyTokens < 1) return false;
     }
     return this.take(slot, estimate);
+  }
+
+  /**
+   * May one more sampled-out interaction of this key be watched for a new variant, as far as the
+   * key's own bucket goes (`maxWatchedPerKeyPerSecond`)? On the clock `admit` read for it (called
+   * just before, for the same interaction). Takes nothing: `watched` takes it once it is watched.
+   */
+  mayWatch(slot: SampleSlot): boolean {
+    const now = this.admittedAt;
+    const perSecond = this.options.maxWatchedPerKeyPerSecond;
+    if (now > slot.watchRefilledAt) {
+      slot.watchTokens = Math.min(perSecond, slot.watchTokens + ((now - slot.watchRefilledAt) * perSecond) / 1_000);
+      slot.watchRefilledAt = now;
+    } else if (now < slot.watchRefilledAt) slot.watchRefilledAt = now; // a wall clock set back
+    return slot.watchTokens >= 1;
+  }
+
+  /** One interaction of this key is watched (after `mayWatch`). */
+  watched(slot: SampleSlot): void {
+    slot.watchTokens--;
   }
 
   /** Admit one sample of `slot`: reserve its estimated cost and take one of the key's tokens. */
