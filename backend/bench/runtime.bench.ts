@@ -18,10 +18,18 @@
  * kept: minutes within the minute horizon, hours before it), in SQL only, so without the HTTP and
  * Node work the route adds. Storage: the table's and its
  * indexes' bytes per row, after VACUUM.
+ *
+ * Then the same cases again with minutes waiting for the roll-up, as a busy environment always has
+ * some (folds add them, a replica rolls them up every 10 s by default): BENCH_RUNTIME_WAITING
+ * (default 18,000) minutes added by folds of 300 endpoints of the build (`RuntimeRepository.addMinutes`,
+ * minutes of the last 10), the roll-up held off (SPECTATOR_RUNTIME_ROLLUP_SECONDS=3600), so every read
+ * adds them. The bench seeds no evidence cells, so those minutes go under no version: an answer's
+ * points are counted over every version. BENCH_RUNTIME_WAITING=0 leaves that part out.
  */
 import { performance } from 'node:perf_hooks';
 import os from 'node:os';
 import type { DataSource } from 'typeorm';
+import type { WireHistogram } from '@spectator/shared';
 import pino from 'pino';
 import type { Runtime } from '../src/config/runtime';
 import { createDataSource } from '../src/database/data-source';
@@ -57,10 +65,15 @@ const ROUNDS = 3;
 const CALLS = 40;
 /** BENCH_RUNTIME_BEFORE=0 leaves out the query of 3318d2f (most of the run's time: 2 s a call on raw minutes). */
 const WITH_BEFORE = process.env.BENCH_RUNTIME_BEFORE !== '0';
+/** Minutes waiting for the roll-up in the second part (BENCH_RUNTIME_WAITING), added 300 a fold. */
+const WAITING = Number(process.env.BENCH_RUNTIME_WAITING ?? 18_000);
+const FOLD_MINUTES = 300;
 /** A histogram of 60 requests of about 10–60 ms, as the agents send them. */
 const HISTOGRAM = JSON.stringify({ '14': 6, '15': 10, '16': 14, '17': 12, '18': 9, '19': 5, '20': 3, '21': 1 });
 
 async function main(): Promise<void> {
+  // The minutes waiting of the second part stay waiting: the backend's first roll-up runs at start.
+  process.env.SPECTATOR_RUNTIME_ROLLUP_SECONDS = '3600';
   await withBenchBackend(4, async ({ pool, api }) => {
     await api('POST', '/projects', { slug: 'bench', name: 'Bench' });
     const [{ id: projectId }] = (await pool.query<{ id: string }>(`SELECT id FROM projects WHERE slug = 'bench'`))
@@ -162,34 +175,87 @@ async function main(): Promise<void> {
         },
         (answer.step === 60 ? 'minute' : answer.step === 3600 ? 'hour' : 'day') as RuntimeResolution,
       );
-    const timings = new Map(cases.map((c) => [c.name, contenders.map(() => [] as number[])]));
+    /** `ROUNDS` rounds of `CALLS` calls of each case; printed as `label`. */
+    const measure = async (label: string, withBefore: boolean): Promise<void> => {
+      const timings = new Map(cases.map((c) => [c.name, contenders.map(() => [] as number[])]));
+      for (let round = 0; round < ROUNDS; round++)
+        for (let call = 0; call < CALLS; call++)
+          for (const c of cases) {
+            const id = c.ids[Math.floor(Math.random() * c.ids.length)] as string;
+            let t0 = performance.now();
+            const answer = await api<{ since: string; step: number; versions: Array<{ points: unknown[] }> }>(
+              'GET',
+              `/projects/bench/endpoints/${id}/runtime?environment=production&${c.query()}`,
+            );
+            const [http, sql, before] = timings.get(c.name)!;
+            http!.push(performance.now() - t0);
+            c.points = answer.versions.reduce((n, v) => n + v.points.length, 0);
+            const scope = [projectId, 'GET', pathOf.get(id), 'production', null, answer.since];
+            t0 = performance.now();
+            await stepsOf(alone, id, answer);
+            sql!.push(performance.now() - t0);
+            if (!withBefore) continue;
+            t0 = performance.now();
+            await pool.query(BEFORE, [...scope, answer.step, new Date(Date.now() - c.minuteDays * 24 * 3600_000)]);
+            before!.push(performance.now() - t0);
+          }
+      for (const c of cases)
+        contenders.forEach((contender, i) => {
+          const t = timings.get(c.name)![i]!;
+          if (t.length === 0) return;
+          console.log(
+            `${label}${c.name}: ${contender}: ${c.points} points, p50 ${median(t).toFixed(1)} ms, p95 ${percentile(t, 95).toFixed(1)} ms (${t.length} calls)`,
+          );
+        });
+    };
     const pathOf = new Map(
       (await pool.query<{ id: string; path: string }>('SELECT id, path FROM endpoints')).rows.map((r) => [
         r.id,
         r.path,
       ]),
     );
-    for (let round = 0; round < ROUNDS; round++)
-      for (let call = 0; call < CALLS; call++)
-        for (const c of cases) {
-          const id = c.ids[Math.floor(Math.random() * c.ids.length)] as string;
-          let t0 = performance.now();
-          const answer = await api<{ since: string; step: number; versions: Array<{ points: unknown[] }> }>(
-            'GET',
-            `/projects/bench/endpoints/${id}/runtime?environment=production&${c.query()}`,
-          );
-          const [http, sql, before] = timings.get(c.name)!;
-          http!.push(performance.now() - t0);
-          c.points = answer.versions[0]?.points.length ?? 0;
-          const scope = [projectId, 'GET', pathOf.get(id), 'production', null, answer.since];
-          t0 = performance.now();
-          await stepsOf(alone, id, answer);
-          sql!.push(performance.now() - t0);
-          if (!WITH_BEFORE) continue;
-          t0 = performance.now();
-          await pool.query(BEFORE, [...scope, answer.step, new Date(Date.now() - c.minuteDays * 24 * 3600_000)]);
-          before!.push(performance.now() - t0);
-        }
+    await measure('', WITH_BEFORE);
+    if (WAITING > 0) {
+      // Folds of the build: FOLD_MINUTES endpoints each (drawn from all), at one of the last 10 minutes.
+      const folds = createDataSource((pool.options as { connectionString: string }).connectionString, 2);
+      await folds.initialize();
+      const repository = new RuntimeRepository(folds);
+      const paths = [...pathOf.values()];
+      const histogram = JSON.parse(HISTOGRAM) as WireHistogram;
+      const minuteNow = Date.now() - (Date.now() % 60_000);
+      const t0 = performance.now();
+      for (let added = 0; added < WAITING; added += FOLD_MINUTES) {
+        const minute = new Date(minuteNow - Math.floor(Math.random() * 10) * 60_000).toISOString();
+        const drawn = new Set<string>();
+        while (drawn.size < Math.min(FOLD_MINUTES, WAITING - added, paths.length))
+          drawn.add(paths[Math.floor(Math.random() * paths.length)] as string);
+        await folds.transaction((manager) =>
+          repository.addMinutes(
+            manager,
+            projectId,
+            { kind: 'production', name: 'p-1' },
+            [...drawn].map((path) => ({
+              method: 'GET',
+              path,
+              minute,
+              requests: 60,
+              serverErrors: 1,
+              upstreamFailures: 0,
+              clientLeft: 0,
+              ttfb: histogram,
+              ttlb: histogram,
+            })),
+          ),
+        );
+      }
+      await folds.destroy();
+      await pool.query('ANALYZE');
+      console.log(
+        `added ${WAITING.toLocaleString('en')} minutes waiting in ${Math.ceil(WAITING / FOLD_MINUTES)} folds ` +
+          `(${((performance.now() - t0) / Math.ceil(WAITING / FOLD_MINUTES)).toFixed(1)} ms a fold, with its cells)`,
+      );
+      await measure(`${WAITING.toLocaleString('en')} minutes waiting: `, false);
+    }
     // BENCH_RUNTIME_EXPLAIN=1: the plan of the route's statement for one endpoint of each case.
     if (process.env.BENCH_RUNTIME_EXPLAIN)
       for (const c of cases) {
@@ -207,14 +273,6 @@ async function main(): Promise<void> {
         } as unknown as DataSource);
         await stepsOf(explaining, id, answer);
       }
-    for (const c of cases)
-      contenders.forEach((contender, i) => {
-        const t = timings.get(c.name)![i]!;
-        if (t.length === 0) return;
-        console.log(
-          `${c.name}: ${contender}: ${c.points} points, p50 ${median(t).toFixed(1)} ms, p95 ${percentile(t, 95).toFixed(1)} ms (${t.length} calls)`,
-        );
-      });
     console.log(
       `load average at the end: ${os
         .loadavg()

@@ -85,8 +85,10 @@ async function consumerTotals(): Promise<Record<string, number>> {
 
 async function runtimeTotal(): Promise<number> {
   const [row] = await sql<{ n: number }>(
-    `SELECT coalesce(sum(requests), 0)::int AS n FROM runtime_buckets
-      WHERE environment_kind = 'production' AND environment_name = 'b1' AND resolution = 'minute'`,
+    `SELECT (SELECT coalesce(sum(requests), 0) FROM runtime_buckets
+              WHERE environment_kind = 'production' AND environment_name = 'b1' AND resolution = 'minute')::int
+          + (SELECT coalesce(sum(requests), 0) FROM runtime_minutes_added
+              WHERE environment_kind = 'production' AND environment_name = 'b1')::int AS n`,
   );
   return row?.n ?? -1;
 }

@@ -451,4 +451,86 @@ describe('migrations', () => {
       await ds.destroy();
     }
   });
+
+  it('roll the minutes waiting as fold rows up into their hours and days, and waiting rows back into their rows', async () => {
+    const ds = createDataSource(database.url, 2);
+    await ds.initialize();
+    try {
+      await migrateUp(ds);
+      const change = 'RuntimeMinutesWaitPerEndpoint1795931360487';
+      while ((await appliedMigrations(ds)).includes(change)) await migrateDown(ds);
+      const [project] = (await ds.query(
+        `INSERT INTO projects (slug, name) VALUES ('minutes-waiting', 'W') RETURNING id`,
+      )) as [{ id: string }];
+      const rowsOf = async () =>
+        (await ds.query(
+          `SELECT resolution, bucket::text, requests::int, ttfb FROM runtime_buckets WHERE project_id = $1
+            ORDER BY resolution, bucket`,
+          [project.id],
+        )) as unknown[];
+      const row = (resolution: string, bucket: string, requests: number, ttfb: Record<string, number>) => ({
+        resolution,
+        bucket,
+        requests,
+        ttfb,
+      });
+      const minute = (at: string, requests: number, ttfb: Record<string, number>) => ({
+        method: 'GET',
+        path: '/w',
+        version: '1.0',
+        minute: at,
+        requests,
+        server_errors: 0,
+        upstream_failures: 0,
+        client_left: 0,
+        ttfb,
+        ttlb: ttfb,
+      });
+      // The layout before: a fold wrote its minute rows and one row of its minutes for the roll-up; an hour stored.
+      await ds.query(
+        `INSERT INTO runtime_buckets (project_id, method, path, environment_kind, environment_name, version, resolution,
+                                      bucket, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+         VALUES ($1, 'GET', '/w', 'production', 'p-1', '1.0', 'hour', '2026-11-29 05:00+00', 5, 0, 0, 0,
+                 '{"10": 5}', '{"10": 5}')`,
+        [project.id],
+      );
+      await ds.query(
+        `INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, minutes)
+         VALUES ($1, 'production', 'p-1', $2::jsonb)`,
+        [
+          project.id,
+          JSON.stringify([
+            minute('2026-11-29T05:01:00Z', 2, { '10': 1, '11': 1 }),
+            minute('2026-11-29T06:02:00Z', 3, { '12': 3 }),
+          ]),
+        ],
+      );
+      await migrateUp(ds);
+      expect(await rowsOf()).toEqual([
+        row('day', '2026-11-29 00:00:00+00', 5, { '10': 1, '11': 1, '12': 3 }),
+        row('hour', '2026-11-29 05:00:00+00', 7, { '10': 6, '11': 1 }),
+        row('hour', '2026-11-29 06:00:00+00', 3, { '12': 3 }),
+      ]);
+      expect(await ds.query('SELECT count(*)::int AS n FROM runtime_minutes_added')).toEqual([{ n: 0 }]);
+
+      // A minute waiting in the new layout goes to its minute, hour and day rows going down.
+      await ds.query(
+        `INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, method, path, version, minute,
+                                            requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+         VALUES ($1, 'production', 'p-1', 'GET', '/w', '1.0', '2026-11-29 06:02+00', 4, 0, 0, 0, '{"12": 4}', '{"12": 4}')`,
+        [project.id],
+      );
+      while ((await appliedMigrations(ds)).includes(change)) await migrateDown(ds);
+      expect(await rowsOf()).toEqual([
+        row('day', '2026-11-29 00:00:00+00', 9, { '10': 1, '11': 1, '12': 7 }),
+        row('hour', '2026-11-29 05:00:00+00', 7, { '10': 6, '11': 1 }),
+        row('hour', '2026-11-29 06:00:00+00', 7, { '12': 7 }),
+        row('minute', '2026-11-29 06:02:00+00', 4, { '12': 4 }),
+      ]);
+      expect(await ds.query('SELECT minutes FROM runtime_minutes_added')).toEqual([]);
+      await migrateUp(ds);
+    } finally {
+      await ds.destroy();
+    }
+  });
 });

@@ -214,25 +214,11 @@ describe('runtime series', () => {
         (taken) => taken === 0,
       );
       await db.ds.query(
-        `INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, minutes)
-         VALUES ($1, 'production', 'p-1', $2::jsonb)`,
-        [
-          project.id,
-          JSON.stringify([
-            {
-              method: 'GET',
-              path: '/c',
-              version: '1.0',
-              minute: '2026-11-29T03:05:00+00:00',
-              requests: 3,
-              server_errors: 0,
-              upstream_failures: 0,
-              client_left: 0,
-              ttfb: { '14': 3 },
-              ttlb: { '15': 3 },
-            },
-          ]),
-        ],
+        `INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, method, path, version, minute,
+                                            requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+         VALUES ($1, 'production', 'p-1', 'GET', '/c', '1.0', '2026-11-29T03:05:00+00:00', 3, 0, 0, 0,
+                 '{"14": 3}', '{"15": 3}')`,
+        [project.id],
       );
       expect(await waiting()).toBe(1);
       await eventually(waiting, (n) => n === 0);
@@ -244,6 +230,7 @@ describe('runtime series', () => {
       ).toEqual([
         { resolution: 'day', requests: 3 },
         { resolution: 'hour', requests: 3 },
+        { resolution: 'minute', requests: 3 },
       ]);
     } finally {
       await service.onModuleDestroy();

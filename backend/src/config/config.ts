@@ -41,7 +41,7 @@ export interface BackendOptions {
   sessionHours?: number;
   /** Days each resolution of runtime evidence is kept (instead of SPECTATOR_RUNTIME_*_DAYS). */
   runtimeRetention?: Partial<RuntimeRetention>;
-  /** Seconds between roll-ups of folded runtime minutes into hours and days (instead of SPECTATOR_RUNTIME_ROLLUP_SECONDS). */
+  /** Seconds between roll-ups of folded runtime minutes into their rows (instead of SPECTATOR_RUNTIME_ROLLUP_SECONDS). */
   runtimeRollupSeconds?: number;
 }
 
@@ -108,9 +108,9 @@ export interface BackendConfig {
   /** Days runtime evidence is kept per resolution (SPECTATOR_RUNTIME_MINUTE_DAYS, _HOUR_DAYS, _DAY_DAYS). */
   runtimeRetention: RuntimeRetention;
   /**
-   * Seconds between a replica's roll-ups of the minutes folds added into their hour and day rows
-   * (SPECTATOR_RUNTIME_ROLLUP_SECONDS, default 10, 1–3600): longer writes each hour and day row
-   * less often; reads of hours and days add every minute still waiting, so they cost more.
+   * Seconds between a replica's roll-ups of the minutes folds added into their minute, hour and day
+   * rows (SPECTATOR_RUNTIME_ROLLUP_SECONDS, default 10, 1–3600): longer writes each row less often;
+   * reads add the minutes still waiting of the endpoints they read (found by endpoint).
    */
   runtimeRollupSeconds: number;
 }

@@ -50,6 +50,7 @@ import { OriginsReadFromEvidence1795902502424 } from './migrations/1795902502424
 import { IngestWithoutRowForeignKeys1795910196979 } from './migrations/1795910196979-IngestWithoutRowForeignKeys';
 import { RuntimeHoursRolledUp1795912716381 } from './migrations/1795912716381-RuntimeHoursRolledUp';
 import { PackedEvidenceQueue1795921658378 } from './migrations/1795921658378-PackedEvidenceQueue';
+import { RuntimeMinutesWaitPerEndpoint1795931360487 } from './migrations/1795931360487-RuntimeMinutesWaitPerEndpoint';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -104,6 +105,7 @@ export const MIGRATIONS = [
   IngestWithoutRowForeignKeys1795910196979,
   RuntimeHoursRolledUp1795912716381,
   PackedEvidenceQueue1795921658378,
+  RuntimeMinutesWaitPerEndpoint1795931360487,
 ];
 
 /**

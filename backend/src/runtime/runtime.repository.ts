@@ -84,6 +84,17 @@ export function emptySums(): RuntimeSums {
   };
 }
 
+/** The counts of `from` added to `into` (histograms apart: each caller reads them its own way). */
+export function addCounts(
+  into: Pick<RuntimeSums, 'requests' | 'serverErrors' | 'upstreamFailures' | 'clientLeft'>,
+  from: Readonly<Pick<RuntimeSums, 'requests' | 'serverErrors' | 'upstreamFailures' | 'clientLeft'>>,
+): void {
+  into.requests += from.requests;
+  into.serverErrors += from.serverErrors;
+  into.upstreamFailures += from.upstreamFailures;
+  into.clientLeft += from.clientLeft;
+}
+
 /** Which environment rows' runtime rows, of every endpoint: the kind, and one row's name or all of them. */
 export type RuntimeEnvironmentScope = Omit<RuntimeScope, 'method' | 'path'>;
 
@@ -129,101 +140,68 @@ const CELL_KEY = 'project_id, environment_kind, environment_name, method, path';
 
 /** The advisory lock (`hashtext`) one replica holds while it rolls minutes up into hours and days. */
 const ROLL_UP_LOCK = 'spectator runtime roll-up';
-/** Folds' minutes rolled up per statement. */
-const ROLL_UP_CHUNK = 500;
+/** Minutes (rows of `runtime_minutes_added`) rolled up per statement. */
+const ROLL_UP_CHUNK = 5_000;
 
 /**
- * The minutes added by folds and not yet rolled up into their hours and days (`runtime_minutes_added`,
- * RuntimeHoursRolledUp1795912716381), as rows of `runtime_buckets`: each minute once per hour and
- * day row it goes to (UTC). Of the rows `rows` (a table or CTE with the table's columns).
+ * Every runtime row of one resolution (the SQL expression `resolution`, e.g. a parameter) as read:
+ * the stored ones and the minutes folds added since the last roll-up (`runtime_minutes_added`,
+ * RuntimeMinutesWaitPerEndpoint1795931360487), each as a row of its minute, hour or day, so a read
+ * answers every exchange folded whenever the roll-up runs. The minutes waiting are found by
+ * project, environment kind, method and path (their index), so a read of one endpoint reads only
+ * that endpoint's. Several rows of one key are summed by the reads.
  */
-const minutesOf = (rows: string): string => `
-  SELECT a.project_id, m.method, m.path, a.environment_kind, a.environment_name, m.version, r.resolution, r.bucket,
-         m.requests, m.server_errors, m.upstream_failures, m.client_left, m.ttfb, m.ttlb
-    FROM ${rows} a
-   CROSS JOIN LATERAL jsonb_to_recordset(a.minutes) AS m(method text, path text, version text, minute timestamptz,
-         requests bigint, server_errors bigint, upstream_failures bigint, client_left bigint, ttfb jsonb, ttlb jsonb)
-   CROSS JOIN LATERAL (VALUES ('hour', date_trunc('hour', m.minute, 'UTC')),
-                              ('day', date_trunc('day', m.minute, 'UTC'))) AS r(resolution, bucket)`;
-
-/**
- * Every runtime row as read: the stored ones, and for hours and days also the minutes added since
- * they were last rolled up (`minutesOf`), so a read answers every exchange folded whenever the
- * roll-up runs. Several rows of one key are summed by the reads.
- */
-const RUNTIME_ROWS = `
+const runtimeRows = (resolution: string): string => `
   (SELECT ${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb FROM runtime_buckets
-   UNION ALL ${minutesOf('runtime_minutes_added')})`;
+   UNION ALL
+   SELECT project_id, method, path, environment_kind, environment_name, version, ${resolution}::text,
+          date_trunc(${resolution}::text, minute, 'UTC'), requests, server_errors, upstream_failures, client_left,
+          ttfb, ttlb
+     FROM runtime_minutes_added)`;
 
 /**
- * The version each of a fold's minutes `$4`–`$6` (method, path, minute; distinct) goes under: the
- * one the environment row's evidence cell names for its endpoint (`''` when there is none: an
- * undocumented endpoint, or no cell yet); with the minute row stored under it, locked until the
- * transaction ends, when there is one. In key order, as every writer locks them. The bucket picks
- * the partition (at run time, row by row); the age index is BRIN, so the planner looks the row up
- * by its key even in a partition whose statistics are new.
+ * Adds a fold's minutes `$4`… (parallel arrays, one per endpoint and minute) to those waiting for
+ * the roll-up (`runtime_minutes_added`), each under the version the environment row's evidence
+ * cell names for its endpoint (`''` when there is none: an undocumented endpoint, or no cell yet).
+ * An insert only: the roll-up adds them to their minute, hour and day rows (`rollUp`).
  */
-const LOCK_ROWS = `
-  SELECT k.i::int AS i, k.version, b.requests::float8 AS requests, b.ttfb, b.ttlb
-    FROM (SELECT r.i, r.method, r.path, r.bucket, coalesce(c.version, '') AS version
-            FROM unnest($4::text[], $5::text[], $6::timestamptz[]) WITH ORDINALITY AS r(method, path, bucket, i)
-            LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
-            LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
-            LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id
-           ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.bucket) k
-    LEFT JOIN LATERAL (
-      SELECT requests, ttfb, ttlb FROM runtime_buckets b
-       WHERE b.project_id = $1::uuid AND b.method = k.method AND b.path = k.path AND b.environment_kind = $2::text
-         AND b.environment_name = $3::text AND b.version = k.version AND b.resolution = 'minute' AND b.bucket = k.bucket
-       FOR UPDATE) b ON true`;
+const ADD_MINUTES = `
+  INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, method, path, version, minute,
+                                     requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+  SELECT $1::uuid, $2::text, $3::text, r.method, r.path, coalesce(c.version, ''), r.minute,
+         r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
+    FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],
+                $11::text[], $12::text[])
+         AS r(method, path, minute, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+    LEFT JOIN endpoints e ON e.project_id = $1::uuid AND e.method = r.method AND e.path = r.path
+    LEFT JOIN environment_rows er ON er.project_id = $1::uuid AND er.kind = $2::text AND er.name = $3::text
+    LEFT JOIN evidence_cells c ON c.row_id = er.id AND c.endpoint_id = e.id`;
 
 /**
- * Writes a fold's minute rows (parallel arrays, `unnest`) under the versions LOCK_ROWS found, in
- * key order: counts added, and the histograms as merged in Node with the stored ones (merging JSON
- * histograms in SQL, `runtime_histogram_add` per row, cost more than the write); and the minutes
- * as added (`$14`, JSON) to `runtime_minutes_added`, for the roll-up to add to their hours and days.
- * Answers the requests the written rows hold, which must be those added and those of the rows
- * LOCK_ROWS found (`RETURNING old.*`, which would say which rows were stored, needs PostgreSQL 18;
- * the rows of a partitioned table have no `xmax` to tell).
- */
-const WRITE_ROWS = `
-  WITH written AS (
-    INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-    SELECT $1::uuid, r.method, r.path, $2::text, $3::text, r.version, 'minute', r.bucket,
-           r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
-      FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::text[], $8::bigint[], $9::bigint[],
-                  $10::bigint[], $11::bigint[], $12::text[], $13::text[])
-           AS r(method, path, bucket, version, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
-     ORDER BY r.method COLLATE "C", r.path COLLATE "C", r.bucket
-    ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_MERGED}
-    RETURNING requests
-  ), added AS (
-    INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, minutes)
-    VALUES ($1::uuid, $2::text, $3::text, $14::jsonb)
-  )
-  SELECT coalesce(sum(requests), 0)::float8 AS requests FROM written`;
-
-/**
- * Takes at most `$2` rows of `runtime_minutes_added` (of the project `$1`, or of all when null) to
- * roll them up: deleted here, so a minute reaches its hour and day once (rows a concurrent
- * transaction holds are skipped).
+ * Takes at most `$2` minutes of `runtime_minutes_added` (of the project `$1`, or of all when null)
+ * to roll them up: deleted here, so a minute reaches its minute, hour and day rows once. Only
+ * roll-ups delete these rows, under the roll-up's lock, so they are not locked first. Histograms
+ * as jsonb's text (`addWireText`).
  */
 const TAKE_MINUTES = `
   WITH taken AS (
     DELETE FROM runtime_minutes_added
      WHERE ctid = ANY(ARRAY(SELECT ctid FROM runtime_minutes_added WHERE $1::uuid IS NULL OR project_id = $1::uuid
-                             LIMIT $2 FOR UPDATE SKIP LOCKED))
-    RETURNING project_id, environment_kind, environment_name, minutes
+                             LIMIT $2))
+    RETURNING *
   )
-  SELECT project_id AS "projectId", environment_kind AS kind, environment_name AS name, minutes FROM taken`;
+  SELECT project_id AS "projectId", environment_kind AS kind, environment_name AS name, method, path, version,
+         (extract(epoch FROM minute) * 1000)::float8 AS at, requests::float8, server_errors::float8 AS "serverErrors",
+         upstream_failures::float8 AS "upstreamFailures", client_left::float8 AS "clientLeft", ttfb::text, ttlb::text
+    FROM taken`;
 
-/** The keys of the hour and day rows a roll-up adds to (`rolledUp`), parallel arrays. */
+/** The keys of the minute, hour and day rows a roll-up adds to (`rolledUp`), parallel arrays. */
 const ROLLED_UP_KEYS = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                                $8::timestamptz[])`;
 
-/** The hour and day rows `ROLLED_UP_KEYS` that are stored, locked, in key order. */
+/** The rows `ROLLED_UP_KEYS` that are stored, locked, in key order. */
 const LOCK_ROLLED_UP = `
-  SELECT k.i::int AS i, b.ttfb, b.ttlb
+  SELECT k.i::int AS i, b.ttfb::text, b.ttlb::text
     FROM (SELECT * FROM ${ROLLED_UP_KEYS} WITH ORDINALITY
                  AS k(project_id, method, path, kind, name, version, resolution, bucket, i)
            ORDER BY k.project_id, k.method COLLATE "C", k.path COLLATE "C", k.kind COLLATE "C", k.name COLLATE "C",
@@ -236,9 +214,9 @@ const LOCK_ROLLED_UP = `
        FOR UPDATE) b ON true`;
 
 /**
- * Adds a roll-up's hour and day rows (their keys as in `ROLLED_UP_KEYS`, then their counts and histograms) to the
- * stored ones, in key order: counts added, histograms as merged in Node with those LOCK_ROLLED_UP
- * read (only roll-ups and regroupings, under the roll-up's lock, write hour and day rows).
+ * Adds a roll-up's minute, hour and day rows (their keys as in `ROLLED_UP_KEYS`, then their counts and
+ * histograms) to the stored ones, in key order: counts added, histograms as merged in Node with those
+ * LOCK_ROLLED_UP read (only roll-ups and regroupings, under the roll-up's lock, write runtime rows).
  */
 const WRITE_ROLLED_UP = `
   INSERT INTO runtime_buckets AS b (${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
@@ -252,22 +230,26 @@ const WRITE_ROLLED_UP = `
             k.version COLLATE "C", k.resolution COLLATE "C", k.bucket
   ON CONFLICT (${KEY}) DO UPDATE SET ${ADD_MERGED}`;
 
-/** A minute as a fold added it (`runtime_minutes_added.minutes`). */
-interface AddedMinute {
+/** A minute waiting for the roll-up, as `TAKE_MINUTES` answers it. */
+interface TakenMinute {
+  projectId: string;
+  kind: string;
+  name: string;
   method: string;
   path: string;
   version: string;
-  /** Its start, as PostgreSQL writes a timestamptz in JSON. */
-  minute: string;
+  /** Its start, milliseconds since 1970. */
+  at: number;
   requests: number;
-  server_errors: number;
-  upstream_failures: number;
-  client_left: number;
-  ttfb: WireHistogram;
-  ttlb: WireHistogram;
+  serverErrors: number;
+  upstreamFailures: number;
+  clientLeft: number;
+  /** The histograms as jsonb's text. */
+  ttfb: string;
+  ttlb: string;
 }
 
-/** One hour or day row a roll-up adds to. */
+/** One minute, hour or day row a roll-up adds to. */
 type RolledUpRow = RuntimeSums & {
   projectId: string;
   kind: string;
@@ -275,49 +257,46 @@ type RolledUpRow = RuntimeSums & {
   method: string;
   path: string;
   version: string;
-  resolution: 'hour' | 'day';
+  resolution: RuntimeResolution;
   bucket: number;
 };
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
-/** The minutes taken (`TAKE_MINUTES`) summed per hour and per day row (UTC): counts added, histograms merged. */
-function rolledUp(
-  taken: ReadonlyArray<{ projectId: string; kind: string; name: string; minutes: AddedMinute[] }>,
-): RolledUpRow[] {
+/**
+ * The minutes taken (`TAKE_MINUTES`) summed per minute, hour and day row (UTC): counts added,
+ * histograms merged; each histogram's text read once, into its minute row, whose sums are then
+ * added to its hour and day rows.
+ */
+function rolledUp(taken: readonly TakenMinute[]): RolledUpRow[] {
   const rows = new Map<string, RolledUpRow>();
-  for (const { projectId, kind, name, minutes } of taken)
-    for (const m of minutes) {
-      const at = Date.parse(m.minute);
-      for (const [resolution, bucket] of [
-        ['hour', at - (at % HOUR_MS)],
-        ['day', at - (at % DAY_MS)],
-      ] as const) {
-        const key = `${projectId} ${kind} ${name} ${m.method} ${m.path} ${m.version} ${resolution} ${bucket}`;
-        let row = rows.get(key);
-        if (row === undefined)
-          rows.set(
-            key,
-            (row = {
-              projectId,
-              kind,
-              name,
-              method: m.method,
-              path: m.path,
-              version: m.version,
-              resolution,
-              bucket,
-              ...emptySums(),
-            }),
-          );
-        row.requests += m.requests;
-        row.serverErrors += m.server_errors;
-        row.upstreamFailures += m.upstream_failures;
-        row.clientLeft += m.client_left;
-        row.ttfb.addWire(m.ttfb);
-        row.ttlb.addWire(m.ttlb);
-      }
+  const rowOf = (m: TakenMinute, resolution: RuntimeResolution, bucket: number): RolledUpRow => {
+    const key = `${m.projectId} ${m.kind} ${m.name} ${m.method} ${m.path} ${m.version} ${resolution} ${bucket}`;
+    let row = rows.get(key);
+    if (row === undefined) {
+      const { projectId, kind, name, method, path, version } = m;
+      rows.set(key, (row = { projectId, kind, name, method, path, version, resolution, bucket, ...emptySums() }));
+    }
+    return row;
+  };
+  const minutes = new Map<RolledUpRow, TakenMinute>();
+  for (const m of taken) {
+    const row = rowOf(m, 'minute', m.at);
+    minutes.set(row, m);
+    addCounts(row, m);
+    row.ttfb.addWireText(m.ttfb);
+    row.ttlb.addWireText(m.ttlb);
+  }
+  for (const [minute, m] of minutes)
+    for (const [resolution, bucket] of [
+      ['hour', m.at - (m.at % HOUR_MS)],
+      ['day', m.at - (m.at % DAY_MS)],
+    ] as const) {
+      const row = rowOf(m, resolution, bucket);
+      addCounts(row, minute);
+      row.ttfb.add(minute.ttfb);
+      row.ttlb.add(minute.ttlb);
     }
   return [...rows.values()];
 }
@@ -335,10 +314,9 @@ const LOCK_CELLS = `
 
 /**
  * Writes a fold's endpoints to the environment row's cells (`runtime_cells`: every exchange since
- * the row began, per endpoint) as WRITE_ROWS its rows: counts added, `ttlb` as merged in
- * Node with the stored one that LOCK_CELLS found, and the bucket of its 95th percentile
- * (`ttlb_p95`, `LatencyHistogram.quantileBucket`) read there too. After WRITE_ROWS, so writers
- * lock both tables in the same order.
+ * the row began, per endpoint): counts added, `ttlb` as merged in Node with the stored one that
+ * LOCK_CELLS found, and the bucket of its 95th percentile (`ttlb_p95`,
+ * `LatencyHistogram.quantileBucket`) read there too.
  */
 const WRITE_CELLS = `
   WITH written AS (
@@ -419,11 +397,6 @@ interface RuntimeCellSums {
   ttlb: LatencyHistogram;
 }
 
-/** Two histograms in wire form merged (counts of a bucket added). */
-function merged(a: WireHistogram, b: WireHistogram): WireHistogram {
-  return new LatencyHistogram().addWire(a).addWire(b).toWire();
-}
-
 /**
  * Throws when the rows written hold more requests than those added and those stored when the
  * locked read before the write found them: another transaction added a row in between, and its
@@ -449,9 +422,8 @@ export class RuntimeRepository {
 
   /**
    * Adds a fold's minutes of one environment row (one per endpoint and minute: `foldedMinutes`), in
-   * the fold's transaction, which holds that row's lock: to their minute rows, added in one upsert
-   * (`ADD_MINUTES`), which also keeps them for the roll-up into hours and days (`rollUp`); and to
-   * the endpoints' cells, whose stored histograms are read and locked, merged here with the fold's
+   * the fold's transaction, which holds that row's lock: to the minutes waiting for the roll-up into
+   * their minute, hour and day rows (`ADD_MINUTES`, an insert: `rollUp`); and to the endpoints' cells, whose stored histograms are read and locked, merged here with the fold's
    * and written in one upsert (the 95th percentile's bucket read from the merged histogram). Only
    * folds and regroupings, which hold the row's lock, add cells of a row; should a cell appear
    * between the read and the write all the same, the fold fails (and is folded again later) rather
@@ -466,55 +438,18 @@ export class RuntimeRepository {
     if (added.length === 0) return;
     const head = [projectId, environment.kind, environment.name];
     // Arrays as literals (textArrayLiteral): pg's generic encoding costs a regular expression per element.
-    const found = (await manager.query(LOCK_ROWS, [
+    await manager.query(ADD_MINUTES, [
       ...head,
       textArrayLiteral(added.map((m) => m.method)),
       textArrayLiteral(added.map((m) => m.path)),
       textArrayLiteral(added.map((m) => m.minute)),
-    ])) as Array<{
-      i: number;
-      version: string;
-      requests: number | null;
-      ttfb: WireHistogram | null;
-      ttlb: WireHistogram | null;
-    }>;
-    const rows = found.map(({ i, version, ttfb, ttlb }) => {
-      const m = added[i - 1] as RuntimeMinute;
-      return {
-        m,
-        version,
-        ttfb: ttfb === null ? m.ttfb : merged(ttfb, m.ttfb),
-        ttlb: ttlb === null ? m.ttlb : merged(ttlb, m.ttlb),
-      };
-    });
-    const [rowsWritten] = (await manager.query(WRITE_ROWS, [
-      ...head,
-      textArrayLiteral(rows.map((r) => r.m.method)),
-      textArrayLiteral(rows.map((r) => r.m.path)),
-      textArrayLiteral(rows.map((r) => r.m.minute)),
-      textArrayLiteral(rows.map((r) => r.version)),
-      integerArrayLiteral(rows.map((r) => r.m.requests)),
-      integerArrayLiteral(rows.map((r) => r.m.serverErrors)),
-      integerArrayLiteral(rows.map((r) => r.m.upstreamFailures)),
-      integerArrayLiteral(rows.map((r) => r.m.clientLeft)),
-      textArrayLiteral(rows.map((r) => JSON.stringify(r.ttfb))),
-      textArrayLiteral(rows.map((r) => JSON.stringify(r.ttlb))),
-      JSON.stringify(
-        rows.map(({ m, version }) => ({
-          method: m.method,
-          path: m.path,
-          version,
-          minute: m.minute,
-          requests: m.requests,
-          server_errors: m.serverErrors,
-          upstream_failures: m.upstreamFailures,
-          client_left: m.clientLeft,
-          ttfb: m.ttfb,
-          ttlb: m.ttlb,
-        })),
-      ),
-    ])) as Array<{ requests: number }>;
-    unchanged('runtime rows', requestsOf(found), requestsOf(added), rowsWritten?.requests);
+      integerArrayLiteral(added.map((m) => m.requests)),
+      integerArrayLiteral(added.map((m) => m.serverErrors)),
+      integerArrayLiteral(added.map((m) => m.upstreamFailures)),
+      integerArrayLiteral(added.map((m) => m.clientLeft)),
+      textArrayLiteral(added.map((m) => JSON.stringify(m.ttfb))),
+      textArrayLiteral(added.map((m) => JSON.stringify(m.ttlb))),
+    ]);
 
     // The endpoints' cells: every minute of one endpoint summed, then added to the stored cell.
     const byEndpoint = new Map<string, RuntimeCellSums>();
@@ -562,7 +497,7 @@ export class RuntimeRepository {
     literals: readonly string[],
     template: string,
   ): Promise<number> {
-    // The project's minutes not yet in their hours and days go there first, under the literals
+    // The project's minutes not yet in their minute, hour and day rows go there first, under the literals
     // they were folded under, and move with them; the lock keeps a roll-up from adding to the
     // literals' hours after this (folds of these rows wait for the regrouping's row locks).
     await this.rollUpIn(manager, projectId, true);
@@ -572,10 +507,10 @@ export class RuntimeRepository {
   }
 
   /**
-   * Rolls the minutes folds added up into their hours and days (`ROLL_UP`), in a transaction of its
-   * own: of one project, or of all when null, under an advisory lock that one transaction holds at
+   * Adds the minutes folds added (`TAKE_MINUTES`) to their minute, hour and day rows, in a transaction of
+   * its own: of one project, or of all when null, under an advisory lock that one transaction holds at
    * a time (waiting for it, or giving up when another holds it: `wait`).
-   * @returns how many folds' minutes were rolled up, or null when another transaction holds the lock.
+   * @returns how many minutes were rolled up, or null when another transaction holds the lock.
    */
   rollUp(projectId: string | null, wait: boolean): Promise<number | null> {
     return this.db.transaction((manager) => this.rollUpIn(manager, projectId, wait));
@@ -596,8 +531,19 @@ export class RuntimeRepository {
     }
     let taken = 0;
     for (;;) {
-      const chunk = (await manager.query(TAKE_MINUTES, [projectId, ROLL_UP_CHUNK])) as Parameters<typeof rolledUp>[0];
-      const rows = rolledUp(chunk);
+      const chunk = (await manager.query(TAKE_MINUTES, [projectId, ROLL_UP_CHUNK])) as TakenMinute[];
+      // The minutes of a project deleted since they were folded go with it (they have no foreign key).
+      const projects = [...new Set(chunk.map((m) => m.projectId))];
+      const live = new Set(
+        projects.length === 0
+          ? []
+          : (
+              (await manager.query('SELECT id FROM projects WHERE id = ANY($1::uuid[])', [
+                textArrayLiteral(projects),
+              ])) as Array<{ id: string }>
+            ).map((p) => p.id),
+      );
+      const rows = rolledUp(chunk.filter((m) => live.has(m.projectId)));
       if (rows.length > 0) {
         const keys = [
           textArrayLiteral(rows.map((r) => r.projectId)),
@@ -609,15 +555,11 @@ export class RuntimeRepository {
           textArrayLiteral(rows.map((r) => r.resolution)),
           textArrayLiteral(rows.map((r) => new Date(r.bucket).toISOString())),
         ];
-        const stored = (await manager.query(LOCK_ROLLED_UP, keys)) as Array<{
-          i: number;
-          ttfb: WireHistogram;
-          ttlb: WireHistogram;
-        }>;
+        const stored = (await manager.query(LOCK_ROLLED_UP, keys)) as Array<{ i: number; ttfb: string; ttlb: string }>;
         for (const { i, ttfb, ttlb } of stored) {
           const row = rows[i - 1] as RolledUpRow;
-          row.ttfb.addWire(ttfb);
-          row.ttlb.addWire(ttlb);
+          row.ttfb.addWireText(ttfb);
+          row.ttlb.addWireText(ttlb);
         }
         await manager.query(WRITE_ROLLED_UP, [
           ...keys,
@@ -673,7 +615,7 @@ export class RuntimeRepository {
       `SELECT version, (extract(epoch FROM bucket) * 1000)::float8 AS at, requests::float8,
               server_errors::float8 AS "serverErrors", upstream_failures::float8 AS "upstreamFailures",
               client_left::float8 AS "clientLeft", ttfb::text, ttlb::text
-         FROM ${RUNTIME_ROWS} b
+         FROM ${runtimeRows('$7')} b
         WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
           AND ($5::text IS NULL OR environment_name = $5) AND resolution = $7 AND bucket >= $6
         ORDER BY version, bucket`,
@@ -685,7 +627,7 @@ export class RuntimeRepository {
   shareSteps(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareStepRow[]> {
     return this.db.query(
       `SELECT version, bucket AS at, sum(requests)::text AS requests
-         FROM ${RUNTIME_ROWS} b
+         FROM ${runtimeRows('$5')} b
         WHERE project_id = $1 AND environment_kind = $2 AND ($3::text IS NULL OR environment_name = $3)
           AND resolution = $5 AND bucket >= $4
         GROUP BY version, bucket
@@ -701,7 +643,7 @@ export class RuntimeRepository {
   shareEndpoints(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareEndpointRow[]> {
     return this.db.query(
       `SELECT e.id AS "endpointId", b.method, b.path, b.version, sum(b.requests)::text AS requests
-         FROM ${RUNTIME_ROWS} b
+         FROM ${runtimeRows('$5')} b
          LEFT JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
           AND b.resolution = $5 AND b.bucket >= $4
@@ -728,7 +670,7 @@ export class RuntimeRepository {
       `SELECT e.id AS "endpointId", b.method, b.path, b.version,
               sum(b.requests)::text AS requests, sum(b.server_errors)::text AS "serverErrors",
               runtime_histogram_sum(b.ttfb) AS ttfb, runtime_histogram_sum(b.ttlb) AS ttlb
-         FROM ${RUNTIME_ROWS} b
+         FROM ${runtimeRows('$8')} b
          JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
           AND b.resolution = $8 AND b.bucket >= $4 AND b.version <> ''

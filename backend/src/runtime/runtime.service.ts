@@ -25,6 +25,7 @@ import { PartitionsRepository } from '../partitions/partitions.repository';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import {
+  addCounts,
   emptySums,
   type RuntimeCellRow,
   type RuntimeMinute,
@@ -134,10 +135,10 @@ function mergedWire(wires: readonly WireHistogram[]): WireHistogram {
 const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 /**
- * A fold's minutes, one per endpoint and minute (one statement cannot add to a row twice): the
+ * A fold's minutes, one per endpoint and minute (each is a row waiting for the roll-up): the
  * minutes of several batches of one key added up, counts added and histograms merged. A key of
- * one batch only (the most common) is kept as it came. The hours and days are rolled up from
- * these later (`RuntimeService.rollUpMinutes`).
+ * one batch only (the most common) is kept as it came. The minute, hour and day rows are rolled
+ * up from these later (`RuntimeService.rollUpMinutes`).
  */
 export function foldedMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[] {
   const byKey = new Map<string, RuntimeMinute[]>();
@@ -151,10 +152,7 @@ export function foldedMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[
     if (same.length === 1) return same[0] as RuntimeMinute;
     const sums = emptySums();
     for (const m of same) {
-      sums.requests += m.requests;
-      sums.serverErrors += m.serverErrors;
-      sums.upstreamFailures += m.upstreamFailures;
-      sums.clientLeft += m.clientLeft;
+      addCounts(sums, m);
       sums.ttfb.addWire(m.ttfb);
       sums.ttlb.addWire(m.ttlb);
     }
@@ -205,12 +203,8 @@ function clearSums(sums: RuntimeSums): void {
 
 /** Adds a row's counts and histograms to a series point's sums and its version's total, each histogram read once. */
 function addRow(point: RuntimeSums, total: RuntimeSums, row: RuntimeStepRow): void {
-  for (const sums of [point, total]) {
-    sums.requests += row.requests;
-    sums.serverErrors += row.serverErrors;
-    sums.upstreamFailures += row.upstreamFailures;
-    sums.clientLeft += row.clientLeft;
-  }
+  addCounts(point, row);
+  addCounts(total, row);
   point.ttfb.addWireText(row.ttfb, total.ttfb);
   point.ttlb.addWireText(row.ttlb, total.ttlb);
 }
@@ -294,7 +288,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
     const { minuteDays, hourDays, dayDays } = runtime.config.runtimeRetention;
     this.kept = { minute: minuteDays * DAY_MS, hour: hourDays * DAY_MS, day: dayDays * DAY_MS };
     this.rollups = new PeriodicJob('pruning runtime evidence', ROLLUP_INTERVAL_MS, () => this.rollUp(), this.log);
-    // How often this replica rolls the minutes folds added up into their hours and days (one replica at a time).
+    // How often this replica rolls the minutes folds added up into their minute, hour and day rows (one at a time).
     this.minuteRollups = new PeriodicJob(
       'rolling runtime minutes up',
       runtime.config.runtimeRollupSeconds * 1000,
@@ -315,8 +309,8 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   /**
    * Adds the runtime minutes of several batches of one environment row (queued with its evidence
    * and folded with it, evidence/evidence.service.ts), in the fold's transaction, after its cells
-   * (so each endpoint's rows go under the version its cell names now): to their minute rows
-   * (`foldedMinutes`), and kept for the roll-up into their hours and days (`rollUpMinutes`).
+   * (so each endpoint's rows go under the version its cell names now): one per endpoint and minute
+   * (`foldedMinutes`), waiting for the roll-up into their minute, hour and day rows (`rollUpMinutes`).
    */
   async recordFolded(
     manager: Pick<EntityManager, 'query'>,
@@ -328,12 +322,13 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Adds the minutes folds added since the last roll-up to their hours and days, in one
+   * Adds the minutes folds added since the last roll-up to their minute, hour and day rows, in one
    * transaction per replica at a time (a replica that finds another at it leaves it; `wait` waits
    * for it instead). Each minute is taken once: it leaves `runtime_minutes_added` in the
    * transaction that adds it, and reads add the minutes still there, so figures never depend on
    * when this runs. `projectId` for tests.
-   * @returns how many folds' minutes were rolled up, or null when another replica was at it.
+   * @returns how many minutes (one endpoint's at one minute, of one fold) were rolled up, or null
+   * when another replica was at it.
    */
   rollUpMinutes(wait = false, projectId: string | null = null): Promise<number | null> {
     return this.repository.rollUp(projectId, wait);
@@ -388,7 +383,7 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
    * Deletes the rows of each resolution past its retention: partitions all past it are dropped, and
    * in the partition the horizon cuts (and the default partition) rows are deleted, at most
    * `ROLLUP_CHUNK` per statement (partitions are made ahead by partitions/). Every resolution
-   * holds all of the traffic (hours and days with the minutes not yet rolled up: `rollUpMinutes`),
+   * holds all of the traffic (with the minutes not yet rolled up: `rollUpMinutes`),
    * so nothing moves here: deleting is exact whichever replica runs it. `now` for tests.
    * @returns rows deleted per resolution.
    */
