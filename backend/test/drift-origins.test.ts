@@ -9,7 +9,7 @@ import type { AgentEnvironment, DriftCellResponse, ProposalResponse, TokenRespon
 import type { WebhookBody } from '../src/webhooks/transition-events';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, endCapture, helloMessage } from './support/agent-client';
-import { eventually, startHookReceiver } from './support/evidence-helpers';
+import { eventually, startHookReceiver, untilFolded } from './support/evidence-helpers';
 
 let backend: TestBackend;
 let agentToken: string;
@@ -40,6 +40,7 @@ async function traffic(environment: AgentEnvironment, plain: number, withEmail: 
     ];
     expect(await agent.request(batchMessage(hello.capture.id, exchanges))).toMatchObject({ type: 'ack' });
     await endCapture(agent, hello.capture.id);
+    await untilFolded(backend.databaseUrl);
   } finally {
     await agent.close();
   }

@@ -12,7 +12,7 @@ import {
 } from '@spectator/shared';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestExchange } from './support/agent-client';
-import { documentGet } from './support/evidence-helpers';
+import { documentGet, untilFolded } from './support/evidence-helpers';
 
 const MINUTE = 60_000;
 let backend: TestBackend;
@@ -40,6 +40,7 @@ async function run(
       expect(await agent.request(batch)).toMatchObject({ type: 'ack' });
     }
     await endCapture(agent, hello.capture.id);
+    await untilFolded(backend.databaseUrl);
     return hello.capture.id;
   } finally {
     await agent.close();

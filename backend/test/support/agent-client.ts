@@ -89,8 +89,9 @@ export function connectTestAgent(baseUrl: string, token: string | null): Promise
 
 /**
  * Ends a capture as an agent that stops does, and waits for `capture-ended`: it comes once the
- * folds of the connection's batches ended, so their evidence (matrix, steps, runtime, consumers)
- * can be read at once. A staging or production batch's ack comes at its commit, before its fold.
+ * folds of the connection's batches ended, or after the backend's settle bound (5 s) when a fold
+ * takes longer (a loaded machine): a test reading evidence after it waits `untilFolded` as well.
+ * A staging or production batch's ack comes at its commit, before its fold.
  */
 export async function endCapture(agent: TestAgent, captureId: string): Promise<void> {
   const ended = await agent.request({ type: 'capture-end', captureId, endedAt: new Date().toISOString() }, 10_000);
