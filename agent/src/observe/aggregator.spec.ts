@@ -29,6 +29,31 @@ function observation(overrides: Partial<Observation>): Observation {
 }
 
 describe('Aggregator', () => {
+  it("adds up the instance counts of a row's bodies beside their fingerprint, and drops them from four exchanges", () => {
+    const counted = (shape: string, instances?: string): BodySummary => ({
+      ...json(shape),
+      ...(instances === undefined ? {} : { instances }),
+    });
+    const aggregator = new Aggregator();
+    // Lists of two, one and three records: one row, its records beyond one per exchange added up.
+    aggregator.add(observation({ response: counted('a', '01') }));
+    aggregator.add(observation({ response: counted('a') }));
+    aggregator.add(observation({ response: counted('a', '02') }));
+    aggregator.add(observation({ status: 201, response: counted('a', '01'), request: counted('r', '1') }));
+    expect(aggregator.drain()[0]?.observations.map((o) => [o.status, o.count, o.request, o.response])).toEqual([
+      [200, 3, null, { contentType: 'application/json', shape: 'a', instances: '03' }],
+      [
+        201,
+        1,
+        { contentType: 'application/json', shape: 'r', instances: '1' },
+        { contentType: 'application/json', shape: 'a', instances: '01' },
+      ],
+    ]);
+    // Four exchanges show four objects at every place anyway: nothing beside the fingerprint.
+    for (let i = 0; i < 4; i++) aggregator.add(observation({ response: counted('a', '01') }));
+    expect(aggregator.drain()[0]?.observations[0]?.response).toEqual({ contentType: 'application/json', shape: 'a' });
+  });
+
   it('counts one row per capture, method, template, status and body pair, with names unioned and first/last seen', () => {
     const aggregator = new Aggregator();
     aggregator.add(observation({ at: 2_000, query: ['page'] }));

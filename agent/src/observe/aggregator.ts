@@ -1,5 +1,7 @@
 import {
+  addInstanceExtras,
   LatencyHistogram,
+  REQUIRED_INSTANCES,
   MAX_CONSUMERS_PER_ROW,
   type Shape,
   type WireConsumer,
@@ -113,7 +115,13 @@ interface Row {
   consumersOverflow: number;
   /** Exchanges answered with a Sunset date already past (`sunsetHasPassed`). */
   sunsetPast: number;
+  /** The bodies' instance extras added up (`WireBody.instances`), while the row counts fewer than four exchanges. */
+  requestExtras: string;
+  responseExtras: string;
 }
+
+/** Exchanges from which a row's bodies need no instance counts beside their fingerprints (read once: a re-export is a getter). */
+const COUNTED_EXCHANGES = REQUIRED_INSTANCES;
 
 /** Consumers named in one drain at most, over every row (each row names `MAX_CONSUMERS_PER_ROW` at most). */
 export const MAX_CONSUMERS_PER_DRAIN = 10_000;
@@ -266,6 +274,8 @@ export class Aggregator {
         consumers: this.identifying ? new Map() : null,
         consumersOverflow: 0,
         sunsetPast: 0,
+        requestExtras: '',
+        responseExtras: '',
       };
       rows.rows.push(row);
       if (rows.byKey !== null) rows.byKey.set(rowKey(o.method, o.status, requestKey, responseKey), row);
@@ -277,6 +287,13 @@ export class Aggregator {
       this.rowCount++;
     }
     row.observation.count++;
+    // Counts beside the fingerprint: from four exchanges on, every place has four objects anyway.
+    if (row.observation.count < COUNTED_EXCHANGES) {
+      if (o.request?.instances !== undefined)
+        row.requestExtras = addInstanceExtras(row.requestExtras, o.request.instances);
+      if (o.response?.instances !== undefined)
+        row.responseExtras = addInstanceExtras(row.responseExtras, o.response.instances);
+    }
     row.ttfb.record(o.firstByte);
     if (o.lastByte >= 0) row.ttlb.record(o.lastByte);
     if (o.clientLeft) row.clientLeft++;
@@ -374,6 +391,12 @@ export class Aggregator {
           if (row.consumersOverflow > 0) row.observation.consumersOverflow = row.consumersOverflow;
         }
         if (row.sunsetPast > 0) row.observation.sunsetPast = row.sunsetPast;
+        if (row.observation.count < COUNTED_EXCHANGES) {
+          if (row.requestExtras !== '' && row.observation.request !== null)
+            row.observation.request = { ...row.observation.request, instances: row.requestExtras };
+          if (row.responseExtras !== '' && row.observation.response !== null)
+            row.observation.response = { ...row.observation.response, instances: row.responseExtras };
+        }
         observations.push(row.observation);
         for (const body of [row.observation.request, row.observation.response]) {
           const shape = body?.shape ? this.shapes.get(body.shape) : undefined;

@@ -2,6 +2,8 @@ import zlib from 'node:zlib';
 import {
   fingerprint,
   inferShape,
+  instanceExtras,
+  type InstanceCounts,
   isFormMediaType,
   isJsonMediaType,
   isShapedBodyMediaType,
@@ -9,6 +11,7 @@ import {
   shapeFingerprint,
   type Shape,
   type WireBody,
+  withoutInstances,
 } from '@spectator/shared';
 import type { BodyTap } from './exchange';
 import { mediaType } from '../proxy/headers';
@@ -22,6 +25,11 @@ export interface BodySummary {
   shape?: Shape;
   /** What tells this body apart in a row key: media type, fingerprint and flags. */
   key: string;
+  /**
+   * The body's objects beyond one per place (`instanceExtras`), which its fingerprint leaves out;
+   * absent when none (no list of records). The aggregator adds them up per row (`WireBody.instances`).
+   */
+  instances?: string;
 }
 
 /** RFC 9110 §8.3: a body without a media type may be treated as octet-stream. */
@@ -109,16 +117,14 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
         : urlencodedShape(decoded);
     if (shape === null) return summaryWithout(contentType, 'unparsable');
     if (shape === 'no-items') return summaryWithout(contentType, 'unshaped');
-    const id = fingerprint(shape);
-    return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
+    return shapedSummary(contentType, shape);
   }
   if (tap.cut) {
     // Cut short (the exchange ended early): not shaped. Past the body limit: shaped from its first bytes.
     if (tap.bytes <= limit) return summaryWithout(contentType, 'unshaped');
     const shape = jsonPrefixShape(decoded.toString('utf8'));
     if (shape === null) return summaryWithout(contentType, 'tooLarge');
-    const id = fingerprint(shape);
-    return { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
+    return shapedSummary(contentType, shape);
   }
   let value: unknown;
   try {
@@ -126,8 +132,27 @@ export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): Bo
   } catch {
     return summaryWithout(contentType, 'unparsable');
   }
-  const id = shapeFingerprint(value);
-  return { body: { contentType, shape: id }, shape: shapeOf(id, value), key: `${contentType}|${id}|` };
+  const id = shapeFingerprint(value, undefined, COUNTS);
+  const summary: BodySummary = {
+    body: { contentType, shape: id },
+    shape: shapeOf(id, value),
+    key: `${contentType}|${id}|`,
+  };
+  if (COUNTS.extras !== '') summary.instances = COUNTS.extras;
+  return summary;
+}
+
+/** Where `shapeFingerprint` puts a body's instance counts (the agent is single-threaded: one serves every call). */
+const COUNTS: InstanceCounts = { extras: '' };
+
+/** A body shaped other than from a parsed JSON value (a stream, a form, a prefix): its counts beside its fingerprint. */
+function shapedSummary(contentType: string, counted: Shape): BodySummary {
+  const shape = withoutInstances(counted);
+  const id = fingerprint(shape);
+  const summary: BodySummary = { body: { contentType, shape: id }, shape, key: `${contentType}|${id}|` };
+  const extras = instanceExtras(counted);
+  if (extras !== '') summary.instances = extras;
+  return summary;
 }
 
 /**
@@ -140,7 +165,8 @@ const knownShapes = new Map<string, Shape>();
 function shapeOf(id: string, value: unknown): Shape {
   let shape = knownShapes.get(id);
   if (shape === undefined) {
-    shape = inferShape(value);
+    // Sent as the fingerprint's shape, which its counts are no part of.
+    shape = withoutInstances(inferShape(value));
     if (knownShapes.size >= CACHE_SIZE) knownShapes.clear();
     knownShapes.set(id, shape);
   }

@@ -81,7 +81,7 @@ describe('writeBatchParameters', () => {
     ]);
   });
 
-  it('ends with the evidence to queue and the noise counts, all null when absent', () => {
+  it('ends with the evidence to queue, the noise counts (null when absent) and the instance extras', () => {
     const evidence = { rowId: 'r', build: 'b1', commit: null, exchanges: '[1]', minutes: '[2]', consumers: '[3]' };
     const unmatched = { requests: 4, paths: 2 };
     expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(27)).toEqual([
@@ -94,8 +94,17 @@ describe('writeBatchParameters', () => {
       '[3]',
       4,
       2,
+      '{null}',
+      '{null}',
     ]);
-    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(27)).toEqual([9, ...Array(8).fill(null)]);
+    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(27)).toEqual([
+      9,
+      ...Array(8).fill(null),
+      '{null}',
+      '{null}',
+    ]);
+    // The bodies' instance extras, last: one text per row.
+    expect(writeBatchParameters(header, [{ ...row, res_inst: '01' }]).slice(36)).toEqual(['{null}', '{"01"}']);
   });
 
   it('sends the shapes as one JSON object', () => {

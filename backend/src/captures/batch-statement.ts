@@ -1,4 +1,4 @@
-import { countOfInterest, type Shape } from '@spectator/shared';
+import { countOfInterest, REQUIRED_INSTANCES, type Shape } from '@spectator/shared';
 
 /** One observation row of a batch after folding (see `aggregateObservations`); also what the evidence hook reads. */
 export interface AggregatedRow {
@@ -17,6 +17,9 @@ export interface AggregatedRow {
   count: number;
   first_seen: string;
   last_seen: string;
+  /** The bodies' instance extras (`WireBody.instances`); null or absent for none, and once the row counts four exchanges. */
+  req_inst?: string | null;
+  res_inst?: string | null;
 }
 
 /**
@@ -85,6 +88,7 @@ export interface QueuedEvidence {
  *    Concurrent batches each see the count before them, so together they may pass the cap by
  *    the new endpoints they bring at once;
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`),
+ *    the bodies' instance extras ($37, $38) added (`add_instances`) while the row counts fewer than four,
  *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
  *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
  *    count of interest are added; `revision` grows by one for each endpoint that got a new
@@ -131,12 +135,13 @@ export const WRITE_BATCH = `
     SELECT r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen, r.interest,
            ($6::text[])[r.query_from:r.query_to] AS query,
            ($6::text[])[r.req_h_from:r.req_h_to] AS req_h,
-           ($6::text[])[r.res_h_from:r.res_h_to] AS res_h
+           ($6::text[])[r.res_h_from:r.res_h_to] AS res_h, r.req_inst, r.res_inst
       FROM unnest($7::text[], $8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
                   $16::bigint[], $17::timestamptz[], $18::timestamptz[], $19::bigint[],
-                  $20::integer[], $21::integer[], $22::integer[], $23::integer[], $24::integer[], $25::integer[])
+                  $20::integer[], $21::integer[], $22::integer[], $23::integer[], $24::integer[], $25::integer[],
+                  $37::text[], $38::text[])
            AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen, interest,
-                query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to)
+                query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to, req_inst, res_inst)
      WHERE EXISTS (SELECT FROM claimed)
   ), known AS (
     SELECT ce.method, ce.path FROM capture_endpoints ce
@@ -172,9 +177,9 @@ export const WRITE_BATCH = `
   ), upserted AS (
     INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape,
                                    request_note, response_content_type, response_shape, response_note, query, request_headers,
-                                   response_headers, count, first_seen, last_seen, names_grew)
+                                   response_headers, count, first_seen, last_seen, names_grew, request_instances, response_instances)
     SELECT $2::uuid, $3::uuid, c.created_at, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
-           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, true
+           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, true, r.req_inst, r.res_inst
       FROM input r CROSS JOIN capture c
     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
@@ -189,7 +194,11 @@ export const WRITE_BATCH = `
                         ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.request_headers || EXCLUDED.request_headers) x ORDER BY x) END,
       response_headers = CASE WHEN EXCLUDED.response_headers <@ o.response_headers THEN o.response_headers
                          ELSE ARRAY(SELECT DISTINCT x FROM unnest(o.response_headers || EXCLUDED.response_headers) x ORDER BY x) END,
-      names_grew = NOT (EXCLUDED.query <@ o.query AND EXCLUDED.request_headers <@ o.request_headers)
+      names_grew = NOT (EXCLUDED.query <@ o.query AND EXCLUDED.request_headers <@ o.request_headers),
+      request_instances = CASE WHEN o.count + EXCLUDED.count >= ${REQUIRED_INSTANCES} THEN NULL
+                               ELSE add_instances(o.request_instances, EXCLUDED.request_instances) END,
+      response_instances = CASE WHEN o.count + EXCLUDED.count >= ${REQUIRED_INSTANCES} THEN NULL
+                                ELSE add_instances(o.response_instances, EXCLUDED.response_instances) END
     RETURNING o.method, o.path, o.names_grew
   ), new_keys AS (
     SELECT method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
@@ -343,5 +352,7 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     evidence?.consumers ?? null,
     header.unmatched?.requests ?? null,
     header.unmatched?.paths ?? null,
+    textArrayLiteral(rows.map((row) => row.req_inst ?? null)),
+    textArrayLiteral(rows.map((row) => row.res_inst ?? null)),
   ];
 }

@@ -1,13 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { EnvironmentKind, Shape, UndocumentedEndpointResponse } from '@spectator/shared';
+import {
+  type EnvironmentKind,
+  REQUIRED_INSTANCES,
+  type Shape,
+  type UndocumentedEndpointResponse,
+} from '@spectator/shared';
 import type { DataSource } from 'typeorm';
 import type { Queryable } from '../common/queryable';
 import { queryPrepared } from '../common/prepared';
 import type { DocumentedEndpoint } from '../views/capture-views';
 import type { EndpointKey } from '../views/view-cache';
 import { type AggregatedRow, WRITE_BATCH } from './batch-statement';
-import { type ObservationRow, ROW_COLUMNS } from './observed-shapes';
+import { INSTANCE_COLUMNS, type ObservationRow, ROW_COLUMNS } from './observed-shapes';
 
 /** A capture row's columns as `CaptureRow` names them (counts as numbers). */
 const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agentId", c.environment_kind AS "environmentKind",
@@ -124,7 +129,7 @@ const unitedNames = (column: string): string =>
 /**
  * Deletes a scope's observation rows under some literal paths and returns them folded by their
  * key without the path (capture, method, status, bodies): counts added, first and last seen the
- * extremes, name lists united, a note kept when any row has one.
+ * extremes, name lists united, a note kept when any row has one, instance extras added (`sum_instances`).
  */
 const TAKE_OBSERVATIONS = `
   WITH moved AS (
@@ -137,7 +142,9 @@ const TAKE_OBSERVATIONS = `
          m.response_content_type AS res_ct, m.response_shape AS res_fp, max(m.response_note) AS res_note,
          ${unitedNames('query')} AS query, ${unitedNames('request_headers')} AS req_h, ${unitedNames('response_headers')} AS res_h,
          sum(m.count)::text AS count, min(m.first_seen) AS first_seen, max(m.last_seen) AS last_seen,
-         count(*)::int AS rows
+         count(*)::int AS rows,
+         CASE WHEN sum(m.count) < ${REQUIRED_INSTANCES} THEN sum_instances(m.request_instances) END AS req_inst,
+         CASE WHEN sum(m.count) < ${REQUIRED_INSTANCES} THEN sum_instances(m.response_instances) END AS res_inst
     FROM moved m
    GROUP BY m.capture_id, m.method, m.status, m.request_content_type, m.request_shape, m.response_content_type, m.response_shape
    ORDER BY m.capture_id`;
@@ -276,7 +283,7 @@ export class CapturesRepository {
     return this.db.query(
       `SELECT o.* FROM unnest($3::text[], $4::text[]) AS w(method, path)
         CROSS JOIN LATERAL (
-          SELECT ${ROW_COLUMNS}, o.count::float8 AS count FROM observations o
+          SELECT ${ROW_COLUMNS}, ${INSTANCE_COLUMNS}, o.count::float8 AS count FROM observations o
            WHERE o.capture_id = $1 AND o.project_id = $2 AND ${CAPTURE_PARTITION} AND o.method = w.method AND o.path = w.path
           OFFSET 0) o`,
       [captureId, projectId, endpoints.map((e) => e.method), endpoints.map((e) => e.path)],
@@ -291,7 +298,7 @@ export class CapturesRepository {
     path: string,
   ): Promise<Array<ObservationRow & { query: string[]; requestHeaders: string[] }>> {
     return this.db.query(
-      `SELECT ${ROW_COLUMNS}, o.count::float8 AS count
+      `SELECT ${ROW_COLUMNS}, ${INSTANCE_COLUMNS}, o.count::float8 AS count
          FROM observations o
         WHERE o.capture_id = $1 AND o.project_id = $2 AND ${CAPTURE_PARTITION} AND o.method = $3 AND o.path = $4`,
       [captureId, projectId, method, path],

@@ -1,4 +1,4 @@
-import { fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { countInstances, fingerprint, inferShape, type Shape, withoutInstances } from '@spectator/shared';
 import { extendEndpointShapes, mergeObservedEndpointShapes, NOTHING_DOCUMENTED } from '../versions/endpoint-shapes';
 import { rowConforms } from './conformance';
 import { type ObservationRow, observedEndpointShapes } from './observed-shapes';
@@ -50,20 +50,24 @@ describe('observedEndpointShapes', () => {
 
   it('counts the objects of every exchange of a row, records of lists one by one', () => {
     const list = inferShape([{ id: 1 }, { id: 2 }]);
-    const lists = new Map([...shapes, [fingerprint(list), list]]);
-    const observed = observedEndpointShapes(
-      [
-        row({
-          method: 'GET',
-          requestContentType: null,
-          requestShape: null,
-          status: 200,
-          responseShape: fingerprint(list),
-        }),
-      ],
-      lists,
-    );
-    expect(observed.responses[0]?.shape).toEqual(list);
+    // Stored without its counts, as agents send it: the row carries them beside the fingerprint.
+    const lists = new Map([...shapes, [fingerprint(list), withoutInstances(list)]]);
+    const listRow = (count: number, responseInstances: string | null): ObservationRow =>
+      row({
+        method: 'GET',
+        requestContentType: null,
+        requestShape: null,
+        status: 200,
+        responseShape: fingerprint(list),
+        count,
+        responseInstances,
+      });
+    expect(observedEndpointShapes([listRow(1, '1')], lists).responses[0]?.shape).toEqual(list);
+    // Without extras (read from evidence, or from agents before them) each exchange counts one record.
+    expect(observedEndpointShapes([listRow(1, null)], lists).responses[0]?.shape).toEqual(withoutInstances(list));
+    // Rows of one fingerprint add up: 1 + 2 exchanges, 1 + 1 records beyond one: five records, counted to four.
+    const added = observedEndpointShapes([listRow(1, '1'), listRow(2, '1')], lists).responses[0]?.shape;
+    expect(added).toEqual(countInstances(list, 4));
     const twice = observedEndpointShapes(
       [row({ requestShape: fingerprint(withTitle), count: 2 }), row({ requestShape: fingerprint(withTitle) })],
       shapes,

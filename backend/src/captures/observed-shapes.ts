@@ -1,10 +1,11 @@
 import {
+  addInstanceExtras,
   addTopInstances,
+  countInstances,
   type EndpointShapes,
   mergeCountedShapes,
   observedParameters,
   type Shape,
-  weighInstances,
 } from '@spectator/shared';
 
 /** One aggregated observation row as the views read it. */
@@ -23,6 +24,13 @@ export interface ObservationRow {
    */
   query?: string[] | null;
   requestHeaders?: string[] | null;
+  /**
+   * The bodies' instance extras (`instanceExtras`: objects beyond one per exchange and place, which
+   * the fingerprint leaves out); null or absent for none, or when read without them (then each
+   * exchange counts one object per place).
+   */
+  requestInstances?: string | null;
+  responseInstances?: string | null;
 }
 
 /** Columns of an `observations o` row, as `ObservationRow` fields (`count` aside: callers sum or cast it). */
@@ -30,6 +38,9 @@ export const ROW_COLUMNS = `o.method, o.path, o.status,
   o.request_content_type AS "requestContentType", o.request_shape AS "requestShape",
   o.response_content_type AS "responseContentType", o.response_shape AS "responseShape",
   o.query, o.request_headers AS "requestHeaders"`;
+
+/** Columns of an `observations o` row's instance extras, as `ObservationRow` fields (observation rows only). */
+export const INSTANCE_COLUMNS = `o.request_instances AS "requestInstances", o.response_instances AS "responseInstances"`;
 
 /** The most frequent value by count (ties: the first seen). */
 function mostFrequent(entries: ReadonlyArray<{ value: string; count: number }>): string | null {
@@ -47,24 +58,29 @@ function mostFrequent(entries: ReadonlyArray<{ value: string; count: number }>):
 }
 
 /**
- * The merge of the shapes behind some fingerprints, each with the exchanges of its rows; `null`
- * when none of them is shaped. Objects count their instances (`weighInstances`: the exchanges of a
- * fingerprint share its counts exactly), for the documentation's required claim (`claimRequired`);
+ * The merge of the shapes behind some fingerprints, each with the exchanges of its rows and their
+ * instance extras; `null` when none of them is shaped. Objects count their instances
+ * (`countInstances`: one per exchange and place, plus the extras the rows carry beside the
+ * fingerprint, added up exactly), for the documentation's required claim (`claimRequired`);
  * exchanges counted without a shape (sampled out under load) add one object each at the top.
  */
 function mergedShape(
-  bodies: ReadonlyArray<{ fingerprint: string | null; count: number }>,
+  bodies: ReadonlyArray<{ fingerprint: string | null; count: number; extras: string | null | undefined }>,
   shapes: ReadonlyMap<string, Shape>,
 ): Shape | null {
-  const exchanges = new Map<string, number>();
+  const exchanges = new Map<string, { count: number; extras: string }>();
   let unshaped = 0;
-  for (const { fingerprint, count } of bodies)
-    if (fingerprint !== null && shapes.has(fingerprint))
-      exchanges.set(fingerprint, (exchanges.get(fingerprint) ?? 0) + count);
-    else unshaped += count;
+  for (const { fingerprint, count, extras } of bodies)
+    if (fingerprint !== null && shapes.has(fingerprint)) {
+      const before = exchanges.get(fingerprint);
+      exchanges.set(fingerprint, {
+        count: (before?.count ?? 0) + count,
+        extras: addInstanceExtras(before?.extras ?? '', extras ?? ''),
+      });
+    } else unshaped += count;
   let merged: Shape | null = null;
-  for (const [fingerprint, count] of exchanges) {
-    const shape = weighInstances(shapes.get(fingerprint) as Shape, count);
+  for (const [fingerprint, { count, extras }] of exchanges) {
+    const shape = countInstances(shapes.get(fingerprint) as Shape, count, extras);
     merged = merged === null ? shape : mergeCountedShapes(merged, shape);
   }
   return merged === null ? null : addTopInstances(merged, unshaped);
@@ -98,7 +114,7 @@ function requestBodyOf(
     shape: mergedShape(
       withRequest
         .filter((row) => row.requestContentType === contentType)
-        .map((row) => ({ fingerprint: row.requestShape, count: row.count })),
+        .map((row) => ({ fingerprint: row.requestShape, count: row.count, extras: row.requestInstances })),
       shapes,
     ),
   };
@@ -136,7 +152,7 @@ export function observedEndpointShapes(
           : mergedShape(
               withBody
                 .filter((row) => row.responseContentType === contentType)
-                .map((row) => ({ fingerprint: row.responseShape, count: row.count })),
+                .map((row) => ({ fingerprint: row.responseShape, count: row.count, extras: row.responseInstances })),
               shapes,
             );
       return { status, contentType, shape };

@@ -51,6 +51,7 @@ import { IngestWithoutRowForeignKeys1795910196979 } from './migrations/179591019
 import { RuntimeHoursRolledUp1795912716381 } from './migrations/1795912716381-RuntimeHoursRolledUp';
 import { PackedEvidenceQueue1795921658378 } from './migrations/1795921658378-PackedEvidenceQueue';
 import { RuntimeMinutesWaitPerEndpoint1795931360487 } from './migrations/1795931360487-RuntimeMinutesWaitPerEndpoint';
+import { InstanceCountsBeside1795931676888 } from './migrations/1795931676888-InstanceCountsBeside';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -106,6 +107,7 @@ export const MIGRATIONS = [
   RuntimeHoursRolledUp1795912716381,
   PackedEvidenceQueue1795921658378,
   RuntimeMinutesWaitPerEndpoint1795931360487,
+  InstanceCountsBeside1795931676888,
 ];
 
 /**

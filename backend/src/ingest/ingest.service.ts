@@ -15,6 +15,8 @@ import {
   type WireCapture,
   type WireObservation,
   sameRoute,
+  addInstanceExtras,
+  REQUIRED_INSTANCES,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
 import { AgentsService } from '../agents/agents.service';
@@ -116,6 +118,13 @@ function noteOf(body: WireBody | null): string | null {
   return body.tooLarge ? 'too-large' : body.unparsable ? 'unparsable' : body.unshaped ? 'unshaped' : null;
 }
 
+/** A row's instance extras with another exchange's (`WireBody.instances`), none once the row counts four exchanges. */
+function addedExtras(before: string | null | undefined, extras: string | undefined, count: number): string | null {
+  if (count >= REQUIRED_INSTANCES) return null;
+  const sum = addInstanceExtras(before ?? '', extras ?? '');
+  return sum === '' ? null : sum;
+}
+
 function union(a: string[], b: string[]): string[] {
   return [...new Set([...a, ...b])].sort();
 }
@@ -149,10 +158,14 @@ export function aggregateObservations(observations: readonly WireObservation[]):
         count: o.count,
         first_seen: o.firstSeen,
         last_seen: o.lastSeen,
+        req_inst: o.count < REQUIRED_INSTANCES ? (req?.instances ?? null) : null,
+        res_inst: o.count < REQUIRED_INSTANCES ? (res?.instances ?? null) : null,
       });
       continue;
     }
     before.count += o.count;
+    before.req_inst = addedExtras(before.req_inst, req?.instances, before.count);
+    before.res_inst = addedExtras(before.res_inst, res?.instances, before.count);
     before.query = union(before.query, o.query);
     before.req_h = union(before.req_h, o.requestHeaders);
     before.res_h = union(before.res_h, responseHeaderNames(o));

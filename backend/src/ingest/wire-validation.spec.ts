@@ -53,6 +53,12 @@ describe('parseAgentMessage', () => {
     expect(parsed).toMatchObject({ type: 'batch', observations: [{ query: ['a', 'b'], count: 2 }] });
   });
 
+  it("keeps the instance counts beside a body's fingerprint", () => {
+    const counted = { ...observation, response: { contentType: 'a/json', shape: 'abc', instances: '0301' } };
+    const parsed = parseAgentMessage(JSON.stringify({ ...batch, observations: [counted] }));
+    expect(parsed).toMatchObject({ observations: [{ response: { shape: 'abc', instances: '0301' } }] });
+  });
+
   it("keeps a row's consumers (pseudonyms, counts, last calls) and its overflow", () => {
     const consumers = [{ id: '0123456789abcdef', count: 1, lastSeen: '2026-01-01T00:00:01.000Z' }];
     const parsed = parseAgentMessage(
@@ -118,6 +124,14 @@ describe('parseAgentMessage', () => {
     [
       { ...observation, request: { contentType: 'a/b', tooLarge: false } },
       'observations[1].request.tooLarge must be true when present',
+    ],
+    [
+      { ...observation, request: { contentType: 'a/b', instances: '1' } },
+      'observations[1].request.instances is only allowed with a shape',
+    ],
+    [
+      { ...observation, response: { contentType: 'a/b', shape: 'abc', instances: '040' } },
+      'observations[1].response.instances must be digits 0-3 ending in 1-3 (objects beyond one per exchange at each object place), at most 20000',
     ],
     [{ ...observation, response: undefined }, 'observations[1].response is required (null for no body)'],
     [{ ...observation, request: [] }, 'observations[1].request must be an object'],

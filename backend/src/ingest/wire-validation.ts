@@ -7,6 +7,7 @@ import {
   type BatchMessage,
   ENVIRONMENT_KINDS,
   type HelloMessage,
+  isInstanceExtras,
   type LearnedMessage,
   type Shape,
   REQUIRED_INSTANCES,
@@ -45,6 +46,8 @@ export interface WireLimits {
 
 export const DEFAULT_WIRE_LIMITS: WireLimits = { maxObservations: 10_000, maxShapes: 10_000, maxShapeNodes: 20_000 };
 
+/** Object places a body's instance extras name at most: a shape has no more nodes than this (DEFAULT_WIRE_LIMITS). */
+const MAX_INSTANCE_PLACES = DEFAULT_WIRE_LIMITS.maxShapeNodes;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const METHOD = /^[A-Z][A-Z-]{0,19}$/;
 const FINGERPRINT = /^[A-Za-z0-9_+/=:.-]{1,128}$/;
@@ -172,6 +175,16 @@ function body(value: unknown, path: string, field: (typeof BODY_FIELDS)[keyof ty
   const o = record(value, path, field.at);
   const result: WireBody = { contentType: text(o.contentType, path, 200, undefined, field.contentType) };
   if (o.shape !== undefined) result.shape = text(o.shape, path, 128, FINGERPRINT, field.shape);
+  if (o.instances !== undefined) {
+    if (result.shape === undefined) fail(path, 'is only allowed with a shape', `${field.at}.instances`);
+    if (!isInstanceExtras(o.instances, MAX_INSTANCE_PLACES))
+      fail(
+        path,
+        `must be digits 0-3 ending in 1-3 (objects beyond one per exchange at each object place), at most ${MAX_INSTANCE_PLACES}`,
+        `${field.at}.instances`,
+      );
+    result.instances = o.instances;
+  }
   for (const flag of ['tooLarge', 'unparsable', 'unshaped'] as const) {
     if (o[flag] === undefined) continue;
     if (o[flag] !== true) fail(path, 'must be true when present', `${field.at}.${flag}`);

@@ -189,6 +189,8 @@ export class RegroupService {
         count: Number(row.count),
         first_seen: row.first_seen.toISOString(),
         last_seen: row.last_seen.toISOString(),
+        req_inst: row.req_inst,
+        res_inst: row.res_inst,
       }))
       // In the order the ingest folds a batch's rows in (`aggregateObservations`): one lock order with concurrent batches.
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));

@@ -3,13 +3,17 @@ import {
   type BackendMessage,
   type BatchMessage,
   fingerprint,
+  addInstanceExtras,
   type HelloMessage,
   inferShape,
+  instanceExtras,
   PROTOCOL_VERSION,
   ROUTES,
   type Shape,
   type TemplatesMessage,
   type WireObservation,
+  REQUIRED_INSTANCES,
+  withoutInstances,
 } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
@@ -133,12 +137,19 @@ export function batchMessage(
   batchId: string = randomUUID(),
 ): BatchMessage {
   const shapes: Record<string, Shape> = {};
-  const body = (value: unknown): WireObservation['request'] => {
+  // As the agent sends a body: the shape without its instance counts, which travel beside its
+  // fingerprint (`instances`), added up over the row's `count` exchanges while fewer than four.
+  const body = (value: unknown, count: number): WireObservation['request'] => {
     if (value === undefined) return null;
     const shape = inferShape(value);
     const fp = fingerprint(shape);
-    shapes[fp] = shape;
-    return { contentType: 'application/json', shape: fp };
+    shapes[fp] = withoutInstances(shape);
+    let extras = '';
+    if (count < REQUIRED_INSTANCES)
+      for (let i = 0; i < count; i++) extras = addInstanceExtras(extras, instanceExtras(shape));
+    return extras === ''
+      ? { contentType: 'application/json', shape: fp }
+      : { contentType: 'application/json', shape: fp, instances: extras };
   };
   const now = new Date().toISOString();
   const observations = exchanges.map((e): WireObservation => ({
@@ -148,8 +159,8 @@ export function batchMessage(
     query: [],
     requestHeaders: ['content-type'],
     responseHeaders: ['content-type'],
-    request: body(e.request),
-    response: body(e.response),
+    request: body(e.request, e.count ?? 1),
+    response: body(e.response, e.count ?? 1),
     count: e.count ?? 1,
     firstSeen: now,
     lastSeen: now,

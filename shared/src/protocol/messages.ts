@@ -34,6 +34,12 @@ export interface WireBody {
   contentType: string;
   /** Fingerprint of the body's shape, for JSON (and form) bodies whose shape was computed. */
   shape?: string;
+  /**
+   * With `shape`: the objects the row's exchanges showed at each object place of the shape beyond
+   * one per exchange (`instanceExtras`, shape/instances.ts: digits 0-3, counts only), which the
+   * fingerprint leaves out. Absent when there were none, and once the row counts four exchanges.
+   */
+  instances?: string;
   /** The body was larger than the capture limit: counted, not shaped. */
   tooLarge?: true;
   /** The body claimed JSON but did not parse. */

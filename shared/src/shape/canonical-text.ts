@@ -30,7 +30,6 @@ export const NUMBER_CODE = 0x4e; // N
 export const BOOLEAN_CODE = 0x42; // B
 export const NULL_CODE = 0x5a; // Z
 export const UNKNOWN_CODE = 0x55; // U
-export const INSTANCES = 0x23; // #
 const QUOTE = 0x22; // "
 
 const STRING_TEXT: Readonly<Record<string, string>> = {
@@ -50,15 +49,16 @@ export function writeString(format: StringFormat | undefined, sink: CanonicalSin
 /**
  * How many objects a shape describes are counted up to this many (`ObjectShape.instances`):
  * documentation claims a field `required` only once this many objects all had it (docs/shapes.md).
+ * Counts are not part of the canonical text (so not of the fingerprint): they travel beside it
+ * (`instanceExtras`, shape/instances.ts).
  */
 export const REQUIRED_INSTANCES = 4;
 
-/** Writes an object's instance count after its closing brace: `#2` … `#4`; nothing for one. */
-export function writeInstances(instances: number | undefined, sink: CanonicalSink): void {
-  if (instances === undefined || instances < 2) return;
-  sink.writeCode(INSTANCES);
-  sink.writeCode(0x30 + Math.min(instances, REQUIRED_INSTANCES));
-}
+/**
+ * The largest digit of `instanceExtras` (objects at a place beyond one per exchange): with at least
+ * one exchange, this many more reach `REQUIRED_INSTANCES`, so more tell nothing more.
+ */
+export const MAX_EXTRA_INSTANCES = REQUIRED_INSTANCES - 1;
 
 /** Writes a field name as `JSON.stringify` writes it; without building the quoted text when no escape is needed. */
 export function writeFieldName(name: string, sink: CanonicalSink): void {

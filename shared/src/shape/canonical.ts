@@ -15,7 +15,6 @@ import {
   TRUNCATED,
   UNKNOWN_CODE,
   writeFieldName,
-  writeInstances,
   writeString,
   type CanonicalSink,
 } from './canonical-text';
@@ -29,8 +28,9 @@ export type { CanonicalSink } from './canonical-text';
  * options in the data (documented in docs/shapes.md). Grammar:
  * `S` / `S(format)` string, `N` number, `B` boolean, `Z` null, `U` unknown (`U!` truncated),
  * `{"name":T,"other"?:T}` object with fields in code-unit order, names as JSON strings and `?`
- * for optional (`{…}!` truncated; `{…}#2` to `{…}#4` for the objects described, when more than one), `[T]` array (`[T]!` truncated), `(T|T)` oneOf in canonical
- * kind order.
+ * for optional (`{…}!` truncated), `[T]` array (`[T]!` truncated), `(T|T)` oneOf in canonical
+ * kind order. An object's `instances` are not written: counts travel beside the fingerprint
+ * (`instanceExtras`).
  */
 export function canonicalShape(shape: Shape): string {
   return canonicalText(shape, 0);
@@ -100,7 +100,6 @@ export function writeCanonical(shape: Shape, sink: CanonicalSink, depth = 0): vo
       }
       sink.writeCode(CLOSE_OBJECT);
       if (shape.truncated) sink.writeCode(TRUNCATED);
-      writeInstances(shape.instances, sink);
       return;
     }
     case 'oneOf':

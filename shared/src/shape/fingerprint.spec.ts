@@ -3,6 +3,7 @@ import { canonicalShape } from './canonical';
 import { fingerprint } from './fingerprint';
 import { Hash128 } from './hash';
 import { inferShape, shapeFingerprint } from './infer';
+import { countInstances, instanceExtras, withoutInstances } from './instances';
 import type { Shape, ShapeLimits } from './types';
 import { N, S } from '../../test/shape-fixtures';
 
@@ -168,6 +169,22 @@ describe('shapeFingerprint', () => {
     fc.assert(
       fc.property(json, limits, (value, limit) => {
         expect(shapeFingerprint(value, limit)).toBe(fingerprint(inferShape(value, limit)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('gives the instance extras of inferShape(x) beside the fingerprint, for arbitrary JSON values and limits', () => {
+    const counts = { extras: '' };
+    fc.assert(
+      fc.property(json, limits, (value, limit) => {
+        const shape = inferShape(value, limit);
+        expect(shapeFingerprint(value, limit, counts)).toBe(fingerprint(shape));
+        expect(counts.extras).toBe(instanceExtras(shape));
+        // The counts come back from the shape without them, one exchange and its extras.
+        expect(countInstances(withoutInstances(shape), 1, counts.extras)).toEqual(
+          countInstances(shape, 1, instanceExtras(shape)),
+        );
       }),
       { numRuns: 2000 },
     );

@@ -94,13 +94,51 @@ export function inferShape(value: unknown, limits: Partial<ShapeLimits> = NO_LIM
  * `fingerprint(inferShape(value, limits))`, bit for bit, without building the shape: the canonical
  * text is hashed straight from what the walk over the value accumulated. This is what the agent
  * runs per sampled body; it needs the shape itself only for a fingerprint it has not seen before.
+ * With `counts`, also the instance counts the fingerprint leaves out (see {@link InstanceCounts}).
  * Same limits and errors as {@link inferShape}.
  */
-export function shapeFingerprint(value: unknown, limits: Partial<ShapeLimits> = NO_LIMITS): string {
+export function shapeFingerprint(
+  value: unknown,
+  limits: Partial<ShapeLimits> = NO_LIMITS,
+  counts?: InstanceCounts,
+): string {
   const resolved = limits === NO_LIMITS ? DEFAULT_SHAPE_LIMITS : resolveLimits(limits);
   const hash = new Hash128();
-  writeAccumulated(accumulate(value, resolved), resolved.maxFields, hash);
+  const accumulated = accumulate(value, resolved);
+  if (counts === undefined) {
+    writeAccumulated(accumulated, resolved.maxFields, hash);
+    return hash.digest();
+  }
+  counts.extras = '';
+  counting = counts;
+  places = 0;
+  try {
+    writeAccumulated(accumulated, resolved.maxFields, hash);
+  } finally {
+    counting = null;
+  }
   return hash.digest();
+}
+
+/**
+ * Where {@link shapeFingerprint} puts the instance counts of the value it fingerprints, which the
+ * fingerprint leaves out: `instanceExtras(inferShape(value, limits))` (shape/instances.ts), taken in
+ * the same walk. A caller-owned object, so a call allocates nothing for a body without lists.
+ */
+export interface InstanceCounts {
+  extras: string;
+}
+
+/** The counts `shapeFingerprint` is filling in, and the object places it has written so far. */
+let counting: InstanceCounts | null = null;
+let places = 0;
+
+/** Notes the next object place of the canonical text (pre-order), with the objects seen there. */
+function noteObjects(objects: number): void {
+  const place = places++;
+  if (objects < 2) return;
+  const counts = counting as InstanceCounts;
+  counts.extras = counts.extras.padEnd(place, '0') + String(Math.min(objects - 1, canonical.MAX_EXTRA_INSTANCES));
 }
 
 /** The one walk over a value: everything seen, position by position. */
@@ -401,6 +439,7 @@ function writeAccumulatedObject(accumulator: Accumulator, maxFields: number, sin
   const accumulators = fieldAccumulators(accumulator);
   const order = nameOrder(names);
   const count = Math.min(names.length, maxFields);
+  if (counting !== null) noteObjects(accumulator.objects);
   sink.writeCode(canonical.OPEN_OBJECT);
   for (let i = 0; i < count; i++) {
     const index = order === null ? i : order[i]!;
@@ -413,7 +452,6 @@ function writeAccumulatedObject(accumulator: Accumulator, maxFields: number, sin
   }
   sink.writeCode(canonical.CLOSE_OBJECT);
   if (objectTruncated(accumulator, names, maxFields)) sink.writeCode(canonical.TRUNCATED);
-  canonical.writeInstances(accumulator.objects, sink);
 }
 
 /** An order worked out before (see {@link nameOrder}). */

@@ -1,7 +1,15 @@
 import { canonicalShape } from './canonical';
-import { fingerprint } from './fingerprint';
 import { inferShape, shapeFingerprint } from './infer';
-import { addTopInstances, claimRequired, REQUIRED_INSTANCES, weighInstances, withoutInstances } from './instances';
+import {
+  addInstanceExtras,
+  addTopInstances,
+  claimRequired,
+  countInstances,
+  instanceExtras,
+  isInstanceExtras,
+  REQUIRED_INSTANCES,
+  withoutInstances,
+} from './instances';
 import { mergeCountedShapes, mergeShapes } from './merge';
 import type { ObjectShape, Shape } from './types';
 
@@ -35,16 +43,33 @@ describe('instance counts', () => {
     expect(owners.fields[0]!.shape).toEqual({ kind: 'object', fields: [expect.objectContaining({ name: 'name' })] });
   });
 
-  it('writes the count in the canonical text and the fingerprint, the same from the value and the shape', () => {
-    expect(canonicalShape(inferShape(records(3)))).toBe('[{"id":N}#3]');
-    expect(canonicalShape(inferShape(records(1)))).toBe('[{"id":N}]');
-    for (const count of [1, 2, 3, 4, 9]) {
-      const value = records(count);
-      expect(shapeFingerprint(value)).toBe(fingerprint(inferShape(value)));
-    }
+  it('leaves counts out of the canonical text and the fingerprint: they travel beside it as extras', () => {
+    expect(canonicalShape(inferShape(records(3)))).toBe('[{"id":N}]');
     const prints = [1, 2, 3, 4, 9].map((count) => shapeFingerprint(records(count)));
-    expect(new Set(prints).size).toBe(4);
-    expect(prints[3]).toBe(prints[4]);
+    expect(new Set(prints).size).toBe(1);
+    // One digit per object place (canonical order), the objects beyond one, up to three; zeros at the end left out.
+    const counts = { extras: 'stale' };
+    const extrasOf = (value: unknown): string => (shapeFingerprint(value, {}, counts), counts.extras);
+    expect([1, 2, 3, 4, 9].map((count) => extrasOf(records(count)))).toEqual(['', '1', '2', '3', '3']);
+    expect(extrasOf({ id: 1 })).toBe('');
+    // The body's object (place 0), `a`'s items (place 1), `b`'s items (place 2).
+    expect(extrasOf({ b: [{}, {}, {}], a: [{ x: 1 }] })).toBe('002');
+    expect(instanceExtras(inferShape({ b: [{}, {}, {}], a: [{ x: 1 }] }))).toBe('002');
+    // A oneOf's object option comes before its array option (kind order).
+    expect(extrasOf([[{ x: 1 }, { x: 2 }], { y: 1 }])).toBe('01');
+  });
+
+  it('adds extras digit by digit up to three, and checks their form', () => {
+    expect(addInstanceExtras('', '02')).toBe('02');
+    expect(addInstanceExtras('1', '')).toBe('1');
+    expect(addInstanceExtras('12', '0201')).toBe('1301');
+    expect(addInstanceExtras('3', '3')).toBe('3');
+    expect(isInstanceExtras('', 4)).toBe(true);
+    expect(isInstanceExtras('0301', 4)).toBe(true);
+    expect(isInstanceExtras('03010', 8)).toBe(false);
+    expect(isInstanceExtras('04', 8)).toBe(false);
+    expect(isInstanceExtras('0301', 3)).toBe(false);
+    expect(isInstanceExtras(3, 3)).toBe(false);
   });
 
   it('adds up in a counted merge, keeps the larger in a plain one (merge stays idempotent)', () => {
@@ -61,25 +86,28 @@ describe('instance counts', () => {
     });
   });
 
-  it('weighs a shape by the exchanges that had it, up to four', () => {
-    const body = inferShape({ id: 1, tags: [{ name: 'a' }, { name: 'b' }] });
-    const weighed = weighInstances(body, 3) as ObjectShape;
-    expect(weighed.instances).toBe(3);
-    expect(itemsOf(weighed.fields[1]!.shape).instances).toBe(4);
-    expect(weighInstances(body, 1)).toBe(body);
-    expect((addTopInstances(body, 2) as ObjectShape).instances).toBe(3);
+  it("counts a shape's objects from its exchanges and their extras, up to four", () => {
+    const body = withoutInstances(inferShape({ id: 1, tags: [{ name: 'a' }, { name: 'b' }] }));
+    const counted = countInstances(body, 3) as ObjectShape;
+    expect(counted.instances).toBe(3);
+    expect(itemsOf(counted.fields[1]!.shape).instances).toBe(3);
+    // Three exchanges, one of them with two tags: four tags in all.
+    expect(itemsOf((countInstances(body, 3, '01') as ObjectShape).fields[1]!.shape).instances).toBe(4);
+    expect((countInstances(body, 1) as ObjectShape).instances).toBeUndefined();
+    // Counts stored in the shape are not read: the exchanges and their extras are what counts.
+    expect(countInstances(inferShape(records(3)), 1)).toEqual(inferShape(records(1)));
+    expect((addTopInstances(counted, 2) as ObjectShape).instances).toBe(4);
     expect(addTopInstances(inferShape([{ id: 1 }]), 2)).toEqual(inferShape([{ id: 1 }]));
-    expect(withoutInstances(weighed)).toEqual(withoutInstances(body));
-    expect(canonicalShape(withoutInstances(weighed))).toBe('{"id":N,"tags":[{"name":S}]}');
+    expect(withoutInstances(counted)).toEqual(body);
   });
 
   it('claims required from four objects once a body varies, from presence while it does not', () => {
     // Three answers, always the same fields: presence, as before counts existed.
-    const steady = weighInstances(inferShape({ id: 1, title: 't' }), 3);
+    const steady = countInstances(inferShape({ id: 1, title: 't' }), 3);
     expect(requiredOf(claimRequired(steady))).toEqual({ id: true, title: true });
     // The body varies (`note` missing once): a field three answers had is not claimed required.
     const varied = mergeCountedShapes(
-      weighInstances(inferShape({ id: 1, title: 't', note: 'n' }), 2),
+      countInstances(inferShape({ id: 1, title: 't', note: 'n' }), 2),
       inferShape({ id: 2, title: 'u' }),
     );
     expect(requiredOf(claimRequired(varied))).toEqual({ id: false, note: false, title: false });

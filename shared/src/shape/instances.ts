@@ -1,16 +1,59 @@
-import { REQUIRED_INSTANCES } from './canonical-text';
-import type { Shape } from './types';
+import { MAX_EXTRA_INSTANCES, REQUIRED_INSTANCES } from './canonical-text';
+import { compareNames, kindRank } from './options';
+import type { Field, Shape } from './types';
 
-export { REQUIRED_INSTANCES } from './canonical-text';
+export { MAX_EXTRA_INSTANCES, REQUIRED_INSTANCES } from './canonical-text';
+
+/*
+ * Instance counts travel beside a fingerprint, not in it (docs/shapes.md, "Instance counts"): a list
+ * of one record and a list of three have one fingerprint, so one observation row, and the row says
+ * how many objects its exchanges showed at each place as `instanceExtras`. Object places are taken
+ * in the order the canonical text writes objects (an object before its fields, fields in name
+ * order, oneOf options in kind order); each place gets one digit: the objects seen there beyond one
+ * per exchange, up to MAX_EXTRA_INSTANCES (3). Trailing zeros are left out, so `''`, the common case
+ * (no list of records), says every exchange had one object at every place.
+ */
+
+/** The instance extras of `shape` as one exchange: each object's `instances` less one, as digits. */
+export function instanceExtras(shape: Shape): string {
+  let extras = '';
+  let place = 0;
+  forEachObject(shape, (instances) => {
+    const extra = Math.min(instances - 1, MAX_EXTRA_INSTANCES);
+    if (extra > 0) extras = extras.padEnd(place, '0') + String(extra);
+    place++;
+  });
+  return extras;
+}
+
+/** The extras of two sets of exchanges of one fingerprint together: digit by digit, up to MAX_EXTRA_INSTANCES. */
+export function addInstanceExtras(a: string, b: string): string {
+  if (a === '') return b;
+  if (b === '') return a;
+  let sum = '';
+  for (let i = 0; i < Math.max(a.length, b.length); i++)
+    sum += String(Math.min(digitAt(a, i) + digitAt(b, i), MAX_EXTRA_INSTANCES));
+  return sum;
+}
+
+/** Is `text` instance extras as `instanceExtras` writes them (at most `places` digits)? */
+export function isInstanceExtras(text: unknown, places: number): text is string {
+  return typeof text === 'string' && text.length <= places && /^(?:[0-3]*[1-3])?$/.test(text);
+}
 
 /**
- * `shape` as if each body it describes had been seen `times` times: every object's `instances`
- * multiplied by `times`, up to `REQUIRED_INSTANCES`. How the backend weighs a stored shape by the
- * exchanges of an observation row, which share its fingerprint (so its counts) exactly.
+ * `shape` with each object counting the objects `exchanges` exchanges of its fingerprint showed at
+ * its place: one per exchange plus its digit of `extras`, up to `REQUIRED_INSTANCES`. What the
+ * backend documents from (`claimRequired`); counts stored in `shape` itself are ignored. The fields
+ * come out in name order (canonical layout).
  */
-export function weighInstances(shape: Shape, times: number): Shape {
-  if (times <= 1) return shape;
-  return mapObjects(shape, (instances) => Math.min(instances * times, REQUIRED_INSTANCES));
+export function countInstances(shape: Shape, exchanges: number, extras = ''): Shape {
+  let place = 0;
+  return mapObjects(shape, () => Math.min(exchanges + digitAt(extras, place++), REQUIRED_INSTANCES));
+}
+
+function digitAt(extras: string, place: number): number {
+  return place < extras.length ? extras.charCodeAt(place) - 0x30 : 0;
 }
 
 /**
@@ -62,12 +105,13 @@ function mapObjects(shape: Shape, count: (instances: number) => number, claim = 
     case 'object': {
       const instances = shape.instances ?? 1;
       const few = claim && instances < REQUIRED_INSTANCES;
-      const fields = shape.fields.map((field) => ({
+      // The count first, then the fields in name order: the places in canonical order (see above).
+      const next = count(instances);
+      const fields = inNameOrder(shape.fields).map((field) => ({
         name: field.name,
         required: field.required && !few,
         shape: mapObjects(field.shape, count, claim),
       }));
-      const next = count(instances);
       return {
         kind: 'object',
         fields,
@@ -80,8 +124,39 @@ function mapObjects(shape: Shape, count: (instances: number) => number, claim = 
       return shape.truncated ? { kind: 'array', items, truncated: true } : { kind: 'array', items };
     }
     case 'oneOf':
-      return { kind: 'oneOf', options: shape.options.map((option) => mapObjects(option, count, claim)) };
+      return { kind: 'oneOf', options: inKindOrder(shape.options).map((option) => mapObjects(option, count, claim)) };
     default:
       return shape;
   }
+}
+
+/** Calls `visit` with each object's `instances` (1 when absent), its places in canonical order. */
+function forEachObject(shape: Shape, visit: (instances: number) => void): void {
+  switch (shape.kind) {
+    case 'object':
+      visit(shape.instances ?? 1);
+      for (const field of inNameOrder(shape.fields)) forEachObject(field.shape, visit);
+      return;
+    case 'array':
+      forEachObject(shape.items, visit);
+      return;
+    case 'oneOf':
+      for (const option of inKindOrder(shape.options)) forEachObject(option, visit);
+      return;
+    default:
+      return;
+  }
+}
+
+function inNameOrder(fields: readonly Field[]): readonly Field[] {
+  for (let i = 1; i < fields.length; i++)
+    if (fields[i - 1]!.name > fields[i]!.name) return [...fields].sort((a, b) => compareNames(a.name, b.name));
+  return fields;
+}
+
+function inKindOrder(options: readonly Shape[]): readonly Shape[] {
+  for (let i = 1; i < options.length; i++)
+    if (kindRank(options[i - 1]!.kind) > kindRank(options[i]!.kind))
+      return [...options].sort((a, b) => kindRank(a.kind) - kindRank(b.kind));
+  return options;
 }

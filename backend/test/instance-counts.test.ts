@@ -1,0 +1,146 @@
+import type {
+  DiffResponse,
+  DocumentationResponse,
+  EndpointResponse,
+  ObservedEndpointResponse,
+  ProjectResponse,
+  TokenResponse,
+} from '@spectator/shared';
+import {
+  batchMessage,
+  connectTestAgent,
+  helloMessage,
+  type TestAgent,
+  type TestExchange,
+} from './support/agent-client';
+import { sqlOn, startTestBackend, type TestBackend } from './support';
+
+// Instance counts travel beside a body's fingerprint (docs/shapes.md): a list of one record and a
+// list of three are one observation row, and the row adds up how many objects its exchanges showed.
+
+let backend: TestBackend;
+let agent: TestAgent;
+let capture = '';
+
+const list = (records: object[]): TestExchange => ({ method: 'GET', path: '/items', status: 200, response: records });
+
+async function send(exchanges: TestExchange[]): Promise<void> {
+  const batch = batchMessage(capture, exchanges);
+  expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+}
+
+async function newCapture(): Promise<void> {
+  const id = crypto.randomUUID();
+  expect(
+    await agent.request({
+      type: 'capture',
+      capture: { id, startedAt: new Date().toISOString(), reason: 'command-restart' },
+      previous: { id: capture, endedAt: new Date().toISOString() },
+    }),
+  ).toEqual({ type: 'capture-ended', captureId: capture });
+  capture = id;
+}
+
+async function get<T>(route: string): Promise<T> {
+  const { status, body } = await backend.api<T>('GET', `/projects/counts${route}`);
+  expect(status).toBe(200);
+  return body;
+}
+
+/** The capture's observation rows of GET /items: their counts and response instance extras. */
+function rows(): Promise<Array<{ count: string; extras: string | null }>> {
+  return sqlOn(
+    backend.databaseUrl,
+    `SELECT count::text, response_instances AS extras FROM observations WHERE capture_id = $1 AND path = '/items' ORDER BY count`,
+    [capture],
+  );
+}
+
+/** Documents GET /items with its bodies from the capture's traffic; its documentation after the commit. */
+async function documentItems(): Promise<EndpointResponse | undefined> {
+  const commit = await backend.api<DocumentationResponse>('POST', '/projects/counts/documentation', {
+    captureId: capture,
+    endpoints: [{ method: 'GET', path: '/items', documentBodies: true }],
+  });
+  expect(commit.status).toBe(201);
+  return (await get<EndpointResponse[]>('/endpoints')).find((e) => e.path === '/items');
+}
+
+const requiredOf = (shape: unknown): string[] | undefined =>
+  (shape as { items?: { required?: string[] } } | null)?.items?.required;
+
+beforeAll(async () => {
+  backend = await startTestBackend();
+  expect((await backend.api<ProjectResponse>('POST', '/projects', { slug: 'counts', name: 'Counts' })).status).toBe(
+    201,
+  );
+  const token = (await backend.api<TokenResponse>('POST', '/projects/counts/tokens', { name: 'agent', scope: 'agent' }))
+    .body.token as string;
+  agent = await connectTestAgent(backend.url, token);
+  const hello = helloMessage();
+  expect(await agent.request(hello)).toMatchObject({ type: 'welcome' });
+  capture = hello.capture.id;
+});
+afterAll(async () => {
+  await agent?.close();
+  await backend?.close();
+});
+
+describe('instance counts beside the fingerprint', () => {
+  it('stores lists of one, two and three records of one structure as one row, their objects added up exactly', async () => {
+    // Two answers of one structure, each a list of two records, one of them without `note`: the
+    // body varied, so only four objects claim `id` required. The counts come in two batches and
+    // meet in the row's upsert.
+    await send([list([{ id: 1, note: 'a' }, { id: 2 }])]);
+    expect(await rows()).toEqual([{ count: '1', extras: '1' }]);
+    const observed = (): Promise<ObservedEndpointResponse> =>
+      get<ObservedEndpointResponse>(`/captures/${capture}/observed?method=GET&path=/items`);
+    expect(requiredOf((await observed()).responses[0]?.shape)).toBeUndefined();
+    await send([list([{ id: 3 }, { id: 4, note: 'b' }])]);
+    expect(await rows()).toEqual([{ count: '2', extras: '2' }]);
+    expect(requiredOf((await observed()).responses[0]?.shape)).toEqual(['id']);
+    // More exchanges: from four on, every place has four objects; the row keeps no extras.
+    await send([list([{ id: 5, note: 'c' }, { id: 6 }, { id: 7 }]), list([{ id: 8 }, { id: 9, note: 'd' }])]);
+    expect(await rows()).toEqual([{ count: '4', extras: null }]);
+    expect(requiredOf((await observed()).responses[0]?.shape)).toEqual(['id']);
+  });
+
+  it('adds up the counts of literal rows regrouped under their template', async () => {
+    await newCapture();
+    const members = (team: string): TestExchange => ({
+      method: 'GET',
+      path: `/teams/${team}/members`,
+      status: 200,
+      response: [{ id: 1 }, { id: 2 }],
+    });
+    await send([members('erin'), members('frank')]);
+    agent.send({ type: 'learned', captureId: capture, templates: ['/teams/{team}/members'] });
+    // Messages are handled in order: this batch's ack comes after the regrouping.
+    await send([{ method: 'GET', path: '/health', status: 204 }]);
+    const regrouped = await sqlOn<{ path: string; count: string; extras: string | null }>(
+      backend.databaseUrl,
+      `SELECT path, count::text, response_instances AS extras FROM observations WHERE capture_id = $1 AND path LIKE '/teams/%'`,
+      [capture],
+    );
+    // Two lists of two records: two exchanges and one record beyond one each.
+    expect(regrouped).toEqual([{ path: '/teams/{team}/members', count: '2', extras: '2' }]);
+  });
+
+  it('never moves a version on counts alone: other list lengths of a documented structure change nothing', async () => {
+    await newCapture();
+    const record = (id: number): object => ({ id, title: `t${id}` });
+    await send([list([1, 2, 3, 4, 5].map(record))]);
+    const documented = await documentItems();
+    expect(documented?.version).toBe('1.0');
+    expect(requiredOf(documented?.responses[0]?.shape)).toEqual(['id', 'title']);
+
+    await newCapture();
+    await send([list([record(1)]), list([record(1), record(2)]), list([1, 2, 3].map(record))]);
+    // One row: the three lengths share the documented structure's fingerprint.
+    expect((await rows()).map((row) => row.count)).toEqual(['3']);
+    expect(await get<DiffResponse[]>(`/captures/${capture}/diffs`)).toEqual([]);
+    const after = await documentItems();
+    expect(after?.version).toBe('1.0');
+    expect(after?.responses).toEqual(documented?.responses);
+  });
+});
