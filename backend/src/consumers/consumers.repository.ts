@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { MatrixKind } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 import { integerArrayLiteral, textArrayLiteral } from '../captures/batch-statement';
+import { queryPrepared } from '../common/prepared';
 
 /** Every call counted by agents that identify consumers (what shares are of). */
 export const ALL_CALLS = '*';
@@ -196,19 +197,22 @@ export class ConsumersRepository {
       integerArrayLiteral(rows.map((r) => r.status)),
       textArrayLiteral(rows.map((r) => r.day)),
     ];
-    const found = (await manager.query(LOCK_ROWS, [projectId, row.id, ...keys])) as Array<{
-      i: number;
-      consumers: StoredConsumers;
-    }>;
+    // Named prepared statements (every fold runs both): parsed once per connection, not per fold.
+    const found = await queryPrepared<{ i: number; consumers: StoredConsumers }>(
+      manager,
+      'spectator_consumers_lock',
+      LOCK_ROWS,
+      [projectId, row.id, ...keys],
+    );
     const stored: Array<StoredConsumers | undefined> = [];
     for (const { i, consumers } of found) stored[i - 1] = consumers;
-    const [written] = (await manager.query(WRITE_ROWS, [
+    const [written] = await queryPrepared<{ inserted: number }>(manager, 'spectator_consumers_write', WRITE_ROWS, [
       projectId,
       row.id,
       row.kind,
       ...keys,
       textArrayLiteral(rows.map((r, i) => JSON.stringify(rowChanges(stored[i], r.consumers)))),
-    ])) as Array<{ inserted: number }>;
+    ]);
     if (written?.inserted !== rows.length - found.length)
       throw new Error(
         `consumer calls appeared while a fold wrote them (${rows.length - found.length} rows new when read, ${written?.inserted} when written)`,

@@ -4,6 +4,7 @@ import { MATRIX_KINDS, type MatrixKind, type VersionMatrixRow } from '@spectator
 import type { DataSource, EntityManager } from 'typeorm';
 import { textArrayLiteral } from '../captures/batch-statement';
 import { type ObservationRow, ROW_COLUMNS as OBSERVATION_COLUMNS } from '../captures/observed-shapes';
+import { queryPrepared } from '../common/prepared';
 import type { Queryable } from '../common/queryable';
 import type { EndpointRef } from '../versions/versions.repository';
 import type { CellValue } from './cell';
@@ -302,10 +303,12 @@ export class EvidenceRepository {
    * one does (it is not waited for), null when there is no such row.
    */
   async lockRowIfFree(db: Queryable, id: string): Promise<EnvironmentRow | 'busy' | null> {
-    const [row] = (await db.query(
+    const [row] = await queryPrepared<EnvironmentRow>(
+      db,
+      'spectator_fold_lock_row',
       `SELECT ${ROW_COLUMNS} FROM environment_rows WHERE id = $1 FOR NO KEY UPDATE SKIP LOCKED`,
       [id],
-    )) as EnvironmentRow[];
+    );
     if (row !== undefined) return row;
     const [exists] = (await db.query('SELECT 1 FROM environment_rows WHERE id = $1', [id])) as unknown[];
     return exists === undefined ? null : 'busy';
@@ -319,14 +322,16 @@ export class EvidenceRepository {
     build: string | null,
     commit: string | null,
   ): Promise<EnvironmentRow> {
-    const [row] = (await db.query(
+    const [row] = await queryPrepared<EnvironmentRow>(
+      db,
+      'spectator_fold_touch_row',
       `WITH touched AS (
          UPDATE environment_rows AS r SET last_seen = greatest(r.last_seen, $2::timestamptz),
                 build = coalesce($3, r.build), commit = coalesce($4, r.commit)
           WHERE id = $1 RETURNING r.*)
        SELECT ${ROW_COLUMNS} FROM touched`,
       [id, lastSeen, build, commit],
-    )) as EnvironmentRow[];
+    );
     if (!row) throw new Error(`environment row ${id} is gone`);
     return row;
   }
@@ -355,7 +360,17 @@ export class EvidenceRepository {
     limit: number,
     bytes: number,
   ): Promise<{ batches: QueuedBatch[]; left: boolean }> {
-    const rows = (await db.query(
+    const rows = await queryPrepared<{
+      build: string | null;
+      commit: string | null;
+      lastSeen: Date;
+      exchanges: string;
+      minutes: string;
+      consumers: string;
+      candidates: number;
+    }>(
+      db,
+      'spectator_fold_take',
       `WITH candidates AS (
          SELECT id, pg_column_size(packed_exchanges) + pg_column_size(packed_minutes) + pg_column_size(packed_consumers) AS size
            FROM evidence_queue WHERE row_id = $2 ORDER BY id LIMIT $3 FOR UPDATE SKIP LOCKED
@@ -368,15 +383,7 @@ export class EvidenceRepository {
                    q.packed_minutes AS minutes, q.packed_consumers AS consumers)
        SELECT t.*, (SELECT count(*) FROM candidates)::int AS candidates FROM taken t ORDER BY t.id`,
       [projectId, rowId, limit, bytes],
-    )) as Array<{
-      build: string | null;
-      commit: string | null;
-      lastSeen: Date;
-      exchanges: string;
-      minutes: string;
-      consumers: string;
-      candidates: number;
-    }>;
+    );
     const candidates = rows[0]?.candidates ?? 0;
     return {
       batches: rows.map(({ build, commit, lastSeen, exchanges, minutes, consumers }) => ({
@@ -477,7 +484,9 @@ export class EvidenceRepository {
     rowId: string,
     exchanges: readonly FoldedExchangeRow[],
   ): Promise<void> {
-    await db.query(
+    await queryPrepared(
+      db,
+      'spectator_fold_add_exchanges',
       `INSERT INTO evidence_observations AS o (row_id, project_id, kind, row_first_seen, method, path, status, request_content_type,
                                                 request_shape, response_content_type, response_shape, count, last_seen, query,
                                                 request_headers, first_commit, first_build)
@@ -540,6 +549,8 @@ export class EvidenceRepository {
 
   /** A row's stored exchanges of some endpoints (by method and path), with their counts and last seen. */
   exchangesOf(db: Queryable, rowId: string, endpoints: readonly EndpointRef[]): Promise<StoredExchange[]> {
+    // Not prepared: a generic plan cannot know the row's share of the table (on an empty table it
+    // joined every stored exchange by hash, where a custom plan probes the row's by index).
     return db.query(
       `SELECT ${OBSERVATION_COLUMNS}, o.count::float8 AS count, o.last_seen AS "lastSeen",
               o.first_commit AS "firstCommit", o.first_build AS "firstBuild"
@@ -599,7 +610,9 @@ export class EvidenceRepository {
 
   /** A row's cells of some endpoints (those it has). */
   cellsOf(db: Queryable, rowId: string, endpointIds: readonly string[]): Promise<EndpointCell[]> {
-    return db.query(
+    return queryPrepared<EndpointCell>(
+      db,
+      'spectator_fold_cells_of',
       `SELECT endpoint_id AS "endpointId", version_id AS "versionId", version, drift FROM evidence_cells WHERE row_id = $1 AND endpoint_id = ANY($2::uuid[])`,
       [rowId, textArrayLiteral(endpointIds)],
     );
@@ -617,6 +630,7 @@ export class EvidenceRepository {
     if (seen.length === 0) return;
     const parameters = [rowId, JSON.stringify(seen)];
     const touched = `jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "lastSeen" timestamptz)`;
+    // Not prepared, as exchangesOf: a generic plan cannot know the row's share of the table.
     await db.query(
       `UPDATE evidence_cells c SET last_seen = greatest(c.last_seen, x."lastSeen") FROM ${touched}
         WHERE c.row_id = $1 AND c.endpoint_id = x."endpointId" AND c.last_seen < x."lastSeen"`,
@@ -631,7 +645,9 @@ export class EvidenceRepository {
 
   /** Writes a row's cells (in endpoint order); a cell's last seen never moves back. */
   async writeCells(db: Queryable, rowId: string, cells: readonly NewCell[]): Promise<void> {
-    await db.query(
+    await queryPrepared(
+      db,
+      'spectator_fold_write_cells',
       `INSERT INTO evidence_cells AS c (project_id, row_id, endpoint_id, version_id, version, drift, last_seen)
        SELECT r.project_id, r.id, x."endpointId", x."versionId", x.version, x.drift, x."lastSeen"
          FROM environment_rows r,
@@ -653,7 +669,9 @@ export class EvidenceRepository {
     row: EnvironmentRow,
     endpointIds: readonly string[],
   ): Promise<CurrentCell[]> {
-    return db.query(
+    return queryPrepared<CurrentCell>(
+      db,
+      'spectator_fold_lock_current',
       `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
         WHERE project_id = $1 AND kind = $2 AND scope = $3 AND endpoint_id = ANY($4::uuid[])
         ORDER BY endpoint_id FOR UPDATE`,
@@ -663,7 +681,9 @@ export class EvidenceRepository {
 
   /** Makes `row`'s cells what runs now in its kind and scope (in endpoint order). */
   async writeCurrent(db: Queryable, projectId: string, row: EnvironmentRow, cells: readonly NewCell[]): Promise<void> {
-    await db.query(
+    await queryPrepared(
+      db,
+      'spectator_fold_write_current',
       `INSERT INTO evidence_current AS c (project_id, kind, scope, endpoint_id, row_id, row_first_seen, version_id, version, drift, last_seen)
        SELECT $1::uuid, $2, $3, x."endpointId", $4::uuid, $5::timestamptz, x."versionId", x.version, x.drift, x."lastSeen"
          FROM jsonb_to_recordset($6::jsonb) AS x("endpointId" uuid, "versionId" uuid, version text, drift boolean, "lastSeen" timestamptz)
