@@ -109,4 +109,36 @@ describe('partitions by time', () => {
       strip(await shapeOf('runtime_buckets_minute_default'), 'runtime_buckets_minute_default'),
     );
   });
+
+  it('keeps room to update on the pages of hour and day rows, as the migration set on the partitions before', async () => {
+    const later = new Date(Date.now() + 70 * 24 * 3600_000);
+    const tables = [RUNTIME_ROWS.minute, RUNTIME_ROWS.hour, RUNTIME_ROWS.day];
+    const made = tables.map((table) => partitionOf(table, later).name);
+    expect((await maker(ds).cover(tables, later, later)).sort()).toEqual([...made].sort());
+    const fillfactorOf = async (partition: string): Promise<string | null> =>
+      (
+        (await ds.query(
+          `SELECT (SELECT split_part(o, '=', 2) FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%') AS f
+             FROM pg_class WHERE oid = $1::regclass`,
+          [partition],
+        )) as [{ f: string | null }]
+      )[0].f;
+    // Made now, made earlier (this week's hours), made by the migrations (the defaults); minute rows packed.
+    for (const partition of [
+      made[1],
+      made[2],
+      'runtime_buckets_hour_default',
+      'runtime_buckets_day_default',
+      partitionOf(RUNTIME_ROWS.hour, new Date()).name,
+    ])
+      expect({ partition, fillfactor: await fillfactorOf(partition as string) }).toEqual({
+        partition,
+        fillfactor: '70',
+      });
+    for (const partition of [made[0], 'runtime_buckets_minute_default'])
+      expect({ partition, fillfactor: await fillfactorOf(partition as string) }).toEqual({
+        partition,
+        fillfactor: null,
+      });
+  });
 });

@@ -52,6 +52,7 @@ import { RuntimeHoursRolledUp1795912716381 } from './migrations/1795912716381-Ru
 import { PackedEvidenceQueue1795921658378 } from './migrations/1795921658378-PackedEvidenceQueue';
 import { RuntimeMinutesWaitPerEndpoint1795931360487 } from './migrations/1795931360487-RuntimeMinutesWaitPerEndpoint';
 import { InstanceCountsBeside1795931676888 } from './migrations/1795931676888-InstanceCountsBeside';
+import { RuntimeRowsRoomToUpdate1795932641608 } from './migrations/1795932641608-RuntimeRowsRoomToUpdate';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -108,6 +109,7 @@ export const MIGRATIONS = [
   PackedEvidenceQueue1795921658378,
   RuntimeMinutesWaitPerEndpoint1795931360487,
   InstanceCountsBeside1795931676888,
+  RuntimeRowsRoomToUpdate1795932641608,
 ];
 
 /**

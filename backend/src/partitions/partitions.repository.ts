@@ -62,7 +62,8 @@ export class PartitionsRepository {
       if (exists) return false;
       // Waiting long for a lock here would hold up the writes queued behind it: try again later.
       await manager.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-      await manager.query(`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`);
+      const storage = table.fillfactor === undefined ? '' : ` WITH (fillfactor = ${Math.trunc(table.fillfactor)})`;
+      await manager.query(`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)${storage}`);
       if (table.withDefault) {
         await manager.query(`LOCK TABLE ${parent}_default IN ACCESS EXCLUSIVE MODE`);
         await manager.query(

@@ -19,6 +19,11 @@ export interface PartitionedTable {
   period: Period;
   /** Whether it has a default partition (`<parent>_default`) that rows of a time without a partition go to. */
   withDefault: boolean;
+  /**
+   * The partitions' fillfactor, when rows are updated often: room on each page keeps an update
+   * heap-only (HOT, no new index entry). PostgreSQL's default (100) otherwise.
+   */
+  fillfactor?: number;
 }
 
 /** Observations, by their capture's creation week (`capture_created_at`; docs/operations.md, "Partitions of observations"). */
@@ -29,11 +34,16 @@ export const OBSERVATIONS: PartitionedTable = {
   withDefault: false,
 };
 
-/** Runtime rows of each resolution, by bucket (docs/operations.md, "Runtime evidence"). */
+/**
+ * Runtime rows of each resolution, by bucket (docs/operations.md, "Runtime evidence"). Every
+ * roll-up (every 10 s by default) rewrites the hour and day rows that had traffic since the last:
+ * their pages keep room (RuntimeRowsRoomToUpdate1795932641608); minute rows, most of the rows and
+ * rewritten only while their minute is recent, are packed.
+ */
 export const RUNTIME_ROWS = {
   minute: { parent: 'runtime_buckets_minute', column: 'bucket', period: 'day', withDefault: true },
-  hour: { parent: 'runtime_buckets_hour', column: 'bucket', period: 'week', withDefault: true },
-  day: { parent: 'runtime_buckets_day', column: 'bucket', period: 'month', withDefault: true },
+  hour: { parent: 'runtime_buckets_hour', column: 'bucket', period: 'week', withDefault: true, fillfactor: 70 },
+  day: { parent: 'runtime_buckets_day', column: 'bucket', period: 'month', withDefault: true, fillfactor: 70 },
 } as const satisfies Record<string, PartitionedTable>;
 
 /** Every table partitioned by time. */
