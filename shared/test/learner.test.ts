@@ -316,6 +316,60 @@ describe('PathLearner', () => {
     ]);
   });
 
+  it('keeps the leaf words of a route literal once each ends paths two after three values (/landlord/document)', () => {
+    const customers = ['acme', 'erin-web', 'Ivan42', 'bob', 'carol-data', 'dave', 'frank', 'grace'];
+    const words = ['document', 'inventory', 'invoice', 'sas', 'tenancyagreement'];
+    const summary = responseKeys(inferShape({ AccountBalance: 1, LastPayment: 'd', Owner: 'o' }));
+    // Each word of the route answers nothing to compare, for three customers each; the customers answer alike.
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ...customers.map((customer): [string, string, readonly string[] | null] => [
+        'GET',
+        `/v2/customer/${customer}/landlord/summary`,
+        summary,
+      ]),
+      ...words.flatMap((word, w) =>
+        [0, 1, 2].map((k): [string, string, readonly string[] | null] => [
+          'GET',
+          `/v2/customer/${customers[(w + k * 3) % customers.length]!}/landlord/${word}`,
+          null,
+        ]),
+      ),
+    ];
+    const probes = words.map((word) => `/v2/customer/zoe/landlord/${word}`);
+    const templates = (order: ReadonlyArray<[string, string, readonly string[] | null]>) => {
+      const learner = new PathLearner();
+      learn(learner, [...order]);
+      return probes.map((probe) => learner.resolve(probe));
+    };
+    expect(templates(traffic)).toEqual(words.map((word) => `/v2/customer/{customer}/landlord/${word}`));
+    fc.assert(
+      fc.property(fc.shuffledSubarray(traffic, { minLength: traffic.length }), (order) => {
+        expect(templates(order)).toEqual(templates(traffic));
+      }),
+      { numRuns: 50 },
+    );
+    // Two positions after identifiers the same (`/projects/{projectId}/images/tagged`), counted as digests.
+    const learner = new PathLearner();
+    for (const word of ['tagged', 'untagged', 'id', 'regions'])
+      for (const id of [101, 202, 303]) {
+        const raw = `/projects/${id + word.length}/images/${word}`;
+        learner.observe(templatePath(raw), 'GET', null);
+        learner.noteIdentifiers(templatePath(raw), raw);
+      }
+    expect(learner.resolve(templatePath('/projects/999/images/tagged'))).toBe('/projects/{projectId}/images/tagged');
+    // Names there, each after one value, are still values: four make a parameter.
+    const names = new PathLearner();
+    learn(names, [
+      ...traffic.slice(0, customers.length),
+      ...['alice', 'bob-infra', 'Carol74', 'dave'].map((name, k): [string, string, readonly string[] | null] => [
+        'GET',
+        `/v2/customer/${customers[k]!}/landlord/${name}`,
+        null,
+      ]),
+    ]);
+    expect(names.resolve('/v2/customer/zoe/landlord/erin')).toBe('/v2/customer/{customer}/landlord/{landlord}');
+  });
+
   it('keeps a word beside identifiers literal whatever follows it, and what follows it too', () => {
     const learner = new PathLearner();
     const article = responseKeys(inferShape({ id: 1, title: 't', body: 'b' }));

@@ -156,6 +156,13 @@ export class PathLearner {
    */
   private readonly identifierParentsOf = new Map<string, Set<number>>();
   /**
+   * Position and literal right after a literal → digests of the values seen two positions before it
+   * (`MAX_PARENTS` at most; see `afterValuesTwice`): the words of a resource's route recur after each of
+   * its values (`document` of `/customer/acme/landlord/document`, `/customer/erin/landlord/document`).
+   * The values stay in the agent's memory as digests only.
+   */
+  private readonly grandValuesOf = new Map<string, Set<number>>();
+  /**
    * Resolved prefix → segments after the position → the first values seen there with that many
    * segments after them (`MAX_REST_VALUES` at most; see `unseenContinuation`). Rebuilt with the index.
    */
@@ -300,6 +307,17 @@ export class PathLearner {
       const segment = segments[at]!;
       const parent = segments[at - 1]!;
       const value = values[at - 1]!;
+      // Two positions after an identifier (`tagged` of `/projects/{projectId}/images/tagged`): see `afterValuesTwice`.
+      if (
+        at > 1 &&
+        at === segments.length - 1 &&
+        segment.kind === 'literal' &&
+        parent.kind === 'literal' &&
+        segments[at - 2]!.kind === 'param'
+      ) {
+        const grand = values[at - 2]!;
+        if (grand.kind === 'literal' && this.noteGrandValue(`${at}/${segment.text}`, grand.text)) changed = true;
+      }
       if (segment.kind !== 'literal' || parent.kind !== 'param' || value.kind !== 'literal') continue;
       const word = `${at}/${segment.text}`;
       let parents = this.identifierParentsOf.get(word);
@@ -550,6 +568,7 @@ export class PathLearner {
     if ((this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) && !this.amongManyValues(word))
       return true;
     if ((this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS) return true;
+    if (this.afterValuesTwice(word)) return true;
     if (at === 1) return this.afterRootValues(text);
     const parents = this.parentsOf.get(word);
     if (parents === undefined || parents.size < 2 || this.amongManyValues(word)) return false;
@@ -560,6 +579,34 @@ export class PathLearner {
       values >= ROUTE_WORD_PARENTS ||
       (values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1)))
     );
+  }
+
+  /**
+   * Note `value` seen two positions before the literal `word` (position and text), a literal between: true
+   * when that makes `word` a route word (see `afterValuesTwice`).
+   */
+  private noteGrandValue(word: string, value: string): boolean {
+    let values = this.grandValuesOf.get(word);
+    if (values === undefined) {
+      if (this.grandValuesOf.size >= MAX_IDENTIFIER_WORDS) return false;
+      this.grandValuesOf.set(word, (values = new Set()));
+    }
+    const digest = digestOf(value);
+    if (values.has(digest) || values.size >= MAX_PARENTS) return false;
+    values.add(digest);
+    return values.size === ROUTE_WORD_PARENTS;
+  }
+
+  /**
+   * Is the literal `word` (position and text) seen, after a literal, two positions after three different
+   * values (names or detected identifiers)? Then it is a word of their route, as a literal right after three
+   * values is (see `isRouteWord`): `document` of `/customer/acme/landlord/document`, `…/erin/landlord/document`,
+   * `…/ivan/landlord/document`; `tagged` of `/projects/{projectId}/images/tagged`. A value there (a name after
+   * the route word `landlord`) follows one resource, rarely three. Not where the literals are many values that
+   * happen to recur (see `amongManyValues`).
+   */
+  private afterValuesTwice(word: string): boolean {
+    return (this.grandValuesOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS && !this.amongManyValues(word);
   }
 
   /**
@@ -691,6 +738,9 @@ export class PathLearner {
       )
         continue;
       const key = `${at}/${segment.text}`;
+      // A literal value two positions before (`acme` of `/customer/acme/landlord/document`): see `afterValuesTwice`.
+      const grandValue = at > 1 && at === segments.length - 1 ? segments[at - 2]! : undefined;
+      if (grandValue?.kind === 'literal' && this.noteGrandValue(key, grandValue.text)) changed = true;
       let parents = this.parentsOf.get(key);
       if (parents === undefined) this.parentsOf.set(key, (parents = new Set()));
       let seen = this.parentsAt.get(at - 1);
