@@ -15,9 +15,13 @@ import path from 'node:path';
 import pg from 'pg';
 import { startAgent, type RunningAgent } from '@spectator/agent';
 import { ROUTES, type TokenResponse } from '@spectator/shared';
-import { freePort } from '../src/database/embedded';
 import { apiCall } from './support';
-import { startBackendProcess, startPostgresProcess, type PostgresProcess } from './support/backend-process';
+import {
+  startBackendOnFreePort,
+  startBackendProcess,
+  startPostgresProcess,
+  type PostgresProcess,
+} from './support/backend-process';
 
 const ADMIN_TOKEN = 'fault-test-admin-token-0123456789abcdef';
 /** Requests each load loop sends at most (a bound; phases stop it long before). */
@@ -278,18 +282,17 @@ beforeAll(async () => {
   // The postgres system user (we may run as root) must reach the cluster inside.
   await chmod(work, 0o755);
   postgres = await startPostgresProcess(work);
-  const port = await freePort();
-  backendUrl = `http://127.0.0.1:${port}`;
-  backendEnv = {
+  const started = await startBackendOnFreePort({
     DATABASE_URL: postgres.url,
-    PORT: String(port),
-    HOST: '127.0.0.1',
     SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
     SPECTATOR_DATA_DIR: path.join(work, 'backend'),
     SPECTATOR_DASHBOARD_DIR: path.join(work, 'no-dashboard'),
     LOG_LEVEL: 'warn',
-  };
-  backend = keepLog(await startBackendProcess(backendEnv, backendUrl));
+  });
+  backendUrl = started.url;
+  // Restarts (below) run on the same port, so the agent's connection finds the backend again.
+  backendEnv = { ...started.env };
+  backend = keepLog(started.child);
   expect((await apiCall(backendUrl, ADMIN_TOKEN, 'POST', '/projects', { slug: 'faults', name: 'faults' })).status).toBe(
     201,
   );

@@ -4,9 +4,8 @@ import { once } from 'node:events';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../src/database/embedded';
 import { batchMessage, helloMessage } from './support/agent-client';
-import { startBackendProcess } from './support/backend-process';
+import { startBackendOnFreePort } from './support/backend-process';
 import { apiCall, createTestDatabase, type TestDatabase } from './support';
 
 // Issue 15, item 8: 150 batches of 3.9 MB sent at once on one connection took the backend's RSS
@@ -34,21 +33,15 @@ beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-flood-'));
   await chmod(dir, 0o755);
   database = await createTestDatabase();
-  url = `http://127.0.0.1:${await freePort()}`;
-  backend = await startBackendProcess(
-    {
-      DATABASE_URL: database.url,
-      PORT: new URL(url).port,
-      HOST: '127.0.0.1',
-      SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
-      SPECTATOR_METRICS_TOKEN: METRICS_TOKEN,
-      SPECTATOR_MAX_QUEUED_BYTES: String(QUEUED_BOUND),
-      SPECTATOR_DATA_DIR: path.join(dir, 'backend'),
-      SPECTATOR_DASHBOARD_DIR: path.join(dir, 'no-dashboard'),
-      LOG_LEVEL: 'fatal',
-    },
-    url,
-  );
+  ({ child: backend, url } = await startBackendOnFreePort({
+    DATABASE_URL: database.url,
+    SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
+    SPECTATOR_METRICS_TOKEN: METRICS_TOKEN,
+    SPECTATOR_MAX_QUEUED_BYTES: String(QUEUED_BOUND),
+    SPECTATOR_DATA_DIR: path.join(dir, 'backend'),
+    SPECTATOR_DASHBOARD_DIR: path.join(dir, 'no-dashboard'),
+    LOG_LEVEL: 'fatal',
+  }));
   expect(
     (await apiCall<ProjectResponse>(url, ADMIN_TOKEN, 'POST', '/projects', { slug: 'flood', name: 'Flood' })).status,
   ).toBe(201);

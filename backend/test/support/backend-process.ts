@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
 import { freePort } from '../../src/database/embedded';
@@ -29,7 +30,9 @@ export function runTs(
 
 /**
  * A backend process (`backend/src/main.ts`) with `env`, ready once `<url>/api/v1/health` answers
- * 200 (polled every 20 ms, at most `timeoutMs`); rejects with its output when it exits first.
+ * 200 from a socket the process itself listens on (polled every 20 ms, at most `timeoutMs`):
+ * another test's server can take a port between `freePort` and the backend's listen, and its
+ * health answer must not pass for this backend's. Rejects with its output when it exits first.
  */
 export async function startBackendProcess(
   env: NodeJS.ProcessEnv,
@@ -38,6 +41,7 @@ export async function startBackendProcess(
 ): Promise<ChildProcess> {
   const { child, output } = runTs('backend/src/main.ts', [], env);
   child.stdout?.resume();
+  const port = Number(new URL(url).port);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`backend exited with ${child.exitCode}: ${output.join('')}`);
@@ -45,13 +49,57 @@ export async function startBackendProcess(
       (answer) => answer.status === 200,
       () => false,
     );
-    if (healthy) return child;
+    if (healthy && child.pid !== undefined && (await listensOn(child.pid, port))) return child;
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`backend did not answer /api/v1/health within ${timeoutMs} ms: ${output.join('')}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/**
+ * A backend process on a free port of 127.0.0.1 (`env` without PORT and HOST), with its url and
+ * env (to restart it on the same port): when
+ * another process took the port first (the backend exits with EADDRINUSE), again on another port.
+ */
+export async function startBackendOnFreePort(
+  env: NodeJS.ProcessEnv,
+): Promise<{ child: ChildProcess; url: string; env: NodeJS.ProcessEnv }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const portEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' };
+    try {
+      return { child: await startBackendProcess(portEnv, url), url, env: portEnv };
+    } catch (error) {
+      if (attempt === 5 || !String(error).includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+/**
+ * Whether process `pid` holds a socket listening on TCP `port` (Linux: the listening sockets of
+ * /proc/net/tcp and tcp6, state 0A, matched by inode against the process's descriptors).
+ */
+async function listensOn(pid: number, port: number): Promise<boolean> {
+  const hexPort = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    const text = await readFile(table, 'utf8').catch(() => '');
+    for (const line of text.split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(hexPort) && fields[3] === '0A' && fields[9] !== undefined) inodes.add(fields[9]);
+    }
+  }
+  if (inodes.size === 0) return false;
+  const descriptors = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  for (const descriptor of descriptors) {
+    const link = await readlink(`/proc/${pid}/fd/${descriptor}`).catch(() => '');
+    const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
+    if (inode !== undefined && inodes.has(inode)) return true;
+  }
+  return false;
 }
 
 /** A PostgreSQL of a test's own, run by `backend/test/support/postgres-process.ts`: stopped and started on one port. */
