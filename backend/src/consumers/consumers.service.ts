@@ -13,6 +13,7 @@ import {
   type EndpointConsumersRow,
   MAX_CONSUMER_DAYS,
   type MatrixKind,
+  type WireObservation,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
 import type { EntityManager } from 'typeorm';
@@ -43,25 +44,6 @@ export const MAX_LABEL_LENGTH = 200;
 /** The UTC day of an ISO time, `YYYY-MM-DD`. */
 const dayOf = (time: string | number): string => new Date(time).toISOString().slice(0, 10);
 
-/** The key of a consumer day (NUL cannot occur in a validated method, path or pseudonym). */
-const dayKey = (d: ConsumerDay): string =>
-  `${d.method}\u0000${d.path}\u0000${d.status}\u0000${d.consumer}\u0000${d.day}`;
-
-/** Consumer days merged by key (calls added, the latest last call): a batch queues each once. */
-export function mergeConsumerDays(days: Iterable<ConsumerDay>): ConsumerDay[] {
-  const merged = new Map<string, ConsumerDay>();
-  for (const d of days) {
-    const key = dayKey(d);
-    const entry = merged.get(key);
-    if (entry === undefined) merged.set(key, { ...d });
-    else {
-      entry.calls += d.calls;
-      if (Date.parse(d.lastCall) > Date.parse(entry.lastCall)) entry.lastCall = d.lastCall;
-    }
-  }
-  return [...merged.values()];
-}
-
 /**
  * A fold's consumer days (of its batches, `consumerDays`) as rows: one per endpoint, status and
  * day, with each consumer's calls added up and its last call (epoch milliseconds).
@@ -90,21 +72,30 @@ export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
  * capture did not keep (past its cap), as it does the evidence (WRITE_BATCH).
  */
 export function consumerDays(batch: BatchMessage): ConsumerDay[] {
-  const days: ConsumerDay[] = [];
+  // Merged by key as they are made (calls added, the latest last call): a batch queues each once.
+  // NUL cannot occur in a validated method, path or pseudonym.
+  const merged = new Map<string, ConsumerDay>();
   // A batch's times are mostly a few distinct ones: each one's day is made once.
   const dayOfTime = new Map<string, string>();
+  const add = (o: WireObservation, consumer: string, calls: number, at: string): void => {
+    let day = dayOfTime.get(at);
+    if (day === undefined) dayOfTime.set(at, (day = dayOf(at)));
+    const key = `${o.method}\u0000${o.path}\u0000${o.status}\u0000${consumer}\u0000${day}`;
+    const entry = merged.get(key);
+    if (entry === undefined)
+      merged.set(key, { method: o.method, path: o.path, status: o.status, consumer, day, calls, lastCall: at });
+    else {
+      entry.calls += calls;
+      if (Date.parse(at) > Date.parse(entry.lastCall)) entry.lastCall = at;
+    }
+  };
   for (const o of batch.observations) {
     if (o.consumers === undefined) continue;
-    const add = (consumer: string, calls: number, at: string): void => {
-      let day = dayOfTime.get(at);
-      if (day === undefined) dayOfTime.set(at, (day = dayOf(at)));
-      days.push({ method: o.method, path: o.path, status: o.status, consumer, day, calls, lastCall: at });
-    };
-    add(ALL_CALLS, o.count, o.lastSeen);
-    for (const c of o.consumers) add(c.id, c.count, c.lastSeen);
-    if (o.consumersOverflow) add(OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
+    add(o, ALL_CALLS, o.count, o.lastSeen);
+    for (const c of o.consumers) add(o, c.id, c.count, c.lastSeen);
+    if (o.consumersOverflow) add(o, OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
   }
-  return mergeConsumerDays(days);
+  return [...merged.values()];
 }
 
 /** A window of the last `days` days: its first day (UTC). @throws DomainError BadInput */

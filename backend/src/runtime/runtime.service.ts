@@ -106,10 +106,17 @@ export function runtimeMinutes(batch: BatchMessage): RuntimeMinute[] {
       sums.upstreamFailures += f.count;
     }
   }
-  return [...folded.values()].map(({ ttfb, ttlb, ...counts }) => ({
-    ...counts,
-    ttfb: mergedWire(ttfb),
-    ttlb: mergedWire(ttlb),
+  // Built field by field (an object rest and spread per minute cost more than the rest of this).
+  return [...folded.values()].map((s) => ({
+    method: s.method,
+    path: s.path,
+    minute: s.minute,
+    requests: s.requests,
+    serverErrors: s.serverErrors,
+    upstreamFailures: s.upstreamFailures,
+    clientLeft: s.clientLeft,
+    ttfb: mergedWire(s.ttfb),
+    ttlb: mergedWire(s.ttlb),
   }));
 }
 

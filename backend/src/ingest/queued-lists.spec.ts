@@ -1,0 +1,95 @@
+/** What a batch queues beside its exchanges: its consumer days and runtime minutes (issue 20). */
+import type { BatchMessage, WireObservation } from '@spectator/shared';
+import { ALL_CALLS, OTHER_CONSUMERS } from '../consumers/consumers.repository';
+import { consumerDays } from '../consumers/consumers.service';
+import { runtimeMinutes } from '../runtime/runtime.service';
+
+const a = '0123456789abcdef';
+const b = 'fedcba9876543210';
+const row: WireObservation = {
+  method: 'GET',
+  path: '/posts',
+  status: 200,
+  query: [],
+  requestHeaders: [],
+  responseHeaders: [],
+  request: null,
+  response: null,
+  count: 5,
+  firstSeen: '2026-11-28T23:00:00.000Z',
+  lastSeen: '2026-11-28T23:59:59.000Z',
+};
+const batchOf = (observations: WireObservation[]): BatchMessage => ({
+  type: 'batch',
+  batchId: '00000000-0000-4000-8000-000000000001',
+  captureId: '00000000-0000-4000-8000-000000000002',
+  shapes: {},
+  observations,
+});
+
+describe('consumerDays', () => {
+  it("merges a batch's calls per endpoint, status, consumer and day, keeping the latest call", () => {
+    const days = consumerDays(
+      batchOf([
+        { ...row, consumers: [{ id: a, count: 3, lastSeen: '2026-11-28T23:59:00.000Z' }], consumersOverflow: 2 },
+        {
+          ...row,
+          count: 4,
+          lastSeen: '2026-11-28T23:59:30.000Z',
+          consumers: [
+            { id: a, count: 1, lastSeen: '2026-11-28T23:59:30.000Z' },
+            { id: b, count: 3, lastSeen: '2026-11-29T00:00:01.000Z' },
+          ],
+        },
+        { ...row, status: 404, count: 1, consumers: [{ id: a, count: 1, lastSeen: '2026-11-28T10:00:00.000Z' }] },
+        { ...row, path: '/quiet' },
+      ]),
+    );
+    const key = { method: 'GET', path: '/posts', status: 200 };
+    expect(days).toEqual([
+      { ...key, consumer: ALL_CALLS, day: '2026-11-28', calls: 9, lastCall: '2026-11-28T23:59:59.000Z' },
+      { ...key, consumer: a, day: '2026-11-28', calls: 4, lastCall: '2026-11-28T23:59:30.000Z' },
+      { ...key, consumer: OTHER_CONSUMERS, day: '2026-11-28', calls: 2, lastCall: '2026-11-28T23:59:59.000Z' },
+      { ...key, consumer: b, day: '2026-11-29', calls: 3, lastCall: '2026-11-29T00:00:01.000Z' },
+      { ...key, status: 404, consumer: ALL_CALLS, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T23:59:59.000Z' },
+      { ...key, status: 404, consumer: a, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T10:00:00.000Z' },
+    ]);
+  });
+});
+
+describe('runtimeMinutes', () => {
+  it('sums an endpoint’s minute over its rows and merges their histograms', () => {
+    const runtime = { ttfb: { '10': 1 }, ttlb: { '12': 1 } };
+    const minutes = runtimeMinutes(
+      batchOf([
+        { ...row, count: 1, runtime },
+        { ...row, status: 503, count: 1, lastSeen: '2026-11-28T23:59:01.000Z', runtime: { ...runtime, clientLeft: 1 } },
+        { ...row, count: 2, lastSeen: '2026-11-29T00:00:00.000Z' },
+      ]),
+    );
+    expect(minutes).toEqual([
+      {
+        method: 'GET',
+        path: '/posts',
+        minute: '2026-11-28T23:59:00.000Z',
+        requests: 2,
+        serverErrors: 1,
+        upstreamFailures: 0,
+        clientLeft: 1,
+        ttfb: { '10': 2 },
+        ttlb: { '12': 2 },
+      },
+      {
+        method: 'GET',
+        path: '/posts',
+        minute: '2026-11-29T00:00:00.000Z',
+        requests: 2,
+        serverErrors: 0,
+        upstreamFailures: 0,
+        clientLeft: 0,
+        ttfb: {},
+        ttlb: {},
+      },
+    ]);
+  });
+});
