@@ -15,6 +15,7 @@ import type { WireHistogram } from '@spectator/shared';
 import { createDataSource } from '../src/database/data-source';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { median, runBench, withBenchBackend } from './harness';
+import { seeded } from '../test/support/seeded';
 
 const ENDPOINTS = 1_000;
 const FOLD_ENDPOINTS = Number(process.env.BENCH_FOLD_ENDPOINTS ?? 300);
@@ -26,17 +27,6 @@ const FOLDS = 60;
 /** Histograms of 40 requests of about 10–60 ms, as agents send them. */
 const TTFB: WireHistogram = { '14': 4, '15': 7, '16': 9, '17': 8, '18': 6, '19': 4, '20': 2 };
 const TTLB: WireHistogram = { '15': 5, '16': 8, '17': 9, '18': 8, '19': 5, '20': 3, '21': 2 };
-
-/** A draw in [0, 1), the same in every run (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function main(): Promise<void> {
   // No roll-up of the backend's own beside the bench's.

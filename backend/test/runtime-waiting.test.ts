@@ -13,6 +13,7 @@ import {
 } from '../src/runtime/runtime.repository';
 import { foldedMinutes } from '../src/runtime/runtime.service';
 import { createMigratedDatabase, type MigratedDatabase } from './support';
+import { seeded } from './support/seeded';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -22,17 +23,6 @@ const RESOLUTIONS: ReadonlyArray<[RuntimeResolution, number]> = [
   ['hour', HOUR],
   ['day', DAY],
 ];
-
-/** A seeded draw in [0, 1) (mulberry32). */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const wire = (samples: readonly number[]): WireHistogram => {
   const histogram = new LatencyHistogram();

@@ -33,6 +33,7 @@ import { VersionStore } from '../src/versions/version-store';
 import { createMigratedDatabase, startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { eventually, untilFolded } from './support/evidence-helpers';
+import { seeded } from './support/seeded';
 
 let backend: TestBackend;
 let agentToken: string;
@@ -48,16 +49,6 @@ const wire = (samples: readonly number[]) => {
   for (const ms of samples) histogram.record(ms);
   return histogram.toWire();
 };
-/** A seeded draw of numbers in [0, 1) (mulberry32). */
-function seeded(start: number): () => number {
-  let seed = start;
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const range = (from: number, to: number): number[] => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 /** The sample at quantile `q` (rank ⌊q·(n−1)⌋) of sorted samples. */
 const exact = (sorted: readonly number[], q: number): number => sorted[Math.floor(q * (sorted.length - 1))] as number;
