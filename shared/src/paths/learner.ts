@@ -319,17 +319,9 @@ export class PathLearner {
         if (grand.kind === 'literal' && this.noteGrandValue(`${at}/${segment.text}`, grand.text)) changed = true;
       }
       if (segment.kind !== 'literal' || parent.kind !== 'param' || value.kind !== 'literal') continue;
-      const word = `${at}/${segment.text}`;
-      let parents = this.identifierParentsOf.get(word);
-      if (parents === undefined) {
-        if (this.identifierParentsOf.size >= MAX_IDENTIFIER_WORDS) continue;
-        this.identifierParentsOf.set(word, (parents = new Set()));
-      }
-      const digest = digestOf(value.text);
-      if (parents.has(digest) || parents.size >= MAX_PARENTS) continue;
-      parents.add(digest);
-      if (parents.size === ROUTE_WORD_PARENTS) changed = true;
-      if (parents.size === 1) counted.push([at, segment.text]);
+      const parents = noteDigest(this.identifierParentsOf, `${at}/${segment.text}`, value.text);
+      if (parents === ROUTE_WORD_PARENTS) changed = true;
+      if (parents === 1) counted.push([at, segment.text]);
     }
     if (changed) {
       // A new route word: what it made a value is no value any more (forgotten, as when `observe` finds one).
@@ -586,15 +578,7 @@ export class PathLearner {
    * when that makes `word` a route word (see `afterValuesTwice`).
    */
   private noteGrandValue(word: string, value: string): boolean {
-    let values = this.grandValuesOf.get(word);
-    if (values === undefined) {
-      if (this.grandValuesOf.size >= MAX_IDENTIFIER_WORDS) return false;
-      this.grandValuesOf.set(word, (values = new Set()));
-    }
-    const digest = digestOf(value);
-    if (values.has(digest) || values.size >= MAX_PARENTS) return false;
-    values.add(digest);
-    return values.size === ROUTE_WORD_PARENTS;
+    return noteDigest(this.grandValuesOf, word, value) === ROUTE_WORD_PARENTS;
   }
 
   /**
@@ -1409,6 +1393,23 @@ function digestOf(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
+}
+
+/**
+ * Adds the digest of `value` to the set of `word` in `sets` (at most MAX_IDENTIFIER_WORDS words of
+ * MAX_PARENTS digests each; the values stay in memory as digests only).
+ * @returns the set's size once added, or 0 when nothing was added (seen before, or a bound reached).
+ */
+function noteDigest(sets: Map<string, Set<number>>, word: string, value: string): number {
+  let digests = sets.get(word);
+  if (digests === undefined) {
+    if (sets.size >= MAX_IDENTIFIER_WORDS) return 0;
+    sets.set(word, (digests = new Set()));
+  }
+  const digest = digestOf(value);
+  if (digests.has(digest) || digests.size >= MAX_PARENTS) return 0;
+  digests.add(digest);
+  return digests.size;
 }
 
 /** Paths whose query parameter names are kept at most (see `noteQuery`). */
