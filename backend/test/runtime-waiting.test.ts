@@ -62,34 +62,13 @@ describe('runtime minutes waiting for the roll-up', () => {
     const paths = ['/w/{id}', '/other', '/third'];
     const builds = ['s-1', 's-2'];
     // What every fold added, per endpoint, resolution and step: the model the reads must equal.
-    const model = new Map<
-      string,
-      {
-        requests: number;
-        serverErrors: number;
-        upstreamFailures: number;
-        clientLeft: number;
-        ttfb: LatencyHistogram;
-        ttlb: LatencyHistogram;
-      }
-    >();
+    const model = new Map<string, RuntimeSums>();
     const add = (m: RuntimeMinute): void => {
       const at = Date.parse(m.minute);
       for (const [resolution, ms] of RESOLUTIONS) {
         const key = `${m.path} ${resolution} ${at - (at % ms)}`;
         let sums = model.get(key);
-        if (sums === undefined)
-          model.set(
-            key,
-            (sums = {
-              requests: 0,
-              serverErrors: 0,
-              upstreamFailures: 0,
-              clientLeft: 0,
-              ttfb: new LatencyHistogram(),
-              ttlb: new LatencyHistogram(),
-            }),
-          );
+        if (sums === undefined) model.set(key, (sums = emptySums()));
         sums.requests += m.requests;
         sums.serverErrors += m.serverErrors;
         sums.upstreamFailures += m.upstreamFailures;
