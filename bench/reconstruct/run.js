@@ -504,7 +504,7 @@ async function main() {
             if (spectator) {
               const result = await spectator.reconstruct(
                 slugFor(entry.id, index),
-                String(source.info?.title ?? entry.id).slice(0, 200),
+                (String(source.info?.title ?? '').trim() || entry.id).slice(0, 200), // a project needs a name: ote-godaddy.com has an empty title
                 prism.url,
                 async (proxyUrl) => {
                   exchanges = await sendAll(proxyUrl, planned);
