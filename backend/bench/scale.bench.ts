@@ -28,7 +28,7 @@
  *    A difference fails the bench.
  *
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
- * (3), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
+ * (3), BENCH_SCALE_ROLLOUT (0; production agents of a second build, see ROLLOUT), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
  * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr;
  * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
@@ -77,6 +77,13 @@ function setting(name: string, fallback: number): number {
 const PRODUCTION = setting('BENCH_SCALE_PRODUCTION', 200);
 const STAGING = setting('BENCH_SCALE_STAGING', 20);
 const CI = setting('BENCH_SCALE_CI', 3);
+/**
+ * A rollout (BENCH_SCALE_ROLLOUT, 0): this many of the production agents run a second build
+ * (build-102) beside the first, as while a Deployment rolls out: two production rows of one
+ * service folding at once, each reaching "what runs there now" and the first sightings of the
+ * same endpoints.
+ */
+const ROLLOUT = Math.min(setting('BENCH_SCALE_ROLLOUT', 0), PRODUCTION);
 const ENDPOINTS = setting('BENCH_SCALE_ENDPOINTS', 300);
 const ROWS = Math.min(setting('BENCH_SCALE_ROWS', 40), ENDPOINTS);
 const BATCHES = setting('BENCH_SCALE_BATCHES', 4);
@@ -814,7 +821,10 @@ async function main(): Promise<void> {
     const environments: Array<{ label: string; environment: SimulatedAgent['environment'] }> = [
       ...Array.from({ length: PRODUCTION }, (_, i) => ({
         label: `production-${i}`,
-        environment: { kind: 'production' as const, build: 'build-100', commit: 'c100' },
+        environment:
+          i < PRODUCTION - ROLLOUT
+            ? { kind: 'production' as const, build: 'build-100', commit: 'c100' }
+            : { kind: 'production' as const, build: 'build-102', commit: 'c102' },
       })),
       ...Array.from({ length: STAGING }, (_, i) => ({
         label: `staging-${i}`,
@@ -972,7 +982,7 @@ async function main(): Promise<void> {
     const backendMedian = median(backendRates);
     const plainMedian = median(plainRates);
     console.log(
-      `scale: ${PRODUCTION} production agents of one build, ${STAGING} staging, ${CI} CI runs, on 2 replicas; ` +
+      `scale: ${PRODUCTION} production agents of ${ROLLOUT > 0 ? `two builds (${PRODUCTION - ROLLOUT}/${ROLLOUT}, a rollout)` : 'one build'}, ${STAGING} staging, ${CI} CI runs, on 2 replicas; ` +
         `batches of ${ROWS} rows over ${ENDPOINTS} endpoints; ${ROUNDS} rounds of ${BATCHES} batches per agent (window ${WINDOW})`,
     );
     console.log(

@@ -618,28 +618,19 @@ export class EvidenceRepository {
     );
   }
 
-  /**
-   * Moves the last seen of a row's cells of some endpoints, and of "what runs there now" where it
-   * is this row's, to the evidence's newest (never back), the values left as they are.
-   */
+  /** Moves the last seen of a row's cells of some endpoints to the evidence's newest (never back), the values left as they are. */
   async touchCells(
     db: Queryable,
     rowId: string,
     seen: ReadonlyArray<{ endpointId: string; lastSeen: string }>,
   ): Promise<void> {
     if (seen.length === 0) return;
-    const parameters = [rowId, JSON.stringify(seen)];
-    const touched = `jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "lastSeen" timestamptz)`;
     // Not prepared, as exchangesOf: a generic plan cannot know the row's share of the table.
     await db.query(
-      `UPDATE evidence_cells c SET last_seen = greatest(c.last_seen, x."lastSeen") FROM ${touched}
+      `UPDATE evidence_cells c SET last_seen = greatest(c.last_seen, x."lastSeen")
+         FROM jsonb_to_recordset($2::jsonb) AS x("endpointId" uuid, "lastSeen" timestamptz)
         WHERE c.row_id = $1 AND c.endpoint_id = x."endpointId" AND c.last_seen < x."lastSeen"`,
-      parameters,
-    );
-    await db.query(
-      `UPDATE evidence_current c SET last_seen = greatest(c.last_seen, x."lastSeen") FROM ${touched}
-        WHERE c.row_id = $1 AND c.endpoint_id = x."endpointId" AND c.last_seen < x."lastSeen"`,
-      parameters,
+      [rowId, JSON.stringify(seen)],
     );
   }
 
@@ -662,20 +653,47 @@ export class EvidenceRepository {
 
   // ---- what runs there now
 
-  /** "What runs there now" in a row's kind and scope for some endpoints, locked until the transaction ends. */
+  /**
+   * "What runs there now" in a row's kind and scope for the endpoints `endpointIds`, and for the
+   * endpoints `ownedIds` where it is the row's, locked until the transaction ends, in endpoint order.
+   */
   lockCurrent(
     db: Queryable,
     projectId: string,
     row: EnvironmentRow,
     endpointIds: readonly string[],
+    ownedIds: readonly string[] = [],
   ): Promise<CurrentCell[]> {
     return queryPrepared<CurrentCell>(
       db,
       'spectator_fold_lock_current',
       `SELECT endpoint_id AS "endpointId", row_id AS "rowId", row_first_seen AS "rowFirstSeen", version, drift FROM evidence_current
-        WHERE project_id = $1 AND kind = $2 AND scope = $3 AND endpoint_id = ANY($4::uuid[])
+        WHERE project_id = $1 AND kind = $2 AND scope = $3
+          AND (endpoint_id = ANY($4::uuid[]) OR (row_id = $5 AND endpoint_id = ANY($6::uuid[])))
         ORDER BY endpoint_id FOR UPDATE`,
-      [projectId, row.kind, row.scope, textArrayLiteral(endpointIds)],
+      [projectId, row.kind, row.scope, textArrayLiteral(endpointIds), row.id, textArrayLiteral(ownedIds)],
+    );
+  }
+
+  /**
+   * Moves the last seen of "what runs there now" of some endpoints where it is `row`'s to
+   * the evidence's newest (never back); the caller has locked them (`lockCurrent`).
+   */
+  async touchCurrent(
+    db: Queryable,
+    projectId: string,
+    row: EnvironmentRow,
+    seen: ReadonlyArray<{ endpointId: string; lastSeen: string }>,
+  ): Promise<void> {
+    if (seen.length === 0) return;
+    await queryPrepared(
+      db,
+      'spectator_fold_touch_current',
+      `UPDATE evidence_current c SET last_seen = x."lastSeen"
+         FROM jsonb_to_recordset($5::jsonb) AS x("endpointId" uuid, "lastSeen" timestamptz)
+        WHERE c.project_id = $1 AND c.kind = $2 AND c.scope = $3 AND c.endpoint_id = x."endpointId"
+          AND c.row_id = $4 AND c.last_seen < x."lastSeen"`,
+      [projectId, row.kind, row.scope, row.id, JSON.stringify(seen)],
     );
   }
 

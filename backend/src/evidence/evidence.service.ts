@@ -130,6 +130,16 @@ export function foldExchanges(
   return [...folded.values()];
 }
 
+/**
+ * What a fold makes of "what runs there now": its refreshed cells (with their endpoints), which
+ * can move it to the row, and the last seen of the endpoints whose cells it only touched.
+ */
+interface LateCurrent {
+  cells: NewCell[];
+  endpoints: EndpointRef[];
+  touched: Array<{ endpointId: string; lastSeen: string }>;
+}
+
 /** Batches folded at most in one fold transaction. */
 export const FOLD_LIMIT = 500;
 /**
@@ -308,12 +318,15 @@ export class EvidenceService {
       const exchanges = foldExchanges(batches);
       /** The endpoints whose cells the fold changed (null: it refreshed none). */
       let changed: string[] | null = null;
+      /** What the fold makes of "what runs there now", written at its end (see below). */
+      const current: LateCurrent = { cells: [], endpoints: [], touched: [] };
+      let keys: Array<{ method: string; path: string }> = [];
+      let endpoints: EndpointRef[] = [];
       if (exchanges.length > 0) {
-        const keys = [
+        keys = [
           ...new Map(exchanges.map((e) => [`${e.method} ${e.path}`, { method: e.method, path: e.path }])).values(),
         ];
-        const endpoints = await this.versions.documentedAmong(project.id, keys, manager);
-        if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
+        endpoints = await this.versions.documentedAmong(project.id, keys, manager);
         const stale = await this.cellsToCompute(manager, rowId, endpoints, exchanges);
         await this.repository.addExchanges(manager, project.id, rowId, exchanges);
         changed = await this.refreshRow(
@@ -321,6 +334,7 @@ export class EvidenceService {
           project,
           row,
           endpoints.filter((e) => stale.has(e.id)),
+          current,
         );
         // The other cells keep their values: only their last seen moves.
         const newest = new Map<string, string>();
@@ -329,19 +343,20 @@ export class EvidenceService {
           if (before === undefined || Date.parse(e.last_seen) > Date.parse(before))
             newest.set(`${e.method} ${e.path}`, e.last_seen);
         }
-        await this.repository.touchCells(
-          manager,
-          rowId,
-          endpoints
-            .filter((e) => !stale.has(e.id))
-            .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string })),
-        );
+        current.touched = endpoints
+          .filter((e) => !stale.has(e.id))
+          .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string }));
+        await this.repository.touchCells(manager, rowId, current.touched);
       }
       await alsoFold(manager, row, batches);
-      // The proposals' steps last: recording one locks its proposal's row until this commits, and
-      // a fold of another row reaching another step of it waits for that (issue 20: 179 ms behind
-      // the runtime minutes and consumer days written here, at full scale).
+      // Last, what other rows' folds also write: the first sightings of endpoints in production,
+      // "what runs there now" in the row's kind and scope, then the proposals' steps. Each locks a
+      // row another fold of the same kind can need (two production builds during a rollout; two
+      // rows reaching steps of one proposal) until this commits, so none is taken before the
+      // runtime minutes and consumer days, most of a fold (issue 20: the proposals' 179 ms wait).
       if (exchanges.length > 0) {
+        if (row.kind === 'production') await this.announceUndocumented(manager, project, row, keys, endpoints);
+        await this.moveCurrent(manager, project, row, current);
         if (changed !== null) await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
         for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
@@ -413,9 +428,10 @@ export class EvidenceService {
     project: EventProject,
     row: EnvironmentRow,
     endpoints: readonly EndpointRef[],
+    current: LateCurrent,
   ): Promise<string[] | null> {
     if (endpoints.length === 0) return null;
-    const changed = await this.refreshCells(manager, project, row, endpoints);
+    const changed = await this.refreshCells(manager, project, row, endpoints, current);
     // The matrix text shows versions and drift only: a fold that changed no cell leaves it as is.
     await matrixTexts.patch(manager, project.id, row.id, changed);
     return changed;
@@ -639,13 +655,15 @@ export class EvidenceService {
   /**
    * Recomputes one row's cells of some endpoints from its evidence, writes them, moves "what runs
    * there now" when this row is the newest of its scope, and emits `version.changed` for every
-   * change there. Returns the endpoints whose cell changed.
+   * change there; with `later`, the cells that can move it are added there instead, for the caller
+   * to move it with (`moveCurrent`) when it chooses. Returns the endpoints whose cell changed.
    */
   private async refreshCells(
     manager: EntityManager,
     project: EventProject,
     row: EnvironmentRow,
     endpoints: readonly EndpointRef[],
+    later?: LateCurrent,
   ): Promise<string[]> {
     if (endpoints.length === 0) return [];
     const endpointIds = endpoints.map((e) => e.id);
@@ -685,7 +703,12 @@ export class EvidenceService {
         old.drift !== cell.drift
       );
     });
-    await this.moveCurrent(manager, project, row, cells, endpoints);
+    if (later === undefined)
+      await this.moveCurrent(manager, project, row, { cells, endpoints: [...endpoints], touched: [] });
+    else {
+      later.cells.push(...cells);
+      later.endpoints.push(...endpoints);
+    }
     if (this.driftListeners.length > 0) {
       const drift = this.driftChanges(cells, previous, endpoints, evidence, versions, conforms);
       if (drift.length > 0) for (const listener of this.driftListeners) await listener(manager, project, row, drift);
@@ -724,19 +747,31 @@ export class EvidenceService {
   /**
    * "What runs there now" per (kind, scope, endpoint) follows the newest row (by first evidence)
    * that saw the endpoint, so traffic trickling in from an older build does not move it back.
+   * Moves it to `row`'s refreshed cells where the row is the newest, and moves the last seen of
+   * the touched endpoints where it is already the row's; every row it writes is locked first, in
+   * endpoint order, so folds of two rows of one scope cannot deadlock.
    */
   private async moveCurrent(
     manager: EntityManager,
     project: EventProject,
     row: EnvironmentRow,
-    cells: readonly NewCell[],
-    endpoints: readonly EndpointRef[],
+    work: LateCurrent,
   ): Promise<void> {
+    const { cells, endpoints, touched } = work;
+    if (cells.length === 0 && touched.length === 0) return;
     const current = await this.repository.lockCurrent(
       manager,
       project.id,
       row,
       cells.map((cell) => cell.endpointId),
+      touched.map((t) => t.endpointId),
+    );
+    const owned = new Set(current.filter((c) => c.rowId === row.id).map((c) => c.endpointId));
+    await this.repository.touchCurrent(
+      manager,
+      project.id,
+      row,
+      touched.filter((t) => owned.has(t.endpointId)),
     );
     const byEndpoint = new Map(current.map((c) => [c.endpointId, c]));
     const moves = cells.filter((cell) => {
