@@ -2,7 +2,7 @@
  * Runtime minutes waiting for the roll-up (issue 18): one row per endpoint and minute of a fold,
  * found by endpoint, added by every read; exact whenever the roll-up runs, also while a read runs.
  */
-import { LatencyHistogram, type WireHistogram } from '@spectator/shared';
+import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
 import {
   addCounts,
   emptySums,
@@ -50,6 +50,90 @@ beforeAll(async () => {
 afterAll(async () => {
   await db?.close();
 });
+
+/**
+ * What a test checks after fold `fold`: every read against its model, the roll-up (`rollUp`) run
+ * beside the reads after every third fold (on another connection: each read sees it before or
+ * after, never half), between two reads after the next, not at all after the others.
+ * @returns the minutes rolled up beside the reads.
+ */
+async function readsAfterFold(
+  fold: number,
+  rollUp: () => Promise<number | null>,
+  readAll: () => Promise<unknown>,
+  expectedAll: () => unknown,
+): Promise<number> {
+  if (fold % 3 === 1) {
+    const [taken, answers] = await Promise.all([rollUp(), readAll()]);
+    expect(answers).toEqual(expectedAll());
+    return taken ?? 0;
+  }
+  expect(await readAll()).toEqual(expectedAll());
+  if (fold % 3 === 2) expect(await rollUp()).toBeGreaterThan(0);
+  expect(await readAll()).toEqual(expectedAll());
+  return 0;
+}
+
+/** A fold of 150 endpoints (`/e0`…) of one environment row at two minutes each: `at`'s and the one before, 2 requests each. */
+function foldEndpoints(
+  repository: RuntimeRepository,
+  projectId: string,
+  row: { kind: MatrixKind; name: string },
+  at: number,
+): Promise<void> {
+  return db.ds.transaction((manager) =>
+    repository.addMinutes(
+      manager,
+      projectId,
+      row,
+      Array.from({ length: 300 }, (_, i) => ({
+        method: 'GET',
+        path: `/e${i % 150}`,
+        minute: new Date(at - (i < 150 ? 0 : MINUTE)).toISOString(),
+        requests: 2,
+        serverErrors: 0,
+        upstreamFailures: 0,
+        clientLeft: 0,
+        ttfb: wire([5, 7]),
+        ttlb: wire([6, 8]),
+      })),
+    ),
+  );
+}
+
+/**
+ * Every plan node that reads runtime_minutes_added in the statements `read` runs (EXPLAIN ANALYZE,
+ * each statement answered with no rows): the rows it kept and those it read and dropped.
+ */
+async function waitingScans(
+  read: (explaining: RuntimeRepository) => Promise<unknown>,
+): Promise<Array<{ rows: number; dropped: number }>> {
+  const plans: Array<[{ Plan: Record<string, unknown> }]> = [];
+  await read(
+    new RuntimeRepository({
+      query: async (sql: string, parameters: unknown[]) => {
+        const [{ 'QUERY PLAN': plan }] = (await db.ds.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)) as [
+          { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] },
+        ];
+        plans.push(plan);
+        return [];
+      },
+    } as unknown as ConstructorParameters<typeof RuntimeRepository>[0]),
+  );
+  const scans: Array<{ rows: number; dropped: number }> = [];
+  const walk = (node: Record<string, unknown>): void => {
+    if (node['Relation Name'] === 'runtime_minutes_added')
+      scans.push({
+        rows: (node['Actual Rows'] as number) * (node['Actual Loops'] as number),
+        dropped:
+          ((node['Rows Removed by Filter'] as number | undefined) ?? 0) +
+          ((node['Rows Removed by Index Recheck'] as number | undefined) ?? 0),
+      });
+    for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
+  };
+  for (const [{ Plan }] of plans) walk(Plan);
+  return scans;
+}
 
 describe('runtime minutes waiting for the roll-up', () => {
   it('are answered exactly by every resolution whenever the roll-up runs, also during a read', async () => {
@@ -145,16 +229,12 @@ describe('runtime minutes waiting for the roll-up', () => {
         repository.addMinutes(manager, project.id, { kind: 'staging', name: build }, minutes),
       );
       for (const m of minutes) add(m);
-      if (fold % 3 === 1) {
-        // The roll-up beside the reads, on another connection: each read sees it before or after, never half.
-        const [taken, answers] = await Promise.all([repository.rollUp(project.id, true), readAll()]);
-        expect(answers).toEqual(expectedAll());
-        rolledUpDuringReads += taken ?? 0;
-      } else {
-        expect(await readAll()).toEqual(expectedAll());
-        if (fold % 3 === 2) expect(await repository.rollUp(project.id, true)).toBeGreaterThan(0);
-        expect(await readAll()).toEqual(expectedAll());
-      }
+      rolledUpDuringReads += await readsAfterFold(
+        fold,
+        () => repository.rollUp(project.id, true),
+        readAll,
+        expectedAll,
+      );
     }
     expect(rolledUpDuringReads).toBeGreaterThan(0);
     // Whatever still waits, rolled up: the stored rows alone answer the same.
@@ -171,52 +251,21 @@ describe('runtime minutes waiting for the roll-up', () => {
     const now = Date.UTC(2026, 10, 29, 6, 0);
     // 20 folds of 150 endpoints at two minutes each: 6,000 minutes waiting in one production build.
     for (let fold = 0; fold < 20; fold++)
-      await db.ds.transaction((manager) =>
-        repository.addMinutes(
-          manager,
-          project.id,
-          { kind: 'production', name: 'p-1' },
-          Array.from({ length: 300 }, (_, i) => ({
-            method: 'GET',
-            path: `/e${i % 150}`,
-            minute: new Date(now - (fold % 5) * MINUTE - (i < 150 ? 0 : MINUTE)).toISOString(),
-            requests: 2,
-            serverErrors: 0,
-            upstreamFailures: 0,
-            clientLeft: 0,
-            ttfb: wire([5, 7]),
-            ttlb: wire([6, 8]),
-          })),
-        ),
-      );
+      await foldEndpoints(repository, project.id, { kind: 'production', name: 'p-1' }, now - (fold % 5) * MINUTE);
     await db.ds.query('ANALYZE runtime_minutes_added');
-    const plans: unknown[] = [];
-    const explaining = new RuntimeRepository({
-      query: async (sql: string, parameters: unknown[]) => {
-        const [{ 'QUERY PLAN': plan }] = (await db.ds.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)) as [
-          { 'QUERY PLAN': unknown },
-        ];
-        plans.push(plan);
-        return [];
-      },
-    } as unknown as ConstructorParameters<typeof RuntimeRepository>[0]);
-    await explaining.steps(
-      { projectId: project.id, method: 'GET', path: '/e7', kind: 'production', name: null, since: new Date(now - DAY) },
-      'hour',
+    const scans = await waitingScans((explaining) =>
+      explaining.steps(
+        {
+          projectId: project.id,
+          method: 'GET',
+          path: '/e7',
+          kind: 'production',
+          name: null,
+          since: new Date(now - DAY),
+        },
+        'hour',
+      ),
     );
-    // Every plan node that reads runtime_minutes_added: the rows it read and those it read and dropped.
-    const scans: Array<{ rows: number; dropped: number }> = [];
-    const walk = (node: Record<string, unknown>): void => {
-      if (node['Relation Name'] === 'runtime_minutes_added')
-        scans.push({
-          rows: (node['Actual Rows'] as number) * (node['Actual Loops'] as number),
-          dropped:
-            ((node['Rows Removed by Filter'] as number | undefined) ?? 0) +
-            ((node['Rows Removed by Index Recheck'] as number | undefined) ?? 0),
-        });
-      for (const child of (node.Plans as Array<Record<string, unknown>> | undefined) ?? []) walk(child);
-    };
-    walk((plans[0] as [{ Plan: Record<string, unknown> }])[0].Plan);
     // The endpoint's 40 minutes, found without reading the other 5,960.
     expect(scans).toEqual([{ rows: 40, dropped: 0 }]);
     const rows = await repository.steps(
@@ -224,5 +273,200 @@ describe('runtime minutes waiting for the roll-up', () => {
       'hour',
     );
     expect(rows.reduce((sum, row) => sum + row.requests, 0)).toBe(80);
+  });
+});
+
+describe('the version share and the gate’s totals with minutes waiting', () => {
+  /** A project with endpoints GET /a and /b (documented; /c is not) and the environment rows' cells naming their versions. */
+  async function projectWithVersions(slug: string): Promise<{ id: string; endpointIds: Map<string, string> }> {
+    const [project] = (await db.ds.query(`INSERT INTO projects (slug, name) VALUES ($1, $1) RETURNING id`, [slug])) as [
+      { id: string },
+    ];
+    const endpoints = (await db.ds.query(
+      `INSERT INTO endpoints (project_id, method, path) VALUES ($1, 'GET', '/a'), ($1, 'GET', '/b') RETURNING id, path`,
+      [project.id],
+    )) as Array<{ id: string; path: string }>;
+    const endpointIds = new Map(endpoints.map((e) => [e.path, e.id]));
+    for (const [kind, name, cells] of CELLS) {
+      const [row] = (await db.ds.query(
+        `INSERT INTO environment_rows (project_id, kind, name, scope, first_seen, last_seen)
+         VALUES ($1, $2, $3, $4, now(), now()) RETURNING id`,
+        [project.id, kind, name, kind === 'ci' ? name : ''],
+      )) as [{ id: string }];
+      for (const [path, version] of Object.entries(cells))
+        await db.ds.query(
+          `INSERT INTO evidence_cells (row_id, endpoint_id, project_id, version, drift, last_seen)
+           VALUES ($1, $2, $3, $4, false, now())`,
+          [row.id, endpointIds.get(path), project.id, version],
+        );
+    }
+    return { id: project.id, endpointIds };
+  }
+  /** The environment rows, and the version each one's cells name per documented endpoint. */
+  const CELLS: ReadonlyArray<readonly [MatrixKind, string, Record<string, string>]> = [
+    ['production', 'p-1', { '/a': '1.0', '/b': '1.0' }],
+    ['production', 'p-2', { '/a': '2.0' }],
+    ['ci', 'PR #1', { '/a': '2.1', '/b': '1.0' }],
+    ['ci', 'PR #2', {}],
+  ];
+  const versionOf = (name: string, path: string): string =>
+    (CELLS.find(([, n]) => n === name) as (typeof CELLS)[number])[2][path] ?? '';
+
+  it('equal a model of every fold at every resolution, of a whole environment and of one row, whenever the roll-up runs', async () => {
+    const { id: projectId, endpointIds } = await projectWithVersions('share');
+    const repository = new RuntimeRepository(db.ds);
+    const random = seeded(18);
+    const now = Date.UTC(2026, 10, 29, 9, 0);
+    // Not on a day's start: the day rows before it are left out, as the reads leave them out.
+    const since = new Date(now - 30 * HOUR);
+    const scopes: ReadonlyArray<readonly [MatrixKind, string | null]> = [
+      ['production', null],
+      ['production', 'p-2'],
+      ['ci', null],
+      ['ci', 'PR #1'],
+    ];
+    /** Every minute folded, under the version its row's cell named. */
+    const folded: Array<RuntimeMinute & { kind: MatrixKind; name: string; version: string }> = [];
+    const stepOf = (minute: string, ms: number): number => {
+      const at = Date.parse(minute);
+      return at - (at % ms);
+    };
+    const expected = (kind: MatrixKind, name: string | null, resolution: RuntimeResolution, ms: number) => {
+      const steps = new Map<string, number>();
+      const endpoints = new Map<string, number>();
+      const totals = new Map<string, RuntimeSums>();
+      for (const m of folded) {
+        const at = stepOf(m.minute, ms);
+        if (m.kind !== kind || (name !== null && m.name !== name) || at < since.getTime()) continue;
+        const step = `${m.version} ${at}`;
+        steps.set(step, (steps.get(step) ?? 0) + m.requests);
+        const endpoint = `${endpointIds.get(m.path) ?? null} ${m.method} ${m.path} ${m.version}`;
+        endpoints.set(endpoint, (endpoints.get(endpoint) ?? 0) + m.requests);
+        if (m.version === '' || !endpointIds.has(m.path)) continue;
+        let total = totals.get(endpoint);
+        if (total === undefined) totals.set(endpoint, (total = emptySums()));
+        addCounts(total, m);
+        total.ttfb.addWire(m.ttfb);
+        total.ttlb.addWire(m.ttlb);
+      }
+      return {
+        resolution,
+        steps: [...steps].sort(([a], [b]) => a.localeCompare(b)),
+        endpoints: [...endpoints].sort(([a], [b]) => a.localeCompare(b)),
+        totals: [...totals]
+          .map(([key, t]) => [key, t.requests, t.serverErrors, countsOf(t.ttfb), countsOf(t.ttlb)] as const)
+          .sort(([a], [b]) => a.localeCompare(b)),
+      };
+    };
+    const read = async (kind: MatrixKind, name: string | null, resolution: RuntimeResolution) => {
+      const scope = { projectId, kind, name, since };
+      const [steps, endpoints, totals] = await Promise.all([
+        repository.shareSteps(scope, resolution),
+        repository.shareEndpoints(scope, resolution),
+        repository.totals(projectId, kind, name, since, resolution, null),
+      ]);
+      return {
+        resolution,
+        steps: steps
+          .map((s) => [`${s.version} ${new Date(s.at).getTime()}`, Number(s.requests)] as const)
+          .sort(([a], [b]) => a.localeCompare(b)),
+        endpoints: endpoints
+          .map((e) => [`${e.endpointId} ${e.method} ${e.path} ${e.version}`, Number(e.requests)] as const)
+          .sort(([a], [b]) => a.localeCompare(b)),
+        totals: totals
+          .map((t) => {
+            const [ttfb, ttlb] = [new LatencyHistogram(), new LatencyHistogram()];
+            ttfb.addWire(t.ttfb);
+            ttlb.addWire(t.ttlb);
+            return [
+              `${t.endpointId} ${t.method} ${t.path} ${t.version}`,
+              Number(t.requests),
+              Number(t.serverErrors),
+              countsOf(ttfb),
+              countsOf(ttlb),
+            ] as const;
+          })
+          .sort(([a], [b]) => a.localeCompare(b)),
+      };
+    };
+    const readAll = () =>
+      Promise.all(scopes.flatMap(([kind, name]) => RESOLUTIONS.map(([resolution]) => read(kind, name, resolution))));
+    const expectedAll = () =>
+      scopes.flatMap(([kind, name]) => RESOLUTIONS.map(([resolution, ms]) => expected(kind, name, resolution, ms)));
+
+    let rolledUpDuringReads = 0;
+    for (let fold = 0; fold < 24; fold++) {
+      const [kind, name] = CELLS[Math.floor(random() * CELLS.length)] as (typeof CELLS)[number];
+      // 10 minutes of the last 2 days (before `since` too, some minutes again), of one row.
+      const minutes = foldedMinutes(
+        Array.from({ length: 10 }, (): RuntimeMinute => {
+          const requests = 1 + Math.floor(random() * 9);
+          const samples = Array.from({ length: requests }, () => 10 ** (random() * 3));
+          return {
+            method: 'GET',
+            path: ['/a', '/b', '/c'][Math.floor(random() * 3)] as string,
+            minute: new Date(now - Math.floor(random() * 2 * 24 * 60) * MINUTE).toISOString(),
+            requests,
+            serverErrors: Math.floor(random() * 2),
+            upstreamFailures: 0,
+            clientLeft: 0,
+            ttfb: wire(samples.map((ms) => ms / 2)),
+            ttlb: wire(samples),
+          };
+        }),
+      );
+      await db.ds.transaction((manager) => repository.addMinutes(manager, projectId, { kind, name }, minutes));
+      for (const m of minutes) folded.push({ ...m, kind, name, version: versionOf(name, m.path) });
+      rolledUpDuringReads += await readsAfterFold(fold, () => repository.rollUp(projectId, true), readAll, expectedAll);
+    }
+    expect(rolledUpDuringReads).toBeGreaterThan(0);
+    // Some of each: versions, rows and minutes before the window, so the model is not trivially met.
+    expect(new Set(folded.map((m) => m.version)).size).toBeGreaterThanOrEqual(4);
+    expect(folded.some((m) => Date.parse(m.minute) < since.getTime())).toBe(true);
+  });
+
+  it("a read of an environment reads the minutes waiting of its row and window, not the environment kind's", async () => {
+    const [project] = (await db.ds.query(
+      `INSERT INTO projects (slug, name) VALUES ('window', 'Window') RETURNING id`,
+    )) as [{ id: string }];
+    const repository = new RuntimeRepository(db.ds);
+    const now = Date.UTC(2026, 10, 29, 9, 0);
+    const since = new Date(now - DAY);
+    const fold = (kind: MatrixKind, name: string, ago: number) =>
+      foldEndpoints(repository, project.id, { kind, name }, now - ago);
+    // 20 pull requests' runs in CI, and a production build's minutes of today and of two days ago: 6,600 waiting.
+    for (let pr = 1; pr <= 20; pr++) await fold('ci', `PR #${pr}`, 5 * MINUTE);
+    await fold('production', 'p-1', 5 * MINUTE);
+    await fold('production', 'p-1', 2 * DAY);
+    await db.ds.query('ANALYZE runtime_minutes_added');
+
+    const pr7 = { projectId: project.id, kind: 'ci' as const, name: 'PR #7', since };
+    const production = { projectId: project.id, kind: 'production' as const, name: null, since };
+    // One pull request's 300 minutes, without reading the other 6,300.
+    expect(await waitingScans((r) => r.shareSteps(pr7, 'hour'))).toEqual([{ rows: 300, dropped: 0 }]);
+    expect(await waitingScans((r) => r.shareEndpoints(pr7, 'hour'))).toEqual([{ rows: 300, dropped: 0 }]);
+    // (The gate's totals read them and leave out those under no version: these folds had no cell.)
+    expect(await waitingScans((r) => r.totals(project.id, 'ci', 'PR #7', since, 'hour', null))).toEqual([
+      { rows: 0, dropped: 300 },
+    ]);
+    // Every production build's minutes of the window: today's 300, none of CI's 6,000 read (those of
+    // two days ago may be read and dropped: waiting minutes are mostly recent, so the planner may
+    // rather read the kind's than range over minutes).
+    for (const read of [
+      (r: RuntimeRepository) => r.shareSteps(production, 'hour'),
+      (r: RuntimeRepository) => r.shareEndpoints(production, 'minute'),
+    ]) {
+      const [scan, ...more] = await waitingScans(read);
+      expect(more).toEqual([]);
+      expect(scan?.rows).toBe(300);
+      expect(scan?.dropped).toBeLessThanOrEqual(300);
+    }
+    // And what they read is what waits there.
+    const [steps, endpoints] = await Promise.all([
+      repository.shareSteps(pr7, 'hour'),
+      repository.shareEndpoints(production, 'day'),
+    ]);
+    expect(steps.map((s) => Number(s.requests))).toEqual([600]);
+    expect(endpoints.reduce((sum, e) => sum + Number(e.requests), 0)).toBe(600);
   });
 });

@@ -53,6 +53,7 @@ import { PackedEvidenceQueue1795921658378 } from './migrations/1795921658378-Pac
 import { RuntimeMinutesWaitPerEndpoint1795931360487 } from './migrations/1795931360487-RuntimeMinutesWaitPerEndpoint';
 import { InstanceCountsBeside1795931676888 } from './migrations/1795931676888-InstanceCountsBeside';
 import { RuntimeRowsRoomToUpdate1795932641608 } from './migrations/1795932641608-RuntimeRowsRoomToUpdate';
+import { RuntimeMinutesWaitingByEnvironment1795937000000 } from './migrations/1795937000000-RuntimeMinutesWaitingByEnvironment';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -110,6 +111,7 @@ export const MIGRATIONS = [
   RuntimeMinutesWaitPerEndpoint1795931360487,
   InstanceCountsBeside1795931676888,
   RuntimeRowsRoomToUpdate1795932641608,
+  RuntimeMinutesWaitingByEnvironment1795937000000,
 ];
 
 /**

@@ -148,16 +148,21 @@ const ROLL_UP_CHUNK = 5_000;
  * the stored ones and the minutes folds added since the last roll-up (`runtime_minutes_added`,
  * RuntimeMinutesWaitPerEndpoint1795931360487), each as a row of its minute, hour or day, so a read
  * answers every exchange folded whenever the roll-up runs. The minutes waiting are found by
- * project, environment kind, method and path (their index), so a read of one endpoint reads only
- * that endpoint's. Several rows of one key are summed by the reads.
+ * project, environment kind, method and path (an index), so a read of one endpoint reads only
+ * that endpoint's, and by project, environment kind and row, and minute (another,
+ * RuntimeMinutesWaitingByEnvironment1795937000000), so a read of one environment row (the version
+ * share, the gate's totals) reads that row's minutes of its window (`since`, the SQL expression of
+ * the window's start: a step starts at or after it only if its minutes do, so this bound leaves out
+ * no row a read keeps). Several rows of one key are summed by the reads.
  */
-const runtimeRows = (resolution: string): string => `
+const runtimeRows = (resolution: string, since: string): string => `
   (SELECT ${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb FROM runtime_buckets
    UNION ALL
    SELECT project_id, method, path, environment_kind, environment_name, version, ${resolution}::text,
           date_trunc(${resolution}::text, minute, 'UTC'), requests, server_errors, upstream_failures, client_left,
           ttfb, ttlb
-     FROM runtime_minutes_added)`;
+     FROM runtime_minutes_added
+    WHERE minute >= ${since}::timestamptz)`;
 
 /**
  * Adds a fold's minutes `$4`… (parallel arrays, one per endpoint and minute) to those waiting for
@@ -615,7 +620,7 @@ export class RuntimeRepository {
       `SELECT version, (extract(epoch FROM bucket) * 1000)::float8 AS at, requests::float8,
               server_errors::float8 AS "serverErrors", upstream_failures::float8 AS "upstreamFailures",
               client_left::float8 AS "clientLeft", ttfb::text, ttlb::text
-         FROM ${runtimeRows('$7')} b
+         FROM ${runtimeRows('$7', '$6')} b
         WHERE project_id = $1 AND method = $2 AND path = $3 AND environment_kind = $4
           AND ($5::text IS NULL OR environment_name = $5) AND resolution = $7 AND bucket >= $6
         ORDER BY version, bucket`,
@@ -627,7 +632,7 @@ export class RuntimeRepository {
   shareSteps(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareStepRow[]> {
     return this.db.query(
       `SELECT version, bucket AS at, sum(requests)::text AS requests
-         FROM ${runtimeRows('$5')} b
+         FROM ${runtimeRows('$5', '$4')} b
         WHERE project_id = $1 AND environment_kind = $2 AND ($3::text IS NULL OR environment_name = $3)
           AND resolution = $5 AND bucket >= $4
         GROUP BY version, bucket
@@ -643,7 +648,7 @@ export class RuntimeRepository {
   shareEndpoints(scope: RuntimeEnvironmentScope, resolution: RuntimeResolution): Promise<ShareEndpointRow[]> {
     return this.db.query(
       `SELECT e.id AS "endpointId", b.method, b.path, b.version, sum(b.requests)::text AS requests
-         FROM ${runtimeRows('$5')} b
+         FROM ${runtimeRows('$5', '$4')} b
          LEFT JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
           AND b.resolution = $5 AND b.bucket >= $4
@@ -670,7 +675,7 @@ export class RuntimeRepository {
       `SELECT e.id AS "endpointId", b.method, b.path, b.version,
               sum(b.requests)::text AS requests, sum(b.server_errors)::text AS "serverErrors",
               runtime_histogram_sum(b.ttfb) AS ttfb, runtime_histogram_sum(b.ttlb) AS ttlb
-         FROM ${runtimeRows('$8')} b
+         FROM ${runtimeRows('$8', '$4')} b
          JOIN endpoints e ON e.project_id = b.project_id AND e.method = b.method AND e.path = b.path
         WHERE b.project_id = $1 AND b.environment_kind = $2 AND ($3::text IS NULL OR b.environment_name = $3)
           AND b.resolution = $8 AND b.bucket >= $4 AND b.version <> ''
