@@ -23,6 +23,36 @@ export const MAX_BAD_MESSAGES = 3;
 const TEMPLATES_PUSH_DELAY_MS = 100;
 /** Messages queued on one connection beyond which it is closed (1013, try again later). */
 const MAX_PENDING_MESSAGES = 256;
+/**
+ * Messages a replica handles at once, all connections together (twice the app's pool of 10: as
+ * many on the database as it has connections, as many parsed and ready). The others wait as
+ * their frames' bytes, unparsed: with a couple of hundred agents per replica every connection had
+ * one batch parsed, its rows folded and its statement's parameters built while it waited for a
+ * pool connection, ~100 batches of some 300 KB of objects that every young-generation collection
+ * copied and then promoted (issue 20).
+ */
+export const MAX_MESSAGES_HANDLED = 20;
+
+/** Runs work `limit` at a time, the rest in the order they came. */
+export class Turns {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(private readonly limit: number) {}
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit) this.running += 1;
+    // A turn ending hands itself to the first waiter (`running` stays as it is).
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next === undefined) this.running -= 1;
+      else next();
+    }
+  }
+}
 
 /** The batch id of a frame that was refused, when one can be read, so the agent can drop it. */
 function aboutText(text: string): { batchId?: string } {
@@ -35,6 +65,12 @@ function aboutMessage(message: AgentMessage): { batchId?: string; captureId?: st
   if (message.type === 'batch') return { batchId: message.batchId };
   if (message.type === 'capture-end') return { captureId: message.captureId };
   return {};
+}
+
+/** A frame's text, read where it lies (`Buffer.from` of a Buffer would copy it first). */
+function textOf(data: RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
 }
 
 /** The first 4 KiB of a frame as text (where a batch's id is), without copying the frame. */
@@ -59,6 +95,8 @@ export class AgentGateway implements WebSocketRoute {
   /** Open agent connections, all projects together and per project. */
   private connections = 0;
   private readonly projectConnections = new Map<string, number>();
+  /** Messages being handled, all connections together (see MAX_MESSAGES_HANDLED). */
+  private readonly turns = new Turns(MAX_MESSAGES_HANDLED);
 
   constructor(
     private readonly tokens: TokensService,
@@ -317,13 +355,12 @@ export class AgentGateway implements WebSocketRoute {
         ws.close(1013, 'too many messages in flight');
         return;
       }
-      // A frame is read as text where it lies (`Buffer.from` of a Buffer would copy it first).
-      const text = Array.isArray(data)
-        ? Buffer.concat(data).toString('utf8')
-        : (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
+      // Kept as the frame's bytes until its turn, and read as text only then: hundreds of agents'
+      // messages wait here at once, and as text (26 KB strings on the V8 heap) they survived
+      // every young-generation collection meanwhile and were copied into the old one (issue 20).
       this.queue(size);
       chain = chain
-        .then(() => handle(text, received))
+        .then(() => this.turns.run(() => handle(textOf(data), received)))
         .finally(() => {
           pending -= 1;
           this.dequeue(size);
