@@ -665,7 +665,9 @@ describe('PathLearner', () => {
     expect(learner.undecided('/xml/Teams/{team}')).toBe(false);
     expect(learner.changeable('/xml/Teams/{team}')).toBe(true);
     expect(learner.changeable('/v1/Teams/{team}')).toBe(false);
-    expect(learner.changeable('/health')).toBe(false);
+    // A single first segment may become a value too (`/{blockchain}` beside `/{blockchain}/v2/…`): remembered, not held.
+    expect(learner.changeable('/health')).toBe(true);
+    expect(learner.undecided('/health')).toBe(false);
     learn(learner, [
       ['GET', '/json/Teams', teams],
       ['GET', '/xml/Teams', teams],
@@ -841,6 +843,53 @@ describe('PathLearner', () => {
     expect(learner.resolve(templatePath('/59399/514813'))).toBe('/{name}/{id}');
     expect(learner.resolve('/25907')).toBe('/{name}');
     expect(learner.resolve('/2/users')).toBe('/2/users');
+  });
+
+  it('learns first-segment values before a version from four followed by its words (/{blockchain}/v2/tickers)', () => {
+    const learner = new PathLearner();
+    const chain = responseKeys(inferShape({ blockbook: {}, backend: {} }));
+    const tickers = responseKeys(inferShape({ ts: 1, rates: {}, currency: 'c' }));
+    const mempool = responseKeys(inferShape({ mempool: [], mempoolSize: 1, page: 1, totalPages: 2 }));
+    const tx = responseKeys(inferShape({ txid: 't', vin: [], vout: [], blockHeight: 1 }));
+    learn(learner, [
+      ['GET', '/bitcoin', chain],
+      ['GET', '/alice/v2/tickers', tickers],
+      ['GET', '/bob-infra/v2/mempool', mempool],
+      ['GET', '/carol/v2/tickers', responseKeys(inferShape({ ts: 1, rates: {} }))],
+    ]);
+    // Three values: a gateway's services share words too.
+    expect(learner.resolve('/alice/v2/tickers')).toBe('/alice/v2/tickers');
+    learn(learner, [
+      ['GET', '/dave/v2/mempool', responseKeys(inferShape({ mempool: [], page: 1 }))],
+      ['GET', '/erin/v2/tx/17', tx],
+      ['GET', '/frank/v2/tx/18', tx],
+    ]);
+    expect(learner.resolve('/alice/v2/tickers')).toBe('/{name}/v2/tickers');
+    expect(learner.resolve(templatePath('/erin/v2/tx/17'))).toBe('/{name}/v2/tx/{txId}');
+    // A value requested alone answering as another does alone is one too; `/health` answers other fields.
+    learn(learner, [
+      ['GET', '/alice', chain],
+      ['GET', '/health', responseKeys(inferShape({ status: 'ok', uptime: 1 }))],
+    ]);
+    expect(learner.resolve('/bitcoin')).toBe('/{name}');
+    expect(learner.resolve('/health')).toBe('/health');
+    expect(learner.resolve('/api/v2/tickers')).toBe('/api/v2/tickers');
+  });
+
+  it('keeps a gateway of services before one version literal (/users/v2/health, /orders/v2/health)', () => {
+    // Each service has routes of its own beside the one all share: names, not values.
+    const learner = new PathLearner();
+    const health = responseKeys(inferShape({ status: 'ok', version: '2' }));
+    const services = ['users', 'orders', 'carts', 'items', 'shipments'];
+    learn(
+      learner,
+      services.flatMap((service): Array<[string, string, readonly string[] | null]> => [
+        ['GET', `/${service}/v2/health`, health],
+        ['GET', `/${service}/v2/${service}-report`, list({ [service]: 1, at: 't' })],
+      ]),
+    );
+    expect(learner.resolve('/users/v2/health')).toBe('/users/v2/health');
+    expect(learner.resolve('/orders/v2/orders-report')).toBe('/orders/v2/orders-report');
   });
 
   it('keeps a short number literal once it is followed by four routes and never ends a path (/oauth2/1/token)', () => {

@@ -446,8 +446,8 @@ export class PathLearner {
   /**
    * May `template` (as `resolve` gave it) ever change as more is learned? When some literal sits
    * where a value may one day be learned: not a version, not right after `api` or a version, and at
-   * the first segment only with more after it (`/xml/Teams/{team}` before `/json/…` and `/xml/…`
-   * share two routes). Wider than `undecided`, which is what holds a path now: whether a word is a
+   * the first segment (`/xml/Teams/{team}` before `/json/…` and `/xml/…` share two routes; `/bitcoin`
+   * alone before `/{blockchain}/v2/…` is learned, see `aloneMembers`). Wider than `undecided`, which is what holds a path now: whether a word is a
    * route word (and so decided) may change as more values are seen, and names live at the first
    * segment (not held there). What was sent under such a template is regrouped once it changes.
    */
@@ -456,11 +456,7 @@ export class PathLearner {
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
       if (segment.kind !== 'literal' || versionAt(segments, at)) continue;
-      if (
-        at === 0
-          ? (segments.length >= 2 && !introducesNames(segment)) || isPlainNumber(segment.text)
-          : !namesAfter(segments, at - 1)
-      )
+      if (at === 0 ? !introducesNames(segment) || isPlainNumber(segment.text) : !namesAfter(segments, at - 1))
         return true;
     }
     return false;
@@ -1144,23 +1140,26 @@ export class PathLearner {
     if (siblings === undefined || siblings.size < 2) return members;
     // Route → value → the fields seen on it; a value whose answers disagree with another's on a route shares nothing
     // with it. Only routes two values or more were seen on (see `rootRouteIndex`): the others pair no values.
-    const eligible = new Map<string, boolean>();
+    const eligibility = new Map<string, boolean>();
+    const eligible = (value: string): boolean => {
+      let ok = eligibility.get(value);
+      if (ok === undefined) {
+        const placed = siblings.get(value) ?? [];
+        ok = !(
+          isVersionLike(value) ||
+          introducesNames({ kind: 'literal', text: value }) ||
+          this.besideIdentifiers('', value) ||
+          placed.some((one) => isCollection(one.resolved, one.at))
+        );
+        eligibility.set(value, ok);
+      }
+      return ok;
+    };
     const byRoute = new Map<string, Map<string, RootRoute[]>>();
     for (const route of this.sharedRootRoutes) {
       const values = new Map<string, RootRoute[]>();
       for (const [value, seen] of this.rootRouteIndex.get(route)!) {
-        let ok = eligible.get(value);
-        if (ok === undefined) {
-          const placed = siblings.get(value) ?? [];
-          ok = !(
-            isVersionLike(value) ||
-            introducesNames({ kind: 'literal', text: value }) ||
-            this.besideIdentifiers('', value) ||
-            placed.some((one) => isCollection(one.resolved, one.at))
-          );
-          eligible.set(value, ok);
-        }
-        if (ok) values.set(value, seen);
+        if (eligible(value)) values.set(value, seen);
         // Pairs grow as the square of the values: the first ones only.
         if (values.size >= MAX_ROUTE_VALUES) break;
       }
@@ -1205,6 +1204,8 @@ export class PathLearner {
     const numbers = new Map<string, readonly Placed[]>();
     for (const value of this.rootNumbers) numbers.set(value, siblings.get(value) ?? []);
     for (const value of numberMembers(numbers)) members.add(value);
+    for (const value of versionMembers(siblings, eligible)) members.add(value);
+    if (members.size > 0) for (const value of aloneMembers(siblings, members, eligible)) members.add(value);
     return members;
   }
 
@@ -1697,6 +1698,128 @@ function numberMembers(siblings: ReadonlyMap<string, readonly Placed[]>): Set<st
     if (!disagree) for (const [value] of values) members.add(value);
   }
   return members;
+}
+
+/**
+ * First-segment values before a version (`/{blockchain}/v2/tickers`, `/{tenant}/v1/…`). An API names
+ * a version after a prefix of its own (`/api/v1`, `/rest/v1`), and a gateway one per service
+ * (`/users/v2/…`, `/geofences/v2/…`), each service with routes of its own beside the few all share
+ * (`health`, `version`). Values lead to the same routes instead: four or more first segments followed by
+ * one version, at most one in four of them followed there by a word (the segment after the version) that
+ * follows no other, and no two answering (or accepting) other fields on one method and continuation, are
+ * values, every one of them.
+ */
+function versionMembers(
+  siblings: ReadonlyMap<string, readonly Placed[]>,
+  eligible: (value: string) => boolean,
+): Set<string> {
+  const members = new Set<string>();
+  /** Version → value → the words after the version and what was seen on each continuation. */
+  const byVersion = new Map<string, Map<string, { words: Set<string>; records: PathRecord[] }>>();
+  for (const [value, placed] of siblings) {
+    for (const { record } of placed) {
+      const version = record.segments[1];
+      if (version?.kind !== 'literal' || !isVersionLike(version.text) || !eligible(value)) continue;
+      let values = byVersion.get(version.text);
+      if (values === undefined) byVersion.set(version.text, (values = new Map()));
+      let seen = values.get(value);
+      if (seen === undefined) values.set(value, (seen = { words: new Set(), records: [] }));
+      const word = record.segments[2];
+      seen.words.add(word === undefined ? '' : word.kind === 'param' ? '{}' : encodeSegment(word.text));
+      seen.records.push(record);
+    }
+  }
+  for (const values of byVersion.values()) {
+    if (values.size < MANY_SIBLINGS) continue;
+    const followed = new Map<string, number>();
+    for (const { words } of values.values())
+      for (const word of words) followed.set(word, (followed.get(word) ?? 0) + 1);
+    let own = 0;
+    for (const { words } of values.values()) if ([...words].some((word) => followed.get(word) === 1)) own++;
+    if (own * RECURRING_SHARE > values.size) continue;
+    if (!versionValuesDisagree([...values.values()].slice(0, MAX_ROUTE_VALUES)))
+      for (const value of values.keys()) members.add(value);
+  }
+  return members;
+}
+
+/**
+ * Does a value before a version answer (or accept) on one method and continuation fields the other values
+ * there never showed? Answers leave optional fields out (`{mempool, mempoolSize}` beside `{page,
+ * totalPages}`), so each value's fields are compared with all the others' together; one field tells nothing.
+ */
+function versionValuesDisagree(values: ReadonlyArray<{ records: readonly PathRecord[] }>): boolean {
+  /** Method and continuation → per value, the answer and request fields seen there. */
+  const byRest = new Map<string, { keys: Set<string>; requestKeys: Set<string> }[]>();
+  for (const { records } of values) {
+    const mine = new Map<string, { keys: Set<string>; requestKeys: Set<string> }>();
+    for (const record of records) {
+      const rest = `${record.method} ${continuation(record.segments, 0)}`;
+      let fields = mine.get(rest);
+      if (fields === undefined) mine.set(rest, (fields = { keys: new Set(), requestKeys: new Set() }));
+      for (const key of record.keys ?? []) fields.keys.add(key);
+      for (const key of record.requestKeys ?? []) fields.requestKeys.add(key);
+    }
+    for (const [rest, fields] of mine) {
+      let seen = byRest.get(rest);
+      if (seen === undefined) byRest.set(rest, (seen = []));
+      seen.push(fields);
+    }
+  }
+  const against = (mine: Set<string>, others: Set<string>[]): boolean => {
+    if (mine.size < 2) return false;
+    const union = new Set<string>();
+    for (const other of others) for (const key of other) union.add(key);
+    return compareKeys([...mine], [...union]) === 'contradicts';
+  };
+  for (const seen of byRest.values()) {
+    if (seen.length < 2) continue;
+    for (const [i, fields] of seen.entries()) {
+      const others = seen.filter((_, j) => j !== i);
+      if (
+        against(
+          fields.keys,
+          others.map((other) => other.keys),
+        ) ||
+        against(
+          fields.requestKeys,
+          others.map((other) => other.requestKeys),
+        )
+      )
+        return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * First-segment values requested alone (`GET /bitcoin`) once the first segment is learned: a value seen
+ * only so, answering (or accepting) the fields a value shown alike answers alone on that method, is a value
+ * too (`/{blockchain}`); `/health` answers other fields.
+ */
+function aloneMembers(
+  siblings: ReadonlyMap<string, readonly Placed[]>,
+  members: ReadonlySet<string>,
+  eligible: (value: string) => boolean,
+): Set<string> {
+  const alone: PathRecord[] = [];
+  for (const value of [...members].slice(0, MAX_ROUTE_VALUES))
+    for (const { record } of siblings.get(value) ?? []) if (record.segments.length === 1) alone.push(record);
+  const found = new Set<string>();
+  if (alone.length === 0) return found;
+  for (const [value, placed] of siblings) {
+    if (members.has(value) || !placed.every(({ record }) => record.segments.length === 1) || !eligible(value)) continue;
+    const verdicts = placed.flatMap(({ record }) =>
+      alone
+        .filter((other) => other.method === record.method)
+        .map((other) => {
+          const answers = compareKeys(record.keys, other.keys, true);
+          return answers === 'unknown' ? compareKeys(record.requestKeys, other.requestKeys) : answers;
+        }),
+    );
+    if (verdicts.includes('alike') && !verdicts.includes('contradicts')) found.add(value);
+  }
+  return found;
 }
 
 /** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
