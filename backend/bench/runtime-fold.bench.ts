@@ -7,9 +7,13 @@
  * One production build of ENDPOINTS endpoints; each fold adds FOLD_ENDPOINTS of them (drawn) at
  * the current minute, which moves on every FOLDS_PER_MINUTE folds, so minute rows are folded into
  * again and again as they are in a busy build. ROUNDS rounds of FOLDS folds after WARM_UP folds;
- * the median round is printed. Run each build's copy of this file side by side to compare.
+ * the median round is printed, with PostgreSQL's CPU (the connection's backend process, from
+ * /proc/<pid>/schedstat) and the WAL (`pg_current_wal_insert_lsn`) per fold, of the folds and of the
+ * roll-ups apart. BENCH_ROLL_UP_EVERY sets the roll-up's cadence in folds. Run each build's copy of
+ * this file side by side to compare.
  */
 import { performance } from 'node:perf_hooks';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import type { WireHistogram } from '@spectator/shared';
 import { createDataSource } from '../src/database/data-source';
@@ -20,7 +24,8 @@ import { seeded } from '../test/support/seeded';
 const ENDPOINTS = 1_000;
 const FOLD_ENDPOINTS = Number(process.env.BENCH_FOLD_ENDPOINTS ?? 300);
 const FOLDS_PER_MINUTE = 20;
-const ROLL_UP_EVERY = 10;
+/** Folds between two roll-ups: 10 is about the default 10-second cadence at this fold rate; 30 or 60 a longer one. */
+const ROLL_UP_EVERY = Number(process.env.BENCH_ROLL_UP_EVERY ?? 10);
 const WARM_UP = 40;
 const ROUNDS = Number(process.env.BENCH_FOLD_ROUNDS ?? 5);
 const FOLDS = 60;
@@ -43,10 +48,27 @@ async function main(): Promise<void> {
     const ds = createDataSource((pool.options as { connectionString: string }).connectionString, 1);
     await ds.initialize();
     const repository = new RuntimeRepository(ds);
+    // The one connection's backend process: its CPU time is what PostgreSQL spends on the folds and roll-ups.
+    const [{ pid }] = (await ds.query('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
+    const cpuNs = async (): Promise<number> => Number((await readFile(`/proc/${pid}/schedstat`, 'utf8')).split(' ')[0]);
+    const walBytes = async (): Promise<number> =>
+      Number(
+        (await pool.query<{ at: string }>(`SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::text AS at`))
+          .rows[0]?.at,
+      );
+    /** Time (ms), PostgreSQL CPU (ms) and WAL (bytes) of `work`. */
+    const costOf = async (work: () => Promise<unknown>): Promise<{ ms: number; cpu: number; wal: number }> => {
+      const [wal0, cpu0] = [await walBytes(), await cpuNs()];
+      const t0 = performance.now();
+      await work();
+      const ms = performance.now() - t0;
+      const [cpu1, wal1] = [await cpuNs(), await walBytes()];
+      return { ms, cpu: (cpu1 - cpu0) / 1e6, wal: wal1 - wal0 };
+    };
     const random = seeded(18);
     const start = Date.now() - (Date.now() % 60_000) - 60 * 60_000;
     let folded = 0;
-    const fold = async (): Promise<number> => {
+    const fold = async (): Promise<{ ms: number; cpu: number; wal: number }> => {
       const minute = new Date(start + Math.floor(folded / FOLDS_PER_MINUTE) * 60_000).toISOString();
       const drawn = new Set<number>();
       while (drawn.size < FOLD_ENDPOINTS) drawn.add(1 + Math.floor(random() * ENDPOINTS));
@@ -62,39 +84,51 @@ async function main(): Promise<void> {
         ttlb: TTLB,
       }));
       folded++;
-      const t0 = performance.now();
-      await ds.transaction((manager) =>
-        repository.addMinutes(manager, projectId, { kind: 'production', name: 'p-1' }, minutes),
+      return costOf(() =>
+        ds.transaction((manager) =>
+          repository.addMinutes(manager, projectId, { kind: 'production', name: 'p-1' }, minutes),
+        ),
       );
-      return performance.now() - t0;
     };
-    const rollUp = async (): Promise<number> => {
-      const t0 = performance.now();
-      await repository.rollUp(null, true);
-      return performance.now() - t0;
-    };
+    const rollUp = () => costOf(() => repository.rollUp(null, true));
     for (let i = 0; i < WARM_UP; i++) {
       await fold();
       if (folded % ROLL_UP_EVERY === 0) await rollUp();
     }
-    const rounds: Array<{ folds: number; rollUps: number }> = [];
+    type Cost = { ms: number; cpu: number; wal: number };
+    const zero = (): Cost => ({ ms: 0, cpu: 0, wal: 0 });
+    const add = (into: Cost, cost: Cost): void => {
+      into.ms += cost.ms / FOLDS;
+      into.cpu += cost.cpu / FOLDS;
+      into.wal += cost.wal / FOLDS;
+    };
+    const shown = (c: Cost): string =>
+      `${c.ms.toFixed(2)} ms (PostgreSQL CPU ${c.cpu.toFixed(2)} ms, WAL ${(c.wal / 1024).toFixed(1)} KB)`;
+    const rounds: Array<{ folds: Cost; rollUps: Cost }> = [];
     for (let round = 0; round < ROUNDS; round++) {
-      let folds = 0;
-      let rollUps = 0;
+      const folds = zero();
+      const rollUps = zero();
       for (let i = 0; i < FOLDS; i++) {
-        folds += await fold();
-        if (folded % ROLL_UP_EVERY === 0) rollUps += await rollUp();
+        add(folds, await fold());
+        if (folded % ROLL_UP_EVERY === 0) add(rollUps, await rollUp());
       }
-      rounds.push({ folds: folds / FOLDS, rollUps: rollUps / FOLDS });
-      console.log(
-        `round ${round + 1}: addMinutes ${(folds / FOLDS).toFixed(2)} ms a fold, roll-up ${(rollUps / FOLDS).toFixed(2)} ms a fold`,
-      );
+      rounds.push({ folds, rollUps });
+      console.log(`round ${round + 1} a fold: addMinutes ${shown(folds)}, roll-up ${shown(rollUps)}`);
     }
-    const both = rounds.map((r) => r.folds + r.rollUps);
+    const medianOf = (pick: (r: { folds: Cost; rollUps: Cost }) => Cost): Cost => ({
+      ms: median(rounds.map((r) => pick(r).ms)),
+      cpu: median(rounds.map((r) => pick(r).cpu)),
+      wal: median(rounds.map((r) => pick(r).wal)),
+    });
+    const together = (r: { folds: Cost; rollUps: Cost }): Cost => ({
+      ms: r.folds.ms + r.rollUps.ms,
+      cpu: r.folds.cpu + r.rollUps.cpu,
+      wal: r.folds.wal + r.rollUps.wal,
+    });
     console.log(
-      `${FOLD_ENDPOINTS} endpoint-minutes a fold, roll-up every ${ROLL_UP_EVERY} folds, median of ${ROUNDS} rounds of ${FOLDS}: ` +
-        `addMinutes ${median(rounds.map((r) => r.folds)).toFixed(2)} ms, roll-up ${median(rounds.map((r) => r.rollUps)).toFixed(2)} ms, ` +
-        `together ${median(both).toFixed(2)} ms a fold`,
+      `${FOLD_ENDPOINTS} endpoint-minutes a fold, roll-up every ${ROLL_UP_EVERY} folds, median of ${ROUNDS} rounds of ${FOLDS}, a fold: ` +
+        `addMinutes ${shown(medianOf((r) => r.folds))}; roll-up ${shown(medianOf((r) => r.rollUps))}; ` +
+        `together ${shown(medianOf(together))}`,
     );
     await ds.destroy();
     console.log(
