@@ -199,7 +199,11 @@ describe('ObservationPipeline interactions watched per key', () => {
         exchangeOf(target, { responseHeaders: headers, response, sampledBytes, sampleSlot: carrier.sampleSlot }),
       );
     };
-    const noticed = () => metrics.get('novel_shaped_total');
+    // Exchanges are accepted when the event loop comes round, or by a drain.
+    const noticed = () => {
+      observer.drain();
+      return metrics.get('novel_shaped_total');
+    };
     // The first of /a is its guaranteed sample, the next 10 are watched, the rest not: its late variant is not noticed.
     for (let i = 0; i < 20; i++) send('/a', plain);
     send('/a', late);
@@ -215,5 +219,29 @@ describe('ObservationPipeline interactions watched per key', () => {
     send('/a', plain);
     send('/a', late);
     expect(noticed()).toBe(2);
+  });
+});
+
+describe('ObservationPipeline accepting exchanges', () => {
+  it('accepts the exchanges of one turn of the event loop together, in order, or at the latest in drain', async () => {
+    const observer = pipeline();
+    const held = (target: string, status: number, at: number) => exchangeOf(target, { status, at, lastByte: at });
+    observer.record(held('/a', 200, 1));
+    observer.record(held('/a', 404, 2));
+    observer.record(held('/a', 200, 3));
+    // Nothing counted while the proxy's turn goes on.
+    expect(observer.rows).toBe(0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(observer.rows).toBe(2);
+    // Handed over after that turn: in the drain, with the earlier ones, each counted once.
+    observer.record(held('/b', 200, 4));
+    const rows = observer.drain()[0]?.observations ?? [];
+    expect(rows.map((row) => [row.path, row.status, row.count])).toEqual([
+      ['/a', 200, 2],
+      ['/a', 404, 1],
+      ['/b', 200, 1],
+    ]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(observer.drain()).toEqual([]);
   });
 });
