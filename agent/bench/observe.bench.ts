@@ -143,22 +143,22 @@ async function run(
       if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
       const firstByte = performance.now() - arrived;
       carrier.sampleSlot = null; // a handler of its own per exchange in forward
-      const sampledBytes = pipeline.sample(
-        scenario.method,
-        target,
-        scenario.status,
-        responseHeaders,
-        requestTap?.copied ?? 0,
-        carrier,
-      );
+      // As forward does: a body that comes in one chunk is kept, and sampled when the pipeline accepts it.
+      const sampleOnRecord = chunks.length === 1;
+      const sampledBytes = sampleOnRecord
+        ? 0
+        : pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0, carrier);
+      const keep = sampleOnRecord || sampledBytes !== 0;
+      // Negative keeps a small body to notice a new variant, fingerprinted as it comes.
       const responseTap = pipeline.tap(
         responseHeaders['content-type'],
         responseHeaders['content-encoding'],
-        sampledBytes !== 0,
-        sampledBytes !== 0,
-      ); // as forward does: negative keeps a small body to notice a new variant, fingerprinted as it comes
+        keep,
+        !sampleOnRecord && keep,
+      );
       for (const chunk of chunks) responseTap.write(chunk);
       pipeline.record({
+        sampleOnRecord,
         captureId: pipeline.captureId(),
         method: scenario.method,
         target,

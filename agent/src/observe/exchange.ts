@@ -273,11 +273,16 @@ export interface Exchange {
   sampledBytes: number;
   /** The sampler's slot for this interaction's key, as `sample` left it in its `SampleCarrier`; absent: looked up again. */
   sampleSlot?: SampleSlot | null;
+  /**
+   * The sampling decision was left to the pipeline, made when it accepts the exchange (`sampledBytes`
+   * is set then): its whole response body came in its first chunk and is kept by reference meanwhile.
+   */
+  sampleOnRecord?: boolean;
 }
 
 /** Where `sample` leaves the sampler's slot of an interaction's key, for `record` to be handed it back. */
 export interface SampleCarrier {
-  sampleSlot: SampleSlot | null;
+  sampleSlot?: SampleSlot | null;
 }
 
 /**

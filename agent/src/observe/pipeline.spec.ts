@@ -245,3 +245,26 @@ describe('ObservationPipeline accepting exchanges', () => {
     expect(observer.drain()).toEqual([]);
   });
 });
+
+describe('ObservationPipeline sampling when accepting', () => {
+  it('decides on an exchange left to it (sampleOnRecord) as on one sampled when its response started', () => {
+    const body = Buffer.from('{"id":1,"title":"a"}');
+    const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
+    const rows = (leftToRecord: boolean) => {
+      const observer = pipeline();
+      for (let i = 0; i < 3; i++) {
+        const carrier = { sampleSlot: null };
+        const sampledBytes = leftToRecord ? 0 : observer.sample('GET', '/p', 200, headers, 0, carrier);
+        // As forward does: a body in one chunk is kept until the decision.
+        const response = observer.tap(headers['content-type'], undefined, leftToRecord || sampledBytes !== 0);
+        response.write(body);
+        const exchange = exchangeOf('/p', { responseHeaders: headers, response, sampledBytes, ...carrier });
+        observer.record(leftToRecord ? { ...exchange, sampleOnRecord: true } : exchange);
+      }
+      return (observer.drain()[0]?.observations ?? []).map((row) => [row.count, row.response]);
+    };
+    // The key's first exchange is its guaranteed sample: shaped, the others counted with it.
+    expect(rows(true)).toEqual(rows(false));
+    expect(rows(true)).toEqual([[3, { contentType: 'application/json', shape: expect.any(String) }]]);
+  });
+});

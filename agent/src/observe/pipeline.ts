@@ -475,6 +475,17 @@ export class ObservationPipeline implements ExchangeObserver {
   }
 
   private accept(exchange: Exchange): void {
+    if (exchange.sampleOnRecord === true) {
+      exchange.sampleOnRecord = false;
+      exchange.sampledBytes = this.sample(
+        exchange.method,
+        exchange.target,
+        exchange.status,
+        exchange.responseHeaders,
+        exchange.request?.copied ?? 0,
+        exchange,
+      );
+    }
     const { metrics } = this.options;
     const question = exchange.target.indexOf('?');
     const pathname = pathOf(exchange.target);

@@ -312,6 +312,8 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
   at = 0;
   /** Body bytes the sampler reserved shape work for; 0: not shaped (see `Exchange.sampledBytes`). */
   sampledBytes = 0;
+  /** The sampling decision is the pipeline's, when it accepts the exchange (see `startTap`). */
+  sampleOnRecord = false;
   /** Milliseconds from the request's arrival until the response started. */
   firstByte = 0;
   lastByte = -1;
@@ -359,7 +361,7 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.forwarding.onResponseData(controller, chunk);
-    if (this.responseTap === null) this.startTap();
+    if (this.responseTap === null) this.startTap(chunk);
     this.responseTap!.write(chunk);
   }
 
@@ -377,12 +379,21 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
   }
 
   /**
-   * The sampling decision and the response tap, made once the response's first bytes are on their
-   * way to the client. The tap keeps chunks by reference, so seeing a chunk after it was written
-   * changes nothing. Made once: `responseTap` is set from then on.
+   * The sampling decision and the response tap, made once the response's first bytes (`first`) are
+   * on their way to the client. The tap keeps chunks by reference, so seeing a chunk after it was
+   * written changes nothing. Made once: `responseTap` is set from then on.
    */
-  private startTap(): void {
+  private startTap(first: Buffer | null = null): void {
     const { req, responseHeaders } = this.forwarding;
+    const length = responseHeaders['content-length'];
+    if (first !== null && length !== undefined && first.length === Number(length)) {
+      // The whole body is this chunk (the usual small answer): kept by reference, which costs nothing,
+      // the sampling decision is left to the pipeline, made with the other exchanges of this turn.
+      this.sampleOnRecord = true;
+      this.responseTap = this.observer.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], true);
+      this.watchStream();
+      return;
+    }
     this.sampledBytes = this.observer.sample(
       req.method ?? 'GET',
       req.url ?? '/',
@@ -400,8 +411,12 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
       keep,
       keep,
     );
-    // Only a stream may stay open for hours: any other body (a slow JSON download too) is counted when it ends.
-    if (this.responseTap.stream && !this.recorded) {
+    this.watchStream();
+  }
+
+  /** Only a stream may stay open for hours: any other body (a slow JSON download too) is counted when it ends. */
+  private watchStream(): void {
+    if (this.responseTap?.stream && !this.recorded) {
       this.startedAt = Date.now();
       this.context.openStreams.add(this);
     }
