@@ -67,7 +67,7 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/carol')).toBe('/users/{user}');
   });
 
-  it('never learns versions, values after api or a version, or beside detected identifiers', () => {
+  it('never learns versions, values after api or a version from two alike, or beside detected identifiers', () => {
     const learner = new PathLearner();
     learn(learner, [
       ['GET', '/api/v1/users', list({ id: 1 })],
@@ -83,6 +83,87 @@ describe('PathLearner', () => {
     expect(learner.resolve(templatePath('/marketing/segments/2.0/17'))).toBe('/marketing/segments/2.0/{id}');
     expect(learner.resolve('/pets/findByTags')).toBe('/pets/findByTags');
     expect(learner.undecided('/pets/findByTags')).toBe(false);
+  });
+
+  it('learns names right after a version from four alike values among sixteen, and keeps route words literal', () => {
+    const brands = list({ name: 'n', displayName: 'd', state: 's' });
+    const account = responseKeys(inferShape({ name: 'n', accountId: 'a', created: 'c' }));
+    const names = Array.from({ length: 16 }, (_, i) => `name-${String.fromCharCode(97 + i)}`);
+    const learner = new PathLearner();
+    learn(learner, [
+      ...names
+        .slice(0, 13)
+        .map((name): [string, string, readonly string[] | null] => ['GET', `/v3/${name}/icons`, null]),
+      ['GET', '/v3/erin', account],
+      ['GET', '/v3/acme/brands', brands],
+      ['GET', '/v3/bob/brands', brands],
+    ]);
+    // Three alike are what a few route words sharing a continuation look like (`/v1/users/search`, `/v1/orgs/search`).
+    expect(learner.resolve('/v3/acme/brands')).toBe('/v3/acme/brands');
+    expect(learner.changeable('/v3/acme/brands')).toBe(true);
+    // Not held: every path of a versioned API has a segment there, as at the first segment.
+    expect(learner.undecided('/v3/acme')).toBe(false);
+    learn(learner, [['GET', '/v3/carol/brands', brands]]);
+    expect(learner.resolve('/v3/acme/brands')).toBe('/v3/acme/brands');
+    // The fourth alike, the seventeenth value: names, not an API's few resources.
+    learn(learner, [['GET', '/v3/dave/brands', brands]]);
+    expect(learner.resolve('/v3/acme/brands')).toBe('/v3/{name}/brands');
+    expect(learner.resolve('/v3/zoe/brands')).toBe('/v3/{name}/brands');
+    expect(learner.resolve(`/v3/${names[0]!}/icons`)).toBe('/v3/{name}/icons');
+    expect(learner.resolve('/v3/erin')).toBe('/v3/{name}');
+    // A route word there answering other fields than the values stays literal (an exception).
+    learn(learner, [
+      ['GET', '/v3/frank', account],
+      ['GET', '/v3/status', responseKeys(inferShape({ healthy: true, uptime: 1, region: 'r' }))],
+    ]);
+    expect(learner.resolve('/v3/status')).toBe('/v3/status');
+    expect(learner.resolve('/v3/erin')).toBe('/v3/{name}');
+    // The words after them are route words: learned from four alike values, not from two.
+    learn(learner, [
+      ['GET', '/v3/acme/hotels', brands],
+      ['GET', '/v3/bob/listings', brands],
+    ]);
+    expect(learner.resolve('/v3/acme/hotels')).toBe('/v3/{name}/hotels');
+  });
+
+  it('keeps four resources after a version literal however alike they answer (/open-banking/v2.2/…)', () => {
+    const products = responseKeys(inferShape({ data: [{ brand: 'b', products: [] }], links: {}, meta: {} }));
+    const learner = new PathLearner();
+    const words = ['business-current-accounts', 'commercial-credit-cards', 'personal-current-accounts', 'sme-loans'];
+    learn(learner, [
+      ...words.map((word): [string, string, readonly string[] | null] => [
+        'GET',
+        `/open-banking/v2.2/${word}`,
+        products,
+      ]),
+      ...words.map((word): [string, string, readonly string[] | null] => [
+        'GET',
+        `/x-open-banking/v2.2/${word}/segment/retail`,
+        products,
+      ]),
+    ]);
+    expect(learner.resolve('/open-banking/v2.2/sme-loans')).toBe('/open-banking/v2.2/sme-loans');
+    expect(learner.generation).toBe(0);
+  });
+
+  it('keeps route words after a version literal: three alike, collections, other answers', () => {
+    const learner = new PathLearner();
+    const found = list({ id: 1, score: 0.5 });
+    learn(learner, [
+      ['GET', '/v1/users/search', found],
+      ['GET', '/v1/orgs/search', found],
+      ['GET', '/v1/teams/search', found],
+      ['GET', '/v1/projects/17', repo],
+      ['GET', '/v1/projects/search', found],
+      ['GET', '/api/alerts/count', responseKeys(inferShape({ count: 1, since: 'd' }))],
+      ['GET', '/api/events/count', responseKeys(inferShape({ total: 1, window: 'w' }))],
+      ['GET', '/api/errors/count', responseKeys(inferShape({ errors: 1, rate: 0.1 }))],
+      ['GET', '/api/deploys/count', responseKeys(inferShape({ deploys: 1, last: 'l' }))],
+    ]);
+    // `projects` is a collection (`/v1/projects/17`): a route word, so only three values could be alike.
+    expect(learner.resolve('/v1/users/search')).toBe('/v1/users/search');
+    expect(learner.resolve('/api/alerts/count')).toBe('/api/alerts/count');
+    expect(learner.generation).toBe(0);
   });
 
   it('keeps collections literal: a value followed by a detected identifier is a route word', () => {
@@ -664,6 +745,8 @@ describe('PathLearner', () => {
     expect(learner.resolve('/xml/Teams/carol')).toBe('/xml/Teams/{team}');
     expect(learner.undecided('/xml/Teams/{team}')).toBe(false);
     expect(learner.changeable('/xml/Teams/{team}')).toBe(true);
+    // Right after a version, many alike values may yet learn it: it may change too, but for a collection.
+    expect(learner.changeable('/v1/Teams')).toBe(true);
     expect(learner.changeable('/v1/Teams/{team}')).toBe(false);
     // A single first segment may become a value too (`/{blockchain}` beside `/{blockchain}/v2/…`): remembered, not held.
     expect(learner.changeable('/health')).toBe(true);

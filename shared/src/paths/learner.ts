@@ -62,6 +62,12 @@ interface LearnedPosition {
    * where a collection sits otherwise: its values are no collections (see `enoughSiblings`).
    */
   names?: boolean;
+  /**
+   * Right after `api`, a version or a literal date (`/v3/{name}/brands`), where an API's resources live as at
+   * the first segment (`/v1/users`, `/v1/orgs`): learned from four alike values among sixteen or more there
+   * (see `decide`); its values are not held (every path of a versioned API has a segment there).
+   */
+  afterNames?: boolean;
 }
 
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
@@ -456,7 +462,14 @@ export class PathLearner {
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
       if (segment.kind !== 'literal' || versionAt(segments, at)) continue;
-      if (at === 0 ? !introducesNames(segment) || isPlainNumber(segment.text) : !namesAfter(segments, at - 1))
+      // Past the first segment, right after `api` or a version too: many alike values learn it there (see `mayLearn`).
+      // Right after `api` or a version too, but for a collection (`/v2/tx/{txId}`): values among many may be learned
+      // there (see `mayLearn`).
+      if (
+        at === 0
+          ? !introducesNames(segment) || isPlainNumber(segment.text)
+          : !namesAfter(segments, at - 1) || segments[at + 1]?.kind !== 'param'
+      )
         return true;
     }
     return false;
@@ -532,12 +545,12 @@ export class PathLearner {
    * Can the literal at `at` (under the resolved prefix `key`) be learned as a parameter? Right after
    * a detected identifier or a route word too, from many alike values (see `enoughSiblings`).
    */
-  private mayLearn(resolved: readonly Segment[], at: number, key: string): boolean {
+  private mayLearn(resolved: readonly Segment[], at: number, key: string, afterNames = false): boolean {
     const segment = resolved[at]!;
     if (segment.kind !== 'literal' || at === 0 || versionAt(resolved, at)) return false;
     if (isCollection(resolved, at)) return false;
     return (
-      !namesAfter(resolved, at - 1) &&
+      namesAfter(resolved, at - 1) === afterNames &&
       !this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
       !this.besideIdentifiers(key, segment.text) &&
       !this.isRouteWord(at, segment.text)
@@ -956,7 +969,13 @@ export class PathLearner {
     const siblings = this.index.get(key);
     if (siblings === undefined) return false;
     const position = this.learned.get(key);
-    const rule = position?.names === true ? 'names' : position?.strict === true ? 'strict' : 'values';
+    if (position?.afterNames === true && siblings.size < MANY_VALUES) return false;
+    const rule =
+      position?.names === true
+        ? 'names'
+        : position?.strict === true || position?.afterNames === true
+          ? 'strict'
+          : 'values';
     for (const [value, mine] of siblings)
       if (this.comparable(key, value, mine) && this.enoughSiblings(key, value, mine, siblings, rule)) return true;
     return false;
@@ -1090,8 +1109,14 @@ export class PathLearner {
       else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key)) {
         // A value ending its path beside a collection (`/locale/currencies` beside `/locale/timezones/17`).
         const leaf = at === resolved.length - 1 && this.besideCollection(key, at);
-        const strict = this.afterWord(resolved, at, previousKey) || leaf;
+        // Right after a value of a position learned after a version (`/v3/{name}/brands`): its route words.
+        const strict =
+          this.afterWord(resolved, at, previousKey) || leaf || this.learned.get(previousKey)?.afterNames === true;
         if (this.decidePosition(key, segment.text, strict)) return true;
+      } else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key, true)) {
+        // Right after `api` or a version (`/v3/acme/brands`), where an API's resources live too (`/v1/users`): from
+        // four alike values among sixteen or more, as an API has few resources there, and names are many.
+        if (this.decidePosition(key, segment.text, false, true)) return true;
       } else if (
         segment.kind === 'literal' &&
         isCollection(resolved, at) &&
@@ -1213,12 +1238,16 @@ export class PathLearner {
    * Compare `value` with its siblings under `key`; learn the position when they are enough (see
    * `enoughSiblings`). `strict` right after a detected identifier or a route word.
    */
-  private decidePosition(key: string, value: string, strict: boolean): boolean {
+  private decidePosition(key: string, value: string, strict: boolean, afterNames = false): boolean {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
-    if (!siblings || !mine || siblings.size < 2 || !this.comparable(key, value, mine)) return false;
-    if (!this.enoughSiblings(key, value, mine, siblings, strict ? 'strict' : 'values')) return false;
-    const position: LearnedPosition = { exceptions: new Set(), strict };
+    // Right after `api` or a version, among many values only (see `manyAfterNames`).
+    if (!siblings || !mine || siblings.size < (afterNames ? MANY_VALUES : 2) || !this.comparable(key, value, mine))
+      return false;
+    if (!this.enoughSiblings(key, value, mine, siblings, strict || afterNames ? 'strict' : 'values')) return false;
+    const position: LearnedPosition = afterNames
+      ? { exceptions: new Set(), afterNames }
+      : { exceptions: new Set(), strict };
     this.learned.set(key, position);
     this.learnedCount++;
     for (const other of siblings.keys()) this.reconsider(key, other, position);
