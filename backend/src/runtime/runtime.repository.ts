@@ -186,13 +186,16 @@ const ADD_MINUTES = `
  * Takes at most `$2` minutes of `runtime_minutes_added` (of the project `$1`, or of all when null)
  * to roll them up: deleted here, so a minute reaches its minute, hour and day rows once. Only
  * roll-ups delete these rows, under the roll-up's lock, so they are not locked first. Histograms
- * as jsonb's text (`addWireText`).
+ * as jsonb's text (`addWireText`). In endpoint order (their index): each statement of a roll-up
+ * writes the hour and day rows it touches, so statements of whole endpoints write each row once
+ * where statements of minutes in any order rewrote every endpoint's (a roll-up every 60 folds in
+ * runtime-fold.bench: its WAL 159 → 69 KB a fold).
  */
 const TAKE_MINUTES = `
   WITH taken AS (
     DELETE FROM runtime_minutes_added
      WHERE ctid = ANY(ARRAY(SELECT ctid FROM runtime_minutes_added WHERE $1::uuid IS NULL OR project_id = $1::uuid
-                             LIMIT $2))
+                             ORDER BY project_id, environment_kind, method, path LIMIT $2))
     RETURNING *
   )
   SELECT project_id AS "projectId", environment_kind AS kind, environment_name AS name, method, path, version,
