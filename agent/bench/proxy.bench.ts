@@ -40,6 +40,13 @@ const PAIRED_WARMUP = Number(process.env.BENCH_PAIRED_WARMUP ?? 12);
 const PAIRED_DUMP = process.env.BENCH_PAIRED_DUMP ?? '';
 const PAIRED_AGENTS = Math.max(1, Number(process.env.BENCH_PAIRED_AGENTS ?? 3));
 const ONLY_PAIRED = process.env.BENCH_PART === 'paired';
+// wrk takes whole seconds, and each switched agent gets an equal share of a scenario's seconds.
+if (!Number.isInteger(PAIRED_SECONDS / PAIRED_AGENTS) || PAIRED_SECONDS <= 0) {
+  console.error(
+    `BENCH_PAIRED_SECONDS (${PAIRED_SECONDS}) must be a positive whole multiple of BENCH_PAIRED_AGENTS (${PAIRED_AGENTS}): each agent's share is whole seconds`,
+  );
+  process.exit(2);
+}
 /** mockttp set up as Optic's capture ran it (see contender.ts); shown beside the aim, which is judged against mockttp forwarding only. */
 const MOCKTTP_AS_OPTIC = 'mockttp (as Optic)';
 const POST_BODY = JSON.stringify({ title: 'Hello from the bench', author: 'Ann' });
@@ -88,6 +95,12 @@ const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
 /** `BENCH_AGENT_NODE_FLAGS`: Node/V8 flags for the agent contenders only (`--max-semi-space-size=2`), space-separated. */
 const AGENT_NODE_FLAGS = (process.env.BENCH_AGENT_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 
+/** Contender processes still running: stopped when the bench ends, also when it fails. */
+const spawned = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of spawned) child.kill('SIGTERM');
+});
+
 /** Start a contender process and wait for the URL it prints. */
 async function spawnParty(name: string, kind: string, target = ''): Promise<Party> {
   const flags = kind.startsWith('agent') ? AGENT_NODE_FLAGS : [];
@@ -105,6 +118,8 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
       process.stderr.write(`[${name}] ${line}\n`);
   });
   const party: Party = { name, url: '', child };
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
   console.log(`starting ${name}`);
   await new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code} before listening`)));
