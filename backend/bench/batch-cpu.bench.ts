@@ -13,7 +13,7 @@
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
  */
-import { fingerprint, type WireObservation } from '@spectator/shared';
+import type { WireObservation } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -25,7 +25,7 @@ import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
 import { packList } from '../src/evidence/queued-payload';
-import { median, percentile, plainInsert, requestShape, responseShape, runBench, SHAPES } from './harness';
+import { median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -56,19 +56,7 @@ function wireRows(seed: number): WireObservation[] {
   const now = new Date().toISOString();
   return [...picked].map((i): WireObservation => {
     const failed = next() < 0.1;
-    return {
-      method: 'POST',
-      path: `/r${i}`,
-      status: failed ? 400 : 201,
-      query: [],
-      requestHeaders: ['content-type'],
-      responseHeaders: ['content-type'],
-      request: { contentType: 'application/json', shape: fingerprint(requestShape) },
-      response: failed ? null : { contentType: 'application/json', shape: fingerprint(responseShape) },
-      count: 1 + Math.floor(next() * 20),
-      firstSeen: now,
-      lastSeen: now,
-    };
+    return postRow(i, failed, 1 + Math.floor(next() * 20), now);
   });
 }
 

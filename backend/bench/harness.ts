@@ -22,6 +22,23 @@ export const SHAPES: Record<string, Shape> = Object.fromEntries(
 );
 
 /** The `p`th percentile (nearest rank) of `values`. */
+/** One row of the benches' traffic as the agent sends it: `POST /r{i}`, 201 (400 when `failed`), `count` exchanges. */
+export function postRow(i: number, failed: boolean, count: number, now: string): WireObservation {
+  return {
+    method: 'POST',
+    path: `/r${i}`,
+    status: failed ? 400 : 201,
+    query: [],
+    requestHeaders: ['content-type'],
+    responseHeaders: ['content-type'],
+    request: { contentType: 'application/json', shape: fingerprint(requestShape) },
+    response: failed ? null : { contentType: 'application/json', shape: fingerprint(responseShape) },
+    count,
+    firstSeen: now,
+    lastSeen: now,
+  };
+}
+
 export const percentile = (values: readonly number[], p: number): number =>
   [...values].sort((a, b) => a - b)[
     Math.min(values.length - 1, Math.max(0, Math.ceil((p / 100) * values.length) - 1))

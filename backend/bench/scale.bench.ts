@@ -39,7 +39,6 @@
  * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
  */
 import {
-  fingerprint,
   LatencyHistogram,
   type EnvironmentKind,
   type MatrixKind,
@@ -63,7 +62,7 @@ import { evaluateCell } from '../src/evidence/cell';
 import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
-import { median, percentile, plainInsert, requestShape, responseShape, runBench, SHAPES } from './harness';
+import { median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
 import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
 
 function setting(name: string, fallback: number): number {
@@ -233,17 +232,7 @@ function rowsOf(seed: number): WireObservation[] {
       named.set(client, (named.get(client) ?? 0) + 1);
     }
     return {
-      method: 'POST',
-      path: `/r${i}`,
-      status: failed ? 400 : 201,
-      query: [],
-      requestHeaders: ['content-type'],
-      responseHeaders: ['content-type'],
-      request: { contentType: 'application/json', shape: fingerprint(requestShape) },
-      response: failed ? null : { contentType: 'application/json', shape: fingerprint(responseShape) },
-      count,
-      firstSeen: now,
-      lastSeen: now,
+      ...postRow(i, failed, count, now),
       runtime: { ttfb: ttfb.toWire(), ttlb: ttlb.toWire() },
       consumers: [...named].map(([id, calls]) => ({ id, count: calls, lastSeen: now })),
       ...(overflow > 0 ? { consumersOverflow: overflow } : {}),
