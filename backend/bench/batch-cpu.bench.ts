@@ -25,7 +25,7 @@ import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
 import { packList } from '../src/evidence/queued-payload';
-import { median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
+import { loadAverage, median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -180,12 +180,7 @@ async function main(): Promise<void> {
       console.log(
         `  ${name}: median ${median(values).toFixed(1)} ms (blocks ${percentile(values, 0).toFixed(1)}–${percentile(values, 100).toFixed(1)})`,
       );
-    console.log(
-      `  load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`  load average ${loadAverage()}`);
   } finally {
     await client.end().catch(() => undefined);
     await ds.destroy().catch(() => undefined);

@@ -21,7 +21,7 @@ import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
 import { IngestRepository } from '../src/ingest/ingest.repository';
-import { runBench } from './harness';
+import { loadAverage, runBench } from './harness';
 
 const PER_CYCLE = 2_000;
 const CYCLES = Math.max(2, Number(process.env.BATCH_IDS_CYCLES ?? 4));
@@ -109,12 +109,7 @@ async function main(): Promise<void> {
       `SELECT n_tup_upd::int AS updated, n_tup_hot_upd::int AS hot FROM pg_stat_user_tables WHERE relname = 'processed_batches'`,
     )) as Array<{ updated: number; hot: number }>;
     console.log(`  updates forgetting keys: ${updates?.updated ?? 0}, of them HOT ${updates?.hot ?? 0}`);
-    console.log(
-      `  load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`  load average ${loadAverage()}`);
   } finally {
     await ds.destroy().catch(() => undefined);
     await database.stop();

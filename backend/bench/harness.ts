@@ -39,6 +39,13 @@ export function postRow(i: number, failed: boolean, count: number, now: string):
   };
 }
 
+/** The load average (1, 5, 15 minutes) as benches print it beside their figures. */
+export const loadAverage = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
+
 export const percentile = (values: readonly number[], p: number): number =>
   [...values].sort((a, b) => a - b)[
     Math.min(values.length - 1, Math.max(0, Math.ceil((p / 100) * values.length) - 1))

@@ -7,9 +7,17 @@
 import { fingerprint, type WireObservation } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import os from 'node:os';
 import type pg from 'pg';
-import { median, plainInsert, requestShape, responseShape, runBench, SHAPES, withBenchBackend } from './harness';
+import {
+  loadAverage,
+  median,
+  plainInsert,
+  requestShape,
+  responseShape,
+  runBench,
+  SHAPES,
+  withBenchBackend,
+} from './harness';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 
 const AGENTS = 4;
@@ -212,12 +220,7 @@ async function main(): Promise<void> {
         `  ${contender.label.padEnd(28)} CPU per 1,000 observations: node ${((contender.nodeCpu / thousands) * 1000).toFixed(1)} ms, postgres ${((contender.postgresCpu / thousands) * 1000).toFixed(1)} ms`,
       );
     }
-    console.log(
-      `  load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`  load average ${loadAverage()}`);
   });
 }
 

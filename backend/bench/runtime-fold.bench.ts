@@ -14,11 +14,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { readFile } from 'node:fs/promises';
-import os from 'node:os';
 import type { WireHistogram } from '@spectator/shared';
 import { createDataSource } from '../src/database/data-source';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
-import { median, runBench, withBenchBackend } from './harness';
+import { loadAverage, median, runBench, withBenchBackend } from './harness';
 import { seeded } from '../test/support/seeded';
 
 const ENDPOINTS = 1_000;
@@ -131,12 +130,7 @@ async function main(): Promise<void> {
         `together ${shown(medianOf(together))}`,
     );
     await ds.destroy();
-    console.log(
-      `load average at the end: ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`load average at the end: ${loadAverage()}`);
   });
 }
 

@@ -18,7 +18,7 @@ import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { createDataSource, MIGRATIONS } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
-import { runBench } from './harness';
+import { loadAverage, runBench } from './harness';
 
 const ENDPOINTS = Number(process.env.ENDPOINTS ?? 1_000);
 const RAW_ENDPOINTS = Math.max(1, Math.round(ENDPOINTS / 100));
@@ -185,12 +185,7 @@ async function main(): Promise<void> {
            FROM (SELECT resolution, count(*) AS n FROM runtime_buckets GROUP BY resolution) r`,
       )
     ).rows;
-    console.log(
-      `after: ${after?.rows} rows; load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`after: ${after?.rows} rows; load average ${loadAverage()}`);
   } finally {
     await pool.end();
     await database.stop();

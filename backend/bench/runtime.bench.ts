@@ -27,7 +27,6 @@
  * points are counted over every version. BENCH_RUNTIME_WAITING=0 leaves that part out.
  */
 import { performance } from 'node:perf_hooks';
-import os from 'node:os';
 import type { DataSource } from 'typeorm';
 import type { WireHistogram } from '@spectator/shared';
 import pino from 'pino';
@@ -37,7 +36,7 @@ import { RUNTIME_ROWS } from '../src/partitions/partitions';
 import { PartitionsRepository } from '../src/partitions/partitions.repository';
 import { PartitionsService } from '../src/partitions/partitions.service';
 import { RuntimeRepository, type RuntimeResolution } from '../src/runtime/runtime.repository';
-import { runBench, withBenchBackend, percentile, median } from './harness';
+import { loadAverage, median, percentile, runBench, withBenchBackend } from './harness';
 
 /**
  * The route's query at 3318d2f, before every resolution came from ingest: the rows of the
@@ -273,12 +272,7 @@ async function main(): Promise<void> {
         } as unknown as DataSource);
         await stepsOf(explaining, id, answer);
       }
-    console.log(
-      `load average at the end: ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`load average at the end: ${loadAverage()}`);
   });
 }
 

@@ -62,7 +62,7 @@ import { evaluateCell } from '../src/evidence/cell';
 import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
-import { median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
+import { loadAverage, median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
 import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
 
 function setting(name: string, fallback: number): number {
@@ -1065,12 +1065,7 @@ async function main(): Promise<void> {
       for (const line of replicaSplit(PROFILE, pids, cpu.windows, cpu.secondsOf('replica'), rowsOfPhase))
         console.log(line);
     }
-    console.log(
-      `  load average ${os
-        .loadavg()
-        .map((l) => l.toFixed(1))
-        .join(' ')}`,
-    );
+    console.log(`  load average ${loadAverage()}`);
     if (check.differences.length > 0) throw new Error('stored evidence differs from its recomputation');
   } finally {
     await sampler.stop().catch(() => undefined);

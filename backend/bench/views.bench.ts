@@ -8,10 +8,18 @@
  */
 import { fingerprint } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
-import os from 'node:os';
 import type pg from 'pg';
 import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
-import { driftShape, percentile, requestShape, responseShape, runBench, SHAPES, withBenchBackend } from './harness';
+import {
+  driftShape,
+  loadAverage,
+  percentile,
+  requestShape,
+  responseShape,
+  runBench,
+  SHAPES,
+  withBenchBackend,
+} from './harness';
 
 const ENDPOINTS = 10_000;
 const CAPTURES = 100;
@@ -251,12 +259,7 @@ async function main(): Promise<void> {
           `${view}, ${t.label} (${t.items} rows): p50 ${t.p50.toFixed(1)} ms, p95 ${t.p95.toFixed(1)} ms${lastByte}; p50 ratio to that SQL ${(t.p50 / sql.p50).toFixed(2)}`,
         );
       }
-      console.log(
-        `  load average ${os
-          .loadavg()
-          .map((load) => load.toFixed(1))
-          .join(' ')}`,
-      );
+      console.log(`  load average ${loadAverage()}`);
     }
   });
 }
