@@ -3,6 +3,7 @@
  * found by endpoint, added by every read; exact whenever the roll-up runs, also while a read runs.
  */
 import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
+import type { EntityManager } from 'typeorm';
 import {
   addCounts,
   emptySums,
@@ -468,5 +469,96 @@ describe('the version share and the gate’s totals with minutes waiting', () =>
     ]);
     expect(steps.map((s) => Number(s.requests))).toEqual([600]);
     expect(endpoints.reduce((sum, e) => sum + Number(e.requests), 0)).toBe(600);
+  });
+});
+
+describe('a roll-up of a backlog of waiting minutes', () => {
+  it('reads each statement’s minutes from where the last stopped, and rolls all of them up exactly', async () => {
+    const [project] = (await db.ds.query(
+      `INSERT INTO projects (slug, name) VALUES ('backlog', 'Backlog') RETURNING id`,
+    )) as [{ id: string }];
+    // 50,000 minutes waiting, as 100 folds of 500 endpoints leave them: in fold order in the table,
+    // each endpoint's 100 at 4 minutes of one hour, 1 to 3 requests each.
+    const now = Date.UTC(2026, 10, 29, 6, 10);
+    const [ttfb, ttlb] = [wire([5, 7]), wire([6, 8])];
+    await db.ds.query(
+      `INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, method, path, version, minute,
+                                          requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
+       SELECT $1::uuid, 'production', 'build-1', 'GET', '/b' || e, 'v1', $2::timestamptz - (f % 4) * interval '1 minute',
+              1 + (f + e) % 3, 0, 0, 0, $3::jsonb, $4::jsonb
+         FROM generate_series(0, 99) f, generate_series(0, 499) e
+        ORDER BY f, e`,
+      [project.id, new Date(now).toISOString(), JSON.stringify(ttfb), JSON.stringify(ttlb)],
+    );
+    await db.ds.query('ANALYZE runtime_minutes_added');
+
+    // The roll-up's statements, each with the entries it read of the table's indexes (this transaction's
+    // counts, so exact).
+    const statements: Array<{ sql: string; indexRead: number }> = [];
+    const indexRead = async (manager: Pick<EntityManager, 'query'>): Promise<number> =>
+      Number(
+        (
+          (await manager.query(
+            `SELECT sum(pg_stat_get_xact_tuples_returned(indexrelid)) AS n FROM pg_index
+              WHERE indrelid = 'runtime_minutes_added'::regclass`,
+          )) as [{ n: string }]
+        )[0].n,
+      );
+    const counting = new RuntimeRepository({
+      transaction: <T>(work: (manager: Pick<EntityManager, 'query'>) => Promise<T>) =>
+        db.ds.transaction((manager) =>
+          work({
+            query: async (sql: string, parameters?: unknown[]) => {
+              const before = await indexRead(manager);
+              const rows: unknown = await manager.query(sql, parameters);
+              statements.push({ sql, indexRead: (await indexRead(manager)) - before });
+              return rows;
+            },
+          } as Pick<EntityManager, 'query'>),
+        ),
+    } as unknown as ConstructorParameters<typeof RuntimeRepository>[0]);
+    expect(await counting.rollUp(project.id, true)).toBe(50_000);
+
+    // 10 statements of 5,000 minutes (and the empty one that ends), each reading its own minutes'
+    // entries and at most one endpoint's (100) again: flat, where a walk from the start read 5,000 more
+    // each time (the tenth 50,000).
+    const takes = statements.flatMap((s, i) => (s.sql.includes('DELETE FROM runtime_minutes_added') ? [i] : []));
+    expect(takes).toHaveLength(11);
+    for (const i of takes) expect(statements[i]?.indexRead).toBeLessThanOrEqual(5_100);
+    // And 4 statements for each: take, the projects, lock the rows, write them.
+    expect(takes.map((i, n) => (takes[n + 1] ?? statements.length) - i)).toEqual([4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 1]);
+
+    // Every minute reached its minute, hour and day rows once.
+    expect(
+      await db.ds.query('SELECT count(*)::int AS n FROM runtime_minutes_added WHERE project_id = $1', [project.id]),
+    ).toEqual([{ n: 0 }]);
+    const sums = (await db.ds.query(
+      `SELECT resolution, count(*)::int AS rows, sum(requests)::int AS requests
+         FROM runtime_buckets WHERE project_id = $1 GROUP BY resolution ORDER BY resolution`,
+      [project.id],
+    )) as Array<{ resolution: string; rows: number; requests: number }>;
+    const requests = Array.from({ length: 100 * 500 }, (_, i) => 1 + ((Math.floor(i / 500) + (i % 500)) % 3)).reduce(
+      (a, b) => a + b,
+    );
+    expect(sums).toEqual([
+      { resolution: 'day', rows: 500, requests },
+      { resolution: 'hour', rows: 500, requests },
+      { resolution: 'minute', rows: 2_000, requests },
+    ]);
+    // Each endpoint's day row holds its 100 minutes' histograms.
+    const histogram = (one: WireHistogram): number[] => {
+      const h = new LatencyHistogram();
+      for (let i = 0; i < 100; i++) h.addWire(one);
+      return countsOf(h);
+    };
+    const days = (await db.ds.query(
+      `SELECT DISTINCT ttfb::text, ttlb::text FROM runtime_buckets WHERE project_id = $1 AND resolution = 'day'`,
+      [project.id],
+    )) as Array<{ ttfb: string; ttlb: string }>;
+    expect(days).toHaveLength(1);
+    const day = { ttfb: new LatencyHistogram(), ttlb: new LatencyHistogram() };
+    day.ttfb.addWireText(days[0]?.ttfb as string);
+    day.ttlb.addWireText(days[0]?.ttlb as string);
+    expect([countsOf(day.ttfb), countsOf(day.ttlb)]).toEqual([histogram(ttfb), histogram(ttlb)]);
   });
 });

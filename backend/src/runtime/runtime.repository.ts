@@ -189,19 +189,29 @@ const ADD_MINUTES = `
  * as jsonb's text (`addWireText`). In endpoint order (their index): each statement of a roll-up
  * writes the hour and day rows it touches, so statements of whole endpoints write each row once
  * where statements of minutes in any order rewrote every endpoint's (a roll-up every 60 folds in
- * runtime-fold.bench: its WAL 159 → 69 KB a fold).
+ * runtime-fold.bench: its WAL 159 → 69 KB a fold). `last` marks a minute of the last endpoint
+ * taken: the statements after the first (`TAKE_MINUTES_AFTER`) start at its endpoint (`$3`…`$6`, a keyset),
+ * because the index still holds the entries of the minutes this transaction deleted, and a scan
+ * from the start walked past all of them again in every statement (quadratic in a backlog).
  */
-const TAKE_MINUTES = `
-  WITH taken AS (
-    DELETE FROM runtime_minutes_added
-     WHERE ctid = ANY(ARRAY(SELECT ctid FROM runtime_minutes_added WHERE $1::uuid IS NULL OR project_id = $1::uuid
-                             ORDER BY project_id, environment_kind, method, path LIMIT $2))
-    RETURNING *
+const takeMinutes = (after: string): string => `
+  WITH picked AS MATERIALIZED (
+    SELECT ctid AS id, project_id, environment_kind, method, path FROM runtime_minutes_added
+     WHERE ($1::uuid IS NULL OR project_id = $1::uuid) ${after}
+     ORDER BY project_id, environment_kind, method, path LIMIT $2
+  ), taken AS (
+    DELETE FROM runtime_minutes_added WHERE ctid = ANY(ARRAY(SELECT id FROM picked)) RETURNING ctid AS id, *
   )
   SELECT project_id AS "projectId", environment_kind AS kind, environment_name AS name, method, path, version,
          (extract(epoch FROM minute) * 1000)::float8 AS at, requests::float8, server_errors::float8 AS "serverErrors",
-         upstream_failures::float8 AS "upstreamFailures", client_left::float8 AS "clientLeft", ttfb::text, ttlb::text
+         upstream_failures::float8 AS "upstreamFailures", client_left::float8 AS "clientLeft", ttfb::text, ttlb::text,
+         id = (SELECT id FROM picked ORDER BY project_id DESC, environment_kind DESC, method DESC, path DESC LIMIT 1)
+           AS last
     FROM taken`;
+const TAKE_MINUTES = takeMinutes('');
+const TAKE_MINUTES_AFTER = takeMinutes(
+  'AND (project_id, environment_kind, method, path) >= ($3::uuid, $4::text, $5::text, $6::text)',
+);
 
 /** The keys of the minute, hour and day rows a roll-up adds to (`rolledUp`), parallel arrays. */
 const ROLLED_UP_KEYS = `unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
@@ -255,6 +265,8 @@ interface TakenMinute {
   /** The histograms as jsonb's text. */
   ttfb: string;
   ttlb: string;
+  /** Whether it is of the last endpoint taken (one minute of a statement's is). */
+  last: boolean;
 }
 
 /** One minute, hour or day row a roll-up adds to. */
@@ -538,8 +550,15 @@ export class RuntimeRepository {
       if (!locked) return null;
     }
     let taken = 0;
+    let last: TakenMinute | undefined;
     for (;;) {
-      const chunk = (await manager.query(TAKE_MINUTES, [projectId, ROLL_UP_CHUNK])) as TakenMinute[];
+      const chunk = (await manager.query(
+        last === undefined ? TAKE_MINUTES : TAKE_MINUTES_AFTER,
+        last === undefined
+          ? [projectId, ROLL_UP_CHUNK]
+          : [projectId, ROLL_UP_CHUNK, last.projectId, last.kind, last.method, last.path],
+      )) as TakenMinute[];
+      last = chunk.find((m) => m.last);
       // The minutes of a project deleted since they were folded go with it (they have no foreign key).
       const projects = [...new Set(chunk.map((m) => m.projectId))];
       const live = new Set(
