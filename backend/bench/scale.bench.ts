@@ -106,6 +106,12 @@ const SHARES = (process.env.BENCH_SCALE_SHARES ?? '50,80')
   });
 /** Connections of each replica's pool (the backend's default), and so of the plain writer's, times two. */
 const REPLICA_POOL = 10;
+/**
+ * Seconds between each replica's roll-ups of runtime minutes (BENCH_SCALE_ROLLUP_SECONDS, passed on as
+ * SPECTATOR_RUNTIME_ROLLUP_SECONDS; unset: the backend's default). The whole run's PostgreSQL CPU and WAL
+ * are printed with the roll-ups in (they run on a timer, so a phase's figures hold whichever fell in it).
+ */
+const ROLLUP_SECONDS = process.env.BENCH_SCALE_ROLLUP_SECONDS;
 /** Where profiles go (BENCH_SCALE_PROFILE), or null. */
 const PROFILE = process.env.BENCH_SCALE_PROFILE ? path.resolve(process.env.BENCH_SCALE_PROFILE) : null;
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
@@ -772,6 +778,7 @@ async function main(): Promise<void> {
       SPECTATOR_MAX_AGENT_CONNECTIONS_PER_PROJECT: '100000',
       SPECTATOR_METRICS_TOKEN: metricsToken,
       LOG_LEVEL: 'warn',
+      ...(ROLLUP_SECONDS === undefined ? {} : { SPECTATOR_RUNTIME_ROLLUP_SECONDS: ROLLUP_SECONDS }),
     };
     // The first migrates; the second starts on the migrated schema, as a rollout's replicas do.
     const first = await startReplica({ ...env, SPECTATOR_RUN_MIGRATIONS: 'true' });
@@ -845,6 +852,23 @@ async function main(): Promise<void> {
       await pool.query('SELECT pg_stat_statements_reset()');
       await pool.query('SELECT pg_stat_reset()');
     }
+    // The whole run, roll-ups and the last one's wait included: PostgreSQL CPU, WAL, and how many
+    // minutes wait for the roll-up (what reads merge: sampled every second).
+    const walNow = async (): Promise<bigint> =>
+      BigInt(
+        (await pool.query<{ lsn: string }>(`SELECT (pg_current_wal_insert_lsn() - '0/0')::text AS lsn`)).rows[0]?.lsn ??
+          '0',
+      );
+    const runStart = { cpu: postgresSeconds(path.join(dir, 'pg')), wal: await walNow(), rows: 0 };
+    const waitingMinutes = (): Promise<number> =>
+      pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runtime_minutes_added`).then((r) => r.rows[0]?.n ?? 0);
+    let waitingPeak = 0;
+    const waitingSampler = setInterval(() => {
+      waitingMinutes().then(
+        (n) => (waitingPeak = Math.max(waitingPeak, n)),
+        () => undefined,
+      );
+    }, 1000);
     const rowsPerRound = agents.length * BATCHES * ROWS;
     const backendRates: number[] = [];
     /** Rows per second of the evidence contender timed to its last batch folded (what a deployment sustains). */
@@ -948,18 +972,27 @@ async function main(): Promise<void> {
       sharePoints.push({ share, offered, paceMs, run, drained, lockMs: sampler.maxMs });
     }
     await Promise.all(agents.map(({ agent }) => agent.close()));
+    // One version-share read of production (the dashboard's runtime view) with minutes waiting.
+    const shareWaiting = await waitingMinutes();
+    const shareStart = performance.now();
+    await api('GET', '/projects/scale/runtime/share?environment=production');
+    const shareMs = performance.now() - shareStart;
 
     // Whatever the backend still folds after the last ack (nothing, when evidence is written with the
     // batch), then the minutes it has yet to roll up into their hours and days (read beside them anyway).
     for (const table of ['evidence_queue', 'runtime_minutes_added']) {
       const [queue] = (await pool.query<{ exists: boolean }>(`SELECT to_regclass($1) IS NOT NULL AS exists`, [table]))
         .rows;
-      for (let waited = 0; queue?.exists && waited < 60_000; waited += 100) {
+      for (let waited = 0; queue?.exists && waited < 130_000; waited += 100) {
         const [queued] = (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows;
         if (!queued || queued.n === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
+    clearInterval(waitingSampler);
+    const runCpu = postgresSeconds(path.join(dir, 'pg')) - runStart.cpu;
+    const runWal = Number((await walNow()) - runStart.wal);
+    const runRows = [...rowsOfPhase.values()].reduce((a, b) => a + b, 0);
     const check = await recomputationDiffers(
       pool,
       project.id,
@@ -1037,6 +1070,13 @@ async function main(): Promise<void> {
       `  recomputation from stored observations: ${check.checked}: ${check.differences.length === 0 ? 'all equal' : check.differences.join('; ')}`,
     );
     console.log(`  CPU seconds (from /proc) ${cpu.lines().join('; ')}`);
+    console.log(
+      `  whole run (every phase and the last roll-up; roll-up every ${ROLLUP_SECONDS ?? 'default'} s per replica): ` +
+        `PostgreSQL CPU ${runCpu.toFixed(1)} s, WAL ${(runWal / 1e6).toFixed(0)} MB for ${runRows} rows ` +
+        `(${((runCpu * 1e6) / runRows).toFixed(0)} ms, ${(runWal / runRows).toFixed(0)} KB per 1,000 rows); ` +
+        `minutes waiting for the roll-up: peak ${waitingPeak} (sampled each second); ` +
+        `production version share read with ${shareWaiting} waiting: ${ms(shareMs)}`,
+    );
     if (PROFILE !== null) {
       console.log(`  statements per phase (pg_stat_statements deltas, nested statements included):`);
       for (const line of profiler?.lines() ?? []) console.log(line);
