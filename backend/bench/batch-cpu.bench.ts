@@ -25,15 +25,17 @@ import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
 import { packList } from '../src/evidence/queued-payload';
-import { loadAverage, median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
-
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, not ${raw}`);
-  return value;
-}
+import {
+  loadAverage,
+  median,
+  percentile,
+  plainInsert,
+  positiveSetting as setting,
+  postRow,
+  random,
+  runBench,
+  SHAPES,
+} from './harness';
 
 const CAPTURES = setting('BATCH_CPU_CAPTURES', 40);
 const WARM = setting('BATCH_CPU_WARM', 200);
@@ -41,12 +43,6 @@ const BATCHES = setting('BATCH_CPU_BATCHES', 200);
 const BLOCKS = setting('BATCH_CPU_BLOCKS', 5);
 const ROWS = 40;
 const ENDPOINTS = 300;
-
-/** A small deterministic generator (a 31-bit linear congruential one), as the scale bench's. */
-function random(seed: number): () => number {
-  let state = seed % 2_147_483_647 || 1;
-  return () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
-}
 
 /** Batch `seed`'s rows, as the agent sends them: 40 distinct endpoints of 300, mostly 201. */
 function wireRows(seed: number): WireObservation[] {

@@ -2,7 +2,7 @@
  * What the backend benchmarks share: a throwaway embedded PostgreSQL and a real backend on it, a
  * pool for seeding, a JSON client with the admin token, and the statistics they print.
  */
-import { fingerprint, inferShape, type Shape, type WireObservation } from '@spectator/shared';
+import { fingerprint, inferShape, LatencyHistogram, type Shape, type WireObservation } from '@spectator/shared';
 import type { RunningBackend } from '../src/backend';
 import { randomUUID } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -37,6 +37,62 @@ export function postRow(i: number, failed: boolean, count: number, now: string):
     firstSeen: now,
     lastSeen: now,
   };
+}
+
+/** A bench setting from the environment: a positive whole number, `fallback` when unset. */
+export function positiveSetting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive whole number, not ${raw}`);
+  return value;
+}
+
+/** A small deterministic generator (a 31-bit linear congruential one), so every run sends the same traffic. */
+export function random(seed: number): () => number {
+  let state = seed % 2_147_483_647 || 1;
+  return () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
+}
+
+/** Clients the scale bench's agents name (pseudonyms, as agents started with `--consumer` send them). */
+const CONSUMERS = 40;
+const pseudonymOf = (client: number): string => client.toString(16).padStart(16, 'c');
+
+/**
+ * One batch's rows as the scale bench's agents send them: `rows` distinct endpoints of `endpoints`
+ * (`postRow`: mostly 201, some 400 without a body), timings for each, 1–3 of CONSUMERS clients.
+ */
+export function scaleRows(seed: number, rows: number, endpoints: number): WireObservation[] {
+  const next = random(seed);
+  const picked = new Set<number>();
+  while (picked.size < rows) picked.add(Math.floor(next() * endpoints));
+  const now = new Date().toISOString();
+  return [...picked].map((i): WireObservation => {
+    const count = 1 + Math.floor(next() * 20);
+    const ttfb = new LatencyHistogram();
+    const ttlb = new LatencyHistogram();
+    for (let k = 0; k < count; k++) {
+      const ms = 2 + next() * 60;
+      ttfb.record(ms);
+      ttlb.record(ms + next() * 5);
+    }
+    const failed = next() < 0.1;
+    // 1–3 clients share the calls; one row in twenty has calls of clients past the agent's bound.
+    const named = new Map<string, number>();
+    const overflow = count > 1 && next() < 0.05 ? 1 : 0;
+    const clients = 1 + Math.floor(next() * 3);
+    const first = Math.floor(next() * CONSUMERS);
+    for (let k = 0; k < count - overflow; k++) {
+      const client = pseudonymOf((first + Math.floor(next() * clients)) % CONSUMERS);
+      named.set(client, (named.get(client) ?? 0) + 1);
+    }
+    return {
+      ...postRow(i, failed, count, now),
+      runtime: { ttfb: ttfb.toWire(), ttlb: ttlb.toWire() },
+      consumers: [...named].map(([id, calls]) => ({ id, count: calls, lastSeen: now })),
+      ...(overflow > 0 ? { consumersOverflow: overflow } : {}),
+    };
+  });
 }
 
 /** The load average (1, 5, 15 minutes) as benches print it beside their figures. */

@@ -30,7 +30,8 @@
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
  * (3), BENCH_SCALE_ROLLOUT (0; production agents of a second build, see ROLLOUT), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
- * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr;
+ * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr; BENCH_SCALE_NODE_FLAGS: Node options of the replicas
+ * (space-separated, e.g. `--max-semi-space-size=16` to compare against another young generation);
  * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
  * (`pg_stat_statements`, nested ones too) and what active backends waited for, and the replicas'
  * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
@@ -39,7 +40,6 @@
  * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
  */
 import {
-  LatencyHistogram,
   type EnvironmentKind,
   type MatrixKind,
   STEP_OF_KIND,
@@ -62,7 +62,7 @@ import { evaluateCell } from '../src/evidence/cell';
 import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
-import { loadAverage, median, percentile, plainInsert, postRow, runBench, SHAPES } from './harness';
+import { loadAverage, median, percentile, plainInsert, runBench, scaleRows, SHAPES } from './harness';
 import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
 
 function setting(name: string, fallback: number): number {
@@ -114,6 +114,8 @@ const REPLICA_POOL = 10;
 const ROLLUP_SECONDS = process.env.BENCH_SCALE_ROLLUP_SECONDS;
 /** Where profiles go (BENCH_SCALE_PROFILE), or null. */
 const PROFILE = process.env.BENCH_SCALE_PROFILE ? path.resolve(process.env.BENCH_SCALE_PROFILE) : null;
+/** The replicas' Node options (BENCH_SCALE_NODE_FLAGS), before the profile's. */
+const NODE_FLAGS = (process.env.BENCH_SCALE_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
 const TICKS = 100;
 
@@ -191,17 +193,8 @@ class CpuMeter {
     return [...phases].map(([phase, parts]) => `${phase}: ${parts.join(', ')}`);
   }
 }
-/** Clients the agents name (pseudonyms, as agents started with `--consumer` send them). */
-const CONSUMERS = 40;
-const pseudonymOf = (client: number): string => client.toString(16).padStart(16, 'c');
 /** Endpoints `/r{i}` with i % 10 === 9 are not documented. */
 const documented = (i: number): boolean => i % 10 !== 9;
-
-/** A small deterministic generator (a 31-bit linear congruential one), so every run sends the same traffic. */
-function random(seed: number): () => number {
-  let state = seed % 2_147_483_647 || 1;
-  return () => (state = (state * 48_271) % 2_147_483_647) / 2_147_483_647;
-}
 
 interface SimulatedAgent {
   label: string;
@@ -212,39 +205,8 @@ interface SimulatedAgent {
   plainCaptureId: string;
 }
 
-/** One batch's rows: ROWS distinct endpoints, mostly 201, some 400 without a body, timings for each. */
-function rowsOf(seed: number): WireObservation[] {
-  const next = random(seed);
-  const picked = new Set<number>();
-  while (picked.size < ROWS) picked.add(Math.floor(next() * ENDPOINTS));
-  const now = new Date().toISOString();
-  return [...picked].map((i): WireObservation => {
-    const count = 1 + Math.floor(next() * 20);
-    const ttfb = new LatencyHistogram();
-    const ttlb = new LatencyHistogram();
-    for (let k = 0; k < count; k++) {
-      const ms = 2 + next() * 60;
-      ttfb.record(ms);
-      ttlb.record(ms + next() * 5);
-    }
-    const failed = next() < 0.1;
-    // 1–3 clients share the calls; one row in twenty has calls of clients past the agent's bound.
-    const named = new Map<string, number>();
-    const overflow = count > 1 && next() < 0.05 ? 1 : 0;
-    const clients = 1 + Math.floor(next() * 3);
-    const first = Math.floor(next() * CONSUMERS);
-    for (let k = 0; k < count - overflow; k++) {
-      const client = pseudonymOf((first + Math.floor(next() * clients)) % CONSUMERS);
-      named.set(client, (named.get(client) ?? 0) + 1);
-    }
-    return {
-      ...postRow(i, failed, count, now),
-      runtime: { ttfb: ttfb.toWire(), ttlb: ttlb.toWire() },
-      consumers: [...named].map(([id, calls]) => ({ id, count: calls, lastSeen: now })),
-      ...(overflow > 0 ? { consumersOverflow: overflow } : {}),
-    };
-  });
-}
+/** One batch's rows: ROWS distinct endpoints of ENDPOINTS (`scaleRows`). */
+const rowsOf = (seed: number): WireObservation[] => scaleRows(seed, ROWS, ENDPOINTS);
 
 /** Calls per `kind consumer` (and `kind *` for all, `kind +` for the overflow) of batches sent, added to `into`. */
 function tallyConsumers(
@@ -496,7 +458,7 @@ async function startReplica(env: Record<string, string>): Promise<{ url: string;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const profile = PROFILE === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`];
-  const child = spawn(process.execPath, [...profile, path.join(__dirname, '../src/main.js')], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, path.join(__dirname, '../src/main.js')], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
