@@ -56,6 +56,22 @@ describe('PathLearner', () => {
     expect(learner.generation).toBe(0);
   });
 
+  it('takes free text (words with spaces) at a learned position for a value, whatever it answers', () => {
+    const fields = (...names: string[]) => responseKeys(inferShape(Object.fromEntries(names.map((n) => [n, 1]))));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/numbers/alice', fields('number', 'status', 'created')],
+      ['GET', '/numbers/bob', fields('number', 'status', 'created')],
+      // Answers of other fields: a single word so is a route word (an exception), text with spaces is no word.
+      ['GET', '/numbers/summary', fields('total', 'active')],
+      ['GET', '/numbers/esse%20dolor', fields('plan', 'quota', 'email')],
+    ]);
+    expect(learner.resolve(templatePath('/numbers/summary'))).toBe('/numbers/summary');
+    expect(learner.resolve(templatePath('/numbers/esse%20dolor'))).toBe('/numbers/{number}');
+    // A quoted value is a parameter from the first sight (`'selfie'`): route words are never quoted.
+    expect(templatePath("/users/alice/token/'selfie'")).toBe('/users/alice/token/{tokenId}');
+  });
+
   it('keeps a value whose response contradicts its siblings literal (/users/me)', () => {
     const learner = new PathLearner();
     learn(learner, [

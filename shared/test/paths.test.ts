@@ -182,6 +182,9 @@ describe('identifier detection and singulars', () => {
     ['oauth2', 'none'],
     ['v1', 'none'],
     ['me', 'none'],
+    ["'selfie'", 'weak'],
+    ['"abc"', 'weak'],
+    ['esse dolor', 'none'],
   ])('%s is %s', (segment, strength) => {
     expect(identifierStrength(segment)).toBe(strength);
   });

@@ -1368,6 +1368,8 @@ export class PathLearner {
       if (verdict === 'contradicts') contradicts = true;
     }
     const was = position.exceptions.has(value);
+    // Free text (`esse dolor`, `New York`) is a value someone sent, never a route word: no exception.
+    if (hasSpace(value)) contradicts = false;
     const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
     if ((contradicts && !alike && actions === 0) || fewActions) position.exceptions.add(value);
     else position.exceptions.delete(value);
@@ -1377,6 +1379,11 @@ export class PathLearner {
     if (others && this.firstValues.get(key)?.has(value) === true)
       for (const other of [...position.exceptions]) if (other !== value) this.reconsider(key, other, position, false);
   }
+}
+
+/** Does a literal hold words apart (`esse dolor`)? Route words are single tokens. */
+function hasSpace(text: string): boolean {
+  return /\S\s+\S/.test(text);
 }
 
 /**

@@ -88,6 +88,8 @@ const WEAK_IDENTIFIERS: ReadonlyArray<[string, RegExp]> = [
   ['number', /^[-+]?\d+(?:\.\d+)?$/],
   ['date', /^\d{4}-\d{2}-\d{2}$/],
   ['hex', /^(?=[a-f\d]*\d)(?=[a-f\d]*[a-f])[a-f\d]{8,}$/i],
+  // A quoted value (`'selfie'`, OData's `('abc')`): route words are never quoted.
+  ['quoted', /['"]/],
 ];
 
 /** Detectors for long, high-entropy tokens (base64, base64url, random slugs). */
