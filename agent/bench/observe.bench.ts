@@ -137,26 +137,30 @@ async function run(
       // As forward does while observing: the clock read when the request arrives, when its response
       // starts and when it ends (time to first and last byte).
       const arrived = performance.now();
-      const requestTap = scenario.requestBody
-        ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true)
-        : null;
-      if (requestTap?.copying && scenario.requestBody) requestTap.write(scenario.requestBody);
       const firstByte = performance.now() - arrived;
       carrier.sampleSlot = null; // a handler of its own per exchange in forward
-      // As forward does: a body that comes in one chunk is kept, and sampled when the pipeline accepts it.
+      // As forward does: a body that comes in one chunk is kept by reference, its tap made and the
+      // exchange sampled when the pipeline accepts it; the request body (it came whole with its
+      // headers) too, unless the response's start needs it for the sampling decision.
       const sampleOnRecord = chunks.length === 1;
+      const requestTap =
+        scenario.requestBody && !sampleOnRecord
+          ? pipeline.tap(scenario.requestHeaders['content-type'], scenario.requestHeaders['content-encoding'], true)
+          : null;
+      if (requestTap && scenario.requestBody) requestTap.write(scenario.requestBody);
       const sampledBytes = sampleOnRecord
         ? 0
         : pipeline.sample(scenario.method, target, scenario.status, responseHeaders, requestTap?.copied ?? 0, carrier);
-      const keep = sampleOnRecord || sampledBytes !== 0;
       // Negative keeps a small body to notice a new variant, fingerprinted as it comes.
-      const responseTap = pipeline.tap(
-        responseHeaders['content-type'],
-        responseHeaders['content-encoding'],
-        keep,
-        !sampleOnRecord && keep,
-      );
-      for (const chunk of chunks) responseTap.write(chunk);
+      const responseTap = sampleOnRecord
+        ? null
+        : pipeline.tap(
+            responseHeaders['content-type'],
+            responseHeaders['content-encoding'],
+            sampledBytes !== 0,
+            sampledBytes !== 0,
+          );
+      if (responseTap) for (const chunk of chunks) responseTap.write(chunk);
       pipeline.record({
         sampleOnRecord,
         captureId: pipeline.captureId(),
@@ -166,7 +170,9 @@ async function run(
         requestHeaders: headersOf(i),
         responseHeaders,
         request: requestTap && (requestTap.bytes > 0 || !requestTap.copying) ? requestTap : null,
-        response: responseTap.bytes > 0 ? responseTap : null,
+        response: responseTap && responseTap.bytes > 0 ? responseTap : null,
+        requestBody: requestTap ? null : (scenario.requestBody ?? null),
+        responseBody: sampleOnRecord ? (chunks[0] ?? null) : null,
         at: Date.now(),
         sampledBytes,
         sampleSlot: carrier.sampleSlot,

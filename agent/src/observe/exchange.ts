@@ -275,9 +275,18 @@ export interface Exchange {
   sampleSlot?: SampleSlot | null;
   /**
    * The sampling decision was left to the pipeline, made when it accepts the exchange (`sampledBytes`
-   * is set then): its whole response body came in its first chunk and is kept by reference meanwhile.
+   * is set then): its whole response body came in its first chunk and is kept by reference meanwhile
+   * (`responseBody`), or it had none.
    */
   sampleOnRecord?: boolean;
+  /**
+   * A request body that came whole with its headers, kept by reference (never copied, never changed):
+   * its tap (`request`, null meanwhile) is made when the pipeline accepts the exchange, with the other
+   * exchanges of that turn, not in the proxy's turn. Let go once the tap is made.
+   */
+  requestBody?: Buffer | null;
+  /** A response body that came whole in its first chunk, as `requestBody` (`response` null meanwhile; with `sampleOnRecord`). */
+  responseBody?: Buffer | null;
 }
 
 /** Where `sample` leaves the sampler's slot of an interaction's key, for `record` to be handed it back. */

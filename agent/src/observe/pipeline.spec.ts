@@ -268,3 +268,78 @@ describe('ObservationPipeline sampling when accepting', () => {
     expect(rows(true)).toEqual([[3, { contentType: 'application/json', shape: expect.any(String) }]]);
   });
 });
+
+describe('ObservationPipeline bodies kept whole', () => {
+  it('shapes bodies handed over whole (requestBody, responseBody) as it shapes them tapped by the proxy', () => {
+    const requestBody = Buffer.from('{"title":"a","author":"b"}');
+    const responseBody = Buffer.from('{"id":1,"title":"a","author":"b"}');
+    const requestHeaders = { 'content-type': 'application/json', 'content-length': String(requestBody.length) };
+    const responseHeaders = { 'content-type': 'application/json', 'content-length': String(responseBody.length) };
+    const rows = (whole: boolean) => {
+      const observer = pipeline();
+      for (let i = 0; i < 3; i++) {
+        const fields: Partial<Exchange> = { method: 'POST', status: 201, requestHeaders, responseHeaders };
+        if (whole)
+          observer.record(exchangeOf('/posts', { ...fields, requestBody, responseBody, sampleOnRecord: true }));
+        else {
+          const request = observer.tap(requestHeaders['content-type'], undefined, true);
+          request.write(requestBody);
+          const response = observer.tap(responseHeaders['content-type'], undefined, true);
+          response.write(responseBody);
+          observer.record(exchangeOf('/posts', { ...fields, request, response, sampleOnRecord: true }));
+        }
+      }
+      return (observer.drain()[0]?.observations ?? []).map((row) => [row.count, row.request, row.response]);
+    };
+    const shaped = { contentType: 'application/json', shape: expect.any(String) };
+    expect(rows(true)).toEqual(rows(false));
+    expect(rows(true)).toEqual([[3, shaped, shaped]]);
+  });
+
+  it.each([
+    ['application/json', `{"items":[${'1,'.repeat(1_200)}1]}`],
+    ['application/x-www-form-urlencoded', `a=${'b'.repeat(2_000)}`],
+    ['application/x-www-form-urlencoded', 'a=b&c=d'],
+    ['text/plain', 'hello'],
+    [undefined, 'bytes'],
+  ])('summarises a body kept whole (%s) as a tapped one, shaped or not', (type, text) => {
+    const body = Buffer.from(text);
+    const headers = type === undefined ? {} : { 'content-type': type };
+    const rows = (whole: boolean) => {
+      // No budget and nothing watched: the key's first exchange is its guaranteed sample, the others are counted unshaped.
+      const observer = new ObservationPipeline({
+        bodyLimit: 1024,
+        captureId: () => 'c1',
+        rules: () => [],
+        metrics: new Metrics(),
+        log: createRootLogger('silent'),
+        sampler: { budgetShare: 0, burstMs: 0, maxWatchedPerKeyPerSecond: 0 },
+      });
+      for (let i = 0; i < 3; i++) {
+        const fields: Partial<Exchange> = { method: 'PUT', requestHeaders: headers, responseHeaders: headers };
+        if (whole)
+          observer.record(
+            exchangeOf('/doc', { ...fields, requestBody: body, responseBody: body, sampleOnRecord: true }),
+          );
+        else {
+          const request = observer.tap(type, undefined, true);
+          request.write(body);
+          const response = observer.tap(type, undefined, true);
+          response.write(body);
+          observer.record(exchangeOf('/doc', { ...fields, request, response, sampleOnRecord: true }));
+        }
+      }
+      return (observer.drain()[0]?.observations ?? []).map((row) => [row.count, row.request, row.response]);
+    };
+    expect(rows(true)).toEqual(rows(false));
+    expect(rows(true).reduce((sum, [count]) => sum + (count as number), 0)).toBe(3);
+  });
+
+  it('lets go of whole bodies of an exchange it does not look at (ignored)', () => {
+    const observer = pipeline(parseIgnoreRules(['GET /health']).rules);
+    const exchange = exchangeOf('/health', { responseBody: Buffer.from('{}'), sampleOnRecord: true });
+    observer.record(exchange);
+    expect(observer.drain()).toEqual([]);
+    expect(exchange.responseBody).toBeNull();
+  });
+});

@@ -25,7 +25,7 @@ import {
   type StreamLedger,
 } from './exchange';
 import { ShapeSampler, type SamplerOptions } from './sampler';
-import { classifyContentType, summariseBody, type MediaClass } from './summarise';
+import { classifyContentType, summariseBody, summariseUnshaped, type BodySummary, type MediaClass } from './summarise';
 import { STREAM_PREFIX_BYTES } from './stream';
 import { boundaryOf, MULTIPART_FORM } from './form';
 import { isIdentity, NOVELTY_BYTES, NOVELTY_VARIANTS, ScanBudget } from './novelty';
@@ -107,6 +107,31 @@ const UPPER_CASE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 
  */
 function upperCase(method: string): string {
   return UPPER_CASE_METHODS.has(method) ? method : method.toUpperCase();
+}
+
+/** An exchange not looked at (ignored, noise): what its taps kept, and bodies kept whole, are let go. */
+function letGo(exchange: Exchange): void {
+  exchange.request?.drop();
+  exchange.response?.drop();
+  exchange.requestBody = null;
+  exchange.responseBody = null;
+}
+
+/** A body kept whole is a stream's (server-sent events, JSON lines): its tap is made whatever the sampling said (see `wholeCopied`). */
+function isStreamBody(exchange: Exchange): boolean {
+  return (
+    (!!exchange.requestBody && mediaOf(exchange.requestHeaders).stream) ||
+    (!!exchange.responseBody && mediaOf(exchange.responseHeaders).stream)
+  );
+}
+
+/** The media class of a message's body as `tap` takes it: none when its content type cannot be read. */
+function mediaOf(headers: IncomingHttpHeaders): MediaClass {
+  try {
+    return classifyContentType(headers['content-type']);
+  } catch {
+    return classifyContentType(undefined);
+  }
 }
 
 function pathOf(target: string): string {
@@ -253,11 +278,7 @@ export class ObservationPipeline implements ExchangeObserver {
   ): number {
     try {
       const media = classifyContentType(responseHeaders['content-type']);
-      const kept = this.keptBytes(media);
-      const length = Number(responseHeaders['content-length'] ?? kept);
-      // A stream or JSON body is shaped from its first `kept` bytes; another body not at all past the limit.
-      const expectedBytes =
-        requestCopied + (media.stream || media.json ? Math.min(length, kept) || 0 : length <= kept ? length : 0);
+      const expectedBytes = this.expectedBytes(media, responseHeaders, requestCopied);
       // Nothing to shape (no JSON body, or one that will be too large): no budget spent.
       if (expectedBytes === 0) return 0;
       const upper = upperCase(method);
@@ -268,33 +289,88 @@ export class ObservationPipeline implements ExchangeObserver {
       const entry = this.ownerOf(this.template(pathname), status);
       const unmatched = this.isNoise(entry, status);
       if (unmatched && !this.mayTurnReal(entry)) return 0;
-      const slot = this.sampler.slot(
-        this.captureId(),
-        upper,
-        // A possible noise is kept away from the cardinality limiter (see `record`).
-        typeof entry === 'string' ? entry : unmatched ? entry.resolved : this.reported(entry),
-        status,
-      );
-      if (carrier !== undefined) carrier.sampleSlot = slot;
-      if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
-      // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
-      // A response that is not kept (no body, as a 204's, or one not shaped) needs no length: the
-      // request body alone is watched then. A larger one (up to the kept bytes) only when the scan
-      // budget pays for reading it now: taken here, so big bodies are never held beyond what it pays.
-      const watch =
-        !media.stream &&
-        (!media.shaped || (responseHeaders['content-length'] !== undefined && length <= kept)) &&
-        requestCopied <= NOVELTY_BYTES &&
-        (slot.variants?.size ?? 0) < NOVELTY_VARIANTS &&
-        this.sampler.mayWatch(slot) &&
-        (!media.shaped || length <= NOVELTY_BYTES || this.scanBudget.take(length));
-      if (!watch) return 0;
-      this.sampler.watched(slot);
-      return -expectedBytes;
+      return this.admit(media, expectedBytes, upper, entry, unmatched, status, responseHeaders, requestCopied, carrier);
     } catch (err) {
       this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
       return 0;
     }
+  }
+
+  /**
+   * `sample` for an exchange the pipeline accepts (`sampleOnRecord`), with the method, template and
+   * noise verdict `accept` found for it already (an exchange ignored or dropped as noise is never
+   * sampled: `sample` would have said 0).
+   */
+  private sampleAccepted(exchange: Exchange, upper: string, entry: string | PathEntry, unmatched: boolean): number {
+    try {
+      const { responseHeaders } = exchange;
+      const media = classifyContentType(responseHeaders['content-type']);
+      const requestCopied =
+        exchange.request?.copied ??
+        (exchange.requestBody ? this.wholeCopied(exchange.requestHeaders, exchange.requestBody) : 0);
+      const expectedBytes = this.expectedBytes(media, responseHeaders, requestCopied);
+      if (expectedBytes === 0) return 0;
+      return this.admit(
+        media,
+        expectedBytes,
+        upper,
+        entry,
+        unmatched,
+        exchange.status,
+        responseHeaders,
+        requestCopied,
+        exchange,
+      );
+    } catch (err) {
+      this.options.log.error({ err: (err as Error).message }, 'sampling failed for one interaction');
+      return 0;
+    }
+  }
+
+  /** Body bytes shape work would read: a stream or JSON body's first `kept` bytes; another body's, none past the limit. */
+  private expectedBytes(media: MediaClass, responseHeaders: IncomingHttpHeaders, requestCopied: number): number {
+    const kept = this.keptBytes(media);
+    const length = Number(responseHeaders['content-length'] ?? kept);
+    return requestCopied + (media.stream || media.json ? Math.min(length, kept) || 0 : length <= kept ? length : 0);
+  }
+
+  /** The sampling decision for `expectedBytes` of shape work on the key of a template found (see `sample`). */
+  private admit(
+    media: MediaClass,
+    expectedBytes: number,
+    upper: string,
+    entry: string | PathEntry,
+    unmatched: boolean,
+    status: number,
+    responseHeaders: IncomingHttpHeaders,
+    requestCopied: number,
+    carrier: SampleCarrier | undefined,
+  ): number {
+    const kept = this.keptBytes(media);
+    const length = Number(responseHeaders['content-length'] ?? kept);
+    const slot = this.sampler.slot(
+      this.captureId(),
+      upper,
+      // A possible noise is kept away from the cardinality limiter (see `record`).
+      typeof entry === 'string' ? entry : unmatched ? entry.resolved : this.reported(entry),
+      status,
+    );
+    if (carrier !== undefined) carrier.sampleSlot = slot;
+    if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
+    // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
+    // A response that is not kept (no body, as a 204's, or one not shaped) needs no length: the
+    // request body alone is watched then. A larger one (up to the kept bytes) only when the scan
+    // budget pays for reading it now: taken here, so big bodies are never held beyond what it pays.
+    const watch =
+      !media.stream &&
+      (!media.shaped || (responseHeaders['content-length'] !== undefined && length <= kept)) &&
+      requestCopied <= NOVELTY_BYTES &&
+      (slot.variants?.size ?? 0) < NOVELTY_VARIANTS &&
+      this.sampler.mayWatch(slot) &&
+      (!media.shaped || length <= NOVELTY_BYTES || this.scanBudget.take(length));
+    if (!watch) return 0;
+    this.sampler.watched(slot);
+    return -expectedBytes;
   }
 
   /**
@@ -475,17 +551,6 @@ export class ObservationPipeline implements ExchangeObserver {
   }
 
   private accept(exchange: Exchange): void {
-    if (exchange.sampleOnRecord === true) {
-      exchange.sampleOnRecord = false;
-      exchange.sampledBytes = this.sample(
-        exchange.method,
-        exchange.target,
-        exchange.status,
-        exchange.responseHeaders,
-        exchange.request?.copied ?? 0,
-        exchange,
-      );
-    }
     const { metrics } = this.options;
     const question = exchange.target.indexOf('?');
     const pathname = pathOf(exchange.target);
@@ -493,6 +558,7 @@ export class ObservationPipeline implements ExchangeObserver {
     const rules = this.options.rules();
     if (rules.length > 0 && isIgnored(rules, method, pathname)) {
       metrics.inc('ignored_total');
+      letGo(exchange);
       return;
     }
     // A 404 on a confirmed route's literal (`/erin-payments/components/paint` of `/{name}/components/paint`) is its own.
@@ -501,10 +567,18 @@ export class ObservationPipeline implements ExchangeObserver {
     const unmatched = this.isNoise(entry, exchange.status);
     if (unmatched && !this.mayTurnReal(entry)) {
       this.countNoise(exchange.captureId, pathname);
-      exchange.request?.drop();
-      exchange.response?.drop();
+      letGo(exchange);
       return;
     }
+    // Bodies kept whole by reference get their taps now, with the other exchanges of this turn, when
+    // they are to be looked at (shaped, or watched for a new variant); else they are only summarised.
+    // A stream's first: what its tap keeps depends on the open streams' ledger.
+    if ((exchange.requestBody || exchange.responseBody) && isStreamBody(exchange)) this.takeWhole(exchange);
+    if (exchange.sampleOnRecord === true) {
+      exchange.sampleOnRecord = false;
+      exchange.sampledBytes = this.sampleAccepted(exchange, method, entry, unmatched);
+    }
+    if (exchange.sampledBytes !== 0) this.takeWhole(exchange);
     const learned = typeof entry !== 'string';
     if (learned && !isNotFound(exchange.status) && !this.confirmed.has(entry.resolved)) this.confirm(entry.resolved);
     const observation: Observation = {
@@ -545,12 +619,53 @@ export class ObservationPipeline implements ExchangeObserver {
     // Admitted but nothing to shape after all (no bytes came, or no room): the reservation goes back.
     if (reserved > 0) this.sampler.spent(reserved, 0, 0);
     // Counted now, without shape work: bodies become media type + flags and their copies are freed.
-    observation.request = exchange.request ? summariseBody(exchange.request, false, 0) : null;
-    observation.response = exchange.response ? summariseBody(exchange.response, false, 0) : null;
-    exchange.request?.drop();
-    exchange.response?.drop();
+    observation.request = this.unshapedSummary(exchange.request, exchange.requestHeaders, exchange.requestBody);
+    observation.response = this.unshapedSummary(exchange.response, exchange.responseHeaders, exchange.responseBody);
+    letGo(exchange);
     if (observation.request?.body.unshaped || observation.response?.body.unshaped) this.unshaped.inc();
     this.add(observation);
+  }
+
+  /**
+   * What a tap of a body that came whole would keep of it (`BodyTap.copied`), without making the tap:
+   * all of it within the body limit; a JSON body past it, its first bytes; another none. Not for a
+   * stream's body (see `isStreamBody`): what it keeps depends on the open streams' ledger.
+   */
+  private wholeCopied(headers: IncomingHttpHeaders, body: Buffer): number {
+    const media = mediaOf(headers);
+    const limit = this.keptBytes(media);
+    return body.length <= limit ? body.length : media.json ? limit : 0;
+  }
+
+  /**
+   * A body counted without shape work: its media type and flags (`summariseBody` without shaping),
+   * from its tap, or from the body kept whole without making one (`summariseUnshaped`).
+   */
+  private unshapedSummary(
+    tap: BodyTap | null,
+    headers: IncomingHttpHeaders,
+    whole: Buffer | null | undefined,
+  ): BodySummary | null {
+    if (tap !== null) return summariseBody(tap, false, 0);
+    if (!whole) return null;
+    const media = mediaOf(headers);
+    return summariseUnshaped(media, whole.length, this.keptBytes(media));
+  }
+
+  /** Make the taps of the bodies an exchange kept whole (`requestBody`, `responseBody`). */
+  private takeWhole(exchange: Exchange): void {
+    if (exchange.requestBody) exchange.request = this.wholeTap(exchange.requestHeaders, exchange.requestBody);
+    if (exchange.responseBody) exchange.response = this.wholeTap(exchange.responseHeaders, exchange.responseBody);
+    exchange.requestBody = exchange.responseBody = null;
+  }
+
+  /** The tap of a body that came whole (`Exchange.requestBody`, `responseBody`), as the proxy makes it for one that streams. */
+  private wholeTap(headers: IncomingHttpHeaders, body: Buffer): BodyTap {
+    const tap = this.tap(headers['content-type'], headers['content-encoding'], true);
+    tap.write(body);
+    // Accepted now: what a stream's tap kept is the queue's (see forward's `record`), not the open streams'.
+    tap.release();
+    return tap;
   }
 
   /**

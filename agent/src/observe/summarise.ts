@@ -94,6 +94,21 @@ function summaryWithout(contentType: string, flag: Flag | null): BodySummary {
  * Summarise one tapped body. `shapeIt` false (sampled out under load) records the body as counted
  * but unshaped. Decompression is bounded by `limit`; nothing here throws.
  */
+/**
+ * What `summariseBody(tap, false, 0)` gives for a body of `bytes` that came whole, had it been
+ * written to a tap of this media class keeping at most `limit` bytes (`BodyTap`), without making the
+ * tap: not a shaped media type; past the limit and not shaped from a prefix (JSON), too large;
+ * otherwise unshaped. Not for a stream's body, whose tap may stop keeping early (its ledger).
+ */
+export function summariseUnshaped(media: MediaClass, bytes: number, limit: number): BodySummary {
+  const contentType = media.type || UNLABELLED;
+  if (!classifyContentType(contentType).shaped) return summaryWithout(contentType, null);
+  return summaryWithout(
+    contentType,
+    limit > 0 && bytes > limit && !media.json && !media.stream ? 'tooLarge' : 'unshaped',
+  );
+}
+
 export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): BodySummary {
   const contentType = tap.contentType || UNLABELLED;
   // Classified once: every observed body comes through here.

@@ -76,16 +76,16 @@ function dispatchWithBody(
   const observer = context.observer;
   // Request bodies are kept before the sampling decision (it needs the status). Neither they nor
   // response bodies are copied: node:http's parser gives every request body chunk a Buffer of its
-  // own, and undici's response chunks are views of a socket read that is never reused.
-  const requestTap = observer ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true) : null;
+  // own, and undici's response chunks are views of a socket read that is never reused. A body that
+  // came whole is kept by reference as it is: its tap is made when the pipeline accepts the exchange.
   const whole = arrivedBody(req);
   if (whole !== null) {
-    requestTap?.write(whole);
-    dispatch(context, observer, req, res, path, requestTap, whole, arrived);
-  } else {
-    // The request streams to the upstream as is; a body worth keeping is also watched by the tap.
-    dispatch(context, observer, req, res, path, requestTap, requestTap ? tapRequest(req, requestTap) : req, arrived);
+    dispatch(context, observer, req, res, path, null, whole, arrived);
+    return;
   }
+  // The request streams to the upstream as is; a body worth keeping is also watched by the tap.
+  const requestTap = observer ? observer.tap(req.headers['content-type'], req.headers['content-encoding'], true) : null;
+  dispatch(context, observer, req, res, path, requestTap, requestTap ? tapRequest(req, requestTap) : req, arrived);
 }
 
 function dispatch(
@@ -102,7 +102,9 @@ function dispatch(
   // Observing wraps the forwarding handler, as undici's handler decorators (interceptors) wrap theirs:
   // it passes each callback on first and looks at what went by after. Without an observer, undici
   // calls the forwarding handler itself.
-  const handler = observer ? new ObservingHandler(forwarding, context, observer, requestTap, arrived) : forwarding;
+  const handler = observer
+    ? new ObservingHandler(forwarding, context, observer, requestTap, body instanceof Buffer ? body : null, arrived)
+    : forwarding;
   try {
     context.pool.dispatch(
       {
@@ -294,6 +296,8 @@ class ForwardHandler implements Dispatcher.DispatchHandler {
  */
 class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, ClientCloseListener, SampleCarrier, Exchange {
   private responseTap: BodyTap | null = null;
+  /** A response body whole in its first chunk, kept by reference: its tap is the pipeline's to make (see `Exchange`). */
+  responseBody: Buffer | null = null;
   /** The sampler's slot for this interaction's key (see `SampleCarrier`): handed back with the exchange. */
   sampleSlot: SampleCarrier['sampleSlot'] = null;
   private recorded = false;
@@ -325,7 +329,10 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
     private readonly context: ForwardContext,
     /** The observer when the request arrived: a request is observed from start to end, or not at all. */
     private readonly observer: ExchangeObserver,
-    private readonly requestTap: BodyTap | null,
+    /** The tap of a request body that streams; null when there is none or it came whole (`requestBody`). */
+    private requestTap: BodyTap | null,
+    /** A request body that came whole with the headers, kept by reference (see `Exchange.requestBody`). */
+    public requestBody: Buffer | null,
     /** `performance.now()` when the request arrived. */
     private readonly arrived: number,
   ) {
@@ -361,8 +368,8 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.forwarding.onResponseData(controller, chunk);
-    if (this.responseTap === null) this.startTap(chunk);
-    this.responseTap!.write(chunk);
+    const tap = this.responseTap ?? (this.responseBody === null ? this.startTap(chunk) : this.responseTapNow());
+    tap?.write(chunk);
   }
 
   onResponseEnd(controller: Dispatcher.DispatchController | null, trailers: IncomingHttpHeaders): void {
@@ -381,25 +388,25 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
   /**
    * The sampling decision and the response tap, made once the response's first bytes (`first`) are
    * on their way to the client. The tap keeps chunks by reference, so seeing a chunk after it was
-   * written changes nothing. Made once: `responseTap` is set from then on.
+   * written changes nothing. Made once: `responseTap` is set from then on. Returns the tap to write
+   * `first` to, or null when `first` is the whole body: then neither is made here.
    */
-  private startTap(first: Buffer | null = null): void {
+  private startTap(first: Buffer): BodyTap | null {
     const { req, responseHeaders } = this.forwarding;
     const length = responseHeaders['content-length'];
-    if (first !== null && length !== undefined && first.length === Number(length)) {
-      // The whole body is this chunk (the usual small answer): kept by reference, which costs nothing,
-      // the sampling decision is left to the pipeline, made with the other exchanges of this turn.
+    if (first.length > 0 && length !== undefined && first.length === Number(length)) {
+      // The whole body is this chunk (the usual small answer): kept by reference, which costs nothing;
+      // its tap and the sampling decision are left to the pipeline, made with the other exchanges of this turn.
       this.sampleOnRecord = true;
-      this.responseTap = this.observer.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], true);
-      this.watchStream();
-      return;
+      this.responseBody = first;
+      return null;
     }
     this.sampledBytes = this.observer.sample(
       req.method ?? 'GET',
       req.url ?? '/',
       this.forwarding.status,
       responseHeaders,
-      this.requestTap?.copied ?? 0,
+      this.requestTapNow()?.copied ?? 0,
       this,
     );
     // Negative: sampled out, but a small body is kept to notice a new variant (observe/novelty.ts).
@@ -411,15 +418,36 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
       keep,
       keep,
     );
-    this.watchStream();
-  }
-
-  /** Only a stream may stay open for hours: any other body (a slow JSON download too) is counted when it ends. */
-  private watchStream(): void {
-    if (this.responseTap?.stream && !this.recorded) {
+    // Only a stream may stay open for hours: any other body (a slow JSON download too) is counted when it ends.
+    if (this.responseTap.stream) {
       this.startedAt = Date.now();
       this.context.openStreams.add(this);
     }
+    return this.responseTap;
+  }
+
+  /** The request body's tap, made now from a body kept whole (`requestBody`) when it is needed before the pipeline's turn. */
+  private requestTapNow(): BodyTap | null {
+    const body = this.requestBody;
+    if (body !== null) {
+      this.requestBody = null;
+      const { headers } = this.forwarding.req;
+      this.requestTap = this.observer.tap(headers['content-type'], headers['content-encoding'], true);
+      this.requestTap.write(body);
+    }
+    return this.requestTap;
+  }
+
+  /** The response body's tap, made now from a body kept whole (`responseBody`) when more is to be done with it here. */
+  private responseTapNow(): BodyTap | null {
+    const body = this.responseBody;
+    if (body !== null) {
+      this.responseBody = null;
+      const { responseHeaders } = this.forwarding;
+      this.responseTap = this.observer.tap(responseHeaders['content-type'], responseHeaders['content-encoding'], true);
+      this.responseTap.write(body);
+    }
+    return this.responseTap;
   }
 
   recordSoFar(): void {
@@ -433,11 +461,12 @@ class ObservingHandler implements Dispatcher.DispatchHandler, OpenStream, Client
   private record(complete: boolean, clientLeft = false): void {
     if (this.recorded) return;
     this.recorded = true;
-    if (this.responseTap === null) this.startTap();
+    // No tap made (no body came, or it came whole): the sampling decision is the pipeline's.
+    if (this.responseTap === null) this.sampleOnRecord = true;
     const { req, status, responseHeaders } = this.forwarding;
     // Every stream in `openStreams` leaves it here: its exchange is recorded at the latest when it ends.
     if (this.responseTap?.stream) this.context.openStreams.delete(this);
-    if (!complete) this.responseTap?.cutShort();
+    if (!complete) this.responseTapNow()?.cutShort();
     this.captureId = this.observer.captureId();
     this.method = req.method ?? 'GET';
     this.target = req.url ?? '/';
