@@ -8,7 +8,9 @@
  * switch to the generic plan); the CPU is the connection's backend process's, read from
  * `/proc/<pid>/schedstat` (nanoseconds on the CPU) around each statement. Printed: ms per 1,000
  * rows per contender, median of BATCH_CPU_BLOCKS blocks of BATCH_CPU_BATCHES batches, with the
- * spread.
+ * spread. BATCH_CPU_EXPLAIN=1 first prints the plan of one batch statement after the warm-up
+ * (`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE)`, custom plan): buffers and WAL per part, which are
+ * not timings.
  *
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
@@ -84,6 +86,8 @@ function cpuNanos(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ', 1)[0]);
 }
 
+let explaining = false;
+
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
@@ -121,15 +125,18 @@ async function main(): Promise<void> {
     const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
 
     const contenders: Array<{ name: string; write: (n: number) => Promise<void> }> = [
-      {
-        name: 'batch statement',
-        write: async (n) => {
+      ...[
+        { name: 'batch statement', text: WRITE_BATCH, statement: 'spectator_write_batch', on: statementCaptures },
+        // A candidate statement goes here, as a contender of its own (captures of its own).
+      ].map(({ name, text, statement, on }) => ({
+        name,
+        write: async (n: number) => {
           const rows = wireRows(n);
           const values = writeBatchParameters(
             {
               batchId: randomUUID(),
               projectId: project.id,
-              captureId: statementCaptures[n % CAPTURES] as string,
+              captureId: on[n % CAPTURES] as string,
               observations: rows.length,
               shapes: [],
               maxEndpoints: 20_000,
@@ -145,10 +152,13 @@ async function main(): Promise<void> {
             aggregated(rows),
           );
           await client.query('BEGIN');
-          await client.query({ name: 'spectator_write_batch', text: WRITE_BATCH, values });
+          if (explaining) {
+            const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE) ${text}`, values);
+            for (const line of plan.rows) console.log(line['QUERY PLAN']);
+          } else await client.query({ name: statement, text, values });
           await client.query('COMMIT');
         },
-      },
+      })),
       {
         name: 'plain INSERT',
         write: (n) => plainInsert(client, plainCaptures[n % CAPTURES] as string, wireRows(n)),
@@ -156,6 +166,11 @@ async function main(): Promise<void> {
     ];
     const perThousand = new Map(contenders.map((c) => [c.name, [] as number[]]));
     for (let n = 0; n < WARM; n++) for (const contender of contenders) await contender.write(n);
+    if (process.env.BATCH_CPU_EXPLAIN) {
+      explaining = true;
+      await contenders[0]!.write(WARM);
+      explaining = false;
+    }
     for (let block = 0; block < BLOCKS; block++) {
       const spent = new Map(contenders.map((c) => [c.name, 0]));
       for (let b = 0; b < BATCHES; b++) {

@@ -15,7 +15,7 @@ import { batchMessage, connectTestAgent, helloMessage } from './support/agent-cl
 import { aggregatedRow } from './support/batch-rows';
 import { eventually } from './support/evidence-helpers';
 
-const TABLES = ['observations', 'capture_endpoints', 'processed_batches'] as const;
+const TABLES = ['observations', 'capture_endpoints', 'capture_endpoint_counts', 'processed_batches'] as const;
 
 let backend: TestBackend;
 let db: pg.Client;
@@ -72,7 +72,7 @@ async function rowsOf(id: string, byProject = false): Promise<Record<string, num
   return counts;
 }
 
-const NONE = { observations: 0, capture_endpoints: 0, processed_batches: 0 };
+const NONE = { observations: 0, capture_endpoints: 0, capture_endpoint_counts: 0, processed_batches: 0 };
 
 /** The batch statement's parameters for one row of `GET /race` in a capture. */
 function raceBatch(projectId: string, captureId: string): unknown[] {
@@ -134,7 +134,12 @@ describe('ingest rows without foreign keys', () => {
     const goneCapture = await capture(gone.token);
     const keptCapture = await capture(kept.token);
     const keptRows = await rowsOf(keptCapture);
-    expect(keptRows).toEqual({ observations: 2, capture_endpoints: 2, processed_batches: 1 });
+    expect(keptRows).toEqual({
+      observations: 2,
+      capture_endpoints: 2,
+      capture_endpoint_counts: 1,
+      processed_batches: 1,
+    });
     expect(await rowsOf(goneCapture)).toEqual(keptRows);
 
     await db.query('DELETE FROM projects WHERE id = $1', [gone.id]);

@@ -46,7 +46,7 @@ import {
   type TestExchange,
 } from './support/agent-client';
 import { startTestBackend, type TestBackend } from './support';
-import { untilFolded } from './support/evidence-helpers';
+import { endpointCountsDiffering, untilFolded } from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
 
 // Regrouping: traffic stored under literal paths, then merged into the template once it is
@@ -310,6 +310,8 @@ describe('regrouping literal paths into a template', () => {
     expect(await viewsOf(literal)).not.toEqual(before);
     // Where each exchange was first seen follows it under the template.
     expect(await originsDifferingFromEvidence(ds, await projectId('literal'))).toMatchObject({ differing: 0 });
+    // Each capture still counts its endpoints (the cap's check reads the count).
+    expect(await endpointCountsDiffering(backend.databaseUrl)).toEqual([]);
   });
 
   it('reads as the traffic sent under the templates once every literal is merged, and no name is left in any table', async () => {
@@ -330,6 +332,7 @@ describe('regrouping literal paths into a template', () => {
     expect(await viewsOf(literal)).toEqual(await viewsOf(direct));
     expect(await consumerCallsOf('literal')).toEqual(await consumerCallsOf('direct'));
     for (const name of NAMES) expect(await tablesContaining(backend.databaseUrl, name)).toEqual([]);
+    expect(await endpointCountsDiffering(backend.databaseUrl)).toEqual([]);
     const origins = await originsDifferingFromEvidence(ds, id);
     expect(origins.stored).toBeGreaterThan(0);
     expect(origins.differing).toBe(0);

@@ -126,7 +126,7 @@ describe('capture retention', () => {
     expect(await prune(30)).toBe(1);
 
     expect((await backend.api('GET', `/projects/keep/captures/${old}`)).status).toBe(404);
-    for (const table of ['observations', 'capture_endpoints', 'processed_batches'])
+    for (const table of ['observations', 'capture_endpoints', 'capture_endpoint_counts', 'processed_batches'])
       expect({ table, rows: await count(table, old) }).toEqual({ table, rows: 0 });
     for (const kept of [newestOfA, oldButBusy])
       expect((await backend.api('GET', `/projects/keep/captures/${kept}`)).status).toBe(200);
@@ -207,7 +207,7 @@ describe('capture retention', () => {
     expect(await exists(weekKept)).toBe(true);
     for (const deleted of [gone, staleOfKeptWeek]) {
       expect((await backend.api('GET', `/projects/keep/captures/${deleted}`)).status).toBe(404);
-      for (const table of ['observations', 'capture_endpoints', 'processed_batches'])
+      for (const table of ['observations', 'capture_endpoints', 'capture_endpoint_counts', 'processed_batches'])
         expect({ table, rows: await count(table, deleted) }).toEqual({ table, rows: 0 });
     }
     expect((await backend.api('GET', `/projects/keep/captures/${busy}`)).status).toBe(200);

@@ -25,7 +25,7 @@ import {
   type TestExchange,
 } from './support/agent-client';
 import { startTestBackend, startTestReplica, type TestBackend } from './support';
-import { eventually } from './support/evidence-helpers';
+import { endpointCountsDiffering, eventually } from './support/evidence-helpers';
 
 // The views a replica keeps are patched from the endpoints each new batch touched. These tests
 // hold the patched views against a full computation (a CapturesService with nothing kept) after
@@ -278,6 +278,8 @@ describe('capture views patched from the endpoints of new batches', () => {
         ['/fast', 1],
         ['/slow', 1],
       ]);
+      // Both batches brought a new endpoint to the capture's count, neither waiting for the other.
+      expect(await endpointCountsDiffering(reader.databaseUrl)).toEqual([]);
     } finally {
       await agent.close();
     }

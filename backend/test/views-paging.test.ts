@@ -1,7 +1,8 @@
 import type { CaptureResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
-import { startTestBackend, type TestBackend } from './support';
+import { sqlOn, startTestBackend, type TestBackend } from './support';
+import { endpointCountsDiffering } from './support/evidence-helpers';
 
 // Issue 15, item 10: one capture took 10^5 distinct templates and its undocumented view was sent
 // whole (18.7 MB). A capture keeps at most SPECTATOR_MAX_ENDPOINTS_PER_CAPTURE endpoints (the
@@ -49,6 +50,41 @@ describe('a capture’s endpoints', () => {
     const { body } = await backend.api<CaptureResponse>('GET', `/projects/pages/captures/${captureId}`);
     expect(body).toMatchObject({ undocumented: CAP, interactions: 2 * CAP + 3, overflow: { requests: 2 * 2 + 4 } });
     expect((await view()).body.find((e) => e.path === '/a')).toMatchObject({ interactions: 5 });
+    expect(await endpointCountsDiffering(backend.databaseUrl)).toEqual([]);
+  });
+
+  it('fit under the cap are stored however many are new, the capture counting them', async () => {
+    const token = (await backend.api<TokenResponse>('POST', '/projects/pages/tokens', { name: 'fits', scope: 'agent' }))
+      .body.token as string;
+    const fits = await connectTestAgent(backend.url, token);
+    const hello = helloMessage({ agentId: 'fits' });
+    expect(await fits.request(hello)).toMatchObject({ type: 'welcome' });
+    const counted = async (): Promise<number> => {
+      const [row] = await sqlOn<{ endpoints: number }>(
+        backend.databaseUrl,
+        'SELECT coalesce(sum(endpoints), 0)::int AS endpoints FROM capture_endpoint_counts WHERE capture_id = $1',
+        [hello.capture.id],
+      );
+      return row?.endpoints ?? -1;
+    };
+    // 3 new (room for all 5 even were all new), then 2 known and 2 new (6 offered: past the room,
+    // the summaries are read), then one new past the cap.
+    for (const [paths, endpoints] of [
+      [['/f1', '/f2', '/f3'], 3],
+      [['/f1', '/f2', '/f4', '/f5'], 5],
+      [['/f1', '/f6'], 5],
+    ] as const) {
+      const batch = batchMessage(
+        hello.capture.id,
+        paths.map((path) => get(path)),
+      );
+      expect(await fits.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+      expect(await counted()).toBe(endpoints);
+    }
+    await fits.close();
+    const { body } = await backend.api<CaptureResponse>('GET', `/projects/pages/captures/${hello.capture.id}`);
+    expect(body).toMatchObject({ interactions: 8, overflow: { requests: 1 } });
+    expect(await endpointCountsDiffering(backend.databaseUrl)).toEqual([]);
   });
 
   // Issue 15 (second review): past the cap, a CI capture's rows still became evidence (matrix

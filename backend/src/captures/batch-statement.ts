@@ -85,6 +85,11 @@ export interface QueuedEvidence {
  *  - `input`: the offered rows of endpoints the capture has, and of new endpoints while it has
  *    room under the cap ($28, in byte order of (method, path)); `overflow` adds the requests of
  *    the rest to `captures.overflow_requests` (issue 15: one capture took 10^5 templates).
+ *    The capture's count of endpoints is kept in `capture_endpoint_counts` (`room`; `counted`
+ *    adds the summaries the batch inserted, in its session's slot, see the migration
+ *    CaptureEndpointCounts): a batch whose endpoints all fit under the cap, even were every one
+ *    new, takes every row and reads no summary for them (issue 20: the check read the summary of
+ *    every endpoint of the batch and counted the capture's, a tenth of the statement's CPU).
  *    Concurrent batches each see the count before them, so together they may pass the cap by
  *    the new endpoints they bring at once;
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`),
@@ -122,6 +127,10 @@ function keptJson(parameter: string): string {
 export const WRITE_BATCH = `
   WITH capture AS (
     SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
+  ), room AS (
+    SELECT $28::integer IS NULL
+           OR (SELECT coalesce(sum(n.endpoints), 0) FROM capture_endpoint_counts n WHERE n.capture_id = $3::uuid)
+              + cardinality($26::text[]) <= $28::integer AS roomy
   ), claimed AS (
     INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
     SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $26::text[], $27::text[] FROM capture
@@ -146,6 +155,7 @@ export const WRITE_BATCH = `
   ), known AS (
     SELECT ce.method, ce.path FROM capture_endpoints ce
      WHERE ce.capture_id = $3::uuid AND (ce.method, ce.path) IN (SELECT method, path FROM offered)
+       AND NOT (SELECT roomy FROM room)
   ), admitted AS (
     SELECT DISTINCT ON (k.method COLLATE "C", k.path COLLATE "C") k.method, k.path FROM offered k
      WHERE NOT EXISTS (SELECT FROM known WHERE known.method = k.method AND known.path = k.path)
@@ -154,7 +164,8 @@ export const WRITE_BATCH = `
                 ELSE greatest($28::integer - (SELECT count(*) FROM capture_endpoints WHERE capture_id = $3::uuid), 0) END
   ), input AS (
     SELECT o.* FROM offered o
-     WHERE EXISTS (SELECT FROM known k WHERE k.method = o.method AND k.path = o.path)
+     WHERE (SELECT roomy FROM room)
+        OR EXISTS (SELECT FROM known k WHERE k.method = o.method AND k.path = o.path)
         OR EXISTS (SELECT FROM admitted a WHERE a.method = o.method AND a.path = o.path)
   ), overflow AS (
     UPDATE captures SET overflow_requests = overflow_requests + d.n,
@@ -213,6 +224,12 @@ export const WRITE_BATCH = `
       interactions = ce.interactions + EXCLUDED.interactions,
       interest = ce.interest + EXCLUDED.interest,
       revision = ce.revision + EXCLUDED.revision
+    RETURNING ce.xmax = 0 AS added
+  ), counted AS (
+    INSERT INTO capture_endpoint_counts AS n (project_id, capture_id, slot, endpoints)
+    SELECT $2::uuid, $3::uuid, pg_backend_pid(), a.added FROM (SELECT count(*)::integer AS added FROM summaries WHERE added) a
+     WHERE a.added > 0
+    ON CONFLICT (capture_id, slot, project_id) DO UPDATE SET endpoints = n.endpoints + EXCLUDED.endpoints
   )
   SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured, (SELECT id::text FROM queued) AS queued`;
 

@@ -452,7 +452,7 @@ export class CapturesRepository {
     return runner.query(TAKE_OBSERVATIONS, [projectId, captureId, literals]);
   }
 
-  /** Deletes a scope's capture summaries under `literals`. @returns how many were deleted. */
+  /** Deletes a scope's capture summaries under `literals` (and takes them off their captures' counts, `capture_endpoint_counts`). @returns how many were deleted. */
   async deleteSummaries(
     projectId: string,
     captureId: string | null,
@@ -463,7 +463,11 @@ export class CapturesRepository {
       `WITH gone AS (
          DELETE FROM capture_endpoints ce USING captures c
           WHERE c.id = ce.capture_id AND c.project_id = $1 AND ($2::uuid IS NULL OR ce.capture_id = $2) AND ce.path = ANY($3::text[])
-         RETURNING 1
+         RETURNING ce.capture_id
+       ), counted AS (
+         INSERT INTO capture_endpoint_counts AS n (project_id, capture_id, slot, endpoints)
+         SELECT $1, capture_id, pg_backend_pid(), -count(*)::integer FROM gone GROUP BY capture_id ORDER BY capture_id
+         ON CONFLICT (capture_id, slot, project_id) DO UPDATE SET endpoints = n.endpoints + EXCLUDED.endpoints
        )
        SELECT count(*)::int AS deleted FROM gone`,
       [projectId, captureId, literals],

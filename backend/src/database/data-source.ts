@@ -54,6 +54,7 @@ import { RuntimeMinutesWaitPerEndpoint1795931360487 } from './migrations/1795931
 import { InstanceCountsBeside1795931676888 } from './migrations/1795931676888-InstanceCountsBeside';
 import { RuntimeRowsRoomToUpdate1795932641608 } from './migrations/1795932641608-RuntimeRowsRoomToUpdate';
 import { RuntimeMinutesWaitingByEnvironment1795937000000 } from './migrations/1795937000000-RuntimeMinutesWaitingByEnvironment';
+import { CaptureEndpointCounts1795946000000 } from './migrations/1795946000000-CaptureEndpointCounts';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -112,6 +113,7 @@ export const MIGRATIONS = [
   InstanceCountsBeside1795931676888,
   RuntimeRowsRoomToUpdate1795932641608,
   RuntimeMinutesWaitingByEnvironment1795937000000,
+  CaptureEndpointCounts1795946000000,
 ];
 
 /**

@@ -39,6 +39,18 @@ export async function untilFolded(databaseUrl: string): Promise<void> {
   );
 }
 
+/** The captures whose count of endpoints (`capture_endpoint_counts`, summed over slots) is not their number of summaries. */
+export function endpointCountsDiffering(databaseUrl: string): Promise<unknown[]> {
+  return sqlOn(
+    databaseUrl,
+    `SELECT c.id, coalesce(n.endpoints, 0) AS counted, coalesce(s.summaries, 0) AS summaries
+       FROM captures c
+       LEFT JOIN (SELECT capture_id, sum(endpoints)::int AS endpoints FROM capture_endpoint_counts GROUP BY capture_id) n ON n.capture_id = c.id
+       LEFT JOIN (SELECT capture_id, count(*)::int AS summaries FROM capture_endpoints GROUP BY capture_id) s ON s.capture_id = c.id
+      WHERE coalesce(n.endpoints, 0) <> coalesce(s.summaries, 0)`,
+  );
+}
+
 function reached<T>(ok: (value: T) => boolean, value: T): boolean {
   try {
     return ok(value);
