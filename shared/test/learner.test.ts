@@ -1117,6 +1117,26 @@ describe('PathLearner', () => {
     expect(learner.work - before).toBeLessThan(5 * learner.size);
   });
 
+  it('compares a value past the first ones with the first that lead where it does (/users/{user}/keys)', () => {
+    const learner = new PathLearner();
+    const names = Array.from({ length: 70 }, (_, i) => `name-${i.toString(36)}`);
+    // Seventy names answering alike: the first 64 are the ones every value is compared with.
+    learn(
+      learner,
+      names.map((name): [string, string, readonly string[] | null] => ['GET', `/users/${name}`, user(name)]),
+    );
+    // One of the first posts a key with one field; later names post keys with all three.
+    learn(learner, [['POST', `/users/${names[3]!}/keys`, null, ['title']]]);
+    const key = ['key', 'read_only', 'title'];
+    learn(learner, [
+      ['POST', '/users/late-alice/keys', null, key],
+      ['POST', '/users/late-bob/keys', null, key],
+    ]);
+    // Each contradicts the one-field body among the first values, and is alike with the other late one.
+    expect(learner.resolve('/users/late-alice/keys')).toBe('/users/{user}/keys');
+    expect(learner.resolve('/users/late-bob/keys')).toBe('/users/{user}/keys');
+  });
+
   it('stays bounded: records past maxRecords are not kept', () => {
     const learner = new PathLearner({ maxRecords: 10 });
     for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);

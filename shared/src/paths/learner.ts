@@ -197,6 +197,13 @@ export class PathLearner {
   private rootNumbers = new Set<string>();
   /** Resolved prefix → its first `MAX_COMPARED_VALUES` values in the index, the only ones compared. */
   private firstValues = new Map<string, Set<string>>();
+  /**
+   * Resolved prefix → method and continuation (`GET /brands`) → the first `MAX_ROUTE_PARTNERS` values seen
+   * there with it: the values a value past the first ones is compared with too (see `partners`). Rebuilt with
+   * the index.
+   */
+  private routeValues = new Map<string, Map<string, string[]>>();
+
   /** Continuations compared and records placed in the index so far (see `work`). */
   private counted = 0;
   /**
@@ -885,6 +892,13 @@ export class PathLearner {
           if (first === undefined) this.firstValues.set(key, (first = new Set()));
           if (first.size < MAX_COMPARED_VALUES) first.add(text);
         }
+        let byRoute = this.routeValues.get(key);
+        if (byRoute === undefined) this.routeValues.set(key, (byRoute = new Map()));
+        const route = `${record.method} ${continuation(resolved, at)}`;
+        const partners = byRoute.get(route);
+        if (partners === undefined) byRoute.set(route, [text]);
+        else if (partners.length < MAX_ROUTE_PARTNERS && !partners.includes(text)) partners.push(text);
+
         if (placed.length < this.maxCompared) {
           placed.push({ record, resolved, at });
           if (at === 0) this.placeRoot(text, record);
@@ -1070,6 +1084,7 @@ export class PathLearner {
   private reindex(): void {
     this.index = new Map();
     this.firstValues = new Map();
+    this.routeValues = new Map();
     this.rootRouteIndex = new Map();
     this.sharedRootRoutes = new Set();
     this.rootNumbers = new Set();
@@ -1083,6 +1098,7 @@ export class PathLearner {
     for (const kept of this.records) this.place(kept);
     this.index = new Map();
     this.firstValues = new Map();
+    this.routeValues = new Map();
     this.rootRouteIndex = new Map();
     this.sharedRootRoutes = new Set();
     this.rootNumbers = new Set();
@@ -1328,6 +1344,42 @@ export class PathLearner {
   }
 
   /**
+   * The values under `key` a value (placed as `mine`) is compared with: the first `MAX_COMPARED_VALUES` of the
+   * position, then the first few seen with one of its own continuations (see `routePartners`): a value past the
+   * first ones (`/v3/erin/accountLinks` among hundreds of names) meets values that lead where it does.
+   */
+  private *partners(
+    key: string,
+    mine: readonly Placed[],
+    siblings: ReadonlyMap<string, readonly Placed[]>,
+  ): Generator<[string, readonly Placed[]]> {
+    let partners = 0;
+    for (const sibling of siblings) {
+      // With the first values of the position only (see `MAX_COMPARED_VALUES`).
+      if (partners++ >= MAX_COMPARED_VALUES) break;
+      yield sibling;
+    }
+    if (partners <= MAX_COMPARED_VALUES) return;
+    const first = this.firstValues.get(key);
+    for (const other of this.routePartners(key, mine)) {
+      if (first?.has(other) === true) continue;
+      const theirs = siblings.get(other);
+      if (theirs !== undefined) yield [other, theirs];
+    }
+  }
+
+  /** The first values under `key` seen with one of the continuations of `mine` (see `routeValues`). */
+  private routePartners(key: string, mine: readonly Placed[]): Set<string> {
+    const byRoute = this.routeValues.get(key);
+    const out = new Set<string>();
+    if (byRoute === undefined) return out;
+    for (const one of mine)
+      for (const other of byRoute.get(`${one.record.method} ${continuation(one.resolved, one.at)}`) ?? [])
+        out.add(other);
+    return out;
+  }
+
+  /**
    * Is a value of a learned position an exception (a route word such as `/users/me`)? When its
    * continuations contradict a sibling's and agree with none; or when it is an action (see
    * `isAction`) alike with fewer than three other actions and with no other value (`POST
@@ -1344,10 +1396,7 @@ export class PathLearner {
     let alike = false;
     let same = false;
     let actions = 0;
-    let partners = 0;
-    for (const [other, theirs] of siblings) {
-      // With the first values of the position only (see `MAX_COMPARED_VALUES`).
-      if (partners++ >= MAX_COMPARED_VALUES) break;
+    for (const [other, theirs] of this.partners(key, mine, siblings)) {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const verdict = this.compare(mine, theirs);
       if (verdict === 'alike' || verdict === 'same') {
@@ -1375,9 +1424,12 @@ export class PathLearner {
     else position.exceptions.delete(value);
     if (position.exceptions.has(value) !== was) this.changes++;
     // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more);
-    // a value past the first ones is compared with none of them.
-    if (others && this.firstValues.get(key)?.has(value) === true)
-      for (const other of [...position.exceptions]) if (other !== value) this.reconsider(key, other, position, false);
+    // a value past the first ones is compared with those that lead where it does only.
+    if (!others || position.exceptions.size === 0) return;
+    const compared = this.firstValues.get(key)?.has(value) === true ? undefined : this.routePartners(key, mine);
+    for (const other of [...position.exceptions])
+      if (other !== value && (compared === undefined || compared.has(other)))
+        this.reconsider(key, other, position, false);
   }
 }
 
@@ -1672,6 +1724,9 @@ const MAX_ROUTE_VALUES = 64;
  * the records are decided again).
  */
 const MAX_COMPARED_VALUES = 64;
+
+/** Values kept per position and continuation, compared besides the first ones of the position (see `partners`). */
+const MAX_ROUTE_PARTNERS = 8;
 
 /** A plain number (`1707`): at the first segment a version perhaps (`/2/users`), or an identifier. */
 function isPlainNumber(text: string): boolean {
