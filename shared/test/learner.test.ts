@@ -1137,6 +1137,22 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/late-bob/keys')).toBe('/users/{user}/keys');
   });
 
+  it('takes a value whose body left optional fields out for a value, not one with a field of its own', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/users/alice', user('alice')],
+      ['GET', '/users/bob', user('bob')],
+      ['POST', '/users/alice/links', null, ['name', 'status', 'target']],
+      ['POST', '/users/bob/links', null, ['name', 'target']],
+      // One field: it contradicts both bodies (none alike), but every field it shows they showed.
+      ['POST', '/users/carol/links', null, ['status']],
+      // A field neither showed: another shape, an exception as before.
+      ['POST', '/users/dave/links', null, ['priority']],
+    ]);
+    expect(learner.resolve('/users/carol/links')).toBe('/users/{user}/links');
+    expect(learner.resolve('/users/dave/links')).toBe('/users/dave/links');
+  });
+
   it('stays bounded: records past maxRecords are not kept', () => {
     const learner = new PathLearner({ maxRecords: 10 });
     for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);

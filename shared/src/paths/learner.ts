@@ -1380,6 +1380,49 @@ export class PathLearner {
   }
 
   /**
+   * Are the fields `value` (placed as `mine`) was seen with, on each of its routes, all among those its partners
+   * (see `partners`) were seen with on that route, two partners or more there? Then what contradicts is a body
+   * that left optional fields out (`POST /v3/heidi/accountLinks` taking `{status}`, where others take
+   * `{name, status, target}`, `{name, target}`), not a route word's other shape (`/users/me`).
+   */
+  private insideOthers(
+    key: string,
+    value: string,
+    mine: readonly Placed[],
+    siblings: ReadonlyMap<string, readonly Placed[]>,
+  ): boolean {
+    const routes = new Map<string, { values: number; keys: Set<string>; requestKeys: Set<string> }>();
+    for (const one of mine)
+      routes.set(`${one.record.method} ${continuation(one.resolved, one.at)}`, {
+        values: 0,
+        keys: new Set(),
+        requestKeys: new Set(),
+      });
+    for (const [other, theirs] of this.partners(key, mine, siblings)) {
+      if (other === value || !this.comparable(key, other, theirs)) continue;
+      const counted = new Set<string>();
+      for (const one of theirs) {
+        const route = `${one.record.method} ${continuation(one.resolved, one.at)}`;
+        const seen = routes.get(route);
+        if (seen === undefined) continue;
+        if (!counted.has(route)) {
+          counted.add(route);
+          seen.values++;
+        }
+        for (const name of one.record.keys ?? []) seen.keys.add(name);
+        for (const name of one.record.requestKeys ?? []) seen.requestKeys.add(name);
+      }
+    }
+    for (const one of mine) {
+      const seen = routes.get(`${one.record.method} ${continuation(one.resolved, one.at)}`)!;
+      if (seen.values < 2) return false;
+      if (!(one.record.keys ?? []).every((name) => seen.keys.has(name))) return false;
+      if (!(one.record.requestKeys ?? []).every((name) => seen.requestKeys.has(name))) return false;
+    }
+    return true;
+  }
+
+  /**
    * Is a value of a learned position an exception (a route word such as `/users/me`)? When its
    * continuations contradict a sibling's and agree with none; or when it is an action (see
    * `isAction`) alike with fewer than three other actions and with no other value (`POST
@@ -1420,7 +1463,9 @@ export class PathLearner {
     // Free text (`esse dolor`, `New York`) is a value someone sent, never a route word: no exception.
     if (hasSpace(value)) contradicts = false;
     const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
-    if ((contradicts && !alike && actions === 0) || fewActions) position.exceptions.add(value);
+    // A value whose bodies left optional fields out contradicts its siblings, but shows no field they lack.
+    if ((contradicts && !alike && actions === 0 && !this.insideOthers(key, value, mine, siblings)) || fewActions)
+      position.exceptions.add(value);
     else position.exceptions.delete(value);
     if (position.exceptions.has(value) !== was) this.changes++;
     // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more);
