@@ -1077,6 +1077,15 @@ describe('PathLearner', () => {
       ['GET', '/teams/frank', fields('name', 'city', 'founded', 'colors')],
     ]);
     expect(learner.resolve('/teams/dave')).toBe('/teams/{team}');
+    // Nor do two answers of one field each (`{symbol}`, `{status}`): parts of one shape as likely as two shapes.
+    learn(learner, [
+      ['GET', '/stocks/alice', fields('symbol', 'status', 'last')],
+      ['GET', '/stocks/bob', fields('symbol', 'status', 'last')],
+      ['GET', '/stocks/judy', fields('symbol')],
+      ['GET', '/stocks/umbrella', fields('status')],
+    ]);
+    expect(learner.resolve('/stocks/judy')).toBe('/stocks/{stock}');
+    expect(learner.resolve('/stocks/umbrella')).toBe('/stocks/{stock}');
     // A request body of one field inside another tells nothing of the kind: two actions stay apart.
     learn(learner, [
       ['PUT', '/external/master', fields('error', 'success'), fields('cog', 'lat', 'lon', 'orientation')],

@@ -1720,7 +1720,8 @@ function compareKeys(a: readonly string[] | null, b: readonly string[] | null, a
   const fewer = Math.min(inA.size, b.length);
   if (fewer >= 2 && shared * 5 >= fewer * 4) return 'alike';
   // An answer of one field among another's: the rest left out, or another shape; nothing to tell by.
-  return answers && fewer === 1 && shared === 1 ? 'unknown' : 'contradicts';
+  // Two answers of one field each: two parts of one shape as likely as two shapes (answers leave optional fields out).
+  return answers && fewer === 1 && (shared === 1 || Math.max(inA.size, b.length) === 1) ? 'unknown' : 'contradicts';
 }
 
 /** A whole route after a first segment, every segment a literal: its method and text, and the fields seen. */
