@@ -254,9 +254,14 @@ export class AgentGateway implements WebSocketRoute {
       else if (badMessages >= MAX_BAD_MESSAGES) ws.close(1008, 'too many bad messages');
     };
 
-    /** Handles one message read at `received` (`performance.now()`). */
-    const handle = async (text: string, received: number): Promise<void> => {
+    /**
+     * Handles one message, its frame read at `received` (`performance.now()`). Its text is made
+     * here, as a local: an async function keeps its arguments while it runs, its locals only while
+     * they are used (issue 20: the 26 KB text of a batch waiting for a database connection).
+     */
+    const handle = async (frame: RawData, received: number): Promise<void> => {
       const started = performance.now();
+      const text = textOf(frame);
       let message: AgentMessage;
       try {
         message = parseAgentMessage(text);
@@ -264,8 +269,13 @@ export class AgentGateway implements WebSocketRoute {
         reject('invalid-message', error instanceof Error ? error.message : 'invalid message', aboutText(text), false);
         return;
       }
-      if (message.type !== 'hello' && session === null) {
-        reject('hello-required', 'the first message must be hello', aboutMessage(message), false);
+      // What an error about the message names, read before its work: from here on nothing but the
+      // work itself refers to the parsed message, so a batch waiting for a database connection
+      // holds its statement's parameters, not the objects it was parsed into (issue 20).
+      const about = aboutMessage(message);
+      const type = message.type;
+      if (type !== 'hello' && session === null) {
+        reject('hello-required', 'the first message must be hello', about, false);
         return;
       }
       try {
@@ -281,11 +291,12 @@ export class AgentGateway implements WebSocketRoute {
             break;
           }
           case 'batch': {
+            const { batchId } = message;
             const { duplicate, folded, ackAfterFold } = await this.ingest.ingestBatch(session as AgentSession, message);
             const committed = performance.now();
             follow(folded);
             answer(
-              { type: 'ack', batchId: message.batchId, ...(duplicate ? { duplicate: true } : {}) },
+              { type: 'ack', batchId, ...(duplicate ? { duplicate: true } : {}) },
               (ackAfterFold ? folded : Promise.resolve()).then(() => this.timed(received, started, committed)),
             );
             break;
@@ -307,7 +318,6 @@ export class AgentGateway implements WebSocketRoute {
         }
         badMessages = 0;
       } catch (error) {
-        const about = aboutMessage(message);
         if (error instanceof WireError) {
           reject(
             error instanceof FatalWireError ? 'refused' : 'invalid-message',
@@ -319,7 +329,7 @@ export class AgentGateway implements WebSocketRoute {
         }
         // Not the agent's fault (e.g. the database is away): the agent keeps the batch (or the
         // capture's end) and resends it.
-        this.log.error({ err: error, type: message.type, ...about }, 'agent message failed');
+        this.log.error({ err: error, type, ...about }, 'agent message failed');
         send({
           type: 'error',
           code: 'unavailable',
@@ -360,7 +370,7 @@ export class AgentGateway implements WebSocketRoute {
       // every young-generation collection meanwhile and were copied into the old one (issue 20).
       this.queue(size);
       chain = chain
-        .then(() => this.turns.run(() => handle(textOf(data), received)))
+        .then(() => this.turns.run(() => handle(data, received)))
         .finally(() => {
           pending -= 1;
           this.dequeue(size);

@@ -66,6 +66,18 @@ interface LearnedTemplate {
   covers: Set<string> | null;
 }
 
+/** A batch made into its statement's parameters, with what its write needs besides (see `ingestBatch`). */
+interface BatchStatement {
+  parameters: unknown[];
+  captureId: string;
+  /** Observations as sent. */
+  observations: number;
+  /** Fingerprints of the shapes it sends, stored once the statement commits. */
+  shapes: string[];
+  /** The environment row its evidence is queued for (null: it is no evidence). */
+  rowId: string | null;
+}
+
 /** Learned templates kept per capture at most; past it a `learned` message is refused. */
 export const MAX_LEARNED_PER_CAPTURE = 10_000;
 
@@ -408,10 +420,24 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
    * `ackAfterFold` says whether the ack waits for it (see `ackWaitsForFold`).
    * @throws WireError naming the problem; nothing is written then.
    */
-  async ingestBatch(
+  ingestBatch(
     session: AgentSession,
     batch: BatchMessage,
   ): Promise<{ duplicate: boolean; folded: Promise<void>; ackAfterFold: boolean }> {
+    // Not an async function: an async function keeps its arguments for as long as it runs, and
+    // this one would keep the batch's parsed objects while its statement waits for a database
+    // connection and runs. Split here, the write holds the statement's parameters and a few
+    // fields only, so the up to MAX_MESSAGES_HANDLED batches in flight on a replica are not
+    // copied by every young-generation collection meanwhile (issue 20).
+    return this.batchStatement(session, batch).then((statement) => this.writeStatement(session, statement));
+  }
+
+  /**
+   * A batch checked (its capture, learned templates and shapes) and made into the batch
+   * statement's parameters, with what is needed after the write.
+   * @throws WireError naming the problem.
+   */
+  private async batchStatement(session: AgentSession, batch: BatchMessage): Promise<BatchStatement> {
     await this.ensureCapture(session, batch.captureId);
     await this.applyLearned(session, batch);
     for (const [key, shape] of Object.entries(batch.shapes)) {
@@ -452,9 +478,23 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       ...(evidence === null ? {} : { evidence }),
       ...(unmatched && (unmatched.requests > 0 || unmatched.paths > 0) ? { unmatched } : {}),
     };
-    const parameters = writeBatchParameters(header, rows);
+    return {
+      parameters: writeBatchParameters(header, rows),
+      captureId: batch.captureId,
+      observations: batch.observations.length,
+      shapes: shapeEntries.map(([key]) => key),
+      rowId: evidence?.rowId ?? null,
+    };
+  }
+
+  /** Writes a batch's statement (see `ingestBatch`). */
+  private async writeStatement(
+    session: AgentSession,
+    statement: BatchStatement,
+  ): Promise<{ duplicate: boolean; folded: Promise<void>; ackAfterFold: boolean }> {
+    const { parameters, rowId } = statement;
     const { claimed, queuedId } = await withRetry(() => this.captures.writeBatch(parameters));
-    const queuedFor = evidence === null || queuedId === null ? null : { rowId: evidence.rowId, queuedId };
+    const queuedFor = rowId === null || queuedId === null ? null : { rowId, queuedId };
     // Folded now, whether or not the ack waits for it (or after SETTLE_MS: it is durable either way).
     const folded =
       queuedFor === null
@@ -466,12 +506,12 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
             ackWaitsForFold(session.environment),
           );
     const duplicate = !claimed;
-    for (const [key] of shapeEntries) this.storedShapes.set(key, true);
+    for (const key of statement.shapes) this.storedShapes.set(key, true);
     if (duplicate) this.metrics.duplicateBatches.inc();
     else {
       this.metrics.batches.inc();
-      this.metrics.observations.inc(batch.observations.length);
-      this.events.captureChanged(session.projectId, batch.captureId);
+      this.metrics.observations.inc(statement.observations);
+      this.events.captureChanged(session.projectId, statement.captureId);
     }
     return { duplicate, folded, ackAfterFold: queuedFor !== null && ackWaitsForFold(session.environment) };
   }
