@@ -31,7 +31,8 @@
  * (3), BENCH_SCALE_ROLLOUT (0; production agents of a second build, see ROLLOUT), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
  * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr; BENCH_SCALE_NODE_FLAGS: Node options of the replicas
- * (space-separated, e.g. `--max-semi-space-size=16` to compare against another young generation);
+ * (space-separated, e.g. `--trace-gc`); BENCH_SCALE_REPLICA_MAIN: the replicas' `main.js` (another build's);
+ * BENCH_SCALE_REPLICA_OUT: a folder for the replicas' standard output;
  * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
  * (`pg_stat_statements`, nested ones too) and what active backends waited for, and the replicas'
  * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
@@ -49,7 +50,7 @@ import {
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync, readdirSync } from 'node:fs';
+import { createWriteStream, mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,6 +115,10 @@ const REPLICA_POOL = 10;
 const ROLLUP_SECONDS = process.env.BENCH_SCALE_ROLLUP_SECONDS;
 /** Where profiles go (BENCH_SCALE_PROFILE), or null. */
 const PROFILE = process.env.BENCH_SCALE_PROFILE ? path.resolve(process.env.BENCH_SCALE_PROFILE) : null;
+/** The replicas' program (BENCH_SCALE_REPLICA_MAIN: another build's compiled `src/main.js`, to compare builds under one bench). */
+const REPLICA_MAIN = path.resolve(process.env.BENCH_SCALE_REPLICA_MAIN ?? path.join(__dirname, '../src/main.js'));
+/** A folder for each replica's standard output (BENCH_SCALE_REPLICA_OUT; e.g. with `--trace-gc` in BENCH_SCALE_NODE_FLAGS), or none. */
+const REPLICA_OUT = process.env.BENCH_SCALE_REPLICA_OUT ? path.resolve(process.env.BENCH_SCALE_REPLICA_OUT) : null;
 /** The replicas' Node options (BENCH_SCALE_NODE_FLAGS), before the profile's. */
 const NODE_FLAGS = (process.env.BENCH_SCALE_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
@@ -458,10 +463,14 @@ async function startReplica(env: Record<string, string>): Promise<{ url: string;
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const profile = PROFILE === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE}`];
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, path.join(__dirname, '../src/main.js')], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...profile, REPLICA_MAIN], {
     env: { PATH: process.env.PATH ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', REPLICA_OUT === null ? 'ignore' : 'pipe', 'pipe'],
   });
+  if (REPLICA_OUT !== null) {
+    mkdirSync(REPLICA_OUT, { recursive: true });
+    child.stdout?.pipe(createWriteStream(path.join(REPLICA_OUT, `replica-${child.pid}.log`)));
+  }
   const output: string[] = [];
   child.stderr?.on('data', (chunk: Buffer) => {
     output.push(chunk.toString());
