@@ -11,8 +11,16 @@
  * in the proxy bench (`BENCH_OBSERVE_CLOCK=wall` for the wall clock, as before session 17). On the
  * wall clock a round's share of budgeted work depended on how fast the rounds before it ran and on
  * how long the process waited for a core, so a loaded machine moved the figure both ways.
+ *
+ * `BENCH_OBSERVE_PART=heap`: the same rounds measure heap bytes allocated per request instead of CPU
+ * (a count, not a timing: it needs no quiet machine). Run it with the young generation fixed large
+ * enough that no collection falls in a round (`node --min-semi-space-size=64 --max-semi-space-size=64
+ * dist/bench/observe.bench.js`, with `BENCH_REQUESTS=5000`); a round a collection fell in is left out.
+ * Without a shape budget there (each key's guaranteed sample only), so the count does not depend on
+ * how fast the timed shape work ran.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { LatencyHistogram } from '@spectator/shared';
 import { ConsumerIds, parseConsumerSources, projectConsumerKey, pseudonym } from '../src/observe/consumers';
 import { BodyTap, type SampleCarrier } from '../src/observe/exchange';
@@ -30,6 +38,11 @@ const WALL_CLOCK = process.env.BENCH_OBSERVE_CLOCK === 'wall';
 /** The shape sampler's clock, ms: moved on by each observed request unless WALL_CLOCK. */
 let requestClock = 0;
 const samplerClock = WALL_CLOCK ? Date.now : () => requestClock;
+/** `BENCH_OBSERVE_PART=heap`: the observing path's rounds count heap bytes allocated, not CPU µs (see above). */
+const HEAP = process.env.BENCH_OBSERVE_PART === 'heap';
+/** Garbage collections so far (heap rounds only): a round one fell in gives no figure. */
+let collections = 0;
+if (HEAP) new PerformanceObserver((list) => (collections += list.getEntries().length)).observe({ entryTypes: ['gc'] });
 
 interface Scenario {
   name: string;
@@ -128,7 +141,8 @@ async function run(
   const chunks = chunksOf(scenario.responseBody);
   let sink = 0;
   const carrier: SampleCarrier = { sampleSlot: null };
-  const started = cpuMicros();
+  const collectionsBefore = collections;
+  const started = HEAP ? process.memoryUsage().heapUsed : cpuMicros();
   const tick = 1_000 / scenario.rate;
   for (let i = 0; i < count; i++) {
     const target = scenario.target(i);
@@ -187,12 +201,16 @@ async function run(
   }
   // The rows go out once a second in the agent; drained per run here, so their cost is counted too.
   if (pipeline) sink += pipeline.drain().length;
-  const cost = (cpuMicros() - started) / count;
+  const cost =
+    HEAP && collections !== collectionsBefore
+      ? NaN
+      : ((HEAP ? process.memoryUsage().heapUsed : cpuMicros()) - started) / count;
   return sink >= 0 ? cost : NaN;
 }
 
 const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
+  // A heap round a collection fell in gives NaN (see `run`): left out.
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] as number;
 };
 
@@ -207,6 +225,9 @@ async function main(): Promise<void> {
     metrics,
     log: createRootLogger('silent'),
     samplerClock,
+    // Heap rounds: no shape budget (only each key's guaranteed sample, on the request clock), so the
+    // count does not depend on how fast timed shape work ran, which sets how many samples the budget admits.
+    ...(HEAP ? { sampler: { budgetShare: 0, burstMs: 0 } } : {}),
   });
   console.log(
     `observing path: ${ROUNDS} rounds × ${REQUESTS} requests per scenario, on/off interleaved; budgets refill ${WALL_CLOCK ? 'on the wall clock' : "on requests (each 1/rate s of the sampler's clock)"}; node ${process.version}`,
@@ -220,13 +241,18 @@ async function main(): Promise<void> {
       off.push(await run(null, scenario, REQUESTS));
       on.push(await run(pipeline, scenario, REQUESTS));
     }
+    const unit = HEAP ? 'heap bytes allocated' : 'µs CPU';
+    const counted = HEAP
+      ? `; ${on.filter((value) => !Number.isNaN(value)).length} of ${ROUNDS} rounds without a collection`
+      : '';
     console.log(
-      `  ${scenario.name.padEnd(22)} observing adds ${(median(on) - median(off)).toFixed(2).padStart(6)} µs CPU per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)})`,
+      `  ${scenario.name.padEnd(22)} observing adds ${(median(on) - median(off)).toFixed(2).padStart(6)} ${unit} per request (on ${median(on).toFixed(2)}, off ${median(off).toFixed(2)}${counted})`,
     );
   }
   console.log(
     `  counted ${metrics.get('observed_total')}, shaped ${metrics.get('shaped_total')}, sampled out ${metrics.get('unshaped_total')}, dropped ${metrics.get('dropped_total')}`,
   );
+  if (HEAP) return;
   shapeWorkPerSample();
   timingPerRequest();
   await consumerPerRequest();
