@@ -1162,6 +1162,34 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/dave/links')).toBe('/users/dave/links');
   });
 
+  it('keeps words seen after two words of one prefix literal, and their siblings (/stats/outbound/clicks/platforms)', () => {
+    const fields = (...names: string[]) => responseKeys(inferShape(Object.fromEntries(names.map((n) => [n, 1]))));
+    const message = fields('MessageID', 'Subject', 'To', 'From');
+    const days = fields('Days', 'Desktop', 'Mobile', 'WebMail');
+    const learner = new PathLearner();
+    learn(learner, [
+      // Names at the same depth under another prefix, each followed by words: values there.
+      ...['alice', 'bob', 'carol', 'dave', 'erin', 'frank'].map((name): [string, string, readonly string[] | null] => [
+        'GET',
+        `/messages/outbound/${name}/details`,
+        message,
+      ]),
+      // Two words answering fields of their own, each followed by words.
+      ['GET', '/stats/outbound/clicks', fields('Clicks', 'Unique', 'Links')],
+      ['GET', '/stats/outbound/opens', fields('Opens', 'Read', 'Total')],
+      ['GET', '/stats/outbound/clicks/location', days],
+      ['GET', '/stats/outbound/clicks/browserfamilies', days],
+      ['GET', '/stats/outbound/clicks/platforms', days],
+      ['GET', '/stats/outbound/opens/platforms', days],
+      ['GET', '/stats/outbound/opens/emailclients', days],
+    ]);
+    expect(learner.resolve('/messages/outbound/grace/details')).toBe('/messages/outbound/{outbound}/details');
+    // `platforms` follows both words followed by a word under `/stats/outbound`: a route word, and its siblings
+    // (two alike) are the parent's other routes, learned from four alike only.
+    expect(learner.resolve('/stats/outbound/clicks/location')).toBe('/stats/outbound/clicks/location');
+    expect(learner.resolve('/stats/outbound/opens/emailclients')).toBe('/stats/outbound/opens/emailclients');
+  });
+
   it('stays bounded: records past maxRecords are not kept', () => {
     const learner = new PathLearner({ maxRecords: 10 });
     for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);

@@ -128,6 +128,10 @@ export class PathLearner {
   private readonly parentsOf = new Map<string, Set<string>>();
   /** Position → the literals seen there followed by a literal (`MAX_PARENTS` at most). */
   private readonly parentsAt = new Map<number, Set<string>>();
+  /** Raw prefix → the literals seen right after it followed by a literal (`MAX_PARENTS` at most; see `isRouteWord`). */
+  private readonly followedUnder = new Map<string, Set<string>>();
+  /** Raw prefix, space, position and literal → the literals seen right before it under that prefix (see `isRouteWord`). */
+  private readonly parentsUnder = new Map<string, Set<string>>();
   /** Position → the literals there seen after two parents or more: those that may be route words. */
   private readonly wordsAt = new Map<number, Set<string>>();
   /**
@@ -583,10 +587,19 @@ export class PathLearner {
     // Parents that are route words themselves (`get`, `search` of `/journals/get/wonka`, `/repositories/search/wonka`) are no values.
     const values = this.valuesAmong(at - 1, parents);
     // After at least half of them: a slug that two names happen to share (`alice/intro`, `bob/intro`) is no route word.
-    return (
+    if (
       values >= ROUTE_WORD_PARENTS ||
       (values >= 2 && values * 2 >= this.valuesAmong(at - 1, this.parentsAt.get(at - 1)))
-    );
+    )
+      return true;
+    // Or after every literal followed by one under one prefix, two or more: names at that depth under other prefixes
+    // (`/messages/outbound/alice/dump`) do not hide the words of one (`platforms` after `clicks` and `opens` of
+    // `/stats/outbound`, the only words followed by one there).
+    for (const grand of this.grandsOf.get(word) ?? []) {
+      const under = this.valuesAmong(at - 1, this.parentsUnder.get(`${grand} ${word}`));
+      if (under >= 2 && under >= this.valuesAmong(at - 1, this.followedUnder.get(grand))) return true;
+    }
+    return false;
   }
 
   /**
@@ -745,7 +758,16 @@ export class PathLearner {
       if (parents === undefined) this.parentsOf.set(key, (parents = new Set()));
       let seen = this.parentsAt.get(at - 1);
       if (seen === undefined) this.parentsAt.set(at - 1, (seen = new Set()));
-      if (parents.has(parent.text) && seen.has(parent.text)) continue;
+      let followed = this.followedUnder.get(grand);
+      if (followed === undefined && this.followedUnder.size < MAX_GRAND_PREFIXES)
+        this.followedUnder.set(grand, (followed = new Set()));
+      let under = this.parentsUnder.get(`${grand} ${key}`);
+      if (under === undefined && this.parentsUnder.size < MAX_IDENTIFIER_WORDS)
+        this.parentsUnder.set(`${grand} ${key}`, (under = new Set()));
+      const newUnder =
+        (followed !== undefined && !followed.has(parent.text) && followed.size < MAX_PARENTS) ||
+        (under !== undefined && !under.has(parent.text) && under.size < MAX_PARENTS);
+      if (parents.has(parent.text) && seen.has(parent.text) && !newUnder) continue;
       // Route words at this position and the next before and after (few: those after two parents or more): a
       // literal here that now recurs (see `recurs`) counts as a value before the next no more.
       let words = this.wordsAt.get(at);
@@ -754,6 +776,8 @@ export class PathLearner {
       const recurred = parents.size >= 2;
       if (parents.size < MAX_PARENTS) parents.add(parent.text);
       if (seen.size < MAX_PARENTS) seen.add(parent.text);
+      if (followed !== undefined && followed.size < MAX_PARENTS) followed.add(parent.text);
+      if (under !== undefined && under.size < MAX_PARENTS) under.add(parent.text);
       if (parents.size >= 2 && words.size < MAX_PARENTS) words.add(segment.text);
       if (this.noteGrandchild(grand, key, parents.size >= 2, !recurred && parents.size >= 2)) changed = true;
       const after = this.routeWordsFrom(at);
@@ -937,8 +961,13 @@ export class PathLearner {
       let changed = false;
       for (const [key, position] of [...this.learned]) {
         // Learned before what precedes it turned out a route word (`schedule` of `/messages/schedule/{…}`, an
-        // exception found later): it is held to the strict rule from now on.
-        if (position.strict !== true && key !== '' && this.learnedAfterWord(key)) {
+        // exception found later), or beside a route word found later (`platforms` of `/stats/outbound/clicks/…` once it
+        // follows `opens` too): it is held to the strict rule from now on.
+        if (
+          position.strict !== true &&
+          key !== '' &&
+          (this.learnedAfterWord(key) || this.learnedBesideRouteWord(key))
+        ) {
           position.strict = true;
           changed = true;
         }
@@ -974,6 +1003,24 @@ export class PathLearner {
       const word = `${at}/${value}`;
       if (this.collectionWords.has(word) && !this.amongManyValues(word)) return true;
     }
+    return false;
+  }
+
+  /** Is the position learned under `key` beside a route word (see `besideRouteWord`)? */
+  private learnedBesideRouteWord(key: string): boolean {
+    const first = this.index.get(key)?.values().next().value?.[0];
+    return first !== undefined && this.besideRouteWord(key, first.at);
+  }
+
+  /**
+   * Is one of the first values under `key` (at `at`) a route word shown by the literals before it (see `isRouteWord`;
+   * not one after identifiers only, `unpublish` of `/articles/{id}/unpublish`)?
+   */
+  private besideRouteWord(key: string, at: number): boolean {
+    const words = this.wordsAt.get(at);
+    if (words === undefined) return false;
+    for (const value of this.firstValues.get(key) ?? [])
+      if (words.has(value) && this.isRouteWord(at, value)) return true;
     return false;
   }
 
@@ -1126,8 +1173,13 @@ export class PathLearner {
         // A value ending its path beside a collection (`/locale/currencies` beside `/locale/timezones/17`).
         const leaf = at === resolved.length - 1 && this.besideCollection(key, at);
         // Right after a value of a position learned after a version (`/v3/{name}/brands`): its route words.
+        // Beside a route word of other parents (`platforms` of `/stats/outbound/clicks/platforms`, after `opens` too):
+        // its siblings are likely the parent's other routes (`…/clicks/location`), learned from many alike only.
         const strict =
-          this.afterWord(resolved, at, previousKey) || leaf || this.learned.get(previousKey)?.afterNames === true;
+          this.afterWord(resolved, at, previousKey) ||
+          leaf ||
+          this.learned.get(previousKey)?.afterNames === true ||
+          this.besideRouteWord(key, at);
         if (this.decidePosition(key, segment.text, strict)) return true;
       } else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key, true)) {
         // Right after `api` or a version (`/v3/acme/brands`), where an API's resources live too (`/v1/users`): from
