@@ -495,7 +495,14 @@ describe('path templates from structure', () => {
       return sendJson(res, 404, { message: 'Not Found' });
     });
     backend = await FakeBackend.start();
-    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    // Every answer shaped: with the default budget a loaded machine samples some out, and which of the accounts'
+    // answers the learner sees decides whether `/v3/status` stays literal (see learner.test, answers not looked at).
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { sampler: { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity } },
+    });
     const first = Array.from({ length: 15 }, (_, i) => `canary-${String.fromCharCode(97 + i)}`);
     try {
       // Fifteen names alike: an API's resources may answer alike too (`/open-banking/v2.2/…`), but they are few. Not
