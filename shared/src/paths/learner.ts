@@ -1425,9 +1425,7 @@ export class PathLearner {
     const byRoute = this.routeValues.get(key);
     const out = new Set<string>();
     if (byRoute === undefined) return out;
-    for (const one of mine)
-      for (const other of byRoute.get(`${one.record.method} ${continuation(one.resolved, one.at)}`) ?? [])
-        out.add(other);
+    for (const one of mine) for (const other of byRoute.get(routeOf(one)) ?? []) out.add(other);
     return out;
   }
 
@@ -1445,7 +1443,7 @@ export class PathLearner {
   ): boolean {
     const routes = new Map<string, { values: number; keys: Set<string>; requestKeys: Set<string> }>();
     for (const one of mine)
-      routes.set(`${one.record.method} ${continuation(one.resolved, one.at)}`, {
+      routes.set(routeOf(one), {
         values: 0,
         keys: new Set(),
         requestKeys: new Set(),
@@ -1454,7 +1452,7 @@ export class PathLearner {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const counted = new Set<string>();
       for (const one of theirs) {
-        const route = `${one.record.method} ${continuation(one.resolved, one.at)}`;
+        const route = routeOf(one);
         const seen = routes.get(route);
         if (seen === undefined) continue;
         if (!counted.has(route)) {
@@ -1466,7 +1464,7 @@ export class PathLearner {
       }
     }
     for (const one of mine) {
-      const seen = routes.get(`${one.record.method} ${continuation(one.resolved, one.at)}`)!;
+      const seen = routes.get(routeOf(one))!;
       if (seen.values < 2) return false;
       if (!(one.record.keys ?? []).every((name) => seen.keys.has(name))) return false;
       if (!(one.record.requestKeys ?? []).every((name) => seen.requestKeys.has(name))) return false;
@@ -1671,7 +1669,7 @@ function mergeFields(placed: readonly Placed[]): readonly Placed[] {
   if (placed.length < 2) return placed;
   const byRoute = new Map<string, Placed[]>();
   for (const one of placed) {
-    const route = `${one.record.method} ${continuation(one.resolved, one.at)}`;
+    const route = routeOf(one);
     const same = byRoute.get(route);
     if (same === undefined) byRoute.set(route, [one]);
     else same.push(one);
@@ -2015,6 +2013,11 @@ function aloneMembers(
 function literalText(given: Segment, resolved: Segment): string | undefined {
   if (resolved.kind === 'literal') return resolved.text;
   return resolved.name === LEARNED && given.kind === 'literal' ? given.text : undefined;
+}
+
+/** A placement's method and what follows it (`GET /brands`): its route from that position on. */
+function routeOf(one: Placed): string {
+  return `${one.record.method} ${continuation(one.resolved, one.at)}`;
 }
 
 /** What follows position `at`, as a key: literals by their canonical text, parameters as `{}`. */
