@@ -39,7 +39,8 @@ describe.each(MAJORS)('PostgreSQL %i', (major) => {
     );
     expect(Math.floor(version!.num / 10_000)).toBe(major);
     expect(version!.num).toBeGreaterThanOrEqual(MIN_POSTGRES_VERSION);
-    const backend = await startTestBackend({ databaseUrl: postgres.url });
+    // Rolled up every second (60 s by default), so the runtime rows below are read within the wait.
+    const backend = await startTestBackend({ databaseUrl: postgres.url, runtimeRollupSeconds: 1 });
     try {
       await backend.api('POST', '/projects', { slug: 'pg', name: 'PG' });
       const token = (await backend.api<TokenResponse>('POST', '/projects/pg/tokens', { name: 'a', scope: 'agent' }))
@@ -97,7 +98,7 @@ describe.each(MAJORS)('PostgreSQL %i', (major) => {
         () => sql('SELECT id FROM evidence_queue'),
         (queued) => queued.length === 0,
       );
-      // A replica rolls the folds' minutes up into their hours and days every few seconds.
+      // A replica rolls the folds' minutes up into their hours and days (here every second).
       await eventually(
         () => sql('SELECT 1 FROM runtime_minutes_added'),
         (added) => added.length === 0,

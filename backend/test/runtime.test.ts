@@ -422,13 +422,17 @@ describe('runtime evidence', () => {
       await new Promise<void>((resolve) => slow.close(() => resolve()));
     }
     // /slow is not documented, so it has no endpoint id to ask by: its runtime, kept under no
-    // version (''), is read from the table.
+    // version (''), is read from the table, its minutes rolled up first (the backend's own roll-up
+    // runs every 60 s).
+    const rolledUp = new RuntimeRepository(ds);
     const [row] = (await eventually(
-      () =>
-        ds.query(
+      async () => {
+        await rolledUp.rollUp(null, true);
+        return ds.query(
           `SELECT version, sum(requests)::int AS requests, runtime_histogram_sum(ttfb) AS ttfb FROM runtime_buckets
             WHERE environment_name = 'b-real' AND path = '/slow' AND resolution = 'minute' GROUP BY version`,
-        ),
+        ) as Promise<Array<{ requests: number }>>;
+      },
       (found: Array<{ requests: number }>) => found[0]?.requests === 5,
     )) as Array<{ version: string; requests: number; ttfb: Record<string, number> }>;
     expect(row!.version).toBe('');

@@ -108,9 +108,9 @@ describe('parseConfig', () => {
     expect(parseConfig(env).runtimeRetention).toEqual({ minuteDays: 7, hourDays: 90, dayDays: 730 });
     expect(parseConfig(env, { runtimeRetention: { dayDays: 3650 } }).runtimeRetention.dayDays).toBe(3650);
     expect(() => parseConfig({ SPECTATOR_RUNTIME_MINUTE_DAYS: '0' })).toThrow(/SPECTATOR_RUNTIME_MINUTE_DAYS/);
-    // How often folded minutes are rolled up into hours and days: 10 s unless set, 1 s to an hour.
-    expect(parseConfig({}).runtimeRollupSeconds).toBe(10);
-    expect(parseConfig({ SPECTATOR_RUNTIME_ROLLUP_SECONDS: '60' }).runtimeRollupSeconds).toBe(60);
+    // How often folded minutes are rolled up into hours and days: 60 s unless set, 1 s to an hour.
+    expect(parseConfig({}).runtimeRollupSeconds).toBe(60);
+    expect(parseConfig({ SPECTATOR_RUNTIME_ROLLUP_SECONDS: '10' }).runtimeRollupSeconds).toBe(10);
     expect(parseConfig({}, { runtimeRollupSeconds: 1 }).runtimeRollupSeconds).toBe(1);
     for (const bad of ['0', '3601', '1.5', 'often'])
       expect(() => parseConfig({ SPECTATOR_RUNTIME_ROLLUP_SECONDS: bad })).toThrow(/SPECTATOR_RUNTIME_ROLLUP_SECONDS/);

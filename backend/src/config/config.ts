@@ -109,8 +109,9 @@ export interface BackendConfig {
   runtimeRetention: RuntimeRetention;
   /**
    * Seconds between a replica's roll-ups of the minutes folds added into their minute, hour and day
-   * rows (SPECTATOR_RUNTIME_ROLLUP_SECONDS, default 10, 1–3600): longer writes each row less often;
-   * reads add the minutes still waiting of the endpoints they read (found by endpoint).
+   * rows (SPECTATOR_RUNTIME_ROLLUP_SECONDS, default 60, 1–3600): longer writes each row less often;
+   * reads add the minutes still waiting of the endpoints they read (found by endpoint), so every
+   * answer is exact whenever the roll-up runs (docs/operations.md, Runtime evidence: why 60).
    */
   runtimeRollupSeconds: number;
 }
@@ -338,7 +339,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const runtimeRetention = parseRuntimeRetention(options.runtimeRetention ?? {}, env, problems);
   const runtimeRollupSeconds =
     options.runtimeRollupSeconds ??
-    parseInteger(env.SPECTATOR_RUNTIME_ROLLUP_SECONDS, 'SPECTATOR_RUNTIME_ROLLUP_SECONDS', 10, 1, 3600, problems);
+    parseInteger(env.SPECTATOR_RUNTIME_ROLLUP_SECONDS, 'SPECTATOR_RUNTIME_ROLLUP_SECONDS', 60, 1, 3600, problems);
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
