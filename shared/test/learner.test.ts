@@ -72,6 +72,23 @@ describe('PathLearner', () => {
     expect(templatePath("/users/alice/token/'selfie'")).toBe('/users/alice/token/{tokenId}');
   });
 
+  it('keeps routes that are the same as one value but contradict one another literal (/auth/logout)', () => {
+    const fields = (...names: string[]) => responseKeys(inferShape(Object.fromEntries(names.map((n) => [n, 1]))));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['POST', '/auth/logout', null],
+      ['POST', '/auth/ping', fields('email', 'password', 'username')],
+      ['POST', '/auth/register', fields('token', 'username'), fields('password', 'username', 'email')],
+      ['POST', '/auth/login/apinf', fields('token', 'username'), fields('password', 'username')],
+      ['POST', '/auth/login', fields('token', 'username'), fields('password', 'username')],
+    ]);
+    // `logout` (nothing to compare) is the same as three routes, but `ping` contradicts `login`: no values.
+    expect(learner.resolve('/auth/logout')).toBe('/auth/logout');
+    expect(learner.resolve('/auth/login')).toBe('/auth/login');
+    expect(learner.resolve('/auth/login/apinf')).toBe('/auth/login/apinf');
+    expect(learner.generation).toBe(0);
+  });
+
   it('keeps a value whose response contradicts its siblings literal (/users/me)', () => {
     const learner = new PathLearner();
     learn(learner, [

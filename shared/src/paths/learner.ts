@@ -1070,8 +1070,8 @@ export class PathLearner {
     if (strict && this.recursAfterIdentifiers(at, siblings)) return false;
     const alone = strict ? this.aloneAfterIdentifiers(at, siblings.keys()) : undefined;
     let alike = 0;
-    let same = 0;
     let partners = 0;
+    const sameOnes: Array<readonly Placed[]> = [];
     for (const [other, theirs] of siblings) {
       // With the first values of the position only (see `MAX_COMPARED_VALUES`).
       if (partners++ >= MAX_COMPARED_VALUES) break;
@@ -1084,10 +1084,27 @@ export class PathLearner {
         // Routes take query parameters of their own, a parameter's values those of its route (see `noteQuery`).
         this.queriesAgree(mine, theirs)
       )
-        same++;
+        sameOnes.push(theirs);
     }
+    const same = this.compatible(sameOnes, MANY_SIBLINGS - 1 - (rule === 'values' ? 0 : alike));
     if (rule === 'names') return alike > 0 && alike + same + 1 >= MANY_SIBLINGS;
     return strict ? alike + same + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS;
+  }
+
+  /**
+   * How many of `ones` (siblings the same as a value, nothing to compare with it) do not contradict one another,
+   * up to `enough`: the values of one position answer alike, routes need not (`POST /auth/logout`, with nothing to
+   * compare, is the same as `/auth/login` and `/auth/ping`, which answer other fields: routes, not values). The
+   * first `MAX_REST_VALUES` only, so its work stays bounded.
+   */
+  private compatible(ones: ReadonlyArray<readonly Placed[]>, enough: number): number {
+    if (ones.length < enough) return ones.length;
+    const kept: Array<readonly Placed[]> = [];
+    for (const one of ones.slice(0, MAX_REST_VALUES)) {
+      if (kept.every((other) => this.compare(one, other) !== 'contradicts')) kept.push(one);
+      if (kept.length >= enough) break;
+    }
+    return kept.length;
   }
 
   /** How two values' observations relate (see `compare`), counted as work (see `work`). */
@@ -1542,8 +1559,9 @@ function hasSpace(text: string): boolean {
 function isAction(placed: readonly Placed[]): boolean {
   let post = false;
   for (const one of placed) {
-    if (one.at !== one.resolved.length - 1 || one.record.method === 'GET') return false;
-    if (one.record.method === 'POST') post = true;
+    if (one.record.method === 'GET') return false;
+    // Sent to as the last segment; routes under it sent to as well, never read (`POST /auth/login/apinf`).
+    if (one.at === one.resolved.length - 1 && one.record.method === 'POST') post = true;
   }
   return post;
 }
