@@ -91,10 +91,6 @@ function summaryWithout(contentType: string, flag: Flag | null): BodySummary {
 }
 
 /**
- * Summarise one tapped body. `shapeIt` false (sampled out under load) records the body as counted
- * but unshaped. Decompression is bounded by `limit`; nothing here throws.
- */
-/**
  * What `summariseBody(tap, false, 0)` gives for a body of `bytes` that came whole, had it been
  * written to a tap of this media class keeping at most `limit` bytes (`BodyTap`), without making the
  * tap: not a shaped media type; past the limit and not shaped from a prefix (JSON), too large;
@@ -109,6 +105,10 @@ export function summariseUnshaped(media: MediaClass, bytes: number, limit: numbe
   );
 }
 
+/**
+ * Summarise one tapped body. `shapeIt` false (sampled out under load) records the body as counted
+ * but unshaped. Decompression is bounded by `limit`; nothing here throws.
+ */
 export function summariseBody(tap: BodyTap, shapeIt: boolean, limit: number): BodySummary {
   const contentType = tap.contentType || UNLABELLED;
   // Classified once: every observed body comes through here.
