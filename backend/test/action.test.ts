@@ -1,11 +1,12 @@
 import type { CiSummaryResponse, TokenResponse } from '@spectator/shared';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { freePort } from '../src/database/embedded';
 import { startTestBackend, type TestBackend } from './support';
+import { packAgent } from './support/repo-lock';
 
 // The composite action (action.yml at the repository root), its steps run here as a GitHub
 // runner runs them: `${{ }}` expressions filled from the inputs, the pull_request event and
@@ -176,14 +177,7 @@ describe('action.yml, run as a GitHub runner runs it', () => {
       tokens[scope] = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: scope, scope })).body
         .token as string;
     // The agent as users install it: its npm package.
-    const name = execFileSync('npm', ['pack', '-w', '@spectator/agent', '--pack-destination', work, '--silent'], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    })
-      .trim()
-      .split('\n')
-      .pop()!;
-    tarball = path.join(work, name);
+    tarball = await packAgent(work);
     app = path.join(work, 'app.js');
     fs.writeFileSync(
       app,

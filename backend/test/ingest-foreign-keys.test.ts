@@ -87,7 +87,7 @@ async function untilWaiting(prefix: string): Promise<void> {
     async () =>
       (
         await db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND ltrim(query, E' \\n') LIKE $1`,
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND ltrim(query, E' \\n') LIKE $1`,
           [`${prefix}%`],
         )
       ).rows[0]!.n,

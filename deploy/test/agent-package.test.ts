@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { packAgent } from '../../backend/test/support/repo-lock';
 import { REPO_ROOT, readRepoFile } from './support/repo';
 
 interface LockEntry {
@@ -91,22 +92,15 @@ describe('the @spectator/agent package, installed on its own', () => {
   };
   const bin = path.join(app, 'node_modules/.bin/spectator-agent');
 
-  beforeAll(() => {
-    const tarball = execFileSync('npm', ['pack', '-w', '@spectator/agent', '--pack-destination', work, '--silent'], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-    })
-      .trim()
-      .split('\n')
-      .pop()!;
+  beforeAll(async () => {
+    const tarball = await packAgent(work);
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), '{"private":true}');
     // --prefer-offline: the cache that installed the repository has every package it needs.
-    execFileSync(
-      'npm',
-      ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', path.join(work, tarball)],
-      { cwd: app, stdio: 'ignore' },
-    );
+    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
+      cwd: app,
+      stdio: 'ignore',
+    });
   }, 120_000);
 
   afterAll(() => fs.rmSync(work, { recursive: true, force: true }));

@@ -45,7 +45,7 @@ export interface FoldLocks {
 
 /** A project `slug` as above on a database of its own; with `webhook`, a webhook, so each announcement leaves a delivery. */
 export async function startFoldLocks(slug: string, options: { webhook?: boolean } = {}): Promise<FoldLocks> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   // A backend migrates, documents GET /items (approved) and stops, so no folder of its own takes the batches queued here.
   const backend = await startTestBackend({ databaseUrl: database.url });
   try {

@@ -8,7 +8,7 @@ import { startBackend, type RunningBackend } from '../../src/backend';
 import type { BackendOptions } from '../../src/config/config';
 import { createDataSource } from '../../src/database/data-source';
 import { migrateUp } from '../../src/database/migrate';
-import { TEST_PG_ENV } from './global-setup';
+import { TEST_PG_ENV, TEST_PG_TEMPLATE_ENV } from './global-setup';
 
 /** A database of its own for one test file. */
 export interface TestDatabase {
@@ -35,10 +35,17 @@ async function withAdminClient<T>(work: (client: pg.Client) => Promise<T>): Prom
   }
 }
 
-/** Creates a fresh, empty database on the test run's PostgreSQL. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * Creates a fresh database on the test run's PostgreSQL: empty, or with `migrated` a copy of the
+ * run's template with every migration applied (globalSetup makes it; without one it is empty too,
+ * and the caller's migrations fill it).
+ */
+export async function createTestDatabase(options: { migrated?: boolean } = {}): Promise<TestDatabase> {
   const name = `spectator_test_${randomBytes(6).toString('hex')}`;
-  await withAdminClient((client) => client.query(`CREATE DATABASE ${name}`));
+  const template = options.migrated ? process.env[TEST_PG_TEMPLATE_ENV] : undefined;
+  await withAdminClient((client) =>
+    client.query(`CREATE DATABASE ${name}${template === undefined ? '' : ` TEMPLATE ${template}`}`),
+  );
   const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   return {
@@ -56,9 +63,9 @@ export interface MigratedDatabase {
   close(): Promise<void>;
 }
 
-/** Makes a fresh database and applies every migration, for tests of the schema and of repositories' SQL. */
+/** A fresh migrated database (a copy of the run's template; migrateUp applies whatever it lacks), for tests of the schema and of repositories' SQL. */
 export async function createMigratedDatabase(): Promise<MigratedDatabase> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const ds = createDataSource(database.url, 2);
   await ds.initialize();
   await migrateUp(ds);
@@ -93,7 +100,7 @@ export function databaseUrlOf(backendUrl: string): string {
  * (dropped on close); give the same `databaseUrl` to two calls for two replicas on one database.
  */
 export async function startTestBackend(options: BackendOptions & { databaseUrl?: string } = {}): Promise<TestBackend> {
-  const database = options.databaseUrl === undefined ? await createTestDatabase() : null;
+  const database = options.databaseUrl === undefined ? await createTestDatabase({ migrated: true }) : null;
   const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'spectator-test-data-')));
   const running = await startBackend({

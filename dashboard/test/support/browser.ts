@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, rmdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { withRepoLock } from '../../../backend/test/support/repo-lock';
 
 export const DASHBOARD_DIR = path.resolve(__dirname, '../..');
 export const DIST_DIR = path.join(DASHBOARD_DIR, 'dist');
@@ -40,22 +41,10 @@ const DASHBOARD_STEP = BUILD_STEPS.find((step) => step.outputs.includes('dashboa
 
 /**
  * Builds the dashboard with Vite when dist is missing or stale (CI runs only `npm test`). Several
- * test files may ask at once, so the build is guarded by a lock directory (mkdir is atomic).
+ * test files may ask at once (jest runs two workers), so the build holds a lock directory.
  */
 export async function ensureDashboardBuilt(): Promise<void> {
-  const lock = path.join(DASHBOARD_DIR, '.build-lock');
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch {
-      if (Date.now() > deadline)
-        throw new Error(`ensureDashboardBuilt: ${lock} held for 2 minutes; remove it if no build is running`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-  }
-  try {
+  await withRepoLock('dashboard/.build-lock', async () => {
     if (staleReason(DASHBOARD_STEP, path.resolve(DASHBOARD_DIR, '..'))) {
       const vite = path.join(
         path.dirname(require.resolve('vite/package.json', { paths: [DASHBOARD_DIR] })),
@@ -64,9 +53,7 @@ export async function ensureDashboardBuilt(): Promise<void> {
       // Under jest NODE_ENV is `test`; vite.config.mts makes the build a production one anyway.
       await promisify(execFile)(process.execPath, [vite, 'build', '--logLevel', 'warn'], { cwd: DASHBOARD_DIR });
     }
-  } finally {
-    rmdirSync(lock);
-  }
+  });
 }
 
 /** A fresh headless Chromium (own profile directory, removed on close). */
