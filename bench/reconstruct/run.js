@@ -166,7 +166,8 @@ function freePort() {
  * @param {string} file
  * @param {string} seed
  * @param {boolean} varied
- * @returns {Promise<{ url: string, close: () => Promise<void> }>}
+ * @returns {Promise<{ url: string, close: () => Promise<void>, died: () => string | null }>} died: what the
+ *   mock last said on stderr when it exited before close (null while it runs)
  */
 async function startPrism(file, seed, varied) {
   const port = await freePort();
@@ -201,16 +202,19 @@ async function startPrism(file, seed, varied) {
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = `http://127.0.0.1:${port}`;
+  let closing = false;
   const close = async () => {
+    closing = true;
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
   };
+  const died = () => (!closing && child.exitCode !== null ? errors : null);
   const deadline = Date.now() + 120_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`prism exited on ${path.basename(file)}: ${errors}`);
     try {
       await fetch(`${url}/`, { signal: AbortSignal.timeout(1_000) });
-      return { url, close };
+      return { url, close, died };
     } catch {
       if (Date.now() > deadline) {
         await close();
@@ -364,7 +368,7 @@ async function main() {
     return;
   }
 
-  const { listOperations, requestable, withoutFramingHeaders } = require('./lib/openapi');
+  const { listOperations, requestable, servedCopy } = require('./lib/openapi');
   const { planTraffic } = require('./lib/traffic');
   const { createGenerator } = require('./lib/generate');
   const { sendAll, toHar } = require('./lib/send');
@@ -458,8 +462,8 @@ async function main() {
             }
         } else {
           fs.mkdirSync(docDir, { recursive: true });
-          // The mock serves a copy without made-up framing headers when the document defines some.
-          const served = withoutFramingHeaders(source);
+          // The mock serves a copy without made-up framing headers or media types it cannot read when the document has some.
+          const served = servedCopy(source);
           if (served) fs.writeFileSync(path.join(docDir, 'mock.openapi.json'), JSON.stringify(served));
           const prism = await startPrism(served ? path.join(docDir, 'mock.openapi.json') : file, seed, varied);
           try {
@@ -478,6 +482,14 @@ async function main() {
               exchanges = await sendAll(prism.url, planned);
             }
           } finally {
+            // A mock that exits mid-traffic leaves the rest of the document's requests to the agent's 502/503 answers:
+            // the scores of that document then measure the mock, so say it.
+            const died = prism.died();
+            if (died !== null) {
+              const said = /\S[^\n]*Error[^\n]*/.exec(died)?.[0] ?? died.slice(-120);
+              failures.push(`the mock exited during ${entry.id}'s traffic (${said.trim().slice(0, 120)})`);
+              console.log(`  ${failures[failures.length - 1]}`);
+            }
             await prism.close();
           }
           fs.writeFileSync(path.join(docDir, 'exchanges.json'), JSON.stringify(exchanges));

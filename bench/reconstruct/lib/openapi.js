@@ -431,34 +431,59 @@ const FRAMING_HEADERS = new Set([
 ]);
 
 /**
- * A copy of a document without the framing headers its responses define (see FRAMING_HEADERS), for
- * the mock to serve; null when it defines none.
+ * A media type the mock can read (`type/subtype`, parameters aside; RFC 9110's token characters). Some
+ * documents name a format instead (opendatasoft.com's `xls`, truora.com's `PDF`): prism's validator throws
+ * on such a key outside any request handler, and the whole mock exits, so every later request of the
+ * document is answered by nothing.
+ */
+const MEDIA_TYPE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+\s*(;.*)?$/;
+
+/**
+ * A copy of a document for the mock to serve, null when it needs none: without the framing headers its
+ * responses define (see FRAMING_HEADERS), and with `application/octet-stream` for a media type that is
+ * none (see MEDIA_TYPE; dropped when the body already has that one). The bench scores against the
+ * document itself.
  * @param {any} doc
  * @returns {any | null}
  */
-function withoutFramingHeaders(doc) {
+function servedCopy(doc) {
   const copy = JSON.parse(JSON.stringify(doc));
-  let removed = 0;
+  let changed = 0;
+  /** @param {any} content a body's media types */
+  const mediaTypes = (content) => {
+    if (!content || typeof content !== 'object') return;
+    for (const type of Object.keys(content))
+      if (!MEDIA_TYPE.test(type)) {
+        content['application/octet-stream'] ??= content[type];
+        delete content[type];
+        changed++;
+      }
+  };
   /** @param {any} response */
   const clean = (response) => {
+    mediaTypes(response?.content);
     const headers = response?.headers;
     if (!headers || typeof headers !== 'object') return;
     for (const name of Object.keys(headers))
       if (FRAMING_HEADERS.has(name.toLowerCase())) {
         delete headers[name];
-        removed++;
+        changed++;
       }
   };
   for (const item of Object.values(copy.paths ?? {}))
-    for (const method of METHODS)
+    for (const method of METHODS) {
+      mediaTypes(item?.[method]?.requestBody?.content);
       for (const response of Object.values(item?.[method]?.responses ?? {})) clean(response);
+    }
   for (const response of Object.values(copy.components?.responses ?? {})) clean(response);
-  return removed === 0 ? null : copy;
+  for (const body of Object.values(copy.components?.requestBodies ?? {}))
+    mediaTypes(/** @type {any} */ (body)?.content);
+  return changed === 0 ? null : copy;
 }
 
 module.exports = {
   requestable,
-  withoutFramingHeaders,
+  servedCopy,
   inlineSchema,
   METHODS,
   MAX_DEPTH,

@@ -1,7 +1,7 @@
 // The bench's traffic plan and corpus choice on small documents (the real generator and the real
 // directory are the bench's own install; here a plain generator stands in for json-schema-faker).
 import { assess, selectCorpus, type CorpusEntry } from '../lib/corpus';
-import { listOperations, requestable, withoutFramingHeaders } from '../lib/openapi';
+import { listOperations, requestable, servedCopy } from '../lib/openapi';
 import { createRng } from '../lib/rng';
 import { pathValue, planTraffic, credentials } from '../lib/traffic';
 
@@ -214,9 +214,38 @@ describe('what the mock is given and asked', () => {
         },
       },
     };
-    const served = withoutFramingHeaders(doc);
+    const served = servedCopy(doc);
     expect(Object.keys(served.paths['/v1/estimate'].get.responses[200].headers)).toEqual(['X-Rate']);
     expect(Object.keys(doc.paths['/v1/estimate'].get.responses[200].headers)).toHaveLength(2);
-    expect(withoutFramingHeaders(served)).toBeNull();
+    expect(servedCopy(served)).toBeNull();
+  });
+
+  it('serves a copy with a media type for a format named instead, which would make the mock exit', () => {
+    const doc = {
+      openapi: '3.0.3',
+      paths: {
+        '/{source}/exports/xls': {
+          get: {
+            responses: { 200: { content: { xls: { schema: { type: 'string', format: 'binary' } } } } },
+          },
+        },
+        '/reports': {
+          post: {
+            requestBody: { content: { 'application/json; charset=utf-8': { schema: { type: 'object' } } } },
+            responses: {
+              200: { content: { PDF: { schema: { type: 'string' } }, 'application/octet-stream': { schema: {} } } },
+            },
+          },
+        },
+      },
+    };
+    const served = servedCopy(doc);
+    expect(served.paths['/{source}/exports/xls'].get.responses[200].content).toEqual({
+      'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+    });
+    expect(Object.keys(served.paths['/reports'].post.responses[200].content)).toEqual(['application/octet-stream']);
+    expect(Object.keys(served.paths['/reports'].post.requestBody.content)).toEqual(['application/json; charset=utf-8']);
+    expect(Object.keys(doc.paths['/{source}/exports/xls'].get.responses[200].content)).toEqual(['xls']);
+    expect(servedCopy(served)).toBeNull();
   });
 });
