@@ -74,7 +74,7 @@ const LAST_CALL = `to_timestamp(max((e.value->>1)::bigint) / 1000.0)`;
  * The stored rows of a fold's keys `$3`–`$6` (method, path, status, day; distinct), locked until
  * the transaction ends, in key order as every writer locks them.
  */
-const LOCK_ROWS = `
+export const LOCK_ROWS = `
   SELECT k.i::int AS i, c.consumers
     FROM (SELECT r.i, r.method, r.path, r.status, r.day
             FROM unnest($3::text[], $4::text[], $5::int[], $6::date[]) WITH ORDINALITY AS r(method, path, status, day, i)

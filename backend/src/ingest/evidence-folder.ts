@@ -7,6 +7,7 @@ import { RUNTIME, type Runtime } from '../config/runtime';
 import type { ConsumerDay } from '../consumers/consumers.repository';
 import { ConsumersService } from '../consumers/consumers.service';
 import { EvidenceService, type QueuedFoldListener } from '../evidence/evidence.service';
+import { FoldStatistics } from './fold-statistics';
 import type { RuntimeMinute } from '../runtime/runtime.repository';
 import { MetricsService } from '../health/metrics.service';
 import { RuntimeService } from '../runtime/runtime.service';
@@ -79,6 +80,8 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   private closed = false;
   /** Ends the waits of folds gathering (`gathering`), when the replica stops. */
   private readonly stopping = new Set<() => void>();
+  /** The fold tables' first statistics, taken after the first folds (fold-statistics.ts). */
+  private readonly statistics: FoldStatistics;
 
   constructor(
     private readonly evidence: EvidenceService,
@@ -89,6 +92,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   ) {
     this.pool = createDataSource(runtime.databaseUrl, FOLD_POOL_SIZE, 'spectator-backend-folds');
     this.log = runtime.log.child({ module: 'evidence-folder' });
+    this.statistics = new FoldStatistics(this.pool, this.log);
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
     // Runtime minutes and consumer days are queued with the evidence, as their modules made them.
     this.foldAlso = (projectId) => async (manager, row, batches) => {
@@ -214,6 +218,12 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
         // Left queued: a later fold or the sweep takes it.
         this.log.warn({ err: error, rowId }, 'folding queued evidence failed');
         return;
+      }
+      if (folded !== 'busy' && folded.folded > 0) {
+        // Outside the fold's transaction, beside the next folds (awaited before the pool closes).
+        const analysing = this.statistics.afterFold();
+        this.running.add(analysing);
+        void analysing.finally(() => this.running.delete(analysing));
       }
       if (folded === 'busy') {
         if (Date.now() > deadline || this.sweeping.isStopped) return;
