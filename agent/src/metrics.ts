@@ -41,6 +41,10 @@ const DEFINITIONS = {
     help: 'Interactions sampled out but shaped anyway because their bodies were a new variant of their endpoint and status (key fingerprint).',
     type: 'counter',
   },
+  evidence_shaped_total: {
+    help: "Interactions sampled out but shaped anyway because they were a path's first answer for its method: the path learner's evidence.",
+    type: 'counter',
+  },
   consumers_overflow_total: {
     help: "Calls of consumers past a row's or a batch's bound of named consumers (64 per row, 10,000 per batch): counted, sent unnamed as consumersOverflow.",
     type: 'counter',

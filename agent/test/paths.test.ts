@@ -483,9 +483,20 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
-  it('learns names right after a version from alike values among sixteen, regroups those sent before, sends no later one', async () => {
+  /**
+   * Names right after a version: fifteen teach `/v3/{name}/brands`, a sixteenth is sent after them, then two
+   * accounts and `/v3/status` (other fields). `flood` requests of 300 KB lists go first (under load).
+   */
+  async function namesAfterVersion(tuning: Parameters<typeof startTestAgent>[0]['tuning'], flood: number) {
+    const feed = JSON.stringify(
+      Array.from({ length: 3_000 }, (_, i) => ({ id: i, title: `t${i}`, body: 'b'.repeat(80) })),
+    );
     upstream = await startUpstream((req, res) => {
       const parts = (req.url ?? '/').split('?')[0]!.split('/').filter(Boolean);
+      if (parts[0] === 'feed') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(feed) });
+        return res.end(feed);
+      }
       if (parts[0] === 'v3' && parts.length === 3 && parts[2] === 'brands')
         return sendJson(res, 200, [{ name: 'n', displayName: 'd', state: 's' }]);
       if (parts[0] === 'v3' && parts[1] === 'status')
@@ -495,16 +506,15 @@ describe('path templates from structure', () => {
       return sendJson(res, 404, { message: 'Not Found' });
     });
     backend = await FakeBackend.start();
-    // Every answer shaped: with the default budget a loaded machine samples some out, and which of the accounts'
-    // answers the learner sees decides whether `/v3/status` stays literal (see learner.test, answers not looked at).
-    const agent = await startTestAgent({
-      upstream: upstream.url,
-      backend: backend.url,
-      token: 'x',
-      tuning: { sampler: { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity } },
-    });
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning });
     const first = Array.from({ length: 15 }, (_, i) => `canary-${String.fromCharCode(97 + i)}`);
+    let learned: LearnedMessage;
     try {
+      await sendAll(
+        agent.proxyUrl,
+        Array.from({ length: flood }, (_, i) => `/feed/${i + 1}`),
+        4,
+      );
       // Fifteen names alike: an API's resources may answer alike too (`/open-banking/v2.2/…`), but they are few. Not
       // held (resources live after a version as at the first segment): they go out as they are.
       await sendAll(
@@ -514,13 +524,10 @@ describe('path templates from structure', () => {
       );
       await waitFor('the first names sent', () => backend.count((o) => o.path.endsWith('/brands')) === 15);
       await sendAll(agent.proxyUrl, ['/v3/canary-dave/brands'], 1);
-      const learned = await waitFor('learned', () =>
+      learned = await waitFor('learned', () =>
         backend.messages.find(
           (m): m is LearnedMessage => m.type === 'learned' && m.templates.includes('/v3/{name}/brands'),
         ),
-      );
-      expect([...(learned.covers?.['/v3/{name}/brands'] ?? [])].sort()).toEqual(
-        first.map((name) => pathDigest(agent.captureId(), `/v3/${name}/brands`)).sort(),
       );
       // Two accounts answer alike, `status` other fields: it stays literal beside them (an exception).
       await sendAll(
@@ -532,6 +539,7 @@ describe('path templates from structure', () => {
       await agent.close();
     }
     expect([...new Set(backend.observations().map((o) => o.path))].sort()).toEqual([
+      ...(flood > 0 ? ['/feed/{feedId}'] : []),
       ...first.map((name) => `/v3/${name}/brands`),
       '/v3/status',
       '/v3/{name}',
@@ -540,6 +548,28 @@ describe('path templates from structure', () => {
     // Only the fifteen sent before the sixteenth taught the template ever left, and the backend regroups them.
     for (const name of ['canary-dave', 'canary-erin', 'canary-frank', 'canary-grace'])
       expect(backend.frames.some((frame) => frame.includes(name))).toBe(false);
+    return { agent, first, learned };
+  }
+
+  it('learns names right after a version from alike values among sixteen, regroups those sent before, sends no later one', async () => {
+    // Every answer shaped (the same under load: see the next test).
+    const { agent, first, learned } = await namesAfterVersion(
+      { sampler: { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity } },
+      0,
+    );
+    expect([...(learned.covers?.['/v3/{name}/brands'] ?? [])].sort()).toEqual(
+      first.map((name) => pathDigest(agent.captureId(), `/v3/${name}/brands`)).sort(),
+    );
+  });
+
+  it('sends no name after a version under load, with the default shape budget spent', async () => {
+    // The default sampler on a clock that stands still: a loaded agent's. Once a flood of 300 KB lists has spent
+    // the budget, each endpoint and status gets its one sample per window only. frank's answer takes its
+    // endpoint's; grace's is shaped all the same, as the first of its path: the learner's evidence. Without it
+    // frank could be compared with `status` alone, and went out literal.
+    const { agent } = await namesAfterVersion({ samplerClock: () => 0 }, 30);
+    expect(agent.metrics.get('unshaped_total')).toBeGreaterThan(15);
+    expect(agent.metrics.get('evidence_shaped_total')).toBeGreaterThan(0);
   });
 
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {

@@ -37,6 +37,8 @@ export interface PathEntry {
   generation: number;
   /** Methods whose bodiless evidence the learner already has, so repeats skip it. */
   observed: string[];
+  /** Methods whose first answer's fields were asked for already (see the pipeline's `firstEvidence`). */
+  evidenced: string[];
   /**
    * The raw path (kept in the agent's memory only, never sent): its identifier values are counted
    * by the learner once (`PathLearner.noteIdentifiers`), when an answer other than 404/405 came.

@@ -78,6 +78,8 @@ interface Pending {
 const TEMPLATE_CACHE_SIZE = 10_000;
 /** Distinct unmatched paths counted per capture at most (kept in memory only, never sent). */
 const UNMATCHED_PATHS_MAX = 10_000;
+/** Paths (by method) whose first answer may be shaped for the learner, at most (see `firstEvidence`): twice the learner's records. */
+const EVIDENCED_MAX = 10_000;
 
 interface Held {
   observation: Observation;
@@ -210,6 +212,9 @@ export class ObservationPipeline implements ExchangeObserver {
   private readonly observed: Counter;
   private readonly unshaped: Counter;
   private readonly novelShaped: Counter;
+  private readonly evidenceShaped: Counter;
+  /** `method inferred` of the paths whose first answer was shaped for the learner (see `firstEvidence`). */
+  private readonly evidenced = new Set<string>();
 
   constructor(options: PipelineOptions) {
     this.options = {
@@ -234,6 +239,7 @@ export class ObservationPipeline implements ExchangeObserver {
     this.observed = options.metrics.counter('observed_total');
     this.unshaped = options.metrics.counter('unshaped_total');
     this.novelShaped = options.metrics.counter('novel_shaped_total');
+    this.evidenceShaped = options.metrics.counter('evidence_shaped_total');
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
     options.metrics.gauge('stream_bytes', () => this.streams.held);
@@ -356,7 +362,14 @@ export class ObservationPipeline implements ExchangeObserver {
       status,
     );
     if (carrier !== undefined) carrier.sampleSlot = slot;
+    const first = this.firstEvidence(entry, upper, status, unmatched);
     if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
+    if (first) {
+      // Shaped past the budget, charged to it like any sample: fewer samples after it pay it back.
+      this.sampler.force(slot, expectedBytes);
+      this.evidenceShaped.inc();
+      return expectedBytes;
+    }
     // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
     // A response that is not kept (no body, as a 204's, or one not shaped) needs no length: the
     // request body alone is watched then. A larger one (up to the kept bytes) only when the scan
@@ -419,6 +432,25 @@ export class ObservationPipeline implements ExchangeObserver {
     }
     if (novel && exchange.sampledBytes < 0) this.novelShaped.inc();
     return novel;
+  }
+
+  /**
+   * Is this the first answer (2xx/3xx, not noise) of its method on its path as the detectors templated it
+   * (`PathEntry.inferred`: `/v3/canary-grace`; `/users/{id}` for every numeric id)? Then its fields are the
+   * learner's evidence and it is shaped whatever the budget (see `admit`): a value whose answer was sampled
+   * out can be compared with nothing, and a sibling that answers like it could then be taken for a route
+   * word beside `/v3/status` and go out literal. Once per method and path (`evidenced`, bounded), while the
+   * learner still takes records.
+   */
+  private firstEvidence(entry: string | PathEntry, method: string, status: number, unmatched: boolean): boolean {
+    if (typeof entry === 'string' || unmatched || status < 200 || status >= 400) return false;
+    if (entry.evidenced.includes(method)) return false;
+    if (entry.evidenced.length < 16) entry.evidenced.push(method);
+    if (this.learner.full || this.evidenced.size >= EVIDENCED_MAX) return false;
+    const key = `${method} ${entry.inferred}`;
+    if (this.evidenced.has(key)) return false;
+    this.evidenced.add(key);
+    return true;
   }
 
   /** Bytes `structureKeys` reads of a body with these variant keys (null: none). */
@@ -708,6 +740,7 @@ export class ObservationPipeline implements ExchangeObserver {
       undecided: false,
       generation: this.generation,
       observed: [],
+      evidenced: [],
       raw: pathname,
       noted: false,
     });

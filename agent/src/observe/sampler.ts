@@ -186,7 +186,7 @@ export class ShapeSampler {
     this.admittedAt = now;
     this.refill(now);
     // The fixed overhead is charged here for good: `spent` corrects only the timed part.
-    const estimate = this.options.sampleOverheadMs + bytes * this.msPerByte * this.options.costFactor;
+    const estimate = this.estimate(bytes);
     // A wall clock set back (NTP) must not starve a key of its guaranteed sample.
     if (now - slot.lastShaped >= this.options.keyWindowMs || now < slot.lastShaped) {
       slot.lastShaped = now;
@@ -223,6 +223,20 @@ export class ShapeSampler {
   /** One interaction of this key is watched (after `mayWatch`). */
   watched(slot: SampleSlot): void {
     slot.watchTokens--;
+  }
+
+  /**
+   * Admit a sample of `bytes` whatever the budget and the key's tokens (the learner's evidence: the
+   * pipeline's `firstEvidence`, once per path and method). Reserved and charged like any sample, so the
+   * budget goes below zero and fewer samples after it pay it back.
+   */
+  force(slot: SampleSlot, bytes: number): true {
+    return this.take(slot, this.estimate(bytes));
+  }
+
+  /** The cost reserved for a sample of `bytes`, ms. */
+  private estimate(bytes: number): number {
+    return this.options.sampleOverheadMs + bytes * this.msPerByte * this.options.costFactor;
   }
 
   /** Admit one sample of `slot`: reserve its estimated cost and take one of the key's tokens. */

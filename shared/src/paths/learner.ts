@@ -254,6 +254,11 @@ export class PathLearner {
     return this.records.length;
   }
 
+  /** Takes no more evidence (`maxRecords` kept). */
+  get full(): boolean {
+    return this.records.length >= this.maxRecords;
+  }
+
   /**
    * The work done so far, in steps: each pair of continuations compared and each record placed in the
    * index counts one. What bounds the learner's cost (tests count it, not time).
