@@ -19,6 +19,23 @@ describe('ShapeSampler', () => {
     expect(sampler.admit(sampler.slot('c1', 'GET', '/a', 200), 1_000)).toBe(true);
   });
 
+  it('admits a forced sample with the budget spent, and charges it: the next ones wait longer for the budget', () => {
+    let now = 0;
+    const sampler = new ShapeSampler({ budgetShare: 0.1, burstMs: 10, keyWindowMs: 1_000 }, () => now);
+    const slot = sampler.slot('c1', 'GET', '/a', 200);
+    expect(sampler.admit(slot, 1_000)).toBe(true);
+    sampler.spent(1_000, 1_000, 5); // 20 ms charged: the burst is spent
+    expect(sampler.admit(slot, 1_000)).toBe(false);
+    expect(sampler.force(slot, 1_000)).toBe(true);
+    sampler.spent(1_000, 1_000, 5);
+    // 150 ms of wall time refill 15 ms: enough after the first sample alone (20 ms charged, 10 saved up), not
+    // after the forced one too (another 20 ms).
+    now += 150;
+    expect(sampler.admit(slot, 1_000)).toBe(false);
+    now += 200;
+    expect(sampler.admit(slot, 1_000)).toBe(true);
+  });
+
   it('shapes every interaction under light load (a CI run: a rare body variant must not be missed), with the default budget', () => {
     let now = 0;
     const sampler = new ShapeSampler({}, () => now);
