@@ -212,13 +212,19 @@ describe('PathLearner', () => {
     expect(learner.generation).toBe(0);
   });
 
-  it('learns consecutive names before an identifier, each seen once (/bills/{jurisdiction}/{session}/{id})', () => {
+  it('learns consecutive names before an identifier, each seen once, from four (/bills/{jurisdiction}/{session}/{id})', () => {
     const learner = new PathLearner();
     learn(learner, [
       ['GET', '/bills/peggy/wonka-mobile/30528', repo],
       ['GET', '/bills/frank-blue/heidi-core/146173', repo],
       ['GET', '/bills/ocd-bill/111963', repo],
       ['GET', '/bills/ocd-bill/128675', repo],
+    ]);
+    // Names all along before an identifier, answering alike: two are what route words look like too.
+    expect(learner.resolve(templatePath('/bills/peggy/wonka-mobile/30528'))).toMatch(/^\/bills\/peggy\/wonka-mobile\//);
+    learn(learner, [
+      ['GET', '/bills/alice/acme-web/2001', repo],
+      ['GET', '/bills/bob/cli-x/3002', repo],
     ]);
     expect(learner.resolve(templatePath('/bills/hooli/dave/259653'))).toBe('/bills/{owner}/{bill}/{billId}');
     expect(learner.resolve(templatePath('/bills/ocd-bill/17'))).toBe('/bills/ocd-bill/{ocdBillId}');
@@ -1205,6 +1211,27 @@ describe('PathLearner', () => {
     // (two alike) are the parent's other routes, learned from four alike only.
     expect(learner.resolve('/stats/outbound/clicks/location')).toBe('/stats/outbound/clicks/location');
     expect(learner.resolve('/stats/outbound/opens/emailclients')).toBe('/stats/outbound/opens/emailclients');
+  });
+
+  it('takes different values all along before an identifier for routes, not one position (/v1/historic/agg/second/wayne/{date})', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/v1/historic/agg/second/wayne/2020-10-14', responseKeys(inferShape({ symbol: 's', ticks: [{ t: 1 }] }))],
+      ['GET', '/v1/historic/forex/walter-billing/victor/2020-10-14', responseKeys(inferShape({}))],
+    ]);
+    // Words then names, then a date, nothing to compare: no literal of one is the other's, nothing shows them one position.
+    expect(learner.resolve(templatePath('/v1/historic/agg/second/wayne/2020-10-14'))).toMatch(
+      /^\/v1\/historic\/agg\/second\/wayne\/\{/,
+    );
+    expect(learner.resolve(templatePath('/v1/historic/forex/walter-billing/victor/2020-10-14'))).toMatch(
+      /^\/v1\/historic\/forex\/walter-billing\/victor\/\{/,
+    );
+    // A literal they share between still shows values of one position (/repos/dave/web/issues/17).
+    learn(learner, [
+      ['GET', '/repos/dave/web/issues/17', repo],
+      ['GET', '/repos/erin/cli/issues/18', repo],
+    ]);
+    expect(learner.resolve(templatePath('/repos/frank/api/issues/19'))).toBe('/repos/{owner}/{repo}/issues/{issueId}');
   });
 
   it('stays bounded: records past maxRecords are not kept', () => {

@@ -1753,12 +1753,15 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
     if (fields !== 'unknown') return fields;
     return sharedLiteral ? 'alike' : 'same';
   }
-  // Different values further on too (`alice/web/issues`, `bob/cli/issues`): alike when they end the same.
+  // Different values further on too (`alice/web/issues`, `bob/cli/issues`): alike when they end the same, in an
+  // identifier only past a literal both share (`alice/web/issues/17`, `bob/cli/issues/18`). Words and names all along
+  // before one (`agg/second/wayne/{date}`, `forex/walter-billing/victor/{date}`) are what routes look like too: the
+  // same below when the answers agree (four make a parameter, MANY_SIBLINGS), as names all along are.
   const lastX = x.resolved[x.resolved.length - 1]!;
   const lastY = y.resolved[y.resolved.length - 1]!;
   const sameEnd =
     (lastX.kind === 'literal' && lastY.kind === 'literal' && lastX.text === lastY.text) ||
-    (lastX.kind === 'param' && lastY.kind === 'param');
+    (lastX.kind === 'param' && lastY.kind === 'param' && sharedLiteral);
   // Or, one value following each (a name and a slug: `/articles/alice/my-post`, `/articles/bob/hello`), when the answers
   // agree; when they disagree (`/articles/me/all` a list, `/articles/alice/my-post` an article), they contradict.
   if (restX > 0 && ((sameEnd && fields !== 'contradicts') || (restX === 1 && fields === 'alike'))) return 'alike';
