@@ -141,6 +141,17 @@ describe('structureFingerprint', () => {
     expect(structureOf(one)).not.toBe(structureOf(other));
   });
 
+  it('reads a key alike wherever it starts: after `{` or `,` and blanks (hashed as read), or elsewhere', () => {
+    const long = 'k'.repeat(40);
+    for (const key of ['a', 'a\\"b', long, `${long}\\\\`, `\\u0041${long}`]) {
+      const expected = structureOf(`{"${key}":1,"z":2}`);
+      expect(structureOf(`{ \n "${key}" :1 ,\t"z":2}`)).toBe(expected);
+      expect(structureOf(`{"z":2,"${key}":1}`)).toBe(expected);
+      // No comma before it: not where a key starts, so read again once its colon is found.
+      expect(structureOf(`{"z":2 "${key}":1}`)).toBe(expected);
+    }
+  });
+
   it('reads keys with escapes, blanks before the colon, and long strings', () => {
     const long = 'x'.repeat(100);
     expect(structureOf(`{"a\\"b":{"c\\\\":"${long}\\"${long}","d" :1}}`)).toBe(

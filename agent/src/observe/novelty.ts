@@ -19,6 +19,7 @@ export const SCAN_BYTES = 256;
 
 const QUOTE = 0x22;
 const COLON = 0x3a;
+const COMMA = 0x2c;
 const BACKSLASH = 0x5c;
 /** FNV-1a's offset basis as a signed 32-bit value, so the hash stays a small integer throughout. */
 const FNV_BASIS = 0x811c9dc5 | 0;
@@ -31,13 +32,42 @@ const CLOSE_ARRAY = 0x5d;
 const GOLDEN = 0x9e3779b1 | 0;
 const SCRATCH = new Int32Array(MAX_KEYS);
 
+/** What the last `readString` found beside the position it gave (the agent is single-threaded and a read never yields). */
+const STRING_READ = { hash: 0, escaped: false };
+
+/**
+ * The position of the quote closing a string whose bytes start at `start`, looked for before `stop`
+ * (`stop` or past it when none is there; an escaped character is part of the string, never its end),
+ * its bytes hashed as they are read: `STRING_READ.hash` (FNV-1a, each escape and the character it
+ * escapes left out, as `keyHash`), `STRING_READ.escaped` when it held one.
+ */
+function readString(text: Buffer, start: number, stop: number): number {
+  let close = start;
+  let hash = FNV_BASIS;
+  let escaped = false;
+  while (close < stop) {
+    const byte = text[close] as number;
+    if (byte === QUOTE) break;
+    if (byte === BACKSLASH) {
+      close += 2;
+      escaped = true;
+    } else {
+      hash = Math.imul(hash ^ byte, FNV_PRIME);
+      close++;
+    }
+  }
+  STRING_READ.hash = hash;
+  STRING_READ.escaped = escaped;
+  return close;
+}
+
 /**
  * A structural fingerprint of a JSON text's keys, without parsing it or building its shape: the
  * set of object keys (every string followed by `:`, at any depth) in its first SCAN_BYTES, each
  * hashed (FNV-1a) and combined regardless of order and repeats, so a list of 3 items and one of 30
  * give the same value while a field more or less gives another. One pass over the bytes in plain
- * JavaScript (no call per key): every string is hashed while its end is looked for, and hashed
- * again only when it holds an escape and turns out a key. Types of values are not looked at (the
+ * JavaScript (`readString` for each string): every string is hashed while its end is looked for, and
+ * hashed again only when it holds an escape and turns out a key. Types of values are not looked at (the
  * shape fingerprint does that once the body is shaped), nor keys past SCAN_BYTES. 0 for a body with no key.
  * Also tells (`KEY_SCAN.flat`) whether the text, read whole, is one object holding no container:
  * its structure is then known from the value (`flatStructure`), with no second read.
@@ -62,21 +92,9 @@ export function keyFingerprint(text: Buffer): number {
     // A string: find its closing quote, hashing as it goes (string values are hashed for nothing,
     // which costs less than walking the key's bytes twice).
     const start = i + 1;
-    let close = start;
-    let hash = FNV_BASIS;
-    let escaped = false;
-    while (close < end) {
-      const byte = text[close] as number;
-      if (byte === QUOTE) break;
-      if (byte === BACKSLASH) {
-        // An escaped character is part of the string, never its end.
-        close += 2;
-        escaped = true;
-      } else {
-        hash = Math.imul(hash ^ byte, FNV_PRIME);
-        close++;
-      }
-    }
+    const close = readString(text, start, end);
+    let hash = STRING_READ.hash;
+    const escaped = STRING_READ.escaped;
     // A string the scanned bytes cut off holds no key, and nothing after it is outside a string.
     if (close >= end) {
       flat = false;
@@ -135,6 +153,7 @@ const STRING = 1;
 const OPEN = 2;
 const CLOSE = 3;
 const BLANK = 4;
+const SEPARATOR = 5;
 const BYTE_KIND = new Uint8Array(256);
 BYTE_KIND[QUOTE] = STRING;
 BYTE_KIND[OPEN_OBJECT] = OPEN;
@@ -142,6 +161,7 @@ BYTE_KIND[OPEN_ARRAY] = OPEN;
 BYTE_KIND[CLOSE_OBJECT] = CLOSE;
 BYTE_KIND[CLOSE_ARRAY] = CLOSE;
 for (const blank of [0x20, 0x0a, 0x0d, 0x09]) BYTE_KIND[blank] = BLANK;
+BYTE_KIND[COMMA] = SEPARATOR;
 /** Mixed into a place's hash for the items of an array there (`items[]`), so `{"a":{…}}` and `{"a":[{…}]}` differ. */
 const ITEMS = 0x5bdd5d | 0;
 
@@ -178,8 +198,10 @@ export function mixHashes(a: number, b: number): number {
  * into one shape where a field is optional when some item lacks it, which the set of item key sets
  * decides. One pass over the bytes in plain JavaScript: a string's end is looked for byte by byte
  * (by the native search past its first SHORT_STRING bytes), and only a key (a string followed by
- * `:`) is hashed. Objects deeper than MAX_DEPTH are not counted, nor structures past the first
- * MAX_STRUCTURES distinct ones. About 1.2-1.6 ns a byte (2.3 KB: 3-4 µs, ten times `keyFingerprint`):
+ * `:`) is hashed: as it is read when it starts where a key does (after an object's `{` or a `,`, as
+ * every key of a JSON text does), else read again once its `:` is found. Objects deeper than MAX_DEPTH
+ * are not counted, nor structures past the first MAX_STRUCTURES distinct ones. About 1.2-1.6 ns a
+ * byte before session 20 read each key twice (2.3 KB: 3-4 µs, ten times `keyFingerprint`):
  * too much for every request, so it is taken within a `ScanBudget`. 0 for a text with no object.
  */
 export function structureFingerprint(text: Buffer): number {
@@ -189,6 +211,9 @@ export function structureFingerprint(text: Buffer): number {
   let depth = 0;
   let distinct = 0;
   let combined = 0;
+  // Where a key would start: right after an object's `{` or a `,` and the blanks after them. A string
+  // there is hashed as it is read (the usual key: short, no escape), so a key's bytes are read once.
+  let keyAt = -1;
   for (let i = 0; i < end; i++) {
     const kind = BYTE_KIND[text[i] as number] as number;
     if (kind === OTHER) continue;
@@ -199,27 +224,36 @@ export function structureFingerprint(text: Buffer): number {
       let close = start;
       let escaped = false;
       const stop = Math.min(end, start + SHORT_STRING);
-      while (close < stop) {
-        const inner = text[close] as number;
-        if (inner === QUOTE) break;
-        if (inner === BACKSLASH) {
-          close += 2;
-          escaped = true;
-        } else close++;
-      }
+      const top = depth - 1;
+      const inObject = top >= 0 && top < MAX_DEPTH && IS_OBJECT[top] === 1;
+      // A string where a key starts, hashed as it is read (escapes left out, as `keyHash` does);
+      // -1 for one not hashed (a value, or a key longer than SHORT_STRING: `keyHash` reads it then).
+      let hashed = -1;
+      if (inObject && i === keyAt) {
+        close = readString(text, start, stop);
+        escaped = STRING_READ.escaped;
+        if (close < stop) hashed = STRING_READ.hash;
+      } else
+        while (close < stop) {
+          const inner = text[close] as number;
+          if (inner === QUOTE) break;
+          if (inner === BACKSLASH) {
+            close += 2;
+            escaped = true;
+          } else close++;
+        }
       if (close >= stop && close < end) {
         close = closingQuote(text, close, end);
         escaped = true;
       }
       if (close >= end) break; // the text ends inside a string
       i = close;
-      const top = depth - 1;
-      if (top < 0 || top >= MAX_DEPTH || IS_OBJECT[top] === 0) continue;
+      if (!inObject) continue;
       let next = close + 1;
       while (next < end && BYTE_KIND[text[next] as number] === BLANK) next++;
       if (next >= end || text[next] !== COLON) continue;
       // A key of the object open at `top`.
-      const hash = keyHash(text, start, close, escaped);
+      const hash = hashed !== -1 ? hashed : keyHash(text, start, close, escaped);
       LAST_KEY[top] = hash;
       KEYS[top] = (KEYS[top]! + Math.imul(hash, GOLDEN)) | 0;
       i = next;
@@ -232,7 +266,11 @@ export function structureFingerprint(text: Buffer): number {
         KEYS[depth] = 0;
         LAST_KEY[depth] = 0;
       }
+      if (text[i] === OPEN_OBJECT) keyAt = i + 1;
       depth++;
+    } else if (kind === SEPARATOR) keyAt = i + 1;
+    else if (kind === BLANK) {
+      if (keyAt === i) keyAt = i + 1;
     } else if (kind === CLOSE) {
       if (depth === 0) continue;
       depth--;
