@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import readline from 'node:readline';
 import { WebSocketServer } from 'ws';
 import { PROTOCOL_VERSION, ROUTES, type AgentMessage } from '@spectator/shared';
-import { startAgent } from '../src/agent';
+import { startAgent, type AgentOptions } from '../src/agent';
 import { createRootLogger } from '../src/log';
 
 /** Realistic records: the small list has 10 (~2 KB), the 100 KB body 447; the 1 MB body is as many as stay under the 1 MiB body limit, so it is shaped when sampled. */
@@ -66,6 +66,23 @@ async function upstream(): Promise<string> {
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+/**
+ * `BENCH_AGENT_OBSERVE`: how the observing agents look at bodies, to split the observing cost by
+ * part. Unset: as shipped. `count`: counting only (no shape budget, so each key's guaranteed sample
+ * per window alone; no interaction watched for a new variant). `nowatch`: the shipped shape budget,
+ * no interaction watched for a new variant.
+ */
+function observeTuning(): Pick<AgentOptions, 'shapeBudget' | 'tuning'> {
+  const part = process.env.BENCH_AGENT_OBSERVE ?? '';
+  if (part === '') return {};
+  if (part !== 'count' && part !== 'nowatch')
+    throw new Error(`BENCH_AGENT_OBSERVE must be "count" or "nowatch", not "${part}"`);
+  return {
+    ...(part === 'count' ? { shapeBudget: 0 } : {}),
+    tuning: { sampler: { maxWatchedPerKeyPerSecond: 0 } },
+  };
+}
+
 async function main(kind: string, target: string): Promise<string> {
   switch (kind) {
     case 'upstream':
@@ -82,6 +99,7 @@ async function main(kind: string, target: string): Promise<string> {
         backend: observe ? target : null,
         token: 'bench',
         logger: createRootLogger('error'),
+        ...(observe ? observeTuning() : {}),
       });
       process.stdout.write(`${JSON.stringify({ admin: agent.adminUrl })}\n`);
       // Garbage collection pauses of this process so far, ms: each switch reports them, so the

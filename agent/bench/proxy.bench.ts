@@ -20,8 +20,9 @@
  * observing switch and agent processes (each in turn) of the observing-cost part (60, 250, 3);
  * `BENCH_PAIRED_WARMUP`: seconds each of those agents first observes each endpoint (12);
  * `BENCH_PAIRED_DUMP`: a file for each stretch's windows; `BENCH_AGENT_NODE_FLAGS`: Node flags of the agents;
+ * `BENCH_AGENT_OBSERVE=count|nowatch`: observing agents that only count, or shape but watch no body (contender.ts);
  * `BENCH_PART=paired`: the observing-cost part alone; `BENCH_SCENARIOS=32 conn` (comma-separated
- * parts of scenario names): those scenarios alone.
+ * parts of scenario names, `&` joining parts one name must all hold): those scenarios alone.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -58,7 +59,10 @@ interface Scenario {
   connections: number;
 }
 
-/** `BENCH_SCENARIOS`: scenarios whose name holds one of these comma-separated parts (`32 conn`, `POST`); all by default. */
+/**
+ * `BENCH_SCENARIOS`: scenarios whose name holds one of these comma-separated parts (`32 conn`, `POST`); all by
+ * default. A part may join several with `&`, all of which the name must hold (`list&32 conn,POST&32 conn`).
+ */
 const ONLY_SCENARIOS = (process.env.BENCH_SCENARIOS ?? '').split(',').filter((part) => part.trim() !== '');
 
 const SCENARIOS: Scenario[] = [1, 32]
@@ -68,7 +72,9 @@ const SCENARIOS: Scenario[] = [1, 32]
     { name: `GET 100 KB JSON, ${connections} conn`, path: '/large', method: 'GET' as const, connections },
   ])
   .filter(
-    (scenario) => ONLY_SCENARIOS.length === 0 || ONLY_SCENARIOS.some((part) => scenario.name.includes(part.trim())),
+    (scenario) =>
+      ONLY_SCENARIOS.length === 0 ||
+      ONLY_SCENARIOS.some((part) => part.split('&').every((piece) => scenario.name.includes(piece.trim()))),
   );
 
 interface Party {
@@ -572,7 +578,7 @@ async function main(): Promise<void> {
     }
   }
   console.log(
-    `agent benchmark: ${ONLY_PAIRED ? 'observing cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}`,
+    `agent benchmark: ${ONLY_PAIRED ? 'observing cost only' : `${ROUNDS} rounds × ${SECONDS} s per cell, interleaved; ${parties.length} contenders`}; load from ${LOADGEN}; node ${process.version}${process.env.BENCH_AGENT_OBSERVE ? `; observing agents: ${process.env.BENCH_AGENT_OBSERVE} (BENCH_AGENT_OBSERVE)` : ''}`,
   );
 
   // Warm-up: JIT, connection pools, the agent's first shapes per endpoint.
