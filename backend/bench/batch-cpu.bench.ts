@@ -10,7 +10,11 @@
  * rows per contender, median of BATCH_CPU_BLOCKS blocks of BATCH_CPU_BATCHES batches, with the
  * spread. BATCH_CPU_EXPLAIN=1 first prints the plan of one batch statement after the warm-up
  * (`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE)`, custom plan): buffers and WAL per part, which are
- * not timings.
+ * not timings. BATCH_CPU_COUNT=N counts instead of timing (no lock needed): N batches of each
+ * contender after the warm-up, as the ingest runs them, and per batch the connection's WAL
+ * (records, full pages, bytes; commit included: `pg_stat_get_backend_wal`) and shared buffers read
+ * or hit per table (`pg_statio_user_tables`, statistics flushed around each batch); then how many
+ * of the capture summaries the batch statement wrote were inserts.
  *
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
@@ -43,6 +47,7 @@ const CAPTURES = setting('BATCH_CPU_CAPTURES', 40);
 const WARM = setting('BATCH_CPU_WARM', 200);
 const BATCHES = setting('BATCH_CPU_BATCHES', 200);
 const BLOCKS = setting('BATCH_CPU_BLOCKS', 5);
+const COUNT = process.env.BATCH_CPU_COUNT ? setting('BATCH_CPU_COUNT', 1) : 0;
 const ROWS = 40;
 const ENDPOINTS = 300;
 
@@ -87,6 +92,50 @@ function cpuNanos(pid: number): number {
 }
 
 let explaining = false;
+/** What a backend has done so far: shared buffers read or hit per table (partitions under their parent), and its WAL. */
+interface Work {
+  buffers: Map<string, number>;
+  walRecords: number;
+  walFpi: number;
+  walBytes: number;
+}
+
+/**
+ * This backend's counts so far: its pending statistics flushed first (`pg_stat_force_next_flush`
+ * takes effect when the backend goes idle after that statement), then read in a statement of their own.
+ */
+async function workSoFar(client: pg.Client): Promise<Work> {
+  await client.query('SELECT pg_stat_force_next_flush()');
+  const { rows } = await client.query<{ name: string; buffers: string }>(
+    `SELECT coalesce(i.inhparent::regclass::text, s.relname) AS name,
+            sum(s.heap_blks_hit + s.heap_blks_read + coalesce(s.idx_blks_hit, 0) + coalesce(s.idx_blks_read, 0)
+                + coalesce(s.toast_blks_hit, 0) + coalesce(s.toast_blks_read, 0) + coalesce(s.tidx_blks_hit, 0) + coalesce(s.tidx_blks_read, 0))::text AS buffers
+       FROM pg_statio_user_tables s LEFT JOIN pg_inherits i ON i.inhrelid = s.relid
+      GROUP BY 1`,
+  );
+  const [wal] = (
+    await client.query<{ records: string; fpi: string; bytes: string }>(
+      'SELECT wal_records::text AS records, wal_fpi::text AS fpi, wal_bytes::text AS bytes FROM pg_stat_get_backend_wal(pg_backend_pid())',
+    )
+  ).rows as [{ records: string; fpi: string; bytes: string }];
+  return {
+    buffers: new Map(rows.map((row) => [row.name, Number(row.buffers)])),
+    walRecords: Number(wal.records),
+    walFpi: Number(wal.fpi),
+    walBytes: Number(wal.bytes),
+  };
+}
+
+/** What happened between two counts (`after` − `before`), added to `into`. */
+function addWork(into: Work, before: Work, after: Work): void {
+  for (const [name, buffers] of after.buffers) {
+    const spent = buffers - (before.buffers.get(name) ?? 0);
+    if (spent !== 0) into.buffers.set(name, (into.buffers.get(name) ?? 0) + spent);
+  }
+  into.walRecords += after.walRecords - before.walRecords;
+  into.walFpi += after.walFpi - before.walFpi;
+  into.walBytes += after.walBytes - before.walBytes;
+}
 
 async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
@@ -170,6 +219,65 @@ async function main(): Promise<void> {
       explaining = true;
       await contenders[0]!.write(WARM);
       explaining = false;
+    }
+    if (COUNT > 0) {
+      const spent = new Map(
+        contenders.map((c): [string, Work] => [c.name, { buffers: new Map(), walRecords: 0, walFpi: 0, walBytes: 0 }]),
+      );
+      await client.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+      const records = new Map(contenders.map((c) => [c.name, new Map<string, { records: number; bytes: number }>()]));
+      const insertPosition = async (): Promise<string> =>
+        (
+          (await client.query<{ at: string }>('SELECT pg_current_wal_insert_lsn()::text AS at')).rows[0] as {
+            at: string;
+          }
+        ).at;
+      for (let b = 0; b < COUNT; b++)
+        for (const contender of contenders) {
+          const before = await workSoFar(client);
+          const from = await insertPosition();
+          await contender.write(WARM + b);
+          const to = await insertPosition();
+          addWork(spent.get(contender.name) as Work, before, await workSoFar(client));
+          // Each record by the relation of its first block and its type (other backends' records may fall in).
+          const { rows } = await client.query<{ key: string; n: string; bytes: string }>(
+            `SELECT coalesce(pg_filenode_relation(0, substring(block_ref from 'rel [0-9]+/[0-9]+/([0-9]+)')::oid)::regclass::text, '-')
+                    || ' ' || resource_manager || ':' || record_type AS key, count(*)::text AS n, sum(record_length)::text AS bytes
+               FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) GROUP BY 1`,
+            [from, to],
+          );
+          const into = records.get(contender.name) as Map<string, { records: number; bytes: number }>;
+          for (const row of rows) {
+            const was = into.get(row.key) ?? { records: 0, bytes: 0 };
+            into.set(row.key, { records: was.records + Number(row.n), bytes: was.bytes + Number(row.bytes) });
+          }
+        }
+      console.log(
+        `Per batch of ${ROWS} rows (mean of ${COUNT} after ${WARM} warm-up batches each, ${CAPTURES} captures each; counts, not timings):`,
+      );
+      for (const [name, work] of spent) {
+        const perBatch = (n: number): string => (n / COUNT).toFixed(1);
+        const tables = [...work.buffers].sort(([, x], [, y]) => y - x);
+        console.log(
+          `  ${name}: WAL ${perBatch(work.walRecords)} records, ${perBatch(work.walFpi)} full pages, ${perBatch(work.walBytes)} bytes; ` +
+            `buffers ${perBatch(tables.reduce((sum, [, n]) => sum + n, 0))} (${tables.map(([table, n]) => `${table} ${perBatch(n)}`).join(', ')})`,
+        );
+        const kinds = [...(records.get(name) ?? [])].sort(([, x], [, y]) => y.bytes - x.bytes);
+        console.log(
+          `    WAL by relation and record: ${kinds.map(([key, k]) => `${key} ${perBatch(k.records)}/${perBatch(k.bytes)} B`).join('; ')}`,
+        );
+      }
+      const [written] = (
+        await client.query<{ summaries: string; inserted: string }>(
+          `SELECT (SELECT count(*) FROM capture_endpoints WHERE capture_id = ANY($1::uuid[]))::text AS inserted,
+                  (SELECT sum(cardinality(touched_paths)) FROM processed_batches WHERE capture_id = ANY($1::uuid[]))::text AS summaries`,
+          [statementCaptures],
+        )
+      ).rows as [{ summaries: string; inserted: string }];
+      console.log(
+        `  capture summaries written by the batch statement: ${written.summaries}, of them inserts ${written.inserted}`,
+      );
+      return;
     }
     for (let block = 0; block < BLOCKS; block++) {
       const spent = new Map(contenders.map((c) => [c.name, 0]));

@@ -2,7 +2,8 @@
  * The ingest path's rows without their foreign keys (issue 20, migration
  * IngestWithoutRowForeignKeys): what the keys guaranteed still holds. No observation names a shape
  * that is not stored, and deleting a capture or a project leaves no observation, summary or batch
- * id of it, even while a batch of the capture is being written.
+ * id of it, even while a batch of the capture is being written; nor any queued evidence of it
+ * (migration BatchWithoutSharedRowLock).
  */
 import type { TokenResponse } from '@spectator/shared';
 import pg from 'pg';
@@ -10,6 +11,7 @@ import type { DataSource } from 'typeorm';
 import { WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { createDataSource } from '../src/database/data-source';
+import { packList } from '../src/evidence/queued-payload';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
 import { aggregatedRow } from './support/batch-rows';
@@ -78,6 +80,37 @@ const NONE = { observations: 0, capture_endpoints: 0, capture_endpoint_counts: 0
 function raceBatch(projectId: string, captureId: string): unknown[] {
   return writeBatchParameters({ batchId: crypto.randomUUID(), projectId, captureId, observations: 1, shapes: [] }, [
     aggregatedRow('/race'),
+  ]);
+}
+
+/**
+ * The batch statement's parameters for one row of `GET /race` queued as evidence of environment row
+ * `rowId`, and the queue row kept from the evidence folder's sweep (queued "in an hour"), so only a
+ * delete takes it.
+ */
+async function queueRaceBatch(client: pg.Client, projectId: string, captureId: string, rowId: string): Promise<void> {
+  const parameters = writeBatchParameters(
+    {
+      batchId: crypto.randomUUID(),
+      projectId,
+      captureId,
+      observations: 1,
+      shapes: [],
+      evidence: {
+        rowId,
+        build: 'b1',
+        commit: null,
+        exchanges: packList([{ method: 'GET', path: '/race', status: 200 }]),
+        minutes: '[]',
+        consumers: '[]',
+      },
+    },
+    [aggregatedRow('/race')],
+  );
+  const [written] = (await client.query(WRITE_BATCH, parameters)).rows as Array<{ queued: string | null }>;
+  expect(written?.queued).not.toBeNull();
+  await client.query(`UPDATE evidence_queue SET queued_at = now() + interval '1 hour' WHERE id = $1`, [
+    written?.queued,
   ]);
 }
 
@@ -193,6 +226,43 @@ describe('ingest rows without foreign keys', () => {
       expect(await outcome).toBe(`capture ${captureId} no longer exists`);
       expect(await rowsOf(captureId)).toEqual(NONE);
     } finally {
+      await deleter.end();
+    }
+  });
+  it("deletes a deleted project's queued evidence, also of a batch that held its capture meanwhile", async () => {
+    const { id: projectId, token } = await project('queued');
+    const captureId = await capture(token);
+    const [{ id: rowId }] = (
+      await db.query<{ id: string }>(
+        `INSERT INTO environment_rows (project_id, kind, name, scope, build, first_seen, last_seen)
+         VALUES ($1, 'production', 'b1', '', 'b1', now(), now()) RETURNING id`,
+        [projectId],
+      )
+    ).rows as [{ id: string }];
+    const queued = async (): Promise<number> =>
+      (
+        await db.query<{ n: number }>('SELECT count(*)::int AS n FROM evidence_queue WHERE project_id = $1', [
+          projectId,
+        ])
+      ).rows[0]!.n;
+    const writer = new pg.Client({ connectionString: backend.databaseUrl });
+    const deleter = new pg.Client({ connectionString: backend.databaseUrl });
+    await writer.connect();
+    await deleter.connect();
+    try {
+      await queueRaceBatch(writer, projectId, captureId, rowId);
+      await writer.query('BEGIN');
+      await queueRaceBatch(writer, projectId, captureId, rowId);
+      // The delete waits for the batch's lock on its capture (the environment row, no key of the
+      // queue's now, holds nothing up): the batch's queued evidence commits while the delete runs.
+      const deleted = deleter.query('DELETE FROM projects WHERE id = $1', [projectId]);
+      await untilWaiting('DELETE FROM projects');
+      await writer.query('COMMIT');
+      expect((await deleted).rowCount).toBe(1);
+      expect(await queued()).toBe(0);
+      expect(await rowsOf(projectId, true)).toEqual(NONE);
+    } finally {
+      await writer.end();
       await deleter.end();
     }
   });

@@ -55,6 +55,7 @@ import { InstanceCountsBeside1795931676888 } from './migrations/1795931676888-In
 import { RuntimeRowsRoomToUpdate1795932641608 } from './migrations/1795932641608-RuntimeRowsRoomToUpdate';
 import { RuntimeMinutesWaitingByEnvironment1795937000000 } from './migrations/1795937000000-RuntimeMinutesWaitingByEnvironment';
 import { CaptureEndpointCounts1795946000000 } from './migrations/1795946000000-CaptureEndpointCounts';
+import { BatchWithoutSharedRowLock1795950000000 } from './migrations/1795950000000-BatchWithoutSharedRowLock';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -114,6 +115,7 @@ export const MIGRATIONS = [
   RuntimeRowsRoomToUpdate1795932641608,
   RuntimeMinutesWaitingByEnvironment1795937000000,
   CaptureEndpointCounts1795946000000,
+  BatchWithoutSharedRowLock1795950000000,
 ];
 
 /**
