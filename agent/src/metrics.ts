@@ -45,6 +45,10 @@ const DEFINITIONS = {
     help: "Interactions sampled out but shaped anyway because they were a path's first answer for its method: the path learner's evidence.",
     type: 'counter',
   },
+  evidence_skipped_total: {
+    help: "Paths' first answers sampled out and not shaped for the path learner: past its cap of 20 a second (a later answer of the path may be).",
+    type: 'counter',
+  },
   consumers_overflow_total: {
     help: "Calls of consumers past a row's or a batch's bound of named consumers (64 per row, 10,000 per batch): counted, sent unnamed as consumersOverflow.",
     type: 'counter',

@@ -222,6 +222,54 @@ describe('ObservationPipeline interactions watched per key', () => {
   });
 });
 
+describe('ObservationPipeline evidence for the path learner', () => {
+  it('shapes the first answer of each new name past the budget, at most 20 a second (100 saved up), and counts the rest', () => {
+    let clock = 0;
+    const metrics = new Metrics();
+    const observer = new ObservationPipeline({
+      bodyLimit: 1024 * 1024,
+      captureId: () => 'c1',
+      rules: () => [],
+      metrics,
+      log: createRootLogger('silent'),
+      sampler: { budgetShare: 0, burstMs: 0 },
+      samplerClock: () => clock,
+      holdMs: 0,
+    });
+    const body = Buffer.from(JSON.stringify({ login: 'x', id: 1, name: 'n' }));
+    const send = (target: string): void => {
+      const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
+      const carrier = { sampleSlot: null };
+      const sampledBytes = observer.sample('GET', target, 200, headers, 0, carrier);
+      const response = observer.tap(headers['content-type'], undefined, sampledBytes !== 0, sampledBytes !== 0);
+      response.write(body);
+      observer.record(
+        exchangeOf(target, { responseHeaders: headers, response, sampledBytes, sampleSlot: carrier.sampleSlot }),
+      );
+    };
+    const templates = new Set<string>();
+    const drain = () => {
+      for (const group of observer.drain()) for (const row of group.observations) templates.add(row.path);
+    };
+    // Four names teach `/users/{user}`; each is its own key until then, so each is shaped as its key's first.
+    for (const name of ['alice', 'bob', 'carol', 'dave']) send(`/users/${name}`);
+    drain();
+    const forced = metrics.get('evidence_shaped_total');
+    // A thousand new names (random slugs answered 200) on the learned key, no budget, a clock standing still.
+    for (let i = 0; i < 1_000; i++) send(`/users/name-${i.toString(36)}x`);
+    drain();
+    // The first of them is the learned key's guaranteed sample of the window, 100 more forced, the rest counted.
+    expect(metrics.get('evidence_shaped_total') - forced).toBe(100);
+    expect(metrics.get('evidence_skipped_total')).toBe(899);
+    // A second later, 20 more; a name already shaped is not shaped again.
+    clock += 1_000;
+    for (let i = 0; i < 1_000; i++) send(`/users/name-${i.toString(36)}x`);
+    drain();
+    expect(metrics.get('evidence_shaped_total') - forced).toBe(120);
+    expect(templates.has('/users/{user}')).toBe(true);
+  });
+});
+
 describe('ObservationPipeline accepting exchanges', () => {
   it('accepts the exchanges of one turn of the event loop together, in order, or at the latest in drain', async () => {
     const observer = pipeline();

@@ -213,6 +213,7 @@ export class ObservationPipeline implements ExchangeObserver {
   private readonly unshaped: Counter;
   private readonly novelShaped: Counter;
   private readonly evidenceShaped: Counter;
+  private readonly evidenceSkipped: Counter;
   /** `method inferred` of the paths whose first answer was shaped for the learner (see `firstEvidence`). */
   private readonly evidenced = new Set<string>();
 
@@ -240,6 +241,7 @@ export class ObservationPipeline implements ExchangeObserver {
     this.unshaped = options.metrics.counter('unshaped_total');
     this.novelShaped = options.metrics.counter('novel_shaped_total');
     this.evidenceShaped = options.metrics.counter('evidence_shaped_total');
+    this.evidenceSkipped = options.metrics.counter('evidence_skipped_total');
     options.metrics.gauge('queue_depth', () => this.queue.length - this.queueHead);
     options.metrics.gauge('queue_bytes', () => this.queueBytes);
     options.metrics.gauge('stream_bytes', () => this.streams.held);
@@ -363,12 +365,19 @@ export class ObservationPipeline implements ExchangeObserver {
     );
     if (carrier !== undefined) carrier.sampleSlot = slot;
     const first = this.firstEvidence(entry, upper, status, unmatched);
-    if (this.sampler.admit(slot, expectedBytes)) return expectedBytes;
-    if (first) {
-      // Shaped past the budget, charged to it like any sample: fewer samples after it pay it back.
-      this.sampler.force(slot, expectedBytes);
-      this.evidenceShaped.inc();
+    if (this.sampler.admit(slot, expectedBytes)) {
+      if (first) this.evidenceTaken(entry as PathEntry, upper);
       return expectedBytes;
+    }
+    if (first) {
+      // Shaped past the budget (at most `maxForcedPerSecond`), charged to it like any sample: fewer
+      // samples after it pay it back. Past the cap it is counted, and a later answer of the path may be shaped.
+      if (this.sampler.force(slot, expectedBytes)) {
+        this.evidenceTaken(entry as PathEntry, upper);
+        this.evidenceShaped.inc();
+        return expectedBytes;
+      }
+      this.evidenceSkipped.inc();
     }
     // Sampled out: a small JSON body is still kept (by reference) to notice a new variant of it.
     // A response that is not kept (no body, as a 204's, or one not shaped) needs no length: the
@@ -439,18 +448,28 @@ export class ObservationPipeline implements ExchangeObserver {
    * (`PathEntry.inferred`: `/v3/canary-grace`; `/users/{id}` for every numeric id)? Then its fields are the
    * learner's evidence and it is shaped whatever the budget (see `admit`): a value whose answer was sampled
    * out can be compared with nothing, and a sibling that answers like it could then be taken for a route
-   * word beside `/v3/status` and go out literal. Once per method and path (`evidenced`, bounded), while the
-   * learner still takes records.
+   * word beside `/v3/status` and go out literal. Once per method and path (`evidenceTaken`; 10,000 paths at
+   * most), while the learner still takes records.
    */
   private firstEvidence(entry: string | PathEntry, method: string, status: number, unmatched: boolean): boolean {
     if (typeof entry === 'string' || unmatched || status < 200 || status >= 400) return false;
     if (entry.evidenced.includes(method)) return false;
-    if (entry.evidenced.length < 16) entry.evidenced.push(method);
-    if (this.learner.full || this.evidenced.size >= EVIDENCED_MAX) return false;
-    const key = `${method} ${entry.inferred}`;
-    if (this.evidenced.has(key)) return false;
-    this.evidenced.add(key);
+    if (
+      this.learner.full ||
+      this.evidenced.size >= EVIDENCED_MAX ||
+      this.evidenced.has(`${method} ${entry.inferred}`)
+    ) {
+      // Another raw path of the same template had it (`/posts/17` before `/posts/18`), or no more is taken.
+      if (entry.evidenced.length < 16) entry.evidenced.push(method);
+      return false;
+    }
     return true;
+  }
+
+  /** A path's first answer (see `firstEvidence`) is shaped: no later one of its method is forced. */
+  private evidenceTaken(entry: PathEntry, method: string): void {
+    if (entry.evidenced.length < 16) entry.evidenced.push(method);
+    this.evidenced.add(`${method} ${entry.inferred}`);
   }
 
   /** Bytes `structureKeys` reads of a body with these variant keys (null: none). */

@@ -44,6 +44,13 @@ export interface SamplerOptions {
    * 100,000 of its answers within about 100 s of flood, not 6 s (26 s past the first 256 bytes).
    */
   maxWatchedPerKeyPerSecond: number;
+  /**
+   * Samples `force` admits past the budget per second at most, default 20, saved up to 100 (five
+   * seconds' worth): the first answers of new paths shaped for the path learner (see the pipeline's
+   * `firstEvidence`). A CI run or an API of a few hundred paths stays far below it; a flood of new
+   * names (hostile random slugs answered 200) costs at most 20 shapes a second, the rest counted.
+   */
+  maxForcedPerSecond: number;
 }
 
 /**
@@ -88,7 +95,11 @@ const DEFAULTS: SamplerOptions = {
   costFactor: 4,
   maxPerKeyPerSecond: 100,
   maxWatchedPerKeyPerSecond: 1_000,
+  maxForcedPerSecond: 20,
 };
+
+/** Seconds of `maxForcedPerSecond` saved up at most. */
+const FORCED_BURST_SECONDS = 5;
 
 /**
  * Decides which interactions get their bodies shaped. Counting is never sampled; only the parse +
@@ -114,6 +125,9 @@ export class ShapeSampler {
   private pausedAt: number | null = null;
   /** The clock as the last `admit` read it (`mayWatch` asks about the same interaction). */
   private admittedAt = 0;
+  /** Samples `force` may still admit (`maxForcedPerSecond`), refilled at `forcedRefilledAt` on the sampler's clock. */
+  private forcedTokens: number;
+  private forcedRefilledAt: number;
   /** Time spent paused so far, ms: taken off the clock. */
   private pausedTotal = 0;
 
@@ -129,6 +143,8 @@ export class ShapeSampler {
     this.options = { ...DEFAULTS, ...options };
     this.tokensMs = this.options.burstMs;
     this.refilledAt = now();
+    this.forcedTokens = this.options.maxForcedPerSecond * FORCED_BURST_SECONDS;
+    this.forcedRefilledAt = this.refilledAt;
   }
 
   /** The slot of a key. A new capture starts every key afresh, so its first interactions are shaped. */
@@ -227,10 +243,22 @@ export class ShapeSampler {
 
   /**
    * Admit a sample of `bytes` whatever the budget and the key's tokens (the learner's evidence: the
-   * pipeline's `firstEvidence`, once per path and method). Reserved and charged like any sample, so the
-   * budget goes below zero and fewer samples after it pay it back.
+   * pipeline's `firstEvidence`, once per path and method), at most `maxForcedPerSecond`; false past it.
+   * On the clock `admit` read for it (called just before, for the same interaction). Reserved and
+   * charged like any sample, so the budget goes below zero and fewer samples after it pay it back.
    */
-  force(slot: SampleSlot, bytes: number): true {
+  force(slot: SampleSlot, bytes: number): boolean {
+    const now = this.admittedAt;
+    const perSecond = this.options.maxForcedPerSecond;
+    if (now > this.forcedRefilledAt) {
+      this.forcedTokens = Math.min(
+        perSecond * FORCED_BURST_SECONDS,
+        this.forcedTokens + ((now - this.forcedRefilledAt) * perSecond) / 1_000,
+      );
+      this.forcedRefilledAt = now;
+    } else if (now < this.forcedRefilledAt) this.forcedRefilledAt = now; // a wall clock set back
+    if (this.forcedTokens < 1) return false;
+    this.forcedTokens--;
     return this.take(slot, this.estimate(bytes));
   }
 
