@@ -7,11 +7,14 @@
  *
  * Printed, in one run:
  *  - ingest with evidence against a plain `INSERT … ON CONFLICT` of the same rows into captures of
- *    their own (a pool as large as both replicas' together), rounds alternating, medians and ratio;
- *    Before each contender the evidence queue is drained (untimed), so neither runs beside the
+ *    their own (a pool as large as both replicas' together), in slices E P P E per round
+ *    (BENCH_SCALE_ORDER), medians of the rounds and ratio;
+ *    Before each slice the evidence queue is drained (untimed), so neither runs beside the
  *    other's folds; the evidence contender is timed to its last ack ("acked", as before) and to its
- *    last batch folded ("folded": what a deployment sustains, the aim's figure); per round and
- *    per order (evidence first, plain first) both ratios;
+ *    last batch folded ("folded": what a deployment sustains, the aim's figure); per round both
+ *    ratios and the PostgreSQL-side ratio (plain ÷ evidence PostgreSQL CPU seconds, same rows);
+ *    per slice its rate and what PostgreSQL did beside it (scale-background.ts: autovacuum,
+ *    roll-ups, checkpoints, CPU, WAL);
  *  - the time from a batch sent to its acknowledgement: saturated (each agent keeps a window of
  *    batches in flight), and paced (each agent one batch per BENCH_SCALE_PACE_MS, as the agent
  *    flushes once a second), p50 and p99; then paced at BENCH_SCALE_SHARES of the capacity the
@@ -29,7 +32,7 @@
  *
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
  * (3), BENCH_SCALE_ROLLOUT (0; production agents of a second build, see ROLLOUT), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
- * BENCH_SCALE_BATCHES (per agent and round, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
+ * BENCH_SCALE_BATCHES (per agent and slice, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
  * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr; BENCH_SCALE_NODE_FLAGS: Node options of the replicas
  * (space-separated, e.g. `--trace-gc`); BENCH_SCALE_REPLICA_MAIN: the replicas' `main.js` (another build's);
  * BENCH_SCALE_REPLICA_OUT: a folder for the replicas' standard output;
@@ -64,6 +67,7 @@ import { originsDifferingFromEvidence } from '../src/evidence/evidence.repositor
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 import { loadAverage, median, percentile, plainInsert, runBench, scaleRows, SHAPES } from './harness';
+import { BackgroundSampler, besideLine } from './scale-background';
 import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
 
 function setting(name: string, fallback: number): number {
@@ -105,6 +109,18 @@ const SHARES = (process.env.BENCH_SCALE_SHARES ?? '50,80')
       throw new Error(`BENCH_SCALE_SHARES must be whole percentages from 1 to 100, not ${share}`);
     return value;
   });
+/**
+ * The contenders' order in a round (BENCH_SCALE_ORDER): `abba` (the default) writes two sets of
+ * rows per round, evidence (E) and plain (P) each writing both, as E P P E: each contender has one
+ * slice right after the other contender and one right after itself, so whatever one leaves running
+ * (autovacuum of the tables it wrote, the replicas' roll-ups) falls on both alike. `alternate` is
+ * the order before session 20: one set per round, E P then P E (the plain writer ran faster right
+ * after itself than right after the evidence side: 21–25 k against 14–18 k rows/s).
+ */
+const ORDER = process.env.BENCH_SCALE_ORDER ?? 'abba';
+if (ORDER !== 'abba' && ORDER !== 'alternate')
+  throw new Error(`BENCH_SCALE_ORDER must be abba or alternate, not ${ORDER}`);
+const ABBA = ['E0', 'P0', 'P1', 'E1'];
 /** Connections of each replica's pool (the backend's default), and so of the plain writer's, times two. */
 const REPLICA_POOL = 10;
 /**
@@ -723,6 +739,14 @@ async function main(): Promise<void> {
   let cpu = new CpuMeter(() => ({}));
   const pool = new pg.Pool({ connectionString: database.url, max: 2 * REPLICA_POOL });
   const sampler = new LockSampler(new pg.Client({ connectionString: database.url }));
+  const background = new BackgroundSampler(
+    new pg.Client({ connectionString: database.url }),
+    () => postgresSeconds(path.join(dir, 'pg')),
+    () => ({
+      replicas: replicas.reduce((sum, child) => sum + cpuSeconds(child.pid ?? 0), 0),
+      bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+    }),
+  );
   const profiler = PROFILE === null ? null : new PhaseProfiler(pool, new pg.Client({ connectionString: database.url }));
   /** Runs a phase: its CPU per process measured, and its statements profiled with BENCH_SCALE_PROFILE. */
   const phase = <T>(name: string, rows: number, work: () => Promise<T>): Promise<T> => {
@@ -734,6 +758,7 @@ async function main(): Promise<void> {
   // Connections PostgreSQL ends when it stops at the end are no error of the bench.
   pool.on('error', () => undefined);
   sampler.client.on('error', () => undefined);
+  background.client.on('error', () => undefined);
   profiler?.client.on('error', () => undefined);
   try {
     await pool.query(`ALTER SYSTEM SET log_lock_waits = on`);
@@ -816,6 +841,7 @@ async function main(): Promise<void> {
       agents.push({ label, environment, agent, captureId: hello.capture.id, plainCaptureId });
     }
     await sampler.client.connect();
+    await background.client.connect();
     await profiler?.client.connect();
 
     if (PROFILE !== null) {
@@ -840,7 +866,7 @@ async function main(): Promise<void> {
         () => undefined,
       );
     }, 1000);
-    const rowsPerRound = agents.length * BATCHES * ROWS;
+    let lastStep = 'start';
     const backendRates: number[] = [];
     /** Rows per second of the evidence contender timed to its last batch folded (what a deployment sustains). */
     const foldedRates: number[] = [];
@@ -852,50 +878,85 @@ async function main(): Promise<void> {
     let plainLockMs = 0;
     const consumersSent = new Map<string, number>();
     const saturatedAcks: Array<[AckParts, AckParts]> = [];
+    /** PostgreSQL's CPU seconds per contender over the rounds (its slices, the evidence's drain included). */
+    const postgresCpu = { evidence: 0, plain: 0 };
+    /** Each slice's rate and what PostgreSQL did beside it, by contender and by what ran just before it. */
+    const sliceLines: string[] = [];
+    const byPosition = new Map<string, number[]>();
+    const rowsPerSlice = agents.length * BATCHES * ROWS;
     for (let round = 0; round < ROUNDS; round++) {
-      const batches = agents.map((_, a) =>
-        Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b) >>> 0)),
+      const steps = ORDER === 'abba' ? ABBA : round % 2 === 0 ? ['E0', 'P0'] : ['P0', 'E0'];
+      const slices = ORDER === 'abba' ? 2 : 1;
+      const batchesOf = Array.from({ length: slices }, (_, s) =>
+        agents.map((_, a) =>
+          Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b + s * BATCHES) >>> 0)),
+        ),
       );
-      tallyConsumers(consumersSent, agents, batches);
-      const runBackend = async (): Promise<void> => {
+      for (const batches of batchesOf) tallyConsumers(consumersSent, agents, batches);
+      const spent = { evidence: 0, folded: 0, plain: 0, drained: 0, cpuEvidence: 0, cpuPlain: 0 };
+      let before = lastStep;
+      const runBackend = async (batches: WireObservation[][][], position: string): Promise<void> => {
         const work = serialised(agents, batches);
         // Neither contender runs beside the folds of earlier batches (untimed).
         await untilFolded(pool);
         const acksBefore = await ackParts(urls, metricsToken);
         sampler.start();
-        const { seconds, latencies, byKind } = await phase('with evidence', rowsPerRound, () =>
-          stream(agents, work, { window: WINDOW }),
-        );
-        const drained = await untilFolded(pool);
-        drainSeconds.push(drained);
-        foldedRates.push(rowsPerRound / (seconds + drained));
+        const { result, beside } = await background.around(async () => {
+          const streamed = await phase('with evidence', rowsPerSlice, () => stream(agents, work, { window: WINDOW }));
+          return { ...streamed, drained: await untilFolded(pool) };
+        });
+        const { seconds, latencies, byKind, drained } = result;
+        spent.evidence += seconds;
+        spent.drained += drained;
+        spent.folded += seconds + drained;
+        spent.cpuEvidence += beside.cpu;
         await sampler.stop();
         saturatedAcks.push([acksBefore, await ackParts(urls, metricsToken)]);
         backendLockMs = Math.max(backendLockMs, sampler.maxMs);
-        backendRates.push(rowsPerRound / seconds);
         saturated.push(...latencies);
         for (const [kind, values] of byKind)
           saturatedByKind.set(kind, [...(saturatedByKind.get(kind) ?? []), ...values]);
+        const rate = rowsPerSlice / (seconds + drained);
+        byPosition.set(`evidence ${position}`, [...(byPosition.get(`evidence ${position}`) ?? []), rate]);
+        sliceLines.push(
+          `    round ${round + 1} evidence ${position}: folded ${rate.toFixed(0)} rows/s; ${besideLine(beside)}`,
+        );
+        console.log(sliceLines[sliceLines.length - 1]);
       };
-      const runPlain = async (): Promise<void> => {
+      const runPlain = async (batches: WireObservation[][][], position: string): Promise<void> => {
         await untilFolded(pool);
         sampler.start();
-        const seconds = await phase('plain', rowsPerRound, () => writePlain(pool, agents, batches, 2 * REPLICA_POOL));
+        const { result: seconds, beside } = await background.around(() =>
+          phase('plain', rowsPerSlice, () => writePlain(pool, agents, batches, 2 * REPLICA_POOL)),
+        );
         await sampler.stop();
+        spent.plain += seconds;
+        spent.cpuPlain += beside.cpu;
         plainLockMs = Math.max(plainLockMs, sampler.maxMs);
-        plainRates.push(rowsPerRound / seconds);
+        const rate = rowsPerSlice / seconds;
+        byPosition.set(`plain ${position}`, [...(byPosition.get(`plain ${position}`) ?? []), rate]);
+        sliceLines.push(`    round ${round + 1} plain ${position}: ${rate.toFixed(0)} rows/s; ${besideLine(beside)}`);
+        console.log(sliceLines[sliceLines.length - 1]);
       };
-      // Alternate which goes first, so neither always gets the warmer database.
-      if (round % 2 === 0) {
-        await runBackend();
-        await runPlain();
-      } else {
-        await runPlain();
-        await runBackend();
+      for (const step of steps) {
+        const batches = batchesOf[Number(step[1])] as WireObservation[][][];
+        const position = `after ${before}`;
+        if (step[0] === 'E') await runBackend(batches, position);
+        else await runPlain(batches, position);
+        before = step[0] === 'E' ? 'evidence' : 'plain';
       }
+      lastStep = before;
+      const rowsOfRound = rowsPerSlice * slices;
+      backendRates.push(rowsOfRound / spent.evidence);
+      foldedRates.push(rowsOfRound / spent.folded);
+      drainSeconds.push(spent.drained / slices);
+      plainRates.push(rowsOfRound / spent.plain);
+      postgresCpu.evidence += spent.cpuEvidence;
+      postgresCpu.plain += spent.cpuPlain;
       console.log(
-        `round ${round + 1} (${round % 2 === 0 ? 'evidence first' : 'plain first'}): with evidence ${backendRates[round]?.toFixed(0)} rows/s, plain ${plainRates[round]?.toFixed(0)} rows/s, ratio ${((backendRates[round] as number) / (plainRates[round] as number)).toFixed(2)}; ` +
-          `folded ${foldedRates[round]?.toFixed(0)} rows/s (${drainSeconds[round]?.toFixed(1)} s after the last ack), ratio ${((foldedRates[round] as number) / (plainRates[round] as number)).toFixed(2)}`,
+        `round ${round + 1} (${steps.join(' ')}): with evidence ${backendRates[round]?.toFixed(0)} rows/s, plain ${plainRates[round]?.toFixed(0)} rows/s, ratio ${((backendRates[round] as number) / (plainRates[round] as number)).toFixed(2)}; ` +
+          `folded ${foldedRates[round]?.toFixed(0)} rows/s (${drainSeconds[round]?.toFixed(1)} s after the last ack), ratio ${((foldedRates[round] as number) / (plainRates[round] as number)).toFixed(2)}; ` +
+          `PostgreSQL CPU evidence ${spent.cpuEvidence.toFixed(1)} s, plain ${spent.cpuPlain.toFixed(1)} s, PostgreSQL-side ratio ${(spent.cpuPlain / spent.cpuEvidence).toFixed(2)}`,
       );
     }
 
@@ -986,19 +1047,20 @@ async function main(): Promise<void> {
         `paced (1 per ${PACE_MS} ms per agent, ${paced.latencies.length} batches) p50 ${ms(median(paced.latencies))} p99 ${ms(percentile(paced.latencies, 99))} (aim p99 < 1 s)`,
     );
     console.log(`    by kind: saturated ${kindLine(saturatedByKind)}; paced ${kindLine(paced.byKind)}`);
-    const byOrder = (first: number): string =>
-      backendRates
-        .map((rate, i) => ({ rate, i }))
-        .filter(({ i }) => i % 2 === first)
-        .map(
-          ({ rate, i }) =>
-            `${(rate / (plainRates[i] as number)).toFixed(2)}/${((foldedRates[i] as number) / (plainRates[i] as number)).toFixed(2)}`,
-        )
-        .join(' ');
+    const positions = [...byPosition]
+      .map(([position, rates]) => `${position} ${rates.map((rate) => rate.toFixed(0)).join(' ')}`)
+      .join('; ');
     console.log(
       `  with evidence folded (timed to the last batch folded; the aim's figure): ${capacity.toFixed(0)} rows/s, ratio ${(capacity / plainMedian).toFixed(2)} ` +
-        `(folded ${median(drainSeconds).toFixed(1)} s after the last ack, median); ratios acked/folded by order: evidence first ${byOrder(0)}, plain first ${byOrder(1) || '-'}`,
+        `(folded ${median(drainSeconds).toFixed(1)} s after the last ack, median); order ${ORDER === 'abba' ? 'E P P E in every round' : 'E P, P E alternating'}`,
     );
+    console.log(
+      `  PostgreSQL-side ratio (plain ÷ evidence PostgreSQL CPU for the same rows, the rounds' slices): ${(postgresCpu.plain / postgresCpu.evidence).toFixed(2)} ` +
+        `(evidence ${postgresCpu.evidence.toFixed(1)} s, plain ${postgresCpu.plain.toFixed(1)} s)`,
+    );
+    console.log(`  rows/s by what ran just before (one figure per slice): ${positions}`);
+    console.log('  each slice, and what PostgreSQL did beside it:');
+    for (const line of sliceLines) console.log(line);
     for (const { share, offered, paceMs, run, drained, lockMs } of sharePoints)
       console.log(
         `  paced at ${share} % of capacity (${offered.toFixed(0)} rows/s offered, 1 batch per ${paceMs} ms per agent, ${run.latencies.length} batches): ` +
@@ -1081,6 +1143,7 @@ async function main(): Promise<void> {
   } finally {
     await sampler.stop().catch(() => undefined);
     await sampler.client.end().catch(() => undefined);
+    await background.client.end().catch(() => undefined);
     await profiler?.client.end().catch(() => undefined);
     for (const child of replicas) {
       child.kill('SIGTERM');
