@@ -81,6 +81,14 @@ const UNMATCHED_PATHS_MAX = 10_000;
 /** Paths (by method) whose first answer may be shaped for the learner, at most (see `firstEvidence`): twice the learner's records. */
 const EVIDENCED_MAX = 10_000;
 
+/** Methods a path entry's lists (`observed`, `evidenced`) hold at most. */
+const PATH_METHODS_MAX = 16;
+
+/** Note `method` in one of a path entry's method lists (bounded: `PATH_METHODS_MAX`). */
+function noteMethod(methods: string[], method: string): void {
+  if (methods.length < PATH_METHODS_MAX) methods.push(method);
+}
+
 interface Held {
   observation: Observation;
   until: number;
@@ -460,7 +468,7 @@ export class ObservationPipeline implements ExchangeObserver {
       this.evidenced.has(`${method} ${entry.inferred}`)
     ) {
       // Another raw path of the same template had it (`/posts/17` before `/posts/18`), or no more is taken.
-      if (entry.evidenced.length < 16) entry.evidenced.push(method);
+      noteMethod(entry.evidenced, method);
       return false;
     }
     return true;
@@ -468,7 +476,7 @@ export class ObservationPipeline implements ExchangeObserver {
 
   /** A path's first answer (see `firstEvidence`) is shaped: no later one of its method is forced. */
   private evidenceTaken(entry: PathEntry, method: string): void {
-    if (entry.evidenced.length < 16) entry.evidenced.push(method);
+    noteMethod(entry.evidenced, method);
     this.evidenced.add(`${method} ${entry.inferred}`);
   }
 
@@ -955,7 +963,7 @@ export class ObservationPipeline implements ExchangeObserver {
       // The query names each path takes first: values whose routes take other names are no values of one position.
       if (!isNotFound(status)) this.learner.noteQuery(path.inferred, observation.query);
       if (!isNotFound(status) && (fields || !path.observed.includes(observation.method))) {
-        if (!fields && path.observed.length < 16) path.observed.push(observation.method);
+        if (!fields) noteMethod(path.observed, observation.method);
         this.learner.observe(path.inferred, observation.method, keys, requestKeys);
       }
       // The identifier values of each distinct raw path once: a word after many of them is a route word.

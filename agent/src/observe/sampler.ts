@@ -102,6 +102,14 @@ const DEFAULTS: SamplerOptions = {
 const FORCED_BURST_SECONDS = 5;
 
 /**
+ * A token bucket's tokens at `now`: `tokens` at `at`, refilled at `perSecond` since, at most `cap`.
+ * A clock set back (NTP) refills nothing; the caller then counts from `now`.
+ */
+function refilled(tokens: number, at: number, now: number, perSecond: number, cap: number): number {
+  return now > at ? Math.min(cap, tokens + ((now - at) * perSecond) / 1_000) : tokens;
+}
+
+/**
  * Decides which interactions get their bodies shaped. Counting is never sampled; only the parse +
  * infer + fingerprint work is. Each endpoint-and-status key is shaped at least once per window,
  * whatever the load; beyond that a time budget (a token bucket in milliseconds refilled at
@@ -211,10 +219,7 @@ export class ShapeSampler {
     if (this.tokensMs <= 0) return false;
     const perSecond = this.options.maxPerKeyPerSecond;
     if (Number.isFinite(perSecond)) {
-      slot.keyTokens = Math.min(
-        this.keyBurst(),
-        slot.keyTokens + (Math.max(0, now - slot.keyRefilledAt) * perSecond) / 1_000,
-      );
+      slot.keyTokens = refilled(slot.keyTokens, slot.keyRefilledAt, now, perSecond, this.keyBurst());
       slot.keyRefilledAt = now;
       if (slot.keyTokens < 1) return false;
     }
@@ -229,10 +234,8 @@ export class ShapeSampler {
   mayWatch(slot: SampleSlot): boolean {
     const now = this.admittedAt;
     const perSecond = this.options.maxWatchedPerKeyPerSecond;
-    if (now > slot.watchRefilledAt) {
-      slot.watchTokens = Math.min(perSecond, slot.watchTokens + ((now - slot.watchRefilledAt) * perSecond) / 1_000);
-      slot.watchRefilledAt = now;
-    } else if (now < slot.watchRefilledAt) slot.watchRefilledAt = now; // a wall clock set back
+    slot.watchTokens = refilled(slot.watchTokens, slot.watchRefilledAt, now, perSecond, perSecond);
+    slot.watchRefilledAt = now;
     return slot.watchTokens >= 1;
   }
 
@@ -250,13 +253,14 @@ export class ShapeSampler {
   force(slot: SampleSlot, bytes: number): boolean {
     const now = this.admittedAt;
     const perSecond = this.options.maxForcedPerSecond;
-    if (now > this.forcedRefilledAt) {
-      this.forcedTokens = Math.min(
-        perSecond * FORCED_BURST_SECONDS,
-        this.forcedTokens + ((now - this.forcedRefilledAt) * perSecond) / 1_000,
-      );
-      this.forcedRefilledAt = now;
-    } else if (now < this.forcedRefilledAt) this.forcedRefilledAt = now; // a wall clock set back
+    this.forcedTokens = refilled(
+      this.forcedTokens,
+      this.forcedRefilledAt,
+      now,
+      perSecond,
+      perSecond * FORCED_BURST_SECONDS,
+    );
+    this.forcedRefilledAt = now;
     if (this.forcedTokens < 1) return false;
     this.forcedTokens--;
     return this.take(slot, this.estimate(bytes));

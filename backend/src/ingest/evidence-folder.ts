@@ -144,11 +144,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       folds.waiting.push({ queuedId, since: started, urgent, resolve: () => resolve(true) }),
     );
     if (urgent) folds.wake?.();
-    if (!folds.running) {
-      const running = this.run(project, rowId, folds);
-      this.running.add(running);
-      void running.finally(() => this.running.delete(running));
-    }
+    if (!folds.running) this.track(this.run(project, rowId, folds));
     const inTime = await Promise.race([
       folded,
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SETTLE_MS))),
@@ -165,6 +161,12 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
    * and begins GATHER_MS after the oldest of them came (at once for an urgent waiter, or while
    * stopping). A round whose batches another replica's fold took meanwhile folds nothing.
    */
+  /** Work of this replica's folds, awaited before the pool closes (`running`). */
+  private track(work: Promise<void>): void {
+    this.running.add(work);
+    void work.finally(() => this.running.delete(work));
+  }
+
   private async run(project: EventProject, rowId: string, folds: RowFolds): Promise<void> {
     folds.running = true;
     while (folds.waiting.length > 0) {
@@ -221,9 +223,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       }
       if (folded !== 'busy' && folded.folded > 0) {
         // Outside the fold's transaction, beside the next folds (awaited before the pool closes).
-        const analysing = this.statistics.afterFold();
-        this.running.add(analysing);
-        void analysing.finally(() => this.running.delete(analysing));
+        this.track(this.statistics.afterFold());
       }
       if (folded === 'busy') {
         if (Date.now() > deadline || this.sweeping.isStopped) return;
