@@ -21,6 +21,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout7',
   'heldout8',
   'heldout9',
+  'heldout10',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
