@@ -12,7 +12,16 @@ import type {
   UsageResponse,
 } from '@spectator/shared';
 import { sqlOn, startTestBackend, type TestBackend } from './support';
-import { call, documentGet, eventually, report, startJsonApp, withAgent } from './support/evidence-helpers';
+import {
+  call,
+  documentGet,
+  eventually,
+  report,
+  reportQueued,
+  startJsonApp,
+  untilFolded,
+  withAgent,
+} from './support/evidence-helpers';
 import { tablesContaining } from './support/privacy';
 
 /** Header values that must never leave the agent (RFC 9745 and RFC 8594 forms). */
@@ -26,18 +35,24 @@ const PAGE_MARK = { method: 'GET', path: '/daily', location: 'query', name: 'pag
 let backend: TestBackend;
 let agentToken: string;
 
-/** Moves an endpoint's production evidence of environment row `name` back `days` days. */
-async function seenDaysAgo(name: string, path: string, days: number): Promise<void> {
+/**
+ * Moves production evidence back in time: of each environment row `name`, the endpoint `path`'s
+ * evidence and the row itself `days` days. One statement per table (not a connection per row).
+ */
+async function seenDaysAgo(moves: ReadonlyArray<{ name: string; path: string; days: number }>): Promise<void> {
+  const values = [moves.map((m) => m.name), moves.map((m) => m.path), moves.map((m) => m.days)];
   await sqlOn(
     backend.databaseUrl,
-    `UPDATE evidence_observations o SET last_seen = now() - make_interval(days => $3)
-       FROM environment_rows r WHERE r.id = o.row_id AND r.name = $1 AND o.path = $2`,
-    [name, path, days],
+    `UPDATE evidence_observations o SET last_seen = now() - make_interval(days => m.days)
+       FROM environment_rows r, unnest($1::text[], $2::text[], $3::int[]) AS m(name, path, days)
+      WHERE r.id = o.row_id AND r.name = m.name AND o.path = m.path`,
+    values,
   );
   await sqlOn(
     backend.databaseUrl,
-    `UPDATE environment_rows SET last_seen = now() - make_interval(days => $2) WHERE name = $1`,
-    [name, days],
+    `UPDATE environment_rows r SET last_seen = now() - make_interval(days => m.days)
+       FROM unnest($1::text[], $2::int[]) AS m(name, days) WHERE r.name = m.name`,
+    [values[0], values[2]],
   );
 }
 
@@ -49,16 +64,23 @@ beforeAll(async () => {
   for (const path of ['/daily', '/stale', '/never', '/legacy', '/retired'])
     await documentGet(backend, 'use', path, { id: { type: 'number' } });
   // /daily is called every day of the last 30 (one production build a day), /stale 40 days ago only.
-  for (let day = 29; day >= 0; day--) {
-    await report(backend.url, agentToken, { kind: 'production', build: `d-${day}` }, [
-      { method: 'GET', path: '/daily', status: 200, response: { id: 1 } },
-    ]);
-    await seenDaysAgo(`d-${day}`, '/daily', day);
-  }
-  await report(backend.url, agentToken, { kind: 'production', build: 'old' }, [
-    { method: 'GET', path: '/stale', status: 200, response: { id: 1 } },
+  // Each build is its own environment row, folded on its own: all are reported at once, then their
+  // folds awaited once (not a fold, GATHER_MS and more, per report in turn); then their dates are moved.
+  await Promise.all([
+    ...Array.from({ length: 30 }, (_, day) =>
+      reportQueued(backend.url, agentToken, { kind: 'production', build: `d-${day}` }, [
+        { method: 'GET', path: '/daily', status: 200, response: { id: 1 } },
+      ]),
+    ),
+    reportQueued(backend.url, agentToken, { kind: 'production', build: 'old' }, [
+      { method: 'GET', path: '/stale', status: 200, response: { id: 1 } },
+    ]),
   ]);
-  await seenDaysAgo('old', '/stale', 40);
+  await untilFolded(backend.databaseUrl);
+  await seenDaysAgo([
+    ...Array.from({ length: 30 }, (_, day) => ({ name: `d-${day}`, path: '/daily', days: day })),
+    { name: 'old', path: '/stale', days: 40 },
+  ]);
   // Through a real agent: a query parameter, and an API that says /legacy is deprecated and sunsets.
   const app = await startJsonApp({
     'GET /daily': () => ({ status: 200, body: { id: 1, name: 'n' } }),

@@ -238,11 +238,36 @@ export async function call(base: string, method: string, route: string, body?: u
  * the hand-driven test agent (its capture left open); resolves with the capture id once the batch
  * is committed and its evidence folded (a staging or production batch's ack comes at its commit).
  */
-export async function report(
+export function report(
   backendUrl: string,
   token: string,
   environment: AgentEnvironment,
   exchanges: readonly TestExchange[],
+): Promise<string> {
+  return reporting(backendUrl, token, environment, exchanges, () => untilFolded(databaseUrlOf(backendUrl)));
+}
+
+/**
+ * `report` without the wait for the fold: resolves with the capture id at the batch's ack (its
+ * commit, for staging and production). Reports of many environments sent at once then wait for
+ * their folds once (`untilFolded`), not for a fold (GATHER_MS and more) each in turn.
+ */
+export function reportQueued(
+  backendUrl: string,
+  token: string,
+  environment: AgentEnvironment,
+  exchanges: readonly TestExchange[],
+): Promise<string> {
+  return reporting(backendUrl, token, environment, exchanges, async () => {});
+}
+
+/** Hello, one batch and its ack on a new test agent connection; `acknowledged` runs before it closes. */
+async function reporting(
+  backendUrl: string,
+  token: string,
+  environment: AgentEnvironment,
+  exchanges: readonly TestExchange[],
+  acknowledged: () => Promise<void>,
 ): Promise<string> {
   const agent = await connectTestAgent(backendUrl, token);
   try {
@@ -255,7 +280,7 @@ export async function report(
     const batch = batchMessage(hello.capture.id, exchanges);
     const ack = await agent.request(batch);
     if (ack.type !== 'ack') throw new Error(`batch not acknowledged: ${JSON.stringify(ack)}`);
-    await untilFolded(databaseUrlOf(backendUrl));
+    await acknowledged();
     return hello.capture.id;
   } finally {
     await agent.close();
