@@ -66,8 +66,17 @@ export function scaleRows(seed: number, rows: number, endpoints: number): WireOb
   const next = random(seed);
   const picked = new Set<number>();
   while (picked.size < rows) picked.add(Math.floor(next() * endpoints));
+  return rowsOfEndpoints(next, [...picked]);
+}
+
+/** Rows as `scaleRows` makes them, of the endpoints given (`/r{i}`), e.g. all of them to warm a capture. */
+export function scaleRowsOf(seed: number, endpoints: readonly number[]): WireObservation[] {
+  return rowsOfEndpoints(random(seed), endpoints);
+}
+
+function rowsOfEndpoints(next: () => number, endpoints: readonly number[]): WireObservation[] {
   const now = new Date().toISOString();
-  return [...picked].map((i): WireObservation => {
+  return endpoints.map((i): WireObservation => {
     const count = 1 + Math.floor(next() * 20);
     const ttfb = new LatencyHistogram();
     const ttlb = new LatencyHistogram();

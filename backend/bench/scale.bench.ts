@@ -28,14 +28,18 @@
  *    first row of each kind per distinct exchange (as read by the origin index, issue 18); and
  *    that the consumer calls stored (issue 19: every row names 1–3 of CONSUMERS clients, a few
  *    rows some overflow) equal the calls sent, per environment kind and consumer.
- *    A difference fails the bench.
+ *    A difference fails the bench;
+ *  - per phase, how many capture summary writes a fold off the ingest path would merge, were it to
+ *    write a capture's summaries once per window of 1, 5 or 30 s (`mergeFactors`).
  *
  * Environment (whole numbers): BENCH_SCALE_PRODUCTION (200), BENCH_SCALE_STAGING (20), BENCH_SCALE_CI
  * (3), BENCH_SCALE_ROLLOUT (0; production agents of a second build, see ROLLOUT), BENCH_SCALE_ENDPOINTS (300, a tenth undocumented), BENCH_SCALE_ROWS (rows per batch, 40),
  * BENCH_SCALE_BATCHES (per agent and slice, 4), BENCH_SCALE_ROUNDS (3), BENCH_SCALE_WINDOW (4),
  * BENCH_SCALE_PACED_SECONDS (10), BENCH_SCALE_PACE_MS (1000), BENCH_SCALE_SHARES (50,80); BENCH_SCALE_DEBUG=1 shows the replicas' stderr; BENCH_SCALE_NODE_FLAGS: Node options of the replicas
  * (space-separated, e.g. `--trace-gc`); BENCH_SCALE_REPLICA_MAIN: the replicas' `main.js` (another build's);
- * BENCH_SCALE_REPLICA_OUT: a folder for the replicas' standard output;
+ * BENCH_SCALE_REPLICA_OUT: a folder for the replicas' standard output; BENCH_SCALE_WARM=1: the rounds again
+ * on warm captures, printed beside (see WARM); BENCH_SCALE_KEEP_CONNECTIONS (1); BENCH_SCALE_PG_SETTINGS
+ * (diagnosis: PostgreSQL settings, e.g. `shared_buffers=2GB`);
  * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
  * (`pg_stat_statements`, nested ones too) and what active backends waited for, and the replicas'
  * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
@@ -66,7 +70,7 @@ import { evaluateCell } from '../src/evidence/cell';
 import { originsDifferingFromEvidence } from '../src/evidence/evidence.repository';
 import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
-import { loadAverage, median, percentile, plainInsert, runBench, scaleRows, SHAPES } from './harness';
+import { loadAverage, median, percentile, plainInsert, runBench, scaleRows, scaleRowsOf, SHAPES } from './harness';
 import { BackgroundSampler, besideLine } from './scale-background';
 import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
 
@@ -121,6 +125,34 @@ const ORDER = process.env.BENCH_SCALE_ORDER ?? 'abba';
 if (ORDER !== 'abba' && ORDER !== 'alternate')
   throw new Error(`BENCH_SCALE_ORDER must be abba or alternate, not ${ORDER}`);
 const ABBA = ['E0', 'P0', 'P1', 'E1'];
+/**
+ * Warm captures (BENCH_SCALE_WARM=1): after the rounds, every capture writes each of the ENDPOINTS
+ * once (untimed), then the rounds run again and their figures are printed beside the first ones. A
+ * capture is one agent process start: the first rounds' captures are young, so most summary writes
+ * (`capture_endpoints`) insert; a long-lived pod's capture knows its endpoints after ~30 batches,
+ * and every later summary write is an update.
+ */
+const WARM = setting('BENCH_SCALE_WARM', 0) > 0;
+/**
+ * The plain writer's pool opens its connections before the rounds and keeps them while idle
+ * (BENCH_SCALE_KEEP_CONNECTIONS, 1; 0: node-postgres's default, which closes a connection idle for
+ * 10 s). Its slice right after the evidence side came after two evidence slices (E P P E), more
+ * than 10 s idle, and so opened ~20 new connections: new backends, each authenticating and
+ * filling its catalog caches, which the slice right after plain did not (session 21: that was the
+ * plain writer's order effect, 1.5× in the lead's quiet runs of session 20).
+ */
+const KEEP_CONNECTIONS = setting('BENCH_SCALE_KEEP_CONNECTIONS', 1) > 0;
+/**
+ * Server settings of the bench's PostgreSQL (BENCH_SCALE_PG_SETTINGS, `name=value` comma-separated,
+ * e.g. `shared_buffers=2GB`): for diagnosis (issue 20's order effect), not the figures of record.
+ */
+const PG_SETTINGS = (process.env.BENCH_SCALE_PG_SETTINGS ?? '')
+  .split(',')
+  .filter((pair) => pair.trim() !== '')
+  .map((pair) => {
+    if (!/^\w+=\S+$/.test(pair.trim())) throw new Error(`BENCH_SCALE_PG_SETTINGS takes name=value pairs, not ${pair}`);
+    return pair.trim();
+  });
 /** Connections of each replica's pool (the backend's default), and so of the plain writer's, times two. */
 const REPLICA_POOL = 10;
 /**
@@ -214,6 +246,83 @@ class CpuMeter {
     return [...phases].map(([phase, parts]) => `${phase}: ${parts.join(', ')}`);
   }
 }
+/** One pass of the rounds: its figures per round, slice and position. */
+interface Pass {
+  name: 'cold' | 'warm';
+  backendRates: number[];
+  /** Rows per second of the evidence contender timed to its last batch folded (what a deployment sustains). */
+  foldedRates: number[];
+  drainSeconds: number[];
+  plainRates: number[];
+  /** PostgreSQL's CPU seconds per contender over the rounds (its slices, the evidence's drain included). */
+  postgresCpu: { evidence: number; plain: number };
+  /** Each slice's rate and what PostgreSQL did beside it, by contender and by what ran just before it. */
+  sliceLines: string[];
+  byPosition: Map<string, number[]>;
+  /** Capture summaries written in the pass (`pg_stat_user_tables`, as reported by then). */
+  summaries: { inserts: number; updates: number };
+}
+
+const newPass = (name: Pass['name']): Pass => ({
+  name,
+  backendRates: [],
+  foldedRates: [],
+  drainSeconds: [],
+  plainRates: [],
+  postgresCpu: { evidence: 0, plain: 0 },
+  sliceLines: [],
+  byPosition: new Map(),
+  summaries: { inserts: 0, updates: 0 },
+});
+
+/** Capture summaries inserted and updated so far (statistics a backend reports within a second busy, 10 s idle). */
+async function summaryWrites(pool: pg.Pool): Promise<{ inserts: number; updates: number }> {
+  const { rows } = await pool.query<{ inserts: number; updates: number }>(
+    `SELECT coalesce(sum(n_tup_ins), 0)::float8 AS inserts, coalesce(sum(n_tup_upd), 0)::float8 AS updates
+       FROM pg_stat_user_tables WHERE relname = 'capture_endpoints'`,
+  );
+  return rows[0] ?? { inserts: 0, updates: 0 };
+}
+
+/** Windows (seconds) over which `mergeFactors` merges a capture's summary writes. */
+const MERGE_WINDOWS = [1, 5, 30];
+
+/**
+ * Issue 20: how many capture summary writes (one per endpoint a batch touches, `capture_endpoints`)
+ * would be left if a fold off the ingest path merged the batches of one capture committed within
+ * the same window of MERGE_WINDOWS seconds into one write per endpoint, per phase: the summary
+ * writes the batches made ÷ the distinct (capture, window, endpoint). Read from the batches'
+ * `touched_methods`/`touched_paths` and `committed_at` (their transaction's start).
+ */
+async function mergeFactors(
+  pool: pg.Pool,
+  projectId: string,
+  clockOfPhase: ReadonlyMap<string, ReadonlyArray<readonly [Date, Date]>>,
+): Promise<string[]> {
+  const lines: string[] = [];
+  for (const [phase, spans] of clockOfPhase) {
+    if (phase === 'plain') continue;
+    const factors: string[] = [];
+    let written = 0;
+    for (const seconds of MERGE_WINDOWS) {
+      const { rows } = await pool.query<{ written: number; merged: number }>(
+        `SELECT count(*)::float8 AS written,
+                count(DISTINCT (b.capture_id, floor(extract(epoch FROM b.committed_at) / $2), t.method, t.path))::float8 AS merged
+           FROM processed_batches b CROSS JOIN LATERAL unnest(b.touched_methods, b.touched_paths) AS t(method, path)
+          WHERE b.project_id = $1
+            AND EXISTS (SELECT FROM unnest($3::timestamptz[], $4::timestamptz[]) AS w(since, until)
+                         WHERE b.committed_at BETWEEN w.since AND w.until)`,
+        [projectId, seconds, spans.map(([since]) => since), spans.map(([, until]) => until)],
+      );
+      const row = rows[0] ?? { written: 0, merged: 0 };
+      written = row.written;
+      factors.push(`${seconds} s ×${(row.written / Math.max(1, row.merged)).toFixed(2)}`);
+    }
+    lines.push(`${phase} (${written} written) ${factors.join(', ')}`);
+  }
+  return lines;
+}
+
 /** Endpoints `/r{i}` with i % 10 === 9 are not documented. */
 const documented = (i: number): boolean => i % 10 !== 9;
 
@@ -727,7 +836,7 @@ async function main(): Promise<void> {
   const database = await startEmbeddedPostgres({
     dir: path.join(dir, 'pg'),
     persistent: false,
-    flags: PROFILE === null ? [] : PROFILE_FLAGS,
+    flags: [...(PROFILE === null ? [] : PROFILE_FLAGS), ...PG_SETTINGS.flatMap((pair) => ['-c', pair])],
     onLog: (message) => {
       // A wait's line, with the statement that waited (the lines after it, in the same chunk or the next).
       if (message.includes('still waiting for')) lockLines.push(message);
@@ -737,7 +846,11 @@ async function main(): Promise<void> {
   });
   const replicas: ChildProcess[] = [];
   let cpu = new CpuMeter(() => ({}));
-  const pool = new pg.Pool({ connectionString: database.url, max: 2 * REPLICA_POOL });
+  const pool = new pg.Pool({
+    connectionString: database.url,
+    max: 2 * REPLICA_POOL,
+    ...(KEEP_CONNECTIONS ? { idleTimeoutMillis: 0 } : {}),
+  });
   const sampler = new LockSampler(new pg.Client({ connectionString: database.url }));
   const background = new BackgroundSampler(
     new pg.Client({ connectionString: database.url }),
@@ -752,9 +865,16 @@ async function main(): Promise<void> {
   const phase = <T>(name: string, rows: number, work: () => Promise<T>): Promise<T> => {
     rowsOfPhase.set(name, (rowsOfPhase.get(name) ?? 0) + rows);
     const measured = (): Promise<T> => cpu.measure(name, work);
-    return profiler === null ? measured() : profiler.around(name, rows, measured);
+    const from = new Date();
+    return (profiler === null ? measured() : profiler.around(name, rows, measured)).finally(() => {
+      const spans = clockOfPhase.get(name) ?? [];
+      spans.push([from, new Date()]);
+      clockOfPhase.set(name, spans);
+    });
   };
   const rowsOfPhase = new Map<string, number>();
+  /** When each phase ran, by the wall clock (what `processed_batches.committed_at` is read against). */
+  const clockOfPhase = new Map<string, Array<[Date, Date]>>();
   // Connections PostgreSQL ends when it stops at the end are no error of the bench.
   pool.on('error', () => undefined);
   sampler.client.on('error', () => undefined);
@@ -840,6 +960,11 @@ async function main(): Promise<void> {
       );
       agents.push({ label, environment, agent, captureId: hello.capture.id, plainCaptureId });
     }
+    if (KEEP_CONNECTIONS) {
+      // The plain writer's connections, opened before anything is timed (the replicas' are open by now).
+      const opened = await Promise.all(Array.from({ length: 2 * REPLICA_POOL }, () => pool.connect()));
+      for (const client of opened) client.release();
+    }
     await sampler.client.connect();
     await background.client.connect();
     await profiler?.client.connect();
@@ -867,98 +992,128 @@ async function main(): Promise<void> {
       );
     }, 1000);
     let lastStep = 'start';
-    const backendRates: number[] = [];
-    /** Rows per second of the evidence contender timed to its last batch folded (what a deployment sustains). */
-    const foldedRates: number[] = [];
-    const drainSeconds: number[] = [];
-    const plainRates: number[] = [];
     const saturated: number[] = [];
     const saturatedByKind = new Map<string, number[]>();
     let backendLockMs = 0;
     let plainLockMs = 0;
     const consumersSent = new Map<string, number>();
     const saturatedAcks: Array<[AckParts, AckParts]> = [];
-    /** PostgreSQL's CPU seconds per contender over the rounds (its slices, the evidence's drain included). */
-    const postgresCpu = { evidence: 0, plain: 0 };
-    /** Each slice's rate and what PostgreSQL did beside it, by contender and by what ran just before it. */
-    const sliceLines: string[] = [];
-    const byPosition = new Map<string, number[]>();
     const rowsPerSlice = agents.length * BATCHES * ROWS;
-    for (let round = 0; round < ROUNDS; round++) {
-      const steps = ORDER === 'abba' ? ABBA : round % 2 === 0 ? ['E0', 'P0'] : ['P0', 'E0'];
-      const slices = ORDER === 'abba' ? 2 : 1;
-      const batchesOf = Array.from({ length: slices }, (_, s) =>
-        agents.map((_, a) =>
-          Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b + s * BATCHES) >>> 0)),
+    /** The rounds of one pass (`cold`, then `warm` with BENCH_SCALE_WARM); the first pass's saturated latencies are the run's. */
+    const runRounds = async (pass: Pass, firstRound: number): Promise<void> => {
+      const { backendRates, foldedRates, drainSeconds, plainRates, postgresCpu, sliceLines, byPosition } = pass;
+      const label = pass.name === 'cold' ? 'round' : `${pass.name} round`;
+      const summariesBefore = await summaryWrites(pool);
+      for (let r = 0; r < ROUNDS; r++) {
+        const round = firstRound + r;
+        const steps = ORDER === 'abba' ? ABBA : r % 2 === 0 ? ['E0', 'P0'] : ['P0', 'E0'];
+        const slices = ORDER === 'abba' ? 2 : 1;
+        const batchesOf = Array.from({ length: slices }, (_, s) =>
+          agents.map((_, a) =>
+            Array.from({ length: BATCHES }, (__, b) => rowsOf(((round * 7919 + a) * 104_729 + b + s * BATCHES) >>> 0)),
+          ),
+        );
+        for (const batches of batchesOf) tallyConsumers(consumersSent, agents, batches);
+        const spent = { evidence: 0, folded: 0, plain: 0, drained: 0, cpuEvidence: 0, cpuPlain: 0 };
+        let before = lastStep;
+        const runBackend = async (batches: WireObservation[][][], position: string): Promise<void> => {
+          const work = serialised(agents, batches);
+          // Neither contender runs beside the folds of earlier batches (untimed).
+          await untilFolded(pool);
+          const acksBefore = await ackParts(urls, metricsToken);
+          sampler.start();
+          const { result, beside } = await background.around(async () => {
+            const streamed = await phase('with evidence', rowsPerSlice, () => stream(agents, work, { window: WINDOW }));
+            return { ...streamed, drained: await untilFolded(pool) };
+          });
+          const { seconds, latencies, byKind, drained } = result;
+          spent.evidence += seconds;
+          spent.drained += drained;
+          spent.folded += seconds + drained;
+          spent.cpuEvidence += beside.cpu;
+          await sampler.stop();
+          if (firstRound === 0) saturatedAcks.push([acksBefore, await ackParts(urls, metricsToken)]);
+          backendLockMs = Math.max(backendLockMs, sampler.maxMs);
+          if (firstRound === 0) {
+            saturated.push(...latencies);
+            for (const [kind, values] of byKind)
+              saturatedByKind.set(kind, [...(saturatedByKind.get(kind) ?? []), ...values]);
+          }
+          const rate = rowsPerSlice / (seconds + drained);
+          byPosition.set(`evidence ${position}`, [...(byPosition.get(`evidence ${position}`) ?? []), rate]);
+          sliceLines.push(
+            `    ${label} ${r + 1} evidence ${position}: folded ${rate.toFixed(0)} rows/s; ${besideLine(beside)}`,
+          );
+          console.log(sliceLines[sliceLines.length - 1]);
+        };
+        const runPlain = async (batches: WireObservation[][][], position: string): Promise<void> => {
+          await untilFolded(pool);
+          sampler.start();
+          const { result: seconds, beside } = await background.around(() =>
+            phase('plain', rowsPerSlice, () => writePlain(pool, agents, batches, 2 * REPLICA_POOL)),
+          );
+          await sampler.stop();
+          spent.plain += seconds;
+          spent.cpuPlain += beside.cpu;
+          plainLockMs = Math.max(plainLockMs, sampler.maxMs);
+          const rate = rowsPerSlice / seconds;
+          byPosition.set(`plain ${position}`, [...(byPosition.get(`plain ${position}`) ?? []), rate]);
+          sliceLines.push(`    ${label} ${r + 1} plain ${position}: ${rate.toFixed(0)} rows/s; ${besideLine(beside)}`);
+          console.log(sliceLines[sliceLines.length - 1]);
+        };
+        for (const step of steps) {
+          const batches = batchesOf[Number(step[1])] as WireObservation[][][];
+          const position = `after ${before}`;
+          if (step[0] === 'E') await runBackend(batches, position);
+          else await runPlain(batches, position);
+          before = step[0] === 'E' ? 'evidence' : 'plain';
+        }
+        lastStep = before;
+        const rowsOfRound = rowsPerSlice * slices;
+        backendRates.push(rowsOfRound / spent.evidence);
+        foldedRates.push(rowsOfRound / spent.folded);
+        drainSeconds.push(spent.drained / slices);
+        plainRates.push(rowsOfRound / spent.plain);
+        postgresCpu.evidence += spent.cpuEvidence;
+        postgresCpu.plain += spent.cpuPlain;
+        console.log(
+          `${label} ${r + 1} (${steps.join(' ')}): with evidence ${backendRates[r]?.toFixed(0)} rows/s, plain ${plainRates[r]?.toFixed(0)} rows/s, ratio ${((backendRates[r] as number) / (plainRates[r] as number)).toFixed(2)}; ` +
+            `folded ${foldedRates[r]?.toFixed(0)} rows/s (${drainSeconds[r]?.toFixed(1)} s after the last ack), ratio ${((foldedRates[r] as number) / (plainRates[r] as number)).toFixed(2)}; ` +
+            `PostgreSQL CPU evidence ${spent.cpuEvidence.toFixed(1)} s, plain ${spent.cpuPlain.toFixed(1)} s, PostgreSQL-side ratio ${(spent.cpuPlain / spent.cpuEvidence).toFixed(2)}`,
+        );
+      }
+      const summariesAfter = await summaryWrites(pool);
+      pass.summaries = {
+        inserts: summariesAfter.inserts - summariesBefore.inserts,
+        updates: summariesAfter.updates - summariesBefore.updates,
+      };
+    };
+    const cold = newPass('cold');
+    await runRounds(cold, 0);
+    let warm: Pass | null = null;
+    if (WARM) {
+      // Every capture (the evidence contender's and the plain one's) writes each endpoint once, untimed, as a
+      // long-lived pod's capture has after its first ~30 batches; then the same rounds again.
+      const warmBatches = agents.map((_, a) =>
+        Array.from({ length: Math.ceil(ENDPOINTS / ROWS) }, (__, b) =>
+          scaleRowsOf(
+            (a * 7_907 + b * 1_000_033 + 5) >>> 0,
+            Array.from({ length: Math.min(ROWS, ENDPOINTS - b * ROWS) }, (___, k) => b * ROWS + k),
+          ),
         ),
       );
-      for (const batches of batchesOf) tallyConsumers(consumersSent, agents, batches);
-      const spent = { evidence: 0, folded: 0, plain: 0, drained: 0, cpuEvidence: 0, cpuPlain: 0 };
-      let before = lastStep;
-      const runBackend = async (batches: WireObservation[][][], position: string): Promise<void> => {
-        const work = serialised(agents, batches);
-        // Neither contender runs beside the folds of earlier batches (untimed).
+      tallyConsumers(consumersSent, agents, warmBatches);
+      await untilFolded(pool);
+      await phase('warm-up', agents.length * ENDPOINTS * 2, async () => {
+        await stream(agents, serialised(agents, warmBatches), { window: WINDOW });
         await untilFolded(pool);
-        const acksBefore = await ackParts(urls, metricsToken);
-        sampler.start();
-        const { result, beside } = await background.around(async () => {
-          const streamed = await phase('with evidence', rowsPerSlice, () => stream(agents, work, { window: WINDOW }));
-          return { ...streamed, drained: await untilFolded(pool) };
-        });
-        const { seconds, latencies, byKind, drained } = result;
-        spent.evidence += seconds;
-        spent.drained += drained;
-        spent.folded += seconds + drained;
-        spent.cpuEvidence += beside.cpu;
-        await sampler.stop();
-        saturatedAcks.push([acksBefore, await ackParts(urls, metricsToken)]);
-        backendLockMs = Math.max(backendLockMs, sampler.maxMs);
-        saturated.push(...latencies);
-        for (const [kind, values] of byKind)
-          saturatedByKind.set(kind, [...(saturatedByKind.get(kind) ?? []), ...values]);
-        const rate = rowsPerSlice / (seconds + drained);
-        byPosition.set(`evidence ${position}`, [...(byPosition.get(`evidence ${position}`) ?? []), rate]);
-        sliceLines.push(
-          `    round ${round + 1} evidence ${position}: folded ${rate.toFixed(0)} rows/s; ${besideLine(beside)}`,
-        );
-        console.log(sliceLines[sliceLines.length - 1]);
-      };
-      const runPlain = async (batches: WireObservation[][][], position: string): Promise<void> => {
-        await untilFolded(pool);
-        sampler.start();
-        const { result: seconds, beside } = await background.around(() =>
-          phase('plain', rowsPerSlice, () => writePlain(pool, agents, batches, 2 * REPLICA_POOL)),
-        );
-        await sampler.stop();
-        spent.plain += seconds;
-        spent.cpuPlain += beside.cpu;
-        plainLockMs = Math.max(plainLockMs, sampler.maxMs);
-        const rate = rowsPerSlice / seconds;
-        byPosition.set(`plain ${position}`, [...(byPosition.get(`plain ${position}`) ?? []), rate]);
-        sliceLines.push(`    round ${round + 1} plain ${position}: ${rate.toFixed(0)} rows/s; ${besideLine(beside)}`);
-        console.log(sliceLines[sliceLines.length - 1]);
-      };
-      for (const step of steps) {
-        const batches = batchesOf[Number(step[1])] as WireObservation[][][];
-        const position = `after ${before}`;
-        if (step[0] === 'E') await runBackend(batches, position);
-        else await runPlain(batches, position);
-        before = step[0] === 'E' ? 'evidence' : 'plain';
-      }
-      lastStep = before;
-      const rowsOfRound = rowsPerSlice * slices;
-      backendRates.push(rowsOfRound / spent.evidence);
-      foldedRates.push(rowsOfRound / spent.folded);
-      drainSeconds.push(spent.drained / slices);
-      plainRates.push(rowsOfRound / spent.plain);
-      postgresCpu.evidence += spent.cpuEvidence;
-      postgresCpu.plain += spent.cpuPlain;
-      console.log(
-        `round ${round + 1} (${steps.join(' ')}): with evidence ${backendRates[round]?.toFixed(0)} rows/s, plain ${plainRates[round]?.toFixed(0)} rows/s, ratio ${((backendRates[round] as number) / (plainRates[round] as number)).toFixed(2)}; ` +
-          `folded ${foldedRates[round]?.toFixed(0)} rows/s (${drainSeconds[round]?.toFixed(1)} s after the last ack), ratio ${((foldedRates[round] as number) / (plainRates[round] as number)).toFixed(2)}; ` +
-          `PostgreSQL CPU evidence ${spent.cpuEvidence.toFixed(1)} s, plain ${spent.cpuPlain.toFixed(1)} s, PostgreSQL-side ratio ${(spent.cpuPlain / spent.cpuEvidence).toFixed(2)}`,
-      );
+        await writePlain(pool, agents, warmBatches, 2 * REPLICA_POOL);
+      });
+      lastStep = 'warm-up';
+      warm = newPass('warm');
+      await runRounds(warm, ROUNDS);
     }
+    const { backendRates, foldedRates, drainSeconds, plainRates, postgresCpu, byPosition } = cold;
 
     // Paced: one batch per agent every PACE_MS, as agents flush.
     const pacedBatches = agents.map((_, a) =>
@@ -1025,6 +1180,7 @@ async function main(): Promise<void> {
     const runCpu = postgresSeconds(path.join(dir, 'pg')) - runStart.cpu;
     const runWal = Number((await walNow()) - runStart.wal);
     const runRows = [...rowsOfPhase.values()].reduce((a, b) => a + b, 0);
+    const merging = await mergeFactors(pool, project.id, clockOfPhase);
     const check = await recomputationDiffers(
       pool,
       project.id,
@@ -1037,7 +1193,9 @@ async function main(): Promise<void> {
     const plainMedian = median(plainRates);
     console.log(
       `scale: ${PRODUCTION} production agents of ${ROLLOUT > 0 ? `two builds (${PRODUCTION - ROLLOUT}/${ROLLOUT}, a rollout)` : 'one build'}, ${STAGING} staging, ${CI} CI runs, on 2 replicas; ` +
-        `batches of ${ROWS} rows over ${ENDPOINTS} endpoints; ${ROUNDS} rounds of ${BATCHES} batches per agent (window ${WINDOW})`,
+        `batches of ${ROWS} rows over ${ENDPOINTS} endpoints; ${ROUNDS} rounds of ${BATCHES} batches per agent (window ${WINDOW})` +
+        (PG_SETTINGS.length > 0 ? `; PostgreSQL set ${PG_SETTINGS.join(' ')} (diagnosis)` : '') +
+        (KEEP_CONNECTIONS ? '' : "; the plain writer's idle connections closed after 10 s"),
     );
     console.log(
       `  ingest with evidence ${backendMedian.toFixed(0)} rows/s, plain INSERT … ON CONFLICT ${plainMedian.toFixed(0)} rows/s (pool of ${2 * REPLICA_POOL}): ratio ${(backendMedian / plainMedian).toFixed(2)} (aim ≥ 0.50; per round ${backendRates.map((r, i) => (r / (plainRates[i] as number)).toFixed(2)).join(' ')})`,
@@ -1059,8 +1217,25 @@ async function main(): Promise<void> {
         `(evidence ${postgresCpu.evidence.toFixed(1)} s, plain ${postgresCpu.plain.toFixed(1)} s)`,
     );
     console.log(`  rows/s by what ran just before (one figure per slice): ${positions}`);
+    const summariesLine = (pass: Pass): string =>
+      `capture summaries written ${pass.summaries.inserts + pass.summaries.updates}, ${pass.summaries.inserts} of them inserts`;
+    console.log(`  ${summariesLine(cold)}`);
+    if (warm !== null) {
+      const w = warm;
+      const wBackend = median(w.backendRates);
+      const wPlain = median(w.plainRates);
+      console.log(
+        `  warm captures (BENCH_SCALE_WARM: then every capture wrote each of the ${ENDPOINTS} endpoints, untimed, and ${ROUNDS} rounds more), beside the cold ones above: ` +
+          `with evidence ${wBackend.toFixed(0)} rows/s, plain ${wPlain.toFixed(0)} rows/s, ratio ${(wBackend / wPlain).toFixed(2)} (cold ${(backendMedian / plainMedian).toFixed(2)}); ` +
+          `folded ${median(w.foldedRates).toFixed(0)} rows/s, ratio ${(median(w.foldedRates) / wPlain).toFixed(2)} (cold ${(capacity / plainMedian).toFixed(2)}; per round ${w.foldedRates.map((r, i) => (r / (w.plainRates[i] as number)).toFixed(2)).join(' ')}); ` +
+          `PostgreSQL-side ratio ${(w.postgresCpu.plain / w.postgresCpu.evidence).toFixed(2)} (evidence ${w.postgresCpu.evidence.toFixed(1)} s, plain ${w.postgresCpu.plain.toFixed(1)} s; cold ${(postgresCpu.plain / postgresCpu.evidence).toFixed(2)}); ${summariesLine(w)}`,
+      );
+      console.log(
+        `    warm rows/s by what ran just before: ${[...w.byPosition].map(([position, rates]) => `${position} ${rates.map((rate) => rate.toFixed(0)).join(' ')}`).join('; ')}`,
+      );
+    }
     console.log('  each slice, and what PostgreSQL did beside it:');
-    for (const line of sliceLines) console.log(line);
+    for (const line of [...cold.sliceLines, ...(warm?.sliceLines ?? [])]) console.log(line);
     for (const { share, offered, paceMs, run, drained, lockMs } of sharePoints)
       console.log(
         `  paced at ${share} % of capacity (${offered.toFixed(0)} rows/s offered, 1 batch per ${paceMs} ms per agent, ${run.latencies.length} batches): ` +
@@ -1101,6 +1276,9 @@ async function main(): Promise<void> {
       );
     console.log(
       `  recomputation from stored observations: ${check.checked}: ${check.differences.length === 0 ? 'all equal' : check.differences.join('; ')}`,
+    );
+    console.log(
+      `  capture summary writes if merged per capture over a window (written ÷ distinct (capture, endpoint) per window, from processed_batches): ${merging.join('; ')}`,
     );
     console.log(`  CPU seconds (from /proc) ${cpu.lines().join('; ')}`);
     console.log(
