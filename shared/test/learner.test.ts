@@ -15,6 +15,12 @@ function learn(
     learner.observe(templatePath(raw), method, keys, requestKeys ?? null);
 }
 
+/** Feed a raw path answered with no body, noting its identifier values as the agent does. */
+function answeredNothing(learner: PathLearner, method: string, raw: string): void {
+  learner.observe(templatePath(raw), method, null);
+  learner.noteIdentifiers(templatePath(raw), raw);
+}
+
 describe('PathLearner', () => {
   it('makes a position of names a parameter after two values with the same response fields', () => {
     const learner = new PathLearner();
@@ -385,10 +391,7 @@ describe('PathLearner', () => {
 
   it('learns names after identifiers with nothing to compare from four, each after other identifier values', () => {
     const learner = new PathLearner();
-    const see = (raw: string) => {
-      learner.observe(templatePath(raw), 'GET', null);
-      learner.noteIdentifiers(templatePath(raw), raw);
-    };
+    const see = (raw: string) => answeredNothing(learner, 'GET', raw);
     // Four words after one order: what one resource's routes look like; they stay literal.
     for (const word of ['lines', 'notes', 'history', 'status']) see(`/orders/100/${word}`);
     expect(learner.resolve(templatePath('/orders/100/lines'))).toBe('/orders/{orderId}/lines');
@@ -1232,6 +1235,31 @@ describe('PathLearner', () => {
       ['GET', '/repos/erin/cli/issues/18', repo],
     ]);
     expect(learner.resolve(templatePath('/repos/frank/api/issues/19'))).toBe('/repos/{owner}/{repo}/issues/{issueId}');
+  });
+
+  it('learns names all along that answer no body from four, each after other identifier values (/peppol_identifiers/…)', () => {
+    const learner = new PathLearner();
+    const see = (raw: string) => answeredNothing(learner, 'DELETE', raw);
+    // Three names each, all different, nothing answered: three are not enough to tell them from routes.
+    see('/legal_entities/25312/peppol_identifiers/globex/grace-river/Mallory88');
+    see('/legal_entities/26546/peppol_identifiers/oscar/tyrell-dinner/Dave59');
+    see('/legal_entities/27401/peppol_identifiers/acme/umbrella-river/wayne');
+    const next = templatePath('/legal_entities/30000/peppol_identifiers/frank/oscar/stark');
+    expect(learner.resolve(next)).toBe('/legal_entities/{legalEntityId}/peppol_identifiers/frank/oscar/stark');
+    see('/legal_entities/28733/peppol_identifiers/mallory/initech-cli/carol');
+    expect(learner.resolve(next)).toBe(
+      '/legal_entities/{legalEntityId}/peppol_identifiers/{namespace}/{owner}/{peppolIdentifier}',
+    );
+    // Names all along that answered fields: alike only from agreeing answers, as before (`/projects/acme/web/alice`).
+    const other = new PathLearner();
+    const keys = responseKeys(inferShape({ id: 1 }));
+    learn(other, [
+      ['GET', '/projects/acme/web/alice', keys],
+      ['GET', '/projects/bob/cli/dave', null],
+      ['GET', '/projects/carol/api/erin', null],
+      ['GET', '/projects/dave/docs/frank', null],
+    ]);
+    expect(other.resolve('/projects/erin/app/grace')).toBe('/projects/erin/app/grace');
   });
 
   it('stays bounded: records past maxRecords are not kept', () => {

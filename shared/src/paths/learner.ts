@@ -1776,7 +1776,21 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
     y.resolved[y.at + 1]!.kind === 'literal'
   )
     return 'same';
+  // Names all along and nothing to compare (`DELETE /peppol_identifiers/acme/umbrella-river/wayne`, `…/frank/oscar/stark`):
+  // the same, as one other value after each is; four make a parameter (MANY_SIBLINGS).
+  if (restX > 1 && !sharedLiteral && bodiless(x) && bodiless(y) && namesAllAlong(x) && namesAllAlong(y)) return 'same';
   return restX === 1 && fields === 'contradicts' ? 'differs' : 'unknown';
+}
+
+/** Did `one` answer and take no body with fields (`DELETE` answered 204)? */
+function bodiless(one: Placed): boolean {
+  return one.record.keys === null && one.record.requestKeys === null;
+}
+
+/** Is everything after the value of `one` a literal? */
+function namesAllAlong(one: Placed): boolean {
+  for (let k = one.at + 1; k < one.resolved.length; k++) if (one.resolved[k]!.kind !== 'literal') return false;
+  return true;
 }
 
 /**
