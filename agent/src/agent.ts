@@ -58,6 +58,11 @@ export interface AgentTuning {
   streamBytesMax: number;
   /** How long an interaction whose path holds an undecided literal is held before it goes out as it is, ms (docs/paths.md). Default 3000. */
   pathHoldMs: number;
+  /**
+   * How long a held path whose undecided literal has a sibling it may be one value with is held at most, ms: past
+   * it, it goes out with that literal as a parameter (docs/paths.md). Default 30000.
+   */
+  pathPendingMs: number;
   sampler: Partial<SamplerOptions>;
   /** Clock of shape sampling (budget refill, per-key windows), ms. Default `Date.now`; a test stops it. */
   samplerClock: () => number;
@@ -83,6 +88,7 @@ const DEFAULT_TUNING: AgentTuning = {
   queueMaxBytes: 32 * 1024 * 1024,
   streamBytesMax: 16 * 1024 * 1024,
   pathHoldMs: 3_000,
+  pathPendingMs: 30_000,
   sampler: {},
   samplerClock: Date.now,
   commandStdio: 'inherit',
@@ -211,6 +217,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           queueMaxBytes: tuning.queueMaxBytes,
           streamBytesMax: tuning.streamBytesMax,
           holdMs: tuning.pathHoldMs,
+          pendingMs: tuning.pathPendingMs,
           sampler: { ...samplerOptionsForBudget(options.shapeBudget ?? DEFAULT_SHAPE_BUDGET), ...tuning.sampler },
           samplerClock: tuning.samplerClock,
           consumers,

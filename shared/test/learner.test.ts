@@ -46,6 +46,29 @@ describe('PathLearner', () => {
     expect(learner.resolve('/repos/dave/api/pulls')).toBe('/repos/{owner}/{repo}/pulls');
   });
 
+  it('names values in waiting before an identifier as a parameter, and leaves a single value or routes literal', () => {
+    const learner = new PathLearner();
+    const quote = list({ bid: 1, ask: 2, at: 3 });
+    learn(learner, [['GET', '/v1/historic/quotes/wonka/2020-01-10', quote]]);
+    const wonka = templatePath('/v1/historic/quotes/wonka/2020-01-10');
+    // One name before an identifier: held (undecided), and when its hold ends it goes out as it is.
+    expect(learner.undecided(learner.resolve(wonka), wonka)).toBe(true);
+    expect(learner.pending(learner.resolve(wonka), wonka)).toBe(wonka);
+    learn(learner, [['GET', '/v1/historic/quotes/erin/2020-01-11', quote]]);
+    // Two alike, fewer than the four that learn such a position: not learned, but none goes out as it is.
+    expect(learner.resolve(wonka)).toBe(wonka);
+    expect(learner.pending(learner.resolve(wonka), wonka)).toBe('/v1/historic/quotes/{quote}/{quoteId}');
+    // Routes answering other fields (collections) stay literal.
+    const calls = list({ from: 'a', to: 'b' });
+    const conferences = list({ name: 'n', members: 2 });
+    learn(learner, [
+      ['GET', '/self/calls/17', calls],
+      ['GET', '/self/conferences/18', conferences],
+    ]);
+    const call = templatePath('/self/calls/17');
+    expect(learner.pending(learner.resolve(call), call)).toBe(call);
+  });
+
   it('keeps route words whose responses differ literal, and the first segment always', () => {
     const learner = new PathLearner();
     learn(learner, [

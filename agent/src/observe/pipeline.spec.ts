@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { parseIgnoreRules, queryNames, type IgnoreRule } from '@spectator/shared';
 import { createRootLogger } from '../log';
 import { Metrics } from '../metrics';
-import { ObservationPipeline } from './pipeline';
+import { ObservationPipeline, type PipelineOptions } from './pipeline';
 import { keyFingerprint } from './novelty';
 import type { Exchange } from './exchange';
 
@@ -169,6 +169,33 @@ describe('ObservationPipeline stream taps', () => {
   });
 });
 
+/** A pipeline with no shape budget on a clock `clock()` gives, and a GET answered 200 with a JSON body through it. */
+function budgetless(clock: () => number, options: Partial<PipelineOptions> = {}) {
+  const metrics = new Metrics();
+  const observer = new ObservationPipeline({
+    bodyLimit: 1024 * 1024,
+    captureId: () => 'c1',
+    rules: () => [],
+    metrics,
+    log: createRootLogger('silent'),
+    sampler: { budgetShare: 0, burstMs: 0 },
+    samplerClock: clock,
+    ...options,
+  });
+  const send = (target: string, answer: object | Buffer): void => {
+    const body = Buffer.isBuffer(answer) ? answer : Buffer.from(JSON.stringify(answer));
+    const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
+    const carrier = { sampleSlot: null };
+    const sampledBytes = observer.sample('GET', target, 200, headers, 0, carrier);
+    const response = observer.tap(headers['content-type'], undefined, sampledBytes !== 0, sampledBytes !== 0);
+    response.write(body);
+    observer.record(
+      exchangeOf(target, { responseHeaders: headers, response, sampledBytes, sampleSlot: carrier.sampleSlot }),
+    );
+  };
+  return { metrics, observer, send };
+}
+
 describe('ObservationPipeline interactions watched per key', () => {
   /** A list of 40 items; in `late` its 31st lacks `b`, past the 256 bytes the key fingerprint reads. */
   const list = (late: boolean) =>
@@ -178,27 +205,10 @@ describe('ObservationPipeline interactions watched per key', () => {
   it('watches at most maxWatchedPerKeyPerSecond sampled-out interactions of one key a second, others apart', () => {
     expect(keyFingerprint(late)).toBe(keyFingerprint(plain));
     let clock = 0;
-    const metrics = new Metrics();
-    const observer = new ObservationPipeline({
-      bodyLimit: 1024 * 1024,
-      captureId: () => 'c1',
-      rules: () => [],
-      metrics,
-      log: createRootLogger('silent'),
-      // No shape budget: each key's guaranteed sample is its first; the rest are sampled out and watched.
+    // No shape budget: each key's guaranteed sample is its first; the rest are sampled out and watched.
+    const { metrics, observer, send } = budgetless(() => clock, {
       sampler: { budgetShare: 0, burstMs: 0, maxWatchedPerKeyPerSecond: 10 },
-      samplerClock: () => clock,
     });
-    const send = (target: string, body: Buffer): void => {
-      const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
-      const carrier = { sampleSlot: null };
-      const sampledBytes = observer.sample('GET', target, 200, headers, 0, carrier);
-      const response = observer.tap(headers['content-type'], undefined, sampledBytes !== 0, sampledBytes !== 0);
-      response.write(body);
-      observer.record(
-        exchangeOf(target, { responseHeaders: headers, response, sampledBytes, sampleSlot: carrier.sampleSlot }),
-      );
-    };
     // Exchanges are accepted when the event loop comes round, or by a drain.
     const noticed = () => {
       observer.drain();
@@ -225,48 +235,50 @@ describe('ObservationPipeline interactions watched per key', () => {
 describe('ObservationPipeline evidence for the path learner', () => {
   it('shapes the first answer of each new name past the budget, at most 20 a second (100 saved up), and counts the rest', () => {
     let clock = 0;
-    const metrics = new Metrics();
-    const observer = new ObservationPipeline({
-      bodyLimit: 1024 * 1024,
-      captureId: () => 'c1',
-      rules: () => [],
-      metrics,
-      log: createRootLogger('silent'),
-      sampler: { budgetShare: 0, burstMs: 0 },
-      samplerClock: () => clock,
-      holdMs: 0,
-    });
-    const body = Buffer.from(JSON.stringify({ login: 'x', id: 1, name: 'n' }));
-    const send = (target: string): void => {
-      const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
-      const carrier = { sampleSlot: null };
-      const sampledBytes = observer.sample('GET', target, 200, headers, 0, carrier);
-      const response = observer.tap(headers['content-type'], undefined, sampledBytes !== 0, sampledBytes !== 0);
-      response.write(body);
-      observer.record(
-        exchangeOf(target, { responseHeaders: headers, response, sampledBytes, sampleSlot: carrier.sampleSlot }),
-      );
-    };
+    const { metrics, observer, send: sendAnswer } = budgetless(() => clock, { holdMs: 0 });
+    const send = (target: string): void => sendAnswer(target, { login: 'x', id: 1, name: 'n' });
     const templates = new Set<string>();
     const drain = () => {
       for (const group of observer.drain()) for (const row of group.observations) templates.add(row.path);
     };
-    // Four names teach `/users/{user}`; each is its own key until then, so each is shaped as its key's first.
+    // Four names teach `/users/{user}`. Each is its own key until then, an undecided one: no key's guaranteed
+    // sample there, each is forced as the learner's evidence (4 of the 100 saved up).
     for (const name of ['alice', 'bob', 'carol', 'dave']) send(`/users/${name}`);
     drain();
     const forced = metrics.get('evidence_shaped_total');
+    expect(forced).toBe(4);
     // A thousand new names (random slugs answered 200) on the learned key, no budget, a clock standing still.
     for (let i = 0; i < 1_000; i++) send(`/users/name-${i.toString(36)}x`);
     drain();
-    // The first of them is the learned key's guaranteed sample of the window, 100 more forced, the rest counted.
-    expect(metrics.get('evidence_shaped_total') - forced).toBe(100);
-    expect(metrics.get('evidence_skipped_total')).toBe(899);
+    // The first of them is the learned key's guaranteed sample of the window, the 96 left forced, the rest counted.
+    expect(metrics.get('evidence_shaped_total') - forced).toBe(96);
+    expect(metrics.get('evidence_skipped_total')).toBe(903);
     // A second later, 20 more; a name already shaped is not shaped again.
     clock += 1_000;
     for (let i = 0; i < 1_000; i++) send(`/users/name-${i.toString(36)}x`);
     drain();
-    expect(metrics.get('evidence_shaped_total') - forced).toBe(120);
+    expect(metrics.get('evidence_shaped_total') - forced).toBe(116);
     expect(templates.has('/users/{user}')).toBe(true);
+  });
+
+  it('bounds a flood of random slugs at an undecided position: shaped within the forced cap, held within holdMax', () => {
+    const { metrics, observer, send } = budgetless(() => 0, { now: () => 0, holdMax: 200 });
+    let mostHeld = 0;
+    for (let i = 0; i < 2_000; i++) {
+      // Each slug answers fields of its own: no two alike, so its position is never learned.
+      send(`/files/slug-${i.toString(36)}q`, { [`a${i}`]: 1, [`b${i}`]: 2, [`c${i}`]: 3 });
+      if (i % 50 === 49) {
+        observer.drain();
+        mostHeld = Math.max(mostHeld, metrics.get('held_interactions'));
+      }
+    }
+    // Each slug is a key of its own while undecided: no key's guaranteed sample there (each used to be shaped as its
+    // key's first until the cardinality limit), only the learner's first answers within the forced cap (100 saved
+    // up), and the limited key's one.
+    expect(metrics.get('shaped_total')).toBeLessThanOrEqual(101);
+    expect(mostHeld).toBeLessThanOrEqual(200);
+    observer.releaseAll();
+    expect(metrics.get('held_interactions')).toBe(0);
   });
 });
 

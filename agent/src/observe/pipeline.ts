@@ -55,6 +55,13 @@ export interface PipelineOptions {
    * user was seen) is held in the agent before it goes out as it is, ms. Default 3,000.
    */
   holdMs?: number;
+  /**
+   * How long a held interaction whose undecided literal has a sibling it may be one value with
+   * (`PathLearner.pending`: `/airport/autocomplete/alice` beside `…/bob`) is held at most, from when it
+   * came, ms; past it (or `holdMax`, or the agent stopping) it goes out with that literal as a
+   * parameter, never as it is. Default 30,000.
+   */
+  pendingMs?: number;
   /** Interactions held at most; past it the oldest goes out at once. Default 10,000. */
   holdMax?: number;
   /** Clock for holding, ms. Default `Date.now`. */
@@ -92,6 +99,8 @@ function noteMethod(methods: string[], method: string): void {
 interface Held {
   observation: Observation;
   until: number;
+  /** When a value in waiting goes out at the latest (see `pendingMs`). */
+  pendingUntil: number;
 }
 
 /** Statuses that, on a path matching no template, mark a request as noise. */
@@ -233,6 +242,7 @@ export class ObservationPipeline implements ExchangeObserver {
       sliceMs: 8,
       streamBytesMax: 16 * 1024 * 1024,
       holdMs: 3_000,
+      pendingMs: 30_000,
       holdMax: 10_000,
       now: Date.now,
       ...options,
@@ -373,7 +383,10 @@ export class ObservationPipeline implements ExchangeObserver {
     );
     if (carrier !== undefined) carrier.sampleSlot = slot;
     const first = this.firstEvidence(entry, upper, status, unmatched);
-    if (this.sampler.admit(slot, expectedBytes)) {
+    // A key's guaranteed sample is a decided template's: a path held undecided (or a possible noise) is a key of its
+    // own per value, so hostile random slugs there would each be shaped; its first answer is the learner's (capped).
+    const guaranteed = typeof entry === 'string' || (!unmatched && !entry.undecided);
+    if (this.sampler.admit(slot, expectedBytes, guaranteed)) {
       if (first) this.evidenceTaken(entry as PathEntry, upper);
       return expectedBytes;
     }
@@ -972,6 +985,8 @@ export class ObservationPipeline implements ExchangeObserver {
         // And a short number ending a path (`/posts/5`): a resource, so no version (see `PathLearner.keepsVersion`).
         if (path.inferred.includes('}/') || SHORT_NUMBER_LAST.test(path.raw))
           this.learner.noteIdentifiers(path.inferred, path.raw);
+        // And the identifier values after each literal: a collection is followed by many (see `PathLearner.pending`).
+        if (path.inferred.includes('{')) this.learner.noteIdentifiersAfter(path.inferred, path.raw);
       }
       if (this.learner.revision !== this.generation) this.learned();
       // Resolved again only when the learner learned since the path was cached.
@@ -993,7 +1008,12 @@ export class ObservationPipeline implements ExchangeObserver {
         undecided = current ? path.undecided : this.learner.undecided(observation.template, path.inferred, path.raw);
       }
       if (undecided && this.options.holdMs > 0) {
-        this.held.push({ observation, until: this.options.now() + this.options.holdMs });
+        const now = this.options.now();
+        this.held.push({
+          observation,
+          until: now + this.options.holdMs,
+          pendingUntil: now + Math.max(this.options.holdMs, this.options.pendingMs),
+        });
         // Past the bound the oldest goes out now, as it is resolved now.
         if (this.held.length > this.options.holdMax) this.releaseOne(this.held.shift() as Held);
         return;
@@ -1013,7 +1033,7 @@ export class ObservationPipeline implements ExchangeObserver {
     if (this.learner.revision !== this.generation) this.learned();
     const now = this.options.now();
     // Held interactions repeat a few paths: each resolved once per release.
-    const resolved = new Map<string, { template: string; undecided: boolean }>();
+    const resolved = new Map<string, { template: string; undecided: boolean; pending: string | undefined }>();
     const kept: Held[] = [];
     for (const item of this.held) {
       const path = item.observation.path as PathEntry;
@@ -1037,12 +1057,20 @@ export class ObservationPipeline implements ExchangeObserver {
       if (current === undefined) {
         const template = this.resolve(inferred);
         const undecided = this.learner.undecided(template, inferred, path.raw);
-        resolved.set(inferred, (current = { template, undecided }));
+        resolved.set(inferred, (current = { template, undecided, pending: undefined }));
       }
-      if (all || item.until <= now || !current.undecided) {
-        item.observation.template = current.template;
-        this.toRows(item.observation, current.undecided);
-      } else kept.push(item);
+      if (!all && item.until > now && current.undecided) {
+        kept.push(item);
+        continue;
+      }
+      // Its hold is over: a value in waiting (a sibling alike) is held on until `pendingMs`, then goes out as a parameter.
+      if (current.undecided) current.pending ??= this.learner.pending(current.template, inferred);
+      if (!all && current.undecided && current.pending !== current.template && item.pendingUntil > now) {
+        kept.push(item);
+        continue;
+      }
+      item.observation.template = current.undecided ? (current.pending as string) : current.template;
+      this.toRows(item.observation, current.undecided);
     }
     this.held = kept;
   }
@@ -1059,8 +1087,9 @@ export class ObservationPipeline implements ExchangeObserver {
       return;
     }
     const template = this.resolve(inferred);
-    item.observation.template = template;
-    this.toRows(item.observation, this.learner.undecided(template, inferred, path.raw));
+    const undecided = this.learner.undecided(template, inferred, path.raw);
+    item.observation.template = undecided ? this.learner.pending(template, inferred) : template;
+    this.toRows(item.observation, undecided);
   }
 
   /**

@@ -204,15 +204,18 @@ export class ShapeSampler {
       : this.slot(captureId, method, template, status);
   }
 
-  /** Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when yes. */
-  admit(slot: SampleSlot, bytes: number): boolean {
+  /**
+   * Should the bodies (of `bytes` total) of an interaction with this key be shaped? Reserves the expected cost when
+   * yes. `guaranteed` false: no guaranteed sample of the key's window (a key per held value, see the pipeline).
+   */
+  admit(slot: SampleSlot, bytes: number, guaranteed = true): boolean {
     const now = this.time();
     this.admittedAt = now;
     this.refill(now);
     // The fixed overhead is charged here for good: `spent` corrects only the timed part.
     const estimate = this.estimate(bytes);
     // A wall clock set back (NTP) must not starve a key of its guaranteed sample.
-    if (now - slot.lastShaped >= this.options.keyWindowMs || now < slot.lastShaped) {
+    if (guaranteed && (now - slot.lastShaped >= this.options.keyWindowMs || now < slot.lastShaped)) {
       slot.lastShaped = now;
       return this.take(slot, estimate);
     }

@@ -166,6 +166,12 @@ export class PathLearner {
    */
   private readonly identifierParentsOf = new Map<string, Set<number>>();
   /**
+   * Position and literal right before a detected identifier → digests of the identifier values seen right after it
+   * (`MAX_PARENTS` at most; see `noteIdentifiersAfter`): a collection is followed by many (`findByAuthor` of
+   * `/documents/findByAuthor/17`, `/18`, `/19`), a name by the few of its own. In the agent's memory only, as digests.
+   */
+  private readonly identifiersAfter = new Map<string, Set<number>>();
+  /**
    * Position and literal right after a literal → digests of the values seen two positions before it
    * (`MAX_PARENTS` at most; see `afterValuesTwice`): the words of a resource's route recur after each of
    * its values (`document` of `/customer/acme/landlord/document`, `/customer/erin/landlord/document`).
@@ -365,6 +371,29 @@ export class PathLearner {
   }
 
   /**
+   * Note, once per distinct raw path the API answered (not 404/405), the identifier values right after each literal
+   * (`/documents/findByAuthor/17`): a literal followed by three different ones is a collection, no value in waiting
+   * (see `pending`). Changes nothing learned.
+   */
+  noteIdentifiersAfter(template: string, raw: string): void {
+    const segments = splitPath(template);
+    const values = splitPath(raw);
+    if (values.length !== segments.length) return;
+    for (let at = 1; at < segments.length; at++) {
+      const segment = segments[at]!;
+      const before = segments[at - 1]!;
+      const value = values[at]!;
+      if (segment.kind === 'param' && before.kind === 'literal' && value.kind === 'literal')
+        noteDigest(this.identifiersAfter, `${at - 1}/${before.text}`, value.text);
+    }
+  }
+
+  /** Was the literal at `at` seen followed by three different detected identifier values (a collection)? */
+  private manyIdentifiersAfter(at: number, text: string): boolean {
+    return (this.identifiersAfter.get(`${at}/${text}`)?.size ?? 0) >= ROUTE_WORD_PARENTS;
+  }
+
+  /**
    * Note the query parameter names of one request the API answered (other than 404/405) on `template`
    * (the path as `templatePath` gave it). The routes of an API take their own query parameters, the values
    * of one parameter those of their one route: values with nothing else to compare whose query names
@@ -431,9 +460,18 @@ export class PathLearner {
       segment.kind === 'param' && given?.[i]?.kind === 'literal' ? LEARNED_PARAM : segment,
     );
     let key = '';
+    let previousKey = '';
     for (let i = 0; i < segments.length; i++) {
       const segment = segments[i]!;
       if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key)) return true;
+      // A name before a detected identifier (`/v1/quotes/acme/{date}`, `…/wonka/{date}`): a collection or names, learned
+      // from four (see `decideNames`); held, and decided when its hold ends (see `pending`).
+      if (
+        segment.kind === 'literal' &&
+        !this.learned.has(key) &&
+        this.nameBeforeIdentifier(segments, i, key, previousKey)
+      )
+        return true;
       if (segment.kind === 'param') {
         // A value of a position learned right after an identifier: route words there show only after three
         // identifier values (see `noteIdentifiers`), so what was learned may be forgotten; held till its hold ends.
@@ -446,7 +484,87 @@ export class PathLearner {
           if (i > 1 && segments[i - 1]!.kind === 'param' && given![i - 1]!.kind === 'literal') return true;
         }
       }
+      previousKey = key;
       key = extendKey(key, segment);
+    }
+    return false;
+  }
+
+  /**
+   * Is the literal at `at` (under `key`) right before a detected identifier where names before identifiers may be
+   * learned (see `decideNames`), and not shown a collection or a route word? A few look-ups, no comparison:
+   * `undecided` runs for each new path.
+   */
+  private nameBeforeIdentifier(segments: readonly Segment[], at: number, key: string, previousKey: string): boolean {
+    if (!this.namePosition(segments, at, key, previousKey)) return false;
+    const text = (segments[at] as { text: string }).text;
+    const mine = this.index.get(key)?.get(text);
+    return mine === undefined ? !this.isRouteWord(at, text, false) : this.comparable(key, text, mine, true);
+  }
+
+  /** Is the literal at `at` right before a detected identifier where names are learned from four (see `decideNames`)? */
+  private namePosition(segments: readonly Segment[], at: number, key: string, previousKey: string): boolean {
+    return (
+      at > 0 &&
+      !this.manyIdentifiersAfter(at, (segments[at] as { text: string }).text) &&
+      isCollection(segments, at) &&
+      !namesAfter(segments, at - 1) &&
+      !this.afterWord(segments, at, previousKey) &&
+      !this.identifierPositions.has(`${key}|${continuation(segments, at)}`)
+    );
+  }
+
+  /**
+   * `template` (as `resolve` gave it, for the path `inferred` as the detectors gave it) with every literal that
+   * is still a value in waiting made a parameter: at a position not learned where a value may be learned (see
+   * `undecided`; before a detected identifier too, where names are learned from four, see `decideNames`), with a
+   * sibling there it may be one value with (alike or the same, nothing against it: see `compare`). What the
+   * agent sends for a held path still undecided when its hold ends (docs/paths.md, Holding undecided literals):
+   * two or more such values are no route word shown, so none leaves the agent. `template` itself when there is
+   * none (a single value, or siblings that contradict it: routes).
+   */
+  pending(template: string, inferred?: string): string {
+    const given = inferred === undefined ? undefined : splitPath(inferred);
+    const segments = splitPath(template).map((segment, i): Segment =>
+      segment.kind === 'param' && given?.[i]?.kind === 'literal' ? LEARNED_PARAM : segment,
+    );
+    let key = '';
+    let previousKey = '';
+    let changed = false;
+    const out: Segment[] = [];
+    for (let at = 0; at < segments.length; at++) {
+      const segment = segments[at]!;
+      const waiting =
+        segment.kind === 'literal' && at > 0 && !this.learned.has(key) && this.waiting(segments, at, key, previousKey);
+      if (waiting) changed = true;
+      out.push(waiting ? LEARNED_PARAM : segment);
+      previousKey = key;
+      key = extendKey(key, segment);
+    }
+    return changed ? joinSegments(nameRuns(out)) : template;
+  }
+
+  /** Is the literal at `at` (under `key`) a value in waiting (see `pending`)? */
+  private waiting(segments: readonly Segment[], at: number, key: string, previousKey: string): boolean {
+    const text = (segments[at] as { text: string }).text;
+    const siblings = this.index.get(key);
+    const mine = siblings?.get(text);
+    if (siblings === undefined || mine === undefined || siblings.size < 2) return false;
+    // Only a name right before a detected identifier (`/quotes/wonka/{date}`, `/project/{project}/erin-dinner/{id}`).
+    const next = segments[at + 1];
+    if (next?.kind !== 'param' || next.name === LEARNED || this.manyIdentifiersAfter(at, text)) return false;
+    let names: boolean;
+    if (this.mayLearn(segments, at, key)) names = false;
+    else if (this.namePosition(segments, at, key, previousKey)) names = true;
+    else return false;
+    if (!this.comparable(key, text, mine, names)) return false;
+    let partners = 0;
+    for (const [other, theirs] of siblings) {
+      if (partners++ >= MAX_COMPARED_VALUES) break;
+      if (other === text || !this.comparable(key, other, theirs, names)) continue;
+      const verdict = this.compare(mine, theirs);
+      // Routes take query parameters of their own (see `noteQuery`): no value in waiting beside another route.
+      if (verdict === 'alike' || (verdict === 'same' && this.queriesAgree(mine, theirs))) return true;
     }
     return false;
   }
