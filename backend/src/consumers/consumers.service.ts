@@ -190,18 +190,17 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Adds the consumer days of batches of one environment row (queued with their evidence, made by
-   * `consumerDays`), in the transaction of the row's fold (ingest/evidence-folder.ts): the fold
-   * holds the row, so no other transaction writes these counts meanwhile, and each batch is
-   * counted once, when it leaves the queue.
+   * The consumer days of batches of one environment row (queued with their evidence, made by
+   * `consumerDays`), folded at once (`consumerRows`). @returns their write, in the transaction of
+   * the row's fold (ingest/evidence-folder.ts): the fold holds the row, so no other transaction
+   * writes these counts meanwhile, and each batch is counted once, when it leaves the queue.
    */
-  async recordFolded(
-    manager: Pick<EntityManager, 'query'>,
+  recordFolded(
     projectId: string,
-    row: { id: string; kind: MatrixKind },
     batches: ReadonlyArray<readonly ConsumerDay[]>,
-  ): Promise<void> {
-    await this.repository.addRows(manager, projectId, row, consumerRows(batches.flat()));
+  ): (manager: Pick<EntityManager, 'query'>, row: { id: string; kind: MatrixKind }) => Promise<void> {
+    const rows = consumerRows(batches.flat());
+    return (manager, row) => this.repository.addRows(manager, projectId, row, rows);
   }
 
   /**

@@ -38,16 +38,48 @@ export interface EvidenceExchangeRow {
 /** An exchange about to be added to a row, with the commit and build of the first batch of the fold that had it. */
 export type FoldedExchangeRow = EvidenceExchangeRow & { commit: string | null; build: string | null };
 
-/** A batch's evidence as queued until a fold takes it (`evidence_queue`). */
+/**
+ * A batch's evidence as queued until a fold takes it (`evidence_queue`). Its lists are unpacked
+ * from their stored JSON each time they are read (`TakenBatch`): a fold reads each once, as it
+ * takes them, and keeps only what they fold into.
+ */
 export interface QueuedBatch {
-  build: string | null;
-  commit: string | null;
-  lastSeen: string;
-  exchanges: EvidenceExchangeRow[];
+  readonly build: string | null;
+  readonly commit: string | null;
+  readonly lastSeen: string;
+  readonly exchanges: EvidenceExchangeRow[];
   /** Runtime minutes (runtime/): evidence keeps them for the fold and rewrites their paths, nothing more. */
-  minutes: Array<{ method: string; path: string }>;
+  readonly minutes: Array<{ method: string; path: string }>;
   /** Consumer days (consumers/): kept for the fold and their paths rewritten, as the minutes. */
-  consumers: Array<{ method: string; path: string }>;
+  readonly consumers: Array<{ method: string; path: string }>;
+}
+
+/**
+ * A batch a fold took, holding its lists as stored (packed JSON text, queued-payload.ts) and
+ * unpacking one when it is read. Issue 20: unpacked at the take, a fold's batches (up to
+ * FOLD_BYTES of packed text, several times that as objects) lived through every statement of the
+ * fold's transaction, seconds under load, so the replica's young-generation collections copied
+ * them and promoted them into the old generation meanwhile.
+ */
+class TakenBatch implements QueuedBatch {
+  constructor(
+    readonly build: string | null,
+    readonly commit: string | null,
+    readonly lastSeen: string,
+    private readonly packed: { exchanges: string; minutes: string; consumers: string },
+  ) {}
+
+  get exchanges(): EvidenceExchangeRow[] {
+    return unpackList(this.packed.exchanges);
+  }
+
+  get minutes(): Array<{ method: string; path: string }> {
+    return unpackList(this.packed.minutes);
+  }
+
+  get consumers(): Array<{ method: string; path: string }> {
+    return unpackList(this.packed.consumers);
+  }
 }
 
 /**
@@ -386,14 +418,10 @@ export class EvidenceRepository {
     );
     const candidates = rows[0]?.candidates ?? 0;
     return {
-      batches: rows.map(({ build, commit, lastSeen, exchanges, minutes, consumers }) => ({
-        build,
-        commit,
-        lastSeen: new Date(lastSeen).toISOString(),
-        exchanges: unpackList(exchanges),
-        minutes: unpackList(minutes),
-        consumers: unpackList(consumers),
-      })),
+      batches: rows.map(
+        ({ build, commit, lastSeen, exchanges, minutes, consumers }) =>
+          new TakenBatch(build, commit, new Date(lastSeen).toISOString(), { exchanges, minutes, consumers }),
+      ),
       left: candidates === limit || rows.length < candidates,
     };
   }

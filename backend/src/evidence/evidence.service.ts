@@ -149,12 +149,45 @@ export const FOLD_LIMIT = 500;
  */
 export const FOLD_BYTES = 4 * 1024 * 1024;
 
-/** Told in a fold's transaction the runtime minutes and consumer days of the batches it folds (the ingest records them). */
+/**
+ * Told the runtime minutes and consumer days of the batches a fold takes, as it takes them (the
+ * ingest folds them at once); @returns their write, run later in the fold's transaction.
+ */
 export type QueuedFoldListener = (
-  manager: EntityManager,
-  row: EnvironmentRow,
   batches: ReadonlyArray<Pick<QueuedBatch, 'minutes' | 'consumers'>>,
-) => Promise<void>;
+) => (manager: EntityManager, row: EnvironmentRow) => Promise<void>;
+
+/**
+ * What a fold keeps of the batches it took, made at the take: their exchanges folded by key, the
+ * write of their runtime minutes and consumer days (`alsoFold`), and the few fields it reads
+ * besides. Each batch's lists are unpacked here and folded at once; nothing refers to them after
+ * (issue 20: the batches of a fold lived through its whole transaction, see `TakenBatch`).
+ */
+function foldedBatches(
+  batches: readonly QueuedBatch[],
+  alsoFold: QueuedFoldListener,
+): {
+  count: number;
+  lastSeen: string;
+  build: string | null;
+  commit: string | null;
+  exchanges: FoldedExchangeRow[];
+  writeAlso: ReturnType<QueuedFoldListener>;
+} {
+  const latest = (field: 'build' | 'commit'): string | null =>
+    batches.reduce<string | null>((named, batch) => batch[field] ?? named, null);
+  return {
+    count: batches.length,
+    lastSeen: batches.reduce(
+      (max, batch) => (Date.parse(batch.lastSeen) > Date.parse(max) ? batch.lastSeen : max),
+      batches[0]?.lastSeen as string,
+    ),
+    build: latest('build'),
+    commit: latest('commit'),
+    exchanges: foldExchanges(batches),
+    writeAlso: alsoFold(batches),
+  };
+}
 
 /** Environment rows whose cells changed in a transaction, each with the endpoints whose cells changed. */
 export type CellChanges = ReadonlyArray<{ row: EnvironmentRow; endpointIds: readonly string[] }>;
@@ -306,16 +339,13 @@ export class EvidenceService {
     return transaction(async (manager) => {
       const locked = await this.repository.lockRowIfFree(manager, rowId);
       if (locked === null || locked === 'busy') return locked === null ? { folded: 0, left: false } : 'busy';
-      const { batches, left } = await this.repository.takeQueued(manager, project.id, rowId, FOLD_LIMIT, FOLD_BYTES);
-      if (batches.length === 0) return { folded: 0, left: false };
-      const latest = (field: 'build' | 'commit'): string | null =>
-        batches.reduce<string | null>((named, batch) => batch[field] ?? named, null);
-      const lastSeen = batches.reduce(
-        (max, batch) => (Date.parse(batch.lastSeen) > Date.parse(max) ? batch.lastSeen : max),
-        batches[0]?.lastSeen as string,
-      );
-      const row = await this.repository.touchRow(manager, rowId, lastSeen, latest('build'), latest('commit'));
-      const exchanges = foldExchanges(batches);
+      // Folded where they are taken (not in a local of this function, which lives through its awaits).
+      const taken = await this.repository
+        .takeQueued(manager, project.id, rowId, FOLD_LIMIT, FOLD_BYTES)
+        .then(({ batches, left }) => (batches.length === 0 ? null : { left, ...foldedBatches(batches, alsoFold) }));
+      if (taken === null) return { folded: 0, left: false };
+      const { count, left, lastSeen, build, commit, exchanges, writeAlso } = taken;
+      const row = await this.repository.touchRow(manager, rowId, lastSeen, build, commit);
       /** The endpoints whose cells the fold changed (null: it refreshed none). */
       let changed: string[] | null = null;
       /** What the fold makes of "what runs there now", written at its end (see below). */
@@ -348,7 +378,7 @@ export class EvidenceService {
           .map((e) => ({ endpointId: e.id, lastSeen: newest.get(`${e.method} ${e.path}`) as string }));
         await this.repository.touchCells(manager, rowId, current.touched);
       }
-      await alsoFold(manager, row, batches);
+      await writeAlso(manager, row);
       // Last, what other rows' folds also write: the first sightings of endpoints in production,
       // "what runs there now" in the row's kind and scope, then the proposals' steps. Each locks a
       // row another fold of the same kind can need (two production builds during a rollout; two
@@ -360,7 +390,7 @@ export class EvidenceService {
         if (changed !== null) await this.cellsChanged(manager, project, [{ row, endpointIds: changed }]);
         for (const listener of this.foldedListeners) await listener(manager, project, row);
       }
-      return { folded: batches.length, left };
+      return { folded: count, left };
     });
   }
 

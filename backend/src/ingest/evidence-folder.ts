@@ -94,20 +94,21 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     this.log = runtime.log.child({ module: 'evidence-folder' });
     this.statistics = new FoldStatistics(this.pool, this.log);
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
-    // Runtime minutes and consumer days are queued with the evidence, as their modules made them.
-    this.foldAlso = (projectId) => async (manager, row, batches) => {
-      await runtimeEvidence.recordFolded(
-        manager,
+    // Runtime minutes and consumer days are queued with the evidence, as their modules made them;
+    // folded as the fold takes them, written in its transaction.
+    this.foldAlso = (projectId) => (batches) => {
+      const minutes = runtimeEvidence.recordFolded(
         projectId,
-        row,
         batches.map((batch) => batch.minutes as unknown as readonly RuntimeMinute[]),
       );
-      await consumers.recordFolded(
-        manager,
+      const days = consumers.recordFolded(
         projectId,
-        row,
         batches.map((batch) => batch.consumers as unknown as readonly ConsumerDay[]),
       );
+      return async (manager, row) => {
+        await minutes(manager, row);
+        await days(manager, row);
+      };
     };
   }
 

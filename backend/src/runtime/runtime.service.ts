@@ -314,18 +314,18 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Adds the runtime minutes of several batches of one environment row (queued with its evidence
-   * and folded with it, evidence/evidence.service.ts), in the fold's transaction, after its cells
-   * (so each endpoint's rows go under the version its cell names now): one per endpoint and minute
-   * (`foldedMinutes`), waiting for the roll-up into their minute, hour and day rows (`rollUpMinutes`).
+   * The runtime minutes of several batches of one environment row (queued with its evidence and
+   * folded with it, evidence/evidence.service.ts), folded at once: one per endpoint and minute
+   * (`foldedMinutes`). @returns their write, in the fold's transaction, after its cells (so each
+   * endpoint's rows go under the version its cell names now), waiting for the roll-up into their
+   * minute, hour and day rows (`rollUpMinutes`).
    */
-  async recordFolded(
-    manager: Pick<EntityManager, 'query'>,
+  recordFolded(
     projectId: string,
-    row: { kind: MatrixKind; name: string },
     batches: ReadonlyArray<readonly RuntimeMinute[]>,
-  ): Promise<void> {
-    await this.repository.addMinutes(manager, projectId, row, foldedMinutes(batches.flat()));
+  ): (manager: Pick<EntityManager, 'query'>, row: { kind: MatrixKind; name: string }) => Promise<void> {
+    const minutes = foldedMinutes(batches.flat());
+    return (manager, row) => this.repository.addMinutes(manager, projectId, row, minutes);
   }
 
   /**

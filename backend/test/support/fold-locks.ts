@@ -135,7 +135,7 @@ export async function startFoldLocks(slug: string, options: { webhook?: boolean 
       const reachedAlsoFold = new Promise<void>((resolve) => (inAlsoFold = resolve));
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
-      const paused: QueuedFoldListener = async () => {
+      const paused: QueuedFoldListener = () => async () => {
         inAlsoFold();
         await released;
       };
@@ -146,7 +146,7 @@ export async function startFoldLocks(slug: string, options: { webhook?: boolean 
         // The second fold: done, or seen waiting for a lock, whichever comes first.
         let folded = false;
         secondFold = evidence
-          .foldQueued(project, second, async () => undefined)
+          .foldQueued(project, second, () => async () => undefined)
           .then((result) => {
             folded = true;
             return result;

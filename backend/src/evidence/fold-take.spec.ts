@@ -1,0 +1,77 @@
+import type { EntityManager } from 'typeorm';
+import type { EnvironmentRow, EvidenceRepository, QueuedBatch } from './evidence.repository';
+import { EvidenceService } from './evidence.service';
+
+const ROW: EnvironmentRow = {
+  id: 'row-1',
+  kind: 'production',
+  name: 'build-1',
+  scope: '',
+  pullRequest: null,
+  build: 'build-1',
+  commit: null,
+  firstSeen: new Date('2026-11-29T00:00:00Z'),
+};
+
+/**
+ * Issue 20: a fold's batches lived through its whole transaction (unpacked at the take, their
+ * runtime minutes and consumer days read at its end), so a replica's young-generation collections
+ * copied and promoted them. Each batch's lists are read once, at the take, before the fold's first
+ * write; what the listener writes later in the transaction is what it folded then.
+ */
+it('reads the batches it takes once, at the take, before the fold writes anything', async () => {
+  const reads: string[] = [];
+  const batch = (n: number): QueuedBatch => ({
+    build: 'build-1',
+    commit: null,
+    lastSeen: `2026-11-29T10:0${n}:00.000Z`,
+    get exchanges() {
+      reads.push(`exchanges ${n}`);
+      return [];
+    },
+    get minutes() {
+      reads.push(`minutes ${n}`);
+      return [{ method: 'GET', path: `/m${n}` }];
+    },
+    get consumers() {
+      reads.push(`consumers ${n}`);
+      return [];
+    },
+  });
+  const repository = {
+    lockRowIfFree: () => Promise.resolve(ROW),
+    takeQueued: () => Promise.resolve({ batches: [batch(1), batch(2)], left: true }),
+    touchRow: (_db: unknown, _id: string, lastSeen: string) => {
+      reads.push(`touch ${lastSeen}`);
+      return Promise.resolve(ROW);
+    },
+  };
+  const evidence = new EvidenceService(
+    repository as unknown as EvidenceRepository,
+    null as never,
+    null as never,
+    null as never,
+  );
+  const folded = await evidence.foldQueued(
+    { id: 'project-1', slug: 'shop' },
+    ROW.id,
+    (batches) => {
+      const paths = batches.flatMap((b) => [...b.minutes.map((m) => m.path), ...b.consumers.map((c) => c.path)]);
+      return async (_manager, row) => {
+        reads.push(`write ${row.id} ${paths.join(' ')}`);
+      };
+    },
+    (work) => work({} as EntityManager),
+  );
+  expect(folded).toEqual({ folded: 2, left: true });
+  expect(reads).toEqual([
+    'exchanges 1',
+    'exchanges 2',
+    'minutes 1',
+    'consumers 1',
+    'minutes 2',
+    'consumers 2',
+    'touch 2026-11-29T10:02:00.000Z',
+    'write row-1 /m1 /m2',
+  ]);
+});
