@@ -1285,6 +1285,35 @@ describe('PathLearner', () => {
     expect(other.resolve('/projects/erin/app/grace')).toBe('/projects/erin/app/grace');
   });
 
+  it('keeps words beside identifiers under one parent literal under a sibling sharing two of them (/stickers/search)', () => {
+    const learner = new PathLearner();
+    const gif = responseKeys(inferShape({ data: { id: 'x', url: 'u', title: 't' }, meta: { status: 200 } }));
+    const gifs = responseKeys(inferShape({ data: [{ id: 'x', url: 'u', title: 't' }], meta: { status: 200 } }));
+    learn(learner, [
+      ['GET', '/gifs/17', gif],
+      ['GET', '/gifs/18', gif],
+      ['GET', '/gifs/random', gif],
+      ['GET', '/gifs/translate', gif],
+      ['GET', '/gifs/search', gifs],
+      ['GET', '/stickers/random', gif],
+      ['GET', '/stickers/translate', gif],
+      ['GET', '/stickers/search', gifs],
+    ]);
+    // `random`, `translate`, `search` are routes beside `/gifs/{gifId}`; `/stickers` shares them: its routes too.
+    expect(learner.resolve('/stickers/random')).toBe('/stickers/random');
+    expect(learner.resolve('/stickers/translate')).toBe('/stickers/translate');
+    // One word shared (`me` of `/teams/me` beside `/teams/17`) does not keep a sibling's values literal.
+    const org = responseKeys(inferShape({ login: 'l', id: 1, description: 'd' }));
+    learn(learner, [
+      ['GET', '/teams/17', org],
+      ['GET', '/teams/me', user('x')],
+      ['GET', '/orgs/me', user('x')],
+      ['GET', '/orgs/acme', org],
+      ['GET', '/orgs/initech', org],
+    ]);
+    expect(learner.resolve('/orgs/hooli')).toBe('/orgs/{org}');
+  });
+
   it('stays bounded: records past maxRecords are not kept', () => {
     const learner = new PathLearner({ maxRecords: 10 });
     for (let i = 0; i < 100; i++) learner.observe(`/things/t${'x'.repeat(i % 7)}/a${i}`, 'GET', null);

@@ -704,6 +704,7 @@ export class PathLearner {
       return true;
     if ((this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS) return true;
     if (this.afterValuesTwice(word)) return true;
+    if (this.besideIdentifiersOfSibling(word, text)) return true;
     if (at === 1) return this.afterRootValues(text);
     const parents = this.parentsOf.get(word);
     if (parents === undefined || parents.size < 2 || this.amongManyValues(word)) return false;
@@ -721,6 +722,30 @@ export class PathLearner {
     for (const grand of this.grandsOf.get(word) ?? []) {
       const under = this.valuesAmong(at - 1, this.parentsUnder.get(`${grand} ${word}`));
       if (under >= 2 && under >= this.valuesAmong(at - 1, this.followedUnder.get(grand))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Is `text` (at the position and text `word`) a word beside identifiers under one parent (`random` of `/gifs/random`
+   * beside `/gifs/17`) whose parent shares two such words or more with another parent under the same prefix
+   * (`/stickers/random`, `/stickers/search` beside `/gifs/search`)? Then it is a route word under every parent
+   * there: siblings of one API mirror one another's routes, while values rarely meet two route words of a sibling.
+   */
+  private besideIdentifiersOfSibling(word: string, text: string): boolean {
+    for (const grand of this.grandsOf.get(word) ?? []) {
+      const parents = this.parentsUnder.get(`${grand} ${word}`);
+      if (parents === undefined || parents.size < 2) continue;
+      for (const parent of parents) {
+        const key = `${grand}/${encodeSegment(parent)}`;
+        if (!this.besideIdentifiers(key, text)) continue;
+        const words = [...(this.literalRests.get(key)?.keys() ?? [])].filter((one) => this.besideIdentifiers(key, one));
+        if (words.length < 2) continue;
+        for (const other of parents) {
+          const children = other === parent ? undefined : this.literalRests.get(`${grand}/${encodeSegment(other)}`);
+          if (children !== undefined && words.filter((one) => children.has(one)).length >= 2) return true;
+        }
+      }
     }
     return false;
   }
