@@ -261,6 +261,26 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect(templates.has('/users/{user}')).toBe(true);
   });
 
+  it('holds names in waiting before an identifier until pendingMs, then sends them as a parameter; a single one as it is', () => {
+    let clock = 0;
+    const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000, pendingMs: 5_000 });
+    const sent = (): string[] =>
+      [...new Set(observer.drain().flatMap((g) => g.observations.map((o) => o.path)))].sort();
+    const quote = { bid: 1, ask: 2, at: 3 };
+    send('/quotes/wonka/2020-01-10', quote);
+    send('/quotes/erin/2020-01-11', quote);
+    send('/trades/acme/2020-01-12', { price: 1, size: 2 });
+    expect(sent()).toEqual([]);
+    // The 1 s hold over: the name alone goes out as it is; the two in waiting are held on.
+    clock = 1_000;
+    expect(sent()).toEqual(['/trades/acme/{acmeId}']);
+    clock = 4_999;
+    expect(sent()).toEqual([]);
+    // 5 s after they came, still undecided (two of the four that decide): a parameter, never the names.
+    clock = 5_000;
+    expect(sent()).toEqual(['/quotes/{quote}/{quoteId}']);
+  });
+
   it('bounds a flood of random slugs at an undecided position: shaped within the forced cap, held within holdMax', () => {
     const { metrics, observer, send } = budgetless(() => 0, { now: () => 0, holdMax: 200 });
     let mostHeld = 0;
