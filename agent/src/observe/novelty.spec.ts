@@ -6,7 +6,9 @@ import {
   keyFingerprint,
   mixHashes,
   NOVELTY_BYTES,
+  SCAN_BURST_BYTES,
   SCAN_BYTES,
+  SCAN_BYTES_PER_SECOND,
   ScanBudget,
   structureFingerprint,
 } from './novelty';
@@ -227,9 +229,9 @@ describe('flatStructure', () => {
 });
 
 describe('ScanBudget', () => {
-  it('lets a second of bytes through, then as many as the clock earns, and never saves more than a second', () => {
+  it('lets its burst through, then as many as the clock earns, and never saves more than its burst', () => {
     let now = 0;
-    const budget = new ScanBudget(() => now, 1_000);
+    const budget = new ScanBudget(() => now, 1_000, 1_000);
     expect(budget.take(600)).toBe(true);
     expect(budget.take(600)).toBe(false);
     expect(budget.take(400)).toBe(true);
@@ -240,6 +242,23 @@ describe('ScanBudget', () => {
     now = 60_000;
     expect(budget.take(1_000)).toBe(true);
     expect(budget.take(1)).toBe(false);
+  });
+
+  it('by default saves up four seconds of its rate: a flood reads a quarter of what a burst may', () => {
+    let now = 0;
+    const budget = new ScanBudget(() => now);
+    expect(SCAN_BURST_BYTES).toBe(4 * SCAN_BYTES_PER_SECOND);
+    // A flood of 100 KB answers: the burst, then the rate.
+    const read = (ms: number) => {
+      let bytes = 0;
+      for (const end = now + ms; now < end; now++) while (budget.take(100_000)) bytes += 100_000;
+      return bytes;
+    };
+    expect(read(1)).toBe(Math.floor(SCAN_BURST_BYTES / 100_000) * 100_000);
+    const steady = read(10_000) / 10;
+    expect(Math.abs(steady - SCAN_BYTES_PER_SECOND)).toBeLessThan(100_000);
+    now += 60_000;
+    expect(read(1)).toBe(Math.floor(SCAN_BURST_BYTES / 100_000) * 100_000);
   });
 });
 

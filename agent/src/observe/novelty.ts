@@ -317,14 +317,23 @@ function keyHash(text: Buffer, start: number, close: number, escaped: boolean): 
 }
 
 /**
- * Bytes of bodies `structureFingerprint` may read a second, on the shape sampler's clock, saved up
- * for one second at most: about 1-1.3 % of a core. Under it (a CI run, a service at hundreds of
- * requests a second) every watched body is read whole, so a variant anywhere in it is noticed;
- * an endpoint flooded harder spends it and the rest of its bodies are judged by `keyFingerprint` alone.
+ * Bytes of bodies `structureFingerprint` may read a second in the long run, on the shape sampler's
+ * clock: about 0.3 % of a core (1.2-1.6 ns a byte), and the 1,000 answers of 2 KB a second a key's
+ * watching is capped at (`maxWatchedPerKeyPerSecond`). 8 MiB a second until session 21: a flood of
+ * 100 KB answers at one connection then read 80 of them a second, three quarters of the agent's
+ * observing code per request (perf samples, docs/benchmarks.md).
  */
-export const SCAN_BYTES_PER_SECOND = 8 * 1024 * 1024;
+export const SCAN_BYTES_PER_SECOND = 2 * 1024 * 1024;
 
-/** A token bucket of bytes for `structureFingerprint` (see SCAN_BYTES_PER_SECOND). */
+/**
+ * Bytes of the scan budget saved up at most (four seconds' worth): under it (a CI run, a burst of
+ * a few thousand answers after a quiet spell) every watched body is read whole, so a variant
+ * anywhere in it is noticed; an endpoint flooded longer spends it and the rest of its bodies are
+ * judged by `keyFingerprint` alone.
+ */
+export const SCAN_BURST_BYTES = 8 * 1024 * 1024;
+
+/** A token bucket of bytes for `structureFingerprint` (see SCAN_BYTES_PER_SECOND, SCAN_BURST_BYTES). */
 export class ScanBudget {
   private tokens: number;
   private refilledAt: number;
@@ -332,8 +341,9 @@ export class ScanBudget {
   constructor(
     private readonly now: () => number,
     private readonly perSecond = SCAN_BYTES_PER_SECOND,
+    private readonly burst = SCAN_BURST_BYTES,
   ) {
-    this.tokens = perSecond;
+    this.tokens = burst;
     this.refilledAt = now();
   }
 
@@ -341,7 +351,7 @@ export class ScanBudget {
   take(bytes: number): boolean {
     const now = this.now();
     if (now > this.refilledAt) {
-      this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.refilledAt) * this.perSecond) / 1_000);
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) * this.perSecond) / 1_000);
       this.refilledAt = now;
     } else if (now < this.refilledAt) this.refilledAt = now; // a wall clock set back
     if (this.tokens < bytes) return false;

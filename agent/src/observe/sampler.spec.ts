@@ -169,7 +169,7 @@ describe('ShapeSampler', () => {
   it('keeps a clock that stands still while paused: a scan budget on it earns nothing while observing is off', () => {
     let now = 0;
     const sampler = new ShapeSampler({}, () => now);
-    const budget = new ScanBudget(() => sampler.time(), 1_000);
+    const budget = new ScanBudget(() => sampler.time(), 1_000, 1_000);
     expect(budget.take(1_000)).toBe(true); // a second's bytes, saved up at the start
     sampler.pause();
     now += 750; // observing off for 750 ms, as in the paired bench's three off windows
