@@ -261,7 +261,7 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect(templates.has('/users/{user}')).toBe(true);
   });
 
-  it('holds names in waiting before an identifier until pendingMs, then sends them as a parameter; a single one as it is', () => {
+  it('holds names before an identifier until pendingMs, then sends those in waiting as a parameter, one alone as it is', () => {
     let clock = 0;
     const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000, pendingMs: 5_000 });
     const sent = (): string[] =>
@@ -271,14 +271,15 @@ describe('ObservationPipeline evidence for the path learner', () => {
     send('/quotes/erin/2020-01-11', quote);
     send('/trades/acme/2020-01-12', { price: 1, size: 2 });
     expect(sent()).toEqual([]);
-    // The 1 s hold over: the name alone goes out as it is; the two in waiting are held on.
+    // The 1 s hold over: names before an identifier are held on, the two in waiting and the one alone.
     clock = 1_000;
-    expect(sent()).toEqual(['/trades/acme/{acmeId}']);
+    expect(sent()).toEqual([]);
     clock = 4_999;
     expect(sent()).toEqual([]);
-    // 5 s after they came, still undecided (two of the four that decide): a parameter, never the names.
+    // 5 s after they came, still undecided (two of the four that decide): a parameter, never the names; the one
+    // alone as it is.
     clock = 5_000;
-    expect(sent()).toEqual(['/quotes/{quote}/{quoteId}']);
+    expect(sent()).toEqual(['/quotes/{quote}/{quoteId}', '/trades/acme/{acmeId}']);
   });
 
   it('bounds a flood of random slugs at an undecided position: shaped within the forced cap, held within holdMax', () => {

@@ -1065,7 +1065,12 @@ export class ObservationPipeline implements ExchangeObserver {
       }
       // Its hold is over: a value in waiting (a sibling alike) is held on until `pendingMs`, then goes out as a parameter.
       if (current.undecided) current.pending ??= this.learner.pending(current.template, inferred);
-      if (!all && current.undecided && current.pending !== current.template && item.pendingUntil > now) {
+      if (
+        !all &&
+        current.undecided &&
+        (current.pending !== current.template || this.learner.holdsName(current.template, inferred)) &&
+        item.pendingUntil > now
+      ) {
         kept.push(item);
         continue;
       }

@@ -454,11 +454,7 @@ export class PathLearner {
     // A short number that may yet be shown a version (`/oauth2/1/authorize`, see `keepsVersion`).
     if (raw !== undefined && inferred !== undefined && this.versions.undecided(inferred, raw)) return true;
     const given = inferred === undefined ? undefined : splitPath(inferred);
-    // Parameters the learner placed (a literal in `inferred`) are no detected identifiers: the literal
-    // before one is no collection (`/ships/alice/{ship}` before `/ships/{ship}` is learned).
-    const segments = splitPath(template).map((segment, i): Segment =>
-      segment.kind === 'param' && given?.[i]?.kind === 'literal' ? LEARNED_PARAM : segment,
-    );
+    const segments = placedSegments(template, inferred);
     let key = '';
     let previousKey = '';
     for (let i = 0; i < segments.length; i++) {
@@ -524,10 +520,7 @@ export class PathLearner {
    * none (a single value, or siblings that contradict it: routes).
    */
   pending(template: string, inferred?: string): string {
-    const given = inferred === undefined ? undefined : splitPath(inferred);
-    const segments = splitPath(template).map((segment, i): Segment =>
-      segment.kind === 'param' && given?.[i]?.kind === 'literal' ? LEARNED_PARAM : segment,
-    );
+    const segments = placedSegments(template, inferred);
     let key = '';
     let previousKey = '';
     let changed = false;
@@ -542,6 +535,34 @@ export class PathLearner {
       key = extendKey(key, segment);
     }
     return changed ? joinSegments(nameRuns(out)) : template;
+  }
+
+  /**
+   * Does `template` (as `resolve` gave it, for `inferred`) hold an undecided name right before a detected identifier
+   * (`/trades/acme/{date}`), alone or not? Such a path is held up to the agent's `pendingMs`, so a sibling coming
+   * later still decides it (see `pending`); not a literal followed by three identifier values (a collection).
+   */
+  holdsName(template: string, inferred?: string): boolean {
+    const segments = placedSegments(template, inferred);
+    let key = '';
+    let previousKey = '';
+    for (let at = 0; at < segments.length; at++) {
+      const segment = segments[at]!;
+      const next = segments[at + 1];
+      if (
+        segment.kind === 'literal' &&
+        at > 0 &&
+        !this.learned.has(key) &&
+        next?.kind === 'param' &&
+        next.name !== LEARNED &&
+        !this.manyIdentifiersAfter(at, segment.text) &&
+        (this.mayLearn(segments, at, key) || this.namePosition(segments, at, key, previousKey))
+      )
+        return true;
+      previousKey = key;
+      key = extendKey(key, segment);
+    }
+    return false;
   }
 
   /** Is the literal at `at` (under `key`) a value in waiting (see `pending`)? */
@@ -2254,6 +2275,18 @@ function nameRuns(segments: Segment[]): Segment[] {
     start = end;
   }
   return out;
+}
+
+/**
+ * The segments of `template` (as `resolve` gave it for the path `inferred`), a parameter the learner placed (a literal
+ * in `inferred`) marked as such: it is no detected identifier, and the literal before it is no collection
+ * (`/ships/alice/{ship}` before `/ships/{ship}` is learned).
+ */
+function placedSegments(template: string, inferred: string | undefined): Segment[] {
+  const given = inferred === undefined ? undefined : splitPath(inferred);
+  return splitPath(template).map((segment, i): Segment =>
+    segment.kind === 'param' && given?.[i]?.kind === 'literal' ? LEARNED_PARAM : segment,
+  );
 }
 
 function unique(name: string, taken: Set<string>): string {
