@@ -1,4 +1,5 @@
 import { isJsonMediaType } from '@spectator/shared';
+import { refilled } from './token-bucket';
 
 /**
  * Bodies up to this size are kept (by reference, no copy) even when sampled out, so a new
@@ -350,10 +351,8 @@ export class ScanBudget {
   /** May `bytes` more be read now? Takes them when yes. */
   take(bytes: number): boolean {
     const now = this.now();
-    if (now > this.refilledAt) {
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) * this.perSecond) / 1_000);
-      this.refilledAt = now;
-    } else if (now < this.refilledAt) this.refilledAt = now; // a wall clock set back
+    this.tokens = refilled(this.tokens, this.refilledAt, now, this.perSecond, this.burst);
+    this.refilledAt = now; // also after a wall clock set back: counts from now
     if (this.tokens < bytes) return false;
     this.tokens -= bytes;
     return true;

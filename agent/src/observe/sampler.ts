@@ -1,3 +1,4 @@
+import { refilled } from './token-bucket';
 /** Tuning of shape sampling under load. */
 export interface SamplerOptions {
   /** Share of wall time shape work may use once past the per-key guarantee. Default 0.02 (2%). */
@@ -100,14 +101,6 @@ const DEFAULTS: SamplerOptions = {
 
 /** Seconds of `maxForcedPerSecond` saved up at most. */
 const FORCED_BURST_SECONDS = 5;
-
-/**
- * A token bucket's tokens at `now`: `tokens` at `at`, refilled at `perSecond` since, at most `cap`.
- * A clock set back (NTP) refills nothing; the caller then counts from `now`.
- */
-function refilled(tokens: number, at: number, now: number, perSecond: number, cap: number): number {
-  return now > at ? Math.min(cap, tokens + ((now - at) * perSecond) / 1_000) : tokens;
-}
 
 /**
  * Decides which interactions get their bodies shaped. Counting is never sampled; only the parse +
