@@ -134,9 +134,10 @@ const ABBA = ['E0', 'P0', 'P1', 'E1'];
  */
 const WARM = setting('BENCH_SCALE_WARM', 0) > 0;
 /**
- * The plain writer's pool opens its connections before the rounds and keeps them while idle
- * (BENCH_SCALE_KEEP_CONNECTIONS, 1; 0: node-postgres's default, which closes a connection idle for
- * 10 s). Its slice right after the evidence side came after two evidence slices (E P P E), more
+ * The plain writer's pool opens its connections before the rounds and keeps them while idle, and
+ * the replicas' pools keep theirs (SPECTATOR_DATABASE_IDLE_SECONDS=0)
+ * (BENCH_SCALE_KEEP_CONNECTIONS, 1; 0: node-postgres's default for both, which closes a connection
+ * idle for 10 s). Its slice right after the evidence side came after two evidence slices (E P P E), more
  * than 10 s idle, and so opened ~20 new connections: new backends, each authenticating and
  * filling its catalog caches, which the slice right after plain did not (session 21: that was the
  * plain writer's order effect, 1.5× in the lead's quiet runs of session 20).
@@ -893,6 +894,9 @@ async function main(): Promise<void> {
       SPECTATOR_DASHBOARD_DIR: dir,
       SPECTATOR_MAX_AGENT_CONNECTIONS_PER_PROJECT: '100000',
       SPECTATOR_METRICS_TOKEN: metricsToken,
+      // The replicas' pools keep their idle connections like the plain writer's (0: never closed);
+      // without KEEP_CONNECTIONS, node-postgres's default of 10 s, as before the setting existed.
+      SPECTATOR_DATABASE_IDLE_SECONDS: KEEP_CONNECTIONS ? '0' : '10',
       LOG_LEVEL: 'warn',
       ...(ROLLUP_SECONDS === undefined ? {} : { SPECTATOR_RUNTIME_ROLLUP_SECONDS: ROLLUP_SECONDS }),
     };
@@ -1195,7 +1199,7 @@ async function main(): Promise<void> {
       `scale: ${PRODUCTION} production agents of ${ROLLOUT > 0 ? `two builds (${PRODUCTION - ROLLOUT}/${ROLLOUT}, a rollout)` : 'one build'}, ${STAGING} staging, ${CI} CI runs, on 2 replicas; ` +
         `batches of ${ROWS} rows over ${ENDPOINTS} endpoints; ${ROUNDS} rounds of ${BATCHES} batches per agent (window ${WINDOW})` +
         (PG_SETTINGS.length > 0 ? `; PostgreSQL set ${PG_SETTINGS.join(' ')} (diagnosis)` : '') +
-        (KEEP_CONNECTIONS ? '' : "; the plain writer's idle connections closed after 10 s"),
+        (KEEP_CONNECTIONS ? '' : "; the plain writer's and the replicas' idle connections closed after 10 s"),
     );
     console.log(
       `  ingest with evidence ${backendMedian.toFixed(0)} rows/s, plain INSERT … ON CONFLICT ${plainMedian.toFixed(0)} rows/s (pool of ${2 * REPLICA_POOL}): ratio ${(backendMedian / plainMedian).toFixed(2)} (aim ≥ 0.50; per round ${backendRates.map((r, i) => (r / (plainRates[i] as number)).toFixed(2)).join(' ')})`,

@@ -15,6 +15,7 @@ describe('parseConfig', () => {
       batchRetentionDays: 30,
       captureRetentionDays: 90,
       runtimeRetention: { minuteDays: 2, hourDays: 35, dayDays: 400 },
+      databaseIdleSeconds: 300,
     });
     expect(config.dataDir).toBe(path.resolve('.spectator'));
   });
@@ -64,6 +65,7 @@ describe('parseConfig', () => {
       LOG_LEVEL: 'warn',
       SPECTATOR_BATCH_RETENTION_DAYS: '90',
       SPECTATOR_CAPTURE_RETENTION_DAYS: '0',
+      SPECTATOR_DATABASE_IDLE_SECONDS: '0',
     };
     expect(parseConfig(env)).toMatchObject({
       port: 8080,
@@ -73,6 +75,7 @@ describe('parseConfig', () => {
       logLevel: 'warn',
       batchRetentionDays: 90,
       captureRetentionDays: 0,
+      databaseIdleSeconds: 0,
     });
     expect(parseConfig(env, { port: 0, runMigrations: true })).toMatchObject({ port: 0, runMigrations: true });
   });
@@ -87,6 +90,7 @@ describe('parseConfig', () => {
       SPECTATOR_MAX_MESSAGE_BYTES: '-1',
       SPECTATOR_BATCH_RETENTION_DAYS: '0',
       SPECTATOR_CAPTURE_RETENTION_DAYS: 'forever',
+      SPECTATOR_DATABASE_IDLE_SECONDS: '-5',
     };
     let error: unknown;
     try {

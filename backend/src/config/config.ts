@@ -43,6 +43,8 @@ export interface BackendOptions {
   runtimeRetention?: Partial<RuntimeRetention>;
   /** Seconds between roll-ups of folded runtime minutes into their rows (instead of SPECTATOR_RUNTIME_ROLLUP_SECONDS). */
   runtimeRollupSeconds?: number;
+  /** Seconds a database connection may sit idle in a pool before it is closed; 0 keeps it (instead of SPECTATOR_DATABASE_IDLE_SECONDS). */
+  databaseIdleSeconds?: number;
 }
 
 /**
@@ -114,7 +116,22 @@ export interface BackendConfig {
    * answer is exact whenever the roll-up runs (docs/operations.md, Runtime evidence: why 60).
    */
   runtimeRollupSeconds: number;
+  /**
+   * Seconds a connection of the replica's database pools (requests and ingest; folds) may sit idle
+   * before it is closed (SPECTATOR_DATABASE_IDLE_SECONDS, default 300, 0–86400; 0: never closed).
+   * node-postgres's own default is 10 s: a replica whose agents pause longer than that reopened up
+   * to its pools' size of connections, each a new PostgreSQL backend paying authentication and cold
+   * catalog caches (docs/operations.md, The database pools' idle connections).
+   */
+  databaseIdleSeconds: number;
 }
+
+/**
+ * Seconds an idle database connection is kept by default: longer than any pause of a deployment
+ * streaming agents (their batches come every few seconds), short enough that a replica left quiet
+ * gives its connections back to PostgreSQL within minutes.
+ */
+export const DEFAULT_DATABASE_IDLE_SECONDS = 300;
 
 /**
  * How long committed batch ids are kept by default: far longer than an agent holds a batch (its
@@ -340,6 +357,16 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
   const runtimeRollupSeconds =
     options.runtimeRollupSeconds ??
     parseInteger(env.SPECTATOR_RUNTIME_ROLLUP_SECONDS, 'SPECTATOR_RUNTIME_ROLLUP_SECONDS', 60, 1, 3600, problems);
+  const databaseIdleSeconds =
+    options.databaseIdleSeconds ??
+    parseInteger(
+      env.SPECTATOR_DATABASE_IDLE_SECONDS,
+      'SPECTATOR_DATABASE_IDLE_SECONDS',
+      DEFAULT_DATABASE_IDLE_SECONDS,
+      0,
+      86_400,
+      problems,
+    );
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
@@ -366,6 +393,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     sessionHours,
     runtimeRetention,
     runtimeRollupSeconds,
+    databaseIdleSeconds,
   };
 }
 

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { DEFAULT_DATABASE_IDLE_SECONDS } from '../config/config';
 import { Initial1763770000000 } from './migrations/1763770000000-Initial';
 import { Evidence1763800000000 } from './migrations/1763800000000-Evidence';
 import { CaptureEndpoints1763900000000 } from './migrations/1763900000000-CaptureEndpoints';
@@ -121,9 +122,15 @@ export const MIGRATIONS = [
 /**
  * The one data source definition, shared by the app and the migration command. Never `synchronize`:
  * the schema comes from the migrations only. No entities: every table is read and written with raw
- * SQL by its domain's repository (`x.repository.ts`).
+ * SQL by its domain's repository (`x.repository.ts`). A pool connection idle for `idleSeconds` is
+ * closed (0: never; node-postgres's own default would be 10 s).
  */
-export function createDataSource(url: string, poolSize = 10, applicationName = 'spectator-backend'): DataSource {
+export function createDataSource(
+  url: string,
+  poolSize = 10,
+  applicationName = 'spectator-backend',
+  idleSeconds = DEFAULT_DATABASE_IDLE_SECONDS,
+): DataSource {
   return new DataSource({
     type: 'postgres',
     url,
@@ -133,6 +140,8 @@ export function createDataSource(url: string, poolSize = 10, applicationName = '
     synchronize: false,
     poolSize,
     applicationName,
+    // pg-pool's option: 0 keeps idle connections open.
+    extra: { idleTimeoutMillis: idleSeconds * 1000 },
   });
 }
 
