@@ -15,6 +15,9 @@ import type pg from 'pg';
 interface StatementStats {
   calls: number;
   ms: number;
+  /** Times the statement was planned, and the planning's milliseconds (`track_planning`). */
+  plans: number;
+  planMs: number;
   rows: number;
   wal: number;
   fpi: number;
@@ -23,7 +26,7 @@ interface StatementStats {
   read: number;
   query: string;
 }
-const COUNTERS = ['calls', 'ms', 'rows', 'wal', 'fpi', 'dirtied', 'hit', 'read'] as const;
+const COUNTERS = ['calls', 'ms', 'plans', 'planMs', 'rows', 'wal', 'fpi', 'dirtied', 'hit', 'read'] as const;
 
 /** What one phase gathered, over every time it ran. */
 interface PhaseStats {
@@ -41,6 +44,8 @@ export const PROFILE_FLAGS = [
   'pg_stat_statements.track=all',
   '-c',
   'track_io_timing=on',
+  '-c',
+  'pg_stat_statements.track_planning=on',
 ];
 
 /** The bench's own sampling statements, left out of the phases' statements. */
@@ -61,6 +66,7 @@ export class PhaseProfiler {
   private async snapshot(): Promise<Map<string, StatementStats>> {
     const { rows } = await this.pool.query<StatementStats & { id: string }>(
       `SELECT queryid::text || ':' || toplevel::text AS id, calls::float8 AS calls, total_exec_time::float8 AS ms,
+              plans::float8 AS plans, total_plan_time::float8 AS "planMs",
               rows::float8 AS rows, wal_bytes::float8 AS wal, wal_fpi::float8 AS fpi,
               shared_blks_dirtied::float8 AS dirtied, shared_blks_hit::float8 AS hit, shared_blks_read::float8 AS read, query
          FROM pg_stat_statements`,
@@ -115,14 +121,16 @@ export class PhaseProfiler {
         .sort((a, b) => b.ms - a.ms);
       // Nested statements (foreign-key checks, track = all) are inside their top-level one's time.
       const total = [...statements].reduce((sum, [id, s]) => sum + (id.endsWith(':true') ? s.ms : 0), 0);
+      const planned = [...statements].reduce((sum, [, s]) => sum + s.planMs, 0);
       const perThousand = (ms: number): string => (ms / (rows / 1000)).toFixed(1);
       lines.push(
-        `  ${phase}: ${rows} rows, top-level statements ${(total / 1000).toFixed(2)} s = ${perThousand(total)} ms per 1,000 rows`,
+        `  ${phase}: ${rows} rows, top-level statements ${(total / 1000).toFixed(2)} s = ${perThousand(total)} ms per 1,000 rows; ` +
+          `planning ${(planned / 1000).toFixed(2)} s = ${perThousand(planned)} ms per 1,000 rows`,
       );
       for (const s of list.slice(0, top))
         lines.push(
           `    ${s.nested ? '(nested) ' : ''}${(s.ms / 1000).toFixed(2)} s (${((100 * s.ms) / total).toFixed(1)} %, ${perThousand(s.ms)} ms per 1,000 rows), ` +
-            `${s.calls} calls of ${(s.ms / s.calls).toFixed(2)} ms, ${s.rows} rows, WAL ${(s.wal / 1e6).toFixed(1)} MB (${s.fpi} FPI), ` +
+            `${s.calls} calls of ${(s.ms / s.calls).toFixed(2)} ms, planned ${s.plans} times (${(s.planMs / 1000).toFixed(2)} s), ${s.rows} rows, WAL ${(s.wal / 1e6).toFixed(1)} MB (${s.fpi} FPI), ` +
             `buffers ${s.hit} hit ${s.read} read ${s.dirtied} dirtied: ${s.query.replace(/\s+/g, ' ').slice(0, 160)}`,
         );
       const seen = [...waits].sort((a, b) => b[1] - a[1]);
