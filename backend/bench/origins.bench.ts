@@ -101,8 +101,8 @@ async function seed(pool: pg.Pool, projectId: string): Promise<string> {
     [capture, projectId, FP_DRIFT],
   );
   await q(
-    `INSERT INTO capture_endpoints (project_id, capture_id, method, path, interactions, interest)
-     SELECT $2, capture_id, method, path, sum(count), sum(count) FROM observations WHERE capture_id = $1 GROUP BY capture_id, method, path`,
+    `INSERT INTO capture_endpoints (project_id, capture_id, method, path)
+     SELECT $2, capture_id, method, path FROM observations WHERE capture_id = $1 GROUP BY capture_id, method, path`,
     [capture, projectId],
   );
   await q('ANALYZE');

@@ -108,10 +108,10 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
     [projectId, fpRequest, fpDrift, fpResponse, ENDPOINTS],
   );
   await client.query(index);
-  // The per-endpoint summaries the ingest transaction would have kept (both bodies JSON: 2 of interest per interaction).
+  // The per-endpoint summaries the ingest transaction would have kept (their totals are read from the observations).
   await client.query(
-    `INSERT INTO capture_endpoints (project_id, capture_id, method, path, interactions, interest)
-     SELECT c.project_id, o.capture_id, o.method, o.path, sum(o.count), 2 * sum(o.count) FROM observations o JOIN captures c ON c.id = o.capture_id
+    `INSERT INTO capture_endpoints (project_id, capture_id, method, path)
+     SELECT c.project_id, o.capture_id, o.method, o.path FROM observations o JOIN captures c ON c.id = o.capture_id
       WHERE c.project_id = $1 GROUP BY c.project_id, o.capture_id, o.method, o.path`,
     [projectId],
   );

@@ -6,6 +6,7 @@ import {
   type TokenResponse,
   type UndocumentedEndpointResponse,
 } from '@spectator/shared';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createDataSource } from '../src/database/data-source';
 import { migrateDown, migrateUp } from '../src/database/migrate';
@@ -30,11 +31,10 @@ interface SummaryRow {
   interest: number;
 }
 
-/** The per-endpoint summaries as stored, sorted. */
-async function storedSummaries(client: pg.Client, captureId: string): Promise<SummaryRow[]> {
-  const { rows } = await client.query<SummaryRow>(
-    `SELECT capture_id AS "captureId", method, path, interactions::float8 AS interactions, interest::float8 AS interest
-       FROM capture_endpoints WHERE capture_id = $1 ORDER BY method, path`,
+/** The endpoints that have a summary stored, sorted. */
+async function storedEndpoints(client: pg.Client, captureId: string): Promise<Array<{ method: string; path: string }>> {
+  const { rows } = await client.query<{ method: string; path: string }>(
+    'SELECT method, path FROM capture_endpoints WHERE capture_id = $1 ORDER BY method, path',
     [captureId],
   );
   return rows;
@@ -136,11 +136,12 @@ describe('capture endpoint summaries', () => {
     expect(resent.every((ack) => ack.type === 'ack' && 'duplicate' in ack && ack.duplicate === true)).toBe(true);
     await Promise.all(agents.map((agent) => agent.close()));
 
-    const stored = await storedSummaries(db, captureId);
-    expect(stored.length).toBeGreaterThan(5);
-    expect(stored).toEqual(await recomputedSummaries(db, captureId));
+    const recomputed = await recomputedSummaries(db, captureId);
+    expect(recomputed.length).toBeGreaterThan(5);
+    // One summary per endpoint with observation rows; its totals are read from those rows.
+    expect(await storedEndpoints(db, captureId)).toEqual(recomputed.map(({ method, path }) => ({ method, path })));
     const expectedInteractions = batches.flatMap((b) => b.observations).reduce((sum, o) => sum + o.count, 0);
-    expect(stored.reduce((sum, row) => sum + row.interactions, 0)).toBe(expectedInteractions);
+    expect(recomputed.reduce((sum, row) => sum + row.interactions, 0)).toBe(expectedInteractions);
 
     // The undocumented view reads them: same totals per endpoint.
     const view = await backend.api<UndocumentedEndpointResponse[]>(
@@ -148,8 +149,45 @@ describe('capture endpoint summaries', () => {
       `/projects/summary/captures/${captureId}/undocumented`,
     );
     expect(view.body.map((u) => [u.method, u.path, u.interactions, u.count]).sort()).toEqual(
-      stored.map((s) => [s.method, s.path, s.interactions, s.interest]).sort(),
+      recomputed.map((s) => [s.method, s.path, s.interactions, s.interest]).sort(),
     );
+  });
+
+  it('are written only for new endpoints and grown names, not for more of the same traffic', async () => {
+    const { agents, captureId } = await openAgents(1);
+    const [agent] = agents as [TestAgent];
+    const seen = (): Promise<Array<{ path: string; version: string; revision: string }>> =>
+      db
+        .query<{ path: string; version: string; revision: string }>(
+          'SELECT path, xmin::text AS version, revision::text AS revision FROM capture_endpoints WHERE capture_id = $1 ORDER BY path',
+          [captureId],
+        )
+        .then((result) => result.rows);
+    const first = mixedBatch(captureId, 0);
+    await agent.request(first);
+    const before = await seen();
+    expect(before.length).toBeGreaterThan(3);
+    // The same exchanges again (a new batch id): counts grow in the observation rows, no summary row version is written.
+    await agent.request({ ...first, batchId: randomUUID() });
+    expect(await seen()).toEqual(before);
+    const view = await backend.api<UndocumentedEndpointResponse[]>(
+      'GET',
+      `/projects/summary/captures/${captureId}/undocumented`,
+    );
+    const sent = first.observations.reduce((sum, o) => sum + o.count, 0);
+    expect(view.body.reduce((sum, u) => sum + u.interactions, 0)).toBe(2 * sent);
+    // A query name new to a stored observation row grows the endpoint's revision (its diff flag goes stale).
+    const grown = batchMessage(captureId, [
+      { method: 'POST', path: '/things/1', status: 201, request: { name: 'n' }, response: { id: 1 } },
+    ]);
+    grown.observations.forEach((o) => (o.query = ['fresh']));
+    await agent.request(grown);
+    const after = await seen();
+    const revisionOf = (rows: typeof before): string | undefined =>
+      rows.find((row) => row.path === '/things/1')?.revision;
+    expect(Number(revisionOf(after))).toBe(Number(revisionOf(before)) + 1);
+    expect(after.filter((row) => row.path !== '/things/1')).toEqual(before.filter((row) => row.path !== '/things/1'));
+    await agent.close();
   });
 
   it('keep the diff flag right when new observation keys arrive and when the endpoint gets a new version', async () => {
@@ -210,7 +248,7 @@ describe('capture endpoint summaries', () => {
     const { agents, captureId } = await openAgents(1);
     for (let i = 0; i < 3; i++) await (agents[0] as TestAgent).request(mixedBatch(captureId, i));
     await (agents[0] as TestAgent).close();
-    const before = await storedSummaries(db, captureId);
+    const before = await storedEndpoints(db, captureId);
     // Down to before the summaries (later migrations go first) and up again (they are rebuilt from observations).
     const ds = createDataSource(backend.databaseUrl, 2);
     await ds.initialize();
@@ -223,7 +261,7 @@ describe('capture endpoint summaries', () => {
     } finally {
       await ds.destroy();
     }
-    expect(await storedSummaries(db, captureId)).toEqual(before);
-    expect(before).toEqual(await recomputedSummaries(db, captureId));
+    expect(await storedEndpoints(db, captureId)).toEqual(before);
+    expect(before).toEqual((await recomputedSummaries(db, captureId)).map(({ method, path }) => ({ method, path })));
   });
 });

@@ -335,7 +335,7 @@ describe('capture views patched from the endpoints of new batches', () => {
         },
         rows,
       );
-      await db.query(WRITE_BATCH, [...parameters.slice(0, 25), null, null, ...parameters.slice(27)]);
+      await db.query(WRITE_BATCH, [...parameters.slice(0, 24), null, null, ...parameters.slice(26)]);
       const after = await expectKeptViewsExact(captureId, 'after the unlisted batch');
       expect(after.undocumented.map((u) => u.path)).toEqual(['/known', '/unlisted']);
     } finally {

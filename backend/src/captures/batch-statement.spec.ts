@@ -41,7 +41,7 @@ describe('writeBatchParameters', () => {
     ]);
     expect(parameters.slice(0, 6)).toEqual(['b', 'p', 'c', 4, null, '{"a","b","content-type"}']);
     // query from/to, request headers from/to, response headers from/to
-    expect(parameters.slice(19, 25)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
+    expect(parameters.slice(18, 24)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
   });
 
   it('ends with the endpoints the batch touches, each once', () => {
@@ -51,19 +51,19 @@ describe('writeBatchParameters', () => {
       { ...row, path: '/posts/{id}' },
       { ...row, method: 'PUT', path: '/posts/{id}' },
     ];
-    expect(writeBatchParameters(header, rows).slice(25, 27)).toEqual([
+    expect(writeBatchParameters(header, rows).slice(24, 26)).toEqual([
       '{"POST","POST","PUT"}',
       '{"/posts","/posts/{id}","/posts/{id}"}',
     ]);
   });
 
-  it('passes each column as an array literal, with the count of interest of each row', () => {
+  it('passes each column as an array literal', () => {
     const parameters = writeBatchParameters(header, [
       row,
       { ...row, res_ct: 'application/problem+json', count: 2 },
       { ...row, req_ct: null, count: 5 },
     ]);
-    expect(parameters.slice(6, 19)).toEqual([
+    expect(parameters.slice(6, 18)).toEqual([
       '{"POST","POST","POST"}',
       '{"/posts","/posts","/posts"}',
       '{201,201,201}',
@@ -76,15 +76,13 @@ describe('writeBatchParameters', () => {
       '{3,2,5}',
       '{"2026-01-01T00:00:00.000Z","2026-01-01T00:00:00.000Z","2026-01-01T00:00:00.000Z"}',
       '{"2026-01-01T00:00:01.000Z","2026-01-01T00:00:01.000Z","2026-01-01T00:00:01.000Z"}',
-      // JSON request only: 1 per interaction; JSON request and response: 2; neither: 0.
-      '{3,4,0}',
     ]);
   });
 
   it('ends with the evidence to queue, the noise counts (null when absent) and the instance extras', () => {
     const evidence = { rowId: 'r', build: 'b1', commit: null, exchanges: '[1]', minutes: '[2]', consumers: '[3]' };
     const unmatched = { requests: 4, paths: 2 };
-    expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(27)).toEqual([
+    expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(26)).toEqual([
       null,
       'r',
       'b1',
@@ -97,14 +95,14 @@ describe('writeBatchParameters', () => {
       '{null}',
       '{null}',
     ]);
-    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(27)).toEqual([
+    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(26)).toEqual([
       9,
       ...Array(8).fill(null),
       '{null}',
       '{null}',
     ]);
     // The bodies' instance extras, last: one text per row.
-    expect(writeBatchParameters(header, [{ ...row, res_inst: '01' }]).slice(36)).toEqual(['{null}', '{"01"}']);
+    expect(writeBatchParameters(header, [{ ...row, res_inst: '01' }]).slice(35)).toEqual(['{null}', '{"01"}']);
   });
 
   it('sends the shapes as one JSON object', () => {

@@ -1,4 +1,4 @@
-import { countOfInterest, REQUIRED_INSTANCES, type Shape } from '@spectator/shared';
+import { REQUIRED_INSTANCES, type Shape } from '@spectator/shared';
 
 /** One observation row of a batch after folding (see `aggregateObservations`); also what the evidence hook reads. */
 export interface AggregatedRow {
@@ -83,7 +83,7 @@ export interface QueuedEvidence {
  *  - `offered`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
  *    JSON document); each row's query and header names are a slice of one flat `names` array;
  *  - `input`: the offered rows of endpoints the capture has, and of new endpoints while it has
- *    room under the cap ($28, in byte order of (method, path)); `overflow` adds the requests of
+ *    room under the cap ($27, in byte order of (method, path)); `overflow` adds the requests of
  *    the rest to `captures.overflow_requests` (issue 15: one capture took 10^5 templates).
  *    The capture's count of endpoints is kept in `capture_endpoint_counts` (`room`; `counted`
  *    adds the summaries the batch inserted, in its session's slot, see the migration
@@ -93,22 +93,26 @@ export interface QueuedEvidence {
  *    Concurrent batches each see the count before them, so together they may pass the cap by
  *    the new endpoints they bring at once;
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`),
- *    the bodies' instance extras ($37, $38) added (`add_instances`) while the row counts fewer than four,
+ *    the bodies' instance extras ($36, $37) added (`add_instances`) while the row counts fewer than four,
  *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
- *  - `summaries`: per-(capture, method, path) summaries the capture views read: interactions and
- *    count of interest are added; `revision` grows by one for each endpoint that got a new
- *    observation key or new request names on a stored one (`names_grew`: true on an insert, and
- *    set by an update from the row as it was, since RETURNING sees only the new row; a
- *    partitioned table cannot return `xmax`), which makes its cached diff flag stale. Written in byte order of (method,
- *    path), so concurrent batches lock them in the same order;
+ *  - `summaries`: the per-(capture, method, path) summaries the capture views list and keep their
+ *    diff flags in, written only for the endpoints that got a new observation key or new request
+ *    names on a stored one (`names_grew`: true on an insert, and set by an update from the row as
+ *    it was, since RETURNING sees only the new row; a partitioned table cannot return `xmax`): a
+ *    new endpoint's is inserted, a stored one's `revision` grows by one, which makes its cached
+ *    diff flag stale. Every other endpoint of the batch already has its summary (written with its
+ *    first observation row) and is not touched: its interactions and count of interest are read
+ *    from its observation rows (`CapturesRepository.summaries`; issue 20: adding them here was an
+ *    update and a row lock per endpoint of every batch, a fifth of the statement's WAL). Written in
+ *    byte order of (method, path), so concurrent batches lock them in the same order;
  *  - `dropped`: the (method, path) keys of offered rows not stored because of the cap;
- *  - `queued`: the batch's evidence ($29–$34, see `QueuedEvidence`; none when $29 is null) as one
+ *  - `queued`: the batch's evidence ($28–$33, see `QueuedEvidence`; none when $28 is null) as one
  *    `evidence_queue` row for its environment row, without the exchanges, minutes and consumer
  *    days of dropped keys, which must not become evidence either; its last seen the newest kept
  *    row's. Nothing is queued when nothing is left (no kept row, no minute). In the batch's own
  *    statement, so evidence is exactly as durable as the batch, in one round trip and no
  *    transaction of its own (issue 20).
- * The cap's overflow and the agent's unmatched counts ($35, $36) are one update of the capture.
+ * The cap's overflow and the agent's unmatched counts ($34, $35) are one update of the capture.
  * The statement answers `claimed`: false for a duplicate (nothing was written), `captured`: false
  * when the capture does not exist (nothing was written), and `queued`: the evidence's id in the
  * queue (null when nothing was queued).
@@ -128,12 +132,12 @@ export const WRITE_BATCH = `
   WITH capture AS (
     SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
   ), room AS (
-    SELECT $28::integer IS NULL
+    SELECT $27::integer IS NULL
            OR (SELECT coalesce(sum(n.endpoints), 0) FROM capture_endpoint_counts n WHERE n.capture_id = $3::uuid)
-              + cardinality($26::text[]) <= $28::integer AS roomy
+              + cardinality($25::text[]) <= $27::integer AS roomy
   ), claimed AS (
     INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
-    SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $26::text[], $27::text[] FROM capture
+    SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $25::text[], $26::text[] FROM capture
     ON CONFLICT (batch_id, project_id) DO NOTHING
     RETURNING batch_id
   ), new_shapes AS (
@@ -141,15 +145,15 @@ export const WRITE_BATCH = `
     SELECT s.key, s.value FROM jsonb_each($5::jsonb) AS s WHERE EXISTS (SELECT FROM claimed) ORDER BY s.key
     ON CONFLICT (fingerprint) DO NOTHING
   ), offered AS (
-    SELECT r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen, r.interest,
+    SELECT r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen,
            ($6::text[])[r.query_from:r.query_to] AS query,
            ($6::text[])[r.req_h_from:r.req_h_to] AS req_h,
            ($6::text[])[r.res_h_from:r.res_h_to] AS res_h, r.req_inst, r.res_inst
       FROM unnest($7::text[], $8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
-                  $16::bigint[], $17::timestamptz[], $18::timestamptz[], $19::bigint[],
-                  $20::integer[], $21::integer[], $22::integer[], $23::integer[], $24::integer[], $25::integer[],
-                  $37::text[], $38::text[])
-           AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen, interest,
+                  $16::bigint[], $17::timestamptz[], $18::timestamptz[],
+                  $19::integer[], $20::integer[], $21::integer[], $22::integer[], $23::integer[], $24::integer[],
+                  $36::text[], $37::text[])
+           AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen,
                 query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to, req_inst, res_inst)
      WHERE EXISTS (SELECT FROM claimed)
   ), known AS (
@@ -160,8 +164,8 @@ export const WRITE_BATCH = `
     SELECT DISTINCT ON (k.method COLLATE "C", k.path COLLATE "C") k.method, k.path FROM offered k
      WHERE NOT EXISTS (SELECT FROM known WHERE known.method = k.method AND known.path = k.path)
      ORDER BY k.method COLLATE "C", k.path COLLATE "C"
-     LIMIT CASE WHEN $28::integer IS NULL THEN NULL
-                ELSE greatest($28::integer - (SELECT count(*) FROM capture_endpoints WHERE capture_id = $3::uuid), 0) END
+     LIMIT CASE WHEN $27::integer IS NULL THEN NULL
+                ELSE greatest($27::integer - (SELECT count(*) FROM capture_endpoints WHERE capture_id = $3::uuid), 0) END
   ), input AS (
     SELECT o.* FROM offered o
      WHERE (SELECT roomy FROM room)
@@ -169,19 +173,19 @@ export const WRITE_BATCH = `
         OR EXISTS (SELECT FROM admitted a WHERE a.method = o.method AND a.path = o.path)
   ), overflow AS (
     UPDATE captures SET overflow_requests = overflow_requests + d.n,
-                        unmatched_requests = unmatched_requests + coalesce($35::bigint, 0),
-                        unmatched_paths = greatest(unmatched_paths, coalesce($36::integer, 0))
+                        unmatched_requests = unmatched_requests + coalesce($34::bigint, 0),
+                        unmatched_paths = greatest(unmatched_paths, coalesce($35::integer, 0))
       FROM (SELECT (SELECT coalesce(sum(count), 0) FROM offered) - (SELECT coalesce(sum(count), 0) FROM input) AS n) d
-     WHERE captures.id = $3::uuid AND (d.n > 0 OR (EXISTS (SELECT FROM claimed) AND ($35::bigint > 0 OR $36::integer > 0)))
+     WHERE captures.id = $3::uuid AND (d.n > 0 OR (EXISTS (SELECT FROM claimed) AND ($34::bigint > 0 OR $35::integer > 0)))
   ), dropped AS (
     SELECT DISTINCT o.method, o.path FROM offered o
      WHERE NOT EXISTS (SELECT FROM input i WHERE i.method = o.method AND i.path = o.path)
   ), kept AS (
-    SELECT ${keptJson('$32')} AS exchanges, ${keptJson('$33')} AS minutes, ${keptJson('$34')} AS consumers
-     WHERE $29::uuid IS NOT NULL AND EXISTS (SELECT FROM claimed)
+    SELECT ${keptJson('$31')} AS exchanges, ${keptJson('$32')} AS minutes, ${keptJson('$33')} AS consumers
+     WHERE $28::uuid IS NOT NULL AND EXISTS (SELECT FROM claimed)
   ), queued AS (
     INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, packed_exchanges, packed_minutes, packed_consumers)
-    SELECT $2::uuid, $29::uuid, $30::text, $31::text, coalesce((SELECT max(last_seen) FROM input), now()), k.exchanges, k.minutes, k.consumers
+    SELECT $2::uuid, $28::uuid, $29::text, $30::text, coalesce((SELECT max(last_seen) FROM input), now()), k.exchanges, k.minutes, k.consumers
       FROM kept k
      WHERE EXISTS (SELECT FROM input) OR json_array_length(k.minutes::json) > 1 -- a minute besides the field names; read only when no row is kept
     RETURNING id
@@ -214,16 +218,11 @@ export const WRITE_BATCH = `
   ), new_keys AS (
     SELECT method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
   ), summaries AS (
-    INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, interactions, interest, revision)
-    SELECT $2::uuid, $3::uuid, t.method, t.path, t.interactions, t.interest,
-           CASE WHEN k.grown THEN 1 ELSE 0 END
-      FROM (SELECT method, path, sum(count) AS interactions, sum(interest) AS interest FROM input GROUP BY method, path) t
-      JOIN new_keys k ON k.method = t.method AND k.path = t.path
-     ORDER BY t.method COLLATE "C", t.path COLLATE "C"
-    ON CONFLICT (capture_id, method, path, project_id) DO UPDATE SET
-      interactions = ce.interactions + EXCLUDED.interactions,
-      interest = ce.interest + EXCLUDED.interest,
-      revision = ce.revision + EXCLUDED.revision
+    INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, revision)
+    SELECT $2::uuid, $3::uuid, k.method, k.path, 1 FROM new_keys k
+     WHERE k.grown
+     ORDER BY k.method COLLATE "C", k.path COLLATE "C"
+    ON CONFLICT (capture_id, method, path, project_id) DO UPDATE SET revision = ce.revision + 1
     RETURNING ce.xmax = 0 AS added
   ), counted AS (
     INSERT INTO capture_endpoint_counts AS n (project_id, capture_id, slot, endpoints)
@@ -311,21 +310,6 @@ export function touchedEndpoints(rows: readonly AggregatedRow[]): { methods: str
  */
 export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
   const lists = new NameLists();
-  // Requests and responses of interest per interaction depend only on the two content types.
-  const interestPerInteraction = new Map<string, number>();
-  const interest = rows.map((row) => {
-    const pair = `${row.req_ct ?? ''}\u0000${row.res_ct ?? ''}`;
-    let per = interestPerInteraction.get(pair);
-    if (per === undefined) {
-      per = countOfInterest({
-        request: row.req_ct === null ? null : { contentType: row.req_ct },
-        response: row.res_ct === null ? null : { contentType: row.res_ct },
-        count: 1,
-      });
-      interestPerInteraction.set(pair, per);
-    }
-    return per * row.count;
-  });
   // Query names, request header names, response header names: each as (from, to) arrays.
   const bounds = [
     rows.map((row) => lists.slice(row.query)),
@@ -356,7 +340,6 @@ export function writeBatchParameters(header: BatchHeader, rows: readonly Aggrega
     integerArrayLiteral(rows.map((row) => row.count)),
     textArrayLiteral(rows.map((row) => row.first_seen)),
     textArrayLiteral(rows.map((row) => row.last_seen)),
-    integerArrayLiteral(interest),
     ...bounds,
     textArrayLiteral(touched.methods),
     textArrayLiteral(touched.paths),

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import {
+  countOfInterest,
   type EnvironmentKind,
   REQUIRED_INSTANCES,
   type Shape,
@@ -220,8 +221,11 @@ export class CapturesRepository {
   /**
    * Summaries of a capture's endpoints (unsorted, one row per endpoint): all of them, or `only`
    * those endpoints'; with `undocumentedIn` (a project id), only endpoints without documentation there.
+   * An endpoint's interactions and count of interest are added up from its observation rows (per
+   * pair of content types, then counted by the shared definition, `countOfInterest`): the batch
+   * statement writes a summary only when an endpoint is new or its names grow (issue 20).
    */
-  summaries(
+  async summaries(
     captureId: string,
     only: readonly EndpointKey[] | undefined,
     undocumentedIn: string | undefined,
@@ -229,12 +233,30 @@ export class CapturesRepository {
     const summaries = summariesOf(only, undocumentedIn === undefined ? 2 : 3);
     const undocumented = `AND NOT EXISTS (SELECT 1 FROM endpoints e
                                            WHERE e.project_id = $2 AND e.method = ce.method AND e.path = ce.path AND e.current_version_id IS NOT NULL)`;
-    return this.db.query(
-      `SELECT ce.method, ce.path, ce.interactions::float8 AS interactions, ce.interest::float8 AS count
+    const rows = (await this.db.query(
+      `SELECT ce.method, ce.path, o.request_content_type AS req_ct, o.response_content_type AS res_ct, sum(o.count)::float8 AS count
          FROM ${summaries.from}
-        WHERE ce.capture_id = $1 ${undocumentedIn === undefined ? '' : undocumented}`,
+         JOIN captures c ON c.id = ce.capture_id AND c.project_id = ce.project_id
+         JOIN observations o ON o.capture_id = ce.capture_id AND o.project_id = ce.project_id AND o.capture_created_at = c.created_at
+                            AND o.method = ce.method AND o.path = ce.path
+        WHERE ce.capture_id = $1 ${undocumentedIn === undefined ? '' : undocumented}
+        GROUP BY ce.method, ce.path, o.request_content_type, o.response_content_type`,
       [captureId, ...(undocumentedIn === undefined ? [] : [undocumentedIn]), ...summaries.parameters],
-    );
+    )) as Array<{ method: string; path: string; req_ct: string | null; res_ct: string | null; count: number }>;
+    const byEndpoint = new Map<string, UndocumentedEndpointResponse>();
+    for (const row of rows) {
+      const key = `${row.method} ${row.path}`;
+      let summary = byEndpoint.get(key);
+      if (summary === undefined)
+        byEndpoint.set(key, (summary = { method: row.method, path: row.path, interactions: 0, count: 0 }));
+      summary.interactions += row.count;
+      summary.count += countOfInterest({
+        request: row.req_ct === null ? null : { contentType: row.req_ct },
+        response: row.res_ct === null ? null : { contentType: row.res_ct },
+        count: row.count,
+      });
+    }
+    return [...byEndpoint.values()];
   }
 
   /**

@@ -57,6 +57,7 @@ import { RuntimeRowsRoomToUpdate1795932641608 } from './migrations/1795932641608
 import { RuntimeMinutesWaitingByEnvironment1795937000000 } from './migrations/1795937000000-RuntimeMinutesWaitingByEnvironment';
 import { CaptureEndpointCounts1795946000000 } from './migrations/1795946000000-CaptureEndpointCounts';
 import { BatchWithoutSharedRowLock1795950000000 } from './migrations/1795950000000-BatchWithoutSharedRowLock';
+import { CaptureSummariesReadFromObservations1795960000000 } from './migrations/1795960000000-CaptureSummariesReadFromObservations';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -117,6 +118,7 @@ export const MIGRATIONS = [
   RuntimeMinutesWaitingByEnvironment1795937000000,
   CaptureEndpointCounts1795946000000,
   BatchWithoutSharedRowLock1795950000000,
+  CaptureSummariesReadFromObservations1795960000000,
 ];
 
 /**
