@@ -609,6 +609,61 @@ describe('path templates from structure', () => {
     expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
   });
 
+  it('sends no name before an identifier among names that answer other fields, nor one named into a parameter', async () => {
+    // circleci's builds (held-out 5): a name whose build answered other optional fields than its siblings' was kept
+    // an exception of `/project/{owner}/{project}`, so it went out as it is, the build number named after it
+    // (`/project/{project}/canary-erin-dinner/{canaryErinDinnerId}`). A single name before an identifier goes out as
+    // it is once its hold is over, but its identifier is not named after it (`{canaryAcmeId}`).
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'project' && parts[3] === 'envvar') return sendJson(res, 200, [{ name: 'n', value: 'v' }]);
+      if (parts[0] === 'project' && parts[4] === 'cancel')
+        return sendJson(
+          res,
+          200,
+          parts[2] === 'canary-walter'
+            ? { branch: 'b', dont_build: 'd', queued_at: 'q' }
+            : { build_url: 'u', outcome: 'o', previous: { build_num: 1 } },
+        );
+      if (parts[0] === 'project' && parts.length === 4)
+        return sendJson(
+          res,
+          200,
+          parts[2] === 'canary-erin-dinner'
+            ? { all_commit_details: [], compare: 'c', job_name: 'j', timedout: false }
+            : { build_num: 1, status: 's', subject: 's', vcs_url: 'u', branch: 'b' },
+        );
+      if (parts[0] === 'trades') return sendJson(res, 200, { price: 1, size: 2 });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    await sendAll(
+      agent.proxyUrl,
+      [
+        '/project/canary-alice/canary-web/envvar',
+        '/project/canary-bob/canary-cli/envvar',
+        '/project/canary-carol/canary-api/envvar',
+        '/project/canary-dave/canary-docs/1017',
+        '/project/canary-erin/canary-site/1018',
+        '/project/canary-frank/canary-erin-dinner/1019',
+        '/project/canary-grace/canary-ops/1020/cancel',
+        '/project/canary-heidi/canary-mobile/1021/cancel',
+        '/project/canary-ivan/canary-walter/1022/cancel',
+        '/trades/canary-acme/2021-02-10',
+      ],
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual([
+      '/project/{owner}/{project}/envvar',
+      '/project/{owner}/{project}/{projectId}',
+      '/project/{owner}/{project}/{projectId}/cancel',
+      '/trades/canary-acme/{id}',
+    ]);
+    // The one name alone is the only one on the wire, and never camel-cased into a parameter's name.
+    expect(backend.frames.filter((frame) => /canary/i.test(frame.replaceAll('/trades/canary-acme/', '')))).toEqual([]);
+  });
+
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

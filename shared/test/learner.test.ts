@@ -51,9 +51,10 @@ describe('PathLearner', () => {
     const quote = list({ bid: 1, ask: 2, at: 3 });
     learn(learner, [['GET', '/v1/historic/quotes/wonka/2020-01-10', quote]]);
     const wonka = templatePath('/v1/historic/quotes/wonka/2020-01-10');
-    // One name before an identifier: held (undecided), and when its hold ends it goes out as it is.
+    // One name before an identifier: held (undecided), and when its hold ends it goes out as it is, the identifier not
+    // named after it (`{wonkaId}`).
     expect(learner.undecided(learner.resolve(wonka), wonka)).toBe(true);
-    expect(learner.pending(learner.resolve(wonka), wonka)).toBe(wonka);
+    expect(learner.pending(learner.resolve(wonka), wonka)).toBe('/v1/historic/quotes/wonka/{id}');
     learn(learner, [['GET', '/v1/historic/quotes/erin/2020-01-11', quote]]);
     // Two alike, fewer than the four that learn such a position: not learned, but none goes out as it is.
     expect(learner.resolve(wonka)).toBe(wonka);
@@ -66,7 +67,55 @@ describe('PathLearner', () => {
       ['GET', '/self/conferences/18', conferences],
     ]);
     const call = templatePath('/self/calls/17');
+    expect(learner.pending(learner.resolve(call), call)).toBe('/self/calls/{id}');
+    // A collection shown (three identifier values after it) is a route word: its identifier keeps its name.
+    for (const id of ['18', '19']) learner.noteIdentifiersAfter(call, `/self/calls/${id}`);
+    learner.noteIdentifiersAfter(call, '/self/calls/17');
     expect(learner.pending(learner.resolve(call), call)).toBe(call);
+  });
+
+  it('keeps a name before an identifier, among names before identifiers, a value whatever it answers', () => {
+    // circleci's `/project/{username}/{project}/{build_num}` (held-out 5): a mock's builds answer random optional
+    // fields, so `erin-dinner` and `walter` contradicted every sibling and were kept exceptions (route words),
+    // sent as they are with the identifier named after them (`/project/{project}/erin-dinner/{erinDinnerId}`).
+    const learner = new PathLearner();
+    const build = responseKeys(inferShape({ build_num: 1, status: 's', subject: 's', vcs_url: 'u', branch: 'b' }));
+    const other = responseKeys(inferShape({ all_commit_details: [], compare: 'c', job_name: 'j', timedout: false }));
+    const cancel = responseKeys(inferShape({ build_url: 'u', outcome: 'o', previous: { build_num: 1 } }));
+    const steps = list({ step: 1, action: 'a' });
+    const observe = (traffic: ReadonlyArray<readonly [string, string, readonly string[] | null]>) => {
+      for (const [method, raw, keys] of traffic) {
+        learner.observe(templatePath(raw), method, keys, null);
+        learner.noteIdentifiers(templatePath(raw), raw);
+        learner.noteIdentifiersAfter(templatePath(raw), raw);
+      }
+    };
+    const resolve = (raw: string) => learner.resolve(templatePath(raw));
+    observe([
+      ['GET', '/project/alice/web/envvar', list({ name: 'n', value: 'v' })],
+      ['GET', '/project/bob/cli/envvar', list({ name: 'n', value: 'v' })],
+      ['GET', '/project/carol/api/envvar', list({ name: 'n', value: 'v' })],
+      ['GET', '/project/dave/docs/1017', build],
+    ]);
+    // The first build: an identifier after it, a word after its siblings (other routes), nothing against it.
+    expect(resolve('/project/dave/docs/1017')).toBe('/project/{owner}/{project}/{projectId}');
+    observe([
+      ['GET', '/project/erin/site/1018', build],
+      ['GET', '/project/frank/erin-dinner/1019', other],
+      ['POST', '/project/grace/ops/1020/cancel', cancel],
+      ['POST', '/project/heidi/mobile/1021/cancel', cancel],
+      [
+        'POST',
+        '/project/ivan/walter/1022/cancel',
+        responseKeys(inferShape({ branch: 'b', dont_build: 'd', queued_at: 'q' })),
+      ],
+      // A collection of two owners answering fields of its own: a route word, kept literal.
+      ['GET', '/project/judy/builds/1023', steps],
+      ['GET', '/project/karl/builds/1024', steps],
+    ]);
+    expect(resolve('/project/frank/erin-dinner/1019')).toBe('/project/{owner}/{project}/{projectId}');
+    expect(resolve('/project/ivan/walter/1022/cancel')).toBe('/project/{owner}/{project}/{projectId}/cancel');
+    expect(resolve('/project/judy/builds/1023')).toBe('/project/{project}/builds/{buildId}');
   });
 
   it('keeps route words whose responses differ literal, and the first segment always', () => {

@@ -277,9 +277,9 @@ describe('ObservationPipeline evidence for the path learner', () => {
     clock = 4_999;
     expect(sent()).toEqual([]);
     // 5 s after they came, still undecided (two of the four that decide): a parameter, never the names; the one
-    // alone as it is.
+    // alone as it is, its identifier not named after it (`{acmeId}`).
     clock = 5_000;
-    expect(sent()).toEqual(['/quotes/{quote}/{quoteId}', '/trades/acme/{acmeId}']);
+    expect(sent()).toEqual(['/quotes/{quote}/{quoteId}', '/trades/acme/{id}']);
   });
 
   it('bounds a flood of random slugs at an undecided position: shaped within the forced cap, held within holdMax', () => {

@@ -524,17 +524,28 @@ export class PathLearner {
     let key = '';
     let previousKey = '';
     let changed = false;
+    /** Detected identifiers right after a name that goes out as it is (alone): not named after it (`{acmeId}`). */
+    const plain = new Set<number>();
     const out: Segment[] = [];
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
       const waiting =
         segment.kind === 'literal' && at > 0 && !this.learned.has(key) && this.waiting(segments, at, key, previousKey);
       if (waiting) changed = true;
+      else if (segment.kind === 'literal' && this.nameBefore(segments, at, key, previousKey)) plain.add(at + 1);
       out.push(waiting ? LEARNED_PARAM : segment);
       previousKey = key;
       key = extendKey(key, segment);
     }
-    return changed ? joinSegments(nameRuns(out)) : template;
+    const named = nameRuns(out);
+    if (plain.size === 0) return changed ? joinSegments(named) : template;
+    // `{id}` (`/trades/acme/{id}`), unique among the template's names.
+    const taken = new Set<string>();
+    for (const [at, segment] of named.entries())
+      if (segment.kind === 'param' && !plain.has(at)) taken.add(segment.name);
+    return joinSegments(
+      named.map((segment, at): Segment => (plain.has(at) ? { kind: 'param', name: unique('id', taken) } : segment)),
+    );
   }
 
   /**
@@ -548,21 +559,29 @@ export class PathLearner {
     let previousKey = '';
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
-      const next = segments[at + 1];
-      if (
-        segment.kind === 'literal' &&
-        at > 0 &&
-        !this.learned.has(key) &&
-        next?.kind === 'param' &&
-        next.name !== LEARNED &&
-        !this.manyIdentifiersAfter(at, segment.text) &&
-        (this.mayLearn(segments, at, key) || this.namePosition(segments, at, key, previousKey))
-      )
-        return true;
+      if (this.nameBefore(segments, at, key, previousKey)) return true;
       previousKey = key;
       key = extendKey(key, segment);
     }
     return false;
+  }
+
+  /**
+   * Is the segment at `at` (under `key`) an undecided literal right before a detected identifier, where a name may be
+   * learned (see `holdsName`)?
+   */
+  private nameBefore(segments: readonly Segment[], at: number, key: string, previousKey: string): boolean {
+    const segment = segments[at]!;
+    const next = segments[at + 1];
+    return (
+      segment.kind === 'literal' &&
+      at > 0 &&
+      !this.learned.has(key) &&
+      next?.kind === 'param' &&
+      next.name !== LEARNED &&
+      !this.manyIdentifiersAfter(at, segment.text) &&
+      (this.mayLearn(segments, at, key) || this.namePosition(segments, at, key, previousKey))
+    );
   }
 
   /** Is the literal at `at` (under `key`) a value in waiting (see `pending`)? */
@@ -1659,6 +1678,24 @@ export class PathLearner {
   }
 
   /**
+   * Is `value` (placed as `mine` under `key`) a name before identifiers among names before identifiers? Seen only
+   * with a detected identifier after it, after one value at most of the position before, where another value of
+   * its position was seen with one of its continuations (`GET /project/initech-river/erin-dinner/70439` beside
+   * `GET /project/Erin44/Mallory54/67768`; `POST /project/Alice68/walter/65802/cancel` beside other cancels). An
+   * identified resource's answers vary with it (optional fields), and a route word there is a collection of every
+   * value before it (`/project/{owner}/builds/17` of many owners) that recurs (see `isRouteWord`). So answers of
+   * other fields do not make it an exception that would leave the agent as it is and name the identifier after it
+   * (`{erinDinnerId}`).
+   */
+  private nameAmongNames(key: string, value: string, mine: readonly Placed[]): boolean {
+    const at = mine[0]!.at;
+    if ((this.parentsOf.get(`${at}/${value}`)?.size ?? 0) > 1) return false;
+    for (const one of mine) if (!identifierAfter(one)) return false;
+    const byRoute = this.routeValues.get(key);
+    return mine.some((one) => byRoute?.get(routeOf(one))?.some((other) => other !== value) === true);
+  }
+
+  /**
    * Is a value of a learned position an exception (a route word such as `/users/me`)? When its
    * continuations contradict a sibling's and agree with none; or when it is an action (see
    * `isAction`) alike with fewer than three other actions and with no other value (`POST
@@ -1696,8 +1733,9 @@ export class PathLearner {
       if (verdict === 'contradicts') contradicts = true;
     }
     const was = position.exceptions.has(value);
-    // Free text (`esse dolor`, `New York`) is a value someone sent, never a route word: no exception.
-    if (hasSpace(value)) contradicts = false;
+    // Free text (`esse dolor`, `New York`) is a value someone sent, never a route word: no exception. Nor is a name
+    // before an identifier among names before identifiers (`/project/{owner}/erin-dinner/{id}`, see `nameAmongNames`).
+    if (hasSpace(value) || (contradicts && this.nameAmongNames(key, value, mine))) contradicts = false;
     const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
     // A value whose bodies left optional fields out contradicts its siblings, but shows no field they lack.
     if ((contradicts && !alike && actions === 0 && !this.insideOthers(key, value, mine, siblings)) || fewActions)
@@ -1712,6 +1750,15 @@ export class PathLearner {
       if (other !== value && (compared === undefined || compared.has(other)))
         this.reconsider(key, other, position, false);
   }
+}
+
+/** Is a detected identifier among the segments after the value of `one` (`/{project}/{id}/cancel`)? */
+function identifierAfter(one: Placed): boolean {
+  for (let k = one.at + 1; k < one.resolved.length; k++) {
+    const segment = one.resolved[k]!;
+    if (segment.kind === 'param' && segment.name !== LEARNED) return true;
+  }
+  return false;
 }
 
 /** Does a literal hold words apart (`esse dolor`)? Route words are single tokens. */
@@ -1943,7 +1990,14 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
   // Names all along and nothing to compare (`DELETE /peppol_identifiers/acme/umbrella-river/wayne`, `…/frank/oscar/stark`):
   // the same, as one other value after each is; four make a parameter (MANY_SIBLINGS).
   if (restX > 1 && !sharedLiteral && bodiless(x) && bodiless(y) && namesAllAlong(x) && namesAllAlong(y)) return 'same';
-  return restX === 1 && fields === 'contradicts' ? 'differs' : 'unknown';
+  // One other value after each (`/articles/me/all` a list, `/articles/alice/my-post` an article); an identifier after one
+  // and a word after the other (`/project/{owner}/docs/17`, `/project/{owner}/web/envvar`) are other routes, nothing against.
+  return restX === 1 &&
+    fields === 'contradicts' &&
+    x.resolved[x.at + 1]!.kind === 'literal' &&
+    y.resolved[y.at + 1]!.kind === 'literal'
+    ? 'differs'
+    : 'unknown';
 }
 
 /** Did `one` answer and take no body with fields (`DELETE` answered 204)? */
