@@ -30,6 +30,9 @@ const MAX_REQUESTS_PER_LOOP = 100_000;
 const DURING_FAULT = 200;
 /** Bound of every wait below: generous for a loaded CI machine, never the expected path. */
 const WAIT_MS = 45_000;
+/** Bound of a backend start from the sources (health answered), and of a test (phases under load, a restart). */
+const START_MS = 120_000;
+const TEST_MS = 300_000;
 
 /** The backend's last log lines (warnings and errors), told when a wait times out. */
 const backendLog: string[] = [];
@@ -48,17 +51,39 @@ function keepLog(child: ChildProcess): ChildProcess {
   return child;
 }
 
-/** `check` until it holds, at most WAIT_MS; a timeout tells what `explain` says and what the backend logged last. */
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, explain?: () => string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
+/**
+ * `check` until it holds, at most WAIT_MS; a timeout tells what `explain` says and what the backend
+ * logged last. With `progress` (a count that grows while things move, e.g. requests answered) the
+ * bound is WAIT_MS without progress: a loaded machine answers the same requests more slowly (at load
+ * 17 a run did not answer 200 requests an agent within 45 s of an outage; at load 28, 31 and 39 s),
+ * and a stall still fails.
+ */
+async function waitFor(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  explain?: () => string,
+  progress?: () => number,
+): Promise<void> {
+  const started = Date.now();
+  let deadline = started + WAIT_MS;
+  let last = progress?.();
   while (!(await check())) {
+    const now = progress?.();
+    if (now !== last) {
+      last = now;
+      deadline = Date.now() + WAIT_MS;
+    }
     if (Date.now() > deadline)
       throw new Error(
-        `timed out after ${WAIT_MS} ms waiting for ${what}${explain ? `; ${explain()}` : ''}; the backend logged last:\n${backendLog.join('\n')}`,
+        `timed out after ${WAIT_MS} ms ${progress ? 'without progress ' : ''}waiting for ${what}${explain ? `; ${explain()}` : ''}; the backend logged last:\n${backendLog.join('\n')}`,
       );
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+  waited.push(`${what}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 }
+
+/** How long each wait of the running test took, printed with its results (how close to WAIT_MS a loaded run comes). */
+const waited: string[] = [];
 
 /** What an agent's uplink went through, for a timeout's message. */
 function uplinkState(agent: RunningAgent): string {
@@ -70,6 +95,18 @@ function uplinkState(agent: RunningAgent): string {
     'capture_ends_acked_total',
   ] as const;
   return names.map((name) => `${name} ${agent.metrics.get(name)}`).join(', ');
+}
+
+/** Progress towards DURING_FAULT answers per load since `before`: an agent past it counts no more, so one that stalls stops the progress. */
+function towardsFault(loads: ReadonlyArray<{ answered: number }>, before: number[]): number {
+  return loads.reduce((sum, load, i) => sum + Math.min(load.answered - (before[i] ?? 0), DURING_FAULT), 0);
+}
+
+/** What each load answered (and failed) since `before`, for a timeout's message. */
+function answeredSince(loads: ReadonlyArray<{ answered: number; failed: number }>, before: number[]): string {
+  return `answered since, per agent (of ${DURING_FAULT} each): ${loads
+    .map((load, i) => `${load.answered - (before[i] ?? 0)} (${load.failed} failed)`)
+    .join(', ')}`;
 }
 
 /** Agents started and not closed yet: a failed test's are closed after it (their servers would keep jest alive). */
@@ -240,7 +277,7 @@ async function underLoad(name: string, fault: (fleet: Fleet) => Promise<void>): 
     // A failed phase still stops its agents (their timers would keep jest alive).
     await Promise.all(fleet.agents.map((agent, i) => (closed[i] ? undefined : agent.close())));
   }
-  process.stdout.write(`fault test, ${name}: ${JSON.stringify(results)}\n`);
+  process.stdout.write(`fault test, ${name}: ${JSON.stringify(results)}; waits: ${waited.splice(0).join('; ')}\n`);
   return results;
 }
 
@@ -282,13 +319,17 @@ beforeAll(async () => {
   // The postgres system user (we may run as root) must reach the cluster inside.
   await chmod(work, 0o755);
   postgres = await startPostgresProcess(work);
-  const started = await startBackendOnFreePort({
-    DATABASE_URL: postgres.url,
-    SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
-    SPECTATOR_DATA_DIR: path.join(work, 'backend'),
-    SPECTATOR_DASHBOARD_DIR: path.join(work, 'no-dashboard'),
-    LOG_LEVEL: 'warn',
-  });
+  // A cold start from the sources migrating an empty cluster: 47 s at load 28 (5-8 s quiet).
+  const started = await startBackendOnFreePort(
+    {
+      DATABASE_URL: postgres.url,
+      SPECTATOR_ADMIN_TOKEN: ADMIN_TOKEN,
+      SPECTATOR_DATA_DIR: path.join(work, 'backend'),
+      SPECTATOR_DASHBOARD_DIR: path.join(work, 'no-dashboard'),
+      LOG_LEVEL: 'warn',
+    },
+    START_MS,
+  );
   backendUrl = started.url;
   // Restarts (below) run on the same port, so the agent's connection finds the backend again.
   backendEnv = { ...started.env };
@@ -303,86 +344,120 @@ beforeAll(async () => {
     })
   ).body.token as string;
   upstream = await startUpstream();
-}, 120_000);
+}, START_MS + 60_000);
+
+/** Stops and starts this test's PostgreSQL; a test that fails during an outage leaves the end of it to afterEach. */
+const outage = {
+  on: false,
+  async stop(): Promise<void> {
+    this.on = true;
+    await postgres.stop();
+  },
+  async end(): Promise<void> {
+    await postgres.start();
+    this.on = false;
+  },
+};
 
 afterEach(async () => {
+  // The next test needs PostgreSQL (a failed phase used to leave it stopped, failing every test after it).
+  if (outage.on) await outage.end();
   await Promise.all([...running].map((agent) => agent.close()));
 }, 2 * WAIT_MS);
 
 afterAll(async () => {
+  // Whatever failed, nothing is left running: a backend that does not stop within 10 s of SIGTERM
+  // is killed (a failed run's backend and PostgreSQL were still running 28 minutes later).
   if (backend && backend.exitCode === null) {
     const exited = once(backend, 'exit');
     backend.kill('SIGTERM');
+    const late = setTimeout(() => backend.kill('SIGKILL'), 10_000);
     await exited;
+    clearTimeout(late);
   }
   await upstream?.close();
+  if (outage.on) await outage.end().catch(() => undefined);
   await postgres?.close();
   if (work) await rm(work, { recursive: true, force: true });
-});
+}, START_MS);
 
 describe('faults while agents send', () => {
-  it('PostgreSQL stopped and started again: every answered request is stored exactly once', async () => {
-    const results = await underLoad('postgres restart', async ({ agents, loads, join }) => {
-      // Batches answered with an error, whatever the agent makes of it (kept or dropped).
-      const errors = (agent: RunningAgent): number =>
-        agent.metrics.get('batches_retried_total') + agent.metrics.get('batches_rejected_total');
-      const errorsBefore = agents.map(errors);
-      await postgres.stop();
-      await waitFor('the backend to answer batches of both agents with an error', () =>
-        agents.every((agent, i) => errors(agent) > (errorsBefore[i] as number)),
-      );
-      // An agent starting now cannot be welcomed (its hello cannot be stored): it spools and retries.
-      const late = await join('memory spool, started during the outage', null);
-      const answeredAtStop = loads.map((load) => load.answered);
-      await waitFor('requests answered during the outage', () =>
-        loads.every((load, i) => load.answered >= (answeredAtStop[i] ?? 0) + DURING_FAULT),
-      );
-      expect(late.metrics.get('backend_connected')).toBe(0);
-      // The API and the agents' stream say "try again" (503, Retry-After), never "internal error".
-      const read = await apiCall<{ message: string }>(backendUrl, agentToken, 'GET', '/projects/faults');
-      expect(read).toEqual({
-        status: 503,
-        body: expect.objectContaining({ message: expect.stringMatching(/database/) }),
+  it(
+    'PostgreSQL stopped and started again: every answered request is stored exactly once',
+    async () => {
+      const results = await underLoad('postgres restart', async ({ agents, loads, join }) => {
+        // Batches answered with an error, whatever the agent makes of it (kept or dropped).
+        const errors = (agent: RunningAgent): number =>
+          agent.metrics.get('batches_retried_total') + agent.metrics.get('batches_rejected_total');
+        const errorsBefore = agents.map(errors);
+        await outage.stop();
+        await waitFor('the backend to answer batches of both agents with an error', () =>
+          agents.every((agent, i) => errors(agent) > (errorsBefore[i] as number)),
+        );
+        // An agent starting now cannot be welcomed (its hello cannot be stored): it spools and retries.
+        const late = await join('memory spool, started during the outage', null);
+        const answeredAtStop = loads.map((load) => load.answered);
+        await waitFor(
+          'requests answered during the outage',
+          () => loads.every((load, i) => load.answered >= (answeredAtStop[i] ?? 0) + DURING_FAULT),
+          () => answeredSince(loads, answeredAtStop),
+          () => towardsFault(loads, answeredAtStop),
+        );
+        expect(late.metrics.get('backend_connected')).toBe(0);
+        // The API and the agents' stream say "try again" (503, Retry-After), never "internal error".
+        const read = await apiCall<{ message: string }>(backendUrl, agentToken, 'GET', '/projects/faults');
+        expect(read).toEqual({
+          status: 503,
+          body: expect.objectContaining({ message: expect.stringMatching(/database/) }),
+        });
+        expect(await upgradeStatus(`${backendUrl}${ROUTES.agentStream}`, agentToken)).toEqual({
+          status: 503,
+          retryAfter: expect.stringMatching(/^\d+$/),
+        });
+        await outage.end();
+        const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
+        await waitFor('batches of every agent stored again', () =>
+          agents.every((agent, i) => agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)),
+        );
       });
-      expect(await upgradeStatus(`${backendUrl}${ROUTES.agentStream}`, agentToken)).toEqual({
-        status: 503,
-        retryAfter: expect.stringMatching(/^\d+$/),
-      });
-      await postgres.start();
-      const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
-      await waitFor('batches of every agent stored again', () =>
-        agents.every((agent, i) => agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number)),
-      );
-    });
-    expectExact(results);
-    expect(results).toHaveLength(3);
-    for (const result of results.slice(0, 2)) expect(result.retried).toBeGreaterThan(0);
-  }, 150_000);
+      expectExact(results);
+      expect(results).toHaveLength(3);
+      for (const result of results.slice(0, 2)) expect(result.retried).toBeGreaterThan(0);
+    },
+    TEST_MS,
+  );
 
-  it('backend killed (SIGKILL) and started again: every answered request is stored exactly once', async () => {
-    const results = await underLoad('backend kill -9', async ({ agents, loads }) => {
-      const exited = once(backend, 'exit');
-      backend.kill('SIGKILL');
-      await exited;
-      await waitFor('both agents to notice', () =>
-        agents.every((agent) => agent.metrics.get('backend_connected') === 0),
-      );
-      const answeredAtKill = loads.map((load) => load.answered);
-      await waitFor('requests answered while the backend is away', () =>
-        loads.every((load, i) => load.answered >= (answeredAtKill[i] as number) + DURING_FAULT),
-      );
-      backend = keepLog(await startBackendProcess(backendEnv, backendUrl));
-      const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
-      await waitFor('both agents storing again', () =>
-        agents.every(
-          (agent, i) =>
-            agent.metrics.get('backend_connected') === 1 &&
-            agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number),
-        ),
-      );
-    });
-    expectExact(results);
-  }, 150_000);
+  it(
+    'backend killed (SIGKILL) and started again: every answered request is stored exactly once',
+    async () => {
+      const results = await underLoad('backend kill -9', async ({ agents, loads }) => {
+        const exited = once(backend, 'exit');
+        backend.kill('SIGKILL');
+        await exited;
+        await waitFor('both agents to notice', () =>
+          agents.every((agent) => agent.metrics.get('backend_connected') === 0),
+        );
+        const answeredAtKill = loads.map((load) => load.answered);
+        await waitFor(
+          'requests answered while the backend is away',
+          () => loads.every((load, i) => load.answered >= (answeredAtKill[i] as number) + DURING_FAULT),
+          () => answeredSince(loads, answeredAtKill),
+          () => towardsFault(loads, answeredAtKill),
+        );
+        backend = keepLog(await startBackendProcess(backendEnv, backendUrl, START_MS));
+        const ackedBefore = agents.map((agent) => agent.metrics.get('batches_acked_total'));
+        await waitFor('both agents storing again', () =>
+          agents.every(
+            (agent, i) =>
+              agent.metrics.get('backend_connected') === 1 &&
+              agent.metrics.get('batches_acked_total') > (ackedBefore[i] as number),
+          ),
+        );
+      });
+      expectExact(results);
+    },
+    TEST_MS,
+  );
 });
 
 describe('a capture ended while PostgreSQL is stopped', () => {
@@ -414,12 +489,12 @@ describe('a capture ended while PostgreSQL is stopped', () => {
   it('is resent until stored: it ends once, at the time the agent ended it', async () => {
     const agent = await idleAgent(null, WAIT_MS);
     const captureId = agent.captureId();
-    await postgres.stop();
+    await outage.stop();
     const closing = agent.close();
     // The backend cannot store the end (nor the hellos after it): it closes the connection.
     await waitFor('the agent to lose its connection or stop', () => agent.metrics.get('backend_connected') === 0);
     const restartedAt = new Date();
-    await postgres.start();
+    await outage.end();
     await closing;
     const ended = await endedAt(captureId);
     expect(ended).not.toBeNull();
@@ -430,10 +505,10 @@ describe('a capture ended while PostgreSQL is stopped', () => {
     const spoolDir = path.join(work, 'spool-capture-end');
     const first = await idleAgent(spoolDir, 0);
     const captureId = first.captureId();
-    await postgres.stop();
+    await outage.stop();
     await first.close();
     const restartedAt = new Date();
-    await postgres.start();
+    await outage.end();
     const next = await idleAgent(spoolDir, WAIT_MS);
     try {
       await waitFor('the first capture to end', async () => (await endedAt(captureId)) !== null);

@@ -62,16 +62,18 @@ export async function startBackendProcess(
  * A backend process on a free port of 127.0.0.1 (`env` without PORT and HOST), with its url and
  * env (to restart it on the same port): when
  * another process took the port first (the backend exits with EADDRINUSE), again on another port.
+ * `timeoutMs` bounds each start as in `startBackendProcess`.
  */
 export async function startBackendOnFreePort(
   env: NodeJS.ProcessEnv,
+  timeoutMs?: number,
 ): Promise<{ child: ChildProcess; url: string; env: NodeJS.ProcessEnv }> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
     const portEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' };
     try {
-      return { child: await startBackendProcess(portEnv, url), url, env: portEnv };
+      return { child: await startBackendProcess(portEnv, url, timeoutMs), url, env: portEnv };
     } catch (error) {
       if (attempt === 5 || !String(error).includes('EADDRINUSE')) throw error;
     }
