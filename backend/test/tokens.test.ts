@@ -1,6 +1,6 @@
 import type { ProjectResponse, TokenResponse } from '@spectator/shared';
 import type WebSocket from 'ws';
-import { apiCall, startTestBackend, startTestReplica, type TestBackend } from './support';
+import { apiCall, sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
 import { connectTestAgent, helloMessage } from './support/agent-client';
 import { listenToEvents } from './support/events-client';
 
@@ -23,6 +23,13 @@ async function issue(input: Record<string, unknown>): Promise<TokenResponse> {
   const created = await first.api<TokenResponse>('POST', '/projects/keys/tokens', input);
   expect(created.status).toBe(201);
   return created.body;
+}
+
+/** Moves a token's expiry to a second ago, as time passing would; resolves with it (ISO 8601). */
+async function expireNow(tokenId: string): Promise<string> {
+  const at = new Date(Date.now() - 1000);
+  await sqlOn(first.databaseUrl, 'UPDATE tokens SET expires_at = $1 WHERE id = $2', [at, tokenId]);
+  return at.toISOString();
 }
 
 /** The close code and reason of a socket, once the server closes it. */
@@ -48,13 +55,16 @@ describe('token expiry', () => {
   });
 
   it('lists the expiry, and a token past it is refused with when it expired', async () => {
-    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    // An hour ahead, so the token is surely used before it expires however loaded the machine (a
+    // 1.5 s expiry could pass before the first request); then its expiry is moved to a moment just
+    // past, as the clock would move it, and the replica refuses the token naming that moment.
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
     const token = await issue({ name: 'short-lived reader', scope: 'read', expiresAt });
     expect(token.expiresAt).toBe(expiresAt);
     const listed = await first.api<TokenResponse[]>('GET', '/projects/keys/tokens');
     expect(listed.body.find((t) => t.id === token.id)).toMatchObject({ expiresAt, revokedAt: null });
     expect((await apiCall(second.url, token.token as string, 'GET', '/projects/keys/captures')).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    const expired = await expireNow(token.id);
     const refused = await apiCall<{ message: string }>(
       second.url,
       token.token as string,
@@ -63,21 +73,24 @@ describe('token expiry', () => {
     );
     expect(refused).toEqual({
       status: 401,
-      body: { statusCode: 401, error: 'Unauthorized', message: `token short-lived reader expired at ${expiresAt}` },
+      body: { statusCode: 401, error: 'Unauthorized', message: `token short-lived reader expired at ${expired}` },
     });
   });
 });
 
 describe('open connections of a token that stops working', () => {
   it('closes an agent stream when its token expires, and refuses its reconnection', async () => {
+    // Welcomed before it expires (an hour ahead), then expired while connected: `second` finds out
+    // at its next check, within a second.
     const token = await issue({
       name: 'ci agent',
       scope: 'agent',
-      expiresAt: new Date(Date.now() + 2000).toISOString(),
+      expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
     });
     const agent = await connectTestAgent(second.url, token.token as string);
     const closed = closeOf(agent.socket);
     expect(await agent.request(helloMessage({ agentId: 'expiring' }))).toMatchObject({ type: 'welcome' });
+    await expireNow(token.id);
     expect(await closed).toEqual({ code: 1008, reason: 'token expired' });
     await expect(connectTestAgent(second.url, token.token as string)).rejects.toMatchObject({ status: 401 });
   });
