@@ -89,7 +89,8 @@ it('documents every endpoint a filter shows in one commit', async () => {
   );
   await page.getByRole('button', { name: 'Document selected' }).click();
   await page.waitForURL(/\/commit$/);
-  expect(await page.locator('.draft').count()).toBe(AREAS);
+  // The page follows the address at its hashchange event, a task after the address changed.
+  await until('the drafts listed', async () => (await page.locator('.draft').count()) === AREAS);
   await page.getByRole('button', { name: 'Commit changes' }).click();
   const done = page.getByRole('status').filter({ hasText: 'Changes committed' });
   await done.waitFor();

@@ -63,6 +63,14 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+/**
+ * `SPECTATOR_E2E_JITTER_MS=300` holds each request to the API back a random 0–300 ms in the browser,
+ * so the answers to requests a screen makes together come back in any order. A test that waits for
+ * one list and then reads another at once (a race a loaded CI loses one run in many) fails here
+ * within a few runs. For hunting races (docs/dashboard.md, Tests); CI leaves it unset.
+ */
+const JITTER_MS = Number(process.env.SPECTATOR_E2E_JITTER_MS ?? 0);
+
 /** Starts Debian's Chromium through playwright-core with a fresh `--user-data-dir` and a 1280×800 viewport. */
 export async function openBrowser(): Promise<TestBrowser> {
   if (!existsSync(CHROMIUM))
@@ -74,6 +82,11 @@ export async function openBrowser(): Promise<TestBrowser> {
     args: CHROMIUM_ARGS,
     viewport: { width: 1280, height: 800 },
   });
+  if (JITTER_MS > 0)
+    await context.route(/\/api\/v1\//, async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * JITTER_MS));
+      await route.fallback();
+    });
   const page = context.pages()[0] ?? (await context.newPage());
   return {
     context,
