@@ -107,7 +107,9 @@ async function seedViews(pool: pg.Pool, projectId: string): Promise<string> {
       WHERE c.project_id = $1`,
     [projectId, fpRequest, fpDrift, fpResponse, ENDPOINTS],
   );
-  await client.query(index);
+  // The definition of a partitioned table's index reads `ON ONLY`, which would make the parent's index alone (no
+  // partition's): each partition then has no unique key and the batch statement's ON CONFLICT finds no arbiter.
+  await client.query(index.replace(' ON ONLY ', ' ON '));
   // The per-endpoint summaries the ingest transaction would have kept (their totals are read from the observations).
   await client.query(
     `INSERT INTO capture_endpoints (project_id, capture_id, method, path)
