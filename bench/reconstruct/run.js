@@ -22,6 +22,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout8',
   'heldout9',
   'heldout10',
+  'heldout11',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
