@@ -125,16 +125,18 @@ describe('review shows the required fields committing documents', () => {
     return (observed.responses[0]?.shape as { required?: string[] } | null)?.required;
   };
 
-  it('claims a varied body required from four objects in the observed view, as the commit does', async () => {
-    // Three answers; `tag` missing from one: the body varied, so three objects claim nothing.
+  it('claims a varied body required from six objects in the observed view, as the commit does', async () => {
+    // Five answers; `tag` missing from some: the body varied, so five objects claim nothing.
     await send([
       note({ id: 1, title: 't', tag: 'a' }),
       note({ id: 2, title: 'u', tag: 'b' }),
       note({ id: 3, title: 'v' }),
+      note({ id: 4, title: 'w' }),
+      note({ id: 5, title: 'x', tag: 'c' }),
     ]);
     expect(await observedRequired()).toBeUndefined();
-    // A fourth answer with `id` and `title`: four objects all had them.
-    await send([note({ id: 4, title: 'w' })]);
+    // A sixth answer with `id` and `title`: six objects all had them.
+    await send([note({ id: 6, title: 'y' })]);
     expect(await observedRequired()).toEqual(['id', 'title']);
 
     const commit = await backend.api<DocumentationResponse>('POST', '/projects/bodies/documentation', {

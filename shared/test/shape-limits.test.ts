@@ -1,4 +1,12 @@
-import { canonicalShape, fingerprint, inferShape, MAX_SHAPE_DEPTH, mergeShapes, type Shape } from '@spectator/shared';
+import {
+  canonicalShape,
+  fingerprint,
+  inferShape,
+  MAX_SHAPE_DEPTH,
+  mergeShapes,
+  REQUIRED_INSTANCES,
+  type Shape,
+} from '@spectator/shared';
 
 // Hostile bodies: inference must end quickly with a truncation marker, never overflow the stack.
 jest.setTimeout(60_000);
@@ -46,7 +54,11 @@ describe('inferShape on hostile bodies', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(shape).toEqual({
       kind: 'array',
-      items: { kind: 'object', fields: [{ name: 'id', required: true, shape: { kind: 'number' } }], instances: 4 },
+      items: {
+        kind: 'object',
+        fields: [{ name: 'id', required: true, shape: { kind: 'number' } }],
+        instances: REQUIRED_INSTANCES,
+      },
       truncated: true,
     });
   });

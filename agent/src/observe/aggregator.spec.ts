@@ -29,7 +29,7 @@ function observation(overrides: Partial<Observation>): Observation {
 }
 
 describe('Aggregator', () => {
-  it("adds up the instance counts of a row's bodies beside their fingerprint, and drops them from four exchanges", () => {
+  it("adds up the instance counts of a row's bodies beside their fingerprint, and drops them from six exchanges", () => {
     const counted = (shape: string, instances?: string): BodySummary => ({
       ...json(shape),
       ...(instances === undefined ? {} : { instances }),
@@ -49,8 +49,15 @@ describe('Aggregator', () => {
         { contentType: 'application/json', shape: 'a', instances: '01' },
       ],
     ]);
-    // Four exchanges show four objects at every place anyway: nothing beside the fingerprint.
-    for (let i = 0; i < 4; i++) aggregator.add(observation({ response: counted('a', '01') }));
+    // Five exchanges keep their extras, up to five a place.
+    for (let i = 0; i < 5; i++) aggregator.add(observation({ response: counted('a', '02') }));
+    expect(aggregator.drain()[0]?.observations[0]?.response).toEqual({
+      contentType: 'application/json',
+      shape: 'a',
+      instances: '05',
+    });
+    // Six exchanges show six objects at every place anyway: nothing beside the fingerprint.
+    for (let i = 0; i < 6; i++) aggregator.add(observation({ response: counted('a', '01') }));
     expect(aggregator.drain()[0]?.observations[0]?.response).toEqual({ contentType: 'application/json', shape: 'a' });
   });
 

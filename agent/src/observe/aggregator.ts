@@ -117,7 +117,7 @@ interface Row {
   consumersOverflow: number;
   /** Exchanges answered with a Sunset date already past (`sunsetHasPassed`). */
   sunsetPast: number;
-  /** The bodies' instance extras added up (`WireBody.instances`), while the row counts fewer than four exchanges. */
+  /** The bodies' instance extras added up (`WireBody.instances`), while the row counts fewer than `REQUIRED_INSTANCES` (6) exchanges. */
   requestExtras: string;
   responseExtras: string;
 }

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import zlib from 'node:zlib';
-import { canonicalShape, fingerprint, inferShape, type Shape } from '@spectator/shared';
+import { canonicalShape, fingerprint, inferShape, MAX_EXTRA_INSTANCES, type Shape } from '@spectator/shared';
 import { BodyTap } from './exchange';
 import { STREAM_PREFIX_BYTES, streamShape } from './stream';
 import { summariseBody } from './summarise';
@@ -99,7 +99,7 @@ describe('a stream prefix through summariseBody', () => {
     expect(tap.cut).toBe(true);
     const summary = summariseBody(tap, true, 1024 * 1024);
     expect(summary.body).toEqual({ contentType: NDJSON, shape: fingerprint(inferShape([{ id: 0, name: '' }])) });
-    // Beside the fingerprint: records beyond one, counted up to three more (hundreds of lines).
-    expect(summary.instances).toBe('3');
+    // Beside the fingerprint: records beyond one, counted up to five more (hundreds of lines).
+    expect(summary.instances).toBe(String(MAX_EXTRA_INSTANCES));
   });
 });

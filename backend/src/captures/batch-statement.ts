@@ -93,7 +93,7 @@ export interface QueuedEvidence {
  *    Concurrent batches each see the count before them, so together they may pass the cap by
  *    the new endpoints they bring at once;
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`),
- *    the bodies' instance extras ($36, $37) added (`add_instances`) while the row counts fewer than four,
+ *    the bodies' instance extras ($36, $37) added (`add_instances`) while the row counts fewer than six,
  *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
  *  - `summaries`: the per-(capture, method, path) summaries the capture views list and keep their
  *    diff flags in, written only for the endpoints that got a new observation key or new request

@@ -65,9 +65,12 @@ describe('observedEndpointShapes', () => {
     expect(observedEndpointShapes([listRow(1, '1')], lists).responses[0]?.shape).toEqual(list);
     // Without extras (read from evidence, or from agents before them) each exchange counts one record.
     expect(observedEndpointShapes([listRow(1, null)], lists).responses[0]?.shape).toEqual(withoutInstances(list));
-    // Rows of one fingerprint add up: 1 + 2 exchanges, 1 + 1 records beyond one: five records, counted to four.
+    // Rows of one fingerprint add up: 1 + 2 exchanges, 1 + 1 records beyond one: five records.
     const added = observedEndpointShapes([listRow(1, '1'), listRow(2, '1')], lists).responses[0]?.shape;
-    expect(added).toEqual(countInstances(list, 4));
+    expect(added).toEqual(countInstances(list, 5));
+    // 3 + 3 exchanges, 5 + 5 records beyond one: sixteen records, counted to six.
+    const many = observedEndpointShapes([listRow(3, '5'), listRow(3, '5')], lists).responses[0]?.shape;
+    expect(many).toEqual(countInstances(list, 6));
     const twice = observedEndpointShapes(
       [row({ requestShape: fingerprint(withTitle), count: 2 }), row({ requestShape: fingerprint(withTitle) })],
       shapes,
@@ -150,12 +153,16 @@ describe('documenting observed shapes (extendEndpointShapes)', () => {
     expect(documented.request?.shape).toEqual(withTitleAndAuthor);
   });
 
-  it('claims a field of a varying body required only once four objects all had it', () => {
+  it('claims a field of a varying body required only once six objects all had it', () => {
     const few = observedEndpointShapes([row({ count: 2 }), row({ requestShape: fingerprint(withTitle) })], shapes);
     const fresh = extendEndpointShapes(NOTHING_DOCUMENTED, few);
     expect([title(fresh.request?.shape), author(fresh.request?.shape)]).toEqual([false, false]);
     expect(JSON.stringify(fresh)).not.toContain('instances');
-    const more = observedEndpointShapes([row({ count: 3 }), row({ requestShape: fingerprint(withTitle) })], shapes);
+    // Five objects with `title` (four before session 22) are not enough; six are.
+    const five = observedEndpointShapes([row({ count: 4 }), row({ requestShape: fingerprint(withTitle) })], shapes);
+    const notYet = extendEndpointShapes(NOTHING_DOCUMENTED, five);
+    expect([title(notYet.request?.shape), author(notYet.request?.shape)]).toEqual([false, false]);
+    const more = observedEndpointShapes([row({ count: 5 }), row({ requestShape: fingerprint(withTitle) })], shapes);
     const claimed = extendEndpointShapes(NOTHING_DOCUMENTED, more);
     expect([title(claimed.request?.shape), author(claimed.request?.shape)]).toEqual([true, false]);
     // Documented already: few objects are no evidence of absence, what was required stays so.
@@ -163,9 +170,22 @@ describe('documenting observed shapes (extendEndpointShapes)', () => {
     expect([title(kept.request?.shape), author(kept.request?.shape)]).toEqual([true, false]);
   });
 
+  it('claims no field of one error answer required, the fields of two error answers or one success answer', () => {
+    const answer = (status: number, count: number): Shape | null | undefined =>
+      extendEndpointShapes(NOTHING_DOCUMENTED, observedEndpointShapes([row({ status, count })], shapes)).responses[0]
+        ?.shape;
+    const requiredOf = (shape: Shape | null | undefined): boolean[] =>
+      shape?.kind === 'object' ? shape.fields.map((field) => field.required) : [];
+    expect(requiredOf(answer(404, 1)).some(Boolean)).toBe(false);
+    expect(requiredOf(answer(503, 1)).some(Boolean)).toBe(false);
+    expect(requiredOf(answer(404, 2)).every(Boolean)).toBe(true);
+    expect(requiredOf(answer(201, 1)).every(Boolean)).toBe(true);
+    expect(requiredOf(answer(404, 1)).length).toBeGreaterThan(0);
+  });
+
   it('adds up the counts of literal copies regrouped before they are documented', () => {
     const few = observedEndpointShapes([row({ count: 2 }), row({ requestShape: fingerprint(withTitle) })], shapes);
-    const regrouped = mergeObservedEndpointShapes(few, observedEndpointShapes([row({})], shapes));
+    const regrouped = mergeObservedEndpointShapes(few, observedEndpointShapes([row({ count: 3 })], shapes));
     const documented = extendEndpointShapes(NOTHING_DOCUMENTED, regrouped);
     expect([title(documented.request?.shape), author(documented.request?.shape)]).toEqual([true, false]);
   });

@@ -58,6 +58,7 @@ import { RuntimeMinutesWaitingByEnvironment1795937000000 } from './migrations/17
 import { CaptureEndpointCounts1795946000000 } from './migrations/1795946000000-CaptureEndpointCounts';
 import { BatchWithoutSharedRowLock1795950000000 } from './migrations/1795950000000-BatchWithoutSharedRowLock';
 import { CaptureSummariesReadFromObservations1795960000000 } from './migrations/1795960000000-CaptureSummariesReadFromObservations';
+import { InstanceCountsToSix1795970000000 } from './migrations/1795970000000-InstanceCountsToSix';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -119,6 +120,7 @@ export const MIGRATIONS = [
   CaptureEndpointCounts1795946000000,
   BatchWithoutSharedRowLock1795950000000,
   CaptureSummariesReadFromObservations1795960000000,
+  InstanceCountsToSix1795970000000,
 ];
 
 /**

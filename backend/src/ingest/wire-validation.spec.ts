@@ -54,9 +54,9 @@ describe('parseAgentMessage', () => {
   });
 
   it("keeps the instance counts beside a body's fingerprint", () => {
-    const counted = { ...observation, response: { contentType: 'a/json', shape: 'abc', instances: '0301' } };
+    const counted = { ...observation, response: { contentType: 'a/json', shape: 'abc', instances: '0501' } };
     const parsed = parseAgentMessage(JSON.stringify({ ...batch, observations: [counted] }));
-    expect(parsed).toMatchObject({ observations: [{ response: { shape: 'abc', instances: '0301' } }] });
+    expect(parsed).toMatchObject({ observations: [{ response: { shape: 'abc', instances: '0501' } }] });
   });
 
   it("keeps a row's consumers (pseudonyms, counts, last calls) and its overflow", () => {
@@ -130,8 +130,8 @@ describe('parseAgentMessage', () => {
       'observations[1].request.instances is only allowed with a shape',
     ],
     [
-      { ...observation, response: { contentType: 'a/b', shape: 'abc', instances: '040' } },
-      'observations[1].response.instances must be digits 0-3 ending in 1-3 (objects beyond one per exchange at each object place), at most 20000',
+      { ...observation, response: { contentType: 'a/b', shape: 'abc', instances: '060' } },
+      'observations[1].response.instances must be digits 0-5 ending in 1-5 (objects beyond one per exchange at each object place), at most 20000',
     ],
     [{ ...observation, response: undefined }, 'observations[1].response is required (null for no body)'],
     [{ ...observation, request: [] }, 'observations[1].request must be an object'],

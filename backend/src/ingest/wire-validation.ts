@@ -9,6 +9,7 @@ import {
   type HelloMessage,
   isInstanceExtras,
   type LearnedMessage,
+  MAX_EXTRA_INSTANCES,
   type Shape,
   REQUIRED_INSTANCES,
   STRING_FORMATS as SHARED_STRING_FORMATS,
@@ -180,7 +181,7 @@ function body(value: unknown, path: string, field: (typeof BODY_FIELDS)[keyof ty
     if (!isInstanceExtras(o.instances, MAX_INSTANCE_PLACES))
       fail(
         path,
-        `must be digits 0-3 ending in 1-3 (objects beyond one per exchange at each object place), at most ${MAX_INSTANCE_PLACES}`,
+        `must be digits 0-${MAX_EXTRA_INSTANCES} ending in 1-${MAX_EXTRA_INSTANCES} (objects beyond one per exchange at each object place), at most ${MAX_INSTANCE_PLACES}`,
         `${field.at}.instances`,
       );
     result.instances = o.instances;

@@ -11,28 +11,29 @@ import {
 /** How two bodies' shapes become one, and what a body only the second side has becomes. */
 interface BodyRules {
   merge(before: Shape, seen: Shape): Shape;
-  fresh(seen: Shape): Shape;
+  /** @param status the answer's status; undefined for a request body */
+  fresh(seen: Shape, status?: number): Shape;
 }
 
-function mergeOptional(a: Shape | null, b: Shape | null, rules: BodyRules): Shape | null {
+function mergeOptional(a: Shape | null, b: Shape | null, rules: BodyRules, status?: number): Shape | null {
   if (b === null) return a;
-  if (a === null) return rules.fresh(b);
+  if (a === null) return rules.fresh(b, status);
   return rules.merge(a, b);
 }
 
-function freshOptional(shape: Shape | null, rules: BodyRules): Shape | null {
-  return shape === null ? null : rules.fresh(shape);
+function freshOptional(shape: Shape | null, rules: BodyRules, status?: number): Shape | null {
+  return shape === null ? null : rules.fresh(shape, status);
 }
 
 /**
  * Observed behaviour becoming documentation: a body documented for the first time is claimed from
- * its instance counts (`claimRequired`: a varying body's field is `required` only once four objects
- * all had it); merged into a documented body it counts as presence (a documented required field
- * stays required unless some observed object lacked it).
+ * its instance counts (`claimRequired`: a varying body's field is `required` only once six objects
+ * all had it, an error answer's never from one object); merged into a documented body it counts as
+ * presence (a documented required field stays required unless some observed object lacked it).
  */
 const DOCUMENTING: BodyRules = {
   merge: (before, seen) => mergeAllShapes([before, withoutInstances(seen)]),
-  fresh: claimRequired,
+  fresh: (seen, status) => claimRequired(seen, status !== undefined && status >= 400 ? 'error' : 'other'),
 };
 
 /** Observed behaviour merged with observed behaviour: objects add up their instance counts. */
@@ -60,14 +61,14 @@ function extendWith(documented: EndpointShapes, observed: EndpointShapes, rules:
     responses.set(
       seen.status,
       before === undefined
-        ? { ...seen, shape: freshOptional(seen.shape, rules) }
+        ? { ...seen, shape: freshOptional(seen.shape, rules, seen.status) }
         : {
             status: seen.status,
             contentType: seen.contentType ?? before.contentType,
             shape:
               seen.contentType === before.contentType
-                ? mergeOptional(before.shape, seen.shape, rules)
-                : freshOptional(seen.shape, rules),
+                ? mergeOptional(before.shape, seen.shape, rules, seen.status)
+                : freshOptional(seen.shape, rules, seen.status),
           },
     );
   }

@@ -36,8 +36,8 @@ export interface WireBody {
   shape?: string;
   /**
    * With `shape`: the objects the row's exchanges showed at each object place of the shape beyond
-   * one per exchange (`instanceExtras`, shape/instances.ts: digits 0-3, counts only), which the
-   * fingerprint leaves out. Absent when there were none, and once the row counts four exchanges.
+   * one per exchange (`instanceExtras`, shape/instances.ts: digits 0-5, counts only), which the
+   * fingerprint leaves out. Absent when there were none, and once the row counts six exchanges.
    */
   instances?: string;
   /** The body was larger than the capture limit: counted, not shaped. */

@@ -10,7 +10,7 @@ export { MAX_EXTRA_INSTANCES, REQUIRED_INSTANCES } from './canonical-text';
  * how many objects its exchanges showed at each place as `instanceExtras`. Object places are taken
  * in the order the canonical text writes objects (an object before its fields, fields in name
  * order, oneOf options in kind order); each place gets one digit: the objects seen there beyond one
- * per exchange, up to MAX_EXTRA_INSTANCES (3). Trailing zeros are left out, so `''`, the common case
+ * per exchange, up to MAX_EXTRA_INSTANCES (5). Trailing zeros are left out, so `''`, the common case
  * (no list of records), says every exchange had one object at every place.
  */
 
@@ -36,9 +36,12 @@ export function addInstanceExtras(a: string, b: string): string {
   return sum;
 }
 
+/** Digits 0 to MAX_EXTRA_INSTANCES, the last one not 0 (trailing zeros are left out). */
+const EXTRAS = new RegExp(`^(?:[0-${MAX_EXTRA_INSTANCES}]*[1-${MAX_EXTRA_INSTANCES}])?$`);
+
 /** Is `text` instance extras as `instanceExtras` writes them (at most `places` digits)? */
 export function isInstanceExtras(text: unknown, places: number): text is string {
-  return typeof text === 'string' && text.length <= places && /^(?:[0-3]*[1-3])?$/.test(text);
+  return typeof text === 'string' && text.length <= places && EXTRAS.test(text);
 }
 
 /**
@@ -74,11 +77,15 @@ export function withoutInstances(shape: Shape): Shape {
 /**
  * The shape documentation claims from observed `shape` (docs/shapes.md, "Required fields"): a field
  * present in every object seen is `required`, but once the body was seen to vary (some field of it
- * missing from some object) only where at least `REQUIRED_INSTANCES` objects all had it; a field
- * fewer objects had is documented optional there. Instance counts are left out of the result.
+ * missing from some object) only where at least `REQUIRED_INSTANCES` objects all had it, and in an
+ * error answer (`answer` `'error'`: a 4xx or 5xx status) never from one object alone; a field fewer
+ * objects had is documented optional there. Instance counts are left out of the result.
+ * @param answer `'error'` for the body of a 4xx or 5xx answer; default `'other'` (any other answer,
+ *   a request body)
  */
-export function claimRequired(shape: Shape): Shape {
-  return mapObjects(shape, () => 1, hasOptionalField(shape));
+export function claimRequired(shape: Shape, answer: 'error' | 'other' = 'other'): Shape {
+  const least = hasOptionalField(shape) ? REQUIRED_INSTANCES : answer === 'error' ? 2 : 1;
+  return mapObjects(shape, () => 1, least);
 }
 
 /** Does some object of `shape` have an optional field? */
@@ -97,20 +104,20 @@ function hasOptionalField(shape: Shape): boolean {
 
 /**
  * A copy of `shape` with each object's instance count replaced by `count(instances)` (left out when
- * 1); with `claim`, an object seen fewer than `REQUIRED_INSTANCES` times gets every field optional.
+ * 1); an object seen fewer than `least` times (default 1: none) gets every field optional.
  * Recursive over at most `MAX_SHAPE_DEPTH` levels, like every shape walk.
  */
-function mapObjects(shape: Shape, count: (instances: number) => number, claim = false): Shape {
+function mapObjects(shape: Shape, count: (instances: number) => number, least = 1): Shape {
   switch (shape.kind) {
     case 'object': {
       const instances = shape.instances ?? 1;
-      const few = claim && instances < REQUIRED_INSTANCES;
+      const few = instances < least;
       // The count first, then the fields in name order: the places in canonical order (see above).
       const next = count(instances);
       const fields = inNameOrder(shape.fields).map((field) => ({
         name: field.name,
         required: field.required && !few,
-        shape: mapObjects(field.shape, count, claim),
+        shape: mapObjects(field.shape, count, least),
       }));
       return {
         kind: 'object',
@@ -120,11 +127,11 @@ function mapObjects(shape: Shape, count: (instances: number) => number, claim = 
       };
     }
     case 'array': {
-      const items = mapObjects(shape.items, count, claim);
+      const items = mapObjects(shape.items, count, least);
       return shape.truncated ? { kind: 'array', items, truncated: true } : { kind: 'array', items };
     }
     case 'oneOf':
-      return { kind: 'oneOf', options: inKindOrder(shape.options).map((option) => mapObjects(option, count, claim)) };
+      return { kind: 'oneOf', options: inKindOrder(shape.options).map((option) => mapObjects(option, count, least)) };
     default:
       return shape;
   }

@@ -41,7 +41,7 @@ export interface ObjectShape {
   truncated?: true;
   /**
    * How many objects this shape describes when more than one (the records of a list, several
-   * bodies merged), counted up to `REQUIRED_INSTANCES` (4); absent for one. A count, never a
+   * bodies merged), counted up to `REQUIRED_INSTANCES` (6); absent for one. A count, never a
    * value: documentation claims a field `required` only once that many objects all had it.
    */
   instances?: number;
