@@ -54,9 +54,11 @@ interface IngestPath {
   aggregateObservations(observations: readonly WireObservation[]): unknown[];
   runtimeMinutes(batch: BatchMessage): unknown[];
   consumerDays(batch: BatchMessage): unknown[];
+  /** The consumer days already packed, which `queuedEvidence` takes since session 22 (older builds: the days). */
+  packedConsumerDays?(batch: BatchMessage): string;
   writeBatchParameters(header: unknown, rows: readonly unknown[]): unknown[];
   EvidenceService: new (...args: unknown[]) => {
-    queuedEvidence(projectId: string, environment: AgentEnvironment, ...lists: unknown[][]): Promise<unknown>;
+    queuedEvidence(projectId: string, environment: AgentEnvironment, ...lists: unknown[]): Promise<unknown>;
   };
 }
 
@@ -66,7 +68,8 @@ function contender(root: string): Contender {
   const { parseAgentMessage } = load('ingest/wire-validation.js');
   const { aggregateObservations } = load('ingest/ingest.service.js');
   const { runtimeMinutes } = load('runtime/runtime.service.js');
-  const { consumerDays } = load('consumers/consumers.service.js');
+  const { consumerDays, packedConsumerDays } = load('consumers/consumers.service.js');
+  const consumersOf = packedConsumerDays ?? consumerDays;
   const { writeBatchParameters } = load('captures/batch-statement.js');
   const { EvidenceService } = load('evidence/evidence.service.js');
   // The row's id as the service keeps it after its first batch (a read of the database before).
@@ -87,7 +90,7 @@ function contender(root: string): Contender {
         environment,
         rows,
         runtimeMinutes(batch),
-        consumerDays(batch),
+        consumersOf(batch),
       );
       const parameters = writeBatchParameters(
         {

@@ -45,7 +45,7 @@ export const MAX_LABEL_LENGTH = 200;
 const dayOf = (time: string | number): string => new Date(time).toISOString().slice(0, 10);
 
 /**
- * A fold's consumer days (of its batches, `consumerDays`) as rows: one per endpoint, status and
+ * A fold's consumer days (of its batches, `packedConsumerDays`) as rows: one per endpoint, status and
  * day, with each consumer's calls added up and its last call (epoch milliseconds).
  */
 export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
@@ -65,37 +65,59 @@ export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
   return [...rows.values()];
 }
 
+/** A consumer day as a row of its packed list, in `CONSUMER_DAY_FIELDS`' order. */
+type ConsumerDayRow = [string, string, number, string, string, number, string];
+/** The fields of a packed consumer day, `method` and `path` first (queued-payload.ts). */
+const CONSUMER_DAY_FIELDS: ReadonlyArray<keyof ConsumerDay> = [
+  'method',
+  'path',
+  'status',
+  'consumer',
+  'day',
+  'calls',
+  'lastCall',
+];
+
 /**
  * A batch's consumer calls folded per endpoint, status, consumer and day (of each consumer's last
  * call): every call of a row that names consumers under `*`, the overflow under `+`. Rows of agents
  * that identify no consumers add nothing. The batch statement queues them without the endpoints the
  * capture did not keep (past its cap), as it does the evidence (WRITE_BATCH).
+ *
+ * Made packed, as `evidence_queue` keeps them (`packList`'s JSON text of the `ConsumerDay`s, equal
+ * to it byte for byte), in one pass: each day is merged into its row of the table as it is made,
+ * never an object (issue 20: the days as objects, then the table from them, allocated 88 KiB for
+ * the scale bench's 40-row batch; this 55 KiB).
  */
-export function consumerDays(batch: BatchMessage): ConsumerDay[] {
+export function packedConsumerDays(batch: BatchMessage): string {
   // Merged by key as they are made (calls added, the latest last call): a batch queues each once.
   // NUL cannot occur in a validated method, path or pseudonym.
-  const merged = new Map<string, ConsumerDay>();
+  const merged = new Map<string, ConsumerDayRow>();
+  const table: unknown[] = [CONSUMER_DAY_FIELDS];
   // A batch's times are mostly a few distinct ones: each one's day is made once.
   const dayOfTime = new Map<string, string>();
-  const add = (o: WireObservation, consumer: string, calls: number, at: string): void => {
+  const add = (o: WireObservation, endpoint: string, consumer: string, calls: number, at: string): void => {
     let day = dayOfTime.get(at);
     if (day === undefined) dayOfTime.set(at, (day = dayOf(at)));
-    const key = `${o.method}\u0000${o.path}\u0000${o.status}\u0000${consumer}\u0000${day}`;
-    const entry = merged.get(key);
-    if (entry === undefined)
-      merged.set(key, { method: o.method, path: o.path, status: o.status, consumer, day, calls, lastCall: at });
-    else {
-      entry.calls += calls;
-      if (Date.parse(at) > Date.parse(entry.lastCall)) entry.lastCall = at;
+    const key = `${endpoint}${consumer}\u0000${day}`;
+    const row = merged.get(key);
+    if (row === undefined) {
+      const made: ConsumerDayRow = [o.method, o.path, o.status, consumer, day, calls, at];
+      merged.set(key, made);
+      table.push(made);
+    } else {
+      row[5] += calls;
+      if (Date.parse(at) > Date.parse(row[6])) row[6] = at;
     }
   };
   for (const o of batch.observations) {
     if (o.consumers === undefined) continue;
-    add(o, ALL_CALLS, o.count, o.lastSeen);
-    for (const c of o.consumers) add(o, c.id, c.count, c.lastSeen);
-    if (o.consumersOverflow) add(o, OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
+    const endpoint = `${o.method}\u0000${o.path}\u0000${o.status}\u0000`;
+    add(o, endpoint, ALL_CALLS, o.count, o.lastSeen);
+    for (const c of o.consumers) add(o, endpoint, c.id, c.count, c.lastSeen);
+    if (o.consumersOverflow) add(o, endpoint, OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
   }
-  return [...merged.values()];
+  return table.length === 1 ? '[]' : JSON.stringify(table);
 }
 
 /** A window of the last `days` days: its first day (UTC). @throws DomainError BadInput */
@@ -191,7 +213,7 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The consumer days of batches of one environment row (queued with their evidence, made by
-   * `consumerDays`), folded at once (`consumerRows`). @returns their write, in the transaction of
+   * `packedConsumerDays`), folded at once (`consumerRows`). @returns their write, in the transaction of
    * the row's fold (ingest/evidence-folder.ts): the fold holds the row, so no other transaction
    * writes these counts meanwhile, and each batch is counted once, when it leaves the queue.
    */

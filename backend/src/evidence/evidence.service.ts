@@ -295,7 +295,8 @@ export class EvidenceService {
    * Nothing the queue's insert does locks a row another batch writes: agents of one build do not
    * queue behind each other. The evidence is folded in by `foldQueued`, on any replica. A batch
    * that then fails leaves the row without evidence until it is resent; so does one whose every
-   * row is past its capture's cap of endpoints.
+   * row is past its capture's cap of endpoints. The consumer days come packed
+   * (`packedConsumerDays`: made in the list's layout, never as objects).
    * @returns null when the batch is no evidence (`local` captures, or nothing in it).
    */
   async queuedEvidence(
@@ -303,7 +304,7 @@ export class EvidenceService {
     environment: AgentEnvironment,
     exchanges: readonly BatchExchange[],
     minutes: QueuedBatch['minutes'],
-    consumers: QueuedBatch['consumers'],
+    packedConsumers: string,
   ): Promise<QueuedEvidence | null> {
     const key = environmentRowOf(environment);
     if (key === null || (exchanges.length === 0 && minutes.length === 0)) return null;
@@ -314,7 +315,7 @@ export class EvidenceService {
       commit: key.commit,
       exchanges: packList(exchanges.map(evidenceOf)),
       minutes: packList(minutes),
-      consumers: packList(consumers),
+      consumers: packedConsumers,
     };
   }
 

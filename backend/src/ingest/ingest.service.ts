@@ -34,7 +34,7 @@ import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { runtimeMinutes } from '../runtime/runtime.service';
-import { consumerDays } from '../consumers/consumers.service';
+import { packedConsumerDays } from '../consumers/consumers.service';
 import {
   type AggregatedRow,
   type BatchHeader,
@@ -465,7 +465,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
             session.environment,
             rows,
             runtimeMinutes(batch),
-            consumerDays(batch),
+            packedConsumerDays(batch),
           );
     const unmatched = batch.unmatched;
     const header: BatchHeader = {

@@ -1,7 +1,12 @@
 /** What a batch queues beside its exchanges: its consumer days and runtime minutes (issue 20). */
 import type { BatchMessage, WireObservation } from '@spectator/shared';
 import { ALL_CALLS, OTHER_CONSUMERS } from '../consumers/consumers.repository';
-import { consumerDays } from '../consumers/consumers.service';
+import type { ConsumerDay } from '../consumers/consumers.repository';
+import { packedConsumerDays } from '../consumers/consumers.service';
+import { packList, unpackList } from '../evidence/queued-payload';
+
+/** A batch's consumer days as the fold reads them back. */
+const consumerDays = (batch: BatchMessage): ConsumerDay[] => unpackList<ConsumerDay>(packedConsumerDays(batch));
 import { runtimeMinutes } from '../runtime/runtime.service';
 
 const a = '0123456789abcdef';
@@ -27,7 +32,7 @@ const batchOf = (observations: WireObservation[]): BatchMessage => ({
   observations,
 });
 
-describe('consumerDays', () => {
+describe('packedConsumerDays, read back', () => {
   it("merges a batch's calls per endpoint, status, consumer and day, keeping the latest call", () => {
     const days = consumerDays(
       batchOf([
@@ -54,6 +59,68 @@ describe('consumerDays', () => {
       { ...key, status: 404, consumer: ALL_CALLS, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T23:59:59.000Z' },
       { ...key, status: 404, consumer: a, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T10:00:00.000Z' },
     ]);
+  });
+});
+
+describe('packedConsumerDays', () => {
+  it('is the days packed as the queue keeps them, byte for byte, method and path first', () => {
+    const batch = batchOf([
+      { ...row, consumers: [{ id: a, count: 3, lastSeen: '2026-11-28T23:59:00.000Z' }], consumersOverflow: 2 },
+      { ...row, path: '/p"\\ü', consumers: [{ id: b, count: 1, lastSeen: '2026-11-29T00:00:01.000Z' }] },
+      { ...row, consumers: [{ id: a, count: 1, lastSeen: '2026-11-28T23:59:30.000Z' }] },
+    ]);
+    const packed = packedConsumerDays(batch);
+    expect(packed).toBe(
+      packList([
+        {
+          method: 'GET',
+          path: '/posts',
+          status: 200,
+          consumer: ALL_CALLS,
+          day: '2026-11-28',
+          calls: 10,
+          lastCall: '2026-11-28T23:59:59.000Z',
+        },
+        {
+          method: 'GET',
+          path: '/posts',
+          status: 200,
+          consumer: a,
+          day: '2026-11-28',
+          calls: 4,
+          lastCall: '2026-11-28T23:59:30.000Z',
+        },
+        {
+          method: 'GET',
+          path: '/posts',
+          status: 200,
+          consumer: OTHER_CONSUMERS,
+          day: '2026-11-28',
+          calls: 2,
+          lastCall: '2026-11-28T23:59:59.000Z',
+        },
+        {
+          method: 'GET',
+          path: '/p"\\ü',
+          status: 200,
+          consumer: ALL_CALLS,
+          day: '2026-11-28',
+          calls: 5,
+          lastCall: '2026-11-28T23:59:59.000Z',
+        },
+        {
+          method: 'GET',
+          path: '/p"\\ü',
+          status: 200,
+          consumer: b,
+          day: '2026-11-29',
+          calls: 1,
+          lastCall: '2026-11-29T00:00:01.000Z',
+        },
+      ]),
+    );
+    expect(JSON.parse(packed)[0]).toEqual(['method', 'path', 'status', 'consumer', 'day', 'calls', 'lastCall']);
+    expect(packedConsumerDays(batchOf([row]))).toBe('[]');
   });
 });
 
