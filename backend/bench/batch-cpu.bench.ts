@@ -141,7 +141,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
   const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
-  const ds = createDataSource(database.url, 2);
+  const ds = createDataSource(database.url, { poolSize: 2 });
   const client = new pg.Client({ connectionString: database.url });
   try {
     await ds.initialize();

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-bench-'));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
   const database = await startEmbeddedPostgres({ dir: path.join(dir, 'pg'), persistent: false });
-  const ds = createDataSource(database.url, 2);
+  const ds = createDataSource(database.url, { poolSize: 2 });
   try {
     await ds.initialize();
     await migrateUp(ds);

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
        SELECT $1::uuid, 'GET', '/resource' || i || '/{id}' FROM generate_series(1, $2::int) i`,
       [projectId, ENDPOINTS],
     );
-    const ds = createDataSource((pool.options as { connectionString: string }).connectionString, 1);
+    const ds = createDataSource((pool.options as { connectionString: string }).connectionString, { poolSize: 1 });
     await ds.initialize();
     const repository = new RuntimeRepository(ds);
     // The one connection's backend process: its CPU time is what PostgreSQL spends on the folds and roll-ups.

@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   const pool = new pg.Pool({ connectionString: database.url, max: 1 });
   /** Applies the first `count` migrations. @returns the names applied. */
   const migrateTo = async (count: number): Promise<string[]> => {
-    const ds = createDataSource(database.url, 1).setOptions({ migrations: MIGRATIONS.slice(0, count) });
+    const ds = createDataSource(database.url, { poolSize: 1 }).setOptions({ migrations: MIGRATIONS.slice(0, count) });
     await ds.initialize();
     try {
       return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);

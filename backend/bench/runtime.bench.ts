@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     );
     const started = performance.now();
     // The partitions of the seeded window (the rollup makes them ahead of time as days come).
-    const ds = createDataSource((pool.options as { connectionString: string }).connectionString, 2);
+    const ds = createDataSource((pool.options as { connectionString: string }).connectionString, { poolSize: 2 });
     await ds.initialize();
     await new PartitionsService(new PartitionsRepository(ds), { log: pino({ level: 'silent' }) } as Runtime).cover(
       Object.values(RUNTIME_ROWS),
@@ -216,7 +216,7 @@ async function main(): Promise<void> {
     await measure('', WITH_BEFORE);
     if (WAITING > 0) {
       // Folds of the build: FOLD_MINUTES endpoints each (drawn from all), at one of the last 10 minutes.
-      const folds = createDataSource((pool.options as { connectionString: string }).connectionString, 2);
+      const folds = createDataSource((pool.options as { connectionString: string }).connectionString, { poolSize: 2 });
       await folds.initialize();
       const repository = new RuntimeRepository(folds);
       const paths = [...pathOf.values()];

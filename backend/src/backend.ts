@@ -60,7 +60,7 @@ export async function startBackend(options: BackendOptions = {}): Promise<Runnin
   const config = parseConfig(process.env, options);
   const log = createRootLogger(config.logLevel);
   const { url: databaseUrl, embedded, source } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
-  const dataSource = createDataSource(databaseUrl, undefined, undefined, config.databaseIdleSeconds);
+  const dataSource = createDataSource(databaseUrl, { idleSeconds: config.databaseIdleSeconds });
   let app: NestExpressApplication | null = null;
   try {
     await connectDataSource(dataSource, databaseUrl, source);

@@ -49,7 +49,7 @@ async function migrate(direction: string): Promise<void> {
   const config = parseConfig(process.env, { runMigrations: false });
   const log = createRootLogger(config.logLevel);
   const { url, embedded, source } = await resolveDatabase(config.databaseUrl, config.dataDir, log);
-  const dataSource = createDataSource(url, 2);
+  const dataSource = createDataSource(url, { poolSize: 2 });
   await connectDataSource(dataSource, url, source);
   try {
     if (direction === 'up') {

@@ -187,7 +187,7 @@ describe('GET /projects/{p}/agents', () => {
       (a) => a?.connected === false,
       5000,
     );
-    const ds = createDataSource(first.databaseUrl, 2);
+    const ds = createDataSource(first.databaseUrl, { poolSize: 2 });
     await ds.initialize();
     try {
       const runtime = { log: pino({ level: 'silent' }) } as unknown as Runtime;

@@ -29,7 +29,7 @@ let rowId: string;
 
 beforeAll(async () => {
   backend = await startTestBackend();
-  ds = createDataSource(backend.databaseUrl, 1);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 1 });
   await ds.initialize();
   captures = new CapturesRepository(ds);
   projectId = (await backend.api<{ id: string }>('POST', '/projects', { slug: 'queue', name: 'Queue' })).body.id;

@@ -28,7 +28,7 @@ beforeAll(async () => {
     const project = await backend.api<{ id: string }>('POST', '/projects', { slug, name: slug });
     projects.push(project.body.id);
   }
-  ds = createDataSource(backend.databaseUrl, 2);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 2 });
   await ds.initialize();
   const runtime = {
     config: parseConfig({}),

@@ -250,7 +250,7 @@ describe('capture endpoint summaries', () => {
     await (agents[0] as TestAgent).close();
     const before = await storedEndpoints(db, captureId);
     // Down to before the summaries (later migrations go first) and up again (they are rebuilt from observations).
-    const ds = createDataSource(backend.databaseUrl, 2);
+    const ds = createDataSource(backend.databaseUrl, { poolSize: 2 });
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];

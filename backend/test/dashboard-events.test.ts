@@ -38,9 +38,9 @@ const hinted = (n: number): DashboardEvent => ({ type: 'paths.hinted', template:
 beforeAll(async () => {
   backend = await startTestBackend();
   expect((await backend.api('POST', '/projects', { slug: 'events', name: 'Events' })).status).toBe(201);
-  poolA = createDataSource(backend.databaseUrl, 2);
-  foldsA = createDataSource(backend.databaseUrl, 8);
-  poolB = createDataSource(backend.databaseUrl, 2);
+  poolA = createDataSource(backend.databaseUrl, { poolSize: 2 });
+  foldsA = createDataSource(backend.databaseUrl, { poolSize: 8 });
+  poolB = createDataSource(backend.databaseUrl, { poolSize: 2 });
   await Promise.all([poolA.initialize(), foldsA.initialize(), poolB.initialize()]);
   const [project] = (await poolA.query("SELECT id FROM projects WHERE slug = 'events'")) as Array<{ id: string }>;
   projectId = project!.id;

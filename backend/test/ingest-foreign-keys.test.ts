@@ -27,7 +27,7 @@ beforeAll(async () => {
   backend = await startTestBackend();
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
-  ds = createDataSource(backend.databaseUrl, 1);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 1 });
   await ds.initialize();
 });
 afterAll(async () => {

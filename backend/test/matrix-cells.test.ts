@@ -130,7 +130,7 @@ beforeAll(async () => {
   backend = await startTestBackend();
   db = new pg.Client({ connectionString: backend.databaseUrl });
   await db.connect();
-  ds = createDataSource(backend.databaseUrl, 1);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 1 });
   await ds.initialize();
   await backend.api('POST', '/projects', { slug: 'cells', name: 'Cells' });
   agentToken = (await backend.api<TokenResponse>('POST', '/projects/cells/tokens', { name: 'agents', scope: 'agent' }))
@@ -284,7 +284,7 @@ describe('the stored matrix texts', () => {
 
   it('are backfilled from evidence_cells by the migration', async () => {
     const before = await matrix();
-    const ds = createDataSource(backend.databaseUrl, 2);
+    const ds = createDataSource(backend.databaseUrl, { poolSize: 2 });
     await ds.initialize();
     try {
       const reverted: Array<string | null> = [];

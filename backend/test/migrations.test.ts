@@ -20,7 +20,7 @@ async function tables(ds: ReturnType<typeof createDataSource>): Promise<string[]
 
 describe('migrations', () => {
   it('go up, down to nothing, and up again to the same schema', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       expect(await migrateUp(ds)).toEqual(MIGRATIONS.map((m) => m.name));
@@ -53,7 +53,7 @@ describe('migrations', () => {
   });
 
   it('enforce the constraints the code relies on', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);
@@ -107,7 +107,7 @@ describe('migrations', () => {
   });
 
   it('move consumer calls counted per kind to the newest row of their kind, and back', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);
@@ -169,7 +169,7 @@ describe('migrations', () => {
   });
 
   it('keep consumer calls in one row per build, endpoint, status and day, and back', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);
@@ -241,7 +241,7 @@ describe('migrations', () => {
   });
 
   it('give observations their capture’s project and key captures by project, on stored rows, and back', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);
@@ -302,7 +302,7 @@ describe('migrations', () => {
   });
 
   it('pack queued batches’ lists as tables, fold them after, and unpack them back', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);
@@ -395,7 +395,7 @@ describe('migrations', () => {
   });
 
   it('read exchange origins from the evidence of every row once the table is gone, and make it again', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);
@@ -453,7 +453,7 @@ describe('migrations', () => {
   });
 
   it('roll the minutes waiting as fold rows up into their hours and days, and waiting rows back into their rows', async () => {
-    const ds = createDataSource(database.url, 2);
+    const ds = createDataSource(database.url, { poolSize: 2 });
     await ds.initialize();
     try {
       await migrateUp(ds);

@@ -77,7 +77,7 @@ describe('partitions by time', () => {
     }
     expect(missing).toContain(partitionsAhead(OBSERVATIONS, now).at(-1)!.name);
     const url = (ds.options as { url: string }).url;
-    const sources = [createDataSource(url, 2), createDataSource(url, 2)];
+    const sources = [createDataSource(url, { poolSize: 2 }), createDataSource(url, { poolSize: 2 })];
     await Promise.all(sources.map((source) => source.initialize()));
     try {
       const made = await Promise.all(sources.flatMap((source) => [0, 1, 2].map(() => maker(source).keep(now))));

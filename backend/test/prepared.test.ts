@@ -17,7 +17,7 @@ let ds: DataSource;
 beforeAll(async () => {
   database = await createTestDatabase();
   // One connection: what a statement prepared on the pool leaves is seen by the next statement.
-  ds = createDataSource(database.url, 1);
+  ds = createDataSource(database.url, { poolSize: 1 });
   await ds.initialize();
   await ds.query('CREATE TABLE prepared_items (id integer PRIMARY KEY, label text NOT NULL)');
 });

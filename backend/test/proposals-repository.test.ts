@@ -33,7 +33,7 @@ function inTransaction<T>(work: (manager: EntityManager) => Promise<T>): Promise
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ds = createDataSource(database.url, 2);
+  ds = createDataSource(database.url, { poolSize: 2 });
   await ds.initialize();
   await migrateUp(ds);
   repository = new ProposalsRepository(ds);

@@ -39,7 +39,7 @@ beforeAll(async () => {
   kept = batchMessage(captureId, [{ method: 'GET', path: '/a', status: 200 }]);
   expect(await agent.request(kept)).toMatchObject({ type: 'ack' });
   await agent.close();
-  ds = createDataSource(backend.databaseUrl, 2);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 2 });
   await ds.initialize();
   runtime = {
     config: { ...parseConfig({}), batchRetentionDays: 30 },

@@ -207,7 +207,7 @@ async function consumerCallsOf(slug: string): Promise<unknown[]> {
 
 beforeAll(async () => {
   backend = await startTestBackend();
-  ds = createDataSource(backend.databaseUrl, 4);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 4 });
   await ds.initialize();
   // Another process on the same database, as a second replica would be: the backend's kept views must notice.
   const events = {

@@ -68,7 +68,7 @@ const count = async (table: string, captureId: string): Promise<number> =>
 
 /** Makes the partition of observations holding `at` (as the backend makes the coming weeks'). */
 async function weekOf(at: Date): Promise<void> {
-  const ds = createDataSource(backend.databaseUrl, 1);
+  const ds = createDataSource(backend.databaseUrl, { poolSize: 1 });
   await ds.initialize();
   try {
     await new PartitionsService(new PartitionsRepository(ds), { log: pino({ level: 'silent' }) } as Runtime).cover(
@@ -86,7 +86,7 @@ async function withRetention<T>(
   captureRetentionDays: number,
   work: (service: RetentionService) => Promise<T>,
 ): Promise<T> {
-  const ds = createDataSource(backend.databaseUrl, 2);
+  const ds = createDataSource(backend.databaseUrl, { poolSize: 2 });
   await ds.initialize();
   try {
     const runtime = {

@@ -161,7 +161,7 @@ beforeAll(async () => {
   );
   endpointId = endpoints.body.find((e) => e.path === '/orders/{orderId}')!.id;
   version = endpoints.body.find((e) => e.path === '/orders/{orderId}')!.version;
-  ds = createDataSource(backend.databaseUrl, 2);
+  ds = createDataSource(backend.databaseUrl, { poolSize: 2 });
   await ds.initialize();
 });
 afterAll(async () => {

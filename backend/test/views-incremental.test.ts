@@ -66,7 +66,7 @@ const patchesIn = (queries: readonly string[]): number =>
 beforeAll(async () => {
   reader = await startTestBackend();
   writer = await startTestReplica(reader);
-  ds = createDataSource(reader.databaseUrl, 4);
+  ds = createDataSource(reader.databaseUrl, { poolSize: 4 });
   await ds.initialize();
   db = new pg.Client({ connectionString: reader.databaseUrl });
   await db.connect();

@@ -48,7 +48,7 @@ function queue(projectId: string, name: string): Promise<number> {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  ds = createDataSource(database.url, 2);
+  ds = createDataSource(database.url, { poolSize: 2 });
   await ds.initialize();
   await migrateUp(ds);
   repository = new WebhooksRepository(ds);

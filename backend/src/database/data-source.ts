@@ -131,9 +131,11 @@ export const MIGRATIONS = [
  */
 export function createDataSource(
   url: string,
-  poolSize = 10,
-  applicationName = 'spectator-backend',
-  idleSeconds = DEFAULT_DATABASE_IDLE_SECONDS,
+  {
+    poolSize = 10,
+    applicationName = 'spectator-backend',
+    idleSeconds = DEFAULT_DATABASE_IDLE_SECONDS,
+  }: { poolSize?: number; applicationName?: string; idleSeconds?: number } = {},
 ): DataSource {
   return new DataSource({
     type: 'postgres',

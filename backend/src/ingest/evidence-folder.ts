@@ -90,12 +90,11 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
     private readonly metrics: MetricsService,
   ) {
-    this.pool = createDataSource(
-      runtime.databaseUrl,
-      FOLD_POOL_SIZE,
-      'spectator-backend-folds',
-      runtime.config.databaseIdleSeconds,
-    );
+    this.pool = createDataSource(runtime.databaseUrl, {
+      poolSize: FOLD_POOL_SIZE,
+      applicationName: 'spectator-backend-folds',
+      idleSeconds: runtime.config.databaseIdleSeconds,
+    });
     this.log = runtime.log.child({ module: 'evidence-folder' });
     this.statistics = new FoldStatistics(this.pool, this.log);
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);

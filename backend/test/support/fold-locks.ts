@@ -66,7 +66,7 @@ export async function startFoldLocks(slug: string, options: { webhook?: boolean 
   } finally {
     await backend.close();
   }
-  const ds = createDataSource(database.url, 4);
+  const ds = createDataSource(database.url, { poolSize: 4 });
   await ds.initialize();
   const stored = {
     publishWithin: async (manager: EntityManager, published: Parameters<typeof storeEvents>[1]) =>

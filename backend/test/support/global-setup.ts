@@ -31,7 +31,7 @@ async function createTemplate(adminUrl: string): Promise<string> {
   }
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  const ds = createDataSource(url.toString(), 2);
+  const ds = createDataSource(url.toString(), { poolSize: 2 });
   await ds.initialize();
   try {
     await migrateUp(ds);

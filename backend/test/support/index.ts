@@ -66,7 +66,7 @@ export interface MigratedDatabase {
 /** A fresh migrated database (a copy of the run's template; migrateUp applies whatever it lacks), for tests of the schema and of repositories' SQL. */
 export async function createMigratedDatabase(): Promise<MigratedDatabase> {
   const database = await createTestDatabase({ migrated: true });
-  const ds = createDataSource(database.url, 2);
+  const ds = createDataSource(database.url, { poolSize: 2 });
   await ds.initialize();
   await migrateUp(ds);
   return {
