@@ -23,6 +23,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout9',
   'heldout10',
   'heldout11',
+  'heldout12',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
