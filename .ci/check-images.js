@@ -353,13 +353,16 @@ async function checkInit(runner) {
 async function checkBackend(runner, healthcheck) {
   // The embedded PostgreSQL the tests use, run as a child and stopped at the end.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-pg-'));
+  // The postgres system user (we may run as root) must reach the cluster inside; a second attempt
+  // on another port (postgres-process.ts) makes its cluster beside it, in pg-2.
+  fs.chmodSync(dataDir, 0o755);
   const postgres = spawn(
     process.execPath,
     [
       '-r',
       path.join(ROOT, 'agent/test/support/register.js'),
       path.join(ROOT, 'backend/test/support/postgres-process.ts'),
-      dataDir,
+      path.join(dataDir, 'pg'),
       String(await freePort()),
     ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
