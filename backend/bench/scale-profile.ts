@@ -1,7 +1,8 @@
 /**
  * The scale bench's profile part (BENCH_SCALE_PROFILE, issue 20): where the CPU of each phase goes.
  *  - `PhaseProfiler`: pg_stat_statements deltas per phase (ms per 1,000 rows, WAL, buffers; with
- *    `pg_stat_statements.track = all` foreign-key checks show as nested statements) and what the
+ *    `pg_stat_statements.track = all` foreign-key checks show as nested statements), the
+ *    statements that planned most, the WAL written by table (`pg_walinspect`) and what the
  *    active backends wait for, sampled from `pg_stat_activity` every 25 ms;
  *  - `replicaSplit`: the replicas' CPU per phase (from /proc) split by their V8 CPU profiles'
  *    samples (`--cpu-prof`) into the ingest path, the fold path, the pg driver, GC and the rest.
@@ -32,6 +33,8 @@ const COUNTERS = ['calls', 'ms', 'plans', 'planMs', 'rows', 'wal', 'fpi', 'dirti
 interface PhaseStats {
   rows: number;
   statements: Map<string, StatementStats>;
+  /** WAL records and bytes by table (its indexes, TOAST and partitions under it) and kind (`pg_walinspect`). */
+  wal: Map<string, { records: number; bytes: number }>;
   waits: Map<string, number>;
   samples: number;
 }
@@ -47,6 +50,30 @@ export const PROFILE_FLAGS = [
   '-c',
   'pg_stat_statements.track_planning=on',
 ];
+
+/** What the profile needs in the bench's database (`pg_walinspect`: superuser, which the bench is). */
+export const PROFILE_EXTENSIONS = ['pg_stat_statements', 'pg_walinspect'];
+
+/**
+ * The WAL written between two positions, by table and kind of relation: an index, a TOAST table and
+ * a partition count under their table (a partition's index under its partition's parent), records
+ * without a block (commits) as `-`. Everything PostgreSQL wrote meanwhile, autovacuum's included.
+ */
+const WAL_BY_TABLE = `
+  WITH r AS (
+    SELECT pg_filenode_relation(0, substring(block_ref from 'rel [0-9]+/[0-9]+/([0-9]+)')::oid) AS rel, record_length
+      FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn)
+  ), based AS (
+    SELECT r.record_length, c.relkind = 'i' AS indexed, coalesce(i.indrelid, c.oid) AS base
+      FROM r LEFT JOIN pg_class c ON c.oid = r.rel LEFT JOIN pg_index i ON i.indexrelid = c.oid
+  ), owned AS (
+    SELECT b.record_length, b.indexed, t.oid IS NOT NULL AS toasted, coalesce(t.oid, b.base) AS owner
+      FROM based b LEFT JOIN pg_class t ON t.reltoastrelid = b.base
+  )
+  SELECT coalesce(coalesce((SELECT h.inhparent FROM pg_inherits h WHERE h.inhrelid = o.owner), o.owner)::regclass::text, '-')
+         || CASE WHEN o.toasted THEN ' (TOAST)' ELSE '' END || CASE WHEN o.indexed THEN ' (index)' ELSE '' END AS key,
+         count(*)::float8 AS records, sum(o.record_length)::float8 AS bytes
+    FROM owned o GROUP BY 1`;
 
 /** The bench's own sampling statements, left out of the phases' statements. */
 const MEASURING = /\b(pg_locks|pg_stat_activity|pg_stat_statements)\b/;
@@ -79,9 +106,13 @@ export class PhaseProfiler {
     const before = await this.snapshot();
     let entry = this.phases.get(phase);
     if (entry === undefined)
-      this.phases.set(phase, (entry = { rows: 0, statements: new Map(), waits: new Map(), samples: 0 }));
+      this.phases.set(
+        phase,
+        (entry = { rows: 0, statements: new Map(), wal: new Map(), waits: new Map(), samples: 0 }),
+      );
     const stats = entry;
     stats.rows += rows;
+    const walFrom = await this.walPosition();
     this.timer = setInterval(() => {
       this.running = this.running.then(() => this.sample(stats));
     }, 25);
@@ -97,7 +128,20 @@ export class PhaseProfiler {
         for (const k of COUNTERS) sum[k] += after[k] - (was?.[k] ?? 0);
         if (sum.calls > 0) stats.statements.set(id, sum);
       }
+      const { rows: wal } = await this.pool.query<{ key: string; records: number; bytes: number }>(WAL_BY_TABLE, [
+        walFrom,
+        await this.walPosition(),
+      ]);
+      for (const { key, records, bytes } of wal) {
+        const was = stats.wal.get(key) ?? { records: 0, bytes: 0 };
+        stats.wal.set(key, { records: was.records + records, bytes: was.bytes + bytes });
+      }
     }
+  }
+
+  private async walPosition(): Promise<string> {
+    const { rows } = await this.pool.query<{ at: string }>('SELECT pg_current_wal_insert_lsn()::text AS at');
+    return (rows[0] as { at: string }).at;
   }
 
   private async sample(stats: PhaseStats): Promise<void> {
@@ -115,23 +159,43 @@ export class PhaseProfiler {
   /** Per phase: the statements that took most time, then the wait events of active backends. */
   lines(top = 20): string[] {
     const lines: string[] = [];
-    for (const [phase, { rows, statements, waits, samples }] of this.phases) {
+    for (const [phase, { rows, statements, wal, waits, samples }] of this.phases) {
       const list = [...statements]
         .map(([id, s]) => ({ ...s, nested: id.endsWith(':false') }))
         .sort((a, b) => b.ms - a.ms);
       // Nested statements (foreign-key checks, track = all) are inside their top-level one's time.
       const total = [...statements].reduce((sum, [id, s]) => sum + (id.endsWith(':true') ? s.ms : 0), 0);
       const planned = [...statements].reduce((sum, [, s]) => sum + s.planMs, 0);
+      const plans = [...statements].reduce((sum, [, s]) => sum + s.plans, 0);
       const perThousand = (ms: number): string => (ms / (rows / 1000)).toFixed(1);
       lines.push(
         `  ${phase}: ${rows} rows, top-level statements ${(total / 1000).toFixed(2)} s = ${perThousand(total)} ms per 1,000 rows; ` +
-          `planning ${(planned / 1000).toFixed(2)} s = ${perThousand(planned)} ms per 1,000 rows`,
+          `planning ${(planned / 1000).toFixed(2)} s = ${perThousand(planned)} ms per 1,000 rows (${plans} plans, ${(plans / (rows / 1000)).toFixed(1)} per 1,000 rows)`,
       );
       for (const s of list.slice(0, top))
         lines.push(
           `    ${s.nested ? '(nested) ' : ''}${(s.ms / 1000).toFixed(2)} s (${((100 * s.ms) / total).toFixed(1)} %, ${perThousand(s.ms)} ms per 1,000 rows), ` +
             `${s.calls} calls of ${(s.ms / s.calls).toFixed(2)} ms, planned ${s.plans} times (${(s.planMs / 1000).toFixed(2)} s), ${s.rows} rows, WAL ${(s.wal / 1e6).toFixed(1)} MB (${s.fpi} FPI), ` +
             `buffers ${s.hit} hit ${s.read} read ${s.dirtied} dirtied: ${s.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+        );
+      // Planning apart: a statement planned on most calls costs little time to run but much to plan
+      // (unnamed, or named and planned again after each autovacuum of a table it reads).
+      const byPlanning = list.filter((s) => s.plans > 0).sort((a, b) => b.planMs - a.planMs);
+      lines.push(`    most planning (calls, plans, planning per plan, plans per 1,000 rows):`);
+      for (const s of byPlanning.slice(0, 8))
+        lines.push(
+          `      ${(s.planMs / 1000).toFixed(2)} s: ${s.calls} calls, ${s.plans} plans of ${(s.planMs / s.plans).toFixed(2)} ms, ` +
+            `${(s.plans / (rows / 1000)).toFixed(2)} plans per 1,000 rows: ${s.query.replace(/\s+/g, ' ').slice(0, 110)}`,
+        );
+      const walBytes = [...wal.values()].reduce((sum, w) => sum + w.bytes, 0);
+      lines.push(
+        `    WAL by table (pg_walinspect, everything written meanwhile): ${(walBytes / 1e6).toFixed(1)} MB = ` +
+          `${(walBytes / rows).toFixed(0)} B per row; records, bytes per row:`,
+      );
+      for (const [key, w] of [...wal].sort((a, b) => b[1].bytes - a[1].bytes).slice(0, 14))
+        lines.push(
+          `      ${key}: ${(w.bytes / 1e6).toFixed(1)} MB (${((100 * w.bytes) / walBytes).toFixed(1)} %), ` +
+            `${(w.records / rows).toFixed(2)} records, ${(w.bytes / rows).toFixed(0)} B per row`,
         );
       const seen = [...waits].sort((a, b) => b[1] - a[1]);
       const active = seen.reduce((sum, [, n]) => sum + n, 0) / Math.max(1, samples);

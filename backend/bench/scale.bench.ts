@@ -41,7 +41,8 @@
  * on warm captures, printed beside (see WARM); BENCH_SCALE_KEEP_CONNECTIONS (1); BENCH_SCALE_PG_SETTINGS
  * (diagnosis: PostgreSQL settings, e.g. `shared_buffers=2GB`);
  * BENCH_SCALE_PROFILE=<folder> prints per phase the statements that took most time
- * (`pg_stat_statements`, nested ones too) and what active backends waited for, and the replicas'
+ * (`pg_stat_statements`, nested ones too), those that planned most, the WAL by table
+ * (`pg_walinspect`, read after each phase: a few seconds) and what active backends waited for, and the replicas'
  * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
  * profiles (`--cpu-prof`, written to that folder; see scale-profile.ts). CPU seconds of each
  * replica, of PostgreSQL and of the bench itself are printed per phase in any case. Small: BENCH_SCALE_PRODUCTION=10
@@ -72,7 +73,14 @@ import { versionsRepository } from '../src/versions/versions.repository';
 import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/agent-client';
 import { loadAverage, median, percentile, plainInsert, runBench, scaleRows, scaleRowsOf, SHAPES } from './harness';
 import { BackgroundSampler, besideLine } from './scale-background';
-import { monotonicMicros, PhaseProfiler, type PhaseWindow, PROFILE_FLAGS, replicaSplit } from './scale-profile';
+import {
+  monotonicMicros,
+  PhaseProfiler,
+  type PhaseWindow,
+  PROFILE_EXTENSIONS,
+  PROFILE_FLAGS,
+  replicaSplit,
+} from './scale-profile';
 
 function setting(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -974,7 +982,7 @@ async function main(): Promise<void> {
     await profiler?.client.connect();
 
     if (PROFILE !== null) {
-      await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      for (const extension of PROFILE_EXTENSIONS) await pool.query(`CREATE EXTENSION IF NOT EXISTS ${extension}`);
       await pool.query('SELECT pg_stat_statements_reset()');
       await pool.query('SELECT pg_stat_reset()');
     }

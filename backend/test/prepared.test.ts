@@ -3,12 +3,17 @@
  * connection instead of for every batch (issue 20). On real PostgreSQL: a data source's pool and a
  * transaction's connection both keep the statement (`pg_prepared_statements`), a transaction's
  * statement is part of it, PostgreSQL's error code reaches the caller, and anything else that runs
- * SQL gets the text as usual.
+ * SQL gets the text as usual. And the statements run all the time while agents stream are named.
  */
+import { LatencyHistogram } from '@spectator/shared';
+import { randomUUID } from 'node:crypto';
 import type { DataSource } from 'typeorm';
+import { AgentsRepository } from '../src/agents/agents.repository';
 import { queryPrepared } from '../src/common/prepared';
 import type { Queryable } from '../src/common/queryable';
 import { createDataSource } from '../src/database/data-source';
+import { storeEvents } from '../src/events/events.repository';
+import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { createTestDatabase, type TestDatabase } from './support';
 
 let database: TestDatabase;
@@ -74,4 +79,59 @@ it('runs the text as usual through anything else that runs SQL', async () => {
   };
   expect(await queryPrepared(standIn, 'test_other', 'SELECT $1::int AS id', [9])).toEqual([{ id: 9 }]);
   expect(seen).toEqual([['SELECT $1::int AS id', [9]]]);
+});
+
+describe('statements run all the time while agents stream', () => {
+  let migrated: TestDatabase;
+  let app: DataSource;
+  beforeAll(async () => {
+    migrated = await createTestDatabase({ migrated: true });
+    app = createDataSource(migrated.url, { poolSize: 1 });
+    await app.initialize();
+  });
+  afterAll(async () => {
+    await app.destroy();
+    await migrated.drop();
+  });
+
+  it("are named: a fold's runtime statements, the dashboard events' insert, the heartbeat", async () => {
+    const [project] = (await app.query(`INSERT INTO projects (slug, name) VALUES ('p', 'P') RETURNING id`)) as [
+      { id: string },
+    ];
+    const histogram = new LatencyHistogram();
+    histogram.record(12);
+    const minute = {
+      method: 'GET',
+      path: '/a',
+      minute: '2026-11-30T01:00:00.000Z',
+      requests: 1,
+      serverErrors: 0,
+      upstreamFailures: 0,
+      clientLeft: 0,
+      ttfb: histogram.toWire(),
+      ttlb: histogram.toWire(),
+    };
+    // Unnamed statements leave nothing in pg_prepared_statements (session 23: they were planned on every call).
+    await app.transaction(async (manager) => {
+      await new RuntimeRepository(app).addMinutes(manager, project.id, { kind: 'production', name: 'build-1' }, [
+        minute,
+      ]);
+      await storeEvents(manager, [
+        { projectId: project.id, event: { type: 'capture.updated', captureId: randomUUID() } },
+      ]);
+    });
+    await new AgentsRepository(app).heartbeat(randomUUID());
+    expect(
+      await app.query("SELECT name FROM pg_prepared_statements WHERE name LIKE 'spectator_%' ORDER BY name"),
+    ).toEqual(
+      [
+        'spectator_fold_add_minutes',
+        'spectator_fold_lock_runtime_cells',
+        'spectator_fold_write_runtime_cells',
+        'spectator_heartbeat',
+        'spectator_store_events',
+      ].map((name) => ({ name })),
+    );
+    expect(await app.query('SELECT requests::int AS requests FROM runtime_cells')).toEqual([{ requests: 1 }]);
+  });
 });

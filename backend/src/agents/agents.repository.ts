@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { EnvironmentKind } from '@spectator/shared';
 import type { DataSource } from 'typeorm';
+import { queryPrepared } from '../common/prepared';
 import { returningRows } from '../common/returning';
 
 /** An agent of a project with its newest capture's environment (null columns when it has none). */
@@ -118,7 +119,10 @@ export class AgentsRepository {
 
   /** Refreshes an open connection's heartbeat and marks its agent seen now (nothing for a closed one). */
   async heartbeat(connectionId: string): Promise<void> {
-    await this.db.query(
+    // Named: every connected agent's heartbeat runs it, which unnamed was parsed and planned every time.
+    await queryPrepared(
+      this.db,
+      'spectator_heartbeat',
       `WITH c AS (UPDATE agent_connections SET heartbeat_at = now() WHERE id = $1 AND closed_at IS NULL RETURNING project_id, agent_id)
        UPDATE agents SET last_seen_at = now() WHERE (id, project_id) IN (SELECT agent_id, project_id FROM c)`,
       [connectionId],

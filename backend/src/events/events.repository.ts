@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { DashboardEvent } from '@spectator/shared';
 import type pg from 'pg';
 import type { DataSource } from 'typeorm';
+import { queryPrepared } from '../common/prepared';
 import type { Queryable } from '../common/queryable';
 
 /** The PostgreSQL channel that carries dashboard events between replicas (as ids, see `publishEvent`). */
@@ -26,12 +27,15 @@ export async function storeEvents(
   events: ReadonlyArray<{ projectId: string; event: DashboardEvent }>,
 ): Promise<string[]> {
   if (events.length === 0) return [];
-  const rows = (await runner.query(
+  // Named: folds and batches store events all the time (parsed and planned every time unnamed).
+  const rows = await queryPrepared<{ id: string }>(
+    runner,
+    'spectator_store_events',
     `INSERT INTO dashboard_events (project_id, event)
      SELECT e.project_id, e.event FROM unnest($1::uuid[], $2::text[]) WITH ORDINALITY AS e(project_id, event, n) ORDER BY e.n
      RETURNING id::text AS id`,
     [events.map((e) => e.projectId), events.map((e) => JSON.stringify(e.event))],
-  )) as Array<{ id: string }>;
+  );
   // Ids follow the insert's order (one sequence, one statement); sorted so they are notified in it.
   return rows.map((row) => row.id).sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
 }

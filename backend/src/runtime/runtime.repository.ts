@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { LatencyHistogram, type MatrixKind, type WireHistogram } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
 import { integerArrayLiteral, textArrayLiteral } from '../captures/batch-statement';
+import { queryPrepared } from '../common/prepared';
 import { checkedName } from '../partitions/partitions.repository';
 
 /** One minute of one endpoint's exchanges in a batch, folded (see `RuntimeService.record`). */
@@ -462,7 +463,9 @@ export class RuntimeRepository {
     if (added.length === 0) return;
     const head = [projectId, environment.kind, environment.name];
     // Arrays as literals (textArrayLiteral): pg's generic encoding costs a regular expression per element.
-    await manager.query(ADD_MINUTES, [
+    // The fold's three statements are named (every fold with runtime runs them): parsed once per
+    // connection and, past their first five executions, planned again only when a table they use changes.
+    await queryPrepared(manager, 'spectator_fold_add_minutes', ADD_MINUTES, [
       ...head,
       textArrayLiteral(added.map((m) => m.method)),
       textArrayLiteral(added.map((m) => m.path)),
@@ -490,26 +493,32 @@ export class RuntimeRepository {
       cell.ttlb.addWire(m.ttlb);
     }
     const cells = [...byEndpoint.values()];
-    const storedCells = (await manager.query(LOCK_CELLS, [
-      ...head,
-      textArrayLiteral(cells.map((c) => c.method)),
-      textArrayLiteral(cells.map((c) => c.path)),
-    ])) as Array<{ i: number; requests: number; ttlb: WireHistogram }>;
+    const storedCells = await queryPrepared<{ i: number; requests: number; ttlb: WireHistogram }>(
+      manager,
+      'spectator_fold_lock_runtime_cells',
+      LOCK_CELLS,
+      [...head, textArrayLiteral(cells.map((c) => c.method)), textArrayLiteral(cells.map((c) => c.path))],
+    );
     for (const { i, ttlb } of storedCells) (cells[i - 1] as RuntimeCellSums).ttlb.addWire(ttlb);
-    const [cellsWritten] = (await manager.query(WRITE_CELLS, [
-      ...head,
-      textArrayLiteral(cells.map((c) => c.method)),
-      textArrayLiteral(cells.map((c) => c.path)),
-      integerArrayLiteral(cells.map((c) => c.requests)),
-      integerArrayLiteral(cells.map((c) => c.serverErrors)),
-      textArrayLiteral(cells.map((c) => JSON.stringify(c.ttlb.toWire()))),
-      textArrayLiteral(
-        cells.map((c) => {
-          const p95 = c.ttlb.quantileBucket(0.95);
-          return p95 === null ? null : String(p95);
-        }),
-      ),
-    ])) as Array<{ requests: number }>;
+    const [cellsWritten] = await queryPrepared<{ requests: number }>(
+      manager,
+      'spectator_fold_write_runtime_cells',
+      WRITE_CELLS,
+      [
+        ...head,
+        textArrayLiteral(cells.map((c) => c.method)),
+        textArrayLiteral(cells.map((c) => c.path)),
+        integerArrayLiteral(cells.map((c) => c.requests)),
+        integerArrayLiteral(cells.map((c) => c.serverErrors)),
+        textArrayLiteral(cells.map((c) => JSON.stringify(c.ttlb.toWire()))),
+        textArrayLiteral(
+          cells.map((c) => {
+            const p95 = c.ttlb.quantileBucket(0.95);
+            return p95 === null ? null : String(p95);
+          }),
+        ),
+      ],
+    );
     unchanged('runtime cells', requestsOf(storedCells), requestsOf(cells), cellsWritten?.requests);
   }
 
