@@ -95,6 +95,12 @@ interface Cell {
   cpuPerRequest: number;
   /** CPU time of the contender's main thread per request, µs: its JavaScript, without GC helper threads. */
   mainPerRequest: number;
+  /**
+   * Minor page faults of the contender's process per request: fresh memory touched (a count, steady
+   * under load where CPU times are not). Memory the C heap gave back to the system and took again
+   * shows here: about 110 KB, 27 pages, of socket reads a 100 KB request (docs/benchmarks.md, #18).
+   */
+  faultsPerRequest: number;
 }
 
 const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
@@ -179,6 +185,18 @@ function cpuOf(pid: number | undefined): { all: number; main: number } {
     return { all, main: threadCpuOf(pid, pid) };
   } catch {
     return { all: NaN, main: NaN };
+  }
+}
+
+/** Minor page faults of a process so far (`/proc/<pid>/stat`, its 10th field); NaN off Linux. */
+function faultsOf(pid: number | undefined): number {
+  try {
+    if (pid === undefined) throw new Error('no process');
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (2nd field) may hold spaces: count fields after its closing parenthesis.
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
+  } catch {
+    return NaN;
   }
 }
 
@@ -287,10 +305,12 @@ async function loadWithWrk(url: string, scenario: Scenario, seconds: number): Pr
 async function measure(party: Party, scenario: Scenario, seconds: number): Promise<Cell> {
   const pid = party.child?.pid;
   const cpuBefore = cpuOf(pid);
+  const faultsBefore = faultsOf(pid);
   const url = `${party.url}${scenario.path}`;
   const load =
     LOADGEN === 'wrk' ? await loadWithWrk(url, scenario, seconds) : await loadWithAutocannon(url, scenario, seconds);
   const cpuAfter = cpuOf(pid);
+  const faultsAfter = faultsOf(pid);
   const requests = Math.max(1, load.requests);
   return {
     rps: load.requests / load.seconds,
@@ -299,6 +319,7 @@ async function measure(party: Party, scenario: Scenario, seconds: number): Promi
     errors: load.errors,
     cpuPerRequest: (cpuAfter.all - cpuBefore.all) / requests,
     mainPerRequest: (cpuAfter.main - cpuBefore.main) / requests,
+    faultsPerRequest: (faultsAfter - faultsBefore) / requests,
   };
 }
 
@@ -604,6 +625,7 @@ async function main(): Promise<void> {
       p99: median(runs.map((c) => c.p99)),
       cpu: median(runs.map((c) => c.cpuPerRequest)),
       main: median(runs.map((c) => c.mainPerRequest)),
+      faults: median(runs.map((c) => c.faultsPerRequest)),
       errors: runs.reduce((s, c) => s + c.errors, 0),
     };
   };
@@ -612,12 +634,12 @@ async function main(): Promise<void> {
     const direct = summary(scenario, parties[0]!);
     console.log(`\n${scenario.name}`);
     console.log(
-      `  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} ${'main µs/req'.padStart(11)} errors`,
+      `  ${'contender'.padEnd(22)} ${'req/s'.padStart(8)} ${'×direct'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'+p50 ms'.padStart(8)} ${'+p99 ms'.padStart(8)} ${'cpu µs/req'.padStart(10)} ${'main µs/req'.padStart(11)} ${'faults/req'.padStart(10)} errors`,
     );
     for (const party of parties) {
       const s = summary(scenario, party);
       console.log(
-        `  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${fmt(s.main, 0).padStart(11)} ${s.errors}`,
+        `  ${party.name.padEnd(22)} ${fmt(s.rps, 0).padStart(8)} ${fmt(s.rps / direct.rps).padStart(8)} ${fmt(s.p50, 3).padStart(8)} ${fmt(s.p99, 3).padStart(8)} ${fmt(s.p50 - direct.p50, 3).padStart(8)} ${fmt(s.p99 - direct.p99, 3).padStart(8)} ${fmt(s.cpu, 0).padStart(10)} ${fmt(s.main, 0).padStart(11)} ${fmt(s.faults, 1).padStart(10)} ${s.errors}`,
       );
     }
     const agent = summary(scenario, observing);
