@@ -11,6 +11,12 @@ import {
 } from './novelty';
 import type { SampleSlot } from './sampler';
 
+/** Bodies up to this size read whole from several chunks are copied into `textScratch` (see `BodyTap.text`). */
+const TEXT_SCRATCH_BYTES = 256 * 1024;
+
+/** Made on first use, then reused: the agent is single-threaded and the fingerprints keep no reference. */
+let textScratch: Buffer = Buffer.alloc(0);
+
 /** The chunks of a tap that holds none yet: shared, so a tap that only counts allocates no array. */
 const NO_CHUNKS: readonly Buffer[] = Object.freeze([]);
 
@@ -237,8 +243,22 @@ export class BodyTap {
     return this.copied > 0 && this.copied === this.bytes && this.copied <= limit && !this.cut && !this.overLimit;
   }
 
+  /**
+   * The kept bytes as one buffer, for a fingerprint to read (`keyFingerprint`, `structureFingerprint`
+   * return numbers and keep nothing). A body kept in several chunks is copied into one buffer reused
+   * from call to call (`textScratch`), not a fresh one: a 100 KB answer comes in two or three socket
+   * reads, and allocating its copy cost more than fingerprinting it (CPU profile, docs/benchmarks.md #18).
+   */
   private text(): Buffer {
-    return this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.copied);
+    if (this.chunks.length === 1) return this.chunks[0] as Buffer;
+    if (this.copied > TEXT_SCRATCH_BYTES) return Buffer.concat(this.chunks, this.copied);
+    if (textScratch.length < this.copied) textScratch = Buffer.allocUnsafeSlow(TEXT_SCRATCH_BYTES);
+    let at = 0;
+    for (const chunk of this.chunks) {
+      textScratch.set(chunk, at);
+      at += chunk.length;
+    }
+    return textScratch.subarray(0, this.copied);
   }
 }
 

@@ -331,6 +331,22 @@ describe('BodyTap.variantKeys', () => {
     );
   });
 
+  it('reads a body of several chunks whole, a long one, then a shorter one, then one past the reused buffer', () => {
+    const body = (items: number) =>
+      Buffer.from(JSON.stringify(Array.from({ length: items }, (_, i) => (i % 7 ? { id: i } : { id: i, tag: 'x' }))));
+    // 100 KB as socket reads bring it, a short one after it (no byte of the first may show), 300 KB.
+    for (const [whole, read] of [
+      [body(9_000), 65_536],
+      [body(20), 100],
+      [body(27_000), 65_536],
+    ] as const) {
+      const tap = tapOf(false);
+      for (let at = 0; at < whole.length; at += read) tap.write(whole.subarray(at, at + read));
+      expect(tap.structureKeys()).toBe(structureFingerprint(whole));
+      expect(tap.variantKeys()).toBe(whole.length > NOVELTY_BYTES ? null : keyFingerprint(whole));
+    }
+  });
+
   it('reads a key that starts in a short first chunk and ends in the next', () => {
     const tap = tapOf(true);
     tap.write(Buffer.from('{"na'));
