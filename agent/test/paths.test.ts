@@ -664,6 +664,27 @@ describe('path templates from structure', () => {
     expect(backend.frames.filter((frame) => /canary/i.test(frame.replaceAll('/trades/canary-acme/', '')))).toEqual([]);
   });
 
+  it('sends no name of many values each requested once after a route word, whatever they answer', async () => {
+    // aviationdata's autocomplete (held-out 5): names each requested once, answering `{}`, `{disclaimer}`, a list.
+    const names = ['canary-alice', 'canary-bob-search', 'canary-Carol48', 'canary-dave-mobile', 'canary-erin'];
+    const answers = [{}, { disclaimer: 'd' }, { airport_list: [{ value: 'v' }] }, { message: 'm', status_code: 's' }];
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'stations' && parts.length === 3)
+        return sendJson(res, 200, answers[names.indexOf(parts[2]!) % answers.length] ?? {});
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    await sendAll(
+      agent.proxyUrl,
+      names.map((name, i) => `/stations/${17 + i}/${name}`),
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual(['/stations/{stationId}/{station}']);
+    expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
+  });
+
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

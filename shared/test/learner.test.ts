@@ -74,6 +74,57 @@ describe('PathLearner', () => {
     expect(learner.pending(learner.resolve(call), call)).toBe(call);
   });
 
+  it('takes many values each requested once after a route word for values, whatever they answer', () => {
+    // aviationdata's `/v1/airport/autocomplete/{airport_name}` (held-out 5): seven names each requested once,
+    // answering `{}`, `{disclaimer}`, `{airport_list}`: nothing alike, so they went out as they are.
+    const learner = new PathLearner();
+    const request = (raw: string, keys: readonly string[] | null) => {
+      learner.noteQuery(templatePath(raw), []);
+      learner.observe(templatePath(raw), 'GET', keys, null);
+    };
+    const answers = [{}, { disclaimer: 'd' }, { airport_list: [{ value: 'v' }] }, { message: 'm', status_code: 's' }];
+    ['alice', 'bob-search', 'Carol48', 'dave-mobile'].forEach((name, i) =>
+      request(`/stations/${17 + i}/${name}`, responseKeys(inferShape(answers[i]))),
+    );
+    expect(learner.resolve(templatePath('/stations/21/erin'))).toBe('/stations/{stationId}/{station}');
+    // Route words recur with every request of their routes: four requested twice each stay literal.
+    const words = new PathLearner();
+    for (const round of [0, 1])
+      ['history', 'forecast', 'alerts', 'sensors'].forEach((word, i) => {
+        const raw = `/stations/${30 + i + round}/${word}`;
+        words.noteQuery(templatePath(raw), []);
+        words.noteQuery(templatePath(raw), []);
+        words.observe(templatePath(raw), 'GET', responseKeys(inferShape(answers[i])), null);
+      });
+    expect(words.resolve(templatePath('/stations/40/history'))).toBe('/stations/{stationId}/history');
+  });
+
+  it('counts the requests of a route word after a learned name with every name, not per name', () => {
+    // enanomapper's `/enm/{db}/substance/{uuid}/study` (held-out 7): each database's path of a route word is requested
+    // once, but the route word is requested with every database, so its four route words stay literal.
+    const learner = new PathLearner();
+    const request = (raw: string, body: object) => {
+      learner.noteQuery(templatePath(raw), []);
+      learner.observe(templatePath(raw), 'GET', responseKeys(inferShape(body)), null);
+    };
+    const routes = {
+      study: { study: [{ a: 1 }] },
+      composition: { composition: [{ b: 1 }] },
+      structures: { dataEntry: [{ c: 1 }] },
+      summary: { facet: [{ d: 1 }] },
+    };
+    let n = 0;
+    const uuid = () => `5c104d16-642c-485d-bdfb-${100_000_000_000 + n++}`;
+    for (const db of ['nanoreg', 'marina', 'calibrate', 'enpra']) {
+      request(`/enm/${db}/substance`, { substance: [{ i: 1 }] });
+      for (const [route, body] of Object.entries(routes)) request(`/enm/${db}/substance/${uuid()}/${route}`, body);
+    }
+    expect(learner.resolve(templatePath('/enm/nanoreg/substance'))).toBe('/enm/{enm}/substance');
+    expect(learner.resolve(templatePath(`/enm/nanoreg/substance/${uuid()}/study`))).toBe(
+      '/enm/{enm}/substance/{substanceId}/study',
+    );
+  });
+
   it('keeps a name before an identifier, among names before identifiers, a value whatever it answers', () => {
     // circleci's `/project/{username}/{project}/{build_num}` (held-out 5): a mock's builds answer random optional
     // fields, so `erin-dinner` and `walter` contradicted every sibling and were kept exceptions (route words),

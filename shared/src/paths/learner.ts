@@ -221,6 +221,93 @@ export class PathLearner {
    * (`MAX_QUERY_PATHS` paths, `MAX_QUERY_NAMES` names each at most; see `noteQuery`). Names, no values.
    */
   private readonly queries = new Map<string, Set<string>>();
+  /** Path (as the detectors templated it) → how many requests of it the API answered (see `requests`). */
+  private readonly requested = new Map<string, number>();
+  /** The paths of `requested` grouped by their template as resolved at `revision` (see `requests`). */
+  private readonly requestedBy = {
+    revision: -1,
+    /** How many of `requested`'s paths (in insertion order) are grouped. */
+    grouped: 0,
+    resolvedOf: new Map<string, string>(),
+    /** Resolved template → its paths, each split in segments' texts. */
+    byResolved: new Map<string, Array<{ path: string; texts: string[] }>>(),
+  };
+
+  /**
+   * Are the values under `key` (a position after a route word, see `enoughSiblings`) many values each requested
+   * once? Four or more of its first values read with nothing after them (`GET /v1/airport/autocomplete/tyrell`),
+   * each path requested once, three in four of them at least: route words there are few and recur with every
+   * request of their routes (`/stats/outbound/bounces`), values are many and rarely repeat, so answers that vary
+   * (`{}`, `{disclaimer}`, `{airport_list}`) do not keep them literal. Right after a detected identifier, only values
+   * seen after identifier values none of the others was seen after count (see `aloneAfterIdentifiers`).
+   */
+  private manyOnce(key: string): boolean {
+    const siblings = this.index.get(key);
+    if (siblings === undefined || siblings.size < MANY_SIBLINGS) return false;
+    // Right after a detected identifier, words after one resource are its routes (`/posts/5/comments`, `/posts/5/likes`).
+    const at = siblings.values().next().value![0]!.at;
+    if (this.recursAfterIdentifiers(at, siblings)) return false;
+    const alone = this.aloneAfterIdentifiers(at, siblings.keys());
+    let once = 0;
+    let values = 0;
+    for (const [value, placed] of siblings) {
+      if (values++ >= MAX_COMPARED_VALUES) break;
+      if (
+        this.requestedOnce(placed) &&
+        (alone.has(value) || (this.identifierParentsOf.get(`${at}/${value}`)?.size ?? 0) === 0)
+      )
+        once++;
+    }
+    return once >= MANY_SIBLINGS && once * 4 >= values * 3;
+  }
+
+  /**
+   * Was a value (placed as `placed`) only read, with nothing after it, each of its paths requested once (see
+   * `requests`; a path `noteQuery` did not count is not)?
+   */
+  private requestedOnce(placed: readonly Placed[]): boolean {
+    return placed.every(
+      (one) =>
+        one.at === one.resolved.length - 1 && one.record.method === 'GET' && this.requests(one.record, one.at) === 1,
+    );
+  }
+
+  /**
+   * The requests answered on `path` (as the detectors templated it) and on every other path the learned positions
+   * resolve as it with the same text at `at` (the position looked at, learned or not): `/enm/{db}/substance/{uuid}/study`
+   * is requested with each database, `/enm/nanoreg1/…/study` once. The grouping is made again when what `resolve`
+   * gives changed, and grown with new paths only.
+   */
+  private requests(record: PathRecord, at: number): number {
+    const by = this.requestedBy;
+    if (by.revision !== this.revision) {
+      by.revision = this.revision;
+      by.grouped = 0;
+      by.resolvedOf.clear();
+      by.byResolved.clear();
+    }
+    if (by.grouped < this.requested.size) {
+      let index = 0;
+      for (const one of this.requested.keys()) {
+        if (index++ < by.grouped) continue;
+        const resolved = this.resolve(one);
+        by.resolvedOf.set(one, resolved);
+        const member = { path: one, texts: splitPath(one).map(segmentText) };
+        const group = by.byResolved.get(resolved);
+        if (group === undefined) by.byResolved.set(resolved, [member]);
+        else group.push(member);
+      }
+      by.grouped = this.requested.size;
+    }
+    const path = record.path;
+    const group = by.byResolved.get(by.resolvedOf.get(path) ?? this.resolve(path));
+    if (group === undefined) return this.requested.get(path) ?? 0;
+    const text = segmentText(record.segments[at]);
+    let sum = 0;
+    for (const one of group) if (one.texts[at] === text) sum += this.requested.get(one.path) ?? 0;
+    return sum;
+  }
+
   /** Short numbers shown versions by the raw paths (`/oauth2/1/authorize`, see `keepsVersion`). */
   private readonly versions = new VersionNumbers();
 
@@ -402,6 +489,8 @@ export class PathLearner {
    * was learned or forgotten.
    */
   noteQuery(template: string, names: readonly string[]): boolean {
+    if (this.requested.size < MAX_QUERY_PATHS || this.requested.has(template))
+      this.requested.set(template, (this.requested.get(template) ?? 0) + 1);
     if (names.length === 0) return false;
     let seen = this.queries.get(template);
     if (seen === undefined) {
@@ -1266,6 +1355,7 @@ export class PathLearner {
     if (siblings === undefined) return false;
     const position = this.learned.get(key);
     if (position?.afterNames === true && siblings.size < MANY_VALUES) return false;
+    if (position?.strict === true && this.manyOnce(key)) return true;
     const rule =
       position?.names === true
         ? 'names'
@@ -1432,7 +1522,7 @@ export class PathLearner {
           leaf ||
           this.learned.get(previousKey)?.afterNames === true ||
           this.besideRouteWord(key, at);
-        if (this.decidePosition(key, segment.text, strict)) return true;
+        if (this.decidePosition(key, segment.text, strict, false, strict && this.manyOnce(key))) return true;
       } else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key, true)) {
         // Right after `api` or a version (`/v3/acme/brands`), where an API's resources live too (`/v1/users`): from
         // four alike values among sixteen or more, as an API has few resources there, and names are many.
@@ -1558,13 +1648,15 @@ export class PathLearner {
    * Compare `value` with its siblings under `key`; learn the position when they are enough (see
    * `enoughSiblings`). `strict` right after a detected identifier or a route word.
    */
-  private decidePosition(key: string, value: string, strict: boolean, afterNames = false): boolean {
+  private decidePosition(key: string, value: string, strict: boolean, afterNames = false, once = false): boolean {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     // Right after `api` or a version, among many values only (see `manyAfterNames`).
     if (!siblings || !mine || siblings.size < (afterNames ? MANY_VALUES : 2) || !this.comparable(key, value, mine))
       return false;
-    if (!this.enoughSiblings(key, value, mine, siblings, strict || afterNames ? 'strict' : 'values')) return false;
+    // After a route word, many values each requested once are values whatever they answer (see `manyOnce`).
+    if (!once && !this.enoughSiblings(key, value, mine, siblings, strict || afterNames ? 'strict' : 'values'))
+      return false;
     const position: LearnedPosition = afterNames
       ? { exceptions: new Set(), afterNames }
       : { exceptions: new Set(), strict };
@@ -1782,7 +1874,14 @@ export class PathLearner {
     const was = position.exceptions.has(value);
     // Free text (`esse dolor`, `New York`) is a value someone sent, never a route word: no exception. Nor is a name
     // before an identifier among names before identifiers (`/project/{owner}/erin-dinner/{id}`, see `nameAmongNames`).
-    if (hasSpace(value) || (contradicts && this.nameAmongNames(key, value, mine))) contradicts = false;
+    // Nor one of many values each requested once after a route word (see `manyOnce`).
+    if (
+      hasSpace(value) ||
+      (contradicts &&
+        (this.nameAmongNames(key, value, mine) ||
+          (position.strict === true && this.requestedOnce(mine) && this.manyOnce(key))))
+    )
+      contradicts = false;
     const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
     // A value whose bodies left optional fields out contradicts its siblings, but shows no field they lack.
     if ((contradicts && !alike && actions === 0 && !this.insideOthers(key, value, mine, siblings)) || fewActions)
@@ -2337,6 +2436,11 @@ function aloneMembers(
     if (verdicts.includes('alike') && !verdicts.includes('contradicts')) found.add(value);
   }
   return found;
+}
+
+/** A segment's text, `{}` for a parameter (see `PathLearner.requests`). */
+function segmentText(segment: Segment | undefined): string {
+  return segment?.kind === 'literal' ? segment.text : '{}';
 }
 
 /** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
