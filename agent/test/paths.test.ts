@@ -685,6 +685,38 @@ describe('path templates from structure', () => {
     expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
   });
 
+  it('holds an exception of a learned position like a new literal, so a misread one does not leave', async () => {
+    // A name answering other fields than the values so far is an exception (a route word such as `/users/me`) until a
+    // second one answers as it does: held, it goes out as a value; `/users/me` alone stays literal.
+    const answers: Record<string, object> = {
+      alice: { login: 'a', id: 1, name: 'n' },
+      bob: { login: 'b', id: 2, name: 'n' },
+      'canary-carol': { handle: 'h', karma: 1 },
+      'canary-dave-infra': { handle: 'h', karma: 2 },
+      me: { settings: { theme: 't' }, plan: 'p' },
+    };
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      const answer = parts[0] === 'users' && parts.length === 2 ? answers[parts[1]!] : undefined;
+      return answer === undefined ? sendJson(res, 404, { message: 'Not Found' }) : sendJson(res, 200, answer);
+    });
+    backend = await FakeBackend.start();
+    // Held longer than the test takes, whatever the load: what is held goes out when the agent stops.
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { pathHoldMs: 60_000 },
+    });
+    await sendAll(
+      agent.proxyUrl,
+      Object.keys(answers).map((name) => `/users/${name}`),
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual(['/users/me', '/users/{user}']);
+    expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
+  });
+
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

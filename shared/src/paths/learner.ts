@@ -557,6 +557,14 @@ export class PathLearner {
         this.nameBeforeIdentifier(segments, i, key, previousKey)
       )
         return true;
+      // An exception of a learned position (a route word by its answers, `/users/me`): held like a new literal, as what
+      // comes within its hold may show it a value (see `reconsider`); a misread exception would leave at once otherwise.
+      if (
+        segment.kind === 'literal' &&
+        this.learned.get(key)?.exceptions.has(segment.text) === true &&
+        !this.isRouteWord(i, segment.text)
+      )
+        return true;
       if (segment.kind === 'param') {
         // A value of a position learned right after an identifier: route words there show only after three
         // identifier values (see `noteIdentifiers`), so what was learned may be forgotten; held till its hold ends.
