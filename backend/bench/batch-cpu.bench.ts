@@ -2,8 +2,11 @@
  * PostgreSQL's CPU per batch (issue 20): the batch statement (`WRITE_BATCH`, a named prepared
  * statement as the ingest runs it, with its evidence queued) against the plain `INSERT … ON
  * CONFLICT` of the same rows, on one connection of a freshly migrated embedded PostgreSQL. The
- * scale bench's batches (40 rows over 300 endpoints, `scale.bench.ts`'s `rowsOf` kind: POST, 201
- * or 400, shapes known) go into BATCH_CPU_CAPTURES captures per contender, the contenders
+ * scale bench's batches (40 rows over 300 endpoints, `scaleRows` as its agents send them: POST, 201
+ * or 400, shapes known, timings and consumers; the queued evidence packed as the ingest packs it:
+ * exchanges, runtime minutes and consumer days, 22 KB of text a batch; BATCH_CPU_BARE=1 queues the
+ * exchanges' keys alone and no minutes or consumer days, as before session 23) go into
+ * BATCH_CPU_CAPTURES captures per contender, the contenders
  * alternated batch by batch (A B A B …) after BATCH_CPU_WARM batches each (past PostgreSQL's
  * switch to the generic plan); the CPU is the connection's backend process's, read from
  * `/proc/<pid>/schedstat` (nanoseconds on the CPU) around each statement. Printed: ms per 1,000
@@ -19,7 +22,7 @@
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
  */
-import type { WireObservation } from '@spectator/shared';
+import { type BatchMessage, isDocumentableHeader, type WireObservation } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -30,7 +33,9 @@ import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../src/ca
 import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
+import { packedConsumerDays } from '../src/consumers/consumers.service';
 import { packList } from '../src/evidence/queued-payload';
+import { runtimeMinutes } from '../src/runtime/runtime.service';
 import {
   loadAverage,
   median,
@@ -40,6 +45,7 @@ import {
   postRow,
   random,
   runBench,
+  scaleRows,
   SHAPES,
 } from './harness';
 
@@ -50,9 +56,12 @@ const BLOCKS = setting('BATCH_CPU_BLOCKS', 5);
 const COUNT = process.env.BATCH_CPU_COUNT ? setting('BATCH_CPU_COUNT', 1) : 0;
 const ROWS = 40;
 const ENDPOINTS = 300;
+/** BATCH_CPU_BARE=1: rows without timings and consumers, their evidence the exchanges' keys alone (before session 23). */
+const BARE = process.env.BATCH_CPU_BARE === '1';
 
 /** Batch `seed`'s rows, as the agent sends them: 40 distinct endpoints of 300, mostly 201. */
 function wireRows(seed: number): WireObservation[] {
+  if (!BARE) return scaleRows(seed, ROWS, ENDPOINTS);
   const next = random(seed);
   const picked = new Set<number>();
   while (picked.size < ROWS) picked.add(Math.floor(next() * ENDPOINTS));
@@ -84,6 +93,45 @@ function aggregated(rows: readonly WireObservation[]): AggregatedRow[] {
       last_seen: o.lastSeen,
     }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.status - b.status));
+}
+
+/** A batch's queued lists as the ingest packs them (`EvidenceService.queuedEvidence`), or the bare keys (BATCH_CPU_BARE). */
+function queuedLists(rows: WireObservation[]): { exchanges: string; minutes: string; consumers: string } {
+  if (BARE)
+    return {
+      exchanges: packList(rows.map((o) => ({ method: o.method, path: o.path, status: o.status }))),
+      minutes: '[]',
+      consumers: '[]',
+    };
+  const batch: BatchMessage = {
+    type: 'batch',
+    batchId: randomUUID(),
+    captureId: randomUUID(),
+    shapes: {},
+    observations: rows,
+  };
+  return {
+    // The fields `evidenceOf` keeps of an aggregated row.
+    exchanges: packList(
+      aggregated(rows).map(
+        ({ method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query, req_h }) => ({
+          method,
+          path,
+          status,
+          req_ct,
+          req_fp,
+          res_ct,
+          res_fp,
+          count,
+          last_seen,
+          query,
+          req_h: req_h.filter(isDocumentableHeader),
+        }),
+      ),
+    ),
+    minutes: packList(runtimeMinutes(batch)),
+    consumers: packedConsumerDays(batch),
+  };
 }
 
 /** Nanoseconds a process has run on a CPU (`/proc/<pid>/schedstat`, first field). */
@@ -189,14 +237,7 @@ async function main(): Promise<void> {
               observations: rows.length,
               shapes: [],
               maxEndpoints: 20_000,
-              evidence: {
-                rowId: row.id,
-                build: 'build-100',
-                commit: 'c100',
-                exchanges: packList(rows.map((o) => ({ method: o.method, path: o.path, status: o.status }))),
-                minutes: '[]',
-                consumers: '[]',
-              },
+              evidence: { rowId: row.id, build: 'build-100', commit: 'c100', ...queuedLists(rows) },
             },
             aggregated(rows),
           );
