@@ -762,7 +762,7 @@ export class PathLearner {
         !versionAt(segments, at) &&
         !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
         !this.besideIdentifiers(key, segment.text) &&
-        !this.routeWordUnder(key, at, segment.text) &&
+        !this.isRouteWord(at, segment.text) &&
         // After a detected identifier or a route word only where that is how the position was learned
         // (`/snapshots/{id}/{language}`, `/messages/schedule/{schedule}`).
         (position.strict === true || !this.afterWord(out, at, previousKey));
@@ -824,55 +824,8 @@ export class PathLearner {
       namesAfter(resolved, at - 1) === afterNames &&
       !this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
       !this.besideIdentifiers(key, segment.text) &&
-      !this.routeWordUnder(key, at, segment.text)
+      !this.isRouteWord(at, segment.text)
     );
-  }
-
-  /** Is `text` at `at`, under the resolved prefix `key`, a route word (see `isRouteWord`) and no enumerated value? */
-  private routeWordUnder(key: string, at: number, text: string, collections = true): boolean {
-    return this.isRouteWord(at, text, collections) && !(this.recurringOnly(at, text) && this.enumerated(key, at, text));
-  }
-
-  /**
-   * Is `text` at `at` a route word only as it recurs after values of the position before (see `isRouteWord`), not
-   * of a mirrored route, a collection, beside identifiers nor after them?
-   */
-  private recurringOnly(at: number, text: string): boolean {
-    const word = `${at}/${text}`;
-    return (
-      !this.mirrorWords.has(word) &&
-      !this.collectionWords.has(word) &&
-      (this.identifierParentsOf.get(word)?.size ?? 0) < ROUTE_WORD_PARENTS &&
-      !this.afterValuesTwice(word) &&
-      !this.besideIdentifiersOfSibling(word, text)
-    );
-  }
-
-  /**
-   * Is `text` one of the values of an enumerated parameter under the resolved prefix `key`? Such values recur
-   * after every value of the position before, as route words do (`mobile-web`, `all-access` after many projects of
-   * `/metrics/pageviews/aggregate/{project}/{access}/{agent}/…`), but a sibling leads to two or more of the same
-   * literals right after it (`…/mobile-web/all-agents`, `…/mobile-web/spider` and `…/all-access/all-agents`,
-   * `…/all-access/spider`): the values of one enumerated position lead to the same route, route words to their own.
-   */
-  private enumerated(key: string, at: number, text: string): boolean {
-    const rests = this.literalRests.get(key);
-    const mine = rests?.get(text);
-    if (rests === undefined || mine === undefined) return false;
-    // Only words that recur after three literals there themselves: names that two route words happen to share
-    // (`/receivers/alice`, `/senders/alice`) are none.
-    const words = new Set(
-      [...nextWords(mine)].filter((word) => (this.parentsOf.get(`${at + 1}/${word}`)?.size ?? 0) >= ROUTE_WORD_PARENTS),
-    );
-    if (words.size < ENUM_SHARED) return false;
-    let siblings = 0;
-    for (const [other, theirs] of rests) {
-      if (other === text) continue;
-      if (siblings++ >= MAX_PARENTS) break;
-      let shared = 0;
-      for (const word of nextWords(theirs)) if (words.has(word) && ++shared >= ENUM_SHARED) return true;
-    }
-    return false;
   }
 
   /**
@@ -1352,7 +1305,7 @@ export class PathLearner {
     const words = this.wordsAt.get(at);
     if (words === undefined) return false;
     for (const value of this.firstValues.get(key) ?? [])
-      if (words.has(value) && this.routeWordUnder(key, at, value)) return true;
+      if (words.has(value) && this.isRouteWord(at, value)) return true;
     return false;
   }
 
@@ -1684,7 +1637,7 @@ export class PathLearner {
     return (
       !isVersionLike(value) &&
       !(placed[0]!.at > 0 && isPlainNumber(value)) &&
-      !this.routeWordUnder(key, placed[0]!.at, value, !before) &&
+      !this.isRouteWord(placed[0]!.at, value, !before) &&
       !this.besideIdentifiers(key, value) &&
       placed.every((one) => isCollection(one.resolved, one.at) === before)
     );
@@ -1934,31 +1887,6 @@ function isAction(placed: readonly Placed[]): boolean {
     if (one.at === one.resolved.length - 1 && one.record.method === 'POST') post = true;
   }
   return post;
-}
-
-/** Literals right after two sibling values that they must share to be values of an enumerated parameter (see `enumerated`). */
-const ENUM_SHARED = 2;
-
-/** `nextWords` of a set of continuations, while it keeps its size (the sets only grow until indexed again). */
-const nextWordsMemo = new WeakMap<ReadonlySet<string>, { size: number; words: Set<string> }>();
-
-/**
- * The literals right after a position, of its continuations (`/all-agents/hourly/{}` gives `all-agents`): the first
- * `MAX_PARENTS` of the first `MAX_GRANDCHILDREN` continuations, so its work stays bounded.
- */
-function nextWords(rests: ReadonlySet<string>): Set<string> {
-  const memo = nextWordsMemo.get(rests);
-  if (memo !== undefined && memo.size === rests.size) return memo.words;
-  const words = new Set<string>();
-  let seen = 0;
-  for (const rest of rests) {
-    if (words.size >= MAX_PARENTS || seen++ >= MAX_GRANDCHILDREN) break;
-    const end = rest.indexOf('/', 1);
-    const word = end < 0 ? rest.slice(1) : rest.slice(1, end);
-    if (word !== '' && word !== '{}') words.add(word);
-  }
-  nextWordsMemo.set(rests, { size: rests.size, words });
-  return words;
 }
 
 /**
