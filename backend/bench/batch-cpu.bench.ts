@@ -22,7 +22,7 @@
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
  */
-import { type BatchMessage, isDocumentableHeader, type WireObservation } from '@spectator/shared';
+import { type BatchMessage, type WireObservation } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
@@ -34,6 +34,7 @@ import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
 import { packedConsumerDays } from '../src/consumers/consumers.service';
+import { evidenceOf } from '../src/evidence/evidence.service';
 import { packList } from '../src/evidence/queued-payload';
 import { runtimeMinutes } from '../src/runtime/runtime.service';
 import {
@@ -111,24 +112,7 @@ function queuedLists(rows: WireObservation[]): { exchanges: string; minutes: str
     observations: rows,
   };
   return {
-    // The fields `evidenceOf` keeps of an aggregated row.
-    exchanges: packList(
-      aggregated(rows).map(
-        ({ method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query, req_h }) => ({
-          method,
-          path,
-          status,
-          req_ct,
-          req_fp,
-          res_ct,
-          res_fp,
-          count,
-          last_seen,
-          query,
-          req_h: req_h.filter(isDocumentableHeader),
-        }),
-      ),
-    ),
+    exchanges: packList(aggregated(rows).map(evidenceOf)),
     minutes: packList(runtimeMinutes(batch)),
     consumers: packedConsumerDays(batch),
   };

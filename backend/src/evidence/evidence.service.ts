@@ -41,7 +41,7 @@ export interface BatchExchange extends Omit<EvidenceExchangeRow, 'query' | 'req_
 }
 
 /** What evidence keeps of an exchange: its key, count, last seen, and only the header names worth documenting. */
-function evidenceOf(exchange: BatchExchange): EvidenceExchangeRow {
+export function evidenceOf(exchange: BatchExchange): EvidenceExchangeRow {
   const { method, path, status, req_ct, req_fp, res_ct, res_fp, count, last_seen, query, req_h } = exchange;
   return {
     method,
