@@ -24,6 +24,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout10',
   'heldout11',
   'heldout12',
+  'heldout13',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
