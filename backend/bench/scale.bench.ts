@@ -1319,6 +1319,29 @@ async function main(): Promise<void> {
       console.log('  rows written per table (pg_stat_user_tables: inserted, updated (HOT), deleted; indexes):');
       for (const t of tables)
         console.log(`    ${t.table}: ${t.ins} ins, ${t.upd} upd (${t.hot} HOT), ${t.del} del; ${t.indexes} indexes`);
+      // What autovacuum did to each table over the run (PostgreSQL 18 keeps each table's total time):
+      // each of its vacuums and analyzes also makes every session plan the statements using it again.
+      const { rows: vacuumed } = await pool.query<{
+        table: string;
+        vacuums: number;
+        analyzes: number;
+        vacuumMs: number;
+        analyzeMs: number;
+      }>(
+        `SELECT relname AS table, autovacuum_count::int AS vacuums, autoanalyze_count::int AS analyzes,
+                total_autovacuum_time::float8 AS "vacuumMs", total_autoanalyze_time::float8 AS "analyzeMs"
+           FROM pg_stat_user_tables WHERE autovacuum_count + autoanalyze_count > 0
+          ORDER BY total_autovacuum_time + total_autoanalyze_time DESC`,
+      );
+      console.log(
+        `  autovacuum per table over the run (pg_stat_user_tables): ${vacuumed.reduce((n, t) => n + t.vacuums, 0)} vacuums ` +
+          `${(vacuumed.reduce((n, t) => n + t.vacuumMs, 0) / 1000).toFixed(1)} s, ` +
+          `${vacuumed.reduce((n, t) => n + t.analyzes, 0)} analyzes ${(vacuumed.reduce((n, t) => n + t.analyzeMs, 0) / 1000).toFixed(1)} s`,
+      );
+      for (const t of vacuumed.slice(0, 15))
+        console.log(
+          `    ${t.table}: ${t.vacuums} vacuums ${t.vacuumMs.toFixed(0)} ms, ${t.analyzes} analyzes ${t.analyzeMs.toFixed(0)} ms`,
+        );
       // The replicas write their CPU profiles as they exit.
       for (const child of replicas) {
         child.kill('SIGTERM');

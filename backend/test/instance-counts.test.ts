@@ -151,6 +151,36 @@ describe('instance counts beside the fingerprint', () => {
     expect(regrouped).toEqual([{ path: '/teams/{team}/members', count: '2', extras: '2' }]);
   });
 
+  it('adds extras digit by digit, capped at 5, in PL/pgSQL (no query planned per call)', async () => {
+    // The SQL function it replaced (issue 20: a sub-SELECT, so planned on every call), as reference.
+    const texts = [null, '', '0', '1', '5', '12', '345', '0505', '1234512345'];
+    const pairs = await sqlOn<{ got: string | null; want: string | null }>(
+      backend.databaseUrl,
+      `SELECT add_instances(a, b) AS got,
+              CASE WHEN a IS NULL OR a = '' THEN b WHEN b IS NULL OR b = '' THEN a
+              ELSE (SELECT string_agg(least(coalesce(nullif(substr(a, i, 1), ''), '0')::int
+                                            + coalesce(nullif(substr(b, i, 1), ''), '0')::int, 5)::text, '' ORDER BY i)
+                      FROM generate_series(1, greatest(length(a), length(b))) AS i) END AS want
+         FROM unnest($1::text[]) AS a CROSS JOIN unnest($1::text[]) AS b`,
+      [texts],
+    );
+    expect(pairs).toHaveLength(texts.length ** 2);
+    for (const { got, want } of pairs) expect(got).toBe(want);
+    expect(
+      await sqlOn(
+        backend.databaseUrl,
+        `SELECT add_instances('123', '45') AS a, sum_instances(x) AS s FROM unnest($1::text[]) x`,
+        [['12', null, '3', '0041']],
+      ),
+    ).toEqual([{ a: '553', s: '4241' }]);
+    expect(
+      await sqlOn(
+        backend.databaseUrl,
+        `SELECT l.lanname AS language FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE p.proname = 'add_instances'`,
+      ),
+    ).toEqual([{ language: 'plpgsql' }]);
+  });
+
   it('never moves a version on counts alone: other list lengths of a documented structure change nothing', async () => {
     await newCapture();
     const record = (id: number): object => ({ id, title: `t${id}` });
