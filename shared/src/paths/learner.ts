@@ -34,6 +34,8 @@ interface PathRecord {
   keys: readonly string[] | null;
   /** Top-level field names of the JSON request body the API accepted, the same way; null when unknown. */
   requestKeys: readonly string[] | null;
+  /** What follows each of its segments (see `continuations`), once placed. */
+  rests?: string[];
 }
 
 /** One record seen at one position: the record, its current resolved form, and the position. */
@@ -41,6 +43,8 @@ interface Placed {
   record: PathRecord;
   resolved: Segment[];
   at: number;
+  /** Its route from `at` on (see `routeOf`), once asked. */
+  route?: string;
 }
 
 /** A position learned as a parameter: under its prefix, every literal but the exceptions is a value. */
@@ -214,8 +218,31 @@ export class PathLearner {
    */
   private routeValues = new Map<string, Map<string, string[]>>();
 
-  /** Continuations compared and records placed in the index so far (see `work`). */
+  /** Continuations compared, records placed in the index and route words looked at so far (see `work`). */
   private counted = 0;
+  /** Records placed in the index so far (each `place`): what the indexes are, with `revision` (see `lookedFresh`). */
+  private placements = 0;
+  /**
+   * Grows when what the index gives a route word may have changed (see `routeWordsFresh`): a collection or a position
+   * of identifiers found, a literal new under a prefix, a continuation new beside identifiers; the index cleared.
+   */
+  private routeStamp = 0;
+  /**
+   * While `settle` decides records and `reindex` places them: answers kept until what they depend on changes (see
+   * `routeWordsFresh`, `lookedFresh`). The traffic's own counts (parents, grandchildren, identifier values) change
+   * in `observe` and the `note…` methods only, before: nothing is kept there. Each record of a route is placed and
+   * decided again after each position learned (thousands of looks at once on deep, wide APIs): the same route word,
+   * prefix and value are looked at once.
+   */
+  private keeping = false;
+  private readonly routeWordsAt = { stamp: -1, revision: -1 };
+  private readonly lookedAtAt = { stamp: -1, revision: -1 };
+  /** Position and text (and whether collections count) → whether a route word (see `isRouteWord`). */
+  private readonly routeWordsKept = new Map<string, boolean>();
+  /** Literals (a set of parents) → position → how many are values there (see `valuesAmong`), kept with route words. */
+  private readonly valuesKept = new Map<ReadonlySet<string>, Map<number, number>>();
+  /** Prefix and value reconsidered, or decided and not learned (see `reconsider`, `decidePosition`). */
+  private readonly lookedAt = new Set<string>();
   /**
    * Path (as the detectors templated it) → the query parameter names sent on it that the API answered
    * (`MAX_QUERY_PATHS` paths, `MAX_QUERY_NAMES` names each at most; see `noteQuery`). Names, no values.
@@ -353,8 +380,9 @@ export class PathLearner {
   }
 
   /**
-   * The work done so far, in steps: each pair of continuations compared and each record placed in the
-   * index counts one. What bounds the learner's cost (tests count it, not time).
+   * The work done so far, in steps: each pair of continuations compared, each record placed in the index and
+   * each route word looked at (with each literal it counts values among, see `valuesAmong`) counts one; answers
+   * kept while settling (see `keeping`) count nothing. What bounds the learner's cost (tests count it, not time).
    */
   get work(): number {
     return this.counted;
@@ -834,6 +862,63 @@ export class PathLearner {
    * `dock` after three of sixty ships. Names recur across values far less than the words of a route do.
    */
   private isRouteWord(at: number, text: string, collections = true): boolean {
+    if (!this.routeWordsFresh()) return this.routeWord(at, text, collections);
+    const kept = `${collections ? '' : '-'}${at}/${text}`;
+    let answer = this.routeWordsKept.get(kept);
+    if (answer === undefined) this.routeWordsKept.set(kept, (answer = this.routeWord(at, text, collections)));
+    return answer;
+  }
+
+  /**
+   * Are the route words kept (see `keeping`) still what the indexes give? Forgets them when the index changed what
+   * a route word depends on (`routeStamp`) or the revision changed. False when nothing is kept.
+   */
+  private routeWordsFresh(): boolean {
+    return this.keptFresh(this.routeWordsAt, this.routeStamp, () => {
+      this.routeWordsKept.clear();
+      this.valuesKept.clear();
+    });
+  }
+
+  /**
+   * Are the prefixes and values looked at (see `keeping`) still so? Forgets them when a record was placed or the
+   * revision changed since. False when nothing is kept.
+   */
+  private lookedFresh(): boolean {
+    return this.keptFresh(this.lookedAtAt, this.placements, () => this.lookedAt.clear());
+  }
+
+  /** Is what was kept at `at` still fresh for `stamp` and the revision (`forget` it when not)? False when not keeping. */
+  private keptFresh(at: { stamp: number; revision: number }, stamp: number, forget: () => void): boolean {
+    if (!this.keeping) return false;
+    const revision = this.revision;
+    if (at.stamp !== stamp || at.revision !== revision) {
+      at.stamp = stamp;
+      at.revision = revision;
+      forget();
+    }
+    return true;
+  }
+
+  /** Run `work` keeping answers (see `keeping`) or not, as it was before after. */
+  private withKept(keep: boolean, work: () => void): void {
+    const keeping = this.keeping;
+    this.keeping = keep;
+    try {
+      work();
+    } finally {
+      this.keeping = keeping;
+      if (!keeping) {
+        this.routeWordsKept.clear();
+        this.valuesKept.clear();
+        this.lookedAt.clear();
+      }
+    }
+  }
+
+  /** See `isRouteWord`: each look counts as work, with each literal it counts values among (see `work`). */
+  private routeWord(at: number, text: string, collections: boolean): boolean {
+    this.counted++;
     const word = `${at}/${text}`;
     // A mirrored route or a collection shown by values that happen to recur (`/project/cyberdyne/initech`
     // beside `/project/bob/cyberdyne`) is none.
@@ -870,6 +955,8 @@ export class PathLearner {
    * there: siblings of one API mirror one another's routes, while values rarely meet two route words of a sibling.
    */
   private besideIdentifiersOfSibling(word: string, text: string): boolean {
+    // Nothing is beside identifiers where none was seen (see `besideIdentifiers`).
+    if (this.identifierRests.size === 0) return false;
     for (const grand of this.grandsOf.get(word) ?? []) {
       const parents = this.parentsUnder.get(`${grand} ${word}`);
       if (parents === undefined || parents.size < 2) continue;
@@ -931,6 +1018,11 @@ export class PathLearner {
    */
   private valuesAmong(at: number, literals: ReadonlySet<string> | undefined): number {
     if (literals === undefined) return 0;
+    // The same sets (the parents at a position) are counted for every literal after them: kept while route words are.
+    const keep = this.routeWordsFresh();
+    const kept = keep ? this.valuesKept.get(literals)?.get(at) : undefined;
+    if (kept !== undefined) return kept;
+    this.counted += literals.size;
     const root = at === 1 && this.learned.get('')?.members !== undefined;
     let count = 0;
     for (const literal of literals)
@@ -941,6 +1033,11 @@ export class PathLearner {
         !(root && this.afterRootValues(literal))
       )
         count++;
+    if (keep) {
+      let byAt = this.valuesKept.get(literals);
+      if (byAt === undefined) this.valuesKept.set(literals, (byAt = new Map()));
+      byAt.set(at, count);
+    }
     return count;
   }
 
@@ -1146,16 +1243,21 @@ export class PathLearner {
   private place(record: PathRecord): void {
     this.rootCache = undefined;
     this.counted++;
+    this.placements++;
     this.found.identifiers.length = 0;
     this.found.collections.length = 0;
     const resolved = this.resolveSegments(record.segments);
+    // Every continuation at once, from the end (each record is placed again at every index: see `reindex`).
+    const rests = (record.rests ??= continuations(record.segments));
+    const routes = continuations(resolved);
     let key = '';
     for (let at = 0; at < resolved.length; at++) {
       const segment = resolved[at]!;
-      const rest = continuation(record.segments, at);
+      const rest = rests[at]!;
       if (segment.kind === 'param' && segment.name !== LEARNED) {
         const position = `${key}|${rest}`;
         if (!this.identifierPositions.has(position)) {
+          this.routeStamp++;
           this.identifierPositions.add(position);
           this.found.identifiers.push(position);
           let rests = this.identifierRests.get(key);
@@ -1171,6 +1273,7 @@ export class PathLearner {
       ) {
         const word = `${at}/${segment.text}`;
         if (!this.collectionWords.has(word)) {
+          this.routeStamp++;
           this.collectionWords.add(word);
           this.found.collections.push(word);
         }
@@ -1181,7 +1284,13 @@ export class PathLearner {
         let rests = this.literalRests.get(key);
         if (rests === undefined) this.literalRests.set(key, (rests = new Map()));
         let seen = rests.get(text);
-        if (seen === undefined) rests.set(text, (seen = new Set()));
+        // Route words beside identifiers (see `besideIdentifiersOfSibling`) look at the literals under a prefix and,
+        // where identifiers are, at their continuations.
+        if (seen === undefined) {
+          rests.set(text, (seen = new Set()));
+          if (this.identifierRests.size > 0) this.routeStamp++;
+        }
+        if (!seen.has(rest) && this.identifierRests.has(key)) this.routeStamp++;
         seen.add(rest);
         let any = this.literalRestsAny.get(key);
         if (any === undefined) this.literalRestsAny.set(key, (any = new Set()));
@@ -1203,7 +1312,7 @@ export class PathLearner {
         }
         let byRoute = this.routeValues.get(key);
         if (byRoute === undefined) this.routeValues.set(key, (byRoute = new Map()));
-        const route = `${record.method} ${continuation(resolved, at)}`;
+        const route = `${record.method} ${routes[at]!}`;
         const partners = byRoute.get(route);
         if (partners === undefined) byRoute.set(route, [text]);
         else if (partners.length < MAX_ROUTE_PARTNERS && !partners.includes(text)) partners.push(text);
@@ -1219,6 +1328,10 @@ export class PathLearner {
 
   /** Learn what `record` decides, then what that in turn decides, until nothing changes. */
   private settle(record: PathRecord): void {
+    this.withKept(true, () => this.settleFrom(record));
+  }
+
+  private settleFrom(record: PathRecord): void {
     let pending: PathRecord[] = [record];
     let moves = 0;
     while (pending.length > 0) {
@@ -1242,6 +1355,11 @@ export class PathLearner {
    * so the order traffic comes in does not decide them.
    */
   private revalidate(): void {
+    // Positions are forgotten one by one before the revision moves: nothing kept meanwhile (see `keeping`).
+    this.withKept(false, () => this.revalidateAll());
+  }
+
+  private revalidateAll(): void {
     for (let rounds = 0; rounds < 8; rounds++) {
       let changed = false;
       for (const [key, position] of [...this.learned]) {
@@ -1432,6 +1550,11 @@ export class PathLearner {
 
   /** Index every kept record again, as they resolve now. */
   private reindex(): void {
+    this.withKept(true, () => this.reindexAll());
+  }
+
+  private reindexAll(): void {
+    this.routeStamp++;
     this.index = new Map();
     this.firstValues = new Map();
     this.routeValues = new Map();
@@ -1454,6 +1577,7 @@ export class PathLearner {
     this.rootNumbers = new Set();
     this.collectionWords = new Set();
     this.restValues = new Map();
+    this.routeStamp++;
     for (const kept of this.records) this.place(kept);
   }
 
@@ -1610,6 +1734,12 @@ export class PathLearner {
    * `enoughSiblings`). `strict` right after a detected identifier or a route word.
    */
   private decidePosition(key: string, value: string, strict: boolean, afterNames = false, once = false): boolean {
+    // Decided already, with nothing placed or learned since: the same answer (not learned).
+    const looked = `d${strict ? 's' : ''}${afterNames ? 'a' : ''}${once ? 'o' : ''}\n${key}\n${value}`;
+    if (this.lookedFresh()) {
+      if (this.lookedAt.has(looked)) return false;
+      this.lookedAt.add(looked);
+    }
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     // Right after `api` or a version, among many values only (see `manyAfterNames`).
@@ -1804,6 +1934,20 @@ export class PathLearner {
    * does not decide it.
    */
   private reconsider(key: string, value: string, position: LearnedPosition, others = true): void {
+    // Reconsidered already (with the exceptions after it), with nothing placed, learned or changed since: the same.
+    if (others && this.lookedFresh()) {
+      const looked = `r\n${key}\n${value}`;
+      if (this.lookedAt.has(looked)) return;
+      const revision = this.revision;
+      this.reconsiderFrom(key, value, position);
+      // Kept only when it changed nothing: the same look at the same state changes nothing again.
+      if (this.revision === revision) this.lookedAt.add(looked);
+      return;
+    }
+    this.reconsiderFrom(key, value, position, others);
+  }
+
+  private reconsiderFrom(key: string, value: string, position: LearnedPosition, others = true): void {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     if (siblings === undefined || mine === undefined) return;
@@ -2008,6 +2152,19 @@ function compare(a: readonly Placed[], b: readonly Placed[]): Verdict {
  */
 function mergeFields(placed: readonly Placed[]): readonly Placed[] {
   if (placed.length < 2) return placed;
+  // Kept per list while it holds as many placements (lists only grow, and records never change): a value is
+  // compared with dozens of siblings, again each time its records are decided.
+  const kept = mergedFields.get(placed);
+  if (kept !== undefined && kept.length === placed.length) return kept.merged;
+  const merged = mergeFieldsOf(placed);
+  mergedFields.set(placed, { length: placed.length, merged });
+  return merged;
+}
+
+/** What `mergeFields` gave each list of placements, and for how many placements. */
+const mergedFields = new WeakMap<readonly Placed[], { length: number; merged: readonly Placed[] }>();
+
+function mergeFieldsOf(placed: readonly Placed[]): readonly Placed[] {
   const byRoute = new Map<string, Placed[]>();
   for (const one of placed) {
     const route = routeOf(one);
@@ -2387,7 +2544,20 @@ function literalText(given: Segment, resolved: Segment): string | undefined {
 
 /** A placement's method and what follows it (`GET /brands`): its route from that position on. */
 function routeOf(one: Placed): string {
-  return `${one.record.method} ${continuation(one.resolved, one.at)}`;
+  // Kept on the placement: its record and resolved segments never change.
+  return (one.route ??= `${one.record.method} ${continuation(one.resolved, one.at)}`);
+}
+
+/** What follows each position (see `continuation`), from the first to the last. */
+function continuations(segments: readonly Segment[]): string[] {
+  const out = new Array<string>(segments.length);
+  let rest = '';
+  for (let at = segments.length - 1; at >= 0; at--) {
+    out[at] = rest;
+    const segment = segments[at]!;
+    rest = `/${segment.kind === 'param' ? '{}' : encodeSegment(segment.text)}${rest}`;
+  }
+  return out;
 }
 
 /** What follows position `at`, as a key: literals by their canonical text, parameters as `{}`. */

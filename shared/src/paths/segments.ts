@@ -62,8 +62,13 @@ export function decodeOrKeep(text: string, decode: (encoded: string) => string):
  * reads as a separator, an escape or a parameter. `decodeSegment(encodeSegment(s)) === s`.
  */
 export function encodeSegment(text: string): string {
+  // Most segments need no escape (what `encodeURIComponent` leaves as is, and the `pchar`s put back below): as they are.
+  if (UNESCAPED.test(text)) return text;
   return encodeURIComponent(text).replace(/%(?:24|26|2B|2C|3A|3B|3D|40)/g, (escape) => decodeURIComponent(escape));
 }
+
+/** Text `encodeSegment` gives back unchanged: unreserved characters and the sub-delimiters, `:` and `@` kept in a segment. */
+const UNESCAPED = /^[\w.~!*'()$&+,;=:@-]*$/;
 
 /** How sure we are that a literal is an identifier (a value) rather than a name. */
 export type IdentifierStrength = 'none' | 'weak' | 'strong';
