@@ -3,6 +3,7 @@
  * (ingest/evidence-folder.ts), so a take is bounded by batches and by the payloads' stored bytes,
  * oldest first, one batch at least, and says whether a bound left some queued.
  */
+import { randomBytes } from 'node:crypto';
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
 import { packList } from '../src/evidence/queued-payload';
 import { createMigratedDatabase, type MigratedDatabase } from './support';
@@ -81,4 +82,28 @@ it('takes the oldest batches up to a bound of bytes, one at least, and says what
   expect(last.batches.map((batch) => batch.exchanges[0]?.path.split('/')[1])).toEqual(['batch-5']);
   expect(last.left).toBe(false);
   expect(await take(500, 100 * size)).toEqual({ batches: [], left: false });
+});
+
+it('keeps a batch’s lists compressed in its queue row, out of line only when the row would not fit a page', async () => {
+  await queue(1, 200); // ~37 KB of JSON text: past the 2 KB at which values go out of line by default
+  // 24 KB that do not compress (random hexadecimal digits as path names)
+  const random = Array.from({ length: 600 }, () => ({ method: 'GET', path: `/${randomBytes(20).toString('hex')}` }));
+  await db.ds.query(
+    `INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, packed_exchanges, packed_minutes, packed_consumers)
+     VALUES ($1, $2, 'b1', NULL, now(), '[]', '[]', $3)`,
+    [projectId, rowId, packList(random)],
+  );
+  const stored = (await db.ds.query(
+    `SELECT pg_column_compression(packed_exchanges) AS exchanges, pg_column_toast_chunk_id(packed_exchanges) IS NULL AS inline,
+            pg_column_toast_chunk_id(packed_consumers) IS NULL AS "consumersInline"
+       FROM evidence_queue WHERE row_id = $1 ORDER BY id`,
+    [rowId],
+  )) as Array<{ exchanges: string | null; inline: boolean; consumersInline: boolean }>;
+  expect(stored).toEqual([
+    { exchanges: 'pglz', inline: true, consumersInline: true },
+    { exchanges: null, inline: true, consumersInline: false },
+  ]);
+  const { batches } = await take(500, 100 * 1024 * 1024);
+  expect(batches.map((batch) => batch.exchanges.length)).toEqual([200, 0]);
+  expect(batches[1]?.consumers).toEqual(random);
 });

@@ -13,7 +13,6 @@ import {
   type EndpointConsumersRow,
   MAX_CONSUMER_DAYS,
   type MatrixKind,
-  type WireObservation,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
 import type { EntityManager } from 'typeorm';
@@ -45,38 +44,56 @@ export const MAX_LABEL_LENGTH = 200;
 const dayOf = (time: string | number): string => new Date(time).toISOString().slice(0, 10);
 
 /**
- * A fold's consumer days (of its batches, `packedConsumerDays`) as rows: one per endpoint, status and
- * day, with each consumer's calls added up and its last call (epoch milliseconds).
+ * One endpoint and status of a batch's queued consumer calls (`packedConsumerDays`), as unpacked:
+ * `calls` holds (consumer, calls, last call in epoch milliseconds) triples, flat; each triple's day
+ * is its last call's UTC day (a consumer called on two days has a triple for each).
  */
-export function consumerRows(days: Iterable<ConsumerDay>): ConsumerRow[] {
+export interface QueuedConsumerCalls {
+  method: string;
+  path: string;
+  status: number;
+  calls: Array<string | number>;
+}
+
+/** A queued list's item: as queued since session 24, or a `ConsumerDay` as queued before (a row still queued then). */
+export type QueuedConsumers = QueuedConsumerCalls | ConsumerDay;
+
+/**
+ * A fold's queued consumer calls (of its batches, `packedConsumerDays`) as rows: one per endpoint,
+ * status and day, with each consumer's calls added up and its last call (epoch milliseconds).
+ * Reads items queued before session 24 too (`ConsumerDay`s, one per consumer and day).
+ */
+export function consumerRows(items: Iterable<QueuedConsumers>): ConsumerRow[] {
   const rows = new Map<string, ConsumerRow>();
-  for (const d of days) {
-    const key = `${d.method}\u0000${d.path}\u0000${d.status}\u0000${d.day}`;
+  const days = new Map<number, string>();
+  const add = (item: QueuedConsumers, consumer: string, calls: number, at: number, day: string): void => {
+    const key = `${item.method}\u0000${item.path}\u0000${item.status}\u0000${day}`;
     let row = rows.get(key);
     if (row === undefined)
-      rows.set(key, (row = { method: d.method, path: d.path, status: d.status, day: d.day, consumers: new Map() }));
-    const at = Date.parse(d.lastCall);
-    const before = row.consumers.get(d.consumer);
-    row.consumers.set(
-      d.consumer,
-      before === undefined ? [d.calls, at] : [before[0] + d.calls, Math.max(before[1], at)],
-    );
+      rows.set(key, (row = { method: item.method, path: item.path, status: item.status, day, consumers: new Map() }));
+    const before = row.consumers.get(consumer);
+    row.consumers.set(consumer, before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)]);
+  };
+  for (const item of items) {
+    if (!Array.isArray(item.calls)) {
+      const d = item as ConsumerDay;
+      add(d, d.consumer, d.calls, Date.parse(d.lastCall), d.day);
+      continue;
+    }
+    const calls = item.calls;
+    for (let i = 0; i + 2 < calls.length; i += 3) {
+      const at = calls[i + 2] as number;
+      const dayNumber = Math.floor(at / DAY_MS);
+      let day = days.get(dayNumber);
+      if (day === undefined) days.set(dayNumber, (day = dayOf(dayNumber * DAY_MS)));
+      add(item, calls[i] as string, calls[i + 1] as number, at, day);
+    }
   }
   return [...rows.values()];
 }
 
-/** A consumer day as a row of its packed list, in `CONSUMER_DAY_FIELDS`' order. */
-type ConsumerDayRow = [string, string, number, string, string, number, string];
-/** The fields of a packed consumer day, `method` and `path` first (queued-payload.ts). */
-const CONSUMER_DAY_FIELDS: ReadonlyArray<keyof ConsumerDay> = [
-  'method',
-  'path',
-  'status',
-  'consumer',
-  'day',
-  'calls',
-  'lastCall',
-];
+/** The fields of a packed item of queued consumer calls, `method` and `path` first (queued-payload.ts). */
+const CONSUMER_CALLS_FIELDS: ReadonlyArray<keyof QueuedConsumerCalls> = ['method', 'path', 'status', 'calls'];
 
 /**
  * A batch's consumer calls folded per endpoint, status, consumer and day (of each consumer's last
@@ -84,38 +101,48 @@ const CONSUMER_DAY_FIELDS: ReadonlyArray<keyof ConsumerDay> = [
  * that identify no consumers add nothing. The batch statement queues them without the endpoints the
  * capture did not keep (past its cap), as it does the evidence (WRITE_BATCH).
  *
- * Made packed, as `evidence_queue` keeps them (`packList`'s JSON text of the `ConsumerDay`s, equal
- * to it byte for byte), in one pass: each day is merged into its row of the table as it is made,
- * never an object (issue 20: the days as objects, then the table from them, allocated 88 KiB for
- * the scale bench's 40-row batch; this 55 KiB).
+ * Made packed, as `evidence_queue` keeps them (`packList`'s JSON text of `QueuedConsumerCalls`, equal
+ * to it byte for byte), in one pass, never an object a day (issue 20: the days as objects, then the
+ * table from them, allocated 88 KiB for the scale bench's 40-row batch). One item per endpoint and
+ * status, its consumers' (consumer, calls, last call) triples flat, the last call in epoch
+ * milliseconds and no day (it is the last call's): the scale batch's 8.9 KB of text (an item per
+ * consumer and day, each naming its endpoint, day and last call as text) are 4.4 KB, stored in
+ * 0.74 KB instead of 1.06 (issue 20, session 24).
  */
 export function packedConsumerDays(batch: BatchMessage): string {
-  // Merged by key as they are made (calls added, the latest last call): a batch queues each once.
-  // NUL cannot occur in a validated method, path or pseudonym.
-  const merged = new Map<string, ConsumerDayRow>();
-  const table: unknown[] = [CONSUMER_DAY_FIELDS];
-  // A batch's times are mostly a few distinct ones: each one's day is made once.
-  const dayOfTime = new Map<string, string>();
-  const add = (o: WireObservation, endpoint: string, consumer: string, calls: number, at: string): void => {
-    let day = dayOfTime.get(at);
-    if (day === undefined) dayOfTime.set(at, (day = dayOf(at)));
-    const key = `${endpoint}${consumer}\u0000${day}`;
-    const row = merged.get(key);
-    if (row === undefined) {
-      const made: ConsumerDayRow = [o.method, o.path, o.status, consumer, day, calls, at];
-      merged.set(key, made);
-      table.push(made);
-    } else {
-      row[5] += calls;
-      if (Date.parse(at) > Date.parse(row[6])) row[6] = at;
-    }
-  };
+  // Per endpoint and status its item, and where each (consumer, day) triple is in its calls.
+  const items = new Map<string, { calls: Array<string | number>; at: Map<string, number> }>();
+  const table: unknown[] = [CONSUMER_CALLS_FIELDS];
+  // A batch's times are mostly a few distinct ones: each one is parsed once.
+  const msOfTime = new Map<string, number>();
   for (const o of batch.observations) {
     if (o.consumers === undefined) continue;
-    const endpoint = `${o.method}\u0000${o.path}\u0000${o.status}\u0000`;
-    add(o, endpoint, ALL_CALLS, o.count, o.lastSeen);
-    for (const c of o.consumers) add(o, endpoint, c.id, c.count, c.lastSeen);
-    if (o.consumersOverflow) add(o, endpoint, OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
+    // NUL cannot occur in a validated method or path.
+    const key = `${o.method}\u0000${o.path}\u0000${o.status}`;
+    let item = items.get(key);
+    if (item === undefined) {
+      item = { calls: [], at: new Map() };
+      items.set(key, item);
+      table.push([o.method, o.path, o.status, item.calls]);
+    }
+    const { calls: list, at: positions } = item;
+    const add = (consumer: string, calls: number, time: string): void => {
+      let ms = msOfTime.get(time);
+      if (ms === undefined) msOfTime.set(time, (ms = Date.parse(time)));
+      // Merged by consumer and day (calls added, the latest last call): a batch queues each once.
+      const at = `${consumer}\u0000${Math.floor(ms / DAY_MS)}`;
+      const position = positions.get(at);
+      if (position === undefined) {
+        positions.set(at, list.length);
+        list.push(consumer, calls, ms);
+      } else {
+        list[position + 1] = (list[position + 1] as number) + calls;
+        if (ms > (list[position + 2] as number)) list[position + 2] = ms;
+      }
+    };
+    add(ALL_CALLS, o.count, o.lastSeen);
+    for (const c of o.consumers) add(c.id, c.count, c.lastSeen);
+    if (o.consumersOverflow) add(OTHER_CONSUMERS, o.consumersOverflow, o.lastSeen);
   }
   return table.length === 1 ? '[]' : JSON.stringify(table);
 }
@@ -212,14 +239,14 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * The consumer days of batches of one environment row (queued with their evidence, made by
+   * The consumer calls of batches of one environment row (queued with their evidence, made by
    * `packedConsumerDays`), folded at once (`consumerRows`). @returns their write, in the transaction of
    * the row's fold (ingest/evidence-folder.ts): the fold holds the row, so no other transaction
    * writes these counts meanwhile, and each batch is counted once, when it leaves the queue.
    */
   recordFolded(
     projectId: string,
-    batches: ReadonlyArray<readonly ConsumerDay[]>,
+    batches: ReadonlyArray<readonly QueuedConsumers[]>,
   ): (manager: Pick<EntityManager, 'query'>, row: { id: string; kind: MatrixKind }) => Promise<void> {
     const rows = consumerRows(batches.flat());
     return (manager, row) => this.repository.addRows(manager, projectId, row, rows);

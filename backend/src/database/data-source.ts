@@ -59,6 +59,7 @@ import { CaptureEndpointCounts1795946000000 } from './migrations/1795946000000-C
 import { BatchWithoutSharedRowLock1795950000000 } from './migrations/1795950000000-BatchWithoutSharedRowLock';
 import { CaptureSummariesReadFromObservations1795960000000 } from './migrations/1795960000000-CaptureSummariesReadFromObservations';
 import { InstanceCountsToSix1795970000000 } from './migrations/1795970000000-InstanceCountsToSix';
+import { QueuedEvidenceInline1795975000000 } from './migrations/1795975000000-QueuedEvidenceInline';
 import { InstanceCountsAddedInPlpgsql1795980000000 } from './migrations/1795980000000-InstanceCountsAddedInPlpgsql';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
@@ -122,6 +123,7 @@ export const MIGRATIONS = [
   BatchWithoutSharedRowLock1795950000000,
   CaptureSummariesReadFromObservations1795960000000,
   InstanceCountsToSix1795970000000,
+  QueuedEvidenceInline1795975000000,
   InstanceCountsAddedInPlpgsql1795980000000,
 ];
 

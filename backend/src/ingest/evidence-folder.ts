@@ -4,8 +4,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { PeriodicJob } from '../common/periodic';
 import { connectDataSource, createDataSource } from '../database/data-source';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import type { ConsumerDay } from '../consumers/consumers.repository';
-import { ConsumersService } from '../consumers/consumers.service';
+import { ConsumersService, type QueuedConsumers } from '../consumers/consumers.service';
 import { EvidenceService, type QueuedFoldListener } from '../evidence/evidence.service';
 import { FoldStatistics } from './fold-statistics';
 import type { RuntimeMinute } from '../runtime/runtime.repository';
@@ -107,7 +106,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       );
       const days = consumers.recordFolded(
         projectId,
-        batches.map((batch) => batch.consumers as unknown as readonly ConsumerDay[]),
+        batches.map((batch) => batch.consumers as unknown as readonly QueuedConsumers[]),
       );
       return async (manager, row) => {
         await minutes(manager, row);

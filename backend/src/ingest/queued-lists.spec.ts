@@ -1,12 +1,13 @@
 /** What a batch queues beside its exchanges: its consumer days and runtime minutes (issue 20). */
 import type { BatchMessage, WireObservation } from '@spectator/shared';
 import { ALL_CALLS, OTHER_CONSUMERS } from '../consumers/consumers.repository';
-import type { ConsumerDay } from '../consumers/consumers.repository';
-import { packedConsumerDays } from '../consumers/consumers.service';
+import type { ConsumerDay, ConsumerRow } from '../consumers/consumers.repository';
+import { consumerRows, packedConsumerDays, type QueuedConsumers } from '../consumers/consumers.service';
 import { packList, unpackList } from '../evidence/queued-payload';
 
-/** A batch's consumer days as the fold reads them back. */
-const consumerDays = (batch: BatchMessage): ConsumerDay[] => unpackList<ConsumerDay>(packedConsumerDays(batch));
+/** A batch's consumer calls as the fold reads them back and folds them. */
+const consumerDays = (batch: BatchMessage): ConsumerRow[] =>
+  consumerRows(unpackList<QueuedConsumers>(packedConsumerDays(batch)));
 import { runtimeMinutes } from '../runtime/runtime.service';
 
 const a = '0123456789abcdef';
@@ -34,7 +35,7 @@ const batchOf = (observations: WireObservation[]): BatchMessage => ({
 
 describe('packedConsumerDays, read back', () => {
   it("merges a batch's calls per endpoint, status, consumer and day, keeping the latest call", () => {
-    const days = consumerDays(
+    const rows = consumerDays(
       batchOf([
         { ...row, consumers: [{ id: a, count: 3, lastSeen: '2026-11-28T23:59:00.000Z' }], consumersOverflow: 2 },
         {
@@ -50,76 +51,87 @@ describe('packedConsumerDays, read back', () => {
         { ...row, path: '/quiet' },
       ]),
     );
-    const key = { method: 'GET', path: '/posts', status: 200 };
-    expect(days).toEqual([
-      { ...key, consumer: ALL_CALLS, day: '2026-11-28', calls: 9, lastCall: '2026-11-28T23:59:59.000Z' },
-      { ...key, consumer: a, day: '2026-11-28', calls: 4, lastCall: '2026-11-28T23:59:30.000Z' },
-      { ...key, consumer: OTHER_CONSUMERS, day: '2026-11-28', calls: 2, lastCall: '2026-11-28T23:59:59.000Z' },
-      { ...key, consumer: b, day: '2026-11-29', calls: 3, lastCall: '2026-11-29T00:00:01.000Z' },
-      { ...key, status: 404, consumer: ALL_CALLS, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T23:59:59.000Z' },
-      { ...key, status: 404, consumer: a, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T10:00:00.000Z' },
+    const at = (time: string): number => Date.parse(time);
+    expect(rows.map((r) => [r.path, r.status, r.day, Object.fromEntries(r.consumers)])).toEqual([
+      [
+        '/posts',
+        200,
+        '2026-11-28',
+        {
+          [ALL_CALLS]: [9, at('2026-11-28T23:59:59.000Z')],
+          [a]: [4, at('2026-11-28T23:59:30.000Z')],
+          [OTHER_CONSUMERS]: [2, at('2026-11-28T23:59:59.000Z')],
+        },
+      ],
+      ['/posts', 200, '2026-11-29', { [b]: [3, at('2026-11-29T00:00:01.000Z')] }],
+      [
+        '/posts',
+        404,
+        '2026-11-28',
+        { [ALL_CALLS]: [1, at('2026-11-28T23:59:59.000Z')], [a]: [1, at('2026-11-28T10:00:00.000Z')] },
+      ],
     ]);
+  });
+
+  it('is folded as the consumer days queued before session 24 were (a row still queued then)', () => {
+    const batch = batchOf([
+      { ...row, consumers: [{ id: a, count: 3, lastSeen: '2026-11-28T23:59:00.000Z' }], consumersOverflow: 2 },
+      { ...row, status: 404, count: 1, consumers: [{ id: b, count: 1, lastSeen: '2026-11-29T00:00:01.000Z' }] },
+    ]);
+    const key = { method: 'GET', path: '/posts', status: 200 };
+    const before: ConsumerDay[] = [
+      { ...key, consumer: ALL_CALLS, day: '2026-11-28', calls: 5, lastCall: '2026-11-28T23:59:59.000Z' },
+      { ...key, consumer: a, day: '2026-11-28', calls: 3, lastCall: '2026-11-28T23:59:00.000Z' },
+      { ...key, consumer: OTHER_CONSUMERS, day: '2026-11-28', calls: 2, lastCall: '2026-11-28T23:59:59.000Z' },
+      { ...key, status: 404, consumer: ALL_CALLS, day: '2026-11-28', calls: 1, lastCall: '2026-11-28T23:59:59.000Z' },
+      { ...key, status: 404, consumer: b, day: '2026-11-29', calls: 1, lastCall: '2026-11-29T00:00:01.000Z' },
+    ];
+    expect(consumerRows(unpackList<ConsumerDay>(packList(before)))).toEqual(consumerDays(batch));
+    // Both kinds in one fold (batches queued before and after an upgrade) add up.
+    const both = consumerRows([
+      ...unpackList<QueuedConsumers>(packList(before)),
+      ...unpackList<QueuedConsumers>(packedConsumerDays(batch)),
+    ]);
+    expect(both.map((r) => Object.fromEntries(r.consumers)[ALL_CALLS]?.[0])).toEqual([10, 2]);
   });
 });
 
 describe('packedConsumerDays', () => {
-  it('is the days packed as the queue keeps them, byte for byte, method and path first', () => {
+  it('is the calls packed as the queue keeps them, byte for byte, method and path first', () => {
     const batch = batchOf([
       { ...row, consumers: [{ id: a, count: 3, lastSeen: '2026-11-28T23:59:00.000Z' }], consumersOverflow: 2 },
       { ...row, path: '/p"\\ü', consumers: [{ id: b, count: 1, lastSeen: '2026-11-29T00:00:01.000Z' }] },
       { ...row, consumers: [{ id: a, count: 1, lastSeen: '2026-11-28T23:59:30.000Z' }] },
     ]);
     const packed = packedConsumerDays(batch);
+    const at = (time: string): number => Date.parse(time);
     expect(packed).toBe(
       packList([
         {
           method: 'GET',
           path: '/posts',
           status: 200,
-          consumer: ALL_CALLS,
-          day: '2026-11-28',
-          calls: 10,
-          lastCall: '2026-11-28T23:59:59.000Z',
-        },
-        {
-          method: 'GET',
-          path: '/posts',
-          status: 200,
-          consumer: a,
-          day: '2026-11-28',
-          calls: 4,
-          lastCall: '2026-11-28T23:59:30.000Z',
-        },
-        {
-          method: 'GET',
-          path: '/posts',
-          status: 200,
-          consumer: OTHER_CONSUMERS,
-          day: '2026-11-28',
-          calls: 2,
-          lastCall: '2026-11-28T23:59:59.000Z',
+          calls: [
+            ALL_CALLS,
+            10,
+            at('2026-11-28T23:59:59.000Z'),
+            a,
+            4,
+            at('2026-11-28T23:59:30.000Z'),
+            OTHER_CONSUMERS,
+            2,
+            at('2026-11-28T23:59:59.000Z'),
+          ],
         },
         {
           method: 'GET',
           path: '/p"\\ü',
           status: 200,
-          consumer: ALL_CALLS,
-          day: '2026-11-28',
-          calls: 5,
-          lastCall: '2026-11-28T23:59:59.000Z',
-        },
-        {
-          method: 'GET',
-          path: '/p"\\ü',
-          status: 200,
-          consumer: b,
-          day: '2026-11-29',
-          calls: 1,
-          lastCall: '2026-11-29T00:00:01.000Z',
+          calls: [ALL_CALLS, 5, at('2026-11-28T23:59:59.000Z'), b, 1, at('2026-11-29T00:00:01.000Z')],
         },
       ]),
     );
-    expect(JSON.parse(packed)[0]).toEqual(['method', 'path', 'status', 'consumer', 'day', 'calls', 'lastCall']);
+    expect(JSON.parse(packed)[0]).toEqual(['method', 'path', 'status', 'calls']);
     expect(packedConsumerDays(batchOf([row]))).toBe('[]');
   });
 });
