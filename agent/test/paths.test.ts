@@ -751,6 +751,33 @@ describe('path templates from structure', () => {
     expect(leaked).toEqual([]);
   });
 
+  it('sends no name before an identifier at a position learned from values (/sets/{set}/{setId})', async () => {
+    // tcgdex.net (held-out 13): the sets read alone made `/sets/{set}`; a set's cards went out `/sets/canary-x/{id}`.
+    upstream = await startUpstream((req, res) => {
+      const parts = (req.url ?? '/').split('/').filter(Boolean);
+      if (parts[0] === 'sets' && parts.length === 2) return sendJson(res, 200, { id: 's', name: 'n', cards: [] });
+      if (parts[0] === 'sets' && parts.length === 3)
+        return sendJson(res, 200, { id: 'c', localId: 'l', name: 'n', set: { id: 's' } });
+      return sendJson(res, 404, { message: 'Not Found' });
+    });
+    backend = await FakeBackend.start();
+    // Held longer than the test takes, whatever the load: what is held goes out when the agent stops.
+    const agent = await startTestAgent({
+      upstream: upstream.url,
+      backend: backend.url,
+      token: 'x',
+      tuning: { pathHoldMs: 60_000 },
+    });
+    const names = ['canary-globex', 'canary-hooli', 'canary-stark-web', 'canary-tyrell', 'canary-wonka'];
+    await sendAll(
+      agent.proxyUrl,
+      ['/sets/canary-bob', '/sets/canary-acme-docs', ...names.map((name, i) => `/sets/${name}/${654124 + i}`)],
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual(['/sets/{set}', '/sets/{set}/{setId}']);
+    expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
+  });
+
   it('counts 1,000 scanner requests apart and leaves every real template intact', async () => {
     upstream = await startUpstream(namedApi());
     backend = await FakeBackend.start();

@@ -1014,6 +1014,39 @@ describe('PathLearner', () => {
     expect(learner.resolve('/cars/acme/components/engine')).toBe('/cars/acme/components/engine');
   });
 
+  it('learns names right before an identifier at a position learned from values (/sets/{set}/{setId})', () => {
+    // tcgdex.net (held-out 13): `/sets/{set}` learned from sets read alone; a set's cards, `/sets/globex/17`, went out
+    // as collections, one literal path per set (`/sets/globex/{globexId}`).
+    const set = responseKeys(inferShape({ id: 's', name: 'n', cards: [{ id: 'c' }] }));
+    const card = responseKeys(inferShape({ id: 'c', localId: 'l', name: 'n', set: { id: 's' } }));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/sets/Bob87', set],
+      ['GET', '/sets/acme-docs', set],
+      ['GET', '/sets/globex/654124', card],
+      ['GET', '/sets/hooli/846310', card],
+      ['GET', '/sets/stark/200706', card],
+    ]);
+    expect(learner.resolve(templatePath('/sets/umbrella'))).toBe('/sets/{set}');
+    // Three: a parent may have that many collections.
+    expect(learner.resolve(templatePath('/sets/globex/654124'))).toBe('/sets/globex/{globexId}');
+    learn(learner, [['GET', '/sets/tyrell/599349', card]]);
+    expect(learner.resolve(templatePath('/sets/globex/654124'))).toBe('/sets/{set}/{setId}');
+    expect(learner.resolve(templatePath('/sets/zoe/17'))).toBe('/sets/{set}/{setId}');
+    expect(learner.resolve('/sets/summary')).toBe('/sets/{set}');
+    // Collections of different resources (other fields each) beside a position of values stay literal.
+    const other = new PathLearner();
+    learn(other, [
+      ['GET', '/self/alice', set],
+      ['GET', '/self/bob', set],
+      ['GET', '/self/calls/1', repo],
+      ['GET', '/self/conferences/2', user('alice')],
+      ['GET', '/self/recordings/3', card],
+      ['GET', '/self/queues/4', responseKeys(inferShape({ size: 1 }))],
+    ]);
+    expect(other.resolve(templatePath('/self/calls/1'))).toBe('/self/calls/{callId}');
+  });
+
   it('learns names right before an identifier from four values, one pair alike, and keeps collections literal', () => {
     const learner = new PathLearner();
     const tax = responseKeys(inferShape({ countryCode: 'US', jurisdictionId: 'CA', salesTaxPercentage: '7.5' }));

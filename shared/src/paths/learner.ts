@@ -67,6 +67,11 @@ interface LearnedPosition {
    */
   names?: boolean;
   /**
+   * Learned from values (`/sets/{set}`), whose names right before a detected identifier were shown values too
+   * (`/sets/globex/17`, `/sets/hooli/18`, … four, see `decideNames`): those are values there, not collections.
+   */
+  namesToo?: boolean;
+  /**
    * Right after `api`, a version or a literal date (`/v3/{name}/brands`), where an API's resources live as at
    * the first segment (`/v1/users`, `/v1/orgs`): learned from four alike values among sixteen or more there
    * (see `decide`); its values are not held (every path of a versioned API has a segment there).
@@ -579,11 +584,7 @@ export class PathLearner {
       if (segment.kind === 'literal' && !this.learned.has(key) && this.mayLearn(segments, i, key)) return true;
       // A name before a detected identifier (`/v1/quotes/acme/{date}`, `…/wonka/{date}`): a collection or names, learned
       // from four (see `decideNames`); held, and decided when its hold ends (see `pending`).
-      if (
-        segment.kind === 'literal' &&
-        !this.learned.has(key) &&
-        this.nameBeforeIdentifier(segments, i, key, previousKey)
-      )
+      if (segment.kind === 'literal' && this.namesOpen(key) && this.nameBeforeIdentifier(segments, i, key, previousKey))
         return true;
       // An exception of a learned position (a route word by its answers, `/users/me`): held like a new literal, as what
       // comes within its hold may show it a value (see `reconsider`); a misread exception would leave at once otherwise.
@@ -655,7 +656,7 @@ export class PathLearner {
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
       const waiting =
-        segment.kind === 'literal' && at > 0 && !this.learned.has(key) && this.waiting(segments, at, key, previousKey);
+        segment.kind === 'literal' && at > 0 && this.namesOpen(key) && this.waiting(segments, at, key, previousKey);
       if (waiting) changed = true;
       else if (segment.kind === 'literal' && this.nameBefore(segments, at, key, previousKey)) plain.add(at + 1);
       out.push(waiting ? LEARNED_PARAM : segment);
@@ -701,12 +702,21 @@ export class PathLearner {
     return (
       segment.kind === 'literal' &&
       at > 0 &&
-      !this.learned.has(key) &&
+      this.namesOpen(key) &&
       next?.kind === 'param' &&
       next.name !== LEARNED &&
       !this.manyIdentifiersAfter(at, segment.text) &&
       (this.mayLearn(segments, at, key) || this.namePosition(segments, at, key, previousKey))
     );
+  }
+
+  /**
+   * May names right before a detected identifier still be learned under `key`: not learned, or learned from values
+   * only (`/sets/{set}` beside `/sets/globex/17`, see `namesToo`)?
+   */
+  private namesOpen(key: string): boolean {
+    const position = this.learned.get(key);
+    return position === undefined || plainPosition(position);
   }
 
   /** Is the literal at `at` (under `key`) a value in waiting (see `pending`)? */
@@ -719,7 +729,7 @@ export class PathLearner {
     const next = segments[at + 1];
     if (next?.kind !== 'param' || next.name === LEARNED || this.manyIdentifiersAfter(at, text)) return false;
     let names: boolean;
-    if (this.mayLearn(segments, at, key)) names = false;
+    if (!this.learned.has(key) && this.mayLearn(segments, at, key)) names = false;
     else if (this.namePosition(segments, at, key, previousKey)) names = true;
     else return false;
     if (!this.comparable(key, text, mine, names)) return false;
@@ -799,7 +809,10 @@ export class PathLearner {
       // (`/sales_tax/{salesTax}/{id}`), only those are values: `/sales_tax/summary` keeps its text.
       const collection = isCollection([...out, segment, ...segments.slice(at + 1, at + 2)], at);
       const next: Segment =
-        value && (position?.names === true ? collection : !collection || (at === 0 && isPlainNumber(segment.text)))
+        value &&
+        (position?.names === true
+          ? collection
+          : !collection || position?.namesToo === true || (at === 0 && isPlainNumber(segment.text)))
           ? { kind: 'param', name: LEARNED }
           : segment;
       out.push(next);
@@ -1374,6 +1387,11 @@ export class PathLearner {
           position.strict = true;
           changed = true;
         }
+        // Names before identifiers that later values show collections after all (see `namesShown`).
+        if (position.namesToo === true && !this.namesShown(key, this.index.get(key) ?? new Map())) {
+          position.namesToo = false;
+          changed = true;
+        }
         if (this.supported(key)) continue;
         this.learned.delete(key);
         changed = true;
@@ -1595,8 +1613,21 @@ export class PathLearner {
         if (text !== undefined && !(position?.members?.has(text) ?? false) && this.learnRoot()) return true;
       }
       // A literal at a learned position: is it an exception (a route word) or a value, with what is known now?
-      else if (text !== undefined && position !== undefined) this.reconsider(key, text, position);
-      else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key)) {
+      else if (text !== undefined && position !== undefined) {
+        // Names before identifiers at a position learned from values (`/sets/globex/17` beside `/sets/{set}`).
+        if (
+          segment.kind === 'literal' &&
+          plainPosition(position) &&
+          isCollection(resolved, at) &&
+          !this.afterWord(resolved, at, previousKey) &&
+          this.namesBefore(resolved, at, key)
+        ) {
+          position.namesToo = true;
+          this.learnedCount++;
+          return true;
+        }
+        this.reconsider(key, text, position);
+      } else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key)) {
         // A value ending its path beside a collection (`/locale/currencies` beside `/locale/timezones/17`).
         const leaf = at === resolved.length - 1 && this.besideCollection(key, at);
         // Right after a value of a position learned after a version (`/v3/{name}/brands`): its route words.
@@ -1779,6 +1810,17 @@ export class PathLearner {
    * version, nor where identifiers are seen with the same continuation.
    */
   private decideNames(resolved: readonly Segment[], at: number, key: string): boolean {
+    if (!this.namesBefore(resolved, at, key)) return false;
+    const siblings = this.index.get(key)!;
+    const position: LearnedPosition = { exceptions: new Set(), names: true };
+    this.learned.set(key, position);
+    this.learnedCount++;
+    for (const other of siblings.keys()) this.reconsider(key, other, position);
+    return true;
+  }
+
+  /** Do the literal at `at` (right before a detected identifier) and its siblings show names (see `decideNames`)? */
+  private namesBefore(resolved: readonly Segment[], at: number, key: string): boolean {
     const segment = resolved[at]!;
     if (segment.kind !== 'literal' || at === 0 || namesAfter(resolved, at - 1)) return false;
     if (this.identifierPositions.has(`${key}|${continuation(resolved, at)}`)) return false;
@@ -1786,12 +1828,7 @@ export class PathLearner {
     const mine = siblings?.get(segment.text);
     if (!siblings || !mine || siblings.size < MANY_SIBLINGS || !this.comparable(key, segment.text, mine, true))
       return false;
-    if (!this.namesShown(key, siblings)) return false;
-    const position: LearnedPosition = { exceptions: new Set(), names: true };
-    this.learned.set(key, position);
-    this.learnedCount++;
-    for (const other of siblings.keys()) this.reconsider(key, other, position);
-    return true;
+    return this.namesShown(key, siblings);
   }
 
   /**
@@ -2103,6 +2140,17 @@ function restKinds(segments: readonly Segment[], at: number): string {
   let out = '';
   for (let k = at + 1; k < segments.length; k++) out += segments[k]!.kind === 'param' ? '/{}' : '/s';
   return out;
+}
+
+/** A position learned from values only: not the first segment's, after names, strict or of names (see `namesToo`). */
+function plainPosition(position: LearnedPosition): boolean {
+  return (
+    position.members === undefined &&
+    position.strict !== true &&
+    position.names !== true &&
+    position.namesToo !== true &&
+    position.afterNames !== true
+  );
 }
 
 /**
