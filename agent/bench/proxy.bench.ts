@@ -20,6 +20,7 @@
  * observing switch and agent processes (each in turn) of the observing-cost part (60, 250, 3);
  * `BENCH_PAIRED_WARMUP`: seconds each of those agents first observes each endpoint (12);
  * `BENCH_PAIRED_DUMP`: a file for each stretch's windows; `BENCH_AGENT_NODE_FLAGS`: Node flags of the agents;
+ * `BENCH_AGENT_MALLOC=0`: agents without the allocator setting the CLI gives them (src/malloc.ts);
  * `BENCH_AGENT_OBSERVE=count|nowatch`: observing agents that only count, or shape but watch no body (contender.ts);
  * `BENCH_PART=paired`: the observing-cost part alone; `BENCH_SCENARIOS=32 conn` (comma-separated
  * parts of scenario names, `&` joining parts one name must all hold): those scenarios alone.
@@ -30,6 +31,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
+import { AGENT_MALLOC_ENV, AGENT_MALLOC_MARK } from '../src/malloc';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
@@ -106,6 +108,14 @@ interface Cell {
 const CONTENDER_SCRIPT = path.join(__dirname, 'contender.js');
 /** `BENCH_AGENT_NODE_FLAGS`: Node/V8 flags for the agent contenders only (`--max-semi-space-size=2`), space-separated. */
 const AGENT_NODE_FLAGS = (process.env.BENCH_AGENT_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+/**
+ * The agent contenders run with the allocator settings the CLI gives the agent's process (src/malloc.ts;
+ * the CLI sets them where Node can restart itself in place: the image's Node 24). `BENCH_AGENT_MALLOC=0`: without.
+ */
+const AGENT_ENV: NodeJS.ProcessEnv =
+  process.env.BENCH_AGENT_MALLOC === '0'
+    ? process.env
+    : { ...process.env, ...AGENT_MALLOC_ENV, [AGENT_MALLOC_MARK]: '1' };
 
 /** Contender processes still running: stopped when the bench ends, also when it fails. */
 const spawned = new Set<ChildProcess>();
@@ -118,6 +128,7 @@ async function spawnParty(name: string, kind: string, target = ''): Promise<Part
   const flags = kind.startsWith('agent') ? AGENT_NODE_FLAGS : [];
   const child = spawn(process.execPath, [...flags, CONTENDER_SCRIPT, kind, target], {
     stdio: ['pipe', 'pipe', 'pipe'],
+    env: kind.startsWith('agent') ? AGENT_ENV : process.env,
   });
   const lines = readline.createInterface({ input: child.stdout! });
   // mockttp reports every request autocannon cuts at the end of a run; keep only real errors.

@@ -3,6 +3,7 @@ import { startAgent } from './agent';
 import { runCheck } from './check';
 import { ConfigError, helpText, parseAgentConfig } from './config';
 import { runConsumerId } from './consumer-id';
+import { execWithAgentMalloc } from './malloc';
 import { agentVersion } from './version';
 
 /** A subcommand: gets the arguments after its name, resolves with the exit code. */
@@ -20,21 +21,34 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 
 /** Entry point of `spectator-agent`. Resolves with the exit code. */
 export async function main(argv: string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const command = commandOf(argv);
+  switch (command.kind) {
+    case 'subcommand':
+      return command.run(command.args, env);
+    case 'help':
+      process.stdout.write(helpText(agentVersion()));
+      return 0;
+    case 'version':
+      process.stdout.write(`${agentVersion()}\n`);
+      return 0;
+    case 'agent':
+      return runAgent(command.args, env);
+  }
+}
+
+/** What the arguments ask for: a subcommand, help, the version, or the agent itself. */
+function commandOf(
+  argv: string[],
+): { kind: 'subcommand'; run: Subcommand; args: string[] } | { kind: 'help' | 'version' | 'agent'; args: string[] } {
   const [first, ...rest] = argv;
   // A subcommand other than `run` reads its own options, --help included.
   if (first !== undefined && first !== 'run' && SUBCOMMANDS[first])
-    return (SUBCOMMANDS[first] as Subcommand)(rest, env);
+    return { kind: 'subcommand', run: SUBCOMMANDS[first] as Subcommand, args: rest };
   const args = first === 'run' ? rest : argv;
   const options = args.indexOf('--') < 0 ? args : args.slice(0, args.indexOf('--'));
-  if (options.includes('--help') || options.includes('-h')) {
-    process.stdout.write(helpText(agentVersion()));
-    return 0;
-  }
-  if (options.includes('--version') || options.includes('-v')) {
-    process.stdout.write(`${agentVersion()}\n`);
-    return 0;
-  }
-  return runAgent(args, env);
+  if (options.includes('--help') || options.includes('-h')) return { kind: 'help', args };
+  if (options.includes('--version') || options.includes('-v')) return { kind: 'version', args };
+  return { kind: 'agent', args };
 }
 
 /** Run the agent until SIGTERM or SIGINT; then shut down gracefully and exit 0. */
@@ -70,6 +84,8 @@ async function runAgent(argv: string[], env: NodeJS.ProcessEnv): Promise<number>
 
 /** Runs `spectator-agent` with this process's arguments and exits with its code (the bin calls this). */
 export function run(): void {
+  // The proxy runs with glibc's top pad (malloc.ts): this restarts the process in place when it must.
+  if (commandOf(process.argv.slice(2)).kind === 'agent') execWithAgentMalloc(process);
   main(process.argv.slice(2), process.env).then(
     (code) => process.exit(code),
     (err: unknown) => {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import type { Logger } from './log';
+import { appEnv } from './malloc';
 
 export interface SupervisorOptions {
   /** Program and arguments; `{PORT}` in an argument is replaced by the port. */
@@ -58,7 +59,7 @@ export class CommandSupervisor {
       args.map((arg) => arg.replaceAll('{PORT}', port)),
       {
         stdio: this.options.stdio ?? 'inherit',
-        env: { ...process.env, PORT: port },
+        env: { ...appEnv(process.env), PORT: port },
         detached: process.platform !== 'win32',
       },
     );

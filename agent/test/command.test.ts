@@ -158,3 +158,43 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
     expect(survivors(dir)).toEqual([]);
   }, 30_000);
 });
+
+describe("the agent's allocator (src/malloc.ts)", () => {
+  /** Where Node can restart a process in place (`process.execve`, Node 22.15 / 23.11 and later). */
+  const canExec = typeof (process as { execve?: unknown }).execve === 'function';
+
+  it('the CLI runs the agent with glibc’s top pad where Node can; the app it starts does not inherit it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-malloc-'));
+    fs.writeFileSync(
+      path.join(dir, 'app.js'),
+      `require('node:http').createServer((req, res) => res.end(JSON.stringify({
+         pad: process.env.MALLOC_TOP_PAD_ ?? null, mark: process.env.SPECTATOR_AGENT_MALLOC ?? null,
+       }))).listen(Number(process.env.PORT), '127.0.0.1');`,
+    );
+    // As started (the CLI restarts itself where it can), and as after that restart (pad and mark set).
+    for (const env of [{}, { MALLOC_TOP_PAD_: '16777216', SPECTATOR_AGENT_MALLOC: '1' }]) {
+      const { code } = await runCli(
+        ['--listen', '127.0.0.1:0', '--config', '/nonexistent.yml', '--', process.execPath, path.join(dir, 'app.js')],
+        env,
+        async (agent, out) => {
+          const proxy = await proxyUrlOf(out);
+          // The same process id after the restart: what glibc of this process read.
+          const environ = fs.readFileSync(`/proc/${agent.pid}/environ`, 'utf8').split('\0');
+          const padded = canExec || 'MALLOC_TOP_PAD_' in env;
+          expect(environ.includes('MALLOC_TOP_PAD_=16777216')).toBe(padded);
+          const seen = await waitFor(
+            'app answering',
+            () =>
+              fetch(proxy)
+                .then((r) => (r.ok ? r.json() : null))
+                .catch(() => null),
+            15_000,
+          );
+          expect(seen).toEqual({ pad: null, mark: null });
+          agent.kill('SIGTERM');
+        },
+      );
+      expect(code).toBe(0);
+    }
+  }, 40_000);
+});
