@@ -49,7 +49,29 @@ export const PROFILE_FLAGS = [
   'track_io_timing=on',
   '-c',
   'pg_stat_statements.track_planning=on',
+  // Every autovacuum and autoanalyze logged, with the CPU it took (`autovacuumCpu`).
+  '-c',
+  'log_autovacuum_min_duration=0',
 ];
+
+/**
+ * The CPU autovacuum took per table and kind (vacuum, analyze), summed from PostgreSQL's log lines
+ * (`log_autovacuum_min_duration = 0`: "automatic analyze of table … system usage: CPU: user: … s,
+ * system: … s"), most first: CPU seconds do not grow with the machine's load as wall times do.
+ */
+export function autovacuumCpu(log: string): Array<{ table: string; kind: string; runs: number; seconds: number }> {
+  const sums = new Map<string, { table: string; kind: string; runs: number; seconds: number }>();
+  const entry =
+    /automatic (vacuum|analyze) of table "(?:[^".]+\.)?(?:[^".]+\.)?([^"]+)"[\s\S]*?CPU: user: ([\d.]+) s, system: ([\d.]+) s/g;
+  for (const [, kind, table, user, system] of log.matchAll(entry)) {
+    const key = `${table} ${kind}`;
+    const sum = sums.get(key) ?? { table: table as string, kind: kind as string, runs: 0, seconds: 0 };
+    sum.runs++;
+    sum.seconds += Number(user) + Number(system);
+    sums.set(key, sum);
+  }
+  return [...sums.values()].sort((a, b) => b.seconds - a.seconds);
+}
 
 /** What the profile needs in the bench's database (`pg_walinspect`: superuser, which the bench is). */
 export const PROFILE_EXTENSIONS = ['pg_stat_statements', 'pg_walinspect'];

@@ -74,6 +74,7 @@ import { connectTestAgent, helloMessage, type TestAgent } from '../test/support/
 import { loadAverage, median, percentile, plainInsert, runBench, scaleRows, scaleRowsOf, SHAPES } from './harness';
 import { BackgroundSampler, besideLine } from './scale-background';
 import {
+  autovacuumCpu,
   monotonicMicros,
   PhaseProfiler,
   type PhaseWindow,
@@ -841,12 +842,15 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'spectator-scale-'));
   await chmod(dir, 0o755); // the embedded PostgreSQL runs as its own user
   const lockLines: string[] = [];
+  /** PostgreSQL's log, kept with BENCH_SCALE_PROFILE (autovacuum's CPU is read from it). */
+  let serverLog = '';
   if (PROFILE !== null) await mkdir(PROFILE, { recursive: true });
   const database = await startEmbeddedPostgres({
     dir: path.join(dir, 'pg'),
     persistent: false,
     flags: [...(PROFILE === null ? [] : PROFILE_FLAGS), ...PG_SETTINGS.flatMap((pair) => ['-c', pair])],
     onLog: (message) => {
+      if (PROFILE !== null && serverLog.length < 50e6) serverLog += message;
       // A wait's line, with the statement that waited (the lines after it, in the same chunk or the next).
       if (message.includes('still waiting for')) lockLines.push(message);
       else if (lockLines.length > 0 && /^\s*(\S+ \S+ UTC \[\d+\] )?(DETAIL|CONTEXT|STATEMENT):/m.test(message))
@@ -1342,6 +1346,13 @@ async function main(): Promise<void> {
         console.log(
           `    ${t.table}: ${t.vacuums} vacuums ${t.vacuumMs.toFixed(0)} ms, ${t.analyzes} analyzes ${t.analyzeMs.toFixed(0)} ms`,
         );
+      const autovacuumCpuSums = autovacuumCpu(serverLog);
+      console.log(
+        `  autovacuum's CPU over the run (its log lines: user + system): ` +
+          `${autovacuumCpuSums.reduce((n, t) => n + t.seconds, 0).toFixed(2)} s in ${autovacuumCpuSums.reduce((n, t) => n + t.runs, 0)} runs`,
+      );
+      for (const t of autovacuumCpuSums.slice(0, 12))
+        console.log(`    ${t.table} ${t.kind}: ${t.runs} runs, ${t.seconds.toFixed(2)} s`);
       // The replicas write their CPU profiles as they exit.
       for (const child of replicas) {
         child.kill('SIGTERM');

@@ -48,7 +48,7 @@ async function shapeOf(partition: string): Promise<{ constraints: string[]; inde
   )) as Array<{ i: string }>;
   const columns = (await ds.query(
     `SELECT attname || ' ' || format_type(atttypid, atttypmod) || ' ' || attnotnull ||
-            ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '') AS c
+            ' ' || coalesce(pg_get_expr(d.adbin, d.adrelid), '') || ' statistics ' || coalesce(a.attstattarget, -1) AS c
        FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
       WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
     [partition],
@@ -97,6 +97,30 @@ describe('partitions by time', () => {
     const made = partitionOf(OBSERVATIONS, later).name;
     expect(await maker(ds).cover([OBSERVATIONS], later, later)).toEqual([made]);
     expect(await shapeOf(made)).toEqual(await shapeOf(partitionOf(OBSERVATIONS, now).name));
+  });
+
+  it("takes no statistics of observations' name lists, notes and instance digits, in partitions made before and after", async () => {
+    const later = new Date(Date.now() + 28 * 24 * 3600_000);
+    const made = partitionOf(OBSERVATIONS, later).name;
+    expect(await maker(ds).cover([OBSERVATIONS], later, later)).toEqual([made]);
+    for (const partition of [made, partitionOf(OBSERVATIONS, new Date()).name]) {
+      const unanalysed = (await ds.query(
+        `SELECT attname AS name FROM pg_attribute WHERE attrelid = $1::regclass AND attstattarget = 0 ORDER BY attnum`,
+        [partition],
+      )) as Array<{ name: string }>;
+      expect({ partition, columns: unanalysed.map((c) => c.name) }).toEqual({
+        partition,
+        columns: [
+          'request_note',
+          'response_note',
+          'query',
+          'request_headers',
+          'response_headers',
+          'request_instances',
+          'response_instances',
+        ],
+      });
+    }
   });
 
   it('makes a partition of runtime rows like the default one its migration made', async () => {

@@ -61,6 +61,7 @@ import { CaptureSummariesReadFromObservations1795960000000 } from './migrations/
 import { InstanceCountsToSix1795970000000 } from './migrations/1795970000000-InstanceCountsToSix';
 import { QueuedEvidenceInline1795975000000 } from './migrations/1795975000000-QueuedEvidenceInline';
 import { InstanceCountsAddedInPlpgsql1795980000000 } from './migrations/1795980000000-InstanceCountsAddedInPlpgsql';
+import { ObservationStatisticsNarrowed1795981000000 } from './migrations/1795981000000-ObservationStatisticsNarrowed';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -125,6 +126,7 @@ export const MIGRATIONS = [
   InstanceCountsToSix1795970000000,
   QueuedEvidenceInline1795975000000,
   InstanceCountsAddedInPlpgsql1795980000000,
+  ObservationStatisticsNarrowed1795981000000,
 ];
 
 /**

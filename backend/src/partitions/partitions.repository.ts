@@ -21,6 +21,12 @@ export function checkedName(name: string): string {
   return name;
 }
 
+/** A column name from partitions.ts checked to be a plain identifier before it goes into SQL. */
+function checkedColumn(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`not a column: ${JSON.stringify(name)}`);
+  return name;
+}
+
 /** The SQL of partitions of the tables partitioned by time (partitions/partitions.ts), raw SQL in one style. */
 @Injectable()
 export class PartitionsRepository {
@@ -64,6 +70,11 @@ export class PartitionsRepository {
       await manager.query(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
       const storage = table.fillfactor === undefined ? '' : ` WITH (fillfactor = ${Math.trunc(table.fillfactor)})`;
       await manager.query(`CREATE TABLE ${name} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)${storage}`);
+      const unanalysed = table.withoutStatistics ?? [];
+      if (unanalysed.length > 0)
+        await manager.query(
+          `ALTER TABLE ${name} ${unanalysed.map((column) => `ALTER COLUMN ${checkedColumn(column)} SET STATISTICS 0`).join(', ')}`,
+        );
       if (table.withDefault) {
         await manager.query(`LOCK TABLE ${parent}_default IN ACCESS EXCLUSIVE MODE`);
         await manager.query(
