@@ -97,12 +97,8 @@ export interface QueuedEvidence {
  *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
  *  - `summaries`: the per-(capture, method, path) summaries the capture views list and keep their
  *    diff flags in, written only for the endpoints that got a new observation key or new request
- *    names on a stored one (`new_keys`: an inserted row is the one whose count is the batch's, as
- *    an update adds the batch's to a stored count, which is positive; `names_grew` is set by an
- *    update from the row as it was, since RETURNING sees only the new row and a partitioned table
- *    cannot return `xmax`, and is false on an insert: issue 20, an insert's `true` turned `false` at
- *    the row's first update, and as the column lies past both uuids that heap-only update logged
- *    42 B more, about 470 B of WAL a scale batch): a
+ *    names on a stored one (`names_grew`: true on an insert, and set by an update from the row as
+ *    it was, since RETURNING sees only the new row; a partitioned table cannot return `xmax`): a
  *    new endpoint's is inserted, a stored one's `revision` grows by one, which makes its cached
  *    diff flag stale. Every other endpoint of the batch already has its summary (written with its
  *    first observation row) and is not touched: its interactions and count of interest are read
@@ -198,7 +194,7 @@ export const WRITE_BATCH = `
                                    request_note, response_content_type, response_shape, response_note, query, request_headers,
                                    response_headers, count, first_seen, last_seen, names_grew, request_instances, response_instances)
     SELECT $2::uuid, $3::uuid, c.created_at, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
-           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, false, r.req_inst, r.res_inst
+           r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, true, r.req_inst, r.res_inst
       FROM input r CROSS JOIN capture c
     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
@@ -218,15 +214,9 @@ export const WRITE_BATCH = `
                                ELSE add_instances(o.request_instances, EXCLUDED.request_instances) END,
       response_instances = CASE WHEN o.count + EXCLUDED.count >= ${REQUIRED_INSTANCES} THEN NULL
                                 ELSE add_instances(o.response_instances, EXCLUDED.response_instances) END
-    RETURNING o.method, o.path, o.status, o.request_content_type, o.request_shape, o.response_content_type, o.response_shape,
-              o.count, o.names_grew
+    RETURNING o.method, o.path, o.names_grew
   ), new_keys AS (
-    SELECT u.method, u.path, bool_or(u.names_grew OR u.count = i.count) AS grown
-      FROM upserted u JOIN input i
-        ON i.method = u.method AND i.path = u.path AND i.status = u.status
-       AND coalesce(i.req_ct, ' ') = coalesce(u.request_content_type, ' ') AND coalesce(i.req_fp, ' ') = coalesce(u.request_shape, ' ')
-       AND coalesce(i.res_ct, ' ') = coalesce(u.response_content_type, ' ') AND coalesce(i.res_fp, ' ') = coalesce(u.response_shape, ' ')
-     GROUP BY u.method, u.path
+    SELECT method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
   ), summaries AS (
     INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, revision)
     SELECT $2::uuid, $3::uuid, k.method, k.path, 1 FROM new_keys k
