@@ -1437,47 +1437,6 @@ describe('PathLearner', () => {
     expect(learner.resolve('/stats/outbound/opens/emailclients')).toBe('/stats/outbound/opens/emailclients');
   });
 
-  it('learns the values of an enumerated parameter that recur after many names (/metrics/views/{project}/{access}/…)', () => {
-    const views = list({ project: 'p', access: 'a', agent: 'g', views: 1 });
-    const learner = new PathLearner();
-    const projects = ['acme', 'bob-infra', 'carol', 'dave-web', 'erin', 'frank-cli', 'grace', 'heidi-data', 'ivan'];
-    const traffic: Array<[string, string, readonly string[] | null]> = [];
-    // Each access value recurs after three projects (as route words do), and each leads to the same three agents.
-    for (const [i, access] of ['desktop', 'mobile-web', 'mobile-app'].entries())
-      for (const [j, agent] of ['user', 'spider', 'automated'].entries())
-        traffic.push(['GET', `/metrics/views/${projects[i * 3 + j]!}/${access}/${agent}`, views]);
-    learn(learner, traffic);
-    // The access values are one position: nine literal copies before (`/metrics/views/{view}/desktop/user`, …).
-    expect(learner.resolve('/metrics/views/judy/desktop/user')).toBe('/metrics/views/{owner}/{view}/user');
-    expect(learner.resolve('/metrics/views/judy/mobile-app/spider')).toBe('/metrics/views/{owner}/{view}/spider');
-  });
-
-  it('keeps two route words that lead to the same words literal (/repos/{owner}/{repo}/issues/comments, …/pulls/comments)', () => {
-    const comments = list({ id: 1, body: 'b', user: 'u' });
-    const events = list({ id: 1, event: 'e', actor: 'a' });
-    const learner = new PathLearner();
-    const repos = [
-      'alice/web',
-      'bob/cli',
-      'carol/api',
-      'dave/docs',
-      'erin/app',
-      'frank/site',
-      'grace/lib',
-      'heidi/sdk',
-    ];
-    const traffic: Array<[string, string, readonly string[] | null]> = [];
-    for (const [i, repo] of repos.entries()) {
-      traffic.push(['GET', `/repos/${repo}/${i % 2 === 0 ? 'issues' : 'pulls'}/comments`, comments]);
-      traffic.push(['GET', `/repos/${repo}/${i % 2 === 0 ? 'pulls' : 'issues'}/events`, events]);
-    }
-    learn(learner, traffic);
-    // `issues` and `pulls` recur after many repositories and share `comments` and `events`, but those follow two words
-    // only: the routes of two resources, not the values of one position.
-    expect(learner.resolve('/repos/ivan/web/issues/comments')).toBe('/repos/{owner}/{repo}/issues/comments');
-    expect(learner.resolve('/repos/ivan/web/pulls/events')).toBe('/repos/{owner}/{repo}/pulls/events');
-  });
-
   it('takes different values all along before an identifier for routes, not one position (/v1/historic/agg/second/wayne/{date})', () => {
     const learner = new PathLearner();
     learn(learner, [

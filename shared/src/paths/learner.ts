@@ -246,11 +246,6 @@ export class PathLearner {
   private readonly routeWordsKept = new Map<string, boolean>();
   /** Literals (a set of parents) → position → how many are values there (see `valuesAmong`), kept with route words. */
   private readonly valuesKept = new Map<ReadonlySet<string>, Map<number, number>>();
-  /** Grows when the continuations under a prefix grow (see `literalRests`): what `enumerated` looks at. */
-  private restsStamp = 0;
-  private readonly enumeratedAt = { stamp: -1, revision: -1 };
-  /** Prefix, position and text → whether a value of an enumerated parameter (see `enumerated`). */
-  private readonly enumeratedKept = new Map<string, boolean>();
   /** Prefix and value reconsidered, or decided and not learned (see `reconsider`, `decidePosition`). */
   private readonly lookedAt = new Set<string>();
   /**
@@ -805,7 +800,7 @@ export class PathLearner {
         !versionAt(segments, at) &&
         !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
         !this.besideIdentifiers(key, segment.text) &&
-        !this.routeWordUnder(key, at, segment.text) &&
+        !this.isRouteWord(at, segment.text) &&
         // After a detected identifier or a route word only where that is how the position was learned
         // (`/snapshots/{id}/{language}`, `/messages/schedule/{schedule}`).
         (position.strict === true || !this.afterWord(out, at, previousKey));
@@ -870,68 +865,8 @@ export class PathLearner {
       namesAfter(resolved, at - 1) === afterNames &&
       !this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
       !this.besideIdentifiers(key, segment.text) &&
-      !this.routeWordUnder(key, at, segment.text)
+      !this.isRouteWord(at, segment.text)
     );
-  }
-
-  /** Is `text` at `at`, under the resolved prefix `key`, a route word (see `isRouteWord`) and no enumerated value? */
-  private routeWordUnder(key: string, at: number, text: string, collections = true): boolean {
-    return this.isRouteWord(at, text, collections) && !(this.recurringOnly(at, text) && this.enumerated(key, at, text));
-  }
-
-  /**
-   * Is `text` at `at` a route word only as it recurs after values of the position before (see `isRouteWord`), not
-   * of a mirrored route, a collection, beside identifiers nor after them?
-   */
-  private recurringOnly(at: number, text: string): boolean {
-    const word = `${at}/${text}`;
-    return (
-      !this.mirrorWords.has(word) &&
-      !this.collectionWords.has(word) &&
-      (this.identifierParentsOf.get(word)?.size ?? 0) < ROUTE_WORD_PARENTS &&
-      !this.afterValuesTwice(word) &&
-      !this.besideIdentifiersOfSibling(word, text)
-    );
-  }
-
-  /**
-   * Is `text` one of the values of an enumerated parameter under the resolved prefix `key`? Such values recur
-   * after every value of the position before, as route words do (`mobile-web`, `all-access` after many projects of
-   * `/metrics/pageviews/aggregate/{project}/{access}/{agent}/…`), but a sibling leads to two or more of the same
-   * literals right after it (`…/mobile-web/all-agents`, `…/mobile-web/spider` and `…/all-access/all-agents`,
-   * `…/all-access/spider`): the values of one enumerated position lead to the same route, route words to their own.
-   */
-  private enumerated(key: string, at: number, text: string): boolean {
-    // Asked for each literal at a learned position as every record is decided again: kept while the continuations
-    // under the prefixes hold (see `keeping`).
-    if (!this.enumeratedFresh()) return this.enumeratedNow(key, at, text);
-    const kept = `${key}\n${at}/${text}`;
-    let answer = this.enumeratedKept.get(kept);
-    if (answer === undefined) this.enumeratedKept.set(kept, (answer = this.enumeratedNow(key, at, text)));
-    return answer;
-  }
-
-  /** See `enumerated`: each sibling looked at counts as work (see `work`). */
-  private enumeratedNow(key: string, at: number, text: string): boolean {
-    this.counted++;
-    const rests = this.literalRests.get(key);
-    const mine = rests?.get(text);
-    if (rests === undefined || mine === undefined) return false;
-    // Only words that recur after three literals there themselves: names that two route words happen to share
-    // (`/receivers/alice`, `/senders/alice`) are none.
-    const words = new Set(
-      [...nextWords(mine)].filter((word) => (this.parentsOf.get(`${at + 1}/${word}`)?.size ?? 0) >= ROUTE_WORD_PARENTS),
-    );
-    if (words.size < ENUM_SHARED) return false;
-    let siblings = 0;
-    for (const [other, theirs] of rests) {
-      if (other === text) continue;
-      if (siblings++ >= MAX_PARENTS) break;
-      this.counted++;
-      let shared = 0;
-      for (const word of nextWords(theirs)) if (words.has(word) && ++shared >= ENUM_SHARED) return true;
-    }
-    return false;
   }
 
   /**
@@ -962,10 +897,6 @@ export class PathLearner {
    * Are the prefixes and values looked at (see `keeping`) still so? Forgets them when a record was placed or the
    * revision changed since. False when nothing is kept.
    */
-  private enumeratedFresh(): boolean {
-    return this.keptFresh(this.enumeratedAt, this.restsStamp, () => this.enumeratedKept.clear());
-  }
-
   private lookedFresh(): boolean {
     return this.keptFresh(this.lookedAtAt, this.placements, () => this.lookedAt.clear());
   }
@@ -991,7 +922,6 @@ export class PathLearner {
     } finally {
       this.keeping = keeping;
       if (!keeping) {
-        this.enumeratedKept.clear();
         this.routeWordsKept.clear();
         this.valuesKept.clear();
         this.lookedAt.clear();
@@ -1373,10 +1303,7 @@ export class PathLearner {
           rests.set(text, (seen = new Set()));
           if (this.identifierRests.size > 0) this.routeStamp++;
         }
-        if (!seen.has(rest)) {
-          this.restsStamp++;
-          if (this.identifierRests.has(key)) this.routeStamp++;
-        }
+        if (!seen.has(rest) && this.identifierRests.has(key)) this.routeStamp++;
         seen.add(rest);
         let any = this.literalRestsAny.get(key);
         if (any === undefined) this.literalRestsAny.set(key, (any = new Set()));
@@ -1441,9 +1368,8 @@ export class PathLearner {
    * so the order traffic comes in does not decide them.
    */
   private revalidate(): void {
-    // Positions are forgotten one by one before the revision moves: the first segment's (what route words after its
-    // values depend on, see `afterRootValues`) forgets the route words kept (see `keeping`).
-    this.withKept(true, () => this.revalidateAll());
+    // Positions are forgotten one by one before the revision moves: nothing kept meanwhile (see `keeping`).
+    this.withKept(false, () => this.revalidateAll());
   }
 
   private revalidateAll(): void {
@@ -1468,7 +1394,6 @@ export class PathLearner {
         }
         if (this.supported(key)) continue;
         this.learned.delete(key);
-        if (key === '') this.routeStamp++;
         changed = true;
       }
       if (!changed) return;
@@ -1516,7 +1441,7 @@ export class PathLearner {
     const words = this.wordsAt.get(at);
     if (words === undefined) return false;
     for (const value of this.firstValues.get(key) ?? [])
-      if (words.has(value) && this.routeWordUnder(key, at, value)) return true;
+      if (words.has(value) && this.isRouteWord(at, value)) return true;
     return false;
   }
 
@@ -1648,7 +1573,6 @@ export class PathLearner {
 
   private reindexAll(): void {
     this.routeStamp++;
-    this.restsStamp++;
     this.index = new Map();
     this.firstValues = new Map();
     this.routeValues = new Map();
@@ -1874,7 +1798,7 @@ export class PathLearner {
     return (
       !isVersionLike(value) &&
       !(placed[0]!.at > 0 && isPlainNumber(value)) &&
-      !this.routeWordUnder(key, placed[0]!.at, value, !before) &&
+      !this.isRouteWord(placed[0]!.at, value, !before) &&
       !this.besideIdentifiers(key, value) &&
       placed.every((one) => isCollection(one.resolved, one.at) === before)
     );
@@ -2144,31 +2068,6 @@ function isAction(placed: readonly Placed[]): boolean {
     if (one.at === one.resolved.length - 1 && one.record.method === 'POST') post = true;
   }
   return post;
-}
-
-/** Literals right after two sibling values that they must share to be values of an enumerated parameter (see `enumerated`). */
-const ENUM_SHARED = 2;
-
-/** `nextWords` of a set of continuations, while it keeps its size (the sets only grow until indexed again). */
-const nextWordsMemo = new WeakMap<ReadonlySet<string>, { size: number; words: Set<string> }>();
-
-/**
- * The literals right after a position, of its continuations (`/all-agents/hourly/{}` gives `all-agents`): the first
- * `MAX_PARENTS` of the first `MAX_GRANDCHILDREN` continuations, so its work stays bounded.
- */
-function nextWords(rests: ReadonlySet<string>): Set<string> {
-  const memo = nextWordsMemo.get(rests);
-  if (memo !== undefined && memo.size === rests.size) return memo.words;
-  const words = new Set<string>();
-  let seen = 0;
-  for (const rest of rests) {
-    if (words.size >= MAX_PARENTS || seen++ >= MAX_GRANDCHILDREN) break;
-    const end = rest.indexOf('/', 1);
-    const word = end < 0 ? rest.slice(1) : rest.slice(1, end);
-    if (word !== '' && word !== '{}') words.add(word);
-  }
-  nextWordsMemo.set(rests, { size: rests.size, words });
-  return words;
 }
 
 /**
