@@ -25,6 +25,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout11',
   'heldout12',
   'heldout13',
+  'heldout14',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
