@@ -60,6 +60,29 @@ const ENDPOINTS = 300;
 /** BATCH_CPU_BARE=1: rows without timings and consumers, their evidence the exchanges' keys alone (before session 23). */
 const BARE = process.env.BATCH_CPU_BARE === '1';
 
+/** BATCH_CPU_CEILING=1: contenders that leave parts of the batch statement out, and 1-row batches (the fixed cost a statement). */
+const CEILING = process.env.BATCH_CPU_CEILING === '1';
+/** The batch statement without capture summaries (nothing written to `capture_endpoints` or its counts). */
+const NO_SUMMARIES = WRITE_BATCH.replace('WHERE k.grown\n', 'WHERE k.grown AND false\n');
+/** The plain INSERT's work plus the batch-id claim: capture lock, claim, observations; the other parameters typed, unused. */
+const LEAN = `
+  WITH capture AS (
+    SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
+  ), unused AS (
+    SELECT $5::jsonb, $27::integer, $28::uuid, $29::text, $30::text, $31::text, $32::text, $33::text, $34::bigint, $35::integer
+  ), claimed AS (
+    INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
+    SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $25::text[], $26::text[] FROM capture
+    ON CONFLICT (batch_id, project_id) DO NOTHING
+    RETURNING batch_id
+  ), ${WRITE_BATCH.slice(WRITE_BATCH.indexOf('offered AS ('), WRITE_BATCH.indexOf('), known AS ('))}
+  ), upserted AS (${WRITE_BATCH.slice(WRITE_BATCH.indexOf('\n    INSERT INTO observations'), WRITE_BATCH.indexOf('    RETURNING o.method'))}    RETURNING 1
+  )
+  SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured, NULL::text AS queued`.replace(
+  'FROM input r CROSS JOIN capture c',
+  'FROM offered r CROSS JOIN capture c',
+);
+
 /** Batch `seed`'s rows, as the agent sends them: 40 distinct endpoints of 300, mostly 201. */
 function wireRows(seed: number): WireObservation[] {
   if (!BARE) return scaleRows(seed, ROWS, ENDPOINTS);
@@ -205,14 +228,33 @@ async function main(): Promise<void> {
     await client.connect();
     const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
 
-    const contenders: Array<{ name: string; write: (n: number) => Promise<void> }> = [
-      ...[
-        { name: 'batch statement', text: WRITE_BATCH, statement: 'spectator_write_batch', on: statementCaptures },
-        // A candidate statement goes here, as a contender of its own (captures of its own).
-      ].map(({ name, text, statement, on }) => ({
+    const variants = CEILING
+      ? [
+          { name: 'batch statement', text: WRITE_BATCH, statement: 'spectator_write_batch', queue: true, rows: ROWS },
+          { name: 'no queue row', text: WRITE_BATCH, statement: 'spectator_write_batch', queue: false, rows: ROWS },
+          { name: 'no summaries', text: NO_SUMMARIES, statement: 'ceiling_no_summaries', queue: true, rows: ROWS },
+          { name: 'claim + observations', text: LEAN, statement: 'ceiling_lean', queue: false, rows: ROWS },
+          {
+            name: 'batch statement, 1 row',
+            text: WRITE_BATCH,
+            statement: 'spectator_write_batch',
+            queue: true,
+            rows: 1,
+          },
+          { name: 'claim + observations, 1 row', text: LEAN, statement: 'ceiling_lean', queue: false, rows: 1 },
+        ]
+      : [{ name: 'batch statement', text: WRITE_BATCH, statement: 'spectator_write_batch', queue: true, rows: ROWS }];
+    const capturesOf = new Map<string, string[]>();
+    for (const v of variants)
+      capturesOf.set(v.name, v.name === 'batch statement' ? statementCaptures : await captures('production'));
+    const plainOne = await captures('local');
+    const contenders: Array<{ name: string; rows: number; write: (n: number) => Promise<void> }> = [
+      ...variants.map(({ name, text, statement, queue, rows: size }) => ({
         name,
+        rows: size,
         write: async (n: number) => {
-          const rows = wireRows(n);
+          const on = capturesOf.get(name) as string[];
+          const rows = wireRows(n).slice(0, size);
           const values = writeBatchParameters(
             {
               batchId: randomUUID(),
@@ -221,7 +263,9 @@ async function main(): Promise<void> {
               observations: rows.length,
               shapes: [],
               maxEndpoints: 20_000,
-              evidence: { rowId: row.id, build: 'build-100', commit: 'c100', ...queuedLists(rows) },
+              ...(queue
+                ? { evidence: { rowId: row.id, build: 'build-100', commit: 'c100', ...queuedLists(rows) } }
+                : {}),
             },
             aggregated(rows),
           );
@@ -235,8 +279,18 @@ async function main(): Promise<void> {
       })),
       {
         name: 'plain INSERT',
+        rows: ROWS,
         write: (n) => plainInsert(client, plainCaptures[n % CAPTURES] as string, wireRows(n)),
       },
+      ...(CEILING
+        ? [
+            {
+              name: 'plain INSERT, 1 row',
+              rows: 1,
+              write: (n: number) => plainInsert(client, plainOne[n % CAPTURES] as string, wireRows(n).slice(0, 1)),
+            },
+          ]
+        : []),
     ];
     const perThousand = new Map(contenders.map((c) => [c.name, [] as number[]]));
     for (let n = 0; n < WARM; n++) for (const contender of contenders) await contender.write(n);
@@ -315,15 +369,19 @@ async function main(): Promise<void> {
         }
       }
       for (const contender of contenders)
-        perThousand.get(contender.name)?.push((spent.get(contender.name) ?? 0) / 1e6 / ((BATCHES * ROWS) / 1000));
+        perThousand
+          .get(contender.name)
+          ?.push((spent.get(contender.name) ?? 0) / 1e6 / ((BATCHES * contender.rows) / 1000));
     }
     console.log(
       `PostgreSQL CPU per 1,000 rows (one connection's backend, schedstat; ${BLOCKS} blocks of ${BATCHES} batches of ${ROWS} rows, contenders alternated, ${CAPTURES} captures each):`,
     );
-    for (const [name, values] of perThousand)
+    for (const contender of contenders) {
+      const values = perThousand.get(contender.name) as number[];
       console.log(
-        `  ${name}: median ${median(values).toFixed(1)} ms (blocks ${percentile(values, 0).toFixed(1)}–${percentile(values, 100).toFixed(1)})`,
+        `  ${contender.name}: median ${median(values).toFixed(1)} ms (blocks ${percentile(values, 0).toFixed(1)}–${percentile(values, 100).toFixed(1)}); per batch of ${contender.rows} ${((median(values) * contender.rows) / 1000).toFixed(3)} ms`,
       );
+    }
     console.log(`  load average ${loadAverage()}`);
   } finally {
     await client.end().catch(() => undefined);
