@@ -130,6 +130,28 @@ describe('instance counts beside the fingerprint', () => {
     expect(await required('/drafts')).toEqual({ 404: ['code', 'message'] });
   });
 
+  it('counts exchanges sampled out unshaped at the top and at the objects every shaped one had under it', async () => {
+    await newCapture();
+    // Five POSTs shaped (one without `note`: the body varied) and four counted unshaped (sampled out under load).
+    const post = (note: boolean): TestExchange => ({
+      method: 'POST',
+      path: '/checks',
+      status: 201,
+      request: { person: { name: 'n', address: { city: 'c' } }, ...(note ? { note: 'x' } : {}) },
+    });
+    const batch = batchMessage(capture, [post(true), { ...post(false), count: 4 }]);
+    const shaped = batch.observations[1]!;
+    batch.observations.push({ ...shaped, request: { contentType: 'application/json', unshaped: true }, count: 4 });
+    expect(await agent.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
+    const seen = await get<ObservedEndpointResponse>(`/captures/${capture}/observed?method=POST&path=/checks`);
+    type Schema = { required?: string[]; properties?: Record<string, Schema> };
+    const request = seen.request?.shape as Schema | null | undefined;
+    // Nine bodies had `person` and its `address`, five were shaped: nine objects at each place, six claim.
+    expect(request?.required).toEqual(['person']);
+    expect(request?.properties?.person?.required).toEqual(['address', 'name']);
+    expect(request?.properties?.person?.properties?.address?.required).toEqual(['city']);
+  });
+
   it('adds up the counts of literal rows regrouped under their template', async () => {
     await newCapture();
     const members = (team: string): TestExchange => ({

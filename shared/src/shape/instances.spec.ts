@@ -102,6 +102,29 @@ describe('instance counts', () => {
     expect((addTopInstances(counted, 2) as ObjectShape).instances).toBe(5);
     expect((addTopInstances(counted, 9) as ObjectShape).instances).toBe(REQUIRED_INSTANCES);
     expect(addTopInstances(inferShape([{ id: 1 }]), 2)).toEqual(inferShape([{ id: 1 }]));
+    // Below the top: the objects every shaped exchange had through fields count the unshaped ones too,
+    // an optional field's object and a list's items do not (how many items an unshaped body held, nobody knows).
+    const nested = mergeCountedShapes(
+      countInstances(
+        inferShape({ person: { name: 'a', address: { city: 'c' } }, note: { a: 1 }, tags: [{ n: 1 }] }),
+        3,
+      ),
+      countInstances(inferShape({ person: { name: 'b', address: { city: 'd' } }, tags: [{ n: 2 }] }), 2),
+    );
+    const added = addTopInstances(nested, 4) as ObjectShape;
+    const field = (shape: Shape, name: string) => (shape as ObjectShape).fields.find((f) => f.name === name)!.shape;
+    expect(added.instances).toBe(REQUIRED_INSTANCES);
+    expect((field(added, 'person') as ObjectShape).instances).toBe(REQUIRED_INSTANCES);
+    expect((field(field(added, 'person'), 'address') as ObjectShape).instances).toBe(REQUIRED_INSTANCES);
+    expect((field(added, 'note') as ObjectShape).instances).toBe(3);
+    expect(itemsOf(field(added, 'tags')).instances).toBe(5);
+    // Claimed from them: five shaped bodies, one without `note`, and four unshaped make `person.address.city` required.
+    const claimed = claimRequired(added) as ObjectShape;
+    expect(requiredOf(field(field(claimed, 'person'), 'address'))).toEqual({ city: true });
+    expect(requiredOf(field(claimRequired(nested), 'person'))).toEqual({
+      address: false,
+      name: false,
+    });
     expect(withoutInstances(counted)).toEqual(body);
   });
 

@@ -1,6 +1,6 @@
 import { MAX_EXTRA_INSTANCES, REQUIRED_INSTANCES } from './canonical-text';
 import { compareNames, kindRank } from './options';
-import type { Field, Shape } from './types';
+import type { Field, ObjectShape, Shape } from './types';
 
 export { MAX_EXTRA_INSTANCES, REQUIRED_INSTANCES } from './canonical-text';
 
@@ -60,13 +60,27 @@ function digitAt(extras: string, place: number): number {
 }
 
 /**
- * `shape` with `extra` more objects at its top, when its top is an object (up to
- * `REQUIRED_INSTANCES`): exchanges of the body that were counted without being shaped (sampled out
- * under load) were objects there too, with what every shaped one had as far as anyone can tell.
+ * `shape` with `extra` more objects at its top, when its top is an object, and at each object every
+ * shaped exchange had under it through fields, not lists (up to `REQUIRED_INSTANCES`): exchanges
+ * that were counted without being shaped (sampled out under load) were objects there too, with what
+ * every shaped one had as far as anyone can tell. A field every shaped object had is there in them
+ * too, and so is its object (`POST /checks` with `person.surname` in each body: nine bodies, five
+ * shaped, count nine `person` objects, not five). A list's items are not counted: how many an
+ * unshaped exchange held, none perhaps, nobody knows.
  */
 export function addTopInstances(shape: Shape, extra: number): Shape {
   if (extra <= 0 || shape.kind !== 'object') return shape;
-  return { ...shape, instances: Math.min((shape.instances ?? 1) + extra, REQUIRED_INSTANCES) };
+  return addObjectInstances(shape, extra);
+}
+
+/** As deep as the shape goes, which inference bounds (`MAX_SHAPE_DEPTH`), like every shape walk here. */
+function addObjectInstances(shape: ObjectShape, extra: number): ObjectShape {
+  const fields = shape.fields.map((field) =>
+    field.required && field.shape.kind === 'object'
+      ? { ...field, shape: addObjectInstances(field.shape, extra) }
+      : field,
+  );
+  return { ...shape, fields, instances: Math.min((shape.instances ?? 1) + extra, REQUIRED_INSTANCES) };
 }
 
 /** `shape` without instance counts: what is compared with documentation and stored as documented. */
