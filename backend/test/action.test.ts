@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { freePort } from '../src/database/embedded';
+import { freePort, onFreePort } from '../src/database/embedded';
 import { startTestBackend, type TestBackend } from './support';
 import { packAgent } from './support/repo-lock';
 
@@ -159,19 +159,35 @@ async function runAction(inputs: Record<string, string>, event: Context['event']
   return result;
 }
 
+/** A run whose agent could not listen: another process took its port between `freePort` and the agent's listen. */
+class AgentPortTaken extends Error {}
+
+/**
+ * Runs the action with the agent's proxy and admin ports free loopback ports, and again on other
+ * ports when the agent exited because another process took one of them first.
+ */
+async function runActionOnFreePorts(inputs: Record<string, string>, event: Context['event']): Promise<RunResult> {
+  return onFreePort(
+    async (listen) => {
+      const admin = await freePort();
+      const result = await runAction({ ...inputs, listen: `127.0.0.1:${listen}`, admin: `127.0.0.1:${admin}` }, event);
+      if (result.code !== 0 && result.output.includes('EADDRINUSE')) throw new AgentPortTaken(result.output);
+      return result;
+    },
+    (error) => error instanceof AgentPortTaken,
+  );
+}
+
 describe('action.yml, run as a GitHub runner runs it', () => {
   let backend: TestBackend;
   let tarball: string;
   let app: string;
   const tokens = { agent: '', read: '' };
-  const ports = { listen: 0, admin: 0 };
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-action-work-'));
   const headSha = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
 
   beforeAll(async () => {
     backend = await startTestBackend();
-    ports.listen = await freePort();
-    ports.admin = await freePort();
     await backend.api('POST', '/projects', { slug: 'shop', name: 'Shop' });
     for (const scope of ['agent', 'read'] as const)
       tokens[scope] = (await backend.api<TokenResponse>('POST', '/projects/shop/tokens', { name: scope, scope })).body
@@ -198,8 +214,6 @@ describe('action.yml, run as a GitHub runner runs it', () => {
     start: `node ${app}`,
     test: `node -e "fetch(process.env.API_URL + '/items').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"`,
     agent: tarball,
-    listen: `127.0.0.1:${ports.listen}`,
-    admin: `127.0.0.1:${ports.admin}`,
   });
 
   it('a pull request from a fork (no token) skips with one clear line, at once', async () => {
@@ -218,7 +232,7 @@ describe('action.yml, run as a GitHub runner runs it', () => {
   });
 
   it("records the tests' traffic as evidence of the pull request's head commit, fails the gate on the undocumented endpoint, and writes the report to the job summary", async () => {
-    const result = await runAction(inputs(), { pull_request: { number: 42, head: { sha: headSha } } });
+    const result = await runActionOnFreePorts(inputs(), { pull_request: { number: 42, head: { sha: headSha } } });
     expect(result.ran).toEqual([
       'Spectator: pull request and commit',
       'Spectator: install the agent',

@@ -5,10 +5,10 @@
 // only in a container. tini, Debian's, is left to .ci/images, which runs the built images.
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { onFreePort } from '../../backend/src/database/embedded';
 import { ensureDashboardBuilt } from '../../dashboard/test/support/browser';
 import { copyPaths, instructionsOf, parseDockerfile, runCommands, stageEnv, type Stage } from './support/dockerfile';
 import { readRepoFile, REPO_ROOT } from './support/repo';
@@ -77,15 +77,6 @@ function entryFile(final: Stage, bin: string, app: string): string {
   return path.join(app, target);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 describe('the images run with production dependencies only', () => {
   const workdir = fs.mkdtempSync(path.join(os.tmpdir(), 'spectator-image-'));
 
@@ -107,34 +98,51 @@ describe('the images run with production dependencies only', () => {
     const version = await run(process.execPath, [entry, '--version'], { cwd: app });
     expect(version.stdout.trim()).toBe((JSON.parse(readRepoFile('agent/package.json')) as { version: string }).version);
 
-    const adminPort = await freePort();
-    const env = {
-      PATH: process.env.PATH ?? '',
-      ...stageEnv(final),
-      SPECTATOR_LISTEN: '127.0.0.1:0',
-      SPECTATOR_ADMIN: `127.0.0.1:${adminPort}`,
-      SPECTATOR_LOG_LEVEL: 'warn',
-    };
-    const agent = spawn(process.execPath, [entry, '--upstream', 'http://127.0.0.1:9'], {
-      cwd: app,
-      env,
-      stdio: 'ignore',
-    });
-    try {
-      const healthcheck = instructionsOf(final, 'HEALTHCHECK')[0]!.exec!;
-      let code = 1;
-      for (let attempt = 0; attempt < 50 && code !== 0; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 200));
-        code = await run(process.execPath, healthcheck.slice(1), { env }).then(
-          () => 0,
-          () => 1,
-        );
-      }
-      expect(code).toBe(0);
-    } finally {
-      agent.kill('SIGTERM');
-      await new Promise((resolve) => agent.once('exit', resolve));
-    }
+    // The HEALTHCHECK asks the admin port: on a free port, and on another when a process took it
+    // before the agent's listen (the agent exits saying EADDRINUSE).
+    await onFreePort(
+      async (adminPort) => {
+        const env = {
+          PATH: process.env.PATH ?? '',
+          ...stageEnv(final),
+          SPECTATOR_LISTEN: '127.0.0.1:0',
+          SPECTATOR_ADMIN: `127.0.0.1:${adminPort}`,
+          SPECTATOR_LOG_LEVEL: 'warn',
+        };
+        const agent = spawn(process.execPath, [entry, '--upstream', 'http://127.0.0.1:9'], {
+          cwd: app,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let output = '';
+        for (const stream of [agent.stdout, agent.stderr])
+          stream.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        const exited = new Promise((resolve) => {
+          agent.once('exit', resolve);
+          agent.once('error', resolve);
+        });
+        try {
+          const healthcheck = instructionsOf(final, 'HEALTHCHECK')[0]!.exec!;
+          let code = 1;
+          for (let attempt = 0; attempt < 50 && code !== 0; attempt++) {
+            await new Promise((resolve) => setTimeout(resolve, 200));
+            if (agent.exitCode !== null) throw new Error(`the agent exited (${agent.exitCode}): ${output}`);
+            // Bounded: a process that took the port may never answer (Docker's HEALTHCHECK has its timeout too).
+            code = await run(process.execPath, healthcheck.slice(1), { env, timeout: 5_000 }).then(
+              () => 0,
+              () => 1,
+            );
+          }
+          expect(code).toBe(0);
+          // Its own admin port answered: the agent still runs (one that lost the port exits).
+          expect({ running: agent.exitCode === null, output }).toEqual({ running: true, output });
+        } finally {
+          agent.kill('SIGTERM');
+          await exited;
+        }
+      },
+      (error) => String(error).includes('EADDRINUSE'),
+    );
   }, 240_000);
 
   it('backend: loads every module of the service and prints its usage', async () => {

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
-import { freePort } from '../../backend/src/database/embedded';
+import { onFreePort } from '../../backend/src/database/embedded';
 import {
   ensureDashboardBuilt,
   openBrowser,
@@ -77,10 +77,10 @@ let page: Page;
 
 /** The page's addresses, with the ports this run uses. */
 function localize(command: string): string {
+  // In one pass: a port put in for one address must not be read as another's (40001 holds 4000).
+  const local: Record<string, number> = { 3000: ports.backend, 4000: ports.proxy, 8080: ports.app };
   return command
-    .replaceAll('127.0.0.1:3000', `127.0.0.1:${ports.backend}`)
-    .replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.proxy}`)
-    .replaceAll('127.0.0.1:8080', `127.0.0.1:${ports.app}`)
+    .replace(/127\.0\.0\.1:(3000|4000|8080)\b/g, (_address, port: string) => `127.0.0.1:${local[port]}`)
     .replace(/^PORT=8080 /, 'PORT=0 ');
 }
 
@@ -122,6 +122,9 @@ async function printed(run: Started, pattern: RegExp, what: string, timeoutMs = 
   return match!;
 }
 
+/** A command that exited because another process took its port between `freePort` and its listen. */
+const portTaken = (error: unknown): boolean => String(error).includes('EADDRINUSE');
+
 /** Each rule: a command of the page, and what running it means here. */
 const RULES: Array<[RegExp, (match: RegExpMatchArray, command: string) => Promise<void>]> = [
   [
@@ -148,13 +151,17 @@ const RULES: Array<[RegExp, (match: RegExpMatchArray, command: string) => Promis
   [
     /^npx spectator-backend$/,
     async (_match, command) => {
-      ports.backend = await freePort();
-      const backend = startShell(command, REPO_ROOT, { PORT: String(ports.backend), SPECTATOR_DATA_DIR: dataDir });
-      const [, token] = await printed(
-        backend,
-        /Spectator admin token \(shown once[^\n]*\n\s+(\S+)\n/,
-        'the admin token',
-      );
+      // The admin token is printed once the backend listens: a backend that found its port taken exits before.
+      const { backend, token } = await onFreePort(async (port) => {
+        ports.backend = port;
+        const started = startShell(command, REPO_ROOT, { PORT: String(port), SPECTATOR_DATA_DIR: dataDir });
+        const [, shown] = await printed(
+          started,
+          /Spectator admin token \(shown once[^\n]*\n\s+(\S+)\n/,
+          'the admin token',
+        );
+        return { backend: started, token: shown };
+      }, portTaken);
       learned.adminToken = token!;
       // As the page shows it: the same words, a token that starts as the page's does.
       const [, shownPrefix] =
@@ -196,9 +203,12 @@ const RULES: Array<[RegExp, (match: RegExpMatchArray, command: string) => Promis
   [
     /^npx spectator-agent --upstream http:\/\/127\.0\.0\.1:8080 --listen 127\.0\.0\.1:4000 --backend http:\/\/127\.0\.0\.1:3000$/,
     async (_match, command) => {
-      ports.proxy = await freePort();
-      const agent = startShell(localize(command), REPO_ROOT);
-      await printed(agent, /agent started/, 'the agent to start', 60_000);
+      const agent = await onFreePort(async (port) => {
+        ports.proxy = port;
+        const started = startShell(localize(command), REPO_ROOT);
+        await printed(started, /agent started/, 'the agent to start', 60_000);
+        return started;
+      }, portTaken);
       await printed(agent, /connected to backend/, 'the agent to connect', 60_000);
     },
   ],

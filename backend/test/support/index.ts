@@ -103,18 +103,26 @@ export async function startTestBackend(options: BackendOptions & { databaseUrl?:
   const database = options.databaseUrl === undefined ? await createTestDatabase({ migrated: true }) : null;
   const databaseUrl = options.databaseUrl ?? (database as TestDatabase).url;
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'spectator-test-data-')));
-  const running = await startBackend({
-    port: 0,
-    host: '127.0.0.1',
-    logLevel: process.env.SPECTATOR_TEST_LOG_LEVEL ?? 'silent',
-    adminToken: options.adminToken ?? `test-admin-${randomBytes(12).toString('hex')}`,
-    dashboardDir: path.join(dataDir, 'no-dashboard'),
-    // Test receivers listen on loopback, which webhooks do not reach unless allowed.
-    webhookAllow: ['127.0.0.0/8', '::1'],
-    ...options,
-    databaseUrl,
-    dataDir,
-  });
+  let running: RunningBackend;
+  try {
+    running = await startBackend({
+      port: 0,
+      host: '127.0.0.1',
+      logLevel: process.env.SPECTATOR_TEST_LOG_LEVEL ?? 'silent',
+      adminToken: options.adminToken ?? `test-admin-${randomBytes(12).toString('hex')}`,
+      dashboardDir: path.join(dataDir, 'no-dashboard'),
+      // Test receivers listen on loopback, which webhooks do not reach unless allowed.
+      webhookAllow: ['127.0.0.0/8', '::1'],
+      ...options,
+      databaseUrl,
+      dataDir,
+    });
+  } catch (error) {
+    // Its port taken (a caller starts it again on another) or its database refused: nothing left behind.
+    await database?.drop();
+    if (options.dataDir === undefined) await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   databases.set(running.url, databaseUrl);
   return {
     ...running,

@@ -3,7 +3,8 @@
 //
 // Protocol on stdio: it prints `listening <issuer>` once its port is known; it then reads one JSON
 // line `{"redirectUris": [...], "postLogoutRedirectUris": [...]}` (the backend's callback, known
-// only once the backend listens) and prints `ready`. Later lines `{"account": "bob", "groups": [...]}`
+// only once the backend listens) and prints `ready`; another such line (the backend started again
+// on another port, its first taken) replaces the client. Lines `{"account": "bob", "groups": [...]}`
 // change an account's groups (a person removed from a group at the provider) and print `updated`. Accounts come from SPECTATOR_TEST_OIDC_ACCOUNTS: {"alice": {"name", "email", "groups"}}.
 // Any password signs an account in (the provider's development login form).
 import http from 'node:http';
@@ -24,13 +25,15 @@ server.listen(0, '127.0.0.1', () => {
   const issuer = `http://127.0.0.1:${server.address().port}`;
   process.stdout.write(`listening ${issuer}\n`);
   const lines = readline.createInterface({ input: process.stdin });
-  lines.once('line', (line) => {
-    const { redirectUris, postLogoutRedirectUris = [] } = JSON.parse(line);
-    lines.on('line', (next) => {
-      const { account, groups } = JSON.parse(next);
+  lines.on('line', (line) => {
+    const message = JSON.parse(line);
+    if (message.redirectUris === undefined) {
+      const { account, groups } = message;
       accounts[account] = { ...accounts[account], groups };
       process.stdout.write('updated\n');
-    });
+      return;
+    }
+    const { redirectUris, postLogoutRedirectUris = [] } = message;
     const provider = new Provider(issuer, {
       clients: [
         {

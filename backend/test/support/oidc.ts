@@ -2,7 +2,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { BackendOptions } from '../../src/config/config';
-import { freePort } from '../../src/database/embedded';
+import { onFreePort } from '../../src/database/embedded';
 import { startTestBackend, type TestBackend } from './index';
 
 /** A test account of the provider: its claims. */
@@ -187,25 +187,30 @@ export async function startSsoBackend(
 ): Promise<{ backend: TestBackend; provider: TestProvider; close(): Promise<void> }> {
   const provider = await startTestProvider(TEST_ACCOUNTS);
   try {
-    // The callback URL is registered with the provider before the backend listens: its port is chosen first.
-    const port = await freePort();
-    const redirectUrl = `http://127.0.0.1:${port}/api/v1/auth/callback`;
-    await provider.register([redirectUrl], [`http://127.0.0.1:${port}/`]);
+    // The callback URL is registered with the provider before the backend listens: its port is
+    // chosen first, and chosen again when another process took it before the backend's listen.
     const { oidc: extra, ...rest } = options;
-    const backend = await startTestBackend({
-      ...rest,
-      port,
-      oidc: {
-        ...extra,
-        issuer: provider.issuer,
-        clientId: provider.clientId,
-        clientSecret: provider.clientSecret,
-        redirectUrl,
-        scopes: 'openid email profile groups',
-        adminGroups: ['spectator-admins'],
-        providerName: 'Test IdP',
+    const backend = await onFreePort(
+      async (port) => {
+        const redirectUrl = `http://127.0.0.1:${port}/api/v1/auth/callback`;
+        await provider.register([redirectUrl], [`http://127.0.0.1:${port}/`]);
+        return startTestBackend({
+          ...rest,
+          port,
+          oidc: {
+            ...extra,
+            issuer: provider.issuer,
+            clientId: provider.clientId,
+            clientSecret: provider.clientSecret,
+            redirectUrl,
+            scopes: 'openid email profile groups',
+            adminGroups: ['spectator-admins'],
+            providerName: 'Test IdP',
+          },
+        });
       },
-    });
+      (error) => (error as NodeJS.ErrnoException | null)?.code === 'EADDRINUSE',
+    );
     return {
       backend,
       provider,
