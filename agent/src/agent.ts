@@ -224,14 +224,15 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
           onBacklog: () => {
             if (flushQueued) return;
             flushQueued = true;
-            setImmediate(flush);
+            setImmediate(flush, false);
           },
         });
 
-  function flush(): void {
+  /** Hand the rows over; `whole`: with every waiting piece of shape and learner work done first (see `drain`). */
+  function flush(whole: boolean): void {
     flushQueued = false;
     if (!pipeline) return;
-    for (const group of pipeline.drain()) {
+    for (const group of pipeline.drain(whole)) {
       const capture = recentCaptures.get(group.captureId);
       if (!uplink || !capture) continue;
       if (group.observations.length > 0 || group.unmatched || group.failures)
@@ -296,7 +297,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   pathsChanged(rules.paths);
 
   function newCapture(reason: 'command-restart' | 'upstream-restart'): void {
-    flush();
+    flush(true);
     const previous = captures.current;
     const message = captures.next(reason);
     recentCaptures.set(message.capture.id, message.capture);
@@ -368,7 +369,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
   supervisor?.start();
   probe.start();
   uplink?.start();
-  const flushTimer = setInterval(flush, tuning.flushIntervalMs);
+  const flushTimer = setInterval(flush, tuning.flushIntervalMs, false);
   flushTimer.unref();
 
   const proxyUrl = `${proxy.secure ? 'https' : 'http'}://${urlHost(listenAt.host)}:${proxyAddress.port}`;
@@ -396,7 +397,7 @@ export async function startAgent(options: AgentOptions): Promise<RunningAgent> {
     await supervisor?.stop(tuning.shutdownGraceMs);
     clearInterval(flushTimer);
     pipeline?.releaseAll();
-    flush();
+    flush(true);
     if (uplink) {
       uplink.endCapture(captures.current, new Date().toISOString());
       const acked = await uplink.waitForAcks(tuning.ackWaitMs);

@@ -115,6 +115,9 @@ function segmentCount(template: string): number {
   return template === '/' ? 0 : count;
 }
 /** A raw path ending in a short number (`/posts/5`), as a version would be written. */
+/** The stages of an interaction's evidence (see `learn`). */
+const LEARNING_STAGES = 4;
+
 const SHORT_NUMBER_LAST = /\/[1-9]\d?\/?$/;
 
 /** Methods as node:http's parser gives them, upper-case already. */
@@ -185,6 +188,13 @@ export class ObservationPipeline implements ExchangeObserver {
   private queueHead = 0;
   private queueBytes = 0;
   private scheduled = false;
+  /**
+   * The interaction being added, its learner work in steps (see `PathLearner.observeSteps`): resumed in the next
+   * slices, so one observation that makes the learner index and decide everything again does not hold the app's
+   * answers meanwhile. Interactions counted without shape work wait in `waiting` behind it, in order.
+   */
+  private adding: Generator<void> | undefined;
+  private readonly waiting: Observation[] = [];
   private documented: string[] = [];
   private hints: string[] = [];
   private known: string[] = [];
@@ -579,12 +589,13 @@ export class ObservationPipeline implements ExchangeObserver {
   }
 
   /**
-   * Do every waiting piece of shape work now, let go of held interactions whose time is up or whose
-   * path was decided, then hand over the rows (grouped by capture) with what was learned and the noise counts.
+   * Do every waiting piece of shape work now (`whole`; else one slice of it, the rest in the slices to come), let go
+   * of held interactions whose time is up or whose path was decided, then hand over the rows (grouped by capture) with
+   * what was learned and the noise counts.
    */
-  drain(): CaptureRows[] {
+  drain(whole = true): CaptureRows[] {
     this.acceptIncoming();
-    this.work(Infinity);
+    this.work(whole ? Infinity : this.options.sliceMs);
     this.release(false);
     const groups = this.aggregator.drain();
     const byCapture = new Map(groups.map((group) => [group.captureId, group]));
@@ -614,6 +625,7 @@ export class ObservationPipeline implements ExchangeObserver {
   /** Let every held interaction go now (the agent is stopping). */
   releaseAll(): void {
     this.acceptIncoming();
+    this.finishAdding(Infinity, performance.now());
     this.release(true);
   }
 
@@ -695,7 +707,40 @@ export class ObservationPipeline implements ExchangeObserver {
     observation.response = this.unshapedSummary(exchange.response, exchange.responseHeaders, exchange.responseBody);
     letGo(exchange);
     if (observation.request?.body.unshaped || observation.response?.body.unshaped) this.unshaped.inc();
-    this.add(observation);
+    // Added now, its learner work's first step at least (the same for the same traffic), or behind the one whose
+    // learner work is under way (see `adding`).
+    if (this.adding !== undefined || this.waiting.length > 0) {
+      this.waiting.push(observation);
+      this.schedule();
+      return;
+    }
+    this.adding = this.add(observation);
+    if (!this.finishAdding(0, 0)) this.schedule();
+  }
+
+  /**
+   * Go on with the interaction being added and those waiting (see `adding`) until done (true) or `sliceMs` has
+   * passed since `started` (false: the rest in a later slice).
+   */
+  private finishAdding(sliceMs: number, started: number): boolean {
+    for (;;) {
+      if (this.adding === undefined) {
+        const next = this.waiting.shift();
+        if (next === undefined) return true;
+        this.adding = this.add(next);
+      }
+      if (this.adding !== undefined) {
+        let done = false;
+        try {
+          done = this.adding.next().done === true;
+        } catch (err) {
+          done = true;
+          this.options.log.error({ err: (err as Error).message }, 'observing failed for one interaction');
+        }
+        if (done) this.adding = undefined;
+      }
+      if (performance.now() - started >= sliceMs) return this.adding === undefined && this.waiting.length === 0;
+    }
   }
 
   /**
@@ -767,7 +812,8 @@ export class ObservationPipeline implements ExchangeObserver {
   }
 
   private template(pathname: string): string | PathEntry {
-    if (this.learner.revision !== this.generation) this.learned();
+    // Not while the learner's work is under way (see `adding`): the templates sent stay as they were until it is done.
+    if (this.adding === undefined && this.learner.revision !== this.generation) this.learned();
     const cached = this.templates.get(pathname);
     if (cached !== undefined) return cached;
     const inferred = templatePath(pathname, this.known, this.learner.keepsVersion);
@@ -963,65 +1009,102 @@ export class ObservationPipeline implements ExchangeObserver {
    * An interaction, counted and shaped, on its way to the rows: its path is evidence for the
    * learner; while its template holds an undecided literal it is held (see `holdMs`).
    */
-  private add(observation: Observation): void {
+  private add(observation: Observation): Generator<void> | undefined {
     const path = observation.path;
-    if (path !== undefined) {
-      this.retemplate(path);
-      const status = observation.status;
+    if (path === undefined) {
+      this.toRows(observation, false);
+      return undefined;
+    }
+    this.retemplate(path);
+    for (let stage = 0; stage < LEARNING_STAGES; stage++) {
+      const steps = this.learn(observation, path, stage);
+      if (steps !== undefined) return this.addInSteps(observation, path, stage, steps);
+    }
+    this.added(observation, path);
+    return undefined;
+  }
+
+  /** The rest of `add` once the learner's work in `steps` (of `stage`, see `learn`) is under way. */
+  private *addInSteps(
+    observation: Observation,
+    path: PathEntry,
+    stage: number,
+    steps: Generator<void>,
+  ): Generator<void> {
+    yield* steps;
+    for (let next = stage + 1; next < LEARNING_STAGES; next++) {
+      const more = this.learn(observation, path, next);
+      if (more !== undefined) yield* more;
+    }
+    this.added(observation, path);
+  }
+
+  /**
+   * An interaction as evidence for the learner, in stages: its query names, its path and fields, its identifier values.
+   * Returns the learner's work still to do in steps (see `PathLearner.observeSteps`), if any.
+   */
+  private learn(observation: Observation, path: PathEntry, stage: number): Generator<void> | undefined {
+    const status = observation.status;
+    if (isNotFound(status)) return undefined;
+    if (stage === 0)
+      // The query names each path takes first: values whose routes take other names are no values of one position.
+      return this.learner.noteQuerySteps(path.inferred, observation.query);
+    if (stage === 1) {
       const keys = status >= 200 && status < 300 ? responseKeys(observation.response?.shape) : null;
       // The fields of a request body the API accepted tell actions apart too (`/vectors/upsert`, `/vectors/delete`).
       const requestKeys = status >= 200 && status < 400 ? responseKeys(observation.request?.shape) : null;
       // Evidence without fields once per path and method; with fields, the learner keeps each distinct set once.
       const fields = keys !== null || requestKeys !== null;
-      // The query names each path takes first: values whose routes take other names are no values of one position.
-      if (!isNotFound(status)) this.learner.noteQuery(path.inferred, observation.query);
-      if (!isNotFound(status) && (fields || !path.observed.includes(observation.method))) {
-        if (!fields) noteMethod(path.observed, observation.method);
-        this.learner.observe(path.inferred, observation.method, keys, requestKeys);
-      }
-      // The identifier values of each distinct raw path once: a word after many of them is a route word.
-      if (!path.noted && !isNotFound(status)) {
-        path.noted = true;
-        // And a short number ending a path (`/posts/5`): a resource, so no version (see `PathLearner.keepsVersion`).
-        if (path.inferred.includes('}/') || SHORT_NUMBER_LAST.test(path.raw))
-          this.learner.noteIdentifiers(path.inferred, path.raw);
-        // And the identifier values after each literal: a collection is followed by many (see `PathLearner.pending`).
-        if (path.inferred.includes('{')) this.learner.noteIdentifiersAfter(path.inferred, path.raw);
-      }
-      if (this.learner.revision !== this.generation) this.learned();
-      // Resolved again only when the learner learned since the path was cached.
-      let undecided: boolean;
-      if (observation.unmatchedPath !== undefined) {
-        // A possible noise: held while its path may still be learned, decided here otherwise.
-        const learned = this.learner.resolve(path.inferred);
-        undecided = this.noiseUndecided(learned, path.inferred, path.raw);
-        const owner = undecided ? undefined : this.decideNoise(observation, learned);
-        if (owner === null) return;
-        observation.template = undecided ? learned : (owner ?? this.resolve(path.inferred));
-        if (owner !== undefined) {
-          this.toRows(observation, false);
-          return;
-        }
-      } else {
-        const current = path.generation === this.generation;
-        if (!current) observation.template = this.resolve(path.inferred);
-        undecided = current ? path.undecided : this.learner.undecided(observation.template, path.inferred, path.raw);
-      }
-      if (undecided && this.options.holdMs > 0) {
-        const now = this.options.now();
-        this.held.push({
-          observation,
-          until: now + this.options.holdMs,
-          pendingUntil: now + Math.max(this.options.holdMs, this.options.pendingMs),
-        });
-        // Past the bound the oldest goes out now, as it is resolved now.
-        if (this.held.length > this.options.holdMax) this.releaseOne(this.held.shift() as Held);
+      if (!fields && path.observed.includes(observation.method)) return undefined;
+      if (!fields) noteMethod(path.observed, observation.method);
+      return this.learner.observeSteps(path.inferred, observation.method, keys, requestKeys);
+    }
+    // The identifier values of each distinct raw path once: a word after many of them is a route word.
+    if (path.noted) return undefined;
+    if (stage === 2)
+      // And a short number ending a path (`/posts/5`): a resource, so no version (see `PathLearner.keepsVersion`).
+      return path.inferred.includes('}/') || SHORT_NUMBER_LAST.test(path.raw)
+        ? this.learner.noteIdentifiersSteps(path.inferred, path.raw)
+        : undefined;
+    path.noted = true;
+    // And the identifier values after each literal: a collection is followed by many (see `PathLearner.pending`).
+    if (path.inferred.includes('{')) this.learner.noteIdentifiersAfter(path.inferred, path.raw);
+    return undefined;
+  }
+
+  /** What `add` does once the learner has taken the interaction: held, or on to the rows. */
+  private added(observation: Observation, path: PathEntry): void {
+    if (this.learner.revision !== this.generation) this.learned();
+    // Resolved again only when the learner learned since the path was cached.
+    let undecided: boolean;
+    if (observation.unmatchedPath !== undefined) {
+      // A possible noise: held while its path may still be learned, decided here otherwise.
+      const learned = this.learner.resolve(path.inferred);
+      undecided = this.noiseUndecided(learned, path.inferred, path.raw);
+      const owner = undecided ? undefined : this.decideNoise(observation, learned);
+      if (owner === null) return;
+      observation.template = undecided ? learned : (owner ?? this.resolve(path.inferred));
+      if (owner !== undefined) {
+        this.toRows(observation, false);
         return;
       }
-      this.toRows(observation, undecided);
+    } else {
+      const current = path.generation === this.generation;
+      if (!current) observation.template = this.resolve(path.inferred);
+      undecided = current ? path.undecided : this.learner.undecided(observation.template, path.inferred, path.raw);
+    }
+    if (undecided && this.options.holdMs > 0) {
+      const now = this.options.now();
+      this.held.push({
+        observation,
+        until: now + this.options.holdMs,
+        pendingUntil: now + Math.max(this.options.holdMs, this.options.pendingMs),
+      });
+      // Past the bound the oldest goes out now, as it is resolved now.
+      if (this.held.length > this.options.holdMax) this.releaseOne(this.held.shift() as Held);
       return;
     }
-    this.toRows(observation, false);
+    this.toRows(observation, undecided);
   }
 
   /**
@@ -1029,7 +1112,8 @@ export class ObservationPipeline implements ExchangeObserver {
    * one, `all`). Each goes out under its template as resolved now.
    */
   private release(all: boolean): void {
-    if (this.held.length === 0) return;
+    // Not while the learner's work is under way (see `adding`): held ones go out as resolved once it is done.
+    if (this.held.length === 0 || (this.adding !== undefined && !all)) return;
     if (this.learner.revision !== this.generation) this.learned();
     const now = this.options.now();
     // Held interactions repeat a few paths: each resolved once per release.
@@ -1142,7 +1226,7 @@ export class ObservationPipeline implements ExchangeObserver {
   /** Shape waiting samples for at most `sliceMs`, then yield (rescheduling if work is left). */
   private work(sliceMs: number): void {
     const started = performance.now();
-    while (this.queueHead < this.queue.length) {
+    while (this.finishAdding(sliceMs, started) && this.queueHead < this.queue.length) {
       const pending = this.queue[this.queueHead] as Pending;
       this.queue[this.queueHead++] = undefined as unknown as Pending;
       this.queueBytes -= pending.bytes;
@@ -1164,9 +1248,14 @@ export class ObservationPipeline implements ExchangeObserver {
       pending.response?.drop();
       const after = performance.now();
       this.sampler.spent(pending.reserved, pending.bytes, after - before);
-      this.add(pending.observation);
-      if (after - started >= sliceMs) break;
+      this.waiting.push(pending.observation);
+      if (after - started >= sliceMs) {
+        // Its learner work as it was before, in this slice, but in steps: what is left waits for the next one.
+        this.finishAdding(0, started);
+        break;
+      }
     }
+    if (this.adding !== undefined || this.waiting.length > 0) this.schedule();
     if (this.queueHead === this.queue.length) {
       this.queue.length = 0;
       this.queueHead = 0;

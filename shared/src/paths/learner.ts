@@ -225,6 +225,8 @@ export class PathLearner {
 
   /** Continuations compared, records placed in the index and route words looked at so far (see `work`). */
   private counted = 0;
+  /** `counted` at the last yield of work in steps (see `pause`). */
+  private stepFrom = 0;
   /** Records placed in the index so far (each `place`): what the indexes are, with `revision` (see `lookedFresh`). */
   private placements = 0;
   /**
@@ -385,9 +387,10 @@ export class PathLearner {
   }
 
   /**
-   * The work done so far, in steps: each pair of continuations compared, each record placed in the index and
-   * each route word looked at (with each literal it counts values among, see `valuesAmong`) counts one; answers
-   * kept while settling (see `keeping`) count nothing. What bounds the learner's cost (tests count it, not time).
+   * The work done so far, in steps: each pair of continuations compared and each route word looked at (with each
+   * literal it counts values among, see `valuesAmong`) counts one, each record placed in the index or decided one per
+   * segment; answers kept while settling (see `keeping`) count nothing. What bounds the learner's cost (tests count
+   * it, not time), and what its work in steps yields on (see `observeSteps`).
    */
   get work(): number {
     return this.counted;
@@ -404,8 +407,36 @@ export class PathLearner {
     keys: readonly string[] | null,
     requestKeys: readonly string[] | null = null,
   ): boolean {
+    const before = this.learnedCount;
+    finish(this.observeSteps(template, method, keys, requestKeys));
+    return this.learnedCount !== before;
+  }
+
+  /**
+   * `observe` in steps: yields after each piece of work of `STEP_WORK` steps or more (see `work`), where nothing is
+   * half done (a record decided, the index built whole, a round of `revalidate`), so the agent's pipeline can let the
+   * app's answers through between them (its slices). Run it to its end before any other call that takes evidence.
+   * Undefined when there is nothing to do (evidence seen before): most requests.
+   */
+  observeSteps(
+    template: string,
+    method: string,
+    keys: readonly string[] | null,
+    requestKeys: readonly string[] | null = null,
+  ): Generator<void> | undefined {
     const recordKey = `${method} ${template} ${keys === null ? '-' : keys.join(',')} ${requestKeys === null ? '-' : requestKeys.join(',')}`;
-    if (this.recordKeys.has(recordKey) || this.records.length >= this.maxRecords) return false;
+    if (this.recordKeys.has(recordKey) || this.records.length >= this.maxRecords) return undefined;
+    return this.observeRecord(template, method, keys, requestKeys, recordKey);
+  }
+
+  private *observeRecord(
+    template: string,
+    method: string,
+    keys: readonly string[] | null,
+    requestKeys: readonly string[] | null,
+    recordKey: string,
+  ): Generator<void> {
+    this.stepFrom = this.counted;
     this.recordKeys.add(recordKey);
     this.recordPaths.add(template);
     const record: PathRecord = { segments: splitPath(template), path: template, method, keys, requestKeys };
@@ -415,7 +446,6 @@ export class PathLearner {
         const word = `${at}/${segment.text}`;
         this.literalsAt.set(word, (this.literalsAt.get(word) ?? 0) + 1);
       }
-    const before = this.learnedCount;
     // A literal that became a route word (or stopped being one), or a new position of identifiers, changes
     // how kept records resolve and what supports what was learned: index them again, look again.
     const words = this.noteParents(record.segments);
@@ -423,14 +453,14 @@ export class PathLearner {
     this.place(record);
     if (words || mirrors || this.affectsOthers()) {
       this.reindex();
-      this.revalidate();
+      yield* this.pause();
+      yield* this.revalidateSteps();
       this.changes++;
     } else if (this.found.identifiers.length > 0 || this.found.collections.length > 0)
       // Nothing kept resolves otherwise (`/tax/acme/{id}`: no other literal sits under `/tax/acme`, nor is `acme`
       // seen at that depth elsewhere): the index stays as it is, but what was learned is looked at again as before.
-      this.revalidate();
-    this.settle(record);
-    return this.learnedCount !== before;
+      yield* this.revalidateSteps();
+    yield* this.settleSteps(record);
   }
 
   /**
@@ -442,10 +472,16 @@ export class PathLearner {
    * it. Returns true when a position was learned or forgotten.
    */
   noteIdentifiers(template: string, raw: string): boolean {
+    const before = this.learnedCount;
+    finish(this.noteIdentifiersSteps(template, raw));
+    return this.learnedCount !== before;
+  }
+
+  /** `noteIdentifiers` in steps (see `observeSteps`); undefined when nothing is left to do. */
+  noteIdentifiersSteps(template: string, raw: string): Generator<void> | undefined {
     const segments = splitPath(template);
     const values = splitPath(raw);
-    if (values.length !== segments.length) return false;
-    const before = this.learnedCount;
+    if (values.length !== segments.length) return undefined;
     // A short number shown a version (or no more one) changes how raw paths are templated: a new revision.
     if (this.versions.note(template, raw)) this.changes++;
     let changed = false;
@@ -471,23 +507,32 @@ export class PathLearner {
       if (parents === ROUTE_WORD_PARENTS) changed = true;
       if (parents === 1) counted.push([at, segment.text]);
     }
-    if (changed) {
-      // A new route word: what it made a value is no value any more (forgotten, as when `observe` finds one).
-      this.reindex();
-      this.revalidate();
-      this.changes++;
-    } else if (counted.length > 0) {
-      // A literal counted after an identifier value for the first time may be the fourth name after other
-      // identifier values (`/orders/{orderId}/alice`, see `enoughSiblings`): look at its observations again.
-      const resolved = this.resolveSegments(segments);
-      for (const [at, text] of counted) {
-        let key = '';
-        for (let k = 0; k < at; k++) key = extendKey(key, resolved[k]!);
-        const placed = this.index.get(key)?.get(text);
-        if (placed !== undefined && placed.length > 0) this.settle(placed[0]!.record);
-      }
+    if (changed) return this.afterRouteWord();
+    return counted.length > 0 ? this.settleCounted(segments, counted) : undefined;
+  }
+
+  /** A new route word (see `noteIdentifiers`): what it made a value is no value any more (as when `observe` finds one). */
+  private *afterRouteWord(): Generator<void> {
+    this.stepFrom = this.counted;
+    this.reindex();
+    yield* this.pause();
+    yield* this.revalidateSteps();
+    this.changes++;
+  }
+
+  /**
+   * Literals counted after an identifier value for the first time (see `noteIdentifiers`) may be the fourth name after
+   * other identifier values (`/orders/{orderId}/alice`, see `enoughSiblings`): look at their observations again.
+   */
+  private *settleCounted(segments: readonly Segment[], counted: ReadonlyArray<[number, string]>): Generator<void> {
+    this.stepFrom = this.counted;
+    const resolved = this.resolveSegments(segments);
+    for (const [at, text] of counted) {
+      let key = '';
+      for (let k = 0; k < at; k++) key = extendKey(key, resolved[k]!);
+      const placed = this.index.get(key)?.get(text);
+      if (placed !== undefined && placed.length > 0) yield* this.settleSteps(placed[0]!.record);
     }
-    return this.learnedCount !== before;
   }
 
   /**
@@ -522,22 +567,34 @@ export class PathLearner {
    * was learned or forgotten.
    */
   noteQuery(template: string, names: readonly string[]): boolean {
+    const before = this.learnedCount;
+    finish(this.noteQuerySteps(template, names));
+    return this.learnedCount !== before;
+  }
+
+  /** `noteQuery` in steps (see `observeSteps`); undefined when nothing is left to do (most requests). */
+  noteQuerySteps(template: string, names: readonly string[]): Generator<void> | undefined {
     if (this.requested.size < MAX_QUERY_PATHS || this.requested.has(template))
       this.requested.set(template, (this.requested.get(template) ?? 0) + 1);
-    if (names.length === 0) return false;
+    if (names.length === 0) return undefined;
     let seen = this.queries.get(template);
     if (seen === undefined) {
-      if (this.queries.size >= MAX_QUERY_PATHS) return false;
+      if (this.queries.size >= MAX_QUERY_PATHS) return undefined;
       this.queries.set(template, (seen = new Set()));
     }
     const size = seen.size;
     for (const name of names) if (seen.size < MAX_QUERY_NAMES) seen.add(name);
-    if (seen.size === size || !this.recordPaths.has(template) || this.learned.size === 0) return false;
+    if (seen.size === size || !this.recordPaths.has(template) || this.learned.size === 0) return undefined;
     // New names on a path already taken as evidence: what they made a value of is looked at again.
+    return this.revalidateForQueries();
+  }
+
+  /** See `noteQuery`: a new revision when what was learned changed. */
+  private *revalidateForQueries(): Generator<void> {
+    this.stepFrom = this.counted;
     const before = this.learnedCount;
-    this.revalidate();
+    yield* this.revalidateSteps();
     if (this.learnedCount !== before) this.changes++;
-    return this.learnedCount !== before;
   }
 
   /**
@@ -913,6 +970,16 @@ export class PathLearner {
     return true;
   }
 
+  /** Keep answers (see `keeping`) or not, as before `withKept`: nothing kept is left when not. */
+  private keepAgain(keeping: boolean): void {
+    this.keeping = keeping;
+    if (!keeping) {
+      this.routeWordsKept.clear();
+      this.valuesKept.clear();
+      this.lookedAt.clear();
+    }
+  }
+
   /** Run `work` keeping answers (see `keeping`) or not, as it was before after. */
   private withKept(keep: boolean, work: () => void): void {
     const keeping = this.keeping;
@@ -920,13 +987,36 @@ export class PathLearner {
     try {
       work();
     } finally {
-      this.keeping = keeping;
-      if (!keeping) {
-        this.routeWordsKept.clear();
-        this.valuesKept.clear();
-        this.lookedAt.clear();
-      }
+      this.keepAgain(keeping);
     }
+  }
+
+  /**
+   * `withKept` for work in steps: between its steps the learner keeps as it did before (a `resolve` of the app's
+   * requests meanwhile keeps nothing); what was kept stays for the next step, fresh as `keptFresh` says.
+   */
+  private *keptSteps(keep: boolean, steps: Generator<void>): Generator<void> {
+    const keeping = this.keeping;
+    this.keeping = keep;
+    try {
+      while (!steps.next().done) {
+        this.keeping = keeping;
+        yield;
+        this.keeping = keep;
+      }
+    } finally {
+      this.keepAgain(keeping);
+    }
+  }
+
+  /**
+   * A point where the work is whole (a record decided, the index built, a round of `revalidate`): yields when the work
+   * since the last yield (see `work`) reached `STEP_WORK`.
+   */
+  private *pause(): Generator<void> {
+    if (this.counted - this.stepFrom < STEP_WORK) return;
+    yield;
+    this.stepFrom = this.counted;
   }
 
   /** See `isRouteWord`: each look counts as work, with each literal it counts values among (see `work`). */
@@ -1255,11 +1345,12 @@ export class PathLearner {
   /** Index a record at each of its positions, by its resolved prefix. */
   private place(record: PathRecord): void {
     this.rootCache = undefined;
-    this.counted++;
     this.placements++;
     this.found.identifiers.length = 0;
     this.found.collections.length = 0;
     const resolved = this.resolveSegments(record.segments);
+    // Each segment resolved and indexed counts (see `work`).
+    this.counted += Math.max(1, resolved.length);
     // Every continuation at once, from the end (each record is placed again at every index: see `reindex`).
     const rests = (record.rests ??= continuations(record.segments));
     const routes = continuations(resolved);
@@ -1340,24 +1431,30 @@ export class PathLearner {
   }
 
   /** Learn what `record` decides, then what that in turn decides, until nothing changes. */
-  private settle(record: PathRecord): void {
-    this.withKept(true, () => this.settleFrom(record));
+  private settleSteps(record: PathRecord): Generator<void> {
+    return this.keptSteps(true, this.settleFrom(record));
   }
 
-  private settleFrom(record: PathRecord): void {
+  private *settleFrom(record: PathRecord): Generator<void> {
     let pending: PathRecord[] = [record];
     let moves = 0;
     while (pending.length > 0) {
       const changes = this.changes;
       let learnedAny = false;
-      for (const next of pending) if (this.decide(next)) learnedAny = true;
+      // Records taken meanwhile wait for the next pass, as they did before the steps.
+      const count = pending.length;
+      for (let i = 0; i < count; i++) {
+        if (yield* this.decide(pending[i]!)) learnedAny = true;
+        yield* this.pause();
+      }
       // An exception found or lost moves what follows it to another prefix (`/messages/schedule/alice`, once
       // `schedule` is one, no more under `/messages/{}`): index again too, a few times at most.
       const moved = this.changes !== changes && moves++ < MAX_MOVES;
       if (!learnedAny && !moved) return;
       // Prefixes merged (`/users/alice/…` and `/users/bob/…` are now one): index again, look at everything again.
       this.reindex();
-      if (moved) this.revalidate();
+      yield* this.pause();
+      if (moved) yield* this.revalidateSteps();
       pending = this.records;
     }
   }
@@ -1367,12 +1464,12 @@ export class PathLearner {
    * out collections or route words: `/self/calls/count`, `/self/events/count` before `/self/calls/17`),
    * so the order traffic comes in does not decide them.
    */
-  private revalidate(): void {
+  private revalidateSteps(): Generator<void> {
     // Positions are forgotten one by one before the revision moves: nothing kept meanwhile (see `keeping`).
-    this.withKept(false, () => this.revalidateAll());
+    return this.keptSteps(false, this.revalidateAll());
   }
 
-  private revalidateAll(): void {
+  private *revalidateAll(): Generator<void> {
     for (let rounds = 0; rounds < 8; rounds++) {
       let changed = false;
       for (const [key, position] of [...this.learned]) {
@@ -1392,13 +1489,16 @@ export class PathLearner {
           position.namesToo = false;
           changed = true;
         }
-        if (this.supported(key)) continue;
-        this.learned.delete(key);
-        changed = true;
+        if (!this.supported(key)) {
+          this.learned.delete(key);
+          changed = true;
+        }
+        yield* this.pause();
       }
       if (!changed) return;
       this.learnedCount++;
       this.reindex();
+      yield* this.pause();
     }
   }
 
@@ -1599,9 +1699,10 @@ export class PathLearner {
     for (const kept of this.records) this.place(kept);
   }
 
-  /** Look at each undecided position of `record`; true when one was learned. */
-  private decide(record: PathRecord): boolean {
+  /** Look at each undecided position of `record`; true when one was learned. In steps, between positions (see `pause`). */
+  private *decide(record: PathRecord): Generator<void, boolean> {
     const resolved = this.resolveSegments(record.segments);
+    this.counted += Math.max(1, resolved.length);
     let key = '';
     let previousKey = '';
     for (let at = 0; at < resolved.length; at++) {
@@ -1650,6 +1751,7 @@ export class PathLearner {
         this.decideNames(resolved, at, key)
       )
         return true;
+      yield* this.pause();
       previousKey = key;
       key = extendKey(key, segment);
     }
@@ -2075,6 +2177,17 @@ function isAction(placed: readonly Placed[]): boolean {
  * a few exceptions among them still leave another value to show the continuation is no value's own.
  */
 const MAX_REST_VALUES = 8;
+
+/**
+ * Work (see `PathLearner.work`) after which the learner's work in steps yields at its next whole point (see
+ * `PathLearner.pause`): about a millisecond on wikimedia-like traffic (docs/paths.md).
+ */
+const STEP_WORK = 2_000;
+
+/** Run work in steps (see `PathLearner.observeSteps`) to its end. */
+function finish(steps: Generator<void> | undefined): void {
+  if (steps !== undefined) while (steps.next().done !== true);
+}
 
 /** Times one observation indexes the evidence again because exceptions changed, at most (see `settle`). */
 const MAX_MOVES = 4;
