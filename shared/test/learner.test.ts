@@ -840,6 +840,57 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/bob')).toBe('/users/{user}');
   });
 
+  it('learns an enumerated first segment before the routes an API serves under each (/{dialect}/api/where/…)', () => {
+    const envelope = (data: object, more: object = {}) =>
+      responseKeys(inferShape({ code: 200, currentTime: 1, data: { references: {}, ...data }, ...more }));
+    const full = envelope(
+      { class: 'c', limitExceeded: false, list: [{ id: 1 }] },
+      { status: 'OK', text: 't', version: 2 },
+    );
+    const routes = ['search', 'statistics', 'trip-details', 'route-details', 'vehicles-for-stop'];
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ...routes.flatMap((route): Array<[string, string, readonly string[] | null]> => [
+        ['GET', `/otp/api/where/${route}`, full],
+        ['GET', `/mobile/api/where/${route}`, full],
+      ]),
+      // Answers that left other optional fields out disagree on one route (fewer than half of those shared).
+      ['GET', '/otp/api/where/search', envelope({ entry: {}, limitExceeded: false })],
+      ['GET', '/mobile/api/where/search', envelope({ class: 'c', entry: {} }, { status: 'OK', text: 't', version: 2 })],
+      // Routes served under one value only, answering the same envelope.
+      ['GET', '/mobile/api/where/plan-trip', full],
+      ['GET', '/mobile/api/where/metadata', full],
+    ];
+    const probes = ['/otp/api/where/search', '/mobile/api/where/plan-trip', '/bkk/api/where/metadata'];
+    const templates = (order: ReadonlyArray<[string, string, readonly string[] | null]>) => {
+      const learner = new PathLearner();
+      learn(learner, [...order]);
+      return probes.map((probe) => learner.resolve(templatePath(probe)));
+    };
+    // Before: `/otp/api/where/{where}` (every route answers one envelope), so the two values shared no whole route.
+    expect(templates(traffic)).toEqual([
+      '/{name}/api/where/search',
+      '/{name}/api/where/plan-trip',
+      '/bkk/api/where/metadata',
+    ]);
+    fc.assert(
+      fc.property(fc.shuffledSubarray(traffic, { minLength: traffic.length }), (order) => {
+        expect(templates(order)).toEqual(templates(traffic));
+      }),
+      { numRuns: 50 },
+    );
+    // The few values of an enumerated position shared under two first segments stay values (`/{name}/templates/{…}`).
+    const learner = new PathLearner();
+    const template = responseKeys(inferShape({ name: 'n', fields: [{ id: 1 }] }));
+    learn(learner, [
+      ['GET', '/catalog/templates/basic', template],
+      ['GET', '/catalog/templates/extra', template],
+      ['GET', '/monitoring/templates/basic', template],
+      ['GET', '/monitoring/templates/extra', template],
+      ['GET', '/catalog/templates/interop', template],
+    ]);
+    expect(learner.resolve('/catalog/templates/interop')).toBe('/{name}/templates/{template}');
+  });
+
   it('keeps a qualifier literal when its routes mirror its siblings (/company/competitor/id/17)', () => {
     const learner = new PathLearner();
     const company = responseKeys(inferShape({ company_id: 1, name: 'n', ceo: 'c' }));

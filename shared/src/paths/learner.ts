@@ -212,6 +212,30 @@ export class PathLearner {
    */
   private rootRouteIndex = new Map<string, Map<string, RootRoute[]>>();
   private sharedRootRoutes = new Set<string>();
+  /**
+   * Raw whole literal routes after the first segment (`api/where/search`) → the first-segment values seen before
+   * them (`otp`, `mobile`; the first `MAX_SHARED_ROOTS`), and each pair of those values → the routes both were seen
+   * before (the first `MAX_PAIR_ROUTES`): see `sharedRouteWords`. Raw, so what is learned does not change them.
+   */
+  private readonly rawRootRoutes = new Map<string, Set<string>>();
+  private readonly rootPairRoutes = new Map<string, Array<readonly string[]>>();
+  /**
+   * Position and literal (`3/search`) past the second segment: siblings under one raw prefix of whole routes that two
+   * first-segment values share, four or more for the pair there (`/otp/api/where/search`, `/mobile/api/where/search`,
+   * `…/statistics`, `…/trip-details`, `…/route-details` under both): route words, whatever they answer (see `routeWord`).
+   */
+  private readonly sharedRouteWords = new Set<string>();
+  /** The pairs of first-segment values (`otp\nmobile`) whose shared routes gave route words (see `rootMembers`). */
+  private readonly routeWordPairs = new Set<string>();
+  /** A pair of first-segment values and a prefix → the literals their shared routes part at after it. */
+  private readonly pairWords = new Map<string, Set<string>>();
+  /**
+   * Raw literal segments after the first up to a position (`2|api/where`) → the literals seen right after them
+   * (`search`, `plan-trip`, …; the first `MAX_PARENTS`), and of those the shared route words (see `servedRoutes`); each
+   * literal (`3/plan-trip`) → the prefixes it was seen after (the first `MAX_GRANDS`).
+   */
+  private readonly servedUnder = new Map<string, { words: Set<string>; shared: Set<string> }>();
+  private readonly servedOf = new Map<string, Set<string>>();
   /** The plain numbers at the first segment in the index (see `numberMembers`). Rebuilt with the index. */
   private rootNumbers = new Set<string>();
   /** Resolved prefix → its first `MAX_COMPARED_VALUES` values in the index, the only ones compared. */
@@ -450,8 +474,9 @@ export class PathLearner {
     // how kept records resolve and what supports what was learned: index them again, look again.
     const words = this.noteParents(record.segments);
     const mirrors = this.noteMirrors(record.segments);
+    const shared = this.noteRootRoutes(record);
     this.place(record);
-    if (words || mirrors || this.affectsOthers()) {
+    if (words || mirrors || shared || this.affectsOthers()) {
       this.reindex();
       yield* this.pause();
       yield* this.revalidateSteps();
@@ -1023,6 +1048,8 @@ export class PathLearner {
   private routeWord(at: number, text: string, collections: boolean): boolean {
     this.counted++;
     const word = `${at}/${text}`;
+    // A word of routes two first-segment values share (see `sharedRouteWords`).
+    if (this.sharedRouteWords.has(word) || this.servedRoutes(word)) return true;
     // A mirrored route or a collection shown by values that happen to recur (`/project/cyberdyne/initech`
     // beside `/project/bob/cyberdyne`) is none.
     if ((this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) && !this.amongManyValues(word))
@@ -1217,6 +1244,121 @@ export class PathLearner {
     this.mirrorWords.add(`${at}/${qualifier}`);
     this.mirrorWords.add(`${at}/${word}`);
     this.mirrorWords.add(`${at + 1}/${word}`);
+  }
+
+  /**
+   * Note the raw whole route of a record after its first segment, every segment a literal (see `sharedRouteWords`):
+   * true when route words changed. Each new first value of a route pairs with the route's other values; each route a
+   * pair gains is set beside the pair's others, and where two part at one position past the second segment after the
+   * same segments (`api/where/search`, `api/where/statistics`), the literals there are route words once the pair has
+   * four or more of them after that prefix. Values recur under two first segments far less often than the words of the
+   * routes an API serves under each (`/{dialect}/api/where/search`, `dialect` one of `otp`, `mobile`), and only a few
+   * values of an enumerated position do (`/catalog/metadata_templates/basic`, `…/extra` beside `/monitoring/…`); names
+   * part earlier (`/users/alice/repos` beside `/orgs/alice/repos`: at the second segment, never route words for this).
+   * The literals after each prefix are noted too (see `servedRoutes`).
+   */
+  private noteRootRoutes(record: PathRecord): boolean {
+    const segments = record.segments;
+    const first = segments[0];
+    if (first?.kind !== 'literal' || segments.length < 3) return false;
+    const texts: string[] = [];
+    for (let at = 1; at < segments.length; at++) {
+      const segment = segments[at]!;
+      if (segment.kind !== 'literal') break;
+      texts.push(segment.text);
+    }
+    // Whether the literals after each prefix are mostly shared route words, before and after (see `servedRoutes`).
+    const prefixes: string[] = [];
+    for (let at = 1; at < texts.length; at++) prefixes.push(`${at + 1}|${texts.slice(0, at).join('/')}`);
+    const served = prefixes.map((prefix) => this.servedPrefix(prefix));
+    let changed = false;
+    for (let at = 1; at < texts.length; at++) {
+      const prefix = prefixes[at - 1]!;
+      let under = this.servedUnder.get(prefix);
+      if (under === undefined) {
+        if (this.servedUnder.size >= MAX_IDENTIFIER_WORDS) continue;
+        this.servedUnder.set(prefix, (under = { words: new Set(), shared: new Set() }));
+      }
+      if (under.words.has(texts[at]!) || under.words.size >= MAX_PARENTS) continue;
+      under.words.add(texts[at]!);
+      const word = `${at + 1}/${texts[at]!}`;
+      let of = this.servedOf.get(word);
+      if (of === undefined && this.servedOf.size < MAX_IDENTIFIER_WORDS) this.servedOf.set(word, (of = new Set()));
+      if (of !== undefined && of.size < MAX_GRANDS) of.add(prefix);
+      // A new literal after a prefix whose literals are route words (see `servedRoutes`) is one: where it was seen at
+      // that position before, records resolve otherwise; elsewhere only the kept answers do.
+      if (served[at - 1]) {
+        if ((of?.size ?? 0) > 1) changed = true;
+        else this.routeStamp++;
+      }
+    }
+    if (texts.length === segments.length - 1)
+      changed = this.noteSharedRoute(record.method, first.text, texts) || changed;
+    if (prefixes.some((prefix, i) => this.servedPrefix(prefix) !== served[i])) changed = true;
+    if (changed) this.routeStamp++;
+    return changed;
+  }
+
+  /** See `noteRootRoutes`: pair a whole literal route's first value with its others; true when route words changed. */
+  private noteSharedRoute(method: string, first: string, texts: readonly string[]): boolean {
+    const route = `${method} ${texts.join('/')}`;
+    let values = this.rawRootRoutes.get(route);
+    if (values === undefined) {
+      if (this.rawRootRoutes.size >= MAX_IDENTIFIER_WORDS) return false;
+      this.rawRootRoutes.set(route, (values = new Set()));
+    }
+    if (values.has(first) || values.size >= MAX_SHARED_ROOTS) return false;
+    const before = this.sharedRouteWords.size;
+    for (const other of values) {
+      const pair = other < first ? `${other}\n${first}` : `${first}\n${other}`;
+      let routes = this.rootPairRoutes.get(pair);
+      if (routes === undefined) this.rootPairRoutes.set(pair, (routes = []));
+      if (routes.length >= MAX_PAIR_ROUTES) continue;
+      for (const theirs of routes) {
+        this.counted++;
+        // Where the two part: past the second segment (`search`, `statistics` after `api/where`), both literals.
+        let at = 0;
+        while (at < texts.length && at < theirs.length && texts[at] === theirs[at]) at++;
+        if (at === 0 || at >= texts.length || at >= theirs.length) continue;
+        // Four or more such words of one pair after one prefix: the few values of an enumerated position recur so
+        // too (`/catalog/metadata_templates/basic`, `…/extra` beside `/monitoring/metadata_templates/basic`, `…/extra`).
+        const prefix = `${at + 1}|${texts.slice(0, at).join('/')}`;
+        const id = `${pair}\n${prefix}`;
+        let words = this.pairWords.get(id);
+        if (words === undefined) {
+          if (this.pairWords.size >= MAX_IDENTIFIER_WORDS) continue;
+          this.pairWords.set(id, (words = new Set()));
+        }
+        words.add(texts[at]!);
+        words.add(theirs[at]!);
+        if (words.size < MANY_SIBLINGS) continue;
+        this.routeWordPairs.add(pair);
+        for (const text of words) {
+          this.sharedRouteWords.add(`${at + 1}/${text}`);
+          this.servedUnder.get(prefix)?.shared.add(text);
+        }
+      }
+      routes.push(texts);
+    }
+    values.add(first);
+    return this.sharedRouteWords.size !== before;
+  }
+
+  /**
+   * Is the literal `word` (position and text) seen after a prefix (after the first segment) whose literals are mostly
+   * shared route words, two or more (see `sharedRouteWords`)? Then it is one of the routes the API serves there,
+   * under one first-segment value only (`/mobile/api/where/plan-trip` beside twenty routes under both `mobile` and
+   * `otp`), not a value: the values of one position recur under two first segments now and then, not most of them.
+   */
+  private servedRoutes(word: string): boolean {
+    for (const prefix of this.servedOf.get(word) ?? []) if (this.servedPrefix(prefix)) return true;
+    return false;
+  }
+
+  /** Are the literals after `prefix` mostly shared route words, two or more (see `servedRoutes`)? */
+  private servedPrefix(prefix: string): boolean {
+    const under = this.servedUnder.get(prefix);
+    return under !== undefined && under.shared.size > 0 && under.shared.size * 2 >= under.words.size;
   }
 
   /** Note the parents of each literal of a record (see `isRouteWord`). */
@@ -1819,8 +1961,13 @@ export class PathLearner {
       if (values.size >= 2) byRoute.set(route, values);
     }
     // Pair of values → the routes they share (`agreeing`: with answers known and alike on both); `routes` null
-    // once their answers disagree on one.
-    const pairs = new Map<string, { a: string; b: string; routes: Set<string> | null; agreeing: Set<string> }>();
+    // once their answers disagree on one, but for a pair whose shared routes are an API's routes served under each
+    // (route words, see `sharedRouteWords`): there optional fields left out make an answer disagree now and then
+    // (`against` counts them), and the pair is one of values while twice as many routes agree.
+    const pairs = new Map<
+      string,
+      { a: string; b: string; routes: Set<string> | null; agreeing: Set<string>; against: number }
+    >();
     for (const [route, values] of byRoute) {
       const list = [...values];
       for (let i = 0; i < list.length; i++)
@@ -1829,17 +1976,21 @@ export class PathLearner {
           const [b, rb] = list[j]!;
           const id = a < b ? `${a}\n${b}` : `${b}\n${a}`;
           let pair = pairs.get(id);
-          if (pair === undefined) pairs.set(id, (pair = { a, b, routes: new Set(), agreeing: new Set() }));
+          if (pair === undefined) pairs.set(id, (pair = { a, b, routes: new Set(), agreeing: new Set(), against: 0 }));
           if (pair.routes === null) continue;
           const x = mergeRoutes(ra);
           const y = mergeRoutes(rb);
-          if (fieldsDisagree(x, y)) pair.routes = null;
-          else {
+          if (fieldsDisagree(x, y)) {
+            if (this.routeWordPairs.has(id)) pair.against++;
+            else pair.routes = null;
+          } else {
             pair.routes.add(route);
             if (fieldsAgree(x, y)) pair.agreeing.add(route);
           }
         }
     }
+    for (const pair of pairs.values())
+      if (pair.against > 0 && pair.agreeing.size < 2 * pair.against) pair.routes = null;
     for (const { a, b, routes, agreeing } of pairs.values())
       if (routes !== null && routes.size >= 2 && agreeing.size >= 1) {
         members.add(a);
@@ -2492,6 +2643,12 @@ function fieldsDisagree(x: RootRoute, y: RootRoute): boolean {
     compareKeys(x.keys, y.keys, true) === 'contradicts' || compareKeys(x.requestKeys, y.requestKeys) === 'contradicts'
   );
 }
+
+/** First-segment values noted before one raw whole route at most (see `noteRootRoutes`): pairs grow as their square. */
+const MAX_SHARED_ROOTS = 8;
+
+/** Whole routes noted per pair of first-segment values at most (see `noteRootRoutes`): each new one is set beside them. */
+const MAX_PAIR_ROUTES = 64;
 
 /** First-segment values compared on one route at most (see `rootMembers`): pairs grow as their square. */
 const MAX_ROUTE_VALUES = 64;
