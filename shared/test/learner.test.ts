@@ -891,6 +891,47 @@ describe('PathLearner', () => {
     expect(learner.resolve('/catalog/templates/interop')).toBe('/{name}/templates/{template}');
   });
 
+  it('keeps a collection literal whose children answer the items it lists, beside lists of others (/nh/fish/{fish})', () => {
+    const critter = { name: 'n', price: 1, location: 'l', catchphrases: ['c'] };
+    const garment = { name: 'n', variations: ['v'], seasons: ['s'], styles: ['s'] };
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ['GET', '/nh/fish', list(critter)],
+      ['GET', '/nh/bugs', list(critter)],
+      ['GET', '/nh/sea', list(critter)],
+      ['GET', '/nh/clothing', list(garment)],
+      ['GET', '/nh/fish/trent', responseKeys(inferShape(critter))],
+      ['GET', '/nh/fish/acme', responseKeys(inferShape(critter))],
+      ['GET', '/nh/bugs/dave', responseKeys(inferShape(critter))],
+      ['GET', '/nh/bugs/peggy', responseKeys(inferShape(critter))],
+      ['GET', '/nh/sea/bob', responseKeys(inferShape(critter))],
+      ['GET', '/nh/clothing/hooli', responseKeys(inferShape(garment))],
+      ['GET', '/nh/clothing/wonka', responseKeys(inferShape(garment))],
+    ];
+    const probes = ['/nh/fish/zoe', '/nh/bugs', '/nh/sea', '/nh/clothing/ivan'];
+    const templates = (order: ReadonlyArray<[string, string, readonly string[] | null]>) => {
+      const learner = new PathLearner();
+      learn(learner, [...order]);
+      return probes.map((probe) => learner.resolve(templatePath(probe)));
+    };
+    // Before: `/nh/{nh}` (the critters' lists alike), then `/nh/{owner}/{nh}`.
+    expect(templates(traffic)).toEqual(['/nh/fish/{fish}', '/nh/bugs', '/nh/sea', '/nh/clothing/{clothing}']);
+    fc.assert(
+      fc.property(fc.shuffledSubarray(traffic, { minLength: traffic.length }), (order) => {
+        expect(templates(order)).toEqual(templates(traffic));
+      }),
+      { numRuns: 50 },
+    );
+    // The values of one position list items of one kind: no collections for this.
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/repositories/alice', list({ name: 'web', stars: 1, private: false })],
+      ['GET', '/repositories/bob', list({ name: 'web', stars: 1, private: false })],
+      ['GET', '/repositories/alice/web', responseKeys(inferShape({ name: 'web', stars: 1, private: false }))],
+      ['GET', '/repositories/bob/cli', responseKeys(inferShape({ name: 'web', stars: 1, private: false }))],
+    ]);
+    expect(learner.resolve('/repositories/carol')).toBe('/repositories/{repository}');
+  });
+
   it('keeps a qualifier literal when its routes mirror its siblings (/company/competitor/id/17)', () => {
     const learner = new PathLearner();
     const company = responseKeys(inferShape({ company_id: 1, name: 'n', ceo: 'c' }));

@@ -236,6 +236,25 @@ export class PathLearner {
    */
   private readonly servedUnder = new Map<string, { words: Set<string>; shared: Set<string> }>();
   private readonly servedOf = new Map<string, Set<string>>();
+  /**
+   * Raw paths read (`GET /nh/fish`) → the item fields of the list of objects they answered (`[]` taken off), and raw
+   * paths → the fields their children (`GET /nh/fish/trent`) answered, a few each: see `listedCollections`.
+   */
+  private readonly listedItems = new Map<string, readonly string[]>();
+  private readonly childAnswers = new Map<string, Array<readonly string[]>>();
+  /** Raw path → the lists read right under it (the first `MAX_PARENTS`), and the lists a child answered the items of. */
+  private readonly listsUnder = new Map<string, string[]>();
+  private readonly listedAlike = new Set<string>();
+  /** The raw paths of the collections the last `noteListed` found (see `observe`). */
+  private readonly listedFound: string[] = [];
+  /**
+   * Position and literal (`1/fish`) after a literal, read as a list of objects whose fields a child of it answers
+   * alone (`GET /nh/fish` answering `[{name, price}]`, `GET /nh/fish/trent` answering `{name, price}`), beside a
+   * sibling listing items of other fields (`GET /nh/clothing` answering `[{name, variations}]`): a collection, a
+   * route word, however alike some siblings answer (`/nh/bugs`, `/nh/sea` listing critters too). The values of one
+   * position list items of one kind (`/v2/repositories/alice`, `/v2/repositories/bob`): no collections for this.
+   */
+  private readonly listedCollections = new Set<string>();
   /** The plain numbers at the first segment in the index (see `numberMembers`). Rebuilt with the index. */
   private rootNumbers = new Set<string>();
   /** Resolved prefix → its first `MAX_COMPARED_VALUES` values in the index, the only ones compared. */
@@ -475,8 +494,10 @@ export class PathLearner {
     const words = this.noteParents(record.segments);
     const mirrors = this.noteMirrors(record.segments);
     const shared = this.noteRootRoutes(record);
+    this.listedFound.length = 0;
+    const listed = this.noteListed(record);
     this.place(record);
-    if (words || mirrors || shared || this.affectsOthers()) {
+    if (words || mirrors || shared || listed || this.affectsOthers()) {
       this.reindex();
       yield* this.pause();
       yield* this.revalidateSteps();
@@ -486,6 +507,12 @@ export class PathLearner {
       // seen at that depth elsewhere): the index stays as it is, but what was learned is looked at again as before.
       yield* this.revalidateSteps();
     yield* this.settleSteps(record);
+    // What follows a collection found now was decided under it as a value (`/nh/{nh}/trent`): decided again, whatever
+    // order the traffic came in.
+    const found = [...this.listedFound];
+    for (const path of found)
+      for (const kept of [...this.records])
+        if (kept !== record && kept.path.startsWith(`${path}/`)) yield* this.settleSteps(kept);
   }
 
   /**
@@ -1050,6 +1077,8 @@ export class PathLearner {
     const word = `${at}/${text}`;
     // A word of routes two first-segment values share (see `sharedRouteWords`).
     if (this.sharedRouteWords.has(word) || this.servedRoutes(word)) return true;
+    // A collection its children's answers show (see `listedCollections`).
+    if (this.listedCollections.has(word) && !this.amongManyValues(word)) return true;
     // A mirrored route or a collection shown by values that happen to recur (`/project/cyberdyne/initech`
     // beside `/project/bob/cyberdyne`) is none.
     if ((this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) && !this.amongManyValues(word))
@@ -1359,6 +1388,74 @@ export class PathLearner {
   private servedPrefix(prefix: string): boolean {
     const under = this.servedUnder.get(prefix);
     return under !== undefined && under.shared.size > 0 && under.shared.size * 2 >= under.words.size;
+  }
+
+  /**
+   * Note what a read record answered as a list of objects or as one object (see `listedCollections`): true when a
+   * collection was found.
+   */
+  private noteListed(record: PathRecord): boolean {
+    const segments = record.segments;
+    const keys = record.keys;
+    if (record.method !== 'GET' || keys === null || keys.length === 0 || segments.length < 2) return false;
+    const last = segments[segments.length - 1]!;
+    const parent = record.path.slice(0, record.path.lastIndexOf('/'));
+    if (keys.every((key) => key.startsWith('[]'))) {
+      if (last.kind !== 'literal' || segments[segments.length - 2]!.kind !== 'literal') return false;
+      if (this.listedItems.has(record.path) || this.listedItems.size >= MAX_QUERY_PATHS) return false;
+      const items = keys.map((key) => key.slice(2)).filter((key) => key !== '');
+      this.listedItems.set(record.path, items);
+      let lists = this.listsUnder.get(parent);
+      if (lists === undefined) this.listsUnder.set(parent, (lists = []));
+      if (lists.length < MAX_PARENTS) lists.push(record.path);
+      if ((this.childAnswers.get(record.path) ?? []).some((child) => this.answersItems(items, child)))
+        this.listedAlike.add(record.path);
+      return this.markListed(parent);
+    }
+    if (keys.some((key) => key.startsWith('[]'))) return false;
+    let children = this.childAnswers.get(parent);
+    if (children === undefined) {
+      if (this.childAnswers.size >= MAX_QUERY_PATHS) return false;
+      this.childAnswers.set(parent, (children = []));
+    }
+    if (children.length >= MAX_REST_VALUES) return false;
+    children.push(keys);
+    const items = this.listedItems.get(parent);
+    if (items === undefined || this.listedAlike.has(parent) || !this.answersItems(items, keys)) return false;
+    this.listedAlike.add(parent);
+    return this.markListed(parent.slice(0, parent.lastIndexOf('/')));
+  }
+
+  /** Does a child's answer (`keys`) hold the fields of the items a list answered? */
+  private answersItems(items: readonly string[], keys: readonly string[]): boolean {
+    this.counted++;
+    return compareKeys(items, keys, true) === 'alike';
+  }
+
+  /**
+   * Mark the lists under the raw path `parent` whose children answer their items, beside a list there whose items
+   * have other fields, collections (see `listedCollections`): true when one was found.
+   */
+  private markListed(parent: string): boolean {
+    const lists = this.listsUnder.get(parent) ?? [];
+    let changed = false;
+    for (const path of lists) {
+      if (!this.listedAlike.has(path)) continue;
+      const segments = splitPath(path);
+      const word = `${segments.length - 1}/${(segments[segments.length - 1] as { text: string }).text}`;
+      if (this.listedCollections.has(word)) continue;
+      const items = this.listedItems.get(path)!;
+      const other = lists.some((one) => {
+        this.counted++;
+        return one !== path && compareKeys(items, this.listedItems.get(one)!, true) === 'contradicts';
+      });
+      if (!other) continue;
+      this.listedCollections.add(word);
+      this.listedFound.push(path);
+      changed = true;
+    }
+    if (changed) this.routeStamp++;
+    return changed;
   }
 
   /** Note the parents of each literal of a record (see `isRouteWord`). */
