@@ -29,7 +29,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { type AggregatedRow, WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
+import { type AggregatedRow, batchPart, WRITE_BATCH, writeBatchStatement } from '../src/captures/batch-statement';
 import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
@@ -64,24 +64,17 @@ const BARE = process.env.BATCH_CPU_BARE === '1';
 const CEILING = process.env.BATCH_CPU_CEILING === '1';
 /** The batch statement without capture summaries (nothing written to `capture_endpoints` or its counts). */
 const NO_SUMMARIES = WRITE_BATCH.replace('WHERE k.grown\n', 'WHERE k.grown AND false\n');
-/** The plain INSERT's work plus the batch-id claim: capture lock, claim, observations; the other parameters typed, unused. */
-const LEAN = `
-  WITH capture AS (
-    SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
-  ), unused AS (
-    SELECT $5::jsonb, $27::integer, $28::uuid, $29::text, $30::text, $31::text, $32::text, $33::text, $34::bigint, $35::integer
-  ), claimed AS (
-    INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
-    SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $25::text[], $26::text[] FROM capture
-    ON CONFLICT (batch_id, project_id) DO NOTHING
-    RETURNING batch_id
+/** The plain INSERT's work plus the batch-id claim: capture lock, claim, observations; the shapes typed, unused. */
+const LEAN = `${WRITE_BATCH.slice(0, WRITE_BATCH.indexOf('), new_shapes AS ('))}
+  ), unused AS (SELECT $4::jsonb
   ), ${WRITE_BATCH.slice(WRITE_BATCH.indexOf('offered AS ('), WRITE_BATCH.indexOf('), known AS ('))}
-  ), upserted AS (${WRITE_BATCH.slice(WRITE_BATCH.indexOf('\n    INSERT INTO observations'), WRITE_BATCH.indexOf('    RETURNING o.method'))}    RETURNING 1
+  ), upserted AS (${WRITE_BATCH.slice(WRITE_BATCH.indexOf('\n    INSERT INTO observations'), WRITE_BATCH.indexOf('    RETURNING o.project_id'))}    RETURNING 1
   )
-  SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured, NULL::text AS queued`.replace(
-  'FROM input r CROSS JOIN capture c',
-  'FROM offered r CROSS JOIN capture c',
-);
+  SELECT EXISTS (SELECT FROM written w WHERE w.n = b.n) AS claimed, EXISTS (SELECT FROM capture c WHERE c.n = b.n) AS captured,
+         NULL::text AS queued
+    FROM batches b ORDER BY b.n`.replace('FROM input r JOIN batches', 'FROM offered r JOIN batches');
+/** BATCH_CPU_TOGETHER=k: the batch statement also writes k batches (of k captures) in one statement, as a replica's writer does under load. */
+const TOGETHER = setting('BATCH_CPU_TOGETHER', 1);
 
 /** Batch `seed`'s rows, as the agent sends them: 40 distinct endpoints of 300, mostly 201. */
 function wireRows(seed: number): WireObservation[] {
@@ -244,36 +237,61 @@ async function main(): Promise<void> {
           { name: 'claim + observations, 1 row', text: LEAN, statement: 'ceiling_lean', queue: false, rows: 1 },
         ]
       : [{ name: 'batch statement', text: WRITE_BATCH, statement: 'spectator_write_batch', queue: true, rows: ROWS }];
+    const all = [
+      ...variants.map((v) => ({ ...v, together: 1 })),
+      ...(TOGETHER > 1
+        ? [
+            {
+              name: `${TOGETHER} batches a statement`,
+              text: '',
+              statement: '',
+              queue: true,
+              rows: ROWS * TOGETHER,
+              together: TOGETHER,
+            },
+          ]
+        : []),
+    ];
     const capturesOf = new Map<string, string[]>();
-    for (const v of variants)
-      capturesOf.set(v.name, v.name === 'batch statement' ? statementCaptures : await captures('production'));
+    for (const v of all)
+      capturesOf.set(
+        v.name,
+        v.name === 'batch statement'
+          ? statementCaptures
+          : (await Promise.all(Array.from({ length: v.together }, () => captures('production')))).flat(),
+      );
     const plainOne = await captures('local');
     const contenders: Array<{ name: string; rows: number; write: (n: number) => Promise<void> }> = [
-      ...variants.map(({ name, text, statement, queue, rows: size }) => ({
+      ...all.map(({ name, text, statement, queue, rows: size, together }) => ({
         name,
         rows: size,
         write: async (n: number) => {
           const on = capturesOf.get(name) as string[];
           const rows = wireRows(n).slice(0, size);
-          const values = writeBatchParameters(
-            {
-              batchId: randomUUID(),
-              projectId: project.id,
-              captureId: on[n % CAPTURES] as string,
-              observations: rows.length,
-              shapes: [],
-              maxEndpoints: 20_000,
-              ...(queue
-                ? { evidence: { rowId: row.id, build: 'build-100', commit: 'c100', ...queuedLists(rows) } }
-                : {}),
-            },
-            aggregated(rows),
+          const lists = queue ? queuedLists(rows) : null;
+          const folded = aggregated(rows);
+          // Batch n of each of `together` sets of captures: each capture gets the same batches as the single contender's.
+          const parts = Array.from({ length: together }, (_, k) =>
+            batchPart(
+              {
+                batchId: randomUUID(),
+                projectId: project.id,
+                captureId: on[k * CAPTURES + (n % CAPTURES)] as string,
+                observations: rows.length,
+                shapes: [],
+                maxEndpoints: 20_000,
+                ...(lists ? { evidence: { rowId: row.id, build: 'build-100', commit: 'c100', ...lists } } : {}),
+              },
+              folded,
+            ),
           );
+          const made = writeBatchStatement(parts);
+          const query = together > 1 ? made : { name: statement, text, values: made.values };
           await client.query('BEGIN');
           if (explaining) {
-            const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE) ${text}`, values);
+            const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE) ${query.text}`, query.values);
             for (const line of plan.rows) console.log(line['QUERY PLAN']);
-          } else await client.query({ name: statement, text, values });
+          } else await client.query(query);
           await client.query('COMMIT');
         },
       })),

@@ -10,12 +10,14 @@ import type { DataSource, EntityManager } from 'typeorm';
 import {
   type AggregatedRow,
   type BatchHeader,
+  type BatchPart,
   type QueuedEvidence,
-  writeBatchParameters,
+  batchPart,
 } from '../src/captures/batch-statement';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { createDataSource } from '../src/database/data-source';
 import { EvidenceRepository } from '../src/evidence/evidence.repository';
+import { BatchWriter } from '../src/ingest/batch-writer';
 import { packList, unpackList } from '../src/evidence/queued-payload';
 import { startTestBackend, type TestBackend } from './support';
 import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
@@ -112,10 +114,7 @@ async function written(
   await runner.startTransaction();
   try {
     const captureId = await newCapture(runner.manager);
-    const parameters = writeBatchParameters(
-      { projectId, captureId, observations: rows.length, shapes: [], ...header },
-      rows,
-    );
+    const parameters = batchPart({ projectId, captureId, observations: rows.length, shapes: [], ...header }, rows);
     let result = await captures.writeBatch(parameters, runner.manager);
     if (again) {
       expect(result.queuedId).not.toBeNull();
@@ -264,5 +263,144 @@ describe('regrouping', () => {
       count: 2,
       last_seen: '2026-11-29T00:00:06.000Z',
     });
+  });
+});
+
+describe('several batches in one statement', () => {
+  /** The queue row `id`'s exchanges' paths (read in `manager`'s transaction). */
+  async function queuedPaths(manager: EntityManager, id: string | null): Promise<string[]> {
+    const [stored] = (await manager.query(
+      'SELECT packed_exchanges AS exchanges FROM evidence_queue WHERE project_id = $1 AND id = $2',
+      [projectId, id ?? '0'],
+    )) as Array<{ exchanges: string }>;
+    return stored === undefined ? [] : paths(unpackList(stored.exchanges) as Array<{ path: string }>);
+  }
+
+  /** Observation rows of a capture: (path, count). */
+  async function stored(manager: EntityManager, captureId: string): Promise<Array<{ path: string; count: number }>> {
+    return (await manager.query(
+      'SELECT path, count::int AS count FROM observations WHERE capture_id = $1 ORDER BY path',
+      [captureId],
+    )) as Array<{ path: string; count: number }>;
+  }
+
+  it('writes each as alone: a duplicate, a deleted capture and a capped capture change no neighbour', async () => {
+    const runner = ds.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      const [plain, resent, capped] = [
+        await newCapture(runner.manager),
+        await newCapture(runner.manager),
+        await newCapture(runner.manager),
+      ];
+      const gone = crypto.randomUUID();
+      const rows = [row('/a', 1, '2026-11-29T00:00:05.000Z'), row('/b', 2, '2026-11-29T00:00:06.000Z')];
+      const header = (captureId: string, batchId = crypto.randomUUID()): BatchHeader => ({
+        batchId,
+        projectId,
+        captureId,
+        observations: 2,
+        shapes: [],
+        evidence: evidenceOf(rows, []),
+      });
+      const resentId = crypto.randomUUID();
+      expect(await captures.writeBatch(batchPart(header(resent, resentId), rows), runner.manager)).toMatchObject({
+        claimed: true,
+      });
+      const answers = await captures.writeBatches(
+        [
+          batchPart(header(plain), rows),
+          batchPart(header(resent, resentId), rows),
+          batchPart(header(gone), rows),
+          batchPart({ ...header(capped), maxEndpoints: 1 }, rows),
+        ],
+        runner.manager,
+      );
+      expect(answers.map(({ claimed, captured }) => ({ claimed, captured }))).toEqual([
+        { claimed: true, captured: true },
+        { claimed: false, captured: true },
+        { claimed: false, captured: false },
+        { claimed: true, captured: true },
+      ]);
+      expect(answers[1]!.queuedId).toBeNull();
+      expect(answers[2]!.queuedId).toBeNull();
+      // Each batch's own queue row, its own kept keys.
+      expect(await queuedPaths(runner.manager, answers[0]!.queuedId)).toEqual(['/a', '/b']);
+      expect(await queuedPaths(runner.manager, answers[3]!.queuedId)).toEqual(['/a']);
+      expect(await stored(runner.manager, plain)).toEqual([
+        { path: '/a', count: 1 },
+        { path: '/b', count: 2 },
+      ]);
+      // The resent batch counted once; the capped capture kept /a and counted /b's 2 as overflow.
+      expect(await stored(runner.manager, resent)).toEqual([
+        { path: '/a', count: 1 },
+        { path: '/b', count: 2 },
+      ]);
+      expect(await stored(runner.manager, capped)).toEqual([{ path: '/a', count: 1 }]);
+      expect(
+        await runner.query('SELECT id::text, overflow_requests::int AS o FROM captures WHERE id = ANY($1) ORDER BY o', [
+          [plain, capped],
+        ]),
+      ).toEqual([
+        { id: plain, o: 0 },
+        { id: capped, o: 2 },
+      ]);
+      // Each capture's summaries and endpoint count, as alone.
+      expect(
+        await runner.query(
+          `SELECT capture_id::text AS capture, sum(endpoints)::int AS n FROM capture_endpoint_counts
+            WHERE capture_id = ANY($1) GROUP BY 1 ORDER BY 2`,
+          [[plain, capped]],
+        ),
+      ).toEqual([
+        { capture: capped, n: 1 },
+        { capture: plain, n: 2 },
+      ]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+
+  it('a replica writes batches that wait together, and a failing one alone (BatchWriter)', async () => {
+    const statements: number[] = [];
+    const writer = new BatchWriter(
+      (parts) => {
+        statements.push(parts.length);
+        return captures.writeBatches(parts);
+      },
+      1,
+      8,
+    );
+    const [first, second, third] = [
+      await newCapture(ds.manager),
+      await newCapture(ds.manager),
+      await newCapture(ds.manager),
+    ];
+    const part = (captureId: string, status = 200): BatchPart =>
+      batchPart({ batchId: crypto.randomUUID(), projectId, captureId, observations: 1, shapes: [] }, [
+        aggregatedRow('/w', { status }),
+      ]);
+    // The first runs alone; the next three wait for it, then go together, and fail there on the
+    // second's status (past smallint): each is written again alone.
+    const written = [
+      writer.submit(part(first)),
+      writer.submit(part(second, 70_000)),
+      writer.submit(part(third)),
+      writer.submit(part(first)),
+    ].map((promise) =>
+      promise.then(
+        (answer) => answer.claimed,
+        (error: Error) => error.message,
+      ),
+    );
+    const outcomes = await Promise.all(written);
+    expect(outcomes[0]).toBe(true);
+    expect(outcomes[1]).toMatch(/out of range/);
+    expect(outcomes.slice(2)).toEqual([true, true]);
+    expect(statements).toEqual([1, 3, 1, 1, 1]);
+    expect(await stored(ds.manager, first)).toEqual([{ path: '/w', count: 2 }]);
+    expect(await stored(ds.manager, second)).toEqual([]);
+    expect(await stored(ds.manager, third)).toEqual([{ path: '/w', count: 1 }]);
   });
 });

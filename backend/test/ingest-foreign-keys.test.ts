@@ -8,7 +8,13 @@
 import type { TokenResponse } from '@spectator/shared';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { WRITE_BATCH, writeBatchParameters } from '../src/captures/batch-statement';
+import {
+  batchPart,
+  type BatchPart,
+  WRITE_BATCH,
+  writeBatchParameters,
+  writeBatchStatement,
+} from '../src/captures/batch-statement';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { createDataSource } from '../src/database/data-source';
 import { packList } from '../src/evidence/queued-payload';
@@ -76,11 +82,16 @@ async function rowsOf(id: string, byProject = false): Promise<Record<string, num
 
 const NONE = { observations: 0, capture_endpoints: 0, capture_endpoint_counts: 0, processed_batches: 0 };
 
-/** The batch statement's parameters for one row of `GET /race` in a capture. */
-function raceBatch(projectId: string, captureId: string): unknown[] {
-  return writeBatchParameters({ batchId: crypto.randomUUID(), projectId, captureId, observations: 1, shapes: [] }, [
+/** One row of `GET /race` in a capture, as the batch statement's part. */
+function raceBatchPart(projectId: string, captureId: string): BatchPart {
+  return batchPart({ batchId: crypto.randomUUID(), projectId, captureId, observations: 1, shapes: [] }, [
     aggregatedRow('/race'),
   ]);
+}
+
+/** The batch statement's parameters for one row of `GET /race` in a capture. */
+function raceBatch(projectId: string, captureId: string): unknown[] {
+  return writeBatchStatement([raceBatchPart(projectId, captureId)]).values;
 }
 
 /**
@@ -215,13 +226,13 @@ describe('ingest rows without foreign keys', () => {
     try {
       await deleter.query('BEGIN');
       await deleter.query('DELETE FROM captures WHERE id = $1', [captureId]);
-      const written = new CapturesRepository(ds).writeBatch(raceBatch(projectId, captureId));
+      const written = new CapturesRepository(ds).writeBatch(raceBatchPart(projectId, captureId));
       // Failed the same way whatever the order: no unhandled rejection while the delete is held.
       const outcome = written.then(
         () => 'written',
         (error: Error) => error.message,
       );
-      await untilWaiting('WITH capture AS');
+      await untilWaiting('WITH batches AS');
       await deleter.query('COMMIT');
       expect(await outcome).toBe(`capture ${captureId} no longer exists`);
       expect(await rowsOf(captureId)).toEqual(NONE);

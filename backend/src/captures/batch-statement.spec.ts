@@ -1,5 +1,11 @@
 import type { AggregatedRow } from './batch-statement';
-import { textArrayLiteral, touchedEndpoints, writeBatchParameters } from './batch-statement';
+import {
+  batchPart,
+  textArrayLiteral,
+  touchedEndpoints,
+  writeBatchParameters,
+  writeBatchStatement,
+} from './batch-statement';
 
 const row: AggregatedRow = {
   method: 'POST',
@@ -39,19 +45,21 @@ describe('writeBatchParameters', () => {
       row,
       { ...row, status: 400, query: ['a', 'b'], res_h: ['a', 'b'] },
     ]);
-    expect(parameters.slice(0, 6)).toEqual(['b', 'p', 'c', 4, null, '{"a","b","content-type"}']);
+    expect(parameters.slice(26, 30)).toEqual(['b', 'p', 'c', 4]);
+    expect(parameters.slice(3, 6)).toEqual([null, '{"a","b","content-type"}', '{1,1}']);
     // query from/to, request headers from/to, response headers from/to
     expect(parameters.slice(18, 24)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
   });
 
-  it('ends with the endpoints the batch touches, each once', () => {
+  it('begins with the endpoints the batch touches, each once', () => {
     const rows = [
       row,
       { ...row, status: 400 },
       { ...row, path: '/posts/{id}' },
       { ...row, method: 'PUT', path: '/posts/{id}' },
     ];
-    expect(writeBatchParameters(header, rows).slice(24, 26)).toEqual([
+    expect(writeBatchParameters(header, rows).slice(0, 3)).toEqual([
+      '{1,1,1}',
       '{"POST","POST","PUT"}',
       '{"/posts","/posts/{id}","/posts/{id}"}',
     ]);
@@ -79,10 +87,14 @@ describe('writeBatchParameters', () => {
     ]);
   });
 
-  it('ends with the evidence to queue, the noise counts (null when absent) and the instance extras', () => {
+  it('ends with the batch, its cap, the evidence to queue and the noise counts (null when absent)', () => {
     const evidence = { rowId: 'r', build: 'b1', commit: null, exchanges: '[1]', minutes: '[2]', consumers: '[3]' };
     const unmatched = { requests: 4, paths: 2 };
     expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(26)).toEqual([
+      'b',
+      'p',
+      'c',
+      4,
       null,
       'r',
       'b1',
@@ -92,22 +104,36 @@ describe('writeBatchParameters', () => {
       '[3]',
       4,
       2,
-      '{null}',
-      '{null}',
     ]);
-    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(26)).toEqual([
-      9,
-      ...Array(8).fill(null),
-      '{null}',
-      '{null}',
-    ]);
-    // The bodies' instance extras, last: one text per row.
-    expect(writeBatchParameters(header, [{ ...row, res_inst: '01' }]).slice(35)).toEqual(['{null}', '{"01"}']);
+    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(30)).toEqual([9, ...Array(8).fill(null)]);
+    // The bodies' instance extras, after the rows' other columns: one text per row.
+    expect(writeBatchParameters(header, [{ ...row, res_inst: '01' }]).slice(24, 26)).toEqual(['{null}', '{"01"}']);
   });
 
   it('sends the shapes as one JSON object', () => {
     const parameters = writeBatchParameters({ ...header, shapes: [['fp1', { kind: 'string' }]] }, []);
-    expect(JSON.parse(parameters[4] as string)).toEqual({ fp1: { kind: 'string' } });
+    expect(JSON.parse(parameters[3] as string)).toEqual({ fp1: { kind: 'string' } });
+  });
+});
+
+describe('writeBatchStatement', () => {
+  it('writes several batches in one statement: rows and touched keys numbered by batch, name bounds offset', () => {
+    const first = batchPart({ ...header, shapes: [['fp1', { kind: 'string' }]] }, [row, { ...row, status: 400 }]);
+    const second = batchPart({ ...header, batchId: 'b2', captureId: 'c2', shapes: [['fp2', { kind: 'number' }]] }, [
+      { ...row, query: ['q'], res_h: [] },
+    ]);
+    const { name, values } = writeBatchStatement([first, second]);
+    expect(name).toBe('spectator_write_batches_2');
+    expect(values.slice(0, 3)).toEqual(['{1,2}', '{"POST","POST"}', '{"/posts","/posts"}']);
+    expect(JSON.parse(values[3] as string)).toEqual({ fp1: { kind: 'string' }, fp2: { kind: 'number' } });
+    expect(values.slice(4, 7)).toEqual(['{"a","b","content-type","q"}', '{1,1,2}', '{"POST","POST","POST"}']);
+    // The second batch's query names are the fourth name; its empty lists stay empty slices.
+    expect(values.slice(18, 24)).toEqual(['{1,1,4}', '{2,2,4}', '{1,1,4}', '{0,0,3}', '{3,3,4}', '{3,3,3}']);
+    expect(values.slice(26)).toEqual([
+      ...['b', 'p', 'c', 4, ...Array(9).fill(null)],
+      ...['b2', 'p', 'c2', 4, ...Array(9).fill(null)],
+    ]);
+    expect(writeBatchStatement([first]).name).toBe('spectator_write_batch');
   });
 });
 

@@ -70,7 +70,10 @@ export interface QueuedEvidence {
 
 /**
  * Writes a whole batch in one statement, so a batch costs one round trip and holds its row locks
- * only while PostgreSQL executes it (never while Node is busy with other messages):
+ * only while PostgreSQL executes it (never while Node is busy with other messages). Several
+ * batches can go in one statement (`writeBatchStatement`, session 25): `batches` has a row per
+ * batch (its number `n` and its own fields), every row and touched key carries its batch's `n`,
+ * and each part below works per batch as it did for the one:
  *  - `capture`: the capture row, locked `FOR KEY SHARE` once for the batch (what the rows' foreign
  *    keys to it did row by row, issue 20): deleting it waits for the batch's commit, and a batch
  *    after a delete finds no row and writes nothing (`captured` false; the caller fails it);
@@ -83,7 +86,7 @@ export interface QueuedEvidence {
  *  - `offered`: the folded rows as parallel typed arrays (`unnest`, far cheaper to parse than one
  *    JSON document); each row's query and header names are a slice of one flat `names` array;
  *  - `input`: the offered rows of endpoints the capture has, and of new endpoints while it has
- *    room under the cap ($27, in byte order of (method, path)); `overflow` adds the requests of
+ *    room under the cap (`max_endpoints`, in byte order of (method, path)); `overflow` adds the requests of
  *    the rest to `captures.overflow_requests` (issue 15: one capture took 10^5 templates).
  *    The capture's count of endpoints is kept in `capture_endpoint_counts` (`room`; `counted`
  *    adds the summaries the batch inserted, in its session's slot, see the migration
@@ -93,7 +96,7 @@ export interface QueuedEvidence {
  *    Concurrent batches each see the count before them, so together they may pass the cap by
  *    the new endpoints they bring at once;
  *  - `upserted`: observations, counts incremented atomically (`count = o.count + EXCLUDED.count`),
- *    the bodies' instance extras ($36, $37) added (`add_instances`) while the row counts fewer than six,
+ *    the bodies' instance extras added (`add_instances`) while the row counts fewer than six,
  *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
  *  - `summaries`: the per-(capture, method, path) summaries the capture views list and keep their
  *    diff flags in, written only for the endpoints that got a new observation key or new request
@@ -106,96 +109,145 @@ export interface QueuedEvidence {
  *    update and a row lock per endpoint of every batch, a fifth of the statement's WAL). Written in
  *    byte order of (method, path), so concurrent batches lock them in the same order;
  *  - `dropped`: the (method, path) keys of offered rows not stored because of the cap;
- *  - `queued`: the batch's evidence ($28–$33, see `QueuedEvidence`; none when $28 is null) as one
+ *  - `queued`: the batch's evidence (see `QueuedEvidence`; none when its `row_id` is null) as one
  *    `evidence_queue` row for its environment row, without the exchanges, minutes and consumer
  *    days of dropped keys, which must not become evidence either; its last seen the newest kept
  *    row's. Nothing is queued when nothing is left (no kept row, no minute). In the batch's own
  *    statement, so evidence is exactly as durable as the batch, in one round trip and no
  *    transaction of its own (issue 20).
- * The cap's overflow and the agent's unmatched counts ($34, $35) are one update of the capture.
- * The statement answers `claimed`: false for a duplicate (nothing was written), `captured`: false
+ * The cap's overflow and the agent's unmatched counts are one update of the capture. The queue's
+ * ids are drawn per batch before the insert (`numbered`), so each batch's answer names its own.
+ * The statement answers, per batch in order, `claimed`: false for a duplicate (nothing was written), `captured`: false
  * when the capture does not exist (nothing was written), and `queued`: the evidence's id in the
  * queue (null when nothing was queued).
  */
 /**
- * A queued list (parameter `parameter`, packed as a table: evidence/queued-payload.ts) without the
- * items of the keys the cap dropped, in order; as sent when nothing was dropped (the common case:
- * the text is stored as it came, no JSON is parsed).
+ * A queued list (`list`, a column of `batches`, packed as a table: evidence/queued-payload.ts)
+ * without the items of the keys the cap dropped from batch `b`, in order; as sent when nothing was
+ * dropped (the common case: the text is stored as it came, no JSON is parsed).
  */
-function keptJson(parameter: string): string {
-  return `CASE WHEN NOT EXISTS (SELECT FROM dropped) THEN ${parameter}::text
-              ELSE (SELECT coalesce(json_agg(e.x ORDER BY e.n), '[]'::json)::text FROM json_array_elements(${parameter}::json) WITH ORDINALITY AS e(x, n)
-                     WHERE e.n = 1 OR NOT EXISTS (SELECT FROM dropped d WHERE d.method = e.x->>0 AND d.path = e.x->>1)) END`;
+function keptJson(list: string): string {
+  return `CASE WHEN NOT EXISTS (SELECT FROM dropped d WHERE d.n = b.n) THEN b.${list}
+              ELSE (SELECT coalesce(json_agg(e.x ORDER BY e.i), '[]'::json)::text FROM json_array_elements(b.${list}::json) WITH ORDINALITY AS e(x, i)
+                     WHERE e.i = 1 OR NOT EXISTS (SELECT FROM dropped d WHERE d.n = b.n AND d.method = e.x->>0 AND d.path = e.x->>1)) END`;
 }
 
-export const WRITE_BATCH = `
-  WITH capture AS (
-    SELECT c.created_at FROM captures c WHERE c.id = $3::uuid AND c.project_id = $2::uuid FOR KEY SHARE
+/** Parameters of the batch statement before the batches' own: the touched keys, shapes, names and the rows' columns. */
+const SHARED_PARAMETERS = 26;
+/** Each batch's own parameters, in this order and type (`batchValues`). */
+const BATCH_COLUMNS = [
+  ['batch_id', 'uuid'],
+  ['project_id', 'uuid'],
+  ['capture_id', 'uuid'],
+  ['observations', 'integer'],
+  ['max_endpoints', 'integer'],
+  ['row_id', 'uuid'],
+  ['build', 'text'],
+  ['commit', 'text'],
+  ['exchanges', 'text'],
+  ['minutes', 'text'],
+  ['consumers', 'text'],
+  ['unmatched_requests', 'bigint'],
+  ['unmatched_paths', 'integer'],
+] as const;
+
+/** The batch statement for `count` batches (see `writeBatchStatement`). */
+function writeBatches(count: number): string {
+  const perBatch = BATCH_COLUMNS.map(
+    ([, type], c) =>
+      `ARRAY[${Array.from({ length: count }, (_, k) => `$${SHARED_PARAMETERS + k * BATCH_COLUMNS.length + c + 1}::${type}`).join(', ')}]`,
+  );
+  return `
+  WITH batches AS (
+    SELECT b.* FROM unnest(${perBatch.join(', ')})
+           WITH ORDINALITY AS b(${BATCH_COLUMNS.map(([name]) => name).join(', ')}, n)
+  ), capture AS (
+    SELECT b.n, c.created_at FROM batches b JOIN captures c ON c.id = b.capture_id AND c.project_id = b.project_id
+     ORDER BY c.id FOR KEY SHARE OF c
+  ), touched AS (
+    SELECT t.n, t.method, t.path, t.i FROM unnest($1::integer[], $2::text[], $3::text[]) WITH ORDINALITY AS t(n, method, path, i)
   ), room AS (
-    SELECT $27::integer IS NULL
-           OR (SELECT coalesce(sum(n.endpoints), 0) FROM capture_endpoint_counts n WHERE n.capture_id = $3::uuid)
-              + cardinality($25::text[]) <= $27::integer AS roomy
+    SELECT b.n, b.max_endpoints IS NULL
+           OR (SELECT coalesce(sum(e.endpoints), 0) FROM capture_endpoint_counts e WHERE e.capture_id = b.capture_id)
+              + (SELECT count(*) FROM touched t WHERE t.n = b.n) <= b.max_endpoints AS roomy
+      FROM batches b
   ), claimed AS (
     INSERT INTO processed_batches (batch_id, project_id, capture_id, observations, xid, touched_methods, touched_paths)
-    SELECT $1::uuid, $2::uuid, $3::uuid, $4::integer, pg_current_xact_id(), $25::text[], $26::text[] FROM capture
+    SELECT b.batch_id, b.project_id, b.capture_id, b.observations, pg_current_xact_id(),
+           ARRAY(SELECT t.method FROM touched t WHERE t.n = b.n ORDER BY t.i), ARRAY(SELECT t.path FROM touched t WHERE t.n = b.n ORDER BY t.i)
+      FROM batches b
+     WHERE EXISTS (SELECT FROM capture c WHERE c.n = b.n)
+     ORDER BY b.n
     ON CONFLICT (batch_id, project_id) DO NOTHING
-    RETURNING batch_id
+    RETURNING batch_id, project_id, capture_id
+  ), written AS (
+    SELECT b.n FROM batches b JOIN claimed c ON c.batch_id = b.batch_id AND c.project_id = b.project_id AND c.capture_id = b.capture_id
   ), new_shapes AS (
     INSERT INTO shapes (fingerprint, shape)
-    SELECT s.key, s.value FROM jsonb_each($5::jsonb) AS s WHERE EXISTS (SELECT FROM claimed) ORDER BY s.key
+    SELECT s.key, s.value FROM jsonb_each($4::jsonb) AS s WHERE EXISTS (SELECT FROM claimed) ORDER BY s.key
     ON CONFLICT (fingerprint) DO NOTHING
   ), offered AS (
-    SELECT r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen,
-           ($6::text[])[r.query_from:r.query_to] AS query,
-           ($6::text[])[r.req_h_from:r.req_h_to] AS req_h,
-           ($6::text[])[r.res_h_from:r.res_h_to] AS res_h, r.req_inst, r.res_inst
-      FROM unnest($7::text[], $8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+    SELECT r.n, r.i, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note, r.count, r.first_seen, r.last_seen,
+           ($5::text[])[r.query_from:r.query_to] AS query,
+           ($5::text[])[r.req_h_from:r.req_h_to] AS req_h,
+           ($5::text[])[r.res_h_from:r.res_h_to] AS res_h, r.req_inst, r.res_inst
+      FROM unnest($6::integer[], $7::text[], $8::text[], $9::smallint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
                   $16::bigint[], $17::timestamptz[], $18::timestamptz[],
                   $19::integer[], $20::integer[], $21::integer[], $22::integer[], $23::integer[], $24::integer[],
-                  $36::text[], $37::text[])
-           AS r(method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen,
-                query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to, req_inst, res_inst)
-     WHERE EXISTS (SELECT FROM claimed)
+                  $25::text[], $26::text[]) WITH ORDINALITY
+           AS r(n, method, path, status, req_ct, req_fp, req_note, res_ct, res_fp, res_note, count, first_seen, last_seen,
+                query_from, query_to, req_h_from, req_h_to, res_h_from, res_h_to, req_inst, res_inst, i)
+     WHERE EXISTS (SELECT FROM written w WHERE w.n = r.n)
   ), known AS (
-    SELECT ce.method, ce.path FROM capture_endpoints ce
-     WHERE ce.capture_id = $3::uuid AND (ce.method, ce.path) IN (SELECT method, path FROM offered)
-       AND NOT (SELECT roomy FROM room)
+    SELECT DISTINCT o.n, ce.method, ce.path FROM offered o
+      JOIN batches b ON b.n = o.n
+      JOIN capture_endpoints ce ON ce.capture_id = b.capture_id AND ce.project_id = b.project_id AND ce.method = o.method AND ce.path = o.path
+     WHERE NOT (SELECT roomy FROM room WHERE room.n = o.n)
   ), admitted AS (
-    SELECT DISTINCT ON (k.method COLLATE "C", k.path COLLATE "C") k.method, k.path FROM offered k
-     WHERE NOT EXISTS (SELECT FROM known WHERE known.method = k.method AND known.path = k.path)
-     ORDER BY k.method COLLATE "C", k.path COLLATE "C"
-     LIMIT CASE WHEN $27::integer IS NULL THEN NULL
-                ELSE greatest($27::integer - (SELECT count(*) FROM capture_endpoints WHERE capture_id = $3::uuid), 0) END
+    SELECT a.n, a.method, a.path
+      FROM (SELECT k.n, k.method, k.path, row_number() OVER (PARTITION BY k.n ORDER BY k.method COLLATE "C", k.path COLLATE "C") AS i
+              FROM (SELECT DISTINCT o.n, o.method, o.path FROM offered o WHERE NOT (SELECT roomy FROM room WHERE room.n = o.n)) k
+             WHERE NOT EXISTS (SELECT FROM known WHERE known.n = k.n AND known.method = k.method AND known.path = k.path)) a
+      JOIN batches b ON b.n = a.n
+     WHERE a.i <= greatest(b.max_endpoints - (SELECT count(*) FROM capture_endpoints ce WHERE ce.capture_id = b.capture_id), 0)
   ), input AS (
     SELECT o.* FROM offered o
-     WHERE (SELECT roomy FROM room)
-        OR EXISTS (SELECT FROM known k WHERE k.method = o.method AND k.path = o.path)
-        OR EXISTS (SELECT FROM admitted a WHERE a.method = o.method AND a.path = o.path)
+     WHERE (SELECT roomy FROM room WHERE room.n = o.n)
+        OR EXISTS (SELECT FROM known k WHERE k.n = o.n AND k.method = o.method AND k.path = o.path)
+        OR EXISTS (SELECT FROM admitted a WHERE a.n = o.n AND a.method = o.method AND a.path = o.path)
   ), overflow AS (
-    UPDATE captures SET overflow_requests = overflow_requests + d.n,
-                        unmatched_requests = unmatched_requests + coalesce($34::bigint, 0),
-                        unmatched_paths = greatest(unmatched_paths, coalesce($35::integer, 0))
-      FROM (SELECT (SELECT coalesce(sum(count), 0) FROM offered) - (SELECT coalesce(sum(count), 0) FROM input) AS n) d
-     WHERE captures.id = $3::uuid AND (d.n > 0 OR (EXISTS (SELECT FROM claimed) AND ($34::bigint > 0 OR $35::integer > 0)))
+    UPDATE captures SET overflow_requests = captures.overflow_requests + d.over,
+                        unmatched_requests = captures.unmatched_requests + coalesce(d.unmatched_requests, 0),
+                        unmatched_paths = greatest(captures.unmatched_paths, coalesce(d.unmatched_paths, 0))
+      FROM (SELECT b.capture_id, b.unmatched_requests, b.unmatched_paths, EXISTS (SELECT FROM written w WHERE w.n = b.n) AS written,
+                   (SELECT coalesce(sum(o.count), 0) FROM offered o WHERE o.n = b.n) - (SELECT coalesce(sum(i.count), 0) FROM input i WHERE i.n = b.n) AS over
+              FROM batches b) d
+     WHERE captures.id = d.capture_id AND (d.over > 0 OR (d.written AND (d.unmatched_requests > 0 OR d.unmatched_paths > 0)))
   ), dropped AS (
-    SELECT DISTINCT o.method, o.path FROM offered o
-     WHERE NOT EXISTS (SELECT FROM input i WHERE i.method = o.method AND i.path = o.path)
+    SELECT DISTINCT o.n, o.method, o.path FROM offered o
+     WHERE NOT EXISTS (SELECT FROM input i WHERE i.n = o.n AND i.method = o.method AND i.path = o.path)
   ), kept AS (
-    SELECT ${keptJson('$31')} AS exchanges, ${keptJson('$32')} AS minutes, ${keptJson('$33')} AS consumers
-     WHERE $28::uuid IS NOT NULL AND EXISTS (SELECT FROM claimed)
+    SELECT b.n, b.project_id, b.row_id, b.build, b.commit,
+           ${keptJson('exchanges')} AS exchanges, ${keptJson('minutes')} AS minutes, ${keptJson('consumers')} AS consumers
+      FROM batches b
+     WHERE b.row_id IS NOT NULL AND EXISTS (SELECT FROM written w WHERE w.n = b.n)
+  ), numbered AS (
+    SELECT k.*, nextval(pg_get_serial_sequence('evidence_queue', 'id')) AS id FROM kept k
+     WHERE EXISTS (SELECT FROM input i WHERE i.n = k.n) OR json_array_length(k.minutes::json) > 1 -- a minute besides the field names; read only when no row is kept
   ), queued AS (
-    INSERT INTO evidence_queue (project_id, row_id, build, commit, last_seen, packed_exchanges, packed_minutes, packed_consumers)
-    SELECT $2::uuid, $28::uuid, $29::text, $30::text, coalesce((SELECT max(last_seen) FROM input), now()), k.exchanges, k.minutes, k.consumers
-      FROM kept k
-     WHERE EXISTS (SELECT FROM input) OR json_array_length(k.minutes::json) > 1 -- a minute besides the field names; read only when no row is kept
-    RETURNING id
+    INSERT INTO evidence_queue (project_id, id, row_id, build, commit, last_seen, packed_exchanges, packed_minutes, packed_consumers)
+    OVERRIDING SYSTEM VALUE
+    SELECT k.project_id, k.id, k.row_id, k.build, k.commit, coalesce((SELECT max(i.last_seen) FROM input i WHERE i.n = k.n), now()),
+           k.exchanges, k.minutes, k.consumers
+      FROM numbered k
   ), upserted AS (
     INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape,
                                    request_note, response_content_type, response_shape, response_note, query, request_headers,
                                    response_headers, count, first_seen, last_seen, names_grew, request_instances, response_instances)
-    SELECT $2::uuid, $3::uuid, c.created_at, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
+    SELECT b.project_id, b.capture_id, c.created_at, r.method, r.path, r.status, r.req_ct, r.req_fp, r.req_note, r.res_ct, r.res_fp, r.res_note,
            r.query, r.req_h, r.res_h, r.count, r.first_seen, r.last_seen, true, r.req_inst, r.res_inst
-      FROM input r CROSS JOIN capture c
+      FROM input r JOIN batches b ON b.n = r.n JOIN capture c ON c.n = r.n
+     ORDER BY r.i
     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
     DO UPDATE SET
@@ -214,25 +266,39 @@ export const WRITE_BATCH = `
                                ELSE add_instances(o.request_instances, EXCLUDED.request_instances) END,
       response_instances = CASE WHEN o.count + EXCLUDED.count >= ${REQUIRED_INSTANCES} THEN NULL
                                 ELSE add_instances(o.response_instances, EXCLUDED.response_instances) END
-    RETURNING o.method, o.path, o.names_grew
+    RETURNING o.project_id, o.capture_id, o.method, o.path, o.names_grew
   ), new_keys AS (
-    SELECT method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY method, path
+    SELECT project_id, capture_id, method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY project_id, capture_id, method, path
   ), summaries AS (
     INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, revision)
-    SELECT $2::uuid, $3::uuid, k.method, k.path, 1 FROM new_keys k
+    SELECT k.project_id, k.capture_id, k.method, k.path, 1 FROM new_keys k
      WHERE k.grown
-     ORDER BY k.method COLLATE "C", k.path COLLATE "C"
+     ORDER BY k.capture_id, k.method COLLATE "C", k.path COLLATE "C"
     ON CONFLICT (capture_id, method, path, project_id) DO UPDATE SET revision = ce.revision + 1
-    RETURNING ce.xmax = 0 AS added
+    RETURNING ce.project_id, ce.capture_id, ce.xmax = 0 AS added
   ), counted AS (
-    INSERT INTO capture_endpoint_counts AS n (project_id, capture_id, slot, endpoints)
-    SELECT $2::uuid, $3::uuid, pg_backend_pid(), a.added FROM (SELECT count(*)::integer AS added FROM summaries WHERE added) a
-     WHERE a.added > 0
-    ON CONFLICT (capture_id, slot, project_id) DO UPDATE SET endpoints = n.endpoints + EXCLUDED.endpoints
+    INSERT INTO capture_endpoint_counts AS e (project_id, capture_id, slot, endpoints)
+    SELECT a.project_id, a.capture_id, pg_backend_pid(), a.added
+      FROM (SELECT project_id, capture_id, count(*)::integer AS added FROM summaries WHERE added GROUP BY project_id, capture_id) a
+     ORDER BY a.capture_id
+    ON CONFLICT (capture_id, slot, project_id) DO UPDATE SET endpoints = e.endpoints + EXCLUDED.endpoints
   )
-  SELECT EXISTS (SELECT FROM claimed) AS claimed, EXISTS (SELECT FROM capture) AS captured, (SELECT id::text FROM queued) AS queued`;
+  SELECT EXISTS (SELECT FROM written w WHERE w.n = b.n) AS claimed, EXISTS (SELECT FROM capture c WHERE c.n = b.n) AS captured,
+         (SELECT q.id::text FROM numbered q WHERE q.n = b.n) AS queued
+    FROM batches b ORDER BY b.n`;
+}
 
-/** 1-based bounds of each distinct name list in one flat array (identical lists share a slice). */
+const statements = new Map<number, string>();
+/** The batch statement's text for `count` batches, made once per count. */
+function writeBatchesText(count: number): string {
+  let text = statements.get(count);
+  if (text === undefined) {
+    text = writeBatches(count);
+    statements.set(count, text);
+  }
+  return text;
+}
+
 class NameLists {
   readonly names: string[] = [];
   private readonly slices = new Map<string, readonly [number, number]>();
@@ -305,54 +371,157 @@ export function touchedEndpoints(rows: readonly AggregatedRow[]): { methods: str
 }
 
 /**
- * The parameters of WRITE_BATCH: the batch header, the flat name array, one array literal per
- * column of the folded rows, the touched endpoints, the cap, then the evidence and noise counts.
+ * One batch made ready for the batch statement (`batchPart`): its header's fields, and its rows'
+ * columns as array literals (the shared names' bounds as numbers: a statement of several batches
+ * offsets them). Holds strings and numbers only, not the batch's parsed objects.
  */
-export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
+export interface BatchPart {
+  batchId: string;
+  projectId: string;
+  captureId: string;
+  observations: number;
+  maxEndpoints: number | null;
+  evidence: QueuedEvidence | null;
+  unmatchedRequests: number | null;
+  unmatchedPaths: number | null;
+  /** The shapes as the members of one JSON object (`"fp":{…},…`), empty for none. */
+  shapes: string;
+  /** The flat name list's elements (an array literal without its braces) and how many. */
+  names: string;
+  nameCount: number;
+  rows: number;
+  /** Method, path, status, the six content types, fingerprints and notes, count, first and last seen. */
+  columns: string[];
+  /** Query names, request header names, response header names: each as (from, to) arrays, 1-based in `names`. */
+  bounds: number[][];
+  /** The bodies' instance extras, request and response. */
+  instances: [string, string];
+  touchedMethods: string;
+  touchedPaths: string;
+  touched: number;
+}
+
+/** A batch's part of the batch statement: the header and its folded rows (sorted by their key). */
+export function batchPart(header: BatchHeader, rows: readonly AggregatedRow[]): BatchPart {
   const lists = new NameLists();
-  // Query names, request header names, response header names: each as (from, to) arrays.
   const bounds = [
     rows.map((row) => lists.slice(row.query)),
     rows.map((row) => lists.slice(row.req_h)),
     rows.map((row) => lists.slice(row.res_h)),
-  ].flatMap((slices) => [
-    integerArrayLiteral(slices.map(([from]) => from)),
-    integerArrayLiteral(slices.map(([, to]) => to)),
-  ]);
+  ].flatMap((slices) => [slices.map(([from]) => from), slices.map(([, to]) => to)]);
   const touched = touchedEndpoints(rows);
-  const evidence = header.evidence;
-  return [
-    header.batchId,
-    header.projectId,
-    header.captureId,
-    header.observations,
-    header.shapes.length === 0 ? null : JSON.stringify(Object.fromEntries(header.shapes)),
-    textArrayLiteral(lists.names),
-    textArrayLiteral(rows.map((row) => row.method)),
-    textArrayLiteral(rows.map((row) => row.path)),
-    integerArrayLiteral(rows.map((row) => row.status)),
-    textArrayLiteral(rows.map((row) => row.req_ct)),
-    textArrayLiteral(rows.map((row) => row.req_fp)),
-    textArrayLiteral(rows.map((row) => row.req_note)),
-    textArrayLiteral(rows.map((row) => row.res_ct)),
-    textArrayLiteral(rows.map((row) => row.res_fp)),
-    textArrayLiteral(rows.map((row) => row.res_note)),
-    integerArrayLiteral(rows.map((row) => row.count)),
-    textArrayLiteral(rows.map((row) => row.first_seen)),
-    textArrayLiteral(rows.map((row) => row.last_seen)),
-    ...bounds,
-    textArrayLiteral(touched.methods),
-    textArrayLiteral(touched.paths),
-    header.maxEndpoints ?? null,
-    evidence?.rowId ?? null,
-    evidence?.build ?? null,
-    evidence?.commit ?? null,
-    evidence?.exchanges ?? null,
-    evidence?.minutes ?? null,
-    evidence?.consumers ?? null,
-    header.unmatched?.requests ?? null,
-    header.unmatched?.paths ?? null,
-    textArrayLiteral(rows.map((row) => row.req_inst ?? null)),
-    textArrayLiteral(rows.map((row) => row.res_inst ?? null)),
-  ];
+  const shapes = header.shapes.length === 0 ? '' : JSON.stringify(Object.fromEntries(header.shapes)).slice(1, -1);
+  return {
+    batchId: header.batchId,
+    projectId: header.projectId,
+    captureId: header.captureId,
+    observations: header.observations,
+    maxEndpoints: header.maxEndpoints ?? null,
+    evidence: header.evidence ?? null,
+    unmatchedRequests: header.unmatched?.requests ?? null,
+    unmatchedPaths: header.unmatched?.paths ?? null,
+    shapes,
+    names: textArrayLiteral(lists.names).slice(1, -1),
+    nameCount: lists.names.length,
+    rows: rows.length,
+    columns: [
+      textArrayLiteral(rows.map((row) => row.method)),
+      textArrayLiteral(rows.map((row) => row.path)),
+      integerArrayLiteral(rows.map((row) => row.status)),
+      textArrayLiteral(rows.map((row) => row.req_ct)),
+      textArrayLiteral(rows.map((row) => row.req_fp)),
+      textArrayLiteral(rows.map((row) => row.req_note)),
+      textArrayLiteral(rows.map((row) => row.res_ct)),
+      textArrayLiteral(rows.map((row) => row.res_fp)),
+      textArrayLiteral(rows.map((row) => row.res_note)),
+      integerArrayLiteral(rows.map((row) => row.count)),
+      textArrayLiteral(rows.map((row) => row.first_seen)),
+      textArrayLiteral(rows.map((row) => row.last_seen)),
+    ],
+    bounds,
+    instances: [
+      textArrayLiteral(rows.map((row) => row.req_inst ?? null)),
+      textArrayLiteral(rows.map((row) => row.res_inst ?? null)),
+    ],
+    touchedMethods: textArrayLiteral(touched.methods),
+    touchedPaths: textArrayLiteral(touched.paths),
+    touched: touched.methods.length,
+  };
 }
+
+/** Array literals' elements joined into one literal. */
+function joinedLiterals(literals: readonly string[]): string {
+  return `{${literals
+    .map((literal) => literal.slice(1, -1))
+    .filter((elements) => elements !== '')
+    .join(',')}}`;
+}
+
+/** `count` copies of `value`, as an integer array literal. */
+function repeated(value: number, count: number): string[] {
+  return Array.from({ length: count }, () => String(value));
+}
+
+/**
+ * The batch statement (its prepared statement's name, text and parameters) writing `parts`, one
+ * batch or several (at most one of a capture, and batch ids distinct: see `BatchWriter`), in the
+ * order given: their rows are written in that order, so writers of several captures lock them in
+ * one order when every statement's parts are sorted by capture id. The statement answers one row
+ * per part, in order.
+ */
+export function writeBatchStatement(parts: readonly BatchPart[]): { name: string; text: string; values: unknown[] } {
+  const offsets: number[] = [];
+  let names = 0;
+  for (const part of parts) {
+    offsets.push(names);
+    names += part.nameCount;
+  }
+  const shapes = parts.map((part) => part.shapes).filter((members) => members !== '');
+  const shared: unknown[] = [
+    `{${parts.flatMap((part, k) => repeated(k + 1, part.touched)).join(',')}}`,
+    joinedLiterals(parts.map((part) => part.touchedMethods)),
+    joinedLiterals(parts.map((part) => part.touchedPaths)),
+    shapes.length === 0 ? null : `{${shapes.join(',')}}`,
+    `{${parts
+      .map((part) => part.names)
+      .filter((elements) => elements !== '')
+      .join(',')}}`,
+    `{${parts.flatMap((part, k) => repeated(k + 1, part.rows)).join(',')}}`,
+    ...Array.from({ length: 12 }, (_, c) => joinedLiterals(parts.map((part) => part.columns[c] as string))),
+    ...Array.from({ length: 6 }, (_, c) =>
+      integerArrayLiteral(
+        parts.flatMap((part, k) => (part.bounds[c] as number[]).map((at) => at + (offsets[k] as number))),
+      ),
+    ),
+    joinedLiterals(parts.map((part) => part.instances[0])),
+    joinedLiterals(parts.map((part) => part.instances[1])),
+  ];
+  const own = parts.flatMap((part) => [
+    part.batchId,
+    part.projectId,
+    part.captureId,
+    part.observations,
+    part.maxEndpoints,
+    part.evidence?.rowId ?? null,
+    part.evidence?.build ?? null,
+    part.evidence?.commit ?? null,
+    part.evidence?.exchanges ?? null,
+    part.evidence?.minutes ?? null,
+    part.evidence?.consumers ?? null,
+    part.unmatchedRequests,
+    part.unmatchedPaths,
+  ]);
+  return {
+    name: parts.length === 1 ? 'spectator_write_batch' : `spectator_write_batches_${parts.length}`,
+    text: writeBatchesText(parts.length),
+    values: [...shared, ...own],
+  };
+}
+
+/** The batch statement of one batch: `writeBatchStatement` of its part. */
+export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
+  return writeBatchStatement([batchPart(header, rows)]).values;
+}
+
+/** The batch statement's text for one batch. */
+export const WRITE_BATCH = writeBatchesText(1);

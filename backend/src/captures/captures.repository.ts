@@ -12,7 +12,7 @@ import type { Queryable } from '../common/queryable';
 import { queryPrepared } from '../common/prepared';
 import type { DocumentedEndpoint } from '../views/capture-views';
 import type { EndpointKey } from '../views/view-cache';
-import { type AggregatedRow, WRITE_BATCH } from './batch-statement';
+import { type AggregatedRow, type BatchPart, writeBatchStatement } from './batch-statement';
 import { INSTANCE_COLUMNS, type ObservationRow, ROW_COLUMNS } from './observed-shapes';
 
 /** A capture row's columns as `CaptureRow` names them (counts as numbers). */
@@ -526,18 +526,34 @@ export class CapturesRepository {
     );
   }
 
-  /** Runs the batch statement (`WRITE_BATCH` with `writeBatchParameters`), in `runner`'s transaction when given one. */
-  async writeBatch(parameters: unknown[], runner: Queryable = this.db): Promise<WrittenBatch> {
+  /**
+   * Runs the batch statement of `parts` (`writeBatchStatement`: one batch, or several of distinct
+   * captures and ids), in `runner`'s transaction when given one. Answers each part in order:
+   * `captured` false when its capture no longer exists (nothing of it was written).
+   */
+  async writeBatches(
+    parts: readonly BatchPart[],
+    runner: Queryable = this.db,
+  ): Promise<Array<WrittenBatch & { captured: boolean }>> {
+    const { name, text, values } = writeBatchStatement(parts);
     // Named: parsed once per connection, not for every batch (half its PostgreSQL CPU, issue 20).
-    const [result] = await queryPrepared<{ claimed: boolean; captured: boolean; queued: string | null }>(
+    const rows = await queryPrepared<{ claimed: boolean; captured: boolean; queued: string | null }>(
       runner,
-      'spectator_write_batch',
-      WRITE_BATCH,
-      parameters,
+      name,
+      text,
+      values,
     );
+    if (rows.length !== parts.length)
+      throw new Error(`batch statement answered ${rows.length} of ${parts.length} batches`);
+    return rows.map((row) => ({ claimed: row.claimed, captured: row.captured, queuedId: row.queued }));
+  }
+
+  /** Runs the batch statement of one batch (`writeBatches`). @throws Error when its capture no longer exists. */
+  async writeBatch(part: BatchPart, runner: Queryable = this.db): Promise<WrittenBatch> {
+    const [result] = await this.writeBatches([part], runner);
     if (result === undefined) throw new Error('batch statement returned nothing');
     // Deleted meanwhile (retention): nothing was written; failed as its foreign keys failed it.
-    if (!result.captured) throw new Error(`capture ${String(parameters[2])} no longer exists`);
-    return { claimed: result.claimed, queuedId: result.queued };
+    if (!result.captured) throw new Error(`capture ${part.captureId} no longer exists`);
+    return { claimed: result.claimed, queuedId: result.queuedId };
   }
 }

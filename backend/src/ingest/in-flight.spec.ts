@@ -37,10 +37,12 @@ describe('a batch waiting for its statement', () => {
     let endWrite!: (result: { claimed: boolean; queuedId: string | null }) => void;
     const captures = {
       storedFingerprints: (fingerprints: string[]) => Promise.resolve(fingerprints),
-      writeBatch: (parameters: unknown[]) => {
-        expect(parameters.length).toBeGreaterThan(0);
+      writeBatches: (parts: unknown[]) => {
+        expect(parts.length).toBe(1);
         writeStarted();
-        return new Promise((resolve) => (endWrite = resolve));
+        return new Promise<Array<{ claimed: boolean; captured: boolean; queuedId: string | null }>>(
+          (resolve) => (endWrite = (result) => resolve([{ ...result, captured: true }])),
+        );
       },
     } as unknown as CapturesRepository;
     const evidence = {

@@ -39,9 +39,11 @@ import {
   type AggregatedRow,
   type BatchHeader,
   responseHeaderNames,
-  writeBatchParameters,
+  batchPart,
+  type BatchPart,
 } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
+import { BatchWriter } from './batch-writer';
 import { EvidenceFolder } from './evidence-folder';
 import { IngestRepository, type KnownTemplate } from './ingest.repository';
 import { MAX_PATCHED_AGE_SECONDS } from '../views/view-cache';
@@ -68,7 +70,7 @@ interface LearnedTemplate {
 
 /** A batch made into its statement's parameters, with what its write needs besides (see `ingestBatch`). */
 interface BatchStatement {
-  parameters: unknown[];
+  part: BatchPart;
   captureId: string;
   /** Observations as sent. */
   observations: number;
@@ -225,6 +227,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   /** Fingerprints known to be stored (shapes are never deleted, so this only saves queries). */
   private readonly storedShapes = new LruCache<string, true>(100_000);
   private readonly log: Logger;
+  /** Writes batches, several in one statement when they wait for one (issue 20). */
+  private readonly writer: BatchWriter;
   private readonly pruning: PeriodicJob;
   private readonly forgetting: PeriodicJob;
   /** Whether this replica's forgetting ran once (its first run looks back further). */
@@ -246,6 +250,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
+    this.writer = new BatchWriter((parts) => withRetry(() => this.captures.writeBatches(parts)));
     this.pruning = new PeriodicJob('pruning old batch ids', PRUNE_INTERVAL_MS, () => this.pruneBatchIds(), this.log);
     this.forgetting = new PeriodicJob(
       "forgetting old batches' touched keys",
@@ -479,7 +484,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       ...(unmatched && (unmatched.requests > 0 || unmatched.paths > 0) ? { unmatched } : {}),
     };
     return {
-      parameters: writeBatchParameters(header, rows),
+      part: batchPart(header, rows),
       captureId: batch.captureId,
       observations: batch.observations.length,
       shapes: shapeEntries.map(([key]) => key),
@@ -492,8 +497,8 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     session: AgentSession,
     statement: BatchStatement,
   ): Promise<{ duplicate: boolean; folded: Promise<void>; ackAfterFold: boolean }> {
-    const { parameters, rowId } = statement;
-    const { claimed, queuedId } = await withRetry(() => this.captures.writeBatch(parameters));
+    const { part, rowId } = statement;
+    const { claimed, queuedId } = await this.writer.submit(part);
     const queuedFor = rowId === null || queuedId === null ? null : { rowId, queuedId };
     // Folded now, whether or not the ack waits for it (or after SETTLE_MS: it is durable either way).
     const folded =

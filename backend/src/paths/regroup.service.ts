@@ -17,7 +17,7 @@ import { environmentRowOf } from '../evidence/environment-row';
 import { RuntimeService } from '../runtime/runtime.service';
 import { ConsumersService } from '../consumers/consumers.service';
 import { EvidenceService } from '../evidence/evidence.service';
-import { type AggregatedRow, writeBatchParameters } from '../captures/batch-statement';
+import { type AggregatedRow, batchPart } from '../captures/batch-statement';
 import { CapturesRepository, type MovedRow } from '../captures/captures.repository';
 import { ProjectsService } from '../projects/projects.service';
 import { ProposalRegrouping } from '../proposals/proposal-regrouping';
@@ -196,7 +196,7 @@ export class RegroupService {
       .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
     const batchId = randomUUID();
     const { claimed } = await this.captures.writeBatch(
-      writeBatchParameters({ batchId, projectId, captureId, observations: folded.length, shapes: [] }, folded),
+      batchPart({ batchId, projectId, captureId, observations: folded.length, shapes: [] }, folded),
       manager,
     );
     if (!claimed) throw new Error(`regrouping batch ${batchId} was not claimed`);
