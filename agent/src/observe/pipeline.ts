@@ -114,10 +114,10 @@ function segmentCount(template: string): number {
   for (let at = template.indexOf('/'); at >= 0; at = template.indexOf('/', at + 1)) count++;
   return template === '/' ? 0 : count;
 }
-/** A raw path ending in a short number (`/posts/5`), as a version would be written. */
 /** The stages of an interaction's evidence (see `learn`). */
 const LEARNING_STAGES = 4;
 
+/** A raw path ending in a short number (`/posts/5`), as a version would be written. */
 const SHORT_NUMBER_LAST = /\/[1-9]\d?\/?$/;
 
 /** Methods as node:http's parser gives them, upper-case already. */

@@ -550,10 +550,21 @@ export class CapturesRepository {
 
   /** Runs the batch statement of one batch (`writeBatches`). @throws Error when its capture no longer exists. */
   async writeBatch(part: BatchPart, runner: Queryable = this.db): Promise<WrittenBatch> {
-    const [result] = await this.writeBatches([part], runner);
-    if (result === undefined) throw new Error('batch statement returned nothing');
-    // Deleted meanwhile (retention): nothing was written; failed as its foreign keys failed it.
-    if (!result.captured) throw new Error(`capture ${part.captureId} no longer exists`);
-    return { claimed: result.claimed, queuedId: result.queuedId };
+    const [answer] = await this.writeBatches([part], runner);
+    return writtenBatch(answer, part.captureId);
   }
+}
+
+/**
+ * What the batch statement answered for one batch (see `writeBatches`).
+ * @throws Error when it answered nothing, or when the batch's capture no longer exists.
+ */
+export function writtenBatch(
+  answer: (WrittenBatch & { captured: boolean }) | undefined,
+  captureId: string,
+): WrittenBatch {
+  if (answer === undefined) throw new Error('batch statement returned nothing');
+  // Deleted meanwhile (retention): nothing was written; failed as its foreign keys failed it.
+  if (!answer.captured) throw new Error(`capture ${captureId} no longer exists`);
+  return { claimed: answer.claimed, queuedId: answer.queuedId };
 }

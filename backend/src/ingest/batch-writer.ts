@@ -1,5 +1,5 @@
 import type { BatchPart } from '../captures/batch-statement';
-import type { WrittenBatch } from '../captures/captures.repository';
+import { type WrittenBatch, writtenBatch } from '../captures/captures.repository';
 
 /** Batch statements a replica runs at once (of its pool's connections; the rest serve reads and captures). */
 export const WRITERS = 4;
@@ -100,8 +100,12 @@ export class BatchWriter {
 }
 
 function settle(waiting: Waiting, answer: Answer | undefined): void {
-  if (answer === undefined) waiting.reject(new Error('batch statement returned nothing'));
-  // Deleted meanwhile (retention): nothing was written; failed as its foreign keys failed it.
-  else if (!answer.captured) waiting.reject(new Error(`capture ${waiting.part.captureId} no longer exists`));
-  else waiting.resolve({ claimed: answer.claimed, queuedId: answer.queuedId });
+  let written: WrittenBatch;
+  try {
+    written = writtenBatch(answer, waiting.part.captureId);
+  } catch (error) {
+    waiting.reject(error);
+    return;
+  }
+  waiting.resolve(written);
 }
