@@ -26,6 +26,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout12',
   'heldout13',
   'heldout14',
+  'heldout15',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
