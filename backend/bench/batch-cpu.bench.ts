@@ -11,8 +11,10 @@
  * switch to the generic plan); the CPU is the connection's backend process's, read from
  * `/proc/<pid>/schedstat` (nanoseconds on the CPU) around each statement. Printed: ms per 1,000
  * rows per contender, median of BATCH_CPU_BLOCKS blocks of BATCH_CPU_BATCHES batches, with the
- * spread. BATCH_CPU_EXPLAIN=1 first prints the plan of one batch statement after the warm-up
- * (`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE)`, custom plan): buffers and WAL per part, which are
+ * spread, and how often each prepared statement was planned generic or custom
+ * (`pg_prepared_statements`; BATCH_CPU_PLAN_CACHE sets `plan_cache_mode`). BATCH_CPU_EXPLAIN=1
+ * first prints the plan of each batch statement contender after the warm-up (`EXPLAIN (ANALYZE,
+ * BUFFERS, WAL, VERBOSE)`, the plan PostgreSQL's plan cache picks for it): buffers and WAL per part, which are
  * not timings. BATCH_CPU_COUNT=N counts instead of timing (no lock needed): N batches of each
  * contender after the warm-up, as the ingest runs them, and per batch the connection's WAL
  * (records, full pages, bytes; commit included: `pg_stat_get_backend_wal`) and shared buffers read
@@ -73,6 +75,10 @@ const LEAN = `${WRITE_BATCH.slice(0, WRITE_BATCH.indexOf('), new_shapes AS ('))}
   SELECT EXISTS (SELECT FROM written w WHERE w.n = b.n) AS claimed, EXISTS (SELECT FROM capture c WHERE c.n = b.n) AS captured,
          NULL::text AS queued
     FROM batches b ORDER BY b.n`.replace('FROM input r JOIN batches', 'FROM offered r JOIN batches');
+/** BATCH_CPU_PLAN_CACHE: the measured connection's `plan_cache_mode` (diagnosis: `force_custom_plan`, `force_generic_plan`; PostgreSQL's `auto` otherwise). */
+const PLAN_CACHE = process.env.BATCH_CPU_PLAN_CACHE ?? 'auto';
+if (!['auto', 'force_custom_plan', 'force_generic_plan'].includes(PLAN_CACHE))
+  throw new Error(`BATCH_CPU_PLAN_CACHE is auto, force_custom_plan or force_generic_plan, not ${PLAN_CACHE}`);
 /** BATCH_CPU_TOGETHER=k: the batch statement also writes k batches (of k captures) in one statement, as a replica's writer does under load. */
 const TOGETHER = setting('BATCH_CPU_TOGETHER', 1);
 
@@ -219,6 +225,7 @@ async function main(): Promise<void> {
     const statementCaptures = await captures('production');
     const plainCaptures = await captures('local');
     await client.connect();
+    await client.query(`SET plan_cache_mode = ${PLAN_CACHE}`);
     const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
 
     const variants = CEILING
@@ -289,7 +296,18 @@ async function main(): Promise<void> {
           const query = together > 1 ? made : { name: statement, text, values: made.values };
           await client.query('BEGIN');
           if (explaining) {
-            const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE) ${query.text}`, query.values);
+            // Through a prepared statement of its own, run as often as PostgreSQL needs to choose
+            // (5 custom plans), so the plan is the one the plan cache picks (see BATCH_CPU_PLAN_CACHE).
+            const prepared = `explained_${name.replace(/\W/g, '_')}`;
+            const literal = (v: unknown): string =>
+              v === null ? 'NULL' : typeof v === 'number' ? String(v) : client.escapeLiteral(String(v));
+            const execute = `EXECUTE ${prepared}(${query.values.map(literal).join(', ')})`;
+            await client.query(`PREPARE ${prepared} AS ${query.text}`);
+            for (let k = 0; k < 6; k++) await client.query(execute);
+            await client.query('ROLLBACK');
+            await client.query('BEGIN');
+            const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS, WAL, VERBOSE) ${execute}`);
+            console.log(`${name}:`);
             for (const line of plan.rows) console.log(line['QUERY PLAN']);
           } else await client.query(query);
           await client.query('COMMIT');
@@ -314,7 +332,7 @@ async function main(): Promise<void> {
     for (let n = 0; n < WARM; n++) for (const contender of contenders) await contender.write(n);
     if (process.env.BATCH_CPU_EXPLAIN) {
       explaining = true;
-      await contenders[0]!.write(WARM);
+      for (const contender of contenders.slice(0, all.length)) await contender.write(WARM);
       explaining = false;
     }
     if (COUNT > 0) {
@@ -400,6 +418,12 @@ async function main(): Promise<void> {
         `  ${contender.name}: median ${median(values).toFixed(1)} ms (blocks ${percentile(values, 0).toFixed(1)}–${percentile(values, 100).toFixed(1)}); per batch of ${contender.rows} ${((median(values) * contender.rows) / 1000).toFixed(3)} ms`,
       );
     }
+    const { rows: prepared } = await client.query<{ name: string; generic_plans: string; custom_plans: string }>(
+      'SELECT name, generic_plans::text, custom_plans::text FROM pg_prepared_statements ORDER BY name',
+    );
+    console.log(
+      `  plans (plan_cache_mode ${PLAN_CACHE}): ${prepared.map((p) => `${p.name} ${p.generic_plans} generic, ${p.custom_plans} custom`).join('; ')}`,
+    );
     console.log(`  load average ${loadAverage()}`);
   } finally {
     await client.end().catch(() => undefined);

@@ -324,6 +324,12 @@ describe('several batches in one statement', () => {
       ]);
       expect(answers[1]!.queuedId).toBeNull();
       expect(answers[2]!.queuedId).toBeNull();
+      // One and four batches are one prepared statement (one text whatever the count), planned on its connection.
+      expect(
+        await runner.query(
+          "SELECT name FROM pg_prepared_statements WHERE name LIKE 'spectator\\_write\\_%' ORDER BY name",
+        ),
+      ).toEqual([{ name: 'spectator_write_batch' }]);
       // Each batch's own queue row, its own kept keys.
       expect(await queuedPaths(runner.manager, answers[0]!.queuedId)).toEqual(['/a', '/b']);
       expect(await queuedPaths(runner.manager, answers[3]!.queuedId)).toEqual(['/a']);

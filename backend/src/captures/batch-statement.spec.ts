@@ -45,7 +45,7 @@ describe('writeBatchParameters', () => {
       row,
       { ...row, status: 400, query: ['a', 'b'], res_h: ['a', 'b'] },
     ]);
-    expect(parameters.slice(26, 30)).toEqual(['b', 'p', 'c', 4]);
+    expect(parameters.slice(26, 30)).toEqual(['{"b"}', '{"p"}', '{"c"}', '{4}']);
     expect(parameters.slice(3, 6)).toEqual([null, '{"a","b","content-type"}', '{1,1}']);
     // query from/to, request headers from/to, response headers from/to
     expect(parameters.slice(18, 24)).toEqual(['{1,1}', '{2,2}', '{1,1}', '{0,0}', '{3,1}', '{3,2}']);
@@ -87,25 +87,30 @@ describe('writeBatchParameters', () => {
     ]);
   });
 
-  it('ends with the batch, its cap, the evidence to queue and the noise counts (null when absent)', () => {
+  it('ends with the batch, its cap, the evidence to queue and the noise counts (null when absent), each an array', () => {
     const evidence = { rowId: 'r', build: 'b1', commit: null, exchanges: '[1]', minutes: '[2]', consumers: '[3]' };
     const unmatched = { requests: 4, paths: 2 };
     expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(26)).toEqual([
-      'b',
-      'p',
-      'c',
-      4,
-      null,
-      'r',
-      'b1',
-      null,
-      '[1]',
-      '[2]',
-      '[3]',
-      4,
-      2,
+      '{"b"}',
+      '{"p"}',
+      '{"c"}',
+      '{4}',
+      '{NULL}',
+      '{"r"}',
+      '{"b1"}',
+      '{null}',
+      '{"[1]"}',
+      '{"[2]"}',
+      '{"[3]"}',
+      '{4}',
+      '{2}',
     ]);
-    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(30)).toEqual([9, ...Array(8).fill(null)]);
+    expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(30)).toEqual([
+      '{9}',
+      ...Array(6).fill('{null}'),
+      '{NULL}',
+      '{NULL}',
+    ]);
     // The bodies' instance extras, after the rows' other columns: one text per row.
     expect(writeBatchParameters(header, [{ ...row, res_inst: '01' }]).slice(24, 26)).toEqual(['{null}', '{"01"}']);
   });
@@ -122,18 +127,25 @@ describe('writeBatchStatement', () => {
     const second = batchPart({ ...header, batchId: 'b2', captureId: 'c2', shapes: [['fp2', { kind: 'number' }]] }, [
       { ...row, query: ['q'], res_h: [] },
     ]);
-    const { name, values } = writeBatchStatement([first, second]);
-    expect(name).toBe('spectator_write_batches_2');
+    const { name, text, values } = writeBatchStatement([first, second]);
+    // One statement, whatever the count of batches: prepared and planned once per connection.
+    expect(name).toBe('spectator_write_batch');
+    expect(writeBatchStatement([first])).toMatchObject({ name, text });
     expect(values.slice(0, 3)).toEqual(['{1,2}', '{"POST","POST"}', '{"/posts","/posts"}']);
     expect(JSON.parse(values[3] as string)).toEqual({ fp1: { kind: 'string' }, fp2: { kind: 'number' } });
     expect(values.slice(4, 7)).toEqual(['{"a","b","content-type","q"}', '{1,1,2}', '{"POST","POST","POST"}']);
     // The second batch's query names are the fourth name; its empty lists stay empty slices.
     expect(values.slice(18, 24)).toEqual(['{1,1,4}', '{2,2,4}', '{1,1,4}', '{0,0,3}', '{3,3,4}', '{3,3,3}']);
     expect(values.slice(26)).toEqual([
-      ...['b', 'p', 'c', 4, ...Array(9).fill(null)],
-      ...['b2', 'p', 'c2', 4, ...Array(9).fill(null)],
+      '{"b","b2"}',
+      '{"p","p"}',
+      '{"c","c2"}',
+      '{4,4}',
+      '{NULL,NULL}',
+      ...Array(6).fill('{null,null}'),
+      '{NULL,NULL}',
+      '{NULL,NULL}',
     ]);
-    expect(writeBatchStatement([first]).name).toBe('spectator_write_batch');
   });
 });
 

@@ -72,7 +72,8 @@ export interface QueuedEvidence {
  * Writes a whole batch in one statement, so a batch costs one round trip and holds its row locks
  * only while PostgreSQL executes it (never while Node is busy with other messages). Several
  * batches can go in one statement (`writeBatchStatement`, session 25): `batches` has a row per
- * batch (its number `n` and its own fields), every row and touched key carries its batch's `n`,
+ * batch (its number `n` and its own fields, each field one array parameter with an element per
+ * batch, so the text is one whatever the count), every row and touched key carries its batch's `n`,
  * and each part below works per batch as it did for the one:
  *  - `capture`: the capture row, locked `FOR KEY SHARE` once for the batch (what the rows' foreign
  *    keys to it did row by row, issue 20): deleting it waits for the batch's commit, and a batch
@@ -108,7 +109,9 @@ export interface QueuedEvidence {
  *    from its observation rows (`CapturesRepository.summaries`; issue 20: adding them here was an
  *    update and a row lock per endpoint of every batch, a fifth of the statement's WAL). Written in
  *    byte order of (method, path), so concurrent batches lock them in the same order;
- *  - `dropped`: the (method, path) keys of offered rows not stored because of the cap;
+ *  - `dropped`: the (method, path) keys of offered rows not stored because of the cap: those `input`
+ *    leaves out, found by its own conditions, not by comparing every offered row with every input
+ *    row (which a generic plan did by a nested loop, quadratic in the statement's rows);
  *  - `queued`: the batch's evidence (see `QueuedEvidence`; none when its `row_id` is null) as one
  *    `evidence_queue` row for its environment row, without the exchanges, minutes and consumer
  *    days of dropped keys, which must not become evidence either; its last seen the newest kept
@@ -151,12 +154,13 @@ const BATCH_COLUMNS = [
   ['unmatched_paths', 'integer'],
 ] as const;
 
-/** The batch statement for `count` batches (see `writeBatchStatement`). */
-function writeBatches(count: number): string {
-  const perBatch = BATCH_COLUMNS.map(
-    ([, type], c) =>
-      `ARRAY[${Array.from({ length: count }, (_, k) => `$${SHARED_PARAMETERS + k * BATCH_COLUMNS.length + c + 1}::${type}`).join(', ')}]`,
-  );
+/**
+ * The batch statement, one text whatever the count of batches: each batch field is one array
+ * parameter with an element per batch (session 26: a text per count was a statement of its own on
+ * each connection, planned again on most calls).
+ */
+function writeBatches(): string {
+  const perBatch = BATCH_COLUMNS.map(([, type], c) => `$${SHARED_PARAMETERS + c + 1}::${type}[]`);
   return `
   WITH batches AS (
     SELECT b.* FROM unnest(${perBatch.join(', ')})
@@ -225,7 +229,9 @@ function writeBatches(count: number): string {
      WHERE captures.id = d.capture_id AND (d.over > 0 OR (d.written AND (d.unmatched_requests > 0 OR d.unmatched_paths > 0)))
   ), dropped AS (
     SELECT DISTINCT o.n, o.method, o.path FROM offered o
-     WHERE NOT EXISTS (SELECT FROM input i WHERE i.n = o.n AND i.method = o.method AND i.path = o.path)
+     WHERE NOT (SELECT roomy FROM room WHERE room.n = o.n)
+       AND NOT EXISTS (SELECT FROM known k WHERE k.n = o.n AND k.method = o.method AND k.path = o.path)
+       AND NOT EXISTS (SELECT FROM admitted a WHERE a.n = o.n AND a.method = o.method AND a.path = o.path)
   ), kept AS (
     SELECT b.n, b.project_id, b.row_id, b.build, b.commit,
            ${keptJson('exchanges')} AS exchanges, ${keptJson('minutes')} AS minutes, ${keptJson('consumers')} AS consumers
@@ -288,16 +294,8 @@ function writeBatches(count: number): string {
     FROM batches b ORDER BY b.n`;
 }
 
-const statements = new Map<number, string>();
-/** The batch statement's text for `count` batches, made once per count. */
-function writeBatchesText(count: number): string {
-  let text = statements.get(count);
-  if (text === undefined) {
-    text = writeBatches(count);
-    statements.set(count, text);
-  }
-  return text;
-}
+/** The batch statement's text (see `writeBatchStatement`). */
+export const WRITE_BATCH = writeBatches();
 
 class NameLists {
   readonly names: string[] = [];
@@ -353,6 +351,11 @@ export function textArrayLiteral(values: ReadonlyArray<string | null>): string {
 /** A PostgreSQL array literal of integers. */
 export function integerArrayLiteral(values: readonly number[]): string {
   return `{${values.join(',')}}`;
+}
+
+/** A PostgreSQL array literal of integers or nulls. */
+function nullableIntegerArrayLiteral(values: ReadonlyArray<number | null>): string {
+  return `{${values.map((value) => value ?? 'NULL').join(',')}}`;
 }
 
 /**
@@ -496,32 +499,25 @@ export function writeBatchStatement(parts: readonly BatchPart[]): { name: string
     joinedLiterals(parts.map((part) => part.instances[0])),
     joinedLiterals(parts.map((part) => part.instances[1])),
   ];
-  const own = parts.flatMap((part) => [
-    part.batchId,
-    part.projectId,
-    part.captureId,
-    part.observations,
-    part.maxEndpoints,
-    part.evidence?.rowId ?? null,
-    part.evidence?.build ?? null,
-    part.evidence?.commit ?? null,
-    part.evidence?.exchanges ?? null,
-    part.evidence?.minutes ?? null,
-    part.evidence?.consumers ?? null,
-    part.unmatchedRequests,
-    part.unmatchedPaths,
-  ]);
-  return {
-    name: parts.length === 1 ? 'spectator_write_batch' : `spectator_write_batches_${parts.length}`,
-    text: writeBatchesText(parts.length),
-    values: [...shared, ...own],
-  };
+  const own = [
+    textArrayLiteral(parts.map((part) => part.batchId)),
+    textArrayLiteral(parts.map((part) => part.projectId)),
+    textArrayLiteral(parts.map((part) => part.captureId)),
+    nullableIntegerArrayLiteral(parts.map((part) => part.observations)),
+    nullableIntegerArrayLiteral(parts.map((part) => part.maxEndpoints)),
+    textArrayLiteral(parts.map((part) => part.evidence?.rowId ?? null)),
+    textArrayLiteral(parts.map((part) => part.evidence?.build ?? null)),
+    textArrayLiteral(parts.map((part) => part.evidence?.commit ?? null)),
+    textArrayLiteral(parts.map((part) => part.evidence?.exchanges ?? null)),
+    textArrayLiteral(parts.map((part) => part.evidence?.minutes ?? null)),
+    textArrayLiteral(parts.map((part) => part.evidence?.consumers ?? null)),
+    nullableIntegerArrayLiteral(parts.map((part) => part.unmatchedRequests)),
+    nullableIntegerArrayLiteral(parts.map((part) => part.unmatchedPaths)),
+  ];
+  return { name: 'spectator_write_batch', text: WRITE_BATCH, values: [...shared, ...own] };
 }
 
 /** The batch statement of one batch: `writeBatchStatement` of its part. */
 export function writeBatchParameters(header: BatchHeader, rows: readonly AggregatedRow[]): unknown[] {
   return writeBatchStatement([batchPart(header, rows)]).values;
 }
-
-/** The batch statement's text for one batch. */
-export const WRITE_BATCH = writeBatchesText(1);
