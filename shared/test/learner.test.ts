@@ -1499,9 +1499,10 @@ describe('PathLearner', () => {
       widest = Math.max(widest, learner.work - started);
     }
     expect(learner.size).toBe(200);
-    // One observation does several steps' work (52,538 here), none more than the index built whole once (10,887).
-    expect(widest).toBeGreaterThan(4 * most);
-    expect(most).toBeLessThan(12_000);
+    // One observation does several steps' work (52,538 here), none more than a position decided (6,846): the index is
+    // built in two steps, one a pass (10,887 in one when built whole at once).
+    expect(widest).toBeGreaterThan(5 * most);
+    expect(most).toBeLessThan(7_000);
     // And learns what it learned in one go.
     const whole = new PathLearner();
     for (const path of metricsPaths(200)) whole.observe(templatePath(path), 'GET', metricsFields);

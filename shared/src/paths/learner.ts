@@ -498,7 +498,7 @@ export class PathLearner {
     const listed = this.noteListed(record);
     this.place(record);
     if (words || mirrors || shared || listed || this.affectsOthers()) {
-      this.reindex();
+      yield* this.reindexSteps();
       yield* this.pause();
       yield* this.revalidateSteps();
       this.changes++;
@@ -566,7 +566,7 @@ export class PathLearner {
   /** A new route word (see `noteIdentifiers`): what it made a value is no value any more (as when `observe` finds one). */
   private *afterRouteWord(): Generator<void> {
     this.stepFrom = this.counted;
-    this.reindex();
+    yield* this.reindexSteps();
     yield* this.pause();
     yield* this.revalidateSteps();
     this.changes++;
@@ -1022,7 +1022,7 @@ export class PathLearner {
     return true;
   }
 
-  /** Keep answers (see `keeping`) or not, as before `withKept`: nothing kept is left when not. */
+  /** Keep answers (see `keeping`) or not, as before `keptSteps`: nothing kept is left when not. */
   private keepAgain(keeping: boolean): void {
     this.keeping = keeping;
     if (!keeping) {
@@ -1032,20 +1032,10 @@ export class PathLearner {
     }
   }
 
-  /** Run `work` keeping answers (see `keeping`) or not, as it was before after. */
-  private withKept(keep: boolean, work: () => void): void {
-    const keeping = this.keeping;
-    this.keeping = keep;
-    try {
-      work();
-    } finally {
-      this.keepAgain(keeping);
-    }
-  }
-
   /**
-   * `withKept` for work in steps: between its steps the learner keeps as it did before (a `resolve` of the app's
-   * requests meanwhile keeps nothing); what was kept stays for the next step, fresh as `keptFresh` says.
+   * Run work in steps keeping answers (see `keeping`) or not, as it was before after: between its steps the learner
+   * keeps as it did before (a `resolve` of the app's requests meanwhile keeps nothing); what was kept stays for the
+   * next step, fresh as `keptFresh` says.
    */
   private *keptSteps(keep: boolean, steps: Generator<void>): Generator<void> {
     const keeping = this.keeping;
@@ -1691,7 +1681,7 @@ export class PathLearner {
       const moved = this.changes !== changes && moves++ < MAX_MOVES;
       if (!learnedAny && !moved) return;
       // Prefixes merged (`/users/alice/…` and `/users/bob/…` are now one): index again, look at everything again.
-      this.reindex();
+      yield* this.reindexSteps();
       yield* this.pause();
       if (moved) yield* this.revalidateSteps();
       pending = this.records;
@@ -1736,7 +1726,7 @@ export class PathLearner {
       }
       if (!changed) return;
       this.learnedCount++;
-      this.reindex();
+      yield* this.reindexSteps();
       yield* this.pause();
     }
   }
@@ -1905,37 +1895,66 @@ export class PathLearner {
     return alone;
   }
 
-  /** Index every kept record again, as they resolve now. */
-  private reindex(): void {
-    this.withKept(true, () => this.reindexAll());
+  /**
+   * Index every kept record again, as they resolve now, in steps (see `pause`): each pass is built into maps of its
+   * own while the index as it was goes on answering the app's requests between steps, and takes its place whole.
+   */
+  private reindexSteps(): Generator<void> {
+    return this.keptSteps(true, this.reindexAll());
   }
 
-  private reindexAll(): void {
-    this.routeStamp++;
-    this.index = new Map();
-    this.firstValues = new Map();
-    this.routeValues = new Map();
-    this.rootRouteIndex = new Map();
-    this.sharedRootRoutes = new Set();
-    this.rootNumbers = new Set();
-    this.identifierPositions = new Set();
-    this.identifierRests = new Map();
-    this.literalRests = new Map();
-    this.literalRestsAny = new Map();
-    this.collectionWords = new Set();
-    this.restValues = new Map();
+  private *reindexAll(): Generator<void> {
+    yield* this.pause();
+    const serving = this.indexes();
     // Twice: where identifiers sit (found by the first pass) changes how the second resolves.
+    this.useIndexes(emptyIndexes());
     for (const kept of this.records) this.place(kept);
-    this.index = new Map();
-    this.firstValues = new Map();
-    this.routeValues = new Map();
-    this.rootRouteIndex = new Map();
-    this.sharedRootRoutes = new Set();
-    this.rootNumbers = new Set();
-    this.collectionWords = new Set();
-    this.restValues = new Map();
+    const first = this.indexes();
+    if (this.counted - this.stepFrom >= STEP_WORK) {
+      this.useIndexes(serving);
+      yield* this.pause();
+    }
+    const { identifierPositions, identifierRests, literalRests, literalRestsAny } = first;
+    this.useIndexes({ ...emptyIndexes(), identifierPositions, identifierRests, literalRests, literalRestsAny });
+    for (const kept of this.records) this.place(kept);
+  }
+
+  /** The maps the index is made of (see `reindex`). */
+  private indexes(): Indexes {
+    return {
+      index: this.index,
+      firstValues: this.firstValues,
+      routeValues: this.routeValues,
+      rootRouteIndex: this.rootRouteIndex,
+      sharedRootRoutes: this.sharedRootRoutes,
+      rootNumbers: this.rootNumbers,
+      identifierPositions: this.identifierPositions,
+      identifierRests: this.identifierRests,
+      literalRests: this.literalRests,
+      literalRestsAny: this.literalRestsAny,
+      collectionWords: this.collectionWords,
+      restValues: this.restValues,
+    };
+  }
+
+  /** Make `maps` the index: what was kept of the one before (see `routeWordsFresh`, `rootMembers`) is no more. */
+  private useIndexes(maps: Indexes): void {
+    ({
+      index: this.index,
+      firstValues: this.firstValues,
+      routeValues: this.routeValues,
+      rootRouteIndex: this.rootRouteIndex,
+      sharedRootRoutes: this.sharedRootRoutes,
+      rootNumbers: this.rootNumbers,
+      identifierPositions: this.identifierPositions,
+      identifierRests: this.identifierRests,
+      literalRests: this.literalRests,
+      literalRestsAny: this.literalRestsAny,
+      collectionWords: this.collectionWords,
+      restValues: this.restValues,
+    } = maps);
     this.routeStamp++;
-    for (const kept of this.records) this.place(kept);
+    this.rootCache = undefined;
   }
 
   /** Look at each undecided position of `record`; true when one was learned. In steps, between positions (see `pause`). */
@@ -2425,6 +2444,39 @@ function isAction(placed: readonly Placed[]): boolean {
  * a few exceptions among them still leave another value to show the continuation is no value's own.
  */
 const MAX_REST_VALUES = 8;
+
+/** The maps of the index (see `PathLearner.reindex`): each resolved prefix's values, continuations and routes. */
+interface Indexes {
+  index: Map<string, Map<string, Placed[]>>;
+  firstValues: Map<string, Set<string>>;
+  routeValues: Map<string, Map<string, string[]>>;
+  rootRouteIndex: Map<string, Map<string, RootRoute[]>>;
+  sharedRootRoutes: Set<string>;
+  rootNumbers: Set<string>;
+  identifierPositions: Set<string>;
+  identifierRests: Map<string, Set<string>>;
+  literalRests: Map<string, Map<string, Set<string>>>;
+  literalRestsAny: Map<string, Set<string>>;
+  collectionWords: Set<string>;
+  restValues: Map<string, Map<number, string[]>>;
+}
+
+function emptyIndexes(): Indexes {
+  return {
+    index: new Map(),
+    firstValues: new Map(),
+    routeValues: new Map(),
+    rootRouteIndex: new Map(),
+    sharedRootRoutes: new Set(),
+    rootNumbers: new Set(),
+    identifierPositions: new Set(),
+    identifierRests: new Map(),
+    literalRests: new Map(),
+    literalRestsAny: new Map(),
+    collectionWords: new Set(),
+    restValues: new Map(),
+  };
+}
 
 /**
  * Work (see `PathLearner.work`) after which the learner's work in steps yields at its next whole point (see
