@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { DataSource } from 'typeorm';
-import { startBackend, type RunningBackend } from '../../src/backend';
+import type { RunningBackend } from '../../src/backend';
 import type { BackendOptions } from '../../src/config/config';
 import { createDataSource } from '../../src/database/data-source';
 import { migrateUp } from '../../src/database/migrate';
@@ -105,6 +105,10 @@ export async function startTestBackend(options: BackendOptions & { databaseUrl?:
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'spectator-test-data-')));
   let running: RunningBackend;
   try {
+    // Required here, not imported at the top: the whole application (NestJS and every module, about
+    // 1.2 CPU-s in each test file's module registry) is loaded only by the files that start a backend.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a lazy require, for the reason above
+    const { startBackend } = require('../../src/backend') as typeof import('../../src/backend');
     running = await startBackend({
       port: 0,
       host: '127.0.0.1',
