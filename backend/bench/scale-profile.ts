@@ -347,6 +347,7 @@ export function replicaSplit(
   windows: readonly PhaseWindow[],
   seconds: ReadonlyMap<string, number>,
   rows: ReadonlyMap<string, number>,
+  offMain: ReadonlyMap<string, number> = new Map(),
   topFunctions = 15,
 ): string[] {
   const counts = new Map<string, Map<string, number>>();
@@ -356,13 +357,19 @@ export function replicaSplit(
   );
   for (const file of files)
     samplesOf(JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as CpuProfile, windows, counts, functions);
-  const lines = [`  replicas' CPU per 1,000 rows (/proc), split by ${files.length} CPU profiles' samples:`];
+  const lines = [
+    `  replicas' main threads' CPU per 1,000 rows (/proc), split by ${files.length} CPU profiles' samples; ` +
+      `off main threads (V8's workers: TurboFan, GC's parallel and concurrent parts; libuv's pool), which the profiles do not sample, apart:`,
+  ];
   for (const [phase, parts] of counts) {
     const total = [...parts.values()].reduce((sum, n) => sum + n, 0);
     const ms = ((seconds.get(phase) ?? 0) * 1000) / ((rows.get(phase) ?? 1) / 1000);
     const share = (n: number): string => ((ms * n) / total).toFixed(0);
+    const off = ((offMain.get(phase) ?? 0) * 1000) / ((rows.get(phase) ?? 1) / 1000);
     lines.push(
-      `    ${phase}: ${ms.toFixed(0)} ms = ${REPLICA_PARTS.filter((part) => parts.has(part))
+      `    ${phase}: off main threads ${off.toFixed(0)} ms; main threads ${ms.toFixed(0)} ms = ${REPLICA_PARTS.filter(
+        (part) => parts.has(part),
+      )
         .map((part) => `${part} ${share(parts.get(part) ?? 0)}`)
         .join(', ')} (${total} samples)`,
     );

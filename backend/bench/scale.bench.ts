@@ -45,7 +45,8 @@
  * (`pg_walinspect`, read after each phase: a few seconds) and what active backends waited for, and the replicas'
  * CPU per 1,000 rows split into ingest path, fold path, pg driver, GC and the rest by their CPU
  * profiles (`--cpu-prof`, written to that folder; see scale-profile.ts). CPU seconds of each
- * replica, of PostgreSQL and of the bench itself are printed per phase in any case. Small: BENCH_SCALE_PRODUCTION=10
+ * replica (and of both: those off their main threads, and those in the kernel), of PostgreSQL and of
+ * the bench itself are printed per phase in any case. Small: BENCH_SCALE_PRODUCTION=10
  * BENCH_SCALE_STAGING=4 BENCH_SCALE_CI=1 BENCH_SCALE_ROUNDS=1 BENCH_SCALE_PACED_SECONDS=3.
  */
 import {
@@ -182,17 +183,61 @@ const NODE_FLAGS = (process.env.BENCH_SCALE_NODE_FLAGS ?? '').split(' ').filter(
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
 const TICKS = 100;
 
+/**
+ * A `stat` file of /proc (e.g. `/proc/1/stat`) read once, as its fields by number (as in proc(5), from 1).
+ * @throws when the process or thread is gone.
+ */
+function statFields(file: string): (field: number) => number {
+  // Fields after the command (which may hold spaces) start at the state, field 3.
+  const stat = readFileSync(file, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (field) => Number(fields[field - 3]);
+}
+
+/** CPU seconds of a `stat` file's process or thread: user and system (and, with `children`, those of the ones it reaped). */
+function statSeconds(file: string, children = false): { user: number; system: number } {
+  const at = statFields(file);
+  return {
+    user: (at(14) + (children ? at(16) : 0)) / TICKS,
+    system: (at(15) + (children ? at(17) : 0)) / TICKS,
+  };
+}
+
 /** CPU seconds a process used (and, with `children`, the ones it reaped), from /proc; 0 once it is gone. */
 function cpuSeconds(pid: number, children = false): number {
   try {
-    // Fields after the command (which may hold spaces) start at the state, field 3.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const at = (field: number): number => Number(fields[field - 3]);
-    return (at(14) + at(15) + (children ? at(16) + at(17) : 0)) / TICKS;
+    const { user, system } = statSeconds(`/proc/${pid}/stat`, children);
+    return user + system;
   } catch {
     return 0;
   }
+}
+
+/**
+ * A process's CPU seconds off its main thread (its other threads': V8's workers, which run
+ * TurboFan and the concurrent and parallel parts of garbage collection, and libuv's pool), and in
+ * the kernel (all threads), from /proc; 0 once it is gone. A V8 CPU profile (`--cpu-prof`) samples
+ * the main thread only, so what it splits is the rest.
+ */
+function threadSeconds(pid: number): { helpers: number; kernel: number } {
+  let helpers = 0;
+  let kernel = 0;
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return { helpers, kernel };
+  }
+  for (const task of tasks) {
+    try {
+      const { user, system } = statSeconds(`/proc/${pid}/task/${task}/stat`);
+      kernel += system;
+      if (Number(task) !== pid) helpers += user + system;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return { helpers, kernel };
 }
 
 /** CPU seconds of PostgreSQL: the postmaster (with the backends it reaped) and its live children. */
@@ -207,14 +252,21 @@ function postgresSeconds(dataDir: string): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === postmaster) total += cpuSeconds(Number(entry));
+      if (statFields(`/proc/${entry}/stat`)(4) === postmaster) total += cpuSeconds(Number(entry));
     } catch {
       // gone meanwhile
     }
   }
   return total;
+}
+
+/** Of both replicas' CPU seconds: those off their main threads, and those in the kernel (`threadSeconds`). */
+function replicaThreads(...pids: number[]): Record<string, number> {
+  const sums = pids.map(threadSeconds);
+  return {
+    'of the replicas: off main threads': sums.reduce((sum, s) => sum + s.helpers, 0),
+    'of the replicas: in the kernel': sums.reduce((sum, s) => sum + s.kernel, 0),
+  };
 }
 
 /** CPU seconds per part, added up over the phases measured (and when each phase ran). */
@@ -921,6 +973,8 @@ async function main(): Promise<void> {
     cpu = new CpuMeter(() => ({
       'replica 1': cpuSeconds(first.child.pid ?? 0),
       'replica 2': cpuSeconds(second.child.pid ?? 0),
+      // Of the replicas' seconds above (not added to them: named apart from `replica`).
+      ...replicaThreads(first.child.pid ?? 0, second.child.pid ?? 0),
       postgres: postgresSeconds(path.join(dir, 'pg')),
       bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
     }));
@@ -1359,8 +1413,12 @@ async function main(): Promise<void> {
         if (child.exitCode === null) await once(child, 'exit');
       }
       const pids = replicas.map((child) => child.pid ?? 0);
-      for (const line of replicaSplit(PROFILE, pids, cpu.windows, cpu.secondsOf('replica'), rowsOfPhase))
-        console.log(line);
+      // The profiles sample the main threads: they split those threads' seconds, the rest apart.
+      const offMain = cpu.secondsOf('of the replicas: off');
+      const mainThreads = new Map(
+        [...cpu.secondsOf('replica')].map(([phase, seconds]) => [phase, seconds - (offMain.get(phase) ?? 0)]),
+      );
+      for (const line of replicaSplit(PROFILE, pids, cpu.windows, mainThreads, rowsOfPhase, offMain)) console.log(line);
     }
     console.log(`  load average ${loadAverage()}`);
     if (check.differences.length > 0) throw new Error('stored evidence differs from its recomputation');
