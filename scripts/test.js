@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+// `npm test`: the type-check and lint beside jest, not before it; fails when either fails.
+//
+// Why: jest runs its files one at a time (one worker on CI's two cores) and much of its time waits
+// on the processes its tests start, while the type-check and lint (about 90 s on a quiet machine)
+// held jest back until they were done. Here `tsc -b shared agent backend` runs first and alone (it
+// writes the packages' dist/, which tests pack and run; up to date after `npm ci`, it writes
+// nothing); then jest starts, and `npm run typecheck && npm run lint` run beside it at a lower CPU
+// priority (nice 10, inherited by tsc, eslint, prettier and dependency-cruiser), so jest's tests
+// keep the CPU they had. The checks' output is printed as one block once both are done. Arguments
+// go to jest (`npm test -- backend/test/fuzz.test.ts`).
+'use strict';
+const { spawn } = require('node:child_process');
+const os = require('node:os');
+const path = require('node:path');
+
+const ROOT = path.resolve(__dirname, '..');
+const CHECKS = 'npm run typecheck && npm run lint';
+const CHECKS_NICE = 10;
+
+/**
+ * Runs `command` with `args` in the root; `started` gets the child at once.
+ * @returns {Promise<number>} its exit code (1 when it could not start or was killed)
+ */
+function run(command, args, options, started = () => {}) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, ...options });
+    child.once('error', (error) => {
+      process.stderr.write(`npm test: could not run ${command}: ${error.message}\n`);
+      resolve(1);
+    });
+    child.once('close', (code) => resolve(code ?? 1));
+    started(child);
+  });
+}
+
+async function main() {
+  const built = await run('npx', ['tsc', '-b', 'shared', 'agent', 'backend'], { stdio: 'inherit' });
+  if (built !== 0) {
+    process.stderr.write(`npm test: tsc -b shared agent backend failed (exit ${built})\n`);
+    return built;
+  }
+  let output = '';
+  const checks = run('sh', ['-c', CHECKS], { stdio: ['ignore', 'pipe', 'pipe'] }, (child) => {
+    try {
+      os.setPriority(child.pid, CHECKS_NICE);
+    } catch {
+      // Not permitted: they share the CPU as they are.
+    }
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+  });
+  const jest = run(process.execPath, [require.resolve('jest/bin/jest'), ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
+  const [jestCode, checksCode] = await Promise.all([jest, checks]);
+  process.stdout.write(`\n--- ${CHECKS} (beside jest): exit ${checksCode} ---\n${output}--- end of their output ---\n`);
+  if (checksCode !== 0) process.stderr.write(`npm test: the type-check or lint failed (exit ${checksCode}): above\n`);
+  if (jestCode !== 0) process.stderr.write(`npm test: jest failed (exit ${jestCode})\n`);
+  return checksCode !== 0 ? checksCode : jestCode;
+}
+
+main().then((code) => process.exit(code));
