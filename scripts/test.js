@@ -15,6 +15,8 @@ const os = require('node:os');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
+// `tsc -b shared agent backend`: the build step `npm start` and the images run (deploy/start/build.js).
+const [TSC, ...TSC_ARGS] = require('../deploy/start/build.js').BUILD_STEPS[0].command;
 const CHECKS = 'npm run typecheck && npm run lint';
 const CHECKS_NICE = 10;
 
@@ -35,9 +37,9 @@ function run(command, args, options, started = () => {}) {
 }
 
 async function main() {
-  const built = await run('npx', ['tsc', '-b', 'shared', 'agent', 'backend'], { stdio: 'inherit' });
+  const built = await run(TSC, TSC_ARGS, { stdio: 'inherit' });
   if (built !== 0) {
-    process.stderr.write(`npm test: tsc -b shared agent backend failed (exit ${built})\n`);
+    process.stderr.write(`npm test: ${[TSC, ...TSC_ARGS].join(' ')} failed (exit ${built})\n`);
     return built;
   }
   let output = '';

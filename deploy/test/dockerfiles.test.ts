@@ -359,7 +359,11 @@ describe('build commands', () => {
   it("is what CI's type-check compiles", () => {
     expect(startCommands[0]).toMatch(/^npx tsc -b /);
     expect(packageScripts('').typecheck).toContain(startCommands[0]!.replace(/^npx /, ''));
-    expect(packageScripts('').test).toMatch(/^npm run typecheck\b/);
+    // npm test (scripts/test.js) runs that step first, then jest with the typecheck and lint beside it.
+    expect(packageScripts('').test).toBe('node scripts/test.js');
+    const runner = readRepoFile('scripts/test.js');
+    expect(runner).toContain("require('../deploy/start/build.js').BUILD_STEPS[0].command");
+    expect(runner).toContain("'npm run typecheck && npm run lint'");
   });
 });
 
