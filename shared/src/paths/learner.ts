@@ -1718,7 +1718,7 @@ export class PathLearner {
           position.namesToo = false;
           changed = true;
         }
-        if (!this.supported(key)) {
+        if (!(yield* this.supported(key))) {
           this.learned.delete(key);
           changed = true;
         }
@@ -1774,8 +1774,11 @@ export class PathLearner {
     return false;
   }
 
-  /** Do two comparable values at a learned position still make it one (alike, or many the same)? */
-  private supported(key: string): boolean {
+  /**
+   * Do two comparable values at a learned position still make it one (alike, or many the same)? In steps between the
+   * values looked at (up to 64 siblings compared with each): it only reads what is known.
+   */
+  private *supported(key: string): Generator<void, boolean> {
     if (key === '') return this.rootMembers().size > 0;
     const siblings = this.index.get(key);
     if (siblings === undefined) return false;
@@ -1788,8 +1791,10 @@ export class PathLearner {
         : position?.strict === true || position?.afterNames === true
           ? 'strict'
           : 'values';
-    for (const [value, mine] of siblings)
+    for (const [value, mine] of siblings) {
       if (this.comparable(key, value, mine) && this.enoughSiblings(key, value, mine, siblings, rule)) return true;
+      yield* this.pause();
+    }
     return false;
   }
 
