@@ -215,30 +215,38 @@ function cpuSeconds(pid: number, children = false): number {
 
 /**
  * A process's CPU seconds off its main thread (its other threads': V8's workers, which run
- * TurboFan and the concurrent and parallel parts of garbage collection, and libuv's pool), and in
- * the kernel (all threads), from /proc; 0 once it is gone. A V8 CPU profile (`--cpu-prof`) samples
+ * TurboFan and the concurrent and parallel parts of garbage collection, and libuv's pool), in the
+ * kernel (all threads), and of V8's profiler thread, counted in neither, from /proc; 0 once it is gone. A V8 CPU profile (`--cpu-prof`) samples
  * the main thread only, so what it splits is the rest.
  */
-function threadSeconds(pid: number): { helpers: number; kernel: number } {
-  let helpers = 0;
-  let kernel = 0;
+function threadSeconds(pid: number): { helpers: number; kernel: number; profiler: number } {
+  const seconds = { helpers: 0, kernel: 0, profiler: 0 };
   let tasks: string[];
   try {
     tasks = readdirSync(`/proc/${pid}/task`);
   } catch {
-    return { helpers, kernel };
+    return seconds;
   }
   for (const task of tasks) {
     try {
-      const { user, system } = statSeconds(`/proc/${pid}/task/${task}/stat`);
-      kernel += system;
-      if (Number(task) !== pid) helpers += user + system;
+      const file = `/proc/${pid}/task/${task}/stat`;
+      const { user, system } = statSeconds(file);
+      // `--cpu-prof`'s own thread (BENCH_SCALE_PROFILE) is the measurement's cost, not the replica's: apart.
+      if (readFileSync(`/proc/${pid}/task/${task}/comm`, 'utf8').startsWith(PROFILER_THREAD)) {
+        seconds.profiler += user + system;
+        continue;
+      }
+      seconds.kernel += system;
+      if (Number(task) !== pid) seconds.helpers += user + system;
     } catch {
       // ended meanwhile
     }
   }
-  return { helpers, kernel };
+  return seconds;
 }
+
+/** The name of V8's profiler thread (`--cpu-prof`; 3–5 CPU-s a replica in a medium run). */
+const PROFILER_THREAD = 'v8:ProfEvntProc';
 
 /** CPU seconds of PostgreSQL: the postmaster (with the backends it reaped) and its live children. */
 function postgresSeconds(dataDir: string): number {
@@ -260,12 +268,13 @@ function postgresSeconds(dataDir: string): number {
   return total;
 }
 
-/** Of both replicas' CPU seconds: those off their main threads, and those in the kernel (`threadSeconds`). */
+/** Of both replicas' CPU seconds: those off their main threads and those in the kernel (the profiler's thread apart), and the profiler's (`threadSeconds`). */
 function replicaThreads(...pids: number[]): Record<string, number> {
   const sums = pids.map(threadSeconds);
   return {
     'of the replicas: off main threads': sums.reduce((sum, s) => sum + s.helpers, 0),
     'of the replicas: in the kernel': sums.reduce((sum, s) => sum + s.kernel, 0),
+    'of the replicas: the profiler': sums.reduce((sum, s) => sum + s.profiler, 0),
   };
 }
 
@@ -1415,8 +1424,12 @@ async function main(): Promise<void> {
       const pids = replicas.map((child) => child.pid ?? 0);
       // The profiles sample the main threads: they split those threads' seconds, the rest apart.
       const offMain = cpu.secondsOf('of the replicas: off');
+      const profiler = cpu.secondsOf('of the replicas: the profiler');
       const mainThreads = new Map(
-        [...cpu.secondsOf('replica')].map(([phase, seconds]) => [phase, seconds - (offMain.get(phase) ?? 0)]),
+        [...cpu.secondsOf('replica')].map(([phase, seconds]) => [
+          phase,
+          seconds - (offMain.get(phase) ?? 0) - (profiler.get(phase) ?? 0),
+        ]),
       );
       for (const line of replicaSplit(PROFILE, pids, cpu.windows, mainThreads, rowsOfPhase, offMain)) console.log(line);
     }
