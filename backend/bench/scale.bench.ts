@@ -1424,11 +1424,11 @@ async function main(): Promise<void> {
       const pids = replicas.map((child) => child.pid ?? 0);
       // The profiles sample the main threads: they split those threads' seconds, the rest apart.
       const offMain = cpu.secondsOf('of the replicas: off');
-      const profiler = cpu.secondsOf('of the replicas: the profiler');
+      const profilerThread = cpu.secondsOf('of the replicas: the profiler');
       const mainThreads = new Map(
         [...cpu.secondsOf('replica')].map(([phase, seconds]) => [
           phase,
-          seconds - (offMain.get(phase) ?? 0) - (profiler.get(phase) ?? 0),
+          seconds - (offMain.get(phase) ?? 0) - (profilerThread.get(phase) ?? 0),
         ]),
       );
       for (const line of replicaSplit(PROFILE, pids, cpu.windows, mainThreads, rowsOfPhase, offMain)) console.log(line);
