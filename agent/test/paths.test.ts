@@ -96,6 +96,22 @@ afterEach(async () => {
   await backend?.stop();
 });
 
+/**
+ * An upstream answering 200 with what `answer` gives a method and path segments (404 when nothing), the fake backend,
+ * and an agent holding undecided paths longer than the test takes, whatever the load: what is held goes out when it
+ * stops.
+ */
+async function holdingAgent(
+  answer: (method: string, parts: string[]) => object | undefined,
+): ReturnType<typeof startTestAgent> {
+  upstream = await startUpstream((req, res) => {
+    const found = answer(req.method ?? 'GET', (req.url ?? '/').split('/').filter(Boolean));
+    return found === undefined ? sendJson(res, 404, { message: 'Not Found' }) : sendJson(res, 200, found);
+  });
+  backend = await FakeBackend.start();
+  return startTestAgent({ upstream: upstream.url, backend: backend.url, token: 'x', tuning: { pathHoldMs: 60_000 } });
+}
+
 describe('path templates from structure', () => {
   it('learns names and slugs as parameters and sends none of them: not in a batch, not in a learned message, not in the log', async () => {
     upstream = await startUpstream(namedApi());
@@ -695,25 +711,48 @@ describe('path templates from structure', () => {
       'canary-dave-infra': { handle: 'h', karma: 2 },
       me: { settings: { theme: 't' }, plan: 'p' },
     };
-    upstream = await startUpstream((req, res) => {
-      const parts = (req.url ?? '/').split('/').filter(Boolean);
-      const answer = parts[0] === 'users' && parts.length === 2 ? answers[parts[1]!] : undefined;
-      return answer === undefined ? sendJson(res, 404, { message: 'Not Found' }) : sendJson(res, 200, answer);
-    });
-    backend = await FakeBackend.start();
-    // Held longer than the test takes, whatever the load: what is held goes out when the agent stops.
-    const agent = await startTestAgent({
-      upstream: upstream.url,
-      backend: backend.url,
-      token: 'x',
-      tuning: { pathHoldMs: 60_000 },
-    });
+    const agent = await holdingAgent((_method, parts) =>
+      parts[0] === 'users' && parts.length === 2 ? answers[parts[1]!] : undefined,
+    );
     await sendAll(
       agent.proxyUrl,
       Object.keys(answers).map((name) => `/users/${name}`),
       1,
     );
     expect(await sentTemplates(agent)).toEqual(['/users/me', '/users/{user}']);
+    expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
+  });
+
+  it('sends no name whose answers left optional fields out, neither of two that contradict each other', async () => {
+    // getsandbox.com-like (held-out 14): sandboxes read alike, and the only two updates answered 200 take and answer
+    // other optional fields each, so they contradict each other and agree with no sibling. Every field they show a
+    // read shows: values, not route words. A third name answers fewer fields than any other.
+    const sandbox = { id: 'x', name: 'n', description: 'd', gitUrl: 'g', stackType: 's', proxyStatus: 'p' };
+    const pick = (...names: Array<keyof typeof sandbox | 'sandboxUrl'>) =>
+      Object.fromEntries(names.map((name) => [name, 'v']));
+    const reads: Record<string, object> = {
+      'canary-alice': sandbox,
+      'canary-bob': pick('id', 'name', 'description', 'gitUrl', 'sandboxUrl'),
+      'canary-erin': pick('sandboxUrl', 'proxyStatus'),
+    };
+    const updates: Record<string, object> = {
+      'canary-carol': pick('id', 'gitUrl', 'proxyStatus'),
+      'canary-dave': pick('name', 'description', 'stackType'),
+    };
+    const agent = await holdingAgent((method, parts) => {
+      const name = parts[0] === 'sandboxes' && parts.length === 2 ? parts[1]! : '';
+      return method === 'PUT' ? updates[name] : reads[name];
+    });
+    for (const name of Object.keys(reads))
+      await fetch(`${agent.proxyUrl}/sandboxes/${name}`).then((r) => r.arrayBuffer());
+    const bodies: Record<string, object> = { 'canary-carol': pick('name'), 'canary-dave': pick('gitUrl', 'stackType') };
+    for (const [name, body] of Object.entries(bodies))
+      await fetch(`${agent.proxyUrl}/sandboxes/${name}`, {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.arrayBuffer());
+    expect(await sentTemplates(agent)).toEqual(['/sandboxes/{sandbox}']);
     expect(backend.frames.filter((frame) => /canary/i.test(frame))).toEqual([]);
   });
 

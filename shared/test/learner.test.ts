@@ -1548,6 +1548,37 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/late-bob/keys')).toBe('/users/{user}/keys');
   });
 
+  it('takes values whose answers show fields their siblings show elsewhere for values (PUT /sandboxes/tyrell-blue)', () => {
+    const fields = (...names: string[]) => responseKeys(inferShape(Object.fromEntries(names.map((n) => [n, 1]))));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/sandboxes/alice', fields('id', 'name', 'description', 'gitUrl', 'stackType', 'proxyStatus')],
+      ['GET', '/sandboxes/bob', fields('id', 'name', 'description', 'gitUrl', 'sandboxUrl', 'runtimeVersion')],
+      // The only two updates answered 200, each with other optional fields: they contradict each other and agree with
+      // none, but every field they take or answer a sandbox read shows.
+      [
+        'PUT',
+        '/sandboxes/carol',
+        fields('id', 'gitUrl', 'proxyStatus', 'runtimeVersion'),
+        fields('name', 'sandboxUrl'),
+      ],
+      [
+        'PUT',
+        '/sandboxes/dave',
+        fields('name', 'description', 'stackType'),
+        fields('description', 'gitUrl', 'stackType'),
+      ],
+      // Fewer fields than its siblings, and one of its own: a name still.
+      ['GET', '/sandboxes/erin', fields('sandboxUrl', 'href')],
+      // Mostly fields of its own: a route word (`/users/me`), though it shares one.
+      ['GET', '/sandboxes/settings', fields('id', 'plan', 'quota', 'theme')],
+    ]);
+    expect(learner.resolve('/sandboxes/carol')).toBe('/sandboxes/{sandbox}');
+    expect(learner.resolve('/sandboxes/dave')).toBe('/sandboxes/{sandbox}');
+    expect(learner.resolve('/sandboxes/erin')).toBe('/sandboxes/{sandbox}');
+    expect(learner.resolve('/sandboxes/settings')).toBe('/sandboxes/settings');
+  });
+
   it('takes a value whose body left optional fields out for a value, not one with a field of its own', () => {
     const learner = new PathLearner();
     learn(learner, [

@@ -2276,46 +2276,65 @@ export class PathLearner {
   }
 
   /**
-   * Are the fields `value` (placed as `mine`) was seen with, on each of its routes, all among those its partners
-   * (see `partners`) were seen with on that route, two partners or more there? Then what contradicts is a body
-   * that left optional fields out (`POST /v3/heidi/accountLinks` taking `{status}`, where others take
-   * `{name, status, target}`, `{name, target}`), not a route word's other shape (`/users/me`).
+   * Does `value` (placed as `mine`) show little of its own, so that what contradicts is answers and bodies that left
+   * optional fields out, not a route word's other shape (`/users/me` answering `{plan, email, quota}` beside users'
+   * `{login, id, name}`)? Either every field of its answers and accepted bodies, on each of its routes, was seen on
+   * that route from two or more of its partners (see `partners`; `POST /v3/heidi/accountLinks` taking `{status}` where
+   * others take `{name, status, target}`, `{name, target}`). Or, right after a literal (right after a parameter route
+   * words live: `/games/{gameId}/achievements`, `…/reddit` answering `{id, name, …}`), each of its routes (method and
+   * what follows) was seen with another value too, and half or more of two or more top-level fields it showed were
+   * seen, on any route, from two or more partners showing fields: `PUT /1/sandboxes/tyrell-blue` taking and answering
+   * parts of what `GET /1/sandboxes/alice` answers, `GET /providers/trent` answering `{href, provider}` beside
+   * `{provider, category, …}` (held-out 14; a route of its own, `/nh/fossils/all/wayne` beside `/nh/art/alice`, or
+   * one field, tells nothing).
    */
-  private insideOthers(
+  private littleOfItsOwn(
     key: string,
     value: string,
     mine: readonly Placed[],
     siblings: ReadonlyMap<string, readonly Placed[]>,
   ): boolean {
     const routes = new Map<string, { values: number; keys: Set<string>; requestKeys: Set<string> }>();
-    for (const one of mine)
-      routes.set(routeOf(one), {
-        values: 0,
-        keys: new Set(),
-        requestKeys: new Set(),
-      });
+    for (const one of mine) routes.set(routeOf(one), { values: 0, keys: new Set(), requestKeys: new Set() });
+    const pool = new Set<string>();
+    let partners = 0;
     for (const [other, theirs] of this.partners(key, mine, siblings)) {
       if (other === value || !this.comparable(key, other, theirs)) continue;
       const counted = new Set<string>();
+      if (theirs.some(withFields)) partners++;
       for (const one of theirs) {
-        const route = routeOf(one);
-        const seen = routes.get(route);
-        if (seen === undefined) continue;
-        if (!counted.has(route)) {
-          counted.add(route);
+        this.counted++;
+        const seen = routes.get(routeOf(one));
+        if (seen !== undefined && !counted.has(routeOf(one))) {
+          counted.add(routeOf(one));
           seen.values++;
         }
-        for (const name of one.record.keys ?? []) seen.keys.add(name);
-        for (const name of one.record.requestKeys ?? []) seen.requestKeys.add(name);
+        for (const name of one.record.keys ?? []) seen?.keys.add(name);
+        for (const name of one.record.requestKeys ?? []) seen?.requestKeys.add(name);
+        for (const name of fieldsOf(one)) pool.add(name);
       }
     }
-    for (const one of mine) {
+    const inside = (one: Placed): boolean => {
       const seen = routes.get(routeOf(one))!;
-      if (seen.values < 2) return false;
-      if (!(one.record.keys ?? []).every((name) => seen.keys.has(name))) return false;
-      if (!(one.record.requestKeys ?? []).every((name) => seen.requestKeys.has(name))) return false;
-    }
-    return true;
+      return (
+        seen.values >= 2 &&
+        (one.record.keys ?? []).every((name) => seen.keys.has(name)) &&
+        (one.record.requestKeys ?? []).every((name) => seen.requestKeys.has(name))
+      );
+    };
+    if (mine.every(inside)) return true;
+    if (partners < 2 || mine[0]!.resolved[mine[0]!.at - 1]?.kind !== 'literal') return false;
+    const byRoute = this.routeValues.get(key);
+    for (const one of mine) if (byRoute?.get(routeOf(one))?.some((other) => other !== value) !== true) return false;
+    const fields = new Set<string>();
+    let own = 0;
+    for (const one of mine)
+      for (const name of fieldsOf(one))
+        if (topLevel(name) && !fields.has(name)) {
+          fields.add(name);
+          if (!pool.has(name)) own++;
+        }
+    return fields.size >= 2 && own * 2 <= fields.size;
   }
 
   /**
@@ -2399,8 +2418,8 @@ export class PathLearner {
     )
       contradicts = false;
     const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
-    // A value whose bodies left optional fields out contradicts its siblings, but shows no field they lack.
-    if ((contradicts && !alike && actions === 0 && !this.insideOthers(key, value, mine, siblings)) || fewActions)
+    // A value whose bodies left optional fields out contradicts its siblings, but shows little they lack.
+    if ((contradicts && !alike && actions === 0 && !this.littleOfItsOwn(key, value, mine, siblings)) || fewActions)
       position.exceptions.add(value);
     else position.exceptions.delete(value);
     if (position.exceptions.has(value) !== was) this.changes++;
@@ -2421,6 +2440,23 @@ function identifierAfter(one: Placed): boolean {
     if (segment.kind === 'param' && segment.name !== LEARNED) return true;
   }
   return false;
+}
+
+/** Did `one` answer or take a body with fields? */
+function withFields(one: Placed): boolean {
+  return (one.record.keys?.length ?? 0) > 0 || (one.record.requestKeys?.length ?? 0) > 0;
+}
+
+/** The fields of the answer and of the accepted request body of `one`, response fields first. */
+function fieldsOf(one: Placed): readonly string[] {
+  const { keys, requestKeys } = one.record;
+  return requestKeys === null ? (keys ?? []) : keys === null ? requestKeys : [...keys, ...requestKeys];
+}
+
+/** Is a field name (see `responseKeys`) a top-level field of its body (`name`, `[]name` of a list), not one below? */
+function topLevel(name: string): boolean {
+  const below = name.startsWith('[]') ? name.slice(2) : name;
+  return !below.includes('.') && !below.includes('[]');
 }
 
 /** Does a literal hold words apart (`esse dolor`)? Route words are single tokens. */
