@@ -27,6 +27,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout13',
   'heldout14',
   'heldout15',
+  'heldout16',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
