@@ -7,7 +7,7 @@ import { AppContext, useApp } from './hooks/app';
 import { DraftsProvider } from './hooks/drafts';
 import { EventsProvider, useEventsStatus, type EventsStatus } from './hooks/events';
 import { useRoute } from './hooks/route';
-import { navigate, routeHref, type ProjectRoute, type Route } from './lib/routes';
+import { navigate, redirect, routeHref, type ProjectRoute, type Route } from './lib/routes';
 import { clearSession, loadSession, saveSession, type Session } from './lib/session';
 import { CapturesPage } from './pages/CapturesPage';
 import { CommitPage } from './pages/CommitPage';
@@ -68,9 +68,7 @@ export function App() {
   // `#/` and project-less links go to the Review of the session's project.
   useEffect(() => {
     if (route.page === 'home' && person !== undefined && !(active?.token === null && !active.project))
-      navigate(active?.project ? { page: 'captures', project: active.project } : { page: 'signin' }, {
-        replace: true,
-      });
+      redirect({ page: 'home' }, active?.project ? { page: 'captures', project: active.project } : { page: 'signin' });
   }, [route.page, active, person]);
 
   if (person === undefined) return null;

@@ -415,6 +415,25 @@ describe('dashboard screens (fixture API)', () => {
     answerDefaults();
   });
 
+  it('keeps a move made as the Review first shows its captures: the newest capture opens only if the address is still the Review', async () => {
+    // drift.e2e once signed in (landing on the Review), went to the Versions page, and was taken back
+    // to the newest capture: the Review's list was on screen and its effect (open the newest capture)
+    // had not run yet. Here the address moves at that very moment: as the list is added to the page.
+    await page.goto(`${api.url}/#/p/demo/docs`);
+    await page.getByRole('heading', { name: 'Documentation' }).waitFor();
+    await page.evaluate(() => {
+      const observer = new MutationObserver(() => {
+        if (document.querySelector('[aria-label="Captures"] .capture-list li') === null) return;
+        observer.disconnect();
+        window.location.hash = '#/p/demo/versions';
+      });
+      observer.observe(document.body, { childList: true, subtree: true });
+    });
+    await page.goto(`${api.url}/#/p/demo/captures`);
+    await page.getByRole('heading', { name: 'Versions' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#/p/demo/versions');
+  });
+
   it('shows a 100 × 100 versions matrix with N/A and drift, headers kept in view, filtered by kind', async () => {
     await page.goto(`${api.url}/#/p/demo/versions`);
     const table = page.locator('table.matrix');

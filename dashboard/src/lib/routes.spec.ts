@@ -1,4 +1,4 @@
-import { parseRoute, routeHref, type Route } from './routes';
+import { parseRoute, redirect, routeHref, type Route } from './routes';
 
 describe('routes', () => {
   it.each<Route>([
@@ -41,5 +41,38 @@ describe('routes', () => {
 
   it('survives a malformed percent escape', () => {
     expect(parseRoute('#/p/%E0%A4%A/settings')).toEqual({ page: 'settings', project: '%E0%A4%A' });
+  });
+
+  describe('redirect', () => {
+    /** A stand-in for the browser's location at `hash`; returns where `replace` was asked to go. */
+    function at(hash: string): string[] {
+      const replaced: string[] = [];
+      Object.assign(globalThis, { window: { location: { hash, replace: (href: string) => replaced.push(href) } } });
+      return replaced;
+    }
+    afterEach(() => {
+      delete (globalThis as { window?: unknown }).window;
+    });
+
+    it.each(['#/p/demo/captures', '#/p/demo', '#/p/demo/'])('goes on from the route it was made for (%s)', (hash) => {
+      const replaced = at(hash);
+      redirect({ page: 'captures', project: 'demo' }, { page: 'captures', project: 'demo', captureId: 'c2' });
+      expect(replaced).toEqual(['#/p/demo/captures/c2']);
+    });
+
+    it('leaves an address that moved on since (to the Versions page) as it is', () => {
+      const replaced = at('#/p/demo/versions?kind=production');
+      redirect({ page: 'captures', project: 'demo' }, { page: 'captures', project: 'demo', captureId: 'c2' });
+      expect(replaced).toEqual([]);
+    });
+
+    it('goes from home only while the address is home', () => {
+      const home = at('');
+      redirect({ page: 'home' }, { page: 'signin' });
+      expect(home).toEqual(['#/signin']);
+      const moved = at('#/p/demo/docs');
+      redirect({ page: 'home' }, { page: 'signin' });
+      expect(moved).toEqual([]);
+    });
   });
 });

@@ -133,3 +133,12 @@ export function navigate(route: Route, options: { replace?: boolean } = {}): voi
   if (options.replace) window.location.replace(href);
   else window.location.hash = href;
 }
+
+/**
+ * A view's redirect from `from` (the route it was rendered for) to `to`, in place, made only while
+ * the address still shows `from`. A view's effect runs after its render, and the address can move
+ * in between (a click, a link, a test's `page.goto`): that move is kept, not undone.
+ */
+export function redirect(from: Route, to: Route): void {
+  if (routeHref(parseRoute(window.location.hash)) === routeHref(from)) navigate(to, { replace: true });
+}

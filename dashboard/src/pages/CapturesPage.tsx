@@ -18,7 +18,7 @@ import { useApp } from '../hooks/app';
 import { useDrafts } from '../hooks/drafts';
 import { useResource } from '../hooks/resource';
 import { environmentLabel, formatCount, formatMs, formatPercent, formatTime, plural, shortCommit } from '../lib/format';
-import { navigate, routeHref } from '../lib/routes';
+import { redirect, routeHref } from '../lib/routes';
 
 /** Captures newest first beside the review of the chosen one (the newest by default). */
 export function CapturesPage({ captureId }: { captureId?: string }) {
@@ -37,7 +37,7 @@ export function CapturesPage({ captureId }: { captureId?: string }) {
   // pull the view away: the new-capture notice offers that move instead.
   const newest = captures.state === 'ready' ? captures.data[0]?.id : undefined;
   useEffect(() => {
-    if (!captureId && newest) navigate({ page: 'captures', project, captureId: newest }, { replace: true });
+    if (!captureId && newest) redirect({ page: 'captures', project }, { page: 'captures', project, captureId: newest });
   }, [captureId, newest, project]);
 
   return (
