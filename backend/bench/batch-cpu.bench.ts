@@ -19,7 +19,9 @@
  * contender after the warm-up, as the ingest runs them, and per batch the connection's WAL
  * (records, full pages, bytes; commit included: `pg_stat_get_backend_wal`) and shared buffers read
  * or hit per table (`pg_statio_user_tables`, statistics flushed around each batch); then how many
- * of the capture summaries the batch statement wrote were inserts.
+ * of the capture summaries the batch statement wrote were inserts, and the observations' size as
+ * written. BATCH_CPU_SETUP: SQL run after the migrations (diagnosis: a schema change tried on this
+ * build, e.g. a table's fillfactor reset).
  *
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
@@ -200,6 +202,7 @@ async function main(): Promise<void> {
   try {
     await ds.initialize();
     await migrateUp(ds);
+    if (process.env.BATCH_CPU_SETUP) await ds.query(process.env.BATCH_CPU_SETUP);
     const [project] = (await ds.query(`INSERT INTO projects (slug, name) VALUES ('bench', 'Bench') RETURNING id`)) as [
       { id: string },
     ];
@@ -391,6 +394,16 @@ async function main(): Promise<void> {
       ).rows as [{ summaries: string; inserted: string }];
       console.log(
         `  capture summaries written by the batch statement: ${written.summaries}, of them inserts ${written.inserted}`,
+      );
+      const [size] = (
+        await client.query<{ heap: string; indexes: string; live: string }>(
+          `SELECT sum(pg_relation_size(t.relid))::text AS heap, sum(pg_indexes_size(t.relid))::text AS indexes,
+                  (SELECT count(*) FROM observations)::text AS live
+             FROM pg_partition_tree('observations') t WHERE t.isleaf`,
+        )
+      ).rows as [{ heap: string; indexes: string; live: string }];
+      console.log(
+        `  observations as written (both contenders, warm-up included): heap ${size.heap} B, indexes ${size.indexes} B, ${size.live} live rows`,
       );
       return;
     }

@@ -60,6 +60,16 @@ async function shapeOf(partition: string): Promise<{ constraints: string[]; inde
   };
 }
 
+/** A partition's fillfactor as set (null: PostgreSQL's default, 100). */
+const fillfactorOf = async (partition: string): Promise<string | null> =>
+  (
+    (await ds.query(
+      `SELECT (SELECT split_part(o, '=', 2) FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%') AS f
+         FROM pg_class WHERE oid = $1::regclass`,
+      [partition],
+    )) as [{ f: string | null }]
+  )[0].f;
+
 describe('partitions by time', () => {
   it('makes the current period and the next two of every table, once however many replicas make them at once', async () => {
     // As if no replica had made the latest of each yet (the migrations made observations' three).
@@ -139,14 +149,6 @@ describe('partitions by time', () => {
     const tables = [RUNTIME_ROWS.minute, RUNTIME_ROWS.hour, RUNTIME_ROWS.day];
     const made = tables.map((table) => partitionOf(table, later).name);
     expect((await maker(ds).cover(tables, later, later)).sort()).toEqual([...made].sort());
-    const fillfactorOf = async (partition: string): Promise<string | null> =>
-      (
-        (await ds.query(
-          `SELECT (SELECT split_part(o, '=', 2) FROM unnest(reloptions) o WHERE o LIKE 'fillfactor=%') AS f
-             FROM pg_class WHERE oid = $1::regclass`,
-          [partition],
-        )) as [{ f: string | null }]
-      )[0].f;
     // Made now, made earlier (this week's hours), made by the migrations (the defaults); minute rows packed.
     for (const partition of [
       made[1],
@@ -164,5 +166,14 @@ describe('partitions by time', () => {
         partition,
         fillfactor: null,
       });
+  });
+
+  it('keeps room to update on the pages of observations, in partitions made before and after', async () => {
+    const later = new Date(Date.now() + 35 * 24 * 3600_000);
+    const made = partitionOf(OBSERVATIONS, later).name;
+    expect(await maker(ds).cover([OBSERVATIONS], later, later)).toEqual([made]);
+    // Made now, and this week's, which the migrations made.
+    for (const partition of [made, partitionOf(OBSERVATIONS, new Date()).name])
+      expect({ partition, fillfactor: await fillfactorOf(partition) }).toEqual({ partition, fillfactor: '80' });
   });
 });

@@ -62,6 +62,7 @@ import { InstanceCountsToSix1795970000000 } from './migrations/1795970000000-Ins
 import { QueuedEvidenceInline1795975000000 } from './migrations/1795975000000-QueuedEvidenceInline';
 import { InstanceCountsAddedInPlpgsql1795980000000 } from './migrations/1795980000000-InstanceCountsAddedInPlpgsql';
 import { ObservationStatisticsNarrowed1795981000000 } from './migrations/1795981000000-ObservationStatisticsNarrowed';
+import { ObservationsRoomToUpdate1795990000000 } from './migrations/1795990000000-ObservationsRoomToUpdate';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -127,6 +128,7 @@ export const MIGRATIONS = [
   QueuedEvidenceInline1795975000000,
   InstanceCountsAddedInPlpgsql1795980000000,
   ObservationStatisticsNarrowed1795981000000,
+  ObservationsRoomToUpdate1795990000000,
 ];
 
 /**

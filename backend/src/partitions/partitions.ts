@@ -38,6 +38,9 @@ export const OBSERVATIONS: PartitionedTable = {
   column: 'capture_created_at',
   period: 'week',
   withDefault: false,
+  // Every batch updates the rows of keys its capture has seen: room on each page keeps those
+  // updates heap-only (ObservationsRoomToUpdate1795990000000 set the same on the partitions before).
+  fillfactor: 80,
   // Name lists, notes and instance digits: written and read with their row only (issue 20:
   // ObservationStatisticsNarrowed1795981000000 set the same on the partitions before).
   withoutStatistics: [

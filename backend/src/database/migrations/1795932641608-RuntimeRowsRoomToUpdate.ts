@@ -15,23 +15,25 @@ export class RuntimeRowsRoomToUpdate1795932641608 implements MigrationInterface 
   name = 'RuntimeRowsRoomToUpdate1795932641608';
 
   async up(q: QueryRunner): Promise<void> {
-    for (const partition of await partitionsOf(q)) await q.query(`ALTER TABLE ${partition} SET (fillfactor = 70)`);
+    for (const partition of await leafPartitions(q, PARENTS))
+      await q.query(`ALTER TABLE ${partition} SET (fillfactor = 70)`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    for (const partition of await partitionsOf(q)) await q.query(`ALTER TABLE ${partition} RESET (fillfactor)`);
+    for (const partition of await leafPartitions(q, PARENTS))
+      await q.query(`ALTER TABLE ${partition} RESET (fillfactor)`);
   }
 }
 
-/** The leaf partitions of `PARENTS`, quoted as identifiers. */
-async function partitionsOf(q: QueryRunner): Promise<string[]> {
+/** The leaf partitions of `parents`, quoted as identifiers. */
+export async function leafPartitions(q: QueryRunner, parents: readonly string[]): Promise<string[]> {
   const rows = (await q.query(
     `SELECT quote_ident(c.relname) AS name
        FROM unnest($1::text[]) AS p(parent)
       CROSS JOIN LATERAL pg_partition_tree(p.parent::regclass) t
        JOIN pg_class c ON c.oid = t.relid
       WHERE t.isleaf`,
-    [PARENTS],
+    [parents],
   )) as Array<{ name: string }>;
   return rows.map((row) => row.name);
 }
