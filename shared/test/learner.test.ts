@@ -1579,6 +1579,26 @@ describe('PathLearner', () => {
     expect(learner.resolve('/sandboxes/settings')).toBe('/sandboxes/settings');
   });
 
+  it('keeps a word whose answers show a field of its own twice an exception (postmark /messages/outbound/clicks)', () => {
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/messages/outbound/alice/details', ['From', 'Tag', 'TextBody', 'To']],
+      ['GET', '/messages/outbound/bob/details', ['From', 'Tag', 'TextBody']],
+      ['GET', '/messages/outbound/carol/dump', ['Body']],
+      ['GET', '/messages/outbound/dave/dump', ['Body']],
+      // Lists of their own: each contradicts the other and agrees with no message. Of their two top-level fields one
+      // is shared (`TotalCount`), little of their own by that count, but `Clicks` (`Opens`) comes in two answers of
+      // theirs and in none of any sibling: fields of their own, not optional ones the others left out.
+      ['GET', '/messages/outbound/clicks', ['Clicks', 'Clicks[].OS', 'TotalCount']],
+      ['GET', '/messages/outbound/opens', ['Opens', 'Opens[].OS', 'TotalCount']],
+      ['GET', '/messages/outbound/clicks', ['Clicks', 'Clicks[].Geo', 'TotalCount']],
+      ['GET', '/messages/outbound/opens', ['Opens', 'Opens[].Geo', 'TotalCount']],
+    ]);
+    expect(learner.resolve('/messages/outbound/alice/details')).toBe('/messages/outbound/{outbound}/details');
+    expect(learner.resolve('/messages/outbound/clicks')).toBe('/messages/outbound/clicks');
+    expect(learner.resolve('/messages/outbound/opens')).toBe('/messages/outbound/opens');
+  });
+
   it('takes a value whose body left optional fields out for a value, not one with a field of its own', () => {
     const learner = new PathLearner();
     learn(learner, [

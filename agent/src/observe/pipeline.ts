@@ -990,17 +990,17 @@ export class ObservationPipeline implements ExchangeObserver {
     for (const template of confirmed) this.confirm(this.learner.resolve(template));
     for (const [template, sent] of [...this.sentUndecided]) {
       const now = this.learner.resolve(sent.inferred);
-      if (now === template) continue;
+      // Nothing to regroup into while it resolves without a parameter (`/nh/fossils/groups/oscar-river` once `groups`
+      // is taken for a route word): the rows stay under the template sent, which is looked at again later.
+      if (now === template || !hasParameter(now)) continue;
       const captureId = sent.captureId;
       this.sentUndecided.delete(template);
-      if (hasParameter(now)) {
-        // Named by digest: the backend regroups these paths only, not a sibling kept literal (`/users/me`).
-        let out = this.learnedOut.get(captureId);
-        if (out === undefined) this.learnedOut.set(captureId, (out = new Map()));
-        let covered = out.get(now);
-        if (covered === undefined) out.set(now, (covered = new Set()));
-        covered.add(pathDigest(captureId, template));
-      }
+      // Named by digest: the backend regroups these paths only, not a sibling kept literal (`/users/me`).
+      let out = this.learnedOut.get(captureId);
+      if (out === undefined) this.learnedOut.set(captureId, (out = new Map()));
+      let covered = out.get(now);
+      if (covered === undefined) out.set(now, (covered = new Set()));
+      covered.add(pathDigest(captureId, template));
       if (this.learner.changeable(now) && !this.sentUndecided.has(now)) this.sentUndecided.set(now, sent);
     }
   }

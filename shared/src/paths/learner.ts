@@ -294,6 +294,11 @@ export class PathLearner {
   /** Prefix and value reconsidered, or decided and not learned (see `reconsider`, `decidePosition`). */
   private readonly lookedAt = new Set<string>();
   /**
+   * Prefix and value made an exception while one record settles (see `settleFrom`), kept one until a sibling
+   * shows it alike: undefined between records.
+   */
+  private settledExceptions: Set<string> | undefined;
+  /**
    * Path (as the detectors templated it) → the query parameter names sent on it that the API answered
    * (`MAX_QUERY_PATHS` paths, `MAX_QUERY_NAMES` names each at most; see `noteQuery`). Names, no values.
    */
@@ -1665,6 +1670,15 @@ export class PathLearner {
   }
 
   private *settleFrom(record: PathRecord): Generator<void> {
+    this.settledExceptions = new Set();
+    try {
+      yield* this.settleMoving(record);
+    } finally {
+      this.settledExceptions = undefined;
+    }
+  }
+
+  private *settleMoving(record: PathRecord): Generator<void> {
     let pending: PathRecord[] = [record];
     let moves = 0;
     while (pending.length > 0) {
@@ -2294,6 +2308,46 @@ export class PathLearner {
     mine: readonly Placed[],
     siblings: ReadonlyMap<string, readonly Placed[]>,
   ): boolean {
+    const { routes, pool, partners } = this.partnerFields(key, value, mine, siblings);
+    const inside = (one: Placed): boolean => {
+      const seen = routes.get(routeOf(one))!;
+      return (
+        seen.values >= 2 &&
+        (one.record.keys ?? []).every((name) => seen.keys.has(name)) &&
+        (one.record.requestKeys ?? []).every((name) => seen.requestKeys.has(name))
+      );
+    };
+    if (mine.every(inside)) return true;
+    if (partners < 2 || mine[0]!.resolved[mine[0]!.at - 1]?.kind !== 'literal') return false;
+    const byRoute = this.routeValues.get(key);
+    for (const one of mine) if (byRoute?.get(routeOf(one))?.some((other) => other !== value) !== true) return false;
+    if (ownTwice(mine, pool)) return false;
+    const fields = new Set<string>();
+    let own = 0;
+    for (const one of mine)
+      for (const name of fieldsOf(one))
+        if (topLevel(name) && !fields.has(name)) {
+          fields.add(name);
+          if (!pool.has(name)) own++;
+        }
+    return fields.size >= 2 && own * 2 <= fields.size;
+  }
+
+  /**
+   * What the partners of `value` (placed as `mine`; see `partners`) showed: per route of `mine`, how many of them were
+   * seen there and the fields of their answers and accepted bodies there; every field they showed on any route
+   * (`pool`); and how many of them showed fields at all.
+   */
+  private partnerFields(
+    key: string,
+    value: string,
+    mine: readonly Placed[],
+    siblings: ReadonlyMap<string, readonly Placed[]>,
+  ): {
+    routes: Map<string, { values: number; keys: Set<string>; requestKeys: Set<string> }>;
+    pool: Set<string>;
+    partners: number;
+  } {
     const routes = new Map<string, { values: number; keys: Set<string>; requestKeys: Set<string> }>();
     for (const one of mine) routes.set(routeOf(one), { values: 0, keys: new Set(), requestKeys: new Set() });
     const pool = new Set<string>();
@@ -2314,27 +2368,7 @@ export class PathLearner {
         for (const name of fieldsOf(one)) pool.add(name);
       }
     }
-    const inside = (one: Placed): boolean => {
-      const seen = routes.get(routeOf(one))!;
-      return (
-        seen.values >= 2 &&
-        (one.record.keys ?? []).every((name) => seen.keys.has(name)) &&
-        (one.record.requestKeys ?? []).every((name) => seen.requestKeys.has(name))
-      );
-    };
-    if (mine.every(inside)) return true;
-    if (partners < 2 || mine[0]!.resolved[mine[0]!.at - 1]?.kind !== 'literal') return false;
-    const byRoute = this.routeValues.get(key);
-    for (const one of mine) if (byRoute?.get(routeOf(one))?.some((other) => other !== value) !== true) return false;
-    const fields = new Set<string>();
-    let own = 0;
-    for (const one of mine)
-      for (const name of fieldsOf(one))
-        if (topLevel(name) && !fields.has(name)) {
-          fields.add(name);
-          if (!pool.has(name)) own++;
-        }
-    return fields.size >= 2 && own * 2 <= fields.size;
+    return { routes, pool, partners };
   }
 
   /**
@@ -2418,11 +2452,24 @@ export class PathLearner {
     )
       contradicts = false;
     const fewActions = action && !alike && !same && actions > 0 && actions + 1 < MANY_SIBLINGS;
+    // An exception made while this record settles moved what follows it to a prefix of its own, where each
+    // follower (`/v1/airport/autocomplete/tyrell`) is a continuation of its own, its answers no more merged with the
+    // others' (one sparse answer then agrees with a sibling's): that is no evidence against it. It stays one until
+    // the record is settled; else it flips back and forth with each index, and the last pass allowed decides.
+    const made = `${key}\n${value}`;
+    const kept = was && this.settledExceptions?.has(made) === true;
     // A value whose bodies left optional fields out contradicts its siblings, but shows little they lack.
-    if ((contradicts && !alike && actions === 0 && !this.littleOfItsOwn(key, value, mine, siblings)) || fewActions)
+    if (
+      (contradicts && !alike && actions === 0 && !this.littleOfItsOwn(key, value, mine, siblings)) ||
+      fewActions ||
+      kept
+    )
       position.exceptions.add(value);
     else position.exceptions.delete(value);
-    if (position.exceptions.has(value) !== was) this.changes++;
+    if (position.exceptions.has(value) !== was) {
+      this.changes++;
+      if (!was) this.settledExceptions?.add(made);
+    }
     // What this value shows may settle the exceptions so far (a value alike with an exception makes it one no more);
     // a value past the first ones is compared with those that lead where it does only.
     if (!others || position.exceptions.size === 0) return;
@@ -2439,6 +2486,23 @@ function identifierAfter(one: Placed): boolean {
     const segment = one.resolved[k]!;
     if (segment.kind === 'param' && segment.name !== LEARNED) return true;
   }
+  return false;
+}
+
+/**
+ * Did two of the records of a value (placed as `mine`) show one field, at any depth, that its partners never showed
+ * (`pool`, see `partnerFields`)? Then it is a field of its own, not an optional one the others happened to leave out:
+ * postmark's `GET /messages/outbound/clicks` and `…/clicks/{messageid}` both answering `Clicks[].ClickLocation` beside
+ * messages answering `{Body}` and `{TextBody, From, …}`; thesmsworks' `POST /batch/any` taking `[]ttl` three times.
+ */
+function ownTwice(mine: readonly Placed[], pool: ReadonlySet<string>): boolean {
+  const once = new Set<string>();
+  for (const one of mine)
+    for (const name of new Set(fieldsOf(one))) {
+      if (pool.has(name)) continue;
+      if (once.has(name)) return true;
+      once.add(name);
+    }
   return false;
 }
 
