@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { parseIgnoreRules, queryNames, type IgnoreRule } from '@spectator/shared';
+import { parseIgnoreRules, pathDigest, queryNames, type IgnoreRule } from '@spectator/shared';
 import { createRootLogger } from '../log';
 import { Metrics } from '../metrics';
 import { ObservationPipeline, type PipelineOptions } from './pipeline';
@@ -278,8 +278,50 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect(sent()).toEqual([]);
     // 5 s after they came, still undecided (two of the four that decide): a parameter, never the names; the one
     // alone as it is, its identifier not named after it (`{acmeId}`).
-    clock = 5_000;
+    clock = 40_000;
     expect(sent()).toEqual(['/quotes/{quote}/{quoteId}', '/trades/acme/{id}']);
+  });
+
+  it('covers the template a name went out under when the value before it turned a route word meanwhile', () => {
+    let clock = 0;
+    const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });
+    /** Rows left stored under each template, the backend's regroup applied (covered digests move their rows). */
+    const stored = new Map<string, number>();
+    const drain = (): void => {
+      for (const group of observer.drain()) {
+        for (const row of group.observations) stored.set(row.path, (stored.get(row.path) ?? 0) + 1);
+        for (const [template, digests] of Object.entries(group.learned ?? {}))
+          for (const [path, rows] of [...stored])
+            if (digests.includes(pathDigest('c1', path))) {
+              stored.delete(path);
+              stored.set(template, (stored.get(template) ?? 0) + rows);
+            }
+      }
+    };
+    const shop = { id: 1, name: 'n', price: 2 };
+    send('/shops/alice', shop);
+    send('/shops/bob', shop);
+    // `lists` answers first as a shop does: a value of `/shops/{shop}`, and the name after it goes out as the one value
+    // there when its hold ends, under `/shops/{shop}/canary-wayne`.
+    send('/shops/lists', { id: 1, name: 'n' });
+    send('/shops/lists/canary-wayne', { title: 't', items: [] });
+    // Taken in now, held 1 s from now.
+    drain();
+    clock = 1_000;
+    drain();
+    expect([...stored.keys()].filter((path) => path.includes('canary'))).toEqual(['/shops/{shop}/canary-wayne']);
+    // Then it answers lists of its own: a route word (an exception), and the name resolves to a path without a
+    // parameter for now. Four names after it, answering alike, then make `/shops/lists/{list}`.
+    send('/shops/lists', { lists: [{ room: 'r' }], count: 1 });
+    send('/shops/lists', { lists: [{ room: 'r', url: 'u' }], count: 2 });
+    for (const name of ['canary-carol', 'canary-dave', 'canary-erin', 'canary-frank'])
+      send(`/shops/lists/${name}`, { title: 't', items: [] });
+    drain();
+    clock = 2_000;
+    drain();
+    // No name is left stored: the template it went out under was covered, not the path it resolved to meanwhile.
+    expect([...stored.keys()].filter((path) => path.includes('canary'))).toEqual([]);
+    expect(stored.has('/shops/lists/{list}')).toBe(true);
   });
 
   it('bounds a flood of random slugs at an undecided position: shaped within the forced cap, held within holdMax', () => {
