@@ -64,7 +64,11 @@ const ENDPOINTS = 300;
 /** BATCH_CPU_BARE=1: rows without timings and consumers, their evidence the exchanges' keys alone (before session 23). */
 const BARE = process.env.BATCH_CPU_BARE === '1';
 
-/** BATCH_CPU_CEILING=1: contenders that leave parts of the batch statement out, and 1-row batches (the fixed cost a statement). */
+/**
+ * BATCH_CPU_CEILING=1: contenders that leave parts of the batch statement out, 1-row batches (the
+ * fixed cost a statement), and statements inserting into the week's partition of observations
+ * directly (what routing each row through the partitioned table costs).
+ */
 const CEILING = process.env.BATCH_CPU_CEILING === '1';
 /** The batch statement without capture summaries (nothing written to `capture_endpoints` or its counts). */
 const NO_SUMMARIES = WRITE_BATCH.replace('WHERE k.grown\n', 'WHERE k.grown AND false\n');
@@ -231,8 +235,38 @@ async function main(): Promise<void> {
     await client.query(`SET plan_cache_mode = ${PLAN_CACHE}`);
     const [{ pid }] = (await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows as [{ pid: number }];
 
+    // The week's partition of observations the captures write to (CEILING: inserting into it
+    // directly, without tuple routing, shows what routing costs a statement).
+    const [{ partition }] = (
+      await client.query<{ partition: string }>(
+        `SELECT 'observations_' || to_char(date_trunc('week', now(), 'UTC') AT TIME ZONE 'UTC', 'YYYYMMDD') AS partition`,
+      )
+    ).rows as [{ partition: string }];
+    const direct = (text: string): string =>
+      text.replace('INSERT INTO observations AS o', `INSERT INTO ${partition} AS o`);
     const variants = CEILING
       ? [
+          {
+            name: 'batch statement into its partition',
+            text: direct(WRITE_BATCH),
+            statement: 'ceiling_direct',
+            queue: true,
+            rows: ROWS,
+          },
+          {
+            name: 'claim + observations into its partition',
+            text: direct(LEAN),
+            statement: 'ceiling_lean_direct',
+            queue: false,
+            rows: ROWS,
+          },
+          {
+            name: 'claim + observations into its partition, 1 row',
+            text: direct(LEAN),
+            statement: 'ceiling_lean_direct',
+            queue: false,
+            rows: 1,
+          },
           { name: 'batch statement', text: WRITE_BATCH, statement: 'spectator_write_batch', queue: true, rows: ROWS },
           { name: 'no queue row', text: WRITE_BATCH, statement: 'spectator_write_batch', queue: false, rows: ROWS },
           { name: 'no summaries', text: NO_SUMMARIES, statement: 'ceiling_no_summaries', queue: true, rows: ROWS },
