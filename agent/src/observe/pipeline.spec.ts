@@ -324,6 +324,33 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect(stored.has('/shops/lists/{list}')).toBe(true);
   });
 
+  it('regroups a template sent with several values only into one that takes them all, never into one of them', () => {
+    const every = { sampler: { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity } };
+    const { observer, send } = budgetless(() => 0, { now: () => 0, holdMs: 0, ...every });
+    const moves: string[] = [];
+    const rows = new Set<string>();
+    const drain = (): void => {
+      for (const group of observer.drain()) {
+        for (const row of group.observations) rows.add(row.path);
+        moves.push(...Object.keys(group.learned ?? {}));
+      }
+    };
+    const member = { id: 1, name: 'n', plan: 'p', email: 'e', bio: 'b' };
+    // Four alike after a shop: `/shops/{shopId}/items/{item}`, sent with each of them.
+    for (const name of ['alice', 'bob', 'carol', 'dave']) send(`/shops/17/items/${name}`, member);
+    drain();
+    for (const name of ['alice', 'bob', 'carol', 'dave']) send(`/shops/17/items/${name}`, member);
+    drain();
+    expect(rows).toContain('/shops/{shopId}/items/{item}');
+    // Then `alice` follows three shops: a route word. The template holds bob's rows too: they stay.
+    send('/shops/18/items/alice', member);
+    send('/shops/19/items/alice', member);
+    send('/users/erin', { login: 'e', id: 1 });
+    send('/users/frank', { login: 'f', id: 2 });
+    drain();
+    expect(moves).not.toContain('/shops/{shopId}/items/alice');
+  });
+
   it('bounds a flood of random slugs at an undecided position: shaped within the forced cap, held within holdMax', () => {
     const { metrics, observer, send } = budgetless(() => 0, { now: () => 0, holdMax: 200 });
     let mostHeld = 0;

@@ -3,6 +3,7 @@ import {
   CardinalityLimiter,
   hasParameter,
   isIgnored,
+  matchTemplate,
   PathLearner,
   pathDigest,
   queryNames,
@@ -162,6 +163,27 @@ function pathOf(target: string): string {
 }
 
 /**
+ * A template sent while what it holds may yet be learned otherwise (see `ObservationPipeline.sentUndecided`): the
+ * capture, the first path sent under it (as the detectors templated it), and the others (`SENT_PATHS_MAX` at most;
+ * null past them): a template narrower than it later takes its rows only when it takes every one of those.
+ */
+interface SentUndecided {
+  captureId: string;
+  inferred: string;
+  others?: Set<string> | null;
+}
+
+/** Other paths noted per template sent (see `SentUndecided`). */
+const SENT_PATHS_MAX = 8;
+
+/** Notes a path sent under a template (see `SentUndecided`). */
+function noteSent(sent: SentUndecided, inferred: string): void {
+  if (inferred === sent.inferred || sent.others === null || sent.others?.has(inferred) === true) return;
+  if ((sent.others?.size ?? 0) >= SENT_PATHS_MAX) sent.others = null;
+  else (sent.others ??= new Set()).add(inferred);
+}
+
+/**
  * The observing side of the proxy. `record` runs right after a response ended: it applies the ignore
  * rules, templates the path, counts the interaction, and either queues the bodies for shape work
  * or releases them (sampled out, or queue full). Shape work runs later in short slices.
@@ -222,7 +244,7 @@ export class ObservationPipeline implements ExchangeObserver {
    * placed reads as a detected identifier there, and what follows one is learned otherwise
    * (`/project/{project}/tyrell` once `/project/{owner}/{project}` is learned).
    */
-  private readonly sentUndecided = new Map<string, { captureId: string; inferred: string }>();
+  private readonly sentUndecided = new Map<string, SentUndecided>();
   /** Templates sent that nothing learned later can change (`changeable` false), so each is looked at once. */
   private readonly sentDecided = new Set<string>();
   /** Per capture, templates learned that cover literal paths already sent → digests of those paths (`pathDigest`). */
@@ -991,8 +1013,11 @@ export class ObservationPipeline implements ExchangeObserver {
     for (const [template, sent] of [...this.sentUndecided]) {
       const now = this.learner.resolve(sent.inferred);
       // Nothing to regroup into while it resolves without a parameter (`/nh/fossils/groups/oscar-river` once `groups`
-      // is taken for a route word): the rows stay under the template sent, which is looked at again later.
-      if (now === template || !hasParameter(now)) continue;
+      // is taken for a route word): the rows stay under the template sent, which is looked at again later. To a template
+      // narrower than the one sent only when every path sent under it goes there: a value of it that turned out a route
+      // word (`/{name}/metadata_templates/extra` of `…/{metadataTemplate}`, sent with `basic` too) leaves the others' rows.
+      if (now === template || !hasParameter(now) || (!matchTemplate(now, template) && !this.allGoTo(sent, now)))
+        continue;
       const captureId = sent.captureId;
       this.sentUndecided.delete(template);
       // Named by digest: the backend regroups these paths only, not a sibling kept literal (`/users/me`).
@@ -1001,8 +1026,23 @@ export class ObservationPipeline implements ExchangeObserver {
       let covered = out.get(now);
       if (covered === undefined) out.set(now, (covered = new Set()));
       covered.add(pathDigest(captureId, template));
-      if (this.learner.changeable(now) && !this.sentUndecided.has(now)) this.sentUndecided.set(now, sent);
+      if (!this.learner.changeable(now)) continue;
+      // Two templates sent that come to one: it holds the rows of both.
+      const kept = this.sentUndecided.get(now);
+      if (kept === undefined) this.sentUndecided.set(now, sent);
+      else {
+        noteSent(kept, sent.inferred);
+        for (const other of sent.others ?? []) noteSent(kept, other);
+        if (sent.others === null) kept.others = null;
+      }
     }
+  }
+
+  /** Does every path sent under a template (see `SentUndecided`) resolve to `now`? */
+  private allGoTo(sent: SentUndecided, now: string): boolean {
+    if (sent.others === null) return false;
+    for (const other of sent.others ?? []) if (this.learner.resolve(other) !== now) return false;
+    return true;
   }
 
   /**
@@ -1199,12 +1239,14 @@ export class ObservationPipeline implements ExchangeObserver {
    */
   private toRows(observation: Observation, undecided: boolean): void {
     const template = observation.template;
+    const path = observation.path;
+    const sent = path === undefined ? undefined : this.sentUndecided.get(template);
+    if (sent !== undefined && path !== undefined) noteSent(sent, path.inferred);
     // Documented and hinted templates (no `path`) never change. Most templates are decided: that set first.
-    if (
+    else if (
       observation.path !== undefined &&
       this.sentUndecided.size < TEMPLATE_CACHE_SIZE &&
-      !this.sentDecided.has(template) &&
-      !this.sentUndecided.has(template)
+      !this.sentDecided.has(template)
     ) {
       if (undecided || this.learner.changeable(template))
         this.sentUndecided.set(template, { captureId: observation.captureId, inferred: observation.path.inferred });
