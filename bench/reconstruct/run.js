@@ -28,6 +28,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout14',
   'heldout15',
   'heldout16',
+  'heldout17',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
