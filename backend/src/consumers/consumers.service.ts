@@ -240,15 +240,15 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The consumer calls of batches of one environment row (queued with their evidence, made by
-   * `packedConsumerDays`), folded at once (`consumerRows`). @returns their write, in the transaction of
+   * `packedConsumerDays`), every batch's in turn, folded as they come (`consumerRows`). @returns their write, in the transaction of
    * the row's fold (ingest/evidence-folder.ts): the fold holds the row, so no other transaction
    * writes these counts meanwhile, and each batch is counted once, when it leaves the queue.
    */
   recordFolded(
     projectId: string,
-    batches: ReadonlyArray<readonly QueuedConsumers[]>,
+    callsOfBatches: Iterable<QueuedConsumers>,
   ): (manager: Pick<EntityManager, 'query'>, row: { id: string; kind: MatrixKind }) => Promise<void> {
-    const rows = consumerRows(batches.flat());
+    const rows = consumerRows(callsOfBatches);
     return (manager, row) => this.repository.addRows(manager, projectId, row, rows);
   }
 

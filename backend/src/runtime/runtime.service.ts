@@ -141,33 +141,49 @@ function mergedWire(wires: readonly WireHistogram[]): WireHistogram {
 /** Milliseconds as answered: to the microsecond (the histograms are within 8.6 % anyway). */
 const toMicros = (ms: number): number => Math.round(ms * 1000) / 1000;
 
+/** A key's minutes while a fold adds them up (`foldedMinutes`): the first as it came, the sums once a second came. */
+class SummedMinute {
+  readonly sums = emptySums();
+
+  constructor(readonly first: RuntimeMinute) {
+    this.add(first);
+  }
+
+  add(m: RuntimeMinute): void {
+    addCounts(this.sums, m);
+    this.sums.ttfb.addWire(m.ttfb);
+    this.sums.ttlb.addWire(m.ttlb);
+  }
+}
+
 /**
  * A fold's minutes, one per endpoint and minute (each is a row waiting for the roll-up): the
  * minutes of several batches of one key added up, counts added and histograms merged. A key of
  * one batch only (the most common) is kept as it came. The minute, hour and day rows are rolled
- * up from these later (`RuntimeService.rollUpMinutes`).
+ * up from these later (`RuntimeService.rollUpMinutes`). Added up as they come: `minutes` may
+ * unpack each batch's list as it is read (issue 20: a fold's 28–60 batches' minutes as objects
+ * at once were what its young-generation collections copied), and keeps only one minute a key.
  */
-export function foldedMinutes(minutes: readonly RuntimeMinute[]): RuntimeMinute[] {
-  const byKey = new Map<string, RuntimeMinute[]>();
+export function foldedMinutes(minutes: Iterable<RuntimeMinute>): RuntimeMinute[] {
+  const byKey = new Map<string, RuntimeMinute | SummedMinute>();
   for (const m of minutes) {
     const key = `${m.method} ${m.path} ${m.minute}`;
-    const same = byKey.get(key);
-    if (same === undefined) byKey.set(key, [m]);
-    else same.push(m);
-  }
-  return [...byKey.values()].map((same) => {
-    if (same.length === 1) return same[0] as RuntimeMinute;
-    const sums = emptySums();
-    for (const m of same) {
-      addCounts(sums, m);
-      sums.ttfb.addWire(m.ttfb);
-      sums.ttlb.addWire(m.ttlb);
+    const before = byKey.get(key);
+    if (before === undefined) byKey.set(key, m);
+    else if (before instanceof SummedMinute) before.add(m);
+    else {
+      const summed = new SummedMinute(before);
+      summed.add(m);
+      byKey.set(key, summed);
     }
-    const { method, path, minute } = same[0] as RuntimeMinute;
+  }
+  return [...byKey.values()].map((folded) => {
+    if (!(folded instanceof SummedMinute)) return folded;
+    const { first, sums } = folded;
     return {
-      method,
-      path,
-      minute,
+      method: first.method,
+      path: first.path,
+      minute: first.minute,
       requests: sums.requests,
       serverErrors: sums.serverErrors,
       upstreamFailures: sums.upstreamFailures,
@@ -315,16 +331,16 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The runtime minutes of several batches of one environment row (queued with its evidence and
-   * folded with it, evidence/evidence.service.ts), folded at once: one per endpoint and minute
-   * (`foldedMinutes`). @returns their write, in the fold's transaction, after its cells (so each
+   * folded with it, evidence/evidence.service.ts), every batch's in turn, folded as they come: one
+   * per endpoint and minute (`foldedMinutes`). @returns their write, in the fold's transaction, after its cells (so each
    * endpoint's rows go under the version its cell names now), waiting for the roll-up into their
    * minute, hour and day rows (`rollUpMinutes`).
    */
   recordFolded(
     projectId: string,
-    batches: ReadonlyArray<readonly RuntimeMinute[]>,
+    minutesOfBatches: Iterable<RuntimeMinute>,
   ): (manager: Pick<EntityManager, 'query'>, row: { kind: MatrixKind; name: string }) => Promise<void> {
-    const minutes = foldedMinutes(batches.flat());
+    const minutes = foldedMinutes(minutesOfBatches);
     return (manager, row) => this.repository.addMinutes(manager, projectId, row, minutes);
   }
 
