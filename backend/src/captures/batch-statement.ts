@@ -333,31 +333,53 @@ const OTHER_JSON_ESCAPE = /\\[^"\\]/;
  * rest of the batch's parameters together.
  */
 export function textArrayLiteral(values: ReadonlyArray<string | null>): string {
+  return braced([textArrayElements(values)]);
+}
+
+/**
+ * The elements of `textArrayLiteral(values)`, without its braces: a slice of one flat string, not
+ * a copy (what a batch part keeps until its statement joins them, `braced`).
+ */
+function textArrayElements(values: ReadonlyArray<string | null>): string {
   // JSON's array text is the array literal when it escapes only quotes and backslashes (`\"`,
   // `\\`, as PostgreSQL does in a quoted element): quoted elements, and `null`, which PostgreSQL
   // reads as NULL. One native call instead of a loop, also for elements that are JSON texts
   // themselves (the folds' histograms and consumer lists, whose every quote is escaped).
   const json = JSON.stringify(values);
-  if (!OTHER_JSON_ESCAPE.test(json)) return `{${json.slice(1, -1)}}`;
+  if (!OTHER_JSON_ESCAPE.test(json)) return json.slice(1, -1);
   // Some element holds a control character (or a lone surrogate): JSON's escapes (\n, \u0001)
   // mean something else to PostgreSQL, so only quotes and backslashes are escaped, its way.
-  let literal = '{';
-  for (let i = 0; i < values.length; i++) {
-    const value = values[i] as string | null;
-    if (i > 0) literal += ',';
-    literal += value === null ? 'NULL' : `"${value.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`;
+  return values
+    .map((value) => (value === null ? 'NULL' : `"${value.replace(ARRAY_ELEMENT_ESCAPES, '\\$&')}"`))
+    .join(',');
+}
+
+/**
+ * An array literal of the elements `lists` (each a list's elements without braces, empty for
+ * none), as one flat string. Issue 20: a literal made by concatenation (a template, `+`) is a
+ * V8 cons string, which node-postgres's Bind message copies flat again (`Buffer.byteLength`),
+ * and slicing the braces off one copies it too: each batch's columns were copied four times on
+ * their way to the statement, every copy alive while the statement runs. `join` makes one.
+ */
+function braced(lists: readonly string[]): string {
+  const pieces = ['{'];
+  for (const elements of lists) {
+    if (elements === '') continue;
+    if (pieces.length > 1) pieces.push(',');
+    pieces.push(elements);
   }
-  return `${literal}}`;
+  pieces.push('}');
+  return pieces.join('');
 }
 
 /** A PostgreSQL array literal of integers. */
 export function integerArrayLiteral(values: readonly number[]): string {
-  return `{${values.join(',')}}`;
+  return braced([values.join(',')]);
 }
 
 /** A PostgreSQL array literal of integers or nulls. */
 function nullableIntegerArrayLiteral(values: ReadonlyArray<number | null>): string {
-  return `{${values.map((value) => value ?? 'NULL').join(',')}}`;
+  return braced([values.map((value) => value ?? 'NULL').join(',')]);
 }
 
 /**
@@ -377,7 +399,8 @@ export function touchedEndpoints(rows: readonly AggregatedRow[]): { methods: str
 
 /**
  * One batch made ready for the batch statement (`batchPart`): its header's fields, and its rows'
- * columns as array literals (the shared names' bounds as numbers: a statement of several batches
+ * columns as array literals' elements, without braces (`writeBatchStatement` joins the batches'
+ * into one literal each; the shared names' bounds as numbers: a statement of several batches
  * offsets them). Holds strings and numbers only, not the batch's parsed objects.
  */
 export interface BatchPart {
@@ -395,11 +418,11 @@ export interface BatchPart {
   names: string;
   nameCount: number;
   rows: number;
-  /** Method, path, status, the six content types, fingerprints and notes, count, first and last seen. */
+  /** Method, path, status, the six content types, fingerprints and notes, count, first and last seen (elements, no braces). */
   columns: string[];
   /** Query names, request header names, response header names: each as (from, to) arrays, 1-based in `names`. */
   bounds: number[][];
-  /** The bodies' instance extras, request and response. */
+  /** The bodies' instance extras, request and response (elements, no braces). */
   instances: [string, string];
   touchedMethods: string;
   touchedPaths: string;
@@ -426,40 +449,32 @@ export function batchPart(header: BatchHeader, rows: readonly AggregatedRow[]): 
     unmatchedRequests: header.unmatched?.requests ?? null,
     unmatchedPaths: header.unmatched?.paths ?? null,
     shapes,
-    names: textArrayLiteral(lists.names).slice(1, -1),
+    names: textArrayElements(lists.names),
     nameCount: lists.names.length,
     rows: rows.length,
     columns: [
-      textArrayLiteral(rows.map((row) => row.method)),
-      textArrayLiteral(rows.map((row) => row.path)),
-      integerArrayLiteral(rows.map((row) => row.status)),
-      textArrayLiteral(rows.map((row) => row.req_ct)),
-      textArrayLiteral(rows.map((row) => row.req_fp)),
-      textArrayLiteral(rows.map((row) => row.req_note)),
-      textArrayLiteral(rows.map((row) => row.res_ct)),
-      textArrayLiteral(rows.map((row) => row.res_fp)),
-      textArrayLiteral(rows.map((row) => row.res_note)),
-      integerArrayLiteral(rows.map((row) => row.count)),
-      textArrayLiteral(rows.map((row) => row.first_seen)),
-      textArrayLiteral(rows.map((row) => row.last_seen)),
+      textArrayElements(rows.map((row) => row.method)),
+      textArrayElements(rows.map((row) => row.path)),
+      rows.map((row) => row.status).join(','),
+      textArrayElements(rows.map((row) => row.req_ct)),
+      textArrayElements(rows.map((row) => row.req_fp)),
+      textArrayElements(rows.map((row) => row.req_note)),
+      textArrayElements(rows.map((row) => row.res_ct)),
+      textArrayElements(rows.map((row) => row.res_fp)),
+      textArrayElements(rows.map((row) => row.res_note)),
+      rows.map((row) => row.count).join(','),
+      textArrayElements(rows.map((row) => row.first_seen)),
+      textArrayElements(rows.map((row) => row.last_seen)),
     ],
     bounds,
     instances: [
-      textArrayLiteral(rows.map((row) => row.req_inst ?? null)),
-      textArrayLiteral(rows.map((row) => row.res_inst ?? null)),
+      textArrayElements(rows.map((row) => row.req_inst ?? null)),
+      textArrayElements(rows.map((row) => row.res_inst ?? null)),
     ],
-    touchedMethods: textArrayLiteral(touched.methods),
-    touchedPaths: textArrayLiteral(touched.paths),
+    touchedMethods: textArrayElements(touched.methods),
+    touchedPaths: textArrayElements(touched.paths),
     touched: touched.methods.length,
   };
-}
-
-/** Array literals' elements joined into one literal. */
-function joinedLiterals(literals: readonly string[]): string {
-  return `{${literals
-    .map((literal) => literal.slice(1, -1))
-    .filter((elements) => elements !== '')
-    .join(',')}}`;
 }
 
 /** `count` copies of `value`, as an integer array literal. */
@@ -483,23 +498,20 @@ export function writeBatchStatement(parts: readonly BatchPart[]): { name: string
   }
   const shapes = parts.map((part) => part.shapes).filter((members) => members !== '');
   const shared: unknown[] = [
-    `{${parts.flatMap((part, k) => repeated(k + 1, part.touched)).join(',')}}`,
-    joinedLiterals(parts.map((part) => part.touchedMethods)),
-    joinedLiterals(parts.map((part) => part.touchedPaths)),
-    shapes.length === 0 ? null : `{${shapes.join(',')}}`,
-    `{${parts
-      .map((part) => part.names)
-      .filter((elements) => elements !== '')
-      .join(',')}}`,
-    `{${parts.flatMap((part, k) => repeated(k + 1, part.rows)).join(',')}}`,
-    ...Array.from({ length: 12 }, (_, c) => joinedLiterals(parts.map((part) => part.columns[c] as string))),
+    braced(parts.map((part, k) => repeated(k + 1, part.touched).join(','))),
+    braced(parts.map((part) => part.touchedMethods)),
+    braced(parts.map((part) => part.touchedPaths)),
+    shapes.length === 0 ? null : braced(shapes),
+    braced(parts.map((part) => part.names)),
+    braced(parts.map((part, k) => repeated(k + 1, part.rows).join(','))),
+    ...Array.from({ length: 12 }, (_, c) => braced(parts.map((part) => part.columns[c] as string))),
     ...Array.from({ length: 6 }, (_, c) =>
       integerArrayLiteral(
         parts.flatMap((part, k) => (part.bounds[c] as number[]).map((at) => at + (offsets[k] as number))),
       ),
     ),
-    joinedLiterals(parts.map((part) => part.instances[0])),
-    joinedLiterals(parts.map((part) => part.instances[1])),
+    braced(parts.map((part) => part.instances[0])),
+    braced(parts.map((part) => part.instances[1])),
   ];
   const own = [
     textArrayLiteral(parts.map((part) => part.batchId)),
