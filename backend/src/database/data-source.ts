@@ -135,7 +135,8 @@ export const MIGRATIONS = [
  * The one data source definition, shared by the app and the migration command. Never `synchronize`:
  * the schema comes from the migrations only. No entities: every table is read and written with raw
  * SQL by its domain's repository (`x.repository.ts`). A pool connection idle for `idleSeconds` is
- * closed (0: never; node-postgres's own default would be 10 s).
+ * closed (0: never; node-postgres's own default would be 10 s). `planCacheMode` sets PostgreSQL's
+ * `plan_cache_mode` on the pool's connections (absent: the server's, `auto`).
  */
 export function createDataSource(
   url: string,
@@ -143,7 +144,13 @@ export function createDataSource(
     poolSize = 10,
     applicationName = 'spectator-backend',
     idleSeconds = DEFAULT_DATABASE_IDLE_SECONDS,
-  }: { poolSize?: number; applicationName?: string; idleSeconds?: number } = {},
+    planCacheMode,
+  }: {
+    poolSize?: number;
+    applicationName?: string;
+    idleSeconds?: number;
+    planCacheMode?: 'force_generic_plan' | 'force_custom_plan';
+  } = {},
 ): DataSource {
   return new DataSource({
     type: 'postgres',
@@ -155,7 +162,10 @@ export function createDataSource(
     poolSize,
     applicationName,
     // pg-pool's option: 0 keeps idle connections open.
-    extra: { idleTimeoutMillis: idleSeconds * 1000 },
+    extra: {
+      idleTimeoutMillis: idleSeconds * 1000,
+      ...(planCacheMode === undefined ? {} : { options: `-c plan_cache_mode=${planCacheMode}` }),
+    },
   });
 }
 

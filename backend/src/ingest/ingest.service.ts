@@ -19,12 +19,14 @@ import {
   REQUIRED_INSTANCES,
 } from '@spectator/shared';
 import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
 import { AgentsService } from '../agents/agents.service';
 import type { Principal } from '../auth/tokens.service';
 import { assertUnreachable } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { PeriodicJob } from '../common/periodic';
 import { withRetry } from '../common/retry';
+import { connectDataSource, createDataSource } from '../database/data-source';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf, pullRequestRowName } from '../evidence/environment-row';
@@ -43,7 +45,7 @@ import {
   type BatchPart,
 } from '../captures/batch-statement';
 import { CapturesRepository } from '../captures/captures.repository';
-import { BatchWriter } from './batch-writer';
+import { BatchWriter, WRITERS } from './batch-writer';
 import { EvidenceFolder } from './evidence-folder';
 import { IngestRepository, type KnownTemplate } from './ingest.repository';
 import { MAX_PATCHED_AGE_SECONDS } from '../views/view-cache';
@@ -229,6 +231,14 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   private readonly log: Logger;
   /** Writes batches, several in one statement when they wait for one (issue 20). */
   private readonly writer: BatchWriter;
+  /**
+   * The batch statements' own connections (WRITERS, one per statement `writer` runs at once),
+   * their plans generic from the first call (session 28): on the app's pool every connection the
+   * statement landed on planned it custom five times (PostgreSQL's `auto` mode) before keeping a
+   * generic plan, 209 plans of 44 ms in a loaded full-size run; its generic plan reads the same
+   * buffers as a custom one (`batch-cpu.bench.ts`, BATCH_CPU_EXPLAIN). The app's reads keep `auto`.
+   */
+  private readonly writers: DataSource;
   private readonly pruning: PeriodicJob;
   private readonly forgetting: PeriodicJob;
   /** Whether this replica's forgetting ran once (its first run looks back further). */
@@ -250,7 +260,13 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     @Inject(RUNTIME) private readonly runtime: Runtime,
   ) {
     this.log = runtime.log.child({ module: 'ingest' });
-    this.writer = new BatchWriter((parts) => withRetry(() => this.captures.writeBatches(parts)));
+    this.writers = createDataSource(runtime.databaseUrl, {
+      poolSize: WRITERS,
+      applicationName: 'spectator-backend-writers',
+      idleSeconds: runtime.config.databaseIdleSeconds,
+      planCacheMode: 'force_generic_plan',
+    });
+    this.writer = new BatchWriter((parts) => withRetry(() => this.captures.writeBatches(parts, this.writers)));
     this.pruning = new PeriodicJob('pruning old batch ids', PRUNE_INTERVAL_MS, () => this.pruneBatchIds(), this.log);
     this.forgetting = new PeriodicJob(
       "forgetting old batches' touched keys",
@@ -261,13 +277,16 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Prunes old batch ids now (in the background) and then every hour; forgets old touched keys every ten minutes. */
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
+    await connectDataSource(this.writers, this.runtime.databaseUrl, "the batch writers' pool");
     this.pruning.start();
     this.forgetting.start();
   }
 
   async onModuleDestroy(): Promise<void> {
     await Promise.all([this.pruning.stop(), this.forgetting.stop()]);
+    // Statements running finish first (node-postgres ends a busy connection once released).
+    if (this.writers.isInitialized) await this.writers.destroy();
   }
 
   /**
