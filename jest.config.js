@@ -15,6 +15,8 @@ function project(name, extra = {}) {
     moduleNameMapper: { '^@spectator/(shared|agent|backend)$': path.join(__dirname, '$1/src/index.ts') },
     testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.test.ts', '<rootDir>/test/**/*.test.tsx'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+    // jest's runtime with V8's code cache kept across test files: each module is compiled once a run.
+    runtime: path.join(__dirname, 'scripts/jest-runtime.js'),
     ...extra,
   };
 }
