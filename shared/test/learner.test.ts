@@ -967,6 +967,37 @@ describe('PathLearner', () => {
     expect(learner.resolve('/v1/company/url/zoe')).toBe('/v1/company/url/{url}');
   });
 
+  it("keeps an identifier's words literal beside it, and their siblings (/racecards/pro, /racecards/2393/pro)", () => {
+    // theracingapi.com (held-out 17): five lists of racecards beside `/racecards/{id}/pro`, `…/standard`, all alike.
+    const cards = responseKeys(inferShape({ query: [], racecards: [{ race_id: 'r', course: 'c' }] }));
+    const card = responseKeys(inferShape({ race_id: 'r', course: 'c', age_band: 'a', big_race: false }));
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ['GET', '/v1/racecards/2393/pro', card],
+      ['GET', '/v1/racecards/745467/standard', card],
+      ['GET', '/v1/racecards/970396/results', list({ race_id: 'r', date: 'd' })],
+      ['GET', '/v1/racecards/free', cards],
+      ['GET', '/v1/racecards/basic', cards],
+      ['GET', '/v1/racecards/pro', cards],
+      ['GET', '/v1/racecards/big-races', cards],
+      ['GET', '/v1/racecards/standard', cards],
+    ];
+    for (const order of [traffic, [...traffic].reverse()]) {
+      const learner = new PathLearner();
+      learn(learner, order);
+      for (const word of ['free', 'basic', 'pro', 'big-races', 'standard'])
+        expect(learner.resolve(`/v1/racecards/${word}`)).toBe(`/v1/racecards/${word}`);
+      expect(learner.resolve(templatePath('/v1/racecards/17/pro'))).toBe('/v1/racecards/{racecardId}/pro');
+    }
+    // Names there (none of them a word after the identifiers) are values as before.
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/v1/racecards/2393/pro', card],
+      ['GET', '/v1/racecards/alice', cards],
+      ['GET', '/v1/racecards/bob', cards],
+    ]);
+    expect(learner.resolve('/v1/racecards/carol')).toBe('/v1/racecards/{racecard}');
+  });
+
   it('keeps a collection of one parent a route word under the others (/articles/get/17, /journals/get)', () => {
     const learner = new PathLearner();
     const envelope = responseKeys(inferShape([{ status: 'OK', data: {} }]));

@@ -1239,6 +1239,17 @@ export class PathLearner {
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
       const next = segments[at + 1];
+      if (segment.kind === 'param' && at > 0 && next?.kind === 'literal') {
+        // A detected identifier's word (`pro` of `/racecards/2393/pro`) also seen beside it (`/racecards/pro`), followed
+        // alike: a route word both, as a qualifier's is (below), the identifier no literal to mark.
+        const child = `${next.text}|${restKinds(segments, at + 1)}`;
+        let children = this.childrenUnder.get(prefix);
+        if (children === undefined) this.childrenUnder.set(prefix, (children = new Map()));
+        let parents = children.get(child);
+        if (parents === undefined && children.size < MAX_PARENTS) children.set(child, (parents = new Set()));
+        if (parents !== undefined && parents.size < MAX_PARENTS) parents.add(IDENTIFIER);
+        if (this.siblingsUnder.get(prefix)?.has(child) === true) this.mirror(at, IDENTIFIER, next.text);
+      }
       if (segment.kind === 'literal' && at > 0) {
         // A literal with the kinds of what follows it (`id|/{}`): a word and a name that only share their text differ there.
         const mine = `${segment.text}|${restKinds(segments, at)}`;
@@ -1265,7 +1276,7 @@ export class PathLearner {
   /** `word` seen beside `qualifier` (at `at`) and right after it: route words both, where each was seen. */
   private mirror(at: number, qualifier: string, word: string): void {
     if (this.mirrorWords.size >= MAX_MIRRORS) return;
-    this.mirrorWords.add(`${at}/${qualifier}`);
+    if (qualifier !== IDENTIFIER) this.mirrorWords.add(`${at}/${qualifier}`);
     this.mirrorWords.add(`${at}/${word}`);
     this.mirrorWords.add(`${at + 1}/${word}`);
   }
@@ -1778,13 +1789,14 @@ export class PathLearner {
 
   /**
    * Is one of the first values under `key` (at `at`) a route word shown by the literals before it (see `isRouteWord`;
-   * not one after identifiers only, `unpublish` of `/articles/{id}/unpublish`)?
+   * not one after identifiers only, `unpublish` of `/articles/{id}/unpublish`), or by a mirrored route (`pro` of
+   * `/racecards/pro` beside `/racecards/2393/pro`, see `noteMirrors`)?
    */
   private besideRouteWord(key: string, at: number): boolean {
     const words = this.wordsAt.get(at);
-    if (words === undefined) return false;
     for (const value of this.firstValues.get(key) ?? [])
-      if (words.has(value) && this.isRouteWord(at, value)) return true;
+      if ((words?.has(value) === true || this.mirrorWords.has(`${at}/${value}`)) && this.isRouteWord(at, value))
+        return true;
     return false;
   }
 
@@ -2656,6 +2668,9 @@ function ownNames(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   for (const name of a) if (!b.has(name)) own++;
   return own;
 }
+
+/** A detected identifier among the literals a word was seen after (see `noteMirrors`): `{` is never a literal's text. */
+const IDENTIFIER = '{}';
 
 /** Route words of mirrored routes kept at most (see `noteMirrors`). */
 const MAX_MIRRORS = 1_024;
