@@ -282,6 +282,38 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect(sent()).toEqual(['/quotes/{quote}/{quoteId}', '/trades/acme/{id}']);
   });
 
+  it("keeps a route's own 404 that came before its position was learned, held on past its hold beside a sibling", () => {
+    let clock = 0;
+    const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000, pendingMs: 5_000 });
+    const rows: string[] = [];
+    let unmatched = 0;
+    const drain = (): void => {
+      for (const group of observer.drain()) {
+        for (const row of group.observations) rows.push(`${row.path} ${row.status}`);
+        unmatched += group.unmatched?.requests ?? 0;
+      }
+    };
+    const item = { id: 1, name: 'n', price: 2 };
+    // owler.com (held-out 1): the first request of a route of names answered 404, one sibling another status.
+    observer.record(exchangeOf('/items/canary-grace', { status: 404 }));
+    observer.record(exchangeOf('/wp-admin/setup-config.php', { status: 404 }));
+    send('/items/canary-alice', item);
+    drain();
+    // Their hold is over and nothing is learned yet: the scanner's path is noise, the item's 404 is held on.
+    clock = 1_500;
+    drain();
+    expect(unmatched).toBe(1);
+    expect(rows).toEqual(['/items/canary-alice 200']);
+    // A second item answers alike: `/items/{item}`, and the 404 held on goes out as its own.
+    clock = 2_000;
+    send('/items/canary-bob', item);
+    drain();
+    clock = 3_500;
+    drain();
+    expect(rows.filter((row) => row.endsWith(' 404'))).toEqual(['/items/{item} 404']);
+    expect(unmatched).toBe(1);
+  });
+
   it('covers the template a name went out under when the value before it turned a route word meanwhile', () => {
     let clock = 0;
     const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });

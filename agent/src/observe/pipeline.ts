@@ -960,6 +960,24 @@ export class ObservationPipeline implements ExchangeObserver {
   }
 
   /**
+   * Is a possible noise's path (as resolved) still noise but a sibling of a confirmed template: its parent a prefix of a
+   * template that answered other statuses (`/v1/company/competitor/url/Grace71` answered 404 where `…/url/umbrella-billing`
+   * answered 403)? Then its 404 is likely the route's own, whose position its hold ended too early to learn: it is held
+   * on, as a value in waiting is (see `pendingMs`), and counted as noise only if still so then. A scanner's paths
+   * (`/wp-admin/setup-config.php`, no sibling answered) are decided when their hold ends, as before.
+   */
+  private heldOn(resolved: string): boolean {
+    const parent = resolved.lastIndexOf('/');
+    return (
+      parent > 0 &&
+      this.confirmedPrefixes.has(resolved.slice(0, parent)) &&
+      !this.confirmed.has(resolved) &&
+      !this.underConfirmedRoute(resolved) &&
+      this.ownerOfResolved(resolved) === undefined
+    );
+  }
+
+  /**
    * Does a template have a parameter right after a route confirmed by other traffic
    * (`/posts/{postId}` once `/posts` answered 200)? Then its 404 is that route's own: an unknown id.
    */
@@ -1165,7 +1183,11 @@ export class ObservationPipeline implements ExchangeObserver {
       const inferred = path.inferred;
       if (item.observation.unmatchedPath !== undefined) {
         const learned = this.learner.resolve(inferred);
-        if (!all && item.until > now && this.noiseUndecided(learned, inferred, path.raw)) {
+        if (
+          !all &&
+          (item.until > now || (item.pendingUntil > now && this.heldOn(learned))) &&
+          this.noiseUndecided(learned, inferred, path.raw)
+        ) {
           kept.push(item);
           continue;
         }
