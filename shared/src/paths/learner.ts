@@ -305,6 +305,11 @@ export class PathLearner {
   private readonly queries = new Map<string, Set<string>>();
   /** Path (as the detectors templated it) → how many requests of it the API answered (see `requests`). */
   private readonly requested = new Map<string, number>();
+  /**
+   * Where literals run to a path's end (as the detectors templated it): the path's length and its segments before
+   * the run → the first `MAX_RUN_PATHS` such paths, each split in its segments' texts (see `namesInRow`).
+   */
+  private readonly runs = new Map<string, Array<{ path: string; texts: string[] }>>();
   /** The paths of `requested` grouped by their template as resolved at `revision` (see `requests`). */
   private readonly requestedBy = {
     revision: -1,
@@ -631,8 +636,11 @@ export class PathLearner {
 
   /** `noteQuery` in steps (see `observeSteps`); undefined when nothing is left to do (most requests). */
   noteQuerySteps(template: string, names: readonly string[]): Generator<void> | undefined {
-    if (this.requested.size < MAX_QUERY_PATHS || this.requested.has(template))
-      this.requested.set(template, (this.requested.get(template) ?? 0) + 1);
+    if (this.requested.size < MAX_QUERY_PATHS || this.requested.has(template)) {
+      const count = (this.requested.get(template) ?? 0) + 1;
+      this.requested.set(template, count);
+      if (count === 1) this.noteRun(template);
+    }
     if (names.length === 0) return undefined;
     let seen = this.queries.get(template);
     if (seen === undefined) {
@@ -777,6 +785,10 @@ export class PathLearner {
       previousKey = key;
       key = extendKey(key, segment);
     }
+    // Names in a row to the end, never as they are (see `namesInRow`).
+    const row = inferred === undefined ? -1 : this.namesInRow(segments, inferred);
+    for (let at = Math.max(row, 0); row >= 0 && at < out.length; at++) out[at] = LEARNED_PARAM;
+    if (row >= 0) changed = true;
     const named = nameRuns(out);
     if (plain.size === 0) return changed ? joinSegments(named) : template;
     // `{id}` (`/trades/acme/{id}`), unique among the template's names.
@@ -786,6 +798,51 @@ export class PathLearner {
     return joinSegments(
       named.map((segment, at): Segment => (plain.has(at) ? { kind: 'param', name: unique('id', taken) } : segment)),
     );
+  }
+
+  /**
+   * Note a path new to `requested` under each prefix its literals run to its end from (see `namesInRow`): up to
+   * `MAX_RUN_PATHS` paths a prefix, `MAX_QUERY_PATHS` prefixes.
+   */
+  private noteRun(template: string): void {
+    const segments = splitPath(template);
+    const texts = segments.map(segmentText);
+    for (let at = segments.length - 1; at >= 1 && segments[at]!.kind === 'literal'; at--) {
+      if (at > segments.length - 2) continue;
+      const prefix = runPrefix(texts, at);
+      let paths = this.runs.get(prefix);
+      if (paths === undefined) {
+        if (this.runs.size >= MAX_QUERY_PATHS) continue;
+        this.runs.set(prefix, (paths = []));
+      }
+      if (paths.length < MAX_RUN_PATHS) paths.push({ path: template, texts });
+    }
+  }
+
+  /**
+   * Where names run in a row to the end of `inferred` (as the detectors templated it; `segments` as the learner resolves
+   * it, learned positions placed), two positions or more: from the deepest position where the literals left to the end,
+   * none a version or a route word, differ every one from those of another path under the same segments before them,
+   * both paths requested once (`/api2/json/genderGeo/Dave29/bob-blue/initech-infra` beside
+   * `…/genderGeo/Oscar84/Bob93/erin`). Names drawn for each request (first and last names, a person's country) do so,
+   * too few of a route for four alike to decide; a route's words recur with each of its requests. -1 when none.
+   */
+  private namesInRow(segments: readonly Segment[], inferred: string): number {
+    if ((this.requested.get(inferred) ?? 0) !== 1) return -1;
+    const texts = splitPath(inferred).map(segmentText);
+    if (texts.length !== segments.length) return -1;
+    for (let at = segments.length - 1; at >= 1; at--) {
+      const segment = segments[at]!;
+      if (segment.kind !== 'literal' || versionAt(segments, at) || this.isRouteWord(at, segment.text)) return -1;
+      if (at > segments.length - 2) continue;
+      const others = this.runs.get(runPrefix(texts, at)) ?? [];
+      const apart = (other: readonly string[]): boolean => {
+        for (let k = at; k < texts.length; k++) if (other[k] === texts[k]) return false;
+        return true;
+      };
+      if (others.some((other) => apart(other.texts) && this.requested.get(other.path) === 1)) return at;
+    }
+    return -1;
   }
 
   /**
@@ -2659,6 +2716,8 @@ function noteDigest(sets: Map<string, Set<number>>, word: string, value: string)
 const MAX_QUERY_PATHS = 10_000;
 /** Query parameter names kept per path at most (see `noteQuery`). */
 const MAX_QUERY_NAMES = 32;
+/** Paths noted under one prefix of a run of literals (see `noteRun`). */
+const MAX_RUN_PATHS = 8;
 /** Names of its own each of two values' query names must have for them to disagree (see `queriesAgree`). */
 const OWN_QUERY_NAMES = 2;
 
@@ -3126,6 +3185,11 @@ function aloneMembers(
 }
 
 /** A segment's text, `{}` for a parameter (see `PathLearner.requests`). */
+/** The key of `runs` for a path of `texts` whose literals run to its end from `at` (see `namesInRow`). */
+function runPrefix(texts: readonly string[], at: number): string {
+  return `${texts.length}${JSON.stringify(texts.slice(0, at))}`;
+}
+
 function segmentText(segment: Segment | undefined): string {
   return segment?.kind === 'literal' ? segment.text : '{}';
 }
