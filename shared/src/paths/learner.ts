@@ -2484,6 +2484,13 @@ export class PathLearner {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     if (siblings === undefined || mine === undefined) return;
+    // A route word (see `isRouteWord`) keeps its text whatever it answers: no exception. As one, it would make the
+    // positions after it strict (see `afterWord`), and what they then learn or forget would decide it in turn
+    // (`monthly` of `/metrics/{}/{}/{}`: an exception while `…/monthly/{}` is learned, which it then forgets).
+    if (this.isRouteWord(mine[0]!.at, value)) {
+      if (position.exceptions.delete(value)) this.changes++;
+      return;
+    }
     const action = position.strict !== true && isAction(mine);
     let contradicts = false;
     let alike = false;
