@@ -100,17 +100,15 @@ export interface QueuedEvidence {
  *    the bodies' instance extras added (`add_instances`) while the row counts fewer than six,
  *    in the partition of their capture's creation week (`capture_created_at`, read from the capture);
  *  - `summaries`: the per-(capture, method, path) summaries the capture views list and keep their
- *    diff flags in, each written once, with its endpoint's first observation row, and never
- *    updated by a batch: inserted for the endpoints that got a new observation key or new request
+ *    diff flags in, written only for the endpoints that got a new observation key or new request
  *    names on a stored one (`names_grew`: true on an insert, and set by an update from the row as
- *    it was, since RETURNING sees only the new row; a partitioned table cannot return `xmax`), a
- *    stored one left as it is (`DO NOTHING`: no row version, no row lock). Its interactions and
- *    count of interest are read from its observation rows (`CapturesRepository.summaries`; issue
- *    20: adding them here was an update and a row lock per endpoint of every batch, a fifth of the
- *    statement's WAL), and so is the revision its cached diff flag is checked against
- *    (`SUMMARY_REVISION`; session 28: bumping a stored `revision` here was a fifth of the summary
- *    writes of a full-size run, and every one of a long-lived pod's). Inserted in byte order of
- *    (method, path), so concurrent batches wait for each other's new keys in the same order;
+ *    it was, since RETURNING sees only the new row; a partitioned table cannot return `xmax`): a
+ *    new endpoint's is inserted, a stored one's `revision` grows by one, which makes its cached
+ *    diff flag stale. Every other endpoint of the batch already has its summary (written with its
+ *    first observation row) and is not touched: its interactions and count of interest are read
+ *    from its observation rows (`CapturesRepository.summaries`; issue 20: adding them here was an
+ *    update and a row lock per endpoint of every batch, a fifth of the statement's WAL). Written in
+ *    byte order of (method, path), so concurrent batches lock them in the same order;
  *  - `dropped`: the (method, path) keys of offered rows not stored because of the cap: those `input`
  *    leaves out, found by its own conditions, not by comparing every offered row with every input
  *    row (which a generic plan did by a nested loop, quadratic in the statement's rows);
@@ -278,16 +276,16 @@ function writeBatches(): string {
   ), new_keys AS (
     SELECT project_id, capture_id, method, path, bool_or(names_grew) AS grown FROM upserted GROUP BY project_id, capture_id, method, path
   ), summaries AS (
-    INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path)
-    SELECT k.project_id, k.capture_id, k.method, k.path FROM new_keys k
+    INSERT INTO capture_endpoints AS ce (project_id, capture_id, method, path, revision)
+    SELECT k.project_id, k.capture_id, k.method, k.path, 1 FROM new_keys k
      WHERE k.grown
      ORDER BY k.capture_id, k.method COLLATE "C", k.path COLLATE "C"
-    ON CONFLICT (capture_id, method, path, project_id) DO NOTHING
-    RETURNING ce.project_id, ce.capture_id
+    ON CONFLICT (capture_id, method, path, project_id) DO UPDATE SET revision = ce.revision + 1
+    RETURNING ce.project_id, ce.capture_id, ce.xmax = 0 AS added
   ), counted AS (
     INSERT INTO capture_endpoint_counts AS e (project_id, capture_id, slot, endpoints)
     SELECT a.project_id, a.capture_id, pg_backend_pid(), a.added
-      FROM (SELECT project_id, capture_id, count(*)::integer AS added FROM summaries GROUP BY project_id, capture_id) a
+      FROM (SELECT project_id, capture_id, count(*)::integer AS added FROM summaries WHERE added GROUP BY project_id, capture_id) a
      ORDER BY a.capture_id
     ON CONFLICT (capture_id, slot, project_id) DO UPDATE SET endpoints = e.endpoints + EXCLUDED.endpoints
   )

@@ -30,23 +30,6 @@ const CAPTURE_COLUMNS = `c.id, c.project_id AS "projectId", c.agent_id AS "agent
 const CAPTURE_PARTITION =
   'o.capture_created_at = (SELECT c.created_at FROM captures c WHERE c.id = $1 AND c.project_id = $2)';
 
-/**
- * The revision of capture summary `ce` (`capture_endpoints`), which its cached diff flag was
- * checked at (`checked_revision`): computed from the endpoint's observation rows, one for each
- * row (a key: status, content types, shapes) and each query and request header name it keeps.
- * Rows are added and names only grow (the batch statement unites them; regrouping moves a
- * literal's rows into its template's), so it grows with every new key or name, which is what a
- * diff reads besides the version, and never with more of the same traffic. Negative, so a flag
- * checked against a stored `revision` (before session 28, when each batch bumped it: a row
- * version per endpoint with a new key, on the ingest path) never reads as fresh. `partition`
- * narrows the observation rows (`o`) to their capture's week; empty for none.
- */
-export function summaryRevision(partition = ''): string {
-  return `(-1 - coalesce((SELECT sum(1 + cardinality(o.query) + cardinality(o.request_headers)) FROM observations o
-                           WHERE o.capture_id = ce.capture_id AND o.project_id = ce.project_id ${partition}
-                             AND o.method = ce.method AND o.path = ce.path), 0))`;
-}
-
 /** First key of the advisory lock `open` takes on a capture id (the second is the id's hash). */
 const CAPTURE_ID_LOCK = 0x5e_c7_ca_01;
 
@@ -283,7 +266,7 @@ export class CapturesRepository {
 
   /**
    * The documented endpoints of a capture whose diff flag says they differ or is stale (computed
-   * for another version, or an older revision of the summary, `summaryRevision`): all of project `projectId`'s, or
+   * for another version, or an older revision of the summary): all of project `projectId`'s, or
    * `only` those (as the views know them).
    */
   diffCandidates(
@@ -309,13 +292,11 @@ export class CapturesRepository {
             ],
           };
     return this.db.query(
-      `SELECT d.id AS "endpointId", d.current_version_id AS "versionId", ce.method, ce.path, r.revision::text AS revision,
-              (ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM r.revision) AS stale
+      `SELECT d.id AS "endpointId", d.current_version_id AS "versionId", ce.method, ce.path, ce.revision::text AS revision,
+              (ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision) AS stale
          FROM ${documented.from}
-         JOIN captures c ON c.id = ce.capture_id AND c.project_id = ce.project_id
-         CROSS JOIN LATERAL (SELECT ${summaryRevision('AND o.capture_created_at = c.created_at')} AS revision) r
         WHERE ce.capture_id = $1
-          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM r.revision)`,
+          AND (ce.differs IS NOT FALSE OR ce.checked_version IS DISTINCT FROM d.current_version_id OR ce.checked_revision IS DISTINCT FROM ce.revision)`,
       [captureId, ...documented.parameters],
     );
   }
