@@ -29,6 +29,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout15',
   'heldout16',
   'heldout17',
+  'heldout18',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
