@@ -1299,13 +1299,7 @@ export class PathLearner {
       if (segment.kind === 'param' && at > 0 && next?.kind === 'literal') {
         // A detected identifier's word (`pro` of `/racecards/2393/pro`) also seen beside it (`/racecards/pro`), followed
         // alike: a route word both, as a qualifier's is (below), the identifier no literal to mark.
-        const child = `${next.text}|${restKinds(segments, at + 1)}`;
-        let children = this.childrenUnder.get(prefix);
-        if (children === undefined) this.childrenUnder.set(prefix, (children = new Map()));
-        let parents = children.get(child);
-        if (parents === undefined && children.size < MAX_PARENTS) children.set(child, (parents = new Set()));
-        if (parents !== undefined && parents.size < MAX_PARENTS) parents.add(IDENTIFIER);
-        if (this.siblingsUnder.get(prefix)?.has(child) === true) this.mirror(at, IDENTIFIER, next.text);
+        this.noteFollower(prefix, at, IDENTIFIER, next.text, segments);
       }
       if (segment.kind === 'literal' && at > 0) {
         // A literal with the kinds of what follows it (`id|/{}`): a word and a name that only share their text differ there.
@@ -1313,21 +1307,28 @@ export class PathLearner {
         let siblings = this.siblingsUnder.get(prefix);
         if (siblings === undefined) this.siblingsUnder.set(prefix, (siblings = new Set()));
         if (!siblings.has(mine) && siblings.size < MAX_PARENTS) siblings.add(mine);
-        let children = this.childrenUnder.get(prefix);
-        if (children === undefined) this.childrenUnder.set(prefix, (children = new Map()));
         // This literal was seen after a sibling before, followed alike: both are route words.
-        for (const parent of children.get(mine) ?? []) this.mirror(at, parent, segment.text);
-        if (next?.kind === 'literal' && next.text !== segment.text) {
-          const child = `${next.text}|${restKinds(segments, at + 1)}`;
-          let parents = children.get(child);
-          if (parents === undefined && children.size < MAX_PARENTS) children.set(child, (parents = new Set()));
-          if (parents !== undefined && parents.size < MAX_PARENTS) parents.add(segment.text);
-          if (siblings.has(child)) this.mirror(at, segment.text, next.text);
-        }
+        for (const parent of this.childrenUnder.get(prefix)?.get(mine) ?? []) this.mirror(at, parent, segment.text);
+        if (next?.kind === 'literal' && next.text !== segment.text)
+          this.noteFollower(prefix, at, segment.text, next.text, segments);
       }
       prefix = extendKey(prefix, segment);
     }
     return this.mirrorWords.size !== before;
+  }
+
+  /**
+   * `word`, the literal after position `at` of `segments` (with the kinds of what follows it), noted under `prefix` as
+   * seen after `parent` (the literal at `at`, or `IDENTIFIER`), and mirrored when it was seen beside `parent` too.
+   */
+  private noteFollower(prefix: string, at: number, parent: string, word: string, segments: readonly Segment[]): void {
+    const child = `${word}|${restKinds(segments, at + 1)}`;
+    let children = this.childrenUnder.get(prefix);
+    if (children === undefined) this.childrenUnder.set(prefix, (children = new Map()));
+    let parents = children.get(child);
+    if (parents === undefined && children.size < MAX_PARENTS) children.set(child, (parents = new Set()));
+    if (parents !== undefined && parents.size < MAX_PARENTS) parents.add(parent);
+    if (this.siblingsUnder.get(prefix)?.has(child) === true) this.mirror(at, parent, word);
   }
 
   /** `word` seen beside `qualifier` (at `at`) and right after it: route words both, where each was seen. */
@@ -3192,13 +3193,13 @@ function aloneMembers(
 }
 
 /** A segment's text, `{}` for a parameter (see `PathLearner.requests`). */
+function segmentText(segment: Segment | undefined): string {
+  return segment?.kind === 'literal' ? segment.text : '{}';
+}
+
 /** The key of `runs` for a path of `texts` whose literals run to its end from `at` (see `namesInRow`). */
 function runPrefix(texts: readonly string[], at: number): string {
   return `${texts.length}${JSON.stringify(texts.slice(0, at))}`;
-}
-
-function segmentText(segment: Segment | undefined): string {
-  return segment?.kind === 'literal' ? segment.text : '{}';
 }
 
 /** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
