@@ -67,6 +67,9 @@ export class FakeBackend {
       res.end();
     });
     server.on('upgrade', (req, socket, head) => {
+      // Node takes its own error listener off an upgraded socket: an agent that resets the
+      // connection (it terminates on a 401) would otherwise throw read ECONNRESET in the test.
+      socket.on('error', () => undefined);
       this.authorizations.push(req.headers.authorization);
       if (req.url !== ROUTES.agentStream) {
         socket.end('HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n');
@@ -87,6 +90,7 @@ export class FakeBackend {
   }
 
   private accept(ws: WebSocket): void {
+    ws.on('error', () => undefined); // a cut connection is what the tests make happen
     ws.on('message', (data) => {
       const text = data.toString();
       const message = JSON.parse(text) as AgentMessage;
