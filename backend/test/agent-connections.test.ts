@@ -1,4 +1,6 @@
-import type { BackendMessage, ProjectResponse, TokenResponse } from '@spectator/shared';
+import { ROUTES, type BackendMessage, type ProjectResponse, type TokenResponse } from '@spectator/shared';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import { startTestAgent } from '../../agent/test/support/agent';
 import { connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
 import { eventually } from './support/evidence-helpers';
@@ -41,6 +43,33 @@ async function attempt(slug: string, agentId: string): Promise<TestAgent | { cod
   return first;
 }
 
+/**
+ * Upgrades by hand and, once upgraded, sends `frame` as raw bytes (before any close frame of the
+ * backend can have come); resolves when the backend ends the connection.
+ */
+function upgradeAndSend(slug: string, frame: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${backend.url}${ROUTES.agentStream}`, {
+      headers: {
+        authorization: `Bearer ${tokens[slug] as string}`,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': randomBytes(16).toString('base64'),
+      },
+    });
+    request.on('error', reject);
+    request.on('response', (response) => reject(new Error(`upgrade refused: ${response.statusCode}`)));
+    request.on('upgrade', (_response, socket) => {
+      socket.on('error', () => undefined); // the backend may reset it: its end is what is awaited
+      socket.on('close', () => resolve());
+      socket.resume();
+      socket.write(frame);
+    });
+    request.end();
+  });
+}
+
 const perProject = { code: 1013, reason: 'too many agent connections for this project (at most 2); retry later' };
 const perReplica = { code: 1013, reason: 'too many agent connections on this backend (at most 3); retry later' };
 
@@ -60,6 +89,16 @@ describe('agent connections', () => {
       (result) => 'socket' in result,
     );
     alpha = [alpha[1]!, again as TestAgent];
+  });
+
+  it('past the cap (three open), a connection that sends a malformed frame before its close is ended, the backend up', async () => {
+    // A masked frame of opcode 3 (reserved): ws reports it as an 'error' of the server's socket,
+    // which a connection closed for the cap had no listener for, so the backend process threw.
+    const reservedOpcode = Buffer.from([0x83, 0x80, 1, 2, 3, 4]);
+    await upgradeAndSend('alpha', reservedOpcode);
+    await upgradeAndSend('beta', reservedOpcode);
+    expect(await attempt('alpha', 'a4')).toEqual(perReplica);
+    expect((await backend.api('GET', '/health')).status).toBe(200);
   });
 
   it('are refused to a real agent, which logs the reason once, backs off, and connects once there is room', async () => {

@@ -132,6 +132,9 @@ export class AgentGateway implements WebSocketRoute {
       return;
     }
     this.server.handleUpgrade(request, socket, head, (ws) => {
+      // First thing: a connection closed for the cap still reads frames until its close, and ws
+      // reports a malformed one as an 'error' of the socket (unheard, it would end the process).
+      ws.on('error', (error) => this.log.debug({ err: error }, 'agent socket error'));
       const refusal = this.overCap(principal);
       if (refusal === null) this.attach(ws, principal);
       else {
@@ -376,7 +379,6 @@ export class AgentGateway implements WebSocketRoute {
           this.dequeue(size);
         });
     });
-    ws.on('error', (error) => this.log.debug({ err: error }, 'agent socket error'));
     ws.on('close', () => {
       stopTemplates();
       stopHeartbeat();
