@@ -288,7 +288,8 @@ describe('several batches in one statement', () => {
     const runner = ds.createQueryRunner();
     await runner.startTransaction();
     try {
-      const [plain, resent, capped] = [
+      const [plain, bare, resent, capped] = [
+        await newCapture(runner.manager),
         await newCapture(runner.manager),
         await newCapture(runner.manager),
         await newCapture(runner.manager),
@@ -310,6 +311,8 @@ describe('several batches in one statement', () => {
       const answers = await captures.writeBatches(
         [
           batchPart(header(plain), rows),
+          // No evidence (its packed lists none, between the others'): its rows only.
+          batchPart({ batchId: crypto.randomUUID(), projectId, captureId: bare, observations: 2, shapes: [] }, rows),
           batchPart(header(resent, resentId), rows),
           batchPart(header(gone), rows),
           batchPart({ ...header(capped), maxEndpoints: 1 }, rows),
@@ -318,12 +321,14 @@ describe('several batches in one statement', () => {
       );
       expect(answers.map(({ claimed, captured }) => ({ claimed, captured }))).toEqual([
         { claimed: true, captured: true },
+        { claimed: true, captured: true },
         { claimed: false, captured: true },
         { claimed: false, captured: false },
         { claimed: true, captured: true },
       ]);
       expect(answers[1]!.queuedId).toBeNull();
       expect(answers[2]!.queuedId).toBeNull();
+      expect(answers[3]!.queuedId).toBeNull();
       // One and four batches are one prepared statement (one text whatever the count), planned on its connection.
       expect(
         await runner.query(
@@ -332,11 +337,12 @@ describe('several batches in one statement', () => {
       ).toEqual([{ name: 'spectator_write_batch' }]);
       // Each batch's own queue row, its own kept keys.
       expect(await queuedPaths(runner.manager, answers[0]!.queuedId)).toEqual(['/a', '/b']);
-      expect(await queuedPaths(runner.manager, answers[3]!.queuedId)).toEqual(['/a']);
-      expect(await stored(runner.manager, plain)).toEqual([
-        { path: '/a', count: 1 },
-        { path: '/b', count: 2 },
-      ]);
+      expect(await queuedPaths(runner.manager, answers[4]!.queuedId)).toEqual(['/a']);
+      for (const captureId of [plain, bare])
+        expect(await stored(runner.manager, captureId)).toEqual([
+          { path: '/a', count: 1 },
+          { path: '/b', count: 2 },
+        ]);
       // The resent batch counted once; the capped capture kept /a and counted /b's 2 as overflow.
       expect(await stored(runner.manager, resent)).toEqual([
         { path: '/a', count: 1 },

@@ -87,7 +87,7 @@ describe('writeBatchParameters', () => {
     ]);
   });
 
-  it('ends with the batch, its cap, the evidence to queue and the noise counts (null when absent), each an array', () => {
+  it('ends with the batch, its cap, the evidence to queue and the noise counts (null when absent), each an array but the packed lists', () => {
     const evidence = { rowId: 'r', build: 'b1', commit: null, exchanges: '[1]', minutes: '[2]', consumers: '[3]' };
     const unmatched = { requests: 4, paths: 2 };
     expect(writeBatchParameters({ ...header, evidence, unmatched }, [row]).slice(26)).toEqual([
@@ -99,15 +99,16 @@ describe('writeBatchParameters', () => {
       '{"r"}',
       '{"b1"}',
       '{null}',
-      '{"[1]"}',
-      '{"[2]"}',
-      '{"[3]"}',
+      '[1]',
+      '[2]',
+      '[3]',
       '{4}',
       '{2}',
     ]);
     expect(writeBatchParameters({ ...header, maxEndpoints: 9 }, [row]).slice(30)).toEqual([
       '{9}',
-      ...Array(6).fill('{null}'),
+      ...Array(3).fill('{null}'),
+      ...Array(3).fill(''),
       '{NULL}',
       '{NULL}',
     ]);
@@ -124,9 +125,19 @@ describe('writeBatchParameters', () => {
 describe('writeBatchStatement', () => {
   it('writes several batches in one statement: rows and touched keys numbered by batch, name bounds offset', () => {
     const first = batchPart({ ...header, shapes: [['fp1', { kind: 'string' }]] }, [row, { ...row, status: 400 }]);
-    const second = batchPart({ ...header, batchId: 'b2', captureId: 'c2', shapes: [['fp2', { kind: 'number' }]] }, [
-      { ...row, query: ['q'], res_h: [] },
-    ]);
+    // Only the second batch is evidence: its packed lists follow the first's none, after the separator.
+    const evidence = {
+      rowId: 'r',
+      build: null,
+      commit: null,
+      exchanges: '[["method"]]',
+      minutes: '[]',
+      consumers: '[]',
+    };
+    const second = batchPart(
+      { ...header, batchId: 'b2', captureId: 'c2', shapes: [['fp2', { kind: 'number' }]], evidence },
+      [{ ...row, query: ['q'], res_h: [] }],
+    );
     const { name, text, values } = writeBatchStatement([first, second]);
     // One statement, whatever the count of batches: prepared and planned once per connection.
     expect(name).toBe('spectator_write_batch');
@@ -142,7 +153,12 @@ describe('writeBatchStatement', () => {
       '{"c","c2"}',
       '{4,4}',
       '{NULL,NULL}',
-      ...Array(6).fill('{null,null}'),
+      '{null,"r"}',
+      '{null,null}',
+      '{null,null}',
+      '\u001e[["method"]]',
+      '\u001e[]',
+      '\u001e[]',
       '{NULL,NULL}',
       '{NULL,NULL}',
     ]);
