@@ -219,9 +219,21 @@ const FORGET_LOOKBACK_SECONDS = (3 * FORGET_INTERVAL_MS) / 1000;
  * replica forgets them at once on every replica with an agent of the project connected (its event);
  * the bound covers a replica that missed the event. A batch read earlier than that is stored as
  * one read just before the hint was added (its rows stay literal unless regrouped), as when a
- * batch's read of them preceded its commit by its wait for a connection.
+ * batch's read of them preceded its commit by its wait for a connection. Past the bound the read
+ * is made again in the background and batches use the one before until it comes (so a batch may
+ * use a read KNOWN_TEMPLATES_MS plus one read's time old); only a project's first read, and the
+ * first after an event or a failed read, is waited for (see `knownTemplates`).
  */
 export const KNOWN_TEMPLATES_MS = 1_000;
+
+/** A project's path hints and documented paths as read (see `knownTemplates`). */
+interface KnownRead {
+  /** Until when (`performance.now()`) they are used without reading them again. */
+  until: number;
+  templates: Promise<KnownTemplate[]>;
+  /** Whether a read to replace this one is under way. */
+  refreshing: boolean;
+}
 
 /** Evidence in: agents, captures and batches of observations, each batch in one transaction. */
 @Injectable()
@@ -244,7 +256,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   /** Whether this replica's forgetting ran once (its first run looks back further). */
   private forgotOnce = false;
   /** Per project, its path hints and documented paths as read (one read shared by concurrent batches) and until when they are used. */
-  private readonly known = new LruCache<string, { until: number; templates: Promise<KnownTemplate[]> }>(10_000);
+  private readonly known = new LruCache<string, KnownRead>(10_000);
 
   constructor(
     private readonly ingest: IngestRepository,
@@ -642,18 +654,48 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
-  /** A project's path hints and documented paths, read at most once per KNOWN_TEMPLATES_MS (issue 20: a pool query on every batch). */
+  /**
+   * A project's path hints and documented paths, read at most once per KNOWN_TEMPLATES_MS (issue 20:
+   * a pool query on every batch). Past it, the next batch starts a read in the background and
+   * batches go on with the read before: waiting for it held every batch of the project that came
+   * meanwhile (up to MAX_MESSAGES_HANDLED parsed messages a replica, each a few hundred KB of
+   * objects, while the read waited for a connection of the app's pool) once a second. A failed
+   * read is not kept: the next batch reads again and waits for it.
+   */
   private knownTemplates(projectId: string): Promise<KnownTemplate[]> {
     const now = performance.now();
     const cached = this.known.get(projectId);
-    if (cached !== undefined && cached.until > now) return cached.templates;
-    const entry = { until: now + KNOWN_TEMPLATES_MS, templates: this.ingest.knownTemplates(projectId) };
-    this.known.set(projectId, entry);
-    // A failed read is not kept: the next batch reads again.
+    if (cached === undefined) return this.readKnownTemplates(projectId, now).templates;
+    if (cached.until <= now && !cached.refreshing) {
+      cached.refreshing = true;
+      const next = this.readKnownTemplates(projectId, now, cached);
+      // Used once read; until then (and if it fails) the batches keep the read before.
+      next.templates.then(
+        () => {
+          if (this.known.get(projectId) === cached) this.known.set(projectId, next);
+        },
+        () => undefined,
+      );
+    }
+    return cached.templates;
+  }
+
+  /**
+   * Reads a project's path hints and documented paths (kept at once when `before` is not given,
+   * else by the caller once read); a failed read leaves no entry (the next batch reads again).
+   */
+  private readKnownTemplates(projectId: string, now: number, before?: KnownRead): KnownRead {
+    const entry: KnownRead = {
+      until: now + KNOWN_TEMPLATES_MS,
+      templates: this.ingest.knownTemplates(projectId),
+      refreshing: false,
+    };
+    if (before === undefined) this.known.set(projectId, entry);
     entry.templates.catch(() => {
-      if (this.known.get(projectId) === entry) this.known.delete(projectId);
+      const current = this.known.get(projectId);
+      if (current === entry || current === before) this.known.delete(projectId);
     });
-    return entry.templates;
+    return entry;
   }
 
   /** A hint was added or documentation committed (an event, from any replica): the next batch reads them again. */
