@@ -48,7 +48,7 @@ beforeAll(async () => {
   token = (
     await apiCall<TokenResponse>(url, ADMIN_TOKEN, 'POST', '/projects/flood/tokens', { name: 'agent', scope: 'agent' })
   ).body.token as string;
-}, 120_000);
+}, 180_000); // a cold start from the sources may take up to 120 s on a loaded machine
 afterAll(async () => {
   if (backend && backend.exitCode === null) {
     const exited = once(backend, 'exit');

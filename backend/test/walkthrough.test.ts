@@ -49,7 +49,10 @@ beforeAll(async () => {
   });
   events = [];
   dashboard.on('message', (data) => events.push(JSON.parse(data.toString()) as DashboardEvent));
-  await new Promise((resolve) => dashboard.once('open', resolve));
+  await new Promise((resolve, reject) => {
+    dashboard.once('open', resolve);
+    dashboard.on('error', reject); // a refused upgrade fails the hook, it does not throw in the process
+  });
   agent = await startAgent({
     listen: '127.0.0.1:0',
     backend: backend.url,

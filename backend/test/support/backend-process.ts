@@ -24,6 +24,10 @@ export function runTs(
   });
   const output: string[] = [];
   child.stderr?.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+  // A line written to a process that already ended fails with EPIPE: its end (and output) is what
+  // the caller reads then, not an error thrown in the test process.
+  child.stdin?.on('error', () => undefined);
+  child.on('error', (error) => output.push(`${script}: ${error.message}\n`));
   const lines = readline.createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
   return { child, lines, output };
 }
@@ -33,11 +37,13 @@ export function runTs(
  * 200 from a socket the process itself listens on (polled every 20 ms, at most `timeoutMs`):
  * another test's server can take a port between `freePort` and the backend's listen, and its
  * health answer must not pass for this backend's. Rejects with its output when it exits first.
+ * The bound is a loaded machine's: a cold start from the sources took 47 s at load 28 and over
+ * 45 s at load 20 (ingest-backpressure failed so, session 29), 5-8 s quiet.
  */
 export async function startBackendProcess(
   env: NodeJS.ProcessEnv,
   url: string,
-  timeoutMs = 45_000,
+  timeoutMs = 120_000,
 ): Promise<ChildProcess> {
   const { child, output } = runTs('backend/src/main.ts', [], env);
   child.stdout?.resume();

@@ -39,6 +39,7 @@ export async function startTestProvider(accounts: Record<string, TestAccount>): 
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.on('error', () => undefined); // a provider that ended is reported by nextLine
   const lines = readline.createInterface({ input: child.stdout });
   const nextLine = (): Promise<string> =>
     new Promise((resolve, reject) => {

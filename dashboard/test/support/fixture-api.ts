@@ -2,6 +2,7 @@ import { createReadStream, existsSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { pipeline } from 'node:stream';
 import type { DashboardEvent } from '@spectator/shared';
 import { WebSocketServer, type WebSocket } from 'ws';
 
@@ -64,7 +65,7 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
       if (!file.startsWith(distDir) || !existsSync(file) || !statSync(file).isFile())
         return sendJson(res, 404, { statusCode: 404, error: 'Not Found', message: url.pathname });
       res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
-      createReadStream(file).pipe(res);
+      pipeline(createReadStream(file), res, () => undefined); // a page gone mid-file ends its answer
       return;
     }
     let text = '';
@@ -105,6 +106,9 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
     handleProtocols: (offered) => (offered.has('spectator.v1') ? 'spectator.v1' : false),
   });
   server.on('upgrade', (req, socket, head) => {
+    // Node takes its own error listener off an upgraded socket: a page that resets it (a refused
+    // or closed connection) must not throw in the test process.
+    socket.on('error', () => undefined);
     const url = new URL(req.url ?? '/', 'http://fixture');
     const offered = String(req.headers['sec-websocket-protocol'] ?? '')
       .split(',')
@@ -119,6 +123,7 @@ export async function startFixtureApi(distDir: string, token: string): Promise<F
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       sockets.add(ws);
+      ws.on('error', () => undefined); // a closed page ends its socket as it likes
       ws.on('close', () => sockets.delete(ws));
       waiters.splice(0).forEach((wake) => wake());
     });
