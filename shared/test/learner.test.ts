@@ -857,6 +857,31 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/bob')).toBe('/users/{user}');
   });
 
+  it('pairs no first-segment values on a whole route a collection leads to too', () => {
+    // e-conomic.com (held-out 18): sibling resources share their routes (`/projects/paged`, `/employees/paged`).
+    const projects = list({ number: 1, name: 'n', objectVersion: 'v', costPrice: 1, customerNumber: 2 });
+    const customers = list({ number: 1, name: 'n', objectVersion: 'v' });
+    const traffic: Array<[string, string, readonly string[] | null]> = [
+      ['GET', '/projects/paged', projects],
+      ['GET', '/project-customers/paged', customers],
+      ['GET', '/projects/count', null],
+      ['GET', '/project-customers/count', null],
+    ];
+    const alone = new PathLearner();
+    learn(alone, traffic);
+    // Without a collection beside them, two shared routes with answers alike are what values look like.
+    expect(alone.resolve('/projects/paged')).toBe('/{name}/paged');
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/employees/17', user('e')],
+      ['GET', '/employees/count', null],
+      ['GET', '/employees/paged', list({ number: 1, name: 'n', objectVersion: 'v', email: 'e' })],
+      ...traffic,
+    ]);
+    expect(learner.resolve('/projects/paged')).toBe('/projects/paged');
+    expect(learner.resolve('/project-customers/count')).toBe('/project-customers/count');
+  });
+
   it('learns an enumerated first segment before the routes an API serves under each (/{dialect}/api/where/…)', () => {
     const envelope = (data: object, more: object = {}) =>
       responseKeys(inferShape({ code: 200, currentTime: 1, data: { references: {}, ...data }, ...more }));

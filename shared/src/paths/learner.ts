@@ -2155,10 +2155,25 @@ export class PathLearner {
       }
       return ok;
     };
+    // A route a collection leads to too (`/employees/count` beside `/employees/17`) is one of an API's sibling
+    // resources' routes, which they share (`/projects/count`, `/activities/count`): it pairs no values.
+    const collections = new Map<string, boolean>();
+    const collection = (value: string): boolean => {
+      let is = collections.get(value);
+      if (is === undefined) {
+        is = (siblings.get(value) ?? []).some((one) => isCollection(one.resolved, one.at));
+        collections.set(value, is);
+      }
+      return is;
+    };
     const byRoute = new Map<string, Map<string, RootRoute[]>>();
     for (const route of this.sharedRootRoutes) {
       const values = new Map<string, RootRoute[]>();
-      for (const [value, seen] of this.rootRouteIndex.get(route)!) {
+      const all = this.rootRouteIndex.get(route)!;
+      let shared = false;
+      for (const value of all.keys()) if ((shared = collection(value))) break;
+      if (shared) continue;
+      for (const [value, seen] of all) {
         if (eligible(value)) values.set(value, seen);
         // Pairs grow as the square of the values: the first ones only.
         if (values.size >= MAX_ROUTE_VALUES) break;
