@@ -77,10 +77,9 @@ it('shows a Review of 10^5 undocumented endpoints a page at a time, and filters 
   expect(await rows().count()).toBe(250);
   expect(await page.getByTestId('undocumented-pager').textContent()).toContain('1–250 of 100,000');
   await screenshot(page, 'review-100k');
-  // The figure is printed (0.6-0.8 s on a quiet machine); what keeps it low whatever the load is
-  // the page of rows asserted above. The bound only catches a table rendered whole again (before:
-  // nothing within the 60 s wait), as review-1000 does; a timed assertion near 1 s failed under load.
-  expect(times[1]).toBeLessThan(5000);
+  // The figure is printed (0.6-0.8 s on a quiet machine), not asserted: what keeps it low whatever
+  // the load is the page of 250 rows asserted above (a table rendered whole again would hold
+  // 100,000). Timed assertions failed under load (near 1 s here; a 2 s CPU bound elsewhere).
 
   // The next page, then a filter that finds an endpoint far past the first page.
   await page.getByTestId('undocumented-pager').getByRole('button', { name: 'Next' }).click();

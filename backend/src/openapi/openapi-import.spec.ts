@@ -317,13 +317,12 @@ describe('importOpenApi', () => {
         components: { schemas },
       };
       expect(JSON.stringify(document).length).toBeLessThan(5_000);
-      const started = process.cpuUsage();
+      // The refusal names the count it stopped at: the expansion ends at MAX_SCHEMA_NODES, where
+      // a full one takes minutes or the heap (no time bound here: one failed on a loaded CI machine).
       expect(() => importOpenApi(document)).toThrow(DomainError);
       expect(() => importOpenApi(document)).toThrow(
         `#/paths/~1x/get/responses/200/content/application~1json/schema: its schemas, $refs inlined, come to more than ${MAX_SCHEMA_NODES} schema objects per import`,
       );
-      const used = process.cpuUsage(started);
-      expect((used.user + used.system) / 1000).toBeLessThan(2_000); // a hang detector: the expansion takes minutes or the heap
     },
   );
 
