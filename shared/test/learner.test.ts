@@ -442,6 +442,39 @@ describe('PathLearner', () => {
     expect(learner.resolve('/lists/todo')).toBe('/lists/{list}');
   });
 
+  it('keeps sibling actions that take one body but answer scalars of other kinds literal', () => {
+    // zoomconnect.com (held-out 18): `POST /api/rest/v1/messages/analyse/{message-length, message-encoding, …}`.
+    const message = responseKeys(inferShape({ message: 'm', recipientNumber: 'r' }));
+    const number = responseKeys(inferShape(160));
+    const analyse = (
+      word: string,
+      answer: readonly string[] | null,
+    ): [string, string, typeof answer, typeof message] => [
+      'POST',
+      `/api/rest/v1/messages/analyse/${word}`,
+      answer,
+      message,
+    ];
+    const learner = new PathLearner();
+    learn(learner, [
+      analyse('message-length', number),
+      analyse('message-encoding', responseKeys(inferShape('GSM'))),
+      analyse('message-length-within-max-allowed', responseKeys(inferShape(true))),
+      analyse('message-credit-cost', number),
+      analyse('number-of-messages', number),
+      analyse('full', responseKeys(inferShape({ messageLength: 1, messageEncoding: 'e', numberOfMessages: 1 }))),
+    ]);
+    for (const word of ['message-length', 'message-encoding', 'full', 'number-of-messages'])
+      expect(learner.resolve(`/api/rest/v1/messages/analyse/${word}`)).toBe(`/api/rest/v1/messages/analyse/${word}`);
+    // Values answering one kind are values as before.
+    const counts = new PathLearner();
+    learn(counts, [
+      ['GET', '/counters/alice/total', number],
+      ['GET', '/counters/bob/total', number],
+    ]);
+    expect(counts.resolve('/counters/carol/total')).toBe('/counters/{counter}/total');
+  });
+
   it('keeps two or three sibling actions that take and answer alike literal, and learns four', () => {
     const sent = responseKeys(inferShape({ messageid: 'm', credits: 1 }));
     const message = responseKeys(inferShape({ content: 'c', destination: 'd', schedule: 's' }));

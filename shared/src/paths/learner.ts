@@ -34,6 +34,8 @@ interface PathRecord {
   keys: readonly string[] | null;
   /** Top-level field names of the JSON request body the API accepted, the same way; null when unknown. */
   requestKeys: readonly string[] | null;
+  /** The kind of a 2xx JSON answer that is a scalar (`number`, `string`, `boolean`; see `responseKeys`). */
+  scalar?: string;
   /** What follows each of its segments (see `continuations`), once placed. */
   rests?: string[];
 }
@@ -492,7 +494,15 @@ export class PathLearner {
     this.stepFrom = this.counted;
     this.recordKeys.add(recordKey);
     this.recordPaths.add(template);
-    const record: PathRecord = { segments: splitPath(template), path: template, method, keys, requestKeys };
+    const scalar = scalarOf(keys);
+    const record: PathRecord = {
+      segments: splitPath(template),
+      path: template,
+      method,
+      keys: scalar === undefined ? keys : null,
+      requestKeys: scalarOf(requestKeys) === undefined ? requestKeys : null,
+    };
+    if (scalar !== undefined) record.scalar = scalar;
     this.records.push(record);
     for (const [at, segment] of record.segments.entries())
       if (segment.kind === 'literal') {
@@ -2884,7 +2894,7 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
     if (s.kind === 'literal' && t.kind === 'literal' && s.text === t.text) sharedLiteral = true;
     else if (s.kind !== 'param' || t.kind !== 'param') identical = false;
   }
-  const answers = compareKeys(x.record.keys, y.record.keys, true);
+  const answers = scalarsDiffer(x.record, y.record) ? 'contradicts' : compareKeys(x.record.keys, y.record.keys, true);
   const requests = compareKeys(x.record.requestKeys, y.record.requestKeys);
   // Bodies the API accepted and answers tell apart alike: both must agree where both are known.
   const fields =
@@ -2932,6 +2942,23 @@ function compareContinuations(x: Placed, y: Placed): Verdict {
     y.resolved[y.at + 1]!.kind === 'literal'
     ? 'differs'
     : 'unknown';
+}
+
+/**
+ * Did two records answer on one route a scalar of one kind and a scalar of another, or a body with fields? The values of
+ * one position answer alike (zoomconnect.com's `POST /messages/analyse/message-length` a number, `…/message-encoding` a
+ * string, `…/full` an object: routes, taking the same body).
+ */
+function scalarsDiffer(x: PathRecord, y: PathRecord): boolean {
+  if (x.scalar === undefined && y.scalar === undefined) return false;
+  if (x.scalar !== undefined && y.scalar !== undefined) return x.scalar !== y.scalar;
+  return (x.scalar === undefined ? x.keys : y.keys) !== null;
+}
+
+/** The kind of a scalar answer as `responseKeys` gives it (`=number`), if `keys` is one. */
+function scalarOf(keys: readonly string[] | null): string | undefined {
+  const only = keys?.length === 1 ? keys[0]! : '';
+  return only.startsWith(SCALAR) ? only.slice(SCALAR.length) : undefined;
 }
 
 /** Did `one` answer and take no body with fields (`DELETE` answered 204)? */
@@ -3319,10 +3346,12 @@ function unique(name: string, taken: Set<string>): string {
  * (`items[].id`), so two answers that share an envelope or a few fields but carry different
  * objects (`{status, engine: {…}}`, `{status, paint: {…}}`) do not read alike; a list's items the
  * same way, prefixed `[]` (so a list never agrees with one of its items); a list of scalars as
- * `[]` and the kind (`[]string`); null for anything else (a scalar, an empty list: nothing to compare).
+ * `[]` and the kind (`[]string`); a scalar as `=` and its kind (`=number`: no fields, but values of one route
+ * answer one kind, see `scalarsDiffer`); null for anything else (an empty list, `null`: nothing to compare).
  */
 export function responseKeys(shape: Shape | undefined): readonly string[] | null {
   if (shape === undefined) return null;
+  if (SCALAR_KINDS.has(shape.kind)) return [`${SCALAR}${shape.kind}`];
   if (shape.kind === 'object') return shape.fields.length === 0 ? null : objectKeys(shape.fields, '');
   if (shape.kind !== 'array') return null;
   const items = shape.items;
@@ -3331,6 +3360,9 @@ export function responseKeys(shape: Shape | undefined): readonly string[] | null
 }
 
 const SCALAR_KINDS: ReadonlySet<Shape['kind']> = new Set(['string', 'number', 'boolean']);
+
+/** How `responseKeys` marks a scalar answer (`=number`): no field name starts so. */
+const SCALAR = '=';
 
 /** Field names, and those of the fields of object fields (and of object list items) one level down. */
 function objectKeys(fields: readonly Field[], prefix: string): string[] {
