@@ -310,6 +310,28 @@ describe('PathLearner', () => {
     expect(learner.undecided('/pets/findByTags')).toBe(false);
   });
 
+  it('keeps an action ending a path where identifiers are seen literal, whatever follows the identifiers', () => {
+    // spoonacular.com (held-out 18): `POST /recipes/analyze`, `/recipes/visualizeNutrition`, … beside
+    // `/recipes/17/information`, and GET words alike there that made `/recipes/{recipe}`.
+    const found = list({ id: 1, title: 't', imageType: 'i' });
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/recipes/17/information', repo],
+      ['GET', '/recipes/autocomplete', found],
+      ['GET', '/recipes/findByIngredients', found],
+      ['POST', '/recipes/analyze', null],
+      ['POST', '/recipes/cuisine', null],
+      ['POST', '/recipes/parseIngredients', null],
+      ['POST', '/recipes/visualizeNutrition', null],
+      ['POST', '/recipes/visualizeTaste', null],
+    ]);
+    expect(learner.resolve('/recipes/analyze')).toBe('/recipes/analyze');
+    expect(learner.resolve('/recipes/visualizeTaste')).toBe('/recipes/visualizeTaste');
+    expect(learner.undecided('/recipes/cuisine')).toBe(false);
+    // A value read there is one as before (`/providernetworks/{uid}` beside `/providernetworks/17/prices`).
+    expect(learner.resolve('/recipes/carol')).toBe('/recipes/{recipe}');
+  });
+
   it('learns names right after a version from four alike values among sixteen, and keeps route words literal', () => {
     const brands = list({ name: 'n', displayName: 'd', state: 's' });
     const account = responseKeys(inferShape({ name: 'n', accountId: 'a', created: 'c' }));

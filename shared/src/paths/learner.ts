@@ -1012,6 +1012,9 @@ export class PathLearner {
     const rests = this.literalRests.get(key)?.get(text);
     const identifiers = this.identifierRests.get(key);
     if (rests === undefined || identifiers === undefined) return false;
+    // An action ending a path where identifiers are seen, whatever follows them (`POST /recipes/analyze` beside
+    // `/recipes/17/information`): one on the collection, not a value of another parameter at the identifier's place.
+    if (rests.has('') && isAction(this.index.get(key)?.get(text) ?? [])) return true;
     // The fewer looked up in the more: a first segment may lead to thousands of continuations, identifiers to few.
     const [few, many] = rests.size <= identifiers.size ? [rests, identifiers] : [identifiers, rests];
     for (const rest of few) if (many.has(rest)) return true;
@@ -1735,6 +1738,8 @@ export class PathLearner {
         else if (partners.length < MAX_ROUTE_PARTNERS && !partners.includes(text)) partners.push(text);
 
         if (placed.length < this.maxCompared) {
+          // Whether a literal is an action beside identifiers (see `besideIdentifiers`) may change with each record.
+          if (rest === '' && this.identifierRests.has(key)) this.routeStamp++;
           placed.push({ record, resolved, at });
           if (at === 0) this.placeRoot(text, record);
         }
