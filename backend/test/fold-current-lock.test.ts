@@ -6,7 +6,7 @@
  * wait for the first fold's heavy writes; "what runs there now" still follows the newest build, and
  * an undocumented endpoint is still announced once.
  */
-import { startFoldLocks, type FoldLocks } from './support/fold-locks';
+import { nothingElse, startFoldLocks, type FoldLocks } from './support/fold-locks';
 
 let folds: FoldLocks;
 
@@ -31,7 +31,7 @@ async function currentOfItems(): Promise<{ name: string; lastSeen: Date }> {
 it("a new build's first fold does not hold up the old build's folds while it writes its runtime and consumers", async () => {
   // The old build runs: what runs now in production is its.
   const old = await folds.queuedRow('production', 'b1', '2026-11-01T00:00:00Z', ['/items']);
-  expect(await folds.evidence.foldQueued(folds.project, old, () => async () => undefined)).toEqual({
+  expect(await folds.evidence.foldQueued(folds.project, old, nothingElse)).toEqual({
     folded: 1,
     left: false,
   });
@@ -48,7 +48,7 @@ it("a new build's first fold does not hold up the old build's folds while it wri
   // The old build touching again leaves it the new build's, its last seen where the new build saw it.
   const before = await currentOfItems();
   await folds.queuedRow('production', 'b1', '2026-11-01T00:00:00Z', ['/items']);
-  expect(await folds.evidence.foldQueued(folds.project, old, () => async () => undefined)).toEqual({
+  expect(await folds.evidence.foldQueued(folds.project, old, nothingElse)).toEqual({
     folded: 1,
     left: false,
   });
@@ -56,7 +56,7 @@ it("a new build's first fold does not hold up the old build's folds while it wri
   // The new build's next fold moves its last seen on.
   await new Promise((resolve) => setTimeout(resolve, 5));
   await folds.queuedRow('production', 'b2', '2026-11-02T00:00:00Z', ['/items']);
-  expect(await folds.evidence.foldQueued(folds.project, rolled, () => async () => undefined)).toEqual({
+  expect(await folds.evidence.foldQueued(folds.project, rolled, nothingElse)).toEqual({
     folded: 1,
     left: false,
   });

@@ -19,6 +19,7 @@ import type { EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
+import type { FoldedLists } from '../evidence/queued-payload';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import {
@@ -61,35 +62,54 @@ export type QueuedConsumers = QueuedConsumerCalls | ConsumerDay;
 /**
  * A fold's queued consumer calls (of its batches, `packedConsumerDays`) as rows: one per endpoint,
  * status and day, with each consumer's calls added up and its last call (epoch milliseconds).
- * Reads items queued before session 24 too (`ConsumerDay`s, one per consumer and day).
+ * Reads items queued before session 24 too (`ConsumerDay`s, one per consumer and day). Added up as
+ * a fold reads each batch's list (`add`).
  */
-export function consumerRows(items: Iterable<QueuedConsumers>): ConsumerRow[] {
-  const rows = new Map<string, ConsumerRow>();
-  const days = new Map<number, string>();
-  const add = (item: QueuedConsumers, consumer: string, calls: number, at: number, day: string): void => {
-    const key = `${item.method}\u0000${item.path}\u0000${item.status}\u0000${day}`;
-    let row = rows.get(key);
-    if (row === undefined)
-      rows.set(key, (row = { method: item.method, path: item.path, status: item.status, day, consumers: new Map() }));
-    const before = row.consumers.get(consumer);
-    row.consumers.set(consumer, before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)]);
-  };
-  for (const item of items) {
-    if (!Array.isArray(item.calls)) {
-      const d = item as ConsumerDay;
-      add(d, d.consumer, d.calls, Date.parse(d.lastCall), d.day);
-      continue;
-    }
-    const calls = item.calls;
-    for (let i = 0; i + 2 < calls.length; i += 3) {
-      const at = calls[i + 2] as number;
-      const dayNumber = Math.floor(at / DAY_MS);
-      let day = days.get(dayNumber);
-      if (day === undefined) days.set(dayNumber, (day = dayOf(dayNumber * DAY_MS)));
-      add(item, calls[i] as string, calls[i + 1] as number, at, day);
+export class ConsumerFold {
+  private readonly rows = new Map<string, ConsumerRow>();
+  private readonly days = new Map<number, string>();
+
+  add(items: Iterable<QueuedConsumers>): void {
+    for (const item of items) {
+      if (!Array.isArray(item.calls)) {
+        const d = item as ConsumerDay;
+        this.addCalls(d, d.consumer, d.calls, Date.parse(d.lastCall), d.day);
+        continue;
+      }
+      const calls = item.calls;
+      for (let i = 0; i + 2 < calls.length; i += 3) {
+        const at = calls[i + 2] as number;
+        const dayNumber = Math.floor(at / DAY_MS);
+        let day = this.days.get(dayNumber);
+        if (day === undefined) this.days.set(dayNumber, (day = dayOf(dayNumber * DAY_MS)));
+        this.addCalls(item, calls[i] as string, calls[i + 1] as number, at, day);
+      }
     }
   }
-  return [...rows.values()];
+
+  /** The rows added so far, one per endpoint, status and day. */
+  folded(): ConsumerRow[] {
+    return [...this.rows.values()];
+  }
+
+  private addCalls(item: QueuedConsumers, consumer: string, calls: number, at: number, day: string): void {
+    const key = `${item.method}\u0000${item.path}\u0000${item.status}\u0000${day}`;
+    let row = this.rows.get(key);
+    if (row === undefined)
+      this.rows.set(
+        key,
+        (row = { method: item.method, path: item.path, status: item.status, day, consumers: new Map() }),
+      );
+    const before = row.consumers.get(consumer);
+    row.consumers.set(consumer, before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)]);
+  }
+}
+
+/** `items` folded at once (`ConsumerFold`). */
+export function consumerRows(items: Iterable<QueuedConsumers>): ConsumerRow[] {
+  const fold = new ConsumerFold();
+  fold.add(items);
+  return fold.folded();
 }
 
 /** The fields of a packed item of queued consumer calls, `method` and `path` first (queued-payload.ts). */
@@ -240,16 +260,17 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The consumer calls of batches of one environment row (queued with their evidence, made by
-   * `packedConsumerDays`), every batch's in turn, folded as they come (`consumerRows`). @returns their write, in the transaction of
-   * the row's fold (ingest/evidence-folder.ts): the fold holds the row, so no other transaction
-   * writes these counts meanwhile, and each batch is counted once, when it leaves the queue.
+   * `packedConsumerDays`), each batch's list added as the fold reads it and folded at once
+   * (`ConsumerFold`). `write` writes them in the transaction of the row's fold
+   * (ingest/evidence-folder.ts): the fold holds the row, so no other transaction writes these
+   * counts meanwhile, and each batch is counted once, when it leaves the queue.
    */
-  recordFolded(
-    projectId: string,
-    callsOfBatches: Iterable<QueuedConsumers>,
-  ): (manager: Pick<EntityManager, 'query'>, row: { id: string; kind: MatrixKind }) => Promise<void> {
-    const rows = consumerRows(callsOfBatches);
-    return (manager, row) => this.repository.addRows(manager, projectId, row, rows);
+  recordFolded(projectId: string): FoldedLists<QueuedConsumers, { id: string; kind: MatrixKind }> {
+    const fold = new ConsumerFold();
+    return {
+      add: (items) => fold.add(items),
+      write: (manager, row) => this.repository.addRows(manager, projectId, row, fold.folded()),
+    };
   }
 
   /**

@@ -108,18 +108,18 @@ function unitedNames(a: string[] | null, b: string[] | null): string[] | null {
 /**
  * The exchanges of several batches (oldest first) folded by exchange key, as adding them one by
  * one would store them: counts added, last seen the latest, name lists united; the commit and
- * build the first batch that had each (what a row new to it keeps as where it came from).
+ * build the first batch that had each (what a row new to it keeps as where it came from). Added a
+ * batch at a time (`add`), as a fold reads them.
  */
-export function foldExchanges(
-  batches: ReadonlyArray<Pick<QueuedBatch, 'exchanges' | 'commit' | 'build'>>,
-): FoldedExchangeRow[] {
-  const folded = new Map<string, FoldedExchangeRow>();
-  for (const batch of batches)
+export class ExchangeFold {
+  private readonly folded = new Map<string, FoldedExchangeRow>();
+
+  add(batch: Pick<QueuedBatch, 'exchanges' | 'commit' | 'build'>): void {
     for (const e of batch.exchanges) {
       const key = incomingKey(e);
-      const before = folded.get(key);
+      const before = this.folded.get(key);
       if (before === undefined) {
-        folded.set(key, { ...e, commit: batch.commit, build: batch.build });
+        this.folded.set(key, { ...e, commit: batch.commit, build: batch.build });
         continue;
       }
       before.count += e.count;
@@ -127,7 +127,12 @@ export function foldExchanges(
       before.query = unitedNames(before.query, e.query);
       before.req_h = unitedNames(before.req_h, e.req_h);
     }
-  return [...folded.values()];
+  }
+
+  /** The exchanges added so far, one a key, in the order their keys first came. */
+  exchanges(): FoldedExchangeRow[] {
+    return [...this.folded.values()];
+  }
 }
 
 /**
@@ -150,42 +155,67 @@ export const FOLD_LIMIT = 500;
 export const FOLD_BYTES = 4 * 1024 * 1024;
 
 /**
- * Told the runtime minutes and consumer days of the batches a fold takes, as it takes them (the
- * ingest folds them at once); @returns their write, run later in the fold's transaction.
+ * A fold's runtime minutes and consumer days (the ingest queues them with the evidence): told each
+ * batch the fold takes, as it reads it (`add`, folded at once); `write` writes their sums later in
+ * the fold's transaction. A new one for every fold.
  */
-export type QueuedFoldListener = (
-  batches: ReadonlyArray<Pick<QueuedBatch, 'minutes' | 'consumers'>>,
-) => (manager: EntityManager, row: EnvironmentRow) => Promise<void>;
+export type QueuedFoldListener = () => {
+  add(batch: Pick<QueuedBatch, 'minutes' | 'consumers'>): void;
+  write(manager: EntityManager, row: EnvironmentRow): Promise<void>;
+};
+
+/**
+ * How long a fold's JavaScript runs at most before it lets the replica's other work run (ms). A
+ * fold reads and folds every batch it took (up to FOLD_LIMIT, hundreds under load); done in one
+ * go, a fold of 300–435 batches held the replica's event loop for 3.3–4.0 s on a loaded machine at
+ * full size (issue 20, session 29; some 0.2 s quiet, at 15–17 ms per 1,000 rows), and every agent
+ * message and acknowledgement of that replica waited meanwhile.
+ */
+export const FOLD_SLICE_MS = 10;
 
 /**
  * What a fold keeps of the batches it took, made at the take: their exchanges folded by key, the
  * write of their runtime minutes and consumer days (`alsoFold`), and the few fields it reads
- * besides. Each batch's lists are unpacked here and folded at once; nothing refers to them after
- * (issue 20: the batches of a fold lived through its whole transaction, see `TakenBatch`).
+ * besides. Each batch's lists are unpacked here and folded at once, and the batch let go of
+ * (`taken` is emptied): nothing refers to them after (issue 20: the batches of a fold lived
+ * through its whole transaction, see `TakenBatch`). Every FOLD_SLICE_MS it lets the event loop run.
  */
-function foldedBatches(
-  batches: readonly QueuedBatch[],
+async function foldedBatches(
+  taken: QueuedBatch[],
   alsoFold: QueuedFoldListener,
-): {
+): Promise<{
   count: number;
   lastSeen: string;
   build: string | null;
   commit: string | null;
   exchanges: FoldedExchangeRow[];
-  writeAlso: ReturnType<QueuedFoldListener>;
-} {
-  const latest = (field: 'build' | 'commit'): string | null =>
-    batches.reduce<string | null>((named, batch) => batch[field] ?? named, null);
+  writeAlso: ReturnType<QueuedFoldListener>['write'];
+}> {
+  const count = taken.length;
+  const exchanges = new ExchangeFold();
+  const also = alsoFold();
+  let lastSeen = taken[0]?.lastSeen as string;
+  let build: string | null = null;
+  let commit: string | null = null;
+  let slice = performance.now();
+  for (let batch = taken.shift(); batch !== undefined; batch = taken.shift()) {
+    if (Date.parse(batch.lastSeen) > Date.parse(lastSeen)) lastSeen = batch.lastSeen;
+    build = batch.build ?? build;
+    commit = batch.commit ?? commit;
+    exchanges.add(batch);
+    also.add(batch);
+    if (taken.length > 0 && performance.now() - slice >= FOLD_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+  }
   return {
-    count: batches.length,
-    lastSeen: batches.reduce(
-      (max, batch) => (Date.parse(batch.lastSeen) > Date.parse(max) ? batch.lastSeen : max),
-      batches[0]?.lastSeen as string,
-    ),
-    build: latest('build'),
-    commit: latest('commit'),
-    exchanges: foldExchanges(batches),
-    writeAlso: alsoFold(batches),
+    count,
+    lastSeen,
+    build,
+    commit,
+    exchanges: exchanges.exchanges(),
+    writeAlso: (manager, row) => also.write(manager, row),
   };
 }
 
@@ -343,7 +373,11 @@ export class EvidenceService {
       // Folded where they are taken (not in a local of this function, which lives through its awaits).
       const taken = await this.repository
         .takeQueued(manager, project.id, rowId, FOLD_LIMIT, FOLD_BYTES)
-        .then(({ batches, left }) => (batches.length === 0 ? null : { left, ...foldedBatches(batches, alsoFold) }));
+        .then(async (queued) =>
+          queued.batches.length === 0
+            ? null
+            : { left: queued.left, ...(await foldedBatches(queued.batches, alsoFold)) },
+        );
       if (taken === null) return { folded: 0, left: false };
       const { count, left, lastSeen, build, commit, exchanges, writeAlso } = taken;
       const row = await this.repository.touchRow(manager, rowId, lastSeen, build, commit);

@@ -41,15 +41,6 @@ const SWEEP_AGE_SECONDS = 2;
  */
 export const FOLD_POOL_SIZE = 4;
 
-/**
- * The items of each batch's list in turn, a list read (unpacked from its queued text, `TakenBatch`)
- * when its turn comes: a fold's 28–60 batches' lists are never objects at once, which is what its
- * young-generation collections copied (issue 20).
- */
-export function* eachItem<B, T>(batches: Iterable<B>, list: (batch: B) => Iterable<T>): Generator<T> {
-  for (const batch of batches) yield* list(batch);
-}
-
 /** A row's folds on this replica: one at a time, each covering the waiters that came before it started. */
 interface RowFolds {
   running: boolean;
@@ -107,20 +98,19 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     this.statistics = new FoldStatistics(this.pool, this.log);
     this.sweeping = new PeriodicJob('folding queued evidence', SWEEP_INTERVAL_MS, () => this.sweep(), this.log);
     // Runtime minutes and consumer days are queued with the evidence, as their modules made them;
-    // folded as the fold takes them, each batch's list unpacked in its turn (`eachItem`), written
-    // in its transaction.
-    this.foldAlso = (projectId) => (batches) => {
-      const minutes = runtimeEvidence.recordFolded(
-        projectId,
-        eachItem(batches, (batch) => batch.minutes as unknown as readonly RuntimeMinute[]),
-      );
-      const days = consumers.recordFolded(
-        projectId,
-        eachItem(batches, (batch) => batch.consumers as unknown as readonly QueuedConsumers[]),
-      );
-      return async (manager, row) => {
-        await minutes(manager, row);
-        await days(manager, row);
+    // folded as the fold takes them, each batch's lists unpacked in its turn, written in its transaction.
+    this.foldAlso = (projectId) => () => {
+      const minutes = runtimeEvidence.recordFolded(projectId);
+      const days = consumers.recordFolded(projectId);
+      return {
+        add: (batch) => {
+          minutes.add(batch.minutes as unknown as readonly RuntimeMinute[]);
+          days.add(batch.consumers as unknown as readonly QueuedConsumers[]);
+        },
+        write: async (manager, row) => {
+          await minutes.write(manager, row);
+          await days.write(manager, row);
+        },
       };
     };
   }

@@ -20,6 +20,7 @@ import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { pullRequestRowName } from '../evidence/environment-row';
+import type { FoldedLists } from '../evidence/queued-payload';
 import { RUNTIME_ROWS } from '../partitions/partitions';
 import { PartitionsRepository } from '../partitions/partitions.repository';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -160,38 +161,53 @@ class SummedMinute {
  * A fold's minutes, one per endpoint and minute (each is a row waiting for the roll-up): the
  * minutes of several batches of one key added up, counts added and histograms merged. A key of
  * one batch only (the most common) is kept as it came. The minute, hour and day rows are rolled
- * up from these later (`RuntimeService.rollUpMinutes`). Added up as they come: `minutes` may
- * unpack each batch's list as it is read (issue 20: a fold's 28–60 batches' minutes as objects
- * at once were what its young-generation collections copied), and keeps only one minute a key.
+ * up from these later (`RuntimeService.rollUpMinutes`). Added up as they come, a batch's list at
+ * a time (`add`): a fold unpacks each batch's list when its turn comes (issue 20: a fold's 28–60
+ * batches' minutes as objects at once were what its young-generation collections copied), and
+ * keeps only one minute a key.
  */
-export function foldedMinutes(minutes: Iterable<RuntimeMinute>): RuntimeMinute[] {
-  const byKey = new Map<string, RuntimeMinute | SummedMinute>();
-  for (const m of minutes) {
-    const key = `${m.method} ${m.path} ${m.minute}`;
-    const before = byKey.get(key);
-    if (before === undefined) byKey.set(key, m);
-    else if (before instanceof SummedMinute) before.add(m);
-    else {
-      const summed = new SummedMinute(before);
-      summed.add(m);
-      byKey.set(key, summed);
+export class MinutesFold {
+  private readonly byKey = new Map<string, RuntimeMinute | SummedMinute>();
+
+  add(minutes: Iterable<RuntimeMinute>): void {
+    for (const m of minutes) {
+      const key = `${m.method} ${m.path} ${m.minute}`;
+      const before = this.byKey.get(key);
+      if (before === undefined) this.byKey.set(key, m);
+      else if (before instanceof SummedMinute) before.add(m);
+      else {
+        const summed = new SummedMinute(before);
+        summed.add(m);
+        this.byKey.set(key, summed);
+      }
     }
   }
-  return [...byKey.values()].map((folded) => {
-    if (!(folded instanceof SummedMinute)) return folded;
-    const { first, sums } = folded;
-    return {
-      method: first.method,
-      path: first.path,
-      minute: first.minute,
-      requests: sums.requests,
-      serverErrors: sums.serverErrors,
-      upstreamFailures: sums.upstreamFailures,
-      clientLeft: sums.clientLeft,
-      ttfb: sums.ttfb.toWire(),
-      ttlb: sums.ttlb.toWire(),
-    };
-  });
+
+  /** The minutes added so far, one a key. */
+  minutes(): RuntimeMinute[] {
+    return [...this.byKey.values()].map((folded) => {
+      if (!(folded instanceof SummedMinute)) return folded;
+      const { first, sums } = folded;
+      return {
+        method: first.method,
+        path: first.path,
+        minute: first.minute,
+        requests: sums.requests,
+        serverErrors: sums.serverErrors,
+        upstreamFailures: sums.upstreamFailures,
+        clientLeft: sums.clientLeft,
+        ttfb: sums.ttfb.toWire(),
+        ttlb: sums.ttlb.toWire(),
+      };
+    });
+  }
+}
+
+/** `minutes` folded at once (`MinutesFold`). */
+export function foldedMinutes(minutes: Iterable<RuntimeMinute>): RuntimeMinute[] {
+  const fold = new MinutesFold();
+  fold.add(minutes);
+  return fold.minutes();
 }
 
 const PERCENTILES = [0.5, 0.95, 0.99] as const;
@@ -331,17 +347,17 @@ export class RuntimeService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * The runtime minutes of several batches of one environment row (queued with its evidence and
-   * folded with it, evidence/evidence.service.ts), every batch's in turn, folded as they come: one
-   * per endpoint and minute (`foldedMinutes`). @returns their write, in the fold's transaction, after its cells (so each
-   * endpoint's rows go under the version its cell names now), waiting for the roll-up into their
-   * minute, hour and day rows (`rollUpMinutes`).
+   * folded with it, evidence/evidence.service.ts), each batch's list added as the fold reads it
+   * and folded at once: one per endpoint and minute (`MinutesFold`). `write` writes them in the
+   * fold's transaction, after its cells (so each endpoint's rows go under the version its cell
+   * names now), waiting for the roll-up into their minute, hour and day rows (`rollUpMinutes`).
    */
-  recordFolded(
-    projectId: string,
-    minutesOfBatches: Iterable<RuntimeMinute>,
-  ): (manager: Pick<EntityManager, 'query'>, row: { kind: MatrixKind; name: string }) => Promise<void> {
-    const minutes = foldedMinutes(minutesOfBatches);
-    return (manager, row) => this.repository.addMinutes(manager, projectId, row, minutes);
+  recordFolded(projectId: string): FoldedLists<RuntimeMinute, { kind: MatrixKind; name: string }> {
+    const fold = new MinutesFold();
+    return {
+      add: (minutes) => fold.add(minutes),
+      write: (manager, row) => this.repository.addMinutes(manager, projectId, row, fold.minutes()),
+    };
   }
 
   /**

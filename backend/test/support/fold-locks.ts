@@ -26,6 +26,9 @@ import { WebhooksRepository } from '../../src/webhooks/webhooks.repository';
 import { eventually } from './evidence-helpers';
 import { createTestDatabase, startTestBackend } from './index';
 
+/** A fold's listener that folds and writes nothing besides the evidence. */
+export const nothingElse: QueuedFoldListener = () => ({ add: () => undefined, write: () => Promise.resolve() });
+
 export interface FoldLocks {
   ds: DataSource;
   evidence: EvidenceService;
@@ -135,22 +138,23 @@ export async function startFoldLocks(slug: string, options: { webhook?: boolean 
       const reachedAlsoFold = new Promise<void>((resolve) => (inAlsoFold = resolve));
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
-      const paused: QueuedFoldListener = () => async () => {
-        inAlsoFold();
-        await released;
-      };
+      const paused: QueuedFoldListener = () => ({
+        add: () => undefined,
+        write: async () => {
+          inAlsoFold();
+          await released;
+        },
+      });
       const firstFold = evidence.foldQueued(project, first, paused);
       let secondFold: ReturnType<EvidenceService['foldQueued']> | undefined;
       try {
         await reachedAlsoFold;
         // The second fold: done, or seen waiting for a lock, whichever comes first.
         let folded = false;
-        secondFold = evidence
-          .foldQueued(project, second, () => async () => undefined)
-          .then((result) => {
-            folded = true;
-            return result;
-          });
+        secondFold = evidence.foldQueued(project, second, nothingElse).then((result) => {
+          folded = true;
+          return result;
+        });
         return (await eventually(
           async () => (folded ? 'folded' : (await lockWaits()) > 0 ? 'waited for a lock' : 'neither yet'),
           (state) => state !== 'neither yet',
