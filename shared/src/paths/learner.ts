@@ -295,6 +295,8 @@ export class PathLearner {
   private readonly valuesKept = new Map<ReadonlySet<string>, Map<number, number>>();
   /** Prefix and value reconsidered, or decided and not learned (see `reconsider`, `decidePosition`). */
   private readonly lookedAt = new Set<string>();
+  /** Prefix and value (and whether names count) → whether comparable (see `comparable`), kept with `lookedAt`. */
+  private readonly comparableKept = new Map<string, boolean>();
   /**
    * Prefix and value made an exception while one record settles (see `settleFrom`), kept one until a sibling
    * shows it alike: undefined between records.
@@ -1082,7 +1084,10 @@ export class PathLearner {
    * revision changed since. False when nothing is kept.
    */
   private lookedFresh(): boolean {
-    return this.keptFresh(this.lookedAtAt, this.placements, () => this.lookedAt.clear());
+    return this.keptFresh(this.lookedAtAt, this.placements, () => {
+      this.lookedAt.clear();
+      this.comparableKept.clear();
+    });
   }
 
   /** Is what was kept at `at` still fresh for `stamp` and the revision (`forget` it when not)? False when not keeping. */
@@ -1104,6 +1109,7 @@ export class PathLearner {
       this.routeWordsKept.clear();
       this.valuesKept.clear();
       this.lookedAt.clear();
+      this.comparableKept.clear();
     }
   }
 
@@ -2282,6 +2288,15 @@ export class PathLearner {
    * a name right before a detected identifier, where a collection sits otherwise.
    */
   private comparable(key: string, value: string, placed: readonly Placed[], names = false): boolean {
+    if (!this.lookedFresh()) return this.comparableNow(key, value, placed, names);
+    const kept = `${names ? 'n' : ''}\n${key}\n${value}`;
+    let answer = this.comparableKept.get(kept);
+    if (answer === undefined) this.comparableKept.set(kept, (answer = this.comparableNow(key, value, placed, names)));
+    return answer;
+  }
+
+  /** See `comparable`: `placed` is what the index holds of `value` under `key`, so the answer is kept by them. */
+  private comparableNow(key: string, value: string, placed: readonly Placed[], names: boolean): boolean {
     const before = names || this.learned.get(key)?.names === true;
     return (
       !isVersionLike(value) &&
@@ -2499,11 +2514,11 @@ export class PathLearner {
    */
   private reconsider(key: string, value: string, position: LearnedPosition, others = true): void {
     // Reconsidered already (with the exceptions after it), with nothing placed, learned or changed since: the same.
-    if (others && this.lookedFresh()) {
-      const looked = `r\n${key}\n${value}`;
+    if (this.lookedFresh()) {
+      const looked = `${others ? 'r' : 'x'}\n${key}\n${value}`;
       if (this.lookedAt.has(looked)) return;
       const revision = this.revision;
-      this.reconsiderFrom(key, value, position);
+      this.reconsiderFrom(key, value, position, others);
       // Kept only when it changed nothing: the same look at the same state changes nothing again.
       if (this.revision === revision) this.lookedAt.add(looked);
       return;
