@@ -162,6 +162,53 @@ describe('PathLearner', () => {
     expect(words.resolve(templatePath('/stations/40/history'))).toBe('/stations/{stationId}/history');
   });
 
+  it('takes many literals each read once beside identifiers ending paths for values of that identifier', () => {
+    // threatjammer's `/v1/ua/type/{code}` (held-out 18): codes the detectors take for identifiers half the time
+    // (`7GNZ757EV`) and for words the rest (`K9`, `4SNH`, `Heidi34`), the words then route words beside identifiers,
+    // sent as they are (names among them).
+    const codes = ['Heidi34', 'K9', '4SNH', 'LXU', 'DBURKZU'];
+    const identifiers = ['7GNZ757EV', 'AVM0YTGPFH1'];
+    const answer = responseKeys(inferShape({ type: 't', description: 'd' }));
+    const request = (learner: PathLearner, raw: string) => {
+      learner.noteQuery(templatePath(raw), []);
+      learner.observe(templatePath(raw), 'GET', answer, null);
+    };
+    // In either order: the identifiers before the literals or after them.
+    for (const order of [
+      [...identifiers, ...codes],
+      [...codes, ...identifiers],
+    ]) {
+      const learner = new PathLearner();
+      for (const code of order) request(learner, `/v1/ua/type/${code}`);
+      for (const code of codes)
+        expect(learner.resolve(templatePath(`/v1/ua/type/${code}`))).toBe('/v1/ua/type/{typeId}');
+    }
+    // Route words beside identifiers recur with every request of their routes: read twice each, they keep their text.
+    const words = new PathLearner();
+    for (const id of identifiers) request(words, `/pets/${id}`);
+    for (const word of ['findByStatus', 'findByTags', 'latest', 'random', 'popular']) {
+      words.noteQuery(templatePath(`/pets/${word}`), []);
+      request(words, `/pets/${word}`);
+    }
+    expect(words.resolve(templatePath('/pets/findByStatus'))).toBe('/pets/findByStatus');
+  });
+
+  it('sends no literal read once beside identifiers under a route word found late among learned values', () => {
+    // threatjammer's `/v1/ua/device/{code}` beside `/v1/ua/{user_agent}` (held-out 18): `device` is a collection
+    // (`/v1/ua/device/7EIWB12AH`) found after its first codes, which each index placed under `/v1/ua/{}` then.
+    const learner = new PathLearner();
+    const answer = responseKeys(inferShape({ ua: 'u', device: { type: 't' }, os: { name: 'n' } }));
+    const request = (raw: string) => {
+      learner.noteQuery(templatePath(raw), []);
+      learner.observe(templatePath(raw), 'GET', answer, null);
+    };
+    for (const agent of ['acme-north', 'carol', 'hooli', 'judy']) request(`/v1/ua/${agent}`);
+    for (const code of ['IRF', 'IF_W', 'Victor21', '7CQI', '7EIWB12AH', 'SQ39', 'IA35P96J6', 'Mallory12'])
+      request(`/v1/ua/device/${code}`);
+    for (const code of ['IRF', 'Victor21', 'Mallory12'])
+      expect(learner.resolve(templatePath(`/v1/ua/device/${code}`))).not.toContain(code);
+  });
+
   it('counts the requests of a route word after a learned name with every name, not per name', () => {
     // enanomapper's `/enm/{db}/substance/{uuid}/study` (held-out 7): each database's path of a route word is requested
     // once, but the route word is requested with every database, so its four route words stay literal.

@@ -79,6 +79,12 @@ interface LearnedPosition {
    * (see `decide`); its values are not held (every path of a versioned API has a segment there).
    */
   afterNames?: boolean;
+  /**
+   * At the end of paths where detected identifiers are seen too (`/v1/ua/type/7GNZ757EV`), learned from many
+   * literals there each read once (`/v1/ua/type/Heidi34`, `…/K9`, `…/4SNH`, see `onceBesideIdentifiers`): they are
+   * values of that identifier, named as it is (`/v1/ua/type/{typeId}`); a literal read again is a route word there.
+   */
+  identifiers?: boolean;
 }
 
 /** A parameter placed by the learner; named once the whole template is known (see `nameRuns`). */
@@ -126,6 +132,8 @@ export class PathLearner {
    * words (`/pets/findByStatus` beside `/pets/17`).
    */
   private identifierPositions = new Set<string>();
+  /** Position (as `identifierPositions`) → the name of the first detected identifier seen there (see `identifiers`). */
+  private readonly identifierNames = new Map<string, string>();
   /** Resolved prefix → literal value → the continuations it was seen with (see `besideIdentifiers`). */
   private literalRests = new Map<string, Map<string, Set<string>>>();
   /** Resolved prefix → the continuations of detected identifiers there (`identifierPositions` by prefix). */
@@ -981,8 +989,9 @@ export class PathLearner {
           ? !position.exceptions.has(segment.text)
           : position.members.has(segment.text)) &&
         !versionAt(segments, at) &&
-        !this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
-        !this.besideIdentifiers(key, segment.text) &&
+        ((position.identifiers === true && at === segments.length - 1) ||
+          (!this.identifierPositions.has(`${key}|${continuation(segments, at)}`) &&
+            !this.besideIdentifiers(key, segment.text))) &&
         !this.isRouteWord(at, segment.text) &&
         // After a detected identifier or a route word only where that is how the position was learned
         // (`/snapshots/{id}/{language}`, `/messages/schedule/{schedule}`).
@@ -996,7 +1005,7 @@ export class PathLearner {
         (position?.names === true
           ? collection
           : !collection || position?.namesToo === true || (at === 0 && isPlainNumber(segment.text)))
-          ? { kind: 'param', name: LEARNED }
+          ? { kind: 'param', name: position?.identifiers === true ? this.identifierName(key) : LEARNED }
           : segment;
       out.push(next);
       previousKey = key;
@@ -1049,10 +1058,47 @@ export class PathLearner {
     if (isCollection(resolved, at)) return false;
     return (
       namesAfter(resolved, at - 1) === afterNames &&
-      !this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
-      !this.besideIdentifiers(key, segment.text) &&
+      ((!this.identifierPositions.has(`${key}|${continuation(resolved, at)}`) &&
+        !this.besideIdentifiers(key, segment.text)) ||
+        (!afterNames && this.onceBesideIdentifiers(resolved, at, key))) &&
       !this.isRouteWord(at, segment.text)
     );
+  }
+
+  /**
+   * Is the literal at `at` (under `key`) at the end of a path where detected identifiers end paths too, among many
+   * values each read once there (see `manyOnce`)? Such literals are values of the identifier (`/v1/ua/type/Heidi34`,
+   * `…/K9`, `…/4SNH` beside `/v1/ua/type/7GNZ757EV`: codes the detectors take for words half the time, names), not
+   * the few route words that live beside identifiers and recur (`/pets/findByStatus` beside `/pets/17`).
+   */
+  private onceBesideIdentifiers(resolved: readonly Segment[], at: number, key: string): boolean {
+    return at === resolved.length - 1 && this.identifierPositions.has(`${key}|`) && this.manyOnce(key);
+  }
+
+  /**
+   * A detected identifier ending its path (at `at` under `key`) may come after the literals beside it: learn their
+   * position then (see `onceBesideIdentifiers`), from one of them read once. True when learned.
+   */
+  private onceIdentifiersLearned(resolved: readonly Segment[], at: number, key: string): boolean {
+    const siblings = this.index.get(key);
+    if (siblings === undefined || siblings.size < MANY_SIBLINGS || !this.onceBesideIdentifiers(resolved, at, key))
+      return false;
+    const position = this.learned.get(key);
+    // Learned from them before the identifiers came (see `manyOnce`): theirs now.
+    if (position !== undefined) {
+      position.identifiers = true;
+      this.learnedCount++;
+      for (const other of siblings.keys()) this.reconsider(key, other, position);
+      return true;
+    }
+    for (const [value, placed] of siblings)
+      if (this.requestedOnce(placed)) return this.decidePosition(key, value, true, false, true, true);
+    return false;
+  }
+
+  /** The name of the detected identifiers ending paths under `key` (see `identifiers`). */
+  private identifierName(key: string): string {
+    return this.identifierNames.get(`${key}|`) ?? LEARNED;
   }
 
   /**
@@ -1682,6 +1728,7 @@ export class PathLearner {
       const rest = rests[at]!;
       if (segment.kind === 'param' && segment.name !== LEARNED) {
         const position = `${key}|${rest}`;
+        if (!this.identifierNames.has(position)) this.identifierNames.set(position, segment.name);
         if (!this.identifierPositions.has(position)) {
           this.routeStamp++;
           this.identifierPositions.add(position);
@@ -1890,6 +1937,7 @@ export class PathLearner {
     const position = this.learned.get(key);
     if (position?.afterNames === true && siblings.size < MANY_VALUES) return false;
     if (position?.strict === true && this.manyOnce(key)) return true;
+    if (position?.identifiers === true) return false;
     const rule =
       position?.names === true
         ? 'names'
@@ -2024,8 +2072,17 @@ export class PathLearner {
       this.useIndexes(serving);
       yield* this.pause();
     }
-    const { identifierPositions, identifierRests, literalRests, literalRestsAny } = first;
-    this.useIndexes({ ...emptyIndexes(), identifierPositions, identifierRests, literalRests, literalRestsAny });
+    // Collections too: a collection found late in the first pass (`device` of `/v1/ua/device/7EIWB12AH`) is a route
+    // word for the records placed before it (`/v1/ua/device/IRF`), which are placed under it, not under a value.
+    const { identifierPositions, identifierRests, literalRests, literalRestsAny, collectionWords } = first;
+    this.useIndexes({
+      ...emptyIndexes(),
+      identifierPositions,
+      identifierRests,
+      literalRests,
+      literalRestsAny,
+      collectionWords,
+    });
     for (const kept of this.records) this.place(kept);
   }
 
@@ -2102,12 +2159,23 @@ export class PathLearner {
         // Right after a value of a position learned after a version (`/v3/{name}/brands`): its route words.
         // Beside a route word of other parents (`platforms` of `/stats/outbound/clicks/platforms`, after `opens` too):
         // its siblings are likely the parent's other routes (`…/clicks/location`), learned from many alike only.
+        // Beside identifiers ending paths, many values each read once only (see `onceBesideIdentifiers`).
+        const identifiers = this.identifierPositions.has(`${key}|${continuation(resolved, at)}`);
         const strict =
+          identifiers ||
           this.afterWord(resolved, at, previousKey) ||
           leaf ||
           this.learned.get(previousKey)?.afterNames === true ||
           this.besideRouteWord(key, at);
-        if (this.decidePosition(key, segment.text, strict, false, strict && this.manyOnce(key))) return true;
+        if (this.decidePosition(key, segment.text, strict, false, strict && this.manyOnce(key), identifiers))
+          return true;
+      } else if (
+        segment.kind === 'param' &&
+        segment.name !== LEARNED &&
+        (position === undefined || (position.strict === true && position.identifiers !== true)) &&
+        this.onceIdentifiersLearned(resolved, at, key)
+      ) {
+        return true;
       } else if (segment.kind === 'literal' && this.mayLearn(resolved, at, key, true)) {
         // Right after `api` or a version (`/v3/acme/brands`), where an API's resources live too (`/v1/users`): from
         // four alike values among sixteen or more, as an API has few resources there, and names are many.
@@ -2258,9 +2326,16 @@ export class PathLearner {
    * Compare `value` with its siblings under `key`; learn the position when they are enough (see
    * `enoughSiblings`). `strict` right after a detected identifier or a route word.
    */
-  private decidePosition(key: string, value: string, strict: boolean, afterNames = false, once = false): boolean {
+  private decidePosition(
+    key: string,
+    value: string,
+    strict: boolean,
+    afterNames = false,
+    once = false,
+    identifiers = false,
+  ): boolean {
     // Decided already, with nothing placed or learned since: the same answer (not learned).
-    const looked = `d${strict ? 's' : ''}${afterNames ? 'a' : ''}${once ? 'o' : ''}\n${key}\n${value}`;
+    const looked = `d${strict ? 's' : ''}${afterNames ? 'a' : ''}${once ? 'o' : ''}${identifiers ? 'i' : ''}\n${key}\n${value}`;
     if (this.lookedFresh()) {
       if (this.lookedAt.has(looked)) return false;
       this.lookedAt.add(looked);
@@ -2268,14 +2343,21 @@ export class PathLearner {
     const siblings = this.index.get(key);
     const mine = siblings?.get(value);
     // Right after `api` or a version, among many values only (see `manyAfterNames`).
-    if (!siblings || !mine || siblings.size < (afterNames ? MANY_VALUES : 2) || !this.comparable(key, value, mine))
+    if (
+      !siblings ||
+      !mine ||
+      siblings.size < (afterNames ? MANY_VALUES : 2) ||
+      !(identifiers ? once && this.requestedOnce(mine) : this.comparable(key, value, mine))
+    )
       return false;
     // After a route word, many values each requested once are values whatever they answer (see `manyOnce`).
     if (!once && !this.enoughSiblings(key, value, mine, siblings, strict || afterNames ? 'strict' : 'values'))
       return false;
     const position: LearnedPosition = afterNames
       ? { exceptions: new Set(), afterNames }
-      : { exceptions: new Set(), strict };
+      : identifiers
+        ? { exceptions: new Set(), strict, identifiers }
+        : { exceptions: new Set(), strict };
     this.learned.set(key, position);
     this.learnedCount++;
     for (const other of siblings.keys()) this.reconsider(key, other, position);
@@ -2581,10 +2663,13 @@ export class PathLearner {
     const made = `${key}\n${value}`;
     const kept = was && this.settledExceptions?.has(made) === true;
     // A value whose bodies left optional fields out contradicts its siblings, but shows little they lack.
+    // Beside identifiers, a literal read again is a route word there (see `identifiers`).
+    const readAgain = position.identifiers === true && !this.requestedOnce(mine);
     if (
       (contradicts && !alike && actions === 0 && !this.littleOfItsOwn(key, value, mine, siblings)) ||
       fewActions ||
-      kept
+      kept ||
+      readAgain
     )
       position.exceptions.add(value);
     else position.exceptions.delete(value);
@@ -3267,7 +3352,8 @@ function runPrefix(texts: readonly string[], at: number): string {
 /** The text of a literal as given, when it is still a literal or a learned value; undefined for an identifier. */
 function literalText(given: Segment, resolved: Segment): string | undefined {
   if (resolved.kind === 'literal') return resolved.text;
-  return resolved.name === LEARNED && given.kind === 'literal' ? given.text : undefined;
+  // A learned value named as the identifiers beside it (see `identifiers`) is one too.
+  return given.kind === 'literal' ? given.text : undefined;
 }
 
 /** A placement's method and what follows it (`GET /brands`): its route from that position on. */
