@@ -19,7 +19,7 @@ import type { EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import type { FoldedLists } from '../evidence/queued-payload';
+import type { FoldedLists } from '../common/folded-lists';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import {

@@ -1,5 +1,3 @@
-import type { EntityManager } from 'typeorm';
-
 /**
  * How a queued batch's lists (its exchanges, runtime minutes and consumer days) are stored in
  * `evidence_queue` (issue 20): each as a table, not as objects that repeat every field name. A
@@ -38,14 +36,4 @@ export function unpackList<T>(json: string): T[] {
     items.push(item as T);
   }
   return items;
-}
-
-/**
- * What a module makes of one of a fold's lists (runtime minutes, consumer days): each taken batch's
- * list added as the fold reads it (`add`, folded at once), then their sums written in the fold's
- * transaction (`write`, for environment row `row`).
- */
-export interface FoldedLists<T, R> {
-  add(items: Iterable<T>): void;
-  write(manager: Pick<EntityManager, 'query'>, row: R): Promise<void>;
 }

@@ -20,7 +20,7 @@ import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { pullRequestRowName } from '../evidence/environment-row';
-import type { FoldedLists } from '../evidence/queued-payload';
+import type { FoldedLists } from '../common/folded-lists';
 import { RUNTIME_ROWS } from '../partitions/partitions';
 import { PartitionsRepository } from '../partitions/partitions.repository';
 import type { ProjectEntity } from '../projects/project.entity';
