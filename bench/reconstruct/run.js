@@ -30,6 +30,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout16',
   'heldout17',
   'heldout18',
+  'heldout19',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
