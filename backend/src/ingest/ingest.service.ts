@@ -669,7 +669,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     if (cached.until <= now && !cached.refreshing) {
       cached.refreshing = true;
       const next = this.readKnownTemplates(projectId, now, cached);
-      // Used once read; until then (and if it fails) the batches keep the read before.
+      // Used once read; until then the batches keep the read before (a failed read drops both: see below).
       next.templates.then(
         () => {
           if (this.known.get(projectId) === cached) this.known.set(projectId, next);
