@@ -145,7 +145,8 @@ describe('partitions by time', () => {
   });
 
   it('keeps room to update on the pages of hour and day rows, as the migration set on the partitions before', async () => {
-    const later = new Date(Date.now() + 70 * 24 * 3600_000);
+    // The first month past those made ahead (Date.now() + 70 days fell inside them on 1 December).
+    const later = partitionsAhead(RUNTIME_ROWS.day, new Date()).at(-1)!.to;
     const tables = [RUNTIME_ROWS.minute, RUNTIME_ROWS.hour, RUNTIME_ROWS.day];
     const made = tables.map((table) => partitionOf(table, later).name);
     expect((await maker(ds).cover(tables, later, later)).sort()).toEqual([...made].sort());
