@@ -8,25 +8,36 @@
  * `queryPrepared` sends), and the ack's JSON.
  *
  * Contenders are builds (`BENCH_REPLICA_CPU_BUILDS`, comma-separated folders holding a compiled
- * `src/`, e.g. a copy of `dist/bench-build` made at another commit; default this build alone),
- * all loaded in this process and run alternately, block by block (A B A B …, after
- * BENCH_REPLICA_CPU_WARM messages each). Printed: CPU µs per 1,000 rows (process.cpuUsage, user +
- * system) per contender, the median of BENCH_REPLICA_CPU_BLOCKS blocks of BENCH_REPLICA_CPU_MESSAGES
- * messages, with the spread. Run node with `--trace-gc` or `--cpu-prof` to see where it goes.
+ * `src/`, e.g. a copy of `dist/bench-build` made at another commit; default this build alone). Each
+ * build runs in a process of its own (two builds loaded in one process measured whichever ran second
+ * 20–30 % slower, session 29: the modules they share saw both builds' object shapes), the processes
+ * in turn, A B A B …, BENCH_REPLICA_CPU_ROUNDS of each; a process warms up on BENCH_REPLICA_CPU_WARM
+ * messages, then times BENCH_REPLICA_CPU_BLOCKS blocks of BENCH_REPLICA_CPU_MESSAGES messages.
+ * Printed per contender and per process: CPU µs per 1,000 rows (process.cpuUsage, user + system; the
+ * median of its blocks), and per 1,000 rows of its blocks the young-generation collections, their
+ * pauses (wall time: load stretches them) and the bytes allocated (the heap's growth between
+ * collections, `v8.GCProfiler`); per contender the median of its processes' medians and their
+ * spread. Extra node flags for the processes: BENCH_REPLICA_CPU_NODE_FLAGS (space-separated, e.g.
+ * `--cpu-prof`).
  *
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/replica-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import v8 from 'node:v8';
 import { serialize } from 'pg-protocol';
 import type { AgentEnvironment, AgentMessage, BatchMessage, WireObservation } from '@spectator/shared';
 import { loadAverage, median, positiveSetting as setting, scaleRows } from './harness';
 
 const WARM = setting('BENCH_REPLICA_CPU_WARM', 2_000);
 const MESSAGES = setting('BENCH_REPLICA_CPU_MESSAGES', 1_000);
-const BLOCKS = setting('BENCH_REPLICA_CPU_BLOCKS', 9);
+const BLOCKS = setting('BENCH_REPLICA_CPU_BLOCKS', 5);
+const ROUNDS = setting('BENCH_REPLICA_CPU_ROUNDS', 2);
+/** Set in a contender's own process: its build's folder. */
+const CHILD = 'BENCH_REPLICA_CPU_CHILD';
 /**
  * Messages kept alive after they are handled (their objects, statement parameters and Bind
  * message), as a replica holds the MAX_MESSAGES_HANDLED messages it handles at once (while their
@@ -125,9 +136,20 @@ function frames(): Buffer[] {
   return made;
 }
 
-/** CPU µs (user + system) per 1,000 rows of `count` messages through `c`. */
-async function block(c: Contender, all: readonly Buffer[], start: number, count: number): Promise<number> {
+/** What one block measured: CPU, and the young generation's work, each per 1,000 rows. */
+interface Measured {
+  cpuUs: number;
+  scavenges: number;
+  pauseMs: number;
+  allocatedMb: number;
+}
+
+/** `count` messages through `c`, measured (`Measured`). */
+async function block(c: Contender, all: readonly Buffer[], start: number, count: number): Promise<Measured> {
   const live: unknown[] = new Array<unknown>(LIVE);
+  const profiler = new v8.GCProfiler();
+  profiler.start();
+  const heapBefore = v8.getHeapStatistics().used_heap_size;
   const before = process.cpuUsage();
   let rows = 0;
   for (let i = 0; i < count; i++) {
@@ -135,34 +157,101 @@ async function block(c: Contender, all: readonly Buffer[], start: number, count:
     rows += handled.rows;
     live[i % LIVE] = handled.made;
   }
-  const used = process.cpuUsage(before);
-  return ((used.user + used.system) * 1000) / rows;
+  const cpu = process.cpuUsage(before);
+  const heapAfter = v8.getHeapStatistics().used_heap_size;
+  const { statistics } = profiler.stop();
+  // Allocated: what the heap grew by between collections (each collection's before, less the last one's after).
+  let allocated = 0;
+  let from = heapBefore;
+  let scavenges = 0;
+  let pauseUs = 0;
+  for (const gc of statistics) {
+    allocated += Math.max(0, gc.beforeGC.heapStatistics.usedHeapSize - from);
+    from = gc.afterGC.heapStatistics.usedHeapSize;
+    if (gc.gcType === 'Scavenge') {
+      scavenges++;
+      pauseUs += gc.cost;
+    }
+  }
+  allocated += Math.max(0, heapAfter - from);
+  const perThousand = 1000 / rows;
+  return {
+    cpuUs: (cpu.user + cpu.system) * perThousand,
+    scavenges: scavenges * perThousand,
+    pauseMs: (pauseUs / 1000) * perThousand,
+    allocatedMb: (allocated / 1e6) * perThousand,
+  };
+}
+
+/** In a contender's own process: warms up, times the blocks, and prints them as one JSON line. */
+async function child(root: string): Promise<void> {
+  const c = contender(root);
+  const all = frames();
+  await block(c, all, 0, WARM);
+  const blocks: Measured[] = [];
+  for (let b = 0; b < BLOCKS; b++) blocks.push(await block(c, all, b * MESSAGES, MESSAGES));
+  const bytes = all.reduce((sum, f) => sum + f.length, 0) / all.length;
+  console.log(JSON.stringify({ blocks, bytes }));
+}
+
+/** Runs `root`'s contender in a process of its own; @returns its blocks' figures, the median of each. */
+function inItsOwnProcess(root: string): Promise<{ measured: Measured; bytes: number }> {
+  const flags = (process.env.BENCH_REPLICA_CPU_NODE_FLAGS ?? '').split(' ').filter((f) => f !== '');
+  return new Promise((resolve, reject) => {
+    const process_ = spawn(process.execPath, [...flags, __filename], {
+      env: { ...process.env, [CHILD]: root },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    process_.stdout.setEncoding('utf8');
+    process_.stdout.on('data', (chunk: string) => (out += chunk));
+    process_.stdout.on('error', reject);
+    process_.on('error', reject);
+    process_.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`${root}'s process ended with ${String(code)}`));
+      const { blocks, bytes } = JSON.parse(out) as { blocks: Measured[]; bytes: number };
+      const of = (field: keyof Measured): number => median(blocks.map((m) => m[field]));
+      resolve({
+        measured: {
+          cpuUs: of('cpuUs'),
+          scavenges: of('scavenges'),
+          pauseMs: of('pauseMs'),
+          allocatedMb: of('allocatedMb'),
+        },
+        bytes,
+      });
+    });
+  });
 }
 
 async function main(): Promise<void> {
+  const own = process.env[CHILD];
+  if (own !== undefined) return child(own);
   const builds = (process.env.BENCH_REPLICA_CPU_BUILDS ?? path.join(__dirname, '..'))
     .split(',')
     .map((root) => path.resolve(root.trim()));
-  const contenders = builds.map(contender);
-  const all = frames();
-  const bytes = all.reduce((sum, f) => sum + f.length, 0) / all.length;
-  for (const c of contenders) await block(c, all, 0, WARM);
-  const results = contenders.map(() => [] as number[]);
-  for (let b = 0; b < BLOCKS; b++)
-    for (const [i, c] of contenders.entries())
-      (results[i] as number[]).push(await block(c, all, b * MESSAGES, MESSAGES));
+  const results = builds.map(() => [] as Measured[]);
+  let bytes = 0;
+  for (let round = 0; round < ROUNDS; round++)
+    for (const [i, root] of builds.entries()) {
+      const run = await inItsOwnProcess(root);
+      (results[i] as Measured[]).push(run.measured);
+      bytes = run.bytes;
+    }
   console.log(
-    `replica CPU per 1,000 rows, database left out: ${BLOCKS} blocks of ${MESSAGES} messages (40 rows, ${(bytes / 1024).toFixed(1)} KiB of JSON each) per contender, alternated after ${WARM} warm-up messages, ${LIVE} kept alive`,
+    `replica CPU per 1,000 rows, database left out: per contender ${ROUNDS} processes in turn (A B A B …), each ${BLOCKS} blocks of ${MESSAGES} messages (40 rows, ${(bytes / 1024).toFixed(1)} KiB of JSON each) after ${WARM} warm-up messages, ${LIVE} kept alive; per process the median of its blocks`,
   );
-  for (const [i, c] of contenders.entries()) {
-    const values = results[i] as number[];
+  for (const [i, root] of builds.entries()) {
+    const runs = results[i] as Measured[];
+    const cpu = runs.map((m) => m.cpuUs);
+    const show = (field: keyof Measured, digits: number): string =>
+      runs.map((m) => m[field].toFixed(digits)).join(' / ');
     console.log(
-      `  ${c.name}: median ${median(values).toFixed(0)} µs (min ${Math.min(...values).toFixed(0)}, max ${Math.max(...values).toFixed(0)})`,
+      `  ${root}: CPU median ${median(cpu).toFixed(0)} µs (processes ${show('cpuUs', 0)}); scavenges ${show('scavenges', 2)}, their pauses (wall) ${show('pauseMs', 1)} ms, allocated ${show('allocatedMb', 2)} MB`,
     );
   }
   console.log(`  load average ${loadAverage()}`);
 }
-
 void main().catch((error: unknown) => {
   console.error(error);
   process.exit(1);
