@@ -440,6 +440,31 @@ describe('PathLearner', () => {
     expect(learner.generation).toBe(0);
   });
 
+  it('keeps resources after api literal: four in one paged envelope among more answering their own (avaza)', () => {
+    const paged = (items: string) =>
+      responseKeys(inferShape({ PageNumber: 1, PageSize: 2, TotalCount: 3, [items]: [] }));
+    const own = (...fields: string[]) => responseKeys(inferShape(Object.fromEntries(fields.map((f) => [f, 'v']))));
+    const learner = new PathLearner();
+    learn(learner, [
+      ...['Project', 'Task', 'Timesheet', 'Webhook', 'Inventory', 'BillPayment', 'TimesheetTimer', 'Folder'].map(
+        (word, i): [string, string, readonly string[] | null] => ['GET', `/api/${word}/${100 + i}`, repo],
+      ),
+      ['GET', '/api/Currency', own('Currencies', 'Symbol', 'Code')],
+      ['POST', '/api/Company', own('BillingAddress', 'CompanyName', 'Phone')],
+      ['GET', '/api/Account', own('AccountEmail', 'BrandColor', 'TimeZone')],
+      ['GET', '/api/Webhook', own('Webhooks', 'Count', 'Next')],
+      ['GET', '/api/ProjectTimesheetCategory', own('Categories', 'Budget', 'Owner')],
+      ['GET', '/api/Invoice', paged('Invoices')],
+      ['GET', '/api/Payment', paged('Payments')],
+      ['GET', '/api/CreditNote', paged('CreditNotes')],
+      ['GET', '/api/ScheduleAssignment', paged('Assignments')],
+    ]);
+    // Seventeen values there, four alike: an API's lists in one envelope, each contradicting more than it agrees with.
+    expect(learner.resolve('/api/Invoice')).toBe('/api/Invoice');
+    expect(learner.resolve('/api/Currency')).toBe('/api/Currency');
+    expect(learner.generation).toBe(0);
+  });
+
   it('keeps route words after a version literal: three alike, collections, other answers', () => {
     const learner = new PathLearner();
     const found = list({ id: 1, score: 0.5 });

@@ -1941,9 +1941,11 @@ export class PathLearner {
     const rule =
       position?.names === true
         ? 'names'
-        : position?.strict === true || position?.afterNames === true
-          ? 'strict'
-          : 'values';
+        : position?.afterNames === true
+          ? 'many'
+          : position?.strict === true
+            ? 'strict'
+            : 'values';
     for (const [value, mine] of siblings) {
       if (this.comparable(key, value, mine) && this.enoughSiblings(key, value, mine, siblings, rule)) return true;
       yield* this.pause();
@@ -1963,15 +1965,16 @@ export class PathLearner {
    * `names`, right before a detected identifier where a collection sits otherwise (`/sales_tax/acme/17`,
    * `/sales_tax/erin/18`): one alike sibling (answers or accepted bodies of the same fields) and three alike or
    * the same (four values in all), as a parent has few collections and they lead to different resources.
+   * `many`, right after `api` or a version: as `strict`, and the value agrees with more siblings than it contradicts.
    */
   private enoughSiblings(
     key: string,
     value: string,
     mine: readonly Placed[],
     siblings: ReadonlyMap<string, readonly Placed[]>,
-    rule: 'values' | 'strict' | 'names',
+    rule: 'values' | 'strict' | 'names' | 'many',
   ): boolean {
-    const strict = rule === 'strict';
+    const strict = rule === 'strict' || rule === 'many';
     const action = rule === 'values' && isAction(mine);
     const at = mine[0]!.at;
     // Right after identifiers, a value there seen after two of their values already shows the routes of a
@@ -1979,6 +1982,7 @@ export class PathLearner {
     if (strict && this.recursAfterIdentifiers(at, siblings)) return false;
     const alone = strict ? this.aloneAfterIdentifiers(at, siblings.keys()) : undefined;
     let alike = 0;
+    let against = 0;
     let partners = 0;
     const sameOnes: Array<readonly Placed[]> = [];
     for (const [other, theirs] of siblings) {
@@ -1986,6 +1990,7 @@ export class PathLearner {
       if (partners++ >= MAX_COMPARED_VALUES) break;
       if (other === value || !this.comparable(key, other, theirs, rule === 'names')) continue;
       const verdict = this.compare(mine, theirs);
+      if (verdict === 'contradicts') against++;
       if (verdict === 'alike' && !(action && isAction(theirs))) alike++;
       else if (
         (verdict === 'alike' || verdict === 'same') &&
@@ -1997,6 +2002,9 @@ export class PathLearner {
     }
     const same = this.compatible(sameOnes, MANY_SIBLINGS - 1 - (rule === 'values' ? 0 : alike));
     if (rule === 'names') return alike > 0 && alike + same + 1 >= MANY_SIBLINGS;
+    // Where names live (right after `api` or a version) an API's resources sit too, each answering its own: a few of
+    // them alike (lists in one paged envelope) among more that contradict them are resources, not values.
+    if (rule === 'many' && against >= alike) return false;
     return strict ? alike + same + 1 >= MANY_SIBLINGS : alike > 0 || same + 1 >= MANY_SIBLINGS;
   }
 
@@ -2351,7 +2359,7 @@ export class PathLearner {
     )
       return false;
     // After a route word, many values each requested once are values whatever they answer (see `manyOnce`).
-    if (!once && !this.enoughSiblings(key, value, mine, siblings, strict || afterNames ? 'strict' : 'values'))
+    if (!once && !this.enoughSiblings(key, value, mine, siblings, afterNames ? 'many' : strict ? 'strict' : 'values'))
       return false;
     const position: LearnedPosition = afterNames
       ? { exceptions: new Set(), afterNames }
