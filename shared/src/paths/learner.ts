@@ -1289,8 +1289,10 @@ export class PathLearner {
   }
 
   /**
-   * How many of `literals` (seen at `at`) are not route words there: of a mirrored route, collections,
-   * or words after the values of a learned first segment (`Schedule`, `SeasonTeams` after `json`, `xml`).
+   * How many of `literals` (seen at `at`) are not route words there: of a mirrored route, collections, leaf words of
+   * a resource's route (`screens`, `snippets` of `/game/{game}/manage/…`, see `afterValuesTwice`: a name under two of
+   * them is no route word for that), or words after the values of a learned first segment (`Schedule`, `SeasonTeams`
+   * after `json`, `xml`).
    */
   private valuesAmong(at: number, literals: ReadonlySet<string> | undefined): number {
     if (literals === undefined) return 0;
@@ -1306,6 +1308,7 @@ export class PathLearner {
         !this.mirrorWords.has(`${at}/${literal}`) &&
         !this.collectionWords.has(`${at}/${literal}`) &&
         !this.recurs(at, literal) &&
+        !this.afterValuesTwice(`${at}/${literal}`) &&
         !(root && this.afterRootValues(literal))
       )
         count++;
