@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { clockEnv } from './clock';
 import { waitFor } from './wait';
 
 const CLI = path.join(__dirname, '../../src/cli.ts');
@@ -12,7 +13,7 @@ export function runCli(
   whileRunning?: (child: ChildProcess, stdout: () => string) => Promise<void>,
 ) {
   const child = spawn(process.execPath, ['-r', REGISTER, CLI, ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...clockEnv(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

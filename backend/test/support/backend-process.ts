@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { readFile, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
+import { clockEnv } from '../../../agent/test/support/clock';
 import { freePort, onFreePort } from '../../src/database/embedded';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -19,7 +20,7 @@ export function runTs(
   env: NodeJS.ProcessEnv,
 ): { child: ChildProcess; lines: AsyncIterator<string>; output: string[] } {
   const child = spawn(process.execPath, ['-r', REGISTER, path.join(ROOT, script), ...args], {
-    env: { PATH: process.env.PATH, ...env },
+    env: { PATH: process.env.PATH, ...clockEnv(), ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   const output: string[] = [];
