@@ -8,7 +8,7 @@ import type {
 } from '@spectator/shared';
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import { batchMessage, connectTestAgent, helloMessage } from './support/agent-client';
+import { batchMessage, connectTestAgent, endCapture, helloMessage } from './support/agent-client';
 import { apiCall, startTestBackend, type TestBackend } from './support';
 
 let backend: TestBackend;
@@ -687,15 +687,17 @@ describe('service endpoints', () => {
     }
   });
 
-  it("counts where acknowledgements' time went: waiting, to the commit, for the fold", async () => {
+  it("counts where acknowledgements' time went (waiting, to the commit) and the folds after", async () => {
     const read = async (): Promise<Record<string, number>> => {
       const text = await (
         await fetch(`${backend.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })
       ).text();
       return Object.fromEntries(
-        [...text.matchAll(/^(spectator_ingest_(?:batch_\w+|evidence_\w+|fold_waits_timed_out)_total) (\S+)$/gm)].map(
-          (m) => [m[1] as string, Number(m[2])],
-        ),
+        [
+          ...text.matchAll(
+            /^(spectator_ingest_(?:batch_\w+|evidence_\w+|fold_waits_timed_out|capture_ends_unfolded)_total) (\S+)$/gm,
+          ),
+        ].map((m) => [m[1] as string, Number(m[2])]),
       );
     };
     const before = await read();
@@ -704,11 +706,12 @@ describe('service endpoints', () => {
       'spectator_ingest_batch_commit_seconds_total',
       'spectator_ingest_batch_fold_wait_seconds_total',
       'spectator_ingest_batch_wait_seconds_total',
+      'spectator_ingest_capture_ends_unfolded_total',
       'spectator_ingest_evidence_batches_total',
       'spectator_ingest_evidence_fold_seconds_total',
       'spectator_ingest_fold_waits_timed_out_total',
     ]);
-    // A CI batch is evidence the gate reads next: its ack waits for its fold.
+    // A CI batch is acknowledged at its commit; its capture's end waits for its fold.
     const agent = await connectTestAgent(backend.url, tokens.agent);
     const hello = helloMessage({
       agentId: 'metrics-agent',
@@ -719,6 +722,7 @@ describe('service endpoints', () => {
       { method: 'GET', path: '/metered', status: 200, response: { n: 1 } },
     ]);
     expect(await agent.request(batch)).toMatchObject({ type: 'ack', batchId: batch.batchId });
+    await endCapture(agent, hello.capture.id);
     await agent.close();
     const after = await read();
     expect(after.spectator_ingest_batch_acks_total).toBe((before.spectator_ingest_batch_acks_total as number) + 1);
@@ -726,9 +730,12 @@ describe('service endpoints', () => {
       expect(after[`spectator_ingest_batch_${part}_seconds_total`]).toBeGreaterThanOrEqual(
         before[`spectator_ingest_batch_${part}_seconds_total`] as number,
       );
-    // The fold runs after the commit: the ack waited for it, and the batch was followed to its fold.
-    expect(after.spectator_ingest_batch_fold_wait_seconds_total).toBeGreaterThan(
+    // The fold runs after the commit and the ack: the batch was followed to its fold, the end waited for it.
+    expect(after.spectator_ingest_batch_fold_wait_seconds_total).toBeGreaterThanOrEqual(
       before.spectator_ingest_batch_fold_wait_seconds_total as number,
+    );
+    expect(after.spectator_ingest_capture_ends_unfolded_total).toBe(
+      before.spectator_ingest_capture_ends_unfolded_total as number,
     );
     expect(after.spectator_ingest_evidence_batches_total).toBe(
       (before.spectator_ingest_evidence_batches_total as number) + 1,

@@ -3,9 +3,10 @@
  * folds take it, on any replica. Many agents of one build on two replicas at once: every batch is
  * acknowledged at its commit (durable), and its evidence and consumer calls (issue 19) are folded
  * for its build without anything more asked, each once, the proposal's step recorded once; by the
- * time an agent's `capture-ended` arrives its batches are folded. CI runs on two replicas: each
- * ack arrives once its evidence is in the pull request's row (the CI gate reads it next). A batch
- * left queued (its replica stopped before folding it) is folded by a sweep.
+ * time an agent's `capture-ended` arrives its batches are folded. CI runs on two replicas: acked at
+ * commit too, their evidence is in the pull request's row when `capture-ended` arrives (the CI gate
+ * reads it next; ci-capture-end.test holds the folds back). A batch left queued (its replica
+ * stopped before folding it) is folded by a sweep.
  */
 import type { ConsumersResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
 import pg from 'pg';
@@ -173,7 +174,7 @@ describe('queued evidence', () => {
     await agent.close();
   });
 
-  it("of CI runs is in the pull request's row when each ack arrives, on either replica", async () => {
+  it("of CI runs is in the pull request's row when capture-ended arrives, on either replica", async () => {
     const runs = await Promise.all(
       [first, second].map(async (replica, r) => {
         const agent = await connectTestAgent(replica.url, token);
@@ -192,9 +193,10 @@ describe('queued evidence', () => {
             { method: 'POST', path: '/items', status: 201, request: { title: 't' }, response: { id: b, title: 't' } },
           ]);
           expect(await agent.request(batch, 30_000)).toEqual({ type: 'ack', batchId: batch.batchId });
-          // Read at once, no waiting: the ack came after the fold.
-          expect(await evidenceTotal('ci', `PR #${pullRequest}`)).toBe(b);
         }
+        await endCapture(agent, captureId);
+        // Read at once, no waiting: the end was answered after the folds.
+        expect(await evidenceTotal('ci', `PR #${pullRequest}`)).toBe(3);
         await agent.close();
       }),
     );

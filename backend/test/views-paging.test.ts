@@ -1,6 +1,6 @@
 import type { CaptureResponse, ProjectResponse, TokenResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import pg from 'pg';
-import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
+import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestAgent } from './support/agent-client';
 import { sqlOn, startTestBackend, type TestBackend } from './support';
 import { endpointCountsDiffering } from './support/evidence-helpers';
 
@@ -104,6 +104,8 @@ describe('a capture’s endpoints', () => {
       expect(await ci.request(batch)).toEqual({ type: 'ack', batchId: batch.batchId });
       const later = batchMessage(hello.capture.id, [get('/ci/1'), get('/ci/8', 2)]);
       expect(await ci.request(later)).toEqual({ type: 'ack', batchId: later.batchId });
+      // Acknowledged at commit: the capture's end is answered once their evidence is folded.
+      await endCapture(ci, hello.capture.id);
       const { body } = await backend.api<CaptureResponse>('GET', `/projects/pages/captures/${hello.capture.id}`);
       expect(body).toMatchObject({ interactions: CAP + 1, overflow: { requests: 2 + 2 } });
       const db = new pg.Client({ connectionString: backend.databaseUrl });

@@ -370,13 +370,22 @@ export class EvidenceRepository {
 
   // ---- queued batches (evidence_queue)
 
-  /** How many of the queued batches `ids` of a project are still queued (not folded yet). */
-  async stillQueued(projectId: string, ids: readonly string[]): Promise<number> {
+  /** Whether any of row `rowId`'s batches up to `upTo` (an id) is still queued (not folded yet). */
+  async queuedUpTo(projectId: string, rowId: string, upTo: string): Promise<boolean> {
     const [row] = (await this.db.query(
-      'SELECT count(*)::int AS n FROM evidence_queue WHERE project_id = $1 AND id = ANY($2::bigint[])',
-      [projectId, ids],
-    )) as Array<{ n: number }>;
-    return row?.n ?? 0;
+      `SELECT EXISTS (SELECT 1 FROM evidence_queue WHERE project_id = $1 AND row_id = $2 AND id <= $3::bigint) AS queued`,
+      [projectId, rowId, upTo],
+    )) as Array<{ queued: boolean }>;
+    return row?.queued ?? false;
+  }
+
+  /** The id of row `rowId`'s last queued batch (a bigint's text), null when none is queued. */
+  async lastQueued(projectId: string, rowId: string): Promise<string | null> {
+    const [row] = (await this.db.query(
+      'SELECT max(id)::text AS id FROM evidence_queue WHERE project_id = $1 AND row_id = $2',
+      [projectId, rowId],
+    )) as Array<{ id: string | null }>;
+    return row?.id ?? null;
   }
 
   /**

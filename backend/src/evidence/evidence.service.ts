@@ -429,9 +429,26 @@ export class EvidenceService {
     });
   }
 
-  /** Whether any of the queued batches `ids` of a project is not folded yet. */
-  async anyQueued(projectId: string, ids: readonly string[]): Promise<boolean> {
-    return ids.length > 0 && (await this.repository.stillQueued(projectId, ids)) > 0;
+  /** Whether any of row `rowId`'s queued batches up to `upTo` (an `evidence_queue` id) is not folded yet. */
+  anyQueued(projectId: string, rowId: string, upTo: string): Promise<boolean> {
+    return this.repository.queuedUpTo(projectId, rowId, upTo);
+  }
+
+  /** The id of row `rowId`'s last queued batch, null when none is queued. */
+  lastQueued(projectId: string, rowId: string): Promise<string | null> {
+    return this.repository.lastQueued(projectId, rowId);
+  }
+
+  /**
+   * The id of the environment row an agent environment's evidence goes to, null when it has none
+   * (`local`, or a row no batch made yet): a capture's end waits for that row's folds.
+   */
+  async existingRowIdOf(projectId: string, environment: AgentEnvironment): Promise<string | null> {
+    const key = environmentRowOf(environment);
+    if (key === null) return null;
+    const cached = this.rowIds.get(rowCacheKey(projectId, key));
+    if (cached !== undefined) return cached;
+    return this.repository.rowId(this.repository.pool, projectId, key.kind, key.name);
   }
 
   /** Rows (with their project) whose batches have been queued for more than `seconds`, at most `limit`. */
@@ -704,7 +721,7 @@ export class EvidenceService {
    * key names the project.
    */
   private async rowIdOf(projectId: string, key: EnvironmentRowKey): Promise<string> {
-    const cacheKey = `${projectId}\u0000${key.kind}\u0000${key.name}`;
+    const cacheKey = rowCacheKey(projectId, key);
     const cached = this.rowIds.get(cacheKey);
     if (cached !== undefined) return cached;
     const pool = this.repository.pool;
@@ -869,4 +886,9 @@ export class EvidenceService {
     // One statement for all of them: a new build's first fold changes every endpoint it saw.
     await this.notifier.emitAll(manager, project, changes);
   }
+}
+
+/** Where `rowIds` keeps a project's environment row's id. */
+function rowCacheKey(projectId: string, key: EnvironmentRowKey): string {
+  return `${projectId}\u0000${key.kind}\u0000${key.name}`;
 }

@@ -45,7 +45,7 @@ export class MetricsService {
   );
   readonly batchFoldWaitSeconds = new Counter(
     'spectator_ingest_batch_fold_wait_seconds_total',
-    "Seconds acknowledgements waited after their batch's commit (CI batches: for its evidence to be folded, at most 5 s each), summed",
+    "Seconds acknowledgements waited after their batch's commit (behind their connection's earlier capture-ended answers), summed",
   );
   readonly batchAcks = new Counter(
     'spectator_ingest_batch_acks_total',
@@ -62,7 +62,11 @@ export class MetricsService {
   );
   readonly foldWaitsTimedOut = new Counter(
     'spectator_ingest_fold_waits_timed_out_total',
-    "Evidence batches not seen folded within 5 s of their commit (durable; a later fold or the sweep takes them; a CI batch's ack went out then)",
+    'Evidence batches not seen folded within 5 s of their commit (durable; a later fold or the sweep takes them)',
+  );
+  readonly captureEndsUnfolded = new Counter(
+    'spectator_ingest_capture_ends_unfolded_total',
+    "Captures' ends answered (capture-ended) before their row's evidence queued before them was seen folded (after 5 s; durable, folded later)",
   );
   readonly rejectedMessages = new Counter(
     'spectator_ingest_rejected_messages_total',
@@ -109,6 +113,7 @@ export class MetricsService {
       this.evidenceFoldSeconds,
       this.evidenceBatches,
       this.foldWaitsTimedOut,
+      this.captureEndsUnfolded,
       this.rejectedMessages,
       this.capturesStarted,
       this.httpRequests,

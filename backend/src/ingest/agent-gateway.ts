@@ -82,8 +82,8 @@ function headOf(data: RawData): string {
 
 /**
  * `WS /api/v1/agents/stream`: agent tokens only. Messages of one connection are handled one after
- * the other (a capture before its batches); each batch is acknowledged after its commit, a CI
- * batch after its evidence's fold too, and `capture-ended` after the folds of the connection's batches.
+ * the other (a capture before its batches); each batch is acknowledged after its commit, and
+ * `capture-ended` after the folds of every batch its environment row queued before the end.
  */
 @Injectable()
 export class AgentGateway implements WebSocketRoute {
@@ -205,20 +205,17 @@ export class AgentGateway implements WebSocketRoute {
     const send = (message: BackendMessage): void => {
       if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(message));
     };
-    // A CI batch's ack waits for its evidence to be folded, the connection's next messages do not:
-    // answers of acked kinds go out in the order of their messages, each once `after` resolved.
+    // `capture-ended` waits for its row's folds (at most SETTLE_MS), the connection's next messages
+    // do not: answers of acked kinds go out in the order of their messages, each once `after` resolved.
     let answers = Promise.resolve();
-    const answer = (message: BackendMessage, after: Promise<void> = Promise.resolve()): void => {
-      answers = answers.then(() => after).then(() => send(message));
+    const answer = (message: BackendMessage, after: Promise<void> = Promise.resolve(), sending?: () => void): void => {
+      answers = answers
+        .then(() => after)
+        .then(() => {
+          sending?.();
+          send(message);
+        });
     };
-    // Folds of this connection's batches not yet ended (each ends within SETTLE_MS): `capture-ended`
-    // waits for them, so an agent that stopped (its last message ends its capture) has its evidence in.
-    const folding = new Set<Promise<void>>();
-    const follow = (folded: Promise<void>): void => {
-      folding.add(folded);
-      void folded.finally(() => folding.delete(folded));
-    };
-    const foldsSoFar = (): Promise<void> => Promise.all(folding).then(() => undefined);
     // Templates the agent matches first change with documentation commits and path hints (on any
     // replica): the connected agent gets them at once (one read per burst of events), not only at its next hello.
     let stopTemplates = (): void => undefined;
@@ -295,22 +292,27 @@ export class AgentGateway implements WebSocketRoute {
           }
           case 'batch': {
             const { batchId } = message;
-            const { duplicate, folded, ackAfterFold } = await this.ingest.ingestBatch(session as AgentSession, message);
+            const { duplicate } = await this.ingest.ingestBatch(session as AgentSession, message);
             const committed = performance.now();
-            follow(folded);
-            answer(
-              { type: 'ack', batchId, ...(duplicate ? { duplicate: true } : {}) },
-              (ackAfterFold ? folded : Promise.resolve()).then(() => this.timed(received, started, committed)),
+            answer({ type: 'ack', batchId, ...(duplicate ? { duplicate: true } : {}) }, undefined, () =>
+              this.timed(received, started, committed),
             );
             break;
           }
           case 'capture':
             await this.ingest.startCapture(session as AgentSession, message.capture, message.previous);
-            if (message.previous) answer({ type: 'capture-ended', captureId: message.previous.id }, foldsSoFar());
+            if (message.previous)
+              answer(
+                { type: 'capture-ended', captureId: message.previous.id },
+                this.ingest.endedFolds(session as AgentSession),
+              );
             break;
           case 'capture-end':
             await this.ingest.endCapture(session as AgentSession, message.captureId, message.endedAt);
-            answer({ type: 'capture-ended', captureId: message.captureId }, foldsSoFar());
+            answer(
+              { type: 'capture-ended', captureId: message.captureId },
+              this.ingest.endedFolds(session as AgentSession),
+            );
             break;
           case 'rules':
             await this.ingest.updateRules(session as AgentSession, message.captureId, message.rules);

@@ -8,7 +8,7 @@ import { EvidenceFolder, GATHER_MS } from './evidence-folder';
 
 /**
  * When a row's folds begin (issue 20): GATHER_MS after the oldest batch waiting for one, taking
- * every batch committed meanwhile; at once for an urgent waiter (a CI batch's ack); not at all when
+ * every batch committed meanwhile; at once for an urgent waiter (a CI capture's end); not at all when
  * another replica's fold took the batches. PostgreSQL is not involved: the evidence service is a
  * stand-in that counts the folds asked of it, each ending when the test says, on jest's clock.
  */
@@ -33,6 +33,7 @@ describe('EvidenceFolder', () => {
     const evidence = {
       foldQueued: folds,
       anyQueued: jest.fn(() => Promise.resolve(queued)),
+      lastQueued: jest.fn(() => Promise.resolve(queued ? '99' : null)),
       queuedRows: jest.fn(() => Promise.resolve([])),
     } as unknown as EvidenceService;
     const runtime: Runtime = {
@@ -50,23 +51,25 @@ describe('EvidenceFolder', () => {
 
   /** Lets the folder's promises run (no time passes). */
   const settled = (): Promise<void> => jest.advanceTimersByTimeAsync(0);
-  /** Settles batch `id` of `row`, noting when it is told. */
+  /** Settles batch `id` of `row` (`urgent`: a CI capture's end, after it), noting when it is told. */
   const settle = (id: string | null, urgent = false, row = 'row'): { told: boolean } => {
     const waiter = { told: false };
-    void folder.settle(project, row, id, urgent).then(() => (waiter.told = true));
+    void (urgent ? folder.settleEnded(project, row, true) : folder.settle(project, row, id)).then(
+      () => (waiter.told = true),
+    );
     return waiter;
   };
 
   it('folds GATHER_MS after the oldest batch came, every batch that came meanwhile in one fold', async () => {
-    const first = settle('q1');
+    const first = settle('1');
     await jest.advanceTimersByTimeAsync(GATHER_MS / 2);
-    const second = settle('q2');
+    const second = settle('2');
     await jest.advanceTimersByTimeAsync(GATHER_MS / 2 - 1);
     expect(folds).toHaveBeenCalledTimes(0);
     await jest.advanceTimersByTimeAsync(1);
     expect(folds).toHaveBeenCalledTimes(1);
     // Batches committed during the fold wait for the next one, GATHER_MS after the first of them.
-    const during = settle('q3');
+    const during = settle('3');
     ends.shift()?.();
     await settled();
     expect([first.told, second.told, during.told]).toEqual([true, true, false]);
@@ -79,17 +82,17 @@ describe('EvidenceFolder', () => {
     expect(during.told).toBe(true);
   });
 
-  it('folds at once for an urgent waiter (a CI batch), also one that comes while others gather', async () => {
-    const ci = settle('q1', true);
+  it("folds at once for an urgent waiter (a CI capture's end), also one that comes while others gather", async () => {
+    const ci = settle('1', true);
     await settled();
     expect(folds).toHaveBeenCalledTimes(1);
     ends.shift()?.();
     await settled();
     expect(ci.told).toBe(true);
-    const gathering = settle('q2');
+    const gathering = settle('2');
     await jest.advanceTimersByTimeAsync(GATHER_MS / 2);
     expect(folds).toHaveBeenCalledTimes(1);
-    const urgent = settle('q3', true);
+    const urgent = settle('3', true);
     await settled();
     expect(folds).toHaveBeenCalledTimes(2);
     ends.shift()?.();
@@ -99,7 +102,7 @@ describe('EvidenceFolder', () => {
 
   it("folds nothing when another replica's fold took the batches meanwhile; a sweep's round folds", async () => {
     queued = false;
-    const taken = settle('q1');
+    const taken = settle('1');
     await jest.advanceTimersByTimeAsync(GATHER_MS);
     expect(folds).toHaveBeenCalledTimes(0);
     expect(taken.told).toBe(true);
@@ -111,15 +114,23 @@ describe('EvidenceFolder', () => {
     expect(sweep.told).toBe(true);
   });
 
+  it("tells a capture's end at once, folding nothing, when its row has nothing queued", async () => {
+    queued = false;
+    const end = settle(null, true);
+    await settled();
+    expect(folds).toHaveBeenCalledTimes(0);
+    expect(end.told).toBe(true);
+  });
+
   it('folds rows apart: a fold of one row does not hold up another', async () => {
-    settle('q1', true, 'a');
-    settle('q2', true, 'b');
+    settle('1', true, 'a');
+    settle('2', true, 'b');
     await settled();
     expect(folds.mock.calls.map((call: unknown[]) => call[1])).toEqual(['a', 'b']);
   });
 
   it('stops gathering when the replica stops: the fold waiting for the interval begins at once', async () => {
-    const waiter = settle('q1');
+    const waiter = settle('1');
     await settled();
     expect(folds).toHaveBeenCalledTimes(0);
     const stopped = folder.onModuleDestroy();
@@ -127,6 +138,7 @@ describe('EvidenceFolder', () => {
     expect(folds).toHaveBeenCalledTimes(1);
     ends.shift()?.();
     await stopped;
+    await settled();
     expect(waiter.told).toBe(true);
   });
 });

@@ -12,7 +12,7 @@ import { MetricsService } from '../health/metrics.service';
 import { RuntimeService } from '../runtime/runtime.service';
 import type { EventProject } from '../webhooks/notifier';
 
-/** How long a CI batch's acknowledgement (or a `capture-ended`) waits at most for the evidence's fold (it is durable anyway). */
+/** How long a `capture-ended` waits at most for the evidence's fold (it is durable anyway). */
 export const SETTLE_MS = 5_000;
 /**
  * How soon a fold is tried again while another transaction holds the row, doubling after each try
@@ -24,9 +24,9 @@ const BUSY_RETRY_MAX_MS = 320;
 /** How often each replica looks for batches queued and not folded (another replica stopped, a fold failed). */
 const SWEEP_INTERVAL_MS = 1_000;
 /**
- * How long a staging or production batch waits for its row's fold after its commit, gathering
- * what the build's other pods send meanwhile: their acks do not wait for the fold (a CI batch's
- * does: it folds at once), and a fold's statements cost about the same for one batch as for
+ * How long a batch waits for its row's fold after its commit, gathering what the build's other
+ * pods (or the CI run's other batches) send meanwhile: acks do not wait for the fold (a CI
+ * capture's end hurries it), and a fold's statements cost about the same for one batch as for
  * fifty (the rows it writes are the distinct endpoints and minutes), so a row folds about once
  * per interval on the whole deployment instead of once per batch or two (issue 20). The
  * dashboard still hears of a step within GATHER_MS and a fold.
@@ -45,22 +45,24 @@ export const FOLD_POOL_SIZE = 4;
 interface RowFolds {
   running: boolean;
   /**
-   * Each waiter's queued batch (null: a sweep, waiting for nothing in particular), when it came
-   * (`performance.now()`), whether it needs the fold at once, and how to tell it.
+   * Each waiter's last queued batch (`evidence_queue.id`: it waits for the row's batches up to it;
+   * null: a sweep, waiting for nothing in particular), when it came (`performance.now()`), whether
+   * it needs the fold at once, and how to tell it.
    */
-  waiting: Array<{ queuedId: string | null; since: number; urgent: boolean; resolve: () => void }>;
+  waiting: Array<{ upTo: string | null; since: number; urgent: boolean; resolve: () => void }>;
   /** Ends the wait before the next fold (set while it gathers). */
   wake: (() => void) | null;
 }
 
 /**
  * Folds queued evidence (issue 20): after an evidence batch commits, a fold of its row begins (or
- * the one running is followed by another), and `settle` resolves once it ended (at most SETTLE_MS):
- * a CI batch's acknowledgement and every `capture-ended` wait for it, so an agent that has them
- * knows its evidence is in the matrix, the steps and the runtime figures. On one replica a
+ * the one running is followed by another). Acks come at commit; `capture-ended` waits for
+ * `settleEnded` (at most SETTLE_MS): until none of the row's batches queued before the end is left,
+ * whichever replica folds them, so an agent that has it knows its evidence is in the matrix, the
+ * steps and the runtime figures. On one replica a
  * row has one fold at a time, and every batch committed meanwhile waits for the next one, which
  * takes them all (up to FOLD_LIMIT and FOLD_BYTES per transaction), beginning GATHER_MS after the oldest of them
- * committed unless one is urgent (a CI batch), and folding nothing when another replica's fold
+ * committed unless one is urgent (a CI capture's end), and folding nothing when another replica's fold
  * took them meanwhile; across replicas the row's lock decides
  * (`SKIP LOCKED`: a replica that finds it taken tries again shortly, never waiting in PostgreSQL).
  * Every second each replica folds rows whose batches were queued for more than two seconds.
@@ -134,18 +136,42 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     this.pool.transaction(work);
 
   /**
-   * Resolves once a fold of row `rowId` that began after this call has ended, or the queued batch
-   * `queuedId` was folded by another replica (so a batch queued before the call is folded, unless
-   * that fold failed), or after SETTLE_MS. The fold begins GATHER_MS after the oldest batch
-   * waiting for it, or at once when `urgent` (a CI batch's ack waits for it).
+   * Resolves once a fold of row `rowId` that began after this call has ended, or the row's queued
+   * batches up to `upTo` were folded by another replica (so a batch queued before the call is
+   * folded, unless that fold failed), or after SETTLE_MS. The fold begins GATHER_MS after the oldest
+   * batch waiting for it.
    */
-  async settle(project: EventProject, rowId: string, queuedId: string | null = null, urgent = false): Promise<void> {
+  async settle(project: EventProject, rowId: string, upTo: string | null = null): Promise<void> {
     const started = performance.now();
+    const inTime = await this.waitForFold(project, rowId, upTo, false);
+    if (upTo === null) return;
+    this.metrics.evidenceFoldSeconds.inc((performance.now() - started) / 1000);
+    this.metrics.evidenceBatches.inc();
+    if (!inTime) this.metrics.foldWaitsTimedOut.inc();
+  }
+
+  /**
+   * A capture's end: resolves once none of row `rowId`'s batches queued up to now is left, on
+   * this replica's folds or another's, or after SETTLE_MS. `urgent` (a CI run's end, whose gate
+   * reads next) begins the fold at once instead of after GATHER_MS.
+   * @returns whether the batches were folded in time (nothing queued counts as folded).
+   */
+  async settleEnded(project: EventProject, rowId: string, urgent: boolean): Promise<boolean> {
+    const upTo = await this.evidence.lastQueued(project.id, rowId);
+    return upTo === null || this.waitForFold(project, rowId, upTo, urgent);
+  }
+
+  private async waitForFold(
+    project: EventProject,
+    rowId: string,
+    upTo: string | null,
+    urgent: boolean,
+  ): Promise<boolean> {
     let folds = this.rows.get(rowId);
     if (folds === undefined) this.rows.set(rowId, (folds = { running: false, waiting: [], wake: null }));
     let timer: NodeJS.Timeout | undefined;
     const folded = new Promise<boolean>((resolve) =>
-      folds.waiting.push({ queuedId, since: started, urgent, resolve: () => resolve(true) }),
+      folds.waiting.push({ upTo, since: performance.now(), urgent, resolve: () => resolve(true) }),
     );
     if (urgent) folds.wake?.();
     if (!folds.running) this.track(this.run(project, rowId, folds));
@@ -154,10 +180,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), SETTLE_MS))),
     ]);
     clearTimeout(timer);
-    if (queuedId === null) return;
-    this.metrics.evidenceFoldSeconds.inc((performance.now() - started) / 1000);
-    this.metrics.evidenceBatches.inc();
-    if (!inTime) this.metrics.foldWaitsTimedOut.inc();
+    return inTime;
   }
 
   /**
@@ -176,11 +199,14 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     while (folds.waiting.length > 0) {
       const urgent = await this.gathering(folds);
       const covered = folds.waiting.splice(0);
-      const ids = covered.map((waiter) => waiter.queuedId).filter((id): id is string => id !== null);
+      const upTo = lastOf(covered.map((waiter) => waiter.upTo));
       // A sweep's round (no batch of its own) folds whatever is queued.
       const taken =
-        !urgent && ids.length === covered.length && !(await this.evidence.anyQueued(project.id, ids).catch(() => true));
-      if (!taken) await this.foldAll(project, rowId, ids);
+        !urgent &&
+        upTo !== null &&
+        covered.every((waiter) => waiter.upTo !== null) &&
+        !(await this.evidence.anyQueued(project.id, rowId, upTo).catch(() => true));
+      if (!taken) await this.foldAll(project, rowId, upTo);
       for (const { resolve } of covered) resolve();
     }
     folds.running = false;
@@ -210,9 +236,9 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   /**
    * Folds the row until nothing queued before is left, the row stays busy for SETTLE_MS, or a fold
    * fails. While another transaction holds the row (a fold on another replica takes every batch
-   * queued for it), it is done once the batches `ids` are no longer queued.
+   * queued for it), it is done once none of the row's batches up to `upTo` is queued.
    */
-  private async foldAll(project: EventProject, rowId: string, ids: readonly string[]): Promise<void> {
+  private async foldAll(project: EventProject, rowId: string, upTo: string | null): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
     let retryMs = BUSY_RETRY_MS;
     for (;;) {
@@ -231,7 +257,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       }
       if (folded === 'busy') {
         if (Date.now() > deadline || this.sweeping.isStopped) return;
-        if (ids.length > 0 && !(await this.evidence.anyQueued(project.id, ids).catch(() => true))) return;
+        if (upTo !== null && !(await this.evidence.anyQueued(project.id, rowId, upTo).catch(() => true))) return;
         await new Promise((resolve) => setTimeout(resolve, retryMs));
         retryMs = Math.min(retryMs * 2, BUSY_RETRY_MAX_MS);
         continue;
@@ -247,4 +273,11 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
       await this.settle({ id: projectId, slug }, rowId);
     }
   }
+}
+
+/** The highest of queued batch ids (bigint texts), null when there is none; null ids (sweeps) count for nothing. */
+function lastOf(ids: ReadonlyArray<string | null>): string | null {
+  let last: bigint | null = null;
+  for (const id of ids) if (id !== null && (last === null || BigInt(id) > last)) last = BigInt(id);
+  return last === null ? null : last.toString();
 }

@@ -112,14 +112,14 @@ function notOurs(captureId: string): FatalWireError {
 }
 
 /**
- * Whether a batch's ack waits for its evidence's fold (at most SETTLE_MS). CI runs' acks do: the
- * agent stops after its last ack and the CI gate then reads the pull request's matrix, origins
- * and runtime at once. Staging and production batches are acknowledged at commit (durable and
- * deduplicated on resend; the fold that began with the commit, or the sweep, folds them), so
- * hundreds of pods' acks never wait for a row's folds (issue 20). `capture-ended` waits for the
- * folds of its connection's batches of every kind: an agent that stopped has its evidence in.
+ * Whether a capture's end hurries its row's fold (begins it at once instead of GATHER_MS after its
+ * batches): a CI run's does, since the agent stops on `capture-ended` and the CI gate then reads
+ * the pull request's matrix, origins and runtime at once. Every batch is acknowledged at its
+ * commit (durable and deduplicated on resend; the fold that began with the commit, or the sweep,
+ * folds it), so acks never wait for a row's folds (issue 20); `capture-ended` waits for the folds
+ * of every batch its row queued before it (`endedFolds`), whichever replica makes them.
  */
-export function ackWaitsForFold(environment: AgentEnvironment): boolean {
+export function endHurriesFold(environment: AgentEnvironment): boolean {
   return environment.kind === 'ci';
 }
 
@@ -435,6 +435,24 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /**
+   * Resolves once no batch the session's environment row queued before this call is left unfolded
+   * (on any replica), or after SETTLE_MS: `capture-ended` waits for it, so an agent that stopped
+   * has its evidence in. Never rejects (a failed read is logged; the evidence stays durable).
+   */
+  async endedFolds(session: AgentSession): Promise<void> {
+    try {
+      const rowId = await this.evidence.existingRowIdOf(session.projectId, session.environment);
+      if (rowId === null) return;
+      const project = { id: session.projectId, slug: session.projectSlug };
+      if (!(await this.folder.settleEnded(project, rowId, endHurriesFold(session.environment))))
+        this.metrics.captureEndsUnfolded.inc();
+    } catch (error) {
+      this.metrics.captureEndsUnfolded.inc();
+      this.log.warn({ err: error }, "a capture's end did not wait for its evidence's fold");
+    }
+  }
+
   async endCapture(session: AgentSession, captureId: string, endedAt: string): Promise<void> {
     await this.ensureCapture(session, captureId);
     await this.captures.end(session.projectId, captureId, endedAt);
@@ -451,15 +469,12 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
 
   /**
    * Commits one batch in one transaction. A batch id already committed is reported as a
-   * duplicate and nothing is counted again. `folded` resolves once the batch's evidence (queued
-   * with it) is folded into the matrix, steps and runtime figures, or after SETTLE_MS;
-   * `ackAfterFold` says whether the ack waits for it (see `ackWaitsForFold`).
+   * duplicate and nothing is counted again. The batch's evidence (queued with it) is folded into
+   * the matrix, steps and runtime figures after its commit (GATHER_MS later, with the row's other
+   * batches); its ack does not wait for that (see `endHurriesFold`).
    * @throws WireError naming the problem; nothing is written then.
    */
-  ingestBatch(
-    session: AgentSession,
-    batch: BatchMessage,
-  ): Promise<{ duplicate: boolean; folded: Promise<void>; ackAfterFold: boolean }> {
+  ingestBatch(session: AgentSession, batch: BatchMessage): Promise<{ duplicate: boolean }> {
     // Not an async function: an async function keeps its arguments for as long as it runs, and
     // this one would keep the batch's parsed objects while its statement waits for a database
     // connection and runs. Split here, the write holds the statement's parameters and a few
@@ -524,23 +539,12 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Writes a batch's statement (see `ingestBatch`). */
-  private async writeStatement(
-    session: AgentSession,
-    statement: BatchStatement,
-  ): Promise<{ duplicate: boolean; folded: Promise<void>; ackAfterFold: boolean }> {
+  private async writeStatement(session: AgentSession, statement: BatchStatement): Promise<{ duplicate: boolean }> {
     const { part, rowId } = statement;
     const { claimed, queuedId } = await this.writer.submit(part);
-    const queuedFor = rowId === null || queuedId === null ? null : { rowId, queuedId };
-    // Folded now, whether or not the ack waits for it (or after SETTLE_MS: it is durable either way).
-    const folded =
-      queuedFor === null
-        ? Promise.resolve()
-        : this.folder.settle(
-            { id: session.projectId, slug: session.projectSlug },
-            queuedFor.rowId,
-            queuedFor.queuedId,
-            ackWaitsForFold(session.environment),
-          );
+    // Folded after the commit, the ack sent meanwhile (durable either way; settle never rejects).
+    if (rowId !== null && queuedId !== null)
+      void this.folder.settle({ id: session.projectId, slug: session.projectSlug }, rowId, queuedId);
     const duplicate = !claimed;
     for (const key of statement.shapes) this.storedShapes.set(key, true);
     if (duplicate) this.metrics.duplicateBatches.inc();
@@ -549,7 +553,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
       this.metrics.observations.inc(statement.observations);
       this.events.captureChanged(session.projectId, statement.captureId);
     }
-    return { duplicate, folded, ackAfterFold: queuedFor !== null && ackWaitsForFold(session.environment) };
+    return { duplicate };
   }
 
   /**

@@ -210,8 +210,8 @@ export interface WelcomeMessage {
 }
 
 /**
- * A batch is committed: durable, and a resend is answered `duplicate`. For a CI capture it comes
- * once the batch's evidence is folded too (at most 5 s after the commit): the CI gate reads it next.
+ * A batch is committed: durable, and a resend is answered `duplicate`. Its evidence is folded after,
+ * whatever the environment (a CI capture's too, since session 30): `capture-ended` says when it is in.
  */
 export interface AckMessage {
   type: 'ack';
@@ -221,9 +221,11 @@ export interface AckMessage {
 }
 
 /**
- * A capture's end is stored (a `capture-end`, or the `previous` of a `capture`), and the batches the
- * connection sent before it are folded into the evidence (each at most 5 s after its commit). The
- * agent keeps every end it sent (in its spool too) and sends it again after a reconnect until this arrives.
+ * A capture's end is stored (a `capture-end`, or the `previous` of a `capture`), and the batches its
+ * environment row had queued when the end came, the connection's earlier ones among them, are folded
+ * into the evidence on any replica (at most 5 s after the end). Batches are acknowledged at their
+ * commit (`ack`), before their fold. The agent keeps every end it sent (in its spool too) and sends
+ * it again after a reconnect until this arrives.
  */
 export interface CaptureEndedMessage {
   type: 'capture-ended';
