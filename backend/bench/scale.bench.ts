@@ -498,18 +498,23 @@ class LockSampler {
 
 /**
  * Sends each agent's batches (JSON text), keeping `window` in flight per agent, or, with `paceMs`,
- * one every `paceMs` from a random start within the first. @returns seconds taken and each batch's sent→ack ms.
+ * one every `paceMs` from a random start within the first. With `endCi`, each CI agent ends its
+ * capture right after sending its last batch, as a stopping agent does (its later batches still
+ * count: a backend keeps batches of an ended capture).
+ * @returns seconds taken, each batch's sent→ack ms, and each CI agent's last batch sent → `capture-ended` ms.
  */
 async function stream(
   agents: readonly SimulatedAgent[],
   work: ReadonlyArray<readonly string[]>,
-  options: { window: number } | { paceMs: number },
-): Promise<{ seconds: number; latencies: number[]; byKind: Map<string, number[]> }> {
+  options: { window: number } | { paceMs: number; endCi?: boolean },
+): Promise<{ seconds: number; latencies: number[]; byKind: Map<string, number[]>; ciStops: number[] }> {
   const latencies: number[] = [];
   const byKind = new Map<string, number[]>();
+  const ciStops: number[] = [];
   const started = performance.now();
   await Promise.all(
-    agents.map(async ({ agent, environment }, a) => {
+    agents.map(async ({ agent, environment, captureId }, a) => {
+      const ends = 'paceMs' in options && options.endCi === true && environment.kind === 'ci';
       let kindLatencies = byKind.get(environment.kind);
       if (kindLatencies === undefined) byKind.set(environment.kind, (kindLatencies = []));
       const batches = work[a] as readonly string[];
@@ -518,6 +523,8 @@ async function stream(
       const send = (): void => {
         sentAt.push(performance.now());
         agent.send(batches[next++] as string);
+        if (ends && next === batches.length)
+          agent.send({ type: 'capture-end', captureId, endedAt: new Date().toISOString() });
       };
       let timer: NodeJS.Timeout | null = null;
       if ('window' in options) while (next < batches.length && next < options.window) send();
@@ -539,12 +546,17 @@ async function stream(
         kindLatencies.push(latency);
         if ('window' in options && next < batches.length) send();
       }
+      if (ends) {
+        const message = await agent.next(120_000);
+        if (message.type !== 'capture-ended') throw new Error(`unexpected ${JSON.stringify(message)}`);
+        ciStops.push(performance.now() - (sentAt[batches.length - 1] as number));
+      }
     }),
   );
-  return { seconds: (performance.now() - started) / 1000, latencies, byKind };
+  return { seconds: (performance.now() - started) / 1000, latencies, byKind, ciStops };
 }
 
-/** p50 and p99 of sent→ack per environment kind (a CI batch's ack waits for its fold, the others' do not). */
+/** p50 and p99 of sent→ack per environment kind (every batch is acknowledged at its commit since session 30). */
 function kindLine(byKind: ReadonlyMap<string, readonly number[]>): string {
   return [...byKind.entries()]
     .map(
@@ -1205,7 +1217,7 @@ async function main(): Promise<void> {
     const pacedAcksBefore = await ackParts(urls, metricsToken);
     sampler.start();
     const paced = await phase('paced', agents.length * (pacedBatches[0]?.length ?? 0) * ROWS, () =>
-      stream(agents, pacedWork, { paceMs: PACE_MS }),
+      stream(agents, pacedWork, { paceMs: PACE_MS, endCi: true }),
     );
     await sampler.stop();
     const pacedAcks: [AckParts, AckParts] = [pacedAcksBefore, await ackParts(urls, metricsToken)];
@@ -1284,6 +1296,10 @@ async function main(): Promise<void> {
         `paced (1 per ${PACE_MS} ms per agent, ${paced.latencies.length} batches) p50 ${ms(median(paced.latencies))} p99 ${ms(percentile(paced.latencies, 99))} (aim p99 < 1 s)`,
     );
     console.log(`    by kind: saturated ${kindLine(saturatedByKind)}; paced ${kindLine(paced.byKind)}`);
+    if (paced.ciStops.length > 0)
+      console.log(
+        `    CI stops (paced; last batch sent → capture-ended, as a stopping agent waits): p50 ${ms(median(paced.ciStops))} max ${ms(Math.max(...paced.ciStops))} (${paced.ciStops.length})`,
+      );
     const positions = [...byPosition]
       .map(([position, rates]) => `${position} ${rates.map((rate) => rate.toFixed(0)).join(' ')}`)
       .join('; ');
