@@ -38,7 +38,7 @@ import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded';
 import { migrateUp } from '../src/database/migrate';
 import { packedConsumerDays } from '../src/consumers/consumers.service';
-import { evidenceOf } from '../src/evidence/evidence.service';
+import { packedExchanges } from '../src/evidence/evidence.service';
 import { packList } from '../src/evidence/queued-payload';
 import { runtimeMinutes } from '../src/runtime/runtime.service';
 import {
@@ -140,7 +140,7 @@ function queuedLists(rows: WireObservation[]): { exchanges: string; minutes: str
     observations: rows,
   };
   return {
-    exchanges: packList(aggregated(rows).map(evidenceOf)),
+    exchanges: packedExchanges(aggregated(rows)),
     minutes: packList(runtimeMinutes(batch)),
     consumers: packedConsumerDays(batch),
   };

@@ -258,7 +258,14 @@ type ReplicaPart = (typeof REPLICA_PARTS)[number];
 /** Folders of backend/src whose code runs in folds (when not called from the ingest path). */
 const FOLD_FOLDERS = new Set(['evidence', 'runtime', 'consumers', 'matrix', 'proposals', 'versions', 'views', 'drift']);
 /** Functions of those folders that the ingest path calls for a batch's statement (the evidence hook). */
-const INGEST_HOOKS = new Set(['queuedEvidence', 'rowIdOf', 'runtimeMinutes', 'consumerDays', 'evidenceOf']);
+const INGEST_HOOKS = new Set([
+  'queuedEvidence',
+  'rowIdOf',
+  'runtimeMinutes',
+  'consumerDays',
+  'evidenceOf',
+  'packedExchanges',
+]);
 
 interface ProfileNode {
   id: number;
