@@ -344,6 +344,43 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect([...sent].filter((path) => path.startsWith('/api2/json/origin/'))).toHaveLength(1);
   });
 
+  it("keeps an identifier's 404 that came just before its route answered, and counts a scanner's as noise", () => {
+    let clock = 0;
+    const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });
+    const rows: string[] = [];
+    let unmatched = 0;
+    const drain = (): void => {
+      for (const group of observer.drain()) {
+        for (const row of group.observations) rows.push(`${row.path} ${row.status}`);
+        unmatched += group.unmatched?.requests ?? 0;
+      }
+    };
+    // avaza.com (held-out 19): `GET /api/Invoice/64502` answered 404 first, `GET /api/Invoice` 200 0.2 s later.
+    observer.record(exchangeOf('/api/Invoice/64502', { status: 404 }));
+    observer.record(exchangeOf('/wp-content/uploads/2024', { status: 404 }));
+    drain();
+    clock = 200;
+    send('/api/Invoice', [{ id: 1, total: 2 }]);
+    drain();
+    clock = 1_500;
+    drain();
+    expect(rows.sort()).toEqual(['/api/Invoice 200', '/api/Invoice/{invoiceId} 404']);
+    expect(unmatched).toBe(1);
+  });
+
+  it('holds at most a bounded number of 404s waiting for their route, the rest noise at once', () => {
+    let clock = 0;
+    const { observer } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });
+    let unmatched = 0;
+    for (let i = 0; i < 100; i++) observer.record(exchangeOf(`/api/users/${1000 + i}`, { status: 404 }));
+    for (const group of observer.drain()) unmatched += group.unmatched?.requests ?? 0;
+    // Past the bound (64 held), the scanner's paths are noise at once; the held ones when their hold ends.
+    expect(unmatched).toBe(36);
+    clock = 1_500;
+    for (const group of observer.drain()) unmatched += group.unmatched?.requests ?? 0;
+    expect(unmatched).toBe(100);
+  });
+
   it('covers the template a name went out under when the value before it turned a route word meanwhile', () => {
     let clock = 0;
     const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });

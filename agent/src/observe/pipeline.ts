@@ -102,7 +102,15 @@ interface Held {
   until: number;
   /** When a value in waiting goes out at the latest (see `pendingMs`). */
   pendingUntil: number;
+  /** A possible noise held only while its route may yet answer (see `mayAwaitRoute`). */
+  awaitsRoute?: boolean;
 }
+
+/**
+ * Possible noise held at once while only their route may yet answer (see `mayAwaitRoute`): a scanner's flood of
+ * identifiers is counted as noise at once past it, and never pushes held values out (`holdMax`).
+ */
+const AWAITING_ROUTE_MAX = 64;
 
 /** Statuses that, on a path matching no template, mark a request as noise. */
 function isNotFound(status: number): boolean {
@@ -237,6 +245,8 @@ export class ObservationPipeline implements ExchangeObserver {
   private readonly owners = new Map<string, string>();
   /** Interactions whose path holds an undecided literal, oldest first (see `holdMs`). */
   private held: Held[] = [];
+  /** How many of `held` are held only while their route may yet answer (see `mayAwaitRoute`). */
+  private awaitingRoute = 0;
   /**
    * Templates sent with a literal that may yet be learned (`PathLearner.changeable`, see `toRows`) →
    * the capture they went out in and the first path (as the detectors templated it) sent under it:
@@ -671,7 +681,7 @@ export class ObservationPipeline implements ExchangeObserver {
     const entry = this.ownerOf(this.template(pathname), exchange.status);
     // Noise, unless its path may still be learned into a real endpoint's (then held and decided on release).
     const unmatched = this.isNoise(entry, exchange.status);
-    if (unmatched && !this.mayTurnReal(entry)) {
+    if (unmatched && !this.mayTurnReal(entry) && !(typeof entry !== 'string' && this.mayAwaitRoute(entry.resolved))) {
       this.countNoise(exchange.captureId, pathname);
       letGo(exchange);
       return;
@@ -901,6 +911,16 @@ export class ObservationPipeline implements ExchangeObserver {
       this.options.holdMs > 0 &&
       this.noiseUndecided(entry.resolved, entry.inferred, entry.raw)
     );
+  }
+
+  /**
+   * May a 404/405 that looks like noise (`resolved`, nothing left to learn in its path) still be its route's own? When
+   * an identifier follows a route nothing answered yet (`/api/Invoice/{invoiceId}` answered 404 before `/api/Invoice`
+   * answered 200, 0.2 s later): it is held up to `holdMs` (at most `AWAITING_ROUTE_MAX` at once) and kept if the route
+   * answered by then (see `underConfirmedRoute`), counted as noise otherwise.
+   */
+  private mayAwaitRoute(resolved: string): boolean {
+    return this.options.holdMs > 0 && this.awaitingRoute < AWAITING_ROUTE_MAX && resolved.indexOf('/{') > 0;
   }
 
   /**
@@ -1135,10 +1155,18 @@ export class ObservationPipeline implements ExchangeObserver {
     if (this.learner.revision !== this.generation) this.learned();
     // Resolved again only when the learner learned since the path was cached.
     let undecided: boolean;
+    let awaits = false;
     if (observation.unmatchedPath !== undefined) {
       // A possible noise: held while its path may still be learned, decided here otherwise.
       const learned = this.learner.resolve(path.inferred);
       undecided = this.noiseUndecided(learned, path.inferred, path.raw);
+      awaits =
+        !undecided &&
+        !this.confirmed.has(learned) &&
+        !this.underConfirmedRoute(learned) &&
+        this.ownerOfResolved(learned) === undefined &&
+        this.mayAwaitRoute(learned);
+      undecided ||= awaits;
       const owner = undecided ? undefined : this.decideNoise(observation, learned);
       if (owner === null) return;
       observation.template = undecided ? learned : (owner ?? this.resolve(path.inferred));
@@ -1153,11 +1181,16 @@ export class ObservationPipeline implements ExchangeObserver {
     }
     if (undecided && this.options.holdMs > 0) {
       const now = this.options.now();
-      this.held.push({
+      const item: Held = {
         observation,
         until: now + this.options.holdMs,
         pendingUntil: now + Math.max(this.options.holdMs, this.options.pendingMs),
-      });
+      };
+      if (awaits) {
+        item.awaitsRoute = true;
+        this.awaitingRoute++;
+      }
+      this.held.push(item);
       // Past the bound the oldest goes out now, as it is resolved now.
       if (this.held.length > this.options.holdMax) this.releaseOne(this.held.shift() as Held);
       return;
@@ -1185,8 +1218,9 @@ export class ObservationPipeline implements ExchangeObserver {
         const learned = this.learner.resolve(inferred);
         if (
           !all &&
-          (item.until > now || (item.pendingUntil > now && this.heldOn(learned))) &&
-          this.noiseUndecided(learned, inferred, path.raw)
+          ((item.awaitsRoute === true && item.until > now) ||
+            ((item.until > now || (item.pendingUntil > now && this.heldOn(learned))) &&
+              this.noiseUndecided(learned, inferred, path.raw)))
         ) {
           kept.push(item);
           continue;
@@ -1224,9 +1258,12 @@ export class ObservationPipeline implements ExchangeObserver {
       this.toRows(item.observation, current.undecided);
     }
     this.held = kept;
+    this.awaitingRoute = 0;
+    for (const item of kept) if (item.awaitsRoute === true) this.awaitingRoute++;
   }
 
   private releaseOne(item: Held): void {
+    if (item.awaitsRoute === true) this.awaitingRoute--;
     const path = item.observation.path as PathEntry;
     this.retemplate(path);
     const inferred = path.inferred;
