@@ -1,6 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { WireCapture } from '@spectator/shared';
+import { parseBackend } from '../src/config';
+import { createRootLogger } from '../src/log';
+import { Metrics } from '../src/metrics';
+import { Spool } from '../src/uplink/spool';
+import { Uplink } from '../src/uplink/uplink';
 import { startTestAgent } from './support/agent';
 import { FakeBackend } from './support/fake-backend';
 import { postsApi, sendJson, startUpstream, type TestUpstream } from './support/upstream';
@@ -88,6 +95,62 @@ describe('uplink to the backend', () => {
     expect(sent.at(-1)).toBe(`capture-end ${agent.captureId()}`);
     expect(backend.count((o) => o.method === 'POST' && o.path === '/posts')).toBe(5);
     expect(agent.metrics.get('batches_spooled')).toBe(0);
+  }, 30_000);
+
+  it("sends a capture's end after every spooled batch, an earlier capture's too (one batch in flight at a time)", async () => {
+    backend = await FakeBackend.start();
+    await backend.stop();
+    const log = createRootLogger('silent');
+    const metrics = new Metrics();
+    const spool = new Spool({ dir: null, log, metrics });
+    const capture = (reason: WireCapture['reason']): WireCapture => ({
+      id: randomUUID(),
+      startedAt: new Date().toISOString(),
+      reason,
+    });
+    const [before, after] = [capture('agent-start'), capture('command-restart')];
+    const uplink = new Uplink({
+      url: parseBackend(backend.url),
+      token: 'secret',
+      agentId: 'restarting',
+      agentVersion: '0.0.0-test',
+      environment: { kind: 'ci', pullRequest: '1' },
+      spool,
+      log,
+      metrics,
+      helloState: () => ({ capture: after, rules: [] }),
+      onTemplates: () => undefined,
+      window: 1,
+      backoffMinMs: 10,
+      backoffMaxMs: 50,
+    });
+    try {
+      // The restart's capture has no batch of its own; the one before it has three still spooled.
+      const row = {
+        method: 'GET',
+        path: '/posts',
+        status: 200,
+        query: [],
+        requestHeaders: [],
+        responseHeaders: [],
+        request: null,
+        response: null,
+        count: 1,
+        firstSeen: new Date().toISOString(),
+        lastSeen: new Date().toISOString(),
+      };
+      for (let i = 0; i < 3; i++) uplink.sendBatch(before, [row], new Map());
+      uplink.endCapture(after, new Date().toISOString());
+      uplink.start();
+      await backend.restart();
+      expect(await uplink.waitForAcks(10_000)).toBe(true);
+    } finally {
+      await uplink.close();
+    }
+    const sent = backend.messages
+      .filter((m) => m.type === 'batch' || m.type === 'capture-end')
+      .map((m) => `${m.type} ${m.captureId === before.id ? 'before' : 'after'}`);
+    expect(sent).toEqual(['batch before', 'batch before', 'batch before', 'capture-end after']);
   }, 30_000);
 
   it('keeps a batch the backend cannot store now and resends it with backoff; drops, counts and logs a refusal', async () => {

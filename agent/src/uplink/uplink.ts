@@ -371,22 +371,17 @@ export class Uplink {
   }
 
   /**
-   * Sends the spooled capture ends not yet sent on this connection whose captures have no spooled
-   * batch still to send: the backend answers `capture-ended` once the batches sent before the end
-   * are folded into its evidence, so a stopping agent's traffic is in when its end is answered.
+   * Sends the spooled capture ends not yet sent on this connection once no spooled batch, of any
+   * capture, is still to send on it: the backend answers `capture-ended` once the batches its
+   * environment row queued before the end are folded into its evidence, so a stopping agent's
+   * traffic is in when its end is answered, an earlier capture's batches (a restart's) included.
    */
   private sendEndsDue(): void {
     const socket = this.socket;
     if (!this.ready || !socket) return;
+    for (const entry of this.options.spool.values()) if (entry.sentOn !== this.generation) return;
     for (const end of this.options.spool.ends()) {
       if (this.endsSentOn.get(end.capture.id) === this.generation) continue;
-      let unsent = false;
-      for (const entry of this.options.spool.values())
-        if (entry.capture.id === end.capture.id && entry.sentOn !== this.generation) {
-          unsent = true;
-          break;
-        }
-      if (unsent) continue;
       socket.send(
         JSON.stringify({
           type: 'capture-end',
