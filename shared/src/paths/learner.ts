@@ -660,18 +660,47 @@ export class PathLearner {
       const count = (this.requested.get(template) ?? 0) + 1;
       this.requested.set(template, count);
       if (count === 1) this.noteRun(template);
+      // A value ending its path read again with query names may be a route word beside identifiers now (see
+      // `readAgainWithNames`).
+      else if (
+        count === 2 &&
+        names.length > 0 &&
+        this.recordPaths.has(template) &&
+        this.learned.size > 0 &&
+        this.identifierRests.size > 0 &&
+        this.leafBesideIdentifiers(template)
+      ) {
+        this.noteNames(template, names);
+        return this.revalidateForQueries();
+      }
     }
-    if (names.length === 0) return undefined;
+    if (!this.noteNames(template, names) || !this.recordPaths.has(template) || this.learned.size === 0)
+      return undefined;
+    // New names on a path already taken as evidence: what they made a value of is looked at again.
+    return this.revalidateForQueries();
+  }
+
+  /** Does `template` end in a literal where detected identifiers are seen (see `besideIdentifiers`)? */
+  private leafBesideIdentifiers(template: string): boolean {
+    const resolved = this.resolveSegments(splitPath(template));
+    const last = resolved.length - 1;
+    if (last < 1 || resolved[last]!.kind !== 'literal') return false;
+    let key = '';
+    for (let at = 0; at < last; at++) key = extendKey(key, resolved[at]!);
+    return this.identifierRests.has(key);
+  }
+
+  /** Keep the query names of a request on `template` (see `noteQuery`); true when they were new. */
+  private noteNames(template: string, names: readonly string[]): boolean {
+    if (names.length === 0) return false;
     let seen = this.queries.get(template);
     if (seen === undefined) {
-      if (this.queries.size >= MAX_QUERY_PATHS) return undefined;
+      if (this.queries.size >= MAX_QUERY_PATHS) return false;
       this.queries.set(template, (seen = new Set()));
     }
     const size = seen.size;
     for (const name of names) if (seen.size < MAX_QUERY_NAMES) seen.add(name);
-    if (seen.size === size || !this.recordPaths.has(template) || this.learned.size === 0) return undefined;
-    // New names on a path already taken as evidence: what they made a value of is looked at again.
-    return this.revalidateForQueries();
+    return seen.size !== size;
   }
 
   /** See `noteQuery`: a new revision when what was learned changed. */
@@ -1026,10 +1055,58 @@ export class PathLearner {
     // An action ending a path where identifiers are seen, whatever follows them (`POST /recipes/analyze` beside
     // `/recipes/17/information`): one on the collection, not a value of another parameter at the identifier's place.
     if (rests.has('') && isAction(this.index.get(key)?.get(text) ?? [])) return true;
+    // A leaf read again with query names of its own (`GET /recipes/autocomplete?query` beside
+    // `/recipes/findByIngredients?ingredients&ranking` and `/recipes/17/information`), see `readAgainWithNames`.
+    if (rests.has('') && this.readAgainWithNames(key, text)) return true;
     // The fewer looked up in the more: a first segment may lead to thousands of continuations, identifiers to few.
     const [few, many] = rests.size <= identifiers.size ? [rests, identifiers] : [identifiers, rests];
     for (const rest of few) if (many.has(rest)) return true;
     return false;
+  }
+
+  /**
+   * Is `text` (under `key`, where detected identifiers are seen) read again with query names of its own? Its paths
+   * read (`GET`) with nothing after them, each requested twice or more, taking a query name another such sibling never
+   * took while that one takes a name it never took: spoonacular's `/recipes/autocomplete?number&query`,
+   * `/recipes/findByIngredients?ingredients&ranking&…`, `/recipes/quickAnswer?q`, each requested 6 to 13 times beside
+   * `/recipes/17/information`, answering alike lists. The routes of an API recur and take their own query names; the
+   * values of one position take their route's (`/users/alice?fields`, `/users/bob?fields`), and names beside
+   * identifiers are rarely read again (held-out 14's flinkster `/providernetworks/grace` beside
+   * `/providernetworks/17/prices`, each once).
+   */
+  private readAgainWithNames(key: string, text: string): boolean {
+    const siblings = this.index.get(key);
+    const mine = siblings?.get(text);
+    if (siblings === undefined || mine === undefined) return false;
+    const names = this.namesReadAgain(mine);
+    if (names === undefined) return false;
+    let looked = 0;
+    for (const [other, theirs] of siblings) {
+      // With the first values of the position only (see `MAX_COMPARED_VALUES`).
+      if (looked++ >= MAX_COMPARED_VALUES) break;
+      if (other === text) continue;
+      const their = this.namesReadAgain(theirs);
+      if (their !== undefined && ownNames(names, their) > 0 && ownNames(their, names) > 0) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The query names (see `noteQuery`) of a value placed as `placed` when it was only read, with nothing after it, and
+   * each of its paths (as the detectors templated them, see `requested`) requested twice or more; undefined otherwise
+   * or without names.
+   */
+  private namesReadAgain(placed: readonly Placed[]): Set<string> | undefined {
+    this.counted += placed.length;
+    if (!placed.every((one) => this.queries.has(one.record.path))) return undefined;
+    for (const one of placed)
+      if (
+        one.at !== one.resolved.length - 1 ||
+        one.record.method !== 'GET' ||
+        (this.requested.get(one.record.path) ?? 0) < 2
+      )
+        return undefined;
+    return this.queryNamesOf(placed);
   }
 
   /**
