@@ -40,7 +40,7 @@ import { migrateUp } from '../src/database/migrate';
 import { packedConsumerDays } from '../src/consumers/consumers.service';
 import { packedExchanges } from '../src/evidence/evidence.service';
 import { packList } from '../src/evidence/queued-payload';
-import { runtimeMinutes } from '../src/runtime/runtime.service';
+import { packedRuntimeMinutes } from '../src/runtime/runtime.service';
 import {
   loadAverage,
   median,
@@ -141,7 +141,7 @@ function queuedLists(rows: WireObservation[]): { exchanges: string; minutes: str
   };
   return {
     exchanges: packedExchanges(aggregated(rows)),
-    minutes: packList(runtimeMinutes(batch)),
+    minutes: packedRuntimeMinutes(batch),
     consumers: packedConsumerDays(batch),
   };
 }

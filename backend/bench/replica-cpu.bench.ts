@@ -63,7 +63,9 @@ const { prepareValue } = loadModule('pg/lib/utils') as { prepareValue: (value: u
 interface IngestPath {
   parseAgentMessage(text: string): AgentMessage;
   aggregateObservations(observations: readonly WireObservation[]): unknown[];
-  runtimeMinutes(batch: BatchMessage): unknown[];
+  /** The runtime minutes (older builds: as objects, which `queuedEvidence` took until session 30). */
+  runtimeMinutes?(batch: BatchMessage): unknown[];
+  packedRuntimeMinutes?(batch: BatchMessage): string;
   consumerDays(batch: BatchMessage): unknown[];
   /** The consumer days already packed, which `queuedEvidence` takes since session 22 (older builds: the days). */
   packedConsumerDays?(batch: BatchMessage): string;
@@ -78,7 +80,8 @@ function contender(root: string): Contender {
   const load = (file: string): IngestPath => loadModule(path.join(root, 'src', file)) as IngestPath;
   const { parseAgentMessage } = load('ingest/wire-validation.js');
   const { aggregateObservations } = load('ingest/ingest.service.js');
-  const { runtimeMinutes } = load('runtime/runtime.service.js');
+  const { runtimeMinutes, packedRuntimeMinutes } = load('runtime/runtime.service.js');
+  const minutesOf = (packedRuntimeMinutes ?? runtimeMinutes) as (batch: BatchMessage) => unknown;
   const { consumerDays, packedConsumerDays } = load('consumers/consumers.service.js');
   const consumersOf = packedConsumerDays ?? consumerDays;
   const { writeBatchParameters } = load('captures/batch-statement.js');
@@ -96,13 +99,7 @@ function contender(root: string): Contender {
       const batch: BatchMessage = message;
       const rows = aggregateObservations(batch.observations);
       const shapes = Object.entries(batch.shapes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      const queued = await evidence.queuedEvidence(
-        projectId,
-        environment,
-        rows,
-        runtimeMinutes(batch),
-        consumersOf(batch),
-      );
+      const queued = await evidence.queuedEvidence(projectId, environment, rows, minutesOf(batch), consumersOf(batch));
       const parameters = writeBatchParameters(
         {
           batchId: batch.batchId,

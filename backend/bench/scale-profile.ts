@@ -262,6 +262,7 @@ const INGEST_HOOKS = new Set([
   'queuedEvidence',
   'rowIdOf',
   'runtimeMinutes',
+  'packedRuntimeMinutes',
   'consumerDays',
   'evidenceOf',
   'packedExchanges',

@@ -19,7 +19,6 @@ import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type TransitionEvent, UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
 import { evaluateCell } from './cell';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
-import { packList } from './queued-payload';
 import {
   type EnvironmentRow,
   EvidenceRepository,
@@ -349,26 +348,26 @@ export class EvidenceService {
    * Nothing the queue's insert does locks a row another batch writes: agents of one build do not
    * queue behind each other. The evidence is folded in by `foldQueued`, on any replica. A batch
    * that then fails leaves the row without evidence until it is resent; so does one whose every
-   * row is past its capture's cap of endpoints. The consumer days come packed
-   * (`packedConsumerDays`: made in the list's layout, never as objects).
+   * row is past its capture's cap of endpoints. The runtime minutes and consumer days come packed
+   * (`packedRuntimeMinutes`, `packedConsumerDays`: made in the list's layout, never as objects).
    * @returns null when the batch is no evidence (`local` captures, or nothing in it).
    */
   async queuedEvidence(
     projectId: string,
     environment: AgentEnvironment,
     exchanges: readonly BatchExchange[],
-    minutes: QueuedBatch['minutes'],
+    packedMinutes: string,
     packedConsumers: string,
   ): Promise<QueuedEvidence | null> {
     const key = environmentRowOf(environment);
-    if (key === null || (exchanges.length === 0 && minutes.length === 0)) return null;
+    if (key === null || (exchanges.length === 0 && packedMinutes === '[]')) return null;
     const rowId = await this.rowIdOf(projectId, key);
     return {
       rowId,
       build: key.build,
       commit: key.commit,
       exchanges: packedExchanges(exchanges),
-      minutes: packList(minutes),
+      minutes: packedMinutes,
       consumers: packedConsumers,
     };
   }

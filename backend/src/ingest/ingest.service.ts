@@ -35,7 +35,7 @@ import { RegroupService } from '../paths/regroup.service';
 import { MetricsService } from '../health/metrics.service';
 import { ProjectsService } from '../projects/projects.service';
 import { RUNTIME, type Runtime } from '../config/runtime';
-import { runtimeMinutes } from '../runtime/runtime.service';
+import { packedRuntimeMinutes } from '../runtime/runtime.service';
 import { packedConsumerDays } from '../consumers/consumers.service';
 import {
   type AggregatedRow,
@@ -515,7 +515,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
             session.projectId,
             session.environment,
             rows,
-            runtimeMinutes(batch),
+            packedRuntimeMinutes(batch),
             packedConsumerDays(batch),
           );
     const unmatched = batch.unmatched;

@@ -8,7 +8,8 @@ import { packList, unpackList } from '../evidence/queued-payload';
 /** A batch's consumer calls as the fold reads them back and folds them. */
 const consumerDays = (batch: BatchMessage): ConsumerRow[] =>
   consumerRows(unpackList<QueuedConsumers>(packedConsumerDays(batch)));
-import { runtimeMinutes } from '../runtime/runtime.service';
+import type { RuntimeMinute } from '../runtime/runtime.repository';
+import { packedRuntimeMinutes } from '../runtime/runtime.service';
 
 const a = '0123456789abcdef';
 const b = 'fedcba9876543210';
@@ -136,17 +137,17 @@ describe('packedConsumerDays', () => {
   });
 });
 
-describe('runtimeMinutes', () => {
+describe('packedRuntimeMinutes, read back', () => {
   it('sums an endpoint’s minute over its rows and merges their histograms', () => {
     const runtime = { ttfb: { '10': 1 }, ttlb: { '12': 1 } };
-    const minutes = runtimeMinutes(
+    const packed = packedRuntimeMinutes(
       batchOf([
         { ...row, count: 1, runtime },
         { ...row, status: 503, count: 1, lastSeen: '2026-11-28T23:59:01.000Z', runtime: { ...runtime, clientLeft: 1 } },
         { ...row, count: 2, lastSeen: '2026-11-29T00:00:00.000Z' },
       ]),
     );
-    expect(minutes).toEqual([
+    const minutes: RuntimeMinute[] = [
       {
         method: 'GET',
         path: '/posts',
@@ -169,6 +170,13 @@ describe('runtimeMinutes', () => {
         ttfb: {},
         ttlb: {},
       },
-    ]);
+    ];
+    // Packed as packList packs the minutes as objects, byte for byte, and read back as them.
+    expect(packed).toBe(packList(minutes));
+    expect(unpackList<RuntimeMinute>(packed)).toEqual(minutes);
+  });
+
+  it('packs a batch without rows as an empty list', () => {
+    expect(packedRuntimeMinutes(batchOf([]))).toBe('[]');
   });
 });
