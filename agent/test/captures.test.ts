@@ -110,5 +110,5 @@ describe('captures', () => {
     await expect(fetch(`${agent.upstreamUrl}/hello`)).rejects.toThrow();
     // Four waits of up to 5 s each and three app processes started: 20 s, the sum of the waits, ran
     // out in a fresh-clone CI run beside the other projects' suites; each wait still bounds its step.
-  }, 60_000);
+  }, 120_000);
 });

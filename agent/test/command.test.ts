@@ -104,7 +104,7 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
     ]);
     expect(survivors(dir)).toEqual([]);
     expect(stdout).not.toContain('EADDRINUSE');
-  }, 40_000);
+  }, 120_000);
 
   it('sh -c: a helper that answers SIGTERM late gets its time, and the agent waits for it', async () => {
     const dir = makeApp(700);
@@ -118,7 +118,7 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
     expect(survivors(dir)).toEqual([]);
     // It left by itself after its delay, not by SIGKILL.
     expect(pidsOf(dir).filter(([role]) => role === 'helper-exit')).toHaveLength(1);
-  }, 30_000);
+  }, 120_000);
 
   it('a helper that ignores SIGTERM is killed after the grace period', async () => {
     const dir = makeApp(Infinity);
@@ -131,7 +131,7 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
     await agent.close();
     expect(survivors(dir)).toEqual([]);
     expect(pidsOf(dir).filter(([role]) => role === 'helper-exit')).toEqual([]);
-  }, 30_000);
+  }, 120_000);
 
   it('when the app exits by itself, what it started is ended before the restart', async () => {
     const dir = makeApp(Infinity);
@@ -156,7 +156,7 @@ describe('the wrapped command (spectator-agent … -- <command>)', () => {
       await agent.close();
     }
     expect(survivors(dir)).toEqual([]);
-  }, 30_000);
+  }, 120_000);
 });
 
 describe("the agent's allocator (src/malloc.ts)", () => {
@@ -196,5 +196,5 @@ describe("the agent's allocator (src/malloc.ts)", () => {
       );
       expect(code).toBe(0);
     }
-  }, 40_000);
+  }, 120_000);
 });

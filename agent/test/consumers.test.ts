@@ -167,7 +167,7 @@ describe('consumers by client certificate (cert:subject)', () => {
       generateCACertificate({ subject: { commonName: 'localhost' }, bits: 2048 }),
       generateCACertificate({ subject: { commonName: CANARY.certName, organizationName: 'Canary Org' }, bits: 2048 }),
     ])) as [{ cert: string; key: string }, { cert: string; key: string }];
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
   });

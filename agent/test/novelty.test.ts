@@ -4,7 +4,7 @@ import { FakeBackend } from './support/fake-backend';
 import { sendJson, startUpstream, type TestUpstream } from './support/upstream';
 
 // A load of a few thousand requests through the proxy: more than jest's default 5 s on a loaded machine.
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 /** About 12 KB of items: shape work the default budget cannot do for every request. */
 const items = (extra: boolean) => ({

@@ -103,13 +103,13 @@ describe('spectator-agent CLI', () => {
     ]) {
       expect(stdout).toContain(text);
     }
-  }, 20_000);
+  }, 120_000);
 
   it('--version prints the package version', async () => {
     const { code, stdout } = await runCli(['--version']);
     expect(code).toBe(0);
     expect(stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-  }, 20_000);
+  }, 120_000);
 
   it('stops at start naming every bad option', async () => {
     const { code, stderr } = await runCli(['--listen', 'nowhere', '--env', 'prod', '--backend', 'ftp://x', '--bogus'], {
@@ -127,7 +127,7 @@ describe('spectator-agent CLI', () => {
     ]) {
       expect(stderr).toContain(text);
     }
-  }, 20_000);
+  }, 120_000);
 
   it('writes readable lines with --log-format pretty (JSON lines when stdout is not a terminal, by default)', async () => {
     const upstream = await startUpstream((_req, res) => sendJson(res, 200, { ok: true }));
@@ -157,7 +157,7 @@ describe('spectator-agent CLI', () => {
     } finally {
       await upstream.close();
     }
-  }, 30_000);
+  }, 120_000);
 
   it('runs from environment variables and exits 0 on SIGTERM after a graceful stop', async () => {
     const upstream = await startUpstream((_req, res) => sendJson(res, 200, { ok: true }));
@@ -179,5 +179,5 @@ describe('spectator-agent CLI', () => {
     } finally {
       await upstream.close();
     }
-  }, 30_000);
+  }, 120_000);
 });

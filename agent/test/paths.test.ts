@@ -87,7 +87,7 @@ async function sentTemplates(agent: { close(): Promise<void> }): Promise<string[
 }
 
 // Each test sends its traffic and waits for what the agent holds: more than jest's default 5 s on a loaded machine.
-jest.setTimeout(20_000);
+jest.setTimeout(120_000);
 
 let upstream: TestUpstream;
 let backend: FakeBackend;

@@ -252,7 +252,7 @@ describe('proxy', () => {
     }
     // Two 256 MB bodies went through; memory grew by far less than one of them.
     expect(peak - before).toBeLessThan(96 * 1024 * 1024);
-  }, 60_000);
+  }, 120_000);
 
   it('serves many concurrent slow clients without one holding up another', async () => {
     await through((req, res, body) => sendJson(res, 200, { url: req.url, length: body.length }));
@@ -284,7 +284,7 @@ describe('proxy', () => {
     expect(fast.status).toBe(200);
     const results = await Promise.all(slow);
     results.forEach((res, i) => expect(JSON.parse(res.body.toString())).toEqual({ url: `/slow/${i}`, length: 500 }));
-  }, 30_000);
+  }, 120_000);
 });
 
 describe('upstream failures', () => {

@@ -43,7 +43,7 @@ describe('TLS: the proxy over HTTPS (--tls-cert, --tls-key) and https:// upstrea
       [0, 1].map(() => generateCACertificate({ subject: { commonName: 'localhost' }, bits: 2048 })),
     )) as [Pair, Pair];
     upstream = await startUpstream((req, res) => sendJson(res, 200, { proto: req.headers['x-forwarded-proto'] }));
-  }, 60_000);
+  }, 120_000);
   afterAll(async () => {
     await upstream.close();
     await rm(dir, { recursive: true, force: true });

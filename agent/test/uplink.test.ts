@@ -65,7 +65,7 @@ describe('uplink to the backend', () => {
     expect(backend.count((o) => o.method === 'POST' && o.path === '/posts')).toBe(120);
     expect(agent.metrics.get('batches_spooled')).toBe(0);
     expect(backend.authorizations.every((a) => a === 'Bearer secret')).toBe(true);
-  }, 30_000);
+  }, 120_000);
 
   it("sends a stopping agent's capture end after the capture's spooled batches (the backend answers it once they are folded)", async () => {
     backend = await FakeBackend.start();
@@ -95,7 +95,7 @@ describe('uplink to the backend', () => {
     expect(sent.at(-1)).toBe(`capture-end ${agent.captureId()}`);
     expect(backend.count((o) => o.method === 'POST' && o.path === '/posts')).toBe(5);
     expect(agent.metrics.get('batches_spooled')).toBe(0);
-  }, 30_000);
+  }, 120_000);
 
   it("sends a capture's end after every spooled batch, an earlier capture's too (one batch in flight at a time)", async () => {
     backend = await FakeBackend.start();
@@ -151,7 +151,7 @@ describe('uplink to the backend', () => {
       .filter((m) => m.type === 'batch' || m.type === 'capture-end')
       .map((m) => `${m.type} ${m.captureId === before.id ? 'before' : 'after'}`);
     expect(sent).toEqual(['batch before', 'batch before', 'batch before', 'capture-end after']);
-  }, 30_000);
+  }, 120_000);
 
   it('keeps a batch the backend cannot store now and resends it with backoff; drops, counts and logs a refusal', async () => {
     backend = await FakeBackend.start();
@@ -206,7 +206,7 @@ describe('uplink to the backend', () => {
     ]);
     // One warning for the outage, not one per retry.
     expect(agent.logs.find('backend cannot store batches now').length).toBeLessThanOrEqual(tries.size);
-  }, 20_000);
+  }, 120_000);
 
   it('keeps its agent id with --spool, so after a restart it may resume the captures it opened', async () => {
     // The backend binds a capture to the agent that opened it (issue 15): a restarted agent with a

@@ -55,5 +55,5 @@ describe("the database pools' idle connections (SPECTATOR_DATABASE_IDLE_SECONDS)
     const after = await poolConnections(keeping);
     expect(after.requests).toBeGreaterThanOrEqual(kept.requests);
     expect(after.folds).toBeGreaterThanOrEqual(kept.folds);
-  }, 90_000);
+  }, 120_000);
 });

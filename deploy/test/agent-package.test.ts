@@ -145,7 +145,7 @@ describe("the image's one-file agent, alone", () => {
   beforeAll(() => {
     execFileSync(process.execPath, ['bundle.js', 'image', file], { cwd: path.join(REPO_ROOT, 'agent') });
     fs.writeFileSync(bin, `#!/bin/sh\nexec node ${file} "$@"\n`, { mode: 0o755 });
-  }, 60_000);
+  }, 120_000);
 
   afterAll(() => fs.rmSync(work, { recursive: true, force: true }));
 

@@ -314,7 +314,7 @@ async function seeEndpoints(section: string): Promise<void> {
 beforeAll(async () => {
   browser = await openBrowser();
   page = browser.page;
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
@@ -328,7 +328,7 @@ afterAll(async () => {
   }
   await Promise.all(started.map((run) => run.exited));
   fs.rmSync(work, { recursive: true, force: true });
-}, 60_000);
+}, 120_000);
 
 it('the page has the four steps this test runs, and links only to files that exist', () => {
   for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g))

@@ -147,7 +147,7 @@ describe('npm start', () => {
       await run.exited;
     }
     fs.rmSync(dataDir, { recursive: true, force: true });
-  }, 60_000);
+  }, 120_000);
 
   it(
     'starts everything, serves what it prints, and stops cleanly on Ctrl-C',

@@ -10,7 +10,7 @@ import {
 } from '@spectator/shared';
 
 // Hostile bodies: inference must end quickly with a truncation marker, never overflow the stack.
-jest.setTimeout(60_000);
+jest.setTimeout(120_000);
 
 /**
  * Work is counted, not timed (a time bound fails on a loaded CI machine): `counted` wraps a

@@ -2,7 +2,7 @@
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
-  timeoutMs = 5_000,
+  timeoutMs = 30_000,
   everyMs = 20,
 ): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;

@@ -61,7 +61,7 @@ export function connectTestAgent(baseUrl: string, token: string | null): Promise
     closed,
     templates,
     send: (message) => socket.send(typeof message === 'string' ? message : JSON.stringify(message)),
-    next: (timeoutMs = 5000) => {
+    next: (timeoutMs = 30_000) => {
       const queued = inbox.shift();
       if (queued) return Promise.resolve(queued);
       return new Promise((resolve, reject) => {
