@@ -663,7 +663,7 @@ function ackLine(spans: ReadonlyArray<readonly [AckParts, AckParts]>): string {
     spans.reduce((total, [before, after]) => total + after[part] - before[part], 0);
   const per = (part: keyof AckParts, over: keyof AckParts = 'acks'): string =>
     `${((d(part) * 1000) / d(over)).toFixed(0)} ms`;
-  return `behind the connection's earlier messages ${per('wait')}, to the commit ${per('commit')}, after the commit ${per('fold')} (CI acks wait for the fold); ${d('acks')} acks; folded ${per('folded', 'evidence')} after the commit, ${d('timedOut')} of ${d('evidence')} evidence batches not within 5 s`;
+  return `behind the connection's earlier messages ${per('wait')}, to the commit ${per('commit')}, after the commit ${per('fold')} (behind an earlier capture-ended; CI acks waited for the fold before session 30); ${d('acks')} acks; folded ${per('folded', 'evidence')} after the commit, ${d('timedOut')} of ${d('evidence')} evidence batches not within 5 s`;
 }
 
 /** A backend replica as a process of its own; resolves once it answers /api/v1/health. */
