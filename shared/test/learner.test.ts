@@ -1474,6 +1474,40 @@ describe('PathLearner', () => {
     expect(other.resolve(templatePath('/self/calls/1'))).toBe('/self/calls/{callId}');
   });
 
+  it('learns names right before an identifier where values beside them were learned strict (/media/tag/{tag}/{year})', () => {
+    // thebluealliance.com (held-out 19): `/team/{team}/media/tag/{tag}` learned from tags read alone, strict as they end
+    // paths beside the collections `/media/tag/victor-payments/98337`, … which were then names not looked at as such:
+    // five went out as they are, each naming the year after it (`/tag/wonka-infra/{wonkaInfraId}`).
+    const media = list({ type: 'youtube', foreign_key: 'k', details: {}, preferred: true });
+    const learner = new PathLearner();
+    const traffic: Array<[string, boolean]> = [
+      ['/team/heidi/media/tag/victor-payments/98337', false],
+      ['/team/trent/media/tag/cyberdyne/16768', false],
+      ['/team/judy/media/1139', true],
+      ['/team/walter/media/tag/Peggy27', true],
+      ['/team/Dave16/media/tag/hooli-billing', true],
+      ['/team/globex-infra/media/tag/Bob35', true],
+      ['/team/tyrell/media/tag/carol', true],
+      ['/team/Carol39/media/37937', false],
+      ['/team/wonka/media/tag/wonka-infra/52031', true],
+      ['/team/wayne-data/media/83353', true],
+      ['/team/stark/media/68271', true],
+      ['/team/carol/media/tag/Trent81', false],
+      ['/team/globex-summer/media/tag/initech-mobile/93138', true],
+      ['/team/victor-blue/media/25601', true],
+      ['/team/heidi/media/tag/ivan-river/90577', true],
+    ];
+    for (const [raw, answered] of traffic) {
+      learner.observe(templatePath(raw), 'GET', answered ? media : null);
+      learner.noteIdentifiers(templatePath(raw), raw);
+    }
+    expect(learner.resolve(templatePath('/team/zoe/media/tag/zork'))).toBe('/team/{team}/media/tag/{tag}');
+    for (const tag of ['wonka-infra', 'cyberdyne', 'zork'])
+      expect(learner.resolve(templatePath(`/team/zoe/media/tag/${tag}/2019`))).toBe(
+        '/team/{team}/media/tag/{tag}/{tagId}',
+      );
+  });
+
   it('learns names right before an identifier from four values, one pair alike, and keeps collections literal', () => {
     const learner = new PathLearner();
     const tax = responseKeys(inferShape({ countryCode: 'US', jurisdictionId: 'CA', salesTaxPercentage: '7.5' }));

@@ -2967,11 +2967,15 @@ function restKinds(segments: readonly Segment[], at: number): string {
   return out;
 }
 
-/** A position learned from values only: not the first segment's, after names, strict or of names (see `namesToo`). */
+/**
+ * A position learned from values only (strict too: `/team/{team}/media/tag/{tag}`, its values ending paths beside the
+ * names `/media/tag/wonka-infra/52031`): not the first segment's, after names, of names or of identifiers' values (see
+ * `namesToo`).
+ */
 function plainPosition(position: LearnedPosition): boolean {
   return (
     position.members === undefined &&
-    position.strict !== true &&
+    position.identifiers !== true &&
     position.names !== true &&
     position.namesToo !== true &&
     position.afterNames !== true
