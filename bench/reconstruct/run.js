@@ -31,6 +31,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout17',
   'heldout18',
   'heldout19',
+  'heldout20',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
