@@ -183,17 +183,17 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     return inTime;
   }
 
-  /**
-   * Folds while batches wait on this replica; each round covers the waiters that came before it
-   * and begins GATHER_MS after the oldest of them came (at once for an urgent waiter, or while
-   * stopping). A round whose batches another replica's fold took meanwhile folds nothing.
-   */
   /** Work of this replica's folds, awaited before the pool closes (`running`). */
   private track(work: Promise<void>): void {
     this.running.add(work);
     void work.finally(() => this.running.delete(work));
   }
 
+  /**
+   * Folds while batches wait on this replica; each round covers the waiters that came before it
+   * and begins GATHER_MS after the oldest of them came (at once for an urgent waiter, or while
+   * stopping). A round whose batches another replica's fold took meanwhile folds nothing.
+   */
   private async run(project: EventProject, rowId: string, folds: RowFolds): Promise<void> {
     folds.running = true;
     while (folds.waiting.length > 0) {
