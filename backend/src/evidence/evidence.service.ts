@@ -19,6 +19,7 @@ import { type EventProject, Notifier } from '../webhooks/notifier';
 import { type TransitionEvent, UNDOCUMENTED_NAMED } from '../webhooks/transition-events';
 import { evaluateCell } from './cell';
 import { environmentRowOf, type EnvironmentRowKey } from './environment-row';
+import { packedTable } from './queued-payload';
 import {
   type EnvironmentRow,
   EvidenceRepository,
@@ -62,23 +63,19 @@ const EXCHANGE_FIELDS: ReadonlyArray<keyof EvidenceExchangeRow> = [
  * twice the time for the scale bench's 40-row batch).
  */
 export function packedExchanges(exchanges: readonly BatchExchange[]): string {
-  if (exchanges.length === 0) return '[]';
-  const table: unknown[] = [EXCHANGE_FIELDS];
-  for (const e of exchanges)
-    table.push([
-      e.method,
-      e.path,
-      e.status,
-      e.req_ct,
-      e.req_fp,
-      e.res_ct,
-      e.res_fp,
-      e.count,
-      e.last_seen,
-      e.query ?? null,
-      e.req_h?.filter(isDocumentableHeader) ?? null,
-    ]);
-  return JSON.stringify(table);
+  return packedTable(EXCHANGE_FIELDS, exchanges, (e) => [
+    e.method,
+    e.path,
+    e.status,
+    e.req_ct,
+    e.req_fp,
+    e.res_ct,
+    e.res_fp,
+    e.count,
+    e.last_seen,
+    e.query ?? null,
+    e.req_h?.filter(isDocumentableHeader) ?? null,
+  ]);
 }
 
 /** Whether `version` is a higher major version than `previous` (both `major.minor`): a breaking change. */

@@ -23,6 +23,17 @@ export function packList<T extends { method: string; path: string }>(items: read
   return JSON.stringify(table);
 }
 
+/**
+ * Rows packed as `packList` packs the items they stand for, in one pass with no object per item:
+ * `fields` (`method` and `path` first), then each row's values in that order as `valuesOf` gives
+ * them; `[]` when there is none.
+ */
+export function packedTable<T>(fields: readonly string[], rows: Iterable<T>, valuesOf: (row: T) => unknown[]): string {
+  const table: unknown[] = [fields];
+  for (const row of rows) table.push(valuesOf(row));
+  return table.length === 1 ? '[]' : JSON.stringify(table);
+}
+
 /** A packed list (the column's JSON text) as its items again. */
 export function unpackList<T>(json: string): T[] {
   const table = JSON.parse(json) as unknown[];

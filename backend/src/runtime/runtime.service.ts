@@ -20,6 +20,7 @@ import { badInput, DomainError, ErrorCode } from '../common/errors';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { pullRequestRowName } from '../evidence/environment-row';
+import { packedTable } from '../evidence/queued-payload';
 import type { FoldedLists } from '../common/folded-lists';
 import { RUNTIME_ROWS } from '../partitions/partitions';
 import { PartitionsRepository } from '../partitions/partitions.repository';
@@ -124,21 +125,17 @@ export function packedRuntimeMinutes(batch: BatchMessage): string {
       sums.upstreamFailures += f.count;
     }
   }
-  if (folded.size === 0) return '[]';
-  const table: unknown[] = [RUNTIME_MINUTE_FIELDS];
-  for (const s of folded.values())
-    table.push([
-      s.method,
-      s.path,
-      s.minute,
-      s.requests,
-      s.serverErrors,
-      s.upstreamFailures,
-      s.clientLeft,
-      mergedWire(s.ttfb),
-      mergedWire(s.ttlb),
-    ]);
-  return JSON.stringify(table);
+  return packedTable(RUNTIME_MINUTE_FIELDS, folded.values(), (m) => [
+    m.method,
+    m.path,
+    m.minute,
+    m.requests,
+    m.serverErrors,
+    m.upstreamFailures,
+    m.clientLeft,
+    mergedWire(m.ttfb),
+    mergedWire(m.ttlb),
+  ]);
 }
 
 /** A minute's sums while a batch is folded: the histograms as sent, merged once at the end. */
