@@ -166,7 +166,7 @@ describe('corpus', () => {
     ).toEqual({ reason: 'a parameter inside a segment (/files/{id}.json)' });
   });
 
-  it('takes up to 100 operations with the widened filter, 50 with the first', () => {
+  it('takes up to 150 operations with the larger filter, 100 with the widened, 50 with the first', () => {
     const answer = { '200': { content: { 'application/json': { schema: { type: 'object' } } } } };
     const paths = (count: number) =>
       Object.fromEntries(
@@ -183,6 +183,9 @@ describe('corpus', () => {
     expect(assess(sized(101), 10, FILTERS.widened)).toEqual({ reason: '101 operations' });
     expect(assess(sized(5), 10, FILTERS.widened)).toEqual({ reason: '5 operations' });
     expect(assess({ ...sized(10), openapi: '3.1.0' }, 10, FILTERS.widened)).toEqual({ reason: 'not OpenAPI 3.0' });
+    expect(assess(sized(150), 10, FILTERS.larger)).toEqual({ styles: ['numericIds'], operations: 150 });
+    expect(assess(sized(151), 10, FILTERS.larger)).toEqual({ reason: '151 operations' });
+    expect(assess({ ...sized(120), openapi: '3.1.0' }, 10, FILTERS.larger)).toEqual({ reason: 'not OpenAPI 3.0' });
   });
 
   it('chooses by seed, one document per provider, covering the styles first', () => {
