@@ -5,6 +5,8 @@
  * before the end is left unfolded, whichever replica folds them. Real backends, PostgreSQL and
  * WebSockets; the folds are held back by a transaction holding the pull request's row (a fold takes
  * it `SKIP LOCKED`: it finds the row busy and tries again), so the waits are seen, not raced.
+ * When the folds are held back longer than the end waits (SETTLE_MS), the end is answered unfolded
+ * (counted) and the gate's read, on any replica, waits for the fold itself: it never reads short.
  */
 import { type RunningAgent, startAgent } from '@spectator/agent';
 import type { BackendMessage, CiRuntimeResponse, TokenResponse } from '@spectator/shared';
@@ -12,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { batchMessage, connectTestAgent, helloMessage, type TestAgent } from './support/agent-client';
-import { sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
+import { apiCall, sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
 import { documentGet, eventually, startJsonApp, type LocalServer } from './support/evidence-helpers';
 
 let first: TestBackend;
@@ -20,12 +22,13 @@ let second: TestBackend;
 let agentToken: string;
 let readToken: string;
 let app: LocalServer;
+const METRICS_TOKEN = 'metrics-token-for-the-ci-end-test';
 
 const sql = <T>(text: string, values: unknown[] = []): Promise<T[]> => sqlOn<T>(first.databaseUrl, text, values);
 
 beforeAll(async () => {
-  first = await startTestBackend();
-  second = await startTestReplica(first);
+  first = await startTestBackend({ metricsToken: METRICS_TOKEN });
+  second = await startTestReplica(first, { metricsToken: METRICS_TOKEN });
   expect((await first.api('POST', '/projects', { slug: 'gated', name: 'Gated' })).status).toBe(201);
   const token = async (name: string, scope: string): Promise<string> =>
     (await first.api<TokenResponse>('POST', '/projects/gated/tokens', { name, scope })).body.token as string;
@@ -45,7 +48,7 @@ afterAll(async () => {
 
 /**
  * Holds pull request `pullRequest`'s row in a transaction of its own until `release`: the row's
- * folds find it busy meanwhile (batches still commit, they do not take the row).
+ * folds find it busy meanwhile (batches still commit, they do not take the row). Released once.
  */
 async function holdRow(pullRequest: string): Promise<{ release: () => Promise<void> }> {
   const client = new pg.Client({ connectionString: first.databaseUrl });
@@ -57,8 +60,11 @@ async function holdRow(pullRequest: string): Promise<{ release: () => Promise<vo
     [`PR #${pullRequest}`],
   );
   expect(rowCount).toBe(1);
+  let released = false;
   return {
     release: async () => {
+      if (released) return;
+      released = true;
       await client.query('COMMIT');
       await client.end();
     },
@@ -93,9 +99,9 @@ async function ended(captureId: string): Promise<boolean> {
   return row?.ended ?? false;
 }
 
-/** The runtime gate's requests per path for a pull request, as `spectator-agent check` reads them. */
-async function gateRequests(pullRequest: string): Promise<Record<string, number>> {
-  const { status, body } = await first.api<CiRuntimeResponse>(
+/** The runtime gate's requests per path for a pull request, as `spectator-agent check` reads them (on `backend`). */
+async function gateRequests(pullRequest: string, backend: TestBackend = first): Promise<Record<string, number>> {
+  const { status, body } = await backend.api<CiRuntimeResponse>(
     'GET',
     `/projects/gated/ci/${pullRequest}/runtime`,
     undefined,
@@ -103,6 +109,86 @@ async function gateRequests(pullRequest: string): Promise<Record<string, number>
   );
   expect(status).toBe(200);
   return Object.fromEntries(body.endpoints.map((e) => [e.path, e.pullRequest.requests]));
+}
+
+/** A counter of `backend`'s /metrics. */
+async function metric(backend: TestBackend, name: string): Promise<number> {
+  const { status, body } = await apiCall<string>(backend.url, METRICS_TOKEN, 'GET', '/metrics');
+  expect(status).toBe(200);
+  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(body)?.[1] ?? NaN);
+}
+
+/** An agent of pull request `pullRequest`'s CI run, in front of the app, reporting to `backend`. */
+function ciAgent(pullRequest: string, backend: string): Promise<RunningAgent> {
+  return startAgent({
+    listen: '127.0.0.1:0',
+    upstream: app.url,
+    backend,
+    token: agentToken,
+    environment: { kind: 'ci', pullRequest, commit: `c${pullRequest}` },
+    configPath: path.join(os.tmpdir(), 'spectator-no-service.yml'),
+    logLevel: 'silent',
+    tuning: { flushIntervalMs: 20, probeIntervalMs: 200, ackWaitMs: 60_000 },
+  });
+}
+
+/**
+ * Rounds of requests through `agent`, each acknowledged before the next (one batch or more each);
+ * from the second round on the row's folds are held back (the acks still come, at commit).
+ * @returns the requests sent per path and the hold on the pull request's row.
+ */
+async function heldRounds(
+  agent: RunningAgent,
+  pullRequest: string,
+  rounds: number,
+): Promise<{ sent: Record<string, number>; hold: { release: () => Promise<void> } }> {
+  const sent: Record<string, number> = { '/orders': 0, '/items': 0 };
+  let hold: { release: () => Promise<void> } | null = null;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const acked = agent.metrics.get('batches_acked_total');
+      for (let i = 0; i <= round; i++)
+        for (const route of ['/orders', '/items']) {
+          expect((await fetch(`${agent.proxyUrl}${route}`)).status).toBe(200);
+          sent[route] = (sent[route] ?? 0) + 1;
+        }
+      await eventually(
+        () => agent.metrics.get('batches_acked_total'),
+        (n) => n > acked,
+      );
+      hold ??= await holdRow(pullRequest);
+    }
+  } catch (error) {
+    await hold?.release();
+    throw error;
+  }
+  if (hold === null) throw new Error('no round held the row');
+  expect(await queued(pullRequest)).toBeGreaterThan(0);
+  return { sent, hold };
+}
+
+/**
+ * Reads the gate's requests of `pullRequest` on `backend` while its row is held (the read is seen
+ * waiting for the fold, by `backend`'s counter), releasing the row only then.
+ */
+async function readWhileHeld(
+  backend: TestBackend,
+  pullRequest: string,
+  hold: { release: () => Promise<void> },
+): Promise<Record<string, number>> {
+  const waiting = await metric(backend, 'spectator_gate_reads_waiting_for_folds_total');
+  const reading = gateRequests(pullRequest, backend);
+  reading.catch(() => undefined);
+  try {
+    await eventually(
+      () => metric(backend, 'spectator_gate_reads_waiting_for_folds_total'),
+      (n) => n > waiting,
+    );
+    expect(await queued(pullRequest)).toBeGreaterThan(0);
+  } finally {
+    await hold.release();
+  }
+  return reading;
 }
 
 /** Messages of a test agent's kind `type` as they arrive (beside its `next`). */
@@ -117,36 +203,10 @@ function arrivals(agent: TestAgent, type: BackendMessage['type']): BackendMessag
 
 describe("a CI run's evidence", () => {
   it("is all in the gate's answer right after the agent's stop, its folds held back until then", async () => {
-    const agent: RunningAgent = await startAgent({
-      listen: '127.0.0.1:0',
-      upstream: app.url,
-      backend: first.url,
-      token: agentToken,
-      environment: { kind: 'ci', pullRequest: '31', commit: 'c31' },
-      configPath: path.join(os.tmpdir(), 'spectator-no-service.yml'),
-      logLevel: 'silent',
-      tuning: { flushIntervalMs: 20, probeIntervalMs: 200, ackWaitMs: 60_000 },
-    });
+    const agent = await ciAgent('31', first.url);
     let closing: Promise<void> | null = null;
     try {
-      const sent: Record<string, number> = { '/orders': 0, '/items': 0 };
-      let hold: { release: () => Promise<void> } | null = null;
-      // Rounds of requests, each acknowledged before the next: one batch or more each.
-      for (let round = 0; round < 8; round++) {
-        const acked = agent.metrics.get('batches_acked_total');
-        for (let i = 0; i <= round; i++)
-          for (const route of ['/orders', '/items']) {
-            expect((await fetch(`${agent.proxyUrl}${route}`)).status).toBe(200);
-            sent[route] = (sent[route] ?? 0) + 1;
-          }
-        await eventually(
-          () => agent.metrics.get('batches_acked_total'),
-          (n) => n > acked,
-        );
-        // From the second round on the row's folds are held back: the acks still come (at commit).
-        hold ??= await holdRow('31');
-      }
-      expect(await queued('31')).toBeGreaterThan(0);
+      const { sent, hold } = await heldRounds(agent, '31', 8);
       const captureId = agent.captureId();
       let stopped = false;
       closing = agent.close().then(() => void (stopped = true));
@@ -156,7 +216,7 @@ describe("a CI run's evidence", () => {
         (done) => done,
       );
       expect(stopped).toBe(false);
-      await hold?.release();
+      await hold.release();
       await closing;
       // Asked at once, as the CI job's next step does: every request is in.
       expect(await gateRequests('31')).toEqual(sent);
@@ -218,6 +278,59 @@ describe("a CI run's evidence", () => {
       }
     } finally {
       if (!released) await hold.release();
+    }
+  });
+
+  it("is all in the gate's answer on the other replica when the folds are held back past the end's bound", async () => {
+    const agent = await ciAgent('33', first.url);
+    let closing: Promise<void> | null = null;
+    try {
+      const { sent, hold } = await heldRounds(agent, '33', 4);
+      try {
+        const unfolded = await metric(first, 'spectator_ingest_capture_ends_unfolded_total');
+        // The end's answer waits SETTLE_MS at most: the agent stops with the row still held, its
+        // end answered unfolded (and counted), its batches still queued.
+        closing = agent.close();
+        await closing;
+        expect(agent.metrics.get('capture_ends_acked_total')).toBe(1);
+        expect(await metric(first, 'spectator_ingest_capture_ends_unfolded_total')).toBe(unfolded + 1);
+        expect(await folded('33')).not.toEqual(sent);
+        // The gate's read, on the other replica, waits for the fold, and has every request.
+        expect(await readWhileHeld(second, '33', hold)).toEqual(sent);
+        expect(await folded('33')).toEqual(sent);
+        expect(await queued('33')).toBe(0);
+      } finally {
+        await hold.release();
+      }
+    } finally {
+      await (closing ?? agent.close());
+    }
+  });
+
+  it("is all in the gate's answer when the backend restarts between the last ack and the end", async () => {
+    let restarting: TestBackend | null = await startTestReplica(first, { metricsToken: METRICS_TOKEN });
+    const port = Number(new URL(restarting.url).port);
+    const agent = await ciAgent('34', restarting.url);
+    let closing: Promise<void> | null = null;
+    try {
+      const { sent, hold } = await heldRounds(agent, '34', 4);
+      try {
+        // Every batch is acknowledged; the backend stops before the agent does, so the end goes
+        // out only to the backend started again on the same address.
+        await restarting.close();
+        restarting = null;
+        closing = agent.close();
+        restarting = await startTestReplica(first, { metricsToken: METRICS_TOKEN, port });
+        await closing;
+        expect(agent.metrics.get('capture_ends_acked_total')).toBe(1);
+        expect(await readWhileHeld(first, '34', hold)).toEqual(sent);
+        expect(await folded('34')).toEqual(sent);
+      } finally {
+        await hold.release();
+      }
+    } finally {
+      await (closing ?? agent.close());
+      await restarting?.close();
     }
   });
 });

@@ -19,6 +19,8 @@ export enum ErrorCode {
   Conflict = 'Conflict',
   /** The identity provider could not be reached or answered something unusable. */
   ProviderUnavailable = 'ProviderUnavailable',
+  /** Evidence a read needs is still queued and could not be folded in time (ask again). */
+  FoldPending = 'FoldPending',
 }
 
 export class DomainError extends Error {
@@ -59,6 +61,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case ErrorCode.Conflict:
       return 409;
     case ErrorCode.ProviderUnavailable:
+    case ErrorCode.FoldPending:
       return 503;
     default:
       return assertUnreachable(code);

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { CiSummaryResponse, DiffResponse, UndocumentedEndpointResponse } from '@spectator/shared';
 import { CapturesService, type ExchangeKey, offendingExchangesOf } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { FoldsBeforeRead } from '../common/folds-before-read';
 import { ConsumersService } from '../consumers/consumers.service';
 import type { ProjectEntity } from '../projects/project.entity';
 import { CompareService } from './compare.service';
@@ -27,6 +28,7 @@ export class CiGateService {
     private readonly comparison: CompareService,
     private readonly consumers: ConsumersService,
     private readonly origins: DiffOriginsService,
+    private readonly folds: FoldsBeforeRead,
   ) {}
 
   /**
@@ -43,6 +45,8 @@ export class CiGateService {
   ): Promise<CiSummaryResponse> {
     if (!PULL_REQUEST_PATTERN.test(pullRequest))
       throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
+    // Its batches are acknowledged at commit and folded after: the read waits for their folds.
+    await this.folds.before(project, { kind: 'ci', pullRequest });
     const captures = await this.captures.ciCapturesOf(project, pullRequest, CAPTURES_PER_COMMIT);
     const newest = captures[0];
     if (newest === undefined)

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CapturesModule } from '../captures/captures.module';
+import { CommonModule } from '../common/common.module';
 import { ConsumersModule } from '../consumers/consumers.module';
 import { VersionsModule } from '../versions/versions.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
@@ -13,7 +14,7 @@ import { MatrixService } from './matrix.service';
 
 /** Runtime evidence: which version each environment runs (the matrix), comparisons and the CI gate. */
 @Module({
-  imports: [CapturesModule, ConsumersModule, VersionsModule, WebhooksModule],
+  imports: [CapturesModule, CommonModule, ConsumersModule, VersionsModule, WebhooksModule],
   controllers: [EvidenceController],
   providers: [EvidenceRepository, EvidenceService, MatrixService, CompareService, CiGateService, DiffOriginsService],
   exports: [EvidenceService, MatrixService],

@@ -68,6 +68,14 @@ export class MetricsService {
     'spectator_ingest_capture_ends_unfolded_total',
     "Captures' ends answered (capture-ended) before their row's evidence queued before them was seen folded (after 5 s; durable, folded later)",
   );
+  readonly readsWaitingForFolds = new Counter(
+    'spectator_gate_reads_waiting_for_folds_total',
+    "CI gate reads that found their pull request's batches queued (acknowledged, not folded) and waited for their fold",
+  );
+  readonly readsUnfolded = new Counter(
+    'spectator_gate_reads_unfolded_total',
+    "CI gate reads answered 503 (ask again) because their pull request's batches were still queued after 20 s",
+  );
   readonly rejectedMessages = new Counter(
     'spectator_ingest_rejected_messages_total',
     'Agent messages answered with an error',
@@ -114,6 +122,8 @@ export class MetricsService {
       this.evidenceBatches,
       this.foldWaitsTimedOut,
       this.captureEndsUnfolded,
+      this.readsWaitingForFolds,
+      this.readsUnfolded,
       this.rejectedMessages,
       this.capturesStarted,
       this.httpRequests,

@@ -4,7 +4,8 @@ import type { ConsumersService } from '../consumers/consumers.service';
 import type { EvidenceService } from '../evidence/evidence.service';
 import { MetricsService } from '../health/metrics.service';
 import type { RuntimeService } from '../runtime/runtime.service';
-import { EvidenceFolder, GATHER_MS } from './evidence-folder';
+import { DomainError, ErrorCode } from '../common/errors';
+import { EvidenceFolder, GATHER_MS, READ_FOLD_MS, SETTLE_MS } from './evidence-folder';
 
 /**
  * When a row's folds begin (issue 20): GATHER_MS after the oldest batch waiting for one, taking
@@ -19,6 +20,7 @@ describe('EvidenceFolder', () => {
   /** Whether the batches asked about are still queued (false: another replica folded them). */
   let queued: boolean;
   let folder: EvidenceFolder;
+  let metrics: MetricsService;
 
   beforeEach(() => {
     jest.useFakeTimers();
@@ -35,13 +37,15 @@ describe('EvidenceFolder', () => {
       anyQueued: jest.fn(() => Promise.resolve(queued)),
       lastQueued: jest.fn(() => Promise.resolve(queued ? '99' : null)),
       queuedRows: jest.fn(() => Promise.resolve([])),
+      existingRowIdOf: jest.fn(() => Promise.resolve('row')),
     } as unknown as EvidenceService;
     const runtime: Runtime = {
       databaseUrl: 'postgres://nobody@127.0.0.1:1/none',
       log: pino({ level: 'silent' }),
       config: {} as Runtime['config'],
     };
-    folder = new EvidenceFolder(evidence, {} as RuntimeService, {} as ConsumersService, runtime, new MetricsService());
+    metrics = new MetricsService();
+    folder = new EvidenceFolder(evidence, {} as RuntimeService, {} as ConsumersService, runtime, metrics);
   });
   afterEach(async () => {
     for (const end of ends) end();
@@ -140,5 +144,48 @@ describe('EvidenceFolder', () => {
     await stopped;
     await settled();
     expect(waiter.told).toBe(true);
+  });
+
+  describe("a gate's read", () => {
+    const ci = { kind: 'ci' as const, pullRequest: '7' };
+    /** Reads with the row held by another transaction (every fold finds it busy), noting the outcome. */
+    const heldRead = (): { outcome: unknown } => {
+      folds.mockImplementation(() => Promise.resolve('busy'));
+      const read = { outcome: null as unknown };
+      folder.readFolded(project, ci).then(
+        () => (read.outcome = 'read'),
+        (error: unknown) => (read.outcome = error),
+      );
+      return read;
+    };
+
+    it("waits past the capture end's bound while the row is held, and reads once its batches are folded", async () => {
+      const read = heldRead();
+      await jest.advanceTimersByTimeAsync(3 * SETTLE_MS);
+      expect(read.outcome).toBeNull();
+      expect(folds.mock.calls.length).toBeGreaterThan(3);
+      queued = false;
+      await jest.advanceTimersByTimeAsync(SETTLE_MS);
+      expect(read.outcome).toBe('read');
+      expect(metrics.readsWaitingForFolds.current).toBe(1);
+      expect(metrics.readsUnfolded.current).toBe(0);
+    });
+
+    it('answers FoldPending (503, ask again) when its batches are still queued after READ_FOLD_MS', async () => {
+      const read = heldRead();
+      await jest.advanceTimersByTimeAsync(READ_FOLD_MS - 1);
+      expect(read.outcome).toBeNull();
+      await jest.advanceTimersByTimeAsync(SETTLE_MS);
+      expect(read.outcome).toBeInstanceOf(DomainError);
+      expect((read.outcome as DomainError).code).toBe(ErrorCode.FoldPending);
+      expect(metrics.readsUnfolded.current).toBe(1);
+    });
+
+    it('reads at once, folding nothing, when its row has nothing queued', async () => {
+      queued = false;
+      await expect(folder.readFolded(project, ci)).resolves.toBeUndefined();
+      expect(folds).not.toHaveBeenCalled();
+      expect(metrics.readsWaitingForFolds.current).toBe(0);
+    });
   });
 });

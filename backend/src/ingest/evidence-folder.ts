@@ -1,6 +1,9 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import type { Logger } from 'pino';
+import type { AgentEnvironment } from '@spectator/shared';
 import type { DataSource, EntityManager } from 'typeorm';
+import { DomainError, ErrorCode } from '../common/errors';
+import { FoldsBeforeRead, type FoldProject } from '../common/folds-before-read';
 import { PeriodicJob } from '../common/periodic';
 import { connectDataSource, createDataSource } from '../database/data-source';
 import { RUNTIME, type Runtime } from '../config/runtime';
@@ -14,6 +17,11 @@ import type { EventProject } from '../webhooks/notifier';
 
 /** How long a `capture-ended` waits at most for the evidence's fold (it is durable anyway). */
 export const SETTLE_MS = 5_000;
+/**
+ * How long a gate's read (`readFolded`) waits at most for its row's queued batches to be folded
+ * before it answers 503 (ask again): under the 30 s the CI gate's check waits for an answer.
+ */
+export const READ_FOLD_MS = 20_000;
 /**
  * How soon a fold is tried again while another transaction holds the row, doubling after each try
  * up to BUSY_RETRY_MAX_MS: a fold on the other replica takes seconds under load, and each try is a
@@ -90,6 +98,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
     consumers: ConsumersService,
     @Inject(RUNTIME) private readonly runtime: Runtime,
     private readonly metrics: MetricsService,
+    private readonly foldsBeforeRead: FoldsBeforeRead = new FoldsBeforeRead(),
   ) {
     this.pool = createDataSource(runtime.databaseUrl, {
       poolSize: FOLD_POOL_SIZE,
@@ -120,6 +129,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     await connectDataSource(this.pool, this.runtime.databaseUrl, "the folds' pool");
     this.sweeping.start();
+    this.foldsBeforeRead.provide((project, environment) => this.readFolded(project, environment));
   }
 
   async onModuleDestroy(): Promise<void> {
@@ -154,11 +164,46 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
    * A capture's end: resolves once none of row `rowId`'s batches queued up to now is left, on
    * this replica's folds or another's, or after SETTLE_MS. `urgent` (a CI run's end, whose gate
    * reads next) begins the fold at once instead of after GATHER_MS.
-   * @returns whether the batches were folded in time (nothing queued counts as folded).
+   * @returns whether none of those batches is left queued (nothing queued counts as folded): a
+   * round that ended at SETTLE_MS with the row still held, or a failed fold, leaves them queued.
    */
   async settleEnded(project: EventProject, rowId: string, urgent: boolean): Promise<boolean> {
     const upTo = await this.evidence.lastQueued(project.id, rowId);
-    return upTo === null || this.waitForFold(project, rowId, upTo, urgent);
+    if (upTo === null) return true;
+    await this.waitForFold(project, rowId, upTo, urgent);
+    return !(await this.evidence.anyQueued(project.id, rowId, upTo));
+  }
+
+  /**
+   * Before a gate reads `environment`'s evidence: resolves once none of its row's batches queued
+   * up to now is left, folding them at once (here, or seen folded by another replica), however long
+   * a backlog or a held row delays that, up to READ_FOLD_MS. So the CI gate never reads a pull
+   * request's evidence short, even when the agent's stop got its `capture-ended` unfolded (after
+   * SETTLE_MS) or gave up waiting for it.
+   * @throws DomainError FoldPending when batches are still queued after READ_FOLD_MS.
+   */
+  async readFolded(project: FoldProject, environment: AgentEnvironment): Promise<void> {
+    const rowId = await this.evidence.existingRowIdOf(project.id, environment);
+    if (rowId === null) return;
+    const upTo = await this.evidence.lastQueued(project.id, rowId);
+    if (upTo === null) return;
+    this.metrics.readsWaitingForFolds.inc();
+    const deadline = performance.now() + READ_FOLD_MS;
+    let retryMs = BUSY_RETRY_MS;
+    // Each round folds the row (or waits for another replica's fold) for up to SETTLE_MS; a round
+    // that left the batches queued (the row held meanwhile, or a fold failed) is followed by another.
+    while (!this.closed && performance.now() < deadline) {
+      if (!(await this.waitForFold(project, rowId, upTo, true))) continue;
+      if (!(await this.evidence.anyQueued(project.id, rowId, upTo))) return;
+      await new Promise((resolve) => setTimeout(resolve, retryMs));
+      retryMs = Math.min(retryMs * 2, BUSY_RETRY_MAX_MS);
+    }
+    if (!(await this.evidence.anyQueued(project.id, rowId, upTo))) return;
+    this.metrics.readsUnfolded.inc();
+    throw new DomainError(
+      ErrorCode.FoldPending,
+      `this environment's evidence is still being folded (batches queued for over ${READ_FOLD_MS / 1000} s); ask again`,
+    );
   }
 
   private async waitForFold(

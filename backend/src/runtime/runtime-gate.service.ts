@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { type CiRuntimeResponse, DEFAULT_PRODUCTION_DAYS, type RuntimeCounts } from '@spectator/shared';
 import { CapturesService } from '../captures/captures.service';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { FoldsBeforeRead } from '../common/folds-before-read';
 import { CAPTURES_PER_COMMIT, PULL_REQUEST_PATTERN } from '../evidence/ci-gate.service';
 import { pullRequestRowName } from '../evidence/environment-row';
 import type { ProjectEntity } from '../projects/project.entity';
@@ -28,6 +29,7 @@ export class RuntimeGateService {
     private readonly repository: RuntimeRepository,
     private readonly runtime: RuntimeService,
     private readonly captures: CapturesService,
+    private readonly folds: FoldsBeforeRead,
   ) {}
 
   /**
@@ -45,6 +47,8 @@ export class RuntimeGateService {
   ): Promise<CiRuntimeResponse> {
     if (!PULL_REQUEST_PATTERN.test(pullRequest))
       throw badInput('pr must be a pull request number or name (letters, digits, . _ -)');
+    // Its batches are acknowledged at commit and folded after: the read waits for their folds.
+    await this.folds.before(project, { kind: 'ci', pullRequest });
     const captures = await this.captures.ciCapturesOf(project, pullRequest, CAPTURES_PER_COMMIT);
     if (captures.length === 0)
       throw new DomainError(
