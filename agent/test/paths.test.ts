@@ -328,6 +328,22 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
+  it('sends no name held after identifiers when it stops: three names, each once after an order of its own', async () => {
+    // billbee's `/orders/find/{id}/{partner}`: fewer names than the four that learn a position after an identifier,
+    // all still held when the agent stops.
+    const partners = ['canary-stark-core', 'canary-stark-billing', 'canary-Oscar12'];
+    const agent = await holdingAgent((_method, parts) =>
+      parts[0] === 'orders' && parts.length === 3 ? {} : undefined,
+    );
+    await sendAll(
+      agent.proxyUrl,
+      partners.map((partner, i) => `/orders/${209427 + i * 1000}/${partner}`),
+      1,
+    );
+    expect(await sentTemplates(agent)).toEqual(['/orders/{orderId}/{order}']);
+    expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
+  });
+
   it('sends a version number in a route as it is from its first request, and a short id as a parameter', async () => {
     upstream = await startUpstream((req, res) => {
       const parts = (req.url ?? '/').split('/').filter(Boolean);

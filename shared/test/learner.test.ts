@@ -137,6 +137,57 @@ describe('PathLearner', () => {
     expect(learner.pending(learner.resolve(call), call)).toBe(call);
   });
 
+  it('names values in waiting after an identifier as a parameter, and leaves the route words of a resource literal', () => {
+    const learner = new PathLearner();
+    const nothing = responseKeys(inferShape({}));
+    const answered = (method: string, raw: string, keys: readonly string[] | null): void => {
+      learner.noteQuery(templatePath(raw), []);
+      learn(learner, [[method, raw, keys]]);
+      learner.noteIdentifiers(templatePath(raw), raw);
+    };
+    // billbee's names after orders, each once answering `{}`: three, fewer than the four that learn such a position.
+    answered('GET', '/orders/209427/stark-core', nothing);
+    const core = templatePath('/orders/209427/stark-core');
+    // Alone, it goes out as it is when its hold ends.
+    expect(learner.pending(learner.resolve(core), core)).toBe(core);
+    answered('GET', '/orders/815320/stark-billing', nothing);
+    answered('GET', '/orders/254210/oscar-payments', nothing);
+    expect(learner.resolve(core)).toBe(core);
+    expect(learner.undecided(learner.resolve(core), core)).toBe(true);
+    expect(learner.pending(learner.resolve(core), core)).toBe('/orders/{orderId}/{order}');
+    // The words of one resource (after the same post, or after two) stay literal.
+    answered('GET', '/posts/5/comments', nothing);
+    answered('GET', '/posts/5/likes', nothing);
+    answered('GET', '/posts/6/shares', nothing);
+    answered('GET', '/posts/7/shares', nothing);
+    answered('GET', '/posts/8/tags', nothing);
+    for (const raw of ['/posts/5/comments', '/posts/6/shares', '/posts/8/tags']) {
+      const post = templatePath(raw);
+      expect(learner.pending(learner.resolve(post), post)).toBe(post);
+    }
+  });
+
+  it('sends the words of a route requested under other values of a learned position as they are, not as names in a row', () => {
+    const learner = new PathLearner();
+    const requested = (method: string, raw: string, keys: readonly string[] | null): void => {
+      learner.noteQuery(templatePath(raw), []);
+      learn(learner, [[method, raw, keys]]);
+    };
+    const scenarios = list({ scenarioName: 's', scenarioJson: {} });
+    for (const game of ['acme', 'bob', 'carol', 'dave']) requested('GET', `/games/${game}/admin/scenarios`, scenarios);
+    expect(learner.resolve('/games/erin/admin/scenarios')).toBe('/games/{game}/admin/scenarios');
+    // gamesparks' test notifications, answered 500 with many games, then 403 with one requested on another route too.
+    for (const game of ['acme', 'bob', 'carol']) requested('POST', `/games/${game}/admin/push/amazon`, null);
+    requested('POST', '/games/frank/admin/push/amazon', null);
+    requested('DELETE', '/games/frank/admin/scenarios/umbrella', null);
+    const push = '/games/frank/admin/push/amazon';
+    expect(learner.pending(learner.resolve(push), push)).toBe('/games/{game}/admin/push/amazon');
+    // Names in a row under a game, each requested once, still go out as parameters.
+    requested('GET', '/games/frank/admin/alice/smith', null);
+    const names = '/games/frank/admin/alice/smith';
+    expect(learner.pending(learner.resolve(names), names)).toBe('/games/{game}/admin/{owner}/{admin}');
+  });
+
   it('takes many values each requested once after a route word for values, whatever they answer', () => {
     // aviationdata's `/v1/airport/autocomplete/{airport_name}` (held-out 5): seven names each requested once,
     // answering `{}`, `{disclaimer}`, `{airport_list}`: nothing alike, so they went out as they are.

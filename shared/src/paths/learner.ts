@@ -878,12 +878,17 @@ export class PathLearner {
    */
   private namesInRow(segments: readonly Segment[], inferred: string): number {
     if ((this.requested.get(inferred) ?? 0) !== 1) return -1;
-    const texts = splitPath(inferred).map(segmentText);
+    const given = splitPath(inferred);
+    const texts = given.map(segmentText);
     if (texts.length !== segments.length) return -1;
+    const keys = [''];
+    for (let at = 0; at < segments.length - 1; at++) keys.push(extendKey(keys[at]!, segments[at]!));
     for (let at = segments.length - 1; at >= 1; at--) {
       const segment = segments[at]!;
       if (segment.kind !== 'literal' || versionAt(segments, at) || this.isRouteWord(at, segment.text)) return -1;
       if (at > segments.length - 2) continue;
+      // Requested again under another value of a learned position before it: a route's words (see `recursUnder`).
+      if (this.recursUnder(keys[at]!, segment.text, at, inferred, continuation(given, at))) return -1;
       const others = this.runs.get(runPrefix(texts, at)) ?? [];
       const apart = (other: readonly string[]): boolean => {
         for (let k = at; k < texts.length; k++) if (other[k] === texts[k]) return false;
@@ -892,6 +897,18 @@ export class PathLearner {
       if (others.some((other) => apart(other.texts) && this.requested.get(other.path) === 1)) return at;
     }
     return -1;
+  }
+
+  /**
+   * Was `text` at `at` (under the resolved prefix `key`) followed by `rest` on another path than `inferred` (both as
+   * the detectors templated them)? Then the literals from `at` on recur under other values of a learned position
+   * before them: gamesparks' `/restv2/game/{game}/admin/pushNotifications/test/amazon`, requested with many games.
+   */
+  private recursUnder(key: string, text: string, at: number, inferred: string, rest: string): boolean {
+    const placed = this.index.get(key)?.get(text);
+    if (placed === undefined) return false;
+    this.counted += placed.length;
+    return placed.some((one) => one.at === at && one.record.path !== inferred && one.record.rests?.[at] === rest);
   }
 
   /**
@@ -945,7 +962,8 @@ export class PathLearner {
     const siblings = this.index.get(key);
     const mine = siblings?.get(text);
     if (siblings === undefined || mine === undefined || siblings.size < 2) return false;
-    // Only a name right before a detected identifier (`/quotes/wonka/{date}`, `/project/{project}/erin-dinner/{id}`).
+    if (this.waitingAfterIdentifier(segments, at, key, text, mine, siblings)) return true;
+    // Else only a name right before a detected identifier (`/quotes/wonka/{date}`, `/project/{project}/erin-dinner/{id}`).
     const next = segments[at + 1];
     if (next?.kind !== 'param' || next.name === LEARNED || this.manyIdentifiersAfter(at, text)) return false;
     let names: boolean;
@@ -960,6 +978,39 @@ export class PathLearner {
       const verdict = this.compare(mine, theirs);
       // Routes take query parameters of their own (see `noteQuery`): no value in waiting beside another route.
       if (verdict === 'alike' || (verdict === 'same' && this.queriesAgree(mine, theirs))) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Is the literal at `at` (under `key`, not learned) right after a detected identifier a value in waiting (see
+   * `pending`)? Learned there from four (`strict`, see `enoughSiblings`); with fewer, a name that was seen after one
+   * identifier value only, none another value there was seen after, with a sibling seen so too whose answers are
+   * alike or the same (billbee's `/orders/find/209427/stark-core`, `…/815320/stark-billing`, `…/254210/oscar-payments`,
+   * each once answering `{}`). A resource's route words recur after its identifier values (`/posts/5/comments`,
+   * `/posts/6/comments`) and share them (`/posts/5/likes`): never values in waiting.
+   */
+  private waitingAfterIdentifier(
+    segments: readonly Segment[],
+    at: number,
+    key: string,
+    text: string,
+    mine: readonly Placed[],
+    siblings: ReadonlyMap<string, readonly Placed[]>,
+  ): boolean {
+    const previous = segments[at - 1];
+    if (previous?.kind !== 'param' || previous.name === LEARNED || this.learned.has(key)) return false;
+    if (!this.mayLearn(segments, at, key) || !this.comparable(key, text, mine)) return false;
+    if (mine[0]!.at !== at || this.recursAfterIdentifiers(at, siblings)) return false;
+    const once = (value: string): boolean => this.identifierParentsOf.get(`${at}/${value}`)?.size === 1;
+    const alone = this.aloneAfterIdentifiers(at, siblings.keys());
+    if (!alone.has(text) || !once(text)) return false;
+    let partners = 0;
+    for (const [other, theirs] of siblings) {
+      if (partners++ >= MAX_COMPARED_VALUES) break;
+      if (other === text || !alone.has(other) || !once(other) || !this.comparable(key, other, theirs)) continue;
+      const verdict = this.compare(mine, theirs);
+      if ((verdict === 'alike' || verdict === 'same') && this.queriesAgree(mine, theirs)) return true;
     }
     return false;
   }
