@@ -344,6 +344,23 @@ describe('ObservationPipeline evidence for the path learner', () => {
     expect([...sent].filter((path) => path.startsWith('/api2/json/origin/'))).toHaveLength(1);
   });
 
+  it('names a position the cardinality limit made a parameter as the learner named the same route', () => {
+    let clock = 0;
+    const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });
+    const sent = new Set<string>();
+    const drain = (): void => {
+      for (const group of observer.drain()) for (const row of group.observations) sent.add(row.path);
+    };
+    // Games answering alike teach `/games/{game}`; many more, each answering fields of its own (exceptions, as the
+    // learner takes them), crowd the position until the limiter makes it a parameter.
+    for (const game of ['alice', 'bob', 'carol']) send(`/games/${game}/regions`, { regions: [], total: 1 });
+    for (let i = 0; i < 60; i++)
+      send(`/games/game${String.fromCharCode(97 + (i % 26))}${i}/regions`, { [`own${i}`]: 1 });
+    clock = 60_000;
+    drain();
+    expect([...sent].sort()).toEqual(['/games/{game}/regions']);
+  });
+
   it("keeps an identifier's 404 that came just before its route answered, and counts a scanner's as noise", () => {
     let clock = 0;
     const { observer, send } = budgetless(() => clock, { now: () => clock, holdMs: 1_000 });

@@ -84,6 +84,8 @@ interface Pending {
 }
 
 const TEMPLATE_CACHE_SIZE = 10_000;
+/** The names of a template's parameters (see `ObservationPipeline.limited`). */
+const PARAMETER_NAMES = /\{[^/]*\}/g;
 /** Distinct unmatched paths counted per capture at most (kept in memory only, never sent). */
 const UNMATCHED_PATHS_MAX = 10_000;
 /** Paths (by method) whose first answer may be shaped for the learner, at most (see `firstEvidence`): twice the learner's records. */
@@ -232,6 +234,8 @@ export class ObservationPipeline implements ExchangeObserver {
   /** Raw path → what it gives: a documented template (a string) or a `PathEntry`; started afresh when the learner learns. */
   private readonly templates = new Map<string, string | PathEntry>();
   private readonly limiter = new CardinalityLimiter();
+  /** A route (parameters unnamed) → the first template the learner resolved it to (see `limited`). */
+  private readonly routeNames = new Map<string, string>();
   private readonly learner = new PathLearner();
   /** The learner's revision (see `PathLearner.revision`) the cached templates were made in. */
   private generation = 0;
@@ -868,7 +872,7 @@ export class ObservationPipeline implements ExchangeObserver {
   private reported(entry: PathEntry): string {
     if (entry.template !== '') return entry.template;
     const before = this.limiter.trackedPrefixes;
-    entry.template = this.limiter.limit(entry.resolved);
+    entry.template = this.limited(entry.resolved);
     entry.undecided = this.learner.undecided(entry.template, entry.inferred, entry.raw);
     // A path the limiter had not seen changes its state and may collapse positions that cached
     // templates still show as literals: start the cache afresh (rare once traffic is steady).
@@ -878,7 +882,22 @@ export class ObservationPipeline implements ExchangeObserver {
 
   /** A detector-templated path as reported now: learned positions made parameters, cardinality bounded. */
   private resolve(inferred: string): string {
-    return this.limiter.limit(this.learner.resolve(inferred));
+    return this.limited(this.learner.resolve(inferred));
+  }
+
+  /**
+   * `resolved` (as the learner gives it) with crowded positions made parameters (see `CardinalityLimiter`), named as
+   * the learner named the same route if it gave it: one name per route. gamesparks' `/restv2/game/{gameId}/manage/screens`
+   * (the limiter's name for an exception of `{game}`) beside the learner's `/restv2/game/{game}/manage/screens` was one
+   * endpoint stored as two, and no `learned` message names it for the backend to regroup.
+   */
+  private limited(resolved: string): string {
+    const template = this.limiter.limit(resolved);
+    if (!template.includes('{')) return template;
+    const route = template.replace(PARAMETER_NAMES, '{}');
+    if (template !== resolved) return this.routeNames.get(route) ?? template;
+    if (this.routeNames.size < TEMPLATE_CACHE_SIZE && !this.routeNames.has(route)) this.routeNames.set(route, template);
+    return template;
   }
 
   private remember<T extends string | PathEntry>(pathname: string, entry: T): T {
