@@ -21,7 +21,9 @@
  * or hit per table (`pg_statio_user_tables`, statistics flushed around each batch); then how many
  * of the capture summaries the batch statement wrote were inserts, and the observations' size as
  * written. BATCH_CPU_SETUP: SQL run after the migrations (diagnosis: a schema change tried on this
- * build, e.g. a table's fillfactor reset).
+ * build, e.g. a table's fillfactor reset). BATCH_CPU_KEY=md5 (diagnosis, session 31): the observations'
+ * aggregate key narrowed to `capture_id`, an md5 of its text columns as a `uuid`, `project_id` and
+ * `capture_created_at` (`MD5_KEY`), for both contenders: what the key's width costs.
  *
  * Alone: `npx tsc -b ../shared && npx tsc -p bench && node dist/bench-build/bench/batch-cpu.bench.js`
  * in `backend/`. Timing: run it under the team's bench lock.
@@ -81,6 +83,24 @@ const LEAN = `${WRITE_BATCH.slice(0, WRITE_BATCH.indexOf('), new_shapes AS ('))}
   SELECT EXISTS (SELECT FROM written w WHERE w.n = b.n) AS claimed, EXISTS (SELECT FROM capture c WHERE c.n = b.n) AS captured,
          NULL::text AS queued
     FROM batches b ORDER BY b.n`.replace('FROM input r JOIN batches', 'FROM offered r JOIN batches');
+/** BATCH_CPU_KEY=md5: the observations' aggregate key as one md5 of its columns beside the capture's (diagnosis). */
+const MD5 = process.env.BATCH_CPU_KEY === 'md5';
+if (!MD5 && process.env.BATCH_CPU_KEY !== undefined)
+  throw new Error(`BATCH_CPU_KEY is md5, not ${process.env.BATCH_CPU_KEY}`);
+/** The narrowed key's `ON CONFLICT` target and its index (BATCH_CPU_KEY=md5). */
+const MD5_KEY = `(capture_id, (md5(method || E'\\n' || path || E'\\n' || status::text || E'\\n' || coalesce(request_content_type, ' ')
+  || E'\\n' || coalesce(request_shape, ' ') || E'\\n' || coalesce(response_content_type, ' ') || E'\\n'
+  || coalesce(response_shape, ' '))::uuid), project_id, capture_created_at)`;
+/** A statement's text with its observations' `ON CONFLICT` target the narrowed key's (BATCH_CPU_KEY=md5); as given otherwise. */
+function keyed(text: string): string {
+  if (!MD5) return text;
+  const narrowed = text.replace(
+    /ON CONFLICT \(capture_id, method, path, status, [^;]*?, project_id, capture_created_at\)/,
+    `ON CONFLICT ${MD5_KEY}`,
+  );
+  if (narrowed === text) throw new Error('no observations ON CONFLICT target to narrow');
+  return narrowed;
+}
 /** BATCH_CPU_PLAN_CACHE: the measured connection's `plan_cache_mode` (diagnosis: `force_custom_plan`, `force_generic_plan`; PostgreSQL's `auto` otherwise). */
 const PLAN_CACHE = process.env.BATCH_CPU_PLAN_CACHE ?? 'auto';
 if (!['auto', 'force_custom_plan', 'force_generic_plan'].includes(PLAN_CACHE))
@@ -206,6 +226,10 @@ async function main(): Promise<void> {
   try {
     await ds.initialize();
     await migrateUp(ds);
+    if (MD5)
+      await ds.query(
+        `DROP INDEX observations_aggregate_key; CREATE UNIQUE INDEX observations_md5_key ON observations ${MD5_KEY}`,
+      );
     if (process.env.BATCH_CPU_SETUP) await ds.query(process.env.BATCH_CPU_SETUP);
     const [project] = (await ds.query(`INSERT INTO projects (slug, name) VALUES ('bench', 'Bench') RETURNING id`)) as [
       { id: string },
@@ -330,7 +354,10 @@ async function main(): Promise<void> {
             ),
           );
           const made = writeBatchStatement(parts);
-          const query = together > 1 ? made : { name: statement, text, values: made.values };
+          const query =
+            together > 1
+              ? { ...made, text: keyed(made.text) }
+              : { name: statement, text: keyed(text), values: made.values };
           await client.query('BEGIN');
           if (explaining) {
             // Through a prepared statement of its own, run as often as PostgreSQL needs to choose
@@ -353,14 +380,21 @@ async function main(): Promise<void> {
       {
         name: 'plain INSERT',
         rows: ROWS,
-        write: (n) => plainInsert(client, plainCaptures[n % CAPTURES] as string, wireRows(n)),
+        write: (n) =>
+          plainInsert(client, plainCaptures[n % CAPTURES] as string, wireRows(n), MD5 ? MD5_KEY : undefined),
       },
       ...(CEILING
         ? [
             {
               name: 'plain INSERT, 1 row',
               rows: 1,
-              write: (n: number) => plainInsert(client, plainOne[n % CAPTURES] as string, wireRows(n).slice(0, 1)),
+              write: (n: number) =>
+                plainInsert(
+                  client,
+                  plainOne[n % CAPTURES] as string,
+                  wireRows(n).slice(0, 1),
+                  MD5 ? MD5_KEY : undefined,
+                ),
             },
           ]
         : []),

@@ -188,6 +188,10 @@ async function keyOfCapture(client: pg.ClientBase, captureId: string): Promise<C
   return key;
 }
 
+/** The observations' aggregate key as an `ON CONFLICT` target names it (the batch statement's arbiter). */
+export const OBSERVATIONS_CONFLICT = `(capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
+                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)`;
+
 /**
  * The plain contender of the ingest benches: one batch's rows written to a capture's observations
  * by one multi-row INSERT … ON CONFLICT in its own transaction, rows folded by key first as any
@@ -197,6 +201,7 @@ export async function plainInsert(
   client: pg.ClientBase,
   captureId: string,
   rows: readonly WireObservation[],
+  conflict = OBSERVATIONS_CONFLICT,
 ): Promise<void> {
   const capture = await keyOfCapture(client, captureId);
   const folded = new Map<string, WireObservation>();
@@ -232,8 +237,7 @@ export async function plainInsert(
   await client.query(
     `INSERT INTO observations AS o (project_id, capture_id, capture_created_at, method, path, status, request_content_type, request_shape, response_content_type, response_shape, count, first_seen, last_seen)
      VALUES ${tuples.join(', ')}
-     ON CONFLICT (capture_id, method, path, status, (coalesce(request_content_type, ' ')), (coalesce(request_shape, ' ')),
-                  (coalesce(response_content_type, ' ')), (coalesce(response_shape, ' ')), project_id, capture_created_at)
+     ON CONFLICT ${conflict}
      DO UPDATE SET count = o.count + EXCLUDED.count, last_seen = greatest(o.last_seen, EXCLUDED.last_seen)`,
     values,
   );
