@@ -10,7 +10,15 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CHECK_EXIT, judgeCiSummary, judgeRuntime, markdownReport, parseCheckOptions, runCheck } from './check';
+import {
+  CHECK_ATTEMPTS,
+  CHECK_EXIT,
+  judgeCiSummary,
+  judgeRuntime,
+  markdownReport,
+  parseCheckOptions,
+  runCheck,
+} from './check';
 import { ConfigError } from './config';
 
 const base = ['--backend', 'http://127.0.0.1:1', '--token', 't', '--project', 'demo', '--pr', '12'];
@@ -570,5 +578,47 @@ describe('runCheck', () => {
     output = '';
     expect(await runCheck(['--pr', '1'], {}, sink, sink)).toBe(CHECK_EXIT.error);
     expect(output).toContain('--backend (or SPECTATOR_BACKEND_URL) is required');
+  });
+
+  it('asks again after a 503 (the evidence still being folded), as many times as CHECK_ATTEMPTS, then exits 2', async () => {
+    const answers: Array<() => [number, Record<string, string>, string]> = [];
+    let asked = 0;
+    const server = createServer((_request, response) => {
+      asked += 1;
+      // The last answer is given again to every later request.
+      const next = (answers.length > 1 ? answers.shift() : answers[0]) ?? (() => [500, {}, 'no answer set']);
+      const [status, headers, message] = next();
+      response
+        .writeHead(status, { 'content-type': 'application/json', ...headers })
+        .end(JSON.stringify({ statusCode: status, error: 'x', message }));
+    });
+    server.on('error', () => undefined);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      let output = '';
+      const sink = { write: (text: string) => (output += text) };
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const folding = (): [number, Record<string, string>, string] => [
+        503,
+        { 'retry-after': '0' },
+        "this environment's evidence is still being folded; ask again",
+      ];
+      // A 503 then a refusal: asked twice, the refusal's reason given.
+      answers.push(folding, () => [404, {}, 'pull request 12 has no CI capture in project demo']);
+      expect(await runCheck(['--backend', url, ...base.slice(2)], {}, sink, sink)).toBe(CHECK_EXIT.error);
+      expect(asked).toBe(2);
+      expect(output).toContain('the backend answered 503: this environment');
+      expect(output).toContain('asking again in 0 s');
+      expect(output).toContain('the backend answered 404: pull request 12 has no CI capture in project demo');
+      // Always 503: asked CHECK_ATTEMPTS times, then the check could not run.
+      asked = 0;
+      output = '';
+      answers.splice(0, answers.length, folding);
+      expect(await runCheck(['--backend', url, ...base.slice(2)], {}, sink, sink)).toBe(CHECK_EXIT.error);
+      expect(asked).toBe(CHECK_ATTEMPTS);
+      expect(output.match(/asking again/g)).toHaveLength(CHECK_ATTEMPTS - 1);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

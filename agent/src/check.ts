@@ -568,35 +568,52 @@ export async function runCheck(
   return verdict.passed ? CHECK_EXIT.passed : CHECK_EXIT.failed;
 }
 
-/** GETs JSON from the backend with the check's token; null after writing why to `err`. */
+/** How many times the check asks a backend that answers 503 (ask again) before it gives up. */
+export const CHECK_ATTEMPTS = 3;
+/** The longest wait between two of them, whatever `Retry-After` says. */
+const MAX_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * GETs JSON from the backend with the check's token; null after writing why to `err`. A 503 (its
+ * database away for a moment, or the pull request's batches still being folded: `FoldPending`) is
+ * asked again after its `Retry-After`, CHECK_ATTEMPTS times in all.
+ */
 async function getJson<T>(
   url: string,
   options: CheckOptions,
   err: { write(text: string): unknown },
 ): Promise<T | null> {
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
-      signal: AbortSignal.timeout(30_000),
-    });
-  } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code;
-    err.write(
-      `spectator-agent check: cannot reach the backend at ${options.backend}: ${(error as Error).message}${cause ? ` (${cause})` : ''}\n`,
-    );
-    return null;
-  }
-  const text = await response.text();
-  if (!response.ok) {
+  for (let attempt = 1; ; attempt++) {
+    let response: Response;
+    try {
+      response = await fetch(url, {
+        headers: { authorization: `Bearer ${options.token}`, accept: 'application/json' },
+        signal: AbortSignal.timeout(30_000),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      err.write(
+        `spectator-agent check: cannot reach the backend at ${options.backend}: ${(error as Error).message}${cause ? ` (${cause})` : ''}\n`,
+      );
+      return null;
+    }
+    const text = await response.text();
+    if (response.ok) return JSON.parse(text) as T;
     let message = text.slice(0, 500);
     try {
       message = (JSON.parse(text) as ApiError).message ?? message;
     } catch {
       // not JSON: keep the text
     }
+    if (response.status === 503 && attempt < CHECK_ATTEMPTS) {
+      const header = response.headers.get('retry-after');
+      const after = header === null || header.trim() === '' ? NaN : Number(header);
+      const seconds = Number.isFinite(after) && after >= 0 ? Math.min(after, MAX_RETRY_AFTER_SECONDS) : 5;
+      err.write(`spectator-agent check: the backend answered 503: ${message}; asking again in ${seconds} s\n`);
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      continue;
+    }
     err.write(`spectator-agent check: the backend answered ${response.status}: ${message}\n`);
     return null;
   }
-  return JSON.parse(text) as T;
 }

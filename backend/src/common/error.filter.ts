@@ -16,7 +16,11 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
     const body = this.toApiError(exception);
-    if (body.statusCode === 503) this.log.warn({ err: exception }, 'request failed: database unavailable');
+    if (body.statusCode === 503)
+      this.log.warn(
+        { err: exception },
+        exception instanceof DomainError ? `request failed: ${body.message}` : 'request failed: database unavailable',
+      );
     else if (body.statusCode >= 500) this.log.error({ err: exception }, 'request failed');
     if (response.headersSent) return;
     if (body.statusCode === 503) response.setHeader('Retry-After', String(RETRY_AFTER_SECONDS));
