@@ -12,7 +12,18 @@ function project(name, extra = {}) {
     rootDir: path.join(__dirname, name),
     testEnvironment: 'node',
     transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { ...swc, swcrc: false }] },
-    moduleNameMapper: { '^@spectator/(shared|agent|backend)$': path.join(__dirname, '$1/src/index.ts') },
+    moduleNameMapper: {
+      '^@spectator/(shared|agent|backend)$': path.join(__dirname, '$1/src/index.ts'),
+      // Indexes that load a whole library for a few of its exports, each export loaded on first use
+      // (scripts/jest-lazy/barrel.js; `SPECTATOR_JEST_LAZY_INDEXES=off` loads them whole, to compare).
+      ...(process.env.SPECTATOR_JEST_LAZY_INDEXES === 'off'
+        ? {}
+        : {
+            '^es-toolkit/compat$': path.join(__dirname, 'scripts/jest-lazy/es-toolkit-compat.js'),
+            '^rxjs$': path.join(__dirname, 'scripts/jest-lazy/rxjs.js'),
+            '^rxjs/operators$': path.join(__dirname, 'scripts/jest-lazy/rxjs-operators.js'),
+          }),
+    },
     testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.test.ts', '<rootDir>/test/**/*.test.tsx'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     // jest's runtime with V8's code cache kept across test files: each module is compiled once a run.
