@@ -667,8 +667,7 @@ export class PathLearner {
         names.length > 0 &&
         this.recordPaths.has(template) &&
         this.learned.size > 0 &&
-        this.identifierRests.size > 0 &&
-        this.leafBesideIdentifiers(template)
+        this.leafAtValues(template)
       ) {
         this.noteNames(template, names);
         return this.revalidateForQueries();
@@ -680,14 +679,18 @@ export class PathLearner {
     return this.revalidateForQueries();
   }
 
-  /** Does `template` end in a literal where detected identifiers are seen (see `besideIdentifiers`)? */
-  private leafBesideIdentifiers(template: string): boolean {
-    const resolved = this.resolveSegments(splitPath(template));
-    const last = resolved.length - 1;
-    if (last < 1 || resolved[last]!.kind !== 'literal') return false;
+  /**
+   * Does `template` end in a literal where detected identifiers are seen (see `besideIdentifiers`) or at a learned
+   * position (see `readAgainWithNames`)?
+   */
+  private leafAtValues(template: string): boolean {
+    const segments = splitPath(template);
+    const last = segments.length - 1;
+    if (last < 1 || segments[last]!.kind !== 'literal') return false;
+    const resolved = this.resolveSegments(segments);
     let key = '';
     for (let at = 0; at < last; at++) key = extendKey(key, resolved[at]!);
-    return this.identifierRests.has(key);
+    return this.identifierRests.has(key) || this.learned.has(key);
   }
 
   /** Keep the query names of a request on `template` (see `noteQuery`); true when they were new. */
@@ -1123,7 +1126,8 @@ export class PathLearner {
    * `/recipes/17/information`, answering alike lists. The routes of an API recur and take their own query names; the
    * values of one position take their route's (`/users/alice?fields`, `/users/bob?fields`), and names beside
    * identifiers are rarely read again (held-out 14's flinkster `/providernetworks/grace` beside
-   * `/providernetworks/17/prices`, each once).
+   * `/providernetworks/17/prices`, each once). No value where no identifier is seen either (see `comparableNow`):
+   * brex.io's `/api/v1/ein-verification/lookup?name&state&zip`, `…/comprehensive-check?ein`, 9 requests each.
    */
   private readAgainWithNames(key: string, text: string): boolean {
     const siblings = this.index.get(key);
@@ -2552,6 +2556,7 @@ export class PathLearner {
       !(placed[0]!.at > 0 && isPlainNumber(value)) &&
       !this.isRouteWord(placed[0]!.at, value, !before) &&
       !this.besideIdentifiers(key, value) &&
+      !this.readAgainWithNames(key, value) &&
       placed.every((one) => isCollection(one.resolved, one.at) === before)
     );
   }
