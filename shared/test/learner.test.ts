@@ -250,6 +250,38 @@ describe('PathLearner', () => {
     expect(words.resolve(templatePath('/pets/findByStatus'))).toBe('/pets/findByStatus');
   });
 
+  it('takes literals each replaced or deleted once beside identifiers for values too, not those posted', () => {
+    // shipengine's `/v1/packages/{package_id}` (held-out 20): ids the detectors take for words when short (`se-vba`),
+    // each requested once, by GET, PUT or DELETE (answered 204), went out as they are.
+    const detected = ['se-8nllbf-zu7fu-frv-44fqd', 'se-z1034k-g1z7o7uby-wdd6z'];
+    const words: Array<[string, string]> = [
+      ['PUT', 'se-mb1xpp'],
+      ['DELETE', 'se-j3mk2de1-zuk'],
+      ['GET', 'se-vba'],
+      ['PUT', 'se-pe1ep'],
+      ['DELETE', 'se-8urh'],
+    ];
+    const answer = responseKeys(inferShape({ package_id: 'p', name: 'n', package_code: 'c' }));
+    const learner = new PathLearner();
+    const request = (method: string, raw: string) => {
+      learner.noteQuery(templatePath(raw), []);
+      learner.observe(templatePath(raw), method, method === 'GET' ? answer : null, null);
+    };
+    for (const id of detected) request('GET', `/v1/packages/${id}`);
+    for (const [method, word] of words) request(method, `/v1/packages/${word}`);
+    for (const [, word] of words)
+      expect(learner.resolve(templatePath(`/v1/packages/${word}`))).toBe('/v1/packages/{packageId}');
+    // Actions beside identifiers are posted (`POST /messages/send` beside `/messages/17`): they keep their text.
+    const actions = new PathLearner();
+    const post = (method: string, raw: string) => {
+      actions.noteQuery(templatePath(raw), []);
+      actions.observe(templatePath(raw), method, null, null);
+    };
+    for (const id of detected) post('GET', `/v1/messages/${id}`);
+    for (const word of ['send', 'schedule', 'cancel', 'retry', 'preview']) post('POST', `/v1/messages/${word}`);
+    expect(actions.resolve(templatePath('/v1/messages/send'))).toBe('/v1/messages/send');
+  });
+
   it('sends no literal read once beside identifiers under a route word found late among learned values', () => {
     // threatjammer's `/v1/ua/device/{code}` beside `/v1/ua/{user_agent}` (held-out 18): `device` is a collection
     // (`/v1/ua/device/7EIWB12AH`) found after its first codes, which each index placed under `/v1/ua/{}` then.

@@ -361,13 +361,16 @@ export class PathLearner {
   }
 
   /**
-   * Was a value (placed as `placed`) only read, with nothing after it, each of its paths requested once (see
-   * `requests`; a path `noteQuery` did not count is not)?
+   * Was a value (placed as `placed`) only read, replaced or deleted (`GET`, `PUT`, `DELETE`: an action is posted or
+   * patched), with nothing after it, each of its paths requested once (see `requests`; a path `noteQuery` did not
+   * count is not)?
    */
   private requestedOnce(placed: readonly Placed[]): boolean {
     return placed.every(
       (one) =>
-        one.at === one.resolved.length - 1 && one.record.method === 'GET' && this.requests(one.record, one.at) === 1,
+        one.at === one.resolved.length - 1 &&
+        (one.record.method === 'GET' || one.record.method === 'PUT' || one.record.method === 'DELETE') &&
+        this.requests(one.record, one.at) === 1,
     );
   }
 
