@@ -287,6 +287,10 @@ export class PathLearner {
    * of identifiers found, a literal new under a prefix, a continuation new beside identifiers; the index cleared.
    */
   private routeStamp = 0;
+  /** Requests counted and identifier values noted after literals, as they change (see `manyOnce`). */
+  private requestsNoted = 0;
+  /** `manyOnce`'s answers by key, with what they were computed from. */
+  private readonly manyOnceKept = new Map<string, { stamp: string; answer: boolean }>();
   /**
    * While `settle` decides records and `reindex` places them: answers kept until what they depend on changes (see
    * `routeWordsFresh`, `lookedFresh`). The traffic's own counts (parents, grandchildren, identifier values) change
@@ -322,15 +326,13 @@ export class PathLearner {
    * the run → the first `MAX_RUN_PATHS` such paths, each split in its segments' texts (see `namesInRow`).
    */
   private readonly runs = new Map<string, Array<{ path: string; texts: string[] }>>();
-  /** The paths of `requested` grouped by their template as resolved at `revision` (see `requests`). */
-  private readonly requestedBy = {
-    revision: -1,
-    /** How many of `requested`'s paths (in insertion order) are grouped. */
-    grouped: 0,
-    resolvedOf: new Map<string, string>(),
-    /** Resolved template → its paths, each split in segments' texts. */
-    byResolved: new Map<string, Array<{ path: string; texts: string[] }>>(),
-  };
+  /**
+   * The paths of `requested` by position, their length and their text there (see `requests`); each position's index is
+   * grown with new paths only (`grouped`: how many of `requested`'s paths, in insertion order, it holds).
+   */
+  private readonly requestedAt = new Map<number, { grouped: number; paths: Map<string, string[]> }>();
+  /** Paths of `requested` as `resolve` gave them at `revision` (see `requests`). */
+  private readonly requestedResolved = { revision: -1, of: new Map<string, string>() };
 
   /**
    * Are the values under `key` (a position after a route word, see `enoughSiblings`) many values each requested
@@ -341,6 +343,19 @@ export class PathLearner {
    * seen after identifier values none of the others was seen after count (see `aloneAfterIdentifiers`).
    */
   private manyOnce(key: string): boolean {
+    // Asked again for each record decided (every code of threatjammer's `/v1/ua/type/{}` as it comes, every record once
+    // more after something is learned): kept while nothing it reads changed.
+    const stamp = `${this.revision}/${this.placements}/${this.routeStamp}/${this.requestsNoted}`;
+    const kept = this.manyOnceKept.get(key);
+    if (kept?.stamp === stamp) return kept.answer;
+    const answer = this.manyOnceNow(key);
+    if (this.manyOnceKept.size >= MAX_QUERY_PATHS) this.manyOnceKept.clear();
+    this.manyOnceKept.set(key, { stamp, answer });
+    return answer;
+  }
+
+  /** See `manyOnce`. */
+  private manyOnceNow(key: string): boolean {
     const siblings = this.index.get(key);
     if (siblings === undefined || siblings.size < MANY_SIBLINGS) return false;
     // Right after a detected identifier, words after one resource are its routes (`/posts/5/comments`, `/posts/5/likes`).
@@ -377,37 +392,50 @@ export class PathLearner {
   /**
    * The requests answered on `path` (as the detectors templated it) and on every other path the learned positions
    * resolve as it with the same text at `at` (the position looked at, learned or not): `/enm/{db}/substance/{uuid}/study`
-   * is requested with each database, `/enm/nanoreg1/…/study` once. The grouping is made again when what `resolve`
-   * gives changed, and grown with new paths only.
+   * is requested with each database, `/enm/nanoreg1/…/study` once. Only the paths with the same text at `at` (and
+   * length) are resolved, each once a revision: threatjammer's hundreds of codes resolved all again with every
+   * revision cost it a quarter of its learner's CPU (session 31).
    */
   private requests(record: PathRecord, at: number): number {
-    const by = this.requestedBy;
-    if (by.revision !== this.revision) {
-      by.revision = this.revision;
-      by.grouped = 0;
-      by.resolvedOf.clear();
-      by.byResolved.clear();
-    }
-    if (by.grouped < this.requested.size) {
+    let byText = this.requestedAt.get(at);
+    if (byText === undefined) this.requestedAt.set(at, (byText = { grouped: 0, paths: new Map() }));
+    if (byText.grouped < this.requested.size) {
       let index = 0;
       for (const one of this.requested.keys()) {
-        if (index++ < by.grouped) continue;
-        const resolved = this.resolve(one);
-        by.resolvedOf.set(one, resolved);
-        const member = { path: one, texts: splitPath(one).map(segmentText) };
-        const group = by.byResolved.get(resolved);
-        if (group === undefined) by.byResolved.set(resolved, [member]);
-        else group.push(member);
+        if (index++ < byText.grouped) continue;
+        const segments = splitPath(one);
+        if (at >= segments.length) continue;
+        const key = `${segments.length}|${segmentText(segments[at])}`;
+        const paths = byText.paths.get(key);
+        if (paths === undefined) byText.paths.set(key, [one]);
+        else paths.push(one);
       }
-      by.grouped = this.requested.size;
+      byText.grouped = this.requested.size;
     }
     const path = record.path;
-    const group = by.byResolved.get(by.resolvedOf.get(path) ?? this.resolve(path));
-    if (group === undefined) return this.requested.get(path) ?? 0;
-    const text = segmentText(record.segments[at]);
+    const others = byText.paths.get(`${record.segments.length}|${segmentText(record.segments[at])}`);
+    if (others === undefined) return this.requested.get(path) ?? 0;
+    // Only the paths with the same text there are resolved (a value's own few), not every path each revision.
+    const resolved = this.resolvedRequest(path);
     let sum = 0;
-    for (const one of group) if (one.texts[at] === text) sum += this.requested.get(one.path) ?? 0;
-    return sum;
+    for (const one of others) if (this.resolvedRequest(one) === resolved) sum += this.requested.get(one) ?? 0;
+    // `path` itself when `requested` holds no more paths (see `MAX_QUERY_PATHS`).
+    return sum === 0 ? (this.requested.get(path) ?? 0) : sum;
+  }
+
+  /** `resolve(path)`, kept per revision (see `requests`). */
+  private resolvedRequest(path: string): string {
+    const kept = this.requestedResolved;
+    if (kept.revision !== this.revision) {
+      kept.revision = this.revision;
+      kept.of.clear();
+    }
+    let resolved = kept.of.get(path);
+    if (resolved === undefined) {
+      resolved = this.resolve(path);
+      if (kept.of.size < MAX_QUERY_PATHS) kept.of.set(path, resolved);
+    }
+    return resolved;
   }
 
   /** Short numbers shown versions by the raw paths (`/oauth2/1/authorize`, see `keepsVersion`). */
@@ -589,6 +617,7 @@ export class PathLearner {
       }
       if (segment.kind !== 'literal' || parent.kind !== 'param' || value.kind !== 'literal') continue;
       const parents = noteDigest(this.identifierParentsOf, `${at}/${segment.text}`, value.text);
+      if (parents > 0) this.requestsNoted++;
       if (parents === ROUTE_WORD_PARENTS) changed = true;
       if (parents === 1) counted.push([at, segment.text]);
     }
@@ -662,6 +691,7 @@ export class PathLearner {
     if (this.requested.size < MAX_QUERY_PATHS || this.requested.has(template)) {
       const count = (this.requested.get(template) ?? 0) + 1;
       this.requested.set(template, count);
+      this.requestsNoted++;
       if (count === 1) this.noteRun(template);
       // A value ending its path read again with query names may be a route word beside identifiers now (see
       // `readAgainWithNames`).
