@@ -32,6 +32,7 @@ const SEEN_HELDOUT = /** @type {const} */ ([
   'heldout18',
   'heldout19',
   'heldout20',
+  'heldout21',
 ]);
 /** @typedef {'train' | 'heldout' | (typeof SEEN_HELDOUT)[number] | 'fresh'} SetName */
 /** @type {SetName[]} */
