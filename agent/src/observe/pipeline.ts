@@ -8,6 +8,7 @@ import {
   pathDigest,
   queryNames,
   responseKeys,
+  routeOf,
   templatePath,
   type IgnoreRule,
 } from '@spectator/shared';
@@ -84,8 +85,6 @@ interface Pending {
 }
 
 const TEMPLATE_CACHE_SIZE = 10_000;
-/** The names of a template's parameters (see `ObservationPipeline.limited`). */
-const PARAMETER_NAMES = /\{[^/]*\}/g;
 /** Distinct unmatched paths counted per capture at most (kept in memory only, never sent). */
 const UNMATCHED_PATHS_MAX = 10_000;
 /** Paths (by method) whose first answer may be shaped for the learner, at most (see `firstEvidence`): twice the learner's records. */
@@ -894,7 +893,7 @@ export class ObservationPipeline implements ExchangeObserver {
   private limited(resolved: string): string {
     const template = this.limiter.limit(resolved);
     if (!template.includes('{')) return template;
-    const route = template.replace(PARAMETER_NAMES, '{}');
+    const route = routeOf(template);
     if (template !== resolved) return this.routeNames.get(route) ?? template;
     if (this.routeNames.size < TEMPLATE_CACHE_SIZE && !this.routeNames.has(route)) this.routeNames.set(route, template);
     return template;

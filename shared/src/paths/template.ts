@@ -86,15 +86,18 @@ export function bestTemplate(path: string, templates: readonly string[]): string
  * Both in canonical form (as the agent writes them).
  */
 export function sameRoute(template: string, path: string): boolean {
-  if (path === template || !path.includes('{')) return false;
-  const wanted = template.split('/');
-  const given = path.split('/');
-  return (
-    wanted.length === given.length &&
-    given.every((segment, at) =>
-      segment.startsWith('{') ? (wanted[at] ?? '').startsWith('{') : segment === wanted[at],
-    )
-  );
+  return path !== template && path.includes('{') && routeOf(path) === routeOf(template);
+}
+
+/**
+ * A template's route: its parameters unnamed (`/repos/{owner}/{repo}` → `/repos/{}/{}`), so that templates of one route
+ * (see `sameRoute`) give one key. In canonical form (as the agent writes templates).
+ */
+export function routeOf(template: string): string {
+  return template
+    .split('/')
+    .map((segment) => (segment.startsWith('{') ? '{}' : segment))
+    .join('/');
 }
 
 /** Does a template hold at least one `{parameter}` segment? */
