@@ -61,6 +61,9 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
   --replay <dir>            the traffic an earlier run saved in <dir> through the agent's observation pipeline
                             alone (its path learner and hold, on the saved times), operations scored (seconds; not
                             for fresh; no backend or bodies, so not a figure)
+  --cost                    with --replay: the path learner's cost per document and per set, its work (counted,
+                            the same on every run: compare builds on it) by what started it, and CPU (replay, the
+                            learner's steps, the longest step)
   --select                  recompute the corpus from the directory and print it (corpus.json is not changed)
   --fixed-answers           the traffic of sessions 7-14: the mock answers every request of an operation and
                             status with one body holding every optional property, and request bodies hold all of
@@ -81,6 +84,7 @@ const USAGE = `Usage: npm run bench:reconstruct [-- options]
  * @property {boolean} select
  * @property {string | null} rescore
  * @property {string | null} replay
+ * @property {boolean} cost
  * @property {string | null} peersFrom
  * @property {number | null} captureLimit
  * @property {boolean | null} varied  null: the default (varied), or the saved run's for a rescore or replay
@@ -102,6 +106,7 @@ function parseArgs(argv) {
     select: false,
     rescore: null,
     replay: null,
+    cost: false,
     peersFrom: null,
     captureLimit: null,
     varied: null,
@@ -132,6 +137,7 @@ function parseArgs(argv) {
     else if (flag === '--fixed-answers') options.varied = false;
     else if (flag === '--rescore') options.rescore = path.resolve(value());
     else if (flag === '--replay') options.replay = path.resolve(value());
+    else if (flag === '--cost') options.cost = true;
     else if (flag === '--peers-from') options.peersFrom = path.resolve(value());
     else if (flag === '--capture-limit') {
       const bytes = Number(value());
@@ -140,6 +146,8 @@ function parseArgs(argv) {
     } else if (flag === '--help' || flag === '-h') options.help = true;
     else throw new Error(`unknown option "${argv[index]}"\n\n${USAGE}`);
   }
+  if (options.cost && options.replay === null)
+    throw new Error('--cost measures the learner on a replay: give --replay <dir> too');
   return options;
 }
 
@@ -411,6 +419,7 @@ async function main() {
   const { runHarToOpenapi, runOptic } = require('./lib/peers');
   const { startSpectator, buildSpectator } = require('./lib/spectator');
   const { replayAgent, agentPartsOf } = require('./lib/replay');
+  const { CostMeter, emptyCost, addCost, formatCost } = require('./lib/cost');
 
   const sets = options.set === 'all' ? SETS : [options.set];
   const replay = options.replay;
@@ -462,6 +471,7 @@ async function main() {
       /** @type {string[]} */
       const failures = [];
       let requests = 0;
+      let setCost = emptyCost();
       for (const entry of entries) {
         index++;
         const file = path.join(apiDir, `${entry.id}.json`);
@@ -477,9 +487,11 @@ async function main() {
         /** @type {Record<string, any>} */
         const outputs = {};
         const started = Date.now();
+        /** @type {import('./lib/cost').CostMeter | null} the learner's cost of this document's replay (`--cost`) */
+        const meter = options.cost ? new CostMeter() : null;
         if (rescore) {
           exchanges = savedExchanges(docDir, planned);
-          if (agentParts) outputs.spectator = replayAgent(exchanges, agentParts);
+          if (agentParts) outputs.spectator = replayAgent(exchanges, agentParts, meter);
           else
             for (const name of options.contenders) {
               const output = path.join(docDir, `${name}.openapi.json`);
@@ -590,7 +602,13 @@ async function main() {
               );
           }
         }
+        if (meter) {
+          for (const line of formatCost(`  [${set}] ${entry.id}`, meter.cost)) console.log(line);
+          setCost = addCost(setCost, meter.cost);
+        }
       }
+      if (options.cost)
+        for (const line of formatCost(`[${set}] ${entries.length} documents`, setCost)) console.log(line);
       const title = `### ${setTitle(set)} set: ${entries.length} documents, ${perDocument.reduce((sum, document) => sum + Number(document.operations), 0)} operations, ${requests} requests${varied ? ' (--varied)' : ' (--fixed-answers)'}`;
       const notes = failures.map((failure) => `\n- ${failure}`).join('');
       const table = `${title}\n\n${formatTable(options.contenders.map((name) => ({ name, counts: /** @type {import('./lib/score').Counts} */ (totals[name]) })))}${notes ? `\n${notes}` : ''}`;
@@ -609,7 +627,10 @@ async function main() {
   console.log(`traffic, outputs and results in ${path.relative(process.cwd(), runDir) || runDir}`);
 }
 
-main().catch((error) => {
-  console.error(`bench:reconstruct: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
-});
+if (require.main === module)
+  main().catch((error) => {
+    console.error(`bench:reconstruct: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  });
+
+module.exports = { parseArgs };

@@ -41,9 +41,10 @@ const SILENT = { error() {}, warn() {}, info() {}, debug() {}, trace() {}, child
  * The operations the agent's rows end with for a document's traffic, as an OpenAPI document of operations only.
  * @param {import('./send').Exchange[]} exchanges in the order they were sent
  * @param {AgentParts} agent
+ * @param {import('./cost').CostMeter | null} [meter] counts the learner's work and CPU (`--cost`)
  * @returns {{ openapi: string, info: { title: string, version: string }, paths: Record<string, Record<string, { responses: {} }>> }}
  */
-function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest, sameRoute }) {
+function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest, sameRoute }, meter = null) {
   let clock = 0;
   const pipeline = new ObservationPipeline({
     bodyLimit: 1024 * 1024,
@@ -57,6 +58,7 @@ function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest, same
     // would make the replay differ from run to run.
     sampler: { budgetShare: 1, burstMs: Infinity, maxPerKeyPerSecond: Infinity },
   });
+  meter?.watch(pipeline);
   /** Method and path of each row the backend would store (method, space, path). */
   const rows = new Set();
   /** Digests of covered literal paths → their template: later rows under them are stored under it too. */
@@ -127,6 +129,7 @@ function replayAgent(exchanges, { ObservationPipeline, Metrics, pathDigest, same
   flush();
   pipeline.releaseAll();
   flush();
+  meter?.end();
   /** @type {Record<string, Record<string, { responses: {} }>>} */
   const paths = {};
   for (const row of rows) {
