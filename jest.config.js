@@ -33,6 +33,11 @@ function project(name, extra = {}) {
 }
 
 module.exports = {
+  // With SPECTATOR_JEST_TIMELINE=<file> (.ci/run sets it), each test file's wall time and whose CPU it went to
+  // are written there as the files end (scripts/jest-timeline.js).
+  ...(process.env.SPECTATOR_JEST_TIMELINE
+    ? { reporters: ['default', path.join(__dirname, 'scripts/jest-timeline.js')] }
+    : {}),
   // One embedded PostgreSQL per test run (unless DATABASE_URL is set); each test file makes its own database.
   globalSetup: path.join(__dirname, 'backend/test/support/global-setup.ts'),
   globalTeardown: path.join(__dirname, 'backend/test/support/global-teardown.ts'),
