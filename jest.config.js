@@ -24,6 +24,10 @@ function project(name, extra = {}) {
             '^rxjs/operators$': path.join(__dirname, 'scripts/jest-lazy/rxjs-operators.js'),
           }),
     },
+    // class-validator's decorators, each loaded on first use (scripts/jest-lazy/resolver.js), with the indexes above.
+    ...(process.env.SPECTATOR_JEST_LAZY_INDEXES === 'off'
+      ? {}
+      : { resolver: path.join(__dirname, 'scripts/jest-lazy/resolver.js') }),
     testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.test.ts', '<rootDir>/test/**/*.test.tsx'],
     testPathIgnorePatterns: ['/node_modules/', '/dist/'],
     // jest's runtime with V8's code cache kept across test files: each module is compiled once a run.
