@@ -6,12 +6,15 @@
 // held jest back until they were done. Here `tsc -b shared agent backend` runs first and alone (it
 // writes the packages' dist/, which tests pack and run; up to date after `npm ci`, it writes
 // nothing); then jest starts, and `npm run typecheck && npm run lint` run beside it at a lower CPU
-// priority (nice 10, inherited by tsc, eslint, prettier and dependency-cruiser), so jest's tests
-// keep most of the CPU they had (a quiet CI run, session 26: jest 902 -> 931 s, the whole run 1,126
-// -> 1,054 s). The checks' output is printed as one block once both are done. Arguments
-// go to jest (`npm test -- backend/test/fuzz.test.ts`).
+// priority, inherited by tsc, eslint, prettier and dependency-cruiser, so jest's tests keep most of
+// the CPU they had (a quiet CI run, session 26: jest 902 -> 931 s, the whole run 1,126 -> 1,054 s):
+// SCHED_IDLE where Linux's chrt sets it (a CPU only when nothing else wants one; a test's process
+// that wakes takes it at once, where at nice 10 it could wait for the checks' turn to end: .ci/run
+// says what that cost), and nice 10 (so /proc/stat and scripts/jest-timeline.js count them as
+// `nice`). The checks' output is printed as one block once both are done. Arguments go to jest
+// (`npm test -- backend/test/fuzz.test.ts`).
 'use strict';
-const { spawn } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const os = require('node:os');
 const path = require('node:path');
 
@@ -20,6 +23,11 @@ const ROOT = path.resolve(__dirname, '..');
 const [TSC, ...TSC_ARGS] = require('../deploy/start/build.js').BUILD_STEPS[0].command;
 const CHECKS = 'npm run typecheck && npm run lint';
 const CHECKS_NICE = 10;
+/** `chrt --idle 0` where it runs (util-linux, Linux), else nothing: the checks at nice 10 alone. */
+const IDLE =
+  process.platform === 'linux' && spawnSync('chrt', ['--idle', '0', 'true'], { stdio: 'ignore' }).status === 0
+    ? ['chrt', '--idle', '0']
+    : [];
 
 /**
  * Runs `command` with `args` in the root; `started` gets the child at once.
@@ -44,7 +52,8 @@ async function main() {
     return built;
   }
   let output = '';
-  const checks = run('sh', ['-c', CHECKS], { stdio: ['ignore', 'pipe', 'pipe'] }, (child) => {
+  const [shell, ...shellArgs] = [...IDLE, 'sh', '-c', CHECKS];
+  const checks = run(shell, shellArgs, { stdio: ['ignore', 'pipe', 'pipe'] }, (child) => {
     try {
       os.setPriority(child.pid, CHECKS_NICE);
     } catch {
