@@ -1,4 +1,5 @@
-import { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import { DataSource, type EntityManager } from 'typeorm';
 import { DEFAULT_DATABASE_IDLE_SECONDS } from '../config/config';
 import { Initial1763770000000 } from './migrations/1763770000000-Initial';
 import { Evidence1763800000000 } from './migrations/1763800000000-Evidence';
@@ -131,6 +132,9 @@ export const MIGRATIONS = [
   ObservationsRoomToUpdate1795990000000,
 ];
 
+/** Connections of a replica's request pool (requests, ingest's reads, periodic jobs). */
+export const REQUEST_POOL_SIZE = 10;
+
 /**
  * The one data source definition, shared by the app and the migration command. Never `synchronize`:
  * the schema comes from the migrations only. No entities: every table is read and written with raw
@@ -141,7 +145,7 @@ export const MIGRATIONS = [
 export function createDataSource(
   url: string,
   {
-    poolSize = 10,
+    poolSize = REQUEST_POOL_SIZE,
     applicationName = 'spectator-backend',
     idleSeconds = DEFAULT_DATABASE_IDLE_SECONDS,
     planCacheMode,
@@ -203,6 +207,37 @@ export async function connectDataSource(dataSource: DataSource, url: string, sou
   } catch (error) {
     throw new DatabaseUnreachable(url, source, error);
   }
+}
+
+/**
+ * Opens `count` connections of `dataSource`'s pool (`pool` names it in the log) at once, at most
+ * its size (each is held until all are open, so they are distinct), runs `prepare` on each (a
+ * named statement's first run parses and plans it there) and returns them to the pool, idle.
+ * Issue 20: the pools opened their connections as the first batches came, each a new PostgreSQL
+ * backend (authentication, cold catalog caches, and on a writer's the batch statement's plan, 35
+ * ms) while agents waited: the scale bench's first evidence slice opened 25 connections.
+ * A failure (e.g. the server's `max_connections` reached) is logged, not thrown: the pool then
+ * opens its connections when they are asked for, as before.
+ */
+export async function openConnections(
+  dataSource: DataSource,
+  count: number,
+  log: Logger,
+  pool: string,
+  prepare?: (manager: EntityManager) => Promise<unknown>,
+): Promise<void> {
+  const runners = Array.from({ length: count }, () => dataSource.createQueryRunner());
+  // Settled, not raced: a connection still opening when another failed would otherwise never go back.
+  const opened = await Promise.allSettled(
+    runners.map(async (runner) => {
+      await runner.connect();
+      await prepare?.(runner.manager);
+    }),
+  );
+  await Promise.all(runners.map((runner) => runner.release()));
+  const failed = opened.find((result) => result.status === 'rejected');
+  if (failed !== undefined)
+    log.warn({ err: failed.reason, count }, `could not open ${pool}'s connections at start: they open when asked for`);
 }
 
 /** For the TypeORM CLI (`typeorm -d dist/src/database/data-source.js migration:run`). */

@@ -5,7 +5,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { DomainError, ErrorCode } from '../common/errors';
 import { FoldsBeforeRead, type FoldProject } from '../common/folds-before-read';
 import { PeriodicJob } from '../common/periodic';
-import { connectDataSource, createDataSource } from '../database/data-source';
+import { connectDataSource, createDataSource, openConnections } from '../database/data-source';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import { ConsumersService, type QueuedConsumers } from '../consumers/consumers.service';
 import { EvidenceService, type QueuedFoldListener } from '../evidence/evidence.service';
@@ -128,6 +128,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await connectDataSource(this.pool, this.runtime.databaseUrl, "the folds' pool");
+    await openConnections(this.pool, FOLD_POOL_SIZE, this.log, "the folds' pool");
     this.sweeping.start();
     this.foldsBeforeRead.provide((project, environment) => this.readFolded(project, environment));
   }

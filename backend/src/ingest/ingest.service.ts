@@ -26,7 +26,7 @@ import { assertUnreachable } from '../common/errors';
 import { LruCache } from '../common/lru-cache';
 import { PeriodicJob } from '../common/periodic';
 import { withRetry } from '../common/retry';
-import { connectDataSource, createDataSource } from '../database/data-source';
+import { connectDataSource, createDataSource, openConnections } from '../database/data-source';
 import { EndpointsService } from '../endpoints/endpoints.service';
 import { EventsService } from '../events/events.service';
 import { environmentRowOf, pullRequestRowName } from '../evidence/environment-row';
@@ -288,9 +288,16 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     );
   }
 
-  /** Prunes old batch ids now (in the background) and then every hour; forgets old touched keys every ten minutes. */
+  /**
+   * Opens the batch writers' connections, the batch statement prepared on each; prunes old batch ids
+   * now (in the background) and then every hour; forgets old touched keys every ten minutes.
+   */
   async onModuleInit(): Promise<void> {
     await connectDataSource(this.writers, this.runtime.databaseUrl, "the batch writers' pool");
+    // Every writer's connection open, the batch statement planned on it (a statement of no batches writes nothing).
+    await openConnections(this.writers, WRITERS, this.log, "the batch writers' pool", (manager) =>
+      this.captures.writeBatches([], manager),
+    );
     this.pruning.start();
     this.forgetting.start();
   }
