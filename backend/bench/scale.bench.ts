@@ -65,6 +65,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { rowConforms } from '../src/captures/conformance';
+import { CONSUMER_CALLS } from '../src/consumers/consumers.repository';
 import type { ObservationRow } from '../src/captures/observed-shapes';
 import type { Queryable } from '../src/common/queryable';
 import { freePort, startEmbeddedPostgres } from '../src/database/embedded';
@@ -893,7 +894,7 @@ async function recomputationDiffers(
   // Consumer calls: what the agents sent, per environment kind and consumer.
   const consumerCalls = (await db.query(
     `SELECT c.environment_kind AS kind, e.key AS consumer, sum((e.value->>0)::bigint)::float8 AS calls
-       FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e WHERE c.project_id = $1 GROUP BY 1, 2`,
+       FROM ${CONSUMER_CALLS} c CROSS JOIN LATERAL jsonb_each(c.consumers) e WHERE c.project_id = $1 GROUP BY 1, 2`,
     [projectId],
   )) as Array<{ kind: string; consumer: string; calls: number }>;
   let differingConsumers = Math.abs(consumerCalls.length - consumersSent.size);

@@ -10,7 +10,8 @@
  */
 import type { ConsumersResponse, TokenResponse, VersionMatrixResponse } from '@spectator/shared';
 import pg from 'pg';
-import { MAX_CONSUMERS_PER_KEY } from '../src/consumers/consumers.repository';
+import { CONSUMER_CALLS, ConsumersRepository, MAX_CONSUMERS_PER_KEY } from '../src/consumers/consumers.repository';
+import { createDataSource } from '../src/database/data-source';
 import { packList } from '../src/evidence/queued-payload';
 import { batchMessage, connectTestAgent, endCapture, helloMessage, type TestAgent } from './support/agent-client';
 import { sqlOn, startTestBackend, startTestReplica, type TestBackend } from './support';
@@ -78,7 +79,7 @@ async function evidenceTotal(kind = 'production', name = 'b1'): Promise<number> 
 async function consumerTotals(): Promise<Record<string, number>> {
   const rows = await sql<{ consumer: string; calls: number }>(
     `SELECT e.key AS consumer, sum((e.value->>0)::bigint)::int AS calls
-       FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e JOIN environment_rows r ON r.id = c.row_id
+       FROM ${CONSUMER_CALLS} c CROSS JOIN LATERAL jsonb_each(c.consumers) e JOIN environment_rows r ON r.id = c.row_id
       WHERE r.kind = 'production' AND r.name = 'b1' AND c.environment_kind = 'production' GROUP BY e.key`,
   );
   return Object.fromEntries(rows.map((row) => [row.consumer, row.calls]));
@@ -303,6 +304,29 @@ describe('queued evidence', () => {
       () => sql<{ queued: number }>('SELECT count(*)::int AS queued FROM evidence_queue'),
       (rows) => rows[0]?.queued === 0,
     );
+    const calls = BATCHES_OF_64 * 64;
+    const totalOf = async (): Promise<number | undefined> =>
+      (await first.api<ConsumersResponse>('GET', '/projects/scaled/consumers?environment=production&build=many')).body
+        .calls;
+    // Folds after the row's first add their calls beside its keys; every call is read all the same.
+    expect(await totalOf()).toBe(calls);
+    // The row's compaction (a fold's, once a minute) merges them into one row a day, naming at most the bound.
+    const ds = createDataSource(first.databaseUrl, { poolSize: 1 });
+    await ds.initialize();
+    try {
+      await ds.transaction(async (manager) => {
+        const [row] = (await manager.query(
+          `SELECT r.id, r.project_id AS "projectId" FROM environment_rows r WHERE r.name = 'many' FOR NO KEY UPDATE`,
+        )) as Array<{ id: string; projectId: string }>;
+        await new ConsumersRepository(ds).compact(manager, row?.projectId as string, {
+          id: row?.id as string,
+          kind: 'production',
+        });
+      });
+    } finally {
+      await ds.destroy();
+    }
+    expect(await sql('SELECT * FROM consumer_calls_added')).toEqual([]);
     const rows = await sql<{ day: string; named: number; all: number; other: number }>(
       `SELECT to_char(c.day, 'YYYY-MM-DD') AS day,
               (SELECT count(*)::int FROM jsonb_object_keys(c.consumers) k WHERE k NOT IN ('*', '+')) AS named,
@@ -310,7 +334,6 @@ describe('queued evidence', () => {
          FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
         WHERE r.name = 'many' ORDER BY c.day`,
     );
-    const calls = BATCHES_OF_64 * 64;
     const named = MAX_CONSUMERS_PER_KEY;
     // One row a day (all of this build's calls are of one endpoint and status), not one per consumer.
     expect(rows).toEqual([

@@ -19,7 +19,7 @@ import type { Runtime } from '../src/config/runtime';
 import { PartitionsRepository } from '../src/partitions/partitions.repository';
 import { RuntimeRepository } from '../src/runtime/runtime.repository';
 import { RuntimeService } from '../src/runtime/runtime.service';
-import { ConsumersRepository } from '../src/consumers/consumers.repository';
+import { CONSUMER_CALLS, ConsumersRepository } from '../src/consumers/consumers.repository';
 import { ConsumersService } from '../src/consumers/consumers.service';
 import { CapturesRepository } from '../src/captures/captures.repository';
 import { ShapeStore } from '../src/captures/shape-store';
@@ -186,7 +186,7 @@ async function rowsUnder(
             (SELECT count(*)::int FROM capture_endpoints WHERE capture_id = $3 AND path LIKE $2) AS summaries,
             (SELECT count(*)::int FROM evidence_observations o JOIN projects p ON p.id = o.project_id WHERE p.slug = $1 AND o.path LIKE $2)
           + (SELECT count(*)::int FROM runtime_buckets r JOIN projects p ON p.id = r.project_id WHERE p.slug = $1 AND r.path LIKE $2)
-          + (SELECT count(*)::int FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e
+          + (SELECT count(*)::int FROM ${CONSUMER_CALLS} c CROSS JOIN LATERAL jsonb_each(c.consumers) e
                JOIN projects p ON p.id = c.project_id WHERE p.slug = $1 AND c.path LIKE $2) AS evidence`,
     [slug, pattern, captureId],
   )) as Array<{ observations: number; summaries: number; evidence: number }>;
@@ -198,7 +198,7 @@ async function consumerCallsOf(slug: string): Promise<unknown[]> {
   return ds.query(
     `SELECT r.name AS build, c.environment_kind AS kind, c.method, c.path, c.status, e.key AS consumer,
             sum((e.value->>0)::bigint)::int AS calls
-       FROM consumer_calls c CROSS JOIN LATERAL jsonb_each(c.consumers) e JOIN projects p ON p.id = c.project_id
+       FROM ${CONSUMER_CALLS} c CROSS JOIN LATERAL jsonb_each(c.consumers) e JOIN projects p ON p.id = c.project_id
        JOIN environment_rows r ON r.id = c.row_id
       WHERE p.slug = $1 GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2, 3, 4, 5, 6`,
     [slug],

@@ -64,6 +64,19 @@ export interface ConsumerRow {
 
 const KEY = 'project_id, row_id, method, path, status, day';
 
+/**
+ * Every row of consumer calls as reads see them (aliased by the caller): the keys' rows
+ * (`consumer_calls`, merged) and the rows folds added since the row's last compaction
+ * (`consumer_calls_added`, one per fold and key, only the consumers that fold counted). Reads sum
+ * them, so a figure is the same whenever a compaction runs; a key's rows are several then, never
+ * one per consumer. Conditions on the project, environment kind and endpoint reach both tables'
+ * indexes (a `UNION ALL` subquery's conditions are pushed into each part).
+ */
+export const CONSUMER_CALLS = `(
+  SELECT project_id, row_id, environment_kind, method, path, status, day, consumers FROM consumer_calls
+  UNION ALL
+  SELECT project_id, row_id, environment_kind, method, path, status, day, consumers FROM consumer_calls_added)`;
+
 /** Each consumer of a row (`e`, of `c.consumers`) with its calls and last call, as columns of their own. */
 const EACH = 'CROSS JOIN LATERAL jsonb_each(c.consumers) AS e';
 const CALLS = `(e.value->>0)::bigint`;
@@ -99,6 +112,36 @@ const WRITE_ROWS = `
     ON CONFLICT (${KEY}) DO UPDATE SET consumers = c.consumers || EXCLUDED.consumers
     RETURNING xmax = 0 AS inserted)
   SELECT count(*) FILTER (WHERE inserted)::int AS inserted FROM written`;
+
+/**
+ * Adds a fold's rows (`$4`… parallel arrays, one per endpoint, status and day, each with the calls
+ * of the consumers the fold counted) to those waiting for the row's compaction: an insert, nothing
+ * read or locked.
+ */
+const ADD_ROWS = `
+  INSERT INTO consumer_calls_added (${KEY}, environment_kind, consumers)
+  SELECT $1::uuid, $2::uuid, r.method, r.path, r.status, r.day, $3::text, r.consumers::jsonb
+    FROM unnest($4::text[], $5::text[], $6::int[], $7::date[], $8::text[]) AS r(method, path, status, day, consumers)`;
+
+/**
+ * Takes the rows waiting for the compaction of environment row `$3` (of project `$1`, kind `$2`:
+ * the index's prefix), deleted here, summed per key and consumer: one row per key, its consumers
+ * as stored (`[calls, last call]`). Only compactions, in a fold of the row (which holds its lock)
+ * or a regrouping (which holds the rows' locks), delete these rows.
+ */
+const TAKE_ADDED = `
+  WITH taken AS (
+    DELETE FROM consumer_calls_added
+     WHERE project_id = $1::uuid AND environment_kind = $2::text AND row_id = $3::uuid
+    RETURNING method, path, status, day, consumers
+  ), summed AS (
+    SELECT t.method, t.path, t.status, t.day, e.key AS consumer, sum((e.value->>0)::bigint) AS calls,
+           max((e.value->>1)::bigint) AS at
+      FROM taken t CROSS JOIN LATERAL jsonb_each(t.consumers) e
+     GROUP BY t.method, t.path, t.status, t.day, e.key
+  )
+  SELECT method, path, status, to_char(day, 'YYYY-MM-DD') AS day, jsonb_object_agg(consumer, jsonb_build_array(calls, at)) AS consumers
+    FROM summed GROUP BY method, path, status, day`;
 
 /**
  * Moves the rows of paths `$2` (literals a learned or stated template `$3` covers) into the
@@ -142,6 +185,19 @@ const REGROUP = `
   )
   SELECT count(*) FILTER (WHERE moved)::int AS moved FROM calls`;
 
+/** REGROUP for the rows waiting for compactions (`consumer_calls_added`): they only add, so they move as they are. */
+const REGROUP_ADDED = `
+  WITH moved AS (
+    UPDATE consumer_calls_added SET path = $3::text
+     WHERE project_id = $1::uuid AND path = ANY($2::text[]) AND ($4::uuid[] IS NULL OR row_id = ANY($4::uuid[]))
+    RETURNING consumers
+  )
+  SELECT coalesce(sum((SELECT count(*) FROM jsonb_object_keys(consumers))), 0)::int AS moved FROM moved`;
+
+/** A consumer's calls `before` (none: undefined) with `calls` more, the last call the later one. */
+export const addedCalls = (before: StoredCalls | undefined, [calls, at]: StoredCalls): StoredCalls =>
+  before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)];
+
 /**
  * The changes a fold makes to one stored row (`stored`, empty when there is none): each consumer
  * it adds to, with its new totals; a new named consumer past MAX_CONSUMERS_PER_KEY adds to
@@ -155,9 +211,8 @@ export function rowChanges(
   let named = 0;
   if (stored !== undefined)
     for (const consumer in stored) if (consumer !== ALL_CALLS && consumer !== OTHER_CONSUMERS) named++;
-  const add = (consumer: string, [calls, at]: StoredCalls): void => {
-    const before = changes[consumer] ?? stored?.[consumer];
-    changes[consumer] = before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)];
+  const add = (consumer: string, calls: StoredCalls): void => {
+    changes[consumer] = addedCalls(changes[consumer] ?? stored?.[consumer], calls);
   };
   for (const [consumer, calls] of added) {
     if (consumer === ALL_CALLS || consumer === OTHER_CONSUMERS || stored?.[consumer] !== undefined)
@@ -170,6 +225,14 @@ export function rowChanges(
   return changes;
 }
 
+/** The keys of `rows` as LOCK_ROWS, WRITE_ROWS and ADD_ROWS take them: method, path, status and day arrays. */
+const keysOf = (rows: readonly ConsumerRow[]): string[] => [
+  textArrayLiteral(rows.map((r) => r.method)),
+  textArrayLiteral(rows.map((r) => r.path)),
+  integerArrayLiteral(rows.map((r) => r.status)),
+  textArrayLiteral(rows.map((r) => r.day)),
+];
+
 /** The SQL of consumers (`consumer_calls`, `consumer_labels`), raw SQL in one style. */
 @Injectable()
 export class ConsumersRepository {
@@ -177,27 +240,73 @@ export class ConsumersRepository {
 
   /**
    * Adds a fold's rows (one per endpoint, status and day: `consumerRows`) to an environment row's,
-   * in the fold's transaction, which holds that row's lock: the stored rows are read and locked,
-   * the changed consumers' totals merged here, and every row written in one statement. Only folds
-   * and regroupings, which hold the row's lock, write a row's counts; should a row appear between
-   * the read and the write all the same, the fold fails (and is folded again later) rather than
-   * lose what that row held.
+   * in the fold's transaction, which holds that row's lock: inserted among those waiting for the
+   * row's compaction (`ADD_ROWS`, nothing read), or, when `compact`, merged at once with those
+   * waiting into the row's keys (`compact`).
    */
   async addRows(
     manager: Pick<EntityManager, 'query'>,
     projectId: string,
     row: { id: string; kind: MatrixKind },
     rows: readonly ConsumerRow[],
+    compact: boolean,
   ): Promise<void> {
+    if (compact) return this.compact(manager, projectId, row, rows);
     if (rows.length === 0) return;
     // Arrays as literals (textArrayLiteral): pg's generic encoding costs a regular expression per element.
-    const keys = [
-      textArrayLiteral(rows.map((r) => r.method)),
-      textArrayLiteral(rows.map((r) => r.path)),
-      integerArrayLiteral(rows.map((r) => r.status)),
-      textArrayLiteral(rows.map((r) => r.day)),
-    ];
-    // Named prepared statements (every fold runs both): parsed once per connection, not per fold.
+    // A named prepared statement (every fold runs it): parsed once per connection, not per fold.
+    await queryPrepared(manager, 'spectator_consumers_add', ADD_ROWS, [
+      projectId,
+      row.id,
+      row.kind,
+      ...keysOf(rows),
+      textArrayLiteral(rows.map((r) => JSON.stringify(Object.fromEntries(r.consumers)))),
+    ]);
+  }
+
+  /**
+   * Merges the rows waiting for environment row `row`'s compaction (`TAKE_ADDED`), and `more` (a
+   * fold's, not inserted), into the row's keys in `consumer_calls`, in a transaction that holds the
+   * row's lock (its fold's, or a regrouping's): the stored rows are read and locked, the changed
+   * consumers' totals merged here (`rowChanges`: the bound of named consumers a key keeps applies
+   * here), and every row written in one statement. Only folds and regroupings, which hold the row's
+   * lock, write a row's counts; should a row appear between the read and the write all the same,
+   * the transaction fails (the fold is folded again later) rather than lose what that row held.
+   */
+  async compact(
+    manager: Pick<EntityManager, 'query'>,
+    projectId: string,
+    row: { id: string; kind: MatrixKind },
+    more: readonly ConsumerRow[] = [],
+  ): Promise<void> {
+    const taken = await queryPrepared<{
+      method: string;
+      path: string;
+      status: number;
+      day: string;
+      consumers: StoredConsumers;
+    }>(manager, 'spectator_consumers_take', TAKE_ADDED, [projectId, row.kind, row.id]);
+    const byKey = new Map<string, ConsumerRow>();
+    for (const r of taken)
+      byKey.set(`${r.method}\u0000${r.path}\u0000${r.status}\u0000${r.day}`, {
+        method: r.method,
+        path: r.path,
+        status: r.status,
+        day: r.day,
+        consumers: new Map(Object.entries(r.consumers)),
+      });
+    for (const r of more) {
+      const key = `${r.method}\u0000${r.path}\u0000${r.status}\u0000${r.day}`;
+      const before = byKey.get(key);
+      if (before === undefined) byKey.set(key, r);
+      else
+        for (const [consumer, calls] of r.consumers)
+          before.consumers.set(consumer, addedCalls(before.consumers.get(consumer), calls));
+    }
+    const rows = [...byKey.values()];
+    if (rows.length === 0) return;
+    const keys = keysOf(rows);
+    // Named prepared statements (every compaction runs both): parsed once per connection.
     const found = await queryPrepared<{ i: number; consumers: StoredConsumers }>(
       manager,
       'spectator_consumers_lock',
@@ -237,14 +346,21 @@ export class ConsumersRepository {
       rowIds,
       MAX_CONSUMERS_PER_KEY,
     ])) as [{ moved: number }];
-    return moved;
+    const [{ moved: waiting }] = (await manager.query(REGROUP_ADDED, [projectId, literals, template, rowIds])) as [
+      { moved: number },
+    ];
+    return moved + waiting;
   }
 
   /** Deletes days before `before` (`YYYY-MM-DD`). @returns how many rows (endpoint, status and day of a build). */
   async prune(before: string): Promise<number> {
+    // The rows waiting for a compaction go by day too, and with their project (they have no foreign key).
     const [{ deleted }] = (await this.db.query(
-      `WITH pruned AS (DELETE FROM consumer_calls WHERE day < $1::date RETURNING 1)
-       SELECT count(*)::int AS deleted FROM pruned`,
+      `WITH pruned AS (DELETE FROM consumer_calls WHERE day < $1::date RETURNING 1),
+            waiting AS (DELETE FROM consumer_calls_added a
+                         WHERE a.day < $1::date OR NOT EXISTS (SELECT 1 FROM projects p WHERE p.id = a.project_id)
+                        RETURNING 1)
+       SELECT (SELECT count(*) FROM pruned)::int + (SELECT count(*) FROM waiting)::int AS deleted`,
       [before],
     )) as [{ deleted: number }];
     return deleted;
@@ -264,7 +380,7 @@ export class ConsumersRepository {
     return this.db.query(
       `SELECT consumer, sum(calls)::text AS calls, to_timestamp(max(at) / 1000.0) AS "lastCall", count(*)::int AS endpoints
          FROM (SELECT e.key AS consumer, sum(${CALLS}) AS calls, max((e.value->>1)::bigint) AS at
-                 FROM consumer_calls c ${EACH}
+                 FROM ${CONSUMER_CALLS} c ${EACH}
                 WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date
                   AND ($4::uuid IS NULL OR c.row_id = $4)
                 GROUP BY e.key, c.method, c.path) endpoint
@@ -285,7 +401,7 @@ export class ConsumersRepository {
     return this.db.query(
       `SELECT r.name AS build, sum((c.consumers->'${ALL_CALLS}'->>0)::bigint)::text AS calls,
               to_timestamp(max((c.consumers->'${ALL_CALLS}'->>1)::bigint) / 1000.0) AS "lastCall"
-         FROM consumer_calls c JOIN environment_rows r ON r.id = c.row_id
+         FROM ${CONSUMER_CALLS} c JOIN environment_rows r ON r.id = c.row_id
         WHERE c.project_id = $1 AND c.environment_kind = $2 AND c.day >= $3::date AND c.consumers ? '${ALL_CALLS}'
         GROUP BY r.name
         ORDER BY max((c.consumers->'${ALL_CALLS}'->>1)::bigint) DESC, r.name
@@ -317,7 +433,7 @@ export class ConsumersRepository {
     return this.db.query(
       `SELECT c.environment_kind AS environment, c.status, e.key AS consumer, sum(${CALLS})::text AS calls,
               ${LAST_CALL} AS "lastCall"
-         FROM consumer_calls c ${EACH}
+         FROM ${CONSUMER_CALLS} c ${EACH}
         WHERE c.project_id = $1 AND c.method = $2 AND c.path = $3 AND ($4::text IS NULL OR c.environment_kind = $4)
           AND c.day >= $5::date AND ($6::uuid IS NULL OR c.row_id = $6)
         GROUP BY c.environment_kind, c.status, e.key
@@ -341,7 +457,7 @@ export class ConsumersRepository {
     return this.db.query(
       `SELECT p.part::int AS part, e.key AS consumer, sum(${CALLS})::text AS calls, ${LAST_CALL} AS "lastCall"
          FROM unnest($2::text[], $3::text[], $4::int[]) WITH ORDINALITY AS p(method, path, status, part)
-         JOIN consumer_calls c
+         JOIN ${CONSUMER_CALLS} c
            ON c.project_id = $1 AND c.environment_kind = $5 AND c.method = p.method AND c.path = p.path
           AND (p.status IS NULL OR c.status = p.status) AND c.day >= $6::date AND ($7::uuid IS NULL OR c.row_id = $7)
          ${EACH}

@@ -17,12 +17,14 @@ import {
 import type { Logger } from 'pino';
 import type { EntityManager } from 'typeorm';
 import { badInput, DomainError, ErrorCode } from '../common/errors';
+import { LruCache } from '../common/lru-cache';
 import { PeriodicJob } from '../common/periodic';
 import { RUNTIME, type Runtime } from '../config/runtime';
 import type { FoldedLists } from '../common/folded-lists';
 import type { ProjectEntity } from '../projects/project.entity';
 import { VersionStore } from '../versions/version-store';
 import {
+  addedCalls,
   ALL_CALLS,
   type ConsumerDay,
   type ConsumerRow,
@@ -36,6 +38,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** Days of consumer calls kept; older days are deleted. */
 export const CONSUMER_RETENTION_DAYS = MAX_CONSUMER_DAYS;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/**
+ * How often a replica's folds of one environment row merge the consumer calls waiting for it into
+ * the row's keys (`ConsumersRepository.compact`); the folds between only insert theirs. A key's
+ * row is then rewritten about once a minute per replica instead of at every fold (about two a
+ * second for a busy build), and reads add at most about a minute of folds' rows per key and replica.
+ */
+export const COMPACT_MS = 60_000;
+/** Environment rows whose last compaction a replica remembers (the least recently folded are forgotten, then compacted at their next fold). */
+const COMPACTED_ROWS = 10_000;
 /** Builds listed with an environment's consumers at most (newest call first). */
 const MAX_BUILDS_LISTED = 100;
 /** Characters of a label at most. */
@@ -100,8 +111,7 @@ export class ConsumerFold {
         key,
         (row = { method: item.method, path: item.path, status: item.status, day, consumers: new Map() }),
       );
-    const before = row.consumers.get(consumer);
-    row.consumers.set(consumer, before === undefined ? [calls, at] : [before[0] + calls, Math.max(before[1], at)]);
+    row.consumers.set(consumer, addedCalls(row.consumers.get(consumer), [calls, at]));
   }
 }
 
@@ -240,6 +250,8 @@ function split(
 export class ConsumersService implements OnModuleInit, OnModuleDestroy {
   private readonly log: Logger;
   private readonly pruning: PeriodicJob;
+  /** When this replica's folds last compacted each environment row (`performance.now()`). */
+  private readonly compacted = new LruCache<string, number>(COMPACTED_ROWS);
 
   constructor(
     private readonly repository: ConsumersRepository,
@@ -263,13 +275,21 @@ export class ConsumersService implements OnModuleInit, OnModuleDestroy {
    * `packedConsumerDays`), each batch's list added as the fold reads it and folded at once
    * (`ConsumerFold`). `write` writes them in the transaction of the row's fold
    * (ingest/evidence-folder.ts): the fold holds the row, so no other transaction writes these
-   * counts meanwhile, and each batch is counted once, when it leaves the queue.
+   * counts meanwhile, and each batch is counted once, when it leaves the queue. They wait for the
+   * row's compaction, which the row's first fold on this replica and then one every COMPACT_MS do.
    */
   recordFolded(projectId: string): FoldedLists<QueuedConsumers, { id: string; kind: MatrixKind }> {
     const fold = new ConsumerFold();
     return {
       add: (items) => fold.add(items),
-      write: (manager, row) => this.repository.addRows(manager, projectId, row, fold.folded()),
+      write: async (manager, row) => {
+        const last = this.compacted.get(row.id);
+        const now = performance.now();
+        const compact = last === undefined || now - last >= COMPACT_MS;
+        await this.repository.addRows(manager, projectId, row, fold.folded(), compact);
+        // Noted once done (should the fold roll back later, the rows wait for the next compaction).
+        if (compact) this.compacted.set(row.id, now);
+      },
     };
   }
 

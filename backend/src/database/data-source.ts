@@ -64,6 +64,7 @@ import { QueuedEvidenceInline1795975000000 } from './migrations/1795975000000-Qu
 import { InstanceCountsAddedInPlpgsql1795980000000 } from './migrations/1795980000000-InstanceCountsAddedInPlpgsql';
 import { ObservationStatisticsNarrowed1795981000000 } from './migrations/1795981000000-ObservationStatisticsNarrowed';
 import { ObservationsRoomToUpdate1795990000000 } from './migrations/1795990000000-ObservationsRoomToUpdate';
+import { ConsumerCallsAdded1796000000000 } from './migrations/1796000000000-ConsumerCallsAdded';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -130,6 +131,7 @@ export const MIGRATIONS = [
   InstanceCountsAddedInPlpgsql1795980000000,
   ObservationStatisticsNarrowed1795981000000,
   ObservationsRoomToUpdate1795990000000,
+  ConsumerCallsAdded1796000000000,
 ];
 
 /** Connections of a replica's request pool (requests, ingest's reads, periodic jobs). */
