@@ -65,6 +65,7 @@ import { InstanceCountsAddedInPlpgsql1795980000000 } from './migrations/17959800
 import { ObservationStatisticsNarrowed1795981000000 } from './migrations/1795981000000-ObservationStatisticsNarrowed';
 import { ObservationsRoomToUpdate1795990000000 } from './migrations/1795990000000-ObservationsRoomToUpdate';
 import { ConsumerCallsAdded1796000000000 } from './migrations/1796000000000-ConsumerCallsAdded';
+import { RuntimeMinutesAddedAsText1796000000001 } from './migrations/1796000000001-RuntimeMinutesAddedAsText';
 
 /** Every migration, in order. Listed explicitly so the same list works from `src` (ts) and `dist` (js). */
 export const MIGRATIONS = [
@@ -132,6 +133,7 @@ export const MIGRATIONS = [
   ObservationStatisticsNarrowed1795981000000,
   ObservationsRoomToUpdate1795990000000,
   ConsumerCallsAdded1796000000000,
+  RuntimeMinutesAddedAsText1796000000001,
 ];
 
 /** Connections of a replica's request pool (requests, ingest's reads, periodic jobs). */

@@ -154,14 +154,15 @@ const ROLL_UP_CHUNK = 5_000;
  * RuntimeMinutesWaitingByEnvironment1795937000000), so a read of one environment row (the version
  * share, the gate's totals) reads that row's minutes of its window (`since`, the SQL expression of
  * the window's start: a step starts at or after it only if its minutes do, so this bound leaves out
- * no row a read keeps). Several rows of one key are summed by the reads.
+ * no row a read keeps). Several rows of one key are summed by the reads. The waiting minutes'
+ * histograms are text (RuntimeMinutesAddedAsText1796000000001), read as jsonb here.
  */
 const runtimeRows = (resolution: string, since: string): string => `
   (SELECT ${KEY}, requests, server_errors, upstream_failures, client_left, ttfb, ttlb FROM runtime_buckets
    UNION ALL
    SELECT project_id, method, path, environment_kind, environment_name, version, ${resolution}::text,
           date_trunc(${resolution}::text, minute, 'UTC'), requests, server_errors, upstream_failures, client_left,
-          ttfb, ttlb
+          ttfb::jsonb, ttlb::jsonb
      FROM runtime_minutes_added
     WHERE minute >= ${since}::timestamptz)`;
 
@@ -172,13 +173,14 @@ const runtimeRows = (resolution: string, since: string): string => `
  * An insert only: the roll-up adds them to their minute, hour and day rows (`rollUp`). The row's id
  * is found first (an InitPlan), so its cells are read by it and joined by endpoint: joined through a
  * row read in the join, the planner took the row's cells for one row's (a nested loop comparing every
- * minute with every cell: 53,820 comparisons for 200 minutes of a row of 270 cells).
+ * minute with every cell: 53,820 comparisons for 200 minutes of a row of 270 cells). The histograms
+ * are stored as the replica wrote them (`JSON.stringify` of a histogram it made), not parsed.
  */
 const ADD_MINUTES = `
   INSERT INTO runtime_minutes_added (project_id, environment_kind, environment_name, method, path, version, minute,
                                      requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
   SELECT $1::uuid, $2::text, $3::text, r.method, r.path, coalesce(c.version, ''), r.minute,
-         r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb::jsonb, r.ttlb::jsonb
+         r.requests, r.server_errors, r.upstream_failures, r.client_left, r.ttfb, r.ttlb
     FROM unnest($4::text[], $5::text[], $6::timestamptz[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[],
                 $11::text[], $12::text[])
          AS r(method, path, minute, requests, server_errors, upstream_failures, client_left, ttfb, ttlb)
