@@ -328,6 +328,52 @@ describe('path templates from structure', () => {
     expect(backend.frames.some((frame) => frame.includes('canary-'))).toBe(false);
   });
 
+  it('sends no version name beside a sibling word, nor a name drawn again after other words (held-out 21)', async () => {
+    // rudder.example.local: `/techniques/{techniqueId}/{techniqueVersion}/directives` beside
+    // `/techniques/{techniqueId}/directives`; anchore.io: `initech` drawn for `/images/{image}/metadata/{mtype}` and
+    // `/images/{image}/content/{ctype}` of other images.
+    const envelope = (data: object) => ({ action: 'a', result: 'r', data });
+    const agent = await holdingAgent((_method, parts) => {
+      if (parts[0] === 'techniques' && parts.at(-1) === 'directives') return envelope({ directives: [] });
+      if (parts[0] !== 'images') return undefined;
+      if (parts.length === 2) return [{ imageDigest: 'd', analysis_status: 's', image_status: 's' }];
+      if (parts[2] === 'metadata') return { imageDigest: 'd', metadata_type: 't', metadata: {} };
+      return { imageDigest: 'd', content_type: 't', content: [{ package: 'p' }] };
+    });
+    const versions = ['canary-alice', 'canary-bob-infra', 'canary-Carol74', 'canary-dave-cli', 'canary-erin'];
+    await sendAll(
+      agent.proxyUrl,
+      [
+        // Names first: after the sibling's word, the first three are qualifiers at first sight and leave at once (the
+        // `learned` message regroups them when the fourth comes; docs/paths.md).
+        ...versions.map((version, i) => `/techniques/${103 + i}/${version}/directives`),
+        '/techniques/101/directives',
+        '/techniques/102/directives',
+        '/images/canary-acme',
+        '/images/canary-bob',
+        '/images/canary-carol/metadata/canary-initech',
+        '/images/canary-dave/content/canary-initech',
+        '/images/canary-erin/content/canary-initech',
+        '/images/canary-frank/metadata/canary-wonka',
+        '/images/canary-grace/metadata/canary-globex',
+        '/images/canary-heidi/metadata/canary-hooli',
+        '/images/canary-ivan/content/canary-oscar',
+        '/images/canary-judy/content/canary-tyrell',
+      ],
+      1,
+    );
+    await agent.close();
+    const templates = [...new Set(backend.observations().map((o) => o.path))].sort();
+    expect(templates).toEqual([
+      '/images/{image}',
+      '/images/{image}/content/{content}',
+      '/images/{image}/metadata/{metadata}',
+      '/techniques/{techniqueId}/directives',
+      '/techniques/{techniqueId}/{technique}/directives',
+    ]);
+    expect(backend.frames.filter((frame) => frame.includes('canary-'))).toEqual([]);
+  });
+
   it('sends no name held after identifiers when it stops: three names, each once after an order of its own', async () => {
     // billbee's `/orders/find/{id}/{partner}`: fewer names than the four that learn a position after an identifier,
     // all still held when the agent stops.

@@ -1294,6 +1294,77 @@ describe('PathLearner', () => {
     expect(learner.resolve('/v1/company/url/zoe')).toBe('/v1/company/url/{url}');
   });
 
+  it('takes a name ending paths after three values past other words for a value (/images/{image}/metadata/initech)', () => {
+    // anchore.io (held-out 21): `initech` drawn for `/images/{imageDigest}/metadata/{mtype}`, `…/content/{ctype}` and
+    // `/system/services/{servicename}/{hostid}` after other images and services: no word of one route.
+    const image = list({ imageDigest: 'd', analysis_status: 's', image_status: 's' });
+    const metadata = responseKeys(inferShape({ imageDigest: 'd', metadata_type: 't', metadata: {} }));
+    const content = responseKeys(inferShape({ imageDigest: 'd', content_type: 't', content: [{ package: 'p' }] }));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/images/acme', image],
+      ['GET', '/images/bob', image],
+      ['GET', '/images/acme-docs/metadata/initech', metadata],
+      ['GET', '/images/carol/content/initech', content],
+      ['GET', '/images/dave/content/oscar', content],
+      ['GET', '/images/erin/metadata/initech', metadata],
+      ['GET', '/images/frank/metadata/wonka', metadata],
+      ['GET', '/images/grace/metadata/globex', metadata],
+      ['GET', '/images/heidi/metadata/hooli', metadata],
+      ['GET', '/images/ivan/metadata/stark-web', metadata],
+    ]);
+    expect(learner.resolve('/images/acme-docs/metadata/initech')).toBe('/images/{image}/metadata/{metadata}');
+    // After one word, three values make it a leaf word, as before (`document` of `/customer/acme/landlord/document`).
+    const leaf = new PathLearner();
+    learn(leaf, [
+      ['GET', '/images/acme', image],
+      ['GET', '/images/bob', image],
+      ['GET', '/images/acme-docs/metadata/native', metadata],
+      ['GET', '/images/carol/metadata/native', metadata],
+      ['GET', '/images/erin/metadata/native', metadata],
+      ['GET', '/images/frank/metadata/wonka', metadata],
+      ['GET', '/images/grace/metadata/globex', metadata],
+      ['GET', '/images/heidi/metadata/hooli', metadata],
+      ['GET', '/images/ivan/metadata/stark-web', metadata],
+    ]);
+    expect(leaf.resolve('/images/acme-docs/metadata/native')).toBe('/images/{image}/metadata/native');
+  });
+
+  it('takes four qualifiers of one mirrored word for values (/techniques/17/alice/directives)', () => {
+    // rudder.example.local (held-out 21): `/techniques/{techniqueId}/directives` beside
+    // `/techniques/{techniqueId}/{techniqueVersion}/directives`, a version name of each technique.
+    const directives = responseKeys(inferShape({ action: 'a', result: 'r', data: { directives: [] } }));
+    const learner = new PathLearner();
+    learn(learner, [
+      ['GET', '/techniques/104248/directives', directives],
+      ['GET', '/techniques/213386/directives', directives],
+      ['GET', '/techniques/140374/frank/directives', directives],
+      ['GET', '/techniques/205976/wayne/directives', directives],
+      ['GET', '/techniques/256522/tyrell/directives', directives],
+      ['GET', '/techniques/661290/initech-search/directives', directives],
+      ['GET', '/techniques/867218/hooli/directives', directives],
+    ]);
+    expect(learner.resolve(templatePath('/techniques/913544/dave/directives'))).toBe(
+      '/techniques/{techniqueId}/{technique}/directives',
+    );
+    expect(learner.resolve(templatePath('/techniques/205976/wayne/directives'))).toBe(
+      '/techniques/{techniqueId}/{technique}/directives',
+    );
+    expect(learner.resolve(templatePath('/techniques/31929/directives'))).toBe('/techniques/{techniqueId}/directives');
+    // Three are what a route's qualifiers look like: route words, as before.
+    const few = new PathLearner();
+    learn(few, [
+      ['GET', '/techniques/104248/directives', directives],
+      ['GET', '/techniques/140374/latest/directives', directives],
+      ['GET', '/techniques/205976/draft/directives', directives],
+      ['GET', '/techniques/256522/stable/directives', directives],
+      ['GET', '/techniques/256523/stable/directives', directives],
+    ]);
+    expect(few.resolve(templatePath('/techniques/1/latest/directives'))).toBe(
+      '/techniques/{techniqueId}/latest/directives',
+    );
+  });
+
   it("keeps an identifier's words literal beside it, and their siblings (/racecards/pro, /racecards/2393/pro)", () => {
     // theracingapi.com (held-out 17): five lists of racecards beside `/racecards/{id}/pro`, `…/standard`, all alike.
     const cards = responseKeys(inferShape({ query: [], racecards: [{ race_id: 'r', course: 'c' }] }));

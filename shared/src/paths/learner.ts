@@ -173,6 +173,15 @@ export class PathLearner {
    */
   private readonly mirrorWords = new Set<string>();
   /**
+   * Raw prefix and mirrored word (with the kinds of what follows it) → the qualifiers seen mirroring it there
+   * (`MANY_QUALIFIERS` at most), and position and literal of a qualifier → those groups: a qualifier is a route word
+   * while one of its groups has fewer than `MANY_QUALIFIERS` (see `mirror`).
+   */
+  private readonly mirrorGroups = new Map<string, Set<string>>();
+  private readonly qualifierGroups = new Map<string, Set<string>>();
+  /** Qualifiers noted so far (see `mirror`): a change of route words. */
+  private qualifierChanges = 0;
+  /**
    * Position and literal of collections (a literal right before a detected identifier, after a
    * literal: `get` of `/articles/get/17`): a route word at that position under every parent
    * (`/journals/get`). Rebuilt with the index.
@@ -191,12 +200,14 @@ export class PathLearner {
    */
   private readonly identifiersAfter = new Map<string, Set<number>>();
   /**
-   * Position and literal right after a literal → digests of the values seen two positions before it
-   * (`MAX_PARENTS` at most; see `afterValuesTwice`): the words of a resource's route recur after each of
-   * its values (`document` of `/customer/acme/landlord/document`, `/customer/erin/landlord/document`).
-   * The values stay in the agent's memory as digests only.
+   * Position and literal right after a literal, and that literal → digests of the values seen two positions before
+   * it (`MAX_PARENTS` at most; see `afterValuesTwice`): the words of a resource's route recur after each of its values,
+   * after the same word (`document` of `/customer/acme/landlord/document`, `/customer/erin/landlord/document`).
+   * The values stay in the agent's memory as digests only. `leafWords`: the position and literal of those seen so
+   * after three values.
    */
   private readonly grandValuesOf = new Map<string, Set<number>>();
+  private readonly leafWords = new Set<string>();
   /**
    * Resolved prefix → segments after the position → the first values seen there with that many
    * segments after them (`MAX_REST_VALUES` at most; see `unseenContinuation`). Rebuilt with the index.
@@ -613,7 +624,8 @@ export class PathLearner {
         segments[at - 2]!.kind === 'param'
       ) {
         const grand = values[at - 2]!;
-        if (grand.kind === 'literal' && this.noteGrandValue(`${at}/${segment.text}`, grand.text)) changed = true;
+        if (grand.kind === 'literal' && this.noteGrandValue(`${at}/${segment.text}`, parent.text, grand.text))
+          changed = true;
       }
       if (segment.kind !== 'literal' || parent.kind !== 'param' || value.kind !== 'literal') continue;
       const parents = noteDigest(this.identifierParentsOf, `${at}/${segment.text}`, value.text);
@@ -1363,7 +1375,7 @@ export class PathLearner {
     if (this.listedCollections.has(word) && !this.amongManyValues(word)) return true;
     // A mirrored route or a collection shown by values that happen to recur (`/project/cyberdyne/initech`
     // beside `/project/bob/cyberdyne`) is none.
-    if ((this.mirrorWords.has(word) || (collections && this.collectionWords.has(word))) && !this.amongManyValues(word))
+    if ((this.mirrored(word) || (collections && this.collectionWords.has(word))) && !this.amongManyValues(word))
       return true;
     if ((this.identifierParentsOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS) return true;
     if (this.afterValuesTwice(word)) return true;
@@ -1419,8 +1431,11 @@ export class PathLearner {
    * Note `value` seen two positions before the literal `word` (position and text), a literal between: true
    * when that makes `word` a route word (see `afterValuesTwice`).
    */
-  private noteGrandValue(word: string, value: string): boolean {
-    return noteDigest(this.grandValuesOf, word, value) === ROUTE_WORD_PARENTS;
+  private noteGrandValue(word: string, between: string, value: string): boolean {
+    if (noteDigest(this.grandValuesOf, `${word} ${between}`, value) !== ROUTE_WORD_PARENTS || this.leafWords.has(word))
+      return false;
+    this.leafWords.add(word);
+    return true;
   }
 
   /**
@@ -1432,7 +1447,7 @@ export class PathLearner {
    * happen to recur (see `amongManyValues`).
    */
   private afterValuesTwice(word: string): boolean {
-    return (this.grandValuesOf.get(word)?.size ?? 0) >= ROUTE_WORD_PARENTS && !this.amongManyValues(word);
+    return this.leafWords.has(word) && !this.amongManyValues(word);
   }
 
   /**
@@ -1470,7 +1485,7 @@ export class PathLearner {
     let count = 0;
     for (const literal of literals)
       if (
-        !this.mirrorWords.has(`${at}/${literal}`) &&
+        !this.mirrored(`${at}/${literal}`) &&
         !this.collectionWords.has(`${at}/${literal}`) &&
         !this.recurs(at, literal) &&
         !this.afterValuesTwice(`${at}/${literal}`) &&
@@ -1524,7 +1539,7 @@ export class PathLearner {
    * beside `/company/id/17`). True when route words changed.
    */
   private noteMirrors(segments: readonly Segment[]): boolean {
-    const before = this.mirrorWords.size;
+    const before = this.mirrorWords.size + this.qualifierChanges;
     let prefix = '';
     for (let at = 0; at < segments.length; at++) {
       const segment = segments[at]!;
@@ -1541,13 +1556,13 @@ export class PathLearner {
         if (siblings === undefined) this.siblingsUnder.set(prefix, (siblings = new Set()));
         if (!siblings.has(mine) && siblings.size < MAX_PARENTS) siblings.add(mine);
         // This literal was seen after a sibling before, followed alike: both are route words.
-        for (const parent of this.childrenUnder.get(prefix)?.get(mine) ?? []) this.mirror(at, parent, segment.text);
+        for (const parent of this.childrenUnder.get(prefix)?.get(mine) ?? []) this.mirror(prefix, at, parent, mine);
         if (next?.kind === 'literal' && next.text !== segment.text)
           this.noteFollower(prefix, at, segment.text, next.text, segments);
       }
       prefix = extendKey(prefix, segment);
     }
-    return this.mirrorWords.size !== before;
+    return this.mirrorWords.size + this.qualifierChanges !== before;
   }
 
   /**
@@ -1561,15 +1576,45 @@ export class PathLearner {
     let parents = children.get(child);
     if (parents === undefined && children.size < MAX_PARENTS) children.set(child, (parents = new Set()));
     if (parents !== undefined && parents.size < MAX_PARENTS) parents.add(parent);
-    if (this.siblingsUnder.get(prefix)?.has(child) === true) this.mirror(at, parent, word);
+    if (this.siblingsUnder.get(prefix)?.has(child) === true) this.mirror(prefix, at, parent, child);
   }
 
-  /** `word` seen beside `qualifier` (at `at`) and right after it: route words both, where each was seen. */
-  private mirror(at: number, qualifier: string, word: string): void {
+  /**
+   * `child` (a word with the kinds of what follows it) seen under `prefix` beside `qualifier` (at `at`) and right after
+   * it: route words both, where each was seen. But a route is qualified a few ways (`/company/competitor/id/17`), while
+   * the values of a position before a sibling's word are many (`/techniques/17/directives` beside
+   * `/techniques/17/alice/directives`, `/techniques/18/bob/directives`, … a version of each technique): four or more
+   * qualifiers of one word under one prefix are no route words for this.
+   */
+  private mirror(prefix: string, at: number, qualifier: string, child: string): void {
+    const word = child.slice(0, child.lastIndexOf('|'));
+    if (qualifier !== IDENTIFIER) {
+      const group = `${prefix} ${child}`;
+      let qualifiers = this.mirrorGroups.get(group);
+      if (qualifiers === undefined) {
+        if (this.mirrorGroups.size >= MAX_MIRRORS) return;
+        this.mirrorGroups.set(group, (qualifiers = new Set()));
+      }
+      if (!qualifiers.has(qualifier) && qualifiers.size < MANY_QUALIFIERS) {
+        qualifiers.add(qualifier);
+        this.qualifierChanges++;
+        const key = `${at}/${qualifier}`;
+        let groups = this.qualifierGroups.get(key);
+        if (groups === undefined) this.qualifierGroups.set(key, (groups = new Set()));
+        if (groups.size < MAX_PARENTS) groups.add(group);
+      }
+    }
     if (this.mirrorWords.size >= MAX_MIRRORS) return;
-    if (qualifier !== IDENTIFIER) this.mirrorWords.add(`${at}/${qualifier}`);
     this.mirrorWords.add(`${at}/${word}`);
     this.mirrorWords.add(`${at + 1}/${word}`);
+  }
+
+  /** Is `word` (position and literal) a route word of a mirrored route (see `mirror`)? */
+  private mirrored(word: string): boolean {
+    if (this.mirrorWords.has(word)) return true;
+    for (const group of this.qualifierGroups.get(word) ?? [])
+      if ((this.mirrorGroups.get(group)?.size ?? MANY_QUALIFIERS) < MANY_QUALIFIERS) return true;
+    return false;
   }
 
   /**
@@ -1774,7 +1819,7 @@ export class PathLearner {
       const key = `${at}/${segment.text}`;
       // A literal value two positions before (`acme` of `/customer/acme/landlord/document`): see `afterValuesTwice`.
       const grandValue = at > 1 && at === segments.length - 1 ? segments[at - 2]! : undefined;
-      if (grandValue?.kind === 'literal' && this.noteGrandValue(key, grandValue.text)) changed = true;
+      if (grandValue?.kind === 'literal' && this.noteGrandValue(key, parent.text, grandValue.text)) changed = true;
       let parents = this.parentsOf.get(key);
       if (parents === undefined) this.parentsOf.set(key, (parents = new Set()));
       let seen = this.parentsAt.get(at - 1);
@@ -2089,8 +2134,7 @@ export class PathLearner {
   private besideRouteWord(key: string, at: number): boolean {
     const words = this.wordsAt.get(at);
     for (const value of this.firstValues.get(key) ?? [])
-      if ((words?.has(value) === true || this.mirrorWords.has(`${at}/${value}`)) && this.isRouteWord(at, value))
-        return true;
+      if ((words?.has(value) === true || this.mirrored(`${at}/${value}`)) && this.isRouteWord(at, value)) return true;
     return false;
   }
 
@@ -3074,8 +3118,11 @@ function ownNames(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
 /** A detected identifier among the literals a word was seen after (see `noteMirrors`): `{` is never a literal's text. */
 const IDENTIFIER = '{}';
 
-/** Route words of mirrored routes kept at most (see `noteMirrors`). */
+/** Route words of mirrored routes kept at most (see `noteMirrors`), and mirrored groups likewise. */
 const MAX_MIRRORS = 1_024;
+
+/** Qualifiers of one mirrored word under one prefix that are values, not route words (see `mirror`). */
+const MANY_QUALIFIERS = 4;
 
 /** The kinds of the segments after `at` (`/s/{}`): what follows a literal, without its text. */
 function restKinds(segments: readonly Segment[], at: number): string {
