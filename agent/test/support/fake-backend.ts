@@ -137,15 +137,17 @@ export class FakeBackend {
     return this.messages.filter((m): m is BatchMessage => m.type === 'batch');
   }
 
-  /** Observations after dropping resent batches (dedupe by batch id), as the backend must. */
-  observations(): (WireObservation & { captureId: string })[] {
+  /** Every batch once, resends dropped (dedupe by batch id), as the backend must. */
+  uniqueBatches(): BatchMessage[] {
     const seen = new Set<string>();
+    return this.batches().filter((batch) => !seen.has(batch.batchId) && seen.add(batch.batchId) !== undefined);
+  }
+
+  /** Observations after dropping resent batches (see `uniqueBatches`). */
+  observations(): (WireObservation & { captureId: string })[] {
     const out: (WireObservation & { captureId: string })[] = [];
-    for (const batch of this.batches()) {
-      if (seen.has(batch.batchId)) continue;
-      seen.add(batch.batchId);
+    for (const batch of this.uniqueBatches())
       for (const observation of batch.observations) out.push({ ...observation, captureId: batch.captureId });
-    }
     return out;
   }
 
