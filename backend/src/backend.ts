@@ -68,7 +68,7 @@ export async function startBackend(options: BackendOptions = {}): Promise<Runnin
       const applied = await migrateUp(dataSource);
       if (applied.length > 0) log.info({ applied }, 'migrations applied');
     }
-    await openConnections(dataSource, REQUEST_POOL_SIZE, log, 'the request pool');
+    if (config.openPoolsAtStart) await openConnections(dataSource, REQUEST_POOL_SIZE, log, 'the request pool');
     const runtime: Runtime = { config, databaseUrl, log };
     app = await NestFactory.create<NestExpressApplication>(AppModule.forRuntime(runtime, dataSource), {
       logger: new PinoNestLogger(log.child({ module: 'nest' })),

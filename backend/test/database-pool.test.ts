@@ -40,7 +40,7 @@ describe("the database pools' connections at start", () => {
   // Issue 20: the pools opened their connections as the first batches came, each paying
   // authentication, cold catalog caches and, on a writer's, the batch statement's plan.
   it('opens every pool connection before serving, the batch statement prepared on each writer', async () => {
-    backend = await startTestBackend({ databaseIdleSeconds: 300 });
+    backend = await startTestBackend({ databaseIdleSeconds: 300, openPoolsAtStart: true });
     const name = new URL(backend.databaseUrl).pathname.slice(1);
     // Nothing was asked of the backend: what is open is what it opened at start.
     const rows = await sqlOn<{ application: string; query: string }>(

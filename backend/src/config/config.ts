@@ -45,6 +45,12 @@ export interface BackendOptions {
   runtimeRollupSeconds?: number;
   /** Seconds a database connection may sit idle in a pool before it is closed; 0 keeps it (instead of SPECTATOR_DATABASE_IDLE_SECONDS). */
   databaseIdleSeconds?: number;
+  /**
+   * Whether each database pool opens all its connections at start, the batch statement prepared on
+   * every batch writer's (default true). Off, they open as they are asked for: the test helpers'
+   * default, since it costs each start ~150 ms of PostgreSQL CPU (the statement's plans).
+   */
+  openPoolsAtStart?: boolean;
 }
 
 /**
@@ -124,6 +130,8 @@ export interface BackendConfig {
    * catalog caches (docs/operations.md, The database pools' idle connections).
    */
   databaseIdleSeconds: number;
+  /** Whether each database pool opens all its connections at start (`BackendOptions.openPoolsAtStart`, default true). */
+  openPoolsAtStart: boolean;
 }
 
 /**
@@ -394,6 +402,7 @@ export function parseConfig(env: NodeJS.ProcessEnv, options: BackendOptions = {}
     runtimeRetention,
     runtimeRollupSeconds,
     databaseIdleSeconds,
+    openPoolsAtStart: options.openPoolsAtStart ?? true,
   };
 }
 

@@ -295,9 +295,10 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
   async onModuleInit(): Promise<void> {
     await connectDataSource(this.writers, this.runtime.databaseUrl, "the batch writers' pool");
     // Every writer's connection open, the batch statement planned on it (a statement of no batches writes nothing).
-    await openConnections(this.writers, WRITERS, this.log, "the batch writers' pool", (manager) =>
-      this.captures.writeBatches([], manager),
-    );
+    if (this.runtime.config.openPoolsAtStart)
+      await openConnections(this.writers, WRITERS, this.log, "the batch writers' pool", (manager) =>
+        this.captures.writeBatches([], manager),
+      );
     this.pruning.start();
     this.forgetting.start();
   }

@@ -117,6 +117,8 @@ export async function startTestBackend(options: BackendOptions & { databaseUrl?:
       dashboardDir: path.join(dataDir, 'no-dashboard'),
       // Test receivers listen on loopback, which webhooks do not reach unless allowed.
       webhookAllow: ['127.0.0.0/8', '::1'],
+      // Each pool opens its connections as asked for (~150 ms of PostgreSQL CPU a start saved).
+      openPoolsAtStart: false,
       ...options,
       databaseUrl,
       dataDir,
