@@ -321,16 +321,14 @@ export class PathLearner {
   /** Prefix and value (and whether names count) → whether comparable (see `comparable`), kept with `lookedAt`. */
   private readonly comparableKept = new Map<string, boolean>();
   /**
-   * Grows whenever what `besideIdentifiers` and `readAgainWithNames` read changes: a record placed, the index swapped
-   * (see `useIndexes`), a path's requests or query names noted.
+   * Grows whenever what `readAgainWithNames` reads changes: a record placed, the index swapped (see `useIndexes`), a
+   * path's requests or query names noted.
    */
   private evidenceStamp = 0;
-  /** `evidenceStamp` when the answers below were kept (see `evidenceFresh`). */
+  /** `evidenceStamp` when `readAgainKept` was kept. */
   private evidenceAt = -1;
-  /** `readAgainWithNames`' answers by prefix and value (see `evidenceFresh`). */
+  /** `readAgainWithNames`' answers by prefix and value, while `evidenceStamp` is `evidenceAt`. */
   private readonly readAgainKept = new Map<string, boolean>();
-  /** `besideIdentifiers`' answers by prefix and value (see `evidenceFresh`). */
-  private readonly besideKept = new Map<string, boolean>();
   /**
    * Prefix and value made an exception while one record settles (see `settleFrom`), kept one until a sibling
    * shows it alike: undefined between records.
@@ -1200,23 +1198,6 @@ export class PathLearner {
    * `/articles/me` and `/articles/me/all` beside `/articles/17`, `latest` beside `/articles/17`.
    */
   private besideIdentifiers(key: string, text: string): boolean {
-    // Asked of every literal as records resolve, are decided and placed: the same until the evidence changes.
-    this.evidenceFresh();
-    const kept = `${key}\n${text}`;
-    let answer = this.besideKept.get(kept);
-    if (answer === undefined) this.besideKept.set(kept, (answer = this.besideIdentifiersNow(key, text)));
-    return answer;
-  }
-
-  /** Forget the answers kept by `evidenceStamp` (`besideIdentifiers`, `readAgainWithNames`) once it grew. */
-  private evidenceFresh(): void {
-    if (this.evidenceAt === this.evidenceStamp) return;
-    this.evidenceAt = this.evidenceStamp;
-    this.readAgainKept.clear();
-    this.besideKept.clear();
-  }
-
-  private besideIdentifiersNow(key: string, text: string): boolean {
     const rests = this.literalRests.get(key)?.get(text);
     const identifiers = this.identifierRests.get(key);
     if (rests === undefined || identifiers === undefined) return false;
@@ -1247,7 +1228,10 @@ export class PathLearner {
     // Looked at by every question about a literal (see `besideIdentifiers`, `comparableNow`) and the same until the
     // evidence changes: each looked at once (the same value's siblings read again on each look counted +14 % of
     // threatjammer.com's work).
-    this.evidenceFresh();
+    if (this.evidenceAt !== this.evidenceStamp) {
+      this.evidenceAt = this.evidenceStamp;
+      this.readAgainKept.clear();
+    }
     const kept = `${key}\n${text}`;
     let answer = this.readAgainKept.get(kept);
     if (answer === undefined) this.readAgainKept.set(kept, (answer = this.readAgainWithNamesNow(key, text)));
