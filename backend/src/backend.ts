@@ -15,7 +15,7 @@ import { apiVersionHint } from './common/api-not-found';
 import { requireJsonBodies } from './common/content-type';
 import { createRootLogger, PinoNestLogger } from './common/logger';
 import { createValidationPipe, RejectHostileInput } from './common/validation';
-import { connectDataSource, createDataSource, openConnections, REQUEST_POOL_SIZE } from './database/data-source';
+import { connectDataSource, createDataSource, openConnections } from './database/data-source';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from './database/embedded';
 import { migrateUp } from './database/migrate';
 import { MetricsService } from './health/metrics.service';
@@ -68,7 +68,7 @@ export async function startBackend(options: BackendOptions = {}): Promise<Runnin
       const applied = await migrateUp(dataSource);
       if (applied.length > 0) log.info({ applied }, 'migrations applied');
     }
-    if (config.openPoolsAtStart) await openConnections(dataSource, REQUEST_POOL_SIZE, log, 'the request pool');
+    if (config.openPoolsAtStart) await openConnections(dataSource, log, 'the request pool');
     const runtime: Runtime = { config, databaseUrl, log };
     app = await NestFactory.create<NestExpressApplication>(AppModule.forRuntime(runtime, dataSource), {
       logger: new PinoNestLogger(log.child({ module: 'nest' })),

@@ -68,7 +68,7 @@ describe('openConnections', () => {
       const warnings: string[] = [];
       const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(line) });
       let prepared = 0;
-      await openConnections(dataSource, 3, log, 'the test pool', async (manager) => {
+      await openConnections(dataSource, log, 'the test pool', async (manager) => {
         if (++prepared === 2) throw new Error('refused');
         await manager.query('SELECT 1');
       });

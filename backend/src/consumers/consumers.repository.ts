@@ -225,6 +225,10 @@ export function rowChanges(
   return changes;
 }
 
+/** A row's key (endpoint, status and day) in a map. */
+const rowKey = (r: Pick<ConsumerRow, 'method' | 'path' | 'status' | 'day'>): string =>
+  `${r.method}\u0000${r.path}\u0000${r.status}\u0000${r.day}`;
+
 /** The keys of `rows` as LOCK_ROWS, WRITE_ROWS and ADD_ROWS take them: method, path, status and day arrays. */
 const keysOf = (rows: readonly ConsumerRow[]): string[] => [
   textArrayLiteral(rows.map((r) => r.method)),
@@ -288,7 +292,7 @@ export class ConsumersRepository {
     }>(manager, 'spectator_consumers_take', TAKE_ADDED, [projectId, row.kind, row.id]);
     const byKey = new Map<string, ConsumerRow>();
     for (const r of taken)
-      byKey.set(`${r.method}\u0000${r.path}\u0000${r.status}\u0000${r.day}`, {
+      byKey.set(rowKey(r), {
         method: r.method,
         path: r.path,
         status: r.status,
@@ -296,9 +300,8 @@ export class ConsumersRepository {
         consumers: new Map(Object.entries(r.consumers)),
       });
     for (const r of more) {
-      const key = `${r.method}\u0000${r.path}\u0000${r.status}\u0000${r.day}`;
-      const before = byKey.get(key);
-      if (before === undefined) byKey.set(key, r);
+      const before = byKey.get(rowKey(r));
+      if (before === undefined) byKey.set(rowKey(r), r);
       else
         for (const [consumer, calls] of r.consumers)
           before.consumers.set(consumer, addedCalls(before.consumers.get(consumer), calls));

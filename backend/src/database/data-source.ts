@@ -214,8 +214,8 @@ export async function connectDataSource(dataSource: DataSource, url: string, sou
 }
 
 /**
- * Opens `count` connections of `dataSource`'s pool (`pool` names it in the log) at once, at most
- * its size (each is held until all are open, so they are distinct), runs `prepare` on each (a
+ * Opens every connection of `dataSource`'s pool (its `poolSize`; `pool` names it in the log) at
+ * once (each is held until all are open, so they are distinct), runs `prepare` on each (a
  * named statement's first run parses and plans it there) and returns them to the pool, idle.
  * Issue 20: the pools opened their connections as the first batches came, each a new PostgreSQL
  * backend (authentication, cold catalog caches, and on a writer's the batch statement's plan, 35
@@ -225,11 +225,11 @@ export async function connectDataSource(dataSource: DataSource, url: string, sou
  */
 export async function openConnections(
   dataSource: DataSource,
-  count: number,
   log: Logger,
   pool: string,
   prepare?: (manager: EntityManager) => Promise<unknown>,
 ): Promise<void> {
+  const count = dataSource.options.poolSize ?? REQUEST_POOL_SIZE;
   const runners = Array.from({ length: count }, () => dataSource.createQueryRunner());
   // Settled, not raced: a connection still opening when another failed would otherwise never go back.
   const opened = await Promise.allSettled(

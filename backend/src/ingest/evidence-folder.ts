@@ -128,8 +128,7 @@ export class EvidenceFolder implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     await connectDataSource(this.pool, this.runtime.databaseUrl, "the folds' pool");
-    if (this.runtime.config.openPoolsAtStart)
-      await openConnections(this.pool, FOLD_POOL_SIZE, this.log, "the folds' pool");
+    if (this.runtime.config.openPoolsAtStart) await openConnections(this.pool, this.log, "the folds' pool");
     this.sweeping.start();
     this.foldsBeforeRead.provide((project, environment) => this.readFolded(project, environment));
   }

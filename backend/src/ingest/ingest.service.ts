@@ -296,7 +296,7 @@ export class IngestService implements OnModuleInit, OnModuleDestroy {
     await connectDataSource(this.writers, this.runtime.databaseUrl, "the batch writers' pool");
     // Every writer's connection open, the batch statement planned on it (a statement of no batches writes nothing).
     if (this.runtime.config.openPoolsAtStart)
-      await openConnections(this.writers, WRITERS, this.log, "the batch writers' pool", (manager) =>
+      await openConnections(this.writers, this.log, "the batch writers' pool", (manager) =>
         this.captures.writeBatches([], manager),
       );
     this.pruning.start();
